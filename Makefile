@@ -1,0 +1,235 @@
+# SPDX-License-Identifier: Apache-2.0
+#
+# Makefile - one non-recursive GNU make file for the whole tree.
+#
+#   make                  all programs (debug build, build/debug/bin/)
+#   make test             everything that must pass (ASan+UBSan build):
+#                         format check, unit tests, fuzz-corpus replay,
+#                         integration tests; fails on any sanitizer report
+#   make run              quickstart: local API server + simulators
+#   make bench            benchmarks (never part of make test)
+#   make fuzz             libFuzzer targets, FUZZ_SECONDS each (clang)
+#   make valgrind         unit tests under memcheck
+#   make lint             cppcheck, banned functions, format check
+#   make format           reformat every source file in place
+#   make install PREFIX=DIR   programs into DIR/bin
+#   make clean
+#
+#   BUILD=debug|release|asan   build flavour (build/$(BUILD)/)
+#   BUILDDIR=DIR               override the output directory
+#   V=1                        show full command lines
+#
+# New files need no edit here: every <module>/*.c goes into libcueue.a,
+# every tests/unit/*_test.c is a Criterion binary, every
+# tests/fuzz/*_fuzz.c is a fuzz target whose corpus
+# tests/fuzz/corpus/<name>/ is replayed by make test.
+
+BUILD    ?= debug
+BUILDDIR ?= build/$(BUILD)
+O        := $(BUILDDIR)
+CC       ?= cc
+CLANG    ?= clang
+Q        := $(if $(V),,@)
+PREFIX   ?= /usr/local
+VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+ifeq ($(filter $(BUILD),debug release asan cov),)
+$(error BUILD must be one of: debug release asan cov)
+endif
+
+# Libraries with a .pc file go through pkg-config (recursive variables, so
+# nothing is evaluated before scripts/install-deps.sh had its chance);
+# libev ships none on Debian and is linked by name.
+PKGS       := libcurl jansson sqlite3 yaml-0.1 libmicrohttpd openssl
+PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lev -lm
+TEST_LIBS   = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+
+STD   := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+WARN  := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+         -Wmissing-prototypes -Wpointer-arith -Wwrite-strings \
+         -Wformat=2 -Wvla -Wimplicit-fallthrough -Wundef
+SAN   := -fsanitize=address,undefined -fno-omit-frame-pointer \
+         -fno-sanitize-recover=all
+
+CFLAGS_debug    := -O0 -g3
+CFLAGS_release  := -O2 -g -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fPIE
+LDFLAGS_release := -pie -Wl,-z,relro,-z,now,-z,noexecstack
+CFLAGS_asan     := -O1 -g $(SAN)
+LDFLAGS_asan    := $(SAN)
+CFLAGS_cov      := -O0 -g --coverage
+LDFLAGS_cov     := --coverage
+
+ALL_CFLAGS  = $(STD) $(WARN) $(CFLAGS_$(BUILD)) $(PKG_CFLAGS) -I. \
+              -DCUEUE_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS_$(BUILD)) $(EXTRA_LDFLAGS)
+
+MODULES  := lib api namespaces queues admission store controller
+LIB_SRC  := $(filter-out controller/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
+LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
+LIBCUEUE := $(O)/libcueue.a
+
+# Programs. cueue-apiserver and cueue-bench live under tests/ (DESIGN.md).
+CTL_SRC    := controller/main.c
+APISRV_SRC := $(wildcard tests/apiserver/*.c)
+BENCH_SRC  := $(wildcard tests/bench/*.c)
+PROGRAMS   := $(O)/bin/cueue-controller $(O)/bin/cueue-apiserver \
+              $(if $(BENCH_SRC),$(O)/bin/cueue-bench)
+
+UNIT_SRC   := $(wildcard tests/unit/*_test.c)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/unit/%)
+FUZZ_SRC   := $(wildcard tests/fuzz/*_fuzz.c)
+FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%_fuzz.c=%)
+FUZZ_REPLAY:= $(FUZZ_NAMES:%=$(O)/tests/fuzz/%_replay)
+ALL_SRC    := $(LIB_SRC) $(CTL_SRC) $(APISRV_SRC) $(BENCH_SRC) $(UNIT_SRC) \
+              $(FUZZ_SRC) tests/fuzz/replay.c
+FORMAT_SRC := $(ALL_SRC) $(wildcard */*.h tests/*/*.h)
+
+# Criterion 2.4 reports a leaking test as passed; every log is scanned.
+SAN_PATTERN := ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer
+
+.PHONY: all test test-run unit fuzz-replay integration run bench fuzz \
+        valgrind lint format format-check install clean help deps
+
+all: deps-quiet $(PROGRAMS)
+
+deps:
+	@scripts/install-deps.sh --check 2>/dev/null || scripts/install-deps.sh
+
+deps-quiet:
+	@pkg-config --exists $(PKGS) || scripts/install-deps.sh
+
+$(O)/%.o: %.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBCUEUE): $(LIB_OBJ)
+	$(if $(Q),@echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(O)/bin/cueue-controller: $(CTL_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+$(O)/bin/cueue-apiserver: $(APISRV_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+$(O)/bin/cueue-bench: $(BENCH_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+$(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIBCUEUE)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(TEST_LIBS) $(PKG_LIBS) -o $@
+
+$(O)/tests/fuzz/%_replay: $(O)/tests/fuzz/%_fuzz.o $(O)/tests/fuzz/replay.o $(LIBCUEUE)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+# ---- make test -------------------------------------------------------
+
+TEST_BUILD ?= asan
+test: deps
+	@$(MAKE) --no-print-directory BUILD=$(TEST_BUILD) test-run
+
+test-run: format-check unit fuzz-replay integration
+	@echo "make test: all suites passed"
+
+unit: $(UNIT_BIN)
+	@mkdir -p $(O)/logs; fail=0; \
+	for t in $(UNIT_BIN); do \
+	  n=$$(basename $$t); log=$(O)/logs/unit-$$n.log; \
+	  ASAN_OPTIONS=detect_leaks=1 $$t --jobs=2 > $$log 2>&1; rc=$$?; \
+	  tail -n 1 $$log | sed "s/^/  $$n: /"; \
+	  if [ $$rc -ne 0 ]; then cat $$log; echo "FAIL: $$n (exit $$rc)"; fail=1; fi; \
+	  if grep -qE '$(SAN_PATTERN)' $$log; then cat $$log; \
+	    echo "FAIL: $$n: sanitizer report in $$log"; fail=1; fi; \
+	done; exit $$fail
+
+fuzz-replay: $(FUZZ_REPLAY)
+	@mkdir -p $(O)/logs; fail=0; \
+	for n in $(FUZZ_NAMES); do \
+	  log=$(O)/logs/fuzz-$$n.log; \
+	  $(O)/tests/fuzz/$${n}_replay tests/fuzz/corpus/$$n > $$log 2>&1; rc=$$?; \
+	  tail -n 1 $$log | sed "s/^/  fuzz $$n: /"; \
+	  if [ $$rc -ne 0 ] || grep -qE '$(SAN_PATTERN)' $$log; then \
+	    cat $$log; echo "FAIL: fuzz replay $$n"; fail=1; fi; \
+	done; exit $$fail
+
+integration: $(PROGRAMS)
+	@CUEUE_BIN=$(abspath $(O)/bin) CUEUE_LOGS=$(abspath $(O)/logs) \
+	  SAN_PATTERN='$(SAN_PATTERN)' tests/integration/run.sh
+
+# ---- other entry points ----------------------------------------------
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	@CUEUE_BIN=$(abspath $(O)/bin) scripts/quickstart.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory BUILD=release all
+	@CUEUE_BIN=$(abspath build/release/bin) tests/bench/run.sh
+
+FUZZ_SECONDS ?= 30
+FUZZ_FLAGS := $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -I. \
+              -DCUEUE_VERSION='"$(VERSION)"'
+fuzz: deps
+	@mkdir -p build/fuzz; for n in $(FUZZ_NAMES); do \
+	  echo "  FUZZ    $$n ($(FUZZ_SECONDS)s)"; \
+	  $(CLANG) $(FUZZ_FLAGS) $$($(MAKE) -s print-fuzz-src) tests/fuzz/$${n}_fuzz.c \
+	    $(PKG_CFLAGS) $(PKG_LIBS) -o build/fuzz/$$n || exit 1; \
+	  mkdir -p build/fuzz/corpus-$$n; \
+	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/$$n- build/fuzz/corpus-$$n \
+	    tests/fuzz/corpus/$$n 2> build/fuzz/$$n.log; rc=$$?; \
+	  grep -E 'stat::number_of_executed_units|stat::new_units_added' build/fuzz/$$n.log | sed "s/^/    /"; \
+	  if [ $$rc -ne 0 ]; then tail -40 build/fuzz/$$n.log; \
+	    echo "finding: see build/fuzz/$$n-*; copy it into tests/fuzz/corpus/$$n/"; exit 1; fi; \
+	done
+
+print-fuzz-src:
+	@echo $(LIB_SRC)
+
+valgrind:
+	@$(MAKE) --no-print-directory BUILD=debug $(UNIT_SRC:tests/unit/%.c=build/debug/tests/unit/%)
+	@rm -rf build/debug/vg && mkdir -p build/debug/vg; fail=0; \
+	for t in $(UNIT_SRC:tests/unit/%.c=build/debug/tests/unit/%); do \
+	  valgrind -q --trace-children=yes --leak-check=full \
+	    --errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+	    --log-file=build/debug/vg/%p.log $$t --jobs=1 >/dev/null 2>&1 || fail=1; \
+	done; \
+	if grep -lE 'ERROR SUMMARY: [1-9]|definitely lost: [1-9]' build/debug/vg/*.log; then fail=1; fi; \
+	exit $$fail
+
+format-check:
+	@clang-format --dry-run --Werror $(FORMAT_SRC) && echo "  format: clean"
+
+format:
+	clang-format -i $(FORMAT_SRC)
+
+BANNED := \b(strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi|atol|system)\s*\(
+lint: format-check
+	@if grep -nE '$(BANNED)' $(ALL_SRC); then echo "banned function"; exit 1; fi
+	@if grep -nE '\b(malloc|calloc|realloc|strdup|free)\s*\(' $(filter-out lib/mem.c,$(ALL_SRC)) | grep -v 'cu_\|json_\|curl_\|sqlite3_\|yaml_\|MHD_\|OPENSSL\|X509\|EVP\|BIO\|BN_\|ASN1' ; then \
+	  echo "raw allocation outside lib/mem.c"; exit 1; fi
+	cppcheck -q --error-exitcode=1 --enable=warning,portability --inline-suppr \
+	  -I. --suppress=missingIncludeSystem $(LIB_SRC) $(APISRV_SRC)
+
+install: all
+	install -d $(PREFIX)/bin
+	install -m 0755 $(PROGRAMS) $(PREFIX)/bin/
+
+clean:
+	rm -rf build
+
+help:
+	@sed -n 3,27p Makefile
+
+.SECONDARY:
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * lib/cu.h - base utilities shared by every cueue module: error codes with
+ * one-line messages, levelled (optionally JSON) logging, checked allocation
+ * with fault injection, a bounded growable byte buffer, and time formatting.
+ *
+ * Everything here depends on libc only. Every other folder may include it.
+ * Prefix: cu_ (functions), CU_ (macros and enum values).
+ */
+#ifndef CU_LIB_CU_H
+#define CU_LIB_CU_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CU_MUST_CHECK __attribute__((warn_unused_result))
+#define CU_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* ---- errors --------------------------------------------------------- */
+
+/*
+ * Error codes: 0 is success, every failure is negative. X-macro table:
+ * name, value, retryable, short description.
+ */
+#define CU_ERR_TABLE(X)                                                        \
+	X(CU_OK, 0, false, "ok")                                               \
+	X(CU_ENOMEM, -1, true, "out of memory")                                \
+	X(CU_EINVAL, -2, false, "invalid argument")                            \
+	X(CU_EPARSE, -3, false, "parse error")                                 \
+	X(CU_ENOTFOUND, -4, false, "not found")                                \
+	X(CU_ECONFLICT, -5, true, "conflict")                                  \
+	X(CU_EEXIST, -6, false, "already exists")                              \
+	X(CU_EGONE, -7, true, "gone")                                          \
+	X(CU_ERANGE, -8, false, "out of range")                                \
+	X(CU_ETOOBIG, -9, false, "too big")                                    \
+	X(CU_EIO, -10, true, "i/o error")                                      \
+	X(CU_ETIMEOUT, -11, true, "timed out")                                 \
+	X(CU_EQUOTA, -12, false, "quota exceeded")                             \
+	X(CU_EUNSUPPORTED, -13, false, "unsupported")                          \
+	X(CU_EDENIED, -14, false, "denied")                                    \
+	X(CU_EAGAIN, -15, true, "try again")
+
+enum cu_err {
+#define CU_X_ENUM(name, value, retry, desc) name = value,
+	CU_ERR_TABLE(CU_X_ENUM)
+#undef CU_X_ENUM
+};
+
+#define CU_ERROR_MSG_MAX 512
+
+/*
+ * Caller-owned error detail. Functions that fail set it once, at the point of
+ * failure, with a one-line message; callers pass the code up and never
+ * overwrite the message. Every function taking a `cu_error *err` accepts
+ * NULL (detail discarded).
+ */
+typedef struct cu_error {
+	int code;		    /* a cu_err value */
+	char msg[CU_ERROR_MSG_MAX]; /* one line, NUL-terminated */
+} cu_error;
+
+/* Set err (if non-NULL) to code and the formatted message. Returns code,
+ * so that `return cu_error_set(err, CU_EINVAL, "...")` reads naturally. */
+int cu_error_set(cu_error *err, int code, const char *fmt, ...) CU_PRINTF(3, 4);
+
+/* Reset err to CU_OK with an empty message. NULL is a no-op. */
+void cu_error_clear(cu_error *err);
+
+/* Static name ("CU_EINVAL") and description of a code; "unknown" if none. */
+const char *cu_err_name(int code);
+const char *cu_err_desc(int code);
+/* True when a retry of the same operation may succeed. */
+bool cu_err_retryable(int code);
+
+/* ---- logging -------------------------------------------------------- */
+
+enum cu_log_level {
+	CU_LOG_DEBUG = 0,
+	CU_LOG_INFO = 1,
+	CU_LOG_WARN = 2,
+	CU_LOG_ERROR = 3,
+};
+
+/* Process-wide settings. Default: INFO, text format, stderr. */
+void cu_log_set_level(enum cu_log_level level);
+enum cu_log_level cu_log_get_level(void);
+void cu_log_set_json(bool json);
+/* Parse "debug"/"info"/"warn"/"error"; returns CU_EINVAL if unknown. */
+int cu_log_parse_level(const char *s, enum cu_log_level *out);
+/* Set the component name written in every line ("cueue" by default).
+ * name [borrowed; must outlive logging, usually a string literal]. */
+void cu_log_set_component(const char *name);
+
+/* Log one line. With JSON output each line is one JSON object with keys
+ * ts, level, component, msg. Messages are single-line: newlines are
+ * escaped. */
+void cu_log(enum cu_log_level level, const char *fmt, ...) CU_PRINTF(2, 3);
+void cu_vlog(enum cu_log_level level, const char *fmt, va_list ap);
+
+#define cu_debug(...) cu_log(CU_LOG_DEBUG, __VA_ARGS__)
+#define cu_info(...) cu_log(CU_LOG_INFO, __VA_ARGS__)
+#define cu_warn(...) cu_log(CU_LOG_WARN, __VA_ARGS__)
+#define cu_errorf(...) cu_log(CU_LOG_ERROR, __VA_ARGS__)
+
+/* ---- assertions ----------------------------------------------------- */
+
+/* Programming errors. Stays on in release builds (Redis serverAssert). */
+#define CU_ASSERT(e) ((e) ? (void)0 : cu_assert_fail(#e, __FILE__, __LINE__))
+void cu_assert_fail(const char *expr, const char *file, int line)
+    __attribute__((noreturn));
+
+/* ---- checked allocation -------------------------------------------- */
+
+/*
+ * All project allocations go through these. They return NULL on failure
+ * (never abort); callers turn that into CU_ENOMEM. A test build can make
+ * the n-th allocation from now fail with cu_mem_fail_after() to exercise
+ * every failure path (curl's torture tests, SQLite's malloc tests).
+ * Memory from cu_malloc/cu_calloc/cu_realloc/cu_strdup is freed with cu_free.
+ */
+void *cu_malloc(size_t n);
+void *cu_calloc(size_t nmemb, size_t size);
+void *cu_realloc(void *p, size_t n);
+char *cu_strdup(const char *s);
+char *cu_strndup(const char *s, size_t n);
+/* printf into a new string [owned: cu_free]; NULL on failure. */
+char *cu_asprintf(const char *fmt, ...) CU_PRINTF(1, 2);
+void cu_free(void *p);
+
+/* Fail the n-th allocation from now (1 = the next one) and every one
+ * after it while `sticky`, else only that one. n == 0 disables. */
+void cu_mem_fail_after(uint64_t n, bool sticky);
+/* Number of allocation calls made since start (for torture loops). */
+uint64_t cu_mem_calls(void);
+
+/* ---- byte buffer ---------------------------------------------------- */
+
+/*
+ * A growable byte buffer with a hard maximum (curl's dynbuf). Invariants:
+ * `ptr` is NULL or NUL-terminated with `len` bytes before the NUL;
+ * len < cap <= max+1 when ptr != NULL. A failed append frees the buffer
+ * (curl's contract) and returns CU_ENOMEM or CU_ETOOBIG.
+ */
+typedef struct cu_buf {
+	char *ptr;  /* owned; cu_malloc; NULL while empty */
+	size_t len; /* bytes used, excluding the NUL */
+	size_t cap; /* bytes allocated */
+	size_t max; /* maximum len allowed */
+} cu_buf;
+
+void cu_buf_init(cu_buf *b, size_t max);
+void cu_buf_dispose(cu_buf *b);
+void cu_buf_reset(cu_buf *b); /* len = 0, keeps the memory */
+CU_MUST_CHECK int cu_buf_add(cu_buf *b, const void *data, size_t n);
+CU_MUST_CHECK int cu_buf_adds(cu_buf *b, const char *s);
+CU_MUST_CHECK int cu_buf_addf(cu_buf *b, const char *fmt, ...) CU_PRINTF(2, 3);
+/* Give the contents to the caller [owned: cu_free]; b is left empty.
+ * Returns "" copy when empty; NULL on allocation failure. */
+char *cu_buf_detach(cu_buf *b, size_t *len_out);
+
+/* ---- time ----------------------------------------------------------- */
+
+/* Wall clock in nanoseconds since the epoch, and a monotonic clock. */
+int64_t cu_time_now_ns(void);
+int64_t cu_time_mono_ns(void);
+
+#define CU_TIME_RFC3339_LEN 21 /* "2006-01-02T15:04:05Z" + NUL */
+#define CU_TIME_MICRO_LEN 28   /* "2006-01-02T15:04:05.000000Z" + NUL */
+
+/* Format ns since epoch as metav1.Time (seconds, UTC, 'Z'). */
+void cu_time_format_rfc3339(int64_t ns, char out[CU_TIME_RFC3339_LEN]);
+/* Format as metav1.MicroTime (exactly six fractional digits). */
+void cu_time_format_micro(int64_t ns, char out[CU_TIME_MICRO_LEN]);
+/* Parse RFC 3339 (with optional fraction and Z or +hh:mm offset) into ns
+ * since epoch. Returns CU_EPARSE with a message naming the input. */
+CU_MUST_CHECK int cu_time_parse(const char *s, int64_t *out, cu_error *err);
+
+#endif /* CU_LIB_CU_H */
