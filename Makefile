@@ -72,6 +72,10 @@ LIBCUEUE := $(O)/libcueue.a
 # Programs. cueue-apiserver and cueue-bench live under tests/ (DESIGN.md).
 CTL_SRC    := controller/main.c
 APISRV_SRC := $(wildcard tests/apiserver/*.c)
+# The server's internals (all but main) as a library, so that unit tests
+# and fuzz targets can drive its handlers in-process.
+APISRV_LIB_SRC := $(filter-out tests/apiserver/main.c,$(APISRV_SRC))
+LIBAPISRV  := $(O)/libapiserver.a
 BENCH_SRC  := $(wildcard tests/bench/*.c)
 PROGRAMS   := $(O)/bin/cueue-controller $(O)/bin/cueue-apiserver \
               $(if $(BENCH_SRC),$(O)/bin/cueue-bench)
@@ -113,7 +117,11 @@ $(O)/bin/cueue-controller: $(CTL_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
 
-$(O)/bin/cueue-apiserver: $(APISRV_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
+$(LIBAPISRV): $(APISRV_LIB_SRC:%.c=$(O)/%.o)
+	$(if $(Q),@echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(O)/bin/cueue-apiserver: $(O)/tests/apiserver/main.o $(LIBAPISRV) $(LIBCUEUE)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
@@ -123,11 +131,11 @@ $(O)/bin/cueue-bench: $(BENCH_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
 
-$(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIBCUEUE)
+$(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIBAPISRV) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(TEST_LIBS) $(PKG_LIBS) -o $@
 
-$(O)/tests/fuzz/%_replay: $(O)/tests/fuzz/%_fuzz.o $(O)/tests/fuzz/replay.o $(LIBCUEUE)
+$(O)/tests/fuzz/%_replay: $(O)/tests/fuzz/%_fuzz.o $(O)/tests/fuzz/replay.o $(LIBAPISRV) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
 
@@ -193,7 +201,7 @@ fuzz: deps
 	done
 
 print-fuzz-src:
-	@echo $(LIB_SRC)
+	@echo $(LIB_SRC) $(APISRV_LIB_SRC)
 
 valgrind:
 	@$(MAKE) --no-print-directory BUILD=debug $(UNIT_SRC:tests/unit/%.c=build/debug/tests/unit/%)

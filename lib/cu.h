@@ -97,7 +97,8 @@ void cu_log_set_component(const char *name);
  * ts, level, component, msg. Messages are single-line: newlines are
  * escaped. */
 void cu_log(enum cu_log_level level, const char *fmt, ...) CU_PRINTF(2, 3);
-void cu_vlog(enum cu_log_level level, const char *fmt, va_list ap);
+void cu_vlog(enum cu_log_level level, const char *fmt, va_list ap)
+    CU_PRINTF(2, 0);
 
 #define cu_debug(...) cu_log(CU_LOG_DEBUG, __VA_ARGS__)
 #define cu_info(...) cu_log(CU_LOG_INFO, __VA_ARGS__)
@@ -128,6 +129,10 @@ char *cu_strndup(const char *s, size_t n);
 /* printf into a new string [owned: cu_free]; NULL on failure. */
 char *cu_asprintf(const char *fmt, ...) CU_PRINTF(1, 2);
 void cu_free(void *p);
+
+/* Grow *arr (elements of `elem` bytes, capacity *cap) to hold at least
+ * `need` elements, doubling. *arr is unchanged on failure (CU_ENOMEM). */
+CU_MUST_CHECK int cu_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
 /* Fail the n-th allocation from now (1 = the next one) and every one
  * after it while `sticky`, else only that one. n == 0 disables. */

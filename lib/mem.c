@@ -96,6 +96,27 @@ char *cu_asprintf(const char *fmt, ...)
 	return s;
 }
 
+int cu_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return CU_OK;
+	ncap = *cap ? *cap : 8;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / elem)
+			return CU_ENOMEM;
+		ncap *= 2;
+	}
+	p = cu_realloc(*arr, ncap * elem);
+	if (p == NULL)
+		return CU_ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return CU_OK;
+}
+
 void cu_free(void *p)
 {
 	free(p);

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * admission/admission.h - the admission engine: one scheduling cycle as
+ * Kueue runs it (heads of every active ClusterQueue, flavor assignment
+ * with fungibility, quota fit with borrowing and lending, classical
+ * preemption with a minimal victim set, several admissions per cycle
+ * without over-admission) and the pending reasons and messages Kueue
+ * writes to the QuotaReserved condition.
+ *
+ * Pure logic over queues/: no I/O, no clock reads. The cycle applies its
+ * own decisions to the queue state (admissions are assumed, victims are
+ * marked evicting) so the next cycle sees them; the caller persists and
+ * announces the decisions, and calls que_workload_unadmit() if an
+ * admission write fails. Event-loop thread only. Prefix: adm_ / ADM_.
+ *
+ * Design notes
+ * ------------
+ * One cycle (adm_cycle):
+ *   pop heads ──> report blocked workloads (root cause first)
+ *            ──> nominate: namespace gate, flavor assignment, targets
+ *            ──> order: no borrowing first, priority, queue timestamp
+ *            ──> process: NoFit | no candidates | overlap | no longer
+ *                fits | preempt | admit
+ *            ──> undo the cycle's reservations
+ * Invariants:
+ *  1. A cycle never leaves a head un-returned and never leaves simulated
+ *     usage behind: after adm_cycle the state's usage is exactly that of
+ *     its ADMITTED and EVICTING workloads.
+ *  2. An admission happens only if the workload fits after every earlier
+ *     decision of the same cycle (no over-admission).
+ *  3. A workload is named as a victim at most once (it becomes EVICTING,
+ *     and only ADMITTED workloads are named).
+ *  4. A pending decision is emitted only when a workload's (reason,
+ *     message) changes, so unchanged status is never rewritten.
+ */
+#ifndef CU_ADMISSION_ADMISSION_H
+#define CU_ADMISSION_ADMISSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/cu.h"
+#include "queues/queues.h"
+
+enum adm_kind {
+	ADM_ADMIT = 0, /* QuotaReserved=True */
+	ADM_PREEMPT,   /* evict victims; the preemptor stays pending */
+	ADM_PENDING,   /* QuotaReserved=False with reason and message */
+};
+
+/* QuotaReserved=False reasons (UnadmittedWorkloadsObservability). */
+enum adm_reason {
+	ADM_REASON_NONE = 0,
+	ADM_REASON_WAITING_FOR_QUOTA,
+	ADM_REASON_NO_MATCHING_FLAVOR,
+	ADM_REASON_EXCEEDS_MAX_QUOTA,
+	ADM_REASON_MISCONFIGURED,
+	ADM_REASON_SUSPENDED,
+	ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS,
+};
+
+/* Preempted condition reasons. */
+enum adm_preempt_reason {
+	ADM_IN_CLUSTER_QUEUE = 0,
+	ADM_IN_COHORT_RECLAMATION,
+	ADM_IN_COHORT_RECLAIM_WHILE_BORROWING,
+};
+
+/* Kueue's spelling: "WaitingForQuota", "InCohortReclamation", ...
+ * [static]. */
+const char *adm_reason_string(enum adm_reason r);
+const char *adm_preempt_reason_string(enum adm_preempt_reason r);
+
+/*
+ * Print a milli-unit quantity the way Kubernetes prints a canonical
+ * Quantity: "500m", "1", "1500m", "2k"; memory-like resources ("memory",
+ * "ephemeral-storage", "hugepages-*") in binary suffixes ("1Gi") when the
+ * value is a whole multiple of 1024. snprintf contract; returns the length
+ * needed. resource [borrowed].
+ */
+size_t adm_format_quantity(
+    const char *resource, int64_t milli, char *buf, size_t n);
+
+struct adm_flavor_use {
+	const char *resource; /* [borrowed; valid until que_state_free] */
+	const char *flavor;   /* [borrowed; valid until que_state_free] */
+	int64_t usage;	      /* milli-units for the whole podset */
+};
+
+struct adm_podset_assignment {
+	const char *name; /* [borrowed; valid until the workload is removed] */
+	int32_t count;
+	struct adm_flavor_use *uses; /* owned by the result */
+	size_t n_uses;
+};
+
+struct adm_victim {
+	const char *uid;	   /* [borrowed; valid until removed] */
+	const char *cluster_queue; /* [borrowed; valid until que_state_free] */
+	enum adm_preempt_reason reason;
+};
+
+struct adm_decision {
+	enum adm_kind kind;
+	const char *uid; /* [borrowed; valid until the workload is removed] */
+	const char *cluster_queue; /* [borrowed]; NULL when unrouted */
+	/* ADM_ADMIT */
+	struct adm_podset_assignment *podsets; /* owned by the result */
+	size_t n_podsets;
+	/* ADM_PREEMPT: the victims newly chosen in this cycle */
+	struct adm_victim *victims; /* owned by the result */
+	size_t n_victims;
+	/* ADM_PENDING, and ADM_PREEMPT (the preemptor's own status) */
+	enum adm_reason reason;
+	char *message; /* owned by the result; NULL for ADM_ADMIT */
+};
+
+struct adm_result {
+	struct adm_decision *v; /* owned */
+	size_t n, cap;
+	size_t heads;	 /* heads considered this cycle */
+	size_t admitted; /* ADM_ADMIT decisions */
+};
+
+void adm_result_init(struct adm_result *r);
+/* Frees the decisions; r is reusable after adm_result_init. */
+void adm_result_dispose(struct adm_result *r);
+
+/*
+ * Run one scheduling cycle at now_ns and append its decisions to out
+ * (caller-initialized). The queue state is updated as described above.
+ * CU_ENOMEM: the cycle is abandoned with every head returned and no
+ * simulated usage left (invariant 1); decisions already appended stand.
+ */
+CU_MUST_CHECK int adm_cycle(
+    que_state *st, int64_t now_ns, struct adm_result *out, cu_error *err);
+
+#endif /* CU_ADMISSION_ADMISSION_H */

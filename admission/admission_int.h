@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * admission/admission_int.h - internals shared by the files of the
+ * admission engine (flavor assignment, preemption planning, the cycle).
+ * Never included from another folder.
+ */
+#ifndef CU_ADMISSION_ADMISSION_INT_H
+#define CU_ADMISSION_ADMISSION_INT_H
+
+#include "admission/admission.h"
+
+/* How a flavor (or a workload) could be assigned, worst first; the order
+ * is the one Kueue ranks them in. */
+enum adm_mode {
+	ADM_MODE_NOFIT = 0,
+	ADM_MODE_NO_CANDIDATES,
+	ADM_MODE_PREEMPT,
+	ADM_MODE_RECLAIM,
+	ADM_MODE_FIT,
+};
+
+struct adm_fr_amount {
+	uint32_t fr;
+	int64_t v;
+};
+
+struct adm_target {
+	struct que_wl *wl; /* [borrowed] */
+	enum adm_preempt_reason reason;
+};
+
+struct adm_targets {
+	struct adm_target *v; /* owned */
+	size_t n, cap;
+};
+
+struct adm_assignment {
+	enum adm_mode mode;	     /* worst over podsets */
+	int borrow;		     /* highest borrowing level over podsets */
+	uint32_t *frs;		     /* owned; per request, UINT32_MAX = none */
+	uint8_t *req_mode;	     /* owned; per request, an adm_mode */
+	struct adm_fr_amount *usage; /* owned; summed per fr */
+	size_t n_usage;
+	enum adm_reason reason; /* when mode is NOFIT */
+	cu_buf msg;		/* Kueue's assignment message */
+};
+
+/* Assign flavors to every podset of wl in cq. CU_ENOMEM. */
+CU_MUST_CHECK int adm_assign_flavors(que_state *st, struct que_cq *cq,
+    struct que_wl *wl, struct adm_assignment *a, cu_error *err);
+void adm_assignment_dispose(struct adm_assignment *a);
+
+/*
+ * Kueue's classical preemption: the minimal set of workloads to evict so
+ * that `req` fits in cq, considering only workloads that use one of the
+ * frs in `need`. out is reset first; empty when impossible. CU_ENOMEM.
+ */
+CU_MUST_CHECK int adm_find_targets(que_state *st, struct que_cq *cq,
+    struct que_wl *wl, const struct adm_fr_amount *req, size_t n_req,
+    const uint32_t *need, size_t n_need, struct adm_targets *out,
+    cu_error *err);
+void adm_targets_dispose(struct adm_targets *t);
+
+/* Lowest cohort height at which usage val of fr fits (0 = no
+ * borrowing); *may_reclaim when that subtree is not the whole tree. */
+int adm_borrow_level(
+    const struct que_cq *cq, uint32_t fr, int64_t val, bool *may_reclaim);
+
+/* Grow an array of elem-sized items to hold at least need. CU_ENOMEM. */
+
+/* Hash of a pending status, never 0 (0 means "nothing reported"). */
+uint32_t adm_status_hash(enum adm_reason reason, const char *msg);
+
+#endif /* CU_ADMISSION_ADMISSION_INT_H */

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * admission/cycle.c - one scheduling cycle (Kueue's scheduler.schedule):
+ * report workloads that cannot even be queued (root cause first), take the
+ * head of every active ClusterQueue, nominate (namespace gate, flavor
+ * assignment, preemption targets), order the entries (no borrowing first,
+ * then priority, then queue timestamp) and process them one by one against
+ * usage that already includes this cycle's earlier decisions.
+ *
+ * Preemptors reserve their usage for the rest of the cycle (so a later
+ * head cannot take what the victims will free) and the reservation is
+ * undone before returning: the victims still hold that quota until the
+ * caller reports them gone with que_workload_release().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "admission/admission_int.h"
+
+struct entry {
+	struct que_wl *wl;
+	struct que_cq *cq;
+	struct adm_assignment a;
+	struct adm_targets t;
+	bool done;     /* given back to the queues */
+	bool reserved; /* usage added as a preemptor's reservation */
+};
+
+void adm_result_init(struct adm_result *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+static void decision_dispose(struct adm_decision *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->n_podsets; i++)
+		cu_free(d->podsets[i].uses);
+	cu_free(d->podsets);
+	cu_free(d->victims);
+	cu_free(d->message);
+}
+
+void adm_result_dispose(struct adm_result *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		decision_dispose(&r->v[i]);
+	cu_free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static int reserve(struct adm_result *r, size_t more)
+{
+	return cu_grow((void **)&r->v, &r->cap, r->n + more, sizeof(*r->v));
+}
+
+/* Append a pending status unless it is the one last reported. */
+static int pending(struct adm_result *out, struct que_wl *wl,
+    enum adm_reason reason, const char *msg)
+{
+	uint32_t h = adm_status_hash(reason, msg);
+	struct adm_decision *d;
+	char *m;
+
+	if (wl->pending_hash == h)
+		return CU_OK;
+	m = cu_strdup(msg);
+	if (!m || reserve(out, 1)) {
+		cu_free(m);
+		return CU_ENOMEM;
+	}
+	d = &out->v[out->n++];
+	memset(d, 0, sizeof(*d));
+	d->kind = ADM_PENDING;
+	d->uid = wl->uid;
+	d->cluster_queue = wl->cq ? wl->cq->name : NULL;
+	d->reason = reason;
+	d->message = m;
+	wl->pending_hash = h;
+	return CU_OK;
+}
+
+/* ---- root causes upstream of quota ------------------------------------- */
+
+static int report_blocked(que_state *st, struct adm_result *out)
+{
+	struct que_wl *head = que_blocked_head(st), *wl = head;
+	char msg[600];
+	size_t i;
+
+	while (wl) {
+		enum adm_reason r = ADM_REASON_MISCONFIGURED;
+
+		if (!wl->lq) {
+			snprintf(msg, sizeof(msg),
+			    "LocalQueue %s doesn't exist", wl->queue_name);
+		} else if (wl->lq->stop != QUE_STOP_NONE) {
+			snprintf(msg, sizeof(msg), "LocalQueue %s is inactive",
+			    wl->queue_name);
+			r = ADM_REASON_SUSPENDED;
+		} else {
+			snprintf(msg, sizeof(msg),
+			    "ClusterQueue %s doesn't exist", wl->lq->cq_name);
+		}
+		if (pending(out, wl, r, msg))
+			return CU_ENOMEM;
+		wl = wl->next == head ? NULL : wl->next;
+	}
+	for (i = 0; i < que_cq_count(st); i++) {
+		struct que_cq *cq = que_cq_at(st, i);
+		size_t k;
+
+		if (!cq->exists || cq->active)
+			continue;
+		snprintf(
+		    msg, sizeof(msg), "ClusterQueue %s is inactive", cq->name);
+		for (k = 0; k < cq->n_heap; k++)
+			if (pending(
+				out, cq->heap[k], ADM_REASON_SUSPENDED, msg))
+				return CU_ENOMEM;
+		wl = cq->inadmissible.head;
+		for (k = 0; k < cq->inadmissible.n; k++, wl = wl->next)
+			if (pending(out, wl, ADM_REASON_SUSPENDED, msg))
+				return CU_ENOMEM;
+	}
+	return CU_OK;
+}
+
+/* ---- nomination -------------------------------------------------------- */
+
+static int nominate(
+    que_state *st, struct entry *e, struct adm_result *out, cu_error *err)
+{
+	uint32_t need[64];
+	size_t n_need = 0, i, off = 0, j, k;
+	int rc;
+
+	if (!e->wl->namespace_eligible) {
+		rc = pending(out, e->wl, ADM_REASON_MISCONFIGURED,
+		    "workload namespace doesn't match ClusterQueue selector");
+		if (rc)
+			return cu_error_set(err, rc, "cycle: out of memory");
+		que_requeue(st, e->wl, QUE_RQ_NAMESPACE_MISMATCH);
+		e->done = true;
+		return CU_OK;
+	}
+	rc = adm_assign_flavors(st, e->cq, e->wl, &e->a, err);
+	if (rc)
+		return rc;
+	if (e->a.mode != ADM_MODE_PREEMPT && e->a.mode != ADM_MODE_RECLAIM)
+		return CU_OK;
+	for (i = 0; i < e->wl->n_podsets; i++) {
+		for (j = 0; j < e->wl->podsets[i].n_req; j++, off++) {
+			uint32_t fr = e->a.frs[off];
+
+			if (fr == UINT32_MAX ||
+			    e->a.req_mode[off] == ADM_MODE_FIT)
+				continue;
+			for (k = 0; k < n_need && need[k] != fr; k++)
+				;
+			if (k == n_need && n_need < 64)
+				need[n_need++] = fr;
+		}
+	}
+	return adm_find_targets(st, e->cq, e->wl, e->a.usage, e->a.n_usage,
+	    need, n_need, &e->t, err);
+}
+
+/* Kueue's classical iterator: no borrowing first, then priority, then
+ * FIFO by queue timestamp. */
+static int entry_cmp(const void *pa, const void *pb)
+{
+	const struct entry *a = *(const struct entry *const *)pa;
+	const struct entry *b = *(const struct entry *const *)pb;
+
+	if (a->a.borrow != b->a.borrow)
+		return a->a.borrow < b->a.borrow ? -1 : 1;
+	if (a->wl->priority != b->wl->priority)
+		return a->wl->priority > b->wl->priority ? -1 : 1;
+	if (a->wl->queue_ts != b->wl->queue_ts)
+		return a->wl->queue_ts < b->wl->queue_ts ? -1 : 1;
+	return strcmp(a->wl->uid, b->wl->uid);
+}
+
+/* ---- processing -------------------------------------------------------- */
+
+static bool still_fits(struct entry *e)
+{
+	size_t i;
+	bool ok = true;
+
+	for (i = 0; i < e->t.n; i++)
+		if (!e->t.v[i].wl->scratch)
+			que_wl_remove_usage(e->t.v[i].wl);
+	for (i = 0; i < e->a.n_usage && ok; i++)
+		ok = e->a.usage[i].v <=
+		     que_node_available(&e->cq->node, e->a.usage[i].fr);
+	for (i = 0; i < e->t.n; i++)
+		if (!e->t.v[i].wl->scratch)
+			que_wl_add_usage(e->t.v[i].wl);
+	return ok;
+}
+
+static int admit_decision(
+    que_state *st, struct entry *e, struct adm_decision *d)
+{
+	struct que_wl *wl = e->wl;
+	size_t i, j, off = 0;
+
+	memset(d, 0, sizeof(*d));
+	d->kind = ADM_ADMIT;
+	d->uid = wl->uid;
+	d->cluster_queue = e->cq->name;
+	d->podsets = cu_calloc(wl->n_podsets, sizeof(*d->podsets));
+	if (!d->podsets)
+		return CU_ENOMEM;
+	d->n_podsets = wl->n_podsets;
+	for (i = 0; i < wl->n_podsets; i++) {
+		const struct que_podset *ps = &wl->podsets[i];
+		struct adm_podset_assignment *pa = &d->podsets[i];
+
+		pa->name = ps->name;
+		pa->count = ps->count;
+		pa->uses =
+		    cu_calloc(ps->n_req ? ps->n_req : 1, sizeof(*pa->uses));
+		if (!pa->uses) {
+			decision_dispose(d);
+			return CU_ENOMEM;
+		}
+		for (j = 0; j < ps->n_req; j++) {
+			uint32_t fr = e->a.frs[off + j];
+
+			if (fr == UINT32_MAX)
+				continue;
+			pa->uses[pa->n_uses].resource =
+			    que_resource_name(st, ps->req[j].res);
+			pa->uses[pa->n_uses].flavor =
+			    que_flavor_by_id(st, que_fr_flavor(st, fr))->name;
+			pa->uses[pa->n_uses].usage = ps->req[j].total;
+			pa->n_uses++;
+		}
+		off += ps->n_req;
+	}
+	return CU_OK;
+}
+
+static int process(que_state *st, struct entry *e, int64_t now_ns,
+    struct adm_result *out, struct que_wl ***victims, size_t *n_victims,
+    size_t *cap_victims)
+{
+	struct que_wl *wl = e->wl;
+	struct adm_decision d;
+	size_t i, fresh = 0;
+	int rc;
+
+	if (e->a.mode == ADM_MODE_NOFIT) {
+		rc = pending(
+		    out, wl, e->a.reason, e->a.msg.ptr ? e->a.msg.ptr : "");
+		if (rc)
+			return rc;
+		que_requeue(st, wl, QUE_RQ_NO_FIT);
+		e->done = true;
+		return CU_OK;
+	}
+	if (e->a.mode != ADM_MODE_FIT && e->t.n == 0) {
+		/* TODO(kueue parity): reserveCapacityForUnreclaimablePreempt
+		 * is not modelled; see the report. */
+		rc = pending(out, wl, ADM_REASON_WAITING_FOR_QUOTA,
+		    e->a.msg.ptr ? e->a.msg.ptr : "");
+		if (rc)
+			return rc;
+		que_requeue(st, wl, QUE_RQ_NO_CANDIDATES);
+		e->done = true;
+		return CU_OK;
+	}
+	for (i = 0; i < e->t.n; i++)
+		if (e->t.v[i].wl->scratch) {
+			rc = pending(out, wl, ADM_REASON_WAITING_FOR_QUOTA,
+			    "Workload has overlapping preemption targets with "
+			    "another workload");
+			if (rc)
+				return rc;
+			que_requeue(st, wl, QUE_RQ_FAILED_AFTER_NOMINATION);
+			e->done = true;
+			return CU_OK;
+		}
+	if (!still_fits(e)) {
+		rc = pending(out, wl, ADM_REASON_WAITING_FOR_QUOTA,
+		    "Workload no longer fits after processing another "
+		    "workload");
+		if (rc)
+			return rc;
+		que_requeue(st, wl, QUE_RQ_FAILED_AFTER_NOMINATION);
+		e->done = true;
+		return CU_OK;
+	}
+	if (e->a.mode == ADM_MODE_FIT) {
+		if (reserve(out, 1) || admit_decision(st, e, &d))
+			return CU_ENOMEM;
+		que_admit(st, wl, e->a.frs, now_ns);
+		out->v[out->n++] = d;
+		out->admitted++;
+		e->done = true;
+		return CU_OK;
+	}
+	/* Preempt: everything that can fail comes before the state changes. */
+	if (cu_grow((void **)victims, cap_victims, *n_victims + e->t.n,
+		sizeof(**victims)) ||
+	    reserve(out, 1) ||
+	    cu_buf_addf(&e->a.msg,
+		". Pending the preemption of %zu "
+		"workload(s)",
+		e->t.n))
+		return CU_ENOMEM;
+	memset(&d, 0, sizeof(d));
+	for (i = 0; i < e->t.n; i++)
+		fresh += e->t.v[i].wl->where == QUE_WL_ADMITTED;
+	if (fresh) {
+		d.kind = ADM_PREEMPT;
+		d.uid = wl->uid;
+		d.cluster_queue = e->cq->name;
+		d.reason = ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS;
+		d.victims = cu_calloc(fresh, sizeof(*d.victims));
+		d.message = cu_strdup(e->a.msg.ptr);
+		if (!d.victims || !d.message) {
+			decision_dispose(&d);
+			return CU_ENOMEM;
+		}
+	} else if (pending(out, wl, ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS,
+		       e->a.msg.ptr)) {
+		return CU_ENOMEM;
+	}
+	for (i = 0; i < e->t.n; i++) {
+		struct que_wl *v = e->t.v[i].wl;
+
+		v->scratch = 1;
+		(*victims)[(*n_victims)++] = v;
+		if (v->where != QUE_WL_ADMITTED)
+			continue; /* already evicting: never preempted twice */
+		d.victims[d.n_victims].uid = v->uid;
+		d.victims[d.n_victims].cluster_queue = v->cq->name;
+		d.victims[d.n_victims].reason = e->t.v[i].reason;
+		d.n_victims++;
+		que_mark_evicting(st, v);
+	}
+	if (fresh) {
+		out->v[out->n++] = d;
+		wl->pending_hash = adm_status_hash(d.reason, d.message);
+	}
+	for (i = 0; i < e->a.n_usage; i++)
+		que_node_add_usage(
+		    &e->cq->node, e->a.usage[i].fr, e->a.usage[i].v);
+	e->reserved = true;
+	que_requeue(st, wl, QUE_RQ_PENDING_PREEMPTION);
+	e->done = true;
+	return CU_OK;
+}
+
+int adm_cycle(
+    que_state *st, int64_t now_ns, struct adm_result *out, cu_error *err)
+{
+	struct que_wl **heads, **victims = NULL;
+	struct entry *ents = NULL, **order = NULL;
+	size_t n, i, n_ord = 0, n_victims = 0, cap_victims = 0;
+	int rc;
+
+	rc = que_pop_heads(st, now_ns, &heads, &n, err);
+	if (rc)
+		return rc;
+	out->heads += n;
+	ents = cu_calloc(n ? n : 1, sizeof(*ents));
+	order = cu_calloc(n ? n : 1, sizeof(*order));
+	if (!ents || !order) {
+		rc = cu_error_set(err, CU_ENOMEM, "cycle: out of memory");
+		goto out_requeue_heads;
+	}
+	for (i = 0; i < n; i++) {
+		ents[i].wl = heads[i];
+		ents[i].cq = heads[i]->cq;
+	}
+	if (report_blocked(st, out)) {
+		rc = cu_error_set(err, CU_ENOMEM, "cycle: out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		rc = nominate(st, &ents[i], out, err);
+		if (rc)
+			goto out;
+		if (!ents[i].done)
+			order[n_ord++] = &ents[i];
+	}
+	if (n_ord > 1)
+		qsort(order, n_ord, sizeof(*order), entry_cmp);
+	for (i = 0; i < n_ord; i++) {
+		if (process(st, order[i], now_ns, out, &victims, &n_victims,
+			&cap_victims)) {
+			rc = cu_error_set(
+			    err, CU_ENOMEM, "cycle: out of memory");
+			goto out;
+		}
+	}
+out:
+	for (i = 0; i < n; i++) {
+		struct entry *e = &ents[i];
+		size_t k;
+
+		if (e->reserved)
+			for (k = 0; k < e->a.n_usage; k++)
+				que_node_remove_usage(&e->cq->node,
+				    e->a.usage[k].fr, e->a.usage[k].v);
+		if (!e->done)
+			que_requeue(st, e->wl, QUE_RQ_FAILED_AFTER_NOMINATION);
+		adm_assignment_dispose(&e->a);
+		adm_targets_dispose(&e->t);
+	}
+	for (i = 0; i < n_victims; i++)
+		victims[i]->scratch = 0;
+	cu_free(victims);
+	cu_free(ents);
+	cu_free(order);
+	return rc;
+out_requeue_heads:
+	for (i = 0; i < n; i++)
+		que_requeue(st, heads[i], QUE_RQ_FAILED_AFTER_NOMINATION);
+	cu_free(ents);
+	cu_free(order);
+	return rc;
+}

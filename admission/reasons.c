@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * admission/reasons.c - the words the admission engine writes: Kueue's
+ * condition reasons, the canonical printing of quantities used in pending
+ * messages, and the status hash that keeps unchanged statuses from being
+ * reported twice.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "admission/admission_int.h"
+
+const char *adm_reason_string(enum adm_reason r)
+{
+	switch (r) {
+	case ADM_REASON_NONE:
+		return "";
+	case ADM_REASON_WAITING_FOR_QUOTA:
+		return "WaitingForQuota";
+	case ADM_REASON_NO_MATCHING_FLAVOR:
+		return "NoMatchingFlavor";
+	case ADM_REASON_EXCEEDS_MAX_QUOTA:
+		return "ExceedsMaxQuota";
+	case ADM_REASON_MISCONFIGURED:
+		return "Misconfigured";
+	case ADM_REASON_SUSPENDED:
+		return "Suspended";
+	case ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS:
+		return "WaitingForPreemptedWorkloads";
+	}
+	return "Unknown";
+}
+
+const char *adm_preempt_reason_string(enum adm_preempt_reason r)
+{
+	switch (r) {
+	case ADM_IN_CLUSTER_QUEUE:
+		return "InClusterQueue";
+	case ADM_IN_COHORT_RECLAMATION:
+		return "InCohortReclamation";
+	case ADM_IN_COHORT_RECLAIM_WHILE_BORROWING:
+		return "InCohortReclaimWhileBorrowing";
+	}
+	return "Unknown";
+}
+
+static bool memory_like(const char *res)
+{
+	return strcmp(res, "memory") == 0 ||
+	       strcmp(res, "ephemeral-storage") == 0 ||
+	       strncmp(res, "hugepages-", 10) == 0;
+}
+
+size_t adm_format_quantity(
+    const char *resource, int64_t milli, char *buf, size_t n)
+{
+	static const char *const dec[] = {"", "k", "M", "G", "T", "P", "E"};
+	static const char *const bin[] = {
+	    "", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+	int64_t v;
+	int e = 0, len;
+
+	if (milli % 1000 != 0 || milli == 0) {
+		len = milli == 0 ? snprintf(buf, n, "0")
+				 : snprintf(buf, n, "%" PRId64 "m", milli);
+		return len < 0 ? 0 : (size_t)len;
+	}
+	v = milli / 1000;
+	if (memory_like(resource) && v % 1024 == 0) {
+		while (e < 6 && v % 1024 == 0) {
+			v /= 1024;
+			e++;
+		}
+		len = snprintf(buf, n, "%" PRId64 "%s", v, bin[e]);
+	} else {
+		while (e < 6 && v % 1000 == 0) {
+			v /= 1000;
+			e++;
+		}
+		len = snprintf(buf, n, "%" PRId64 "%s", v, dec[e]);
+	}
+	return len < 0 ? 0 : (size_t)len;
+}
+
+uint32_t adm_status_hash(enum adm_reason reason, const char *msg)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)reason;
+	const char *s;
+
+	h *= 16777619u;
+	for (s = msg ? msg : ""; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h ? h : 1;
+}

@@ -1,0 +1,830 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * api/model.h - the typed object model cueue reads and writes: Kueue
+ * kueue.x-k8s.io/v1beta2 kinds (ClusterQueue, LocalQueue, ResourceFlavor,
+ * Workload, WorkloadPriorityClass, Cohort), the parts of batch/v1 Job,
+ * jobset.x-k8s.io/v1alpha2 JobSet, v1 Namespace, scheduling.k8s.io/v1
+ * PriorityClass, coordination.k8s.io/v1 Lease and v1 Event that cueue
+ * needs, their JSON codecs (jansson), pod-set extraction as Kueue does it,
+ * Workload names and priority resolution.
+ *
+ * Round-trip contract. Every object keeps the JSON document it was decoded
+ * from (`raw`). Encoding starts from a deep copy of it and overwrites only
+ * the modelled fields, so fields cueue does not model (and fields added by
+ * newer API versions) survive a read-modify-write. Arrays of objects are
+ * matched by position, so unknown fields inside list elements survive too.
+ * Whether an empty list/map is written as `[]`/`{}` or left out follows the
+ * source document. Quantities, timestamps and label selectors whose value
+ * did not change keep their original spelling.
+ *
+ * Optional scalars carry a `has_` flag; optional strings are NULL when
+ * absent; enums have an UNSET (0) value meaning "absent", and the
+ * api_*_effective helpers return the value Kueue defaults to.
+ *
+ * Strings, arrays and maps inside these structs are owned by the struct and
+ * freed by its dispose function; they are allocated with cu_malloc and may
+ * be replaced by callers with cu_strdup'ed values (the dispose function
+ * cu_free's them). json_t members are owned references (json_decref).
+ *
+ * Prefix: api_ (functions), API_ (enum values and macros).
+ */
+#ifndef CU_API_MODEL_H
+#define CU_API_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "api/quantity.h"
+#include "lib/cu.h"
+#include "namespaces/selector.h"
+
+/* ---- common building blocks ------------------------------------------ */
+
+struct api_kv {
+	char *key;   /* [owned] */
+	char *value; /* [owned] */
+};
+
+/* map[string]string (labels, annotations, nodeSelector, flavors). Keys
+ * are unique; order is the source order (JSON object order is not
+ * significant). */
+struct api_strmap {
+	struct api_kv *items; /* [owned] */
+	size_t n;
+};
+
+/* Value of key [borrowed, valid until the map changes] or NULL. */
+const char *api_strmap_get(const struct api_strmap *m, const char *key);
+/* Insert or replace; key/value [borrowed, copied]. CU_ENOMEM. */
+CU_MUST_CHECK int api_strmap_set(
+    struct api_strmap *m, const char *key, const char *value, cu_error *err);
+void api_strmap_dispose(struct api_strmap *m);
+
+struct api_strlist {
+	char **items; /* [owned] */
+	size_t n;
+};
+
+void api_strlist_dispose(struct api_strlist *l);
+
+/* corev1.ResourceList: resource name -> quantity. */
+struct api_qentry {
+	char *name; /* [owned] */
+	struct api_quantity q;
+};
+
+struct api_qmap {
+	struct api_qentry *items; /* [owned] */
+	size_t n;
+};
+
+/* Quantity of resource `name` [borrowed, valid until the map changes] or
+ * NULL. */
+const struct api_quantity *api_qmap_get(
+    const struct api_qmap *m, const char *name);
+void api_qmap_dispose(struct api_qmap *m);
+
+/* metav1.Condition (Kueue and JobSet) and batch/v1 JobCondition. */
+enum api_cond_status {
+	API_COND_UNSET = 0,
+	API_COND_TRUE,
+	API_COND_FALSE,
+	API_COND_UNKNOWN,
+};
+
+struct api_condition {
+	char *type; /* [owned] required */
+	enum api_cond_status status;
+	char *reason;  /* [owned] */
+	char *message; /* [owned] */
+	bool has_last_transition;
+	int64_t last_transition_ns;
+	bool has_observed_generation;
+	int64_t observed_generation;
+	bool has_last_probe; /* batch/v1 JobCondition only */
+	int64_t last_probe_ns;
+};
+
+struct api_conditions {
+	struct api_condition *items; /* [owned] */
+	size_t n;
+};
+
+/* The condition of that type [borrowed, valid until cs changes] or NULL. */
+const struct api_condition *api_conditions_find(
+    const struct api_conditions *cs, const char *type);
+/* True when the condition exists with status True. */
+bool api_conditions_true(const struct api_conditions *cs, const char *type);
+
+struct api_owner_ref {
+	char *api_version; /* [owned] */
+	char *kind;	   /* [owned] */
+	char *name;	   /* [owned] */
+	char *uid;	   /* [owned] */
+	bool has_controller;
+	bool controller;
+	bool has_block_owner_deletion;
+	bool block_owner_deletion;
+};
+
+/* metav1.ObjectMeta: the fields cueue reads or writes. */
+struct api_meta {
+	char *name;		/* [owned] */
+	char *generate_name;	/* [owned] */
+	char *namespace_;	/* [owned] */
+	char *uid;		/* [owned] */
+	char *resource_version; /* [owned] */
+	bool has_generation;
+	int64_t generation;
+	struct api_strmap labels;
+	struct api_strmap annotations;
+	struct api_owner_ref *owner_refs; /* [owned] */
+	size_t n_owner_refs;
+	struct api_strlist finalizers;
+	bool has_creation;
+	int64_t creation_ns;
+	bool has_deletion;
+	int64_t deletion_ns;
+};
+
+/* The controller owner reference [borrowed] or NULL. */
+const struct api_owner_ref *api_meta_controller(const struct api_meta *m);
+
+enum api_taint_effect {
+	API_EFFECT_UNSET = 0, /* "" or absent: every effect */
+	API_EFFECT_NO_SCHEDULE,
+	API_EFFECT_PREFER_NO_SCHEDULE,
+	API_EFFECT_NO_EXECUTE,
+};
+
+enum api_toleration_op {
+	API_TOL_OP_UNSET = 0, /* Equal */
+	API_TOL_OP_EQUAL,
+	API_TOL_OP_EXISTS,
+};
+
+struct api_toleration {
+	char *key; /* [owned] */
+	enum api_toleration_op op;
+	char *value; /* [owned] */
+	enum api_taint_effect effect;
+	bool has_toleration_seconds;
+	int64_t toleration_seconds;
+};
+
+struct api_taint {
+	char *key;		      /* [owned] required */
+	char *value;		      /* [owned] */
+	enum api_taint_effect effect; /* required */
+	bool has_time_added;
+	int64_t time_added_ns;
+};
+
+/* ---- Kueue: quotas shared by ClusterQueue and Cohort ----------------- */
+
+struct api_resource_quota {
+	char *name;			   /* [owned] required */
+	struct api_quantity nominal_quota; /* required */
+	bool has_borrowing_limit;
+	struct api_quantity borrowing_limit;
+	bool has_lending_limit;
+	struct api_quantity lending_limit;
+};
+
+struct api_flavor_quotas {
+	char *name;			      /* [owned] required */
+	struct api_resource_quota *resources; /* [owned] */
+	size_t n_resources;
+};
+
+struct api_resource_group {
+	struct api_strlist covered_resources;
+	struct api_flavor_quotas *flavors; /* [owned] */
+	size_t n_flavors;
+};
+
+struct api_resource_groups {
+	struct api_resource_group *items; /* [owned] */
+	size_t n;
+};
+
+/* status.flavorsReservation / flavorsUsage entries. */
+struct api_resource_usage {
+	char *name; /* [owned] */
+	bool has_total;
+	struct api_quantity total;
+	bool has_borrowed;
+	struct api_quantity borrowed;
+};
+
+struct api_flavor_usage {
+	char *name;			      /* [owned] */
+	struct api_resource_usage *resources; /* [owned] */
+	size_t n_resources;
+};
+
+struct api_flavor_usages {
+	struct api_flavor_usage *items; /* [owned] */
+	size_t n;
+};
+
+enum api_stop_policy {
+	API_STOP_UNSET = 0, /* None */
+	API_STOP_NONE,
+	API_STOP_HOLD,
+	API_STOP_HOLD_AND_DRAIN,
+};
+
+/* ---- ResourceFlavor -------------------------------------------------- */
+
+struct api_resource_flavor {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct {
+		struct api_strmap node_labels;
+		struct api_taint *node_taints; /* [owned] */
+		size_t n_node_taints;
+		struct api_toleration *tolerations; /* [owned] */
+		size_t n_tolerations;
+		char *topology_name; /* [owned] */
+	} spec;
+};
+
+/* ---- ClusterQueue ---------------------------------------------------- */
+
+enum api_queueing_strategy {
+	API_QS_UNSET = 0, /* BestEffortFIFO */
+	API_QS_STRICT_FIFO,
+	API_QS_BEST_EFFORT_FIFO,
+};
+
+enum api_fungibility {
+	API_FUNG_UNSET = 0,
+	API_FUNG_MAY_STOP_SEARCH,
+	API_FUNG_TRY_NEXT_FLAVOR,
+};
+
+enum api_fung_preference {
+	API_FUNG_PREF_UNSET = 0, /* BorrowingOverPreemption */
+	API_FUNG_PREF_BORROWING_OVER_PREEMPTION,
+	API_FUNG_PREF_PREEMPTION_OVER_BORROWING,
+};
+
+/* One enum for the three preemption policy fields; each field accepts
+ * only the subset Kueue's CRD allows (checked when decoding). */
+enum api_preempt_policy {
+	API_PREEMPT_UNSET = 0, /* Never */
+	API_PREEMPT_NEVER,
+	API_PREEMPT_LOWER_PRIORITY,
+	API_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY,
+	API_PREEMPT_ANY,
+};
+
+struct api_admission_check_rule {
+	char *name; /* [owned] required */
+	struct api_strlist on_flavors;
+};
+
+struct api_cluster_queue_spec {
+	struct api_resource_groups resource_groups;
+	char *cohort_name; /* [owned] */
+	enum api_queueing_strategy queueing_strategy;
+	/* Absent and JSON null both mean "no namespace"; {} means all. */
+	bool has_namespace_selector;
+	ns_selector namespace_selector;
+	bool has_flavor_fungibility;
+	struct {
+		enum api_fungibility
+		    when_can_borrow; /* default MayStopSearch */
+		enum api_fungibility
+		    when_can_preempt; /* default TryNextFlavor */
+		enum api_fung_preference preference;
+	} flavor_fungibility;
+	bool has_preemption;
+	struct {
+		enum api_preempt_policy reclaim_within_cohort;
+		enum api_preempt_policy within_cluster_queue;
+		bool has_borrow_within_cohort;
+		struct {
+			enum api_preempt_policy policy;
+			bool has_max_priority_threshold;
+			int32_t max_priority_threshold;
+		} borrow_within_cohort;
+	} preemption;
+	bool has_admission_checks_strategy;
+	struct api_admission_check_rule *admission_checks; /* [owned] */
+	size_t n_admission_checks;
+	enum api_stop_policy stop_policy;
+	bool has_fair_sharing;
+	bool has_fair_sharing_weight;
+	struct api_quantity fair_sharing_weight;
+};
+
+struct api_cluster_queue {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct api_cluster_queue_spec spec;
+	struct {
+		struct api_conditions conditions;
+		struct api_flavor_usages flavors_reservation;
+		struct api_flavor_usages flavors_usage;
+		bool has_pending_workloads;
+		int32_t pending_workloads;
+		bool has_reserving_workloads;
+		int32_t reserving_workloads;
+		bool has_admitted_workloads;
+		int32_t admitted_workloads;
+		bool has_fair_sharing;
+		bool has_weighted_share;
+		int64_t weighted_share;
+	} status;
+};
+
+enum api_queueing_strategy api_cq_queueing_strategy(
+    const struct api_cluster_queue *cq);
+
+/* ---- Cohort ---------------------------------------------------------- */
+
+struct api_cohort {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct {
+		char *parent_name; /* [owned] */
+		struct api_resource_groups resource_groups;
+		bool has_fair_sharing;
+		bool has_fair_sharing_weight;
+		struct api_quantity fair_sharing_weight;
+	} spec;
+	struct {
+		bool has_fair_sharing;
+		bool has_weighted_share;
+		int64_t weighted_share;
+	} status;
+};
+
+/* ---- LocalQueue ------------------------------------------------------ */
+
+struct api_local_queue {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct {
+		char *cluster_queue; /* [owned] */
+		enum api_stop_policy stop_policy;
+		bool has_fair_sharing;
+		bool has_fair_sharing_weight;
+		struct api_quantity fair_sharing_weight;
+	} spec;
+	struct {
+		struct api_conditions conditions;
+		bool has_pending_workloads;
+		int32_t pending_workloads;
+		bool has_reserving_workloads;
+		int32_t reserving_workloads;
+		bool has_admitted_workloads;
+		int32_t admitted_workloads;
+		struct api_flavor_usages flavors_reservation;
+		struct api_flavor_usages flavors_usage;
+	} status;
+};
+
+/* ---- WorkloadPriorityClass ------------------------------------------- */
+
+struct api_workload_priority_class {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	int32_t value;	   /* required */
+	char *description; /* [owned] */
+};
+
+/* ---- Workload -------------------------------------------------------- */
+
+struct api_podset {
+	char *name;	  /* [owned] (CRD default "main") */
+	json_t *template; /* [owned: json_decref] PodTemplateSpec, required */
+	bool has_count;
+	int32_t count; /* CRD default 1 */
+	bool has_min_count;
+	int32_t min_count;
+};
+
+struct api_priority_class_ref {
+	char *group; /* [owned] kueue.x-k8s.io | scheduling.k8s.io */
+	char *kind;  /* [owned] WorkloadPriorityClass | PriorityClass */
+	char *name;  /* [owned] */
+};
+
+struct api_podset_assignment {
+	char *name;		   /* [owned] required */
+	struct api_strmap flavors; /* resource -> flavor name */
+	struct api_qmap resource_usage;
+	bool has_count;
+	int32_t count;
+};
+
+enum api_check_state {
+	API_CHECK_UNSET = 0,
+	API_CHECK_PENDING,
+	API_CHECK_READY,
+	API_CHECK_RETRY,
+	API_CHECK_REJECTED,
+};
+
+struct api_admission_check_state {
+	char *name;		    /* [owned] required */
+	enum api_check_state state; /* required */
+	bool has_last_transition;
+	int64_t last_transition_ns; /* required */
+	char *message;		    /* [owned] */
+	bool has_retry_count;
+	int32_t retry_count;
+	bool has_requeue_after_seconds;
+	int32_t requeue_after_seconds;
+};
+
+struct api_reclaimable_pod {
+	char *name; /* [owned] required */
+	int32_t count;
+};
+
+struct api_podset_request {
+	char *name; /* [owned] */
+	struct api_qmap resources;
+};
+
+struct api_workload {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct {
+		struct api_podset *pod_sets; /* [owned] 1..18 */
+		size_t n_pod_sets;
+		char *queue_name; /* [owned] */
+		bool has_priority_class_ref;
+		struct api_priority_class_ref priority_class_ref;
+		bool has_priority;
+		int32_t priority;
+		bool has_active;
+		bool active; /* default true */
+		bool has_maximum_execution_time_seconds;
+		int32_t maximum_execution_time_seconds;
+	} spec;
+	struct {
+		struct api_conditions conditions;
+		bool has_admission;
+		struct {
+			char *cluster_queue; /* [owned] required */
+			struct api_podset_assignment *pod_set_assignments;
+			size_t n_pod_set_assignments; /* [owned] */
+		} admission;
+		bool has_requeue_state;
+		struct {
+			bool has_count;
+			int32_t count;
+			bool has_requeue_at;
+			int64_t requeue_at_ns;
+		} requeue_state;
+		struct api_reclaimable_pod *reclaimable_pods; /* [owned] */
+		size_t n_reclaimable_pods;
+		struct api_admission_check_state
+		    *admission_checks; /* [owned] */
+		size_t n_admission_checks;
+		struct api_podset_request *resource_requests; /* [owned] */
+		size_t n_resource_requests;
+		bool has_accumulated_past_execution_time_seconds;
+		int32_t accumulated_past_execution_time_seconds;
+		char *cluster_name; /* [owned] */
+		struct api_strlist nominated_cluster_names;
+	} status;
+};
+
+/* ---- batch/v1 Job ---------------------------------------------------- */
+
+struct api_job {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct {
+		bool has_parallelism;
+		int32_t parallelism; /* Kubernetes default 1 */
+		bool has_completions;
+		int32_t completions;
+		bool has_suspend;
+		bool suspend;
+		char *managed_by;      /* [owned] */
+		char *completion_mode; /* [owned] NonIndexed | Indexed */
+		json_t *template; /* [owned: json_decref] PodTemplateSpec */
+	} spec;
+	struct {
+		struct api_conditions conditions;
+		bool has_active;
+		int32_t active;
+		bool has_succeeded;
+		int32_t succeeded;
+		bool has_failed;
+		int32_t failed;
+		bool has_ready;
+		int32_t ready;
+		bool has_start_time;
+		int64_t start_time_ns;
+		bool has_completion_time;
+		int64_t completion_time_ns;
+	} status;
+};
+
+/* ---- jobset.x-k8s.io/v1alpha2 JobSet --------------------------------- */
+
+struct api_replicated_job {
+	char *name;	  /* [owned] required */
+	char *group_name; /* [owned] */
+	bool has_replicas;
+	int32_t replicas; /* CRD default 1 */
+	/* template (JobTemplateSpec) minus the three fields below, which
+	 * are modelled and written back over it on encode. */
+	json_t *template; /* [owned: json_decref] required */
+	bool has_parallelism;
+	int32_t parallelism; /* template.spec.parallelism */
+	bool has_completions;
+	int32_t completions;  /* template.spec.completions */
+	json_t *pod_template; /* [owned: json_decref] template.spec.template */
+};
+
+struct api_replicated_job_status {
+	char *name; /* [owned] */
+	int32_t ready, succeeded, failed, active, suspended;
+};
+
+struct api_jobset {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct {
+		struct api_replicated_job *replicated_jobs; /* [owned] */
+		size_t n_replicated_jobs;
+		bool has_suspend;
+		bool suspend;
+		char *managed_by; /* [owned] */
+	} spec;
+	struct {
+		struct api_conditions conditions;
+		bool has_restarts;
+		int32_t restarts;
+		bool has_restarts_count_towards_max;
+		int32_t restarts_count_towards_max;
+		char *terminal_state; /* [owned] */
+		struct api_replicated_job_status *replicated_jobs_status;
+		size_t n_replicated_jobs_status; /* [owned] */
+	} status;
+};
+
+/* ---- v1 Namespace, scheduling.k8s.io/v1 PriorityClass ---------------- */
+
+struct api_namespace {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	char *phase; /* [owned] status.phase: Active | Terminating */
+};
+
+struct api_priority_class {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	int32_t value; /* required */
+	bool has_global_default;
+	bool global_default;
+	char *description;	 /* [owned] */
+	char *preemption_policy; /* [owned] */
+};
+
+/* ---- coordination.k8s.io/v1 Lease ------------------------------------ */
+
+struct api_lease {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct {
+		char *holder_identity; /* [owned] */
+		bool has_lease_duration_seconds;
+		int32_t lease_duration_seconds;
+		bool has_acquire_time; /* MicroTime */
+		int64_t acquire_time_ns;
+		bool has_renew_time; /* MicroTime */
+		int64_t renew_time_ns;
+		bool has_lease_transitions;
+		int32_t lease_transitions;
+	} spec;
+};
+
+/* ---- v1 Event -------------------------------------------------------- */
+
+struct api_object_ref {
+	char *kind;		/* [owned] */
+	char *namespace_;	/* [owned] */
+	char *name;		/* [owned] */
+	char *uid;		/* [owned] */
+	char *api_version;	/* [owned] */
+	char *resource_version; /* [owned] */
+	char *field_path;	/* [owned] */
+};
+
+struct api_event {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct api_object_ref involved_object; /* required */
+	char *reason;			       /* [owned] */
+	char *message;			       /* [owned] */
+	char *source_component;		       /* [owned] source.component */
+	char *source_host;		       /* [owned] source.host */
+	bool has_first_timestamp;
+	int64_t first_timestamp_ns;
+	bool has_last_timestamp;
+	int64_t last_timestamp_ns;
+	bool has_count;
+	int32_t count;
+	char *type;	     /* [owned] Normal | Warning */
+	bool has_event_time; /* MicroTime */
+	int64_t event_time_ns;
+	char *reporting_component; /* [owned] */
+	char *reporting_instance;  /* [owned] */
+	char *action;		   /* [owned] */
+};
+
+/* ---- codecs ---------------------------------------------------------- */
+
+/*
+ * For every kind K in cluster_queue, local_queue, resource_flavor,
+ * workload, workload_priority_class, cohort, job, jobset, namespace,
+ * priority_class, lease, event:
+ *
+ *   int api_K_decode(struct api_K *out, const json_t *j, cu_error *err);
+ *     *out is initialised here; on failure it is left empty (nothing to
+ *     dispose). j [borrowed; a reference is kept in out->raw, so do not
+ *     mutate j afterwards]. A present `kind`/`apiVersion` must match.
+ *     Errors: CU_EPARSE (wrong JSON type, bad quantity/time), CU_EINVAL
+ *     (missing required field, invalid enum value), CU_ENOMEM; the message
+ *     names the field path ("spec.podSets[0].template: Required value").
+ *
+ *   int api_K_encode(json_t **out, const struct api_K *in, cu_error *err);
+ *     *out [owned: json_decref]; a deep copy of in->raw (or a new object)
+ *     with the modelled fields, apiVersion and kind written. CU_ENOMEM.
+ *
+ *   void api_K_dispose(struct api_K *x);
+ *     Frees everything x owns and zeroes it; NULL and zeroed are no-ops.
+ */
+#define API_MODEL_DECLARE_CODEC(K)                                             \
+	CU_MUST_CHECK int api_##K##_decode(                                    \
+	    struct api_##K *out, const json_t *j, cu_error *err);              \
+	CU_MUST_CHECK int api_##K##_encode(                                    \
+	    json_t **out, const struct api_##K *in, cu_error *err);            \
+	void api_##K##_dispose(struct api_##K *x)
+
+API_MODEL_DECLARE_CODEC(cluster_queue);
+API_MODEL_DECLARE_CODEC(local_queue);
+API_MODEL_DECLARE_CODEC(resource_flavor);
+API_MODEL_DECLARE_CODEC(workload);
+API_MODEL_DECLARE_CODEC(workload_priority_class);
+API_MODEL_DECLARE_CODEC(cohort);
+API_MODEL_DECLARE_CODEC(job);
+API_MODEL_DECLARE_CODEC(jobset);
+API_MODEL_DECLARE_CODEC(namespace);
+API_MODEL_DECLARE_CODEC(priority_class);
+API_MODEL_DECLARE_CODEC(lease);
+API_MODEL_DECLARE_CODEC(event);
+
+/* Decode/encode ObjectMeta alone (j is the `metadata` object [borrowed];
+ * *out initialised here, left empty on failure). encode writes into dst
+ * [borrowed], keeping its unmodelled keys. */
+CU_MUST_CHECK int api_meta_decode(
+    struct api_meta *out, const json_t *j, cu_error *err);
+CU_MUST_CHECK int api_meta_encode(
+    json_t *dst, const struct api_meta *m, cu_error *err);
+void api_meta_dispose(struct api_meta *m);
+
+/* ---- pod sets ---------------------------------------------------------- */
+
+/* Per-pod request of one resource, in milli-units. */
+struct api_request {
+	char *name; /* [owned] */
+	int64_t milli;
+};
+
+/* What Kueue puts into Workload.spec.podSets[i], plus the per-pod
+ * requests and scheduling constraints the scheduler needs. */
+struct api_podset_info {
+	char *name; /* [owned] */
+	int32_t count;
+	bool has_min_count;
+	int32_t min_count;
+	/* max(sum of containers (incl. sidecars), largest init container)
+	 * + spec.overhead, sorted by name. */
+	struct api_request *requests; /* [owned] */
+	size_t n_requests;
+	struct api_strmap node_selector;
+	struct api_toleration *tolerations; /* [owned] */
+	size_t n_tolerations;
+	/* affinity.nodeAffinity.requiredDuringScheduling...nodeSelectorTerms
+	 * [owned: json_decref] copy, or NULL when there is none. */
+	json_t *required_node_affinity;
+	/* The pod template [owned: json_decref], a deep copy as Kueue stores
+	 * it in the Workload (Job: batch-controller labels removed). */
+	json_t *template;
+	char *priority_class_name; /* [owned] template spec, or NULL */
+};
+
+struct api_podsets {
+	struct api_podset_info *items; /* [owned] */
+	size_t n;
+};
+
+void api_podsets_dispose(struct api_podsets *ps);
+
+/* Per-pod requests of a pod template (PodTemplateSpec or bare PodSpec
+ * under "spec") [borrowed]: sidecar-aware Kubernetes PodRequests; a
+ * container with limits but no request of a resource requests its limit.
+ * *out and *n [owned: cu_free each name and the array]. Errors name
+ * the path below `path` [borrowed]. */
+CU_MUST_CHECK int api_pod_requests(const json_t *pod_template, const char *path,
+    struct api_request **out, size_t *n, cu_error *err);
+
+/* batch/v1 Job: one pod set "main"; count = parallelism (default 1),
+ * lowered to completions when that is smaller; minCount from the
+ * kueue.x-k8s.io/job-min-parallelism annotation. *out initialised here. */
+CU_MUST_CHECK int api_job_podsets(
+    const struct api_job *job, struct api_podsets *out, cu_error *err);
+
+/* JobSet: one pod set per replicatedJob (lower-cased name), count =
+ * replicas x min(parallelism, completions). *out initialised here. */
+CU_MUST_CHECK int api_jobset_podsets(
+    const struct api_jobset *js, struct api_podsets *out, cu_error *err);
+
+/* ---- names ------------------------------------------------------------ */
+
+#define API_WORKLOAD_NAME_MAX 253
+#define API_WORKLOAD_NAME_SHORT_MAX 63 /* ShortWorkloadNames gate */
+
+/*
+ * Kueue's Workload name for an owner: lower(kind) + "-" + name, cut to
+ * max-6 bytes, + "-" + first 5 hex digits of
+ * sha1(kind "\n" group "\n" name "\n" uid [ "\n" generation ]).
+ * generation < 0 leaves it out (the usual case). max is
+ * API_WORKLOAD_NAME_MAX or API_WORKLOAD_NAME_SHORT_MAX. All strings
+ * [borrowed]; *out [owned: cu_free]. CU_EINVAL for max < 7, CU_EIO if
+ * OpenSSL fails, CU_ENOMEM.
+ */
+CU_MUST_CHECK int api_workload_name(const char *kind, const char *group,
+    const char *name, const char *uid, int64_t generation, size_t max,
+    char **out, cu_error *err);
+
+/* ---- priority ----------------------------------------------------------- */
+
+#define API_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"
+#define API_DEFAULT_WPC_NAME "default"
+
+/*
+ * Lookups supplied by the caller (informer caches). Each returns CU_OK
+ * with *value set, CU_ENOTFOUND when the object does not exist, or another
+ * error (then err is set by the callback). Strings [borrowed].
+ */
+struct api_priority_lookup {
+	int (*wpc)(
+	    const char *name, int32_t *value, void *payload, cu_error *err);
+	int (*pc)(
+	    const char *name, int32_t *value, void *payload, cu_error *err);
+	/* The globalDefault PriorityClass with the lowest value: CU_OK with
+	 * *name [borrowed, valid until the next call] and *value, or
+	 * CU_ENOTFOUND. May be NULL (treated as none). */
+	int (*pc_global_default)(
+	    const char **name, int32_t *value, void *payload, cu_error *err);
+	/* WorkloadPriorityClassDefaulting: when the job has no
+	 * priority-class label and a WorkloadPriorityClass "default" exists,
+	 * Kueue's webhook labels the job with it. */
+	bool default_wpc;
+	void *payload;
+};
+
+enum api_priority_source {
+	API_PRIO_NONE = 0, /* no class: priority 0 */
+	API_PRIO_WORKLOAD_PRIORITY_CLASS,
+	API_PRIO_PRIORITY_CLASS,
+};
+
+struct api_priority {
+	enum api_priority_source source;
+	char *class_name; /* [owned: cu_free] NULL for API_PRIO_NONE */
+	int32_t value;
+};
+
+/*
+ * Kueue's order: the job's kueue.x-k8s.io/priority-class label -> that
+ * WorkloadPriorityClass (missing: CU_ENOTFOUND); else (default_wpc) the
+ * "default" WorkloadPriorityClass if it exists; else the first pod set
+ * with a priorityClassName -> that PriorityClass (missing: CU_ENOTFOUND);
+ * else the global-default PriorityClass; else 0. job_labels, ps
+ * [borrowed]; *out initialised here (free class_name with cu_free).
+ */
+CU_MUST_CHECK int api_resolve_priority(const struct api_strmap *job_labels,
+    const struct api_podsets *ps, const struct api_priority_lookup *lk,
+    struct api_priority *out, cu_error *err);
+
+/* Fill spec.priorityClassRef and spec.priority of wl from p [borrowed]. */
+CU_MUST_CHECK int api_workload_set_priority(
+    struct api_workload *wl, const struct api_priority *p, cu_error *err);
+
+#endif /* CU_API_MODEL_H */

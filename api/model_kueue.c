@@ -1,0 +1,1222 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * api/model_kueue.c - JSON codecs of the kueue.x-k8s.io/v1beta2 kinds:
+ * ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass
+ * and Workload. Required fields and enum values follow Kueue's CRDs so
+ * that cueue rejects what the API server would have rejected, with the
+ * same field path.
+ */
+#include <string.h>
+
+#include "api/labelselector.h"
+#include "api/model_internal.h"
+
+#define KUEUE_V1B2 "kueue.x-k8s.io/v1beta2"
+
+/* ---- quota structures shared by ClusterQueue and Cohort ---------------- */
+
+void api_resource_groups_dispose(struct api_resource_groups *rg)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < rg->n; i++) {
+		struct api_resource_group *g = &rg->items[i];
+
+		api_strlist_dispose(&g->covered_resources);
+		for (j = 0; j < g->n_flavors; j++) {
+			for (k = 0; k < g->flavors[j].n_resources; k++)
+				cu_free(g->flavors[j].resources[k].name);
+			cu_free(g->flavors[j].resources);
+			cu_free(g->flavors[j].name);
+		}
+		cu_free(g->flavors);
+	}
+	cu_free(rg->items);
+	rg->items = NULL;
+	rg->n = 0;
+}
+
+static void dec_flavor_quotas(struct api_dec *d, const json_t *e,
+    struct api_flavor_quotas *fq, size_t ncovered)
+{
+	const json_t *arr;
+	size_t n, i, mark, m2;
+
+	apid_str(d, e, "name", true, &fq->name);
+	fq->resources = apid_array(
+	    d, e, "resources", true, sizeof(*fq->resources), &n, &arr);
+	if (d->rc != CU_OK)
+		return;
+	if (fq->resources == NULL) {
+		mark = apid_push(d, "resources");
+		apid_fail(d, CU_EINVAL, "Required value");
+		apid_pop(d, mark);
+		return;
+	}
+	mark = apid_push(d, "resources");
+	for (i = 0; i < json_array_size(arr) && d->rc == CU_OK; i++) {
+		struct api_resource_quota *q = &fq->resources[i];
+		const json_t *r = apid_elem(d, arr, i, &m2);
+
+		fq->n_resources = i + 1;
+		apid_str(d, r, "name", true, &q->name);
+		apid_qty(d, r, "nominalQuota", true, NULL, &q->nominal_quota);
+		apid_qty(d, r, "borrowingLimit", false, &q->has_borrowing_limit,
+		    &q->borrowing_limit);
+		apid_qty(d, r, "lendingLimit", false, &q->has_lending_limit,
+		    &q->lending_limit);
+		apid_pop(d, m2);
+	}
+	apid_pop(d, mark);
+	/* CEL rule of the CRD: one quota per covered resource. */
+	if (d->rc == CU_OK && fq->n_resources != ncovered)
+		apid_fail(d, CU_EINVAL,
+		    "Invalid value: flavors must have the same number of "
+		    "resources as the coveredResources (%zu != %zu)",
+		    fq->n_resources, ncovered);
+}
+
+void apid_resource_groups(struct api_dec *d, const json_t *o, const char *key,
+    struct api_resource_groups *out)
+{
+	const json_t *arr, *farr;
+	size_t n, nf, i, j, mark, m2, m3, m4;
+
+	out->items =
+	    apid_array(d, o, key, false, sizeof(*out->items), &n, &arr);
+	if (out->items == NULL)
+		return;
+	mark = apid_push(d, key);
+	for (i = 0; i < json_array_size(arr) && d->rc == CU_OK; i++) {
+		struct api_resource_group *g = &out->items[i];
+		const json_t *e = apid_elem(d, arr, i, &m2);
+
+		out->n = i + 1;
+		apid_strlist(
+		    d, e, "coveredResources", true, &g->covered_resources);
+		g->flavors = apid_array(
+		    d, e, "flavors", true, sizeof(*g->flavors), &nf, &farr);
+		m3 = apid_push(d, "flavors");
+		for (j = 0;
+		     g->flavors && j < json_array_size(farr) && d->rc == CU_OK;
+		     j++) {
+			const json_t *fe = apid_elem(d, farr, j, &m4);
+
+			g->n_flavors = j + 1;
+			dec_flavor_quotas(
+			    d, fe, &g->flavors[j], g->covered_resources.n);
+			apid_pop(d, m4);
+		}
+		apid_pop(d, m3);
+		apid_pop(d, m2);
+	}
+	apid_pop(d, mark);
+}
+
+void apie_resource_groups(struct api_enc *e, json_t *dst, const char *key,
+    const struct api_resource_groups *rg)
+{
+	json_t *a = apie_arr(e, dst, key, rg->n);
+	size_t i, j, k;
+
+	for (i = 0; a && i < rg->n; i++) {
+		const struct api_resource_group *g = &rg->items[i];
+		json_t *go = json_array_get(a, i);
+		json_t *fa;
+
+		apie_strlist(e, go, "coveredResources", &g->covered_resources);
+		fa = apie_arr(e, go, "flavors", g->n_flavors);
+		for (j = 0; fa && j < g->n_flavors; j++) {
+			const struct api_flavor_quotas *fq = &g->flavors[j];
+			json_t *fo = json_array_get(fa, j);
+			json_t *ra;
+
+			apie_str(e, fo, "name", fq->name);
+			ra = apie_arr(e, fo, "resources", fq->n_resources);
+			for (k = 0; ra && k < fq->n_resources; k++) {
+				const struct api_resource_quota *q =
+				    &fq->resources[k];
+				json_t *ro = json_array_get(ra, k);
+
+				apie_str(e, ro, "name", q->name);
+				apie_qty(e, ro, "nominalQuota", true,
+				    &q->nominal_quota);
+				apie_qty(e, ro, "borrowingLimit",
+				    q->has_borrowing_limit,
+				    &q->borrowing_limit);
+				apie_qty(e, ro, "lendingLimit",
+				    q->has_lending_limit, &q->lending_limit);
+			}
+		}
+	}
+}
+
+void api_flavor_usages_dispose(struct api_flavor_usages *fu)
+{
+	size_t i, j;
+
+	for (i = 0; i < fu->n; i++) {
+		for (j = 0; j < fu->items[i].n_resources; j++)
+			cu_free(fu->items[i].resources[j].name);
+		cu_free(fu->items[i].resources);
+		cu_free(fu->items[i].name);
+	}
+	cu_free(fu->items);
+	fu->items = NULL;
+	fu->n = 0;
+}
+
+void apid_flavor_usages(struct api_dec *d, const json_t *o, const char *key,
+    struct api_flavor_usages *out)
+{
+	const json_t *arr, *rarr;
+	size_t n, nr, i, j, mark, m2, m3, m4;
+
+	out->items =
+	    apid_array(d, o, key, false, sizeof(*out->items), &n, &arr);
+	if (out->items == NULL)
+		return;
+	mark = apid_push(d, key);
+	for (i = 0; i < json_array_size(arr) && d->rc == CU_OK; i++) {
+		struct api_flavor_usage *f = &out->items[i];
+		const json_t *e = apid_elem(d, arr, i, &m2);
+
+		out->n = i + 1;
+		apid_str(d, e, "name", true, &f->name);
+		f->resources = apid_array(
+		    d, e, "resources", true, sizeof(*f->resources), &nr, &rarr);
+		m3 = apid_push(d, "resources");
+		for (j = 0; f->resources && j < json_array_size(rarr) &&
+			    d->rc == CU_OK;
+		     j++) {
+			struct api_resource_usage *u = &f->resources[j];
+			const json_t *re = apid_elem(d, rarr, j, &m4);
+
+			f->n_resources = j + 1;
+			apid_str(d, re, "name", true, &u->name);
+			apid_qty(
+			    d, re, "total", false, &u->has_total, &u->total);
+			apid_qty(d, re, "borrowed", false, &u->has_borrowed,
+			    &u->borrowed);
+			apid_pop(d, m4);
+		}
+		apid_pop(d, m3);
+		apid_pop(d, m2);
+	}
+	apid_pop(d, mark);
+}
+
+void apie_flavor_usages(struct api_enc *e, json_t *dst, const char *key,
+    const struct api_flavor_usages *fu)
+{
+	json_t *a = apie_arr(e, dst, key, fu->n);
+	size_t i, j;
+
+	for (i = 0; a && i < fu->n; i++) {
+		const struct api_flavor_usage *f = &fu->items[i];
+		json_t *fo = json_array_get(a, i);
+		json_t *ra;
+
+		apie_str(e, fo, "name", f->name);
+		ra = apie_arr(e, fo, "resources", f->n_resources);
+		for (j = 0; ra && j < f->n_resources; j++) {
+			const struct api_resource_usage *u = &f->resources[j];
+			json_t *ro = json_array_get(ra, j);
+
+			apie_str(e, ro, "name", u->name);
+			apie_qty(e, ro, "total", u->has_total, &u->total);
+			apie_qty(
+			    e, ro, "borrowed", u->has_borrowed, &u->borrowed);
+		}
+	}
+}
+
+/* A section (spec/status) as a pushed path; NULL when absent. */
+static const json_t *dec_section(struct api_dec *d, const json_t *j,
+    const char *key, bool required, size_t *mark)
+{
+	const json_t *s = apid_field(d, j, key, JSON_OBJECT, required);
+
+	*mark = apid_push(d, key);
+	return s;
+}
+
+/* fairSharing{weight} of ClusterQueue, Cohort and LocalQueue specs. */
+static void dec_fair_weight(struct api_dec *d, const json_t *spec, bool *has,
+    bool *has_weight, struct api_quantity *w)
+{
+	const json_t *fs =
+	    apid_field(d, spec, "fairSharing", JSON_OBJECT, false);
+	size_t mark;
+
+	if (fs == NULL)
+		return;
+	*has = true;
+	mark = apid_push(d, "fairSharing");
+	apid_qty(d, fs, "weight", false, has_weight, w);
+	apid_pop(d, mark);
+}
+
+/* ---- ResourceFlavor ----------------------------------------------------- */
+
+static const struct api_enum_name taint_effect_names[] = {
+    {"NoSchedule", API_EFFECT_NO_SCHEDULE},
+    {"PreferNoSchedule", API_EFFECT_PREFER_NO_SCHEDULE},
+    {"NoExecute", API_EFFECT_NO_EXECUTE},
+    {NULL, 0},
+};
+
+static void resource_flavor_decode_body(
+    struct api_dec *d, const json_t *j, struct api_resource_flavor *rf)
+{
+	const json_t *spec, *arr;
+	size_t mark, m2, m3, i, n;
+
+	apid_meta(d, j, &rf->meta);
+	spec = dec_section(d, j, "spec", false, &mark);
+	apid_strmap(d, spec, "nodeLabels", &rf->spec.node_labels);
+	rf->spec.node_taints = apid_array(d, spec, "nodeTaints", false,
+	    sizeof(*rf->spec.node_taints), &n, &arr);
+	m2 = apid_push(d, "nodeTaints");
+	for (i = 0; rf->spec.node_taints && i < n && d->rc == CU_OK; i++) {
+		struct api_taint *t = &rf->spec.node_taints[i];
+		const json_t *e = apid_elem(d, arr, i, &m3);
+		int eff = 0;
+
+		rf->spec.n_node_taints = i + 1;
+		apid_str(d, e, "key", true, &t->key);
+		apid_str(d, e, "value", false, &t->value);
+		apid_enum(d, e, "effect", true, taint_effect_names, &eff);
+		t->effect = (enum api_taint_effect)eff;
+		apid_time(d, e, "timeAdded", false, &t->has_time_added,
+		    &t->time_added_ns);
+		apid_pop(d, m3);
+	}
+	apid_pop(d, m2);
+	apid_tolerations(d, spec, "tolerations", &rf->spec.tolerations,
+	    &rf->spec.n_tolerations);
+	apid_str(d, spec, "topologyName", false, &rf->spec.topology_name);
+	apid_pop(d, mark);
+}
+
+static void resource_flavor_encode_body(
+    struct api_enc *e, json_t *dst, const struct api_resource_flavor *rf)
+{
+	json_t *spec, *a;
+	size_t i;
+
+	apie_meta(e, dst, &rf->meta);
+	spec = apie_obj(e, dst, "spec", true);
+	apie_strmap(e, spec, "nodeLabels", &rf->spec.node_labels);
+	a = apie_arr(e, spec, "nodeTaints", rf->spec.n_node_taints);
+	for (i = 0; a && i < rf->spec.n_node_taints; i++) {
+		const struct api_taint *t = &rf->spec.node_taints[i];
+		json_t *o = json_array_get(a, i);
+
+		apie_str(e, o, "key", t->key);
+		apie_str(e, o, "value", t->value);
+		apie_enum(e, o, "effect", taint_effect_names, (int)t->effect);
+		apie_time(e, o, "timeAdded", t->has_time_added,
+		    t->time_added_ns, false);
+	}
+	apie_tolerations(e, spec, "tolerations", rf->spec.tolerations,
+	    rf->spec.n_tolerations);
+	apie_str(e, spec, "topologyName", rf->spec.topology_name);
+}
+
+static void resource_flavor_dispose_body(struct api_resource_flavor *rf)
+{
+	size_t i;
+
+	api_strmap_dispose(&rf->spec.node_labels);
+	for (i = 0; i < rf->spec.n_node_taints; i++) {
+		cu_free(rf->spec.node_taints[i].key);
+		cu_free(rf->spec.node_taints[i].value);
+	}
+	cu_free(rf->spec.node_taints);
+	api_tolerations_dispose(rf->spec.tolerations, rf->spec.n_tolerations);
+	cu_free(rf->spec.topology_name);
+}
+
+API_MODEL_DEFINE_CODEC(resource_flavor, KUEUE_V1B2, "ResourceFlavor")
+
+/* ---- ClusterQueue ------------------------------------------------------- */
+
+static const struct api_enum_name qs_names[] = {
+    {"StrictFIFO", API_QS_STRICT_FIFO},
+    {"BestEffortFIFO", API_QS_BEST_EFFORT_FIFO},
+    {NULL, 0},
+};
+
+static const struct api_enum_name fung_names[] = {
+    {"MayStopSearch", API_FUNG_MAY_STOP_SEARCH},
+    {"TryNextFlavor", API_FUNG_TRY_NEXT_FLAVOR},
+    {NULL, 0},
+};
+
+static const struct api_enum_name fung_pref_names[] = {
+    {"BorrowingOverPreemption", API_FUNG_PREF_BORROWING_OVER_PREEMPTION},
+    {"PreemptionOverBorrowing", API_FUNG_PREF_PREEMPTION_OVER_BORROWING},
+    {NULL, 0},
+};
+
+static const struct api_enum_name reclaim_names[] = {
+    {"Never", API_PREEMPT_NEVER},
+    {"LowerPriority", API_PREEMPT_LOWER_PRIORITY},
+    {"Any", API_PREEMPT_ANY},
+    {NULL, 0},
+};
+
+static const struct api_enum_name within_cq_names[] = {
+    {"Never", API_PREEMPT_NEVER},
+    {"LowerPriority", API_PREEMPT_LOWER_PRIORITY},
+    {"LowerOrNewerEqualPriority", API_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY},
+    {NULL, 0},
+};
+
+static const struct api_enum_name borrow_names[] = {
+    {"Never", API_PREEMPT_NEVER},
+    {"LowerPriority", API_PREEMPT_LOWER_PRIORITY},
+    {NULL, 0},
+};
+
+enum api_queueing_strategy api_cq_queueing_strategy(
+    const struct api_cluster_queue *cq)
+{
+	return cq->spec.queueing_strategy == API_QS_UNSET
+		   ? API_QS_BEST_EFFORT_FIFO
+		   : cq->spec.queueing_strategy;
+}
+
+static void dec_cq_spec(
+    struct api_dec *d, const json_t *spec, struct api_cluster_queue_spec *s)
+{
+	const json_t *o, *arr;
+	size_t mark, m2, i, n;
+	int v;
+
+	apid_resource_groups(d, spec, "resourceGroups", &s->resource_groups);
+	apid_str(d, spec, "cohortName", false, &s->cohort_name);
+	v = 0;
+	apid_enum(d, spec, "queueingStrategy", false, qs_names, &v);
+	s->queueing_strategy = (enum api_queueing_strategy)v;
+
+	o = spec ? json_object_get(spec, "namespaceSelector") : NULL;
+	if (o != NULL && d->rc == CU_OK) {
+		cu_error local;
+		int rc;
+
+		mark = apid_push(d, "namespaceSelector");
+		cu_error_clear(&local);
+		rc = api_label_selector_decode(
+		    &s->namespace_selector, o, d->path, &local);
+		if (rc != CU_OK) {
+			/* the selector codec already names the full path */
+			d->rc = rc;
+			cu_error_set(d->err, rc, "%s", local.msg);
+		} else {
+			s->has_namespace_selector = true;
+		}
+		apid_pop(d, mark);
+	}
+
+	o = apid_field(d, spec, "flavorFungibility", JSON_OBJECT, false);
+	if (o != NULL) {
+		s->has_flavor_fungibility = true;
+		mark = apid_push(d, "flavorFungibility");
+		v = 0;
+		apid_enum(d, o, "whenCanBorrow", false, fung_names, &v);
+		s->flavor_fungibility.when_can_borrow = (enum api_fungibility)v;
+		v = 0;
+		apid_enum(d, o, "whenCanPreempt", false, fung_names, &v);
+		s->flavor_fungibility.when_can_preempt =
+		    (enum api_fungibility)v;
+		v = 0;
+		apid_enum(d, o, "preference", false, fung_pref_names, &v);
+		s->flavor_fungibility.preference = (enum api_fung_preference)v;
+		apid_pop(d, mark);
+	}
+
+	o = apid_field(d, spec, "preemption", JSON_OBJECT, false);
+	if (o != NULL) {
+		const json_t *b;
+
+		s->has_preemption = true;
+		mark = apid_push(d, "preemption");
+		v = 0;
+		apid_enum(
+		    d, o, "reclaimWithinCohort", false, reclaim_names, &v);
+		s->preemption.reclaim_within_cohort =
+		    (enum api_preempt_policy)v;
+		v = 0;
+		apid_enum(
+		    d, o, "withinClusterQueue", false, within_cq_names, &v);
+		s->preemption.within_cluster_queue = (enum api_preempt_policy)v;
+		b = apid_field(d, o, "borrowWithinCohort", JSON_OBJECT, false);
+		if (b != NULL) {
+			s->preemption.has_borrow_within_cohort = true;
+			m2 = apid_push(d, "borrowWithinCohort");
+			v = 0;
+			apid_enum(d, b, "policy", false, borrow_names, &v);
+			s->preemption.borrow_within_cohort.policy =
+			    (enum api_preempt_policy)v;
+			apid_i32(d, b, "maxPriorityThreshold", false,
+			    &s->preemption.borrow_within_cohort
+				 .has_max_priority_threshold,
+			    &s->preemption.borrow_within_cohort
+				 .max_priority_threshold);
+			apid_pop(d, m2);
+		}
+		apid_pop(d, mark);
+	}
+
+	o = apid_field(d, spec, "admissionChecksStrategy", JSON_OBJECT, false);
+	if (o != NULL) {
+		s->has_admission_checks_strategy = true;
+		mark = apid_push(d, "admissionChecksStrategy");
+		s->admission_checks = apid_array(d, o, "admissionChecks", false,
+		    sizeof(*s->admission_checks), &n, &arr);
+		m2 = apid_push(d, "admissionChecks");
+		for (i = 0; s->admission_checks && i < n && d->rc == CU_OK;
+		     i++) {
+			size_t m3;
+			const json_t *e = apid_elem(d, arr, i, &m3);
+
+			s->n_admission_checks = i + 1;
+			apid_str(
+			    d, e, "name", true, &s->admission_checks[i].name);
+			apid_strlist(d, e, "onFlavors", false,
+			    &s->admission_checks[i].on_flavors);
+			apid_pop(d, m3);
+		}
+		apid_pop(d, m2);
+		apid_pop(d, mark);
+	}
+	v = 0;
+	apid_enum(d, spec, "stopPolicy", false, api_stop_policy_names, &v);
+	s->stop_policy = (enum api_stop_policy)v;
+	dec_fair_weight(d, spec, &s->has_fair_sharing,
+	    &s->has_fair_sharing_weight, &s->fair_sharing_weight);
+}
+
+static void dec_queue_counts(struct api_dec *d, const json_t *st, bool *hp,
+    int32_t *p, bool *hr, int32_t *r, bool *ha, int32_t *a)
+{
+	apid_i32(d, st, "pendingWorkloads", false, hp, p);
+	apid_i32(d, st, "reservingWorkloads", false, hr, r);
+	apid_i32(d, st, "admittedWorkloads", false, ha, a);
+}
+
+static void dec_weighted_share(struct api_dec *d, const json_t *st, bool *has,
+    bool *has_share, int64_t *share)
+{
+	const json_t *fs = apid_field(d, st, "fairSharing", JSON_OBJECT, false);
+	size_t mark;
+
+	if (fs == NULL)
+		return;
+	*has = true;
+	mark = apid_push(d, "fairSharing");
+	apid_i64(d, fs, "weightedShare", false, has_share, share);
+	apid_pop(d, mark);
+}
+
+static void cluster_queue_decode_body(
+    struct api_dec *d, const json_t *j, struct api_cluster_queue *cq)
+{
+	const json_t *sec;
+	size_t mark;
+
+	apid_meta(d, j, &cq->meta);
+	sec = dec_section(d, j, "spec", false, &mark);
+	dec_cq_spec(d, sec, &cq->spec);
+	apid_pop(d, mark);
+	sec = dec_section(d, j, "status", false, &mark);
+	apid_conditions(d, sec, "conditions", false, &cq->status.conditions);
+	apid_flavor_usages(
+	    d, sec, "flavorsReservation", &cq->status.flavors_reservation);
+	apid_flavor_usages(d, sec, "flavorsUsage", &cq->status.flavors_usage);
+	dec_queue_counts(d, sec, &cq->status.has_pending_workloads,
+	    &cq->status.pending_workloads, &cq->status.has_reserving_workloads,
+	    &cq->status.reserving_workloads, &cq->status.has_admitted_workloads,
+	    &cq->status.admitted_workloads);
+	dec_weighted_share(d, sec, &cq->status.has_fair_sharing,
+	    &cq->status.has_weighted_share, &cq->status.weighted_share);
+	apid_pop(d, mark);
+}
+
+static void enc_fair_weight(struct api_enc *e, json_t *spec, bool has,
+    bool has_weight, const struct api_quantity *w)
+{
+	json_t *fs = apie_obj(e, spec, "fairSharing", has);
+
+	apie_qty(e, fs, "weight", has_weight, w);
+}
+
+static void enc_selector(
+    struct api_enc *e, json_t *spec, bool has, const ns_selector *sel)
+{
+	json_t *old, *v = NULL;
+	ns_selector prev;
+	char *a, *b;
+	bool same = false;
+
+	if (e->rc != CU_OK || spec == NULL)
+		return;
+	if (!has) {
+		json_object_del(spec, "namespaceSelector");
+		return;
+	}
+	/* Keep the source form when it means the same selector: the
+	 * selector codec may spell it differently (matchLabels vs In). */
+	old = json_object_get(spec, "namespaceSelector");
+	if (old != NULL &&
+	    api_label_selector_decode(&prev, old, NULL, NULL) == CU_OK) {
+		a = ns_selector_string(&prev);
+		b = ns_selector_string(sel);
+		same = a && b && strcmp(a, b) == 0 &&
+		       prev.match_nothing == sel->match_nothing;
+		cu_free(a);
+		cu_free(b);
+		ns_selector_dispose(&prev);
+	}
+	if (same)
+		return;
+	e->rc = api_label_selector_encode(&v, sel, e->err);
+	if (e->rc == CU_OK &&
+	    json_object_set_new(spec, "namespaceSelector", v) != 0)
+		apie_nomem(e);
+}
+
+static void enc_cq_spec(
+    struct api_enc *e, json_t *spec, const struct api_cluster_queue_spec *s)
+{
+	json_t *o, *b, *a;
+	size_t i;
+
+	apie_resource_groups(e, spec, "resourceGroups", &s->resource_groups);
+	apie_str(e, spec, "cohortName", s->cohort_name);
+	apie_enum(
+	    e, spec, "queueingStrategy", qs_names, (int)s->queueing_strategy);
+	enc_selector(
+	    e, spec, s->has_namespace_selector, &s->namespace_selector);
+	o = apie_obj(e, spec, "flavorFungibility", s->has_flavor_fungibility);
+	apie_enum(e, o, "whenCanBorrow", fung_names,
+	    (int)s->flavor_fungibility.when_can_borrow);
+	apie_enum(e, o, "whenCanPreempt", fung_names,
+	    (int)s->flavor_fungibility.when_can_preempt);
+	apie_enum(e, o, "preference", fung_pref_names,
+	    (int)s->flavor_fungibility.preference);
+	o = apie_obj(e, spec, "preemption", s->has_preemption);
+	apie_enum(e, o, "reclaimWithinCohort", reclaim_names,
+	    (int)s->preemption.reclaim_within_cohort);
+	apie_enum(e, o, "withinClusterQueue", within_cq_names,
+	    (int)s->preemption.within_cluster_queue);
+	b = apie_obj(
+	    e, o, "borrowWithinCohort", s->preemption.has_borrow_within_cohort);
+	apie_enum(e, b, "policy", borrow_names,
+	    (int)s->preemption.borrow_within_cohort.policy);
+	apie_i64(e, b, "maxPriorityThreshold",
+	    s->preemption.borrow_within_cohort.has_max_priority_threshold,
+	    s->preemption.borrow_within_cohort.max_priority_threshold);
+	o = apie_obj(e, spec, "admissionChecksStrategy",
+	    s->has_admission_checks_strategy);
+	a = apie_arr(e, o, "admissionChecks", s->n_admission_checks);
+	for (i = 0; a && i < s->n_admission_checks; i++) {
+		json_t *r = json_array_get(a, i);
+
+		apie_str(e, r, "name", s->admission_checks[i].name);
+		apie_strlist(
+		    e, r, "onFlavors", &s->admission_checks[i].on_flavors);
+	}
+	apie_enum(
+	    e, spec, "stopPolicy", api_stop_policy_names, (int)s->stop_policy);
+	enc_fair_weight(e, spec, s->has_fair_sharing,
+	    s->has_fair_sharing_weight, &s->fair_sharing_weight);
+}
+
+/* status is written only when the model or the source has one, so that a
+ * spec-only object does not grow an empty status. */
+static json_t *enc_status(struct api_enc *e, json_t *dst, bool any)
+{
+	return apie_obj(e, dst, "status",
+	    any || json_is_object(json_object_get(dst, "status")));
+}
+
+static void cluster_queue_encode_body(
+    struct api_enc *e, json_t *dst, const struct api_cluster_queue *cq)
+{
+	json_t *st, *fs;
+
+	apie_meta(e, dst, &cq->meta);
+	enc_cq_spec(e, apie_obj(e, dst, "spec", true), &cq->spec);
+	st = enc_status(e, dst,
+	    cq->status.conditions.n || cq->status.flavors_usage.n ||
+		cq->status.flavors_reservation.n ||
+		cq->status.has_pending_workloads ||
+		cq->status.has_reserving_workloads ||
+		cq->status.has_admitted_workloads ||
+		cq->status.has_fair_sharing);
+	apie_conditions(e, st, "conditions", &cq->status.conditions, false);
+	apie_flavor_usages(
+	    e, st, "flavorsReservation", &cq->status.flavors_reservation);
+	apie_flavor_usages(e, st, "flavorsUsage", &cq->status.flavors_usage);
+	apie_i64(e, st, "pendingWorkloads", cq->status.has_pending_workloads,
+	    cq->status.pending_workloads);
+	apie_i64(e, st, "reservingWorkloads",
+	    cq->status.has_reserving_workloads, cq->status.reserving_workloads);
+	apie_i64(e, st, "admittedWorkloads", cq->status.has_admitted_workloads,
+	    cq->status.admitted_workloads);
+	fs = apie_obj(e, st, "fairSharing", cq->status.has_fair_sharing);
+	apie_i64(e, fs, "weightedShare", cq->status.has_weighted_share,
+	    cq->status.weighted_share);
+}
+
+static void cluster_queue_dispose_body(struct api_cluster_queue *cq)
+{
+	size_t i;
+
+	api_resource_groups_dispose(&cq->spec.resource_groups);
+	cu_free(cq->spec.cohort_name);
+	ns_selector_dispose(&cq->spec.namespace_selector);
+	for (i = 0; i < cq->spec.n_admission_checks; i++) {
+		cu_free(cq->spec.admission_checks[i].name);
+		api_strlist_dispose(&cq->spec.admission_checks[i].on_flavors);
+	}
+	cu_free(cq->spec.admission_checks);
+	api_conditions_dispose(&cq->status.conditions);
+	api_flavor_usages_dispose(&cq->status.flavors_reservation);
+	api_flavor_usages_dispose(&cq->status.flavors_usage);
+}
+
+API_MODEL_DEFINE_CODEC(cluster_queue, KUEUE_V1B2, "ClusterQueue")
+
+/* ---- Cohort ------------------------------------------------------------- */
+
+static void cohort_decode_body(
+    struct api_dec *d, const json_t *j, struct api_cohort *co)
+{
+	const json_t *sec;
+	size_t mark;
+
+	apid_meta(d, j, &co->meta);
+	sec = dec_section(d, j, "spec", false, &mark);
+	apid_str(d, sec, "parentName", false, &co->spec.parent_name);
+	apid_resource_groups(
+	    d, sec, "resourceGroups", &co->spec.resource_groups);
+	dec_fair_weight(d, sec, &co->spec.has_fair_sharing,
+	    &co->spec.has_fair_sharing_weight, &co->spec.fair_sharing_weight);
+	apid_pop(d, mark);
+	sec = dec_section(d, j, "status", false, &mark);
+	dec_weighted_share(d, sec, &co->status.has_fair_sharing,
+	    &co->status.has_weighted_share, &co->status.weighted_share);
+	apid_pop(d, mark);
+}
+
+static void cohort_encode_body(
+    struct api_enc *e, json_t *dst, const struct api_cohort *co)
+{
+	json_t *spec, *st, *fs;
+
+	apie_meta(e, dst, &co->meta);
+	spec = apie_obj(e, dst, "spec", true);
+	apie_str(e, spec, "parentName", co->spec.parent_name);
+	apie_resource_groups(
+	    e, spec, "resourceGroups", &co->spec.resource_groups);
+	enc_fair_weight(e, spec, co->spec.has_fair_sharing,
+	    co->spec.has_fair_sharing_weight, &co->spec.fair_sharing_weight);
+	st = enc_status(e, dst, co->status.has_fair_sharing);
+	fs = apie_obj(e, st, "fairSharing", co->status.has_fair_sharing);
+	apie_i64(e, fs, "weightedShare", co->status.has_weighted_share,
+	    co->status.weighted_share);
+}
+
+static void cohort_dispose_body(struct api_cohort *co)
+{
+	cu_free(co->spec.parent_name);
+	api_resource_groups_dispose(&co->spec.resource_groups);
+}
+
+API_MODEL_DEFINE_CODEC(cohort, KUEUE_V1B2, "Cohort")
+
+/* ---- LocalQueue --------------------------------------------------------- */
+
+static void local_queue_decode_body(
+    struct api_dec *d, const json_t *j, struct api_local_queue *lq)
+{
+	const json_t *sec;
+	size_t mark;
+	int v = 0;
+
+	apid_meta(d, j, &lq->meta);
+	sec = dec_section(d, j, "spec", false, &mark);
+	apid_str(d, sec, "clusterQueue", false, &lq->spec.cluster_queue);
+	apid_enum(d, sec, "stopPolicy", false, api_stop_policy_names, &v);
+	lq->spec.stop_policy = (enum api_stop_policy)v;
+	dec_fair_weight(d, sec, &lq->spec.has_fair_sharing,
+	    &lq->spec.has_fair_sharing_weight, &lq->spec.fair_sharing_weight);
+	apid_pop(d, mark);
+	sec = dec_section(d, j, "status", false, &mark);
+	apid_conditions(d, sec, "conditions", false, &lq->status.conditions);
+	dec_queue_counts(d, sec, &lq->status.has_pending_workloads,
+	    &lq->status.pending_workloads, &lq->status.has_reserving_workloads,
+	    &lq->status.reserving_workloads, &lq->status.has_admitted_workloads,
+	    &lq->status.admitted_workloads);
+	apid_flavor_usages(
+	    d, sec, "flavorsReservation", &lq->status.flavors_reservation);
+	apid_flavor_usages(d, sec, "flavorsUsage", &lq->status.flavors_usage);
+	apid_pop(d, mark);
+}
+
+static void local_queue_encode_body(
+    struct api_enc *e, json_t *dst, const struct api_local_queue *lq)
+{
+	json_t *spec, *st;
+
+	apie_meta(e, dst, &lq->meta);
+	spec = apie_obj(e, dst, "spec", true);
+	apie_str(e, spec, "clusterQueue", lq->spec.cluster_queue);
+	apie_enum(e, spec, "stopPolicy", api_stop_policy_names,
+	    (int)lq->spec.stop_policy);
+	enc_fair_weight(e, spec, lq->spec.has_fair_sharing,
+	    lq->spec.has_fair_sharing_weight, &lq->spec.fair_sharing_weight);
+	st = enc_status(e, dst,
+	    lq->status.conditions.n || lq->status.has_pending_workloads ||
+		lq->status.has_reserving_workloads ||
+		lq->status.has_admitted_workloads ||
+		lq->status.flavors_reservation.n || lq->status.flavors_usage.n);
+	apie_conditions(e, st, "conditions", &lq->status.conditions, false);
+	apie_i64(e, st, "pendingWorkloads", lq->status.has_pending_workloads,
+	    lq->status.pending_workloads);
+	apie_i64(e, st, "reservingWorkloads",
+	    lq->status.has_reserving_workloads, lq->status.reserving_workloads);
+	apie_i64(e, st, "admittedWorkloads", lq->status.has_admitted_workloads,
+	    lq->status.admitted_workloads);
+	apie_flavor_usages(
+	    e, st, "flavorsReservation", &lq->status.flavors_reservation);
+	apie_flavor_usages(e, st, "flavorsUsage", &lq->status.flavors_usage);
+}
+
+static void local_queue_dispose_body(struct api_local_queue *lq)
+{
+	cu_free(lq->spec.cluster_queue);
+	api_conditions_dispose(&lq->status.conditions);
+	api_flavor_usages_dispose(&lq->status.flavors_reservation);
+	api_flavor_usages_dispose(&lq->status.flavors_usage);
+}
+
+API_MODEL_DEFINE_CODEC(local_queue, KUEUE_V1B2, "LocalQueue")
+
+/* ---- WorkloadPriorityClass --------------------------------------------- */
+
+static void workload_priority_class_decode_body(
+    struct api_dec *d, const json_t *j, struct api_workload_priority_class *w)
+{
+	apid_meta(d, j, &w->meta);
+	apid_i32(d, j, "value", true, NULL, &w->value);
+	apid_str(d, j, "description", false, &w->description);
+}
+
+static void workload_priority_class_encode_body(
+    struct api_enc *e, json_t *dst, const struct api_workload_priority_class *w)
+{
+	apie_meta(e, dst, &w->meta);
+	apie_i64(e, dst, "value", true, w->value);
+	apie_str(e, dst, "description", w->description);
+}
+
+static void workload_priority_class_dispose_body(
+    struct api_workload_priority_class *w)
+{
+	cu_free(w->description);
+}
+
+API_MODEL_DEFINE_CODEC(
+    workload_priority_class, KUEUE_V1B2, "WorkloadPriorityClass")
+
+/* ---- Workload ----------------------------------------------------------- */
+
+static const struct api_enum_name pcref_group_names[] = {
+    {"kueue.x-k8s.io", 1},
+    {"scheduling.k8s.io", 2},
+    {NULL, 0},
+};
+
+static const struct api_enum_name pcref_kind_names[] = {
+    {"WorkloadPriorityClass", 1},
+    {"PriorityClass", 2},
+    {NULL, 0},
+};
+
+static const struct api_enum_name check_state_names[] = {
+    {"Pending", API_CHECK_PENDING},
+    {"Ready", API_CHECK_READY},
+    {"Retry", API_CHECK_RETRY},
+    {"Rejected", API_CHECK_REJECTED},
+    {NULL, 0},
+};
+
+#define API_MAX_PODSETS 18
+
+static void dec_wl_spec(
+    struct api_dec *d, const json_t *spec, struct api_workload *wl)
+{
+	const json_t *arr, *o;
+	size_t n, i, mark, m2;
+	int v = 0;
+
+	wl->spec.pod_sets = apid_array(
+	    d, spec, "podSets", true, sizeof(*wl->spec.pod_sets), &n, &arr);
+	if (d->rc == CU_OK && wl->spec.pod_sets == NULL) {
+		mark = apid_push(d, "podSets");
+		apid_fail(d, CU_EINVAL,
+		    "Invalid value: 0: must have at least 1 items");
+		apid_pop(d, mark);
+	}
+	if (d->rc == CU_OK && json_array_size(arr) > API_MAX_PODSETS) {
+		mark = apid_push(d, "podSets");
+		apid_fail(d, CU_EINVAL,
+		    "Too many: %zu: must have at most %d items",
+		    json_array_size(arr), API_MAX_PODSETS);
+		apid_pop(d, mark);
+	}
+	mark = apid_push(d, "podSets");
+	for (i = 0;
+	     wl->spec.pod_sets && i < json_array_size(arr) && d->rc == CU_OK;
+	     i++) {
+		struct api_podset *ps = &wl->spec.pod_sets[i];
+		const json_t *e = apid_elem(d, arr, i, &m2);
+
+		wl->spec.n_pod_sets = i + 1;
+		apid_str(d, e, "name", false, &ps->name);
+		ps->template = apid_json(d, e, "template", JSON_OBJECT, true);
+		apid_i32(d, e, "count", false, &ps->has_count, &ps->count);
+		apid_i32(d, e, "minCount", false, &ps->has_min_count,
+		    &ps->min_count);
+		apid_pop(d, m2);
+	}
+	apid_pop(d, mark);
+	apid_str(d, spec, "queueName", false, &wl->spec.queue_name);
+	o = apid_field(d, spec, "priorityClassRef", JSON_OBJECT, false);
+	if (o != NULL) {
+		struct api_priority_class_ref *r = &wl->spec.priority_class_ref;
+
+		wl->spec.has_priority_class_ref = true;
+		mark = apid_push(d, "priorityClassRef");
+		apid_enum(d, o, "group", true, pcref_group_names, &v);
+		apid_enum(d, o, "kind", true, pcref_kind_names, &v);
+		apid_str(d, o, "group", true, &r->group);
+		apid_str(d, o, "kind", true, &r->kind);
+		apid_str(d, o, "name", true, &r->name);
+		apid_pop(d, mark);
+	}
+	apid_i32(d, spec, "priority", false, &wl->spec.has_priority,
+	    &wl->spec.priority);
+	if (d->rc == CU_OK && wl->spec.has_priority_class_ref &&
+	    !wl->spec.has_priority) {
+		mark = apid_push(d, "priority");
+		apid_fail(d, CU_EINVAL,
+		    "Required value: priority should not be nil when "
+		    "priorityClassRef is set");
+		apid_pop(d, mark);
+	}
+	apid_bool(d, spec, "active", &wl->spec.has_active, &wl->spec.active);
+	apid_i32(d, spec, "maximumExecutionTimeSeconds", false,
+	    &wl->spec.has_maximum_execution_time_seconds,
+	    &wl->spec.maximum_execution_time_seconds);
+}
+
+static void dec_wl_admission(
+    struct api_dec *d, const json_t *a, struct api_workload *wl)
+{
+	const json_t *arr;
+	size_t n, i, mark, m2;
+
+	wl->status.has_admission = true;
+	apid_str(
+	    d, a, "clusterQueue", true, &wl->status.admission.cluster_queue);
+	apid_field(d, a, "podSetAssignments", JSON_ARRAY, true);
+	wl->status.admission.pod_set_assignments =
+	    apid_array(d, a, "podSetAssignments", true,
+		sizeof(*wl->status.admission.pod_set_assignments), &n, &arr);
+	mark = apid_push(d, "podSetAssignments");
+	for (i = 0; wl->status.admission.pod_set_assignments &&
+		    i < json_array_size(arr) && d->rc == CU_OK;
+	     i++) {
+		struct api_podset_assignment *p =
+		    &wl->status.admission.pod_set_assignments[i];
+		const json_t *e = apid_elem(d, arr, i, &m2);
+
+		wl->status.admission.n_pod_set_assignments = i + 1;
+		apid_str(d, e, "name", true, &p->name);
+		apid_strmap(d, e, "flavors", &p->flavors);
+		apid_qmap(d, e, "resourceUsage", &p->resource_usage);
+		apid_i32(d, e, "count", false, &p->has_count, &p->count);
+		apid_pop(d, m2);
+	}
+	apid_pop(d, mark);
+}
+
+static void dec_wl_status(
+    struct api_dec *d, const json_t *st, struct api_workload *wl)
+{
+	const json_t *o, *arr;
+	size_t n, i, mark, m2;
+
+	apid_conditions(d, st, "conditions", false, &wl->status.conditions);
+	o = apid_field(d, st, "admission", JSON_OBJECT, false);
+	if (o != NULL) {
+		mark = apid_push(d, "admission");
+		dec_wl_admission(d, o, wl);
+		apid_pop(d, mark);
+	}
+	o = apid_field(d, st, "requeueState", JSON_OBJECT, false);
+	if (o != NULL) {
+		wl->status.has_requeue_state = true;
+		mark = apid_push(d, "requeueState");
+		apid_i32(d, o, "count", false,
+		    &wl->status.requeue_state.has_count,
+		    &wl->status.requeue_state.count);
+		apid_time(d, o, "requeueAt", false,
+		    &wl->status.requeue_state.has_requeue_at,
+		    &wl->status.requeue_state.requeue_at_ns);
+		apid_pop(d, mark);
+	}
+	wl->status.reclaimable_pods = apid_array(d, st, "reclaimablePods",
+	    false, sizeof(*wl->status.reclaimable_pods), &n, &arr);
+	mark = apid_push(d, "reclaimablePods");
+	for (i = 0; wl->status.reclaimable_pods && i < n && d->rc == CU_OK;
+	     i++) {
+		const json_t *e = apid_elem(d, arr, i, &m2);
+
+		wl->status.n_reclaimable_pods = i + 1;
+		apid_str(
+		    d, e, "name", true, &wl->status.reclaimable_pods[i].name);
+		apid_i32(d, e, "count", true, NULL,
+		    &wl->status.reclaimable_pods[i].count);
+		apid_pop(d, m2);
+	}
+	apid_pop(d, mark);
+	wl->status.admission_checks = apid_array(d, st, "admissionChecks",
+	    false, sizeof(*wl->status.admission_checks), &n, &arr);
+	mark = apid_push(d, "admissionChecks");
+	for (i = 0; wl->status.admission_checks && i < n && d->rc == CU_OK;
+	     i++) {
+		struct api_admission_check_state *c =
+		    &wl->status.admission_checks[i];
+		const json_t *e = apid_elem(d, arr, i, &m2);
+		int v = 0;
+
+		wl->status.n_admission_checks = i + 1;
+		apid_str(d, e, "name", true, &c->name);
+		apid_enum(d, e, "state", true, check_state_names, &v);
+		c->state = (enum api_check_state)v;
+		apid_time(d, e, "lastTransitionTime", true,
+		    &c->has_last_transition, &c->last_transition_ns);
+		apid_str(d, e, "message", false, &c->message);
+		apid_i32(d, e, "retryCount", false, &c->has_retry_count,
+		    &c->retry_count);
+		apid_i32(d, e, "requeueAfterSeconds", false,
+		    &c->has_requeue_after_seconds, &c->requeue_after_seconds);
+		apid_pop(d, m2);
+	}
+	apid_pop(d, mark);
+	wl->status.resource_requests = apid_array(d, st, "resourceRequests",
+	    false, sizeof(*wl->status.resource_requests), &n, &arr);
+	mark = apid_push(d, "resourceRequests");
+	for (i = 0; wl->status.resource_requests && i < n && d->rc == CU_OK;
+	     i++) {
+		const json_t *e = apid_elem(d, arr, i, &m2);
+
+		wl->status.n_resource_requests = i + 1;
+		apid_str(
+		    d, e, "name", false, &wl->status.resource_requests[i].name);
+		apid_qmap(d, e, "resources",
+		    &wl->status.resource_requests[i].resources);
+		apid_pop(d, m2);
+	}
+	apid_pop(d, mark);
+	apid_i32(d, st, "accumulatedPastExecutionTimeSeconds", false,
+	    &wl->status.has_accumulated_past_execution_time_seconds,
+	    &wl->status.accumulated_past_execution_time_seconds);
+	apid_str(d, st, "clusterName", false, &wl->status.cluster_name);
+	apid_strlist(d, st, "nominatedClusterNames", false,
+	    &wl->status.nominated_cluster_names);
+}
+
+static void workload_decode_body(
+    struct api_dec *d, const json_t *j, struct api_workload *wl)
+{
+	const json_t *sec;
+	size_t mark;
+
+	apid_meta(d, j, &wl->meta);
+	sec = dec_section(d, j, "spec", true, &mark);
+	if (sec != NULL)
+		dec_wl_spec(d, sec, wl);
+	apid_pop(d, mark);
+	sec = dec_section(d, j, "status", false, &mark);
+	dec_wl_status(d, sec, wl);
+	apid_pop(d, mark);
+}
+
+static void enc_wl_spec(
+    struct api_enc *e, json_t *spec, const struct api_workload *wl)
+{
+	json_t *a, *o;
+	size_t i;
+
+	a = apie_arr(e, spec, "podSets", wl->spec.n_pod_sets);
+	for (i = 0; a && i < wl->spec.n_pod_sets; i++) {
+		const struct api_podset *ps = &wl->spec.pod_sets[i];
+		json_t *po = json_array_get(a, i);
+
+		apie_str(e, po, "name", ps->name);
+		apie_json(e, po, "template", ps->template);
+		apie_i64(e, po, "count", ps->has_count, ps->count);
+		apie_i64(e, po, "minCount", ps->has_min_count, ps->min_count);
+	}
+	apie_str(e, spec, "queueName", wl->spec.queue_name);
+	o = apie_obj(
+	    e, spec, "priorityClassRef", wl->spec.has_priority_class_ref);
+	apie_str(e, o, "group", wl->spec.priority_class_ref.group);
+	apie_str(e, o, "kind", wl->spec.priority_class_ref.kind);
+	apie_str(e, o, "name", wl->spec.priority_class_ref.name);
+	apie_i64(e, spec, "priority", wl->spec.has_priority, wl->spec.priority);
+	apie_bool(e, spec, "active", wl->spec.has_active, wl->spec.active);
+	apie_i64(e, spec, "maximumExecutionTimeSeconds",
+	    wl->spec.has_maximum_execution_time_seconds,
+	    wl->spec.maximum_execution_time_seconds);
+}
+
+static void enc_wl_status(
+    struct api_enc *e, json_t *st, const struct api_workload *wl)
+{
+	json_t *o, *a;
+	size_t i;
+
+	apie_conditions(e, st, "conditions", &wl->status.conditions, false);
+	o = apie_obj(e, st, "admission", wl->status.has_admission);
+	apie_str(e, o, "clusterQueue", wl->status.admission.cluster_queue);
+	a = apie_arr(e, o, "podSetAssignments",
+	    wl->status.admission.n_pod_set_assignments);
+	/* podSetAssignments is a required list: never drop it */
+	if (o != NULL && a == NULL && e->rc == CU_OK &&
+	    !json_is_array(json_object_get(o, "podSetAssignments")) &&
+	    json_object_set_new(o, "podSetAssignments", json_array()) != 0)
+		apie_nomem(e);
+	for (i = 0; a && i < wl->status.admission.n_pod_set_assignments; i++) {
+		const struct api_podset_assignment *p =
+		    &wl->status.admission.pod_set_assignments[i];
+		json_t *po = json_array_get(a, i);
+
+		apie_str(e, po, "name", p->name);
+		apie_strmap(e, po, "flavors", &p->flavors);
+		apie_qmap(e, po, "resourceUsage", &p->resource_usage);
+		apie_i64(e, po, "count", p->has_count, p->count);
+	}
+	o = apie_obj(e, st, "requeueState", wl->status.has_requeue_state);
+	apie_i64(e, o, "count", wl->status.requeue_state.has_count,
+	    wl->status.requeue_state.count);
+	apie_time(e, o, "requeueAt", wl->status.requeue_state.has_requeue_at,
+	    wl->status.requeue_state.requeue_at_ns, false);
+	a = apie_arr(e, st, "reclaimablePods", wl->status.n_reclaimable_pods);
+	for (i = 0; a && i < wl->status.n_reclaimable_pods; i++) {
+		json_t *po = json_array_get(a, i);
+
+		apie_str(e, po, "name", wl->status.reclaimable_pods[i].name);
+		apie_i64(
+		    e, po, "count", true, wl->status.reclaimable_pods[i].count);
+	}
+	a = apie_arr(e, st, "admissionChecks", wl->status.n_admission_checks);
+	for (i = 0; a && i < wl->status.n_admission_checks; i++) {
+		const struct api_admission_check_state *c =
+		    &wl->status.admission_checks[i];
+		json_t *co = json_array_get(a, i);
+
+		apie_str(e, co, "name", c->name);
+		apie_enum(e, co, "state", check_state_names, (int)c->state);
+		apie_time(e, co, "lastTransitionTime", c->has_last_transition,
+		    c->last_transition_ns, false);
+		apie_str(e, co, "message", c->message);
+		apie_i64(
+		    e, co, "retryCount", c->has_retry_count, c->retry_count);
+		apie_i64(e, co, "requeueAfterSeconds",
+		    c->has_requeue_after_seconds, c->requeue_after_seconds);
+	}
+	a = apie_arr(e, st, "resourceRequests", wl->status.n_resource_requests);
+	for (i = 0; a && i < wl->status.n_resource_requests; i++) {
+		json_t *ro = json_array_get(a, i);
+
+		apie_str(e, ro, "name", wl->status.resource_requests[i].name);
+		apie_qmap(e, ro, "resources",
+		    &wl->status.resource_requests[i].resources);
+	}
+	apie_i64(e, st, "accumulatedPastExecutionTimeSeconds",
+	    wl->status.has_accumulated_past_execution_time_seconds,
+	    wl->status.accumulated_past_execution_time_seconds);
+	apie_str(e, st, "clusterName", wl->status.cluster_name);
+	apie_strlist(e, st, "nominatedClusterNames",
+	    &wl->status.nominated_cluster_names);
+}
+
+static void workload_encode_body(
+    struct api_enc *e, json_t *dst, const struct api_workload *wl)
+{
+	apie_meta(e, dst, &wl->meta);
+	enc_wl_spec(e, apie_obj(e, dst, "spec", true), wl);
+	enc_wl_status(e,
+	    enc_status(e, dst,
+		wl->status.conditions.n || wl->status.has_admission ||
+		    wl->status.has_requeue_state ||
+		    wl->status.n_reclaimable_pods ||
+		    wl->status.n_admission_checks ||
+		    wl->status.n_resource_requests ||
+		    wl->status.has_accumulated_past_execution_time_seconds ||
+		    wl->status.cluster_name ||
+		    wl->status.nominated_cluster_names.n),
+	    wl);
+}
+
+static void workload_dispose_body(struct api_workload *wl)
+{
+	size_t i;
+
+	for (i = 0; i < wl->spec.n_pod_sets; i++) {
+		cu_free(wl->spec.pod_sets[i].name);
+		json_decref(wl->spec.pod_sets[i].template);
+	}
+	cu_free(wl->spec.pod_sets);
+	cu_free(wl->spec.queue_name);
+	cu_free(wl->spec.priority_class_ref.group);
+	cu_free(wl->spec.priority_class_ref.kind);
+	cu_free(wl->spec.priority_class_ref.name);
+	api_conditions_dispose(&wl->status.conditions);
+	cu_free(wl->status.admission.cluster_queue);
+	for (i = 0; i < wl->status.admission.n_pod_set_assignments; i++) {
+		struct api_podset_assignment *p =
+		    &wl->status.admission.pod_set_assignments[i];
+
+		cu_free(p->name);
+		api_strmap_dispose(&p->flavors);
+		api_qmap_dispose(&p->resource_usage);
+	}
+	cu_free(wl->status.admission.pod_set_assignments);
+	for (i = 0; i < wl->status.n_reclaimable_pods; i++)
+		cu_free(wl->status.reclaimable_pods[i].name);
+	cu_free(wl->status.reclaimable_pods);
+	for (i = 0; i < wl->status.n_admission_checks; i++) {
+		cu_free(wl->status.admission_checks[i].name);
+		cu_free(wl->status.admission_checks[i].message);
+	}
+	cu_free(wl->status.admission_checks);
+	for (i = 0; i < wl->status.n_resource_requests; i++) {
+		cu_free(wl->status.resource_requests[i].name);
+		api_qmap_dispose(&wl->status.resource_requests[i].resources);
+	}
+	cu_free(wl->status.resource_requests);
+	cu_free(wl->status.cluster_name);
+	api_strlist_dispose(&wl->status.nominated_cluster_names);
+}
+
+API_MODEL_DEFINE_CODEC(workload, KUEUE_V1B2, "Workload")

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/config.h - Kueue's `Configuration` file (config.kueue.x-k8s.io
+ * v1beta2, and v1beta1 converted the way Kueue converts it) as cueue's
+ * effective settings: strict decoding (unknown fields and wrong types are
+ * errors naming the field path and YAML line), Kueue's defaults, the
+ * validation cueue needs, and printing the effective configuration back as
+ * v1beta2 YAML for `cueue-controller --check-config`.
+ *
+ * Why strict: Kueue decodes its configuration strictly, so a misspelled key
+ * that Kueue would refuse must not be silently ignored here either (a
+ * misspelled managedJobsNamespaceSelector would widen the namespace gate).
+ * Prefix: ctl_config_.
+ */
+#ifndef CU_CONTROLLER_CONFIG_H
+#define CU_CONTROLLER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/cu.h"
+#include "namespaces/selector.h"
+
+#define CTL_CONFIG_GROUP "config.kueue.x-k8s.io"
+#define CTL_CONFIG_V1BETA2 CTL_CONFIG_GROUP "/v1beta2"
+#define CTL_CONFIG_V1BETA1 CTL_CONFIG_GROUP "/v1beta1"
+
+/* Kueue's defaults (apis/config/v1beta2/defaults.go). */
+#define CTL_CONFIG_DEFAULT_NAMESPACE "kueue-system"
+#define CTL_CONFIG_SA_NAMESPACE_FILE                                           \
+	"/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+/* Job frameworks cueue can manage (integrations.frameworks). */
+#define CTL_FRAMEWORK_JOB "batch/job"
+#define CTL_FRAMEWORK_JOBSET "jobset.x-k8s.io/jobset"
+
+/* waitForPodsReady.requeuingStrategy.timestamp */
+enum ctl_requeue_timestamp {
+	CTL_REQUEUE_EVICTION = 0, /* "Eviction" (default) */
+	CTL_REQUEUE_CREATION,	  /* "Creation" */
+};
+
+/*
+ * The effective configuration: every field holds the value cueue uses,
+ * defaults filled. Durations are nanoseconds (Go's time.Duration). All
+ * char * members are [owned by the struct; freed by ctl_config_dispose];
+ * optional ones are NULL when unset and have no default.
+ */
+struct ctl_config {
+	char *api_version; /* the file's apiVersion (v1beta1 or v1beta2) */
+	char *namespace;   /* where cueue's own objects live */
+	bool manage_jobs_without_queue_name;
+	/* The namespace gate (DESIGN.md lesson 1), compiled. */
+	ns_selector managed_jobs_ns_selector;
+
+	struct {
+		int port;
+		char *host; /* "" = all interfaces */
+		char *cert_dir;
+	} webhook;
+
+	struct {
+		bool leader_elect;
+		int64_t lease_duration_ns;
+		int64_t renew_deadline_ns;
+		int64_t retry_period_ns;
+		char *resource_lock;
+		char *resource_name;
+		char *resource_namespace; /* "" = the pod's namespace */
+	} leader_election;
+
+	struct {
+		char *bind_address; /* "host:port"; "0" disables */
+		bool enable_cluster_queue_resources;
+		bool local_queue_metrics;
+		bool has_local_queue_selector;
+		ns_selector local_queue_selector; /* valid if has_... */
+	} metrics;
+
+	struct {
+		char *probe_bind_address;
+		char *readiness_endpoint; /* path without '/' ("readyz") */
+		char *liveness_endpoint;  /* "healthz" */
+	} health;
+
+	struct {
+		bool enable;
+		char *webhook_service_name; /* NULL when !enable and unset */
+		char *webhook_secret_name;  /* NULL when !enable and unset */
+	} internal_cert;
+
+	struct {
+		bool enable; /* v1beta2: always; v1beta1: the `enable` flag */
+		int64_t timeout_ns;
+		bool block_admission;
+		int64_t recovery_timeout_ns;
+		enum ctl_requeue_timestamp timestamp;
+		bool has_backoff_limit_count; /* unset = retry forever */
+		int32_t backoff_limit_count;
+		int32_t backoff_base_seconds;
+		int32_t backoff_max_seconds;
+	} wait_for_pods_ready;
+
+	struct {
+		double qps;
+		int32_t burst;
+	} client_connection;
+
+	struct {
+		char **
+		    frameworks; /* [owned] in file order (duplicates refused) */
+		size_t nframeworks;
+		bool job;		   /* batch/job enabled */
+		bool jobset;		   /* jobset.x-k8s.io/jobset enabled */
+		char **label_keys_to_copy; /* [owned] */
+		size_t nlabel_keys_to_copy;
+	} integrations;
+
+	/* Fields Kueue accepts that cueue reads but does not act on, one
+	 * message each ("line 12: multiKueue: accepted but ignored by
+	 * cueue"). [owned] */
+	char **warnings;
+	size_t nwarnings;
+};
+
+/*
+ * Load the Configuration file at path [borrowed]. On success *out is filled
+ * (release with ctl_config_dispose); on failure *out is left disposed
+ * (safe to dispose again) and err holds one line starting with the path,
+ * e.g. "cfg.yaml: line 4: unknown field \"manageJobsWithoutQueueNme\"".
+ * Errors: CU_ENOTFOUND/CU_EIO (file), CU_EPARSE (YAML, types, unknown
+ * fields, apiVersion/kind), CU_EINVAL (validation), CU_EUNSUPPORTED
+ * (a Kueue feature cueue does not implement, e.g. another framework),
+ * CU_ETOOBIG, CU_ENOMEM.
+ */
+CU_MUST_CHECK int ctl_config_load(
+    struct ctl_config *out, const char *path, cu_error *err);
+
+/*
+ * As ctl_config_load for buf[0..len) [borrowed; need not be NUL-terminated].
+ * name [borrowed; may be NULL] prefixes error messages ("name: line 3: ...").
+ */
+CU_MUST_CHECK int ctl_config_load_buffer(struct ctl_config *out,
+    const char *buf, size_t len, const char *name, cu_error *err);
+
+/* Free everything c owns and zero it; a zeroed struct is a no-op. */
+void ctl_config_dispose(struct ctl_config *c);
+
+/*
+ * Append the effective configuration to out as one YAML document of kind
+ * Configuration in Kueue's v1beta2 shape (loadable again with
+ * ctl_config_load_buffer, giving the same configuration). c [borrowed].
+ * Errors: CU_ENOMEM, CU_ETOOBIG (out's maximum), CU_EINVAL (a selector with
+ * no LabelSelector form).
+ */
+CU_MUST_CHECK int ctl_config_to_yaml(
+    const struct ctl_config *c, cu_buf *out, cu_error *err);
+
+/*
+ * Kueue's default `namespace`: the trimmed contents of sa_namespace_file
+ * [borrowed; NULL = CTL_CONFIG_SA_NAMESPACE_FILE] when it is readable and
+ * non-empty, else "kueue-system". [owned: cu_free]; NULL on ENOMEM.
+ */
+char *ctl_config_operator_namespace(const char *sa_namespace_file);
+
+/* Go-style duration text ("15s", "30m0s", "1h0m0s", "1.5s", "0s") into
+ * out[size]. Exposed for tests and log messages. */
+void ctl_config_format_duration(int64_t ns, char *out, size_t size);
+
+/* Parse a Go duration ("1h30m", "2s", "-5m", "1.5h", "0") into ns.
+ * CU_EPARSE / CU_ERANGE with a message naming the input. s [borrowed]. */
+CU_MUST_CHECK int ctl_config_parse_duration(
+    const char *s, int64_t *out, cu_error *err);
+
+#endif /* CU_CONTROLLER_CONFIG_H */

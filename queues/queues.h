@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * queues/queues.h - the queueing model of cueue: ResourceFlavors,
+ * ClusterQueues, Cohort trees, LocalQueues, pending Workloads and the quota
+ * each ClusterQueue and Cohort holds and uses, with Kueue's semantics
+ * (borrowing, lending limits, hierarchical cohorts, StrictFIFO and
+ * BestEffortFIFO queueing, requeue on capacity change, requeue backoff).
+ *
+ * Pure logic: libc and lib/cu.h only, no I/O, no clock reads (time is
+ * passed in as int64 nanoseconds). Quantities are int64 milli-units.
+ * The admission engine (admission/) reads the structs below and changes
+ * them only through the functions of this header. Event-loop thread only.
+ * Prefix: que_ / QUE_.
+ *
+ * Design notes
+ * ------------
+ * Workload lifecycle inside the model (que_wl.where):
+ *
+ *   que_workload_add ──> BLOCKED (LocalQueue missing/stopped, CQ missing)
+ *          │                 ^   │ que_*_set makes it routable (rebuild)
+ *          v                 │   v
+ *       PENDING (CQ heap) <──────┘ <──────────────────────┐
+ *          │ que_pop_heads                                 │
+ *          v                                               │
+ *        HEAD ── que_requeue ──> PENDING | INADMISSIBLE ───┤ capacity change
+ *          │                               BACKOFF ────────┤ time passes
+ *          │ que_admit                                     │
+ *          v                                               │
+ *       ADMITTED ── que_mark_evicting ──> EVICTING ──┐     │
+ *          │                                          │     │
+ *          └──── que_workload_release / _unadmit ─────┴─────┘
+ *   que_workload_remove: from any state, releasing quota if held.
+ *
+ * Invariants (checked by que_check_invariants):
+ *  1. A CQ's usage in (flavor, resource) equals the sum of the usage of its
+ *     ADMITTED and EVICTING workloads there.
+ *  2. A cohort's usage equals the sum over its children of
+ *     max(0, child usage - child localQuota) (usage beyond what a child keeps
+ *     for itself is stored in the parent).
+ *  3. Nothing uses more than its quotas allow: a root's usage is at most its
+ *     subtree quota; a node with a borrowingLimit uses at most subtree quota +
+ *     borrowingLimit; a CQ without a cohort uses at most its nominal quota.
+ *     (A quota lowered under existing usage violates this on purpose: the
+ *     checker reports what the caller did.)
+ *  4. Every workload is in exactly the container its `where` names, and a
+ *     pending heap is a heap under que_wl_before().
+ *  5. Objects (flavors, CQs, cohorts, LQs) are never freed before the state:
+ *     deleting one marks it absent, so pointers held by workloads stay valid
+ *     and a re-created object with the same name reuses the struct.
+ */
+#ifndef CU_QUEUES_QUEUES_H
+#define CU_QUEUES_QUEUES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/cu.h"
+
+typedef struct que_state que_state;
+
+/* ---- specs (caller-built, borrowed for the duration of the call) ---- */
+
+enum que_taint_effect {
+	QUE_EFFECT_NO_SCHEDULE = 0,
+	QUE_EFFECT_PREFER_NO_SCHEDULE,
+	QUE_EFFECT_NO_EXECUTE,
+};
+
+struct que_kv {
+	const char *key;   /* [borrowed] */
+	const char *value; /* [borrowed] */
+};
+
+struct que_taint {
+	const char *key;   /* [borrowed] */
+	const char *value; /* [borrowed]; NULL or "" for none */
+	enum que_taint_effect effect;
+};
+
+enum que_toleration_op {
+	QUE_TOLERATE_EQUAL = 0,
+	QUE_TOLERATE_EXISTS,
+};
+
+struct que_toleration {
+	const char *key;   /* [borrowed]; NULL/"" with EXISTS = every key */
+	const char *value; /* [borrowed]; NULL = "" */
+	enum que_toleration_op op;
+	bool any_effect; /* an empty effect in the API tolerates every effect */
+	enum que_taint_effect effect;
+};
+
+enum que_selector_op {
+	QUE_SEL_IN = 0,
+	QUE_SEL_NOT_IN,
+	QUE_SEL_EXISTS,
+	QUE_SEL_DOES_NOT_EXIST,
+};
+
+/* One matchExpression of a required node-affinity term. */
+struct que_node_requirement {
+	const char *key; /* [borrowed] */
+	enum que_selector_op op;
+	const char *const *values; /* [borrowed] */
+	size_t n_values;
+};
+
+/* Terms are ORed, requirements inside a term are ANDed. */
+struct que_affinity_term {
+	const struct que_node_requirement *reqs; /* [borrowed] */
+	size_t n_reqs;
+};
+
+struct que_flavor_spec {
+	const char *name;		  /* [borrowed] */
+	const struct que_kv *node_labels; /* [borrowed] */
+	size_t n_node_labels;
+	const struct que_taint *taints; /* [borrowed] */
+	size_t n_taints;
+	/* Tolerations the flavor injects into admitted pods; they also count
+	 * when matching the flavor's own taints (Kueue does the same). */
+	const struct que_toleration *tolerations; /* [borrowed] */
+	size_t n_tolerations;
+};
+
+struct que_resource_quota {
+	const char *resource; /* [borrowed] */
+	int64_t nominal;      /* milli-units, >= 0 */
+	bool has_borrowing_limit;
+	int64_t borrowing_limit;
+	bool has_lending_limit;
+	int64_t lending_limit;
+};
+
+struct que_flavor_quotas {
+	const char *flavor;			    /* [borrowed] */
+	const struct que_resource_quota *resources; /* [borrowed] */
+	size_t n_resources;
+};
+
+struct que_resource_group {
+	const char *const *covered; /* [borrowed] resource names */
+	size_t n_covered;
+	const struct que_flavor_quotas *flavors; /* [borrowed] in order */
+	size_t n_flavors;
+};
+
+enum que_queueing {
+	QUE_BEST_EFFORT_FIFO = 0, /* Kueue's default */
+	QUE_STRICT_FIFO,
+};
+
+enum que_stop {
+	QUE_STOP_NONE = 0,
+	QUE_STOP_HOLD,
+	QUE_STOP_HOLD_AND_DRAIN,
+};
+
+enum que_preempt_policy {
+	QUE_PREEMPT_NEVER = 0,
+	QUE_PREEMPT_LOWER_PRIORITY,
+	QUE_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY, /* withinClusterQueue only */
+	QUE_PREEMPT_ANY, /* reclaimWithinCohort only */
+};
+
+struct que_preemption {
+	enum que_preempt_policy within_cluster_queue;
+	enum que_preempt_policy reclaim_within_cohort;
+	/* borrowWithinCohort.policy: NEVER or LOWER_PRIORITY. */
+	enum que_preempt_policy borrow_within_cohort;
+	bool has_max_priority_threshold;
+	int32_t max_priority_threshold;
+};
+
+enum que_fungibility {
+	QUE_FUNGIBILITY_DEFAULT = 0, /* whenCanBorrow: MayStopSearch,
+				      * whenCanPreempt: TryNextFlavor */
+	QUE_MAY_STOP_SEARCH,
+	QUE_TRY_NEXT_FLAVOR,
+};
+
+struct que_cq_spec {
+	const char *name;   /* [borrowed] */
+	const char *cohort; /* [borrowed]; NULL/"" = none */
+	const struct que_resource_group *groups; /* [borrowed] */
+	size_t n_groups;
+	enum que_queueing queueing;
+	enum que_stop stop;
+	struct que_preemption preemption;
+	enum que_fungibility when_can_borrow;
+	enum que_fungibility when_can_preempt;
+};
+
+struct que_cohort_spec {
+	const char *name;   /* [borrowed] */
+	const char *parent; /* [borrowed]; NULL/"" = root */
+	const struct que_resource_group *groups; /* [borrowed] */
+	size_t n_groups;
+};
+
+struct que_lq_spec {
+	const char *ns;		   /* [borrowed] */
+	const char *name;	   /* [borrowed] */
+	const char *cluster_queue; /* [borrowed] */
+	enum que_stop stop;
+};
+
+struct que_request {
+	const char *resource; /* [borrowed] */
+	int64_t per_pod;      /* milli-units per pod */
+};
+
+struct que_podset_spec {
+	const char *name;		    /* [borrowed]; NULL = "main" */
+	int32_t count;			    /* pods, >= 0 */
+	const struct que_request *requests; /* [borrowed] */
+	size_t n_requests;
+	const struct que_toleration *tolerations; /* [borrowed] */
+	size_t n_tolerations;
+	const struct que_kv *node_selector; /* [borrowed] */
+	size_t n_node_selector;
+	const struct que_affinity_term
+	    *affinity; /* [borrowed] required terms */
+	size_t n_affinity;
+};
+
+struct que_workload_spec {
+	const char *uid;	/* [borrowed]; unique key */
+	const char *ns;		/* [borrowed] */
+	const char *name;	/* [borrowed] */
+	const char *queue_name; /* [borrowed] LocalQueue name in ns */
+	int32_t priority;
+	int64_t created_ns; /* creationTimestamp */
+	/* The caller evaluated the CQ's namespaceSelector against ns. */
+	bool namespace_eligible;
+	const struct que_podset_spec *podsets; /* [borrowed] 1..18 */
+	size_t n_podsets;
+};
+
+/* ---- model (read-only outside queues/) ------------------------------- */
+
+/* A (flavor, resource) pair is interned to a dense "fr" id. */
+struct que_quota {
+	int64_t nominal;
+	int64_t borrowing_limit; /* valid if has_borrowing_limit */
+	int64_t lending_limit;	 /* valid if has_lending_limit */
+	bool has_borrowing_limit;
+	bool has_lending_limit;
+	bool defined; /* the node declares this fr */
+};
+
+struct que_cell {
+	struct que_quota q;
+	int64_t subtree; /* own nominal + what children store here */
+	int64_t usage;	 /* own, or aggregated from children */
+};
+
+struct que_cohort;
+
+/* What CQs and cohorts share: the quota tree node. */
+struct que_node {
+	struct que_cell *cells; /* owned; indexed by fr, ncells long */
+	uint32_t ncells;
+	struct que_cohort *parent; /* [borrowed] NULL at a root */
+};
+
+struct que_flavor {
+	char *name; /* owned */
+	uint32_t id;
+	bool exists;
+	struct que_kv *labels; /* owned (strings in the same block) */
+	size_t n_labels;
+	struct que_taint *taints; /* owned */
+	size_t n_taints;
+	struct que_toleration *tolerations; /* owned */
+	size_t n_tolerations;
+	void *block; /* owned; backs the arrays above */
+};
+
+struct que_group {
+	uint32_t *res; /* owned; covered resource ids */
+	size_t n_res;
+	uint32_t *flv; /* owned; flavor ids in order */
+	size_t n_flv;
+};
+
+struct que_wl;
+
+struct que_wlist {
+	struct que_wl *head;
+	size_t n;
+};
+
+struct que_cq {
+	struct que_node node; /* first: a que_cq is a que_node */
+	char *name;	      /* owned */
+	char *cohort_name;    /* owned; NULL = none */
+	bool exists;
+	bool active;		     /* computed on rebuild */
+	const char *inactive_reason; /* static Kueue Active reason */
+	struct que_group *groups;    /* owned */
+	size_t n_groups;
+	enum que_queueing queueing;
+	enum que_stop stop;
+	struct que_preemption preemption;
+	enum que_fungibility when_can_borrow;  /* resolved, never DEFAULT */
+	enum que_fungibility when_can_preempt; /* resolved, never DEFAULT */
+	/* pending heap, ordered by que_wl_before() */
+	struct que_wl **heap; /* owned array; entries borrowed */
+	size_t n_heap, cap_heap;
+	struct que_wlist inadmissible;
+	struct que_wlist admitted; /* ADMITTED and EVICTING */
+	bool requeue_needed;
+	size_t n_members; /* workloads whose cq is this one (heap reserve) */
+};
+
+struct que_cohort {
+	struct que_node node;	  /* first */
+	char *name;		  /* owned */
+	char *parent_name;	  /* owned; NULL = root */
+	bool is_explicit;	  /* a Cohort object exists (else implied) */
+	bool in_cycle;		  /* its parent chain loops: tree disabled */
+	struct que_group *groups; /* owned */
+	size_t n_groups;
+	uint32_t refs; /* CQs and cohorts naming it, on rebuild */
+	/* children, rebuilt from scratch on every rebuild */
+	struct que_cohort **kids; /* owned array, borrowed entries */
+	size_t n_kids, cap_kids;
+	struct que_cq **cqs; /* owned array, borrowed entries */
+	size_t n_cqs, cap_cqs;
+	struct que_cohort *root; /* [borrowed] root of its tree */
+	int height;		 /* 1 + deepest child cohort */
+	bool requeue_needed;	 /* root only */
+};
+
+struct que_lq {
+	char *key;	 /* owned; "ns/name" */
+	char *ns, *name; /* owned */
+	char *cq_name;	 /* owned */
+	bool exists;
+	enum que_stop stop;
+};
+
+enum que_where {
+	QUE_WL_BLOCKED = 0,
+	QUE_WL_PENDING,
+	QUE_WL_INADMISSIBLE,
+	QUE_WL_BACKOFF,
+	QUE_WL_HEAD,
+	QUE_WL_ADMITTED,
+	QUE_WL_EVICTING,
+};
+
+struct que_sel_req {
+	const char *key;
+	enum que_selector_op op;
+	const char *const *values;
+	uint32_t n_values;
+};
+
+struct que_term {
+	struct que_sel_req *reqs;
+	uint32_t n_reqs;
+};
+
+struct que_req {
+	uint32_t res;	 /* resource id */
+	int64_t per_pod; /* milli */
+	int64_t total;	 /* per_pod * count, saturated to INT64_MAX */
+};
+
+struct que_podset {
+	const char *name;
+	int32_t count;
+	uint32_t n_req;
+	struct que_req *req;
+	uint32_t *fr; /* per req: assigned fr while ADMITTED/EVICTING */
+	struct que_toleration *tolerations;
+	uint32_t n_tolerations;
+	struct que_kv *selector;
+	uint32_t n_selector;
+	struct que_term *terms;
+	uint32_t n_terms;
+};
+
+/* A Workload. One allocation holds the struct, its strings and arrays. */
+struct que_wl {
+	const char *uid, *ns, *name, *queue_name; /* in the same block */
+	int32_t priority;
+	int64_t created_ns;
+	int64_t queue_ts;    /* creation, or eviction time after a requeue */
+	int64_t admitted_ns; /* quota reservation time */
+	int64_t requeue_at;  /* BACKOFF until then */
+	enum que_where where;
+	bool namespace_eligible;
+	bool sticky;	       /* preemptor waiting for its victims */
+	uint32_t pending_hash; /* last reported pending status, 0 = none */
+	uint32_t scratch;      /* per-cycle marks of admission/, 0 between */
+	size_t heap_idx;       /* in the CQ heap or the backoff heap */
+	struct que_wl *prev, *next; /* in a que_wlist */
+	struct que_wl *hnext;	    /* uid hash chain */
+	struct que_lq *lq;	    /* [borrowed] NULL when missing */
+	struct que_cq *cq;	    /* [borrowed] NULL when not routable */
+	uint32_t n_podsets;
+	struct que_podset *podsets;
+};
+
+/* ---- lifecycle ------------------------------------------------------ */
+
+/* New empty state. *out [owned: que_state_free]. CU_ENOMEM. */
+CU_MUST_CHECK int que_state_new(que_state **out, cu_error *err);
+/* Frees everything, including every workload. NULL is a no-op. */
+void que_state_free(que_state *st);
+
+/* ---- configuration -------------------------------------------------- */
+
+/*
+ * Create or replace an object from its spec (borrowed; copied). A change
+ * is applied lazily on the next que_rebuild(), which every reader below
+ * calls for you. CU_EINVAL on a malformed spec (message names the field),
+ * CU_ENOMEM.
+ */
+CU_MUST_CHECK int que_flavor_set(
+    que_state *st, const struct que_flavor_spec *spec, cu_error *err);
+CU_MUST_CHECK int que_cq_set(
+    que_state *st, const struct que_cq_spec *spec, cu_error *err);
+CU_MUST_CHECK int que_cohort_set(
+    que_state *st, const struct que_cohort_spec *spec, cu_error *err);
+CU_MUST_CHECK int que_lq_set(
+    que_state *st, const struct que_lq_spec *spec, cu_error *err);
+
+/* Mark an object absent. CU_ENOTFOUND if it does not exist. Admitted
+ * workloads of a deleted CQ keep their quota until released (Kueue keeps
+ * the CQ terminating until then). */
+CU_MUST_CHECK int que_flavor_delete(
+    que_state *st, const char *name, cu_error *err);
+CU_MUST_CHECK int que_cq_delete(que_state *st, const char *name, cu_error *err);
+CU_MUST_CHECK int que_cohort_delete(
+    que_state *st, const char *name, cu_error *err);
+CU_MUST_CHECK int que_lq_delete(
+    que_state *st, const char *ns, const char *name, cu_error *err);
+
+/* Apply pending configuration changes: link the cohort trees, detect
+ * cycles, recompute subtree quotas, activity, routing of workloads.
+ * CU_ENOMEM (the state stays consistent but the change is retried). */
+CU_MUST_CHECK int que_rebuild(que_state *st, cu_error *err);
+
+/* Lookups [borrowed; valid until que_state_free]; NULL if never seen or
+ * currently absent. */
+struct que_cq *que_cq_get(que_state *st, const char *name);
+struct que_cohort *que_cohort_get(que_state *st, const char *name);
+struct que_flavor *que_flavor_get(que_state *st, const char *name);
+struct que_lq *que_lq_get(que_state *st, const char *ns, const char *name);
+/* Every CQ slot (including absent ones), for iteration. */
+size_t que_cq_count(const que_state *st);
+struct que_cq *que_cq_at(que_state *st, size_t i);
+
+/* Interned names [borrowed; valid until que_state_free]. */
+const char *que_resource_name(const que_state *st, uint32_t res);
+const struct que_flavor *que_flavor_by_id(const que_state *st, uint32_t id);
+/* fr id of (flavor id, resource id), or UINT32_MAX if never interned. */
+uint32_t que_fr_find(const que_state *st, uint32_t flavor, uint32_t res);
+uint32_t que_fr_flavor(const que_state *st, uint32_t fr);
+uint32_t que_fr_resource(const que_state *st, uint32_t fr);
+uint32_t que_fr_count(const que_state *st);
+
+/* ---- workloads ------------------------------------------------------ */
+
+/* Queue a new pending workload. CU_EEXIST (uid known), CU_EINVAL,
+ * CU_ENOMEM. queue_ts starts at created_ns. */
+CU_MUST_CHECK int que_workload_add(
+    que_state *st, const struct que_workload_spec *spec, cu_error *err);
+/* Forget a workload in any state, releasing its quota (finished or
+ * deleted). CU_ENOTFOUND. */
+CU_MUST_CHECK int que_workload_remove(
+    que_state *st, const char *uid, cu_error *err);
+/* An ADMITTED/EVICTING workload's pods are gone after an eviction: release
+ * its quota and requeue it with queue timestamp now_ns. CU_ENOTFOUND,
+ * CU_EINVAL (not holding quota). */
+CU_MUST_CHECK int que_workload_release(
+    que_state *st, const char *uid, int64_t now_ns, cu_error *err);
+/* Undo an admission whose API write failed: release the quota and put it
+ * back in its heap with its old timestamp. CU_ENOTFOUND, CU_EINVAL. */
+CU_MUST_CHECK int que_workload_unadmit(
+    que_state *st, const char *uid, cu_error *err);
+/* Keep a pending workload out of scheduling until requeue_at_ns
+ * (requeueState.requeueAt). CU_ENOTFOUND, CU_EINVAL (holds quota). */
+CU_MUST_CHECK int que_workload_backoff(
+    que_state *st, const char *uid, int64_t requeue_at_ns, cu_error *err);
+/* The caller re-evaluated the CQ namespaceSelector. CU_ENOTFOUND. */
+CU_MUST_CHECK int que_workload_set_namespace_eligible(
+    que_state *st, const char *uid, bool eligible, cu_error *err);
+/* [borrowed; valid until the workload is removed]; NULL if unknown. */
+struct que_wl *que_workload_get(que_state *st, const char *uid);
+size_t que_workload_count(const que_state *st);
+/* BLOCKED workloads: a circular list through ->next [borrowed; valid
+ * until the next state change]; NULL when none. */
+struct que_wl *que_blocked_head(que_state *st);
+
+/* ---- used by the admission engine ----------------------------------- */
+
+/* Heap order: sticky preemptor first (BestEffortFIFO), higher priority,
+ * older queue timestamp, smaller UID. */
+bool que_wl_before(const struct que_wl *a, const struct que_wl *b);
+
+/*
+ * Start a cycle at now_ns: expired backoffs and (after a capacity change)
+ * inadmissible workloads go back to their heaps, then the best pending
+ * workload of every active CQ is popped (state HEAD). *heads [borrowed;
+ * valid until the next call]. Every head must be given back with
+ * que_requeue or que_admit before the next call. CU_ENOMEM.
+ */
+CU_MUST_CHECK int que_pop_heads(que_state *st, int64_t now_ns,
+    struct que_wl ***heads, size_t *n, cu_error *err);
+
+enum que_requeue_reason {
+	QUE_RQ_NO_FIT = 0,		/* assignment NoFit or inactive CQ */
+	QUE_RQ_NAMESPACE_MISMATCH,	/* always parked as inadmissible */
+	QUE_RQ_FAILED_AFTER_NOMINATION, /* no longer fits this cycle */
+	QUE_RQ_PENDING_PREEMPTION,	/* waiting for its victims */
+	QUE_RQ_NO_CANDIDATES,		/* preemption found no victims */
+};
+
+/* Give a HEAD back: StrictFIFO puts it back in the heap (it keeps
+ * blocking) except on a namespace mismatch; BestEffortFIFO parks it as
+ * inadmissible unless the reason asks for an immediate retry. */
+void que_requeue(que_state *st, struct que_wl *wl, enum que_requeue_reason why);
+
+/* Admit a HEAD: frs holds, podset by podset, one fr id per request (the
+ * flavor chosen for that resource) [borrowed]. Adds its usage. */
+void que_admit(
+    que_state *st, struct que_wl *wl, const uint32_t *frs, int64_t now_ns);
+
+/* An ADMITTED workload was chosen as a preemption victim: it keeps its
+ * quota until que_workload_release, and is never chosen twice. */
+void que_mark_evicting(que_state *st, struct que_wl *wl);
+
+/* Quota arithmetic on one node for one fr (Kueue's resource_node.go). */
+int64_t que_node_local_quota(const struct que_node *n, uint32_t fr);
+int64_t que_node_local_available(const struct que_node *n, uint32_t fr);
+int64_t que_node_available(const struct que_node *n, uint32_t fr);
+int64_t que_node_potential_available(const struct que_node *n, uint32_t fr);
+int64_t que_node_usage(const struct que_node *n, uint32_t fr);
+int64_t que_node_subtree(const struct que_node *n, uint32_t fr);
+const struct que_quota *que_node_quota(const struct que_node *n, uint32_t fr);
+/* usage + v would exceed the subtree quota. */
+bool que_node_borrowing_with(const struct que_node *n, uint32_t fr, int64_t v);
+/* Height of a node: 0 for a CQ, 1 + deepest child cohort for a cohort. */
+int que_cohort_height(const struct que_cohort *c);
+/* Temporary usage changes for simulations; every add must be matched by
+ * a remove of the same amount before the cycle ends. */
+void que_node_add_usage(struct que_node *n, uint32_t fr, int64_t v);
+void que_node_remove_usage(struct que_node *n, uint32_t fr, int64_t v);
+/* Add or remove a workload's whole assigned usage (simulation). */
+void que_wl_add_usage(struct que_wl *wl);
+void que_wl_remove_usage(struct que_wl *wl);
+
+/* ---- checking ------------------------------------------------------- */
+
+/* Verify invariants 1-4 above. CU_OK, or CU_ERANGE / CU_EINVAL with a
+ * message naming the first violation. Call between cycles. */
+CU_MUST_CHECK int que_check_invariants(que_state *st, cu_error *err);
+
+#endif /* CU_QUEUES_QUEUES_H */

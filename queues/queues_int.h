@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * queues/queues_int.h - internals shared by the files of queues/ only:
+ * the state struct, a string-keyed hash map, pending heaps and workload
+ * lists. Never included from another folder.
+ */
+#ifndef CU_QUEUES_QUEUES_INT_H
+#define CU_QUEUES_QUEUES_INT_H
+
+#include "queues/queues.h"
+
+/* Open-addressing map from a borrowed NUL-terminated key to a pointer.
+ * Keys are the objects' own names, so entries are never removed
+ * (invariant 5). */
+struct que_strmap {
+	const char **keys; /* owned array; keys borrowed */
+	void **vals;	   /* owned array; values borrowed */
+	size_t cap, n;
+};
+
+void que_strmap_dispose(struct que_strmap *m);
+void *que_strmap_get(const struct que_strmap *m, const char *key);
+CU_MUST_CHECK int que_strmap_put(
+    struct que_strmap *m, const char *key, void *val);
+uint32_t que_hash_str(const char *s);
+
+struct que_state {
+	struct que_strmap res_map; /* name -> (uintptr_t)id + 1 */
+	char **res_names;	   /* owned */
+	uint32_t n_res, cap_res;
+
+	struct que_strmap flavor_map;
+	struct que_flavor **flavors; /* owned */
+	uint32_t n_flavors, cap_flavors;
+
+	/* (flavor, resource) -> fr: a dense table, rows by flavor id. */
+	uint32_t *fr_table; /* owned; fr_rows x fr_cols, UINT32_MAX = none */
+	uint32_t fr_rows, fr_cols;
+	uint32_t *fr_flavor, *fr_res; /* owned; by fr */
+	uint32_t n_fr, cap_fr;
+
+	struct que_strmap cq_map;
+	struct que_cq **cqs; /* owned */
+	size_t n_cqs, cap_cqs;
+
+	struct que_strmap cohort_map;
+	struct que_cohort **cohorts; /* owned */
+	size_t n_cohorts, cap_cohorts;
+
+	struct que_strmap lq_map;
+	struct que_lq **lqs; /* owned */
+	size_t n_lqs, cap_lqs;
+
+	struct que_wl **wl_buckets; /* owned; chained by hnext */
+	size_t wl_nbuckets, n_wl;
+
+	struct que_wlist blocked; /* BLOCKED workloads */
+	struct que_wl **backoff;  /* owned; min-heap on requeue_at */
+	size_t n_backoff, cap_backoff;
+	struct que_wl **heads; /* owned; last que_pop_heads result */
+	size_t n_heads, cap_heads;
+
+	bool dirty; /* configuration changed since the last rebuild */
+};
+
+/* Grow an array of elem-sized items to hold at least need items. */
+
+/* Lists. */
+void que_wlist_push(struct que_wlist *l, struct que_wl *wl);
+void que_wlist_del(struct que_wlist *l, struct que_wl *wl);
+
+/* Pending heap of a CQ; capacity is reserved beforehand (n_members). */
+void que_heap_push(struct que_cq *cq, struct que_wl *wl);
+void que_heap_remove(struct que_cq *cq, struct que_wl *wl);
+struct que_wl *que_heap_pop(struct que_cq *cq);
+/* Backoff heap of the state. */
+void que_backoff_push(struct que_state *st, struct que_wl *wl);
+void que_backoff_remove(struct que_state *st, struct que_wl *wl);
+
+/* Take wl out of whatever container its `where` names (not ADMITTED
+ * lists: those are handled by the callers that release quota). */
+void que_detach(struct que_state *st, struct que_wl *wl);
+
+/* Intern a resource name to its id (workloads.c). CU_ENOMEM. */
+CU_MUST_CHECK int que_intern_resource(
+    struct que_state *st, const char *name, uint32_t *out);
+/* Get or create a cohort struct (implied until que_cohort_set). */
+CU_MUST_CHECK int que_cohort_intern(
+    struct que_state *st, const char *name, struct que_cohort **out);
+
+/* Route every workload that is not holding quota to the container its
+ * LocalQueue and ClusterQueue say (workloads.c). CU_ENOMEM. */
+CU_MUST_CHECK int que_route_all(struct que_state *st, cu_error *err);
+
+/* Make sure every node has a cell for every fr. */
+CU_MUST_CHECK int que_node_reserve(struct que_node *n, uint32_t nfr);
+
+/* Recompute trees and subtree quotas (quota.c). */
+CU_MUST_CHECK int que_rebuild_trees(struct que_state *st, cu_error *err);
+
+/* Mark the tree of cq for an inadmissible requeue (capacity freed). */
+void que_capacity_freed(struct que_cq *cq);
+
+#endif /* CU_QUEUES_QUEUES_INT_H */

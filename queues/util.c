@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * queues/util.c - containers used by the queueing model: a string-keyed
+ * hash map, array growth, intrusive workload lists and the binary heaps
+ * (per-CQ pending heap, state-wide backoff heap). Heaps keep each
+ * workload's heap_idx current so that removal from the middle is
+ * O(log n).
+ */
+#include <string.h>
+
+#include "queues/queues_int.h"
+
+uint32_t que_hash_str(const char *s)
+{
+	/* FNV-1a: short keys, no adversary worth a keyed hash here. */
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+void que_strmap_dispose(struct que_strmap *m)
+{
+	cu_free(m->keys);
+	cu_free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+void *que_strmap_get(const struct que_strmap *m, const char *key)
+{
+	size_t i;
+
+	if (m->cap == 0)
+		return NULL;
+	for (i = que_hash_str(key) & (m->cap - 1); m->keys[i];
+	     i = (i + 1) & (m->cap - 1)) {
+		if (strcmp(m->keys[i], key) == 0)
+			return m->vals[i];
+	}
+	return NULL;
+}
+
+static void strmap_insert(struct que_strmap *m, const char *key, void *val)
+{
+	size_t i;
+
+	for (i = que_hash_str(key) & (m->cap - 1); m->keys[i];
+	     i = (i + 1) & (m->cap - 1)) {
+		if (strcmp(m->keys[i], key) == 0) {
+			m->vals[i] = val;
+			return;
+		}
+	}
+	m->keys[i] = key;
+	m->vals[i] = val;
+	m->n++;
+}
+
+int que_strmap_put(struct que_strmap *m, const char *key, void *val)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		struct que_strmap bigger;
+		size_t i;
+
+		bigger.cap = m->cap ? m->cap * 2 : 16;
+		bigger.n = 0;
+		bigger.keys = cu_calloc(bigger.cap, sizeof(*bigger.keys));
+		bigger.vals = cu_calloc(bigger.cap, sizeof(*bigger.vals));
+		if (!bigger.keys || !bigger.vals) {
+			que_strmap_dispose(&bigger);
+			return CU_ENOMEM;
+		}
+		for (i = 0; i < m->cap; i++)
+			if (m->keys[i])
+				strmap_insert(&bigger, m->keys[i], m->vals[i]);
+		que_strmap_dispose(m);
+		*m = bigger;
+	}
+	strmap_insert(m, key, val);
+	return CU_OK;
+}
+
+/* Circular doubly linked list; head->prev is the tail, so push is O(1)
+ * and keeps insertion order (inadmissible workloads requeue in order). */
+void que_wlist_push(struct que_wlist *l, struct que_wl *wl)
+{
+	if (!l->head) {
+		wl->prev = wl->next = wl;
+		l->head = wl;
+	} else {
+		wl->next = l->head;
+		wl->prev = l->head->prev;
+		l->head->prev->next = wl;
+		l->head->prev = wl;
+	}
+	l->n++;
+}
+
+void que_wlist_del(struct que_wlist *l, struct que_wl *wl)
+{
+	if (wl->next == wl) {
+		l->head = NULL;
+	} else {
+		wl->prev->next = wl->next;
+		wl->next->prev = wl->prev;
+		if (l->head == wl)
+			l->head = wl->next;
+	}
+	wl->prev = wl->next = NULL;
+	l->n--;
+}
+
+bool que_wl_before(const struct que_wl *a, const struct que_wl *b)
+{
+	/* A preemptor waiting for its victims keeps its place so that the
+	 * quota they release is not taken by the next head (Kueue #13662). */
+	if (a->sticky != b->sticky)
+		return a->sticky;
+	if (a->priority != b->priority)
+		return a->priority > b->priority;
+	if (a->queue_ts != b->queue_ts)
+		return a->queue_ts < b->queue_ts;
+	return strcmp(a->uid, b->uid) < 0;
+}
+
+typedef bool (*heap_less)(const struct que_wl *, const struct que_wl *);
+
+static void heap_set(struct que_wl **h, size_t i, struct que_wl *wl)
+{
+	h[i] = wl;
+	wl->heap_idx = i;
+}
+
+static void heap_up(struct que_wl **h, size_t i, heap_less less)
+{
+	struct que_wl *wl = h[i];
+
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+
+		if (!less(wl, h[p]))
+			break;
+		heap_set(h, i, h[p]);
+		i = p;
+	}
+	heap_set(h, i, wl);
+}
+
+static void heap_down(struct que_wl **h, size_t n, size_t i, heap_less less)
+{
+	struct que_wl *wl = h[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && less(h[c + 1], h[c]))
+			c++;
+		if (!less(h[c], wl))
+			break;
+		heap_set(h, i, h[c]);
+		i = c;
+	}
+	heap_set(h, i, wl);
+}
+
+static void heap_del(struct que_wl **h, size_t *n, size_t i, heap_less less)
+{
+	struct que_wl *last = h[--*n];
+
+	if (i == *n)
+		return;
+	heap_set(h, i, last);
+	heap_down(h, *n, i, less);
+	heap_up(h, i, less);
+}
+
+void que_heap_push(struct que_cq *cq, struct que_wl *wl)
+{
+	CU_ASSERT(cq->n_heap < cq->cap_heap);
+	heap_set(cq->heap, cq->n_heap, wl);
+	cq->n_heap++;
+	heap_up(cq->heap, cq->n_heap - 1, que_wl_before);
+}
+
+void que_heap_remove(struct que_cq *cq, struct que_wl *wl)
+{
+	CU_ASSERT(wl->heap_idx < cq->n_heap && cq->heap[wl->heap_idx] == wl);
+	heap_del(cq->heap, &cq->n_heap, wl->heap_idx, que_wl_before);
+}
+
+struct que_wl *que_heap_pop(struct que_cq *cq)
+{
+	struct que_wl *top;
+
+	if (cq->n_heap == 0)
+		return NULL;
+	top = cq->heap[0];
+	heap_del(cq->heap, &cq->n_heap, 0, que_wl_before);
+	return top;
+}
+
+static bool backoff_less(const struct que_wl *a, const struct que_wl *b)
+{
+	return a->requeue_at < b->requeue_at;
+}
+
+void que_backoff_push(struct que_state *st, struct que_wl *wl)
+{
+	CU_ASSERT(st->n_backoff < st->cap_backoff);
+	heap_set(st->backoff, st->n_backoff, wl);
+	st->n_backoff++;
+	heap_up(st->backoff, st->n_backoff - 1, backoff_less);
+}
+
+void que_backoff_remove(struct que_state *st, struct que_wl *wl)
+{
+	CU_ASSERT(
+	    wl->heap_idx < st->n_backoff && st->backoff[wl->heap_idx] == wl);
+	heap_del(st->backoff, &st->n_backoff, wl->heap_idx, backoff_less);
+}

@@ -1,0 +1,694 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * queues/workloads.c - the workload half of the queueing model: one
+ * allocation per workload, the uid index, routing LocalQueue ->
+ * ClusterQueue, the pending heaps and inadmissible sets, requeue backoff,
+ * and the transitions the admission engine drives (pop heads, requeue,
+ * admit, evict, release). See the state diagram in queues.h.
+ *
+ * Heap capacity of a CQ is reserved for every workload routed to it
+ * (n_members), so that putting a workload back is infallible: a cycle can
+ * always return its heads.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "queues/queues_int.h"
+
+static size_t r8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static size_t slen(const char *s)
+{
+	return strlen(s ? s : "") + 1;
+}
+
+/* ---- uid index --------------------------------------------------------- */
+
+struct que_wl *que_workload_get(que_state *st, const char *uid)
+{
+	struct que_wl *wl;
+
+	if (!st->wl_nbuckets)
+		return NULL;
+	for (wl = st->wl_buckets[que_hash_str(uid) & (st->wl_nbuckets - 1)]; wl;
+	     wl = wl->hnext)
+		if (strcmp(wl->uid, uid) == 0)
+			return wl;
+	return NULL;
+}
+
+size_t que_workload_count(const que_state *st)
+{
+	return st->n_wl;
+}
+
+struct que_wl *que_blocked_head(que_state *st)
+{
+	return st->blocked.head;
+}
+
+static int index_reserve(que_state *st)
+{
+	struct que_wl **b;
+	size_t nb, i;
+
+	if (st->n_wl + 1 <= st->wl_nbuckets)
+		return CU_OK;
+	nb = st->wl_nbuckets ? st->wl_nbuckets * 2 : 64;
+	b = cu_calloc(nb, sizeof(*b));
+	if (!b)
+		return CU_ENOMEM;
+	for (i = 0; i < st->wl_nbuckets; i++) {
+		struct que_wl *wl = st->wl_buckets[i], *next;
+
+		for (; wl; wl = next) {
+			size_t k = que_hash_str(wl->uid) & (nb - 1);
+
+			next = wl->hnext;
+			wl->hnext = b[k];
+			b[k] = wl;
+		}
+	}
+	cu_free(st->wl_buckets);
+	st->wl_buckets = b;
+	st->wl_nbuckets = nb;
+	return CU_OK;
+}
+
+static void index_del(que_state *st, struct que_wl *wl)
+{
+	struct que_wl **pp =
+	    &st->wl_buckets[que_hash_str(wl->uid) & (st->wl_nbuckets - 1)];
+
+	while (*pp != wl)
+		pp = &(*pp)->hnext;
+	*pp = wl->hnext;
+	st->n_wl--;
+}
+
+/* ---- containers -------------------------------------------------------- */
+
+void que_detach(que_state *st, struct que_wl *wl)
+{
+	switch (wl->where) {
+	case QUE_WL_BLOCKED:
+		que_wlist_del(&st->blocked, wl);
+		break;
+	case QUE_WL_PENDING:
+		que_heap_remove(wl->cq, wl);
+		break;
+	case QUE_WL_INADMISSIBLE:
+		que_wlist_del(&wl->cq->inadmissible, wl);
+		break;
+	case QUE_WL_BACKOFF:
+		que_backoff_remove(st, wl);
+		break;
+	case QUE_WL_HEAD:
+		break;
+	case QUE_WL_ADMITTED:
+	case QUE_WL_EVICTING:
+		que_wlist_del(&wl->cq->admitted, wl);
+		break;
+	}
+}
+
+/* Where the LocalQueue of wl leads; NULL when blocked. */
+static struct que_cq *route_target(que_state *st, struct que_wl *wl)
+{
+	char key[512];
+	int n = snprintf(key, sizeof(key), "%s/%s", wl->ns, wl->queue_name);
+	struct que_lq *lq = NULL;
+	struct que_cq *cq;
+
+	if (n > 0 && (size_t)n < sizeof(key))
+		lq = que_strmap_get(&st->lq_map, key);
+	wl->lq = lq && lq->exists ? lq : NULL;
+	if (!wl->lq || wl->lq->stop != QUE_STOP_NONE)
+		return NULL;
+	cq = que_strmap_get(&st->cq_map, wl->lq->cq_name);
+	return cq && cq->exists ? cq : NULL;
+}
+
+static void set_cq(struct que_wl *wl, struct que_cq *cq)
+{
+	if (wl->cq)
+		wl->cq->n_members--;
+	wl->cq = cq;
+	if (cq)
+		cq->n_members++;
+}
+
+static void block(que_state *st, struct que_wl *wl)
+{
+	set_cq(wl, NULL);
+	wl->where = QUE_WL_BLOCKED;
+	que_wlist_push(&st->blocked, wl);
+}
+
+/*
+ * Put a detached workload where routing says. Falls back to BLOCKED (and a
+ * rebuild on the next cycle) when a new CQ's heap cannot grow, so the
+ * workload is never lost.
+ */
+static void place(que_state *st, struct que_wl *wl)
+{
+	struct que_cq *cq = route_target(st, wl);
+
+	if (!cq) {
+		block(st, wl);
+		return;
+	}
+	if (cq != wl->cq) {
+		if (cu_grow((void **)&cq->heap, &cq->cap_heap,
+			cq->n_members + 1, sizeof(*cq->heap))) {
+			block(st, wl);
+			st->dirty = true;
+			return;
+		}
+		set_cq(wl, cq);
+	}
+	wl->where = QUE_WL_PENDING;
+	que_heap_push(cq, wl);
+}
+
+static int route_one(que_state *st, struct que_wl *wl)
+{
+	struct que_cq *cq;
+
+	if (wl->where == QUE_WL_HEAD || wl->where == QUE_WL_ADMITTED ||
+	    wl->where == QUE_WL_EVICTING)
+		return CU_OK;
+	cq = route_target(st, wl);
+	if (cq && cq == wl->cq && wl->where != QUE_WL_BLOCKED)
+		return CU_OK;
+	if (!cq && wl->where == QUE_WL_BLOCKED)
+		return CU_OK;
+	if (cq && cq != wl->cq &&
+	    cu_grow((void **)&cq->heap, &cq->cap_heap, cq->n_members + 1,
+		sizeof(*cq->heap)))
+		return CU_ENOMEM;
+	que_detach(st, wl);
+	/* A backoff keeps running in the new CQ. */
+	if (wl->where == QUE_WL_BACKOFF && cq) {
+		set_cq(wl, cq);
+		que_backoff_push(st, wl);
+		return CU_OK;
+	}
+	place(st, wl);
+	return CU_OK;
+}
+
+int que_route_all(que_state *st, cu_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < st->wl_nbuckets; i++) {
+		struct que_wl *wl;
+
+		for (wl = st->wl_buckets[i]; wl; wl = wl->hnext)
+			if (route_one(st, wl))
+				return cu_error_set(err, CU_ENOMEM,
+				    "routing workload %s: out of memory",
+				    wl->uid);
+	}
+	return CU_OK;
+}
+
+/* ---- add / remove ------------------------------------------------------ */
+
+static size_t wl_arrays_size(const struct que_workload_spec *sp)
+{
+	size_t a = r8(sizeof(struct que_wl)) +
+		   r8(sp->n_podsets * sizeof(struct que_podset));
+	size_t i, t;
+
+	for (i = 0; i < sp->n_podsets; i++) {
+		const struct que_podset_spec *ps = &sp->podsets[i];
+
+		a += r8(ps->n_requests * sizeof(struct que_req)) +
+		     r8(ps->n_requests * sizeof(uint32_t)) +
+		     r8(ps->n_tolerations * sizeof(struct que_toleration)) +
+		     r8(ps->n_node_selector * sizeof(struct que_kv)) +
+		     r8(ps->n_affinity * sizeof(struct que_term));
+		for (t = 0; t < ps->n_affinity; t++) {
+			size_t r;
+
+			a += r8(ps->affinity[t].n_reqs *
+				sizeof(struct que_sel_req));
+			for (r = 0; r < ps->affinity[t].n_reqs; r++)
+				a += r8(ps->affinity[t].reqs[r].n_values *
+					sizeof(char *));
+		}
+	}
+	return a;
+}
+
+static size_t wl_strings_size(const struct que_workload_spec *sp)
+{
+	size_t s = slen(sp->uid) + slen(sp->ns) + slen(sp->name) +
+		   slen(sp->queue_name);
+	size_t i, j, t;
+
+	for (i = 0; i < sp->n_podsets; i++) {
+		const struct que_podset_spec *ps = &sp->podsets[i];
+
+		s += slen(ps->name ? ps->name : "main");
+		for (j = 0; j < ps->n_tolerations; j++)
+			s += slen(ps->tolerations[j].key) +
+			     slen(ps->tolerations[j].value);
+		for (j = 0; j < ps->n_node_selector; j++)
+			s += slen(ps->node_selector[j].key) +
+			     slen(ps->node_selector[j].value);
+		for (t = 0; t < ps->n_affinity; t++)
+			for (j = 0; j < ps->affinity[t].n_reqs; j++) {
+				const struct que_node_requirement *r =
+				    &ps->affinity[t].reqs[j];
+				size_t v;
+
+				s += slen(r->key);
+				for (v = 0; v < r->n_values; v++)
+					s += slen(r->values[v]);
+			}
+	}
+	return s;
+}
+
+struct bump {
+	char *a; /* arrays, 8-aligned */
+	char *s; /* strings */
+};
+
+static void *take(struct bump *b, size_t n)
+{
+	void *p = b->a;
+
+	b->a += r8(n);
+	return p;
+}
+
+static const char *put(struct bump *b, const char *src)
+{
+	size_t l = slen(src);
+	char *p = b->s;
+
+	memcpy(p, src ? src : "", l);
+	b->s += l;
+	return p;
+}
+
+static int validate(const struct que_workload_spec *sp, cu_error *err)
+{
+	size_t i, j, k;
+
+	if (!sp->uid || !*sp->uid || !sp->ns || !*sp->ns || !sp->name ||
+	    !sp->queue_name || !*sp->queue_name)
+		return cu_error_set(err, CU_EINVAL,
+		    "workload: uid, namespace, name and queueName are "
+		    "required");
+	if (sp->n_podsets < 1 || sp->n_podsets > 18)
+		return cu_error_set(err, CU_EINVAL,
+		    "workload %s: 1..18 podSets required", sp->uid);
+	for (i = 0; i < sp->n_podsets; i++) {
+		const struct que_podset_spec *ps = &sp->podsets[i];
+
+		if (ps->count < 0)
+			return cu_error_set(err, CU_EINVAL,
+			    "workload %s: podSets[%zu].count: must be >= 0",
+			    sp->uid, i);
+		for (j = 0; j < ps->n_requests; j++) {
+			if (!ps->requests[j].resource ||
+			    !*ps->requests[j].resource ||
+			    ps->requests[j].per_pod < 0)
+				return cu_error_set(err, CU_EINVAL,
+				    "workload %s: podSets[%zu].requests[%zu]: "
+				    "invalid",
+				    sp->uid, i, j);
+			for (k = 0; k < j; k++)
+				if (strcmp(ps->requests[k].resource,
+					ps->requests[j].resource) == 0)
+					return cu_error_set(err, CU_EINVAL,
+					    "workload %s: podSets[%zu]: "
+					    "resource %s requested twice",
+					    sp->uid, i,
+					    ps->requests[j].resource);
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(ps->name ? ps->name : "main",
+				sp->podsets[j].name ? sp->podsets[j].name
+						    : "main") == 0)
+				return cu_error_set(err, CU_EINVAL,
+				    "workload %s: podSet name %s used twice",
+				    sp->uid, ps->name ? ps->name : "main");
+	}
+	return CU_OK;
+}
+
+static int fill(que_state *st, struct que_wl *wl, struct bump *b,
+    const struct que_workload_spec *sp)
+{
+	size_t i, j, t;
+
+	wl->uid = put(b, sp->uid);
+	wl->ns = put(b, sp->ns);
+	wl->name = put(b, sp->name);
+	wl->queue_name = put(b, sp->queue_name);
+	wl->priority = sp->priority;
+	wl->created_ns = sp->created_ns;
+	wl->queue_ts = sp->created_ns;
+	wl->namespace_eligible = sp->namespace_eligible;
+	wl->n_podsets = (uint32_t)sp->n_podsets;
+	wl->podsets = take(b, sp->n_podsets * sizeof(struct que_podset));
+	for (i = 0; i < sp->n_podsets; i++) {
+		const struct que_podset_spec *ps = &sp->podsets[i];
+		struct que_podset *q = &wl->podsets[i];
+
+		q->name = put(b, ps->name ? ps->name : "main");
+		q->count = ps->count;
+		q->n_req = (uint32_t)ps->n_requests;
+		q->req = take(b, ps->n_requests * sizeof(struct que_req));
+		q->fr = take(b, ps->n_requests * sizeof(uint32_t));
+		for (j = 0; j < ps->n_requests; j++) {
+			int64_t total;
+
+			if (que_intern_resource(
+				st, ps->requests[j].resource, &q->req[j].res))
+				return CU_ENOMEM;
+			q->req[j].per_pod = ps->requests[j].per_pod;
+			if (__builtin_mul_overflow(ps->requests[j].per_pod,
+				(int64_t)ps->count, &total))
+				total = INT64_MAX;
+			q->req[j].total = total;
+			q->fr[j] = UINT32_MAX;
+		}
+		q->n_tolerations = (uint32_t)ps->n_tolerations;
+		q->tolerations =
+		    take(b, ps->n_tolerations * sizeof(struct que_toleration));
+		for (j = 0; j < ps->n_tolerations; j++) {
+			q->tolerations[j] = ps->tolerations[j];
+			q->tolerations[j].key = put(b, ps->tolerations[j].key);
+			q->tolerations[j].value =
+			    put(b, ps->tolerations[j].value);
+		}
+		q->n_selector = (uint32_t)ps->n_node_selector;
+		q->selector =
+		    take(b, ps->n_node_selector * sizeof(struct que_kv));
+		for (j = 0; j < ps->n_node_selector; j++) {
+			q->selector[j].key = put(b, ps->node_selector[j].key);
+			q->selector[j].value =
+			    put(b, ps->node_selector[j].value);
+		}
+		q->n_terms = (uint32_t)ps->n_affinity;
+		q->terms = take(b, ps->n_affinity * sizeof(struct que_term));
+		for (t = 0; t < ps->n_affinity; t++) {
+			const struct que_affinity_term *at = &ps->affinity[t];
+
+			q->terms[t].n_reqs = (uint32_t)at->n_reqs;
+			q->terms[t].reqs =
+			    take(b, at->n_reqs * sizeof(struct que_sel_req));
+			for (j = 0; j < at->n_reqs; j++) {
+				struct que_sel_req *r = &q->terms[t].reqs[j];
+				const char **vals;
+				size_t v;
+
+				r->key = put(b, at->reqs[j].key);
+				r->op = at->reqs[j].op;
+				r->n_values = (uint32_t)at->reqs[j].n_values;
+				vals = take(
+				    b, at->reqs[j].n_values * sizeof(char *));
+				for (v = 0; v < at->reqs[j].n_values; v++)
+					vals[v] = put(b, at->reqs[j].values[v]);
+				r->values = vals;
+			}
+		}
+	}
+	return CU_OK;
+}
+
+int que_workload_add(
+    que_state *st, const struct que_workload_spec *spec, cu_error *err)
+{
+	size_t arrays, strings;
+	struct que_wl *wl;
+	struct bump b;
+	int rc;
+
+	rc = validate(spec, err);
+	if (rc)
+		return rc;
+	if (que_workload_get(st, spec->uid))
+		return cu_error_set(
+		    err, CU_EEXIST, "workload %s already queued", spec->uid);
+	arrays = wl_arrays_size(spec);
+	strings = wl_strings_size(spec);
+	if (index_reserve(st) ||
+	    cu_grow((void **)&st->backoff, &st->cap_backoff, st->n_wl + 1,
+		sizeof(*st->backoff)))
+		goto out_nomem;
+	wl = cu_calloc(1, arrays + strings);
+	if (!wl)
+		goto out_nomem;
+	b.a = (char *)wl;
+	b.s = (char *)wl + arrays;
+	take(&b, sizeof(*wl));
+	if (fill(st, wl, &b, spec)) {
+		cu_free(wl);
+		goto out_nomem;
+	}
+	CU_ASSERT(
+	    b.a == (char *)wl + arrays && b.s == (char *)wl + arrays + strings);
+	{
+		size_t k = que_hash_str(wl->uid) & (st->wl_nbuckets - 1);
+
+		wl->hnext = st->wl_buckets[k];
+		st->wl_buckets[k] = wl;
+		st->n_wl++;
+	}
+	place(st, wl);
+	return CU_OK;
+out_nomem:
+	return cu_error_set(
+	    err, CU_ENOMEM, "workload %s: out of memory", spec->uid);
+}
+
+static void release_quota(struct que_wl *wl)
+{
+	uint32_t i, j;
+
+	que_wl_remove_usage(wl);
+	que_capacity_freed(wl->cq);
+	for (i = 0; i < wl->n_podsets; i++)
+		for (j = 0; j < wl->podsets[i].n_req; j++)
+			wl->podsets[i].fr[j] = UINT32_MAX;
+}
+
+int que_workload_remove(que_state *st, const char *uid, cu_error *err)
+{
+	struct que_wl *wl = que_workload_get(st, uid);
+
+	if (!wl)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "workload %s not found", uid);
+	CU_ASSERT(wl->where != QUE_WL_HEAD);
+	que_detach(st, wl);
+	if (wl->where == QUE_WL_ADMITTED || wl->where == QUE_WL_EVICTING)
+		release_quota(wl);
+	set_cq(wl, NULL);
+	index_del(st, wl);
+	cu_free(wl);
+	return CU_OK;
+}
+
+static int holding(que_state *st, const char *uid, bool evicting_ok,
+    struct que_wl **out, cu_error *err)
+{
+	struct que_wl *wl = que_workload_get(st, uid);
+
+	*out = wl;
+	if (!wl)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "workload %s not found", uid);
+	if (wl->where != QUE_WL_ADMITTED &&
+	    !(evicting_ok && wl->where == QUE_WL_EVICTING))
+		return cu_error_set(
+		    err, CU_EINVAL, "workload %s does not hold quota", uid);
+	return CU_OK;
+}
+
+int que_workload_release(
+    que_state *st, const char *uid, int64_t now_ns, cu_error *err)
+{
+	struct que_wl *wl;
+	int rc = holding(st, uid, true, &wl, err);
+
+	if (rc)
+		return rc;
+	que_detach(st, wl);
+	release_quota(wl);
+	/* Kueue requeues an evicted workload by its eviction time. */
+	wl->queue_ts = now_ns;
+	wl->sticky = false;
+	wl->pending_hash = 0;
+	place(st, wl);
+	return CU_OK;
+}
+
+int que_workload_unadmit(que_state *st, const char *uid, cu_error *err)
+{
+	struct que_wl *wl;
+	int rc = holding(st, uid, false, &wl, err);
+
+	if (rc)
+		return rc;
+	que_detach(st, wl);
+	release_quota(wl);
+	wl->pending_hash = 0;
+	place(st, wl);
+	return CU_OK;
+}
+
+int que_workload_backoff(
+    que_state *st, const char *uid, int64_t requeue_at_ns, cu_error *err)
+{
+	struct que_wl *wl = que_workload_get(st, uid);
+
+	if (!wl)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "workload %s not found", uid);
+	if (wl->where == QUE_WL_ADMITTED || wl->where == QUE_WL_EVICTING ||
+	    wl->where == QUE_WL_HEAD)
+		return cu_error_set(
+		    err, CU_EINVAL, "workload %s is not pending", uid);
+	wl->requeue_at = requeue_at_ns;
+	if (wl->where == QUE_WL_BLOCKED)
+		return CU_OK;
+	que_detach(st, wl);
+	wl->where = QUE_WL_BACKOFF;
+	que_backoff_push(st, wl);
+	return CU_OK;
+}
+
+int que_workload_set_namespace_eligible(
+    que_state *st, const char *uid, bool eligible, cu_error *err)
+{
+	struct que_wl *wl = que_workload_get(st, uid);
+
+	if (!wl)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "workload %s not found", uid);
+	if (eligible && !wl->namespace_eligible && wl->cq)
+		wl->cq->requeue_needed = true;
+	wl->namespace_eligible = eligible;
+	return CU_OK;
+}
+
+/* ---- cycle transitions ------------------------------------------------- */
+
+static void requeue_inadmissible(struct que_cq *cq)
+{
+	while (cq->inadmissible.head) {
+		struct que_wl *wl = cq->inadmissible.head;
+
+		que_wlist_del(&cq->inadmissible, wl);
+		wl->where = QUE_WL_PENDING;
+		que_heap_push(cq, wl);
+	}
+}
+
+int que_pop_heads(que_state *st, int64_t now_ns, struct que_wl ***heads,
+    size_t *n, cu_error *err)
+{
+	size_t i;
+	int rc;
+
+	*heads = NULL;
+	*n = 0;
+	rc = que_rebuild(st, err);
+	if (rc)
+		return rc;
+	if (cu_grow((void **)&st->heads, &st->cap_heads, st->n_cqs + 1,
+		sizeof(*st->heads)))
+		return cu_error_set(err, CU_ENOMEM, "heads: out of memory");
+	while (st->n_backoff && st->backoff[0]->requeue_at <= now_ns) {
+		struct que_wl *wl = st->backoff[0];
+
+		que_backoff_remove(st, wl);
+		wl->where = QUE_WL_PENDING;
+		que_heap_push(wl->cq, wl);
+	}
+	for (i = 0; i < st->n_cqs; i++) {
+		struct que_cq *cq = st->cqs[i];
+		struct que_cohort *root =
+		    cq->node.parent ? cq->node.parent->root : NULL;
+
+		if (cq->requeue_needed || (root && root->requeue_needed))
+			requeue_inadmissible(cq);
+		cq->requeue_needed = false;
+	}
+	for (i = 0; i < st->n_cohorts; i++)
+		st->cohorts[i]->requeue_needed = false;
+	st->n_heads = 0;
+	for (i = 0; i < st->n_cqs; i++) {
+		struct que_cq *cq = st->cqs[i];
+		struct que_wl *wl;
+
+		if (!cq->active || !(wl = que_heap_pop(cq)))
+			continue;
+		wl->where = QUE_WL_HEAD;
+		st->heads[st->n_heads++] = wl;
+	}
+	*heads = st->heads;
+	*n = st->n_heads;
+	return CU_OK;
+}
+
+void que_requeue(que_state *st, struct que_wl *wl, enum que_requeue_reason why)
+{
+	struct que_cq *cq = wl->cq;
+	bool immediate;
+
+	(void)st;
+	CU_ASSERT(wl->where == QUE_WL_HEAD && cq);
+	if (cq->queueing == QUE_STRICT_FIFO)
+		immediate = why != QUE_RQ_NAMESPACE_MISMATCH;
+	else
+		immediate = why == QUE_RQ_FAILED_AFTER_NOMINATION ||
+			    why == QUE_RQ_PENDING_PREEMPTION;
+	wl->sticky = why == QUE_RQ_PENDING_PREEMPTION &&
+		     cq->queueing == QUE_BEST_EFFORT_FIFO;
+	if (immediate) {
+		wl->where = QUE_WL_PENDING;
+		que_heap_push(cq, wl);
+	} else {
+		wl->where = QUE_WL_INADMISSIBLE;
+		que_wlist_push(&cq->inadmissible, wl);
+	}
+}
+
+void que_admit(
+    que_state *st, struct que_wl *wl, const uint32_t *frs, int64_t now_ns)
+{
+	uint32_t i, j;
+	size_t k = 0;
+
+	(void)st;
+	CU_ASSERT(wl->where == QUE_WL_HEAD && wl->cq);
+	for (i = 0; i < wl->n_podsets; i++)
+		for (j = 0; j < wl->podsets[i].n_req; j++)
+			wl->podsets[i].fr[j] = frs[k++];
+	wl->admitted_ns = now_ns;
+	wl->sticky = false;
+	wl->pending_hash = 0;
+	que_wl_add_usage(wl);
+	wl->where = QUE_WL_ADMITTED;
+	que_wlist_push(&wl->cq->admitted, wl);
+}
+
+void que_mark_evicting(que_state *st, struct que_wl *wl)
+{
+	(void)st;
+	CU_ASSERT(wl->where == QUE_WL_ADMITTED);
+	wl->where = QUE_WL_EVICTING;
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/apiserver/apiserver.h - internals of cueue-apiserver, the local
+ * Kubernetes-compatible API server every cueue test runs against.
+ *
+ * Design notes
+ * ------------
+ * One thread, one libev loop. libmicrohttpd runs in external-loop epoll
+ * mode: its epoll fd is one ev_io, its timeout one ev_timer. Watches are
+ * long-lived chunked responses whose connections are suspended while they
+ * have nothing to send and resumed when an event is queued for them.
+ *
+ * Invariants:
+ *   1. One global resourceVersion counter (srv->rv) for every kind; every
+ *      stored object's metadata.resourceVersion is the revision of its last
+ *      write; a list's resourceVersion is srv->rv at read time.
+ *   2. Stored json_t objects are immutable once stored: a write builds a new
+ *      object and swaps it in. History events and watchers hold references,
+ *      never copies, so a write costs one allocation per changed object.
+ *   3. Per kind, `items` is sorted by (namespace, name) - the etcd key order
+ *      that continue tokens rely on.
+ *   4. Per kind, the event ring holds every change with rv > ring_floor in rv
+ *      order; a watch or snapshot at rv X is servable iff
+ *      X >= max(ring_floor, srv->compacted), else 410 Expired.
+ *   5. Watch events are delivered in rv order, synchronously at write time,
+ *      so no watcher can observe a later write before an earlier one.
+ *
+ * Prefix: as_.
+ */
+#ifndef CU_TESTS_APISERVER_H
+#define CU_TESTS_APISERVER_H
+
+#include <ev.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/cu.h"
+#include "namespaces/selector.h"
+
+#define AS_MAX_BODY (3u * 1024u * 1024u) /* bodies over 3 MiB get 413 */
+
+/* Kind flags. */
+enum {
+	AS_NAMESPACED = 1u << 0,
+	AS_STATUS = 1u << 1,	 /* has a /status subresource */
+	AS_GENERATION = 1u << 2, /* tracks metadata.generation */
+	AS_CREATE_ON_UPDATE = 1u << 3,
+	AS_UNCONDITIONAL_UPDATE = 1u << 4, /* PUT without resourceVersion ok */
+	AS_CUSTOM = 1u << 5,		   /* a custom resource (CRD-backed) */
+	AS_SCALE = 1u << 6,		   /* has a /scale subresource */
+	AS_NO_WATCH = 1u << 7,
+};
+
+enum as_ev_type { AS_EV_ADDED, AS_EV_MODIFIED, AS_EV_DELETED };
+
+/* One stored object, element of a kind's sorted item array. */
+struct as_entry {
+	char *ns;    /* owned; "" for cluster-scoped kinds */
+	char *name;  /* owned */
+	json_t *obj; /* owned reference; immutable */
+};
+
+/* One change in a kind's history. */
+struct as_event {
+	uint64_t rv;
+	enum as_ev_type type;
+	json_t *obj; /* owned ref: new state; for DELETED the last state
+		      * carrying the delete's resourceVersion */
+	json_t *old; /* owned ref: previous state, NULL for ADDED */
+};
+
+struct as_watch;
+
+/* One resource type: its REST identity, its semantics and its storage. */
+struct as_kind {
+	char *group;	     /* owned; "" for core */
+	char *version;	     /* owned; storage version */
+	json_t *versions;    /* owned; array of served version strings */
+	char *plural;	     /* owned */
+	char *singular;	     /* owned; may be "" for built-ins (as in 1.20) */
+	char *kind;	     /* owned */
+	char *list_kind;     /* owned */
+	json_t *short_names; /* owned array */
+	json_t *categories;  /* owned array */
+	unsigned flags;
+	const char *const *fields;     /* extra selectable fields [static] */
+	const char *const *top_fields; /* known top-level fields for strict
+					* validation of built-ins, or NULL */
+	json_t *schema; /* owned ref: structural schema (CRs), or NULL */
+	json_t *scale;	/* owned ref: subresources.scale spec, or NULL */
+	json_t *printer_columns; /* owned ref: additionalPrinterColumns */
+
+	struct as_entry *items; /* owned; sorted by (ns, name) */
+	size_t nitems, capitems;
+
+	struct as_event *ring; /* owned circular buffer */
+	size_t ring_cap, ring_start, ring_len;
+	uint64_t ring_floor; /* events with rv <= floor were evicted */
+
+	struct as_watch *watchers; /* intrusive list of open watches */
+	struct as_kind *next;	   /* registry list */
+	bool removed;		   /* CRD deleted; freed at shutdown */
+};
+
+/* Fault injection rule (test endpoint /__test/faults). */
+struct as_fault {
+	char *method;	    /* owned; NULL = any */
+	char *path_prefix;  /* owned; NULL = any */
+	int code;	    /* 429, 500, ... ; 0 = only latency */
+	int retry_after;    /* seconds; < 0 = no header */
+	bool plain;	    /* plain-text body instead of a Status */
+	int remaining;	    /* requests still to fault; < 0 = unlimited */
+	double probability; /* 0..1 (1 = always) */
+	int latency_ms;	    /* added before answering */
+};
+
+struct as_token {
+	char *token;  /* owned */
+	char *user;   /* owned */
+	char *groups; /* owned; comma separated */
+};
+
+struct as_server {
+	struct ev_loop *loop;
+	struct MHD_Daemon *mhd;
+	ev_io mhd_io;
+	ev_timer mhd_timer;
+	ev_prepare mhd_prepare;
+	ev_signal sigterm, sigint;
+	ev_timer sim_timer;
+	bool need_run; /* a connection was resumed: MHD_run before sleeping */
+
+	uint64_t rv;	    /* global revision (invariant 1) */
+	uint64_t compacted; /* revisions <= compacted are gone */
+	size_t history;	    /* ring capacity per kind */
+	int write_latency_ms;
+	int bookmark_ms;
+	bool test_endpoints;
+	bool tls;
+	uint16_t port;
+	char *listen_host;
+	char *kubeconfig_out;
+	char *cert_pem, *key_pem, *ca_pem; /* owned */
+
+	struct as_token *tokens; /* owned */
+	size_t ntokens;
+
+	struct as_kind *kinds; /* registry */
+
+	/* /__test/ state */
+	json_t *access_log; /* owned array of entries */
+	uint64_t log_seq;
+	json_t *writes_by_user; /* owned object user -> count */
+	struct as_fault *faults;
+	size_t nfaults;
+	uint64_t rand_state;
+
+	/* simulators */
+	bool sim_jobs, sim_jobsets;
+	int sim_tick_ms;
+};
+
+/* ---- kinds (kinds.c) ------------------------------------------------ */
+int as_kinds_init(struct as_server *srv, cu_error *err);
+void as_kinds_free(struct as_server *srv);
+struct as_kind *as_kind_find(struct as_server *srv, const char *group,
+    const char *version, const char *plural);
+struct as_kind *as_kind_by_gvk(
+    struct as_server *srv, const char *api_version, const char *kind);
+/* apiVersion string of a kind for a served version [owned: cu_free]. */
+char *as_kind_api_version(const struct as_kind *k, const char *version);
+/* Register/refresh the kinds of a stored CRD object. */
+int as_crd_register(struct as_server *srv, json_t *crd, cu_error *err);
+void as_crd_unregister(struct as_server *srv, json_t *crd);
+/* Validate a CRD and fill its status (accepted names, conditions). */
+int as_crd_prepare(json_t *crd, cu_error *err);
+/* Prune unknown fields and apply defaults per the kind's schema. When
+ * `unknown` is non-NULL, the paths of pruned fields are appended to it. */
+void as_schema_apply(const struct as_kind *k, json_t *obj, json_t *unknown);
+json_t *as_discovery_api(struct as_server *srv);
+json_t *as_discovery_apis(struct as_server *srv);
+json_t *as_discovery_group(struct as_server *srv, const char *group);
+json_t *as_discovery_resources(
+    struct as_server *srv, const char *group, const char *version);
+/* Type check of a request body as the real server's decoder (built-in
+ * kinds: 400 "cannot be handled as") or schema validation (custom
+ * resources: 422) would do it. Returns NULL when fine, else a message
+ * [owned: cu_free]; *invalid tells 422 (true) from 400. */
+char *as_type_check(
+    const struct as_kind *k, json_t *obj, bool *invalid, char **field);
+/* Is `field` selectable on this kind; and its value on obj (or NULL). */
+bool as_kind_field_ok(const struct as_kind *k, const char *field);
+const char *as_obj_field(
+    const struct as_kind *k, json_t *obj, const char *field);
+
+/* ---- store (store.c) ------------------------------------------------ */
+/* Index of (ns, name) in k->items, or -(insertion point)-1. */
+long as_store_find(const struct as_kind *k, const char *ns, const char *name);
+json_t *as_store_get(
+    const struct as_kind *k, const char *ns, const char *name); /* borrowed */
+/* Write obj (reference consumed) as the new state of its key, assigning
+ * the next revision. Emits ADDED or MODIFIED. */
+int as_store_put(struct as_server *srv, struct as_kind *k, const char *ns,
+    const char *name, json_t *obj);
+/* Remove the key, emitting DELETED with a new revision. */
+int as_store_remove(
+    struct as_server *srv, struct as_kind *k, const char *ns, const char *name);
+/* The items of k visible at revision rv (a snapshot), as an array of
+ * borrowed entries sorted by key. Returns CU_EGONE if rv is compacted.
+ * *out [owned: cu_free, entries borrowed]. */
+int as_store_snapshot(struct as_server *srv, struct as_kind *k, uint64_t rv,
+    struct as_entry **out, size_t *n);
+/* Oldest revision a watch or snapshot on k may start from. */
+uint64_t as_store_floor(const struct as_server *srv, const struct as_kind *k);
+void as_store_compact(struct as_server *srv);
+void as_kind_storage_free(struct as_kind *k);
+
+/* ---- watch (watch.c) ------------------------------------------------ */
+struct as_watch {
+	struct as_server *srv;
+	struct as_kind *kind;
+	struct MHD_Connection *conn;
+	char *ns; /* owned; NULL = all namespaces */
+	ns_selector labels;
+	ns_fieldsel fields;
+	char *api_version; /* owned; the version the client asked for */
+	bool bookmarks;
+	bool suspended;
+	bool done;  /* end the stream once the buffer drains */
+	cu_buf out; /* bytes not yet handed to MHD */
+	size_t out_pos;
+	ev_timer deadline;
+	ev_timer bookmark;
+	struct as_watch *next, *prev;
+	bool attached;
+};
+
+/* Deliver one change to every watcher of k (invariant 5). */
+void as_watch_dispatch(
+    struct as_server *srv, struct as_kind *k, const struct as_event *ev);
+/* Deliver one change to one watcher (history replay). */
+void as_watch_deliver(struct as_watch *w, const struct as_event *ev);
+/* Queue one event of `type` for obj [borrowed]; rv_override != 0 replaces
+ * metadata.resourceVersion. */
+void as_watch_queue(
+    struct as_watch *w, const char *type, json_t *obj, uint64_t rv_override);
+/* Queue an ERROR event carrying a Status [borrowed] and end the stream. */
+void as_watch_error(struct as_watch *w, json_t *status);
+/* Drop the serialisation cache (after replaying history). */
+void as_watch_cache_clear(void);
+/* Start the deadline/bookmark timers; link into the kind's list. */
+void as_watch_attach(struct as_watch *w, double timeout_s);
+void as_watch_free(struct as_watch *w);
+/* Drop every open watch (fault injection / shutdown). */
+void as_watch_drop_all(struct as_server *srv);
+void as_watch_drop_kind(struct as_server *srv, struct as_kind *k);
+
+/* ---- http glue (http.c) -------------------------------------------- */
+struct as_req;
+int as_http_start(struct as_server *srv, cu_error *err);
+void as_http_stop(struct as_server *srv);
+void as_http_wake(struct as_server *srv);
+
+/* A response under construction by a handler. */
+struct as_resp {
+	int code;
+	json_t *body; /* owned; NULL with raw */
+	char *raw;    /* owned; raw bytes (openapi, text) */
+	size_t raw_len;
+	const char *content_type; /* static */
+	int retry_after;	  /* >= 0: Retry-After header */
+	char *warning;		  /* owned; Warning header value */
+	struct as_watch *watch;	  /* a watch stream instead of a body */
+	bool delay;		  /* handler asks to be called again later */
+	int delay_ms;
+};
+
+/* Parsed request handed to the handlers. */
+struct as_request {
+	struct as_server *srv;
+	const char *method;
+	const char *path;
+	struct MHD_Connection *conn;
+	const char *body;
+	size_t body_len;
+	const char *user;
+	int attempt; /* how many times the handler has been called */
+	int64_t first_ns;
+	/* Without a connection (in-process tests and fuzzing) query
+	 * parameters and headers come from these objects [borrowed]. */
+	json_t *params;
+	json_t *headers;
+};
+
+const char *as_query(const struct as_request *rq, const char *name);
+bool as_query_bool(const struct as_request *rq, const char *name);
+const char *as_header(const struct as_request *rq, const char *name);
+
+/* ---- handlers (handlers.c) ----------------------------------------- */
+void as_handle(struct as_request *rq, struct as_resp *resp);
+/* Internal writes used by simulators (no HTTP, no admission). */
+int as_internal_update(struct as_server *srv, struct as_kind *k, json_t *obj,
+    bool status, const char *user);
+int as_internal_create(
+    struct as_server *srv, struct as_kind *k, json_t *obj, const char *user);
+int as_internal_delete(struct as_server *srv, struct as_kind *k, const char *ns,
+    const char *name, const char *user);
+void as_count_write(struct as_server *srv, const char *user);
+
+/* ---- status bodies (status.c) -------------------------------------- */
+json_t *as_status(int code, const char *reason, const char *message);
+void as_resp_error(struct as_resp *resp, int code, const char *reason,
+    const char *fmt, ...) CU_PRINTF(4, 5);
+void as_resp_status(struct as_resp *resp, int code, json_t *status);
+void as_resp_not_found(
+    struct as_resp *resp, const struct as_kind *k, const char *name);
+/* 422 Invalid with one cause. */
+void as_resp_invalid(struct as_resp *resp, const struct as_kind *k,
+    const char *name, const char *field, const char *fmt, ...) CU_PRINTF(5, 6);
+/* Add one more cause to a 422 built by as_resp_invalid. */
+void as_resp_invalid_add(struct as_resp *resp, const char *field,
+    const char *fmt, ...) CU_PRINTF(3, 4);
+/* "configmaps" or "widgets.example.com" as used in messages. */
+char *as_qualified_resource(const struct as_kind *k);
+
+/* ---- test endpoints (testapi.c) ------------------------------------ */
+void as_testapi_handle(struct as_request *rq, struct as_resp *resp);
+/* A fault to inject for this request, or NULL. */
+const struct as_fault *as_fault_match(
+    struct as_server *srv, const char *method, const char *path);
+void as_access_log(struct as_server *srv, const struct as_request *rq,
+    const char *query, int code);
+
+/* ---- simulators (sim.c) -------------------------------------------- */
+void as_sim_start(struct as_server *srv);
+/* Called after every stored change so simulators react at once. */
+void as_sim_notify(
+    struct as_server *srv, struct as_kind *k, json_t *obj, json_t *old);
+
+/* ---- utilities (util.c) ------------------------------------------- */
+const char *as_jstr(json_t *obj, const char *path);	   /* dotted path */
+json_t *as_jget(json_t *obj, const char *path);		   /* borrowed */
+int as_jset(json_t *obj, const char *path, json_t *value); /* steals */
+char *as_uuid(struct as_server *srv);			   /* owned */
+uint64_t as_rand(struct as_server *srv);
+void as_now_rfc3339(char out[CU_TIME_RFC3339_LEN]);
+bool as_valid_dns_subdomain(const char *s);
+bool as_valid_dns_label(const char *s);
+char *as_json_dump(json_t *j, size_t *len); /* compact [owned: cu_free] */
+
+#endif /* CU_TESTS_APISERVER_H */

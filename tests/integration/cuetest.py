@@ -1,0 +1,511 @@
+# SPDX-License-Identifier: Apache-2.0
+"""tests/integration/cuetest.py - harness for cueue's integration tests.
+
+Starts a real cueue-apiserver on 127.0.0.1 (a free port, TLS by default so
+that kubectl sends its bearer token), gives tests the machine's kubectl, the
+Debian python3-kubernetes client and raw HTTPS access, and stops everything
+it started. Run tests with /usr/bin/python3 (the interpreter that has
+python3-kubernetes).
+
+A test file defines cases with @case("F-A1") and ends with run_cases().
+Each case gets a fresh Server unless it asks for a shared one.
+"""
+import base64
+import json
+import os
+import shutil
+import signal
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+BIN = os.environ.get("CUEUE_BIN", os.path.join(
+    os.path.dirname(__file__), "..", "..", "build", "debug", "bin"))
+LOGS = os.environ.get("CUEUE_LOGS", tempfile.gettempdir())
+TEST = os.environ.get("CUEUE_TEST_NAME", os.path.splitext(
+    os.path.basename(sys.argv[0]))[0])
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+_servers = 0
+
+
+def data(name):
+    """Path of a fixture in tests/integration/data/."""
+    return os.path.join(DATA, name)
+
+
+class Failure(AssertionError):
+    pass
+
+
+def check(cond, msg="check failed"):
+    if not cond:
+        raise Failure(msg)
+
+
+def eq(got, want, what="value"):
+    if got != want:
+        raise Failure("%s: got %r, want %r" % (what, got, want))
+
+
+class Soft:
+    """Collects failures so that one case can report every divergence
+    of a table of inputs: `with soft.item("what"): eq(...)`, then
+    soft.done() raises one Failure listing them all."""
+
+    def __init__(self):
+        self.errors = []
+
+    def item(self, what):
+        soft = self
+
+        class _Ctx:
+            def __enter__(self):
+                return self
+
+            def __exit__(self, et, ev, tb):
+                if et is not None and issubclass(et, AssertionError):
+                    soft.errors.append("%s: %s" % (what, ev))
+                    return True
+                return False
+        return _Ctx()
+
+    def done(self):
+        if self.errors:
+            raise Failure("%d divergences:\n  " % len(self.errors) +
+                          "\n  ".join(self.errors))
+
+
+def wait_for(pred, timeout=10.0, interval=0.05, what="condition"):
+    end = time.time() + timeout
+    last = None
+    while time.time() < end:
+        last = pred()
+        if last:
+            return last
+        time.sleep(interval)
+    raise Failure("timed out after %.1fs waiting for %s (last: %r)" %
+                  (timeout, what, last))
+
+
+class Server:
+    """A cueue-apiserver process and clients for it."""
+
+    def __init__(self, tls=True, args=(), simulate=None):
+        global _servers
+        _servers += 1
+        self.dir = tempfile.mkdtemp(prefix="cueue-test-")
+        self.kubeconfig = os.path.join(self.dir, "kubeconfig")
+        self.cache = os.path.join(self.dir, "kubectl-cache")
+        self.log = os.path.join(LOGS, "%s.%d.stderr" % (TEST, _servers))
+        cmd = [os.path.join(BIN, "cueue-apiserver"), "--listen",
+               "127.0.0.1:0", "--kubeconfig-out", self.kubeconfig,
+               "--test-endpoints"]
+        if tls:
+            cmd.append("--tls")
+        if simulate:
+            cmd += ["--simulate", simulate]
+        cmd += list(args)
+        self.errf = open(self.log, "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.errf,
+                                     stderr=subprocess.STDOUT,
+                                     preexec_fn=_die_with_parent)
+        wait_for(lambda: os.path.exists(self.kubeconfig) or
+                 self.proc.poll() is not None, 20, what="kubeconfig")
+        if self.proc.poll() is not None:
+            raise Failure("cueue-apiserver exited: see %s" % self.log)
+        self._read_kubeconfig()
+        self._api = None
+        self._procs = []
+        self._streams = []
+
+    def _read_kubeconfig(self):
+        import yaml
+        with open(self.kubeconfig) as f:
+            kc = yaml.safe_load(f)
+        cl = kc["clusters"][0]["cluster"]
+        self.url = cl["server"]
+        self.token = kc["users"][0]["user"]["token"]
+        self.ca_file = None
+        self.ctx = None
+        if "certificate-authority-data" in cl:
+            self.ca_file = os.path.join(self.dir, "ca.crt")
+            with open(self.ca_file, "wb") as f:
+                f.write(base64.b64decode(cl["certificate-authority-data"]))
+            self.ctx = ssl.create_default_context(cafile=self.ca_file)
+
+    # ---- kubectl ----------------------------------------------------
+    def kubectl(self, *args, check=True, input=None, timeout=60,
+                version=None):
+        exe = _kubectl_exe(version)
+        cmd = [exe, "--kubeconfig", self.kubeconfig, "--cache-dir",
+               self.cache] + list(args)
+        p = subprocess.run(cmd, input=input, capture_output=True,
+                           text=True, timeout=timeout)
+        if check and p.returncode != 0:
+            raise Failure("kubectl %s failed (%d): %s%s" % (
+                " ".join(args), p.returncode, p.stdout, p.stderr))
+        return p
+
+    def kubectl_bg(self, *args, version=None):
+        cmd = [_kubectl_exe(version), "--kubeconfig", self.kubeconfig,
+               "--cache-dir", self.cache] + list(args)
+        # kubectl is a dispatcher that runs the real kubectl as a child:
+        # a process group of its own lets kill() reach both, so that the
+        # pipes close and communicate() cannot hang on the orphan.
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+
+        def kill_group(p=p):
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        p.kill = kill_group
+        self._procs.append(p)
+        return p
+
+    def file(self, name, text):
+        """Write text to a file in this server's scratch directory."""
+        return write(self.dir, name, text)
+
+    def namespace(self, name):
+        """Create a namespace with a raw POST (generator subcommands such
+        as `kubectl create ns` send protobuf, which the server refuses)."""
+        code, _, body = self.raw("POST", "/api/v1/namespaces", {
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name}})
+        check(code == 201, "create namespace %s: %d %r" % (name, code,
+                                                          body))
+        return body
+
+    # ---- python3-kubernetes -----------------------------------------
+    def api(self):
+        if self._api is None:
+            from kubernetes import config
+            self._api = config.new_client_from_config(
+                config_file=self.kubeconfig)
+        return self._api
+
+    # ---- raw HTTP ---------------------------------------------------
+    def raw(self, method, path, body=None, headers=None, token=True,
+            timeout=30):
+        data = None
+        hdrs = {"Accept": "application/json"}
+        if token:
+            hdrs["Authorization"] = "Bearer " + self.token
+        if body is not None:
+            data = body if isinstance(body, (bytes, str)) else \
+                json.dumps(body)
+            if isinstance(data, str):
+                data = data.encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        hdrs.update(headers or {})
+        req = urllib.request.Request(self.url + path, data=data,
+                                     method=method, headers=hdrs)
+        try:
+            with urllib.request.urlopen(req, context=self.ctx,
+                                        timeout=timeout) as r:
+                raw = r.read()
+                return r.status, dict(r.headers), _maybe_json(raw)
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            return e.code, dict(e.headers), _maybe_json(raw)
+
+    def get_json(self, path):
+        code, _, body = self.raw("GET", path)
+        check(code == 200, "GET %s: %d %r" % (path, code, body))
+        return body
+
+    # ---- /__test/ ---------------------------------------------------
+    def access_log(self, since=0):
+        return self.get_json("/__test/log?since=%d" % since)["items"]
+
+    def log_mark(self):
+        return self.get_json("/__test/log?since=999999999999")["last"]
+
+    def faults(self, rules):
+        self.raw("POST", "/__test/faults", {"rules": rules})
+
+    def compact(self):
+        return self.raw("POST", "/__test/compact", {})[2]["compacted"]
+
+    def drop_watches(self):
+        self.raw("POST", "/__test/drop-watches", {})
+
+    def state(self):
+        return self.get_json("/__test/state")
+
+    def requests(self, since=0, verb=None, path=None, prefix=None):
+        """Access-log entries after mark `since`, optionally filtered by
+        verb, exact path or path prefix (the /__test/ calls are never
+        logged)."""
+        out = []
+        for e in self.access_log(since):
+            if verb and e["verb"] != verb:
+                continue
+            if path and e["path"] != path:
+                continue
+            if prefix and not e["path"].startswith(prefix):
+                continue
+            out.append(e)
+        return out
+
+    def tokens(self, add=(), revoke=()):
+        code, _, body = self.raw("POST", "/__test/tokens", {
+            "add": [{"token": t, "user": u} for t, u in add],
+            "revoke": list(revoke)})
+        check(code == 200, "tokens: %d %r" % (code, body))
+
+    def apply_crd(self, path, name, timeout=20):
+        """kubectl apply a CRD file and wait until it is Established."""
+        self.kubectl("apply", "-f", path)
+        self.kubectl("wait", "--for=condition=Established", "crd/" + name,
+                     "--timeout=%ds" % timeout, timeout=timeout + 10)
+
+    def stream(self, path, token=True, headers=None):
+        """Open a raw HTTP/1.1 GET (a watch) on its own socket and read it
+        in a thread, keeping the exact wire framing: see RawStream."""
+        st = RawStream(self, path, token, headers)
+        self._streams.append(st)
+        return st
+
+    def stop(self):
+        for p in self._procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for st in self._streams:
+            st.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise Failure("cueue-apiserver did not stop on SIGTERM")
+        self.errf.close()
+        if self.proc.returncode != 0:
+            raise Failure("cueue-apiserver exited %d, see %s" %
+                          (self.proc.returncode, self.log))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+
+def _die_with_parent():
+    """In the child: get SIGTERM when the test process dies, so a test
+    killed by a timeout leaves no server behind (Linux prctl)."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(
+            1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _kubectl_exe(version=None):
+    """The kubectl dispatcher, or with version ("1.27") the versioned
+    build that sits beside the dispatcher's real path."""
+    if not version:
+        return "kubectl"
+    real = os.path.dirname(os.path.realpath(shutil.which("kubectl")))
+    return os.path.join(real, "kubectl.%s" % version)
+
+
+class RawStream:
+    """A raw streaming GET over its own (TLS) socket. Parses the status
+    line, headers and chunked framing by hand so tests can assert what is
+    on the wire: .status, .headers (lower-case names), .lines (list of
+    (monotonic time, bytes) for every complete `\n`-terminated line of the
+    decoded body), .chunks (decoded chunk payloads), .clean_end (the
+    zero-length terminating chunk arrived), .eof (the connection closed)."""
+
+    def __init__(self, srv, path, token=True, headers=None):
+        import socket
+        import threading
+        from urllib.parse import urlparse
+        u = urlparse(srv.url)
+        sock = socket.create_connection((u.hostname, u.port), timeout=30)
+        if u.scheme == "https":
+            sock = srv.ctx.wrap_socket(sock, server_hostname=u.hostname)
+        self.sock = sock
+        hdrs = {"Host": u.netloc, "Accept": "application/json",
+                "User-Agent": "cuetest-rawstream"}
+        if token:
+            hdrs["Authorization"] = "Bearer " + srv.token
+        hdrs.update(headers or {})
+        req = "GET %s HTTP/1.1\r\n" % path + "".join(
+            "%s: %s\r\n" % kv for kv in hdrs.items()) + "\r\n"
+        self.t0 = time.monotonic()
+        sock.sendall(req.encode())
+        self.status = None
+        self.headers = {}
+        self.lines = []
+        self.chunks = []
+        self.body = b""
+        self.clean_end = False
+        self.eof = False
+        self.error = None
+        self._ready = threading.Event()
+        self._th = threading.Thread(target=self._run, daemon=True)
+        self._th.start()
+        if not self._ready.wait(30):
+            raise Failure("no response headers for GET %s" % path)
+        if self.error and self.status is None:
+            raise Failure("GET %s: %s" % (path, self.error))
+
+    def _read(self, buf):
+        d = self.sock.recv(65536)
+        if not d:
+            raise EOFError
+        return buf + d
+
+    def _run(self):
+        buf = b""
+        try:
+            while b"\r\n\r\n" not in buf:
+                buf = self._read(buf)
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            lines = head.decode("latin-1").split("\r\n")
+            self.status = int(lines[0].split()[1])
+            for ln in lines[1:]:
+                k, _, v = ln.partition(":")
+                self.headers[k.strip().lower()] = v.strip()
+            self._ready.set()
+            pending = b""
+            chunked = self.headers.get("transfer-encoding", "").lower() \
+                == "chunked"
+            if not chunked:
+                n = int(self.headers.get("content-length", "-1"))
+                while n < 0 or len(buf) < n:
+                    try:
+                        buf = self._read(buf)
+                    except EOFError:
+                        break
+                self._feed(buf if n < 0 else buf[:n], pending)
+                self.eof = True
+                return
+            while True:
+                while b"\r\n" not in buf:
+                    buf = self._read(buf)
+                size_s, buf = buf.split(b"\r\n", 1)
+                size = int(size_s.split(b";")[0], 16)
+                while len(buf) < size + 2:
+                    buf = self._read(buf)
+                data, buf = buf[:size], buf[size + 2:]
+                if size == 0:
+                    self.clean_end = True
+                    break
+                self.chunks.append(data)
+                pending = self._feed(data, pending)
+        except EOFError:
+            pass
+        except Exception as e:  # noqa: BLE001 - recorded for the test
+            self.error = e
+        finally:
+            self.eof = True
+            self._ready.set()
+
+    def _feed(self, data, pending):
+        self.body += data
+        pending += data
+        while b"\n" in pending:
+            ln, pending = pending.split(b"\n", 1)
+            self.lines.append((time.monotonic(), ln + b"\n"))
+        return pending
+
+    def events(self):
+        return [json.loads(ln) for _, ln in self.lines]
+
+    def wait_lines(self, n, timeout=10.0):
+        wait_for(lambda: len(self.lines) >= n or self.eof, timeout,
+                 what="%d watch lines" % n)
+        return self.events()
+
+    def wait_end(self, timeout=10.0):
+        wait_for(lambda: self.eof, timeout, what="end of stream")
+        return self.events()
+
+    def close(self):
+        import socket
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def _maybe_json(raw):
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return raw
+
+
+def write(dirpath, name, text):
+    p = os.path.join(dirpath, name)
+    with open(p, "w") as f:
+        f.write(text)
+    return p
+
+
+_cases = []
+
+
+def case(name, **opts):
+    def deco(fn):
+        _cases.append((name, fn, opts))
+        return fn
+    return deco
+
+
+def run_cases():
+    """Run every registered case, each against its own server. Prints
+    "N passed, N failed" and exits non-zero on any failure. CASE=F-B3
+    (or a comma-separated list) runs only those cases and their variants
+    (F-B1 also runs F-B1/kubectl-1.27)."""
+    only = os.environ.get("CASE")
+    passed = failed = 0
+    for name, fn, opts in _cases:
+        if only and not any(name == o or name.startswith(o + "/")
+                            for o in only.split(",")):
+            continue
+        start = time.time()
+        srv = None
+        try:
+            srv = Server(tls=opts.get("tls", True),
+                         args=opts.get("args", ()),
+                         simulate=opts.get("simulate"))
+            fn(srv)
+            srv.stop()
+            passed += 1
+            print("  ok   %s (%.1fs)" % (name, time.time() - start),
+                  flush=True)
+        except Exception:
+            failed += 1
+            print("  FAIL %s (%.1fs)" % (name, time.time() - start),
+                  flush=True)
+            traceback.print_exc()
+            if srv is not None:
+                try:
+                    srv.stop()
+                except Exception:
+                    traceback.print_exc()
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)

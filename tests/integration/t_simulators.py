@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Simulator tests: cueue-apiserver --simulate jobs,jobsets stands in for
+the Job and JobSet controllers (tests/apiserver/sim.c)."""
+from cuetest import case, check, eq, run_cases, wait_for, write
+
+JOBSET = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js1
+  namespace: default
+spec:
+  suspend: true
+  replicatedJobs:
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        parallelism: 2
+        completions: 2
+        template:
+          metadata:
+            annotations:
+              cueue.dev/sim-runtime-ms: "300"
+          spec:
+            containers:
+            - name: c
+              image: busybox
+  - name: driver
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            containers:
+            - name: c
+              image: busybox
+"""
+
+JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j1
+  namespace: default
+  annotations:
+    cueue.dev/sim-runtime-ms: "500"
+spec:
+  parallelism: 3
+  completions: 3
+  template:
+    spec:
+      containers:
+      - name: c
+        image: busybox
+"""
+
+
+def jobs_of(s, js):
+    code, _, body = s.raw(
+        "GET", "/apis/batch/v1/namespaces/default/jobs?labelSelector="
+        "jobset.sigs.k8s.io/jobset-name%3D" + js)
+    eq(code, 200, "list jobs")
+    return {j["metadata"]["name"]: j for j in body["items"]}
+
+
+@case("sim-jobset-suspend-resume", simulate="jobs,jobsets")
+def jobset_suspend_resume(s):
+    p = write(s.dir, "js.yaml", JOBSET)
+    s.kubectl("apply", "-f", p)
+    jobs = wait_for(lambda: (lambda j: j if len(j) == 3 else None)(
+        jobs_of(s, "js1")), 10, what="3 child jobs")
+    eq(sorted(jobs), ["js1-driver-0", "js1-workers-0", "js1-workers-1"],
+       "child job names")
+    for name, j in jobs.items():
+        eq(j["spec"]["suspend"], True, name + " suspended")
+        refs = j["metadata"]["ownerReferences"]
+        eq(len(refs), 1, "one owner")
+        eq(refs[0]["kind"], "JobSet")
+        eq(refs[0]["controller"], True)
+        eq(j["metadata"]["labels"]["jobset.sigs.k8s.io/jobset-name"], "js1")
+    # No pods while suspended.
+    code, _, pods = s.raw("GET", "/api/v1/namespaces/default/pods")
+    eq(len(pods["items"]), 0, "pods while suspended")
+    # Resume with a node selector added to the template: it is merged.
+    s.kubectl("patch", "jobset", "js1", "--type=json", "-p",
+              '[{"op":"replace","path":"/spec/suspend","value":false},'
+              '{"op":"add","path":"/spec/replicatedJobs/0/template/spec/'
+              'template/spec/nodeSelector","value":{"pool":"a"}}]')
+
+    def resumed():
+        j = jobs_of(s, "js1")
+        return j if all(not x["spec"]["suspend"] for x in j.values()) \
+            else None
+    jobs = wait_for(resumed, 10, what="children resumed")
+    eq(jobs["js1-workers-0"]["spec"]["template"]["spec"].get(
+        "nodeSelector"), {"pool": "a"}, "merged nodeSelector")
+    check("nodeSelector" not in jobs["js1-driver-0"]["spec"]["template"]
+          ["spec"], "driver template untouched")
+    wait_for(lambda: s.get_json(
+        "/api/v1/namespaces/default/pods")["items"], 10, what="pods")
+
+    def done():
+        js = s.get_json("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/"
+                        "jobsets/js1")
+        return js if js.get("status", {}).get("terminalState") else None
+    js = wait_for(done, 15, what="jobset completed")
+    eq(js["status"]["terminalState"], "Completed")
+    conds = {c["type"]: c for c in js["status"]["conditions"]}
+    eq(conds["Completed"]["reason"], "AllJobsCompleted")
+    eq(conds["Suspended"]["status"], "False", "Suspended flipped")
+
+
+@case("sim-job-completes", simulate="jobs")
+def job_completes(s):
+    p = write(s.dir, "job.yaml", JOB)
+    s.kubectl("apply", "-f", p)
+
+    def running():
+        j = s.get_json("/apis/batch/v1/namespaces/default/jobs/j1")
+        return j if j.get("status", {}).get("active") == 3 else None
+    j = running() or wait_for(running, 5, what="job active")
+    eq(j["status"]["ready"], 3, "ready pods")
+    check("startTime" in j["status"], "startTime set")
+    pods = s.get_json("/api/v1/namespaces/default/pods")["items"]
+    eq(len(pods), 3, "one pod per active index")
+
+    def complete():
+        j = s.get_json("/apis/batch/v1/namespaces/default/jobs/j1")
+        conds = {c["type"]: c["status"] for c in
+                 j.get("status", {}).get("conditions", [])}
+        return j if conds.get("Complete") == "True" else None
+    j = wait_for(complete, 10, what="job complete")
+    eq(j["status"]["succeeded"], 3)
+    eq(j["status"]["active"], 0)
+
+
+@case("sim-job-suspended-has-no-pods", simulate="jobs")
+def job_suspended(s):
+    p = write(s.dir, "job.yaml", JOB.replace("parallelism: 3",
+              "suspend: true\n  parallelism: 3"))
+    s.kubectl("apply", "-f", p)
+
+    def suspended():
+        j = s.get_json("/apis/batch/v1/namespaces/default/jobs/j1")
+        conds = {c["type"]: c for c in
+                 j.get("status", {}).get("conditions", [])}
+        return conds.get("Suspended")
+    c = wait_for(suspended, 5, what="Suspended condition")
+    eq(c["status"], "True")
+    eq(c["reason"], "JobSuspended")
+    eq(s.get_json("/api/v1/namespaces/default/pods")["items"], [], "pods")
+    s.kubectl("patch", "job", "j1", "--type=merge", "-p",
+              '{"spec":{"suspend":false}}')
+    wait_for(lambda: len(s.get_json("/api/v1/namespaces/default/pods")
+                         ["items"]) == 3, 5, what="pods after resume")
+    s.kubectl("patch", "job", "j1", "--type=merge", "-p",
+              '{"spec":{"suspend":true}}')
+    wait_for(lambda: s.get_json("/api/v1/namespaces/default/pods")
+             ["items"] == [], 5, what="pods gone after suspend")
+
+
+run_cases()

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/queues_quota_test.c - the queueing model on its own: quota
+ * arithmetic with lending and borrowing limits, heap order, requeue
+ * backoff, configuration validation, cohort cycles and the invariant
+ * checker catching corrupted usage.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "queues/queues.h"
+
+static que_state *st;
+
+static void setup(void)
+{
+	cr_assert_eq(que_state_new(&st, NULL), CU_OK);
+}
+
+static void teardown(void)
+{
+	que_state_free(st);
+}
+
+TestSuite(queues, .init = setup, .fini = teardown);
+
+static const char *const cpu[] = {"cpu"};
+
+static int cq(const char *name, const char *cohort, int64_t nominal,
+    bool has_ll, int64_t ll, cu_error *err)
+{
+	struct que_resource_quota rq = {"cpu", nominal, false, 0, has_ll, ll};
+	struct que_flavor_quotas fq = {"default", &rq, 1};
+	struct que_resource_group g = {cpu, 1, &fq, 1};
+	struct que_cq_spec s = {
+	    .name = name, .cohort = cohort, .groups = &g, .n_groups = 1};
+
+	return que_cq_set(st, &s, err);
+}
+
+static uint32_t fr_default_cpu(void)
+{
+	const struct que_flavor *f = que_flavor_get(st, "default");
+
+	cr_assert_not_null(f);
+	return que_fr_find(st, f->id, 0);
+}
+
+Test(queues, lending_limit_keeps_local_quota_out_of_the_cohort)
+{
+	struct que_flavor_spec f = {.name = "default"};
+	uint32_t fr;
+
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	cr_assert_eq(cq("lend-a", "co", 3000, true, 2000, NULL), CU_OK);
+	cr_assert_eq(cq("lend-b", "co", 2000, true, 2000, NULL), CU_OK);
+	cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+	fr = fr_default_cpu();
+	cr_assert_eq(
+	    que_node_subtree(&que_cohort_get(st, "co")->node, fr), 4000);
+	cr_assert_eq(
+	    que_node_local_quota(&que_cq_get(st, "lend-a")->node, fr), 1000);
+	cr_assert_eq(
+	    que_node_potential_available(&que_cq_get(st, "lend-b")->node, fr),
+	    4000);
+	cr_assert_eq(
+	    que_node_potential_available(&que_cq_get(st, "lend-a")->node, fr),
+	    5000);
+	/* Usage within localQuota stays invisible to the cohort. */
+	que_node_add_usage(&que_cq_get(st, "lend-a")->node, fr, 1500);
+	cr_assert_eq(que_node_usage(&que_cohort_get(st, "co")->node, fr), 500);
+	cr_assert_eq(
+	    que_node_available(&que_cq_get(st, "lend-b")->node, fr), 3500);
+	que_node_remove_usage(&que_cq_get(st, "lend-a")->node, fr, 1500);
+	cr_assert_eq(que_node_usage(&que_cohort_get(st, "co")->node, fr), 0);
+}
+
+Test(queues, invalid_specs_are_rejected_with_a_message)
+{
+	cu_error err;
+	struct que_resource_quota rq = {"memory", 1, false, 0, false, 0};
+	struct que_flavor_quotas fq = {"default", &rq, 1};
+	struct que_resource_group g = {cpu, 1, &fq, 1};
+	struct que_cq_spec s = {.name = "x", .groups = &g, .n_groups = 1};
+
+	cr_assert_eq(cq("a", NULL, 1000, true, 0, &err), CU_EINVAL);
+	cr_assert(strstr(err.msg, "must be nil when cohort is empty"));
+	cr_assert_eq(que_cq_set(st, &s, &err), CU_EINVAL);
+	cr_assert(strstr(err.msg, "not in coveredResources"), "%s", err.msg);
+	cr_assert_eq(cq("", NULL, 1000, false, 0, &err), CU_EINVAL);
+	cr_assert_eq(cq("neg", NULL, -1, false, 0, &err), CU_EINVAL);
+	cr_assert_eq(que_cq_delete(st, "nope", &err), CU_ENOTFOUND);
+	cr_assert_eq(que_workload_remove(st, "nope", &err), CU_ENOTFOUND);
+}
+
+static void add_wl(const char *uid, int32_t prio, int64_t ts)
+{
+	struct que_request r = {"cpu", 1000};
+	struct que_podset_spec ps = {
+	    .count = 1, .requests = &r, .n_requests = 1};
+	struct que_workload_spec w = {.uid = uid,
+	    .ns = "ns",
+	    .name = uid,
+	    .queue_name = "q",
+	    .priority = prio,
+	    .created_ns = ts,
+	    .namespace_eligible = true,
+	    .podsets = &ps,
+	    .n_podsets = 1};
+	cu_error err;
+
+	cr_assert_eq(que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+}
+
+static const char *pop_one(int64_t now)
+{
+	struct que_wl **heads;
+	size_t n;
+	const char *uid;
+
+	cr_assert_eq(que_pop_heads(st, now, &heads, &n, NULL), CU_OK);
+	if (n == 0)
+		return NULL;
+	cr_assert_eq(n, 1);
+	uid = heads[0]->uid;
+	/* Park it so the next pop shows the next one. */
+	que_requeue(st, heads[0], QUE_RQ_NO_FIT);
+	return uid;
+}
+
+Test(queues, heap_orders_by_priority_then_timestamp_then_uid)
+{
+	struct que_lq_spec lq = {"ns", "q", "a", QUE_STOP_NONE};
+	struct que_flavor_spec f = {.name = "default"};
+	const char *want[] = {"hi", "old", "b-same", "c-same", "low"};
+	size_t i;
+
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	cr_assert_eq(cq("a", NULL, 1000, false, 0, NULL), CU_OK);
+	cr_assert_eq(que_lq_set(st, &lq, NULL), CU_OK);
+	add_wl("low", -5, 1);
+	add_wl("c-same", 0, 50);
+	add_wl("b-same", 0, 50);
+	add_wl("old", 0, 10);
+	add_wl("hi", 9, 100);
+	for (i = 0; i < 5; i++)
+		cr_assert_str_eq(pop_one(0), want[i]);
+	cr_assert_null(pop_one(0), "inadmissible workloads came back");
+	cr_assert_eq(que_check_invariants(st, NULL), CU_OK);
+}
+
+Test(queues, backoff_holds_a_workload_until_its_time)
+{
+	struct que_lq_spec lq = {"ns", "q", "a", QUE_STOP_NONE};
+	struct que_flavor_spec f = {.name = "default"};
+
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	cr_assert_eq(cq("a", NULL, 1000, false, 0, NULL), CU_OK);
+	cr_assert_eq(que_lq_set(st, &lq, NULL), CU_OK);
+	add_wl("w", 0, 1);
+	cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+	cr_assert_eq(que_workload_backoff(st, "w", 500, NULL), CU_OK);
+	cr_assert_null(pop_one(499));
+	cr_assert_str_eq(pop_one(500), "w");
+	cr_assert_eq(que_check_invariants(st, NULL), CU_OK);
+}
+
+Test(queues, cohort_cycle_deactivates_its_queues)
+{
+	struct que_cohort_spec x = {"x", "y", NULL, 0};
+	struct que_cohort_spec y = {"y", "x", NULL, 0};
+	struct que_flavor_spec f = {.name = "default"};
+
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	cr_assert_eq(que_cohort_set(st, &x, NULL), CU_OK);
+	cr_assert_eq(que_cohort_set(st, &y, NULL), CU_OK);
+	cr_assert_eq(cq("a", "x", 1000, false, 0, NULL), CU_OK);
+	cr_assert_eq(cq("b", "free", 1000, false, 0, NULL), CU_OK);
+	cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+	cr_assert(!que_cq_get(st, "a")->active);
+	cr_assert(que_cq_get(st, "b")->active);
+	cr_assert_eq(que_flavor_delete(st, "default", NULL), CU_OK);
+	cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+	cr_assert(!que_cq_get(st, "b")->active);
+	cr_assert_str_eq(
+	    que_cq_get(st, "b")->inactive_reason, "FlavorNotFound");
+}
+
+Test(queues, invariant_checker_catches_corrupted_usage)
+{
+	struct que_flavor_spec f = {.name = "default"};
+	cu_error err;
+	uint32_t fr;
+
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	cr_assert_eq(cq("a", "co", 1000, false, 0, NULL), CU_OK);
+	cr_assert_eq(que_check_invariants(st, &err), CU_OK, "%s", err.msg);
+	fr = fr_default_cpu();
+	/* Usage no admitted workload accounts for. */
+	que_cq_get(st, "a")->node.cells[fr].usage = 7;
+	cr_assert_neq(que_check_invariants(st, &err), CU_OK);
+	cr_assert(strstr(err.msg, "clusterQueue a"), "%s", err.msg);
+	que_cq_get(st, "a")->node.cells[fr].usage = 0;
+	que_cohort_get(st, "co")->node.cells[fr].usage = 5000;
+	cr_assert_neq(que_check_invariants(st, &err), CU_OK);
+	cr_assert(strstr(err.msg, "cohort co"), "%s", err.msg);
+	que_cohort_get(st, "co")->node.cells[fr].usage = 0;
+}
