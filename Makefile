@@ -37,6 +37,16 @@ ifeq ($(filter $(BUILD),debug release asan cov),)
 $(error BUILD must be one of: debug release asan cov)
 endif
 
+# One output directory holds one build flavour: mixing ASan and plain
+# objects links into confusing failures, so say so instead.
+FLAVOR_FILE := $(O)/.flavor
+ifneq ($(wildcard $(FLAVOR_FILE)),)
+ifneq ($(shell cat $(FLAVOR_FILE)),$(BUILD))
+$(error $(O) holds a $(shell cat $(FLAVOR_FILE)) build, not $(BUILD): use another BUILDDIR or make clean)
+endif
+endif
+$(shell mkdir -p $(O) && echo $(BUILD) > $(FLAVOR_FILE))
+
 # Libraries with a .pc file go through pkg-config (recursive variables, so
 # nothing is evaluated before scripts/install-deps.sh had its chance);
 # libev ships none on Debian and is linked by name.

@@ -705,11 +705,11 @@ static void go_float32_key(double d, char out[48])
 	const char *x;
 
 	if (isnan(f)) {
-		strcpy(out, ".nan");
+		snprintf(out, 48, "%s", ".nan");
 		return;
 	}
 	if (isinf(f)) {
-		strcpy(out, f > 0 ? ".inf" : "-.inf");
+		snprintf(out, 48, "%s", f > 0 ? ".inf" : "-.inf");
 		return;
 	}
 	for (p = 1; p < 9; p++) {
@@ -719,7 +719,7 @@ static void go_float32_key(double d, char out[48])
 	}
 	snprintf(e, sizeof(e), "%.*e", p - 1, (double)f);
 	x = strchr(e, 'e');
-	exp = x != NULL ? atoi(x + 1) : 0;
+	exp = x != NULL ? (int)strtol(x + 1, NULL, 10) : 0;
 	/* The smallest p that round-trips has no trailing zero digit. */
 	nd = p;
 	if (exp < -4 || exp >= 6) {

@@ -875,7 +875,7 @@ static int load_integrations(const struct dec *d, const json_t *root)
 	json_t *fw = jget(in, "frameworks");
 	json_t *ext = jget(in, "externalFrameworks");
 	json_t *keys = jget(in, "labelKeysToCopy");
-	struct fpath p, base;
+	struct fpath p, base = {0};
 	size_t i, k;
 	json_t *v;
 	int rc;

@@ -102,6 +102,10 @@ struct as_kind {
 	struct as_watch *watchers; /* intrusive list of open watches */
 	struct as_kind *next;	   /* registry list */
 	bool removed;		   /* CRD deleted; freed at shutdown */
+	/* A view onto another kind's storage (events.k8s.io/v1 Event is
+	 * core/v1 Event in another shape): requests to this kind read and
+	 * write `storage`, converting with as_view_out / as_view_in. */
+	struct as_kind *storage;
 };
 
 /* Fault injection rule (test endpoint /__test/faults). */
@@ -195,6 +199,14 @@ bool as_kind_field_ok(const struct as_kind *k, const char *field);
 const char *as_obj_field(
     const struct as_kind *k, json_t *obj, const char *field);
 
+/* Convert between a view kind and its storage kind (events.c). out: a
+ * stored object to the view's shape [owned: json_decref]. in: a request
+ * body in the view's shape to the stored shape [owned]; NULL with *why
+ * set (a 422 detail, field in *field) when the view's validation fails. */
+json_t *as_view_out(const struct as_kind *view, json_t *stored);
+json_t *as_view_in(const struct as_kind *view, json_t *obj, bool create,
+    const char **field, const char **why);
+
 /* ---- store (store.c) ------------------------------------------------ */
 /* Index of (ns, name) in k->items, or -(insertion point)-1. */
 long as_store_find(const struct as_kind *k, const char *ns, const char *name);
@@ -225,7 +237,8 @@ struct as_watch {
 	char *ns; /* owned; NULL = all namespaces */
 	ns_selector labels;
 	ns_fieldsel fields;
-	char *api_version; /* owned; the version the client asked for */
+	char *api_version;    /* owned; the version the client asked for */
+	struct as_kind *view; /* non-NULL: convert events into this view */
 	bool bookmarks;
 	bool suspended;
 	bool done;  /* end the stream once the buffer drains */

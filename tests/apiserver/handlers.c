@@ -29,8 +29,18 @@ struct route {
 	char name[254];
 	char sub[64];
 	bool has_ns, has_name, has_sub, watch_prefix;
-	struct as_kind *kind;
+	struct as_kind *kind; /* storage kind */
+	struct as_kind *view; /* the requested kind when it is a view */
 };
+
+/* The kind as the client named it (for list kinds and apiVersions). */
+static const struct as_kind *shown(const struct route *r)
+{
+	return r->view ? r->view : r->kind;
+}
+
+static bool view_in(
+    const struct route *r, json_t **obj, bool create, struct as_resp *resp);
 
 /* ---- small helpers -------------------------------------------------- */
 
@@ -493,6 +503,8 @@ static json_t *out_object(const struct route *r, json_t *obj)
 	json_t *o;
 	char *av;
 
+	if (r->view != NULL)
+		return as_view_out(r->view, obj);
 	if (r->kind == NULL || !(r->kind->flags & AS_CUSTOM) ||
 	    strcmp(r->version, r->kind->version) == 0)
 		return json_incref(obj);
@@ -1209,10 +1221,11 @@ static void do_list(
 		goto out;
 	}
 	{
-		char *av = as_kind_api_version(k, r->version);
+		char *av = as_kind_api_version(
+		    shown(r), r->view ? r->view->version : r->version);
 
 		list = json_pack("{s:s, s:s, s:{s:s}, s:o}", "kind",
-		    k->list_kind, "apiVersion", av, "metadata",
+		    shown(r)->list_kind, "apiVersion", av, "metadata",
 		    "resourceVersion", rvs, "items", arr);
 		cu_free(av);
 	}
@@ -1257,7 +1270,9 @@ static void do_watch(const struct as_request *rq, const struct route *r,
 	w->labels = *labels;
 	w->fields = *fields;
 	w->ns = r->has_ns ? cu_strdup(r->ns) : NULL;
-	w->api_version = as_kind_api_version(k, r->version);
+	w->api_version = as_kind_api_version(
+	    shown(r), r->view ? r->view->version : r->version);
+	w->view = r->view;
 	w->bookmarks = as_query_bool(rq, "allowWatchBookmarks");
 	cu_buf_init(&w->out, (size_t)1 << 30);
 	if (ts != NULL && ts[0] != '\0' && parse_u64(ts, &tsec) && tsec > 0)
@@ -1948,6 +1963,8 @@ static void do_patch(
 		json_object_set(md_of(result), "resourceVersion",
 		    json_object_get(
 			json_object_get(old, "metadata"), "resourceVersion"));
+	if (!view_in(r, &result, false, resp))
+		goto out;
 	update_obj(rq, r, result, old, true, resp);
 out:
 	json_decref(patch);
@@ -2191,6 +2208,36 @@ static void do_delete_collection(
 	ns_fieldsel_dispose(&fields);
 }
 
+/* A body in a view's shape becomes the stored shape (*obj replaced);
+ * false with a 422 in resp when the view's validation rejects it. */
+static bool view_in(
+    const struct route *r, json_t **obj, bool create, struct as_resp *resp)
+{
+	const char *field, *why;
+	json_t *o;
+
+	if (r->view == NULL)
+		return true;
+	o = as_view_in(r->view, *obj, create, &field, &why);
+	if (o == NULL) {
+		const char *name = json_string_value(
+		    json_object_get(json_object_get(*obj, "metadata"), "name"));
+
+		if (why != NULL)
+			as_resp_invalid(
+			    resp, r->view, name ? name : "", field, "%s", why);
+		else
+			as_resp_error(
+			    resp, 500, "InternalError", "out of memory");
+		json_decref(*obj);
+		*obj = NULL;
+		return false;
+	}
+	json_decref(*obj);
+	*obj = o;
+	return true;
+}
+
 /* ---- entry --------------------------------------------------------- */
 
 static void non_resource(
@@ -2284,6 +2331,11 @@ void as_handle(struct as_request *rq, struct as_resp *resp)
 	}
 	if (r.kind == NULL)
 		goto notfound;
+	if (r.kind->storage != NULL) {
+		r.view = r.kind;
+		r.kind = r.kind->storage;
+		copy_seg(r.version, sizeof(r.version), r.kind->version);
+	}
 	if (!(r.kind->flags & AS_NAMESPACED) && r.has_ns)
 		goto notfound;
 	if (r.has_sub) {
@@ -2327,7 +2379,7 @@ void as_handle(struct as_request *rq, struct as_resp *resp)
 		cu_free(mt);
 		obj = decode_body(
 		    rq, resp, strcmp(field_validation(rq), "Strict") == 0);
-		if (obj == NULL)
+		if (obj == NULL || !view_in(&r, &obj, true, resp))
 			return;
 		if (check_gvk(&r, obj, resp))
 			create_obj(rq, &r, obj, resp);
@@ -2338,7 +2390,7 @@ void as_handle(struct as_request *rq, struct as_resp *resp)
 		json_t *obj = decode_body(
 		    rq, resp, strcmp(field_validation(rq), "Strict") == 0);
 
-		if (obj == NULL)
+		if (obj == NULL || !view_in(&r, &obj, false, resp))
 			return;
 		if (check_gvk(&r, obj, resp))
 			update_obj(rq, &r, obj,

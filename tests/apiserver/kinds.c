@@ -193,6 +193,15 @@ int as_kinds_init(struct as_server *srv, cu_error *err)
 		*tail = k;
 		tail = &k->next;
 	}
+	/* events.k8s.io/v1 reads and writes core/v1 Event storage. */
+	{
+		struct as_kind *core = as_kind_find(srv, "", "v1", "events");
+		struct as_kind *ev =
+		    as_kind_find(srv, "events.k8s.io", "v1", "events");
+
+		if (core != NULL && ev != NULL)
+			ev->storage = core;
+	}
 	return CU_OK;
 }
 

@@ -213,7 +213,9 @@ static void delete_pods_of(struct as_server *srv, json_t *job)
 			    names, json_string(pk->items[i].name));
 	}
 	json_array_foreach(names, i, n)
-	    as_internal_delete(srv, pk, ns, json_string_value(n), JOB_USER);
+	{
+		as_internal_delete(srv, pk, ns, json_string_value(n), JOB_USER);
+	}
 	json_decref(names);
 }
 
@@ -613,8 +615,10 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 		return;
 	suspend = json_is_true(as_jget(js, "spec.suspend"));
 	rjs = as_jget(js, "spec.replicatedJobs");
-	json_array_foreach(rjs, i, rj) global_replicas +=
-	    int_or(rj, "replicas", 1);
+	json_array_foreach(rjs, i, rj)
+	{
+		global_replicas += int_or(rj, "replicas", 1);
+	}
 	rjstatus = json_array();
 	json_array_foreach(rjs, i, rj)
 	{
@@ -767,12 +771,16 @@ static void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
 		batch = dirty_jobsets;
 		dirty_jobsets = json_object();
 		json_object_foreach_safe(batch, tmp, key, v)
-		    reconcile_jobset(srv, key);
+		{
+			reconcile_jobset(srv, key);
+		}
 		json_decref(batch);
 		batch = dirty_jobs;
 		dirty_jobs = json_object();
 		json_object_foreach_safe(batch, tmp, key, v)
-		    reconcile_job(srv, key);
+		{
+			reconcile_job(srv, key);
+		}
 		json_decref(batch);
 	}
 }

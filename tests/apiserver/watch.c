@@ -81,8 +81,8 @@ static void cache_clear(void)
 	memset(&cache, 0, sizeof(cache));
 }
 
-static const char *serialise(
-    json_t *obj, uint64_t rv_override, const char *want_av, size_t *len)
+static const char *serialise(json_t *obj, uint64_t rv_override,
+    const char *want_av, const struct as_kind *view, size_t *len)
 {
 	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
 	bool fix_av =
@@ -100,7 +100,7 @@ static const char *serialise(
 	if (rv_override != 0 || fix_av) {
 		char buf[32];
 
-		o = json_deep_copy(obj);
+		o = view != NULL ? as_view_out(view, obj) : json_deep_copy(obj);
 		if (o == NULL)
 			return NULL;
 		if (rv_override != 0) {
@@ -109,7 +109,7 @@ static const char *serialise(
 			as_jset(
 			    o, "metadata.resourceVersion", json_string(buf));
 		}
-		if (fix_av)
+		if (fix_av && view == NULL)
 			json_object_set_new(
 			    o, "apiVersion", json_string(want_av));
 	}
@@ -133,7 +133,7 @@ void as_watch_queue(
 
 	if (w->done)
 		return;
-	text = serialise(obj, rv_override, w->api_version, &len);
+	text = serialise(obj, rv_override, w->api_version, w->view, &len);
 	if (text == NULL || cu_buf_adds(&w->out, "{\"type\":\"") != CU_OK ||
 	    cu_buf_adds(&w->out, type) != CU_OK ||
 	    cu_buf_adds(&w->out, "\",\"object\":") != CU_OK ||

@@ -17,6 +17,20 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+echo "== codec: Workload JSON -> typed model -> JSON"
+"$CUEUE_BIN/cueue-bench" codec tests/data/golden/workload.json \
+	| tee "$out/codec.txt"
+
+echo "== admission engine: 1,000 ClusterQueues, 50,000 pending Workloads"
+"$CUEUE_BIN/cueue-bench" engine | tee "$out/engine.txt"
+echo "   targets: >= 50,000 decisions/s, <= 1 KiB per pending Workload,"
+echo "            a full cycle over all heads <= 10 ms"
+
+echo "== store: ledger commits per second (synchronous=FULL, this disk)"
+mkdir -p "$out/store-tmp"
+"$CUEUE_BIN/cueue-bench" store "$out/store-tmp" 2 | tee "$out/store.txt"
+rmdir "$out/store-tmp" 2>/dev/null || true
+
 echo "== apiserver: creates+patches with 10 watchers (server on CPU 0)"
 taskset -c 0 "$CUEUE_BIN/cueue-apiserver" --listen 127.0.0.1:0 \
 	--kubeconfig-out "$tmp/kc" --token benchtoken \

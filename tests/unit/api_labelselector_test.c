@@ -275,7 +275,7 @@ static void assert_roundtrip(const char *text, const char *want)
 	char *s1 = ns_selector_string(&sel), *s2 = ns_selector_string(&back);
 	cr_assert_str_eq(s1, s2);
 	cr_assert_eq(sel.match_nothing, back.match_nothing);
-	free(dumped); /* jansson allocates with its own malloc */
+	cu_free(dumped); /* jansson allocates with malloc() */
 	cu_free(s1);
 	cu_free(s2);
 	json_decref(out);
@@ -310,7 +310,7 @@ Test(api_labelselector, encodes_string_only_operators)
 			    "\"operator\":\"In\",\"values\":[\"2\"]},{\"key\":"
 			    "\"b\",\"operator\":\"NotIn\",\"values\":[\"3\"]}],"
 			    "\"matchLabels\":{\"a\":\"1\"}}");
-	free(d);
+	cu_free(d);
 	json_decref(out);
 	ns_selector_dispose(&sel);
 

@@ -295,11 +295,11 @@ Test(ns_selector, rejects_invalid_keys)
 
 	char longprefix[300];
 	memset(longprefix, 'p', 254);
-	strcpy(longprefix + 254, "/a");
+	memcpy(longprefix + 254, "/a", 3);
 	parse_fails_with(longprefix, "prefix part must be no more than 253");
 	/* 253 is allowed when each DNS label stays valid. */
 	memset(longprefix, 'p', 253);
-	strcpy(longprefix + 253, "/a");
+	memcpy(longprefix + 253, "/a", 3);
 	parse_ok(&sel, longprefix);
 	ns_selector_dispose(&sel);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/enginebench/engine_bench.c - throughput and latency of the
+ * tests/bench/engine_bench.c - throughput and latency of the
  * admission engine at Kueue's large-scale shape: 1,000 ClusterQueues in
  * 10 cohorts (nominal 20 CPU, borrowingLimit 100, reclaimWithinCohort
  * Any, withinClusterQueue LowerPriority) and 50,000 pending Workloads
@@ -9,12 +9,7 @@
  * preempted victims release their quota. Reports decisions/s, cycle
  * latency p50/p99 and heap bytes per pending workload.
  *
- * Not built by the Makefile. Build and run from the repository root:
- *
- *   cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. \
- *      tests/enginebench/engine_bench.c \
- *      $(find lib queues admission -name '*.c') -o build/engine_bench &&
- *   build/engine_bench
+ * Run it with `cueue-bench engine` (part of `make bench`).
  */
 #include <malloc.h>
 #include <stdio.h>
@@ -43,8 +38,12 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int main(void)
+int bench_engine_main(int argc, char **argv);
+
+int bench_engine_main(int argc, char **argv)
 {
+	(void)argc;
+	(void)argv;
 	static const char *const covered[] = {"cpu"};
 	static int64_t lat[MAX_CYCLES];
 	struct que_flavor_spec f = {.name = "default"};
@@ -125,7 +124,7 @@ int main(void)
 		for (k = 0; k < n_prev; k++) {
 			if (que_workload_remove(st, prev[k], &err))
 				die("finish", &err);
-			free(prev[k]);
+			cu_free(prev[k]);
 		}
 		n_prev = 0;
 		adm_result_init(&res);
@@ -137,12 +136,12 @@ int main(void)
 		total_ns += t1 - t0;
 		decisions += res.n;
 		admitted += res.admitted;
-		prev = realloc(prev, (res.n + 1) * sizeof(*prev));
+		prev = cu_realloc(prev, (res.n + 1) * sizeof(*prev));
 		for (k = 0; k < res.n; k++) {
 			size_t v;
 
 			if (res.v[k].kind == ADM_ADMIT)
-				prev[n_prev++] = strdup(res.v[k].uid);
+				prev[n_prev++] = cu_strdup(res.v[k].uid);
 			for (v = 0; v < res.v[k].n_victims; v++)
 				if (que_workload_release(
 					st, res.v[k].victims[v].uid, now, &err))
@@ -169,8 +168,8 @@ int main(void)
 	printf("bytes per pending workload: %.0f\n",
 	    (double)(after - before) / (N_CQS * PER_CQ));
 	for (size_t k = 0; k < n_prev; k++)
-		free(prev[k]);
-	free(prev);
+		cu_free(prev[k]);
+	cu_free(prev);
 	que_state_free(st);
 	return 0;
 }

@@ -1,18 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/storebench/store_bench.c - how many ledger commits per second the
+ * tests/bench/store_bench.c - how many ledger commits per second the
  * controller can afford, for loop turns that record 1, 10 and 100
  * admission decisions. Every commit is synchronous=FULL (an fsync of the
  * WAL), so the numbers are dominated by the disk and say how much batching
  * a turn buys.
  *
- * Not built by the Makefile yet. From the repository root:
- *
- *   cc -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -I. \
- *      tests/storebench/store_bench.c store/store.c store/migrate.c \
- *      store/ledger.c lib/buf.c lib/err.c lib/log.c lib/mem.c lib/time.c \
- *      -lsqlite3 -o build/store_bench
- *   build/store_bench [DIR [SECONDS]]
+ * `cueue-bench store [DIR [SECONDS]]` (part of `make bench`).
  *
  * DIR (default $TMPDIR or /tmp) must be on the disk the ledger will live
  * on: tmpfs makes fsync free and the numbers meaningless. SECONDS (default
@@ -139,7 +133,9 @@ static int bench_one(const char *base, int batch, double seconds)
 	return rc == CU_OK ? 0 : 1;
 }
 
-int main(int argc, char **argv)
+int bench_store_main(int argc, char **argv);
+
+int bench_store_main(int argc, char **argv)
 {
 	static const int batches[] = {1, 10, 100};
 	const char *env = getenv("TMPDIR");

@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Every manifest of manifests/ and every sample applies to cueue-apiserver
+with the machine's kubectl (CRDs first, then `kubectl wait` for
+Established, as on a real cluster) and reads back unchanged: each field the
+file sets has the same value on the server (the server may add defaults
+and metadata, nothing may be lost or altered)."""
+import glob
+import os
+
+import yaml
+
+from cuetest import Failure, case, check, eq, run_cases
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+MANIFESTS = os.path.join(ROOT, "manifests")
+
+
+def docs(path):
+    with open(path) as f:
+        return [d for d in yaml.safe_load_all(f) if d]
+
+
+def subset(want, got, path, errors):
+    """Record every place where `want` is not contained in `got`."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            errors.append("%s: got %r" % (path, got))
+            return
+        for k, v in want.items():
+            if k not in got:
+                errors.append("%s.%s: missing" % (path, k))
+            else:
+                subset(v, got[k], "%s.%s" % (path, k), errors)
+    elif isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            errors.append("%s: got %r, want %r" % (path, got, want))
+            return
+        for i, (a, b) in enumerate(zip(want, got)):
+            subset(a, b, "%s[%d]" % (path, i), errors)
+    elif want != got and not (isinstance(want, (int, float)) and
+                              isinstance(got, (int, float)) and
+                              float(want) == float(got)):
+        errors.append("%s: got %r, want %r" % (path, got, want))
+
+
+def read_back(s, doc):
+    md = doc["metadata"]
+    args = ["get", "%s.%s" % (doc["kind"].lower(),
+                                doc["apiVersion"].split("/")[0])
+            if "/" in doc["apiVersion"] else doc["kind"].lower(),
+            md["name"], "-o", "json"]
+    if "namespace" in md:
+        args += ["-n", md["namespace"]]
+    import json
+    return json.loads(s.kubectl(*args).stdout)
+
+
+def check_all(s, files):
+    errors = []
+    n = 0
+    for path in files:
+        for doc in docs(path):
+            got = read_back(s, doc)
+            want = dict(doc)
+            subset(want, got, "%s %s/%s" % (os.path.basename(path),
+                                          doc["kind"],
+                                          doc["metadata"]["name"]), errors)
+            n += 1
+    if errors:
+        raise Failure("%d differences:\n  %s" % (len(errors),
+                                                 "\n  ".join(errors)))
+    return n
+
+
+@case("manifests-install")
+def install(s):
+    crds = sorted(glob.glob(os.path.join(MANIFESTS, "crds", "*.yaml")))
+    check(len(crds) >= 7, "expected the 6 Kueue CRDs and JobSet's")
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    # The whole kustomization, as a user installs it.
+    p = s.kubectl("apply", "-k", MANIFESTS)
+    check("deployment.apps/cueue-controller" in p.stdout, p.stdout)
+    files = [os.path.join(MANIFESTS, f) for f in (
+        "namespace.yaml", "configmap.yaml", "service.yaml",
+        "deployment.yaml")] + sorted(glob.glob(
+            os.path.join(MANIFESTS, "rbac", "*.yaml"))) + crds
+    n = check_all(s, files)
+    check(n >= 15, "read back %d objects" % n)
+    # Re-applying changes nothing.
+    p = s.kubectl("apply", "-k", MANIFESTS)
+    for line in p.stdout.splitlines():
+        check(line.endswith(" unchanged"), "re-apply: %r" % line)
+    # Discovery knows the Kueue kinds with Kueue's short names.
+    p = s.kubectl("api-resources", "--api-group=kueue.x-k8s.io",
+                  "-o", "name")
+    for r in ("clusterqueues", "localqueues", "resourceflavors",
+              "workloads", "workloadpriorityclasses", "cohorts"):
+        check(r + ".kueue.x-k8s.io" in p.stdout, p.stdout)
+    p = s.kubectl("get", "cq")
+    eq(p.returncode, 0, "short name cq")
+
+
+@case("manifests-samples")
+def samples(s):
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    files = sorted(glob.glob(os.path.join(MANIFESTS, "samples", "*.yaml")))
+    check(len(files) >= 2, "samples present")
+    for f in files:
+        s.kubectl("apply", "-f", f)
+    n = check_all(s, files)
+    check(n >= 5, "read back %d sample objects" % n)
+    # Printer columns come from the CRDs (server-side Table output).
+    # Admitted Workloads has priority 1, as in Kueue: shown with -o wide.
+    p = s.kubectl("get", "clusterqueues", "-o", "wide")
+    header = p.stdout.splitlines()[0]
+    for col in ("COHORT", "STRATEGY", "PENDING", "ADMITTED"):
+        check(col in header, "ClusterQueue columns: %r" % header)
+
+
+@case("manifests-reject-invalid-cr")
+def invalid(s):
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    bad = s.file("bad-cq.yaml", """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: bad
+spec:
+  queueingStrategy: Sometimes
+""")
+    p = s.kubectl("apply", "-f", bad, check=False)
+    check(p.returncode != 0, "invalid enum accepted")
+    check("queueingStrategy" in p.stderr and "Unsupported value" in
+          p.stderr, p.stderr)
+
+
+run_cases()
