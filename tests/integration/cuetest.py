@@ -440,11 +440,17 @@ class RawStream:
         return self.events()
 
     def close(self):
+        """Shut the connection down, wait for the reader thread, then close
+        the socket. Closing first would free the fd number while the
+        reader still sits in recv(): the next connection the test opens
+        reuses it, and the stale reader eats that connection's bytes
+        (seen as TLS "bad record mac" errors on unrelated requests)."""
         import socket
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+        self._th.join(10)
         try:
             self.sock.close()
         except OSError:
