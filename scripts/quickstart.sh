@@ -69,8 +69,13 @@ echo
 echo "quickstart: API server at $(sed -n 's/.*server: "\(.*\)"/\1/p' "$kc")"
 echo "  kubectl --kubeconfig $kc get jobs,pods"
 echo "Ctrl-C stops everything."
+cols='NAME:.metadata.name,QUEUE:.metadata.labels.kueue\.x-k8s\.io/queue-name'
+cols="$cols,SUSPENDED:.spec.suspend,ACTIVE:.status.active"
+cols="$cols,SUCCEEDED:.status.succeeded"
 while :; do
 	echo "---- $(date +%T)"
-	k get jobs,pods 2>&1 || true
+	k get jobs -o custom-columns="$cols" 2>&1 || true
+	k get pods -o custom-columns='NAME:.metadata.name,PHASE:.status.phase' \
+		2>&1 || true
 	sleep 3
 done
