@@ -45,7 +45,7 @@ ifneq ($(shell cat $(FLAVOR_FILE)),$(BUILD))
 $(error $(O) holds a $(shell cat $(FLAVOR_FILE)) build, not $(BUILD): use another BUILDDIR or make clean)
 endif
 endif
-$(shell mkdir -p $(O) && echo $(BUILD) > $(FLAVOR_FILE))
+
 
 # Libraries with a .pc file go through pkg-config (recursive variables, so
 # nothing is evaluated before scripts/install-deps.sh had its chance);
@@ -113,7 +113,10 @@ deps:
 deps-quiet:
 	@pkg-config --exists $(PKGS) || scripts/install-deps.sh
 
-$(O)/%.o: %.c
+$(FLAVOR_FILE):
+	@mkdir -p $(@D) && echo $(BUILD) > $@
+
+$(O)/%.o: %.c | $(FLAVOR_FILE)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@

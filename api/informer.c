@@ -1,0 +1,856 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * api/informer.c - list/watch informers over api/client.h: paginated
+ * LIST, WATCH with bookmarks, resume from the last resourceVersion, relist
+ * on 410 with a diff delivered to the handlers, and a cache indexed by
+ * namespace/name and by owner UID. See api/informer.h.
+ *
+ * States (one request or one timer at a time):
+ *
+ *   new --start_list()--> LISTING --last page: apply_list()--> WATCHING
+ *              ^   (pages: on_list)                               |
+ *              |                                                  |
+ *              +--- 410 / relist ----- WAITING <-- watch ended ---+
+ *                                      (timer)  --> WATCHING (re-watch)
+ *
+ * Invariants:
+ *   1. At most one of inf->req (LIST or WATCH in flight) and inf->timer
+ *      is active; api_informer_free cancels whichever it is.
+ *   2. inf->rv only moves to a value the server gave: a list's
+ *      resourceVersion, an event's object resourceVersion or a bookmark.
+ *   3. The cache holds at most one entry per key; every entry's owner UIDs
+ *      are in the owner index exactly once per ownerReference.
+ *   4. Handlers see the cache already updated; an update whose
+ *      resourceVersion equals the cached one is never delivered.
+ *   5. No two watches start less than a second apart without a back-off
+ *      between them (0.8 s doubling to 30 s).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/informer.h"
+
+#define INF_MAGIC 0x494e464fu /* "INFO" */
+#define PAGE_LIMIT 500
+#define BACKOFF_MIN 0.8
+#define BACKOFF_MAX 30.0
+#define SHORT_WATCH 1.0
+
+enum inf_state { ST_LISTING, ST_WATCHING, ST_WAITING };
+enum next_action { NEXT_LIST, NEXT_WATCH };
+
+struct entry {
+	char *key;   /* owned; "ns/name" or "name" */
+	json_t *obj; /* owned reference */
+	struct entry *hnext;
+	bool seen; /* relist mark */
+};
+
+struct owner_node {
+	char *uid; /* owned */
+	struct entry *e;
+	struct owner_node *next;
+};
+
+struct api_informer {
+	unsigned magic;
+	api_client *c;
+	struct ev_loop *loop;		/* the client's */
+	char *group, *version, *plural; /* owned */
+	bool namespaced;
+	char *ns;	 /* owned or NULL */
+	char *base;	 /* owned; collection path */
+	char *selectors; /* owned; "&labelSelector=..&fieldSelector=.." */
+	struct api_informer_handlers h;
+	void *payload;
+
+	enum inf_state state;
+	api_req *req; /* in flight, or NULL */
+	ev_timer timer;
+	enum next_action next;
+	char *rv; /* owned; last resourceVersion, "" before the first list */
+	bool synced;
+
+	/* list in progress */
+	json_t *pending;   /* owned array of items of the pages so far */
+	char *cont;	   /* owned continue token or NULL */
+	bool list_with_rv; /* first page asked for resourceVersion=rv */
+	char *item_kind;   /* owned; from the list's kind */
+	char *item_api_version;
+
+	/* watch in progress */
+	double watch_started;
+	bool watch_gone;  /* an ERROR 410 event arrived */
+	bool watch_error; /* another ERROR or a bad line */
+	bool self_cancel;
+	double backoff;
+
+	struct entry **buckets; /* owned */
+	size_t nbuckets, count;
+	struct owner_node **obuckets; /* owned */
+	size_t nobuckets;
+
+	struct api_informer_stats stats;
+	uint64_t rand;
+};
+
+static void start_list(api_informer *inf);
+static void start_watch(api_informer *inf);
+
+/* ---- cache ----------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s != '\0') {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static const char *meta_str(json_t *obj, const char *key)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(obj, "metadata"), key));
+}
+
+/* Key of obj [owned: cu_free] or NULL (no name, or ENOMEM). */
+static char *key_of(const char *ns, const char *name)
+{
+	if (name == NULL)
+		return NULL;
+	if (ns != NULL && ns[0] != '\0')
+		return cu_asprintf("%s/%s", ns, name);
+	return cu_strdup(name);
+}
+
+static struct entry *cache_find(const api_informer *inf, const char *key)
+{
+	struct entry *e;
+
+	for (e = inf->buckets[hash_str(key) % inf->nbuckets]; e != NULL;
+	     e = e->hnext)
+		if (strcmp(e->key, key) == 0)
+			return e;
+	return NULL;
+}
+
+static void owners_unlink(api_informer *inf, struct entry *e)
+{
+	json_t *refs = json_object_get(
+	    json_object_get(e->obj, "metadata"), "ownerReferences");
+	json_t *ref;
+	size_t i;
+
+	json_array_foreach(refs, i, ref)
+	{
+		const char *uid =
+		    json_string_value(json_object_get(ref, "uid"));
+		struct owner_node **pp;
+
+		if (uid == NULL)
+			continue;
+		pp = &inf->obuckets[hash_str(uid) % inf->nobuckets];
+		for (; *pp != NULL; pp = &(*pp)->next) {
+			if ((*pp)->e == e && strcmp((*pp)->uid, uid) == 0) {
+				struct owner_node *n = *pp;
+
+				*pp = n->next;
+				cu_free(n->uid);
+				cu_free(n);
+				break;
+			}
+		}
+	}
+}
+
+static void owners_link(api_informer *inf, struct entry *e)
+{
+	json_t *refs = json_object_get(
+	    json_object_get(e->obj, "metadata"), "ownerReferences");
+	json_t *ref;
+	size_t i;
+
+	json_array_foreach(refs, i, ref)
+	{
+		const char *uid =
+		    json_string_value(json_object_get(ref, "uid"));
+		struct owner_node *n;
+		size_t b;
+
+		if (uid == NULL)
+			continue;
+		n = cu_calloc(1, sizeof(*n));
+		if (n == NULL || (n->uid = cu_strdup(uid)) == NULL) {
+			cu_free(n);
+			cu_warn("informer %s: owner index: out of memory",
+			    inf->plural);
+			continue;
+		}
+		n->e = e;
+		b = hash_str(uid) % inf->nobuckets;
+		n->next = inf->obuckets[b];
+		inf->obuckets[b] = n;
+	}
+}
+
+static void cache_grow(api_informer *inf)
+{
+	struct entry **nb;
+	size_t n = inf->nbuckets * 2, i;
+
+	nb = cu_calloc(n, sizeof(*nb));
+	if (nb == NULL)
+		return; /* longer chains, still correct */
+	for (i = 0; i < inf->nbuckets; i++) {
+		struct entry *e = inf->buckets[i], *next;
+
+		for (; e != NULL; e = next) {
+			size_t b = hash_str(e->key) % n;
+
+			next = e->hnext;
+			e->hnext = nb[b];
+			nb[b] = e;
+		}
+	}
+	cu_free(inf->buckets);
+	inf->buckets = nb;
+	inf->nbuckets = n;
+}
+
+/* Insert obj [reference taken] under key [consumed]. */
+static struct entry *cache_insert(api_informer *inf, char *key, json_t *obj)
+{
+	struct entry *e = cu_calloc(1, sizeof(*e));
+	size_t b;
+
+	if (e == NULL) {
+		cu_free(key);
+		return NULL;
+	}
+	if (inf->count + 1 > inf->nbuckets)
+		cache_grow(inf);
+	e->key = key;
+	e->obj = json_incref(obj);
+	b = hash_str(key) % inf->nbuckets;
+	e->hnext = inf->buckets[b];
+	inf->buckets[b] = e;
+	inf->count++;
+	owners_link(inf, e);
+	return e;
+}
+
+/* Swap the object of e; returns the old one [owned by the caller]. */
+static json_t *cache_replace(api_informer *inf, struct entry *e, json_t *obj)
+{
+	json_t *old = e->obj;
+
+	owners_unlink(inf, e);
+	e->obj = json_incref(obj);
+	owners_link(inf, e);
+	return old;
+}
+
+/* Unlink and free e; returns its object [owned by the caller]. */
+static json_t *cache_remove(api_informer *inf, struct entry *e)
+{
+	struct entry **pp = &inf->buckets[hash_str(e->key) % inf->nbuckets];
+	json_t *obj = e->obj;
+
+	for (; *pp != NULL; pp = &(*pp)->hnext)
+		if (*pp == e) {
+			*pp = e->hnext;
+			break;
+		}
+	owners_unlink(inf, e);
+	inf->count--;
+	cu_free(e->key);
+	cu_free(e);
+	return obj;
+}
+
+/* ---- delivering changes ---------------------------------------------- */
+
+static void set_rv(api_informer *inf, const char *rv)
+{
+	char *d;
+
+	if (rv == NULL || rv[0] == '\0' || strcmp(rv, inf->rv) == 0)
+		return;
+	d = cu_strdup(rv);
+	if (d == NULL)
+		return; /* keep the older one: a relist at worst */
+	cu_free(inf->rv);
+	inf->rv = d;
+}
+
+/* Add or update obj [borrowed] (invariant 4). */
+static void upsert(api_informer *inf, json_t *obj)
+{
+	char *key = key_of(meta_str(obj, "namespace"), meta_str(obj, "name"));
+	struct entry *e;
+	const char *nrv, *orv;
+	json_t *old;
+
+	if (key == NULL)
+		return;
+	e = cache_find(inf, key);
+	if (e == NULL) {
+		e = cache_insert(inf, key, obj);
+		if (e != NULL && inf->h.on_add != NULL)
+			inf->h.on_add(e->obj, inf->payload);
+		return;
+	}
+	cu_free(key);
+	e->seen = true;
+	nrv = meta_str(obj, "resourceVersion");
+	orv = meta_str(e->obj, "resourceVersion");
+	if (nrv != NULL && orv != NULL && strcmp(nrv, orv) == 0) {
+		inf->stats.skipped++;
+		return;
+	}
+	old = cache_replace(inf, e, obj);
+	if (inf->h.on_update != NULL)
+		inf->h.on_update(old, e->obj, inf->payload);
+	json_decref(old);
+}
+
+static void remove_obj(api_informer *inf, json_t *obj)
+{
+	char *key = key_of(meta_str(obj, "namespace"), meta_str(obj, "name"));
+	struct entry *e;
+	json_t *old;
+
+	if (key == NULL)
+		return;
+	e = cache_find(inf, key);
+	cu_free(key);
+	if (e == NULL) {
+		inf->stats.skipped++;
+		return;
+	}
+	old = cache_remove(inf, e);
+	/* the event carries the final state; hand that over */
+	if (inf->h.on_delete != NULL)
+		inf->h.on_delete(obj, inf->payload);
+	json_decref(old);
+}
+
+/* ---- scheduling ------------------------------------------------------- */
+
+static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	api_informer *inf = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (inf->next == NEXT_LIST)
+		start_list(inf);
+	else
+		start_watch(inf);
+}
+
+static void schedule(api_informer *inf, enum next_action next, double delay)
+{
+	struct ev_loop *loop = inf->loop;
+
+	inf->state = ST_WAITING;
+	inf->next = next;
+	ev_timer_stop(loop, &inf->timer);
+	ev_timer_set(&inf->timer, delay, 0.0);
+	ev_timer_start(loop, &inf->timer);
+}
+
+/* Next back-off delay with jitter, doubling up to BACKOFF_MAX. */
+static double next_backoff(api_informer *inf)
+{
+	double d = inf->backoff;
+
+	inf->rand = inf->rand * 6364136223846793005ULL + 1442695040888963407ULL;
+	inf->backoff = d * 2 > BACKOFF_MAX ? BACKOFF_MAX : d * 2;
+	return d * (1.0 + (double)((inf->rand >> 33) % 200) / 1000.0);
+}
+
+/* ---- LIST -------------------------------------------------------------- */
+
+static void list_reset(api_informer *inf)
+{
+	json_decref(inf->pending);
+	inf->pending = NULL;
+	cu_free(inf->cont);
+	inf->cont = NULL;
+}
+
+/* The list is complete: make the cache equal to it (invariant 4). */
+static void apply_list(api_informer *inf, const char *list_rv)
+{
+	struct entry **gone = NULL;
+	size_t ngone = 0, cap = 0, i;
+	json_t *it;
+
+	for (i = 0; i < inf->nbuckets; i++) {
+		struct entry *e;
+
+		for (e = inf->buckets[i]; e != NULL; e = e->hnext)
+			e->seen = false;
+	}
+	json_array_foreach(inf->pending, i, it)
+	{
+		char *key =
+		    key_of(meta_str(it, "namespace"), meta_str(it, "name"));
+		struct entry *e = key ? cache_find(inf, key) : NULL;
+
+		cu_free(key);
+		if (e != NULL)
+			e->seen = true;
+	}
+	for (i = 0; i < inf->nbuckets; i++) {
+		struct entry *e;
+
+		for (e = inf->buckets[i]; e != NULL; e = e->hnext) {
+			if (e->seen)
+				continue;
+			if (cu_grow((void **)&gone, &cap, ngone + 1,
+				sizeof(*gone)) != CU_OK)
+				break;
+			gone[ngone++] = e;
+		}
+	}
+	set_rv(inf, list_rv);
+	for (i = 0; i < json_array_size(inf->pending); i++)
+		upsert(inf, json_array_get(inf->pending, i));
+	for (i = 0; i < ngone; i++) {
+		json_t *old = cache_remove(inf, gone[i]);
+
+		if (inf->h.on_delete != NULL)
+			inf->h.on_delete(old, inf->payload);
+		json_decref(old);
+	}
+	cu_free(gone);
+	list_reset(inf);
+}
+
+static void on_list(const struct api_response *resp, void *payload)
+{
+	api_informer *inf = payload;
+	json_t *md, *items, *it;
+	const char *kind, *cont;
+	size_t i;
+
+	inf->req = NULL;
+	if (resp->canceled)
+		return;
+	if (resp->err == CU_EGONE) {
+		/* too old: the last RV, or an expired continue token */
+		bool again = inf->list_with_rv || inf->cont != NULL;
+
+		cu_info("informer %s: list: 410 Gone, relisting from scratch",
+		    inf->plural);
+		list_reset(inf);
+		inf->list_with_rv = false;
+		cu_free(inf->rv);
+		inf->rv = cu_strdup("");
+		if (inf->rv == NULL || !again)
+			schedule(inf, NEXT_LIST, next_backoff(inf));
+		else
+			start_list(inf);
+		return;
+	}
+	if (resp->err != CU_OK || !json_is_object(resp->body)) {
+		cu_warn("informer %s: list: %s (%d %s)", inf->plural,
+		    cu_err_name(resp->err), resp->code, resp->message);
+		list_reset(inf);
+		schedule(inf, NEXT_LIST, next_backoff(inf));
+		return;
+	}
+	kind = json_string_value(json_object_get(resp->body, "kind"));
+	if (inf->item_kind == NULL && kind != NULL && strlen(kind) > 4 &&
+	    strcmp(kind + strlen(kind) - 4, "List") == 0) {
+		inf->item_kind = cu_strndup(kind, strlen(kind) - 4);
+		inf->item_api_version = cu_strdup(
+		    json_string_value(json_object_get(resp->body, "apiVersion"))
+			? json_string_value(
+			      json_object_get(resp->body, "apiVersion"))
+			: "");
+	}
+	items = json_object_get(resp->body, "items");
+	json_array_foreach(items, i, it)
+	{
+		/* list items carry no TypeMeta; watch events do */
+		if (inf->item_kind != NULL &&
+		    json_object_get(it, "kind") == NULL) {
+			json_object_set_new(
+			    it, "kind", json_string(inf->item_kind));
+			if (inf->item_api_version != NULL)
+				json_object_set_new(it, "apiVersion",
+				    json_string(inf->item_api_version));
+		}
+		json_array_append(inf->pending, it);
+	}
+	md = json_object_get(resp->body, "metadata");
+	cont = json_string_value(json_object_get(md, "continue"));
+	cu_free(inf->cont);
+	inf->cont = NULL;
+	if (cont != NULL && cont[0] != '\0') {
+		inf->cont = cu_strdup(cont);
+		if (inf->cont == NULL) {
+			list_reset(inf);
+			schedule(inf, NEXT_LIST, next_backoff(inf));
+			return;
+		}
+		start_list(inf);
+		return;
+	}
+	apply_list(
+	    inf, json_string_value(json_object_get(md, "resourceVersion")));
+	if (!inf->synced) {
+		inf->synced = true;
+		if (inf->h.on_synced != NULL)
+			inf->h.on_synced(inf->payload);
+	}
+	start_watch(inf);
+}
+
+static void start_list(api_informer *inf)
+{
+	char *path, *tok = NULL;
+	cu_error err;
+	int rc;
+
+	inf->state = ST_LISTING;
+	if (inf->cont == NULL) {
+		/* a new list: relists start at the last RV (client-go) */
+		json_decref(inf->pending);
+		inf->pending = json_array();
+		inf->list_with_rv = inf->rv[0] != '\0';
+		if (inf->synced)
+			inf->stats.relists++;
+	} else {
+		tok = api_escape(inf->cont);
+	}
+	if (inf->cont == NULL && inf->list_with_rv)
+		path = cu_asprintf("%s?limit=%d&resourceVersion=%s%s",
+		    inf->base, PAGE_LIMIT, inf->rv, inf->selectors);
+	else if (tok != NULL)
+		path = cu_asprintf("%s?limit=%d&continue=%s%s", inf->base,
+		    PAGE_LIMIT, tok, inf->selectors);
+	else if (inf->cont == NULL)
+		path = cu_asprintf(
+		    "%s?limit=%d%s", inf->base, PAGE_LIMIT, inf->selectors);
+	else
+		path = NULL;
+	cu_free(tok);
+	if (path == NULL || inf->pending == NULL) {
+		list_reset(inf);
+		schedule(inf, NEXT_LIST, next_backoff(inf));
+		cu_free(path);
+		return;
+	}
+	inf->stats.lists++;
+	rc = api_request(
+	    &inf->req, inf->c, "GET", path, NULL, NULL, on_list, inf, &err);
+	cu_free(path);
+	if (rc != CU_OK) {
+		cu_warn("informer %s: list: %s", inf->plural, err.msg);
+		inf->req = NULL;
+		list_reset(inf);
+		schedule(inf, NEXT_LIST, next_backoff(inf));
+	}
+}
+
+/* ---- WATCH ------------------------------------------------------------- */
+
+static void on_watch_line(const char *line, size_t len, void *payload)
+{
+	api_informer *inf = payload;
+	json_t *ev, *obj;
+	const char *type;
+
+	if (inf->watch_gone || inf->watch_error)
+		return;
+	ev = json_loadb(line, len, 0, NULL);
+	type = json_string_value(json_object_get(ev, "type"));
+	obj = json_object_get(ev, "object");
+	if (type == NULL || !json_is_object(obj)) {
+		cu_warn("informer %s: undecodable watch event", inf->plural);
+		inf->watch_error = true;
+		inf->self_cancel = true;
+		api_request_cancel(inf->req); /* completes after we return */
+		json_decref(ev);
+		return;
+	}
+	if (strcmp(type, "ERROR") == 0) {
+		json_int_t code =
+		    json_integer_value(json_object_get(obj, "code"));
+
+		if (code == 410)
+			inf->watch_gone = true;
+		else
+			inf->watch_error = true;
+		cu_info("informer %s: watch error %d: %s", inf->plural,
+		    (int)code,
+		    json_string_value(json_object_get(obj, "message"))
+			? json_string_value(json_object_get(obj, "message"))
+			: "");
+	} else if (strcmp(type, "BOOKMARK") == 0) {
+		inf->stats.bookmarks++;
+		set_rv(inf, meta_str(obj, "resourceVersion"));
+	} else if (strcmp(type, "ADDED") == 0 ||
+		   strcmp(type, "MODIFIED") == 0) {
+		inf->stats.events++;
+		set_rv(inf, meta_str(obj, "resourceVersion"));
+		upsert(inf, obj);
+	} else if (strcmp(type, "DELETED") == 0) {
+		inf->stats.events++;
+		set_rv(inf, meta_str(obj, "resourceVersion"));
+		remove_obj(inf, obj);
+	}
+	json_decref(ev);
+}
+
+static void on_watch_done(const struct api_response *resp, void *payload)
+{
+	api_informer *inf = payload;
+	double lasted = ev_now(inf->loop) - inf->watch_started;
+	double delay = 0.0;
+
+	inf->req = NULL;
+	if (resp->canceled && !inf->self_cancel)
+		return; /* api_informer_free or api_client_free */
+	/* invariant 5: a watch that ended quickly waits before the next */
+	if (lasted < SHORT_WATCH || resp->err != CU_OK || inf->watch_error)
+		delay = next_backoff(inf);
+	else
+		inf->backoff = BACKOFF_MIN;
+	if (resp->err == CU_EGONE || inf->watch_gone) {
+		schedule(inf, NEXT_LIST, delay);
+		return;
+	}
+	if (resp->err != CU_OK && !resp->canceled)
+		cu_warn("informer %s: watch: %s (%d %s)", inf->plural,
+		    cu_err_name(resp->err), resp->code, resp->message);
+	if (inf->watch_error && resp->err == CU_OK) {
+		/* a non-410 ERROR event: relist at the last RV (client-go) */
+		schedule(inf, NEXT_LIST, delay);
+		return;
+	}
+	if (delay > 0)
+		schedule(inf, NEXT_WATCH, delay);
+	else
+		start_watch(inf);
+}
+
+static void start_watch(api_informer *inf)
+{
+	struct ev_loop *loop = inf->loop;
+	char *path;
+	cu_error err;
+	int timeout, rc;
+
+	inf->rand = inf->rand * 6364136223846793005ULL + 1442695040888963407ULL;
+	timeout = 300 + (int)((inf->rand >> 33) % 300);
+	path = cu_asprintf("%s?watch=1&resourceVersion=%s&"
+			   "allowWatchBookmarks=true&timeoutSeconds=%d%s",
+	    inf->base, inf->rv, timeout, inf->selectors);
+	if (path == NULL) {
+		schedule(inf, NEXT_WATCH, next_backoff(inf));
+		return;
+	}
+	inf->state = ST_WATCHING;
+	inf->watch_gone = false;
+	inf->watch_error = false;
+	inf->self_cancel = false;
+	ev_now_update(loop);
+	inf->watch_started = ev_now(loop);
+	inf->stats.watches++;
+	rc = api_stream(&inf->req, inf->c, path, (timeout + 30) * 1000,
+	    on_watch_line, on_watch_done, inf, &err);
+	cu_free(path);
+	if (rc != CU_OK) {
+		cu_warn("informer %s: watch: %s", inf->plural, err.msg);
+		inf->req = NULL;
+		schedule(inf, NEXT_WATCH, next_backoff(inf));
+	}
+}
+
+/* ---- public ------------------------------------------------------------ */
+
+static int add_selector(cu_buf *b, const char *name, const char *sel)
+{
+	char *e;
+	int rc;
+
+	if (sel == NULL || sel[0] == '\0')
+		return CU_OK;
+	e = api_escape(sel);
+	if (e == NULL)
+		return CU_ENOMEM;
+	rc = cu_buf_addf(b, "&%s=%s", name, e);
+	cu_free(e);
+	return rc;
+}
+
+int api_informer_new(api_informer **out, api_client *c,
+    const struct api_resource *res, const char *ns, const char *label_selector,
+    const char *field_selector, const struct api_informer_handlers *handlers,
+    void *payload, cu_error *err)
+{
+	api_informer *inf;
+	struct api_resource r;
+	cu_buf sel;
+
+	*out = NULL;
+	if (c == NULL || res == NULL || res->version == NULL ||
+	    res->plural == NULL)
+		return cu_error_set(
+		    err, CU_EINVAL, "informer: needs a client and a resource");
+	inf = cu_calloc(1, sizeof(*inf));
+	if (inf == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	inf->magic = INF_MAGIC;
+	inf->c = c;
+	inf->loop = api_client_loop(c);
+	inf->group = cu_strdup(res->group ? res->group : "");
+	inf->version = cu_strdup(res->version);
+	inf->plural = cu_strdup(res->plural);
+	inf->namespaced = res->namespaced;
+	if (ns != NULL && ns[0] != '\0' && res->namespaced)
+		inf->ns = cu_strdup(ns);
+	if (handlers != NULL)
+		inf->h = *handlers;
+	inf->payload = payload;
+	inf->rv = cu_strdup("");
+	inf->backoff = BACKOFF_MIN;
+	inf->rand = (uint64_t)cu_time_now_ns();
+	inf->nbuckets = 64;
+	inf->buckets = cu_calloc(inf->nbuckets, sizeof(*inf->buckets));
+	inf->nobuckets = 256;
+	inf->obuckets = cu_calloc(inf->nobuckets, sizeof(*inf->obuckets));
+	ev_init(&inf->timer, on_timer);
+	inf->timer.data = inf;
+	cu_buf_init(&sel, 64 * 1024);
+	if (add_selector(&sel, "labelSelector", label_selector) != CU_OK ||
+	    add_selector(&sel, "fieldSelector", field_selector) != CU_OK)
+		inf->selectors = NULL;
+	else
+		inf->selectors = cu_buf_detach(&sel, NULL);
+	cu_buf_dispose(&sel);
+	if (inf->group != NULL && inf->version != NULL && inf->plural != NULL) {
+		r.group = inf->group;
+		r.version = inf->version;
+		r.plural = inf->plural;
+		r.namespaced = inf->namespaced;
+		inf->base = api_resource_path(&r, inf->ns, NULL, NULL);
+	}
+	if (inf->group == NULL || inf->version == NULL || inf->plural == NULL ||
+	    inf->rv == NULL || inf->buckets == NULL || inf->obuckets == NULL ||
+	    inf->selectors == NULL || inf->base == NULL ||
+	    (ns != NULL && ns[0] != '\0' && res->namespaced &&
+		inf->ns == NULL)) {
+		api_informer_free(inf);
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	start_list(inf);
+	*out = inf;
+	return CU_OK;
+}
+
+void api_informer_free(api_informer *inf)
+{
+	size_t i;
+
+	if (inf == NULL)
+		return;
+	CU_ASSERT(inf->magic == INF_MAGIC);
+	if (inf->req != NULL) {
+		api_req *r = inf->req;
+
+		inf->self_cancel = false;
+		inf->req = NULL;
+		api_request_cancel(r); /* on_* return at once: canceled */
+	}
+	ev_timer_stop(inf->loop, &inf->timer);
+	for (i = 0; inf->buckets != NULL && i < inf->nbuckets; i++)
+		while (inf->buckets[i] != NULL)
+			json_decref(cache_remove(inf, inf->buckets[i]));
+	cu_free(inf->buckets);
+	cu_free(inf->obuckets);
+	list_reset(inf);
+	cu_free(inf->group);
+	cu_free(inf->version);
+	cu_free(inf->plural);
+	cu_free(inf->ns);
+	cu_free(inf->base);
+	cu_free(inf->selectors);
+	cu_free(inf->rv);
+	cu_free(inf->item_kind);
+	cu_free(inf->item_api_version);
+	inf->magic = 0;
+	cu_free(inf);
+}
+
+bool api_informer_synced(const api_informer *inf)
+{
+	return inf->synced;
+}
+
+json_t *api_informer_get(
+    const api_informer *inf, const char *ns, const char *name)
+{
+	char *key = key_of(inf->namespaced ? ns : NULL, name);
+	struct entry *e;
+
+	if (key == NULL)
+		return NULL;
+	e = cache_find(inf, key);
+	cu_free(key);
+	return e != NULL ? e->obj : NULL;
+}
+
+size_t api_informer_count(const api_informer *inf)
+{
+	return inf->count;
+}
+
+void api_informer_foreach(const api_informer *inf,
+    void (*fn)(json_t *obj, void *payload), void *payload)
+{
+	size_t i;
+
+	for (i = 0; i < inf->nbuckets; i++) {
+		struct entry *e;
+
+		for (e = inf->buckets[i]; e != NULL; e = e->hnext)
+			fn(e->obj, payload);
+	}
+}
+
+size_t api_informer_foreach_owned(const api_informer *inf, const char *uid,
+    void (*fn)(json_t *obj, void *payload), void *payload)
+{
+	struct owner_node *n;
+	size_t count = 0;
+
+	for (n = inf->obuckets[hash_str(uid) % inf->nobuckets]; n != NULL;
+	     n = n->next) {
+		if (strcmp(n->uid, uid) != 0)
+			continue;
+		count++;
+		if (fn != NULL)
+			fn(n->e->obj, payload);
+	}
+	return count;
+}
+
+const char *api_informer_resource_version(const api_informer *inf)
+{
+	return inf->rv;
+}
+
+void api_informer_stats(const api_informer *inf, struct api_informer_stats *out)
+{
+	*out = inf->stats;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * api/informer.h - list/watch informers: a local cache of one resource
+ * type (optionally one namespace, label and field selectors) kept in sync
+ * with the API server through the client of api/client.h, with
+ * add/update/delete handlers.
+ *
+ * Protocol (notes/kubernetes-api.md §3.5): a paginated LIST (limit=500,
+ * continue), then a WATCH from the list's resourceVersion with bookmarks
+ * and a random timeoutSeconds in [300, 600). A normal close re-watches
+ * from the last resourceVersion without relisting; 410 Gone (HTTP or an
+ * ERROR event) relists, first at the last resourceVersion, then without
+ * one, and delivers the difference to the cache as add/update/delete. A
+ * watch that ends less than a second after it started backs off
+ * (0.8 s doubling to 30 s) before the next one.
+ *
+ * Event-loop thread only. Prefix: api_informer_.
+ */
+#ifndef CU_API_INFORMER_H
+#define CU_API_INFORMER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "api/client.h"
+#include "lib/cu.h"
+
+typedef struct api_informer api_informer;
+
+/*
+ * Handlers; any may be NULL. Object pointers are [borrowed; valid during
+ * the call; json_incref to keep; never modify them]: they are the cached
+ * objects. When a handler runs the cache already holds the new state
+ * (on_delete: the object is already gone). Handlers may issue requests
+ * and read any informer, but must not free this informer.
+ * on_synced runs once, after the first complete LIST has been delivered.
+ */
+struct api_informer_handlers {
+	void (*on_add)(json_t *obj, void *payload);
+	void (*on_update)(json_t *old_obj, json_t *new_obj, void *payload);
+	void (*on_delete)(json_t *obj, void *payload);
+	void (*on_synced)(void *payload);
+};
+
+struct api_informer_stats {
+	uint64_t lists;	    /* LIST requests (pages) sent */
+	uint64_t relists;   /* relists after the initial one */
+	uint64_t watches;   /* WATCH requests started */
+	uint64_t bookmarks; /* BOOKMARK events seen */
+	uint64_t events;    /* ADDED/MODIFIED/DELETED events seen */
+	uint64_t skipped;   /* events dropped as duplicates */
+};
+
+/*
+ * Start an informer on client c [borrowed; must outlive the informer].
+ * res, ns (NULL = all namespaces), label_selector, field_selector (NULL
+ * or "" = none), handlers: [borrowed; copied]. payload is passed to every
+ * handler. The first LIST is sent at once. *out [owned:
+ * api_informer_free]. Errors: CU_EINVAL, CU_ENOMEM.
+ */
+CU_MUST_CHECK int api_informer_new(api_informer **out, api_client *c,
+    const struct api_resource *res, const char *ns, const char *label_selector,
+    const char *field_selector, const struct api_informer_handlers *handlers,
+    void *payload, cu_error *err);
+
+/* Stop (cancel the in-flight LIST/WATCH) and free; no handler runs.
+ * Not from inside its own handlers. NULL is a no-op. inf [consumed]. */
+void api_informer_free(api_informer *inf);
+
+/* True once the first LIST has been delivered. */
+bool api_informer_synced(const api_informer *inf);
+
+/* The cached object ns/name (ns NULL or "" for cluster-scoped) or NULL.
+ * [borrowed; valid until the next loop iteration that runs this
+ * informer; do not modify]. */
+json_t *api_informer_get(
+    const api_informer *inf, const char *ns, const char *name);
+
+/* Number of cached objects. */
+size_t api_informer_count(const api_informer *inf);
+
+/* Call fn for every cached object [borrowed], in no particular order.
+ * fn must not change the cache (no api_informer_free). */
+void api_informer_foreach(const api_informer *inf,
+    void (*fn)(json_t *obj, void *payload), void *payload);
+
+/* Call fn for every cached object whose metadata.ownerReferences names
+ * uid; returns how many. uid [borrowed]. */
+size_t api_informer_foreach_owned(const api_informer *inf, const char *uid,
+    void (*fn)(json_t *obj, void *payload), void *payload);
+
+/* The last resourceVersion seen (list, event or bookmark) [borrowed;
+ * valid until the next event], "" before the first LIST. */
+const char *api_informer_resource_version(const api_informer *inf);
+
+void api_informer_stats(
+    const api_informer *inf, struct api_informer_stats *out);
+
+#endif /* CU_API_INFORMER_H */

@@ -1,0 +1,626 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/events.c - the Event recorder's pure core (see events.h):
+ * two LRU maps (dedup keys -> recorded Event, spam keys -> token bucket),
+ * the CREATE/PATCH/DROP decision and the JSON bodies, and the
+ * Suspended/Resumed transition guard. No I/O, no clock reads.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "controller/events.h"
+
+/* ---- a small LRU map keyed by byte strings ------------------------------ */
+
+struct entry {
+	char *key; /* [owned] */
+	size_t klen;
+	uint64_t hash;
+	struct entry *hnext;	   /* bucket chain */
+	struct entry *prev, *next; /* recency list, most recent first */
+	/* dedup entries */
+	char *ev_name; /* [owned] */
+	int32_t count;
+	/* spam entries: tokens in nanoseconds of refill (one token =
+	 * refill_ns), and the time they were last topped up */
+	int64_t tokens;
+	int64_t last_ns;
+};
+
+struct lru {
+	struct entry **buckets; /* [owned] */
+	size_t mask;		/* nbuckets - 1, a power of two */
+	size_t n, cap;
+	struct entry head; /* sentinel: head.next most, head.prev least */
+};
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static void entry_free(struct entry *e)
+{
+	if (e == NULL)
+		return;
+	cu_free(e->key);
+	cu_free(e->ev_name);
+	cu_free(e);
+}
+
+static int lru_init(struct lru *l, size_t cap)
+{
+	size_t nb = 16;
+
+	memset(l, 0, sizeof(*l));
+	while (nb < cap * 2)
+		nb <<= 1;
+	l->buckets = cu_calloc(nb, sizeof(*l->buckets));
+	if (l->buckets == NULL)
+		return CU_ENOMEM;
+	l->mask = nb - 1;
+	l->cap = cap;
+	l->head.next = l->head.prev = &l->head;
+	return CU_OK;
+}
+
+static void lru_dispose(struct lru *l)
+{
+	struct entry *e, *next;
+
+	if (l->buckets == NULL)
+		return;
+	for (e = l->head.next; e != &l->head; e = next) {
+		next = e->next;
+		entry_free(e);
+	}
+	cu_free(l->buckets);
+	memset(l, 0, sizeof(*l));
+}
+
+static struct entry *lru_find(
+    const struct lru *l, const char *key, size_t klen, uint64_t hash)
+{
+	struct entry *e = l->buckets[hash & l->mask];
+	for (; e != NULL; e = e->hnext)
+		if (e->hash == hash && e->klen == klen &&
+		    memcmp(e->key, key, klen) == 0)
+			return e;
+	return NULL;
+}
+
+static void list_remove(struct entry *e)
+{
+	e->prev->next = e->next;
+	e->next->prev = e->prev;
+}
+
+static void list_push_front(struct lru *l, struct entry *e)
+{
+	e->prev = &l->head;
+	e->next = l->head.next;
+	l->head.next->prev = e;
+	l->head.next = e;
+}
+
+static void lru_touch(struct lru *l, struct entry *e)
+{
+	list_remove(e);
+	list_push_front(l, e);
+}
+
+/* Unlink e from the map (the caller frees it). */
+static void lru_unlink(struct lru *l, struct entry *e)
+{
+	struct entry **pp = &l->buckets[e->hash & l->mask];
+	while (*pp != e)
+		pp = &(*pp)->hnext;
+	*pp = e->hnext;
+	list_remove(e);
+	l->n--;
+}
+
+/* Link a new entry (key not present) as most recent; evict the least
+ * recently used one when over capacity. */
+static void lru_link(struct lru *l, struct entry *e)
+{
+	struct entry **b = &l->buckets[e->hash & l->mask];
+	e->hnext = *b;
+	*b = e;
+	list_push_front(l, e);
+	l->n++;
+	if (l->n > l->cap) {
+		struct entry *old = l->head.prev;
+		lru_unlink(l, old);
+		entry_free(old);
+	}
+}
+
+/* New unlinked entry with a copy of key. NULL on ENOMEM. */
+static struct entry *entry_new(const char *key, size_t klen, uint64_t hash)
+{
+	struct entry *e = cu_calloc(1, sizeof(*e));
+	if (e == NULL)
+		return NULL;
+	e->key = cu_malloc(klen ? klen : 1);
+	if (e->key == NULL) {
+		cu_free(e);
+		return NULL;
+	}
+	memcpy(e->key, key, klen);
+	e->klen = klen;
+	e->hash = hash;
+	return e;
+}
+
+/* ---- the recorder -------------------------------------------------------- */
+
+struct ctl_events {
+	char *component; /* [owned] */
+	char *instance;	 /* [owned] or NULL */
+	int64_t burst;
+	int64_t refill_ns;
+	int64_t last_name_ns; /* last nanosecond used in an Event name */
+	struct lru dedup;
+	struct lru spam;
+};
+
+void ctl_event_write_dispose(struct ctl_event_write *w)
+{
+	if (w == NULL)
+		return;
+	cu_free(w->namespace_);
+	cu_free(w->name);
+	json_decref(w->body);
+	memset(w, 0, sizeof(*w));
+}
+
+int ctl_events_new(
+    ctl_events **out, const struct ctl_events_opts *opts, cu_error *err)
+{
+	ctl_events *r;
+	size_t lru_size;
+
+	*out = NULL;
+	if (opts == NULL || opts->component == NULL ||
+	    opts->component[0] == '\0')
+		return cu_error_set(err, CU_EINVAL,
+		    "events: a reporting component is required");
+	if (opts->burst < 0 || opts->refill_ns < 0 || opts->burst > 1000000 ||
+	    opts->refill_ns > 86400LL * 1000000000LL ||
+	    opts->lru_size > ((size_t)1 << 24))
+		return cu_error_set(err, CU_EINVAL,
+		    "events: spam filter limits out of range (burst %d, "
+		    "refill %" PRId64 " ns, lru %zu)",
+		    opts->burst, opts->refill_ns, opts->lru_size);
+	r = cu_calloc(1, sizeof(*r));
+	if (r == NULL)
+		return cu_error_set(err, CU_ENOMEM, "events: out of memory");
+	lru_size = opts->lru_size ? opts->lru_size : CTL_EVENTS_LRU_SIZE;
+	r->burst = opts->burst ? opts->burst : CTL_EVENTS_SPAM_BURST;
+	r->refill_ns =
+	    opts->refill_ns ? opts->refill_ns : CTL_EVENTS_SPAM_REFILL_NS;
+	r->component = cu_strdup(opts->component);
+	r->instance = opts->instance != NULL ? cu_strdup(opts->instance) : NULL;
+	if (r->component == NULL ||
+	    (opts->instance != NULL && r->instance == NULL) ||
+	    lru_init(&r->dedup, lru_size) != CU_OK ||
+	    lru_init(&r->spam, lru_size) != CU_OK) {
+		ctl_events_free(r);
+		return cu_error_set(err, CU_ENOMEM, "events: out of memory");
+	}
+	*out = r;
+	return CU_OK;
+}
+
+void ctl_events_free(ctl_events *r)
+{
+	if (r == NULL)
+		return;
+	lru_dispose(&r->dedup);
+	lru_dispose(&r->spam);
+	cu_free(r->component);
+	cu_free(r->instance);
+	cu_free(r);
+}
+
+size_t ctl_events_size(const ctl_events *r)
+{
+	return r != NULL ? r->dedup.n : 0;
+}
+
+size_t ctl_events_spam_size(const ctl_events *r)
+{
+	return r != NULL ? r->spam.n : 0;
+}
+
+static const char *s_or_empty(const char *s)
+{
+	return s != NULL ? s : "";
+}
+
+static bool utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p != '\0') {
+		unsigned char c = *p;
+		size_t n;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xC2 && c <= 0xDF) {
+			n = 1;
+			cp = c & 0x1F;
+		} else if (c >= 0xE0 && c <= 0xEF) {
+			n = 2;
+			cp = c & 0x0F;
+		} else if (c >= 0xF0 && c <= 0xF4) {
+			n = 3;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		for (size_t i = 1; i <= n; i++) {
+			if ((p[i] & 0xC0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[i] & 0x3F);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+		    cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+			return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+static int validate(const struct ctl_event *ev, cu_error *err)
+{
+	const char *fields[] = {ev->kind, ev->api_version, ev->namespace_,
+	    ev->name, ev->uid, ev->field_path, ev->type, ev->reason,
+	    ev->message, ev->reporting_controller};
+
+	if (ev->kind == NULL || ev->kind[0] == '\0' || ev->name == NULL ||
+	    ev->name[0] == '\0')
+		return cu_error_set(err, CU_EINVAL,
+		    "event: involvedObject kind and name are required");
+	if (ev->reason == NULL || ev->reason[0] == '\0')
+		return cu_error_set(err, CU_EINVAL,
+		    "event about %s %s: reason is required", ev->kind,
+		    ev->name);
+	if (ev->type == NULL || (strcmp(ev->type, CTL_EVENT_NORMAL) != 0 &&
+				    strcmp(ev->type, CTL_EVENT_WARNING) != 0))
+		return cu_error_set(err, CU_EINVAL,
+		    "event about %s %s: type must be Normal or Warning",
+		    ev->kind, ev->name);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (fields[i] != NULL && !utf8_valid(fields[i]))
+			return cu_error_set(err, CU_EINVAL,
+			    "event about %s %s: text is not valid UTF-8",
+			    ev->kind, ev->name);
+	return CU_OK;
+}
+
+/* Length-prefixed concatenation, so that no two field lists collide. */
+static int build_key(cu_buf *b, const char *const *fields, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *f = s_or_empty(fields[i]);
+		size_t len = strlen(f);
+		int rc = cu_buf_addf(b, "%zu:", len);
+		if (rc == CU_OK && len > 0)
+			rc = cu_buf_add(b, f, len);
+		if (rc != CU_OK)
+			return rc;
+	}
+	return CU_OK;
+}
+
+/* source.host is never set by cueue; it is part of client-go's keys. */
+static int event_key(cu_buf *b, const struct ctl_event *ev, const char *comp)
+{
+	const char *f[] = {comp, "", ev->kind, ev->namespace_, ev->name,
+	    ev->field_path, ev->uid, ev->api_version, ev->type, ev->reason,
+	    ev->message};
+	return build_key(b, f, sizeof(f) / sizeof(f[0]));
+}
+
+static int spam_key(cu_buf *b, const struct ctl_event *ev, const char *comp)
+{
+	const char *f[] = {comp, "", ev->kind, ev->namespace_, ev->name,
+	    ev->uid, ev->api_version};
+	return build_key(b, f, sizeof(f) / sizeof(f[0]));
+}
+
+static bool set_str(json_t *o, const char *key, const char *v)
+{
+	return json_object_set_new(o, key, json_string(v)) == 0;
+}
+
+static bool set_str_nonempty(json_t *o, const char *key, const char *v)
+{
+	if (v == NULL || v[0] == '\0')
+		return true;
+	return set_str(o, key, v);
+}
+
+static json_t *create_body(const ctl_events *r, const struct ctl_event *ev,
+    const char *comp, const char *ns, const char *name, int64_t now_ns)
+{
+	char ts[CU_TIME_RFC3339_LEN];
+	json_t *body = json_object(), *meta = json_object(),
+	       *io = json_object(), *src = json_object();
+	bool ok = body != NULL && meta != NULL && io != NULL && src != NULL;
+
+	cu_time_format_rfc3339(now_ns, ts);
+	ok = ok && set_str(body, "apiVersion", "v1") &&
+	     set_str(body, "kind", "Event") && set_str(meta, "name", name) &&
+	     set_str(meta, "namespace", ns) && set_str(io, "kind", ev->kind) &&
+	     set_str_nonempty(io, "namespace", ev->namespace_) &&
+	     set_str(io, "name", ev->name) &&
+	     set_str_nonempty(io, "uid", ev->uid) &&
+	     set_str_nonempty(io, "apiVersion", ev->api_version) &&
+	     set_str_nonempty(io, "fieldPath", ev->field_path) &&
+	     set_str(src, "component", comp);
+	if (ok) {
+		ok = json_object_set(body, "metadata", meta) == 0 &&
+		     json_object_set(body, "involvedObject", io) == 0 &&
+		     set_str(body, "reason", ev->reason) &&
+		     set_str(body, "message", s_or_empty(ev->message)) &&
+		     json_object_set(body, "source", src) == 0 &&
+		     set_str(body, "firstTimestamp", ts) &&
+		     set_str(body, "lastTimestamp", ts) &&
+		     json_object_set_new(body, "count", json_integer(1)) == 0 &&
+		     set_str(body, "type", ev->type) &&
+		     set_str(body, "reportingComponent", comp) &&
+		     (r->instance == NULL ||
+			 set_str(body, "reportingInstance", r->instance));
+	}
+	json_decref(meta);
+	json_decref(io);
+	json_decref(src);
+	if (!ok) {
+		json_decref(body);
+		return NULL;
+	}
+	return body;
+}
+
+static json_t *patch_body(
+    const struct ctl_event *ev, int32_t count, int64_t now_ns)
+{
+	char ts[CU_TIME_RFC3339_LEN];
+	json_t *body = json_object();
+
+	cu_time_format_rfc3339(now_ns, ts);
+	if (body == NULL ||
+	    json_object_set_new(body, "count", json_integer(count)) != 0 ||
+	    !set_str(body, "lastTimestamp", ts) ||
+	    !set_str(body, "message", s_or_empty(ev->message))) {
+		json_decref(body);
+		return NULL;
+	}
+	return body;
+}
+
+/* Token bucket: top up by the time since last, capped at burst. */
+static void bucket_refill(
+    const ctl_events *r, int64_t *tokens, int64_t *last_ns, int64_t now_ns)
+{
+	int64_t full = r->burst * r->refill_ns;
+
+	if (now_ns > *last_ns) {
+		int64_t dt = now_ns - *last_ns;
+		*tokens = dt >= full - *tokens ? full : *tokens + dt;
+		*last_ns = now_ns;
+	}
+}
+
+static int oom(cu_error *err)
+{
+	return cu_error_set(err, CU_ENOMEM, "events: out of memory");
+}
+
+static int record(ctl_events *r, const struct ctl_event *ev, int64_t now_ns,
+    bool recreate, struct ctl_event_write *out, cu_error *err)
+{
+	const char *comp, *ns;
+	cu_buf ek, sk;
+	struct entry *spam = NULL, *new_spam = NULL, *d = NULL, *new_d = NULL;
+	uint64_t eh, sh;
+	int64_t tokens = 0, last = now_ns, name_ns = now_ns;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (r == NULL || ev == NULL)
+		return cu_error_set(err, CU_EINVAL, "events: NULL argument");
+	if ((rc = validate(ev, err)) != CU_OK)
+		return rc;
+	comp = ev->reporting_controller != NULL &&
+		       ev->reporting_controller[0] != '\0'
+		   ? ev->reporting_controller
+		   : r->component;
+	ns = ev->namespace_ != NULL && ev->namespace_[0] != '\0'
+		 ? ev->namespace_
+		 : "default";
+
+	cu_buf_init(&ek, CTL_EVENTS_KEY_MAX);
+	cu_buf_init(&sk, CTL_EVENTS_KEY_MAX);
+	if ((rc = event_key(&ek, ev, comp)) != CU_OK ||
+	    (rc = spam_key(&sk, ev, comp)) != CU_OK) {
+		cu_buf_dispose(&ek);
+		cu_buf_dispose(&sk);
+		if (rc == CU_ETOOBIG)
+			return cu_error_set(err, rc,
+			    "event about %s %s: key longer than %zu bytes",
+			    ev->kind, ev->name, (size_t)CTL_EVENTS_KEY_MAX);
+		return oom(err);
+	}
+	eh = hash_bytes(ek.ptr, ek.len);
+	sh = hash_bytes(sk.ptr, sk.len);
+
+	/* 1. spam filter (not for a re-create of an expired Event) */
+	if (!recreate) {
+		spam = lru_find(&r->spam, sk.ptr, sk.len, sh);
+		if (spam != NULL) {
+			tokens = spam->tokens;
+			last = spam->last_ns;
+		} else {
+			new_spam = entry_new(sk.ptr, sk.len, sh);
+			if (new_spam == NULL)
+				goto nomem;
+			tokens = r->burst * r->refill_ns;
+		}
+		bucket_refill(r, &tokens, &last, now_ns);
+		if (tokens < r->refill_ns) {
+			out->action = CTL_EVENT_DROP;
+			goto commit;
+		}
+		tokens -= r->refill_ns;
+	}
+
+	/* 2. dedup */
+	d = lru_find(&r->dedup, ek.ptr, ek.len, eh);
+	if (d != NULL && !recreate) {
+		out->action = CTL_EVENT_PATCH;
+		out->count = d->count < INT32_MAX ? d->count + 1 : INT32_MAX;
+		out->name = cu_strdup(d->ev_name);
+		out->namespace_ = cu_strdup(ns);
+		out->body = patch_body(ev, out->count, now_ns);
+	} else {
+		if (r->last_name_ns != INT64_MAX && name_ns <= r->last_name_ns)
+			name_ns = r->last_name_ns + 1;
+		out->action = CTL_EVENT_CREATE;
+		out->count = 1;
+		out->name = name_ns < 0 ? cu_asprintf("%s.-%" PRIx64, ev->name,
+					      (uint64_t)0 - (uint64_t)name_ns)
+					: cu_asprintf("%s.%" PRIx64, ev->name,
+					      (uint64_t)name_ns);
+		out->namespace_ = cu_strdup(ns);
+		new_d = entry_new(ek.ptr, ek.len, eh);
+		if (new_d != NULL) {
+			new_d->count = 1;
+			new_d->ev_name =
+			    out->name ? cu_strdup(out->name) : NULL;
+		}
+		if (out->name != NULL && out->namespace_ != NULL)
+			out->body =
+			    create_body(r, ev, comp, ns, out->name, now_ns);
+		if (new_d == NULL || new_d->ev_name == NULL)
+			goto nomem;
+	}
+	if (out->name == NULL || out->namespace_ == NULL || out->body == NULL)
+		goto nomem;
+
+commit:
+	if (!recreate) {
+		if (new_spam != NULL) {
+			spam = new_spam;
+			new_spam = NULL;
+			lru_link(&r->spam, spam);
+		} else {
+			lru_touch(&r->spam, spam);
+		}
+		spam->tokens = tokens;
+		spam->last_ns = last;
+	}
+	if (out->action == CTL_EVENT_PATCH) {
+		d->count = out->count;
+		lru_touch(&r->dedup, d);
+	} else if (out->action == CTL_EVENT_CREATE) {
+		if (d != NULL) {
+			lru_unlink(&r->dedup, d);
+			entry_free(d);
+		}
+		lru_link(&r->dedup, new_d);
+		r->last_name_ns = name_ns;
+	}
+	cu_buf_dispose(&ek);
+	cu_buf_dispose(&sk);
+	return CU_OK;
+
+nomem:
+	entry_free(new_spam);
+	entry_free(new_d);
+	ctl_event_write_dispose(out);
+	cu_buf_dispose(&ek);
+	cu_buf_dispose(&sk);
+	return oom(err);
+}
+
+int ctl_events_record(ctl_events *r, const struct ctl_event *ev, int64_t now_ns,
+    struct ctl_event_write *out, cu_error *err)
+{
+	return record(r, ev, now_ns, false, out, err);
+}
+
+int ctl_events_recreate(ctl_events *r, const struct ctl_event *ev,
+    int64_t now_ns, struct ctl_event_write *out, cu_error *err)
+{
+	return record(r, ev, now_ns, true, out, err);
+}
+
+void ctl_events_forget(ctl_events *r, const struct ctl_event *ev)
+{
+	const char *comp;
+	cu_buf ek;
+	struct entry *d;
+
+	if (r == NULL || ev == NULL || ev->kind == NULL || ev->name == NULL)
+		return;
+	comp = ev->reporting_controller != NULL &&
+		       ev->reporting_controller[0] != '\0'
+		   ? ev->reporting_controller
+		   : r->component;
+	cu_buf_init(&ek, CTL_EVENTS_KEY_MAX);
+	if (event_key(&ek, ev, comp) == CU_OK) {
+		d = lru_find(
+		    &r->dedup, ek.ptr, ek.len, hash_bytes(ek.ptr, ek.len));
+		if (d != NULL) {
+			lru_unlink(&r->dedup, d);
+			entry_free(d);
+		}
+	}
+	cu_buf_dispose(&ek);
+}
+
+/* ---- transitions ----------------------------------------------------------
+ */
+
+const char *ctl_events_should_emit(
+    struct ctl_transition *t, enum ctl_run_state prev, enum ctl_run_state next)
+{
+	const char *reason;
+
+	if (next == CTL_RUN_UNKNOWN)
+		return NULL;
+	if (prev == next) {
+		/* Nothing written: remember the observed state, so that a
+		 * later real transition away from it is announced. */
+		if (t != NULL)
+			t->announced = next;
+		return NULL;
+	}
+	if (prev == CTL_RUN_UNKNOWN) {
+		if (t != NULL)
+			t->announced = next;
+		return NULL;
+	}
+	if (t != NULL) {
+		if (t->announced == next)
+			return NULL; /* stale observation, said already */
+		t->announced = next;
+	}
+	reason = next == CTL_RUN_SUSPENDED ? CTL_EVENT_REASON_SUSPENDED
+					   : CTL_EVENT_REASON_RESUMED;
+	return reason;
+}

@@ -1,0 +1,779 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/httpd.c - libmicrohttpd in external-loop epoll mode on the
+ * controller's libev loop (notes/c-style-and-stack.md 5.3): MHD's epoll fd
+ * is one ev_io, MHD_get_timeout() re-arms one ev_timer after every
+ * MHD_run(), and a periodic sweep enforces the per-request deadline.
+ *
+ * Design notes.
+ *  1. MHD calls the access handler first with the headers only (route,
+ *     method and Content-Length are decided there, early replies included),
+ *     then once per body chunk (appended to a capped cu_buf), then a final
+ *     time (the route handler runs and the reply is queued).
+ *  2. Every connection has a tracker (MHD socket context) holding its fd
+ *     and a deadline: armed when the connection opens and again when a
+ *     request completes (keep-alive), disarmed when a reply is queued. The
+ *     sweep timer shuts down the socket of an overdue connection; MHD then
+ *     sees EOF and closes it. MHD's own idle timeout alone would let a
+ *     client that sends one byte per few seconds hold a slot forever.
+ *  3. Nothing here blocks: MHD sockets are non-blocking and handlers must
+ *     not block either.
+ *  4. At the connection limit MHD removes its listen socket from its epoll
+ *     set and re-adds it at the start of the next MHD_run() after a
+ *     connection closed. run_mhd() therefore runs MHD again whenever a run
+ *     closed a connection; otherwise an idle server that once hit the
+ *     limit would never accept again.
+ */
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include <ev.h>
+#include <microhttpd.h>
+
+#include "controller/httpd.h"
+
+#define HTTPD_MAGIC 0x48545450u /* "HTTP" */
+
+struct route {
+	char *path;    /* owned */
+	char *methods; /* owned; " GET HEAD " style, spaces around each */
+	ctl_http_handler fn;
+	void *payload; /* borrowed */
+	struct route *next;
+};
+
+/* Per TCP connection (MHD socket context). */
+struct conn_track {
+	struct ctl_httpd *h;
+	int fd;
+	int64_t deadline_ns; /* mono; valid while armed */
+	bool armed;
+	bool cut; /* socket shut down by the sweep */
+	struct conn_track *prev, *next;
+};
+
+/* Per HTTP request (MHD con_cls). */
+struct req_ctx {
+	const struct route *route;
+	cu_buf body;
+	bool too_big;
+	bool replied; /* a reply was queued early: drain and ignore */
+};
+
+struct ctl_httpd {
+	uint32_t magic;
+	struct ev_loop *loop; /* borrowed */
+	char *name;	      /* owned */
+	char *host;	      /* owned; "" = all interfaces */
+	uint16_t port;	      /* requested, then bound */
+	char *cert_pem;	      /* owned; NULL for plain HTTP */
+	char *key_pem;	      /* owned */
+	size_t max_body;
+	unsigned conn_timeout_s;
+	unsigned request_timeout_ms;
+	unsigned conn_limit;
+	struct route *routes; /* owned list */
+	struct MHD_Daemon *mhd;
+	ev_io io;
+	ev_timer timer; /* MHD's next timeout */
+	ev_timer sweep; /* request deadlines */
+	struct conn_track *conns;
+	bool closed; /* a connection closed during this MHD_run() */
+};
+
+/* ---- addresses ---------------------------------------------------------- */
+
+/* Split "host:port", "[v6]:port" or ":port" into *host [owned] and *port. */
+static int parse_listen(
+    const char *listen, char **host, uint16_t *port, cu_error *err)
+{
+	const char *colon, *hs = listen, *he;
+	char *end;
+	unsigned long p;
+
+	*host = NULL;
+	if (listen == NULL || listen[0] == '\0')
+		return cu_error_set(err, CU_EINVAL, "listen address is empty");
+	if (listen[0] == '[') {
+		he = strchr(listen, ']');
+		if (he == NULL || he[1] != ':')
+			return cu_error_set(err, CU_EINVAL,
+			    "listen address \"%s\": want [ipv6]:port", listen);
+		hs = listen + 1;
+		colon = he + 1;
+	} else {
+		colon = strrchr(listen, ':');
+		if (colon == NULL)
+			return cu_error_set(err, CU_EINVAL,
+			    "listen address \"%s\": want host:port", listen);
+		he = colon;
+	}
+	if (colon[1] == '\0')
+		return cu_error_set(
+		    err, CU_EINVAL, "listen address \"%s\": no port", listen);
+	p = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || p > 65535 || colon[1] == '-' || colon[1] == '+')
+		return cu_error_set(
+		    err, CU_EINVAL, "listen address \"%s\": bad port", listen);
+	*host = cu_strndup(hs, (size_t)(he - hs));
+	if (*host == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	*port = (uint16_t)p;
+	return CU_OK;
+}
+
+/* Resolve h->host into addr (numeric first, then a name lookup). */
+static int resolve(const struct ctl_httpd *h, struct sockaddr_storage *addr,
+    socklen_t *len, cu_error *err)
+{
+	struct addrinfo hints, *res = NULL;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+	rc = getaddrinfo(h->host, NULL, &hints, &res);
+	if (rc == EAI_NONAME) {
+		hints.ai_flags = AI_PASSIVE;
+		rc = getaddrinfo(h->host, NULL, &hints, &res);
+	}
+	if (rc != 0 || res == NULL || res->ai_addrlen > sizeof(*addr)) {
+		if (res != NULL)
+			freeaddrinfo(res);
+		return cu_error_set(err, CU_EINVAL,
+		    "%s: cannot resolve listen host \"%s\": %s", h->name,
+		    h->host, rc != 0 ? gai_strerror(rc) : "no address");
+	}
+	memcpy(addr, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	if (addr->ss_family == AF_INET)
+		((struct sockaddr_in *)addr)->sin_port = htons(h->port);
+	else if (addr->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)addr)->sin6_port = htons(h->port);
+	else
+		return cu_error_set(err, CU_EINVAL,
+		    "%s: listen host \"%s\" is not IPv4 or IPv6", h->name,
+		    h->host);
+	return CU_OK;
+}
+
+/* ---- loop integration -----------------------------------------------------
+ */
+
+static void rearm(struct ctl_httpd *h)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	ev_timer_stop(h->loop, &h->timer);
+	if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
+		ev_timer_set(&h->timer, (double)ms / 1000.0, 0.);
+		ev_timer_start(h->loop, &h->timer);
+	}
+}
+
+static void run_mhd(struct ctl_httpd *h)
+{
+	int i;
+
+	/* MHD takes its listen socket out of epoll at the connection limit
+	 * and puts it back only at the start of a later MHD_run(); with no
+	 * connection left there may be no later event to cause one, so run
+	 * again while runs close connections (design note 4). */
+	for (i = 0; i < 4; i++) {
+		h->closed = false;
+		MHD_run(h->mhd);
+		if (!h->closed)
+			break;
+	}
+	rearm(h);
+}
+
+static void on_io(struct ev_loop *loop, ev_io *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	run_mhd(w->data);
+}
+
+static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	run_mhd(w->data);
+}
+
+static void on_sweep(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct ctl_httpd *h = w->data;
+	int64_t now = cu_time_mono_ns();
+	struct conn_track *t;
+	bool cut = false;
+
+	(void)loop;
+	(void)revents;
+	for (t = h->conns; t != NULL; t = t->next) {
+		if (!t->armed || t->cut || now < t->deadline_ns)
+			continue;
+		/* Shut down, not close: MHD owns the fd and closes it when it
+		 * sees the EOF this causes (design note 2). */
+		shutdown(t->fd, SHUT_RDWR);
+		t->cut = true;
+		cut = true;
+		cu_debug("%s: request not received within %u ms: connection "
+			 "closed",
+		    h->name, h->request_timeout_ms);
+	}
+	if (cut)
+		run_mhd(h);
+}
+
+/* ---- connections ----------------------------------------------------------
+ */
+
+static void arm(struct conn_track *t)
+{
+	t->deadline_ns =
+	    cu_time_mono_ns() + (int64_t)t->h->request_timeout_ms * 1000000;
+	t->armed = true;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn,
+    void **socket_context, enum MHD_ConnectionNotificationCode toe)
+{
+	struct ctl_httpd *h = cls;
+	struct conn_track *t = *socket_context;
+	const union MHD_ConnectionInfo *ci;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(
+		    conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		t = cu_calloc(1, sizeof(*t));
+		if (t == NULL || ci == NULL) {
+			/* Untracked: only MHD's idle timeout applies. */
+			cu_free(t);
+			return;
+		}
+		t->h = h;
+		t->fd = ci->connect_fd;
+		arm(t);
+		t->next = h->conns;
+		if (h->conns != NULL)
+			h->conns->prev = t;
+		h->conns = t;
+		*socket_context = t;
+		return;
+	}
+	h->closed = true;
+	if (t == NULL)
+		return;
+	if (t->prev != NULL)
+		t->prev->next = t->next;
+	else
+		h->conns = t->next;
+	if (t->next != NULL)
+		t->next->prev = t->prev;
+	cu_free(t);
+	*socket_context = NULL;
+}
+
+static struct conn_track *track_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+	    MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+/* ---- replies ------------------------------------------------------------- */
+
+static enum MHD_Result queue(struct MHD_Connection *conn, int status,
+    const char *ctype, cu_buf *body, const char *allow)
+{
+	struct MHD_Response *r;
+	struct conn_track *t;
+	enum MHD_Result ret;
+	size_t len = 0;
+	char *text = cu_buf_detach(body, &len);
+
+	if (text == NULL)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer_with_free_callback(
+	    len, text, cu_free);
+	if (r == NULL) {
+		cu_free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (allow != NULL)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+	ret = MHD_queue_response(conn, (unsigned)status, r);
+	MHD_destroy_response(r);
+	if ((t = track_of(conn)) != NULL)
+		t->armed = false;
+	return ret;
+}
+
+static enum MHD_Result queue_text(struct MHD_Connection *conn, int status,
+    const char *text, const char *allow)
+{
+	cu_buf b;
+
+	cu_buf_init(&b, 4096);
+	if (cu_buf_adds(&b, text) != CU_OK)
+		return MHD_NO;
+	return queue(conn, status, CTL_HTTP_TEXT, &b, allow);
+}
+
+int ctl_http_reply(struct ctl_http_response *resp, int status, const char *text)
+{
+	cu_buf_reset(&resp->body);
+	resp->status = status;
+	if (cu_buf_adds(&resp->body, text) != CU_OK) {
+		resp->status = 500;
+		return CU_ENOMEM;
+	}
+	return CU_OK;
+}
+
+/* ---- routing ------------------------------------------------------------- */
+
+static const struct route *find_route(
+    const struct ctl_httpd *h, const char *path)
+{
+	const struct route *r;
+
+	for (r = h->routes; r != NULL; r = r->next)
+		if (strcmp(r->path, path) == 0)
+			return r;
+	return NULL;
+}
+
+static bool method_allowed(const struct route *r, const char *method)
+{
+	char word[24];
+	int n = snprintf(word, sizeof(word), " %s ", method);
+
+	return n > 0 && (size_t)n < sizeof(word) &&
+	       strstr(r->methods, word) != NULL;
+}
+
+/* "GET, HEAD" from " GET HEAD " into out. */
+static void allow_header(const struct route *r, char *out, size_t cap)
+{
+	const char *p = r->methods;
+	size_t n = 0;
+
+	out[0] = '\0';
+	while (*p != '\0') {
+		size_t len;
+
+		p += strspn(p, " ");
+		len = strcspn(p, " ");
+		if (len == 0)
+			break;
+		if (n + len + 3 >= cap)
+			break;
+		if (n > 0) {
+			memcpy(out + n, ", ", 2);
+			n += 2;
+		}
+		memcpy(out + n, p, len);
+		n += len;
+		out[n] = '\0';
+		p += len;
+	}
+}
+
+/* ---- the access handler ------------------------------------------------- */
+
+static enum MHD_Result first_call(struct ctl_httpd *h,
+    struct MHD_Connection *conn, const char *url, const char *method,
+    void **con_cls)
+{
+	struct req_ctx *rq = cu_calloc(1, sizeof(*rq));
+	const char *cl;
+	char allow[128];
+
+	if (rq == NULL)
+		return MHD_NO;
+	*con_cls = rq;
+	cu_buf_init(&rq->body, h->max_body);
+	rq->route = find_route(h, url);
+	if (rq->route == NULL) {
+		rq->replied = true;
+		return queue_text(conn, 404, "404 page not found\n", NULL);
+	}
+	if (!method_allowed(rq->route, method)) {
+		rq->replied = true;
+		allow_header(rq->route, allow, sizeof(allow));
+		return queue_text(conn, 405, "405 method not allowed\n", allow);
+	}
+	cl = MHD_lookup_connection_value(
+	    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl != NULL) {
+		char *end;
+		unsigned long long n = strtoull(cl, &end, 10);
+
+		if (end != cl && n > h->max_body) {
+			/* Early: the body is never read (MHD closes the
+			 * connection after the reply). */
+			rq->replied = true;
+			return queue_text(
+			    conn, 413, "413 request body too large\n", NULL);
+		}
+	}
+	return MHD_YES;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn,
+    const char *url, const char *method, const char *version,
+    const char *upload, size_t *upload_size, void **con_cls)
+{
+	struct ctl_httpd *h = cls;
+	struct req_ctx *rq = *con_cls;
+	struct ctl_http_request req;
+	struct ctl_http_response resp;
+	enum MHD_Result ret;
+
+	(void)version;
+	if (rq == NULL)
+		return first_call(h, conn, url, method, con_cls);
+	if (*upload_size > 0) {
+		if (!rq->replied && !rq->too_big &&
+		    cu_buf_add(&rq->body, upload, *upload_size) != CU_OK)
+			rq->too_big = true; /* buffer freed; keep draining */
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (rq->replied)
+		return MHD_YES;
+	rq->replied = true;
+	if (rq->too_big)
+		return queue_text(
+		    conn, 413, "413 request body too large\n", NULL);
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.path = url;
+	req.body = rq->body.ptr != NULL ? rq->body.ptr : "";
+	req.body_len = rq->body.len;
+	req.conn = conn;
+	resp.status = 200;
+	resp.content_type = CTL_HTTP_TEXT;
+	cu_buf_init(&resp.body, CTL_HTTPD_MAX_RESPONSE);
+	rq->route->fn(&req, &resp, rq->route->payload);
+	cu_debug("%s: %s %s -> %d", h->name, method, url, resp.status);
+	ret = queue(conn, resp.status, resp.content_type, &resp.body, NULL);
+	cu_buf_dispose(&resp.body);
+	return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct req_ctx *rq = *con_cls;
+	struct conn_track *t;
+
+	(void)cls;
+	(void)toe;
+	if (rq != NULL) {
+		cu_buf_dispose(&rq->body);
+		cu_free(rq);
+		*con_cls = NULL;
+	}
+	/* The next request on a kept-alive connection gets a fresh deadline
+	 * (design note 2). */
+	if ((t = track_of(conn)) != NULL)
+		arm(t);
+}
+
+/* MHD's messages end in a newline; cu_log wants one line. */
+__attribute__((format(printf, 2, 0))) static void on_mhd_log(
+    void *cls, const char *fmt, va_list ap)
+{
+	struct ctl_httpd *h = cls;
+	char line[512];
+	size_t n;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	cu_warn("%s: microhttpd: %s", h->name, line);
+}
+
+/* ---- public ------------------------------------------------------------- */
+
+const char *ctl_http_header(
+    const struct ctl_http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+struct query_find {
+	const char *name;
+	const char *value;
+};
+
+static enum MHD_Result query_iter(
+    void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct query_find *q = cls;
+
+	(void)kind;
+	if (strcmp(key, q->name) != 0)
+		return MHD_YES;
+	q->value = value != NULL ? value : "";
+	return MHD_NO;
+}
+
+const char *ctl_http_query(const struct ctl_http_request *req, const char *name)
+{
+	struct query_find q = {name, NULL};
+
+	MHD_get_connection_values(
+	    req->conn, MHD_GET_ARGUMENT_KIND, query_iter, &q);
+	return q.value;
+}
+
+int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,
+    const struct ctl_httpd_opts *opts, cu_error *err)
+{
+	ctl_httpd *h;
+	int rc;
+
+	*out = NULL;
+	if ((opts->cert_pem == NULL) != (opts->key_pem == NULL))
+		return cu_error_set(err, CU_EINVAL,
+		    "%s: TLS needs both a certificate and a key",
+		    opts->name != NULL ? opts->name : "http");
+	h = cu_calloc(1, sizeof(*h));
+	if (h == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	h->magic = HTTPD_MAGIC;
+	h->loop = loop;
+	h->name = cu_strdup(opts->name != NULL ? opts->name : "http");
+	if (h->name == NULL) {
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+		goto out_free;
+	}
+	if ((rc = parse_listen(opts->listen, &h->host, &h->port, err)) != CU_OK)
+		goto out_free;
+	if (opts->cert_pem != NULL) {
+		h->cert_pem = cu_strdup(opts->cert_pem);
+		h->key_pem = cu_strdup(opts->key_pem);
+		if (h->cert_pem == NULL || h->key_pem == NULL) {
+			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+			goto out_free;
+		}
+	}
+	h->max_body =
+	    opts->max_body > 0 ? opts->max_body : CTL_HTTPD_DEFAULT_MAX_BODY;
+	h->conn_timeout_s = opts->conn_timeout_s > 0
+				? opts->conn_timeout_s
+				: CTL_HTTPD_DEFAULT_CONN_TIMEOUT_S;
+	h->request_timeout_ms = opts->request_timeout_ms > 0
+				    ? opts->request_timeout_ms
+				    : h->conn_timeout_s * 1000u;
+	h->conn_limit = opts->conn_limit > 0 ? opts->conn_limit
+					     : CTL_HTTPD_DEFAULT_CONN_LIMIT;
+	*out = h;
+	return CU_OK;
+out_free:
+	ctl_httpd_free(h);
+	return rc;
+}
+
+int ctl_httpd_route(ctl_httpd *h, const char *methods, const char *path,
+    ctl_http_handler fn, void *payload, cu_error *err)
+{
+	struct route *r;
+	const char *p;
+	size_t n = 0;
+	bool get = false;
+
+	CU_ASSERT(h != NULL && h->magic == HTTPD_MAGIC);
+	if (path == NULL || path[0] != '/' || fn == NULL || methods == NULL ||
+	    methods[0] == '\0')
+		return cu_error_set(err, CU_EINVAL,
+		    "%s: a route needs a path starting with '/', methods and "
+		    "a handler",
+		    h->name);
+	if (find_route(h, path) != NULL)
+		return cu_error_set(
+		    err, CU_EEXIST, "%s: %s is routed already", h->name, path);
+	r = cu_calloc(1, sizeof(*r));
+	if (r == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	r->path = cu_strdup(path);
+	/* " M1 M2 " plus " HEAD" when GET is listed. */
+	r->methods = cu_malloc(strlen(methods) + 9);
+	if (r->path == NULL || r->methods == NULL) {
+		cu_free(r->path);
+		cu_free(r->methods);
+		cu_free(r);
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	r->methods[n++] = ' ';
+	for (p = methods; *p != '\0';) {
+		size_t len;
+
+		p += strspn(p, " ");
+		len = strcspn(p, " ");
+		if (len == 0)
+			break;
+		memcpy(r->methods + n, p, len);
+		n += len;
+		r->methods[n++] = ' ';
+		get = get || (len == 3 && strncmp(p, "GET", 3) == 0);
+		p += len;
+	}
+	r->methods[n] = '\0';
+	if (get && strstr(r->methods, " HEAD ") == NULL) {
+		memcpy(r->methods + n, "HEAD ", 6);
+		n += 5;
+	}
+	r->fn = fn;
+	r->payload = payload;
+	r->next = h->routes;
+	h->routes = r;
+	return CU_OK;
+}
+
+static struct MHD_Daemon *start_daemon(
+    ctl_httpd *h, unsigned flags, const struct sockaddr *addr)
+{
+	bool tls = h->cert_pem != NULL;
+
+	if (tls)
+		flags |= MHD_USE_TLS;
+	/* MHD_OPTION_SOCK_ADDR with NULL keeps the default (any address on
+	 * h->port); the TLS options come last so that a plain server ends
+	 * the list early. No MHD_OPTION_LISTENING_ADDRESS_REUSE: it means
+	 * SO_REUSEPORT, and a second process on the same port must fail
+	 * rather than share it (MHD sets SO_REUSEADDR by itself). */
+	return MHD_start_daemon(flags | MHD_USE_EPOLL | MHD_USE_ERROR_LOG,
+	    h->port, NULL, NULL, on_access, h, MHD_OPTION_EXTERNAL_LOGGER,
+	    on_mhd_log, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+	    MHD_OPTION_CONNECTION_LIMIT, h->conn_limit,
+	    MHD_OPTION_CONNECTION_TIMEOUT, h->conn_timeout_s,
+	    MHD_OPTION_SOCK_ADDR, addr,
+	    tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, h->key_pem,
+	    MHD_OPTION_HTTPS_MEM_CERT, h->cert_pem, MHD_OPTION_END);
+}
+
+int ctl_httpd_start(ctl_httpd *h, cu_error *err)
+{
+	const union MHD_DaemonInfo *info;
+	struct sockaddr_storage addr;
+	socklen_t alen = 0;
+	double period;
+	int rc;
+
+	CU_ASSERT(h != NULL && h->magic == HTTPD_MAGIC);
+	if (h->mhd != NULL)
+		return cu_error_set(
+		    err, CU_EINVAL, "%s: already started", h->name);
+	if (h->host[0] == '\0') {
+		/* All interfaces: IPv6 dual stack, or IPv4 without IPv6. */
+		h->mhd = start_daemon(h, MHD_USE_DUAL_STACK, NULL);
+		if (h->mhd == NULL)
+			h->mhd = start_daemon(h, 0, NULL);
+	} else {
+		if ((rc = resolve(h, &addr, &alen, err)) != CU_OK)
+			return rc;
+		h->mhd = start_daemon(h,
+		    addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0,
+		    (const struct sockaddr *)&addr);
+	}
+	if (h->mhd == NULL)
+		return cu_error_set(err, CU_EIO,
+		    "%s: cannot listen on %s%s%s:%u (address in use or "
+		    "unavailable%s)",
+		    h->name, strchr(h->host, ':') ? "[" : "", h->host,
+		    strchr(h->host, ':') ? "]" : "", (unsigned)h->port,
+		    h->cert_pem != NULL ? ", or certificate/key rejected" : "");
+	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	if (info != NULL && info->port != 0)
+		h->port = info->port;
+	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (info == NULL) {
+		MHD_stop_daemon(h->mhd);
+		h->mhd = NULL;
+		return cu_error_set(
+		    err, CU_EIO, "%s: microhttpd gave no epoll fd", h->name);
+	}
+	ev_io_init(&h->io, on_io, info->epoll_fd, EV_READ);
+	h->io.data = h;
+	ev_io_start(h->loop, &h->io);
+	ev_init(&h->timer, on_timer);
+	h->timer.data = h;
+	/* Check deadlines at a quarter of the request timeout, between 50 ms
+	 * and 1 s. */
+	period = (double)h->request_timeout_ms / 4000.0;
+	period = period < 0.05 ? 0.05 : period > 1.0 ? 1.0 : period;
+	ev_timer_init(&h->sweep, on_sweep, period, period);
+	h->sweep.data = h;
+	ev_timer_start(h->loop, &h->sweep);
+	rearm(h);
+	cu_info("%s: listening on %s%s%s:%u (%s)", h->name,
+	    strchr(h->host, ':') ? "[" : "", h->host,
+	    strchr(h->host, ':') ? "]" : "", (unsigned)h->port,
+	    h->cert_pem != NULL ? "https" : "http");
+	return CU_OK;
+}
+
+uint16_t ctl_httpd_port(const ctl_httpd *h)
+{
+	return h->mhd != NULL ? h->port : 0;
+}
+
+static void wipe_free(char *s)
+{
+	if (s == NULL)
+		return;
+	/* Private key material does not linger in freed memory. */
+	explicit_bzero(s, strlen(s));
+	cu_free(s);
+}
+
+void ctl_httpd_free(ctl_httpd *h)
+{
+	struct route *r, *next;
+
+	if (h == NULL)
+		return;
+	CU_ASSERT(h->magic == HTTPD_MAGIC);
+	if (h->mhd != NULL) {
+		ev_io_stop(h->loop, &h->io);
+		ev_timer_stop(h->loop, &h->timer);
+		ev_timer_stop(h->loop, &h->sweep);
+		/* Closes every connection; the notify callbacks free the
+		 * request contexts and trackers. */
+		MHD_stop_daemon(h->mhd);
+		h->mhd = NULL;
+	}
+	CU_ASSERT(h->conns == NULL);
+	for (r = h->routes; r != NULL; r = next) {
+		next = r->next;
+		cu_free(r->path);
+		cu_free(r->methods);
+		cu_free(r);
+	}
+	cu_free(h->name);
+	cu_free(h->host);
+	cu_free(h->cert_pem);
+	wipe_free(h->key_pem);
+	h->magic = 0;
+	cu_free(h);
+}

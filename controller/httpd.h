@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/httpd.h - a small HTTP(S) server on libmicrohttpd, driven by
+ * the controller's libev loop: MHD runs in external-loop epoll mode, its
+ * epoll fd is one ev_io and its next timeout one ev_timer, so requests are
+ * served on the loop thread between other work and never block it. Serves
+ * /healthz, /readyz and /metrics (plain HTTP) and the admission webhooks
+ * (TLS from PEM cert/key).
+ *
+ * What it enforces for every route: a request-body cap (413, early when
+ * Content-Length says so), an idle timeout per connection, an absolute
+ * deadline for receiving one request's headers and body (so a client that
+ * trickles bytes - slowloris - is cut off without delaying anyone else), a
+ * connection limit, 404 for unknown paths and 405 for wrong methods.
+ *
+ * Lifecycle: ctl_httpd_new -> ctl_httpd_route... -> ctl_httpd_start ->
+ * (loop runs) -> ctl_httpd_free. Routes may be added after start.
+ * Event-loop thread only. Prefix: ctl_httpd_, ctl_http_.
+ */
+#ifndef CU_CONTROLLER_HTTPD_H
+#define CU_CONTROLLER_HTTPD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/cu.h"
+
+struct ev_loop;
+struct MHD_Connection;
+
+typedef struct ctl_httpd ctl_httpd;
+
+#define CTL_HTTPD_DEFAULT_MAX_BODY (1024u * 1024u)
+#define CTL_HTTPD_DEFAULT_CONN_TIMEOUT_S 10u
+#define CTL_HTTPD_DEFAULT_CONN_LIMIT 256u
+#define CTL_HTTP_TEXT "text/plain; charset=utf-8"
+
+/* Settings of one server. Every pointer [borrowed; copied by
+ * ctl_httpd_new]. Zero fields take the defaults named. */
+struct ctl_httpd_opts {
+	const char *name;     /* for log lines ("metrics", "webhook"); "http" */
+	const char *listen;   /* "host:port": ":8080" (all interfaces, IPv6
+				 dual stack when available), "0.0.0.0:8081",
+				 "127.0.0.1:0" (any free port), "[::1]:9443",
+				 "localhost:8080" (resolved once, here) */
+	const char *cert_pem; /* NULL: plain HTTP; else TLS with this chain */
+	const char *key_pem;  /* required with cert_pem (PEM, unencrypted) */
+	size_t max_body;      /* request body cap; CTL_HTTPD_DEFAULT_MAX_BODY */
+	unsigned conn_timeout_s;     /* idle timeout; default 10 s */
+	unsigned request_timeout_ms; /* deadline for one request's headers and
+					body; default conn_timeout_s */
+	unsigned conn_limit;	     /* concurrent connections; default 256 */
+};
+
+/* One request as a handler sees it. All pointers [borrowed; valid only
+ * during the handler call]. */
+struct ctl_http_request {
+	const char *method;	     /* "GET", "POST", ... */
+	const char *path;	     /* URL path without the query string */
+	const char *body;	     /* NUL-terminated; "" when none */
+	size_t body_len;	     /* may contain NULs before body_len */
+	struct MHD_Connection *conn; /* for ctl_http_query/_header only */
+};
+
+/*
+ * The reply a handler fills. The server initialises it (status 200,
+ * content_type CTL_HTTP_TEXT, body empty with cap CTL_HTTPD_MAX_RESPONSE)
+ * and sends and disposes it after the handler returns. A handler whose
+ * cu_buf append failed should set status 500 (the buffer is then empty).
+ */
+#define CTL_HTTPD_MAX_RESPONSE (64u * 1024u * 1024u)
+struct ctl_http_response {
+	int status;
+	const char *content_type; /* [borrowed; must be a static string] */
+	cu_buf body;		  /* owned by the server */
+};
+
+/* A route handler. payload [borrowed] is the pointer given to
+ * ctl_httpd_route. Never blocks; runs on the loop thread. */
+typedef void (*ctl_http_handler)(const struct ctl_http_request *req,
+    struct ctl_http_response *resp, void *payload);
+
+/*
+ * Create a server (nothing is bound yet). *out [owned: ctl_httpd_free].
+ * loop [borrowed; must outlive the server]. CU_EINVAL for a malformed
+ * listen address or a cert without a key; CU_ENOMEM.
+ */
+CU_MUST_CHECK int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,
+    const struct ctl_httpd_opts *opts, cu_error *err);
+
+/*
+ * Serve `path` (exact match, no query) with fn. methods is a
+ * space-separated list ("GET", "POST", "GET POST"); GET implies HEAD.
+ * path and methods [borrowed; copied]; payload [borrowed; must outlive the
+ * server]. CU_EEXIST if path already has a route; CU_EINVAL; CU_ENOMEM.
+ */
+CU_MUST_CHECK int ctl_httpd_route(ctl_httpd *h, const char *methods,
+    const char *path, ctl_http_handler fn, void *payload, cu_error *err);
+
+/*
+ * Bind, listen and attach to the loop. CU_EIO when the address cannot be
+ * bound or the TLS material is rejected (message names the address).
+ * CU_EINVAL if already started.
+ */
+CU_MUST_CHECK int ctl_httpd_start(ctl_httpd *h, cu_error *err);
+
+/* The bound port (the real one after listening on port 0); 0 before
+ * ctl_httpd_start. */
+uint16_t ctl_httpd_port(const ctl_httpd *h);
+
+/* Stop serving (closing every connection), detach from the loop and free.
+ * NULL is a no-op. Never call it from inside a handler. */
+void ctl_httpd_free(ctl_httpd *h);
+
+/* Query parameter `name` of the request: its value [borrowed; valid during
+ * the handler], "" when present without a value ("?verbose"), NULL when
+ * absent. */
+const char *ctl_http_query(
+    const struct ctl_http_request *req, const char *name);
+
+/* Request header `name` (case-insensitive) [borrowed; valid during the
+ * handler], or NULL. */
+const char *ctl_http_header(
+    const struct ctl_http_request *req, const char *name);
+
+/* Convenience: set status and replace the body with text [borrowed;
+ * copied]. Returns CU_OK or CU_ENOMEM (then status is 500, body empty). */
+int ctl_http_reply(
+    struct ctl_http_response *resp, int status, const char *text);
+
+#endif /* CU_CONTROLLER_HTTPD_H */

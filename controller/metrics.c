@@ -1,0 +1,914 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/metrics.c - the Prometheus registry of controller/metrics.h:
+ * one chained hash table of series per family of metrics.def, keyed by the
+ * label values; rendering sorts families by name and series by label
+ * values so that the output is deterministic (golden tests, diffs).
+ *
+ * A series is one allocation: the struct, then its histogram buckets (one
+ * non-cumulative count per upper bound, plus +Inf), then the NULL-ended
+ * array of label value pointers, then the value strings.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/metrics.h"
+
+#ifndef CUEUE_VERSION
+#define CUEUE_VERSION "0.0.0"
+#endif
+
+#define METRICS_MAGIC 0x4d455452u /* "METR" */
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- the static table ---------------------------------------------- */
+
+/* Kueue's generateExponentialBuckets(n): 1, then 2.5 doubling. */
+static const double b_kueue16[] = {1, 2.5, 5, 10, 20, 40, 80, 160, 320, 640,
+    1280, 2560, 5120, 10240, 20480, 40960};
+/* Prometheus' DefBuckets. */
+static const double b_default[] = {
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+/* 100 us doubling, written out so that the le labels read exactly. */
+static const double b_fast[] = {0.0001, 0.0002, 0.0004, 0.0008, 0.0016, 0.0032,
+    0.0064, 0.0128, 0.0256, 0.0512, 0.1024, 0.2048, 0.4096, 0.8192, 1.6384,
+    3.2768};
+
+#define BUCKETS_NONE NULL, 0
+#define BUCKETS_KUEUE14 b_kueue16, 14
+#define BUCKETS_KUEUE16 b_kueue16, 16
+#define BUCKETS_DEFAULT b_default, ARRAY_LEN(b_default)
+#define BUCKETS_FAST b_fast, ARRAY_LEN(b_fast)
+#define TYPE_COUNTER CTL_METRIC_COUNTER
+#define TYPE_GAUGE CTL_METRIC_GAUGE
+#define TYPE_HISTOGRAM CTL_METRIC_HISTOGRAM
+#define ROLE_ROLE true
+#define ROLE_NOROLE false
+
+struct metric_def {
+	const char *name;
+	enum ctl_metric_type type;
+	bool role; /* carries replica_role */
+	const double *bounds;
+	size_t nbounds;
+	const char *labels; /* space-separated */
+	const char *help;
+};
+
+static const struct metric_def defs[CTL_M__COUNT] = {
+#define CTL_METRIC(id, name, type, role, buckets, labels, help)                \
+	[CTL_M_##id] = {                                                       \
+	    name, TYPE_##type, ROLE_##role, BUCKETS_##buckets, labels, help},
+#include "controller/metrics.def"
+#undef CTL_METRIC
+};
+
+static const char *const role_names[] = {
+    [CTL_ROLE_STANDALONE] = "standalone",
+    [CTL_ROLE_LEADER] = "leader",
+    [CTL_ROLE_FOLLOWER] = "follower",
+};
+
+/* ---- runtime structures ---------------------------------------------- */
+
+struct series {
+	struct series *next; /* hash chain */
+	uint64_t hash;
+	uint64_t counter;  /* counters; histograms: observation count */
+	double gauge;	   /* gauges; histograms: sum */
+	uint64_t *buckets; /* histograms: nbounds + 1 counts (same block) */
+	char **labels;	   /* nlabels values + NULL (same block) */
+};
+
+struct family {
+	const struct metric_def *def;
+	char **names; /* nlabels label names + NULL; owned, one block */
+	size_t nlabels;
+	struct series **tab; /* owned; tabsz chains */
+	size_t tabsz;
+	size_t count;
+	bool warned; /* a misuse was logged already */
+};
+
+struct ctl_metrics {
+	uint32_t magic;
+	size_t max_series;
+	enum ctl_replica_role role;
+	struct family fam[CTL_M__COUNT];
+	size_t order[CTL_M__COUNT]; /* family indexes sorted by name */
+};
+
+/* ---- text-format helpers --------------------------------------------- */
+
+int ctl_prom_escape_label(cu_buf *out, const char *s)
+{
+	const char *run = s;
+	int rc;
+
+	for (; *s != '\0'; s++) {
+		const char *rep = *s == '\\'   ? "\\\\"
+				  : *s == '"'  ? "\\\""
+				  : *s == '\n' ? "\\n"
+					       : NULL;
+
+		if (rep == NULL)
+			continue;
+		if ((rc = cu_buf_add(out, run, (size_t)(s - run))) != CU_OK ||
+		    (rc = cu_buf_adds(out, rep)) != CU_OK)
+			return rc;
+		run = s + 1;
+	}
+	return cu_buf_add(out, run, (size_t)(s - run));
+}
+
+int ctl_prom_escape_help(cu_buf *out, const char *s)
+{
+	const char *run = s;
+	int rc;
+
+	for (; *s != '\0'; s++) {
+		const char *rep = *s == '\\'   ? "\\\\"
+				  : *s == '\n' ? "\\n"
+					       : NULL;
+
+		if (rep == NULL)
+			continue;
+		if ((rc = cu_buf_add(out, run, (size_t)(s - run))) != CU_OK ||
+		    (rc = cu_buf_adds(out, rep)) != CU_OK)
+			return rc;
+		run = s + 1;
+	}
+	return cu_buf_add(out, run, (size_t)(s - run));
+}
+
+void ctl_prom_format_float(double v, char out[CTL_PROM_FLOAT_LEN])
+{
+	char e[CTL_PROM_FLOAT_LEN];
+	const char *ep;
+	int digits, exp10;
+
+	if (isnan(v)) {
+		snprintf(out, CTL_PROM_FLOAT_LEN, "NaN");
+		return;
+	}
+	if (isinf(v)) {
+		snprintf(out, CTL_PROM_FLOAT_LEN, v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	if (v == 0) {
+		snprintf(out, CTL_PROM_FLOAT_LEN, signbit(v) ? "-0" : "0");
+		return;
+	}
+	/* The fewest significant digits that read back as v. */
+	for (digits = 1; digits < 17; digits++) {
+		snprintf(e, sizeof(e), "%.*e", digits - 1, v);
+		if (strtod(e, NULL) == v)
+			break;
+	}
+	snprintf(e, sizeof(e), "%.*e", digits - 1, v);
+	ep = strchr(e, 'e');
+	exp10 = ep != NULL ? (int)strtol(ep + 1, NULL, 10) : 0;
+	/* Go's 'g' with shortest precision switches to the exponent form
+	 * below 1e-4 and from 1e+06 (it uses precision 6 for the choice). */
+	if (exp10 < -4 || exp10 >= 6)
+		snprintf(out, CTL_PROM_FLOAT_LEN, "%s", e);
+	else
+		snprintf(out, CTL_PROM_FLOAT_LEN, "%.*f",
+		    digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, v);
+}
+
+/* ---- validation -------------------------------------------------------- */
+
+static bool valid_utf8(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned c = s[i];
+		size_t len, k;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if ((c & 0xe0) == 0xc0) {
+			len = 2;
+			cp = c & 0x1f;
+		} else if ((c & 0xf0) == 0xe0) {
+			len = 3;
+			cp = c & 0x0f;
+		} else if ((c & 0xf8) == 0xf0) {
+			len = 4;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (i + len > n)
+			return false;
+		for (k = 1; k < len; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		/* Overlong forms, surrogates, beyond U+10FFFF. */
+		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+		    (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += len;
+	}
+	return true;
+}
+
+static bool valid_label_name(const char *s)
+{
+	size_t i;
+
+	if (s[0] == '\0' || (s[0] == '_' && s[1] == '_'))
+		return false;
+	for (i = 0; s[i] != '\0'; i++) {
+		char c = s[i];
+		bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			     c == '_';
+
+		if (!alpha && !(i > 0 && c >= '0' && c <= '9'))
+			return false;
+	}
+	return true;
+}
+
+/* ---- registry ---------------------------------------------------------- */
+
+static uint64_t hash_values(const char *const *lv, size_t n)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const unsigned char *p = (const unsigned char *)lv[i];
+
+		for (; *p != '\0'; p++) {
+			h ^= *p;
+			h *= 1099511628211ull;
+		}
+		h ^= 0xff; /* separator: ("ab","c") != ("a","bc") */
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static void series_free_all(struct family *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->tabsz; i++) {
+		struct series *s = f->tab[i], *next;
+
+		for (; s != NULL; s = next) {
+			next = s->next;
+			cu_free(s);
+		}
+	}
+	cu_free(f->tab);
+	f->tab = NULL;
+	f->tabsz = 0;
+	f->count = 0;
+}
+
+/* Split def->labels into f->names and check them. */
+static int family_init(
+    struct family *f, const struct metric_def *def, cu_error *err)
+{
+	size_t n = 0, len = strlen(def->labels), i, j;
+	const char *p;
+	char *str;
+
+	f->def = def;
+	if (len > 0) {
+		n = 1;
+		for (p = def->labels; *p != '\0'; p++)
+			n += *p == ' ';
+	}
+	f->names = cu_malloc((n + 1) * sizeof(char *) + len + 1);
+	if (f->names == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	str = (char *)(f->names + n + 1);
+	memcpy(str, def->labels, len + 1);
+	for (i = 0; i < n; i++) {
+		f->names[i] = str;
+		str += strcspn(str, " ");
+		if (*str == ' ')
+			*str++ = '\0';
+	}
+	f->names[n] = NULL;
+	f->nlabels = n;
+	for (i = 0; i < n; i++) {
+		const char *name = f->names[i];
+
+		if (!valid_label_name(name) ||
+		    (def->role && strcmp(name, "replica_role") == 0) ||
+		    (def->type == CTL_METRIC_HISTOGRAM &&
+			strcmp(name, "le") == 0))
+			return cu_error_set(err, CU_EINVAL,
+			    "metric %s: bad label name \"%s\"", def->name,
+			    name);
+		for (j = 0; j < i; j++)
+			if (strcmp(f->names[j], name) == 0)
+				return cu_error_set(err, CU_EINVAL,
+				    "metric %s: label \"%s\" twice", def->name,
+				    name);
+	}
+	return CU_OK;
+}
+
+static int cmp_family_name(const void *a, const void *b)
+{
+	return strcmp(
+	    defs[*(const size_t *)a].name, defs[*(const size_t *)b].name);
+}
+
+void ctl_metrics_free(ctl_metrics *m)
+{
+	size_t i;
+
+	if (m == NULL)
+		return;
+	CU_ASSERT(m->magic == METRICS_MAGIC);
+	for (i = 0; i < CTL_M__COUNT; i++) {
+		series_free_all(&m->fam[i]);
+		cu_free(m->fam[i].names);
+	}
+	m->magic = 0;
+	cu_free(m);
+}
+
+static const char *platform(void)
+{
+#if defined(__x86_64__)
+	return "linux/amd64";
+#elif defined(__aarch64__)
+	return "linux/arm64";
+#else
+	return "linux/unknown";
+#endif
+}
+
+int ctl_metrics_new(
+    ctl_metrics **out, const struct ctl_metrics_opts *opts, cu_error *err)
+{
+	ctl_metrics *m;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	m = cu_calloc(1, sizeof(*m));
+	if (m == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	m->magic = METRICS_MAGIC;
+	m->max_series = opts != NULL && opts->max_series > 0
+			    ? opts->max_series
+			    : CTL_METRICS_DEFAULT_MAX_SERIES;
+	m->role = CTL_ROLE_STANDALONE;
+	for (i = 0; i < CTL_M__COUNT; i++) {
+		m->order[i] = i;
+		if ((rc = family_init(&m->fam[i], &defs[i], err)) != CU_OK)
+			goto out_free;
+	}
+	qsort(m->order, CTL_M__COUNT, sizeof(m->order[0]), cmp_family_name);
+	rc = ctl_metric_set(
+	    m, CTL_M_CUEUE_BUILD_INFO, CTL_LV(CUEUE_VERSION), 1.0);
+	if (rc == CU_OK)
+		rc = ctl_metric_set(m, CTL_M_KUEUE_BUILD_INFO,
+		    CTL_LV(CUEUE_VERSION, "unknown", "unknown", "none",
+			"gcc " __VERSION__, platform()),
+		    1.0);
+	if (rc != CU_OK) {
+		cu_error_set(
+		    err, rc, "cannot set build_info: %s", cu_err_desc(rc));
+		goto out_free;
+	}
+	*out = m;
+	return CU_OK;
+out_free:
+	ctl_metrics_free(m);
+	return rc;
+}
+
+void ctl_metrics_set_role(ctl_metrics *m, enum ctl_replica_role role)
+{
+	CU_ASSERT(m->magic == METRICS_MAGIC);
+	if ((unsigned)role < ARRAY_LEN(role_names))
+		m->role = role;
+}
+
+const char *ctl_metric_name(enum ctl_metric_id id)
+{
+	return (unsigned)id < CTL_M__COUNT ? defs[id].name : NULL;
+}
+
+enum ctl_metric_type ctl_metric_type_of(enum ctl_metric_id id)
+{
+	return (unsigned)id < CTL_M__COUNT ? defs[id].type : CTL_METRIC_COUNTER;
+}
+
+size_t ctl_metric_series_count(const ctl_metrics *m, enum ctl_metric_id id)
+{
+	return (unsigned)id < CTL_M__COUNT ? m->fam[id].count : 0;
+}
+
+#define T_BIT(t) (1u << (t))
+#define T_COUNTER_BIT T_BIT(CTL_METRIC_COUNTER)
+#define T_GAUGE_BIT T_BIT(CTL_METRIC_GAUGE)
+#define T_HISTOGRAM_BIT T_BIT(CTL_METRIC_HISTOGRAM)
+#define T_ANY (T_COUNTER_BIT | T_GAUGE_BIT | T_HISTOGRAM_BIT)
+
+/* Check an operation's arguments: `types` is the set of metric types the
+ * operation applies to. Logs the first misuse of each family. */
+static int check_args(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, unsigned types)
+{
+	struct family *f;
+	const char *why = NULL;
+	size_t i;
+
+	CU_ASSERT(m != NULL && m->magic == METRICS_MAGIC);
+	if ((unsigned)id >= CTL_M__COUNT)
+		return CU_EINVAL;
+	f = &m->fam[id];
+	if (nlv != f->nlabels)
+		why = "wrong number of label values";
+	else if ((types & T_BIT(f->def->type)) == 0)
+		why = "operation does not fit the metric type";
+	for (i = 0; why == NULL && i < nlv; i++) {
+		size_t len;
+
+		if (lv[i] == NULL) {
+			why = "NULL label value";
+			break;
+		}
+		len = strlen(lv[i]);
+		if (len > CTL_METRICS_MAX_LABEL_VALUE)
+			why = "label value too long";
+		else if (!valid_utf8((const unsigned char *)lv[i], len))
+			why = "label value is not UTF-8";
+	}
+	if (why == NULL)
+		return CU_OK;
+	if (!f->warned) {
+		f->warned = true;
+		cu_warn("metrics: %s: %s", f->def->name, why);
+	}
+	return CU_EINVAL;
+}
+
+static struct series *find(
+    struct family *f, const char *const *lv, size_t nlv, uint64_t h)
+{
+	struct series *s;
+	size_t i;
+
+	if (f->tabsz == 0)
+		return NULL;
+	for (s = f->tab[h % f->tabsz]; s != NULL; s = s->next) {
+		if (s->hash != h)
+			continue;
+		for (i = 0; i < nlv; i++)
+			if (strcmp(s->labels[i], lv[i]) != 0)
+				break;
+		if (i == nlv)
+			return s;
+	}
+	return NULL;
+}
+
+static int grow_table(struct family *f)
+{
+	size_t nsz = f->tabsz == 0 ? 16 : f->tabsz * 2, i;
+	struct series **nt = cu_calloc(nsz, sizeof(*nt));
+
+	if (nt == NULL)
+		return CU_ENOMEM;
+	for (i = 0; i < f->tabsz; i++) {
+		struct series *s = f->tab[i], *next;
+
+		for (; s != NULL; s = next) {
+			next = s->next;
+			s->next = nt[s->hash % nsz];
+			nt[s->hash % nsz] = s;
+		}
+	}
+	cu_free(f->tab);
+	f->tab = nt;
+	f->tabsz = nsz;
+	return CU_OK;
+}
+
+static struct series *create(
+    struct family *f, const char *const *lv, size_t nlv, uint64_t h)
+{
+	size_t nb =
+	    f->def->type == CTL_METRIC_HISTOGRAM ? f->def->nbounds + 1 : 0;
+	size_t size = sizeof(struct series) + nb * sizeof(uint64_t) +
+		      (nlv + 1) * sizeof(char *);
+	struct series *s;
+	char *str;
+	size_t i;
+
+	for (i = 0; i < nlv; i++)
+		size += strlen(lv[i]) + 1;
+	if (f->count >= f->tabsz && grow_table(f) != CU_OK)
+		return NULL;
+	s = cu_calloc(1, size);
+	if (s == NULL)
+		return NULL;
+	s->hash = h;
+	s->buckets = (uint64_t *)(s + 1);
+	s->labels = (char **)(s->buckets + nb);
+	str = (char *)(s->labels + nlv + 1);
+	for (i = 0; i < nlv; i++) {
+		size_t len = strlen(lv[i]) + 1;
+
+		memcpy(str, lv[i], len);
+		s->labels[i] = str;
+		str += len;
+	}
+	s->labels[nlv] = NULL;
+	if (nb == 0)
+		s->buckets = NULL;
+	s->next = f->tab[h % f->tabsz];
+	f->tab[h % f->tabsz] = s;
+	f->count++;
+	return s;
+}
+
+static void count_drop(ctl_metrics *m, struct family *f)
+{
+	struct family *d = &m->fam[CTL_M_CUEUE_METRICS_DROPPED_SERIES_TOTAL];
+	const char *lv[1] = {f->def->name};
+	uint64_t h = hash_values(lv, 1);
+	struct series *s = find(d, lv, 1, h);
+
+	if (!f->warned) {
+		f->warned = true;
+		cu_warn("metrics: %s: series dropped (cap %zu reached or out "
+			"of memory)",
+		    f->def->name, m->max_series);
+	}
+	/* The dropped-series family is bounded by the number of families,
+	 * so the cap does not apply to it. */
+	if (s == NULL)
+		s = create(d, lv, 1, h);
+	if (s != NULL)
+		s->counter++;
+}
+
+/* The series for lv, created if needed. *rc on failure. */
+static struct series *lookup(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, int *rc)
+{
+	struct family *f = &m->fam[id];
+	uint64_t h = hash_values(lv, nlv);
+	struct series *s = find(f, lv, nlv, h);
+
+	if (s != NULL)
+		return s;
+	if (f->count >= m->max_series &&
+	    id != CTL_M_CUEUE_METRICS_DROPPED_SERIES_TOTAL) {
+		*rc = CU_EQUOTA;
+		count_drop(m, f);
+		return NULL;
+	}
+	s = create(f, lv, nlv, h);
+	if (s == NULL) {
+		*rc = CU_ENOMEM;
+		count_drop(m, f);
+	}
+	return s;
+}
+
+int ctl_metric_add(ctl_metrics *m, enum ctl_metric_id id, const char *const *lv,
+    size_t nlv, uint64_t n)
+{
+	struct series *s;
+	int rc = check_args(m, id, lv, nlv, T_COUNTER_BIT);
+
+	if (rc != CU_OK)
+		return rc;
+	if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
+		return rc;
+	s->counter += n;
+	return CU_OK;
+}
+
+int ctl_metric_inc(
+    ctl_metrics *m, enum ctl_metric_id id, const char *const *lv, size_t nlv)
+{
+	struct series *s;
+	int rc = check_args(m, id, lv, nlv, T_COUNTER_BIT | T_GAUGE_BIT);
+
+	if (rc != CU_OK)
+		return rc;
+	if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
+		return rc;
+	if (defs[id].type == CTL_METRIC_GAUGE)
+		s->gauge += 1.0;
+	else
+		s->counter++;
+	return CU_OK;
+}
+
+int ctl_metric_set(ctl_metrics *m, enum ctl_metric_id id, const char *const *lv,
+    size_t nlv, double v)
+{
+	struct series *s;
+	int rc = check_args(m, id, lv, nlv, T_GAUGE_BIT);
+
+	if (rc != CU_OK)
+		return rc;
+	if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
+		return rc;
+	s->gauge = v;
+	return CU_OK;
+}
+
+int ctl_metric_gauge_add(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, double d)
+{
+	struct series *s;
+	int rc = check_args(m, id, lv, nlv, T_GAUGE_BIT);
+
+	if (rc != CU_OK)
+		return rc;
+	if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
+		return rc;
+	s->gauge += d;
+	return CU_OK;
+}
+
+int ctl_metric_observe(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, double v)
+{
+	const struct metric_def *def;
+	struct series *s;
+	size_t i;
+	int rc = check_args(m, id, lv, nlv, T_HISTOGRAM_BIT);
+
+	if (rc != CU_OK)
+		return rc;
+	if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
+		return rc;
+	def = &defs[id];
+	/* First bound >= v (le semantics); NaN lands in +Inf. */
+	for (i = 0; i < def->nbounds; i++)
+		if (v <= def->bounds[i])
+			break;
+	s->buckets[i]++;
+	s->gauge += v;
+	s->counter++;
+	return CU_OK;
+}
+
+int ctl_metric_value(double *out, ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv)
+{
+	struct series *s;
+	int rc = check_args(m, id, lv, nlv, T_ANY);
+
+	*out = 0;
+	if (rc != CU_OK)
+		return rc;
+	s = find(&m->fam[id], lv, nlv, hash_values(lv, nlv));
+	if (s == NULL)
+		return CU_ENOTFOUND;
+	*out =
+	    defs[id].type == CTL_METRIC_GAUGE ? s->gauge : (double)s->counter;
+	return CU_OK;
+}
+
+static void unlink_series(struct family *f, struct series *victim)
+{
+	struct series **pp = &f->tab[victim->hash % f->tabsz];
+
+	while (*pp != victim)
+		pp = &(*pp)->next;
+	*pp = victim->next;
+	f->count--;
+	cu_free(victim);
+}
+
+int ctl_metric_remove(
+    ctl_metrics *m, enum ctl_metric_id id, const char *const *lv, size_t nlv)
+{
+	struct series *s;
+	int rc = check_args(m, id, lv, nlv, T_ANY);
+
+	if (rc != CU_OK)
+		return rc;
+	s = find(&m->fam[id], lv, nlv, hash_values(lv, nlv));
+	if (s == NULL)
+		return CU_ENOTFOUND;
+	unlink_series(&m->fam[id], s);
+	return CU_OK;
+}
+
+size_t ctl_metrics_remove_label(
+    ctl_metrics *m, const char *label, const char *value)
+{
+	size_t removed = 0, id, li, b;
+
+	CU_ASSERT(m != NULL && m->magic == METRICS_MAGIC);
+	for (id = 0; id < CTL_M__COUNT; id++) {
+		struct family *f = &m->fam[id];
+
+		for (li = 0; li < f->nlabels; li++)
+			if (strcmp(f->names[li], label) == 0)
+				break;
+		if (li == f->nlabels)
+			continue;
+		for (b = 0; b < f->tabsz; b++) {
+			struct series **pp = &f->tab[b];
+
+			while (*pp != NULL) {
+				struct series *s = *pp;
+
+				if (strcmp(s->labels[li], value) != 0) {
+					pp = &s->next;
+					continue;
+				}
+				*pp = s->next;
+				f->count--;
+				removed++;
+				cu_free(s);
+			}
+		}
+	}
+	return removed;
+}
+
+/* ---- rendering --------------------------------------------------------- */
+
+static int cmp_series(const void *a, const void *b)
+{
+	char *const *la = (*(const struct series *const *)a)->labels;
+	char *const *lb = (*(const struct series *const *)b)->labels;
+	int c;
+
+	for (; *la != NULL && *lb != NULL; la++, lb++)
+		if ((c = strcmp(*la, *lb)) != 0)
+			return c;
+	return 0;
+}
+
+/* name{labels,replica_role="..",le=".."} (braces only if any label). */
+static int put_labels(cu_buf *out, const ctl_metrics *m, const struct family *f,
+    const struct series *s, const char *le)
+{
+	const char *sep = "{";
+	size_t i;
+	int rc;
+
+	for (i = 0; i < f->nlabels; i++) {
+		if ((rc = cu_buf_addf(out, "%s%s=\"", sep, f->names[i])) !=
+			CU_OK ||
+		    (rc = ctl_prom_escape_label(out, s->labels[i])) != CU_OK ||
+		    (rc = cu_buf_add(out, "\"", 1)) != CU_OK)
+			return rc;
+		sep = ",";
+	}
+	if (f->def->role) {
+		rc = cu_buf_addf(
+		    out, "%sreplica_role=\"%s\"", sep, role_names[m->role]);
+		if (rc != CU_OK)
+			return rc;
+		sep = ",";
+	}
+	if (le != NULL) {
+		if ((rc = cu_buf_addf(out, "%sle=\"%s\"", sep, le)) != CU_OK)
+			return rc;
+		sep = ",";
+	}
+	return sep[0] == ',' ? cu_buf_add(out, "}", 1) : CU_OK;
+}
+
+static int render_series(cu_buf *out, const ctl_metrics *m,
+    const struct family *f, const struct series *s)
+{
+	const struct metric_def *def = f->def;
+	char num[CTL_PROM_FLOAT_LEN];
+	uint64_t cum = 0;
+	size_t i;
+	int rc;
+
+	if (def->type == CTL_METRIC_COUNTER || def->type == CTL_METRIC_GAUGE) {
+		if ((rc = cu_buf_adds(out, def->name)) != CU_OK ||
+		    (rc = put_labels(out, m, f, s, NULL)) != CU_OK)
+			return rc;
+		if (def->type == CTL_METRIC_COUNTER)
+			return cu_buf_addf(out, " %" PRIu64 "\n", s->counter);
+		ctl_prom_format_float(s->gauge, num);
+		return cu_buf_addf(out, " %s\n", num);
+	}
+	for (i = 0; i <= def->nbounds; i++) {
+		cum += s->buckets[i];
+		if (i < def->nbounds)
+			ctl_prom_format_float(def->bounds[i], num);
+		else
+			snprintf(num, sizeof(num), "+Inf");
+		if ((rc = cu_buf_addf(out, "%s_bucket", def->name)) != CU_OK ||
+		    (rc = put_labels(out, m, f, s, num)) != CU_OK ||
+		    (rc = cu_buf_addf(out, " %" PRIu64 "\n", cum)) != CU_OK)
+			return rc;
+	}
+	ctl_prom_format_float(s->gauge, num);
+	if ((rc = cu_buf_addf(out, "%s_sum", def->name)) != CU_OK ||
+	    (rc = put_labels(out, m, f, s, NULL)) != CU_OK ||
+	    (rc = cu_buf_addf(out, " %s\n", num)) != CU_OK ||
+	    (rc = cu_buf_addf(out, "%s_count", def->name)) != CU_OK ||
+	    (rc = put_labels(out, m, f, s, NULL)) != CU_OK)
+		return rc;
+	return cu_buf_addf(out, " %" PRIu64 "\n", s->counter);
+}
+
+static const char *type_name(enum ctl_metric_type t)
+{
+	return t == CTL_METRIC_COUNTER ? "counter"
+	       : t == CTL_METRIC_GAUGE ? "gauge"
+				       : "histogram";
+}
+
+static int render_family(cu_buf *out, const ctl_metrics *m,
+    const struct family *f, struct series **scratch)
+{
+	size_t n = 0, b, i;
+	int rc;
+
+	for (b = 0; b < f->tabsz; b++) {
+		const struct series *s;
+
+		for (s = f->tab[b]; s != NULL; s = s->next)
+			scratch[n++] = (struct series *)s;
+	}
+	qsort(scratch, n, sizeof(*scratch), cmp_series);
+	if ((rc = cu_buf_addf(out, "# HELP %s ", f->def->name)) != CU_OK ||
+	    (rc = ctl_prom_escape_help(out, f->def->help)) != CU_OK ||
+	    (rc = cu_buf_addf(out, "\n# TYPE %s %s\n", f->def->name,
+		 type_name(f->def->type))) != CU_OK)
+		return rc;
+	for (i = 0; i < n; i++)
+		if ((rc = render_series(out, m, f, scratch[i])) != CU_OK)
+			return rc;
+	return CU_OK;
+}
+
+int ctl_metrics_render(ctl_metrics *m, cu_buf *out, cu_error *err)
+{
+	struct series **scratch;
+	size_t most = 0, i;
+	int rc = CU_OK;
+
+	CU_ASSERT(m != NULL && m->magic == METRICS_MAGIC);
+	for (i = 0; i < CTL_M__COUNT; i++)
+		if (m->fam[i].count > most)
+			most = m->fam[i].count;
+	scratch = cu_malloc((most > 0 ? most : 1) * sizeof(*scratch));
+	if (scratch == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	for (i = 0; i < CTL_M__COUNT && rc == CU_OK; i++) {
+		const struct family *f = &m->fam[m->order[i]];
+
+		if (f->count > 0)
+			rc = render_family(out, m, f, scratch);
+	}
+	cu_free(scratch);
+	if (rc != CU_OK)
+		return cu_error_set(
+		    err, rc, "rendering metrics: %s", cu_err_desc(rc));
+	return CU_OK;
+}
+
+/* ---- /metrics ---------------------------------------------------------- */
+
+static void serve_metrics(const struct ctl_http_request *req,
+    struct ctl_http_response *resp, void *payload)
+{
+	ctl_metrics *m = payload;
+	cu_error err;
+
+	(void)req;
+	if (ctl_metrics_render(m, &resp->body, &err) != CU_OK) {
+		cu_errorf("metrics: %s", err.msg);
+		cu_buf_reset(&resp->body);
+		resp->status = 500;
+		return;
+	}
+	resp->content_type = CTL_METRICS_CONTENT_TYPE;
+}
+
+int ctl_metrics_mount(ctl_metrics *m, ctl_httpd *srv, cu_error *err)
+{
+	return ctl_httpd_route(srv, "GET", "/metrics", serve_metrics, m, err);
+}

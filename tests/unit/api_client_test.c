@@ -1,0 +1,902 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/api_client_test.c - api/client.c against the project's real
+ * API server (tests/apiserver), run in-process on the same libev loop over
+ * loopback HTTP: CRUD and error classification, token-file rotation after
+ * 401, retries of 429 (Retry-After) and 500 (backoff), the rate limiter,
+ * timeouts, cancellation, streaming, the kubeconfig and in-cluster loaders
+ * and TLS with a kubeconfig written by the server.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/client.h"
+#include "tests/apiserver/apiserver.h"
+#include "tests/apiserver/tls.h"
+
+void as_testapi_free(struct as_server *srv);
+
+#define GOOD_TOKEN "good-token"
+
+static struct ev_loop *loop;
+static struct as_server srv;
+static struct as_tls_material tls;
+static api_client *cl;
+static char tmpdir[64];
+static char url[128];
+
+static const struct api_resource CM = {"", "v1", "configmaps", true};
+static const struct api_resource JOBS = {"batch", "v1", "jobs", true};
+
+struct result {
+	bool done;
+	int code, err, attempts;
+	bool canceled;
+	json_t *body;
+	char reason[64];
+	char msg[512];
+	char *lines; /* stream: concatenated lines, '|' separated */
+	int nlines;
+};
+
+static void result_dispose(struct result *r)
+{
+	json_decref(r->body);
+	cu_free(r->lines);
+	memset(r, 0, sizeof(*r));
+}
+
+static void on_resp(const struct api_response *resp, void *payload)
+{
+	struct result *r = payload;
+
+	cr_assert(!r->done, "callback ran twice");
+	r->done = true;
+	r->code = resp->code;
+	r->err = resp->err;
+	r->attempts = resp->attempts;
+	r->canceled = resp->canceled;
+	r->body = json_incref(resp->body);
+	snprintf(r->reason, sizeof(r->reason), "%s", resp->reason);
+	snprintf(r->msg, sizeof(r->msg), "%s", resp->message);
+}
+
+static void on_line(const char *line, size_t len, void *payload)
+{
+	struct result *r = payload;
+	size_t old = r->lines ? strlen(r->lines) : 0;
+	char *n = cu_realloc(r->lines, old + len + 2);
+
+	cr_assert_not_null(n);
+	memcpy(n + old, line, len);
+	n[old + len] = '|';
+	n[old + len + 1] = '\0';
+	r->lines = n;
+	r->nlines++;
+}
+
+static void on_deadline(struct ev_loop *l, ev_timer *w, int revents)
+{
+	(void)l;
+	(void)revents;
+	*(bool *)w->data = true;
+}
+
+/* Run the loop until *flag or `seconds` pass; returns *flag. */
+static bool run_until(bool *flag, double seconds)
+{
+	bool expired = false;
+	ev_timer t;
+
+	ev_timer_init(&t, on_deadline, seconds, 0.0);
+	t.data = &expired;
+	ev_timer_start(loop, &t);
+	while (!*flag && !expired)
+		ev_run(loop, EVRUN_ONCE);
+	ev_timer_stop(loop, &t);
+	return *flag;
+}
+
+static void run_for(double seconds)
+{
+	bool never = false;
+
+	run_until(&never, seconds);
+}
+
+static void add_token(const char *tok, const char *user)
+{
+	struct as_token *t =
+	    cu_realloc(srv.tokens, (srv.ntokens + 1) * sizeof(*t));
+
+	cr_assert_not_null(t);
+	srv.tokens = t;
+	t[srv.ntokens].token = cu_strdup(tok);
+	t[srv.ntokens].user = cu_strdup(user);
+	t[srv.ntokens].groups = NULL;
+	srv.ntokens++;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void server_start(bool with_tls)
+{
+	struct as_kind *k;
+	cu_error err;
+
+	loop = ev_loop_new(EVFLAG_AUTO);
+	cr_assert_not_null(loop);
+	memset(&srv, 0, sizeof(srv));
+	memset(&tls, 0, sizeof(tls));
+	srv.history = 10000;
+	srv.bookmark_ms = 60000;
+	srv.sim_tick_ms = 100;
+	srv.rand_state = 42;
+	srv.test_endpoints = true;
+	srv.listen_host = cu_strdup("127.0.0.1");
+	srv.loop = loop;
+	srv.access_log = json_array();
+	srv.writes_by_user = json_object();
+	add_token(GOOD_TOKEN, "admin");
+	cr_assert_eq(as_kinds_init(&srv, &err), CU_OK, "%s", err.msg);
+	if (with_tls) {
+		cr_assert_eq(as_tls_generate(&tls, NULL, false, &err), CU_OK,
+		    "%s", err.msg);
+		srv.tls = true;
+		srv.cert_pem = tls.cert_pem;
+		srv.key_pem = tls.key_pem;
+		srv.ca_pem = tls.ca_cert_pem;
+	}
+	k = as_kind_find(&srv, "", "v1", "namespaces");
+	cr_assert_eq(
+	    as_internal_create(&srv, k,
+		json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
+		    "Namespace", "metadata", "name", "default"),
+		"test"),
+	    CU_OK);
+	cr_assert_eq(as_http_start(&srv, &err), CU_OK, "%s", err.msg);
+	snprintf(url, sizeof(url), "%s://127.0.0.1:%u",
+	    with_tls ? "https" : "http", (unsigned)srv.port);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/api_client_test.XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void client_start(struct api_client_opts *o)
+{
+	cu_error err;
+
+	if (o->server == NULL)
+		o->server = url;
+	if (o->token == NULL && o->token_file == NULL)
+		o->token = GOOD_TOKEN;
+	if (o->retry_base_ms == 0)
+		o->retry_base_ms = 50;
+	cr_assert_eq(api_client_new(&cl, loop, o, &err), CU_OK, "%s", err.msg);
+}
+
+/* tmpdir holds plain files only */
+static void remove_tmpdir(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *de;
+	char path[512];
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name);
+		cr_assert_eq(unlink(path), 0, "%s", path);
+	}
+	closedir(d);
+	cr_assert_eq(rmdir(tmpdir), 0);
+}
+
+static void setup(void)
+{
+	struct api_client_opts o;
+
+	server_start(false);
+	memset(&o, 0, sizeof(o));
+	client_start(&o);
+}
+
+static void setup_server_only(void)
+{
+	server_start(false);
+}
+
+static void teardown(void)
+{
+	size_t i;
+
+	api_client_free(cl);
+	cl = NULL;
+	as_http_stop(&srv);
+	as_kinds_free(&srv);
+	as_testapi_free(&srv);
+	for (i = 0; i < srv.ntokens; i++) {
+		cu_free(srv.tokens[i].token);
+		cu_free(srv.tokens[i].user);
+		cu_free(srv.tokens[i].groups);
+	}
+	cu_free(srv.tokens);
+	json_decref(srv.access_log);
+	json_decref(srv.writes_by_user);
+	cu_free(srv.listen_host);
+	as_tls_material_dispose(&tls);
+	ev_loop_destroy(loop);
+	loop = NULL;
+	remove_tmpdir();
+}
+
+/* Send one request and wait for its answer. body [consumed]. */
+static void call(struct result *r, const char *method, const char *path,
+    const char *ctype, json_t *body)
+{
+	cu_error err;
+
+	memset(r, 0, sizeof(*r));
+	cr_assert_eq(
+	    api_request(NULL, cl, method, path, ctype, body, on_resp, r, &err),
+	    CU_OK, "%s", err.msg);
+	json_decref(body);
+	cr_assert(run_until(&r->done, 20.0), "%s %s: no answer", method, path);
+}
+
+static void set_faults(const char *rules_json)
+{
+	struct result r;
+	json_t *body = json_loads(rules_json, 0, NULL);
+
+	cr_assert_not_null(body, "bad rules JSON");
+	call(&r, "POST", "/__test/faults", NULL, body);
+	cr_assert_eq(r.code, 200, "faults: %d %s", r.code, r.msg);
+	result_dispose(&r);
+}
+
+static json_t *configmap(const char *name, const char *value)
+{
+	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
+	    "v1", "kind", "ConfigMap", "metadata", "name", name, "namespace",
+	    "default", "data", "k", value);
+}
+
+static void wait_done(struct result *r)
+{
+	cr_assert(run_until(&r->done, 20.0), "no answer");
+}
+
+/* ---- CRUD and classification --------------------------------------- */
+
+Test(api_client, crud_round_trip_and_error_classes, .init = setup,
+    .fini = teardown)
+{
+	struct result r;
+	json_t *cm = configmap("cm1", "v1"), *stale, *patch;
+	cu_error err;
+
+	cr_assert_eq(
+	    api_create(NULL, cl, &CM, "default", cm, on_resp, &r, &err), CU_OK);
+	memset(&r, 0, sizeof(r));
+	wait_done(&r);
+	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
+	cr_assert_eq(r.err, CU_OK);
+	stale = json_deep_copy(r.body);
+	result_dispose(&r);
+
+	/* AlreadyExists */
+	cr_assert_eq(
+	    api_create(NULL, cl, &CM, "default", cm, on_resp, &r, &err), CU_OK);
+	wait_done(&r);
+	cr_assert_eq(r.code, 409);
+	cr_assert_eq(r.err, CU_EEXIST, "%s", cu_err_name(r.err));
+	cr_assert_str_eq(r.reason, "AlreadyExists");
+	result_dispose(&r);
+
+	/* merge patch */
+	patch = json_pack("{s:{s:s}}", "data", "k", "v2");
+	cr_assert_eq(api_merge_patch(NULL, cl, &CM, "default", "cm1", patch,
+			 false, on_resp, &r, &err),
+	    CU_OK);
+	json_decref(patch);
+	wait_done(&r);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(r.body, "data"), "k")),
+	    "v2");
+	result_dispose(&r);
+
+	/* JSON patch */
+	patch = json_pack(
+	    "[{s:s, s:s, s:s}]", "op", "add", "path", "/data/j", "value", "x");
+	cr_assert_eq(api_json_patch(NULL, cl, &CM, "default", "cm1", patch,
+			 false, on_resp, &r, &err),
+	    CU_OK);
+	json_decref(patch);
+	wait_done(&r);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+
+	/* PUT with a stale resourceVersion: Conflict */
+	json_object_set_new(
+	    json_object_get(stale, "data"), "k", json_string("stale"));
+	cr_assert_eq(
+	    api_update(NULL, cl, &CM, stale, false, on_resp, &r, &err), CU_OK);
+	wait_done(&r);
+	cr_assert_eq(r.code, 409);
+	cr_assert_eq(r.err, CU_ECONFLICT, "%s", cu_err_name(r.err));
+	cr_assert_eq(r.attempts, 1, "4xx must not be retried");
+	result_dispose(&r);
+	json_decref(stale);
+
+	/* GET then PUT with the current version */
+	cr_assert_eq(
+	    api_get(NULL, cl, &CM, "default", "cm1", on_resp, &r, &err), CU_OK);
+	wait_done(&r);
+	cr_assert_eq(r.code, 200);
+	stale = json_incref(r.body);
+	result_dispose(&r);
+	json_object_set_new(
+	    json_object_get(stale, "data"), "k", json_string("v3"));
+	cr_assert_eq(
+	    api_update(NULL, cl, &CM, stale, false, on_resp, &r, &err), CU_OK);
+	json_decref(stale);
+	wait_done(&r);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+
+	/* 422 Invalid */
+	json_decref(cm);
+	cm = configmap("Not_A_Valid_Name", "v");
+	cr_assert_eq(
+	    api_create(NULL, cl, &CM, "default", cm, on_resp, &r, &err), CU_OK);
+	wait_done(&r);
+	cr_assert_eq(r.code, 422, "%d %s", r.code, r.msg);
+	cr_assert_eq(r.err, CU_EINVAL);
+	cr_assert_str_eq(r.reason, "Invalid");
+	result_dispose(&r);
+	json_decref(cm);
+
+	/* DELETE, then 404 */
+	cr_assert_eq(api_delete(NULL, cl, &CM, "default", "cm1", NULL, on_resp,
+			 &r, &err),
+	    CU_OK);
+	wait_done(&r);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+	cr_assert_eq(
+	    api_get(NULL, cl, &CM, "default", "cm1", on_resp, &r, &err), CU_OK);
+	wait_done(&r);
+	cr_assert_eq(r.code, 404);
+	cr_assert_eq(r.err, CU_ENOTFOUND);
+	cr_assert_str_eq(r.reason, "NotFound");
+	cr_assert_eq(r.attempts, 1);
+	result_dispose(&r);
+
+	cr_assert_eq(api_client_stats_count(cl, "POST", 201), 1);
+	cr_assert_eq(api_client_stats_count(cl, "POST", 409), 1);
+	cr_assert_eq(api_client_stats_count(cl, "PATCH", 200), 2);
+	cr_assert_eq(api_client_stats_count(cl, "GET", 404), 1);
+}
+
+Test(api_client, status_subresource, .init = setup, .fini = teardown)
+{
+	struct result r;
+	json_t *job, *patch;
+	cu_error err;
+
+	job = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:b, s:{s:{s:s, "
+			"s:[{s:s, s:s}]}}}}",
+	    "apiVersion", "batch/v1", "kind", "Job", "metadata", "name", "j1",
+	    "namespace", "default", "spec", "suspend", 1, "template", "spec",
+	    "restartPolicy", "Never", "containers", "name", "c", "image",
+	    "busybox");
+	cr_assert_eq(
+	    api_create(NULL, cl, &JOBS, "default", job, on_resp, &r, &err),
+	    CU_OK);
+	memset(&r, 0, sizeof(r));
+	wait_done(&r);
+	json_decref(job);
+	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+	patch = json_pack("{s:{s:i}}", "status", "active", 0);
+	json_object_set_new(
+	    json_object_get(patch, "status"), "failed", json_integer(1));
+	cr_assert_eq(api_merge_patch(NULL, cl, &JOBS, "default", "j1", patch,
+			 true, on_resp, &r, &err),
+	    CU_OK);
+	json_decref(patch);
+	wait_done(&r);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	cr_assert_eq(json_integer_value(json_object_get(
+			 json_object_get(r.body, "status"), "failed")),
+	    1);
+	job = json_incref(r.body);
+	result_dispose(&r);
+	json_object_set_new(
+	    json_object_get(job, "status"), "failed", json_integer(2));
+	cr_assert_eq(
+	    api_update(NULL, cl, &JOBS, job, true, on_resp, &r, &err), CU_OK);
+	json_decref(job);
+	wait_done(&r);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+}
+
+Test(api_client, unauthorized_then_token_file_rotation,
+    .init = setup_server_only, .fini = teardown)
+{
+	struct api_client_opts o;
+	struct api_client_stats st;
+	struct result r;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/token", tmpdir);
+	write_text(path, "wrong-token\n");
+	memset(&o, 0, sizeof(o));
+	o.token_file = path;
+	client_start(&o);
+	call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
+	cr_assert_eq(r.code, 401);
+	cr_assert_eq(r.err, CU_EDENIED);
+	cr_assert_eq(r.attempts, 1);
+	result_dispose(&r);
+	/* the kubelet rotates the projected token */
+	write_text(path, GOOD_TOKEN "\n\n");
+	call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	cr_assert_eq(r.attempts, 2, "one 401, then the new token");
+	result_dispose(&r);
+	api_client_stats(cl, &st);
+	cr_assert_eq(st.token_reloads, 1);
+	cr_assert_eq(api_client_stats_count(cl, "GET", 401), 2);
+}
+
+Test(api_client, token_file_reread_periodically, .init = setup_server_only,
+    .fini = teardown)
+{
+	struct api_client_opts o;
+	struct api_client_stats st;
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/token", tmpdir);
+	write_text(path, "first");
+	memset(&o, 0, sizeof(o));
+	o.token_file = path;
+	o.token_reload_ms = 100;
+	client_start(&o);
+	write_text(path, "second ");
+	run_for(0.5);
+	api_client_stats(cl, &st);
+	cr_assert_eq(st.token_reloads, 1);
+}
+
+Test(api_client, missing_token_file_fails_creation, .init = setup_server_only,
+    .fini = teardown)
+{
+	struct api_client_opts o;
+	cu_error err;
+
+	memset(&o, 0, sizeof(o));
+	o.server = url;
+	o.token_file = "/nonexistent/token";
+	cr_assert_eq(api_client_new(&cl, loop, &o, &err), CU_ENOTFOUND);
+	cr_assert_null(cl);
+	o.token_file = NULL;
+	o.server = "ftp://x";
+	cr_assert_eq(api_client_new(&cl, loop, &o, &err), CU_EINVAL);
+}
+
+/* ---- retries --------------------------------------------------------- */
+
+Test(api_client, retry_429_honours_retry_after, .init = setup, .fini = teardown)
+{
+	struct result r;
+	double t0;
+
+	set_faults("{\"rules\":[{\"pathPrefix\":\"/api/v1/namespaces/"
+		   "default/configmaps\",\"code\":429,\"retryAfter\":1,"
+		   "\"count\":1}]}");
+	t0 = ev_time();
+	call(&r, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	cr_assert_eq(r.attempts, 2);
+	cr_assert_geq(ev_time() - t0, 0.9, "Retry-After: 1 not honoured");
+	cr_assert_eq(api_client_stats_count(cl, "GET", 429), 1);
+	result_dispose(&r);
+}
+
+Test(api_client, retry_500_with_backoff, .init = setup, .fini = teardown)
+{
+	struct api_client_stats st;
+	struct result r;
+
+	set_faults("{\"rules\":[{\"pathPrefix\":\"/api/v1/namespaces/"
+		   "default/configmaps\",\"code\":500,\"count\":2}]}");
+	call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    configmap("r5", "x"));
+	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
+	cr_assert_eq(r.attempts, 3);
+	result_dispose(&r);
+	api_client_stats(cl, &st);
+	cr_assert_eq(st.retries, 2);
+	cr_assert_eq(api_client_stats_count(cl, "POST", 500), 2);
+}
+
+Test(api_client, retries_are_bounded, .init = setup_server_only,
+    .fini = teardown)
+{
+	struct api_client_opts o;
+	struct result r;
+
+	memset(&o, 0, sizeof(o));
+	o.max_attempts = 3;
+	o.retry_base_ms = 10;
+	client_start(&o);
+	set_faults("{\"rules\":[{\"pathPrefix\":\"/api/v1/namespaces\","
+		   "\"code\":503}]}");
+	call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
+	cr_assert_eq(r.code, 503);
+	cr_assert_eq(r.err, CU_EIO);
+	cr_assert_eq(r.attempts, 3);
+	cr_assert_str_eq(r.reason, "ServiceUnavailable");
+	result_dispose(&r);
+}
+
+Test(api_client, get_transport_failure_retried, .init = setup_server_only,
+    .fini = teardown)
+{
+	struct api_client_opts o;
+	struct result r;
+
+	memset(&o, 0, sizeof(o));
+	o.server = "http://127.0.0.1:1"; /* nothing listens on port 1 */
+	o.max_attempts = 3;
+	o.retry_base_ms = 10;
+	client_start(&o);
+	call(&r, "GET", "/api/v1/namespaces", NULL, NULL);
+	cr_assert_eq(r.code, 0);
+	cr_assert_eq(r.err, CU_EIO, "%s", cu_err_name(r.err));
+	cr_assert_eq(r.attempts, 3);
+	cr_assert_neq(r.msg[0], '\0');
+	result_dispose(&r);
+	cr_assert_eq(api_client_stats_count(cl, "GET", 0), 3);
+}
+
+/* ---- rate limiting, timeouts, cancellation ---------------------------- */
+
+Test(api_client, rate_limiter_spaces_requests, .init = setup_server_only,
+    .fini = teardown)
+{
+	struct api_client_opts o;
+	struct api_client_stats st;
+	struct result r[12];
+	double t0, dt;
+	bool all;
+	int i;
+
+	memset(&o, 0, sizeof(o));
+	o.qps = 20;
+	o.burst = 2;
+	client_start(&o);
+	memset(r, 0, sizeof(r));
+	t0 = ev_time();
+	for (i = 0; i < 12; i++)
+		cr_assert_eq(api_request(NULL, cl, "GET", "/api/v1/namespaces",
+				 NULL, NULL, on_resp, &r[i], NULL),
+		    CU_OK);
+	do {
+		all = true;
+		for (i = 0; i < 12; i++)
+			all = all && r[i].done;
+		if (!all)
+			ev_run(loop, EVRUN_ONCE);
+	} while (!all && ev_time() - t0 < 20);
+	dt = ev_time() - t0;
+	cr_assert(all);
+	/* (12 - 2) / 20 = 0.5 s at least; generous bounds */
+	cr_assert_geq(dt, 0.45, "12 requests at 20 qps took %.3f s", dt);
+	cr_assert_lt(dt, 10.0);
+	for (i = 0; i < 12; i++) {
+		cr_assert_eq(r[i].code, 200);
+		result_dispose(&r[i]);
+	}
+	api_client_stats(cl, &st);
+	cr_assert_geq(st.throttled, 9);
+}
+
+Test(api_client, request_timeout, .init = setup_server_only, .fini = teardown)
+{
+	struct api_client_opts o;
+	struct result r;
+	double t0;
+
+	memset(&o, 0, sizeof(o));
+	o.request_timeout_ms = 300;
+	client_start(&o);
+	set_faults("{\"rules\":[{\"pathPrefix\":\"/api/v1/namespaces/"
+		   "default/configmaps\",\"latencyMs\":2000,\"count\":5}]}");
+	t0 = ev_time();
+	call(&r, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
+	cr_assert_eq(r.err, CU_ETIMEOUT, "%s %s", cu_err_name(r.err), r.msg);
+	cr_assert_eq(r.attempts, 1, "a timed-out attempt is not retried");
+	cr_assert_lt(ev_time() - t0, 1.5);
+	result_dispose(&r);
+	set_faults("{\"rules\":[]}");
+}
+
+Test(api_client, cancel_runs_callback_once, .init = setup, .fini = teardown)
+{
+	struct result a, b, q;
+	api_req *ra, *rb;
+	cu_error err;
+
+	set_faults("{\"rules\":[{\"pathPrefix\":\"/api/v1/namespaces/"
+		   "default/configmaps\",\"latencyMs\":1000}]}");
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	cr_assert_eq(
+	    api_request(&ra, cl, "GET", "/api/v1/namespaces/default/configmaps",
+		NULL, NULL, on_resp, &a, &err),
+	    CU_OK);
+	cr_assert_eq(
+	    api_request(&rb, cl, "GET", "/api/v1/namespaces/default/configmaps",
+		NULL, NULL, on_resp, &b, &err),
+	    CU_OK);
+	cr_assert(!a.done, "callback ran inside api_request");
+	run_for(0.1);
+	api_request_cancel(ra);
+	cr_assert(a.done);
+	cr_assert(a.canceled);
+	cr_assert_eq(a.err, CU_EAGAIN);
+	/* the other one is still in flight; another to a fast path works */
+	call(&q, "GET", "/api/v1/namespaces", NULL, NULL);
+	cr_assert_eq(q.code, 200);
+	cr_assert(!b.done);
+	result_dispose(&q);
+	/* client destruction cancels the rest */
+	api_client_free(cl);
+	cl = NULL;
+	cr_assert(b.done);
+	cr_assert(b.canceled);
+	result_dispose(&a);
+	result_dispose(&b);
+}
+
+/* ---- streaming -------------------------------------------------------- */
+
+struct stream_ctx {
+	struct result r;
+	api_req *req;
+	int cancel_after;
+};
+
+static void on_line_cancel(const char *line, size_t len, void *payload)
+{
+	struct stream_ctx *s = payload;
+
+	on_line(line, len, &s->r);
+	if (s->r.nlines == s->cancel_after)
+		api_request_cancel(s->req);
+}
+
+static void on_stream_done(const struct api_response *resp, void *payload)
+{
+	on_resp(resp, &((struct stream_ctx *)payload)->r);
+}
+
+Test(api_client, stream_lines_and_cancel_inside_line_callback, .init = setup,
+    .fini = teardown)
+{
+	struct stream_ctx s;
+	struct result r;
+	cu_error err;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "s%d", i);
+		call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+		    configmap(name, "v"));
+		cr_assert_eq(r.code, 201);
+		result_dispose(&r);
+	}
+	/* watch from the start: three synthetic ADDED, then cancel */
+	memset(&s, 0, sizeof(s));
+	s.cancel_after = 2;
+	cr_assert_eq(api_stream(&s.req, cl,
+			 "/api/v1/namespaces/default/configmaps?watch=1&"
+			 "timeoutSeconds=30",
+			 0, on_line_cancel, on_stream_done, &s, &err),
+	    CU_OK);
+	cr_assert(run_until(&s.r.done, 10));
+	cr_assert(s.r.canceled);
+	cr_assert_eq(s.r.nlines, 2);
+	cr_assert_not_null(strstr(s.r.lines, "\"ADDED\""));
+	result_dispose(&s.r);
+
+	/* a watch that ends by its timeoutSeconds completes with 200 */
+	memset(&s, 0, sizeof(s));
+	s.cancel_after = -1;
+	cr_assert_eq(api_stream(&s.req, cl,
+			 "/api/v1/namespaces/default/configmaps?watch=1&"
+			 "timeoutSeconds=1",
+			 0, on_line_cancel, on_stream_done, &s, &err),
+	    CU_OK);
+	cr_assert(run_until(&s.r.done, 10));
+	cr_assert_eq(s.r.code, 200);
+	cr_assert_eq(s.r.err, CU_OK);
+	cr_assert_eq(s.r.nlines, 3);
+	result_dispose(&s.r);
+
+	/* an error status is not streamed */
+	memset(&s, 0, sizeof(s));
+	cr_assert_eq(api_stream(&s.req, cl,
+			 "/api/v1/namespaces/default/configmaps?watch=1&"
+			 "resourceVersion=1&timeoutSeconds=1",
+			 0, on_line_cancel, on_stream_done, &s, &err),
+	    CU_OK);
+	cr_assert(run_until(&s.r.done, 10));
+	result_dispose(&s.r);
+}
+
+/* ---- user agent, paths ------------------------------------------------ */
+
+Test(api_client, default_user_agent_and_paths, .init = setup, .fini = teardown)
+{
+	struct result r;
+	json_t *items;
+	char *p;
+	static const struct api_resource NS = {"", "v1", "namespaces", false};
+
+	call(&r, "GET", "/api/v1/namespaces", NULL, NULL);
+	result_dispose(&r);
+	call(&r, "GET", "/__test/log", NULL, NULL);
+	items = json_object_get(r.body, "items");
+	cr_assert_geq(json_array_size(items), 1);
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     json_array_get(items, 0), "userAgent")),
+	    "cueue-controller/" CUEUE_VERSION);
+	result_dispose(&r);
+
+	p = api_resource_path(&JOBS, "ns a", "j1", "status");
+	cr_assert_str_eq(p, "/apis/batch/v1/namespaces/ns%20a/jobs/j1/status");
+	cu_free(p);
+	p = api_resource_path(&NS, "ignored", "default", NULL);
+	cr_assert_str_eq(p, "/api/v1/namespaces/default");
+	cu_free(p);
+	p = api_resource_path(&CM, NULL, NULL, NULL);
+	cr_assert_str_eq(p, "/api/v1/configmaps");
+	cu_free(p);
+	p = api_escape("a=b,c in (x)");
+	cr_assert_str_eq(p, "a%3Db%2Cc%20in%20%28x%29");
+	cu_free(p);
+}
+
+/* ---- configuration loaders -------------------------------------------- */
+
+Test(api_client, kubeconfig_loader, .init = setup_server_only, .fini = teardown)
+{
+	struct api_client_opts o;
+	char path[128];
+	cu_error err;
+
+	snprintf(path, sizeof(path), "%s/kubeconfig", tmpdir);
+	write_text(path,
+	    "apiVersion: v1\n"
+	    "kind: Config\n"
+	    "clusters:\n"
+	    "- name: other\n"
+	    "  cluster: {server: 'https://10.0.0.1'}\n"
+	    "- name: c1\n"
+	    "  cluster:\n"
+	    "    server: https://127.0.0.1:6443\n"
+	    "    certificate-authority-data: LS0tLS1CRUdJTiBYLS0tLS0K\n"
+	    "    insecure-skip-tls-verify: true\n"
+	    "users:\n"
+	    "- name: u1\n"
+	    "  user:\n"
+	    "    tokenFile: tok\n"
+	    "    client-certificate: certs/c.pem\n"
+	    "    client-key-data: a2V5\n"
+	    "contexts:\n"
+	    "- name: ctx\n"
+	    "  context: {cluster: c1, user: u1, namespace: team-a}\n"
+	    "current-context: ctx\n");
+	cr_assert_eq(api_client_opts_from_kubeconfig(&o, path, &err), CU_OK,
+	    "%s", err.msg);
+	cr_assert_str_eq(o.server, "https://127.0.0.1:6443");
+	cr_assert_str_eq(o.ca_pem, "-----BEGIN X-----\n");
+	cr_assert(o.insecure);
+	cr_assert_null(o.token);
+	cr_assert_not_null(o.token_file);
+	cr_assert_not_null(strstr(o.token_file, "/tok"));
+	cr_assert_eq(strncmp(o.token_file, tmpdir, strlen(tmpdir)), 0);
+	cr_assert_not_null(strstr(o.client_cert_file, "/certs/c.pem"));
+	cr_assert_str_eq(o.client_key_pem, "key");
+	cr_assert_str_eq(o.namespace_name, "team-a");
+	api_client_opts_dispose(&o);
+
+	write_text(path, "current-context: nope\ncontexts: []\n");
+	cr_assert_eq(
+	    api_client_opts_from_kubeconfig(&o, path, &err), CU_EINVAL);
+	cr_assert_null(o.server);
+	write_text(path, "clusters: [\n");
+	cr_assert_eq(
+	    api_client_opts_from_kubeconfig(&o, path, &err), CU_EPARSE);
+	cr_assert_neq(
+	    api_client_opts_from_kubeconfig(&o, "/nonexistent/kc", &err),
+	    CU_OK);
+}
+
+Test(api_client, in_cluster_loader, .init = setup_server_only, .fini = teardown)
+{
+	struct api_client_opts o;
+	char path[128];
+	cu_error err;
+
+	unsetenv("POD_NAMESPACE");
+	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	cr_assert_eq(api_client_opts_in_cluster(&o, tmpdir, &err), CU_ENOTFOUND,
+	    "no token file yet");
+	snprintf(path, sizeof(path), "%s/token", tmpdir);
+	write_text(path, "tok\n");
+	snprintf(path, sizeof(path), "%s/ca.crt", tmpdir);
+	write_text(path, "pem");
+	snprintf(path, sizeof(path), "%s/namespace", tmpdir);
+	write_text(path, "kueue-system\n");
+	cr_assert_eq(
+	    api_client_opts_in_cluster(&o, tmpdir, &err), CU_OK, "%s", err.msg);
+	cr_assert_str_eq(o.server, "https://[fd00::1]:443");
+	cr_assert_not_null(strstr(o.token_file, "/token"));
+	cr_assert_not_null(strstr(o.ca_file, "/ca.crt"));
+	cr_assert_str_eq(o.namespace_name, "kueue-system");
+	api_client_opts_dispose(&o);
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	setenv("POD_NAMESPACE", "from-env", 1);
+	cr_assert_eq(api_client_opts_in_cluster(&o, tmpdir, &err), CU_OK);
+	cr_assert_str_eq(o.server, "https://10.96.0.1:443");
+	cr_assert_str_eq(o.namespace_name, "from-env");
+	api_client_opts_dispose(&o);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	cr_assert_eq(api_client_opts_in_cluster(&o, tmpdir, &err), CU_EINVAL);
+}
+
+Test(api_client, tls_with_server_written_kubeconfig)
+{
+	struct api_client_opts o;
+	struct result r;
+	char path[128];
+	cu_error err;
+
+	server_start(true);
+	snprintf(path, sizeof(path), "%s/kubeconfig", tmpdir);
+	cr_assert_eq(
+	    as_kubeconfig_write(path, url, srv.ca_pem, GOOD_TOKEN, &err), CU_OK,
+	    "%s", err.msg);
+	cr_assert_eq(api_client_opts_from_kubeconfig(&o, path, &err), CU_OK,
+	    "%s", err.msg);
+	cr_assert_not_null(o.ca_pem);
+	cr_assert_eq(api_client_new(&cl, loop, &o, &err), CU_OK, "%s", err.msg);
+	api_client_opts_dispose(&o);
+	call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+	teardown();
+}

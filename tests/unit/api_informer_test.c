@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/api_informer_test.c - api/informer.c against the project's
+ * real API server (tests/apiserver) in-process on the same libev loop:
+ * paginated initial sync, add/update/delete delivery, resume after dropped
+ * watches without a relist, relist after compaction (410) with the cache
+ * matching the server, bookmarks, selectors and the owner index.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api/informer.h"
+#include "tests/apiserver/apiserver.h"
+#include "tests/apiserver/tls.h"
+
+void as_testapi_free(struct as_server *srv);
+
+#define GOOD_TOKEN "good-token"
+
+static struct ev_loop *loop;
+static struct as_server srv;
+static struct as_tls_material tls;
+static api_client *cl;
+static char tmpdir[64];
+static char url[128];
+
+static const struct api_resource CM = {"", "v1", "configmaps", true};
+
+struct result {
+	bool done;
+	int code, err, attempts;
+	bool canceled;
+	json_t *body;
+	char reason[64];
+	char msg[512];
+	char *lines; /* stream: concatenated lines, '|' separated */
+	int nlines;
+};
+
+static void result_dispose(struct result *r)
+{
+	json_decref(r->body);
+	cu_free(r->lines);
+	memset(r, 0, sizeof(*r));
+}
+
+static void on_resp(const struct api_response *resp, void *payload)
+{
+	struct result *r = payload;
+
+	cr_assert(!r->done, "callback ran twice");
+	r->done = true;
+	r->code = resp->code;
+	r->err = resp->err;
+	r->attempts = resp->attempts;
+	r->canceled = resp->canceled;
+	r->body = json_incref(resp->body);
+	snprintf(r->reason, sizeof(r->reason), "%s", resp->reason);
+	snprintf(r->msg, sizeof(r->msg), "%s", resp->message);
+}
+
+static void on_deadline(struct ev_loop *l, ev_timer *w, int revents)
+{
+	(void)l;
+	(void)revents;
+	*(bool *)w->data = true;
+}
+
+/* Run the loop until *flag or `seconds` pass; returns *flag. */
+static bool run_until(bool *flag, double seconds)
+{
+	bool expired = false;
+	ev_timer t;
+
+	ev_timer_init(&t, on_deadline, seconds, 0.0);
+	t.data = &expired;
+	ev_timer_start(loop, &t);
+	while (!*flag && !expired)
+		ev_run(loop, EVRUN_ONCE);
+	ev_timer_stop(loop, &t);
+	return *flag;
+}
+
+static void run_for(double seconds)
+{
+	bool never = false;
+
+	run_until(&never, seconds);
+}
+
+static void add_token(const char *tok, const char *user)
+{
+	struct as_token *t =
+	    cu_realloc(srv.tokens, (srv.ntokens + 1) * sizeof(*t));
+
+	cr_assert_not_null(t);
+	srv.tokens = t;
+	t[srv.ntokens].token = cu_strdup(tok);
+	t[srv.ntokens].user = cu_strdup(user);
+	t[srv.ntokens].groups = NULL;
+	srv.ntokens++;
+}
+
+static void server_start(bool with_tls)
+{
+	struct as_kind *k;
+	cu_error err;
+
+	loop = ev_loop_new(EVFLAG_AUTO);
+	cr_assert_not_null(loop);
+	memset(&srv, 0, sizeof(srv));
+	memset(&tls, 0, sizeof(tls));
+	srv.history = 10000;
+	srv.bookmark_ms = 60000;
+	srv.sim_tick_ms = 100;
+	srv.rand_state = 42;
+	srv.test_endpoints = true;
+	srv.listen_host = cu_strdup("127.0.0.1");
+	srv.loop = loop;
+	srv.access_log = json_array();
+	srv.writes_by_user = json_object();
+	add_token(GOOD_TOKEN, "admin");
+	cr_assert_eq(as_kinds_init(&srv, &err), CU_OK, "%s", err.msg);
+	if (with_tls) {
+		cr_assert_eq(as_tls_generate(&tls, NULL, false, &err), CU_OK,
+		    "%s", err.msg);
+		srv.tls = true;
+		srv.cert_pem = tls.cert_pem;
+		srv.key_pem = tls.key_pem;
+		srv.ca_pem = tls.ca_cert_pem;
+	}
+	k = as_kind_find(&srv, "", "v1", "namespaces");
+	cr_assert_eq(
+	    as_internal_create(&srv, k,
+		json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
+		    "Namespace", "metadata", "name", "default"),
+		"test"),
+	    CU_OK);
+	cr_assert_eq(as_http_start(&srv, &err), CU_OK, "%s", err.msg);
+	snprintf(url, sizeof(url), "%s://127.0.0.1:%u",
+	    with_tls ? "https" : "http", (unsigned)srv.port);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/api_client_test.XXXXXX");
+	cr_assert_not_null(mkdtemp(tmpdir));
+}
+
+static void client_start(struct api_client_opts *o)
+{
+	cu_error err;
+
+	if (o->server == NULL)
+		o->server = url;
+	if (o->token == NULL && o->token_file == NULL)
+		o->token = GOOD_TOKEN;
+	if (o->retry_base_ms == 0)
+		o->retry_base_ms = 50;
+	cr_assert_eq(api_client_new(&cl, loop, o, &err), CU_OK, "%s", err.msg);
+}
+
+/* tmpdir holds plain files only */
+static void remove_tmpdir(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *de;
+	char path[512];
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name);
+		cr_assert_eq(unlink(path), 0, "%s", path);
+	}
+	closedir(d);
+	cr_assert_eq(rmdir(tmpdir), 0);
+}
+
+static void setup(void)
+{
+	struct api_client_opts o;
+
+	server_start(false);
+	memset(&o, 0, sizeof(o));
+	client_start(&o);
+}
+
+static void teardown(void)
+{
+	size_t i;
+
+	api_client_free(cl);
+	cl = NULL;
+	as_http_stop(&srv);
+	as_kinds_free(&srv);
+	as_testapi_free(&srv);
+	for (i = 0; i < srv.ntokens; i++) {
+		cu_free(srv.tokens[i].token);
+		cu_free(srv.tokens[i].user);
+		cu_free(srv.tokens[i].groups);
+	}
+	cu_free(srv.tokens);
+	json_decref(srv.access_log);
+	json_decref(srv.writes_by_user);
+	cu_free(srv.listen_host);
+	as_tls_material_dispose(&tls);
+	ev_loop_destroy(loop);
+	loop = NULL;
+	remove_tmpdir();
+}
+
+/* Send one request and wait for its answer. body [consumed]. */
+static void call(struct result *r, const char *method, const char *path,
+    const char *ctype, json_t *body)
+{
+	cu_error err;
+
+	memset(r, 0, sizeof(*r));
+	cr_assert_eq(
+	    api_request(NULL, cl, method, path, ctype, body, on_resp, r, &err),
+	    CU_OK, "%s", err.msg);
+	json_decref(body);
+	cr_assert(run_until(&r->done, 20.0), "%s %s: no answer", method, path);
+}
+
+static json_t *configmap(const char *name, const char *value)
+{
+	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
+	    "v1", "kind", "ConfigMap", "metadata", "name", name, "namespace",
+	    "default", "data", "k", value);
+}
+
+/* ---- informer fixtures --------------------------------------------- */
+
+struct seen {
+	int adds, updates, deletes, synced;
+	int updates_same_rv; /* must stay 0 */
+	api_informer *inf;
+	bool cache_updated_first;
+};
+
+static void h_add(json_t *obj, void *payload)
+{
+	struct seen *s = payload;
+	const char *md_ns = json_string_value(
+	    json_object_get(json_object_get(obj, "metadata"), "namespace"));
+	const char *md_name = json_string_value(
+	    json_object_get(json_object_get(obj, "metadata"), "name"));
+
+	s->adds++;
+	if (s->inf != NULL && api_informer_get(s->inf, md_ns, md_name) != obj)
+		s->cache_updated_first = false;
+}
+
+static const char *rv_of(json_t *obj)
+{
+	return json_string_value(json_object_get(
+	    json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+static void h_update(json_t *old_obj, json_t *new_obj, void *payload)
+{
+	struct seen *s = payload;
+
+	s->updates++;
+	if (strcmp(rv_of(old_obj), rv_of(new_obj)) == 0)
+		s->updates_same_rv++;
+}
+
+static void h_delete(json_t *obj, void *payload)
+{
+	struct seen *s = payload;
+
+	(void)obj;
+	s->deletes++;
+}
+
+static void h_synced(void *payload)
+{
+	((struct seen *)payload)->synced++;
+}
+
+static const struct api_informer_handlers handlers = {
+    h_add, h_update, h_delete, h_synced};
+
+static void start_informer(
+    struct seen *s, const char *ns, const char *labels, api_informer **out)
+{
+	cu_error err;
+
+	memset(s, 0, sizeof(*s));
+	s->cache_updated_first = true;
+	cr_assert_eq(api_informer_new(
+			 out, cl, &CM, ns, labels, NULL, &handlers, s, &err),
+	    CU_OK, "%s", err.msg);
+	s->inf = *out;
+}
+
+static bool synced_flag(api_informer *inf)
+{
+	double t0 = ev_time();
+
+	while (!api_informer_synced(inf) && ev_time() - t0 < 20)
+		ev_run(loop, EVRUN_ONCE);
+	return api_informer_synced(inf);
+}
+
+/* Run the loop until *counter >= want (or 20 s). */
+static bool wait_count(int *counter, int want)
+{
+	double t0 = ev_time();
+
+	while (*counter < want && ev_time() - t0 < 20)
+		ev_run(loop, EVRUN_ONCE);
+	return *counter >= want;
+}
+
+static struct as_kind *cm_kind(void)
+{
+	return as_kind_find(&srv, "", "v1", "configmaps");
+}
+
+static void seed_configmaps(int n, const char *prefix)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s%04d", prefix, i);
+		cr_assert_eq(as_internal_create(
+				 &srv, cm_kind(), configmap(name, "v"), "test"),
+		    CU_OK);
+	}
+}
+
+/* Count LISTs (GETs without watch=1) of configmaps in the access log. */
+static int count_lists(void)
+{
+	struct result r;
+	json_t *e;
+	size_t i;
+	int n = 0;
+
+	call(&r, "GET", "/__test/log", NULL, NULL);
+	json_array_foreach(json_object_get(r.body, "items"), i, e)
+	{
+		const char *path =
+		    json_string_value(json_object_get(e, "path"));
+		const char *q = json_string_value(json_object_get(e, "query"));
+
+		if (strcmp(json_string_value(json_object_get(e, "verb")),
+			"GET") == 0 &&
+		    strstr(path, "configmaps") != NULL &&
+		    strstr(q, "watch=") == NULL)
+			n++;
+	}
+	result_dispose(&r);
+	return n;
+}
+
+struct cmp_ctx {
+	api_informer *inf;
+	int mismatches;
+	int n;
+};
+
+static void cmp_one(json_t *obj, void *payload)
+{
+	struct cmp_ctx *c = payload;
+	json_t *md = json_object_get(obj, "metadata");
+	json_t *cached = api_informer_get(c->inf,
+	    json_string_value(json_object_get(md, "namespace")),
+	    json_string_value(json_object_get(md, "name")));
+
+	c->n++;
+	if (cached == NULL || strcmp(rv_of(cached), rv_of(obj)) != 0)
+		c->mismatches++;
+}
+
+/* The informer's cache equals the server's configmaps in default. */
+static void assert_cache_matches_server(api_informer *inf)
+{
+	struct as_kind *k = cm_kind();
+	struct cmp_ctx c = {inf, 0, 0};
+	size_t i;
+
+	for (i = 0; i < k->nitems; i++)
+		if (strcmp(k->items[i].ns, "default") == 0)
+			cmp_one(k->items[i].obj, &c);
+	cr_assert_eq(c.mismatches, 0);
+	cr_assert_eq((size_t)c.n, api_informer_count(inf),
+	    "server %d, cache %zu", c.n, api_informer_count(inf));
+}
+
+/* ---- tests ------------------------------------------------------------ */
+
+Test(api_informer, initial_sync_is_paginated, .init = setup, .fini = teardown)
+{
+	struct api_informer_stats st;
+	struct seen s;
+	api_informer *inf;
+
+	seed_configmaps(1203, "cm");
+	start_informer(&s, "default", NULL, &inf);
+	cr_assert(synced_flag(inf));
+	cr_assert_eq(s.synced, 1);
+	cr_assert_eq(s.adds, 1203);
+	cr_assert_eq(api_informer_count(inf), 1203);
+	cr_assert(s.cache_updated_first);
+	api_informer_stats(inf, &st);
+	cr_assert_eq(st.lists, 3, "1203 objects at limit=500: 3 pages");
+	cr_assert_eq(count_lists(), 3);
+	cr_assert_not_null(api_informer_get(inf, "default", "cm0500"));
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		api_informer_get(inf, "default", "cm0500"), "kind")),
+	    "ConfigMap");
+	cr_assert_neq(api_informer_resource_version(inf)[0], '\0');
+	assert_cache_matches_server(inf);
+	api_informer_free(inf);
+}
+
+Test(api_informer, delivers_add_update_delete, .init = setup, .fini = teardown)
+{
+	struct result r;
+	struct seen s;
+	api_informer *inf;
+	json_t *patch;
+	cu_error err;
+
+	seed_configmaps(3, "a");
+	start_informer(&s, NULL, NULL, &inf);
+	cr_assert(synced_flag(inf));
+	cr_assert_eq(s.adds, 3);
+	call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    configmap("new", "1"));
+	cr_assert_eq(r.code, 201);
+	result_dispose(&r);
+	cr_assert(wait_count(&s.adds, 4));
+	cr_assert_not_null(api_informer_get(inf, "default", "new"));
+	patch = json_pack("{s:{s:s}}", "data", "k", "2");
+	memset(&r, 0, sizeof(r));
+	cr_assert_eq(api_merge_patch(NULL, cl, &CM, "default", "new", patch,
+			 false, on_resp, &r, &err),
+	    CU_OK);
+	json_decref(patch);
+	cr_assert(run_until(&r.done, 10));
+	result_dispose(&r);
+	cr_assert(wait_count(&s.updates, 1));
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(
+		    api_informer_get(inf, "default", "new"), "data"),
+		"k")),
+	    "2");
+	call(&r, "DELETE", "/api/v1/namespaces/default/configmaps/new", NULL,
+	    NULL);
+	result_dispose(&r);
+	cr_assert(wait_count(&s.deletes, 1));
+	cr_assert_null(api_informer_get(inf, "default", "new"));
+	cr_assert_eq(s.updates_same_rv, 0);
+	cr_assert_eq(s.synced, 1);
+	assert_cache_matches_server(inf);
+	api_informer_free(inf);
+}
+
+Test(api_informer, resumes_after_dropped_watch_without_relist, .init = setup,
+    .fini = teardown)
+{
+	struct api_informer_stats st;
+	struct result r;
+	struct seen s;
+	api_informer *inf;
+
+	seed_configmaps(5, "d");
+	start_informer(&s, "default", NULL, &inf);
+	cr_assert(synced_flag(inf));
+	run_for(0.2);
+	call(&r, "DELETE", "/__test/log", NULL, NULL);
+	result_dispose(&r);
+	call(&r, "POST", "/__test/drop-watches", NULL, NULL);
+	result_dispose(&r);
+	/* written while no watch is open: the resumed watch replays it */
+	cr_assert_eq(as_internal_create(
+			 &srv, cm_kind(), configmap("while-down", "x"), "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.adds, 6));
+	call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    configmap("after", "y"));
+	result_dispose(&r);
+	cr_assert(wait_count(&s.adds, 7));
+	cr_assert_eq(count_lists(), 0, "resume must not relist");
+	api_informer_stats(inf, &st);
+	cr_assert_eq(st.relists, 0);
+	cr_assert_geq(st.watches, 2);
+	cr_assert_eq(s.updates + s.deletes, 0);
+	assert_cache_matches_server(inf);
+	api_informer_free(inf);
+}
+
+Test(api_informer, relists_after_compaction_with_diff, .init = setup,
+    .fini = teardown)
+{
+	struct api_informer_stats st;
+	struct seen s;
+	api_informer *inf;
+	json_t *obj;
+
+	seed_configmaps(4, "c");
+	start_informer(&s, "default", NULL, &inf);
+	cr_assert(synced_flag(inf));
+	run_for(0.2);
+	/* in-process and in one step: no watch sees these changes */
+	as_watch_drop_all(&srv);
+	cr_assert_eq(as_internal_create(
+			 &srv, cm_kind(), configmap("c-new", "x"), "test"),
+	    CU_OK);
+	obj = json_deep_copy(as_store_get(cm_kind(), "default", "c0000"));
+	json_object_set_new(
+	    json_object_get(obj, "data"), "k", json_string("changed"));
+	cr_assert_eq(
+	    as_internal_update(&srv, cm_kind(), obj, false, "test"), CU_OK);
+	cr_assert_eq(
+	    as_internal_delete(&srv, cm_kind(), "default", "c0001", "test"),
+	    CU_OK);
+	as_store_compact(&srv);
+	cr_assert(wait_count(&s.deletes, 1));
+	cr_assert(wait_count(&s.adds, 5));
+	cr_assert(wait_count(&s.updates, 1));
+	run_for(0.3);
+	cr_assert_eq(s.adds, 5);
+	cr_assert_eq(s.updates, 1, "unchanged objects are not updated");
+	cr_assert_eq(s.deletes, 1);
+	cr_assert_eq(s.updates_same_rv, 0);
+	cr_assert_eq(s.synced, 1);
+	api_informer_stats(inf, &st);
+	cr_assert_geq(st.relists, 1);
+	assert_cache_matches_server(inf);
+	cr_assert_null(api_informer_get(inf, "default", "c0001"));
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(
+		    api_informer_get(inf, "default", "c0000"), "data"),
+		"k")),
+	    "changed");
+	/* and it watches again afterwards */
+	cr_assert_eq(as_internal_create(
+			 &srv, cm_kind(), configmap("c-later", "x"), "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.adds, 6));
+	api_informer_free(inf);
+}
+
+Test(api_informer, bookmarks_advance_resource_version, .init = setup,
+    .fini = teardown)
+{
+	struct api_informer_stats st;
+	struct seen s;
+	api_informer *inf;
+	char before[32];
+
+	srv.bookmark_ms = 100;
+	seed_configmaps(2, "b");
+	start_informer(&s, "default", NULL, &inf);
+	cr_assert(synced_flag(inf));
+	snprintf(
+	    before, sizeof(before), "%s", api_informer_resource_version(inf));
+	/* a change in another namespace moves the global revision only */
+	cr_assert_eq(
+	    as_internal_create(&srv, as_kind_find(&srv, "", "v1", "namespaces"),
+		json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
+		    "Namespace", "metadata", "name", "other"),
+		"test"),
+	    CU_OK);
+	run_for(0.6);
+	api_informer_stats(inf, &st);
+	cr_assert_geq(st.bookmarks, 1);
+	cr_assert_eq(st.relists, 0);
+	cr_assert_str_neq(api_informer_resource_version(inf), before,
+	    "bookmark did not advance the RV");
+	cr_assert_eq(s.adds, 2);
+	api_informer_free(inf);
+}
+
+static void count_owned(json_t *obj, void *payload)
+{
+	(void)obj;
+	(*(int *)payload)++;
+}
+
+Test(api_informer, label_selector_and_owner_index, .init = setup,
+    .fini = teardown)
+{
+	struct seen s;
+	api_informer *inf;
+	int n = 0, i;
+
+	for (i = 0; i < 6; i++) {
+		char name[16];
+		json_t *cm;
+
+		snprintf(name, sizeof(name), "o%d", i);
+		cm = configmap(name, "v");
+		json_object_set_new(json_object_get(cm, "metadata"), "labels",
+		    json_pack("{s:s}", "app", i % 2 ? "odd" : "even"));
+		json_object_set_new(json_object_get(cm, "metadata"),
+		    "ownerReferences",
+		    json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "v1",
+			"kind", "ConfigMap", "name", "owner", "uid",
+			i < 4 ? "uid-1" : "uid-2"));
+		cr_assert_eq(
+		    as_internal_create(&srv, cm_kind(), cm, "test"), CU_OK);
+	}
+	start_informer(&s, "default", "app=even", &inf);
+	cr_assert(synced_flag(inf));
+	cr_assert_eq(s.adds, 3);
+	cr_assert_eq(api_informer_count(inf), 3);
+	cr_assert_null(api_informer_get(inf, "default", "o1"));
+	cr_assert_eq(
+	    api_informer_foreach_owned(inf, "uid-1", count_owned, &n), 2);
+	cr_assert_eq(n, 2);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-2", NULL, NULL), 1);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-x", NULL, NULL), 0);
+	n = 0;
+	api_informer_foreach(inf, count_owned, &n);
+	cr_assert_eq(n, 3);
+	api_informer_free(inf);
+}
+
+Test(api_informer, freed_while_listing_runs_no_handler, .init = setup,
+    .fini = teardown)
+{
+	struct seen s;
+	api_informer *inf;
+
+	seed_configmaps(10, "f");
+	start_informer(&s, "default", NULL, &inf);
+	api_informer_free(inf);
+	run_for(0.2);
+	cr_assert_eq(s.adds + s.synced, 0);
+}

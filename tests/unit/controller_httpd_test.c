@@ -1,0 +1,670 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/controller_httpd_test.c - controller/httpd, health and the
+ * /metrics route, served from a libev loop in this process while a client
+ * thread (libcurl easy, raw sockets) talks to it: /healthz, /readyz failing
+ * then passing as a check flips, /readyz?verbose, /metrics with its content
+ * type, 404 and 405, request bodies (echo, 413 early by Content-Length and
+ * late when chunked), a slowloris client cut off by the request deadline
+ * while others are served, the connection limit, and TLS from PEM. The client
+ * thread only records results; the assertions run on the test thread after the
+ * loop stops.
+ */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <ev.h>
+
+#include "controller/health.h"
+#include "controller/httpd.h"
+#include "controller/metrics.h"
+#include "tests/apiserver/tls.h"
+
+#define MAX_BODY_CAP (64 * 1024)
+#define BIG (200 * 1024)
+#define REQUEST_TIMEOUT_MS 1000
+
+struct result {
+	long status;
+	char ctype[128];
+	char body[8192];
+	size_t len;
+	double secs;
+	int curl_rc;
+};
+
+enum step {
+	S_HEALTHZ,
+	S_LIVEZ,
+	S_READYZ_FAIL,
+	S_READYZ_FAIL_VERBOSE,
+	S_READYZ_PASS,
+	S_READYZ_PASS_VERBOSE,
+	S_METRICS,
+	S_NOT_FOUND,
+	S_WRONG_METHOD,
+	S_HEAD,
+	S_ECHO,
+	S_TOO_BIG_LENGTH,
+	S_TOO_BIG_CHUNKED,
+	S_DURING_SLOWLORIS,
+	S_TLS_HEALTHZ,
+	S_AFTER_ALL,
+	S__COUNT
+};
+
+struct client {
+	uint16_t health_port, metrics_port, tls_port;
+	const char *ca_pem; /* borrowed */
+	atomic_int informers_synced;
+	struct result r[S__COUNT];
+	bool slow_closed;
+	double slow_closed_after; /* since the slow client connected */
+	double probe_done_after;  /* the probe's reply, same origin */
+	struct ev_loop *loop;
+	ev_async done;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- client side (thread) ------------------------------------------- */
+
+static size_t on_data(char *p, size_t size, size_t n, void *userdata)
+{
+	struct result *r = userdata;
+	size_t len = size * n, room = sizeof(r->body) - 1 - r->len;
+
+	memcpy(r->body + r->len, p, len < room ? len : room);
+	r->len += len < room ? len : room;
+	r->body[r->len] = '\0';
+	return len;
+}
+
+struct chunk_src {
+	size_t left;
+};
+
+static size_t on_read(char *buf, size_t size, size_t n, void *userdata)
+{
+	struct chunk_src *src = userdata;
+	size_t len = size * n;
+
+	if (len > src->left)
+		len = src->left;
+	if (len > 4096)
+		len = 4096;
+	memset(buf, 'c', len);
+	src->left -= len;
+	return len;
+}
+
+static void fetch(struct result *r, const char *url, const char *method,
+    const char *body, size_t body_len, bool chunked, const char *ca_pem)
+{
+	CURL *e = curl_easy_init();
+	struct curl_slist *hdrs = NULL;
+	struct chunk_src src = {BIG};
+	char *ct = NULL;
+	double t0 = now_s();
+
+	memset(r, 0, sizeof(*r));
+	if (e == NULL) {
+		r->curl_rc = -1;
+		return;
+	}
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	if (method != NULL && strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	else if (method != NULL)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+	if (body != NULL) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(
+		    e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+	}
+	if (chunked) {
+		curl_easy_setopt(e, CURLOPT_POST, 1L);
+		curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+		curl_easy_setopt(e, CURLOPT_READDATA, &src);
+		hdrs = curl_slist_append(hdrs, "Transfer-Encoding: chunked");
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+	}
+	if (ca_pem != NULL) {
+		struct curl_blob blob = {
+		    (void *)ca_pem, strlen(ca_pem), CURL_BLOB_COPY};
+
+		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
+	}
+	r->curl_rc = (int)curl_easy_perform(e);
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
+	if (curl_easy_getinfo(e, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK &&
+	    ct != NULL)
+		snprintf(r->ctype, sizeof(r->ctype), "%s", ct);
+	r->secs = now_s() - t0;
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(e);
+}
+
+static void get(struct result *r, uint16_t port, const char *path)
+{
+	char url[256];
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", port, path);
+	fetch(r, url, NULL, NULL, 0, false, NULL);
+}
+
+/* A raw connection that sends an incomplete request, one header byte every
+ * 100 ms (so MHD's idle timeout never fires), and reports when the server
+ * closes it. While it is open, a normal client must be served at once. */
+static void slowloris(struct client *c)
+{
+	static const char head[] =
+	    "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+	struct sockaddr_in sa;
+	double t0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	bool probed = false;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(c->health_port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    send(fd, head, sizeof(head) - 1, MSG_NOSIGNAL) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	t0 = now_s();
+	while (now_s() - t0 < 5.0) {
+		struct pollfd p = {fd, POLLIN, 0};
+		char ch;
+
+		if (!probed && now_s() - t0 > 0.2) {
+			get(&c->r[S_DURING_SLOWLORIS], c->health_port,
+			    "/healthz");
+			c->probe_done_after = now_s() - t0;
+			probed = true;
+		}
+		if (poll(&p, 1, 100) > 0) {
+			ssize_t n = recv(fd, &ch, 1, 0);
+
+			if (n <= 0) {
+				c->slow_closed = true;
+				break;
+			}
+		}
+		if (send(fd, "a", 1, MSG_NOSIGNAL) < 0) {
+			c->slow_closed = true;
+			break;
+		}
+	}
+	c->slow_closed_after = now_s() - t0;
+	close(fd);
+}
+
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+	static char big[BIG];
+	char url[256];
+
+	get(&c->r[S_HEALTHZ], c->health_port, "/healthz");
+	get(&c->r[S_LIVEZ], c->health_port, "/livez");
+	get(&c->r[S_READYZ_FAIL], c->health_port, "/readyz");
+	get(&c->r[S_READYZ_FAIL_VERBOSE], c->health_port, "/readyz?verbose");
+	atomic_store(&c->informers_synced, 1);
+	get(&c->r[S_READYZ_PASS], c->health_port, "/readyz");
+	get(&c->r[S_READYZ_PASS_VERBOSE], c->health_port, "/readyz?verbose");
+	get(&c->r[S_METRICS], c->metrics_port, "/metrics");
+	get(&c->r[S_NOT_FOUND], c->health_port, "/nope");
+	snprintf(
+	    url, sizeof(url), "http://127.0.0.1:%u/healthz", c->health_port);
+	fetch(&c->r[S_WRONG_METHOD], url, "DELETE", NULL, 0, false, NULL);
+	fetch(&c->r[S_HEAD], url, "HEAD", NULL, 0, false, NULL);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/echo", c->health_port);
+	fetch(&c->r[S_ECHO], url, NULL, "hello\0world", 11, false, NULL);
+	memset(big, 'b', sizeof(big));
+	fetch(
+	    &c->r[S_TOO_BIG_LENGTH], url, NULL, big, sizeof(big), false, NULL);
+	fetch(&c->r[S_TOO_BIG_CHUNKED], url, NULL, NULL, 0, true, NULL);
+	slowloris(c);
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u/healthz", c->tls_port);
+	fetch(&c->r[S_TLS_HEALTHZ], url, NULL, NULL, 0, false, c->ca_pem);
+	get(&c->r[S_AFTER_ALL], c->health_port, "/healthz");
+	ev_async_send(c->loop, &c->done);
+	return NULL;
+}
+
+/* ---- server side (loop thread) --------------------------------------- */
+
+static int check_synced(cu_error *err, void *payload)
+{
+	struct client *c = payload;
+
+	if (atomic_load(&c->informers_synced))
+		return CU_OK;
+	return cu_error_set(err, CU_EAGAIN, "waiting for 3 informers");
+}
+
+static int check_ledger(cu_error *err, void *payload)
+{
+	(void)err;
+	(void)payload;
+	return CU_OK;
+}
+
+static void serve_echo(const struct ctl_http_request *req,
+    struct ctl_http_response *resp, void *payload)
+{
+	(void)payload;
+	if (cu_buf_addf(&resp->body, "%s %s %zu ", req->method, req->path,
+		req->body_len) != CU_OK ||
+	    cu_buf_add(&resp->body, req->body, req->body_len) != CU_OK)
+		resp->status = 500;
+}
+
+static void on_done(struct ev_loop *loop, ev_async *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+/* A watchdog so that a hung client fails the test instead of hanging. */
+static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	ev_break(loop, EVBREAK_ALL);
+}
+
+static ctl_httpd *start_server(struct ev_loop *loop, const char *name,
+    const char *cert, const char *key, unsigned request_timeout_ms)
+{
+	struct ctl_httpd_opts o = {
+	    .name = name,
+	    .listen = "127.0.0.1:0",
+	    .cert_pem = cert,
+	    .key_pem = key,
+	    .max_body = MAX_BODY_CAP,
+	    .request_timeout_ms = request_timeout_ms,
+	};
+	ctl_httpd *h = NULL;
+	cu_error err;
+
+	cr_assert_eq(ctl_httpd_new(&h, loop, &o, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(ctl_httpd_start(h, &err), CU_OK, "%s", err.msg);
+	cr_assert_neq(ctl_httpd_port(h), 0);
+	return h;
+}
+
+Test(ctl_httpd, serves_health_readiness_metrics_and_limits_in_the_loop,
+    .timeout = 60)
+{
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	static struct client c; /* large: keep it off the stack */
+	struct as_tls_material tls;
+	ctl_httpd *health_srv, *metrics_srv, *tls_srv;
+	ctl_health *health = NULL;
+	ctl_metrics *metrics = NULL;
+	ev_timer watchdog;
+	pthread_t th;
+	cu_error err;
+
+	cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+	cr_assert_eq(
+	    as_tls_generate(&tls, NULL, false, &err), CU_OK, "%s", err.msg);
+	memset(&c, 0, sizeof(c));
+	c.loop = loop;
+	c.ca_pem = tls.ca_cert_pem;
+	atomic_init(&c.informers_synced, 0);
+
+	cr_assert_eq(ctl_health_new(&health, &err), CU_OK);
+	cr_assert_eq(ctl_health_add_check(
+			 health, "ledger-open", check_ledger, NULL, &err),
+	    CU_OK);
+	cr_assert_eq(ctl_health_add_check(
+			 health, "informers-synced", check_synced, &c, &err),
+	    CU_OK);
+	cr_assert_eq(ctl_metrics_new(&metrics, NULL, &err), CU_OK);
+	cr_assert_eq(ctl_metric_set(metrics, CTL_M_PENDING_WORKLOADS,
+			 CTL_LV("cq", "active"), 3),
+	    CU_OK);
+
+	health_srv =
+	    start_server(loop, "health", NULL, NULL, REQUEST_TIMEOUT_MS);
+	cr_assert_eq(
+	    ctl_health_mount(health, health_srv, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(ctl_httpd_route(health_srv, "POST PUT", "/echo",
+			 serve_echo, NULL, &err),
+	    CU_OK, "%s", err.msg);
+	cr_expect_eq(
+	    ctl_httpd_route(health_srv, "GET", "/echo", serve_echo, NULL, &err),
+	    CU_EEXIST);
+	metrics_srv = start_server(loop, "metrics", NULL, NULL, 0);
+	cr_assert_eq(ctl_metrics_mount(metrics, metrics_srv, &err), CU_OK);
+	/* The default deadline: a TLS handshake under valgrind can take more
+	 * than the short one of the health server. */
+	tls_srv = start_server(loop, "webhook", tls.cert_pem, tls.key_pem, 0);
+	cr_assert_eq(ctl_health_mount(health, tls_srv, &err), CU_OK);
+
+	c.health_port = ctl_httpd_port(health_srv);
+	c.metrics_port = ctl_httpd_port(metrics_srv);
+	c.tls_port = ctl_httpd_port(tls_srv);
+	ev_async_init(&c.done, on_done);
+	ev_async_start(loop, &c.done);
+	ev_timer_init(&watchdog, on_watchdog, 45., 0.);
+	ev_timer_start(loop, &watchdog);
+	cr_assert_eq(pthread_create(&th, NULL, client_main, &c), 0);
+	ev_run(loop, 0);
+	pthread_join(th, NULL);
+	ev_timer_stop(loop, &watchdog);
+	ev_async_stop(loop, &c.done);
+
+	/* Liveness. */
+	cr_expect_eq(c.r[S_HEALTHZ].status, 200);
+	cr_expect_str_eq(c.r[S_HEALTHZ].body, "ok");
+	cr_expect_str_eq(c.r[S_HEALTHZ].ctype, "text/plain; charset=utf-8");
+	cr_expect_eq(c.r[S_LIVEZ].status, 200);
+	/* Readiness, failing then passing. */
+	cr_expect_eq(c.r[S_READYZ_FAIL].status, 500);
+	cr_expect_str_eq(c.r[S_READYZ_FAIL].body,
+	    "[+]ledger-open ok\n"
+	    "[-]informers-synced failed: reason withheld\n"
+	    "readyz check failed\n");
+	cr_expect_eq(c.r[S_READYZ_FAIL_VERBOSE].status, 500);
+	cr_expect_str_eq(c.r[S_READYZ_FAIL_VERBOSE].body,
+	    "[+]ledger-open ok\n"
+	    "[-]informers-synced failed: waiting for 3 informers\n"
+	    "readyz check failed\n");
+	cr_expect_eq(c.r[S_READYZ_PASS].status, 200);
+	cr_expect_str_eq(c.r[S_READYZ_PASS].body, "ok");
+	cr_expect_eq(c.r[S_READYZ_PASS_VERBOSE].status, 200);
+	cr_expect_str_eq(c.r[S_READYZ_PASS_VERBOSE].body,
+	    "[+]ledger-open ok\n"
+	    "[+]informers-synced ok\n"
+	    "readyz check passed\n");
+	/* Metrics. */
+	cr_expect_eq(c.r[S_METRICS].status, 200);
+	cr_expect_str_eq(c.r[S_METRICS].ctype, CTL_METRICS_CONTENT_TYPE);
+	cr_expect_not_null(strstr(c.r[S_METRICS].body,
+	    "kueue_pending_workloads{cluster_queue=\"cq\",status=\"active\","
+	    "replica_role=\"standalone\"} 3\n"));
+	/* Routing. */
+	cr_expect_eq(c.r[S_NOT_FOUND].status, 404);
+	cr_expect_str_eq(c.r[S_NOT_FOUND].body, "404 page not found\n");
+	cr_expect_eq(c.r[S_WRONG_METHOD].status, 405);
+	cr_expect_eq(c.r[S_HEAD].status, 200);
+	cr_expect_eq(c.r[S_HEAD].len, 0);
+	/* Bodies. */
+	cr_expect_eq(c.r[S_ECHO].status, 200);
+	cr_expect_eq(c.r[S_ECHO].len, strlen("POST /echo 11 ") + 11);
+	cr_expect_eq(memcmp(c.r[S_ECHO].body, "POST /echo 11 hello\0world",
+			 c.r[S_ECHO].len),
+	    0);
+	cr_expect_eq(c.r[S_TOO_BIG_LENGTH].status, 413, "curl %d",
+	    c.r[S_TOO_BIG_LENGTH].curl_rc);
+	cr_expect_eq(c.r[S_TOO_BIG_CHUNKED].status, 413, "curl %d",
+	    c.r[S_TOO_BIG_CHUNKED].curl_rc);
+	/* Slowloris: others are served meanwhile; it is cut at the deadline
+	 * although it keeps sending. */
+	cr_expect_eq(c.r[S_DURING_SLOWLORIS].status, 200);
+	cr_expect(c.slow_closed, "slow client never cut off");
+	cr_expect_lt(c.probe_done_after, c.slow_closed_after,
+	    "the probe waited for the slow client (%.2f s >= %.2f s)",
+	    c.probe_done_after, c.slow_closed_after);
+	cr_expect_gt(c.slow_closed_after, 0.5);
+	cr_expect_lt(
+	    c.slow_closed_after, 3.0, "cut after %.2f s", c.slow_closed_after);
+	/* TLS. */
+	cr_expect_eq(c.r[S_TLS_HEALTHZ].curl_rc, 0, "curl %d",
+	    c.r[S_TLS_HEALTHZ].curl_rc);
+	cr_expect_eq(c.r[S_TLS_HEALTHZ].status, 200);
+	cr_expect_str_eq(c.r[S_TLS_HEALTHZ].body, "ok");
+	cr_expect_eq(c.r[S_AFTER_ALL].status, 200);
+
+	ctl_httpd_free(tls_srv);
+	ctl_httpd_free(metrics_srv);
+	ctl_httpd_free(health_srv);
+	ctl_metrics_free(metrics);
+	ctl_health_free(health);
+	as_tls_material_dispose(&tls);
+	ev_loop_destroy(loop);
+	curl_global_cleanup();
+}
+
+/* ---- connection limit ------------------------------------------------ */
+
+struct limit_client {
+	uint16_t port;
+	struct result while_full, after_cut;
+	struct ev_loop *loop;
+	ev_async done;
+};
+
+static int open_partial(uint16_t port)
+{
+	static const char head[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons(port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 &&
+	    (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+		send(fd, head, sizeof(head) - 1, MSG_NOSIGNAL) < 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void *limit_main(void *arg)
+{
+	struct limit_client *c = arg;
+	int a = open_partial(c->port), b = open_partial(c->port);
+	struct timespec pause = {0, 200 * 1000 * 1000};
+
+	nanosleep(&pause, NULL); /* let the loop accept both */
+	get(&c->while_full, c->port, "/healthz");
+	pause.tv_sec = 2; /* past the 1 s deadline of both hogs */
+	pause.tv_nsec = 0;
+	nanosleep(&pause, NULL);
+	get(&c->after_cut, c->port, "/healthz");
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+	ev_async_send(c->loop, &c->done);
+	return NULL;
+}
+
+Test(ctl_httpd, connection_limit_queues_clients_until_the_deadline_frees_a_slot,
+    .timeout = 30)
+{
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct ctl_httpd_opts o = {.listen = "127.0.0.1:0",
+	    .conn_limit = 2,
+	    .request_timeout_ms = REQUEST_TIMEOUT_MS};
+	static struct limit_client c;
+	ctl_health *health = NULL;
+	ctl_httpd *h = NULL;
+	ev_timer watchdog;
+	pthread_t th;
+	cu_error err;
+
+	cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+	cr_assert_eq(ctl_health_new(&health, &err), CU_OK);
+	cr_assert_eq(ctl_httpd_new(&h, loop, &o, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(ctl_health_mount(health, h, &err), CU_OK);
+	cr_assert_eq(ctl_httpd_start(h, &err), CU_OK, "%s", err.msg);
+	memset(&c, 0, sizeof(c));
+	c.port = ctl_httpd_port(h);
+	c.loop = loop;
+	ev_async_init(&c.done, on_done);
+	ev_async_start(loop, &c.done);
+	ev_timer_init(&watchdog, on_watchdog, 25., 0.);
+	ev_timer_start(loop, &watchdog);
+	cr_assert_eq(pthread_create(&th, NULL, limit_main, &c), 0);
+	ev_run(loop, 0);
+	pthread_join(th, NULL);
+	ev_timer_stop(loop, &watchdog);
+	ev_async_stop(loop, &c.done);
+
+	/* The third client waits in the listen backlog (MHD accepts no more
+	 * than the limit) until the deadline cuts a hog, then is served. */
+	cr_expect_eq(c.while_full.status, 200, "curl %d", c.while_full.curl_rc);
+	cr_expect_gt(c.while_full.secs, 0.5,
+	    "served after %.2f s: the limit did not hold", c.while_full.secs);
+	cr_expect_eq(c.after_cut.status, 200, "curl %d", c.after_cut.curl_rc);
+	cr_expect_str_eq(c.after_cut.body, "ok");
+	ctl_httpd_free(h);
+	ctl_health_free(health);
+	ev_loop_destroy(loop);
+	curl_global_cleanup();
+}
+
+/* ---- set-up errors --------------------------------------------------- */
+
+Test(ctl_httpd, bad_listen_addresses_are_rejected)
+{
+	static const char *const bad[] = {"", "8080", "host:", ":http",
+	    ":70000", "[::1]8080", "[::1", ":-1", NULL};
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	ctl_httpd *h = NULL;
+	cu_error err;
+	size_t i;
+
+	for (i = 0; bad[i] != NULL; i++) {
+		struct ctl_httpd_opts o = {.listen = bad[i]};
+
+		cr_expect_eq(
+		    ctl_httpd_new(&h, loop, &o, &err), CU_EINVAL, "%s", bad[i]);
+		cr_expect_null(h);
+	}
+	{
+		struct ctl_httpd_opts o = {
+		    .listen = "127.0.0.1:0", .cert_pem = "x"};
+
+		cr_expect_eq(ctl_httpd_new(&h, loop, &o, &err), CU_EINVAL);
+	}
+	ctl_httpd_free(NULL);
+	ev_loop_destroy(loop);
+}
+
+Test(ctl_httpd, busy_port_and_bad_certificate_fail_to_start)
+{
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	struct ctl_httpd_opts o = {.name = "a", .listen = "127.0.0.1:0"};
+	ctl_httpd *a = NULL, *b = NULL, *t = NULL;
+	char addr[32];
+	cu_error err;
+
+	cr_assert_eq(ctl_httpd_new(&a, loop, &o, &err), CU_OK);
+	cr_assert_eq(ctl_httpd_start(a, &err), CU_OK, "%s", err.msg);
+	cr_expect_eq(ctl_httpd_start(a, &err), CU_EINVAL);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ctl_httpd_port(a));
+	o.listen = addr;
+	o.name = "b";
+	cr_assert_eq(ctl_httpd_new(&b, loop, &o, &err), CU_OK);
+	cr_expect_eq(ctl_httpd_start(b, &err), CU_EIO);
+	cr_expect_not_null(strstr(err.msg, addr), "%s", err.msg);
+	cr_expect_eq(ctl_httpd_port(b), 0);
+
+	o.listen = "127.0.0.1:0";
+	o.cert_pem = "not a certificate";
+	o.key_pem = "not a key";
+	cr_assert_eq(ctl_httpd_new(&t, loop, &o, &err), CU_OK);
+	cr_expect_eq(ctl_httpd_start(t, &err), CU_EIO);
+	ctl_httpd_free(t);
+	ctl_httpd_free(b);
+	ctl_httpd_free(a);
+	ev_loop_destroy(loop);
+}
+
+Test(ctl_httpd, all_interfaces_and_localhost_listen)
+{
+	static const char *const addrs[] = {
+	    ":0", "localhost:0", "[::1]:0", "0.0.0.0:0"};
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	size_t i;
+
+	for (i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		struct ctl_httpd_opts o = {.listen = addrs[i]};
+		ctl_httpd *h = NULL;
+		cu_error err;
+		int rc;
+
+		cr_assert_eq(
+		    ctl_httpd_new(&h, loop, &o, &err), CU_OK, "%s", addrs[i]);
+		rc = ctl_httpd_start(h, &err);
+		/* [::1] may be missing where IPv6 is off. */
+		if (strcmp(addrs[i], "[::1]:0") != 0 || rc == CU_OK)
+			cr_expect_eq(rc, CU_OK, "%s: %s", addrs[i], err.msg);
+		if (rc == CU_OK)
+			cr_expect_neq(ctl_httpd_port(h), 0);
+		ctl_httpd_free(h);
+	}
+	ev_loop_destroy(loop);
+}
+
+/* ---- health registry ------------------------------------------------- */
+
+static int check_fails_silently(cu_error *err, void *payload)
+{
+	(void)err;
+	(void)payload;
+	return CU_EIO;
+}
+
+Test(ctl_health, check_names_are_validated_and_unique)
+{
+	ctl_health *h = NULL;
+	cu_error err;
+	cu_buf b;
+
+	cr_assert_eq(ctl_health_new(&h, &err), CU_OK);
+	cr_expect(ctl_health_ready(h, NULL, false), "no checks: ready");
+	cr_expect_eq(
+	    ctl_health_add_check(h, "Bad Name", check_ledger, NULL, &err),
+	    CU_EINVAL);
+	cr_expect_eq(
+	    ctl_health_add_check(h, "", check_ledger, NULL, &err), CU_EINVAL);
+	cr_expect_eq(
+	    ctl_health_add_check(h, "store", check_fails_silently, NULL, &err),
+	    CU_OK);
+	cr_expect_eq(ctl_health_add_check(h, "store", check_ledger, NULL, &err),
+	    CU_EEXIST);
+	cu_buf_init(&b, 4096);
+	cr_expect_not(ctl_health_ready(h, &b, true));
+	cr_expect_str_eq(b.ptr,
+	    "[-]store failed: i/o error\nreadyz check failed\n",
+	    "a check without a message gets its code's description");
+	cu_buf_dispose(&b);
+	ctl_health_free(h);
+	ctl_health_free(NULL);
+}
