@@ -484,6 +484,15 @@ CU_MUST_CHECK int que_workload_release(
  * back in its heap with its old timestamp. CU_ENOTFOUND, CU_EINVAL. */
 CU_MUST_CHECK int que_workload_unadmit(
     que_state *st, const char *uid, cu_error *err);
+/* Restore a workload the API (or the ledger) shows as holding quota,
+ * e.g. after a restart: move it from wherever it waits to ADMITTED in
+ * ClusterQueue cq_name with frs (podset by podset, one fr id per request,
+ * as for que_admit) [borrowed]. Quota limits are not checked: the
+ * decision was made before. CU_ENOTFOUND (workload or CQ), CU_EINVAL
+ * (already holding quota, bad fr). */
+CU_MUST_CHECK int que_workload_adopt(que_state *st, const char *uid,
+    const char *cq_name, const uint32_t *frs, int64_t admitted_ns,
+    cu_error *err);
 /* Keep a pending workload out of scheduling until requeue_at_ns
  * (requeueState.requeueAt). CU_ENOTFOUND, CU_EINVAL (holds quota). */
 CU_MUST_CHECK int que_workload_backoff(

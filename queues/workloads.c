@@ -686,6 +686,53 @@ void que_admit(
 	que_wlist_push(&wl->cq->admitted, wl);
 }
 
+int que_workload_adopt(que_state *st, const char *uid, const char *cq_name,
+    const uint32_t *frs, int64_t admitted_ns, cu_error *err)
+{
+	struct que_wl *wl = que_workload_get(st, uid);
+	struct que_cq *cq;
+	uint32_t i, j;
+	size_t k = 0;
+	int rc;
+
+	if (!wl)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "workload %s not found", uid);
+	if (wl->where == QUE_WL_HEAD || wl->where == QUE_WL_ADMITTED ||
+	    wl->where == QUE_WL_EVICTING)
+		return cu_error_set(
+		    err, CU_EINVAL, "workload %s already holds quota", uid);
+	rc = que_rebuild(st, err);
+	if (rc)
+		return rc;
+	cq = que_cq_get(st, cq_name);
+	if (!cq)
+		return cu_error_set(err, CU_ENOTFOUND,
+		    "workload %s: ClusterQueue %s not found", uid, cq_name);
+	for (i = 0; i < wl->n_podsets; i++)
+		for (j = 0; j < wl->podsets[i].n_req; j++, k++)
+			if (frs[k] >= que_fr_count(st))
+				return cu_error_set(err, CU_EINVAL,
+				    "workload %s: podset %s: unknown flavor "
+				    "assignment",
+				    uid, wl->podsets[i].name);
+	/* The admission names the ClusterQueue that holds the quota, even
+	 * if the LocalQueue now routes elsewhere. */
+	que_detach(st, wl);
+	set_cq(wl, cq);
+	k = 0;
+	for (i = 0; i < wl->n_podsets; i++)
+		for (j = 0; j < wl->podsets[i].n_req; j++)
+			wl->podsets[i].fr[j] = frs[k++];
+	wl->admitted_ns = admitted_ns;
+	wl->sticky = false;
+	wl->pending_hash = 0;
+	que_wl_add_usage(wl);
+	wl->where = QUE_WL_ADMITTED;
+	que_wlist_push(&cq->admitted, wl);
+	return CU_OK;
+}
+
 void que_mark_evicting(que_state *st, struct que_wl *wl)
 {
 	(void)st;
