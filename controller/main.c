@@ -2,16 +2,19 @@
 /*
  * controller/main.c - entry point of cueue-controller.
  *
- * The reconcilers, scheduler wiring, webhook and metrics are built in
- * later milestones (see the issues); this entry point already honours the
- * documented command-line contract, validates the configuration
- * (--check-config prints the effective one), and refuses to run rather
- * than pretending to.
+ * Parses the documented command line, validates the configuration
+ * (--check-config prints the effective one) and runs the controller
+ * (controller/ctl.h) on one libev loop until SIGTERM or SIGINT.
  */
+#include <ev.h>
+#include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "controller/config.h"
+#include "controller/ctl.h"
 #include "lib/cu.h"
 
 static void usage(FILE *f)
@@ -29,7 +32,10 @@ static void usage(FILE *f)
 	    "ConfigMap\n"
 	    "  --kubeconfig FILE  API server credentials; default: in-cluster "
 	    "service account\n"
-	    "  --store FILE       SQLite admission ledger\n"
+	    "  --store FILE       SQLite admission ledger (default: in memory, "
+	    "no restart safety)\n"
+	    "  --log-json         log one JSON object per line\n"
+	    "  --log-level LEVEL  debug, info (default), warn or error\n"
 	    "  --check-config     load and validate --config, print the "
 	    "effective\n"
 	    "                     configuration (defaults filled, v1beta2 "
@@ -91,10 +97,74 @@ static int check_config(const char *path)
 	return rc == CU_OK && fflush(stdout) == 0 ? 0 : 1;
 }
 
+static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	ctl *c = w->data;
+
+	(void)revents;
+	cu_info("signal %d: shutting down", w->signum);
+	ev_signal_stop(loop, w);
+	ctl_shutdown(c, NULL, NULL);
+	ev_break(loop, EVBREAK_ALL);
+}
+
+/* Run the controller until SIGTERM/SIGINT. Exit 0 after a clean shutdown,
+ * 1 when the configuration or the start-up fails. */
+static int run(const char *config, const char *kubeconfig, const char *store,
+    bool json_logs)
+{
+	struct ctl_config cfg;
+	struct ctl_run_opts opts;
+	struct ev_loop *loop;
+	ev_signal sterm, sint;
+	cu_error err;
+	ctl *c = NULL;
+	size_t i;
+	int rc = 1;
+
+	cu_log_set_component("cueue-controller");
+	cu_log_set_json(json_logs);
+	json_set_alloc_funcs(cu_malloc, cu_free);
+	/* Refuse a bad configuration before anything else, as Kueue does
+	 * (exit 1). */
+	if (ctl_config_load(&cfg, config, &err) != CU_OK) {
+		cu_errorf("invalid configuration: %s", err.msg);
+		return 1;
+	}
+	for (i = 0; i < cfg.nwarnings; i++)
+		cu_warn("%s", cfg.warnings[i]);
+	loop = ev_default_loop(EVFLAG_AUTO);
+	memset(&opts, 0, sizeof(opts));
+	opts.kubeconfig = kubeconfig;
+	opts.store_path = store;
+	opts.sa_dir = getenv("CUEUE_SERVICE_ACCOUNT_DIR");
+	if (ctl_new(&c, loop, &cfg, &opts, &err) != CU_OK ||
+	    ctl_start(c, &err) != CU_OK) {
+		cu_errorf("start-up failed: %s", err.msg);
+		goto out;
+	}
+	ev_signal_init(&sterm, on_signal, SIGTERM);
+	sterm.data = c;
+	ev_signal_start(loop, &sterm);
+	ev_signal_init(&sint, on_signal, SIGINT);
+	sint.data = c;
+	ev_signal_start(loop, &sint);
+	cu_info("cueue-controller %s running", CUEUE_VERSION);
+	ev_run(loop, 0);
+	ev_signal_stop(loop, &sterm);
+	ev_signal_stop(loop, &sint);
+	rc = 0;
+out:
+	ctl_free(c);
+	ctl_config_dispose(&cfg);
+	ev_loop_destroy(loop);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *config = NULL, *kubeconfig = NULL, *store = NULL;
-	bool check = false;
+	bool check = false, json_logs = false;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -112,6 +182,22 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--check-config") == 0) {
 			check = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--log-json") == 0) {
+			json_logs = true;
+			continue;
+		}
+		if ((v = opt_value(argc, argv, &i, "--log-level", &missing))) {
+			enum cu_log_level l;
+
+			if (cu_log_parse_level(v, &l) != CU_OK) {
+				fprintf(stderr,
+				    "cueue-controller: --log-level: debug, "
+				    "info, warn or error\n");
+				return 2;
+			}
+			cu_log_set_level(l);
 			continue;
 		}
 		if ((v = opt_value(argc, argv, &i, "--config", &missing)))
@@ -140,22 +226,5 @@ int main(int argc, char **argv)
 	}
 	if (check)
 		return check_config(config);
-	{
-		struct ctl_config cfg;
-		cu_error err;
-
-		/* Refuse a bad configuration before anything else, as
-		 * Kueue does (exit 1). */
-		if (ctl_config_load(&cfg, config, &err) != CU_OK) {
-			cu_errorf("invalid configuration: %s", err.msg);
-			return 1;
-		}
-		for (i = 0; (size_t)i < cfg.nwarnings; i++)
-			cu_warn("%s", cfg.warnings[i]);
-		ctl_config_dispose(&cfg);
-	}
-	(void)kubeconfig;
-	(void)store;
-	cu_errorf("the controller loop is not implemented yet");
-	return 2;
+	return run(config, kubeconfig, store, json_logs);
 }

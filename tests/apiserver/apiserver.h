@@ -346,6 +346,17 @@ const struct as_fault *as_fault_match(
 void as_access_log(struct as_server *srv, const struct as_request *rq,
     const char *query, int code);
 
+/* ---- in-process fixture for unit tests (fixture.c) ------------------ */
+struct as_tls_material;
+/* Serve on 127.0.0.1:<free port> from `loop` [borrowed], test endpoints
+ * on, `token` [borrowed; copied] for user admin, namespace default. With
+ * tls non-NULL, generate TLS material into it (the caller disposes it
+ * after as_fixture_stop). srv->port is the port. On failure everything
+ * is released. */
+CU_MUST_CHECK int as_fixture_start(struct as_server *srv, struct ev_loop *loop,
+    const char *token, struct as_tls_material *tls, cu_error *err);
+void as_fixture_stop(struct as_server *srv);
+
 /* ---- simulators (sim.c) -------------------------------------------- */
 void as_sim_start(struct as_server *srv);
 /* Called after every stored change so simulators react at once. */

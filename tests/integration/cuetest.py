@@ -457,6 +457,67 @@ class RawStream:
             pass
 
 
+
+_controllers = 0
+
+
+class Controller:
+    """A cueue-controller process talking to `srv` with its kubeconfig.
+    config: Configuration YAML text (health/metrics ports default to 0,
+    i.e. disabled here unless the text sets them). store: ledger path or
+    None. Its stderr goes to LOGS/<test>.ctl<n>.stderr, which the runner
+    scans for sanitizer reports."""
+
+    def __init__(self, srv, config=None, store=None, args=()):
+        global _controllers
+        _controllers += 1
+        self.srv = srv
+        self.cfg = os.path.join(srv.dir, "cueue-config-%d.yaml" %
+                                _controllers)
+        with open(self.cfg, "w") as f:
+            f.write(config or CONTROLLER_CONFIG)
+        self.log = os.path.join(LOGS, "%s.ctl%d.stderr" % (TEST,
+                                                          _controllers))
+        cmd = [os.path.join(BIN, "cueue-controller"), "--config",
+               self.cfg, "--kubeconfig", srv.kubeconfig, "--log-level",
+               "debug"]
+        if store:
+            cmd += ["--store", store]
+        cmd += list(args)
+        self.errf = open(self.log, "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.errf,
+                                     stderr=subprocess.STDOUT,
+                                     preexec_fn=_die_with_parent)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise Failure("cueue-controller did not stop on SIGTERM")
+        self.errf.close()
+        if sig == signal.SIGTERM and self.proc.returncode != 0:
+            raise Failure("cueue-controller exited %d, see %s" %
+                          (self.proc.returncode, self.log))
+
+
+CONTROLLER_CONFIG = """apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: "0"
+metrics:
+  bindAddress: "0"
+leaderElection:
+  leaderElect: false
+"""
+
+
 def _maybe_json(raw):
     try:
         return json.loads(raw)

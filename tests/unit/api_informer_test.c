@@ -93,55 +93,16 @@ static void run_for(double seconds)
 	run_until(&never, seconds);
 }
 
-static void add_token(const char *tok, const char *user)
-{
-	struct as_token *t =
-	    cu_realloc(srv.tokens, (srv.ntokens + 1) * sizeof(*t));
-
-	cr_assert_not_null(t);
-	srv.tokens = t;
-	t[srv.ntokens].token = cu_strdup(tok);
-	t[srv.ntokens].user = cu_strdup(user);
-	t[srv.ntokens].groups = NULL;
-	srv.ntokens++;
-}
-
 static void server_start(bool with_tls)
 {
-	struct as_kind *k;
 	cu_error err;
 
 	loop = ev_loop_new(EVFLAG_AUTO);
 	cr_assert_not_null(loop);
-	memset(&srv, 0, sizeof(srv));
 	memset(&tls, 0, sizeof(tls));
-	srv.history = 10000;
-	srv.bookmark_ms = 60000;
-	srv.sim_tick_ms = 100;
-	srv.rand_state = 42;
-	srv.test_endpoints = true;
-	srv.listen_host = cu_strdup("127.0.0.1");
-	srv.loop = loop;
-	srv.access_log = json_array();
-	srv.writes_by_user = json_object();
-	add_token(GOOD_TOKEN, "admin");
-	cr_assert_eq(as_kinds_init(&srv, &err), CU_OK, "%s", err.msg);
-	if (with_tls) {
-		cr_assert_eq(as_tls_generate(&tls, NULL, false, &err), CU_OK,
-		    "%s", err.msg);
-		srv.tls = true;
-		srv.cert_pem = tls.cert_pem;
-		srv.key_pem = tls.key_pem;
-		srv.ca_pem = tls.ca_cert_pem;
-	}
-	k = as_kind_find(&srv, "", "v1", "namespaces");
-	cr_assert_eq(
-	    as_internal_create(&srv, k,
-		json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
-		    "Namespace", "metadata", "name", "default"),
-		"test"),
-	    CU_OK);
-	cr_assert_eq(as_http_start(&srv, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(as_fixture_start(
+			 &srv, loop, GOOD_TOKEN, with_tls ? &tls : NULL, &err),
+	    CU_OK, "%s", err.msg);
 	snprintf(url, sizeof(url), "%s://127.0.0.1:%u",
 	    with_tls ? "https" : "http", (unsigned)srv.port);
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/api_client_test.XXXXXX");
@@ -191,22 +152,10 @@ static void setup(void)
 
 static void teardown(void)
 {
-	size_t i;
 
 	api_client_free(cl);
 	cl = NULL;
-	as_http_stop(&srv);
-	as_kinds_free(&srv);
-	as_testapi_free(&srv);
-	for (i = 0; i < srv.ntokens; i++) {
-		cu_free(srv.tokens[i].token);
-		cu_free(srv.tokens[i].user);
-		cu_free(srv.tokens[i].groups);
-	}
-	cu_free(srv.tokens);
-	json_decref(srv.access_log);
-	json_decref(srv.writes_by_user);
-	cu_free(srv.listen_host);
+	as_fixture_stop(&srv);
 	as_tls_material_dispose(&tls);
 	ev_loop_destroy(loop);
 	loop = NULL;

@@ -1,0 +1,1389 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/ctl.c - the cueue controller process (see ctl.h).
+ *
+ * Design notes
+ * ------------
+ * Informer handlers only mark objects dirty; all work happens in one
+ * ev_prepare callback per loop turn ("the turn"), so a burst of watch
+ * events costs one pass:
+ *
+ *   turn:  config dirty?  -> ResourceFlavors, ClusterQueues, Cohorts,
+ *                            LocalQueues into the engine (controller/sync)
+ *          Workloads dirty -> engine add / remove / release / adopt
+ *          may write?     -> one admission cycle (admission/)
+ *                            decisions -> ledger (reserved) + writes queued
+ *          ledger commit  -> only then the queued writes are sent
+ *
+ * Invariants:
+ *  1. A decision is in the ledger, committed, before the write that
+ *     announces it leaves the process (DESIGN.md lesson 3). After a
+ *     restart, Workloads whose status holds quota are adopted by the engine
+ *     from their status (controller/sync), never decided again.
+ *  2. No write is sent that would not change the object: every status
+ *     patch comes from controller/workload.c, which returns NULL when the
+ *     object already says it (DESIGN.md lesson 4); ClusterQueue status is
+ *     compared with the cached object before writing.
+ *  3. While an admission write is in flight for a Workload, its cached
+ *     (older) state is not reconciled against the engine: the write's
+ *     callback settles it (success: ledger ADMITTED; failure: the engine
+ *     unadmits and the ledger forgets).
+ *  4. Nothing writes before every informer synced, and only the leader
+ *     writes (with leader election off, this process is the leader).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "admission/admission.h"
+#include "api/client.h"
+#include "api/informer.h"
+#include "api/model.h"
+#include "controller/ctl.h"
+#include "controller/health.h"
+#include "controller/httpd.h"
+#include "controller/metrics.h"
+#include "controller/sync.h"
+#include "controller/workload.h"
+#include "queues/queues.h"
+#include "store/store.h"
+
+enum inf_id {
+	INF_NS = 0,
+	INF_RF,
+	INF_CQ,
+	INF_LQ,
+	INF_COHORT,
+	INF_WL,
+	INF__COUNT
+};
+
+static const struct api_resource resources[INF__COUNT] = {
+    [INF_NS] = {"", "v1", "namespaces", false},
+    [INF_RF] = {"kueue.x-k8s.io", "v1beta2", "resourceflavors", false},
+    [INF_CQ] = {"kueue.x-k8s.io", "v1beta2", "clusterqueues", false},
+    [INF_LQ] = {"kueue.x-k8s.io", "v1beta2", "localqueues", true},
+    [INF_COHORT] = {"kueue.x-k8s.io", "v1beta2", "cohorts", false},
+    [INF_WL] = {"kueue.x-k8s.io", "v1beta2", "workloads", true},
+};
+
+static const struct api_resource WORKLOADS = {
+    "kueue.x-k8s.io", "v1beta2", "workloads", true};
+static const struct api_resource CLUSTERQUEUES = {
+    "kueue.x-k8s.io", "v1beta2", "clusterqueues", false};
+
+struct inf_slot {
+	ctl *c;
+	enum inf_id id;
+};
+
+/* A ClusterQueue's namespaceSelector, kept decoded between turns. */
+struct cq_sel {
+	char *name; /* owned */
+	bool has;   /* a selector is set ({} = all); unset = none */
+	ns_selector sel;
+};
+
+enum write_kind {
+	W_ADMIT,  /* admission status of a Workload (announces a decision) */
+	W_STATUS, /* other Workload status */
+	W_CQ,	  /* ClusterQueue status */
+};
+
+/* A write queued during a turn, sent after the ledger commit. */
+struct qwrite {
+	enum write_kind kind;
+	const struct api_resource *res;
+	char *ns, *name; /* owned */
+	char *uid;	 /* owned; the Workload's, or NULL */
+	json_t *patch;	 /* owned */
+};
+
+/* Context of a write in flight [owned by the callback]. */
+struct inflight {
+	ctl *c;
+	enum write_kind kind;
+	char *uid; /* owned */
+	int64_t created_ns;
+	char *cq; /* owned */
+};
+
+struct ctl {
+	struct ev_loop *loop;
+	const struct ctl_config *cfg;
+	struct ctl_run_opts opts;
+	struct api_client_opts copts;
+	api_client *client;
+	api_informer *inf[INF__COUNT];
+	struct inf_slot slots[INF__COUNT];
+	que_state *st;
+	store *ledger;
+	ctl_metrics *metrics;
+	ctl_health *health;
+	ctl_httpd *probe_srv, *metrics_srv;
+
+	ev_prepare turn_w;
+	ev_timer tick_w;
+	bool synced;	     /* every informer delivered its first LIST */
+	bool dirty_config;   /* flavors/queues/cohorts/namespaces changed */
+	bool dirty_cycle;    /* something may be admissible now */
+	json_t *dirty_wl;    /* set: "ns/name" */
+	json_t *wl_uid;	     /* "ns/name" -> uid of what the engine holds */
+	json_t *wl_gen;	     /* uid -> metadata.generation it was added at */
+	json_t *in_flight;   /* uid -> true while an admission write runs */
+	json_t *pending_at;  /* uid -> ms when its pending status was written */
+	json_t *pending_due; /* uid -> [reason, message] not yet written */
+	bool pending_scan;   /* the tick asks the turn to write due ones */
+	json_t *cq_names;    /* set of CQ names given to the engine */
+	json_t *rf_names, *cohort_names, *lq_names;
+	struct cq_sel *sels;
+	size_t nsels, capsels;
+
+	struct qwrite *writes;
+	size_t nwrites, capwrites;
+	size_t writes_in_flight;
+	bool txn;
+	bool stopping;
+	void (*stop_done)(void *payload);
+	void *stop_payload;
+	bool freeing;
+};
+
+/* ---- small helpers ------------------------------------------------- */
+
+static char *key_of(const char *ns, const char *name)
+{
+	return cu_asprintf("%s/%s", ns ? ns : "", name);
+}
+
+static const char *jmeta(json_t *obj, const char *field)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(obj, "metadata"), field));
+}
+
+static bool may_write(const ctl *c)
+{
+	return c->synced && !c->stopping;
+}
+
+static void queue_write(ctl *c, enum write_kind kind,
+    const struct api_resource *res, const char *ns, const char *name,
+    const char *uid, json_t *patch)
+{
+	struct qwrite *w;
+
+	if (cu_grow((void **)&c->writes, &c->capwrites, c->nwrites + 1,
+		sizeof(*c->writes)) != CU_OK) {
+		cu_errorf(
+		    "write queue: out of memory; dropping a write to %s", name);
+		json_decref(patch);
+		return;
+	}
+	w = &c->writes[c->nwrites++];
+	w->kind = kind;
+	w->res = res;
+	w->ns = ns ? cu_strdup(ns) : NULL;
+	w->name = cu_strdup(name);
+	w->uid = uid ? cu_strdup(uid) : NULL;
+	w->patch = patch;
+}
+
+static int ledger_begin(ctl *c)
+{
+	cu_error err;
+
+	if (c->txn)
+		return CU_OK;
+	if (store_begin(c->ledger, &err) != CU_OK) {
+		cu_errorf("ledger: %s", err.msg);
+		return err.code;
+	}
+	c->txn = true;
+	return CU_OK;
+}
+
+/* Give an undone decision's quota back; failures are only logged (the
+ * workload is then reconciled again from the API). */
+static void unadmit(ctl *c, const char *uid)
+{
+	cu_error err;
+
+	if (que_workload_unadmit(c->st, uid, &err) != CU_OK &&
+	    err.code != CU_ENOTFOUND)
+		cu_warn("engine: %s", err.msg);
+}
+
+/* ---- informer handlers -------------------------------------------- */
+
+static void mark(ctl *c, enum inf_id id, json_t *obj)
+{
+	if (id == INF_WL) {
+		char *k = key_of(jmeta(obj, "namespace"), jmeta(obj, "name"));
+
+		if (k != NULL)
+			json_object_set_new(c->dirty_wl, k, json_true());
+		cu_free(k);
+	} else {
+		c->dirty_config = true;
+	}
+	c->dirty_cycle = true;
+}
+
+static void on_add(json_t *obj, void *payload)
+{
+	struct inf_slot *s = payload;
+
+	mark(s->c, s->id, obj);
+}
+
+static void on_update(json_t *old, json_t *obj, void *payload)
+{
+	struct inf_slot *s = payload;
+
+	(void)old;
+	mark(s->c, s->id, obj);
+}
+
+static void on_delete(json_t *obj, void *payload)
+{
+	struct inf_slot *s = payload;
+
+	mark(s->c, s->id, obj);
+}
+
+/* ---- configuration into the engine -------------------------------- */
+
+struct sync_pass {
+	ctl *c;
+	json_t *seen; /* names present now */
+	enum inf_id id;
+};
+
+static void sels_clear(ctl *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nsels; i++) {
+		cu_free(c->sels[i].name);
+		ns_selector_dispose(&c->sels[i].sel);
+	}
+	cu_free(c->sels);
+	c->sels = NULL;
+	c->nsels = 0;
+	c->capsels = 0;
+}
+
+static void sync_one(json_t *obj, void *payload)
+{
+	struct sync_pass *p = payload;
+	ctl *c = p->c;
+	cu_error err;
+	int rc = CU_OK;
+	const char *name = jmeta(obj, "name");
+
+	if (name == NULL)
+		return;
+	switch (p->id) {
+	case INF_RF: {
+		struct api_resource_flavor rf;
+
+		rc = api_resource_flavor_decode(&rf, obj, &err);
+		if (rc == CU_OK) {
+			rc = ctl_sync_flavor(c->st, &rf, &err);
+			api_resource_flavor_dispose(&rf);
+		}
+		break;
+	}
+	case INF_CQ: {
+		struct api_cluster_queue cq;
+		struct cq_sel *s;
+
+		rc = api_cluster_queue_decode(&cq, obj, &err);
+		if (rc != CU_OK)
+			break;
+		rc = ctl_sync_cluster_queue(c->st, &cq, &err);
+		if (rc == CU_OK &&
+		    cu_grow((void **)&c->sels, &c->capsels, c->nsels + 1,
+			sizeof(*c->sels)) == CU_OK) {
+			s = &c->sels[c->nsels++];
+			s->name = cu_strdup(name);
+			s->has = cq.spec.has_namespace_selector;
+			/* Move the selector out of the decoded object. */
+			s->sel = cq.spec.namespace_selector;
+			memset(&cq.spec.namespace_selector, 0,
+			    sizeof(cq.spec.namespace_selector));
+		}
+		api_cluster_queue_dispose(&cq);
+		break;
+	}
+	case INF_COHORT: {
+		struct api_cohort co;
+
+		rc = api_cohort_decode(&co, obj, &err);
+		if (rc == CU_OK) {
+			rc = ctl_sync_cohort(c->st, &co, &err);
+			api_cohort_dispose(&co);
+		}
+		break;
+	}
+	case INF_LQ: {
+		struct api_local_queue lq;
+
+		rc = api_local_queue_decode(&lq, obj, &err);
+		if (rc == CU_OK) {
+			rc = ctl_sync_local_queue(c->st, &lq, &err);
+			api_local_queue_dispose(&lq);
+		}
+		name = NULL;
+		{
+			char *k =
+			    key_of(jmeta(obj, "namespace"), jmeta(obj, "name"));
+
+			if (k != NULL && rc == CU_OK)
+				json_object_set_new(p->seen, k, json_true());
+			cu_free(k);
+		}
+		break;
+	}
+	default:
+		return;
+	}
+	if (rc != CU_OK) {
+		cu_warn("%s %s: %s", resources[p->id].plural,
+		    jmeta(obj, "name"), err.msg);
+		return;
+	}
+	if (name != NULL)
+		json_object_set_new(p->seen, name, json_true());
+}
+
+/* Objects the engine knows but the cache no longer has are deleted. */
+static void sync_deletions(ctl *c, enum inf_id id, json_t *known, json_t *seen)
+{
+	const char *key;
+	json_t *v;
+	void *tmp;
+	cu_error err;
+
+	json_object_foreach_safe(known, tmp, key, v)
+	{
+		int rc = CU_OK;
+
+		if (json_object_get(seen, key) != NULL)
+			continue;
+		if (id == INF_RF)
+			rc = que_flavor_delete(c->st, key, &err);
+		else if (id == INF_CQ)
+			rc = que_cq_delete(c->st, key, &err);
+		else if (id == INF_COHORT)
+			rc = que_cohort_delete(c->st, key, &err);
+		else if (id == INF_LQ) {
+			const char *slash = strchr(key, '/');
+			char ns[254];
+
+			if (slash == NULL)
+				continue;
+			snprintf(
+			    ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+			rc = que_lq_delete(c->st, ns, slash + 1, &err);
+		}
+		if (rc != CU_OK && rc != CU_ENOTFOUND)
+			cu_warn("delete %s: %s", key, err.msg);
+	}
+	json_object_clear(known);
+	json_object_update(known, seen);
+}
+
+static void sync_config(ctl *c)
+{
+	static const enum inf_id order[] = {INF_RF, INF_COHORT, INF_CQ, INF_LQ};
+	json_t *known[] = {
+	    c->rf_names, c->cohort_names, c->cq_names, c->lq_names};
+	size_t i;
+	cu_error err;
+
+	sels_clear(c);
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		struct sync_pass p = {c, json_object(), order[i]};
+
+		api_informer_foreach(c->inf[order[i]], sync_one, &p);
+		sync_deletions(c, order[i], known[i], p.seen);
+		json_decref(p.seen);
+	}
+	if (que_rebuild(c->st, &err) != CU_OK)
+		cu_warn("engine rebuild: %s", err.msg);
+	c->dirty_config = false;
+}
+
+/* ---- namespace eligibility ------------------------------------------ */
+
+static const char *ns_label(const char *key, void *payload)
+{
+	json_t *labels = json_object_get(
+	    json_object_get((json_t *)payload, "metadata"), "labels");
+
+	return json_string_value(json_object_get(labels, key));
+}
+
+/* Does the ClusterQueue behind LocalQueue ns/queue admit namespace ns?
+ * Unknown LocalQueue or ClusterQueue: true, so that the engine reports the
+ * upstream cause (a missing queue) rather than a namespace mismatch. */
+static bool eligible(ctl *c, const char *ns, const char *queue)
+{
+	json_t *lq, *nsobj;
+	const char *cq;
+	size_t i;
+
+	if (queue == NULL)
+		return true;
+	lq = api_informer_get(c->inf[INF_LQ], ns, queue);
+	cq = json_string_value(
+	    json_object_get(json_object_get(lq, "spec"), "clusterQueue"));
+	if (cq == NULL)
+		return true;
+	for (i = 0; i < c->nsels; i++) {
+		if (strcmp(c->sels[i].name, cq) != 0)
+			continue;
+		if (!c->sels[i].has)
+			return false; /* nil selector: no namespace */
+		nsobj = api_informer_get(c->inf[INF_NS], NULL, ns);
+		if (nsobj == NULL)
+			return false;
+		return ns_selector_matches(&c->sels[i].sel, ns_label, nsobj);
+	}
+	return true;
+}
+
+/* ---- Workloads into the engine ------------------------------------- */
+
+static void ledger_release(ctl *c, const char *uid, int64_t now)
+{
+	cu_error err;
+
+	if (ledger_begin(c) != CU_OK)
+		return;
+	if (store_decision_delete(c->ledger, uid, &err) != CU_OK &&
+	    err.code != CU_ENOTFOUND)
+		cu_warn("ledger: %s", err.msg);
+	(void)now;
+}
+
+static void forget_workload(ctl *c, const char *key, const char *uid)
+{
+	cu_error err;
+
+	if (que_workload_remove(c->st, uid, &err) != CU_OK &&
+	    err.code != CU_ENOTFOUND)
+		cu_warn("engine: %s", err.msg);
+	ledger_release(c, uid, 0);
+	json_object_del(c->wl_gen, uid);
+	json_object_del(c->pending_at, uid);
+	json_object_del(c->pending_due, uid);
+	json_object_del(c->wl_uid, key);
+	c->dirty_cycle = true;
+}
+
+static void add_workload(ctl *c, const char *key, const struct api_workload *wl)
+{
+	cu_error err;
+	int rc = ctl_sync_workload(c->st, wl,
+	    eligible(c, wl->meta.namespace_, wl->spec.queue_name), &err);
+
+	if (rc != CU_OK && rc != CU_ENOTFOUND) {
+		cu_warn("workload %s: %s", key, err.msg);
+		return;
+	}
+	if (rc == CU_ENOTFOUND)
+		cu_warn("workload %s: %s", key, err.msg);
+	cu_debug("workload %s queued (%s)", key,
+	    ctl_workload_holds_quota(wl) ? "adopted" : "pending");
+	json_object_set_new(c->wl_uid, key, json_string(wl->meta.uid));
+	json_object_set_new(c->wl_gen, wl->meta.uid,
+	    json_integer(wl->meta.has_generation ? wl->meta.generation : 0));
+	c->dirty_cycle = true;
+}
+
+static void reconcile_workload(ctl *c, const char *key, int64_t now)
+{
+	const char *slash = strchr(key, '/');
+	char ns[254];
+	json_t *obj;
+	const char *old_uid =
+	    json_string_value(json_object_get(c->wl_uid, key));
+	struct api_workload wl;
+	struct que_wl *qw;
+	cu_error err;
+	bool api_holds, que_holds;
+
+	if (slash == NULL)
+		return;
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+	obj = api_informer_get(c->inf[INF_WL], ns, slash + 1);
+	if (obj == NULL) {
+		if (old_uid != NULL) {
+			char *uid = cu_strdup(old_uid);
+
+			if (uid != NULL)
+				forget_workload(c, key, uid);
+			cu_free(uid);
+		}
+		return;
+	}
+	if (api_workload_decode(&wl, obj, &err) != CU_OK) {
+		cu_warn("workload %s: %s", key, err.msg);
+		return;
+	}
+	if (old_uid != NULL && strcmp(old_uid, wl.meta.uid) != 0) {
+		/* Same name, new object: the old one is gone. */
+		char *uid = cu_strdup(old_uid);
+
+		if (uid != NULL)
+			forget_workload(c, key, uid);
+		cu_free(uid);
+	}
+	if (json_object_get(c->in_flight, wl.meta.uid) != NULL)
+		goto out; /* invariant 3 */
+	qw = que_workload_get(c->st, wl.meta.uid);
+	if (ctl_workload_inactive(&wl) || wl.meta.has_deletion) {
+		if (qw != NULL)
+			forget_workload(c, key, wl.meta.uid);
+		goto out;
+	}
+	if (qw == NULL) {
+		add_workload(c, key, &wl);
+		goto out;
+	}
+	api_holds = ctl_workload_holds_quota(&wl);
+	que_holds =
+	    qw->where == QUE_WL_ADMITTED || qw->where == QUE_WL_EVICTING;
+	if (api_holds && !que_holds) {
+		/* Someone admitted it (a restart race, another replica):
+		 * adopt what the API says. */
+		if (que_workload_remove(c->st, wl.meta.uid, &err) == CU_OK)
+			add_workload(c, key, &wl);
+	} else if (!api_holds && que_holds) {
+		/* The reservation was cleared (eviction done, or the
+		 * Workload was requeued): give the quota back. */
+		if (que_workload_release(c->st, wl.meta.uid, now, &err) !=
+		    CU_OK)
+			cu_warn("engine: %s", err.msg);
+		if (ledger_begin(c) == CU_OK &&
+		    store_decision_delete(c->ledger, wl.meta.uid, &err) !=
+			CU_OK &&
+		    err.code != CU_ENOTFOUND)
+			cu_warn("ledger: %s", err.msg);
+		c->dirty_cycle = true;
+	} else if (!que_holds &&
+		   json_integer_value(
+		       json_object_get(c->wl_gen, wl.meta.uid)) !=
+		       (wl.meta.has_generation ? wl.meta.generation : 0)) {
+		/* The spec changed while pending: queue it anew. */
+		if (que_workload_remove(c->st, wl.meta.uid, &err) == CU_OK)
+			add_workload(c, key, &wl);
+	} else if (!que_holds) {
+		bool e = eligible(c, wl.meta.namespace_, wl.spec.queue_name);
+
+		if (e != qw->namespace_eligible) {
+			if (que_workload_set_namespace_eligible(
+				c->st, wl.meta.uid, e, &err) != CU_OK)
+				cu_warn("engine: %s", err.msg);
+			c->dirty_cycle = true;
+		}
+	}
+out:
+	api_workload_dispose(&wl);
+}
+
+static void mark_all_workloads(json_t *obj, void *payload)
+{
+	ctl *c = payload;
+
+	mark(c, INF_WL, obj);
+}
+
+/* ---- the scheduling cycle ------------------------------------------ */
+
+static int decode_cached(
+    ctl *c, const char *ns, const char *name, struct api_workload *wl)
+{
+	json_t *obj = api_informer_get(c->inf[INF_WL], ns, name);
+	cu_error err;
+
+	if (obj == NULL)
+		return CU_ENOTFOUND;
+	if (api_workload_decode(wl, obj, &err) != CU_OK) {
+		cu_warn("workload %s/%s: %s", ns, name, err.msg);
+		return err.code;
+	}
+	return CU_OK;
+}
+
+static int record_admission(ctl *c, const struct que_wl *qw,
+    const struct adm_decision *d, int64_t now, cu_error *err)
+{
+	store_podset *ps = cu_calloc(d->n_podsets + 1, sizeof(*ps));
+	store_resource **rs = cu_calloc(d->n_podsets + 1, sizeof(*rs));
+	store_decision sd;
+	size_t i, j;
+	int rc = CU_ENOMEM;
+
+	if (ps == NULL || rs == NULL)
+		goto out;
+	for (i = 0; i < d->n_podsets; i++) {
+		rs[i] = cu_calloc(d->podsets[i].n_uses + 1, sizeof(**rs));
+		if (rs[i] == NULL)
+			goto out;
+		for (j = 0; j < d->podsets[i].n_uses; j++) {
+			rs[i][j].resource = d->podsets[i].uses[j].resource;
+			rs[i][j].flavor = d->podsets[i].uses[j].flavor;
+			rs[i][j].milli = d->podsets[i].uses[j].usage;
+		}
+		ps[i].name = d->podsets[i].name;
+		ps[i].count = d->podsets[i].count;
+		ps[i].n_resources = d->podsets[i].n_uses;
+		ps[i].resources = rs[i];
+	}
+	memset(&sd, 0, sizeof(sd));
+	sd.uid = qw->uid;
+	sd.ns = qw->ns;
+	sd.name = qw->name;
+	sd.cluster_queue = d->cluster_queue;
+	sd.state = STORE_RESERVED;
+	sd.decided_ns = now;
+	sd.n_podsets = d->n_podsets;
+	sd.podsets = ps;
+	rc = ledger_begin(c);
+	if (rc == CU_OK)
+		rc = store_decision_put(c->ledger, &sd, NULL, err);
+out:
+	if (rc == CU_ENOMEM)
+		cu_error_set(err, CU_ENOMEM, "ledger record: out of memory");
+	for (i = 0; rs != NULL && i < d->n_podsets; i++)
+		cu_free(rs[i]);
+	cu_free(rs);
+	cu_free(ps);
+	return rc;
+}
+
+static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
+{
+	struct que_wl *qw = que_workload_get(c->st, d->uid);
+	struct api_workload wl;
+	json_t *patch = NULL;
+	cu_error err;
+
+	if (qw == NULL)
+		return;
+	if (decode_cached(c, qw->ns, qw->name, &wl) != CU_OK) {
+		unadmit(c, d->uid);
+		return;
+	}
+	if (ctl_wl_status_admit(&wl, d, now, &patch, &err) != CU_OK ||
+	    record_admission(c, qw, d, now, &err) != CU_OK) {
+		cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
+		json_decref(patch);
+		if (que_workload_unadmit(c->st, d->uid, &err) != CU_OK)
+			cu_warn("engine: %s", err.msg);
+		api_workload_dispose(&wl);
+		return;
+	}
+	if (patch != NULL) {
+		json_object_set_new(c->in_flight, d->uid, json_true());
+		queue_write(
+		    c, W_ADMIT, &WORKLOADS, qw->ns, qw->name, d->uid, patch);
+	}
+	api_workload_dispose(&wl);
+}
+
+/* The engine reports a pending reason once, when it changes; it is kept
+ * here and written by write_due_pending() once due. */
+static void decide_pending(ctl *c, const struct adm_decision *d, int64_t now)
+{
+	(void)now;
+	json_object_set_new(c->pending_due, d->uid,
+	    json_pack("[s,s]", adm_reason_string(d->reason),
+		d->message ? d->message : ""));
+}
+
+/*
+ * Writing every pending reason as it changes would cost a write per
+ * Workload per cycle; users read the reason of Workloads that wait, so it
+ * is written once a Workload has waited pending_status_delay_ms, then at
+ * most once per pending_status_period_ms.
+ */
+static void write_due_pending(ctl *c, int64_t now)
+{
+	const char *uid;
+	json_t *v;
+	void *tmp;
+	int64_t now_ms = now / 1000000;
+
+	json_object_foreach_safe(c->pending_due, tmp, uid, v)
+	{
+		struct que_wl *qw = que_workload_get(c->st, uid);
+		json_t *last = json_object_get(c->pending_at, uid);
+		struct api_workload wl;
+		json_t *patch = NULL;
+		cu_error err;
+
+		if (qw == NULL || qw->where == QUE_WL_ADMITTED ||
+		    qw->where == QUE_WL_EVICTING || qw->where == QUE_WL_HEAD) {
+			json_object_del(c->pending_due, uid);
+			continue;
+		}
+		if (now - qw->created_ns <
+			(int64_t)c->opts.pending_status_delay_ms * 1000000 ||
+		    (last != NULL && now_ms - json_integer_value(last) <
+					 c->opts.pending_status_period_ms))
+			continue;
+		if (decode_cached(c, qw->ns, qw->name, &wl) != CU_OK) {
+			json_object_del(c->pending_due, uid);
+			continue;
+		}
+		if (ctl_wl_status_pending(&wl,
+			json_string_value(json_array_get(v, 0)),
+			json_string_value(json_array_get(v, 1)), now, &patch,
+			&err) != CU_OK)
+			cu_warn("pending %s/%s: %s", qw->ns, qw->name, err.msg);
+		else if (patch != NULL) {
+			json_object_set_new(
+			    c->pending_at, uid, json_integer(now_ms));
+			queue_write(c, W_STATUS, &WORKLOADS, qw->ns, qw->name,
+			    NULL, patch);
+		}
+		api_workload_dispose(&wl);
+		json_object_del(c->pending_due, uid);
+	}
+}
+
+static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
+{
+	struct que_wl *pre = que_workload_get(c->st, d->uid);
+	size_t i;
+	cu_error err;
+
+	for (i = 0; pre != NULL && i < d->n_victims; i++) {
+		struct que_wl *v = que_workload_get(c->st, d->victims[i].uid);
+		struct api_workload wl;
+		struct ctl_eviction ev;
+		json_t *patch = NULL;
+		char *msg;
+
+		if (v == NULL || decode_cached(c, v->ns, v->name, &wl) != CU_OK)
+			continue;
+		msg =
+		    ctl_preemption_message(pre->uid, NULL, d->victims[i].reason,
+			d->cluster_queue, d->victims[i].cluster_queue);
+		ev.reason = CTL_EVICTED_PREEMPTED;
+		ev.message = msg ? msg : "Preempted";
+		ev.preempted_reason =
+		    adm_preempt_reason_string(d->victims[i].reason);
+		if (ctl_wl_status_evict(&wl, &ev, now, &patch, &err) != CU_OK)
+			cu_warn("evict %s/%s: %s", v->ns, v->name, err.msg);
+		else if (patch != NULL)
+			queue_write(c, W_STATUS, &WORKLOADS, v->ns, v->name,
+			    NULL, patch);
+		if (ledger_begin(c) == CU_OK &&
+		    store_decision_set_state(c->ledger, v->uid, STORE_EVICTING,
+			now, &err) != CU_OK &&
+		    err.code != CU_ENOTFOUND)
+			cu_warn("ledger: %s", err.msg);
+		if (c->metrics != NULL)
+			ctl_metric_inc(c->metrics,
+			    CTL_M_PREEMPTED_WORKLOADS_TOTAL,
+			    CTL_LV(d->cluster_queue ? d->cluster_queue : "",
+				adm_preempt_reason_string(
+				    d->victims[i].reason)));
+		cu_free(msg);
+		api_workload_dispose(&wl);
+	}
+	decide_pending(c, d, now);
+}
+
+static void run_cycle(ctl *c, int64_t now)
+{
+	struct adm_result r;
+	size_t i;
+	cu_error err;
+
+	adm_result_init(&r);
+	if (adm_cycle(c->st, now, &r, &err) != CU_OK)
+		cu_warn("admission cycle: %s", err.msg);
+	if (r.n > 0)
+		cu_debug("cycle: %zu heads, %zu admitted, %zu decisions",
+		    r.heads, r.admitted, r.n);
+	for (i = 0; i < r.n; i++) {
+		const struct adm_decision *d = &r.v[i];
+
+		switch (d->kind) {
+		case ADM_ADMIT:
+			decide_admit(c, d, now);
+			break;
+		case ADM_PREEMPT:
+			decide_preempt(c, d, now);
+			break;
+		case ADM_PENDING:
+			decide_pending(c, d, now);
+			break;
+		}
+	}
+	if (c->metrics != NULL) {
+		ctl_metric_add(c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL,
+		    CTL_LV("success"), r.admitted);
+		ctl_metric_add(c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL,
+		    CTL_LV("inadmissible"), r.heads - r.admitted);
+	}
+	/* Heads that were requeued may fit after the writes land; the
+	 * engine asks for more work through its own dirty flags. */
+	c->dirty_cycle = r.heads > 0 && r.admitted > 0;
+	adm_result_dispose(&r);
+}
+
+/* ---- writes --------------------------------------------------------- */
+
+static void on_write_done(const struct api_response *resp, void *payload)
+{
+	struct inflight *f = payload;
+	ctl *c = f->c;
+	cu_error err;
+	int64_t now = cu_time_now_ns();
+
+	c->writes_in_flight--;
+	if (c->freeing || resp->canceled)
+		goto out;
+	if (f->kind == W_ADMIT) {
+		json_object_del(c->in_flight, f->uid);
+		if (resp->err == CU_OK) {
+			if (ledger_begin(c) == CU_OK &&
+			    store_decision_set_state(c->ledger, f->uid,
+				STORE_ADMITTED, now, &err) != CU_OK)
+				cu_warn("ledger: %s", err.msg);
+			if (c->metrics != NULL && f->cq != NULL) {
+				ctl_metric_inc(c->metrics,
+				    CTL_M_ADMITTED_WORKLOADS_TOTAL,
+				    CTL_LV(f->cq, ""));
+				ctl_metric_inc(c->metrics,
+				    CTL_M_QUOTA_RESERVED_WORKLOADS_TOTAL,
+				    CTL_LV(f->cq, ""));
+				ctl_metric_observe(c->metrics,
+				    CTL_M_ADMISSION_WAIT_TIME_SECONDS,
+				    CTL_LV(f->cq, ""),
+				    (double)(now - f->created_ns) / 1e9);
+			}
+		} else {
+			/* Not announced: undo the decision (the cached
+			 * Workload will be reconciled again). */
+			cu_warn("admission write %s: %s %s", f->uid,
+			    resp->reason, resp->message);
+			if (que_workload_unadmit(c->st, f->uid, &err) != CU_OK)
+				cu_warn("engine: %s", err.msg);
+			ledger_release(c, f->uid, now);
+		}
+		c->dirty_cycle = true;
+	} else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND) {
+		cu_warn("write %s: %d %s %s", resp->path, resp->code,
+		    resp->reason, resp->message);
+	}
+out:
+	cu_free(f->uid);
+	cu_free(f->cq);
+	cu_free(f);
+	if (c->stopping && c->writes_in_flight == 0 && c->stop_done != NULL &&
+	    !c->freeing) {
+		void (*done)(void *) = c->stop_done;
+
+		c->stop_done = NULL;
+		done(c->stop_payload);
+	}
+}
+
+static void flush(ctl *c)
+{
+	size_t i;
+	cu_error err;
+
+	/* Invariant 1: the ledger first. */
+	if (c->txn) {
+		int64_t t0 = cu_time_mono_ns();
+
+		c->txn = false;
+		if (store_commit(c->ledger, &err) != CU_OK) {
+			cu_errorf("ledger commit: %s; decisions of this turn "
+				  "are withdrawn",
+			    err.msg);
+			for (i = 0; i < c->nwrites; i++)
+				if (c->writes[i].kind == W_ADMIT) {
+					unadmit(c, c->writes[i].uid);
+					json_object_del(
+					    c->in_flight, c->writes[i].uid);
+				}
+			for (i = 0; i < c->nwrites; i++)
+				if (c->writes[i].kind == W_ADMIT) {
+					json_decref(c->writes[i].patch);
+					c->writes[i].patch = NULL;
+				}
+		}
+		if (c->metrics != NULL)
+			ctl_metric_observe(c->metrics,
+			    CTL_M_CUEUE_STORE_COMMIT_SECONDS, CTL_LV0,
+			    (double)(cu_time_mono_ns() - t0) / 1e9);
+	}
+	for (i = 0; i < c->nwrites; i++) {
+		struct qwrite *w = &c->writes[i];
+		struct inflight *f;
+
+		if (w->patch == NULL)
+			goto next;
+		f = cu_calloc(1, sizeof(*f));
+		if (f == NULL)
+			goto next;
+		f->c = c;
+		f->kind = w->kind;
+		f->uid = w->uid ? cu_strdup(w->uid) : NULL;
+		if (w->kind == W_ADMIT && w->uid != NULL) {
+			struct que_wl *qw = que_workload_get(c->st, w->uid);
+
+			f->created_ns = qw ? qw->created_ns : 0;
+			f->cq = qw && qw->cq ? cu_strdup(qw->cq->name) : NULL;
+		}
+		if (api_merge_patch(NULL, c->client, w->res, w->ns, w->name,
+			w->patch, true, on_write_done, f, &err) != CU_OK) {
+			cu_warn("write %s: %s", w->name, err.msg);
+			if (w->kind == W_ADMIT && w->uid != NULL) {
+				unadmit(c, w->uid);
+				json_object_del(c->in_flight, w->uid);
+				ledger_release(c, w->uid, 0);
+			}
+			cu_free(f->uid);
+			cu_free(f->cq);
+			cu_free(f);
+		} else {
+			c->writes_in_flight++;
+		}
+	next:
+		json_decref(w->patch);
+		cu_free(w->ns);
+		cu_free(w->name);
+		cu_free(w->uid);
+	}
+	c->nwrites = 0;
+	/* A failure path above may have reopened the transaction. */
+	if (c->txn) {
+		c->txn = false;
+		if (store_commit(c->ledger, &err) != CU_OK)
+			cu_errorf("ledger commit: %s", err.msg);
+	}
+}
+
+/* ---- ClusterQueue status --------------------------------------------- */
+
+static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
+{
+	json_t *st = json_deep_copy(json_object_get(cached, "status"));
+	json_t *res = json_array(), *conds;
+	uint32_t fr, nfr = que_fr_count(c->st);
+	size_t pending = cq->n_heap + cq->inadmissible.n, admitted;
+	json_t *byflv = json_object();
+	const char *key;
+	json_t *v;
+
+	if (!json_is_object(st))
+		st = json_object();
+	admitted = cq->admitted.n;
+	for (fr = 0; fr < nfr && fr < cq->node.ncells; fr++) {
+		const struct que_cell *cell = &cq->node.cells[fr];
+		const char *fl, *rs;
+		char q[64], b[64];
+		json_t *list;
+		int64_t borrowed;
+
+		if (!cell->q.defined)
+			continue;
+		fl = que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name;
+		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
+		borrowed = cell->usage > cell->q.nominal
+			       ? cell->usage - cell->q.nominal
+			       : 0;
+		adm_format_quantity(rs, cell->usage, q, sizeof(q));
+		adm_format_quantity(rs, borrowed, b, sizeof(b));
+		list = json_object_get(byflv, fl);
+		if (list == NULL) {
+			list = json_array();
+			json_object_set_new(byflv, fl, list);
+		}
+		json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "name",
+						rs, "total", q, "borrowed", b));
+	}
+	json_object_foreach(byflv, key, v)
+	{
+		json_array_append_new(
+		    res, json_pack("{s:s, s:O}", "name", key, "resources", v));
+	}
+	json_decref(byflv);
+	json_object_set(st, "flavorsReservation", res);
+	json_object_set_new(st, "flavorsUsage", res);
+	json_object_set_new(
+	    st, "pendingWorkloads", json_integer((json_int_t)pending));
+	json_object_set_new(
+	    st, "reservingWorkloads", json_integer((json_int_t)admitted));
+	json_object_set_new(
+	    st, "admittedWorkloads", json_integer((json_int_t)admitted));
+	conds = json_object_get(st, "conditions");
+	{
+		const char *status = cq->active ? "True" : "False";
+		const char *reason = cq->active		   ? "Ready"
+				     : cq->inactive_reason ? cq->inactive_reason
+							   : "Unknown";
+		const char *msg = cq->active ? "Can admit new workloads"
+					     : "Can't admit new workloads";
+		json_t *cond = NULL, *e;
+		size_t i;
+		char now[CU_TIME_RFC3339_LEN];
+
+		if (!json_is_array(conds)) {
+			conds = json_array();
+			json_object_set_new(st, "conditions", conds);
+		}
+		json_array_foreach(conds, i, e)
+		{
+			if (json_string_value(json_object_get(e, "type")) &&
+			    strcmp(
+				json_string_value(json_object_get(e, "type")),
+				"Active") == 0)
+				cond = e;
+		}
+		if (cond == NULL) {
+			cond = json_object();
+			json_object_set_new(
+			    cond, "type", json_string("Active"));
+			json_array_append_new(conds, cond);
+		}
+		if (json_string_value(json_object_get(cond, "status")) ==
+			NULL ||
+		    strcmp(json_string_value(json_object_get(cond, "status")),
+			status) != 0) {
+			cu_time_format_rfc3339(cu_time_now_ns(), now);
+			json_object_set_new(
+			    cond, "lastTransitionTime", json_string(now));
+		}
+		json_object_set_new(cond, "status", json_string(status));
+		json_object_set_new(cond, "reason", json_string(reason));
+		json_object_set_new(cond, "message", json_string(msg));
+	}
+	return st;
+}
+
+static void write_cq_status(ctl *c)
+{
+	size_t i, n = que_cq_count(c->st);
+
+	for (i = 0; i < n; i++) {
+		struct que_cq *cq = que_cq_at(c->st, i);
+		json_t *cached, *want, *patch;
+
+		if (cq == NULL || !cq->exists)
+			continue;
+		cached = api_informer_get(c->inf[INF_CQ], NULL, cq->name);
+		if (cached == NULL)
+			continue;
+		want = cq_status(c, cq, cached);
+		if (json_equal(want, json_object_get(cached, "status"))) {
+			json_decref(want);
+		} else {
+			patch = json_pack("{s:o}", "status", want);
+			queue_write(c, W_CQ, &CLUSTERQUEUES, NULL, cq->name,
+			    NULL, patch);
+		}
+		if (c->metrics != NULL) {
+			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
+			    CTL_LV(cq->name, "active"), (double)cq->n_heap);
+			ctl_metric_set(c->metrics,
+			    CTL_M_ADMITTED_ACTIVE_WORKLOADS, CTL_LV(cq->name),
+			    (double)cq->admitted.n);
+			ctl_metric_set(c->metrics,
+			    CTL_M_RESERVING_ACTIVE_WORKLOADS, CTL_LV(cq->name),
+			    (double)cq->admitted.n);
+		}
+	}
+}
+
+/* ---- the turn -------------------------------------------------------- */
+
+static bool all_synced(const ctl *c)
+{
+	size_t i;
+
+	for (i = 0; i < INF__COUNT; i++)
+		if (c->inf[i] == NULL || !api_informer_synced(c->inf[i]))
+			return false;
+	return true;
+}
+
+static void turn(ctl *c)
+{
+	int64_t now = cu_time_now_ns();
+	const char *key;
+	json_t *v, *batch;
+	void *tmp;
+
+	if (c->freeing)
+		return;
+	if (!c->synced) {
+		if (!all_synced(c))
+			return;
+		c->synced = true;
+		c->dirty_config = true;
+		api_informer_foreach(c->inf[INF_WL], mark_all_workloads, c);
+		cu_info("informers synced: %zu workloads, %zu cluster queues",
+		    api_informer_count(c->inf[INF_WL]),
+		    api_informer_count(c->inf[INF_CQ]));
+	}
+	if (c->dirty_config) {
+		sync_config(c);
+		/* Eligibility and routing may have changed for all. */
+		api_informer_foreach(c->inf[INF_WL], mark_all_workloads, c);
+	}
+	batch = c->dirty_wl;
+	c->dirty_wl = json_object();
+	json_object_foreach_safe(batch, tmp, key, v)
+	{
+		reconcile_workload(c, key, now);
+	}
+	json_decref(batch);
+	if (may_write(c) && c->dirty_cycle)
+		run_cycle(c, now);
+	if (may_write(c) && c->pending_scan) {
+		c->pending_scan = false;
+		write_due_pending(c, now);
+	}
+	flush(c);
+}
+
+static void on_turn(struct ev_loop *loop, ev_prepare *w, int revents)
+{
+	(void)loop;
+	(void)revents;
+	turn(w->data);
+}
+
+static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	ctl *c = w->data;
+
+	(void)loop;
+	(void)revents;
+	if (c->freeing || !c->synced)
+		return;
+	/* Backoffs expire and pending statuses come due with time. */
+	c->dirty_cycle = true;
+	c->pending_scan = true;
+	if (may_write(c))
+		write_cq_status(c);
+}
+
+/* ---- health ------------------------------------------------------ */
+
+static int check_synced(cu_error *err, void *payload)
+{
+	ctl *c = payload;
+
+	return c->synced ? CU_OK
+			 : cu_error_set(
+			       err, CU_EAGAIN, "informers have not synced yet");
+}
+
+static int check_ledger(cu_error *err, void *payload)
+{
+	ctl *c = payload;
+
+	return c->ledger != NULL ? CU_OK
+				 : cu_error_set(err, CU_EIO, "ledger not open");
+}
+
+/* ---- lifecycle ------------------------------------------------------ */
+
+static int start_http(ctl *c, cu_error *err)
+{
+	struct ctl_httpd_opts o;
+	const char *probe = c->cfg->health.probe_bind_address;
+	const char *maddr = c->cfg->metrics.bind_address;
+	int rc;
+
+	rc = ctl_health_new(&c->health, err);
+	if (rc == CU_OK)
+		rc = ctl_health_add_check(
+		    c->health, "informers-synced", check_synced, c, err);
+	if (rc == CU_OK)
+		rc = ctl_health_add_check(
+		    c->health, "ledger-open", check_ledger, c, err);
+	if (rc != CU_OK)
+		return rc;
+	if (probe != NULL && probe[0] != '\0' && strcmp(probe, "0") != 0) {
+		memset(&o, 0, sizeof(o));
+		o.name = "health";
+		o.listen = probe;
+		rc = ctl_httpd_new(&c->probe_srv, c->loop, &o, err);
+		if (rc == CU_OK)
+			rc = ctl_health_mount(c->health, c->probe_srv, err);
+		if (rc != CU_OK)
+			return rc;
+	}
+	if (maddr != NULL && maddr[0] != '\0' && strcmp(maddr, "0") != 0) {
+		memset(&o, 0, sizeof(o));
+		o.name = "metrics";
+		o.listen = maddr;
+		rc = ctl_httpd_new(&c->metrics_srv, c->loop, &o, err);
+		if (rc == CU_OK)
+			rc = ctl_metrics_mount(c->metrics, c->metrics_srv, err);
+		if (rc != CU_OK)
+			return rc;
+	}
+	return CU_OK;
+}
+
+int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
+    const struct ctl_run_opts *opts, cu_error *err)
+{
+	ctl *c = cu_calloc(1, sizeof(*c));
+	int rc;
+
+	*out = NULL;
+	if (c == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "controller: out of memory");
+	c->loop = loop;
+	c->cfg = cfg;
+	if (opts != NULL)
+		c->opts = *opts;
+	if (c->opts.pending_status_delay_ms <= 0)
+		c->opts.pending_status_delay_ms = 1000;
+	if (c->opts.pending_status_period_ms <= 0)
+		c->opts.pending_status_period_ms = 30000;
+	c->dirty_wl = json_object();
+	c->wl_uid = json_object();
+	c->wl_gen = json_object();
+	c->in_flight = json_object();
+	c->pending_at = json_object();
+	c->pending_due = json_object();
+	c->cq_names = json_object();
+	c->rf_names = json_object();
+	c->cohort_names = json_object();
+	c->lq_names = json_object();
+	if (!c->dirty_wl || !c->wl_uid || !c->wl_gen || !c->in_flight ||
+	    !c->pending_at || !c->pending_due || !c->cq_names || !c->rf_names ||
+	    !c->cohort_names || !c->lq_names) {
+		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
+		goto fail;
+	}
+	rc = c->opts.kubeconfig != NULL
+		 ? api_client_opts_from_kubeconfig(
+		       &c->copts, c->opts.kubeconfig, err)
+		 : api_client_opts_in_cluster(&c->copts, c->opts.sa_dir, err);
+	if (rc != CU_OK)
+		goto fail;
+	c->copts.qps = cfg->client_connection.qps;
+	c->copts.burst = cfg->client_connection.burst;
+	rc = api_client_new(&c->client, loop, &c->copts, err);
+	if (rc == CU_OK)
+		rc = que_state_new(&c->st, err);
+	if (rc == CU_OK)
+		rc = store_open(&c->ledger,
+		    c->opts.store_path ? c->opts.store_path : ":memory:", err);
+	if (rc == CU_OK)
+		rc = ctl_metrics_new(&c->metrics, NULL, err);
+	if (rc == CU_OK)
+		rc = start_http(c, err);
+	if (rc != CU_OK)
+		goto fail;
+	*out = c;
+	return CU_OK;
+fail:
+	ctl_free(c);
+	return rc;
+}
+
+int ctl_start(ctl *c, cu_error *err)
+{
+	static const struct api_informer_handlers h = {
+	    on_add, on_update, on_delete, NULL};
+	size_t i;
+	int rc;
+
+	for (i = 0; i < INF__COUNT; i++) {
+		c->slots[i].c = c;
+		c->slots[i].id = (enum inf_id)i;
+		rc = api_informer_new(&c->inf[i], c->client, &resources[i],
+		    NULL, NULL, NULL, &h, &c->slots[i], err);
+		if (rc != CU_OK)
+			return rc;
+	}
+	if (c->probe_srv != NULL &&
+	    (rc = ctl_httpd_start(c->probe_srv, err)) != CU_OK)
+		return rc;
+	if (c->metrics_srv != NULL &&
+	    (rc = ctl_httpd_start(c->metrics_srv, err)) != CU_OK)
+		return rc;
+	ev_prepare_init(&c->turn_w, on_turn);
+	c->turn_w.data = c;
+	ev_prepare_start(c->loop, &c->turn_w);
+	ev_timer_init(&c->tick_w, on_tick, 1.0, 1.0);
+	c->tick_w.data = c;
+	ev_timer_start(c->loop, &c->tick_w);
+	return CU_OK;
+}
+
+void ctl_shutdown(ctl *c, void (*done)(void *payload), void *payload)
+{
+	c->stopping = true;
+	flush(c);
+	if (c->writes_in_flight == 0) {
+		if (done != NULL)
+			done(payload);
+		return;
+	}
+	c->stop_done = done;
+	c->stop_payload = payload;
+}
+
+void ctl_free(ctl *c)
+{
+	size_t i;
+
+	if (c == NULL)
+		return;
+	c->freeing = true;
+	ev_prepare_stop(c->loop, &c->turn_w);
+	ev_timer_stop(c->loop, &c->tick_w);
+	for (i = 0; i < INF__COUNT; i++)
+		api_informer_free(c->inf[i]);
+	api_client_free(c->client);
+	api_client_opts_dispose(&c->copts);
+	for (i = 0; i < c->nwrites; i++) {
+		json_decref(c->writes[i].patch);
+		cu_free(c->writes[i].ns);
+		cu_free(c->writes[i].name);
+		cu_free(c->writes[i].uid);
+	}
+	cu_free(c->writes);
+	if (c->ledger != NULL && c->txn)
+		store_rollback(c->ledger);
+	store_close(c->ledger);
+	que_state_free(c->st);
+	ctl_httpd_free(c->probe_srv);
+	ctl_httpd_free(c->metrics_srv);
+	ctl_health_free(c->health);
+	ctl_metrics_free(c->metrics);
+	sels_clear(c);
+	json_decref(c->dirty_wl);
+	json_decref(c->wl_uid);
+	json_decref(c->wl_gen);
+	json_decref(c->in_flight);
+	json_decref(c->pending_at);
+	json_decref(c->pending_due);
+	json_decref(c->cq_names);
+	json_decref(c->rf_names);
+	json_decref(c->cohort_names);
+	json_decref(c->lq_names);
+	cu_free(c);
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/ctl.h - the cueue controller process: informers on the
+ * Kueue, Kubernetes and job objects, the admission engine fed from them,
+ * one scheduling cycle per loop turn, the SQLite ledger committed before
+ * any write that announces a decision, and the writes themselves
+ * (Workload status, ClusterQueue status), plus health and metrics
+ * endpoints.
+ *
+ * Event-loop thread only. Prefix ctl_.
+ */
+#ifndef CU_CONTROLLER_CTL_H
+#define CU_CONTROLLER_CTL_H
+
+#include <ev.h>
+#include <stdbool.h>
+
+#include "controller/config.h"
+#include "lib/cu.h"
+
+typedef struct ctl ctl;
+
+struct ctl_run_opts {
+	const char *kubeconfig; /* [borrowed] NULL = in-cluster */
+	const char *sa_dir;	/* [borrowed] in-cluster files; NULL = the
+				 * standard service-account directory */
+	const char *store_path; /* [borrowed] SQLite ledger; NULL = an
+				 * in-memory ledger (no restart safety) */
+	const char *identity;	/* [borrowed] leader-election identity;
+				 * NULL = hostname_pid */
+	/* Write pending-status conditions (QuotaReserved=False with the
+	 * reason) only for Workloads pending at least this long, and at most
+	 * once per pending_status_period_ms per Workload: every write costs
+	 * the API server, and most Workloads are admitted quickly. */
+	int pending_status_delay_ms;  /* default 1000 */
+	int pending_status_period_ms; /* default 30000 */
+};
+
+/*
+ * Build the controller on loop [borrowed] with cfg [borrowed; must outlive
+ * it]: the API client, informers, engine, ledger, HTTP endpoints. Nothing
+ * runs until ctl_start. *out [owned: ctl_free]. Errors from the client
+ * options (CU_ENOTFOUND/CU_EIO/CU_EINVAL), the ledger (see store.h), the
+ * HTTP listeners (CU_EIO), CU_ENOMEM.
+ */
+CU_MUST_CHECK int ctl_new(ctl **out, struct ev_loop *loop,
+    const struct ctl_config *cfg, const struct ctl_run_opts *opts,
+    cu_error *err);
+
+/* Start the informers, endpoints and timers. */
+CU_MUST_CHECK int ctl_start(ctl *c, cu_error *err);
+
+/*
+ * Graceful shutdown: stop deciding, let in-flight writes finish (bounded),
+ * commit the ledger, release the leader lease, then call done(payload).
+ * done may be NULL.
+ */
+void ctl_shutdown(ctl *c, void (*done)(void *payload), void *payload);
+
+/* Free everything. Not from inside a callback of c. NULL is a no-op. */
+void ctl_free(ctl *c);
+
+#endif /* CU_CONTROLLER_CTL_H */

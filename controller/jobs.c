@@ -1,0 +1,698 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/jobs.c - the job side of the transformation layer: state
+ * readers for Jobs and JobSets, and the merge patches that start an
+ * admitted job (Kueue's RunWithPodSetsInfo + podset.Merge) and stop an
+ * evicted one (Suspend + RestorePodSetsInfo, the batch Job's three-step
+ * custom Stop). Contracts in controller/workload.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/patch.h"
+#include "controller/workload.h"
+
+/* ---- small JSON helpers ---------------------------------------------- */
+
+static json_t *obj_child(json_t *obj, const char *key)
+{
+	json_t *c = json_object_get(obj, key);
+
+	if (json_is_object(c))
+		return c;
+	c = json_object();
+	if (c == NULL || json_object_set_new(obj, key, c) != 0)
+		return NULL;
+	return c;
+}
+
+static const char *get_str(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int nomem(cu_error *err, const char *what)
+{
+	return cu_error_set(err, CU_ENOMEM, "%s: out of memory", what);
+}
+
+/* Absent, null, {} and [] are the same nil map or slice to Go. */
+static bool empty(const json_t *v)
+{
+	return v == NULL || json_is_null(v) ||
+	       (json_is_object(v) && json_object_size(v) == 0) ||
+	       (json_is_array(v) && json_array_size(v) == 0);
+}
+
+/* The strict merge patch from -> to (see workload.h), NULL when equal. */
+static int strict_patch(
+    const json_t *from, const json_t *to, json_t **patch, cu_error *err)
+{
+	json_t *p = NULL, *md;
+	const char *rv;
+	int rc;
+
+	*patch = NULL;
+	rc = api_merge_patch_diff(&p, from, to, err);
+	if (rc != CU_OK || p == NULL)
+		return rc;
+	rv = get_str(json_object_get(from, "metadata"), "resourceVersion");
+	if (rv != NULL && *rv != '\0') {
+		md = obj_child(p, "metadata");
+		if (md == NULL || json_object_set_new(
+				      md, "resourceVersion", json_string(rv))) {
+			json_decref(p);
+			return nomem(err, "patch metadata");
+		}
+	}
+	*patch = p;
+	return CU_OK;
+}
+
+static int encode_job(const struct ctl_job *j, json_t **out, cu_error *err)
+{
+	if (j->kind == CTL_JOB_JOBSET)
+		return api_jobset_encode(out, j->jobset, err);
+	return api_job_encode(out, j->job, err);
+}
+
+/* ---- 5. job state ------------------------------------------------------ */
+
+bool ctl_job_is_suspended(const struct ctl_job *j)
+{
+	const char *stopping;
+
+	if (j->kind == CTL_JOB_JOBSET)
+		return j->jobset->spec.has_suspend && j->jobset->spec.suspend;
+	if (!j->job->spec.has_suspend || !j->job->spec.suspend)
+		return false;
+	stopping =
+	    api_strmap_get(&j->job->meta.annotations, CTL_ANNOTATION_STOPPING);
+	return stopping == NULL || strcmp(stopping, "true") != 0;
+}
+
+bool ctl_job_is_active(const struct ctl_job *j)
+{
+	size_t i;
+
+	if (j->kind == CTL_JOB_BATCH)
+		return j->job->status.has_active && j->job->status.active != 0;
+	for (i = 0; i < j->jobset->status.n_replicated_jobs_status; i++)
+		if (j->jobset->status.replicated_jobs_status[i].active > 0)
+			return true;
+	return false;
+}
+
+bool ctl_job_finished(
+    const struct ctl_job *j, bool *success, const char **message)
+{
+	const struct api_condition *hit = NULL;
+	bool ok = false;
+	size_t i;
+
+	if (j->kind == CTL_JOB_BATCH) {
+		const struct api_conditions *cs = &j->job->status.conditions;
+
+		for (i = 0; i < cs->n && hit == NULL; i++) {
+			const struct api_condition *c = &cs->items[i];
+
+			if (c->status != API_COND_TRUE || c->type == NULL)
+				continue;
+			if (strcmp(c->type, "Complete") == 0) {
+				hit = c;
+				ok = true;
+			} else if (strcmp(c->type, "Failed") == 0) {
+				hit = c;
+			}
+		}
+	} else {
+		const struct api_conditions *cs = &j->jobset->status.conditions;
+		const struct api_condition *c;
+
+		c = api_conditions_find(cs, "Completed");
+		if (c != NULL && c->status == API_COND_TRUE) {
+			hit = c;
+			ok = true;
+		} else {
+			c = api_conditions_find(cs, "Failed");
+			if (c != NULL && c->status == API_COND_TRUE)
+				hit = c;
+		}
+	}
+	if (hit == NULL)
+		return false;
+	if (success != NULL)
+		*success = ok;
+	if (message != NULL)
+		*message = hit->message ? hit->message : "";
+	return true;
+}
+
+/* ---- pod templates in the job document ------------------------------- */
+
+static void lower(char *s)
+{
+	for (; *s; s++)
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s - 'A' + 'a');
+}
+
+/* The pod template of pod set `name` in the encoded job doc [borrowed],
+ * or NULL. Job: spec.template (one pod set); JobSet: the replicatedJob
+ * whose lower-cased name is `name`, template.spec.template. */
+static json_t *doc_template(
+    json_t *doc, enum ctl_job_kind kind, const char *name)
+{
+	json_t *spec = json_object_get(doc, "spec"), *rjs, *rj, *t;
+	char buf[256];
+	size_t i;
+
+	if (kind == CTL_JOB_BATCH)
+		return json_object_get(spec, "template");
+	rjs = json_object_get(spec, "replicatedJobs");
+	json_array_foreach(rjs, i, rj)
+	{
+		const char *n = get_str(rj, "name");
+
+		if (n == NULL || strlen(n) >= sizeof(buf))
+			continue;
+		snprintf(buf, sizeof(buf), "%s", n);
+		lower(buf);
+		if (strcmp(buf, name) != 0)
+			continue;
+		t = json_object_get(rj, "template");
+		t = json_object_get(t, "spec");
+		return json_object_get(t, "template");
+	}
+	return NULL;
+}
+
+static size_t doc_n_podsets(json_t *doc, enum ctl_job_kind kind)
+{
+	if (kind == CTL_JOB_BATCH)
+		return 1;
+	return json_array_size(
+	    json_object_get(json_object_get(doc, "spec"), "replicatedJobs"));
+}
+
+/* ---- 4. start ---------------------------------------------------------- */
+
+/* What Kueue injects into one pod template (podset.PodSetInfo). */
+struct info {
+	json_t *labels;	       /* object */
+	json_t *node_selector; /* object */
+	json_t *tolerations;   /* array */
+};
+
+static void info_dispose(struct info *in)
+{
+	json_decref(in->labels);
+	json_decref(in->node_selector);
+	json_decref(in->tolerations);
+}
+
+/* validation.IsDNS1123Label */
+static bool is_dns1123_label(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > 63)
+		return false;
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+		bool an = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+
+		if (an)
+			continue;
+		if (c != '-' || i == 0 || i == n - 1)
+			return false;
+	}
+	return true;
+}
+
+static const struct api_resource_flavor *find_flavor(
+    const struct api_resource_flavor *fl, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (fl[i].meta.name != NULL &&
+		    strcmp(fl[i].meta.name, name) == 0)
+			return &fl[i];
+	return NULL;
+}
+
+/* podset.FromAssignment + the labels getPodSetsInfoFromStatus adds. */
+static int build_info(const struct api_workload *wl,
+    const struct api_podset_assignment *a,
+    const struct api_resource_flavor *flavors, size_t n_flavors,
+    struct info *in, cu_error *err)
+{
+	const char *cq = wl->status.admission.cluster_queue;
+	size_t i, k;
+	int rc = CU_OK;
+
+	in->labels = json_object();
+	in->node_selector = json_object();
+	in->tolerations = json_array();
+	if (!in->labels || !in->node_selector || !in->tolerations)
+		return nomem(err, "pod set info");
+	for (i = 0; i < a->flavors.n && rc == CU_OK; i++) {
+		const char *fname = a->flavors.items[i].value;
+		const struct api_resource_flavor *rf;
+		json_t *doc = NULL, *spec, *v;
+		const char *key;
+		bool seen = false;
+
+		for (k = 0; k < i && !seen; k++)
+			seen = strcmp(a->flavors.items[k].value, fname) == 0;
+		if (seen)
+			continue;
+		rf = find_flavor(flavors, n_flavors, fname);
+		if (rf == NULL)
+			return cu_error_set(err, CU_ENOTFOUND,
+			    "status.admission.podSetAssignments[%s].flavors: "
+			    "ResourceFlavor %s not found",
+			    a->name, fname);
+		rc = api_resource_flavor_encode(&doc, rf, err);
+		if (rc != CU_OK)
+			return rc;
+		spec = json_object_get(doc, "spec");
+		json_object_foreach(json_object_get(spec, "nodeLabels"), key, v)
+		{
+			if (json_object_set(in->node_selector, key, v) != 0)
+				rc = nomem(err, "pod set info");
+		}
+		v = json_object_get(spec, "tolerations");
+		if (rc == CU_OK && json_is_array(v) &&
+		    json_array_extend(in->tolerations, v) != 0)
+			rc = nomem(err, "pod set info");
+		json_decref(doc);
+	}
+	if (rc != CU_OK)
+		return rc;
+	if (json_object_set_new(
+		in->labels, CTL_LABEL_PODSET, json_string(a->name)) != 0 ||
+	    json_object_set_new(in->labels, CTL_LABEL_LOCAL_QUEUE,
+		json_string(wl->spec.queue_name ? wl->spec.queue_name : "")) !=
+		0)
+		return nomem(err, "pod set info");
+	if (cq != NULL && is_dns1123_label(cq) &&
+	    json_object_set_new(
+		in->labels, CTL_LABEL_CLUSTER_QUEUE, json_string(cq)) != 0)
+		return nomem(err, "pod set info");
+	return CU_OK;
+}
+
+/* utilmaps.HaveConflict(cur, add) then Copy: keys of add [borrowed] into
+ * *parent[key], created when needed. */
+static int merge_map(json_t *parent, const char *key, const json_t *add,
+    const char *what, cu_error *err)
+{
+	json_t *cur = json_object_get(parent, key), *v, *have;
+	const char *k;
+
+	if (json_object_size(add) == 0)
+		return CU_OK;
+	json_object_foreach((json_t *)add, k, v)
+	{
+		have = json_is_object(cur) ? json_object_get(cur, k) : NULL;
+		if (json_is_string(have) && !json_equal(have, v))
+			return cu_error_set(err, CU_EINVAL,
+			    "invalid admission check PodSetUpdate: conflict "
+			    "for %s: conflict for key=%s, value1=%s, value2=%s",
+			    what, k, json_string_value(have),
+			    json_string_value(v));
+	}
+	cur = obj_child(parent, key);
+	if (cur == NULL || json_object_update(cur, (json_t *)add) != 0)
+		return nomem(err, "pod template");
+	return CU_OK;
+}
+
+static const char *tol_op(const json_t *t)
+{
+	const char *op = get_str(t, "operator");
+
+	return op != NULL && *op != '\0' ? op : "Equal";
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/* utiltolerations.Equal: MatchToleration with "" operator meaning Equal. */
+static bool tol_equal(const json_t *a, const json_t *b)
+{
+	return str_eq(get_str(a, "key"), get_str(b, "key")) &&
+	       str_eq(get_str(a, "effect"), get_str(b, "effect")) &&
+	       strcmp(tol_op(a), tol_op(b)) == 0 &&
+	       str_eq(get_str(a, "value"), get_str(b, "value"));
+}
+
+/* podset.Merge into a pod template [borrowed, edited]. */
+static int merge_template(json_t *tpl, const struct info *in, cu_error *err)
+{
+	json_t *md = obj_child(tpl, "metadata"), *spec = obj_child(tpl, "spec");
+	json_t *tols, *t, *e;
+	size_t i, k;
+	int rc;
+
+	if (md == NULL || spec == NULL)
+		return nomem(err, "pod template");
+	rc = merge_map(md, "labels", in->labels, "labels", err);
+	if (rc == CU_OK)
+		rc = merge_map(spec, "nodeSelector", in->node_selector,
+		    "nodeSelector", err);
+	if (rc != CU_OK || json_array_size(in->tolerations) == 0)
+		return rc;
+	tols = json_object_get(spec, "tolerations");
+	if (!json_is_array(tols)) {
+		tols = json_array();
+		if (tols == NULL ||
+		    json_object_set_new(spec, "tolerations", tols) != 0)
+			return nomem(err, "pod template");
+	}
+	json_array_foreach(in->tolerations, i, t)
+	{
+		bool dup = false;
+
+		json_array_foreach(tols, k, e) dup = dup || tol_equal(e, t);
+		if (!dup && json_array_append(tols, t) != 0)
+			return nomem(err, "pod template");
+	}
+	return CU_OK;
+}
+
+/* strconv.ParseBool */
+static bool parse_bool_true(const char *s)
+{
+	static const char *const yes[] = {
+	    "1", "t", "T", "TRUE", "true", "True"};
+	size_t i;
+
+	for (i = 0; s != NULL && i < sizeof(yes) / sizeof(*yes); i++)
+		if (strcmp(s, yes[i]) == 0)
+			return true;
+	return false;
+}
+
+static const struct api_podset *wl_podset(
+    const struct api_workload *wl, const char *name, size_t idx)
+{
+	size_t i;
+
+	for (i = 0; i < wl->spec.n_pod_sets; i++) {
+		const char *n = wl->spec.pod_sets[i].name;
+
+		if (strcmp(n ? n : "main", name) == 0)
+			return &wl->spec.pod_sets[i];
+	}
+	return idx < wl->spec.n_pod_sets ? &wl->spec.pod_sets[idx] : NULL;
+}
+
+/* Partial admission of a batch Job: parallelism (and completions when
+ * they are kept equal) become the admitted count. */
+static int set_parallelism(
+    const struct ctl_job *j, json_t *doc, int32_t count, cu_error *err)
+{
+	json_t *spec = obj_child(doc, "spec");
+
+	if (spec == NULL ||
+	    json_object_set_new(spec, "parallelism", json_integer(count)) != 0)
+		return nomem(err, "job spec.parallelism");
+	if (parse_bool_true(api_strmap_get(&j->job->meta.annotations,
+		CTL_ANNOTATION_COMPLETIONS_EQ_PARALLELISM)) &&
+	    json_object_set_new(spec, "completions", json_integer(count)) != 0)
+		return nomem(err, "job spec.completions");
+	return CU_OK;
+}
+
+static int start_edit(const struct ctl_job *j, const struct api_workload *wl,
+    const struct api_resource_flavor *flavors, size_t n_flavors, json_t *to,
+    cu_error *err)
+{
+	size_t n = wl->status.admission.n_pod_set_assignments, i;
+	size_t want = doc_n_podsets(to, j->kind);
+	json_t *spec;
+	int rc;
+
+	if (n != want)
+		return cu_error_set(err, CU_EINVAL,
+		    "invalid podset infos: expecting %zu podset, got %zu", want,
+		    n);
+	for (i = 0; i < n; i++) {
+		const struct api_podset_assignment *a =
+		    &wl->status.admission.pod_set_assignments[i];
+		const struct api_podset *ps = wl_podset(wl, a->name, i);
+		struct info in = {NULL, NULL, NULL};
+		json_t *tpl;
+
+		tpl = doc_template(to, j->kind, a->name);
+		if (!json_is_object(tpl))
+			return cu_error_set(err, CU_EINVAL,
+			    "invalid podset infos: the job has no pod "
+			    "template for pod set %s",
+			    a->name);
+		rc = build_info(wl, a, flavors, n_flavors, &in, err);
+		if (rc == CU_OK)
+			rc = merge_template(tpl, &in, err);
+		info_dispose(&in);
+		if (rc != CU_OK)
+			return rc;
+		if (j->kind == CTL_JOB_BATCH && ps != NULL &&
+		    ps->has_min_count) {
+			int32_t count = a->has_count	? a->count
+					: ps->has_count ? ps->count
+							: 1;
+
+			rc = set_parallelism(j, to, count, err);
+			if (rc != CU_OK)
+				return rc;
+		}
+	}
+	spec = obj_child(to, "spec");
+	if (spec == NULL ||
+	    json_object_set_new(spec, "suspend", json_false()) != 0)
+		return nomem(err, "job spec.suspend");
+	return CU_OK;
+}
+
+int ctl_job_start_patch(const struct ctl_job *j, const struct api_workload *wl,
+    const struct api_resource_flavor *flavors, size_t n_flavors, json_t **patch,
+    cu_error *err)
+{
+	json_t *from = NULL, *to = NULL;
+	int rc;
+
+	*patch = NULL;
+	if (!ctl_job_is_suspended(j))
+		return CU_OK;
+	if (wl == NULL || !wl->status.has_admission ||
+	    wl->status.admission.n_pod_set_assignments == 0)
+		return cu_error_set(err, CU_EINVAL,
+		    "workload status.admission: Required value");
+	rc = encode_job(j, &from, err);
+	if (rc != CU_OK)
+		return rc;
+	to = json_deep_copy(from);
+	if (to == NULL)
+		rc = nomem(err, "job");
+	if (rc == CU_OK)
+		rc = start_edit(j, wl, flavors, n_flavors, to, err);
+	if (rc == CU_OK)
+		rc = strict_patch(from, to, patch, err);
+	json_decref(from);
+	json_decref(to);
+	return rc;
+}
+
+/* ---- 4. stop ----------------------------------------------------------- */
+
+/* Labels the batch Job controller owns; RestorePodSetsInfo keeps them. */
+static const char *const job_managed_labels[] = {
+    "job-name",
+    "controller-uid",
+    "batch.kubernetes.io/job-name",
+    "batch.kubernetes.io/controller-uid",
+    NULL,
+};
+
+/* parent[key] = copy of want when they differ (nil == empty); removed
+ * when want is empty. */
+static int restore_field(json_t *parent, const char *key, const json_t *want)
+{
+	json_t *cur = json_object_get(parent, key), *c;
+
+	if (empty(cur) && empty(want))
+		return 0;
+	if (cur != NULL && want != NULL && json_equal(cur, want))
+		return 0;
+	if (empty(want))
+		return json_object_del(parent, key);
+	c = json_deep_copy(want);
+	if (c == NULL)
+		return -1;
+	return json_object_set_new(parent, key, c);
+}
+
+/* podset.RestorePodSpec of template tpl [edited] from the saved template
+ * `saved` [borrowed]; keep_job_labels: Job's RestorePodSetsInfo. */
+static int restore_template(
+    json_t *tpl, const json_t *saved, bool keep_job_labels, cu_error *err)
+{
+	json_t *md = obj_child(tpl, "metadata"), *spec = obj_child(tpl, "spec");
+	const json_t *smd = json_object_get(saved, "metadata");
+	const json_t *sspec = json_object_get(saved, "spec");
+	json_t *labels = NULL, *cur_labels, *v;
+	static const char *const spec_fields[] = {
+	    "nodeSelector", "tolerations", "schedulingGates", NULL};
+	size_t i;
+	int e = 0;
+
+	if (md == NULL || spec == NULL)
+		return nomem(err, "pod template");
+	cur_labels = json_object_get(md, "labels");
+	labels = json_is_object(json_object_get(smd, "labels"))
+		     ? json_deep_copy(json_object_get(smd, "labels"))
+		     : json_object();
+	if (labels == NULL)
+		return nomem(err, "pod template");
+	for (i = 0; keep_job_labels && job_managed_labels[i]; i++) {
+		v = json_is_object(cur_labels)
+			? json_object_get(cur_labels, job_managed_labels[i])
+			: NULL;
+		if (v != NULL &&
+		    json_object_set(labels, job_managed_labels[i], v) != 0)
+			e = -1;
+	}
+	if (e == 0)
+		e = restore_field(md, "labels", labels);
+	json_decref(labels);
+	if (e == 0)
+		e = restore_field(
+		    md, "annotations", json_object_get(smd, "annotations"));
+	for (i = 0; e == 0 && spec_fields[i]; i++)
+		e = restore_field(spec, spec_fields[i],
+		    json_object_get(sspec, spec_fields[i]));
+	if (e != 0)
+		return nomem(err, "pod template");
+	return CU_OK;
+}
+
+static int restore_all(const struct ctl_job *j, const struct api_workload *wl,
+    json_t *to, cu_error *err)
+{
+	size_t i;
+	int rc;
+
+	if (wl == NULL || wl->spec.n_pod_sets == 0)
+		return CU_OK;
+	/* Kueue skips the restore when the pod set count does not match. */
+	if (wl->spec.n_pod_sets != doc_n_podsets(to, j->kind))
+		return CU_OK;
+	for (i = 0; i < wl->spec.n_pod_sets; i++) {
+		const struct api_podset *ps = &wl->spec.pod_sets[i];
+		json_t *tpl =
+		    doc_template(to, j->kind, ps->name ? ps->name : "main");
+
+		if (!json_is_object(tpl) || ps->template == NULL)
+			continue;
+		rc = restore_template(
+		    tpl, ps->template, j->kind == CTL_JOB_BATCH, err);
+		if (rc != CU_OK)
+			return rc;
+		if (j->kind == CTL_JOB_BATCH && ps->has_min_count) {
+			int32_t count = ps->has_count ? ps->count : 1;
+
+			if (!j->job->spec.has_parallelism ||
+			    j->job->spec.parallelism != count) {
+				rc = set_parallelism(j, to, count, err);
+				if (rc != CU_OK)
+					return rc;
+			}
+		}
+	}
+	return CU_OK;
+}
+
+static int set_suspend(json_t *to, cu_error *err)
+{
+	json_t *spec = obj_child(to, "spec");
+
+	if (spec == NULL ||
+	    json_object_set_new(spec, "suspend", json_true()) != 0)
+		return nomem(err, "job spec.suspend");
+	return CU_OK;
+}
+
+/* One step of Kueue's batch Job Stop on the encoded job: edits `to` and
+ * says which step it is. */
+static int job_stop_edit(const struct ctl_job *j, const struct api_workload *wl,
+    json_t *to, enum ctl_stop_step *step, cu_error *err)
+{
+	json_t *md, *ann, *st;
+
+	if (!j->job->spec.has_suspend || !j->job->spec.suspend) {
+		*step = CTL_STOP_SUSPEND;
+		md = obj_child(to, "metadata");
+		ann = md ? obj_child(md, "annotations") : NULL;
+		if (ann == NULL ||
+		    json_object_set_new(
+			ann, CTL_ANNOTATION_STOPPING, json_string("true")) != 0)
+			return nomem(err, "job metadata.annotations");
+		return set_suspend(to, err);
+	}
+	st = json_object_get(to, "status");
+	if (j->job->status.has_start_time ||
+	    json_object_get(st, "startTime") != NULL) {
+		*step = CTL_STOP_RESET_START;
+		json_object_del(st, "startTime");
+		return CU_OK;
+	}
+	*step = CTL_STOP_RESTORE;
+	md = json_object_get(to, "metadata");
+	ann = json_object_get(md, "annotations");
+	if (json_is_object(ann)) {
+		json_object_del(ann, CTL_ANNOTATION_STOPPING);
+		if (json_object_size(ann) == 0)
+			json_object_del(md, "annotations");
+	}
+	return restore_all(j, wl, to, err);
+}
+
+int ctl_job_stop_patch(const struct ctl_job *j, const struct api_workload *wl,
+    enum ctl_stop_step *step, json_t **patch, cu_error *err)
+{
+	json_t *from = NULL, *to = NULL;
+	int rc;
+
+	*patch = NULL;
+	*step = CTL_STOP_DONE;
+	if (j->kind == CTL_JOB_JOBSET && ctl_job_is_suspended(j))
+		return CU_OK;
+	rc = encode_job(j, &from, err);
+	if (rc != CU_OK)
+		return rc;
+	to = json_deep_copy(from);
+	if (to == NULL)
+		rc = nomem(err, "job");
+	if (rc == CU_OK && j->kind == CTL_JOB_JOBSET) {
+		*step = CTL_STOP_SUSPEND;
+		rc = set_suspend(to, err);
+		if (rc == CU_OK)
+			rc = restore_all(j, wl, to, err);
+	} else if (rc == CU_OK) {
+		rc = job_stop_edit(j, wl, to, step, err);
+	}
+	if (rc == CU_OK)
+		rc = strict_patch(from, to, patch, err);
+	if (rc != CU_OK || *patch == NULL)
+		*step = CTL_STOP_DONE;
+	json_decref(from);
+	json_decref(to);
+	return rc;
+}
