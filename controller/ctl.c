@@ -45,6 +45,7 @@
 #include "controller/metrics.h"
 #include "controller/sync.h"
 #include "controller/workload.h"
+#include "namespaces/gate.h"
 #include "queues/queues.h"
 #include "store/store.h"
 
@@ -55,6 +56,8 @@ enum inf_id {
 	INF_LQ,
 	INF_COHORT,
 	INF_WL,
+	INF_JOB,    /* only with batch/job enabled */
+	INF_JOBSET, /* only with jobset.x-k8s.io/jobset enabled */
 	INF__COUNT
 };
 
@@ -65,6 +68,8 @@ static const struct api_resource resources[INF__COUNT] = {
     [INF_LQ] = {"kueue.x-k8s.io", "v1beta2", "localqueues", true},
     [INF_COHORT] = {"kueue.x-k8s.io", "v1beta2", "cohorts", false},
     [INF_WL] = {"kueue.x-k8s.io", "v1beta2", "workloads", true},
+    [INF_JOB] = {"batch", "v1", "jobs", true},
+    [INF_JOBSET] = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true},
 };
 
 static const struct api_resource WORKLOADS = {
@@ -88,6 +93,10 @@ enum write_kind {
 	W_ADMIT,  /* admission status of a Workload (announces a decision) */
 	W_STATUS, /* other Workload status */
 	W_CQ,	  /* ClusterQueue status */
+	W_SPEC,	  /* merge patch of a job or Workload (not status) */
+	W_JOB_STATUS, /* merge patch of a job's status */
+	W_CREATE,     /* POST `patch` (a new object) */
+	W_DELETE,     /* DELETE */
 };
 
 /* A write queued during a turn, sent after the ledger commit. */
@@ -97,13 +106,15 @@ struct qwrite {
 	char *ns, *name; /* owned */
 	char *uid;	 /* owned; the Workload's, or NULL */
 	json_t *patch;	 /* owned */
+	char *expect;	 /* owned; key whose resourceVersion to expect */
 };
 
 /* Context of a write in flight [owned by the callback]. */
 struct inflight {
 	ctl *c;
 	enum write_kind kind;
-	char *uid; /* owned */
+	char *uid;    /* owned */
+	char *expect; /* owned; see struct ctl.expect */
 	int64_t created_ns;
 	char *cq; /* owned */
 };
@@ -124,10 +135,19 @@ struct ctl {
 
 	ev_prepare turn_w;
 	ev_timer tick_w;
-	bool synced;	     /* every informer delivered its first LIST */
-	bool dirty_config;   /* flavors/queues/cohorts/namespaces changed */
-	bool dirty_cycle;    /* something may be admissible now */
-	json_t *dirty_wl;    /* set: "ns/name" */
+	bool synced;	    /* every informer delivered its first LIST */
+	bool dirty_config;  /* flavors/queues/cohorts/namespaces changed */
+	bool dirty_cycle;   /* something may be admissible now */
+	json_t *dirty_wl;   /* set: "ns/name" */
+	json_t *dirty_jobs; /* set: "J/ns/name" (Job), "S/ns/name" (JobSet) */
+	/* Object key -> resourceVersion our last write produced: until the
+	 * informer shows that version, the cached object is older than what
+	 * we wrote and must not be acted on (it would undo or repeat the
+	 * write). Keys: "wl/ns/name", "J/ns/name", "S/ns/name". */
+	json_t *expect;
+	json_t *busy;	  /* key -> true while a write to it is in flight */
+	json_t *retry_at; /* key -> ms: a failed write is retried then */
+	struct ns_gate_config gate;
 	json_t *wl_uid;	     /* "ns/name" -> uid of what the engine holds */
 	json_t *wl_gen;	     /* uid -> metadata.generation it was added at */
 	json_t *in_flight;   /* uid -> true while an admission write runs */
@@ -187,6 +207,46 @@ static void queue_write(ctl *c, enum write_kind kind,
 	w->name = cu_strdup(name);
 	w->uid = uid ? cu_strdup(uid) : NULL;
 	w->patch = patch;
+	w->expect = NULL;
+}
+
+/* Queue a write and remember, on success, the resourceVersion it
+ * produced for `expect` [borrowed; copied]; the object is busy until
+ * the answer arrives. */
+static void queue_write_expect(ctl *c, enum write_kind kind,
+    const struct api_resource *res, const char *ns, const char *name,
+    json_t *patch, const char *expect)
+{
+	queue_write(c, kind, res, ns, name, NULL, patch);
+	if (c->nwrites > 0 && c->writes[c->nwrites - 1].patch == patch &&
+	    expect != NULL) {
+		c->writes[c->nwrites - 1].expect = cu_strdup(expect);
+		json_object_set_new(c->busy, expect, json_true());
+	}
+}
+
+/* Is the cached obj older than what our own last write to `key` left
+ * on the server? (resourceVersions are decimal revisions here and on
+ * kube-apiserver; only ever compared for this purpose.) */
+static bool stale(ctl *c, const char *key, json_t *obj)
+{
+	json_t *want = json_object_get(c->expect, key);
+	const char *have;
+	unsigned long long w, h;
+
+	if (json_object_get(c->busy, key) != NULL)
+		return true;
+	if (want == NULL)
+		return false;
+	have = json_string_value(json_object_get(
+	    json_object_get(obj, "metadata"), "resourceVersion"));
+	w = strtoull(json_string_value(want), NULL, 10);
+	h = have ? strtoull(have, NULL, 10) : 0;
+	if (h >= w) {
+		json_object_del(c->expect, key);
+		return false;
+	}
+	return true;
 }
 
 static int ledger_begin(ctl *c)
@@ -216,14 +276,47 @@ static void unadmit(ctl *c, const char *uid)
 
 /* ---- informer handlers -------------------------------------------- */
 
+static void mark_job(ctl *c, char kind, const char *ns, const char *name)
+{
+	char *k = cu_asprintf("%c/%s/%s", kind, ns ? ns : "", name);
+
+	if (k != NULL)
+		json_object_set_new(c->dirty_jobs, k, json_true());
+	cu_free(k);
+}
+
 static void mark(ctl *c, enum inf_id id, json_t *obj)
 {
 	if (id == INF_WL) {
 		char *k = key_of(jmeta(obj, "namespace"), jmeta(obj, "name"));
+		json_t *refs = json_object_get(
+		    json_object_get(obj, "metadata"), "ownerReferences");
+		json_t *r;
+		size_t i;
 
 		if (k != NULL)
 			json_object_set_new(c->dirty_wl, k, json_true());
 		cu_free(k);
+		/* A Workload change is news for the job that owns it. */
+		json_array_foreach(refs, i, r)
+		{
+			const char *kind =
+			    json_string_value(json_object_get(r, "kind"));
+			const char *name =
+			    json_string_value(json_object_get(r, "name"));
+
+			if (!json_is_true(json_object_get(r, "controller")) ||
+			    kind == NULL || name == NULL)
+				continue;
+			if (strcmp(kind, "Job") == 0)
+				mark_job(c, 'J', jmeta(obj, "namespace"), name);
+			else if (strcmp(kind, "JobSet") == 0)
+				mark_job(c, 'S', jmeta(obj, "namespace"), name);
+		}
+	} else if (id == INF_JOB || id == INF_JOBSET) {
+		mark_job(c, id == INF_JOB ? 'J' : 'S', jmeta(obj, "namespace"),
+		    jmeta(obj, "name"));
+		return;
 	} else {
 		c->dirty_config = true;
 	}
@@ -530,6 +623,14 @@ static void reconcile_workload(ctl *c, const char *key, int64_t now)
 		}
 		return;
 	}
+	{
+		char *ek = cu_asprintf("wl/%s", key);
+		bool st = ek != NULL && stale(c, ek, obj);
+
+		cu_free(ek);
+		if (st)
+			return; /* our own write has not reached the cache */
+	}
 	if (api_workload_decode(&wl, obj, &err) != CU_OK) {
 		cu_warn("workload %s: %s", key, err.msg);
 		return;
@@ -689,9 +790,16 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		return;
 	}
 	if (patch != NULL) {
+		char *ek = cu_asprintf("wl/%s/%s", qw->ns, qw->name);
+
 		json_object_set_new(c->in_flight, d->uid, json_true());
 		queue_write(
 		    c, W_ADMIT, &WORKLOADS, qw->ns, qw->name, d->uid, patch);
+		if (ek != NULL && c->nwrites > 0 &&
+		    c->writes[c->nwrites - 1].patch == patch)
+			c->writes[c->nwrites - 1].expect = ek;
+		else
+			cu_free(ek);
 	}
 	api_workload_dispose(&wl);
 }
@@ -852,6 +960,31 @@ static void on_write_done(const struct api_response *resp, void *payload)
 	c->writes_in_flight--;
 	if (c->freeing || resp->canceled)
 		goto out;
+	if (f->expect != NULL) {
+		const char *rv = json_string_value(
+		    json_object_get(json_object_get(resp->body, "metadata"),
+			"resourceVersion"));
+
+		json_object_del(c->busy, f->expect);
+		if (resp->err == CU_OK && rv != NULL)
+			json_object_set_new(
+			    c->expect, f->expect, json_string(rv));
+		/* Look again once the cache has caught up; a rejected write
+		 * (other than a conflict) only after a pause, or the same
+		 * state would send it again in a loop. */
+		if (resp->err != CU_OK && resp->err != CU_ECONFLICT) {
+			json_object_set_new(c->retry_at, f->expect,
+			    json_integer(now / 1000000 + 2000));
+			cu_warn("write %s: %d %s %s (retried in 2 s)",
+			    resp->path, resp->code, resp->reason,
+			    resp->message);
+		} else if (f->expect[0] == 'J' || f->expect[0] == 'S')
+			json_object_set_new(
+			    c->dirty_jobs, f->expect, json_true());
+		else if (strncmp(f->expect, "wl/", 3) == 0)
+			json_object_set_new(
+			    c->dirty_wl, f->expect + 3, json_true());
+	}
 	if (f->kind == W_ADMIT) {
 		json_object_del(c->in_flight, f->uid);
 		if (resp->err == CU_OK) {
@@ -887,6 +1020,7 @@ static void on_write_done(const struct api_response *resp, void *payload)
 	}
 out:
 	cu_free(f->uid);
+	cu_free(f->expect);
 	cu_free(f->cq);
 	cu_free(f);
 	if (c->stopping && c->writes_in_flight == 0 && c->stop_done != NULL &&
@@ -896,6 +1030,29 @@ out:
 		c->stop_done = NULL;
 		done(c->stop_payload);
 	}
+}
+
+static int send_write(
+    ctl *c, struct qwrite *w, struct inflight *f, cu_error *err)
+{
+	switch (w->kind) {
+	case W_SPEC:
+		return api_merge_patch(NULL, c->client, w->res, w->ns, w->name,
+		    w->patch, false, on_write_done, f, err);
+	case W_CREATE:
+		return api_create(NULL, c->client, w->res, w->ns, w->patch,
+		    on_write_done, f, err);
+	case W_DELETE:
+		return api_delete(NULL, c->client, w->res, w->ns, w->name, NULL,
+		    on_write_done, f, err);
+	case W_ADMIT:
+	case W_STATUS:
+	case W_CQ:
+	case W_JOB_STATUS:
+		break;
+	}
+	return api_merge_patch(NULL, c->client, w->res, w->ns, w->name,
+	    w->patch, true, on_write_done, f, err);
 }
 
 static void flush(ctl *c)
@@ -941,21 +1098,25 @@ static void flush(ctl *c)
 		f->c = c;
 		f->kind = w->kind;
 		f->uid = w->uid ? cu_strdup(w->uid) : NULL;
+		f->expect = w->expect;
+		w->expect = NULL;
 		if (w->kind == W_ADMIT && w->uid != NULL) {
 			struct que_wl *qw = que_workload_get(c->st, w->uid);
 
 			f->created_ns = qw ? qw->created_ns : 0;
 			f->cq = qw && qw->cq ? cu_strdup(qw->cq->name) : NULL;
 		}
-		if (api_merge_patch(NULL, c->client, w->res, w->ns, w->name,
-			w->patch, true, on_write_done, f, &err) != CU_OK) {
+		if (send_write(c, w, f, &err) != CU_OK) {
 			cu_warn("write %s: %s", w->name, err.msg);
 			if (w->kind == W_ADMIT && w->uid != NULL) {
 				unadmit(c, w->uid);
 				json_object_del(c->in_flight, w->uid);
 				ledger_release(c, w->uid, 0);
 			}
+			if (f->expect != NULL)
+				json_object_del(c->busy, f->expect);
 			cu_free(f->uid);
+			cu_free(f->expect);
 			cu_free(f->cq);
 			cu_free(f);
 		} else {
@@ -966,6 +1127,7 @@ static void flush(ctl *c)
 		cu_free(w->ns);
 		cu_free(w->name);
 		cu_free(w->uid);
+		cu_free(w->expect);
 	}
 	c->nwrites = 0;
 	/* A failure path above may have reopened the transaction. */
@@ -1108,15 +1270,345 @@ static void write_cq_status(ctl *c)
 	}
 }
 
+/* ---- Jobs and JobSets ---------------------------------------------- */
+
+static const struct api_resource JOBS = {"batch", "v1", "jobs", true};
+static const struct api_resource JOBSETS = {
+    "jobset.x-k8s.io", "v1alpha2", "jobsets", true};
+
+/* Owner lookup for the gate, over the job caches. */
+static int gate_lookup(const struct ns_gate_owner *ref, const char *ns,
+    struct ns_gate_object *out, void *payload, cu_error *err)
+{
+	ctl *c = payload;
+	enum ns_gate_kind kind = ns_gate_kind_of(ref->api_version, ref->kind);
+	api_informer *inf = kind == NS_GATE_KIND_JOB	  ? c->inf[INF_JOB]
+			    : kind == NS_GATE_KIND_JOBSET ? c->inf[INF_JOBSET]
+							  : NULL;
+	json_t *obj = inf ? api_informer_get(inf, ns, ref->name) : NULL;
+
+	if (obj == NULL)
+		return CU_ENOTFOUND;
+	return ns_gate_object_from_json(out, obj, err);
+}
+
+/* Workloads in ns whose controller owner is kind/name. */
+struct owned {
+	const char *kind, *name, *ns;
+	json_t *found; /* array of borrowed objects */
+};
+
+static void find_owned(json_t *wl, void *payload)
+{
+	struct owned *o = payload;
+	json_t *refs =
+	    json_object_get(json_object_get(wl, "metadata"), "ownerReferences");
+	json_t *r;
+	size_t i;
+
+	if (jmeta(wl, "namespace") == NULL ||
+	    strcmp(jmeta(wl, "namespace"), o->ns) != 0)
+		return;
+	json_array_foreach(refs, i, r)
+	{
+		const char *k = json_string_value(json_object_get(r, "kind"));
+		const char *n = json_string_value(json_object_get(r, "name"));
+
+		if (json_is_true(json_object_get(r, "controller")) && k && n &&
+		    strcmp(k, o->kind) == 0 && strcmp(n, o->name) == 0)
+			json_array_append(o->found, wl);
+	}
+}
+
+/* The job is gone: its Workloads go too (what Kueue leaves to the garbage
+ * collector after dropping its finalizer; done here so quota is released
+ * on clusters and test servers alike). */
+static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
+{
+	struct owned o = {
+	    kind == 'J' ? "Job" : "JobSet", name, ns, json_array()};
+	json_t *wl;
+	size_t i;
+
+	api_informer_foreach(c->inf[INF_WL], find_owned, &o);
+	json_array_foreach(o.found, i, wl)
+	{
+		const char *wname = jmeta(wl, "name");
+		json_t *fin = json_object_get(
+		    json_object_get(wl, "metadata"), "finalizers");
+
+		if (json_array_size(fin) > 0)
+			queue_write(c, W_SPEC, &WORKLOADS, ns, wname, NULL,
+			    json_pack("{s:{s:n, s:s}}", "metadata",
+				"finalizers", "resourceVersion",
+				jmeta(wl, "resourceVersion")));
+		if (jmeta(wl, "deletionTimestamp") == NULL)
+			queue_write(c, W_DELETE, &WORKLOADS, ns, wname, NULL,
+			    json_object());
+	}
+	json_decref(o.found);
+}
+
+/* Decoded ResourceFlavors named by the Workload's admission. */
+static int admitted_flavors(ctl *c, const struct api_workload *wl,
+    struct api_resource_flavor **out, size_t *n, cu_error *err)
+{
+	size_t i, j, cap = 0;
+	struct api_resource_flavor *v = NULL;
+
+	*out = NULL;
+	*n = 0;
+	for (i = 0; i < wl->status.admission.n_pod_set_assignments; i++) {
+		const struct api_podset_assignment *a =
+		    &wl->status.admission.pod_set_assignments[i];
+
+		for (j = 0; j < a->flavors.n; j++) {
+			const char *fname = a->flavors.items[j].value;
+			json_t *obj =
+			    api_informer_get(c->inf[INF_RF], NULL, fname);
+			size_t k;
+			bool dup = false;
+
+			for (k = 0; k < *n; k++)
+				dup = dup || strcmp(v[k].meta.name, fname) == 0;
+			if (dup || obj == NULL)
+				continue;
+			if (cu_grow((void **)&v, &cap, *n + 1, sizeof(*v)) !=
+			    CU_OK) {
+				cu_error_set(err, CU_ENOMEM, "out of memory");
+				goto fail;
+			}
+			if (api_resource_flavor_decode(&v[*n], obj, err) !=
+			    CU_OK)
+				goto fail;
+			(*n)++;
+		}
+	}
+	*out = v;
+	return CU_OK;
+fail:
+	for (i = 0; i < *n; i++)
+		api_resource_flavor_dispose(&v[i]);
+	cu_free(v);
+	*n = 0;
+	return err->code;
+}
+
+static void job_write(ctl *c, char kind, const char *key, const char *ns,
+    const char *name, enum ctl_stop_step step, json_t *patch)
+{
+	queue_write_expect(c,
+	    step == CTL_STOP_RESET_START ? W_JOB_STATUS : W_SPEC,
+	    kind == 'J' ? &JOBS : &JOBSETS, ns, name, patch, key);
+}
+
+/* The job reconciler for one Job ('J') or JobSet ('S'). The management
+ * gate comes first and a job that is not ours is never written to
+ * (DESIGN.md lesson 1). */
+static void reconcile_job(ctl *c, const char *key, int64_t now)
+{
+	char kind = key[0], ns[254], name[254];
+	const char *p = key + 2, *slash = strchr(p, '/');
+	api_informer *inf = c->inf[kind == 'J' ? INF_JOB : INF_JOBSET];
+	struct ns_gate_object gobj;
+	struct ns_gate_namespace gns;
+	struct ns_gate_decision dec;
+	struct api_job job;
+	struct api_jobset js;
+	struct ctl_job j;
+	struct api_workload wl;
+	bool have_wl = false, ok_job = false, success = false;
+	const char *msg = NULL;
+	json_t *obj, *nsobj, *wlobj, *patch = NULL;
+	char *wlname = NULL;
+	cu_error err;
+
+	if (slash == NULL || inf == NULL)
+		return;
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - p), p);
+	snprintf(name, sizeof(name), "%s", slash + 1);
+	obj = api_informer_get(inf, ns, name);
+	if (obj == NULL) {
+		job_deleted(c, kind, ns, name);
+		return;
+	}
+	if (stale(c, key, obj) || json_object_get(c->retry_at, key) != NULL)
+		return;
+	/* 1. the gate */
+	if (ns_gate_object_from_json(&gobj, obj, &err) != CU_OK)
+		return;
+	nsobj = api_informer_get(c->inf[INF_NS], NULL, ns);
+	gns.name = ns;
+	gns.found = nsobj != NULL;
+	gns.get = ns_label;
+	gns.payload = nsobj;
+	if (ns_gate_decide(&c->gate, &gobj, &gns, gate_lookup, c, &dec, &err) !=
+		CU_OK ||
+	    dec.managed != NS_GATE_YES)
+		return;
+	/* 2. ours: decode */
+	memset(&j, 0, sizeof(j));
+	if (kind == 'J') {
+		ok_job = api_job_decode(&job, obj, &err) == CU_OK;
+		j.kind = CTL_JOB_BATCH;
+		j.job = &job;
+	} else {
+		ok_job = api_jobset_decode(&js, obj, &err) == CU_OK;
+		j.kind = CTL_JOB_JOBSET;
+		j.jobset = &js;
+	}
+	if (!ok_job) {
+		cu_warn("%s %s/%s: %s", kind == 'J' ? "job" : "jobset", ns,
+		    name, err.msg);
+		return;
+	}
+	if (api_workload_name(kind == 'J' ? "Job" : "JobSet",
+		kind == 'J' ? "batch" : "jobset.x-k8s.io", name,
+		ctl_job_meta(&j)->uid, -1, API_WORKLOAD_NAME_MAX, &wlname,
+		&err) != CU_OK)
+		goto out;
+	wlobj = api_informer_get(c->inf[INF_WL], ns, wlname);
+	if (wlobj != NULL) {
+		char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
+		bool st = ek != NULL && stale(c, ek, wlobj);
+
+		cu_free(ek);
+		if (st)
+			goto out;
+		have_wl = api_workload_decode(&wl, wlobj, &err) == CU_OK;
+	} else {
+		char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
+		bool busy =
+		    ek != NULL && (json_object_get(c->busy, ek) != NULL ||
+				      json_object_get(c->expect, ek) != NULL);
+
+		cu_free(ek);
+		if (busy)
+			goto out; /* our create has not reached the cache */
+	}
+	/* 3. finished jobs finish their Workload */
+	if (ctl_job_finished(&j, &success, &msg)) {
+		if (have_wl &&
+		    ctl_wl_status_finish(&wl,
+			success ? CTL_FINISHED_SUCCEEDED : CTL_FINISHED_FAILED,
+			msg ? msg : "", now, &patch, &err) == CU_OK &&
+		    patch != NULL)
+			queue_write(
+			    c, W_STATUS, &WORKLOADS, ns, wlname, NULL, patch);
+		goto out;
+	}
+	/* 4. no Workload yet: keep the job suspended and create one */
+	if (!have_wl) {
+		struct ctl_wl_build_opts bo;
+		enum ctl_stop_step step;
+		json_t *w = NULL;
+		char *ek;
+
+		if (ctl_job_stop_patch(&j, NULL, &step, &patch, &err) ==
+			CU_OK &&
+		    patch != NULL) {
+			job_write(c, kind, key, ns, name, step, patch);
+			goto out; /* create the Workload once it is stopped */
+		}
+		memset(&bo, 0, sizeof(bo));
+		if (ctl_wl_build(&j, &bo, &w, &err) != CU_OK) {
+			cu_warn("workload for %s: %s", key, err.msg);
+			goto out;
+		}
+		/* Kueue's LocalQueue defaulting: a managed job without a
+		 * queue name goes to the LocalQueue "default" of its
+		 * namespace when there is one. */
+		if (dec.queue_name == NULL &&
+		    api_informer_get(c->inf[INF_LQ], ns, "default") != NULL)
+			json_object_set_new(json_object_get(w, "spec"),
+			    "queueName", json_string("default"));
+		ek = cu_asprintf("wl/%s/%s", ns, wlname);
+		queue_write_expect(c, W_CREATE, &WORKLOADS, ns, wlname, w, ek);
+		cu_free(ek);
+		goto out;
+	}
+	{
+		bool holds = ctl_workload_holds_quota(&wl);
+		bool admitted = holds && api_conditions_true(
+					     &wl.status.conditions, "Admitted");
+		bool evicted =
+		    api_conditions_true(&wl.status.conditions, "Evicted");
+		bool keep = true;
+
+		/* 5. a Workload that no longer matches its job is replaced
+		 * (only while it holds no quota) */
+		if (!holds &&
+		    ctl_wl_equivalent(&j, &wl, &keep, &err) == CU_OK && !keep) {
+			char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
+
+			queue_write_expect(c, W_DELETE, &WORKLOADS, ns, wlname,
+			    json_object(), ek);
+			cu_free(ek);
+			goto out;
+		}
+		if (admitted && !evicted) {
+			/* 6. admitted: start it (once) */
+			struct api_resource_flavor *fl = NULL;
+			size_t nfl = 0, i;
+
+			if (!ctl_job_is_suspended(&j))
+				goto out;
+			if (admitted_flavors(c, &wl, &fl, &nfl, &err) ==
+				CU_OK &&
+			    ctl_job_start_patch(
+				&j, &wl, fl, nfl, &patch, &err) == CU_OK &&
+			    patch != NULL)
+				job_write(c, kind, key, ns, name,
+				    CTL_STOP_SUSPEND, patch);
+			else if (err.code == CU_EINVAL)
+				cu_warn("start %s: %s", key, err.msg);
+			for (i = 0; i < nfl; i++)
+				api_resource_flavor_dispose(&fl[i]);
+			cu_free(fl);
+		} else {
+			/* 7. not admitted, or evicted: keep it stopped with
+			 * its original templates; an evicted Workload gives
+			 * its quota back once the job's pods are gone */
+			enum ctl_stop_step step;
+
+			if (ctl_job_stop_patch(&j, &wl, &step, &patch, &err) !=
+			    CU_OK)
+				goto out;
+			if (patch != NULL) {
+				job_write(c, kind, key, ns, name, step, patch);
+				goto out;
+			}
+			if (evicted && holds && !ctl_job_is_active(&j) &&
+			    ctl_wl_status_release(&wl, now, &patch, &err) ==
+				CU_OK &&
+			    patch != NULL)
+				queue_write(c, W_STATUS, &WORKLOADS, ns, wlname,
+				    NULL, patch);
+		}
+	}
+out:
+	if (have_wl)
+		api_workload_dispose(&wl);
+	if (kind == 'J')
+		api_job_dispose(&job);
+	else
+		api_jobset_dispose(&js);
+	cu_free(wlname);
+}
+
 /* ---- the turn -------------------------------------------------------- */
 
 static bool all_synced(const ctl *c)
 {
 	size_t i;
 
-	for (i = 0; i < INF__COUNT; i++)
-		if (c->inf[i] == NULL || !api_informer_synced(c->inf[i]))
+	for (i = 0; i < INF__COUNT; i++) {
+		bool optional = i == INF_JOB || i == INF_JOBSET;
+
+		if (c->inf[i] == NULL ? !optional
+				      : !api_informer_synced(c->inf[i]))
 			return false;
+	}
 	return true;
 }
 
@@ -1151,6 +1643,15 @@ static void turn(ctl *c)
 		reconcile_workload(c, key, now);
 	}
 	json_decref(batch);
+	if (may_write(c)) {
+		batch = c->dirty_jobs;
+		c->dirty_jobs = json_object();
+		json_object_foreach_safe(batch, tmp, key, v)
+		{
+			reconcile_job(c, key, now);
+		}
+		json_decref(batch);
+	}
 	if (may_write(c) && c->dirty_cycle)
 		run_cycle(c, now);
 	if (may_write(c) && c->pending_scan) {
@@ -1177,6 +1678,25 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	/* Backoffs expire and pending statuses come due with time. */
 	c->dirty_cycle = true;
+	{
+		const char *key;
+		json_t *v;
+		void *tmp;
+		int64_t now_ms = cu_time_now_ns() / 1000000;
+
+		json_object_foreach_safe(c->retry_at, tmp, key, v)
+		{
+			if (json_integer_value(v) > now_ms)
+				continue;
+			if (key[0] == 'J' || key[0] == 'S')
+				json_object_set_new(
+				    c->dirty_jobs, key, json_true());
+			else if (strncmp(key, "wl/", 3) == 0)
+				json_object_set_new(
+				    c->dirty_wl, key + 3, json_true());
+			json_object_del(c->retry_at, key);
+		}
+	}
 	c->pending_scan = true;
 	if (may_write(c))
 		write_cq_status(c);
@@ -1261,6 +1781,16 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (c->opts.pending_status_period_ms <= 0)
 		c->opts.pending_status_period_ms = 30000;
 	c->dirty_wl = json_object();
+	c->dirty_jobs = json_object();
+	c->expect = json_object();
+	c->busy = json_object();
+	c->retry_at = json_object();
+	c->gate.job_enabled = cfg->integrations.job;
+	c->gate.jobset_enabled = cfg->integrations.jobset;
+	c->gate.manage_jobs_without_queue_name =
+	    cfg->manage_jobs_without_queue_name;
+	c->gate.ns_selector = &cfg->managed_jobs_ns_selector;
+	c->gate.own_namespace = cfg->namespace;
 	c->wl_uid = json_object();
 	c->wl_gen = json_object();
 	c->in_flight = json_object();
@@ -1270,7 +1800,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	c->rf_names = json_object();
 	c->cohort_names = json_object();
 	c->lq_names = json_object();
-	if (!c->dirty_wl || !c->wl_uid || !c->wl_gen || !c->in_flight ||
+	if (!c->dirty_wl || !c->dirty_jobs || !c->expect || !c->busy ||
+	    !c->retry_at || !c->wl_uid || !c->wl_gen || !c->in_flight ||
 	    !c->pending_at || !c->pending_due || !c->cq_names || !c->rf_names ||
 	    !c->cohort_names || !c->lq_names) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
@@ -1313,6 +1844,9 @@ int ctl_start(ctl *c, cu_error *err)
 	for (i = 0; i < INF__COUNT; i++) {
 		c->slots[i].c = c;
 		c->slots[i].id = (enum inf_id)i;
+		if ((i == INF_JOB && !c->cfg->integrations.job) ||
+		    (i == INF_JOBSET && !c->cfg->integrations.jobset))
+			continue;
 		rc = api_informer_new(&c->inf[i], c->client, &resources[i],
 		    NULL, NULL, NULL, &h, &c->slots[i], err);
 		if (rc != CU_OK)
@@ -1364,6 +1898,7 @@ void ctl_free(ctl *c)
 		cu_free(c->writes[i].ns);
 		cu_free(c->writes[i].name);
 		cu_free(c->writes[i].uid);
+		cu_free(c->writes[i].expect);
 	}
 	cu_free(c->writes);
 	if (c->ledger != NULL && c->txn)
@@ -1376,6 +1911,10 @@ void ctl_free(ctl *c)
 	ctl_metrics_free(c->metrics);
 	sels_clear(c);
 	json_decref(c->dirty_wl);
+	json_decref(c->dirty_jobs);
+	json_decref(c->expect);
+	json_decref(c->busy);
+	json_decref(c->retry_at);
 	json_decref(c->wl_uid);
 	json_decref(c->wl_gen);
 	json_decref(c->in_flight);

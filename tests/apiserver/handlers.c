@@ -1352,6 +1352,24 @@ static void job_defaults(json_t *job)
 		    tmpl_spec, "restartPolicy", json_string("Never"));
 }
 
+/* Remove empty objects (recursively) and nulls from obj. */
+static void drop_empty(json_t *obj)
+{
+	const char *key;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(obj, tmp, key, v)
+	{
+		if (json_is_object(v))
+			drop_empty(v);
+		if (json_is_null(v) ||
+		    (json_is_object(v) && json_object_size(v) == 0) ||
+		    (json_is_array(v) && json_array_size(v) == 0))
+			json_object_del(obj, key);
+	}
+}
+
 /* The pod template of a Job is immutable, except the scheduling
  * directives of a suspended Job that has not started (Kubernetes 1.27+,
  * which Kueue relies on to inject flavor node selectors). */
@@ -1384,6 +1402,10 @@ static bool job_update_ok(
 			json_object_del(json_object_get(b, parent), dot + 1);
 		}
 	}
+	/* Typed objects compare an empty struct or map equal to an absent
+	 * one ({"metadata":{}} == no metadata). */
+	drop_empty(a);
+	drop_empty(b);
 	eq = json_equal(a, b);
 	json_decref(a);
 	json_decref(b);

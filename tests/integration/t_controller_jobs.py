@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cueue-controller with Jobs and JobSets (cueue-apiserver simulating the
+Job and JobSet controllers).
+
+seed-001 (Kueue #7649): with manageJobsWithoutQueueName: true and a
+managedJobsNamespaceSelector excluding namespace `test`, a JobSet there runs
+to completion and the controller writes NOTHING in `test` while it works
+elsewhere; the same JobSet in a managed namespace gets exactly one Workload,
+is admitted, and each child Job is suspended at most once and resumed at
+most once."""
+import json
+import os
+import threading
+import time
+
+from cuetest import Controller, case, check, eq, run_cases, wait_for
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+MANIFESTS = os.path.join(ROOT, "manifests")
+
+SEED001_CONFIG = """apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: "0"
+metrics:
+  bindAddress: "0"
+leaderElection:
+  leaderElect: false
+manageJobsWithoutQueueName: true
+managedJobsNamespaceSelector:
+  matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values: [kube-system, kueue-system, test]
+integrations:
+  frameworks: ["batch/job", "jobset.x-k8s.io/jobset"]
+"""
+
+QUEUES = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 9}
+      - {name: memory, nominalQuota: 4Gi}
+"""
+
+
+def local_queue(ns):
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": "default", "namespace": ns},
+            "spec": {"clusterQueue": "cq"}}
+
+
+def jobset(ns, name, runtime_ms=1500):
+    """The JobSet of the seed-001 report (two replicatedJobs), suspend
+    false, with the simulator's runtime annotation."""
+    def rj(rname, cpu):
+        return {"name": rname, "replicas": 1, "template": {"spec": {
+            "template": {"metadata": {"annotations": {
+                "cueue.dev/sim-runtime-ms": str(runtime_ms)}}, "spec": {
+                "containers": [{"name": "sleep", "image": "busybox",
+                                "command": ["sleep", "10s"],
+                                "resources": {"requests": {
+                                    "cpu": cpu, "memory": "200Mi"}}}],
+                "restartPolicy": "Never"}}}}}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"suspend": False, "replicatedJobs": [
+                rj("workers", "1"), rj("driver", "2")]}}
+
+
+def job(ns, name, cpu, runtime_ms=800, suspend=False):
+    """A Job asking `cpu`. Without the mutating webhook (issue 6) a Job
+    created unsuspended starts before the controller suspends it, as with
+    Kueue minus its webhook; quota tests create them suspended."""
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": ns,
+                         "labels": {"kueue.x-k8s.io/queue-name": "default"},
+                         "annotations": {"cueue.dev/sim-runtime-ms":
+                                         str(runtime_ms)}},
+            "spec": {"parallelism": 1, "suspend": suspend,
+                     "template": {"spec": {
+                "containers": [{"name": "c", "image": "busybox",
+                                "resources": {"requests": {"cpu": cpu}}}],
+                "restartPolicy": "Never"}}}}
+
+
+def setup(s, namespaces=("team",)):
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", s.file("queues.yaml", QUEUES))
+    for ns in namespaces:
+        s.namespace(ns)
+        code, _, body = s.raw(
+            "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/"
+            "localqueues" % ns, local_queue(ns))
+        eq(code, 201, "LocalQueue in %s: %r" % (ns, body))
+
+
+def jobset_state(s, ns, name):
+    return s.get_json("/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/"
+                      "jobsets/%s" % (ns, name)).get("status", {})
+
+
+def controller_requests(s, since, ns=None):
+    out = []
+    for e in s.access_log(since):
+        if not e["userAgent"].startswith("cueue-controller/"):
+            continue
+        if e["verb"] not in ("POST", "PUT", "PATCH", "DELETE"):
+            continue
+        if ns is None or "/namespaces/%s/" % ns in e["path"]:
+            out.append(e)
+    return out
+
+
+class SuspendWatch:
+    """Record every spec.suspend transition of the Jobs in a namespace,
+    from a raw watch (what the simulators and the controller wrote)."""
+
+    def __init__(self, s, ns):
+        self.st = s.stream("/apis/batch/v1/namespaces/%s/jobs?watch=1&"
+                           "timeoutSeconds=300" % ns)
+
+    def transitions(self):
+        last, out = {}, {}
+        for ev in self.st.events():
+            name = ev["object"]["metadata"]["name"]
+            susp = bool(ev["object"]["spec"].get("suspend"))
+            if name in last and last[name] != susp:
+                out.setdefault(name, []).append(
+                    "suspend" if susp else "resume")
+            last[name] = susp
+        return out
+
+    def close(self):
+        self.st.close()
+
+
+@case("seed-001-unmanaged-namespace-untouched", simulate="jobs,jobsets")
+def seed001(s):
+    setup(s, namespaces=("team",))
+    s.namespace("test")
+    ctl = Controller(s, config=SEED001_CONFIG)
+    mark = s.log_mark()
+    code, _, body = s.raw(
+        "POST", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/test/jobsets",
+        jobset("test", "sleep-job-x5ffx"))
+    eq(code, 201, "create JobSet in test: %r" % body)
+    # Activity elsewhere for at least 30 s: Jobs flow through `team`.
+    start = time.time()
+    i = 0
+    while time.time() - start < 31:
+        code, _, body = s.raw(
+            "POST", "/apis/batch/v1/namespaces/team/jobs",
+            job("team", "busy-%d" % i, "1"))
+        eq(code, 201, "create job in team: %r" % body)
+        i += 1
+        time.sleep(1.5)
+    st = wait_for(lambda: jobset_state(s, "test", "sleep-job-x5ffx")
+                  .get("terminalState"), 20, what="JobSet in test done")
+    eq(st, "Completed", "JobSet in test ran to completion")
+    writes_in_test = controller_requests(s, mark, "test")
+    eq([(w["verb"], w["path"]) for w in writes_in_test], [],
+       "controller writes in namespace test")
+    eq(s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/test/"
+                  "workloads")["items"], [], "no Workload in test")
+    # ... while it did work elsewhere.
+    check(len(controller_requests(s, mark, "team")) > 0,
+          "the controller was active in team")
+    ctl.stop()
+
+
+@case("seed-001-managed-namespace-one-workload", simulate="jobs,jobsets")
+def seed001_managed(s):
+    setup(s, namespaces=("team",))
+    ctl = Controller(s, config=SEED001_CONFIG)
+    watch = SuspendWatch(s, "team")
+    code, _, body = s.raw(
+        "POST", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/team/jobsets",
+        jobset("team", "sleep-job-x5ffx"))
+    eq(code, 201, "create JobSet in team: %r" % body)
+    st = wait_for(lambda: jobset_state(s, "team", "sleep-job-x5ffx")
+                  .get("terminalState"), 30, what="JobSet in team done")
+    eq(st, "Completed")
+    wls = s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/team/"
+                     "workloads")["items"]
+    eq(len(wls), 1, "exactly one Workload")
+    wl = wls[0]
+    eq([p["name"] for p in wl["spec"]["podSets"]], ["workers", "driver"])
+    eq(wl["spec"]["queueName"], "default", "default LocalQueue")
+    conds = {c["type"]: c["status"] for c in wl["status"]["conditions"]}
+    eq(conds.get("Admitted"), "True")
+    eq(conds.get("Finished"), "True")
+    time.sleep(0.5)
+    trans = watch.transitions()
+    watch.close()
+    check(set(trans) <= {"sleep-job-x5ffx-workers-0",
+                         "sleep-job-x5ffx-driver-0"}, trans)
+    for child, seq in trans.items():
+        check(seq.count("suspend") <= 1 and seq.count("resume") <= 1,
+              "%s flapped: %r" % (child, seq))
+    ctl.stop()
+
+
+@case("jobs-queue-beyond-quota", simulate="jobs")
+def jobs_quota(s):
+    setup(s, namespaces=("team",))
+    ctl = Controller(s, config=SEED001_CONFIG.replace(
+        "manageJobsWithoutQueueName: true", "manageJobsWithoutQueueName: "
+        "false"))
+    running_max = [0]
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            jobs = s.get_json("/apis/batch/v1/namespaces/team/jobs")["items"]
+            running_max[0] = max(running_max[0], sum(
+                1 for j in jobs if j.get("status", {}).get("active")))
+            time.sleep(0.05)
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    for i in range(4):
+        code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
+                              job("team", "j%d" % i, "4", runtime_ms=1200,
+                                  suspend=True))
+        eq(code, 201, "create j%d: %r" % (i, body))
+
+    def done():
+        jobs = s.get_json("/apis/batch/v1/namespaces/team/jobs")["items"]
+        return len(jobs) == 4 and all(
+            j.get("status", {}).get("succeeded") == 1 for j in jobs)
+    wait_for(done, 40, what="all jobs complete")
+    stop.set()
+    t.join()
+    check(running_max[0] <= 2, "at most 2 x 4 cpu within 9 cpu, saw %d"
+          % running_max[0])
+    check(running_max[0] >= 1, "jobs ran")
+    ctl.stop()
+
+
+run_cases()
