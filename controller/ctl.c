@@ -42,6 +42,7 @@
 #include "controller/ctl.h"
 #include "controller/health.h"
 #include "controller/httpd.h"
+#include "controller/leader.h"
 #include "controller/metrics.h"
 #include "controller/sync.h"
 #include "controller/workload.h"
@@ -132,6 +133,9 @@ struct ctl {
 	ctl_metrics *metrics;
 	ctl_health *health;
 	ctl_httpd *probe_srv, *metrics_srv;
+	ctl_leader *leader; /* NULL with leader election off */
+	bool leading;
+	bool failed; /* lost leadership: the process must exit (as Kueue) */
 
 	ev_prepare turn_w;
 	ev_timer tick_w;
@@ -184,7 +188,7 @@ static const char *jmeta(json_t *obj, const char *field)
 
 static bool may_write(const ctl *c)
 {
-	return c->synced && !c->stopping;
+	return c->synced && !c->stopping && (c->leader == NULL || c->leading);
 }
 
 static void queue_write(ctl *c, enum write_kind kind,
@@ -950,6 +954,8 @@ static void run_cycle(ctl *c, int64_t now)
 
 /* ---- writes --------------------------------------------------------- */
 
+static void stop_writes_done(ctl *c);
+
 static void on_write_done(const struct api_response *resp, void *payload)
 {
 	struct inflight *f = payload;
@@ -1023,13 +1029,8 @@ out:
 	cu_free(f->expect);
 	cu_free(f->cq);
 	cu_free(f);
-	if (c->stopping && c->writes_in_flight == 0 && c->stop_done != NULL &&
-	    !c->freeing) {
-		void (*done)(void *) = c->stop_done;
-
-		c->stop_done = NULL;
-		done(c->stop_payload);
-	}
+	if (c->stopping && c->writes_in_flight == 0 && !c->freeing)
+		stop_writes_done(c);
 }
 
 static int send_write(
@@ -1834,6 +1835,89 @@ fail:
 	return rc;
 }
 
+static void mark_all_jobs(json_t *obj, void *payload)
+{
+	ctl *c = payload;
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+
+	mark_job(c, kind != NULL && strcmp(kind, "JobSet") == 0 ? 'S' : 'J',
+	    jmeta(obj, "namespace"), jmeta(obj, "name"));
+}
+
+static void on_started_leading(void *payload)
+{
+	ctl *c = payload;
+	size_t i;
+
+	cu_info("leader election: %s leads", ctl_leader_identity(c->leader));
+	c->leading = true;
+	ctl_metrics_set_role(c->metrics, CTL_ROLE_LEADER);
+	/* Everything the follower watched may need a decision now. */
+	c->dirty_config = true;
+	c->dirty_cycle = true;
+	api_informer_foreach(c->inf[INF_WL], mark_all_workloads, c);
+	for (i = INF_JOB; i <= INF_JOBSET; i++)
+		if (c->inf[i] != NULL)
+			api_informer_foreach(c->inf[i], mark_all_jobs, c);
+}
+
+static void on_stopped_leading(void *payload)
+{
+	ctl *c = payload;
+
+	c->leading = false;
+	ctl_metrics_set_role(c->metrics, CTL_ROLE_FOLLOWER);
+	if (c->stopping)
+		return;
+	/* As Kueue: a replica that lost its lease exits and is restarted,
+	 * rather than risk a second writer. */
+	cu_errorf("leader election: lost the lease; stopping");
+	c->failed = true;
+	ev_break(c->loop, EVBREAK_ALL);
+}
+
+static void on_new_leader(const char *identity, void *payload)
+{
+	(void)payload;
+	cu_info("leader election: the leader is %s",
+	    identity && identity[0] ? identity : "(none)");
+}
+
+static int start_leader(ctl *c, cu_error *err)
+{
+	static const struct ctl_leader_callbacks cbs = {
+	    on_started_leading, on_stopped_leading, on_new_leader};
+	struct ctl_leader_opts o;
+	const char *ns = c->cfg->leader_election.resource_namespace;
+	int rc;
+
+	if (!c->cfg->leader_election.leader_elect) {
+		ctl_metrics_set_role(c->metrics, CTL_ROLE_STANDALONE);
+		return CU_OK;
+	}
+	memset(&o, 0, sizeof(o));
+	if (ns == NULL || ns[0] == '\0')
+		ns = c->copts.namespace_name && c->copts.namespace_name[0]
+			 ? c->copts.namespace_name
+			 : c->cfg->namespace;
+	o.namespace_name = ns;
+	o.name = c->cfg->leader_election.resource_name;
+	o.identity = c->opts.identity;
+	o.lease_duration_ns = c->cfg->leader_election.lease_duration_ns;
+	o.renew_deadline_ns = c->cfg->leader_election.renew_deadline_ns;
+	o.retry_period_ns = c->cfg->leader_election.retry_period_ns;
+	ctl_metrics_set_role(c->metrics, CTL_ROLE_FOLLOWER);
+	rc = ctl_leader_new(&c->leader, c->client, c->loop, &o, &cbs, c, err);
+	if (rc == CU_OK)
+		rc = ctl_leader_start(c->leader, err);
+	return rc;
+}
+
+bool ctl_failed(const ctl *c)
+{
+	return c->failed;
+}
+
 int ctl_start(ctl *c, cu_error *err)
 {
 	static const struct api_informer_handlers h = {
@@ -1858,6 +1942,8 @@ int ctl_start(ctl *c, cu_error *err)
 	if (c->metrics_srv != NULL &&
 	    (rc = ctl_httpd_start(c->metrics_srv, err)) != CU_OK)
 		return rc;
+	if ((rc = start_leader(c, err)) != CU_OK)
+		return rc;
 	ev_prepare_init(&c->turn_w, on_turn);
 	c->turn_w.data = c;
 	ev_prepare_start(c->loop, &c->turn_w);
@@ -1867,17 +1953,39 @@ int ctl_start(ctl *c, cu_error *err)
 	return CU_OK;
 }
 
+static void released(int err, void *payload)
+{
+	ctl *c = payload;
+	void (*done)(void *) = c->stop_done;
+
+	if (err != CU_OK)
+		cu_warn("leader election: release failed (%s); the lease "
+			"expires instead",
+		    cu_err_name(err));
+	c->stop_done = NULL;
+	if (done != NULL)
+		done(c->stop_payload);
+}
+
+/* Every write has been answered: give the lease back, then done. */
+static void stop_writes_done(ctl *c)
+{
+	cu_error err;
+
+	if (c->leader != NULL && c->leading &&
+	    ctl_leader_release(c->leader, released, c, &err) == CU_OK)
+		return;
+	released(CU_OK, c);
+}
+
 void ctl_shutdown(ctl *c, void (*done)(void *payload), void *payload)
 {
 	c->stopping = true;
-	flush(c);
-	if (c->writes_in_flight == 0) {
-		if (done != NULL)
-			done(payload);
-		return;
-	}
 	c->stop_done = done;
 	c->stop_payload = payload;
+	flush(c);
+	if (c->writes_in_flight == 0)
+		stop_writes_done(c);
 }
 
 void ctl_free(ctl *c)
@@ -1889,6 +1997,7 @@ void ctl_free(ctl *c)
 	c->freeing = true;
 	ev_prepare_stop(c->loop, &c->turn_w);
 	ev_timer_stop(c->loop, &c->tick_w);
+	ctl_leader_free(c->leader);
 	for (i = 0; i < INF__COUNT; i++)
 		api_informer_free(c->inf[i]);
 	api_client_free(c->client);

@@ -51,11 +51,16 @@ CU_MUST_CHECK int ctl_new(ctl **out, struct ev_loop *loop,
 CU_MUST_CHECK int ctl_start(ctl *c, cu_error *err);
 
 /*
- * Graceful shutdown: stop deciding, let in-flight writes finish (bounded),
- * commit the ledger, release the leader lease, then call done(payload).
- * done may be NULL.
+ * Graceful shutdown: stop deciding, send what the turn queued, wait for
+ * every write in flight (each has a timeout), release the leader lease,
+ * then call done(payload) from the loop (or at once when nothing is
+ * pending). done may be NULL.
  */
 void ctl_shutdown(ctl *c, void (*done)(void *payload), void *payload);
+
+/* True when the controller stopped the loop because it lost its leader
+ * lease: the process must exit non-zero (and be restarted). */
+bool ctl_failed(const ctl *c);
 
 /* Free everything. Not from inside a callback of c. NULL is a no-op. */
 void ctl_free(ctl *c);

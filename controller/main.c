@@ -97,6 +97,23 @@ static int check_config(const char *path)
 	return rc == CU_OK && fflush(stdout) == 0 ? 0 : 1;
 }
 
+static struct ev_loop *main_loop;
+static ev_timer stop_deadline;
+
+static void stopped(void *payload)
+{
+	(void)payload;
+	ev_break(main_loop, EVBREAK_ALL);
+}
+
+static void on_stop_deadline(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)w;
+	(void)revents;
+	cu_warn("shutdown took too long; exiting anyway");
+	ev_break(loop, EVBREAK_ALL);
+}
+
 static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 {
 	ctl *c = w->data;
@@ -104,8 +121,10 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	(void)revents;
 	cu_info("signal %d: shutting down", w->signum);
 	ev_signal_stop(loop, w);
-	ctl_shutdown(c, NULL, NULL);
-	ev_break(loop, EVBREAK_ALL);
+	/* Writes in flight finish and the lease is released; bounded. */
+	ev_timer_init(&stop_deadline, on_stop_deadline, 10.0, 0.);
+	ev_timer_start(loop, &stop_deadline);
+	ctl_shutdown(c, stopped, NULL);
 }
 
 /* Run the controller until SIGTERM/SIGINT. Exit 0 after a clean shutdown,
@@ -134,10 +153,12 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	for (i = 0; i < cfg.nwarnings; i++)
 		cu_warn("%s", cfg.warnings[i]);
 	loop = ev_default_loop(EVFLAG_AUTO);
+	main_loop = loop;
 	memset(&opts, 0, sizeof(opts));
 	opts.kubeconfig = kubeconfig;
 	opts.store_path = store;
 	opts.sa_dir = getenv("CUEUE_SERVICE_ACCOUNT_DIR");
+	opts.identity = getenv("POD_NAME");
 	if (ctl_new(&c, loop, &cfg, &opts, &err) != CU_OK ||
 	    ctl_start(c, &err) != CU_OK) {
 		cu_errorf("start-up failed: %s", err.msg);
@@ -151,9 +172,10 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	ev_signal_start(loop, &sint);
 	cu_info("cueue-controller %s running", CUEUE_VERSION);
 	ev_run(loop, 0);
+	ev_timer_stop(loop, &stop_deadline);
 	ev_signal_stop(loop, &sterm);
 	ev_signal_stop(loop, &sint);
-	rc = 0;
+	rc = ctl_failed(c) ? 1 : 0;
 out:
 	ctl_free(c);
 	ctl_config_dispose(&cfg);

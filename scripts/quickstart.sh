@@ -1,14 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# scripts/quickstart.sh - `make run`: a local cluster stand-in on this
-# machine. Starts cueue-apiserver (TLS, Job and JobSet simulators), applies
-# cueue's CRDs and the single-ClusterQueue sample, submits a Job, and shows
-# live status until Ctrl-C, which stops everything started here.
-#
-# The controller itself (cueue-controller) joins this quickstart once its
-# reconcilers land; until then the Job below stays as the API server's Job
-# simulator runs it, without queueing.
+# scripts/quickstart.sh - `make run`: cueue on this machine, no cluster
+# needed. Starts cueue-apiserver (TLS, Job and JobSet simulators), applies
+# cueue's CRDs and a ClusterQueue with 9 CPUs, starts cueue-controller
+# with the default configuration plus the JobSet integration, submits four
+# Jobs and a JobSet, and shows their Workloads going from pending (with
+# the reason) to admitted to finished. Ctrl-C stops everything started
+# here.
 set -eu
 : "${CUEUE_BIN:?}"
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,49 +32,112 @@ while [ ! -s "$kc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 [ -s "$kc" ] || { cat "$dir/apiserver.log"; exit 1; }
 k() { kubectl --kubeconfig "$kc" --cache-dir "$dir/cache" "$@"; }
 
-if [ -d "$here/manifests/crds" ]; then
-	k apply -f "$here/manifests/crds/" >/dev/null
-	k wait --for=condition=Established crd --all --timeout=30s >/dev/null
-fi
-if [ -f "$here/manifests/samples/single-clusterqueue.yaml" ]; then
-	k apply -f "$here/manifests/samples/single-clusterqueue.yaml"
-fi
-cat >"$dir/job.yaml" <<'YAML'
+k apply -f "$here/manifests/crds/" >/dev/null
+k wait --for=condition=Established crd --all --timeout=30s >/dev/null
+cat >"$dir/queues.yaml" <<'YAML'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 9}
+      - {name: memory, nominalQuota: 36Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: user-queue, namespace: default}
+spec: {clusterQueue: cluster-queue}
+YAML
+k apply -f "$dir/queues.yaml"
+
+# The default Configuration of manifests/configmap.yaml, run locally:
+# endpoints on loopback, one replica, both integrations.
+cat >"$dir/config.yaml" <<'YAML'
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+health:
+  healthProbeBindAddress: 127.0.0.1:0
+metrics:
+  bindAddress: 127.0.0.1:0
+leaderElection:
+  leaderElect: false
+integrations:
+  frameworks: ["batch/job", "jobset.x-k8s.io/jobset"]
+YAML
+"$CUEUE_BIN/cueue-controller" --config "$dir/config.yaml" \
+	--kubeconfig "$kc" --store "$dir/ledger.db" >"$dir/controller.log" 2>&1 &
+pids="$pids $!"
+
+# Jobs are created suspended: the mutating webhook that suspends them on
+# creation is not part of cueue yet.
+for n in 1 2 3 4; do
+	cat <<YAML | k create -f - >/dev/null
 apiVersion: batch/v1
 kind: Job
 metadata:
-  generateName: sample-job-
+  name: sample-job-$n
   namespace: default
-  labels:
-    kueue.x-k8s.io/queue-name: user-queue
-  annotations:
-    cueue.dev/sim-runtime-ms: "5000"
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+  annotations: {cueue.dev/sim-runtime-ms: "6000"}
 spec:
+  suspend: true
   parallelism: 2
   completions: 2
   template:
     spec:
+      restartPolicy: Never
       containers:
       - name: main
         image: busybox
-        resources:
-          requests:
-            cpu: "1"
-            memory: 200Mi
+        resources: {requests: {cpu: "1", memory: 1Gi}}
 YAML
-k create -f "$dir/job.yaml"
+done
+cat <<'YAML' | k create -f - >/dev/null
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: sample-jobset
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  suspend: true
+  replicatedJobs:
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        template:
+          metadata:
+            annotations: {cueue.dev/sim-runtime-ms: "4000"}
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: w
+              image: busybox
+              resources: {requests: {cpu: "2", memory: 1Gi}}
+YAML
 
 echo
 echo "quickstart: API server at $(sed -n 's/.*server: "\(.*\)"/\1/p' "$kc")"
-echo "  kubectl --kubeconfig $kc get jobs,pods"
+echo "  kubectl --kubeconfig $kc get workloads,jobs,jobsets"
+echo "  controller log: $dir/controller.log"
 echo "Ctrl-C stops everything."
-cols='NAME:.metadata.name,QUEUE:.metadata.labels.kueue\.x-k8s\.io/queue-name'
-cols="$cols,SUSPENDED:.spec.suspend,ACTIVE:.status.active"
-cols="$cols,SUCCEEDED:.status.succeeded"
+wcols='NAME:.metadata.name'
+wcols="$wcols,RESERVED:.status.conditions[?(@.type==\"QuotaReserved\")].status"
+wcols="$wcols,FINISHED:.status.conditions[?(@.type==\"Finished\")].status"
+wcols="$wcols,REASON:.status.conditions[?(@.type==\"QuotaReserved\")].message"
 while :; do
 	echo "---- $(date +%T)"
-	k get jobs -o custom-columns="$cols" 2>&1 || true
-	k get pods -o custom-columns='NAME:.metadata.name,PHASE:.status.phase' \
-		2>&1 || true
+	k get workloads -o custom-columns="$wcols" 2>&1 || true
+	k get clusterqueue cluster-queue 2>&1 || true
 	sleep 3
 done

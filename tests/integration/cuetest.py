@@ -468,7 +468,7 @@ class Controller:
     None. Its stderr goes to LOGS/<test>.ctl<n>.stderr, which the runner
     scans for sanitizer reports."""
 
-    def __init__(self, srv, config=None, store=None, args=()):
+    def __init__(self, srv, config=None, store=None, args=(), env=None):
         global _controllers
         _controllers += 1
         self.srv = srv
@@ -485,9 +485,12 @@ class Controller:
             cmd += ["--store", store]
         cmd += list(args)
         self.errf = open(self.log, "w")
+        full_env = dict(os.environ)
+        full_env.update(env or {})
         self.proc = subprocess.Popen(cmd, stdout=self.errf,
                                      stderr=subprocess.STDOUT,
-                                     preexec_fn=_die_with_parent)
+                                     preexec_fn=_die_with_parent,
+                                     env=full_env)
 
     def alive(self):
         return self.proc.poll() is None
@@ -502,7 +505,7 @@ class Controller:
                 self.proc.wait()
                 raise Failure("cueue-controller did not stop on SIGTERM")
         self.errf.close()
-        if sig == signal.SIGTERM and self.proc.returncode != 0:
+        if sig == signal.SIGTERM and self.proc.returncode not in (0, None):
             raise Failure("cueue-controller exited %d, see %s" %
                           (self.proc.returncode, self.log))
 
