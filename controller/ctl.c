@@ -40,6 +40,7 @@
 #include "api/informer.h"
 #include "api/model.h"
 #include "controller/ctl.h"
+#include "controller/events.h"
 #include "controller/health.h"
 #include "controller/httpd.h"
 #include "controller/leader.h"
@@ -134,6 +135,7 @@ struct ctl {
 	ctl_health *health;
 	ctl_httpd *probe_srv, *metrics_srv;
 	ctl_leader *leader; /* NULL with leader election off */
+	ctl_events *events; /* event recorder (dedup, spam filter) */
 	bool leading;
 	bool failed; /* lost leadership: the process must exit (as Kueue) */
 
@@ -227,6 +229,46 @@ static void queue_write_expect(ctl *c, enum write_kind kind,
 		c->writes[c->nwrites - 1].expect = cu_strdup(expect);
 		json_object_set_new(c->busy, expect, json_true());
 	}
+}
+
+static const struct api_resource EVENTS = {"", "v1", "events", true};
+
+/* Record an event about obj [borrowed] (a Job, JobSet or Workload as
+ * cached): a new Event, or a count bump of an identical one (client-go's
+ * dedup), or nothing (spam filter). Events are sent with the turn's
+ * writes; only real transitions call this (DESIGN.md lesson 4). */
+static void emit(ctl *c, json_t *obj, const char *type, const char *reason,
+    const char *message)
+{
+	struct ctl_event ev;
+	struct ctl_event_write w;
+	cu_error err;
+
+	if (c->events == NULL || obj == NULL)
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = json_string_value(json_object_get(obj, "kind"));
+	ev.api_version = json_string_value(json_object_get(obj, "apiVersion"));
+	ev.namespace_ = jmeta(obj, "namespace");
+	ev.name = jmeta(obj, "name");
+	ev.uid = jmeta(obj, "uid");
+	ev.type = type;
+	ev.reason = reason;
+	ev.message = message;
+	if (ev.kind == NULL || ev.name == NULL)
+		return;
+	if (ctl_events_record(c->events, &ev, cu_time_now_ns(), &w, &err) !=
+	    CU_OK) {
+		cu_warn("event %s on %s: %s", reason, ev.name, err.msg);
+		return;
+	}
+	if (w.action == CTL_EVENT_CREATE)
+		queue_write(c, W_CREATE, &EVENTS, w.namespace_, w.name, NULL,
+		    json_incref(w.body));
+	else if (w.action == CTL_EVENT_PATCH)
+		queue_write(c, W_SPEC, &EVENTS, w.namespace_, w.name, NULL,
+		    json_incref(w.body));
+	ctl_event_write_dispose(&w);
 }
 
 /* Is the cached obj older than what our own last write to `key` left
@@ -799,6 +841,20 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		json_object_set_new(c->in_flight, d->uid, json_true());
 		queue_write(
 		    c, W_ADMIT, &WORKLOADS, qw->ns, qw->name, d->uid, patch);
+		{
+			json_t *obj =
+			    api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+			char *m = cu_asprintf(
+			    "Quota reserved in ClusterQueue %s, wait time "
+			    "since queued was %llds",
+			    d->cluster_queue,
+			    (long long)((now - qw->queue_ts) / 1000000000));
+
+			emit(c, obj, "Normal", "QuotaReserved", m ? m : "");
+			emit(c, obj, "Normal", "Admitted",
+			    "Admitted by ClusterQueue");
+			cu_free(m);
+		}
 		if (ek != NULL && c->nwrites > 0 &&
 		    c->writes[c->nwrites - 1].patch == patch)
 			c->writes[c->nwrites - 1].expect = ek;
@@ -893,9 +949,13 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 		    adm_preempt_reason_string(d->victims[i].reason);
 		if (ctl_wl_status_evict(&wl, &ev, now, &patch, &err) != CU_OK)
 			cu_warn("evict %s/%s: %s", v->ns, v->name, err.msg);
-		else if (patch != NULL)
+		else if (patch != NULL) {
 			queue_write(c, W_STATUS, &WORKLOADS, v->ns, v->name,
 			    NULL, patch);
+			emit(c,
+			    api_informer_get(c->inf[INF_WL], v->ns, v->name),
+			    "Normal", "Preempted", ev.message);
+		}
 		if (ledger_begin(c) == CU_OK &&
 		    store_decision_set_state(c->ledger, v->uid, STORE_EVICTING,
 			now, &err) != CU_OK &&
@@ -1509,6 +1569,9 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			CU_OK &&
 		    patch != NULL) {
 			job_write(c, kind, key, ns, name, step, patch);
+			if (step == CTL_STOP_SUSPEND)
+				emit(c, obj, "Normal", "Stopped",
+				    "Not admitted by cluster queue");
 			goto out; /* create the Workload once it is stopped */
 		}
 		memset(&bo, 0, sizeof(bo));
@@ -1526,6 +1589,13 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		ek = cu_asprintf("wl/%s/%s", ns, wlname);
 		queue_write_expect(c, W_CREATE, &WORKLOADS, ns, wlname, w, ek);
 		cu_free(ek);
+		{
+			char *m =
+			    cu_asprintf("Created Workload: %s/%s", ns, wlname);
+
+			emit(c, obj, "Normal", "CreatedWorkload", m ? m : "");
+			cu_free(m);
+		}
 		goto out;
 	}
 	{
@@ -1558,10 +1628,18 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 				CU_OK &&
 			    ctl_job_start_patch(
 				&j, &wl, fl, nfl, &patch, &err) == CU_OK &&
-			    patch != NULL)
+			    patch != NULL) {
+				char *m =
+				    cu_asprintf("Admitted by clusterQueue %s",
+					wl.status.admission.cluster_queue
+					    ? wl.status.admission.cluster_queue
+					    : "");
+
 				job_write(c, kind, key, ns, name,
 				    CTL_STOP_SUSPEND, patch);
-			else if (err.code == CU_EINVAL)
+				emit(c, obj, "Normal", "Started", m ? m : "");
+				cu_free(m);
+			} else if (err.code == CU_EINVAL)
 				cu_warn("start %s: %s", key, err.msg);
 			for (i = 0; i < nfl; i++)
 				api_resource_flavor_dispose(&fl[i]);
@@ -1576,7 +1654,17 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			    CU_OK)
 				goto out;
 			if (patch != NULL) {
+				const struct api_condition *ec =
+				    api_conditions_find(
+					&wl.status.conditions, "Evicted");
+
 				job_write(c, kind, key, ns, name, step, patch);
+				if (step == CTL_STOP_SUSPEND)
+					emit(c, obj, "Normal", "Stopped",
+					    evicted && ec && ec->message
+						? ec->message
+						: "Not admitted by cluster "
+						  "queue");
 				goto out;
 			}
 			if (evicted && holds && !ctl_job_is_active(&j) &&
@@ -1824,6 +1912,14 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		    c->opts.store_path ? c->opts.store_path : ":memory:", err);
 	if (rc == CU_OK)
 		rc = ctl_metrics_new(&c->metrics, NULL, err);
+	if (rc == CU_OK) {
+		struct ctl_events_opts eo;
+
+		memset(&eo, 0, sizeof(eo));
+		eo.component = "cueue-controller";
+		eo.instance = c->opts.identity;
+		rc = ctl_events_new(&c->events, &eo, err);
+	}
 	if (rc == CU_OK)
 		rc = start_http(c, err);
 	if (rc != CU_OK)
@@ -2018,6 +2114,7 @@ void ctl_free(ctl *c)
 	ctl_httpd_free(c->metrics_srv);
 	ctl_health_free(c->health);
 	ctl_metrics_free(c->metrics);
+	ctl_events_free(c->events);
 	sels_clear(c);
 	json_decref(c->dirty_wl);
 	json_decref(c->dirty_jobs);

@@ -251,4 +251,37 @@ def jobs_quota(s):
     ctl.stop()
 
 
+@case("events-once-per-transition", simulate="jobs")
+def events(s):
+    setup(s, namespaces=("team",))
+    ctl = Controller(s, config=SEED001_CONFIG)
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
+                          job("team", "ev", "1", runtime_ms=800,
+                              suspend=True))
+    eq(code, 201, "create job: %r" % body)
+
+    def succeeded():
+        j = s.get_json("/apis/batch/v1/namespaces/team/jobs/ev")
+        return j.get("status", {}).get("succeeded") == 1
+    wait_for(succeeded, 20, what="job done")
+    time.sleep(1.5)
+    evs = s.get_json("/api/v1/namespaces/team/events")["items"]
+    by = {}
+    for e in evs:
+        k = (e["involvedObject"]["kind"], e["reason"])
+        by[k] = by.get(k, 0) + e.get("count", 1)
+        eq(e["source"]["component"], "cueue-controller")
+    eq(by.get(("Job", "CreatedWorkload")), 1, "CreatedWorkload: %r" % by)
+    eq(by.get(("Job", "Started")), 1, "Started: %r" % by)
+    eq(by.get(("Workload", "QuotaReserved")), 1, "QuotaReserved: %r" % by)
+    eq(by.get(("Workload", "Admitted")), 1, "Admitted: %r" % by)
+    check(("Job", "Stopped") not in by, "a suspended job is not "
+          "'stopped' again: %r" % by)
+    # kubectl describe finds them through involvedObject field selectors.
+    p = s.kubectl("describe", "job", "ev", "-n", "team")
+    check("CreatedWorkload" in p.stdout and "Started" in p.stdout,
+          p.stdout[-800:])
+    ctl.stop()
+
+
 run_cases()
