@@ -58,6 +58,8 @@ enum inf_id {
 	INF_LQ,
 	INF_COHORT,
 	INF_WL,
+	INF_WPC,    /* WorkloadPriorityClasses */
+	INF_PC,	    /* scheduling.k8s.io PriorityClasses */
 	INF_JOB,    /* only with batch/job enabled */
 	INF_JOBSET, /* only with jobset.x-k8s.io/jobset enabled */
 	INF__COUNT
@@ -70,6 +72,8 @@ static const struct api_resource resources[INF__COUNT] = {
     [INF_LQ] = {"kueue.x-k8s.io", "v1beta2", "localqueues", true},
     [INF_COHORT] = {"kueue.x-k8s.io", "v1beta2", "cohorts", false},
     [INF_WL] = {"kueue.x-k8s.io", "v1beta2", "workloads", true},
+    [INF_WPC] = {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false},
+    [INF_PC] = {"scheduling.k8s.io", "v1", "priorityclasses", false},
     [INF_JOB] = {"batch", "v1", "jobs", true},
     [INF_JOBSET] = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true},
 };
@@ -1353,6 +1357,64 @@ static int gate_lookup(const struct ns_gate_owner *ref, const char *ns,
 	return ns_gate_object_from_json(out, obj, err);
 }
 
+/* Priority lookups over the class caches (api_resolve_priority). */
+static int class_value(api_informer *inf, const char *name, int32_t *value)
+{
+	json_t *o = api_informer_get(inf, NULL, name);
+
+	if (o == NULL)
+		return CU_ENOTFOUND;
+	*value = (int32_t)json_integer_value(json_object_get(o, "value"));
+	return CU_OK;
+}
+
+static int lookup_wpc(
+    const char *name, int32_t *value, void *payload, cu_error *err)
+{
+	(void)err;
+	return class_value(((ctl *)payload)->inf[INF_WPC], name, value);
+}
+
+static int lookup_pc(
+    const char *name, int32_t *value, void *payload, cu_error *err)
+{
+	(void)err;
+	return class_value(((ctl *)payload)->inf[INF_PC], name, value);
+}
+
+struct global_default {
+	const char *name;
+	int32_t value;
+};
+
+static void find_global_default(json_t *pc, void *payload)
+{
+	struct global_default *g = payload;
+	int32_t v = (int32_t)json_integer_value(json_object_get(pc, "value"));
+
+	if (!json_is_true(json_object_get(pc, "globalDefault")))
+		return;
+	if (g->name == NULL || v < g->value) {
+		g->name = jmeta(pc, "name");
+		g->value = v;
+	}
+}
+
+static int lookup_pc_default(
+    const char **name, int32_t *value, void *payload, cu_error *err)
+{
+	ctl *c = payload;
+	struct global_default g = {NULL, 0};
+
+	(void)err;
+	api_informer_foreach(c->inf[INF_PC], find_global_default, &g);
+	if (g.name == NULL)
+		return CU_ENOTFOUND;
+	*name = g.name;
+	*value = g.value;
+	return CU_OK;
+}
+
 /* Workloads in ns whose controller owner is kind/name. */
 struct owned {
 	const char *kind, *name, *ns;
@@ -1574,7 +1636,14 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 				    "Not admitted by cluster queue");
 			goto out; /* create the Workload once it is stopped */
 		}
+		struct api_priority_lookup lk = {lookup_wpc, lookup_pc,
+		    lookup_pc_default,
+		    api_informer_get(
+			c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) != NULL,
+		    c};
+
 		memset(&bo, 0, sizeof(bo));
+		bo.lookup = &lk;
 		if (ctl_wl_build(&j, &bo, &w, &err) != CU_OK) {
 			cu_warn("workload for %s: %s", key, err.msg);
 			goto out;

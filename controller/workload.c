@@ -933,7 +933,8 @@ static int reset_checks(struct st *s)
 	return 0;
 }
 
-/* workloadEvictionStateInc for an empty underlying cause. */
+/* workloadEvictionStateInc for an empty underlying cause. The CRD requires
+ * underlyingCause, so the empty cause is written out as "". */
 static int count_eviction(struct st *s, const char *reason)
 {
 	json_t *stats = obj_child(s->status, "schedulingStats"), *ev, *e;
@@ -955,7 +956,8 @@ static int count_eviction(struct st *s, const char *reason)
 			1));
 	}
 	return json_array_append_new(
-	    ev, json_pack("{s:s, s:i}", "reason", reason, "count", 1));
+	    ev, json_pack("{s:s, s:s, s:i}", "reason", reason,
+		    "underlyingCause", "", "count", 1));
 }
 
 static int close_preemption_gates(struct st *s)

@@ -284,4 +284,98 @@ def events(s):
     ctl.stop()
 
 
+PREEMPT_QUEUES = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: spot}
+spec:
+  nodeLabels: {pool: spot}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption:
+    withinClusterQueue: LowerPriority
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: spot
+      resources:
+      - {name: cpu, nominalQuota: 4}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 10
+"""
+
+
+@case("jobs-preemption-restores-template", simulate="jobs")
+def jobs_preemption(s):
+    """A high-priority Job preempts a running low-priority one: the low Job
+    is suspended with its template restored (no flavor nodeSelector left
+    behind), its quota is released, and the high Job starts on the
+    flavor's node labels."""
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", s.file("queues.yaml", PREEMPT_QUEUES))
+    s.namespace("team")
+    code, _, body = s.raw(
+        "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/localqueues",
+        local_queue("team"))
+    eq(code, 201, "LocalQueue: %r" % body)
+    ctl = Controller(s, config=SEED001_CONFIG.replace(
+        "manageJobsWithoutQueueName: true", "manageJobsWithoutQueueName: "
+        "false"))
+    low = job("team", "low", "3", runtime_ms=600000, suspend=True)
+    low["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "low"
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs", low)
+    eq(code, 201, "create low: %r" % body)
+    path = "/apis/batch/v1/namespaces/team/jobs/"
+
+    def running(name):
+        j = s.get_json(path + name)
+        return (j["spec"].get("suspend") is False
+                and j.get("status", {}).get("active") == 1) and j
+    lj = wait_for(lambda: running("low"), 20, what="low job running")
+    eq(lj["spec"]["template"]["spec"].get("nodeSelector"), {"pool": "spot"},
+       "flavor node labels injected")
+
+    high = job("team", "high", "2", runtime_ms=800, suspend=True)
+    high["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high"
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
+                          high)
+    eq(code, 201, "create high: %r" % body)
+
+    def preempted():
+        j = s.get_json(path + "low")
+        return j["spec"].get("suspend") is True and j
+    lj = wait_for(preempted, 20, what="low job suspended")
+    check("nodeSelector" not in lj["spec"]["template"]["spec"],
+          "template restored: %r" % lj["spec"]["template"]["spec"])
+    hj = wait_for(lambda: running("high"), 20, what="high job running")
+    eq(hj["spec"]["template"]["spec"].get("nodeSelector"), {"pool": "spot"})
+    wls = s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/team/"
+                     "workloads")["items"]
+    by = {w["metadata"]["ownerReferences"][0]["name"]: w for w in wls}
+    eq(by["high"]["spec"].get("priority"), 1000, "priority resolved")
+    eq(by["low"]["spec"].get("priority"), 10)
+    conds = {c["type"]: c for c in by["low"]["status"]["conditions"]}
+    eq(conds["Evicted"]["status"], "True", "low Workload evicted")
+    eq(conds["Evicted"]["reason"], "Preempted")
+    eq(conds["QuotaReserved"]["status"], "False", "quota released")
+
+    # Once the high Job finishes, the low one is admitted again.
+    wait_for(lambda: running("low"), 30, what="low job re-admitted")
+    ctl.stop()
+
+
 run_cases()

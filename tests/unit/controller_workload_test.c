@@ -748,7 +748,7 @@ Test(workload_status, eviction_release_readmit)
 	    "job-uid-2) due to reclamation within the cohort; preemptor "
 	    "path: /co/cq-b; preemptee path: /co/cq-a\"}],"
 	    "\"schedulingStats\":{\"evictions\":[{\"reason\":\"Preempted\","
-	    "\"count\":1}]}}");
+	    "\"underlyingCause\":\"\",\"count\":1}]}}");
 	/* Written once. */
 	cr_assert_null(evict_patch(wl, &ev, NOW3));
 
