@@ -335,6 +335,36 @@ static void mark_job(ctl *c, char kind, const char *ns, const char *name)
 	cu_free(k);
 }
 
+struct ns_jobs {
+	ctl *c;
+	char kind;
+	const char *ns;
+};
+
+static void mark_ns_job(json_t *obj, void *payload)
+{
+	struct ns_jobs *n = payload;
+	const char *ns = jmeta(obj, "namespace");
+
+	if (ns != NULL && strcmp(ns, n->ns) == 0)
+		mark_job(n->c, n->kind, ns, jmeta(obj, "name"));
+}
+
+/* A namespace's labels decide the gate for its jobs: look at them again
+ * (new decisions only; the gate never undoes an admission). */
+static void mark_namespace_jobs(ctl *c, const char *ns)
+{
+	struct ns_jobs n = {c, 'J', ns};
+
+	if (ns == NULL)
+		return;
+	if (c->inf[INF_JOB] != NULL)
+		api_informer_foreach(c->inf[INF_JOB], mark_ns_job, &n);
+	n.kind = 'S';
+	if (c->inf[INF_JOBSET] != NULL)
+		api_informer_foreach(c->inf[INF_JOBSET], mark_ns_job, &n);
+}
+
 static void mark(ctl *c, enum inf_id id, json_t *obj)
 {
 	if (id == INF_WL) {
@@ -368,6 +398,8 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 		    jmeta(obj, "name"));
 		return;
 	} else {
+		if (id == INF_NS)
+			mark_namespace_jobs(c, jmeta(obj, "name"));
 		c->dirty_config = true;
 	}
 	c->dirty_cycle = true;
@@ -1443,6 +1475,34 @@ static void find_owned(json_t *wl, void *payload)
 	}
 }
 
+/* Merge patch dropping cueue's finalizer from a Workload, other
+ * finalizers kept, guarded by its resourceVersion; NULL when absent. */
+static json_t *drop_finalizer_patch(json_t *wl)
+{
+	json_t *fin = json_object_get(
+		   json_object_get(wl, "metadata"), "finalizers"),
+	       *keep, *f;
+	size_t i;
+	bool found = false;
+
+	keep = json_array();
+	json_array_foreach(fin, i, f)
+	{
+		const char *v = json_string_value(f);
+
+		if (v != NULL && strcmp(v, CTL_FINALIZER_RESOURCE_IN_USE) == 0)
+			found = true;
+		else
+			json_array_append(keep, f);
+	}
+	if (!found) {
+		json_decref(keep);
+		return NULL;
+	}
+	return json_pack("{s:{s:o, s:s}}", "metadata", "finalizers", keep,
+	    "resourceVersion", jmeta(wl, "resourceVersion"));
+}
+
 /* The job is gone: its Workloads go too (what Kueue leaves to the garbage
  * collector after dropping its finalizer; done here so quota is released
  * on clusters and test servers alike). */
@@ -1457,14 +1517,10 @@ static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
 	json_array_foreach(o.found, i, wl)
 	{
 		const char *wname = jmeta(wl, "name");
-		json_t *fin = json_object_get(
-		    json_object_get(wl, "metadata"), "finalizers");
+		json_t *fp = drop_finalizer_patch(wl);
 
-		if (json_array_size(fin) > 0)
-			queue_write(c, W_SPEC, &WORKLOADS, ns, wname, NULL,
-			    json_pack("{s:{s:n, s:s}}", "metadata",
-				"finalizers", "resourceVersion",
-				jmeta(wl, "resourceVersion")));
+		if (fp != NULL)
+			queue_write(c, W_SPEC, &WORKLOADS, ns, wname, NULL, fp);
 		if (jmeta(wl, "deletionTimestamp") == NULL)
 			queue_write(c, W_DELETE, &WORKLOADS, ns, wname, NULL,
 			    json_object());
@@ -1609,7 +1665,17 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		if (busy)
 			goto out; /* our create has not reached the cache */
 	}
-	/* 3. finished jobs finish their Workload */
+	/* 3. finished jobs finish their Workload; a finished Workload holds
+	 * no resources, so its finalizer goes (Kueue does the same). */
+	if (have_wl &&
+	    api_conditions_true(&wl.status.conditions, CTL_COND_FINISHED)) {
+		json_t *fp = drop_finalizer_patch(wlobj);
+
+		if (fp != NULL)
+			queue_write(
+			    c, W_SPEC, &WORKLOADS, ns, wlname, NULL, fp);
+		goto out;
+	}
 	if (ctl_job_finished(&j, &success, &msg)) {
 		if (have_wl &&
 		    ctl_wl_status_finish(&wl,

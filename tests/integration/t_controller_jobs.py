@@ -248,6 +248,22 @@ def jobs_quota(s):
     check(running_max[0] <= 2, "at most 2 x 4 cpu within 9 cpu, saw %d"
           % running_max[0])
     check(running_max[0] >= 1, "jobs ran")
+    # Finished Workloads keep no finalizer; deleting a job removes its
+    # Workload.
+    wlpath = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads"
+
+    def finished():
+        wls = s.get_json(wlpath)["items"]
+        return len(wls) == 4 and all(
+            not w["metadata"].get("finalizers") and any(
+                c["type"] == "Finished" and c["status"] == "True"
+                for c in w["status"].get("conditions", []))
+            for w in wls) and wls
+    wait_for(finished, 10, what="Workloads finished without finalizer")
+    code, _, body = s.raw("DELETE", "/apis/batch/v1/namespaces/team/jobs/j0")
+    check(code in (200, 202), "delete j0: %r" % body)
+    wait_for(lambda: len(s.get_json(wlpath)["items"]) == 3, 10,
+             what="j0's Workload removed")
     ctl.stop()
 
 
@@ -375,6 +391,41 @@ def jobs_preemption(s):
 
     # Once the high Job finishes, the low one is admitted again.
     wait_for(lambda: running("low"), 30, what="low job re-admitted")
+    ctl.stop()
+
+
+@case("namespace-label-change-regates", simulate="jobs")
+def namespace_relabel(s):
+    """A job in a namespace outside managedJobsNamespaceSelector is left
+    alone; labelling the namespace into the selector makes the controller
+    take the job on without any change to the job itself."""
+    setup(s, namespaces=("team",))
+    cfg = SEED001_CONFIG.replace(
+        "manageJobsWithoutQueueName: true", "manageJobsWithoutQueueName: "
+        "false").replace("""  matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values: [kube-system, kueue-system, test]""", """  matchLabels:
+    cueue: managed""")
+    ctl = Controller(s, config=cfg)
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
+                          job("team", "late", "1", runtime_ms=300,
+                              suspend=True))
+    eq(code, 201, "create job: %r" % body)
+    wlpath = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads"
+    time.sleep(1.5)
+    eq(s.get_json(wlpath)["items"], [], "unmanaged namespace: no Workload")
+    code, _, body = s.raw("PATCH", "/api/v1/namespaces/team",
+                          {"metadata": {"labels": {"cueue": "managed"}}},
+                          headers={"Content-Type":
+                                   "application/merge-patch+json"})
+    eq(code, 200, "label namespace: %r" % body)
+
+    def succeeded():
+        j = s.get_json("/apis/batch/v1/namespaces/team/jobs/late")
+        return j.get("status", {}).get("succeeded") == 1
+    wait_for(succeeded, 20, what="job admitted after relabel")
+    eq(len(s.get_json(wlpath)["items"]), 1, "one Workload")
     ctl.stop()
 
 
