@@ -82,6 +82,8 @@ static const struct api_resource WORKLOADS = {
     "kueue.x-k8s.io", "v1beta2", "workloads", true};
 static const struct api_resource CLUSTERQUEUES = {
     "kueue.x-k8s.io", "v1beta2", "clusterqueues", false};
+static const struct api_resource LOCALQUEUES = {
+    "kueue.x-k8s.io", "v1beta2", "localqueues", true};
 
 struct inf_slot {
 	ctl *c;
@@ -98,7 +100,7 @@ struct cq_sel {
 enum write_kind {
 	W_ADMIT,  /* admission status of a Workload (announces a decision) */
 	W_STATUS, /* other Workload status */
-	W_CQ,	  /* ClusterQueue status */
+	W_CQ,	  /* ClusterQueue or LocalQueue status */
 	W_SPEC,	  /* merge patch of a job or Workload (not status) */
 	W_JOB_STATUS, /* merge patch of a job's status */
 	W_CREATE,     /* POST `patch` (a new object) */
@@ -1235,49 +1237,71 @@ static void flush(ctl *c)
 	}
 }
 
-/* ---- ClusterQueue status --------------------------------------------- */
+/* ---- ClusterQueue and LocalQueue status ---------------------------- */
 
-static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
+/* Set the Active condition in st [borrowed], keeping lastTransitionTime
+ * unless the status flips. */
+static void set_active(
+    json_t *st, bool active, const char *reason, const char *msg)
 {
-	json_t *st = json_deep_copy(json_object_get(cached, "status"));
-	json_t *res = json_array(), *conds;
-	uint32_t fr, nfr = que_fr_count(c->st);
-	size_t pending = cq->n_heap + cq->inadmissible.n, admitted;
-	json_t *byflv = json_object();
-	const char *key;
-	json_t *v;
+	const char *status = active ? "True" : "False";
+	json_t *conds = json_object_get(st, "conditions"), *cond = NULL, *e;
+	const char *old;
+	size_t i;
+	char now[CU_TIME_RFC3339_LEN];
 
-	if (!json_is_object(st))
-		st = json_object();
-	admitted = cq->admitted.n;
-	for (fr = 0; fr < nfr && fr < cq->node.ncells; fr++) {
-		const struct que_cell *cell = &cq->node.cells[fr];
-		const char *fl, *rs;
-		char q[64], b[64];
-		json_t *list;
-		int64_t borrowed;
-
-		if (!cell->q.defined)
-			continue;
-		fl = que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name;
-		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
-		borrowed = cell->usage > cell->q.nominal
-			       ? cell->usage - cell->q.nominal
-			       : 0;
-		adm_format_quantity(rs, cell->usage, q, sizeof(q));
-		adm_format_quantity(rs, borrowed, b, sizeof(b));
-		list = json_object_get(byflv, fl);
-		if (list == NULL) {
-			list = json_array();
-			json_object_set_new(byflv, fl, list);
-		}
-		json_array_append_new(list, json_pack("{s:s, s:s, s:s}", "name",
-						rs, "total", q, "borrowed", b));
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(st, "conditions", conds);
 	}
-	json_object_foreach(byflv, key, v)
+	json_array_foreach(conds, i, e)
+	{
+		const char *t = json_string_value(json_object_get(e, "type"));
+
+		if (t != NULL && strcmp(t, "Active") == 0)
+			cond = e;
+	}
+	if (cond == NULL) {
+		cond = json_object();
+		json_object_set_new(cond, "type", json_string("Active"));
+		json_array_append_new(conds, cond);
+	}
+	old = json_string_value(json_object_get(cond, "status"));
+	if (old == NULL || strcmp(old, status) != 0) {
+		cu_time_format_rfc3339(cu_time_now_ns(), now);
+		json_object_set_new(
+		    cond, "lastTransitionTime", json_string(now));
+	}
+	json_object_set_new(cond, "status", json_string(status));
+	json_object_set_new(
+	    cond, "reason", json_string(reason ? reason : "Unknown"));
+	json_object_set_new(cond, "message", json_string(msg));
+}
+
+/* byflv [borrowed]: flavor -> [resource usage]; appends entry [stolen]. */
+static void add_flavor_usage(json_t *byflv, const char *flavor, json_t *entry)
+{
+	json_t *list = json_object_get(byflv, flavor);
+
+	if (list == NULL) {
+		list = json_array();
+		json_object_set_new(byflv, flavor, list);
+	}
+	json_array_append_new(list, entry);
+}
+
+/* Set flavorsReservation/flavorsUsage from byflv [stolen] and the
+ * workload counts in a CQ or LQ status st [borrowed]. */
+static void set_usage_and_counts(json_t *st, json_t *byflv, size_t pending,
+    size_t reserving, size_t admitted)
+{
+	json_t *res = json_array(), *v;
+	const char *fl;
+
+	json_object_foreach(byflv, fl, v)
 	{
 		json_array_append_new(
-		    res, json_pack("{s:s, s:O}", "name", key, "resources", v));
+		    res, json_pack("{s:s, s:O}", "name", fl, "resources", v));
 	}
 	json_decref(byflv);
 	json_object_set(st, "flavorsReservation", res);
@@ -1285,51 +1309,45 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 	json_object_set_new(
 	    st, "pendingWorkloads", json_integer((json_int_t)pending));
 	json_object_set_new(
-	    st, "reservingWorkloads", json_integer((json_int_t)admitted));
+	    st, "reservingWorkloads", json_integer((json_int_t)reserving));
 	json_object_set_new(
 	    st, "admittedWorkloads", json_integer((json_int_t)admitted));
-	conds = json_object_get(st, "conditions");
-	{
-		const char *status = cq->active ? "True" : "False";
-		const char *reason = cq->active		   ? "Ready"
-				     : cq->inactive_reason ? cq->inactive_reason
-							   : "Unknown";
-		const char *msg = cq->active ? "Can admit new workloads"
-					     : "Can't admit new workloads";
-		json_t *cond = NULL, *e;
-		size_t i;
-		char now[CU_TIME_RFC3339_LEN];
+}
 
-		if (!json_is_array(conds)) {
-			conds = json_array();
-			json_object_set_new(st, "conditions", conds);
-		}
-		json_array_foreach(conds, i, e)
-		{
-			if (json_string_value(json_object_get(e, "type")) &&
-			    strcmp(
-				json_string_value(json_object_get(e, "type")),
-				"Active") == 0)
-				cond = e;
-		}
-		if (cond == NULL) {
-			cond = json_object();
-			json_object_set_new(
-			    cond, "type", json_string("Active"));
-			json_array_append_new(conds, cond);
-		}
-		if (json_string_value(json_object_get(cond, "status")) ==
-			NULL ||
-		    strcmp(json_string_value(json_object_get(cond, "status")),
-			status) != 0) {
-			cu_time_format_rfc3339(cu_time_now_ns(), now);
-			json_object_set_new(
-			    cond, "lastTransitionTime", json_string(now));
-		}
-		json_object_set_new(cond, "status", json_string(status));
-		json_object_set_new(cond, "reason", json_string(reason));
-		json_object_set_new(cond, "message", json_string(msg));
+static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
+{
+	json_t *st = json_deep_copy(json_object_get(cached, "status"));
+	uint32_t fr, nfr = que_fr_count(c->st);
+	json_t *byflv = json_object();
+
+	if (!json_is_object(st)) {
+		json_decref(st);
+		st = json_object();
 	}
+	for (fr = 0; fr < nfr && fr < cq->node.ncells; fr++) {
+		const struct que_cell *cell = &cq->node.cells[fr];
+		const char *rs;
+		char q[64], b[64];
+		int64_t borrowed;
+
+		if (!cell->q.defined)
+			continue;
+		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
+		borrowed = cell->usage > cell->q.nominal
+			       ? cell->usage - cell->q.nominal
+			       : 0;
+		adm_format_quantity(rs, cell->usage, q, sizeof(q));
+		adm_format_quantity(rs, borrowed, b, sizeof(b));
+		add_flavor_usage(byflv,
+		    que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name,
+		    json_pack("{s:s, s:s, s:s}", "name", rs, "total", q,
+			"borrowed", b));
+	}
+	set_usage_and_counts(st, byflv, cq->n_heap + cq->inadmissible.n,
+	    cq->admitted.n, cq->admitted.n);
+	set_active(st, cq->active, cq->active ? "Ready" : cq->inactive_reason,
+	    cq->active ? "Can admit new workloads"
+		       : "Can't admit new workloads");
 	return st;
 }
 
@@ -1365,6 +1383,150 @@ static void write_cq_status(ctl *c)
 			    (double)cq->admitted.n);
 		}
 	}
+}
+
+/* Per-LocalQueue tallies for its status, from one pass over the CQs. */
+struct lq_tally {
+	size_t pending, admitted;
+	int64_t *usage; /* per fr, milli */
+};
+
+struct lq_pass {
+	ctl *c;
+	json_t *index; /* "ns/name" -> position in v */
+	struct lq_tally *v;
+	size_t n, cap;
+	uint32_t nfr;
+};
+
+static struct lq_tally *lq_tally_of(struct lq_pass *p, const struct que_wl *wl)
+{
+	json_t *pos;
+
+	if (wl->lq == NULL)
+		return NULL;
+	pos = json_object_get(p->index, wl->lq->key);
+	if (pos != NULL)
+		return &p->v[json_integer_value(pos)];
+	if (cu_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) != CU_OK)
+		return NULL;
+	p->v[p->n].pending = p->v[p->n].admitted = 0;
+	p->v[p->n].usage = cu_calloc(p->nfr ? p->nfr : 1, sizeof(int64_t));
+	if (p->v[p->n].usage == NULL)
+		return NULL;
+	json_object_set_new(
+	    p->index, wl->lq->key, json_integer((json_int_t)p->n));
+	return &p->v[p->n++];
+}
+
+static void lq_count_cq(struct lq_pass *p, struct que_cq *cq)
+{
+	struct que_wl *wl;
+	struct lq_tally *t;
+	size_t i;
+	uint32_t ps, r;
+
+	for (i = 0; i < cq->n_heap; i++)
+		if ((t = lq_tally_of(p, cq->heap[i])) != NULL)
+			t->pending++;
+	wl = cq->inadmissible.head;
+	for (i = 0; i < cq->inadmissible.n; i++, wl = wl->next)
+		if ((t = lq_tally_of(p, wl)) != NULL)
+			t->pending++;
+	wl = cq->admitted.head;
+	for (i = 0; i < cq->admitted.n; i++, wl = wl->next) {
+		if ((t = lq_tally_of(p, wl)) == NULL)
+			continue;
+		t->admitted++;
+		for (ps = 0; ps < wl->n_podsets; ps++)
+			for (r = 0; r < wl->podsets[ps].n_req; r++)
+				if (wl->podsets[ps].fr[r] < p->nfr)
+					t->usage[wl->podsets[ps].fr[r]] +=
+					    wl->podsets[ps].req[r].total;
+	}
+}
+
+/* Kueue's LocalQueue status: counts, flavorsReservation/flavorsUsage
+ * over the ClusterQueue's flavors and resources, and Active. */
+static json_t *lq_status(ctl *c, struct lq_pass *p, json_t *cached)
+{
+	json_t *st = json_deep_copy(json_object_get(cached, "status"));
+	const char *cqname = json_string_value(
+	    json_object_get(json_object_get(cached, "spec"), "clusterQueue"));
+	const char *stop = json_string_value(
+	    json_object_get(json_object_get(cached, "spec"), "stopPolicy"));
+	struct que_cq *cq = cqname ? que_cq_get(c->st, cqname) : NULL;
+	char *key = key_of(jmeta(cached, "namespace"), jmeta(cached, "name"));
+	json_t *pos = key ? json_object_get(p->index, key) : NULL;
+	const struct lq_tally *t = pos ? &p->v[json_integer_value(pos)] : NULL;
+	json_t *byflv = json_object();
+	uint32_t fr;
+
+	cu_free(key);
+	if (!json_is_object(st)) {
+		json_decref(st);
+		st = json_object();
+	}
+	for (fr = 0;
+	     cq != NULL && cq->exists && fr < p->nfr && fr < cq->node.ncells;
+	     fr++) {
+		const char *rs;
+		char q[64];
+
+		if (!cq->node.cells[fr].q.defined)
+			continue;
+		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
+		adm_format_quantity(rs, t ? t->usage[fr] : 0, q, sizeof(q));
+		add_flavor_usage(byflv,
+		    que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name,
+		    json_pack("{s:s, s:s}", "name", rs, "total", q));
+	}
+	set_usage_and_counts(st, byflv, t ? t->pending : 0, t ? t->admitted : 0,
+	    t ? t->admitted : 0);
+	if (stop != NULL && strcmp(stop, "None") != 0)
+		set_active(st, false, "Stopped", "LocalQueue is stopped");
+	else if (cq == NULL || !cq->exists)
+		set_active(st, false, "ClusterQueueDoesNotExist",
+		    "Can't submit new workloads to clusterQueue");
+	else if (!cq->active)
+		set_active(st, false, "ClusterQueueIsInactive",
+		    "Can't submit new workloads to clusterQueue");
+	else
+		set_active(st, true, "Ready",
+		    "Can submit new workloads to localQueue");
+	return st;
+}
+
+static void write_one_lq(json_t *cached, void *payload)
+{
+	struct lq_pass *p = payload;
+	json_t *want = lq_status(p->c, p, cached);
+
+	if (json_equal(want, json_object_get(cached, "status")))
+		json_decref(want);
+	else
+		queue_write(p->c, W_CQ, &LOCALQUEUES,
+		    jmeta(cached, "namespace"), jmeta(cached, "name"), NULL,
+		    json_pack("{s:o}", "status", want));
+}
+
+/* LocalQueue status, written only where it changed. */
+static void write_lq_status(ctl *c)
+{
+	struct lq_pass p = {c, json_object(), NULL, 0, 0, que_fr_count(c->st)};
+	size_t i, n = que_cq_count(c->st);
+
+	for (i = 0; i < n; i++) {
+		struct que_cq *cq = que_cq_at(c->st, i);
+
+		if (cq != NULL)
+			lq_count_cq(&p, cq);
+	}
+	api_informer_foreach(c->inf[INF_LQ], write_one_lq, &p);
+	for (i = 0; i < p.n; i++)
+		cu_free(p.v[i].usage);
+	cu_free(p.v);
+	json_decref(p.index);
 }
 
 /* ---- Jobs and JobSets ---------------------------------------------- */
@@ -1922,8 +2084,10 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		}
 	}
 	c->pending_scan = true;
-	if (may_write(c))
+	if (may_write(c)) {
 		write_cq_status(c);
+		write_lq_status(c);
+	}
 }
 
 /* ---- health ------------------------------------------------------ */

@@ -364,6 +364,31 @@ def jobs_preemption(s):
     lj = wait_for(lambda: running("low"), 20, what="low job running")
     eq(lj["spec"]["template"]["spec"].get("nodeSelector"), {"pool": "spot"},
        "flavor node labels injected")
+    lqpath = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/localqueues/" \
+        "default"
+
+    def lq_reserving():
+        st = s.get_json(lqpath).get("status", {})
+        return st.get("reservingWorkloads") == 1 and st
+    st = wait_for(lq_reserving, 5, what="LocalQueue status")
+    eq(st["pendingWorkloads"], 0)
+    eq(st["flavorsReservation"], [{"name": "spot", "resources": [
+        {"name": "cpu", "total": "3"}]}], "LocalQueue reservation")
+    active = [c for c in st["conditions"] if c["type"] == "Active"]
+    eq([(c["status"], c["reason"]) for c in active], [("True", "Ready")])
+    orphan = local_queue("team")
+    orphan["metadata"]["name"] = "orphan"
+    orphan["spec"]["clusterQueue"] = "missing"
+    code, _, body = s.raw("POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/"
+                          "team/localqueues", orphan)
+    eq(code, 201, "orphan LocalQueue: %r" % body)
+
+    def orphan_inactive():
+        st = s.get_json(lqpath.replace("default", "orphan")).get("status")
+        return [(c["status"], c["reason"]) for c in (st or {}).get(
+            "conditions", []) if c["type"] == "Active"]
+    eq(wait_for(orphan_inactive, 5, what="orphan LocalQueue status"),
+       [("False", "ClusterQueueDoesNotExist")])
 
     high = job("team", "high", "2", runtime_ms=800, suspend=True)
     high["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high"
