@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cueue-controller queueing strategies and cohort borrowing, end to end
+with the Job simulator.
+
+StrictFIFO: a head that does not fit blocks every Workload behind it in
+its ClusterQueue. BestEffortFIFO: Workloads behind an inadmissible head
+are admitted when they fit. Cohorts: a ClusterQueue borrows its peer's
+unused quota, the status shows the borrowed amount, and a Workload beyond
+the cohort's total waits."""
+import os
+import threading
+import time
+
+from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
+                     run_cases, wait_for)
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+MANIFESTS = os.path.join(ROOT, "manifests")
+
+CONFIG = CONTROLLER_CONFIG + """integrations:
+  frameworks: ["batch/job"]
+"""
+
+
+def cluster_queue(name, cpu, strategy="BestEffortFIFO", cohort=None):
+    spec = {"namespaceSelector": {}, "queueingStrategy": strategy,
+            "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                {"name": "default-flavor", "resources": [
+                    {"name": "cpu", "nominalQuota": cpu}]}]}]}
+    if cohort:
+        spec["cohortName"] = cohort
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": name}, "spec": spec}
+
+
+def job(ns, name, cpu, runtime_ms):
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": ns,
+                         "labels": {"kueue.x-k8s.io/queue-name": "lq"},
+                         "annotations": {"cueue.dev/sim-runtime-ms":
+                                         str(runtime_ms)}},
+            "spec": {"parallelism": 1, "suspend": True,
+                     "template": {"spec": {
+                "containers": [{"name": "c", "image": "busybox",
+                                "resources": {"requests": {"cpu": cpu}}}],
+                "restartPolicy": "Never"}}}}
+
+
+def setup(s, queues):
+    """queues: {namespace: ClusterQueue object}; one LocalQueue `lq` per
+    namespace pointing at its ClusterQueue."""
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    code, _, body = s.raw("POST", "/apis/kueue.x-k8s.io/v1beta2/"
+                          "resourceflavors", {
+                              "apiVersion": "kueue.x-k8s.io/v1beta2",
+                              "kind": "ResourceFlavor",
+                              "metadata": {"name": "default-flavor"}})
+    eq(code, 201, "ResourceFlavor: %r" % body)
+    for ns, cq in queues.items():
+        code, _, body = s.raw("POST", "/apis/kueue.x-k8s.io/v1beta2/"
+                              "clusterqueues", cq)
+        eq(code, 201, "ClusterQueue: %r" % body)
+        s.namespace(ns)
+        code, _, body = s.raw(
+            "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/"
+            "localqueues" % ns, {
+                "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                "metadata": {"name": "lq", "namespace": ns},
+                "spec": {"clusterQueue": cq["metadata"]["name"]}})
+        eq(code, 201, "LocalQueue: %r" % body)
+
+
+def create(s, j):
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/%s/jobs"
+                          % j["metadata"]["namespace"], j)
+    eq(code, 201, "create %s: %r" % (j["metadata"]["name"], body))
+
+
+class StartWatcher:
+    """Records, per namespace/job, the first time it was seen unsuspended
+    and the first time it was seen succeeded."""
+
+    def __init__(self, s, namespaces):
+        self.s, self.namespaces = s, namespaces
+        self.started, self.done = {}, {}
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            for ns in self.namespaces:
+                for j in self.s.get_json(
+                        "/apis/batch/v1/namespaces/%s/jobs" % ns)["items"]:
+                    k = "%s/%s" % (ns, j["metadata"]["name"])
+                    if j["spec"].get("suspend") is False and \
+                            k not in self.started:
+                        self.started[k] = time.monotonic()
+                    if j.get("status", {}).get("succeeded") == 1 and \
+                            k not in self.done:
+                        self.done[k] = time.monotonic()
+            time.sleep(0.03)
+
+    def close(self):
+        self.stop.set()
+        self.t.join()
+
+
+def all_succeeded(s, ns, n):
+    jobs = s.get_json("/apis/batch/v1/namespaces/%s/jobs" % ns)["items"]
+    return len(jobs) == n and all(
+        j.get("status", {}).get("succeeded") == 1 for j in jobs)
+
+
+@case("strict-fifo-vs-best-effort-fifo", simulate="jobs")
+def strict_vs_best_effort(s):
+    """Same jobs in two ClusterQueues of 4 cpu: `first` (2 cpu) runs, `big`
+    (4 cpu) cannot fit until it ends, `small` (1 cpu) comes after `big`.
+    StrictFIFO holds `small` behind `big`; BestEffortFIFO starts `small`
+    while `first` runs and `big` waits."""
+    setup(s, {"strict": cluster_queue("strict", 4, "StrictFIFO"),
+              "best": cluster_queue("best", 4, "BestEffortFIFO")})
+    ctl = Controller(s, config=CONFIG)
+    w = StartWatcher(s, ("strict", "best"))
+    for ns in ("strict", "best"):
+        create(s, job(ns, "first", "2", 2500))
+    wait_for(lambda: "strict/first" in w.started and
+             "best/first" in w.started, 15, what="first jobs running")
+    for ns in ("strict", "best"):
+        create(s, job(ns, "big", "4", 300))
+    time.sleep(1.1)  # creation timestamps have one-second resolution
+    for ns in ("strict", "best"):
+        create(s, job(ns, "small", "1", 300))
+    wait_for(lambda: all_succeeded(s, "strict", 3) and
+             all_succeeded(s, "best", 3), 30, what="all jobs complete")
+    w.close()
+    st = w.started
+    check(st["best/small"] < st["best/big"],
+          "BestEffortFIFO: small starts before big (%r)" % st)
+    check(st["strict/small"] >= st["strict/big"],
+          "StrictFIFO: small waits for big (%r)" % st)
+    ctl.stop()
+
+
+@case("cohort-borrowing", simulate="jobs")
+def cohort_borrowing(s):
+    """cq-a and cq-b (2 cpu each) share cohort `co`. A 3-cpu Job in cq-a
+    borrows 1 cpu; a 2-cpu Job behind it waits (cohort total 4); when the
+    first ends, the second runs within cq-a's own quota."""
+    setup(s, {"team-a": cluster_queue("cq-a", 2, cohort="co"),
+              "team-b": cluster_queue("cq-b", 2, cohort="co")})
+    ctl = Controller(s, config=CONFIG)
+    w = StartWatcher(s, ("team-a",))
+    create(s, job("team-a", "wide", "3", 2000))
+    wait_for(lambda: "team-a/wide" in w.started, 15,
+             what="wide job running on borrowed quota")
+
+    def borrowed():
+        st = s.get_json("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq-a"
+                        ).get("status", {})
+        for f in st.get("flavorsReservation", []):
+            for r in f["resources"]:
+                if r["name"] == "cpu" and r["borrowed"] == "1":
+                    return st
+        return None
+    st = wait_for(borrowed, 5, what="cq-a status shows 1 cpu borrowed")
+    eq(st["reservingWorkloads"], 1)
+    create(s, job("team-a", "next", "2", 300))
+    wait_for(lambda: all_succeeded(s, "team-a", 2), 30,
+             what="both jobs complete")
+    w.close()
+    # `next` (2 cpu) could not run beside `wide` (3 of the cohort's 4).
+    check(w.started["team-a/next"] >= w.done["team-a/wide"] - 0.1,
+          "next waited for wide: started %r done %r" % (w.started, w.done))
+    ctl.stop()
+
+
+run_cases()
