@@ -1848,6 +1848,26 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			    c, W_STATUS, &WORKLOADS, ns, wlname, NULL, patch);
 		goto out;
 	}
+	/* 3b. a Workload being deleted: stop the job (templates restored),
+	 * then let the Workload go; a new one queues the job again. */
+	if (have_wl && jmeta(wlobj, "deletionTimestamp") != NULL) {
+		enum ctl_stop_step step;
+		json_t *fp;
+
+		if (ctl_job_stop_patch(&j, &wl, &step, &patch, &err) != CU_OK)
+			goto out;
+		if (patch != NULL) {
+			job_write(c, kind, key, ns, name, step, patch);
+			if (step == CTL_STOP_SUSPEND)
+				emit(c, obj, "Normal", "Stopped",
+				    "The workload is deleted");
+		} else if (!ctl_job_is_active(&j) &&
+			   (fp = drop_finalizer_patch(wlobj)) != NULL) {
+			queue_write(
+			    c, W_SPEC, &WORKLOADS, ns, wlname, NULL, fp);
+		}
+		goto out;
+	}
 	/* 4. no Workload yet: keep the job suspended and create one */
 	if (!have_wl) {
 		struct ctl_wl_build_opts bo;

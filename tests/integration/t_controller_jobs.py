@@ -454,4 +454,41 @@ def namespace_relabel(s):
     ctl.stop()
 
 
+@case("workload-deleted-stops-and-requeues-job", simulate="jobs")
+def workload_deleted(s):
+    """Deleting a running job's Workload stops the job (its template
+    restored), lets the Workload go, and queues the job again under a new
+    Workload that is admitted."""
+    setup(s, namespaces=("team",))
+    ctl = Controller(s, config=SEED001_CONFIG)
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
+                          job("team", "victim", "1", runtime_ms=600000,
+                              suspend=True))
+    eq(code, 201, "create job: %r" % body)
+    jpath = "/apis/batch/v1/namespaces/team/jobs/victim"
+    wlpath = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads"
+
+    def running():
+        j = s.get_json(jpath)
+        return j["spec"].get("suspend") is False and j
+    wait_for(running, 15, what="job running")
+    wl = s.get_json(wlpath)["items"][0]
+    old_uid = wl["metadata"]["uid"]
+    code, _, body = s.raw("DELETE", wlpath + "/" + wl["metadata"]["name"])
+    check(code in (200, 202), "delete Workload: %r" % body)
+
+    def requeued():
+        items = s.get_json(wlpath)["items"]
+        return len(items) == 1 and items[0]["metadata"]["uid"] != old_uid \
+            and items[0]
+    wait_for(requeued, 15, what="a new Workload for the job")
+    j = wait_for(running, 15, what="job admitted again")
+    eq(j.get("status", {}).get("active"), 1)
+    evs = s.get_json("/api/v1/namespaces/team/events")["items"]
+    check(any(e["reason"] == "Stopped" and
+              e["message"] == "The workload is deleted" for e in evs),
+          "Stopped event: %r" % [(e["reason"], e["message"]) for e in evs])
+    ctl.stop()
+
+
 run_cases()
