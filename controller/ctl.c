@@ -147,6 +147,7 @@ struct ctl {
 
 	ev_prepare turn_w;
 	ev_timer tick_w;
+	ev_tstamp tick_due; /* when tick_w should fire next (loop lag) */
 	bool synced;	    /* every informer delivered its first LIST */
 	bool dirty_config;  /* flavors/queues/cohorts/namespaces changed */
 	bool dirty_cycle;   /* something may be admissible now */
@@ -999,6 +1000,15 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			now, &err) != CU_OK &&
 		    err.code != CU_ENOTFOUND)
 			cu_warn("ledger: %s", err.msg);
+		if (c->metrics != NULL && patch != NULL)
+			ctl_metric_inc(c->metrics,
+			    CTL_M_EVICTED_WORKLOADS_TOTAL,
+			    CTL_LV(v->cq ? v->cq->name : "",
+				CTL_EVICTED_PREEMPTED, "",
+				wl.spec.has_priority_class_ref &&
+					wl.spec.priority_class_ref.name
+				    ? wl.spec.priority_class_ref.name
+				    : ""));
 		if (c->metrics != NULL)
 			ctl_metric_inc(c->metrics,
 			    CTL_M_PREEMPTED_WORKLOADS_TOTAL,
@@ -1351,6 +1361,42 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 	return st;
 }
 
+/* Kueue's per-ClusterQueue gauges: status and, per flavor and resource,
+ * nominal quota, reservation and usage (in units: cores, bytes). */
+static void cq_metrics(ctl *c, struct que_cq *cq)
+{
+	static const char *const states[] = {
+	    "pending", "active", "terminating"};
+	const char *now = cq->active ? "active" : "pending";
+	const char *cohort = cq->cohort_name ? cq->cohort_name : "";
+	uint32_t fr, nfr = que_fr_count(c->st);
+	size_t i;
+
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_STATUS,
+		    CTL_LV(cq->name, states[i]),
+		    strcmp(states[i], now) == 0 ? 1.0 : 0.0);
+	for (fr = 0; fr < nfr && fr < cq->node.ncells; fr++) {
+		const struct que_cell *cell = &cq->node.cells[fr];
+		const char *fl, *rs;
+
+		if (!cell->q.defined)
+			continue;
+		fl = que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name;
+		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_NOMINAL_QUOTA,
+		    CTL_LV(cohort, cq->name, fl, rs),
+		    (double)cell->q.nominal / 1000.0);
+		ctl_metric_set(c->metrics,
+		    CTL_M_CLUSTER_QUEUE_RESOURCE_RESERVATION,
+		    CTL_LV(cohort, cq->name, fl, rs),
+		    (double)cell->usage / 1000.0);
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_RESOURCE_USAGE,
+		    CTL_LV(cohort, cq->name, fl, rs),
+		    (double)cell->usage / 1000.0);
+	}
+}
+
 static void write_cq_status(ctl *c)
 {
 	size_t i, n = que_cq_count(c->st);
@@ -1381,6 +1427,7 @@ static void write_cq_status(ctl *c)
 			ctl_metric_set(c->metrics,
 			    CTL_M_RESERVING_ACTIVE_WORKLOADS, CTL_LV(cq->name),
 			    (double)cq->admitted.n);
+			cq_metrics(c, cq);
 		}
 	}
 }
@@ -1497,10 +1544,52 @@ static json_t *lq_status(ctl *c, struct lq_pass *p, json_t *cached)
 	return st;
 }
 
+static void lq_metrics(ctl *c, json_t *cached, json_t *st)
+{
+	static const char *const states[] = {"True", "False", "Unknown"};
+	const char *ns = jmeta(cached, "namespace"),
+		   *name = jmeta(cached, "name");
+	const char *now = "Unknown";
+	json_t *cond;
+	size_t i;
+
+	json_array_foreach(json_object_get(st, "conditions"), i, cond)
+	{
+		const char *t =
+		    json_string_value(json_object_get(cond, "type"));
+
+		if (t != NULL && strcmp(t, "Active") == 0 &&
+		    json_string_value(json_object_get(cond, "status")) != NULL)
+			now =
+			    json_string_value(json_object_get(cond, "status"));
+	}
+	if (ns == NULL || name == NULL)
+		return;
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_STATUS,
+		    CTL_LV(name, ns, states[i]),
+		    strcmp(states[i], now) == 0 ? 1.0 : 0.0);
+	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_PENDING_WORKLOADS,
+	    CTL_LV(name, ns, "active"),
+	    (double)json_integer_value(
+		json_object_get(st, "pendingWorkloads")));
+	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_RESERVING_ACTIVE_WORKLOADS,
+	    CTL_LV(name, ns),
+	    (double)json_integer_value(
+		json_object_get(st, "reservingWorkloads")));
+	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_ADMITTED_ACTIVE_WORKLOADS,
+	    CTL_LV(name, ns),
+	    (double)json_integer_value(
+		json_object_get(st, "admittedWorkloads")));
+}
+
 static void write_one_lq(json_t *cached, void *payload)
 {
 	struct lq_pass *p = payload;
 	json_t *want = lq_status(p->c, p, cached);
+
+	if (p->c->metrics != NULL)
+		lq_metrics(p->c, cached, want);
 
 	if (json_equal(want, json_object_get(cached, "status")))
 		json_decref(want);
@@ -2074,12 +2163,58 @@ static void on_turn(struct ev_loop *loop, ev_prepare *w, int revents)
 	turn(w->data);
 }
 
+/* Counters kept by the client and informers, brought into the registry
+ * as deltas (the registry's counters only go up). */
+static void count_to(ctl *c, enum ctl_metric_id id, const char *const *lv,
+    size_t nlv, uint64_t total)
+{
+	double have = 0;
+
+	if (ctl_metric_value(&have, c->metrics, id, lv, nlv) != CU_OK)
+		have = 0;
+	if ((double)total > have)
+		ctl_metric_add(c->metrics, id, lv, nlv, total - (uint64_t)have);
+}
+
+static void api_count(const char *verb, int code, uint64_t n, void *payload)
+{
+	char cs[16];
+
+	snprintf(cs, sizeof(cs), "%d", code);
+	count_to(payload, CTL_M_CUEUE_API_REQUESTS_TOTAL, CTL_LV(verb, cs), n);
+}
+
+static void own_metrics(ctl *c, ev_tstamp now)
+{
+	size_t i;
+
+	if (c->tick_due > 0)
+		ctl_metric_observe(c->metrics, CTL_M_CUEUE_LOOP_LAG_SECONDS,
+		    CTL_LV0, now > c->tick_due ? now - c->tick_due : 0.0);
+	api_client_stats_foreach(c->client, api_count, c);
+	for (i = 0; i < INF__COUNT; i++) {
+		struct api_informer_stats is;
+
+		if (c->inf[i] == NULL)
+			continue;
+		api_informer_stats(c->inf[i], &is);
+		count_to(c, CTL_M_CUEUE_WATCH_RESTARTS_TOTAL,
+		    CTL_LV(resources[i].plural, "expired"), is.relists);
+		count_to(c, CTL_M_CUEUE_WATCH_RESTARTS_TOTAL,
+		    CTL_LV(resources[i].plural, "resumed"),
+		    is.watches > 1 + is.relists ? is.watches - 1 - is.relists
+						: 0);
+	}
+}
+
 static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	ctl *c = w->data;
 
-	(void)loop;
 	(void)revents;
+	if (c->metrics != NULL && !c->freeing)
+		own_metrics(c, ev_now(loop));
+	c->tick_due = ev_now(loop) + 1.0;
 	if (c->freeing || !c->synced)
 		return;
 	/* Backoffs expire and pending statuses come due with time. */
@@ -2364,6 +2499,7 @@ int ctl_start(ctl *c, cu_error *err)
 	ev_prepare_start(c->loop, &c->turn_w);
 	ev_timer_init(&c->tick_w, on_tick, 1.0, 1.0);
 	c->tick_w.data = c;
+	c->tick_due = ev_now(c->loop) + 1.0;
 	ev_timer_start(c->loop, &c->tick_w);
 	return CU_OK;
 }

@@ -8,8 +8,10 @@ are admitted when they fit. Cohorts: a ClusterQueue borrows its peer's
 unused quota, the status shows the borrowed amount, and a Workload beyond
 the cohort's total waits."""
 import os
+import socket
 import threading
 import time
+import urllib.request
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
                      run_cases, wait_for)
@@ -20,6 +22,35 @@ MANIFESTS = os.path.join(ROOT, "manifests")
 CONFIG = CONTROLLER_CONFIG + """integrations:
   frameworks: ["batch/job"]
 """
+
+
+def free_port():
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        return so.getsockname()[1]
+
+
+def scrape(port):
+    """{(name, frozenset(labels)): value} of a /metrics page."""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with direct.open("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        head, value = line.rsplit(" ", 1)
+        name, _, labels = head.partition("{")
+        pairs = frozenset(tuple(kv.split("=", 1)) for kv in
+                          labels.rstrip("}").split(",") if kv)
+        out[(name, pairs)] = float(value)
+    return out
+
+
+def metric(m, family, **labels):
+    want = {(k, '"%s"' % v) for k, v in labels.items()}
+    vals = [v for (n, ls), v in m.items() if n == family and want <= ls]
+    return vals[0] if len(vals) == 1 else None
 
 
 def cluster_queue(name, cpu, strategy="BestEffortFIFO", cohort=None):
@@ -91,17 +122,23 @@ class StartWatcher:
 
     def run(self):
         while not self.stop.is_set():
-            for ns in self.namespaces:
-                for j in self.s.get_json(
-                        "/apis/batch/v1/namespaces/%s/jobs" % ns)["items"]:
-                    k = "%s/%s" % (ns, j["metadata"]["name"])
-                    if j["spec"].get("suspend") is False and \
-                            k not in self.started:
-                        self.started[k] = time.monotonic()
-                    if j.get("status", {}).get("succeeded") == 1 and \
-                            k not in self.done:
-                        self.done[k] = time.monotonic()
+            try:
+                self.poll()
+            except OSError:  # the server is gone: the case has failed
+                return
             time.sleep(0.03)
+
+    def poll(self):
+        for ns in self.namespaces:
+            for j in self.s.get_json(
+                    "/apis/batch/v1/namespaces/%s/jobs" % ns)["items"]:
+                k = "%s/%s" % (ns, j["metadata"]["name"])
+                if j["spec"].get("suspend") is False and \
+                        k not in self.started:
+                    self.started[k] = time.monotonic()
+                if j.get("status", {}).get("succeeded") == 1 and \
+                        k not in self.done:
+                    self.done[k] = time.monotonic()
 
     def close(self):
         self.stop.set()
@@ -151,7 +188,9 @@ def cohort_borrowing(s):
     first ends, the second runs within cq-a's own quota."""
     setup(s, {"team-a": cluster_queue("cq-a", 2, cohort="co"),
               "team-b": cluster_queue("cq-b", 2, cohort="co")})
-    ctl = Controller(s, config=CONFIG)
+    port = free_port()
+    ctl = Controller(s, config=CONFIG.replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
     w = StartWatcher(s, ("team-a",))
     create(s, job("team-a", "wide", "3", 2000))
     wait_for(lambda: "team-a/wide" in w.started, 15,
@@ -167,6 +206,24 @@ def cohort_borrowing(s):
         return None
     st = wait_for(borrowed, 5, what="cq-a status shows 1 cpu borrowed")
     eq(st["reservingWorkloads"], 1)
+    # The same facts as Prometheus metrics, under Kueue's names.
+    m = wait_for(lambda: (lambda m: metric(
+        m, "kueue_local_queue_reserving_active_workloads", name="lq",
+        namespace="team-a") == 1 and m)(scrape(port)), 5,
+        what="LocalQueue metrics")
+    eq(metric(m, "kueue_cluster_queue_resource_reservation",
+              cluster_queue="cq-a", flavor="default-flavor",
+              resource="cpu", cohort="co"), 3.0)
+    eq(metric(m, "kueue_cluster_queue_nominal_quota", cluster_queue="cq-b",
+              resource="cpu"), 2.0)
+    eq(metric(m, "kueue_cluster_queue_status", cluster_queue="cq-a",
+              status="active"), 1.0)
+    eq(metric(m, "kueue_local_queue_status", name="lq",
+              namespace="team-a", active="True"), 1.0)
+    check((metric(m, "cueue_api_requests_total", verb="PATCH", code="200")
+           or 0) >= 1, "API requests counted")
+    check((metric(m, "cueue_loop_lag_seconds_count") or 0) >= 1,
+          "loop lag observed")
     create(s, job("team-a", "next", "2", 300))
     wait_for(lambda: all_succeeded(s, "team-a", 2), 30,
              what="both jobs complete")
