@@ -80,6 +80,9 @@ static const struct api_resource resources[INF__COUNT] = {
 
 static const struct api_resource WORKLOADS = {
     "kueue.x-k8s.io", "v1beta2", "workloads", true};
+static const struct api_resource JOBS = {"batch", "v1", "jobs", true};
+static const struct api_resource JOBSETS = {
+    "jobset.x-k8s.io", "v1alpha2", "jobsets", true};
 static const struct api_resource CLUSTERQUEUES = {
     "kueue.x-k8s.io", "v1beta2", "clusterqueues", false};
 static const struct api_resource LOCALQUEUES = {
@@ -115,6 +118,10 @@ struct qwrite {
 	char *uid;	 /* owned; the Workload's, or NULL */
 	json_t *patch;	 /* owned */
 	char *expect;	 /* owned; key whose resourceVersion to expect */
+	/* An event sent once the write succeeds (not per attempt): reason
+	 * [static] and message [owned]; W_ADMIT: QuotaReserved + Admitted. */
+	const char *ev_reason;
+	char *note;
 };
 
 /* Context of a write in flight [owned by the callback]. */
@@ -124,7 +131,13 @@ struct inflight {
 	char *uid;    /* owned */
 	char *expect; /* owned; see struct ctl.expect */
 	int64_t created_ns;
-	char *cq; /* owned */
+	char *cq;		/* owned */
+	char *ns, *name, *note; /* owned; events sent on success */
+	const char *ev_reason;	/* static; see struct qwrite */
+	const struct api_resource *res;
+	/* resourceVersion the patch was guarded by (0: none): after a 409 the
+	 * object is not acted on until the cache shows a newer one. */
+	unsigned long long sent_rv;
 };
 
 struct ctl {
@@ -221,6 +234,8 @@ static void queue_write(ctl *c, enum write_kind kind,
 	w->uid = uid ? cu_strdup(uid) : NULL;
 	w->patch = patch;
 	w->expect = NULL;
+	w->ev_reason = NULL;
+	w->note = NULL;
 }
 
 /* Queue a write and remember, on success, the resourceVersion it
@@ -236,6 +251,17 @@ static void queue_write_expect(ctl *c, enum write_kind kind,
 		c->writes[c->nwrites - 1].expect = cu_strdup(expect);
 		json_object_set_new(c->busy, expect, json_true());
 	}
+}
+
+/* A Workload write awaited in the cache like job writes (key
+ * "wl/ns/name"). */
+static void wl_write(ctl *c, enum write_kind kind, const char *ns,
+    const char *name, json_t *patch)
+{
+	char *ek = cu_asprintf("wl/%s/%s", ns, name);
+
+	queue_write_expect(c, kind, &WORKLOADS, ns, name, patch, ek);
+	cu_free(ek);
 }
 
 static const struct api_resource EVENTS = {"", "v1", "events", true};
@@ -861,6 +887,21 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 
 	if (qw == NULL)
 		return;
+	{
+		/* Our own write to it (a pending status) has not reached the
+		 * cache: admitting against the older object would only
+		 * conflict. The cache update runs the cycle again. */
+		char *ek = cu_asprintf("wl/%s/%s", qw->ns, qw->name);
+		json_t *obj =
+		    api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+		bool st = ek == NULL || (obj != NULL && stale(c, ek, obj));
+
+		cu_free(ek);
+		if (st) {
+			unadmit(c, d->uid);
+			return;
+		}
+	}
 	if (decode_cached(c, qw->ns, qw->name, &wl) != CU_OK) {
 		unadmit(c, d->uid);
 		return;
@@ -880,25 +921,17 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		json_object_set_new(c->in_flight, d->uid, json_true());
 		queue_write(
 		    c, W_ADMIT, &WORKLOADS, qw->ns, qw->name, d->uid, patch);
-		{
-			json_t *obj =
-			    api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
-			char *m = cu_asprintf(
+		if (c->nwrites > 0 &&
+		    c->writes[c->nwrites - 1].patch == patch) {
+			c->writes[c->nwrites - 1].expect = ek;
+			c->writes[c->nwrites - 1].note = cu_asprintf(
 			    "Quota reserved in ClusterQueue %s, wait time "
 			    "since queued was %llds",
 			    d->cluster_queue,
 			    (long long)((now - qw->queue_ts) / 1000000000));
-
-			emit(c, obj, "Normal", "QuotaReserved", m ? m : "");
-			emit(c, obj, "Normal", "Admitted",
-			    "Admitted by ClusterQueue");
-			cu_free(m);
-		}
-		if (ek != NULL && c->nwrites > 0 &&
-		    c->writes[c->nwrites - 1].patch == patch)
-			c->writes[c->nwrites - 1].expect = ek;
-		else
+		} else {
 			cu_free(ek);
+		}
 	}
 	api_workload_dispose(&wl);
 }
@@ -956,8 +989,7 @@ static void write_due_pending(ctl *c, int64_t now)
 		else if (patch != NULL) {
 			json_object_set_new(
 			    c->pending_at, uid, json_integer(now_ms));
-			queue_write(c, W_STATUS, &WORKLOADS, qw->ns, qw->name,
-			    NULL, patch);
+			wl_write(c, W_STATUS, qw->ns, qw->name, patch);
 		}
 		api_workload_dispose(&wl);
 		json_object_del(c->pending_due, uid);
@@ -1064,6 +1096,35 @@ static void run_cycle(ctl *c, int64_t now)
 
 static void stop_writes_done(ctl *c);
 
+static void inflight_free(struct inflight *f)
+{
+	cu_free(f->uid);
+	cu_free(f->expect);
+	cu_free(f->cq);
+	cu_free(f->ns);
+	cu_free(f->name);
+	cu_free(f->note);
+	cu_free(f);
+}
+
+/* The event a successful write announces, about the object as cached. */
+static void write_event(ctl *c, struct inflight *f)
+{
+	enum inf_id id = f->res == &WORKLOADS ? INF_WL
+			 : f->res == &JOBS    ? INF_JOB
+					      : INF_JOBSET;
+	json_t *obj = c->inf[id] && f->ns && f->name
+			  ? api_informer_get(c->inf[id], f->ns, f->name)
+			  : NULL;
+
+	if (f->kind == W_ADMIT) {
+		emit(c, obj, "Normal", "QuotaReserved", f->note);
+		emit(c, obj, "Normal", "Admitted", "Admitted by ClusterQueue");
+	} else if (f->ev_reason != NULL) {
+		emit(c, obj, "Normal", f->ev_reason, f->note);
+	}
+}
+
 static void on_write_done(const struct api_response *resp, void *payload)
 {
 	struct inflight *f = payload;
@@ -1083,6 +1144,15 @@ static void on_write_done(const struct api_response *resp, void *payload)
 		if (resp->err == CU_OK && rv != NULL)
 			json_object_set_new(
 			    c->expect, f->expect, json_string(rv));
+		/* A conflict: our cache was behind. Wait for a newer object
+		 * rather than retrying against the same old one. */
+		if (resp->err == CU_ECONFLICT && f->sent_rv > 0) {
+			char next[32];
+
+			snprintf(next, sizeof(next), "%llu", f->sent_rv + 1);
+			json_object_set_new(
+			    c->expect, f->expect, json_string(next));
+		}
 		/* Look again once the cache has caught up; a rejected write
 		 * (other than a conflict) only after a pause, or the same
 		 * state would send it again in a loop. */
@@ -1099,6 +1169,8 @@ static void on_write_done(const struct api_response *resp, void *payload)
 			json_object_set_new(
 			    c->dirty_wl, f->expect + 3, json_true());
 	}
+	if (resp->err == CU_OK && f->note != NULL)
+		write_event(c, f);
 	if (f->kind == W_ADMIT) {
 		json_object_del(c->in_flight, f->uid);
 		if (resp->err == CU_OK) {
@@ -1133,10 +1205,7 @@ static void on_write_done(const struct api_response *resp, void *payload)
 		    resp->reason, resp->message);
 	}
 out:
-	cu_free(f->uid);
-	cu_free(f->expect);
-	cu_free(f->cq);
-	cu_free(f);
+	inflight_free(f);
 	if (c->stopping && c->writes_in_flight == 0 && !c->freeing)
 		stop_writes_done(c);
 }
@@ -1209,11 +1278,26 @@ static void flush(ctl *c)
 		f->uid = w->uid ? cu_strdup(w->uid) : NULL;
 		f->expect = w->expect;
 		w->expect = NULL;
+		{
+			const char *rv = json_string_value(json_object_get(
+			    json_object_get(w->patch, "metadata"),
+			    "resourceVersion"));
+
+			f->sent_rv = rv ? strtoull(rv, NULL, 10) : 0;
+		}
 		if (w->kind == W_ADMIT && w->uid != NULL) {
 			struct que_wl *qw = que_workload_get(c->st, w->uid);
 
 			f->created_ns = qw ? qw->created_ns : 0;
 			f->cq = qw && qw->cq ? cu_strdup(qw->cq->name) : NULL;
+		}
+		if (w->note != NULL) {
+			f->ns = w->ns ? cu_strdup(w->ns) : NULL;
+			f->name = w->name ? cu_strdup(w->name) : NULL;
+			f->note = w->note;
+			f->ev_reason = w->ev_reason;
+			f->res = w->res;
+			w->note = NULL;
 		}
 		if (send_write(c, w, f, &err) != CU_OK) {
 			cu_warn("write %s: %s", w->name, err.msg);
@@ -1224,10 +1308,7 @@ static void flush(ctl *c)
 			}
 			if (f->expect != NULL)
 				json_object_del(c->busy, f->expect);
-			cu_free(f->uid);
-			cu_free(f->expect);
-			cu_free(f->cq);
-			cu_free(f);
+			inflight_free(f);
 		} else {
 			c->writes_in_flight++;
 		}
@@ -1237,6 +1318,7 @@ static void flush(ctl *c)
 		cu_free(w->name);
 		cu_free(w->uid);
 		cu_free(w->expect);
+		cu_free(w->note);
 	}
 	c->nwrites = 0;
 	/* A failure path above may have reopened the transaction. */
@@ -1620,10 +1702,6 @@ static void write_lq_status(ctl *c)
 
 /* ---- Jobs and JobSets ---------------------------------------------- */
 
-static const struct api_resource JOBS = {"batch", "v1", "jobs", true};
-static const struct api_resource JOBSETS = {
-    "jobset.x-k8s.io", "v1alpha2", "jobsets", true};
-
 /* Owner lookup for the gate, over the job caches. */
 static int gate_lookup(const struct ns_gate_owner *ref, const char *ns,
     struct ns_gate_object *out, void *payload, cu_error *err)
@@ -1835,6 +1913,20 @@ static void job_write(ctl *c, char kind, const char *key, const char *ns,
 /* The job reconciler for one Job ('J') or JobSet ('S'). The management
  * gate comes first and a job that is not ours is never written to
  * (DESIGN.md lesson 1). */
+/* key's expected resourceVersion is dropped once inf [borrowed] has seen
+ * that version or a later one: an object then missing from it was
+ * deleted after our write and there is nothing more to wait for. */
+static void gone_past_expect(ctl *c, api_informer *inf, const char *key)
+{
+	json_t *want = json_object_get(c->expect, key);
+	const char *seen = api_informer_resource_version(inf);
+
+	if (want != NULL && seen != NULL &&
+	    strtoull(seen, NULL, 10) >=
+		strtoull(json_string_value(want), NULL, 10))
+		json_object_del(c->expect, key);
+}
+
 static void reconcile_job(ctl *c, const char *key, int64_t now)
 {
 	char kind = key[0], ns[254], name[254];
@@ -1908,7 +2000,13 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		have_wl = api_workload_decode(&wl, wlobj, &err) == CU_OK;
 	} else {
 		char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
-		bool busy =
+		bool busy;
+
+		/* Absent from a cache that has seen past our last write to
+		 * it: it is gone, not late. */
+		if (ek != NULL)
+			gone_past_expect(c, c->inf[INF_WL], ek);
+		busy =
 		    ek != NULL && (json_object_get(c->busy, ek) != NULL ||
 				      json_object_get(c->expect, ek) != NULL);
 
@@ -1923,8 +2021,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		json_t *fp = drop_finalizer_patch(wlobj);
 
 		if (fp != NULL)
-			queue_write(
-			    c, W_SPEC, &WORKLOADS, ns, wlname, NULL, fp);
+			wl_write(c, W_SPEC, ns, wlname, fp);
 		goto out;
 	}
 	if (ctl_job_finished(&j, &success, &msg)) {
@@ -1933,8 +2030,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			success ? CTL_FINISHED_SUCCEEDED : CTL_FINISHED_FAILED,
 			msg ? msg : "", now, &patch, &err) == CU_OK &&
 		    patch != NULL)
-			queue_write(
-			    c, W_STATUS, &WORKLOADS, ns, wlname, NULL, patch);
+			wl_write(c, W_STATUS, ns, wlname, patch);
 		goto out;
 	}
 	/* 3b. a Workload being deleted: stop the job (templates restored),
@@ -1952,8 +2048,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 				    "The workload is deleted");
 		} else if (!ctl_job_is_active(&j) &&
 			   (fp = drop_finalizer_patch(wlobj)) != NULL) {
-			queue_write(
-			    c, W_SPEC, &WORKLOADS, ns, wlname, NULL, fp);
+			wl_write(c, W_SPEC, ns, wlname, fp);
 		}
 		goto out;
 	}
@@ -2043,8 +2138,14 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 
 				job_write(c, kind, key, ns, name,
 				    CTL_STOP_SUSPEND, patch);
-				emit(c, obj, "Normal", "Started", m ? m : "");
-				cu_free(m);
+				if (m != NULL && c->nwrites > 0 &&
+				    c->writes[c->nwrites - 1].patch == patch) {
+					c->writes[c->nwrites - 1].ev_reason =
+					    "Started";
+					c->writes[c->nwrites - 1].note = m;
+				} else {
+					cu_free(m);
+				}
 			} else if (err.code == CU_EINVAL)
 				cu_warn("start %s: %s", key, err.msg);
 			for (i = 0; i < nfl; i++)
@@ -2077,8 +2178,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			    ctl_wl_status_release(&wl, now, &patch, &err) ==
 				CU_OK &&
 			    patch != NULL)
-				queue_write(c, W_STATUS, &WORKLOADS, ns, wlname,
-				    NULL, patch);
+				wl_write(c, W_STATUS, ns, wlname, patch);
 		}
 	}
 out:

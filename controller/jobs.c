@@ -544,6 +544,9 @@ static int restore_field(json_t *parent, const char *key, const json_t *want)
 static int restore_template(
     json_t *tpl, const json_t *saved, bool keep_job_labels, cu_error *err)
 {
+	/* An absent template metadata stays absent when nothing is restored
+	 * into it: `{}` would be a write that changes nothing for Go. */
+	bool had_md = json_is_object(json_object_get(tpl, "metadata"));
 	json_t *md = obj_child(tpl, "metadata"), *spec = obj_child(tpl, "spec");
 	const json_t *smd = json_object_get(saved, "metadata");
 	const json_t *sspec = json_object_get(saved, "spec");
@@ -578,6 +581,8 @@ static int restore_template(
 	for (i = 0; e == 0 && spec_fields[i]; i++)
 		e = restore_field(spec, spec_fields[i],
 		    json_object_get(sspec, spec_fields[i]));
+	if (e == 0 && !had_md && json_object_size(md) == 0)
+		e = json_object_del(tpl, "metadata");
 	if (e != 0)
 		return nomem(err, "pod template");
 	return CU_OK;

@@ -48,3 +48,11 @@ CUEUE_BENCH_TOKEN=benchtoken taskset -c 1 "$CUEUE_BIN/cueue-bench" \
 	apiserver --url "$url" --writes 20000 --creates 10000 --watchers 10 \
 	--rate 2500 --prefix paced | tee "$out/apiserver-latency.txt"
 echo "   targets: >= 5000 writes/s; p99 watch delivery <= 10 ms"
+
+echo "== controller: 1,000 Jobs through cueue-controller (simulated Jobs)"
+# Starts its own cueue-apiserver (TLS, --simulate jobs) and controller;
+# results in controller.txt, controller.json, controller-access-log.json.
+BENCH_OUT="$out" CUEUE_BIN="$CUEUE_BIN" timeout 300 \
+	/usr/bin/python3 tests/bench/controller_bench.py
+echo "   targets: 3 API writes per admitted Job (Workload create + one"
+echo "            status write + one Job patch), events reported apart"

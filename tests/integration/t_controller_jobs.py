@@ -482,8 +482,8 @@ def workload_deleted(s):
         return len(items) == 1 and items[0]["metadata"]["uid"] != old_uid \
             and items[0]
     wait_for(requeued, 15, what="a new Workload for the job")
-    j = wait_for(running, 15, what="job admitted again")
-    eq(j.get("status", {}).get("active"), 1)
+    wait_for(lambda: (running() or {}).get("status", {}).get("active") == 1,
+             15, what="job admitted and running again")
     evs = s.get_json("/api/v1/namespaces/team/events")["items"]
     check(any(e["reason"] == "Stopped" and
               e["message"] == "The workload is deleted" for e in evs),

@@ -1290,6 +1290,27 @@ Test(job_stop, already_suspended_is_noop)
 	api_workload_dispose(&wl);
 	json_decref(wlj);
 	fixture_dispose(&f);
+
+	/* The same without template metadata: nothing to restore, so no
+	 * write adding an empty `metadata: {}` (a change to no one). */
+	fixture_load(&f,
+	    "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+	    "\"metadata\":{\"name\":\"bare\",\"namespace\":\"team-a\","
+	    "\"uid\":\"u-1\",\"resourceVersion\":\"5\"},"
+	    "\"spec\":{\"parallelism\":1,\"suspend\":true,"
+	    "\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
+	    "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+	    "\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}",
+	    false);
+	wlj = stored_workload(&f);
+	wl_decode(&wl, wlj);
+	cr_assert_eq(ctl_job_stop_patch(&f.view, &wl, &step, &p, &err), CU_OK,
+	    "%s", err.msg);
+	cr_assert_eq(step, CTL_STOP_DONE);
+	cr_assert_null(p);
+	api_workload_dispose(&wl);
+	json_decref(wlj);
+	fixture_dispose(&f);
 }
 
 /* ---- 5. job state ------------------------------------------------------ */
