@@ -24,6 +24,10 @@
  *      X >= max(ring_floor, srv->compacted), else 410 Expired.
  *   5. Watch events are delivered in rv order, synchronously at write time,
  *      so no watcher can observe a later write before an earlier one.
+ *   6. Admission webhooks never block the loop: a write that waits for a
+ *      webhook is suspended and its handler re-run from the top when the
+ *      answer arrives (webhooks.c), so handlers do every admission step
+ *      before their first side effect.
  *
  * Prefix: as_.
  */
@@ -72,6 +76,8 @@ struct as_event {
 };
 
 struct as_watch;
+struct as_admit;    /* per-request admission state (webhooks.c) */
+struct as_whclient; /* the webhook HTTPS client (webhooks.c) */
 
 /* One resource type: its REST identity, its semantics and its storage. */
 struct as_kind {
@@ -164,6 +170,10 @@ struct as_server {
 	/* simulators */
 	bool sim_jobs, sim_jobsets;
 	int sim_tick_ms;
+
+	/* admission webhooks */
+	struct as_whclient *whc; /* owned; created on the first call */
+	bool wh_stopped;	 /* shutting down: calls fail at once */
 };
 
 /* ---- kinds (kinds.c) ------------------------------------------------ */
@@ -275,6 +285,9 @@ struct as_req;
 int as_http_start(struct as_server *srv, cu_error *err);
 void as_http_stop(struct as_server *srv);
 void as_http_wake(struct as_server *srv);
+/* Re-run the handler of a request suspended on `conn` now (no-op when it
+ * is not suspended). */
+void as_http_resume(struct as_server *srv, struct MHD_Connection *conn);
 
 /* A response under construction by a handler. */
 struct as_resp {
@@ -305,6 +318,10 @@ struct as_request {
 	 * parameters and headers come from these objects [borrowed]. */
 	json_t *params;
 	json_t *headers;
+	/* Admission state kept across re-runs of the handler for this
+	 * request (http.c owns the slot); NULL without a connection, and
+	 * then no webhook is called. */
+	struct as_admit **admit;
 };
 
 const char *as_query(const struct as_request *rq, const char *name);
@@ -338,6 +355,51 @@ void as_resp_invalid_add(struct as_resp *resp, const char *field,
 /* "configmaps" or "widgets.example.com" as used in messages. */
 char *as_qualified_resource(const struct as_kind *k);
 
+/* Append a `299 - "text"` warn-value to resp->warning. */
+void as_resp_warn(struct as_resp *resp, const char *text);
+
+/* ---- admission webhooks (webhooks.c) -------------------------------- */
+/* What is being admitted (admission.Attributes). All [borrowed]. */
+struct as_admit_attrs {
+	const struct as_kind *kind; /* storage kind */
+	const char *version;	    /* the version the client used */
+	const char *subresource;    /* "" for the main resource */
+	const char *operation;	    /* "CREATE", "UPDATE" or "DELETE" */
+	const char *ns;		    /* "" for cluster-scoped objects; a
+				     * Namespace's own name on its path */
+	const char *name;	    /* "" on CREATE with generateName */
+	json_t *object;		    /* NULL for DELETE */
+	json_t *old;		    /* NULL for CREATE */
+	json_t *options;	    /* Create/Update/DeleteOptions */
+	bool dry_run;
+};
+/* Run the matching mutating webhooks on *obj [owned; replaced by the
+ * patched object; NULL for DELETE]. true: go on. false: stop, resp holds
+ * the error or asks to be re-run later (resp->delay). */
+bool as_admit_mutate(const struct as_request *rq,
+    const struct as_admit_attrs *at, json_t **obj, struct as_resp *resp);
+/* Run the matching validating webhooks on at->object; as above. */
+bool as_admit_validate(const struct as_request *rq,
+    const struct as_admit_attrs *at, struct as_resp *resp);
+/* Would any mutating webhook be called for this request? */
+bool as_admit_mutating_matches(
+    const struct as_request *rq, const struct as_admit_attrs *at);
+/* The value pinned for `slot` in this request (fresh on first use, the
+ * same on every re-run) [borrowed]; fresh itself without admission
+ * state. */
+const char *as_admit_memo(
+    const struct as_request *rq, const char *slot, const char *fresh);
+/* Pin the clock to the request's first run while its handler runs. */
+void as_admit_begin(const struct as_request *rq);
+void as_admit_end(void);
+void as_admit_free(struct as_admit *a); /* NULL is a no-op */
+/* Cancel calls in flight and free the client; later calls fail. */
+void as_webhooks_stop(struct as_server *srv);
+/* Default and validate a Mutating/ValidatingWebhookConfiguration (v1
+ * rules); false with a 422 in resp. */
+bool as_webhook_config_prepare(
+    const struct as_kind *k, json_t *obj, struct as_resp *resp);
+
 /* ---- test endpoints (testapi.c) ------------------------------------ */
 void as_testapi_handle(struct as_request *rq, struct as_resp *resp);
 /* A fault to inject for this request, or NULL. */
@@ -370,6 +432,8 @@ int as_jset(json_t *obj, const char *path, json_t *value); /* steals */
 char *as_uuid(struct as_server *srv);			   /* owned */
 uint64_t as_rand(struct as_server *srv);
 void as_now_rfc3339(char out[CU_TIME_RFC3339_LEN]);
+/* Make as_now_rfc3339 answer `ns` (0: the real clock again). */
+void as_clock_pin(int64_t ns);
 bool as_valid_dns_subdomain(const char *s);
 bool as_valid_dns_label(const char *s);
 char *as_json_dump(json_t *j, size_t *len); /* compact [owned: cu_free] */

@@ -449,8 +449,16 @@ static bool check_unknown(const struct as_request *rq, const struct route *r,
 		cu_buf_dispose(&b);
 		return false;
 	}
-	cu_free(resp->warning);
-	resp->warning = b.ptr ? cu_asprintf("299 - \"%s\"", b.ptr) : NULL;
+	if (b.ptr != NULL) {
+		char *w = cu_asprintf("%s%s299 - \"%s\"",
+		    resp->warning ? resp->warning : "",
+		    resp->warning ? ", " : "", b.ptr);
+
+		if (w != NULL) {
+			cu_free(resp->warning);
+			resp->warning = w;
+		}
+	}
 	cu_buf_dispose(&b);
 	return true;
 }
@@ -1522,9 +1530,100 @@ static bool prepare_kind(const struct as_request *rq, const struct route *r,
 			return false;
 		}
 	}
+	if (strcmp(k->group, "admissionregistration.k8s.io") == 0 &&
+	    !as_webhook_config_prepare(k, obj, resp))
+		return false;
+	if (k->flags & AS_CUSTOM || k->top_fields != NULL)
+		as_schema_apply(k, obj, unknown);
+	return unknown == NULL || check_unknown(rq, r, unknown, resp);
+}
+
+/* ---- admission ------------------------------------------------------ */
+
+/* The *Options object a webhook sees for this request [owned]. */
+static json_t *write_options(
+    const struct as_request *rq, const char *kind, bool dry)
+{
+	json_t *o = json_pack(
+	    "{s:s, s:s}", "kind", kind, "apiVersion", "meta.k8s.io/v1");
+	const char *fm = as_query(rq, "fieldManager");
+	const char *fv = as_query(rq, "fieldValidation");
+
+	if (dry)
+		json_object_set_new(o, "dryRun", json_pack("[s]", "All"));
+	if (fm != NULL && fm[0] != '\0')
+		json_object_set_new(o, "fieldManager", json_string(fm));
+	if (fv != NULL && fv[0] != '\0')
+		json_object_set_new(o, "fieldValidation", json_string(fv));
+	return o;
+}
+
+static void admit_attrs(struct as_admit_attrs *at, const struct route *r,
+    const char *op, json_t *obj, json_t *old, json_t *options, bool dry)
+{
+	const char *name = r->has_name ? r->name : md_str(obj, "name");
+
+	memset(at, 0, sizeof(*at));
+	at->kind = r->kind;
+	at->version = r->version;
+	at->subresource = r->has_sub ? r->sub : "";
+	at->operation = op;
+	if (r->kind->flags & AS_NAMESPACED)
+		at->ns = r->ns;
+	else if (r->kind->group[0] == '\0' &&
+		 strcmp(r->kind->plural, "namespaces") == 0 && r->has_name)
+		at->ns = r->name; /* the request path's namespace */
+	else
+		at->ns = "";
+	at->name = name ? name : "";
+	at->object = obj;
+	at->old = old;
+	at->options = options;
+	at->dry_run = dry;
+}
+
+/* What the decoder does before admission: defaults and pruning, with the
+ * request's unknown fields reported (Strict fails here). */
+static bool decode_defaults(const struct as_request *rq, const struct route *r,
+    json_t *obj, json_t *unknown, struct as_resp *resp)
+{
+	struct as_kind *k = r->kind;
+
+	if (strcmp(k->group, "batch") == 0 && strcmp(k->plural, "jobs") == 0)
+		job_defaults(obj);
 	if (k->flags & AS_CUSTOM || k->top_fields != NULL)
 		as_schema_apply(k, obj, unknown);
 	return check_unknown(rq, r, unknown, resp);
+}
+
+/* Mutating then validating admission of a DELETE of `old`. */
+static bool admit_delete(const struct as_request *rq, const struct route *r,
+    const char *ns, const char *name, json_t *old, json_t *opts,
+    struct as_resp *resp)
+{
+	struct as_admit_attrs at;
+	struct route one = *r;
+	json_t *options = json_copy(opts), *none = NULL;
+	bool ok;
+
+	if (options == NULL) {
+		as_resp_error(resp, 500, "InternalError", "out of memory");
+		return false;
+	}
+	json_object_del(options, "dry");
+	json_object_set_new(options, "kind", json_string("DeleteOptions"));
+	json_object_set_new(
+	    options, "apiVersion", json_string("meta.k8s.io/v1"));
+	snprintf(one.ns, sizeof(one.ns), "%s", ns);
+	snprintf(one.name, sizeof(one.name), "%s", name);
+	one.has_name = true;
+	admit_attrs(&at, &one, "DELETE", NULL, old, options,
+	    json_is_true(json_object_get(opts, "dry")));
+	ok = as_admit_mutate(rq, &at, &none, resp) &&
+	     as_admit_validate(rq, &at, resp);
+	json_decref(none);
+	json_decref(options);
+	return ok;
 }
 
 /* ---- create -------------------------------------------------------- */
@@ -1552,6 +1651,17 @@ static void stamp_new(
 	if ((k->flags & AS_STATUS) && strcmp(k->plural, "namespaces") != 0 &&
 	    strcmp(k->plural, "customresourcedefinitions") != 0)
 		json_object_del(obj, "status");
+}
+
+/* The uid of a new object stays the same on every re-run of a request
+ * that waits for webhooks (which saw it). */
+static void stamp_stable(const struct as_request *rq, json_t *obj)
+{
+	json_t *md = md_of(obj);
+	const char *uid = as_admit_memo(rq, "uid", md_str(obj, "uid"));
+
+	if (uid != NULL)
+		json_object_set_new(md, "uid", json_string(uid));
 }
 
 /* Register a CRD's kind if obj is one, store obj and answer with it. */
@@ -1598,14 +1708,16 @@ static void check_generate_name(const char *gen, struct as_resp *resp)
 }
 
 static void create_obj(const struct as_request *rq, const struct route *r,
-    json_t *obj, struct as_resp *resp)
+    json_t *obj_in, struct as_resp *resp)
 {
 	struct as_server *srv = rq->srv;
 	struct as_kind *k = r->kind;
-	json_t *md, *unknown = json_array();
+	json_t *md, *unknown = json_array(), *obj = json_incref(obj_in);
+	json_t *options = NULL;
 	const char *name, *gen, *ns;
-	bool bad, dry = is_dry_run(rq, resp, &bad);
+	bool bad, dry = is_dry_run(rq, resp, &bad), decoded = false;
 	char *gen_name = NULL;
+	struct as_admit_attrs at;
 
 	if (bad || !types_ok(k, obj, resp))
 		goto out;
@@ -1624,6 +1736,27 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 	} else {
 		json_object_del(md, "namespace");
 	}
+	/* Mutating admission sees the decoded (defaulted) object. */
+	options = write_options(rq, "CreateOptions", dry);
+	admit_attrs(&at, r, "CREATE", obj, NULL, options, dry);
+	at.name = md_str(obj, "name") ? md_str(obj, "name") : "";
+	if (as_admit_mutating_matches(rq, &at)) {
+		if (!decode_defaults(rq, r, obj, unknown, resp))
+			goto out;
+		decoded = true;
+	}
+	if (!as_admit_mutate(rq, &at, &obj, resp))
+		goto out;
+	md = md_of(obj);
+	if (k->flags & AS_NAMESPACED) {
+		ns = md_str(obj, "namespace");
+		if (ns == NULL || strcmp(ns, r->ns) != 0) {
+			as_resp_error(resp, 400, "BadRequest",
+			    "the namespace of the provided object does not "
+			    "match the namespace sent on the request");
+			goto out;
+		}
+	}
 	name = md_str(obj, "name");
 	gen = md_str(obj, "generateName");
 	if ((name == NULL || name[0] == '\0') && gen != NULL &&
@@ -1636,6 +1769,14 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 			suffix[i] = alnum[as_rand(srv) % (sizeof(alnum) - 1)];
 		suffix[5] = '\0';
 		gen_name = cu_asprintf("%.58s%s", gen, suffix);
+		if (gen_name != NULL) {
+			const char *pinned =
+			    as_admit_memo(rq, "generateName", gen_name);
+			char *copy = cu_strdup(pinned);
+
+			cu_free(gen_name);
+			gen_name = copy;
+		}
 		json_object_set_new(md, "name", json_string(gen_name));
 		name = md_str(obj, "name");
 		if (as_store_get(k, r->ns, name) != NULL) {
@@ -1689,8 +1830,13 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 		goto out;
 	}
 	stamp_new(srv, k, obj);
-	if (!prepare_kind(rq, r, obj, NULL, resp, unknown) ||
+	stamp_stable(rq, obj);
+	if (!prepare_kind(rq, r, obj, NULL, resp, decoded ? NULL : unknown) ||
 	    !schema_ok(k, obj, resp))
+		goto out;
+	at.object = obj;
+	at.name = name;
+	if (!as_admit_validate(rq, &at, resp))
 		goto out;
 	if (dry) {
 		resp_json(resp, 201, out_object(r, obj));
@@ -1699,6 +1845,8 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 	store_and_answer(srv, r, name, obj, 201, resp);
 out:
 	json_decref(unknown);
+	json_decref(options);
+	json_decref(obj);
 	cu_free(gen_name);
 }
 
@@ -1713,10 +1861,12 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 	struct as_server *srv = rq->srv;
 	struct as_kind *k = r->kind;
 	json_t *md, *omd, *unknown = json_array(), *merged = NULL;
+	json_t *mutated = NULL, *options = NULL;
 	const char *rv, *ns, *uid;
-	bool bad, dry = is_dry_run(rq, resp, &bad);
+	bool bad, dry = is_dry_run(rq, resp, &bad), decoded = false;
 	bool status_sub = r->has_sub && strcmp(r->sub, "status") == 0;
 	bool finalize_sub = r->has_sub && strcmp(r->sub, "finalize") == 0;
+	struct as_admit_attrs at;
 
 	if (bad || !types_ok(k, obj, resp))
 		goto out;
@@ -1754,6 +1904,40 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 		unknown = NULL;
 		create_obj(rq, r, obj, resp);
 		goto out;
+	}
+	/* Mutating admission sees the decoded object (before the
+	 * resourceVersion precondition and the strategy's preparation). */
+	options = write_options(rq, "UpdateOptions", dry);
+	admit_attrs(&at, r, "UPDATE", obj, old, options, dry);
+	if (as_admit_mutating_matches(rq, &at)) {
+		if (!decode_defaults(rq, r, obj, unknown, resp))
+			goto out;
+		decoded = true;
+	}
+	mutated = json_incref(obj);
+	if (!as_admit_mutate(rq, &at, &mutated, resp))
+		goto out;
+	if (mutated != obj) {
+		obj = mutated;
+		md = md_of(obj);
+		if (md_str(obj, "name") == NULL ||
+		    strcmp(md_str(obj, "name"), r->name) != 0) {
+			as_resp_invalid(resp, k, r->name, "metadata.name",
+			    "Invalid value: \"%s\": field is immutable",
+			    md_str(obj, "name") ? md_str(obj, "name") : "");
+			goto out;
+		}
+		if ((k->flags & AS_NAMESPACED) &&
+		    (md_str(obj, "namespace") == NULL ||
+			strcmp(md_str(obj, "namespace"), r->ns) != 0)) {
+			as_resp_invalid(resp, k, r->name, "metadata.namespace",
+			    "Invalid value: \"%s\": field is immutable",
+			    md_str(obj, "namespace") ? md_str(obj, "namespace")
+						     : "");
+			goto out;
+		}
+		rv = md_str(obj, "resourceVersion");
+		uid = md_str(obj, "uid");
 	}
 	omd = json_object_get(old, "metadata");
 	if (rv == NULL || rv[0] == '\0') {
@@ -1872,7 +2056,8 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 				}
 			}
 		}
-		if (!prepare_kind(rq, r, obj, old, resp, unknown))
+		if (!prepare_kind(
+			rq, r, obj, old, resp, decoded ? NULL : unknown))
 			goto out;
 		if ((k->flags & AS_GENERATION) && spec_changed(k, old, obj)) {
 			json_int_t g = json_integer_value(
@@ -1885,6 +2070,9 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 	json_object_set(
 	    md, "resourceVersion", json_object_get(omd, "resourceVersion"));
 	if (!schema_ok(k, obj, resp))
+		goto out;
+	at.object = obj;
+	if (!as_admit_validate(rq, &at, resp))
 		goto out;
 	if (same_object(obj, old)) {
 		/* No-op write: no new revision, no event. */
@@ -1909,6 +2097,8 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 out:
 	json_decref(unknown);
 	json_decref(merged);
+	json_decref(mutated);
+	json_decref(options);
 }
 
 /* ---- patch --------------------------------------------------------- */
@@ -2030,6 +2220,8 @@ static void delete_one(const struct as_request *rq, const struct route *r,
 		    k->plural, name, pre_rv, md_str(old, "resourceVersion"));
 		return;
 	}
+	if (!admit_delete(rq, r, ns, name, old, opts, resp))
+		return;
 	obj = json_deep_copy(old);
 	md = md_of(obj);
 	fin = json_object_get(md, "finalizers");
@@ -2198,6 +2390,23 @@ static void do_delete_collection(
 			json_array_append_new(
 			    keys, json_pack("[s,s]", e->ns, e->name));
 	}
+	/* Admission of every item first: nothing is deleted while a
+	 * webhook is still to answer, and a denial fails the request. */
+	json_array_foreach(keys, i, key)
+	{
+		const char *ns = json_string_value(json_array_get(key, 0));
+		const char *name = json_string_value(json_array_get(key, 1));
+
+		if (!admit_delete(rq, r, ns, name, as_store_get(k, ns, name),
+			opts, resp)) {
+			json_decref(items);
+			json_decref(keys);
+			json_decref(opts);
+			ns_selector_dispose(&labels);
+			ns_fieldsel_dispose(&fields);
+			return;
+		}
+	}
 	json_array_foreach(keys, i, key)
 	{
 		json_t *out = NULL;
@@ -2287,7 +2496,20 @@ static void non_resource(
 	    "the server could not find the requested resource");
 }
 
+static void handle(struct as_request *rq, struct as_resp *resp);
+
 void as_handle(struct as_request *rq, struct as_resp *resp)
+{
+	bool write = strcmp(rq->method, "GET") != 0;
+
+	if (write)
+		as_admit_begin(rq);
+	handle(rq, resp);
+	if (write)
+		as_admit_end();
+}
+
+static void handle(struct as_request *rq, struct as_resp *resp)
 {
 	char seg[10][256];
 	int n = split_path(rq->path, seg, 10);

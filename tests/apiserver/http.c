@@ -3,8 +3,9 @@
  * tests/apiserver/http.c - libmicrohttpd driven by the libev loop
  * (external-loop epoll mode: MHD's epoll fd is one ev_io, its timeout one
  * ev_timer), request accumulation with the 3 MiB body cap, bearer-token
- * authentication, fault injection and added latency, and the streaming of
- * watch responses through suspended connections.
+ * authentication, fault injection and added latency, the streaming of
+ * watch responses through suspended connections, and the suspension of
+ * writes that wait for admission webhooks (resumed by webhooks.c).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -28,6 +29,7 @@ struct as_req {
 	bool delayed_once; /* latency already added */
 	bool suspended;
 	ev_timer delay;
+	struct as_admit *admit;	    /* owned; admission state (webhooks.c) */
 	struct as_req *next, *prev; /* list of suspended requests */
 };
 
@@ -242,6 +244,18 @@ static void on_delay(struct ev_loop *loop, ev_timer *t, int revents)
 	as_http_wake(rq->srv);
 }
 
+void as_http_resume(struct as_server *srv, struct MHD_Connection *conn)
+{
+	struct as_req *rq;
+
+	for (rq = suspended_reqs; rq != NULL; rq = rq->next)
+		if (rq->conn == conn) {
+			ev_timer_stop(srv->loop, &rq->delay);
+			on_delay(srv->loop, &rq->delay, 0);
+			return;
+		}
+}
+
 static void suspend_for(struct as_req *rq, int ms)
 {
 	rq->suspended = true;
@@ -351,6 +365,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	req.body_len = rq->body.len;
 	req.attempt = ++rq->attempt;
 	req.first_ns = rq->first_ns;
+	req.admit = &rq->admit;
 
 	user = authenticate(srv, conn);
 	req.user = user ? user : "system:anonymous";
@@ -447,6 +462,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		if (rq->next)
 			rq->next->prev = rq->prev;
 	}
+	as_admit_free(rq->admit);
 	cu_free(rq->method);
 	cu_free(rq->url);
 	cu_buf_dispose(&rq->body);
@@ -535,6 +551,9 @@ void as_http_stop(struct as_server *srv)
 
 	if (srv->mhd == NULL)
 		return;
+	/* Calls in flight end now; handlers re-run below see them failed
+	 * and start no new ones. */
+	as_webhooks_stop(srv);
 	/* MHD must not be stopped with suspended connections. */
 	for (k = srv->kinds; k != NULL; k = k->next)
 		for (w = k->watchers; w != NULL; w = w->next) {

@@ -41,6 +41,26 @@ void as_resp_error(
 	as_resp_status(resp, code, as_status(code, reason, msg));
 }
 
+void as_resp_warn(struct as_resp *resp, const char *text)
+{
+	json_t *q = json_string(text);
+	char *quoted = q ? json_dumps(q, JSON_ENCODE_ANY) : NULL;
+	char *joined;
+
+	json_decref(q);
+	if (quoted == NULL)
+		return;
+	if (resp->warning == NULL)
+		joined = cu_asprintf("299 - %s", quoted);
+	else
+		joined = cu_asprintf("%s, 299 - %s", resp->warning, quoted);
+	cu_free(quoted);
+	if (joined != NULL) {
+		cu_free(resp->warning);
+		resp->warning = joined;
+	}
+}
+
 char *as_qualified_resource(const struct as_kind *k)
 {
 	if (k->group[0] == '\0')

@@ -18,6 +18,8 @@
  *                                   "revoke":["token"]}
  *   GET    /__test/state           {"resourceVersion","compacted",
  *                                   "watches"}
+ *   POST   /__test/objects         store the body object as is (no
+ *                                   validation, no admission)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +226,26 @@ void as_testapi_handle(struct as_request *rq, struct as_resp *resp)
 		ok(resp, json_deep_copy(srv->writes_by_user));
 	} else if (strcmp(p, "tokens") == 0) {
 		tokens(srv, body, resp);
+	} else if (strcmp(p, "objects") == 0 &&
+		   strcmp(rq->method, "POST") == 0) {
+		/* Store an object as is, without validation or admission:
+		 * stands in for objects written through an older API version
+		 * (e.g. admissionregistration.k8s.io/v1beta1 webhooks with
+		 * sideEffects Unknown, which v1 no longer accepts). */
+		struct as_kind *k = as_kind_by_gvk(srv,
+		    as_jstr(body, "apiVersion") ? as_jstr(body, "apiVersion")
+						: "",
+		    as_jstr(body, "kind") ? as_jstr(body, "kind") : "");
+		int rc = k == NULL ? CU_ENOTFOUND
+				   : as_internal_create(srv, k,
+					 json_incref(body), "system:test");
+
+		if (rc == CU_OK)
+			ok(resp, json_incref(body));
+		else
+			as_resp_error(resp, rc == CU_EEXIST ? 409 : 400,
+			    "BadRequest", "cannot store the object: %s",
+			    cu_err_desc(rc));
 	} else if (strcmp(p, "state") == 0) {
 		struct as_kind *k;
 		struct as_watch *w;

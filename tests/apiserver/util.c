@@ -87,9 +87,16 @@ char *as_uuid(struct as_server *srv)
 	    (unsigned)(b >> 48), (unsigned long long)(b & 0xFFFFFFFFFFFFULL));
 }
 
+static int64_t pinned_ns;
+
+void as_clock_pin(int64_t ns)
+{
+	pinned_ns = ns;
+}
+
 void as_now_rfc3339(char out[CU_TIME_RFC3339_LEN])
 {
-	cu_time_format_rfc3339(cu_time_now_ns(), out);
+	cu_time_format_rfc3339(pinned_ns ? pinned_ns : cu_time_now_ns(), out);
 }
 
 bool as_valid_dns_label(const char *s)
