@@ -1,0 +1,806 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * admission/webhook.c - the AdmissionReview v1 codec (request decode with
+ * field-naming errors and a size cap, response encode with a base64 JSON
+ * patch), the served paths, the dispatch of a review to the Job/JobSet
+ * and Kueue-kind handlers, and the helpers those share (webhook_int.h).
+ */
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "admission/webhook_int.h"
+#include "api/patch.h"
+
+const struct adm_wh_route adm_wh_routes[] = {
+    {"/mutate-batch-v1-job", ADM_WH_MUTATE},
+    {"/validate-batch-v1-job", ADM_WH_VALIDATE},
+    {"/mutate-jobset-x-k8s-io-v1alpha2-jobset", ADM_WH_MUTATE},
+    {"/validate-jobset-x-k8s-io-v1alpha2-jobset", ADM_WH_VALIDATE},
+    {"/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", ADM_WH_MUTATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue", ADM_WH_VALIDATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-localqueue", ADM_WH_VALIDATE},
+    {"/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", ADM_WH_MUTATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-resourceflavor", ADM_WH_VALIDATE},
+    {"/mutate-kueue-x-k8s-io-v1beta2-workload", ADM_WH_MUTATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-workload", ADM_WH_VALIDATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-workloadpriorityclass", ADM_WH_VALIDATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-cohort", ADM_WH_VALIDATE},
+    {NULL, ADM_WH_MUTATE},
+};
+
+int adm_wh_mode_for_path(const char *path, enum adm_wh_mode *out)
+{
+	size_t i;
+
+	for (i = 0; path != NULL && adm_wh_routes[i].path != NULL; i++) {
+		if (strcmp(adm_wh_routes[i].path, path) == 0) {
+			if (out != NULL)
+				*out = adm_wh_routes[i].mode;
+			return CU_OK;
+		}
+	}
+	return CU_ENOTFOUND;
+}
+
+const char *adm_wh_op_name(enum adm_wh_op op)
+{
+	switch (op) {
+	case ADM_WH_OP_CREATE:
+		return "CREATE";
+	case ADM_WH_OP_UPDATE:
+		return "UPDATE";
+	case ADM_WH_OP_DELETE:
+		return "DELETE";
+	case ADM_WH_OP_CONNECT:
+		return "CONNECT";
+	case ADM_WH_OP_UNSET:
+		break;
+	}
+	return "";
+}
+
+/* ---- shared helpers (webhook_int.h) ---------------------------------- */
+
+const char *adm_wh__json_type(const json_t *v)
+{
+	switch (v != NULL ? json_typeof(v) : JSON_NULL) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return "number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "boolean";
+	case JSON_NULL:
+		break;
+	}
+	return "null";
+}
+
+char *adm_wh__quote(char buf[ADM_WH_QUOTE_MAX], const char *s)
+{
+	/* Room for the worst escape (\u00XX, 6 bytes), "...", quote, NUL. */
+	const size_t limit = ADM_WH_QUOTE_MAX - 12;
+	size_t o = 0, i;
+
+	if (s == NULL)
+		s = "";
+	buf[o++] = '"';
+	for (i = 0; s[i] != '\0'; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		/* Stop before a character that starts past the limit; a
+		 * UTF-8 continuation byte is never split off its lead. */
+		if ((o >= limit && (ch & 0xC0) != 0x80) ||
+		    o >= ADM_WH_QUOTE_MAX - 8) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (ch == '"' || ch == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = (char)ch;
+		} else if (ch == '\n') {
+			buf[o++] = '\\';
+			buf[o++] = 'n';
+		} else if (ch < 0x20 || ch == 0x7F) {
+			o += (size_t)snprintf(
+			    buf + o, ADM_WH_QUOTE_MAX - o, "\\u%04x", ch);
+		} else {
+			buf[o++] = (char)ch;
+		}
+	}
+	buf[o++] = '"';
+	buf[o] = '\0';
+	return buf;
+}
+
+static bool dns_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+bool adm_wh__is_dns1123_subdomain(const char *s)
+{
+	size_t n = strlen(s), i, start = 0;
+
+	if (n == 0 || n > 253)
+		return false;
+	/* dot-separated labels of [a-z0-9-], alphanumeric at both ends */
+	for (i = 0; i <= n; i++) {
+		if (i == n || s[i] == '.') {
+			if (i == start || !dns_alnum(s[start]) ||
+			    !dns_alnum(s[i - 1]))
+				return false;
+			start = i + 1;
+		} else if (!dns_alnum(s[i]) && s[i] != '-') {
+			return false;
+		}
+	}
+	return true;
+}
+
+int adm_wh__check_dns1123_subdomain(
+    const char *s, const char *field, cu_error *err)
+{
+	char q[ADM_WH_QUOTE_MAX];
+
+	if (adm_wh__is_dns1123_subdomain(s))
+		return CU_OK;
+	if (strlen(s) > 253)
+		return cu_error_set(err, CU_EDENIED,
+		    "%s: Invalid value: %s: must be no more than 253 "
+		    "characters",
+		    field, adm_wh__quote(q, s));
+	return cu_error_set(err, CU_EDENIED,
+	    "%s: Invalid value: %s: a lowercase RFC 1123 subdomain must "
+	    "consist of lower case alphanumeric characters, '-' or '.', and "
+	    "must start and end with an alphanumeric character (e.g. "
+	    "'example.com', regex used for validation is "
+	    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)"
+	    "*')",
+	    field, adm_wh__quote(q, s));
+}
+
+int adm_wh__cb_error(int rc, const char *what, cu_error *err)
+{
+	if (rc == CU_EPARSE || rc == CU_EINVAL || rc == CU_EDENIED ||
+	    rc == CU_OK) {
+		if (err == NULL || err->msg[0] == '\0')
+			return cu_error_set(err, CU_EIO, "%s: failed", what);
+		err->code = CU_EIO;
+		return CU_EIO;
+	}
+	if (err != NULL && err->msg[0] == '\0')
+		cu_error_set(err, rc, "%s: %s", what, cu_err_desc(rc));
+	else if (err != NULL)
+		err->code = rc;
+	return rc;
+}
+
+int adm_wh__patch_add(struct adm_wh_response *out, const char *op,
+    const char *path, json_t *value, cu_error *err)
+{
+	json_t *o;
+
+	if (value == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "webhook patch: %s %s", op, path);
+	if (out->patch == NULL && (out->patch = json_array()) == NULL) {
+		json_decref(value);
+		return cu_error_set(
+		    err, CU_ENOMEM, "webhook patch: %s %s", op, path);
+	}
+	o = json_pack(
+	    "{s:s, s:s, s:o}", "op", op, "path", path, "value", value);
+	if (o == NULL || json_array_append_new(out->patch, o) != 0)
+		return cu_error_set(
+		    err, CU_ENOMEM, "webhook patch: %s %s", op, path);
+	return CU_OK;
+}
+
+/* ---- request decode -------------------------------------------------- */
+
+/* The string at o[key] into *out ("" when absent or null). */
+static int dec_str(const json_t *o, const char *key, const char *path,
+    bool required, const char **out, cu_error *err)
+{
+	const json_t *v = json_object_get(o, key);
+
+	*out = "";
+	if (v == NULL || json_is_null(v)) {
+		if (required)
+			return cu_error_set(
+			    err, CU_EINVAL, "%s: Required value", path);
+		return CU_OK;
+	}
+	if (!json_is_string(v))
+		return cu_error_set(err, CU_EPARSE,
+		    "%s: Invalid type: expected string, got %s", path,
+		    adm_wh__json_type(v));
+	*out = json_string_value(v);
+	if (required && (*out)[0] == '\0')
+		return cu_error_set(err, CU_EINVAL, "%s: Required value", path);
+	return CU_OK;
+}
+
+/* The object at o[key] [borrowed], NULL when absent or null. */
+static int dec_obj(const json_t *o, const char *key, const char *path,
+    bool required, const json_t **out, cu_error *err)
+{
+	const json_t *v = json_object_get(o, key);
+
+	*out = NULL;
+	if (v == NULL || json_is_null(v)) {
+		if (required)
+			return cu_error_set(
+			    err, CU_EINVAL, "%s: Required value", path);
+		return CU_OK;
+	}
+	if (!json_is_object(v))
+		return cu_error_set(err, CU_EPARSE,
+		    "%s: Invalid type: expected object, got %s", path,
+		    adm_wh__json_type(v));
+	*out = v;
+	return CU_OK;
+}
+
+static int dec_fixed(
+    const json_t *o, const char *key, const char *want, cu_error *err)
+{
+	const char *v;
+	char q[ADM_WH_QUOTE_MAX];
+	int rc = dec_str(o, key, key, true, &v, err);
+
+	if (rc != CU_OK)
+		return rc;
+	if (strcmp(v, want) != 0)
+		return cu_error_set(err, CU_EINVAL,
+		    "%s: Unsupported value: %s: supported values: \"%s\"", key,
+		    adm_wh__quote(q, v), want);
+	return CU_OK;
+}
+
+static const char *const op_names[] = {
+    "", "CREATE", "UPDATE", "DELETE", "CONNECT"};
+
+static int dec_request(struct adm_wh_request *r, const json_t *q, cu_error *err)
+{
+	const json_t *k, *res, *ui, *dr;
+	const char *op;
+	char qb[ADM_WH_QUOTE_MAX];
+	size_t i;
+	int rc;
+
+	if ((rc = dec_str(q, "uid", "request.uid", true, &r->uid, err)) !=
+		CU_OK ||
+	    (rc = dec_obj(q, "kind", "request.kind", true, &k, err)) != CU_OK ||
+	    (rc = dec_str(k, "group", "request.kind.group", false,
+		 &r->kind.group, err)) != CU_OK ||
+	    (rc = dec_str(k, "version", "request.kind.version", true,
+		 &r->kind.version, err)) != CU_OK ||
+	    (rc = dec_str(k, "kind", "request.kind.kind", true, &r->kind.kind,
+		 err)) != CU_OK ||
+	    (rc = dec_obj(q, "resource", "request.resource", true, &res,
+		 err)) != CU_OK ||
+	    (rc = dec_str(res, "group", "request.resource.group", false,
+		 &r->resource.group, err)) != CU_OK ||
+	    (rc = dec_str(res, "version", "request.resource.version", true,
+		 &r->resource.version, err)) != CU_OK ||
+	    (rc = dec_str(res, "resource", "request.resource.resource", true,
+		 &r->resource.resource, err)) != CU_OK ||
+	    (rc = dec_str(q, "subResource", "request.subResource", false,
+		 &r->sub_resource, err)) != CU_OK ||
+	    (rc = dec_str(q, "name", "request.name", false, &r->name, err)) !=
+		CU_OK ||
+	    (rc = dec_str(q, "namespace", "request.namespace", false,
+		 &r->namespace_, err)) != CU_OK ||
+	    (rc = dec_str(
+		 q, "operation", "request.operation", true, &op, err)) != CU_OK)
+		return rc;
+	for (i = 1; i < sizeof(op_names) / sizeof(op_names[0]); i++)
+		if (strcmp(op, op_names[i]) == 0)
+			r->operation = (enum adm_wh_op)i;
+	if (r->operation == ADM_WH_OP_UNSET)
+		return cu_error_set(err, CU_EINVAL,
+		    "request.operation: Unsupported value: %s: supported "
+		    "values: \"CREATE\", \"UPDATE\", \"DELETE\", \"CONNECT\"",
+		    adm_wh__quote(qb, op));
+	if ((rc = dec_obj(q, "object", "request.object",
+		 r->operation == ADM_WH_OP_CREATE ||
+		     r->operation == ADM_WH_OP_UPDATE,
+		 &r->object, err)) != CU_OK ||
+	    (rc = dec_obj(q, "oldObject", "request.oldObject",
+		 r->operation == ADM_WH_OP_UPDATE, &r->old_object, err)) !=
+		CU_OK)
+		return rc;
+	dr = json_object_get(q, "dryRun");
+	if (dr != NULL && !json_is_null(dr) && !json_is_boolean(dr))
+		return cu_error_set(err, CU_EPARSE,
+		    "request.dryRun: Invalid type: expected boolean, got %s",
+		    adm_wh__json_type(dr));
+	r->dry_run = json_is_true(dr);
+	if ((rc = dec_obj(
+		 q, "userInfo", "request.userInfo", false, &ui, err)) != CU_OK)
+		return rc;
+	r->username = "";
+	if (ui != NULL)
+		return dec_str(ui, "username", "request.userInfo.username",
+		    false, &r->username, err);
+	return CU_OK;
+}
+
+int adm_wh_request_decode(
+    struct adm_wh_request *out, const void *body, size_t len, cu_error *err)
+{
+	json_error_t jerr;
+	json_t *doc;
+	const json_t *q;
+	int rc;
+
+	if (out == NULL)
+		return cu_error_set(err, CU_EINVAL, "request: no output");
+	memset(out, 0, sizeof(*out));
+	if (body == NULL && len > 0)
+		return cu_error_set(err, CU_EINVAL, "request body: NULL");
+	if (len > ADM_WH_MAX_BODY)
+		return cu_error_set(err, CU_ETOOBIG,
+		    "request body: Too long: %zu bytes: must have at most %zu "
+		    "bytes",
+		    len, ADM_WH_MAX_BODY);
+	doc = json_loadb(
+	    body != NULL ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
+	if (doc == NULL) {
+		if (json_error_code(&jerr) == json_error_out_of_memory)
+			return cu_error_set(
+			    err, CU_ENOMEM, "request body: out of memory");
+		return cu_error_set(err, CU_EPARSE,
+		    "request body: invalid JSON: %s (line %d, column %d)",
+		    jerr.text, jerr.line, jerr.column);
+	}
+	if (!json_is_object(doc)) {
+		rc = cu_error_set(err, CU_EPARSE,
+		    "request body: Invalid type: expected object, got %s",
+		    adm_wh__json_type(doc));
+		goto fail;
+	}
+	if ((rc = dec_fixed(doc, "apiVersion", ADM_WH_API_VERSION, err)) !=
+		CU_OK ||
+	    (rc = dec_fixed(doc, "kind", ADM_WH_KIND, err)) != CU_OK ||
+	    (rc = dec_obj(doc, "request", "request", true, &q, err)) != CU_OK ||
+	    (rc = dec_request(out, q, err)) != CU_OK)
+		goto fail;
+	out->doc = doc;
+	return CU_OK;
+fail:
+	json_decref(doc);
+	memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+void adm_wh_request_dispose(struct adm_wh_request *r)
+{
+	if (r == NULL)
+		return;
+	json_decref(r->doc);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---- response encode ------------------------------------------------- */
+
+void adm_wh_response_dispose(struct adm_wh_response *r)
+{
+	if (r == NULL)
+		return;
+	cu_free(r->message);
+	json_decref(r->patch);
+	json_decref(r->warnings);
+	memset(r, 0, sizeof(*r));
+}
+
+static int dump_cb(const char *data, size_t size, void *payload)
+{
+	return cu_buf_add(payload, data, size) == CU_OK ? 0 : -1;
+}
+
+/* Compact JSON text of v [owned: cu_free] in *out, length *len. */
+static int dump(const json_t *v, char **out, size_t *len, cu_error *err)
+{
+	cu_buf b;
+
+	cu_buf_init(&b, (size_t)64 << 20);
+	if (json_dump_callback(v, dump_cb, &b, JSON_COMPACT) != 0) {
+		cu_buf_dispose(&b);
+		return cu_error_set(err, CU_ENOMEM, "webhook response: encode");
+	}
+	*out = cu_buf_detach(&b, len);
+	if (*out == NULL)
+		return cu_error_set(err, CU_ENOMEM, "webhook response: encode");
+	return CU_OK;
+}
+
+/* Standard base64 (RFC 4648, padded) of n bytes [owned: cu_free]. */
+static char *base64(const char *data, size_t n)
+{
+	size_t need;
+	unsigned char *o;
+
+	if (n > (size_t)INT_MAX / 4 * 3 - 3)
+		return NULL;
+	need = (n + 2) / 3 * 4 + 1;
+	o = cu_malloc(need);
+	if (o == NULL)
+		return NULL;
+	EVP_EncodeBlock(o, (const unsigned char *)data, (int)n);
+	return (char *)o;
+}
+
+/* Copy of s made valid UTF-8 (invalid bytes become '?'), cut at one line
+ * [owned: cu_free]. */
+static char *utf8_line(const char *s)
+{
+	size_t n = strlen(s), i = 0;
+	char *c = cu_strdup(s);
+
+	if (c == NULL)
+		return NULL;
+	while (i < n) {
+		unsigned char b = (unsigned char)c[i];
+		size_t len = b < 0x80		  ? 1
+			     : (b & 0xE0) == 0xC0 ? 2
+			     : (b & 0xF0) == 0xE0 ? 3
+			     : (b & 0xF8) == 0xF0 ? 4
+						  : 0;
+		size_t k;
+		bool ok = len > 0 && i + len <= n;
+
+		for (k = 1; ok && k < len; k++)
+			ok = ((unsigned char)c[i + k] & 0xC0) == 0x80;
+		if (ok && len == 2 && b < 0xC2)
+			ok = false; /* overlong */
+		if (ok && len == 3) {
+			unsigned char b1 = (unsigned char)c[i + 1];
+			ok = !(b == 0xE0 && b1 < 0xA0) &&
+			     !(b == 0xED && b1 >= 0xA0); /* surrogates */
+		}
+		if (ok && len == 4) {
+			unsigned char b1 = (unsigned char)c[i + 1];
+			ok = b <= 0xF4 && !(b == 0xF0 && b1 < 0x90) &&
+			     !(b == 0xF4 && b1 >= 0x90);
+		}
+		if (!ok) {
+			c[i++] = '?';
+			continue;
+		}
+		if (b == '\n' || b == '\r')
+			c[i] = ' ';
+		i += len;
+	}
+	return c;
+}
+
+static const char *status_reason(int code)
+{
+	switch (code) {
+	case 400:
+		return "BadRequest";
+	case 403:
+		return "Forbidden";
+	case 413:
+		return "RequestEntityTooLarge";
+	case 500:
+		return "InternalError";
+	default:
+		return NULL;
+	}
+}
+
+static int enc_status(
+    json_t *resp, const struct adm_wh_response *r, cu_error *err)
+{
+	json_t *st = json_object();
+	const char *reason = status_reason(r->code);
+	char *msg = utf8_line(r->message != NULL ? r->message : "");
+	int rc = CU_OK;
+
+	if (st == NULL || msg == NULL ||
+	    json_object_set_new(st, "code", json_integer(r->code)) != 0 ||
+	    json_object_set_new(st, "message", json_string(msg)) != 0 ||
+	    (reason != NULL &&
+		json_object_set_new(st, "reason", json_string(reason)) != 0) ||
+	    json_object_set_new(resp, "status", st) != 0)
+		rc = cu_error_set(err, CU_ENOMEM, "webhook response: status");
+	else
+		st = NULL;
+	json_decref(st);
+	cu_free(msg);
+	return rc;
+}
+
+static int enc_patch(json_t *resp, const json_t *patch, cu_error *err)
+{
+	char *text = NULL, *b64 = NULL;
+	size_t len = 0;
+	int rc;
+
+	if ((rc = dump(patch, &text, &len, err)) != CU_OK)
+		return rc;
+	b64 = base64(text, len);
+	cu_free(text);
+	if (b64 == NULL)
+		return cu_error_set(err, CU_ENOMEM, "webhook response: patch");
+	if (json_object_set_new(resp, "patchType", json_string("JSONPatch")) !=
+		0 ||
+	    json_object_set_new(resp, "patch", json_string(b64)) != 0)
+		rc = cu_error_set(err, CU_ENOMEM, "webhook response: patch");
+	cu_free(b64);
+	return rc;
+}
+
+int adm_wh_response_encode(const char *uid, const struct adm_wh_response *r,
+    char **out, size_t *out_len, cu_error *err)
+{
+	json_t *doc = NULL, *resp;
+	int rc = CU_OK;
+
+	if (out == NULL || r == NULL)
+		return cu_error_set(err, CU_EINVAL, "webhook response: NULL");
+	*out = NULL;
+	if (!r->allowed && r->code < 400)
+		return cu_error_set(err, CU_EINVAL,
+		    "webhook response: denial with status code %d", r->code);
+	if (r->patch != NULL && !json_is_array(r->patch))
+		return cu_error_set(
+		    err, CU_EINVAL, "webhook response: patch must be an array");
+	resp = json_object();
+	doc = json_pack("{s:s, s:s, s:o}", "apiVersion", ADM_WH_API_VERSION,
+	    "kind", ADM_WH_KIND, "response", resp);
+	if (resp == NULL || doc == NULL ||
+	    json_object_set_new(
+		resp, "uid", json_string(uid != NULL ? uid : "")) != 0 ||
+	    json_object_set_new(resp, "allowed", json_boolean(r->allowed)) !=
+		0) {
+		rc = cu_error_set(err, CU_ENOMEM, "webhook response: encode");
+		goto out;
+	}
+	if (!r->allowed)
+		rc = enc_status(resp, r, err);
+	if (rc == CU_OK && r->warnings != NULL &&
+	    json_array_size(r->warnings) > 0 &&
+	    json_object_set(resp, "warnings", r->warnings) != 0)
+		rc = cu_error_set(err, CU_ENOMEM, "webhook response: warnings");
+	if (rc == CU_OK && r->allowed && r->patch != NULL &&
+	    json_array_size(r->patch) > 0)
+		rc = enc_patch(resp, r->patch, err);
+	if (rc == CU_OK)
+		rc = dump(doc, out, out_len, err);
+out:
+	json_decref(doc);
+	return rc;
+}
+
+int adm_wh_http_status(int rc)
+{
+	switch (rc) {
+	case CU_OK:
+		return 200;
+	case CU_ETOOBIG:
+		return 413;
+	case CU_ENOMEM:
+		return 500;
+	default:
+		return 400;
+	}
+}
+
+/* ---- dispatch -------------------------------------------------------- */
+
+static bool is(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
+
+/* Step 2: the object must be an object of the request's kind. */
+static int check_object(const json_t *o, const char *field,
+    const struct adm_wh_request *req, cu_error *err)
+{
+	const json_t *av, *k;
+	char want[256], q[ADM_WH_QUOTE_MAX];
+
+	if (o == NULL)
+		return CU_OK;
+	av = json_object_get(o, "apiVersion");
+	k = json_object_get(o, "kind");
+	if (req->kind.group[0] != '\0')
+		snprintf(want, sizeof(want), "%s/%s", req->kind.group,
+		    req->kind.version);
+	else
+		snprintf(want, sizeof(want), "%s", req->kind.version);
+	if (av != NULL && !json_is_null(av)) {
+		if (!json_is_string(av))
+			return cu_error_set(err, CU_EPARSE,
+			    "%s.apiVersion: Invalid type: expected string, got "
+			    "%s",
+			    field, adm_wh__json_type(av));
+		if (!is(json_string_value(av), want))
+			return cu_error_set(err, CU_EPARSE,
+			    "%s.apiVersion: Invalid value: %s: must be "
+			    "\"%.128s\" "
+			    "(request.kind)",
+			    field, adm_wh__quote(q, json_string_value(av)),
+			    want);
+	}
+	if (k != NULL && !json_is_null(k)) {
+		if (!json_is_string(k))
+			return cu_error_set(err, CU_EPARSE,
+			    "%s.kind: Invalid type: expected string, got %s",
+			    field, adm_wh__json_type(k));
+		if (!is(json_string_value(k), req->kind.kind))
+			return cu_error_set(err, CU_EPARSE,
+			    "%s.kind: Invalid value: %s: must be \"%.128s\" "
+			    "(request.kind)",
+			    field, adm_wh__quote(q, json_string_value(k)),
+			    req->kind.kind);
+	}
+	return CU_OK;
+}
+
+static int dispatch(struct adm_wh_ctx *c, cu_error *err)
+{
+	const struct adm_wh_request *req = c->req;
+	bool job =
+	    (is(req->kind.group, "batch") && is(req->kind.kind, "Job")) ||
+	    (is(req->kind.group, "jobset.x-k8s.io") &&
+		is(req->kind.kind, "JobSet"));
+	bool kueue = is(req->kind.group, "kueue.x-k8s.io");
+	char q[ADM_WH_QUOTE_MAX];
+	int rc;
+
+	/* 1. nothing to decide */
+	if (req->operation != ADM_WH_OP_CREATE &&
+	    req->operation != ADM_WH_OP_UPDATE)
+		return CU_OK;
+	if (req->sub_resource[0] != '\0' || (!job && !kueue))
+		return CU_OK;
+	if (req->dry_run && c->mode == ADM_WH_MUTATE)
+		return CU_OK;
+	if (kueue && !is(req->kind.version, "v1beta2"))
+		return cu_error_set(err, CU_EPARSE,
+		    "request.kind.version: Unsupported value: %s: supported "
+		    "values: \"v1beta2\"",
+		    adm_wh__quote(q, req->kind.version));
+	/* 2. the objects */
+	if ((rc = check_object(req->object, "object", req, err)) != CU_OK ||
+	    (rc = check_object(req->old_object, "oldObject", req, err)) !=
+		CU_OK)
+		return rc;
+	if (job)
+		return adm_wh__jobs(c, err);
+	return adm_wh__kueue(c, req->kind.kind, err);
+}
+
+int adm_wh_handle(const struct adm_wh_options *opt, enum adm_wh_mode mode,
+    const struct adm_wh_request *req, struct adm_wh_response *out,
+    cu_error *err)
+{
+	struct adm_wh_ctx c;
+	cu_error local;
+	int rc;
+
+	if (out == NULL)
+		return cu_error_set(err, CU_EINVAL, "webhook: NULL response");
+	memset(out, 0, sizeof(*out));
+	out->allowed = true;
+	if (opt == NULL || req == NULL || req->uid == NULL) {
+		out->allowed = false;
+		out->code = 500;
+		out->message = cu_strdup("webhook: no options or request");
+		return cu_error_set(err, CU_EINVAL, "webhook: NULL argument");
+	}
+	c.opt = opt;
+	c.req = req;
+	c.mode = mode;
+	c.out = out;
+	cu_error_clear(&local);
+	rc = dispatch(&c, &local);
+	if (rc == CU_OK) {
+		if (mode == ADM_WH_VALIDATE || !out->allowed) {
+			json_decref(out->patch);
+			out->patch = NULL;
+		}
+		return CU_OK;
+	}
+	json_decref(out->patch);
+	out->patch = NULL;
+	out->allowed = false;
+	out->message = cu_strdup(local.msg[0] ? local.msg : cu_err_desc(rc));
+	if (rc == CU_EPARSE)
+		out->code = 400;
+	else if (rc == CU_EDENIED || rc == CU_EINVAL)
+		out->code = 403;
+	else
+		out->code = 500;
+	if (out->code != 500)
+		return CU_OK;
+	if (err != NULL)
+		*err = local;
+	return rc;
+}
+
+/* Best effort: request.uid of a body that did not decode, or "". */
+static char *salvage_uid(const void *body, size_t len)
+{
+	json_t *doc;
+	const json_t *uid;
+	char *s;
+
+	if (body == NULL || len > ADM_WH_MAX_BODY)
+		return cu_strdup("");
+	doc = json_loadb(body, len, 0, NULL);
+	uid = json_object_get(json_object_get(doc, "request"), "uid");
+	s = cu_strdup(json_is_string(uid) ? json_string_value(uid) : "");
+	json_decref(doc);
+	return s;
+}
+
+int adm_wh_serve(const struct adm_wh_options *opt, enum adm_wh_mode mode,
+    const void *body, size_t len, int *http_status, char **out, size_t *out_len,
+    cu_error *err)
+{
+	struct adm_wh_request req;
+	struct adm_wh_response resp;
+	cu_error local;
+	char *uid = NULL;
+	int rc, status;
+
+	*out = NULL;
+	cu_error_clear(&local);
+	memset(&resp, 0, sizeof(resp));
+	rc = adm_wh_request_decode(&req, body, len, &local);
+	if (rc != CU_OK) {
+		status = adm_wh_http_status(rc);
+		uid = salvage_uid(body, len);
+		resp.code = status;
+		resp.message = cu_strdup(local.msg);
+		if (uid == NULL || resp.message == NULL) {
+			rc = cu_error_set(
+			    err, CU_ENOMEM, "webhook: %s", local.msg);
+			goto out;
+		}
+		if (err != NULL)
+			*err = local;
+	} else {
+		status = 200;
+		rc = adm_wh_handle(opt, mode, &req, &resp, &local);
+		if (rc != CU_OK && err != NULL)
+			*err = local;
+		if (resp.message == NULL && !resp.allowed) {
+			rc = cu_error_set(
+			    err, CU_ENOMEM, "webhook: %s", local.msg);
+			goto out;
+		}
+	}
+	rc = adm_wh_response_encode(
+	    uid != NULL ? uid : req.uid, &resp, out, out_len, &local);
+	if (rc != CU_OK) {
+		cu_error_set(err, rc, "%s", local.msg);
+		goto out;
+	}
+	*http_status = status;
+out:
+	if (rc != CU_OK)
+		*http_status = 500;
+	cu_free(uid);
+	adm_wh_response_dispose(&resp);
+	adm_wh_request_dispose(&req);
+	return rc == CU_OK ? CU_OK : CU_ENOMEM;
+}

@@ -1,0 +1,1685 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/admission_webhook_test.c - admission/webhook.h: the
+ * AdmissionReview v1 codec (decode errors naming the field, the size cap,
+ * the response with a base64 patch that decodes back), the Job/JobSet
+ * mutating webhook (suspend patch that applies cleanly, default LocalQueue
+ * label, nothing for unmanaged namespaces or children of managed parents,
+ * DELETE and dryRun), the Job/JobSet validating rules, one table row per
+ * Kueue-kind rule (each fails without its rule), and root-cause-first
+ * ordering where two rules fail at once.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "admission/webhook.h"
+#include "api/patch.h"
+
+/* ---- the world the callbacks see ----------------------------------- */
+
+struct world {
+	bool reserved, admitted; /* the job's Workload */
+	bool fail_ns;		 /* namespace_get fails */
+	int wl_calls;
+};
+
+static struct world W;
+static ns_selector SEL;
+static struct ns_gate_config CFG;
+static struct adm_wh_options OPT;
+
+static const char *const TEAM_A[] = {"managed", "true", NULL};
+
+static const char *kv_get(const char *key, void *payload)
+{
+	const char *const *kv = payload;
+	size_t i;
+
+	for (i = 0; kv[i] != NULL; i += 2)
+		if (strcmp(kv[i], key) == 0)
+			return kv[i + 1];
+	return NULL;
+}
+
+static int ns_get(const char *name, struct ns_gate_namespace *out,
+    void *payload, cu_error *err)
+{
+	(void)payload;
+	if (W.fail_ns)
+		return cu_error_set(err, CU_EIO, "namespace cache not synced");
+	if (strcmp(name, "gone") == 0)
+		return cu_error_set(err, CU_ENOTFOUND, "namespace gone");
+	out->name = name;
+	out->found = strcmp(name, "team-a") == 0 || strcmp(name, "test") == 0;
+	if (strcmp(name, "team-a") == 0) {
+		out->get = kv_get;
+		out->payload = (void *)(uintptr_t)TEAM_A;
+	}
+	return CU_OK;
+}
+
+/* JobSet "js" is queued (managed), "js-free" is not. */
+static int owner_lookup(const struct ns_gate_owner *ref, const char *ns,
+    struct ns_gate_object *out, void *payload, cu_error *err)
+{
+	(void)ns;
+	(void)payload;
+	(void)err;
+	if (strcmp(ref->name, "js") != 0 && strcmp(ref->name, "js-free") != 0)
+		return CU_ENOTFOUND;
+	memset(out, 0, sizeof(*out));
+	out->kind = NS_GATE_KIND_JOBSET;
+	out->name = ref->name;
+	out->uid = ref->uid;
+	out->queue_name = strcmp(ref->name, "js") == 0 ? "main" : NULL;
+	return CU_OK;
+}
+
+/* Both team-a and test have a LocalQueue "default". */
+static int lq_exists(const char *ns, const char *name, bool *exists,
+    void *payload, cu_error *err)
+{
+	(void)payload;
+	(void)err;
+	*exists = strcmp(name, "default") == 0 &&
+		  (strcmp(ns, "team-a") == 0 || strcmp(ns, "test") == 0);
+	return CU_OK;
+}
+
+static int wl_state(const struct adm_wh_job_ref *job,
+    struct adm_wh_workload_state *out, void *payload, cu_error *err)
+{
+	(void)payload;
+	(void)err;
+	cr_assert_str_eq(job->namespace_, "team-a");
+	W.wl_calls++;
+	out->quota_reserved = W.reserved;
+	out->admitted = W.admitted;
+	return CU_OK;
+}
+
+static void setup(void)
+{
+	cu_error err;
+
+	memset(&W, 0, sizeof(W));
+	cr_assert_eq(ns_selector_parse(&SEL, "managed=true", &err), CU_OK);
+	memset(&CFG, 0, sizeof(CFG));
+	CFG.job_enabled = true;
+	CFG.jobset_enabled = true;
+	CFG.ns_selector = &SEL;
+	CFG.own_namespace = "cueue-system";
+	memset(&OPT, 0, sizeof(OPT));
+	OPT.gate = &CFG;
+	OPT.namespace_get = ns_get;
+	OPT.owner_lookup = owner_lookup;
+	OPT.local_queue_exists = lq_exists;
+	OPT.workload_state = wl_state;
+	OPT.own_username = "system:serviceaccount:cueue-system:cueue";
+}
+
+static void teardown(void)
+{
+	ns_selector_dispose(&SEL);
+}
+
+TestSuite(webhook, .init = setup, .fini = teardown);
+
+/* ---- helpers -------------------------------------------------------- */
+
+/* JSON written with single quotes, for readable literals [owned:
+ * cu_free]. */
+static char *dq(const char *s)
+{
+	char *c = cu_strdup(s), *p;
+
+	cr_assert_not_null(c);
+	for (p = c; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	return c;
+}
+
+static json_t *parse(const char *single_quoted)
+{
+	char *t = dq(single_quoted);
+	json_error_t jerr;
+	json_t *v = json_loads(t, JSON_DECODE_ANY, &jerr);
+
+	cr_assert_not_null(v, "bad test JSON %s: %s", t, jerr.text);
+	cu_free(t);
+	return v;
+}
+
+struct rv {
+	const char *op;
+	const char *gvk; /* "batch/v1/Job", "v1/Namespace" */
+	const char *ns;
+	const char *obj; /* single-quoted JSON or NULL */
+	const char *old;
+	bool dry;
+	const char *user;
+	const char *sub; /* subResource, NULL = main resource */
+};
+
+/* An AdmissionReview body [owned: cu_free]. */
+static char *review(const struct rv *r)
+{
+	char group[64] = "", version[64], kind[64];
+	char *obj = dq(r->obj ? r->obj : "null");
+	char *old = dq(r->old ? r->old : "null");
+	char *body;
+	const char *s1 = strchr(r->gvk, '/'), *s2 = strrchr(r->gvk, '/');
+
+	if (s1 != s2)
+		snprintf(
+		    group, sizeof(group), "%.*s", (int)(s1 - r->gvk), r->gvk);
+	snprintf(version, sizeof(version), "%.*s",
+	    (int)(s2 - (s1 != s2 ? s1 + 1 : r->gvk)),
+	    s1 != s2 ? s1 + 1 : r->gvk);
+	snprintf(kind, sizeof(kind), "%s", s2 + 1);
+	body = cu_asprintf(
+	    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+	    "\"AdmissionReview\",\"request\":{\"uid\":\"uid-42\","
+	    "\"kind\":{\"group\":\"%s\",\"version\":\"%s\",\"kind\":\"%s\"},"
+	    "\"resource\":{\"group\":\"%s\",\"version\":\"%s\","
+	    "\"resource\":\"things\"},\"subResource\":\"%s\","
+	    "\"namespace\":\"%s\","
+	    "\"operation\":\"%s\",\"userInfo\":{\"username\":\"%s\"},"
+	    "\"dryRun\":%s,\"object\":%s,\"oldObject\":%s}}",
+	    group, version, kind, group, version, r->sub ? r->sub : "",
+	    r->ns ? r->ns : "", r->op, r->user ? r->user : "alice",
+	    r->dry ? "true" : "false", obj, old);
+	cu_free(obj);
+	cu_free(old);
+	cr_assert_not_null(body);
+	return body;
+}
+
+/* Decode and handle; returns the handler's code. */
+static int run(
+    enum adm_wh_mode mode, const struct rv *r, struct adm_wh_response *resp)
+{
+	struct adm_wh_request req;
+	char *body = review(r);
+	cu_error err;
+	int rc;
+
+	rc = adm_wh_request_decode(&req, body, strlen(body), &err);
+	cr_assert_eq(rc, CU_OK, "decode: %s", err.msg);
+	rc = adm_wh_handle(&OPT, mode, &req, resp, &err);
+	adm_wh_request_dispose(&req);
+	cu_free(body);
+	return rc;
+}
+
+static void expect_allowed_nopatch(enum adm_wh_mode mode, const struct rv *r)
+{
+	struct adm_wh_response resp;
+
+	cr_assert_eq(run(mode, r, &resp), CU_OK);
+	cr_assert(resp.allowed, "denied: %s", resp.message);
+	cr_assert(resp.patch == NULL || json_array_size(resp.patch) == 0,
+	    "unexpected patch");
+	adm_wh_response_dispose(&resp);
+}
+
+/* Denied with code; message equal to want (or containing it when
+ * substring). */
+static void expect_denied(enum adm_wh_mode mode, const struct rv *r, int code,
+    const char *want, bool substring)
+{
+	struct adm_wh_response resp;
+
+	cr_assert_eq(run(mode, r, &resp), CU_OK);
+	cr_assert(!resp.allowed, "allowed, wanted: %s", want);
+	cr_assert_eq(resp.code, code, "code %d, want %d (%s)", resp.code, code,
+	    resp.message);
+	cr_assert_null(resp.patch);
+	cr_assert_not_null(resp.message);
+	if (substring)
+		cr_assert(strstr(resp.message, want) != NULL,
+		    "message %s\n want %s", resp.message, want);
+	else
+		cr_assert_str_eq(resp.message, want);
+	adm_wh_response_dispose(&resp);
+}
+
+/* The mutated object: r->obj with the answer's patch applied
+ * [owned: json_decref]; asserts an allowed answer with a patch. */
+static json_t *mutated(const struct rv *r, json_t **patch_out)
+{
+	struct adm_wh_response resp;
+	json_t *doc = parse(r->obj), *out = NULL;
+	cu_error err;
+
+	cr_assert_eq(run(ADM_WH_MUTATE, r, &resp), CU_OK);
+	cr_assert(resp.allowed, "denied: %s", resp.message);
+	cr_assert_not_null(resp.patch, "no patch");
+	cr_assert_eq(api_json_patch_apply(&out, doc, resp.patch, &err), CU_OK,
+	    "patch does not apply: %s", err.msg);
+	if (patch_out != NULL)
+		*patch_out = json_incref(resp.patch);
+	json_decref(doc);
+	adm_wh_response_dispose(&resp);
+	return out;
+}
+
+static const json_t *at(const json_t *doc, const char *a, const char *b)
+{
+	return json_object_get(json_object_get(doc, a), b);
+}
+
+#define JOB_META(extra)                                                        \
+	"'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j',"         \
+	"'namespace':'team-a','uid':'uid-j'" extra "}"
+#define QLABEL(q) ",'labels':{'kueue.x-k8s.io/queue-name':'" q "'}"
+#define OWNED_BY(n)                                                            \
+	",'ownerReferences':[{'apiVersion':'jobset.x-k8s.io/v1alpha2',"        \
+	"'kind':'JobSet','name':'" n "','uid':'uid-" n "','controller':true}]"
+
+/* ---- AdmissionReview decode ----------------------------------------- */
+
+Test(webhook, decode_all_fields)
+{
+	const char *body =
+	    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+	    "\"AdmissionReview\",\"request\":{\"uid\":\"705ab4f5\","
+	    "\"kind\":{\"group\":\"batch\",\"version\":\"v1\",\"kind\":"
+	    "\"Job\"},\"resource\":{\"group\":\"batch\",\"version\":\"v1\","
+	    "\"resource\":\"jobs\"},\"subResource\":\"status\",\"name\":"
+	    "\"j\",\"namespace\":\"ns\",\"operation\":\"UPDATE\","
+	    "\"userInfo\":{\"username\":\"bob\",\"groups\":[\"g\"]},"
+	    "\"object\":{\"a\":1},\"oldObject\":{\"a\":2},\"dryRun\":true,"
+	    "\"options\":{}}}";
+	struct adm_wh_request r;
+	cu_error err;
+
+	cr_assert_eq(adm_wh_request_decode(&r, body, strlen(body), &err), CU_OK,
+	    "%s", err.msg);
+	cr_assert_str_eq(r.uid, "705ab4f5");
+	cr_assert_str_eq(r.kind.group, "batch");
+	cr_assert_str_eq(r.kind.version, "v1");
+	cr_assert_str_eq(r.kind.kind, "Job");
+	cr_assert_str_eq(r.resource.resource, "jobs");
+	cr_assert_str_eq(r.sub_resource, "status");
+	cr_assert_str_eq(r.name, "j");
+	cr_assert_str_eq(r.namespace_, "ns");
+	cr_assert_eq(r.operation, ADM_WH_OP_UPDATE);
+	cr_assert_str_eq(adm_wh_op_name(r.operation), "UPDATE");
+	cr_assert_eq(json_integer_value(json_object_get(r.object, "a")), 1);
+	cr_assert_eq(json_integer_value(json_object_get(r.old_object, "a")), 2);
+	cr_assert(r.dry_run);
+	cr_assert_str_eq(r.username, "bob");
+	adm_wh_request_dispose(&r);
+	adm_wh_request_dispose(&r); /* idempotent */
+}
+
+Test(webhook, decode_delete_with_null_object)
+{
+	const char *body =
+	    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+	    "\"AdmissionReview\",\"request\":{\"uid\":\"u\",\"kind\":{"
+	    "\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"resource\":"
+	    "{\"version\":\"v1\",\"resource\":\"pods\"},\"operation\":"
+	    "\"DELETE\",\"object\":null,\"oldObject\":{}}}";
+	struct adm_wh_request r;
+	cu_error err;
+
+	cr_assert_eq(adm_wh_request_decode(&r, body, strlen(body), &err), CU_OK,
+	    "%s", err.msg);
+	cr_assert_null(r.object);
+	cr_assert_not_null(r.old_object);
+	cr_assert_str_eq(r.kind.group, "");
+	cr_assert_str_eq(r.sub_resource, "");
+	cr_assert_str_eq(r.username, "");
+	cr_assert(!r.dry_run);
+	adm_wh_request_dispose(&r);
+}
+
+struct decode_case {
+	const char *body; /* single-quoted JSON or raw bytes */
+	int code;
+	const char *msg; /* exact message, or a prefix ending in '*' */
+};
+
+#define REQ(x)                                                                 \
+	"{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview',"        \
+	"'request':" x "}"
+#define GOOD_HEAD                                                              \
+	"'kind':{'group':'batch','version':'v1','kind':'Job'},"                \
+	"'resource':{'group':'batch','version':'v1','resource':'jobs'}"
+
+static const struct decode_case decode_cases[] = {
+    {REQ("{" GOOD_HEAD ",'operation':'DELETE'}"), CU_EINVAL,
+	"request.uid: Required value"},
+    {REQ("{'uid':''," GOOD_HEAD ",'operation':'DELETE'}"), CU_EINVAL,
+	"request.uid: Required value"},
+    {REQ("{'uid':7," GOOD_HEAD ",'operation':'DELETE'}"), CU_EPARSE,
+	"request.uid: Invalid type: expected string, got number"},
+    {"{'apiVersion':'admission.k8s.io/v1beta1','kind':'AdmissionReview',"
+     "'request':{}}",
+	CU_EINVAL,
+	"apiVersion: Unsupported value: \"admission.k8s.io/v1beta1\": "
+	"supported values: \"admission.k8s.io/v1\""},
+    {"{'kind':'AdmissionReview','request':{}}", CU_EINVAL,
+	"apiVersion: Required value"},
+    {"{'apiVersion':'admission.k8s.io/v1','kind':'Review','request':{}}",
+	CU_EINVAL,
+	"kind: Unsupported value: \"Review\": supported values: "
+	"\"AdmissionReview\""},
+    {REQ("'just a string'"), CU_EPARSE,
+	"request: Invalid type: expected object, got string"},
+    {REQ("null"), CU_EINVAL, "request: Required value"},
+    {"{'apiVersion':'admission.k8s.io/v1','kind':'AdmissionReview'}", CU_EINVAL,
+	"request: Required value"},
+    {"[1,2]", CU_EPARSE,
+	"request body: Invalid type: expected object, got array"},
+    {"\x01\x02garbage\xff", CU_EPARSE, "request body: invalid JSON: *"},
+    {"", CU_EPARSE, "request body: invalid JSON: *"},
+    {"{'a':1,'a':2}", CU_EPARSE, "request body: invalid JSON: *"},
+    {REQ("{'uid':'u','resource':{'version':'v1','resource':'jobs'},"
+	 "'operation':'DELETE'}"),
+	CU_EINVAL, "request.kind: Required value"},
+    {REQ("{'uid':'u','kind':{'group':'batch','version':'v1'},"
+	 "'resource':{'version':'v1','resource':'jobs'},"
+	 "'operation':'DELETE'}"),
+	CU_EINVAL, "request.kind.kind: Required value"},
+    {REQ("{'uid':'u','kind':{'version':'v1','kind':'Job'},"
+	 "'resource':{'version':'v1'},'operation':'DELETE'}"),
+	CU_EINVAL, "request.resource.resource: Required value"},
+    {REQ("{'uid':'u'," GOOD_HEAD "}"), CU_EINVAL,
+	"request.operation: Required value"},
+    {REQ("{'uid':'u'," GOOD_HEAD ",'operation':'PATCH'}"), CU_EINVAL,
+	"request.operation: Unsupported value: \"PATCH\": supported values: "
+	"\"CREATE\", \"UPDATE\", \"DELETE\", \"CONNECT\""},
+    {REQ("{'uid':'u'," GOOD_HEAD ",'operation':'CREATE'}"), CU_EINVAL,
+	"request.object: Required value"},
+    {REQ("{'uid':'u'," GOOD_HEAD ",'operation':'CREATE','object':[]}"),
+	CU_EPARSE, "request.object: Invalid type: expected object, got array"},
+    {REQ("{'uid':'u'," GOOD_HEAD ",'operation':'UPDATE','object':{}}"),
+	CU_EINVAL, "request.oldObject: Required value"},
+    {REQ("{'uid':'u'," GOOD_HEAD ",'operation':'DELETE','dryRun':'yes'}"),
+	CU_EPARSE,
+	"request.dryRun: Invalid type: expected boolean, got string"},
+    {REQ("{'uid':'u'," GOOD_HEAD ",'operation':'DELETE','userInfo':"
+	 "{'username':1}}"),
+	CU_EPARSE,
+	"request.userInfo.username: Invalid type: expected string, got "
+	"number"},
+};
+
+Test(webhook, decode_errors_name_the_field)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(decode_cases) / sizeof(decode_cases[0]); i++) {
+		const struct decode_case *c = &decode_cases[i];
+		char *body = dq(c->body);
+		struct adm_wh_request r;
+		cu_error err;
+		int rc;
+		size_t n;
+
+		memset(&r, 0x5a, sizeof(r));
+		rc = adm_wh_request_decode(&r, body, strlen(body), &err);
+		cr_assert_eq(
+		    rc, c->code, "case %zu: rc %d (%s)", i, rc, err.msg);
+		cr_assert_eq(err.code, c->code, "case %zu", i);
+		n = strlen(c->msg);
+		if (n > 0 && c->msg[n - 1] == '*')
+			cr_assert(strncmp(err.msg, c->msg, n - 1) == 0,
+			    "case %zu: %s", i, err.msg);
+		else
+			cr_assert_str_eq(err.msg, c->msg, "case %zu", i);
+		cr_assert_null(r.doc, "case %zu: left a document", i);
+		cr_assert_eq(adm_wh_http_status(rc), 400, "case %zu", i);
+		adm_wh_request_dispose(&r);
+		cu_free(body);
+	}
+}
+
+Test(webhook, decode_oversize_is_distinct)
+{
+	size_t n = ADM_WH_MAX_BODY + 1;
+	char *big = cu_malloc(n);
+	struct adm_wh_request r;
+	cu_error err;
+	int rc;
+
+	cr_assert_not_null(big);
+	memset(big, ' ', n);
+	rc = adm_wh_request_decode(&r, big, n, &err);
+	cr_assert_eq(rc, CU_ETOOBIG);
+	cr_assert(strncmp(err.msg, "request body: Too long:", 23) == 0, "%s",
+	    err.msg);
+	cr_assert_eq(adm_wh_http_status(rc), 413);
+	/* exactly at the cap is parsed (and is only whitespace) */
+	rc = adm_wh_request_decode(&r, big, n - 1, &err);
+	cr_assert_eq(rc, CU_EPARSE);
+	cr_assert_eq(adm_wh_http_status(rc), 400);
+	cr_assert_eq(adm_wh_http_status(CU_OK), 200);
+	cr_assert_eq(adm_wh_http_status(CU_ENOMEM), 500);
+	cu_free(big);
+}
+
+/* ---- response encode ------------------------------------------------ */
+
+/* Decode standard base64 [owned: cu_free], *n bytes. */
+static char *unbase64(const char *s, size_t *n)
+{
+	size_t len = strlen(s), pad = 0;
+	unsigned char *out = cu_malloc(len / 4 * 3 + 1);
+	int got;
+
+	cr_assert_not_null(out);
+	got = EVP_DecodeBlock(out, (const unsigned char *)s, (int)len);
+	cr_assert(got >= 0, "bad base64 %s", s);
+	if (len > 0 && s[len - 1] == '=')
+		pad++;
+	if (len > 1 && s[len - 2] == '=')
+		pad++;
+	*n = (size_t)got - pad;
+	out[*n] = '\0';
+	return (char *)out;
+}
+
+Test(webhook, encode_allowed_patch_decodes_back)
+{
+	struct adm_wh_response r = {.allowed = true};
+	json_t *doc, *resp, *back;
+	const char *p64;
+	char *text, *raw;
+	size_t len, n;
+	cu_error err;
+
+	r.patch = parse("[{'op':'add','path':'/spec/suspend','value':true},"
+			"{'op':'add','path':'/metadata/labels/"
+			"kueue.x-k8s.io~1queue-name','value':'default'}]");
+	r.warnings = parse("['deprecated thing']");
+	cr_assert_eq(adm_wh_response_encode("uid-1", &r, &text, &len, &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(strlen(text), len);
+	doc = json_loads(text, 0, NULL);
+	cr_assert_not_null(doc);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "apiVersion")),
+	    "admission.k8s.io/v1");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(doc, "kind")), "AdmissionReview");
+	resp = json_object_get(doc, "response");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(resp, "uid")), "uid-1");
+	cr_assert(json_is_true(json_object_get(resp, "allowed")));
+	cr_assert_null(json_object_get(resp, "status"));
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(resp, "patchType")), "JSONPatch");
+	cr_assert_str_eq(json_string_value(json_array_get(
+			     json_object_get(resp, "warnings"), 0)),
+	    "deprecated thing");
+	p64 = json_string_value(json_object_get(resp, "patch"));
+	cr_assert_not_null(p64);
+	raw = unbase64(p64, &n);
+	back = json_loadb(raw, n, 0, NULL);
+	cr_assert_not_null(back, "patch is not JSON: %s", raw);
+	cr_assert(json_equal(back, r.patch));
+	json_decref(back);
+	cu_free(raw);
+	json_decref(doc);
+	cu_free(text);
+	adm_wh_response_dispose(&r);
+}
+
+Test(webhook, encode_denied_and_plain_allowed)
+{
+	struct adm_wh_response r = {.allowed = false, .code = 403};
+	json_t *doc, *resp, *st;
+	char *text;
+	cu_error err;
+
+	r.message = cu_strdup("spec.x: Invalid value: \"a\nb\": bad");
+	/* a patch on a denial is never sent */
+	r.patch = parse("[{'op':'add','path':'/a','value':1}]");
+	cr_assert_eq(adm_wh_response_encode("u", &r, &text, NULL, &err), CU_OK);
+	doc = json_loads(text, 0, NULL);
+	resp = json_object_get(doc, "response");
+	cr_assert(json_is_false(json_object_get(resp, "allowed")));
+	cr_assert_null(json_object_get(resp, "patch"));
+	cr_assert_null(json_object_get(resp, "patchType"));
+	cr_assert_null(json_object_get(resp, "warnings"));
+	st = json_object_get(resp, "status");
+	cr_assert_eq(json_integer_value(json_object_get(st, "code")), 403);
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(st, "reason")), "Forbidden");
+	cr_assert_str_eq(json_string_value(json_object_get(st, "message")),
+	    "spec.x: Invalid value: \"a b\": bad");
+	json_decref(doc);
+	cu_free(text);
+
+	/* allowed with an empty patch: no patch fields at all */
+	json_decref(r.patch);
+	r.patch = json_array();
+	r.allowed = true;
+	cr_assert_eq(
+	    adm_wh_response_encode(NULL, &r, &text, NULL, &err), CU_OK);
+	doc = json_loads(text, 0, NULL);
+	resp = json_object_get(doc, "response");
+	cr_assert_str_eq(json_string_value(json_object_get(resp, "uid")), "");
+	cr_assert_null(json_object_get(resp, "patchType"));
+	cr_assert_null(json_object_get(resp, "patch"));
+	cr_assert_null(json_object_get(resp, "status"));
+	json_decref(doc);
+	cu_free(text);
+
+	/* a denial needs a failure code; a patch must be an array */
+	r.allowed = false;
+	r.code = 200;
+	cr_assert_eq(
+	    adm_wh_response_encode("u", &r, &text, NULL, &err), CU_EINVAL);
+	r.allowed = true;
+	json_decref(r.patch);
+	r.patch = json_object();
+	cr_assert_eq(
+	    adm_wh_response_encode("u", &r, &text, NULL, &err), CU_EINVAL);
+	adm_wh_response_dispose(&r);
+}
+
+Test(webhook, serve_statuses_and_uid_echo)
+{
+	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
+	    "{" JOB_META(QLABEL("main")) ",'spec':{}}", NULL, false, NULL,
+	    NULL};
+	char *body = review(&rv), *out;
+	const char *garbage = "{nope";
+	const char *nouid =
+	    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":"
+	    "\"AdmissionReview\",\"request\":{\"uid\":\"u-9\"}}";
+	json_t *doc;
+	size_t len;
+	int status;
+	cu_error err;
+
+	cr_assert_eq(adm_wh_serve(&OPT, ADM_WH_MUTATE, body, strlen(body),
+			 &status, &out, &len, &err),
+	    CU_OK);
+	cr_assert_eq(status, 200);
+	doc = json_loads(out, 0, NULL);
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(doc, "response"), "uid")),
+	    "uid-42");
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(doc, "response"), "patchType")),
+	    "JSONPatch");
+	json_decref(doc);
+	cu_free(out);
+
+	/* the same review on the validating path: no patch fields */
+	cr_assert_eq(adm_wh_serve(&OPT, ADM_WH_VALIDATE, body, strlen(body),
+			 &status, &out, NULL, &err),
+	    CU_OK);
+	cr_assert_eq(status, 200);
+	cr_assert_null(strstr(out, "patch"), "%s", out);
+	cu_free(out);
+	cu_free(body);
+
+	cr_assert_eq(adm_wh_serve(&OPT, ADM_WH_MUTATE, garbage, strlen(garbage),
+			 &status, &out, NULL, &err),
+	    CU_OK);
+	cr_assert_eq(status, 400);
+	doc = json_loads(out, 0, NULL);
+	cr_assert_eq(
+	    json_integer_value(json_object_get(
+		json_object_get(json_object_get(doc, "response"), "status"),
+		"code")),
+	    400);
+	json_decref(doc);
+	cu_free(out);
+
+	/* undecodable but with a readable uid: echoed */
+	cr_assert_eq(adm_wh_serve(&OPT, ADM_WH_MUTATE, nouid, strlen(nouid),
+			 &status, &out, NULL, &err),
+	    CU_OK);
+	cr_assert_eq(status, 400);
+	cr_assert_not_null(strstr(out, "\"uid\":\"u-9\""), "%s", out);
+	cr_assert_not_null(strstr(out, "request.kind: Required value"));
+	cu_free(out);
+
+	body = cu_malloc(ADM_WH_MAX_BODY + 10);
+	memset(body, '{', ADM_WH_MAX_BODY + 10);
+	cr_assert_eq(adm_wh_serve(&OPT, ADM_WH_MUTATE, body,
+			 ADM_WH_MAX_BODY + 10, &status, &out, NULL, &err),
+	    CU_OK);
+	cr_assert_eq(status, 413);
+	cr_assert_not_null(strstr(out, "\"code\":413"), "%s", out);
+	cu_free(out);
+	cu_free(body);
+}
+
+Test(webhook, routes)
+{
+	enum adm_wh_mode m;
+	size_t i;
+
+	cr_assert_eq(adm_wh_mode_for_path("/mutate-batch-v1-job", &m), CU_OK);
+	cr_assert_eq(m, ADM_WH_MUTATE);
+	cr_assert_eq(adm_wh_mode_for_path(
+			 "/validate-kueue-x-k8s-io-v1beta2-clusterqueue", &m),
+	    CU_OK);
+	cr_assert_eq(m, ADM_WH_VALIDATE);
+	cr_assert_eq(adm_wh_mode_for_path("/nope", &m), CU_ENOTFOUND);
+	for (i = 0; adm_wh_routes[i].path != NULL; i++)
+		cr_assert_eq(adm_wh_routes[i].mode,
+		    strncmp(adm_wh_routes[i].path, "/mutate-", 8) == 0
+			? ADM_WH_MUTATE
+			: ADM_WH_VALIDATE);
+}
+
+/* ---- mutating Job / JobSet ------------------------------------------ */
+
+Test(webhook, managed_job_gets_suspend_patch_that_applies)
+{
+	static const char *const specs[] = {
+	    "{" JOB_META(QLABEL("main")) ",'spec':{'parallelism':2}}",
+	    "{" JOB_META(QLABEL("main")) ",'spec':{'suspend':false}}",
+	    "{" JOB_META(QLABEL("main")) "}",
+	};
+	static const char *const ops[] = {"add", "replace", "add"};
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		struct rv rv = {"CREATE", "batch/v1/Job", "team-a", specs[i],
+		    NULL, false, NULL, NULL};
+		json_t *patch = NULL, *out = mutated(&rv, &patch);
+
+		cr_assert(
+		    json_is_true(at(out, "spec", "suspend")), "case %zu", i);
+		cr_assert_eq(json_array_size(patch), 1, "case %zu", i);
+		cr_assert_str_eq(json_string_value(json_object_get(
+				     json_array_get(patch, 0), "op")),
+		    ops[i], "case %zu", i);
+		/* the label is untouched */
+		cr_assert_str_eq(json_string_value(json_object_get(
+				     at(out, "metadata", "labels"),
+				     "kueue.x-k8s.io/queue-name")),
+		    "main");
+		json_decref(patch);
+		json_decref(out);
+	}
+}
+
+Test(webhook, already_suspended_job_needs_no_patch)
+{
+	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
+	    "{" JOB_META(QLABEL("main")) ",'spec':{'suspend':true}}", NULL,
+	    false, NULL, NULL};
+
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+}
+
+Test(webhook, managed_jobset_gets_suspend_patch)
+{
+	struct rv rv = {"CREATE", "jobset.x-k8s.io/v1alpha2/JobSet", "team-a",
+	    "{'apiVersion':'jobset.x-k8s.io/v1alpha2','kind':'JobSet',"
+	    "'metadata':{'name':'js2'" QLABEL(
+		"main") "},"
+			"'spec':{'replicatedJobs':[]}}",
+	    NULL, false, NULL, NULL};
+	json_t *out = mutated(&rv, NULL);
+
+	cr_assert(json_is_true(at(out, "spec", "suspend")));
+	cr_assert_eq(json_array_size(at(out, "spec", "replicatedJobs")), 0);
+	json_decref(out);
+}
+
+Test(webhook, unmanaged_namespace_gets_nothing)
+{
+	struct rv rv = {"CREATE", "batch/v1/Job", "test",
+	    "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':'j',"
+	    "'namespace':'test'" QLABEL("main") "},'spec':{}}",
+	    NULL, false, NULL, NULL};
+
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	/* also with manageJobsWithoutQueueName, also without a label even
+	 * though "test" has a LocalQueue "default" (Kueue #13374) */
+	CFG.manage_jobs_without_queue_name = true;
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	rv.obj = "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':"
+		 "'j','namespace':'test'},'spec':{}}";
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	/* not ours, so not denied even when malformed */
+	rv.obj = "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':"
+		 "'j','namespace':'test'},'spec':{'suspend':'no'}}";
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	/* a namespace the cache does not know */
+	rv.ns = "nowhere";
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	rv.ns = "gone"; /* the callback's CU_ENOTFOUND: the same */
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+}
+
+Test(webhook, child_of_managed_parent_gets_nothing)
+{
+	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
+	    "{" JOB_META(OWNED_BY("js")) ",'spec':{'suspend':false}}", NULL,
+	    false, NULL, NULL};
+
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	/* nor the default LocalQueue, with manageJobsWithoutQueueName */
+	CFG.manage_jobs_without_queue_name = true;
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	/* nor a child that carries a queue name itself */
+	rv.obj = "{" JOB_META(QLABEL("main") OWNED_BY("js")) ",'spec':{}}";
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	/* nor a child of an unmanaged JobSet (gate: hands off) */
+	CFG.manage_jobs_without_queue_name = false;
+	rv.obj = "{" JOB_META(QLABEL("main") OWNED_BY("js-free")) ",'spec':{}}";
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+}
+
+Test(webhook, default_local_queue_injected_when_it_exists)
+{
+	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
+	    "{" JOB_META("") ",'spec':{}}", NULL, false, NULL, NULL};
+	json_t *patch = NULL, *out = mutated(&rv, &patch);
+
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		at(out, "metadata", "labels"), "kueue.x-k8s.io/queue-name")),
+	    "default");
+	cr_assert(json_is_true(at(out, "spec", "suspend")));
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(json_array_get(patch, 0), "path")),
+	    "/metadata/labels");
+	json_decref(patch);
+	json_decref(out);
+
+	/* existing labels: one key added through an escaped pointer */
+	rv.obj = "{" JOB_META(",'labels':{'app':'x'}") ",'spec':{}}";
+	out = mutated(&rv, &patch);
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(json_array_get(patch, 0), "path")),
+	    "/metadata/labels/kueue.x-k8s.io~1queue-name");
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     at(out, "metadata", "labels"), "app")),
+	    "x");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		at(out, "metadata", "labels"), "kueue.x-k8s.io/queue-name")),
+	    "default");
+	json_decref(patch);
+	json_decref(out);
+}
+
+Test(webhook, no_default_local_queue_no_injection)
+{
+	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
+	    "{" JOB_META("") ",'spec':{}}", NULL, false, NULL, NULL};
+	json_t *patch = NULL, *out;
+
+	OPT.local_queue_exists = NULL;
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	/* with manageJobsWithoutQueueName: suspended, but no label */
+	CFG.manage_jobs_without_queue_name = true;
+	out = mutated(&rv, &patch);
+	cr_assert_eq(json_array_size(patch), 1);
+	cr_assert_null(at(out, "metadata", "labels"));
+	cr_assert(json_is_true(at(out, "spec", "suspend")));
+	json_decref(patch);
+	json_decref(out);
+}
+
+Test(webhook, delete_dryrun_and_update_get_nothing)
+{
+	struct rv rv = {"DELETE", "batch/v1/Job", "team-a", NULL,
+	    "{" JOB_META(QLABEL("main")) ",'spec':{}}", false, NULL, NULL};
+
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	rv.op = "CREATE";
+	rv.obj = rv.old;
+	rv.old = NULL;
+	rv.dry = true;
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	rv.dry = false;
+	rv.op = "UPDATE";
+	rv.old = rv.obj;
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	cr_assert_eq(W.wl_calls, 0);
+}
+
+Test(webhook, unknown_kinds_and_subresources_pass)
+{
+	struct rv rv = {"CREATE", "v1/Pod", "team-a",
+	    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p'}}", NULL,
+	    false, NULL, NULL};
+
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	/* a status write of a managed job is not validated */
+	rv.op = "UPDATE";
+	rv.gvk = "batch/v1/Job";
+	rv.obj = "{" JOB_META(QLABEL("a")) ",'spec':{'suspend':false}}";
+	rv.old = "{" JOB_META(QLABEL("a")) ",'spec':{'suspend':true}}";
+	rv.sub = "status";
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	rv.sub = NULL;
+	expect_denied(ADM_WH_VALIDATE, &rv, 403, "spec.suspend", true);
+}
+
+Test(webhook, callback_failure_is_an_internal_error)
+{
+	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
+	    "{" JOB_META(QLABEL("main")) ",'spec':{}}", NULL, false, NULL,
+	    NULL};
+	struct adm_wh_response resp;
+
+	W.fail_ns = true;
+	cr_assert_eq(run(ADM_WH_MUTATE, &rv, &resp), CU_EIO);
+	cr_assert(!resp.allowed);
+	cr_assert_eq(resp.code, 500);
+	cr_assert_str_eq(resp.message, "namespace cache not synced");
+	cr_assert_null(resp.patch);
+	adm_wh_response_dispose(&resp);
+}
+
+Test(webhook, malformed_job_is_a_bad_request)
+{
+	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
+	    "{" JOB_META(QLABEL("main")) ",'spec':{'suspend':'no'}}", NULL,
+	    false, NULL, NULL};
+
+	expect_denied(ADM_WH_MUTATE, &rv, 400,
+	    "spec.suspend: Invalid type: expected boolean, got string", false);
+	rv.obj = "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':"
+		 "'j','labels':[]}}";
+	expect_denied(ADM_WH_MUTATE, &rv, 400, "metadata.labels", true);
+	rv.obj = "{'apiVersion':'batch/v2','kind':'Job','metadata':{}}";
+	expect_denied(ADM_WH_MUTATE, &rv, 400,
+	    "object.apiVersion: Invalid value: \"batch/v2\": must be "
+	    "\"batch/v1\" (request.kind)",
+	    false);
+}
+
+/* ---- validating Job / JobSet ---------------------------------------- */
+
+#define JOB_Q_SUSP(q, s) "{" JOB_META(QLABEL(q)) ",'spec':{'suspend':" s "}}"
+
+Test(webhook, queue_name_immutable_while_quota_reserved)
+{
+	struct rv rv = {"UPDATE", "batch/v1/Job", "team-a",
+	    JOB_Q_SUSP("b", "true"), JOB_Q_SUSP("a", "true"), false, NULL,
+	    NULL};
+
+	W.reserved = true;
+	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	    "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"b\": "
+	    "field is immutable",
+	    false);
+	/* removing the label is a change too */
+	rv.obj = "{" JOB_META("") ",'spec':{'suspend':true}}";
+	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	    "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"\": "
+	    "field is immutable",
+	    false);
+	/* without a reservation it may change */
+	W.reserved = false;
+	rv.obj = JOB_Q_SUSP("b", "true");
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	/* an unchanged label never asks */
+	W.wl_calls = 0;
+	rv.obj = JOB_Q_SUSP("a", "true");
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	cr_assert_eq(W.wl_calls, 0);
+}
+
+Test(webhook, unsuspend_forbidden_until_admitted)
+{
+	struct rv rv = {"UPDATE", "batch/v1/Job", "team-a",
+	    JOB_Q_SUSP("a", "false"), JOB_Q_SUSP("a", "true"), false, NULL,
+	    NULL};
+	const char *msg =
+	    "spec.suspend: Forbidden: cannot be set to false while the job's "
+	    "Workload is not admitted; cueue resumes the job when its "
+	    "Workload is admitted";
+
+	expect_denied(ADM_WH_VALIDATE, &rv, 403, msg, false);
+	/* suspend removed = false */
+	rv.obj = "{" JOB_META(QLABEL("a")) ",'spec':{}}";
+	expect_denied(ADM_WH_VALIDATE, &rv, 403, msg, false);
+	/* JobSet alike */
+	rv.gvk = "jobset.x-k8s.io/v1alpha2/JobSet";
+	rv.obj = "{'metadata':{'name':'s'" QLABEL("a") "},'spec':{}}";
+	rv.old =
+	    "{'metadata':{'name':'s'" QLABEL("a") "},'spec':{'suspend':true}}";
+	expect_denied(ADM_WH_VALIDATE, &rv, 403, msg, false);
+	/* cueue itself may (its cache may lag its own admission) */
+	rv.user = "system:serviceaccount:cueue-system:cueue";
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	rv.user = NULL;
+	/* once admitted, anyone may */
+	W.admitted = true;
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+}
+
+Test(webhook, unmanaged_jobs_are_never_denied)
+{
+	struct rv rv = {"UPDATE", "batch/v1/Job", "test",
+	    "{'metadata':{'name':'j'" QLABEL("b") "},'spec':{'suspend':false}}",
+	    "{'metadata':{'name':'j'" QLABEL("a") "},'spec':{'suspend':true}}",
+	    false, NULL, NULL};
+
+	W.reserved = true;
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	/* a child of a managed JobSet: its controller unsuspends it */
+	rv.ns = "team-a";
+	rv.obj = "{" JOB_META(OWNED_BY("js")) ",'spec':{'suspend':false}}";
+	rv.old = "{" JOB_META(OWNED_BY("js")) ",'spec':{'suspend':true}}";
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	/* no queue name and no manageJobsWithoutQueueName: not ours */
+	rv.obj = "{" JOB_META("") ",'spec':{'suspend':false}}";
+	rv.old = "{" JOB_META("") ",'spec':{'suspend':true}}";
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	cr_assert_eq(W.wl_calls, 0);
+}
+
+Test(webhook, relabel_and_unsuspend_at_once_is_still_checked)
+{
+	/* the old object was ours: dropping the label while unsuspending
+	 * does not escape the queue */
+	struct rv rv = {"UPDATE", "batch/v1/Job", "team-a",
+	    "{" JOB_META("") ",'spec':{'suspend':false}}",
+	    JOB_Q_SUSP("a", "true"), false, NULL, NULL};
+
+	expect_denied(
+	    ADM_WH_VALIDATE, &rv, 403, "spec.suspend: Forbidden", true);
+}
+
+Test(webhook, job_rules_root_cause_first)
+{
+	/* queue changed under a reservation AND unsuspended while not
+	 * admitted: the queue is reported */
+	struct rv rv = {"UPDATE", "batch/v1/Job", "team-a",
+	    JOB_Q_SUSP("b", "false"), JOB_Q_SUSP("a", "true"), false, NULL,
+	    NULL};
+
+	W.reserved = true;
+	W.admitted = false;
+	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	    "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"b\": "
+	    "field is immutable",
+	    false);
+	cr_assert_eq(W.wl_calls, 1);
+	/* a bad label value comes before both */
+	rv.obj = JOB_Q_SUSP("B_ad", "false");
+	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	    "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "
+	    "\"B_ad\": a lowercase RFC 1123 subdomain",
+	    true);
+}
+
+Test(webhook, queue_name_format_on_create)
+{
+	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
+	    JOB_Q_SUSP("Not_A_Name", "true"), NULL, false, NULL, NULL};
+
+	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	    "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "
+	    "\"Not_A_Name\": a lowercase RFC 1123 subdomain must consist of",
+	    true);
+	rv.obj = JOB_Q_SUSP("team.a-1", "true");
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+}
+
+/* ---- Kueue kinds ---------------------------------------------------- */
+
+#define CQ(spec)                                                               \
+	"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ClusterQueue',"        \
+	"'metadata':{'name':'cq'},'spec':" spec "}"
+#define RG(cov, fl) "{'coveredResources':" cov ",'flavors':" fl "}"
+#define FL(name, res) "{'name':'" name "','resources':" res "}"
+#define R(name, q) "{'name':'" name "','nominalQuota':'" q "'}"
+#define RL(name, q, extra)                                                     \
+	"{'name':'" name "','nominalQuota':'" q "'," extra "}"
+#define GOOD_RG                                                                \
+	RG("['cpu','memory']",                                                 \
+	    "[" FL("on-demand",                                                \
+		"[" R("cpu", "10") "," R("memory", "10Gi") "]") "," FL("spot", \
+		"[" R("cpu", "5") "," R("memory", "5Gi") "]") "]")
+
+struct kcase {
+	const char *name;
+	const char *gvk_kind; /* "ClusterQueue" */
+	const char *op;
+	const char *obj;
+	const char *old;
+	int code;	  /* 0 = allowed */
+	const char *want; /* substring of the message */
+};
+
+#define CREATE_CQ(n, spec, code, want)                                         \
+	{                                                                      \
+		n, "ClusterQueue", "CREATE", CQ(spec), NULL, code, want        \
+	}
+
+static void run_kcase(const struct kcase *k)
+{
+	char gvk[128];
+	struct rv rv = {k->op, gvk, "", k->obj, k->old, false, NULL, NULL};
+	struct adm_wh_response resp;
+
+	snprintf(gvk, sizeof(gvk), "kueue.x-k8s.io/v1beta2/%s", k->gvk_kind);
+	cr_assert_eq(run(ADM_WH_VALIDATE, &rv, &resp), CU_OK, "%s", k->name);
+	if (k->code == 0) {
+		cr_assert(
+		    resp.allowed, "%s: denied: %s", k->name, resp.message);
+	} else {
+		cr_assert(!resp.allowed, "%s: allowed", k->name);
+		cr_assert_eq(resp.code, k->code, "%s: code %d (%s)", k->name,
+		    resp.code, resp.message);
+		cr_assert(strstr(resp.message, k->want) != NULL,
+		    "%s:\n got  %s\n want %s", k->name, resp.message, k->want);
+	}
+	cr_assert_null(resp.patch);
+	adm_wh_response_dispose(&resp);
+}
+
+static const struct kcase cq_cases[] = {
+    CREATE_CQ("valid", "{'resourceGroups':[" GOOD_RG "]}", 0, NULL),
+    CREATE_CQ("valid with cohort and limits",
+	"{'cohortName':'team','resourceGroups':[" RG(
+	    "['cpu']", "[" FL("f", "[" RL("cpu", "10",
+				       "'borrowingLimit':'2',"
+				       "'lendingLimit':'3'") "]") "]") "]}",
+	0, NULL),
+    CREATE_CQ("empty spec", "{}", 0, NULL),
+    CREATE_CQ("spec not an object", "[]", 400,
+	"spec: Invalid type: expected object, got array"),
+    CREATE_CQ("resourceGroups not an array", "{'resourceGroups':{}}", 400,
+	"spec.resourceGroups: Invalid type: expected array, got object"),
+    CREATE_CQ("group not an object", "{'resourceGroups':['x']}", 400,
+	"spec.resourceGroups[0]: Invalid type: expected object, got string"),
+    CREATE_CQ("coveredResources missing", "{'resourceGroups':[{'flavors':[]}]}",
+	403, "spec.resourceGroups[0].coveredResources: Required value"),
+    CREATE_CQ("coveredResources empty",
+	"{'resourceGroups':[" RG("[]", "[]") "]}", 403,
+	"spec.resourceGroups[0].coveredResources: Invalid value: 0: must have "
+	"at least 1 items"),
+    CREATE_CQ("coveredResources invalid name",
+	"{'resourceGroups':[" RG("['cpu','bad name']",
+	    "[" FL("f", "[" R("cpu", "1") "," R("bad name", "1") "]") "]") "]}",
+	403,
+	"spec.resourceGroups[0].coveredResources[1]: Invalid value: "
+	"\"bad name\""),
+    CREATE_CQ("coveredResources duplicate across groups",
+	"{'resourceGroups':[" RG("['cpu']",
+	    "[" FL("a", "[" R("cpu", "1") "]") "]") "," RG("['memory','cpu']",
+	    "[" FL("b", "[" R("memory", "1") "," R("cpu", "1") "]") "]") "]}",
+	403,
+	"spec.resourceGroups[1].coveredResources[1]: Duplicate value: "
+	"\"cpu\""),
+    CREATE_CQ("flavors missing",
+	"{'resourceGroups':[{'coveredResources':['cpu']}]}", 403,
+	"spec.resourceGroups[0].flavors: Required value"),
+    CREATE_CQ("flavor resource count (CRD rule)",
+	"{'resourceGroups':[" RG(
+	    "['cpu','memory']", "[" FL("f", "[" R("cpu", "1") "]") "]") "]}",
+	403,
+	"flavors must have the same number of resources as the "
+	"coveredResources"),
+    CREATE_CQ("flavor name duplicate across groups",
+	"{'resourceGroups':[" RG("['cpu']",
+	    "[" FL("spot", "[" R("cpu", "1") "]") "]") "," RG("['memory']",
+	    "[" FL("on-demand", "[" R("memory", "1") "]") "," FL(
+		"spot", "[" R("memory", "1") "]") "]") "]}",
+	403,
+	"spec.resourceGroups[1].flavors[1].name: Duplicate value: \"spot\""),
+    CREATE_CQ("flavor name not a DNS subdomain",
+	"{'resourceGroups':[" RG(
+	    "['cpu']", "[" FL("Spot", "[" R("cpu", "1") "]") "]") "]}",
+	403, "spec.resourceGroups[0].flavors[0].name: Invalid value: \"Spot\""),
+    CREATE_CQ("resource order differs from coveredResources",
+	"{'resourceGroups':[" RG("['cpu','memory']",
+	    "[" FL("f", "[" R("memory", "1") "," R("cpu", "1") "]") "]") "]}",
+	403,
+	"spec.resourceGroups[0].flavors[0].resources[0].name: Invalid value: "
+	"\"memory\": must match the name in coveredResources"),
+    CREATE_CQ("negative nominalQuota",
+	"{'resourceGroups':[" RG(
+	    "['cpu']", "[" FL("f", "[" R("cpu", "-1") "]") "]") "]}",
+	403,
+	"spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid "
+	"value: \"-1\": must be greater than or equal to 0"),
+    CREATE_CQ("borrowingLimit without cohort",
+	"{'resourceGroups':[" RG("['cpu']",
+	    "[" FL(
+		"f", "[" RL("cpu", "1", "'borrowingLimit':'10'") "]") "]") "]}",
+	403,
+	"spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: "
+	"Invalid value: \"10\": must be nil when cohort is empty"),
+    CREATE_CQ("lendingLimit without cohort",
+	"{'resourceGroups':[" RG("['cpu']",
+	    "[" FL("f", "[" RL("cpu", "1", "'lendingLimit':'1'") "]") "]") "]}",
+	403,
+	"spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid "
+	"value: \"1\": must be nil when cohort is empty"),
+    CREATE_CQ("negative borrowingLimit",
+	"{'cohortName':'c','resourceGroups':[" RG("['cpu']",
+	    "[" FL("f",
+		"[" RL("cpu", "1", "'borrowingLimit':'-500m'") "]") "]") "]}",
+	403,
+	"borrowingLimit: Invalid value: \"-500m\": must be greater than "
+	"or equal to 0"),
+    CREATE_CQ("negative lendingLimit",
+	"{'cohortName':'c','resourceGroups':[" RG("['cpu']",
+	    "[" FL(
+		"f", "[" RL("cpu", "1", "'lendingLimit':'-1'") "]") "]") "]}",
+	403,
+	"lendingLimit: Invalid value: \"-1\": must be greater than "
+	"or equal to 0"),
+    CREATE_CQ("lendingLimit above nominalQuota",
+	"{'cohortName':'c','resourceGroups':[" RG("['cpu']",
+	    "[" FL("f", "[" RL("cpu", "1", "'lendingLimit':'2'") "]") "]") "]}",
+	403,
+	"lendingLimit: Invalid value: \"2\": must be less than or equal "
+	"to the nominalQuota"),
+    CREATE_CQ("bad cohortName", "{'cohortName':'Team_A'}", 403,
+	"spec.cohortName: Invalid value: \"Team_A\": a lowercase RFC 1123"),
+    CREATE_CQ("nominalQuota wrong type",
+	"{'resourceGroups':[" RG("['cpu']",
+	    "[" FL("f", "[{'name':'cpu','nominalQuota':{}}]") "]") "]}",
+	400, "nominalQuota"),
+    CREATE_CQ("queueingStrategy enum (decode)", "{'queueingStrategy':'Random'}",
+	403, "spec.queueingStrategy: Unsupported value: \"Random\""),
+    CREATE_CQ("preemption rule",
+	"{'preemption':{'reclaimWithinCohort':'Never','borrowWithinCohort':"
+	"{'policy':'LowerPriority'}}}",
+	403,
+	"spec.preemption: Invalid value: \"object\": reclaimWithinCohort=Never "
+	"and borrowWithinCohort.Policy!=Never"),
+    CREATE_CQ("preemption rule with defaults",
+	"{'preemption':{'borrowWithinCohort':{'policy':'LowerPriority'}}}", 403,
+	"reclaimWithinCohort=Never"),
+    CREATE_CQ("preemption ok",
+	"{'preemption':{'reclaimWithinCohort':'Any','borrowWithinCohort':"
+	"{'policy':'LowerPriority'}}}",
+	0, NULL),
+    CREATE_CQ("fungibility preference rule",
+	"{'flavorFungibility':{'whenCanBorrow':'MayStopSearch',"
+	"'preference':'PreemptionOverBorrowing'}}",
+	403,
+	"spec.flavorFungibility.preference: Invalid value: "
+	"\"PreemptionOverBorrowing\": preference \"PreemptionOverBorrowing\" "
+	"requires both whenCanBorrow and whenCanPreempt to be TryNextFlavor"),
+    CREATE_CQ("fungibility preference ok",
+	"{'flavorFungibility':{'whenCanBorrow':'TryNextFlavor',"
+	"'whenCanPreempt':'TryNextFlavor','preference':"
+	"'BorrowingOverPreemption'}}",
+	0, NULL),
+    CREATE_CQ("negative fair sharing weight", "{'fairSharing':{'weight':'-1'}}",
+	403,
+	"spec.fairSharing: Invalid value: \"-1\": must be greater than or "
+	"equal to 0"),
+    CREATE_CQ("onFlavors names an unknown flavor",
+	"{'resourceGroups':[" GOOD_RG "],'admissionChecksStrategy':{"
+	"'admissionChecks':[{'name':'ac','onFlavors':['spot','gpu']}]}}",
+	403,
+	"spec.admissionChecksStrategy.admissionChecks[0].onFlavors[1]: "
+	"Unsupported value: \"gpu\": supported values: \"on-demand\", "
+	"\"spot\""),
+    /* root cause first: a group's coveredResources before the flavor
+     * count rule and the flavor names that derive from them */
+    CREATE_CQ("root cause: covered duplicate before flavor rules",
+	"{'resourceGroups':[" RG("['cpu']",
+	    "[" FL("spot", "[" R("cpu", "1") "]") "]") "," RG("['cpu']",
+	    "[" FL("spot", "[" R("cpu", "1") "," R("cpu", "1") "]") "]") "]}",
+	403,
+	"spec.resourceGroups[1].coveredResources[0]: Duplicate value: "
+	"\"cpu\""),
+    CREATE_CQ("root cause: malformed before field rules",
+	"{'cohortName':5,'resourceGroups':[" RG("['cpu']",
+	    "[" FL(
+		"f", "[" RL("cpu", "-1", "'lendingLimit':'9'") "]") "]") "]}",
+	400, "spec.cohortName: Invalid type: expected string, got number"),
+    CREATE_CQ("root cause: flavor name before its resources",
+	"{'resourceGroups':[" RG(
+	    "['cpu']", "[" FL("f", "[" R("cpu", "1") "]") "," FL(
+			   "f", "[" R("cpu", "-1") "]") "]") "]}",
+	403, "spec.resourceGroups[0].flavors[1].name: Duplicate value: \"f\""),
+};
+
+Test(webhook, cluster_queue_rules)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cq_cases) / sizeof(cq_cases[0]); i++)
+		run_kcase(&cq_cases[i]);
+}
+
+Test(webhook, cluster_queue_size_limits)
+{
+	static const struct {
+		const char *what;
+		size_t groups, covered, flavors;
+		const char *want;
+	} t[] = {
+	    {"groups", 17, 1, 1,
+		"spec.resourceGroups: Too many: 17: must have at most 16 "
+		"items"},
+	    {"covered", 1, 65, 1,
+		"spec.resourceGroups[0].coveredResources: Too many: 65: must "
+		"have at most 64 items"},
+	    {"flavors", 1, 1, 65,
+		"spec.resourceGroups[0].flavors: Too many: 65: must have at "
+		"most 64 items"},
+	    {"pairs", 1, 64, 9,
+		"spec.resourceGroups[0]: Invalid value: 576: number of "
+		"flavor-resource combinations in a resourceGroup must be ≤ "
+		"512, got 576"},
+	    {"total flavors", 5, 1, 64,
+		"spec.resourceGroups: Invalid value: 320: total number of "
+		"flavors across all resourceGroups must be ≤ 256, got 320"},
+	    {"total covered", 5, 64, 1,
+		"spec.resourceGroups: Invalid value: 320: total number of "
+		"covered resources across all resourceGroups must be ≤ 256, "
+		"got 320"},
+	    {"at the limits", 4, 64, 8, NULL},
+	};
+	size_t i, g, f, r;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		cu_buf b;
+		char *obj;
+		struct kcase k = {t[i].what, "ClusterQueue", "CREATE", NULL,
+		    NULL, t[i].want ? 403 : 0, t[i].want};
+
+		cu_buf_init(&b, 1 << 26);
+		cr_assert_eq(
+		    cu_buf_adds(&b, "{'metadata':{'name':'cq'},'spec':{"
+				    "'resourceGroups':["),
+		    CU_OK);
+		for (g = 0; g < t[i].groups; g++) {
+			cr_assert_eq(cu_buf_addf(&b, "%s{'coveredResources':[",
+					 g ? "," : ""),
+			    CU_OK);
+			for (r = 0; r < t[i].covered; r++)
+				cr_assert_eq(cu_buf_addf(&b, "%s'g%zu-r%zu'",
+						 r ? "," : "", g, r),
+				    CU_OK);
+			cr_assert_eq(cu_buf_adds(&b, "],'flavors':["), CU_OK);
+			for (f = 0; f < t[i].flavors; f++) {
+				cr_assert_eq(cu_buf_addf(&b,
+						 "%s{'name':'g%zu-f%zu',"
+						 "'resources':[",
+						 f ? "," : "", g, f),
+				    CU_OK);
+				for (r = 0; r < t[i].covered; r++)
+					cr_assert_eq(
+					    cu_buf_addf(&b,
+						"%s{'name':'g%zu-r%zu',"
+						"'nominalQuota':'1'}",
+						r ? "," : "", g, r),
+					    CU_OK);
+				cr_assert_eq(cu_buf_adds(&b, "]}"), CU_OK);
+			}
+			cr_assert_eq(cu_buf_adds(&b, "]}"), CU_OK);
+		}
+		cr_assert_eq(cu_buf_adds(&b, "]}}"), CU_OK);
+		obj = cu_buf_detach(&b, NULL);
+		k.obj = obj;
+		run_kcase(&k);
+		cu_free(obj);
+	}
+}
+
+#define COHORT(name, spec)                                                     \
+	"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Cohort','metadata':"   \
+	"{'name':'" name "'},'spec':" spec "}"
+
+static const struct kcase cohort_cases[] = {
+    {"valid", "Cohort", "CREATE", COHORT("c", "{'parentName':'root'}"), NULL, 0,
+	NULL},
+    {"own parent", "Cohort", "CREATE", COHORT("c", "{'parentName':'c'}"), NULL,
+	403,
+	"spec.parentName: Invalid value: \"c\": must not be the Cohort's own "
+	"name"},
+    {"bad parent name", "Cohort", "CREATE", COHORT("c", "{'parentName':'-x'}"),
+	NULL, 403, "spec.parentName: Invalid value: \"-x\""},
+    {"limits need a parent", "Cohort", "CREATE",
+	COHORT("c", "{'resourceGroups':[" RG("['cpu']",
+			"[" FL("f", "[" RL("cpu", "1",
+					"'borrowingLimit':'1'") "]") "]") "]}"),
+	NULL, 403,
+	"spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit: "
+	"Invalid value: \"1\": must be nil when parent is empty"},
+    {"lending above nominal is fine for a cohort", "Cohort", "UPDATE",
+	COHORT("c", "{'parentName':'p','resourceGroups':[" RG("['cpu']",
+			"[" FL("f", "[" RL("cpu", "1",
+					"'lendingLimit':'5'") "]") "]") "]}"),
+	COHORT("c", "{}"), 0, NULL},
+    {"negative weight", "Cohort", "CREATE",
+	COHORT("c", "{'fairSharing':{'weight':'-2'}}"), NULL, 403,
+	"spec.fairSharing: Invalid value: \"-2\""},
+    {"root cause: self parent before limits", "Cohort", "CREATE",
+	COHORT("c", "{'parentName':'c','resourceGroups':[" RG("['cpu']",
+			"[" FL("f", "[" RL("cpu", "-1",
+					"'lendingLimit':'1'") "]") "]") "]}"),
+	NULL, 403, "spec.parentName"},
+};
+
+Test(webhook, cohort_rules)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cohort_cases) / sizeof(cohort_cases[0]); i++)
+		run_kcase(&cohort_cases[i]);
+}
+
+#define LQ(cq)                                                                 \
+	"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue',"          \
+	"'metadata':{'name':'main','namespace':'team-a'},'spec':{"             \
+	"'clusterQueue':'" cq "'}}"
+
+static const struct kcase lq_cases[] = {
+    {"valid", "LocalQueue", "CREATE", LQ("cq"), NULL, 0, NULL},
+    {"clusterQueue immutable", "LocalQueue", "UPDATE", LQ("other"), LQ("cq"),
+	403, "spec.clusterQueue: Invalid value: \"other\": field is immutable"},
+    {"same clusterQueue", "LocalQueue", "UPDATE",
+	"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue',"
+	"'metadata':{'name':'main','labels':{'x':'y'}},'spec':{"
+	"'clusterQueue':'cq','stopPolicy':'Hold'}}",
+	LQ("cq"), 0, NULL},
+    {"clusterQueue set for the first time", "LocalQueue", "UPDATE", LQ("cq"),
+	"{'metadata':{'name':'main'},'spec':{}}", 0, NULL},
+    {"bad clusterQueue name", "LocalQueue", "CREATE", LQ("CQ!"), NULL, 403,
+	"spec.clusterQueue: Invalid value: \"CQ!\""},
+    {"stopPolicy enum", "LocalQueue", "CREATE",
+	"{'metadata':{'name':'m'},'spec':{'stopPolicy':'Pause'}}", NULL, 403,
+	"spec.stopPolicy: Unsupported value"},
+    {"root cause: name before immutability", "LocalQueue", "UPDATE", LQ("CQ!"),
+	LQ("cq"), 403,
+	"spec.clusterQueue: Invalid value: \"CQ!\": a "
+	"lowercase"},
+};
+
+Test(webhook, local_queue_rules)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(lq_cases) / sizeof(lq_cases[0]); i++)
+		run_kcase(&lq_cases[i]);
+}
+
+#define RF(spec)                                                               \
+	"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor',"      \
+	"'metadata':{'name':'spot'},'spec':" spec "}"
+#define NINE_LABELS                                                            \
+	"{'a':'1','b':'1','c':'1','d':'1','e':'1','f':'1','g':'1','h':'1',"    \
+	"'i':'1'}"
+#define TAINT(k, e) "{'key':'" k "','value':'v','effect':'" e "'}"
+
+static const struct kcase rf_cases[] = {
+    {"valid", "ResourceFlavor", "CREATE",
+	RF("{'nodeLabels':{'cloud.example.com/"
+	   "pool':'spot'},'nodeTaints':[" TAINT("spot", "NoSchedule") "," TAINT(
+	       "spot", "NoExecute") "],"
+				    "'tolerations':[{'key':'spot','operator':'"
+				    "Exists','effect':"
+				    "'NoSchedule'},{'operator':'Exists'}]}"),
+	NULL, 0, NULL},
+    {"too many labels", "ResourceFlavor", "CREATE",
+	RF("{'nodeLabels':" NINE_LABELS "}"), NULL, 403,
+	"spec.nodeLabels: Too many: 9: must have at most 8 items"},
+    {"too many taints", "ResourceFlavor", "CREATE",
+	RF("{'nodeTaints':[" TAINT("a", "NoSchedule") "," TAINT(
+	    "b", "NoSchedule") "," TAINT("c", "NoSchedule") "," TAINT("d",
+	    "NoSchedule") "," TAINT("e", "NoSchedule") "," TAINT("f",
+	    "NoSchedule") "," TAINT("g", "NoSchedule") "," TAINT("h",
+	    "NoSchedule") "," TAINT("i", "NoSchedule") "]}"),
+	NULL, 403, "spec.nodeTaints: Too many: 9: must have at most 8 items"},
+    {"too many tolerations", "ResourceFlavor", "CREATE",
+	RF("{'tolerations':[{'operator':'Exists'},{'operator':'Exists'},"
+	   "{'operator':'Exists'},{'operator':'Exists'},{'operator':'Exists'},"
+	   "{'operator':'Exists'},{'operator':'Exists'},{'operator':'Exists'},"
+	   "{'operator':'Exists'}]}"),
+	NULL, 403, "spec.tolerations: Too many: 9: must have at most 8 items"},
+    {"taint effect", "ResourceFlavor", "CREATE",
+	RF("{'nodeTaints':[" TAINT("a", "Sometimes") "]}"), NULL, 403,
+	"spec.nodeTaints[0].effect: Unsupported value: \"Sometimes\""},
+    {"taint effect required", "ResourceFlavor", "CREATE",
+	RF("{'nodeTaints':[{'key':'a'}]}"), NULL, 403,
+	"spec.nodeTaints[0].effect: Required value"},
+    {"taint duplicate", "ResourceFlavor", "CREATE",
+	RF("{'nodeTaints':[" TAINT("a", "NoSchedule") "," TAINT(
+	    "a", "NoSchedule") "]}"),
+	NULL, 403,
+	"spec.nodeTaints[1]: Duplicate value: \"a:NoSchedule\": taints must "
+	"be unique by key and effect pair"},
+    {"taint key", "ResourceFlavor", "CREATE",
+	RF("{'nodeTaints':[" TAINT("bad key", "NoSchedule") "]}"), NULL, 403,
+	"spec.nodeTaints[0].key: Invalid value: \"bad key\""},
+    {"label key", "ResourceFlavor", "CREATE",
+	RF("{'nodeLabels':{'bad key':'x'}}"), NULL, 403,
+	"spec.nodeLabels: Invalid value: \"bad key\""},
+    {"label value", "ResourceFlavor", "CREATE",
+	RF("{'nodeLabels':{'k':'bad value'}}"), NULL, 403,
+	"spec.nodeLabels: Invalid value: \"bad value\""},
+    {"toleration without key needs Exists", "ResourceFlavor", "CREATE",
+	RF("{'tolerations':[{'value':'x'}]}"), NULL, 403,
+	"spec.tolerations[0].operator: Invalid value: \"Equal\": operator "
+	"must be Exists when 'key' is empty"},
+    {"tolerationSeconds needs NoExecute", "ResourceFlavor", "CREATE",
+	RF("{'tolerations':[{'key':'k','effect':'NoSchedule',"
+	   "'tolerationSeconds':5}]}"),
+	NULL, 403,
+	"spec.tolerations[0].effect: Invalid value: \"NoSchedule\": effect "
+	"must be 'NoExecute' when 'tolerationSeconds' is set"},
+    {"Exists takes no value", "ResourceFlavor", "CREATE",
+	RF("{'tolerations':[{'key':'k','operator':'Exists','value':'v'}]}"),
+	NULL, 403,
+	"spec.tolerations[0].value: Invalid value: \"v\": a value must be "
+	"empty when 'operator' is 'Exists'"},
+    {"toleration operator enum", "ResourceFlavor", "CREATE",
+	RF("{'tolerations':[{'key':'k','operator':'Maybe'}]}"), NULL, 403,
+	"spec.tolerations[0].operator: Unsupported value: \"Maybe\""},
+    {"topology needs a label", "ResourceFlavor", "CREATE",
+	RF("{'topologyName':'t'}"), NULL, 403,
+	"spec.nodeLabels: Required value: at least one nodeLabel is required "
+	"when topology is set"},
+    {"topologyName immutable", "ResourceFlavor", "UPDATE",
+	RF("{'nodeLabels':{'a':'b'},'topologyName':'t2'}"),
+	RF("{'nodeLabels':{'a':'b'},'topologyName':'t1'}"), 403,
+	"spec.topologyName: Invalid value: \"t2\": topologyName is immutable "
+	"when topologyName is set"},
+    {"topologyName may be set later", "ResourceFlavor", "UPDATE",
+	RF("{'nodeLabels':{'a':'b'},'topologyName':'t2'}"),
+	RF("{'nodeLabels':{'a':'b'}}"), 0, NULL},
+    {"root cause: sizes before items", "ResourceFlavor", "CREATE",
+	RF("{'nodeLabels':" NINE_LABELS ",'nodeTaints':[" TAINT(
+	    "a", "NoSchedule") "," TAINT("a", "NoSchedule") "]}"),
+	NULL, 403, "spec.nodeLabels: Too many"},
+};
+
+Test(webhook, resource_flavor_rules)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(rf_cases) / sizeof(rf_cases[0]); i++)
+		run_kcase(&rf_cases[i]);
+}
+
+#define PS(name) "{'name':'" name "','count':1,'template':{'spec':{}}}"
+#define WL(q, podsets, status)                                                 \
+	"{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload','metadata':" \
+	"{'name':'w','namespace':'team-a'},'spec':{'queueName':'" q "',"       \
+	"'podSets':[" podsets "]}" status "}"
+#define RESERVED                                                               \
+	",'status':{'conditions':[{'type':'QuotaReserved','status':'True',"    \
+	"'reason':'QuotaReserved','message':'m','lastTransitionTime':"         \
+	"'2026-01-01T00:00:00Z'}]}"
+
+static const struct kcase wl_cases[] = {
+    {"valid", "Workload", "CREATE", WL("q", PS("main") "," PS("w"), ""), NULL,
+	0, NULL},
+    {"no podSets", "Workload", "CREATE", WL("q", "", ""), NULL, 403,
+	"spec.podSets: Invalid value: 0: must have at least 1 items"},
+    {"19 podSets", "Workload", "CREATE",
+	WL("q",
+	    PS("a") "," PS("b") "," PS("c") "," PS("d") "," PS("e") "," PS("f") "," PS("g") "," PS("h") "," PS("i") "," PS(
+		"j") "," PS("k") "," PS("l") "," PS("m") "," PS("n") "," PS("o") "," PS("p") "," PS("q") "," PS("r") "," PS("s"),
+	    ""),
+	NULL, 403, "spec.podSets: Too many: 19: must have at most 18 items"},
+    {"duplicate podSet names", "Workload", "CREATE",
+	WL("q", PS("a") "," PS("b") "," PS("a"), ""), NULL, 403,
+	"spec.podSets[2].name: Duplicate value: \"a\""},
+    {"duplicate default podSet name", "Workload", "CREATE",
+	WL("q", "{'template':{}}," PS("main"), ""), NULL, 403,
+	"spec.podSets[1].name: Duplicate value: \"main\""},
+    {"podSet name format", "Workload", "CREATE", WL("q", PS("Main"), ""), NULL,
+	403, "spec.podSets[0].name: Invalid value: \"Main\""},
+    {"negative count", "Workload", "CREATE",
+	WL("q", "{'name':'a','count':-1,'template':{}}", ""), NULL, 403,
+	"spec.podSets[0].count: Invalid value: -1: must be greater than or "
+	"equal to 0"},
+    {"two minCounts", "Workload", "CREATE",
+	WL("q",
+	    "{'name':'a','count':2,'minCount':1,'template':{}},"
+	    "{'name':'b','count':2,'minCount':1,'template':{}}",
+	    ""),
+	NULL, 403,
+	"spec.podSets: Invalid value: 2: at most one podSet can use "
+	"minCount"},
+    {"queueName immutable while reserved", "Workload", "UPDATE",
+	WL("b", PS("main"), RESERVED), WL("a", PS("main"), RESERVED), 403,
+	"spec.queueName: Invalid value: \"b\": queueName is immutable while "
+	"workload quota reserved"},
+    {"queueName may change without reservation", "Workload", "UPDATE",
+	WL("b", PS("main"), ""), WL("a", PS("main"), ""), 0, NULL},
+    {"podSets immutable while reserved", "Workload", "UPDATE",
+	WL("a", "{'name':'main','count':3,'template':{'spec':{}}}", RESERVED),
+	WL("a", PS("main"), RESERVED), 403,
+	"spec.podSets[0]: Invalid value: \"object\": field is immutable"},
+    {"podSets count immutable while reserved", "Workload", "UPDATE",
+	WL("a", PS("main") "," PS("x"), RESERVED),
+	WL("a", PS("main"), RESERVED), 403,
+	"spec.podSets: Invalid value: \"array\": field is immutable"},
+    {"podSets may change without reservation", "Workload", "UPDATE",
+	WL("a", PS("main") "," PS("x"), ""), WL("a", PS("main"), ""), 0, NULL},
+    {"root cause: queueName before podSets", "Workload", "UPDATE",
+	WL("b", PS("main") "," PS("x"), RESERVED),
+	WL("a", PS("main"), RESERVED), 403, "spec.queueName"},
+    {"template required (decode)", "Workload", "CREATE",
+	WL("q", "{'name':'a'}", ""), NULL, 403,
+	"spec.podSets[0].template: Required value"},
+};
+
+Test(webhook, workload_rules)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(wl_cases) / sizeof(wl_cases[0]); i++)
+		run_kcase(&wl_cases[i]);
+}
+
+Test(webhook, workload_priority_class_rules)
+{
+	char *longdesc = cu_malloc(2100), *obj;
+	struct kcase k = {"long description", "WorkloadPriorityClass", "CREATE",
+	    NULL, NULL, 403,
+	    "description: Too long: must have at most 2048 characters"};
+	struct kcase ok = {"value may change", "WorkloadPriorityClass",
+	    "UPDATE",
+	    "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':"
+	    "'WorkloadPriorityClass','metadata':{'name':'p'},'value':20}",
+	    "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':"
+	    "'WorkloadPriorityClass','metadata':{'name':'p'},'value':10}",
+	    0, NULL};
+	struct kcase novalue = {"value required", "WorkloadPriorityClass",
+	    "CREATE", "{'metadata':{'name':'p'}}", NULL, 403,
+	    "value: Required value"};
+
+	memset(longdesc, 'x', 2049);
+	longdesc[2049] = '\0';
+	obj = cu_asprintf("{'metadata':{'name':'p'},'value':1,"
+			  "'description':'%s'}",
+	    longdesc);
+	k.obj = obj;
+	run_kcase(&k);
+	run_kcase(&ok);
+	run_kcase(&novalue);
+	cu_free(obj);
+	cu_free(longdesc);
+}
+
+Test(webhook, kueue_kind_wrong_version_or_kind)
+{
+	struct rv rv = {"CREATE", "kueue.x-k8s.io/v1beta1/ClusterQueue", "",
+	    "{'metadata':{'name':'cq'},'spec':{}}", NULL, false, NULL, NULL};
+
+	expect_denied(ADM_WH_VALIDATE, &rv, 400,
+	    "request.kind.version: Unsupported value: \"v1beta1\": supported "
+	    "values: \"v1beta2\"",
+	    false);
+	rv.gvk = "kueue.x-k8s.io/v1beta2/ClusterQueue";
+	rv.obj = "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue',"
+		 "'metadata':{'name':'cq'}}";
+	expect_denied(ADM_WH_VALIDATE, &rv, 400,
+	    "object.kind: Invalid value: \"LocalQueue\": must be "
+	    "\"ClusterQueue\" (request.kind)",
+	    false);
+	/* a kind cueue does not validate */
+	rv.gvk = "kueue.x-k8s.io/v1beta2/AdmissionCheck";
+	rv.obj = "{'metadata':{'name':'ac'}}";
+	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+}
+
+Test(webhook, resource_in_use_finalizer_defaulting)
+{
+	struct rv rv = {"CREATE", "kueue.x-k8s.io/v1beta2/ClusterQueue", "",
+	    CQ("{}"), NULL, false, NULL, NULL};
+	json_t *out;
+
+	/* off by default: the controller must remove it again */
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	OPT.add_resource_in_use_finalizer = true;
+	out = mutated(&rv, NULL);
+	cr_assert_str_eq(json_string_value(json_array_get(
+			     at(out, "metadata", "finalizers"), 0)),
+	    "kueue.x-k8s.io/resource-in-use");
+	json_decref(out);
+	rv.gvk = "kueue.x-k8s.io/v1beta2/ResourceFlavor";
+	rv.obj = "{'metadata':{'name':'rf','finalizers':['other']}}";
+	out = mutated(&rv, NULL);
+	cr_assert_eq(json_array_size(at(out, "metadata", "finalizers")), 2);
+	cr_assert_str_eq(json_string_value(json_array_get(
+			     at(out, "metadata", "finalizers"), 1)),
+	    "kueue.x-k8s.io/resource-in-use");
+	json_decref(out);
+	rv.obj = "{'metadata':{'name':'rf','finalizers':["
+		 "'kueue.x-k8s.io/resource-in-use']}}";
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	/* never for other kinds, never on UPDATE */
+	rv.gvk = "kueue.x-k8s.io/v1beta2/LocalQueue";
+	rv.obj = "{'metadata':{'name':'lq'}}";
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	rv.gvk = "kueue.x-k8s.io/v1beta2/ClusterQueue";
+	rv.op = "UPDATE";
+	rv.obj = CQ("{}");
+	rv.old = CQ("{}");
+	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+}
+
+Test(webhook, quote_escapes_and_shortens)
+{
+	struct rv rv = {"CREATE", "kueue.x-k8s.io/v1beta2/LocalQueue", "",
+	    LQ("a\\\"b\\u0001xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	       "xxx"
+	       "xxxxxxxxxxxxxxxxxxxxxxxxx"),
+	    NULL, false, NULL, NULL};
+
+	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	    "spec.clusterQueue: Invalid value: \"a\\\"b\\u0001xxx", true);
+	expect_denied(ADM_WH_VALIDATE, &rv, 403, "xxx...\": a lowercase", true);
+}
