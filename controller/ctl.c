@@ -43,6 +43,7 @@
 #include "controller/events.h"
 #include "controller/health.h"
 #include "controller/httpd.h"
+#include "controller/whsrv.h"
 #include "controller/leader.h"
 #include "controller/metrics.h"
 #include "controller/sync.h"
@@ -153,8 +154,10 @@ struct ctl {
 	ctl_metrics *metrics;
 	ctl_health *health;
 	ctl_httpd *probe_srv, *metrics_srv;
-	ctl_leader *leader; /* NULL with leader election off */
-	ctl_events *events; /* event recorder (dedup, spam filter) */
+	ctl_whsrv *webhook;	  /* NULL: no serving certificate */
+	struct adm_wh_options wh; /* the webhook handlers' view of caches */
+	ctl_leader *leader;	  /* NULL with leader election off */
+	ctl_events *events;	  /* event recorder (dedup, spam filter) */
 	bool leading;
 	bool failed; /* lost leadership: the process must exit (as Kueue) */
 
@@ -2366,6 +2369,98 @@ static int check_ledger(cu_error *err, void *payload)
 
 /* ---- lifecycle ------------------------------------------------------ */
 
+/* ---- admission webhooks: the handlers' view of the caches --------- */
+
+static bool wh_ready(void *payload)
+{
+	return ((ctl *)payload)->synced;
+}
+
+static int wh_namespace(const char *name, struct ns_gate_namespace *out,
+    void *payload, cu_error *err)
+{
+	ctl *c = payload;
+	json_t *nsobj = api_informer_get(c->inf[INF_NS], NULL, name);
+
+	(void)err;
+	out->name = name;
+	out->found = nsobj != NULL;
+	out->get = ns_label;
+	out->payload = nsobj;
+	return CU_OK;
+}
+
+static int wh_local_queue(const char *ns, const char *name, bool *exists,
+    void *payload, cu_error *err)
+{
+	ctl *c = payload;
+
+	(void)err;
+	*exists = api_informer_get(c->inf[INF_LQ], ns, name) != NULL;
+	return CU_OK;
+}
+
+static int wh_workload(const struct adm_wh_job_ref *job,
+    struct adm_wh_workload_state *out, void *payload, cu_error *err)
+{
+	ctl *c = payload;
+	bool js = job->kind == NS_GATE_KIND_JOBSET;
+	char *wlname = NULL;
+	json_t *wl;
+	struct api_workload w;
+	int rc;
+
+	out->quota_reserved = out->admitted = false;
+	rc = api_workload_name(js ? "JobSet" : "Job",
+	    js ? "jobset.x-k8s.io" : "batch", job->name, job->uid, -1,
+	    API_WORKLOAD_NAME_MAX, &wlname, err);
+	if (rc != CU_OK)
+		return rc;
+	wl = api_informer_get(c->inf[INF_WL], job->namespace_, wlname);
+	cu_free(wlname);
+	if (wl == NULL)
+		return CU_ENOTFOUND;
+	rc = api_workload_decode(&w, wl, err);
+	if (rc != CU_OK)
+		return rc;
+	out->quota_reserved = ctl_workload_holds_quota(&w);
+	out->admitted = out->quota_reserved &&
+			api_conditions_true(&w.status.conditions, "Admitted");
+	api_workload_dispose(&w);
+	return CU_OK;
+}
+
+/* The webhook server; it serves once its certificate is mounted. */
+static int start_webhook(ctl *c, cu_error *err)
+{
+	struct ctl_whsrv_opts o;
+	char *listen;
+	int rc;
+
+	if (c->cfg->webhook.port <= 0)
+		return CU_OK;
+	c->wh.gate = &c->gate;
+	c->wh.namespace_get = wh_namespace;
+	c->wh.owner_lookup = gate_lookup;
+	c->wh.local_queue_exists = wh_local_queue;
+	c->wh.workload_state = wh_workload;
+	c->wh.own_username = c->opts.own_username;
+	c->wh.payload = c;
+	listen = cu_asprintf("%s:%d",
+	    c->cfg->webhook.host ? c->cfg->webhook.host : "",
+	    c->cfg->webhook.port);
+	if (listen == NULL)
+		return cu_error_set(err, CU_ENOMEM, "webhook: out of memory");
+	memset(&o, 0, sizeof(o));
+	o.listen = listen;
+	o.cert_dir = c->cfg->webhook.cert_dir;
+	o.wh = &c->wh;
+	o.ready = wh_ready;
+	rc = ctl_whsrv_new(&c->webhook, c->loop, &o, err);
+	cu_free(listen);
+	return rc;
+}
+
 static int start_http(ctl *c, cu_error *err)
 {
 	struct ctl_httpd_opts o;
@@ -2476,6 +2571,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	}
 	if (rc == CU_OK)
 		rc = start_http(c, err);
+	if (rc == CU_OK)
+		rc = start_webhook(c, err);
 	if (rc != CU_OK)
 		goto fail;
 	*out = c;
@@ -2589,6 +2686,9 @@ int ctl_start(ctl *c, cu_error *err)
 	if (c->probe_srv != NULL &&
 	    (rc = ctl_httpd_start(c->probe_srv, err)) != CU_OK)
 		return rc;
+	if (c->webhook != NULL &&
+	    (rc = ctl_whsrv_start(c->webhook, err)) != CU_OK)
+		return rc;
 	if (c->metrics_srv != NULL &&
 	    (rc = ctl_httpd_start(c->metrics_srv, err)) != CU_OK)
 		return rc;
@@ -2666,6 +2766,7 @@ void ctl_free(ctl *c)
 	store_close(c->ledger);
 	que_state_free(c->st);
 	ctl_httpd_free(c->probe_srv);
+	ctl_whsrv_free(c->webhook);
 	ctl_httpd_free(c->metrics_srv);
 	ctl_health_free(c->health);
 	ctl_metrics_free(c->metrics);

@@ -26,8 +26,12 @@ struct ctl_run_opts {
 				 * standard service-account directory */
 	const char *store_path; /* [borrowed] SQLite ledger; NULL = an
 				 * in-memory ledger (no restart safety) */
-	const char *identity;	/* [borrowed] leader-election identity;
-				 * NULL = hostname_pid */
+	/* [borrowed] the API user cueue writes as (its service account,
+	 * "system:serviceaccount:<ns>:<name>"): its own unsuspend writes
+	 * pass the job webhook. NULL: nobody is exempt. */
+	const char *own_username;
+	const char *identity; /* [borrowed] leader-election identity;
+			       * NULL = hostname_pid */
 	/* Write pending-status conditions (QuotaReserved=False with the
 	 * reason) only for Workloads pending at least this long, and at most
 	 * once per pending_status_period_ms per Workload: every write costs

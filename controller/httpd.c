@@ -669,7 +669,8 @@ static struct MHD_Daemon *start_daemon(
 	    MHD_OPTION_CONNECTION_TIMEOUT, h->conn_timeout_s,
 	    MHD_OPTION_SOCK_ADDR, addr,
 	    tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, h->key_pem,
-	    MHD_OPTION_HTTPS_MEM_CERT, h->cert_pem, MHD_OPTION_END);
+	    MHD_OPTION_HTTPS_MEM_CERT, h->cert_pem, MHD_OPTION_HTTPS_PRIORITIES,
+	    CTL_HTTPD_TLS_PRIORITIES, MHD_OPTION_END);
 }
 
 int ctl_httpd_start(ctl_httpd *h, cu_error *err)

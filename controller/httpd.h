@@ -35,6 +35,8 @@ typedef struct ctl_httpd ctl_httpd;
 #define CTL_HTTPD_DEFAULT_CONN_TIMEOUT_S 10u
 #define CTL_HTTPD_DEFAULT_CONN_LIMIT 256u
 #define CTL_HTTP_TEXT "text/plain; charset=utf-8"
+/* GnuTLS priorities of TLS servers: TLS 1.2 and 1.3 only. */
+#define CTL_HTTPD_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
 /* Settings of one server. Every pointer [borrowed; copied by
  * ctl_httpd_new]. Zero fields take the defaults named. */

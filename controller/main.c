@@ -138,6 +138,7 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	ev_signal sterm, sint;
 	cu_error err;
 	ctl *c = NULL;
+	char *own_user = NULL;
 	size_t i;
 	int rc = 1;
 
@@ -159,6 +160,13 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	opts.store_path = store;
 	opts.sa_dir = getenv("CUEUE_SERVICE_ACCOUNT_DIR");
 	opts.identity = getenv("POD_NAME");
+	/* CUEUE_USERNAME overrides the service account of the manifests. */
+	own_user =
+	    getenv("CUEUE_USERNAME") != NULL
+		? cu_strdup(getenv("CUEUE_USERNAME"))
+		: cu_asprintf("system:serviceaccount:%s:cueue-controller",
+		      cfg.namespace ? cfg.namespace : "cueue-system");
+	opts.own_username = own_user;
 	if (ctl_new(&c, loop, &cfg, &opts, &err) != CU_OK ||
 	    ctl_start(c, &err) != CU_OK) {
 		cu_errorf("start-up failed: %s", err.msg);
@@ -178,6 +186,7 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	rc = ctl_failed(c) ? 1 : 0;
 out:
 	ctl_free(c);
+	cu_free(own_user);
 	ctl_config_dispose(&cfg);
 	ev_loop_destroy(loop);
 	return rc;

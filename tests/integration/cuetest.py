@@ -293,6 +293,8 @@ class Server:
                 self.proc.wait()
                 raise Failure("cueue-apiserver did not stop on SIGTERM")
         self.errf.close()
+        if not os.environ.get("CUEUE_KEEP_TMP"):
+            shutil.rmtree(self.dir, ignore_errors=True)
         if self.proc.returncode != 0:
             raise Failure("cueue-apiserver exited %d, see %s" %
                           (self.proc.returncode, self.log))
@@ -508,6 +510,50 @@ class Controller:
         if sig == signal.SIGTERM and self.proc.returncode not in (0, None):
             raise Failure("cueue-controller exited %d, see %s" %
                           (self.proc.returncode, self.log))
+
+
+def mint_certs(d, sans):
+    """A CA (ca.crt, ca.key) and a serving certificate signed by it
+    (srv.crt, srv.key; subjectAltName `sans`, e.g. "DNS:x,IP:127.0.0.1")
+    in directory d, with the openssl CLI."""
+    def ossl(*args):
+        subprocess.run(["openssl"] + list(args), cwd=d, check=True,
+                       capture_output=True)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+          "-nodes"]
+    ossl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt",
+         "-days", "2", "-subj", "/CN=webhook-test-ca")
+    ossl("req", *ec, "-keyout", "srv.key", "-out", "srv.csr", "-subj",
+         "/CN=webhook")
+    with open(os.path.join(d, "ext.cnf"), "w") as f:
+        f.write("subjectAltName=%s\nbasicConstraints=CA:FALSE\n"
+                "keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"
+                % sans)
+    ossl("x509", "-req", "-in", "srv.csr", "-CA", "ca.crt", "-CAkey",
+         "ca.key", "-CAcreateserial", "-out", "srv.crt", "-days", "2",
+         "-extfile", "ext.cnf")
+
+
+def flavor_and_queue(cpu, name="cq"):
+    """YAML of the ResourceFlavor `default-flavor` and a ClusterQueue
+    `name` with `cpu` nominal quota on it, open to every namespace."""
+    return """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: %s}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: %s}
+""" % (name, cpu)
 
 
 CONTROLLER_CONFIG = """apiVersion: config.kueue.x-k8s.io/v1beta2

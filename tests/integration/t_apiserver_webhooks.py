@@ -4,45 +4,25 @@ server calls MutatingWebhookConfiguration / ValidatingWebhookConfiguration
 webhooks as kube-apiserver does. The webhooks here are a small HTTPS
 server in a thread of this test (python ssl + http.server) with a CA and
 serving certificate minted by the openssl CLI."""
+import atexit
 import base64
 import http.server
 import json
 import os
+import shutil
 import socket
-import subprocess
 import tempfile
 import threading
 import time
 from urllib.parse import urlsplit
 
-from cuetest import case, check, eq, run_cases, wait_for
+from cuetest import case, check, eq, mint_certs, run_cases, wait_for
 
 ADM = "/apis/admissionregistration.k8s.io/v1"
 CMS = "/api/v1/namespaces/default/configmaps"
 
 
 # ---- the webhook server ---------------------------------------------
-
-def _openssl(*args, cwd):
-    subprocess.run(["openssl"] + list(args), cwd=cwd, check=True,
-                   capture_output=True)
-
-
-def _mint(d, sans):
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-          "-nodes"]
-    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt",
-             "-days", "2", "-subj", "/CN=webhook-test-ca", cwd=d)
-    _openssl("req", *ec, "-keyout", "srv.key", "-out", "srv.csr",
-             "-subj", "/CN=webhook", cwd=d)
-    with open(os.path.join(d, "ext.cnf"), "w") as f:
-        f.write("subjectAltName=%s\nbasicConstraints=CA:FALSE\n"
-                "keyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n"
-                % sans)
-    _openssl("x509", "-req", "-in", "srv.csr", "-CA", "ca.crt", "-CAkey",
-             "ca.key", "-CAcreateserial", "-out", "srv.crt", "-days", "2",
-             "-extfile", "ext.cnf", cwd=d)
-
 
 def allow(review, **fields):
     """An AdmissionReview v1 answer to `review`."""
@@ -78,7 +58,9 @@ class Hooks:
     def __init__(self):
         import ssl
         self.dir = tempfile.mkdtemp(prefix="cueue-webhooks-")
-        _mint(self.dir, "IP:127.0.0.1,DNS:localhost,DNS:hooks.default.svc")
+        atexit.register(shutil.rmtree, self.dir, True)
+        mint_certs(self.dir,
+                   "IP:127.0.0.1,DNS:localhost,DNS:hooks.default.svc")
         with open(os.path.join(self.dir, "ca.crt"), "rb") as f:
             self.ca = base64.b64encode(f.read()).decode()
         self.routes = {}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/whsrv.h - the admission-webhook HTTPS server: every path of
+ * adm_wh_routes (admission/webhook.h) served over TLS on the controller's
+ * loop (controller/httpd.h), with the serving certificate and key read
+ * from files (the mounted Secret: <cert_dir>/tls.crt and tls.key) and
+ * reloaded when either file changes. A reload rebinds the same port; a
+ * reload that fails keeps the server running on the old certificate.
+ * Files missing at start (a Secret not mounted yet) are waited for: the
+ * server starts serving when they appear.
+ *
+ * The decisions themselves are adm_wh_serve's, over the caller's caches
+ * (struct adm_wh_options). Until `ready` says the caches are synced, every
+ * review is answered 500 so the API server applies the webhook's
+ * failurePolicy: a job is never let through unsuspended because a cache
+ * was still empty.
+ *
+ * Event-loop thread only. Prefix: ctl_whsrv_.
+ */
+#ifndef CU_CONTROLLER_WHSRV_H
+#define CU_CONTROLLER_WHSRV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "admission/webhook.h"
+#include "lib/cu.h"
+
+struct ev_loop;
+
+typedef struct ctl_whsrv ctl_whsrv;
+
+#define CTL_WHSRV_CERT_FILE "tls.crt"
+#define CTL_WHSRV_KEY_FILE "tls.key"
+/* How often the certificate files are checked for a change. */
+#define CTL_WHSRV_RELOAD_PERIOD_S 10.0
+
+struct ctl_whsrv_opts {
+	const char *listen;   /* "host:port" [borrowed; copied] */
+	const char *cert_dir; /* [borrowed; copied] */
+	/* The handlers' view of the cluster [borrowed; must outlive the
+	 * server]. */
+	const struct adm_wh_options *wh;
+	/* true once the caches behind wh are synced; payload is wh->payload.
+	 * NULL: always ready. */
+	bool (*ready)(void *payload);
+};
+
+/*
+ * Create the server (nothing loaded or bound yet). *out [owned:
+ * ctl_whsrv_free]; loop [borrowed; must outlive the server]. CU_EINVAL
+ * for missing options, CU_ENOMEM.
+ */
+CU_MUST_CHECK int ctl_whsrv_new(ctl_whsrv **out, struct ev_loop *loop,
+    const struct ctl_whsrv_opts *opts, cu_error *err);
+
+/* Load the certificate, listen, and watch the files. Missing files are
+ * not an error (served once they appear; logged). CU_EIO when the port
+ * cannot be bound, a file cannot be read or the TLS material is rejected;
+ * CU_EINVAL for a bad listen address. */
+CU_MUST_CHECK int ctl_whsrv_start(ctl_whsrv *w, cu_error *err);
+
+/* The bound port; 0 before ctl_whsrv_start. */
+uint16_t ctl_whsrv_port(const ctl_whsrv *w);
+
+/* Certificate reloads done so far (for tests and metrics). */
+unsigned ctl_whsrv_reloads(const ctl_whsrv *w);
+
+/* Stop serving and free. NULL is a no-op. */
+void ctl_whsrv_free(ctl_whsrv *w);
+
+#endif /* CU_CONTROLLER_WHSRV_H */
