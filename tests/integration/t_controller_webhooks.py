@@ -13,10 +13,15 @@ caBundle; the service reference is dialled on 127.0.0.1).
   created (the webhook configuration's namespaceSelector mirrors the
   managed-namespace selector); in managed ones creation fails closed."""
 import base64
+import http.client
+import json
 import os
 import socket
+import ssl
 import time
+import warnings
 
+import jsonpatch
 import yaml
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
@@ -210,6 +215,137 @@ def controller_down(s):
                            job("team", "late"), timeout=10)[0] == 201, 20,
              what="webhook served once the certificate is mounted")
     ctl.stop()
+
+
+def review(op, obj, old=None, dry_run=False, uid="f-h-uid-1"):
+    group, _, version = obj["apiVersion"].rpartition("/")
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+            "request": {
+                "uid": uid,
+                "kind": {"group": group, "version": version,
+                         "kind": obj["kind"]},
+                "resource": {"group": group, "version": version,
+                             "resource": obj["kind"].lower() + "s"},
+                "name": obj["metadata"]["name"],
+                "namespace": obj["metadata"].get("namespace", ""),
+                "operation": op,
+                "userInfo": {"username": "alice"},
+                "object": None if op == "DELETE" else obj,
+                "oldObject": old, "dryRun": dry_run}}
+
+
+def post_review(port, ca_file, path, body, tls_max=None):
+    ctx = ssl.create_default_context(cafile=ca_file)
+    if tls_max is not None:
+        # Let this client offer old versions, so that a refusal is the
+        # server's (Debian's OpenSSL refuses them by default).
+        ctx.set_ciphers("DEFAULT:@SECLEVEL=0")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            ctx.minimum_version = ssl.TLSVersion.MINIMUM_SUPPORTED
+            ctx.maximum_version = tls_max
+    ctx.check_hostname = False  # the SAN is the Service's DNS name
+    conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx,
+                                       timeout=10)
+    try:
+        conn.request("POST", path + "?timeout=10s", json.dumps(body),
+                     {"Content-Type": "application/json"})
+        r = conn.getresponse()
+        raw = r.read()
+        try:
+            return r.status, json.loads(raw)
+        except ValueError:  # "caches not synced yet" answers are text
+            return r.status, raw
+    finally:
+        conn.close()
+
+
+@case("webhook-server-f-h1-h3-tls-and-reload", simulate="jobs")
+def faithfulness_h(s):
+    """notes/kubernetes-api.md F-H1..H3 against cueue's webhook server,
+    TLS below 1.2 refused, and a new certificate picked up."""
+    port, d = setup(s)
+    ctl = Controller(s, config=config(port, d))
+    ca = os.path.join(d, "ca.crt")
+    obj = job("team", "fh")
+    wait_for(lambda: _serves_with(port, ca), 15, what="webhook serving")
+    # F-H1: mutating CREATE -> 200, echo, uid, a JSONPatch that applies.
+    code, out = post_review(port, ca, "/mutate-batch-v1-job",
+                            review("CREATE", obj))
+    eq(code, 200)
+    eq((out["apiVersion"], out["kind"]),
+       ("admission.k8s.io/v1", "AdmissionReview"))
+    r = out["response"]
+    eq((r["uid"], r["allowed"], r["patchType"]),
+       ("f-h-uid-1", True, "JSONPatch"))
+    patched = jsonpatch.apply_patch(obj, json.loads(
+        base64.b64decode(r["patch"])))
+    eq(patched["spec"]["suspend"], True, "patch suspends the job")
+    # validating: no patch fields.
+    code, out = post_review(port, ca, "/validate-batch-v1-job",
+                            review("CREATE", patched))
+    eq(code, 200)
+    check(out["response"]["allowed"] and "patch" not in out["response"]
+          and "patchType" not in out["response"], out)
+    # F-H2: a denial.
+    unsuspended = json.loads(json.dumps(patched))
+    unsuspended["spec"]["suspend"] = False
+    code, out = post_review(port, ca, "/validate-batch-v1-job",
+                            review("UPDATE", unsuspended, old=patched))
+    eq(code, 200)
+    r = out["response"]
+    check(not r["allowed"] and r["status"]["code"] >= 400 and
+          "spec.suspend" in r["status"]["message"], r)
+    # F-H3: DELETE (object null) and dryRun: allowed, no patch.
+    for body in (review("DELETE", obj, old=obj),
+                 review("CREATE", obj, dry_run=True)):
+        code, out = post_review(port, ca, "/mutate-batch-v1-job", body)
+        eq(code, 200)
+        check(out["response"]["allowed"] and
+              "patch" not in out["response"], out)
+    # Malformed and oversized bodies: 400 / 413, and the server lives on.
+    ctx = ssl.create_default_context(cafile=ca)
+    ctx.check_hostname = False
+    for payload, want in ((b"{not json", 400),
+                          (b"{" + b" " * (4 * 1024 * 1024) + b"}", 413)):
+        conn = http.client.HTTPSConnection("127.0.0.1", port, context=ctx,
+                                           timeout=20)
+        try:
+            conn.request("POST", "/mutate-batch-v1-job", payload,
+                         {"Content-Type": "application/json"})
+            eq(conn.getresponse().status, want)
+        except (ConnectionError, ssl.SSLError):
+            check(want == 413, "connection dropped on a %d case" % want)
+        finally:
+            conn.close()
+    # TLS 1.1 is refused.
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            old_tls = ssl.TLSVersion.TLSv1_1
+        post_review(port, ca, "/mutate-batch-v1-job", review("CREATE", obj),
+                    tls_max=old_tls)
+        check(False, "TLS 1.1 accepted")
+    except (ssl.SSLError, ConnectionError):
+        pass
+    # A new certificate from a new CA is served after the reload period.
+    new = os.path.join(s.dir, "new-certs")
+    os.mkdir(new)
+    mint(new)
+    for f in ("tls.crt", "tls.key"):
+        os.replace(os.path.join(new, f), os.path.join(d, f))
+    newca = os.path.join(new, "ca.crt")
+    wait_for(lambda: _serves_with(port, newca), 25,
+             what="new certificate served")
+    ctl.stop()
+
+
+def _serves_with(port, ca):
+    try:
+        return post_review(port, ca, "/mutate-batch-v1-job", review(
+            "CREATE", job("team", "r")))[0] == 200
+    except (ssl.SSLError, ConnectionError):
+        return False
 
 
 run_cases()
