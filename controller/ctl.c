@@ -43,6 +43,7 @@
 #include "controller/events.h"
 #include "controller/health.h"
 #include "controller/httpd.h"
+#include "controller/certrot.h"
 #include "controller/whsrv.h"
 #include "controller/leader.h"
 #include "controller/metrics.h"
@@ -155,6 +156,7 @@ struct ctl {
 	ctl_health *health;
 	ctl_httpd *probe_srv, *metrics_srv;
 	ctl_whsrv *webhook;	  /* NULL: no serving certificate */
+	ctl_certrot *certrot;	  /* NULL: internalCertManagement off */
 	struct adm_wh_options wh; /* the webhook handlers' view of caches */
 	ctl_leader *leader;	  /* NULL with leader election off */
 	ctl_events *events;	  /* event recorder (dedup, spam filter) */
@@ -2224,6 +2226,7 @@ static void turn(ctl *c)
 			return;
 		c->synced = true;
 		c->dirty_config = true;
+		ctl_certrot_run(c->certrot);
 		api_informer_foreach(c->inf[INF_WL], mark_all_workloads, c);
 		cu_info("informers synced: %zu workloads, %zu cluster queues",
 		    api_informer_count(c->inf[INF_WL]),
@@ -2430,6 +2433,30 @@ static int wh_workload(const struct adm_wh_job_ref *job,
 	return CU_OK;
 }
 
+static bool certrot_may_run(void *payload)
+{
+	return may_write(payload);
+}
+
+/* internalCertManagement: the leader keeps the Secret, the caBundles
+ * and the files in certDir. */
+static int start_certrot(ctl *c, cu_error *err)
+{
+	struct ctl_certrot_opts o;
+
+	if (!c->cfg->internal_cert.enable)
+		return CU_OK;
+	memset(&o, 0, sizeof(o));
+	o.client = c->client;
+	o.namespace_ = c->cfg->namespace;
+	o.secret_name = c->cfg->internal_cert.webhook_secret_name;
+	o.service_name = c->cfg->internal_cert.webhook_service_name;
+	o.cert_dir = c->cfg->webhook.cert_dir;
+	o.may_run = certrot_may_run;
+	o.payload = c;
+	return ctl_certrot_new(&c->certrot, c->loop, &o, err);
+}
+
 /* The webhook server; it serves once its certificate is mounted. */
 static int start_webhook(ctl *c, cu_error *err)
 {
@@ -2573,6 +2600,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		rc = start_http(c, err);
 	if (rc == CU_OK)
 		rc = start_webhook(c, err);
+	if (rc == CU_OK)
+		rc = start_certrot(c, err);
 	if (rc != CU_OK)
 		goto fail;
 	*out = c;
@@ -2599,6 +2628,7 @@ static void on_started_leading(void *payload)
 	cu_info("leader election: %s leads", ctl_leader_identity(c->leader));
 	c->leading = true;
 	ctl_metrics_set_role(c->metrics, CTL_ROLE_LEADER);
+	ctl_certrot_run(c->certrot);
 	/* Everything the follower watched may need a decision now. */
 	c->dirty_config = true;
 	c->dirty_cycle = true;
@@ -2767,6 +2797,7 @@ void ctl_free(ctl *c)
 	que_state_free(c->st);
 	ctl_httpd_free(c->probe_srv);
 	ctl_whsrv_free(c->webhook);
+	ctl_certrot_free(c->certrot);
 	ctl_httpd_free(c->metrics_srv);
 	ctl_health_free(c->health);
 	ctl_metrics_free(c->metrics);

@@ -70,6 +70,8 @@ metrics:
   bindAddress: 127.0.0.1:0
 leaderElection:
   leaderElect: false
+internalCertManagement:
+  enable: false
 integrations:
   frameworks: ["batch/job", "jobset.x-k8s.io/jobset"]
 YAML
@@ -77,8 +79,8 @@ YAML
 	--kubeconfig "$kc" --store "$dir/ledger.db" >"$dir/controller.log" 2>&1 &
 pids="$pids $!"
 
-# Jobs are created suspended: the mutating webhook that suspends them on
-# creation is not part of cueue yet.
+# Jobs are created suspended: the quickstart does not install the
+# admission webhooks (manifests/webhooks), which suspend them on creation.
 for n in 1 2 3 4; do
 	cat <<YAML | k create -f - >/dev/null
 apiVersion: batch/v1

@@ -564,6 +564,8 @@ metrics:
   bindAddress: "0"
 leaderElection:
   leaderElect: false
+internalCertManagement:
+  enable: false
 """
 
 

@@ -26,6 +26,8 @@ metrics:
   bindAddress: "0"
 leaderElection:
   leaderElect: false
+internalCertManagement:
+  enable: false
 manageJobsWithoutQueueName: true
 managedJobsNamespaceSelector:
   matchExpressions:

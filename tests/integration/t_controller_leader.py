@@ -20,6 +20,8 @@ health:
   healthProbeBindAddress: "0"
 metrics:
   bindAddress: "0"
+internalCertManagement:
+  enable: false
 leaderElection:
   leaderElect: true
   resourceName: cueue-leader

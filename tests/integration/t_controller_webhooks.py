@@ -46,8 +46,6 @@ webhook:
   port: %d
   host: 127.0.0.1
   certDir: %s
-internalCertManagement:
-  enable: false
 manageJobsWithoutQueueName: false
 managedJobsNamespaceSelector:
   matchExpressions:
@@ -59,6 +57,14 @@ integrations:
 """ % (port, cert_dir, ", ".join(EXCLUDED))
 
 
+def internal_certs_config(port, cert_dir):
+    return config(port, cert_dir).replace(
+        "internalCertManagement:\n  enable: false\n",
+        "internalCertManagement:\n  enable: true\n"
+        "  webhookServiceName: cueue-webhook-service\n"
+        "  webhookSecretName: cueue-webhook-server-cert\n")
+
+
 def shipped_webhooks(port, ca):
     """manifests/webhooks/webhooks.yaml as shipped, pointed at this test's
     port and CA, with namespace `free` added to the excluded ones (as a
@@ -68,7 +74,8 @@ def shipped_webhooks(port, ca):
     for d in docs:
         for w in d["webhooks"]:
             w["clientConfig"]["service"]["port"] = port
-            w["clientConfig"]["caBundle"] = ca
+            if ca is not None:
+                w["clientConfig"]["caBundle"] = ca
             for e in w.get("namespaceSelector", {}).get(
                     "matchExpressions", []):
                 if w["name"] in ("mjob.cueue.dev", "vjob.cueue.dev",
@@ -86,7 +93,7 @@ def mint(d):
         return base64.b64encode(f.read()).decode()
 
 
-def setup(s):
+def setup(s, with_webhooks=True):
     """CRDs, queues, namespaces, certificates, the shipped webhook
     configurations.
     Returns (port, cert_dir)."""
@@ -102,6 +109,8 @@ def setup(s):
          "metadata": {"name": "lq", "namespace": "team"},
          "spec": {"clusterQueue": "cq"}})
     eq(code, 201, "LocalQueue: %r" % body)
+    if not with_webhooks:
+        return None, None
     d = os.path.join(s.dir, "webhook-certs")  # removed with the server
     os.mkdir(d)
     ca = mint(d)
@@ -346,6 +355,52 @@ def _serves_with(port, ca):
             "CREATE", job("team", "r")))[0] == 200
     except (ssl.SSLError, ConnectionError):
         return False
+
+
+@case("internal-cert-management", simulate="jobs")
+def internal_certs(s):
+    """internalCertManagement: the controller mints the certificate,
+    stores it in the Secret, injects its CA into the shipped webhook
+    configurations (installed without caBundle) and serves with it; a
+    restart keeps the stored certificate."""
+    setup(s, with_webhooks=False)
+    port = free_port()
+    for obj in shipped_webhooks(port, None):
+        path = obj["kind"].lower() + "s"
+        code, _, body = s.raw("POST", "%s/%s" % (ADM, path), obj)
+        eq(code, 201, "%s: %r" % (path, body))
+    d = os.path.join(s.dir, "internal-certs")
+    os.mkdir(d)
+    ctl = Controller(s, config=internal_certs_config(port, d))
+    secret = "/api/v1/namespaces/cueue-system/secrets/" \
+        "cueue-webhook-server-cert"
+
+    def stored():
+        code, _, body = s.raw("GET", secret)
+        return code == 200 and body
+    sec = wait_for(stored, 15, what="certificate Secret")
+    eq(sec["type"], "kubernetes.io/tls")
+    ca = sec["data"]["ca.crt"]
+    for kind in ("mutatingwebhookconfigurations",
+                 "validatingwebhookconfigurations"):
+        wait_for(lambda: all(
+            w["clientConfig"].get("caBundle") == ca for w in s.get_json(
+                "%s/%s/cueue-%s-webhook-configuration" % (
+                    ADM, kind, kind[:kind.index("webhook")]))["webhooks"]),
+            10, what="caBundle injected into " + kind)
+    # Served with it: the API server verifies the webhook with that CA.
+    wait_for(lambda: s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
+                           job("team", "minted"), timeout=10)[0] == 201,
+             20, what="webhook served with the minted certificate")
+    j = s.get_json("/apis/batch/v1/namespaces/team/jobs/minted")
+    eq(j["spec"]["suspend"], True, "suspended by the webhook")
+    rv = sec["metadata"]["resourceVersion"]
+    ctl.stop()
+    ctl = Controller(s, config=internal_certs_config(port, d))
+    time.sleep(2.0)
+    eq(s.get_json(secret)["metadata"]["resourceVersion"], rv,
+       "a valid stored certificate is kept across restarts")
+    ctl.stop()
 
 
 run_cases()

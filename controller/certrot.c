@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/certrot.c - internalCertManagement: the Secret, the
+ * caBundles and the files, one asynchronous pass at a time (certrot.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <ev.h>
+#include <openssl/evp.h>
+
+#include "controller/certrot.h"
+#include "controller/certs.h"
+
+static const struct api_resource SECRETS = {"", "v1", "secrets", true};
+static const struct api_resource MUTATING = {"admissionregistration.k8s.io",
+    "v1", "mutatingwebhookconfigurations", false};
+static const struct api_resource VALIDATING = {"admissionregistration.k8s.io",
+    "v1", "validatingwebhookconfigurations", false};
+
+struct ctl_certrot {
+	struct ev_loop *loop;
+	api_client *client;
+	char *ns, *secret, *cert_dir; /* owned */
+	char *dns[2];		      /* owned: the Service's names */
+	bool (*may_run)(void *payload);
+	void *payload;
+	ev_timer period_w;
+	api_req *req; /* the request in flight, NULL when idle */
+	bool running;
+	bool failed; /* a step of this pass failed */
+	unsigned passes;
+	/* The set being served: PEM [owned]. */
+	char *ca, *cert, *key;
+	int step; /* 0 mutating caBundle, 1 validating */
+};
+
+static void pass_done(ctl_certrot *r)
+{
+	r->running = false;
+	r->req = NULL;
+	if (!r->failed)
+		r->passes++;
+}
+
+/* Write `data` to dir/name through a temporary file and a rename, so a
+ * reader never sees half a key. Failure is not fatal: on a cluster the
+ * directory is the read-only Secret mount. */
+static void write_file(const char *dir, const char *name, const char *data)
+{
+	char *path = cu_asprintf("%s/%s", dir, name);
+	char *tmp = cu_asprintf("%s/.%s.tmp", dir, name);
+	FILE *f;
+	bool ok = false;
+
+	if (path == NULL || tmp == NULL)
+		goto out;
+	f = fopen(tmp, "wb");
+	if (f == NULL) {
+		cu_debug("webhook certificate: not writing %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	ok = fputs(data, f) >= 0;
+	ok = fclose(f) == 0 && ok;
+	if (ok && rename(tmp, path) != 0)
+		ok = false;
+	if (!ok) {
+		cu_warn("webhook certificate: writing %s failed", path);
+		remove(tmp);
+	}
+out:
+	cu_free(path);
+	cu_free(tmp);
+}
+
+/* Files rewritten only when they differ, so whsrv reloads only on change. */
+static bool same_file(const char *dir, const char *name, const char *data)
+{
+	char *path = cu_asprintf("%s/%s", dir, name);
+	FILE *f = path ? fopen(path, "rb") : NULL;
+	size_t n = strlen(data), got;
+	char *buf;
+	bool same = false;
+
+	cu_free(path);
+	if (f == NULL)
+		return false;
+	buf = cu_malloc(n + 2);
+	if (buf != NULL) {
+		got = fread(buf, 1, n + 1, f);
+		same = got == n && memcmp(buf, data, n) == 0;
+	}
+	cu_free(buf);
+	fclose(f);
+	return same;
+}
+
+static void write_files(ctl_certrot *r)
+{
+	static const char *const names[] = {"ca.crt", "tls.crt", "tls.key"};
+	const char *data[] = {r->ca, r->cert, r->key};
+	size_t i;
+	bool same = true;
+
+	if (r->cert_dir == NULL)
+		return;
+	for (i = 0; i < 3; i++)
+		same = same && same_file(r->cert_dir, names[i], data[i]);
+	if (same)
+		return;
+	/* The key before the certificate: whsrv reloads on either. */
+	write_file(r->cert_dir, names[0], data[0]);
+	write_file(r->cert_dir, names[2], data[2]);
+	write_file(r->cert_dir, names[1], data[1]);
+}
+
+static char *b64(const char *s)
+{
+	size_t n = strlen(s);
+	char *out = cu_malloc(4 * ((n + 2) / 3) + 1);
+
+	if (out != NULL)
+		EVP_EncodeBlock(
+		    (unsigned char *)out, (const unsigned char *)s, (int)n);
+	return out;
+}
+
+static void inject_next(ctl_certrot *r);
+
+static void on_config_put(const struct api_response *resp, void *payload)
+{
+	ctl_certrot *r = payload;
+
+	if (resp->canceled)
+		return;
+	r->req = NULL;
+	if (resp->err != CU_OK) {
+		cu_warn("webhook caBundle: %s %s: %d %s", resp->method,
+		    resp->path, resp->code, resp->message);
+		r->failed = true;
+	}
+	r->step++;
+	inject_next(r);
+}
+
+/* Set caBundle on every webhook of the configuration; PUT when changed. */
+static void on_config_get(const struct api_response *resp, void *payload)
+{
+	ctl_certrot *r = payload;
+	const struct api_resource *res = r->step == 0 ? &MUTATING : &VALIDATING;
+	char *bundle;
+	json_t *hooks, *w, *obj;
+	size_t i;
+	bool changed = false;
+	cu_error err;
+
+	if (resp->canceled)
+		return;
+	r->req = NULL;
+	if (resp->err == CU_ENOTFOUND) { /* webhooks not installed */
+		r->step++;
+		inject_next(r);
+		return;
+	}
+	if (resp->err != CU_OK || !json_is_object(resp->body)) {
+		cu_warn("webhook caBundle: GET %s: %d %s", resp->path,
+		    resp->code, resp->message);
+		r->failed = true;
+		r->step++;
+		inject_next(r);
+		return;
+	}
+	bundle = b64(r->ca);
+	obj = json_deep_copy(resp->body);
+	hooks = json_object_get(obj, "webhooks");
+	json_array_foreach(hooks, i, w)
+	{
+		json_t *cc = json_object_get(w, "clientConfig");
+		const char *have =
+		    json_string_value(json_object_get(cc, "caBundle"));
+
+		if (!json_is_object(cc) || bundle == NULL)
+			continue;
+		if (have == NULL || strcmp(have, bundle) != 0) {
+			json_object_set_new(
+			    cc, "caBundle", json_string(bundle));
+			changed = true;
+		}
+	}
+	cu_free(bundle);
+	if (changed && api_update(&r->req, r->client, res, obj, false,
+			   on_config_put, r, &err) == CU_OK) {
+		json_decref(obj);
+		return;
+	}
+	if (changed) {
+		cu_warn("webhook caBundle: %s", err.msg);
+		r->failed = true;
+	}
+	json_decref(obj);
+	r->step++;
+	inject_next(r);
+}
+
+static void inject_next(ctl_certrot *r)
+{
+	cu_error err;
+
+	if (r->step > 1) {
+		write_files(r);
+		pass_done(r);
+		return;
+	}
+	if (api_get(&r->req, r->client, r->step == 0 ? &MUTATING : &VALIDATING,
+		NULL,
+		r->step == 0 ? CTL_CERTROT_MUTATING : CTL_CERTROT_VALIDATING,
+		on_config_get, r, &err) != CU_OK) {
+		cu_warn("webhook caBundle: %s", err.msg);
+		r->failed = true;
+		r->step++;
+		inject_next(r);
+	}
+}
+
+static void use_set(
+    ctl_certrot *r, const char *ca, const char *cert, const char *key)
+{
+	char *c = cu_strdup(ca), *t = cu_strdup(cert), *k = cu_strdup(key);
+
+	if (c == NULL || t == NULL || k == NULL) {
+		cu_free(c);
+		cu_free(t);
+		cu_free(k);
+		r->failed = true;
+		pass_done(r);
+		return;
+	}
+	cu_free(r->ca);
+	cu_free(r->cert);
+	cu_free(r->key);
+	r->ca = c;
+	r->cert = t;
+	r->key = k;
+	r->step = 0;
+	inject_next(r);
+}
+
+static void on_secret_written(const struct api_response *resp, void *payload)
+{
+	ctl_certrot *r = payload;
+
+	if (resp->canceled)
+		return;
+	r->req = NULL;
+	if (resp->err != CU_OK) {
+		/* A conflict: someone else rotated; the next pass reads it. */
+		cu_warn("webhook certificate Secret: %s %s: %d %s",
+		    resp->method, resp->path, resp->code, resp->message);
+		r->failed = true;
+		pass_done(r);
+		return;
+	}
+	cu_info("webhook certificate: new certificate stored in Secret %s/%s",
+	    r->ns, r->secret);
+	inject_next(r);
+}
+
+/* A new set into the Secret: replaced (guarded by its resourceVersion)
+ * when it exists, else created. */
+static void rotate(ctl_certrot *r, const json_t *existing)
+{
+	const char *const dns[] = {r->dns[0], r->dns[1]};
+	struct ctl_certs_request q;
+	struct ctl_certs set;
+	json_t *obj;
+	char *ca = NULL, *crt = NULL, *key = NULL;
+	cu_error err;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	q.dns_names = dns;
+	q.n_dns_names = 2;
+	if (ctl_certs_generate(&q, &set, &err) != CU_OK) {
+		cu_errorf("webhook certificate: %s", err.msg);
+		r->failed = true;
+		pass_done(r);
+		return;
+	}
+	ca = b64(set.ca_cert_pem);
+	crt = b64(set.cert_pem);
+	key = b64(set.key_pem);
+	obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:{s:s?, s:s?, s:s?}}",
+	    "apiVersion", "v1", "kind", "Secret", "metadata", "name", r->secret,
+	    "namespace", r->ns, "type", "kubernetes.io/tls", "data", "ca.crt",
+	    ca, "tls.crt", crt, "tls.key", key);
+	cu_free(ca);
+	cu_free(crt);
+	cu_free(key);
+	if (obj != NULL && existing != NULL) {
+		const char *rv = json_string_value(json_object_get(
+		    json_object_get(existing, "metadata"), "resourceVersion"));
+
+		if (rv != NULL)
+			json_object_set_new(json_object_get(obj, "metadata"),
+			    "resourceVersion", json_string(rv));
+	}
+	/* The set is served only once stored: r keeps it from here. */
+	cu_free(r->ca);
+	cu_free(r->cert);
+	cu_free(r->key);
+	r->ca = set.ca_cert_pem;
+	r->cert = set.cert_pem;
+	r->key = set.key_pem;
+	set.ca_cert_pem = set.cert_pem = set.key_pem = NULL;
+	ctl_certs_dispose(&set);
+	r->step = 0;
+	if (obj == NULL)
+		rc = cu_error_set(&err, CU_ENOMEM, "Secret: out of memory");
+	else if (existing != NULL)
+		rc = api_update(&r->req, r->client, &SECRETS, obj, false,
+		    on_secret_written, r, &err);
+	else
+		rc = api_create(&r->req, r->client, &SECRETS, r->ns, obj,
+		    on_secret_written, r, &err);
+	json_decref(obj);
+	if (rc != CU_OK) {
+		cu_warn("webhook certificate Secret: %s", err.msg);
+		r->failed = true;
+		pass_done(r);
+	}
+}
+
+/* One Secret data field, base64-decoded [owned: cu_free]; NULL when
+ * absent or not base64. */
+static char *secret_field(const json_t *secret, const char *key)
+{
+	const char *v = json_string_value(
+	    json_object_get(json_object_get(secret, "data"), key));
+	size_t n;
+	char *out;
+	int got;
+
+	if (v == NULL || (n = strlen(v)) == 0 || n % 4 != 0)
+		return NULL;
+	out = cu_malloc(n / 4 * 3 + 1);
+	if (out == NULL)
+		return NULL;
+	got = EVP_DecodeBlock(
+	    (unsigned char *)out, (const unsigned char *)v, (int)n);
+	if (got < 0) {
+		cu_free(out);
+		return NULL;
+	}
+	/* EVP_DecodeBlock counts the padding as zero bytes. */
+	while (n > 0 && v[n - 1] == '=') {
+		got--;
+		n--;
+	}
+	out[got] = '\0';
+	return out;
+}
+
+static void on_secret(const struct api_response *resp, void *payload)
+{
+	ctl_certrot *r = payload;
+	const char *const dns[] = {r->dns[0], r->dns[1]};
+	char *ca, *crt, *key;
+	bool valid = false;
+	cu_error err;
+
+	if (resp->canceled)
+		return;
+	r->req = NULL;
+	if (resp->err == CU_ENOTFOUND) {
+		rotate(r, NULL);
+		return;
+	}
+	if (resp->err != CU_OK) {
+		cu_warn("webhook certificate Secret: GET %s: %d %s", resp->path,
+		    resp->code, resp->message);
+		r->failed = true;
+		pass_done(r);
+		return;
+	}
+	ca = secret_field(resp->body, "ca.crt");
+	crt = secret_field(resp->body, "tls.crt");
+	key = secret_field(resp->body, "tls.key");
+	if (ca && crt && key &&
+	    ctl_certs_check(ca, crt, key, dns, 2, 0,
+		CTL_CERTROT_RENEW_BEFORE_NS, &valid, &err) == CU_OK &&
+	    !valid)
+		cu_info("webhook certificate: replacing the stored one: %s",
+		    err.msg);
+	if (valid)
+		use_set(r, ca, crt, key);
+	else
+		rotate(r, resp->body);
+	cu_free(ca);
+	cu_free(crt);
+	cu_free(key);
+}
+
+static void start_pass(ctl_certrot *r)
+{
+	cu_error err;
+
+	if (r->running || (r->may_run != NULL && !r->may_run(r->payload)))
+		return;
+	r->running = true;
+	r->failed = false;
+	if (api_get(&r->req, r->client, &SECRETS, r->ns, r->secret, on_secret,
+		r, &err) != CU_OK) {
+		cu_warn("webhook certificate Secret: %s", err.msg);
+		r->failed = true;
+		pass_done(r);
+	}
+}
+
+static void on_period(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	(void)loop;
+	(void)revents;
+	start_pass(t->data);
+}
+
+int ctl_certrot_new(ctl_certrot **out, struct ev_loop *loop,
+    const struct ctl_certrot_opts *opts, cu_error *err)
+{
+	ctl_certrot *r;
+
+	*out = NULL;
+	if (opts == NULL || opts->client == NULL || opts->namespace_ == NULL ||
+	    opts->secret_name == NULL || opts->service_name == NULL)
+		return cu_error_set(err, CU_EINVAL,
+		    "internalCertManagement: missing namespace, secret or "
+		    "service name");
+	r = cu_calloc(1, sizeof(*r));
+	if (r == NULL)
+		return cu_error_set(err, CU_ENOMEM, "certrot: out of memory");
+	r->loop = loop;
+	r->client = opts->client;
+	r->may_run = opts->may_run;
+	r->payload = opts->payload;
+	r->ns = cu_strdup(opts->namespace_);
+	r->secret = cu_strdup(opts->secret_name);
+	r->cert_dir = opts->cert_dir ? cu_strdup(opts->cert_dir) : NULL;
+	r->dns[0] =
+	    cu_asprintf("%s.%s.svc", opts->service_name, opts->namespace_);
+	r->dns[1] = cu_asprintf(
+	    "%s.%s.svc.cluster.local", opts->service_name, opts->namespace_);
+	if (!r->ns || !r->secret || (opts->cert_dir && !r->cert_dir) ||
+	    !r->dns[0] || !r->dns[1]) {
+		ctl_certrot_free(r);
+		return cu_error_set(err, CU_ENOMEM, "certrot: out of memory");
+	}
+	ev_timer_init(&r->period_w, on_period, CTL_CERTROT_PERIOD_S,
+	    CTL_CERTROT_PERIOD_S);
+	r->period_w.data = r;
+	*out = r;
+	return CU_OK;
+}
+
+void ctl_certrot_run(ctl_certrot *r)
+{
+	if (r == NULL)
+		return;
+	if (!ev_is_active(&r->period_w))
+		ev_timer_start(r->loop, &r->period_w);
+	start_pass(r);
+}
+
+unsigned ctl_certrot_passes(const ctl_certrot *r)
+{
+	return r ? r->passes : 0;
+}
+
+void ctl_certrot_free(ctl_certrot *r)
+{
+	if (r == NULL)
+		return;
+	ev_timer_stop(r->loop, &r->period_w);
+	if (r->req != NULL) {
+		api_req *q = r->req;
+
+		r->req = NULL;
+		api_request_cancel(q);
+	}
+	cu_free(r->ns);
+	cu_free(r->secret);
+	cu_free(r->cert_dir);
+	cu_free(r->dns[0]);
+	cu_free(r->dns[1]);
+	cu_free(r->ca);
+	cu_free(r->cert);
+	if (r->key != NULL)
+		OPENSSL_cleanse(r->key, strlen(r->key));
+	cu_free(r->key);
+	cu_free(r);
+}
