@@ -23,7 +23,11 @@
  *   4. Handlers see the cache already updated; an update whose
  *      resourceVersion equals the cached one is never delivered.
  *   5. No two watches start less than a second apart without a back-off
- *      between them (0.8 s doubling to 30 s).
+ *      between them (0.8 s doubling to 30 s), unless the first delivered
+ *      an event: as client-go's reflector, only a watch that ends (or
+ *      fails) having delivered nothing counts as a failure. A server
+ *      that cuts streams which are making progress is followed at once,
+ *      or the cache would go stale for up to 30 s.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,8 +85,9 @@ struct api_informer {
 
 	/* watch in progress */
 	double watch_started;
-	bool watch_gone;  /* an ERROR 410 event arrived */
-	bool watch_error; /* another ERROR or a bad line */
+	bool watch_gone;       /* an ERROR 410 event arrived */
+	bool watch_error;      /* another ERROR or a bad line */
+	uint64_t watch_events; /* events and bookmarks this watch delivered */
 	bool self_cancel;
 	double backoff;
 
@@ -597,14 +602,17 @@ static void on_watch_line(const char *line, size_t len, void *payload)
 			: "");
 	} else if (strcmp(type, "BOOKMARK") == 0) {
 		inf->stats.bookmarks++;
+		inf->watch_events++;
 		set_rv(inf, meta_str(obj, "resourceVersion"));
 	} else if (strcmp(type, "ADDED") == 0 ||
 		   strcmp(type, "MODIFIED") == 0) {
 		inf->stats.events++;
+		inf->watch_events++;
 		set_rv(inf, meta_str(obj, "resourceVersion"));
 		upsert(inf, obj);
 	} else if (strcmp(type, "DELETED") == 0) {
 		inf->stats.events++;
+		inf->watch_events++;
 		set_rv(inf, meta_str(obj, "resourceVersion"));
 		remove_obj(inf, obj);
 	}
@@ -620,8 +628,12 @@ static void on_watch_done(const struct api_response *resp, void *payload)
 	inf->req = NULL;
 	if (resp->canceled && !inf->self_cancel)
 		return; /* api_informer_free or api_client_free */
-	/* invariant 5: a watch that ended quickly waits before the next */
-	if (lasted < SHORT_WATCH || resp->err != CU_OK || inf->watch_error)
+	/* invariant 5: a watch that ended quickly, or failed, having
+	 * delivered nothing waits before the next; one that delivered events
+	 * was healthy however it ended (a cut stream is CU_EIO) */
+	if (inf->watch_error ||
+	    (inf->watch_events == 0 &&
+		(lasted < SHORT_WATCH || resp->err != CU_OK)))
 		delay = next_backoff(inf);
 	else
 		inf->backoff = BACKOFF_MIN;
@@ -662,6 +674,7 @@ static void start_watch(api_informer *inf)
 	inf->state = ST_WATCHING;
 	inf->watch_gone = false;
 	inf->watch_error = false;
+	inf->watch_events = 0;
 	inf->self_cancel = false;
 	ev_now_update(loop);
 	inf->watch_started = ev_now(loop);

@@ -11,8 +11,10 @@
  * from the last resourceVersion without relisting; 410 Gone (HTTP or an
  * ERROR event) relists, first at the last resourceVersion, then without
  * one, and delivers the difference to the cache as add/update/delete. A
- * watch that ends less than a second after it started backs off
- * (0.8 s doubling to 30 s) before the next one.
+ * watch that ends less than a second after it started, or fails, having
+ * delivered no event backs off (0.8 s doubling to 30 s) before the next
+ * one; a watch that delivered events (bookmarks included) is followed at
+ * once however it ended, a cut connection included (client-go's rule).
  *
  * Event-loop thread only. Prefix: api_informer_.
  */

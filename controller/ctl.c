@@ -167,6 +167,7 @@ struct ctl {
 	ev_timer tick_w;
 	ev_tstamp tick_due; /* when tick_w should fire next (loop lag) */
 	bool synced;	    /* every informer delivered its first LIST */
+	bool resumed;	    /* the ledger's open decisions were taken up */
 	bool dirty_config;  /* flavors/queues/cohorts/namespaces changed */
 	bool dirty_cycle;   /* something may be admissible now */
 	json_t *dirty_wl;   /* set: "ns/name" */
@@ -1448,6 +1449,14 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 	return st;
 }
 
+/* A queue status write for key is in flight, not yet in the cache, or
+ * waiting to be retried. */
+static bool status_busy(ctl *c, const char *key, json_t *cached)
+{
+	return stale(c, key, cached) ||
+	       json_object_get(c->retry_at, key) != NULL;
+}
+
 /* Kueue's per-ClusterQueue gauges: status and, per flavor and resource,
  * nominal quota, reservation and usage (in units: cores, bytes). */
 static void cq_metrics(ctl *c, struct que_cq *cq)
@@ -1491,6 +1500,7 @@ static void write_cq_status(ctl *c)
 	for (i = 0; i < n; i++) {
 		struct que_cq *cq = que_cq_at(c->st, i);
 		json_t *cached, *want, *patch;
+		char *key;
 
 		if (cq == NULL || !cq->exists)
 			continue;
@@ -1498,13 +1508,18 @@ static void write_cq_status(ctl *c)
 		if (cached == NULL)
 			continue;
 		want = cq_status(c, cq, cached);
-		if (json_equal(want, json_object_get(cached, "status"))) {
+		key = cu_asprintf("cq/%s", cq->name);
+		/* One status write per queue at a time: a write waiting out
+		 * a Retry-After must not be overtaken by a newer one. */
+		if (key == NULL || status_busy(c, key, cached) ||
+		    json_equal(want, json_object_get(cached, "status"))) {
 			json_decref(want);
 		} else {
 			patch = json_pack("{s:o}", "status", want);
-			queue_write(c, W_CQ, &CLUSTERQUEUES, NULL, cq->name,
-			    NULL, patch);
+			queue_write_expect(c, W_CQ, &CLUSTERQUEUES, NULL,
+			    cq->name, patch, key);
 		}
+		cu_free(key);
 		if (c->metrics != NULL) {
 			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
 			    CTL_LV(cq->name, "active"), (double)cq->n_heap);
@@ -1674,16 +1689,21 @@ static void write_one_lq(json_t *cached, void *payload)
 {
 	struct lq_pass *p = payload;
 	json_t *want = lq_status(p->c, p, cached);
+	char *key;
 
 	if (p->c->metrics != NULL)
 		lq_metrics(p->c, cached, want);
 
-	if (json_equal(want, json_object_get(cached, "status")))
+	key = cu_asprintf(
+	    "lq/%s/%s", jmeta(cached, "namespace"), jmeta(cached, "name"));
+	if (key == NULL || status_busy(p->c, key, cached) ||
+	    json_equal(want, json_object_get(cached, "status")))
 		json_decref(want);
 	else
-		queue_write(p->c, W_CQ, &LOCALQUEUES,
-		    jmeta(cached, "namespace"), jmeta(cached, "name"), NULL,
-		    json_pack("{s:o}", "status", want));
+		queue_write_expect(p->c, W_CQ, &LOCALQUEUES,
+		    jmeta(cached, "namespace"), jmeta(cached, "name"),
+		    json_pack("{s:o}", "status", want), key);
+	cu_free(key);
 }
 
 /* LocalQueue status, written only where it changed. */
@@ -2212,6 +2232,159 @@ static bool all_synced(const ctl *c)
 	return true;
 }
 
+/* ---- restart: the ledger's decisions first (DESIGN.md lesson 3) ---- */
+
+static int collect_reserved(const store_decision *d, void *payload)
+{
+	if (d->state == STORE_RESERVED)
+		return json_array_append_new(payload, json_string(d->uid)) != 0;
+	return 0;
+}
+
+/* The flavor of each request of qw [borrowed] as the decision sd
+ * [borrowed] recorded it: frs[] in podset/request order, and the
+ * assignment pa[] for the status write (uses[] owned by the caller).
+ * false when the decision does not fit the Workload any more. */
+static bool recorded_flavors(ctl *c, const struct que_wl *qw,
+    const store_decision *sd, uint32_t *frs, struct adm_podset_assignment *pa)
+{
+	size_t i, j, m, k = 0;
+
+	for (i = 0; i < qw->n_podsets; i++) {
+		const store_podset *sp = NULL;
+
+		for (m = 0; m < sd->n_podsets; m++)
+			if (strcmp(sd->podsets[m].name, qw->podsets[i].name) ==
+			    0)
+				sp = &sd->podsets[m];
+		if (sp == NULL)
+			return false;
+		pa[i].name = qw->podsets[i].name;
+		pa[i].count = sp->count;
+		pa[i].n_uses = qw->podsets[i].n_req;
+		pa[i].uses = cu_calloc(pa[i].n_uses + 1, sizeof(*pa[i].uses));
+		if (pa[i].uses == NULL)
+			return false;
+		for (j = 0; j < qw->podsets[i].n_req; j++, k++) {
+			const char *res =
+			    que_resource_name(c->st, qw->podsets[i].req[j].res);
+			const store_resource *r = NULL;
+			struct que_flavor *f;
+
+			for (m = 0; m < sp->n_resources; m++)
+				if (strcmp(sp->resources[m].resource, res) == 0)
+					r = &sp->resources[m];
+			if (r == NULL ||
+			    (f = que_flavor_get(c->st, r->flavor)) == NULL)
+				return false;
+			frs[k] = que_fr_find(
+			    c->st, f->id, qw->podsets[i].req[j].res);
+			pa[i].uses[j].resource = res;
+			pa[i].uses[j].flavor = f->name;
+			pa[i].uses[j].usage = r->milli;
+		}
+	}
+	return true;
+}
+
+/* A decision recorded but maybe never announced: if the API shows the
+ * Workload admitted, the ledger catches up; if it shows it pending, the
+ * recorded decision is adopted by the engine and announced now, before
+ * any new cycle; if the Workload is gone, so is the decision. */
+static void resume_one(ctl *c, const char *uid, int64_t now)
+{
+	struct que_wl *qw = que_workload_get(c->st, uid);
+	store_decision *sd = NULL;
+	struct adm_podset_assignment *pa = NULL;
+	uint32_t *frs = NULL;
+	struct api_workload wl;
+	struct adm_decision d;
+	json_t *patch = NULL;
+	size_t i, n = 0;
+	cu_error err;
+
+	if (qw == NULL) {
+		ledger_release(c, uid, now);
+		return;
+	}
+	if (qw->where == QUE_WL_ADMITTED || qw->where == QUE_WL_EVICTING) {
+		if (ledger_begin(c) == CU_OK &&
+		    store_decision_set_state(
+			c->ledger, uid, STORE_ADMITTED, now, &err) != CU_OK)
+			cu_warn("ledger: %s", err.msg);
+		return;
+	}
+	if (store_decision_get(c->ledger, uid, &sd, &err) != CU_OK) {
+		cu_warn("ledger: %s", err.msg);
+		return;
+	}
+	for (i = 0; i < qw->n_podsets; i++)
+		n += qw->podsets[i].n_req;
+	frs = cu_calloc(n + 1, sizeof(*frs));
+	pa = cu_calloc(qw->n_podsets + 1, sizeof(*pa));
+	if (frs == NULL || pa == NULL ||
+	    !recorded_flavors(c, qw, sd, frs, pa)) {
+		/* Queues changed under it: decided again by the engine. */
+		cu_info("recorded decision for %s/%s no longer fits; released",
+		    qw->ns, qw->name);
+		ledger_release(c, uid, now);
+		goto out;
+	}
+	if (que_workload_adopt(c->st, uid, sd->cluster_queue, frs,
+		sd->decided_ns, &err) != CU_OK) {
+		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
+		ledger_release(c, uid, now);
+		goto out;
+	}
+	memset(&d, 0, sizeof(d));
+	d.kind = ADM_ADMIT;
+	d.uid = qw->uid;
+	d.cluster_queue = qw->cq ? qw->cq->name : sd->cluster_queue;
+	d.podsets = pa;
+	d.n_podsets = qw->n_podsets;
+	if (decode_cached(c, qw->ns, qw->name, &wl) != CU_OK)
+		goto out;
+	if (ctl_wl_status_admit(&wl, &d, now, &patch, &err) != CU_OK)
+		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
+	else if (patch != NULL) {
+		cu_info("announcing the recorded decision for %s/%s", qw->ns,
+		    qw->name);
+		json_object_set_new(c->in_flight, uid, json_true());
+		queue_write(
+		    c, W_ADMIT, &WORKLOADS, qw->ns, qw->name, qw->uid, patch);
+		if (c->nwrites > 0 &&
+		    c->writes[c->nwrites - 1].patch == patch) {
+			c->writes[c->nwrites - 1].expect =
+			    cu_asprintf("wl/%s/%s", qw->ns, qw->name);
+			c->writes[c->nwrites - 1].note =
+			    cu_asprintf("Quota reserved in ClusterQueue %s",
+				d.cluster_queue ? d.cluster_queue : "");
+		}
+	}
+	api_workload_dispose(&wl);
+out:
+	for (i = 0; pa != NULL && i < qw->n_podsets; i++)
+		cu_free(pa[i].uses);
+	cu_free(pa);
+	cu_free(frs);
+	store_decision_free(sd);
+}
+
+static void resume_ledger(ctl *c, int64_t now)
+{
+	json_t *uids = json_array(), *v;
+	size_t i;
+	cu_error err;
+
+	if (uids == NULL)
+		return;
+	if (store_decision_foreach_live(
+		c->ledger, collect_reserved, uids, &err) != CU_OK)
+		cu_warn("ledger: %s", err.msg);
+	json_array_foreach(uids, i, v) resume_one(c, json_string_value(v), now);
+	json_decref(uids);
+}
+
 static void turn(ctl *c)
 {
 	int64_t now = cu_time_now_ns();
@@ -2244,6 +2417,10 @@ static void turn(ctl *c)
 		reconcile_workload(c, key, now);
 	}
 	json_decref(batch);
+	if (may_write(c) && !c->resumed) {
+		c->resumed = true;
+		resume_ledger(c, now);
+	}
 	if (may_write(c)) {
 		batch = c->dirty_jobs;
 		c->dirty_jobs = json_object();

@@ -505,6 +505,58 @@ Test(api_informer, relists_after_compaction_with_diff, .init = setup,
 	api_informer_free(inf);
 }
 
+/* A watch cut right after it delivered events is followed at once (the
+ * server was healthy); one cut before it delivered anything backs off.
+ * (client-go's reflector: only a short watch without events is an
+ * error.) */
+Test(api_informer, cut_watch_with_events_resumes_at_once, .init = setup,
+    .fini = teardown)
+{
+	struct api_informer_stats st;
+	struct seen s;
+	api_informer *inf;
+	uint64_t watches;
+	double t0;
+
+	seed_configmaps(2, "w");
+	start_informer(&s, "default", NULL, &inf);
+	cr_assert(synced_flag(inf));
+	run_for(0.1);
+	/* an event on the watch, then the watch is cut (< 1 s old) */
+	cr_assert_eq(
+	    as_internal_create(&srv, cm_kind(), configmap("w-a", "x"), "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.adds, 3));
+	as_watch_drop_all(&srv);
+	t0 = ev_time();
+	cr_assert_eq(
+	    as_internal_create(&srv, cm_kind(), configmap("w-b", "x"), "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.adds, 4));
+	cr_assert_lt(ev_time() - t0, 0.6, "resumed after %.2f s, backed off",
+	    ev_time() - t0);
+	/* cut again: that watch delivered w-b, so the next one starts at
+	 * once; cut that one before it delivered anything: it backs off */
+	run_for(0.1);
+	api_informer_stats(inf, &st);
+	watches = st.watches;
+	as_watch_drop_all(&srv);
+	run_for(0.1);
+	api_informer_stats(inf, &st);
+	cr_assert_eq(st.watches, watches + 1);
+	watches = st.watches;
+	as_watch_drop_all(&srv);
+	run_for(0.5);
+	api_informer_stats(inf, &st);
+	cr_assert_eq(st.watches, watches, "re-watched within 0.5 s");
+	run_for(1.0);
+	api_informer_stats(inf, &st);
+	cr_assert_eq(st.watches, watches + 1);
+	cr_assert_eq(st.relists, 0);
+	assert_cache_matches_server(inf);
+	api_informer_free(inf);
+}
+
 Test(api_informer, bookmarks_advance_resource_version, .init = setup,
     .fini = teardown)
 {
