@@ -5,12 +5,9 @@
  * patch), the served paths, the dispatch of a review to the Job/JobSet
  * and Kueue-kind handlers, and the helpers those share (webhook_int.h).
  */
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#include <openssl/evp.h>
 
 #include "admission/webhook_int.h"
 #include "api/patch.h"
@@ -428,22 +425,6 @@ static int dump(const json_t *v, char **out, size_t *len, cu_error *err)
 	return CU_OK;
 }
 
-/* Standard base64 (RFC 4648, padded) of n bytes [owned: cu_free]. */
-static char *base64(const char *data, size_t n)
-{
-	size_t need;
-	unsigned char *o;
-
-	if (n > (size_t)INT_MAX / 4 * 3 - 3)
-		return NULL;
-	need = (n + 2) / 3 * 4 + 1;
-	o = cu_malloc(need);
-	if (o == NULL)
-		return NULL;
-	EVP_EncodeBlock(o, (const unsigned char *)data, (int)n);
-	return (char *)o;
-}
-
 /* Copy of s made valid UTF-8 (invalid bytes become '?'), cut at one line
  * [owned: cu_free]. */
 static char *utf8_line(const char *s)
@@ -534,7 +515,7 @@ static int enc_patch(json_t *resp, const json_t *patch, cu_error *err)
 
 	if ((rc = dump(patch, &text, &len, err)) != CU_OK)
 		return rc;
-	b64 = base64(text, len);
+	b64 = cu_base64_encode(text, len);
 	cu_free(text);
 	if (b64 == NULL)
 		return cu_error_set(err, CU_ENOMEM, "webhook response: patch");

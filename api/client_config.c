@@ -36,58 +36,48 @@ void api_client_opts_dispose(struct api_client_opts *o)
 	memset(o, 0, sizeof(*o));
 }
 
-static int b64_value(int ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+' || ch == '-')
-		return 62;
-	if (ch == '/' || ch == '_')
-		return 63;
-	return -1;
-}
-
-/* Decode standard (or URL-safe) base64, whitespace ignored, into a
- * NUL-terminated string [owned: cu_free]. */
+/*
+ * Decode a kubeconfig *-data member into a NUL-terminated string [owned:
+ * cu_free]. Lenient as before: whitespace is skipped, the URL-safe
+ * alphabet and missing padding are accepted, and anything after the first
+ * '=' is ignored; the text is brought to standard padded form and decoded
+ * by cu_base64_decode. Errors name the field and the offset in `in`.
+ */
 static int b64_decode(
     const char *in, const char *field, char **out, cu_error *err)
 {
-	size_t n = strlen(in), j = 0;
-	char *o = cu_malloc(n / 4 * 3 + 4);
-	uint32_t acc = 0;
-	int bits = 0;
-	size_t i;
+	size_t n = strlen(in), i, j = 0, len, bad;
+	char *norm = cu_malloc(n + 4);
+	size_t *pos = cu_malloc((n + 4) * sizeof(*pos));
+	int rc;
 
 	*out = NULL;
-	if (o == NULL)
+	if (norm == NULL || pos == NULL) {
+		cu_free(norm);
+		cu_free(pos);
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	for (i = 0; i < n; i++) {
-		int v;
-
+	}
+	for (i = 0; i < n && in[i] != '='; i++) {
 		if (isspace((unsigned char)in[i]))
 			continue;
-		if (in[i] == '=')
-			break;
-		v = b64_value((unsigned char)in[i]);
-		if (v < 0) {
-			cu_free(o);
-			return cu_error_set(err, CU_EPARSE,
-			    "%s: invalid base64 at offset %zu", field, i);
-		}
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			o[j++] = (char)((acc >> bits) & 0xff);
-		}
+		pos[j] = i;
+		norm[j++] = in[i] == '-' ? '+' : in[i] == '_' ? '/' : in[i];
 	}
-	o[j] = '\0';
-	*out = o;
-	return CU_OK;
+	while (j % 4 != 0) {
+		pos[j] = i;
+		norm[j++] = '=';
+	}
+	norm[j] = '\0';
+	rc = cu_base64_decode(norm, out, &len, &bad);
+	if (rc == CU_EPARSE)
+		rc = cu_error_set(err, CU_EPARSE,
+		    "%s: invalid base64 at offset %zu", field,
+		    bad < j ? pos[bad] : n);
+	else if (rc == CU_ENOMEM)
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+	cu_free(norm);
+	cu_free(pos);
+	return rc;
 }
 
 static json_t *find_named(json_t *arr, const char *name, const char *member)

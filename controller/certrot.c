@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include <ev.h>
-#include <openssl/evp.h>
+#include <openssl/crypto.h>
 
 #include "controller/certrot.h"
 #include "controller/certs.h"
@@ -116,17 +116,6 @@ static void write_files(ctl_certrot *r)
 	write_file(r->cert_dir, names[1], data[1]);
 }
 
-static char *b64(const char *s)
-{
-	size_t n = strlen(s);
-	char *out = cu_malloc(4 * ((n + 2) / 3) + 1);
-
-	if (out != NULL)
-		EVP_EncodeBlock(
-		    (unsigned char *)out, (const unsigned char *)s, (int)n);
-	return out;
-}
-
 static void inject_next(ctl_certrot *r);
 
 static void on_config_put(const struct api_response *resp, void *payload)
@@ -172,7 +161,7 @@ static void on_config_get(const struct api_response *resp, void *payload)
 		inject_next(r);
 		return;
 	}
-	bundle = b64(r->ca);
+	bundle = cu_base64_encode(r->ca, strlen(r->ca));
 	obj = json_deep_copy(resp->body);
 	hooks = json_object_get(obj, "webhooks");
 	json_array_foreach(hooks, i, w)
@@ -288,9 +277,9 @@ static void rotate(ctl_certrot *r, const json_t *existing)
 		pass_done(r);
 		return;
 	}
-	ca = b64(set.ca_cert_pem);
-	crt = b64(set.cert_pem);
-	key = b64(set.key_pem);
+	ca = cu_base64_encode(set.ca_cert_pem, strlen(set.ca_cert_pem));
+	crt = cu_base64_encode(set.cert_pem, strlen(set.cert_pem));
+	key = cu_base64_encode(set.key_pem, strlen(set.key_pem));
 	obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:{s:s?, s:s?, s:s?}}",
 	    "apiVersion", "v1", "kind", "Secret", "metadata", "name", r->secret,
 	    "namespace", r->ns, "type", "kubernetes.io/tls", "data", "ca.crt",
@@ -338,27 +327,11 @@ static char *secret_field(const json_t *secret, const char *key)
 {
 	const char *v = json_string_value(
 	    json_object_get(json_object_get(secret, "data"), key));
-	size_t n;
 	char *out;
-	int got;
+	size_t n;
 
-	if (v == NULL || (n = strlen(v)) == 0 || n % 4 != 0)
+	if (v == NULL || cu_base64_decode(v, &out, &n, NULL) != CU_OK)
 		return NULL;
-	out = cu_malloc(n / 4 * 3 + 1);
-	if (out == NULL)
-		return NULL;
-	got = EVP_DecodeBlock(
-	    (unsigned char *)out, (const unsigned char *)v, (int)n);
-	if (got < 0) {
-		cu_free(out);
-		return NULL;
-	}
-	/* EVP_DecodeBlock counts the padding as zero bytes. */
-	while (n > 0 && v[n - 1] == '=') {
-		got--;
-		n--;
-	}
-	out[got] = '\0';
 	return out;
 }
 

@@ -110,15 +110,13 @@ static void on_review(const struct ctl_http_request *req,
 	size_t len = 0;
 	cu_error err;
 
-	resp->content_type = "application/json";
 	if (w->ready != NULL && !w->ready(w->wh->payload)) {
-		/* A 500 makes the API server apply failurePolicy. */
-		resp->status = 500;
-		if (cu_buf_adds(&resp->body, "caches not synced yet") != CU_OK)
-			resp->status = 500;
-		resp->content_type = CTL_HTTP_TEXT;
+		/* A 500 makes the API server apply failurePolicy (the reply
+		 * is 500 with or without its text). */
+		(void)ctl_http_reply(resp, 500, "caches not synced yet");
 		return;
 	}
+	resp->content_type = "application/json";
 	if (adm_wh_serve(w->wh, r->mode, req->body, req->body_len, &status,
 		&out, &len, &err) != CU_OK ||
 	    out == NULL) {

@@ -165,6 +165,23 @@ CU_MUST_CHECK int cu_buf_addf(cu_buf *b, const char *fmt, ...) CU_PRINTF(2, 3);
  * Returns "" copy when empty; NULL on allocation failure. */
 char *cu_buf_detach(cu_buf *b, size_t *len_out);
 
+/* ---- base64 --------------------------------------------------------- */
+
+/* Standard padded base64 (RFC 4648) of n bytes, as Go's encoding/json
+ * writes []byte [owned: cu_free]; NULL on allocation failure or when n is
+ * too large for OpenSSL's encoder. */
+char *cu_base64_encode(const void *data, size_t n);
+
+/*
+ * Decode standard padded base64 s (NUL-terminated; no whitespace) as Go's
+ * encoding/base64 StdEncoding does. *out [owned: cu_free] holds *n bytes
+ * and a NUL after them. CU_EPARSE when s is not valid (*bad, if not NULL,
+ * is the offset of the first offending byte, as Go's "illegal base64 data
+ * at input byte N"); CU_ENOMEM. Sets no cu_error: callers name the field.
+ */
+CU_MUST_CHECK int cu_base64_decode(
+    const char *s, char **out, size_t *n, size_t *bad);
+
 /* ---- time ----------------------------------------------------------- */
 
 /* Wall clock in nanoseconds since the epoch, and a monotonic clock. */

@@ -110,66 +110,17 @@ static bool str_in(json_t *arr, const char *s)
 	return false;
 }
 
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 /* Standard padded base64 as Go's encoding/json reads []byte. *out
  * [owned: cu_free], NUL-terminated. On a bad input returns the offset of
  * the offending byte (>= 0); -1 on success, -2 out of memory. */
 static long b64_decode(const char *s, char **out, size_t *len)
 {
-	size_t n = strlen(s), i, o = 0;
-	unsigned v = 0;
-	int bits = 0, pad = 0;
-	char *d;
+	size_t bad = 0;
+	int rc = cu_base64_decode(s, out, len, &bad);
 
-	*out = NULL;
-	*len = 0;
-	if (n % 4 != 0)
-		return (long)(n - n % 4);
-	d = cu_malloc(n / 4 * 3 + 1);
-	if (d == NULL)
-		return -2;
-	for (i = 0; i < n; i++) {
-		int x;
-
-		if (s[i] == '=') {
-			if (i + 2 < n || (i + 1 < n && s[i + 1] != '=') ||
-			    i % 4 < 2) {
-				cu_free(d);
-				return (long)i;
-			}
-			pad++;
-			continue;
-		}
-		x = b64val((unsigned char)s[i]);
-		if (x < 0 || pad > 0) {
-			cu_free(d);
-			return (long)i;
-		}
-		v = (v << 6) | (unsigned)x;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			d[o++] = (char)((v >> bits) & 0xFF);
-		}
-	}
-	d[o] = '\0';
-	*out = d;
-	*len = o;
-	return -1;
+	if (rc == CU_OK)
+		return -1;
+	return rc == CU_ENOMEM ? -2 : (long)bad;
 }
 
 /* ---- the HTTPS client ------------------------------------------------ */

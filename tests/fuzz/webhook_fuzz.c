@@ -18,8 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "admission/webhook.h"
 #include "api/patch.h"
 
@@ -91,26 +89,9 @@ static int wl_state(const struct adm_wh_job_ref *job,
 /* Base64 text -> bytes [owned: cu_free]; NULL when not base64. */
 static char *unbase64(const char *s, size_t *n)
 {
-	size_t len = strlen(s), pad = 0;
-	unsigned char *out;
-	int got;
+	char *out = NULL;
 
-	if (len % 4 != 0)
-		return NULL;
-	out = cu_malloc(len / 4 * 3 + 1);
-	if (out == NULL)
-		return NULL;
-	got = EVP_DecodeBlock(out, (const unsigned char *)s, (int)len);
-	if (got < 0) {
-		cu_free(out);
-		return NULL;
-	}
-	if (len > 0 && s[len - 1] == '=')
-		pad++;
-	if (len > 1 && s[len - 2] == '=')
-		pad++;
-	*n = (size_t)got - pad;
-	return (char *)out;
+	return cu_base64_decode(s, &out, n, NULL) == CU_OK ? out : NULL;
 }
 
 static bool is_job_kind(const struct adm_wh_request *r)

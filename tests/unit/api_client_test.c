@@ -781,6 +781,38 @@ Test(api_client, kubeconfig_loader, .init = setup_server_only, .fini = teardown)
 	cr_assert_str_eq(o.namespace_name, "team-a");
 	api_client_opts_dispose(&o);
 
+	/* *-data: unpadded and URL-safe text is still read; a bad byte is
+	 * refused with the field and its offset. */
+	write_text(path,
+	    "clusters:\n"
+	    "- name: c\n"
+	    "  cluster: {server: 'https://h', certificate-authority-data: "
+	    "'P-8_'}\n"
+	    "users:\n"
+	    "- name: u\n"
+	    "  user: {client-key-data: a2V5}\n"
+	    "contexts:\n"
+	    "- name: x\n"
+	    "  context: {cluster: c, user: u}\n"
+	    "current-context: x\n");
+	cr_assert_eq(api_client_opts_from_kubeconfig(&o, path, &err), CU_OK,
+	    "%s", err.msg);
+	cr_assert_str_eq(o.ca_pem, "?\xef?");
+	api_client_opts_dispose(&o);
+	write_text(path,
+	    "clusters:\n"
+	    "- name: c\n"
+	    "  cluster: {server: 'https://h', certificate-authority-data: "
+	    "'a2V5*'}\n"
+	    "contexts:\n"
+	    "- name: x\n"
+	    "  context: {cluster: c}\n"
+	    "current-context: x\n");
+	cr_assert_eq(
+	    api_client_opts_from_kubeconfig(&o, path, &err), CU_EPARSE);
+	cr_assert_str_eq(
+	    err.msg, "certificate-authority-data: invalid base64 at offset 4");
+
 	write_text(path, "current-context: nope\ncontexts: []\n");
 	cr_assert_eq(
 	    api_client_opts_from_kubeconfig(&o, path, &err), CU_EINVAL);
