@@ -120,6 +120,9 @@ struct qwrite {
 	char *uid;	 /* owned; the Workload's, or NULL */
 	json_t *patch;	 /* owned */
 	char *expect;	 /* owned; key whose resourceVersion to expect */
+	/* owned; the job ("J/ns/name") whose reconciler waits on this
+	 * Workload write, or NULL: looked at again when the answer comes. */
+	char *owner;
 	/* An event sent once the write succeeds (not per attempt): reason
 	 * [static] and message [owned]; W_ADMIT: QuotaReserved + Admitted. */
 	const char *ev_reason;
@@ -132,6 +135,7 @@ struct inflight {
 	enum write_kind kind;
 	char *uid;    /* owned */
 	char *expect; /* owned; see struct ctl.expect */
+	char *owner;  /* owned; see struct qwrite */
 	int64_t created_ns;
 	char *cq;		/* owned */
 	char *ns, *name, *note; /* owned; events sent on success */
@@ -240,6 +244,7 @@ static void queue_write(ctl *c, enum write_kind kind,
 	w->uid = uid ? cu_strdup(uid) : NULL;
 	w->patch = patch;
 	w->expect = NULL;
+	w->owner = NULL;
 	w->ev_reason = NULL;
 	w->note = NULL;
 }
@@ -260,14 +265,20 @@ static void queue_write_expect(ctl *c, enum write_kind kind,
 }
 
 /* A Workload write awaited in the cache like job writes (key
- * "wl/ns/name"). */
+ * "wl/ns/name"). owner [borrowed; copied; may be NULL] is the job key
+ * whose reconciler sent it: that reconciler skips the job while the write
+ * is in flight, so the answer (or the retry after a failure) brings the
+ * job back, even when the Workload is gone by then. */
 static void wl_write(ctl *c, enum write_kind kind, const char *ns,
-    const char *name, json_t *patch)
+    const char *name, json_t *patch, const char *owner)
 {
 	char *ek = cu_asprintf("wl/%s/%s", ns, name);
 
 	queue_write_expect(c, kind, &WORKLOADS, ns, name, patch, ek);
 	cu_free(ek);
+	if (owner != NULL && c->nwrites > 0 &&
+	    c->writes[c->nwrites - 1].patch == patch)
+		c->writes[c->nwrites - 1].owner = cu_strdup(owner);
 }
 
 static const struct api_resource EVENTS = {"", "v1", "events", true};
@@ -995,7 +1006,7 @@ static void write_due_pending(ctl *c, int64_t now)
 		else if (patch != NULL) {
 			json_object_set_new(
 			    c->pending_at, uid, json_integer(now_ms));
-			wl_write(c, W_STATUS, qw->ns, qw->name, patch);
+			wl_write(c, W_STATUS, qw->ns, qw->name, patch, NULL);
 		}
 		api_workload_dispose(&wl);
 		json_object_del(c->pending_due, uid);
@@ -1106,6 +1117,7 @@ static void inflight_free(struct inflight *f)
 {
 	cu_free(f->uid);
 	cu_free(f->expect);
+	cu_free(f->owner);
 	cu_free(f->cq);
 	cu_free(f->ns);
 	cu_free(f->name);
@@ -1165,15 +1177,22 @@ static void on_write_done(const struct api_response *resp, void *payload)
 		if (resp->err != CU_OK && resp->err != CU_ECONFLICT) {
 			json_object_set_new(c->retry_at, f->expect,
 			    json_integer(now / 1000000 + 2000));
+			if (f->owner != NULL)
+				json_object_set_new(c->retry_at, f->owner,
+				    json_integer(now / 1000000 + 2000));
 			cu_warn("write %s: %d %s %s (retried in 2 s)",
 			    resp->path, resp->code, resp->reason,
 			    resp->message);
 		} else if (f->expect[0] == 'J' || f->expect[0] == 'S')
 			json_object_set_new(
 			    c->dirty_jobs, f->expect, json_true());
-		else if (strncmp(f->expect, "wl/", 3) == 0)
+		else if (strncmp(f->expect, "wl/", 3) == 0) {
 			json_object_set_new(
 			    c->dirty_wl, f->expect + 3, json_true());
+			if (f->owner != NULL)
+				json_object_set_new(
+				    c->dirty_jobs, f->owner, json_true());
+		}
 	}
 	if (resp->err == CU_OK && f->note != NULL)
 		write_event(c, f);
@@ -1284,6 +1303,8 @@ static void flush(ctl *c)
 		f->uid = w->uid ? cu_strdup(w->uid) : NULL;
 		f->expect = w->expect;
 		w->expect = NULL;
+		f->owner = w->owner;
+		w->owner = NULL;
 		{
 			const char *rv = json_string_value(json_object_get(
 			    json_object_get(w->patch, "metadata"),
@@ -1324,6 +1345,7 @@ static void flush(ctl *c)
 		cu_free(w->name);
 		cu_free(w->uid);
 		cu_free(w->expect);
+		cu_free(w->owner);
 		cu_free(w->note);
 	}
 	c->nwrites = 0;
@@ -2046,7 +2068,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		json_t *fp = drop_finalizer_patch(wlobj);
 
 		if (fp != NULL)
-			wl_write(c, W_SPEC, ns, wlname, fp);
+			wl_write(c, W_SPEC, ns, wlname, fp, key);
 		goto out;
 	}
 	if (ctl_job_finished(&j, &success, &msg)) {
@@ -2055,7 +2077,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			success ? CTL_FINISHED_SUCCEEDED : CTL_FINISHED_FAILED,
 			msg ? msg : "", now, &patch, &err) == CU_OK &&
 		    patch != NULL)
-			wl_write(c, W_STATUS, ns, wlname, patch);
+			wl_write(c, W_STATUS, ns, wlname, patch, key);
 		goto out;
 	}
 	/* 3b. a Workload being deleted: stop the job (templates restored),
@@ -2073,7 +2095,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 				    "The workload is deleted");
 		} else if (!ctl_job_is_active(&j) &&
 			   (fp = drop_finalizer_patch(wlobj)) != NULL) {
-			wl_write(c, W_SPEC, ns, wlname, fp);
+			wl_write(c, W_SPEC, ns, wlname, fp, key);
 		}
 		goto out;
 	}
@@ -2082,7 +2104,6 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		struct ctl_wl_build_opts bo;
 		enum ctl_stop_step step;
 		json_t *w = NULL;
-		char *ek;
 
 		if (ctl_job_stop_patch(&j, NULL, &step, &patch, &err) ==
 			CU_OK &&
@@ -2112,9 +2133,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		    api_informer_get(c->inf[INF_LQ], ns, "default") != NULL)
 			json_object_set_new(json_object_get(w, "spec"),
 			    "queueName", json_string("default"));
-		ek = cu_asprintf("wl/%s/%s", ns, wlname);
-		queue_write_expect(c, W_CREATE, &WORKLOADS, ns, wlname, w, ek);
-		cu_free(ek);
+		wl_write(c, W_CREATE, ns, wlname, w, key);
 		{
 			char *m =
 			    cu_asprintf("Created Workload: %s/%s", ns, wlname);
@@ -2136,11 +2155,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		 * (only while it holds no quota) */
 		if (!holds &&
 		    ctl_wl_equivalent(&j, &wl, &keep, &err) == CU_OK && !keep) {
-			char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
-
-			queue_write_expect(c, W_DELETE, &WORKLOADS, ns, wlname,
-			    json_object(), ek);
-			cu_free(ek);
+			wl_write(c, W_DELETE, ns, wlname, json_object(), key);
 			goto out;
 		}
 		if (admitted && !evicted) {
@@ -2203,7 +2218,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			    ctl_wl_status_release(&wl, now, &patch, &err) ==
 				CU_OK &&
 			    patch != NULL)
-				wl_write(c, W_STATUS, ns, wlname, patch);
+				wl_write(c, W_STATUS, ns, wlname, patch, key);
 		}
 	}
 out:
@@ -2966,6 +2981,7 @@ void ctl_free(ctl *c)
 		cu_free(c->writes[i].name);
 		cu_free(c->writes[i].uid);
 		cu_free(c->writes[i].expect);
+		cu_free(c->writes[i].owner);
 	}
 	cu_free(c->writes);
 	if (c->ledger != NULL && c->txn)

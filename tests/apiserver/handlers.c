@@ -2086,11 +2086,21 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 	if (json_object_get(md, "deletionTimestamp") != NULL &&
 	    json_array_size(json_object_get(md, "finalizers")) == 0 &&
 	    strcmp(k->plural, "namespaces") != 0) {
-		/* Removing the last finalizer completes the deletion. */
-		resp_json(resp, 200, out_object(r, obj));
+		/* Removing the last finalizer completes the deletion; the
+		 * answer carries the deletion's revision, as the DELETED
+		 * event does (etcd3 store's conditionalDelete). */
+		json_t *gone = json_deep_copy(obj);
+		char grv[32];
+
 		if (strcmp(k->group, "apiextensions.k8s.io") == 0)
 			as_crd_unregister(srv, old);
 		as_store_remove(srv, k, r->ns, r->name);
+		snprintf(grv, sizeof(grv), "%llu", (unsigned long long)srv->rv);
+		if (gone != NULL)
+			json_object_set_new(json_object_get(gone, "metadata"),
+			    "resourceVersion", json_string(grv));
+		resp_json(resp, 200, out_object(r, gone ? gone : obj));
+		json_decref(gone);
 		goto out;
 	}
 	store_and_answer(srv, r, r->name, obj, 200, resp);

@@ -316,7 +316,14 @@ def b9(s):
     eq([e["code"] for e in s.requests(mark, verb="PATCH")], [422],
        "finalizer add code")
     p = s.kubectl("patch", "widget", "w2", "--type=merge", "-p",
-                  '{"metadata":{"finalizers":null}}')
+                  '{"metadata":{"finalizers":null}}', "-o", "json")
+    # the answer carries the deletion's revision, past the deleting
+    # object's (a client waiting for its own write must not take the
+    # object it already has for the answer)
+    gone_rv = json.loads(p.stdout)["metadata"]["resourceVersion"]
+    check(int(gone_rv) > int(md["resourceVersion"]),
+          "last-finalizer answer rv %s not past %s" %
+          (gone_rv, md["resourceVersion"]))
     p = s.kubectl("get", "widget", "w2", check=False)
     check(p.returncode != 0 and "NotFound" in p.stderr,
           "w2 still present after its last finalizer went: %r" % p.stdout)
@@ -330,6 +337,8 @@ def b9(s):
     evs = json_stream(out)
     eq([e["type"] for e in evs], ["ADDED", "MODIFIED", "DELETED"],
        "watch events")
+    eq(evs[-1]["object"]["metadata"]["resourceVersion"], gone_rv,
+       "DELETED event and answer carry the same revision")
 
 
 @case("F-B10")
