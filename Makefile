@@ -196,25 +196,59 @@ bench: deps
 	@$(MAKE) --no-print-directory BUILD=release all
 	@CUEUE_BIN=$(abspath build/release/bin) tests/bench/run.sh
 
+# make fuzz: every tests/fuzz/*_fuzz.c under libFuzzer (clang, ASan and
+# UBSan), FUZZ_SECONDS each. The library sources are compiled once with
+# coverage instrumentation into build/fuzz/. A finding does not stop the
+# run: every target runs, a summary table follows (executions, new corpus
+# units, findings), and the exit status is non-zero if any target found
+# something or failed to build. Findings are in build/fuzz/artifacts/<name>/;
+# copy each into tests/fuzz/corpus/<name>/ (replayed by make test) with
+# its fix. New units stay in build/fuzz/corpus-<name>/.
 FUZZ_SECONDS ?= 30
-FUZZ_FLAGS := $(STD) -g -O1 -fsanitize=fuzzer,address,undefined -I. \
+FUZZ_TARGETS ?= $(FUZZ_NAMES)
+FUZZ_DIR   := build/fuzz
+FUZZ_FLAGS := $(STD) -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
+              -fno-sanitize-recover=undefined -fno-omit-frame-pointer -I. \
               -DCUEUE_VERSION='"$(VERSION)"'
-fuzz: deps
-	@mkdir -p build/fuzz; for n in $(FUZZ_NAMES); do \
-	  echo "  FUZZ    $$n ($(FUZZ_SECONDS)s)"; \
-	  $(CLANG) $(FUZZ_FLAGS) $$($(MAKE) -s print-fuzz-src) tests/fuzz/$${n}_fuzz.c \
-	    $(PKG_CFLAGS) $(PKG_LIBS) -o build/fuzz/$$n || exit 1; \
-	  mkdir -p build/fuzz/corpus-$$n; \
-	  build/fuzz/$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	    -artifact_prefix=build/fuzz/$$n- build/fuzz/corpus-$$n \
-	    tests/fuzz/corpus/$$n 2> build/fuzz/$$n.log; rc=$$?; \
-	  grep -E 'stat::number_of_executed_units|stat::new_units_added' build/fuzz/$$n.log | sed "s/^/    /"; \
-	  if [ $$rc -ne 0 ]; then tail -40 build/fuzz/$$n.log; \
-	    echo "finding: see build/fuzz/$$n-*; copy it into tests/fuzz/corpus/$$n/"; exit 1; fi; \
-	done
+FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRC) $(APISRV_LIB_SRC))
 
-print-fuzz-src:
-	@echo $(LIB_SRC) $(APISRV_LIB_SRC)
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  FUZZCC  $<")
+	$(Q)$(CLANG) $(FUZZ_FLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/libcueue-fuzz.a: $(FUZZ_LIB_OBJ)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(FUZZ_DIR)/bin/%: tests/fuzz/%_fuzz.c $(FUZZ_DIR)/libcueue-fuzz.a
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  FUZZLD  $@")
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $< \
+	  $(FUZZ_DIR)/libcueue-fuzz.a $(PKG_LIBS) -o $@
+
+fuzz: deps
+	@$(MAKE) --no-print-directory -k $(FUZZ_TARGETS:%=$(FUZZ_DIR)/bin/%) || true
+	@mkdir -p $(FUZZ_DIR); sum=$(FUZZ_DIR)/summary.txt; fail=0; \
+	printf '%-14s %12s %9s %9s\n' target executions new-units findings > $$sum; \
+	for n in $(FUZZ_TARGETS); do \
+	  b=$(FUZZ_DIR)/bin/$$n; a=$(FUZZ_DIR)/artifacts/$$n; log=$(FUZZ_DIR)/$$n.log; \
+	  if [ ! -x $$b ]; then \
+	    printf '%-14s %12s %9s %9s\n' $$n - - build-failed >> $$sum; fail=1; continue; fi; \
+	  echo "  FUZZ    $$n ($(FUZZ_SECONDS)s)"; \
+	  rm -rf $$a; mkdir -p $$a $(FUZZ_DIR)/corpus-$$n; \
+	  $$b -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix=$$a/ \
+	    $(FUZZ_DIR)/corpus-$$n tests/fuzz/corpus/$$n > $$log 2>&1; \
+	  ex=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log | tail -1); \
+	  nu=$$(sed -n 's/^stat::new_units_added: *//p' $$log | tail -1); \
+	  fi=$$(ls $$a | wc -l); \
+	  if [ $$fi -gt 0 ]; then fail=1; \
+	    grep -m1 -E 'ERROR: |SUMMARY: |runtime error:|deadly signal' $$log | sed "s/^/    $$n: /"; fi; \
+	  printf '%-14s %12s %9s %9s\n' $$n "$${ex:-?}" "$${nu:-?}" $$fi >> $$sum; \
+	done; echo; cat $$sum; \
+	if [ $$fail -ne 0 ]; then \
+	  echo "fuzz: findings in $(FUZZ_DIR)/artifacts/<target>/ (logs: $(FUZZ_DIR)/<target>.log);"; \
+	  echo "      copy each into tests/fuzz/corpus/<target>/ and fix it"; exit 1; fi
 
 valgrind:
 	@$(MAKE) --no-print-directory BUILD=debug $(UNIT_SRC:tests/unit/%.c=build/debug/tests/unit/%)
@@ -254,3 +288,6 @@ help:
 .SECONDARY:
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)
+ifneq ($(filter fuzz $(FUZZ_DIR)/%,$(MAKECMDGOALS)),)
+-include $(shell find $(FUZZ_DIR)/obj -name '*.d' 2>/dev/null)
+endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "admission/webhook_int.h"
+#include "api/json.h"
 #include "api/patch.h"
 
 const struct adm_wh_route adm_wh_routes[] = {
@@ -354,10 +355,9 @@ int adm_wh_request_decode(
 		    "request body: Too long: %zu bytes: must have at most %zu "
 		    "bytes",
 		    len, ADM_WH_MAX_BODY);
-	doc = json_loadb(
-	    body != NULL ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
-	if (doc == NULL) {
-		if (json_error_code(&jerr) == json_error_out_of_memory)
+	rc = api_json_loadb(&doc, body, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (rc != CU_OK) {
+		if (rc == CU_ENOMEM)
 			return cu_error_set(
 			    err, CU_ENOMEM, "request body: out of memory");
 		return cu_error_set(err, CU_EPARSE,
@@ -404,23 +404,11 @@ void adm_wh_response_dispose(struct adm_wh_response *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int dump_cb(const char *data, size_t size, void *payload)
-{
-	return cu_buf_add(payload, data, size) == CU_OK ? 0 : -1;
-}
-
 /* Compact JSON text of v [owned: cu_free] in *out, length *len. */
 static int dump(const json_t *v, char **out, size_t *len, cu_error *err)
 {
-	cu_buf b;
-
-	cu_buf_init(&b, (size_t)64 << 20);
-	if (json_dump_callback(v, dump_cb, &b, JSON_COMPACT) != 0) {
-		cu_buf_dispose(&b);
-		return cu_error_set(err, CU_ENOMEM, "webhook response: encode");
-	}
-	*out = cu_buf_detach(&b, len);
-	if (*out == NULL)
+	if (api_json_dumps(v, JSON_COMPACT, (size_t)64 << 20, out, len) !=
+	    CU_OK)
 		return cu_error_set(err, CU_ENOMEM, "webhook response: encode");
 	return CU_OK;
 }
@@ -497,12 +485,13 @@ static int enc_status(
 	    json_object_set_new(st, "code", json_integer(r->code)) != 0 ||
 	    json_object_set_new(st, "message", json_string(msg)) != 0 ||
 	    (reason != NULL &&
-		json_object_set_new(st, "reason", json_string(reason)) != 0) ||
-	    json_object_set_new(resp, "status", st) != 0)
+		json_object_set_new(st, "reason", json_string(reason)) != 0)) {
+		json_decref(st);
 		rc = cu_error_set(err, CU_ENOMEM, "webhook response: status");
-	else
-		st = NULL;
-	json_decref(st);
+	} else if (json_object_set_new(resp, "status", st) != 0) {
+		/* set_new consumed st, on failure too */
+		rc = cu_error_set(err, CU_ENOMEM, "webhook response: status");
+	}
 	cu_free(msg);
 	return rc;
 }
@@ -726,7 +715,8 @@ static char *salvage_uid(const void *body, size_t len)
 
 	if (body == NULL || len > ADM_WH_MAX_BODY)
 		return cu_strdup("");
-	doc = json_loadb(body, len, 0, NULL);
+	if (api_json_loadb(&doc, body, len, 0, NULL) != CU_OK)
+		return cu_strdup("");
 	uid = json_object_get(json_object_get(doc, "request"), "uid");
 	s = cu_strdup(json_is_string(uid) ? json_string_value(uid) : "");
 	json_decref(doc);

@@ -48,6 +48,7 @@
 #include <curl/curl.h>
 
 #include "api/client.h"
+#include "api/json.h"
 
 #define CLIENT_MAGIC 0x41504943u /* "APIC" */
 #define REQ_MAGIC 0x41505251u	 /* "APRQ" */
@@ -121,7 +122,7 @@ struct api_req {
 	char *method;	    /* owned */
 	char *path;	    /* owned; path and query */
 	char *content_type; /* owned or NULL */
-	char *body;	    /* owned (json_dumps) or NULL */
+	char *body;	    /* owned (api_json_dumps; cu_free) or NULL */
 	size_t body_len;
 	api_response_cb cb;
 	api_line_cb line_cb; /* streams only */
@@ -531,12 +532,13 @@ static void finish_http(struct api_req *r, long code)
 	json_t *body = NULL;
 	char *ctype = NULL;
 	bool ok = code >= 200 && code < 300;
+	int jrc = CU_OK;
 
 	response_init(r, &resp);
 	resp.code = (int)code;
 	curl_easy_getinfo(r->easy, CURLINFO_CONTENT_TYPE, &ctype);
 	if (r->resp.len > 0 && !(r->stream && ok))
-		body = json_loadb(r->resp.ptr, r->resp.len, 0, NULL);
+		jrc = api_json_loadb(&body, r->resp.ptr, r->resp.len, 0, NULL);
 	if (!ok && json_is_object(body)) {
 		json_t *v = json_object_get(body, "reason");
 
@@ -554,6 +556,10 @@ static void finish_http(struct api_req *r, long code)
 	    ctype != NULL && strstr(ctype, "json") != NULL) {
 		resp.err = CU_EPARSE;
 		resp.message = "response body is not valid JSON";
+	}
+	if (ok && jrc == CU_ENOMEM) {
+		resp.err = CU_ENOMEM;
+		resp.message = "response body: out of memory";
 	}
 	finish(r, &resp);
 	json_decref(body);
@@ -1040,8 +1046,9 @@ static int request_new(api_req **out, api_client *c, const char *method,
 	r->method = cu_strdup(method);
 	r->path = cu_strdup(path);
 	if (body != NULL) {
-		r->body = json_dumps(body, JSON_COMPACT);
-		r->body_len = r->body ? strlen(r->body) : 0;
+		if (api_json_dumps(
+			body, JSON_COMPACT, 0, &r->body, &r->body_len) != CU_OK)
+			r->body = NULL;
 		if (content_type == NULL)
 			content_type = "application/json";
 	}

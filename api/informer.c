@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "api/informer.h"
+#include "api/json.h"
 
 #define INF_MAGIC 0x494e464fu /* "INFO" */
 #define PAGE_LIMIT 500
@@ -576,7 +577,10 @@ static void on_watch_line(const char *line, size_t len, void *payload)
 
 	if (inf->watch_gone || inf->watch_error)
 		return;
-	ev = json_loadb(line, len, 0, NULL);
+	/* Any failure (bad JSON, or out of memory: a half-parsed event is
+	 * not trusted) restarts the watch from a relist. */
+	if (api_json_loadb(&ev, line, len, 0, NULL) != CU_OK)
+		ev = NULL;
 	type = json_string_value(json_object_get(ev, "type"));
 	obj = json_object_get(ev, "object");
 	if (type == NULL || !json_is_object(obj)) {

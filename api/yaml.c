@@ -651,6 +651,7 @@ static json_t *json_number(double d)
 static int scalar_value(struct conv *c, const yaml_event_t *ev, json_t **out)
 {
 	struct resolved r;
+	uint64_t failures;
 	int rc = resolve_event(c, ev, &r);
 
 	*out = NULL;
@@ -679,9 +680,10 @@ static int scalar_value(struct conv *c, const yaml_event_t *ev, json_t **out)
 		*out = json_number(r.d);
 		break;
 	case R_STR:
+		failures = cu_mem_failures();
 		*out = json_stringn((const char *)ev->data.scalar.value,
 		    ev->data.scalar.length);
-		if (*out == NULL)
+		if (*out == NULL && cu_mem_failures() == failures)
 			return fail_at(c, CU_EPARSE, &ev->start_mark,
 			    "scalar is not valid UTF-8");
 		break;
@@ -831,8 +833,13 @@ static int place(
 		rc = lines_add(c->lines, top->lid, true, NULL, 0, idx,
 		    &ev->start_mark, lid);
 	} else {
+		uint64_t failures = cu_mem_failures();
+
 		rc = json_object_setn_new(
 		    top->node, top->key, top->key_len, value);
+		if (rc != 0 && cu_mem_failures() != failures)
+			return cu_error_set(
+			    c->err, CU_ENOMEM, "yaml: out of memory");
 		if (rc != 0) {
 			char s[80];
 

@@ -43,6 +43,7 @@ typedef struct api_yaml_lines api_yaml_lines;
  * be NUL-terminated). A stream with more than one non-empty document is an
  * error (CU_EPARSE); an empty stream (or only comments) gives JSON null.
  * Errors: CU_EPARSE (syntax, aliases, duplicate keys, non-scalar keys),
+ * CU_EUNSUPPORTED (anchors),
  * CU_ETOOBIG (a limit), CU_ENOMEM. On success *out [owned: json_decref];
  * if lines != NULL, *lines [owned: api_yaml_lines_free]. On failure
  * *out and *lines are NULL. lim [borrowed; may be NULL].

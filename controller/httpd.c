@@ -23,6 +23,9 @@
  *     connection closed. run_mhd() therefore runs MHD again whenever a run
  *     closed a connection; otherwise an idle server that once hit the
  *     limit would never accept again.
+ *  5. Bounds per server: conn_limit connections, HTTPD_CONN_MEMORY bytes
+ *     of MHD memory each, max_body bytes of body each (413), the idle
+ *     timeout and the request deadline (note 2).
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -39,6 +42,12 @@
 #include "controller/httpd.h"
 
 #define HTTPD_MAGIC 0x48545450u /* "HTTP" */
+/* MHD's memory per connection (request line, headers, read/write
+ * buffers; the body goes to the capped cu_buf). Headers beyond it are
+ * answered 431 and the connection closed. Stated rather than left to
+ * MHD's default (32 KiB), so the bound is ours: 256 connections x 64 KiB
+ * = 16 MiB at most. Kubernetes' own header limit is far below this. */
+#define HTTPD_CONN_MEMORY (64u * 1024u)
 
 struct route {
 	char *path;    /* owned */
@@ -667,6 +676,7 @@ static struct MHD_Daemon *start_daemon(
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 	    MHD_OPTION_CONNECTION_LIMIT, h->conn_limit,
 	    MHD_OPTION_CONNECTION_TIMEOUT, h->conn_timeout_s,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTPD_CONN_MEMORY,
 	    MHD_OPTION_SOCK_ADDR, addr,
 	    tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, h->key_pem,
 	    MHD_OPTION_HTTPS_MEM_CERT, h->cert_pem, MHD_OPTION_HTTPS_PRIORITIES,

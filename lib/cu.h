@@ -139,6 +139,11 @@ CU_MUST_CHECK int cu_grow(void **arr, size_t *cap, size_t need, size_t elem);
 void cu_mem_fail_after(uint64_t n, bool sticky);
 /* Number of allocation calls made since start (for torture loops). */
 uint64_t cu_mem_calls(void);
+/* Number of allocation calls that returned NULL (injected or real). A
+ * library that answers allocation failure and bad input alike (jansson's
+ * json_loadb, json_stringn, json_object_set_new return NULL / -1 for
+ * both) is told apart by comparing this before and after the call. */
+uint64_t cu_mem_failures(void);
 
 /* ---- byte buffer ---------------------------------------------------- */
 

@@ -14,14 +14,28 @@ static uint64_t mem_calls;   /* allocation calls so far */
 static uint64_t mem_fail_at; /* call number that fails; 0 = never */
 static bool mem_fail_sticky; /* keep failing after mem_fail_at */
 
+static uint64_t mem_failures; /* calls that returned NULL */
+
 static bool should_fail(void)
 {
+	bool fail;
+
 	mem_calls++;
 	if (mem_fail_at == 0 || mem_calls < mem_fail_at)
-		return false;
-	if (mem_calls == mem_fail_at)
-		return true;
-	return mem_fail_sticky;
+		fail = false;
+	else if (mem_calls == mem_fail_at)
+		fail = true;
+	else
+		fail = mem_fail_sticky;
+	mem_failures += fail;
+	return fail;
+}
+
+/* Count a real failure of the C library's allocator; returns p. */
+static void *counted(void *p)
+{
+	mem_failures += p == NULL;
+	return p;
 }
 
 void cu_mem_fail_after(uint64_t n, bool sticky)
@@ -35,11 +49,16 @@ uint64_t cu_mem_calls(void)
 	return mem_calls;
 }
 
+uint64_t cu_mem_failures(void)
+{
+	return mem_failures;
+}
+
 void *cu_malloc(size_t n)
 {
 	if (should_fail())
 		return NULL;
-	return malloc(n == 0 ? 1 : n);
+	return counted(malloc(n == 0 ? 1 : n));
 }
 
 void *cu_calloc(size_t nmemb, size_t size)
@@ -48,14 +67,14 @@ void *cu_calloc(size_t nmemb, size_t size)
 		return NULL;
 	if (nmemb == 0 || size == 0)
 		nmemb = size = 1;
-	return calloc(nmemb, size);
+	return counted(calloc(nmemb, size));
 }
 
 void *cu_realloc(void *p, size_t n)
 {
 	if (should_fail())
 		return NULL;
-	return realloc(p, n == 0 ? 1 : n);
+	return counted(realloc(p, n == 0 ? 1 : n));
 }
 
 char *cu_strndup(const char *s, size_t n)

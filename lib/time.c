@@ -88,7 +88,7 @@ static int digits(const char *s, int n, int *out)
 int cu_time_parse(const char *s, int64_t *out, cu_error *err)
 {
 	int Y, M, D, h, m, sec, oh = 0, om = 0;
-	int64_t frac = 0, scale = 100000000, ns;
+	int64_t frac = 0, scale = 100000000, ns, secs;
 	const char *p;
 
 	if (strlen(s) < 20 || digits(s, 4, &Y) || s[4] != '-' ||
@@ -125,10 +125,14 @@ int cu_time_parse(const char *s, int64_t *out, cu_error *err)
 	}
 	if (*p != '\0')
 		goto bad;
-	ns = (days_from_civil(Y, M, D) * 86400 + h * 3600 + m * 60 + sec -
-		 oh * 3600 - om * 60) *
-		 1000000000 +
-	     frac;
+	secs = days_from_civil(Y, M, D) * 86400 + h * 3600 + m * 60 + sec -
+	       oh * 3600 - om * 60;
+	/* int64 nanoseconds reach 1677-09-21 .. 2262-04-11 (Go's UnixNano
+	 * range); RFC 3339 allows years 0000-9999. */
+	if (secs >= INT64_MAX / 1000000000 || secs <= INT64_MIN / 1000000000)
+		return cu_error_set(err, CU_EPARSE,
+		    "time \"%.64s\" out of range (1678..2262)", s);
+	ns = secs * 1000000000 + frac;
 	*out = ns;
 	return CU_OK;
 bad:

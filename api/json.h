@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * api/json.h - the one way cueue parses JSON text: jansson's json_loadb
+ * with allocation failures told apart from bad input.
+ *
+ * jansson 2.14 does not report allocation failures reliably: its lexer
+ * drops a byte silently when growing a string buffer fails (lex_save
+ * ignores strbuffer_append_byte's result), so a parse can "succeed" with
+ * a corrupted string, and other failures come back as syntax errors or
+ * with no error at all. cueue routes jansson's allocations through
+ * cu_malloc (json_set_alloc_funcs in controller/main.c), so the parse is
+ * trusted only when no allocation failed while it ran (cu_mem_failures).
+ *
+ * Its dumper has the mirror problem: a failed write of an object key is
+ * ignored (dump_string's result is not checked), so json_dumps can
+ * return text with a key missing. api_json_dumps makes a failed write
+ * stick and checks the allocator too.
+ *
+ * Prefix: api_json_.
+ */
+#ifndef CU_API_JSON_H
+#define CU_API_JSON_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "lib/cu.h"
+
+/*
+ * Parse buf[0..len) [borrowed; need not be NUL-terminated] as
+ * json_loadb(buf, len, flags, jerr) does. CU_OK: *out [owned:
+ * json_decref]. CU_EPARSE: not JSON (jerr, if not NULL, says why).
+ * CU_ENOMEM: an allocation failed during the parse; whatever jansson
+ * built is discarded. *out is NULL on failure. Sets no cu_error: callers
+ * name the document.
+ */
+CU_MUST_CHECK int api_json_loadb(json_t **out, const void *buf, size_t len,
+    size_t flags, json_error_t *jerr);
+
+/*
+ * JSON text of v [borrowed] as json_dumps(v, flags) would write it, at
+ * most max bytes (0 = no limit). *out [owned: cu_free] NUL-terminated,
+ * *len its length (len may be NULL). CU_ENOMEM; CU_ETOOBIG beyond max;
+ * CU_EINVAL when jansson refuses v (a scalar without JSON_ENCODE_ANY, a
+ * reference cycle). *out is NULL on failure.
+ */
+CU_MUST_CHECK int api_json_dumps(
+    const json_t *v, size_t flags, size_t max, char **out, size_t *len);
+
+#endif /* CU_API_JSON_H */
