@@ -2249,11 +2249,11 @@ static bool all_synced(const ctl *c)
 
 /* ---- restart: the ledger's decisions first (DESIGN.md lesson 3) ---- */
 
-static int collect_reserved(const store_decision *d, void *payload)
+/* Every live decision: [uid, state]. */
+static int collect_live(const store_decision *d, void *payload)
 {
-	if (d->state == STORE_RESERVED)
-		return json_array_append_new(payload, json_string(d->uid)) != 0;
-	return 0;
+	return json_array_append_new(
+		   payload, json_pack("[s,i]", d->uid, (int)d->state)) != 0;
 }
 
 /* The flavor of each request of qw [borrowed] as the decision sd
@@ -2393,10 +2393,29 @@ static void resume_ledger(ctl *c, int64_t now)
 
 	if (uids == NULL)
 		return;
-	if (store_decision_foreach_live(
-		c->ledger, collect_reserved, uids, &err) != CU_OK)
+	if (store_decision_foreach_live(c->ledger, collect_live, uids, &err) !=
+	    CU_OK)
 		cu_warn("ledger: %s", err.msg);
-	json_array_foreach(uids, i, v) resume_one(c, json_string_value(v), now);
+	json_array_foreach(uids, i, v)
+	{
+		const char *uid = json_string_value(json_array_get(v, 0));
+		struct que_wl *qw;
+
+		if (json_integer_value(json_array_get(v, 1)) ==
+		    STORE_RESERVED) {
+			resume_one(c, uid, now);
+			continue;
+		}
+		/* ADMITTED or EVICTING, but the admission ended while we
+		 * were down (the Workload finished, was cleared, deactivated
+		 * or deleted): store.h's STORE_RECON_STALE, release it. The
+		 * engine holds every Workload the API shows reserved by now
+		 * (reconcile_workload ran on the synced cache). */
+		qw = que_workload_get(c->st, uid);
+		if (qw == NULL || (qw->where != QUE_WL_ADMITTED &&
+				      qw->where != QUE_WL_EVICTING))
+			ledger_release(c, uid, now);
+	}
 	json_decref(uids);
 }
 
@@ -2775,9 +2794,13 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	rc = api_client_new(&c->client, loop, &c->copts, err);
 	if (rc == CU_OK)
 		rc = que_state_new(&c->st, err);
+	/* A corrupt ledger is moved aside and rebuilt from the API (the
+	 * Workloads' status is the truth); read-only, full or newer ledgers
+	 * stop the start-up with their "ledger ...:" message (store.h). */
 	if (rc == CU_OK)
-		rc = store_open(&c->ledger,
-		    c->opts.store_path ? c->opts.store_path : ":memory:", err);
+		rc = store_open_or_rebuild(&c->ledger,
+		    c->opts.store_path ? c->opts.store_path : ":memory:", NULL,
+		    err);
 	if (rc == CU_OK)
 		rc = ctl_metrics_new(&c->metrics, NULL, err);
 	if (rc == CU_OK) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "controller/config.h"
 #include "controller/ctl.h"
@@ -33,7 +34,10 @@ static void usage(FILE *f)
 	    "  --kubeconfig FILE  API server credentials; default: in-cluster "
 	    "service account\n"
 	    "  --store FILE       SQLite admission ledger (default: in memory, "
-	    "no restart safety)\n"
+	    "no restart safety);\n"
+	    "                     created 0600; a corrupt one is moved to "
+	    "FILE.corrupt-TIME\n"
+	    "                     and rebuilt from the API server\n"
 	    "  --log-json         log one JSON object per line\n"
 	    "  --log-level LEVEL  debug, info (default), warn or error\n"
 	    "  --check-config     load and validate --config, print the "
@@ -144,6 +148,14 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 
 	cu_log_set_component("cueue-controller");
 	cu_log_set_json(json_logs);
+	/* A file size limit (RLIMIT_FSIZE) must end in EFBIG, which the
+	 * ledger reports as "ledger disk full" and survives, not in a
+	 * SIGXFSZ that kills the process mid-commit. */
+	(void)signal(SIGXFSZ, SIG_IGN);
+	/* Everything the controller creates is its own: the ledger names
+	 * every workload and certDir receives the webhook's private key
+	 * (controller/certrot.c writes it with fopen, i.e. 0666 & ~umask). */
+	(void)umask(077);
 	json_set_alloc_funcs(cu_malloc, cu_free);
 	/* Refuse a bad configuration before anything else, as Kueue does
 	 * (exit 1). */

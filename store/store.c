@@ -29,7 +29,10 @@
  *     finding out at the first commit would be after a decision was made.
  *  5. SQLite failures are classified once, in store_sql_err, into the
  *     codes documented in store.h; "corrupt" is CU_EPARSE precisely so the
- *     controller can tell "rebuild from the API" from "retry".
+ *     controller can tell "rebuild from the API" from "retry"
+ *     (store_open_or_rebuild). "No room" is CU_EQUOTA whether it is
+ *     ENOSPC, a quota or a file size limit.
+ *  6. A damaged file is refused at open (store_verify).
  *
  * Connection state diagram (per store):
  *
@@ -45,6 +48,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "store/store_int.h"
@@ -156,6 +162,12 @@ static void store_mem_install(void)
 
 /* ---- errors ----------------------------------------------------------- */
 
+/* errno values that mean "no room to write", whatever the cause. */
+static bool store_errno_full(int e)
+{
+	return e == ENOSPC || e == EFBIG || e == EDQUOT;
+}
+
 int store_sql_code(int rc, int sys_errno)
 {
 	bool denied =
@@ -189,8 +201,10 @@ int store_sql_code(int rc, int sys_errno)
 		if (denied)
 			return CU_EDENIED;
 		/* SQLite reports most ENOSPC as SQLITE_FULL itself; this
-		 * catches the paths (fsync, truncate) that surface as IOERR. */
-		if (sys_errno == ENOSPC)
+		 * catches the paths (fsync, truncate) that surface as IOERR,
+		 * and the other "no room" errnos SQLite does not know: a file
+		 * size limit (EFBIG, RLIMIT_FSIZE) and a disk quota. */
+		if (store_errno_full(sys_errno))
 			return CU_EQUOTA;
 		return CU_EIO;
 	default:
@@ -220,6 +234,57 @@ static const char *store_err_class(int code)
 	}
 }
 
+/*
+ * Is there no room left for the ledger to grow? Asked after an I/O error
+ * that SQLite did not itself call SQLITE_FULL: SQLite turns a failed
+ * write() into SQLITE_FULL only for ENOSPC, and by the time the error
+ * reaches us sqlite3_system_errno() has usually been overwritten by the
+ * rollback's own calls (seen: EFBIG reported as 0). So look at the two
+ * limits directly: the free space of the ledger's filesystem and the
+ * process's file size limit (RLIMIT_FSIZE), each against the ledger or
+ * its WAL plus a margin of a few pages.
+ */
+#define STORE_ROOM_MARGIN (64 * 1024)
+
+static bool store_no_room(const store *s)
+{
+	struct statvfs vfs;
+	struct rlimit rl;
+	struct stat st;
+	char *dir, *slash, *wal;
+	bool full = false;
+
+	if (s == NULL || s->path == NULL || strncmp(s->path, "file:", 5) == 0 ||
+	    strcmp(s->path, ":memory:") == 0)
+		return false;
+	dir = cu_strdup(s->path);
+	wal = cu_asprintf("%s-wal", s->path);
+	if (dir != NULL && wal != NULL) {
+		slash = strrchr(dir, '/');
+		if (slash == NULL)
+			strcpy(dir, ".");
+		else
+			slash[slash == dir ? 1 : 0] = '\0';
+		if (statvfs(dir, &vfs) == 0 &&
+		    (uint64_t)vfs.f_bavail * vfs.f_frsize < STORE_ROOM_MARGIN)
+			full = true;
+		if (!full && getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY) {
+			if (stat(s->path, &st) == 0 &&
+			    (uint64_t)st.st_size + STORE_ROOM_MARGIN >
+				rl.rlim_cur)
+				full = true;
+			if (stat(wal, &st) == 0 &&
+			    (uint64_t)st.st_size + STORE_ROOM_MARGIN >
+				rl.rlim_cur)
+				full = true;
+		}
+	}
+	cu_free(dir);
+	cu_free(wal);
+	return full;
+}
+
 int store_sql_err(const store *s, int rc, const char *what, cu_error *err)
 {
 	sqlite3 *db = s != NULL ? s->db : NULL;
@@ -228,6 +293,9 @@ int store_sql_err(const store *s, int rc, const char *what, cu_error *err)
 	/* sqlite3_errmsg is only as fresh as the last call on db; for a NULL
 	 * db (open failed for lack of memory) use the generic string. */
 	const char *msg = db != NULL ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+
+	if (code == CU_EIO && (rc & 0xff) == SQLITE_IOERR && store_no_room(s))
+		code = CU_EQUOTA;
 
 	return cu_error_set(err, code, "%s: %s: %s (%s)", store_err_class(code),
 	    what, msg, s != NULL && s->path != NULL ? s->path : "?");
@@ -298,7 +366,7 @@ static int store_precreate(store *s, const char *path, cu_error *err)
 		int e = errno;
 		int code = (e == EACCES || e == EPERM || e == EROFS)
 			       ? CU_EDENIED
-			       : (e == ENOSPC ? CU_EQUOTA : CU_EIO);
+			       : (store_errno_full(e) ? CU_EQUOTA : CU_EIO);
 
 		return cu_error_set(err, code, "%s: cannot open %s: %s",
 		    store_err_class(code), s->path, strerror(e));
@@ -393,6 +461,30 @@ int store_limit_size(store *s, int64_t max_bytes, cu_error *err)
 	return store_pragma(s, sql, NULL, 0, err);
 }
 
+/*
+ * Invariant 6: a damaged file is found at open, not at the first commit
+ * or the first restart read (which may come after decisions were made on
+ * top of it). PRAGMA quick_check reads every page but skips index
+ * cross-checks; the ledger holds only live decisions, so this is a few
+ * pages. Its first row is "ok" or the first problem found.
+ */
+static int store_verify(store *s, cu_error *err)
+{
+	char first[160] = "";
+	int rc =
+	    store_pragma(s, "PRAGMA quick_check(1)", first, sizeof(first), err);
+
+	if (rc != CU_OK)
+		return rc;
+	for (char *p = first; *p != '\0'; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' '; /* messages are one line */
+	if (strcmp(first, "ok") != 0)
+		return cu_error_set(err, CU_EPARSE,
+		    "ledger corrupt: quick_check: %s (%s)", first, s->path);
+	return CU_OK;
+}
+
 int store_open(store **out, const char *path, cu_error *err)
 {
 	store *s;
@@ -427,6 +519,8 @@ int store_open(store **out, const char *path, cu_error *err)
 	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
 	rc = store_configure(s, err);
 	if (rc == CU_OK)
+		rc = store_verify(s, err);
+	if (rc == CU_OK)
 		rc = store_migrate(s, err);
 	if (rc == CU_OK)
 		rc = store_prepare_all(s, err);
@@ -436,6 +530,72 @@ int store_open(store **out, const char *path, cu_error *err)
 	return CU_OK;
 fail:
 	store_close(s);
+	return rc;
+}
+
+/* Rename from+suffix to to+suffix; a missing source is not an error.
+ * Returns 0 or an errno value. */
+static int store_move(const char *from, const char *to, const char *suffix)
+{
+	char *a = cu_asprintf("%s%s", from, suffix);
+	char *b = cu_asprintf("%s%s", to, suffix);
+	int e = 0;
+
+	if (a == NULL || b == NULL)
+		e = ENOMEM;
+	else if (rename(a, b) != 0 && errno != ENOENT)
+		e = errno;
+	cu_free(a);
+	cu_free(b);
+	return e;
+}
+
+int store_open_or_rebuild(
+    store **out, const char *path, char **moved_to, cu_error *err)
+{
+	cu_error first;
+	char *aside;
+	int rc, e;
+
+	*out = NULL;
+	if (moved_to != NULL)
+		*moved_to = NULL;
+	rc = store_open(out, path, &first);
+	if (rc != CU_EPARSE || strncmp(path, "file:", 5) == 0 ||
+	    strcmp(path, ":memory:") == 0) {
+		if (rc != CU_OK && err != NULL)
+			*err = first;
+		return rc;
+	}
+	aside = cu_asprintf("%s.corrupt-%lld", path,
+	    (long long)(cu_time_now_ns() / 1000000000));
+	if (aside == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "store_open: out of memory");
+	/* The journals first: a -wal left next to a new file would be
+	 * replayed into it if its header happened to match. */
+	e = store_move(path, aside, "-wal");
+	if (e == 0)
+		e = store_move(path, aside, "-shm");
+	if (e == 0)
+		e = store_move(path, aside, "-journal");
+	if (e == 0)
+		e = store_move(path, aside, "");
+	if (e != 0) {
+		rc = cu_error_set(err, CU_EIO,
+		    "%s; cannot move it aside to %s: %s", first.msg, aside,
+		    strerror(e));
+		cu_free(aside);
+		return rc;
+	}
+	cu_warn("%s; moved to %s, a new ledger is rebuilt from the API "
+		"server",
+	    first.msg, aside);
+	rc = store_open(out, path, err);
+	if (rc == CU_OK && moved_to != NULL)
+		*moved_to = aside;
+	else
+		cu_free(aside);
 	return rc;
 }
 

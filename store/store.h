@@ -36,7 +36,8 @@
  *                   EROFS, or a read-only open). Rebuilding does not help;
  *                   the operator must fix the volume.
  *   CU_EQUOTA       "ledger disk full: ..." SQLITE_FULL (ENOSPC, or the
- *                   store_limit_size cap). Retry after space is freed;
+ *                   store_limit_size cap), or an I/O error with EFBIG
+ *                   (RLIMIT_FSIZE) or EDQUOT. Retry after space is freed;
  *                   the failed transaction was not committed.
  *   CU_EAGAIN       "ledger busy: ..."      SQLITE_BUSY / SQLITE_LOCKED
  *                   after busy_timeout: another process holds the file.
@@ -144,6 +145,21 @@ typedef struct store_decision {
  * store_close]; on failure *out is NULL.
  */
 CU_MUST_CHECK int store_open(store **out, const char *path, cu_error *err);
+
+/*
+ * store_open, and when the file is corrupt (CU_EPARSE, which includes
+ * damaged pages found by the integrity check at open): move the file and
+ * its -wal/-shm/-journal files aside to "<path>.corrupt-<unix seconds>"
+ * (kept for inspection, never deleted), log one warning naming both, and
+ * open a new empty ledger at path for the controller to rebuild from the
+ * API server. Every other failure is returned as store_open returns it: a
+ * new file does not help a read-only volume or a full disk, and a newer or
+ * foreign database is not ours to move. "file:" URIs and ":memory:" are
+ * never moved. path [borrowed]; *moved_to (if moved_to is non-NULL) is the
+ * new name [owned: cu_free] when the file was moved, else NULL.
+ */
+CU_MUST_CHECK int store_open_or_rebuild(
+    store **out, const char *path, char **moved_to, cu_error *err);
 
 /* Roll back any open transaction, finalize and close. s [consumed]; NULL
  * is a no-op. */

@@ -1,0 +1,327 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The SQLite ledger under faults, with the real controller and Workloads
+admitted in the API server (DESIGN.md lesson 3; store/store.h lists the
+outcomes):
+
+- corrupt ledger: moved aside to <path>.corrupt-<time> with one warning,
+  a new ledger is rebuilt from the API server, the controller keeps going;
+- old-schema (v1) ledger: migrated at start-up ("ledger migrated from
+  schema v1 to v2"), its decisions kept;
+- read-only ledger (a file the controller's user cannot write; as root the
+  controller runs as uid 65534, since chmod does not stop root): start-up
+  fails clearly with "ledger read-only: ..." and exit 1, before any write
+  to the API server; fixed, the next start carries on;
+- full disk during operation (RLIMIT_FSIZE lowered on the running process
+  with prlimit, so the WAL cannot grow): "ledger disk full: ..." and the
+  turn's decisions are withdrawn, nothing is announced that the ledger
+  does not hold; with room again the waiting Workload is admitted.
+
+In every case the Workloads admitted before stay admitted (exactly one
+QuotaReserved transition each, in a watch), and a new Workload is admitted
+once the fault is gone. A ledger of a newer schema stops the start-up
+with a message saying to upgrade or delete it."""
+import glob
+import os
+import resource
+import shutil
+import signal
+import sqlite3
+import subprocess
+import tempfile
+import threading
+import time
+
+from cuetest import (BIN, CONTROLLER_CONFIG, LOGS, TEST, Failure, case,
+                     check, eq, flavor_and_queue, run_cases, wait_for,
+                     _die_with_parent)
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+MANIFESTS = os.path.join(ROOT, "manifests")
+WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads"
+NOBODY = 65534
+
+QUEUES = flavor_and_queue(3) + """---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: default}
+spec: {clusterQueue: cq}
+"""
+
+_n = 0
+
+
+class Ctl:
+    """cueue-controller with its stderr read through a pipe and copied to
+    LOGS/<test>.store<n>.stderr (scanned for sanitizer reports by the
+    runner). A pipe, not a file, so that a file size limit on the process
+    hits the ledger only. user: run as that uid/gid (root only)."""
+
+    def __init__(self, srv, ledger, user=None):
+        global _n
+        _n += 1
+        d = tempfile.mkdtemp(prefix="cueue-ctl-")
+        os.chmod(d, 0o755)
+        self.dir = d
+        cfg = os.path.join(d, "config.yaml")
+        with open(cfg, "w") as f:
+            f.write(CONTROLLER_CONFIG)
+        kc = os.path.join(d, "kubeconfig")
+        shutil.copy(srv.kubeconfig, kc)
+        if user is not None:
+            for p in (cfg, kc):
+                os.chown(p, user, user)
+        self.log = os.path.join(LOGS, "%s.store%d.stderr" % (TEST, _n))
+        self.lines = []
+        cmd = [os.path.join(BIN, "cueue-controller"), "--config", cfg,
+               "--kubeconfig", kc, "--log-level", "debug", "--store",
+               ledger]
+
+        def pre():
+            _die_with_parent()
+            if user is not None:
+                os.setgroups([])
+                os.setgid(user)
+                os.setuid(user)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT,
+                                     preexec_fn=pre)
+        self._th = threading.Thread(target=self._copy, daemon=True)
+        self._th.start()
+
+    def _copy(self):
+        with open(self.log, "w") as out:
+            for ln in iter(self.proc.stdout.readline, b""):
+                t = ln.decode(errors="replace")
+                self.lines.append(t)
+                out.write(t)
+                out.flush()
+
+    def text(self):
+        return "".join(self.lines)
+
+    def wait_log(self, needle, timeout=15):
+        wait_for(lambda: needle in self.text(), timeout,
+                 what="%r in %s" % (needle, self.log))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise Failure("cueue-controller did not stop on SIGTERM")
+        self._th.join(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.proc.returncode
+
+
+def workload(name):
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"queueName": "lq", "podSets": [{
+                "name": "main", "count": 1, "template": {"spec": {
+                    "containers": [{"name": "c", "image": "busybox",
+                                    "resources": {"requests": {
+                                        "cpu": "1"}}}]}}}]}}
+
+
+def reserved(s):
+    out = []
+    for w in s.get_json(WLS)["items"]:
+        for c in w.get("status", {}).get("conditions", []):
+            if c["type"] == "QuotaReserved" and c["status"] == "True":
+                out.append(w["metadata"]["name"])
+    return sorted(out)
+
+
+def admissions(st):
+    """QuotaReserved transitions to True per Workload seen in a watch."""
+    last, count = {}, {}
+    for ev in st.events():
+        o = ev["object"]
+        n = o["metadata"]["name"]
+        now = any(c["type"] == "QuotaReserved" and c["status"] == "True"
+                  for c in o.get("status", {}).get("conditions", []))
+        if now and not last.get(n, False):
+            count[n] = count.get(n, 0) + 1
+        last[n] = now
+    return count
+
+
+def setup(s):
+    """CRDs, a 3-CPU queue, a watch on Workloads, a ledger path in a
+    directory of its own. Returns (watch, ledger)."""
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", s.file("q.yaml", QUEUES))
+    watch = s.stream(WLS + "?watch=1&timeoutSeconds=300")
+    d = os.path.join(s.dir, "ledger")
+    os.mkdir(d)
+    os.chmod(d, 0o755)
+    return watch, os.path.join(d, "ledger.db")
+
+
+def admit_two(s, ledger):
+    """A controller admits w1 and w2 (recorded in `ledger`) and stops."""
+    c = Ctl(s, ledger)
+    for n in ("w1", "w2"):
+        s.raw("POST", WLS, workload(n))
+    wait_for(lambda: reserved(s) == ["w1", "w2"], 20, what="w1, w2 admitted")
+    eq(c.stop(), 0, "clean stop")
+    check(os.path.exists(ledger), "ledger written")
+
+
+def third_is_admitted_once(s, watch):
+    """Once the fault is gone: w3 is admitted, w1/w2 stay admitted, and
+    every Workload was admitted exactly once."""
+    s.raw("POST", WLS, workload("w3"))
+    wait_for(lambda: reserved(s) == ["w1", "w2", "w3"], 20,
+             what="w3 admitted")
+    time.sleep(0.5)
+    eq(admissions(watch), {"w1": 1, "w2": 1, "w3": 1},
+       "QuotaReserved transitions per Workload")
+
+
+def ledger_rows(ledger):
+    db = sqlite3.connect("file:%s?mode=ro" % ledger, uri=True)
+    try:
+        ver = db.execute("PRAGMA user_version").fetchone()[0]
+        rows = dict(db.execute(
+            "SELECT name, state FROM decision").fetchall())
+    finally:
+        db.close()
+    return ver, rows
+
+
+@case("corrupt-ledger-is-moved-aside-and-rebuilt")
+def corrupt(s):
+    watch, ledger = setup(s)
+    admit_two(s, ledger)
+    size = os.path.getsize(ledger)
+    check(size > 4096, "ledger has data pages (%d bytes)" % size)
+    with open(ledger, "r+b") as f:
+        f.seek(4096)
+        f.write(b"\x5a" * (size - 4096))
+    c = Ctl(s, ledger)
+    c.wait_log("ledger corrupt:")
+    c.wait_log("a new ledger is rebuilt from the API server")
+    moved = glob.glob(ledger + ".corrupt-*")
+    eq(len(moved), 1, "moved-aside files %r" % moved)
+    eq(os.path.getsize(moved[0]), size, "the damaged file kept as it was")
+    check(moved[0] in c.text(), "the log names %s" % moved[0])
+    third_is_admitted_once(s, watch)
+    check(c.proc.poll() is None, "still running")
+    eq(c.stop(), 0, "clean stop")
+    ver, rows = ledger_rows(ledger)
+    eq(ver, 2, "new ledger schema")
+    eq(rows.get("w3"), 1, "w3 recorded ADMITTED in the new ledger")
+
+
+@case("old-schema-ledger-is-migrated")
+def old_schema(s):
+    watch, ledger = setup(s)
+    admit_two(s, ledger)
+    db = sqlite3.connect(ledger)
+    db.executescript("ALTER TABLE decision DROP COLUMN state_ns;"
+                     "DROP TABLE usage; PRAGMA user_version = 1;")
+    db.close()
+    eq(ledger_rows(ledger), (1, {"w1": 1, "w2": 1}), "a v1 ledger")
+    c = Ctl(s, ledger)
+    c.wait_log("ledger migrated from schema v1 to v2")
+    third_is_admitted_once(s, watch)
+    eq(c.stop(), 0, "clean stop")
+    eq(ledger_rows(ledger), (2, {"w1": 1, "w2": 1, "w3": 1}),
+       "migrated, decisions kept, w3 added")
+
+
+@case("read-only-ledger-fails-start-up-clearly")
+def read_only(s):
+    watch, ledger = setup(s)
+    admit_two(s, ledger)
+    os.chmod(ledger, 0o444)
+    os.chmod(s.dir, 0o711)  # reachable, so only the file itself refuses
+    user = NOBODY if os.geteuid() == 0 else None
+    mark = s.log_mark()
+    c = Ctl(s, ledger, user=user)
+    try:
+        c.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        c.stop()
+        raise Failure("the controller kept running on a read-only ledger")
+    rc = c.stop()
+    eq(rc, 1, "exit status")
+    check("start-up failed: ledger read-only:" in c.text(),
+          "log line, got:\n" + c.text()[-2000:])
+    writes = [e for e in s.access_log(mark)
+              if e["verb"] not in ("GET", "HEAD")]
+    eq(writes, [], "writes to the API server before failing")
+    eq(reserved(s), ["w1", "w2"], "admissions untouched")
+    # The operator fixes the volume; the next start carries on.
+    os.chmod(ledger, 0o600)
+    c = Ctl(s, ledger)
+    third_is_admitted_once(s, watch)
+    eq(c.stop(), 0, "clean stop")
+
+
+@case("newer-schema-ledger-fails-start-up-clearly")
+def newer_schema(s):
+    """Not one of the four faults, but the neighbour of an old schema: a
+    ledger written by a newer cueue is refused (never downgraded, never
+    moved: store/migrate.c invariant 3) and the message says what to do."""
+    watch, ledger = setup(s)
+    admit_two(s, ledger)
+    db = sqlite3.connect(ledger)
+    db.execute("PRAGMA user_version = 99")
+    db.close()
+    mark = s.log_mark()
+    c = Ctl(s, ledger)
+    try:
+        c.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        c.stop()
+        raise Failure("the controller kept running on a newer ledger")
+    eq(c.stop(), 1, "exit status")
+    check("ledger schema version 99 is newer than this binary supports" in
+          c.text(), "log line, got:\n" + c.text()[-2000:])
+    eq([e for e in s.access_log(mark) if e["verb"] not in ("GET", "HEAD")],
+       [], "writes to the API server before failing")
+    eq(ledger_rows(ledger)[0], 99, "the ledger left as it was")
+    eq(reserved(s), ["w1", "w2"], "admissions untouched")
+    watch.close()
+
+
+@case("full-disk-during-operation")
+def full_disk(s):
+    watch, ledger = setup(s)
+    c = Ctl(s, ledger)
+    for n in ("w1", "w2"):
+        s.raw("POST", WLS, workload(n))
+    wait_for(lambda: reserved(s) == ["w1", "w2"], 20, what="w1, w2 admitted")
+    time.sleep(0.5)  # their ADMITTED state is committed too
+    wal = ledger + "-wal"
+    limit = os.path.getsize(wal) if os.path.exists(wal) else 1
+    hard = resource.prlimit(c.proc.pid, resource.RLIMIT_FSIZE)[1]
+    resource.prlimit(c.proc.pid, resource.RLIMIT_FSIZE, (max(limit, 1),
+                                                          hard))
+    s.raw("POST", WLS, workload("w3"))
+    c.wait_log("ledger disk full:")
+    check("decisions of this turn are withdrawn" in c.text(),
+          "the turn's decisions withdrawn")
+    time.sleep(2.0)
+    eq(reserved(s), ["w1", "w2"], "w3 not announced without its record")
+    check(c.proc.poll() is None, "still running on a full disk")
+    resource.prlimit(c.proc.pid, resource.RLIMIT_FSIZE, (hard, hard))
+    wait_for(lambda: reserved(s) == ["w1", "w2", "w3"], 20,
+             what="w3 admitted once there is room")
+    time.sleep(0.5)
+    eq(admissions(watch), {"w1": 1, "w2": 1, "w3": 1},
+       "QuotaReserved transitions per Workload")
+    eq(c.stop(), 0, "clean stop")
+    eq(ledger_rows(ledger), (2, {"w1": 1, "w2": 1, "w3": 1}),
+       "every announced admission is in the ledger")
+
+
+run_cases()
