@@ -8,6 +8,8 @@
 #                         integration tests; fails on any sanitizer report
 #   make run              quickstart: local API server + simulators
 #   make bench            benchmarks (never part of make test)
+#   make soak             crash, leader-failover and API-fault soaks
+#                         (ASan build, about 15 minutes, at most 20)
 #   make fuzz             libFuzzer targets, FUZZ_SECONDS each (clang)
 #   make valgrind         unit tests under memcheck
 #   make lint             cppcheck, banned functions, format check
@@ -195,6 +197,18 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory BUILD=release all
 	@CUEUE_BIN=$(abspath build/release/bin) tests/bench/run.sh
+
+# Long soaks (tests/soak/): 100+ SIGKILLs of the controller during a
+# scaled-down scheduler-perf run, repeated leader kills and pauses, and
+# the API fault soak; a summary at the end. Never part of make test.
+SOAK_BUILD ?= asan
+.PHONY: soak soak-run
+soak: deps
+	@$(MAKE) --no-print-directory BUILD=$(SOAK_BUILD) soak-run
+
+soak-run: $(PROGRAMS)
+	@CUEUE_BIN=$(abspath $(O)/bin) CUEUE_LOGS=$(abspath $(O)/logs/soak) \
+	  SAN_PATTERN='$(SAN_PATTERN)' tests/soak/run.sh
 
 # make fuzz: every tests/fuzz/*_fuzz.c under libFuzzer (clang, ASan and
 # UBSan), FUZZ_SECONDS each. The library sources are compiled once with

@@ -220,7 +220,11 @@ static const char *jmeta(json_t *obj, const char *field)
 
 static bool may_write(const ctl *c)
 {
-	return c->synced && !c->stopping && (c->leader == NULL || c->leading);
+	/* ctl_leader_is_leader, not only c->leading: after a stall the
+	 * callback that ends the term may run after the one writing. */
+	return c->synced && !c->stopping &&
+	       (c->leader == NULL ||
+		   (c->leading && ctl_leader_is_leader(c->leader)));
 }
 
 static void queue_write(ctl *c, enum write_kind kind,

@@ -77,6 +77,8 @@ struct ctl_leader {
 	ev_timer deadline;
 	bool in_cycle;	     /* LEADING: a renew cycle is under way */
 	int64_t cycle_start; /* mono() when it began */
+	int64_t attempt_at;  /* mono() when the current attempt began */
+	int64_t renewed_at;  /* LEADING: attempt_at of the last success */
 	bool notified;	     /* on_started_leading ran, stop not yet */
 
 	char *observed_raw;    /* [owned] spec last observed, or NULL */
@@ -410,6 +412,7 @@ static void attempt_start(ctl_leader *l)
 {
 	cu_error err;
 
+	l->attempt_at = l->mono();
 	if (api_get(&l->req, l->client, &LEASES, l->ns, l->name, on_get, l,
 		&err) != CU_OK) {
 		l->req = NULL;
@@ -432,6 +435,7 @@ static void attempt_done(ctl_leader *l, bool ok)
 		}
 		l->state = CTL_LEADER_LEADING;
 		l->in_cycle = false;
+		l->renewed_at = l->attempt_at;
 		timer_arm(l, &l->retry, l->rp);
 		cu_info("leader election: %s acquired lease %s/%s", l->identity,
 		    l->ns, l->name);
@@ -445,6 +449,7 @@ static void attempt_done(ctl_leader *l, bool ok)
 		return;
 	if (ok) {
 		l->in_cycle = false;
+		l->renewed_at = l->attempt_at;
 		ev_timer_stop(l->loop, &l->deadline);
 		timer_arm(l, &l->retry, l->rp);
 	} else if (l->mono() - l->cycle_start >= l->rd) {
@@ -578,6 +583,14 @@ static void on_retry(struct ev_loop *loop, ev_timer *w, int revents)
 		attempt_start(l);
 		break;
 	case CTL_LEADER_LEADING:
+		if (!l->in_cycle && l->mono() - l->renewed_at >= l->rd) {
+			/* Woken late (the process was stopped, the loop
+			 * stalled): no renewal for RenewDeadline, so another
+			 * replica may lead by now. A new cycle would keep us
+			 * "leading" for another RenewDeadline. */
+			lose(l);
+			break;
+		}
 		if (!l->in_cycle) {
 			l->in_cycle = true;
 			l->cycle_start = l->mono();
@@ -727,7 +740,13 @@ int ctl_leader_start(ctl_leader *l, cu_error *err)
 
 bool ctl_leader_is_leader(const ctl_leader *l)
 {
-	return l != NULL && l->state == CTL_LEADER_LEADING;
+	/* LEADING alone is not enough: after a stall (SIGSTOP, a blocked
+	 * loop) the timers that notice the loss may run after other
+	 * callbacks that want to write. The last successful renewal began
+	 * less than RenewDeadline (< LeaseDuration) ago, so nobody else can
+	 * have taken the Lease over yet. */
+	return l != NULL && l->state == CTL_LEADER_LEADING &&
+	       l->mono() - l->renewed_at < l->rd;
 }
 
 enum ctl_leader_state ctl_leader_state(const ctl_leader *l)

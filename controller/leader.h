@@ -130,7 +130,10 @@ CU_MUST_CHECK int ctl_leader_new(ctl_leader **out, api_client *client,
  * CU_EINVAL when not in state FOLLOWER. */
 CU_MUST_CHECK int ctl_leader_start(ctl_leader *l, cu_error *err);
 
-/* True while this process holds the Lease (state LEADING). */
+/* True while this process holds the Lease: state LEADING and the last
+ * successful renewal began less than RenewDeadline ago. The second half
+ * matters after a stall (SIGSTOP, a blocked loop): the timers that notice
+ * the loss may run after other callbacks that want to write. */
 bool ctl_leader_is_leader(const ctl_leader *l);
 enum ctl_leader_state ctl_leader_state(const ctl_leader *l);
 /* "follower", "candidate", "leading", "lost", "releasing", "released". */

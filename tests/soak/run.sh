@@ -1,0 +1,26 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# tests/soak/run.sh - `make soak`: crash, leader-failover and API-fault
+# soaks (tests/soak/soak.py) against programs in $CUEUE_BIN, bounded to
+# 20 minutes, then a scan of every log for sanitizer reports.
+#
+# Environment: CUEUE_BIN (programs), CUEUE_LOGS (log directory),
+# SAN_PATTERN (regex of sanitizer reports); SOAK_* as in soak.py.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+: "${CUEUE_BIN:?}" "${CUEUE_LOGS:?}"
+mkdir -p "$CUEUE_LOGS"
+rm -f "$CUEUE_LOGS"/soak.*.stderr
+export CUEUE_BIN CUEUE_LOGS CUEUE_TEST_NAME=soak
+export PYTHONPATH="$here/../integration${PYTHONPATH:+:$PYTHONPATH}"
+timeout 1200 /usr/bin/python3 "$here/soak.py"
+rc=$?
+[ $rc -eq 124 ] && echo "soak: over the 20 minute bound"
+if [ -n "${SAN_PATTERN:-}" ] && grep -lE "$SAN_PATTERN" \
+    "$CUEUE_LOGS"/soak.*.stderr 2>/dev/null; then
+	echo "soak: sanitizer report in the files above"
+	rc=1
+fi
+[ $rc -eq 0 ] && echo "soak: passed" || echo "soak: FAILED"
+exit $rc
