@@ -8,6 +8,7 @@
 #                         integration tests; fails on any sanitizer report
 #   make run              quickstart: local API server + simulators
 #   make bench            benchmarks (never part of make test)
+#   make bench-large      Kueue's large-scale scheduler-perf config
 #   make soak             crash, leader-failover and API-fault soaks
 #                         (ASan build, about 15 minutes, at most 20)
 #   make fuzz             libFuzzer targets, FUZZ_SECONDS each (clang)
@@ -104,7 +105,7 @@ FORMAT_SRC := $(ALL_SRC) $(wildcard */*.h tests/*/*.h)
 # Criterion 2.4 reports a leaking test as passed; every log is scanned.
 SAN_PATTERN := ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer
 
-.PHONY: all test test-run unit fuzz-replay integration run bench fuzz \
+.PHONY: all test test-run unit fuzz-replay integration run bench bench-large fuzz \
         valgrind lint format format-check install clean help deps
 
 all: deps-quiet $(PROGRAMS)
@@ -197,6 +198,10 @@ run: deps
 bench: deps
 	@$(MAKE) --no-print-directory BUILD=release all
 	@CUEUE_BIN=$(abspath build/release/bin) tests/bench/run.sh
+
+bench-large: deps
+	@$(MAKE) --no-print-directory BUILD=release all
+	@BENCH_ONLY=large CUEUE_BIN=$(abspath build/release/bin) tests/bench/run.sh
 
 # Long soaks (tests/soak/): 100+ SIGKILLs of the controller during a
 # scaled-down scheduler-perf run, repeated leader kills and pauses, and

@@ -47,7 +47,14 @@ enum next_action { NEXT_LIST, NEXT_WATCH };
 
 struct entry {
 	char *key;   /* owned; "ns/name" or "name" */
-	json_t *obj; /* owned reference */
+	json_t *obj; /* owned reference; NULL when kept as text */
+	/* Compact mode (api_informer_compact): the object as compact JSON
+	 * text [owned], and its parsed form [borrowed from the pool] while
+	 * parsed_seq is still in the pool. */
+	char *text;
+	size_t len;
+	json_t *parsed;
+	uint64_t parsed_seq;
 	struct entry *hnext;
 	bool seen; /* relist mark */
 };
@@ -99,12 +106,82 @@ struct api_informer {
 
 	struct api_informer_stats stats;
 	uint64_t rand;
+
+	/* Compact mode: parsed objects handed out, a ring of POOL_CAP owned
+	 * references; seq numbers [pool_min, pool_seq) are live. */
+	bool compact;
+	json_t **pool;
+	uint64_t pool_seq, pool_min;
 };
+
+#define POOL_CAP 1024
 
 static void start_list(api_informer *inf);
 static void start_watch(api_informer *inf);
 
 /* ---- cache ----------------------------------------------------------- */
+
+/* Drop every parsed object handed out (compact mode): called when the
+ * informer applies new data, the point where borrowed objects expire. */
+static void pool_clear(api_informer *inf)
+{
+	for (; inf->pool_min < inf->pool_seq; inf->pool_min++)
+		json_decref(inf->pool[inf->pool_min % POOL_CAP]);
+}
+
+/* Keep obj [consumed] in the pool; returns its seq. */
+static uint64_t pool_put(api_informer *inf, json_t *obj)
+{
+	if (inf->pool_seq - inf->pool_min == POOL_CAP)
+		json_decref(inf->pool[inf->pool_min++ % POOL_CAP]);
+	inf->pool[inf->pool_seq % POOL_CAP] = obj;
+	return inf->pool_seq++;
+}
+
+/* The cached object of e [borrowed]; in compact mode parsed from its
+ * text on first use (NULL only if that parse runs out of memory). */
+static json_t *entry_obj(const api_informer *cinf, struct entry *e)
+{
+	api_informer *inf = (api_informer *)cinf; /* the pool changes */
+	json_t *obj;
+
+	if (e->obj != NULL || e->text == NULL)
+		return e->obj;
+	if (e->parsed != NULL && e->parsed_seq >= inf->pool_min)
+		return e->parsed;
+	if (api_json_loadb(&obj, e->text, e->len, 0, NULL) != CU_OK)
+		return NULL;
+	e->parsed_seq = pool_put(inf, obj);
+	e->parsed = obj;
+	return obj;
+}
+
+/* Make obj [borrowed] the content of e: a reference, or in compact mode
+ * its text (the parsed object stays in the pool for this turn). */
+static void entry_set(api_informer *inf, struct entry *e, json_t *obj)
+{
+	char *text = NULL;
+	size_t len = 0;
+
+	if (inf->compact &&
+	    api_json_dumps(obj, JSON_COMPACT, 0, &text, &len) == CU_OK) {
+		e->text = text;
+		e->len = len;
+		e->parsed_seq = pool_put(inf, json_incref(obj));
+		e->parsed = obj;
+		return;
+	}
+	e->obj = json_incref(obj); /* or when the text could not be made */
+}
+
+static void entry_clear(struct entry *e)
+{
+	json_decref(e->obj);
+	cu_free(e->text);
+	e->obj = NULL;
+	e->text = NULL;
+	e->parsed = NULL;
+}
 
 static uint64_t hash_str(const char *s)
 {
@@ -147,7 +224,7 @@ static struct entry *cache_find(const api_informer *inf, const char *key)
 static void owners_unlink(api_informer *inf, struct entry *e)
 {
 	json_t *refs = json_object_get(
-	    json_object_get(e->obj, "metadata"), "ownerReferences");
+	    json_object_get(entry_obj(inf, e), "metadata"), "ownerReferences");
 	json_t *ref;
 	size_t i;
 
@@ -176,7 +253,7 @@ static void owners_unlink(api_informer *inf, struct entry *e)
 static void owners_link(api_informer *inf, struct entry *e)
 {
 	json_t *refs = json_object_get(
-	    json_object_get(e->obj, "metadata"), "ownerReferences");
+	    json_object_get(entry_obj(inf, e), "metadata"), "ownerReferences");
 	json_t *ref;
 	size_t i;
 
@@ -240,7 +317,7 @@ static struct entry *cache_insert(api_informer *inf, char *key, json_t *obj)
 	if (inf->count + 1 > inf->nbuckets)
 		cache_grow(inf);
 	e->key = key;
-	e->obj = json_incref(obj);
+	entry_set(inf, e, obj);
 	b = hash_str(key) % inf->nbuckets;
 	e->hnext = inf->buckets[b];
 	inf->buckets[b] = e;
@@ -252,10 +329,11 @@ static struct entry *cache_insert(api_informer *inf, char *key, json_t *obj)
 /* Swap the object of e; returns the old one [owned by the caller]. */
 static json_t *cache_replace(api_informer *inf, struct entry *e, json_t *obj)
 {
-	json_t *old = e->obj;
+	json_t *old = json_incref(entry_obj(inf, e));
 
 	owners_unlink(inf, e);
-	e->obj = json_incref(obj);
+	entry_clear(e);
+	entry_set(inf, e, obj);
 	owners_link(inf, e);
 	return old;
 }
@@ -264,7 +342,7 @@ static json_t *cache_replace(api_informer *inf, struct entry *e, json_t *obj)
 static json_t *cache_remove(api_informer *inf, struct entry *e)
 {
 	struct entry **pp = &inf->buckets[hash_str(e->key) % inf->nbuckets];
-	json_t *obj = e->obj;
+	json_t *obj = json_incref(entry_obj(inf, e));
 
 	for (; *pp != NULL; pp = &(*pp)->hnext)
 		if (*pp == e) {
@@ -272,6 +350,7 @@ static json_t *cache_remove(api_informer *inf, struct entry *e)
 			break;
 		}
 	owners_unlink(inf, e);
+	entry_clear(e);
 	inf->count--;
 	cu_free(e->key);
 	cu_free(e);
@@ -306,21 +385,21 @@ static void upsert(api_informer *inf, json_t *obj)
 	e = cache_find(inf, key);
 	if (e == NULL) {
 		e = cache_insert(inf, key, obj);
-		if (e != NULL && inf->h.on_add != NULL)
-			inf->h.on_add(e->obj, inf->payload);
+		if (e != NULL && inf->h.on_add != NULL && entry_obj(inf, e))
+			inf->h.on_add(entry_obj(inf, e), inf->payload);
 		return;
 	}
 	cu_free(key);
 	e->seen = true;
 	nrv = meta_str(obj, "resourceVersion");
-	orv = meta_str(e->obj, "resourceVersion");
+	orv = meta_str(entry_obj(inf, e), "resourceVersion");
 	if (nrv != NULL && orv != NULL && strcmp(nrv, orv) == 0) {
 		inf->stats.skipped++;
 		return;
 	}
 	old = cache_replace(inf, e, obj);
-	if (inf->h.on_update != NULL)
-		inf->h.on_update(old, e->obj, inf->payload);
+	if (inf->h.on_update != NULL && entry_obj(inf, e) != NULL)
+		inf->h.on_update(old, entry_obj(inf, e), inf->payload);
 	json_decref(old);
 }
 
@@ -397,6 +476,7 @@ static void apply_list(api_informer *inf, const char *list_rv)
 	size_t ngone = 0, cap = 0, i;
 	json_t *it;
 
+	pool_clear(inf);
 	for (i = 0; i < inf->nbuckets; i++) {
 		struct entry *e;
 
@@ -577,6 +657,7 @@ static void on_watch_line(const char *line, size_t len, void *payload)
 
 	if (inf->watch_gone || inf->watch_error)
 		return;
+	pool_clear(inf);
 	/* Any failure (bad JSON, or out of memory: a half-parsed event is
 	 * not trusted) restarts the watch from a relist. */
 	if (api_json_loadb(&ev, line, len, 0, NULL) != CU_OK)
@@ -795,6 +876,8 @@ void api_informer_free(api_informer *inf)
 			json_decref(cache_remove(inf, inf->buckets[i]));
 	cu_free(inf->buckets);
 	cu_free(inf->obuckets);
+	pool_clear(inf);
+	cu_free(inf->pool);
 	list_reset(inf);
 	cu_free(inf->group);
 	cu_free(inf->version);
@@ -824,7 +907,7 @@ json_t *api_informer_get(
 		return NULL;
 	e = cache_find(inf, key);
 	cu_free(key);
-	return e != NULL ? e->obj : NULL;
+	return e != NULL ? entry_obj(inf, e) : NULL;
 }
 
 size_t api_informer_count(const api_informer *inf)
@@ -840,8 +923,12 @@ void api_informer_foreach(const api_informer *inf,
 	for (i = 0; i < inf->nbuckets; i++) {
 		struct entry *e;
 
-		for (e = inf->buckets[i]; e != NULL; e = e->hnext)
-			fn(e->obj, payload);
+		for (e = inf->buckets[i]; e != NULL; e = e->hnext) {
+			json_t *o = entry_obj(inf, e);
+
+			if (o != NULL)
+				fn(o, payload);
+		}
 	}
 }
 
@@ -856,10 +943,23 @@ size_t api_informer_foreach_owned(const api_informer *inf, const char *uid,
 		if (strcmp(n->uid, uid) != 0)
 			continue;
 		count++;
-		if (fn != NULL)
-			fn(n->e->obj, payload);
+		if (fn != NULL && entry_obj(inf, n->e) != NULL)
+			fn(entry_obj(inf, n->e), payload);
 	}
 	return count;
+}
+
+int api_informer_compact(api_informer *inf)
+{
+	if (inf->compact)
+		return CU_OK;
+	if (inf->count > 0)
+		return CU_EINVAL;
+	inf->pool = cu_calloc(POOL_CAP, sizeof(*inf->pool));
+	if (inf->pool == NULL)
+		return CU_ENOMEM;
+	inf->compact = true;
+	return CU_OK;
 }
 
 const char *api_informer_resource_version(const api_informer *inf)

@@ -94,6 +94,17 @@ void api_informer_foreach(const api_informer *inf,
 size_t api_informer_foreach_owned(const api_informer *inf, const char *uid,
     void (*fn)(json_t *obj, void *payload), void *payload);
 
+/*
+ * Keep cached objects as compact JSON text (about a tenth of the memory
+ * of jansson's parsed form) and parse them when asked for. Objects from
+ * api_informer_get and friends are then [borrowed] until the informer
+ * next applies data from the server, or until 1,024 further objects have
+ * been parsed, whichever comes first: json_incref to keep one longer.
+ * Call before the first LIST completes (CU_EINVAL once objects are
+ * cached); CU_ENOMEM.
+ */
+CU_MUST_CHECK int api_informer_compact(api_informer *inf);
+
 /* The last resourceVersion seen (list, event or bookmark) [borrowed;
  * valid until the next event], "" before the first LIST. */
 const char *api_informer_resource_version(const api_informer *inf);

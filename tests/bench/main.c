@@ -6,6 +6,7 @@
  *   cueue-bench codec [FILE]                Workload decode+encode rate
  *   cueue-bench engine                      admission engine at scale
  *   cueue-bench store [DIR [SECONDS]]       ledger commits per second
+ *   cueue-bench sched --generator FILE ...   Kueue's scheduler-perf test
  *
  * `make bench` (tests/bench/run.sh) starts the programs and runs these.
  */
@@ -18,13 +19,16 @@ int bench_apiserver_main(int argc, char **argv);
 int bench_engine_main(int argc, char **argv);
 int bench_store_main(int argc, char **argv);
 int bench_codec_main(int argc, char **argv);
+int bench_sched_main(int argc, char **argv);
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: cueue-bench apiserver --url URL [options]\n"
 		   "       cueue-bench codec [WORKLOAD.json]\n"
 		   "       cueue-bench engine\n"
-		   "       cueue-bench store [DIR [SECONDS]]\n");
+		   "       cueue-bench store [DIR [SECONDS]]\n"
+		   "       cueue-bench sched --generator FILE [...] (see "
+		   "sched --help)\n");
 }
 
 int main(int argc, char **argv)
@@ -37,6 +41,8 @@ int main(int argc, char **argv)
 		return bench_apiserver_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "codec") == 0)
 		return bench_codec_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "sched") == 0)
+		return bench_sched_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "engine") == 0)
 		return bench_engine_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)

@@ -4,9 +4,46 @@
 # tests/bench/run.sh - `make bench`: every benchmark, one after another,
 # each program started here and stopped here. Results go to
 # build/bench/ and a summary to stdout. Never part of `make test`.
+#
+#   1. micro-benchmarks: codec, admission engine, ledger, apiserver;
+#   2. Kueue's scheduler-perf baseline through cueue-controller at
+#      clientConnection QPS 50 / burst 100 (Kueue's setting), then
+#      unthrottled (cueue-bench sched, inputs unchanged from
+#      KUEUE_PERF_DIR);
+#   3. 1,000 Jobs through the controller with simulated Jobs.
+#
+# BENCH_ONLY=large runs Kueue's large-scale config instead
+# (`make bench-large`).
 set -eu
 : "${CUEUE_BIN:?}"
 out=${BENCH_OUT:-build/bench}
+perf=${KUEUE_PERF_DIR:-../shared/bench/kueue-scheduler-perf}
+if [ ! -f "$perf/baseline/generator.yaml" ]; then
+	echo "bench: Kueue's scheduler-perf inputs not found in $perf" >&2
+	echo "       (set KUEUE_PERF_DIR to test/performance/scheduler/configs" >&2
+	echo "       of a kubernetes-sigs/kueue checkout)" >&2
+	exit 2
+fi
+
+# sched LABEL CONFIG TARGETS [cueue-bench sched options]
+sched() {
+	label=$1 cfg=$2 tgt=$3
+	shift 3
+	"$CUEUE_BIN/cueue-bench" sched --label "$label" \
+		--generator "$perf/$cfg/generator.yaml" \
+		--rangespec "$perf/$cfg/rangespec.yaml" \
+		--targets "tests/bench/targets/$tgt.yaml" \
+		--bin "$CUEUE_BIN" --out "$out/sched-$label" "$@" \
+		| tee "$out/sched-$label.txt"
+}
+
+if [ "${BENCH_ONLY:-}" = large ]; then
+	mkdir -p "$out"
+	echo "== Kueue scheduler-perf large-scale, unthrottled"
+	sched large-scale-unthrottled large-scale large-scale-unthrottled \
+		--qps 0 --timeout 1800
+	exit 0
+fi
 mkdir -p "$out"
 tmp=$(mktemp -d)
 pids=""
@@ -49,6 +86,13 @@ CUEUE_BENCH_TOKEN=benchtoken taskset -c 1 "$CUEUE_BIN/cueue-bench" \
 	--rate 2500 --prefix paced | tee "$out/apiserver-latency.txt"
 echo "   targets: >= 5000 writes/s; p99 watch delivery <= 10 ms"
 
+echo "== Kueue scheduler-perf baseline, clientConnection QPS 50 / burst 100"
+sched baseline-qps50 baseline baseline-qps50 --qps 50 --burst 100 \
+	--timeout 900
+echo "== Kueue scheduler-perf baseline, unthrottled"
+sched baseline-unthrottled baseline baseline-unthrottled --qps 0 \
+	--timeout 600
+
 echo "== controller: 1,000 Jobs through cueue-controller (simulated Jobs)"
 # Starts its own cueue-apiserver (TLS, --simulate jobs) and controller;
 # results in controller.txt, controller.json, controller-access-log.json.
@@ -56,3 +100,12 @@ BENCH_OUT="$out" CUEUE_BIN="$CUEUE_BIN" timeout 300 \
 	/usr/bin/python3 tests/bench/controller_bench.py
 echo "   targets: 3 API writes per admitted Job (Workload create + one"
 echo "            status write + one Job patch), events reported apart"
+
+echo
+echo "== summary: Kueue's scheduler-perf shapes (details above; summary.json,"
+echo "   summary.yaml, CSVs and PNGs in $out/sched-*/)"
+for l in baseline-qps50 baseline-unthrottled; do
+	echo "-- $l"
+	sed -n 's/^   \(wall\|controller:\|writes per\)/   \1/p' "$out/sched-$l.txt"
+	grep -E '^  (ok|FAIL) ' "$out/sched-$l.txt" || true
+done

@@ -645,3 +645,95 @@ Test(api_informer, freed_while_listing_runs_no_handler, .init = setup,
 	run_for(0.2);
 	cr_assert_eq(s.adds + s.synced, 0);
 }
+
+/* Compact mode: the cache holds text, parsed on demand. Content, events
+ * (old and new objects), foreach and the pool's turnover (more objects
+ * than the pool holds) behave as in the default mode. */
+static void cmp_full(json_t *obj, void *payload)
+{
+	struct cmp_ctx *c = payload;
+	json_t *md = json_object_get(obj, "metadata");
+	json_t *cached = api_informer_get(c->inf,
+	    json_string_value(json_object_get(md, "namespace")),
+	    json_string_value(json_object_get(md, "name")));
+
+	c->n++;
+	if (cached == NULL || !json_equal(cached, obj))
+		c->mismatches++;
+}
+
+static void count_foreach(json_t *obj, void *payload)
+{
+	(void)obj;
+	(*(int *)payload)++;
+}
+
+Test(api_informer, compact_cache_equals_server, .init = setup, .fini = teardown)
+{
+	struct as_kind *k;
+	struct cmp_ctx c;
+	struct result r;
+	struct seen s;
+	api_informer *inf;
+	json_t *patch;
+	cu_error err;
+	size_t i;
+	int n = 0;
+
+	seed_configmaps(1203, "cm");
+	start_informer(&s, "default", NULL, &inf);
+	cr_assert_eq(api_informer_compact(inf), CU_OK);
+	cr_assert(synced_flag(inf));
+	cr_assert_eq(api_informer_compact(inf), CU_OK, "idempotent");
+	cr_assert_eq(s.adds, 1203);
+	cr_assert(s.cache_updated_first);
+	/* every object, twice over the pool's 1,024 */
+	k = cm_kind();
+	for (int pass = 0; pass < 2; pass++) {
+		c.inf = inf;
+		c.n = c.mismatches = 0;
+		for (i = 0; i < k->nitems; i++)
+			if (strcmp(k->items[i].ns, "default") == 0)
+				cmp_full(k->items[i].obj, &c);
+		cr_assert_eq(c.mismatches, 0, "pass %d", pass);
+		cr_assert_eq(c.n, 1203);
+	}
+	api_informer_foreach(inf, count_foreach, &n);
+	cr_assert_eq(n, 1203);
+	patch = json_pack("{s:{s:s}}", "data", "k", "changed");
+	memset(&r, 0, sizeof(r));
+	cr_assert_eq(api_merge_patch(NULL, cl, &CM, "default", "cm0007", patch,
+			 false, on_resp, &r, &err),
+	    CU_OK);
+	json_decref(patch);
+	cr_assert(run_until(&r.done, 10));
+	result_dispose(&r);
+	cr_assert(wait_count(&s.updates, 1));
+	cr_assert_eq(s.updates_same_rv, 0, "old and new objects differ");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(
+		    api_informer_get(inf, "default", "cm0007"), "data"),
+		"k")),
+	    "changed");
+	call(&r, "DELETE", "/api/v1/namespaces/default/configmaps/cm0008", NULL,
+	    NULL);
+	result_dispose(&r);
+	cr_assert(wait_count(&s.deletes, 1));
+	cr_assert_null(api_informer_get(inf, "default", "cm0008"));
+	assert_cache_matches_server(inf);
+	api_informer_free(inf);
+}
+
+Test(api_informer, compact_only_before_objects_are_cached, .init = setup,
+    .fini = teardown)
+{
+	struct seen s;
+	api_informer *inf;
+
+	seed_configmaps(2, "cm");
+	start_informer(&s, "default", NULL, &inf);
+	cr_assert(synced_flag(inf));
+	cr_assert_eq(api_informer_compact(inf), CU_EINVAL);
+	api_informer_free(inf);
+}

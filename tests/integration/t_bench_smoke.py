@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Smoke test of the scheduler-perf runner (`cueue-bench sched`): a short
+run of Kueue's baseline shape (tests/bench/configs/smoke, 360 Workloads in
+3 ClusterQueues of one cohort, with borrowing and preemption) against a
+cueue-apiserver and cueue-controller the runner starts itself. Checks
+correctness only, nothing timed: every Workload admitted and finished,
+the summary in Kueue's keys (JSON and YAML alike), the CSVs and PNGs, and
+an input error naming the field and line. The runner's own stderr and
+the logs of the programs it started are scanned for sanitizer reports by
+run.sh."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+from cuetest import BIN, LOGS, TEST, check, eq
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+SMOKE = os.path.join(ROOT, "tests", "bench", "configs", "smoke",
+                     "generator.yaml")
+TARGETS = os.path.join(ROOT, "tests", "bench", "targets",
+                       "baseline-unthrottled.yaml")
+
+
+def run(args, log, timeout):
+    with open(log, "w") as err:
+        return subprocess.run([os.path.join(BIN, "cueue-bench"), "sched"] +
+                              args, stdout=subprocess.PIPE, stderr=err,
+                              cwd=ROOT, timeout=timeout, text=True)
+
+
+def smoke(tmp):
+    out = os.path.join(tmp, "out")
+    p = run(["--generator", SMOKE, "--bin", BIN, "--out", out,
+             "--label", "smoke", "--targets", TARGETS, "--timeout", "240"],
+            os.path.join(LOGS, TEST + ".runner.stderr"), 300)
+    # the programs the runner started log into --out: keep them where
+    # run.sh scans for sanitizer reports
+    for name in ("controller", "apiserver"):
+        src = os.path.join(out, "%s-smoke.log" % name)
+        if os.path.exists(src):
+            shutil.copy(src, os.path.join(LOGS, "%s.%s.stderr" %
+                                          (TEST, name)))
+    eq(p.returncode, 0, "runner exit status (stdout %r)" % p.stdout)
+    check("finished 360/360" in p.stdout, "report: %r" % p.stdout)
+    check("writes per admitted Workload" in p.stdout and
+          "peak RSS" in p.stdout, "report lacks figures: %r" % p.stdout)
+    with open(os.path.join(out, "summary.json")) as f:
+        sj = json.load(f)
+    with open(os.path.join(out, "summary.yaml")) as f:
+        sy = yaml.safe_load(f)
+    eq(sy, sj, "summary.yaml and summary.json")
+    wc = sj["workloadClasses"]
+    eq(sorted(wc), ["large", "medium", "small"], "workload classes")
+    eq({k: v["count"] for k, v in wc.items()},
+       {"small": 240, "medium": 90, "large": 30}, "counts per class")
+    for k, v in wc.items():
+        for key in ("averageTimeToAdmissionMs", "averageTimeToFinishMs",
+                    "totalEvictions"):
+            check(isinstance(v.get(key), int) and v[key] >= 0,
+                  "%s.%s: %r" % (k, key, v.get(key)))
+        check(v["averageTimeToFinishMs"] >= v["averageTimeToAdmissionMs"],
+              "%s: finished before admitted? %r" % (k, v))
+    cq = sj["clusterQueueClasses"]["cq"]
+    eq(cq["nominalQuota"], 3 * 20000, "nominal quota (mCPU) of class cq")
+    check(0 < cq["cpuAverageUsage"] <= cq["nominalQuota"] * 6,
+          "cpuAverageUsage %r" % cq)
+    cu = sj["cueue"]
+    eq(cu["finished"], 360, "finished")
+    eq(cu["timedOut"], False, "timedOut")
+    check(cu["controllerWrites"] >= 360,
+          "at least one write per admission: %r" % cu["controllerWrites"])
+    check(cu["peakRssMiB"] > 0 and cu["averageCpuMillis"] >= 0,
+          "controller stats %r" % cu)
+    with open(os.path.join(out, "admissions.csv")) as f:
+        rows = list(csv.DictReader(f))
+    check(len(rows) >= 2, "admissions.csv rows: %d" % len(rows))
+    eq(int(rows[-1]["finished"]), 360, "last admissions.csv row")
+    with open(os.path.join(out, "usage.csv")) as f:
+        head = next(csv.reader(f))
+    eq(head[:2], ["seconds", "all"], "usage.csv header")
+    eq(len(head), 2 + 3, "usage.csv: one column per ClusterQueue")
+    for png in ("admissions.png", "usage.png"):
+        with open(os.path.join(out, png), "rb") as f:
+            eq(f.read(8), b"\x89PNG\r\n\x1a\n", png)
+
+
+def bad_input(tmp):
+    """A generator error names the field and the line, and nothing is
+    started."""
+    bad = os.path.join(tmp, "bad.yaml")
+    with open(bad, "w") as f:
+        f.write("cohorts:\n- className: c\n  count: 1\n  queuesSets:\n"
+                "  - className: q\n    count: 1\n    nominalQuota: lots\n")
+    p = run(["--generator", bad, "--bin", BIN, "--out",
+             os.path.join(tmp, "bad")],
+            os.path.join(LOGS, TEST + ".bad.stderr"), 30)
+    eq(p.returncode, 1, "exit status for a bad generator")
+    with open(os.path.join(LOGS, TEST + ".bad.stderr")) as f:
+        err = f.read()
+    check("bad.yaml:7: cohorts[0].queuesSets[0].nominalQuota" in err,
+          "error names the file, line and field: %r" % err)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="cueue-bench-smoke-")
+    failed = 0
+    for name, fn in (("sched-smoke", smoke), ("sched-bad-input",
+                                                bad_input)):
+        start = time.time()
+        try:
+            fn(tmp)
+            print("  ok   %s (%.1fs)" % (name, time.time() - start),
+                  flush=True)
+        except Exception as e:  # report and go on with the next one
+            failed += 1
+            print("  FAIL %s (%.1fs): %s" % (name, time.time() - start, e),
+                  flush=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (2 - failed, failed))
+    sys.exit(1 if failed else 0)
+
+
+main()
