@@ -1291,9 +1291,20 @@ static void on_write_done(const struct api_response *resp, void *payload)
 		} else {
 			/* Not announced: undo the decision (the cached
 			 * Workload will be reconciled again). */
+			struct que_wl *qw = que_workload_get(c->st, f->uid);
+
 			cu_warn("admission write %s: %s %s", f->uid,
 			    resp->reason, resp->message);
-			if (que_workload_unadmit(c->st, f->uid, &err) != CU_OK)
+			/* Chosen as a preemption victim while its admission
+			 * was in flight, the eviction may land first (and
+			 * make this write conflict): it was never admitted,
+			 * so the eviction is over; release and requeue. */
+			if (qw != NULL && qw->where == QUE_WL_EVICTING) {
+				if (que_workload_release(
+					c->st, f->uid, now, &err) != CU_OK)
+					cu_warn("engine: %s", err.msg);
+			} else if (que_workload_unadmit(c->st, f->uid, &err) !=
+				   CU_OK)
 				cu_warn("engine: %s", err.msg);
 			ledger_release(c, f->uid, now);
 		}
