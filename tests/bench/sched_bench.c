@@ -630,7 +630,6 @@ static void count_log_entry(struct run *r, json_t *e)
 	    strcmp(verb, "WATCH") != 0) {
 		char what[96];
 		const char *p = path ? path : "", *res = p, *q;
-		int seg = 0;
 
 		if (strstr(p, "/events") != NULL)
 			r->ctl_event_writes++;
@@ -638,10 +637,6 @@ static void count_log_entry(struct run *r, json_t *e)
 			r->ctl_writes++;
 		/* the resource (and subresource): the segment after
 		 * "namespaces/NS/" or the version */
-		for (q = p; *q != '\0'; q++)
-			if (*q == '/')
-				seg++;
-		(void)seg;
 		if ((q = strstr(p, "/namespaces/")) != NULL &&
 		    strchr(q + 12, '/') != NULL)
 			res = strchr(q + 12, '/') + 1;
