@@ -37,6 +37,11 @@
  *      when the callback returns.
  *   6. The client's own periodic timer (token reload) is ev_unref'd so it
  *      never keeps ev_run() alive on its own.
+ *   7. Every attempt - the first and each retry - leaves QUEUED through
+ *      limiter_pump(), and only there becomes ACTIVE; so the write gate,
+ *      asked there, sees every attempt of every write before libcurl
+ *      does. A withheld write goes from QUEUED to BACKOFF with a
+ *      fail_code and completes on the next loop iteration.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -108,6 +113,8 @@ struct api_client {
 	struct api_client_stats totals;
 	uint64_t rand;
 	bool closing;
+	api_write_gate_fn may_write; /* NULL: no write gate */
+	void *gate_payload;	     /* borrowed */
 };
 
 struct api_req {
@@ -138,6 +145,7 @@ struct api_req {
 	int attempts;
 	bool auth_retried;
 	int fail_code; /* != 0: complete with this on the backoff timer */
+	const char *fail_msg; /* static; the message that goes with it */
 	ev_timer backoff;
 	int busy;
 	bool cancel_pending;
@@ -704,11 +712,12 @@ static int setup_easy(struct api_req *r)
 
 static void on_backoff(struct ev_loop *loop, ev_timer *w, int revents);
 
-/* Complete r with fail_code from the event loop, not from the caller's
- * stack (api_request never runs the callback itself). */
-static void fail_later(struct api_req *r, int code)
+/* Complete r with code and msg [static] from the event loop, not from the
+ * caller's stack (api_request never runs the callback itself). */
+static void fail_later(struct api_req *r, int code, const char *msg)
 {
 	r->fail_code = code;
+	r->fail_msg = msg;
 	r->state = REQ_BACKOFF;
 	ev_timer_set(&r->backoff, 0.0, 0.0);
 	ev_timer_start(r->c->loop, &r->backoff);
@@ -729,7 +738,8 @@ static void attempt_start(struct api_req *r)
 	    curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs) != CURLE_OK)
 		rc = CU_ENOMEM;
 	if (rc != CU_OK) {
-		fail_later(r, rc);
+		fail_later(r, rc,
+		    rc == CU_ENOMEM ? "out of memory" : "request failed");
 		return;
 	}
 	cu_buf_reset(&r->resp);
@@ -741,7 +751,7 @@ static void attempt_start(struct api_req *r)
 	r->attempts++;
 	c->totals.requests++;
 	if (curl_multi_add_handle(c->multi, r->easy) != CURLM_OK) {
-		fail_later(r, CU_ENOMEM);
+		fail_later(r, CU_ENOMEM, "out of memory");
 		return;
 	}
 	r->state = REQ_ACTIVE;
@@ -771,6 +781,15 @@ static void enqueue(struct api_req *r)
 	limiter_pump(c);
 }
 
+/* True when r is a write (not GET or HEAD) the write gate refuses now. */
+static bool write_withheld(api_client *c, const struct api_req *r)
+{
+	if (c->may_write == NULL || r->verb == VERB_GET ||
+	    strcmp(r->method, "HEAD") == 0)
+		return false;
+	return !c->may_write(r->method, r->path, c->gate_payload);
+}
+
 static void limiter_pump(api_client *c)
 {
 	struct api_req *r;
@@ -784,7 +803,11 @@ static void limiter_pump(api_client *c)
 		c->last_refill = now;
 	}
 	while ((r = c->qhead) != NULL) {
-		if (c->qps > 0) {
+		/* The gate is asked as the attempt leaves the queue: every
+		 * attempt passes here, retries included (invariant 7). */
+		bool withhold = write_withheld(c, r);
+
+		if (c->qps > 0 && !withhold) {
 			if (c->tokens < 1.0)
 				break;
 			c->tokens -= 1.0;
@@ -793,7 +816,12 @@ static void limiter_pump(api_client *c)
 		if (c->qhead == NULL)
 			c->qtail = NULL;
 		r->qnext = NULL;
-		attempt_start(r);
+		if (withhold) {
+			c->totals.withheld++;
+			fail_later(r, CU_ECANCELED, API_WRITE_WITHHELD_MSG);
+		} else {
+			attempt_start(r);
+		}
 	}
 	if (c->qhead != NULL && !ev_is_active(&c->limit_timer)) {
 		double wait = (1.0 - c->tokens) / c->qps;
@@ -818,9 +846,7 @@ static void on_backoff(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	r->state = REQ_NEW;
 	if (r->fail_code != 0) {
-		finish_err(r, r->fail_code, false,
-		    r->fail_code == CU_ENOMEM ? "out of memory"
-					      : "request failed");
+		finish_err(r, r->fail_code, false, r->fail_msg);
 		return;
 	}
 	enqueue(r);
@@ -1267,6 +1293,14 @@ void api_client_free(api_client *c)
 	cu_free(c->stats);
 	c->magic = DEAD_MAGIC;
 	cu_free(c);
+}
+
+void api_client_set_write_gate(
+    api_client *c, api_write_gate_fn fn, void *payload)
+{
+	CU_ASSERT(c != NULL && c->magic == CLIENT_MAGIC);
+	c->may_write = fn;
+	c->gate_payload = fn != NULL ? payload : NULL;
 }
 
 struct ev_loop *api_client_loop(const api_client *c)

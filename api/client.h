@@ -142,7 +142,9 @@ struct api_response {
  *   CU_ETOOBIG; 405/406/415 -> CU_EUNSUPPORTED; 429 and 5xx (after the
  *   retries) -> CU_EIO; transport timeout -> CU_ETIMEOUT; other transport
  *   failures -> CU_EIO; a 2xx JSON response that does not parse ->
- *   CU_EPARSE; canceled -> CU_EAGAIN (lib/ has no "canceled" code).
+ *   CU_EPARSE; canceled -> CU_EAGAIN (with resp->canceled; kept for the
+ *   callers that test it); a write withheld by the write gate ->
+ *   CU_ECANCELED (see api_client_set_write_gate).
  */
 typedef void (*api_response_cb)(const struct api_response *resp, void *payload);
 
@@ -192,6 +194,46 @@ CU_MUST_CHECK int api_stream(api_req **out, api_client *c,
  * returns. r [borrowed; invalid afterwards]; NULL is a no-op.
  */
 void api_request_cancel(api_req *r);
+
+/* ---- the write gate ------------------------------------------------- */
+
+/*
+ * May this write go out now? method and path [borrowed; valid during the
+ * call] are the request's, as given to api_request ("PUT",
+ * "/apis/coordination.k8s.io/v1/namespaces/cueue-system/leases/cueue"),
+ * so that a gate can let some writes through - the leader election's own
+ * Lease, which goes through the same client. payload [borrowed] is the
+ * pointer given to api_client_set_write_gate. Runs on the loop thread,
+ * possibly inside api_request; must not block and must not call into the
+ * client.
+ */
+typedef bool (*api_write_gate_fn)(
+    const char *method, const char *path, void *payload);
+
+/*
+ * Install (fn non-NULL) or remove (fn NULL) the client's write gate,
+ * replacing any earlier one. A write is any request whose method is not
+ * GET or HEAD (a LIST and a WATCH are GETs; reads are never gated). fn is
+ * asked right before each attempt of a write is handed to libcurl: the
+ * first attempt once the rate limiter lets it go (so a write queued behind
+ * the limiter while the gate closed is caught), and every retry (after its
+ * backoff for 429/5xx or a connect failure, and the re-sent 401 after a
+ * token change). While an attempt that fn let through waits for a limiter
+ * token, fn is asked again each time the limiter looks at it.
+ *
+ * When fn returns false nothing is sent: the request completes - from the
+ * event loop, never inside api_request - with resp->err CU_ECANCELED (not
+ * retryable), resp->code 0, resp->canceled false, resp->attempts the
+ * attempts made before, and resp->message API_WRITE_WITHHELD_MSG; it
+ * takes no rate-limiter token, is not retried, and is counted in
+ * api_client_stats' withheld. A write that libcurl already has when the
+ * gate closes is not recalled (it may be on the wire); its retries are
+ * gated. payload [borrowed; must outlive the gate]. Loop thread only.
+ */
+void api_client_set_write_gate(
+    api_client *c, api_write_gate_fn fn, void *payload);
+
+#define API_WRITE_WITHHELD_MSG "write withheld: not the leader"
 
 /* ---- resources and convenience wrappers ----------------------------- */
 
@@ -250,6 +292,7 @@ struct api_client_stats {
 	uint64_t throttled;	/* requests that waited for the rate limiter */
 	uint64_t in_flight;	/* requests not yet completed */
 	uint64_t token_reloads; /* token file changes picked up */
+	uint64_t withheld;	/* writes the write gate withheld */
 };
 
 void api_client_stats(const api_client *c, struct api_client_stats *out);

@@ -4,8 +4,10 @@
  * caBundles and the files, one asynchronous pass at a time (certrot.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ev.h>
 #include <openssl/crypto.h>
@@ -45,30 +47,48 @@ static void pass_done(ctl_certrot *r)
 }
 
 /* Write `data` to dir/name through a temporary file and a rename, so a
- * reader never sees half a key. Failure is not fatal: on a cluster the
- * directory is the read-only Secret mount. */
+ * reader never sees half a key. The temporary file is created afresh with
+ * mode 0600 whatever the umask (it holds the private key), O_EXCL so that
+ * nothing already at its path - a stale one from a crash, a symlink
+ * planted in the directory - is followed or reused; a stale one is
+ * unlinked first (unlink removes a symlink, not its target). Failure is
+ * not fatal: on a cluster the directory is the read-only Secret mount. */
 static void write_file(const char *dir, const char *name, const char *data)
 {
 	char *path = cu_asprintf("%s/%s", dir, name);
 	char *tmp = cu_asprintf("%s/.%s.tmp", dir, name);
 	FILE *f;
+	int fd;
 	bool ok = false;
 
 	if (path == NULL || tmp == NULL)
 		goto out;
-	f = fopen(tmp, "wb");
-	if (f == NULL) {
+	if (unlink(tmp) != 0 && errno != ENOENT)
+		cu_debug("webhook certificate: removing stale %s: %s", tmp,
+		    strerror(errno));
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
 		cu_debug("webhook certificate: not writing %s: %s", path,
 		    strerror(errno));
 		goto out;
 	}
+	f = fdopen(fd, "wb");
+	if (f == NULL) {
+		close(fd);
+		unlink(tmp);
+		cu_warn("webhook certificate: writing %s failed: %s", path,
+		    strerror(errno));
+		goto out;
+	}
 	ok = fputs(data, f) >= 0;
+	ok = fflush(f) == 0 && ok;
+	ok = fsync(fd) == 0 && ok; /* durable before it replaces the old */
 	ok = fclose(f) == 0 && ok;
 	if (ok && rename(tmp, path) != 0)
 		ok = false;
 	if (!ok) {
 		cu_warn("webhook certificate: writing %s failed", path);
-		remove(tmp);
+		unlink(tmp);
 	}
 out:
 	cu_free(path);

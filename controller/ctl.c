@@ -105,6 +105,7 @@ struct cq_sel {
 enum write_kind {
 	W_ADMIT,  /* admission status of a Workload (announces a decision) */
 	W_STATUS, /* other Workload status */
+	W_EVICT,  /* eviction of a preemption victim (uid set) */
 	W_CQ,	  /* ClusterQueue or LocalQueue status */
 	W_SPEC,	  /* merge patch of a job or Workload (not status) */
 	W_JOB_STATUS, /* merge patch of a job's status */
@@ -144,6 +145,7 @@ struct inflight {
 	/* resourceVersion the patch was guarded by (0: none): after a 409 the
 	 * object is not acted on until the cache shows a newer one. */
 	unsigned long long sent_rv;
+	bool main; /* sent by the main client (not the Events one) */
 };
 
 struct ctl {
@@ -181,8 +183,9 @@ struct ctl {
 	 * we wrote and must not be acted on (it would undo or repeat the
 	 * write). Keys: "wl/ns/name", "J/ns/name", "S/ns/name". */
 	json_t *expect;
-	json_t *busy;	  /* key -> true while a write to it is in flight */
-	json_t *retry_at; /* key -> ms: a failed write is retried then */
+	json_t *expect_until; /* key -> ms: an expectation expires then */
+	json_t *busy;	      /* key -> true while a write to it is in flight */
+	json_t *retry_at;     /* key -> ms: a failed write is retried then */
 	struct ns_gate_config gate;
 	json_t *wl_uid;	   /* "ns/name" -> uid of what the engine holds */
 	json_t *wl_gen;	   /* uid -> metadata.generation it was added at */
@@ -222,6 +225,7 @@ struct ctl {
 	struct qwrite *writes;
 	size_t nwrites, capwrites;
 	size_t writes_in_flight;
+	size_t main_writes_in_flight; /* of them, by the main client */
 	int64_t commit_ms; /* monotonic ms of the last ledger commit */
 	uint64_t ticks;	   /* on_tick calls */
 	bool txn;
@@ -351,13 +355,47 @@ static void emit(ctl *c, json_t *obj, const char *type, const char *reason,
 	ctl_event_write_dispose(&w);
 }
 
+/* How long the cache may lag behind our own write before it is trusted
+ * anyway. Acting on an older object only costs a conflict (every status
+ * write is resourceVersion-guarded); waiting forever on a version that
+ * never comes (a conflict whose object did not change, a lost event)
+ * would stall that object for good. client-go's expectations expire too. */
+#define EXPECT_TTL_MS 10000
+
+/* Expect the cache to show key at resourceVersion rv [borrowed] or later. */
+static void expect_set(ctl *c, const char *key, const char *rv)
+{
+	json_object_set_new(c->expect, key, json_string(rv));
+	json_object_set_new(c->expect_until, key,
+	    json_integer(cu_time_mono_ns() / 1000000 + EXPECT_TTL_MS));
+}
+
+static void expect_drop(ctl *c, const char *key)
+{
+	json_object_del(c->expect, key);
+	json_object_del(c->expect_until, key);
+}
+
+/* The informer whose cache an expectation key is about. */
+static api_informer *expect_informer(ctl *c, const char *key)
+{
+	if (strncmp(key, "wl/", 3) == 0)
+		return c->inf[INF_WL];
+	return c->inf[key[0] == 'J' ? INF_JOB : INF_JOBSET];
+}
+
 /* Is the cached obj older than what our own last write to `key` left
  * on the server? (resourceVersions are decimal revisions here and on
- * kube-apiserver; only ever compared for this purpose.) */
+ * kube-apiserver; only ever compared for this purpose.) It is not once
+ * the object shows that version, or once its informer has seen that
+ * version anywhere (everything up to it was delivered: the object simply
+ * did not change - e.g. after a conflict whose cause was not a newer
+ * object), or once the expectation has expired. */
 static bool stale(ctl *c, const char *key, json_t *obj)
 {
 	json_t *want = json_object_get(c->expect, key);
-	const char *have;
+	api_informer *inf;
+	const char *have, *seen;
 	unsigned long long w, h;
 
 	if (json_object_get(c->busy, key) != NULL)
@@ -368,8 +406,18 @@ static bool stale(ctl *c, const char *key, json_t *obj)
 	    json_object_get(obj, "metadata"), "resourceVersion"));
 	w = strtoull(json_string_value(want), NULL, 10);
 	h = have ? strtoull(have, NULL, 10) : 0;
-	if (h >= w) {
-		json_object_del(c->expect, key);
+	inf = expect_informer(c, key);
+	seen = inf ? api_informer_resource_version(inf) : NULL;
+	if (h >= w || (seen != NULL && strtoull(seen, NULL, 10) >= w)) {
+		expect_drop(c, key);
+		return false;
+	}
+	if (cu_time_mono_ns() / 1000000 >=
+	    json_integer_value(json_object_get(c->expect_until, key))) {
+		cu_info("%s: the cache did not show resourceVersion %llu "
+			"within %d ms; using what it shows (%llu)",
+		    key, w, EXPECT_TTL_MS, h);
+		expect_drop(c, key);
 		return false;
 	}
 	return true;
@@ -389,15 +437,32 @@ static int ledger_begin(ctl *c)
 	return CU_OK;
 }
 
-/* Give an undone decision's quota back; failures are only logged (the
- * workload is then reconciled again from the API). */
-static void unadmit(ctl *c, const char *uid)
+/*
+ * Withdraw a decision that will not be announced (its write failed or was
+ * never sent): an ADMITTED Workload gives its quota back and waits again
+ * with its old timestamp. One chosen as a preemption victim meanwhile
+ * (EVICTING) was never admitted in the API, so its eviction is over:
+ * released and requeued - leaving it EVICTING would hold its quota with
+ * nothing left to release it. Failures are only logged (the Workload is
+ * then reconciled again from the API).
+ */
+static void withdraw(ctl *c, const char *uid, int64_t now)
 {
+	struct que_wl *qw = que_workload_get(c->st, uid);
 	cu_error err;
+	int rc;
 
-	if (que_workload_unadmit(c->st, uid, &err) != CU_OK &&
-	    err.code != CU_ENOTFOUND)
+	if (qw == NULL)
+		return;
+	if (qw->where == QUE_WL_EVICTING)
+		rc = que_workload_release(c->st, uid, now, &err);
+	else if (qw->where == QUE_WL_ADMITTED)
+		rc = que_workload_unadmit(c->st, uid, &err);
+	else
+		return;
+	if (rc != CU_OK)
 		cu_warn("engine: %s", err.msg);
+	c->dirty_cycle = true;
 }
 
 /* ---- informer handlers -------------------------------------------- */
@@ -981,20 +1046,19 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 			return;
 		}
 		if (st) {
-			unadmit(c, d->uid);
+			withdraw(c, d->uid, now);
 			return;
 		}
 	}
 	if (decode_cached(c, qw->ns, qw->name, &wl) != CU_OK) {
-		unadmit(c, d->uid);
+		withdraw(c, d->uid, now);
 		return;
 	}
 	if (ctl_wl_status_admit(&wl, d, now, &patch, &err) != CU_OK ||
 	    record_admission(c, qw, d, now, &err) != CU_OK) {
 		cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
 		json_decref(patch);
-		if (que_workload_unadmit(c->st, d->uid, &err) != CU_OK)
-			cu_warn("engine: %s", err.msg);
+		withdraw(c, d->uid, now);
 		api_workload_dispose(&wl);
 		return;
 	}
@@ -1019,7 +1083,7 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 	api_workload_dispose(&wl);
 }
 
-static bool bucket_take(struct bucket *b, int64_t now_ms);
+static bool bucket_take(ctl *c, struct bucket *b, int64_t now_ms);
 
 /* The engine reports a pending reason once, when it changes; it is kept
  * here and written by write_due_pending() once due. */
@@ -1062,7 +1126,7 @@ static void write_due_pending(ctl *c, int64_t now)
 		    (last != NULL && now_ms - json_integer_value(last) <
 					 c->opts.pending_status_period_ms))
 			continue;
-		if (!bucket_take(&c->pending_reports, now_ms))
+		if (!bucket_take(c, &c->pending_reports, now_ms))
 			break; /* the oldest due ones go first next time */
 		if (decode_cached(c, qw->ns, qw->name, &wl) != CU_OK) {
 			json_object_del(c->pending_due, uid);
@@ -1083,6 +1147,35 @@ static void write_due_pending(ctl *c, int64_t now)
 	}
 }
 
+/* A victim's eviction cannot be written now: it is ADMITTED again and the
+ * preemption is decided anew in a later cycle (with a fresh cache). */
+static void unevict(ctl *c, struct que_wl *v, const char *why)
+{
+	cu_error err;
+
+	cu_debug("preemption of %s/%s postponed: %s", v->ns, v->name, why);
+	if (que_workload_unevict(c->st, v->uid, &err) != CU_OK)
+		cu_warn("engine: %s", err.msg);
+}
+
+/*
+ * Evict the victims of a preemption. The engine marked them EVICTING; what
+ * the API shows decides what is written:
+ *  - an admission recorded but not announced (deferred): it never reached
+ *    the API, so it is withdrawn - released and requeued, nothing written;
+ *  - an admission write in flight, or our own last write to the victim
+ *    not yet in the cache: a status patch would be built on an object
+ *    older than the server's (and conflict, or evict a Workload that was
+ *    never admitted there): the victim is ADMITTED again and the
+ *    preemption decided anew once the cache has caught up (that update
+ *    marks the cycle);
+ *  - else the Evicted patch (W_EVICT); if it fails, on_write_done makes
+ *    the victim ADMITTED again. A victim left EVICTING without an
+ *    eviction in the API would hold its quota until its job ends on its
+ *    own, and the preemptor would wait that long.
+ * The ledger records EVICTING and the Preempted event is sent once the
+ * eviction is written.
+ */
 static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	struct que_wl *pre = que_workload_get(c->st, d->uid);
@@ -1093,11 +1186,36 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 		struct que_wl *v = que_workload_get(c->st, d->victims[i].uid);
 		struct api_workload wl;
 		struct ctl_eviction ev;
-		json_t *patch = NULL;
-		char *msg;
+		json_t *patch = NULL, *obj;
+		char *msg, *ek;
+		bool st;
 
-		if (v == NULL || decode_cached(c, v->ns, v->name, &wl) != CU_OK)
+		if (v == NULL || v->where != QUE_WL_EVICTING)
 			continue;
+		if (json_object_get(c->deferred, v->uid) != NULL) {
+			cu_debug("preemption victim %s/%s was never announced; "
+				 "withdrawn",
+			    v->ns, v->name);
+			json_object_del(c->deferred, v->uid);
+			json_object_del(c->in_flight, v->uid);
+			ledger_release(c, v->uid, now);
+			withdraw(c, v->uid, now);
+			continue;
+		}
+		if (json_object_get(c->in_flight, v->uid) != NULL) {
+			unevict(c, v, "its admission is in flight");
+			continue;
+		}
+		ek = cu_asprintf("wl/%s/%s", v->ns, v->name);
+		obj = api_informer_get(c->inf[INF_WL], v->ns, v->name);
+		st = ek == NULL || (obj != NULL && stale(c, ek, obj));
+		if (st || decode_cached(c, v->ns, v->name, &wl) != CU_OK) {
+			unevict(c, v,
+			    st ? "the cache is behind our write"
+			       : "not in the cache");
+			cu_free(ek);
+			continue;
+		}
 		msg =
 		    ctl_preemption_message(pre->uid, NULL, d->victims[i].reason,
 			d->cluster_queue, d->victims[i].cluster_queue);
@@ -1105,20 +1223,28 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 		ev.message = msg ? msg : "Preempted";
 		ev.preempted_reason =
 		    adm_preempt_reason_string(d->victims[i].reason);
-		if (ctl_wl_status_evict(&wl, &ev, now, &patch, &err) != CU_OK)
+		if (ctl_wl_status_evict(&wl, &ev, now, &patch, &err) != CU_OK) {
 			cu_warn("evict %s/%s: %s", v->ns, v->name, err.msg);
-		else if (patch != NULL) {
-			queue_write(c, W_STATUS, &WORKLOADS, v->ns, v->name,
-			    NULL, patch);
-			emit(c,
-			    api_informer_get(c->inf[INF_WL], v->ns, v->name),
-			    "Normal", "Preempted", ev.message);
-		}
-		if (ledger_begin(c) == CU_OK &&
-		    store_decision_set_state(c->ledger, v->uid, STORE_EVICTING,
-			now, &err) != CU_OK &&
-		    err.code != CU_ENOTFOUND)
+			unevict(c, v, "no eviction patch");
+		} else if (patch != NULL) {
+			queue_write_expect(
+			    c, W_EVICT, &WORKLOADS, v->ns, v->name, patch, ek);
+			if (c->nwrites > 0 &&
+			    c->writes[c->nwrites - 1].patch == patch) {
+				struct qwrite *w = &c->writes[c->nwrites - 1];
+
+				w->uid = cu_strdup(v->uid);
+				w->ev_reason = "Preempted";
+				w->note = cu_strdup(ev.message);
+			}
+		} else if (ledger_begin(c) == CU_OK &&
+			   store_decision_set_state(c->ledger, v->uid,
+			       STORE_EVICTING, now, &err) != CU_OK &&
+			   err.code != CU_ENOTFOUND) {
+			/* Evicted already (another reason): its release is
+			 * under way. */
 			cu_warn("ledger: %s", err.msg);
+		}
 		if (c->metrics != NULL && patch != NULL)
 			ctl_metric_inc(c->metrics,
 			    CTL_M_EVICTED_WORKLOADS_TOTAL,
@@ -1128,13 +1254,14 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 					wl.spec.priority_class_ref.name
 				    ? wl.spec.priority_class_ref.name
 				    : ""));
-		if (c->metrics != NULL)
+		if (c->metrics != NULL && v->where == QUE_WL_EVICTING)
 			ctl_metric_inc(c->metrics,
 			    CTL_M_PREEMPTED_WORKLOADS_TOTAL,
 			    CTL_LV(d->cluster_queue ? d->cluster_queue : "",
 				adm_preempt_reason_string(
 				    d->victims[i].reason)));
 		cu_free(msg);
+		cu_free(ek);
 		api_workload_dispose(&wl);
 	}
 	decide_pending(c, d, now);
@@ -1224,6 +1351,8 @@ static void on_write_done(const struct api_response *resp, void *payload)
 	int64_t now = cu_time_now_ns();
 
 	c->writes_in_flight--;
+	if (f->main)
+		c->main_writes_in_flight--;
 	if (c->freeing || resp->canceled)
 		goto out;
 	if (f->expect != NULL) {
@@ -1233,16 +1362,14 @@ static void on_write_done(const struct api_response *resp, void *payload)
 
 		json_object_del(c->busy, f->expect);
 		if (resp->err == CU_OK && rv != NULL)
-			json_object_set_new(
-			    c->expect, f->expect, json_string(rv));
+			expect_set(c, f->expect, rv);
 		/* A conflict: our cache was behind. Wait for a newer object
 		 * rather than retrying against the same old one. */
 		if (resp->err == CU_ECONFLICT && f->sent_rv > 0) {
 			char next[32];
 
 			snprintf(next, sizeof(next), "%llu", f->sent_rv + 1);
-			json_object_set_new(
-			    c->expect, f->expect, json_string(next));
+			expect_set(c, f->expect, next);
 		}
 		/* Look again once the cache has caught up; a rejected write
 		 * (other than a conflict) only after a pause, or the same
@@ -1291,24 +1418,30 @@ static void on_write_done(const struct api_response *resp, void *payload)
 		} else {
 			/* Not announced: undo the decision (the cached
 			 * Workload will be reconciled again). */
-			struct que_wl *qw = que_workload_get(c->st, f->uid);
-
 			cu_warn("admission write %s: %s %s", f->uid,
 			    resp->reason, resp->message);
-			/* Chosen as a preemption victim while its admission
-			 * was in flight, the eviction may land first (and
-			 * make this write conflict): it was never admitted,
-			 * so the eviction is over; release and requeue. */
-			if (qw != NULL && qw->where == QUE_WL_EVICTING) {
-				if (que_workload_release(
-					c->st, f->uid, now, &err) != CU_OK)
-					cu_warn("engine: %s", err.msg);
-			} else if (que_workload_unadmit(c->st, f->uid, &err) !=
-				   CU_OK)
-				cu_warn("engine: %s", err.msg);
+			withdraw(c, f->uid, now);
 			ledger_release(c, f->uid, now);
 		}
 		c->dirty_cycle = true;
+	} else if (f->kind == W_EVICT && f->uid != NULL) {
+		struct que_wl *qw = que_workload_get(c->st, f->uid);
+
+		if (resp->err == CU_OK) {
+			if (ledger_begin(c) == CU_OK &&
+			    store_decision_set_state(c->ledger, f->uid,
+				STORE_EVICTING, now, &err) != CU_OK &&
+			    err.code != CU_ENOTFOUND)
+				cu_warn("ledger: %s", err.msg);
+		} else if (qw != NULL && qw->where == QUE_WL_EVICTING) {
+			/* The preemption did not happen: decided anew. */
+			cu_info("eviction of %s/%s not written (%d %s); "
+				"preemption decided again",
+			    qw->ns, qw->name, resp->code, resp->reason);
+			if (que_workload_unevict(c->st, f->uid, &err) != CU_OK)
+				cu_warn("engine: %s", err.msg);
+			c->dirty_cycle = true;
+		}
 	} else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND) {
 		cu_warn("write %s: %d %s %s", resp->path, resp->code,
 		    resp->reason, resp->message);
@@ -1336,6 +1469,7 @@ static int send_write(
 		    on_write_done, f, err);
 	case W_ADMIT:
 	case W_STATUS:
+	case W_EVICT:
 	case W_CQ:
 	case W_JOB_STATUS:
 		break;
@@ -1376,7 +1510,8 @@ static void flush(ctl *c)
 			    err.msg);
 			for (i = 0; i < c->nwrites; i++)
 				if (c->writes[i].kind == W_ADMIT) {
-					unadmit(c, c->writes[i].uid);
+					withdraw(c, c->writes[i].uid,
+					    cu_time_now_ns());
 					json_object_del(
 					    c->in_flight, c->writes[i].uid);
 				}
@@ -1431,15 +1566,25 @@ static void flush(ctl *c)
 		if (send_write(c, w, f, &err) != CU_OK) {
 			cu_warn("write %s: %s", w->name, err.msg);
 			if (w->kind == W_ADMIT && w->uid != NULL) {
-				unadmit(c, w->uid);
+				withdraw(c, w->uid, cu_time_now_ns());
 				json_object_del(c->in_flight, w->uid);
 				ledger_release(c, w->uid, 0);
+			}
+			if (w->kind == W_EVICT && w->uid != NULL) {
+				struct que_wl *v =
+				    que_workload_get(c->st, w->uid);
+
+				if (v != NULL && v->where == QUE_WL_EVICTING)
+					unevict(c, v, "the write was not sent");
 			}
 			if (f->expect != NULL)
 				json_object_del(c->busy, f->expect);
 			inflight_free(f);
 		} else {
 			c->writes_in_flight++;
+			f->main = w->res != &EVENTS;
+			if (f->main)
+				c->main_writes_in_flight++;
 		}
 	next:
 		json_decref(w->patch);
@@ -1634,10 +1779,22 @@ static void report_budget_init(ctl *c)
 	c->queue_reports.tokens = c->pending_reports.tokens = 10.0;
 }
 
-static bool bucket_take(struct bucket *b, int64_t now_ms)
+/* Writes waiting in the main client (its rate limiter) from which
+ * reports hold back: decisions go first. */
+#define REPORT_BACKLOG 8
+/* While the client is backlogged, reports refill at this share of their
+ * rate: never starved, but they take few of the tokens admissions wait
+ * for (the QPS-bound benchmark is one write per admission). */
+#define REPORT_BACKLOG_SHARE 0.2
+
+static bool bucket_take(ctl *c, struct bucket *b, int64_t now_ms)
 {
+	double rate = c->main_writes_in_flight >= REPORT_BACKLOG
+			  ? b->rate * REPORT_BACKLOG_SHARE
+			  : b->rate;
+
 	if (b->at_ms > 0 && now_ms > b->at_ms)
-		b->tokens += b->rate * (double)(now_ms - b->at_ms) / 1000.0;
+		b->tokens += rate * (double)(now_ms - b->at_ms) / 1000.0;
 	if (b->tokens > b->burst)
 		b->tokens = b->burst;
 	b->at_ms = now_ms;
@@ -1702,7 +1859,7 @@ static void report_flush(ctl *c, int64_t now_ms)
 	for (i = 0; i < c->noffers; i++) {
 		struct offer *o = &c->offers[i];
 
-		if (bucket_take(&c->queue_reports, now_ms)) {
+		if (bucket_take(c, &c->queue_reports, now_ms)) {
 			json_object_set_new(
 			    c->reported_at, o->key, json_integer(now_ms));
 			queue_write_expect(
@@ -2164,16 +2321,20 @@ static void job_write(ctl *c, char kind, const char *key, const char *ns,
  * (DESIGN.md lesson 1). */
 /* key's expected resourceVersion is dropped once inf [borrowed] has seen
  * that version or a later one: an object then missing from it was
- * deleted after our write and there is nothing more to wait for. */
+ * deleted after our write and there is nothing more to wait for. Or once
+ * it expired (EXPECT_TTL_MS). */
 static void gone_past_expect(ctl *c, api_informer *inf, const char *key)
 {
 	json_t *want = json_object_get(c->expect, key);
 	const char *seen = api_informer_resource_version(inf);
 
-	if (want != NULL && seen != NULL &&
-	    strtoull(seen, NULL, 10) >=
-		strtoull(json_string_value(want), NULL, 10))
-		json_object_del(c->expect, key);
+	if (want != NULL &&
+	    ((seen != NULL &&
+		 strtoull(seen, NULL, 10) >=
+		     strtoull(json_string_value(want), NULL, 10)) ||
+		cu_time_mono_ns() / 1000000 >=
+		    json_integer_value(json_object_get(c->expect_until, key))))
+		expect_drop(c, key);
 }
 
 static void reconcile_job(ctl *c, const char *key, int64_t now)
@@ -2633,8 +2794,7 @@ static void announce_deferred(ctl *c, int64_t now)
 			continue;
 		if (qw == NULL || obj == NULL || qw->where != QUE_WL_ADMITTED ||
 		    !announce_recorded(c, qw, now, false)) {
-			if (qw != NULL && qw->where == QUE_WL_ADMITTED)
-				unadmit(c, uid);
+			withdraw(c, uid, now);
 			ledger_release(c, uid, now);
 			json_object_del(c->in_flight, uid);
 		}
@@ -2752,12 +2912,40 @@ static void count_to(ctl *c, enum ctl_metric_id id, const char *const *lv,
 		ctl_metric_add(c->metrics, id, lv, nlv, total - (uint64_t)have);
 }
 
-static void api_count(const char *verb, int code, uint64_t n, void *payload)
+/* Requests of both API clients (the main one and the events one), summed
+ * per "verb code" into payload [borrowed] before they are counted. */
+static void api_sum(const char *verb, int code, uint64_t n, void *payload)
 {
-	char cs[16];
+	char k[64];
 
-	snprintf(cs, sizeof(cs), "%d", code);
-	count_to(payload, CTL_M_CUEUE_API_REQUESTS_TOTAL, CTL_LV(verb, cs), n);
+	snprintf(k, sizeof(k), "%s %d", verb, code);
+	json_object_set_new(payload, k,
+	    json_integer(json_integer_value(json_object_get(payload, k)) +
+			 (json_int_t)n));
+}
+
+static void api_count(ctl *c)
+{
+	json_t *sum = json_object(), *v;
+	const char *k;
+
+	if (sum == NULL)
+		return;
+	api_client_stats_foreach(c->client, api_sum, sum);
+	if (c->ev_client != NULL)
+		api_client_stats_foreach(c->ev_client, api_sum, sum);
+	json_object_foreach(sum, k, v)
+	{
+		char verb[48];
+		const char *sp = strchr(k, ' ');
+
+		if (sp == NULL || (size_t)(sp - k) >= sizeof(verb))
+			continue;
+		snprintf(verb, sizeof(verb), "%.*s", (int)(sp - k), k);
+		count_to(c, CTL_M_CUEUE_API_REQUESTS_TOTAL,
+		    CTL_LV(verb, sp + 1), (uint64_t)json_integer_value(v));
+	}
+	json_decref(sum);
 }
 
 static void own_metrics(ctl *c, ev_tstamp now)
@@ -2767,7 +2955,7 @@ static void own_metrics(ctl *c, ev_tstamp now)
 	if (c->tick_due > 0)
 		ctl_metric_observe(c->metrics, CTL_M_CUEUE_LOOP_LAG_SECONDS,
 		    CTL_LV0, now > c->tick_due ? now - c->tick_due : 0.0);
-	api_client_stats_foreach(c->client, api_count, c);
+	api_count(c);
 	for (i = 0; i < INF__COUNT; i++) {
 		struct api_informer_stats is;
 
@@ -3036,6 +3224,7 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	c->dirty_wl = json_object();
 	c->dirty_jobs = json_object();
 	c->expect = json_object();
+	c->expect_until = json_object();
 	c->busy = json_object();
 	c->retry_at = json_object();
 	c->gate.job_enabled = cfg->integrations.job;
@@ -3056,10 +3245,10 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	c->rf_names = json_object();
 	c->cohort_names = json_object();
 	c->lq_names = json_object();
-	if (!c->dirty_wl || !c->dirty_jobs || !c->expect || !c->busy ||
-	    !c->retry_at || !c->wl_uid || !c->wl_gen || !c->in_flight ||
-	    !c->pending_at || !c->pending_due || !c->cq_names || !c->rf_names ||
-	    !c->cohort_names || !c->lq_names) {
+	if (!c->dirty_wl || !c->dirty_jobs || !c->expect || !c->expect_until ||
+	    !c->busy || !c->retry_at || !c->wl_uid || !c->wl_gen ||
+	    !c->in_flight || !c->pending_at || !c->pending_due ||
+	    !c->cq_names || !c->rf_names || !c->cohort_names || !c->lq_names) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
@@ -3157,6 +3346,22 @@ static void on_new_leader(const char *identity, void *payload)
 	    identity && identity[0] ? identity : "(none)");
 }
 
+/* The API clients' write gate, with leader election: a write still
+ * waiting in a client's rate limiter or retry backoff when this replica
+ * stopped leading (a stall past RenewDeadline, SIGSTOP) is withheld, not
+ * sent late beside the new leader's. The election's own Lease writes
+ * always pass. */
+static bool write_gate(const char *method, const char *path, void *payload)
+{
+	ctl *c = payload;
+
+	(void)method;
+	if (c->leader == NULL ||
+	    (c->leading && ctl_leader_is_leader(c->leader)))
+		return true;
+	return strncmp(path, "/apis/coordination.k8s.io/", 26) == 0;
+}
+
 static int start_leader(ctl *c, cu_error *err)
 {
 	static const struct ctl_leader_callbacks cbs = {
@@ -3182,8 +3387,11 @@ static int start_leader(ctl *c, cu_error *err)
 	o.retry_period_ns = c->cfg->leader_election.retry_period_ns;
 	ctl_metrics_set_role(c->metrics, CTL_ROLE_FOLLOWER);
 	rc = ctl_leader_new(&c->leader, c->client, c->loop, &o, &cbs, c, err);
-	if (rc == CU_OK)
+	if (rc == CU_OK) {
+		api_client_set_write_gate(c->client, write_gate, c);
+		api_client_set_write_gate(c->ev_client, write_gate, c);
 		rc = ctl_leader_start(c->leader, err);
+	}
 	return rc;
 }
 
@@ -3312,6 +3520,7 @@ void ctl_free(ctl *c)
 	json_decref(c->dirty_wl);
 	json_decref(c->dirty_jobs);
 	json_decref(c->expect);
+	json_decref(c->expect_until);
 	json_decref(c->busy);
 	json_decref(c->retry_at);
 	json_decref(c->wl_uid);

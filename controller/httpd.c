@@ -26,6 +26,11 @@
  *  5. Bounds per server: conn_limit connections, HTTPD_CONN_MEMORY bytes
  *     of MHD memory each, max_body bytes of body each (413), the idle
  *     timeout and the request deadline (note 2).
+ *  6. Every decision about a request is made in admit() (route, method,
+ *     Content-Length) and respond() (body overflow, handler), which the
+ *     MHD callbacks and ctl_httpd_dispatch share. Dispatch redoes only
+ *     what MHD does before calling us: %-decoding the path and splitting
+ *     the query (split_query), and header lookup (struct ctl_http_local).
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -303,14 +308,23 @@ static struct conn_track *track_of(struct MHD_Connection *conn)
 
 /* ---- replies ------------------------------------------------------------- */
 
-static enum MHD_Result queue(struct MHD_Connection *conn, int status,
-    const char *ctype, cu_buf *body, const char *allow)
+static void response_init(struct ctl_http_response *resp)
+{
+	resp->status = 200;
+	resp->content_type = CTL_HTTP_TEXT;
+	cu_buf_init(&resp->body, CTL_HTTPD_MAX_RESPONSE);
+	resp->allow[0] = '\0';
+}
+
+/* Send resp on conn; its body goes to MHD (resp->body is left empty). */
+static enum MHD_Result queue(
+    struct MHD_Connection *conn, struct ctl_http_response *resp)
 {
 	struct MHD_Response *r;
 	struct conn_track *t;
 	enum MHD_Result ret;
 	size_t len = 0;
-	char *text = cu_buf_detach(body, &len);
+	char *text = cu_buf_detach(&resp->body, &len);
 
 	if (text == NULL)
 		return MHD_NO;
@@ -320,27 +334,17 @@ static enum MHD_Result queue(struct MHD_Connection *conn, int status,
 		cu_free(text);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	MHD_add_response_header(
+	    r, MHD_HTTP_HEADER_CONTENT_TYPE, resp->content_type);
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-	if (allow != NULL)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-	ret = MHD_queue_response(conn, (unsigned)status, r);
+	if (resp->allow[0] != '\0')
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, resp->allow);
+	ret = MHD_queue_response(conn, (unsigned)resp->status, r);
 	MHD_destroy_response(r);
 	if ((t = track_of(conn)) != NULL)
 		t->armed = false;
 	return ret;
-}
-
-static enum MHD_Result queue_text(struct MHD_Connection *conn, int status,
-    const char *text, const char *allow)
-{
-	cu_buf b;
-
-	cu_buf_init(&b, 4096);
-	if (cu_buf_adds(&b, text) != CU_OK)
-		return MHD_NO;
-	return queue(conn, status, CTL_HTTP_TEXT, &b, allow);
 }
 
 int ctl_http_reply(struct ctl_http_response *resp, int status, const char *text)
@@ -370,8 +374,13 @@ static const struct route *find_route(
 static bool method_allowed(const struct route *r, const char *method)
 {
 	char word[24];
-	int n = snprintf(word, sizeof(word), " %s ", method);
+	int n;
 
+	/* One word: "GET HEAD" must not match " GET HEAD " (a method from
+	 * the wire has no space; one given to ctl_httpd_dispatch may). */
+	if (method[0] == '\0' || strchr(method, ' ') != NULL)
+		return false;
+	n = snprintf(word, sizeof(word), " %s ", method);
 	return n > 0 && (size_t)n < sizeof(word) &&
 	       strstr(r->methods, word) != NULL;
 }
@@ -403,6 +412,57 @@ static void allow_header(const struct route *r, char *out, size_t cap)
 	}
 }
 
+/*
+ * What the request line and headers alone decide, for a request from MHD
+ * (first_call) and from ctl_httpd_dispatch alike: the route, or an early
+ * reply in resp - 404 for an unknown path, 405 (with allow) for a method
+ * the route does not take, 413 when content_length [borrowed; NULL when
+ * absent] says more than the cap. Returns true when the body is to be
+ * read and the route's handler run (*route set).
+ */
+static bool admit(const struct ctl_httpd *h, const char *path,
+    const char *method, const char *content_length, const struct route **route,
+    struct ctl_http_response *resp)
+{
+	const struct route *r = find_route(h, path);
+
+	*route = r;
+	if (r == NULL) {
+		(void)ctl_http_reply(resp, 404, "404 page not found\n");
+		return false;
+	}
+	if (!method_allowed(r, method)) {
+		allow_header(r, resp->allow, sizeof(resp->allow));
+		(void)ctl_http_reply(resp, 405, "405 method not allowed\n");
+		return false;
+	}
+	if (content_length != NULL) {
+		char *end;
+		unsigned long long n = strtoull(content_length, &end, 10);
+
+		if (end != content_length && n > h->max_body) {
+			(void)ctl_http_reply(
+			    resp, 413, "413 request body too large\n");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The body is in: 413 when it overflowed the cap (too_big), else the
+ * route's handler fills resp. Both paths end here. */
+static void respond(const struct ctl_httpd *h, const struct route *r,
+    const struct ctl_http_request *req, bool too_big,
+    struct ctl_http_response *resp)
+{
+	if (too_big)
+		(void)ctl_http_reply(resp, 413, "413 request body too large\n");
+	else
+		r->fn(req, resp, r->payload);
+	cu_debug(
+	    "%s: %s %s -> %d", h->name, req->method, req->path, resp->status);
+}
+
 /* ---- the access handler ------------------------------------------------- */
 
 static enum MHD_Result first_call(struct ctl_httpd *h,
@@ -410,38 +470,27 @@ static enum MHD_Result first_call(struct ctl_httpd *h,
     void **con_cls)
 {
 	struct req_ctx *rq = cu_calloc(1, sizeof(*rq));
-	const char *cl;
-	char allow[128];
+	struct ctl_http_response resp;
+	enum MHD_Result ret;
 
 	if (rq == NULL)
 		return MHD_NO;
 	*con_cls = rq;
 	cu_buf_init(&rq->body, h->max_body);
-	rq->route = find_route(h, url);
-	if (rq->route == NULL) {
-		rq->replied = true;
-		return queue_text(conn, 404, "404 page not found\n", NULL);
+	response_init(&resp);
+	if (admit(h, url, method,
+		MHD_lookup_connection_value(
+		    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
+		&rq->route, &resp)) {
+		cu_buf_dispose(&resp.body);
+		return MHD_YES;
 	}
-	if (!method_allowed(rq->route, method)) {
-		rq->replied = true;
-		allow_header(rq->route, allow, sizeof(allow));
-		return queue_text(conn, 405, "405 method not allowed\n", allow);
-	}
-	cl = MHD_lookup_connection_value(
-	    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (cl != NULL) {
-		char *end;
-		unsigned long long n = strtoull(cl, &end, 10);
-
-		if (end != cl && n > h->max_body) {
-			/* Early: the body is never read (MHD closes the
-			 * connection after the reply). */
-			rq->replied = true;
-			return queue_text(
-			    conn, 413, "413 request body too large\n", NULL);
-		}
-	}
-	return MHD_YES;
+	/* Early: the body is never read (MHD closes the connection after
+	 * the reply). */
+	rq->replied = true;
+	ret = queue(conn, &resp);
+	cu_buf_dispose(&resp.body);
+	return ret;
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn,
@@ -467,21 +516,15 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn,
 	if (rq->replied)
 		return MHD_YES;
 	rq->replied = true;
-	if (rq->too_big)
-		return queue_text(
-		    conn, 413, "413 request body too large\n", NULL);
 	memset(&req, 0, sizeof(req));
 	req.method = method;
 	req.path = url;
 	req.body = rq->body.ptr != NULL ? rq->body.ptr : "";
 	req.body_len = rq->body.len;
 	req.conn = conn;
-	resp.status = 200;
-	resp.content_type = CTL_HTTP_TEXT;
-	cu_buf_init(&resp.body, CTL_HTTPD_MAX_RESPONSE);
-	rq->route->fn(&req, &resp, rq->route->payload);
-	cu_debug("%s: %s %s -> %d", h->name, method, url, resp.status);
-	ret = queue(conn, resp.status, resp.content_type, &resp.body, NULL);
+	response_init(&resp);
+	respond(h, rq->route, &req, rq->too_big, &resp);
+	ret = queue(conn, &resp);
 	cu_buf_dispose(&resp.body);
 	return ret;
 }
@@ -522,10 +565,24 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(
 
 /* ---- public ------------------------------------------------------------- */
 
+/* An in-process request's query arguments and headers (dispatch). */
+struct ctl_http_local {
+	char **args;		    /* name, value|NULL, ..., NULL; owned */
+	const char *const *headers; /* name, value, ..., NULL; borrowed */
+};
+
 const char *ctl_http_header(
     const struct ctl_http_request *req, const char *name)
 {
-	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+	const char *const *hv;
+
+	if (req->local == NULL)
+		return MHD_lookup_connection_value(
+		    req->conn, MHD_HEADER_KIND, name);
+	for (hv = req->local->headers; hv != NULL && hv[0] != NULL; hv += 2)
+		if (strcasecmp(hv[0], name) == 0)
+			return hv[1];
+	return NULL;
 }
 
 struct query_find {
@@ -548,10 +605,110 @@ static enum MHD_Result query_iter(
 const char *ctl_http_query(const struct ctl_http_request *req, const char *name)
 {
 	struct query_find q = {name, NULL};
+	char *const *a;
 
-	MHD_get_connection_values(
-	    req->conn, MHD_GET_ARGUMENT_KIND, query_iter, &q);
+	if (req->local == NULL) {
+		MHD_get_connection_values(
+		    req->conn, MHD_GET_ARGUMENT_KIND, query_iter, &q);
+		return q.value;
+	}
+	for (a = req->local->args; a != NULL && a[0] != NULL; a += 2)
+		if (query_iter(&q, MHD_GET_ARGUMENT_KIND, a[0], a[1]) == MHD_NO)
+			break;
 	return q.value;
+}
+
+/* '+' is a space in a query, then %XX (MHD_parse_arguments_). */
+static void unescape_arg(char *s)
+{
+	char *p;
+
+	for (p = s; *p != '\0'; p++)
+		if (*p == '+')
+			*p = ' ';
+	MHD_http_unescape(s);
+}
+
+/* Split query [owned; decoded in place] into *args [owned: cu_free;
+ * pointers into query] as MHD_parse_arguments_ does for a request line:
+ * at '&', each "name" or "name=value"; an empty last one is dropped. */
+static int split_query(char *query, char ***args)
+{
+	size_t n = 1, i = 0;
+	char *p, *amp, *eq;
+
+	for (p = query; *p != '\0'; p++)
+		n += *p == '&';
+	*args = cu_calloc(2 * n + 1, sizeof(**args));
+	if (*args == NULL)
+		return CU_ENOMEM;
+	for (p = query; p != NULL && *p != '\0'; p = amp) {
+		amp = strchr(p, '&');
+		if (amp != NULL)
+			*amp++ = '\0';
+		eq = strchr(p, '=');
+		if (eq != NULL)
+			*eq++ = '\0';
+		unescape_arg(p);
+		if (eq != NULL)
+			unescape_arg(eq);
+		(*args)[i++] = p;
+		(*args)[i++] = eq;
+	}
+	(*args)[i] = NULL;
+	return CU_OK;
+}
+
+int ctl_httpd_dispatch(ctl_httpd *h, const char *method, const char *target,
+    const char *const *headers, const void *body, size_t body_len,
+    struct ctl_http_response *out, cu_error *err)
+{
+	struct ctl_http_local local = {NULL, headers};
+	struct ctl_http_request req;
+	const struct route *r;
+	const char *q;
+	char *path = NULL, *query = NULL;
+	cu_buf b;
+	bool too_big;
+	int rc = CU_OK;
+
+	CU_ASSERT(h != NULL && h->magic == HTTPD_MAGIC);
+	response_init(out);
+	if (method == NULL || target == NULL) {
+		out->status = 500;
+		return cu_error_set(err, CU_EINVAL,
+		    "%s: dispatch needs a method and a target", h->name);
+	}
+	q = strchr(target, '?');
+	path = cu_strndup(
+	    target, q != NULL ? (size_t)(q - target) : strlen(target));
+	if (path == NULL || (q != NULL && (query = cu_strdup(q + 1)) == NULL) ||
+	    (query != NULL && split_query(query, &local.args) != CU_OK)) {
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+		out->status = 500;
+		goto out;
+	}
+	MHD_http_unescape(path);
+	memset(&req, 0, sizeof(req));
+	req.method = method;
+	req.path = path;
+	req.local = &local;
+	if (admit(h, path, method,
+		ctl_http_header(&req, MHD_HTTP_HEADER_CONTENT_LENGTH), &r,
+		out)) {
+		cu_buf_init(&b, h->max_body);
+		too_big =
+		    body_len > 0 && cu_buf_add(&b, body, body_len) != CU_OK;
+		req.body = b.ptr != NULL ? b.ptr : "";
+		req.body_len = b.len;
+		respond(h, r, &req, too_big, out);
+		cu_buf_dispose(&b);
+	}
+out:
+	cu_free(local.args);
+	cu_free(query);
+	cu_free(path);
+	return rc;
 }
 
 int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,

@@ -15,6 +15,9 @@
  *
  * Lifecycle: ctl_httpd_new -> ctl_httpd_route... -> ctl_httpd_start ->
  * (loop runs) -> ctl_httpd_free. Routes may be added after start.
+ * ctl_httpd_dispatch serves one request in-process through the same
+ * route, method, body-cap and handler path, without a socket (tests,
+ * fuzzing: tests/fuzz/httpd_fuzz.c).
  * Event-loop thread only. Prefix: ctl_httpd_, ctl_http_.
  */
 #ifndef CU_CONTROLLER_HTTPD_H
@@ -28,6 +31,7 @@
 
 struct ev_loop;
 struct MHD_Connection;
+struct ctl_http_local;
 
 typedef struct ctl_httpd ctl_httpd;
 
@@ -62,20 +66,26 @@ struct ctl_http_request {
 	const char *path;	     /* URL path without the query string */
 	const char *body;	     /* NUL-terminated; "" when none */
 	size_t body_len;	     /* may contain NULs before body_len */
-	struct MHD_Connection *conn; /* for ctl_http_query/_header only */
+	struct MHD_Connection *conn; /* for ctl_http_query/_header only;
+					NULL for ctl_httpd_dispatch */
+	const struct ctl_http_local *local; /* ctl_httpd_dispatch's query
+					       and headers, else NULL */
 };
 
 /*
  * The reply a handler fills. The server initialises it (status 200,
- * content_type CTL_HTTP_TEXT, body empty with cap CTL_HTTPD_MAX_RESPONSE)
- * and sends and disposes it after the handler returns. A handler whose
- * cu_buf append failed should set status 500 (the buffer is then empty).
+ * content_type CTL_HTTP_TEXT, body empty with cap CTL_HTTPD_MAX_RESPONSE,
+ * allow "") and sends and disposes it after the handler returns. A
+ * handler whose cu_buf append failed should set status 500 (the buffer is
+ * then empty). allow is the server's: the Allow header of a 405.
  */
 #define CTL_HTTPD_MAX_RESPONSE (64u * 1024u * 1024u)
+#define CTL_HTTPD_ALLOW_MAX 128
 struct ctl_http_response {
 	int status;
 	const char *content_type; /* [borrowed; must be a static string] */
 	cu_buf body;		  /* owned by the server */
+	char allow[CTL_HTTPD_ALLOW_MAX]; /* "GET, HEAD" on a 405, else "" */
 };
 
 /* A route handler. payload [borrowed] is the pointer given to
@@ -106,6 +116,32 @@ CU_MUST_CHECK int ctl_httpd_route(ctl_httpd *h, const char *methods,
  * CU_EINVAL if already started.
  */
 CU_MUST_CHECK int ctl_httpd_start(ctl_httpd *h, cu_error *err);
+
+/*
+ * Serve one request in-process, as if microhttpd had received it: the
+ * same route lookup (404), method check (405, out->allow set), body cap
+ * (413: early when a Content-Length header says more than the cap, else
+ * when the body holds more) and handler call as a request on a
+ * connection, for tests and fuzzing. Needs no ctl_httpd_start.
+ *
+ * target is the request-target: a path and an optional "?query". As
+ * microhttpd does by default, the path is %-decoded (MHD_http_unescape;
+ * a decoded NUL ends it) and the query split at '&' into name[=value]
+ * arguments, each side %-decoded, for ctl_http_query. headers is NULL or
+ * name, value pairs ending with a NULL name, for ctl_http_header
+ * (case-insensitive names, first match wins). body holds body_len bytes
+ * (may contain NULs; may be NULL when body_len is 0), handed over as
+ * given: there is no wire framing to check. Everything [borrowed].
+ *
+ * out is initialised here on every return; out->body [owned by the
+ * caller: cu_buf_dispose], also for HEAD (microhttpd would not send it).
+ * Returns CU_OK with the reply in out; CU_EINVAL for a NULL method or
+ * target, CU_ENOMEM (out->status 500 when either happens). Not from
+ * inside a handler of h.
+ */
+CU_MUST_CHECK int ctl_httpd_dispatch(ctl_httpd *h, const char *method,
+    const char *target, const char *const *headers, const void *body,
+    size_t body_len, struct ctl_http_response *out, cu_error *err);
 
 /* The bound port (the real one after listening on port 0); 0 before
  * ctl_httpd_start. */

@@ -131,11 +131,21 @@ static void on_review(const struct ctl_http_request *req,
 	cu_free(out);
 }
 
+int ctl_whsrv_mount(ctl_whsrv *w, ctl_httpd *srv, cu_error *err)
+{
+	size_t i;
+	int rc = CU_OK;
+
+	for (i = 0; rc == CU_OK && adm_wh_routes[i].path != NULL; i++)
+		rc = ctl_httpd_route(srv, "POST", adm_wh_routes[i].path,
+		    on_review, &w->routes[i], err);
+	return rc;
+}
+
 static int make_http(ctl_whsrv *w, const char *cert, const char *key,
     ctl_httpd **out, cu_error *err)
 {
 	struct ctl_httpd_opts o;
-	size_t i;
 	int rc;
 
 	memset(&o, 0, sizeof(o));
@@ -143,11 +153,10 @@ static int make_http(ctl_whsrv *w, const char *cert, const char *key,
 	o.listen = w->listen;
 	o.cert_pem = cert;
 	o.key_pem = key;
-	o.max_body = ADM_WH_MAX_BODY + 1024;
+	o.max_body = CTL_WHSRV_MAX_BODY;
 	rc = ctl_httpd_new(out, w->loop, &o, err);
-	for (i = 0; rc == CU_OK && adm_wh_routes[i].path != NULL; i++)
-		rc = ctl_httpd_route(*out, "POST", adm_wh_routes[i].path,
-		    on_review, &w->routes[i], err);
+	if (rc == CU_OK)
+		rc = ctl_whsrv_mount(w, *out, err);
 	if (rc != CU_OK) {
 		ctl_httpd_free(*out);
 		*out = NULL;

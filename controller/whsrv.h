@@ -27,6 +27,7 @@
 #include "lib/cu.h"
 
 struct ev_loop;
+struct ctl_httpd;
 
 typedef struct ctl_whsrv ctl_whsrv;
 
@@ -34,6 +35,9 @@ typedef struct ctl_whsrv ctl_whsrv;
 #define CTL_WHSRV_KEY_FILE "tls.key"
 /* How often the certificate files are checked for a change. */
 #define CTL_WHSRV_RELOAD_PERIOD_S 10.0
+/* The request-body cap of the webhook server: a review at its limit plus
+ * room for the envelope. */
+#define CTL_WHSRV_MAX_BODY (ADM_WH_MAX_BODY + 1024)
 
 struct ctl_whsrv_opts {
 	const char *listen;   /* "host:port" [borrowed; copied] */
@@ -59,6 +63,15 @@ CU_MUST_CHECK int ctl_whsrv_new(ctl_whsrv **out, struct ev_loop *loop,
  * cannot be bound, a file cannot be read or the TLS material is rejected;
  * CU_EINVAL for a bad listen address. */
 CU_MUST_CHECK int ctl_whsrv_start(ctl_whsrv *w, cu_error *err);
+
+/*
+ * Route every path of adm_wh_routes (POST) on srv [borrowed] to w's review
+ * handler, with w's readiness guard: what ctl_whsrv_start serves, mounted
+ * on another server (tests/fuzz/httpd_fuzz.c; needs no certificate). w
+ * must outlive srv's serving. Errors of ctl_httpd_route.
+ */
+CU_MUST_CHECK int ctl_whsrv_mount(
+    ctl_whsrv *w, struct ctl_httpd *srv, cu_error *err);
 
 /* The bound port; 0 before ctl_whsrv_start. */
 uint16_t ctl_whsrv_port(const ctl_whsrv *w);

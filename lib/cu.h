@@ -40,7 +40,8 @@
 	X(CU_EQUOTA, -12, false, "quota exceeded")                             \
 	X(CU_EUNSUPPORTED, -13, false, "unsupported")                          \
 	X(CU_EDENIED, -14, false, "denied")                                    \
-	X(CU_EAGAIN, -15, true, "try again")
+	X(CU_EAGAIN, -15, true, "try again")                                   \
+	X(CU_ECANCELED, -16, false, "canceled")
 
 enum cu_err {
 #define CU_X_ENUM(name, value, retry, desc) name = value,

@@ -27,6 +27,7 @@
  *          │ que_admit                                     │
  *          v                                               │
  *       ADMITTED ── que_mark_evicting ──> EVICTING ──┐     │
+ *          ^ <──────── que_workload_unevict ─────────┤     │
  *          │                                          │     │
  *          └──── que_workload_release / _unadmit ─────┴─────┘
  *   que_workload_remove: from any state, releasing quota if held.
@@ -483,6 +484,12 @@ CU_MUST_CHECK int que_workload_release(
 /* Undo an admission whose API write failed: release the quota and put it
  * back in its heap with its old timestamp. CU_ENOTFOUND, CU_EINVAL. */
 CU_MUST_CHECK int que_workload_unadmit(
+    que_state *st, const char *uid, cu_error *err);
+/* An eviction that did not reach the API (its write failed): the
+ * EVICTING workload is ADMITTED again, so a later cycle may choose it as
+ * a victim anew; its ClusterQueue's inadmissible workloads get another
+ * look. CU_ENOTFOUND, CU_EINVAL (not EVICTING). */
+CU_MUST_CHECK int que_workload_unevict(
     que_state *st, const char *uid, cu_error *err);
 /* Restore a workload the API (or the ledger) shows as holding quota,
  * e.g. after a restart: move it from wherever it waits to ADMITTED in

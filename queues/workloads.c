@@ -549,6 +549,21 @@ int que_workload_unadmit(que_state *st, const char *uid, cu_error *err)
 	return CU_OK;
 }
 
+int que_workload_unevict(que_state *st, const char *uid, cu_error *err)
+{
+	struct que_wl *wl = que_workload_get(st, uid);
+
+	if (!wl)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "workload %s not found", uid);
+	if (wl->where != QUE_WL_EVICTING)
+		return cu_error_set(
+		    err, CU_EINVAL, "workload %s is not being evicted", uid);
+	wl->where = QUE_WL_ADMITTED;
+	que_capacity_freed(wl->cq);
+	return CU_OK;
+}
+
 int que_workload_backoff(
     que_state *st, const char *uid, int64_t requeue_at_ns, cu_error *err)
 {

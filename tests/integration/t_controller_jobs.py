@@ -335,12 +335,10 @@ value: 10
 """
 
 
-@case("jobs-preemption-restores-template", simulate="jobs")
-def jobs_preemption(s):
-    """A high-priority Job preempts a running low-priority one: the low Job
-    is suspended with its template restored (no flavor nodeSelector left
-    behind), its quota is released, and the high Job starts on the
-    flavor's node labels."""
+def preemption_setup(s):
+    """PREEMPT_QUEUES with team's LocalQueue, a controller and a 600 s
+    low-priority Job (3 of 4 cpu) created: (controller, running(name)),
+    running returning the Job once it runs."""
     s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
     s.kubectl("wait", "--for=condition=Established", "crd", "--all",
               "--timeout=30s")
@@ -363,6 +361,16 @@ def jobs_preemption(s):
         j = s.get_json(path + name)
         return (j["spec"].get("suspend") is False
                 and j.get("status", {}).get("active") == 1) and j
+    return ctl, running
+
+
+@case("jobs-preemption-restores-template", simulate="jobs")
+def jobs_preemption(s):
+    """A high-priority Job preempts a running low-priority one: the low Job
+    is suspended with its template restored (no flavor nodeSelector left
+    behind), its quota is released, and the high Job starts on the
+    flavor's node labels."""
+    ctl, running = preemption_setup(s)
     lj = wait_for(lambda: running("low"), 20, what="low job running")
     eq(lj["spec"]["template"]["spec"].get("nodeSelector"), {"pool": "spot"},
        "flavor node labels injected")
@@ -399,7 +407,7 @@ def jobs_preemption(s):
     eq(code, 201, "create high: %r" % body)
 
     def preempted():
-        j = s.get_json(path + "low")
+        j = s.get_json("/apis/batch/v1/namespaces/team/jobs/low")
         return j["spec"].get("suspend") is True and j
     lj = wait_for(preempted, 20, what="low job suspended")
     check("nodeSelector" not in lj["spec"]["template"]["spec"],
@@ -418,6 +426,44 @@ def jobs_preemption(s):
 
     # Once the high Job finishes, the low one is admitted again.
     wait_for(lambda: running("low"), 30, what="low job re-admitted")
+    ctl.stop()
+
+
+@case("preemption-survives-a-failed-eviction-write", simulate="jobs")
+def preemption_eviction_fails(s):
+    """The victim's eviction PATCH fails (409): the preemption is not lost.
+    The victim must not stay "being evicted" inside the controller, holding
+    its quota with no eviction in the API while the preemptor waits for a
+    job that runs for minutes; the preemption is decided again and written,
+    and the Preempted event is sent once, for the eviction that happened."""
+    ctl, running = preemption_setup(s)
+    wlpath = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads"
+    wait_for(lambda: running("low"), 20, what="low job running")
+    lowwl = [w["metadata"]["name"] for w in s.get_json(wlpath)["items"]
+             if w["metadata"]["ownerReferences"][0]["name"] == "low"][0]
+    s.faults([{"method": "PATCH", "pathPrefix": "%s/%s/status" % (
+        wlpath, lowwl), "code": 409, "count": 1}])
+    high = job("team", "high", "2", runtime_ms=800, suspend=True)
+    high["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high"
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
+                          high)
+    eq(code, 201, "create high: %r" % body)
+    try:
+        wait_for(lambda: running("high"), 20,
+                 what="high job running after a failed eviction write")
+    finally:
+        s.faults([])
+    wl = s.get_json("%s/%s" % (wlpath, lowwl))
+    conds = {c["type"]: c for c in wl["status"]["conditions"]}
+    eq((conds["Evicted"]["status"], conds["Evicted"]["reason"]),
+       ("True", "Preempted"), "low Workload evicted")
+    evs = [e for e in s.get_json("/api/v1/namespaces/team/events")["items"]
+           if e["involvedObject"]["name"] == lowwl and
+           e["reason"] == "Preempted"]
+    eq([e.get("count", 1) for e in evs], [1],
+       "one Preempted event, for the eviction written")
+    check("preemption decided again" in open(ctl.log).read(),
+          "the failed eviction was noticed")
     ctl.stop()
 
 

@@ -222,6 +222,15 @@ def cohort_borrowing(s):
               namespace="team-a", active="True"), 1.0)
     check((metric(m, "cueue_api_requests_total", verb="PATCH", code="200")
            or 0) >= 1, "API requests counted")
+    # Both API clients are counted: Events go through their own client.
+    posts = [e for e in s.access_log(0)
+             if e["userAgent"].startswith("cueue-controller/") and
+             e["verb"] == "POST" and e["code"] == 201]
+    check(any("/events" in e["path"] for e in posts), "Events were created")
+    wait_for(lambda: (metric(scrape(port), "cueue_api_requests_total",
+                             verb="POST", code="201") or 0) >= len(posts),
+             5, what="%d controller POSTs (Events included) counted" %
+             len(posts))
     check((metric(m, "cueue_loop_lag_seconds_count") or 0) >= 1,
           "loop lag observed")
     create(s, job("team-a", "next", "2", 300))

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """tests/soak/soak.py - `make soak`: the long versions of t_crash.py,
-t_leader_failover.py and fault_short.py (tests/soak/crashsoak.py does
+t_leader_failover.py and t_fault_soak.py (tests/soak/crashsoak.py does
 the work), each against its own cueue-apiserver, then one summary.
 
   crash    SIGKILL the controller at random moments (SOAK_KILLS, default

@@ -4,8 +4,10 @@
  * API server (tests/apiserver), run in-process on the same libev loop over
  * loopback HTTP: CRUD and error classification, token-file rotation after
  * 401, retries of 429 (Retry-After) and 500 (backoff), the rate limiter,
- * timeouts, cancellation, streaming, the kubeconfig and in-cluster loaders
- * and TLS with a kubeconfig written by the server.
+ * timeouts, cancellation, streaming, the write gate (writes withheld
+ * before libcurl sees them: at once, behind the rate limiter, in a retry
+ * backoff; reads never), the kubeconfig and in-cluster loaders and TLS
+ * with a kubeconfig written by the server.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -192,8 +194,9 @@ static void teardown(void)
 	remove_tmpdir();
 }
 
-/* Send one request and wait for its answer. body [consumed]. */
-static void call(struct result *r, const char *method, const char *path,
+/* Send one request without waiting; the callback must not run inside
+ * api_request. body [consumed]. */
+static void send_nowait(struct result *r, const char *method, const char *path,
     const char *ctype, json_t *body)
 {
 	cu_error err;
@@ -203,6 +206,14 @@ static void call(struct result *r, const char *method, const char *path,
 	    api_request(NULL, cl, method, path, ctype, body, on_resp, r, &err),
 	    CU_OK, "%s", err.msg);
 	json_decref(body);
+	cr_assert(!r->done, "callback ran inside api_request");
+}
+
+/* Send one request and wait for its answer. body [consumed]. */
+static void call(struct result *r, const char *method, const char *path,
+    const char *ctype, json_t *body)
+{
+	send_nowait(r, method, path, ctype, body);
 	cr_assert(run_until(&r->done, 20.0), "%s %s: no answer", method, path);
 }
 
@@ -702,6 +713,220 @@ Test(api_client, stream_lines_and_cancel_inside_line_callback, .init = setup,
 	    CU_OK);
 	cr_assert(run_until(&s.r.done, 10));
 	result_dispose(&s.r);
+}
+
+/* ---- the write gate --------------------------------------------------- */
+
+/* A gate as the controller would set one: closed unless leading, with the
+ * test server's /__test/ endpoints let through (as the controller lets its
+ * Lease through). Records what it was asked. */
+struct gate {
+	bool open;
+	int asked;
+	char method[16];
+	char path[256];
+};
+
+static bool gate_fn(const char *method, const char *path, void *payload)
+{
+	struct gate *g = payload;
+
+	g->asked++;
+	snprintf(g->method, sizeof(g->method), "%s", method);
+	snprintf(g->path, sizeof(g->path), "%s", path);
+	return g->open || strncmp(path, "/__test/", 8) == 0;
+}
+
+/* Requests the server received with a verb other than GET (its access
+ * log leaves out /__test/). */
+static int server_writes(void)
+{
+	size_t i;
+	json_t *e;
+	int n = 0;
+
+	json_array_foreach(srv.access_log, i, e)
+	{
+		const char *verb =
+		    json_string_value(json_object_get(e, "verb"));
+
+		n += verb != NULL && strcmp(verb, "GET") != 0;
+	}
+	return n;
+}
+
+static void expect_withheld(const struct result *r, int attempts)
+{
+	cr_assert(r->done);
+	cr_expect_eq(
+	    r->err, CU_ECANCELED, "%s: %s", cu_err_name(r->err), r->msg);
+	cr_expect(!cu_err_retryable(r->err));
+	cr_expect_eq(r->code, 0);
+	cr_expect(!r->canceled);
+	cr_expect_eq(r->attempts, attempts);
+	cr_expect_str_eq(r->msg, "write withheld: not the leader");
+}
+
+Test(api_client, write_gate_withholds_writes_never_reads, .init = setup,
+    .fini = teardown)
+{
+	static const char *const verbs[] = {"POST", "PUT", "PATCH", "DELETE"};
+	static const char *const paths[] = {
+	    "/api/v1/namespaces/default/configmaps",
+	    "/api/v1/namespaces/default/configmaps/g1",
+	    "/api/v1/namespaces/default/configmaps/g1",
+	    "/api/v1/namespaces/default/configmaps/g1"};
+	struct api_client_stats st;
+	struct gate g = {false, 0, "", ""};
+	struct result r;
+	size_t i;
+	uint64_t seq;
+
+	api_client_set_write_gate(cl, gate_fn, &g);
+	seq = srv.log_seq;
+	for (i = 0; i < 4; i++) {
+		send_nowait(&r, verbs[i], paths[i], NULL,
+		    i < 3 ? configmap("g1", "v") : NULL);
+		wait_done(&r);
+		expect_withheld(&r, 0);
+		cr_expect_str_eq(g.method, verbs[i]);
+		cr_expect_str_eq(g.path, paths[i]);
+		result_dispose(&r);
+	}
+	cr_assert_eq(g.asked, 4);
+	cr_assert_eq(srv.log_seq, seq, "a withheld write reached the server");
+
+	/* Reads are never gated, nor asked about: GET, LIST, WATCH. */
+	call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+	call(&r, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+	call(&r, "GET",
+	    "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1",
+	    NULL, NULL);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+	cr_assert_eq(g.asked, 4);
+	cr_assert_eq(server_writes(), 0);
+	api_client_stats(cl, &st);
+	cr_assert_eq(st.withheld, 4);
+	cr_assert_eq(st.requests, 3);
+
+	/* Open again: new writes go out. */
+	g.open = true;
+	call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    configmap("g1", "v"));
+	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+	call(&r, "DELETE", "/api/v1/namespaces/default/configmaps/g1", NULL,
+	    NULL);
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+	cr_assert_eq(server_writes(), 2);
+
+	/* Removed: nothing is asked any more. */
+	g.open = false;
+	api_client_set_write_gate(cl, NULL, NULL);
+	call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    configmap("g2", "v"));
+	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
+	result_dispose(&r);
+	cr_assert_eq(g.asked, 6);
+	cr_assert_eq(server_writes(), 3);
+}
+
+Test(api_client, write_gate_catches_writes_queued_behind_the_limiter,
+    .init = setup_server_only, .fini = teardown)
+{
+	struct api_client_opts o;
+	struct api_client_stats st;
+	struct gate g = {true, 0, "", ""};
+	struct result w[3], rd, late;
+	bool all;
+	int i;
+
+	memset(&o, 0, sizeof(o));
+	o.qps = 4;
+	o.burst = 1;
+	client_start(&o);
+	api_client_set_write_gate(cl, gate_fn, &g);
+	/* The first takes the only token and is handed to libcurl at once;
+	 * the rest wait for the limiter (a token every 250 ms). */
+	for (i = 0; i < 3; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "q%d", i);
+		send_nowait(&w[i], "POST",
+		    "/api/v1/namespaces/default/configmaps", NULL,
+		    configmap(name, "v"));
+	}
+	send_nowait(
+	    &rd, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
+	api_client_stats(cl, &st);
+	cr_assert_eq(st.requests, 1, "only the first write left the queue");
+	cr_assert_geq(st.throttled, 3);
+	/* Leadership lost while they wait. */
+	g.open = false;
+	do {
+		all = w[0].done && w[1].done && w[2].done && rd.done;
+		if (!all)
+			ev_run(loop, EVRUN_ONCE);
+	} while (!all);
+	/* Already with libcurl when the gate closed: not recalled. */
+	cr_assert_eq(w[0].code, 201, "%d %s", w[0].code, w[0].msg);
+	expect_withheld(&w[1], 0);
+	expect_withheld(&w[2], 0);
+	cr_assert_eq(rd.code, 200, "%d %s", rd.code, rd.msg);
+	cr_assert_eq(server_writes(), 1, "a queued write reached the server");
+	for (i = 0; i < 3; i++)
+		result_dispose(&w[i]);
+	result_dispose(&rd);
+
+	/* Leader again: the next write goes out. */
+	g.open = true;
+	call(&late, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    configmap("q9", "v"));
+	cr_assert_eq(late.code, 201, "%d %s", late.code, late.msg);
+	result_dispose(&late);
+	cr_assert_eq(server_writes(), 2);
+	api_client_stats(cl, &st);
+	cr_assert_eq(st.withheld, 2);
+}
+
+Test(api_client, write_gate_catches_a_retry_in_backoff,
+    .init = setup_server_only, .fini = teardown)
+{
+	struct api_client_opts o;
+	struct gate g = {true, 0, "", ""};
+	struct result r;
+	bool expired = false;
+	ev_timer t;
+
+	memset(&o, 0, sizeof(o));
+	o.retry_base_ms = 1000; /* the first backoff: 0.5 to 1 s */
+	client_start(&o);
+	api_client_set_write_gate(cl, gate_fn, &g);
+	set_faults("{\"rules\":[{\"method\":\"POST\",\"pathPrefix\":"
+		   "\"/api/v1/namespaces/default/configmaps\",\"code\":503,"
+		   "\"count\":1}]}");
+	send_nowait(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    configmap("b1", "v"));
+	ev_timer_init(&t, on_deadline, 20.0, 0.0);
+	t.data = &expired;
+	ev_timer_start(loop, &t);
+	while (api_client_stats_count(cl, "POST", 503) == 0 && !expired)
+		ev_run(loop, EVRUN_ONCE);
+	ev_timer_stop(loop, &t);
+	cr_assert_eq(api_client_stats_count(cl, "POST", 503), 1);
+	cr_assert(!r.done, "the 503 was not retried");
+	/* Leadership lost during the backoff. */
+	g.open = false;
+	wait_done(&r);
+	expect_withheld(&r, 1);
+	cr_assert_eq(server_writes(), 1, "the retry reached the server");
+	result_dispose(&r);
 }
 
 /* ---- user agent, paths ------------------------------------------------ */

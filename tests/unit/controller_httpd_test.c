@@ -6,9 +6,11 @@
  * then passing as a check flips, /readyz?verbose, /metrics with its content
  * type, 404 and 405, request bodies (echo, 413 early by Content-Length and
  * late when chunked), a slowloris client cut off by the request deadline
- * while others are served, the connection limit, and TLS from PEM. The client
- * thread only records results; the assertions run on the test thread after the
- * loop stops.
+ * while others are served, the connection limit, and TLS from PEM. Then
+ * ctl_httpd_dispatch: the same requests over a socket and in-process get
+ * the same answers, and its routing, method and body-cap decisions. The
+ * client thread only records results; the assertions run on the test
+ * thread after the loop stops.
  */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
@@ -18,6 +20,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +40,7 @@
 struct result {
 	long status;
 	char ctype[128];
+	char allow[64];
 	char body[8192];
 	size_t len;
 	double secs;
@@ -96,6 +100,24 @@ static size_t on_data(char *p, size_t size, size_t n, void *userdata)
 	return len;
 }
 
+/* Keeps the Allow header's value. */
+static size_t on_header(char *p, size_t size, size_t n, void *userdata)
+{
+	struct result *r = userdata;
+	size_t len = size * n;
+
+	if (len > 6 && strncasecmp(p, "Allow:", 6) == 0) {
+		int v = 6, e = (int)len;
+
+		while (v < e && p[v] == ' ')
+			v++;
+		while (e > v && (p[e - 1] == '\r' || p[e - 1] == '\n'))
+			e--;
+		snprintf(r->allow, sizeof(r->allow), "%.*s", e - v, p + v);
+	}
+	return len;
+}
+
 struct chunk_src {
 	size_t left;
 };
@@ -114,8 +136,9 @@ static size_t on_read(char *buf, size_t size, size_t n, void *userdata)
 	return len;
 }
 
-static void fetch(struct result *r, const char *url, const char *method,
-    const char *body, size_t body_len, bool chunked, const char *ca_pem)
+static void fetch_with(struct result *r, const char *url, const char *method,
+    const char *header, const char *body, size_t body_len, bool chunked,
+    const char *ca_pem)
 {
 	CURL *e = curl_easy_init();
 	struct curl_slist *hdrs = NULL;
@@ -134,6 +157,10 @@ static void fetch(struct result *r, const char *url, const char *method,
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	if (header != NULL)
+		hdrs = curl_slist_append(hdrs, header);
 	if (method != NULL && strcmp(method, "HEAD") == 0)
 		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
 	else if (method != NULL)
@@ -148,8 +175,9 @@ static void fetch(struct result *r, const char *url, const char *method,
 		curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
 		curl_easy_setopt(e, CURLOPT_READDATA, &src);
 		hdrs = curl_slist_append(hdrs, "Transfer-Encoding: chunked");
-		curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
 	}
+	if (hdrs != NULL)
+		curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
 	if (ca_pem != NULL) {
 		struct curl_blob blob = {
 		    (void *)ca_pem, strlen(ca_pem), CURL_BLOB_COPY};
@@ -164,6 +192,12 @@ static void fetch(struct result *r, const char *url, const char *method,
 	r->secs = now_s() - t0;
 	curl_slist_free_all(hdrs);
 	curl_easy_cleanup(e);
+}
+
+static void fetch(struct result *r, const char *url, const char *method,
+    const char *body, size_t body_len, bool chunked, const char *ca_pem)
+{
+	fetch_with(r, url, method, NULL, body, body_len, chunked, ca_pem);
 }
 
 static void get(struct result *r, uint16_t port, const char *path)
@@ -292,12 +326,31 @@ static void on_done(struct ev_loop *loop, ev_async *w, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
-/* A watchdog so that a hung client fails the test instead of hanging. */
 static void on_watchdog(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)w;
 	(void)revents;
 	ev_break(loop, EVBREAK_ALL);
+}
+
+/* Run the loop until the client thread fn(arg) sends done (or the
+ * watchdog fires, so that a hung client fails the test instead of
+ * hanging), then join the thread. */
+static void run_client(struct ev_loop *loop, ev_async *done, double watchdog_s,
+    void *(*fn)(void *), void *arg)
+{
+	ev_timer watchdog;
+	pthread_t th;
+
+	ev_async_init(done, on_done);
+	ev_async_start(loop, done);
+	ev_timer_init(&watchdog, on_watchdog, watchdog_s, 0.);
+	ev_timer_start(loop, &watchdog);
+	cr_assert_eq(pthread_create(&th, NULL, fn, arg), 0);
+	ev_run(loop, 0);
+	pthread_join(th, NULL);
+	ev_timer_stop(loop, &watchdog);
+	ev_async_stop(loop, done);
 }
 
 static ctl_httpd *start_server(struct ev_loop *loop, const char *name,
@@ -329,8 +382,6 @@ Test(ctl_httpd, serves_health_readiness_metrics_and_limits_in_the_loop,
 	ctl_httpd *health_srv, *metrics_srv, *tls_srv;
 	ctl_health *health = NULL;
 	ctl_metrics *metrics = NULL;
-	ev_timer watchdog;
-	pthread_t th;
 	cu_error err;
 
 	cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
@@ -373,15 +424,7 @@ Test(ctl_httpd, serves_health_readiness_metrics_and_limits_in_the_loop,
 	c.health_port = ctl_httpd_port(health_srv);
 	c.metrics_port = ctl_httpd_port(metrics_srv);
 	c.tls_port = ctl_httpd_port(tls_srv);
-	ev_async_init(&c.done, on_done);
-	ev_async_start(loop, &c.done);
-	ev_timer_init(&watchdog, on_watchdog, 45., 0.);
-	ev_timer_start(loop, &watchdog);
-	cr_assert_eq(pthread_create(&th, NULL, client_main, &c), 0);
-	ev_run(loop, 0);
-	pthread_join(th, NULL);
-	ev_timer_stop(loop, &watchdog);
-	ev_async_stop(loop, &c.done);
+	run_client(loop, &c.done, 45., client_main, &c);
 
 	/* Liveness. */
 	cr_expect_eq(c.r[S_HEALTHZ].status, 200);
@@ -416,6 +459,7 @@ Test(ctl_httpd, serves_health_readiness_metrics_and_limits_in_the_loop,
 	cr_expect_eq(c.r[S_NOT_FOUND].status, 404);
 	cr_expect_str_eq(c.r[S_NOT_FOUND].body, "404 page not found\n");
 	cr_expect_eq(c.r[S_WRONG_METHOD].status, 405);
+	cr_expect_str_eq(c.r[S_WRONG_METHOD].allow, "GET, HEAD");
 	cr_expect_eq(c.r[S_HEAD].status, 200);
 	cr_expect_eq(c.r[S_HEAD].len, 0);
 	/* Bodies. */
@@ -453,6 +497,298 @@ Test(ctl_httpd, serves_health_readiness_metrics_and_limits_in_the_loop,
 	as_tls_material_dispose(&tls);
 	ev_loop_destroy(loop);
 	curl_global_cleanup();
+}
+
+/* ---- in-process dispatch ---------------------------------------------- */
+
+static const char *or_null(const char *s)
+{
+	return s != NULL ? s : "(null)";
+}
+
+/* Echoes what a handler can see of a request. */
+static void serve_echo_all(const struct ctl_http_request *req,
+    struct ctl_http_response *resp, void *payload)
+{
+	(void)payload;
+	if (cu_buf_addf(&resp->body,
+		"%s %s verbose=%s a=%s b=%s x-test=%s %zu:", req->method,
+		req->path, or_null(ctl_http_query(req, "verbose")),
+		or_null(ctl_http_query(req, "a")),
+		or_null(ctl_http_query(req, "b")),
+		or_null(ctl_http_header(req, "X-Test")),
+		req->body_len) != CU_OK ||
+	    cu_buf_add(&resp->body, req->body, req->body_len) != CU_OK)
+		resp->status = 500;
+}
+
+static char big_body[BIG];
+
+struct wire_case {
+	const char *method;
+	const char *target;
+	const char *header; /* "Name: value" or NULL */
+	const char *body;   /* NULL: none */
+	size_t body_len;
+};
+
+static const struct wire_case WIRE[] = {
+    {"GET", "/healthz", NULL, NULL, 0},
+    {"GET", "/healt%68z", NULL, NULL, 0},
+    {"GET", "/nope", NULL, NULL, 0},
+    {"DELETE", "/healthz", NULL, NULL, 0},
+    {"PUT", "/echo", NULL, "x", 1},
+    {"GET", "/readyz?verbose", NULL, NULL, 0},
+    {"GET", "/readyz?verbose=0&x", NULL, NULL, 0},
+    {"GET", "/ech%6F?a=x%20y+z&verbose&b=", "X-Test: hello", NULL, 0},
+    {"GET", "/echo?a=1&a=2&%62=%2F", "x-test: lower", NULL, 0},
+    {"GET", "/echo?&&a&", NULL, NULL, 0},
+    {"POST", "/echo", "X-Test: body", "hello\0world", 11},
+    {"POST", "/echo", NULL, big_body, BIG},
+};
+#define N_WIRE (sizeof(WIRE) / sizeof(WIRE[0]))
+
+struct wire_client {
+	uint16_t port;
+	struct result r[N_WIRE];
+	struct ev_loop *loop;
+	ev_async done;
+};
+
+static void *wire_main(void *arg)
+{
+	struct wire_client *c = arg;
+	char url[256];
+	size_t i;
+
+	for (i = 0; i < N_WIRE; i++) {
+		snprintf(url, sizeof(url), "http://127.0.0.1:%u%s", c->port,
+		    WIRE[i].target);
+		fetch_with(&c->r[i], url, WIRE[i].method, WIRE[i].header,
+		    WIRE[i].body, WIRE[i].body_len, false, NULL);
+	}
+	ev_async_send(c->loop, &c->done);
+	return NULL;
+}
+
+/* The case's request in-process; out [owned: cu_buf_dispose]. */
+static void dispatch_case(
+    ctl_httpd *h, const struct wire_case *w, struct ctl_http_response *out)
+{
+	const char *headers[5] = {NULL};
+	char name[32] = "", len[32];
+	size_t n = 0;
+	cu_error err;
+
+	if (w->header != NULL) {
+		size_t k = strcspn(w->header, ":");
+
+		snprintf(name, sizeof(name), "%.*s", (int)k, w->header);
+		headers[n++] = name;
+		headers[n++] = w->header + k + 2;
+	}
+	if (w->body != NULL) { /* as curl sends it */
+		snprintf(len, sizeof(len), "%zu", w->body_len);
+		headers[n++] = "Content-Length";
+		headers[n++] = len;
+	}
+	cr_assert_eq(ctl_httpd_dispatch(h, w->method, w->target, headers,
+			 w->body, w->body_len, out, &err),
+	    CU_OK, "%s", err.msg);
+}
+
+static ctl_httpd *echo_server(struct ev_loop *loop, ctl_health *health)
+{
+	struct ctl_httpd_opts o = {
+	    .name = "dispatch",
+	    .listen = "127.0.0.1:0",
+	    .max_body = MAX_BODY_CAP,
+	};
+	ctl_httpd *h = NULL;
+	cu_error err;
+
+	cr_assert_eq(ctl_httpd_new(&h, loop, &o, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(ctl_health_mount(health, h, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(
+	    ctl_httpd_route(h, "GET POST", "/echo", serve_echo_all, NULL, &err),
+	    CU_OK, "%s", err.msg);
+	return h;
+}
+
+/* The same requests over a socket and through ctl_httpd_dispatch get the
+ * same status, body and Allow: routing, %-decoding of the path, the
+ * query arguments and headers the handler reads, and the body cap. */
+Test(ctl_httpd, dispatch_answers_as_the_wire_does, .timeout = 60)
+{
+	struct ev_loop *loop = ev_loop_new(EVFLAG_AUTO);
+	static struct wire_client c;
+	struct ctl_http_response out;
+	ctl_health *health = NULL;
+	ctl_httpd *h;
+	cu_error err;
+	size_t i;
+
+	cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
+	memset(big_body, 'b', sizeof(big_body));
+	cr_assert_eq(ctl_health_new(&health, &err), CU_OK);
+	cr_assert_eq(ctl_health_add_check(
+			 health, "ledger-open", check_ledger, NULL, &err),
+	    CU_OK);
+	h = echo_server(loop, health);
+	cr_assert_eq(ctl_httpd_start(h, &err), CU_OK, "%s", err.msg);
+	memset(&c, 0, sizeof(c));
+	c.port = ctl_httpd_port(h);
+	c.loop = loop;
+	run_client(loop, &c.done, 45., wire_main, &c);
+
+	for (i = 0; i < N_WIRE; i++) {
+		const struct result *r = &c.r[i];
+
+		cr_assert_eq(r->curl_rc, 0, "%s %s: curl %d", WIRE[i].method,
+		    WIRE[i].target, r->curl_rc);
+		dispatch_case(h, &WIRE[i], &out);
+		cr_expect_eq(out.status, r->status, "%s %s: %d in-process, %ld",
+		    WIRE[i].method, WIRE[i].target, out.status, r->status);
+		cr_expect(out.body.len == r->len &&
+			      (r->len == 0 ||
+				  memcmp(out.body.ptr, r->body, r->len) == 0),
+		    "%s %s: \"%s\" in-process, \"%s\"", WIRE[i].method,
+		    WIRE[i].target, out.body.ptr ? out.body.ptr : "", r->body);
+		cr_expect_str_eq(out.allow, r->allow, "%s %s", WIRE[i].method,
+		    WIRE[i].target);
+		cu_buf_dispose(&out.body);
+	}
+	/* And what both got is what the handlers promise. */
+	cr_expect_eq(c.r[1].status, 200);
+	cr_expect_str_eq(c.r[1].body, "ok");
+	cr_expect_eq(c.r[2].status, 404);
+	cr_expect_eq(c.r[3].status, 405);
+	cr_expect_str_eq(c.r[3].allow, "GET, HEAD");
+	cr_expect_eq(c.r[4].status, 405);
+	cr_expect_str_eq(c.r[4].allow, "GET, POST, HEAD");
+	cr_expect_str_eq(
+	    c.r[5].body, "[+]ledger-open ok\nreadyz check passed\n");
+	cr_expect_str_eq(
+	    c.r[6].body, "[+]ledger-open ok\nreadyz check passed\n");
+	cr_expect_str_eq(
+	    c.r[7].body, "GET /echo verbose= a=x y z b= x-test=hello 0:");
+	cr_expect_str_eq(
+	    c.r[8].body, "GET /echo verbose=(null) a=1 b=/ x-test=lower 0:");
+	cr_expect_str_eq(c.r[9].body,
+	    "GET /echo verbose=(null) a= b=(null) x-test=(null) 0:");
+	cr_expect_eq(c.r[10].len, strlen("POST /echo verbose=(null) a=(null) "
+					 "b=(null) x-test=body 11:") +
+				      11);
+	cr_expect_eq(c.r[11].status, 413);
+
+	ctl_httpd_free(h);
+	ctl_health_free(health);
+	ev_loop_destroy(loop);
+	curl_global_cleanup();
+}
+
+static int check_flag(cu_error *err, void *payload)
+{
+	if (*(const bool *)payload)
+		return CU_OK;
+	return cu_error_set(err, CU_EAGAIN, "not yet");
+}
+
+/* One in-process request that must be served; returns its status.
+ * out->body [owned: cu_buf_dispose]. */
+static int serve(ctl_httpd *h, const char *method, const char *target,
+    const char *const *headers, const char *body, size_t len,
+    struct ctl_http_response *out)
+{
+	cu_error err;
+
+	cr_assert_eq(ctl_httpd_dispatch(
+			 h, method, target, headers, body, len, out, &err),
+	    CU_OK, "%s %s: %s", method, target, err.msg);
+	return out->status;
+}
+
+/* Without a socket or a start: the decisions a server makes before and
+ * after reading a body, and the handlers' replies. */
+Test(ctl_httpd, dispatch_routes_checks_methods_and_caps_the_body)
+{
+	static char body[MAX_BODY_CAP + 1];
+	const char *const len_over[] = {"content-length", "65537", NULL};
+	const char *const len_bad[] = {"Content-Length", "abc", NULL};
+	struct ctl_http_response out;
+	ctl_health *health = NULL;
+	ctl_metrics *metrics = NULL;
+	ctl_httpd *h;
+	bool ready = false;
+	cu_error err;
+
+	memset(body, 'x', sizeof(body));
+	cr_assert_eq(ctl_health_new(&health, &err), CU_OK);
+	cr_assert_eq(
+	    ctl_health_add_check(health, "synced", check_flag, &ready, &err),
+	    CU_OK);
+	cr_assert_eq(ctl_metrics_new(&metrics, NULL, &err), CU_OK);
+	h = echo_server(NULL, health);
+	cr_assert_eq(ctl_metrics_mount(metrics, h, &err), CU_OK);
+
+	cr_expect_eq(
+	    ctl_httpd_dispatch(h, NULL, "/healthz", NULL, NULL, 0, &out, &err),
+	    CU_EINVAL);
+	cr_expect_eq(out.status, 500);
+	cu_buf_dispose(&out.body);
+
+	/* Methods: one word, as listed (GET brings HEAD). */
+	cr_expect_eq(serve(h, "HEAD", "/healthz", NULL, NULL, 0, &out), 200);
+	cr_expect_str_eq(out.body.ptr, "ok");
+	cu_buf_dispose(&out.body);
+	cr_expect_eq(serve(h, "GET HEAD", "/healthz", NULL, NULL, 0, &out), 405,
+	    "a two-word method matched");
+	cr_expect_str_eq(out.allow, "GET, HEAD");
+	cr_expect_str_eq(out.body.ptr, "405 method not allowed\n");
+	cu_buf_dispose(&out.body);
+	cr_expect_eq(serve(h, "", "/healthz", NULL, NULL, 0, &out), 405);
+	cu_buf_dispose(&out.body);
+	cr_expect_eq(serve(h, "GET", "/healthz/", NULL, NULL, 0, &out), 404);
+	cr_expect_str_eq(out.allow, "");
+	cu_buf_dispose(&out.body);
+
+	/* Readiness follows its check; the query reaches the handler. */
+	cr_expect_eq(
+	    serve(h, "GET", "/readyz?verbose", NULL, NULL, 0, &out), 500);
+	cr_expect_str_eq(
+	    out.body.ptr, "[-]synced failed: not yet\nreadyz check failed\n");
+	cu_buf_dispose(&out.body);
+	ready = true;
+	cr_expect_eq(serve(h, "GET", "/readyz", NULL, NULL, 0, &out), 200);
+	cr_expect_str_eq(out.body.ptr, "ok");
+	cu_buf_dispose(&out.body);
+
+	/* /metrics with its content type. */
+	cr_expect_eq(serve(h, "GET", "/metrics", NULL, NULL, 0, &out), 200);
+	cr_expect_str_eq(out.content_type, CTL_METRICS_CONTENT_TYPE);
+	cr_expect_not_null(
+	    strstr(out.body.ptr, "# TYPE cueue_build_info gauge"));
+	cu_buf_dispose(&out.body);
+
+	/* The body cap: early by Content-Length (any case), late by size;
+	 * a Content-Length that is no number decides nothing. */
+	cr_expect_eq(serve(h, "POST", "/echo", len_over, "x", 1, &out), 413);
+	cr_expect_str_eq(out.body.ptr, "413 request body too large\n");
+	cu_buf_dispose(&out.body);
+	cr_expect_eq(
+	    serve(h, "POST", "/echo", NULL, body, MAX_BODY_CAP + 1, &out), 413);
+	cu_buf_dispose(&out.body);
+	cr_expect_eq(
+	    serve(h, "POST", "/echo", len_bad, body, MAX_BODY_CAP, &out), 200);
+	cr_expect_eq(
+	    out.body.len, strlen("POST /echo verbose=(null) a=(null) b=(null) "
+				 "x-test=(null) 65536:") +
+			      MAX_BODY_CAP);
+	cu_buf_dispose(&out.body);
+
+	ctl_httpd_free(h);
+	ctl_metrics_free(metrics);
+	ctl_health_free(health);
 }
 
 /* ---- connection limit ------------------------------------------------ */
@@ -513,8 +849,6 @@ Test(ctl_httpd, connection_limit_queues_clients_until_the_deadline_frees_a_slot,
 	static struct limit_client c;
 	ctl_health *health = NULL;
 	ctl_httpd *h = NULL;
-	ev_timer watchdog;
-	pthread_t th;
 	cu_error err;
 
 	cr_assert_eq(curl_global_init(CURL_GLOBAL_DEFAULT), CURLE_OK);
@@ -525,15 +859,7 @@ Test(ctl_httpd, connection_limit_queues_clients_until_the_deadline_frees_a_slot,
 	memset(&c, 0, sizeof(c));
 	c.port = ctl_httpd_port(h);
 	c.loop = loop;
-	ev_async_init(&c.done, on_done);
-	ev_async_start(loop, &c.done);
-	ev_timer_init(&watchdog, on_watchdog, 25., 0.);
-	ev_timer_start(loop, &watchdog);
-	cr_assert_eq(pthread_create(&th, NULL, limit_main, &c), 0);
-	ev_run(loop, 0);
-	pthread_join(th, NULL);
-	ev_timer_stop(loop, &watchdog);
-	ev_async_stop(loop, &c.done);
+	run_client(loop, &c.done, 25., limit_main, &c);
 
 	/* The third client waits in the listen backlog (MHD accepts no more
 	 * than the limit) until the deadline cuts a hog, then is served. */

@@ -206,3 +206,39 @@ Test(queues, invariant_checker_catches_corrupted_usage)
 	cr_assert(strstr(err.msg, "cohort co"), "%s", err.msg);
 	que_cohort_get(st, "co")->node.cells[fr].usage = 0;
 }
+
+/* A failed eviction write: the victim holds its quota as ADMITTED again
+ * (a later cycle may choose it anew) and parked workloads get a look. */
+Test(queues, unevict_returns_a_victim_to_admitted_and_wakes_the_queue)
+{
+	struct que_lq_spec lq = {"ns", "q", "a", QUE_STOP_NONE};
+	struct que_flavor_spec f = {.name = "default"};
+	struct que_wl **heads;
+	size_t n;
+	uint32_t fr;
+	cu_error err;
+
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	cr_assert_eq(cq("a", NULL, 1000, false, 0, NULL), CU_OK);
+	cr_assert_eq(que_lq_set(st, &lq, NULL), CU_OK);
+	fr = fr_default_cpu();
+	add_wl("v", 0, 1);
+	add_wl("p", 0, 2);
+	cr_assert_eq(que_pop_heads(st, 0, &heads, &n, NULL), CU_OK);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(heads[0]->uid, "v");
+	que_admit(st, heads[0], &fr, 0);
+	cr_assert_str_eq(pop_one(0), "p"); /* parked: no room */
+	cr_assert_eq(que_workload_unevict(st, "v", &err), CU_EINVAL);
+	cr_assert(strstr(err.msg, "not being evicted") != NULL, "%s", err.msg);
+	que_mark_evicting(st, que_workload_get(st, "v"));
+	cr_assert_null(pop_one(0), "p came back without a capacity change");
+	cr_assert_eq(que_workload_unevict(st, "v", &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(que_workload_get(st, "v")->where, QUE_WL_ADMITTED);
+	cr_assert_eq(que_check_invariants(st, NULL), CU_OK);
+	/* Still holding its quota, yet the parked one is looked at again. */
+	cr_assert_str_eq(pop_one(0), "p");
+	cr_assert_eq(que_workload_unevict(st, "nope", &err), CU_ENOTFOUND);
+	cr_assert_eq(que_workload_release(st, "v", 5, &err), CU_OK);
+	cr_assert_eq(que_check_invariants(st, NULL), CU_OK);
+}

@@ -10,17 +10,12 @@ usage, no ClusterQueue or cohort over quota at any resourceVersion seen,
 ledger empty), its successful writes stay within 1.2x the clean run's,
 and the controller's requests per second (access log, sliding 1 s and
 10 s windows) stay within its clientConnection qps/burst: no retry
-storm. The longer version is `make soak`.
-
-Not in `make test` for now: under these faults 1-2 of 120 Workloads are
-sometimes left Evicted and never admitted again (an open bug, see the
-CHANGELOG); run it with
-  PYTHONPATH=tests/integration CUEUE_BIN=... CUEUE_LOGS=... \
-    /usr/bin/python3 tests/soak/fault_short.py"""
+storm. The longer version is `make soak`."""
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "soak"))
 import crashsoak  # noqa: E402
 from cuetest import Server, case, check, run_cases  # noqa: E402
 
