@@ -42,6 +42,11 @@
  *      asked there, sees every attempt of every write before libcurl
  *      does. A withheld write goes from QUEUED to BACKOFF with a
  *      fail_code and completes on the next loop iteration.
+ *   8. At most max_active non-stream attempts are with libcurl (ACTIVE);
+ *      the rest wait QUEUED, in order, where no timeout runs, so a burst
+ *      of thousands of requests neither opens thousands of connections
+ *      nor times out waiting in libcurl's own queue. A freed slot pumps
+ *      the queue on the next loop iteration (slot_free).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -101,6 +106,9 @@ struct api_client {
 	double qps, tokens, last_refill;
 	int burst;
 	int request_timeout_ms, connect_timeout_ms, max_attempts;
+	/* Attempts (streams apart) with libcurl now, and how many may be: the
+	 * rest wait in the queue, where no timeout runs (invariant 8). */
+	size_t active, max_active;
 	int retry_base_ms, retry_max_ms, retry_after_max_ms, token_reload_ms;
 
 	struct api_req *all;	       /* every live request */
@@ -153,6 +161,7 @@ struct api_req {
 
 static void after_action(api_client *c);
 static void limiter_pump(api_client *c);
+static void slot_free(api_client *c, const struct api_req *r);
 
 /* ---- small helpers -------------------------------------------------- */
 
@@ -437,6 +446,7 @@ static void detach(struct api_req *r)
 		break;
 	case REQ_ACTIVE:
 		curl_multi_remove_handle(c->multi, r->easy);
+		slot_free(c, r);
 		break;
 	case REQ_BACKOFF:
 		ev_timer_stop(c->loop, &r->backoff);
@@ -755,6 +765,21 @@ static void attempt_start(struct api_req *r)
 		return;
 	}
 	r->state = REQ_ACTIVE;
+	if (!r->stream)
+		c->active++;
+}
+
+/* A non-stream attempt left libcurl: its slot is free. */
+static void slot_free(api_client *c, const struct api_req *r)
+{
+	if (r->stream || c->active == 0)
+		return;
+	c->active--;
+	/* Requests waiting for a slot go on the next loop iteration. */
+	if (c->qhead != NULL && !ev_is_active(&c->limit_timer)) {
+		ev_timer_set(&c->limit_timer, 0.0, 0.0);
+		ev_timer_start(c->loop, &c->limit_timer);
+	}
 }
 
 static void enqueue(struct api_req *r)
@@ -807,6 +832,8 @@ static void limiter_pump(api_client *c)
 		 * attempt passes here, retries included (invariant 7). */
 		bool withhold = write_withheld(c, r);
 
+		if (!withhold && !r->stream && c->active >= c->max_active)
+			return; /* slot_free pumps again */
 		if (c->qps > 0 && !withhold) {
 			if (c->tokens < 1.0)
 				break;
@@ -1036,6 +1063,7 @@ static void after_action(api_client *c)
 		r = (struct api_req *)(void *)priv;
 		curl_multi_remove_handle(c->multi, e);
 		r->state = REQ_NEW;
+		slot_free(c, r);
 		attempt_done(r, res);
 		/* a line callback inside attempt_done may have canceled r */
 	}
@@ -1204,6 +1232,9 @@ int api_client_new(api_client **out, struct ev_loop *loop,
 	c->connect_timeout_ms =
 	    opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
 	c->max_attempts = opts->max_attempts > 0 ? opts->max_attempts : 5;
+	c->max_active = opts->max_connections > 0
+			    ? (size_t)opts->max_connections
+			    : API_DEFAULT_MAX_CONNECTIONS;
 	c->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 200;
 	c->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 10000;
 	c->retry_after_max_ms =
@@ -1247,6 +1278,9 @@ int api_client_new(api_client **out, struct ev_loop *loop,
 	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
 	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+	/* Streams (watches) hold a connection each beyond the requests'. */
+	curl_multi_setopt(
+	    c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->max_active + 32);
 	if (c->token_file != NULL) {
 		double p = (double)c->token_reload_ms / 1000.0;
 

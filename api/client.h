@@ -36,6 +36,8 @@
  * filled by hand, never call api_client_opts_dispose on it.
  * Zero values take the defaults given per field.
  */
+#define API_DEFAULT_MAX_CONNECTIONS 64
+
 struct api_client_opts {
 	const char *server;	      /* "https://host:port" (required) */
 	const char *ca_file;	      /* PEM bundle path, or NULL */
@@ -60,6 +62,12 @@ struct api_client_opts {
 	int retry_max_ms;	    /* backoff cap, default 10000 */
 	int retry_after_max_ms;	    /* Retry-After cap, default 30000 */
 	int token_reload_ms;	    /* default 60000 */
+	int max_connections;	    /* requests with the server at once
+				     * (watches apart), default
+				     * API_DEFAULT_MAX_CONNECTIONS; more wait
+				     * in the client's queue, where no timeout
+				     * runs: a burst must not become a
+				     * connection storm */
 };
 
 /*

@@ -214,7 +214,8 @@ struct ctl {
 		char *ns, *name, *key; /* owned */
 		json_t *patch;	       /* owned */
 		int64_t last;
-	} * offers; /* queue status writes offered this tick */
+		bool urgent; /* Active changes: outside the budget */
+	} * offers;	     /* queue status writes offered this tick */
 	size_t noffers, capoffers;
 	bool pending_scan; /* the tick asks the turn to write due ones */
 	json_t *cq_names;  /* set of CQ names given to the engine */
@@ -1804,10 +1805,40 @@ static bool bucket_take(ctl *c, struct bucket *b, int64_t now_ms)
 	return true;
 }
 
+/* Does want [borrowed] change the Active condition's status of the
+ * queue status have [borrowed; may be NULL]? A queue becoming (in)active
+ * is a transition users and tools wait for (kubectl wait, a runner
+ * waiting to submit): written at once, outside the report budget. There
+ * are as many of them as configuration changes, not as admissions. */
+static const char *active_status(json_t *status)
+{
+	json_t *cond;
+	size_t i;
+
+	json_array_foreach(json_object_get(status, "conditions"), i, cond)
+	{
+		const char *t =
+		    json_string_value(json_object_get(cond, "type"));
+
+		if (t != NULL && strcmp(t, "Active") == 0)
+			return json_string_value(
+			    json_object_get(cond, "status"));
+	}
+	return NULL;
+}
+
+static bool active_changed(json_t *have, json_t *want)
+{
+	const char *a = active_status(have), *b = active_status(want);
+
+	return (a == NULL) != (b == NULL) ||
+	       (a != NULL && b != NULL && strcmp(a, b) != 0);
+}
+
 /* Offer a queue status write (patch [consumed]); report_flush writes the
  * offers whose last report is oldest while the budget lasts. */
 static void report_offer(ctl *c, const struct api_resource *res, const char *ns,
-    const char *name, json_t *patch, const char *key)
+    const char *name, json_t *patch, const char *key, bool urgent)
 {
 	struct offer *o;
 
@@ -1829,6 +1860,7 @@ static void report_offer(ctl *c, const struct api_resource *res, const char *ns,
 	o->key = cu_strdup(key);
 	o->patch = patch;
 	o->last = json_integer_value(json_object_get(c->reported_at, key));
+	o->urgent = urgent;
 	if (o->name == NULL || o->key == NULL ||
 	    (ns != NULL && o->ns == NULL)) {
 		cu_free(o->ns);
@@ -1859,7 +1891,7 @@ static void report_flush(ctl *c, int64_t now_ms)
 	for (i = 0; i < c->noffers; i++) {
 		struct offer *o = &c->offers[i];
 
-		if (bucket_take(c, &c->queue_reports, now_ms)) {
+		if (o->urgent || bucket_take(c, &c->queue_reports, now_ms)) {
 			json_object_set_new(
 			    c->reported_at, o->key, json_integer(now_ms));
 			queue_write_expect(
@@ -1897,8 +1929,10 @@ static void write_cq_status(ctl *c)
 			json_decref(want);
 		} else {
 			patch = json_pack("{s:o}", "status", want);
-			report_offer(
-			    c, &CLUSTERQUEUES, NULL, cq->name, patch, key);
+			report_offer(c, &CLUSTERQUEUES, NULL, cq->name, patch,
+			    key,
+			    active_changed(
+				json_object_get(cached, "status"), want));
 		}
 		cu_free(key);
 		if (c->metrics != NULL) {
@@ -2083,7 +2117,8 @@ static void write_one_lq(json_t *cached, void *payload)
 	else
 		report_offer(p->c, &LOCALQUEUES, jmeta(cached, "namespace"),
 		    jmeta(cached, "name"), json_pack("{s:o}", "status", want),
-		    key);
+		    key,
+		    active_changed(json_object_get(cached, "status"), want));
 	cu_free(key);
 }
 

@@ -141,6 +141,7 @@ struct as_server {
 	ev_signal sigterm, sigint;
 	ev_timer sim_timer;
 	bool need_run; /* a connection was resumed: MHD_run before sleeping */
+	size_t conns, peak_conns; /* open client connections, and the most */
 
 	uint64_t rv;	    /* global revision (invariant 1) */
 	uint64_t compacted; /* revisions <= compacted are gone */

@@ -443,6 +443,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	return ret;
 }
 
+/* Counts open connections (a client's connection cap is tested
+ * against it; /__test/state reports it). */
+static void on_connection(void *cls, struct MHD_Connection *conn,
+    void **socket_context, enum MHD_ConnectionNotificationCode toe)
+{
+	struct as_server *srv = cls;
+
+	(void)conn;
+	(void)socket_context;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		if (++srv->conns > srv->peak_conns)
+			srv->peak_conns = srv->conns;
+	} else if (srv->conns > 0) {
+		srv->conns--;
+	}
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     enum MHD_RequestTerminationCode toe)
 {
@@ -515,6 +532,7 @@ int as_http_start(struct as_server *srv, cu_error *err)
 	srv->mhd = MHD_start_daemon(flags, srv->port, NULL, NULL, on_request,
 	    srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
 	    MHD_OPTION_UNESCAPE_CALLBACK, unescape, srv,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)2000,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,

@@ -17,7 +17,8 @@
  *   POST   /__test/tokens          {"add":[{"token","user"}],
  *                                   "revoke":["token"]}
  *   GET    /__test/state           {"resourceVersion","compacted",
- *                                   "watches"}
+ *                                   "watches","connections",
+ *                                   "peakConnections"}
  *   POST   /__test/objects         store the body object as is (no
  *                                   validation, no admission)
  */
@@ -255,9 +256,11 @@ void as_testapi_handle(struct as_request *rq, struct as_resp *resp)
 			for (w = k->watchers; w != NULL; w = w->next)
 				nw++;
 		ok(resp,
-		    json_pack("{s:I, s:I, s:I}", "resourceVersion",
+		    json_pack("{s:I, s:I, s:I, s:I, s:I}", "resourceVersion",
 			(json_int_t)srv->rv, "compacted",
-			(json_int_t)srv->compacted, "watches", (json_int_t)nw));
+			(json_int_t)srv->compacted, "watches", (json_int_t)nw,
+			"connections", (json_int_t)srv->conns,
+			"peakConnections", (json_int_t)srv->peak_conns));
 	} else {
 		as_resp_error(resp, 404, "NotFound", "no such test endpoint");
 	}

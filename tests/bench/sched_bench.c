@@ -1243,9 +1243,10 @@ static void verdict(FILE *out, int *fails, const char *what, double value,
 	ok = at_most ? value <= limit : value >= limit;
 	if (!ok)
 		(*fails)++;
-	fprintf(out, "  %-4s %-38s %12.1f %-4s %s %10.1f  (%s)\n",
-	    ok ? "ok" : "FAIL", what, value, unit, at_most ? "<=" : ">=", limit,
-	    src);
+	/* Ratios near 1 (writes per admission) need three decimals. */
+	fprintf(out, "  %-4s %-38s %12.*f %-4s %s %10.*f  (%s)\n",
+	    ok ? "ok" : "FAIL", what, limit < 10 ? 3 : 1, value, unit,
+	    at_most ? "<=" : ">=", limit < 10 ? 3 : 1, limit, src);
 }
 
 static void report(struct run *r, const struct sched_ranges *kueue,

@@ -579,6 +579,57 @@ Test(api_client, rate_limiter_spaces_requests, .init = setup_server_only,
 	cr_assert_geq(st.throttled, 9);
 }
 
+/* The most connections a burst of 30 GETs (each answer held 100 ms by
+ * the server) opened with this cap (0: the default). Each attempt may
+ * take 400 ms, less than the whole burst through 3 slots (1 s): waiting
+ * for a slot is not part of a request's timeout. */
+static size_t burst_peak(int max_connections)
+{
+	struct api_client_opts o;
+	struct result r[30];
+	double t0 = ev_time();
+	bool all;
+	int i;
+
+	memset(&o, 0, sizeof(o));
+	o.max_connections = max_connections;
+	o.request_timeout_ms = 400;
+	client_start(&o);
+	set_faults("{\"rules\":[{\"method\":\"GET\",\"pathPrefix\":"
+		   "\"/api/v1/namespaces\",\"code\":0,\"latencyMs\":100}]}");
+	srv.peak_conns = srv.conns;
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < 30; i++)
+		cr_assert_eq(api_request(NULL, cl, "GET", "/api/v1/namespaces",
+				 NULL, NULL, on_resp, &r[i], NULL),
+		    CU_OK);
+	do {
+		all = true;
+		for (i = 0; i < 30; i++)
+			all = all && r[i].done;
+		if (!all)
+			ev_run(loop, EVRUN_ONCE);
+	} while (!all && ev_time() - t0 < 20);
+	cr_assert(all, "the burst did not complete");
+	for (i = 0; i < 30; i++) {
+		cr_assert_eq(r[i].code, 200, "%d %s", r[i].code, r[i].msg);
+		result_dispose(&r[i]);
+	}
+	api_client_free(cl);
+	cl = NULL;
+	return srv.peak_conns;
+}
+
+Test(api_client, connections_are_capped, .init = setup_server_only,
+    .fini = teardown)
+{
+	size_t capped = burst_peak(3), open = burst_peak(0);
+
+	cr_assert_leq(capped, 3, "%zu connections with a cap of 3", capped);
+	cr_assert_geq(capped, 1);
+	cr_assert_gt(open, 3, "the uncapped burst used %zu connections", open);
+}
+
 Test(api_client, request_timeout, .init = setup_server_only, .fini = teardown)
 {
 	struct api_client_opts o;
