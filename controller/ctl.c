@@ -226,7 +226,9 @@ struct ctl {
 	struct qwrite *writes;
 	size_t nwrites, capwrites;
 	size_t writes_in_flight;
-	size_t main_writes_in_flight; /* of them, by the main client */
+	size_t main_writes_in_flight;	    /* of them, by the main client */
+	char ledger_fail[CU_ERROR_MSG_MAX]; /* the last commit's error; "" when
+					       it worked */
 	int64_t commit_ms; /* monotonic ms of the last ledger commit */
 	uint64_t ticks;	   /* on_tick calls */
 	bool txn;
@@ -422,6 +424,20 @@ static bool stale(ctl *c, const char *key, json_t *obj)
 		return false;
 	}
 	return true;
+}
+
+/* Commit the open transaction; /readyz reports the ledger failing until
+ * a commit succeeds again (a full disk, a volume gone read-only). */
+static int ledger_commit(ctl *c, cu_error *err)
+{
+	int rc = store_commit(c->ledger, err);
+
+	if (rc == CU_OK)
+		c->ledger_fail[0] = '\0';
+	else
+		snprintf(
+		    c->ledger_fail, sizeof(c->ledger_fail), "%s", err->msg);
+	return rc;
 }
 
 static int ledger_begin(ctl *c)
@@ -1505,7 +1521,7 @@ static void flush(ctl *c)
 
 		c->txn = false;
 		c->commit_ms = t0 / 1000000;
-		if (store_commit(c->ledger, &err) != CU_OK) {
+		if (ledger_commit(c, &err) != CU_OK) {
 			cu_errorf("ledger commit: %s; decisions of this turn "
 				  "are withdrawn",
 			    err.msg);
@@ -1600,7 +1616,7 @@ static void flush(ctl *c)
 	/* A failure path above may have reopened the transaction. */
 	if (c->txn) {
 		c->txn = false;
-		if (store_commit(c->ledger, &err) != CU_OK)
+		if (ledger_commit(c, &err) != CU_OK)
 			cu_errorf("ledger commit: %s", err.msg);
 	}
 }
@@ -3077,8 +3093,12 @@ static int check_ledger(cu_error *err, void *payload)
 {
 	ctl *c = payload;
 
-	return c->ledger != NULL ? CU_OK
-				 : cu_error_set(err, CU_EIO, "ledger not open");
+	if (c->ledger == NULL)
+		return cu_error_set(err, CU_EIO, "ledger not open");
+	if (c->ledger_fail[0] != '\0')
+		return cu_error_set(err, CU_EIO,
+		    "ledger: the last commit failed: %s", c->ledger_fail);
+	return CU_OK;
 }
 
 /* ---- lifecycle ------------------------------------------------------ */

@@ -14,6 +14,7 @@ import base64
 import json
 import os
 import shutil
+import socket
 import signal
 import ssl
 import subprocess
@@ -554,6 +555,13 @@ spec:
       resources:
       - {name: cpu, nominalQuota: %s}
 """ % (name, cpu)
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 free right now."""
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        return so.getsockname()[1]
 
 
 CONTROLLER_CONFIG = """apiVersion: config.kueue.x-k8s.io/v1beta2

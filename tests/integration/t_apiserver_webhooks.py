@@ -10,13 +10,13 @@ import http.server
 import json
 import os
 import shutil
-import socket
 import tempfile
 import threading
 import time
 from urllib.parse import urlsplit
 
-from cuetest import case, check, eq, mint_certs, run_cases, wait_for
+from cuetest import (case, check, eq, free_port, mint_certs, run_cases,
+                     wait_for)
 
 ADM = "/apis/admissionregistration.k8s.io/v1"
 CMS = "/api/v1/namespaces/default/configmaps"
@@ -130,14 +130,6 @@ class Hooks:
 
 
 H = Hooks()
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 # ---- configurations ---------------------------------------------------

@@ -8,13 +8,12 @@ are admitted when they fit. Cohorts: a ClusterQueue borrows its peer's
 unused quota, the status shows the borrowed amount, and a Workload beyond
 the cohort's total waits."""
 import os
-import socket
 import threading
 import time
 import urllib.request
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     run_cases, wait_for)
+                     free_port, run_cases, wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -22,12 +21,6 @@ MANIFESTS = os.path.join(ROOT, "manifests")
 CONFIG = CONTROLLER_CONFIG + """integrations:
   frameworks: ["batch/job"]
 """
-
-
-def free_port():
-    with socket.socket() as so:
-        so.bind(("127.0.0.1", 0))
-        return so.getsockname()[1]
 
 
 def scrape(port):

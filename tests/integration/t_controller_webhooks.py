@@ -16,7 +16,6 @@ import base64
 import http.client
 import json
 import os
-import socket
 import ssl
 import time
 import warnings
@@ -25,19 +24,14 @@ import jsonpatch
 import yaml
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     flavor_and_queue, mint_certs, run_cases, wait_for)
+                     flavor_and_queue, free_port, mint_certs, run_cases,
+                     wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
 ADM = "/apis/admissionregistration.k8s.io/v1"
 SVC = {"namespace": "cueue-system", "name": "cueue-webhook-service"}
 EXCLUDED = ["kube-system", "cueue-system", "free"]
-
-
-def free_port():
-    with socket.socket() as so:
-        so.bind(("127.0.0.1", 0))
-        return so.getsockname()[1]
 
 
 def config(port, cert_dir):

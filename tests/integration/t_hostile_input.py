@@ -22,16 +22,11 @@ import time
 import urllib.request
 
 from cuetest import (BIN, CONTROLLER_CONFIG, Controller, case, check, eq,
-                     flavor_and_queue, mint_certs, run_cases, wait_for)
+                     flavor_and_queue, free_port, mint_certs, run_cases,
+                     wait_for)
 
 REQUEST_DEADLINE_S = 10  # CTL_HTTPD_DEFAULT_CONN_TIMEOUT_S
 WH_HOST = "cueue-webhook-service.cueue-system.svc"
-
-
-def free_port():
-    with socket.socket() as so:
-        so.bind(("127.0.0.1", 0))
-        return so.getsockname()[1]
 
 
 def certs(s):

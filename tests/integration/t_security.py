@@ -31,14 +31,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 
 import yaml
 
-from cuetest import (BIN, LOGS, TEST, Controller, Failure,
-                     case, check, eq, run_cases, wait_for, _die_with_parent)
+from cuetest import (BIN, LOGS, TEST, Controller, Failure, case, check,
+                     eq, free_port, run_cases, wait_for, _die_with_parent)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -101,12 +100,6 @@ kind: WorkloadPriorityClass
 metadata: {name: low}
 value: 10
 """
-
-
-def free_port():
-    with socket.socket() as so:
-        so.bind(("127.0.0.1", 0))
-        return so.getsockname()[1]
 
 
 def config(port, cert_dir):

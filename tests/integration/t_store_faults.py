@@ -30,10 +30,12 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 
 from cuetest import (BIN, CONTROLLER_CONFIG, LOGS, TEST, Failure, case,
-                     check, eq, flavor_and_queue, run_cases, wait_for,
-                     _die_with_parent)
+                     check, eq, flavor_and_queue, free_port, run_cases,
+                     wait_for, _die_with_parent)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -56,7 +58,7 @@ class Ctl:
     runner). A pipe, not a file, so that a file size limit on the process
     hits the ledger only. user: run as that uid/gid (root only)."""
 
-    def __init__(self, srv, ledger, user=None):
+    def __init__(self, srv, ledger, user=None, config=CONTROLLER_CONFIG):
         global _n
         _n += 1
         d = tempfile.mkdtemp(prefix="cueue-ctl-")
@@ -64,7 +66,7 @@ class Ctl:
         self.dir = d
         cfg = os.path.join(d, "config.yaml")
         with open(cfg, "w") as f:
-            f.write(CONTROLLER_CONFIG)
+            f.write(config)
         kc = os.path.join(d, "kubeconfig")
         shutil.copy(srv.kubeconfig, kc)
         if user is not None:
@@ -293,14 +295,30 @@ def newer_schema(s):
     watch.close()
 
 
+def readyz(port):
+    """(status, body) of the controller's /readyz?verbose."""
+    try:
+        with urllib.request.build_opener(urllib.request.ProxyHandler(
+                {})).open("http://127.0.0.1:%d/readyz?verbose" % port,
+                          timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
 @case("full-disk-during-operation")
 def full_disk(s):
+    """Also: /readyz fails while the ledger cannot commit, and recovers."""
     watch, ledger = setup(s)
-    c = Ctl(s, ledger)
+    port = free_port()
+    c = Ctl(s, ledger, config=CONTROLLER_CONFIG.replace(
+        'healthProbeBindAddress: "0"',
+        'healthProbeBindAddress: "127.0.0.1:%d"' % port))
     for n in ("w1", "w2"):
         s.raw("POST", WLS, workload(n))
     wait_for(lambda: reserved(s) == ["w1", "w2"], 20, what="w1, w2 admitted")
     time.sleep(0.5)  # their ADMITTED state is committed too
+    eq(readyz(port)[0], 200, "ready before the disk fills")
     wal = ledger + "-wal"
     limit = os.path.getsize(wal) if os.path.exists(wal) else 1
     hard = resource.prlimit(c.proc.pid, resource.RLIMIT_FSIZE)[1]
@@ -313,9 +331,13 @@ def full_disk(s):
     time.sleep(2.0)
     eq(reserved(s), ["w1", "w2"], "w3 not announced without its record")
     check(c.proc.poll() is None, "still running on a full disk")
+    code, body = readyz(port)
+    check(code == 500 and "last commit failed" in body,
+          "not ready on a full disk: %d %s" % (code, body))
     resource.prlimit(c.proc.pid, resource.RLIMIT_FSIZE, (hard, hard))
     wait_for(lambda: reserved(s) == ["w1", "w2", "w3"], 20,
              what="w3 admitted once there is room")
+    wait_for(lambda: readyz(port)[0] == 200, 10, what="ready again")
     time.sleep(0.5)
     eq(admissions(watch), {"w1": 1, "w2": 1, "w3": 1},
        "QuotaReserved transitions per Workload")
