@@ -331,9 +331,8 @@ def full_disk(s):
     time.sleep(2.0)
     eq(reserved(s), ["w1", "w2"], "w3 not announced without its record")
     check(c.proc.poll() is None, "still running on a full disk")
-    code, body = readyz(port)
-    check(code == 500 and "last commit failed" in body,
-          "not ready on a full disk: %d %s" % (code, body))
+    wait_for(lambda: (lambda r: r[0] == 500 and "last commit failed" in
+                      r[1])(readyz(port)), 5, what="not ready on a full disk")
     resource.prlimit(c.proc.pid, resource.RLIMIT_FSIZE, (hard, hard))
     wait_for(lambda: reserved(s) == ["w1", "w2", "w3"], 20,
              what="w3 admitted once there is room")
