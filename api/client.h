@@ -3,10 +3,12 @@
  * api/client.h - the Kubernetes API client of cueue-controller: asynchronous
  * HTTP requests on the process's libev loop through a libcurl multi handle,
  * with bearer-token or client-certificate auth (token file re-read every
- * minute and on 401), a qps/burst token bucket, bounded retries of 429/5xx
+ * minute and on 401), a qps/burst token bucket, at most max_connections
+ * requests with the server at once, bounded retries of 429/5xx
  * (Retry-After honoured) and of GET transport failures, a timeout on every
- * request, cancellation, per-verb/per-code counters, and newline-delimited
- * streaming for watches (used by api/informer.h).
+ * attempt, a write gate (leader election), cancellation, per-verb/per-code
+ * counters, and newline-delimited streaming for watches (used by
+ * api/informer.h).
  *
  * Configuration comes from a kubeconfig file or the in-cluster service
  * account (api_client_opts_from_kubeconfig, api_client_opts_in_cluster).

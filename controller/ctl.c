@@ -977,7 +977,7 @@ static int decode_cached(
     ctl *c, const char *ns, const char *name, struct api_workload *wl)
 {
 	json_t *obj = api_informer_get(c->inf[INF_WL], ns, name);
-	cu_error err;
+	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
 
 	if (obj == NULL)
 		return CU_ENOTFOUND;

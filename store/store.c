@@ -261,9 +261,10 @@ static bool store_no_room(const store *s)
 	wal = cu_asprintf("%s-wal", s->path);
 	if (dir != NULL && wal != NULL) {
 		slash = strrchr(dir, '/');
-		if (slash == NULL)
-			strcpy(dir, ".");
-		else
+		if (slash == NULL) {
+			cu_free(dir);
+			dir = cu_strdup(".");
+		} else
 			slash[slash == dir ? 1 : 0] = '\0';
 		if (statvfs(dir, &vfs) == 0 &&
 		    (uint64_t)vfs.f_bavail * vfs.f_frsize < STORE_ROOM_MARGIN)

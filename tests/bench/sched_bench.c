@@ -30,6 +30,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@
 
 #include "api/client.h"
 #include "api/informer.h"
+#include "api/json.h"
 #include "api/yaml.h"
 #include "lib/cu.h"
 #include "tests/bench/sched.h"
@@ -814,12 +816,14 @@ static void on_deadline(struct ev_loop *loop, ev_timer *t, int revents)
 				continue;
 			shown++;
 			o = api_informer_get(r->inf, w->ns, w->name);
-			s = o ? json_dumps(
-				    json_object_get(o, "status"), JSON_COMPACT)
-			      : NULL;
+			if (o == NULL ||
+			    api_json_dumps(json_object_get(o, "status"),
+				JSON_COMPACT | JSON_ENCODE_ANY, 0, &s,
+				NULL) != CU_OK)
+				s = NULL;
 			fprintf(stderr, "  unfinished %s/%s: %s\n", w->ns,
 			    w->name, s ? s : "(not in the cache)");
-			free(s);
+			cu_free(s);
 		}
 	}
 	r->timed_out = true;
@@ -1555,6 +1559,25 @@ static void plots(struct run *r)
 
 /* ---- main ----------------------------------------------------------- */
 
+/* The integer value v [borrowed] of option flag, at least min, into *out;
+ * false (with a message naming the flag) when it is not one. */
+static bool int_arg(const char *flag, const char *v, long min, int *out)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (end == v || *end != '\0' || errno != 0 || n < min || n > INT_MAX) {
+		fprintf(stderr,
+		    "cueue-bench sched: %s: \"%s\" is not an integer >= %ld\n",
+		    flag, v, min);
+		return false;
+	}
+	*out = (int)n;
+	return true;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1662,15 +1685,27 @@ int bench_sched_main(int argc, char **argv)
 			r.o.crds = v;
 		else if (strcmp(a, "--kubeconfig") == 0)
 			r.o.kubeconfig = v;
-		else if (strcmp(a, "--controller-pid") == 0)
-			r.o.controller_pid = atoi(v);
-		else if (strcmp(a, "--qps") == 0)
-			r.o.qps = strtod(v, NULL);
-		else if (strcmp(a, "--burst") == 0)
-			r.o.burst = atoi(v);
-		else if (strcmp(a, "--timeout") == 0)
-			r.o.timeout_s = atoi(v);
-		else {
+		else if (strcmp(a, "--controller-pid") == 0) {
+			if (!int_arg(a, v, 1, &r.o.controller_pid))
+				return 2;
+		} else if (strcmp(a, "--qps") == 0) {
+			char *end;
+
+			r.o.qps = strtod(v, &end);
+			if (end == v || *end != '\0' || !(r.o.qps >= 0)) {
+				fprintf(stderr,
+				    "cueue-bench sched: --qps: \"%s\" is not "
+				    "a number >= 0\n",
+				    v);
+				return 2;
+			}
+		} else if (strcmp(a, "--burst") == 0) {
+			if (!int_arg(a, v, 0, &r.o.burst))
+				return 2;
+		} else if (strcmp(a, "--timeout") == 0) {
+			if (!int_arg(a, v, 1, &r.o.timeout_s))
+				return 2;
+		} else {
 			usage(stderr);
 			return 2;
 		}
