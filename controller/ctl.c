@@ -1164,6 +1164,19 @@ static void write_due_pending(ctl *c, int64_t now)
 	}
 }
 
+/* The ledger records that uid's eviction is in the API (a Workload
+ * without a decision there is not an error). */
+static void ledger_evicting(ctl *c, const char *uid, int64_t now)
+{
+	cu_error err;
+
+	if (ledger_begin(c) == CU_OK &&
+	    store_decision_set_state(
+		c->ledger, uid, STORE_EVICTING, now, &err) != CU_OK &&
+	    err.code != CU_ENOTFOUND)
+		cu_warn("ledger: %s", err.msg);
+}
+
 /* A victim's eviction cannot be written now: it is ADMITTED again and the
  * preemption is decided anew in a later cycle (with a fresh cache). */
 static void unevict(ctl *c, struct que_wl *v, const char *why)
@@ -1254,13 +1267,10 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 				w->ev_reason = "Preempted";
 				w->note = cu_strdup(ev.message);
 			}
-		} else if (ledger_begin(c) == CU_OK &&
-			   store_decision_set_state(c->ledger, v->uid,
-			       STORE_EVICTING, now, &err) != CU_OK &&
-			   err.code != CU_ENOTFOUND) {
+		} else {
 			/* Evicted already (another reason): its release is
 			 * under way. */
-			cu_warn("ledger: %s", err.msg);
+			ledger_evicting(c, v->uid, now);
 		}
 		if (c->metrics != NULL && patch != NULL)
 			ctl_metric_inc(c->metrics,
@@ -1445,11 +1455,7 @@ static void on_write_done(const struct api_response *resp, void *payload)
 		struct que_wl *qw = que_workload_get(c->st, f->uid);
 
 		if (resp->err == CU_OK) {
-			if (ledger_begin(c) == CU_OK &&
-			    store_decision_set_state(c->ledger, f->uid,
-				STORE_EVICTING, now, &err) != CU_OK &&
-			    err.code != CU_ENOTFOUND)
-				cu_warn("ledger: %s", err.msg);
+			ledger_evicting(c, f->uid, now);
 		} else if (qw != NULL && qw->where == QUE_WL_EVICTING) {
 			/* The preemption did not happen: decided anew. */
 			cu_info("eviction of %s/%s not written (%d %s); "
@@ -3408,13 +3414,14 @@ static void on_new_leader(const char *identity, void *payload)
  * always pass. */
 static bool write_gate(const char *method, const char *path, void *payload)
 {
+	static const char lease_api[] = "/apis/coordination.k8s.io/";
 	ctl *c = payload;
 
 	(void)method;
 	if (c->leader == NULL ||
 	    (c->leading && ctl_leader_is_leader(c->leader)))
 		return true;
-	return strncmp(path, "/apis/coordination.k8s.io/", 26) == 0;
+	return strncmp(path, lease_api, sizeof(lease_api) - 1) == 0;
 }
 
 static int start_leader(ctl *c, cu_error *err)
