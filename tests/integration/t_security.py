@@ -291,6 +291,41 @@ def attributes(entry):
     return (verb, group, res, sub, ns, name)
 
 
+WEBHOOK_CONFIG_KINDS = {
+    "MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
+    "ValidatingWebhookConfiguration": "validatingwebhookconfigurations"}
+
+
+def shipped_webhook_configs():
+    """{resource: name} of the configurations in manifests/webhooks."""
+    with open(os.path.join(MANIFESTS, "webhooks", "webhooks.yaml")) as f:
+        return {WEBHOOK_CONFIG_KINDS[d["kind"]]: d["metadata"]["name"]
+                for d in yaml.safe_load_all(f) if d}
+
+
+def check_webhook_config_rules(rules):
+    """Every rule on admission webhook configurations names cueue's own
+    configuration of that resource, and only it (resourceNames, one rule
+    per resource): a token allowed to rewrite any webhook configuration
+    can switch off or hijack admission for the whole cluster."""
+    names = shipped_webhook_configs()
+    for _, r in rules:
+        hooks = [res for res in r["resources"]
+                 if res.split("/")[0] in WEBHOOK_CONFIG_KINDS.values()]
+        if not hooks:
+            continue
+        check("resourceNames" in r,
+              "a rule on %s has no resourceNames: %r" % (hooks, r))
+        check(len(hooks) == len(r["resources"]) == 1,
+              "one webhook configuration resource per rule: %r" % r)
+        res = hooks[0].split("/")[0]
+        eq(r["resourceNames"], [names[res]],
+           "resourceNames of the rule on %s" % res)
+        check(not set(r["verbs"]) & {"list", "watch", "create",
+                                     "deletecollection"},
+              "verbs that resourceNames cannot restrict: %r" % r)
+
+
 def load_rules():
     """[(namespace or None, rule)] from the ClusterRole and the Role."""
     out = []
@@ -304,7 +339,32 @@ def load_rules():
                   "*" not in r.get("apiGroups", []),
                   "no wildcards: %r" % r)
             out.append((ns, r))
+    check_webhook_config_rules(out)
     return out
+
+
+@case("rbac-webhook-configurations-by-name", tls=False)
+def rbac_webhook_names(s):
+    """The shipped rules pass; the checker refuses a rule without
+    resourceNames, with another name, or on both resources at once."""
+    rules = load_rules()
+    hooks = [r for _, r in rules
+             if r["resources"][0] in WEBHOOK_CONFIG_KINDS.values()]
+    eq(sorted(r["resources"][0] for r in hooks),
+       sorted(WEBHOOK_CONFIG_KINDS.values()), "one rule per resource")
+    base = {"apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["validatingwebhookconfigurations"],
+            "verbs": ["get", "update"]}
+    bad = [dict(base),
+           dict(base, resourceNames=["someone-elses-webhook"]),
+           dict(base, resources=sorted(WEBHOOK_CONFIG_KINDS.values()),
+                resourceNames=sorted(shipped_webhook_configs().values()))]
+    for r in bad:
+        try:
+            check_webhook_config_rules(rules + [(None, r)])
+        except Failure:
+            continue
+        raise Failure("the RBAC check accepted %r" % r)
 
 
 def allowed(rules, a):
