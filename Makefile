@@ -59,7 +59,9 @@ endif
 PKGS       := libcurl jansson sqlite3 yaml-0.1 libmicrohttpd openssl
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lev -lm
-TEST_LIBS   = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+# GnuTLS (libmicrohttpd's TLS) lets unit tests inspect TLS priorities.
+TEST_LIBS   = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion) \
+              $(shell pkg-config --libs gnutls 2>/dev/null || echo -lgnutls)
 
 STD   := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 WARN  := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \

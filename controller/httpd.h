@@ -39,8 +39,18 @@ typedef struct ctl_httpd ctl_httpd;
 #define CTL_HTTPD_DEFAULT_CONN_TIMEOUT_S 10u
 #define CTL_HTTPD_DEFAULT_CONN_LIMIT 256u
 #define CTL_HTTP_TEXT "text/plain; charset=utf-8"
-/* GnuTLS priorities of TLS servers: TLS 1.2 and 1.3 only. */
-#define CTL_HTTPD_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* GnuTLS priorities of TLS servers by default, the secure defaults of
+ * Kubernetes components: TLS 1.2 and 1.3 only; TLS 1.2 only with
+ * ephemeral elliptic-curve key exchange (forward secrecy) and AEAD ciphers
+ * (no RSA key exchange, no CBC, no SHA-1 MACs); TLS 1.3 with its AEAD
+ * suites (TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256,
+ * TLS_AES_128_GCM_SHA256, as OpenSSL enables by default). */
+#define CTL_HTTPD_TLS_KX "-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
+#define CTL_HTTPD_TLS_CIPHERS                                                  \
+	"-CIPHER-ALL:+AES-256-GCM:+CHACHA20-POLY1305:+AES-128-GCM"
+#define CTL_HTTPD_TLS_PRIORITIES                                               \
+	"NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1."         \
+	"2:" CTL_HTTPD_TLS_KX ":" CTL_HTTPD_TLS_CIPHERS ":-MAC-ALL:+AEAD"
 
 /* Settings of one server. Every pointer [borrowed; copied by
  * ctl_httpd_new]. Zero fields take the defaults named. */
@@ -57,7 +67,26 @@ struct ctl_httpd_opts {
 	unsigned request_timeout_ms; /* deadline for one request's headers and
 					body; default conn_timeout_s */
 	unsigned conn_limit;	     /* concurrent connections; default 256 */
+	const char *tls_priorities;  /* GnuTLS priorities with cert_pem
+					(ctl_httpd_tls_priorities);
+					NULL: CTL_HTTPD_TLS_PRIORITIES */
 };
+
+/*
+ * The GnuTLS priorities of a Go-style TLS configuration (Kueue's
+ * Configuration `tls`): min_version NULL or "" (TLS 1.2), "VersionTLS12"
+ * or "VersionTLS13"; suites[n] Go cipher-suite names (n 0: the defaults
+ * of CTL_HTTPD_TLS_PRIORITIES). Only ECDHE key exchange with an AEAD
+ * cipher is accepted for TLS 1.2 (TLS_ECDHE_{RSA,ECDSA}_WITH_AES_128_GCM_
+ * SHA256, ..._AES_256_GCM_SHA384, ..._CHACHA20_POLY1305[_SHA256]); the
+ * TLS 1.3 names (TLS_AES_128_GCM_SHA256, ...) are accepted too. GnuTLS
+ * enables the key exchanges and ciphers named, in every combination, and
+ * TLS 1.3 uses the same ciphers. *out [owned: cu_free]. CU_EINVAL for an
+ * unknown or insecure value, the message naming the field
+ * ("tls.cipherSuites[1]: Unsupported value: ..."); CU_ENOMEM.
+ */
+CU_MUST_CHECK int ctl_httpd_tls_priorities(const char *min_version,
+    const char *const *suites, size_t n, char **out, cu_error *err);
 
 /* One request as a handler sees it. All pointers [borrowed; valid only
  * during the handler call]. */

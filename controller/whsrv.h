@@ -48,6 +48,9 @@ struct ctl_whsrv_opts {
 	/* true once the caches behind wh are synced; payload is wh->payload.
 	 * NULL: always ready. */
 	bool (*ready)(void *payload);
+	/* GnuTLS priorities (ctl_config's tls.priorities) [borrowed;
+	 * copied]; NULL: CTL_HTTPD_TLS_PRIORITIES. */
+	const char *tls_priorities;
 };
 
 /*
