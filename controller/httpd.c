@@ -31,6 +31,12 @@
  *     MHD callbacks and ctl_httpd_dispatch share. Dispatch redoes only
  *     what MHD does before calling us: %-decoding the path and splitting
  *     the query (split_query), and header lookup (struct ctl_http_local).
+ *  7. Above conn_limit - headroom live connections, each new one cuts
+ *     (as note 2) the connection that has waited longest for a request:
+ *     with a static flood the newest clients are served at once, and the
+ *     flood is trimmed instead of the service. Connections being answered
+ *     are never cut. The per-IP limit is MHD's: more connections from one
+ *     address are closed as soon as accepted.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -92,8 +98,10 @@ struct ctl_httpd {
 	unsigned conn_timeout_s;
 	unsigned request_timeout_ms;
 	unsigned conn_limit;
-	char *tls_priorities; /* owned; NULL: CTL_HTTPD_TLS_PRIORITIES */
-	struct route *routes; /* owned list */
+	unsigned per_ip_limit; /* 0: none */
+	unsigned nconns;       /* tracked connections */
+	char *tls_priorities;  /* owned; NULL: CTL_HTTPD_TLS_PRIORITIES */
+	struct route *routes;  /* owned list */
 	struct MHD_Daemon *mhd;
 	ev_io io;
 	ev_timer timer; /* MHD's next timeout */
@@ -260,6 +268,35 @@ static void arm(struct conn_track *t)
 	t->armed = true;
 }
 
+/* Near the connection limit, the newcomer `fresh` displaces the
+ * connection that has waited longest for a request (the earliest
+ * deadline among those waiting; one being answered is never cut): MHD
+ * stops accepting at the limit itself, and a flood of idle or trickling
+ * connections would otherwise hold every slot until the deadline, with
+ * probes and webhook calls waiting behind it (design note 7). */
+static void evict(struct ctl_httpd *h, const struct conn_track *fresh)
+{
+	unsigned headroom = h->conn_limit / 4 < 8 ? h->conn_limit / 4 : 8;
+	struct conn_track *t, *oldest = NULL;
+	unsigned live = 0;
+
+	for (t = h->conns; t != NULL; t = t->next) {
+		if (t->cut)
+			continue;
+		live++;
+		if (t != fresh && t->armed &&
+		    (oldest == NULL || t->deadline_ns < oldest->deadline_ns))
+			oldest = t;
+	}
+	if (live <= h->conn_limit - headroom || oldest == NULL)
+		return;
+	shutdown(oldest->fd, SHUT_RDWR);
+	oldest->cut = true;
+	cu_debug("%s: %u connections: the one idle longest closed for a new "
+		 "one",
+	    h->name, live);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn,
     void **socket_context, enum MHD_ConnectionNotificationCode toe)
 {
@@ -284,11 +321,14 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 			h->conns->prev = t;
 		h->conns = t;
 		*socket_context = t;
+		h->nconns++;
+		evict(h, t);
 		return;
 	}
 	h->closed = true;
 	if (t == NULL)
 		return;
+	h->nconns--;
 	if (t->prev != NULL)
 		t->prev->next = t->next;
 	else
@@ -758,6 +798,7 @@ int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,
 				    : h->conn_timeout_s * 1000u;
 	h->conn_limit = opts->conn_limit > 0 ? opts->conn_limit
 					     : CTL_HTTPD_DEFAULT_CONN_LIMIT;
+	h->per_ip_limit = opts->per_ip_limit;
 	*out = h;
 	return CU_OK;
 out_free:
@@ -838,6 +879,7 @@ static struct MHD_Daemon *start_daemon(
 	    on_mhd_log, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 	    MHD_OPTION_CONNECTION_LIMIT, h->conn_limit,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->per_ip_limit,
 	    MHD_OPTION_CONNECTION_TIMEOUT, h->conn_timeout_s,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTPD_CONN_MEMORY,
 	    MHD_OPTION_SOCK_ADDR, addr,

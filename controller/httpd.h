@@ -11,7 +11,9 @@
  * Content-Length says so), an idle timeout per connection, an absolute
  * deadline for receiving one request's headers and body (so a client that
  * trickles bytes - slowloris - is cut off without delaying anyone else), a
- * connection limit, 404 for unknown paths and 405 for wrong methods.
+ * connection limit (near it, a new connection displaces the one that has
+ * waited longest for a request), an optional per-client-address limit,
+ * 404 for unknown paths and 405 for wrong methods.
  *
  * Lifecycle: ctl_httpd_new -> ctl_httpd_route... -> ctl_httpd_start ->
  * (loop runs) -> ctl_httpd_free. Routes may be added after start.
@@ -66,7 +68,16 @@ struct ctl_httpd_opts {
 	unsigned conn_timeout_s;     /* idle timeout; default 10 s */
 	unsigned request_timeout_ms; /* deadline for one request's headers and
 					body; default conn_timeout_s */
-	unsigned conn_limit;	     /* concurrent connections; default 256 */
+	unsigned conn_limit;	     /* concurrent connections; default 256.
+					Near it (above conn_limit - min(8,
+					conn_limit / 4)) a new connection
+					closes the one that has waited
+					longest for a request, so that idle
+					or trickling clients cannot lock
+					the server up */
+	unsigned per_ip_limit;	     /* concurrent connections from one
+					client address; 0: no limit
+					(more are closed at once) */
 	const char *tls_priorities;  /* GnuTLS priorities with cert_pem
 					(ctl_httpd_tls_priorities);
 					NULL: CTL_HTTPD_TLS_PRIORITIES */

@@ -156,6 +156,7 @@ static int make_http(ctl_whsrv *w, const char *cert, const char *key,
 	o.key_pem = key;
 	o.max_body = CTL_WHSRV_MAX_BODY;
 	o.tls_priorities = w->tls_priorities;
+	o.per_ip_limit = CTL_WHSRV_PER_IP_LIMIT;
 	rc = ctl_httpd_new(out, w->loop, &o, err);
 	if (rc == CU_OK)
 		rc = ctl_whsrv_mount(w, *out, err);

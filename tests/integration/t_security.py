@@ -462,6 +462,50 @@ def no_secrets_in_log(s, log, secrets):
     eq(found, [], "secrets in %s" % log)
 
 
+# ---- the NetworkPolicy --------------------------------------------------
+
+@case("network-policy", tls=False)
+def network_policy(s):
+    """manifests/network_policy.yaml selects the controller pod, admits
+    the webhook port from anywhere (the API server has no pod selector),
+    metrics only from namespaces labelled metrics=enabled, and lists no
+    rule for the health port (only the node's kubelet reaches it); it is
+    part of the kustomization, and its named ports are the Deployment's
+    and match the configuration."""
+    with open(os.path.join(MANIFESTS, "network_policy.yaml")) as f:
+        pol = yaml.safe_load(f)
+    with open(os.path.join(MANIFESTS, "kustomization.yaml")) as f:
+        check("network_policy.yaml" in yaml.safe_load(f)["resources"],
+              "NetworkPolicy in the kustomization")
+    d = deployment()
+    eq(pol["kind"], "NetworkPolicy", "kind")
+    eq(pol["metadata"]["namespace"], d["metadata"]["namespace"],
+       "namespace")
+    labels = d["spec"]["template"]["metadata"]["labels"]
+    sel = pol["spec"]["podSelector"]["matchLabels"]
+    check(sel and all(labels.get(k) == v for k, v in sel.items()),
+          "podSelector %r matches the pod's labels %r" % (sel, labels))
+    eq(pol["spec"]["policyTypes"], ["Ingress"], "policyTypes")
+    ports = {p["name"]: p["containerPort"]
+             for p in d["spec"]["template"]["spec"]["containers"][0]["ports"]}
+    with open(os.path.join(MANIFESTS, "configmap.yaml")) as f:
+        cfg = yaml.safe_load(yaml.safe_load(f)["data"]["config.yaml"])
+    eq(ports.get("webhook"), cfg["webhook"]["port"], "webhook port")
+    eq(":%d" % ports.get("metrics"), cfg["metrics"]["bindAddress"],
+       "metrics port")
+    eq(":%d" % ports.get("health"), cfg["health"]["healthProbeBindAddress"],
+       "health port")
+    opened = {}
+    for rule in pol["spec"]["ingress"]:
+        for p in rule["ports"]:
+            check(p["port"] in ports, "named port %r" % p["port"])
+            opened[p["port"]] = rule.get("from")
+    eq(sorted(opened), ["metrics", "webhook"], "ports opened")
+    eq(opened["webhook"], None, "webhook from anywhere")
+    eq(opened["metrics"], [{"namespaceSelector": {
+        "matchLabels": {"metrics": "enabled"}}}], "metrics sources")
+
+
 # ---- the Deployment -----------------------------------------------------
 
 def deployment():
