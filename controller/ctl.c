@@ -40,15 +40,13 @@
 #include "api/informer.h"
 #include "api/model.h"
 #include "controller/ctl.h"
-#include "controller/events.h"
+#include "reconcile/reconcile.h"
 #include "controller/health.h"
 #include "controller/httpd.h"
 #include "controller/certrot.h"
 #include "controller/whsrv.h"
 #include "controller/leader.h"
 #include "controller/metrics.h"
-#include "controller/sync.h"
-#include "controller/workload.h"
 #include "namespaces/gate.h"
 #include "queues/queues.h"
 #include "store/store.h"
@@ -165,7 +163,7 @@ struct ctl {
 	ctl_certrot *certrot;	  /* NULL: internalCertManagement off */
 	struct adm_wh_options wh; /* the webhook handlers' view of caches */
 	ctl_leader *leader;	  /* NULL with leader election off */
-	ctl_events *events;	  /* event recorder (dedup, spam filter) */
+	rec_events *events;	  /* event recorder (dedup, spam filter) */
 	bool leading;
 	bool failed; /* lost leadership: the process must exit (as Kueue) */
 
@@ -327,8 +325,8 @@ static const struct api_resource EVENTS = {"", "v1", "events", true};
 static void emit(ctl *c, json_t *obj, const char *type, const char *reason,
     const char *message)
 {
-	struct ctl_event ev;
-	struct ctl_event_write w;
+	struct rec_event ev;
+	struct rec_event_write w;
 	cu_error err;
 
 	if (c->events == NULL || obj == NULL)
@@ -344,18 +342,18 @@ static void emit(ctl *c, json_t *obj, const char *type, const char *reason,
 	ev.message = message;
 	if (ev.kind == NULL || ev.name == NULL)
 		return;
-	if (ctl_events_record(c->events, &ev, cu_time_now_ns(), &w, &err) !=
+	if (rec_events_record(c->events, &ev, cu_time_now_ns(), &w, &err) !=
 	    CU_OK) {
 		cu_warn("event %s on %s: %s", reason, ev.name, err.msg);
 		return;
 	}
-	if (w.action == CTL_EVENT_CREATE)
+	if (w.action == REC_EVENT_CREATE)
 		queue_write(c, W_CREATE, &EVENTS, w.namespace_, w.name, NULL,
 		    json_incref(w.body));
-	else if (w.action == CTL_EVENT_PATCH)
+	else if (w.action == REC_EVENT_PATCH)
 		queue_write(c, W_SPEC, &EVENTS, w.namespace_, w.name, NULL,
 		    json_incref(w.body));
-	ctl_event_write_dispose(&w);
+	rec_event_write_dispose(&w);
 }
 
 /* How long the cache may lag behind our own write before it is trusted
@@ -651,7 +649,7 @@ static void sync_one(json_t *obj, void *payload)
 
 		rc = api_resource_flavor_decode(&rf, obj, &err);
 		if (rc == CU_OK) {
-			rc = ctl_sync_flavor(c->st, &rf, &err);
+			rc = rec_sync_flavor(c->st, &rf, &err);
 			api_resource_flavor_dispose(&rf);
 		}
 		break;
@@ -663,7 +661,7 @@ static void sync_one(json_t *obj, void *payload)
 		rc = api_cluster_queue_decode(&cq, obj, &err);
 		if (rc != CU_OK)
 			break;
-		rc = ctl_sync_cluster_queue(c->st, &cq, &err);
+		rc = rec_sync_cluster_queue(c->st, &cq, &err);
 		if (rc == CU_OK &&
 		    cu_grow((void **)&c->sels, &c->capsels, c->nsels + 1,
 			sizeof(*c->sels)) == CU_OK) {
@@ -683,7 +681,7 @@ static void sync_one(json_t *obj, void *payload)
 
 		rc = api_cohort_decode(&co, obj, &err);
 		if (rc == CU_OK) {
-			rc = ctl_sync_cohort(c->st, &co, &err);
+			rc = rec_sync_cohort(c->st, &co, &err);
 			api_cohort_dispose(&co);
 		}
 		break;
@@ -693,7 +691,7 @@ static void sync_one(json_t *obj, void *payload)
 
 		rc = api_local_queue_decode(&lq, obj, &err);
 		if (rc == CU_OK) {
-			rc = ctl_sync_local_queue(c->st, &lq, &err);
+			rc = rec_sync_local_queue(c->st, &lq, &err);
 			api_local_queue_dispose(&lq);
 		}
 		name = NULL;
@@ -848,7 +846,7 @@ static void forget_workload(ctl *c, const char *key, const char *uid)
 static void add_workload(ctl *c, const char *key, const struct api_workload *wl)
 {
 	cu_error err;
-	int rc = ctl_sync_workload(c->st, wl,
+	int rc = rec_sync_workload(c->st, wl,
 	    eligible(c, wl->meta.namespace_, wl->spec.queue_name), &err);
 
 	if (rc != CU_OK && rc != CU_ENOTFOUND) {
@@ -858,7 +856,7 @@ static void add_workload(ctl *c, const char *key, const struct api_workload *wl)
 	if (rc == CU_ENOTFOUND)
 		cu_warn("workload %s: %s", key, err.msg);
 	cu_debug("workload %s queued (%s)", key,
-	    ctl_workload_holds_quota(wl) ? "adopted" : "pending");
+	    rec_workload_holds_quota(wl) ? "adopted" : "pending");
 	json_object_set_new(c->wl_uid, key, json_string(wl->meta.uid));
 	json_object_set_new(c->wl_gen, wl->meta.uid,
 	    json_integer(wl->meta.has_generation ? wl->meta.generation : 0));
@@ -914,7 +912,7 @@ static void reconcile_workload(ctl *c, const char *key, int64_t now)
 	if (json_object_get(c->in_flight, wl.meta.uid) != NULL)
 		goto out; /* invariant 3 */
 	qw = que_workload_get(c->st, wl.meta.uid);
-	if (ctl_workload_inactive(&wl) || wl.meta.has_deletion) {
+	if (rec_workload_inactive(&wl) || wl.meta.has_deletion) {
 		if (qw != NULL)
 			forget_workload(c, key, wl.meta.uid);
 		goto out;
@@ -923,7 +921,7 @@ static void reconcile_workload(ctl *c, const char *key, int64_t now)
 		add_workload(c, key, &wl);
 		goto out;
 	}
-	api_holds = ctl_workload_holds_quota(&wl);
+	api_holds = rec_workload_holds_quota(&wl);
 	que_holds =
 	    qw->where == QUE_WL_ADMITTED || qw->where == QUE_WL_EVICTING;
 	if (api_holds && !que_holds) {
@@ -1071,7 +1069,7 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		withdraw(c, d->uid, now);
 		return;
 	}
-	if (ctl_wl_status_admit(&wl, d, now, &patch, &err) != CU_OK ||
+	if (rec_wl_status_admit(&wl, d, now, &patch, &err) != CU_OK ||
 	    record_admission(c, qw, d, now, &err) != CU_OK) {
 		cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
 		json_decref(patch);
@@ -1149,7 +1147,7 @@ static void write_due_pending(ctl *c, int64_t now)
 			json_object_del(c->pending_due, uid);
 			continue;
 		}
-		if (ctl_wl_status_pending(&wl,
+		if (rec_wl_status_pending(&wl,
 			json_string_value(json_array_get(v, 0)),
 			json_string_value(json_array_get(v, 1)), now, &patch,
 			&err) != CU_OK)
@@ -1215,7 +1213,7 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 	for (i = 0; pre != NULL && i < d->n_victims; i++) {
 		struct que_wl *v = que_workload_get(c->st, d->victims[i].uid);
 		struct api_workload wl;
-		struct ctl_eviction ev;
+		struct rec_eviction ev;
 		json_t *patch = NULL, *obj;
 		char *msg, *ek;
 		bool st;
@@ -1247,13 +1245,13 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			continue;
 		}
 		msg =
-		    ctl_preemption_message(pre->uid, NULL, d->victims[i].reason,
+		    rec_preemption_message(pre->uid, NULL, d->victims[i].reason,
 			d->cluster_queue, d->victims[i].cluster_queue);
-		ev.reason = CTL_EVICTED_PREEMPTED;
+		ev.reason = REC_EVICTED_PREEMPTED;
 		ev.message = msg ? msg : "Preempted";
 		ev.preempted_reason =
 		    adm_preempt_reason_string(d->victims[i].reason);
-		if (ctl_wl_status_evict(&wl, &ev, now, &patch, &err) != CU_OK) {
+		if (rec_wl_status_evict(&wl, &ev, now, &patch, &err) != CU_OK) {
 			cu_warn("evict %s/%s: %s", v->ns, v->name, err.msg);
 			unevict(c, v, "no eviction patch");
 		} else if (patch != NULL) {
@@ -1276,7 +1274,7 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			ctl_metric_inc(c->metrics,
 			    CTL_M_EVICTED_WORKLOADS_TOTAL,
 			    CTL_LV(v->cq ? v->cq->name : "",
-				CTL_EVICTED_PREEMPTED, "",
+				REC_EVICTED_PREEMPTED, "",
 				wl.spec.has_priority_class_ref &&
 					wl.spec.priority_class_ref.name
 				    ? wl.spec.priority_class_ref.name
@@ -2282,7 +2280,7 @@ static json_t *drop_finalizer_patch(json_t *wl)
 	{
 		const char *v = json_string_value(f);
 
-		if (v != NULL && strcmp(v, CTL_FINALIZER_RESOURCE_IN_USE) == 0)
+		if (v != NULL && strcmp(v, REC_FINALIZER_RESOURCE_IN_USE) == 0)
 			found = true;
 		else
 			json_array_append(keep, f);
@@ -2366,10 +2364,10 @@ fail:
 }
 
 static void job_write(ctl *c, char kind, const char *key, const char *ns,
-    const char *name, enum ctl_stop_step step, json_t *patch)
+    const char *name, enum rec_stop_step step, json_t *patch)
 {
 	queue_write_expect(c,
-	    step == CTL_STOP_RESET_START ? W_JOB_STATUS : W_SPEC,
+	    step == REC_STOP_RESET_START ? W_JOB_STATUS : W_SPEC,
 	    kind == 'J' ? &JOBS : &JOBSETS, ns, name, patch, key);
 }
 
@@ -2404,7 +2402,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 	struct ns_gate_decision dec;
 	struct api_job job;
 	struct api_jobset js;
-	struct ctl_job j;
+	struct rec_job j;
 	struct api_workload wl;
 	bool have_wl = false, ok_job = false, success = false;
 	const char *msg = NULL;
@@ -2439,11 +2437,11 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 	memset(&j, 0, sizeof(j));
 	if (kind == 'J') {
 		ok_job = api_job_decode(&job, obj, &err) == CU_OK;
-		j.kind = CTL_JOB_BATCH;
+		j.kind = REC_JOB_BATCH;
 		j.job = &job;
 	} else {
 		ok_job = api_jobset_decode(&js, obj, &err) == CU_OK;
-		j.kind = CTL_JOB_JOBSET;
+		j.kind = REC_JOB_JOBSET;
 		j.jobset = &js;
 	}
 	if (!ok_job) {
@@ -2453,7 +2451,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 	}
 	if (api_workload_name(kind == 'J' ? "Job" : "JobSet",
 		kind == 'J' ? "batch" : "jobset.x-k8s.io", name,
-		ctl_job_meta(&j)->uid, -1, API_WORKLOAD_NAME_MAX, &wlname,
+		rec_job_meta(&j)->uid, -1, API_WORKLOAD_NAME_MAX, &wlname,
 		&err) != CU_OK)
 		goto out;
 	wlobj = api_informer_get(c->inf[INF_WL], ns, wlname);
@@ -2484,17 +2482,17 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 	/* 3. finished jobs finish their Workload; a finished Workload holds
 	 * no resources, so its finalizer goes (Kueue does the same). */
 	if (have_wl &&
-	    api_conditions_true(&wl.status.conditions, CTL_COND_FINISHED)) {
+	    api_conditions_true(&wl.status.conditions, REC_COND_FINISHED)) {
 		json_t *fp = drop_finalizer_patch(wlobj);
 
 		if (fp != NULL)
 			wl_write(c, W_SPEC, ns, wlname, fp, key);
 		goto out;
 	}
-	if (ctl_job_finished(&j, &success, &msg)) {
+	if (rec_job_finished(&j, &success, &msg)) {
 		if (have_wl &&
-		    ctl_wl_status_finish(&wl,
-			success ? CTL_FINISHED_SUCCEEDED : CTL_FINISHED_FAILED,
+		    rec_wl_status_finish(&wl,
+			success ? REC_FINISHED_SUCCEEDED : REC_FINISHED_FAILED,
 			msg ? msg : "", now, &patch, &err) == CU_OK &&
 		    patch != NULL)
 			wl_write(c, W_STATUS, ns, wlname, patch, key);
@@ -2503,17 +2501,17 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 	/* 3b. a Workload being deleted: stop the job (templates restored),
 	 * then let the Workload go; a new one queues the job again. */
 	if (have_wl && jmeta(wlobj, "deletionTimestamp") != NULL) {
-		enum ctl_stop_step step;
+		enum rec_stop_step step;
 		json_t *fp;
 
-		if (ctl_job_stop_patch(&j, &wl, &step, &patch, &err) != CU_OK)
+		if (rec_job_stop_patch(&j, &wl, &step, &patch, &err) != CU_OK)
 			goto out;
 		if (patch != NULL) {
 			job_write(c, kind, key, ns, name, step, patch);
-			if (step == CTL_STOP_SUSPEND)
+			if (step == REC_STOP_SUSPEND)
 				emit(c, obj, "Normal", "Stopped",
 				    "The workload is deleted");
-		} else if (!ctl_job_is_active(&j) &&
+		} else if (!rec_job_is_active(&j) &&
 			   (fp = drop_finalizer_patch(wlobj)) != NULL) {
 			wl_write(c, W_SPEC, ns, wlname, fp, key);
 		}
@@ -2521,15 +2519,15 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 	}
 	/* 4. no Workload yet: keep the job suspended and create one */
 	if (!have_wl) {
-		struct ctl_wl_build_opts bo;
-		enum ctl_stop_step step;
+		struct rec_wl_build_opts bo;
+		enum rec_stop_step step;
 		json_t *w = NULL;
 
-		if (ctl_job_stop_patch(&j, NULL, &step, &patch, &err) ==
+		if (rec_job_stop_patch(&j, NULL, &step, &patch, &err) ==
 			CU_OK &&
 		    patch != NULL) {
 			job_write(c, kind, key, ns, name, step, patch);
-			if (step == CTL_STOP_SUSPEND)
+			if (step == REC_STOP_SUSPEND)
 				emit(c, obj, "Normal", "Stopped",
 				    "Not admitted by cluster queue");
 			goto out; /* create the Workload once it is stopped */
@@ -2542,7 +2540,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 
 		memset(&bo, 0, sizeof(bo));
 		bo.lookup = &lk;
-		if (ctl_wl_build(&j, &bo, &w, &err) != CU_OK) {
+		if (rec_wl_build(&j, &bo, &w, &err) != CU_OK) {
 			cu_warn("workload for %s: %s", key, err.msg);
 			goto out;
 		}
@@ -2564,7 +2562,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		goto out;
 	}
 	{
-		bool holds = ctl_workload_holds_quota(&wl);
+		bool holds = rec_workload_holds_quota(&wl);
 		bool admitted = holds && api_conditions_true(
 					     &wl.status.conditions, "Admitted");
 		bool evicted =
@@ -2574,7 +2572,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		/* 5. a Workload that no longer matches its job is replaced
 		 * (only while it holds no quota) */
 		if (!holds &&
-		    ctl_wl_equivalent(&j, &wl, &keep, &err) == CU_OK && !keep) {
+		    rec_wl_equivalent(&j, &wl, &keep, &err) == CU_OK && !keep) {
 			wl_write(c, W_DELETE, ns, wlname, json_object(), key);
 			goto out;
 		}
@@ -2583,11 +2581,11 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			struct api_resource_flavor *fl = NULL;
 			size_t nfl = 0, i;
 
-			if (!ctl_job_is_suspended(&j))
+			if (!rec_job_is_suspended(&j))
 				goto out;
 			if (admitted_flavors(c, &wl, &fl, &nfl, &err) ==
 				CU_OK &&
-			    ctl_job_start_patch(
+			    rec_job_start_patch(
 				&j, &wl, fl, nfl, &patch, &err) == CU_OK &&
 			    patch != NULL) {
 				char *m =
@@ -2597,7 +2595,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 					    : "");
 
 				job_write(c, kind, key, ns, name,
-				    CTL_STOP_SUSPEND, patch);
+				    REC_STOP_SUSPEND, patch);
 				if (m != NULL && c->nwrites > 0 &&
 				    c->writes[c->nwrites - 1].patch == patch) {
 					c->writes[c->nwrites - 1].ev_reason =
@@ -2615,9 +2613,9 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			/* 7. not admitted, or evicted: keep it stopped with
 			 * its original templates; an evicted Workload gives
 			 * its quota back once the job's pods are gone */
-			enum ctl_stop_step step;
+			enum rec_stop_step step;
 
-			if (ctl_job_stop_patch(&j, &wl, &step, &patch, &err) !=
+			if (rec_job_stop_patch(&j, &wl, &step, &patch, &err) !=
 			    CU_OK)
 				goto out;
 			if (patch != NULL) {
@@ -2626,7 +2624,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 					&wl.status.conditions, "Evicted");
 
 				job_write(c, kind, key, ns, name, step, patch);
-				if (step == CTL_STOP_SUSPEND)
+				if (step == REC_STOP_SUSPEND)
 					emit(c, obj, "Normal", "Stopped",
 					    evicted && ec && ec->message
 						? ec->message
@@ -2634,8 +2632,8 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 						  "queue");
 				goto out;
 			}
-			if (evicted && holds && !ctl_job_is_active(&j) &&
-			    ctl_wl_status_release(&wl, now, &patch, &err) ==
+			if (evicted && holds && !rec_job_is_active(&j) &&
+			    rec_wl_status_release(&wl, now, &patch, &err) ==
 				CU_OK &&
 			    patch != NULL)
 				wl_write(c, W_STATUS, ns, wlname, patch, key);
@@ -2798,7 +2796,7 @@ static bool announce_recorded(
 	d.n_podsets = qw->n_podsets;
 	if (decode_cached(c, qw->ns, qw->name, &wl) != CU_OK)
 		goto out;
-	if (ctl_wl_status_admit(&wl, &d, now, &patch, &err) != CU_OK)
+	if (rec_wl_status_admit(&wl, &d, now, &patch, &err) != CU_OK)
 		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
 	else if (patch != NULL) {
 		if (adopt)
@@ -3163,7 +3161,7 @@ static int wh_workload(const struct adm_wh_job_ref *job,
 	rc = api_workload_decode(&w, wl, err);
 	if (rc != CU_OK)
 		return rc;
-	out->quota_reserved = ctl_workload_holds_quota(&w);
+	out->quota_reserved = rec_workload_holds_quota(&w);
 	out->admitted = out->quota_reserved &&
 			api_conditions_true(&w.status.conditions, "Admitted");
 	api_workload_dispose(&w);
@@ -3336,12 +3334,12 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (rc == CU_OK)
 		rc = ctl_metrics_new(&c->metrics, NULL, err);
 	if (rc == CU_OK) {
-		struct ctl_events_opts eo;
+		struct rec_events_opts eo;
 
 		memset(&eo, 0, sizeof(eo));
 		eo.component = "cueue-controller";
 		eo.instance = c->opts.identity;
-		rc = ctl_events_new(&c->events, &eo, err);
+		rc = rec_events_new(&c->events, &eo, err);
 	}
 	if (rc == CU_OK)
 		rc = start_http(c, err);
@@ -3577,7 +3575,7 @@ void ctl_free(ctl *c)
 	ctl_httpd_free(c->metrics_srv);
 	ctl_health_free(c->health);
 	ctl_metrics_free(c->metrics);
-	ctl_events_free(c->events);
+	rec_events_free(c->events);
 	sels_clear(c);
 	json_decref(c->dirty_wl);
 	json_decref(c->dirty_jobs);
