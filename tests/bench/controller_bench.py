@@ -78,23 +78,7 @@ integrations:
   frameworks: ["batch/job"]
 """
 
-QUEUES = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {name: cpu, nominalQuota: %d}
-""" % QUOTA
+QUEUES = cuetest.flavor_and_queue(QUOTA)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

@@ -24,10 +24,12 @@ from .checks import Failure, Soft, check, eq, wait_for
 from .env import BIN, DATA, LOGS, ROOT, TEST, data, write
 from .http import RawStream, maybe_json, retrying
 from .procs import (CONTROLLER_CONFIG, Controller, Server, _die_with_parent,
-                    flavor_and_queue, free_port, mint_certs)
+                    controller_config, flavor_and_queue, free_port,
+                    mint_certs, stop_process)
 
 __all__ = ["BIN", "CONTROLLER_CONFIG", "Controller", "DATA", "Failure",
            "LOGS", "ROOT", "RawStream", "Server", "Soft", "TEST", "case",
-           "check", "data", "eq", "flavor_and_queue", "free_port",
-           "maybe_json", "mint_certs", "retrying", "run_cases", "wait_for",
+           "check", "controller_config", "data", "eq", "flavor_and_queue", "free_port",
+           "maybe_json", "mint_certs", "retrying", "run_cases", "stop_process",
+           "wait_for",
            "write", "_die_with_parent"]

@@ -50,6 +50,7 @@ from .env import LOGS, ROOT, TEST
 from .http import retrying
 from .kobj import cond, is_true, milli
 from .observe import Observer
+from . import procs
 from .procs import Controller
 
 NS = "perf"
@@ -158,32 +159,18 @@ def setup(s, shape):
     s.kubectl("apply", "-f", s.file("shape.yaml", shape.manifests()))
 
 
+def start_shape(s, workloads, create_s, runtime_scale, seed):
+    """A Shape set up on s; returns it and a ledger path in s.dir."""
+    shape = Shape(workloads=workloads, create_s=create_s,
+                  runtime_scale=runtime_scale, seed=seed)
+    setup(s, shape)
+    return shape, os.path.join(s.dir, "ledger.db")
+
+
 def controller_config(qps=50, burst=100, leader=False):
-    cfg = """apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-namespace: default
-health:
-  healthProbeBindAddress: "0"
-metrics:
-  bindAddress: "0"
-internalCertManagement:
-  enable: false
-clientConnection:
-  qps: %s
-  burst: %d
-""" % (qps, burst)
-    if leader:
-        cfg += """leaderElection:
-  leaderElect: true
-  resourceName: cueue-leader
-  resourceNamespace: default
-  leaseDuration: 6s
-  renewDeadline: 4s
-  retryPeriod: 1s
-"""
-    else:
-        cfg += "leaderElection:\n  leaderElect: false\n"
-    return cfg
+    """The soak's controller: Kueue's clientConnection (qps 50, burst 100)
+    unless told otherwise."""
+    return procs.controller_config(leader=leader, qps=qps, burst=burst)
 
 
 # ---- small object helpers -------------------------------------------------
@@ -648,6 +635,28 @@ def ctl_log_tail(ctl, n=30):
 
 # ---- 1. crash: SIGKILL at random moments ----------------------------------
 
+def wind_down(s, ctl, driver, history, ledger, mark):
+    """The end of a run that converged: the controller still runs and
+    stops cleanly, the driver and History stop without errors, the
+    ledger is empty. Returns the controller's requests since mark."""
+    check(ctl.alive(), "controller running")
+    ctl.stop()
+    driver.stop()
+    history.stop()
+    check_ledger_end(ledger)
+    return ctl_requests(s, mark)
+
+
+def abandon(ctl, driver, history, dump_name):
+    """Whatever happened: kill a controller still running, stop the driver
+    and History without waiting, and keep the History in LOGS/dump_name."""
+    if ctl.alive():
+        ctl.stop(signal.SIGKILL)
+    driver._stop.set()
+    history.halt()
+    history.dump(os.path.join(LOGS, dump_name))
+
+
 def run_crash(s, kills=10, workloads=300, create_s=60.0, runtime_scale=4.0,
               kill_gap=(2.0, 8.0), seed=None, timeout=240):
     """Run the shape; SIGKILL the controller `kills` times at random
@@ -656,10 +665,7 @@ def run_crash(s, kills=10, workloads=300, create_s=60.0, runtime_scale=4.0,
     seed = seed if seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     t_start = time.time()
-    shape = Shape(workloads=workloads, create_s=create_s,
-                  runtime_scale=runtime_scale, seed=seed)
-    setup(s, shape)
-    ledger = os.path.join(s.dir, "ledger.db")
+    shape, ledger = start_shape(s, workloads, create_s, runtime_scale, seed)
     cfg = controller_config()
     driver = Driver(s, shape)
     history = History(s, shape, [driver.on_change])
@@ -688,19 +694,9 @@ def run_crash(s, kills=10, workloads=300, create_s=60.0, runtime_scale=4.0,
                                               "controller exited:\n%s" %
                                               ctl_log_tail(ctl)))
         check_end_state(s, shape, history)
-        check(ctl.alive(), "controller running")
-        ctl.stop()
-        driver.stop()
-        history.stop()
-        check_ledger_end(ledger)
-        reqs = ctl_requests(s, mark)
+        reqs = wind_down(s, ctl, driver, history, ledger, mark)
     finally:
-        if ctl.alive():
-            ctl.stop(signal.SIGKILL)
-        driver._stop.set()
-        history.halt()
-        history.dump(os.path.join(LOGS, "%s.history.json" %
-                                  TEST))
+        abandon(ctl, driver, history, "%s.history.json" % TEST)
     check(not history.violations, "%d invariant violations:\n  %s" % (
         len(history.violations), "\n  ".join(history.violations[:20])))
     writes = [e for e in reqs if e["verb"] in WRITES]
@@ -745,10 +741,7 @@ def run_faults(s, faults=True, workloads=150, create_s=30.0,
     the controller's requests and writes."""
     rng = random.Random(seed)
     t_start = time.time()
-    shape = Shape(workloads=workloads, create_s=create_s,
-                  runtime_scale=runtime_scale, seed=seed)
-    setup(s, shape)
-    ledger = os.path.join(s.dir, "ledger.db")
+    shape, ledger = start_shape(s, workloads, create_s, runtime_scale, seed)
     driver = Driver(s, shape)
     history = History(s, shape, [driver.on_change])
     mark = s.log_mark()
@@ -799,20 +792,11 @@ def run_faults(s, faults=True, workloads=150, create_s=30.0,
         s.faults([])
         check_end_state(s, shape, history)
         time.sleep(1.0)  # late writes land
-        check(ctl.alive(), "controller running")
-        ctl.stop()
-        driver.stop()
-        history.stop()
-        check_ledger_end(ledger)
-        reqs = ctl_requests(s, mark)
+        reqs = wind_down(s, ctl, driver, history, ledger, mark)
     finally:
         s.faults([])
-        if ctl.alive():
-            ctl.stop(signal.SIGKILL)
-        driver._stop.set()
-        history.halt()
-        history.dump(os.path.join(LOGS, "%s.faults-%s.history.json"
-                                  % (TEST, faults)))
+        abandon(ctl, driver, history, "%s.faults-%s.history.json" % (
+            TEST, faults))
     check(not history.violations, "%d invariant violations:\n  %s" % (
         len(history.violations), "\n  ".join(history.violations[:20])))
     codes = Counter(e["code"] for e in reqs)

@@ -218,14 +218,7 @@ class Server:
                 p.wait()
         for st in self._streams:
             st.close()
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise Failure("cueue-apiserver did not stop on SIGTERM")
+        stop_process(self.proc, "cueue-apiserver")
         self.errf.close()
         if not os.environ.get("CUEUE_KEEP_TMP"):
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -239,6 +232,20 @@ class Server:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def stop_process(proc, what, sig=signal.SIGTERM, timeout=20):
+    """Send sig to proc (a subprocess.Popen) if it still runs and wait for
+    it to end; after `timeout` seconds kill it and raise Failure."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise Failure("%s did not stop on %s" % (
+                what, signal.Signals(sig).name))
 
 
 def _die_with_parent():
@@ -299,14 +306,7 @@ class Controller:
         return self.proc.poll() is None
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise Failure("cueue-controller did not stop on SIGTERM")
+        stop_process(self.proc, "cueue-controller", sig)
         self.errf.close()
         if sig == signal.SIGTERM and self.proc.returncode not in (0, None):
             raise Failure("cueue-controller exited %d, see %s" %
@@ -355,6 +355,38 @@ spec:
       resources:
       - {name: cpu, nominalQuota: %s}
 """ % (name, cpu)
+
+
+def controller_config(leader=False, qps=None, burst=None):
+    """cueue-controller Configuration YAML for namespace default: health
+    and metrics off, no internal certificate management; with qps (and
+    burst) a clientConnection; with leader, leader election on the Lease
+    default/cueue-leader (leaseDuration 6 s, renewDeadline 4 s,
+    retryPeriod 1 s), else none."""
+    cfg = """apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: default
+health:
+  healthProbeBindAddress: "0"
+metrics:
+  bindAddress: "0"
+internalCertManagement:
+  enable: false
+"""
+    if qps is not None:
+        cfg += "clientConnection:\n  qps: %s\n  burst: %d\n" % (qps, burst)
+    if leader:
+        cfg += """leaderElection:
+  leaderElect: true
+  resourceName: cueue-leader
+  resourceNamespace: default
+  leaseDuration: 6s
+  renewDeadline: 4s
+  retryPeriod: 1s
+"""
+    else:
+        cfg += "leaderElection:\n  leaderElect: false\n"
+    return cfg
 
 
 def free_port():
