@@ -23,7 +23,8 @@
 #   V=1                        show full command lines
 #
 # New files need no edit here: every <module>/*.c goes into libcueue.a,
-# every tests/unit/*_test.c is a Criterion binary, every
+# every tests/unit/*_test.c is a Criterion binary (linked with the
+# shared fixtures, the other tests/unit/*.c), every
 # tests/fuzz/*_fuzz.c is a fuzz target whose corpus
 # tests/fuzz/corpus/<name>/ is replayed by make test.
 
@@ -94,12 +95,13 @@ PROGRAMS   := $(O)/bin/cueue-controller $(O)/bin/cueue-apiserver \
               $(if $(BENCH_SRC),$(O)/bin/cueue-bench)
 
 UNIT_SRC   := $(wildcard tests/unit/*_test.c)
+UNIT_FIX_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/unit/%)
 FUZZ_SRC   := $(wildcard tests/fuzz/*_fuzz.c)
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%_fuzz.c=%)
 FUZZ_REPLAY:= $(FUZZ_NAMES:%=$(O)/tests/fuzz/%_replay)
 ALL_SRC    := $(LIB_SRC) $(CTL_SRC) $(APISRV_SRC) $(BENCH_SRC) $(UNIT_SRC) \
-              $(FUZZ_SRC) tests/fuzz/replay.c
+              $(FUZZ_SRC) tests/fuzz/replay.c $(UNIT_FIX_SRC)
 FORMAT_SRC := $(ALL_SRC) $(wildcard */*.h tests/*/*.h)
 
 # Criterion 2.4 reports a leaking test as passed; every log is scanned.
@@ -147,7 +149,8 @@ $(O)/bin/cueue-bench: $(BENCH_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
 
-$(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIBAPISRV) $(LIBCUEUE)
+$(O)/tests/unit/%: $(O)/tests/unit/%.o $(UNIT_FIX_SRC:%.c=$(O)/%.o) \
+    $(LIBAPISRV) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(TEST_LIBS) $(PKG_LIBS) -o $@
 

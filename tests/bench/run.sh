@@ -16,6 +16,8 @@
 # (`make bench-large`).
 set -eu
 : "${CUEUE_BIN:?}"
+# The Python harness, cuetest, is the package in tests/pylib/.
+export PYTHONPATH="$(cd "$(dirname "$0")/../pylib" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 out=${BENCH_OUT:-build/bench}
 perf=${KUEUE_PERF_DIR:-../shared/bench/kueue-scheduler-perf}
 if [ ! -f "$perf/baseline/generator.yaml" ]; then

@@ -50,6 +50,7 @@
 #include "api/json.h"
 #include "api/yaml.h"
 #include "lib/cu.h"
+#include "tests/bench/bench.h"
 #include "tests/bench/sched.h"
 
 extern char **environ;
@@ -1621,24 +1622,6 @@ static void free_run(struct run *r)
 	sched_gen_dispose(&r->g);
 }
 
-static void rm_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[1024];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 int bench_sched_main(int argc, char **argv)
 {
 	struct run r;
@@ -1837,6 +1820,6 @@ int bench_sched_main(int argc, char **argv)
 		sched_ranges_dispose(&kr);
 	if (have_tr)
 		sched_ranges_dispose(&tr);
-	rm_tree(r.tmp);
+	bench_rm_tree(r.tmp);
 	return rc;
 }
