@@ -68,7 +68,7 @@ TARGET_WRITES = 3
 # References, not pass/fail: Kueue's manager Deployment requests 500m cpu
 # and 512Mi memory; minimalkueue's last asserted scheduler-perf averages
 # were 396 mCPU and 445,012 KiB maxrss (15,000 Workloads; dropped in
-# Kueue PR #5077). See ../shared/notes/kueue.md section 7.
+# Kueue PR #5077).
 REF_MCPU = 500
 REF_RSS_KIB = 512 * 1024
 

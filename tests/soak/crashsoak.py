@@ -3,7 +3,7 @@
 baseline through cueue-controller while the controller is killed, the
 leader is replaced, or the API server misbehaves, and check the history.
 
-The shape (../shared/bench/kueue-scheduler-perf/baseline/generator.yaml,
+The shape (Kueue's baseline, tests/bench/configs/baseline/generator.yaml,
 scaled down by Shape): cohorts of ClusterQueues with nominal cpu quota and
 a borrowingLimit, preemption reclaimWithinCohort Any and
 withinClusterQueue LowerPriority, one LocalQueue per ClusterQueue, and
