@@ -27,7 +27,7 @@ reports zero usage, and the SQLite ledger (read with sqlite3 once the
 controller has stopped) holds no live decision and no usage, as the API.
 After every SIGKILL the ledger is also checked against a fresh LIST: every
 Workload the API shows holding quota has a live ledger decision for the
-same ClusterQueue and usage (DESIGN.md lesson 3: recorded before
+same ClusterQueue and usage (docs/architecture.md lesson 3: recorded before
 announced).
 
 Entry points: run_crash (SIGKILL + restart on the same ledger),
