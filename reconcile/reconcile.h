@@ -55,8 +55,8 @@
  * object) for PATCH with application/merge-patch+json (api_merge_patch of
  * api/client.h), computed with api_merge_patch_diff between the object as
  * read and the object as it must become. When nothing would change the
- * patch is NULL and nothing must be sent (DESIGN.md lesson 4); so applying
- * a decision twice writes once. A non-NULL patch always carries
+ * patch is NULL and nothing must be sent (docs/architecture.md lesson 4); so
+ * applying a decision twice writes once. A non-NULL patch always carries
  * metadata.resourceVersion (when the object has one), as Kueue's strict
  * clientutil.Patch does: a merge patch replaces lists wholesale
  * (status.conditions, spec.replicatedJobs, a template's tolerations), which
@@ -392,7 +392,7 @@ bool rec_job_finished(
  * callers announce Suspended/Resumed only on real transitions.
  *
  * Semantics follow client-go's tools/record EventCorrelator (notes
- * kubernetes-api.md §8.2):
+ * docs/apiserver.md §8.2):
  *  - An Event is named `<involvedObject.name>.<hex nanoseconds>`; count 1,
  *    firstTimestamp = lastTimestamp = now, source.component and
  *    reportingComponent = the reporting controller, reportingInstance =
@@ -412,9 +412,9 @@ bool rec_job_finished(
  *  message ("(combined from similar events)"); each distinct message is its
  *  own Event.
  *
- * Why this matters (DESIGN.md lesson 4, Kueue #7649's "x14709"): folding
- * hides a flapping controller, the spam filter bounds its API writes, and
- * the transition guard keeps a level-triggered reconciler from announcing
+ * Why this matters (docs/architecture.md lesson 4, Kueue #7649's "x14709"):
+ * folding hides a flapping controller, the spam filter bounds its API writes,
+ * and the transition guard keeps a level-triggered reconciler from announcing
  * the same state again.
  *
  * No I/O and no clock reads: time comes in as now_ns, bodies go out as
@@ -547,7 +547,7 @@ const char *rec_events_should_emit(
  * (api/model.h) into the queue model the admission engine works on
  * (queues/queues.h): ResourceFlavors, ClusterQueues, Cohorts, LocalQueues
  * and Workloads, including Workloads that already hold quota (restored
- * after a restart from their status.admission, DESIGN.md lesson 3).
+ * after a restart from their status.admission, docs/architecture.md lesson 3).
  *
  * Pure: no I/O, no clock reads. Event-loop thread only. Prefix ctl_.
  */
@@ -687,7 +687,8 @@ void rec_plan_free(struct rec_plan *p);
 struct rec_job_view {
 	/* The namespace gate's answer for the job (ns_gate_decide with
 	 * managedJobsNamespaceSelector and manageJobsWithoutQueueName): a job
-	 * that is not ours is never written to (DESIGN.md lesson 1). */
+	 * that is not ours is never written to (docs/architecture.md lesson 1).
+	 */
 	bool managed;
 	/* The gate's queue name [borrowed]: the job's queue-name label when
 	 * managed by it, NULL when managed without one. */

@@ -582,7 +582,7 @@ def sigkill(s):
     them, SIGKILL it and restart it on the same ledger. (cueue-apiserver
     drops a held request whose client died: the decisions are recorded,
     never announced.) A controller that resumes its recorded decisions
-    (DESIGN.md lesson 3; store_reconcile's UNANNOUNCED) announces exactly
+    (docs/architecture.md lesson 3; store_reconcile's UNANNOUNCED) announces exactly
     them first; one that decides again gives the quota to the
     high-priority Job instead."""
     setup(s)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The SQLite ledger under faults, with the real controller and Workloads
-admitted in the API server (DESIGN.md lesson 3; store/store.h lists the
+admitted in the API server (docs/architecture.md lesson 3; store/store.h lists the
 outcomes):
 
 - corrupt ledger: moved aside to <path>.corrupt-<time> with one warning,

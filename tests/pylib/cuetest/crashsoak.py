@@ -3,9 +3,9 @@
 baseline through cueue-controller while the controller is killed, the
 leader is replaced, or the API server misbehaves, and check the history.
 
-The shape (Kueue's test/performance/scheduler/configs/baseline/
-generator.yaml, scaled down by Shape): cohorts of ClusterQueues with
-nominal cpu quota and a borrowingLimit, preemption reclaimWithinCohort Any and
+The shape (Kueue's baseline, tests/bench/configs/baseline/generator.yaml,
+scaled down by Shape): cohorts of ClusterQueues with nominal cpu quota and
+a borrowingLimit, preemption reclaimWithinCohort Any and
 withinClusterQueue LowerPriority, one LocalQueue per ClusterQueue, and
 Workloads created directly (no Jobs) in classes small / medium / large
 with priorities. The test driver (Driver) plays Kueue's scheduler-perf
@@ -27,7 +27,8 @@ reports zero usage, and the SQLite ledger (read with sqlite3 once the
 controller has stopped) holds no live decision and no usage, as the API.
 After every SIGKILL the ledger is also checked against a fresh LIST: every
 Workload the API shows holding quota has a live ledger decision for the
-same ClusterQueue and usage (recorded before announced).
+same ClusterQueue and usage (docs/architecture.md lesson 3: recorded before
+announced).
 
 Entry points: run_crash (SIGKILL + restart on the same ledger),
 run_faults (API fault injection; returns the figures to compare with a
