@@ -6,62 +6,62 @@
  * per-object spam filter with its refill, LRU eviction, unique names,
  * re-creating expired Events, allocation failures) and the
  * Suspended/Resumed transition guard, including a 1,000-round flapping
- * scenario (DESIGN.md lesson 4, Kueue #7649's "x14709").
+ * scenario (docs/architecture.md lesson 4, Kueue #7649's "x14709").
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "controller/events.h"
+#include "reconcile/reconcile.h"
 
 #define SEC 1000000000LL
 /* 2025-11-13T10:00:00Z */
 #define T0 (1763028000LL * SEC)
 
-static ctl_events *rec;
+static rec_events *rec;
 
 static void setup(void)
 {
-	struct ctl_events_opts o = {
+	struct rec_events_opts o = {
 	    .component = "cueue.dev/job-controller",
 	    .instance = "cueue-controller-7d9f-abcde",
 	};
 	cu_error err;
-	cr_assert_eq(ctl_events_new(&rec, &o, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(rec_events_new(&rec, &o, &err), CU_OK, "%s", err.msg);
 }
 
 static void teardown(void)
 {
-	ctl_events_free(rec);
+	rec_events_free(rec);
 	rec = NULL;
 	cu_mem_fail_after(0, false);
 }
 
 TestSuite(events, .init = setup, .fini = teardown);
 
-static struct ctl_event job_event(
+static struct rec_event job_event(
     const char *name, const char *reason, const char *message)
 {
-	struct ctl_event ev = {
+	struct rec_event ev = {
 	    .kind = "Job",
 	    .api_version = "batch/v1",
 	    .namespace_ = "default",
 	    .name = name,
 	    .uid = "5f1c0b7e-0000-4000-8000-000000000001",
-	    .type = CTL_EVENT_NORMAL,
+	    .type = REC_EVENT_NORMAL,
 	    .reason = reason,
 	    .message = message,
 	};
 	return ev;
 }
 
-static enum ctl_event_action emit(
-    const struct ctl_event *ev, int64_t now, struct ctl_event_write *w)
+static enum rec_event_action emit(
+    const struct rec_event *ev, int64_t now, struct rec_event_write *w)
 {
 	cu_error err;
 	cu_error_clear(&err);
-	int rc = ctl_events_record(rec, ev, now, w, &err);
+	int rc = rec_events_record(rec, ev, now, w, &err);
 	cr_assert_eq(rc, CU_OK, "record: %d %s", rc, err.msg);
 	return w->action;
 }
@@ -85,12 +85,12 @@ static const char *jstr(const json_t *o, const char *path)
 
 Test(events, create_body)
 {
-	struct ctl_event ev = job_event(
+	struct rec_event ev = job_event(
 	    "sleep-driver-0", "Suspended", "Kueue managed child job suspended");
-	struct ctl_event_write w;
+	struct rec_event_write w;
 	char want[64];
 
-	cr_assert_eq(emit(&ev, T0 + 123, &w), CTL_EVENT_CREATE);
+	cr_assert_eq(emit(&ev, T0 + 123, &w), REC_EVENT_CREATE);
 	snprintf(want, sizeof(want), "sleep-driver-0.%" PRIx64,
 	    (uint64_t)(T0 + 123));
 	cr_assert_str_eq(w.name, want);
@@ -122,22 +122,22 @@ Test(events, create_body)
 	cr_assert_str_eq(jstr(w.body, "lastTimestamp"), "2025-11-13T10:00:00Z");
 	cr_assert_eq(json_integer_value(json_object_get(w.body, "count")), 1);
 	cr_assert_null(json_object_get(w.body, "eventTime"));
-	ctl_event_write_dispose(&w);
+	rec_event_write_dispose(&w);
 	cr_assert_null(w.body);
-	ctl_event_write_dispose(&w); /* twice is fine */
+	rec_event_write_dispose(&w); /* twice is fine */
 }
 
 Test(events, identical_events_fold_into_one)
 {
-	struct ctl_event ev = job_event("j", "Started", "Admitted by q");
-	struct ctl_event_write w;
+	struct rec_event ev = job_event("j", "Started", "Admitted by q");
+	struct rec_event_write w;
 	char *name;
 
-	cr_assert_eq(emit(&ev, T0, &w), CTL_EVENT_CREATE);
+	cr_assert_eq(emit(&ev, T0, &w), REC_EVENT_CREATE);
 	name = cu_strdup(w.name);
-	ctl_event_write_dispose(&w);
+	rec_event_write_dispose(&w);
 	for (int i = 2; i <= 20; i++) {
-		cr_assert_eq(emit(&ev, T0 + i * SEC, &w), CTL_EVENT_PATCH);
+		cr_assert_eq(emit(&ev, T0 + i * SEC, &w), REC_EVENT_PATCH);
 		cr_assert_str_eq(w.name, name);
 		cr_assert_str_eq(w.namespace_, "default");
 		cr_assert_eq(w.count, i);
@@ -150,17 +150,17 @@ Test(events, identical_events_fold_into_one)
 		char ts[CU_TIME_RFC3339_LEN];
 		cu_time_format_rfc3339(T0 + i * SEC, ts);
 		cr_assert_str_eq(jstr(w.body, "lastTimestamp"), ts);
-		ctl_event_write_dispose(&w);
+		rec_event_write_dispose(&w);
 	}
-	cr_assert_eq(ctl_events_size(rec), 1);
+	cr_assert_eq(rec_events_size(rec), 1);
 	cu_free(name);
 }
 
 Test(events, differing_fields_make_separate_events)
 {
-	struct ctl_event base = job_event("j", "Started", "m1");
-	struct ctl_event variants[6];
-	struct ctl_event_write w;
+	struct rec_event base = job_event("j", "Started", "m1");
+	struct rec_event variants[6];
+	struct rec_event_write w;
 	char *names[7];
 
 	for (int i = 0; i < 6; i++)
@@ -168,267 +168,267 @@ Test(events, differing_fields_make_separate_events)
 	variants[0].message = "m2";
 	variants[1].reason = "Stopped";
 	variants[2].uid = "another-uid";
-	variants[3].type = CTL_EVENT_WARNING;
+	variants[3].type = REC_EVENT_WARNING;
 	variants[4].reporting_controller = "cueue.dev/jobset-controller";
 	variants[5].api_version = "batch/v2";
 
-	cr_assert_eq(emit(&base, T0, &w), CTL_EVENT_CREATE);
+	cr_assert_eq(emit(&base, T0, &w), REC_EVENT_CREATE);
 	names[0] = cu_strdup(w.name);
-	ctl_event_write_dispose(&w);
+	rec_event_write_dispose(&w);
 	for (int i = 0; i < 6; i++) {
-		cr_assert_eq(emit(&variants[i], T0 + 1, &w), CTL_EVENT_CREATE,
+		cr_assert_eq(emit(&variants[i], T0 + 1, &w), REC_EVENT_CREATE,
 		    "variant %d", i);
 		names[i + 1] = cu_strdup(w.name);
-		ctl_event_write_dispose(&w);
+		rec_event_write_dispose(&w);
 	}
 	/* every name distinct, even at the same nanosecond */
 	for (int i = 0; i < 7; i++)
 		for (int j = i + 1; j < 7; j++)
 			cr_assert_str_neq(names[i], names[j]);
-	cr_assert_eq(ctl_events_size(rec), 7);
+	cr_assert_eq(rec_events_size(rec), 7);
 
 	/* each folds on its own */
-	cr_assert_eq(emit(&variants[0], T0 + 2, &w), CTL_EVENT_PATCH);
+	cr_assert_eq(emit(&variants[0], T0 + 2, &w), REC_EVENT_PATCH);
 	cr_assert_str_eq(w.name, names[1]);
 	cr_assert_eq(w.count, 2);
-	ctl_event_write_dispose(&w);
-	cr_assert_eq(emit(&variants[4], T0 + 3, &w), CTL_EVENT_PATCH);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&variants[4], T0 + 3, &w), REC_EVENT_PATCH);
 	cr_assert_str_eq(w.name, names[5]);
-	ctl_event_write_dispose(&w);
+	rec_event_write_dispose(&w);
 	for (int i = 0; i < 7; i++)
 		cu_free(names[i]);
 }
 
 Test(events, reporting_controller_override)
 {
-	struct ctl_event ev = job_event("j", "Started", "m");
-	struct ctl_event_write w;
+	struct rec_event ev = job_event("j", "Started", "m");
+	struct rec_event_write w;
 
 	ev.reporting_controller = "cueue.dev/jobset-controller";
-	cr_assert_eq(emit(&ev, T0, &w), CTL_EVENT_CREATE);
+	cr_assert_eq(emit(&ev, T0, &w), REC_EVENT_CREATE);
 	cr_assert_str_eq(
 	    jstr(w.body, "source.component"), "cueue.dev/jobset-controller");
 	cr_assert_str_eq(
 	    jstr(w.body, "reportingComponent"), "cueue.dev/jobset-controller");
-	ctl_event_write_dispose(&w);
+	rec_event_write_dispose(&w);
 }
 
 Test(events, names_unique_per_nanosecond)
 {
-	struct ctl_event_write w;
+	struct rec_event_write w;
 	char msg[32], prev[128] = "";
 	int64_t now = T0;
 
 	/* distinct nanoseconds give distinct hex suffixes */
 	for (int i = 0; i < 20; i++) {
 		snprintf(msg, sizeof(msg), "m%d", i);
-		struct ctl_event ev = job_event("j", "R", msg);
-		cr_assert_eq(emit(&ev, now + i, &w), CTL_EVENT_CREATE);
+		struct rec_event ev = job_event("j", "R", msg);
+		cr_assert_eq(emit(&ev, now + i, &w), REC_EVENT_CREATE);
 		char want[64];
 		snprintf(want, sizeof(want), "j.%" PRIx64, (uint64_t)(now + i));
 		cr_assert_str_eq(w.name, want);
-		ctl_event_write_dispose(&w);
+		rec_event_write_dispose(&w);
 	}
 	/* the same nanosecond (coarse clock) or a clock step back still
 	 * gives a new name */
 	for (int i = 0; i < 5; i++) {
 		snprintf(msg, sizeof(msg), "same%d", i);
-		struct ctl_event ev = job_event("k", "R", msg);
-		cr_assert_eq(emit(&ev, now - i * SEC, &w), CTL_EVENT_CREATE);
+		struct rec_event ev = job_event("k", "R", msg);
+		cr_assert_eq(emit(&ev, now - i * SEC, &w), REC_EVENT_CREATE);
 		cr_assert_str_neq(w.name, prev);
 		snprintf(prev, sizeof(prev), "%s", w.name);
-		ctl_event_write_dispose(&w);
+		rec_event_write_dispose(&w);
 	}
 }
 
 Test(events, spam_filter_drops_after_burst_and_refills)
 {
-	struct ctl_event_write w;
+	struct rec_event_write w;
 	char msg[32];
 	int created = 0, dropped = 0;
 
 	/* 40 different messages about one object in one second */
 	for (int i = 0; i < 40; i++) {
 		snprintf(msg, sizeof(msg), "attempt %d", i);
-		struct ctl_event ev = job_event("j", "Failed", msg);
-		enum ctl_event_action a = emit(&ev, T0 + i, &w);
-		if (a == CTL_EVENT_CREATE)
+		struct rec_event ev = job_event("j", "Failed", msg);
+		enum rec_event_action a = emit(&ev, T0 + i, &w);
+		if (a == REC_EVENT_CREATE)
 			created++;
-		if (a == CTL_EVENT_DROP) {
+		if (a == REC_EVENT_DROP) {
 			dropped++;
 			cr_assert_null(w.body);
 			cr_assert_null(w.name);
 		}
-		ctl_event_write_dispose(&w);
+		rec_event_write_dispose(&w);
 	}
-	cr_assert_eq(created, CTL_EVENTS_SPAM_BURST);
-	cr_assert_eq(dropped, 40 - CTL_EVENTS_SPAM_BURST);
+	cr_assert_eq(created, REC_EVENTS_SPAM_BURST);
+	cr_assert_eq(dropped, 40 - REC_EVENTS_SPAM_BURST);
 	/* dropped events are neither written nor remembered */
-	cr_assert_eq(ctl_events_size(rec), CTL_EVENTS_SPAM_BURST);
+	cr_assert_eq(rec_events_size(rec), REC_EVENTS_SPAM_BURST);
 
 	/* identical events spend tokens too */
-	struct ctl_event first = job_event("j", "Failed", "attempt 0");
-	cr_assert_eq(emit(&first, T0 + SEC, &w), CTL_EVENT_DROP);
-	ctl_event_write_dispose(&w);
+	struct rec_event first = job_event("j", "Failed", "attempt 0");
+	cr_assert_eq(emit(&first, T0 + SEC, &w), REC_EVENT_DROP);
+	rec_event_write_dispose(&w);
 
 	/* just before 300 s: still nothing; at 300 s: one token */
-	cr_assert_eq(emit(&first, T0 + 300 * SEC - SEC, &w), CTL_EVENT_DROP);
-	ctl_event_write_dispose(&w);
-	cr_assert_eq(emit(&first, T0 + 300 * SEC + 40, &w), CTL_EVENT_PATCH);
+	cr_assert_eq(emit(&first, T0 + 300 * SEC - SEC, &w), REC_EVENT_DROP);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&first, T0 + 300 * SEC + 40, &w), REC_EVENT_PATCH);
 	cr_assert_eq(w.count, 2, "drops are not counted");
-	ctl_event_write_dispose(&w);
-	cr_assert_eq(emit(&first, T0 + 301 * SEC, &w), CTL_EVENT_DROP);
-	ctl_event_write_dispose(&w);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&first, T0 + 301 * SEC, &w), REC_EVENT_DROP);
+	rec_event_write_dispose(&w);
 
 	/* another object has its own bucket */
-	struct ctl_event other = job_event("other", "Failed", "attempt 0");
-	cr_assert_eq(emit(&other, T0 + 301 * SEC, &w), CTL_EVENT_CREATE);
-	ctl_event_write_dispose(&w);
+	struct rec_event other = job_event("other", "Failed", "attempt 0");
+	cr_assert_eq(emit(&other, T0 + 301 * SEC, &w), REC_EVENT_CREATE);
+	rec_event_write_dispose(&w);
 
 	/* after 25 x 300 s of silence the whole burst is back, no more */
 	int64_t later = T0 + 300 * SEC + 40 + 100 * 300 * SEC;
 	int ok = 0;
 	for (int i = 0; i < 30; i++) {
-		if (emit(&first, later + i, &w) != CTL_EVENT_DROP)
+		if (emit(&first, later + i, &w) != REC_EVENT_DROP)
 			ok++;
-		ctl_event_write_dispose(&w);
+		rec_event_write_dispose(&w);
 	}
-	cr_assert_eq(ok, CTL_EVENTS_SPAM_BURST);
+	cr_assert_eq(ok, REC_EVENTS_SPAM_BURST);
 }
 
 Test(events, spam_filter_custom_limits)
 {
-	ctl_events *r2;
-	struct ctl_events_opts o = {
+	rec_events *r2;
+	struct rec_events_opts o = {
 	    .component = "c", .burst = 2, .refill_ns = 10, .lru_size = 8};
-	struct ctl_event ev = job_event("j", "R", "m");
-	struct ctl_event_write w;
-	enum ctl_event_action want[] = {
-	    CTL_EVENT_CREATE, CTL_EVENT_PATCH, CTL_EVENT_DROP, CTL_EVENT_DROP};
+	struct rec_event ev = job_event("j", "R", "m");
+	struct rec_event_write w;
+	enum rec_event_action want[] = {
+	    REC_EVENT_CREATE, REC_EVENT_PATCH, REC_EVENT_DROP, REC_EVENT_DROP};
 
-	cr_assert_eq(ctl_events_new(&r2, &o, NULL), CU_OK);
+	cr_assert_eq(rec_events_new(&r2, &o, NULL), CU_OK);
 	for (int i = 0; i < 4; i++) {
 		cr_assert_eq(
-		    ctl_events_record(r2, &ev, 100 + i, &w, NULL), CU_OK);
+		    rec_events_record(r2, &ev, 100 + i, &w, NULL), CU_OK);
 		cr_assert_eq(w.action, want[i], "step %d", i);
 		cr_assert_null(json_object_get(
 		    w.body ? w.body : json_null(), "reportingInstance"));
-		ctl_event_write_dispose(&w);
+		rec_event_write_dispose(&w);
 	}
-	cr_assert_eq(ctl_events_record(r2, &ev, 113, &w, NULL), CU_OK);
-	cr_assert_eq(w.action, CTL_EVENT_PATCH);
+	cr_assert_eq(rec_events_record(r2, &ev, 113, &w, NULL), CU_OK);
+	cr_assert_eq(w.action, REC_EVENT_PATCH);
 	cr_assert_eq(w.count, 3);
-	ctl_event_write_dispose(&w);
-	ctl_events_free(r2);
+	rec_event_write_dispose(&w);
+	rec_events_free(r2);
 }
 
 Test(events, lru_eviction)
 {
-	struct ctl_event_write w;
+	struct rec_event_write w;
 	char name[32];
 	char *first_name = NULL;
 
 	/* 4097 objects: the first one's key falls out */
-	for (int i = 0; i <= CTL_EVENTS_LRU_SIZE; i++) {
+	for (int i = 0; i <= REC_EVENTS_LRU_SIZE; i++) {
 		snprintf(name, sizeof(name), "job-%d", i);
-		struct ctl_event ev = job_event(name, "Created", "m");
-		cr_assert_eq(emit(&ev, T0 + i, &w), CTL_EVENT_CREATE);
+		struct rec_event ev = job_event(name, "Created", "m");
+		cr_assert_eq(emit(&ev, T0 + i, &w), REC_EVENT_CREATE);
 		if (i == 0)
 			first_name = cu_strdup(w.name);
-		ctl_event_write_dispose(&w);
+		rec_event_write_dispose(&w);
 	}
-	cr_assert_eq(ctl_events_size(rec), CTL_EVENTS_LRU_SIZE);
-	cr_assert_eq(ctl_events_spam_size(rec), CTL_EVENTS_LRU_SIZE);
+	cr_assert_eq(rec_events_size(rec), REC_EVENTS_LRU_SIZE);
+	cr_assert_eq(rec_events_spam_size(rec), REC_EVENTS_LRU_SIZE);
 
 	/* the most recent ones still fold */
-	snprintf(name, sizeof(name), "job-%d", CTL_EVENTS_LRU_SIZE);
-	struct ctl_event last = job_event(name, "Created", "m");
-	cr_assert_eq(emit(&last, T0 + SEC, &w), CTL_EVENT_PATCH);
-	ctl_event_write_dispose(&w);
+	snprintf(name, sizeof(name), "job-%d", REC_EVENTS_LRU_SIZE);
+	struct rec_event last = job_event(name, "Created", "m");
+	cr_assert_eq(emit(&last, T0 + SEC, &w), REC_EVENT_PATCH);
+	rec_event_write_dispose(&w);
 	/* job-1 is now the least recently used; touching it keeps it */
-	struct ctl_event one = job_event("job-1", "Created", "m");
-	cr_assert_eq(emit(&one, T0 + SEC, &w), CTL_EVENT_PATCH);
-	ctl_event_write_dispose(&w);
+	struct rec_event one = job_event("job-1", "Created", "m");
+	cr_assert_eq(emit(&one, T0 + SEC, &w), REC_EVENT_PATCH);
+	rec_event_write_dispose(&w);
 
 	/* the evicted one is created afresh, under a new name */
-	struct ctl_event zero = job_event("job-0", "Created", "m");
-	cr_assert_eq(emit(&zero, T0 + 2 * SEC, &w), CTL_EVENT_CREATE);
+	struct rec_event zero = job_event("job-0", "Created", "m");
+	cr_assert_eq(emit(&zero, T0 + 2 * SEC, &w), REC_EVENT_CREATE);
 	cr_assert_str_neq(w.name, first_name);
-	ctl_event_write_dispose(&w);
+	rec_event_write_dispose(&w);
 	/* which pushed out job-2 (least recent), not job-1 */
-	cr_assert_eq(emit(&one, T0 + 3 * SEC, &w), CTL_EVENT_PATCH);
-	ctl_event_write_dispose(&w);
-	struct ctl_event two = job_event("job-2", "Created", "m");
-	cr_assert_eq(emit(&two, T0 + 3 * SEC, &w), CTL_EVENT_CREATE);
-	ctl_event_write_dispose(&w);
-	cr_assert_eq(ctl_events_size(rec), CTL_EVENTS_LRU_SIZE);
+	cr_assert_eq(emit(&one, T0 + 3 * SEC, &w), REC_EVENT_PATCH);
+	rec_event_write_dispose(&w);
+	struct rec_event two = job_event("job-2", "Created", "m");
+	cr_assert_eq(emit(&two, T0 + 3 * SEC, &w), REC_EVENT_CREATE);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(rec_events_size(rec), REC_EVENTS_LRU_SIZE);
 	cu_free(first_name);
 }
 
 Test(events, recreate_after_expiry_and_forget)
 {
-	struct ctl_event ev = job_event("j", "Started", "m");
-	struct ctl_event_write w;
+	struct rec_event ev = job_event("j", "Started", "m");
+	struct rec_event_write w;
 	char *old;
 
-	cr_assert_eq(emit(&ev, T0, &w), CTL_EVENT_CREATE);
+	cr_assert_eq(emit(&ev, T0, &w), REC_EVENT_CREATE);
 	old = cu_strdup(w.name);
-	ctl_event_write_dispose(&w);
-	cr_assert_eq(emit(&ev, T0 + SEC, &w), CTL_EVENT_PATCH);
-	ctl_event_write_dispose(&w);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, T0 + SEC, &w), REC_EVENT_PATCH);
+	rec_event_write_dispose(&w);
 
 	/* the PATCH 404'd: the Event expired */
 	cr_assert_eq(
-	    ctl_events_recreate(rec, &ev, T0 + 2 * SEC, &w, NULL), CU_OK);
-	cr_assert_eq(w.action, CTL_EVENT_CREATE);
+	    rec_events_recreate(rec, &ev, T0 + 2 * SEC, &w, NULL), CU_OK);
+	cr_assert_eq(w.action, REC_EVENT_CREATE);
 	cr_assert_eq(w.count, 1);
 	cr_assert_str_neq(w.name, old);
 	char *fresh = cu_strdup(w.name);
-	ctl_event_write_dispose(&w);
-	cr_assert_eq(emit(&ev, T0 + 3 * SEC, &w), CTL_EVENT_PATCH);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, T0 + 3 * SEC, &w), REC_EVENT_PATCH);
 	cr_assert_str_eq(w.name, fresh);
 	cr_assert_eq(w.count, 2);
-	ctl_event_write_dispose(&w);
-	cr_assert_eq(ctl_events_size(rec), 1);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(rec_events_size(rec), 1);
 
 	/* forget: next one creates */
-	ctl_events_forget(rec, &ev);
-	cr_assert_eq(ctl_events_size(rec), 0);
-	ctl_events_forget(rec, &ev); /* unknown: no-op */
-	cr_assert_eq(emit(&ev, T0 + 4 * SEC, &w), CTL_EVENT_CREATE);
-	ctl_event_write_dispose(&w);
+	rec_events_forget(rec, &ev);
+	cr_assert_eq(rec_events_size(rec), 0);
+	rec_events_forget(rec, &ev); /* unknown: no-op */
+	cr_assert_eq(emit(&ev, T0 + 4 * SEC, &w), REC_EVENT_CREATE);
+	rec_event_write_dispose(&w);
 	cu_free(old);
 	cu_free(fresh);
 }
 
 Test(events, recreate_spends_no_token)
 {
-	struct ctl_event ev = job_event("j", "Started", "m");
-	struct ctl_event_write w;
+	struct rec_event ev = job_event("j", "Started", "m");
+	struct rec_event_write w;
 
-	for (int i = 0; i < CTL_EVENTS_SPAM_BURST; i++) {
-		cr_assert_neq(emit(&ev, T0 + i, &w), CTL_EVENT_DROP);
-		ctl_event_write_dispose(&w);
+	for (int i = 0; i < REC_EVENTS_SPAM_BURST; i++) {
+		cr_assert_neq(emit(&ev, T0 + i, &w), REC_EVENT_DROP);
+		rec_event_write_dispose(&w);
 	}
-	cr_assert_eq(emit(&ev, T0 + 100, &w), CTL_EVENT_DROP);
-	ctl_event_write_dispose(&w);
-	cr_assert_eq(ctl_events_recreate(rec, &ev, T0 + 101, &w, NULL), CU_OK);
-	cr_assert_eq(w.action, CTL_EVENT_CREATE);
-	ctl_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, T0 + 100, &w), REC_EVENT_DROP);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(rec_events_recreate(rec, &ev, T0 + 101, &w, NULL), CU_OK);
+	cr_assert_eq(w.action, REC_EVENT_CREATE);
+	rec_event_write_dispose(&w);
 }
 
 Test(events, cluster_scoped_and_optional_fields)
 {
-	struct ctl_event ev = {
+	struct rec_event ev = {
 	    .kind = "ClusterQueue",
 	    .name = "cq",
-	    .type = CTL_EVENT_WARNING,
+	    .type = REC_EVENT_WARNING,
 	    .reason = "Inactive",
 	    .field_path = "spec.resourceGroups",
 	};
-	struct ctl_event_write w;
+	struct rec_event_write w;
 
-	cr_assert_eq(emit(&ev, T0, &w), CTL_EVENT_CREATE);
+	cr_assert_eq(emit(&ev, T0, &w), REC_EVENT_CREATE);
 	cr_assert_str_eq(w.namespace_, "default");
 	cr_assert_str_eq(jstr(w.body, "metadata.namespace"), "default");
 	const json_t *io = json_object_get(w.body, "involvedObject");
@@ -439,15 +439,15 @@ Test(events, cluster_scoped_and_optional_fields)
 	    jstr(w.body, "involvedObject.fieldPath"), "spec.resourceGroups");
 	cr_assert_str_eq(jstr(w.body, "message"), "");
 	cr_assert_str_eq(jstr(w.body, "type"), "Warning");
-	ctl_event_write_dispose(&w);
+	rec_event_write_dispose(&w);
 }
 
 Test(events, invalid_input)
 {
-	struct ctl_event_write w;
+	struct rec_event_write w;
 	cu_error err;
-	struct ctl_event ok = job_event("j", "R", "m");
-	struct ctl_event bad[6];
+	struct rec_event ok = job_event("j", "R", "m");
+	struct rec_event bad[6];
 	const char *msgs[] = {
 	    "event: involvedObject kind and name are required",
 	    "event: involvedObject kind and name are required",
@@ -466,91 +466,91 @@ Test(events, invalid_input)
 	bad[5].message = "caf\xc3(";
 	for (int i = 0; i < 6; i++) {
 		cu_error_clear(&err);
-		cr_assert_eq(ctl_events_record(rec, &bad[i], T0, &w, &err),
+		cr_assert_eq(rec_events_record(rec, &bad[i], T0, &w, &err),
 		    CU_EINVAL, "case %d", i);
 		cr_assert_str_eq(err.msg, msgs[i], "case %d", i);
-		cr_assert_eq(w.action, CTL_EVENT_DROP);
+		cr_assert_eq(w.action, REC_EVENT_DROP);
 		cr_assert_null(w.body);
 	}
-	cr_assert_eq(ctl_events_size(rec), 0);
-	cr_assert_eq(ctl_events_spam_size(rec), 0);
-	cr_assert_eq(ctl_events_record(rec, NULL, T0, &w, &err), CU_EINVAL);
-	cr_assert_eq(ctl_events_record(NULL, &ok, T0, &w, &err), CU_EINVAL);
+	cr_assert_eq(rec_events_size(rec), 0);
+	cr_assert_eq(rec_events_spam_size(rec), 0);
+	cr_assert_eq(rec_events_record(rec, NULL, T0, &w, &err), CU_EINVAL);
+	cr_assert_eq(rec_events_record(NULL, &ok, T0, &w, &err), CU_EINVAL);
 
 	/* valid multi-byte text passes */
 	ok.message = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";
-	cr_assert_eq(emit(&ok, T0, &w), CTL_EVENT_CREATE);
-	ctl_event_write_dispose(&w);
+	cr_assert_eq(emit(&ok, T0, &w), REC_EVENT_CREATE);
+	rec_event_write_dispose(&w);
 	/* overlong, surrogate and out-of-range sequences do not */
 	const char *invalid[] = {"\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80",
 	    "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\x80", "\xe2\x82"};
 	for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
 		ok.message = invalid[i];
-		cr_assert_eq(ctl_events_record(rec, &ok, T0, &w, NULL),
+		cr_assert_eq(rec_events_record(rec, &ok, T0, &w, NULL),
 		    CU_EINVAL, "invalid %zu", i);
 	}
 }
 
 Test(events, options)
 {
-	ctl_events *r2 = NULL;
+	rec_events *r2 = NULL;
 	cu_error err;
-	struct ctl_events_opts o = {.component = NULL};
+	struct rec_events_opts o = {.component = NULL};
 
-	cr_assert_eq(ctl_events_new(&r2, &o, &err), CU_EINVAL);
+	cr_assert_eq(rec_events_new(&r2, &o, &err), CU_EINVAL);
 	cr_assert_str_eq(err.msg, "events: a reporting component is required");
-	cr_assert_eq(ctl_events_new(&r2, NULL, &err), CU_EINVAL);
+	cr_assert_eq(rec_events_new(&r2, NULL, &err), CU_EINVAL);
 	o.component = "c";
 	o.burst = -1;
-	cr_assert_eq(ctl_events_new(&r2, &o, &err), CU_EINVAL);
+	cr_assert_eq(rec_events_new(&r2, &o, &err), CU_EINVAL);
 	o.burst = 2000000;
-	cr_assert_eq(ctl_events_new(&r2, &o, &err), CU_EINVAL);
+	cr_assert_eq(rec_events_new(&r2, &o, &err), CU_EINVAL);
 	o.burst = 0;
 	o.refill_ns = -5;
-	cr_assert_eq(ctl_events_new(&r2, &o, &err), CU_EINVAL);
+	cr_assert_eq(rec_events_new(&r2, &o, &err), CU_EINVAL);
 	cr_assert_null(r2);
-	ctl_events_free(NULL);
-	cr_assert_eq(ctl_events_size(NULL), 0);
+	rec_events_free(NULL);
+	cr_assert_eq(rec_events_size(NULL), 0);
 }
 
 /* Every allocation failure leaves the recorder as it was. */
 Test(events, allocation_failures)
 {
-	struct ctl_event ev = job_event("j", "Started", "m");
-	struct ctl_event_write w;
+	struct rec_event ev = job_event("j", "Started", "m");
+	struct rec_event_write w;
 	cu_error err;
 	int64_t now = T0;
 
 	for (int round = 0; round < 2; round++) {
 		/* round 0: a CREATE, round 1: a PATCH */
 		for (uint64_t n = 1;; n++) {
-			size_t before = ctl_events_size(rec);
+			size_t before = rec_events_size(rec);
 			cu_mem_fail_after(n, true);
-			int rc = ctl_events_record(rec, &ev, now, &w, &err);
+			int rc = rec_events_record(rec, &ev, now, &w, &err);
 			cu_mem_fail_after(0, false);
 			if (rc == CU_OK)
 				break;
 			cr_assert_eq(rc, CU_ENOMEM, "n=%" PRIu64, n);
 			cr_assert_null(w.body);
 			cr_assert_null(w.name);
-			cr_assert_eq(ctl_events_size(rec), before);
+			cr_assert_eq(rec_events_size(rec), before);
 			cr_assert(n < 100);
 		}
 		cr_assert_eq(
-		    w.action, round == 0 ? CTL_EVENT_CREATE : CTL_EVENT_PATCH);
+		    w.action, round == 0 ? REC_EVENT_CREATE : REC_EVENT_PATCH);
 		cr_assert_eq(w.count, round + 1, "no failed try was counted");
-		ctl_event_write_dispose(&w);
+		rec_event_write_dispose(&w);
 		now += SEC;
 	}
 	/* creating a recorder */
 	for (uint64_t n = 1;; n++) {
-		ctl_events *r2;
-		struct ctl_events_opts o = {.component = "c", .instance = "i"};
+		rec_events *r2;
+		struct rec_events_opts o = {.component = "c", .instance = "i"};
 		cu_mem_fail_after(n, true);
-		int rc = ctl_events_new(&r2, &o, &err);
+		int rc = rec_events_new(&r2, &o, &err);
 		cu_mem_fail_after(0, false);
 		if (rc == CU_OK) {
-			ctl_events_free(r2);
+			rec_events_free(r2);
 			break;
 		}
 		cr_assert_eq(rc, CU_ENOMEM);
@@ -563,35 +563,35 @@ Test(events, allocation_failures)
 
 Test(events, should_emit_pure)
 {
-	const enum ctl_run_state U = CTL_RUN_UNKNOWN, S = CTL_RUN_SUSPENDED,
-				 R = CTL_RUN_RUNNING;
-	cr_assert_str_eq(ctl_events_should_emit(NULL, R, S), "Suspended");
-	cr_assert_str_eq(ctl_events_should_emit(NULL, S, R), "Resumed");
-	cr_assert_null(ctl_events_should_emit(NULL, S, S));
-	cr_assert_null(ctl_events_should_emit(NULL, R, R));
-	cr_assert_null(ctl_events_should_emit(NULL, U, S));
-	cr_assert_null(ctl_events_should_emit(NULL, U, R));
-	cr_assert_null(ctl_events_should_emit(NULL, S, U));
-	cr_assert_null(ctl_events_should_emit(NULL, U, U));
+	const enum rec_run_state U = REC_RUN_UNKNOWN, S = REC_RUN_SUSPENDED,
+				 R = REC_RUN_RUNNING;
+	cr_assert_str_eq(rec_events_should_emit(NULL, R, S), "Suspended");
+	cr_assert_str_eq(rec_events_should_emit(NULL, S, R), "Resumed");
+	cr_assert_null(rec_events_should_emit(NULL, S, S));
+	cr_assert_null(rec_events_should_emit(NULL, R, R));
+	cr_assert_null(rec_events_should_emit(NULL, U, S));
+	cr_assert_null(rec_events_should_emit(NULL, U, R));
+	cr_assert_null(rec_events_should_emit(NULL, S, U));
+	cr_assert_null(rec_events_should_emit(NULL, U, U));
 }
 
 Test(events, should_emit_with_memory)
 {
-	struct ctl_transition t = {0};
-	const enum ctl_run_state S = CTL_RUN_SUSPENDED, R = CTL_RUN_RUNNING;
+	struct rec_transition t = {0};
+	const enum rec_run_state S = REC_RUN_SUSPENDED, R = REC_RUN_RUNNING;
 
 	/* created suspended by the webhook: nothing to announce */
-	cr_assert_null(ctl_events_should_emit(&t, CTL_RUN_UNKNOWN, S));
+	cr_assert_null(rec_events_should_emit(&t, REC_RUN_UNKNOWN, S));
 	/* admitted */
-	cr_assert_str_eq(ctl_events_should_emit(&t, S, R), "Resumed");
+	cr_assert_str_eq(rec_events_should_emit(&t, S, R), "Resumed");
 	/* stale cache still shows it suspended, we "resume" again */
-	cr_assert_null(ctl_events_should_emit(&t, S, R));
+	cr_assert_null(rec_events_should_emit(&t, S, R));
 	/* evicted: a real transition */
-	cr_assert_str_eq(ctl_events_should_emit(&t, R, S), "Suspended");
+	cr_assert_str_eq(rec_events_should_emit(&t, R, S), "Suspended");
 	/* someone else resumed it; we observe that and write nothing */
-	cr_assert_null(ctl_events_should_emit(&t, R, R));
+	cr_assert_null(rec_events_should_emit(&t, R, R));
 	/* we suspend it again: real, announced */
-	cr_assert_str_eq(ctl_events_should_emit(&t, R, S), "Suspended");
+	cr_assert_str_eq(rec_events_should_emit(&t, R, S), "Suspended");
 }
 
 /*
@@ -602,34 +602,34 @@ Test(events, should_emit_with_memory)
  * (every third request here), so its write changes nothing on the server.
  * Each emission goes through the recorder, as the controller would send it.
  */
-static void flap(struct ctl_transition *t, int *suspended, int *resumed)
+static void flap(struct rec_transition *t, int *suspended, int *resumed)
 {
-	enum ctl_run_state actual = CTL_RUN_RUNNING;
+	enum rec_run_state actual = REC_RUN_RUNNING;
 	int64_t now = T0;
 
 	*suspended = *resumed = 0;
-	(void)ctl_events_should_emit(t, actual, actual); /* first look */
+	(void)rec_events_should_emit(t, actual, actual); /* first look */
 	for (int phase = 0; phase < 2; phase++) {
-		enum ctl_run_state want =
-		    phase == 0 ? CTL_RUN_SUSPENDED : CTL_RUN_RUNNING;
-		enum ctl_run_state before = actual; /* state before phase */
+		enum rec_run_state want =
+		    phase == 0 ? REC_RUN_SUSPENDED : REC_RUN_RUNNING;
+		enum rec_run_state before = actual; /* state before phase */
 		for (int i = 0; i < 1000; i++) {
-			enum ctl_run_state prev =
+			enum rec_run_state prev =
 			    (i > 0 && i % 3 == 0) ? before : actual;
 			actual = want; /* write (a no-op after i == 0) */
 			const char *reason =
-			    ctl_events_should_emit(t, prev, actual);
+			    rec_events_should_emit(t, prev, actual);
 			if (reason == NULL)
 				continue;
-			if (strcmp(reason, CTL_EVENT_REASON_SUSPENDED) == 0)
+			if (strcmp(reason, REC_EVENT_REASON_SUSPENDED) == 0)
 				(*suspended)++;
 			else
 				(*resumed)++;
-			struct ctl_event ev = job_event(
+			struct rec_event ev = job_event(
 			    "flappy", reason, "Kueue managed child job");
-			struct ctl_event_write w;
+			struct rec_event_write w;
 			(void)emit(&ev, now, &w);
-			ctl_event_write_dispose(&w);
+			rec_event_write_dispose(&w);
 			now += SEC / 10;
 		}
 	}
@@ -637,13 +637,13 @@ static void flap(struct ctl_transition *t, int *suspended, int *resumed)
 
 Test(events, flapping_emits_once_per_real_transition)
 {
-	struct ctl_transition t = {0};
+	struct rec_transition t = {0};
 	int suspended, resumed;
 
 	flap(&t, &suspended, &resumed);
 	cr_assert_eq(suspended, 1, "Suspended emitted %d times", suspended);
 	cr_assert_eq(resumed, 1, "Resumed emitted %d times", resumed);
-	cr_assert_eq(ctl_events_size(rec), 2);
+	cr_assert_eq(rec_events_size(rec), 2);
 }
 
 /* The same loop with the plain comparison (no per-object memory) would
@@ -666,19 +666,19 @@ Test(events, unguarded_flapping_is_bounded_by_the_recorder)
 
 	for (int i = 0; i < 2000; i++) {
 		const char *reason = i % 2 ? "Resumed" : "Suspended";
-		struct ctl_event ev = job_event("flappy", reason, "x");
-		struct ctl_event_write w;
-		if (emit(&ev, now, &w) == CTL_EVENT_DROP)
+		struct rec_event ev = job_event("flappy", reason, "x");
+		struct rec_event_write w;
+		if (emit(&ev, now, &w) == REC_EVENT_DROP)
 			drops++;
 		else
 			writes++;
 		if (w.count > max_count)
 			max_count = w.count;
-		ctl_event_write_dispose(&w);
+		rec_event_write_dispose(&w);
 		now += SEC / 25; /* 2,000 in 80 s */
 	}
-	cr_assert_eq(writes, CTL_EVENTS_SPAM_BURST);
-	cr_assert_eq(drops, 2000 - CTL_EVENTS_SPAM_BURST);
-	cr_assert_eq(ctl_events_size(rec), 2);
+	cr_assert_eq(writes, REC_EVENTS_SPAM_BURST);
+	cr_assert_eq(drops, 2000 - REC_EVENTS_SPAM_BURST);
+	cr_assert_eq(rec_events_size(rec), 2);
 	cr_assert_eq(max_count, 13);
 }

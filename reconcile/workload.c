@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * controller/workload.c - the Workload side of the transformation layer:
+ * reconcile/workload.c - the Workload side of the transformation layer:
  * building a job's Workload (Kueue's ConstructWorkload), the equivalence
  * check that decides whether it must be replaced (EquivalentToWorkload),
  * and the status merge patches for admission, pending, eviction, quota
  * release and finish (pkg/workload, pkg/workload/evict, .../finish).
- * Contracts in controller/workload.h.
+ * Contracts in reconcile/reconcile.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api/patch.h"
-#include "controller/workload.h"
+#include "reconcile/reconcile.h"
 
 /* ---- small JSON helpers ---------------------------------------------- */
 
@@ -73,9 +73,9 @@ static json_t *message_string(const char *msg)
 	char *buf;
 	json_t *s;
 
-	if (n <= CTL_CONDITION_MESSAGE_MAX)
+	if (n <= REC_CONDITION_MESSAGE_MAX)
 		return json_string(msg ? msg : "");
-	keep = CTL_CONDITION_MESSAGE_MAX - 4;
+	keep = REC_CONDITION_MESSAGE_MAX - 4;
 	while (keep > 0 && ((unsigned char)msg[keep] & 0xC0) == 0x80)
 		keep--;
 	buf = cu_malloc(keep + 5);
@@ -88,7 +88,7 @@ static json_t *message_string(const char *msg)
 	return s;
 }
 
-/* The diff of from -> to as the strict merge patch workload.h describes:
+/* The diff of from -> to as the strict merge patch reconcile.h describes:
  * NULL when equal, else with metadata.resourceVersion from `from`. */
 static int strict_patch(
     const json_t *from, const json_t *to, json_t **patch, cu_error *err)
@@ -115,17 +115,17 @@ static int strict_patch(
 
 /* ---- the job view ----------------------------------------------------- */
 
-const struct api_meta *ctl_job_meta(const struct ctl_job *j)
+const struct api_meta *rec_job_meta(const struct rec_job *j)
 {
-	if (j->kind == CTL_JOB_JOBSET)
+	if (j->kind == REC_JOB_JOBSET)
 		return &j->jobset->meta;
 	return &j->job->meta;
 }
 
-int ctl_job_podsets(
-    const struct ctl_job *j, struct api_podsets *out, cu_error *err)
+int rec_job_podsets(
+    const struct rec_job *j, struct api_podsets *out, cu_error *err)
 {
-	if (j->kind == CTL_JOB_JOBSET)
+	if (j->kind == REC_JOB_JOBSET)
 		return api_jobset_podsets(j->jobset, out, err);
 	return api_job_podsets(j->job, out, err);
 }
@@ -185,11 +185,11 @@ static bool strlist_has(const struct api_strlist *l, const char *s)
 	return false;
 }
 
-static int build_meta(json_t *wl, const struct ctl_job *j,
-    const struct ctl_wl_build_opts *o, cu_error *err)
+static int build_meta(json_t *wl, const struct rec_job *j,
+    const struct rec_wl_build_opts *o, cu_error *err)
 {
-	const struct api_meta *m = ctl_job_meta(j);
-	bool jobset = j->kind == CTL_JOB_JOBSET;
+	const struct api_meta *m = rec_job_meta(j);
+	bool jobset = j->kind == REC_JOB_JOBSET;
 	json_t *md, *labels, *ann, *refs, *ref, *fin;
 	char *name = NULL;
 	size_t i;
@@ -226,7 +226,7 @@ static int build_meta(json_t *wl, const struct ctl_job *j,
 			return nomem(err, "workload metadata.labels");
 	/* Kueue leaves the label out when the uid is not a label value. */
 	if (is_label_value(m->uid) &&
-	    set_str(labels, CTL_LABEL_JOB_UID, m->uid) != 0)
+	    set_str(labels, REC_LABEL_JOB_UID, m->uid) != 0)
 		return nomem(err, "workload metadata.labels");
 
 	ann = json_object();
@@ -235,8 +235,8 @@ static int build_meta(json_t *wl, const struct ctl_job *j,
 	for (i = 0; i < m->annotations.n; i++) {
 		const struct api_kv *kv = &m->annotations.items[i];
 
-		if (strncmp(kv->key, CTL_ANNOTATION_PROVREQ_PREFIX,
-			strlen(CTL_ANNOTATION_PROVREQ_PREFIX)) == 0 &&
+		if (strncmp(kv->key, REC_ANNOTATION_PROVREQ_PREFIX,
+			strlen(REC_ANNOTATION_PROVREQ_PREFIX)) == 0 &&
 		    set_str(ann, kv->key, kv->value) != 0) {
 			json_decref(ann);
 			return nomem(err, "workload metadata.annotations");
@@ -256,7 +256,7 @@ static int build_meta(json_t *wl, const struct ctl_job *j,
 	if (refs == NULL ||
 	    json_object_set_new(md, "ownerReferences", refs) != 0)
 		return nomem(err, "workload metadata.ownerReferences");
-	fin = json_pack("[s]", CTL_FINALIZER_RESOURCE_IN_USE);
+	fin = json_pack("[s]", REC_FINALIZER_RESOURCE_IN_USE);
 	if (fin == NULL || json_object_set_new(md, "finalizers", fin) != 0)
 		return nomem(err, "workload metadata.finalizers");
 	return CU_OK;
@@ -309,12 +309,12 @@ static int build_priority(
 	return CU_OK;
 }
 
-int ctl_wl_build(const struct ctl_job *j, const struct ctl_wl_build_opts *opts,
+int rec_wl_build(const struct rec_job *j, const struct rec_wl_build_opts *opts,
     json_t **out, cu_error *err)
 {
-	static const struct ctl_wl_build_opts defaults = {0, NULL, NULL, NULL};
-	const struct ctl_wl_build_opts *o = opts ? opts : &defaults;
-	const struct api_meta *m = ctl_job_meta(j);
+	static const struct rec_wl_build_opts defaults = {0, NULL, NULL, NULL};
+	const struct rec_wl_build_opts *o = opts ? opts : &defaults;
+	const struct api_meta *m = rec_job_meta(j);
 	struct api_podsets ps = {NULL, 0};
 	struct api_priority prio = {API_PRIO_NONE, NULL, 0};
 	const struct api_priority *pp = o->priority;
@@ -324,7 +324,7 @@ int ctl_wl_build(const struct ctl_job *j, const struct ctl_wl_build_opts *opts,
 	int rc;
 
 	*out = NULL;
-	rc = ctl_job_podsets(j, &ps, err);
+	rc = rec_job_podsets(j, &ps, err);
 	if (rc != CU_OK)
 		return rc;
 	if (pp == NULL && o->lookup != NULL) {
@@ -351,13 +351,13 @@ int ctl_wl_build(const struct ctl_job *j, const struct ctl_wl_build_opts *opts,
 	rc = build_podsets(spec, &ps, err);
 	if (rc != CU_OK)
 		goto out;
-	queue = api_strmap_get(&m->labels, CTL_LABEL_QUEUE_NAME);
+	queue = api_strmap_get(&m->labels, REC_LABEL_QUEUE_NAME);
 	if (queue != NULL && *queue != '\0' &&
 	    set_str(spec, "queueName", queue) != 0) {
 		rc = nomem(err, "workload spec.queueName");
 		goto out;
 	}
-	if (parse_max_exec(api_strmap_get(&m->labels, CTL_LABEL_MAX_EXEC_TIME),
+	if (parse_max_exec(api_strmap_get(&m->labels, REC_LABEL_MAX_EXEC_TIME),
 		&max_exec) &&
 	    json_object_set_new(spec, "maximumExecutionTimeSeconds",
 		json_integer(max_exec)) != 0) {
@@ -543,10 +543,10 @@ static bool has_all_assignments(const struct api_workload *wl)
 	return true;
 }
 
-int ctl_wl_equivalent(const struct ctl_job *j, const struct api_workload *wl,
+int rec_wl_equivalent(const struct rec_job *j, const struct api_workload *wl,
     bool *out, cu_error *err)
 {
-	const struct api_meta *m = ctl_job_meta(j);
+	const struct api_meta *m = rec_job_meta(j);
 	const struct api_owner_ref *owner = api_meta_controller(&wl->meta);
 	struct api_podsets ps = {NULL, 0};
 	int32_t job_max = -1, wl_max;
@@ -561,23 +561,23 @@ int ctl_wl_equivalent(const struct ctl_job *j, const struct api_workload *wl,
 	    strcmp(owner->uid, m->uid) != 0)
 		return CU_OK;
 	if (!parse_max_exec(
-		api_strmap_get(&m->labels, CTL_LABEL_MAX_EXEC_TIME), &job_max))
+		api_strmap_get(&m->labels, REC_LABEL_MAX_EXEC_TIME), &job_max))
 		job_max = -1;
 	wl_max = wl->spec.has_maximum_execution_time_seconds
 		     ? wl->spec.maximum_execution_time_seconds
 		     : -1;
 	if (job_max != wl_max)
 		return CU_OK;
-	rc = ctl_job_podsets(j, &ps, err);
+	rc = rec_job_podsets(j, &ps, err);
 	if (rc != CU_OK)
 		return rc;
 	admitted =
-	    api_conditions_true(&wl->status.conditions, CTL_COND_ADMITTED);
+	    api_conditions_true(&wl->status.conditions, REC_COND_ADMITTED);
 	reserved = api_conditions_true(
-	    &wl->status.conditions, CTL_COND_QUOTA_RESERVED);
+	    &wl->status.conditions, REC_COND_QUOTA_RESERVED);
 	if (reserved && has_all_assignments(wl)) {
 		*out = same_podsets(&ps, wl, true, admitted) ||
-		       (ctl_job_is_suspended(j) &&
+		       (rec_job_is_suspended(j) &&
 			   same_podsets(&ps, wl, false, admitted));
 	} else {
 		*out = same_podsets(&ps, wl, false, admitted);
@@ -702,10 +702,10 @@ static int cond_reset_active(struct st *s, const char *type, const char *reason)
  * the admitted seconds to accumulatedPastExecutionTimeSeconds. */
 static int sync_admitted(struct st *s)
 {
-	json_t *qr = cond_find(s->status, CTL_COND_QUOTA_RESERVED);
-	json_t *ad = cond_find(s->status, CTL_COND_ADMITTED);
-	bool reserved = cond_is_true(s->status, CTL_COND_QUOTA_RESERVED);
-	bool was = cond_is_true(s->status, CTL_COND_ADMITTED);
+	json_t *qr = cond_find(s->status, REC_COND_QUOTA_RESERVED);
+	json_t *ad = cond_find(s->status, REC_COND_ADMITTED);
+	bool reserved = cond_is_true(s->status, REC_COND_QUOTA_RESERVED);
+	bool was = cond_is_true(s->status, REC_COND_ADMITTED);
 
 	if (qr == NULL && ad == NULL)
 		return 0;
@@ -732,10 +732,10 @@ static int sync_admitted(struct st *s)
 	}
 	if (reserved)
 		return cond_set(
-		    s, &(struct cond){CTL_COND_ADMITTED, "True", "Admitted",
+		    s, &(struct cond){REC_COND_ADMITTED, "True", "Admitted",
 			   "The workload is admitted", true});
 	return cond_set(
-	    s, &(struct cond){CTL_COND_ADMITTED, "False", "NoReservation",
+	    s, &(struct cond){REC_COND_ADMITTED, "False", "NoReservation",
 		   "The workload has no reservation", true});
 }
 
@@ -743,7 +743,7 @@ static int sync_admitted(struct st *s)
 static int unset_reservation(
     struct st *s, const char *reason, const char *message)
 {
-	if (cond_set(s, &(struct cond){CTL_COND_QUOTA_RESERVED, "False", reason,
+	if (cond_set(s, &(struct cond){REC_COND_QUOTA_RESERVED, "False", reason,
 			    message, true}) != 0)
 		return -1;
 	json_object_del(s->status, "admission");
@@ -825,7 +825,7 @@ fail:
 	return NULL;
 }
 
-int ctl_wl_status_admit(const struct api_workload *wl,
+int rec_wl_status_admit(const struct api_workload *wl,
     const struct adm_decision *d, int64_t now_ns, json_t **patch, cu_error *err)
 {
 	json_t *from, *to, *adm;
@@ -850,14 +850,14 @@ int ctl_wl_status_admit(const struct api_workload *wl,
 	    json_object_set_new(s.status, "admission", adm) != 0) {
 		e = -1;
 	} else {
-		e = cond_set(&s, &(struct cond){CTL_COND_QUOTA_RESERVED, "True",
+		e = cond_set(&s, &(struct cond){REC_COND_QUOTA_RESERVED, "True",
 				     "QuotaReserved", msg, true});
 		if (e == 0)
 			e = cond_reset_active(
-			    &s, CTL_COND_EVICTED, "QuotaReserved");
+			    &s, REC_COND_EVICTED, "QuotaReserved");
 		if (e == 0)
 			e = cond_reset_active(
-			    &s, CTL_COND_PREEMPTED, "QuotaReserved");
+			    &s, REC_COND_PREEMPTED, "QuotaReserved");
 		if (e == 0)
 			e = cond_reset_active(
 			    &s, "BlockedOnPreemptionGates", "QuotaReserved");
@@ -869,7 +869,7 @@ int ctl_wl_status_admit(const struct api_workload *wl,
 	return status_end(from, to, e, patch, err);
 }
 
-int ctl_wl_status_pending(const struct api_workload *wl, const char *reason,
+int rec_wl_status_pending(const struct api_workload *wl, const char *reason,
     const char *message, int64_t now_ns, json_t **patch, cu_error *err)
 {
 	json_t *from, *to;
@@ -976,8 +976,8 @@ static int close_preemption_gates(struct st *s)
 	return 0;
 }
 
-int ctl_wl_status_evict(const struct api_workload *wl,
-    const struct ctl_eviction *ev, int64_t now_ns, json_t **patch,
+int rec_wl_status_evict(const struct api_workload *wl,
+    const struct rec_eviction *ev, int64_t now_ns, json_t **patch,
     cu_error *err)
 {
 	json_t *from, *to;
@@ -988,17 +988,17 @@ int ctl_wl_status_evict(const struct api_workload *wl,
 	if (ev == NULL || ev->reason == NULL || *ev->reason == '\0')
 		return cu_error_set(
 		    err, CU_EINVAL, "eviction: reason: Required value");
-	if (api_conditions_true(&wl->status.conditions, CTL_COND_EVICTED))
+	if (api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
 		return CU_OK;
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;
 	/* Kueue's CustomPrepare (Preempted) runs before prepareForEviction. */
 	if (ev->preempted_reason != NULL)
-		e = cond_set(&s, &(struct cond){CTL_COND_PREEMPTED, "True",
+		e = cond_set(&s, &(struct cond){REC_COND_PREEMPTED, "True",
 				     ev->preempted_reason, ev->message, false});
 	if (e == 0)
-		e = cond_set(&s, &(struct cond){CTL_COND_EVICTED, "True",
+		e = cond_set(&s, &(struct cond){REC_COND_EVICTED, "True",
 				     ev->reason, ev->message, true});
 	json_object_del(s.status, "clusterName");
 	json_object_del(s.status, "nominatedClusterNames");
@@ -1015,7 +1015,7 @@ int ctl_wl_status_evict(const struct api_workload *wl,
 	return status_end(from, to, e, patch, err);
 }
 
-int ctl_wl_status_release(const struct api_workload *wl, int64_t now_ns,
+int rec_wl_status_release(const struct api_workload *wl, int64_t now_ns,
     json_t **patch, cu_error *err)
 {
 	const struct api_condition *ev;
@@ -1025,27 +1025,27 @@ int ctl_wl_status_release(const struct api_workload *wl, int64_t now_ns,
 	int rc, e;
 
 	*patch = NULL;
-	ev = api_conditions_find(&wl->status.conditions, CTL_COND_EVICTED);
+	ev = api_conditions_find(&wl->status.conditions, REC_COND_EVICTED);
 	if (ev == NULL || ev->status != API_COND_TRUE ||
 	    !api_conditions_true(
-		&wl->status.conditions, CTL_COND_QUOTA_RESERVED))
+		&wl->status.conditions, REC_COND_QUOTA_RESERVED))
 		return CU_OK;
 	requeue = ev->reason != NULL &&
-		  (strcmp(ev->reason, CTL_EVICTED_PREEMPTED) == 0 ||
-		      strcmp(ev->reason, CTL_EVICTED_NODE_FAILURES) == 0);
+		  (strcmp(ev->reason, REC_EVICTED_PREEMPTED) == 0 ||
+		      strcmp(ev->reason, REC_EVICTED_NODE_FAILURES) == 0);
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;
 	e = cond_set(
-	    &s, &(struct cond){CTL_COND_REQUEUED, requeue ? "True" : "False",
+	    &s, &(struct cond){REC_COND_REQUEUED, requeue ? "True" : "False",
 		    ev->reason ? ev->reason : "", ev->message, true});
 	if (e == 0)
 		e = unset_reservation(
-		    &s, CTL_REASON_PENDING_EVALUATION, ev->message);
+		    &s, REC_REASON_PENDING_EVALUATION, ev->message);
 	return status_end(from, to, e, patch, err);
 }
 
-int ctl_wl_status_finish(const struct api_workload *wl, const char *reason,
+int rec_wl_status_finish(const struct api_workload *wl, const char *reason,
     const char *message, int64_t now_ns, json_t **patch, cu_error *err)
 {
 	json_t *from, *to;
@@ -1056,18 +1056,18 @@ int ctl_wl_status_finish(const struct api_workload *wl, const char *reason,
 	if (reason == NULL || *reason == '\0')
 		return cu_error_set(
 		    err, CU_EINVAL, "finished status: reason: Required value");
-	if (api_conditions_true(&wl->status.conditions, CTL_COND_FINISHED))
+	if (api_conditions_true(&wl->status.conditions, REC_COND_FINISHED))
 		return CU_OK;
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;
 	return status_end(from, to,
-	    cond_set(&s, &(struct cond){CTL_COND_FINISHED, "True", reason,
+	    cond_set(&s, &(struct cond){REC_COND_FINISHED, "True", reason,
 			     message, true}),
 	    patch, err);
 }
 
-char *ctl_preemption_message(const char *preemptor_uid,
+char *rec_preemption_message(const char *preemptor_uid,
     const char *preemptor_job_uid, enum adm_preempt_reason reason,
     const char *preemptor_path, const char *preemptee_path)
 {

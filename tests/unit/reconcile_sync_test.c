@@ -3,13 +3,13 @@
  * tests/unit/controller_sync_test.c - controller/sync.c: Kueue objects as
  * the API serves them, translated into the queue model and scheduled by the
  * real engine; Workloads that already hold quota are adopted, not
- * re-decided (DESIGN.md lesson 3).
+ * re-decided (docs/architecture.md lesson 3).
  */
 #include <criterion/criterion.h>
 #include <string.h>
 
 #include "admission/admission.h"
-#include "controller/sync.h"
+#include "reconcile/reconcile.h"
 
 static json_t *load(const char *text)
 {
@@ -77,20 +77,20 @@ static que_state *setup(void)
 	j = load(flavor_json);
 	cr_assert_eq(
 	    api_resource_flavor_decode(&rf, j, &err), CU_OK, "%s", err.msg);
-	cr_assert_eq(ctl_sync_flavor(st, &rf, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(rec_sync_flavor(st, &rf, &err), CU_OK, "%s", err.msg);
 	api_resource_flavor_dispose(&rf);
 	json_decref(j);
 	j = load(cq_json);
 	cr_assert_eq(
 	    api_cluster_queue_decode(&cq, j, &err), CU_OK, "%s", err.msg);
 	cr_assert_eq(
-	    ctl_sync_cluster_queue(st, &cq, &err), CU_OK, "%s", err.msg);
+	    rec_sync_cluster_queue(st, &cq, &err), CU_OK, "%s", err.msg);
 	api_cluster_queue_dispose(&cq);
 	json_decref(j);
 	j = load(lq_json);
 	cr_assert_eq(
 	    api_local_queue_decode(&lq, j, &err), CU_OK, "%s", err.msg);
-	cr_assert_eq(ctl_sync_local_queue(st, &lq, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(rec_sync_local_queue(st, &lq, &err), CU_OK, "%s", err.msg);
 	api_local_queue_dispose(&lq);
 	json_decref(j);
 	return st;
@@ -103,7 +103,7 @@ static void add(que_state *st, json_t *j, int expect_rc)
 
 	cr_assert_eq(api_workload_decode(&wl, j, &err), CU_OK, "%s", err.msg);
 	cr_assert_eq(
-	    ctl_sync_workload(st, &wl, true, &err), expect_rc, "%s", err.msg);
+	    rec_sync_workload(st, &wl, true, &err), expect_rc, "%s", err.msg);
 	api_workload_dispose(&wl);
 	json_decref(j);
 }
@@ -209,8 +209,8 @@ Test(controller_sync, finished_and_inactive_workloads_are_recognised)
 
 	json_object_set_new(json_object_get(j, "spec"), "active", json_false());
 	cr_assert_eq(api_workload_decode(&wl, j, &err), CU_OK, "%s", err.msg);
-	cr_assert(ctl_workload_inactive(&wl));
-	cr_assert(!ctl_workload_holds_quota(&wl));
+	cr_assert(rec_workload_inactive(&wl));
+	cr_assert(!rec_workload_holds_quota(&wl));
 	api_workload_dispose(&wl);
 	json_decref(j);
 }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * controller/sync.c - Kueue objects (api/model.h) into the queue model
+ * reconcile/sync.c - Kueue objects (api/model.h) into the queue model
  * (queues/queues.h). The engine copies every spec it is given, so the
  * temporary arrays built here live only for the duration of a call.
  */
 #include <string.h>
 
-#include "controller/sync.h"
+#include "reconcile/reconcile.h"
 
 /* ---- small conversions ----------------------------------------------- */
 
@@ -80,7 +80,7 @@ static enum que_stop stop(enum api_stop_policy s)
 
 /* ---- ResourceFlavor -------------------------------------------------- */
 
-int ctl_sync_flavor(
+int rec_sync_flavor(
     que_state *st, const struct api_resource_flavor *rf, cu_error *err)
 {
 	struct que_flavor_spec spec;
@@ -190,7 +190,7 @@ static int groups_build(struct groups *g, const struct api_resource_groups *in,
 	return CU_OK;
 }
 
-int ctl_sync_cluster_queue(
+int rec_sync_cluster_queue(
     que_state *st, const struct api_cluster_queue *cq, cu_error *err)
 {
 	struct que_cq_spec spec;
@@ -228,7 +228,7 @@ int ctl_sync_cluster_queue(
 	return rc;
 }
 
-int ctl_sync_cohort(que_state *st, const struct api_cohort *co, cu_error *err)
+int rec_sync_cohort(que_state *st, const struct api_cohort *co, cu_error *err)
 {
 	struct que_cohort_spec spec;
 	struct groups g;
@@ -247,7 +247,7 @@ int ctl_sync_cohort(que_state *st, const struct api_cohort *co, cu_error *err)
 	return rc;
 }
 
-int ctl_sync_local_queue(
+int rec_sync_local_queue(
     que_state *st, const struct api_local_queue *lq, cu_error *err)
 {
 	struct que_lq_spec spec;
@@ -262,13 +262,13 @@ int ctl_sync_local_queue(
 
 /* ---- Workloads ------------------------------------------------------- */
 
-bool ctl_workload_holds_quota(const struct api_workload *wl)
+bool rec_workload_holds_quota(const struct api_workload *wl)
 {
 	return wl->status.has_admission &&
 	       api_conditions_true(&wl->status.conditions, "QuotaReserved");
 }
 
-bool ctl_workload_inactive(const struct api_workload *wl)
+bool rec_workload_inactive(const struct api_workload *wl)
 {
 	return api_conditions_true(&wl->status.conditions, "Finished") ||
 	       (wl->spec.has_active && !wl->spec.active);
@@ -489,7 +489,7 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 	return CU_OK;
 }
 
-int ctl_sync_workload(que_state *st, const struct api_workload *wl,
+int rec_sync_workload(que_state *st, const struct api_workload *wl,
     bool ns_eligible, cu_error *err)
 {
 	struct que_workload_spec spec;
@@ -527,7 +527,7 @@ int ctl_sync_workload(que_state *st, const struct api_workload *wl,
 		podset_dispose(&own[i]);
 	cu_free(own);
 	cu_free(ps);
-	if (rc == CU_OK && ctl_workload_holds_quota(wl)) {
+	if (rc == CU_OK && rec_workload_holds_quota(wl)) {
 		struct que_wl *qw = que_workload_get(st, wl->meta.uid);
 		uint32_t *frs = NULL;
 		const struct api_condition *c = api_conditions_find(

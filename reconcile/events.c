@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * controller/events.c - the Event recorder's pure core (see events.h):
+ * reconcile/events.c - the Event recorder's pure core (see reconcile.h):
  * two LRU maps (dedup keys -> recorded Event, spam keys -> token bucket),
  * the CREATE/PATCH/DROP decision and the JSON bodies, and the
  * Suspended/Resumed transition guard. No I/O, no clock reads.
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "controller/events.h"
+#include "reconcile/reconcile.h"
 
 /* ---- a small LRU map keyed by byte strings ------------------------------ */
 
@@ -161,7 +161,7 @@ static struct entry *entry_new(const char *key, size_t klen, uint64_t hash)
 
 /* ---- the recorder -------------------------------------------------------- */
 
-struct ctl_events {
+struct rec_events {
 	char *component; /* [owned] */
 	char *instance;	 /* [owned] or NULL */
 	int64_t burst;
@@ -171,7 +171,7 @@ struct ctl_events {
 	struct lru spam;
 };
 
-void ctl_event_write_dispose(struct ctl_event_write *w)
+void rec_event_write_dispose(struct rec_event_write *w)
 {
 	if (w == NULL)
 		return;
@@ -181,10 +181,10 @@ void ctl_event_write_dispose(struct ctl_event_write *w)
 	memset(w, 0, sizeof(*w));
 }
 
-int ctl_events_new(
-    ctl_events **out, const struct ctl_events_opts *opts, cu_error *err)
+int rec_events_new(
+    rec_events **out, const struct rec_events_opts *opts, cu_error *err)
 {
-	ctl_events *r;
+	rec_events *r;
 	size_t lru_size;
 
 	*out = NULL;
@@ -202,24 +202,24 @@ int ctl_events_new(
 	r = cu_calloc(1, sizeof(*r));
 	if (r == NULL)
 		return cu_error_set(err, CU_ENOMEM, "events: out of memory");
-	lru_size = opts->lru_size ? opts->lru_size : CTL_EVENTS_LRU_SIZE;
-	r->burst = opts->burst ? opts->burst : CTL_EVENTS_SPAM_BURST;
+	lru_size = opts->lru_size ? opts->lru_size : REC_EVENTS_LRU_SIZE;
+	r->burst = opts->burst ? opts->burst : REC_EVENTS_SPAM_BURST;
 	r->refill_ns =
-	    opts->refill_ns ? opts->refill_ns : CTL_EVENTS_SPAM_REFILL_NS;
+	    opts->refill_ns ? opts->refill_ns : REC_EVENTS_SPAM_REFILL_NS;
 	r->component = cu_strdup(opts->component);
 	r->instance = opts->instance != NULL ? cu_strdup(opts->instance) : NULL;
 	if (r->component == NULL ||
 	    (opts->instance != NULL && r->instance == NULL) ||
 	    lru_init(&r->dedup, lru_size) != CU_OK ||
 	    lru_init(&r->spam, lru_size) != CU_OK) {
-		ctl_events_free(r);
+		rec_events_free(r);
 		return cu_error_set(err, CU_ENOMEM, "events: out of memory");
 	}
 	*out = r;
 	return CU_OK;
 }
 
-void ctl_events_free(ctl_events *r)
+void rec_events_free(rec_events *r)
 {
 	if (r == NULL)
 		return;
@@ -230,12 +230,12 @@ void ctl_events_free(ctl_events *r)
 	cu_free(r);
 }
 
-size_t ctl_events_size(const ctl_events *r)
+size_t rec_events_size(const rec_events *r)
 {
 	return r != NULL ? r->dedup.n : 0;
 }
 
-size_t ctl_events_spam_size(const ctl_events *r)
+size_t rec_events_spam_size(const rec_events *r)
 {
 	return r != NULL ? r->spam.n : 0;
 }
@@ -283,7 +283,7 @@ static bool utf8_valid(const char *s)
 	return true;
 }
 
-static int validate(const struct ctl_event *ev, cu_error *err)
+static int validate(const struct rec_event *ev, cu_error *err)
 {
 	const char *fields[] = {ev->kind, ev->api_version, ev->namespace_,
 	    ev->name, ev->uid, ev->field_path, ev->type, ev->reason,
@@ -297,8 +297,8 @@ static int validate(const struct ctl_event *ev, cu_error *err)
 		return cu_error_set(err, CU_EINVAL,
 		    "event about %s %s: reason is required", ev->kind,
 		    ev->name);
-	if (ev->type == NULL || (strcmp(ev->type, CTL_EVENT_NORMAL) != 0 &&
-				    strcmp(ev->type, CTL_EVENT_WARNING) != 0))
+	if (ev->type == NULL || (strcmp(ev->type, REC_EVENT_NORMAL) != 0 &&
+				    strcmp(ev->type, REC_EVENT_WARNING) != 0))
 		return cu_error_set(err, CU_EINVAL,
 		    "event about %s %s: type must be Normal or Warning",
 		    ev->kind, ev->name);
@@ -326,7 +326,7 @@ static int build_key(cu_buf *b, const char *const *fields, size_t n)
 }
 
 /* source.host is never set by cueue; it is part of client-go's keys. */
-static int event_key(cu_buf *b, const struct ctl_event *ev, const char *comp)
+static int event_key(cu_buf *b, const struct rec_event *ev, const char *comp)
 {
 	const char *f[] = {comp, "", ev->kind, ev->namespace_, ev->name,
 	    ev->field_path, ev->uid, ev->api_version, ev->type, ev->reason,
@@ -334,7 +334,7 @@ static int event_key(cu_buf *b, const struct ctl_event *ev, const char *comp)
 	return build_key(b, f, sizeof(f) / sizeof(f[0]));
 }
 
-static int spam_key(cu_buf *b, const struct ctl_event *ev, const char *comp)
+static int spam_key(cu_buf *b, const struct rec_event *ev, const char *comp)
 {
 	const char *f[] = {comp, "", ev->kind, ev->namespace_, ev->name,
 	    ev->uid, ev->api_version};
@@ -353,7 +353,7 @@ static bool set_str_nonempty(json_t *o, const char *key, const char *v)
 	return set_str(o, key, v);
 }
 
-static json_t *create_body(const ctl_events *r, const struct ctl_event *ev,
+static json_t *create_body(const rec_events *r, const struct rec_event *ev,
     const char *comp, const char *ns, const char *name, int64_t now_ns)
 {
 	char ts[CU_TIME_RFC3339_LEN];
@@ -396,7 +396,7 @@ static json_t *create_body(const ctl_events *r, const struct ctl_event *ev,
 }
 
 static json_t *patch_body(
-    const struct ctl_event *ev, int32_t count, int64_t now_ns)
+    const struct rec_event *ev, int32_t count, int64_t now_ns)
 {
 	char ts[CU_TIME_RFC3339_LEN];
 	json_t *body = json_object();
@@ -414,7 +414,7 @@ static json_t *patch_body(
 
 /* Token bucket: top up by the time since last, capped at burst. */
 static void bucket_refill(
-    const ctl_events *r, int64_t *tokens, int64_t *last_ns, int64_t now_ns)
+    const rec_events *r, int64_t *tokens, int64_t *last_ns, int64_t now_ns)
 {
 	int64_t full = r->burst * r->refill_ns;
 
@@ -430,8 +430,8 @@ static int oom(cu_error *err)
 	return cu_error_set(err, CU_ENOMEM, "events: out of memory");
 }
 
-static int record(ctl_events *r, const struct ctl_event *ev, int64_t now_ns,
-    bool recreate, struct ctl_event_write *out, cu_error *err)
+static int record(rec_events *r, const struct rec_event *ev, int64_t now_ns,
+    bool recreate, struct rec_event_write *out, cu_error *err)
 {
 	const char *comp, *ns;
 	cu_buf ek, sk;
@@ -453,8 +453,8 @@ static int record(ctl_events *r, const struct ctl_event *ev, int64_t now_ns,
 		 ? ev->namespace_
 		 : "default";
 
-	cu_buf_init(&ek, CTL_EVENTS_KEY_MAX);
-	cu_buf_init(&sk, CTL_EVENTS_KEY_MAX);
+	cu_buf_init(&ek, REC_EVENTS_KEY_MAX);
+	cu_buf_init(&sk, REC_EVENTS_KEY_MAX);
 	if ((rc = event_key(&ek, ev, comp)) != CU_OK ||
 	    (rc = spam_key(&sk, ev, comp)) != CU_OK) {
 		cu_buf_dispose(&ek);
@@ -462,7 +462,7 @@ static int record(ctl_events *r, const struct ctl_event *ev, int64_t now_ns,
 		if (rc == CU_ETOOBIG)
 			return cu_error_set(err, rc,
 			    "event about %s %s: key longer than %zu bytes",
-			    ev->kind, ev->name, (size_t)CTL_EVENTS_KEY_MAX);
+			    ev->kind, ev->name, (size_t)REC_EVENTS_KEY_MAX);
 		return oom(err);
 	}
 	eh = hash_bytes(ek.ptr, ek.len);
@@ -482,7 +482,7 @@ static int record(ctl_events *r, const struct ctl_event *ev, int64_t now_ns,
 		}
 		bucket_refill(r, &tokens, &last, now_ns);
 		if (tokens < r->refill_ns) {
-			out->action = CTL_EVENT_DROP;
+			out->action = REC_EVENT_DROP;
 			goto commit;
 		}
 		tokens -= r->refill_ns;
@@ -491,7 +491,7 @@ static int record(ctl_events *r, const struct ctl_event *ev, int64_t now_ns,
 	/* 2. dedup */
 	d = lru_find(&r->dedup, ek.ptr, ek.len, eh);
 	if (d != NULL && !recreate) {
-		out->action = CTL_EVENT_PATCH;
+		out->action = REC_EVENT_PATCH;
 		out->count = d->count < INT32_MAX ? d->count + 1 : INT32_MAX;
 		out->name = cu_strdup(d->ev_name);
 		out->namespace_ = cu_strdup(ns);
@@ -499,7 +499,7 @@ static int record(ctl_events *r, const struct ctl_event *ev, int64_t now_ns,
 	} else {
 		if (r->last_name_ns != INT64_MAX && name_ns <= r->last_name_ns)
 			name_ns = r->last_name_ns + 1;
-		out->action = CTL_EVENT_CREATE;
+		out->action = REC_EVENT_CREATE;
 		out->count = 1;
 		out->name = name_ns < 0 ? cu_asprintf("%s.-%" PRIx64, ev->name,
 					      (uint64_t)0 - (uint64_t)name_ns)
@@ -533,10 +533,10 @@ commit:
 		spam->tokens = tokens;
 		spam->last_ns = last;
 	}
-	if (out->action == CTL_EVENT_PATCH) {
+	if (out->action == REC_EVENT_PATCH) {
 		d->count = out->count;
 		lru_touch(&r->dedup, d);
-	} else if (out->action == CTL_EVENT_CREATE) {
+	} else if (out->action == REC_EVENT_CREATE) {
 		if (d != NULL) {
 			lru_unlink(&r->dedup, d);
 			entry_free(d);
@@ -551,25 +551,25 @@ commit:
 nomem:
 	entry_free(new_spam);
 	entry_free(new_d);
-	ctl_event_write_dispose(out);
+	rec_event_write_dispose(out);
 	cu_buf_dispose(&ek);
 	cu_buf_dispose(&sk);
 	return oom(err);
 }
 
-int ctl_events_record(ctl_events *r, const struct ctl_event *ev, int64_t now_ns,
-    struct ctl_event_write *out, cu_error *err)
+int rec_events_record(rec_events *r, const struct rec_event *ev, int64_t now_ns,
+    struct rec_event_write *out, cu_error *err)
 {
 	return record(r, ev, now_ns, false, out, err);
 }
 
-int ctl_events_recreate(ctl_events *r, const struct ctl_event *ev,
-    int64_t now_ns, struct ctl_event_write *out, cu_error *err)
+int rec_events_recreate(rec_events *r, const struct rec_event *ev,
+    int64_t now_ns, struct rec_event_write *out, cu_error *err)
 {
 	return record(r, ev, now_ns, true, out, err);
 }
 
-void ctl_events_forget(ctl_events *r, const struct ctl_event *ev)
+void rec_events_forget(rec_events *r, const struct rec_event *ev)
 {
 	const char *comp;
 	cu_buf ek;
@@ -581,7 +581,7 @@ void ctl_events_forget(ctl_events *r, const struct ctl_event *ev)
 		       ev->reporting_controller[0] != '\0'
 		   ? ev->reporting_controller
 		   : r->component;
-	cu_buf_init(&ek, CTL_EVENTS_KEY_MAX);
+	cu_buf_init(&ek, REC_EVENTS_KEY_MAX);
 	if (event_key(&ek, ev, comp) == CU_OK) {
 		d = lru_find(
 		    &r->dedup, ek.ptr, ek.len, hash_bytes(ek.ptr, ek.len));
@@ -596,12 +596,12 @@ void ctl_events_forget(ctl_events *r, const struct ctl_event *ev)
 /* ---- transitions ----------------------------------------------------------
  */
 
-const char *ctl_events_should_emit(
-    struct ctl_transition *t, enum ctl_run_state prev, enum ctl_run_state next)
+const char *rec_events_should_emit(
+    struct rec_transition *t, enum rec_run_state prev, enum rec_run_state next)
 {
 	const char *reason;
 
-	if (next == CTL_RUN_UNKNOWN)
+	if (next == REC_RUN_UNKNOWN)
 		return NULL;
 	if (prev == next) {
 		/* Nothing written: remember the observed state, so that a
@@ -610,7 +610,7 @@ const char *ctl_events_should_emit(
 			t->announced = next;
 		return NULL;
 	}
-	if (prev == CTL_RUN_UNKNOWN) {
+	if (prev == REC_RUN_UNKNOWN) {
 		if (t != NULL)
 			t->announced = next;
 		return NULL;
@@ -620,7 +620,7 @@ const char *ctl_events_should_emit(
 			return NULL; /* stale observation, said already */
 		t->announced = next;
 	}
-	reason = next == CTL_RUN_SUSPENDED ? CTL_EVENT_REASON_SUSPENDED
-					   : CTL_EVENT_REASON_RESUMED;
+	reason = next == REC_RUN_SUSPENDED ? REC_EVENT_REASON_SUSPENDED
+					   : REC_EVENT_REASON_RESUMED;
 	return reason;
 }

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * controller/jobs.c - the job side of the transformation layer: state
+ * reconcile/jobs.c - the job side of the transformation layer: state
  * readers for Jobs and JobSets, and the merge patches that start an
  * admitted job (Kueue's RunWithPodSetsInfo + podset.Merge) and stop an
  * evicted one (Suspend + RestorePodSetsInfo, the batch Job's three-step
- * custom Stop). Contracts in controller/workload.h.
+ * custom Stop). Contracts in reconcile/reconcile.h.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "api/patch.h"
-#include "controller/workload.h"
+#include "reconcile/reconcile.h"
 
 /* ---- small JSON helpers ---------------------------------------------- */
 
@@ -46,7 +46,7 @@ static bool empty(const json_t *v)
 	       (json_is_array(v) && json_array_size(v) == 0);
 }
 
-/* The strict merge patch from -> to (see workload.h), NULL when equal. */
+/* The strict merge patch from -> to (see reconcile.h), NULL when equal. */
 static int strict_patch(
     const json_t *from, const json_t *to, json_t **patch, cu_error *err)
 {
@@ -71,33 +71,33 @@ static int strict_patch(
 	return CU_OK;
 }
 
-static int encode_job(const struct ctl_job *j, json_t **out, cu_error *err)
+static int encode_job(const struct rec_job *j, json_t **out, cu_error *err)
 {
-	if (j->kind == CTL_JOB_JOBSET)
+	if (j->kind == REC_JOB_JOBSET)
 		return api_jobset_encode(out, j->jobset, err);
 	return api_job_encode(out, j->job, err);
 }
 
 /* ---- 5. job state ------------------------------------------------------ */
 
-bool ctl_job_is_suspended(const struct ctl_job *j)
+bool rec_job_is_suspended(const struct rec_job *j)
 {
 	const char *stopping;
 
-	if (j->kind == CTL_JOB_JOBSET)
+	if (j->kind == REC_JOB_JOBSET)
 		return j->jobset->spec.has_suspend && j->jobset->spec.suspend;
 	if (!j->job->spec.has_suspend || !j->job->spec.suspend)
 		return false;
 	stopping =
-	    api_strmap_get(&j->job->meta.annotations, CTL_ANNOTATION_STOPPING);
+	    api_strmap_get(&j->job->meta.annotations, REC_ANNOTATION_STOPPING);
 	return stopping == NULL || strcmp(stopping, "true") != 0;
 }
 
-bool ctl_job_is_active(const struct ctl_job *j)
+bool rec_job_is_active(const struct rec_job *j)
 {
 	size_t i;
 
-	if (j->kind == CTL_JOB_BATCH)
+	if (j->kind == REC_JOB_BATCH)
 		return j->job->status.has_active && j->job->status.active != 0;
 	for (i = 0; i < j->jobset->status.n_replicated_jobs_status; i++)
 		if (j->jobset->status.replicated_jobs_status[i].active > 0)
@@ -105,14 +105,14 @@ bool ctl_job_is_active(const struct ctl_job *j)
 	return false;
 }
 
-bool ctl_job_finished(
-    const struct ctl_job *j, bool *success, const char **message)
+bool rec_job_finished(
+    const struct rec_job *j, bool *success, const char **message)
 {
 	const struct api_condition *hit = NULL;
 	bool ok = false;
 	size_t i;
 
-	if (j->kind == CTL_JOB_BATCH) {
+	if (j->kind == REC_JOB_BATCH) {
 		const struct api_conditions *cs = &j->job->status.conditions;
 
 		for (i = 0; i < cs->n && hit == NULL; i++) {
@@ -163,13 +163,13 @@ static void lower(char *s)
  * or NULL. Job: spec.template (one pod set); JobSet: the replicatedJob
  * whose lower-cased name is `name`, template.spec.template. */
 static json_t *doc_template(
-    json_t *doc, enum ctl_job_kind kind, const char *name)
+    json_t *doc, enum rec_job_kind kind, const char *name)
 {
 	json_t *spec = json_object_get(doc, "spec"), *rjs, *rj, *t;
 	char buf[256];
 	size_t i;
 
-	if (kind == CTL_JOB_BATCH)
+	if (kind == REC_JOB_BATCH)
 		return json_object_get(spec, "template");
 	rjs = json_object_get(spec, "replicatedJobs");
 	json_array_foreach(rjs, i, rj)
@@ -189,9 +189,9 @@ static json_t *doc_template(
 	return NULL;
 }
 
-static size_t doc_n_podsets(json_t *doc, enum ctl_job_kind kind)
+static size_t doc_n_podsets(json_t *doc, enum rec_job_kind kind)
 {
-	if (kind == CTL_JOB_BATCH)
+	if (kind == REC_JOB_BATCH)
 		return 1;
 	return json_array_size(
 	    json_object_get(json_object_get(doc, "spec"), "replicatedJobs"));
@@ -294,14 +294,14 @@ static int build_info(const struct api_workload *wl,
 	if (rc != CU_OK)
 		return rc;
 	if (json_object_set_new(
-		in->labels, CTL_LABEL_PODSET, json_string(a->name)) != 0 ||
-	    json_object_set_new(in->labels, CTL_LABEL_LOCAL_QUEUE,
+		in->labels, REC_LABEL_PODSET, json_string(a->name)) != 0 ||
+	    json_object_set_new(in->labels, REC_LABEL_LOCAL_QUEUE,
 		json_string(wl->spec.queue_name ? wl->spec.queue_name : "")) !=
 		0)
 		return nomem(err, "pod set info");
 	if (cq != NULL && is_dns1123_label(cq) &&
 	    json_object_set_new(
-		in->labels, CTL_LABEL_CLUSTER_QUEUE, json_string(cq)) != 0)
+		in->labels, REC_LABEL_CLUSTER_QUEUE, json_string(cq)) != 0)
 		return nomem(err, "pod set info");
 	return CU_OK;
 }
@@ -417,7 +417,7 @@ static const struct api_podset *wl_podset(
 /* Partial admission of a batch Job: parallelism (and completions when
  * they are kept equal) become the admitted count. */
 static int set_parallelism(
-    const struct ctl_job *j, json_t *doc, int32_t count, cu_error *err)
+    const struct rec_job *j, json_t *doc, int32_t count, cu_error *err)
 {
 	json_t *spec = obj_child(doc, "spec");
 
@@ -425,13 +425,13 @@ static int set_parallelism(
 	    json_object_set_new(spec, "parallelism", json_integer(count)) != 0)
 		return nomem(err, "job spec.parallelism");
 	if (parse_bool_true(api_strmap_get(&j->job->meta.annotations,
-		CTL_ANNOTATION_COMPLETIONS_EQ_PARALLELISM)) &&
+		REC_ANNOTATION_COMPLETIONS_EQ_PARALLELISM)) &&
 	    json_object_set_new(spec, "completions", json_integer(count)) != 0)
 		return nomem(err, "job spec.completions");
 	return CU_OK;
 }
 
-static int start_edit(const struct ctl_job *j, const struct api_workload *wl,
+static int start_edit(const struct rec_job *j, const struct api_workload *wl,
     const struct api_resource_flavor *flavors, size_t n_flavors, json_t *to,
     cu_error *err)
 {
@@ -463,7 +463,7 @@ static int start_edit(const struct ctl_job *j, const struct api_workload *wl,
 		info_dispose(&in);
 		if (rc != CU_OK)
 			return rc;
-		if (j->kind == CTL_JOB_BATCH && ps != NULL &&
+		if (j->kind == REC_JOB_BATCH && ps != NULL &&
 		    ps->has_min_count) {
 			int32_t count = a->has_count	? a->count
 					: ps->has_count ? ps->count
@@ -481,7 +481,7 @@ static int start_edit(const struct ctl_job *j, const struct api_workload *wl,
 	return CU_OK;
 }
 
-int ctl_job_start_patch(const struct ctl_job *j, const struct api_workload *wl,
+int rec_job_start_patch(const struct rec_job *j, const struct api_workload *wl,
     const struct api_resource_flavor *flavors, size_t n_flavors, json_t **patch,
     cu_error *err)
 {
@@ -489,7 +489,7 @@ int ctl_job_start_patch(const struct ctl_job *j, const struct api_workload *wl,
 	int rc;
 
 	*patch = NULL;
-	if (!ctl_job_is_suspended(j))
+	if (!rec_job_is_suspended(j))
 		return CU_OK;
 	if (wl == NULL || !wl->status.has_admission ||
 	    wl->status.admission.n_pod_set_assignments == 0)
@@ -588,7 +588,7 @@ static int restore_template(
 	return CU_OK;
 }
 
-static int restore_all(const struct ctl_job *j, const struct api_workload *wl,
+static int restore_all(const struct rec_job *j, const struct api_workload *wl,
     json_t *to, cu_error *err)
 {
 	size_t i;
@@ -607,10 +607,10 @@ static int restore_all(const struct ctl_job *j, const struct api_workload *wl,
 		if (!json_is_object(tpl) || ps->template == NULL)
 			continue;
 		rc = restore_template(
-		    tpl, ps->template, j->kind == CTL_JOB_BATCH, err);
+		    tpl, ps->template, j->kind == REC_JOB_BATCH, err);
 		if (rc != CU_OK)
 			return rc;
-		if (j->kind == CTL_JOB_BATCH && ps->has_min_count) {
+		if (j->kind == REC_JOB_BATCH && ps->has_min_count) {
 			int32_t count = ps->has_count ? ps->count : 1;
 
 			if (!j->job->spec.has_parallelism ||
@@ -636,48 +636,48 @@ static int set_suspend(json_t *to, cu_error *err)
 
 /* One step of Kueue's batch Job Stop on the encoded job: edits `to` and
  * says which step it is. */
-static int job_stop_edit(const struct ctl_job *j, const struct api_workload *wl,
-    json_t *to, enum ctl_stop_step *step, cu_error *err)
+static int job_stop_edit(const struct rec_job *j, const struct api_workload *wl,
+    json_t *to, enum rec_stop_step *step, cu_error *err)
 {
 	json_t *md, *ann, *st;
 
 	if (!j->job->spec.has_suspend || !j->job->spec.suspend) {
-		*step = CTL_STOP_SUSPEND;
+		*step = REC_STOP_SUSPEND;
 		md = obj_child(to, "metadata");
 		ann = md ? obj_child(md, "annotations") : NULL;
 		if (ann == NULL ||
 		    json_object_set_new(
-			ann, CTL_ANNOTATION_STOPPING, json_string("true")) != 0)
+			ann, REC_ANNOTATION_STOPPING, json_string("true")) != 0)
 			return nomem(err, "job metadata.annotations");
 		return set_suspend(to, err);
 	}
 	st = json_object_get(to, "status");
 	if (j->job->status.has_start_time ||
 	    json_object_get(st, "startTime") != NULL) {
-		*step = CTL_STOP_RESET_START;
+		*step = REC_STOP_RESET_START;
 		json_object_del(st, "startTime");
 		return CU_OK;
 	}
-	*step = CTL_STOP_RESTORE;
+	*step = REC_STOP_RESTORE;
 	md = json_object_get(to, "metadata");
 	ann = json_object_get(md, "annotations");
 	if (json_is_object(ann)) {
-		json_object_del(ann, CTL_ANNOTATION_STOPPING);
+		json_object_del(ann, REC_ANNOTATION_STOPPING);
 		if (json_object_size(ann) == 0)
 			json_object_del(md, "annotations");
 	}
 	return restore_all(j, wl, to, err);
 }
 
-int ctl_job_stop_patch(const struct ctl_job *j, const struct api_workload *wl,
-    enum ctl_stop_step *step, json_t **patch, cu_error *err)
+int rec_job_stop_patch(const struct rec_job *j, const struct api_workload *wl,
+    enum rec_stop_step *step, json_t **patch, cu_error *err)
 {
 	json_t *from = NULL, *to = NULL;
 	int rc;
 
 	*patch = NULL;
-	*step = CTL_STOP_DONE;
-	if (j->kind == CTL_JOB_JOBSET && ctl_job_is_suspended(j))
+	*step = REC_STOP_DONE;
+	if (j->kind == REC_JOB_JOBSET && rec_job_is_suspended(j))
 		return CU_OK;
 	rc = encode_job(j, &from, err);
 	if (rc != CU_OK)
@@ -685,8 +685,8 @@ int ctl_job_stop_patch(const struct ctl_job *j, const struct api_workload *wl,
 	to = json_deep_copy(from);
 	if (to == NULL)
 		rc = nomem(err, "job");
-	if (rc == CU_OK && j->kind == CTL_JOB_JOBSET) {
-		*step = CTL_STOP_SUSPEND;
+	if (rc == CU_OK && j->kind == REC_JOB_JOBSET) {
+		*step = REC_STOP_SUSPEND;
 		rc = set_suspend(to, err);
 		if (rc == CU_OK)
 			rc = restore_all(j, wl, to, err);
@@ -696,7 +696,7 @@ int ctl_job_stop_patch(const struct ctl_job *j, const struct api_workload *wl,
 	if (rc == CU_OK)
 		rc = strict_patch(from, to, patch, err);
 	if (rc != CU_OK || *patch == NULL)
-		*step = CTL_STOP_DONE;
+		*step = REC_STOP_DONE;
 	json_decref(from);
 	json_decref(to);
 	return rc;

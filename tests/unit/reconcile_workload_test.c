@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/controller_workload_test.c - the transformation layer of
- * controller/workload.h: the Workload built for a Job and a JobSet,
+ * reconcile/reconcile.h: the Workload built for a Job and a JobSet,
  * equivalence, the admission/pending/eviction/release/finish status
  * patches (golden and idempotent), the start and stop patches applied to
  * jobs (round trip start -> stop gives back the original job), no-op
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "api/patch.h"
-#include "controller/workload.h"
+#include "reconcile/reconcile.h"
 
 #define NOW1 (1767225600LL * 1000000000LL) /* 2026-01-01T00:00:00Z */
 #define NOW1_S "2026-01-01T00:00:00Z"
@@ -140,7 +140,7 @@ struct fixture {
 	json_t *doc;
 	struct api_job job;
 	struct api_jobset jobset;
-	struct ctl_job view;
+	struct rec_job view;
 };
 
 static void fixture_load(struct fixture *f, const char *text, bool jobset)
@@ -149,7 +149,7 @@ static void fixture_load(struct fixture *f, const char *text, bool jobset)
 
 	memset(f, 0, sizeof(*f));
 	f->doc = parse(text);
-	f->view.kind = jobset ? CTL_JOB_JOBSET : CTL_JOB_BATCH;
+	f->view.kind = jobset ? REC_JOB_JOBSET : REC_JOB_BATCH;
 	if (jobset) {
 		cr_assert_eq(api_jobset_decode(&f->jobset, f->doc, &err), CU_OK,
 		    "%s", err.msg);
@@ -166,7 +166,7 @@ static void fixture_reload(struct fixture *f)
 {
 	cu_error err;
 
-	if (f->view.kind == CTL_JOB_JOBSET) {
+	if (f->view.kind == REC_JOB_JOBSET) {
 		api_jobset_dispose(&f->jobset);
 		cr_assert_eq(api_jobset_decode(&f->jobset, f->doc, &err), CU_OK,
 		    "%s", err.msg);
@@ -199,7 +199,7 @@ static json_t *stored_workload(const struct fixture *f)
 	cu_error err;
 
 	cr_assert_eq(
-	    ctl_wl_build(&f->view, NULL, &wl, &err), CU_OK, "%s", err.msg);
+	    rec_wl_build(&f->view, NULL, &wl, &err), CU_OK, "%s", err.msg);
 	md = json_object_get(wl, "metadata");
 	json_object_set_new(md, "uid", json_string("wl-uid-1"));
 	json_object_set_new(md, "generation", json_integer(1));
@@ -236,7 +236,7 @@ Test(workload_build, job_golden)
 	char *key_items[] = {app};
 	struct api_priority prio = {
 	    API_PRIO_WORKLOAD_PRIORITY_CLASS, high, 100};
-	struct ctl_wl_build_opts o = {0, &keys, &prio, NULL};
+	struct rec_wl_build_opts o = {0, &keys, &prio, NULL};
 	json_t *wl = NULL;
 	char *name = NULL, want[4096];
 	cu_error err;
@@ -245,7 +245,7 @@ Test(workload_build, job_golden)
 	keys.n = 1;
 	fixture_load(&f, JOB_TEXT, false);
 	cr_assert_eq(
-	    ctl_wl_build(&f.view, &o, &wl, &err), CU_OK, "%s", err.msg);
+	    rec_wl_build(&f.view, &o, &wl, &err), CU_OK, "%s", err.msg);
 	cr_assert_eq(api_workload_name("Job", "batch", "sample",
 			 "0b6e7d1c-1111-2222-3333-444455556666", -1,
 			 API_WORKLOAD_NAME_MAX, &name, &err),
@@ -320,7 +320,7 @@ Test(workload_build, jobset_two_replicated_jobs)
 
 	fixture_load(&f, JOBSET_TEXT, true);
 	cr_assert_eq(
-	    ctl_wl_build(&f.view, NULL, &wl, &err), CU_OK, "%s", err.msg);
+	    rec_wl_build(&f.view, NULL, &wl, &err), CU_OK, "%s", err.msg);
 	cr_assert_eq(
 	    api_workload_name("JobSet", "jobset.x-k8s.io", "js",
 		"9f9f-0000-1111", -1, API_WORKLOAD_NAME_MAX, &name, &err),
@@ -367,7 +367,7 @@ Test(workload_build, priority_from_lookup_and_missing_class)
 	struct fixture f;
 	struct api_priority_lookup lk = {
 	    wpc_lookup, pc_lookup, NULL, false, NULL};
-	struct ctl_wl_build_opts o = {0, NULL, NULL, &lk};
+	struct rec_wl_build_opts o = {0, NULL, NULL, &lk};
 	json_t *wl = NULL, *lbl;
 	cu_error err;
 
@@ -377,7 +377,7 @@ Test(workload_build, priority_from_lookup_and_missing_class)
 	    lbl, API_LABEL_PRIORITY_CLASS, json_string("batch-low"));
 	fixture_reload(&f);
 	cr_assert_eq(
-	    ctl_wl_build(&f.view, &o, &wl, &err), CU_OK, "%s", err.msg);
+	    rec_wl_build(&f.view, &o, &wl, &err), CU_OK, "%s", err.msg);
 	assert_json_text(
 	    json_object_get(json_object_get(wl, "spec"), "priorityClassRef"),
 	    "{\"group\":\"kueue.x-k8s.io\",\"kind\":"
@@ -389,7 +389,7 @@ Test(workload_build, priority_from_lookup_and_missing_class)
 	json_object_set_new(lbl, API_LABEL_PRIORITY_CLASS, json_string("nope"));
 	fixture_reload(&f);
 	wl = NULL;
-	cr_assert_eq(ctl_wl_build(&f.view, &o, &wl, &err), CU_ENOTFOUND);
+	cr_assert_eq(rec_wl_build(&f.view, &o, &wl, &err), CU_ENOTFOUND);
 	cr_assert_null(wl);
 	fixture_dispose(&f);
 }
@@ -405,7 +405,7 @@ Test(workload_build, job_without_uid_is_rejected)
 	    "{\"name\":\"x\"},\"spec\":{\"template\":{\"spec\":"
 	    "{\"containers\":[]}}}}",
 	    false);
-	cr_assert_eq(ctl_wl_build(&f.view, NULL, &wl, &err), CU_EINVAL);
+	cr_assert_eq(rec_wl_build(&f.view, NULL, &wl, &err), CU_EINVAL);
 	cr_assert(strstr(err.msg, "metadata.uid") != NULL, "%s", err.msg);
 	cr_assert_null(wl);
 	fixture_dispose(&f);
@@ -421,7 +421,7 @@ static bool equivalent(const struct fixture *f, const json_t *wlj)
 
 	wl_decode(&wl, wlj);
 	cr_assert_eq(
-	    ctl_wl_equivalent(&f->view, &wl, &eq, &err), CU_OK, "%s", err.msg);
+	    rec_wl_equivalent(&f->view, &wl, &eq, &err), CU_OK, "%s", err.msg);
 	api_workload_dispose(&wl);
 	return eq;
 }
@@ -504,7 +504,7 @@ Test(workload_equivalent, true_and_false_cases)
 
 	/* max-exec-time label changed. */
 	json_object_set_new(json_object_get(md, "labels"),
-	    CTL_LABEL_MAX_EXEC_TIME, json_string("900"));
+	    REC_LABEL_MAX_EXEC_TIME, json_string("900"));
 	fixture_reload(&f);
 	cr_assert_not(equivalent(&f, wl));
 
@@ -576,7 +576,7 @@ static json_t *admit_patch(const json_t *wlj, int64_t now)
 
 	wl_decode(&wl, wlj);
 	cr_assert_eq(
-	    ctl_wl_status_admit(&wl, &d, now, &p, &err), CU_OK, "%s", err.msg);
+	    rec_wl_status_admit(&wl, &d, now, &p, &err), CU_OK, "%s", err.msg);
 	api_workload_dispose(&wl);
 	return p;
 }
@@ -589,14 +589,14 @@ static json_t *pending_patch(
 	cu_error err;
 
 	wl_decode(&wl, wlj);
-	cr_assert_eq(ctl_wl_status_pending(&wl, reason, msg, now, &p, &err),
+	cr_assert_eq(rec_wl_status_pending(&wl, reason, msg, now, &p, &err),
 	    CU_OK, "%s", err.msg);
 	api_workload_dispose(&wl);
 	return p;
 }
 
 static json_t *evict_patch(
-    const json_t *wlj, const struct ctl_eviction *ev, int64_t now)
+    const json_t *wlj, const struct rec_eviction *ev, int64_t now)
 {
 	struct api_workload wl;
 	json_t *p = NULL;
@@ -604,7 +604,7 @@ static json_t *evict_patch(
 
 	wl_decode(&wl, wlj);
 	cr_assert_eq(
-	    ctl_wl_status_evict(&wl, ev, now, &p, &err), CU_OK, "%s", err.msg);
+	    rec_wl_status_evict(&wl, ev, now, &p, &err), CU_OK, "%s", err.msg);
 	api_workload_dispose(&wl);
 	return p;
 }
@@ -617,7 +617,7 @@ static json_t *release_patch(const json_t *wlj, int64_t now)
 
 	wl_decode(&wl, wlj);
 	cr_assert_eq(
-	    ctl_wl_status_release(&wl, now, &p, &err), CU_OK, "%s", err.msg);
+	    rec_wl_status_release(&wl, now, &p, &err), CU_OK, "%s", err.msg);
 	api_workload_dispose(&wl);
 	return p;
 }
@@ -630,7 +630,7 @@ static json_t *finish_patch(
 	cu_error err;
 
 	wl_decode(&wl, wlj);
-	cr_assert_eq(ctl_wl_status_finish(&wl, reason, msg, now, &p, &err),
+	cr_assert_eq(rec_wl_status_finish(&wl, reason, msg, now, &p, &err),
 	    CU_OK, "%s", err.msg);
 	api_workload_dispose(&wl);
 	return p;
@@ -704,12 +704,12 @@ Test(workload_status, pending_idempotent_and_ltt_kept)
 Test(workload_status, eviction_release_readmit)
 {
 	struct fixture f;
-	struct ctl_eviction ev = {
-	    CTL_EVICTED_PREEMPTED, NULL, "InCohortReclamation"};
+	struct rec_eviction ev = {
+	    REC_EVICTED_PREEMPTED, NULL, "InCohortReclamation"};
 	json_t *wl, *p, *st;
 	char *msg;
 
-	msg = ctl_preemption_message("pre-uid", "job-uid-2",
+	msg = rec_preemption_message("pre-uid", "job-uid-2",
 	    ADM_IN_COHORT_RECLAMATION, "/co/cq-b", "/co/cq-a");
 	cr_assert_str_eq(msg,
 	    "Preempted to accommodate a workload (UID: pre-uid, JobUID: "
@@ -836,7 +836,7 @@ Test(workload_status, finished_keeps_admission)
 
 	fixture_load(&f, JOB_TEXT, false);
 	wl = stored_workload(&f);
-	p = finish_patch(wl, CTL_FINISHED_SUCCEEDED, "Job finished", NOW1);
+	p = finish_patch(wl, REC_FINISHED_SUCCEEDED, "Job finished", NOW1);
 	assert_json_text(p,
 	    "{\"metadata\":{\"resourceVersion\":\"100\"},\"status\":{"
 	    "\"conditions\":[{\"type\":\"Finished\",\"status\":\"True\","
@@ -852,14 +852,14 @@ Test(workload_status, finished_keeps_admission)
 		json_decref(wl);
 		wl = stored_workload(&fs);
 		apply_in_place(&wl, admit_patch(wl, NOW1));
-		p = finish_patch(wl, CTL_FINISHED_FAILED, "boom", NOW2);
+		p = finish_patch(wl, REC_FINISHED_FAILED, "boom", NOW2);
 		cr_assert_null(
 		    json_object_get(json_object_get(p, "status"), "admission"));
 		apply_in_place(&wl, p);
 		cr_assert_not_null(json_object_get(
 		    json_object_get(wl, "status"), "admission"));
 		cr_assert_null(
-		    finish_patch(wl, CTL_FINISHED_FAILED, "x", NOW3));
+		    finish_patch(wl, REC_FINISHED_FAILED, "x", NOW3));
 		fixture_dispose(&fs);
 	}
 	json_decref(wl);
@@ -870,19 +870,19 @@ Test(workload_status, long_message_truncated)
 {
 	struct fixture f;
 	json_t *wl, *p, *c;
-	char *big = cu_malloc(CTL_CONDITION_MESSAGE_MAX + 100);
+	char *big = cu_malloc(REC_CONDITION_MESSAGE_MAX + 100);
 	const char *m;
 
-	memset(big, 'a', CTL_CONDITION_MESSAGE_MAX + 99);
-	big[CTL_CONDITION_MESSAGE_MAX + 99] = '\0';
+	memset(big, 'a', REC_CONDITION_MESSAGE_MAX + 99);
+	big[REC_CONDITION_MESSAGE_MAX + 99] = '\0';
 	fixture_load(&f, JOB_TEXT, false);
 	wl = stored_workload(&f);
 	p = pending_patch(wl, "WaitingForQuota", big, NOW1);
 	c = json_array_get(
 	    json_object_get(json_object_get(p, "status"), "conditions"), 0);
 	m = json_string_value(json_object_get(c, "message"));
-	cr_assert_eq(strlen(m), CTL_CONDITION_MESSAGE_MAX);
-	cr_assert_str_eq(m + CTL_CONDITION_MESSAGE_MAX - 4, " ...");
+	cr_assert_eq(strlen(m), REC_CONDITION_MESSAGE_MAX);
+	cr_assert_str_eq(m + REC_CONDITION_MESSAGE_MAX - 4, " ...");
 	json_decref(p);
 	cu_free(big);
 	json_decref(wl);
@@ -901,12 +901,12 @@ Test(workload_status, bad_inputs)
 	wlj = stored_workload(&f);
 	wl_decode(&wl, wlj);
 	d.kind = ADM_PENDING;
-	cr_assert_eq(ctl_wl_status_admit(&wl, &d, NOW1, &p, &err), CU_EINVAL);
+	cr_assert_eq(rec_wl_status_admit(&wl, &d, NOW1, &p, &err), CU_EINVAL);
 	cr_assert_eq(
-	    ctl_wl_status_pending(&wl, "", "m", NOW1, &p, &err), CU_EINVAL);
+	    rec_wl_status_pending(&wl, "", "m", NOW1, &p, &err), CU_EINVAL);
 	cr_assert(strstr(err.msg, "reason") != NULL);
 	/* Not evicted: release writes nothing. */
-	cr_assert_eq(ctl_wl_status_release(&wl, NOW1, &p, &err), CU_OK);
+	cr_assert_eq(rec_wl_status_release(&wl, NOW1, &p, &err), CU_OK);
 	cr_assert_null(p);
 	api_workload_dispose(&wl);
 	json_decref(wlj);
@@ -953,7 +953,7 @@ Test(job_start, job_golden_and_noop)
 	load_flavors(fl);
 	fixture_load(&f, JOB_TEXT, false);
 	admitted_workload(&f, JOB_ADMISSION, &wl);
-	cr_assert_eq(ctl_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK,
+	cr_assert_eq(rec_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK,
 	    "%s", err.msg);
 	cr_assert_str_eq(
 	    json_string_value(json_object_get(
@@ -981,11 +981,11 @@ Test(job_start, job_golden_and_noop)
 	/* Already started: no write. */
 	memset(&started, 0, sizeof(started));
 	started.doc = after;
-	started.view.kind = CTL_JOB_BATCH;
+	started.view.kind = REC_JOB_BATCH;
 	cr_assert_eq(api_job_decode(&started.job, after, &err), CU_OK);
 	started.view.job = &started.job;
 	cr_assert_eq(
-	    ctl_job_start_patch(&started.view, &wl, fl, 2, &p, &err), CU_OK);
+	    rec_job_start_patch(&started.view, &wl, fl, 2, &p, &err), CU_OK);
 	cr_assert_null(p);
 	fixture_dispose(&started);
 	api_workload_dispose(&wl);
@@ -1008,14 +1008,14 @@ Test(job_start, conflict_and_missing_flavor)
 	fixture_reload(&f);
 	admitted_workload(&f, JOB_ADMISSION, &wl);
 	cr_assert_eq(
-	    ctl_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_EINVAL);
+	    rec_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_EINVAL);
 	cr_assert_str_eq(err.msg,
 	    "invalid admission check PodSetUpdate: conflict for nodeSelector: "
 	    "conflict for key=zone, value1=z9, value2=z1");
 	cr_assert_null(p);
 	/* Only on-demand known: spot is missing. */
 	cr_assert_eq(
-	    ctl_job_start_patch(&f.view, &wl, fl, 1, &p, &err), CU_ENOTFOUND);
+	    rec_job_start_patch(&f.view, &wl, fl, 1, &p, &err), CU_ENOTFOUND);
 	cr_assert(strstr(err.msg, "ResourceFlavor spot not found") != NULL,
 	    "%s", err.msg);
 	api_workload_dispose(&wl);
@@ -1025,7 +1025,7 @@ Test(job_start, conflict_and_missing_flavor)
 
 		wl_decode(&wl, wlj);
 		json_decref(wlj);
-		cr_assert_eq(ctl_job_start_patch(&f.view, &wl, fl, 2, &p, &err),
+		cr_assert_eq(rec_job_start_patch(&f.view, &wl, fl, 2, &p, &err),
 		    CU_EINVAL);
 		api_workload_dispose(&wl);
 	}
@@ -1036,17 +1036,17 @@ Test(job_start, conflict_and_missing_flavor)
 /* Run the stop protocol on f to the end, applying each write; returns
  * the number of writes and checks the expected steps. */
 static int stop_all(struct fixture *f, const struct api_workload *wl,
-    const enum ctl_stop_step *want, int n_want)
+    const enum rec_stop_step *want, int n_want)
 {
-	enum ctl_stop_step step;
+	enum rec_stop_step step;
 	json_t *p = NULL;
 	cu_error err;
 	int n = 0;
 
 	for (;;) {
-		cr_assert_eq(ctl_job_stop_patch(&f->view, wl, &step, &p, &err),
+		cr_assert_eq(rec_job_stop_patch(&f->view, wl, &step, &p, &err),
 		    CU_OK, "%s", err.msg);
-		if (step == CTL_STOP_DONE) {
+		if (step == REC_STOP_DONE) {
 			cr_assert_null(p);
 			break;
 		}
@@ -1067,31 +1067,31 @@ Test(job_stop, job_round_trip_restores_original)
 	struct api_resource_flavor fl[2];
 	json_t *orig, *p = NULL;
 	cu_error err;
-	static const enum ctl_stop_step steps[] = {
-	    CTL_STOP_SUSPEND, CTL_STOP_RESET_START, CTL_STOP_RESTORE};
+	static const enum rec_stop_step steps[] = {
+	    REC_STOP_SUSPEND, REC_STOP_RESET_START, REC_STOP_RESTORE};
 
 	load_flavors(fl);
 	fixture_load(&f, JOB_TEXT, false);
 	orig = json_deep_copy(f.doc);
 	admitted_workload(&f, JOB_ADMISSION, &wl);
-	cr_assert(ctl_job_is_suspended(&f.view));
-	cr_assert_eq(ctl_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK,
+	cr_assert(rec_job_is_suspended(&f.view));
+	cr_assert_eq(rec_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK,
 	    "%s", err.msg);
 	apply_in_place(&f.doc, p);
 	/* The batch controller starts it. */
 	json_object_set_new(f.doc, "status",
 	    parse("{\"startTime\":\"" NOW1_S "\",\"active\":3}"));
 	fixture_reload(&f);
-	cr_assert_not(ctl_job_is_suspended(&f.view));
-	cr_assert(ctl_job_is_active(&f.view));
+	cr_assert_not(rec_job_is_suspended(&f.view));
+	cr_assert(rec_job_is_active(&f.view));
 
 	/* The first step only suspends and marks the stop. */
 	{
-		enum ctl_stop_step step;
+		enum rec_stop_step step;
 
 		cr_assert_eq(
-		    ctl_job_stop_patch(&f.view, &wl, &step, &p, &err), CU_OK);
-		cr_assert_eq(step, CTL_STOP_SUSPEND);
+		    rec_job_stop_patch(&f.view, &wl, &step, &p, &err), CU_OK);
+		cr_assert_eq(step, REC_STOP_SUSPEND);
 		assert_json_text(p,
 		    "{\"metadata\":{\"resourceVersion\":\"41\","
 		    "\"annotations\":{\"kueue.x-k8s.io/stopping\":\"true\"}},"
@@ -1100,7 +1100,7 @@ Test(job_stop, job_round_trip_restores_original)
 	}
 	stop_all(&f, &wl, steps, 3);
 	/* A stop in progress is not "suspended" for Kueue; done now. */
-	cr_assert(ctl_job_is_suspended(&f.view));
+	cr_assert(rec_job_is_suspended(&f.view));
 	/* The batch controller drops the pods. */
 	json_object_del(f.doc, "status");
 	fixture_reload(&f);
@@ -1115,21 +1115,21 @@ Test(job_stop, stopping_annotation_resumes)
 {
 	struct fixture f;
 	json_t *ann;
-	static const enum ctl_stop_step steps[] = {CTL_STOP_RESTORE};
+	static const enum rec_stop_step steps[] = {REC_STOP_RESTORE};
 
 	fixture_load(&f, JOB_TEXT, false);
 	ann =
 	    json_object_get(json_object_get(f.doc, "metadata"), "annotations");
-	json_object_set_new(ann, CTL_ANNOTATION_STOPPING, json_string("true"));
+	json_object_set_new(ann, REC_ANNOTATION_STOPPING, json_string("true"));
 	fixture_reload(&f);
 	/* suspend=true but still stopping: not suspended yet. */
-	cr_assert_not(ctl_job_is_suspended(&f.view));
+	cr_assert_not(rec_job_is_suspended(&f.view));
 	stop_all(&f, NULL, steps, 1);
 	cr_assert_null(json_object_get(
 	    ann = json_object_get(
 		json_object_get(f.doc, "metadata"), "annotations"),
-	    CTL_ANNOTATION_STOPPING));
-	cr_assert(ctl_job_is_suspended(&f.view));
+	    REC_ANNOTATION_STOPPING));
+	cr_assert(rec_job_is_suspended(&f.view));
 	fixture_dispose(&f);
 }
 
@@ -1148,13 +1148,13 @@ Test(job_start, jobset_round_trip)
 	struct api_resource_flavor fl[2];
 	json_t *orig, *p = NULL, *rjs;
 	cu_error err;
-	static const enum ctl_stop_step steps[] = {CTL_STOP_SUSPEND};
+	static const enum rec_stop_step steps[] = {REC_STOP_SUSPEND};
 
 	load_flavors(fl);
 	fixture_load(&f, JOBSET_TEXT, true);
 	orig = json_deep_copy(f.doc);
 	admitted_workload(&f, JOBSET_ADMISSION, &wl);
-	cr_assert_eq(ctl_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK,
+	cr_assert_eq(rec_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK,
 	    "%s", err.msg);
 	/* A merge patch: the whole replicatedJobs list, guarded by the
 	 * resourceVersion. */
@@ -1207,7 +1207,7 @@ Test(job_start, jobset_round_trip)
 			 json_object_get(f.doc, "spec"), "suspend")),
 	    true);
 	/* Started: start again is a no-op. */
-	cr_assert_eq(ctl_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK);
+	cr_assert_eq(rec_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK);
 	cr_assert_null(p);
 	/* Stop: one patch, back to the original. */
 	stop_all(&f, &wl, steps, 1);
@@ -1225,8 +1225,8 @@ Test(job_start, partial_admission_sets_parallelism)
 	struct api_resource_flavor fl[2];
 	json_t *orig, *p = NULL, *ann;
 	cu_error err;
-	static const enum ctl_stop_step steps[] = {
-	    CTL_STOP_SUSPEND, CTL_STOP_RESTORE};
+	static const enum rec_stop_step steps[] = {
+	    REC_STOP_SUSPEND, REC_STOP_RESTORE};
 
 	load_flavors(fl);
 	fixture_load(&f, JOB_TEXT, false);
@@ -1234,7 +1234,7 @@ Test(job_start, partial_admission_sets_parallelism)
 	    json_object_get(json_object_get(f.doc, "metadata"), "annotations");
 	json_object_set_new(
 	    ann, "kueue.x-k8s.io/job-min-parallelism", json_string("1"));
-	json_object_set_new(ann, CTL_ANNOTATION_COMPLETIONS_EQ_PARALLELISM,
+	json_object_set_new(ann, REC_ANNOTATION_COMPLETIONS_EQ_PARALLELISM,
 	    json_string("true"));
 	json_object_set_new(
 	    json_object_get(f.doc, "spec"), "completions", json_integer(3));
@@ -1246,7 +1246,7 @@ Test(job_start, partial_admission_sets_parallelism)
 	    "{\"cpu\":\"2\"},\"count\":2}]}",
 	    &wl);
 	cr_assert(wl.spec.pod_sets[0].has_min_count);
-	cr_assert_eq(ctl_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK,
+	cr_assert_eq(rec_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK,
 	    "%s", err.msg);
 	apply_in_place(&f.doc, p);
 	fixture_reload(&f);
@@ -1266,15 +1266,15 @@ Test(job_stop, already_suspended_is_noop)
 	struct fixture f;
 	json_t *wlj;
 	struct api_workload wl;
-	enum ctl_stop_step step;
+	enum rec_stop_step step;
 	json_t *p = NULL;
 	cu_error err;
 
 	fixture_load(&f, JOBSET_TEXT, true);
 	wlj = stored_workload(&f);
 	wl_decode(&wl, wlj);
-	cr_assert_eq(ctl_job_stop_patch(&f.view, &wl, &step, &p, &err), CU_OK);
-	cr_assert_eq(step, CTL_STOP_DONE);
+	cr_assert_eq(rec_job_stop_patch(&f.view, &wl, &step, &p, &err), CU_OK);
+	cr_assert_eq(step, REC_STOP_DONE);
 	cr_assert_null(p);
 	api_workload_dispose(&wl);
 	json_decref(wlj);
@@ -1284,8 +1284,8 @@ Test(job_stop, already_suspended_is_noop)
 	fixture_load(&f, JOB_TEXT, false);
 	wlj = stored_workload(&f);
 	wl_decode(&wl, wlj);
-	cr_assert_eq(ctl_job_stop_patch(&f.view, &wl, &step, &p, &err), CU_OK);
-	cr_assert_eq(step, CTL_STOP_DONE);
+	cr_assert_eq(rec_job_stop_patch(&f.view, &wl, &step, &p, &err), CU_OK);
+	cr_assert_eq(step, REC_STOP_DONE);
 	cr_assert_null(p);
 	api_workload_dispose(&wl);
 	json_decref(wlj);
@@ -1304,9 +1304,9 @@ Test(job_stop, already_suspended_is_noop)
 	    false);
 	wlj = stored_workload(&f);
 	wl_decode(&wl, wlj);
-	cr_assert_eq(ctl_job_stop_patch(&f.view, &wl, &step, &p, &err), CU_OK,
+	cr_assert_eq(rec_job_stop_patch(&f.view, &wl, &step, &p, &err), CU_OK,
 	    "%s", err.msg);
-	cr_assert_eq(step, CTL_STOP_DONE);
+	cr_assert_eq(step, REC_STOP_DONE);
 	cr_assert_null(p);
 	api_workload_dispose(&wl);
 	json_decref(wlj);
@@ -1322,33 +1322,33 @@ Test(job_state, finished_job_and_jobset)
 	const char *msg = NULL;
 
 	fixture_load(&f, JOB_TEXT, false);
-	cr_assert_not(ctl_job_finished(&f.view, &ok, &msg));
+	cr_assert_not(rec_job_finished(&f.view, &ok, &msg));
 	json_object_set_new(f.doc, "status",
 	    parse("{\"conditions\":[{\"type\":\"SuccessCriteriaMet\","
 		  "\"status\":\"True\"},{\"type\":\"Failed\",\"status\":"
 		  "\"False\"}]}"));
 	fixture_reload(&f);
-	cr_assert_not(ctl_job_finished(&f.view, &ok, &msg));
+	cr_assert_not(rec_job_finished(&f.view, &ok, &msg));
 	json_object_set_new(f.doc, "status",
 	    parse("{\"conditions\":[{\"type\":\"Failed\",\"status\":"
 		  "\"True\",\"reason\":\"BackoffLimitExceeded\",\"message\":"
 		  "\"Job has reached the specified backoff limit\"}]}"));
 	fixture_reload(&f);
-	cr_assert(ctl_job_finished(&f.view, &ok, &msg));
+	cr_assert(rec_job_finished(&f.view, &ok, &msg));
 	cr_assert_not(ok);
 	cr_assert_str_eq(msg, "Job has reached the specified backoff limit");
 	json_object_set_new(f.doc, "status",
 	    parse("{\"conditions\":[{\"type\":\"Complete\",\"status\":"
 		  "\"True\"}]}"));
 	fixture_reload(&f);
-	cr_assert(ctl_job_finished(&f.view, &ok, &msg));
+	cr_assert(rec_job_finished(&f.view, &ok, &msg));
 	cr_assert(ok);
 	cr_assert_str_eq(msg, "");
 	fixture_dispose(&f);
 
 	fixture_load(&f, JOBSET_TEXT, true);
-	cr_assert_not(ctl_job_finished(&f.view, NULL, NULL));
-	cr_assert_not(ctl_job_is_active(&f.view));
+	cr_assert_not(rec_job_finished(&f.view, NULL, NULL));
+	cr_assert_not(rec_job_is_active(&f.view));
 	json_object_set_new(f.doc, "status",
 	    parse("{\"replicatedJobsStatus\":[{\"name\":\"driver\","
 		  "\"active\":1,\"ready\":0,\"succeeded\":0,\"failed\":0,"
@@ -1356,14 +1356,14 @@ Test(job_state, finished_job_and_jobset)
 		  "\"status\":\"False\",\"reason\":\"r\",\"message\":\"m\","
 		  "\"lastTransitionTime\":\"" NOW1_S "\"}]}"));
 	fixture_reload(&f);
-	cr_assert(ctl_job_is_active(&f.view));
-	cr_assert_not(ctl_job_finished(&f.view, NULL, NULL));
+	cr_assert(rec_job_is_active(&f.view));
+	cr_assert_not(rec_job_finished(&f.view, NULL, NULL));
 	json_object_set_new(f.doc, "status",
 	    parse("{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\","
 		  "\"reason\":\"FailedJobs\",\"message\":\"jobset failed\","
 		  "\"lastTransitionTime\":\"" NOW1_S "\"}]}"));
 	fixture_reload(&f);
-	cr_assert(ctl_job_finished(&f.view, &ok, &msg));
+	cr_assert(rec_job_finished(&f.view, &ok, &msg));
 	cr_assert_not(ok);
 	cr_assert_str_eq(msg, "jobset failed");
 	json_object_set_new(f.doc, "status",
@@ -1372,7 +1372,7 @@ Test(job_state, finished_job_and_jobset)
 		  "\"jobset completed successfully\",\"lastTransitionTime\":"
 		  "\"" NOW1_S "\"}]}"));
 	fixture_reload(&f);
-	cr_assert(ctl_job_finished(&f.view, &ok, &msg));
+	cr_assert(rec_job_finished(&f.view, &ok, &msg));
 	cr_assert(ok);
 	cr_assert_str_eq(msg, "jobset completed successfully");
 	fixture_dispose(&f);
@@ -1381,7 +1381,7 @@ Test(job_state, finished_job_and_jobset)
 Test(job_state, preemption_message_unknowns)
 {
 	char *m =
-	    ctl_preemption_message(NULL, "", ADM_IN_CLUSTER_QUEUE, "/cq", NULL);
+	    rec_preemption_message(NULL, "", ADM_IN_CLUSTER_QUEUE, "/cq", NULL);
 
 	cr_assert_str_eq(m,
 	    "Preempted to accommodate a workload (UID: UNKNOWN, JobUID: "
@@ -1393,7 +1393,7 @@ Test(job_state, preemption_message_unknowns)
 Test(workload_status, non_preemption_eviction_requeued_false)
 {
 	struct fixture f;
-	struct ctl_eviction ev = {CTL_EVICTED_CLUSTER_QUEUE_STOPPED,
+	struct rec_eviction ev = {REC_EVICTED_CLUSTER_QUEUE_STOPPED,
 	    "The ClusterQueue is stopped", NULL};
 	json_t *wl, *p, *c;
 	size_t i;

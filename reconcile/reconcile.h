@@ -1,0 +1,814 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * reconcile/reconcile.h - the pure reconcile layer of cueue: everything the
+ * controller decides about one object that needs no I/O and no clock read.
+ * Four parts, each described below in its own section:
+ *
+ *   1. Workloads and jobs (rec_wl_*, rec_job_*): the Workload a job gets,
+ *      the status writes of each decision, the job writes that start and
+ *      stop it;
+ *   2. events (rec_events_*, rec_event_*): the Event recorder's decisions
+ *      (create, fold into an earlier Event, drop) and the transition guard;
+ *   3. sync (rec_sync_*): Kueue objects from the informers into the queue
+ *      model of the admission engine;
+ *   4. the reconcilers (rec_job_reconcile, rec_workload_reconcile): the
+ *      decision tree of one job or one Workload, returned as a plan of
+ *      writes, events and engine actions for the controller to carry out.
+ *
+ * Pure: no I/O, no clock reads (time is passed in as now_ns), no access to
+ * the controller's state. Module prefix rec_ (constants REC_).
+ */
+#ifndef CU_RECONCILE_RECONCILE_H
+#define CU_RECONCILE_RECONCILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "admission/admission.h"
+#include "api/model.h"
+#include "lib/cu.h"
+#include "queues/queues.h"
+
+/* ==== 1. Workloads and jobs ============================================
+ * The pure transformation layer between the
+ * Kubernetes objects cueue manages (batch/v1 Job, jobset.x-k8s.io/v1alpha2
+ * JobSet, kueue.x-k8s.io/v1beta2 Workload) and cueue's decisions, as
+ * Kueue's job reconciler (pkg/controller/jobframework/reconciler.go),
+ * pkg/workload, pkg/podset and the Job/JobSet integrations do it:
+ *
+ *   - the Workload a job gets (rec_wl_build) and whether an existing one
+ *     still matches its job (rec_wl_equivalent);
+ *   - the Workload status writes for an admission, a pending decision, an
+ *     eviction (and the release of its quota once the job stopped) and a
+ *     finished job (rec_wl_status_*);
+ *   - the job writes that start an admitted job and stop an evicted one
+ *     (rec_job_start_patch, rec_job_stop_patch);
+ *   - job state readers (suspended, active, finished).
+ *
+ * Pure: no I/O, no clock reads (now_ns is passed in), event-loop thread or
+ * any thread. Inputs are [borrowed] and never modified.
+ *
+ * Writes. Every write is returned as a JSON merge patch (RFC 7386, an
+ * object) for PATCH with application/merge-patch+json (api_merge_patch of
+ * api/client.h), computed with api_merge_patch_diff between the object as
+ * read and the object as it must become. When nothing would change the
+ * patch is NULL and nothing must be sent (docs/architecture.md lesson 4); so
+ * applying a decision twice writes once. A non-NULL patch always carries
+ * metadata.resourceVersion (when the object has one), as Kueue's strict
+ * clientutil.Patch does: a merge patch replaces lists wholesale
+ * (status.conditions, spec.replicatedJobs, a template's tolerations), which
+ * is only safe against the exact version it was computed from; a stale read
+ * fails with 409 Conflict instead of dropping someone else's change. Merge
+ * patches are used for the JobSet too: JobSet is a CRD, so the API server
+ * answers 415 to a strategic merge patch, and Kueue itself sends a merge
+ * patch (controller-runtime MergeFrom) carrying the whole replicatedJobs
+ * list. Status patches go to the /status subresource.
+ *
+ * Kueue-compatible details worth knowing:
+ *   - The Workload carries the label kueue.x-k8s.io/job-uid and the job's
+ *     labels named by labelKeysToCopy; Kueue puts no queue-name label on
+ *     it (the LocalQueue is spec.queueName) and no job-owner-gvk/-name
+ *     annotations for Jobs or JobSets (only for LeaderWorkerSets). Job
+ *     annotations prefixed provreq.kueue.x-k8s.io/ are copied.
+ *   - Starting a job injects, per pod set, the assigned flavors'
+ *     nodeLabels (nodeSelector) and tolerations, and the labels
+ *     kueue.x-k8s.io/podset, kueue.x-k8s.io/local-queue-name and
+ *     kueue.x-k8s.io/cluster-queue-name (AssignQueueLabelsForPods, on by
+ *     default). A key already set to another value is a permanent error
+ *     (CU_EINVAL, Kueue's "invalid admission check PodSetUpdate: conflict
+ *     for nodeSelector: ..."): the caller finishes the Workload with
+ *     reason FailedToStart and that message.
+ *   - Stopping restores each pod template's annotations, labels,
+ *     nodeSelector, tolerations and schedulingGates from the Workload's
+ *     spec.podSets[].template (the originals saved at creation). A JobSet
+ *     stops in one patch (its webhook accepts pod-template changes that
+ *     come with suspend=true). A batch Job cannot: the API server accepts
+ *     template changes only on a Job that is already suspended and has no
+ *     status.startTime, so a Job stops in Kueue's three idempotent steps
+ *     (suspend + kueue.x-k8s.io/stopping annotation; clear
+ *     status.startTime; restore + drop the annotation). Each call returns
+ *     the one next write; calling again after it landed continues, and an
+ *     interrupted stop resumes.
+ *   - Eviction is two writes, as in Kueue: rec_wl_status_evict marks the
+ *     Workload Evicted (and Preempted) but keeps status.admission, so the
+ *     quota stays held while the job's pods run; once the job is stopped
+ *     and no longer active, rec_wl_status_release clears the admission,
+ *     sets QuotaReserved=False (PendingEvaluation), Admitted=False and the
+ *     Requeued condition.
+ *
+ * Not modelled: admission-check podSetUpdates, topology-aware scheduling,
+ * elastic jobs (workload slices), MultiKueue, status.resourceRequests of
+ * pending Workloads, the CustomMetricLabels annotation copy.
+ *
+ * Prefix: rec_wl_ (Workload), rec_job_ (jobs), CTL_.
+ */
+
+/* ---- names Kueue uses ------------------------------------------------ */
+
+#define REC_LABEL_QUEUE_NAME "kueue.x-k8s.io/queue-name"
+#define REC_LABEL_JOB_UID "kueue.x-k8s.io/job-uid"
+#define REC_LABEL_MAX_EXEC_TIME "kueue.x-k8s.io/max-exec-time-seconds"
+#define REC_LABEL_PODSET "kueue.x-k8s.io/podset"
+#define REC_LABEL_LOCAL_QUEUE "kueue.x-k8s.io/local-queue-name"
+#define REC_LABEL_CLUSTER_QUEUE "kueue.x-k8s.io/cluster-queue-name"
+#define REC_ANNOTATION_STOPPING "kueue.x-k8s.io/stopping"
+#define REC_ANNOTATION_COMPLETIONS_EQ_PARALLELISM                              \
+	"kueue.x-k8s.io/job-completions-equal-parallelism"
+#define REC_ANNOTATION_PROVREQ_PREFIX "provreq.kueue.x-k8s.io/"
+#define REC_FINALIZER_RESOURCE_IN_USE "kueue.x-k8s.io/resource-in-use"
+
+/* Workload condition types. */
+#define REC_COND_QUOTA_RESERVED "QuotaReserved"
+#define REC_COND_ADMITTED "Admitted"
+#define REC_COND_EVICTED "Evicted"
+#define REC_COND_PREEMPTED "Preempted"
+#define REC_COND_REQUEUED "Requeued"
+#define REC_COND_FINISHED "Finished"
+
+/* Evicted reasons (Kueue's WorkloadEvictedBy* constants). */
+#define REC_EVICTED_PREEMPTED "Preempted"
+#define REC_EVICTED_PODS_READY_TIMEOUT "PodsReadyTimeout"
+#define REC_EVICTED_ADMISSION_CHECK "AdmissionCheck"
+#define REC_EVICTED_CLUSTER_QUEUE_STOPPED "ClusterQueueStopped"
+#define REC_EVICTED_LOCAL_QUEUE_STOPPED "LocalQueueStopped"
+#define REC_EVICTED_DEACTIVATED "Deactivated"
+#define REC_EVICTED_NODE_FAILURES "NodeFailures"
+
+/* Finished reasons. */
+#define REC_FINISHED_SUCCEEDED "Succeeded"
+#define REC_FINISHED_FAILED "Failed"
+#define REC_FINISHED_FAILED_TO_START "FailedToStart"
+
+/* QuotaReserved=False reason once an evicted Workload released quota. */
+#define REC_REASON_PENDING_EVALUATION "PendingEvaluation"
+
+/* Kueue cuts condition messages to 32 KiB ("... " suffix). */
+#define REC_CONDITION_MESSAGE_MAX (32 * 1024)
+
+/* ---- the managed job ------------------------------------------------- */
+
+enum rec_job_kind {
+	REC_JOB_BATCH = 1, /* batch/v1 Job */
+	REC_JOB_JOBSET,	   /* jobset.x-k8s.io/v1alpha2 JobSet */
+};
+
+/* A borrowed view of one managed job: exactly the member named by kind
+ * is set. */
+struct rec_job {
+	enum rec_job_kind kind;
+	const struct api_job *job;	 /* [borrowed] REC_JOB_BATCH */
+	const struct api_jobset *jobset; /* [borrowed] REC_JOB_JOBSET */
+};
+
+/* The job's metadata [borrowed from j]. */
+const struct api_meta *rec_job_meta(const struct rec_job *j);
+
+/* Kueue's pod sets of the job (api_job_podsets / api_jobset_podsets).
+ * *out initialised here; api_podsets_dispose it. */
+CU_MUST_CHECK int rec_job_podsets(
+    const struct rec_job *j, struct api_podsets *out, cu_error *err);
+
+/* ---- 1. the Workload for a job --------------------------------------- */
+
+struct rec_wl_build_opts {
+	/* API_WORKLOAD_NAME_MAX, or API_WORKLOAD_NAME_SHORT_MAX under the
+	 * ShortWorkloadNames gate; 0 means API_WORKLOAD_NAME_MAX. */
+	size_t name_max;
+	/* Job label keys copied to the Workload (Configuration
+	 * labelKeysToCopy) [borrowed]; NULL for none. */
+	const struct api_strlist *label_keys_to_copy;
+	/* The resolved priority [borrowed]; when NULL it is resolved here
+	 * with `lookup` (api_resolve_priority), and with neither the
+	 * Workload gets priority 0 and no priorityClassRef. */
+	const struct api_priority *priority;
+	const struct api_priority_lookup *lookup; /* [borrowed] or NULL */
+};
+
+/*
+ * The Workload Kueue creates for job j (ConstructWorkload +
+ * prepareWorkload): apiVersion/kind; metadata name (api_workload_name of
+ * the job's kind, group, name and uid), namespace, labels (copied keys +
+ * kueue.x-k8s.io/job-uid), annotations (provreq.kueue.x-k8s.io/ keys, left out
+ * when none), finalizers [kueue.x-k8s.io/resource-in-use], one
+ * ownerReference to the job with controller and blockOwnerDeletion true;
+ * spec queueName (the job's queue-name label; left out when empty),
+ * podSets [{name, template, count, minCount?}] from rec_job_podsets (the
+ * templates are the originals a stop restores), maximumExecutionTimeSeconds
+ * (from the max-exec-time-seconds label when a positive int32), priority
+ * (always) and priorityClassRef (when a class applies), active true.
+ * opts [borrowed; NULL = defaults]. *out [owned: json_decref].
+ * Errors: CU_EINVAL (job without name/uid, or a pod set Kueue cannot
+ * build; message names the field), CU_ENOTFOUND (the priority class the
+ * job names does not exist; from the lookup), CU_EIO, CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_wl_build(const struct rec_job *j,
+    const struct rec_wl_build_opts *opts, json_t **out, cu_error *err);
+
+/* ---- 2. does the Workload still match its job? ------------------------ */
+
+/*
+ * Kueue's EquivalentToWorkload: false when the Workload's controller owner
+ * is not this job (name and uid; FinishOrphanedWorkloads), when
+ * maximumExecutionTimeSeconds differs from the job's label, or when the
+ * pod sets differ in number, count, minCount, containers, initContainers
+ * or (unless the Workload is Admitted) tolerations. Containers compare
+ * semantically: quantities by value ("1000m" == "1"), an absent field
+ * equals an empty one. While the Workload holds quota, counts compare
+ * against the admitted counts (partial admission); if that fails and the
+ * job is suspended, against spec.podSets. *out: true = keep the
+ * Workload, false = replace it. Errors from pod-set extraction
+ * (CU_EINVAL naming the field, CU_ENOMEM).
+ */
+CU_MUST_CHECK int rec_wl_equivalent(const struct rec_job *j,
+    const struct api_workload *wl, bool *out, cu_error *err);
+
+/* ---- 3. Workload status ------------------------------------------------ */
+
+/*
+ * Common contract: wl [borrowed] is the Workload as read; *patch is NULL
+ * when the status already says this (send nothing), else a merge patch
+ * {"metadata":{"resourceVersion"}, "status":{...}} [owned: json_decref]
+ * for PATCH .../workloads/NAME/status. Conditions follow
+ * apimeta.SetStatusCondition: reason, message and observedGeneration
+ * (metadata.generation) are updated, lastTransitionTime (now_ns, RFC 3339
+ * seconds) only changes with the status. Messages longer than
+ * REC_CONDITION_MESSAGE_MAX are cut as Kueue cuts them. Errors: CU_EINVAL
+ * (missing input, message names it), CU_ENOMEM.
+ */
+
+/*
+ * Admission (ADM_ADMIT decision d [borrowed], whose uses name flavors
+ * per resource with usage in milli-units for the whole pod set):
+ * status.admission {clusterQueue, podSetAssignments[{name, flavors,
+ * resourceUsage (canonical quantities, adm_format_quantity), count}]},
+ * QuotaReserved=True (QuotaReserved, "Quota reserved in ClusterQueue
+ * <cq>"), Evicted/Preempted reset to False ("Previously: <msg>") when
+ * True, Admitted=True (Admitted, "The workload is admitted"),
+ * status.resourceRequests dropped (the assignment supersedes it).
+ */
+CU_MUST_CHECK int rec_wl_status_admit(const struct api_workload *wl,
+    const struct adm_decision *d, int64_t now_ns, json_t **patch,
+    cu_error *err);
+
+/*
+ * Not admitted: QuotaReserved=False with reason [borrowed] (e.g.
+ * adm_reason_string(d->reason)) and message [borrowed], status.admission
+ * cleared, Admitted=False (NoReservation, "The workload has no
+ * reservation"; the time it was admitted is added to
+ * accumulatedPastExecutionTimeSeconds). Kueue's
+ * UnsetQuotaReservationWithCondition + SyncAdmittedCondition.
+ */
+CU_MUST_CHECK int rec_wl_status_pending(const struct api_workload *wl,
+    const char *reason, const char *message, int64_t now_ns, json_t **patch,
+    cu_error *err);
+
+struct rec_eviction {
+	const char *reason;  /* [borrowed] Evicted reason: REC_EVICTED_* */
+	const char *message; /* [borrowed] */
+	/* [borrowed] Preempted reason for preemptions
+	 * (adm_preempt_reason_string: InClusterQueue, InCohortReclamation,
+	 * ...); NULL for other evictions. */
+	const char *preempted_reason;
+};
+
+/*
+ * Eviction (Kueue's evict.Evict): Evicted=True (reason, message),
+ * Preempted=True (preempted_reason, message) for preemptions,
+ * status.clusterName and nominatedClusterNames cleared, admission checks
+ * reset to Pending, BlockedOnPreemptionGates closed,
+ * schedulingStats.evictions[reason].count + 1. status.admission is kept
+ * (the quota is held until the job's pods are gone). NULL when the
+ * Workload is already Evicted (an eviction is written once).
+ */
+CU_MUST_CHECK int rec_wl_status_evict(const struct api_workload *wl,
+    const struct rec_eviction *ev, int64_t now_ns, json_t **patch,
+    cu_error *err);
+
+/*
+ * After an eviction, once the job is stopped and no longer active
+ * (rec_job_is_active false): Requeued (True for Preempted and
+ * NodeFailures evictions, else False; reason and message of the Evicted
+ * condition), QuotaReserved=False (PendingEvaluation, the eviction
+ * message), admission cleared, Admitted=False. NULL when the Workload is
+ * not Evicted or holds no quota.
+ */
+CU_MUST_CHECK int rec_wl_status_release(const struct api_workload *wl,
+    int64_t now_ns, json_t **patch, cu_error *err);
+
+/*
+ * Finished=True with reason [borrowed] (REC_FINISHED_*) and message
+ * [borrowed]; status.admission is kept, as Kueue keeps it (the quota is
+ * released because the Workload is finished). NULL when already Finished.
+ */
+CU_MUST_CHECK int rec_wl_status_finish(const struct api_workload *wl,
+    const char *reason, const char *message, int64_t now_ns, json_t **patch,
+    cu_error *err);
+
+/*
+ * Kueue's preemption message: "Preempted to accommodate a workload (UID:
+ * <uid>, JobUID: <job uid>) due to <prioritization in the ClusterQueue |
+ * reclamation within the cohort | reclamation within the cohort while
+ * borrowing>; preemptor path: <path>; preemptee path: <path>". Empty or
+ * NULL strings print as UNKNOWN. Paths are "/<cohort>/.../<cq>". All
+ * strings [borrowed]; returns [owned: cu_free] or NULL (out of memory).
+ */
+char *rec_preemption_message(const char *preemptor_uid,
+    const char *preemptor_job_uid, enum adm_preempt_reason reason,
+    const char *preemptor_path, const char *preemptee_path);
+
+/* ---- 4. start and stop ------------------------------------------------- */
+
+/*
+ * The one patch that starts admitted job j: spec.suspend false and, per
+ * pod set of wl's status.admission (JobSet: the replicatedJob whose
+ * lower-cased name is the pod set name), the flavors' nodeLabels merged
+ * into the pod template's nodeSelector, their tolerations appended
+ * (without duplicates), and the podset/local-queue/cluster-queue labels;
+ * for a Job admitted partially (minCount), parallelism = the admitted
+ * count (and completions when kueue.x-k8s.io/job-completions-equal-
+ * parallelism is true). flavors [borrowed], n_flavors: the
+ * ResourceFlavors (at least those the admission names).
+ * *patch [owned: json_decref] is a merge patch for the job, or NULL when
+ * the job is not suspended (already started) or nothing would change.
+ * Errors: CU_EINVAL (wl not admitted, pod sets that do not match the job,
+ * or a conflicting key: permanent, see above), CU_ENOTFOUND (a flavor
+ * not in flavors; retry when it appears), CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_job_start_patch(const struct rec_job *j,
+    const struct api_workload *wl, const struct api_resource_flavor *flavors,
+    size_t n_flavors, json_t **patch, cu_error *err);
+
+enum rec_stop_step {
+	REC_STOP_DONE = 0,    /* nothing to write: *patch is NULL */
+	REC_STOP_SUSPEND,     /* spec patch: suspend (+ stopping mark) */
+	REC_STOP_RESET_START, /* /status patch: status.startTime = null */
+	REC_STOP_RESTORE,     /* spec patch: restore templates (+ unmark) */
+};
+
+/*
+ * The next write that stops job j (evicted, not admitted, or its
+ * Workload deleted) and restores its pod templates from wl's
+ * spec.podSets [borrowed; may be NULL: suspend only].
+ * JobSet: one patch (suspend + restore), or DONE when already suspended.
+ * Job (Kueue's custom Stop): SUSPEND while spec.suspend is not true
+ * (suspend=true and annotation kueue.x-k8s.io/stopping=true); then
+ * RESET_START while status.startTime is set (a /status patch); then
+ * RESTORE (templates, partial-admission parallelism, annotation removed;
+ * the batch controller's labels on the template are kept), or DONE when
+ * nothing is left. *step says which; *patch [owned: json_decref] is the
+ * merge patch, NULL exactly when *step is REC_STOP_DONE. Errors:
+ * CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_job_stop_patch(const struct rec_job *j,
+    const struct api_workload *wl, enum rec_stop_step *step, json_t **patch,
+    cu_error *err);
+
+/* ---- 5. job state ------------------------------------------------------ */
+
+/* Job: spec.suspend true and no kueue.x-k8s.io/stopping=true annotation
+ * (a stop in progress is not suspended yet); JobSet: spec.suspend. */
+bool rec_job_is_suspended(const struct rec_job *j);
+
+/* Job: status.active != 0; JobSet: some replicatedJobsStatus[].active > 0. */
+bool rec_job_is_active(const struct rec_job *j);
+
+/*
+ * Job: a Complete or Failed condition with status True; JobSet: Completed
+ * or Failed True. *success (may be NULL): not Failed; *message (may be
+ * NULL): that condition's message [borrowed from j; "" when none].
+ * Returns false (outputs untouched) while the job runs.
+ */
+bool rec_job_finished(
+    const struct rec_job *j, bool *success, const char **message);
+
+/* ==== 2. Events ==========================================================
+ * The pure core of cueue's core/v1 Event recorder:
+ * given an event to emit, decide whether to CREATE a new Event object,
+ * PATCH the one recorded for an identical earlier event (count + 1), or
+ * DROP it, and build the JSON body of that write. Plus a guard that lets
+ * callers announce Suspended/Resumed only on real transitions.
+ *
+ * Semantics follow client-go's tools/record EventCorrelator (notes
+ * docs/apiserver.md §8.2):
+ *  - An Event is named `<involvedObject.name>.<hex nanoseconds>`; count 1,
+ *    firstTimestamp = lastTimestamp = now, source.component and
+ *    reportingComponent = the reporting controller, reportingInstance =
+ *    the recorder's instance. Objects without a namespace put their events
+ *    in "default".
+ *  - Dedup: an event identical to one recorded before (same source,
+ *    involvedObject incl. uid and apiVersion, type, reason and message;
+ *    client-go's getEventKey) becomes a strategic-merge PATCH of the
+ *    earlier Event with {count, lastTimestamp, message}. The recorder
+ *    remembers the last REC_EVENTS_LRU_SIZE keys (least recently used
+ *    forgotten first).
+ *  - Spam filter: a token bucket per source + involvedObject (an LRU of
+ *    the same size), burst 25, one token back every 300 s, full at start.
+ *    An event without a token is dropped before dedup, so it is neither
+ *    written nor counted.
+ *  Not done: client-go's aggregation of events that differ only in their
+ *  message ("(combined from similar events)"); each distinct message is its
+ *  own Event.
+ *
+ * Why this matters (docs/architecture.md lesson 4, Kueue #7649's "x14709"):
+ * folding hides a flapping controller, the spam filter bounds its API writes,
+ * and the transition guard keeps a level-triggered reconciler from announcing
+ * the same state again.
+ *
+ * No I/O and no clock reads: time comes in as now_ns, bodies go out as
+ * jansson objects for the caller to send. Event-loop thread only.
+ * Prefix: rec_events_, rec_event_, REC_EVENT(S)_.
+ */
+
+#define REC_EVENTS_LRU_SIZE 4096
+#define REC_EVENTS_SPAM_BURST 25
+#define REC_EVENTS_SPAM_REFILL_NS (300LL * 1000000000LL)
+/* Longest event key (all identifying strings together) accepted. */
+#define REC_EVENTS_KEY_MAX ((size_t)1 << 20)
+
+#define REC_EVENT_NORMAL "Normal"
+#define REC_EVENT_WARNING "Warning"
+#define REC_EVENT_REASON_SUSPENDED "Suspended"
+#define REC_EVENT_REASON_RESUMED "Resumed"
+
+typedef struct rec_events rec_events;
+
+struct rec_events_opts {
+	/* Reporting controller used when an event names none, e.g.
+	 * "cueue.dev/job-controller". [borrowed, copied] required. */
+	const char *component;
+	/* reportingInstance, e.g. the pod name. [borrowed, copied]; NULL =
+	 * left out. */
+	const char *instance;
+	/* 0 = the defaults above. Tests shrink them. */
+	size_t lru_size;
+	int burst;
+	int64_t refill_ns;
+};
+
+/* One event to emit. Every string [borrowed], read during the call only. */
+struct rec_event {
+	/* involvedObject */
+	const char *kind;	 /* required, e.g. "Job" */
+	const char *api_version; /* e.g. "batch/v1"; NULL = "" */
+	const char *namespace_;	 /* NULL or "" for cluster-scoped objects */
+	const char *name;	 /* required */
+	const char *uid;	 /* NULL = "" */
+	const char *field_path;	 /* usually NULL */
+	const char *type;	 /* REC_EVENT_NORMAL or REC_EVENT_WARNING */
+	const char *reason;	 /* required, CamelCase */
+	const char *message;	 /* NULL = "" */
+	/* source.component / reportingComponent; NULL = opts.component */
+	const char *reporting_controller;
+};
+
+enum rec_event_action {
+	REC_EVENT_DROP = 0, /* spam filter: send nothing */
+	REC_EVENT_CREATE,   /* POST /api/v1/namespaces/{ns}/events */
+	REC_EVENT_PATCH,    /* PATCH .../events/{name},
+			       application/strategic-merge-patch+json */
+};
+
+/* What to send. Release with rec_event_write_dispose. */
+struct rec_event_write {
+	enum rec_event_action action;
+	char *namespace_; /* [owned: cu_free] NULL for DROP */
+	char *name;	  /* [owned: cu_free] the Event's name; NULL for DROP */
+	int32_t count;	  /* count after this write; 0 for DROP */
+	json_t *body;	  /* [owned: json_decref] NULL for DROP */
+};
+
+void rec_event_write_dispose(struct rec_event_write *w);
+
+/* New recorder [owned: rec_events_free]. opts [borrowed]. CU_EINVAL (no
+ * component, negative or overflowing limits), CU_ENOMEM. */
+CU_MUST_CHECK int rec_events_new(
+    rec_events **out, const struct rec_events_opts *opts, cu_error *err);
+void rec_events_free(rec_events *r);
+
+/*
+ * Decide what to do with ev at now_ns and build the write. *out is
+ * initialised here (dispose it whatever the action). The recorder's state
+ * changes only on success. CU_EINVAL (missing kind/name/reason, type not
+ * Normal/Warning), CU_ETOOBIG (key over REC_EVENTS_KEY_MAX), CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_events_record(rec_events *r, const struct rec_event *ev,
+    int64_t now_ns, struct rec_event_write *out, cu_error *err);
+
+/*
+ * The PATCH of an Event came back 404 (expired: --event-ttl): forget it
+ * and build a CREATE for ev (new name, count 1), without spending a spam
+ * token. Same errors as rec_events_record.
+ */
+CU_MUST_CHECK int rec_events_recreate(rec_events *r, const struct rec_event *ev,
+    int64_t now_ns, struct rec_event_write *out, cu_error *err);
+
+/* Forget the recorded Event of ev (e.g. its CREATE was refused), so the
+ * next identical event creates a new one. No-op when unknown (and, best
+ * effort, when the key cannot be built for lack of memory). */
+void rec_events_forget(rec_events *r, const struct rec_event *ev);
+
+/* Number of remembered dedup keys / spam buckets (tests, metrics). */
+size_t rec_events_size(const rec_events *r);
+size_t rec_events_spam_size(const rec_events *r);
+
+/* ---- Suspended/Resumed only on real transitions ------------------------ */
+
+enum rec_run_state {
+	REC_RUN_UNKNOWN = 0, /* not observed yet */
+	REC_RUN_SUSPENDED,
+	REC_RUN_RUNNING,
+};
+
+/* Per-object memory of the last announced state; zero-initialise and keep
+ * it with the object's reconcile state. */
+struct rec_transition {
+	enum rec_run_state announced;
+};
+
+/*
+ * prev: the state the object had before this reconcile's write (as
+ * observed); next: the state after it (prev again when nothing was
+ * written). Returns REC_EVENT_REASON_SUSPENDED or _RESUMED [static] when
+ * prev -> next is a real transition that t has not announced yet, else
+ * NULL. Without t (NULL) it is the plain comparison prev != next (both
+ * known). With t: a stale observation repeating an already announced
+ * transition returns NULL; an unchanged observation (prev == next)
+ * records that state as announced; a first observation (prev UNKNOWN)
+ * announces nothing.
+ */
+const char *rec_events_should_emit(
+    struct rec_transition *t, enum rec_run_state prev, enum rec_run_state next);
+
+/* ==== 3. Sync: Kueue objects into the queue model =======================
+ * Translation of the Kueue objects the informers hold
+ * (api/model.h) into the queue model the admission engine works on
+ * (queues/queues.h): ResourceFlavors, ClusterQueues, Cohorts, LocalQueues
+ * and Workloads, including Workloads that already hold quota (restored
+ * after a restart from their status.admission, docs/architecture.md lesson 3).
+ *
+ * Pure: no I/O, no clock reads. Event-loop thread only. Prefix ctl_.
+ */
+
+/* Create or replace the object in st from its decoded form [borrowed].
+ * CU_EINVAL when the engine rejects the spec (message names the field),
+ * CU_ENOMEM. */
+CU_MUST_CHECK int rec_sync_flavor(
+    que_state *st, const struct api_resource_flavor *rf, cu_error *err);
+CU_MUST_CHECK int rec_sync_cluster_queue(
+    que_state *st, const struct api_cluster_queue *cq, cu_error *err);
+CU_MUST_CHECK int rec_sync_cohort(
+    que_state *st, const struct api_cohort *co, cu_error *err);
+CU_MUST_CHECK int rec_sync_local_queue(
+    que_state *st, const struct api_local_queue *lq, cu_error *err);
+
+/* The Workload holds quota in the API's view: status.admission is set
+ * and QuotaReserved is True. */
+bool rec_workload_holds_quota(const struct api_workload *wl);
+/* Finished=True, or spec.active=false: the engine must not queue it. */
+bool rec_workload_inactive(const struct api_workload *wl);
+
+/*
+ * Queue a Workload [borrowed] in st: pending, or, when it holds quota,
+ * adopted as admitted in the ClusterQueue its admission names with the
+ * flavors it records. ns_eligible: the caller evaluated the ClusterQueue's
+ * namespaceSelector. Errors: CU_EEXIST (already queued), CU_EINVAL (a pod
+ * set the engine cannot model; message names the field), CU_ENOTFOUND
+ * (the admission names a flavor or ClusterQueue the engine does not know:
+ * the workload stays queued as pending), CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_sync_workload(que_state *st,
+    const struct api_workload *wl, bool ns_eligible, cu_error *err);
+
+/* ==== 4. Reconcilers: decisions as plans ================================
+ * The Job/JobSet reconciler and the Workload reconciler as pure functions:
+ * decoded objects and a read-only view of the controller's caches in, a
+ * plan out. The controller gathers the inputs (cache lookups, decoding,
+ * its own write expectations), calls the reconciler and carries out the
+ * plan's items in order; the reconciler does no I/O, reads no clock and
+ * sees no controller state but what the view gives it.
+ */
+
+enum rec_item_kind {
+	REC_ITEM_WRITE = 1, /* an API write */
+	REC_ITEM_EVENT,	    /* an Event about the reconciled job */
+	REC_ITEM_WARN,	    /* a warning line for the log */
+	REC_ITEM_ENGINE,    /* an action on the admission engine (+ ledger) */
+};
+
+/* What a write goes to. */
+enum rec_target {
+	REC_TARGET_JOB = 1, /* the reconciled Job or JobSet */
+	REC_TARGET_WORKLOAD,
+};
+
+enum rec_write_op {
+	REC_WRITE_CREATE = 1, /* POST body (a new object) */
+	REC_WRITE_PATCH,      /* merge patch of the object (not status) */
+	REC_WRITE_STATUS,     /* merge patch of its /status subresource */
+	REC_WRITE_DELETE,     /* DELETE; body NULL */
+};
+
+enum rec_expect {
+	REC_EXPECT_NONE = 0, /* nothing to wait for */
+	/* The object is busy while the write is in flight, and afterwards
+	 * the cache must show the resourceVersion the write produced before
+	 * the object is acted on again (the controller's expectations). */
+	REC_EXPECT_RV,
+};
+
+enum rec_engine_op {
+	/* Remove uid from the engine and the ledger, and forget what the
+	 * controller recorded about it. */
+	REC_ENGINE_FORGET = 1,
+	/* Queue the reconciled Workload (rec_sync_workload: pending, or
+	 * adopted when it holds quota). */
+	REC_ENGINE_ADD,
+	/* Remove the reconciled Workload from the engine and, only if that
+	 * worked, ADD it again. */
+	REC_ENGINE_READD,
+	/* Give back the quota uid holds in the engine and drop its ledger
+	 * decision. */
+	REC_ENGINE_RELEASE,
+	/* Set the engine's namespace_eligible of the reconciled Workload to
+	 * `eligible`. */
+	REC_ENGINE_SET_ELIGIBLE,
+};
+
+/* One step of a plan. Only the members of its kind are set. */
+struct rec_item {
+	enum rec_item_kind kind;
+	/* REC_ITEM_WRITE */
+	enum rec_target target;
+	enum rec_write_op op;
+	char *ns, *name; /* [owned: cu_free] the object written */
+	json_t *body;	 /* [owned: json_decref] NULL for DELETE */
+	enum rec_expect expect;
+	/* A Workload write the job's reconciler waits on: its answer (or the
+	 * retry after a failure) brings the job back. */
+	bool for_job;
+	/* An event about the job sent once the write succeeded (not per
+	 * attempt), reason [static] and message `text`; NULL: none. */
+	const char *done_reason;
+	/* REC_ITEM_EVENT: type (REC_EVENT_NORMAL/_WARNING) and reason
+	 * [static], message `text` */
+	const char *type, *reason;
+	/* EVENT message, WRITE done_reason's message, WARN line [owned:
+	 * cu_free] */
+	char *text;
+	/* REC_ITEM_ENGINE */
+	enum rec_engine_op engine;
+	char *uid;     /* [owned: cu_free] FORGET, RELEASE */
+	bool eligible; /* SET_ELIGIBLE */
+};
+
+/* An ordered list of items; zero-initialise (or rec_plan_init) before
+ * use. */
+struct rec_plan {
+	struct rec_item *items; /* [owned] items[0..n) */
+	size_t n, cap;
+};
+
+void rec_plan_init(struct rec_plan *p);
+/* Append a zeroed item; *item [borrowed from p, valid until the next
+ * push or free] is filled by the caller (what it sets becomes owned by
+ * p). CU_ENOMEM. */
+CU_MUST_CHECK int rec_plan_push(
+    struct rec_plan *p, struct rec_item **item, cu_error *err);
+/* Releases every item and what it owns; p is empty (and reusable)
+ * afterwards. NULL is a no-op. */
+void rec_plan_free(struct rec_plan *p);
+
+/* ---- the Job/JobSet reconciler ------------------------------------------ */
+
+/* The controller's caches as the job reconciler sees them. */
+struct rec_job_view {
+	/* The namespace gate's answer for the job (ns_gate_decide with
+	 * managedJobsNamespaceSelector and manageJobsWithoutQueueName): a job
+	 * that is not ours is never written to (docs/architecture.md lesson 1).
+	 */
+	bool managed;
+	/* The gate's queue name [borrowed]: the job's queue-name label when
+	 * managed by it, NULL when managed without one. */
+	const char *queue_name;
+	/* Our last write to the job's Workload has not reached the cache yet
+	 * (in flight, or the cache shows an older resourceVersion, or our
+	 * create is not there yet): nothing is decided on what the cache
+	 * shows. */
+	bool wl_awaited;
+	/* The ResourceFlavors named by wl's admission, decoded, those the
+	 * cache does not hold left out: *out [owned by the caller of the
+	 * callback: api_resource_flavor_dispose each, then cu_free] and *n.
+	 * Errors as api_resource_flavor_decode, CU_ENOMEM. Required. */
+	int (*admitted_flavors)(const struct api_workload *wl,
+	    struct api_resource_flavor **out, size_t *n, void *payload,
+	    cu_error *err);
+	/* Does LocalQueue ns/name exist? Required. */
+	bool (*local_queue_exists)(
+	    const char *ns, const char *name, void *payload);
+	/* Priority class lookups for rec_wl_build [borrowed]; NULL: none. */
+	const struct api_priority_lookup *priority;
+	void *payload; /* passed to the callbacks */
+};
+
+/* The job reconciler's objects [all borrowed, read during the call]. */
+struct rec_job_in {
+	/* The job as cached, NULL when it is gone from the cache. */
+	const struct rec_job *job;
+	/* Which job (set also when job is NULL). */
+	enum rec_job_kind kind;
+	const char *ns, *name;
+	/* The name of the job's Workload (api_workload_name); required when
+	 * job is set. */
+	const char *wl_name;
+	/* That Workload as cached and decoded, NULL when absent (or not
+	 * decodable). */
+	const struct api_workload *wl;
+	/* job NULL: the Workloads in ns whose controller owner is this job,
+	 * as cached; owned[0..n_owned). */
+	const struct api_workload *const *owned;
+	size_t n_owned;
+};
+
+/*
+ * The Job/JobSet reconciler (Kueue's jobframework reconciler as cueue
+ * does it). Appends to *out [caller's; rec_plan_free] in this order of
+ * precedence, the first that applies deciding:
+ *   0. job gone: each owned Workload loses cueue's finalizer (a PATCH,
+ *      when it has it) and is deleted (unless already being deleted).
+ *   1. gate: a job that is not managed gets an empty plan, whatever else.
+ *   2. wl_awaited: empty plan.
+ *   3. Workload Finished: its finalizer goes (PATCH, when present).
+ *   4. job finished: its Workload (if any) is finished (STATUS).
+ *   5. Workload being deleted: the job's next stop write (+ "Stopped"
+ *      event for the suspend step); once stopped and inactive, the
+ *      Workload's finalizer goes.
+ *   6. no Workload: the job's next stop write (+ "Stopped"), else the
+ *      Workload is created (queue "default" when the gate gave no queue
+ *      name and that LocalQueue exists) + "CreatedWorkload" event; a
+ *      Workload that cannot be built is a WARN.
+ *   7. a Workload that holds no quota and no longer matches its job is
+ *      deleted.
+ *   8. admitted and not evicted: a suspended job gets its start PATCH
+ *      with a "Started" event on success; a permanent start error
+ *      (CU_EINVAL) is a WARN.
+ *   9. otherwise (pending or evicted): the job's next stop write (+
+ *      "Stopped", message the eviction's); once stopped and inactive an
+ *      evicted Workload that holds quota releases it (STATUS).
+ * Job writes expect REC_EXPECT_RV; Workload writes too (for_job set),
+ * except those of step 0. Errors of the pure helpers on the way end the
+ * plan where the old decision tree ended (no error returned); the
+ * function fails only with CU_EINVAL (missing input) or CU_ENOMEM, and
+ * then *out may hold part of the plan.
+ */
+CU_MUST_CHECK int rec_job_reconcile(const struct rec_job_view *view,
+    const struct rec_job_in *in, int64_t now_ns, struct rec_plan *out,
+    cu_error *err);
+
+/* ---- the Workload reconciler -------------------------------------------- */
+
+/* The controller's records and caches as the Workload reconciler sees
+ * them, all about the Workload's ns/name and its uid. */
+struct rec_wl_view {
+	/* The uid the engine holds under this ns/name [borrowed]; NULL:
+	 * none. */
+	const char *engine_uid;
+	/* An admission write for the Workload is in flight (its cached state
+	 * is older than the decision): not reconciled. */
+	bool in_flight;
+	/* The engine's record of the Workload's uid. */
+	bool queued;
+	enum que_where where;	 /* when queued */
+	bool namespace_eligible; /* when queued */
+	/* metadata.generation the Workload was queued at (0 when unknown). */
+	int64_t queued_generation;
+	/* Does the ClusterQueue behind LocalQueue ns/queue admit namespace
+	 * ns (queue NULL: true)? Required. */
+	bool (*eligible)(const char *ns, const char *queue, void *payload);
+	void *payload;
+};
+
+/*
+ * The Workload reconciler: keeps the engine's view of one Workload in
+ * line with the API's. wl [borrowed] is the Workload as cached and
+ * decoded, NULL when it is gone. Plan (engine items only):
+ *   - gone: FORGET engine_uid (when set);
+ *   - engine_uid differs from wl's uid (same name, new object): FORGET
+ *     engine_uid, then go on;
+ *   - in_flight: nothing more;
+ *   - inactive (Finished or spec.active false) or being deleted: FORGET
+ *     its uid when queued;
+ *   - not queued: ADD;
+ *   - the API holds quota, the engine does not: READD (adopt);
+ *   - the engine holds quota (ADMITTED or EVICTING), the API does not:
+ *     RELEASE;
+ *   - pending, generation changed since queued: READD;
+ *   - pending: SET_ELIGIBLE when the namespace eligibility changed.
+ * CU_EINVAL (missing view), CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_workload_reconcile(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, cu_error *err);
+
+#endif /* CU_RECONCILE_RECONCILE_H */
