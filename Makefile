@@ -342,7 +342,7 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n 3,31p Makefile
+	@sed -n 3,33p Makefile
 
 .SECONDARY:
 
