@@ -639,7 +639,12 @@ static int dispatch(struct adm_wh_ctx *c, cu_error *err)
 	if (req->operation != ADM_WH_OP_CREATE &&
 	    req->operation != ADM_WH_OP_UPDATE)
 		return CU_OK;
-	if (req->sub_resource[0] != '\0' || (!job && !kueue))
+	/* Of the subresources, Kueue validates workloads/status (the whole
+	 * object, as an update of the main resource). */
+	if ((req->sub_resource[0] != '\0' &&
+		!(kueue && is(req->kind.kind, "Workload") &&
+		    is(req->sub_resource, "status"))) ||
+	    (!job && !kueue))
 		return CU_OK;
 	if (req->dry_run && c->mode == ADM_WH_MUTATE)
 		return CU_OK;
