@@ -17,13 +17,13 @@
  *
  * Invariants:
  *  1. A decision is in the ledger, committed, before the write that
- *     announces it leaves the process (DESIGN.md lesson 3). After a
+ *     announces it leaves the process (docs/architecture.md lesson 3). After a
  *     restart, Workloads whose status holds quota are adopted by the engine
  *     from their status (controller/sync), never decided again.
  *  2. No write is sent that would not change the object: every status
  *     patch comes from controller/workload.c, which returns NULL when the
- *     object already says it (DESIGN.md lesson 4); ClusterQueue status is
- *     compared with the cached object before writing.
+ *     object already says it (docs/architecture.md lesson 4); ClusterQueue
+ * status is compared with the cached object before writing.
  *  3. While an admission write is in flight for a Workload, its cached
  *     (older) state is not reconciled against the engine: the write's
  *     callback settles it (success: ledger ADMITTED; failure: the engine
@@ -50,6 +50,28 @@
 #include "namespaces/gate.h"
 #include "queues/queues.h"
 #include "store/store.h"
+
+/* ---- named constants ------------------------------------------------ */
+
+/* The tick (metrics, backoffs, due pending statuses), in seconds. */
+#define CTL_TICK_S 1.0
+/* A write rejected (other than by a conflict) is looked at again after
+ * this pause, or the same state would send it again in a loop. */
+#define CTL_WRITE_RETRY_MS 2000
+/* Status reports may use clientConnection.qps / this many writes per
+ * second, within [CTL_REPORT_RATE_MIN, CTL_REPORT_RATE_MAX]. */
+#define CTL_REPORT_QPS_DIVISOR 25.0
+#define CTL_REPORT_RATE_MIN 1.0
+#define CTL_REPORT_RATE_MAX 5.0
+/* Burst (and initial tokens) of each status-report budget. */
+#define CTL_REPORT_BURST 10.0
+
+/* Quantities are kept in milli-units; metrics report units (cores,
+ * bytes). */
+static double milli_to_units(int64_t milli)
+{
+	return (double)milli / 1000.0;
+}
 
 enum inf_id {
 	INF_NS = 0,
@@ -321,7 +343,7 @@ static const struct api_resource EVENTS = {"", "v1", "events", true};
 /* Record an event about obj [borrowed] (a Job, JobSet or Workload as
  * cached): a new Event, or a count bump of an identical one (client-go's
  * dedup), or nothing (spam filter). Events are sent with the turn's
- * writes; only real transitions call this (DESIGN.md lesson 4). */
+ * writes; only real transitions call this (docs/architecture.md lesson 4). */
 static void emit(ctl *c, json_t *obj, const char *type, const char *reason,
     const char *message)
 {
@@ -361,14 +383,14 @@ static void emit(ctl *c, json_t *obj, const char *type, const char *reason,
  * write is resourceVersion-guarded); waiting forever on a version that
  * never comes (a conflict whose object did not change, a lost event)
  * would stall that object for good. client-go's expectations expire too. */
-#define EXPECT_TTL_MS 10000
+#define CTL_EXPECT_TTL_MS 10000
 
 /* Expect the cache to show key at resourceVersion rv [borrowed] or later. */
 static void expect_set(ctl *c, const char *key, const char *rv)
 {
 	json_object_set_new(c->expect, key, json_string(rv));
 	json_object_set_new(c->expect_until, key,
-	    json_integer(cu_time_mono_ns() / 1000000 + EXPECT_TTL_MS));
+	    json_integer(cu_time_mono_ms() + CTL_EXPECT_TTL_MS));
 }
 
 static void expect_drop(ctl *c, const char *key)
@@ -413,11 +435,11 @@ static bool stale(ctl *c, const char *key, json_t *obj)
 		expect_drop(c, key);
 		return false;
 	}
-	if (cu_time_mono_ns() / 1000000 >=
+	if (cu_time_mono_ms() >=
 	    json_integer_value(json_object_get(c->expect_until, key))) {
 		cu_info("%s: the cache did not show resourceVersion %llu "
 			"within %d ms; using what it shows (%llu)",
-		    key, w, EXPECT_TTL_MS, h);
+		    key, w, CTL_EXPECT_TTL_MS, h);
 		expect_drop(c, key);
 		return false;
 	}
@@ -1090,7 +1112,7 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 			    "Quota reserved in ClusterQueue %s, wait time "
 			    "since queued was %llds",
 			    d->cluster_queue,
-			    (long long)((now - qw->queue_ts) / 1000000000));
+			    (long long)cu_ns_to_s(now - qw->queue_ts));
 		} else {
 			cu_free(ek);
 		}
@@ -1121,7 +1143,7 @@ static void write_due_pending(ctl *c, int64_t now)
 	const char *uid;
 	json_t *v;
 	void *tmp;
-	int64_t now_ms = now / 1000000;
+	int64_t now_ms = cu_ns_to_ms(now);
 
 	json_object_foreach_safe(c->pending_due, tmp, uid, v)
 	{
@@ -1137,7 +1159,7 @@ static void write_due_pending(ctl *c, int64_t now)
 			continue;
 		}
 		if (now - qw->created_ns <
-			(int64_t)c->opts.pending_status_delay_ms * 1000000 ||
+			CU_MS_TO_NS(c->opts.pending_status_delay_ms) ||
 		    (last != NULL && now_ms - json_integer_value(last) <
 					 c->opts.pending_status_period_ms))
 			continue;
@@ -1401,13 +1423,15 @@ static void on_write_done(const struct api_response *resp, void *payload)
 		 * state would send it again in a loop. */
 		if (resp->err != CU_OK && resp->err != CU_ECONFLICT) {
 			json_object_set_new(c->retry_at, f->expect,
-			    json_integer(now / 1000000 + 2000));
+			    json_integer(
+				cu_ns_to_ms(now) + CTL_WRITE_RETRY_MS));
 			if (f->owner != NULL)
 				json_object_set_new(c->retry_at, f->owner,
-				    json_integer(now / 1000000 + 2000));
-			cu_warn("write %s: %d %s %s (retried in 2 s)",
-			    resp->path, resp->code, resp->reason,
-			    resp->message);
+				    json_integer(
+					cu_ns_to_ms(now) + CTL_WRITE_RETRY_MS));
+			cu_warn("write %s: %d %s %s (retried in %d ms)",
+			    resp->path, resp->code, resp->reason, resp->message,
+			    CTL_WRITE_RETRY_MS);
 		} else if (f->expect[0] == 'J' || f->expect[0] == 'S')
 			json_object_set_new(
 			    c->dirty_jobs, f->expect, json_true());
@@ -1438,7 +1462,7 @@ static void on_write_done(const struct api_response *resp, void *payload)
 				ctl_metric_observe(c->metrics,
 				    CTL_M_ADMISSION_WAIT_TIME_SECONDS,
 				    CTL_LV(f->cq, ""),
-				    (double)(now - f->created_ns) / 1e9);
+				    cu_ns_to_secs(now - f->created_ns));
 			}
 		} else {
 			/* Not announced: undo the decision (the cached
@@ -1499,8 +1523,11 @@ static int send_write(
 	    w->patch, true, on_write_done, f, err);
 }
 
-#define LEDGER_LAZY_MS 500
-#define REQUEUE_ALL_S 10
+/* A turn that announces nothing leaves its ledger changes to a commit at
+ * most this much later (see flush). */
+#define CTL_LEDGER_LAZY_MS 500
+/* Every this many ticks, parked Workloads get another look (on_tick). */
+#define CTL_REQUEUE_ALL_TICKS 10
 
 static void flush(ctl *c)
 {
@@ -1509,12 +1536,11 @@ static void flush(ctl *c)
 
 	/* Invariant 1: the ledger first. A turn that announces nothing (only
 	 * bookkeeping: a write answered, a Workload finished) leaves its
-	 * changes to the next commit, at most LEDGER_LAZY_MS later: one fsync
-	 * per announcing turn, not one per answer. Losing them in a crash is
-	 * safe, the restart reconciles the ledger with the API (store.h). */
-	bool announces =
-	    c->stopping ||
-	    cu_time_mono_ns() / 1000000 - c->commit_ms >= LEDGER_LAZY_MS;
+	 * changes to the next commit, at most CTL_LEDGER_LAZY_MS later: one
+	 * fsync per announcing turn, not one per answer. Losing them in a crash
+	 * is safe, the restart reconciles the ledger with the API (store.h). */
+	bool announces = c->stopping ||
+			 cu_time_mono_ms() - c->commit_ms >= CTL_LEDGER_LAZY_MS;
 
 	for (i = 0; i < c->nwrites && !announces; i++)
 		announces = c->writes[i].res == &WORKLOADS ||
@@ -1524,7 +1550,7 @@ static void flush(ctl *c)
 		int64_t t0 = cu_time_mono_ns();
 
 		c->txn = false;
-		c->commit_ms = t0 / 1000000;
+		c->commit_ms = cu_ns_to_ms(t0);
 		if (ledger_commit(c, &err) != CU_OK) {
 			cu_errorf("ledger commit: %s; decisions of this turn "
 				  "are withdrawn",
@@ -1545,7 +1571,7 @@ static void flush(ctl *c)
 		if (c->metrics != NULL)
 			ctl_metric_observe(c->metrics,
 			    CTL_M_CUEUE_STORE_COMMIT_SECONDS, CTL_LV0,
-			    (double)(cu_time_mono_ns() - t0) / 1e9);
+			    cu_ns_to_secs(cu_time_mono_ns() - t0));
 	}
 	for (i = 0; i < c->nwrites; i++) {
 		struct qwrite *w = &c->writes[i];
@@ -1772,14 +1798,14 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
 		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
 		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_NOMINAL_QUOTA,
 		    CTL_LV(cohort, cq->name, fl, rs),
-		    (double)cell->q.nominal / 1000.0);
+		    milli_to_units(cell->q.nominal));
 		ctl_metric_set(c->metrics,
 		    CTL_M_CLUSTER_QUEUE_RESOURCE_RESERVATION,
 		    CTL_LV(cohort, cq->name, fl, rs),
-		    (double)cell->usage / 1000.0);
+		    milli_to_units(cell->usage));
 		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_RESOURCE_USAGE,
 		    CTL_LV(cohort, cq->name, fl, rs),
-		    (double)cell->usage / 1000.0);
+		    milli_to_units(cell->usage));
 	}
 }
 
@@ -1789,15 +1815,16 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
  * one keeps its write budget for admissions (one status write each). */
 static void report_budget_init(ctl *c)
 {
-	double rate = c->cfg->client_connection.qps / 25.0;
+	double rate = c->cfg->client_connection.qps / CTL_REPORT_QPS_DIVISOR;
 
-	if (!(rate >= 1.0))
-		rate = 1.0;
-	if (rate > 5.0)
-		rate = 5.0;
+	if (!(rate >= CTL_REPORT_RATE_MIN))
+		rate = CTL_REPORT_RATE_MIN;
+	if (rate > CTL_REPORT_RATE_MAX)
+		rate = CTL_REPORT_RATE_MAX;
+	/* Half each for queue status and pending reasons. */
 	c->queue_reports.rate = c->pending_reports.rate = rate / 2.0;
-	c->queue_reports.burst = c->pending_reports.burst = 10.0;
-	c->queue_reports.tokens = c->pending_reports.tokens = 10.0;
+	c->queue_reports.burst = c->pending_reports.burst = CTL_REPORT_BURST;
+	c->queue_reports.tokens = c->pending_reports.tokens = CTL_REPORT_BURST;
 }
 
 /* Writes waiting in the main client (its rate limiter) from which
@@ -1815,7 +1842,7 @@ static bool bucket_take(ctl *c, struct bucket *b, int64_t now_ms)
 			  : b->rate;
 
 	if (b->at_ms > 0 && now_ms > b->at_ms)
-		b->tokens += rate * (double)(now_ms - b->at_ms) / 1000.0;
+		b->tokens += rate * cu_ms_to_secs(now_ms - b->at_ms);
 	if (b->tokens > b->burst)
 		b->tokens = b->burst;
 	b->at_ms = now_ms;
@@ -2373,11 +2400,11 @@ static void job_write(ctl *c, char kind, const char *key, const char *ns,
 
 /* The job reconciler for one Job ('J') or JobSet ('S'). The management
  * gate comes first and a job that is not ours is never written to
- * (DESIGN.md lesson 1). */
+ * (docs/architecture.md lesson 1). */
 /* key's expected resourceVersion is dropped once inf [borrowed] has seen
  * that version or a later one: an object then missing from it was
  * deleted after our write and there is nothing more to wait for. Or once
- * it expired (EXPECT_TTL_MS). */
+ * it expired (CTL_EXPECT_TTL_MS). */
 static void gone_past_expect(ctl *c, api_informer *inf, const char *key)
 {
 	json_t *want = json_object_get(c->expect, key);
@@ -2387,7 +2414,7 @@ static void gone_past_expect(ctl *c, api_informer *inf, const char *key)
 	    ((seen != NULL &&
 		 strtoull(seen, NULL, 10) >=
 		     strtoull(json_string_value(want), NULL, 10)) ||
-		cu_time_mono_ns() / 1000000 >=
+		cu_time_mono_ms() >=
 		    json_integer_value(json_object_get(c->expect_until, key))))
 		expect_drop(c, key);
 }
@@ -2665,7 +2692,10 @@ static bool all_synced(const ctl *c)
 	return true;
 }
 
-/* ---- restart: the ledger's decisions first (DESIGN.md lesson 3) ---- */
+/* ---- restart: the ledger's decisions first ------------------------ */
+
+/* docs/architecture.md lesson 3: a decision recorded is announced before
+ * anything new is decided. */
 
 /* Every live decision: [uid, state]. */
 static int collect_live(const store_decision *d, void *payload)
@@ -3033,7 +3063,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)revents;
 	if (c->metrics != NULL && !c->freeing)
 		own_metrics(c, ev_now(loop));
-	c->tick_due = ev_now(loop) + 1.0;
+	c->tick_due = ev_now(loop) + CTL_TICK_S;
 	if (c->freeing || !c->synced)
 		return;
 	/* Backoffs expire and pending statuses come due with time. */
@@ -3042,7 +3072,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		const char *key;
 		json_t *v;
 		void *tmp;
-		int64_t now_ms = cu_time_now_ns() / 1000000;
+		int64_t now_ms = cu_time_now_ms();
 
 		json_object_foreach_safe(c->retry_at, tmp, key, v)
 		{
@@ -3058,12 +3088,12 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		}
 	}
 	c->pending_scan = true;
-	/* Level-triggered safety net: every REQUEUE_ALL_S, parked
+	/* Level-triggered safety net: every CTL_REQUEUE_ALL_TICKS ticks, parked
 	 * (inadmissible) Workloads get another look even if no capacity
 	 * event was seen. A missed wake-up would otherwise leave a Workload
 	 * pending forever on an idle cluster (seen once in 15,000 and under
 	 * API faults; root cause not yet found). */
-	if (++c->ticks % REQUEUE_ALL_S == 0) {
+	if (++c->ticks % CTL_REQUEUE_ALL_TICKS == 0) {
 		size_t i, n = que_cq_count(c->st);
 
 		for (i = 0; i < n; i++) {
@@ -3078,7 +3108,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	if (may_write(c)) {
 		write_cq_status(c);
 		write_lq_status(c);
-		report_flush(c, cu_time_now_ns() / 1000000);
+		report_flush(c, cu_time_now_ms());
 	}
 }
 
@@ -3277,9 +3307,11 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (opts != NULL)
 		c->opts = *opts;
 	if (c->opts.pending_status_delay_ms <= 0)
-		c->opts.pending_status_delay_ms = 1000;
+		c->opts.pending_status_delay_ms =
+		    CTL_PENDING_STATUS_DELAY_DEFAULT_MS;
 	if (c->opts.pending_status_period_ms <= 0)
-		c->opts.pending_status_period_ms = 30000;
+		c->opts.pending_status_period_ms =
+		    CTL_PENDING_STATUS_PERIOD_DEFAULT_MS;
 	c->dirty_wl = json_object();
 	c->dirty_jobs = json_object();
 	c->expect = json_object();
@@ -3499,9 +3531,9 @@ int ctl_start(ctl *c, cu_error *err)
 	ev_prepare_init(&c->turn_w, on_turn);
 	c->turn_w.data = c;
 	ev_prepare_start(c->loop, &c->turn_w);
-	ev_timer_init(&c->tick_w, on_tick, 1.0, 1.0);
+	ev_timer_init(&c->tick_w, on_tick, CTL_TICK_S, CTL_TICK_S);
 	c->tick_w.data = c;
-	c->tick_due = ev_now(c->loop) + 1.0;
+	c->tick_due = ev_now(c->loop) + CTL_TICK_S;
 	ev_timer_start(c->loop, &c->tick_w);
 	return CU_OK;
 }
