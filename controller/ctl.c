@@ -47,6 +47,7 @@
 #include "controller/whsrv.h"
 #include "controller/leader.h"
 #include "controller/metrics.h"
+#include "controller/pipeline.h"
 #include "namespaces/gate.h"
 #include "queues/queues.h"
 #include "store/store.h"
@@ -55,16 +56,8 @@
 
 /* The tick (metrics, backoffs, due pending statuses), in seconds. */
 #define CTL_TICK_S 1.0
-/* A write rejected (other than by a conflict) is looked at again after
- * this pause, or the same state would send it again in a loop. */
-#define CTL_WRITE_RETRY_MS 2000
-/* Status reports may use clientConnection.qps / this many writes per
- * second, within [CTL_REPORT_RATE_MIN, CTL_REPORT_RATE_MAX]. */
-#define CTL_REPORT_QPS_DIVISOR 25.0
-#define CTL_REPORT_RATE_MIN 1.0
-#define CTL_REPORT_RATE_MAX 5.0
-/* Burst (and initial tokens) of each status-report budget. */
-#define CTL_REPORT_BURST 10.0
+/* Every this many ticks, parked Workloads get another look (on_tick). */
+#define CTL_REQUEUE_ALL_TICKS 10
 
 /* Quantities are kept in milli-units; metrics report units (cores,
  * bytes). */
@@ -122,52 +115,6 @@ struct cq_sel {
 	ns_selector sel;
 };
 
-enum write_kind {
-	W_ADMIT,  /* admission status of a Workload (announces a decision) */
-	W_STATUS, /* other Workload status */
-	W_EVICT,  /* eviction of a preemption victim (uid set) */
-	W_CQ,	  /* ClusterQueue or LocalQueue status */
-	W_SPEC,	  /* merge patch of a job or Workload (not status) */
-	W_JOB_STATUS, /* merge patch of a job's status */
-	W_CREATE,     /* POST `patch` (a new object) */
-	W_DELETE,     /* DELETE */
-};
-
-/* A write queued during a turn, sent after the ledger commit. */
-struct qwrite {
-	enum write_kind kind;
-	const struct api_resource *res;
-	char *ns, *name; /* owned */
-	char *uid;	 /* owned; the Workload's, or NULL */
-	json_t *patch;	 /* owned */
-	char *expect;	 /* owned; key whose resourceVersion to expect */
-	/* owned; the job ("J/ns/name") whose reconciler waits on this
-	 * Workload write, or NULL: looked at again when the answer comes. */
-	char *owner;
-	/* An event sent once the write succeeds (not per attempt): reason
-	 * [static] and message [owned]; W_ADMIT: QuotaReserved + Admitted. */
-	const char *ev_reason;
-	char *note;
-};
-
-/* Context of a write in flight [owned by the callback]. */
-struct inflight {
-	ctl *c;
-	enum write_kind kind;
-	char *uid;    /* owned */
-	char *expect; /* owned; see struct ctl.expect */
-	char *owner;  /* owned; see struct qwrite */
-	int64_t created_ns;
-	char *cq;		/* owned */
-	char *ns, *name, *note; /* owned; events sent on success */
-	const char *ev_reason;	/* static; see struct qwrite */
-	const struct api_resource *res;
-	/* resourceVersion the patch was guarded by (0: none): after a 409 the
-	 * object is not acted on until the cache shows a newer one. */
-	unsigned long long sent_rv;
-	bool main; /* sent by the main client (not the Events one) */
-};
-
 struct ctl {
 	struct ev_loop *loop;
 	const struct ctl_config *cfg;
@@ -198,14 +145,6 @@ struct ctl {
 	bool dirty_cycle;   /* something may be admissible now */
 	json_t *dirty_wl;   /* set: "ns/name" */
 	json_t *dirty_jobs; /* set: "J/ns/name" (Job), "S/ns/name" (JobSet) */
-	/* Object key -> resourceVersion our last write produced: until the
-	 * informer shows that version, the cached object is older than what
-	 * we wrote and must not be acted on (it would undo or repeat the
-	 * write). Keys: "wl/ns/name", "J/ns/name", "S/ns/name". */
-	json_t *expect;
-	json_t *expect_until; /* key -> ms: an expectation expires then */
-	json_t *busy;	      /* key -> true while a write to it is in flight */
-	json_t *retry_at;     /* key -> ms: a failed write is retried then */
 	struct ns_gate_config gate;
 	json_t *wl_uid;	   /* "ns/name" -> uid of what the engine holds */
 	json_t *wl_gen;	   /* uid -> metadata.generation it was added at */
@@ -223,11 +162,7 @@ struct ctl {
 	/* Status reports (ClusterQueue and LocalQueue status; pending
 	 * reasons) have budgets of their own within the client's: under
 	 * load the admission path gets the API, reports are coalesced and
-	 * written oldest-first. See report_budget_init. */
-	struct bucket {
-		double tokens, rate, burst;
-		int64_t at_ms;
-	} queue_reports, pending_reports;
+	 * written oldest-first (ctl_pipe_budget_take). */
 	json_t *reported_at; /* report key -> ms of its last write */
 	struct offer {
 		const struct api_resource *res;
@@ -243,15 +178,8 @@ struct ctl {
 	struct cq_sel *sels;
 	size_t nsels, capsels;
 
-	struct qwrite *writes;
-	size_t nwrites, capwrites;
-	size_t writes_in_flight;
-	size_t main_writes_in_flight;	    /* of them, by the main client */
-	char ledger_fail[CU_ERROR_MSG_MAX]; /* the last commit's error; "" when
-					       it worked */
-	int64_t commit_ms; /* monotonic ms of the last ledger commit */
-	uint64_t ticks;	   /* on_tick calls */
-	bool txn;
+	ctl_pipe *pipe; /* every write; the ledger transaction */
+	uint64_t ticks; /* on_tick calls */
 	bool stopping;
 	void (*stop_done)(void *payload);
 	void *stop_payload;
@@ -280,62 +208,22 @@ static bool may_write(const ctl *c)
 		   (c->leading && ctl_leader_is_leader(c->leader)));
 }
 
-static void queue_write(ctl *c, enum write_kind kind,
-    const struct api_resource *res, const char *ns, const char *name,
-    const char *uid, json_t *patch)
-{
-	struct qwrite *w;
-
-	if (cu_grow((void **)&c->writes, &c->capwrites, c->nwrites + 1,
-		sizeof(*c->writes)) != CU_OK) {
-		cu_errorf(
-		    "write queue: out of memory; dropping a write to %s", name);
-		json_decref(patch);
-		return;
-	}
-	w = &c->writes[c->nwrites++];
-	w->kind = kind;
-	w->res = res;
-	w->ns = ns ? cu_strdup(ns) : NULL;
-	w->name = cu_strdup(name);
-	w->uid = uid ? cu_strdup(uid) : NULL;
-	w->patch = patch;
-	w->expect = NULL;
-	w->owner = NULL;
-	w->ev_reason = NULL;
-	w->note = NULL;
-}
-
-/* Queue a write and remember, on success, the resourceVersion it
- * produced for `expect` [borrowed; copied]; the object is busy until
- * the answer arrives. */
-static void queue_write_expect(ctl *c, enum write_kind kind,
-    const struct api_resource *res, const char *ns, const char *name,
-    json_t *patch, const char *expect)
-{
-	queue_write(c, kind, res, ns, name, NULL, patch);
-	if (c->nwrites > 0 && c->writes[c->nwrites - 1].patch == patch &&
-	    expect != NULL) {
-		c->writes[c->nwrites - 1].expect = cu_strdup(expect);
-		json_object_set_new(c->busy, expect, json_true());
-	}
-}
-
 /* A Workload write awaited in the cache like job writes (key
  * "wl/ns/name"). owner [borrowed; copied; may be NULL] is the job key
  * whose reconciler sent it: that reconciler skips the job while the write
  * is in flight, so the answer (or the retry after a failure) brings the
  * job back, even when the Workload is gone by then. */
-static void wl_write(ctl *c, enum write_kind kind, const char *ns,
-    const char *name, json_t *patch, const char *owner)
+static struct ctl_pipe_write *wl_write(ctl *c, enum ctl_pipe_kind kind,
+    const char *ns, const char *name, json_t *patch, const char *owner)
 {
 	char *ek = cu_asprintf("wl/%s/%s", ns, name);
+	struct ctl_pipe_write *w =
+	    ctl_pipe_queue(c->pipe, kind, &WORKLOADS, ns, name, NULL, patch);
 
-	queue_write_expect(c, kind, &WORKLOADS, ns, name, patch, ek);
+	ctl_pipe_expect(c->pipe, w, ek, true);
+	ctl_pipe_set_owner(w, owner);
 	cu_free(ek);
-	if (owner != NULL && c->nwrites > 0 &&
-	    c->writes[c->nwrites - 1].patch == patch)
-		c->writes[c->nwrites - 1].owner = cu_strdup(owner);
+	return w;
 }
 
 static const struct api_resource EVENTS = {"", "v1", "events", true};
@@ -370,108 +258,24 @@ static void emit(ctl *c, json_t *obj, const char *type, const char *reason,
 		return;
 	}
 	if (w.action == REC_EVENT_CREATE)
-		queue_write(c, W_CREATE, &EVENTS, w.namespace_, w.name, NULL,
-		    json_incref(w.body));
+		ctl_pipe_queue(c->pipe, CTL_PIPE_EVENT_CREATE, &EVENTS,
+		    w.namespace_, w.name, NULL, json_incref(w.body));
 	else if (w.action == REC_EVENT_PATCH)
-		queue_write(c, W_SPEC, &EVENTS, w.namespace_, w.name, NULL,
-		    json_incref(w.body));
+		ctl_pipe_queue(c->pipe, CTL_PIPE_EVENT_PATCH, &EVENTS,
+		    w.namespace_, w.name, NULL, json_incref(w.body));
 	rec_event_write_dispose(&w);
 }
 
-/* How long the cache may lag behind our own write before it is trusted
- * anyway. Acting on an older object only costs a conflict (every status
- * write is resourceVersion-guarded); waiting forever on a version that
- * never comes (a conflict whose object did not change, a lost event)
- * would stall that object for good. client-go's expectations expire too. */
-#define CTL_EXPECT_TTL_MS 10000
-
-/* Expect the cache to show key at resourceVersion rv [borrowed] or later. */
-static void expect_set(ctl *c, const char *key, const char *rv)
+/* The informer whose cache an expectation key is about (the pipeline's
+ * hook). Queue status keys ("cq/", "lq/") get the JobSet informer's (or
+ * none): as before the pipeline was split out. */
+static api_informer *expect_informer(const char *key, void *payload)
 {
-	json_object_set_new(c->expect, key, json_string(rv));
-	json_object_set_new(c->expect_until, key,
-	    json_integer(cu_time_mono_ms() + CTL_EXPECT_TTL_MS));
-}
+	ctl *c = payload;
 
-static void expect_drop(ctl *c, const char *key)
-{
-	json_object_del(c->expect, key);
-	json_object_del(c->expect_until, key);
-}
-
-/* The informer whose cache an expectation key is about. */
-static api_informer *expect_informer(ctl *c, const char *key)
-{
 	if (strncmp(key, "wl/", 3) == 0)
 		return c->inf[INF_WL];
 	return c->inf[key[0] == 'J' ? INF_JOB : INF_JOBSET];
-}
-
-/* Is the cached obj older than what our own last write to `key` left
- * on the server? (resourceVersions are decimal revisions here and on
- * kube-apiserver; only ever compared for this purpose.) It is not once
- * the object shows that version, or once its informer has seen that
- * version anywhere (everything up to it was delivered: the object simply
- * did not change - e.g. after a conflict whose cause was not a newer
- * object), or once the expectation has expired. */
-static bool stale(ctl *c, const char *key, json_t *obj)
-{
-	json_t *want = json_object_get(c->expect, key);
-	api_informer *inf;
-	const char *have, *seen;
-	unsigned long long w, h;
-
-	if (json_object_get(c->busy, key) != NULL)
-		return true;
-	if (want == NULL)
-		return false;
-	have = json_string_value(json_object_get(
-	    json_object_get(obj, "metadata"), "resourceVersion"));
-	w = strtoull(json_string_value(want), NULL, 10);
-	h = have ? strtoull(have, NULL, 10) : 0;
-	inf = expect_informer(c, key);
-	seen = inf ? api_informer_resource_version(inf) : NULL;
-	if (h >= w || (seen != NULL && strtoull(seen, NULL, 10) >= w)) {
-		expect_drop(c, key);
-		return false;
-	}
-	if (cu_time_mono_ms() >=
-	    json_integer_value(json_object_get(c->expect_until, key))) {
-		cu_info("%s: the cache did not show resourceVersion %llu "
-			"within %d ms; using what it shows (%llu)",
-		    key, w, CTL_EXPECT_TTL_MS, h);
-		expect_drop(c, key);
-		return false;
-	}
-	return true;
-}
-
-/* Commit the open transaction; /readyz reports the ledger failing until
- * a commit succeeds again (a full disk, a volume gone read-only). */
-static int ledger_commit(ctl *c, cu_error *err)
-{
-	int rc = store_commit(c->ledger, err);
-
-	if (rc == CU_OK)
-		c->ledger_fail[0] = '\0';
-	else
-		snprintf(
-		    c->ledger_fail, sizeof(c->ledger_fail), "%s", err->msg);
-	return rc;
-}
-
-static int ledger_begin(ctl *c)
-{
-	cu_error err;
-
-	if (c->txn)
-		return CU_OK;
-	if (store_begin(c->ledger, &err) != CU_OK) {
-		cu_errorf("ledger: %s", err.msg);
-		return err.code;
-	}
-	c->txn = true;
-	return CU_OK;
 }
 
 /*
@@ -842,7 +646,7 @@ static void ledger_release(ctl *c, const char *uid, int64_t now)
 {
 	cu_error err;
 
-	if (ledger_begin(c) != CU_OK)
+	if (ctl_pipe_begin(c->pipe) != CU_OK)
 		return;
 	if (store_decision_delete(c->ledger, uid, &err) != CU_OK &&
 	    err.code != CU_ENOTFOUND)
@@ -913,7 +717,7 @@ static void reconcile_workload(ctl *c, const char *key, int64_t now)
 	}
 	{
 		char *ek = cu_asprintf("wl/%s", key);
-		bool st = ek != NULL && stale(c, ek, obj);
+		bool st = ek != NULL && ctl_pipe_stale(c->pipe, ek, obj);
 
 		cu_free(ek);
 		if (st)
@@ -957,7 +761,7 @@ static void reconcile_workload(ctl *c, const char *key, int64_t now)
 		if (que_workload_release(c->st, wl.meta.uid, now, &err) !=
 		    CU_OK)
 			cu_warn("engine: %s", err.msg);
-		if (ledger_begin(c) == CU_OK &&
+		if (ctl_pipe_begin(c->pipe) == CU_OK &&
 		    store_decision_delete(c->ledger, wl.meta.uid, &err) !=
 			CU_OK &&
 		    err.code != CU_ENOTFOUND)
@@ -1042,7 +846,7 @@ static int record_admission(ctl *c, const struct que_wl *qw,
 	sd.decided_ns = now;
 	sd.n_podsets = d->n_podsets;
 	sd.podsets = ps;
-	rc = ledger_begin(c);
+	rc = ctl_pipe_begin(c->pipe);
 	if (rc == CU_OK)
 		rc = store_decision_put(c->ledger, &sd, NULL, err);
 out:
@@ -1053,6 +857,25 @@ out:
 	cu_free(rs);
 	cu_free(ps);
 	return rc;
+}
+
+/* Queue qw's admission patch [consumed] with the note [consumed] of its
+ * QuotaReserved event. The decision is in flight until the answer
+ * (invariant 3); the write is expected in the cache like any other, but
+ * not marked busy: in_flight holds the Workload. */
+static void queue_admit(
+    ctl *c, const struct que_wl *qw, json_t *patch, char *note)
+{
+	char *ek = cu_asprintf("wl/%s/%s", qw->ns, qw->name);
+	struct ctl_pipe_write *w;
+
+	json_object_set_new(c->in_flight, qw->uid, json_true());
+	w = ctl_pipe_queue(c->pipe, CTL_PIPE_ADMIT, &WORKLOADS, qw->ns,
+	    qw->name, qw->uid, patch);
+	ctl_pipe_expect(c->pipe, w, ek, false);
+	ctl_pipe_set_event(w, NULL, note);
+	ctl_pipe_set_admission(w, qw->created_ns, qw->cq ? qw->cq->name : NULL);
+	cu_free(ek);
 }
 
 static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
@@ -1073,7 +896,8 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		char *ek = cu_asprintf("wl/%s/%s", qw->ns, qw->name);
 		json_t *obj =
 		    api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
-		bool st = ek == NULL || (obj != NULL && stale(c, ek, obj));
+		bool st = ek == NULL ||
+			  (obj != NULL && ctl_pipe_stale(c->pipe, ek, obj));
 
 		cu_free(ek);
 		if (st && obj != NULL &&
@@ -1099,28 +923,14 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		api_workload_dispose(&wl);
 		return;
 	}
-	if (patch != NULL) {
-		char *ek = cu_asprintf("wl/%s/%s", qw->ns, qw->name);
-
-		json_object_set_new(c->in_flight, d->uid, json_true());
-		queue_write(
-		    c, W_ADMIT, &WORKLOADS, qw->ns, qw->name, d->uid, patch);
-		if (c->nwrites > 0 &&
-		    c->writes[c->nwrites - 1].patch == patch) {
-			c->writes[c->nwrites - 1].expect = ek;
-			c->writes[c->nwrites - 1].note = cu_asprintf(
-			    "Quota reserved in ClusterQueue %s, wait time "
-			    "since queued was %llds",
-			    d->cluster_queue,
-			    (long long)cu_ns_to_s(now - qw->queue_ts));
-		} else {
-			cu_free(ek);
-		}
-	}
+	if (patch != NULL)
+		queue_admit(c, qw, patch,
+		    cu_asprintf("Quota reserved in ClusterQueue %s, wait time "
+				"since queued was %llds",
+			d->cluster_queue,
+			(long long)cu_ns_to_s(now - qw->queue_ts)));
 	api_workload_dispose(&wl);
 }
-
-static bool bucket_take(ctl *c, struct bucket *b, int64_t now_ms);
 
 /* The engine reports a pending reason once, when it changes; it is kept
  * here and written by write_due_pending() once due. */
@@ -1163,7 +973,8 @@ static void write_due_pending(ctl *c, int64_t now)
 		    (last != NULL && now_ms - json_integer_value(last) <
 					 c->opts.pending_status_period_ms))
 			continue;
-		if (!bucket_take(c, &c->pending_reports, now_ms))
+		if (!ctl_pipe_budget_take(
+			c->pipe, CTL_PIPE_BUDGET_PENDING, now_ms))
 			break; /* the oldest due ones go first next time */
 		if (decode_cached(c, qw->ns, qw->name, &wl) != CU_OK) {
 			json_object_del(c->pending_due, uid);
@@ -1177,7 +988,8 @@ static void write_due_pending(ctl *c, int64_t now)
 		else if (patch != NULL) {
 			json_object_set_new(
 			    c->pending_at, uid, json_integer(now_ms));
-			wl_write(c, W_STATUS, qw->ns, qw->name, patch, NULL);
+			wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch,
+			    NULL);
 		}
 		api_workload_dispose(&wl);
 		json_object_del(c->pending_due, uid);
@@ -1190,7 +1002,7 @@ static void ledger_evicting(ctl *c, const char *uid, int64_t now)
 {
 	cu_error err;
 
-	if (ledger_begin(c) == CU_OK &&
+	if (ctl_pipe_begin(c->pipe) == CU_OK &&
 	    store_decision_set_state(
 		c->ledger, uid, STORE_EVICTING, now, &err) != CU_OK &&
 	    err.code != CU_ENOTFOUND)
@@ -1219,7 +1031,7 @@ static void unevict(ctl *c, struct que_wl *v, const char *why)
  *    never admitted there): the victim is ADMITTED again and the
  *    preemption decided anew once the cache has caught up (that update
  *    marks the cycle);
- *  - else the Evicted patch (W_EVICT); if it fails, on_write_done makes
+ *  - else the Evicted patch (CTL_PIPE_EVICT); if it fails, settle makes
  *    the victim ADMITTED again. A victim left EVICTING without an
  *    eviction in the API would hold its quota until its job ends on its
  *    own, and the preemptor would wait that long.
@@ -1258,7 +1070,8 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 		}
 		ek = cu_asprintf("wl/%s/%s", v->ns, v->name);
 		obj = api_informer_get(c->inf[INF_WL], v->ns, v->name);
-		st = ek == NULL || (obj != NULL && stale(c, ek, obj));
+		st = ek == NULL ||
+		     (obj != NULL && ctl_pipe_stale(c->pipe, ek, obj));
 		if (st || decode_cached(c, v->ns, v->name, &wl) != CU_OK) {
 			unevict(c, v,
 			    st ? "the cache is behind our write"
@@ -1277,16 +1090,13 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			cu_warn("evict %s/%s: %s", v->ns, v->name, err.msg);
 			unevict(c, v, "no eviction patch");
 		} else if (patch != NULL) {
-			queue_write_expect(
-			    c, W_EVICT, &WORKLOADS, v->ns, v->name, patch, ek);
-			if (c->nwrites > 0 &&
-			    c->writes[c->nwrites - 1].patch == patch) {
-				struct qwrite *w = &c->writes[c->nwrites - 1];
+			struct ctl_pipe_write *w =
+			    ctl_pipe_queue(c->pipe, CTL_PIPE_EVICT, &WORKLOADS,
+				v->ns, v->name, v->uid, patch);
 
-				w->uid = cu_strdup(v->uid);
-				w->ev_reason = "Preempted";
-				w->note = cu_strdup(ev.message);
-			}
+			ctl_pipe_expect(c->pipe, w, ek, true);
+			ctl_pipe_set_event(
+			    w, "Preempted", cu_strdup(ev.message));
 		} else {
 			/* Evicted already (another reason): its release is
 			 * under way. */
@@ -1317,7 +1127,7 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 static void run_cycle(ctl *c, int64_t now)
 {
 	struct adm_result r;
-	size_t i, nwrites = c->nwrites;
+	size_t i, nwrites = ctl_pipe_queued(c->pipe);
 	cu_error err;
 
 	adm_result_init(&r);
@@ -1352,303 +1162,144 @@ static void run_cycle(ctl *c, int64_t now)
 	 * withdrawn because the cache is behind our own write (decide_admit)
 	 * wait for that cache update, which marks the cycle: running it
 	 * again at once would decide the same thing in a loop. */
-	c->dirty_cycle = r.heads > 0 && r.admitted > 0 && c->nwrites > nwrites;
+	c->dirty_cycle =
+	    r.heads > 0 && r.admitted > 0 && ctl_pipe_queued(c->pipe) > nwrites;
 	adm_result_dispose(&r);
 }
 
-/* ---- writes --------------------------------------------------------- */
+/* ---- answers to writes (the pipeline's hooks) ----------------------- */
 
 static void stop_writes_done(ctl *c);
 
-static void inflight_free(struct inflight *f)
-{
-	cu_free(f->uid);
-	cu_free(f->expect);
-	cu_free(f->owner);
-	cu_free(f->cq);
-	cu_free(f->ns);
-	cu_free(f->name);
-	cu_free(f->note);
-	cu_free(f);
-}
-
 /* The event a successful write announces, about the object as cached. */
-static void write_event(ctl *c, struct inflight *f)
+static void write_event(ctl *c, const struct ctl_pipe_write *w)
 {
-	enum inf_id id = f->res == &WORKLOADS ? INF_WL
-			 : f->res == &JOBS    ? INF_JOB
+	enum inf_id id = w->res == &WORKLOADS ? INF_WL
+			 : w->res == &JOBS    ? INF_JOB
 					      : INF_JOBSET;
-	json_t *obj = c->inf[id] && f->ns && f->name
-			  ? api_informer_get(c->inf[id], f->ns, f->name)
+	json_t *obj = c->inf[id] && w->ns && w->name
+			  ? api_informer_get(c->inf[id], w->ns, w->name)
 			  : NULL;
 
-	if (f->kind == W_ADMIT) {
-		emit(c, obj, "Normal", "QuotaReserved", f->note);
+	if (w->kind == CTL_PIPE_ADMIT) {
+		emit(c, obj, "Normal", "QuotaReserved", w->note);
 		emit(c, obj, "Normal", "Admitted", "Admitted by ClusterQueue");
-	} else if (f->ev_reason != NULL) {
-		emit(c, obj, "Normal", f->ev_reason, f->note);
+	} else if (w->ev_reason != NULL) {
+		emit(c, obj, "Normal", w->ev_reason, w->note);
 	}
 }
 
-static void on_write_done(const struct api_response *resp, void *payload)
+/* An admission write answered: the ledger says ADMITTED, or, not
+ * announced, the decision is undone (the cached Workload will be
+ * reconciled again). */
+static void admit_answered(ctl *c, const struct ctl_pipe_write *w,
+    const struct api_response *resp, int64_t now)
 {
-	struct inflight *f = payload;
-	ctl *c = f->c;
 	cu_error err;
+
+	json_object_del(c->in_flight, w->uid);
+	if (resp->err == CU_OK) {
+		if (ctl_pipe_begin(c->pipe) == CU_OK &&
+		    store_decision_set_state(
+			c->ledger, w->uid, STORE_ADMITTED, now, &err) != CU_OK)
+			cu_warn("ledger: %s", err.msg);
+		if (c->metrics != NULL && w->cq != NULL) {
+			ctl_metric_inc(c->metrics,
+			    CTL_M_ADMITTED_WORKLOADS_TOTAL, CTL_LV(w->cq, ""));
+			ctl_metric_inc(c->metrics,
+			    CTL_M_QUOTA_RESERVED_WORKLOADS_TOTAL,
+			    CTL_LV(w->cq, ""));
+			ctl_metric_observe(c->metrics,
+			    CTL_M_ADMISSION_WAIT_TIME_SECONDS,
+			    CTL_LV(w->cq, ""),
+			    cu_ns_to_secs(now - w->created_ns));
+		}
+	} else {
+		cu_warn("admission write %s: %s %s", w->uid, resp->reason,
+		    resp->message);
+		withdraw(c, w->uid, now);
+		ledger_release(c, w->uid, now);
+	}
+	c->dirty_cycle = true;
+}
+
+/* An eviction answered: the ledger records it, or the preemption did not
+ * happen and is decided anew. */
+static void evict_answered(ctl *c, const struct ctl_pipe_write *w,
+    const struct api_response *resp, int64_t now)
+{
+	struct que_wl *qw = que_workload_get(c->st, w->uid);
+	cu_error err;
+
+	if (resp->err == CU_OK) {
+		ledger_evicting(c, w->uid, now);
+	} else if (qw != NULL && qw->where == QUE_WL_EVICTING) {
+		cu_info("eviction of %s/%s not written (%d %s); preemption "
+			"decided again",
+		    qw->ns, qw->name, resp->code, resp->reason);
+		if (que_workload_unevict(c->st, w->uid, &err) != CU_OK)
+			cu_warn("engine: %s", err.msg);
+		c->dirty_cycle = true;
+	}
+}
+
+/* A write that will not be sent: its decision is withdrawn. */
+static void unsent(
+    ctl *c, const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome)
+{
+	if (w->uid == NULL)
+		return;
+	if (w->kind == CTL_PIPE_ADMIT) {
+		withdraw(c, w->uid, cu_time_now_ns());
+		json_object_del(c->in_flight, w->uid);
+		/* A failed commit took the decision with it. */
+		if (outcome == CTL_PIPE_SEND_FAILED)
+			ledger_release(c, w->uid, 0);
+	} else if (w->kind == CTL_PIPE_EVICT &&
+		   outcome == CTL_PIPE_SEND_FAILED) {
+		struct que_wl *v = que_workload_get(c->st, w->uid);
+
+		if (v != NULL && v->where == QUE_WL_EVICTING)
+			unevict(c, v, "the write was not sent");
+	}
+}
+
+static void settle(const struct ctl_pipe_write *w,
+    enum ctl_pipe_outcome outcome, const struct api_response *resp,
+    void *payload)
+{
+	ctl *c = payload;
 	int64_t now = cu_time_now_ns();
 
-	c->writes_in_flight--;
-	if (f->main)
-		c->main_writes_in_flight--;
-	if (c->freeing || resp->canceled)
-		goto out;
-	if (f->expect != NULL) {
-		const char *rv = json_string_value(
-		    json_object_get(json_object_get(resp->body, "metadata"),
-			"resourceVersion"));
-
-		json_object_del(c->busy, f->expect);
-		if (resp->err == CU_OK && rv != NULL)
-			expect_set(c, f->expect, rv);
-		/* A conflict: our cache was behind. Wait for a newer object
-		 * rather than retrying against the same old one. */
-		if (resp->err == CU_ECONFLICT && f->sent_rv > 0) {
-			char next[32];
-
-			snprintf(next, sizeof(next), "%llu", f->sent_rv + 1);
-			expect_set(c, f->expect, next);
-		}
-		/* Look again once the cache has caught up; a rejected write
-		 * (other than a conflict) only after a pause, or the same
-		 * state would send it again in a loop. */
-		if (resp->err != CU_OK && resp->err != CU_ECONFLICT) {
-			json_object_set_new(c->retry_at, f->expect,
-			    json_integer(
-				cu_ns_to_ms(now) + CTL_WRITE_RETRY_MS));
-			if (f->owner != NULL)
-				json_object_set_new(c->retry_at, f->owner,
-				    json_integer(
-					cu_ns_to_ms(now) + CTL_WRITE_RETRY_MS));
-			cu_warn("write %s: %d %s %s (retried in %d ms)",
-			    resp->path, resp->code, resp->reason, resp->message,
-			    CTL_WRITE_RETRY_MS);
-		} else if (f->expect[0] == 'J' || f->expect[0] == 'S')
-			json_object_set_new(
-			    c->dirty_jobs, f->expect, json_true());
-		else if (strncmp(f->expect, "wl/", 3) == 0) {
-			json_object_set_new(
-			    c->dirty_wl, f->expect + 3, json_true());
-			if (f->owner != NULL)
-				json_object_set_new(
-				    c->dirty_jobs, f->owner, json_true());
-		}
+	if (outcome != CTL_PIPE_ANSWERED) {
+		unsent(c, w, outcome);
+		return;
 	}
-	if (resp->err == CU_OK && f->note != NULL)
-		write_event(c, f);
-	if (f->kind == W_ADMIT) {
-		json_object_del(c->in_flight, f->uid);
-		if (resp->err == CU_OK) {
-			if (ledger_begin(c) == CU_OK &&
-			    store_decision_set_state(c->ledger, f->uid,
-				STORE_ADMITTED, now, &err) != CU_OK)
-				cu_warn("ledger: %s", err.msg);
-			if (c->metrics != NULL && f->cq != NULL) {
-				ctl_metric_inc(c->metrics,
-				    CTL_M_ADMITTED_WORKLOADS_TOTAL,
-				    CTL_LV(f->cq, ""));
-				ctl_metric_inc(c->metrics,
-				    CTL_M_QUOTA_RESERVED_WORKLOADS_TOTAL,
-				    CTL_LV(f->cq, ""));
-				ctl_metric_observe(c->metrics,
-				    CTL_M_ADMISSION_WAIT_TIME_SECONDS,
-				    CTL_LV(f->cq, ""),
-				    cu_ns_to_secs(now - f->created_ns));
-			}
-		} else {
-			/* Not announced: undo the decision (the cached
-			 * Workload will be reconciled again). */
-			cu_warn("admission write %s: %s %s", f->uid,
-			    resp->reason, resp->message);
-			withdraw(c, f->uid, now);
-			ledger_release(c, f->uid, now);
-		}
-		c->dirty_cycle = true;
-	} else if (f->kind == W_EVICT && f->uid != NULL) {
-		struct que_wl *qw = que_workload_get(c->st, f->uid);
-
-		if (resp->err == CU_OK) {
-			ledger_evicting(c, f->uid, now);
-		} else if (qw != NULL && qw->where == QUE_WL_EVICTING) {
-			/* The preemption did not happen: decided anew. */
-			cu_info("eviction of %s/%s not written (%d %s); "
-				"preemption decided again",
-			    qw->ns, qw->name, resp->code, resp->reason);
-			if (que_workload_unevict(c->st, f->uid, &err) != CU_OK)
-				cu_warn("engine: %s", err.msg);
-			c->dirty_cycle = true;
-		}
-	} else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND) {
+	if (resp->err == CU_OK && w->note != NULL)
+		write_event(c, w);
+	if (w->kind == CTL_PIPE_ADMIT)
+		admit_answered(c, w, resp, now);
+	else if (w->kind == CTL_PIPE_EVICT && w->uid != NULL)
+		evict_answered(c, w, resp, now);
+	else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND)
 		cu_warn("write %s: %d %s %s", resp->path, resp->code,
 		    resp->reason, resp->message);
-	}
-out:
-	inflight_free(f);
-	if (c->stopping && c->writes_in_flight == 0 && !c->freeing)
-		stop_writes_done(c);
 }
 
-static int send_write(
-    ctl *c, struct qwrite *w, struct inflight *f, cu_error *err)
+/* An expectation or owner key is to be looked at again. */
+static void mark_key(const char *key, void *payload)
 {
-	api_client *cl = w->res == &EVENTS ? c->ev_client : c->client;
+	ctl *c = payload;
 
-	switch (w->kind) {
-	case W_SPEC:
-		return api_merge_patch(NULL, cl, w->res, w->ns, w->name,
-		    w->patch, false, on_write_done, f, err);
-	case W_CREATE:
-		return api_create(
-		    NULL, cl, w->res, w->ns, w->patch, on_write_done, f, err);
-	case W_DELETE:
-		return api_delete(NULL, c->client, w->res, w->ns, w->name, NULL,
-		    on_write_done, f, err);
-	case W_ADMIT:
-	case W_STATUS:
-	case W_EVICT:
-	case W_CQ:
-	case W_JOB_STATUS:
-		break;
-	}
-	return api_merge_patch(NULL, c->client, w->res, w->ns, w->name,
-	    w->patch, true, on_write_done, f, err);
+	if (key[0] == 'J' || key[0] == 'S')
+		json_object_set_new(c->dirty_jobs, key, json_true());
+	else if (strncmp(key, "wl/", 3) == 0)
+		json_object_set_new(c->dirty_wl, key + 3, json_true());
 }
 
-/* A turn that announces nothing leaves its ledger changes to a commit at
- * most this much later (see flush). */
-#define CTL_LEDGER_LAZY_MS 500
-/* Every this many ticks, parked Workloads get another look (on_tick). */
-#define CTL_REQUEUE_ALL_TICKS 10
-
-static void flush(ctl *c)
+static void drained(void *payload)
 {
-	size_t i;
-	cu_error err;
-
-	/* Invariant 1: the ledger first. A turn that announces nothing (only
-	 * bookkeeping: a write answered, a Workload finished) leaves its
-	 * changes to the next commit, at most CTL_LEDGER_LAZY_MS later: one
-	 * fsync per announcing turn, not one per answer. Losing them in a crash
-	 * is safe, the restart reconciles the ledger with the API (store.h). */
-	bool announces = c->stopping ||
-			 cu_time_mono_ms() - c->commit_ms >= CTL_LEDGER_LAZY_MS;
-
-	for (i = 0; i < c->nwrites && !announces; i++)
-		announces = c->writes[i].res == &WORKLOADS ||
-			    c->writes[i].res == &JOBS ||
-			    c->writes[i].res == &JOBSETS;
-	if (c->txn && announces) {
-		int64_t t0 = cu_time_mono_ns();
-
-		c->txn = false;
-		c->commit_ms = cu_ns_to_ms(t0);
-		if (ledger_commit(c, &err) != CU_OK) {
-			cu_errorf("ledger commit: %s; decisions of this turn "
-				  "are withdrawn",
-			    err.msg);
-			for (i = 0; i < c->nwrites; i++)
-				if (c->writes[i].kind == W_ADMIT) {
-					withdraw(c, c->writes[i].uid,
-					    cu_time_now_ns());
-					json_object_del(
-					    c->in_flight, c->writes[i].uid);
-				}
-			for (i = 0; i < c->nwrites; i++)
-				if (c->writes[i].kind == W_ADMIT) {
-					json_decref(c->writes[i].patch);
-					c->writes[i].patch = NULL;
-				}
-		}
-		if (c->metrics != NULL)
-			ctl_metric_observe(c->metrics,
-			    CTL_M_CUEUE_STORE_COMMIT_SECONDS, CTL_LV0,
-			    cu_ns_to_secs(cu_time_mono_ns() - t0));
-	}
-	for (i = 0; i < c->nwrites; i++) {
-		struct qwrite *w = &c->writes[i];
-		struct inflight *f;
-
-		if (w->patch == NULL)
-			goto next;
-		f = cu_calloc(1, sizeof(*f));
-		if (f == NULL)
-			goto next;
-		f->c = c;
-		f->kind = w->kind;
-		f->uid = w->uid ? cu_strdup(w->uid) : NULL;
-		f->expect = w->expect;
-		w->expect = NULL;
-		f->owner = w->owner;
-		w->owner = NULL;
-		{
-			const char *rv = json_string_value(json_object_get(
-			    json_object_get(w->patch, "metadata"),
-			    "resourceVersion"));
-
-			f->sent_rv = rv ? strtoull(rv, NULL, 10) : 0;
-		}
-		if (w->kind == W_ADMIT && w->uid != NULL) {
-			struct que_wl *qw = que_workload_get(c->st, w->uid);
-
-			f->created_ns = qw ? qw->created_ns : 0;
-			f->cq = qw && qw->cq ? cu_strdup(qw->cq->name) : NULL;
-		}
-		if (w->note != NULL) {
-			f->ns = w->ns ? cu_strdup(w->ns) : NULL;
-			f->name = w->name ? cu_strdup(w->name) : NULL;
-			f->note = w->note;
-			f->ev_reason = w->ev_reason;
-			f->res = w->res;
-			w->note = NULL;
-		}
-		if (send_write(c, w, f, &err) != CU_OK) {
-			cu_warn("write %s: %s", w->name, err.msg);
-			if (w->kind == W_ADMIT && w->uid != NULL) {
-				withdraw(c, w->uid, cu_time_now_ns());
-				json_object_del(c->in_flight, w->uid);
-				ledger_release(c, w->uid, 0);
-			}
-			if (w->kind == W_EVICT && w->uid != NULL) {
-				struct que_wl *v =
-				    que_workload_get(c->st, w->uid);
-
-				if (v != NULL && v->where == QUE_WL_EVICTING)
-					unevict(c, v, "the write was not sent");
-			}
-			if (f->expect != NULL)
-				json_object_del(c->busy, f->expect);
-			inflight_free(f);
-		} else {
-			c->writes_in_flight++;
-			f->main = w->res != &EVENTS;
-			if (f->main)
-				c->main_writes_in_flight++;
-		}
-	next:
-		json_decref(w->patch);
-		cu_free(w->ns);
-		cu_free(w->name);
-		cu_free(w->uid);
-		cu_free(w->expect);
-		cu_free(w->owner);
-		cu_free(w->note);
-	}
-	c->nwrites = 0;
-	/* A failure path above may have reopened the transaction. */
-	if (c->txn) {
-		c->txn = false;
-		if (ledger_commit(c, &err) != CU_OK)
-			cu_errorf("ledger commit: %s", err.msg);
-	}
+	stop_writes_done(payload);
 }
 
 /* ---- ClusterQueue and LocalQueue status ---------------------------- */
@@ -1769,8 +1420,8 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
  * waiting to be retried. */
 static bool status_busy(ctl *c, const char *key, json_t *cached)
 {
-	return stale(c, key, cached) ||
-	       json_object_get(c->retry_at, key) != NULL;
+	return ctl_pipe_stale(c->pipe, key, cached) ||
+	       ctl_pipe_retrying(c->pipe, key);
 }
 
 /* Kueue's per-ClusterQueue gauges: status and, per flavor and resource,
@@ -1807,49 +1458,6 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
 		    CTL_LV(cohort, cq->name, fl, rs),
 		    milli_to_units(cell->usage));
 	}
-}
-
-/* Status reports may use clientConnection.qps / 25 writes per second
- * (1 to 5), half for queue status and half for pending reasons, each
- * with a burst of 10: a small cluster sees every change at once, a busy
- * one keeps its write budget for admissions (one status write each). */
-static void report_budget_init(ctl *c)
-{
-	double rate = c->cfg->client_connection.qps / CTL_REPORT_QPS_DIVISOR;
-
-	if (!(rate >= CTL_REPORT_RATE_MIN))
-		rate = CTL_REPORT_RATE_MIN;
-	if (rate > CTL_REPORT_RATE_MAX)
-		rate = CTL_REPORT_RATE_MAX;
-	/* Half each for queue status and pending reasons. */
-	c->queue_reports.rate = c->pending_reports.rate = rate / 2.0;
-	c->queue_reports.burst = c->pending_reports.burst = CTL_REPORT_BURST;
-	c->queue_reports.tokens = c->pending_reports.tokens = CTL_REPORT_BURST;
-}
-
-/* Writes waiting in the main client (its rate limiter) from which
- * reports hold back: decisions go first. */
-#define REPORT_BACKLOG 8
-/* While the client is backlogged, reports refill at this share of their
- * rate: never starved, but they take few of the tokens admissions wait
- * for (the QPS-bound benchmark is one write per admission). */
-#define REPORT_BACKLOG_SHARE 0.2
-
-static bool bucket_take(ctl *c, struct bucket *b, int64_t now_ms)
-{
-	double rate = c->main_writes_in_flight >= REPORT_BACKLOG
-			  ? b->rate * REPORT_BACKLOG_SHARE
-			  : b->rate;
-
-	if (b->at_ms > 0 && now_ms > b->at_ms)
-		b->tokens += rate * cu_ms_to_secs(now_ms - b->at_ms);
-	if (b->tokens > b->burst)
-		b->tokens = b->burst;
-	b->at_ms = now_ms;
-	if (b->tokens < 1.0)
-		return false;
-	b->tokens -= 1.0;
-	return true;
 }
 
 /* Does want [borrowed] change the Active condition's status of the
@@ -1938,11 +1546,14 @@ static void report_flush(ctl *c, int64_t now_ms)
 	for (i = 0; i < c->noffers; i++) {
 		struct offer *o = &c->offers[i];
 
-		if (o->urgent || bucket_take(c, &c->queue_reports, now_ms)) {
+		if (o->urgent || ctl_pipe_budget_take(c->pipe,
+				     CTL_PIPE_BUDGET_QUEUE_STATUS, now_ms)) {
 			json_object_set_new(
 			    c->reported_at, o->key, json_integer(now_ms));
-			queue_write_expect(
-			    c, W_CQ, o->res, o->ns, o->name, o->patch, o->key);
+			ctl_pipe_expect(c->pipe,
+			    ctl_pipe_queue(c->pipe, CTL_PIPE_QUEUE_STATUS,
+				o->res, o->ns, o->name, NULL, o->patch),
+			    o->key, true);
 		} else {
 			json_decref(o->patch);
 		}
@@ -2337,10 +1948,11 @@ static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
 		json_t *fp = drop_finalizer_patch(wl);
 
 		if (fp != NULL)
-			queue_write(c, W_SPEC, &WORKLOADS, ns, wname, NULL, fp);
+			ctl_pipe_queue(c->pipe, CTL_PIPE_WL_PATCH, &WORKLOADS,
+			    ns, wname, NULL, fp);
 		if (jmeta(wl, "deletionTimestamp") == NULL)
-			queue_write(c, W_DELETE, &WORKLOADS, ns, wname, NULL,
-			    json_object());
+			ctl_pipe_queue(c->pipe, CTL_PIPE_WL_DELETE, &WORKLOADS,
+			    ns, wname, NULL, json_object());
 	}
 	json_decref(o.found);
 }
@@ -2390,35 +2002,36 @@ fail:
 	return err->code;
 }
 
+/* The write of a stop step: which step decides what is written. */
 static void job_write(ctl *c, char kind, const char *key, const char *ns,
     const char *name, enum rec_stop_step step, json_t *patch)
 {
-	queue_write_expect(c,
-	    step == REC_STOP_RESET_START ? W_JOB_STATUS : W_SPEC,
-	    kind == 'J' ? &JOBS : &JOBSETS, ns, name, patch, key);
+	enum ctl_pipe_kind k =
+	    step == REC_STOP_RESET_START ? CTL_PIPE_JOB_RESET_START
+	    : step == REC_STOP_RESTORE	 ? CTL_PIPE_JOB_RESTORE
+					 : CTL_PIPE_JOB_SUSPEND;
+
+	ctl_pipe_expect(c->pipe,
+	    ctl_pipe_queue(c->pipe, k, kind == 'J' ? &JOBS : &JOBSETS, ns, name,
+		NULL, patch),
+	    key, true);
+}
+
+/* The start patch of an admitted job; its Started event carries note
+ * [consumed]. */
+static void job_start(ctl *c, char kind, const char *key, const char *ns,
+    const char *name, json_t *patch, char *note)
+{
+	struct ctl_pipe_write *w = ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_START,
+	    kind == 'J' ? &JOBS : &JOBSETS, ns, name, NULL, patch);
+
+	ctl_pipe_expect(c->pipe, w, key, true);
+	ctl_pipe_set_event(w, note ? "Started" : NULL, note);
 }
 
 /* The job reconciler for one Job ('J') or JobSet ('S'). The management
  * gate comes first and a job that is not ours is never written to
  * (docs/architecture.md lesson 1). */
-/* key's expected resourceVersion is dropped once inf [borrowed] has seen
- * that version or a later one: an object then missing from it was
- * deleted after our write and there is nothing more to wait for. Or once
- * it expired (CTL_EXPECT_TTL_MS). */
-static void gone_past_expect(ctl *c, api_informer *inf, const char *key)
-{
-	json_t *want = json_object_get(c->expect, key);
-	const char *seen = api_informer_resource_version(inf);
-
-	if (want != NULL &&
-	    ((seen != NULL &&
-		 strtoull(seen, NULL, 10) >=
-		     strtoull(json_string_value(want), NULL, 10)) ||
-		cu_time_mono_ms() >=
-		    json_integer_value(json_object_get(c->expect_until, key))))
-		expect_drop(c, key);
-}
-
 static void reconcile_job(ctl *c, const char *key, int64_t now)
 {
 	char kind = key[0], ns[254], name[254];
@@ -2446,7 +2059,8 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		job_deleted(c, kind, ns, name);
 		return;
 	}
-	if (stale(c, key, obj) || json_object_get(c->retry_at, key) != NULL)
+	if (ctl_pipe_stale(c->pipe, key, obj) ||
+	    ctl_pipe_retrying(c->pipe, key))
 		return;
 	/* 1. the gate */
 	if (ns_gate_object_from_json(&gobj, obj, &err) != CU_OK)
@@ -2484,7 +2098,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 	wlobj = api_informer_get(c->inf[INF_WL], ns, wlname);
 	if (wlobj != NULL) {
 		char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
-		bool st = ek != NULL && stale(c, ek, wlobj);
+		bool st = ek != NULL && ctl_pipe_stale(c->pipe, ek, wlobj);
 
 		cu_free(ek);
 		if (st)
@@ -2497,10 +2111,8 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		/* Absent from a cache that has seen past our last write to
 		 * it: it is gone, not late. */
 		if (ek != NULL)
-			gone_past_expect(c, c->inf[INF_WL], ek);
-		busy =
-		    ek != NULL && (json_object_get(c->busy, ek) != NULL ||
-				      json_object_get(c->expect, ek) != NULL);
+			ctl_pipe_gone_past_expect(c->pipe, c->inf[INF_WL], ek);
+		busy = ek != NULL && ctl_pipe_awaits(c->pipe, ek);
 
 		cu_free(ek);
 		if (busy)
@@ -2513,7 +2125,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		json_t *fp = drop_finalizer_patch(wlobj);
 
 		if (fp != NULL)
-			wl_write(c, W_SPEC, ns, wlname, fp, key);
+			wl_write(c, CTL_PIPE_WL_PATCH, ns, wlname, fp, key);
 		goto out;
 	}
 	if (rec_job_finished(&j, &success, &msg)) {
@@ -2522,7 +2134,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			success ? REC_FINISHED_SUCCEEDED : REC_FINISHED_FAILED,
 			msg ? msg : "", now, &patch, &err) == CU_OK &&
 		    patch != NULL)
-			wl_write(c, W_STATUS, ns, wlname, patch, key);
+			wl_write(c, CTL_PIPE_WL_STATUS, ns, wlname, patch, key);
 		goto out;
 	}
 	/* 3b. a Workload being deleted: stop the job (templates restored),
@@ -2540,7 +2152,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 				    "The workload is deleted");
 		} else if (!rec_job_is_active(&j) &&
 			   (fp = drop_finalizer_patch(wlobj)) != NULL) {
-			wl_write(c, W_SPEC, ns, wlname, fp, key);
+			wl_write(c, CTL_PIPE_WL_PATCH, ns, wlname, fp, key);
 		}
 		goto out;
 	}
@@ -2578,7 +2190,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		    api_informer_get(c->inf[INF_LQ], ns, "default") != NULL)
 			json_object_set_new(json_object_get(w, "spec"),
 			    "queueName", json_string("default"));
-		wl_write(c, W_CREATE, ns, wlname, w, key);
+		wl_write(c, CTL_PIPE_WL_CREATE, ns, wlname, w, key);
 		{
 			char *m =
 			    cu_asprintf("Created Workload: %s/%s", ns, wlname);
@@ -2600,7 +2212,8 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		 * (only while it holds no quota) */
 		if (!holds &&
 		    rec_wl_equivalent(&j, &wl, &keep, &err) == CU_OK && !keep) {
-			wl_write(c, W_DELETE, ns, wlname, json_object(), key);
+			wl_write(c, CTL_PIPE_WL_DELETE, ns, wlname,
+			    json_object(), key);
 			goto out;
 		}
 		if (admitted && !evicted) {
@@ -2621,16 +2234,7 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 					    ? wl.status.admission.cluster_queue
 					    : "");
 
-				job_write(c, kind, key, ns, name,
-				    REC_STOP_SUSPEND, patch);
-				if (m != NULL && c->nwrites > 0 &&
-				    c->writes[c->nwrites - 1].patch == patch) {
-					c->writes[c->nwrites - 1].ev_reason =
-					    "Started";
-					c->writes[c->nwrites - 1].note = m;
-				} else {
-					cu_free(m);
-				}
+				job_start(c, kind, key, ns, name, patch, m);
 			} else if (err.code == CU_EINVAL)
 				cu_warn("start %s: %s", key, err.msg);
 			for (i = 0; i < nfl; i++)
@@ -2663,7 +2267,8 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 			    rec_wl_status_release(&wl, now, &patch, &err) ==
 				CU_OK &&
 			    patch != NULL)
-				wl_write(c, W_STATUS, ns, wlname, patch, key);
+				wl_write(c, CTL_PIPE_WL_STATUS, ns, wlname,
+				    patch, key);
 		}
 	}
 out:
@@ -2767,7 +2372,7 @@ static void resume_one(ctl *c, const char *uid, int64_t now)
 		return;
 	}
 	if (qw->where == QUE_WL_ADMITTED || qw->where == QUE_WL_EVICTING) {
-		if (ledger_begin(c) == CU_OK &&
+		if (ctl_pipe_begin(c->pipe) == CU_OK &&
 		    store_decision_set_state(
 			c->ledger, uid, STORE_ADMITTED, now, &err) != CU_OK)
 			cu_warn("ledger: %s", err.msg);
@@ -2833,17 +2438,9 @@ static bool announce_recorded(
 			cu_info("announcing the recorded decision for %s/%s",
 			    qw->ns, qw->name);
 		sent = true;
-		json_object_set_new(c->in_flight, uid, json_true());
-		queue_write(
-		    c, W_ADMIT, &WORKLOADS, qw->ns, qw->name, qw->uid, patch);
-		if (c->nwrites > 0 &&
-		    c->writes[c->nwrites - 1].patch == patch) {
-			c->writes[c->nwrites - 1].expect =
-			    cu_asprintf("wl/%s/%s", qw->ns, qw->name);
-			c->writes[c->nwrites - 1].note =
-			    cu_asprintf("Quota reserved in ClusterQueue %s",
-				d.cluster_queue ? d.cluster_queue : "");
-		}
+		queue_admit(c, qw, patch,
+		    cu_asprintf("Quota reserved in ClusterQueue %s",
+			d.cluster_queue ? d.cluster_queue : ""));
 	}
 	api_workload_dispose(&wl);
 out:
@@ -2872,7 +2469,8 @@ static void announce_deferred(ctl *c, int64_t now)
 		       : NULL;
 		char *ek =
 		    qw ? cu_asprintf("wl/%s/%s", qw->ns, qw->name) : NULL;
-		bool st = obj != NULL && (ek == NULL || stale(c, ek, obj));
+		bool st = obj != NULL &&
+			  (ek == NULL || ctl_pipe_stale(c->pipe, ek, obj));
 
 		cu_free(ek);
 		if (st)
@@ -2974,7 +2572,7 @@ static void turn(ctl *c)
 		c->pending_scan = false;
 		write_due_pending(c, now);
 	}
-	flush(c);
+	ctl_pipe_flush(c->pipe);
 }
 
 static void on_turn(struct ev_loop *loop, ev_prepare *w, int revents)
@@ -3068,25 +2666,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 		return;
 	/* Backoffs expire and pending statuses come due with time. */
 	c->dirty_cycle = true;
-	{
-		const char *key;
-		json_t *v;
-		void *tmp;
-		int64_t now_ms = cu_time_now_ms();
-
-		json_object_foreach_safe(c->retry_at, tmp, key, v)
-		{
-			if (json_integer_value(v) > now_ms)
-				continue;
-			if (key[0] == 'J' || key[0] == 'S')
-				json_object_set_new(
-				    c->dirty_jobs, key, json_true());
-			else if (strncmp(key, "wl/", 3) == 0)
-				json_object_set_new(
-				    c->dirty_wl, key + 3, json_true());
-			json_object_del(c->retry_at, key);
-		}
-	}
+	ctl_pipe_retry_due(c->pipe, cu_time_now_ms());
 	c->pending_scan = true;
 	/* Level-triggered safety net: every CTL_REQUEUE_ALL_TICKS ticks, parked
 	 * (inadmissible) Workloads get another look even if no capacity
@@ -3129,9 +2709,10 @@ static int check_ledger(cu_error *err, void *payload)
 
 	if (c->ledger == NULL)
 		return cu_error_set(err, CU_EIO, "ledger not open");
-	if (c->ledger_fail[0] != '\0')
+	if (c->pipe != NULL && ctl_pipe_ledger_error(c->pipe)[0] != '\0')
 		return cu_error_set(err, CU_EIO,
-		    "ledger: the last commit failed: %s", c->ledger_fail);
+		    "ledger: the last commit failed: %s",
+		    ctl_pipe_ledger_error(c->pipe));
 	return CU_OK;
 }
 
@@ -3292,6 +2873,24 @@ static int start_http(ctl *c, cu_error *err)
 	return CU_OK;
 }
 
+static int new_pipe(ctl *c, cu_error *err)
+{
+	struct ctl_pipe_opts po;
+
+	memset(&po, 0, sizeof(po));
+	po.client = c->client;
+	po.ev_client = c->ev_client;
+	po.ledger = c->ledger;
+	po.metrics = c->metrics;
+	po.qps = c->cfg->client_connection.qps;
+	po.hooks.settle = settle;
+	po.hooks.mark = mark_key;
+	po.hooks.informer = expect_informer;
+	po.hooks.drained = drained;
+	po.hooks.payload = c;
+	return ctl_pipe_new(&c->pipe, &po, err);
+}
+
 int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
     const struct ctl_run_opts *opts, cu_error *err)
 {
@@ -3314,10 +2913,6 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		    CTL_PENDING_STATUS_PERIOD_DEFAULT_MS;
 	c->dirty_wl = json_object();
 	c->dirty_jobs = json_object();
-	c->expect = json_object();
-	c->expect_until = json_object();
-	c->busy = json_object();
-	c->retry_at = json_object();
 	c->gate.job_enabled = cfg->integrations.job;
 	c->gate.jobset_enabled = cfg->integrations.jobset;
 	c->gate.manage_jobs_without_queue_name =
@@ -3331,13 +2926,11 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	c->pending_at = json_object();
 	c->pending_due = json_object();
 	c->reported_at = json_object();
-	report_budget_init(c);
 	c->cq_names = json_object();
 	c->rf_names = json_object();
 	c->cohort_names = json_object();
 	c->lq_names = json_object();
-	if (!c->dirty_wl || !c->dirty_jobs || !c->expect || !c->expect_until ||
-	    !c->busy || !c->retry_at || !c->wl_uid || !c->wl_gen ||
+	if (!c->dirty_wl || !c->dirty_jobs || !c->wl_uid || !c->wl_gen ||
 	    !c->in_flight || !c->pending_at || !c->pending_due ||
 	    !c->cq_names || !c->rf_names || !c->cohort_names || !c->lq_names) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
@@ -3365,6 +2958,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		    err);
 	if (rc == CU_OK)
 		rc = ctl_metrics_new(&c->metrics, NULL, err);
+	if (rc == CU_OK)
+		rc = new_pipe(c, err);
 	if (rc == CU_OK) {
 		struct rec_events_opts eo;
 
@@ -3568,8 +3163,7 @@ void ctl_shutdown(ctl *c, void (*done)(void *payload), void *payload)
 	c->stopping = true;
 	c->stop_done = done;
 	c->stop_payload = payload;
-	flush(c);
-	if (c->writes_in_flight == 0)
+	if (c->pipe == NULL || ctl_pipe_stop(c->pipe))
 		stop_writes_done(c);
 }
 
@@ -3580,6 +3174,7 @@ void ctl_free(ctl *c)
 	if (c == NULL)
 		return;
 	c->freeing = true;
+	ctl_pipe_closing(c->pipe);
 	ev_prepare_stop(c->loop, &c->turn_w);
 	ev_timer_stop(c->loop, &c->tick_w);
 	ctl_leader_free(c->leader);
@@ -3588,17 +3183,7 @@ void ctl_free(ctl *c)
 	api_client_free(c->ev_client);
 	api_client_free(c->client);
 	api_client_opts_dispose(&c->copts);
-	for (i = 0; i < c->nwrites; i++) {
-		json_decref(c->writes[i].patch);
-		cu_free(c->writes[i].ns);
-		cu_free(c->writes[i].name);
-		cu_free(c->writes[i].uid);
-		cu_free(c->writes[i].expect);
-		cu_free(c->writes[i].owner);
-	}
-	cu_free(c->writes);
-	if (c->ledger != NULL && c->txn)
-		store_rollback(c->ledger);
+	ctl_pipe_free(c->pipe); /* rolls back an open transaction */
 	store_close(c->ledger);
 	que_state_free(c->st);
 	ctl_httpd_free(c->probe_srv);
@@ -3611,10 +3196,6 @@ void ctl_free(ctl *c)
 	sels_clear(c);
 	json_decref(c->dirty_wl);
 	json_decref(c->dirty_jobs);
-	json_decref(c->expect);
-	json_decref(c->expect_until);
-	json_decref(c->busy);
-	json_decref(c->retry_at);
 	json_decref(c->wl_uid);
 	json_decref(c->wl_gen);
 	json_decref(c->in_flight);
