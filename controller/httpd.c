@@ -189,7 +189,7 @@ static void rearm(struct ctl_httpd *h)
 
 	ev_timer_stop(h->loop, &h->timer);
 	if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
-		ev_timer_set(&h->timer, (double)ms / 1000.0, 0.);
+		ev_timer_set(&h->timer, (double)ms / CU_MS_PER_S, 0.);
 		ev_timer_start(h->loop, &h->timer);
 	}
 }
@@ -256,7 +256,7 @@ static void on_sweep(struct ev_loop *loop, ev_timer *w, int revents)
 static void arm(struct conn_track *t)
 {
 	t->deadline_ns =
-	    cu_time_mono_ns() + (int64_t)t->h->request_timeout_ms * 1000000;
+	    cu_time_mono_ns() + CU_MS_TO_NS(t->h->request_timeout_ms);
 	t->armed = true;
 }
 
