@@ -204,24 +204,41 @@ bool ctl_may_write(const ctl *c);
 
 /* ---- feed.c ----------------------------------------------------------- */
 
+/* Init (CU_ENOMEM) and dispose the subsystems' state; dispose is safe on
+ * a zeroed or partly initialized struct. */
 int ctl_feed_init(struct ctl_feed *f);
 void ctl_feed_dispose(struct ctl_feed *f);
 /* ResourceFlavors, Cohorts, ClusterQueues, LocalQueues into the engine. */
 void ctl_sync_config(ctl *c);
-/* Does the ClusterQueue behind LocalQueue ns/queue admit namespace ns? */
+/* Does the ClusterQueue behind LocalQueue ns/queue [borrowed; queue may
+ * be NULL] admit namespace ns? Unknown queues: true (the engine reports
+ * the missing queue). */
 bool ctl_eligible(ctl *c, const char *ns, const char *queue);
+/* The engine and the ledger drop Workload uid [borrowed] cached as key
+ * "ns/name" [borrowed]. */
 void ctl_forget_workload(ctl *c, const char *key, const char *uid);
+/* The engine queues (or adopts, when its status holds quota) wl
+ * [borrowed], cached as key "ns/name" [borrowed]. */
 void ctl_add_workload(ctl *c, const char *key, const struct api_workload *wl);
 
 /* ---- decide.c --------------------------------------------------------- */
 
 int ctl_decide_init(struct ctl_decide *d);
 void ctl_decide_dispose(struct ctl_decide *d);
+/* One admission cycle; its decisions recorded and their writes queued. */
 void ctl_run_cycle(ctl *c, int64_t now);
+/* The engine gives back the quota of a decision that will not be
+ * announced (uid [borrowed]). */
 void ctl_withdraw(ctl *c, const char *uid, int64_t now);
+/* The ledger forgets uid's [borrowed] decision (in the turn's
+ * transaction). */
 void ctl_ledger_release(ctl *c, const char *uid, int64_t now);
+/* Decode the cached Workload ns/name [borrowed] into *wl [owned:
+ * api_workload_dispose on CU_OK]. CU_ENOTFOUND, decode errors (logged). */
 int ctl_decode_cached(
     ctl *c, const char *ns, const char *name, struct api_workload *wl);
+/* Queue qw's [borrowed] admission patch [consumed] with the note
+ * [consumed; may be NULL] of its QuotaReserved event. */
 void ctl_queue_admit(
     ctl *c, const struct que_wl *qw, json_t *patch, char *note);
 /* The pipeline's settle hook (see pipeline.h). */
@@ -230,7 +247,10 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 
 /* ---- resume.c --------------------------------------------------------- */
 
+/* After a restart, once: every live decision of the ledger is adopted,
+ * announced or released before any new cycle. */
 void ctl_resume_ledger(ctl *c, int64_t now);
+/* Announce the deferred decisions whose Workload the cache now shows. */
 void ctl_announce_deferred(ctl *c, int64_t now);
 
 /* ---- report.c --------------------------------------------------------- */
@@ -244,35 +264,56 @@ void ctl_report_queues(ctl *c, int64_t now_ms);
 
 /* ---- views.c ---------------------------------------------------------- */
 
+/* Label key [borrowed] of the namespace object payload [borrowed json_t;
+ * may be NULL]: [borrowed] or NULL. The gate's label getter. */
 const char *ctl_ns_label(const char *key, void *payload);
+/* The gate's owner lookup over the job caches (payload: the ctl). */
 int ctl_gate_lookup(const struct ns_gate_owner *ref, const char *ns,
     struct ns_gate_object *out, void *payload, cu_error *err);
+/* Priority lookups over the class caches (api_resolve_priority; payload:
+ * the ctl; *name [borrowed from the cache]). CU_ENOTFOUND. */
 int ctl_lookup_wpc(
     const char *name, int32_t *value, void *payload, cu_error *err);
 int ctl_lookup_pc(
     const char *name, int32_t *value, void *payload, cu_error *err);
 int ctl_lookup_pc_default(
     const char **name, int32_t *value, void *payload, cu_error *err);
+/* The cached ResourceFlavors named by wl's [borrowed] admission, decoded:
+ * *out [owned: api_resource_flavor_dispose each, then cu_free], *n. */
 int ctl_admitted_flavors(ctl *c, const struct api_workload *wl,
     struct api_resource_flavor **out, size_t *n, cu_error *err);
+/* internalCertManagement (when enabled) and the webhook server (when a
+ * port is set), built on the caches' view. */
 int ctl_start_certrot(ctl *c, cu_error *err);
 int ctl_start_webhook(ctl *c, cu_error *err);
 
 /* ---- writes.c --------------------------------------------------------- */
 
+/* A Workload write (patch [consumed]) expected in the cache under
+ * "wl/ns/name"; owner [borrowed; may be NULL]: the job key to look at
+ * again on the answer. Returns the entry [borrowed] or NULL. */
 struct ctl_pipe_write *ctl_wl_write(ctl *c, enum ctl_pipe_kind kind,
     const char *ns, const char *name, json_t *patch, const char *owner);
+/* An Event about obj [borrowed], deduplicated (strings [borrowed]). */
 void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
     const char *message);
+/* Merge patch dropping cueue's finalizer from the cached Workload wl
+ * [borrowed]: [owned] or NULL when it has none. */
 json_t *ctl_drop_finalizer_patch(json_t *wl);
+/* Job kind ('J'/'S') ns/name [borrowed] is gone: its Workloads go too. */
 void ctl_job_deleted(ctl *c, char kind, const char *ns, const char *name);
+/* A stop step's patch [consumed] to job ns/name, expected under key
+ * [borrowed]. */
 void ctl_job_write(ctl *c, char kind, const char *key, const char *ns,
     const char *name, enum rec_stop_step step, json_t *patch);
+/* An admitted job's start patch [consumed], expected under key
+ * [borrowed]; note [consumed; may be NULL] is its Started event. */
 void ctl_job_start(ctl *c, char kind, const char *key, const char *ns,
     const char *name, json_t *patch, char *note);
 
 /* ---- tick.c ----------------------------------------------------------- */
 
+/* Start and stop the one-second tick timer. */
 void ctl_tick_start(ctl *c);
 void ctl_tick_stop(ctl *c);
 
