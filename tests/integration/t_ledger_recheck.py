@@ -329,4 +329,93 @@ def changed(s):
     eq([v[2] for v in live.values()], [2], "g1 decided at generation 2")
 
 
+LEASE = "/apis/coordination.k8s.io/v1/namespaces/default/leases/cueue-leader"
+LEADER_CONFIG = """apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: default
+health:
+  healthProbeBindAddress: "0"
+metrics:
+  bindAddress: "0"
+internalCertManagement:
+  enable: false
+leaderElection:
+  leaderElect: true
+  resourceName: cueue-leader
+  resourceNamespace: default
+  leaseDuration: 6s
+  renewDeadline: 4s
+  retryPeriod: 1s
+"""
+
+
+def holder(s):
+    code, _, body = s.raw("GET", LEASE)
+    return body["spec"].get("holderIdentity") if code == 200 else None
+
+
+def replica(s, ident, ledger):
+    return Controller(s, config=LEADER_CONFIG, store=ledger,
+                      env={"POD_NAME": ident})
+
+
+@case("ha-per-pod-ledgers")
+def ha(s):
+    watch = setup(s)
+    ledger_a = os.path.join(s.dir, "ledger-a.db")
+    ledger_b = os.path.join(s.dir, "ledger-b.db")
+    mark = s.log_mark()
+    fail_status_writes(s, WLS + "/w2")
+    a = replica(s, "a", ledger_a)
+    wait_for(lambda: holder(s) == "a", 20, what="a leads")
+    b = replica(s, "b", ledger_b)
+    w2 = create(s, "w2", "6")
+    wait_for(lambda: failed_writes(s, mark, WLS + "/w2") and
+             recorded_unannounced(ledger_a, ["w2"]), 20,
+             what="w2 recorded by a, not announced")
+    wait_for(lambda: "informers synced" in log_text(b), 20,
+             what="b synced")
+    # a stalls; b takes over and admits x2 (higher priority, so it goes
+    # first; w2 no longer fits beside it).
+    a.proc.send_signal(signal.SIGSTOP)
+    create(s, "x2", "8", priority=100)
+    wait_for(lambda: holder(s) == "b", 25, what="b takes the Lease")
+    wait_for(lambda: reserved(get_wl(s, "x2")), 20, what="x2 admitted by b")
+    # a wakes up, finds the Lease lost and exits; it comes back on its
+    # own ledger, as a pod restarted with its emptyDir would.
+    a.proc.send_signal(signal.SIGCONT)
+    wait_for(lambda: not a.alive(), 20, what="a exits after losing the Lease")
+    a.errf.close()
+    s.faults([])
+    eq(ledger_live(ledger_a).get(w2, (None, None))[:2], ("w2", 0),
+       "a's ledger holds w2 RESERVED")
+    a = replica(s, "a", ledger_a)
+    wait_for(lambda: "informers synced" in log_text(a), 20,
+             what="a synced as a standby")
+    kill(b)
+    withdrawn = "recorded decision for default/w2 withdrawn"
+    announced = "announcing the recorded decision for default/w2"
+    wait_for(lambda: withdrawn in log_text(a) or announced in log_text(a),
+             30, what="a leads again and resumes its ledger")
+    eq(holder(s), "a", "Lease holder")
+    text = log_text(a)
+    line = [ln for ln in text.splitlines()
+            if withdrawn in ln or announced in ln][0]
+    if announced in text:
+        wait_for(lambda: max_reserved_cpu(watch)[0] > 8000, 20,
+                 what="the announcement of w2 in the watch")
+    else:
+        wait_for(lambda: cycle_after(log_text(a), line), 20,
+                 what="a cycle after the re-check")
+    worst, at = max_reserved_cpu(watch)
+    check(worst <= QUOTA_MILLI,
+          "%dm cpu reserved at resourceVersion %s (%r), quota %dm" % (
+              worst, at[0], at[1], QUOTA_MILLI))
+    check(reserved(get_wl(s, "x2")), "x2 still admitted")
+    check(not reserved(get_wl(s, "w2")), "w2 not admitted")
+    check("6000m needed, 2000m free" in line, "the reason: %s" % line)
+    a.stop()
+    check(w2 not in ledger_live(ledger_a), "w2's decision withdrawn")
+
+
 run_cases()
