@@ -5,6 +5,8 @@ outcomes):
 
 - corrupt ledger: moved aside to <path>.corrupt-<time> with one warning,
   a new ledger is rebuilt from the API server, the controller keeps going;
+- ledger truncated to 0 bytes: a new ledger, with one warning saying the
+  file was empty and the ledger is rebuilt from the API server;
 - old-schema (v1) ledger: migrated at start-up ("ledger migrated from
   schema v1 to v3"), its decisions kept;
 - read-only ledger (a file the controller's user cannot write; as root the
@@ -216,6 +218,27 @@ def corrupt(s):
     check(moved[0] in c.text(), "the log names %s" % moved[0])
     third_is_admitted_once(s, watch)
     check(c.proc.poll() is None, "still running")
+    eq(c.stop(), 0, "clean stop")
+    ver, rows = ledger_rows(ledger)
+    eq(ver, 3, "new ledger schema")
+    eq(rows.get("w3"), 1, "w3 recorded ADMITTED in the new ledger")
+
+
+@case("truncated-ledger-is-rebuilt-with-a-warning")
+def truncated(s):
+    watch, ledger = setup(s)
+    admit_two(s, ledger)
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(ledger + suffix):
+            os.unlink(ledger + suffix)
+    os.truncate(ledger, 0)
+    c = Ctl(s, ledger)
+    c.wait_log("was empty (0 bytes")
+    line = [ln for ln in c.text().splitlines() if "was empty" in ln][0]
+    check(ledger in line, "the warning names the file: %s" % line)
+    check("rebuilt from the API server" in line, "and what follows: %s" %
+          line)
+    third_is_admitted_once(s, watch)
     eq(c.stop(), 0, "clean stop")
     ver, rows = ledger_rows(ledger)
     eq(ver, 3, "new ledger schema")
