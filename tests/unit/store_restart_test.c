@@ -8,87 +8,23 @@
  * replaced by a new one.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <fcntl.h>
-#include <sqlite3.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/cu.h"
 #include "store/store.h"
+#include "tests/unit/fixtures.h"
 
-static char tdir[256];
-static char tpath[300];
-
-static void tdir_setup(void)
-{
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tdir, sizeof(tdir), "%s/cueue-restart-XXXXXX",
-	    base != NULL && base[0] != '\0' ? base : "/tmp");
-	cr_assert_not_null(mkdtemp(tdir), "mkdtemp");
-	snprintf(tpath, sizeof(tpath), "%s/ledger.db", tdir);
-}
-
-static void tdir_teardown(void)
-{
-	DIR *d = opendir(tdir);
-	struct dirent *e;
-	char p[600];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", tdir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(tdir);
-}
-
-TestSuite(store_restart, .init = tdir_setup, .fini = tdir_teardown);
+TestSuite(store_restart, .init = fx_tdir_setup, .fini = fx_tdir_teardown);
 
 /* ---- helpers ----------------------------------------------------------- */
 
 static store *open_ok(void)
 {
-	cu_error err = {0};
-	store *s = NULL;
-
-	cr_assert_eq(store_open(&s, tpath, &err), CU_OK, "%s", err.msg);
-	return s;
-}
-
-static void raw_exec(const char *sql)
-{
-	sqlite3 *db = NULL;
-	char *msg = NULL;
-
-	cr_assert_eq(sqlite3_open(tpath, &db), SQLITE_OK);
-	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK,
-	    "%s: %s", sql, msg != NULL ? msg : "?");
-	sqlite3_close(db);
-}
-
-static int64_t raw_int(const char *sql)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t v;
-
-	cr_assert_eq(sqlite3_open(tpath, &db), SQLITE_OK);
-	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(db));
-	cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
+	return fx_open_ok(fx_tpath);
 }
 
 static const store_resource cpu6[] = {
@@ -134,7 +70,7 @@ static void capture_stderr(char *buf, size_t len, void (*fn)(void *), void *arg)
 	int saved = dup(2), fd;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/stderr.txt", tdir);
+	snprintf(path, sizeof(path), "%s/stderr.txt", fx_tdir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	cr_assert_geq(fd, 0);
 	fflush(stderr);
@@ -159,7 +95,7 @@ static void run_open(void *arg)
 {
 	struct open_run *r = arg;
 
-	r->rc = store_open_or_rebuild(&r->s, tpath, NULL, &r->err);
+	r->rc = store_open_or_rebuild(&r->s, fx_tpath, NULL, &r->err);
 }
 
 /* ---- generation -------------------------------------------------------- */
@@ -239,9 +175,10 @@ Test(store_restart, v2_ledger_migrates_with_generation_unknown)
 	cu_error err = {0};
 	store *s;
 
-	raw_exec(v2_ledger);
+	fx_raw_exec(fx_tpath, v2_ledger);
 	s = open_ok();
-	cr_assert_eq(raw_int("PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	cr_assert_eq(
+	    fx_raw_int(fx_tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	cr_assert_eq(STORE_SCHEMA_VERSION, 3);
 	cr_assert_eq(
 	    store_decision_get(s, "u-res", &got, &err), CU_OK, "%s", err.msg);
@@ -326,11 +263,11 @@ Test(store_restart, truncated_ledger_is_rebuilt_with_a_warning)
 
 	put(s, "lost", STORE_ADMITTED, 1);
 	store_close(s);
-	cr_assert_eq(truncate(tpath, 0), 0);
+	cr_assert_eq(truncate(fx_tpath, 0), 0);
 	capture_stderr(log, sizeof(log), run_open, &r);
 	cr_assert_eq(r.rc, CU_OK, "%s", r.err.msg);
 	cr_assert(strstr(log, "was empty (0 bytes") != NULL, "log: %s", log);
-	cr_assert(strstr(log, tpath) != NULL, "log: %s", log);
+	cr_assert(strstr(log, fx_tpath) != NULL, "log: %s", log);
 	cr_assert(
 	    strstr(log, "rebuilt from the API server") != NULL, "%s", log);
 	cr_assert_eq(
