@@ -636,6 +636,70 @@ Test(api_informer, label_selector_and_owner_index, .init = setup,
 	api_informer_free(inf);
 }
 
+/* ConfigMap ns/name owned by the given uids (NULL-ended). */
+static json_t *owned_configmap(
+    const char *ns, const char *name, const char *const *uids)
+{
+	json_t *cm = configmap(name, "v"), *refs = json_array();
+
+	for (; *uids != NULL; uids++)
+		json_array_append_new(refs,
+		    json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "v1",
+			"kind", "ConfigMap", "name", "owner", "uid", *uids));
+	json_object_set_new(
+	    json_object_get(cm, "metadata"), "namespace", json_string(ns));
+	json_object_set_new(
+	    json_object_get(cm, "metadata"), "ownerReferences", refs);
+	return cm;
+}
+
+/* The owner index follows updates (a reference moved, one added) and
+ * deletes, and two objects of one name in two namespaces are two
+ * entries. */
+Test(api_informer, owner_index_follows_updates_and_deletes, .init = setup,
+    .fini = teardown)
+{
+	static const char *const u1[] = {"uid-1", NULL};
+	static const char *const u12[] = {"uid-1", "uid-2", NULL};
+	static const char *const u2[] = {"uid-2", NULL};
+	struct seen s;
+	api_informer *inf;
+
+	cr_assert_eq(as_internal_create(&srv, cm_kind(),
+			 owned_configmap("default", "x", u1), "test"),
+	    CU_OK);
+	cr_assert_eq(as_internal_create(&srv, cm_kind(),
+			 owned_configmap("other", "x", u12), "test"),
+	    CU_OK);
+	start_informer(&s, NULL, NULL, &inf);
+	cr_assert(synced_flag(inf));
+	cr_assert_eq(api_informer_count(inf), 2);
+	cr_assert_neq(api_informer_get(inf, "default", "x"),
+	    api_informer_get(inf, "other", "x"));
+	cr_assert_null(api_informer_get(inf, "", "x"));
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-1", NULL, NULL), 2);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-2", NULL, NULL), 1);
+
+	/* default/x moves from uid-1 to uid-2 */
+	cr_assert_eq(as_internal_update(&srv, cm_kind(),
+			 owned_configmap("default", "x", u2), false, "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.updates, 1));
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-1", NULL, NULL), 1);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-2", NULL, NULL), 2);
+
+	/* other/x goes: only default/x is left, owned by uid-2 */
+	cr_assert_eq(
+	    as_internal_delete(&srv, cm_kind(), "other", "x", "test"), CU_OK);
+	cr_assert(wait_count(&s.deletes, 1));
+	cr_assert_eq(api_informer_count(inf), 1);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-1", NULL, NULL), 0);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-2", NULL, NULL), 1);
+	cr_assert_not_null(api_informer_get(inf, "default", "x"));
+	cr_assert_null(api_informer_get(inf, "other", "x"));
+	api_informer_free(inf);
+}
+
 Test(api_informer, freed_while_listing_runs_no_handler, .init = setup,
     .fini = teardown)
 {
