@@ -58,14 +58,31 @@ struct entry {
 	size_t len;
 	json_t *parsed;
 	uint64_t parsed_seq;
+	/* One link per ownerReference with a uid: where e sits in that
+	 * owner's list, so that unlinking costs O(references), whatever the
+	 * size of the owner's list (and reads no JSON). Owned array. */
+	struct owner_link *links;
+	size_t nlinks;
 	bool seen; /* relist mark */
 };
 
-/* The cached objects naming one owner UID. One allocation with the uid
- * string; v [owned] in link order, entries [borrowed from the cache]. */
+struct owner_link {
+	struct owners *o; /* [borrowed from the owner index] */
+	size_t pos;	  /* index in o->v */
+};
+
+/* One object in an owner's list: the entry [borrowed from the cache] and
+ * the index of the matching link in its links. */
+struct owned {
+	struct entry *e;
+	size_t link;
+};
+
+/* The cached objects naming one owner UID, in no particular order. One
+ * allocation with the uid string; v [owned]. */
 struct owners {
 	const char *uid;
-	struct entry **v;
+	struct owned *v;
 	size_t n, cap;
 };
 
@@ -145,7 +162,7 @@ static uint64_t pool_put(api_informer *inf, json_t *obj)
 
 /* The cached object of e [borrowed]; in compact mode parsed from its
  * text on first use (NULL only if that parse runs out of memory). */
-static json_t *entry_obj(const api_informer *cinf, struct entry *e)
+static inline json_t *entry_obj(const api_informer *cinf, struct entry *e)
 {
 	api_informer *inf = (api_informer *)cinf; /* the pool changes */
 	json_t *obj;
@@ -210,37 +227,30 @@ static struct entry *cache_find(const api_informer *inf, const char *const *k)
 	return inf_cache_get(&inf->cache, k);
 }
 
+static void owners_drop(api_informer *inf, struct owners *o)
+{
+	inf_owner_index_del(&inf->owners, o->uid);
+	cu_free(o->v);
+	cu_free(o);
+}
+
 static void owners_unlink(api_informer *inf, struct entry *e)
 {
-	json_t *refs = json_object_get(
-	    json_object_get(entry_obj(inf, e), "metadata"), "ownerReferences");
-	json_t *ref;
 	size_t i;
 
-	json_array_foreach(refs, i, ref)
-	{
-		const char *uid =
-		    json_string_value(json_object_get(ref, "uid"));
-		struct owners *o;
-		size_t j;
+	for (i = 0; i < e->nlinks; i++) {
+		struct owners *o = e->links[i].o;
+		size_t pos = e->links[i].pos;
 
-		if (uid == NULL ||
-		    (o = inf_owner_index_get(&inf->owners, uid)) == NULL)
-			continue;
-		/* the latest link of e: links are undone in the reverse order
-		 * of the references that made them */
-		for (j = o->n; j-- > 0;)
-			if (o->v[j] == e)
-				break;
-		if (j == (size_t)-1)
-			continue;
-		memmove(&o->v[j], &o->v[j + 1], (o->n - j - 1) * sizeof(*o->v));
-		if (--o->n == 0) {
-			inf_owner_index_del(&inf->owners, o->uid);
-			cu_free(o->v);
-			cu_free(o);
-		}
+		/* the last of o's list takes the freed place */
+		o->v[pos] = o->v[--o->n];
+		o->v[pos].e->links[o->v[pos].link].pos = pos;
+		if (o->n == 0)
+			owners_drop(inf, o);
 	}
+	cu_free(e->links);
+	e->links = NULL;
+	e->nlinks = 0;
 }
 
 /* The owners record of uid, created if needed; NULL on ENOMEM. */
@@ -264,13 +274,19 @@ static struct owners *owners_of(api_informer *inf, const char *uid)
 	return o;
 }
 
+/* Link e under every owner UID of its ownerReferences (once per
+ * reference). Out of memory: the links that could not be made are
+ * missing (logged), the others are made. */
 static void owners_link(api_informer *inf, struct entry *e)
 {
 	json_t *refs = json_object_get(
 	    json_object_get(entry_obj(inf, e), "metadata"), "ownerReferences");
+	size_t n = json_array_size(refs), i;
 	json_t *ref;
-	size_t i;
 
+	if (n == 0)
+		return;
+	e->links = cu_calloc(n, sizeof(*e->links));
 	json_array_foreach(refs, i, ref)
 	{
 		const char *uid =
@@ -279,19 +295,20 @@ static void owners_link(api_informer *inf, struct entry *e)
 
 		if (uid == NULL)
 			continue;
-		o = owners_of(inf, uid);
+		o = e->links != NULL ? owners_of(inf, uid) : NULL;
 		if (o == NULL || cu_grow((void **)&o->v, &o->cap, o->n + 1,
 				     sizeof(*o->v)) != CU_OK) {
-			if (o != NULL && o->n == 0) {
-				inf_owner_index_del(&inf->owners, o->uid);
-				cu_free(o->v);
-				cu_free(o);
-			}
+			if (o != NULL && o->n == 0)
+				owners_drop(inf, o);
 			cu_warn("informer %s: owner index: out of memory",
 			    inf->plural);
 			continue;
 		}
-		o->v[o->n++] = e;
+		o->v[o->n].e = e;
+		o->v[o->n].link = e->nlinks;
+		e->links[e->nlinks].o = o;
+		e->links[e->nlinks].pos = o->n++;
+		e->nlinks++;
 	}
 }
 
@@ -917,10 +934,9 @@ size_t api_informer_foreach_owned(const api_informer *inf, const char *uid,
 
 	if (o == NULL)
 		return 0;
-	/* newest link first */
-	for (i = o->n; fn != NULL && i-- > 0;)
-		if (entry_obj(inf, o->v[i]) != NULL)
-			fn(entry_obj(inf, o->v[i]), payload);
+	for (i = 0; fn != NULL && i < o->n; i++)
+		if (entry_obj(inf, o->v[i].e) != NULL)
+			fn(entry_obj(inf, o->v[i].e), payload);
 	return o->n;
 }
 

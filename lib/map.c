@@ -18,43 +18,69 @@
 
 #include "lib/map.h"
 
-#define FNV_OFFSET 1469598103934665603ULL
-#define FNV_PRIME 1099511628211ULL
+#define HASH_SEED 0x243f6a8885a308d3ULL /* pi: any odd constant */
+#define HASH_MUL 0x9e3779b97f4a7c15ULL	/* 2^64 / golden ratio */
 #define MIN_CAP 8
 
 /* The deleted-slot marker: an address no key can have. */
-static const char cu_map_tomb_;
-#define TOMB ((const void *)&cu_map_tomb_)
+const char cu_map_tomb_;
+#define TOMB CU_MAP_TOMB
+
+/* Hash n bytes into h, eight at a time (strlen, then whole words: the
+ * byte-at-a-time FNV loop is a chain of dependent multiplies, four
+ * times slower on names of 20-60 bytes). Each step multiplies and folds
+ * the high half down, so every input bit reaches the low bits the slot
+ * index is taken from. The length goes into the last word, so ("ab",
+ * "c") and ("a", "bc") hash apart. */
+static inline uint64_t hash_bytes(uint64_t h, const char *p, size_t n)
+{
+	size_t len = n;
+	uint64_t w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * HASH_MUL;
+		h ^= h >> 32;
+	}
+	/* the last 0..7 bytes, little-endian, without a memcpy call */
+	for (w = 0; n > 0; n--)
+		w = (w << 8) | (unsigned char)p[n - 1];
+	h = (h ^ w ^ ((uint64_t)len << 56)) * HASH_MUL;
+	return h ^ (h >> 32);
+}
+
+/* Final avalanche (MurmurHash3's fmix64 constants). */
+static inline uint64_t hash_final(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static inline uint64_t hash_str(const char *s)
+{
+	return hash_final(hash_bytes(HASH_SEED, s, strlen(s)));
+}
+
+static inline uint64_t hash_parts(const char *const *parts, unsigned nparts)
+{
+	uint64_t h = HASH_SEED;
+	unsigned i;
+
+	for (i = 0; i < nparts; i++)
+		h = hash_bytes(h, parts[i], strlen(parts[i]));
+	return hash_final(h);
+}
 
 uint64_t cu_map_hash_str(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	uint64_t h = FNV_OFFSET;
-
-	for (; *p != '\0'; p++) {
-		h ^= *p;
-		h *= FNV_PRIME;
-	}
-	/* FNV's low bits only see the inputs' low bits: fold the high half
-	 * in, since the slot index is taken from the low bits. */
-	return h ^ (h >> 32);
+	return hash_str(s);
 }
 
 uint64_t cu_map_hash_parts(const char *const *parts, unsigned nparts)
 {
-	uint64_t h = FNV_OFFSET;
-	unsigned i;
-
-	for (i = 0; i < nparts; i++) {
-		const unsigned char *p = (const unsigned char *)parts[i];
-
-		for (; *p != '\0'; p++) {
-			h ^= *p;
-			h *= FNV_PRIME;
-		}
-		h *= FNV_PRIME; /* the NUL: ("ab","c") != ("a","bc") */
-	}
-	return h ^ (h >> 32);
+	return hash_parts(parts, nparts);
 }
 
 static void init(cu_map *m, enum cu_map_kind kind)
@@ -91,25 +117,31 @@ void cu_map_dispose(cu_map *m)
 	m->tombs = 0;
 }
 
-static uint64_t hash_of(const cu_map *m, const void *key)
+/* key_eq and find_in take the kind as a constant where they are called,
+ * so that each kind gets a probe loop of its own with the comparison
+ * inlined (always_inline: the switch must not stay in the loop). */
+#define HOT static inline __attribute__((always_inline))
+
+HOT uint64_t hash_of(const cu_map *m, const void *key)
 {
 	switch (m->kind) {
 	case CU_MAP_STR:
-		return cu_map_hash_str(key);
+		return hash_str(key);
 	case CU_MAP_PARTS:
-		return cu_map_hash_parts(key, m->nparts);
+		return hash_parts(key, m->nparts);
 	case CU_MAP_CUSTOM:
 		break;
 	}
 	return m->hash(key);
 }
 
-static bool key_eq(const cu_map *m, const void *a, const void *b)
+HOT bool key_eq(
+    const cu_map *m, enum cu_map_kind kind, const void *a, const void *b)
 {
 	const char *const *pa, *const *pb;
 	unsigned i;
 
-	switch (m->kind) {
+	switch (kind) {
 	case CU_MAP_STR:
 		return strcmp(a, b) == 0;
 	case CU_MAP_PARTS:
@@ -125,22 +157,36 @@ static bool key_eq(const cu_map *m, const void *a, const void *b)
 	return m->eq(a, b);
 }
 
-/* The live slot holding key (hash h), or NULL. */
-static struct cu_map_slot *find(const cu_map *m, const void *key, uint64_t h)
+HOT struct cu_map_slot *find_in(
+    const cu_map *m, enum cu_map_kind kind, const void *key, uint64_t h)
 {
-	size_t mask, i;
+	size_t mask = m->cap - 1, i;
 
-	if (m->n == 0)
-		return NULL;
-	mask = m->cap - 1;
 	for (i = (size_t)h & mask;; i = (i + 1) & mask) {
 		struct cu_map_slot *s = &m->slots[i];
 
 		if (s->key == NULL)
 			return NULL;
-		if (s->key != TOMB && s->hash == h && key_eq(m, key, s->key))
+		if (s->hash == h && s->key != TOMB &&
+		    key_eq(m, kind, key, s->key))
 			return s;
 	}
+}
+
+/* The live slot holding key (hash h), or NULL. */
+static struct cu_map_slot *find(const cu_map *m, const void *key, uint64_t h)
+{
+	if (m->n == 0)
+		return NULL;
+	switch (m->kind) {
+	case CU_MAP_STR:
+		return find_in(m, CU_MAP_STR, key, h);
+	case CU_MAP_PARTS:
+		return find_in(m, CU_MAP_PARTS, key, h);
+	case CU_MAP_CUSTOM:
+		break;
+	}
+	return find_in(m, CU_MAP_CUSTOM, key, h);
 }
 
 /* The first empty slot of h's probe sequence (no tombstone wanted). */
@@ -189,11 +235,22 @@ static bool has_room(const cu_map *m, size_t extra)
 
 void *cu_map_get(const cu_map *m, const void *key)
 {
-	struct cu_map_slot *s;
+	const struct cu_map_slot *s;
 
 	if (m->n == 0)
 		return NULL;
-	s = find(m, key, hash_of(m, key));
+	/* one probe loop per kind, hash and comparison inlined */
+	switch (m->kind) {
+	case CU_MAP_STR:
+		s = find_in(m, CU_MAP_STR, key, hash_str(key));
+		break;
+	case CU_MAP_PARTS:
+		s = find_in(m, CU_MAP_PARTS, key, hash_parts(key, m->nparts));
+		break;
+	default:
+		s = find_in(m, CU_MAP_CUSTOM, key, m->hash(key));
+		break;
+	}
 	return s != NULL ? s->val : NULL;
 }
 
@@ -216,7 +273,7 @@ int cu_map_put(cu_map *m, const void *key, void *val, void **old)
 					tomb = s;
 				continue;
 			}
-			if (s->hash == h && key_eq(m, key, s->key)) {
+			if (s->hash == h && key_eq(m, m->kind, key, s->key)) {
 				if (old != NULL)
 					*old = s->val;
 				s->key = key;
@@ -282,24 +339,4 @@ int cu_map_reserve(cu_map *m, size_t extra)
 	if (has_room(m, extra))
 		return CU_OK;
 	return rehash(m, m->n + extra);
-}
-
-bool cu_map_next(const cu_map *m, cu_map_iter *it, const void **key, void **val)
-{
-	size_t i;
-
-	for (i = *it; i < m->cap; i++) {
-		const struct cu_map_slot *s = &m->slots[i];
-
-		if (s->key == NULL || s->key == TOMB)
-			continue;
-		*it = i + 1;
-		if (key != NULL)
-			*key = s->key;
-		if (val != NULL)
-			*val = s->val;
-		return true;
-	}
-	*it = m->cap;
-	return false;
 }

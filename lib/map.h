@@ -38,9 +38,10 @@
  * CU_ENOMEM and leaves the map as it was. cu_map_reserve makes the next
  * insertions infallible. Deletion never allocates and never shrinks.
  *
- * Not thread-safe; the hash is not keyed (FNV-1a): keys come from the
- * API server or the configuration, not from an adversary able to choose
- * colliding names at scale. Prefix: cu_map_, CU_MAP_.
+ * Not thread-safe; the hash is not keyed (a fixed multiply-fold over
+ * 8-byte words): keys come from the API server or the configuration, not
+ * from an adversary able to choose colliding names at scale. Prefix:
+ * cu_map_, CU_MAP_.
  */
 #ifndef CU_LIB_MAP_H
 #define CU_LIB_MAP_H
@@ -59,7 +60,7 @@ enum cu_map_kind {
 
 struct cu_map_slot {
 	uint64_t hash;
-	const void *key; /* NULL: empty; cu_map_tomb_: deleted */
+	const void *key; /* NULL: empty; CU_MAP_TOMB: deleted */
 	void *val;
 };
 
@@ -112,13 +113,35 @@ static inline size_t cu_map_count(const cu_map *m)
 	return m->n;
 }
 
-/* Next entry: true with *key and *val set (either may be NULL to skip),
- * false at the end. */
-bool cu_map_next(
-    const cu_map *m, cu_map_iter *it, const void **key, void **val);
+/* The deleted-slot marker (internal). */
+extern const char cu_map_tomb_;
+#define CU_MAP_TOMB ((const void *)&cu_map_tomb_)
 
-/* The hashes the built-in kinds use (FNV-1a, 64 bits; a part is hashed
- * with its NUL, so the tuple's encoding is unambiguous). */
+/* Next entry: true with *key and *val set (either may be NULL to skip),
+ * false at the end. Inline: callers walk whole maps in hot loops. */
+static inline bool cu_map_next(
+    const cu_map *m, cu_map_iter *it, const void **key, void **val)
+{
+	size_t i;
+
+	for (i = *it; i < m->cap; i++) {
+		const struct cu_map_slot *s = &m->slots[i];
+
+		if (s->key == NULL || s->key == CU_MAP_TOMB)
+			continue;
+		*it = i + 1;
+		if (key != NULL)
+			*key = s->key;
+		if (val != NULL)
+			*val = s->val;
+		return true;
+	}
+	*it = m->cap;
+	return false;
+}
+
+/* The hashes the built-in kinds use (64 bits; each part's length is
+ * hashed with it, so the tuple's encoding is unambiguous). */
 uint64_t cu_map_hash_str(const char *s);
 uint64_t cu_map_hash_parts(const char *const *parts, unsigned nparts);
 
