@@ -35,6 +35,7 @@
 
 #include "api/informer.h"
 #include "api/json.h"
+#include "lib/cu.h"
 
 #define INF_MAGIC 0x494e464fu /* "INFO" */
 #define PAGE_LIMIT 500
@@ -45,9 +46,11 @@
 enum inf_state { ST_LISTING, ST_WATCHING, ST_WAITING };
 enum next_action { NEXT_LIST, NEXT_WATCH };
 
+/* A cached object. One allocation: the struct, then the namespace ("" for
+ * cluster-scoped) and name strings that ids[] points at. */
 struct entry {
-	char *key;   /* owned; "ns/name" or "name" */
-	json_t *obj; /* owned reference; NULL when kept as text */
+	const char *ids[2]; /* {namespace, name}: the cache key */
+	json_t *obj;	    /* owned reference; NULL when kept as text */
 	/* Compact mode (api_informer_compact): the object as compact JSON
 	 * text [owned], and its parsed form [borrowed from the pool] while
 	 * parsed_seq is still in the pool. */
@@ -55,15 +58,36 @@ struct entry {
 	size_t len;
 	json_t *parsed;
 	uint64_t parsed_seq;
-	struct entry *hnext;
+	/* One link per ownerReference with a uid: where e sits in that
+	 * owner's list, so that unlinking costs O(references), whatever the
+	 * size of the owner's list (and reads no JSON). Owned array. */
+	struct owner_link *links;
+	size_t nlinks;
 	bool seen; /* relist mark */
 };
 
-struct owner_node {
-	char *uid; /* owned */
-	struct entry *e;
-	struct owner_node *next;
+struct owner_link {
+	struct owners *o; /* [borrowed from the owner index] */
+	size_t pos;	  /* index in o->v */
 };
+
+/* One object in an owner's list: the entry [borrowed from the cache] and
+ * the index of the matching link in its links. */
+struct owned {
+	struct entry *e;
+	size_t link;
+};
+
+/* The cached objects naming one owner UID, in no particular order. One
+ * allocation with the uid string; v [owned]. */
+struct owners {
+	const char *uid;
+	struct owned *v;
+	size_t n, cap;
+};
+
+CU_MAP_TYPED(inf_cache, const char *const *, struct entry);
+CU_MAP_TYPED(inf_owner_index, const char *, struct owners);
 
 struct api_informer {
 	unsigned magic;
@@ -99,10 +123,8 @@ struct api_informer {
 	bool self_cancel;
 	double backoff;
 
-	struct entry **buckets; /* owned */
-	size_t nbuckets, count;
-	struct owner_node **obuckets; /* owned */
-	size_t nobuckets;
+	inf_cache cache;	/* entries [owned] by {ns, name} */
+	inf_owner_index owners; /* owners [owned] by owner UID */
 
 	struct api_informer_stats stats;
 	uint64_t rand;
@@ -140,7 +162,7 @@ static uint64_t pool_put(api_informer *inf, json_t *obj)
 
 /* The cached object of e [borrowed]; in compact mode parsed from its
  * text on first use (NULL only if that parse runs out of memory). */
-static json_t *entry_obj(const api_informer *cinf, struct entry *e)
+static inline json_t *entry_obj(const api_informer *cinf, struct entry *e)
 {
 	api_informer *inf = (api_informer *)cinf; /* the pool changes */
 	json_t *obj;
@@ -183,145 +205,133 @@ static void entry_clear(struct entry *e)
 	e->parsed = NULL;
 }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s != '\0') {
-		h ^= (unsigned char)*s++;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static const char *meta_str(json_t *obj, const char *key)
 {
 	return json_string_value(
 	    json_object_get(json_object_get(obj, "metadata"), key));
 }
 
-/* Key of obj [owned: cu_free] or NULL (no name, or ENOMEM). */
-static char *key_of(const char *ns, const char *name)
+/* Fill k with the cache key of ns/name (ns NULL or "" when
+ * cluster-scoped); false when there is no name. k [borrows ns, name]. */
+static bool key_of(const char *k[2], const char *ns, const char *name)
 {
 	if (name == NULL)
-		return NULL;
-	if (ns != NULL && ns[0] != '\0')
-		return cu_asprintf("%s/%s", ns, name);
-	return cu_strdup(name);
+		return false;
+	k[0] = ns != NULL ? ns : "";
+	k[1] = name;
+	return true;
 }
 
-static struct entry *cache_find(const api_informer *inf, const char *key)
+static struct entry *cache_find(const api_informer *inf, const char *const *k)
 {
-	struct entry *e;
+	return inf_cache_get(&inf->cache, k);
+}
 
-	for (e = inf->buckets[hash_str(key) % inf->nbuckets]; e != NULL;
-	     e = e->hnext)
-		if (strcmp(e->key, key) == 0)
-			return e;
-	return NULL;
+static void owners_drop(api_informer *inf, struct owners *o)
+{
+	inf_owner_index_del(&inf->owners, o->uid);
+	cu_free(o->v);
+	cu_free(o);
 }
 
 static void owners_unlink(api_informer *inf, struct entry *e)
 {
-	json_t *refs = json_object_get(
-	    json_object_get(entry_obj(inf, e), "metadata"), "ownerReferences");
-	json_t *ref;
 	size_t i;
 
-	json_array_foreach(refs, i, ref)
-	{
-		const char *uid =
-		    json_string_value(json_object_get(ref, "uid"));
-		struct owner_node **pp;
+	for (i = 0; i < e->nlinks; i++) {
+		struct owners *o = e->links[i].o;
+		size_t pos = e->links[i].pos;
 
-		if (uid == NULL)
-			continue;
-		pp = &inf->obuckets[hash_str(uid) % inf->nobuckets];
-		for (; *pp != NULL; pp = &(*pp)->next) {
-			if ((*pp)->e == e && strcmp((*pp)->uid, uid) == 0) {
-				struct owner_node *n = *pp;
-
-				*pp = n->next;
-				cu_free(n->uid);
-				cu_free(n);
-				break;
-			}
-		}
+		/* the last of o's list takes the freed place */
+		o->v[pos] = o->v[--o->n];
+		o->v[pos].e->links[o->v[pos].link].pos = pos;
+		if (o->n == 0)
+			owners_drop(inf, o);
 	}
+	cu_free(e->links);
+	e->links = NULL;
+	e->nlinks = 0;
 }
 
+/* The owners record of uid, created if needed; NULL on ENOMEM. */
+static struct owners *owners_of(api_informer *inf, const char *uid)
+{
+	struct owners *o = inf_owner_index_get(&inf->owners, uid);
+	size_t len;
+
+	if (o != NULL)
+		return o;
+	len = strlen(uid) + 1;
+	o = cu_calloc(1, sizeof(*o) + len);
+	if (o == NULL)
+		return NULL;
+	memcpy(o + 1, uid, len);
+	o->uid = (const char *)(o + 1);
+	if (inf_owner_index_put(&inf->owners, o->uid, o) != CU_OK) {
+		cu_free(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Link e under every owner UID of its ownerReferences (once per
+ * reference). Out of memory: the links that could not be made are
+ * missing (logged), the others are made. */
 static void owners_link(api_informer *inf, struct entry *e)
 {
 	json_t *refs = json_object_get(
 	    json_object_get(entry_obj(inf, e), "metadata"), "ownerReferences");
+	size_t n = json_array_size(refs), i;
 	json_t *ref;
-	size_t i;
 
+	if (n == 0)
+		return;
+	e->links = cu_calloc(n, sizeof(*e->links));
 	json_array_foreach(refs, i, ref)
 	{
 		const char *uid =
 		    json_string_value(json_object_get(ref, "uid"));
-		struct owner_node *n;
-		size_t b;
+		struct owners *o;
 
 		if (uid == NULL)
 			continue;
-		n = cu_calloc(1, sizeof(*n));
-		if (n == NULL || (n->uid = cu_strdup(uid)) == NULL) {
-			cu_free(n);
+		o = e->links != NULL ? owners_of(inf, uid) : NULL;
+		if (o == NULL || cu_grow((void **)&o->v, &o->cap, o->n + 1,
+				     sizeof(*o->v)) != CU_OK) {
+			if (o != NULL && o->n == 0)
+				owners_drop(inf, o);
 			cu_warn("informer %s: owner index: out of memory",
 			    inf->plural);
 			continue;
 		}
-		n->e = e;
-		b = hash_str(uid) % inf->nobuckets;
-		n->next = inf->obuckets[b];
-		inf->obuckets[b] = n;
+		o->v[o->n].e = e;
+		o->v[o->n].link = e->nlinks;
+		e->links[e->nlinks].o = o;
+		e->links[e->nlinks].pos = o->n++;
+		e->nlinks++;
 	}
 }
 
-static void cache_grow(api_informer *inf)
+/* Insert obj [reference taken] under ns/name [copied]. NULL on ENOMEM. */
+static struct entry *cache_insert(
+    api_informer *inf, const char *const *k, json_t *obj)
 {
-	struct entry **nb;
-	size_t n = inf->nbuckets * 2, i;
+	size_t lns = strlen(k[0]) + 1, lname = strlen(k[1]) + 1;
+	struct entry *e = cu_calloc(1, sizeof(*e) + lns + lname);
+	char *str;
 
-	nb = cu_calloc(n, sizeof(*nb));
-	if (nb == NULL)
-		return; /* longer chains, still correct */
-	for (i = 0; i < inf->nbuckets; i++) {
-		struct entry *e = inf->buckets[i], *next;
-
-		for (; e != NULL; e = next) {
-			size_t b = hash_str(e->key) % n;
-
-			next = e->hnext;
-			e->hnext = nb[b];
-			nb[b] = e;
-		}
-	}
-	cu_free(inf->buckets);
-	inf->buckets = nb;
-	inf->nbuckets = n;
-}
-
-/* Insert obj [reference taken] under key [consumed]. */
-static struct entry *cache_insert(api_informer *inf, char *key, json_t *obj)
-{
-	struct entry *e = cu_calloc(1, sizeof(*e));
-	size_t b;
-
-	if (e == NULL) {
-		cu_free(key);
+	if (e == NULL)
+		return NULL;
+	str = (char *)(e + 1);
+	memcpy(str, k[0], lns);
+	memcpy(str + lns, k[1], lname);
+	e->ids[0] = str;
+	e->ids[1] = str + lns;
+	if (inf_cache_put(&inf->cache, e->ids, e) != CU_OK) {
+		cu_free(e);
 		return NULL;
 	}
-	if (inf->count + 1 > inf->nbuckets)
-		cache_grow(inf);
-	e->key = key;
 	entry_set(inf, e, obj);
-	b = hash_str(key) % inf->nbuckets;
-	e->hnext = inf->buckets[b];
-	inf->buckets[b] = e;
-	inf->count++;
 	owners_link(inf, e);
 	return e;
 }
@@ -338,21 +348,15 @@ static json_t *cache_replace(api_informer *inf, struct entry *e, json_t *obj)
 	return old;
 }
 
-/* Unlink and free e; returns its object [owned by the caller]. */
+/* Take e out of the cache and free it; returns its object [owned by the
+ * caller]. */
 static json_t *cache_remove(api_informer *inf, struct entry *e)
 {
-	struct entry **pp = &inf->buckets[hash_str(e->key) % inf->nbuckets];
 	json_t *obj = json_incref(entry_obj(inf, e));
 
-	for (; *pp != NULL; pp = &(*pp)->hnext)
-		if (*pp == e) {
-			*pp = e->hnext;
-			break;
-		}
+	inf_cache_del(&inf->cache, e->ids);
 	owners_unlink(inf, e);
 	entry_clear(e);
-	inf->count--;
-	cu_free(e->key);
 	cu_free(e);
 	return obj;
 }
@@ -375,21 +379,20 @@ static void set_rv(api_informer *inf, const char *rv)
 /* Add or update obj [borrowed] (invariant 4). */
 static void upsert(api_informer *inf, json_t *obj)
 {
-	char *key = key_of(meta_str(obj, "namespace"), meta_str(obj, "name"));
+	const char *k[2];
 	struct entry *e;
 	const char *nrv, *orv;
 	json_t *old;
 
-	if (key == NULL)
+	if (!key_of(k, meta_str(obj, "namespace"), meta_str(obj, "name")))
 		return;
-	e = cache_find(inf, key);
+	e = cache_find(inf, k);
 	if (e == NULL) {
-		e = cache_insert(inf, key, obj);
+		e = cache_insert(inf, k, obj);
 		if (e != NULL && inf->h.on_add != NULL && entry_obj(inf, e))
 			inf->h.on_add(entry_obj(inf, e), inf->payload);
 		return;
 	}
-	cu_free(key);
 	e->seen = true;
 	nrv = meta_str(obj, "resourceVersion");
 	orv = meta_str(entry_obj(inf, e), "resourceVersion");
@@ -405,14 +408,13 @@ static void upsert(api_informer *inf, json_t *obj)
 
 static void remove_obj(api_informer *inf, json_t *obj)
 {
-	char *key = key_of(meta_str(obj, "namespace"), meta_str(obj, "name"));
+	const char *k[2];
 	struct entry *e;
 	json_t *old;
 
-	if (key == NULL)
+	if (!key_of(k, meta_str(obj, "namespace"), meta_str(obj, "name")))
 		return;
-	e = cache_find(inf, key);
-	cu_free(key);
+	e = cache_find(inf, k);
 	if (e == NULL) {
 		inf->stats.skipped++;
 		return;
@@ -472,38 +474,31 @@ static void list_reset(api_informer *inf)
 /* The list is complete: make the cache equal to it (invariant 4). */
 static void apply_list(api_informer *inf, const char *list_rv)
 {
-	struct entry **gone = NULL;
+	struct entry **gone = NULL, *e;
 	size_t ngone = 0, cap = 0, i;
+	cu_map_iter iter = CU_MAP_ITER_INIT;
 	json_t *it;
 
 	pool_clear(inf);
-	for (i = 0; i < inf->nbuckets; i++) {
-		struct entry *e;
-
-		for (e = inf->buckets[i]; e != NULL; e = e->hnext)
-			e->seen = false;
-	}
+	while (inf_cache_next(&inf->cache, &iter, &e))
+		e->seen = false;
 	json_array_foreach(inf->pending, i, it)
 	{
-		char *key =
-		    key_of(meta_str(it, "namespace"), meta_str(it, "name"));
-		struct entry *e = key ? cache_find(inf, key) : NULL;
+		const char *k[2];
 
-		cu_free(key);
-		if (e != NULL)
+		if (key_of(
+			k, meta_str(it, "namespace"), meta_str(it, "name")) &&
+		    (e = cache_find(inf, k)) != NULL)
 			e->seen = true;
 	}
-	for (i = 0; i < inf->nbuckets; i++) {
-		struct entry *e;
-
-		for (e = inf->buckets[i]; e != NULL; e = e->hnext) {
-			if (e->seen)
-				continue;
-			if (cu_grow((void **)&gone, &cap, ngone + 1,
-				sizeof(*gone)) != CU_OK)
-				break;
-			gone[ngone++] = e;
-		}
+	iter = CU_MAP_ITER_INIT;
+	while (inf_cache_next(&inf->cache, &iter, &e)) {
+		if (e->seen)
+			continue;
+		if (cu_grow((void **)&gone, &cap, ngone + 1, sizeof(*gone)) !=
+		    CU_OK)
+			break;
+		gone[ngone++] = e;
 	}
 	set_rv(inf, list_rv);
 	for (i = 0; i < json_array_size(inf->pending); i++)
@@ -823,10 +818,8 @@ int api_informer_new(api_informer **out, api_client *c,
 	inf->rv = cu_strdup("");
 	inf->backoff = BACKOFF_MIN;
 	inf->rand = (uint64_t)cu_time_now_ns();
-	inf->nbuckets = 64;
-	inf->buckets = cu_calloc(inf->nbuckets, sizeof(*inf->buckets));
-	inf->nobuckets = 256;
-	inf->obuckets = cu_calloc(inf->nobuckets, sizeof(*inf->obuckets));
+	inf_cache_init_parts(&inf->cache, 2);
+	inf_owner_index_init_str(&inf->owners);
 	ev_init(&inf->timer, on_timer);
 	inf->timer.data = inf;
 	cu_buf_init(&sel, 64 * 1024);
@@ -844,8 +837,7 @@ int api_informer_new(api_informer **out, api_client *c,
 		inf->base = api_resource_path(&r, inf->ns, NULL, NULL);
 	}
 	if (inf->group == NULL || inf->version == NULL || inf->plural == NULL ||
-	    inf->rv == NULL || inf->buckets == NULL || inf->obuckets == NULL ||
-	    inf->selectors == NULL || inf->base == NULL ||
+	    inf->rv == NULL || inf->selectors == NULL || inf->base == NULL ||
 	    (ns != NULL && ns[0] != '\0' && res->namespaced &&
 		inf->ns == NULL)) {
 		api_informer_free(inf);
@@ -858,7 +850,9 @@ int api_informer_new(api_informer **out, api_client *c,
 
 void api_informer_free(api_informer *inf)
 {
-	size_t i;
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	struct owners *o;
+	struct entry *e;
 
 	if (inf == NULL)
 		return;
@@ -871,11 +865,15 @@ void api_informer_free(api_informer *inf)
 		api_request_cancel(r); /* on_* return at once: canceled */
 	}
 	ev_timer_stop(inf->loop, &inf->timer);
-	for (i = 0; inf->buckets != NULL && i < inf->nbuckets; i++)
-		while (inf->buckets[i] != NULL)
-			json_decref(cache_remove(inf, inf->buckets[i]));
-	cu_free(inf->buckets);
-	cu_free(inf->obuckets);
+	while (inf_cache_next(&inf->cache, &it, &e))
+		json_decref(cache_remove(inf, e));
+	inf_cache_dispose(&inf->cache);
+	it = CU_MAP_ITER_INIT; /* empty by now, unless a link was lost */
+	while (inf_owner_index_next(&inf->owners, &it, &o)) {
+		cu_free(o->v);
+		cu_free(o);
+	}
+	inf_owner_index_dispose(&inf->owners);
 	pool_clear(inf);
 	cu_free(inf->pool);
 	list_reset(inf);
@@ -900,60 +898,53 @@ bool api_informer_synced(const api_informer *inf)
 json_t *api_informer_get(
     const api_informer *inf, const char *ns, const char *name)
 {
-	char *key = key_of(inf->namespaced ? ns : NULL, name);
+	const char *k[2];
 	struct entry *e;
 
-	if (key == NULL)
+	if (!key_of(k, inf->namespaced ? ns : NULL, name))
 		return NULL;
-	e = cache_find(inf, key);
-	cu_free(key);
+	e = cache_find(inf, k);
 	return e != NULL ? entry_obj(inf, e) : NULL;
 }
 
 size_t api_informer_count(const api_informer *inf)
 {
-	return inf->count;
+	return inf_cache_count(&inf->cache);
 }
 
 void api_informer_foreach(const api_informer *inf,
     void (*fn)(json_t *obj, void *payload), void *payload)
 {
-	size_t i;
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	struct entry *e;
 
-	for (i = 0; i < inf->nbuckets; i++) {
-		struct entry *e;
+	while (inf_cache_next(&inf->cache, &it, &e)) {
+		json_t *o = entry_obj(inf, e);
 
-		for (e = inf->buckets[i]; e != NULL; e = e->hnext) {
-			json_t *o = entry_obj(inf, e);
-
-			if (o != NULL)
-				fn(o, payload);
-		}
+		if (o != NULL)
+			fn(o, payload);
 	}
 }
 
 size_t api_informer_foreach_owned(const api_informer *inf, const char *uid,
     void (*fn)(json_t *obj, void *payload), void *payload)
 {
-	struct owner_node *n;
-	size_t count = 0;
+	const struct owners *o = inf_owner_index_get(&inf->owners, uid);
+	size_t i;
 
-	for (n = inf->obuckets[hash_str(uid) % inf->nobuckets]; n != NULL;
-	     n = n->next) {
-		if (strcmp(n->uid, uid) != 0)
-			continue;
-		count++;
-		if (fn != NULL && entry_obj(inf, n->e) != NULL)
-			fn(entry_obj(inf, n->e), payload);
-	}
-	return count;
+	if (o == NULL)
+		return 0;
+	for (i = 0; fn != NULL && i < o->n; i++)
+		if (entry_obj(inf, o->v[i].e) != NULL)
+			fn(entry_obj(inf, o->v[i].e), payload);
+	return o->n;
 }
 
 int api_informer_compact(api_informer *inf)
 {
 	if (inf->compact)
 		return CU_OK;
-	if (inf->count > 0)
+	if (inf_cache_count(&inf->cache) > 0)
 		return CU_EINVAL;
 	inf->pool = cu_calloc(POOL_CAP, sizeof(*inf->pool));
 	if (inf->pool == NULL)

@@ -90,7 +90,8 @@ void api_informer_foreach(const api_informer *inf,
     void (*fn)(json_t *obj, void *payload), void *payload);
 
 /* Call fn for every cached object whose metadata.ownerReferences names
- * uid; returns how many. uid [borrowed]. */
+ * uid (once per such reference), in no particular order; returns how
+ * many. uid [borrowed]. */
 size_t api_informer_foreach_owned(const api_informer *inf, const char *uid,
     void (*fn)(json_t *obj, void *payload), void *payload);
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * controller/metrics.c - the Prometheus registry of controller/metrics.h:
- * one chained hash table of series per family of metrics.def, keyed by the
- * label values; rendering sorts families by name and series by label
- * values so that the output is deterministic (golden tests, diffs).
+ * one lib/cu.h map of series per family of metrics.def, keyed by the
+ * tuple of label values; rendering sorts families by name and series by
+ * label values so that the output is deterministic (golden tests, diffs).
  *
  * A series is one allocation: the struct, then its histogram buckets (one
  * non-cumulative count per upper bound, plus +Inf), then the NULL-ended
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "controller/metrics.h"
+#include "lib/cu.h"
 
 #ifndef CUEUE_VERSION
 #define CUEUE_VERSION "0.0.0"
@@ -75,22 +76,20 @@ static const char *const role_names[] = {
 /* ---- runtime structures ---------------------------------------------- */
 
 struct series {
-	struct series *next; /* hash chain */
-	uint64_t hash;
 	uint64_t counter;  /* counters; histograms: observation count */
 	double gauge;	   /* gauges; histograms: sum */
 	uint64_t *buckets; /* histograms: nbounds + 1 counts (same block) */
-	char **labels;	   /* nlabels values + NULL (same block) */
+	char **labels;	   /* nlabels values + NULL (same block); the key */
 };
+
+CU_MAP_TYPED(series_map, const char *const *, struct series);
 
 struct family {
 	const struct metric_def *def;
 	char **names; /* nlabels label names + NULL; owned, one block */
 	size_t nlabels;
-	struct series **tab; /* owned; tabsz chains */
-	size_t tabsz;
-	size_t count;
-	bool warned; /* a misuse was logged already */
+	series_map series; /* series [owned] by label values */
+	bool warned;	   /* a misuse was logged already */
 };
 
 struct ctl_metrics {
@@ -103,36 +102,16 @@ struct ctl_metrics {
 
 /* ---- text-format helpers --------------------------------------------- */
 
-int ctl_prom_escape_label(cu_buf *out, const char *s)
+int ctl_prom_escape(cu_buf *out, const char *s, bool label_value)
 {
 	const char *run = s;
 	int rc;
 
 	for (; *s != '\0'; s++) {
-		const char *rep = *s == '\\'   ? "\\\\"
-				  : *s == '"'  ? "\\\""
-				  : *s == '\n' ? "\\n"
-					       : NULL;
-
-		if (rep == NULL)
-			continue;
-		if ((rc = cu_buf_add(out, run, (size_t)(s - run))) != CU_OK ||
-		    (rc = cu_buf_adds(out, rep)) != CU_OK)
-			return rc;
-		run = s + 1;
-	}
-	return cu_buf_add(out, run, (size_t)(s - run));
-}
-
-int ctl_prom_escape_help(cu_buf *out, const char *s)
-{
-	const char *run = s;
-	int rc;
-
-	for (; *s != '\0'; s++) {
-		const char *rep = *s == '\\'   ? "\\\\"
-				  : *s == '\n' ? "\\n"
-					       : NULL;
+		const char *rep = *s == '\\'		     ? "\\\\"
+				  : *s == '"' && label_value ? "\\\""
+				  : *s == '\n'		     ? "\\n"
+							     : NULL;
 
 		if (rep == NULL)
 			continue;
@@ -243,40 +222,14 @@ static bool valid_label_name(const char *s)
 
 /* ---- registry ---------------------------------------------------------- */
 
-static uint64_t hash_values(const char *const *lv, size_t n)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		const unsigned char *p = (const unsigned char *)lv[i];
-
-		for (; *p != '\0'; p++) {
-			h ^= *p;
-			h *= 1099511628211ull;
-		}
-		h ^= 0xff; /* separator: ("ab","c") != ("a","bc") */
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static void series_free_all(struct family *f)
 {
-	size_t i;
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	struct series *s;
 
-	for (i = 0; i < f->tabsz; i++) {
-		struct series *s = f->tab[i], *next;
-
-		for (; s != NULL; s = next) {
-			next = s->next;
-			cu_free(s);
-		}
-	}
-	cu_free(f->tab);
-	f->tab = NULL;
-	f->tabsz = 0;
-	f->count = 0;
+	while (series_map_next(&f->series, &it, &s))
+		cu_free(s);
+	series_map_dispose(&f->series);
 }
 
 /* Split def->labels into f->names and check them. */
@@ -306,6 +259,7 @@ static int family_init(
 	}
 	f->names[n] = NULL;
 	f->nlabels = n;
+	series_map_init_parts(&f->series, (unsigned)n);
 	for (i = 0; i < n; i++) {
 		const char *name = f->names[i];
 
@@ -417,7 +371,9 @@ enum ctl_metric_type ctl_metric_type_of(enum ctl_metric_id id)
 
 size_t ctl_metric_series_count(const ctl_metrics *m, enum ctl_metric_id id)
 {
-	return (unsigned)id < CTL_M__COUNT ? m->fam[id].count : 0;
+	return (unsigned)id < CTL_M__COUNT
+		   ? series_map_count(&m->fam[id].series)
+		   : 0;
 }
 
 #define T_BIT(t) (1u << (t))
@@ -465,50 +421,13 @@ static int check_args(ctl_metrics *m, enum ctl_metric_id id,
 	return CU_EINVAL;
 }
 
-static struct series *find(
-    struct family *f, const char *const *lv, size_t nlv, uint64_t h)
+static struct series *find(struct family *f, const char *const *lv)
 {
-	struct series *s;
-	size_t i;
-
-	if (f->tabsz == 0)
-		return NULL;
-	for (s = f->tab[h % f->tabsz]; s != NULL; s = s->next) {
-		if (s->hash != h)
-			continue;
-		for (i = 0; i < nlv; i++)
-			if (strcmp(s->labels[i], lv[i]) != 0)
-				break;
-		if (i == nlv)
-			return s;
-	}
-	return NULL;
-}
-
-static int grow_table(struct family *f)
-{
-	size_t nsz = f->tabsz == 0 ? 16 : f->tabsz * 2, i;
-	struct series **nt = cu_calloc(nsz, sizeof(*nt));
-
-	if (nt == NULL)
-		return CU_ENOMEM;
-	for (i = 0; i < f->tabsz; i++) {
-		struct series *s = f->tab[i], *next;
-
-		for (; s != NULL; s = next) {
-			next = s->next;
-			s->next = nt[s->hash % nsz];
-			nt[s->hash % nsz] = s;
-		}
-	}
-	cu_free(f->tab);
-	f->tab = nt;
-	f->tabsz = nsz;
-	return CU_OK;
+	return series_map_get(&f->series, lv);
 }
 
 static struct series *create(
-    struct family *f, const char *const *lv, size_t nlv, uint64_t h)
+    struct family *f, const char *const *lv, size_t nlv)
 {
 	size_t nb =
 	    f->def->type == CTL_METRIC_HISTOGRAM ? f->def->nbounds + 1 : 0;
@@ -520,12 +439,9 @@ static struct series *create(
 
 	for (i = 0; i < nlv; i++)
 		size += strlen(lv[i]) + 1;
-	if (f->count >= f->tabsz && grow_table(f) != CU_OK)
-		return NULL;
 	s = cu_calloc(1, size);
 	if (s == NULL)
 		return NULL;
-	s->hash = h;
 	s->buckets = (uint64_t *)(s + 1);
 	s->labels = (char **)(s->buckets + nb);
 	str = (char *)(s->labels + nlv + 1);
@@ -539,9 +455,11 @@ static struct series *create(
 	s->labels[nlv] = NULL;
 	if (nb == 0)
 		s->buckets = NULL;
-	s->next = f->tab[h % f->tabsz];
-	f->tab[h % f->tabsz] = s;
-	f->count++;
+	if (series_map_put(&f->series, (const char *const *)s->labels, s) !=
+	    CU_OK) {
+		cu_free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -549,8 +467,7 @@ static void count_drop(ctl_metrics *m, struct family *f)
 {
 	struct family *d = &m->fam[CTL_M_CUEUE_METRICS_DROPPED_SERIES_TOTAL];
 	const char *lv[1] = {f->def->name};
-	uint64_t h = hash_values(lv, 1);
-	struct series *s = find(d, lv, 1, h);
+	struct series *s = find(d, lv);
 
 	if (!f->warned) {
 		f->warned = true;
@@ -561,7 +478,7 @@ static void count_drop(ctl_metrics *m, struct family *f)
 	/* The dropped-series family is bounded by the number of families,
 	 * so the cap does not apply to it. */
 	if (s == NULL)
-		s = create(d, lv, 1, h);
+		s = create(d, lv, 1);
 	if (s != NULL)
 		s->counter++;
 }
@@ -571,18 +488,17 @@ static struct series *lookup(ctl_metrics *m, enum ctl_metric_id id,
     const char *const *lv, size_t nlv, int *rc)
 {
 	struct family *f = &m->fam[id];
-	uint64_t h = hash_values(lv, nlv);
-	struct series *s = find(f, lv, nlv, h);
+	struct series *s = find(f, lv);
 
 	if (s != NULL)
 		return s;
-	if (f->count >= m->max_series &&
+	if (series_map_count(&f->series) >= m->max_series &&
 	    id != CTL_M_CUEUE_METRICS_DROPPED_SERIES_TOTAL) {
 		*rc = CU_EQUOTA;
 		count_drop(m, f);
 		return NULL;
 	}
-	s = create(f, lv, nlv, h);
+	s = create(f, lv, nlv);
 	if (s == NULL) {
 		*rc = CU_ENOMEM;
 		count_drop(m, f);
@@ -681,23 +597,12 @@ int ctl_metric_value(double *out, ctl_metrics *m, enum ctl_metric_id id,
 	*out = 0;
 	if (rc != CU_OK)
 		return rc;
-	s = find(&m->fam[id], lv, nlv, hash_values(lv, nlv));
+	s = find(&m->fam[id], lv);
 	if (s == NULL)
 		return CU_ENOTFOUND;
 	*out =
 	    defs[id].type == CTL_METRIC_GAUGE ? s->gauge : (double)s->counter;
 	return CU_OK;
-}
-
-static void unlink_series(struct family *f, struct series *victim)
-{
-	struct series **pp = &f->tab[victim->hash % f->tabsz];
-
-	while (*pp != victim)
-		pp = &(*pp)->next;
-	*pp = victim->next;
-	f->count--;
-	cu_free(victim);
 }
 
 int ctl_metric_remove(
@@ -708,17 +613,17 @@ int ctl_metric_remove(
 
 	if (rc != CU_OK)
 		return rc;
-	s = find(&m->fam[id], lv, nlv, hash_values(lv, nlv));
+	s = series_map_del(&m->fam[id].series, lv);
 	if (s == NULL)
 		return CU_ENOTFOUND;
-	unlink_series(&m->fam[id], s);
+	cu_free(s);
 	return CU_OK;
 }
 
 size_t ctl_metrics_remove_label(
     ctl_metrics *m, const char *label, const char *value)
 {
-	size_t removed = 0, id, li, b;
+	size_t removed = 0, id, li;
 
 	CU_ASSERT(m != NULL && m->magic == METRICS_MAGIC);
 	for (id = 0; id < CTL_M__COUNT; id++) {
@@ -729,21 +634,17 @@ size_t ctl_metrics_remove_label(
 				break;
 		if (li == f->nlabels)
 			continue;
-		for (b = 0; b < f->tabsz; b++) {
-			struct series **pp = &f->tab[b];
+		cu_map_iter it = CU_MAP_ITER_INIT;
+		struct series *s;
 
-			while (*pp != NULL) {
-				struct series *s = *pp;
-
-				if (strcmp(s->labels[li], value) != 0) {
-					pp = &s->next;
-					continue;
-				}
-				*pp = s->next;
-				f->count--;
-				removed++;
-				cu_free(s);
-			}
+		while (series_map_next(&f->series, &it, &s)) {
+			if (strcmp(s->labels[li], value) != 0)
+				continue;
+			/* deleting while iterating: allowed (lib/cu.h) */
+			series_map_del(
+			    &f->series, (const char *const *)s->labels);
+			removed++;
+			cu_free(s);
 		}
 	}
 	return removed;
@@ -774,7 +675,7 @@ static int put_labels(cu_buf *out, const ctl_metrics *m, const struct family *f,
 	for (i = 0; i < f->nlabels; i++) {
 		if ((rc = cu_buf_addf(out, "%s%s=\"", sep, f->names[i])) !=
 			CU_OK ||
-		    (rc = ctl_prom_escape_label(out, s->labels[i])) != CU_OK ||
+		    (rc = ctl_prom_escape(out, s->labels[i], true)) != CU_OK ||
 		    (rc = cu_buf_add(out, "\"", 1)) != CU_OK)
 			return rc;
 		sep = ",";
@@ -843,18 +744,16 @@ static const char *type_name(enum ctl_metric_type t)
 static int render_family(cu_buf *out, const ctl_metrics *m,
     const struct family *f, struct series **scratch)
 {
-	size_t n = 0, b, i;
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	struct series *s;
+	size_t n = 0, i;
 	int rc;
 
-	for (b = 0; b < f->tabsz; b++) {
-		const struct series *s;
-
-		for (s = f->tab[b]; s != NULL; s = s->next)
-			scratch[n++] = (struct series *)s;
-	}
+	while (series_map_next(&f->series, &it, &s))
+		scratch[n++] = s;
 	qsort(scratch, n, sizeof(*scratch), cmp_series);
 	if ((rc = cu_buf_addf(out, "# HELP %s ", f->def->name)) != CU_OK ||
-	    (rc = ctl_prom_escape_help(out, f->def->help)) != CU_OK ||
+	    (rc = ctl_prom_escape(out, f->def->help, false)) != CU_OK ||
 	    (rc = cu_buf_addf(out, "\n# TYPE %s %s\n", f->def->name,
 		 type_name(f->def->type))) != CU_OK)
 		return rc;
@@ -872,15 +771,15 @@ int ctl_metrics_render(ctl_metrics *m, cu_buf *out, cu_error *err)
 
 	CU_ASSERT(m != NULL && m->magic == METRICS_MAGIC);
 	for (i = 0; i < CTL_M__COUNT; i++)
-		if (m->fam[i].count > most)
-			most = m->fam[i].count;
+		if (series_map_count(&m->fam[i].series) > most)
+			most = series_map_count(&m->fam[i].series);
 	scratch = cu_malloc((most > 0 ? most : 1) * sizeof(*scratch));
 	if (scratch == NULL)
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
 	for (i = 0; i < CTL_M__COUNT && rc == CU_OK; i++) {
 		const struct family *f = &m->fam[m->order[i]];
 
-		if (f->count > 0)
+		if (series_map_count(&f->series) > 0)
 			rc = render_family(out, m, f, scratch);
 	}
 	cu_free(scratch);

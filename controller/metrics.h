@@ -163,10 +163,9 @@ CU_MUST_CHECK int ctl_metrics_mount(
 
 /* ---- text-format helpers (also used by tests) ------------------------ */
 
-/* Append s [borrowed] escaped for a label value (\\, \", \n). */
-CU_MUST_CHECK int ctl_prom_escape_label(cu_buf *out, const char *s);
-/* Append s [borrowed] escaped for HELP text (\\, \n). */
-CU_MUST_CHECK int ctl_prom_escape_help(cu_buf *out, const char *s);
+/* Append s [borrowed] escaped for the text format: \\ and newline always,
+ * and " too when label_value (HELP text keeps its quotes). */
+CU_MUST_CHECK int ctl_prom_escape(cu_buf *out, const char *s, bool label_value);
 
 #define CTL_PROM_FLOAT_LEN 32
 /* Format v the way Prometheus' Go client does (strconv 'g', shortest

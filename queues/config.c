@@ -24,6 +24,12 @@ int que_state_new(que_state **out, cu_error *err)
 	if (!st)
 		return cu_error_set(
 		    err, CU_ENOMEM, "queue state: out of memory");
+	cu_map_init_str(&st->res_map);
+	que_flavor_map_init_str(&st->flavor_map);
+	que_cq_map_init_str(&st->cq_map);
+	que_cohort_map_init_str(&st->cohort_map);
+	que_lq_map_init_parts(&st->lq_map, 2);
+	que_wl_map_init_str(&st->wl_index);
 	*out = st;
 	return CU_OK;
 }
@@ -41,19 +47,15 @@ static void groups_free(struct que_group *g, size_t n)
 
 void que_state_free(que_state *st)
 {
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	struct que_wl *wl;
 	size_t i;
 
 	if (!st)
 		return;
-	for (i = 0; i < st->wl_nbuckets; i++) {
-		struct que_wl *wl = st->wl_buckets[i], *next;
-
-		for (; wl; wl = next) {
-			next = wl->hnext;
-			cu_free(wl);
-		}
-	}
-	cu_free(st->wl_buckets);
+	while (que_wl_map_next(&st->wl_index, &it, &wl))
+		cu_free(wl);
+	que_wl_map_dispose(&st->wl_index);
 	for (i = 0; i < st->n_res; i++)
 		cu_free(st->res_names[i]);
 	cu_free(st->res_names);
@@ -99,11 +101,11 @@ void que_state_free(que_state *st)
 	cu_free(st->fr_res);
 	cu_free(st->backoff);
 	cu_free(st->heads);
-	que_strmap_dispose(&st->res_map);
-	que_strmap_dispose(&st->flavor_map);
-	que_strmap_dispose(&st->cq_map);
-	que_strmap_dispose(&st->cohort_map);
-	que_strmap_dispose(&st->lq_map);
+	cu_map_dispose(&st->res_map);
+	que_flavor_map_dispose(&st->flavor_map);
+	que_cq_map_dispose(&st->cq_map);
+	que_cohort_map_dispose(&st->cohort_map);
+	que_lq_map_dispose(&st->lq_map);
 	cu_free(st);
 }
 
@@ -111,7 +113,7 @@ void que_state_free(que_state *st)
 
 static int intern_res(que_state *st, const char *name, uint32_t *out)
 {
-	void *v = que_strmap_get(&st->res_map, name);
+	void *v = cu_map_get(&st->res_map, name);
 	size_t cap = st->cap_res;
 	char *copy;
 
@@ -126,8 +128,8 @@ static int intern_res(que_state *st, const char *name, uint32_t *out)
 	copy = cu_strdup(name);
 	if (!copy)
 		return CU_ENOMEM;
-	if (que_strmap_put(
-		&st->res_map, copy, (void *)(uintptr_t)(st->n_res + 1))) {
+	if (cu_map_put(
+		&st->res_map, copy, (void *)(uintptr_t)(st->n_res + 1), NULL)) {
 		cu_free(copy);
 		return CU_ENOMEM;
 	}
@@ -139,7 +141,7 @@ static int intern_res(que_state *st, const char *name, uint32_t *out)
 static int intern_flavor(
     que_state *st, const char *name, struct que_flavor **out)
 {
-	struct que_flavor *f = que_strmap_get(&st->flavor_map, name);
+	struct que_flavor *f = que_flavor_map_get(&st->flavor_map, name);
 	size_t cap = st->cap_flavors;
 
 	if (f) {
@@ -154,7 +156,7 @@ static int intern_flavor(
 	if (!f)
 		return CU_ENOMEM;
 	f->name = cu_strdup(name);
-	if (!f->name || que_strmap_put(&st->flavor_map, f->name, f)) {
+	if (!f->name || que_flavor_map_put(&st->flavor_map, f->name, f)) {
 		cu_free(f->name);
 		cu_free(f);
 		return CU_ENOMEM;
@@ -338,7 +340,7 @@ int que_flavor_set(
 
 int que_flavor_delete(que_state *st, const char *name, cu_error *err)
 {
-	struct que_flavor *f = que_strmap_get(&st->flavor_map, name);
+	struct que_flavor *f = que_flavor_map_get(&st->flavor_map, name);
 
 	if (!f || !f->exists)
 		return cu_error_set(
@@ -350,7 +352,7 @@ int que_flavor_delete(que_state *st, const char *name, cu_error *err)
 
 struct que_flavor *que_flavor_get(que_state *st, const char *name)
 {
-	struct que_flavor *f = que_strmap_get(&st->flavor_map, name);
+	struct que_flavor *f = que_flavor_map_get(&st->flavor_map, name);
 
 	return f && f->exists ? f : NULL;
 }
@@ -615,7 +617,7 @@ int que_cq_set(que_state *st, const struct que_cq_spec *spec, cu_error *err)
 		return rc;
 	if (!empty(spec->cohort) && !(cohort = cu_strdup(spec->cohort)))
 		goto out_nomem;
-	cq = que_strmap_get(&st->cq_map, spec->name);
+	cq = que_cq_map_get(&st->cq_map, spec->name);
 	if (!cq) {
 		if (cu_grow((void **)&st->cqs, &st->cap_cqs, st->n_cqs + 1,
 			sizeof(*st->cqs)))
@@ -624,7 +626,7 @@ int que_cq_set(que_state *st, const struct que_cq_spec *spec, cu_error *err)
 		if (!cq)
 			goto out_nomem;
 		cq->name = cu_strdup(spec->name);
-		if (!cq->name || que_strmap_put(&st->cq_map, cq->name, cq)) {
+		if (!cq->name || que_cq_map_put(&st->cq_map, cq->name, cq)) {
 			cu_free(cq->name);
 			cu_free(cq);
 			goto out_nomem;
@@ -662,7 +664,7 @@ out_nomem:
 
 int que_cq_delete(que_state *st, const char *name, cu_error *err)
 {
-	struct que_cq *cq = que_strmap_get(&st->cq_map, name);
+	struct que_cq *cq = que_cq_map_get(&st->cq_map, name);
 
 	if (!cq || !cq->exists)
 		return cu_error_set(
@@ -674,7 +676,7 @@ int que_cq_delete(que_state *st, const char *name, cu_error *err)
 
 struct que_cq *que_cq_get(que_state *st, const char *name)
 {
-	struct que_cq *cq = que_strmap_get(&st->cq_map, name);
+	struct que_cq *cq = que_cq_map_get(&st->cq_map, name);
 
 	return cq && cq->exists ? cq : NULL;
 }
@@ -693,7 +695,7 @@ struct que_cq *que_cq_at(que_state *st, size_t i)
 
 int que_cohort_intern(que_state *st, const char *name, struct que_cohort **out)
 {
-	struct que_cohort *co = que_strmap_get(&st->cohort_map, name);
+	struct que_cohort *co = que_cohort_map_get(&st->cohort_map, name);
 
 	if (co) {
 		*out = co;
@@ -707,7 +709,7 @@ int que_cohort_intern(que_state *st, const char *name, struct que_cohort **out)
 		return CU_ENOMEM;
 	co->name = cu_strdup(name);
 	if (!co->name || que_node_reserve(&co->node, st->n_fr) ||
-	    que_strmap_put(&st->cohort_map, co->name, co)) {
+	    que_cohort_map_put(&st->cohort_map, co->name, co)) {
 		cu_free(co->node.cells);
 		cu_free(co->name);
 		cu_free(co);
@@ -760,7 +762,7 @@ out_nomem:
 
 int que_cohort_delete(que_state *st, const char *name, cu_error *err)
 {
-	struct que_cohort *co = que_strmap_get(&st->cohort_map, name);
+	struct que_cohort *co = que_cohort_map_get(&st->cohort_map, name);
 
 	if (!co || !co->is_explicit)
 		return cu_error_set(
@@ -780,7 +782,7 @@ int que_cohort_delete(que_state *st, const char *name, cu_error *err)
 
 struct que_cohort *que_cohort_get(que_state *st, const char *name)
 {
-	struct que_cohort *co = que_strmap_get(&st->cohort_map, name);
+	struct que_cohort *co = que_cohort_map_get(&st->cohort_map, name);
 
 	return co && (co->is_explicit || co->refs) ? co : NULL;
 }
@@ -790,32 +792,30 @@ struct que_cohort *que_cohort_get(que_state *st, const char *name)
 int que_lq_set(que_state *st, const struct que_lq_spec *spec, cu_error *err)
 {
 	struct que_lq *lq;
-	char *key, *cqn;
+	const char *key[2];
+	char *cqn;
 
 	if (empty(spec->ns) || empty(spec->name) || empty(spec->cluster_queue))
 		return cu_error_set(err, CU_EINVAL,
 		    "localQueue: namespace, name and clusterQueue are "
 		    "required");
-	key = cu_asprintf("%s/%s", spec->ns, spec->name);
-	if (!key)
-		goto out_nomem;
-	lq = que_strmap_get(&st->lq_map, key);
+	key[0] = spec->ns;
+	key[1] = spec->name;
+	lq = que_lq_map_get(&st->lq_map, key);
 	if (!lq) {
 		if (cu_grow((void **)&st->lqs, &st->cap_lqs, st->n_lqs + 1,
-			sizeof(*st->lqs))) {
-			cu_free(key);
+			sizeof(*st->lqs)))
 			goto out_nomem;
-		}
 		lq = cu_calloc(1, sizeof(*lq));
-		if (!lq) {
-			cu_free(key);
+		if (!lq)
 			goto out_nomem;
-		}
-		lq->key = key;
+		lq->key = cu_asprintf("%s/%s", spec->ns, spec->name);
 		lq->ns = cu_strdup(spec->ns);
 		lq->name = cu_strdup(spec->name);
-		if (!lq->ns || !lq->name ||
-		    que_strmap_put(&st->lq_map, lq->key, lq)) {
+		lq->ids[0] = lq->ns;
+		lq->ids[1] = lq->name;
+		if (!lq->key || !lq->ns || !lq->name ||
+		    que_lq_map_put(&st->lq_map, lq->ids, lq)) {
 			cu_free(lq->key);
 			cu_free(lq->ns);
 			cu_free(lq->name);
@@ -823,8 +823,6 @@ int que_lq_set(que_state *st, const struct que_lq_spec *spec, cu_error *err)
 			goto out_nomem;
 		}
 		st->lqs[st->n_lqs++] = lq;
-	} else {
-		cu_free(key);
 	}
 	cqn = cu_strdup(spec->cluster_queue);
 	if (!cqn)
@@ -855,12 +853,8 @@ int que_lq_delete(
 
 struct que_lq *que_lq_get(que_state *st, const char *ns, const char *name)
 {
-	char buf[512];
-	struct que_lq *lq;
-	int n = snprintf(buf, sizeof(buf), "%s/%s", ns, name);
+	const char *key[2] = {ns, name};
+	struct que_lq *lq = que_lq_map_get(&st->lq_map, key);
 
-	if (n < 0 || (size_t)n >= sizeof(buf))
-		return NULL;
-	lq = que_strmap_get(&st->lq_map, buf);
 	return lq && lq->exists ? lq : NULL;
 }

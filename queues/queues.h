@@ -336,9 +336,10 @@ struct que_cohort {
 };
 
 struct que_lq {
-	char *key;	 /* owned; "ns/name" */
-	char *ns, *name; /* owned */
-	char *cq_name;	 /* owned */
+	char *key;	    /* owned; "ns/name" (lq_map is keyed by ids) */
+	char *ns, *name;    /* owned */
+	const char *ids[2]; /* {ns, name}: the lq_map key */
+	char *cq_name;	    /* owned */
 	bool exists;
 	enum que_stop stop;
 };
@@ -400,7 +401,6 @@ struct que_wl {
 	uint32_t scratch;      /* per-cycle marks of admission/, 0 between */
 	size_t heap_idx;       /* in the CQ heap or the backoff heap */
 	struct que_wl *prev, *next; /* in a que_wlist */
-	struct que_wl *hnext;	    /* uid hash chain */
 	struct que_lq *lq;	    /* [borrowed] NULL when missing */
 	struct que_cq *cq;	    /* [borrowed] NULL when not routable */
 	uint32_t n_podsets;

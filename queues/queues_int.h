@@ -1,35 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * queues/queues_int.h - internals shared by the files of queues/ only:
- * the state struct, a string-keyed hash map, pending heaps and workload
- * lists. Never included from another folder.
+ * the state struct, its indexes, pending heaps and workload lists. Never
+ * included from another folder.
  */
 #ifndef CU_QUEUES_QUEUES_INT_H
 #define CU_QUEUES_QUEUES_INT_H
 
+#include "lib/cu.h"
 #include "queues/queues.h"
 
-/* Open-addressing map from a borrowed NUL-terminated key to a pointer.
- * Keys are the objects' own names, so entries are never removed
- * (invariant 5). */
-struct que_strmap {
-	const char **keys; /* owned array; keys borrowed */
-	void **vals;	   /* owned array; values borrowed */
-	size_t cap, n;
-};
-
-void que_strmap_dispose(struct que_strmap *m);
-void *que_strmap_get(const struct que_strmap *m, const char *key);
-CU_MUST_CHECK int que_strmap_put(
-    struct que_strmap *m, const char *key, void *val);
-uint32_t que_hash_str(const char *s);
+/* Indexes (lib/cu.h): keys are borrowed from the values, which live as
+ * long as the state (configuration objects are never removed, invariant
+ * 5) or until que_workload_remove takes them out. */
+CU_MAP_TYPED(que_wl_map, const char *, struct que_wl); /* uid */
+CU_MAP_TYPED(que_flavor_map, const char *, struct que_flavor);
+CU_MAP_TYPED(que_cq_map, const char *, struct que_cq);
+CU_MAP_TYPED(que_cohort_map, const char *, struct que_cohort);
+CU_MAP_TYPED(que_lq_map, const char *const *, struct que_lq); /* ns, name */
 
 struct que_state {
-	struct que_strmap res_map; /* name -> (uintptr_t)id + 1 */
-	char **res_names;	   /* owned */
+	cu_map res_map;	  /* name -> (void *)(uintptr_t)(id + 1) */
+	char **res_names; /* owned */
 	uint32_t n_res, cap_res;
 
-	struct que_strmap flavor_map;
+	que_flavor_map flavor_map;
 	struct que_flavor **flavors; /* owned */
 	uint32_t n_flavors, cap_flavors;
 
@@ -39,20 +34,19 @@ struct que_state {
 	uint32_t *fr_flavor, *fr_res; /* owned; by fr */
 	uint32_t n_fr, cap_fr;
 
-	struct que_strmap cq_map;
+	que_cq_map cq_map;
 	struct que_cq **cqs; /* owned */
 	size_t n_cqs, cap_cqs;
 
-	struct que_strmap cohort_map;
+	que_cohort_map cohort_map;
 	struct que_cohort **cohorts; /* owned */
 	size_t n_cohorts, cap_cohorts;
 
-	struct que_strmap lq_map;
+	que_lq_map lq_map;
 	struct que_lq **lqs; /* owned */
 	size_t n_lqs, cap_lqs;
 
-	struct que_wl **wl_buckets; /* owned; chained by hnext */
-	size_t wl_nbuckets, n_wl;
+	que_wl_map wl_index; /* uid -> workload [owned by the state] */
 
 	struct que_wlist blocked; /* BLOCKED workloads */
 	struct que_wl **backoff;  /* owned; min-heap on requeue_at */

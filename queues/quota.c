@@ -446,6 +446,8 @@ static int check_wl_place(const struct que_wl *wl, cu_error *err)
 
 int que_check_invariants(que_state *st, cu_error *err)
 {
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	struct que_wl *iw;
 	int64_t *sum = NULL;
 	size_t i, j, counted = 0;
 	uint32_t fr, nfr;
@@ -533,18 +535,20 @@ int que_check_invariants(que_state *st, cu_error *err)
 		if (rc)
 			goto out;
 	}
-	for (i = 0; i < st->wl_nbuckets; i++) {
-		const struct que_wl *wl;
-
-		for (wl = st->wl_buckets[i]; wl; wl = wl->hnext, counted++) {
-			rc = check_wl_place(wl, err);
-			if (rc)
-				goto out;
-		}
+	while (que_wl_map_next(&st->wl_index, &it, &iw)) {
+		counted++;
+		if (que_workload_get(st, iw->uid) != iw)
+			rc = cu_error_set(err, CU_EINVAL,
+			    "workload %s: not found by its uid", iw->uid);
+		else
+			rc = check_wl_place(iw, err);
+		if (rc)
+			goto out;
 	}
-	if (counted != st->n_wl)
+	if (counted != que_wl_map_count(&st->wl_index))
 		rc = cu_error_set(err, CU_EINVAL,
-		    "%zu workloads indexed, %zu counted", st->n_wl, counted);
+		    "%zu workloads indexed, %zu counted",
+		    que_wl_map_count(&st->wl_index), counted);
 out:
 	cu_free(sum);
 	return rc;

@@ -1,87 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * queues/util.c - containers used by the queueing model: a string-keyed
- * hash map, array growth, intrusive workload lists and the binary heaps
- * (per-CQ pending heap, state-wide backoff heap). Heaps keep each
- * workload's heap_idx current so that removal from the middle is
- * O(log n).
+ * queues/util.c - containers used by the queueing model: intrusive
+ * workload lists and the binary heaps (per-CQ pending heap, state-wide
+ * backoff heap). Heaps keep each workload's heap_idx current so that
+ * removal from the middle is O(log n). The indexes are lib/cu.h maps.
  */
 #include <string.h>
 
 #include "queues/queues_int.h"
-
-uint32_t que_hash_str(const char *s)
-{
-	/* FNV-1a: short keys, no adversary worth a keyed hash here. */
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
-void que_strmap_dispose(struct que_strmap *m)
-{
-	cu_free(m->keys);
-	cu_free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-void *que_strmap_get(const struct que_strmap *m, const char *key)
-{
-	size_t i;
-
-	if (m->cap == 0)
-		return NULL;
-	for (i = que_hash_str(key) & (m->cap - 1); m->keys[i];
-	     i = (i + 1) & (m->cap - 1)) {
-		if (strcmp(m->keys[i], key) == 0)
-			return m->vals[i];
-	}
-	return NULL;
-}
-
-static void strmap_insert(struct que_strmap *m, const char *key, void *val)
-{
-	size_t i;
-
-	for (i = que_hash_str(key) & (m->cap - 1); m->keys[i];
-	     i = (i + 1) & (m->cap - 1)) {
-		if (strcmp(m->keys[i], key) == 0) {
-			m->vals[i] = val;
-			return;
-		}
-	}
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->n++;
-}
-
-int que_strmap_put(struct que_strmap *m, const char *key, void *val)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct que_strmap bigger;
-		size_t i;
-
-		bigger.cap = m->cap ? m->cap * 2 : 16;
-		bigger.n = 0;
-		bigger.keys = cu_calloc(bigger.cap, sizeof(*bigger.keys));
-		bigger.vals = cu_calloc(bigger.cap, sizeof(*bigger.vals));
-		if (!bigger.keys || !bigger.vals) {
-			que_strmap_dispose(&bigger);
-			return CU_ENOMEM;
-		}
-		for (i = 0; i < m->cap; i++)
-			if (m->keys[i])
-				strmap_insert(&bigger, m->keys[i], m->vals[i]);
-		que_strmap_dispose(m);
-		*m = bigger;
-	}
-	strmap_insert(m, key, val);
-	return CU_OK;
-}
 
 /* Circular doubly linked list; head->prev is the tail, so push is O(1)
  * and keeps insertion order (inadmissible workloads requeue in order). */

@@ -29,64 +29,17 @@ static size_t slen(const char *s)
 
 struct que_wl *que_workload_get(que_state *st, const char *uid)
 {
-	struct que_wl *wl;
-
-	if (!st->wl_nbuckets)
-		return NULL;
-	for (wl = st->wl_buckets[que_hash_str(uid) & (st->wl_nbuckets - 1)]; wl;
-	     wl = wl->hnext)
-		if (strcmp(wl->uid, uid) == 0)
-			return wl;
-	return NULL;
+	return que_wl_map_get(&st->wl_index, uid);
 }
 
 size_t que_workload_count(const que_state *st)
 {
-	return st->n_wl;
+	return que_wl_map_count(&st->wl_index);
 }
 
 struct que_wl *que_blocked_head(que_state *st)
 {
 	return st->blocked.head;
-}
-
-static int index_reserve(que_state *st)
-{
-	struct que_wl **b;
-	size_t nb, i;
-
-	if (st->n_wl + 1 <= st->wl_nbuckets)
-		return CU_OK;
-	nb = st->wl_nbuckets ? st->wl_nbuckets * 2 : 64;
-	b = cu_calloc(nb, sizeof(*b));
-	if (!b)
-		return CU_ENOMEM;
-	for (i = 0; i < st->wl_nbuckets; i++) {
-		struct que_wl *wl = st->wl_buckets[i], *next;
-
-		for (; wl; wl = next) {
-			size_t k = que_hash_str(wl->uid) & (nb - 1);
-
-			next = wl->hnext;
-			wl->hnext = b[k];
-			b[k] = wl;
-		}
-	}
-	cu_free(st->wl_buckets);
-	st->wl_buckets = b;
-	st->wl_nbuckets = nb;
-	return CU_OK;
-}
-
-static void index_del(que_state *st, struct que_wl *wl)
-{
-	struct que_wl **pp =
-	    &st->wl_buckets[que_hash_str(wl->uid) & (st->wl_nbuckets - 1)];
-
-	while (*pp != wl)
-		pp = &(*pp)->hnext;
-	*pp = wl->hnext;
-	st->n_wl--;
 }
 
 /* ---- containers -------------------------------------------------------- */
@@ -118,17 +71,14 @@ void que_detach(que_state *st, struct que_wl *wl)
 /* Where the LocalQueue of wl leads; NULL when blocked. */
 static struct que_cq *route_target(que_state *st, struct que_wl *wl)
 {
-	char key[512];
-	int n = snprintf(key, sizeof(key), "%s/%s", wl->ns, wl->queue_name);
-	struct que_lq *lq = NULL;
+	const char *key[2] = {wl->ns, wl->queue_name};
+	struct que_lq *lq = que_lq_map_get(&st->lq_map, key);
 	struct que_cq *cq;
 
-	if (n > 0 && (size_t)n < sizeof(key))
-		lq = que_strmap_get(&st->lq_map, key);
 	wl->lq = lq && lq->exists ? lq : NULL;
 	if (!wl->lq || wl->lq->stop != QUE_STOP_NONE)
 		return NULL;
-	cq = que_strmap_get(&st->cq_map, wl->lq->cq_name);
+	cq = que_cq_map_get(&st->cq_map, wl->lq->cq_name);
 	return cq && cq->exists ? cq : NULL;
 }
 
@@ -203,17 +153,13 @@ static int route_one(que_state *st, struct que_wl *wl)
 
 int que_route_all(que_state *st, cu_error *err)
 {
-	size_t i;
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	struct que_wl *wl;
 
-	for (i = 0; i < st->wl_nbuckets; i++) {
-		struct que_wl *wl;
-
-		for (wl = st->wl_buckets[i]; wl; wl = wl->hnext)
-			if (route_one(st, wl))
-				return cu_error_set(err, CU_ENOMEM,
-				    "routing workload %s: out of memory",
-				    wl->uid);
-	}
+	while (que_wl_map_next(&st->wl_index, &it, &wl))
+		if (route_one(st, wl))
+			return cu_error_set(err, CU_ENOMEM,
+			    "routing workload %s: out of memory", wl->uid);
 	return CU_OK;
 }
 
@@ -443,9 +389,9 @@ int que_workload_add(
 		    err, CU_EEXIST, "workload %s already queued", spec->uid);
 	arrays = wl_arrays_size(spec);
 	strings = wl_strings_size(spec);
-	if (index_reserve(st) ||
-	    cu_grow((void **)&st->backoff, &st->cap_backoff, st->n_wl + 1,
-		sizeof(*st->backoff)))
+	if (que_wl_map_reserve(&st->wl_index, 1) ||
+	    cu_grow((void **)&st->backoff, &st->cap_backoff,
+		que_wl_map_count(&st->wl_index) + 1, sizeof(*st->backoff)))
 		goto out_nomem;
 	wl = cu_calloc(1, arrays + strings);
 	if (!wl)
@@ -459,13 +405,8 @@ int que_workload_add(
 	}
 	CU_ASSERT(
 	    b.a == (char *)wl + arrays && b.s == (char *)wl + arrays + strings);
-	{
-		size_t k = que_hash_str(wl->uid) & (st->wl_nbuckets - 1);
-
-		wl->hnext = st->wl_buckets[k];
-		st->wl_buckets[k] = wl;
-		st->n_wl++;
-	}
+	/* infallible: reserved above, and the uid is new */
+	CU_ASSERT(que_wl_map_put(&st->wl_index, wl->uid, wl) == CU_OK);
 	place(st, wl);
 	return CU_OK;
 out_nomem:
@@ -496,7 +437,7 @@ int que_workload_remove(que_state *st, const char *uid, cu_error *err)
 	if (wl->where == QUE_WL_ADMITTED || wl->where == QUE_WL_EVICTING)
 		release_quota(wl);
 	set_cq(wl, NULL);
-	index_del(st, wl);
+	que_wl_map_del(&st->wl_index, wl->uid);
 	cu_free(wl);
 	return CU_OK;
 }

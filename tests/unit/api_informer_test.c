@@ -475,6 +475,128 @@ Test(api_informer, label_selector_and_owner_index, .init = fx_setup,
 	api_informer_free(inf);
 }
 
+/* ConfigMap ns/name owned by the given uids (NULL-ended). */
+static json_t *owned_configmap(
+    const char *ns, const char *name, const char *const *uids)
+{
+	json_t *cm = fx_configmap(name, "v"), *refs = json_array();
+
+	for (; *uids != NULL; uids++)
+		json_array_append_new(refs,
+		    json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", "v1",
+			"kind", "ConfigMap", "name", "owner", "uid", *uids));
+	json_object_set_new(
+	    json_object_get(cm, "metadata"), "namespace", json_string(ns));
+	json_object_set_new(
+	    json_object_get(cm, "metadata"), "ownerReferences", refs);
+	return cm;
+}
+
+/* Append the object's name and a comma to the string payload. */
+static void append_name(json_t *obj, void *payload)
+{
+	char *names = payload;
+	size_t len = strlen(names);
+
+	snprintf(names + len, 64 - len, "%s,",
+	    json_string_value(
+		json_object_get(json_object_get(obj, "metadata"), "name")));
+}
+
+/* The owner index follows updates (a reference moved, one added) and
+ * deletes, and two objects of one name in two namespaces are two
+ * entries. */
+Test(api_informer, owner_index_follows_updates_and_deletes, .init = fx_setup,
+    .fini = fx_teardown)
+{
+	static const char *const u1[] = {"uid-1", NULL};
+	static const char *const u12[] = {"uid-1", "uid-2", NULL};
+	static const char *const u2[] = {"uid-2", NULL};
+	static const char *const u22[] = {"uid-2", "uid-2", NULL};
+	static const char *const u3[] = {"uid-3", NULL};
+	static const char *const pqr[] = {"p", "q", "r"};
+	char names[64];
+	struct seen s;
+	int i;
+	api_informer *inf;
+
+	cr_assert_eq(as_internal_create(&fx_srv, cm_kind(),
+			 owned_configmap("default", "x", u1), "test"),
+	    CU_OK);
+	cr_assert_eq(as_internal_create(&fx_srv, cm_kind(),
+			 owned_configmap("other", "x", u12), "test"),
+	    CU_OK);
+	start_informer(&s, NULL, NULL, &inf);
+	cr_assert(synced_flag(inf));
+	cr_assert_eq(api_informer_count(inf), 2);
+	cr_assert_neq(api_informer_get(inf, "default", "x"),
+	    api_informer_get(inf, "other", "x"));
+	cr_assert_null(api_informer_get(inf, "", "x"));
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-1", NULL, NULL), 2);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-2", NULL, NULL), 1);
+
+	/* default/x moves from uid-1 to uid-2 */
+	cr_assert_eq(as_internal_update(&fx_srv, cm_kind(),
+			 owned_configmap("default", "x", u2), false, "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.updates, 1));
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-1", NULL, NULL), 1);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-2", NULL, NULL), 2);
+
+	/* other/x goes: only default/x is left, owned by uid-2 */
+	cr_assert_eq(
+	    as_internal_delete(&fx_srv, cm_kind(), "other", "x", "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.deletes, 1));
+	cr_assert_eq(api_informer_count(inf), 1);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-1", NULL, NULL), 0);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-2", NULL, NULL), 1);
+	cr_assert_not_null(api_informer_get(inf, "default", "x"));
+	cr_assert_null(api_informer_get(inf, "other", "x"));
+
+	/* default/y names uid-2 twice: two links, counted twice */
+	cr_assert_eq(as_internal_create(&fx_srv, cm_kind(),
+			 owned_configmap("default", "y", u22), "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.adds, 3));
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-2", NULL, NULL), 3);
+	/* default/x leaves the front of uid-2's list; y's links move */
+	cr_assert_eq(
+	    as_internal_delete(&fx_srv, cm_kind(), "default", "x", "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.deletes, 2));
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-2", NULL, NULL), 2);
+	cr_assert_eq(as_internal_update(&fx_srv, cm_kind(),
+			 owned_configmap("default", "y", u1), false, "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.updates, 2));
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-2", NULL, NULL), 0);
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-1", NULL, NULL), 1);
+
+	/* p, q, r under uid-3: take p (first) then r (moved into p's place)
+	 * out; q alone is left, found through the owner index */
+	for (i = 0; i < 3; i++)
+		cr_assert_eq(
+		    as_internal_create(&fx_srv, cm_kind(),
+			owned_configmap("default", pqr[i], u3), "test"),
+		    CU_OK);
+	cr_assert(wait_count(&s.adds, 6));
+	cr_assert_eq(api_informer_foreach_owned(inf, "uid-3", NULL, NULL), 3);
+	cr_assert_eq(
+	    as_internal_delete(&fx_srv, cm_kind(), "default", "p", "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.deletes, 3));
+	cr_assert_eq(
+	    as_internal_delete(&fx_srv, cm_kind(), "default", "r", "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.deletes, 4));
+	names[0] = '\0';
+	cr_assert_eq(
+	    api_informer_foreach_owned(inf, "uid-3", append_name, names), 1);
+	cr_assert_str_eq(names, "q,");
+	api_informer_free(inf);
+}
+
 Test(api_informer, freed_while_listing_runs_no_handler, .init = fx_setup,
     .fini = fx_teardown)
 {

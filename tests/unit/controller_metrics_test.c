@@ -502,13 +502,13 @@ Test(ctl_metrics, escaping_rules_differ_for_help_and_label_values)
 	cu_buf b;
 
 	cu_buf_init(&b, 1024);
-	cr_assert_eq(ctl_prom_escape_label(&b, "a\\b\"c\nd"), CU_OK);
+	cr_assert_eq(ctl_prom_escape(&b, "a\\b\"c\nd", true), CU_OK);
 	cr_expect_str_eq(b.ptr, "a\\\\b\\\"c\\nd");
 	cu_buf_reset(&b);
-	cr_assert_eq(ctl_prom_escape_help(&b, "a\\b\"c\nd"), CU_OK);
+	cr_assert_eq(ctl_prom_escape(&b, "a\\b\"c\nd", false), CU_OK);
 	cr_expect_str_eq(b.ptr, "a\\\\b\"c\\nd", "HELP keeps quotes");
 	cu_buf_reset(&b);
-	cr_assert_eq(ctl_prom_escape_label(&b, "plain"), CU_OK);
+	cr_assert_eq(ctl_prom_escape(&b, "plain", true), CU_OK);
 	cr_expect_str_eq(b.ptr, "plain");
 	cu_buf_dispose(&b);
 }
