@@ -168,7 +168,7 @@ static int covered_resources(
 		    path, sizeof(path), "%s.coveredResources[%zu]", gpath, j);
 		if ((rc = want_type(v, JSON_STRING, path, err)) != CU_OK)
 			return rc;
-		if (ns_validate_label_key(json_string_value(v), path, err) !=
+		if (api_validate_label_key(json_string_value(v), path, err) !=
 		    CU_OK)
 			return CU_EDENIED;
 		if ((rc = set_add(seen, json_string_value(v), &dup, err)) !=
@@ -601,11 +601,11 @@ static int rf_taints(const struct api_resource_flavor *rf, cu_error *err)
 		const struct api_taint *t = &rf->spec.node_taints[i];
 
 		snprintf(path, sizeof(path), "spec.nodeTaints[%zu].key", i);
-		if (ns_validate_label_key(t->key, path, err) != CU_OK)
+		if (api_validate_label_key(t->key, path, err) != CU_OK)
 			return CU_EDENIED;
 		snprintf(path, sizeof(path), "spec.nodeTaints[%zu].value", i);
 		if (t->value != NULL &&
-		    ns_validate_label_value(t->value, path, err) != CU_OK)
+		    api_validate_label_value(t->value, path, err) != CU_OK)
 			return CU_EDENIED;
 		for (j = 0; j < i; j++) {
 			const struct api_taint *u = &rf->spec.node_taints[j];
@@ -637,7 +637,7 @@ static int rf_tolerations(const struct api_resource_flavor *rf, cu_error *err)
 			char kp[PATH_LEN];
 
 			snprintf(kp, sizeof(kp), "%s.key", path);
-			if (ns_validate_label_key(t->key, kp, err) != CU_OK)
+			if (api_validate_label_key(t->key, kp, err) != CU_OK)
 				return CU_EDENIED;
 		}
 		if (no_key && t->op != API_TOL_OP_EXISTS)
@@ -680,9 +680,9 @@ static int resource_flavor(struct adm_wh_ctx *c, cu_error *err)
 	for (i = 0; i < rf.spec.node_labels.n && rc == CU_OK; i++) {
 		const struct api_kv *kv = &rf.spec.node_labels.items[i];
 
-		if (ns_validate_label_key(kv->key, "spec.nodeLabels", err) !=
+		if (api_validate_label_key(kv->key, "spec.nodeLabels", err) !=
 			CU_OK ||
-		    ns_validate_label_value(
+		    api_validate_label_value(
 			kv->value, "spec.nodeLabels", err) != CU_OK)
 			rc = CU_EDENIED;
 	}

@@ -37,9 +37,9 @@
 
 #include <jansson.h>
 
+#include "api/labelselector.h"
 #include "api/quantity.h"
 #include "lib/cu.h"
-#include "namespaces/selector.h"
 
 /* ---- common building blocks ------------------------------------------ */
 
@@ -294,7 +294,7 @@ struct api_cluster_queue_spec {
 	enum api_queueing_strategy queueing_strategy;
 	/* Absent and JSON null both mean "no namespace"; {} means all. */
 	bool has_namespace_selector;
-	ns_selector namespace_selector;
+	api_selector namespace_selector;
 	bool has_flavor_fungibility;
 	struct {
 		enum api_fungibility

@@ -554,10 +554,10 @@ static void enc_fair_weight(struct api_enc *e, json_t *spec, bool has,
 }
 
 static void enc_selector(
-    struct api_enc *e, json_t *spec, bool has, const ns_selector *sel)
+    struct api_enc *e, json_t *spec, bool has, const api_selector *sel)
 {
 	json_t *old, *v = NULL;
-	ns_selector prev;
+	api_selector prev;
 	char *a, *b;
 	bool same = false;
 
@@ -572,13 +572,13 @@ static void enc_selector(
 	old = json_object_get(spec, "namespaceSelector");
 	if (old != NULL &&
 	    api_label_selector_decode(&prev, old, NULL, NULL) == CU_OK) {
-		a = ns_selector_string(&prev);
-		b = ns_selector_string(sel);
+		a = api_selector_string(&prev);
+		b = api_selector_string(sel);
 		same = a && b && strcmp(a, b) == 0 &&
 		       prev.match_nothing == sel->match_nothing;
 		cu_free(a);
 		cu_free(b);
-		ns_selector_dispose(&prev);
+		api_selector_dispose(&prev);
 	}
 	if (same)
 		return;
@@ -678,7 +678,7 @@ static void cluster_queue_dispose_body(struct api_cluster_queue *cq)
 
 	api_resource_groups_dispose(&cq->spec.resource_groups);
 	cu_free(cq->spec.cohort_name);
-	ns_selector_dispose(&cq->spec.namespace_selector);
+	api_selector_dispose(&cq->spec.namespace_selector);
 	for (i = 0; i < cq->spec.n_admission_checks; i++) {
 		cu_free(cq->spec.admission_checks[i].name);
 		api_strlist_dispose(&cq->spec.admission_checks[i].on_flavors);

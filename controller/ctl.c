@@ -97,7 +97,7 @@ struct inf_slot {
 struct cq_sel {
 	char *name; /* owned */
 	bool has;   /* a selector is set ({} = all); unset = none */
-	ns_selector sel;
+	api_selector sel;
 };
 
 enum write_kind {
@@ -625,7 +625,7 @@ static void sels_clear(ctl *c)
 
 	for (i = 0; i < c->nsels; i++) {
 		cu_free(c->sels[i].name);
-		ns_selector_dispose(&c->sels[i].sel);
+		api_selector_dispose(&c->sels[i].sel);
 	}
 	cu_free(c->sels);
 	c->sels = NULL;

@@ -197,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ns_gate_config cfg;
 	struct adm_wh_options opt;
 	struct adm_wh_request req;
-	ns_selector sel;
+	api_selector sel;
 	bool have_req;
 	int m;
 
@@ -224,6 +224,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    &req, have_req);
 	}
 	adm_wh_request_dispose(&req);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 	return 0;
 }

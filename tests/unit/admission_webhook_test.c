@@ -25,7 +25,7 @@ struct world {
 };
 
 static struct world W;
-static ns_selector SEL;
+static api_selector SEL;
 static struct ns_gate_config CFG;
 static struct adm_wh_options OPT;
 
@@ -121,7 +121,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	ns_selector_dispose(&SEL);
+	api_selector_dispose(&SEL);
 }
 
 TestSuite(webhook, .init = setup, .fini = teardown);

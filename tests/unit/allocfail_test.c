@@ -722,7 +722,7 @@ static int wh_run(void *p, cu_error *err)
 static void wh_torture(const char *name, enum adm_wh_mode mode,
     const char *body, const char *expect)
 {
-	ns_selector sel;
+	api_selector sel;
 	struct ns_gate_config cfg = {0};
 	struct wh_ctx c = {0};
 	cu_error err;
@@ -741,7 +741,7 @@ static void wh_torture(const char *name, enum adm_wh_mode mode,
 	(void)torture(name, wh_run, NULL, &c, NULL);
 	cr_assert_not_null(strstr(c.golden, expect), "%s: %s", name, c.golden);
 	cu_free(c.golden);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 }
 
 #define REVIEW(gvk_group, version, kind, op, obj)                              \
