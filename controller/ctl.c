@@ -159,11 +159,11 @@ struct ctl {
 	ctl_metrics *metrics;
 	ctl_health *health;
 	ctl_httpd *probe_srv, *metrics_srv;
-	ctl_whsrv *webhook;	  /* NULL: no serving certificate */
-	ctl_certrot *certrot;	  /* NULL: internalCertManagement off */
-	struct adm_wh_options wh; /* the webhook handlers' view of caches */
-	ctl_leader *leader;	  /* NULL with leader election off */
-	rec_events *events;	  /* event recorder (dedup, spam filter) */
+	ctl_whsrv *webhook;   /* NULL: no serving certificate */
+	ctl_certrot *certrot; /* NULL: internalCertManagement off */
+	struct wh_options wh; /* the webhook handlers' view of caches */
+	ctl_leader *leader;   /* NULL with leader election off */
+	rec_events *events;   /* event recorder (dedup, spam filter) */
 	bool leading;
 	bool failed; /* lost leadership: the process must exit (as Kueue) */
 
@@ -3138,8 +3138,8 @@ static int wh_local_queue(const char *ns, const char *name, bool *exists,
 	return CU_OK;
 }
 
-static int wh_workload(const struct adm_wh_job_ref *job,
-    struct adm_wh_workload_state *out, void *payload, cu_error *err)
+static int wh_workload(const struct wh_job_ref *job,
+    struct wh_workload_state *out, void *payload, cu_error *err)
 {
 	ctl *c = payload;
 	bool js = job->kind == NS_GATE_KIND_JOBSET;

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * admission/webhook_kueue.c - the webhooks of the Kueue kinds
+ * webhook/kueue.c - the webhooks of the Kueue kinds
  * (kueue.x-k8s.io/v1beta2): validation of ClusterQueue, Cohort,
  * LocalQueue, ResourceFlavor, Workload and WorkloadPriorityClass on
  * CREATE/UPDATE with Kueue's rules and messages (pkg/webhooks and the
  * CRDs' CEL rules), run in the causal order documented in
- * admission/webhook.h; and Kueue's defaulting of the resource-in-use
+ * webhook/webhook.h; and Kueue's defaulting of the resource-in-use
  * finalizer on ClusterQueues and ResourceFlavors (opt-in).
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "admission/webhook_int.h"
+#include "webhook/webhook_int.h"
 #include "api/model.h"
 
 #define MAX_GROUPS 16
@@ -55,7 +55,7 @@ static int want_type(
 		return CU_OK;
 	return cu_error_set(err, CU_EPARSE,
 	    "%s: Invalid type: expected %s, got %s", path, names[t],
-	    adm_wh__json_type(v));
+	    wh__json_type(v));
 }
 
 /* The spec object [borrowed] or NULL. */
@@ -84,7 +84,7 @@ static int ref_field(const json_t *spec, const char *key, const char *path,
 
 	if (rc != CU_OK || (*out)[0] == '\0')
 		return rc;
-	return adm_wh__check_dns1123_subdomain(*out, path, err);
+	return wh__check_dns1123_subdomain(*out, path, err);
 }
 
 static const char *qstr(
@@ -94,7 +94,7 @@ static const char *qstr(
 	return buf;
 }
 
-static const char *name_of(const struct adm_wh_ctx *c)
+static const char *name_of(const struct wh_ctx *c)
 {
 	const json_t *n = json_object_get(
 	    json_object_get(c->req->object, "metadata"), "name");
@@ -105,7 +105,7 @@ static const char *name_of(const struct adm_wh_ctx *c)
 }
 
 /* Old object's string at spec[key], "" when absent or not a string. */
-static const char *old_spec_str(const struct adm_wh_ctx *c, const char *key)
+static const char *old_spec_str(const struct wh_ctx *c, const char *key)
 {
 	const json_t *v =
 	    json_object_get(json_object_get(c->req->old_object, "spec"), key);
@@ -156,7 +156,7 @@ static int check_count(
 static int covered_resources(
     const json_t *cr, const char *gpath, json_t *seen, cu_error *err)
 {
-	char path[PATH_LEN], q[ADM_WH_QUOTE_MAX];
+	char path[PATH_LEN], q[WH_QUOTE_MAX];
 	size_t j;
 	bool dup;
 	int rc;
@@ -177,7 +177,7 @@ static int covered_resources(
 		if (dup)
 			return cu_error_set(err, CU_EDENIED,
 			    "%s: Duplicate value: %s", path,
-			    adm_wh__quote(q, json_string_value(v)));
+			    wh__quote(q, json_string_value(v)));
 	}
 	return CU_OK;
 }
@@ -258,14 +258,14 @@ static int resource_quota(const struct api_resource_quota *r,
     const char *covered, const char *rpath, bool has_parent, bool cohort,
     cu_error *err)
 {
-	char q[ADM_WH_QUOTE_MAX], a[API_QUANTITY_STR_MAX];
+	char q[WH_QUOTE_MAX], a[API_QUANTITY_STR_MAX];
 	const char *none = cohort ? "parent" : "cohort";
 
 	if (!same(r->name, covered))
 		return cu_error_set(err, CU_EDENIED,
 		    "%s.name: Invalid value: %s: must match the name in "
 		    "coveredResources",
-		    rpath, adm_wh__quote(q, r->name));
+		    rpath, wh__quote(q, r->name));
 	if (r->nominal_quota.milli < 0)
 		return cu_error_set(err, CU_EDENIED,
 		    "%s.nominalQuota: Invalid value: \"%s\": " NEGATIVE, rpath,
@@ -305,7 +305,7 @@ static int resource_quota(const struct api_resource_quota *r,
 static int groups_items_loop(const struct api_resource_groups *rg,
     bool has_parent, bool cohort, json_t *seen, cu_error *err)
 {
-	char fpath[SHORT_PATH_LEN], path[PATH_LEN], q[ADM_WH_QUOTE_MAX];
+	char fpath[SHORT_PATH_LEN], path[PATH_LEN], q[WH_QUOTE_MAX];
 	size_t i, j, k;
 	bool dup;
 	int rc;
@@ -319,14 +319,14 @@ static int groups_items_loop(const struct api_resource_groups *rg,
 			snprintf(fpath, sizeof(fpath),
 			    "spec.resourceGroups[%zu].flavors[%zu]", i, j);
 			snprintf(path, sizeof(path), "%s.name", fpath);
-			if ((rc = adm_wh__check_dns1123_subdomain(
+			if ((rc = wh__check_dns1123_subdomain(
 				 f->name, path, err)) != CU_OK ||
 			    (rc = set_add(seen, f->name, &dup, err)) != CU_OK)
 				return rc;
 			if (dup)
 				return cu_error_set(err, CU_EDENIED,
 				    "%s: Duplicate value: %s", path,
-				    adm_wh__quote(q, f->name));
+				    wh__quote(q, f->name));
 			for (k = 0;
 			     k < f->n_resources && k < g->covered_resources.n;
 			     k++) {
@@ -391,10 +391,10 @@ static void cq_flavor_list(
 	buf[0] = '\0';
 	for (i = 0; i < rg->n; i++) {
 		for (j = 0; j < rg->items[i].n_flavors && len + 8 < n; j++) {
-			char q[ADM_WH_QUOTE_MAX];
+			char q[WH_QUOTE_MAX];
 			int w = snprintf(buf + len, n - len, "%s%s",
 			    len ? ", " : "",
-			    adm_wh__quote(q, rg->items[i].flavors[j].name));
+			    wh__quote(q, rg->items[i].flavors[j].name));
 
 			if (w < 0 || (size_t)w >= n - len) {
 				snprintf(buf + len, n - len, "...");
@@ -409,7 +409,7 @@ static void cq_flavor_list(
 static int cq_spec_rules(const struct api_cluster_queue *cq, cu_error *err)
 {
 	const struct api_cluster_queue_spec *s = &cq->spec;
-	char q[ADM_WH_QUOTE_MAX], list[200];
+	char q[WH_QUOTE_MAX], list[200];
 	size_t i, j;
 	int rc;
 
@@ -457,13 +457,13 @@ static int cq_spec_rules(const struct api_cluster_queue *cq, cu_error *err)
 			    "spec.admissionChecksStrategy.admissionChecks[%zu]"
 			    ".onFlavors[%zu]: Unsupported value: %s: "
 			    "supported values: %s",
-			    i, j, adm_wh__quote(q, of->items[j]), list);
+			    i, j, wh__quote(q, of->items[j]), list);
 		}
 	}
 	return CU_OK;
 }
 
-static int cluster_queue(struct adm_wh_ctx *c, cu_error *err)
+static int cluster_queue(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *spec;
 	const char *cohort;
@@ -487,11 +487,11 @@ static int cluster_queue(struct adm_wh_ctx *c, cu_error *err)
 
 /* ---- Cohort ---------------------------------------------------------- */
 
-static int cohort(struct adm_wh_ctx *c, cu_error *err)
+static int cohort(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *spec;
 	const char *parent;
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 	struct api_cohort co;
 	int rc;
 
@@ -503,7 +503,7 @@ static int cohort(struct adm_wh_ctx *c, cu_error *err)
 		return cu_error_set(err, CU_EDENIED,
 		    "spec.parentName: Invalid value: %s: must not be the "
 		    "Cohort's own name",
-		    adm_wh__quote(q, parent));
+		    wh__quote(q, parent));
 	if ((rc = groups_structure(spec, err)) != CU_OK)
 		return rc;
 	if ((rc = api_cohort_decode(&co, c->req->object, err)) != CU_OK)
@@ -519,11 +519,11 @@ static int cohort(struct adm_wh_ctx *c, cu_error *err)
 
 /* ---- LocalQueue ------------------------------------------------------ */
 
-static int local_queue(struct adm_wh_ctx *c, cu_error *err)
+static int local_queue(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *spec;
 	const char *cq;
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 	struct api_local_queue lq;
 	int rc;
 
@@ -536,14 +536,14 @@ static int local_queue(struct adm_wh_ctx *c, cu_error *err)
 	rc = fair_weight(
 	    lq.spec.has_fair_sharing_weight, &lq.spec.fair_sharing_weight, err);
 	api_local_queue_dispose(&lq);
-	if (rc != CU_OK || c->req->operation != ADM_WH_OP_UPDATE)
+	if (rc != CU_OK || c->req->operation != WH_OP_UPDATE)
 		return rc;
 	/* a CEL transition rule: only when set before and after */
 	if (cq[0] != '\0' && old_spec_str(c, "clusterQueue")[0] != '\0' &&
 	    !same(cq, old_spec_str(c, "clusterQueue")))
 		return cu_error_set(err, CU_EDENIED,
 		    "spec.clusterQueue: Invalid value: %s: field is immutable",
-		    adm_wh__quote(q, cq));
+		    wh__quote(q, cq));
 	return CU_OK;
 }
 
@@ -594,7 +594,7 @@ static const char *effect_name(enum api_taint_effect e)
 
 static int rf_taints(const struct api_resource_flavor *rf, cu_error *err)
 {
-	char path[PATH_LEN], q[ADM_WH_QUOTE_MAX], kv[PATH_LEN];
+	char path[PATH_LEN], q[WH_QUOTE_MAX], kv[PATH_LEN];
 	size_t i, j;
 
 	for (i = 0; i < rf->spec.n_node_taints; i++) {
@@ -617,7 +617,7 @@ static int rf_taints(const struct api_resource_flavor *rf, cu_error *err)
 			return cu_error_set(err, CU_EDENIED,
 			    "spec.nodeTaints[%zu]: Duplicate value: %s: taints "
 			    "must be unique by key and effect pair",
-			    i, adm_wh__quote(q, kv));
+			    i, wh__quote(q, kv));
 		}
 	}
 	return CU_OK;
@@ -625,7 +625,7 @@ static int rf_taints(const struct api_resource_flavor *rf, cu_error *err)
 
 static int rf_tolerations(const struct api_resource_flavor *rf, cu_error *err)
 {
-	char path[SHORT_PATH_LEN], q[ADM_WH_QUOTE_MAX];
+	char path[SHORT_PATH_LEN], q[WH_QUOTE_MAX];
 	size_t i;
 
 	for (i = 0; i < rf->spec.n_tolerations; i++) {
@@ -657,16 +657,16 @@ static int rf_tolerations(const struct api_resource_flavor *rf, cu_error *err)
 			return cu_error_set(err, CU_EDENIED,
 			    "%s.value: Invalid value: %s: a value must be "
 			    "empty when 'operator' is 'Exists'",
-			    path, adm_wh__quote(q, t->value));
+			    path, wh__quote(q, t->value));
 	}
 	return CU_OK;
 }
 
-static int resource_flavor(struct adm_wh_ctx *c, cu_error *err)
+static int resource_flavor(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *spec;
 	const char *old_topo;
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 	struct api_resource_flavor rf;
 	size_t i;
 	int rc;
@@ -696,12 +696,12 @@ static int resource_flavor(struct adm_wh_ctx *c, cu_error *err)
 		    "spec.nodeLabels: Required value: at least one nodeLabel "
 		    "is required when topology is set");
 	old_topo = old_spec_str(c, "topologyName");
-	if (rc == CU_OK && c->req->operation == ADM_WH_OP_UPDATE &&
+	if (rc == CU_OK && c->req->operation == WH_OP_UPDATE &&
 	    old_topo[0] != '\0' && !same(old_topo, rf.spec.topology_name))
 		rc = cu_error_set(err, CU_EDENIED,
 		    "spec.topologyName: Invalid value: %s: topologyName is "
 		    "immutable when topologyName is set",
-		    adm_wh__quote(q, rf.spec.topology_name));
+		    wh__quote(q, rf.spec.topology_name));
 	api_resource_flavor_dispose(&rf);
 	return rc;
 }
@@ -713,8 +713,7 @@ static bool is_dns1123_label(const char *s)
 {
 	size_t n = strlen(s);
 
-	return n <= 63 && strchr(s, '.') == NULL &&
-	       adm_wh__is_dns1123_subdomain(s);
+	return n <= 63 && strchr(s, '.') == NULL && wh__is_dns1123_subdomain(s);
 }
 
 static bool quota_reserved(const json_t *wl)
@@ -739,7 +738,7 @@ static bool quota_reserved(const json_t *wl)
 
 static int wl_podsets(const struct api_workload *wl, cu_error *err)
 {
-	char path[PATH_LEN], q[ADM_WH_QUOTE_MAX];
+	char path[PATH_LEN], q[WH_QUOTE_MAX];
 	size_t i, j, with_min = 0;
 
 	for (i = 0; i < wl->spec.n_pod_sets; i++) {
@@ -755,14 +754,14 @@ static int wl_podsets(const struct api_workload *wl, cu_error *err)
 			    "an alphanumeric character (e.g. 'my-name',  or "
 			    "'123-abc', regex used for validation is "
 			    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-			    path, adm_wh__quote(q, name));
+			    path, wh__quote(q, name));
 		for (j = 0; j < i; j++) {
 			const char *o = wl->spec.pod_sets[j].name;
 
 			if (same(o != NULL ? o : "main", name))
 				return cu_error_set(err, CU_EDENIED,
 				    "%s: Duplicate value: %s", path,
-				    adm_wh__quote(q, name));
+				    wh__quote(q, name));
 		}
 		if (ps->has_count && ps->count < 0)
 			return cu_error_set(err, CU_EDENIED,
@@ -781,14 +780,14 @@ static int wl_podsets(const struct api_workload *wl, cu_error *err)
 
 /* Step 8: what a quota reservation freezes. */
 static int wl_update(
-    const struct adm_wh_ctx *c, const struct api_workload *wl, cu_error *err)
+    const struct wh_ctx *c, const struct api_workload *wl, cu_error *err)
 {
 	const json_t *old = c->req->old_object, *obj = c->req->object;
 	const json_t *op =
 	    json_object_get(json_object_get(old, "spec"), "podSets");
 	const json_t *np =
 	    json_object_get(json_object_get(obj, "spec"), "podSets");
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 	size_t i;
 
 	if (!quota_reserved(old))
@@ -798,7 +797,7 @@ static int wl_update(
 		return cu_error_set(err, CU_EDENIED,
 		    "spec.queueName: Invalid value: %s: queueName is immutable "
 		    "while workload quota reserved",
-		    adm_wh__quote(q, wl->spec.queue_name));
+		    wh__quote(q, wl->spec.queue_name));
 	if (json_array_size(op) != json_array_size(np))
 		return cu_error_set(err, CU_EDENIED,
 		    "spec.podSets: Invalid value: \"array\": field is "
@@ -812,7 +811,7 @@ static int wl_update(
 	return CU_OK;
 }
 
-static int workload(struct adm_wh_ctx *c, cu_error *err)
+static int workload(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *spec;
 	struct api_workload wl;
@@ -823,7 +822,7 @@ static int workload(struct adm_wh_ctx *c, cu_error *err)
 	if ((rc = api_workload_decode(&wl, c->req->object, err)) != CU_OK)
 		return decoded(rc);
 	rc = wl_podsets(&wl, err);
-	if (rc == CU_OK && c->req->operation == ADM_WH_OP_UPDATE)
+	if (rc == CU_OK && c->req->operation == WH_OP_UPDATE)
 		rc = wl_update(c, &wl, err);
 	api_workload_dispose(&wl);
 	return rc;
@@ -831,7 +830,7 @@ static int workload(struct adm_wh_ctx *c, cu_error *err)
 
 /* ---- WorkloadPriorityClass ------------------------------------------- */
 
-static int workload_priority_class(struct adm_wh_ctx *c, cu_error *err)
+static int workload_priority_class(struct wh_ctx *c, cu_error *err)
 {
 	struct api_workload_priority_class w;
 	size_t chars = 0;
@@ -854,39 +853,38 @@ static int workload_priority_class(struct adm_wh_ctx *c, cu_error *err)
 /* ---- defaulting ------------------------------------------------------ */
 
 /* Kueue's Default() of ClusterQueue and ResourceFlavor. */
-static int add_finalizer(struct adm_wh_ctx *c, cu_error *err)
+static int add_finalizer(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *meta = json_object_get(c->req->object, "metadata");
 	const json_t *fin, *v;
 	size_t i;
 
 	if (!json_is_object(meta))
-		return adm_wh__patch_add(c->out, "add", "/metadata",
-		    json_pack("{s:[s]}", "finalizers",
-			ADM_WH_FINALIZER_RESOURCE_IN_USE),
+		return wh__patch_add(c->out, "add", "/metadata",
+		    json_pack(
+			"{s:[s]}", "finalizers", WH_FINALIZER_RESOURCE_IN_USE),
 		    err);
 	fin = member(meta, "finalizers");
 	if (fin == NULL)
-		return adm_wh__patch_add(c->out, "add", "/metadata/finalizers",
-		    json_pack("[s]", ADM_WH_FINALIZER_RESOURCE_IN_USE), err);
+		return wh__patch_add(c->out, "add", "/metadata/finalizers",
+		    json_pack("[s]", WH_FINALIZER_RESOURCE_IN_USE), err);
 	if (!json_is_array(fin))
 		return want_type(fin, JSON_ARRAY, "metadata.finalizers", err);
 	json_array_foreach(fin, i, v)
 	{
-		if (json_is_string(v) &&
-		    strcmp(json_string_value(v),
-			ADM_WH_FINALIZER_RESOURCE_IN_USE) == 0)
+		if (json_is_string(v) && strcmp(json_string_value(v),
+					     WH_FINALIZER_RESOURCE_IN_USE) == 0)
 			return CU_OK;
 	}
-	return adm_wh__patch_add(c->out, "add", "/metadata/finalizers/-",
-	    json_string(ADM_WH_FINALIZER_RESOURCE_IN_USE), err);
+	return wh__patch_add(c->out, "add", "/metadata/finalizers/-",
+	    json_string(WH_FINALIZER_RESOURCE_IN_USE), err);
 }
 
-int adm_wh__kueue(struct adm_wh_ctx *c, const char *kind, cu_error *err)
+int wh__kueue(struct wh_ctx *c, const char *kind, cu_error *err)
 {
 	static const struct {
 		const char *kind;
-		int (*validate)(struct adm_wh_ctx *, cu_error *);
+		int (*validate)(struct wh_ctx *, cu_error *);
 		bool finalizer;
 	} kinds[] = {
 	    {"ClusterQueue", cluster_queue, true},
@@ -901,10 +899,9 @@ int adm_wh__kueue(struct adm_wh_ctx *c, const char *kind, cu_error *err)
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (strcmp(kinds[i].kind, kind) != 0)
 			continue;
-		if (c->mode == ADM_WH_VALIDATE)
+		if (c->mode == WH_VALIDATE)
 			return kinds[i].validate(c, err);
-		if (kinds[i].finalizer &&
-		    c->req->operation == ADM_WH_OP_CREATE &&
+		if (kinds[i].finalizer && c->req->operation == WH_OP_CREATE &&
 		    c->opt->add_resource_in_use_finalizer)
 			return add_finalizer(c, err);
 		return CU_OK;
