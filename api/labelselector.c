@@ -12,36 +12,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/json.h"
+
 #define PATH_MAX_LEN 512
 /* Child paths add a short suffix to a parent path of PATH_MAX_LEN. */
 #define SUB_LEN (PATH_MAX_LEN + 64)
-
-static const char *type_name(const json_t *j)
-{
-	switch (json_typeof(j)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "unknown";
-}
 
 static int type_error(
     cu_error *err, const char *path, const json_t *j, const char *want)
 {
 	return cu_error_set(err, CU_EPARSE, "%s: Invalid value: %s: must be %s",
-	    path, type_name(j), want);
+	    path, api_json_type_name(j, false), want);
 }
 
 static int decode_match_labels(

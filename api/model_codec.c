@@ -214,28 +214,6 @@ void apid_nomem(struct api_dec *d)
 	apid_fail(d, CU_ENOMEM, "out of memory");
 }
 
-const char *apid_type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-		return "integer";
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "unknown";
-}
-
 static const char *want_name(json_type t)
 {
 	switch (t) {
@@ -272,7 +250,7 @@ const json_t *apid_field(struct api_dec *d, const json_t *o, const char *key,
 	if (json_typeof(v) != want) {
 		mark = apid_push(d, key);
 		apid_fail(d, CU_EPARSE, "Invalid type: expected %s, got %s",
-		    want_name(want), apid_type_name(v));
+		    want_name(want), api_json_type_name(v, true));
 		apid_pop(d, mark);
 		return NULL;
 	}
@@ -355,7 +333,7 @@ void apid_bool(
 		mark = apid_push(d, key);
 		apid_fail(d, CU_EPARSE,
 		    "Invalid type: expected boolean, got %s",
-		    apid_type_name(v));
+		    api_json_type_name(v, true));
 		apid_pop(d, mark);
 		return;
 	}
@@ -382,7 +360,8 @@ static int qty_from_json(const json_t *v, struct api_quantity *q, cu_error *err)
 		return api_quantity_parse(q, buf, err);
 	}
 	return cu_error_set(err, CU_EPARSE,
-	    "Invalid type: expected string, got %s", apid_type_name(v));
+	    "Invalid type: expected string, got %s",
+	    api_json_type_name(v, true));
 }
 
 void apid_qty(struct api_dec *d, const json_t *o, const char *key,
@@ -488,7 +467,7 @@ void apid_strmap(
 			size_t m2 = apid_push(d, k);
 			apid_fail(d, CU_EPARSE,
 			    "Invalid type: expected string, got %s",
-			    apid_type_name(val));
+			    api_json_type_name(val, true));
 			apid_pop(d, m2);
 			break;
 		}
@@ -525,7 +504,7 @@ void apid_strlist(struct api_dec *d, const json_t *o, const char *key,
 			size_t m2 = apid_push_idx(d, i);
 			apid_fail(d, CU_EPARSE,
 			    "Invalid type: expected string, got %s",
-			    apid_type_name(s));
+			    api_json_type_name(s, true));
 			apid_pop(d, m2);
 			break;
 		}
@@ -609,7 +588,7 @@ const json_t *apid_elem(
 		return NULL;
 	if (!json_is_object(v)) {
 		apid_fail(d, CU_EPARSE, "Invalid type: expected object, got %s",
-		    apid_type_name(v));
+		    api_json_type_name(v, true));
 		return NULL;
 	}
 	return v;

@@ -14,6 +14,7 @@
 
 #include <string.h>
 
+#include "api/json.h"
 #include "api/model.h"
 
 #define API_PATH_MAX 384
@@ -47,8 +48,6 @@ int apid_fail(struct api_dec *d, int code, const char *fmt, ...)
     CU_PRINTF(3, 4);
 /* Allocation failure at the current path. */
 void apid_nomem(struct api_dec *d);
-/* The JSON type name used in messages. */
-const char *apid_type_name(const json_t *v);
 
 /*
  * Field readers. o is the containing object [borrowed]; key [borrowed].

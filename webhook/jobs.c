@@ -102,14 +102,14 @@ static int suspend_of(const json_t *obj, const char *field, bool *present,
 	if (!json_is_object(spec))
 		return cu_error_set(err, CU_EPARSE,
 		    "%sspec: Invalid type: expected object, got %s", field,
-		    wh__json_type(spec));
+		    api_json_type_name(spec, false));
 	s = json_object_get(spec, "suspend");
 	if (s == NULL || json_is_null(s))
 		return CU_OK;
 	if (!json_is_boolean(s))
 		return cu_error_set(err, CU_EPARSE,
 		    "%sspec.suspend: Invalid type: expected boolean, got %s",
-		    field, wh__json_type(s));
+		    field, api_json_type_name(s, false));
 	*present = true;
 	*value = json_is_true(s);
 	return CU_OK;

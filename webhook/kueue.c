@@ -55,7 +55,7 @@ static int want_type(
 		return CU_OK;
 	return cu_error_set(err, CU_EPARSE,
 	    "%s: Invalid type: expected %s, got %s", path, names[t],
-	    wh__json_type(v));
+	    api_json_type_name(v, false));
 }
 
 /* The spec object [borrowed] or NULL. */
@@ -65,22 +65,11 @@ static int spec_of(const json_t *obj, const json_t **spec, cu_error *err)
 	return want_type(*spec, JSON_OBJECT, "spec", err);
 }
 
-/* Optional string o[key]: "" when absent. */
-static int opt_str(const json_t *o, const char *key, const char *path,
-    const char **out, cu_error *err)
-{
-	const json_t *v = member(o, key);
-	int rc = want_type(v, JSON_STRING, path, err);
-
-	*out = v != NULL && rc == CU_OK ? json_string_value(v) : "";
-	return rc;
-}
-
 /* A reference to another object: a DNS-1123 subdomain when set. */
 static int ref_field(const json_t *spec, const char *key, const char *path,
     const char **out, cu_error *err)
 {
-	int rc = opt_str(spec, key, path, out, err);
+	int rc = api_json_get_str(spec, key, path, "", out, err);
 
 	if (rc != CU_OK || (*out)[0] == '\0')
 		return rc;

@@ -63,27 +63,6 @@ const char *wh_op_name(enum wh_op op)
 
 /* ---- shared helpers (webhook_int.h) ---------------------------------- */
 
-const char *wh__json_type(const json_t *v)
-{
-	switch (v != NULL ? json_typeof(v) : JSON_NULL) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	case JSON_NULL:
-		break;
-	}
-	return "null";
-}
-
 char *wh__quote(char buf[WH_QUOTE_MAX], const char *s)
 {
 	/* Room for the worst escape (\u00XX, 6 bytes), "...", quote, NUL. */
@@ -211,23 +190,11 @@ int wh__patch_add(struct wh_response *out, const char *op, const char *path,
 static int dec_str(const json_t *o, const char *key, const char *path,
     bool required, const char **out, cu_error *err)
 {
-	const json_t *v = json_object_get(o, key);
+	int rc = api_json_get_str(o, key, path, "", out, err);
 
-	*out = "";
-	if (v == NULL || json_is_null(v)) {
-		if (required)
-			return cu_error_set(
-			    err, CU_EINVAL, "%s: Required value", path);
-		return CU_OK;
-	}
-	if (!json_is_string(v))
-		return cu_error_set(err, CU_EPARSE,
-		    "%s: Invalid type: expected string, got %s", path,
-		    wh__json_type(v));
-	*out = json_string_value(v);
-	if (required && (*out)[0] == '\0')
+	if (rc == CU_OK && required && (*out)[0] == '\0')
 		return cu_error_set(err, CU_EINVAL, "%s: Required value", path);
-	return CU_OK;
+	return rc;
 }
 
 /* The object at o[key] [borrowed], NULL when absent or null. */
@@ -246,7 +213,7 @@ static int dec_obj(const json_t *o, const char *key, const char *path,
 	if (!json_is_object(v))
 		return cu_error_set(err, CU_EPARSE,
 		    "%s: Invalid type: expected object, got %s", path,
-		    wh__json_type(v));
+		    api_json_type_name(v, false));
 	*out = v;
 	return CU_OK;
 }
@@ -322,7 +289,7 @@ static int dec_request(struct wh_request *r, const json_t *q, cu_error *err)
 	if (dr != NULL && !json_is_null(dr) && !json_is_boolean(dr))
 		return cu_error_set(err, CU_EPARSE,
 		    "request.dryRun: Invalid type: expected boolean, got %s",
-		    wh__json_type(dr));
+		    api_json_type_name(dr, false));
 	r->dry_run = json_is_true(dr);
 	if ((rc = dec_obj(
 		 q, "userInfo", "request.userInfo", false, &ui, err)) != CU_OK)
@@ -364,7 +331,7 @@ int wh_request_decode(
 	if (!json_is_object(doc)) {
 		rc = cu_error_set(err, CU_EPARSE,
 		    "request body: Invalid type: expected object, got %s",
-		    wh__json_type(doc));
+		    api_json_type_name(doc, false));
 		goto fail;
 	}
 	if ((rc = dec_fixed(doc, "apiVersion", WH_API_VERSION, err)) != CU_OK ||
@@ -595,7 +562,7 @@ static int check_object(const json_t *o, const char *field,
 			return cu_error_set(err, CU_EPARSE,
 			    "%s.apiVersion: Invalid type: expected string, got "
 			    "%s",
-			    field, wh__json_type(av));
+			    field, api_json_type_name(av, false));
 		if (!is(json_string_value(av), want))
 			return cu_error_set(err, CU_EPARSE,
 			    "%s.apiVersion: Invalid value: %s: must be "
@@ -607,7 +574,7 @@ static int check_object(const json_t *o, const char *field,
 		if (!json_is_string(k))
 			return cu_error_set(err, CU_EPARSE,
 			    "%s.kind: Invalid type: expected string, got %s",
-			    field, wh__json_type(k));
+			    field, api_json_type_name(k, false));
 		if (!is(json_string_value(k), req->kind.kind))
 			return cu_error_set(err, CU_EPARSE,
 			    "%s.kind: Invalid value: %s: must be \"%.128s\" "

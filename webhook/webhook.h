@@ -99,8 +99,8 @@
  * WorkloadPriorityClass.value is mutable, as in Kueue (a change does not
  * affect existing Workloads): only the decode and description <= 2048.
  */
-#ifndef CU_ADMISSION_WEBHOOK_H
-#define CU_ADMISSION_WEBHOOK_H
+#ifndef CU_WEBHOOK_WEBHOOK_H
+#define CU_WEBHOOK_WEBHOOK_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -311,4 +311,4 @@ CU_MUST_CHECK int wh_serve(const struct wh_options *opt, enum wh_mode mode,
 /* "CREATE", "UPDATE", "DELETE", "CONNECT", "" [static]. */
 const char *wh_op_name(enum wh_op op);
 
-#endif /* CU_ADMISSION_WEBHOOK_H */
+#endif /* CU_WEBHOOK_WEBHOOK_H */

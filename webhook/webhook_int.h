@@ -10,9 +10,10 @@
  * (denied with 403); anything else (CU_ENOMEM, a callback's error) is an
  * internal error (500). The message is in err, one line.
  */
-#ifndef CU_ADMISSION_WEBHOOK_INT_H
-#define CU_ADMISSION_WEBHOOK_INT_H
+#ifndef CU_WEBHOOK_WEBHOOK_INT_H
+#define CU_WEBHOOK_WEBHOOK_INT_H
 
+#include "api/json.h"
 #include "webhook/webhook.h"
 
 /* What one check sees. All pointers [borrowed]. */
@@ -47,9 +48,6 @@ int wh__cb_error(int rc, const char *what, cu_error *err);
 int wh__patch_add(struct wh_response *out, const char *op, const char *path,
     json_t *value, cu_error *err);
 
-/* "object", "array", "string", "number", "boolean", "null" */
-const char *wh__json_type(const json_t *v);
-
 /* Job and JobSet (jobs.c). */
 int wh__jobs(struct wh_ctx *c, cu_error *err);
 
@@ -57,4 +55,4 @@ int wh__jobs(struct wh_ctx *c, cu_error *err);
  * with nothing done for a kind it does not know. */
 int wh__kueue(struct wh_ctx *c, const char *kind, cu_error *err);
 
-#endif /* CU_ADMISSION_WEBHOOK_INT_H */
+#endif /* CU_WEBHOOK_WEBHOOK_INT_H */
