@@ -743,6 +743,11 @@ void api_podsets_dispose(struct api_podsets *ps);
 CU_MUST_CHECK int api_pod_requests(const json_t *pod_template, const char *path,
     struct api_request **out, size_t *n, cu_error *err);
 
+/* Labels the batch Job controller puts on (and owns in) a Job's pod
+ * template (job_controller.go ManagedLabels), NULL-terminated: Kueue drops
+ * them from the Workload's copy and RestorePodSetsInfo keeps them. */
+extern const char *const api_job_managed_labels[];
+
 /* batch/v1 Job: one pod set "main"; count = parallelism (default 1),
  * lowered to completions when that is smaller; minCount from the
  * kueue.x-k8s.io/job-min-parallelism annotation. *out initialised here. */

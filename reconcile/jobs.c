@@ -464,15 +464,6 @@ int rec_job_start_patch(const struct rec_job *j, const struct api_workload *wl,
 
 /* ---- 4. stop ----------------------------------------------------------- */
 
-/* Labels the batch Job controller owns; RestorePodSetsInfo keeps them. */
-static const char *const job_managed_labels[] = {
-    "job-name",
-    "controller-uid",
-    "batch.kubernetes.io/job-name",
-    "batch.kubernetes.io/controller-uid",
-    NULL,
-};
-
 /* parent[key] = copy of want when they differ (nil == empty); removed
  * when want is empty. */
 static int restore_field(json_t *parent, const char *key, const json_t *want)
@@ -517,12 +508,12 @@ static int restore_template(
 		     : json_object();
 	if (labels == NULL)
 		return rec__nomem(err, "pod template");
-	for (i = 0; keep_job_labels && job_managed_labels[i]; i++) {
+	for (i = 0; keep_job_labels && api_job_managed_labels[i]; i++) {
 		v = json_is_object(cur_labels)
-			? json_object_get(cur_labels, job_managed_labels[i])
+			? json_object_get(cur_labels, api_job_managed_labels[i])
 			: NULL;
 		if (v != NULL &&
-		    json_object_set(labels, job_managed_labels[i], v) != 0)
+		    json_object_set(labels, api_job_managed_labels[i], v) != 0)
 			e = -1;
 	}
 	if (e == 0)
