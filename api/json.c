@@ -66,9 +66,9 @@ int api_json_dumps(
 	return d.rc;
 }
 
-const char *api_json_type_name(const json_t *v, bool int_apart)
+const char *api_json_type_word(json_type t, bool int_apart)
 {
-	switch (v != NULL ? json_typeof(v) : JSON_NULL) {
+	switch (t) {
 	case JSON_OBJECT:
 		return "object";
 	case JSON_ARRAY:
@@ -86,6 +86,12 @@ const char *api_json_type_name(const json_t *v, bool int_apart)
 		break;
 	}
 	return "null";
+}
+
+const char *api_json_type_name(const json_t *v, bool int_apart)
+{
+	return api_json_type_word(
+	    v != NULL ? json_typeof(v) : JSON_NULL, int_apart);
 }
 
 const char *api_json_str(const json_t *obj, const char *key)

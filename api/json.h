@@ -59,6 +59,8 @@ CU_MUST_CHECK int api_json_dumps(
  * int_apart an integer is "integer" and only a real is "number". Static.
  */
 const char *api_json_type_name(const json_t *v, bool int_apart);
+/* The same word for a json_type t (what a check expected). Static. */
+const char *api_json_type_word(json_type t, bool int_apart);
 
 /* The string value of member `key` of obj [borrowed; may be NULL or not
  * an object], or NULL when absent or not a string. Borrowed from obj. */

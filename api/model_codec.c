@@ -214,22 +214,6 @@ void apid_nomem(struct api_dec *d)
 	apid_fail(d, CU_ENOMEM, "out of memory");
 }
 
-static const char *want_name(json_type t)
-{
-	switch (t) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-		return "integer";
-	default:
-		return "value";
-	}
-}
-
 const json_t *apid_field(struct api_dec *d, const json_t *o, const char *key,
     json_type want, bool required)
 {
@@ -250,7 +234,8 @@ const json_t *apid_field(struct api_dec *d, const json_t *o, const char *key,
 	if (json_typeof(v) != want) {
 		mark = apid_push(d, key);
 		apid_fail(d, CU_EPARSE, "Invalid type: expected %s, got %s",
-		    want_name(want), api_json_type_name(v, true));
+		    api_json_type_word(want, true),
+		    api_json_type_name(v, true));
 		apid_pop(d, mark);
 		return NULL;
 	}

@@ -22,11 +22,22 @@ static bool empty(const json_t *v)
 	       (json_is_array(v) && json_array_size(v) == 0);
 }
 
-static int encode_job(const struct rec_job *j, json_t **out, cu_error *err)
+/* The job as JSON twice: *from as read, *to a copy to edit [both owned:
+ * json_decref, also after a failure; NULL when not made]. */
+static int job_docs(
+    const struct rec_job *j, json_t **from, json_t **to, cu_error *err)
 {
+	int rc;
+
+	*from = *to = NULL;
 	if (j->kind == REC_JOB_JOBSET)
-		return api_jobset_encode(out, j->jobset, err);
-	return api_job_encode(out, j->job, err);
+		rc = api_jobset_encode(from, j->jobset, err);
+	else
+		rc = api_job_encode(from, j->job, err);
+	if (rc != CU_OK)
+		return rc;
+	*to = json_deep_copy(*from);
+	return *to == NULL ? rec__nomem(err, "job") : CU_OK;
 }
 
 /* ---- 5. job state ------------------------------------------------------ */
@@ -447,12 +458,7 @@ int rec_job_start_patch(const struct rec_job *j, const struct api_workload *wl,
 	    wl->status.admission.n_pod_set_assignments == 0)
 		return cu_error_set(err, CU_EINVAL,
 		    "workload status.admission: Required value");
-	rc = encode_job(j, &from, err);
-	if (rc != CU_OK)
-		return rc;
-	to = json_deep_copy(from);
-	if (to == NULL)
-		rc = rec__nomem(err, "job");
+	rc = job_docs(j, &from, &to, err);
 	if (rc == CU_OK)
 		rc = start_edit(j, wl, flavors, n_flavors, to, err);
 	if (rc == CU_OK)
@@ -623,12 +629,7 @@ int rec_job_stop_patch(const struct rec_job *j, const struct api_workload *wl,
 	*step = REC_STOP_DONE;
 	if (j->kind == REC_JOB_JOBSET && rec_job_is_suspended(j))
 		return CU_OK;
-	rc = encode_job(j, &from, err);
-	if (rc != CU_OK)
-		return rc;
-	to = json_deep_copy(from);
-	if (to == NULL)
-		rc = rec__nomem(err, "job");
+	rc = job_docs(j, &from, &to, err);
 	if (rc == CU_OK && j->kind == REC_JOB_JOBSET) {
 		*step = REC_STOP_SUSPEND;
 		rc = set_suspend(to, err);

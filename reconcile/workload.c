@@ -701,6 +701,16 @@ static int unset_reservation(
 	return sync_admitted(s);
 }
 
+/* A status change must say why: CU_EINVAL "<what>: reason: Required
+ * value" when reason is NULL or "". */
+static int need_reason(const char *reason, const char *what, cu_error *err)
+{
+	if (reason == NULL || *reason == '\0')
+		return cu_error_set(
+		    err, CU_EINVAL, "%s: reason: Required value", what);
+	return CU_OK;
+}
+
 /* Encode wl into *from (as read) and *to (a copy to edit), with s set up
  * on to's status. */
 static int status_begin(const struct api_workload *wl, int64_t now_ns,
@@ -829,10 +839,9 @@ int rec_wl_status_pending(const struct api_workload *wl, const char *reason,
 	int rc;
 
 	*patch = NULL;
-	if (reason == NULL || *reason == '\0')
-		return cu_error_set(
-		    err, CU_EINVAL, "pending status: reason: Required value");
-	rc = status_begin(wl, now_ns, &from, &to, &s, err);
+	rc = need_reason(reason, "pending status", err);
+	if (rc == CU_OK)
+		rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;
 	return status_end(
@@ -938,11 +947,10 @@ int rec_wl_status_evict(const struct api_workload *wl,
 	int rc, e = 0;
 
 	*patch = NULL;
-	if (ev == NULL || ev->reason == NULL || *ev->reason == '\0')
-		return cu_error_set(
-		    err, CU_EINVAL, "eviction: reason: Required value");
-	if (api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
-		return CU_OK;
+	rc = need_reason(ev != NULL ? ev->reason : NULL, "eviction", err);
+	if (rc != CU_OK ||
+	    api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
+		return rc;
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;
@@ -1006,11 +1014,10 @@ int rec_wl_status_finish(const struct api_workload *wl, const char *reason,
 	int rc;
 
 	*patch = NULL;
-	if (reason == NULL || *reason == '\0')
-		return cu_error_set(
-		    err, CU_EINVAL, "finished status: reason: Required value");
-	if (api_conditions_true(&wl->status.conditions, REC_COND_FINISHED))
-		return CU_OK;
+	rc = need_reason(reason, "finished status", err);
+	if (rc != CU_OK ||
+	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED))
+		return rc;
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;

@@ -48,14 +48,11 @@ static const json_t *member(const json_t *o, const char *key)
 static int want_type(
     const json_t *v, json_type t, const char *path, cu_error *err)
 {
-	static const char *const names[] = {"object", "array", "string",
-	    "number", "number", "boolean", "boolean", "null"};
-
 	if (v == NULL || json_typeof(v) == t)
 		return CU_OK;
 	return cu_error_set(err, CU_EPARSE,
-	    "%s: Invalid type: expected %s, got %s", path, names[t],
-	    api_json_type_name(v, false));
+	    "%s: Invalid type: expected %s, got %s", path,
+	    api_json_type_word(t, false), api_json_type_name(v, false));
 }
 
 /* The spec object [borrowed] or NULL. */
