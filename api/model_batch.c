@@ -18,8 +18,7 @@ static void job_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &job->meta);
-	sec = apid_field(d, j, "spec", JSON_OBJECT, true);
-	mark = apid_push(d, "spec");
+	sec = apid_section(d, j, "spec", true, &mark);
 	apid_i32(d, sec, "parallelism", false, &job->spec.has_parallelism,
 	    &job->spec.parallelism);
 	apid_i32(d, sec, "completions", false, &job->spec.has_completions,
@@ -30,8 +29,7 @@ static void job_decode_body(
 	apid_str(d, sec, "completionMode", false, &job->spec.completion_mode);
 	job->spec.template = apid_json(d, sec, "template", JSON_OBJECT, true);
 	apid_pop(d, mark);
-	sec = apid_field(d, j, "status", JSON_OBJECT, false);
-	mark = apid_push(d, "status");
+	sec = apid_section(d, j, "status", false, &mark);
 	apid_conditions(d, sec, "conditions", true, &job->status.conditions);
 	apid_i32(d, sec, "active", false, &job->status.has_active,
 	    &job->status.active);
@@ -141,8 +139,7 @@ static void jobset_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &js->meta);
-	sec = apid_field(d, j, "spec", JSON_OBJECT, false);
-	mark = apid_push(d, "spec");
+	sec = apid_section(d, j, "spec", false, &mark);
 	js->spec.replicated_jobs = apid_each(d, sec, "replicatedJobs", false,
 	    sizeof(*js->spec.replicated_jobs), &js->spec.n_replicated_jobs,
 	    dec_replicated_job, NULL);
@@ -150,8 +147,7 @@ static void jobset_decode_body(
 	apid_str(d, sec, "managedBy", false, &js->spec.managed_by);
 	apid_pop(d, mark);
 
-	sec = apid_field(d, j, "status", JSON_OBJECT, false);
-	mark = apid_push(d, "status");
+	sec = apid_section(d, j, "status", false, &mark);
 	apid_conditions(d, sec, "conditions", false, &js->status.conditions);
 	apid_i32(d, sec, "restarts", false, &js->status.has_restarts,
 	    &js->status.restarts);

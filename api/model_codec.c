@@ -579,6 +579,15 @@ const json_t *apid_elem(
 	return v;
 }
 
+const json_t *apid_section(struct api_dec *d, const json_t *o, const char *key,
+    bool required, size_t *mark)
+{
+	const json_t *s = apid_field(d, o, key, JSON_OBJECT, required);
+
+	*mark = apid_push(d, key);
+	return s;
+}
+
 void *apid_each(struct api_dec *d, const json_t *o, const char *key,
     bool required, size_t size, size_t *n, apid_elem_fn fn, void *ctx)
 {

@@ -88,6 +88,10 @@ void *apid_array(struct api_dec *d, const json_t *o, const char *key,
  * *mark). NULL on failure. */
 const json_t *apid_elem(
     struct api_dec *d, const json_t *arr, size_t i, size_t *mark);
+/* The object o[key] (NULL when absent or on failure) with ".key" pushed
+ * either way: pop with *mark. For a kind's spec/status sections. */
+const json_t *apid_section(struct api_dec *d, const json_t *o, const char *key,
+    bool required, size_t *mark);
 /* Fill item [zeroed] from e [borrowed], the array element being decoded
  * (its path pushed); ctx is apid_each's. */
 typedef void (*apid_elem_fn)(

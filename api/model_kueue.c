@@ -201,16 +201,6 @@ void apie_flavor_usages(struct api_enc *e, json_t *dst, const char *key,
 	}
 }
 
-/* A section (spec/status) as a pushed path; NULL when absent. */
-static const json_t *dec_section(struct api_dec *d, const json_t *j,
-    const char *key, bool required, size_t *mark)
-{
-	const json_t *s = apid_field(d, j, key, JSON_OBJECT, required);
-
-	*mark = apid_push(d, key);
-	return s;
-}
-
 /* fairSharing{weight} of ClusterQueue, Cohort and LocalQueue specs. */
 static void dec_fair_weight(struct api_dec *d, const json_t *spec, bool *has,
     bool *has_weight, struct api_quantity *w)
@@ -250,7 +240,7 @@ static void resource_flavor_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &rf->meta);
-	spec = dec_section(d, j, "spec", false, &mark);
+	spec = apid_section(d, j, "spec", false, &mark);
 	apid_strmap(d, spec, "nodeLabels", &rf->spec.node_labels);
 	rf->spec.node_taints = apid_each(d, spec, "nodeTaints", false,
 	    sizeof(*rf->spec.node_taints), &rf->spec.n_node_taints, dec_taint,
@@ -487,10 +477,10 @@ static void cluster_queue_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &cq->meta);
-	sec = dec_section(d, j, "spec", false, &mark);
+	sec = apid_section(d, j, "spec", false, &mark);
 	dec_cq_spec(d, sec, &cq->spec);
 	apid_pop(d, mark);
-	sec = dec_section(d, j, "status", false, &mark);
+	sec = apid_section(d, j, "status", false, &mark);
 	apid_conditions(d, sec, "conditions", false, &cq->status.conditions);
 	apid_flavor_usages(
 	    d, sec, "flavorsReservation", &cq->status.flavors_reservation);
@@ -659,14 +649,14 @@ static void cohort_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &co->meta);
-	sec = dec_section(d, j, "spec", false, &mark);
+	sec = apid_section(d, j, "spec", false, &mark);
 	apid_str(d, sec, "parentName", false, &co->spec.parent_name);
 	apid_resource_groups(
 	    d, sec, "resourceGroups", &co->spec.resource_groups);
 	dec_fair_weight(d, sec, &co->spec.has_fair_sharing,
 	    &co->spec.has_fair_sharing_weight, &co->spec.fair_sharing_weight);
 	apid_pop(d, mark);
-	sec = dec_section(d, j, "status", false, &mark);
+	sec = apid_section(d, j, "status", false, &mark);
 	dec_weighted_share(d, sec, &co->status.has_fair_sharing,
 	    &co->status.has_weighted_share, &co->status.weighted_share);
 	apid_pop(d, mark);
@@ -708,14 +698,14 @@ static void local_queue_decode_body(
 	int v = 0;
 
 	apid_meta(d, j, &lq->meta);
-	sec = dec_section(d, j, "spec", false, &mark);
+	sec = apid_section(d, j, "spec", false, &mark);
 	apid_str(d, sec, "clusterQueue", false, &lq->spec.cluster_queue);
 	apid_enum(d, sec, "stopPolicy", false, api_stop_policy_names, &v);
 	lq->spec.stop_policy = (enum api_stop_policy)v;
 	dec_fair_weight(d, sec, &lq->spec.has_fair_sharing,
 	    &lq->spec.has_fair_sharing_weight, &lq->spec.fair_sharing_weight);
 	apid_pop(d, mark);
-	sec = dec_section(d, j, "status", false, &mark);
+	sec = apid_section(d, j, "status", false, &mark);
 	apid_conditions(d, sec, "conditions", false, &lq->status.conditions);
 	dec_queue_counts(d, sec, &lq->status.has_pending_workloads,
 	    &lq->status.pending_workloads, &lq->status.has_reserving_workloads,
@@ -999,11 +989,11 @@ static void workload_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &wl->meta);
-	sec = dec_section(d, j, "spec", true, &mark);
+	sec = apid_section(d, j, "spec", true, &mark);
 	if (sec != NULL)
 		dec_wl_spec(d, sec, wl);
 	apid_pop(d, mark);
-	sec = dec_section(d, j, "status", false, &mark);
+	sec = apid_section(d, j, "status", false, &mark);
 	dec_wl_status(d, sec, wl);
 	apid_pop(d, mark);
 }

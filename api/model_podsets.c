@@ -229,8 +229,7 @@ static void podset_from_template(struct api_dec *d, const json_t *tpl,
 	struct reqs r = {NULL, 0};
 	size_t mark, i;
 
-	spec = apid_field(d, tpl, "spec", JSON_OBJECT, true);
-	mark = apid_push(d, "spec");
+	spec = apid_section(d, tpl, "spec", true, &mark);
 	pod_requests(d, spec, &r);
 	p->requests = r.items;
 	p->n_requests = r.n;
