@@ -13,8 +13,7 @@
 #                         (ASan build, about 15 minutes, at most 20)
 #   make fuzz             libFuzzer targets, FUZZ_SECONDS each (clang)
 #   make valgrind         unit tests under memcheck
-#   make lint             cppcheck, banned functions, module dependencies
-#                         (tests/lint/deps.sh), format check
+#   make lint             cppcheck, banned functions, format check
 #   make format           reformat every source file in place
 #   make install PREFIX=DIR   programs into DIR/bin
 #   make clean
