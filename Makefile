@@ -4,7 +4,7 @@
 #
 #   make                  all programs (debug build, build/debug/bin/)
 #   make test             everything that must pass (ASan+UBSan build):
-#                         format check, unit tests, fuzz-corpus replay,
+#                         lint, unit tests, fuzz-corpus replay,
 #                         integration tests; fails on any sanitizer report
 #   make run              quickstart: local API server + simulators
 #   make bench            benchmarks (never part of make test)
@@ -13,7 +13,8 @@
 #                         (ASan build, about 15 minutes, at most 20)
 #   make fuzz             libFuzzer targets, FUZZ_SECONDS each (clang)
 #   make valgrind         unit tests under memcheck
-#   make lint             cppcheck, banned functions, format check
+#   make lint             format check, banned functions, raw allocation,
+#                         references outside the repository, cppcheck
 #   make format           reformat every source file in place
 #   make install PREFIX=DIR   programs into DIR/bin
 #   make clean
@@ -23,7 +24,8 @@
 #   V=1                        show full command lines
 #
 # New files need no edit here: every <module>/*.c goes into libcueue.a,
-# every tests/unit/*_test.c is a Criterion binary, every
+# every tests/unit/*_test.c is a Criterion binary (linked with the
+# shared fixtures, the other tests/unit/*.c), every
 # tests/fuzz/*_fuzz.c is a fuzz target whose corpus
 # tests/fuzz/corpus/<name>/ is replayed by make test.
 
@@ -82,7 +84,8 @@ LIB_SRC  := $(filter-out controller/main.c,$(wildcard $(addsuffix /*.c,$(MODULES
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 LIBCUEUE := $(O)/libcueue.a
 
-# Programs. cueue-apiserver and cueue-bench live under tests/ (DESIGN.md).
+# Programs. cueue-apiserver and cueue-bench live under tests/
+# (docs/architecture.md, "Layout").
 CTL_SRC    := controller/main.c
 APISRV_SRC := $(wildcard tests/apiserver/*.c)
 # The server's internals (all but main) as a library, so that unit tests
@@ -94,12 +97,13 @@ PROGRAMS   := $(O)/bin/cueue-controller $(O)/bin/cueue-apiserver \
               $(if $(BENCH_SRC),$(O)/bin/cueue-bench)
 
 UNIT_SRC   := $(wildcard tests/unit/*_test.c)
+UNIT_FIX_SRC := $(filter-out $(UNIT_SRC),$(wildcard tests/unit/*.c))
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/unit/%)
 FUZZ_SRC   := $(wildcard tests/fuzz/*_fuzz.c)
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%_fuzz.c=%)
 FUZZ_REPLAY:= $(FUZZ_NAMES:%=$(O)/tests/fuzz/%_replay)
 ALL_SRC    := $(LIB_SRC) $(CTL_SRC) $(APISRV_SRC) $(BENCH_SRC) $(UNIT_SRC) \
-              $(FUZZ_SRC) tests/fuzz/replay.c
+              $(FUZZ_SRC) tests/fuzz/replay.c $(UNIT_FIX_SRC)
 FORMAT_SRC := $(ALL_SRC) $(wildcard */*.h tests/*/*.h)
 
 # Criterion 2.4 reports a leaking test as passed; every log is scanned.
@@ -147,7 +151,8 @@ $(O)/bin/cueue-bench: $(BENCH_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
 
-$(O)/tests/unit/%: $(O)/tests/unit/%.o $(LIBAPISRV) $(LIBCUEUE)
+$(O)/tests/unit/%: $(O)/tests/unit/%.o $(UNIT_FIX_SRC:%.c=$(O)/%.o) \
+    $(LIBAPISRV) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(TEST_LIBS) $(PKG_LIBS) -o $@
 
@@ -161,7 +166,7 @@ TEST_BUILD ?= asan
 test: deps
 	@$(MAKE) --no-print-directory BUILD=$(TEST_BUILD) test-run
 
-test-run: format-check unit fuzz-replay integration
+test-run: lint unit fuzz-replay integration
 	@echo "make test: all suites passed"
 
 unit: $(UNIT_BIN)
@@ -287,13 +292,18 @@ format:
 	clang-format -i $(FORMAT_SRC)
 
 BANNED := \b(strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi|atol|system)\s*\(
+# Folders whose references to documents outside the repository (see
+# scripts/check-refs.sh) are listed but do not fail `make lint` yet.
+REFS_PENDING := controller/ reconcile/
 lint: format-check
 	@tests/lint/deps.sh
 	@if grep -nE '$(BANNED)' $(ALL_SRC); then echo "banned function"; exit 1; fi
 	@if grep -nE '\b(malloc|calloc|realloc|strdup|free)\s*\(' $(filter-out lib/mem.c,$(ALL_SRC)) | grep -v 'cu_\|json_\|curl_\|sqlite3_\|yaml_\|MHD_\|OPENSSL\|X509\|EVP\|BIO\|BN_\|ASN1' ; then \
 	  echo "raw allocation outside lib/mem.c"; exit 1; fi
+	@scripts/check-refs.sh $(REFS_PENDING)
 	cppcheck -q --error-exitcode=1 --enable=warning,portability --inline-suppr \
-	  -I. --suppress=missingIncludeSystem $(LIB_SRC) $(APISRV_SRC)
+	  -I. --suppress=missingIncludeSystem $(LIB_SRC) $(CTL_SRC) $(APISRV_SRC) \
+	  $(BENCH_SRC)
 
 install: all
 	install -d $(PREFIX)/bin
@@ -303,7 +313,7 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n 3,27p Makefile
+	@sed -n 3,28p Makefile
 
 .SECONDARY:
 

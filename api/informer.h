@@ -5,7 +5,7 @@
  * with the API server through the client of api/client.h, with
  * add/update/delete handlers.
  *
- * Protocol (notes/kubernetes-api.md §3.5): a paginated LIST (limit=500,
+ * Protocol (docs/apiserver.md §3.5): a paginated LIST (limit=500,
  * continue), then a WATCH from the list's resourceVersion with bookmarks
  * and a random timeoutSeconds in [300, 600). A normal close re-watches
  * from the last resourceVersion without relisting; 410 Gone (HTTP or an

@@ -8,7 +8,7 @@
  * The local API server (tests/apiserver) calls these for PATCH requests and
  * maps CU_EPARSE to 400 and CU_EINVAL to 422; the controller calls
  * api_merge_patch_diff() so that it never sends a write that changes
- * nothing (DESIGN.md lesson 4).
+ * nothing (docs/architecture.md lesson 4).
  *
  * Common contract of the appliers: inputs are [borrowed] and never
  * modified; on success *out is a NEW document [owned: json_decref]; on

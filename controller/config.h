@@ -51,7 +51,7 @@ struct ctl_config {
 	char *api_version; /* the file's apiVersion (v1beta1 or v1beta2) */
 	char *namespace;   /* where cueue's own objects live */
 	bool manage_jobs_without_queue_name;
-	/* The namespace gate (DESIGN.md lesson 1), compiled. */
+	/* The namespace gate (docs/architecture.md lesson 1), compiled. */
 	api_selector managed_jobs_ns_selector;
 
 	struct {

@@ -863,103 +863,184 @@ static void add_workload(ctl *c, const char *key, const struct api_workload *wl)
 	c->dirty_cycle = true;
 }
 
+/* ---- carrying out a reconciler's plan -------------------------------- */
+
+/* What the items of a plan refer to [all borrowed]. */
+struct plan_ctx {
+	char kind;	     /* the job's: 'J' (Job), 'S' (JobSet); 0: none */
+	const char *job_key; /* "J/ns/name" / "S/ns/name", or NULL */
+	json_t *job_obj;     /* the job as cached: events are about it */
+	const char *wl_key;  /* "ns/name" of the reconciled Workload */
+	const struct api_workload *wl; /* the reconciled Workload, or NULL */
+	int64_t now;
+};
+
+static enum write_kind plan_write_kind(const struct rec_item *it)
+{
+	if (it->target == REC_TARGET_JOB)
+		return it->op == REC_WRITE_STATUS ? W_JOB_STATUS : W_SPEC;
+	switch (it->op) {
+	case REC_WRITE_CREATE:
+		return W_CREATE;
+	case REC_WRITE_STATUS:
+		return W_STATUS;
+	case REC_WRITE_DELETE:
+		return W_DELETE;
+	default:
+		return W_SPEC;
+	}
+}
+
+/* One write of a plan into the write queue; it->body and it->text move
+ * there. Job writes are expected under the job's key; Workload writes
+ * under "wl/ns/name", owned by the job when it->for_job. */
+static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
+{
+	enum write_kind kind = plan_write_kind(it);
+	json_t *body = it->body != NULL ? it->body : json_object();
+
+	it->body = NULL;
+	if (it->target == REC_TARGET_JOB)
+		queue_write_expect(c, kind, x->kind == 'J' ? &JOBS : &JOBSETS,
+		    it->ns, it->name, body,
+		    it->expect == REC_EXPECT_RV ? x->job_key : NULL);
+	else if (it->expect == REC_EXPECT_RV)
+		wl_write(c, kind, it->ns, it->name, body,
+		    it->for_job ? x->job_key : NULL);
+	else
+		queue_write(c, kind, &WORKLOADS, it->ns, it->name, NULL, body);
+	if (it->done_reason != NULL && it->text != NULL && c->nwrites > 0 &&
+	    c->writes[c->nwrites - 1].patch == body) {
+		c->writes[c->nwrites - 1].ev_reason = it->done_reason;
+		c->writes[c->nwrites - 1].note = it->text;
+		it->text = NULL;
+	}
+}
+
+/* One engine action of a Workload plan on x->wl (or it->uid). */
+static void apply_engine(
+    ctl *c, const struct plan_ctx *x, const struct rec_item *it)
+{
+	cu_error err;
+
+	switch (it->engine) {
+	case REC_ENGINE_FORGET:
+		forget_workload(c, x->wl_key, it->uid);
+		break;
+	case REC_ENGINE_ADD:
+		add_workload(c, x->wl_key, x->wl);
+		break;
+	case REC_ENGINE_READD:
+		if (que_workload_remove(c->st, x->wl->meta.uid, &err) == CU_OK)
+			add_workload(c, x->wl_key, x->wl);
+		break;
+	case REC_ENGINE_RELEASE:
+		if (que_workload_release(c->st, it->uid, x->now, &err) != CU_OK)
+			cu_warn("engine: %s", err.msg);
+		if (ledger_begin(c) == CU_OK &&
+		    store_decision_delete(c->ledger, it->uid, &err) != CU_OK &&
+		    err.code != CU_ENOTFOUND)
+			cu_warn("ledger: %s", err.msg);
+		c->dirty_cycle = true;
+		break;
+	case REC_ENGINE_SET_ELIGIBLE:
+		if (que_workload_set_namespace_eligible(
+			c->st, x->wl->meta.uid, it->eligible, &err) != CU_OK)
+			cu_warn("engine: %s", err.msg);
+		c->dirty_cycle = true;
+		break;
+	}
+}
+
+/* Carry out plan [consumed: freed here] in order: writes into the write
+ * queue (sent after the ledger commit), events, log lines, engine
+ * actions. */
+static void apply_plan(ctl *c, const struct plan_ctx *x, struct rec_plan *plan)
+{
+	size_t i;
+
+	for (i = 0; i < plan->n; i++) {
+		struct rec_item *it = &plan->items[i];
+
+		switch (it->kind) {
+		case REC_ITEM_WRITE:
+			apply_write(c, x, it);
+			break;
+		case REC_ITEM_EVENT:
+			emit(c, x->job_obj, it->type, it->reason, it->text);
+			break;
+		case REC_ITEM_WARN:
+			cu_warn("%s", it->text);
+			break;
+		case REC_ITEM_ENGINE:
+			apply_engine(c, x, it);
+			break;
+		}
+	}
+	rec_plan_free(plan);
+}
+
+/* ---- the Workload reconciler: inputs, rec_workload_reconcile, plan ---- */
+
+static bool view_eligible(const char *ns, const char *queue, void *payload)
+{
+	return eligible(payload, ns, queue);
+}
+
 static void reconcile_workload(ctl *c, const char *key, int64_t now)
 {
 	const char *slash = strchr(key, '/');
 	char ns[254];
 	json_t *obj;
-	const char *old_uid =
-	    json_string_value(json_object_get(c->wl_uid, key));
 	struct api_workload wl;
+	struct rec_wl_view v;
+	struct rec_plan plan;
+	struct plan_ctx x;
 	struct que_wl *qw;
 	cu_error err;
-	bool api_holds, que_holds;
+	bool have = false;
 
 	if (slash == NULL)
 		return;
 	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
 	obj = api_informer_get(c->inf[INF_WL], ns, slash + 1);
-	if (obj == NULL) {
-		if (old_uid != NULL) {
-			char *uid = cu_strdup(old_uid);
-
-			if (uid != NULL)
-				forget_workload(c, key, uid);
-			cu_free(uid);
-		}
-		return;
-	}
-	{
+	if (obj != NULL) {
 		char *ek = cu_asprintf("wl/%s", key);
 		bool st = ek != NULL && stale(c, ek, obj);
 
 		cu_free(ek);
 		if (st)
 			return; /* our own write has not reached the cache */
-	}
-	if (api_workload_decode(&wl, obj, &err) != CU_OK) {
-		cu_warn("workload %s: %s", key, err.msg);
-		return;
-	}
-	if (old_uid != NULL && strcmp(old_uid, wl.meta.uid) != 0) {
-		/* Same name, new object: the old one is gone. */
-		char *uid = cu_strdup(old_uid);
-
-		if (uid != NULL)
-			forget_workload(c, key, uid);
-		cu_free(uid);
-	}
-	if (json_object_get(c->in_flight, wl.meta.uid) != NULL)
-		goto out; /* invariant 3 */
-	qw = que_workload_get(c->st, wl.meta.uid);
-	if (rec_workload_inactive(&wl) || wl.meta.has_deletion) {
-		if (qw != NULL)
-			forget_workload(c, key, wl.meta.uid);
-		goto out;
-	}
-	if (qw == NULL) {
-		add_workload(c, key, &wl);
-		goto out;
-	}
-	api_holds = rec_workload_holds_quota(&wl);
-	que_holds =
-	    qw->where == QUE_WL_ADMITTED || qw->where == QUE_WL_EVICTING;
-	if (api_holds && !que_holds) {
-		/* Someone admitted it (a restart race, another replica):
-		 * adopt what the API says. */
-		if (que_workload_remove(c->st, wl.meta.uid, &err) == CU_OK)
-			add_workload(c, key, &wl);
-	} else if (!api_holds && que_holds) {
-		/* The reservation was cleared (eviction done, or the
-		 * Workload was requeued): give the quota back. */
-		if (que_workload_release(c->st, wl.meta.uid, now, &err) !=
-		    CU_OK)
-			cu_warn("engine: %s", err.msg);
-		if (ledger_begin(c) == CU_OK &&
-		    store_decision_delete(c->ledger, wl.meta.uid, &err) !=
-			CU_OK &&
-		    err.code != CU_ENOTFOUND)
-			cu_warn("ledger: %s", err.msg);
-		c->dirty_cycle = true;
-	} else if (!que_holds &&
-		   json_integer_value(
-		       json_object_get(c->wl_gen, wl.meta.uid)) !=
-		       (wl.meta.has_generation ? wl.meta.generation : 0)) {
-		/* The spec changed while pending: queue it anew. */
-		if (que_workload_remove(c->st, wl.meta.uid, &err) == CU_OK)
-			add_workload(c, key, &wl);
-	} else if (!que_holds) {
-		bool e = eligible(c, wl.meta.namespace_, wl.spec.queue_name);
-
-		if (e != qw->namespace_eligible) {
-			if (que_workload_set_namespace_eligible(
-				c->st, wl.meta.uid, e, &err) != CU_OK)
-				cu_warn("engine: %s", err.msg);
-			c->dirty_cycle = true;
+		if (api_workload_decode(&wl, obj, &err) != CU_OK) {
+			cu_warn("workload %s: %s", key, err.msg);
+			return;
 		}
+		have = true;
 	}
-out:
-	api_workload_dispose(&wl);
+	memset(&v, 0, sizeof(v));
+	v.engine_uid = json_string_value(json_object_get(c->wl_uid, key));
+	v.eligible = view_eligible;
+	v.payload = c;
+	if (have) {
+		v.in_flight =
+		    json_object_get(c->in_flight, wl.meta.uid) != NULL;
+		qw = que_workload_get(c->st, wl.meta.uid);
+		v.queued = qw != NULL;
+		v.where = qw != NULL ? qw->where : QUE_WL_BLOCKED;
+		v.namespace_eligible = qw != NULL && qw->namespace_eligible;
+		v.queued_generation =
+		    json_integer_value(json_object_get(c->wl_gen, wl.meta.uid));
+	}
+	rec_plan_init(&plan);
+	if (rec_workload_reconcile(&v, have ? &wl : NULL, &plan, &err) != CU_OK)
+		cu_warn("workload %s: %s", key, err.msg);
+	memset(&x, 0, sizeof(x));
+	x.wl_key = key;
+	x.wl = have ? &wl : NULL;
+	x.now = now;
+	apply_plan(c, &x, &plan);
+	if (have)
+		api_workload_dispose(&wl);
 }
 
 static void mark_all_workloads(json_t *obj, void *payload)
@@ -2265,59 +2346,6 @@ static void find_owned(json_t *wl, void *payload)
 	}
 }
 
-/* Merge patch dropping cueue's finalizer from a Workload, other
- * finalizers kept, guarded by its resourceVersion; NULL when absent. */
-static json_t *drop_finalizer_patch(json_t *wl)
-{
-	json_t *fin = json_object_get(
-		   json_object_get(wl, "metadata"), "finalizers"),
-	       *keep, *f;
-	size_t i;
-	bool found = false;
-
-	keep = json_array();
-	json_array_foreach(fin, i, f)
-	{
-		const char *v = json_string_value(f);
-
-		if (v != NULL && strcmp(v, REC_FINALIZER_RESOURCE_IN_USE) == 0)
-			found = true;
-		else
-			json_array_append(keep, f);
-	}
-	if (!found) {
-		json_decref(keep);
-		return NULL;
-	}
-	return json_pack("{s:{s:o, s:s}}", "metadata", "finalizers", keep,
-	    "resourceVersion", jmeta(wl, "resourceVersion"));
-}
-
-/* The job is gone: its Workloads go too (what Kueue leaves to the garbage
- * collector after dropping its finalizer; done here so quota is released
- * on clusters and test servers alike). */
-static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
-{
-	struct owned o = {
-	    kind == 'J' ? "Job" : "JobSet", name, ns, json_array()};
-	json_t *wl;
-	size_t i;
-
-	api_informer_foreach(c->inf[INF_WL], find_owned, &o);
-	json_array_foreach(o.found, i, wl)
-	{
-		const char *wname = jmeta(wl, "name");
-		json_t *fp = drop_finalizer_patch(wl);
-
-		if (fp != NULL)
-			queue_write(c, W_SPEC, &WORKLOADS, ns, wname, NULL, fp);
-		if (jmeta(wl, "deletionTimestamp") == NULL)
-			queue_write(c, W_DELETE, &WORKLOADS, ns, wname, NULL,
-			    json_object());
-	}
-	json_decref(o.found);
-}
-
 /* Decoded ResourceFlavors named by the Workload's admission. */
 static int admitted_flavors(ctl *c, const struct api_workload *wl,
     struct api_resource_flavor **out, size_t *n, cu_error *err)
@@ -2363,17 +2391,6 @@ fail:
 	return err->code;
 }
 
-static void job_write(ctl *c, char kind, const char *key, const char *ns,
-    const char *name, enum rec_stop_step step, json_t *patch)
-{
-	queue_write_expect(c,
-	    step == REC_STOP_RESET_START ? W_JOB_STATUS : W_SPEC,
-	    kind == 'J' ? &JOBS : &JOBSETS, ns, name, patch, key);
-}
-
-/* The job reconciler for one Job ('J') or JobSet ('S'). The management
- * gate comes first and a job that is not ours is never written to
- * (DESIGN.md lesson 1). */
 /* key's expected resourceVersion is dropped once inf [borrowed] has seen
  * that version or a later one: an object then missing from it was
  * deleted after our write and there is nothing more to wait for. Or once
@@ -2392,21 +2409,156 @@ static void gone_past_expect(ctl *c, api_informer *inf, const char *key)
 		expect_drop(c, key);
 }
 
+/* ---- the job reconciler: inputs, rec_job_reconcile, plan ------------- */
+
+static int view_flavors(const struct api_workload *wl,
+    struct api_resource_flavor **out, size_t *n, void *payload, cu_error *err)
+{
+	return admitted_flavors(payload, wl, out, n, err);
+}
+
+static bool view_lq_exists(const char *ns, const char *name, void *payload)
+{
+	ctl *c = payload;
+
+	return api_informer_get(c->inf[INF_LQ], ns, name) != NULL;
+}
+
+static void job_view_init(ctl *c, struct rec_job_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->managed = true;
+	v->admitted_flavors = view_flavors;
+	v->local_queue_exists = view_lq_exists;
+	v->payload = c;
+}
+
+/* The job is gone: its Workloads go too (rec_job_reconcile, step 0). */
+static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
+{
+	struct owned o = {
+	    kind == 'J' ? "Job" : "JobSet", name, ns, json_array()};
+	struct api_workload *wls = NULL;
+	const struct api_workload **owned = NULL;
+	struct rec_job_view v;
+	struct rec_job_in in;
+	struct rec_plan plan;
+	struct plan_ctx x;
+	json_t *wl;
+	size_t i, n = 0;
+	cu_error err;
+
+	api_informer_foreach(c->inf[INF_WL], find_owned, &o);
+	if (json_array_size(o.found) > 0) {
+		wls = cu_calloc(json_array_size(o.found), sizeof(*wls));
+		owned = cu_calloc(json_array_size(o.found), sizeof(*owned));
+		if (wls == NULL || owned == NULL) {
+			cu_errorf("job %s/%s gone: out of memory", ns, name);
+			goto out;
+		}
+	}
+	json_array_foreach(o.found, i, wl)
+	{
+		if (api_workload_decode(&wls[n], wl, &err) != CU_OK) {
+			cu_warn("workload %s/%s: %s", ns, jmeta(wl, "name"),
+			    err.msg);
+			continue;
+		}
+		owned[n] = &wls[n];
+		n++;
+	}
+	job_view_init(c, &v);
+	memset(&in, 0, sizeof(in));
+	in.kind = kind == 'J' ? REC_JOB_BATCH : REC_JOB_JOBSET;
+	in.ns = ns;
+	in.name = name;
+	in.owned = owned;
+	in.n_owned = n;
+	rec_plan_init(&plan);
+	if (rec_job_reconcile(&v, &in, 0, &plan, &err) != CU_OK)
+		cu_warn("job %s/%s gone: %s", ns, name, err.msg);
+	memset(&x, 0, sizeof(x));
+	x.kind = kind;
+	apply_plan(c, &x, &plan);
+out:
+	for (i = 0; i < n; i++)
+		api_workload_dispose(&wls[i]);
+	cu_free(wls);
+	cu_free(owned);
+	json_decref(o.found);
+}
+
+/* The gate's answer for the cached job obj in ns; queue_name [borrowed
+ * from obj]. A gate error reads as not managed (retried later). */
+static bool job_gate(ctl *c, json_t *obj, const char *ns, const char **queue)
+{
+	struct ns_gate_object gobj;
+	struct ns_gate_namespace gns;
+	struct ns_gate_decision dec;
+	json_t *nsobj;
+	cu_error err;
+
+	if (ns_gate_object_from_json(&gobj, obj, &err) != CU_OK)
+		return false;
+	nsobj = api_informer_get(c->inf[INF_NS], NULL, ns);
+	gns.name = ns;
+	gns.found = nsobj != NULL;
+	gns.get = ns_label;
+	gns.payload = nsobj;
+	if (ns_gate_decide(&c->gate, &gobj, &gns, gate_lookup, c, &dec, &err) !=
+		CU_OK ||
+	    dec.managed != NS_GATE_YES)
+		return false;
+	*queue = dec.queue_name;
+	return true;
+}
+
+/* The job's Workload ns/wlname as cached, decoded into *wl (*have), or
+ * *awaited: our own last write to it has not reached the cache (stale,
+ * or busy/expected while absent: our create is not there yet). */
+static void job_workload(ctl *c, const char *ns, const char *wlname,
+    struct api_workload *wl, bool *have, bool *awaited)
+{
+	json_t *wlobj = api_informer_get(c->inf[INF_WL], ns, wlname);
+	char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
+	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
+
+	*have = false;
+	*awaited = false;
+	if (wlobj != NULL) {
+		*awaited = ek != NULL && stale(c, ek, wlobj);
+		if (!*awaited)
+			*have = api_workload_decode(wl, wlobj, &err) == CU_OK;
+	} else {
+		/* Absent from a cache that has seen past our last write to
+		 * it: it is gone, not late. */
+		if (ek != NULL)
+			gone_past_expect(c, c->inf[INF_WL], ek);
+		*awaited =
+		    ek != NULL && (json_object_get(c->busy, ek) != NULL ||
+				      json_object_get(c->expect, ek) != NULL);
+	}
+	cu_free(ek);
+}
+
+/* The job reconciler for one Job ('J') or JobSet ('S'): gather the inputs
+ * (the gate first: a job that is not ours is neither decoded nor written
+ * to, DESIGN.md lesson 1), rec_job_reconcile, carry out its plan. */
 static void reconcile_job(ctl *c, const char *key, int64_t now)
 {
 	char kind = key[0], ns[254], name[254];
 	const char *p = key + 2, *slash = strchr(p, '/');
 	api_informer *inf = c->inf[kind == 'J' ? INF_JOB : INF_JOBSET];
-	struct ns_gate_object gobj;
-	struct ns_gate_namespace gns;
-	struct ns_gate_decision dec;
 	struct api_job job;
 	struct api_jobset js;
-	struct rec_job j;
 	struct api_workload wl;
-	bool have_wl = false, ok_job = false, success = false;
-	const char *msg = NULL;
-	json_t *obj, *nsobj, *wlobj, *patch = NULL;
+	struct rec_job j;
+	struct rec_job_view v;
+	struct rec_job_in in;
+	struct rec_plan plan;
+	struct plan_ctx x;
+	bool have_wl = false, ok_job;
+	json_t *obj;
 	char *wlname = NULL;
 	cu_error err;
 
@@ -2421,19 +2573,9 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 	}
 	if (stale(c, key, obj) || json_object_get(c->retry_at, key) != NULL)
 		return;
-	/* 1. the gate */
-	if (ns_gate_object_from_json(&gobj, obj, &err) != CU_OK)
-		return;
-	nsobj = api_informer_get(c->inf[INF_NS], NULL, ns);
-	gns.name = ns;
-	gns.found = nsobj != NULL;
-	gns.get = ns_label;
-	gns.payload = nsobj;
-	if (ns_gate_decide(&c->gate, &gobj, &gns, gate_lookup, c, &dec, &err) !=
-		CU_OK ||
-	    dec.managed != NS_GATE_YES)
-		return;
-	/* 2. ours: decode */
+	job_view_init(c, &v);
+	if (!job_gate(c, obj, ns, &v.queue_name))
+		return; /* rec_job_reconcile would plan nothing */
 	memset(&j, 0, sizeof(j));
 	if (kind == 'J') {
 		ok_job = api_job_decode(&job, obj, &err) == CU_OK;
@@ -2454,191 +2596,30 @@ static void reconcile_job(ctl *c, const char *key, int64_t now)
 		rec_job_meta(&j)->uid, -1, API_WORKLOAD_NAME_MAX, &wlname,
 		&err) != CU_OK)
 		goto out;
-	wlobj = api_informer_get(c->inf[INF_WL], ns, wlname);
-	if (wlobj != NULL) {
-		char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
-		bool st = ek != NULL && stale(c, ek, wlobj);
+	job_workload(c, ns, wlname, &wl, &have_wl, &v.wl_awaited);
+	struct api_priority_lookup lk = {lookup_wpc, lookup_pc,
+	    lookup_pc_default,
+	    api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
+		NULL,
+	    c};
 
-		cu_free(ek);
-		if (st)
-			goto out;
-		have_wl = api_workload_decode(&wl, wlobj, &err) == CU_OK;
-	} else {
-		char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
-		bool busy;
-
-		/* Absent from a cache that has seen past our last write to
-		 * it: it is gone, not late. */
-		if (ek != NULL)
-			gone_past_expect(c, c->inf[INF_WL], ek);
-		busy =
-		    ek != NULL && (json_object_get(c->busy, ek) != NULL ||
-				      json_object_get(c->expect, ek) != NULL);
-
-		cu_free(ek);
-		if (busy)
-			goto out; /* our create has not reached the cache */
-	}
-	/* 3. finished jobs finish their Workload; a finished Workload holds
-	 * no resources, so its finalizer goes (Kueue does the same). */
-	if (have_wl &&
-	    api_conditions_true(&wl.status.conditions, REC_COND_FINISHED)) {
-		json_t *fp = drop_finalizer_patch(wlobj);
-
-		if (fp != NULL)
-			wl_write(c, W_SPEC, ns, wlname, fp, key);
-		goto out;
-	}
-	if (rec_job_finished(&j, &success, &msg)) {
-		if (have_wl &&
-		    rec_wl_status_finish(&wl,
-			success ? REC_FINISHED_SUCCEEDED : REC_FINISHED_FAILED,
-			msg ? msg : "", now, &patch, &err) == CU_OK &&
-		    patch != NULL)
-			wl_write(c, W_STATUS, ns, wlname, patch, key);
-		goto out;
-	}
-	/* 3b. a Workload being deleted: stop the job (templates restored),
-	 * then let the Workload go; a new one queues the job again. */
-	if (have_wl && jmeta(wlobj, "deletionTimestamp") != NULL) {
-		enum rec_stop_step step;
-		json_t *fp;
-
-		if (rec_job_stop_patch(&j, &wl, &step, &patch, &err) != CU_OK)
-			goto out;
-		if (patch != NULL) {
-			job_write(c, kind, key, ns, name, step, patch);
-			if (step == REC_STOP_SUSPEND)
-				emit(c, obj, "Normal", "Stopped",
-				    "The workload is deleted");
-		} else if (!rec_job_is_active(&j) &&
-			   (fp = drop_finalizer_patch(wlobj)) != NULL) {
-			wl_write(c, W_SPEC, ns, wlname, fp, key);
-		}
-		goto out;
-	}
-	/* 4. no Workload yet: keep the job suspended and create one */
-	if (!have_wl) {
-		struct rec_wl_build_opts bo;
-		enum rec_stop_step step;
-		json_t *w = NULL;
-
-		if (rec_job_stop_patch(&j, NULL, &step, &patch, &err) ==
-			CU_OK &&
-		    patch != NULL) {
-			job_write(c, kind, key, ns, name, step, patch);
-			if (step == REC_STOP_SUSPEND)
-				emit(c, obj, "Normal", "Stopped",
-				    "Not admitted by cluster queue");
-			goto out; /* create the Workload once it is stopped */
-		}
-		struct api_priority_lookup lk = {lookup_wpc, lookup_pc,
-		    lookup_pc_default,
-		    api_informer_get(
-			c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) != NULL,
-		    c};
-
-		memset(&bo, 0, sizeof(bo));
-		bo.lookup = &lk;
-		if (rec_wl_build(&j, &bo, &w, &err) != CU_OK) {
-			cu_warn("workload for %s: %s", key, err.msg);
-			goto out;
-		}
-		/* Kueue's LocalQueue defaulting: a managed job without a
-		 * queue name goes to the LocalQueue "default" of its
-		 * namespace when there is one. */
-		if (dec.queue_name == NULL &&
-		    api_informer_get(c->inf[INF_LQ], ns, "default") != NULL)
-			json_object_set_new(json_object_get(w, "spec"),
-			    "queueName", json_string("default"));
-		wl_write(c, W_CREATE, ns, wlname, w, key);
-		{
-			char *m =
-			    cu_asprintf("Created Workload: %s/%s", ns, wlname);
-
-			emit(c, obj, "Normal", "CreatedWorkload", m ? m : "");
-			cu_free(m);
-		}
-		goto out;
-	}
-	{
-		bool holds = rec_workload_holds_quota(&wl);
-		bool admitted = holds && api_conditions_true(
-					     &wl.status.conditions, "Admitted");
-		bool evicted =
-		    api_conditions_true(&wl.status.conditions, "Evicted");
-		bool keep = true;
-
-		/* 5. a Workload that no longer matches its job is replaced
-		 * (only while it holds no quota) */
-		if (!holds &&
-		    rec_wl_equivalent(&j, &wl, &keep, &err) == CU_OK && !keep) {
-			wl_write(c, W_DELETE, ns, wlname, json_object(), key);
-			goto out;
-		}
-		if (admitted && !evicted) {
-			/* 6. admitted: start it (once) */
-			struct api_resource_flavor *fl = NULL;
-			size_t nfl = 0, i;
-
-			if (!rec_job_is_suspended(&j))
-				goto out;
-			if (admitted_flavors(c, &wl, &fl, &nfl, &err) ==
-				CU_OK &&
-			    rec_job_start_patch(
-				&j, &wl, fl, nfl, &patch, &err) == CU_OK &&
-			    patch != NULL) {
-				char *m =
-				    cu_asprintf("Admitted by clusterQueue %s",
-					wl.status.admission.cluster_queue
-					    ? wl.status.admission.cluster_queue
-					    : "");
-
-				job_write(c, kind, key, ns, name,
-				    REC_STOP_SUSPEND, patch);
-				if (m != NULL && c->nwrites > 0 &&
-				    c->writes[c->nwrites - 1].patch == patch) {
-					c->writes[c->nwrites - 1].ev_reason =
-					    "Started";
-					c->writes[c->nwrites - 1].note = m;
-				} else {
-					cu_free(m);
-				}
-			} else if (err.code == CU_EINVAL)
-				cu_warn("start %s: %s", key, err.msg);
-			for (i = 0; i < nfl; i++)
-				api_resource_flavor_dispose(&fl[i]);
-			cu_free(fl);
-		} else {
-			/* 7. not admitted, or evicted: keep it stopped with
-			 * its original templates; an evicted Workload gives
-			 * its quota back once the job's pods are gone */
-			enum rec_stop_step step;
-
-			if (rec_job_stop_patch(&j, &wl, &step, &patch, &err) !=
-			    CU_OK)
-				goto out;
-			if (patch != NULL) {
-				const struct api_condition *ec =
-				    api_conditions_find(
-					&wl.status.conditions, "Evicted");
-
-				job_write(c, kind, key, ns, name, step, patch);
-				if (step == REC_STOP_SUSPEND)
-					emit(c, obj, "Normal", "Stopped",
-					    evicted && ec && ec->message
-						? ec->message
-						: "Not admitted by cluster "
-						  "queue");
-				goto out;
-			}
-			if (evicted && holds && !rec_job_is_active(&j) &&
-			    rec_wl_status_release(&wl, now, &patch, &err) ==
-				CU_OK &&
-			    patch != NULL)
-				wl_write(c, W_STATUS, ns, wlname, patch, key);
-		}
-	}
+	v.priority = &lk;
+	memset(&in, 0, sizeof(in));
+	in.job = &j;
+	in.kind = j.kind;
+	in.ns = ns;
+	in.name = name;
+	in.wl_name = wlname;
+	in.wl = have_wl ? &wl : NULL;
+	rec_plan_init(&plan);
+	if (rec_job_reconcile(&v, &in, now, &plan, &err) != CU_OK)
+		cu_warn("%s: %s", key, err.msg);
+	memset(&x, 0, sizeof(x));
+	x.kind = kind;
+	x.job_key = key;
+	x.job_obj = obj;
+	x.now = now;
+	apply_plan(c, &x, &plan);
 out:
 	if (have_wl)
 		api_workload_dispose(&wl);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * controller/httpd.c - libmicrohttpd in external-loop epoll mode on the
- * controller's libev loop (notes/c-style-and-stack.md 5.3): MHD's epoll fd
+ * controller's libev loop: MHD's epoll fd
  * is one ev_io, MHD_get_timeout() re-arms one ev_timer after every
  * MHD_run(), and a periodic sweep enforces the per-request deadline.
  *

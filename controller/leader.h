@@ -2,7 +2,7 @@
 /*
  * controller/leader.h - leader election for cueue-controller on a
  * coordination.k8s.io/v1 Lease, behaving as client-go's
- * tools/leaderelection with a LeaseLock (notes kubernetes-api.md §7.2):
+ * tools/leaderelection with a LeaseLock (docs/apiserver.md §7.2):
  *
  *  - every attempt is tryAcquireOrRenew: GET the Lease; 404 -> POST a new
  *    one (409 AlreadyExists: not leader this round); a record that differs

@@ -4,8 +4,8 @@
  *
  * One decision function used by every path that could touch a job (the
  * reconcilers and the admission webhooks alike), so that the answer cannot
- * differ between them (DESIGN.md lesson 1, seed 001 / Kueue #7649, Kueue
- * #13374). The checks run in causal order and the first that settles the
+ * differ between them (docs/architecture.md lesson 1, seed 001 / Kueue #7649,
+ * Kueue #13374). The checks run in causal order and the first that settles the
  * question is reported:
  *
  *   1. kind: only batch/v1 Job and jobset.x-k8s.io JobSet, and only when

@@ -2,7 +2,7 @@
 /*
  * reconcile/reconcile.h - the pure reconcile layer of cueue: everything the
  * controller decides about one object that needs no I/O and no clock read.
- * Three parts, each described below in its own section:
+ * Four parts, each described below in its own section:
  *
  *   1. Workloads and jobs (rec_wl_*, rec_job_*): the Workload a job gets,
  *      the status writes of each decision, the job writes that start and
@@ -10,7 +10,10 @@
  *   2. events (rec_events_*, rec_event_*): the Event recorder's decisions
  *      (create, fold into an earlier Event, drop) and the transition guard;
  *   3. sync (rec_sync_*): Kueue objects from the informers into the queue
- *      model of the admission engine.
+ *      model of the admission engine;
+ *   4. the reconcilers (rec_job_reconcile, rec_workload_reconcile): the
+ *      decision tree of one job or one Workload, returned as a plan of
+ *      writes, events and engine actions for the controller to carry out.
  *
  * Pure: no I/O, no clock reads (time is passed in as now_ns), no access to
  * the controller's state. Module prefix rec_ (constants REC_).
@@ -52,8 +55,8 @@
  * object) for PATCH with application/merge-patch+json (api_merge_patch of
  * api/client.h), computed with api_merge_patch_diff between the object as
  * read and the object as it must become. When nothing would change the
- * patch is NULL and nothing must be sent (DESIGN.md lesson 4); so applying
- * a decision twice writes once. A non-NULL patch always carries
+ * patch is NULL and nothing must be sent (docs/architecture.md lesson 4); so
+ * applying a decision twice writes once. A non-NULL patch always carries
  * metadata.resourceVersion (when the object has one), as Kueue's strict
  * clientutil.Patch does: a merge patch replaces lists wholesale
  * (status.conditions, spec.replicatedJobs, a template's tolerations), which
@@ -389,7 +392,7 @@ bool rec_job_finished(
  * callers announce Suspended/Resumed only on real transitions.
  *
  * Semantics follow client-go's tools/record EventCorrelator (notes
- * kubernetes-api.md §8.2):
+ * docs/apiserver.md §8.2):
  *  - An Event is named `<involvedObject.name>.<hex nanoseconds>`; count 1,
  *    firstTimestamp = lastTimestamp = now, source.component and
  *    reportingComponent = the reporting controller, reportingInstance =
@@ -409,9 +412,9 @@ bool rec_job_finished(
  *  message ("(combined from similar events)"); each distinct message is its
  *  own Event.
  *
- * Why this matters (DESIGN.md lesson 4, Kueue #7649's "x14709"): folding
- * hides a flapping controller, the spam filter bounds its API writes, and
- * the transition guard keeps a level-triggered reconciler from announcing
+ * Why this matters (docs/architecture.md lesson 4, Kueue #7649's "x14709"):
+ * folding hides a flapping controller, the spam filter bounds its API writes,
+ * and the transition guard keeps a level-triggered reconciler from announcing
  * the same state again.
  *
  * No I/O and no clock reads: time comes in as now_ns, bodies go out as
@@ -544,7 +547,7 @@ const char *rec_events_should_emit(
  * (api/model.h) into the queue model the admission engine works on
  * (queues/queues.h): ResourceFlavors, ClusterQueues, Cohorts, LocalQueues
  * and Workloads, including Workloads that already hold quota (restored
- * after a restart from their status.admission, DESIGN.md lesson 3).
+ * after a restart from their status.admission, docs/architecture.md lesson 3).
  *
  * Pure: no I/O, no clock reads. Event-loop thread only. Prefix ctl_.
  */
@@ -578,5 +581,234 @@ bool rec_workload_inactive(const struct api_workload *wl);
  */
 CU_MUST_CHECK int rec_sync_workload(que_state *st,
     const struct api_workload *wl, bool ns_eligible, cu_error *err);
+
+/* ==== 4. Reconcilers: decisions as plans ================================
+ * The Job/JobSet reconciler and the Workload reconciler as pure functions:
+ * decoded objects and a read-only view of the controller's caches in, a
+ * plan out. The controller gathers the inputs (cache lookups, decoding,
+ * its own write expectations), calls the reconciler and carries out the
+ * plan's items in order; the reconciler does no I/O, reads no clock and
+ * sees no controller state but what the view gives it.
+ */
+
+enum rec_item_kind {
+	REC_ITEM_WRITE = 1, /* an API write */
+	REC_ITEM_EVENT,	    /* an Event about the reconciled job */
+	REC_ITEM_WARN,	    /* a warning line for the log */
+	REC_ITEM_ENGINE,    /* an action on the admission engine (+ ledger) */
+};
+
+/* What a write goes to. */
+enum rec_target {
+	REC_TARGET_JOB = 1, /* the reconciled Job or JobSet */
+	REC_TARGET_WORKLOAD,
+};
+
+enum rec_write_op {
+	REC_WRITE_CREATE = 1, /* POST body (a new object) */
+	REC_WRITE_PATCH,      /* merge patch of the object (not status) */
+	REC_WRITE_STATUS,     /* merge patch of its /status subresource */
+	REC_WRITE_DELETE,     /* DELETE; body NULL */
+};
+
+enum rec_expect {
+	REC_EXPECT_NONE = 0, /* nothing to wait for */
+	/* The object is busy while the write is in flight, and afterwards
+	 * the cache must show the resourceVersion the write produced before
+	 * the object is acted on again (the controller's expectations). */
+	REC_EXPECT_RV,
+};
+
+enum rec_engine_op {
+	/* Remove uid from the engine and the ledger, and forget what the
+	 * controller recorded about it. */
+	REC_ENGINE_FORGET = 1,
+	/* Queue the reconciled Workload (rec_sync_workload: pending, or
+	 * adopted when it holds quota). */
+	REC_ENGINE_ADD,
+	/* Remove the reconciled Workload from the engine and, only if that
+	 * worked, ADD it again. */
+	REC_ENGINE_READD,
+	/* Give back the quota uid holds in the engine and drop its ledger
+	 * decision. */
+	REC_ENGINE_RELEASE,
+	/* Set the engine's namespace_eligible of the reconciled Workload to
+	 * `eligible`. */
+	REC_ENGINE_SET_ELIGIBLE,
+};
+
+/* One step of a plan. Only the members of its kind are set. */
+struct rec_item {
+	enum rec_item_kind kind;
+	/* REC_ITEM_WRITE */
+	enum rec_target target;
+	enum rec_write_op op;
+	char *ns, *name; /* [owned: cu_free] the object written */
+	json_t *body;	 /* [owned: json_decref] NULL for DELETE */
+	enum rec_expect expect;
+	/* A Workload write the job's reconciler waits on: its answer (or the
+	 * retry after a failure) brings the job back. */
+	bool for_job;
+	/* An event about the job sent once the write succeeded (not per
+	 * attempt), reason [static] and message `text`; NULL: none. */
+	const char *done_reason;
+	/* REC_ITEM_EVENT: type (REC_EVENT_NORMAL/_WARNING) and reason
+	 * [static], message `text` */
+	const char *type, *reason;
+	/* EVENT message, WRITE done_reason's message, WARN line [owned:
+	 * cu_free] */
+	char *text;
+	/* REC_ITEM_ENGINE */
+	enum rec_engine_op engine;
+	char *uid;     /* [owned: cu_free] FORGET, RELEASE */
+	bool eligible; /* SET_ELIGIBLE */
+};
+
+/* An ordered list of items; zero-initialise (or rec_plan_init) before
+ * use. */
+struct rec_plan {
+	struct rec_item *items; /* [owned] items[0..n) */
+	size_t n, cap;
+};
+
+void rec_plan_init(struct rec_plan *p);
+/* Append a zeroed item; *item [borrowed from p, valid until the next
+ * push or free] is filled by the caller (what it sets becomes owned by
+ * p). CU_ENOMEM. */
+CU_MUST_CHECK int rec_plan_push(
+    struct rec_plan *p, struct rec_item **item, cu_error *err);
+/* Releases every item and what it owns; p is empty (and reusable)
+ * afterwards. NULL is a no-op. */
+void rec_plan_free(struct rec_plan *p);
+
+/* ---- the Job/JobSet reconciler ------------------------------------------ */
+
+/* The controller's caches as the job reconciler sees them. */
+struct rec_job_view {
+	/* The namespace gate's answer for the job (ns_gate_decide with
+	 * managedJobsNamespaceSelector and manageJobsWithoutQueueName): a job
+	 * that is not ours is never written to (docs/architecture.md lesson 1).
+	 */
+	bool managed;
+	/* The gate's queue name [borrowed]: the job's queue-name label when
+	 * managed by it, NULL when managed without one. */
+	const char *queue_name;
+	/* Our last write to the job's Workload has not reached the cache yet
+	 * (in flight, or the cache shows an older resourceVersion, or our
+	 * create is not there yet): nothing is decided on what the cache
+	 * shows. */
+	bool wl_awaited;
+	/* The ResourceFlavors named by wl's admission, decoded, those the
+	 * cache does not hold left out: *out [owned by the caller of the
+	 * callback: api_resource_flavor_dispose each, then cu_free] and *n.
+	 * Errors as api_resource_flavor_decode, CU_ENOMEM. Required. */
+	int (*admitted_flavors)(const struct api_workload *wl,
+	    struct api_resource_flavor **out, size_t *n, void *payload,
+	    cu_error *err);
+	/* Does LocalQueue ns/name exist? Required. */
+	bool (*local_queue_exists)(
+	    const char *ns, const char *name, void *payload);
+	/* Priority class lookups for rec_wl_build [borrowed]; NULL: none. */
+	const struct api_priority_lookup *priority;
+	void *payload; /* passed to the callbacks */
+};
+
+/* The job reconciler's objects [all borrowed, read during the call]. */
+struct rec_job_in {
+	/* The job as cached, NULL when it is gone from the cache. */
+	const struct rec_job *job;
+	/* Which job (set also when job is NULL). */
+	enum rec_job_kind kind;
+	const char *ns, *name;
+	/* The name of the job's Workload (api_workload_name); required when
+	 * job is set. */
+	const char *wl_name;
+	/* That Workload as cached and decoded, NULL when absent (or not
+	 * decodable). */
+	const struct api_workload *wl;
+	/* job NULL: the Workloads in ns whose controller owner is this job,
+	 * as cached; owned[0..n_owned). */
+	const struct api_workload *const *owned;
+	size_t n_owned;
+};
+
+/*
+ * The Job/JobSet reconciler (Kueue's jobframework reconciler as cueue
+ * does it). Appends to *out [caller's; rec_plan_free] in this order of
+ * precedence, the first that applies deciding:
+ *   0. job gone: each owned Workload loses cueue's finalizer (a PATCH,
+ *      when it has it) and is deleted (unless already being deleted).
+ *   1. gate: a job that is not managed gets an empty plan, whatever else.
+ *   2. wl_awaited: empty plan.
+ *   3. Workload Finished: its finalizer goes (PATCH, when present).
+ *   4. job finished: its Workload (if any) is finished (STATUS).
+ *   5. Workload being deleted: the job's next stop write (+ "Stopped"
+ *      event for the suspend step); once stopped and inactive, the
+ *      Workload's finalizer goes.
+ *   6. no Workload: the job's next stop write (+ "Stopped"), else the
+ *      Workload is created (queue "default" when the gate gave no queue
+ *      name and that LocalQueue exists) + "CreatedWorkload" event; a
+ *      Workload that cannot be built is a WARN.
+ *   7. a Workload that holds no quota and no longer matches its job is
+ *      deleted.
+ *   8. admitted and not evicted: a suspended job gets its start PATCH
+ *      with a "Started" event on success; a permanent start error
+ *      (CU_EINVAL) is a WARN.
+ *   9. otherwise (pending or evicted): the job's next stop write (+
+ *      "Stopped", message the eviction's); once stopped and inactive an
+ *      evicted Workload that holds quota releases it (STATUS).
+ * Job writes expect REC_EXPECT_RV; Workload writes too (for_job set),
+ * except those of step 0. Errors of the pure helpers on the way end the
+ * plan where the old decision tree ended (no error returned); the
+ * function fails only with CU_EINVAL (missing input) or CU_ENOMEM, and
+ * then *out may hold part of the plan.
+ */
+CU_MUST_CHECK int rec_job_reconcile(const struct rec_job_view *view,
+    const struct rec_job_in *in, int64_t now_ns, struct rec_plan *out,
+    cu_error *err);
+
+/* ---- the Workload reconciler -------------------------------------------- */
+
+/* The controller's records and caches as the Workload reconciler sees
+ * them, all about the Workload's ns/name and its uid. */
+struct rec_wl_view {
+	/* The uid the engine holds under this ns/name [borrowed]; NULL:
+	 * none. */
+	const char *engine_uid;
+	/* An admission write for the Workload is in flight (its cached state
+	 * is older than the decision): not reconciled. */
+	bool in_flight;
+	/* The engine's record of the Workload's uid. */
+	bool queued;
+	enum que_where where;	 /* when queued */
+	bool namespace_eligible; /* when queued */
+	/* metadata.generation the Workload was queued at (0 when unknown). */
+	int64_t queued_generation;
+	/* Does the ClusterQueue behind LocalQueue ns/queue admit namespace
+	 * ns (queue NULL: true)? Required. */
+	bool (*eligible)(const char *ns, const char *queue, void *payload);
+	void *payload;
+};
+
+/*
+ * The Workload reconciler: keeps the engine's view of one Workload in
+ * line with the API's. wl [borrowed] is the Workload as cached and
+ * decoded, NULL when it is gone. Plan (engine items only):
+ *   - gone: FORGET engine_uid (when set);
+ *   - engine_uid differs from wl's uid (same name, new object): FORGET
+ *     engine_uid, then go on;
+ *   - in_flight: nothing more;
+ *   - inactive (Finished or spec.active false) or being deleted: FORGET
+ *     its uid when queued;
+ *   - not queued: ADD;
+ *   - the API holds quota, the engine does not: READD (adopt);
+ *   - the engine holds quota (ADMITTED or EVICTING), the API does not:
+ *     RELEASE;
+ *   - pending, generation changed since queued: READD;
+ *   - pending: SET_ELIGIBLE when the namespace eligibility changed.
+ * CU_EINVAL (missing view), CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_workload_reconcile(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, cu_error *err);
 
 #endif /* CU_RECONCILE_RECONCILE_H */

@@ -6,8 +6,8 @@
  *
  * Design notes
  * ------------
- * The ledger exists for one promise (DESIGN.md lesson 3): a decision is on
- * disk before the controller tells the API server about it. Everything in
+ * The ledger exists for one promise (docs/architecture.md lesson 3): a decision
+ * is on disk before the controller tells the API server about it. Everything in
  * this file serves that promise or makes its failures actionable.
  *
  * Invariants:

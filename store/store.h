@@ -3,7 +3,7 @@
  * store/store.h - the admission ledger: a SQLite file that records every
  * admission decision before the controller announces it to the API server,
  * so that a restarted controller resumes recorded decisions instead of
- * deciding again (DESIGN.md lesson 3).
+ * deciding again (docs/architecture.md lesson 3).
  *
  * The ledger holds, per workload UID, the decision (ClusterQueue, per-podSet
  * flavor and usage per resource, state, decision time, sequence number) and

@@ -7,8 +7,8 @@
  *             a managed job is created suspended, and a job without a
  *             queue-name label in a managed namespace that has a
  *             LocalQueue "default" gets kueue.x-k8s.io/queue-name=default
- *             (Kueue's ApplyDefaultLocalQueue + ApplyDefaultForSuspend,
- *             notes/kueue.md 3.1);
+ *             (Kueue's ApplyDefaultLocalQueue + ApplyDefaultForSuspend;
+ *             docs/jobset.md §2.2);
  *             ClusterQueue and ResourceFlavor CREATE: the
  *             kueue.x-k8s.io/resource-in-use finalizer, only when
  *             opt->add_resource_in_use_finalizer (Kueue's defaulting);
@@ -18,9 +18,9 @@
  *
  * Whether a job is cueue's is decided by the management gate
  * (namespaces/gate.h) with the caller's configuration, namespace view and
- * owner lookup, exactly as the reconciler decides it (DESIGN.md lesson 1):
- * a job the gate does not call NS_GATE_YES is never patched and never
- * denied (a child of a managed parent is VIA_PARENT: hands off).
+ * owner lookup, exactly as the reconciler decides it (docs/architecture.md
+ * lesson 1): a job the gate does not call NS_GATE_YES is never patched and
+ * never denied (a child of a managed parent is VIA_PARENT: hands off).
  *
  * Pure logic: no I/O, no clock, no global state. Everything the handlers
  * need to know about the cluster comes from caller-supplied callbacks over
@@ -42,8 +42,8 @@
  * out of memory). Messages are one line in the Kubernetes field-error
  * form: `spec.resourceGroups[0].flavors[1].name: Duplicate value: "spot"`.
  *
- * Root cause first (DESIGN.md lesson 2). Checks run in causal order and
- * the first failure is the one reported; later checks may derive from the
+ * Root cause first (docs/architecture.md lesson 2). Checks run in causal order
+ * and the first failure is the one reported; later checks may derive from the
  * failed one and would only add noise. The order, per kind:
  *
  *   every review  1. operation DELETE/CONNECT, a subresource (status, ...)

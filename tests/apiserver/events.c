@@ -2,7 +2,7 @@
 /*
  * tests/apiserver/events.c - events.k8s.io/v1 Event as a view of core/v1
  * Event storage, as kube-apiserver serves both from one store
- * (notes/kubernetes-api.md §8.1): note<->message, regarding<->
+ * (docs/apiserver.md §8.1): note<->message, regarding<->
  * involvedObject, deprecatedSource<->source, deprecatedFirstTimestamp<->
  * firstTimestamp, deprecatedLastTimestamp<->lastTimestamp,
  * deprecatedCount<->count, reportingController<->reportingComponent. A

@@ -3,7 +3,7 @@
  * tests/apiserver/handlers.c - the REST semantics of cueue-apiserver:
  * routing, discovery, get/list/watch, create, update, patch, delete,
  * status subresources, CRDs, and the per-kind rules a controller relies on
- * (notes/kubernetes-api.md §1-§5). Every rule here exists because a real
+ * (docs/apiserver.md §1-§5). Every rule here exists because a real
  * kube-apiserver has it; leniency would make every test above it lie.
  */
 #include <ctype.h>
@@ -14,7 +14,7 @@
 #include "api/patch.h"
 #include "tests/apiserver/apiserver.h"
 
-/* The 30-byte gnostic openapi.v2.Document of notes/kubernetes-api.md §1.6:
+/* The 30-byte gnostic openapi.v2.Document of docs/apiserver.md §1.6:
  * swagger "2.0", info{title "Kubernetes", version "v1.20.2"}, paths{}. */
 static const unsigned char openapi_v2[] = {0x0a, 0x03, 0x32, 0x2e, 0x30, 0x12,
     0x15, 0x0a, 0x0a, 0x4b, 0x75, 0x62, 0x65, 0x72, 0x6e, 0x65, 0x74, 0x65,

@@ -4,7 +4,7 @@
  * with their per-kind semantics, kinds registered from stored CRDs (with
  * structural-schema pruning and defaulting), selectable fields, and the
  * discovery documents kubectl and client libraries build their REST
- * mappers from (notes/kubernetes-api.md §1.3, §4.8).
+ * mappers from (docs/apiserver.md §1.3, §4.8).
  */
 #include <ctype.h>
 #include <stdio.h>

@@ -16,7 +16,7 @@
  *     with annotation cueue.dev/sim-fail: "true" it fails instead
  *     (FailureTarget, Failed, reason BackoffLimitExceeded);
  *   - deleted: its Pods are deleted (the garbage collector's part).
- * JobSets (jobset.x-k8s.io/v1alpha2), as notes/jobset.md §1-2 describe:
+ * JobSets (jobset.x-k8s.io/v1alpha2), as docs/jobset.md §1-2 describes:
  *   - child Jobs <jobset>-<replicatedJob>-<index> with a controller
  *     ownerReference and JobSet's labels/annotations on Job and template,
  *     created suspended iff the JobSet is;
@@ -531,7 +531,7 @@ static json_t *child_job(json_t *js, json_t *rj, int idx, long long global,
 }
 
 /* JobSet's resume merge: maps merged with the new value winning, lists
- * unioned; nothing is ever removed (notes/jobset.md §2.1). */
+ * unioned; nothing is ever removed (docs/jobset.md §2.1). */
 static void merge_map(json_t *dst_parent, const char *key, json_t *src)
 {
 	json_t *dst = json_object_get(dst_parent, key);

@@ -2,7 +2,7 @@
 /*
  * tests/apiserver/status.c - the metav1.Status bodies every error (and an
  * immediate DELETE) answers with, with the exact reasons and messages of
- * kube-apiserver (notes/kubernetes-api.md §5).
+ * kube-apiserver (docs/apiserver.md §5).
  */
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
 /*
  * tests/apiserver/watch.c - watch fan-out: turns each stored change into
  * the per-watcher event (ADDED/MODIFIED/DELETED after selector
- * transitions, notes/kubernetes-api.md §3.3), frames it as one JSON line and
+ * transitions, docs/apiserver.md §3.3), frames it as one JSON line and
  * wakes the watcher's suspended connection.
  */
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/apiserver/webhooks.c - admission webhooks as kube-apiserver calls
- * them (notes/kubernetes-api.md §9): which MutatingWebhookConfiguration /
+ * them (docs/apiserver.md §9): which MutatingWebhookConfiguration /
  * ValidatingWebhookConfiguration webhooks match a write (rules, scope,
  * matchPolicy Equivalent across a kind's served versions, namespaceSelector,
  * objectSelector), the AdmissionReview sent to them over HTTPS, the checks

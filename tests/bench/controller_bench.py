@@ -57,8 +57,9 @@ OUT = os.path.abspath(os.environ.get("BENCH_OUT",
 os.makedirs(OUT, exist_ok=True)
 os.environ.setdefault("CUEUE_LOGS", OUT)
 os.environ.setdefault("CUEUE_TEST_NAME", "controller-bench")
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-import cuetest  # noqa: E402  (read-only reuse: Server, RawStream)
+# cuetest reads CUEUE_LOGS and CUEUE_TEST_NAME when imported (PYTHONPATH
+# holds tests/pylib: tests/bench/run.sh sets it).
+import cuetest  # noqa: E402
 
 N = int(os.environ.get("BENCH_JOBS", "1000"))
 QUOTA = int(os.environ.get("BENCH_QUOTA", "50"))
@@ -68,7 +69,7 @@ TARGET_WRITES = 3
 # References, not pass/fail: Kueue's manager Deployment requests 500m cpu
 # and 512Mi memory; minimalkueue's last asserted scheduler-perf averages
 # were 396 mCPU and 445,012 KiB maxrss (15,000 Workloads; dropped in
-# Kueue PR #5077). See ../shared/notes/kueue.md section 7.
+# Kueue PR #5077).
 REF_MCPU = 500
 REF_RSS_KIB = 512 * 1024
 
@@ -77,23 +78,7 @@ integrations:
   frameworks: ["batch/job"]
 """
 
-QUEUES = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: default-flavor
-      resources:
-      - {name: cpu, nominalQuota: %d}
-""" % QUOTA
+QUEUES = cuetest.flavor_and_queue(QUOTA)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 

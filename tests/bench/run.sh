@@ -8,20 +8,24 @@
 #   1. micro-benchmarks: codec, admission engine, ledger, apiserver;
 #   2. Kueue's scheduler-perf baseline through cueue-controller at
 #      clientConnection QPS 50 / burst 100 (Kueue's setting), then
-#      unthrottled (cueue-bench sched, inputs unchanged from
-#      KUEUE_PERF_DIR);
+#      unthrottled (cueue-bench sched; Kueue's inputs are kept in
+#      tests/bench/configs/<shape>/, or KUEUE_PERF_DIR names a
+#      directory of the same layout, such as Kueue's own
+#      test/performance/scheduler/configs);
 #   3. 1,000 Jobs through the controller with simulated Jobs.
 #
 # BENCH_ONLY=large runs Kueue's large-scale config instead
 # (`make bench-large`).
 set -eu
 : "${CUEUE_BIN:?}"
+# The Python harness, cuetest, is the package in tests/pylib/.
+export PYTHONPATH="$(cd "$(dirname "$0")/../pylib" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 out=${BENCH_OUT:-build/bench}
-perf=${KUEUE_PERF_DIR:-../shared/bench/kueue-scheduler-perf}
+perf=${KUEUE_PERF_DIR:-tests/bench/configs}
 if [ ! -f "$perf/baseline/generator.yaml" ]; then
 	echo "bench: Kueue's scheduler-perf inputs not found in $perf" >&2
-	echo "       (set KUEUE_PERF_DIR to test/performance/scheduler/configs" >&2
-	echo "       of a kubernetes-sigs/kueue checkout)" >&2
+	echo "       (KUEUE_PERF_DIR must hold baseline/ and large-scale/" >&2
+	echo "       with generator.yaml and rangespec.yaml)" >&2
 	exit 2
 fi
 

@@ -50,6 +50,7 @@
 #include "api/json.h"
 #include "api/yaml.h"
 #include "lib/cu.h"
+#include "tests/bench/bench.h"
 #include "tests/bench/sched.h"
 
 extern char **environ;
@@ -109,6 +110,7 @@ struct opts {
 	int timeout_s;
 	const char *label;
 	int controller_pid;
+	bool check; /* --check: read the inputs, print the plan, run nothing */
 };
 
 struct run {
@@ -1586,10 +1588,15 @@ static void usage(FILE *f)
 	    "         (--bin DIR [--crds DIR] | --kubeconfig FILE "
 	    "[--controller-pid PID])\n"
 	    "         [--qps N --burst N] [--timeout SECONDS]\n"
+	    "       cueue-bench sched --check --generator FILE "
+	    "[--rangespec FILE]\n"
+	    "         [--targets FILE] [--qps N]\n"
 	    "\n"
 	    "Kueue's scheduler performance test against cueue-controller.\n"
 	    "--bin starts cueue-apiserver and cueue-controller from DIR;\n"
 	    "--kubeconfig uses running ones. --qps 0 means unthrottled.\n"
+	    "--check only reads the input files and prints the plan (no\n"
+	    "process is started): exit 0 when every file parses, else 1.\n"
 	    "Exit status: 0 every Workload finished, 1 otherwise, 2 usage;\n"
 	    "range and target verdicts are reported, not enforced.\n");
 }
@@ -1621,22 +1628,85 @@ static void free_run(struct run *r)
 	sched_gen_dispose(&r->g);
 }
 
-static void rm_tree(const char *dir)
+static void print_limits(
+    const char *what, const struct sched_limit *l, size_t n)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[1024];
+	size_t i;
 
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
+	for (i = 0; i < n; i++)
+		printf("     %s %s: %.10g\n", what, l[i].name, l[i].value);
+}
+
+/* --check: what a run of these inputs would do, without running it. */
+static void print_plan(const struct opts *o, const struct sched_gen *g,
+    const struct sched_ranges *kr, const struct sched_ranges *tr)
+{
+	const struct sched_ranges *rs[2] = {kr, tr};
+	const char *rn[2] = {o->rangespec, o->targets};
+	int64_t total = sched_gen_total(g);
+	size_t i, j, k, l, r;
+
+	printf("cueue-bench sched --check: %s\n", o->generator);
+	printf("   ResourceFlavor %s\n", g->flavor);
+	for (i = 0; i < g->ncohorts; i++) {
+		const struct sched_cohort_set *c = &g->cohorts[i];
+
+		printf(
+		    "   %d cohort(s) of class %s\n", c->count, c->class_name);
+		for (j = 0; j < c->nqsets; j++) {
+			const struct sched_queue_set *q = &c->qsets[j];
+
+			printf("     %d ClusterQueue(s) each of class %s: "
+			       "nominal %lldm cpu, borrowing limit %lldm, "
+			       "reclaimWithinCohort %s, withinClusterQueue "
+			       "%s\n",
+			    q->count, q->class_name,
+			    (long long)q->nominal_milli,
+			    (long long)q->borrowing_milli,
+			    q->reclaim ? q->reclaim : "-",
+			    q->within ? q->within : "-");
+			for (k = 0; k < q->nsets; k++)
+				for (l = 0; l < q->sets[k].ntmpl; l++) {
+					const struct sched_wl_tmpl *t =
+					    &q->sets[k].tmpl[l];
+
+					printf("       %d x %s: %lldm cpu, "
+					       "%lld ms, priority %d, every "
+					       "%lld ms\n",
+					    q->sets[k].count, t->class_name,
+					    (long long)t->request_milli,
+					    (long long)t->runtime_ms,
+					    (int)t->priority,
+					    (long long)q->sets[k].interval_ms);
+				}
+		}
 	}
-	closedir(d);
-	rmdir(dir);
+	printf("   %lld Workloads; capacity bound %.1f s", (long long)total,
+	    (double)sched_gen_capacity_bound_ms(g) / 1000.0);
+	if (o->qps > 0)
+		printf(", write bound %.1f s at qps %.10g",
+		    (double)total / o->qps, o->qps);
+	printf("\n");
+	for (r = 0; r < 2; r++) {
+		if (rs[r] == NULL)
+			continue;
+		printf("   %s:\n", rn[r]);
+		if (rs[r]->max_wall_ms >= 0)
+			printf("     maxWallMs: %.10g\n", rs[r]->max_wall_ms);
+		print_limits(
+		    "min usage %", rs[r]->min_usage, rs[r]->nmin_usage);
+		print_limits("max avg ms to admission", rs[r]->max_admit,
+		    rs[r]->nmax_admit);
+		if (rs[r]->max_rss_mib >= 0)
+			printf(
+			    "     maxPeakRssMiB: %.10g\n", rs[r]->max_rss_mib);
+		if (rs[r]->max_cpu_millis >= 0)
+			printf("     maxAverageCpuMillis: %.10g\n",
+			    rs[r]->max_cpu_millis);
+		if (rs[r]->max_writes_per_admit >= 0)
+			printf("     maxWritesPerAdmittedWorkload: %.10g\n",
+			    rs[r]->max_writes_per_admit);
+	}
 }
 
 int bench_sched_main(int argc, char **argv)
@@ -1663,6 +1733,10 @@ int bench_sched_main(int argc, char **argv)
 		if (strcmp(a, "--help") == 0) {
 			usage(stdout);
 			return 0;
+		}
+		if (strcmp(a, "--check") == 0) {
+			r.o.check = true;
+			continue;
 		}
 		if (v == NULL) {
 			usage(stderr);
@@ -1711,7 +1785,7 @@ int bench_sched_main(int argc, char **argv)
 		}
 	}
 	if (r.o.generator == NULL ||
-	    (r.o.bin == NULL) == (r.o.kubeconfig == NULL)) {
+	    (!r.o.check && (r.o.bin == NULL) == (r.o.kubeconfig == NULL))) {
 		usage(stderr);
 		return 2;
 	}
@@ -1723,6 +1797,8 @@ int bench_sched_main(int argc, char **argv)
 	if (r.o.rangespec != NULL) {
 		if (sched_ranges_load(&kr, r.o.rangespec, &err) != CU_OK) {
 			fprintf(stderr, "cueue-bench sched: %s\n", err.msg);
+			sched_ranges_dispose(&kr);
+			sched_gen_dispose(&r.g);
 			return 1;
 		}
 		have_kr = true;
@@ -1730,9 +1806,23 @@ int bench_sched_main(int argc, char **argv)
 	if (r.o.targets != NULL) {
 		if (sched_ranges_load(&tr, r.o.targets, &err) != CU_OK) {
 			fprintf(stderr, "cueue-bench sched: %s\n", err.msg);
+			sched_ranges_dispose(&tr);
+			if (have_kr)
+				sched_ranges_dispose(&kr);
+			sched_gen_dispose(&r.g);
 			return 1;
 		}
 		have_tr = true;
+	}
+	if (r.o.check) {
+		print_plan(
+		    &r.o, &r.g, have_kr ? &kr : NULL, have_tr ? &tr : NULL);
+		sched_gen_dispose(&r.g);
+		if (have_kr)
+			sched_ranges_dispose(&kr);
+		if (have_tr)
+			sched_ranges_dispose(&tr);
+		return 0;
 	}
 	mkdir(r.o.out, 0755);
 	r.total = sched_gen_total(&r.g);
@@ -1837,6 +1927,6 @@ int bench_sched_main(int argc, char **argv)
 		sched_ranges_dispose(&kr);
 	if (have_tr)
 		sched_ranges_dispose(&tr);
-	rm_tree(r.tmp);
+	bench_rm_tree(r.tmp);
 	return rc;
 }

@@ -21,7 +21,6 @@
  * extra decision in a turn costs ~0.1 ms, so batching a turn is what makes
  * FULL affordable.
  */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +28,7 @@
 
 #include "lib/cu.h"
 #include "store/store.h"
+#include "tests/bench/bench.h"
 
 static const store_resource bench_res[] = {
     {.resource = "cpu", .flavor = "on-demand", .milli = 4000},
@@ -39,24 +39,6 @@ static const store_podset bench_ps[] = {
     {.name = "driver", .count = 1, .n_resources = 2, .resources = bench_res},
     {.name = "workers", .count = 8, .n_resources = 3, .resources = bench_res},
 };
-
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char p[1024];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
-}
 
 /* One loop turn: begin, `batch` decisions, commit. */
 static int bench_turn(store *s, int batch, int64_t turn, cu_error *err)
@@ -102,7 +84,7 @@ static int bench_one(const char *base, int batch, double seconds)
 	rc = store_open(&s, path, &err);
 	if (rc != CU_OK) {
 		fprintf(stderr, "%s\n", err.msg);
-		remove_dir(dir);
+		bench_rm_tree(dir);
 		return 1;
 	}
 	start = cu_time_mono_ns();
@@ -129,7 +111,7 @@ static int bench_one(const char *base, int batch, double seconds)
 		fprintf(stderr, "batch=%d: %s\n", batch, err.msg);
 	}
 	store_close(s);
-	remove_dir(dir);
+	bench_rm_tree(dir);
 	return rc == CU_OK ? 0 : 1;
 }
 

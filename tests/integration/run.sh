@@ -12,7 +12,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${CUEUE_BIN:?}" "${CUEUE_LOGS:?}"
 mkdir -p "$CUEUE_LOGS"
-export CUEUE_BIN CUEUE_LOGS PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
+# The harness, cuetest, is the package in tests/pylib/.
+export CUEUE_BIN CUEUE_LOGS PYTHONPATH="$here/../pylib${PYTHONPATH:+:$PYTHONPATH}"
 pass=0
 fail=0
 failed=""

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Admission webhooks in cueue-apiserver (notes/kubernetes-api.md §9): the
+"""Admission webhooks in cueue-apiserver (docs/apiserver.md §9): the
 server calls MutatingWebhookConfiguration / ValidatingWebhookConfiguration
 webhooks as kube-apiserver does. The webhooks here are a small HTTPS
 server in a thread of this test (python ssl + http.server) with a CA and

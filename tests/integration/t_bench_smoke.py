@@ -4,8 +4,9 @@ run of Kueue's baseline shape (tests/bench/configs/smoke, 360 Workloads in
 3 ClusterQueues of one cohort, with borrowing and preemption) against a
 cueue-apiserver and cueue-controller the runner starts itself. Checks
 correctness only, nothing timed: every Workload admitted and finished,
-the summary in Kueue's keys (JSON and YAML alike), the CSVs and PNGs, and
-an input error naming the field and line. The runner's own stderr and
+the summary in Kueue's keys (JSON and YAML alike), the CSVs and PNGs, an
+input error naming the field and line, and that `make bench`'s inputs
+(Kueue's shapes in tests/bench/configs/) parse (--check). The runner's own stderr and
 the logs of the programs it started are scanned for sanitizer reports by
 run.sh."""
 import csv
@@ -108,11 +109,47 @@ def bad_input(tmp):
           "error names the file, line and field: %r" % err)
 
 
+def bench_inputs(tmp):
+    """Every input `make bench` and `make bench-large` read parses, and
+    --check prints the plan without starting anything. The TAS shape is
+    kept for reference and refused by name (cueue has no TAS)."""
+    configs = os.path.join(ROOT, "tests", "bench", "configs")
+    shapes = {"baseline": ("15000 Workloads", "baseline-qps50"),
+              "large-scale": ("50000 Workloads",
+                              "large-scale-unthrottled")}
+    for shape, (total, tgt) in shapes.items():
+        log = os.path.join(LOGS, TEST + ".check-%s.stderr" % shape)
+        p = run(["--check",
+                 "--generator", os.path.join(configs, shape,
+                                             "generator.yaml"),
+                 "--rangespec", os.path.join(configs, shape,
+                                             "rangespec.yaml"),
+                 "--targets", os.path.join(ROOT, "tests", "bench",
+                                           "targets", tgt + ".yaml"),
+                 "--qps", "50"], log, 30)
+        eq(p.returncode, 0, "--check %s exit status" % shape)
+        check(total in p.stdout and "maxWallMs" in p.stdout,
+              "--check %s plan: %r" % (shape, p.stdout))
+    log = os.path.join(LOGS, TEST + ".check-tas.stderr")
+    p = run(["--check", "--generator",
+             os.path.join(configs, "baseline", "generator.yaml"),
+             "--rangespec", os.path.join(configs, "tas", "rangespec.yaml")],
+            log, 30)
+    eq(p.returncode, 0, "--check with the TAS rangespec")
+    p = run(["--check", "--generator",
+             os.path.join(configs, "tas", "generator.yaml")], log, 30)
+    eq(p.returncode, 1, "--check of the TAS generator")
+    with open(log) as f:
+        err = f.read()
+    check("topology: unknown field" in err, "TAS refused by name: %r" % err)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="cueue-bench-smoke-")
     failed = 0
-    for name, fn in (("sched-smoke", smoke), ("sched-bad-input",
-                                                bad_input)):
+    cases = (("sched-smoke", smoke), ("sched-bad-input", bad_input),
+             ("sched-bench-inputs", bench_inputs))
+    for name, fn in cases:
         start = time.time()
         try:
             fn(tmp)
@@ -123,7 +160,7 @@ def main():
             print("  FAIL %s (%.1fs): %s" % (name, time.time() - start, e),
                   flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (2 - failed, failed))
+    print("%d passed, %d failed" % (len(cases) - failed, failed))
     sys.exit(1 if failed else 0)
 
 

@@ -13,22 +13,13 @@ import os
 import threading
 import time
 
-from cuetest import Controller, case, check, eq, run_cases, wait_for
+from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
+                     run_cases, wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
 
-SEED001_CONFIG = """apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-health:
-  healthProbeBindAddress: "0"
-metrics:
-  bindAddress: "0"
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-manageJobsWithoutQueueName: true
+SEED001_CONFIG = CONTROLLER_CONFIG + """manageJobsWithoutQueueName: true
 managedJobsNamespaceSelector:
   matchExpressions:
   - key: kubernetes.io/metadata.name

@@ -7,29 +7,13 @@ import os
 import signal
 import time
 
-from cuetest import (Controller, case, check, eq, flavor_and_queue,
-                     run_cases, wait_for)
+from cuetest import (Controller, case, check, controller_config, eq,
+                     flavor_and_queue, run_cases, wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
 
-CONFIG = """apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-namespace: default
-health:
-  healthProbeBindAddress: "0"
-metrics:
-  bindAddress: "0"
-internalCertManagement:
-  enable: false
-leaderElection:
-  leaderElect: true
-  resourceName: cueue-leader
-  resourceNamespace: default
-  leaseDuration: 6s
-  renewDeadline: 4s
-  retryPeriod: 1s
-"""
+CONFIG = controller_config(leader=True)
 
 QUEUES = flavor_and_queue(9) + """---
 apiVersion: kueue.x-k8s.io/v1beta2

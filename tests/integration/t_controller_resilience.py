@@ -21,8 +21,9 @@ successful POST; one successful start PATCH per Job; each Workload went to
 QuotaReserved=True exactly once and its admission was never rewritten; at
 no resourceVersion did the Workloads in the API hold more than the quota,
 or more Jobs run than it allows. The Workload and Job streams are followed
-by Observer, which resumes watches from the last resourceVersion and
-relists on 410 like an informer, so it survives the dropped watches too."""
+by cuetest.observe.Observer, which resumes watches from the last
+resourceVersion and relists on 410 like an informer, so it survives the
+dropped watches too."""
 import datetime
 import json
 import os
@@ -34,8 +35,10 @@ import threading
 import time
 from collections import Counter
 
-from cuetest import CONTROLLER_CONFIG, LOGS, TEST, Controller, RawStream, \
-    Soft, case, check, eq, flavor_and_queue, run_cases, wait_for
+from cuetest import CONTROLLER_CONFIG, LOGS, TEST, Controller, Soft, case, \
+    check, eq, flavor_and_queue, run_cases, wait_for
+from cuetest.kobj import cond, is_true, milli
+from cuetest.observe import Observer
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -117,25 +120,6 @@ def create_job(s, name, cpu, runtime_ms, priority=None):
     raise AssertionError("create job %s: always 429" % name)
 
 
-def milli(q):
-    q = str(q)
-    if q.endswith("m"):
-        return int(q[:-1])
-    return int(float(q) * 1000)
-
-
-def cond(obj, t):
-    for c in (obj or {}).get("status", {}).get("conditions", []) or []:
-        if c["type"] == t:
-            return c
-    return None
-
-
-def is_true(obj, t):
-    c = cond(obj, t)
-    return c is not None and c["status"] == "True"
-
-
 def wl_holds(obj):
     """Quota the Workload holds in milli-cpu: QuotaReserved and not
     Finished (a finished Workload's quota is free again)."""
@@ -157,117 +141,6 @@ def owner(wl):
     return refs[0].get("name")
 
 
-# ---- following a collection like an informer ----------------------------
-
-class Observer:
-    """LIST `path`, then WATCH from its resourceVersion; a watch that ends
-    (timeout, /__test/drop-watches) resumes from the last resourceVersion
-    seen, an ERROR 410 (compacted history) relists and delivers the
-    difference. on_change(name, old, new) runs for every version seen, in
-    resourceVersion order, under self.lock; new is None on deletion.
-    Injected 429s on its own requests are retried."""
-
-    def __init__(self, s, path, on_change):
-        self.s = s
-        self.path = path
-        self.on_change = on_change
-        self.objs = {}
-        self.rv = "0"
-        self.relists = 0
-        self.watches = 0
-        self.lock = threading.Lock()
-        self.error = None
-        self._stop = threading.Event()
-        self._list()
-        self.relists = 0
-        self._th = threading.Thread(target=self._run, daemon=True)
-        self._th.start()
-
-    def _list(self):
-        while True:
-            code, _, body = self.s.raw("GET", self.path)
-            if code == 200:
-                break
-            check(code == 429, "LIST %s: %d %r" % (self.path, code, body))
-            time.sleep(0.05)
-        self.relists += 1
-        items = {o["metadata"]["name"]: o for o in body["items"]}
-        with self.lock:
-            for name, old in list(self.objs.items()):
-                if name not in items:
-                    self.on_change(name, old, None)
-            for name, o in items.items():
-                old = self.objs.get(name)
-                if old is None or old["metadata"]["resourceVersion"] != \
-                        o["metadata"]["resourceVersion"]:
-                    self.on_change(name, old, o)
-            self.objs = items
-            self.rv = body["metadata"]["resourceVersion"]
-
-    def _apply(self, ev):
-        """One watch event; False when the watch must relist."""
-        t = ev.get("type")
-        o = ev.get("object") or {}
-        if t == "ERROR":
-            check(o.get("code") == 410, "watch error %r" % o)
-            return False
-        rv = o.get("metadata", {}).get("resourceVersion")
-        if t != "BOOKMARK":
-            name = o["metadata"]["name"]
-            with self.lock:
-                old = self.objs.get(name)
-                if t == "DELETED":
-                    self.objs.pop(name, None)
-                    self.on_change(name, old, None)
-                else:
-                    self.objs[name] = o
-                    self.on_change(name, old, o)
-        if rv:
-            self.rv = rv
-        return True
-
-    def _run(self):
-        try:
-            while not self._stop.is_set():
-                st = RawStream(self.s, "%s?watch=1&resourceVersion=%s&"
-                               "allowWatchBookmarks=true&timeoutSeconds=120"
-                               % (self.path, self.rv))
-                self.watches += 1
-                relist = st.status == 410
-                if st.status not in (200, 410):
-                    check(st.status == 429, "WATCH %s: %r" % (
-                        self.path, st.status))
-                    st.close()
-                    time.sleep(0.05)
-                    continue
-                n = 0
-                while not relist and not self._stop.is_set():
-                    lines = st.lines
-                    if n < len(lines):
-                        for _, ln in lines[n:]:
-                            n += 1
-                            if not self._apply(json.loads(ln)):
-                                relist = True
-                                break
-                        continue
-                    if st.eof:
-                        if n == len(st.lines):
-                            break
-                        continue
-                    time.sleep(0.005)
-                st.close()
-                if relist and not self._stop.is_set():
-                    self._list()
-        except Exception as e:  # noqa: BLE001 - reported by stop()
-            self.error = e
-
-    def stop(self):
-        self._stop.set()
-        self._th.join(15)
-        if self.error is not None:
-            raise self.error
-
-
 class Books:
     """What the Workload and Job observers saw, and the checks every case
     makes of it (see the module docstring)."""
@@ -287,7 +160,7 @@ class Books:
         self.wls = Observer(s, WLS, self._wl)
         self.jobs = Observer(s, JOBS, self._job)
 
-    def _wl(self, name, old, new):
+    def _wl(self, name, old, new, rv, relisting):
         was = is_true(old, "QuotaReserved")
         now = is_true(new, "QuotaReserved")
         if now and not was:
@@ -313,7 +186,7 @@ class Books:
             self.over.append(((new or old)["metadata"]["resourceVersion"],
                               {k: v for k, v in self.held.items() if v}))
 
-    def _job(self, name, old, new):
+    def _job(self, name, old, new, rv, relisting):
         if old is not None and new is not None and \
                 old["spec"].get("suspend") and \
                 not new["spec"].get("suspend"):
@@ -709,7 +582,7 @@ def sigkill(s):
     them, SIGKILL it and restart it on the same ledger. (cueue-apiserver
     drops a held request whose client died: the decisions are recorded,
     never announced.) A controller that resumes its recorded decisions
-    (DESIGN.md lesson 3; store_reconcile's UNANNOUNCED) announces exactly
+    (docs/architecture.md lesson 3; store_reconcile's UNANNOUNCED) announces exactly
     them first; one that decides again gives the quota to the
     high-priority Job instead."""
     setup(s)

@@ -265,7 +265,7 @@ def post_review(port, ca_file, path, body, tls_max=None):
 
 @case("webhook-server-f-h1-h3-tls-and-reload", simulate="jobs")
 def faithfulness_h(s):
-    """notes/kubernetes-api.md F-H1..H3 against cueue's webhook server,
+    """docs/apiserver.md §10 F-H1..H3 against cueue's webhook server,
     TLS below 1.2 refused, and a new certificate picked up."""
     port, d = setup(s)
     ctl = Controller(s, config=config(port, d))

@@ -3,19 +3,15 @@
 ClusterQueues, borrowing and preemption, a few hundred Workloads created
 directly and finished by the test driver) while cueue-controller is
 killed with SIGKILL at random moments and restarted on the same ledger,
-10 times. tests/soak/crashsoak.py checks the whole history: no
+10 times. cuetest.crashsoak checks the whole history: no
 ClusterQueue or cohort over its quota at any resourceVersion, no
 Workload admitted twice without an eviction in between, the ledger
 covering every reservation the API shows after each kill, every Workload
 admitted and finished, and ledger and API agreeing at the end. The long
 version (100+ kills) is `make soak`. CRASH_SEED=N replays a run."""
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "soak"))
-import crashsoak  # noqa: E402
-from cuetest import case, run_cases  # noqa: E402
+from cuetest import case, crashsoak, run_cases
 
 
 @case("sigkill-10-times-during-baseline")

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Faithfulness tests, group A: discovery and kubectl plumbing
-(notes/kubernetes-api.md section 10.A, sections 1.2, 1.3, 1.6).
+(docs/apiserver.md §10 group A; §1.2, §1.3, §1.6).
 
-Adaptations to the modern kubectl (notes/kubectl-here.md): the client is a
+Adaptations to the modern kubectl (docs/apiserver.md §11): the client is a
 1.27-1.33 build behind a dispatcher that first GETs /version?timeout=5s;
 apply/create validate with OpenAPI v3 first and fall back to v2, so F-A3/F-A4
 accept either before the object requests."""
@@ -72,7 +72,7 @@ def f_a1(s, version=None):
        ("wd", "true", "Widget"), "widgets row")
     # kubectl api-resources prints the verbs as a sorted set
     eq(w["VERBS"], "create,delete,deletecollection,get,list,patch,update,"
-       "watch", "widgets verbs (section 1.3)")
+       "watch", "widgets verbs (docs/apiserver.md §1.3)")
     vers = s.kubectl("api-versions", version=version).stdout.split()
     check("example.com/v1" in vers, "api-versions lacks example.com/v1")
 
@@ -138,7 +138,7 @@ def a2(s):
     eq(len(leases), 1, "leases entries")
     eq((leases[0]["kind"], leases[0]["namespaced"]), ("Lease", True),
        "leases resource")
-    # every advertised group/version must be fetchable (section 1.3)
+    # every advertised group/version must be fetchable (§1.3)
     for g in apis["groups"]:
         for v in g["versions"]:
             d = raw(s, "/apis/" + v["groupVersion"])
@@ -180,7 +180,7 @@ def a3(s):
     check(p.returncode != 0, "apply succeeded although /openapi/v2 is 404")
     # 1.20: "error: the server could not find the requested resource";
     # modern: "error validating data: failed to download openapi: the
-    # server could not find the requested resource" (kubectl-here.md)
+    # server could not find the requested resource" (docs/apiserver.md §11)
     check("the server could not find the requested resource" in p.stderr,
           "stderr: %r" % p.stderr)
     check("failed to download openapi" in p.stderr or

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Faithfulness tests, group B: CRUD and write semantics
-(notes/kubernetes-api.md section 10.B; sections 1.5, 4.1-4.8, 5.2).
+(docs/apiserver.md §10 group B; §1.5, §4.1-4.8, §5.2).
 
-Adaptations to the modern kubectl (notes/kubectl-here.md):
+Adaptations to the modern kubectl (docs/apiserver.md §11):
 - apply/create/replace send fieldValidation=Strict (default --validate), so
   F-B15 additionally expects the Strict rejection of an unknown CR field
   (400 "strict decoding error: unknown field ...") and stores the object

@@ -2,7 +2,7 @@
 """Bad input: malformed bodies, oversized bodies, invalid names, unknown
 paths, bad query parameters and garbage on the wire. Every answer must be
 the real apiserver's (a Status with the right code and reason,
-notes/kubernetes-api.md sections 1.1, 1.2, 4.1, 4.8, 5.1-5.2), and the
+docs/apiserver.md §1.1, §1.2, §4.1, §4.8, §5.1-5.2), and the
 server must keep answering afterwards."""
 import json
 import socket

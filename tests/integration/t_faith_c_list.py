@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Faithfulness tests, group C: LIST, selectors, pagination
-(notes/kubernetes-api.md section 10.C; sections 1.4, 2.1-2.5).
+(docs/apiserver.md §10 group C; §1.4, §2.1-2.5).
 
-Every case works in its own namespace t<id> ("-n tc1" ...), as section 10
-prescribes, filled from data/seven-cms.yaml:
+Every case works in its own namespace t<id> ("-n tc1" ...), filled from
+data/seven-cms.yaml:
   cm-1 env=a,tier=x  cm-2 env=b  cm-3 env=c,tier=y  cm-4 env=a,skip=1
   cm-5 (none)        cm-6 env=b,tier=z               cm-7 tier=x"""
 import json

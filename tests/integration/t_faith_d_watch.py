@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Faithfulness tests, group D: WATCH
-(notes/kubernetes-api.md section 10.D; sections 1.2, 1.5, 3.1-3.5).
+(docs/apiserver.md §10 group D; §1.2, §1.5, §3.1-3.5).
 
 Wire-level checks use cuetest.RawStream (a raw socket that parses the
-status line, headers and chunked framing itself) where the notes say
+status line, headers and chunked framing itself) where a test would use
 `curl -sN --raw`: same bytes, but with per-line arrival times.
 
 Adaptations:

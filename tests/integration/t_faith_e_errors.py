@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Faithfulness tests, group E: errors, retries, auth
-(notes/kubernetes-api.md section 10.E; sections 5.1-5.3, 6.1-6.3).
+(docs/apiserver.md §10 group E; §5.1-5.3, §6.1-6.3).
 
 Adaptations:
 - F-E2/F-E3 scope the fault to GET /api/v1/namespaces/default/configmaps so
@@ -70,7 +70,7 @@ def e2(s):
           (p.stdout, p.stderr))
     eq([e["code"] for e in s.requests(mark, verb="GET", path=CMS)],
        [429, 429, 200], "GET codes")
-    # python: the notes (5.3) say it never retries on status, but the
+    # python: its source suggests it never retries on status, but the
     # Debian urllib3 1.26 default Retry(3) honours Retry-After on 429/503
     # (RETRY_AFTER_STATUS_CODES). So with Retry-After python waits and
     # succeeds; without it python raises ApiException(429) at once.

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Faithfulness tests, group F: Leases (notes/kubernetes-api.md section
-10.F; sections 1.4, 4.2, 7.1). Only F-F3 is in scope here (F-F1/F-F2 need
+"""Faithfulness tests, group F: Leases (docs/apiserver.md §10 group F;
+§1.4, §4.2, §7.1). Only F-F3 is in scope here (F-F1/F-F2 need
 leader-election candidates / the controller)."""
 import json
 import re
@@ -13,7 +13,7 @@ MICRO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 
 def curl(s, method, path, body):
-    """curl, as section 10 says; returns (code, parsed body)."""
+    """curl, as a wire-level check; returns (code, parsed body)."""
     p = subprocess.run(
         ["curl", "-sS", "-X", method, "--cacert", s.ca_file,
          "-H", "Authorization: Bearer " + s.token,

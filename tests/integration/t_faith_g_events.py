@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Faithfulness tests, group G: Events (notes/kubernetes-api.md section
-10.G; sections 1.5, 4.3, 8.1-8.2): F-G1, and F-G2/F-G3 for the
+"""Faithfulness tests, group G: Events (docs/apiserver.md §10 group G;
+§1.5, §4.3, §8.1-8.2): F-G1, and F-G2/F-G3 for the
 events.k8s.io/v1 view of the same storage."""
 import datetime
 import re

@@ -12,12 +12,8 @@ and the controller's requests per second (access log, sliding 1 s and
 10 s windows) stay within its clientConnection qps/burst: no retry
 storm. The longer version is `make soak`."""
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "soak"))
-import crashsoak  # noqa: E402
-from cuetest import Server, case, check, run_cases  # noqa: E402
+from cuetest import Server, case, check, crashsoak, run_cases
 
 WORKLOADS = int(os.environ.get("FAULT_WORKLOADS", "120"))
 CREATE_S = float(os.environ.get("FAULT_CREATE_S", "25"))

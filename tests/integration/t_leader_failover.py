@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Leader failover under load: two cueue-controller replicas with leader
 election (Lease, leaseDuration 6 s) while a scaled-down scheduler-perf
-input flows (tests/soak/crashsoak.py). The leader is killed (SIGKILL) or
+input flows (cuetest.crashsoak). The leader is killed (SIGKILL) or
 paused (SIGSTOP, SIGCONT after the Lease moved on) again and again, and a
 fresh standby is started each time. Each time a standby takes over within
 20 s; a paused-then-resumed old leader stops without writing; and, from
@@ -11,12 +11,8 @@ writers. The quota and double-admission invariants of the crash test
 hold, and every Workload is admitted and finished. `make soak` runs more
 rounds."""
 import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "soak"))
-import crashsoak  # noqa: E402
-from cuetest import case, run_cases  # noqa: E402
+from cuetest import case, crashsoak, run_cases
 
 
 @case("leader-killed-and-paused-under-load")

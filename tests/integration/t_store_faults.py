@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The SQLite ledger under faults, with the real controller and Workloads
-admitted in the API server (DESIGN.md lesson 3; store/store.h lists the
+admitted in the API server (docs/architecture.md lesson 3; store/store.h lists the
 outcomes):
 
 - corrupt ledger: moved aside to <path>.corrupt-<time> with one warning,
@@ -24,7 +24,6 @@ import glob
 import os
 import resource
 import shutil
-import signal
 import sqlite3
 import subprocess
 import tempfile
@@ -35,7 +34,7 @@ import urllib.request
 
 from cuetest import (BIN, CONTROLLER_CONFIG, LOGS, TEST, Failure, case,
                      check, eq, flavor_and_queue, free_port, run_cases,
-                     wait_for, _die_with_parent)
+                     stop_process, wait_for, _die_with_parent)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -106,14 +105,7 @@ class Ctl:
                  what="%r in %s" % (needle, self.log))
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise Failure("cueue-controller did not stop on SIGTERM")
+        stop_process(self.proc, "cueue-controller")
         self._th.join(10)
         shutil.rmtree(self.dir, ignore_errors=True)
         return self.proc.returncode

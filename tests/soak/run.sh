@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # tests/soak/run.sh - `make soak`: crash, leader-failover and API-fault
-# soaks (tests/soak/soak.py) against programs in $CUEUE_BIN, bounded to
-# 20 minutes, then a scan of every log for sanitizer reports.
+# soaks (tests/soak/soak.py; the work is in tests/pylib/cuetest/
+# crashsoak.py) against programs in $CUEUE_BIN, bounded to 20 minutes,
+# then a scan of every log for sanitizer reports.
 #
 # Environment: CUEUE_BIN (programs), CUEUE_LOGS (log directory),
 # SAN_PATTERN (regex of sanitizer reports); SOAK_* as in soak.py.
@@ -13,7 +14,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$CUEUE_LOGS"
 rm -f "$CUEUE_LOGS"/soak.*.stderr
 export CUEUE_BIN CUEUE_LOGS CUEUE_TEST_NAME=soak
-export PYTHONPATH="$here/../integration${PYTHONPATH:+:$PYTHONPATH}"
+# The harness, cuetest, is the package in tests/pylib/.
+export PYTHONPATH="$here/../pylib${PYTHONPATH:+:$PYTHONPATH}"
 timeout 1200 /usr/bin/python3 "$here/soak.py"
 rc=$?
 [ $rc -eq 124 ] && echo "soak: over the 20 minute bound"

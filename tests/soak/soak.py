@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """tests/soak/soak.py - `make soak`: the long versions of t_crash.py,
-t_leader_failover.py and t_fault_soak.py (tests/soak/crashsoak.py does
-the work), each against its own cueue-apiserver, then one summary.
+t_leader_failover.py and t_fault_soak.py (cuetest.crashsoak, in
+tests/pylib/, does the work), each against its own cueue-apiserver, then one summary.
 
   crash    SIGKILL the controller at random moments (SOAK_KILLS, default
            100) while a scaled-down scheduler-perf baseline runs
@@ -22,10 +22,8 @@ import sys
 import time
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import crashsoak  # noqa: E402
-from crashsoak import cuetest  # noqa: E402
+import cuetest
+from cuetest import crashsoak
 
 
 def env_int(name, default):

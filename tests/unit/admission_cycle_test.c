@@ -682,3 +682,68 @@ Test(admission_cycle, several_admissions_per_cycle_never_over_admit)
 	cycle();
 	expect_admitted("b1", "default");
 }
+
+/* A Workload of two pod sets (a driver and 4 workers) as one gang. */
+static void wl_gang(const char *uid, const char *queue, int32_t workers)
+{
+	struct que_request r = {"cpu", CPU(1)};
+	struct que_podset_spec ps[2] = {
+	    {.name = "driver", .count = 1, .requests = &r, .n_requests = 1},
+	    {.name = "workers",
+		.count = workers,
+		.requests = &r,
+		.n_requests = 1},
+	};
+	struct que_workload_spec w = {0};
+	cu_error err;
+
+	w.uid = uid;
+	w.ns = "ns";
+	w.name = uid;
+	w.queue_name = queue;
+	w.created_ns = clock_ns++;
+	w.namespace_eligible = true;
+	w.podsets = ps;
+	w.n_podsets = 2;
+	cr_assert_eq(que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+}
+
+Test(admission_cycle, gang_is_admitted_whole_or_not_at_all)
+{
+	const struct adm_decision *d;
+	struct que_cq *a;
+	size_t i;
+
+	flavor("default");
+	cq_simple("a", NULL, CPU(4), NOLIM, NOLIM);
+	/* 1 + 4 cpu in a 4-cpu queue: the driver alone would fit, but no
+	 * part of the gang is admitted and no quota is held for it. */
+	wl_gang("g", "a", 4);
+	cycle();
+	d = find("g");
+	cr_assert_not_null(d);
+	cr_assert_eq(d->kind, ADM_PENDING, "%s", d->message);
+	cr_assert_eq(res.admitted, 0);
+	a = que_cq_get(st, "a");
+	for (i = 0; i < a->node.ncells; i++)
+		cr_assert_eq(a->node.cells[i].usage, 0);
+	/* The quota it did not take is there for others. */
+	wl("small", "a", 0, CPU(4));
+	cycle();
+	expect_admitted("small", "default");
+	finish("small");
+	/* A gang that fits is admitted with every pod set, counts whole
+	 * (one head per ClusterQueue and cycle: "g", older, goes first
+	 * and is parked again). */
+	wl_gang("g3", "a", 3);
+	for (i = 0, d = NULL; i < 3 && d == NULL; i++) {
+		cycle();
+		d = find("g3");
+	}
+	cr_assert_not_null(d);
+	cr_assert_eq(d->kind, ADM_ADMIT);
+	cr_assert_eq(d->n_podsets, 2);
+	cr_assert_eq(d->podsets[0].count, 1);
+	cr_assert_eq(d->podsets[1].count, 3);
+	cr_assert_eq(d->podsets[1].uses[0].usage, CPU(3));
+}

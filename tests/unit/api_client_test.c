@@ -10,7 +10,6 @@
  * with a kubeconfig written by the server.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,57 +19,14 @@
 #include "api/client.h"
 #include "tests/apiserver/apiserver.h"
 #include "tests/apiserver/tls.h"
-
-void as_testapi_free(struct as_server *srv);
-
-#define GOOD_TOKEN "good-token"
-
-static struct ev_loop *loop;
-static struct as_server srv;
-static struct as_tls_material tls;
-static api_client *cl;
-static char tmpdir[64];
-static char url[128];
+#include "tests/unit/fixtures.h"
 
 static const struct api_resource CM = {"", "v1", "configmaps", true};
 static const struct api_resource JOBS = {"batch", "v1", "jobs", true};
 
-struct result {
-	bool done;
-	int code, err, attempts;
-	bool canceled;
-	json_t *body;
-	char reason[64];
-	char msg[512];
-	char *lines; /* stream: concatenated lines, '|' separated */
-	int nlines;
-};
-
-static void result_dispose(struct result *r)
-{
-	json_decref(r->body);
-	cu_free(r->lines);
-	memset(r, 0, sizeof(*r));
-}
-
-static void on_resp(const struct api_response *resp, void *payload)
-{
-	struct result *r = payload;
-
-	cr_assert(!r->done, "callback ran twice");
-	r->done = true;
-	r->code = resp->code;
-	r->err = resp->err;
-	r->attempts = resp->attempts;
-	r->canceled = resp->canceled;
-	r->body = json_incref(resp->body);
-	snprintf(r->reason, sizeof(r->reason), "%s", resp->reason);
-	snprintf(r->msg, sizeof(r->msg), "%s", resp->message);
-}
-
 static void on_line(const char *line, size_t len, void *payload)
 {
-	struct result *r = payload;
+	struct fx_result *r = payload;
 	size_t old = r->lines ? strlen(r->lines) : 0;
 	char *n = cu_realloc(r->lines, old + len + 2);
 
@@ -82,35 +38,6 @@ static void on_line(const char *line, size_t len, void *payload)
 	r->nlines++;
 }
 
-static void on_deadline(struct ev_loop *l, ev_timer *w, int revents)
-{
-	(void)l;
-	(void)revents;
-	*(bool *)w->data = true;
-}
-
-/* Run the loop until *flag or `seconds` pass; returns *flag. */
-static bool run_until(bool *flag, double seconds)
-{
-	bool expired = false;
-	ev_timer t;
-
-	ev_timer_init(&t, on_deadline, seconds, 0.0);
-	t.data = &expired;
-	ev_timer_start(loop, &t);
-	while (!*flag && !expired)
-		ev_run(loop, EVRUN_ONCE);
-	ev_timer_stop(loop, &t);
-	return *flag;
-}
-
-static void run_for(double seconds)
-{
-	bool never = false;
-
-	run_until(&never, seconds);
-}
-
 static void write_text(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -120,157 +47,55 @@ static void write_text(const char *path, const char *text)
 	fclose(f);
 }
 
-static void server_start(bool with_tls)
-{
-	cu_error err;
-
-	loop = ev_loop_new(EVFLAG_AUTO);
-	cr_assert_not_null(loop);
-	memset(&tls, 0, sizeof(tls));
-	cr_assert_eq(as_fixture_start(
-			 &srv, loop, GOOD_TOKEN, with_tls ? &tls : NULL, &err),
-	    CU_OK, "%s", err.msg);
-	snprintf(url, sizeof(url), "%s://127.0.0.1:%u",
-	    with_tls ? "https" : "http", (unsigned)srv.port);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/api_client_test.XXXXXX");
-	cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-static void client_start(struct api_client_opts *o)
-{
-	cu_error err;
-
-	if (o->server == NULL)
-		o->server = url;
-	if (o->token == NULL && o->token_file == NULL)
-		o->token = GOOD_TOKEN;
-	if (o->retry_base_ms == 0)
-		o->retry_base_ms = 50;
-	cr_assert_eq(api_client_new(&cl, loop, o, &err), CU_OK, "%s", err.msg);
-}
-
-/* tmpdir holds plain files only */
-static void remove_tmpdir(void)
-{
-	DIR *d = opendir(tmpdir);
-	struct dirent *de;
-	char path[512];
-
-	cr_assert_not_null(d);
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name);
-		cr_assert_eq(unlink(path), 0, "%s", path);
-	}
-	closedir(d);
-	cr_assert_eq(rmdir(tmpdir), 0);
-}
-
-static void setup(void)
-{
-	struct api_client_opts o;
-
-	server_start(false);
-	memset(&o, 0, sizeof(o));
-	client_start(&o);
-}
-
-static void setup_server_only(void)
-{
-	server_start(false);
-}
-
-static void teardown(void)
-{
-
-	api_client_free(cl);
-	cl = NULL;
-	as_fixture_stop(&srv);
-	as_tls_material_dispose(&tls);
-	ev_loop_destroy(loop);
-	loop = NULL;
-	remove_tmpdir();
-}
-
-/* Send one request without waiting; the callback must not run inside
- * api_request. body [consumed]. */
-static void send_nowait(struct result *r, const char *method, const char *path,
-    const char *ctype, json_t *body)
-{
-	cu_error err;
-
-	memset(r, 0, sizeof(*r));
-	cr_assert_eq(
-	    api_request(NULL, cl, method, path, ctype, body, on_resp, r, &err),
-	    CU_OK, "%s", err.msg);
-	json_decref(body);
-	cr_assert(!r->done, "callback ran inside api_request");
-}
-
-/* Send one request and wait for its answer. body [consumed]. */
-static void call(struct result *r, const char *method, const char *path,
-    const char *ctype, json_t *body)
-{
-	send_nowait(r, method, path, ctype, body);
-	cr_assert(run_until(&r->done, 20.0), "%s %s: no answer", method, path);
-}
-
 static void set_faults(const char *rules_json)
 {
-	struct result r;
+	struct fx_result r;
 	json_t *body = json_loads(rules_json, 0, NULL);
 
 	cr_assert_not_null(body, "bad rules JSON");
-	call(&r, "POST", "/__test/faults", NULL, body);
+	fx_call(&r, "POST", "/__test/faults", NULL, body);
 	cr_assert_eq(r.code, 200, "faults: %d %s", r.code, r.msg);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 }
 
-static json_t *configmap(const char *name, const char *value)
+static void wait_done(struct fx_result *r)
 {
-	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
-	    "v1", "kind", "ConfigMap", "metadata", "name", name, "namespace",
-	    "default", "data", "k", value);
-}
-
-static void wait_done(struct result *r)
-{
-	cr_assert(run_until(&r->done, 20.0), "no answer");
+	cr_assert(fx_run_until(&r->done, 20.0), "no answer");
 }
 
 /* ---- CRUD and classification --------------------------------------- */
 
-Test(api_client, crud_round_trip_and_error_classes, .init = setup,
-    .fini = teardown)
+Test(api_client, crud_round_trip_and_error_classes, .init = fx_setup,
+    .fini = fx_teardown)
 {
-	struct result r;
-	json_t *cm = configmap("cm1", "v1"), *stale, *patch;
+	struct fx_result r;
+	json_t *cm = fx_configmap("cm1", "v1"), *stale, *patch;
 	cu_error err;
 
 	cr_assert_eq(
-	    api_create(NULL, cl, &CM, "default", cm, on_resp, &r, &err), CU_OK);
+	    api_create(NULL, fx_cl, &CM, "default", cm, fx_on_resp, &r, &err),
+	    CU_OK);
 	memset(&r, 0, sizeof(r));
 	wait_done(&r);
 	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
 	cr_assert_eq(r.err, CU_OK);
 	stale = json_deep_copy(r.body);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 
 	/* AlreadyExists */
 	cr_assert_eq(
-	    api_create(NULL, cl, &CM, "default", cm, on_resp, &r, &err), CU_OK);
+	    api_create(NULL, fx_cl, &CM, "default", cm, fx_on_resp, &r, &err),
+	    CU_OK);
 	wait_done(&r);
 	cr_assert_eq(r.code, 409);
 	cr_assert_eq(r.err, CU_EEXIST, "%s", cu_err_name(r.err));
 	cr_assert_str_eq(r.reason, "AlreadyExists");
-	result_dispose(&r);
+	fx_result_dispose(&r);
 
 	/* merge patch */
 	patch = json_pack("{s:{s:s}}", "data", "k", "v2");
-	cr_assert_eq(api_merge_patch(NULL, cl, &CM, "default", "cm1", patch,
-			 false, on_resp, &r, &err),
+	cr_assert_eq(api_merge_patch(NULL, fx_cl, &CM, "default", "cm1", patch,
+			 false, fx_on_resp, &r, &err),
 	    CU_OK);
 	json_decref(patch);
 	wait_done(&r);
@@ -278,84 +103,89 @@ Test(api_client, crud_round_trip_and_error_classes, .init = setup,
 	cr_assert_str_eq(json_string_value(json_object_get(
 			     json_object_get(r.body, "data"), "k")),
 	    "v2");
-	result_dispose(&r);
+	fx_result_dispose(&r);
 
 	/* JSON patch */
 	patch = json_pack(
 	    "[{s:s, s:s, s:s}]", "op", "add", "path", "/data/j", "value", "x");
-	cr_assert_eq(api_json_patch(NULL, cl, &CM, "default", "cm1", patch,
-			 false, on_resp, &r, &err),
+	cr_assert_eq(api_json_patch(NULL, fx_cl, &CM, "default", "cm1", patch,
+			 false, fx_on_resp, &r, &err),
 	    CU_OK);
 	json_decref(patch);
 	wait_done(&r);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 
 	/* PUT with a stale resourceVersion: Conflict */
 	json_object_set_new(
 	    json_object_get(stale, "data"), "k", json_string("stale"));
 	cr_assert_eq(
-	    api_update(NULL, cl, &CM, stale, false, on_resp, &r, &err), CU_OK);
+	    api_update(NULL, fx_cl, &CM, stale, false, fx_on_resp, &r, &err),
+	    CU_OK);
 	wait_done(&r);
 	cr_assert_eq(r.code, 409);
 	cr_assert_eq(r.err, CU_ECONFLICT, "%s", cu_err_name(r.err));
 	cr_assert_eq(r.attempts, 1, "4xx must not be retried");
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	json_decref(stale);
 
 	/* GET then PUT with the current version */
 	cr_assert_eq(
-	    api_get(NULL, cl, &CM, "default", "cm1", on_resp, &r, &err), CU_OK);
+	    api_get(NULL, fx_cl, &CM, "default", "cm1", fx_on_resp, &r, &err),
+	    CU_OK);
 	wait_done(&r);
 	cr_assert_eq(r.code, 200);
 	stale = json_incref(r.body);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	json_object_set_new(
 	    json_object_get(stale, "data"), "k", json_string("v3"));
 	cr_assert_eq(
-	    api_update(NULL, cl, &CM, stale, false, on_resp, &r, &err), CU_OK);
+	    api_update(NULL, fx_cl, &CM, stale, false, fx_on_resp, &r, &err),
+	    CU_OK);
 	json_decref(stale);
 	wait_done(&r);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 
 	/* 422 Invalid */
 	json_decref(cm);
-	cm = configmap("Not_A_Valid_Name", "v");
+	cm = fx_configmap("Not_A_Valid_Name", "v");
 	cr_assert_eq(
-	    api_create(NULL, cl, &CM, "default", cm, on_resp, &r, &err), CU_OK);
+	    api_create(NULL, fx_cl, &CM, "default", cm, fx_on_resp, &r, &err),
+	    CU_OK);
 	wait_done(&r);
 	cr_assert_eq(r.code, 422, "%d %s", r.code, r.msg);
 	cr_assert_eq(r.err, CU_EINVAL);
 	cr_assert_str_eq(r.reason, "Invalid");
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	json_decref(cm);
 
 	/* DELETE, then 404 */
-	cr_assert_eq(api_delete(NULL, cl, &CM, "default", "cm1", NULL, on_resp,
-			 &r, &err),
+	cr_assert_eq(api_delete(NULL, fx_cl, &CM, "default", "cm1", NULL,
+			 fx_on_resp, &r, &err),
 	    CU_OK);
 	wait_done(&r);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	cr_assert_eq(
-	    api_get(NULL, cl, &CM, "default", "cm1", on_resp, &r, &err), CU_OK);
+	    api_get(NULL, fx_cl, &CM, "default", "cm1", fx_on_resp, &r, &err),
+	    CU_OK);
 	wait_done(&r);
 	cr_assert_eq(r.code, 404);
 	cr_assert_eq(r.err, CU_ENOTFOUND);
 	cr_assert_str_eq(r.reason, "NotFound");
 	cr_assert_eq(r.attempts, 1);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 
-	cr_assert_eq(api_client_stats_count(cl, "POST", 201), 1);
-	cr_assert_eq(api_client_stats_count(cl, "POST", 409), 1);
-	cr_assert_eq(api_client_stats_count(cl, "PATCH", 200), 2);
-	cr_assert_eq(api_client_stats_count(cl, "GET", 404), 1);
+	cr_assert_eq(api_client_stats_count(fx_cl, "POST", 201), 1);
+	cr_assert_eq(api_client_stats_count(fx_cl, "POST", 409), 1);
+	cr_assert_eq(api_client_stats_count(fx_cl, "PATCH", 200), 2);
+	cr_assert_eq(api_client_stats_count(fx_cl, "GET", 404), 1);
 }
 
-Test(api_client, status_subresource, .init = setup, .fini = teardown)
+Test(api_client, status_subresource, .init = fx_setup, .fini = fx_teardown)
 {
-	struct result r;
+	struct fx_result r;
 	json_t *job, *patch;
 	cu_error err;
 
@@ -365,19 +195,19 @@ Test(api_client, status_subresource, .init = setup, .fini = teardown)
 	    "namespace", "default", "spec", "suspend", 1, "template", "spec",
 	    "restartPolicy", "Never", "containers", "name", "c", "image",
 	    "busybox");
-	cr_assert_eq(
-	    api_create(NULL, cl, &JOBS, "default", job, on_resp, &r, &err),
+	cr_assert_eq(api_create(NULL, fx_cl, &JOBS, "default", job, fx_on_resp,
+			 &r, &err),
 	    CU_OK);
 	memset(&r, 0, sizeof(r));
 	wait_done(&r);
 	json_decref(job);
 	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	patch = json_pack("{s:{s:i}}", "status", "active", 0);
 	json_object_set_new(
 	    json_object_get(patch, "status"), "failed", json_integer(1));
-	cr_assert_eq(api_merge_patch(NULL, cl, &JOBS, "default", "j1", patch,
-			 true, on_resp, &r, &err),
+	cr_assert_eq(api_merge_patch(NULL, fx_cl, &JOBS, "default", "j1", patch,
+			 true, fx_on_resp, &r, &err),
 	    CU_OK);
 	json_decref(patch);
 	wait_done(&r);
@@ -386,165 +216,167 @@ Test(api_client, status_subresource, .init = setup, .fini = teardown)
 			 json_object_get(r.body, "status"), "failed")),
 	    1);
 	job = json_incref(r.body);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	json_object_set_new(
 	    json_object_get(job, "status"), "failed", json_integer(2));
 	cr_assert_eq(
-	    api_update(NULL, cl, &JOBS, job, true, on_resp, &r, &err), CU_OK);
+	    api_update(NULL, fx_cl, &JOBS, job, true, fx_on_resp, &r, &err),
+	    CU_OK);
 	json_decref(job);
 	wait_done(&r);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 }
 
 Test(api_client, unauthorized_then_token_file_rotation,
-    .init = setup_server_only, .fini = teardown)
+    .init = fx_setup_server_only, .fini = fx_teardown)
 {
 	struct api_client_opts o;
 	struct api_client_stats st;
-	struct result r;
+	struct fx_result r;
 	char path[128];
 
-	snprintf(path, sizeof(path), "%s/token", tmpdir);
+	snprintf(path, sizeof(path), "%s/token", fx_tmpdir);
 	write_text(path, "wrong-token\n");
 	memset(&o, 0, sizeof(o));
 	o.token_file = path;
-	client_start(&o);
-	call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
+	fx_client_start(&o);
+	fx_call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
 	cr_assert_eq(r.code, 401);
 	cr_assert_eq(r.err, CU_EDENIED);
 	cr_assert_eq(r.attempts, 1);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	/* the kubelet rotates the projected token */
-	write_text(path, GOOD_TOKEN "\n\n");
-	call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
+	write_text(path, FX_TOKEN "\n\n");
+	fx_call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
 	cr_assert_eq(r.attempts, 2, "one 401, then the new token");
-	result_dispose(&r);
-	api_client_stats(cl, &st);
+	fx_result_dispose(&r);
+	api_client_stats(fx_cl, &st);
 	cr_assert_eq(st.token_reloads, 1);
-	cr_assert_eq(api_client_stats_count(cl, "GET", 401), 2);
+	cr_assert_eq(api_client_stats_count(fx_cl, "GET", 401), 2);
 }
 
-Test(api_client, token_file_reread_periodically, .init = setup_server_only,
-    .fini = teardown)
+Test(api_client, token_file_reread_periodically, .init = fx_setup_server_only,
+    .fini = fx_teardown)
 {
 	struct api_client_opts o;
 	struct api_client_stats st;
 	char path[128];
 
-	snprintf(path, sizeof(path), "%s/token", tmpdir);
+	snprintf(path, sizeof(path), "%s/token", fx_tmpdir);
 	write_text(path, "first");
 	memset(&o, 0, sizeof(o));
 	o.token_file = path;
 	o.token_reload_ms = 100;
-	client_start(&o);
+	fx_client_start(&o);
 	write_text(path, "second ");
-	run_for(0.5);
-	api_client_stats(cl, &st);
+	fx_run_for(0.5);
+	api_client_stats(fx_cl, &st);
 	cr_assert_eq(st.token_reloads, 1);
 }
 
-Test(api_client, missing_token_file_fails_creation, .init = setup_server_only,
-    .fini = teardown)
+Test(api_client, missing_token_file_fails_creation,
+    .init = fx_setup_server_only, .fini = fx_teardown)
 {
 	struct api_client_opts o;
 	cu_error err;
 
 	memset(&o, 0, sizeof(o));
-	o.server = url;
+	o.server = fx_url;
 	o.token_file = "/nonexistent/token";
-	cr_assert_eq(api_client_new(&cl, loop, &o, &err), CU_ENOTFOUND);
-	cr_assert_null(cl);
+	cr_assert_eq(api_client_new(&fx_cl, fx_loop, &o, &err), CU_ENOTFOUND);
+	cr_assert_null(fx_cl);
 	o.token_file = NULL;
 	o.server = "ftp://x";
-	cr_assert_eq(api_client_new(&cl, loop, &o, &err), CU_EINVAL);
+	cr_assert_eq(api_client_new(&fx_cl, fx_loop, &o, &err), CU_EINVAL);
 }
 
 /* ---- retries --------------------------------------------------------- */
 
-Test(api_client, retry_429_honours_retry_after, .init = setup, .fini = teardown)
+Test(api_client, retry_429_honours_retry_after, .init = fx_setup,
+    .fini = fx_teardown)
 {
-	struct result r;
+	struct fx_result r;
 	double t0;
 
 	set_faults("{\"rules\":[{\"pathPrefix\":\"/api/v1/namespaces/"
 		   "default/configmaps\",\"code\":429,\"retryAfter\":1,"
 		   "\"count\":1}]}");
 	t0 = ev_time();
-	call(&r, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
+	fx_call(&r, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
 	cr_assert_eq(r.attempts, 2);
 	cr_assert_geq(ev_time() - t0, 0.9, "Retry-After: 1 not honoured");
-	cr_assert_eq(api_client_stats_count(cl, "GET", 429), 1);
-	result_dispose(&r);
+	cr_assert_eq(api_client_stats_count(fx_cl, "GET", 429), 1);
+	fx_result_dispose(&r);
 }
 
-Test(api_client, retry_500_with_backoff, .init = setup, .fini = teardown)
+Test(api_client, retry_500_with_backoff, .init = fx_setup, .fini = fx_teardown)
 {
 	struct api_client_stats st;
-	struct result r;
+	struct fx_result r;
 
 	set_faults("{\"rules\":[{\"pathPrefix\":\"/api/v1/namespaces/"
 		   "default/configmaps\",\"code\":500,\"count\":2}]}");
-	call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
-	    configmap("r5", "x"));
+	fx_call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    fx_configmap("r5", "x"));
 	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
 	cr_assert_eq(r.attempts, 3);
-	result_dispose(&r);
-	api_client_stats(cl, &st);
+	fx_result_dispose(&r);
+	api_client_stats(fx_cl, &st);
 	cr_assert_eq(st.retries, 2);
-	cr_assert_eq(api_client_stats_count(cl, "POST", 500), 2);
+	cr_assert_eq(api_client_stats_count(fx_cl, "POST", 500), 2);
 }
 
-Test(api_client, retries_are_bounded, .init = setup_server_only,
-    .fini = teardown)
+Test(api_client, retries_are_bounded, .init = fx_setup_server_only,
+    .fini = fx_teardown)
 {
 	struct api_client_opts o;
-	struct result r;
+	struct fx_result r;
 
 	memset(&o, 0, sizeof(o));
 	o.max_attempts = 3;
 	o.retry_base_ms = 10;
-	client_start(&o);
+	fx_client_start(&o);
 	set_faults("{\"rules\":[{\"pathPrefix\":\"/api/v1/namespaces\","
 		   "\"code\":503}]}");
-	call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
+	fx_call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
 	cr_assert_eq(r.code, 503);
 	cr_assert_eq(r.err, CU_EIO);
 	cr_assert_eq(r.attempts, 3);
 	cr_assert_str_eq(r.reason, "ServiceUnavailable");
-	result_dispose(&r);
+	fx_result_dispose(&r);
 }
 
-Test(api_client, get_transport_failure_retried, .init = setup_server_only,
-    .fini = teardown)
+Test(api_client, get_transport_failure_retried, .init = fx_setup_server_only,
+    .fini = fx_teardown)
 {
 	struct api_client_opts o;
-	struct result r;
+	struct fx_result r;
 
 	memset(&o, 0, sizeof(o));
 	o.server = "http://127.0.0.1:1"; /* nothing listens on port 1 */
 	o.max_attempts = 3;
 	o.retry_base_ms = 10;
-	client_start(&o);
-	call(&r, "GET", "/api/v1/namespaces", NULL, NULL);
+	fx_client_start(&o);
+	fx_call(&r, "GET", "/api/v1/namespaces", NULL, NULL);
 	cr_assert_eq(r.code, 0);
 	cr_assert_eq(r.err, CU_EIO, "%s", cu_err_name(r.err));
 	cr_assert_eq(r.attempts, 3);
 	cr_assert_neq(r.msg[0], '\0');
-	result_dispose(&r);
-	cr_assert_eq(api_client_stats_count(cl, "GET", 0), 3);
+	fx_result_dispose(&r);
+	cr_assert_eq(api_client_stats_count(fx_cl, "GET", 0), 3);
 }
 
 /* ---- rate limiting, timeouts, cancellation ---------------------------- */
 
-Test(api_client, rate_limiter_spaces_requests, .init = setup_server_only,
-    .fini = teardown)
+Test(api_client, rate_limiter_spaces_requests, .init = fx_setup_server_only,
+    .fini = fx_teardown)
 {
 	struct api_client_opts o;
 	struct api_client_stats st;
-	struct result r[12];
+	struct fx_result r[12];
 	double t0, dt;
 	bool all;
 	int i;
@@ -552,19 +384,20 @@ Test(api_client, rate_limiter_spaces_requests, .init = setup_server_only,
 	memset(&o, 0, sizeof(o));
 	o.qps = 20;
 	o.burst = 2;
-	client_start(&o);
+	fx_client_start(&o);
 	memset(r, 0, sizeof(r));
 	t0 = ev_time();
 	for (i = 0; i < 12; i++)
-		cr_assert_eq(api_request(NULL, cl, "GET", "/api/v1/namespaces",
-				 NULL, NULL, on_resp, &r[i], NULL),
+		cr_assert_eq(
+		    api_request(NULL, fx_cl, "GET", "/api/v1/namespaces", NULL,
+			NULL, fx_on_resp, &r[i], NULL),
 		    CU_OK);
 	do {
 		all = true;
 		for (i = 0; i < 12; i++)
 			all = all && r[i].done;
 		if (!all)
-			ev_run(loop, EVRUN_ONCE);
+			ev_run(fx_loop, EVRUN_ONCE);
 	} while (!all && ev_time() - t0 < 20);
 	dt = ev_time() - t0;
 	cr_assert(all);
@@ -573,9 +406,9 @@ Test(api_client, rate_limiter_spaces_requests, .init = setup_server_only,
 	cr_assert_lt(dt, 10.0);
 	for (i = 0; i < 12; i++) {
 		cr_assert_eq(r[i].code, 200);
-		result_dispose(&r[i]);
+		fx_result_dispose(&r[i]);
 	}
-	api_client_stats(cl, &st);
+	api_client_stats(fx_cl, &st);
 	cr_assert_geq(st.throttled, 9);
 }
 
@@ -586,7 +419,7 @@ Test(api_client, rate_limiter_spaces_requests, .init = setup_server_only,
 static size_t burst_peak(int max_connections)
 {
 	struct api_client_opts o;
-	struct result r[30];
+	struct fx_result r[30];
 	double t0 = ev_time();
 	bool all;
 	int i;
@@ -594,34 +427,35 @@ static size_t burst_peak(int max_connections)
 	memset(&o, 0, sizeof(o));
 	o.max_connections = max_connections;
 	o.request_timeout_ms = 400;
-	client_start(&o);
+	fx_client_start(&o);
 	set_faults("{\"rules\":[{\"method\":\"GET\",\"pathPrefix\":"
 		   "\"/api/v1/namespaces\",\"code\":0,\"latencyMs\":100}]}");
-	srv.peak_conns = srv.conns;
+	fx_srv.peak_conns = fx_srv.conns;
 	memset(r, 0, sizeof(r));
 	for (i = 0; i < 30; i++)
-		cr_assert_eq(api_request(NULL, cl, "GET", "/api/v1/namespaces",
-				 NULL, NULL, on_resp, &r[i], NULL),
+		cr_assert_eq(
+		    api_request(NULL, fx_cl, "GET", "/api/v1/namespaces", NULL,
+			NULL, fx_on_resp, &r[i], NULL),
 		    CU_OK);
 	do {
 		all = true;
 		for (i = 0; i < 30; i++)
 			all = all && r[i].done;
 		if (!all)
-			ev_run(loop, EVRUN_ONCE);
+			ev_run(fx_loop, EVRUN_ONCE);
 	} while (!all && ev_time() - t0 < 20);
 	cr_assert(all, "the burst did not complete");
 	for (i = 0; i < 30; i++) {
 		cr_assert_eq(r[i].code, 200, "%d %s", r[i].code, r[i].msg);
-		result_dispose(&r[i]);
+		fx_result_dispose(&r[i]);
 	}
-	api_client_free(cl);
-	cl = NULL;
-	return srv.peak_conns;
+	api_client_free(fx_cl);
+	fx_cl = NULL;
+	return fx_srv.peak_conns;
 }
 
-Test(api_client, connections_are_capped, .init = setup_server_only,
-    .fini = teardown)
+Test(api_client, connections_are_capped, .init = fx_setup_server_only,
+    .fini = fx_teardown)
 {
 	size_t capped = burst_peak(3), open = burst_peak(0);
 
@@ -630,29 +464,31 @@ Test(api_client, connections_are_capped, .init = setup_server_only,
 	cr_assert_gt(open, 3, "the uncapped burst used %zu connections", open);
 }
 
-Test(api_client, request_timeout, .init = setup_server_only, .fini = teardown)
+Test(api_client, request_timeout, .init = fx_setup_server_only,
+    .fini = fx_teardown)
 {
 	struct api_client_opts o;
-	struct result r;
+	struct fx_result r;
 	double t0;
 
 	memset(&o, 0, sizeof(o));
 	o.request_timeout_ms = 300;
-	client_start(&o);
+	fx_client_start(&o);
 	set_faults("{\"rules\":[{\"pathPrefix\":\"/api/v1/namespaces/"
 		   "default/configmaps\",\"latencyMs\":2000,\"count\":5}]}");
 	t0 = ev_time();
-	call(&r, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
+	fx_call(&r, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
 	cr_assert_eq(r.err, CU_ETIMEOUT, "%s %s", cu_err_name(r.err), r.msg);
 	cr_assert_eq(r.attempts, 1, "a timed-out attempt is not retried");
 	cr_assert_lt(ev_time() - t0, 1.5);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	set_faults("{\"rules\":[]}");
 }
 
-Test(api_client, cancel_runs_callback_once, .init = setup, .fini = teardown)
+Test(api_client, cancel_runs_callback_once, .init = fx_setup,
+    .fini = fx_teardown)
 {
-	struct result a, b, q;
+	struct fx_result a, b, q;
 	api_req *ra, *rb;
 	cu_error err;
 
@@ -660,38 +496,38 @@ Test(api_client, cancel_runs_callback_once, .init = setup, .fini = teardown)
 		   "default/configmaps\",\"latencyMs\":1000}]}");
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	cr_assert_eq(
-	    api_request(&ra, cl, "GET", "/api/v1/namespaces/default/configmaps",
-		NULL, NULL, on_resp, &a, &err),
+	cr_assert_eq(api_request(&ra, fx_cl, "GET",
+			 "/api/v1/namespaces/default/configmaps", NULL, NULL,
+			 fx_on_resp, &a, &err),
 	    CU_OK);
-	cr_assert_eq(
-	    api_request(&rb, cl, "GET", "/api/v1/namespaces/default/configmaps",
-		NULL, NULL, on_resp, &b, &err),
+	cr_assert_eq(api_request(&rb, fx_cl, "GET",
+			 "/api/v1/namespaces/default/configmaps", NULL, NULL,
+			 fx_on_resp, &b, &err),
 	    CU_OK);
 	cr_assert(!a.done, "callback ran inside api_request");
-	run_for(0.1);
+	fx_run_for(0.1);
 	api_request_cancel(ra);
 	cr_assert(a.done);
 	cr_assert(a.canceled);
 	cr_assert_eq(a.err, CU_EAGAIN);
 	/* the other one is still in flight; another to a fast path works */
-	call(&q, "GET", "/api/v1/namespaces", NULL, NULL);
+	fx_call(&q, "GET", "/api/v1/namespaces", NULL, NULL);
 	cr_assert_eq(q.code, 200);
 	cr_assert(!b.done);
-	result_dispose(&q);
+	fx_result_dispose(&q);
 	/* client destruction cancels the rest */
-	api_client_free(cl);
-	cl = NULL;
+	api_client_free(fx_cl);
+	fx_cl = NULL;
 	cr_assert(b.done);
 	cr_assert(b.canceled);
-	result_dispose(&a);
-	result_dispose(&b);
+	fx_result_dispose(&a);
+	fx_result_dispose(&b);
 }
 
 /* ---- streaming -------------------------------------------------------- */
 
 struct stream_ctx {
-	struct result r;
+	struct fx_result r;
 	api_req *req;
 	int cancel_after;
 };
@@ -707,14 +543,14 @@ static void on_line_cancel(const char *line, size_t len, void *payload)
 
 static void on_stream_done(const struct api_response *resp, void *payload)
 {
-	on_resp(resp, &((struct stream_ctx *)payload)->r);
+	fx_on_resp(resp, &((struct stream_ctx *)payload)->r);
 }
 
-Test(api_client, stream_lines_and_cancel_inside_line_callback, .init = setup,
-    .fini = teardown)
+Test(api_client, stream_lines_and_cancel_inside_line_callback, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	struct stream_ctx s;
-	struct result r;
+	struct fx_result r;
 	cu_error err;
 	int i;
 
@@ -722,48 +558,48 @@ Test(api_client, stream_lines_and_cancel_inside_line_callback, .init = setup,
 		char name[16];
 
 		snprintf(name, sizeof(name), "s%d", i);
-		call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
-		    configmap(name, "v"));
+		fx_call(&r, "POST", "/api/v1/namespaces/default/configmaps",
+		    NULL, fx_configmap(name, "v"));
 		cr_assert_eq(r.code, 201);
-		result_dispose(&r);
+		fx_result_dispose(&r);
 	}
 	/* watch from the start: three synthetic ADDED, then cancel */
 	memset(&s, 0, sizeof(s));
 	s.cancel_after = 2;
-	cr_assert_eq(api_stream(&s.req, cl,
+	cr_assert_eq(api_stream(&s.req, fx_cl,
 			 "/api/v1/namespaces/default/configmaps?watch=1&"
 			 "timeoutSeconds=30",
 			 0, on_line_cancel, on_stream_done, &s, &err),
 	    CU_OK);
-	cr_assert(run_until(&s.r.done, 10));
+	cr_assert(fx_run_until(&s.r.done, 10));
 	cr_assert(s.r.canceled);
 	cr_assert_eq(s.r.nlines, 2);
 	cr_assert_not_null(strstr(s.r.lines, "\"ADDED\""));
-	result_dispose(&s.r);
+	fx_result_dispose(&s.r);
 
 	/* a watch that ends by its timeoutSeconds completes with 200 */
 	memset(&s, 0, sizeof(s));
 	s.cancel_after = -1;
-	cr_assert_eq(api_stream(&s.req, cl,
+	cr_assert_eq(api_stream(&s.req, fx_cl,
 			 "/api/v1/namespaces/default/configmaps?watch=1&"
 			 "timeoutSeconds=1",
 			 0, on_line_cancel, on_stream_done, &s, &err),
 	    CU_OK);
-	cr_assert(run_until(&s.r.done, 10));
+	cr_assert(fx_run_until(&s.r.done, 10));
 	cr_assert_eq(s.r.code, 200);
 	cr_assert_eq(s.r.err, CU_OK);
 	cr_assert_eq(s.r.nlines, 3);
-	result_dispose(&s.r);
+	fx_result_dispose(&s.r);
 
 	/* an error status is not streamed */
 	memset(&s, 0, sizeof(s));
-	cr_assert_eq(api_stream(&s.req, cl,
+	cr_assert_eq(api_stream(&s.req, fx_cl,
 			 "/api/v1/namespaces/default/configmaps?watch=1&"
 			 "resourceVersion=1&timeoutSeconds=1",
 			 0, on_line_cancel, on_stream_done, &s, &err),
 	    CU_OK);
-	cr_assert(run_until(&s.r.done, 10));
-	result_dispose(&s.r);
+	cr_assert(fx_run_until(&s.r.done, 10));
+	fx_result_dispose(&s.r);
 }
 
 /* ---- the write gate --------------------------------------------------- */
@@ -796,7 +632,7 @@ static int server_writes(void)
 	json_t *e;
 	int n = 0;
 
-	json_array_foreach(srv.access_log, i, e)
+	json_array_foreach(fx_srv.access_log, i, e)
 	{
 		const char *verb =
 		    json_string_value(json_object_get(e, "verb"));
@@ -806,7 +642,7 @@ static int server_writes(void)
 	return n;
 }
 
-static void expect_withheld(const struct result *r, int attempts)
+static void expect_withheld(const struct fx_result *r, int attempts)
 {
 	cr_assert(r->done);
 	cr_expect_eq(
@@ -818,8 +654,8 @@ static void expect_withheld(const struct result *r, int attempts)
 	cr_expect_str_eq(r->msg, "write withheld: not the leader");
 }
 
-Test(api_client, write_gate_withholds_writes_never_reads, .init = setup,
-    .fini = teardown)
+Test(api_client, write_gate_withholds_writes_never_reads, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	static const char *const verbs[] = {"POST", "PUT", "PATCH", "DELETE"};
 	static const char *const paths[] = {
@@ -829,93 +665,94 @@ Test(api_client, write_gate_withholds_writes_never_reads, .init = setup,
 	    "/api/v1/namespaces/default/configmaps/g1"};
 	struct api_client_stats st;
 	struct gate g = {false, 0, "", ""};
-	struct result r;
+	struct fx_result r;
 	size_t i;
 	uint64_t seq;
 
-	api_client_set_write_gate(cl, gate_fn, &g);
-	seq = srv.log_seq;
+	api_client_set_write_gate(fx_cl, gate_fn, &g);
+	seq = fx_srv.log_seq;
 	for (i = 0; i < 4; i++) {
-		send_nowait(&r, verbs[i], paths[i], NULL,
-		    i < 3 ? configmap("g1", "v") : NULL);
+		fx_send_nowait(&r, verbs[i], paths[i], NULL,
+		    i < 3 ? fx_configmap("g1", "v") : NULL);
 		wait_done(&r);
 		expect_withheld(&r, 0);
 		cr_expect_str_eq(g.method, verbs[i]);
 		cr_expect_str_eq(g.path, paths[i]);
-		result_dispose(&r);
+		fx_result_dispose(&r);
 	}
 	cr_assert_eq(g.asked, 4);
-	cr_assert_eq(srv.log_seq, seq, "a withheld write reached the server");
+	cr_assert_eq(
+	    fx_srv.log_seq, seq, "a withheld write reached the server");
 
 	/* Reads are never gated, nor asked about: GET, LIST, WATCH. */
-	call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
+	fx_call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
-	result_dispose(&r);
-	call(&r, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
+	fx_result_dispose(&r);
+	fx_call(&r, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
-	result_dispose(&r);
-	call(&r, "GET",
+	fx_result_dispose(&r);
+	fx_call(&r, "GET",
 	    "/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1",
 	    NULL, NULL);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	cr_assert_eq(g.asked, 4);
 	cr_assert_eq(server_writes(), 0);
-	api_client_stats(cl, &st);
+	api_client_stats(fx_cl, &st);
 	cr_assert_eq(st.withheld, 4);
 	cr_assert_eq(st.requests, 3);
 
 	/* Open again: new writes go out. */
 	g.open = true;
-	call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
-	    configmap("g1", "v"));
+	fx_call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    fx_configmap("g1", "v"));
 	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
-	result_dispose(&r);
-	call(&r, "DELETE", "/api/v1/namespaces/default/configmaps/g1", NULL,
+	fx_result_dispose(&r);
+	fx_call(&r, "DELETE", "/api/v1/namespaces/default/configmaps/g1", NULL,
 	    NULL);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	cr_assert_eq(server_writes(), 2);
 
 	/* Removed: nothing is asked any more. */
 	g.open = false;
-	api_client_set_write_gate(cl, NULL, NULL);
-	call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
-	    configmap("g2", "v"));
+	api_client_set_write_gate(fx_cl, NULL, NULL);
+	fx_call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    fx_configmap("g2", "v"));
 	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	cr_assert_eq(g.asked, 6);
 	cr_assert_eq(server_writes(), 3);
 }
 
 Test(api_client, write_gate_catches_writes_queued_behind_the_limiter,
-    .init = setup_server_only, .fini = teardown)
+    .init = fx_setup_server_only, .fini = fx_teardown)
 {
 	struct api_client_opts o;
 	struct api_client_stats st;
 	struct gate g = {true, 0, "", ""};
-	struct result w[3], rd, late;
+	struct fx_result w[3], rd, late;
 	bool all;
 	int i;
 
 	memset(&o, 0, sizeof(o));
 	o.qps = 4;
 	o.burst = 1;
-	client_start(&o);
-	api_client_set_write_gate(cl, gate_fn, &g);
+	fx_client_start(&o);
+	api_client_set_write_gate(fx_cl, gate_fn, &g);
 	/* The first takes the only token and is handed to libcurl at once;
 	 * the rest wait for the limiter (a token every 250 ms). */
 	for (i = 0; i < 3; i++) {
 		char name[16];
 
 		snprintf(name, sizeof(name), "q%d", i);
-		send_nowait(&w[i], "POST",
+		fx_send_nowait(&w[i], "POST",
 		    "/api/v1/namespaces/default/configmaps", NULL,
-		    configmap(name, "v"));
+		    fx_configmap(name, "v"));
 	}
-	send_nowait(
+	fx_send_nowait(
 	    &rd, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
-	api_client_stats(cl, &st);
+	api_client_stats(fx_cl, &st);
 	cr_assert_eq(st.requests, 1, "only the first write left the queue");
 	cr_assert_geq(st.throttled, 3);
 	/* Leadership lost while they wait. */
@@ -923,7 +760,7 @@ Test(api_client, write_gate_catches_writes_queued_behind_the_limiter,
 	do {
 		all = w[0].done && w[1].done && w[2].done && rd.done;
 		if (!all)
-			ev_run(loop, EVRUN_ONCE);
+			ev_run(fx_loop, EVRUN_ONCE);
 	} while (!all);
 	/* Already with libcurl when the gate closed: not recalled. */
 	cr_assert_eq(w[0].code, 201, "%d %s", w[0].code, w[0].msg);
@@ -932,72 +769,73 @@ Test(api_client, write_gate_catches_writes_queued_behind_the_limiter,
 	cr_assert_eq(rd.code, 200, "%d %s", rd.code, rd.msg);
 	cr_assert_eq(server_writes(), 1, "a queued write reached the server");
 	for (i = 0; i < 3; i++)
-		result_dispose(&w[i]);
-	result_dispose(&rd);
+		fx_result_dispose(&w[i]);
+	fx_result_dispose(&rd);
 
 	/* Leader again: the next write goes out. */
 	g.open = true;
-	call(&late, "POST", "/api/v1/namespaces/default/configmaps", NULL,
-	    configmap("q9", "v"));
+	fx_call(&late, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    fx_configmap("q9", "v"));
 	cr_assert_eq(late.code, 201, "%d %s", late.code, late.msg);
-	result_dispose(&late);
+	fx_result_dispose(&late);
 	cr_assert_eq(server_writes(), 2);
-	api_client_stats(cl, &st);
+	api_client_stats(fx_cl, &st);
 	cr_assert_eq(st.withheld, 2);
 }
 
 Test(api_client, write_gate_catches_a_retry_in_backoff,
-    .init = setup_server_only, .fini = teardown)
+    .init = fx_setup_server_only, .fini = fx_teardown)
 {
 	struct api_client_opts o;
 	struct gate g = {true, 0, "", ""};
-	struct result r;
+	struct fx_result r;
 	bool expired = false;
 	ev_timer t;
 
 	memset(&o, 0, sizeof(o));
 	o.retry_base_ms = 1000; /* the first backoff: 0.5 to 1 s */
-	client_start(&o);
-	api_client_set_write_gate(cl, gate_fn, &g);
+	fx_client_start(&o);
+	api_client_set_write_gate(fx_cl, gate_fn, &g);
 	set_faults("{\"rules\":[{\"method\":\"POST\",\"pathPrefix\":"
 		   "\"/api/v1/namespaces/default/configmaps\",\"code\":503,"
 		   "\"count\":1}]}");
-	send_nowait(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
-	    configmap("b1", "v"));
-	ev_timer_init(&t, on_deadline, 20.0, 0.0);
+	fx_send_nowait(&r, "POST", "/api/v1/namespaces/default/configmaps",
+	    NULL, fx_configmap("b1", "v"));
+	ev_timer_init(&t, fx_on_deadline, 20.0, 0.0);
 	t.data = &expired;
-	ev_timer_start(loop, &t);
-	while (api_client_stats_count(cl, "POST", 503) == 0 && !expired)
-		ev_run(loop, EVRUN_ONCE);
-	ev_timer_stop(loop, &t);
-	cr_assert_eq(api_client_stats_count(cl, "POST", 503), 1);
+	ev_timer_start(fx_loop, &t);
+	while (api_client_stats_count(fx_cl, "POST", 503) == 0 && !expired)
+		ev_run(fx_loop, EVRUN_ONCE);
+	ev_timer_stop(fx_loop, &t);
+	cr_assert_eq(api_client_stats_count(fx_cl, "POST", 503), 1);
 	cr_assert(!r.done, "the 503 was not retried");
 	/* Leadership lost during the backoff. */
 	g.open = false;
 	wait_done(&r);
 	expect_withheld(&r, 1);
 	cr_assert_eq(server_writes(), 1, "the retry reached the server");
-	result_dispose(&r);
+	fx_result_dispose(&r);
 }
 
 /* ---- user agent, paths ------------------------------------------------ */
 
-Test(api_client, default_user_agent_and_paths, .init = setup, .fini = teardown)
+Test(api_client, default_user_agent_and_paths, .init = fx_setup,
+    .fini = fx_teardown)
 {
-	struct result r;
+	struct fx_result r;
 	json_t *items;
 	char *p;
 	static const struct api_resource NS = {"", "v1", "namespaces", false};
 
-	call(&r, "GET", "/api/v1/namespaces", NULL, NULL);
-	result_dispose(&r);
-	call(&r, "GET", "/__test/log", NULL, NULL);
+	fx_call(&r, "GET", "/api/v1/namespaces", NULL, NULL);
+	fx_result_dispose(&r);
+	fx_call(&r, "GET", "/__test/log", NULL, NULL);
 	items = json_object_get(r.body, "items");
 	cr_assert_geq(json_array_size(items), 1);
 	cr_assert_str_eq(json_string_value(json_object_get(
 			     json_array_get(items, 0), "userAgent")),
 	    "cueue-controller/" CUEUE_VERSION);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 
 	p = api_resource_path(&JOBS, "ns a", "j1", "status");
 	cr_assert_str_eq(p, "/apis/batch/v1/namespaces/ns%20a/jobs/j1/status");
@@ -1015,13 +853,14 @@ Test(api_client, default_user_agent_and_paths, .init = setup, .fini = teardown)
 
 /* ---- configuration loaders -------------------------------------------- */
 
-Test(api_client, kubeconfig_loader, .init = setup_server_only, .fini = teardown)
+Test(api_client, kubeconfig_loader, .init = fx_setup_server_only,
+    .fini = fx_teardown)
 {
 	struct api_client_opts o;
 	char path[128];
 	cu_error err;
 
-	snprintf(path, sizeof(path), "%s/kubeconfig", tmpdir);
+	snprintf(path, sizeof(path), "%s/kubeconfig", fx_tmpdir);
 	write_text(path,
 	    "apiVersion: v1\n"
 	    "kind: Config\n"
@@ -1051,7 +890,7 @@ Test(api_client, kubeconfig_loader, .init = setup_server_only, .fini = teardown)
 	cr_assert_null(o.token);
 	cr_assert_not_null(o.token_file);
 	cr_assert_not_null(strstr(o.token_file, "/tok"));
-	cr_assert_eq(strncmp(o.token_file, tmpdir, strlen(tmpdir)), 0);
+	cr_assert_eq(strncmp(o.token_file, fx_tmpdir, strlen(fx_tmpdir)), 0);
 	cr_assert_not_null(strstr(o.client_cert_file, "/certs/c.pem"));
 	cr_assert_str_eq(o.client_key_pem, "key");
 	cr_assert_str_eq(o.namespace_name, "team-a");
@@ -1101,7 +940,8 @@ Test(api_client, kubeconfig_loader, .init = setup_server_only, .fini = teardown)
 	    CU_OK);
 }
 
-Test(api_client, in_cluster_loader, .init = setup_server_only, .fini = teardown)
+Test(api_client, in_cluster_loader, .init = fx_setup_server_only,
+    .fini = fx_teardown)
 {
 	struct api_client_opts o;
 	char path[128];
@@ -1110,16 +950,16 @@ Test(api_client, in_cluster_loader, .init = setup_server_only, .fini = teardown)
 	unsetenv("POD_NAMESPACE");
 	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
 	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
-	cr_assert_eq(api_client_opts_in_cluster(&o, tmpdir, &err), CU_ENOTFOUND,
-	    "no token file yet");
-	snprintf(path, sizeof(path), "%s/token", tmpdir);
+	cr_assert_eq(api_client_opts_in_cluster(&o, fx_tmpdir, &err),
+	    CU_ENOTFOUND, "no token file yet");
+	snprintf(path, sizeof(path), "%s/token", fx_tmpdir);
 	write_text(path, "tok\n");
-	snprintf(path, sizeof(path), "%s/ca.crt", tmpdir);
+	snprintf(path, sizeof(path), "%s/ca.crt", fx_tmpdir);
 	write_text(path, "pem");
-	snprintf(path, sizeof(path), "%s/namespace", tmpdir);
+	snprintf(path, sizeof(path), "%s/namespace", fx_tmpdir);
 	write_text(path, "kueue-system\n");
-	cr_assert_eq(
-	    api_client_opts_in_cluster(&o, tmpdir, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(api_client_opts_in_cluster(&o, fx_tmpdir, &err), CU_OK,
+	    "%s", err.msg);
 	cr_assert_str_eq(o.server, "https://[fd00::1]:443");
 	cr_assert_not_null(strstr(o.token_file, "/token"));
 	cr_assert_not_null(strstr(o.ca_file, "/ca.crt"));
@@ -1127,33 +967,35 @@ Test(api_client, in_cluster_loader, .init = setup_server_only, .fini = teardown)
 	api_client_opts_dispose(&o);
 	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
 	setenv("POD_NAMESPACE", "from-env", 1);
-	cr_assert_eq(api_client_opts_in_cluster(&o, tmpdir, &err), CU_OK);
+	cr_assert_eq(api_client_opts_in_cluster(&o, fx_tmpdir, &err), CU_OK);
 	cr_assert_str_eq(o.server, "https://10.96.0.1:443");
 	cr_assert_str_eq(o.namespace_name, "from-env");
 	api_client_opts_dispose(&o);
 	unsetenv("KUBERNETES_SERVICE_HOST");
-	cr_assert_eq(api_client_opts_in_cluster(&o, tmpdir, &err), CU_EINVAL);
+	cr_assert_eq(
+	    api_client_opts_in_cluster(&o, fx_tmpdir, &err), CU_EINVAL);
 }
 
 Test(api_client, tls_with_server_written_kubeconfig)
 {
 	struct api_client_opts o;
-	struct result r;
+	struct fx_result r;
 	char path[128];
 	cu_error err;
 
-	server_start(true);
-	snprintf(path, sizeof(path), "%s/kubeconfig", tmpdir);
+	fx_server_start(true);
+	snprintf(path, sizeof(path), "%s/kubeconfig", fx_tmpdir);
 	cr_assert_eq(
-	    as_kubeconfig_write(path, url, srv.ca_pem, GOOD_TOKEN, &err), CU_OK,
-	    "%s", err.msg);
+	    as_kubeconfig_write(path, fx_url, fx_srv.ca_pem, FX_TOKEN, &err),
+	    CU_OK, "%s", err.msg);
 	cr_assert_eq(api_client_opts_from_kubeconfig(&o, path, &err), CU_OK,
 	    "%s", err.msg);
 	cr_assert_not_null(o.ca_pem);
-	cr_assert_eq(api_client_new(&cl, loop, &o, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(
+	    api_client_new(&fx_cl, fx_loop, &o, &err), CU_OK, "%s", err.msg);
 	api_client_opts_dispose(&o);
-	call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
+	fx_call(&r, "GET", "/api/v1/namespaces/default", NULL, NULL);
 	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
-	result_dispose(&r);
-	teardown();
+	fx_result_dispose(&r);
+	fx_teardown();
 }

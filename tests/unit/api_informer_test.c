@@ -7,7 +7,6 @@
  * matching the server, bookmarks, selectors and the owner index.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,171 +16,9 @@
 #include "api/informer.h"
 #include "tests/apiserver/apiserver.h"
 #include "tests/apiserver/tls.h"
-
-void as_testapi_free(struct as_server *srv);
-
-#define GOOD_TOKEN "good-token"
-
-static struct ev_loop *loop;
-static struct as_server srv;
-static struct as_tls_material tls;
-static api_client *cl;
-static char tmpdir[64];
-static char url[128];
+#include "tests/unit/fixtures.h"
 
 static const struct api_resource CM = {"", "v1", "configmaps", true};
-
-struct result {
-	bool done;
-	int code, err, attempts;
-	bool canceled;
-	json_t *body;
-	char reason[64];
-	char msg[512];
-	char *lines; /* stream: concatenated lines, '|' separated */
-	int nlines;
-};
-
-static void result_dispose(struct result *r)
-{
-	json_decref(r->body);
-	cu_free(r->lines);
-	memset(r, 0, sizeof(*r));
-}
-
-static void on_resp(const struct api_response *resp, void *payload)
-{
-	struct result *r = payload;
-
-	cr_assert(!r->done, "callback ran twice");
-	r->done = true;
-	r->code = resp->code;
-	r->err = resp->err;
-	r->attempts = resp->attempts;
-	r->canceled = resp->canceled;
-	r->body = json_incref(resp->body);
-	snprintf(r->reason, sizeof(r->reason), "%s", resp->reason);
-	snprintf(r->msg, sizeof(r->msg), "%s", resp->message);
-}
-
-static void on_deadline(struct ev_loop *l, ev_timer *w, int revents)
-{
-	(void)l;
-	(void)revents;
-	*(bool *)w->data = true;
-}
-
-/* Run the loop until *flag or `seconds` pass; returns *flag. */
-static bool run_until(bool *flag, double seconds)
-{
-	bool expired = false;
-	ev_timer t;
-
-	ev_timer_init(&t, on_deadline, seconds, 0.0);
-	t.data = &expired;
-	ev_timer_start(loop, &t);
-	while (!*flag && !expired)
-		ev_run(loop, EVRUN_ONCE);
-	ev_timer_stop(loop, &t);
-	return *flag;
-}
-
-static void run_for(double seconds)
-{
-	bool never = false;
-
-	run_until(&never, seconds);
-}
-
-static void server_start(bool with_tls)
-{
-	cu_error err;
-
-	loop = ev_loop_new(EVFLAG_AUTO);
-	cr_assert_not_null(loop);
-	memset(&tls, 0, sizeof(tls));
-	cr_assert_eq(as_fixture_start(
-			 &srv, loop, GOOD_TOKEN, with_tls ? &tls : NULL, &err),
-	    CU_OK, "%s", err.msg);
-	snprintf(url, sizeof(url), "%s://127.0.0.1:%u",
-	    with_tls ? "https" : "http", (unsigned)srv.port);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/api_client_test.XXXXXX");
-	cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-static void client_start(struct api_client_opts *o)
-{
-	cu_error err;
-
-	if (o->server == NULL)
-		o->server = url;
-	if (o->token == NULL && o->token_file == NULL)
-		o->token = GOOD_TOKEN;
-	if (o->retry_base_ms == 0)
-		o->retry_base_ms = 50;
-	cr_assert_eq(api_client_new(&cl, loop, o, &err), CU_OK, "%s", err.msg);
-}
-
-/* tmpdir holds plain files only */
-static void remove_tmpdir(void)
-{
-	DIR *d = opendir(tmpdir);
-	struct dirent *de;
-	char path[512];
-
-	cr_assert_not_null(d);
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name);
-		cr_assert_eq(unlink(path), 0, "%s", path);
-	}
-	closedir(d);
-	cr_assert_eq(rmdir(tmpdir), 0);
-}
-
-static void setup(void)
-{
-	struct api_client_opts o;
-
-	server_start(false);
-	memset(&o, 0, sizeof(o));
-	client_start(&o);
-}
-
-static void teardown(void)
-{
-
-	api_client_free(cl);
-	cl = NULL;
-	as_fixture_stop(&srv);
-	as_tls_material_dispose(&tls);
-	ev_loop_destroy(loop);
-	loop = NULL;
-	remove_tmpdir();
-}
-
-/* Send one request and wait for its answer. body [consumed]. */
-static void call(struct result *r, const char *method, const char *path,
-    const char *ctype, json_t *body)
-{
-	cu_error err;
-
-	memset(r, 0, sizeof(*r));
-	cr_assert_eq(
-	    api_request(NULL, cl, method, path, ctype, body, on_resp, r, &err),
-	    CU_OK, "%s", err.msg);
-	json_decref(body);
-	cr_assert(run_until(&r->done, 20.0), "%s %s: no answer", method, path);
-}
-
-static json_t *configmap(const char *name, const char *value)
-{
-	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
-	    "v1", "kind", "ConfigMap", "metadata", "name", name, "namespace",
-	    "default", "data", "k", value);
-}
 
 /* ---- informer fixtures --------------------------------------------- */
 
@@ -244,7 +81,7 @@ static void start_informer(
 	memset(s, 0, sizeof(*s));
 	s->cache_updated_first = true;
 	cr_assert_eq(api_informer_new(
-			 out, cl, &CM, ns, labels, NULL, &handlers, s, &err),
+			 out, fx_cl, &CM, ns, labels, NULL, &handlers, s, &err),
 	    CU_OK, "%s", err.msg);
 	s->inf = *out;
 }
@@ -254,7 +91,7 @@ static bool synced_flag(api_informer *inf)
 	double t0 = ev_time();
 
 	while (!api_informer_synced(inf) && ev_time() - t0 < 20)
-		ev_run(loop, EVRUN_ONCE);
+		ev_run(fx_loop, EVRUN_ONCE);
 	return api_informer_synced(inf);
 }
 
@@ -264,13 +101,13 @@ static bool wait_count(int *counter, int want)
 	double t0 = ev_time();
 
 	while (*counter < want && ev_time() - t0 < 20)
-		ev_run(loop, EVRUN_ONCE);
+		ev_run(fx_loop, EVRUN_ONCE);
 	return *counter >= want;
 }
 
 static struct as_kind *cm_kind(void)
 {
-	return as_kind_find(&srv, "", "v1", "configmaps");
+	return as_kind_find(&fx_srv, "", "v1", "configmaps");
 }
 
 static void seed_configmaps(int n, const char *prefix)
@@ -281,8 +118,8 @@ static void seed_configmaps(int n, const char *prefix)
 		char name[64];
 
 		snprintf(name, sizeof(name), "%s%04d", prefix, i);
-		cr_assert_eq(as_internal_create(
-				 &srv, cm_kind(), configmap(name, "v"), "test"),
+		cr_assert_eq(as_internal_create(&fx_srv, cm_kind(),
+				 fx_configmap(name, "v"), "test"),
 		    CU_OK);
 	}
 }
@@ -290,12 +127,12 @@ static void seed_configmaps(int n, const char *prefix)
 /* Count LISTs (GETs without watch=1) of configmaps in the access log. */
 static int count_lists(void)
 {
-	struct result r;
+	struct fx_result r;
 	json_t *e;
 	size_t i;
 	int n = 0;
 
-	call(&r, "GET", "/__test/log", NULL, NULL);
+	fx_call(&r, "GET", "/__test/log", NULL, NULL);
 	json_array_foreach(json_object_get(r.body, "items"), i, e)
 	{
 		const char *path =
@@ -308,7 +145,7 @@ static int count_lists(void)
 		    strstr(q, "watch=") == NULL)
 			n++;
 	}
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	return n;
 }
 
@@ -351,7 +188,8 @@ static void assert_cache_matches_server(api_informer *inf)
 
 /* ---- tests ------------------------------------------------------------ */
 
-Test(api_informer, initial_sync_is_paginated, .init = setup, .fini = teardown)
+Test(api_informer, initial_sync_is_paginated, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	struct api_informer_stats st;
 	struct seen s;
@@ -377,9 +215,10 @@ Test(api_informer, initial_sync_is_paginated, .init = setup, .fini = teardown)
 	api_informer_free(inf);
 }
 
-Test(api_informer, delivers_add_update_delete, .init = setup, .fini = teardown)
+Test(api_informer, delivers_add_update_delete, .init = fx_setup,
+    .fini = fx_teardown)
 {
-	struct result r;
+	struct fx_result r;
 	struct seen s;
 	api_informer *inf;
 	json_t *patch;
@@ -389,20 +228,20 @@ Test(api_informer, delivers_add_update_delete, .init = setup, .fini = teardown)
 	start_informer(&s, NULL, NULL, &inf);
 	cr_assert(synced_flag(inf));
 	cr_assert_eq(s.adds, 3);
-	call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
-	    configmap("new", "1"));
+	fx_call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    fx_configmap("new", "1"));
 	cr_assert_eq(r.code, 201);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	cr_assert(wait_count(&s.adds, 4));
 	cr_assert_not_null(api_informer_get(inf, "default", "new"));
 	patch = json_pack("{s:{s:s}}", "data", "k", "2");
 	memset(&r, 0, sizeof(r));
-	cr_assert_eq(api_merge_patch(NULL, cl, &CM, "default", "new", patch,
-			 false, on_resp, &r, &err),
+	cr_assert_eq(api_merge_patch(NULL, fx_cl, &CM, "default", "new", patch,
+			 false, fx_on_resp, &r, &err),
 	    CU_OK);
 	json_decref(patch);
-	cr_assert(run_until(&r.done, 10));
-	result_dispose(&r);
+	cr_assert(fx_run_until(&r.done, 10));
+	fx_result_dispose(&r);
 	cr_assert(wait_count(&s.updates, 1));
 	cr_assert_str_eq(
 	    json_string_value(json_object_get(
@@ -410,9 +249,9 @@ Test(api_informer, delivers_add_update_delete, .init = setup, .fini = teardown)
 		    api_informer_get(inf, "default", "new"), "data"),
 		"k")),
 	    "2");
-	call(&r, "DELETE", "/api/v1/namespaces/default/configmaps/new", NULL,
+	fx_call(&r, "DELETE", "/api/v1/namespaces/default/configmaps/new", NULL,
 	    NULL);
-	result_dispose(&r);
+	fx_result_dispose(&r);
 	cr_assert(wait_count(&s.deletes, 1));
 	cr_assert_null(api_informer_get(inf, "default", "new"));
 	cr_assert_eq(s.updates_same_rv, 0);
@@ -421,30 +260,30 @@ Test(api_informer, delivers_add_update_delete, .init = setup, .fini = teardown)
 	api_informer_free(inf);
 }
 
-Test(api_informer, resumes_after_dropped_watch_without_relist, .init = setup,
-    .fini = teardown)
+Test(api_informer, resumes_after_dropped_watch_without_relist, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	struct api_informer_stats st;
-	struct result r;
+	struct fx_result r;
 	struct seen s;
 	api_informer *inf;
 
 	seed_configmaps(5, "d");
 	start_informer(&s, "default", NULL, &inf);
 	cr_assert(synced_flag(inf));
-	run_for(0.2);
-	call(&r, "DELETE", "/__test/log", NULL, NULL);
-	result_dispose(&r);
-	call(&r, "POST", "/__test/drop-watches", NULL, NULL);
-	result_dispose(&r);
+	fx_run_for(0.2);
+	fx_call(&r, "DELETE", "/__test/log", NULL, NULL);
+	fx_result_dispose(&r);
+	fx_call(&r, "POST", "/__test/drop-watches", NULL, NULL);
+	fx_result_dispose(&r);
 	/* written while no watch is open: the resumed watch replays it */
-	cr_assert_eq(as_internal_create(
-			 &srv, cm_kind(), configmap("while-down", "x"), "test"),
+	cr_assert_eq(as_internal_create(&fx_srv, cm_kind(),
+			 fx_configmap("while-down", "x"), "test"),
 	    CU_OK);
 	cr_assert(wait_count(&s.adds, 6));
-	call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
-	    configmap("after", "y"));
-	result_dispose(&r);
+	fx_call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    fx_configmap("after", "y"));
+	fx_result_dispose(&r);
 	cr_assert(wait_count(&s.adds, 7));
 	cr_assert_eq(count_lists(), 0, "resume must not relist");
 	api_informer_stats(inf, &st);
@@ -455,8 +294,8 @@ Test(api_informer, resumes_after_dropped_watch_without_relist, .init = setup,
 	api_informer_free(inf);
 }
 
-Test(api_informer, relists_after_compaction_with_diff, .init = setup,
-    .fini = teardown)
+Test(api_informer, relists_after_compaction_with_diff, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	struct api_informer_stats st;
 	struct seen s;
@@ -466,25 +305,25 @@ Test(api_informer, relists_after_compaction_with_diff, .init = setup,
 	seed_configmaps(4, "c");
 	start_informer(&s, "default", NULL, &inf);
 	cr_assert(synced_flag(inf));
-	run_for(0.2);
+	fx_run_for(0.2);
 	/* in-process and in one step: no watch sees these changes */
-	as_watch_drop_all(&srv);
-	cr_assert_eq(as_internal_create(
-			 &srv, cm_kind(), configmap("c-new", "x"), "test"),
+	as_watch_drop_all(&fx_srv);
+	cr_assert_eq(as_internal_create(&fx_srv, cm_kind(),
+			 fx_configmap("c-new", "x"), "test"),
 	    CU_OK);
 	obj = json_deep_copy(as_store_get(cm_kind(), "default", "c0000"));
 	json_object_set_new(
 	    json_object_get(obj, "data"), "k", json_string("changed"));
 	cr_assert_eq(
-	    as_internal_update(&srv, cm_kind(), obj, false, "test"), CU_OK);
+	    as_internal_update(&fx_srv, cm_kind(), obj, false, "test"), CU_OK);
 	cr_assert_eq(
-	    as_internal_delete(&srv, cm_kind(), "default", "c0001", "test"),
+	    as_internal_delete(&fx_srv, cm_kind(), "default", "c0001", "test"),
 	    CU_OK);
-	as_store_compact(&srv);
+	as_store_compact(&fx_srv);
 	cr_assert(wait_count(&s.deletes, 1));
 	cr_assert(wait_count(&s.adds, 5));
 	cr_assert(wait_count(&s.updates, 1));
-	run_for(0.3);
+	fx_run_for(0.3);
 	cr_assert_eq(s.adds, 5);
 	cr_assert_eq(s.updates, 1, "unchanged objects are not updated");
 	cr_assert_eq(s.deletes, 1);
@@ -501,8 +340,8 @@ Test(api_informer, relists_after_compaction_with_diff, .init = setup,
 		"k")),
 	    "changed");
 	/* and it watches again afterwards */
-	cr_assert_eq(as_internal_create(
-			 &srv, cm_kind(), configmap("c-later", "x"), "test"),
+	cr_assert_eq(as_internal_create(&fx_srv, cm_kind(),
+			 fx_configmap("c-later", "x"), "test"),
 	    CU_OK);
 	cr_assert(wait_count(&s.adds, 6));
 	api_informer_free(inf);
@@ -512,8 +351,8 @@ Test(api_informer, relists_after_compaction_with_diff, .init = setup,
  * server was healthy); one cut before it delivered anything backs off.
  * (client-go's reflector: only a short watch without events is an
  * error.) */
-Test(api_informer, cut_watch_with_events_resumes_at_once, .init = setup,
-    .fini = teardown)
+Test(api_informer, cut_watch_with_events_resumes_at_once, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	struct api_informer_stats st;
 	struct seen s;
@@ -524,35 +363,35 @@ Test(api_informer, cut_watch_with_events_resumes_at_once, .init = setup,
 	seed_configmaps(2, "w");
 	start_informer(&s, "default", NULL, &inf);
 	cr_assert(synced_flag(inf));
-	run_for(0.1);
+	fx_run_for(0.1);
 	/* an event on the watch, then the watch is cut (< 1 s old) */
-	cr_assert_eq(
-	    as_internal_create(&srv, cm_kind(), configmap("w-a", "x"), "test"),
+	cr_assert_eq(as_internal_create(
+			 &fx_srv, cm_kind(), fx_configmap("w-a", "x"), "test"),
 	    CU_OK);
 	cr_assert(wait_count(&s.adds, 3));
-	as_watch_drop_all(&srv);
+	as_watch_drop_all(&fx_srv);
 	t0 = ev_time();
-	cr_assert_eq(
-	    as_internal_create(&srv, cm_kind(), configmap("w-b", "x"), "test"),
+	cr_assert_eq(as_internal_create(
+			 &fx_srv, cm_kind(), fx_configmap("w-b", "x"), "test"),
 	    CU_OK);
 	cr_assert(wait_count(&s.adds, 4));
 	cr_assert_lt(ev_time() - t0, 0.6, "resumed after %.2f s, backed off",
 	    ev_time() - t0);
 	/* cut again: that watch delivered w-b, so the next one starts at
 	 * once; cut that one before it delivered anything: it backs off */
-	run_for(0.1);
+	fx_run_for(0.1);
 	api_informer_stats(inf, &st);
 	watches = st.watches;
-	as_watch_drop_all(&srv);
-	run_for(0.1);
+	as_watch_drop_all(&fx_srv);
+	fx_run_for(0.1);
 	api_informer_stats(inf, &st);
 	cr_assert_eq(st.watches, watches + 1);
 	watches = st.watches;
-	as_watch_drop_all(&srv);
-	run_for(0.5);
+	as_watch_drop_all(&fx_srv);
+	fx_run_for(0.5);
 	api_informer_stats(inf, &st);
 	cr_assert_eq(st.watches, watches, "re-watched within 0.5 s");
-	run_for(1.0);
+	fx_run_for(1.0);
 	api_informer_stats(inf, &st);
 	cr_assert_eq(st.watches, watches + 1);
 	cr_assert_eq(st.relists, 0);
@@ -560,28 +399,28 @@ Test(api_informer, cut_watch_with_events_resumes_at_once, .init = setup,
 	api_informer_free(inf);
 }
 
-Test(api_informer, bookmarks_advance_resource_version, .init = setup,
-    .fini = teardown)
+Test(api_informer, bookmarks_advance_resource_version, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	struct api_informer_stats st;
 	struct seen s;
 	api_informer *inf;
 	char before[32];
 
-	srv.bookmark_ms = 100;
+	fx_srv.bookmark_ms = 100;
 	seed_configmaps(2, "b");
 	start_informer(&s, "default", NULL, &inf);
 	cr_assert(synced_flag(inf));
 	snprintf(
 	    before, sizeof(before), "%s", api_informer_resource_version(inf));
 	/* a change in another namespace moves the global revision only */
-	cr_assert_eq(
-	    as_internal_create(&srv, as_kind_find(&srv, "", "v1", "namespaces"),
-		json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
-		    "Namespace", "metadata", "name", "other"),
-		"test"),
+	cr_assert_eq(as_internal_create(&fx_srv,
+			 as_kind_find(&fx_srv, "", "v1", "namespaces"),
+			 json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1",
+			     "kind", "Namespace", "metadata", "name", "other"),
+			 "test"),
 	    CU_OK);
-	run_for(0.6);
+	fx_run_for(0.6);
 	api_informer_stats(inf, &st);
 	cr_assert_geq(st.bookmarks, 1);
 	cr_assert_eq(st.relists, 0);
@@ -597,8 +436,8 @@ static void count_owned(json_t *obj, void *payload)
 	(*(int *)payload)++;
 }
 
-Test(api_informer, label_selector_and_owner_index, .init = setup,
-    .fini = teardown)
+Test(api_informer, label_selector_and_owner_index, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	struct seen s;
 	api_informer *inf;
@@ -609,7 +448,7 @@ Test(api_informer, label_selector_and_owner_index, .init = setup,
 		json_t *cm;
 
 		snprintf(name, sizeof(name), "o%d", i);
-		cm = configmap(name, "v");
+		cm = fx_configmap(name, "v");
 		json_object_set_new(json_object_get(cm, "metadata"), "labels",
 		    json_pack("{s:s}", "app", i % 2 ? "odd" : "even"));
 		json_object_set_new(json_object_get(cm, "metadata"),
@@ -618,7 +457,7 @@ Test(api_informer, label_selector_and_owner_index, .init = setup,
 			"kind", "ConfigMap", "name", "owner", "uid",
 			i < 4 ? "uid-1" : "uid-2"));
 		cr_assert_eq(
-		    as_internal_create(&srv, cm_kind(), cm, "test"), CU_OK);
+		    as_internal_create(&fx_srv, cm_kind(), cm, "test"), CU_OK);
 	}
 	start_informer(&s, "default", "app=even", &inf);
 	cr_assert(synced_flag(inf));
@@ -636,8 +475,8 @@ Test(api_informer, label_selector_and_owner_index, .init = setup,
 	api_informer_free(inf);
 }
 
-Test(api_informer, freed_while_listing_runs_no_handler, .init = setup,
-    .fini = teardown)
+Test(api_informer, freed_while_listing_runs_no_handler, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	struct seen s;
 	api_informer *inf;
@@ -645,7 +484,7 @@ Test(api_informer, freed_while_listing_runs_no_handler, .init = setup,
 	seed_configmaps(10, "f");
 	start_informer(&s, "default", NULL, &inf);
 	api_informer_free(inf);
-	run_for(0.2);
+	fx_run_for(0.2);
 	cr_assert_eq(s.adds + s.synced, 0);
 }
 
@@ -658,11 +497,12 @@ static void count_foreach(json_t *obj, void *payload)
 	(*(int *)payload)++;
 }
 
-Test(api_informer, compact_cache_equals_server, .init = setup, .fini = teardown)
+Test(api_informer, compact_cache_equals_server, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	struct as_kind *k;
 	struct cmp_ctx c;
-	struct result r;
+	struct fx_result r;
 	struct seen s;
 	api_informer *inf;
 	json_t *patch;
@@ -693,12 +533,12 @@ Test(api_informer, compact_cache_equals_server, .init = setup, .fini = teardown)
 	cr_assert_eq(n, 1203);
 	patch = json_pack("{s:{s:s}}", "data", "k", "changed");
 	memset(&r, 0, sizeof(r));
-	cr_assert_eq(api_merge_patch(NULL, cl, &CM, "default", "cm0007", patch,
-			 false, on_resp, &r, &err),
+	cr_assert_eq(api_merge_patch(NULL, fx_cl, &CM, "default", "cm0007",
+			 patch, false, fx_on_resp, &r, &err),
 	    CU_OK);
 	json_decref(patch);
-	cr_assert(run_until(&r.done, 10));
-	result_dispose(&r);
+	cr_assert(fx_run_until(&r.done, 10));
+	fx_result_dispose(&r);
 	cr_assert(wait_count(&s.updates, 1));
 	cr_assert_eq(s.updates_same_rv, 0, "old and new objects differ");
 	cr_assert_str_eq(
@@ -707,17 +547,17 @@ Test(api_informer, compact_cache_equals_server, .init = setup, .fini = teardown)
 		    api_informer_get(inf, "default", "cm0007"), "data"),
 		"k")),
 	    "changed");
-	call(&r, "DELETE", "/api/v1/namespaces/default/configmaps/cm0008", NULL,
-	    NULL);
-	result_dispose(&r);
+	fx_call(&r, "DELETE", "/api/v1/namespaces/default/configmaps/cm0008",
+	    NULL, NULL);
+	fx_result_dispose(&r);
 	cr_assert(wait_count(&s.deletes, 1));
 	cr_assert_null(api_informer_get(inf, "default", "cm0008"));
 	assert_cache_matches_server(inf);
 	api_informer_free(inf);
 }
 
-Test(api_informer, compact_only_before_objects_are_cached, .init = setup,
-    .fini = teardown)
+Test(api_informer, compact_only_before_objects_are_cached, .init = fx_setup,
+    .fini = fx_teardown)
 {
 	struct seen s;
 	api_informer *inf;

@@ -6,7 +6,7 @@
  * per-object spam filter with its refill, LRU eviction, unique names,
  * re-creating expired Events, allocation failures) and the
  * Suspended/Resumed transition guard, including a 1,000-round flapping
- * scenario (DESIGN.md lesson 4, Kueue #7649's "x14709").
+ * scenario (docs/architecture.md lesson 4, Kueue #7649's "x14709").
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>

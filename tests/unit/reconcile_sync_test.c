@@ -3,7 +3,7 @@
  * tests/unit/controller_sync_test.c - controller/sync.c: Kueue objects as
  * the API serves them, translated into the queue model and scheduled by the
  * real engine; Workloads that already hold quota are adopted, not
- * re-decided (DESIGN.md lesson 3).
+ * re-decided (docs/architecture.md lesson 3).
  */
 #include <criterion/criterion.h>
 #include <string.h>

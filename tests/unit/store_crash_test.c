@@ -17,7 +17,6 @@
  * or a fast release build: kills land before, during and after commits.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -30,44 +29,14 @@
 
 #include "lib/cu.h"
 #include "store/store.h"
+#include "tests/unit/fixtures.h"
 
 #define ROUNDS 60
 /* Calibration: round 0 waits this long at most for the first commit. */
 #define FIRST_COMMIT_MAX_MS 20000
 #define CHURN_UIDS 12
 
-static char tdir[256];
-static char tpath[300];
-
-static void tdir_setup(void)
-{
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tdir, sizeof(tdir), "%s/cueue-crash-XXXXXX",
-	    base != NULL && base[0] != '\0' ? base : "/tmp");
-	cr_assert_not_null(mkdtemp(tdir), "mkdtemp");
-	snprintf(tpath, sizeof(tpath), "%s/ledger.db", tdir);
-}
-
-static void tdir_teardown(void)
-{
-	DIR *d = opendir(tdir);
-	struct dirent *e;
-	char p[600];
-
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", tdir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(tdir);
-}
-
-TestSuite(store_crash, .init = tdir_setup, .fini = tdir_teardown);
+TestSuite(store_crash, .init = fx_tdir_setup, .fini = fx_tdir_teardown);
 
 static uint64_t rng_state;
 
@@ -136,7 +105,7 @@ static void child_loop(int wfd, int round)
 	char uid[64];
 
 	rng_state = 0x9e3779b97f4a7c15ULL ^ (uint64_t)(round + 1) * 7919;
-	if (store_open(&s, tpath, &err) != CU_OK)
+	if (store_open(&s, fx_tpath, &err) != CU_OK)
 		_exit(3);
 	for (int32_t turn = 0;; turn++) {
 		struct report rep[8];
@@ -289,8 +258,8 @@ static void verify(const struct reported *q, size_t first_new, int round)
 	const char *key = uid;
 	store *s = NULL;
 
-	cr_assert_eq(
-	    store_open(&s, tpath, &err), CU_OK, "round %d: %s", round, err.msg);
+	cr_assert_eq(store_open(&s, fx_tpath, &err), CU_OK, "round %d: %s",
+	    round, err.msg);
 	cr_assert_eq(store_check_consistency(s, &err), CU_OK, "round %d: %s",
 	    round, err.msg);
 	cr_assert_eq(store_reconcile(s, NULL, 0, collect_uid, &live, &err),

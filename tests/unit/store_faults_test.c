@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,46 +27,12 @@
 
 #include "lib/cu.h"
 #include "store/store.h"
+#include "tests/unit/fixtures.h"
 
 /* The unprivileged user root drops to (Debian's "nobody"). */
 #define NOBODY 65534
 
-/* ---- fixture: a private directory per test ----------------------------- */
-
-static char tdir[256];
-static char tpath[300];
-
-static void tdir_setup(void)
-{
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tdir, sizeof(tdir), "%s/cueue-faults-XXXXXX",
-	    base != NULL && base[0] != '\0' ? base : "/tmp");
-	cr_assert_not_null(mkdtemp(tdir), "mkdtemp");
-	snprintf(tpath, sizeof(tpath), "%s/ledger.db", tdir);
-}
-
-static void tdir_teardown(void)
-{
-	DIR *d;
-	struct dirent *e;
-	char p[600];
-
-	chmod(tdir, 0700);
-	d = opendir(tdir);
-	if (d == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", tdir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(tdir);
-}
-
-TestSuite(store_faults, .init = tdir_setup, .fini = tdir_teardown);
+TestSuite(store_faults, .init = fx_tdir_setup, .fini = fx_tdir_teardown);
 
 /* ---- helpers ----------------------------------------------------------- */
 
@@ -92,16 +57,6 @@ static store_decision dec(const char *uid, int64_t t)
 	    .podsets = podsets,
 	};
 	return d;
-}
-
-static store *open_ok(const char *path)
-{
-	cu_error err = {0};
-	store *s = NULL;
-
-	cr_assert_eq(store_open(&s, path, &err), CU_OK, "store_open(%s): %s",
-	    path, err.msg);
-	return s;
 }
 
 /* One committed transaction putting uids "<prefix>-<from>" up to
@@ -170,33 +125,6 @@ static int64_t file_size(const char *path)
 	return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
 }
 
-static void raw_exec(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	char *msg = NULL;
-
-	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK,
-	    "%s: %s", sql, msg != NULL ? msg : "?");
-	sqlite3_close(db);
-}
-
-static int64_t raw_int(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t v;
-
-	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(db));
-	cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
-}
-
 /* Lower (or, with RLIM_INFINITY, lift) the soft file size limit. A write
  * past it then fails with EFBIG, as SIGXFSZ is ignored (the controller
  * ignores it too, controller/main.c). */
@@ -227,16 +155,16 @@ Test(store_faults, file_size_limit_mid_operation_is_disk_full)
 	char wal[320];
 	cu_error err = {0};
 	int rc;
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
-	snprintf(wal, sizeof(wal), "%s-wal", tpath);
+	snprintf(wal, sizeof(wal), "%s-wal", fx_tpath);
 	put_range_ok(s, "before", 0, 5);
 	cr_assert_gt(file_size(wal), 0, "the WAL holds the commits");
 	fsize_limit((rlim_t)file_size(wal));
 	rc = put_range(s, "during", 0, 20, &err);
 	cr_assert_eq(rc, CU_EQUOTA, "%s: %s", cu_err_name(rc), err.msg);
 	cr_assert(starts_with(err.msg, "ledger disk full:"), "%s", err.msg);
-	cr_assert(strstr(err.msg, tpath) != NULL, "%s", err.msg);
+	cr_assert(strstr(err.msg, fx_tpath) != NULL, "%s", err.msg);
 	cr_assert(!store_in_txn(s));
 	/* Still full: the next turn fails the same way, not worse. */
 	rc = put_range(s, "during", 0, 1, &err);
@@ -255,7 +183,7 @@ Test(store_faults, file_size_limit_mid_operation_is_disk_full)
 	put_range_ok(s, "after", 0, 3);
 	store_close(s);
 	/* And a restart sees exactly the committed decisions. */
-	s = open_ok(tpath);
+	s = fx_open_ok(fx_tpath);
 	has(s, "before-4", true);
 	has(s, "after-2", true);
 	has(s, "during-0", false);
@@ -269,13 +197,13 @@ Test(store_faults, file_size_limit_mid_operation_is_disk_full)
  * taking v2 apart again, which is what v1 looked like. */
 static void make_v1_ledger(int n)
 {
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	put_range_ok(s, "old", 0, n);
 	store_close(s);
-	raw_exec(tpath, "ALTER TABLE decision DROP COLUMN state_ns;"
-			"DROP TABLE usage; PRAGMA user_version = 1;");
-	cr_assert_eq(raw_int(tpath, "PRAGMA user_version"), 1);
+	fx_raw_exec(fx_tpath, "ALTER TABLE decision DROP COLUMN state_ns;"
+			      "DROP TABLE usage; PRAGMA user_version = 1;");
+	cr_assert_eq(fx_raw_int(fx_tpath, "PRAGMA user_version"), 1);
 }
 
 /*
@@ -292,16 +220,17 @@ Test(store_faults, disk_full_during_migration_keeps_the_old_schema)
 	make_v1_ledger(3000);
 	/* Room for the -shm index (32 KiB) but not for the migration. */
 	fsize_limit(32768);
-	rc = store_open(&s, tpath, &err);
+	rc = store_open(&s, fx_tpath, &err);
 	cr_assert_eq(rc, CU_EQUOTA, "%s: %s", cu_err_name(rc), err.msg);
 	cr_assert_null(s);
 	cr_assert(starts_with(err.msg, "ledger disk full:"), "%s", err.msg);
 	fsize_limit(RLIM_INFINITY);
-	cr_assert_eq(raw_int(tpath, "PRAGMA user_version"), 1);
-	cr_assert_eq(raw_int(tpath, "SELECT count(*) FROM decision"), 3000);
-	s = open_ok(tpath);
+	cr_assert_eq(fx_raw_int(fx_tpath, "PRAGMA user_version"), 1);
 	cr_assert_eq(
-	    raw_int(tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	    fx_raw_int(fx_tpath, "SELECT count(*) FROM decision"), 3000);
+	s = fx_open_ok(fx_tpath);
+	cr_assert_eq(
+	    fx_raw_int(fx_tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	has(s, "old-0", true);
 	has(s, "old-2999", true);
 	cr_assert_eq(cpu_usage(s), 3000 * 1000);
@@ -323,13 +252,13 @@ static void become_unprivileged(void)
 
 	if (geteuid() != 0)
 		return;
-	cr_assert_eq(chown(tdir, NOBODY, NOBODY), 0);
-	d = opendir(tdir);
+	cr_assert_eq(chown(fx_tdir, NOBODY, NOBODY), 0);
+	d = opendir(fx_tdir);
 	cr_assert_not_null(d);
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", tdir, e->d_name);
+		snprintf(p, sizeof(p), "%s/%s", fx_tdir, e->d_name);
 		cr_assert_eq(chown(p, NOBODY, NOBODY), 0, "chown %s", p);
 	}
 	closedir(d);
@@ -349,26 +278,26 @@ static void become_unprivileged(void)
 Test(store_faults, unwritable_ledger_file_is_refused_untouched)
 {
 	cu_error err = {0};
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 	int64_t size;
 	int rc;
 
 	put_range_ok(s, "kept", 0, 3);
 	store_close(s);
-	size = file_size(tpath);
+	size = file_size(fx_tpath);
 	become_unprivileged();
-	cr_assert_eq(chmod(tpath, 0400), 0);
+	cr_assert_eq(chmod(fx_tpath, 0400), 0);
 	s = NULL;
-	rc = store_open(&s, tpath, &err);
+	rc = store_open(&s, fx_tpath, &err);
 	cr_assert_eq(rc, CU_EDENIED, "%s: %s", cu_err_name(rc), err.msg);
 	cr_assert_null(s);
 	cr_assert(starts_with(err.msg, "ledger read-only:"), "%s", err.msg);
 	/* Not "repaired" by a rebuild either. */
-	rc = store_open_or_rebuild(&s, tpath, NULL, &err);
+	rc = store_open_or_rebuild(&s, fx_tpath, NULL, &err);
 	cr_assert_eq(rc, CU_EDENIED, "%s: %s", cu_err_name(rc), err.msg);
-	cr_assert_eq(file_size(tpath), size);
-	cr_assert_eq(chmod(tpath, 0600), 0);
-	s = open_ok(tpath);
+	cr_assert_eq(file_size(fx_tpath), size);
+	cr_assert_eq(chmod(fx_tpath, 0600), 0);
+	s = fx_open_ok(fx_tpath);
 	has(s, "kept-2", true);
 	store_close(s);
 }
@@ -381,20 +310,20 @@ Test(store_faults, unwritable_ledger_file_is_refused_untouched)
 Test(store_faults, unwritable_ledger_directory_is_refused)
 {
 	cu_error err = {0};
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 	int rc;
 
 	put_range_ok(s, "kept", 0, 3);
 	store_close(s);
 	become_unprivileged();
-	cr_assert_eq(chmod(tdir, 0500), 0);
+	cr_assert_eq(chmod(fx_tdir, 0500), 0);
 	s = NULL;
-	rc = store_open(&s, tpath, &err);
+	rc = store_open(&s, fx_tpath, &err);
 	cr_assert_eq(rc, CU_EDENIED, "%s: %s", cu_err_name(rc), err.msg);
 	cr_assert_null(s);
 	cr_assert(starts_with(err.msg, "ledger read-only:"), "%s", err.msg);
-	cr_assert_eq(chmod(tdir, 0700), 0);
-	s = open_ok(tpath);
+	cr_assert_eq(chmod(fx_tdir, 0700), 0);
+	s = fx_open_ok(fx_tpath);
 	has(s, "kept-0", true);
 	store_close(s);
 }
@@ -421,14 +350,14 @@ static void damage_pages(const char *path)
 Test(store_faults, damaged_pages_are_found_at_open)
 {
 	cu_error err = {0};
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 	int rc;
 
 	put_range_ok(s, "gone", 0, 300);
 	store_close(s);
-	damage_pages(tpath);
+	damage_pages(fx_tpath);
 	s = NULL;
-	rc = store_open(&s, tpath, &err);
+	rc = store_open(&s, fx_tpath, &err);
 	cr_assert_eq(rc, CU_EPARSE, "%s: %s", cu_err_name(rc), err.msg);
 	cr_assert_null(s);
 	cr_assert(starts_with(err.msg, "ledger corrupt:"), "%s", err.msg);
@@ -441,7 +370,7 @@ static void capture_stderr(char *buf, size_t len, void (*fn)(void *), void *arg)
 	int saved = dup(2), fd;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/stderr.txt", tdir);
+	snprintf(path, sizeof(path), "%s/stderr.txt", fx_tdir);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	cr_assert_geq(fd, 0);
 	fflush(stderr);
@@ -467,7 +396,7 @@ static void run_rebuild(void *arg)
 {
 	struct rebuild_run *r = arg;
 
-	r->rc = store_open_or_rebuild(&r->s, tpath, &r->moved_to, &r->err);
+	r->rc = store_open_or_rebuild(&r->s, fx_tpath, &r->moved_to, &r->err);
 }
 
 /*
@@ -481,17 +410,17 @@ Test(store_faults, corrupt_ledger_is_moved_aside_and_rebuilt)
 	char log[4096], moved_wal[400];
 	struct stat st;
 	int64_t size, seq = -1;
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	put_range_ok(s, "gone", 0, 300);
 	store_close(s);
-	damage_pages(tpath);
-	size = file_size(tpath);
+	damage_pages(fx_tpath);
+	size = file_size(fx_tpath);
 	capture_stderr(log, sizeof(log), run_rebuild, &r);
 	cr_assert_eq(r.rc, CU_OK, "%s: %s", cu_err_name(r.rc), r.err.msg);
 	cr_assert_not_null(r.s);
 	cr_assert_not_null(r.moved_to);
-	cr_assert(starts_with(r.moved_to, tpath), "%s", r.moved_to);
+	cr_assert(starts_with(r.moved_to, fx_tpath), "%s", r.moved_to);
 	cr_assert(strstr(r.moved_to, ".corrupt-") != NULL, "%s", r.moved_to);
 	cr_assert_eq(file_size(r.moved_to), size, "moved, not rewritten");
 	snprintf(moved_wal, sizeof(moved_wal), "%s-wal", r.moved_to);
@@ -504,7 +433,7 @@ Test(store_faults, corrupt_ledger_is_moved_aside_and_rebuilt)
 	/* The new ledger is empty, private and writable. */
 	cr_assert_eq(store_last_seq(r.s, &seq, &r.err), CU_OK);
 	cr_assert_eq(seq, 0);
-	cr_assert_eq(stat(tpath, &st), 0);
+	cr_assert_eq(stat(fx_tpath, &st), 0);
 	cr_assert_eq(st.st_mode & 0777, 0600, "mode %o", st.st_mode & 0777);
 	put_range_ok(r.s, "new", 0, 2);
 	has(r.s, "new-1", true);
@@ -523,18 +452,18 @@ Test(store_faults, rebuild_moves_only_corrupt_ledgers)
 	int rc;
 
 	make_v1_ledger(2);
-	rc = store_open_or_rebuild(&s, tpath, &moved, &err);
+	rc = store_open_or_rebuild(&s, fx_tpath, &moved, &err);
 	cr_assert_eq(rc, CU_OK, "%s", err.msg);
 	cr_assert_null(moved);
 	has(s, "old-1", true); /* migrated, kept */
 	store_close(s);
-	raw_exec(tpath, "PRAGMA user_version = 99");
+	fx_raw_exec(fx_tpath, "PRAGMA user_version = 99");
 	moved = (char *)"sentinel";
-	rc = store_open_or_rebuild(&s, tpath, &moved, &err);
+	rc = store_open_or_rebuild(&s, fx_tpath, &moved, &err);
 	cr_assert_eq(rc, CU_EUNSUPPORTED, "%s: %s", cu_err_name(rc), err.msg);
 	cr_assert_null(moved);
 	cr_assert_null(s);
-	cr_assert_eq(raw_int(tpath, "SELECT count(*) FROM decision"), 2);
+	cr_assert_eq(fx_raw_int(fx_tpath, "SELECT count(*) FROM decision"), 2);
 }
 
 /* ---- file modes ---------------------------------------------------------- */
@@ -549,10 +478,10 @@ Test(store_faults, ledger_and_journals_are_private_under_umask_0)
 	store *s;
 
 	umask(0);
-	s = open_ok(tpath);
+	s = fx_open_ok(fx_tpath);
 	put_range_ok(s, "x", 0, 3);
 	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-		snprintf(p, sizeof(p), "%s%s", tpath, suffix[i]);
+		snprintf(p, sizeof(p), "%s%s", fx_tpath, suffix[i]);
 		cr_assert_eq(stat(p, &st), 0, "%s exists", p);
 		cr_assert_eq(
 		    st.st_mode & 0777, 0600, "%s: %o", p, st.st_mode & 0777);

@@ -10,7 +10,6 @@
  * look underneath the API; the code under test keeps SQL inside store/.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -21,83 +20,11 @@
 
 #include "lib/cu.h"
 #include "store/store.h"
+#include "tests/unit/fixtures.h"
 
-/* ---- fixture: a private directory per test ----------------------------- */
-
-static char tdir[256];
-static char tpath[300];
-
-static void tdir_setup(void)
-{
-	const char *base = getenv("TMPDIR");
-
-	snprintf(tdir, sizeof(tdir), "%s/cueue-store-XXXXXX",
-	    base != NULL && base[0] != '\0' ? base : "/tmp");
-	cr_assert_not_null(mkdtemp(tdir), "mkdtemp");
-	snprintf(tpath, sizeof(tpath), "%s/ledger.db", tdir);
-}
-
-static void tdir_teardown(void)
-{
-	DIR *d = opendir(tdir);
-	struct dirent *e;
-	char p[600];
-
-	if (d == NULL)
-		return;
-	chmod(tdir, 0700);
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", tdir, e->d_name);
-		unlink(p);
-	}
-	closedir(d);
-	rmdir(tdir);
-}
-
-TestSuite(store, .init = tdir_setup, .fini = tdir_teardown);
+TestSuite(store, .init = fx_tdir_setup, .fini = fx_tdir_teardown);
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static store *open_ok(const char *path)
-{
-	cu_error err = {0};
-	store *s = NULL;
-	int rc = store_open(&s, path, &err);
-
-	cr_assert_eq(rc, CU_OK, "store_open(%s): %s", path, err.msg);
-	cr_assert_not_null(s);
-	return s;
-}
-
-/* Run SQL on the file directly (no store), asserting success. */
-static void raw_exec(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	char *msg = NULL;
-
-	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-	cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, &msg), SQLITE_OK,
-	    "%s: %s", sql, msg != NULL ? msg : "?");
-	sqlite3_close(db);
-}
-
-static int64_t raw_int(const char *path, const char *sql)
-{
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
-	int64_t v;
-
-	cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
-	cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK,
-	    "%s: %s", sql, sqlite3_errmsg(db));
-	cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "%s", sql);
-	v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	sqlite3_close(db);
-	return v;
-}
 
 static const store_resource res_a[] = {
     {.resource = "memory", .flavor = "default", .milli = 4096000},
@@ -176,9 +103,9 @@ Test(store, new_ledger_is_private_wal_and_survives_reopen)
 	cu_error err = {0};
 	struct stat stb;
 	int64_t seq = 0, last = 0;
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
-	cr_assert_eq(stat(tpath, &stb), 0);
+	cr_assert_eq(stat(fx_tpath, &stb), 0);
 	cr_assert_eq(stb.st_mode & 0777, 0600, "mode %o", stb.st_mode & 0777);
 	cr_assert_eq(store_last_seq(s, &last, &err), CU_OK);
 	cr_assert_eq(last, 0);
@@ -190,18 +117,18 @@ Test(store, new_ledger_is_private_wal_and_survives_reopen)
 	{
 		char wal[320];
 
-		snprintf(wal, sizeof(wal), "%s-wal", tpath);
+		snprintf(wal, sizeof(wal), "%s-wal", fx_tpath);
 		cr_assert_eq(stat(wal, &stb), 0, "WAL file exists while open");
 		cr_assert_eq(stb.st_mode & 0777, 0600);
 	}
 	store_close(s);
 
 	cr_assert_eq(
-	    raw_int(tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
-	cr_assert_eq(raw_int(tpath, "SELECT count(*) FROM sqlite_schema"
-				    " WHERE sql LIKE '%STRICT%'"),
+	    fx_raw_int(fx_tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	cr_assert_eq(fx_raw_int(fx_tpath, "SELECT count(*) FROM sqlite_schema"
+					  " WHERE sql LIKE '%STRICT%'"),
 	    5);
-	s = open_ok(tpath);
+	s = fx_open_ok(fx_tpath);
 	cr_assert_eq(
 	    store_decision_get(s, "uid-1", &got, &err), CU_OK, "%s", err.msg);
 	cr_assert_eq(got->seq, 1);
@@ -216,7 +143,7 @@ Test(store, new_ledger_is_private_wal_and_survives_reopen)
 		sqlite3 *db = NULL;
 		sqlite3_stmt *st = NULL;
 
-		cr_assert_eq(sqlite3_open(tpath, &db), SQLITE_OK);
+		cr_assert_eq(sqlite3_open(fx_tpath, &db), SQLITE_OK);
 		cr_assert_eq(sqlite3_prepare_v2(
 				 db, "PRAGMA journal_mode", -1, &st, NULL),
 		    SQLITE_OK);
@@ -235,18 +162,18 @@ Test(store, hand_made_v0_database_is_migrated)
 	store *s;
 
 	/* An SQLite file that was initialised but never given a schema. */
-	raw_exec(tpath, "PRAGMA page_size = 4096; CREATE TABLE t(x);"
-			"DROP TABLE t;");
-	cr_assert_eq(raw_int(tpath, "PRAGMA user_version"), 0);
-	s = open_ok(tpath);
+	fx_raw_exec(fx_tpath, "PRAGMA page_size = 4096; CREATE TABLE t(x);"
+			      "DROP TABLE t;");
+	cr_assert_eq(fx_raw_int(fx_tpath, "PRAGMA user_version"), 0);
+	s = fx_open_ok(fx_tpath);
 	begin_ok(s);
 	put_ok(s, &d, &seq);
 	commit_ok(s);
 	store_close(s);
 	cr_assert_eq(seq, 1);
 	cr_assert_eq(
-	    raw_int(tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
-	cr_assert_eq(raw_int(tpath, "PRAGMA application_id"), 0x63754c47);
+	    fx_raw_int(fx_tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	cr_assert_eq(fx_raw_int(fx_tpath, "PRAGMA application_id"), 0x63754c47);
 }
 
 /* The v1 schema exactly as v1 binaries wrote it (frozen). */
@@ -292,11 +219,11 @@ Test(store, v1_ledger_migrates_keeping_decisions_and_deriving_usage)
 	int64_t seq = 0;
 	store *s;
 
-	raw_exec(tpath, v1_schema);
-	raw_exec(tpath, v1_rows);
-	s = open_ok(tpath);
+	fx_raw_exec(fx_tpath, v1_schema);
+	fx_raw_exec(fx_tpath, v1_rows);
+	s = fx_open_ok(fx_tpath);
 	cr_assert_eq(
-	    raw_int(tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	    fx_raw_int(fx_tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	/* Usage derived from live decisions only (u-gone is released). */
 	cr_assert_eq(usage(s, "cq-a", "f1", "cpu"), 2000);
 	cr_assert_eq(usage(s, "cq-b", "f2", "gpu"), 3000);
@@ -320,16 +247,16 @@ Test(store, v1_ledger_migrates_keeping_decisions_and_deriving_usage)
 Test(store, newer_schema_version_is_refused_untouched)
 {
 	cu_error err = {0};
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	store_close(s);
-	raw_exec(tpath, "PRAGMA user_version = 99");
+	fx_raw_exec(fx_tpath, "PRAGMA user_version = 99");
 	s = (store *)&err; /* must be reset to NULL on failure */
-	cr_assert_eq(store_open(&s, tpath, &err), CU_EUNSUPPORTED);
+	cr_assert_eq(store_open(&s, fx_tpath, &err), CU_EUNSUPPORTED);
 	cr_assert_null(s);
 	cr_assert(strstr(err.msg, "newer") != NULL, "%s", err.msg);
 	cr_assert(strstr(err.msg, "99") != NULL, "%s", err.msg);
-	cr_assert_eq(raw_int(tpath, "PRAGMA user_version"), 99);
+	cr_assert_eq(fx_raw_int(fx_tpath, "PRAGMA user_version"), 99);
 }
 
 Test(store, foreign_sqlite_files_are_refused)
@@ -337,21 +264,22 @@ Test(store, foreign_sqlite_files_are_refused)
 	cu_error err = {0};
 	store *s = NULL;
 
-	raw_exec(tpath, "CREATE TABLE jobs(id INTEGER)");
-	cr_assert_eq(store_open(&s, tpath, &err), CU_EUNSUPPORTED);
+	fx_raw_exec(fx_tpath, "CREATE TABLE jobs(id INTEGER)");
+	cr_assert_eq(store_open(&s, fx_tpath, &err), CU_EUNSUPPORTED);
 	cr_assert(strstr(err.msg, "not a cueue ledger") != NULL, "%s", err.msg);
 	cr_assert_null(s);
 
-	unlink(tpath);
-	raw_exec(tpath, "PRAGMA application_id = 42; PRAGMA user_version = 1");
-	cr_assert_eq(store_open(&s, tpath, &err), CU_EUNSUPPORTED);
+	unlink(fx_tpath);
+	fx_raw_exec(
+	    fx_tpath, "PRAGMA application_id = 42; PRAGMA user_version = 1");
+	cr_assert_eq(store_open(&s, fx_tpath, &err), CU_EUNSUPPORTED);
 	cr_assert(strstr(err.msg, "application_id") != NULL, "%s", err.msg);
 }
 
 Test(store, in_memory_ledger_is_usable_for_other_modules_tests)
 {
 	store_decision d = dec("uid-1", "cq-a", STORE_RESERVED, 1);
-	store *s = open_ok(":memory:");
+	store *s = fx_open_ok(":memory:");
 
 	begin_ok(s);
 	put_ok(s, &d, NULL);
@@ -370,7 +298,7 @@ Test(store, put_get_replace_set_state_delete)
 	store_decision *got = NULL;
 	cu_error err = {0};
 	int64_t seq = 0;
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	begin_ok(s);
 	put_ok(s, &d, &seq);
@@ -458,7 +386,7 @@ Test(store, deleting_a_live_decision_returns_its_quota)
 	store_decision a = dec("a", "cq-a", STORE_ADMITTED, 1);
 	store_decision b = dec("b", "cq-a", STORE_RESERVED, 2);
 	cu_error err = {0};
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	begin_ok(s);
 	put_ok(s, &a, NULL);
@@ -476,7 +404,7 @@ Test(store, writes_need_a_transaction)
 	store_decision d = dec("uid-1", "cq-a", STORE_RESERVED, 1);
 	cu_error err = {0};
 	int64_t last = -1;
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	cr_assert_eq(store_decision_put(s, &d, NULL, &err), CU_EINVAL);
 	cr_assert(strstr(err.msg, "no transaction") != NULL, "%s", err.msg);
@@ -509,7 +437,7 @@ Test(store, rejected_puts_leave_the_batch_untouched)
 	store_decision *got = NULL;
 	cu_error err = {0};
 	int64_t last = 0;
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	begin_ok(s);
 	put_ok(s, &good, NULL);
@@ -558,7 +486,7 @@ Test(store, rollback_leaves_nothing)
 	store_decision *got = NULL;
 	cu_error err = {0};
 	int64_t last = 0;
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	begin_ok(s);
 	put_ok(s, &a, NULL);
@@ -589,7 +517,7 @@ Test(store, rollback_leaves_nothing)
 	begin_ok(s);
 	put_ok(s, &b, NULL);
 	store_close(s);
-	s = open_ok(tpath);
+	s = fx_open_ok(fx_tpath);
 	cr_assert_eq(store_decision_get(s, "b", &got, &err), CU_ENOTFOUND);
 	store_close(s);
 }
@@ -629,7 +557,7 @@ Test(store, foreach_live_is_ordered_and_guarded)
 {
 	struct collect c = {0};
 	cu_error err = {0};
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 	store_decision d;
 
 	c.s = s;
@@ -682,7 +610,7 @@ Test(store, usage_foreach_lists_held_quota_in_order)
 {
 	struct usage_rows u = {0};
 	cu_error err = {0};
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 	store_decision d;
 
 	begin_ok(s);
@@ -706,7 +634,7 @@ Test(store, usage_foreach_lists_held_quota_in_order)
 	cr_assert_str_eq(u.rows[3], "cq-b/spot/cpu=16000");
 	consistent(s);
 	store_close(s);
-	cr_assert_eq(raw_int(tpath, "SELECT count(*) FROM usage"), 4,
+	cr_assert_eq(fx_raw_int(fx_tpath, "SELECT count(*) FROM usage"), 4,
 	    "no zero rows stored");
 }
 
@@ -870,7 +798,7 @@ Test(store, usage_matches_model_after_random_operations, .timeout = 60)
 	cu_error err = {0};
 	char uid[16];
 	int commits = 0, rollbacks = 0, conflicts = 0;
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	rng_state = 0x5eed5eed12345678ULL;
 	memcpy(saved, model, sizeof(model));
@@ -935,13 +863,14 @@ Test(store, usage_matches_model_after_random_operations, .timeout = 60)
 	m_verify(s, model);
 	store_close(s);
 	/* And the same after a reopen. */
-	s = open_ok(tpath);
+	s = fx_open_ok(fx_tpath);
 	m_verify(s, model);
 	store_close(s);
 	/* Zero-usage rows are neither inserted nor left behind. */
 	cr_assert_eq(
-	    raw_int(tpath, "SELECT count(*) FROM usage WHERE milli = 0"), 0);
-	cr_assert_gt(raw_int(tpath, "SELECT count(*) FROM usage"), 0);
+	    fx_raw_int(fx_tpath, "SELECT count(*) FROM usage WHERE milli = 0"),
+	    0);
+	cr_assert_gt(fx_raw_int(fx_tpath, "SELECT count(*) FROM usage"), 0);
 	cr_assert_gt(commits, 50);
 	cr_assert_gt(rollbacks, 10);
 	cr_assert_gt(conflicts, 10);
@@ -951,16 +880,16 @@ Test(store, consistency_check_names_the_first_mismatch)
 {
 	store_decision d = dec("uid-1", "cq-a", STORE_ADMITTED, 1);
 	cu_error err = {0};
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	begin_ok(s);
 	put_ok(s, &d, NULL);
 	commit_ok(s);
 	consistent(s);
 	store_close(s);
-	raw_exec(tpath, "UPDATE usage SET milli = milli + 5 WHERE "
-			"cluster_queue = 'cq-a' AND flavor = 'spot'");
-	s = open_ok(tpath);
+	fx_raw_exec(fx_tpath, "UPDATE usage SET milli = milli + 5 WHERE "
+			      "cluster_queue = 'cq-a' AND flavor = 'spot'");
+	s = fx_open_ok(fx_tpath);
 	cr_assert_eq(store_check_consistency(s, &err), CU_EIO);
 	cr_assert(
 	    strstr(err.msg, "ledger inconsistent") != NULL, "%s", err.msg);
@@ -970,10 +899,10 @@ Test(store, consistency_check_names_the_first_mismatch)
 	store_close(s);
 
 	/* A usage row for a queue that has no decision at all. */
-	raw_exec(tpath,
+	fx_raw_exec(fx_tpath,
 	    "UPDATE usage SET milli = milli - 5 WHERE flavor = "
 	    "'spot'; INSERT INTO usage VALUES ('ghost', 'f', 'cpu', 1)");
-	s = open_ok(tpath);
+	s = fx_open_ok(fx_tpath);
 	cr_assert_eq(store_check_consistency(s, &err), CU_EIO);
 	cr_assert(strstr(err.msg, "ghost/f/cpu is 1") != NULL, "%s", err.msg);
 	store_close(s);
@@ -990,20 +919,20 @@ Test(store, garbage_file_is_reported_corrupt)
 
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (char)(i * 131 + 7);
-	fd = open(tpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	fd = open(fx_tpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
 	close(fd);
-	cr_assert_eq(store_open(&s, tpath, &err), CU_EPARSE);
+	cr_assert_eq(store_open(&s, fx_tpath, &err), CU_EPARSE);
 	cr_assert_null(s);
 	cr_assert(strncmp(err.msg, "ledger corrupt:", 15) == 0, "%s", err.msg);
-	cr_assert(strstr(err.msg, tpath) != NULL, "%s", err.msg);
+	cr_assert(strstr(err.msg, fx_tpath) != NULL, "%s", err.msg);
 }
 
 Test(store, damaged_pages_are_reported_corrupt)
 {
 	cu_error err = {0};
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 	char junk[4096];
 	int rc, fd;
 	struct stat stb;
@@ -1019,17 +948,17 @@ Test(store, damaged_pages_are_reported_corrupt)
 	}
 	commit_ok(s);
 	store_close(s); /* checkpoints the WAL into the main file */
-	cr_assert_eq(stat(tpath, &stb), 0);
+	cr_assert_eq(stat(fx_tpath, &stb), 0);
 	cr_assert_gt(stb.st_size, 8 * 4096);
 	/* Overwrite every page after the first with garbage. */
 	memset(junk, 0xa5, sizeof(junk));
-	fd = open(tpath, O_WRONLY);
+	fd = open(fx_tpath, O_WRONLY);
 	cr_assert_geq(fd, 0);
 	for (off_t off = 4096; off < stb.st_size; off += 4096)
 		cr_assert_eq(
 		    pwrite(fd, junk, sizeof(junk), off), (ssize_t)sizeof(junk));
 	close(fd);
-	rc = store_open(&s, tpath, &err);
+	rc = store_open(&s, fx_tpath, &err);
 	if (rc == CU_OK) {
 		/* The schema may be readable from page 1 alone; the damage
 		 * then shows on the first access to the data pages. */
@@ -1050,18 +979,18 @@ Test(store, read_only_ledger_is_refused)
 {
 	cu_error err = {0};
 	char uri[400];
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	store_close(s);
-	snprintf(uri, sizeof(uri), "file:%s?mode=ro", tpath);
+	snprintf(uri, sizeof(uri), "file:%s?mode=ro", fx_tpath);
 	s = NULL;
 	cr_assert_eq(store_open(&s, uri, &err), CU_EDENIED);
 	cr_assert_null(s);
 	cr_assert(
 	    strncmp(err.msg, "ledger read-only:", 17) == 0, "%s", err.msg);
 	if (geteuid() != 0) {
-		cr_assert_eq(chmod(tpath, 0400), 0);
-		cr_assert_eq(store_open(&s, tpath, &err), CU_EDENIED);
+		cr_assert_eq(chmod(fx_tpath, 0400), 0);
+		cr_assert_eq(store_open(&s, fx_tpath, &err), CU_EDENIED);
 		cr_assert(strncmp(err.msg, "ledger read-only:", 17) == 0, "%s",
 		    err.msg);
 	}
@@ -1074,8 +1003,8 @@ Test(store, unwritable_location_is_reported)
 	store *s = NULL;
 
 	/* A path below a regular file cannot be created by anyone. */
-	snprintf(bad, sizeof(bad), "%s/ledger.db/sub.db", tdir);
-	cr_assert_eq(store_open(&s, tpath, &err), CU_OK);
+	snprintf(bad, sizeof(bad), "%s/ledger.db/sub.db", fx_tdir);
+	cr_assert_eq(store_open(&s, fx_tpath, &err), CU_OK);
 	store_close(s);
 	cr_assert_eq(store_open(&s, bad, &err), CU_EIO);
 	cr_assert_null(s);
@@ -1092,7 +1021,7 @@ Test(store, disk_full_is_reported_and_recoverable)
 	cu_error err = {0};
 	char uid[32];
 	int rc = CU_OK, committed = 0;
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	cr_assert_eq(store_limit_size(s, -1, &err), CU_EINVAL);
 	cr_assert_eq(
@@ -1183,7 +1112,7 @@ Test(store, reconcile_classifies_both_sides)
 	struct recon_log l = {0};
 	enum store_recon one;
 	cu_error err = {0};
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	begin_ok(s);
 	for (size_t i = 0; i < sizeof(ledger) / sizeof(ledger[0]); i++) {
@@ -1251,7 +1180,7 @@ Test(store, allocation_failures_in_a_turn_end_in_clean_errors, .timeout = 60)
 	uint64_t before, calls;
 	int failures = 0;
 	char uid[32];
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	before = cu_mem_calls();
 	cr_assert_eq(turn(s, "warmup", &err), CU_OK, "%s", err.msg);
@@ -1284,11 +1213,11 @@ Test(store, allocation_failures_in_open_end_in_clean_errors, .timeout = 60)
 	cu_error err = {0};
 	uint64_t before, calls;
 	int failures = 0;
-	store *s = open_ok(tpath);
+	store *s = fx_open_ok(fx_tpath);
 
 	store_close(s);
 	before = cu_mem_calls();
-	s = open_ok(tpath);
+	s = fx_open_ok(fx_tpath);
 	store_close(s);
 	calls = cu_mem_calls() - before;
 	/* SQLite's allocations go through cu_malloc, not only ours. */
@@ -1300,7 +1229,7 @@ Test(store, allocation_failures_in_open_end_in_clean_errors, .timeout = 60)
 
 		s = NULL;
 		cu_mem_fail_after(n, false);
-		rc = store_open(&s, tpath, &err);
+		rc = store_open(&s, fx_tpath, &err);
 		cu_mem_fail_after(0, false);
 		cr_assert(rc == CU_OK || rc == CU_ENOMEM, "n=%llu rc=%s: %s",
 		    (unsigned long long)n, cu_err_name(rc), err.msg);
@@ -1309,7 +1238,7 @@ Test(store, allocation_failures_in_open_end_in_clean_errors, .timeout = 60)
 		store_close(s);
 	}
 	cr_assert_gt(failures, 10);
-	s = open_ok(tpath);
+	s = fx_open_ok(fx_tpath);
 	consistent(s);
 	store_close(s);
 }

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""tests/soak/crashsoak.py - drive a scaled-down Kueue scheduler-perf
+"""cuetest.crashsoak - drive a scaled-down Kueue scheduler-perf
 baseline through cueue-controller while the controller is killed, the
 leader is replaced, or the API server misbehaves, and check the history.
 
-The shape (../shared/bench/kueue-scheduler-perf/baseline/generator.yaml,
+The shape (Kueue's baseline, tests/bench/configs/baseline/generator.yaml,
 scaled down by Shape): cohorts of ClusterQueues with nominal cpu quota and
 a borrowingLimit, preemption reclaimWithinCohort Any and
 withinClusterQueue LowerPriority, one LocalQueue per ClusterQueue, and
@@ -13,8 +13,8 @@ runner: `runningMs` after a Workload is Admitted it sets Finished=True;
 an evicted Workload gets its reservation cleared (status.admission
 removed, QuotaReserved=False, Admitted=False).
 
-History follows the Workloads with a LIST + WATCH from the start (resuming
-after dropped watches, relisting after 410) and checks at every
+History follows the Workloads with cuetest.observe.Observer from the start
+(resuming after dropped watches, relisting after 410) and checks at every
 resourceVersion it sees:
   - no ClusterQueue holds more than nominal + borrowingLimit and no
     cohort more than the sum of its nominal quotas;
@@ -27,13 +27,13 @@ reports zero usage, and the SQLite ledger (read with sqlite3 once the
 controller has stopped) holds no live decision and no usage, as the API.
 After every SIGKILL the ledger is also checked against a fresh LIST: every
 Workload the API shows holding quota has a live ledger decision for the
-same ClusterQueue and usage (DESIGN.md lesson 3: recorded before
+same ClusterQueue and usage (docs/architecture.md lesson 3: recorded before
 announced).
 
 Entry points: run_crash (SIGKILL + restart on the same ledger),
 run_faults (API fault injection; returns the figures to compare with a
 clean run), run_leader (two replicas, the leader killed or paused). Each
-returns a summary dict; a failed check raises cuetest.Failure.
+returns a summary dict; a failed check raises Failure.
 """
 import datetime
 import heapq
@@ -42,16 +42,17 @@ import os
 import random
 import signal
 import sqlite3
-import sys
 import threading
 import time
 from collections import Counter
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
-import cuetest  # noqa: E402
-from cuetest import Controller, Failure, RawStream, check, wait_for  # noqa
+from .checks import Failure, check, wait_for
+from .env import LOGS, ROOT, TEST
+from .http import retrying
+from .kobj import cond, is_true, milli
+from .observe import Observer
+from . import procs
+from .procs import Controller
 
 NS = "perf"
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
@@ -159,54 +160,21 @@ def setup(s, shape):
     s.kubectl("apply", "-f", s.file("shape.yaml", shape.manifests()))
 
 
+def start_shape(s, workloads, create_s, runtime_scale, seed):
+    """A Shape set up on s; returns it and a ledger path in s.dir."""
+    shape = Shape(workloads=workloads, create_s=create_s,
+                  runtime_scale=runtime_scale, seed=seed)
+    setup(s, shape)
+    return shape, os.path.join(s.dir, "ledger.db")
+
+
 def controller_config(qps=50, burst=100, leader=False):
-    cfg = """apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-namespace: default
-health:
-  healthProbeBindAddress: "0"
-metrics:
-  bindAddress: "0"
-internalCertManagement:
-  enable: false
-clientConnection:
-  qps: %s
-  burst: %d
-""" % (qps, burst)
-    if leader:
-        cfg += """leaderElection:
-  leaderElect: true
-  resourceName: cueue-leader
-  resourceNamespace: default
-  leaseDuration: 6s
-  renewDeadline: 4s
-  retryPeriod: 1s
-"""
-    else:
-        cfg += "leaderElection:\n  leaderElect: false\n"
-    return cfg
+    """The soak's controller: Kueue's clientConnection (qps 50, burst 100)
+    unless told otherwise."""
+    return procs.controller_config(leader=leader, qps=qps, burst=burst)
 
 
 # ---- small object helpers -------------------------------------------------
-
-def milli(q):
-    q = str(q)
-    if q.endswith("m"):
-        return int(q[:-1])
-    return int(round(float(q) * 1000))
-
-
-def cond(obj, t):
-    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if c.get("type") == t:
-            return c
-    return None
-
-
-def is_true(obj, t):
-    c = cond(obj, t)
-    return c is not None and c.get("status") == "True"
-
 
 def holds(obj):
     """(ClusterQueue, milli-cpu) the Workload holds, or None: reserved
@@ -232,45 +200,22 @@ def ts(e):
         e["time"], "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
 
 
-def retrying(s, method, path, body=None, headers=None, ok=(200, 201),
-             give_up=(), tries=400):
-    """A request of the test itself, retried through injected 429/5xx
-    (the test is a client of the faulty server too). Returns (code,
-    body) of the first answer in ok or give_up."""
-    for _ in range(tries):
-        try:
-            code, hdrs, b = s.raw(method, path, body, headers, timeout=30)
-        except OSError:
-            time.sleep(0.1)
-            continue
-        if code in ok or code in give_up:
-            return code, b
-        if code == 429 or code >= 500:
-            time.sleep(0.05 + random.random() * 0.2)
-            continue
-        raise Failure("%s %s: %d %r" % (method, path, code, b))
-    raise Failure("%s %s: still failing after %d tries" % (method, path,
-                                                          tries))
-
-
 # ---- following the Workloads ----------------------------------------------
 
 class History:
-    """LIST + WATCH of the Workloads of NS, as an informer (resume after a
-    dropped watch, relist after 410), checking the invariants of the
-    module docstring at every resourceVersion. listeners: callables
-    (name, old, new) run under self.lock after the checks."""
+    """The Workloads of NS followed by an Observer (resuming after a
+    dropped watch, relisting after 410; retrying through injected
+    faults), checking the invariants of the module docstring at every
+    resourceVersion: the transitions for every change, the quota for
+    every watch event and once for the state a relist jumps to.
+    listeners: callables (name, old, new) run under self.lock after the
+    checks."""
 
     def __init__(self, s, shape, listeners=()):
         self.s = s
         self.shape = shape
         self.listeners = list(listeners)
-        self.lock = threading.RLock()
-        self.objs = {}
-        self.rv = "0"
         self.events = 0
-        self.relists = 0
-        self.watches = 0
         self.checks = 0  # invariant evaluations (one per state seen)
         self.violations = []
         self.trace = []  # (rv, name, cq, milli, flags) per change
@@ -282,11 +227,10 @@ class History:
         self.peak_cq = Counter()
         self.peak_cohort = Counter()
         self.held = {}  # name -> (cq, milli)
-        self.error = None
-        self._stop = threading.Event()
-        self._list()
-        self._th = threading.Thread(target=self._run, daemon=True)
-        self._th.start()
+        self.obs = Observer(s, WLS, on_change=self._change,
+                            after_relist=self._check_quota, faulty=True,
+                            watch_timeout_s=300, join_s=20)
+        self.lock = self.obs.lock
 
     # -- invariants --
     def _violate(self, msg):
@@ -357,102 +301,26 @@ class History:
             k[0] for k in ("QuotaReserved", "Admitted", "Evicted",
                            "Finished") if is_true(new, k))))
 
-    def _change(self, name, old, new, rv, check_now=True):
+    def _change(self, name, old, new, rv, relisting):
         self.events += 1
         self._transition(name, old, new, rv)
-        if check_now:
+        if not relisting:  # a relist's state is checked once, at its end
             self._check_quota(rv)
         for fn in self.listeners:
             fn(name, old, new)
 
-    # -- informer --
-    def _list(self):
-        code, body = retrying(self.s, "GET", WLS, ok=(200,))
-        self.relists += 1
-        items = {o["metadata"]["name"]: o for o in body["items"]}
-        rv = body["metadata"]["resourceVersion"]
-        with self.lock:
-            # A relist jumps over the states in between: apply the
-            # difference, then check the listed state once.
-            for name, old in list(self.objs.items()):
-                if name not in items:
-                    self._change(name, old, None, rv, False)
-            for name, o in items.items():
-                old = self.objs.get(name)
-                if old is None or old["metadata"]["resourceVersion"] != \
-                        o["metadata"]["resourceVersion"]:
-                    self._change(name, old, o, rv, False)
-            self.objs = items
-            self._check_quota(rv)
-            self.rv = rv
-
-    def _apply(self, ev):
-        t = ev.get("type")
-        o = ev.get("object") or {}
-        if t == "ERROR":
-            check(o.get("code") == 410, "watch error %r" % o)
-            return False
-        rv = (o.get("metadata") or {}).get("resourceVersion")
-        if t != "BOOKMARK":
-            name = o["metadata"]["name"]
-            with self.lock:
-                old = self.objs.get(name)
-                if t == "DELETED":
-                    self.objs.pop(name, None)
-                    self._change(name, old, None, rv)
-                else:
-                    self.objs[name] = o
-                    self._change(name, old, o, rv)
-        if rv:
-            self.rv = rv
-        return True
-
-    def _run(self):
-        try:
-            while not self._stop.is_set():
-                try:
-                    st = RawStream(self.s, "%s?watch=1&resourceVersion=%s&"
-                                   "allowWatchBookmarks=true&"
-                                   "timeoutSeconds=300" % (WLS, self.rv))
-                except (Failure, OSError):
-                    time.sleep(0.1)
-                    continue
-                self.watches += 1
-                relist = st.status == 410
-                if st.status not in (200, 410):
-                    st.close()
-                    time.sleep(0.05)
-                    continue
-                n = 0
-                while not relist and not self._stop.is_set():
-                    lines = st.lines
-                    if n < len(lines):
-                        for _, ln in lines[n:]:
-                            n += 1
-                            if not self._apply(json.loads(ln)):
-                                relist = True
-                                break
-                        continue
-                    if st.eof:
-                        if n == len(st.lines):
-                            break
-                        continue
-                    time.sleep(0.005)
-                st.close()
-                if relist and not self._stop.is_set():
-                    self._list()
-        except Exception as e:  # noqa: BLE001 - re-raised by stop()
-            self.error = e
+    @property
+    def relists(self):
+        return self.obs.relists
 
     def snapshot(self):
-        with self.lock:
-            return {n: o for n, o in self.objs.items()}
+        return self.obs.snapshot()
+
+    def halt(self):
+        self.obs.halt()
 
     def stop(self):
-        self._stop.set()
-        self._th.join(20)
-        if self.error is not None:
-            raise self.error
+        self.obs.stop()
 
     def dump(self, path):
         with open(path, "w") as f:
@@ -768,6 +636,28 @@ def ctl_log_tail(ctl, n=30):
 
 # ---- 1. crash: SIGKILL at random moments ----------------------------------
 
+def wind_down(s, ctl, driver, history, ledger, mark):
+    """The end of a run that converged: the controller still runs and
+    stops cleanly, the driver and History stop without errors, the
+    ledger is empty. Returns the controller's requests since mark."""
+    check(ctl.alive(), "controller running")
+    ctl.stop()
+    driver.stop()
+    history.stop()
+    check_ledger_end(ledger)
+    return ctl_requests(s, mark)
+
+
+def abandon(ctl, driver, history, dump_name):
+    """Whatever happened: kill a controller still running, stop the driver
+    and History without waiting, and keep the History in LOGS/dump_name."""
+    if ctl.alive():
+        ctl.stop(signal.SIGKILL)
+    driver._stop.set()
+    history.halt()
+    history.dump(os.path.join(LOGS, dump_name))
+
+
 def run_crash(s, kills=10, workloads=300, create_s=60.0, runtime_scale=4.0,
               kill_gap=(2.0, 8.0), seed=None, timeout=240):
     """Run the shape; SIGKILL the controller `kills` times at random
@@ -776,10 +666,7 @@ def run_crash(s, kills=10, workloads=300, create_s=60.0, runtime_scale=4.0,
     seed = seed if seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
     t_start = time.time()
-    shape = Shape(workloads=workloads, create_s=create_s,
-                  runtime_scale=runtime_scale, seed=seed)
-    setup(s, shape)
-    ledger = os.path.join(s.dir, "ledger.db")
+    shape, ledger = start_shape(s, workloads, create_s, runtime_scale, seed)
     cfg = controller_config()
     driver = Driver(s, shape)
     history = History(s, shape, [driver.on_change])
@@ -808,19 +695,9 @@ def run_crash(s, kills=10, workloads=300, create_s=60.0, runtime_scale=4.0,
                                               "controller exited:\n%s" %
                                               ctl_log_tail(ctl)))
         check_end_state(s, shape, history)
-        check(ctl.alive(), "controller running")
-        ctl.stop()
-        driver.stop()
-        history.stop()
-        check_ledger_end(ledger)
-        reqs = ctl_requests(s, mark)
+        reqs = wind_down(s, ctl, driver, history, ledger, mark)
     finally:
-        if ctl.alive():
-            ctl.stop(signal.SIGKILL)
-        driver._stop.set()
-        history._stop.set()
-        history.dump(os.path.join(cuetest.LOGS, "%s.history.json" %
-                                  cuetest.TEST))
+        abandon(ctl, driver, history, "%s.history.json" % TEST)
     check(not history.violations, "%d invariant violations:\n  %s" % (
         len(history.violations), "\n  ".join(history.violations[:20])))
     writes = [e for e in reqs if e["verb"] in WRITES]
@@ -865,10 +742,7 @@ def run_faults(s, faults=True, workloads=150, create_s=30.0,
     the controller's requests and writes."""
     rng = random.Random(seed)
     t_start = time.time()
-    shape = Shape(workloads=workloads, create_s=create_s,
-                  runtime_scale=runtime_scale, seed=seed)
-    setup(s, shape)
-    ledger = os.path.join(s.dir, "ledger.db")
+    shape, ledger = start_shape(s, workloads, create_s, runtime_scale, seed)
     driver = Driver(s, shape)
     history = History(s, shape, [driver.on_change])
     mark = s.log_mark()
@@ -919,20 +793,11 @@ def run_faults(s, faults=True, workloads=150, create_s=30.0,
         s.faults([])
         check_end_state(s, shape, history)
         time.sleep(1.0)  # late writes land
-        check(ctl.alive(), "controller running")
-        ctl.stop()
-        driver.stop()
-        history.stop()
-        check_ledger_end(ledger)
-        reqs = ctl_requests(s, mark)
+        reqs = wind_down(s, ctl, driver, history, ledger, mark)
     finally:
         s.faults([])
-        if ctl.alive():
-            ctl.stop(signal.SIGKILL)
-        driver._stop.set()
-        history._stop.set()
-        history.dump(os.path.join(cuetest.LOGS, "%s.faults-%s.history.json"
-                                  % (cuetest.TEST, faults)))
+        abandon(ctl, driver, history, "%s.faults-%s.history.json" % (
+            TEST, faults))
     check(not history.violations, "%d invariant violations:\n  %s" % (
         len(history.violations), "\n  ".join(history.violations[:20])))
     codes = Counter(e["code"] for e in reqs)
@@ -956,7 +821,7 @@ def run_faults(s, faults=True, workloads=150, create_s=30.0,
         "admissions": sum(history.admissions.values()),
         "evictions": sum(history.evictions.values()),
         "states_checked": history.checks,
-        "observer_relists": history.relists - 1,
+        "observer_relists": history.relists,
         "controller_requests": len(reqs),
         "controller_writes_sent": len(writes),
         "controller_writes_ok": len(ok_writes),
@@ -1134,7 +999,7 @@ def run_leader(s, rounds=4, workloads=120, create_s=40.0, runtime_scale=3.0,
                     pass
                 c.stop(signal.SIGKILL)
         driver._stop.set()
-        history._stop.set()
+        history.halt()
     n, bad = check_single_writer(entries, reps.user_of)
     check(not bad, "%d writes by a process not holding the Lease:\n  %s" % (
         len(bad), "\n  ".join(bad[:20])))

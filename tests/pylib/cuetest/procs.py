@@ -1,14 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""tests/integration/cuetest.py - harness for cueue's integration tests.
+"""cuetest.procs - the programs under test as processes.
 
-Starts a real cueue-apiserver on 127.0.0.1 (a free port, TLS by default so
-that kubectl sends its bearer token), gives tests the machine's kubectl, the
-Debian python3-kubernetes client and raw HTTPS access, and stops everything
-it started. Run tests with /usr/bin/python3 (the interpreter that has
-python3-kubernetes).
-
-A test file defines cases with @case("F-A1") and ends with run_cases().
-Each case gets a fresh Server unless it asks for a shared one.
+Server starts a real cueue-apiserver on 127.0.0.1 (a free port, TLS by
+default so that kubectl sends its bearer token) and gives tests the
+machine's kubectl, the Debian python3-kubernetes client, raw HTTPS access
+and the server's /__test/ endpoints; Controller starts a cueue-controller
+against it. Both are stopped by the test and die with it (prctl). Their
+output goes to LOGS/<test>.<n>.stderr and LOGS/<test>.ctl<n>.stderr, which
+the runners scan for sanitizer reports.
 """
 import base64
 import json
@@ -18,81 +17,15 @@ import socket
 import signal
 import ssl
 import subprocess
-import sys
 import tempfile
-import time
-import traceback
 import urllib.error
 import urllib.request
 
-BIN = os.environ.get("CUEUE_BIN", os.path.join(
-    os.path.dirname(__file__), "..", "..", "build", "debug", "bin"))
-LOGS = os.environ.get("CUEUE_LOGS", tempfile.gettempdir())
-TEST = os.environ.get("CUEUE_TEST_NAME", os.path.splitext(
-    os.path.basename(sys.argv[0]))[0])
-
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+from .checks import Failure, check, wait_for
+from .env import BIN, LOGS, TEST, write
+from .http import RawStream, maybe_json
 
 _servers = 0
-
-
-def data(name):
-    """Path of a fixture in tests/integration/data/."""
-    return os.path.join(DATA, name)
-
-
-class Failure(AssertionError):
-    pass
-
-
-def check(cond, msg="check failed"):
-    if not cond:
-        raise Failure(msg)
-
-
-def eq(got, want, what="value"):
-    if got != want:
-        raise Failure("%s: got %r, want %r" % (what, got, want))
-
-
-class Soft:
-    """Collects failures so that one case can report every divergence
-    of a table of inputs: `with soft.item("what"): eq(...)`, then
-    soft.done() raises one Failure listing them all."""
-
-    def __init__(self):
-        self.errors = []
-
-    def item(self, what):
-        soft = self
-
-        class _Ctx:
-            def __enter__(self):
-                return self
-
-            def __exit__(self, et, ev, tb):
-                if et is not None and issubclass(et, AssertionError):
-                    soft.errors.append("%s: %s" % (what, ev))
-                    return True
-                return False
-        return _Ctx()
-
-    def done(self):
-        if self.errors:
-            raise Failure("%d divergences:\n  " % len(self.errors) +
-                          "\n  ".join(self.errors))
-
-
-def wait_for(pred, timeout=10.0, interval=0.05, what="condition"):
-    end = time.time() + timeout
-    last = None
-    while time.time() < end:
-        last = pred()
-        if last:
-            return last
-        time.sleep(interval)
-    raise Failure("timed out after %.1fs waiting for %s (last: %r)" %
-                  (timeout, what, last))
 
 
 class Server:
@@ -215,10 +148,10 @@ class Server:
             with urllib.request.urlopen(req, context=self.ctx,
                                         timeout=timeout) as r:
                 raw = r.read()
-                return r.status, dict(r.headers), _maybe_json(raw)
+                return r.status, dict(r.headers), maybe_json(raw)
         except urllib.error.HTTPError as e:
             raw = e.read()
-            return e.code, dict(e.headers), _maybe_json(raw)
+            return e.code, dict(e.headers), maybe_json(raw)
 
     def get_json(self, path):
         code, _, body = self.raw("GET", path)
@@ -285,14 +218,7 @@ class Server:
                 p.wait()
         for st in self._streams:
             st.close()
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise Failure("cueue-apiserver did not stop on SIGTERM")
+        stop_process(self.proc, "cueue-apiserver")
         self.errf.close()
         if not os.environ.get("CUEUE_KEEP_TMP"):
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -306,6 +232,20 @@ class Server:
     def __exit__(self, *exc):
         self.stop()
         return False
+
+
+def stop_process(proc, what, sig=signal.SIGTERM, timeout=20):
+    """Send sig to proc (a subprocess.Popen) if it still runs and wait for
+    it to end; after `timeout` seconds kill it and raise Failure."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise Failure("%s did not stop on %s" % (
+                what, signal.Signals(sig).name))
 
 
 def _die_with_parent():
@@ -326,139 +266,6 @@ def _kubectl_exe(version=None):
         return "kubectl"
     real = os.path.dirname(os.path.realpath(shutil.which("kubectl")))
     return os.path.join(real, "kubectl.%s" % version)
-
-
-class RawStream:
-    """A raw streaming GET over its own (TLS) socket. Parses the status
-    line, headers and chunked framing by hand so tests can assert what is
-    on the wire: .status, .headers (lower-case names), .lines (list of
-    (monotonic time, bytes) for every complete `\n`-terminated line of the
-    decoded body), .chunks (decoded chunk payloads), .clean_end (the
-    zero-length terminating chunk arrived), .eof (the connection closed)."""
-
-    def __init__(self, srv, path, token=True, headers=None):
-        import socket
-        import threading
-        from urllib.parse import urlparse
-        u = urlparse(srv.url)
-        sock = socket.create_connection((u.hostname, u.port), timeout=30)
-        if u.scheme == "https":
-            sock = srv.ctx.wrap_socket(sock, server_hostname=u.hostname)
-        self.sock = sock
-        hdrs = {"Host": u.netloc, "Accept": "application/json",
-                "User-Agent": "cuetest-rawstream"}
-        if token:
-            hdrs["Authorization"] = "Bearer " + srv.token
-        hdrs.update(headers or {})
-        req = "GET %s HTTP/1.1\r\n" % path + "".join(
-            "%s: %s\r\n" % kv for kv in hdrs.items()) + "\r\n"
-        self.t0 = time.monotonic()
-        sock.sendall(req.encode())
-        self.status = None
-        self.headers = {}
-        self.lines = []
-        self.chunks = []
-        self.body = b""
-        self.clean_end = False
-        self.eof = False
-        self.error = None
-        self._ready = threading.Event()
-        self._th = threading.Thread(target=self._run, daemon=True)
-        self._th.start()
-        if not self._ready.wait(30):
-            raise Failure("no response headers for GET %s" % path)
-        if self.error and self.status is None:
-            raise Failure("GET %s: %s" % (path, self.error))
-
-    def _read(self, buf):
-        d = self.sock.recv(65536)
-        if not d:
-            raise EOFError
-        return buf + d
-
-    def _run(self):
-        buf = b""
-        try:
-            while b"\r\n\r\n" not in buf:
-                buf = self._read(buf)
-            head, buf = buf.split(b"\r\n\r\n", 1)
-            lines = head.decode("latin-1").split("\r\n")
-            self.status = int(lines[0].split()[1])
-            for ln in lines[1:]:
-                k, _, v = ln.partition(":")
-                self.headers[k.strip().lower()] = v.strip()
-            self._ready.set()
-            pending = b""
-            chunked = self.headers.get("transfer-encoding", "").lower() \
-                == "chunked"
-            if not chunked:
-                n = int(self.headers.get("content-length", "-1"))
-                while n < 0 or len(buf) < n:
-                    try:
-                        buf = self._read(buf)
-                    except EOFError:
-                        break
-                self._feed(buf if n < 0 else buf[:n], pending)
-                self.eof = True
-                return
-            while True:
-                while b"\r\n" not in buf:
-                    buf = self._read(buf)
-                size_s, buf = buf.split(b"\r\n", 1)
-                size = int(size_s.split(b";")[0], 16)
-                while len(buf) < size + 2:
-                    buf = self._read(buf)
-                data, buf = buf[:size], buf[size + 2:]
-                if size == 0:
-                    self.clean_end = True
-                    break
-                self.chunks.append(data)
-                pending = self._feed(data, pending)
-        except EOFError:
-            pass
-        except Exception as e:  # noqa: BLE001 - recorded for the test
-            self.error = e
-        finally:
-            self.eof = True
-            self._ready.set()
-
-    def _feed(self, data, pending):
-        self.body += data
-        pending += data
-        while b"\n" in pending:
-            ln, pending = pending.split(b"\n", 1)
-            self.lines.append((time.monotonic(), ln + b"\n"))
-        return pending
-
-    def events(self):
-        return [json.loads(ln) for _, ln in self.lines]
-
-    def wait_lines(self, n, timeout=10.0):
-        wait_for(lambda: len(self.lines) >= n or self.eof, timeout,
-                 what="%d watch lines" % n)
-        return self.events()
-
-    def wait_end(self, timeout=10.0):
-        wait_for(lambda: self.eof, timeout, what="end of stream")
-        return self.events()
-
-    def close(self):
-        """Shut the connection down, wait for the reader thread, then close
-        the socket. Closing first would free the fd number while the
-        reader still sits in recv(): the next connection the test opens
-        reuses it, and the stale reader eats that connection's bytes
-        (seen as TLS "bad record mac" errors on unrelated requests)."""
-        import socket
-        try:
-            self.sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        self._th.join(10)
-        try:
-            self.sock.close()
-        except OSError:
-            pass
-
 
 
 _controllers = 0
@@ -499,14 +306,7 @@ class Controller:
         return self.proc.poll() is None
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise Failure("cueue-controller did not stop on SIGTERM")
+        stop_process(self.proc, "cueue-controller", sig)
         self.errf.close()
         if sig == signal.SIGTERM and self.proc.returncode not in (0, None):
             raise Failure("cueue-controller exited %d, see %s" %
@@ -557,6 +357,38 @@ spec:
 """ % (name, cpu)
 
 
+def controller_config(leader=False, qps=None, burst=None):
+    """cueue-controller Configuration YAML for namespace default: health
+    and metrics off, no internal certificate management; with qps (and
+    burst) a clientConnection; with leader, leader election on the Lease
+    default/cueue-leader (leaseDuration 6 s, renewDeadline 4 s,
+    retryPeriod 1 s), else none."""
+    cfg = """apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: default
+health:
+  healthProbeBindAddress: "0"
+metrics:
+  bindAddress: "0"
+internalCertManagement:
+  enable: false
+"""
+    if qps is not None:
+        cfg += "clientConnection:\n  qps: %s\n  burst: %d\n" % (qps, burst)
+    if leader:
+        cfg += """leaderElection:
+  leaderElect: true
+  resourceName: cueue-leader
+  resourceNamespace: default
+  leaseDuration: 6s
+  renewDeadline: 4s
+  retryPeriod: 1s
+"""
+    else:
+        cfg += "leaderElection:\n  leaderElect: false\n"
+    return cfg
+
+
 def free_port():
     """A TCP port on 127.0.0.1 free right now."""
     with socket.socket() as so:
@@ -577,61 +409,3 @@ internalCertManagement:
 """
 
 
-def _maybe_json(raw):
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        return raw
-
-
-def write(dirpath, name, text):
-    p = os.path.join(dirpath, name)
-    with open(p, "w") as f:
-        f.write(text)
-    return p
-
-
-_cases = []
-
-
-def case(name, **opts):
-    def deco(fn):
-        _cases.append((name, fn, opts))
-        return fn
-    return deco
-
-
-def run_cases():
-    """Run every registered case, each against its own server. Prints
-    "N passed, N failed" and exits non-zero on any failure. CASE=F-B3
-    (or a comma-separated list) runs only those cases and their variants
-    (F-B1 also runs F-B1/kubectl-1.27)."""
-    only = os.environ.get("CASE")
-    passed = failed = 0
-    for name, fn, opts in _cases:
-        if only and not any(name == o or name.startswith(o + "/")
-                            for o in only.split(",")):
-            continue
-        start = time.time()
-        srv = None
-        try:
-            srv = Server(tls=opts.get("tls", True),
-                         args=opts.get("args", ()),
-                         simulate=opts.get("simulate"))
-            fn(srv)
-            srv.stop()
-            passed += 1
-            print("  ok   %s (%.1fs)" % (name, time.time() - start),
-                  flush=True)
-        except Exception:
-            failed += 1
-            print("  FAIL %s (%.1fs)" % (name, time.time() - start),
-                  flush=True)
-            traceback.print_exc()
-            if srv is not None:
-                try:
-                    srv.stop()
-                except Exception:
-                    traceback.print_exc()
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/bench/bench.h - helpers shared by cueue-bench's subcommands
+ * (tests/bench/bench_util.c). Prefix: bench_.
+ */
+#ifndef CU_BENCH_BENCH_H
+#define CU_BENCH_BENCH_H
+
+/* Remove directory dir [borrowed] and the plain files in it; best effort
+ * (a scratch directory of a run: nothing to report if it fails). */
+void bench_rm_tree(const char *dir);
+
+#endif /* CU_BENCH_BENCH_H */

@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cuetest.cases - the case runner: a test file defines cases with
+@case("F-A1") and ends with run_cases(); each case gets a fresh Server
+(options tls, args, simulate as Server's)."""
+import os
+import sys
+import time
+import traceback
+
+from .procs import Server
+
+_cases = []
+
+
+def case(name, **opts):
+    def deco(fn):
+        _cases.append((name, fn, opts))
+        return fn
+    return deco
+
+
+def run_cases():
+    """Run every registered case, each against its own server. Prints
+    "N passed, N failed" and exits non-zero on any failure. CASE=F-B3
+    (or a comma-separated list) runs only those cases and their variants
+    (F-B1 also runs F-B1/kubectl-1.27)."""
+    only = os.environ.get("CASE")
+    passed = failed = 0
+    for name, fn, opts in _cases:
+        if only and not any(name == o or name.startswith(o + "/")
+                            for o in only.split(",")):
+            continue
+        start = time.time()
+        srv = None
+        try:
+            srv = Server(tls=opts.get("tls", True),
+                         args=opts.get("args", ()),
+                         simulate=opts.get("simulate"))
+            fn(srv)
+            srv.stop()
+            passed += 1
+            print("  ok   %s (%.1fs)" % (name, time.time() - start),
+                  flush=True)
+        except Exception:
+            failed += 1
+            print("  FAIL %s (%.1fs)" % (name, time.time() - start),
+                  flush=True)
+            traceback.print_exc()
+            if srv is not None:
+                try:
+                    srv.stop()
+                except Exception:
+                    traceback.print_exc()
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/fixtures.h - fixtures shared by unit tests (prefix fx_),
+ * linked into every unit test binary (Makefile: every non-test .c of
+ * tests/unit/).
+ *
+ * API fixtures (tests/unit/fixtures_api.c): the project's API server
+ * (tests/apiserver) in-process on a fresh libev loop, a scratch
+ * directory, an api/ client to it, requests whose answers a test waits
+ * for by running the loop. For Criterion .init/.fini: fx_setup (server and
+ * client), fx_setup_server_only, fx_teardown.
+ *
+ * Store fixtures (tests/unit/fixtures_store.c): a private directory per
+ * test holding the ledger path, store_open asserting success, and raw
+ * SQL on a ledger file underneath the store API. For Criterion
+ * .init/.fini: fx_tdir_setup, fx_tdir_teardown.
+ *
+ * The fixtures assert with Criterion (a failed step fails the test).
+ * Globals are the fixture's state for the running test: each test runs
+ * in its own process.
+ */
+#ifndef CUEUE_TESTS_UNIT_FIXTURES_H
+#define CUEUE_TESTS_UNIT_FIXTURES_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/client.h"
+#include "store/store.h"
+#include "tests/apiserver/apiserver.h"
+#include "tests/apiserver/tls.h"
+
+/* ---- API server and client ------------------------------------------- */
+
+/* The bearer token the fixture's server accepts. */
+#define FX_TOKEN "good-token"
+
+extern struct ev_loop *fx_loop;	      /* owned by the fixture */
+extern struct as_server fx_srv;	      /* the running server */
+extern struct as_tls_material fx_tls; /* with TLS: its material */
+extern api_client *fx_cl;	      /* owned; NULL until fx_client_start */
+extern char fx_tmpdir[64]; /* scratch directory, removed by teardown */
+extern char fx_url[128];   /* the server's base URL */
+
+/* What one request's callback saw. */
+struct fx_result {
+	bool done;
+	int code, err, attempts;
+	bool canceled;
+	json_t *body; /* owned: fx_result_dispose */
+	char reason[64];
+	char msg[512];
+	char *lines; /* stream: concatenated lines, '|' separated [owned] */
+	int nlines;
+};
+
+void fx_result_dispose(struct fx_result *r);
+/* An api_response_fn filling the struct fx_result in payload. */
+void fx_on_resp(const struct api_response *resp, void *payload);
+
+/* An ev_timer callback: sets *(bool *)w->data. */
+void fx_on_deadline(struct ev_loop *l, ev_timer *w, int revents);
+/* Run fx_loop until *flag or `seconds` pass; returns *flag. */
+bool fx_run_until(bool *flag, double seconds);
+void fx_run_for(double seconds);
+
+/* A new loop, the server on it (TLS material in fx_tls when with_tls),
+ * fx_url and fx_tmpdir. */
+void fx_server_start(bool with_tls);
+/* fx_cl from *o, defaulting server (fx_url), token (FX_TOKEN) and
+ * retry_base_ms (50); o may be modified. */
+void fx_client_start(struct api_client_opts *o);
+/* Remove fx_tmpdir (plain files only). */
+void fx_remove_tmpdir(void);
+
+void fx_setup(void);
+void fx_setup_server_only(void);
+void fx_teardown(void);
+
+/* Send one request on fx_cl without waiting; asserts the callback did
+ * not run inside api_request. body [consumed]. */
+void fx_send_nowait(struct fx_result *r, const char *method, const char *path,
+    const char *ctype, json_t *body);
+/* Send one request and wait (20 s at most) for its answer. body
+ * [consumed]. */
+void fx_call(struct fx_result *r, const char *method, const char *path,
+    const char *ctype, json_t *body);
+
+/* A ConfigMap `name` in namespace default with data k=value [owned]. */
+json_t *fx_configmap(const char *name, const char *value);
+
+/* ---- store ------------------------------------------------------------ */
+
+extern char fx_tdir[256];  /* the test's private directory */
+extern char fx_tpath[300]; /* fx_tdir/ledger.db */
+
+void fx_tdir_setup(void);
+void fx_tdir_teardown(void);
+
+/* store_open(path), asserting success [owned: store_close]. */
+store *fx_open_ok(const char *path);
+/* Run SQL on the file directly (no store), asserting success. */
+void fx_raw_exec(const char *path, const char *sql);
+/* The first column of the first row of a query on the file directly. */
+int64_t fx_raw_int(const char *path, const char *sql);
+
+#endif

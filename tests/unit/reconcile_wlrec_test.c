@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/reconcile_wlrec_test.c - the Workload reconciler
+ * (rec_workload_reconcile), table-driven: the Workload as cached and the
+ * engine's record of it in, the engine actions out. Each branch of the
+ * decision tree (the former reconcile_workload of controller/ctl.c) has a
+ * row:
+ *
+ *   Workload gone:               gone_forgets, gone_unknown
+ *   same name, new uid:          new_uid_forgets_old_then_adds,
+ *                                new_uid_in_flight (old forgotten, the
+ *                                new one left to its write)
+ *   admission write in flight:   in_flight
+ *   inactive or being deleted:   finished_queued_forgotten,
+ *                                inactive_not_queued, deleting_queued
+ *   not queued yet:              not_queued_added
+ *   API holds, engine does not:  api_holds_engine_pending_readded
+ *   both hold:                   both_hold_admitted, both_hold_evicting
+ *   engine holds, API does not:  engine_admitted_released,
+ *                                engine_evicting_released
+ *   pending, spec changed:       generation_changed_readded
+ *   pending, eligibility:        eligibility_lost, eligibility_gained,
+ *                                eligibility_unchanged
+ */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "reconcile/reconcile.h"
+
+#define T0 "2026-01-01T00:00:00Z"
+#define COND(type)                                                             \
+	"{\"type\":\"" type "\",\"status\":\"True\",\"reason\":\"r\","         \
+	"\"message\":\"m\",\"lastTransitionTime\":\"" T0 "\"}"
+#define ADMISSION                                                              \
+	"{\"clusterQueue\":\"cq-a\",\"podSetAssignments\":[{\"name\":"         \
+	"\"main\",\"flavors\":{\"cpu\":\"spot\"},"                             \
+	"\"resourceUsage\":{\"cpu\":\"1\"},\"count\":1}]}"
+
+enum wl_state {
+	W_GONE,
+	W_PENDING,
+	W_HOLDS,    /* status.admission + QuotaReserved */
+	W_FINISHED, /* Finished=True */
+	W_INACTIVE, /* spec.active false */
+	W_DELETING,
+};
+
+struct row {
+	const char *name;
+	enum wl_state wl;
+	int64_t generation;	/* the Workload's metadata.generation */
+	const char *engine_uid; /* what the engine holds under ns/name */
+	bool in_flight;
+	bool queued;
+	enum que_where where;
+	bool ns_eligible; /* the engine's */
+	int64_t queued_gen;
+	bool eligible; /* what the namespace selector says now */
+	const char *want;
+};
+
+static const struct row rows[] = {
+    {.name = "gone_forgets",
+	.wl = W_GONE,
+	.engine_uid = "old",
+	.want = "forget old"},
+    {.name = "gone_unknown", .wl = W_GONE, .want = ""},
+    {.name = "new_uid_forgets_old_then_adds",
+	.wl = W_PENDING,
+	.engine_uid = "old",
+	.want = "forget old | add"},
+    {.name = "new_uid_in_flight",
+	.wl = W_HOLDS,
+	.engine_uid = "old",
+	.in_flight = true,
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.want = "forget old"},
+    {.name = "in_flight",
+	.wl = W_PENDING,
+	.engine_uid = "u1",
+	.in_flight = true,
+	.want = ""},
+    {.name = "finished_queued_forgotten",
+	.wl = W_FINISHED,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.want = "forget u1"},
+    {.name = "inactive_not_queued", .wl = W_INACTIVE, .want = ""},
+    {.name = "deleting_queued",
+	.wl = W_DELETING,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.want = "forget u1"},
+    {.name = "not_queued_added", .wl = W_PENDING, .want = "add"},
+    {.name = "api_holds_engine_pending_readded",
+	.wl = W_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.want = "readd"},
+    {.name = "both_hold_admitted",
+	.wl = W_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.generation = 3, /* generation is not looked at while holding */
+	.want = ""},
+    {.name = "both_hold_evicting",
+	.wl = W_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_EVICTING,
+	.want = ""},
+    {.name = "engine_admitted_released",
+	.wl = W_PENDING,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.want = "release u1"},
+    {.name = "engine_evicting_released",
+	.wl = W_PENDING,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_EVICTING,
+	.want = "release u1"},
+    {.name = "generation_changed_readded",
+	.wl = W_PENDING,
+	.generation = 2,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_INADMISSIBLE,
+	.queued_gen = 1,
+	.want = "readd"},
+    {.name = "eligibility_lost",
+	.wl = W_PENDING,
+	.generation = 1,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.queued_gen = 1,
+	.ns_eligible = true,
+	.eligible = false,
+	.want = "eligible false"},
+    {.name = "eligibility_gained",
+	.wl = W_PENDING,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_BACKOFF,
+	.eligible = true,
+	.want = "eligible true"},
+    {.name = "eligibility_unchanged",
+	.wl = W_PENDING,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.ns_eligible = true,
+	.eligible = true,
+	.want = ""},
+};
+
+static json_t *parse(const char *text)
+{
+	json_error_t jerr;
+	json_t *j = json_loads(text, 0, &jerr);
+
+	cr_assert_not_null(j, "test JSON: %s", jerr.text);
+	return j;
+}
+
+static void wl_of(const struct row *r, struct api_workload *wl)
+{
+	json_t *d = parse(
+	    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\","
+	    "\"metadata\":{\"name\":\"w\",\"namespace\":\"team-a\","
+	    "\"uid\":\"u1\",\"resourceVersion\":\"5\"},"
+	    "\"spec\":{\"queueName\":\"main\",\"podSets\":[{\"name\":\"main\","
+	    "\"count\":1,\"template\":{\"spec\":{\"containers\":[{"
+	    "\"name\":\"c\",\"image\":\"i\"}]}}}]},\"status\":{}}");
+	json_t *md = json_object_get(d, "metadata");
+	json_t *st = json_object_get(d, "status");
+	cu_error err;
+
+	if (r->generation != 0)
+		json_object_set_new(
+		    md, "generation", json_integer(r->generation));
+	switch (r->wl) {
+	case W_HOLDS:
+		json_object_set_new(st, "admission", parse(ADMISSION));
+		json_object_set_new(st, "conditions",
+		    parse("[" COND("QuotaReserved") "," COND("Admitted") "]"));
+		break;
+	case W_FINISHED:
+		json_object_set_new(
+		    st, "conditions", parse("[" COND("Finished") "]"));
+		break;
+	case W_INACTIVE:
+		json_object_set_new(
+		    json_object_get(d, "spec"), "active", json_false());
+		break;
+	case W_DELETING:
+		json_object_set_new(md, "deletionTimestamp", json_string(T0));
+		break;
+	default:
+		break;
+	}
+	cr_assert_eq(api_workload_decode(wl, d, &err), CU_OK, "%s", err.msg);
+	json_decref(d);
+}
+
+struct elig {
+	const struct row *r;
+	int calls;
+};
+
+static bool eligible_cb(const char *ns, const char *queue, void *payload)
+{
+	struct elig *e = payload;
+
+	cr_assert_str_eq(ns, "team-a");
+	cr_assert_str_eq(queue, "main");
+	e->calls++;
+	return e->r->eligible;
+}
+
+static void app(char *buf, size_t cap, ...)
+{
+	va_list ap;
+	const char *s;
+	size_t len = strlen(buf);
+
+	va_start(ap, cap);
+	while ((s = va_arg(ap, const char *)) != NULL) {
+		size_t n = strlen(s);
+
+		cr_assert_lt(len + n, cap);
+		memcpy(buf + len, s, n + 1);
+		len += n;
+	}
+	va_end(ap);
+}
+
+static void render(const struct rec_plan *p, char *buf, size_t cap)
+{
+	size_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < p->n; i++) {
+		const struct rec_item *it = &p->items[i];
+
+		if (i > 0)
+			app(buf, cap, " | ", NULL);
+		cr_assert_eq(it->kind, REC_ITEM_ENGINE);
+		switch (it->engine) {
+		case REC_ENGINE_FORGET:
+			app(buf, cap, "forget ", it->uid, NULL);
+			break;
+		case REC_ENGINE_ADD:
+			app(buf, cap, "add", NULL);
+			break;
+		case REC_ENGINE_READD:
+			app(buf, cap, "readd", NULL);
+			break;
+		case REC_ENGINE_RELEASE:
+			app(buf, cap, "release ", it->uid, NULL);
+			break;
+		case REC_ENGINE_SET_ELIGIBLE:
+			app(buf, cap, "eligible ",
+			    it->eligible ? "true" : "false", NULL);
+			break;
+		}
+	}
+}
+
+Test(workload_reconcile, table)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		struct elig e = {r, 0};
+		struct rec_wl_view v;
+		struct rec_plan plan;
+		struct api_workload wl;
+		char got[512];
+		cu_error err;
+
+		memset(&v, 0, sizeof(v));
+		rec_plan_init(&plan);
+		v.engine_uid = r->engine_uid;
+		v.in_flight = r->in_flight;
+		v.queued = r->queued;
+		v.where = r->where;
+		v.namespace_eligible = r->ns_eligible;
+		v.queued_generation = r->queued_gen;
+		v.eligible = eligible_cb;
+		v.payload = &e;
+		if (r->wl != W_GONE)
+			wl_of(r, &wl);
+		cr_assert_eq(rec_workload_reconcile(
+				 &v, r->wl == W_GONE ? NULL : &wl, &plan, &err),
+		    CU_OK, "%s: %s", r->name, err.msg);
+		render(&plan, got, sizeof(got));
+		cr_expect_str_eq(got, r->want, "%s: got \"%s\" want \"%s\"",
+		    r->name, got, r->want);
+		/* The namespace selector is consulted only for a pending
+		 * Workload whose spec did not change. */
+		if (strncmp(r->name, "eligibility_", 12) != 0)
+			cr_expect_eq(e.calls, 0, "%s", r->name);
+		rec_plan_free(&plan);
+		if (r->wl != W_GONE)
+			api_workload_dispose(&wl);
+	}
+}
+
+Test(workload_reconcile, missing_input)
+{
+	struct rec_wl_view v = {0};
+	struct rec_plan plan;
+	cu_error err;
+
+	rec_plan_init(&plan);
+	cr_expect_eq(rec_workload_reconcile(&v, NULL, &plan, &err), CU_EINVAL);
+	cr_expect_eq(
+	    rec_workload_reconcile(NULL, NULL, &plan, &err), CU_EINVAL);
+	rec_plan_free(&plan);
+	rec_plan_free(NULL);
+}
