@@ -13,8 +13,10 @@
 #                         (ASan build, about 15 minutes, at most 20)
 #   make fuzz             libFuzzer targets, FUZZ_SECONDS each (clang)
 #   make valgrind         unit tests under memcheck
-#   make lint             format check, banned functions, raw allocation,
-#                         references outside the repository, cppcheck
+#   make lint             format check, module dependencies
+#                         (tests/lint/deps.sh), banned functions, raw
+#                         allocation, references outside the repository,
+#                         cppcheck
 #   make format           reformat every source file in place
 #   make install PREFIX=DIR   programs into DIR/bin
 #   make clean
