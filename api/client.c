@@ -48,6 +48,7 @@
  *      nor times out waiting in libcurl's own queue. A freed slot pumps
  *      the queue on the next loop iteration (slot_free).
  */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -1175,6 +1176,56 @@ void api_request_cancel(api_req *r)
 
 static bool curl_ready;
 
+/* true when the http:// URL's host is a loopback address literal
+ * (127.0.0.0/8, ::1): a token sent there never leaves the machine. Names
+ * ("localhost") do not count: they resolve through files an attacker may
+ * control. */
+static bool loopback_url(const char *url)
+{
+	const char *h = url + strlen("http://");
+	char host[64];
+	size_t n;
+	unsigned char a[16];
+
+	if (*h == '[') {
+		n = strcspn(h + 1, "]");
+		if (n >= sizeof(host) || h[1 + n] != ']')
+			return false;
+		memcpy(host, h + 1, n);
+		host[n] = '\0';
+		return inet_pton(AF_INET6, host, a) == 1 &&
+		       memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16) == 0;
+	}
+	n = strcspn(h, ":/?#");
+	if (n >= sizeof(host))
+		return false;
+	memcpy(host, h, n);
+	host[n] = '\0';
+	return inet_pton(AF_INET, host, a) == 1 && a[0] == 127;
+}
+
+/* What kubectl refuses too: a bearer token over plain http (except to a
+ * loopback address), a CA together with skipping verification. */
+static int check_security(const struct api_client_opts *opts, cu_error *err)
+{
+	bool token = (opts->token != NULL && opts->token[0] != '\0') ||
+		     opts->token_file != NULL;
+
+	if (token && strncmp(opts->server, "http://", 7) == 0 &&
+	    !loopback_url(opts->server))
+		return cu_error_set(err, CU_EINVAL,
+		    "api client: server \"%.200s\": a bearer token (user token "
+		    "or tokenFile) is never sent over plain http; use an "
+		    "https:// server",
+		    opts->server);
+	if (opts->insecure && (opts->ca_file != NULL || opts->ca_pem != NULL))
+		return cu_error_set(err, CU_EINVAL,
+		    "api client: certificate-authority with "
+		    "insecure-skip-tls-verify: specifying a root certificates "
+		    "file with the insecure flag is not allowed");
+	return CU_OK;
+}
+
 int api_client_new(api_client **out, struct ev_loop *loop,
     const struct api_client_opts *opts, cu_error *err)
 {
@@ -1189,6 +1240,8 @@ int api_client_new(api_client **out, struct ev_loop *loop,
 		strncmp(opts->server, "https://", 8) != 0))
 		return cu_error_set(err, CU_EINVAL,
 		    "api client: server must be an http(s):// URL");
+	if ((rc = check_security(opts, err)) != CU_OK)
+		return rc;
 	if (!curl_ready) {
 		if (curl_global_init_mem(CURL_GLOBAL_DEFAULT, cu_malloc,
 			cu_free, cu_realloc, cu_strdup, cu_calloc) != CURLE_OK)

@@ -80,7 +80,9 @@ struct api_client_opts {
  * directory. *out is zeroed first; on success its strings are [owned]
  * (api_client_opts_dispose); on failure nothing is left to free.
  * Errors: CU_ENOTFOUND/CU_EIO (file), CU_EPARSE (YAML, base64),
- * CU_EINVAL (missing current-context, cluster, user or server).
+ * CU_EINVAL (missing current-context, cluster, user or server; a
+ * certificate authority together with insecure-skip-tls-verify, as
+ * kubectl; a user with exec or auth-provider, which cueue cannot run).
  * path [borrowed].
  */
 CU_MUST_CHECK int api_client_opts_from_kubeconfig(
@@ -109,6 +111,9 @@ typedef struct api_req api_req;
  * Create a client on loop [borrowed; must outlive the client]. Reads the
  * token file and the CA/cert files at once (errors: CU_ENOTFOUND, CU_EIO,
  * CU_EINVAL for bad options, CU_ENOMEM). *out [owned: api_client_free].
+ * Refused (CU_EINVAL, the message naming the field): a token or token
+ * file with an http:// server other than a loopback address literal
+ * (127.0.0.0/8, [::1]), and insecure together with a CA.
  */
 CU_MUST_CHECK int api_client_new(api_client **out, struct ev_loop *loop,
     const struct api_client_opts *opts, cu_error *err);

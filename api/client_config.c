@@ -177,6 +177,21 @@ int api_client_opts_from_kubeconfig(
 			goto out;
 		}
 	}
+	/* Credential plugins are not run: refusing beats sending every
+	 * request unauthenticated. */
+	if (user != NULL &&
+	    (json_object_get(user, "exec") != NULL ||
+		json_object_get(user, "auth-provider") != NULL)) {
+		rc = cu_error_set(err, CU_EINVAL,
+		    "%s: user \"%s\": %s is not supported by cueue (requests "
+		    "would go out unauthenticated); use token, tokenFile or "
+		    "client-certificate and client-key",
+		    path, uname,
+		    json_object_get(user, "exec") != NULL
+			? "users[].user.exec (credential plugin)"
+			: "users[].user.auth-provider");
+		goto out;
+	}
 	dir = cu_strdup(path);
 	if (dir == NULL) {
 		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
@@ -197,6 +212,13 @@ int api_client_opts_from_kubeconfig(
 	rc = file_or_data(cluster, "certificate-authority",
 	    "certificate-authority-data", dir, &out->ca_file, &out->ca_pem,
 	    err);
+	if (rc == CU_OK && out->insecure &&
+	    (out->ca_file != NULL || out->ca_pem != NULL))
+		rc = cu_error_set(err, CU_EINVAL,
+		    "%s: cluster \"%s\": certificate-authority%s with "
+		    "insecure-skip-tls-verify: true: specifying a root "
+		    "certificates file with the insecure flag is not allowed",
+		    path, cname, out->ca_pem != NULL ? "-data" : "");
 	if (rc == CU_OK && user != NULL)
 		rc = file_or_data(user, "client-certificate",
 		    "client-certificate-data", dir, &out->client_cert_file,

@@ -15,6 +15,9 @@
 #include "controller/certrot.h"
 #include "controller/certs.h"
 
+/* A CA certificate file larger than this is not read. */
+#define CERTROT_CA_MAX (64u * 1024u)
+
 static const struct api_resource SECRETS = {"", "v1", "secrets", true};
 static const struct api_resource MUTATING = {"admissionregistration.k8s.io",
     "v1", "mutatingwebhookconfigurations", false};
@@ -138,6 +141,59 @@ static void write_files(ctl_certrot *r)
 
 static void inject_next(ctl_certrot *r);
 
+/* The CA of the pair in certDir - the one being served, or about to be
+ * after whsrv's next reload - when it is not the Secret's [owned:
+ * cu_free], else NULL. On a cluster certDir is the Secret's mount, which
+ * the kubelet refreshes a while after a rotation: until then the pod
+ * serves the old certificate, so the old CA must stay trusted. */
+static char *served_ca(const ctl_certrot *r)
+{
+	char *path, *buf = NULL;
+	FILE *f;
+	size_t n = 0;
+
+	if (r->cert_dir == NULL)
+		return NULL;
+	path = cu_asprintf("%s/ca.crt", r->cert_dir);
+	f = path != NULL ? fopen(path, "rb") : NULL;
+	cu_free(path);
+	if (f == NULL)
+		return NULL;
+	buf = cu_malloc(CERTROT_CA_MAX + 1);
+	if (buf != NULL)
+		n = fread(buf, 1, CERTROT_CA_MAX + 1, f);
+	fclose(f);
+	if (buf == NULL || n == 0 || n > CERTROT_CA_MAX) {
+		cu_free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (strncmp(buf, "-----BEGIN CERTIFICATE-----", 27) != 0 ||
+	    strlen(buf) != n || strcmp(buf, r->ca) == 0) {
+		cu_free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The caBundle: the Secret's CA, then the served one while it differs
+ * [owned: cu_free]; NULL when out of memory. */
+static char *bundle_of(const ctl_certrot *r)
+{
+	char *old = served_ca(r), *pem, *b64;
+	size_t n = strlen(r->ca);
+
+	pem = old == NULL ? cu_strdup(r->ca)
+			  : cu_asprintf("%s%s%s", r->ca,
+				n > 0 && r->ca[n - 1] == '\n' ? "" : "\n", old);
+	cu_free(old);
+	if (pem == NULL)
+		return NULL;
+	b64 = cu_base64_encode(pem, strlen(pem));
+	cu_free(pem);
+	return b64;
+}
+
 static void on_config_put(const struct api_response *resp, void *payload)
 {
 	ctl_certrot *r = payload;
@@ -181,7 +237,7 @@ static void on_config_get(const struct api_response *resp, void *payload)
 		inject_next(r);
 		return;
 	}
-	bundle = cu_base64_encode(r->ca, strlen(r->ca));
+	bundle = bundle_of(r);
 	obj = json_deep_copy(resp->body);
 	hooks = json_object_get(obj, "webhooks");
 	json_array_foreach(hooks, i, w)

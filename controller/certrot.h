@@ -14,7 +14,12 @@
  * (guarded by its resourceVersion: two writers cannot both win); then the
  * caBundles (each configuration read, changed only where it differs, and
  * replaced with its resourceVersion; a missing configuration is skipped),
- * then the files. A pass runs on ctl_certrot_run and every
+ * then the files. The caBundles hold the Secret's CA and, while the
+ * pair in certDir (the one being served) has another CA - after a
+ * rotation, until the kubelet refreshes the Secret's mount and the server
+ * reloads it - that CA too, so the API server trusts the pod throughout;
+ * the next pass after the new pair is in place drops the old CA. A pass
+ * runs on ctl_certrot_run and every
  * CTL_CERTROT_PERIOD_S while `may_run` allows it (the leader only); a
  * failed step is retried on the next period.
  *

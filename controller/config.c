@@ -26,6 +26,7 @@
 
 #include "api/labelselector.h"
 #include "api/yaml.h"
+#include "controller/httpd.h"
 
 /* ---- durations (Go's time.ParseDuration / Duration.String) ----------- */
 
@@ -1222,13 +1223,48 @@ static int load_cert_and_client(const struct dec *d, const json_t *root)
 	return CU_OK;
 }
 
+/* tls: minVersion and cipherSuites become the webhook server's GnuTLS
+ * priorities; an unknown or insecure value is refused, naming the field.
+ * curvePreferences is not honoured (GnuTLS keeps its groups). */
+static int load_tls(const struct dec *d, const json_t *root)
+{
+	const json_t *tls = jget(root, "tls");
+	const json_t *suites = jget(tls, "cipherSuites");
+	const char **names = NULL;
+	size_t i, n = json_array_size(suites);
+	cu_error e;
+	int rc;
+
+	if (tls == NULL)
+		return CU_OK;
+	if (n > 0 && (names = cu_calloc(n, sizeof(*names))) == NULL)
+		return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		names[i] = json_string_value(json_array_get(suites, i));
+	rc =
+	    ctl_httpd_tls_priorities(json_string_value(jget(tls, "minVersion")),
+		names, n, &d->c->tls.priorities, &e);
+	cu_free(names);
+	if (rc == CU_EINVAL)
+		return fail(d, rc,
+		    strncmp(e.msg, "tls.minVersion", 14) == 0
+			? "tls.minVersion"
+			: "tls.cipherSuites",
+		    "%s", e.msg);
+	if (rc != CU_OK)
+		return cu_error_set(d->err, rc, "%s", e.msg);
+	if (json_array_size(jget(tls, "curvePreferences")) > 0)
+		return add_warning(
+		    d, "tls.curvePreferences", "tls.curvePreferences");
+	return CU_OK;
+}
+
 /* Sections Kueue accepts that cueue does not implement: keep the file
  * loadable (it is valid Kueue configuration) but say so. */
 static int warn_ignored(const struct dec *d, const json_t *root)
 {
 	static const char *const ignored[] = {
 	    "controller",
-	    "tls",
 	    "queueVisibility",
 	    "multiKueue",
 	    "admissionFairSharing",
@@ -1318,6 +1354,8 @@ static int load_root(const struct dec *d, const json_t *root)
 		rc = load_pods_ready(d, root);
 	if (rc == CU_OK)
 		rc = load_integrations(d, root);
+	if (rc == CU_OK)
+		rc = load_tls(d, root);
 	if (rc == CU_OK)
 		rc = warn_ignored(d, root);
 	return rc;
@@ -1447,6 +1485,7 @@ void ctl_config_dispose(struct ctl_config *c)
 	cu_free(c->health.liveness_endpoint);
 	cu_free(c->internal_cert.webhook_service_name);
 	cu_free(c->internal_cert.webhook_secret_name);
+	cu_free(c->tls.priorities);
 	free_strv(c->integrations.frameworks, c->integrations.nframeworks);
 	free_strv(c->integrations.label_keys_to_copy,
 	    c->integrations.nlabel_keys_to_copy);

@@ -107,6 +107,14 @@ struct ctl_config {
 		int32_t burst;
 	} client_connection;
 
+	/* The webhook server's TLS (Kueue's `tls`: minVersion,
+	 * cipherSuites) as GnuTLS priorities (ctl_httpd_tls_priorities);
+	 * NULL without a `tls` section: CTL_HTTPD_TLS_PRIORITIES. Unknown
+	 * or insecure values are refused at load. [owned] */
+	struct {
+		char *priorities;
+	} tls;
+
 	struct {
 		char **
 		    frameworks; /* [owned] in file order (duplicates refused) */

@@ -3199,6 +3199,7 @@ static int start_webhook(ctl *c, cu_error *err)
 	o.cert_dir = c->cfg->webhook.cert_dir;
 	o.wh = &c->wh;
 	o.ready = wh_ready;
+	o.tls_priorities = c->cfg->tls.priorities;
 	rc = ctl_whsrv_new(&c->webhook, c->loop, &o, err);
 	cu_free(listen);
 	return rc;

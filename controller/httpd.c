@@ -31,6 +31,12 @@
  *     MHD callbacks and ctl_httpd_dispatch share. Dispatch redoes only
  *     what MHD does before calling us: %-decoding the path and splitting
  *     the query (split_query), and header lookup (struct ctl_http_local).
+ *  7. Above conn_limit - headroom live connections, each new one cuts
+ *     (as note 2) the connection that has waited longest for a request:
+ *     with a static flood the newest clients are served at once, and the
+ *     flood is trimmed instead of the service. Connections being answered
+ *     are never cut. The per-IP limit is MHD's: more connections from one
+ *     address are closed as soon as accepted.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -92,7 +98,10 @@ struct ctl_httpd {
 	unsigned conn_timeout_s;
 	unsigned request_timeout_ms;
 	unsigned conn_limit;
-	struct route *routes; /* owned list */
+	unsigned per_ip_limit; /* 0: none */
+	unsigned nconns;       /* tracked connections */
+	char *tls_priorities;  /* owned; NULL: CTL_HTTPD_TLS_PRIORITIES */
+	struct route *routes;  /* owned list */
 	struct MHD_Daemon *mhd;
 	ev_io io;
 	ev_timer timer; /* MHD's next timeout */
@@ -259,6 +268,35 @@ static void arm(struct conn_track *t)
 	t->armed = true;
 }
 
+/* Near the connection limit, the newcomer `fresh` displaces the
+ * connection that has waited longest for a request (the earliest
+ * deadline among those waiting; one being answered is never cut): MHD
+ * stops accepting at the limit itself, and a flood of idle or trickling
+ * connections would otherwise hold every slot until the deadline, with
+ * probes and webhook calls waiting behind it (design note 7). */
+static void evict(struct ctl_httpd *h, const struct conn_track *fresh)
+{
+	unsigned headroom = h->conn_limit / 4 < 8 ? h->conn_limit / 4 : 8;
+	struct conn_track *t, *oldest = NULL;
+	unsigned live = 0;
+
+	for (t = h->conns; t != NULL; t = t->next) {
+		if (t->cut)
+			continue;
+		live++;
+		if (t != fresh && t->armed &&
+		    (oldest == NULL || t->deadline_ns < oldest->deadline_ns))
+			oldest = t;
+	}
+	if (live <= h->conn_limit - headroom || oldest == NULL)
+		return;
+	shutdown(oldest->fd, SHUT_RDWR);
+	oldest->cut = true;
+	cu_debug("%s: %u connections: the one idle longest closed for a new "
+		 "one",
+	    h->name, live);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn,
     void **socket_context, enum MHD_ConnectionNotificationCode toe)
 {
@@ -283,11 +321,14 @@ static void on_connection(void *cls, struct MHD_Connection *conn,
 			h->conns->prev = t;
 		h->conns = t;
 		*socket_context = t;
+		h->nconns++;
+		evict(h, t);
 		return;
 	}
 	h->closed = true;
 	if (t == NULL)
 		return;
+	h->nconns--;
 	if (t->prev != NULL)
 		t->prev->next = t->next;
 	else
@@ -742,6 +783,11 @@ int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,
 			goto out_free;
 		}
 	}
+	if (opts->tls_priorities != NULL &&
+	    (h->tls_priorities = cu_strdup(opts->tls_priorities)) == NULL) {
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+		goto out_free;
+	}
 	h->max_body =
 	    opts->max_body > 0 ? opts->max_body : CTL_HTTPD_DEFAULT_MAX_BODY;
 	h->conn_timeout_s = opts->conn_timeout_s > 0
@@ -752,6 +798,7 @@ int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,
 				    : h->conn_timeout_s * 1000u;
 	h->conn_limit = opts->conn_limit > 0 ? opts->conn_limit
 					     : CTL_HTTPD_DEFAULT_CONN_LIMIT;
+	h->per_ip_limit = opts->per_ip_limit;
 	*out = h;
 	return CU_OK;
 out_free:
@@ -832,12 +879,15 @@ static struct MHD_Daemon *start_daemon(
 	    on_mhd_log, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
 	    MHD_OPTION_CONNECTION_LIMIT, h->conn_limit,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->per_ip_limit,
 	    MHD_OPTION_CONNECTION_TIMEOUT, h->conn_timeout_s,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTPD_CONN_MEMORY,
 	    MHD_OPTION_SOCK_ADDR, addr,
 	    tls ? MHD_OPTION_HTTPS_MEM_KEY : MHD_OPTION_END, h->key_pem,
 	    MHD_OPTION_HTTPS_MEM_CERT, h->cert_pem, MHD_OPTION_HTTPS_PRIORITIES,
-	    CTL_HTTPD_TLS_PRIORITIES, MHD_OPTION_END);
+	    h->tls_priorities != NULL ? h->tls_priorities
+				      : CTL_HTTPD_TLS_PRIORITIES,
+	    MHD_OPTION_END);
 }
 
 int ctl_httpd_start(ctl_httpd *h, cu_error *err)
@@ -942,6 +992,162 @@ void ctl_httpd_free(ctl_httpd *h)
 	cu_free(h->host);
 	cu_free(h->cert_pem);
 	wipe_free(h->key_pem);
+	cu_free(h->tls_priorities);
 	h->magic = 0;
 	cu_free(h);
+}
+
+/* ---- TLS configuration --------------------------------------------------- */
+
+/* Go's TLS 1.2 suites with ECDHE and an AEAD cipher, and the TLS 1.3 ones
+ * (kx NULL), with their GnuTLS key exchange and cipher. */
+static const struct tls_suite {
+	const char *go, *kx, *cipher;
+} TLS_SUITES[] = {
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA", "AES-128-GCM"},
+    {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA", "AES-128-GCM"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA", "AES-256-GCM"},
+    {"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA", "AES-256-GCM"},
+    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA",
+	"CHACHA20-POLY1305"},
+    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA",
+	"CHACHA20-POLY1305"},
+    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "ECDHE-ECDSA",
+	"CHACHA20-POLY1305"},
+    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "ECDHE-RSA", "CHACHA20-POLY1305"},
+    {"TLS_AES_128_GCM_SHA256", NULL, "AES-128-GCM"},
+    {"TLS_AES_256_GCM_SHA384", NULL, "AES-256-GCM"},
+    {"TLS_CHACHA20_POLY1305_SHA256", NULL, "CHACHA20-POLY1305"},
+};
+
+/* Go's suites that are refused: RSA key exchange (no forward secrecy),
+ * CBC mode, RC4, 3DES. */
+static const char *const TLS_INSECURE[] = {
+    "TLS_RSA_WITH_RC4_128_SHA",
+    "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA256",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384",
+    "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
+    "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+};
+
+#define TLS_NSUITES (sizeof(TLS_SUITES) / sizeof(TLS_SUITES[0]))
+
+static bool tls_insecure(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(TLS_INSECURE) / sizeof(TLS_INSECURE[0]); i++)
+		if (strcmp(name, TLS_INSECURE[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Append ":+item" to b unless an earlier suite added it already. */
+static int tls_add(cu_buf *b, const char *item)
+{
+	char probe[64];
+
+	snprintf(probe, sizeof(probe), ":+%s:", item);
+	if (b->ptr != NULL && strstr(b->ptr, probe) != NULL)
+		return CU_OK;
+	return cu_buf_addf(b, "+%s:", item);
+}
+
+int ctl_httpd_tls_priorities(const char *min_version, const char *const *suites,
+    size_t n, char **out, cu_error *err)
+{
+	const char *vers;
+	bool tls12 = true;
+	cu_buf kx, ciphers;
+	size_t i, j;
+	int rc = CU_OK;
+
+	*out = NULL;
+	if (min_version == NULL || min_version[0] == '\0' ||
+	    strcmp(min_version, "VersionTLS12") == 0)
+		vers = "-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
+	else if (strcmp(min_version, "VersionTLS13") == 0) {
+		vers = "-VERS-ALL:+VERS-TLS1.3";
+		tls12 = false;
+	} else
+		return cu_error_set(err, CU_EINVAL,
+		    "tls.minVersion: Unsupported value: \"%.64s\": %s; "
+		    "supported values: \"VersionTLS12\", \"VersionTLS13\"",
+		    min_version,
+		    strcmp(min_version, "VersionTLS10") == 0 ||
+			    strcmp(min_version, "VersionTLS11") == 0
+			? "insecure"
+			: "unknown");
+	if (n == 0) {
+		*out = cu_asprintf(
+		    "NORMAL:%%SERVER_PRECEDENCE:%s:" CTL_HTTPD_TLS_KX
+		    ":" CTL_HTTPD_TLS_CIPHERS ":-MAC-ALL:+AEAD",
+		    vers);
+		return *out != NULL
+			   ? CU_OK
+			   : cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	/* ":" first so that tls_add finds ":+item:" for the first item. */
+	cu_buf_init(&kx, 1024);
+	cu_buf_init(&ciphers, 1024);
+	if (cu_buf_add(&kx, ":", 1) != CU_OK ||
+	    cu_buf_add(&ciphers, ":", 1) != CU_OK)
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+	for (i = 0; rc == CU_OK && i < n; i++) {
+		const char *s = suites[i] != NULL ? suites[i] : "";
+
+		for (j = 0; j < TLS_NSUITES; j++)
+			if (strcmp(s, TLS_SUITES[j].go) == 0)
+				break;
+		if (j == TLS_NSUITES) {
+			rc = cu_error_set(err, CU_EINVAL,
+			    "tls.cipherSuites[%zu]: Unsupported value: "
+			    "\"%.64s\": %s; TLS 1.2 suites must use ECDHE key "
+			    "exchange and an AEAD cipher (e.g. "
+			    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)",
+			    i, s, tls_insecure(s) ? "insecure" : "unknown");
+			break;
+		}
+		if (TLS_SUITES[j].kx != NULL)
+			rc = tls_add(&kx, TLS_SUITES[j].kx);
+		if (rc == CU_OK)
+			rc = tls_add(&ciphers, TLS_SUITES[j].cipher);
+		if (rc != CU_OK)
+			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	/* Only TLS 1.3 names: TLS 1.3 needs an ECDHE key exchange enabled
+	 * in GnuTLS, and TLS 1.2 would have no suite. */
+	if (rc == CU_OK && kx.len == 1) {
+		if (tls12)
+			rc = cu_error_set(err, CU_EINVAL,
+			    "tls.cipherSuites: Invalid value: no TLS 1.2 suite "
+			    "while minVersion allows TLS 1.2; add one (e.g. "
+			    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256) or set "
+			    "tls.minVersion: VersionTLS13");
+		else if (cu_buf_addf(&kx, "+ECDHE-ECDSA:+ECDHE-RSA:") != CU_OK)
+			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	if (rc == CU_OK) {
+		kx.ptr[kx.len - 1] = '\0';
+		ciphers.ptr[ciphers.len - 1] = '\0';
+		*out = cu_asprintf("NORMAL:%%SERVER_PRECEDENCE:%s:-KX-ALL%s:"
+				   "-CIPHER-ALL%s:-MAC-ALL:+AEAD",
+		    vers, kx.ptr, ciphers.ptr);
+		if (*out == NULL)
+			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	cu_buf_dispose(&kx);
+	cu_buf_dispose(&ciphers);
+	return rc;
 }

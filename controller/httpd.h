@@ -11,7 +11,9 @@
  * Content-Length says so), an idle timeout per connection, an absolute
  * deadline for receiving one request's headers and body (so a client that
  * trickles bytes - slowloris - is cut off without delaying anyone else), a
- * connection limit, 404 for unknown paths and 405 for wrong methods.
+ * connection limit (near it, a new connection displaces the one that has
+ * waited longest for a request), an optional per-client-address limit,
+ * 404 for unknown paths and 405 for wrong methods.
  *
  * Lifecycle: ctl_httpd_new -> ctl_httpd_route... -> ctl_httpd_start ->
  * (loop runs) -> ctl_httpd_free. Routes may be added after start.
@@ -39,8 +41,18 @@ typedef struct ctl_httpd ctl_httpd;
 #define CTL_HTTPD_DEFAULT_CONN_TIMEOUT_S 10u
 #define CTL_HTTPD_DEFAULT_CONN_LIMIT 256u
 #define CTL_HTTP_TEXT "text/plain; charset=utf-8"
-/* GnuTLS priorities of TLS servers: TLS 1.2 and 1.3 only. */
-#define CTL_HTTPD_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* GnuTLS priorities of TLS servers by default, the secure defaults of
+ * Kubernetes components: TLS 1.2 and 1.3 only; TLS 1.2 only with
+ * ephemeral elliptic-curve key exchange (forward secrecy) and AEAD ciphers
+ * (no RSA key exchange, no CBC, no SHA-1 MACs); TLS 1.3 with its AEAD
+ * suites (TLS_AES_256_GCM_SHA384, TLS_CHACHA20_POLY1305_SHA256,
+ * TLS_AES_128_GCM_SHA256, as OpenSSL enables by default). */
+#define CTL_HTTPD_TLS_KX "-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
+#define CTL_HTTPD_TLS_CIPHERS                                                  \
+	"-CIPHER-ALL:+AES-256-GCM:+CHACHA20-POLY1305:+AES-128-GCM"
+#define CTL_HTTPD_TLS_PRIORITIES                                               \
+	"NORMAL:%SERVER_PRECEDENCE:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1."         \
+	"2:" CTL_HTTPD_TLS_KX ":" CTL_HTTPD_TLS_CIPHERS ":-MAC-ALL:+AEAD"
 
 /* Settings of one server. Every pointer [borrowed; copied by
  * ctl_httpd_new]. Zero fields take the defaults named. */
@@ -56,8 +68,36 @@ struct ctl_httpd_opts {
 	unsigned conn_timeout_s;     /* idle timeout; default 10 s */
 	unsigned request_timeout_ms; /* deadline for one request's headers and
 					body; default conn_timeout_s */
-	unsigned conn_limit;	     /* concurrent connections; default 256 */
+	unsigned conn_limit;	     /* concurrent connections; default 256.
+					Near it (above conn_limit - min(8,
+					conn_limit / 4)) a new connection
+					closes the one that has waited
+					longest for a request, so that idle
+					or trickling clients cannot lock
+					the server up */
+	unsigned per_ip_limit;	     /* concurrent connections from one
+					client address; 0: no limit
+					(more are closed at once) */
+	const char *tls_priorities;  /* GnuTLS priorities with cert_pem
+					(ctl_httpd_tls_priorities);
+					NULL: CTL_HTTPD_TLS_PRIORITIES */
 };
+
+/*
+ * The GnuTLS priorities of a Go-style TLS configuration (Kueue's
+ * Configuration `tls`): min_version NULL or "" (TLS 1.2), "VersionTLS12"
+ * or "VersionTLS13"; suites[n] Go cipher-suite names (n 0: the defaults
+ * of CTL_HTTPD_TLS_PRIORITIES). Only ECDHE key exchange with an AEAD
+ * cipher is accepted for TLS 1.2 (TLS_ECDHE_{RSA,ECDSA}_WITH_AES_128_GCM_
+ * SHA256, ..._AES_256_GCM_SHA384, ..._CHACHA20_POLY1305[_SHA256]); the
+ * TLS 1.3 names (TLS_AES_128_GCM_SHA256, ...) are accepted too. GnuTLS
+ * enables the key exchanges and ciphers named, in every combination, and
+ * TLS 1.3 uses the same ciphers. *out [owned: cu_free]. CU_EINVAL for an
+ * unknown or insecure value, the message naming the field
+ * ("tls.cipherSuites[1]: Unsupported value: ..."); CU_ENOMEM.
+ */
+CU_MUST_CHECK int ctl_httpd_tls_priorities(const char *min_version,
+    const char *const *suites, size_t n, char **out, cu_error *err);
 
 /* One request as a handler sees it. All pointers [borrowed; valid only
  * during the handler call]. */

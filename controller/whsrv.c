@@ -17,8 +17,9 @@
 
 struct ctl_whsrv {
 	struct ev_loop *loop;
-	char *listen;	/* owned; after start: the bound port pinned */
-	char *cert_dir; /* owned */
+	char *listen;	      /* owned; after start: the bound port pinned */
+	char *cert_dir;	      /* owned */
+	char *tls_priorities; /* owned; NULL: the server's default */
 	const struct wh_options *wh;
 	bool (*ready)(void *payload);
 	ctl_httpd *http;  /* owned */
@@ -154,6 +155,8 @@ static int make_http(ctl_whsrv *w, const char *cert, const char *key,
 	o.cert_pem = cert;
 	o.key_pem = key;
 	o.max_body = CTL_WHSRV_MAX_BODY;
+	o.tls_priorities = w->tls_priorities;
+	o.per_ip_limit = CTL_WHSRV_PER_IP_LIMIT;
 	rc = ctl_httpd_new(out, w->loop, &o, err);
 	if (rc == CU_OK)
 		rc = ctl_whsrv_mount(w, *out, err);
@@ -303,6 +306,11 @@ int ctl_whsrv_new(ctl_whsrv **out, struct ev_loop *loop,
 	w->listen = cu_strdup(opts->listen);
 	w->cert_dir = cu_strdup(opts->cert_dir);
 	w->routes = cu_calloc(n ? n : 1, sizeof(*w->routes));
+	if (opts->tls_priorities != NULL &&
+	    (w->tls_priorities = cu_strdup(opts->tls_priorities)) == NULL) {
+		ctl_whsrv_free(w);
+		return cu_error_set(err, CU_ENOMEM, "webhook: out of memory");
+	}
 	if (w->listen == NULL || w->cert_dir == NULL || w->routes == NULL) {
 		ctl_whsrv_free(w);
 		return cu_error_set(err, CU_ENOMEM, "webhook: out of memory");
@@ -353,6 +361,7 @@ void ctl_whsrv_free(ctl_whsrv *w)
 	ctl_httpd_free(w->http);
 	cu_free(w->listen);
 	cu_free(w->cert_dir);
+	cu_free(w->tls_priorities);
 	cu_free(w->cert);
 	cu_free(w->key);
 	cu_free(w->routes);

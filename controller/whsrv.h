@@ -35,6 +35,10 @@ typedef struct ctl_whsrv ctl_whsrv;
 #define CTL_WHSRV_KEY_FILE "tls.key"
 /* How often the certificate files are checked for a change. */
 #define CTL_WHSRV_RELOAD_PERIOD_S 10.0
+/* Connections from one client address: half of the server's 256, so that
+ * no single pod can hold them all, while an API server replica keeps room
+ * for 128 concurrent admission calls. */
+#define CTL_WHSRV_PER_IP_LIMIT 128u
 /* The request-body cap of the webhook server: a review at its limit plus
  * room for the envelope. */
 #define CTL_WHSRV_MAX_BODY (WH_MAX_BODY + 1024)
@@ -48,6 +52,9 @@ struct ctl_whsrv_opts {
 	/* true once the caches behind wh are synced; payload is wh->payload.
 	 * NULL: always ready. */
 	bool (*ready)(void *payload);
+	/* GnuTLS priorities (ctl_config's tls.priorities) [borrowed;
+	 * copied]; NULL: CTL_HTTPD_TLS_PRIORITIES. */
+	const char *tls_priorities;
 };
 
 /*

@@ -764,6 +764,133 @@ static int wl_podsets(const struct api_workload *wl, cu_error *err)
 	return CU_OK;
 }
 
+static const char *ps_name(const struct api_podset *ps)
+{
+	return ps->name != NULL ? ps->name : "main";
+}
+
+static const struct api_podset *find_podset(
+    const struct api_workload *wl, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < wl->spec.n_pod_sets; i++)
+		if (same(ps_name(&wl->spec.pod_sets[i]), name))
+			return &wl->spec.pod_sets[i];
+	return NULL;
+}
+
+/* Kueue's ValidateWorkload, status part: every reclaimablePods entry
+ * names a podSet and reclaims at most its count; with a quota
+ * reservation, the admission assigns each podSet exactly once. */
+static int wl_status(
+    const struct wh_ctx *c, const struct api_workload *wl, cu_error *err)
+{
+	char q[WH_QUOTE_MAX], names[512];
+	size_t i, n = 0;
+
+	for (i = 0; i < wl->status.n_reclaimable_pods; i++) {
+		const struct api_reclaimable_pod *rp =
+		    &wl->status.reclaimable_pods[i];
+		const struct api_podset *ps = find_podset(wl, rp->name);
+		int32_t count;
+
+		if (ps == NULL) {
+			size_t j;
+
+			names[0] = '\0';
+			for (j = 0, n = 0;
+			     j < wl->spec.n_pod_sets && n < sizeof(names); j++)
+				n += (size_t)snprintf(names + n,
+				    sizeof(names) - n, "%s\"%s\"",
+				    j > 0 ? ", " : "",
+				    ps_name(&wl->spec.pod_sets[j]));
+			return cu_error_set(err, CU_EDENIED,
+			    "status.reclaimablePods[%s].name: Unsupported "
+			    "value: %s: supported values: %s",
+			    rp->name, wh__quote(q, rp->name), names);
+		}
+		count = ps->has_count ? ps->count : 1;
+		if (rp->count > count)
+			return cu_error_set(err, CU_EDENIED,
+			    "status.reclaimablePods[%s].count: Invalid value: "
+			    "%d: should be less or equal to %d",
+			    rp->name, (int)rp->count, (int)count);
+	}
+	if (!quota_reserved(c->req->object) || !wl->status.has_admission)
+		return CU_OK;
+	if (wl->status.admission.n_pod_set_assignments != wl->spec.n_pod_sets)
+		return cu_error_set(err, CU_EDENIED,
+		    "status.admission.podSetAssignments: Invalid value: %zu: "
+		    "must have the same number of podSets as the spec",
+		    wl->spec.n_pod_sets);
+	for (i = 0; i < wl->status.admission.n_pod_set_assignments; i++) {
+		const char *name =
+		    wl->status.admission.pod_set_assignments[i].name;
+
+		if (find_podset(wl, name) == NULL)
+			return cu_error_set(err, CU_EDENIED,
+			    "status.admission.podSetAssignments[%zu].name: Not "
+			    "found: %s",
+			    i, wh__quote(q, name));
+	}
+	return CU_OK;
+}
+
+/* Kueue's status rules while the quota stays reserved (old and new):
+ * reclaimablePods entries are never removed and their counts never
+ * decrease; the admission may be set or cleared, never changed. */
+static int wl_status_update(const struct wh_ctx *c, cu_error *err)
+{
+	const json_t *ost = json_object_get(c->req->old_object, "status");
+	const json_t *nst = json_object_get(c->req->object, "status");
+	const json_t *orp = json_object_get(ost, "reclaimablePods");
+	const json_t *nrp = json_object_get(nst, "reclaimablePods");
+	const json_t *oa = json_object_get(ost, "admission");
+	const json_t *na = json_object_get(nst, "admission");
+	const json_t *o, *n;
+	size_t i, j;
+
+	json_array_foreach(orp, i, o)
+	{
+		const char *name =
+		    json_string_value(json_object_get(o, "name"));
+		json_int_t oc = json_integer_value(json_object_get(o, "count"));
+		bool found = false;
+
+		if (name == NULL)
+			continue;
+		json_array_foreach(nrp, j, n)
+		{
+			if (!same(json_string_value(json_object_get(n, "name")),
+				name))
+				continue;
+			found = true;
+			if (json_integer_value(json_object_get(n, "count")) <
+			    oc)
+				return cu_error_set(err, CU_EDENIED,
+				    "status.reclaimablePods[%s].count: Invalid "
+				    "value: %" JSON_INTEGER_FORMAT
+				    ": cannot be less then "
+				    "%" JSON_INTEGER_FORMAT,
+				    name,
+				    json_integer_value(
+					json_object_get(n, "count")),
+				    oc);
+		}
+		if (!found)
+			return cu_error_set(err, CU_EDENIED,
+			    "status.reclaimablePods[%s]: Required value: "
+			    "cannot be removed",
+			    name);
+	}
+	if (json_is_object(oa) && json_is_object(na) && !json_equal(oa, na))
+		return cu_error_set(err, CU_EDENIED,
+		    "status.admission: Invalid value: \"object\": field is "
+		    "immutable");
+	return CU_OK;
+}
+
 /* Step 8: what a quota reservation freezes. */
 static int wl_update(
     const struct wh_ctx *c, const struct api_workload *wl, cu_error *err)
@@ -794,6 +921,8 @@ static int wl_update(
 			    "spec.podSets[%zu]: Invalid value: \"object\": "
 			    "field is immutable",
 			    i);
+	if (quota_reserved(obj))
+		return wl_status_update(c, err);
 	return CU_OK;
 }
 
@@ -808,6 +937,8 @@ static int workload(struct wh_ctx *c, cu_error *err)
 	if ((rc = api_workload_decode(&wl, c->req->object, err)) != CU_OK)
 		return decoded(rc);
 	rc = wl_podsets(&wl, err);
+	if (rc == CU_OK)
+		rc = wl_status(c, &wl, err);
 	if (rc == CU_OK && c->req->operation == WH_OP_UPDATE)
 		rc = wl_update(c, &wl, err);
 	api_workload_dispose(&wl);

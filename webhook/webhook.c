@@ -599,7 +599,12 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 	/* 1. nothing to decide */
 	if (req->operation != WH_OP_CREATE && req->operation != WH_OP_UPDATE)
 		return CU_OK;
-	if (req->sub_resource[0] != '\0' || (!job && !kueue))
+	/* Of the subresources, Kueue validates workloads/status (the whole
+	 * object, as an update of the main resource). */
+	if ((req->sub_resource[0] != '\0' &&
+		!(kueue && is(req->kind.kind, "Workload") &&
+		    is(req->sub_resource, "status"))) ||
+	    (!job && !kueue))
 		return CU_OK;
 	if (req->dry_run && c->mode == WH_MUTATE)
 		return CU_OK;

@@ -47,7 +47,9 @@
  * failed one and would only add noise. The order, per kind:
  *
  *   every review  1. operation DELETE/CONNECT, a subresource (status, ...)
- *                    or an unknown kind: allowed, nothing checked;
+ *                    other than workloads/status, or an unknown kind:
+ *                    allowed, nothing checked (workloads/status is
+ *                    validated as the whole Workload, as Kueue does);
  *                 2. request.object (and oldObject on UPDATE) must be
  *                    objects whose apiVersion/kind, when present, match
  *                    request.kind (400);
@@ -86,6 +88,9 @@
  *                    unique key+effect), tolerations (Kueue's CRD rules),
  *                    topologyName needs a nodeLabel; Workload podSet
  *                    names unique, at most one minCount, count >= 0;
+ *                    Workload status: reclaimablePods name a podSet and
+ *                    count at most its count; with QuotaReserved=True the
+ *                    admission assigns every podSet once;
  *                 7. rules that read the decoded spec as a whole:
  *                    ClusterQueue preemption and flavorFungibility rules,
  *                    fairSharing.weight, admission-check onFlavors naming
@@ -94,7 +99,9 @@
  *                    spec.clusterQueue when set before and after, as
  *                    Kueue's CEL rule; ResourceFlavor topologyName once
  *                    set; Workload spec.queueName and spec.podSets while
- *                    QuotaReserved=True).
+ *                    QuotaReserved=True; while it stays True, also
+ *                    status.admission (set or cleared, never changed) and
+ *                    status.reclaimablePods (never removed or lowered)).
  *
  * WorkloadPriorityClass.value is mutable, as in Kueue (a change does not
  * affect existing Workloads): only the decode and description <= 2048.

@@ -33,6 +33,7 @@ static const char *const ev_top[] = {"involvedObject", "reason", "message",
     NULL};
 static const char *const spec_status_top[] = {"spec", "status", NULL};
 static const char *const lease_top[] = {"spec", NULL};
+static const char *const spec_top[] = {"spec", NULL};
 static const char *const sa_top[] = {
     "secrets", "imagePullSecrets", "automountServiceAccountToken", NULL};
 static const char *const webhook_top[] = {"webhooks", NULL};
@@ -75,6 +76,8 @@ static const struct builtin builtins[] = {
 	NSD | AS_CREATE_ON_UPDATE, NULL, lease_top},
     {"events.k8s.io", "v1", "events", "Event", "ev", NULL, NSD | UNC, ev_fields,
 	evv1_top},
+    {"networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", "netpol",
+	NULL, NSD | UNC | AS_GENERATION, NULL, spec_top},
     {"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", "pc", NULL,
 	UNC, NULL, pc_top},
     {"rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", NULL,

@@ -84,7 +84,7 @@ def install(s):
     check("deployment.apps/cueue-controller" in p.stdout, p.stdout)
     files = [os.path.join(MANIFESTS, f) for f in (
         "namespace.yaml", "configmap.yaml", "service.yaml",
-        "deployment.yaml")] + sorted(glob.glob(
+        "network_policy.yaml", "deployment.yaml")] + sorted(glob.glob(
             os.path.join(MANIFESTS, "rbac", "*.yaml"))) + crds
     n = check_all(s, files)
     check(n >= 15, "read back %d objects" % n)

@@ -291,6 +291,41 @@ def attributes(entry):
     return (verb, group, res, sub, ns, name)
 
 
+WEBHOOK_CONFIG_KINDS = {
+    "MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
+    "ValidatingWebhookConfiguration": "validatingwebhookconfigurations"}
+
+
+def shipped_webhook_configs():
+    """{resource: name} of the configurations in manifests/webhooks."""
+    with open(os.path.join(MANIFESTS, "webhooks", "webhooks.yaml")) as f:
+        return {WEBHOOK_CONFIG_KINDS[d["kind"]]: d["metadata"]["name"]
+                for d in yaml.safe_load_all(f) if d}
+
+
+def check_webhook_config_rules(rules):
+    """Every rule on admission webhook configurations names cueue's own
+    configuration of that resource, and only it (resourceNames, one rule
+    per resource): a token allowed to rewrite any webhook configuration
+    can switch off or hijack admission for the whole cluster."""
+    names = shipped_webhook_configs()
+    for _, r in rules:
+        hooks = [res for res in r["resources"]
+                 if res.split("/")[0] in WEBHOOK_CONFIG_KINDS.values()]
+        if not hooks:
+            continue
+        check("resourceNames" in r,
+              "a rule on %s has no resourceNames: %r" % (hooks, r))
+        check(len(hooks) == len(r["resources"]) == 1,
+              "one webhook configuration resource per rule: %r" % r)
+        res = hooks[0].split("/")[0]
+        eq(r["resourceNames"], [names[res]],
+           "resourceNames of the rule on %s" % res)
+        check(not set(r["verbs"]) & {"list", "watch", "create",
+                                     "deletecollection"},
+              "verbs that resourceNames cannot restrict: %r" % r)
+
+
 def load_rules():
     """[(namespace or None, rule)] from the ClusterRole and the Role."""
     out = []
@@ -304,7 +339,32 @@ def load_rules():
                   "*" not in r.get("apiGroups", []),
                   "no wildcards: %r" % r)
             out.append((ns, r))
+    check_webhook_config_rules(out)
     return out
+
+
+@case("rbac-webhook-configurations-by-name", tls=False)
+def rbac_webhook_names(s):
+    """The shipped rules pass; the checker refuses a rule without
+    resourceNames, with another name, or on both resources at once."""
+    rules = load_rules()
+    hooks = [r for _, r in rules
+             if r["resources"][0] in WEBHOOK_CONFIG_KINDS.values()]
+    eq(sorted(r["resources"][0] for r in hooks),
+       sorted(WEBHOOK_CONFIG_KINDS.values()), "one rule per resource")
+    base = {"apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["validatingwebhookconfigurations"],
+            "verbs": ["get", "update"]}
+    bad = [dict(base),
+           dict(base, resourceNames=["someone-elses-webhook"]),
+           dict(base, resources=sorted(WEBHOOK_CONFIG_KINDS.values()),
+                resourceNames=sorted(shipped_webhook_configs().values()))]
+    for r in bad:
+        try:
+            check_webhook_config_rules(rules + [(None, r)])
+        except Failure:
+            continue
+        raise Failure("the RBAC check accepted %r" % r)
 
 
 def allowed(rules, a):
@@ -400,6 +460,50 @@ def no_secrets_in_log(s, log, secrets):
                         src[i:i + 24]
     found = sorted(k for k, v in needles.items() if v and v in text)
     eq(found, [], "secrets in %s" % log)
+
+
+# ---- the NetworkPolicy --------------------------------------------------
+
+@case("network-policy", tls=False)
+def network_policy(s):
+    """manifests/network_policy.yaml selects the controller pod, admits
+    the webhook port from anywhere (the API server has no pod selector),
+    metrics only from namespaces labelled metrics=enabled, and lists no
+    rule for the health port (only the node's kubelet reaches it); it is
+    part of the kustomization, and its named ports are the Deployment's
+    and match the configuration."""
+    with open(os.path.join(MANIFESTS, "network_policy.yaml")) as f:
+        pol = yaml.safe_load(f)
+    with open(os.path.join(MANIFESTS, "kustomization.yaml")) as f:
+        check("network_policy.yaml" in yaml.safe_load(f)["resources"],
+              "NetworkPolicy in the kustomization")
+    d = deployment()
+    eq(pol["kind"], "NetworkPolicy", "kind")
+    eq(pol["metadata"]["namespace"], d["metadata"]["namespace"],
+       "namespace")
+    labels = d["spec"]["template"]["metadata"]["labels"]
+    sel = pol["spec"]["podSelector"]["matchLabels"]
+    check(sel and all(labels.get(k) == v for k, v in sel.items()),
+          "podSelector %r matches the pod's labels %r" % (sel, labels))
+    eq(pol["spec"]["policyTypes"], ["Ingress"], "policyTypes")
+    ports = {p["name"]: p["containerPort"]
+             for p in d["spec"]["template"]["spec"]["containers"][0]["ports"]}
+    with open(os.path.join(MANIFESTS, "configmap.yaml")) as f:
+        cfg = yaml.safe_load(yaml.safe_load(f)["data"]["config.yaml"])
+    eq(ports.get("webhook"), cfg["webhook"]["port"], "webhook port")
+    eq(":%d" % ports.get("metrics"), cfg["metrics"]["bindAddress"],
+       "metrics port")
+    eq(":%d" % ports.get("health"), cfg["health"]["healthProbeBindAddress"],
+       "health port")
+    opened = {}
+    for rule in pol["spec"]["ingress"]:
+        for p in rule["ports"]:
+            check(p["port"] in ports, "named port %r" % p["port"])
+            opened[p["port"]] = rule.get("from")
+    eq(sorted(opened), ["metrics", "webhook"], "ports opened")
+    eq(opened["webhook"], None, "webhook from anywhere")
+    eq(opened["metrics"], [{"namespaceSelector": {
+        "matchLabels": {"metrics": "enabled"}}}], "metrics sources")
 
 
 # ---- the Deployment -----------------------------------------------------

@@ -871,7 +871,6 @@ Test(api_client, kubeconfig_loader, .init = fx_setup_server_only,
 	    "  cluster:\n"
 	    "    server: https://127.0.0.1:6443\n"
 	    "    certificate-authority-data: LS0tLS1CRUdJTiBYLS0tLS0K\n"
-	    "    insecure-skip-tls-verify: true\n"
 	    "users:\n"
 	    "- name: u1\n"
 	    "  user:\n"
@@ -886,7 +885,7 @@ Test(api_client, kubeconfig_loader, .init = fx_setup_server_only,
 	    "%s", err.msg);
 	cr_assert_str_eq(o.server, "https://127.0.0.1:6443");
 	cr_assert_str_eq(o.ca_pem, "-----BEGIN X-----\n");
-	cr_assert(o.insecure);
+	cr_assert_not(o.insecure);
 	cr_assert_null(o.token);
 	cr_assert_not_null(o.token_file);
 	cr_assert_not_null(strstr(o.token_file, "/tok"));

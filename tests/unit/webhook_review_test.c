@@ -1567,6 +1567,108 @@ Test(webhook, workload_rules)
 		run_kcase(&wl_cases[i]);
 }
 
+/* workloads/status: Kueue validates the status subresource with the
+ * same rules as the whole Workload (the manifest routes it here). */
+#define RES(extra)                                                             \
+	",'status':{'conditions':[{'type':'QuotaReserved','status':'True',"    \
+	"'reason':'QuotaReserved','message':'m','lastTransitionTime':"         \
+	"'2026-01-01T00:00:00Z'}]" extra "}"
+#define ADM(cq, psas)                                                          \
+	",'admission':{'clusterQueue':'" cq "','podSetAssignments':[" psas "]" \
+	"}"
+#define PSA(name)                                                              \
+	"{'name':'" name                                                       \
+	"','flavors':{'cpu':'f'},'resourceUsage':{'cpu':'1'},"                 \
+	"'count':1}"
+#define RP0(name, n) "'reclaimablePods':[{'name':'" name "','count':" n "}]"
+#define RP(name, n) "," RP0(name, n)
+#define PS3(name) "{'name':'" name "','count':3,'template':{'spec':{}}}"
+
+static const struct kcase wl_status_cases[] = {
+    {"admission set with the reservation", "Workload", "UPDATE",
+	WL("q", PS("main"), RES(ADM("cq", PSA("main")))),
+	WL("q", PS("main"), ""), 0, NULL},
+    {"admission changed while reserved", "Workload", "UPDATE",
+	WL("q", PS("main"), RES(ADM("cq2", PSA("main")))),
+	WL("q", PS("main"), RES(ADM("cq", PSA("main")))), 403,
+	"status.admission: Invalid value: \"object\": field is immutable"},
+    {"admission cleared while reserved", "Workload", "UPDATE",
+	WL("q", PS("main"), RES("")),
+	WL("q", PS("main"), RES(ADM("cq", PSA("main")))), 0, NULL},
+    {"eviction clears reservation and admission", "Workload", "UPDATE",
+	WL("q", PS("main"), ""),
+	WL("q", PS("main"), RES(ADM("cq", PSA("main")))), 0, NULL},
+    {"admission must assign every podSet", "Workload", "UPDATE",
+	WL("q", PS("main") "," PS("w"), RES(ADM("cq", PSA("main")))),
+	WL("q", PS("main") "," PS("w"), ""), 403,
+	"status.admission.podSetAssignments: Invalid value: 2: must have the "
+	"same number of podSets as the spec"},
+    {"assignment of an unknown podSet", "Workload", "UPDATE",
+	WL("q", PS("main"), RES(ADM("cq", PSA("x")))), WL("q", PS("main"), ""),
+	403, "status.admission.podSetAssignments[0].name: Not found: \"x\""},
+    {"reclaimablePods of an unknown podSet", "Workload", "UPDATE",
+	WL("q", PS("main"), ",'status':{" RP0("x", "1") "}"),
+	WL("q", PS("main"), ""), 403,
+	"status.reclaimablePods[x].name: Unsupported value: \"x\": supported "
+	"values: \"main\""},
+    {"reclaimablePods above the podSet count", "Workload", "UPDATE",
+	WL("q", PS("main"), RES(RP("main", "2"))), WL("q", PS("main"), ""), 403,
+	"status.reclaimablePods[main].count: Invalid value: 2: should be less "
+	"or equal to 1"},
+    {"reclaimablePods lowered while reserved", "Workload", "UPDATE",
+	WL("q", PS3("main"), RES(RP("main", "1") ADM("cq", PSA("main")))),
+	WL("q", PS3("main"), RES(RP("main", "2") ADM("cq", PSA("main")))), 403,
+	"status.reclaimablePods[main].count: Invalid value: 1: cannot be less "
+	"then 2"},
+    {"reclaimablePods removed while reserved", "Workload", "UPDATE",
+	WL("q", PS3("main"), RES(ADM("cq", PSA("main")))),
+	WL("q", PS3("main"), RES(RP("main", "2") ADM("cq", PSA("main")))), 403,
+	"status.reclaimablePods[main]: Required value: cannot be removed"},
+    {"reclaimablePods raised while reserved", "Workload", "UPDATE",
+	WL("q", PS3("main"), RES(RP("main", "3") ADM("cq", PSA("main")))),
+	WL("q", PS3("main"), RES(RP("main", "2") ADM("cq", PSA("main")))), 0,
+	NULL},
+    {"reclaimablePods lowered after the reservation ended", "Workload",
+	"UPDATE", WL("q", PS3("main"), ",'status':{" RP0("main", "1") "}"),
+	WL("q", PS3("main"), RES(RP("main", "2") ADM("cq", PSA("main")))), 0,
+	NULL},
+};
+
+Test(webhook, workload_status_rules)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(wl_status_cases) / sizeof(wl_status_cases[0]);
+	     i++) {
+		const struct kcase *k = &wl_status_cases[i];
+		struct rv rv = {k->op, "kueue.x-k8s.io/v1beta2/Workload", "",
+		    k->obj, k->old, false, NULL, "status"};
+		struct wh_response resp;
+
+		cr_assert_eq(
+		    run(WH_VALIDATE, &rv, &resp), CU_OK, "%s", k->name);
+		if (k->code == 0)
+			cr_assert(resp.allowed, "%s: denied: %s", k->name,
+			    resp.message);
+		else {
+			cr_assert(!resp.allowed, "%s: allowed", k->name);
+			cr_assert_eq(resp.code, k->code, "%s: %s", k->name,
+			    resp.message);
+			cr_assert(strstr(resp.message, k->want) != NULL,
+			    "%s:\n got  %s\n want %s", k->name, resp.message,
+			    k->want);
+		}
+		wh_response_dispose(&resp);
+		/* The main resource gets the same answer. */
+		rv.sub = NULL;
+		cr_assert_eq(
+		    run(WH_VALIDATE, &rv, &resp), CU_OK, "%s", k->name);
+		cr_assert_eq(
+		    resp.allowed, k->code == 0, "%s (main resource)", k->name);
+		wh_response_dispose(&resp);
+	}
+}
+
 Test(webhook, workload_priority_class_rules)
 {
 	char *longdesc = cu_malloc(2100), *obj;
