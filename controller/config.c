@@ -31,8 +31,8 @@
 /* ---- durations (Go's time.ParseDuration / Duration.String) ----------- */
 
 #define NS_PER_US INT64_C(1000)
-#define NS_PER_MS INT64_C(1000000)
-#define NS_PER_S INT64_C(1000000000)
+#define NS_PER_MS CU_NS_PER_MS
+#define NS_PER_S CU_NS_PER_S
 #define NS_PER_M (60 * NS_PER_S)
 #define NS_PER_H (60 * NS_PER_M)
 

@@ -36,9 +36,14 @@ struct ctl_run_opts {
 	 * reason) only for Workloads pending at least this long, and at most
 	 * once per pending_status_period_ms per Workload: every write costs
 	 * the API server, and most Workloads are admitted quickly. */
-	int pending_status_delay_ms;  /* default 1000 */
-	int pending_status_period_ms; /* default 30000 */
+	int pending_status_delay_ms;  /* <= 0: the default below */
+	int pending_status_period_ms; /* <= 0: the default below */
 };
+
+/* Pending-status writes wait this long after a Workload was created ... */
+#define CTL_PENDING_STATUS_DELAY_DEFAULT_MS 1000
+/* ... and are repeated at most this often per Workload. */
+#define CTL_PENDING_STATUS_PERIOD_DEFAULT_MS 30000
 
 /*
  * Build the controller on loop [borrowed] with cfg [borrowed; must outlive

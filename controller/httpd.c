@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * controller/httpd.c - libmicrohttpd in external-loop epoll mode on the
- * controller's libev loop: MHD's epoll fd
+ * controller's libev loop (one loop, one thread: MHD runs no threads of
+ * its own and is driven like any other watcher): MHD's epoll fd
  * is one ev_io, MHD_get_timeout() re-arms one ev_timer after every
  * MHD_run(), and a periodic sweep enforces the per-request deadline.
  *
@@ -197,7 +198,7 @@ static void rearm(struct ctl_httpd *h)
 
 	ev_timer_stop(h->loop, &h->timer);
 	if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
-		ev_timer_set(&h->timer, (double)ms / 1000.0, 0.);
+		ev_timer_set(&h->timer, (double)ms / CU_MS_PER_S, 0.);
 		ev_timer_start(h->loop, &h->timer);
 	}
 }
@@ -264,7 +265,7 @@ static void on_sweep(struct ev_loop *loop, ev_timer *w, int revents)
 static void arm(struct conn_track *t)
 {
 	t->deadline_ns =
-	    cu_time_mono_ns() + (int64_t)t->h->request_timeout_ms * 1000000;
+	    cu_time_mono_ns() + CU_MS_TO_NS(t->h->request_timeout_ms);
 	t->armed = true;
 }
 

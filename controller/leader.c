@@ -99,7 +99,7 @@ struct ctl_leader {
 
 static double secs(int64_t ns)
 {
-	return (double)ns / 1e9;
+	return cu_ns_to_secs(ns);
 }
 
 static uint64_t rng_next(ctl_leader *l)
@@ -279,7 +279,7 @@ static json_t *new_spec(ctl_leader *l, const char *holder, int64_t duration_s,
 
 static int64_t duration_s(const ctl_leader *l)
 {
-	int64_t s = l->ld / 1000000000LL;
+	int64_t s = cu_ns_to_s(l->ld);
 
 	return s > 0 ? s : 1; /* the server requires > 0 */
 }

@@ -190,9 +190,42 @@ CU_MUST_CHECK int cu_base64_decode(
 
 /* ---- time ----------------------------------------------------------- */
 
+/* The one time type: nanoseconds, either since the epoch (wall clock)
+ * or since an arbitrary point (monotonic clock). Durations too. */
+typedef int64_t cu_ns_t;
+
+#define CU_NS_PER_MS INT64_C(1000000)
+#define CU_NS_PER_S INT64_C(1000000000)
+#define CU_MS_PER_S 1000
+
+/* Named conversions (integer ones truncate toward zero, as C division). */
+#define CU_MS_TO_NS(ms) ((cu_ns_t)(ms)*CU_NS_PER_MS)
+#define CU_S_TO_NS(s) ((cu_ns_t)(s)*CU_NS_PER_S)
+static inline int64_t cu_ns_to_ms(cu_ns_t ns)
+{
+	return ns / CU_NS_PER_MS;
+}
+static inline int64_t cu_ns_to_s(cu_ns_t ns)
+{
+	return ns / CU_NS_PER_S;
+}
+/* Seconds as a double (metrics, libev timestamps). */
+static inline double cu_ns_to_secs(cu_ns_t ns)
+{
+	return (double)ns / 1e9;
+}
+/* Milliseconds as double seconds (token-bucket refill). */
+static inline double cu_ms_to_secs(int64_t ms)
+{
+	return (double)ms / 1000.0;
+}
+
 /* Wall clock in nanoseconds since the epoch, and a monotonic clock. */
-int64_t cu_time_now_ns(void);
-int64_t cu_time_mono_ns(void);
+cu_ns_t cu_time_now_ns(void);
+cu_ns_t cu_time_mono_ns(void);
+/* The same clocks in milliseconds. */
+int64_t cu_time_now_ms(void);
+int64_t cu_time_mono_ms(void);
 
 #define CU_TIME_RFC3339_LEN 21 /* "2006-01-02T15:04:05Z" + NUL */
 #define CU_TIME_MICRO_LEN 28   /* "2006-01-02T15:04:05.000000Z" + NUL */

@@ -10,20 +10,30 @@
 
 #include "lib/cu.h"
 
-int64_t cu_time_now_ns(void)
+cu_ns_t cu_time_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (cu_ns_t)ts.tv_sec * CU_NS_PER_S + ts.tv_nsec;
 }
 
-int64_t cu_time_mono_ns(void)
+cu_ns_t cu_time_mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (cu_ns_t)ts.tv_sec * CU_NS_PER_S + ts.tv_nsec;
+}
+
+int64_t cu_time_now_ms(void)
+{
+	return cu_ns_to_ms(cu_time_now_ns());
+}
+
+int64_t cu_time_mono_ms(void)
+{
+	return cu_ns_to_ms(cu_time_mono_ns());
 }
 
 static void split(int64_t ns, struct tm *tm, long *usec)

@@ -45,14 +45,30 @@ static int wl_write(struct rec_plan *p, const struct rec_job_in *in,
 	    REC_EXPECT_RV, true, NULL, err);
 }
 
-/* The job's stop step: the suspend and restore steps patch the job, the
- * start-time reset patches its status. */
+/* A write to the job: the start and the suspend and restore steps patch
+ * the job, the start-time reset patches its status. */
 static int job_write(struct rec_plan *p, const struct rec_job_in *in,
-    enum rec_stop_step step, json_t *body, struct rec_item **out, cu_error *err)
+    enum rec_job_write what, json_t *body, struct rec_item **out, cu_error *err)
 {
-	return add_write(p, REC_TARGET_JOB,
-	    step == REC_STOP_RESET_START ? REC_WRITE_STATUS : REC_WRITE_PATCH,
-	    in->ns, in->name, body, REC_EXPECT_RV, false, out, err);
+	struct rec_item *it;
+	int rc = add_write(p, REC_TARGET_JOB,
+	    what == REC_JOB_RESET_START ? REC_WRITE_STATUS : REC_WRITE_PATCH,
+	    in->ns, in->name, body, REC_EXPECT_RV, false, &it, err);
+
+	if (rc == CU_OK) {
+		it->job = what;
+		if (out != NULL)
+			*out = it;
+	}
+	return rc;
+}
+
+/* The job write of a stop step. */
+static enum rec_job_write stop_write(enum rec_stop_step step)
+{
+	return step == REC_STOP_RESET_START ? REC_JOB_RESET_START
+	       : step == REC_STOP_RESTORE   ? REC_JOB_RESTORE
+					    : REC_JOB_SUSPEND;
 }
 
 static int add_text(struct rec_plan *p, enum rec_item_kind kind,
@@ -171,7 +187,7 @@ static int stop(const struct rec_job_in *in, const struct api_workload *wl,
 	if (patch == NULL)
 		return CU_OK;
 	*wrote = true;
-	if (job_write(p, in, step, patch, NULL, err) != CU_OK)
+	if (job_write(p, in, stop_write(step), patch, NULL, err) != CU_OK)
 		return err->code;
 	if (step == REC_STOP_SUSPEND)
 		return event(p, "Stopped", stopped_msg, err);
@@ -241,8 +257,7 @@ static int start(const struct rec_job_view *view, const struct rec_job_in *in,
 		CU_OK &&
 	    rec_job_start_patch(in->job, wl, fl, nfl, &patch, &serr) == CU_OK) {
 		if (patch != NULL) {
-			rc =
-			    job_write(p, in, REC_STOP_SUSPEND, patch, &it, err);
+			rc = job_write(p, in, REC_JOB_START, patch, &it, err);
 			if (rc == CU_OK) {
 				it->done_reason = "Started";
 				it->text =

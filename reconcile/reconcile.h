@@ -598,6 +598,15 @@ enum rec_item_kind {
 	REC_ITEM_ENGINE,    /* an action on the admission engine (+ ledger) */
 };
 
+/* Which write to a job a REC_TARGET_JOB item is: the kind is said, not
+ * inferred from the stop step or the patch. */
+enum rec_job_write {
+	REC_JOB_START = 1,   /* spec: unsuspend with the admitted flavors */
+	REC_JOB_SUSPEND,     /* stop step: spec.suspend (+ stopping mark) */
+	REC_JOB_RESET_START, /* stop step: /status, startTime cleared */
+	REC_JOB_RESTORE,     /* stop step: templates restored (+ unmark) */
+};
+
 /* What a write goes to. */
 enum rec_target {
 	REC_TARGET_JOB = 1, /* the reconciled Job or JobSet */
@@ -643,8 +652,9 @@ struct rec_item {
 	/* REC_ITEM_WRITE */
 	enum rec_target target;
 	enum rec_write_op op;
-	char *ns, *name; /* [owned: cu_free] the object written */
-	json_t *body;	 /* [owned: json_decref] NULL for DELETE */
+	enum rec_job_write job; /* REC_TARGET_JOB: which job write */
+	char *ns, *name;	/* [owned: cu_free] the object written */
+	json_t *body;		/* [owned: json_decref] NULL for DELETE */
 	enum rec_expect expect;
 	/* A Workload write the job's reconciler waits on: its answer (or the
 	 * retry after a failure) brings the job back. */

@@ -149,7 +149,8 @@ struct row {
 };
 
 #define WLN "job-sample-"
-#define JWRITE_PATCH "job.patch team-a/sample rv"
+#define JWRITE_SUSPEND "job.suspend team-a/sample rv"
+#define JWRITE_START "job.start team-a/sample rv"
 #define STOPPED_NA "event Stopped: Not admitted by cluster queue"
 
 static const struct row rows[] = {
@@ -206,11 +207,11 @@ static const struct row rows[] = {
     {.name = "deleting_job_running",
 	.job = J_RUNNING,
 	.wl = W_DELETING,
-	.want = JWRITE_PATCH " | event Stopped: The workload is deleted"},
+	.want = JWRITE_SUSPEND " | event Stopped: The workload is deleted"},
     {.name = "deleting_job_stopping",
 	.job = J_STOPPING,
 	.wl = W_DELETING,
-	.want = "job.status team-a/sample rv"},
+	.want = "job.reset-start team-a/sample rv"},
     {.name = "deleting_job_stopped",
 	.job = J_SUSPENDED,
 	.wl = W_DELETING,
@@ -226,7 +227,7 @@ static const struct row rows[] = {
     /* step 6 */
     {.name = "absent_job_running",
 	.job = J_RUNNING,
-	.want = JWRITE_PATCH " | " STOPPED_NA},
+	.want = JWRITE_SUSPEND " | " STOPPED_NA},
     {.name = "absent_creates",
 	.job = J_SUSPENDED,
 	.default_lq = true,
@@ -258,12 +259,12 @@ static const struct row rows[] = {
     {.name = "mismatch_admitted_kept",
 	.job = J_SUSPENDED,
 	.wl = W_ADMITTED_MISMATCH,
-	.want = JWRITE_PATCH " (Started: Admitted by clusterQueue cq-a)"},
+	.want = JWRITE_START " (Started: Admitted by clusterQueue cq-a)"},
     /* step 8 */
     {.name = "admitted_starts",
 	.job = J_SUSPENDED,
 	.wl = W_ADMITTED,
-	.want = JWRITE_PATCH " (Started: Admitted by clusterQueue cq-a)"},
+	.want = JWRITE_START " (Started: Admitted by clusterQueue cq-a)"},
     {.name = "admitted_running_nothing",
 	.job = J_RUNNING,
 	.wl = W_ADMITTED,
@@ -282,7 +283,7 @@ static const struct row rows[] = {
     {.name = "pending_job_running",
 	.job = J_RUNNING,
 	.wl = W_PENDING,
-	.want = JWRITE_PATCH " | " STOPPED_NA},
+	.want = JWRITE_SUSPEND " | " STOPPED_NA},
     {.name = "pending_job_suspended",
 	.job = J_SUSPENDED,
 	.wl = W_PENDING,
@@ -290,11 +291,11 @@ static const struct row rows[] = {
     {.name = "pending_job_stopping",
 	.job = J_STOPPING,
 	.wl = W_PENDING,
-	.want = "job.status team-a/sample rv"},
+	.want = "job.reset-start team-a/sample rv"},
     {.name = "evicted_job_running",
 	.job = J_RUNNING,
 	.wl = W_EVICTED,
-	.want = JWRITE_PATCH " | event Stopped: " EVICT_MSG},
+	.want = JWRITE_SUSPEND " | event Stopped: " EVICT_MSG},
     {.name = "evicted_job_stopped_releases",
 	.job = J_SUSPENDED,
 	.wl = W_EVICTED,
@@ -310,7 +311,7 @@ static const struct row rows[] = {
     {.name = "evicted_job_stopping",
 	.job = J_STOPPING,
 	.wl = W_EVICTED,
-	.want = "job.status team-a/sample rv"},
+	.want = "job.reset-start team-a/sample rv"},
     /* JobSet */
     {.name = "jobset_absent_creates",
 	.jobset = true,
@@ -322,7 +323,7 @@ static const struct row rows[] = {
 	.jobset = true,
 	.job = J_RUNNING,
 	.wl = W_PENDING,
-	.want = "job.patch team-a/js rv | " STOPPED_NA},
+	.want = "job.suspend team-a/js rv | " STOPPED_NA},
 };
 
 /* ---- building a row's inputs ------------------------------------------- */
@@ -563,6 +564,10 @@ static void render(const struct rec_plan *p, char *buf, size_t cap)
 {
 	static const char *const ops[] = {
 	    "?", "create", "patch", "status", "delete"};
+	/* A job write is named by what it is (rec_job_write), not by its
+	 * request: the start and the suspend step are both spec patches. */
+	static const char *const jobs[] = {
+	    "?", "start", "suspend", "reset-start", "restore"};
 	size_t i;
 
 	buf[0] = '\0';
@@ -575,7 +580,9 @@ static void render(const struct rec_plan *p, char *buf, size_t cap)
 		case REC_ITEM_WRITE:
 			app(buf, cap,
 			    it->target == REC_TARGET_JOB ? "job." : "wl.",
-			    ops[it->op], " ", it->ns, "/", it->name,
+			    it->target == REC_TARGET_JOB ? jobs[it->job]
+							 : ops[it->op],
+			    " ", it->ns, "/", it->name,
 			    it->expect == REC_EXPECT_RV ? " rv" : "",
 			    it->for_job ? " job" : "", NULL);
 			if (it->done_reason != NULL)

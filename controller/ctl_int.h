@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/ctl_int.h - the controller's internal header: the shared
+ * struct ctl (wiring, plus one sub-struct per subsystem file) and the
+ * functions the controller's files call across each other. Only the
+ * controller's own files (ctl.c, decide.c, feed.c, report.c, resume.c,
+ * tick.c, views.c, writes.c) include it; the public interface is ctl.h.
+ *
+ * Files and what they own:
+ *   ctl.c      the wiring: informer handlers -> dirty sets, the turn,
+ *              the Job and Workload reconcilers, lifecycle, leadership
+ *   pipeline.c every write (its own object, ctl_pipe; pipeline.h)
+ *   feed.c     configuration and Workloads into the engine (struct
+ *              ctl_feed)
+ *   decide.c   the scheduling cycle: decisions -> ledger + writes, and
+ *              the answers to those writes (struct ctl_decide)
+ *   resume.c   restart: the ledger's decisions first; deferred
+ *              announcements
+ *   report.c   ClusterQueue/LocalQueue status and pending reasons, within
+ *              their budgets (struct ctl_report)
+ *   views.c    read-only views of the caches: the gate's owner lookup,
+ *              priority classes, admitted flavors, the webhook handlers'
+ *              view; the webhook and certificate servers (struct
+ *              ctl_serve)
+ *   writes.c   the controller's writes by object: Workload writes with
+ *              expectations, job stop/start steps, events, a deleted
+ *              job's Workloads
+ *   tick.c     the one-second tick: metrics, retries, requeue safety net
+ *              (struct ctl_tick)
+ *
+ * Event-loop thread only. Prefix ctl_.
+ */
+#ifndef CU_CONTROLLER_CTL_INT_H
+#define CU_CONTROLLER_CTL_INT_H
+
+#include <ev.h>
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "admission/admission.h"
+#include "api/client.h"
+#include "api/informer.h"
+#include "api/model.h"
+#include "controller/certrot.h"
+#include "controller/ctl.h"
+#include "controller/health.h"
+#include "controller/httpd.h"
+#include "controller/leader.h"
+#include "controller/metrics.h"
+#include "controller/pipeline.h"
+#include "controller/whsrv.h"
+#include "namespaces/gate.h"
+#include "queues/queues.h"
+#include "reconcile/reconcile.h"
+#include "store/store.h"
+
+/* ---- named constants ------------------------------------------------ */
+
+/* The tick (metrics, backoffs, due pending statuses), in seconds. */
+#define CTL_TICK_S 1.0
+/* Every this many ticks, parked Workloads get another look (on_tick). */
+#define CTL_REQUEUE_ALL_TICKS 10
+
+/* ---- informers ------------------------------------------------------ */
+
+enum inf_id {
+	INF_NS = 0,
+	INF_RF,
+	INF_CQ,
+	INF_LQ,
+	INF_COHORT,
+	INF_WL,
+	INF_WPC,    /* WorkloadPriorityClasses */
+	INF_PC,	    /* scheduling.k8s.io PriorityClasses */
+	INF_JOB,    /* only with batch/job enabled */
+	INF_JOBSET, /* only with jobset.x-k8s.io/jobset enabled */
+	INF__COUNT
+};
+
+/* The resource of each informer (ctl.c), and of Events. */
+extern const struct api_resource ctl_resources[INF__COUNT];
+extern const struct api_resource ctl_res_events;
+/* The resource of informer id, as a pointer (writes compare them). */
+#define CTL_RES(id) (&ctl_resources[id])
+
+struct inf_slot {
+	ctl *c;
+	enum inf_id id;
+};
+
+/* ---- the subsystems' state ------------------------------------------ */
+
+/* A ClusterQueue's namespaceSelector, kept decoded between turns. */
+struct cq_sel {
+	char *name; /* owned */
+	bool has;   /* a selector is set ({} = all); unset = none */
+	api_selector sel;
+};
+
+/* feed.c: what the engine was given. */
+struct ctl_feed {
+	json_t *cq_names; /* set of CQ names given to the engine */
+	json_t *rf_names, *cohort_names, *lq_names;
+	struct cq_sel *sels;
+	size_t nsels, capsels;
+	json_t *wl_uid; /* "ns/name" -> uid of what the engine holds */
+	json_t *wl_gen; /* uid -> metadata.generation it was added at */
+};
+
+/* decide.c, resume.c: decisions whose announcement is under way. */
+struct ctl_decide {
+	json_t *in_flight; /* uid -> true while an admission write runs */
+	/* uid -> true: admitted by the engine and recorded in the ledger, the
+	 * announcement waits for the cache to show our own earlier write to
+	 * the Workload (ctl_announce_deferred). In in_flight too. */
+	json_t *deferred;
+};
+
+/* report.c: status reports. They have budgets of their own within the
+ * client's (ctl_pipe_budget_take): under load the admission path gets
+ * the API, reports are coalesced and written oldest-first. */
+struct ctl_report {
+	json_t *pending_at;  /* uid -> ms when its pending status was written */
+	json_t *pending_due; /* uid -> [reason, message] not yet written */
+	json_t *reported_at; /* report key -> ms of its last write */
+	struct offer {
+		const struct api_resource *res;
+		char *ns, *name, *key; /* owned */
+		json_t *patch;	       /* owned */
+		int64_t last;
+		bool urgent; /* Active changes: outside the budget */
+	} * offers;	     /* queue status writes offered this tick */
+	size_t noffers, capoffers;
+	bool pending_scan; /* the tick asks the turn to write due ones */
+};
+
+/* ctl.c, views.c: the HTTP endpoints and webhook. */
+struct ctl_serve {
+	ctl_health *health;
+	ctl_httpd *probe_srv, *metrics_srv;
+	ctl_whsrv *webhook;   /* NULL: no serving certificate */
+	ctl_certrot *certrot; /* NULL: internalCertManagement off */
+	struct wh_options wh; /* the webhook handlers' view of caches */
+};
+
+/* tick.c */
+struct ctl_tick {
+	ev_timer w;
+	ev_tstamp due;	/* when w should fire next (loop lag) */
+	uint64_t ticks; /* on_tick calls */
+};
+
+/* The controller: wiring, and the subsystems' state. */
+struct ctl {
+	struct ev_loop *loop;
+	const struct ctl_config *cfg;
+	struct ctl_run_opts opts;
+	struct api_client_opts copts;
+	api_client *client;
+	/* Events go through a client of their own with the same qps/burst,
+	 * as controller-runtime's event recorder does: they never take the
+	 * admission path's rate budget. */
+	api_client *ev_client;
+	api_informer *inf[INF__COUNT];
+	struct inf_slot slots[INF__COUNT];
+	que_state *st;
+	store *ledger;
+	ctl_metrics *metrics;
+	ctl_leader *leader; /* NULL with leader election off */
+	rec_events *events; /* event recorder (dedup, spam filter) */
+	ctl_pipe *pipe;	    /* every write; the ledger transaction */
+	struct ns_gate_config gate;
+	bool leading;
+	bool failed; /* lost leadership: the process must exit (as Kueue) */
+
+	ev_prepare turn_w;
+	bool synced;	    /* every informer delivered its first LIST */
+	bool resumed;	    /* the ledger's open decisions were taken up */
+	bool dirty_config;  /* flavors/queues/cohorts/namespaces changed */
+	bool dirty_cycle;   /* something may be admissible now */
+	json_t *dirty_wl;   /* set: "ns/name" */
+	json_t *dirty_jobs; /* set: "J/ns/name" (Job), "S/ns/name" (JobSet) */
+
+	struct ctl_feed feed;
+	struct ctl_decide dec;
+	struct ctl_report rep;
+	struct ctl_serve srv;
+	struct ctl_tick tick;
+
+	bool stopping;
+	void (*stop_done)(void *payload);
+	void *stop_payload;
+	bool freeing;
+};
+
+/* ---- ctl.c ------------------------------------------------------------ */
+
+/* "ns/name" [owned: cu_free]; NULL on ENOMEM. */
+char *ctl_key_of(const char *ns, const char *name);
+/* metadata.<field> of obj as a string [borrowed], or NULL. */
+const char *ctl_jmeta(json_t *obj, const char *field);
+/* Synced, not stopping, and leading (invariant 4). */
+bool ctl_may_write(const ctl *c);
+
+/* ---- feed.c ----------------------------------------------------------- */
+
+/* Init (CU_ENOMEM) and dispose the subsystems' state; dispose is safe on
+ * a zeroed or partly initialized struct. */
+int ctl_feed_init(struct ctl_feed *f);
+void ctl_feed_dispose(struct ctl_feed *f);
+/* ResourceFlavors, Cohorts, ClusterQueues, LocalQueues into the engine. */
+void ctl_sync_config(ctl *c);
+/* Does the ClusterQueue behind LocalQueue ns/queue [borrowed; queue may
+ * be NULL] admit namespace ns? Unknown queues: true (the engine reports
+ * the missing queue). */
+bool ctl_eligible(ctl *c, const char *ns, const char *queue);
+/* The engine and the ledger drop Workload uid [borrowed] cached as key
+ * "ns/name" [borrowed]. */
+void ctl_forget_workload(ctl *c, const char *key, const char *uid);
+/* The engine queues (or adopts, when its status holds quota) wl
+ * [borrowed], cached as key "ns/name" [borrowed]. */
+void ctl_add_workload(ctl *c, const char *key, const struct api_workload *wl);
+
+/* ---- decide.c --------------------------------------------------------- */
+
+int ctl_decide_init(struct ctl_decide *d);
+void ctl_decide_dispose(struct ctl_decide *d);
+/* One admission cycle; its decisions recorded and their writes queued. */
+void ctl_run_cycle(ctl *c, int64_t now);
+/* The engine gives back the quota of a decision that will not be
+ * announced (uid [borrowed]). */
+void ctl_withdraw(ctl *c, const char *uid, int64_t now);
+/* The ledger forgets uid's [borrowed] decision (in the turn's
+ * transaction). */
+void ctl_ledger_release(ctl *c, const char *uid, int64_t now);
+/* Decode the cached Workload ns/name [borrowed] into *wl [owned:
+ * api_workload_dispose on CU_OK]. CU_ENOTFOUND, decode errors (logged). */
+int ctl_decode_cached(
+    ctl *c, const char *ns, const char *name, struct api_workload *wl);
+/* Queue qw's [borrowed] admission patch [consumed] with the note
+ * [consumed; may be NULL] of its QuotaReserved event. */
+void ctl_queue_admit(
+    ctl *c, const struct que_wl *qw, json_t *patch, char *note);
+/* The pipeline's settle hook (see pipeline.h). */
+void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
+    const struct api_response *resp, void *payload);
+
+/* ---- resume.c --------------------------------------------------------- */
+
+/* After a restart, once: every live decision of the ledger is adopted,
+ * announced or released before any new cycle. */
+void ctl_resume_ledger(ctl *c, int64_t now);
+/* Announce the deferred decisions whose Workload the cache now shows. */
+void ctl_announce_deferred(ctl *c, int64_t now);
+
+/* ---- report.c --------------------------------------------------------- */
+
+int ctl_report_init(struct ctl_report *r);
+void ctl_report_dispose(struct ctl_report *r);
+/* Pending reasons that came due (budgeted). */
+void ctl_report_pending(ctl *c, int64_t now);
+/* ClusterQueue and LocalQueue status (budgeted) and their metrics. */
+void ctl_report_queues(ctl *c, int64_t now_ms);
+
+/* ---- views.c ---------------------------------------------------------- */
+
+/* Label key [borrowed] of the namespace object payload [borrowed json_t;
+ * may be NULL]: [borrowed] or NULL. The gate's label getter. */
+const char *ctl_ns_label(const char *key, void *payload);
+/* The gate's owner lookup over the job caches (payload: the ctl). */
+int ctl_gate_lookup(const struct ns_gate_owner *ref, const char *ns,
+    struct ns_gate_object *out, void *payload, cu_error *err);
+/* Priority lookups over the class caches (api_resolve_priority; payload:
+ * the ctl; *name [borrowed from the cache]). CU_ENOTFOUND. */
+int ctl_lookup_wpc(
+    const char *name, int32_t *value, void *payload, cu_error *err);
+int ctl_lookup_pc(
+    const char *name, int32_t *value, void *payload, cu_error *err);
+int ctl_lookup_pc_default(
+    const char **name, int32_t *value, void *payload, cu_error *err);
+/* The cached ResourceFlavors named by wl's [borrowed] admission, decoded:
+ * *out [owned: api_resource_flavor_dispose each, then cu_free], *n. */
+int ctl_admitted_flavors(ctl *c, const struct api_workload *wl,
+    struct api_resource_flavor **out, size_t *n, cu_error *err);
+/* internalCertManagement (when enabled) and the webhook server (when a
+ * port is set), built on the caches' view. */
+int ctl_start_certrot(ctl *c, cu_error *err);
+int ctl_start_webhook(ctl *c, cu_error *err);
+
+/* ---- writes.c --------------------------------------------------------- */
+
+/* A Workload write (patch [consumed]) expected in the cache under
+ * "wl/ns/name"; owner [borrowed; may be NULL]: the job key to look at
+ * again on the answer. Returns the entry [borrowed] or NULL. */
+struct ctl_pipe_write *ctl_wl_write(ctl *c, enum ctl_pipe_kind kind,
+    const char *ns, const char *name, json_t *patch, const char *owner);
+/* An Event about obj [borrowed], deduplicated (strings [borrowed]). */
+void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
+    const char *message);
+
+/* ---- reconcilers.c ---------------------------------------------------- */
+
+/* The Workload reconciler for key "ns/name" [borrowed]: the cached
+ * Workload and the engine's record into rec_workload_reconcile, its plan
+ * carried out. */
+void ctl_reconcile_workload(ctl *c, const char *key, int64_t now);
+/* The job reconciler for key "J/ns/name" or "S/ns/name" [borrowed]: the
+ * gate first, then the job, its Workload and the caches' view into
+ * rec_job_reconcile, its plan carried out. A job gone from the cache has
+ * its Workloads deleted (step 0). */
+void ctl_reconcile_job(ctl *c, const char *key, int64_t now);
+
+/* ---- tick.c ----------------------------------------------------------- */
+
+/* Start and stop the one-second tick timer. */
+void ctl_tick_start(ctl *c);
+void ctl_tick_stop(ctl *c);
+
+#endif /* CU_CONTROLLER_CTL_INT_H */

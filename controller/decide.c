@@ -1,0 +1,501 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/decide.c - the scheduling cycle: the engine's decisions become
+ * ledger records and queued writes (admissions, evictions of preemption
+ * victims, pending reasons), and the answers to those writes confirm or
+ * withdraw them (the pipeline's settle hook).
+ *
+ * Invariant (docs/architecture.md lesson 3): a decision is recorded in
+ * the ledger before the write announcing it is queued; the pipeline
+ * commits the ledger before sending it.
+ */
+#include <string.h>
+
+#include "controller/ctl_int.h"
+
+/*
+ * Withdraw a decision that will not be announced (its write failed or was
+ * never sent): an ADMITTED Workload gives its quota back and waits again
+ * with its old timestamp. One chosen as a preemption victim meanwhile
+ * (EVICTING) was never admitted in the API, so its eviction is over:
+ * released and requeued - leaving it EVICTING would hold its quota with
+ * nothing left to release it. Failures are only logged (the Workload is
+ * then reconciled again from the API).
+ */
+void ctl_withdraw(ctl *c, const char *uid, int64_t now)
+{
+	struct que_wl *qw = que_workload_get(c->st, uid);
+	cu_error err;
+	int rc;
+
+	if (qw == NULL)
+		return;
+	if (qw->where == QUE_WL_EVICTING)
+		rc = que_workload_release(c->st, uid, now, &err);
+	else if (qw->where == QUE_WL_ADMITTED)
+		rc = que_workload_unadmit(c->st, uid, &err);
+	else
+		return;
+	if (rc != CU_OK)
+		cu_warn("engine: %s", err.msg);
+	c->dirty_cycle = true;
+}
+
+void ctl_ledger_release(ctl *c, const char *uid, int64_t now)
+{
+	cu_error err;
+
+	if (ctl_pipe_begin(c->pipe) != CU_OK)
+		return;
+	if (store_decision_delete(c->ledger, uid, &err) != CU_OK &&
+	    err.code != CU_ENOTFOUND)
+		cu_warn("ledger: %s", err.msg);
+	(void)now;
+}
+
+int ctl_decode_cached(
+    ctl *c, const char *ns, const char *name, struct api_workload *wl)
+{
+	json_t *obj = api_informer_get(c->inf[INF_WL], ns, name);
+	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
+
+	if (obj == NULL)
+		return CU_ENOTFOUND;
+	if (api_workload_decode(wl, obj, &err) != CU_OK) {
+		cu_warn("workload %s/%s: %s", ns, name, err.msg);
+		return err.code;
+	}
+	return CU_OK;
+}
+
+static int record_admission(ctl *c, const struct que_wl *qw,
+    const struct adm_decision *d, int64_t now, cu_error *err)
+{
+	store_podset *ps = cu_calloc(d->n_podsets + 1, sizeof(*ps));
+	store_resource **rs = cu_calloc(d->n_podsets + 1, sizeof(*rs));
+	store_decision sd;
+	size_t i, j;
+	int rc = CU_ENOMEM;
+
+	if (ps == NULL || rs == NULL)
+		goto out;
+	for (i = 0; i < d->n_podsets; i++) {
+		rs[i] = cu_calloc(d->podsets[i].n_uses + 1, sizeof(**rs));
+		if (rs[i] == NULL)
+			goto out;
+		for (j = 0; j < d->podsets[i].n_uses; j++) {
+			rs[i][j].resource = d->podsets[i].uses[j].resource;
+			rs[i][j].flavor = d->podsets[i].uses[j].flavor;
+			rs[i][j].milli = d->podsets[i].uses[j].usage;
+		}
+		ps[i].name = d->podsets[i].name;
+		ps[i].count = d->podsets[i].count;
+		ps[i].n_resources = d->podsets[i].n_uses;
+		ps[i].resources = rs[i];
+	}
+	memset(&sd, 0, sizeof(sd));
+	sd.uid = qw->uid;
+	sd.ns = qw->ns;
+	sd.name = qw->name;
+	sd.cluster_queue = d->cluster_queue;
+	sd.state = STORE_RESERVED;
+	sd.decided_ns = now;
+	sd.n_podsets = d->n_podsets;
+	sd.podsets = ps;
+	rc = ctl_pipe_begin(c->pipe);
+	if (rc == CU_OK)
+		rc = store_decision_put(c->ledger, &sd, NULL, err);
+out:
+	if (rc == CU_ENOMEM)
+		cu_error_set(err, CU_ENOMEM, "ledger record: out of memory");
+	for (i = 0; rs != NULL && i < d->n_podsets; i++)
+		cu_free(rs[i]);
+	cu_free(rs);
+	cu_free(ps);
+	return rc;
+}
+
+/* Queue qw's admission patch [consumed] with the note [consumed] of its
+ * QuotaReserved event. The decision is in flight until the answer
+ * (invariant 3); the write is expected in the cache like any other, but
+ * not marked busy: in_flight holds the Workload. */
+void ctl_queue_admit(ctl *c, const struct que_wl *qw, json_t *patch, char *note)
+{
+	char *ek = cu_asprintf("wl/%s/%s", qw->ns, qw->name);
+	struct ctl_pipe_write *w;
+
+	json_object_set_new(c->dec.in_flight, qw->uid, json_true());
+	w = ctl_pipe_queue(c->pipe, CTL_PIPE_ADMIT, CTL_RES(INF_WL), qw->ns,
+	    qw->name, qw->uid, patch);
+	ctl_pipe_expect(c->pipe, w, ek, false);
+	ctl_pipe_set_event(w, NULL, note);
+	ctl_pipe_set_admission(w, qw->created_ns, qw->cq ? qw->cq->name : NULL);
+	cu_free(ek);
+}
+
+static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
+{
+	struct que_wl *qw = que_workload_get(c->st, d->uid);
+	struct api_workload wl;
+	json_t *patch = NULL;
+	cu_error err;
+
+	if (qw == NULL)
+		return;
+	{
+		/* Our own write to it (a pending status) has not reached the
+		 * cache: a patch on the older object would only conflict. The
+		 * decision stands (quota held, ledger first); its announcement
+		 * waits for the cache (ctl_announce_deferred). Withdrawing it
+		 * would leave the Workload at the head of its queue, blocking
+		 * it. */
+		char *ek = cu_asprintf("wl/%s/%s", qw->ns, qw->name);
+		json_t *obj =
+		    api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+		bool st = ek == NULL ||
+			  (obj != NULL && ctl_pipe_stale(c->pipe, ek, obj));
+
+		cu_free(ek);
+		if (st && obj != NULL &&
+		    record_admission(c, qw, d, now, &err) == CU_OK) {
+			json_object_set_new(
+			    c->dec.in_flight, d->uid, json_true());
+			json_object_set_new(
+			    c->dec.deferred, d->uid, json_true());
+			return;
+		}
+		if (st) {
+			ctl_withdraw(c, d->uid, now);
+			return;
+		}
+	}
+	if (ctl_decode_cached(c, qw->ns, qw->name, &wl) != CU_OK) {
+		ctl_withdraw(c, d->uid, now);
+		return;
+	}
+	if (rec_wl_status_admit(&wl, d, now, &patch, &err) != CU_OK ||
+	    record_admission(c, qw, d, now, &err) != CU_OK) {
+		cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
+		json_decref(patch);
+		ctl_withdraw(c, d->uid, now);
+		api_workload_dispose(&wl);
+		return;
+	}
+	if (patch != NULL)
+		ctl_queue_admit(c, qw, patch,
+		    cu_asprintf("Quota reserved in ClusterQueue %s, wait time "
+				"since queued was %llds",
+			d->cluster_queue,
+			(long long)cu_ns_to_s(now - qw->queue_ts)));
+	api_workload_dispose(&wl);
+}
+
+/* The engine reports a pending reason once, when it changes; it is kept
+ * here and written by ctl_report_pending() once due. */
+static void decide_pending(ctl *c, const struct adm_decision *d, int64_t now)
+{
+	(void)now;
+	json_object_set_new(c->rep.pending_due, d->uid,
+	    json_pack("[s,s]", adm_reason_string(d->reason),
+		d->message ? d->message : ""));
+}
+
+/* The ledger records that uid's eviction is in the API (a Workload
+ * without a decision there is not an error). */
+static void ledger_evicting(ctl *c, const char *uid, int64_t now)
+{
+	cu_error err;
+
+	if (ctl_pipe_begin(c->pipe) == CU_OK &&
+	    store_decision_set_state(
+		c->ledger, uid, STORE_EVICTING, now, &err) != CU_OK &&
+	    err.code != CU_ENOTFOUND)
+		cu_warn("ledger: %s", err.msg);
+}
+
+/* A victim's eviction cannot be written now: it is ADMITTED again and the
+ * preemption is decided anew in a later cycle (with a fresh cache). */
+static void unevict(ctl *c, struct que_wl *v, const char *why)
+{
+	cu_error err;
+
+	cu_debug("preemption of %s/%s postponed: %s", v->ns, v->name, why);
+	if (que_workload_unevict(c->st, v->uid, &err) != CU_OK)
+		cu_warn("engine: %s", err.msg);
+}
+
+/*
+ * Evict the victims of a preemption. The engine marked them EVICTING; what
+ * the API shows decides what is written:
+ *  - an admission recorded but not announced (deferred): it never reached
+ *    the API, so it is withdrawn - released and requeued, nothing written;
+ *  - an admission write in flight, or our own last write to the victim
+ *    not yet in the cache: a status patch would be built on an object
+ *    older than the server's (and conflict, or evict a Workload that was
+ *    never admitted there): the victim is ADMITTED again and the
+ *    preemption decided anew once the cache has caught up (that update
+ *    marks the cycle);
+ *  - else the Evicted patch (CTL_PIPE_EVICT); if it fails, settle makes
+ *    the victim ADMITTED again. A victim left EVICTING without an
+ *    eviction in the API would hold its quota until its job ends on its
+ *    own, and the preemptor would wait that long.
+ * The ledger records EVICTING and the Preempted event is sent once the
+ * eviction is written.
+ */
+static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
+{
+	struct que_wl *pre = que_workload_get(c->st, d->uid);
+	size_t i;
+	cu_error err;
+
+	for (i = 0; pre != NULL && i < d->n_victims; i++) {
+		struct que_wl *v = que_workload_get(c->st, d->victims[i].uid);
+		struct api_workload wl;
+		struct rec_eviction ev;
+		json_t *patch = NULL, *obj;
+		char *msg, *ek;
+		bool st;
+
+		if (v == NULL || v->where != QUE_WL_EVICTING)
+			continue;
+		if (json_object_get(c->dec.deferred, v->uid) != NULL) {
+			cu_debug("preemption victim %s/%s was never announced; "
+				 "withdrawn",
+			    v->ns, v->name);
+			json_object_del(c->dec.deferred, v->uid);
+			json_object_del(c->dec.in_flight, v->uid);
+			ctl_ledger_release(c, v->uid, now);
+			ctl_withdraw(c, v->uid, now);
+			continue;
+		}
+		if (json_object_get(c->dec.in_flight, v->uid) != NULL) {
+			unevict(c, v, "its admission is in flight");
+			continue;
+		}
+		ek = cu_asprintf("wl/%s/%s", v->ns, v->name);
+		obj = api_informer_get(c->inf[INF_WL], v->ns, v->name);
+		st = ek == NULL ||
+		     (obj != NULL && ctl_pipe_stale(c->pipe, ek, obj));
+		if (st || ctl_decode_cached(c, v->ns, v->name, &wl) != CU_OK) {
+			unevict(c, v,
+			    st ? "the cache is behind our write"
+			       : "not in the cache");
+			cu_free(ek);
+			continue;
+		}
+		msg =
+		    rec_preemption_message(pre->uid, NULL, d->victims[i].reason,
+			d->cluster_queue, d->victims[i].cluster_queue);
+		ev.reason = REC_EVICTED_PREEMPTED;
+		ev.message = msg ? msg : "Preempted";
+		ev.preempted_reason =
+		    adm_preempt_reason_string(d->victims[i].reason);
+		if (rec_wl_status_evict(&wl, &ev, now, &patch, &err) != CU_OK) {
+			cu_warn("evict %s/%s: %s", v->ns, v->name, err.msg);
+			unevict(c, v, "no eviction patch");
+		} else if (patch != NULL) {
+			struct ctl_pipe_write *w =
+			    ctl_pipe_queue(c->pipe, CTL_PIPE_EVICT,
+				CTL_RES(INF_WL), v->ns, v->name, v->uid, patch);
+
+			ctl_pipe_expect(c->pipe, w, ek, true);
+			ctl_pipe_set_event(
+			    w, "Preempted", cu_strdup(ev.message));
+		} else {
+			/* Evicted already (another reason): its release is
+			 * under way. */
+			ledger_evicting(c, v->uid, now);
+		}
+		if (c->metrics != NULL && patch != NULL)
+			ctl_metric_inc(c->metrics,
+			    CTL_M_EVICTED_WORKLOADS_TOTAL,
+			    CTL_LV(v->cq ? v->cq->name : "",
+				REC_EVICTED_PREEMPTED, "",
+				wl.spec.has_priority_class_ref &&
+					wl.spec.priority_class_ref.name
+				    ? wl.spec.priority_class_ref.name
+				    : ""));
+		if (c->metrics != NULL && v->where == QUE_WL_EVICTING)
+			ctl_metric_inc(c->metrics,
+			    CTL_M_PREEMPTED_WORKLOADS_TOTAL,
+			    CTL_LV(d->cluster_queue ? d->cluster_queue : "",
+				adm_preempt_reason_string(
+				    d->victims[i].reason)));
+		cu_free(msg);
+		cu_free(ek);
+		api_workload_dispose(&wl);
+	}
+	decide_pending(c, d, now);
+}
+
+void ctl_run_cycle(ctl *c, int64_t now)
+{
+	struct adm_result r;
+	size_t i, nwrites = ctl_pipe_queued(c->pipe);
+	cu_error err;
+
+	adm_result_init(&r);
+	if (adm_cycle(c->st, now, &r, &err) != CU_OK)
+		cu_warn("admission cycle: %s", err.msg);
+	if (r.n > 0)
+		cu_debug("cycle: %zu heads, %zu admitted, %zu decisions",
+		    r.heads, r.admitted, r.n);
+	for (i = 0; i < r.n; i++) {
+		const struct adm_decision *d = &r.v[i];
+
+		switch (d->kind) {
+		case ADM_ADMIT:
+			decide_admit(c, d, now);
+			break;
+		case ADM_PREEMPT:
+			decide_preempt(c, d, now);
+			break;
+		case ADM_PENDING:
+			decide_pending(c, d, now);
+			break;
+		}
+	}
+	if (c->metrics != NULL) {
+		ctl_metric_add(c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL,
+		    CTL_LV("success"), r.admitted);
+		ctl_metric_add(c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL,
+		    CTL_LV("inadmissible"), r.heads - r.admitted);
+	}
+	/* Heads that were requeued may fit after the writes land; the
+	 * engine asks for more work through its own dirty flags. Decisions
+	 * withdrawn because the cache is behind our own write (decide_admit)
+	 * wait for that cache update, which marks the cycle: running it
+	 * again at once would decide the same thing in a loop. */
+	c->dirty_cycle =
+	    r.heads > 0 && r.admitted > 0 && ctl_pipe_queued(c->pipe) > nwrites;
+	adm_result_dispose(&r);
+}
+
+/* The event a successful write announces, about the object as cached. */
+static void write_event(ctl *c, const struct ctl_pipe_write *w)
+{
+	enum inf_id id = w->res == CTL_RES(INF_WL)    ? INF_WL
+			 : w->res == CTL_RES(INF_JOB) ? INF_JOB
+						      : INF_JOBSET;
+	json_t *obj = c->inf[id] && w->ns && w->name
+			  ? api_informer_get(c->inf[id], w->ns, w->name)
+			  : NULL;
+
+	if (w->kind == CTL_PIPE_ADMIT) {
+		ctl_emit(c, obj, "Normal", "QuotaReserved", w->note);
+		ctl_emit(
+		    c, obj, "Normal", "Admitted", "Admitted by ClusterQueue");
+	} else if (w->ev_reason != NULL) {
+		ctl_emit(c, obj, "Normal", w->ev_reason, w->note);
+	}
+}
+
+/* An admission write answered: the ledger says ADMITTED, or, not
+ * announced, the decision is undone (the cached Workload will be
+ * reconciled again). */
+static void admit_answered(ctl *c, const struct ctl_pipe_write *w,
+    const struct api_response *resp, int64_t now)
+{
+	cu_error err;
+
+	json_object_del(c->dec.in_flight, w->uid);
+	if (resp->err == CU_OK) {
+		if (ctl_pipe_begin(c->pipe) == CU_OK &&
+		    store_decision_set_state(
+			c->ledger, w->uid, STORE_ADMITTED, now, &err) != CU_OK)
+			cu_warn("ledger: %s", err.msg);
+		if (c->metrics != NULL && w->cq != NULL) {
+			ctl_metric_inc(c->metrics,
+			    CTL_M_ADMITTED_WORKLOADS_TOTAL, CTL_LV(w->cq, ""));
+			ctl_metric_inc(c->metrics,
+			    CTL_M_QUOTA_RESERVED_WORKLOADS_TOTAL,
+			    CTL_LV(w->cq, ""));
+			ctl_metric_observe(c->metrics,
+			    CTL_M_ADMISSION_WAIT_TIME_SECONDS,
+			    CTL_LV(w->cq, ""),
+			    cu_ns_to_secs(now - w->created_ns));
+		}
+	} else {
+		cu_warn("admission write %s: %s %s", w->uid, resp->reason,
+		    resp->message);
+		ctl_withdraw(c, w->uid, now);
+		ctl_ledger_release(c, w->uid, now);
+	}
+	c->dirty_cycle = true;
+}
+
+/* An eviction answered: the ledger records it, or the preemption did not
+ * happen and is decided anew. */
+static void evict_answered(ctl *c, const struct ctl_pipe_write *w,
+    const struct api_response *resp, int64_t now)
+{
+	struct que_wl *qw = que_workload_get(c->st, w->uid);
+	cu_error err;
+
+	if (resp->err == CU_OK) {
+		ledger_evicting(c, w->uid, now);
+	} else if (qw != NULL && qw->where == QUE_WL_EVICTING) {
+		cu_info("eviction of %s/%s not written (%d %s); preemption "
+			"decided again",
+		    qw->ns, qw->name, resp->code, resp->reason);
+		if (que_workload_unevict(c->st, w->uid, &err) != CU_OK)
+			cu_warn("engine: %s", err.msg);
+		c->dirty_cycle = true;
+	}
+}
+
+/* A write that will not be sent: its decision is withdrawn. */
+static void unsent(
+    ctl *c, const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome)
+{
+	if (w->uid == NULL)
+		return;
+	if (w->kind == CTL_PIPE_ADMIT) {
+		ctl_withdraw(c, w->uid, cu_time_now_ns());
+		json_object_del(c->dec.in_flight, w->uid);
+		/* A failed commit took the decision with it. */
+		if (outcome == CTL_PIPE_SEND_FAILED)
+			ctl_ledger_release(c, w->uid, 0);
+	} else if (w->kind == CTL_PIPE_EVICT &&
+		   outcome == CTL_PIPE_SEND_FAILED) {
+		struct que_wl *v = que_workload_get(c->st, w->uid);
+
+		if (v != NULL && v->where == QUE_WL_EVICTING)
+			unevict(c, v, "the write was not sent");
+	}
+}
+
+void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
+    const struct api_response *resp, void *payload)
+{
+	ctl *c = payload;
+	int64_t now = cu_time_now_ns();
+
+	if (outcome != CTL_PIPE_ANSWERED) {
+		unsent(c, w, outcome);
+		return;
+	}
+	if (resp->err == CU_OK && w->note != NULL)
+		write_event(c, w);
+	if (w->kind == CTL_PIPE_ADMIT)
+		admit_answered(c, w, resp, now);
+	else if (w->kind == CTL_PIPE_EVICT && w->uid != NULL)
+		evict_answered(c, w, resp, now);
+	else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND)
+		cu_warn("write %s: %d %s %s", resp->path, resp->code,
+		    resp->reason, resp->message);
+}
+
+int ctl_decide_init(struct ctl_decide *d)
+{
+	d->in_flight = json_object();
+	d->deferred = json_object();
+	return d->in_flight && d->deferred ? CU_OK : CU_ENOMEM;
+}
+
+void ctl_decide_dispose(struct ctl_decide *d)
+{
+	json_decref(d->in_flight);
+	json_decref(d->deferred);
+	d->in_flight = d->deferred = NULL;
+}

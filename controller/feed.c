@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/feed.c - configuration and Workloads into the engine:
+ * ResourceFlavors, Cohorts, ClusterQueues and LocalQueues from their caches
+ * (through reconcile/sync), their deletions, the ClusterQueues' namespace
+ * selectors, and the Workloads the engine holds (added, forgotten).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "controller/ctl_int.h"
+
+struct sync_pass {
+	ctl *c;
+	json_t *seen; /* names present now */
+	enum inf_id id;
+};
+
+static void sels_clear(struct ctl_feed *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nsels; i++) {
+		cu_free(f->sels[i].name);
+		api_selector_dispose(&f->sels[i].sel);
+	}
+	cu_free(f->sels);
+	f->sels = NULL;
+	f->nsels = 0;
+	f->capsels = 0;
+}
+
+static void sync_one(json_t *obj, void *payload)
+{
+	struct sync_pass *p = payload;
+	ctl *c = p->c;
+	cu_error err;
+	int rc = CU_OK;
+	const char *name = ctl_jmeta(obj, "name");
+
+	if (name == NULL)
+		return;
+	switch (p->id) {
+	case INF_RF: {
+		struct api_resource_flavor rf;
+
+		rc = api_resource_flavor_decode(&rf, obj, &err);
+		if (rc == CU_OK) {
+			rc = rec_sync_flavor(c->st, &rf, &err);
+			api_resource_flavor_dispose(&rf);
+		}
+		break;
+	}
+	case INF_CQ: {
+		struct api_cluster_queue cq;
+		struct cq_sel *s;
+
+		rc = api_cluster_queue_decode(&cq, obj, &err);
+		if (rc != CU_OK)
+			break;
+		rc = rec_sync_cluster_queue(c->st, &cq, &err);
+		if (rc == CU_OK &&
+		    cu_grow((void **)&c->feed.sels, &c->feed.capsels,
+			c->feed.nsels + 1, sizeof(*c->feed.sels)) == CU_OK) {
+			s = &c->feed.sels[c->feed.nsels++];
+			s->name = cu_strdup(name);
+			s->has = cq.spec.has_namespace_selector;
+			/* Move the selector out of the decoded object. */
+			s->sel = cq.spec.namespace_selector;
+			memset(&cq.spec.namespace_selector, 0,
+			    sizeof(cq.spec.namespace_selector));
+		}
+		api_cluster_queue_dispose(&cq);
+		break;
+	}
+	case INF_COHORT: {
+		struct api_cohort co;
+
+		rc = api_cohort_decode(&co, obj, &err);
+		if (rc == CU_OK) {
+			rc = rec_sync_cohort(c->st, &co, &err);
+			api_cohort_dispose(&co);
+		}
+		break;
+	}
+	case INF_LQ: {
+		struct api_local_queue lq;
+
+		rc = api_local_queue_decode(&lq, obj, &err);
+		if (rc == CU_OK) {
+			rc = rec_sync_local_queue(c->st, &lq, &err);
+			api_local_queue_dispose(&lq);
+		}
+		name = NULL;
+		{
+			char *k = ctl_key_of(ctl_jmeta(obj, "namespace"),
+			    ctl_jmeta(obj, "name"));
+
+			if (k != NULL && rc == CU_OK)
+				json_object_set_new(p->seen, k, json_true());
+			cu_free(k);
+		}
+		break;
+	}
+	default:
+		return;
+	}
+	if (rc != CU_OK) {
+		cu_warn("%s %s: %s", ctl_resources[p->id].plural,
+		    ctl_jmeta(obj, "name"), err.msg);
+		return;
+	}
+	if (name != NULL)
+		json_object_set_new(p->seen, name, json_true());
+}
+
+/* Objects the engine knows but the cache no longer has are deleted. */
+static void sync_deletions(ctl *c, enum inf_id id, json_t *known, json_t *seen)
+{
+	const char *key;
+	json_t *v;
+	void *tmp;
+	cu_error err;
+
+	json_object_foreach_safe(known, tmp, key, v)
+	{
+		int rc = CU_OK;
+
+		if (json_object_get(seen, key) != NULL)
+			continue;
+		if (id == INF_RF)
+			rc = que_flavor_delete(c->st, key, &err);
+		else if (id == INF_CQ)
+			rc = que_cq_delete(c->st, key, &err);
+		else if (id == INF_COHORT)
+			rc = que_cohort_delete(c->st, key, &err);
+		else if (id == INF_LQ) {
+			const char *slash = strchr(key, '/');
+			char ns[254];
+
+			if (slash == NULL)
+				continue;
+			snprintf(
+			    ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+			rc = que_lq_delete(c->st, ns, slash + 1, &err);
+		}
+		if (rc != CU_OK && rc != CU_ENOTFOUND)
+			cu_warn("delete %s: %s", key, err.msg);
+	}
+	json_object_clear(known);
+	json_object_update(known, seen);
+}
+
+void ctl_sync_config(ctl *c)
+{
+	static const enum inf_id order[] = {INF_RF, INF_COHORT, INF_CQ, INF_LQ};
+	json_t *known[] = {c->feed.rf_names, c->feed.cohort_names,
+	    c->feed.cq_names, c->feed.lq_names};
+	size_t i;
+	cu_error err;
+
+	sels_clear(&c->feed);
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		struct sync_pass p = {c, json_object(), order[i]};
+
+		api_informer_foreach(c->inf[order[i]], sync_one, &p);
+		sync_deletions(c, order[i], known[i], p.seen);
+		json_decref(p.seen);
+	}
+	if (que_rebuild(c->st, &err) != CU_OK)
+		cu_warn("engine rebuild: %s", err.msg);
+	c->dirty_config = false;
+}
+
+/* Does the ClusterQueue behind LocalQueue ns/queue admit namespace ns?
+ * Unknown LocalQueue or ClusterQueue: true, so that the engine reports the
+ * upstream cause (a missing queue) rather than a namespace mismatch. */
+bool ctl_eligible(ctl *c, const char *ns, const char *queue)
+{
+	json_t *lq, *nsobj;
+	const char *cq;
+	size_t i;
+
+	if (queue == NULL)
+		return true;
+	lq = api_informer_get(c->inf[INF_LQ], ns, queue);
+	cq = json_string_value(
+	    json_object_get(json_object_get(lq, "spec"), "clusterQueue"));
+	if (cq == NULL)
+		return true;
+	for (i = 0; i < c->feed.nsels; i++) {
+		if (strcmp(c->feed.sels[i].name, cq) != 0)
+			continue;
+		if (!c->feed.sels[i].has)
+			return false; /* nil selector: no namespace */
+		nsobj = api_informer_get(c->inf[INF_NS], NULL, ns);
+		if (nsobj == NULL)
+			return false;
+		return ns_selector_matches(
+		    &c->feed.sels[i].sel, ctl_ns_label, nsobj);
+	}
+	return true;
+}
+
+void ctl_forget_workload(ctl *c, const char *key, const char *uid)
+{
+	cu_error err;
+
+	if (que_workload_remove(c->st, uid, &err) != CU_OK &&
+	    err.code != CU_ENOTFOUND)
+		cu_warn("engine: %s", err.msg);
+	ctl_ledger_release(c, uid, 0);
+	json_object_del(c->feed.wl_gen, uid);
+	json_object_del(c->rep.pending_at, uid);
+	json_object_del(c->rep.pending_due, uid);
+	json_object_del(c->feed.wl_uid, key);
+	c->dirty_cycle = true;
+}
+
+void ctl_add_workload(ctl *c, const char *key, const struct api_workload *wl)
+{
+	cu_error err;
+	int rc = rec_sync_workload(c->st, wl,
+	    ctl_eligible(c, wl->meta.namespace_, wl->spec.queue_name), &err);
+
+	if (rc != CU_OK && rc != CU_ENOTFOUND) {
+		cu_warn("workload %s: %s", key, err.msg);
+		return;
+	}
+	if (rc == CU_ENOTFOUND)
+		cu_warn("workload %s: %s", key, err.msg);
+	cu_debug("workload %s queued (%s)", key,
+	    rec_workload_holds_quota(wl) ? "adopted" : "pending");
+	json_object_set_new(c->feed.wl_uid, key, json_string(wl->meta.uid));
+	json_object_set_new(c->feed.wl_gen, wl->meta.uid,
+	    json_integer(wl->meta.has_generation ? wl->meta.generation : 0));
+	c->dirty_cycle = true;
+}
+
+int ctl_feed_init(struct ctl_feed *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->cq_names = json_object();
+	f->rf_names = json_object();
+	f->cohort_names = json_object();
+	f->lq_names = json_object();
+	f->wl_uid = json_object();
+	f->wl_gen = json_object();
+	return f->cq_names && f->rf_names && f->cohort_names && f->lq_names &&
+		       f->wl_uid && f->wl_gen
+		   ? CU_OK
+		   : CU_ENOMEM;
+}
+
+void ctl_feed_dispose(struct ctl_feed *f)
+{
+	json_decref(f->cq_names);
+	json_decref(f->rf_names);
+	json_decref(f->cohort_names);
+	json_decref(f->lq_names);
+	json_decref(f->wl_uid);
+	json_decref(f->wl_gen);
+	sels_clear(f);
+	memset(f, 0, sizeof(*f));
+}

@@ -1,0 +1,596 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/pipeline.c - the controller's write pipeline (see
+ * pipeline.h): queue, ledger commit before announcement, sending, answers,
+ * expectations, retries and status-report budgets.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "controller/pipeline.h"
+
+/* How long the cache may lag behind our own write before it is trusted
+ * anyway. Acting on an older object only costs a conflict (every status
+ * write is resourceVersion-guarded); waiting forever on a version that
+ * never comes (a conflict whose object did not change, a lost event)
+ * would stall that object for good. client-go's expectations expire too. */
+#define CTL_EXPECT_TTL_MS 10000
+/* A write rejected (other than by a conflict) is looked at again after
+ * this pause, or the same state would send it again in a loop. */
+#define CTL_WRITE_RETRY_MS 2000
+/* A turn that announces nothing leaves its ledger changes to a commit at
+ * most this much later (see ctl_pipe_flush). */
+#define CTL_LEDGER_LAZY_MS 500
+
+/* Status reports may use clientConnection.qps / CTL_REPORT_QPS_DIVISOR
+ * writes per second (CTL_REPORT_RATE_MIN to CTL_REPORT_RATE_MAX), half
+ * for queue status and half for pending reasons, each with a burst of
+ * CTL_REPORT_BURST: a small cluster sees every change at once, a busy one
+ * keeps its write budget for admissions (one status write each). */
+#define CTL_REPORT_QPS_DIVISOR 25.0
+#define CTL_REPORT_RATE_MIN 1.0
+#define CTL_REPORT_RATE_MAX 5.0
+#define CTL_REPORT_BURST 10.0
+/* Writes waiting in the main client (its rate limiter) from which
+ * reports hold back: decisions go first. */
+#define CTL_REPORT_BACKLOG 8
+/* While the client is backlogged, reports refill at this share of their
+ * rate: never starved, but they take few of the tokens admissions wait
+ * for (the QPS-bound benchmark is one write per admission). */
+#define CTL_REPORT_BACKLOG_SHARE 0.2
+
+/* How each kind is sent. */
+enum verb { V_STATUS, V_PATCH, V_CREATE, V_DELETE };
+
+static const struct kind_info {
+	enum verb verb;
+	bool events;	/* sent by the Events client */
+	bool announces; /* the ledger is committed before it is sent */
+} kinds[] = {
+    [CTL_PIPE_ADMIT] = {V_STATUS, false, true},
+    [CTL_PIPE_WL_STATUS] = {V_STATUS, false, true},
+    [CTL_PIPE_EVICT] = {V_STATUS, false, true},
+    [CTL_PIPE_QUEUE_STATUS] = {V_STATUS, false, false},
+    [CTL_PIPE_WL_PATCH] = {V_PATCH, false, true},
+    [CTL_PIPE_WL_CREATE] = {V_CREATE, false, true},
+    [CTL_PIPE_WL_DELETE] = {V_DELETE, false, true},
+    [CTL_PIPE_JOB_START] = {V_PATCH, false, true},
+    [CTL_PIPE_JOB_SUSPEND] = {V_PATCH, false, true},
+    [CTL_PIPE_JOB_RESET_START] = {V_STATUS, false, true},
+    [CTL_PIPE_JOB_RESTORE] = {V_PATCH, false, true},
+    [CTL_PIPE_EVENT_CREATE] = {V_CREATE, true, false},
+    [CTL_PIPE_EVENT_PATCH] = {V_PATCH, true, false},
+};
+
+struct bucket {
+	double tokens, rate, burst;
+	int64_t at_ms;
+};
+
+/* A write in flight [owned by its callback]. */
+struct inflight {
+	ctl_pipe *p;
+	struct ctl_pipe_write w; /* moved from the queue; patch NULL */
+	/* resourceVersion the patch was guarded by (0: none): after a 409 the
+	 * object is not acted on until the cache shows a newer one. */
+	unsigned long long sent_rv;
+	bool main; /* sent by the main client (not the Events one) */
+};
+
+struct ctl_pipe {
+	struct ctl_pipe_opts o;
+	struct ctl_pipe_write *writes;
+	size_t nwrites, capwrites;
+	size_t in_flight;
+	size_t main_in_flight; /* of them, by the main client */
+	/* Object key -> resourceVersion our last write produced: until the
+	 * informer shows that version, the cached object is older than what
+	 * we wrote and must not be acted on (it would undo or repeat the
+	 * write). Keys: "wl/ns/name", "J/ns/name", "S/ns/name", "cq/name",
+	 * "lq/ns/name". */
+	json_t *expect;
+	json_t *expect_until; /* key -> ms: an expectation expires then */
+	json_t *busy;	      /* key -> true while a write to it is in flight */
+	json_t *retry_at;     /* key -> ms: a failed write is retried then */
+	struct bucket budgets[CTL_PIPE_BUDGET__COUNT];
+	bool txn;
+	char ledger_fail[CU_ERROR_MSG_MAX]; /* the last commit's error; "" when
+					       it worked */
+	int64_t commit_ms; /* monotonic ms of the last ledger commit */
+	bool stopping;
+	bool closing;
+};
+
+static void write_dispose(struct ctl_pipe_write *w)
+{
+	json_decref(w->patch);
+	cu_free(w->ns);
+	cu_free(w->name);
+	cu_free(w->uid);
+	cu_free(w->expect);
+	cu_free(w->owner);
+	cu_free(w->note);
+	cu_free(w->cq);
+	memset(w, 0, sizeof(*w));
+}
+
+int ctl_pipe_new(
+    ctl_pipe **out, const struct ctl_pipe_opts *opts, cu_error *err)
+{
+	ctl_pipe *p = cu_calloc(1, sizeof(*p));
+	double rate;
+	size_t i;
+
+	*out = NULL;
+	if (p == NULL)
+		return cu_error_set(err, CU_ENOMEM, "pipeline: out of memory");
+	p->o = *opts;
+	p->expect = json_object();
+	p->expect_until = json_object();
+	p->busy = json_object();
+	p->retry_at = json_object();
+	if (!p->expect || !p->expect_until || !p->busy || !p->retry_at) {
+		ctl_pipe_free(p);
+		return cu_error_set(err, CU_ENOMEM, "pipeline: out of memory");
+	}
+	rate = opts->qps / CTL_REPORT_QPS_DIVISOR;
+	if (!(rate >= CTL_REPORT_RATE_MIN))
+		rate = CTL_REPORT_RATE_MIN;
+	if (rate > CTL_REPORT_RATE_MAX)
+		rate = CTL_REPORT_RATE_MAX;
+	for (i = 0; i < CTL_PIPE_BUDGET__COUNT; i++) {
+		/* Half each for queue status and pending reasons. */
+		p->budgets[i].rate = rate / 2.0;
+		p->budgets[i].burst = CTL_REPORT_BURST;
+		p->budgets[i].tokens = CTL_REPORT_BURST;
+	}
+	*out = p;
+	return CU_OK;
+}
+
+void ctl_pipe_closing(ctl_pipe *p)
+{
+	if (p != NULL)
+		p->closing = true;
+}
+
+void ctl_pipe_free(ctl_pipe *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < p->nwrites; i++)
+		write_dispose(&p->writes[i]);
+	cu_free(p->writes);
+	if (p->o.ledger != NULL && p->txn)
+		store_rollback(p->o.ledger);
+	json_decref(p->expect);
+	json_decref(p->expect_until);
+	json_decref(p->busy);
+	json_decref(p->retry_at);
+	cu_free(p);
+}
+
+/* ---- the queue ------------------------------------------------------ */
+
+struct ctl_pipe_write *ctl_pipe_queue(ctl_pipe *p, enum ctl_pipe_kind kind,
+    const struct api_resource *res, const char *ns, const char *name,
+    const char *uid, json_t *patch)
+{
+	struct ctl_pipe_write *w;
+
+	if (cu_grow((void **)&p->writes, &p->capwrites, p->nwrites + 1,
+		sizeof(*p->writes)) != CU_OK) {
+		cu_errorf(
+		    "write queue: out of memory; dropping a write to %s", name);
+		json_decref(patch);
+		return NULL;
+	}
+	w = &p->writes[p->nwrites++];
+	memset(w, 0, sizeof(*w));
+	w->kind = kind;
+	w->res = res;
+	w->ns = ns ? cu_strdup(ns) : NULL;
+	w->name = cu_strdup(name);
+	w->uid = uid ? cu_strdup(uid) : NULL;
+	w->patch = patch;
+	return w;
+}
+
+void ctl_pipe_expect(
+    ctl_pipe *p, struct ctl_pipe_write *w, const char *key, bool busy)
+{
+	if (w == NULL || key == NULL)
+		return;
+	cu_free(w->expect);
+	w->expect = cu_strdup(key);
+	if (busy)
+		json_object_set_new(p->busy, key, json_true());
+}
+
+void ctl_pipe_set_owner(struct ctl_pipe_write *w, const char *owner)
+{
+	if (w == NULL || owner == NULL)
+		return;
+	cu_free(w->owner);
+	w->owner = cu_strdup(owner);
+}
+
+void ctl_pipe_set_event(
+    struct ctl_pipe_write *w, const char *reason, char *note)
+{
+	if (w == NULL) {
+		cu_free(note);
+		return;
+	}
+	cu_free(w->note);
+	w->ev_reason = reason;
+	w->note = note;
+}
+
+void ctl_pipe_set_admission(
+    struct ctl_pipe_write *w, int64_t created_ns, const char *cq)
+{
+	if (w == NULL)
+		return;
+	w->created_ns = created_ns;
+	cu_free(w->cq);
+	w->cq = cq ? cu_strdup(cq) : NULL;
+}
+
+/* ---- the ledger transaction ----------------------------------------- */
+
+int ctl_pipe_begin(ctl_pipe *p)
+{
+	cu_error err;
+
+	if (p->txn)
+		return CU_OK;
+	if (store_begin(p->o.ledger, &err) != CU_OK) {
+		cu_errorf("ledger: %s", err.msg);
+		return err.code;
+	}
+	p->txn = true;
+	return CU_OK;
+}
+
+/* Commit the open transaction; /readyz reports the ledger failing until
+ * a commit succeeds again (a full disk, a volume gone read-only). */
+static int ledger_commit(ctl_pipe *p, cu_error *err)
+{
+	int rc = store_commit(p->o.ledger, err);
+
+	if (rc == CU_OK)
+		p->ledger_fail[0] = '\0';
+	else
+		snprintf(
+		    p->ledger_fail, sizeof(p->ledger_fail), "%s", err->msg);
+	return rc;
+}
+
+const char *ctl_pipe_ledger_error(const ctl_pipe *p)
+{
+	return p->ledger_fail;
+}
+
+/* ---- expectations --------------------------------------------------- */
+
+/* Expect the cache to show key at resourceVersion rv [borrowed] or later. */
+static void expect_set(ctl_pipe *p, const char *key, const char *rv)
+{
+	json_object_set_new(p->expect, key, json_string(rv));
+	json_object_set_new(p->expect_until, key,
+	    json_integer(cu_time_mono_ms() + CTL_EXPECT_TTL_MS));
+}
+
+static void expect_drop(ctl_pipe *p, const char *key)
+{
+	json_object_del(p->expect, key);
+	json_object_del(p->expect_until, key);
+}
+
+/* (resourceVersions are decimal revisions here and on kube-apiserver;
+ * only ever compared for this purpose.) A version seen by the informer
+ * anywhere means everything up to it was delivered: the object simply
+ * did not change - e.g. after a conflict whose cause was not a newer
+ * object. */
+bool ctl_pipe_stale(ctl_pipe *p, const char *key, json_t *obj)
+{
+	json_t *want = json_object_get(p->expect, key);
+	api_informer *inf;
+	const char *have, *seen;
+	unsigned long long w, h;
+
+	if (json_object_get(p->busy, key) != NULL)
+		return true;
+	if (want == NULL)
+		return false;
+	have = json_string_value(json_object_get(
+	    json_object_get(obj, "metadata"), "resourceVersion"));
+	w = strtoull(json_string_value(want), NULL, 10);
+	h = have ? strtoull(have, NULL, 10) : 0;
+	inf = p->o.hooks.informer(key, p->o.hooks.payload);
+	seen = inf ? api_informer_resource_version(inf) : NULL;
+	if (h >= w || (seen != NULL && strtoull(seen, NULL, 10) >= w)) {
+		expect_drop(p, key);
+		return false;
+	}
+	if (cu_time_mono_ms() >=
+	    json_integer_value(json_object_get(p->expect_until, key))) {
+		cu_info("%s: the cache did not show resourceVersion %llu "
+			"within %d ms; using what it shows (%llu)",
+		    key, w, CTL_EXPECT_TTL_MS, h);
+		expect_drop(p, key);
+		return false;
+	}
+	return true;
+}
+
+void ctl_pipe_gone_past_expect(ctl_pipe *p, api_informer *inf, const char *key)
+{
+	json_t *want = json_object_get(p->expect, key);
+	const char *seen = api_informer_resource_version(inf);
+
+	if (want != NULL &&
+	    ((seen != NULL &&
+		 strtoull(seen, NULL, 10) >=
+		     strtoull(json_string_value(want), NULL, 10)) ||
+		cu_time_mono_ms() >=
+		    json_integer_value(json_object_get(p->expect_until, key))))
+		expect_drop(p, key);
+}
+
+bool ctl_pipe_awaits(const ctl_pipe *p, const char *key)
+{
+	return json_object_get(p->busy, key) != NULL ||
+	       json_object_get(p->expect, key) != NULL;
+}
+
+/* ---- retries -------------------------------------------------------- */
+
+bool ctl_pipe_retrying(const ctl_pipe *p, const char *key)
+{
+	return json_object_get(p->retry_at, key) != NULL;
+}
+
+void ctl_pipe_retry_due(ctl_pipe *p, int64_t now_ms)
+{
+	const char *key;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(p->retry_at, tmp, key, v)
+	{
+		if (json_integer_value(v) > now_ms)
+			continue;
+		p->o.hooks.mark(key, p->o.hooks.payload);
+		json_object_del(p->retry_at, key);
+	}
+}
+
+/* ---- budgets -------------------------------------------------------- */
+
+bool ctl_pipe_budget_take(
+    ctl_pipe *p, enum ctl_pipe_budget which, int64_t now_ms)
+{
+	struct bucket *b = &p->budgets[which];
+	double rate = p->main_in_flight >= CTL_REPORT_BACKLOG
+			  ? b->rate * CTL_REPORT_BACKLOG_SHARE
+			  : b->rate;
+
+	if (b->at_ms > 0 && now_ms > b->at_ms)
+		b->tokens += rate * cu_ms_to_secs(now_ms - b->at_ms);
+	if (b->tokens > b->burst)
+		b->tokens = b->burst;
+	b->at_ms = now_ms;
+	if (b->tokens < 1.0)
+		return false;
+	b->tokens -= 1.0;
+	return true;
+}
+
+/* ---- answers -------------------------------------------------------- */
+
+static void inflight_free(struct inflight *f)
+{
+	write_dispose(&f->w);
+	cu_free(f);
+}
+
+/* The expectation bookkeeping of an answer to f. */
+static void answer_expect(
+    ctl_pipe *p, struct inflight *f, const struct api_response *resp)
+{
+	const char *key = f->w.expect;
+	const char *rv = json_string_value(json_object_get(
+	    json_object_get(resp->body, "metadata"), "resourceVersion"));
+
+	json_object_del(p->busy, key);
+	if (resp->err == CU_OK && rv != NULL)
+		expect_set(p, key, rv);
+	/* A conflict: our cache was behind. Wait for a newer object rather
+	 * than retrying against the same old one. */
+	if (resp->err == CU_ECONFLICT && f->sent_rv > 0) {
+		char next[32];
+
+		snprintf(next, sizeof(next), "%llu", f->sent_rv + 1);
+		expect_set(p, key, next);
+	}
+	/* Look again once the cache has caught up; a rejected write (other
+	 * than a conflict) only after a pause, or the same state would send
+	 * it again in a loop. */
+	if (resp->err != CU_OK && resp->err != CU_ECONFLICT) {
+		int64_t at = cu_time_now_ms() + CTL_WRITE_RETRY_MS;
+
+		json_object_set_new(p->retry_at, key, json_integer(at));
+		if (f->w.owner != NULL)
+			json_object_set_new(
+			    p->retry_at, f->w.owner, json_integer(at));
+		cu_warn("write %s: %d %s %s (retried in %d ms)", resp->path,
+		    resp->code, resp->reason, resp->message,
+		    CTL_WRITE_RETRY_MS);
+	} else {
+		p->o.hooks.mark(key, p->o.hooks.payload);
+		if (f->w.owner != NULL)
+			p->o.hooks.mark(f->w.owner, p->o.hooks.payload);
+	}
+}
+
+static void on_write_done(const struct api_response *resp, void *payload)
+{
+	struct inflight *f = payload;
+	ctl_pipe *p = f->p;
+
+	p->in_flight--;
+	if (f->main)
+		p->main_in_flight--;
+	if (p->closing || resp->canceled)
+		goto out;
+	if (f->w.expect != NULL)
+		answer_expect(p, f, resp);
+	p->o.hooks.settle(&f->w, CTL_PIPE_ANSWERED, resp, p->o.hooks.payload);
+out:
+	inflight_free(f);
+	if (p->stopping && p->in_flight == 0 && !p->closing)
+		p->o.hooks.drained(p->o.hooks.payload);
+}
+
+/* ---- flush ---------------------------------------------------------- */
+
+/* Send w [borrowed] with body [borrowed]; f is the callback's payload. */
+static int send_write(ctl_pipe *p, const struct ctl_pipe_write *w, json_t *body,
+    struct inflight *f, cu_error *err)
+{
+	const struct kind_info *k = &kinds[w->kind];
+	api_client *cl = k->events ? p->o.ev_client : p->o.client;
+
+	switch (k->verb) {
+	case V_PATCH:
+		return api_merge_patch(NULL, cl, w->res, w->ns, w->name, body,
+		    false, on_write_done, f, err);
+	case V_CREATE:
+		return api_create(
+		    NULL, cl, w->res, w->ns, body, on_write_done, f, err);
+	case V_DELETE:
+		return api_delete(NULL, cl, w->res, w->ns, w->name, NULL,
+		    on_write_done, f, err);
+	case V_STATUS:
+		break;
+	}
+	return api_merge_patch(NULL, cl, w->res, w->ns, w->name, body, true,
+	    on_write_done, f, err);
+}
+
+/* Invariant: the ledger first. A turn that announces nothing (only
+ * bookkeeping: a write answered, a Workload finished) leaves its changes
+ * to the next commit, at most CTL_LEDGER_LAZY_MS later: one fsync per
+ * announcing turn, not one per answer. Losing them in a crash is safe,
+ * the restart reconciles the ledger with the API (store.h). */
+static void commit_before_sending(ctl_pipe *p)
+{
+	bool announces = p->stopping ||
+			 cu_time_mono_ms() - p->commit_ms >= CTL_LEDGER_LAZY_MS;
+	size_t i;
+	int64_t t0;
+	cu_error err;
+
+	for (i = 0; i < p->nwrites && !announces; i++)
+		announces = kinds[p->writes[i].kind].announces;
+	if (!p->txn || !announces)
+		return;
+	t0 = cu_time_mono_ns();
+	p->txn = false;
+	p->commit_ms = cu_ns_to_ms(t0);
+	if (ledger_commit(p, &err) != CU_OK) {
+		cu_errorf("ledger commit: %s; decisions of this turn are "
+			  "withdrawn",
+		    err.msg);
+		for (i = 0; i < p->nwrites; i++)
+			if (p->writes[i].kind == CTL_PIPE_ADMIT)
+				p->o.hooks.settle(&p->writes[i],
+				    CTL_PIPE_UNCOMMITTED, NULL,
+				    p->o.hooks.payload);
+		for (i = 0; i < p->nwrites; i++)
+			if (p->writes[i].kind == CTL_PIPE_ADMIT) {
+				json_decref(p->writes[i].patch);
+				p->writes[i].patch = NULL;
+			}
+	}
+	if (p->o.metrics != NULL)
+		ctl_metric_observe(p->o.metrics,
+		    CTL_M_CUEUE_STORE_COMMIT_SECONDS, CTL_LV0,
+		    cu_ns_to_secs(cu_time_mono_ns() - t0));
+}
+
+/* Send w: its fields but the body move to the in-flight record (which
+ * its callback owns) before the request is made. */
+static void send_one(ctl_pipe *p, struct ctl_pipe_write *w)
+{
+	struct inflight *f;
+	const char *rv;
+	cu_error err;
+
+	if (w->patch == NULL)
+		return;
+	f = cu_calloc(1, sizeof(*f));
+	if (f == NULL)
+		return;
+	f->p = p;
+	rv = json_string_value(json_object_get(
+	    json_object_get(w->patch, "metadata"), "resourceVersion"));
+	f->sent_rv = rv ? strtoull(rv, NULL, 10) : 0;
+	f->w = *w;
+	f->w.patch = NULL;
+	w->ns = w->name = w->uid = w->expect = w->owner = w->note = NULL;
+	w->cq = NULL;
+	if (send_write(p, &f->w, w->patch, f, &err) != CU_OK) {
+		cu_warn("write %s: %s", f->w.name, err.msg);
+		p->o.hooks.settle(
+		    &f->w, CTL_PIPE_SEND_FAILED, NULL, p->o.hooks.payload);
+		if (f->w.expect != NULL)
+			json_object_del(p->busy, f->w.expect);
+		inflight_free(f);
+		return;
+	}
+	p->in_flight++;
+	f->main = !kinds[f->w.kind].events;
+	if (f->main)
+		p->main_in_flight++;
+}
+
+void ctl_pipe_flush(ctl_pipe *p)
+{
+	size_t i;
+	cu_error err;
+
+	commit_before_sending(p);
+	for (i = 0; i < p->nwrites; i++) {
+		send_one(p, &p->writes[i]);
+		write_dispose(&p->writes[i]);
+	}
+	p->nwrites = 0;
+	/* A failure path above may have reopened the transaction. */
+	if (p->txn) {
+		p->txn = false;
+		if (ledger_commit(p, &err) != CU_OK)
+			cu_errorf("ledger commit: %s", err.msg);
+	}
+}
+
+bool ctl_pipe_stop(ctl_pipe *p)
+{
+	p->stopping = true;
+	ctl_pipe_flush(p);
+	return p->in_flight == 0;
+}
+
+size_t ctl_pipe_in_flight(const ctl_pipe *p)
+{
+	return p->in_flight;
+}
+
+size_t ctl_pipe_queued(const ctl_pipe *p)
+{
+	return p->nwrites;
+}

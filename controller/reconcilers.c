@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/reconcilers.c - the controller's side of the two pure
+ * reconcilers (reconcile/reconcile.h): gather their inputs from the caches
+ * (the namespace gate first: a job that is not ours is neither decoded nor
+ * written to), call rec_job_reconcile / rec_workload_reconcile, and carry
+ * out the plan they return: writes into the pipeline (with their
+ * expectations and the events sent on success), events, log lines and
+ * engine actions, in the plan's order.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "controller/ctl_int.h"
+
+/* ---- carrying out a reconciler's plan -------------------------------- */
+
+/* What the items of a plan refer to [all borrowed]. */
+struct plan_ctx {
+	char kind;	     /* the job's: 'J' (Job), 'S' (JobSet); 0: none */
+	const char *job_key; /* "J/ns/name" / "S/ns/name", or NULL */
+	json_t *job_obj;     /* the job as cached: events are about it */
+	const char *wl_key;  /* "ns/name" of the reconciled Workload */
+	const struct api_workload *wl; /* the reconciled Workload, or NULL */
+	int64_t now;
+};
+
+/* The pipeline's kind of a plan's write: said by the plan, never
+ * inferred from the body. */
+static enum ctl_pipe_kind plan_write_kind(const struct rec_item *it)
+{
+	if (it->target == REC_TARGET_JOB) {
+		switch (it->job) {
+		case REC_JOB_START:
+			return CTL_PIPE_JOB_START;
+		case REC_JOB_RESET_START:
+			return CTL_PIPE_JOB_RESET_START;
+		case REC_JOB_RESTORE:
+			return CTL_PIPE_JOB_RESTORE;
+		default:
+			return CTL_PIPE_JOB_SUSPEND;
+		}
+	}
+	switch (it->op) {
+	case REC_WRITE_CREATE:
+		return CTL_PIPE_WL_CREATE;
+	case REC_WRITE_STATUS:
+		return CTL_PIPE_WL_STATUS;
+	case REC_WRITE_DELETE:
+		return CTL_PIPE_WL_DELETE;
+	default:
+		return CTL_PIPE_WL_PATCH;
+	}
+}
+
+/* One write of a plan into the pipeline; it->body and it->text move
+ * there. Job writes are expected under the job's key; Workload writes
+ * under "wl/ns/name", owned by the job when it->for_job. */
+static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
+{
+	enum ctl_pipe_kind kind = plan_write_kind(it);
+	json_t *body = it->body != NULL ? it->body : json_object();
+	struct ctl_pipe_write *w;
+
+	it->body = NULL;
+	if (it->target == REC_TARGET_JOB) {
+		w = ctl_pipe_queue(c->pipe, kind,
+		    x->kind == 'J' ? CTL_RES(INF_JOB) : CTL_RES(INF_JOBSET),
+		    it->ns, it->name, NULL, body);
+		if (it->expect == REC_EXPECT_RV)
+			ctl_pipe_expect(c->pipe, w, x->job_key, true);
+	} else if (it->expect == REC_EXPECT_RV) {
+		w = ctl_wl_write(c, kind, it->ns, it->name, body,
+		    it->for_job ? x->job_key : NULL);
+	} else {
+		w = ctl_pipe_queue(c->pipe, kind, CTL_RES(INF_WL), it->ns,
+		    it->name, NULL, body);
+	}
+	if (w != NULL && it->done_reason != NULL && it->text != NULL) {
+		ctl_pipe_set_event(w, it->done_reason, it->text);
+		it->text = NULL;
+	}
+}
+
+/* One engine action of a Workload plan on x->wl (or it->uid). */
+static void apply_engine(
+    ctl *c, const struct plan_ctx *x, const struct rec_item *it)
+{
+	cu_error err;
+
+	switch (it->engine) {
+	case REC_ENGINE_FORGET:
+		ctl_forget_workload(c, x->wl_key, it->uid);
+		break;
+	case REC_ENGINE_ADD:
+		ctl_add_workload(c, x->wl_key, x->wl);
+		break;
+	case REC_ENGINE_READD:
+		if (que_workload_remove(c->st, x->wl->meta.uid, &err) == CU_OK)
+			ctl_add_workload(c, x->wl_key, x->wl);
+		break;
+	case REC_ENGINE_RELEASE:
+		if (que_workload_release(c->st, it->uid, x->now, &err) != CU_OK)
+			cu_warn("engine: %s", err.msg);
+		if (ctl_pipe_begin(c->pipe) == CU_OK &&
+		    store_decision_delete(c->ledger, it->uid, &err) != CU_OK &&
+		    err.code != CU_ENOTFOUND)
+			cu_warn("ledger: %s", err.msg);
+		c->dirty_cycle = true;
+		break;
+	case REC_ENGINE_SET_ELIGIBLE:
+		if (que_workload_set_namespace_eligible(
+			c->st, x->wl->meta.uid, it->eligible, &err) != CU_OK)
+			cu_warn("engine: %s", err.msg);
+		c->dirty_cycle = true;
+		break;
+	}
+}
+
+/* Carry out plan [consumed: freed here] in order: writes into the write
+ * queue (sent after the ledger commit), events, log lines, engine
+ * actions. */
+static void apply_plan(ctl *c, const struct plan_ctx *x, struct rec_plan *plan)
+{
+	size_t i;
+
+	for (i = 0; i < plan->n; i++) {
+		struct rec_item *it = &plan->items[i];
+
+		switch (it->kind) {
+		case REC_ITEM_WRITE:
+			apply_write(c, x, it);
+			break;
+		case REC_ITEM_EVENT:
+			ctl_emit(c, x->job_obj, it->type, it->reason, it->text);
+			break;
+		case REC_ITEM_WARN:
+			cu_warn("%s", it->text);
+			break;
+		case REC_ITEM_ENGINE:
+			apply_engine(c, x, it);
+			break;
+		}
+	}
+	rec_plan_free(plan);
+}
+
+/* ---- the Workload reconciler: inputs, rec_workload_reconcile, plan ---- */
+
+static bool view_eligible(const char *ns, const char *queue, void *payload)
+{
+	return ctl_eligible(payload, ns, queue);
+}
+
+void ctl_reconcile_workload(ctl *c, const char *key, int64_t now)
+{
+	const char *slash = strchr(key, '/');
+	char ns[254];
+	json_t *obj;
+	struct api_workload wl;
+	struct rec_wl_view v;
+	struct rec_plan plan;
+	struct plan_ctx x;
+	struct que_wl *qw;
+	cu_error err;
+	bool have = false;
+
+	if (slash == NULL)
+		return;
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+	obj = api_informer_get(c->inf[INF_WL], ns, slash + 1);
+	if (obj != NULL) {
+		char *ek = cu_asprintf("wl/%s", key);
+		bool st = ek != NULL && ctl_pipe_stale(c->pipe, ek, obj);
+
+		cu_free(ek);
+		if (st)
+			return; /* our own write has not reached the cache */
+		if (api_workload_decode(&wl, obj, &err) != CU_OK) {
+			cu_warn("workload %s: %s", key, err.msg);
+			return;
+		}
+		have = true;
+	}
+	memset(&v, 0, sizeof(v));
+	v.engine_uid = json_string_value(json_object_get(c->feed.wl_uid, key));
+	v.eligible = view_eligible;
+	v.payload = c;
+	if (have) {
+		v.in_flight =
+		    json_object_get(c->dec.in_flight, wl.meta.uid) != NULL;
+		qw = que_workload_get(c->st, wl.meta.uid);
+		v.queued = qw != NULL;
+		v.where = qw != NULL ? qw->where : QUE_WL_BLOCKED;
+		v.namespace_eligible = qw != NULL && qw->namespace_eligible;
+		v.queued_generation = json_integer_value(
+		    json_object_get(c->feed.wl_gen, wl.meta.uid));
+	}
+	rec_plan_init(&plan);
+	if (rec_workload_reconcile(&v, have ? &wl : NULL, &plan, &err) != CU_OK)
+		cu_warn("workload %s: %s", key, err.msg);
+	memset(&x, 0, sizeof(x));
+	x.wl_key = key;
+	x.wl = have ? &wl : NULL;
+	x.now = now;
+	apply_plan(c, &x, &plan);
+	if (have)
+		api_workload_dispose(&wl);
+}
+
+/* Workloads in ns whose controller owner is kind/name. */
+struct owned {
+	const char *kind, *name, *ns;
+	json_t *found; /* array of borrowed objects */
+};
+
+static void find_owned(json_t *wl, void *payload)
+{
+	struct owned *o = payload;
+	json_t *refs =
+	    json_object_get(json_object_get(wl, "metadata"), "ownerReferences");
+	json_t *r;
+	size_t i;
+
+	if (ctl_jmeta(wl, "namespace") == NULL ||
+	    strcmp(ctl_jmeta(wl, "namespace"), o->ns) != 0)
+		return;
+	json_array_foreach(refs, i, r)
+	{
+		const char *k = json_string_value(json_object_get(r, "kind"));
+		const char *n = json_string_value(json_object_get(r, "name"));
+
+		if (json_is_true(json_object_get(r, "controller")) && k && n &&
+		    strcmp(k, o->kind) == 0 && strcmp(n, o->name) == 0)
+			json_array_append(o->found, wl);
+	}
+}
+
+/* ---- the job reconciler: inputs, rec_job_reconcile, plan ------------- */
+
+static int view_flavors(const struct api_workload *wl,
+    struct api_resource_flavor **out, size_t *n, void *payload, cu_error *err)
+{
+	return ctl_admitted_flavors(payload, wl, out, n, err);
+}
+
+static bool view_lq_exists(const char *ns, const char *name, void *payload)
+{
+	ctl *c = payload;
+
+	return api_informer_get(c->inf[INF_LQ], ns, name) != NULL;
+}
+
+static void job_view_init(ctl *c, struct rec_job_view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->managed = true;
+	v->admitted_flavors = view_flavors;
+	v->local_queue_exists = view_lq_exists;
+	v->payload = c;
+}
+
+/* The job is gone: its Workloads go too (rec_job_reconcile, step 0). */
+static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
+{
+	struct owned o = {
+	    kind == 'J' ? "Job" : "JobSet", name, ns, json_array()};
+	struct api_workload *wls = NULL;
+	const struct api_workload **owned = NULL;
+	struct rec_job_view v;
+	struct rec_job_in in;
+	struct rec_plan plan;
+	struct plan_ctx x;
+	json_t *wl;
+	size_t i, n = 0;
+	cu_error err;
+
+	api_informer_foreach(c->inf[INF_WL], find_owned, &o);
+	if (json_array_size(o.found) > 0) {
+		wls = cu_calloc(json_array_size(o.found), sizeof(*wls));
+		owned = cu_calloc(json_array_size(o.found), sizeof(*owned));
+		if (wls == NULL || owned == NULL) {
+			cu_errorf("job %s/%s gone: out of memory", ns, name);
+			goto out;
+		}
+	}
+	json_array_foreach(o.found, i, wl)
+	{
+		if (api_workload_decode(&wls[n], wl, &err) != CU_OK) {
+			cu_warn("workload %s/%s: %s", ns, ctl_jmeta(wl, "name"),
+			    err.msg);
+			continue;
+		}
+		owned[n] = &wls[n];
+		n++;
+	}
+	job_view_init(c, &v);
+	memset(&in, 0, sizeof(in));
+	in.kind = kind == 'J' ? REC_JOB_BATCH : REC_JOB_JOBSET;
+	in.ns = ns;
+	in.name = name;
+	in.owned = owned;
+	in.n_owned = n;
+	rec_plan_init(&plan);
+	if (rec_job_reconcile(&v, &in, 0, &plan, &err) != CU_OK)
+		cu_warn("job %s/%s gone: %s", ns, name, err.msg);
+	memset(&x, 0, sizeof(x));
+	x.kind = kind;
+	apply_plan(c, &x, &plan);
+out:
+	for (i = 0; i < n; i++)
+		api_workload_dispose(&wls[i]);
+	cu_free(wls);
+	cu_free(owned);
+	json_decref(o.found);
+}
+
+/* The gate's answer for the cached job obj in ns; queue_name [borrowed
+ * from obj]. A gate error reads as not managed (retried later). */
+static bool job_gate(ctl *c, json_t *obj, const char *ns, const char **queue)
+{
+	struct ns_gate_object gobj;
+	struct ns_gate_namespace gns;
+	struct ns_gate_decision dec;
+	json_t *nsobj;
+	cu_error err;
+
+	if (ns_gate_object_from_json(&gobj, obj, &err) != CU_OK)
+		return false;
+	nsobj = api_informer_get(c->inf[INF_NS], NULL, ns);
+	gns.name = ns;
+	gns.found = nsobj != NULL;
+	gns.get = ctl_ns_label;
+	gns.payload = nsobj;
+	if (ns_gate_decide(&c->gate, &gobj, &gns, ctl_gate_lookup, c, &dec,
+		&err) != CU_OK ||
+	    dec.managed != NS_GATE_YES)
+		return false;
+	*queue = dec.queue_name;
+	return true;
+}
+
+/* The job's Workload ns/wlname as cached, decoded into *wl (*have), or
+ * *awaited: our own last write to it has not reached the cache (stale,
+ * or busy/expected while absent: our create is not there yet). */
+static void job_workload(ctl *c, const char *ns, const char *wlname,
+    struct api_workload *wl, bool *have, bool *awaited)
+{
+	json_t *wlobj = api_informer_get(c->inf[INF_WL], ns, wlname);
+	char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
+	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
+
+	*have = false;
+	*awaited = false;
+	if (wlobj != NULL) {
+		*awaited = ek != NULL && ctl_pipe_stale(c->pipe, ek, wlobj);
+		if (!*awaited)
+			*have = api_workload_decode(wl, wlobj, &err) == CU_OK;
+	} else {
+		/* Absent from a cache that has seen past our last write to
+		 * it: it is gone, not late. */
+		if (ek != NULL)
+			ctl_pipe_gone_past_expect(c->pipe, c->inf[INF_WL], ek);
+		*awaited = ek != NULL && ctl_pipe_awaits(c->pipe, ek);
+	}
+	cu_free(ek);
+}
+
+/* The job reconciler for one Job ('J') or JobSet ('S'): gather the inputs
+ * (the gate first: a job that is not ours is neither decoded nor written
+ * to, docs/architecture.md lesson 1), rec_job_reconcile, carry out its plan. */
+void ctl_reconcile_job(ctl *c, const char *key, int64_t now)
+{
+	char kind = key[0], ns[254], name[254];
+	const char *p = key + 2, *slash = strchr(p, '/');
+	api_informer *inf = c->inf[kind == 'J' ? INF_JOB : INF_JOBSET];
+	struct api_job job;
+	struct api_jobset js;
+	struct api_workload wl;
+	struct rec_job j;
+	struct rec_job_view v;
+	struct rec_job_in in;
+	struct rec_plan plan;
+	struct plan_ctx x;
+	bool have_wl = false, ok_job;
+	json_t *obj;
+	char *wlname = NULL;
+	cu_error err;
+
+	if (slash == NULL || inf == NULL)
+		return;
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - p), p);
+	snprintf(name, sizeof(name), "%s", slash + 1);
+	obj = api_informer_get(inf, ns, name);
+	if (obj == NULL) {
+		job_deleted(c, kind, ns, name);
+		return;
+	}
+	if (ctl_pipe_stale(c->pipe, key, obj) ||
+	    ctl_pipe_retrying(c->pipe, key))
+		return;
+	job_view_init(c, &v);
+	if (!job_gate(c, obj, ns, &v.queue_name))
+		return; /* rec_job_reconcile would plan nothing */
+	memset(&j, 0, sizeof(j));
+	if (kind == 'J') {
+		ok_job = api_job_decode(&job, obj, &err) == CU_OK;
+		j.kind = REC_JOB_BATCH;
+		j.job = &job;
+	} else {
+		ok_job = api_jobset_decode(&js, obj, &err) == CU_OK;
+		j.kind = REC_JOB_JOBSET;
+		j.jobset = &js;
+	}
+	if (!ok_job) {
+		cu_warn("%s %s/%s: %s", kind == 'J' ? "job" : "jobset", ns,
+		    name, err.msg);
+		return;
+	}
+	if (api_workload_name(kind == 'J' ? "Job" : "JobSet",
+		kind == 'J' ? "batch" : "jobset.x-k8s.io", name,
+		rec_job_meta(&j)->uid, -1, API_WORKLOAD_NAME_MAX, &wlname,
+		&err) != CU_OK)
+		goto out;
+	job_workload(c, ns, wlname, &wl, &have_wl, &v.wl_awaited);
+	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,
+	    ctl_lookup_pc_default,
+	    api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
+		NULL,
+	    c};
+
+	v.priority = &lk;
+	memset(&in, 0, sizeof(in));
+	in.job = &j;
+	in.kind = j.kind;
+	in.ns = ns;
+	in.name = name;
+	in.wl_name = wlname;
+	in.wl = have_wl ? &wl : NULL;
+	rec_plan_init(&plan);
+	if (rec_job_reconcile(&v, &in, now, &plan, &err) != CU_OK)
+		cu_warn("%s: %s", key, err.msg);
+	memset(&x, 0, sizeof(x));
+	x.kind = kind;
+	x.job_key = key;
+	x.job_obj = obj;
+	x.now = now;
+	apply_plan(c, &x, &plan);
+out:
+	if (have_wl)
+		api_workload_dispose(&wl);
+	if (kind == 'J')
+		api_job_dispose(&job);
+	else
+		api_jobset_dispose(&js);
+	cu_free(wlname);
+}

@@ -1,0 +1,602 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/report.c - status reports: ClusterQueue and LocalQueue status
+ * (usage, counts, Active), written only where they changed and within the
+ * queue-status budget, oldest report first; Workload pending reasons,
+ * once due and within the pending budget; and the queue gauges.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/ctl_int.h"
+
+/* Quantities are kept in milli-units; metrics report units (cores,
+ * bytes). */
+static double milli_to_units(int64_t milli)
+{
+	return (double)milli / 1000.0;
+}
+
+/*
+ * Writing every pending reason as it changes would cost a write per
+ * Workload per cycle; users read the reason of Workloads that wait, so it
+ * is written once a Workload has waited pending_status_delay_ms, then at
+ * most once per pending_status_period_ms.
+ */
+void ctl_report_pending(ctl *c, int64_t now)
+{
+	const char *uid;
+	json_t *v;
+	void *tmp;
+	int64_t now_ms = cu_ns_to_ms(now);
+
+	json_object_foreach_safe(c->rep.pending_due, tmp, uid, v)
+	{
+		struct que_wl *qw = que_workload_get(c->st, uid);
+		json_t *last = json_object_get(c->rep.pending_at, uid);
+		struct api_workload wl;
+		json_t *patch = NULL;
+		cu_error err;
+
+		if (qw == NULL || qw->where == QUE_WL_ADMITTED ||
+		    qw->where == QUE_WL_EVICTING || qw->where == QUE_WL_HEAD) {
+			json_object_del(c->rep.pending_due, uid);
+			continue;
+		}
+		if (now - qw->created_ns <
+			CU_MS_TO_NS(c->opts.pending_status_delay_ms) ||
+		    (last != NULL && now_ms - json_integer_value(last) <
+					 c->opts.pending_status_period_ms))
+			continue;
+		if (!ctl_pipe_budget_take(
+			c->pipe, CTL_PIPE_BUDGET_PENDING, now_ms))
+			break; /* the oldest due ones go first next time */
+		if (ctl_decode_cached(c, qw->ns, qw->name, &wl) != CU_OK) {
+			json_object_del(c->rep.pending_due, uid);
+			continue;
+		}
+		if (rec_wl_status_pending(&wl,
+			json_string_value(json_array_get(v, 0)),
+			json_string_value(json_array_get(v, 1)), now, &patch,
+			&err) != CU_OK)
+			cu_warn("pending %s/%s: %s", qw->ns, qw->name, err.msg);
+		else if (patch != NULL) {
+			json_object_set_new(
+			    c->rep.pending_at, uid, json_integer(now_ms));
+			ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name,
+			    patch, NULL);
+		}
+		api_workload_dispose(&wl);
+		json_object_del(c->rep.pending_due, uid);
+	}
+}
+
+/* Set the Active condition in st [borrowed], keeping lastTransitionTime
+ * unless the status flips. */
+static void set_active(
+    json_t *st, bool active, const char *reason, const char *msg)
+{
+	const char *status = active ? "True" : "False";
+	json_t *conds = json_object_get(st, "conditions"), *cond = NULL, *e;
+	const char *old;
+	size_t i;
+	char now[CU_TIME_RFC3339_LEN];
+
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		json_object_set_new(st, "conditions", conds);
+	}
+	json_array_foreach(conds, i, e)
+	{
+		const char *t = json_string_value(json_object_get(e, "type"));
+
+		if (t != NULL && strcmp(t, "Active") == 0)
+			cond = e;
+	}
+	if (cond == NULL) {
+		cond = json_object();
+		json_object_set_new(cond, "type", json_string("Active"));
+		json_array_append_new(conds, cond);
+	}
+	old = json_string_value(json_object_get(cond, "status"));
+	if (old == NULL || strcmp(old, status) != 0) {
+		cu_time_format_rfc3339(cu_time_now_ns(), now);
+		json_object_set_new(
+		    cond, "lastTransitionTime", json_string(now));
+	}
+	json_object_set_new(cond, "status", json_string(status));
+	json_object_set_new(
+	    cond, "reason", json_string(reason ? reason : "Unknown"));
+	json_object_set_new(cond, "message", json_string(msg));
+}
+
+/* byflv [borrowed]: flavor -> [resource usage]; appends entry [stolen]. */
+static void add_flavor_usage(json_t *byflv, const char *flavor, json_t *entry)
+{
+	json_t *list = json_object_get(byflv, flavor);
+
+	if (list == NULL) {
+		list = json_array();
+		json_object_set_new(byflv, flavor, list);
+	}
+	json_array_append_new(list, entry);
+}
+
+/* Set flavorsReservation/flavorsUsage from byflv [stolen] and the
+ * workload counts in a CQ or LQ status st [borrowed]. */
+static void set_usage_and_counts(json_t *st, json_t *byflv, size_t pending,
+    size_t reserving, size_t admitted)
+{
+	json_t *res = json_array(), *v;
+	const char *fl;
+
+	json_object_foreach(byflv, fl, v)
+	{
+		json_array_append_new(
+		    res, json_pack("{s:s, s:O}", "name", fl, "resources", v));
+	}
+	json_decref(byflv);
+	json_object_set(st, "flavorsReservation", res);
+	json_object_set_new(st, "flavorsUsage", res);
+	json_object_set_new(
+	    st, "pendingWorkloads", json_integer((json_int_t)pending));
+	json_object_set_new(
+	    st, "reservingWorkloads", json_integer((json_int_t)reserving));
+	json_object_set_new(
+	    st, "admittedWorkloads", json_integer((json_int_t)admitted));
+}
+
+static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
+{
+	json_t *st = json_deep_copy(json_object_get(cached, "status"));
+	uint32_t fr, nfr = que_fr_count(c->st);
+	json_t *byflv = json_object();
+
+	if (!json_is_object(st)) {
+		json_decref(st);
+		st = json_object();
+	}
+	for (fr = 0; fr < nfr && fr < cq->node.ncells; fr++) {
+		const struct que_cell *cell = &cq->node.cells[fr];
+		const char *rs;
+		char q[64], b[64];
+		int64_t borrowed;
+
+		if (!cell->q.defined)
+			continue;
+		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
+		borrowed = cell->usage > cell->q.nominal
+			       ? cell->usage - cell->q.nominal
+			       : 0;
+		adm_format_quantity(rs, cell->usage, q, sizeof(q));
+		adm_format_quantity(rs, borrowed, b, sizeof(b));
+		add_flavor_usage(byflv,
+		    que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name,
+		    json_pack("{s:s, s:s, s:s}", "name", rs, "total", q,
+			"borrowed", b));
+	}
+	set_usage_and_counts(st, byflv, cq->n_heap + cq->inadmissible.n,
+	    cq->admitted.n, cq->admitted.n);
+	set_active(st, cq->active, cq->active ? "Ready" : cq->inactive_reason,
+	    cq->active ? "Can admit new workloads"
+		       : "Can't admit new workloads");
+	return st;
+}
+
+/* A queue status write for key is in flight, not yet in the cache, or
+ * waiting to be retried. */
+static bool status_busy(ctl *c, const char *key, json_t *cached)
+{
+	return ctl_pipe_stale(c->pipe, key, cached) ||
+	       ctl_pipe_retrying(c->pipe, key);
+}
+
+/* Kueue's per-ClusterQueue gauges: status and, per flavor and resource,
+ * nominal quota, reservation and usage (in units: cores, bytes). */
+static void cq_metrics(ctl *c, struct que_cq *cq)
+{
+	static const char *const states[] = {
+	    "pending", "active", "terminating"};
+	const char *now = cq->active ? "active" : "pending";
+	const char *cohort = cq->cohort_name ? cq->cohort_name : "";
+	uint32_t fr, nfr = que_fr_count(c->st);
+	size_t i;
+
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_STATUS,
+		    CTL_LV(cq->name, states[i]),
+		    strcmp(states[i], now) == 0 ? 1.0 : 0.0);
+	for (fr = 0; fr < nfr && fr < cq->node.ncells; fr++) {
+		const struct que_cell *cell = &cq->node.cells[fr];
+		const char *fl, *rs;
+
+		if (!cell->q.defined)
+			continue;
+		fl = que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name;
+		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_NOMINAL_QUOTA,
+		    CTL_LV(cohort, cq->name, fl, rs),
+		    milli_to_units(cell->q.nominal));
+		ctl_metric_set(c->metrics,
+		    CTL_M_CLUSTER_QUEUE_RESOURCE_RESERVATION,
+		    CTL_LV(cohort, cq->name, fl, rs),
+		    milli_to_units(cell->usage));
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_RESOURCE_USAGE,
+		    CTL_LV(cohort, cq->name, fl, rs),
+		    milli_to_units(cell->usage));
+	}
+}
+
+/* Does want [borrowed] change the Active condition's status of the
+ * queue status have [borrowed; may be NULL]? A queue becoming (in)active
+ * is a transition users and tools wait for (kubectl wait, a runner
+ * waiting to submit): written at once, outside the report budget. There
+ * are as many of them as configuration changes, not as admissions. */
+static const char *active_status(json_t *status)
+{
+	json_t *cond;
+	size_t i;
+
+	json_array_foreach(json_object_get(status, "conditions"), i, cond)
+	{
+		const char *t =
+		    json_string_value(json_object_get(cond, "type"));
+
+		if (t != NULL && strcmp(t, "Active") == 0)
+			return json_string_value(
+			    json_object_get(cond, "status"));
+	}
+	return NULL;
+}
+
+static bool active_changed(json_t *have, json_t *want)
+{
+	const char *a = active_status(have), *b = active_status(want);
+
+	return (a == NULL) != (b == NULL) ||
+	       (a != NULL && b != NULL && strcmp(a, b) != 0);
+}
+
+/* Offer a queue status write (patch [consumed]); report_flush writes the
+ * offers whose last report is oldest while the budget lasts. */
+static void report_offer(ctl *c, const struct api_resource *res, const char *ns,
+    const char *name, json_t *patch, const char *key, bool urgent)
+{
+	struct offer *o;
+
+	if (c->rep.noffers == c->rep.capoffers) {
+		size_t nc = c->rep.capoffers ? c->rep.capoffers * 2 : 64;
+		struct offer *nv = cu_realloc(c->rep.offers, nc * sizeof(*nv));
+
+		if (nv == NULL) {
+			json_decref(patch);
+			return;
+		}
+		c->rep.offers = nv;
+		c->rep.capoffers = nc;
+	}
+	o = &c->rep.offers[c->rep.noffers];
+	o->res = res;
+	o->ns = ns ? cu_strdup(ns) : NULL;
+	o->name = cu_strdup(name);
+	o->key = cu_strdup(key);
+	o->patch = patch;
+	o->last = json_integer_value(json_object_get(c->rep.reported_at, key));
+	o->urgent = urgent;
+	if (o->name == NULL || o->key == NULL ||
+	    (ns != NULL && o->ns == NULL)) {
+		cu_free(o->ns);
+		cu_free(o->name);
+		cu_free(o->key);
+		json_decref(patch);
+		return;
+	}
+	c->rep.noffers++;
+}
+
+static int offer_cmp(const void *a, const void *b)
+{
+	const struct offer *x = a, *y = b;
+
+	if (x->last != y->last)
+		return x->last < y->last ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+static void report_flush(ctl *c, int64_t now_ms)
+{
+	size_t i;
+
+	if (c->rep.noffers == 0)
+		return;
+	qsort(c->rep.offers, c->rep.noffers, sizeof(*c->rep.offers), offer_cmp);
+	for (i = 0; i < c->rep.noffers; i++) {
+		struct offer *o = &c->rep.offers[i];
+
+		if (o->urgent || ctl_pipe_budget_take(c->pipe,
+				     CTL_PIPE_BUDGET_QUEUE_STATUS, now_ms)) {
+			json_object_set_new(
+			    c->rep.reported_at, o->key, json_integer(now_ms));
+			ctl_pipe_expect(c->pipe,
+			    ctl_pipe_queue(c->pipe, CTL_PIPE_QUEUE_STATUS,
+				o->res, o->ns, o->name, NULL, o->patch),
+			    o->key, true);
+		} else {
+			json_decref(o->patch);
+		}
+		cu_free(o->ns);
+		cu_free(o->name);
+		cu_free(o->key);
+	}
+	c->rep.noffers = 0;
+}
+
+static void write_cq_status(ctl *c)
+{
+	size_t i, n = que_cq_count(c->st);
+
+	for (i = 0; i < n; i++) {
+		struct que_cq *cq = que_cq_at(c->st, i);
+		json_t *cached, *want, *patch;
+		char *key;
+
+		if (cq == NULL || !cq->exists)
+			continue;
+		cached = api_informer_get(c->inf[INF_CQ], NULL, cq->name);
+		if (cached == NULL)
+			continue;
+		want = cq_status(c, cq, cached);
+		key = cu_asprintf("cq/%s", cq->name);
+		/* One status write per queue at a time: a write waiting out
+		 * a Retry-After must not be overtaken by a newer one. */
+		if (key == NULL || status_busy(c, key, cached) ||
+		    json_equal(want, json_object_get(cached, "status"))) {
+			json_decref(want);
+		} else {
+			patch = json_pack("{s:o}", "status", want);
+			report_offer(c, CTL_RES(INF_CQ), NULL, cq->name, patch,
+			    key,
+			    active_changed(
+				json_object_get(cached, "status"), want));
+		}
+		cu_free(key);
+		if (c->metrics != NULL) {
+			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
+			    CTL_LV(cq->name, "active"), (double)cq->n_heap);
+			ctl_metric_set(c->metrics,
+			    CTL_M_ADMITTED_ACTIVE_WORKLOADS, CTL_LV(cq->name),
+			    (double)cq->admitted.n);
+			ctl_metric_set(c->metrics,
+			    CTL_M_RESERVING_ACTIVE_WORKLOADS, CTL_LV(cq->name),
+			    (double)cq->admitted.n);
+			cq_metrics(c, cq);
+		}
+	}
+}
+
+/* Per-LocalQueue tallies for its status, from one pass over the CQs. */
+struct lq_tally {
+	size_t pending, admitted;
+	int64_t *usage; /* per fr, milli */
+};
+
+struct lq_pass {
+	ctl *c;
+	json_t *index; /* "ns/name" -> position in v */
+	struct lq_tally *v;
+	size_t n, cap;
+	uint32_t nfr;
+};
+
+static struct lq_tally *lq_tally_of(struct lq_pass *p, const struct que_wl *wl)
+{
+	json_t *pos;
+
+	if (wl->lq == NULL)
+		return NULL;
+	pos = json_object_get(p->index, wl->lq->key);
+	if (pos != NULL)
+		return &p->v[json_integer_value(pos)];
+	if (cu_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) != CU_OK)
+		return NULL;
+	p->v[p->n].pending = p->v[p->n].admitted = 0;
+	p->v[p->n].usage = cu_calloc(p->nfr ? p->nfr : 1, sizeof(int64_t));
+	if (p->v[p->n].usage == NULL)
+		return NULL;
+	json_object_set_new(
+	    p->index, wl->lq->key, json_integer((json_int_t)p->n));
+	return &p->v[p->n++];
+}
+
+static void lq_count_cq(struct lq_pass *p, struct que_cq *cq)
+{
+	struct que_wl *wl;
+	struct lq_tally *t;
+	size_t i;
+	uint32_t ps, r;
+
+	for (i = 0; i < cq->n_heap; i++)
+		if ((t = lq_tally_of(p, cq->heap[i])) != NULL)
+			t->pending++;
+	wl = cq->inadmissible.head;
+	for (i = 0; i < cq->inadmissible.n; i++, wl = wl->next)
+		if ((t = lq_tally_of(p, wl)) != NULL)
+			t->pending++;
+	wl = cq->admitted.head;
+	for (i = 0; i < cq->admitted.n; i++, wl = wl->next) {
+		if ((t = lq_tally_of(p, wl)) == NULL)
+			continue;
+		t->admitted++;
+		for (ps = 0; ps < wl->n_podsets; ps++)
+			for (r = 0; r < wl->podsets[ps].n_req; r++)
+				if (wl->podsets[ps].fr[r] < p->nfr)
+					t->usage[wl->podsets[ps].fr[r]] +=
+					    wl->podsets[ps].req[r].total;
+	}
+}
+
+/* Kueue's LocalQueue status: counts, flavorsReservation/flavorsUsage
+ * over the ClusterQueue's flavors and resources, and Active. */
+static json_t *lq_status(ctl *c, struct lq_pass *p, json_t *cached)
+{
+	json_t *st = json_deep_copy(json_object_get(cached, "status"));
+	const char *cqname = json_string_value(
+	    json_object_get(json_object_get(cached, "spec"), "clusterQueue"));
+	const char *stop = json_string_value(
+	    json_object_get(json_object_get(cached, "spec"), "stopPolicy"));
+	struct que_cq *cq = cqname ? que_cq_get(c->st, cqname) : NULL;
+	char *key = ctl_key_of(
+	    ctl_jmeta(cached, "namespace"), ctl_jmeta(cached, "name"));
+	json_t *pos = key ? json_object_get(p->index, key) : NULL;
+	const struct lq_tally *t = pos ? &p->v[json_integer_value(pos)] : NULL;
+	json_t *byflv = json_object();
+	uint32_t fr;
+
+	cu_free(key);
+	if (!json_is_object(st)) {
+		json_decref(st);
+		st = json_object();
+	}
+	for (fr = 0;
+	     cq != NULL && cq->exists && fr < p->nfr && fr < cq->node.ncells;
+	     fr++) {
+		const char *rs;
+		char q[64];
+
+		if (!cq->node.cells[fr].q.defined)
+			continue;
+		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
+		adm_format_quantity(rs, t ? t->usage[fr] : 0, q, sizeof(q));
+		add_flavor_usage(byflv,
+		    que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name,
+		    json_pack("{s:s, s:s}", "name", rs, "total", q));
+	}
+	set_usage_and_counts(st, byflv, t ? t->pending : 0, t ? t->admitted : 0,
+	    t ? t->admitted : 0);
+	if (stop != NULL && strcmp(stop, "None") != 0)
+		set_active(st, false, "Stopped", "LocalQueue is stopped");
+	else if (cq == NULL || !cq->exists)
+		set_active(st, false, "ClusterQueueDoesNotExist",
+		    "Can't submit new workloads to clusterQueue");
+	else if (!cq->active)
+		set_active(st, false, "ClusterQueueIsInactive",
+		    "Can't submit new workloads to clusterQueue");
+	else
+		set_active(st, true, "Ready",
+		    "Can submit new workloads to localQueue");
+	return st;
+}
+
+static void lq_metrics(ctl *c, json_t *cached, json_t *st)
+{
+	static const char *const states[] = {"True", "False", "Unknown"};
+	const char *ns = ctl_jmeta(cached, "namespace"),
+		   *name = ctl_jmeta(cached, "name");
+	const char *now = "Unknown";
+	json_t *cond;
+	size_t i;
+
+	json_array_foreach(json_object_get(st, "conditions"), i, cond)
+	{
+		const char *t =
+		    json_string_value(json_object_get(cond, "type"));
+
+		if (t != NULL && strcmp(t, "Active") == 0 &&
+		    json_string_value(json_object_get(cond, "status")) != NULL)
+			now =
+			    json_string_value(json_object_get(cond, "status"));
+	}
+	if (ns == NULL || name == NULL)
+		return;
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_STATUS,
+		    CTL_LV(name, ns, states[i]),
+		    strcmp(states[i], now) == 0 ? 1.0 : 0.0);
+	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_PENDING_WORKLOADS,
+	    CTL_LV(name, ns, "active"),
+	    (double)json_integer_value(
+		json_object_get(st, "pendingWorkloads")));
+	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_RESERVING_ACTIVE_WORKLOADS,
+	    CTL_LV(name, ns),
+	    (double)json_integer_value(
+		json_object_get(st, "reservingWorkloads")));
+	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_ADMITTED_ACTIVE_WORKLOADS,
+	    CTL_LV(name, ns),
+	    (double)json_integer_value(
+		json_object_get(st, "admittedWorkloads")));
+}
+
+static void write_one_lq(json_t *cached, void *payload)
+{
+	struct lq_pass *p = payload;
+	json_t *want = lq_status(p->c, p, cached);
+	char *key;
+
+	if (p->c->metrics != NULL)
+		lq_metrics(p->c, cached, want);
+
+	key = cu_asprintf("lq/%s/%s", ctl_jmeta(cached, "namespace"),
+	    ctl_jmeta(cached, "name"));
+	if (key == NULL || status_busy(p->c, key, cached) ||
+	    json_equal(want, json_object_get(cached, "status")))
+		json_decref(want);
+	else
+		report_offer(p->c, CTL_RES(INF_LQ),
+		    ctl_jmeta(cached, "namespace"), ctl_jmeta(cached, "name"),
+		    json_pack("{s:o}", "status", want), key,
+		    active_changed(json_object_get(cached, "status"), want));
+	cu_free(key);
+}
+
+/* LocalQueue status, written only where it changed. */
+static void write_lq_status(ctl *c)
+{
+	struct lq_pass p = {c, json_object(), NULL, 0, 0, que_fr_count(c->st)};
+	size_t i, n = que_cq_count(c->st);
+
+	for (i = 0; i < n; i++) {
+		struct que_cq *cq = que_cq_at(c->st, i);
+
+		if (cq != NULL)
+			lq_count_cq(&p, cq);
+	}
+	api_informer_foreach(c->inf[INF_LQ], write_one_lq, &p);
+	for (i = 0; i < p.n; i++)
+		cu_free(p.v[i].usage);
+	cu_free(p.v);
+	json_decref(p.index);
+}
+
+void ctl_report_queues(ctl *c, int64_t now_ms)
+{
+	write_cq_status(c);
+	write_lq_status(c);
+	report_flush(c, now_ms);
+}
+
+int ctl_report_init(struct ctl_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->pending_at = json_object();
+	r->pending_due = json_object();
+	r->reported_at = json_object();
+	return r->pending_at && r->pending_due && r->reported_at ? CU_OK
+								 : CU_ENOMEM;
+}
+
+void ctl_report_dispose(struct ctl_report *r)
+{
+	size_t i;
+
+	json_decref(r->pending_at);
+	json_decref(r->pending_due);
+	json_decref(r->reported_at);
+	for (i = 0; i < r->noffers; i++) {
+		cu_free(r->offers[i].ns);
+		cu_free(r->offers[i].name);
+		cu_free(r->offers[i].key);
+		json_decref(r->offers[i].patch);
+	}
+	cu_free(r->offers);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/resume.c - restart: the ledger's decisions first
+ * (docs/architecture.md lesson 3). Decisions recorded before a restart
+ * are adopted or released before any new cycle; decisions whose
+ * announcement waited for the cache (deferred) are announced from the
+ * ledger's record.
+ */
+#include <string.h>
+
+#include "controller/ctl_int.h"
+
+/* docs/architecture.md lesson 3: a decision recorded is announced before
+ * anything new is decided. */
+
+/* Every live decision: [uid, state]. */
+static int collect_live(const store_decision *d, void *payload)
+{
+	return json_array_append_new(
+		   payload, json_pack("[s,i]", d->uid, (int)d->state)) != 0;
+}
+
+/* The flavor of each request of qw [borrowed] as the decision sd
+ * [borrowed] recorded it: frs[] in podset/request order, and the
+ * assignment pa[] for the status write (uses[] owned by the caller).
+ * false when the decision does not fit the Workload any more. */
+static bool recorded_flavors(ctl *c, const struct que_wl *qw,
+    const store_decision *sd, uint32_t *frs, struct adm_podset_assignment *pa)
+{
+	size_t i, j, m, k = 0;
+
+	for (i = 0; i < qw->n_podsets; i++) {
+		const store_podset *sp = NULL;
+
+		for (m = 0; m < sd->n_podsets; m++)
+			if (strcmp(sd->podsets[m].name, qw->podsets[i].name) ==
+			    0)
+				sp = &sd->podsets[m];
+		if (sp == NULL)
+			return false;
+		pa[i].name = qw->podsets[i].name;
+		pa[i].count = sp->count;
+		pa[i].n_uses = qw->podsets[i].n_req;
+		pa[i].uses = cu_calloc(pa[i].n_uses + 1, sizeof(*pa[i].uses));
+		if (pa[i].uses == NULL)
+			return false;
+		for (j = 0; j < qw->podsets[i].n_req; j++, k++) {
+			const char *res =
+			    que_resource_name(c->st, qw->podsets[i].req[j].res);
+			const store_resource *r = NULL;
+			struct que_flavor *f;
+
+			for (m = 0; m < sp->n_resources; m++)
+				if (strcmp(sp->resources[m].resource, res) == 0)
+					r = &sp->resources[m];
+			if (r == NULL ||
+			    (f = que_flavor_get(c->st, r->flavor)) == NULL)
+				return false;
+			frs[k] = que_fr_find(
+			    c->st, f->id, qw->podsets[i].req[j].res);
+			pa[i].uses[j].resource = res;
+			pa[i].uses[j].flavor = f->name;
+			pa[i].uses[j].usage = r->milli;
+		}
+	}
+	return true;
+}
+
+/* A decision recorded but maybe never announced: if the API shows the
+ * Workload admitted, the ledger catches up; if it shows it pending, the
+ * recorded decision is adopted by the engine and announced now, before
+ * any new cycle; if the Workload is gone, so is the decision. */
+static bool announce_recorded(
+    ctl *c, struct que_wl *qw, int64_t now, bool adopt);
+
+static void resume_one(ctl *c, const char *uid, int64_t now)
+{
+	struct que_wl *qw = que_workload_get(c->st, uid);
+	cu_error err;
+
+	if (qw == NULL) {
+		ctl_ledger_release(c, uid, now);
+		return;
+	}
+	if (qw->where == QUE_WL_ADMITTED || qw->where == QUE_WL_EVICTING) {
+		if (ctl_pipe_begin(c->pipe) == CU_OK &&
+		    store_decision_set_state(
+			c->ledger, uid, STORE_ADMITTED, now, &err) != CU_OK)
+			cu_warn("ledger: %s", err.msg);
+		return;
+	}
+	announce_recorded(c, qw, now, true);
+}
+
+/* Announce qw's decision as the ledger recorded it: the admission patch
+ * on the cached Workload. adopt: the engine takes the decision first (a
+ * restart); else it holds it already (a deferred announcement). Returns
+ * false when nothing was sent; the decision is then released (adopt) or
+ * left to the caller. */
+static bool announce_recorded(
+    ctl *c, struct que_wl *qw, int64_t now, bool adopt)
+{
+	const char *uid = qw->uid;
+	store_decision *sd = NULL;
+	struct adm_podset_assignment *pa = NULL;
+	uint32_t *frs = NULL;
+	struct api_workload wl;
+	struct adm_decision d;
+	json_t *patch = NULL;
+	size_t i, n = 0;
+	bool sent = false;
+	cu_error err;
+
+	if (store_decision_get(c->ledger, uid, &sd, &err) != CU_OK) {
+		cu_warn("ledger: %s", err.msg);
+		return false;
+	}
+	for (i = 0; i < qw->n_podsets; i++)
+		n += qw->podsets[i].n_req;
+	frs = cu_calloc(n + 1, sizeof(*frs));
+	pa = cu_calloc(qw->n_podsets + 1, sizeof(*pa));
+	if (frs == NULL || pa == NULL ||
+	    !recorded_flavors(c, qw, sd, frs, pa)) {
+		/* Queues changed under it: decided again by the engine. */
+		cu_info("recorded decision for %s/%s no longer fits; released",
+		    qw->ns, qw->name);
+		if (adopt)
+			ctl_ledger_release(c, uid, now);
+		goto out;
+	}
+	if (adopt && que_workload_adopt(c->st, uid, sd->cluster_queue, frs,
+			 sd->decided_ns, &err) != CU_OK) {
+		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
+		ctl_ledger_release(c, uid, now);
+		goto out;
+	}
+	memset(&d, 0, sizeof(d));
+	d.kind = ADM_ADMIT;
+	d.uid = qw->uid;
+	d.cluster_queue = qw->cq ? qw->cq->name : sd->cluster_queue;
+	d.podsets = pa;
+	d.n_podsets = qw->n_podsets;
+	if (ctl_decode_cached(c, qw->ns, qw->name, &wl) != CU_OK)
+		goto out;
+	if (rec_wl_status_admit(&wl, &d, now, &patch, &err) != CU_OK)
+		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
+	else if (patch != NULL) {
+		if (adopt)
+			cu_info("announcing the recorded decision for %s/%s",
+			    qw->ns, qw->name);
+		sent = true;
+		ctl_queue_admit(c, qw, patch,
+		    cu_asprintf("Quota reserved in ClusterQueue %s",
+			d.cluster_queue ? d.cluster_queue : ""));
+	}
+	api_workload_dispose(&wl);
+out:
+	for (i = 0; pa != NULL && i < qw->n_podsets; i++)
+		cu_free(pa[i].uses);
+	cu_free(pa);
+	cu_free(frs);
+	store_decision_free(sd);
+	return sent;
+}
+
+/* Deferred announcements (decide_admit) whose Workload the cache now
+ * shows as we last wrote it. A Workload gone, or one the engine no
+ * longer holds, gives its decision back. */
+void ctl_announce_deferred(ctl *c, int64_t now)
+{
+	const char *uid;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(c->dec.deferred, tmp, uid, v)
+	{
+		struct que_wl *qw = que_workload_get(c->st, uid);
+		json_t *obj =
+		    qw ? api_informer_get(c->inf[INF_WL], qw->ns, qw->name)
+		       : NULL;
+		char *ek =
+		    qw ? cu_asprintf("wl/%s/%s", qw->ns, qw->name) : NULL;
+		bool st = obj != NULL &&
+			  (ek == NULL || ctl_pipe_stale(c->pipe, ek, obj));
+
+		cu_free(ek);
+		if (st)
+			continue;
+		if (qw == NULL || obj == NULL || qw->where != QUE_WL_ADMITTED ||
+		    !announce_recorded(c, qw, now, false)) {
+			ctl_withdraw(c, uid, now);
+			ctl_ledger_release(c, uid, now);
+			json_object_del(c->dec.in_flight, uid);
+		}
+		json_object_del(c->dec.deferred, uid);
+	}
+}
+
+void ctl_resume_ledger(ctl *c, int64_t now)
+{
+	json_t *uids = json_array(), *v;
+	size_t i;
+	cu_error err;
+
+	if (uids == NULL)
+		return;
+	if (store_decision_foreach_live(c->ledger, collect_live, uids, &err) !=
+	    CU_OK)
+		cu_warn("ledger: %s", err.msg);
+	json_array_foreach(uids, i, v)
+	{
+		const char *uid = json_string_value(json_array_get(v, 0));
+		struct que_wl *qw;
+
+		if (json_integer_value(json_array_get(v, 1)) ==
+		    STORE_RESERVED) {
+			resume_one(c, uid, now);
+			continue;
+		}
+		/* ADMITTED or EVICTING, but the admission ended while we
+		 * were down (the Workload finished, was cleared, deactivated
+		 * or deleted): store.h's STORE_RECON_STALE, release it. The
+		 * engine holds every Workload the API shows reserved by now
+		 * (ctl_reconcile_workload ran on the synced cache). */
+		qw = que_workload_get(c->st, uid);
+		if (qw == NULL || (qw->where != QUE_WL_ADMITTED &&
+				      qw->where != QUE_WL_EVICTING))
+			ctl_ledger_release(c, uid, now);
+	}
+	json_decref(uids);
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/tick.c - the controller's one-second tick: the process's own
+ * metrics (API requests, watch restarts, loop lag), retries that came due,
+ * pending reasons that came due, the requeue safety net, and the queue
+ * status reports.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "controller/ctl_int.h"
+
+/* Counters kept by the client and informers, brought into the registry
+ * as deltas (the registry's counters only go up). */
+static void count_to(ctl *c, enum ctl_metric_id id, const char *const *lv,
+    size_t nlv, uint64_t total)
+{
+	double have = 0;
+
+	if (ctl_metric_value(&have, c->metrics, id, lv, nlv) != CU_OK)
+		have = 0;
+	if ((double)total > have)
+		ctl_metric_add(c->metrics, id, lv, nlv, total - (uint64_t)have);
+}
+
+/* Requests of both API clients (the main one and the events one), summed
+ * per "verb code" into payload [borrowed] before they are counted. */
+static void api_sum(const char *verb, int code, uint64_t n, void *payload)
+{
+	char k[64];
+
+	snprintf(k, sizeof(k), "%s %d", verb, code);
+	json_object_set_new(payload, k,
+	    json_integer(json_integer_value(json_object_get(payload, k)) +
+			 (json_int_t)n));
+}
+
+static void api_count(ctl *c)
+{
+	json_t *sum = json_object(), *v;
+	const char *k;
+
+	if (sum == NULL)
+		return;
+	api_client_stats_foreach(c->client, api_sum, sum);
+	if (c->ev_client != NULL)
+		api_client_stats_foreach(c->ev_client, api_sum, sum);
+	json_object_foreach(sum, k, v)
+	{
+		char verb[48];
+		const char *sp = strchr(k, ' ');
+
+		if (sp == NULL || (size_t)(sp - k) >= sizeof(verb))
+			continue;
+		snprintf(verb, sizeof(verb), "%.*s", (int)(sp - k), k);
+		count_to(c, CTL_M_CUEUE_API_REQUESTS_TOTAL,
+		    CTL_LV(verb, sp + 1), (uint64_t)json_integer_value(v));
+	}
+	json_decref(sum);
+}
+
+static void own_metrics(ctl *c, ev_tstamp now)
+{
+	size_t i;
+
+	if (c->tick.due > 0)
+		ctl_metric_observe(c->metrics, CTL_M_CUEUE_LOOP_LAG_SECONDS,
+		    CTL_LV0, now > c->tick.due ? now - c->tick.due : 0.0);
+	api_count(c);
+	for (i = 0; i < INF__COUNT; i++) {
+		struct api_informer_stats is;
+
+		if (c->inf[i] == NULL)
+			continue;
+		api_informer_stats(c->inf[i], &is);
+		count_to(c, CTL_M_CUEUE_WATCH_RESTARTS_TOTAL,
+		    CTL_LV(ctl_resources[i].plural, "expired"), is.relists);
+		count_to(c, CTL_M_CUEUE_WATCH_RESTARTS_TOTAL,
+		    CTL_LV(ctl_resources[i].plural, "resumed"),
+		    is.watches > 1 + is.relists ? is.watches - 1 - is.relists
+						: 0);
+	}
+}
+
+static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	ctl *c = w->data;
+
+	(void)revents;
+	if (c->metrics != NULL && !c->freeing)
+		own_metrics(c, ev_now(loop));
+	c->tick.due = ev_now(loop) + CTL_TICK_S;
+	if (c->freeing || !c->synced)
+		return;
+	/* Backoffs expire and pending statuses come due with time. */
+	c->dirty_cycle = true;
+	ctl_pipe_retry_due(c->pipe, cu_time_now_ms());
+	c->rep.pending_scan = true;
+	/* Level-triggered safety net: every CTL_REQUEUE_ALL_TICKS ticks, parked
+	 * (inadmissible) Workloads get another look even if no capacity
+	 * event was seen. A missed wake-up would otherwise leave a Workload
+	 * pending forever on an idle cluster (seen once in 15,000 and under
+	 * API faults; root cause not yet found). */
+	if (++c->tick.ticks % CTL_REQUEUE_ALL_TICKS == 0) {
+		size_t i, n = que_cq_count(c->st);
+
+		for (i = 0; i < n; i++) {
+			struct que_cq *q = que_cq_at(c->st, i);
+
+			if (q != NULL && q->inadmissible.n > 0) {
+				q->requeue_needed = true;
+				c->dirty_cycle = true;
+			}
+		}
+	}
+	if (ctl_may_write(c))
+		ctl_report_queues(c, cu_time_now_ms());
+}
+
+void ctl_tick_start(ctl *c)
+{
+	ev_timer_init(&c->tick.w, on_tick, CTL_TICK_S, CTL_TICK_S);
+	c->tick.w.data = c;
+	c->tick.due = ev_now(c->loop) + CTL_TICK_S;
+	ev_timer_start(c->loop, &c->tick.w);
+}
+
+void ctl_tick_stop(ctl *c)
+{
+	ev_timer_stop(c->loop, &c->tick.w);
+}

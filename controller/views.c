@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/views.c - read-only views of the informer caches for the pure
+ * layers: namespace labels and the gate's owner lookup, priority classes,
+ * admitted flavors, and the admission webhook handlers' view; starting
+ * the webhook server and the certificate rotation, which use them.
+ */
+#include <string.h>
+
+#include "controller/ctl_int.h"
+
+const char *ctl_ns_label(const char *key, void *payload)
+{
+	json_t *labels = json_object_get(
+	    json_object_get((json_t *)payload, "metadata"), "labels");
+
+	return json_string_value(json_object_get(labels, key));
+}
+
+/* Owner lookup for the gate, over the job caches. */
+int ctl_gate_lookup(const struct ns_gate_owner *ref, const char *ns,
+    struct ns_gate_object *out, void *payload, cu_error *err)
+{
+	ctl *c = payload;
+	enum ns_gate_kind kind = ns_gate_kind_of(ref->api_version, ref->kind);
+	api_informer *inf = kind == NS_GATE_KIND_JOB	  ? c->inf[INF_JOB]
+			    : kind == NS_GATE_KIND_JOBSET ? c->inf[INF_JOBSET]
+							  : NULL;
+	json_t *obj = inf ? api_informer_get(inf, ns, ref->name) : NULL;
+
+	if (obj == NULL)
+		return CU_ENOTFOUND;
+	return ns_gate_object_from_json(out, obj, err);
+}
+
+/* Priority lookups over the class caches (api_resolve_priority). */
+static int class_value(api_informer *inf, const char *name, int32_t *value)
+{
+	json_t *o = api_informer_get(inf, NULL, name);
+
+	if (o == NULL)
+		return CU_ENOTFOUND;
+	*value = (int32_t)json_integer_value(json_object_get(o, "value"));
+	return CU_OK;
+}
+
+int ctl_lookup_wpc(
+    const char *name, int32_t *value, void *payload, cu_error *err)
+{
+	(void)err;
+	return class_value(((ctl *)payload)->inf[INF_WPC], name, value);
+}
+
+int ctl_lookup_pc(
+    const char *name, int32_t *value, void *payload, cu_error *err)
+{
+	(void)err;
+	return class_value(((ctl *)payload)->inf[INF_PC], name, value);
+}
+
+struct global_default {
+	const char *name;
+	int32_t value;
+};
+
+static void find_global_default(json_t *pc, void *payload)
+{
+	struct global_default *g = payload;
+	int32_t v = (int32_t)json_integer_value(json_object_get(pc, "value"));
+
+	if (!json_is_true(json_object_get(pc, "globalDefault")))
+		return;
+	if (g->name == NULL || v < g->value) {
+		g->name = ctl_jmeta(pc, "name");
+		g->value = v;
+	}
+}
+
+int ctl_lookup_pc_default(
+    const char **name, int32_t *value, void *payload, cu_error *err)
+{
+	ctl *c = payload;
+	struct global_default g = {NULL, 0};
+
+	(void)err;
+	api_informer_foreach(c->inf[INF_PC], find_global_default, &g);
+	if (g.name == NULL)
+		return CU_ENOTFOUND;
+	*name = g.name;
+	*value = g.value;
+	return CU_OK;
+}
+
+/* Decoded ResourceFlavors named by the Workload's admission. */
+int ctl_admitted_flavors(ctl *c, const struct api_workload *wl,
+    struct api_resource_flavor **out, size_t *n, cu_error *err)
+{
+	size_t i, j, cap = 0;
+	struct api_resource_flavor *v = NULL;
+
+	*out = NULL;
+	*n = 0;
+	for (i = 0; i < wl->status.admission.n_pod_set_assignments; i++) {
+		const struct api_podset_assignment *a =
+		    &wl->status.admission.pod_set_assignments[i];
+
+		for (j = 0; j < a->flavors.n; j++) {
+			const char *fname = a->flavors.items[j].value;
+			json_t *obj =
+			    api_informer_get(c->inf[INF_RF], NULL, fname);
+			size_t k;
+			bool dup = false;
+
+			for (k = 0; k < *n; k++)
+				dup = dup || strcmp(v[k].meta.name, fname) == 0;
+			if (dup || obj == NULL)
+				continue;
+			if (cu_grow((void **)&v, &cap, *n + 1, sizeof(*v)) !=
+			    CU_OK) {
+				cu_error_set(err, CU_ENOMEM, "out of memory");
+				goto fail;
+			}
+			if (api_resource_flavor_decode(&v[*n], obj, err) !=
+			    CU_OK)
+				goto fail;
+			(*n)++;
+		}
+	}
+	*out = v;
+	return CU_OK;
+fail:
+	for (i = 0; i < *n; i++)
+		api_resource_flavor_dispose(&v[i]);
+	cu_free(v);
+	*n = 0;
+	return err->code;
+}
+
+static bool wh_ready(void *payload)
+{
+	return ((ctl *)payload)->synced;
+}
+
+static int wh_namespace(const char *name, struct ns_gate_namespace *out,
+    void *payload, cu_error *err)
+{
+	ctl *c = payload;
+	json_t *nsobj = api_informer_get(c->inf[INF_NS], NULL, name);
+
+	(void)err;
+	out->name = name;
+	out->found = nsobj != NULL;
+	out->get = ctl_ns_label;
+	out->payload = nsobj;
+	return CU_OK;
+}
+
+static int wh_local_queue(const char *ns, const char *name, bool *exists,
+    void *payload, cu_error *err)
+{
+	ctl *c = payload;
+
+	(void)err;
+	*exists = api_informer_get(c->inf[INF_LQ], ns, name) != NULL;
+	return CU_OK;
+}
+
+static int wh_workload(const struct wh_job_ref *job,
+    struct wh_workload_state *out, void *payload, cu_error *err)
+{
+	ctl *c = payload;
+	bool js = job->kind == NS_GATE_KIND_JOBSET;
+	char *wlname = NULL;
+	json_t *wl;
+	struct api_workload w;
+	int rc;
+
+	out->quota_reserved = out->admitted = false;
+	rc = api_workload_name(js ? "JobSet" : "Job",
+	    js ? "jobset.x-k8s.io" : "batch", job->name, job->uid, -1,
+	    API_WORKLOAD_NAME_MAX, &wlname, err);
+	if (rc != CU_OK)
+		return rc;
+	wl = api_informer_get(c->inf[INF_WL], job->namespace_, wlname);
+	cu_free(wlname);
+	if (wl == NULL)
+		return CU_ENOTFOUND;
+	rc = api_workload_decode(&w, wl, err);
+	if (rc != CU_OK)
+		return rc;
+	out->quota_reserved = rec_workload_holds_quota(&w);
+	out->admitted = out->quota_reserved &&
+			api_conditions_true(&w.status.conditions, "Admitted");
+	api_workload_dispose(&w);
+	return CU_OK;
+}
+
+static bool certrot_may_run(void *payload)
+{
+	return ctl_may_write(payload);
+}
+
+/* internalCertManagement: the leader keeps the Secret, the caBundles
+ * and the files in certDir. */
+int ctl_start_certrot(ctl *c, cu_error *err)
+{
+	struct ctl_certrot_opts o;
+
+	if (!c->cfg->internal_cert.enable)
+		return CU_OK;
+	memset(&o, 0, sizeof(o));
+	o.client = c->client;
+	o.namespace_ = c->cfg->namespace;
+	o.secret_name = c->cfg->internal_cert.webhook_secret_name;
+	o.service_name = c->cfg->internal_cert.webhook_service_name;
+	o.cert_dir = c->cfg->webhook.cert_dir;
+	o.may_run = certrot_may_run;
+	o.payload = c;
+	return ctl_certrot_new(&c->srv.certrot, c->loop, &o, err);
+}
+
+/* The webhook server; it serves once its certificate is mounted. */
+int ctl_start_webhook(ctl *c, cu_error *err)
+{
+	struct ctl_whsrv_opts o;
+	char *listen;
+	int rc;
+
+	if (c->cfg->webhook.port <= 0)
+		return CU_OK;
+	c->srv.wh.gate = &c->gate;
+	c->srv.wh.namespace_get = wh_namespace;
+	c->srv.wh.owner_lookup = ctl_gate_lookup;
+	c->srv.wh.local_queue_exists = wh_local_queue;
+	c->srv.wh.workload_state = wh_workload;
+	c->srv.wh.own_username = c->opts.own_username;
+	c->srv.wh.payload = c;
+	listen = cu_asprintf("%s:%d",
+	    c->cfg->webhook.host ? c->cfg->webhook.host : "",
+	    c->cfg->webhook.port);
+	if (listen == NULL)
+		return cu_error_set(err, CU_ENOMEM, "webhook: out of memory");
+	memset(&o, 0, sizeof(o));
+	o.listen = listen;
+	o.cert_dir = c->cfg->webhook.cert_dir;
+	o.wh = &c->srv.wh;
+	o.ready = wh_ready;
+	o.tls_priorities = c->cfg->tls.priorities;
+	rc = ctl_whsrv_new(&c->srv.webhook, c->loop, &o, err);
+	cu_free(listen);
+	return rc;
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/controller_pipeline_test.c - controller/pipeline without a
+ * server: ctl_pipe_queue returns the entry it queued (and the setters
+ * fill it), expectations make an object stale while its write is in
+ * flight (not for admissions), the status-report budgets (burst, refill,
+ * independence), and the turn's ledger transaction committed by a flush
+ * that sends nothing.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "controller/pipeline.h"
+
+static const struct api_resource WL = {
+    "kueue.x-k8s.io", "v1beta2", "workloads", true};
+
+static void no_settle(const struct ctl_pipe_write *w,
+    enum ctl_pipe_outcome outcome, const struct api_response *resp,
+    void *payload)
+{
+	(void)w;
+	(void)outcome;
+	(void)resp;
+	(void)payload;
+	cr_assert_fail("nothing was sent");
+}
+
+static void no_mark(const char *key, void *payload)
+{
+	(void)key;
+	(void)payload;
+}
+
+static api_informer *no_informer(const char *key, void *payload)
+{
+	(void)key;
+	(void)payload;
+	return NULL;
+}
+
+static void no_drained(void *payload)
+{
+	(void)payload;
+}
+
+static store *ledger;
+
+static ctl_pipe *new_pipe(double qps)
+{
+	struct ctl_pipe_opts o;
+	ctl_pipe *p = NULL;
+	cu_error err;
+
+	cr_assert_eq(
+	    store_open(&ledger, ":memory:", &err), CU_OK, "%s", err.msg);
+	memset(&o, 0, sizeof(o));
+	o.ledger = ledger;
+	o.qps = qps;
+	o.hooks.settle = no_settle;
+	o.hooks.mark = no_mark;
+	o.hooks.informer = no_informer;
+	o.hooks.drained = no_drained;
+	cr_assert_eq(ctl_pipe_new(&p, &o, &err), CU_OK, "%s", err.msg);
+	return p;
+}
+
+static void free_pipe(ctl_pipe *p)
+{
+	ctl_pipe_free(p);
+	store_close(ledger);
+	ledger = NULL;
+}
+
+Test(pipeline, queue_returns_the_entry)
+{
+	ctl_pipe *p = new_pipe(50);
+	struct ctl_pipe_write *w = ctl_pipe_queue(p, CTL_PIPE_ADMIT, &WL,
+	    "team", "wl-1", "uid-1", json_pack("{s:{}}", "status"));
+
+	cr_assert_not_null(w);
+	cr_assert_eq(w->kind, CTL_PIPE_ADMIT);
+	cr_assert_eq(w->res, &WL);
+	cr_assert_str_eq(w->ns, "team");
+	cr_assert_str_eq(w->name, "wl-1");
+	cr_assert_str_eq(w->uid, "uid-1");
+	cr_assert_not_null(w->patch);
+	ctl_pipe_set_event(w, NULL, cu_strdup("Quota reserved"));
+	ctl_pipe_set_admission(w, 42, "cq");
+	ctl_pipe_set_owner(w, "J/team/job");
+	cr_assert_str_eq(w->note, "Quota reserved");
+	cr_assert_eq(w->created_ns, 42);
+	cr_assert_str_eq(w->cq, "cq");
+	cr_assert_str_eq(w->owner, "J/team/job");
+	w = ctl_pipe_queue(
+	    p, CTL_PIPE_JOB_START, &WL, "team", "job", NULL, json_object());
+	cr_assert_not_null(w);
+	cr_assert_eq(w->kind, CTL_PIPE_JOB_START);
+	cr_assert_null(w->uid);
+	cr_assert_eq(ctl_pipe_queued(p), 2);
+	free_pipe(p);
+}
+
+Test(pipeline, expected_writes_make_the_object_stale)
+{
+	ctl_pipe *p = new_pipe(50);
+	json_t *obj = json_pack(
+	    "{s:{s:s, s:s}}", "metadata", "name", "x", "resourceVersion", "7");
+	struct ctl_pipe_write *w = ctl_pipe_queue(
+	    p, CTL_PIPE_WL_STATUS, &WL, "team", "x", NULL, json_object());
+
+	cr_assert_not(ctl_pipe_stale(p, "wl/team/x", obj));
+	cr_assert_not(ctl_pipe_awaits(p, "wl/team/x"));
+	ctl_pipe_expect(p, w, "wl/team/x", true);
+	cr_assert_str_eq(w->expect, "wl/team/x");
+	cr_assert(ctl_pipe_stale(p, "wl/team/x", obj), "busy while queued");
+	cr_assert(ctl_pipe_awaits(p, "wl/team/x"));
+	cr_assert_not(ctl_pipe_retrying(p, "wl/team/x"));
+	/* An admission is held by its decision, not by the pipeline. */
+	w = ctl_pipe_queue(
+	    p, CTL_PIPE_ADMIT, &WL, "team", "y", "uid-y", json_object());
+	ctl_pipe_expect(p, w, "wl/team/y", false);
+	cr_assert_not(ctl_pipe_stale(p, "wl/team/y", obj));
+	cr_assert_not(ctl_pipe_awaits(p, "wl/team/y"));
+	json_decref(obj);
+	free_pipe(p);
+}
+
+Test(pipeline, report_budgets)
+{
+	/* qps 50: 50 / 25 = 2 reports per second, 1 per budget. */
+	ctl_pipe *p = new_pipe(50);
+	int i;
+
+	for (i = 0; i < 10; i++)
+		cr_assert(
+		    ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_QUEUE_STATUS, 1000),
+		    "burst token %d", i);
+	cr_assert_not(
+	    ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_QUEUE_STATUS, 1000));
+	/* The other budget is untouched. */
+	cr_assert(ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_PENDING, 1000));
+	/* One second later: one token. */
+	cr_assert_not(
+	    ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_QUEUE_STATUS, 1500));
+	cr_assert(ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_QUEUE_STATUS, 2000));
+	cr_assert_not(
+	    ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_QUEUE_STATUS, 2000));
+	free_pipe(p);
+}
+
+Test(pipeline, flush_commits_the_turn)
+{
+	ctl_pipe *p = new_pipe(50);
+	store_resource r = {"cpu", "default", 1000};
+	store_podset ps = {"main", 1, 1, &r};
+	store_decision sd;
+	store_decision *got = NULL;
+	cu_error err;
+
+	cr_assert_eq(ctl_pipe_begin(p), CU_OK);
+	cr_assert_eq(ctl_pipe_begin(p), CU_OK, "already open: no-op");
+	memset(&sd, 0, sizeof(sd));
+	sd.uid = "uid-1";
+	sd.ns = "team";
+	sd.name = "wl-1";
+	sd.cluster_queue = "cq";
+	sd.state = STORE_RESERVED;
+	sd.n_podsets = 1;
+	sd.podsets = &ps;
+	cr_assert_eq(
+	    store_decision_put(ledger, &sd, NULL, &err), CU_OK, "%s", err.msg);
+	ctl_pipe_flush(p);
+	cr_assert_str_eq(ctl_pipe_ledger_error(p), "");
+	cr_assert_eq(ctl_pipe_queued(p), 0);
+	/* Committed: a new transaction can be opened and rolled back
+	 * without losing it. */
+	cr_assert_eq(store_begin(ledger, &err), CU_OK, "%s", err.msg);
+	store_rollback(ledger);
+	cr_assert_eq(store_decision_get(ledger, "uid-1", &got, &err), CU_OK,
+	    "%s", err.msg);
+	cr_assert_str_eq(got->cluster_queue, "cq");
+	store_decision_free(got);
+	free_pipe(p);
+}
