@@ -100,6 +100,8 @@ static int record_admission(ctl *c, const struct que_wl *qw,
 	sd.cluster_queue = d->cluster_queue;
 	sd.state = STORE_RESERVED;
 	sd.decided_ns = now;
+	sd.generation =
+	    json_integer_value(json_object_get(c->feed.wl_gen, qw->uid));
 	sd.n_podsets = d->n_podsets;
 	sd.podsets = ps;
 	rc = ctl_pipe_begin(c->pipe);

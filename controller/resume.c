@@ -25,7 +25,8 @@ static int collect_live(const store_decision *d, void *payload)
  * assignment pa[] for the status write (uses[] owned by the caller).
  * false when the decision does not fit the Workload any more. */
 static bool recorded_flavors(ctl *c, const struct que_wl *qw,
-    const store_decision *sd, uint32_t *frs, struct adm_podset_assignment *pa)
+    const store_decision *sd, uint32_t *frs, int64_t *use,
+    struct adm_podset_assignment *pa)
 {
 	size_t i, j, m, k = 0;
 
@@ -58,6 +59,7 @@ static bool recorded_flavors(ctl *c, const struct que_wl *qw,
 				return false;
 			frs[k] = que_fr_find(
 			    c->st, f->id, qw->podsets[i].req[j].res);
+			use[k] = r->milli;
 			pa[i].uses[j].resource = res;
 			pa[i].uses[j].flavor = f->name;
 			pa[i].uses[j].usage = r->milli;
@@ -79,6 +81,10 @@ static void resume_one(ctl *c, const char *uid, int64_t now)
 	cu_error err;
 
 	if (qw == NULL) {
+		cu_info("recorded decision for Workload uid %s withdrawn: no "
+			"active Workload with that uid (deleted, re-created or "
+			"deactivated)",
+		    uid);
 		ctl_ledger_release(c, uid, now);
 		return;
 	}
@@ -97,6 +103,40 @@ static void resume_one(ctl *c, const char *uid, int64_t now)
  * restart); else it holds it already (a deferred announcement). Returns
  * false when nothing was sent; the decision is then released (adopt) or
  * left to the caller. */
+/* A restart: the Workloads the API shows admitted are adopted already;
+ * the recorded decision sd [borrowed] of qw (flavors frs[], usage use[],
+ * n requests) is adopted only if it still fits on top of them and the
+ * Workload wl [borrowed] as cached is still the one decided for. If not,
+ * the decision is withdrawn from the ledger and qw waits as pending. */
+static bool still_fits(ctl *c, const struct que_wl *qw,
+    const store_decision *sd, const uint32_t *frs, const int64_t *use, size_t n,
+    const struct api_workload *wl)
+{
+	struct que_recorded rec = {
+	    qw->uid, sd->cluster_queue, sd->generation, frs, use, n};
+	struct que_observed obs = {
+	    wl->meta.has_generation ? wl->meta.generation : 0,
+	    !rec_workload_inactive(wl)};
+	enum que_refit fit = QUE_REFIT_FITS;
+	char why[256];
+	cu_error err;
+
+	if (que_workload_fits_recorded(
+		c->st, &rec, &obs, &fit, why, sizeof(why), &err) != CU_OK) {
+		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
+		return false;
+	}
+	if (fit == QUE_REFIT_FITS)
+		return true;
+	cu_info(
+	    "recorded decision for %s/%s withdrawn: %s", qw->ns, qw->name, why);
+	if (ctl_pipe_begin(c->pipe) == CU_OK &&
+	    store_decision_withdraw(c->ledger, qw->uid, &err) != CU_OK)
+		cu_warn("ledger: %s", err.msg);
+	c->dirty_cycle = true; /* it waits as pending */
+	return false;
+}
+
 static bool announce_recorded(
     ctl *c, struct que_wl *qw, int64_t now, bool adopt)
 {
@@ -104,6 +144,7 @@ static bool announce_recorded(
 	store_decision *sd = NULL;
 	struct adm_podset_assignment *pa = NULL;
 	uint32_t *frs = NULL;
+	int64_t *use = NULL;
 	struct api_workload wl;
 	struct adm_decision d;
 	json_t *patch = NULL;
@@ -118,9 +159,10 @@ static bool announce_recorded(
 	for (i = 0; i < qw->n_podsets; i++)
 		n += qw->podsets[i].n_req;
 	frs = cu_calloc(n + 1, sizeof(*frs));
+	use = cu_calloc(n + 1, sizeof(*use));
 	pa = cu_calloc(qw->n_podsets + 1, sizeof(*pa));
-	if (frs == NULL || pa == NULL ||
-	    !recorded_flavors(c, qw, sd, frs, pa)) {
+	if (frs == NULL || use == NULL || pa == NULL ||
+	    !recorded_flavors(c, qw, sd, frs, use, pa)) {
 		/* Queues changed under it: decided again by the engine. */
 		cu_info("recorded decision for %s/%s no longer fits; released",
 		    qw->ns, qw->name);
@@ -128,11 +170,15 @@ static bool announce_recorded(
 			ctl_ledger_release(c, uid, now);
 		goto out;
 	}
+	if (ctl_decode_cached(c, qw->ns, qw->name, &wl) != CU_OK)
+		goto out;
+	if (adopt && !still_fits(c, qw, sd, frs, use, n, &wl))
+		goto out_wl;
 	if (adopt && que_workload_adopt(c->st, uid, sd->cluster_queue, frs,
 			 sd->decided_ns, &err) != CU_OK) {
 		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
 		ctl_ledger_release(c, uid, now);
-		goto out;
+		goto out_wl;
 	}
 	memset(&d, 0, sizeof(d));
 	d.kind = ADM_ADMIT;
@@ -140,8 +186,6 @@ static bool announce_recorded(
 	d.cluster_queue = qw->cq ? qw->cq->name : sd->cluster_queue;
 	d.podsets = pa;
 	d.n_podsets = qw->n_podsets;
-	if (ctl_decode_cached(c, qw->ns, qw->name, &wl) != CU_OK)
-		goto out;
 	if (rec_wl_status_admit(&wl, &d, now, &patch, &err) != CU_OK)
 		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
 	else if (patch != NULL) {
@@ -153,11 +197,13 @@ static bool announce_recorded(
 		    cu_asprintf("Quota reserved in ClusterQueue %s",
 			d.cluster_queue ? d.cluster_queue : ""));
 	}
+out_wl:
 	api_workload_dispose(&wl);
 out:
 	for (i = 0; pa != NULL && i < qw->n_podsets; i++)
 		cu_free(pa[i].uses);
 	cu_free(pa);
+	cu_free(use);
 	cu_free(frs);
 	store_decision_free(sd);
 	return sent;

@@ -572,6 +572,68 @@ void que_node_remove_usage(struct que_node *n, uint32_t fr, int64_t v);
 void que_wl_add_usage(struct que_wl *wl);
 void que_wl_remove_usage(struct que_wl *wl);
 
+/* ---- recorded decisions after a restart (refit.c) -------------------- */
+
+/* What becomes of an admission the ledger recorded but the API never
+ * showed, checked against the state the API shows now. */
+enum que_refit {
+	QUE_REFIT_FITS = 0, /* still valid and fits: que_workload_adopt it */
+	QUE_REFIT_GONE,	    /* no Workload with that UID (deleted, or
+			     * re-created under a new UID) */
+	QUE_REFIT_INACTIVE, /* spec.active is false */
+	QUE_REFIT_CHANGED,  /* generation or requests differ from the
+			     * recorded ones */
+	QUE_REFIT_HOLDS,    /* it already holds quota (the API shows it
+			     * admitted): nothing to announce */
+	QUE_REFIT_QUEUE,    /* its ClusterQueue is missing or inactive, or
+			     * it is no longer routed there */
+	QUE_REFIT_FLAVORS,  /* a recorded flavor is missing or no longer
+			     * offered by the ClusterQueue for its resource */
+	QUE_REFIT_QUOTA,    /* the ClusterQueue and its cohort cannot hold
+			     * the usage on top of what is held already */
+};
+
+/* The recorded decision, as the caller resolved it against the model. */
+struct que_recorded {
+	const char *uid;	   /* [borrowed] */
+	const char *cluster_queue; /* [borrowed] as recorded */
+	int64_t generation; /* recorded metadata.generation; 0 = unknown */
+	/* Per request of the Workload, podset by podset (as for
+	 * que_workload_adopt): the recorded flavor's fr id (UINT32_MAX when
+	 * the flavor is unknown) and the recorded usage of the podset for
+	 * that resource, in milli-units. [borrowed], n entries each. */
+	const uint32_t *frs;
+	const int64_t *usage;
+	size_t n;
+};
+
+/* The API's view of the Workload now. */
+struct que_observed {
+	int64_t generation; /* metadata.generation; 0 = unknown */
+	bool active;	    /* spec.active is not false */
+};
+
+/*
+ * Would the recorded admission rec [borrowed] still be made, given the
+ * Workload now [borrowed] and every usage the model holds (the Workloads
+ * the API shows admitted must have been adopted first)? Checks, in order:
+ * the Workload exists and holds no quota, is active, has the recorded
+ * generation (when both are known) and requests, is routed to an active
+ * ClusterQueue of that name, every flavor exists and is offered by it for
+ * its resource, and its usage per flavor and resource is at most what the
+ * ClusterQueue may still use (que_node_available: nominal quota, cohort,
+ * borrowing and lending limits). Pure: nothing changes but a pending
+ * rebuild. *out gets the verdict; why [may be NULL] gets a one-line
+ * reason ("" when it fits), truncated to why_len. CU_ENOMEM (rebuild).
+ */
+CU_MUST_CHECK int que_workload_fits_recorded(que_state *st,
+    const struct que_recorded *rec, const struct que_observed *now,
+    enum que_refit *out, char *why, size_t why_len, cu_error *err);
+
+/* Static lower-case name of a verdict ("fits", "quota"); "unknown" if out
+ * of range. */
+const char *que_refit_name(enum que_refit r);
+
 /* ---- checking ------------------------------------------------------- */
 
 /* Verify invariants 1-4 above. CU_OK, or CU_ERANGE / CU_EINVAL with a

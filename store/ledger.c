@@ -29,6 +29,9 @@
  *     batch exactly as before the call.
  *  5. Strings read from SQLite are copied before the statement is stepped
  *     or reset again; decisions handed to callers own all their memory.
+ *  6. store_decision_withdraw removes only RESERVED (or RELEASED)
+ *     decisions: an announced decision is the API's, and only the API's
+ *     view (the Workload's status) may end it.
  *
  * Decision state diagram (store_decision_set_state; anything else is
  * CU_ECONFLICT, the same state again is a no-op):
@@ -42,6 +45,7 @@
  *                  |         \ job stopped              ^
  *                  |          +-------------------------+
  *                  +---- no longer fits after restart --+
+ *   RESERVED --withdraw--> (absent)  (never announced; invariant 6)
  *   any --delete--> (absent)       any --put--> replaced (new seq)
  */
 #include <stdlib.h>
@@ -207,6 +211,9 @@ static int store_validate(const store_decision *d, cu_error *err)
 		return cu_error_set(err, CU_EINVAL,
 		    "store_decision_put: invalid state %d for %s",
 		    (int)d->state, d->uid);
+	if (d->generation < 0)
+		return cu_error_set(err, CU_EINVAL,
+		    "store_decision_put: negative generation for %s", d->uid);
 	if (d->n_podsets == 0 || d->podsets == NULL)
 		return cu_error_set(err, CU_EINVAL,
 		    "store_decision_put: %s has no podSets", d->uid);
@@ -252,6 +259,7 @@ static int store_put_rows(
 	STORE_BIND(sqlite3_bind_int64(
 	    st, 7, d->state_ns != 0 ? d->state_ns : d->decided_ns));
 	STORE_BIND(sqlite3_bind_int64(st, 8, seq));
+	STORE_BIND(sqlite3_bind_int64(st, 9, d->generation));
 	rc = store_exec_stmt(s, STORE_STMT_DEC_INSERT, "put decision", err);
 	for (size_t i = 0; rc == CU_OK && i < d->n_podsets; i++) {
 		const store_podset *ps = &d->podsets[i];
@@ -441,6 +449,33 @@ int store_decision_delete(store *s, const char *uid, cu_error *err)
 	return store_sp_close(s, rc, err);
 }
 
+int store_decision_withdraw(store *s, const char *uid, cu_error *err)
+{
+	enum store_state cur = STORE_RELEASED;
+	bool found;
+	int rc;
+
+	rc = store_write_guard(s, "store_decision_withdraw", err);
+	if (rc != CU_OK)
+		return rc;
+	if (!store_str_ok(uid))
+		return cu_error_set(
+		    err, CU_EINVAL, "store_decision_withdraw: empty uid");
+	rc = store_lookup(s, uid, &found, &cur, NULL, err);
+	if (rc != CU_OK)
+		return rc;
+	if (!found)
+		return cu_error_set(err, CU_ENOTFOUND,
+		    "store_decision_withdraw: no decision for uid %s", uid);
+	/* Invariant 6: only a decision nobody was told about is undone. */
+	if (cur == STORE_ADMITTED || cur == STORE_EVICTING)
+		return cu_error_set(err, CU_ECONFLICT,
+		    "store_decision_withdraw: the decision for uid %s is %s, "
+		    "it may have been announced",
+		    uid, store_state_name(cur));
+	return store_decision_delete(s, uid, err);
+}
+
 /* ---- reads ------------------------------------------------------------ */
 
 void store_decision_free(store_decision *d)
@@ -493,6 +528,7 @@ static int store_load_head(
 	d->decided_ns = sqlite3_column_int64(st, 4);
 	d->state_ns = sqlite3_column_int64(st, 5);
 	d->seq = sqlite3_column_int64(st, 6);
+	d->generation = sqlite3_column_int64(st, 7);
 	sqlite3_reset(st);
 	if (d->uid == NULL || d->ns == NULL || d->name == NULL ||
 	    d->cluster_queue == NULL)

@@ -26,6 +26,9 @@
  *   v2  derived data: the usage table (filled from the live decisions, so
  *       this step is also the recipe for rebuilding usage) and the
  *       decision.state_ns column (back-filled with decided_ns).
+ *   v3  decision.generation: the Workload's metadata.generation the
+ *       decision was made for, so that a restart can tell a Workload
+ *       changed since (0 = not recorded: decisions from before v3).
  *
  * Migration state diagram:
  *
@@ -96,6 +99,10 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     " WHERE d.state != 3"
     " GROUP BY d.cluster_queue, r.flavor, r.resource"
     " HAVING SUM(r.milli) != 0;",
+
+    /* v2 -> v3 */
+    "ALTER TABLE decision ADD COLUMN generation INTEGER NOT NULL DEFAULT 0"
+    " CHECK (generation >= 0);",
 };
 
 _Static_assert(STORE_APP_ID == 1668631623, "application_id literal in v1");
@@ -146,6 +153,7 @@ int store_migrate(store *s, cu_error *err)
 		rc = store_query_int(s, "PRAGMA user_version", &version, err);
 	if (rc != CU_OK)
 		return rc;
+	s->opened_version = version;
 	if (app_id != 0 && app_id != STORE_APP_ID)
 		return cu_error_set(err, CU_EUNSUPPORTED,
 		    "not a cueue ledger: application_id 0x%08llx (%s)",

@@ -33,6 +33,9 @@
  *     (store_open_or_rebuild). "No room" is CU_EQUOTA whether it is
  *     ENOSPC, a quota or a file size limit.
  *  6. A damaged file is refused at open (store_verify).
+ *  7. An existing file of 0 bytes (truncated by hand or by a broken
+ *     volume) opens as a new, empty ledger, as SQLite would have it; the
+ *     loss is never silent: store_open logs one warning naming the file.
  *
  * Connection state diagram (per store):
  *
@@ -358,10 +361,15 @@ static int store_prepare_all(store *s, cu_error *err)
  */
 static int store_precreate(store *s, const char *path, cu_error *err)
 {
+	struct stat st;
 	int fd;
 
 	if (strncmp(path, "file:", 5) == 0 || strcmp(path, ":memory:") == 0)
 		return CU_OK;
+	/* An existing empty file opens as a new database: say so once it is
+	 * known that nothing (no WAL) brought the old contents back. */
+	s->found_empty =
+	    stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0;
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		int e = errno;
@@ -527,6 +535,11 @@ int store_open(store **out, const char *path, cu_error *err)
 		rc = store_prepare_all(s, err);
 	if (rc != CU_OK)
 		goto fail;
+	if (s->found_empty && s->opened_version == 0)
+		cu_warn("ledger %s was empty (0 bytes: truncated, or created "
+			"but never written): started a new ledger; decisions "
+			"it held, if any, are rebuilt from the API server",
+		    s->path);
 	*out = s;
 	return CU_OK;
 fail:

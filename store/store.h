@@ -64,7 +64,7 @@
 #include "lib/cu.h"
 
 /* Schema version this binary writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 typedef struct store store; /* opaque */
 
@@ -130,7 +130,10 @@ typedef struct store_decision {
 	int64_t state_ns;   /* time of the last state change; 0 on put
 			     * means decided_ns */
 	int64_t seq;	    /* assigned by put; ignored as input */
-	size_t n_podsets;   /* >= 1 */
+	/* The Workload's metadata.generation the decision was made for
+	 * (>= 0); 0 = not recorded (a decision from before schema v3). */
+	int64_t generation;
+	size_t n_podsets; /* >= 1 */
 	const store_podset *podsets;
 } store_decision;
 
@@ -206,6 +209,15 @@ CU_MUST_CHECK int store_decision_set_state(store *s, const char *uid,
 /* Remove the decision (withdrawing its usage if live). uid [borrowed].
  * CU_ENOTFOUND. */
 CU_MUST_CHECK int store_decision_delete(
+    store *s, const char *uid, cu_error *err);
+
+/*
+ * Withdraw a decision that was recorded but never announced: remove it
+ * (withdrawing its usage) when its state is RESERVED or RELEASED. A
+ * decision the API may have seen (ADMITTED, EVICTING) is never withdrawn:
+ * CU_ECONFLICT, nothing changed. uid [borrowed]. CU_ENOTFOUND.
+ */
+CU_MUST_CHECK int store_decision_withdraw(
     store *s, const char *uid, cu_error *err);
 
 /* Load one decision; podSets come back in put order, the resources of a

@@ -30,10 +30,12 @@
 		    " WHERE key = 'last_seq' RETURNING value")                 \
 	X(LAST_SEQ, "SELECT value FROM meta WHERE key = 'last_seq'")           \
 	X(DEC_GET, "SELECT namespace, name, cluster_queue, state,"             \
-		   " decided_ns, state_ns, seq FROM decision WHERE uid = ?1")  \
+		   " decided_ns, state_ns, seq, generation FROM decision"      \
+		   " WHERE uid = ?1")                                          \
 	X(DEC_INSERT, "INSERT INTO decision(uid, namespace, name,"             \
-		      " cluster_queue, state, decided_ns, state_ns, seq)"      \
-		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")              \
+		      " cluster_queue, state, decided_ns, state_ns, seq,"      \
+		      " generation)"                                           \
+		      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")          \
 	X(DEC_DELETE, "DELETE FROM decision WHERE uid = ?1")                   \
 	X(DEC_SET_STATE, "UPDATE decision SET state = ?2, state_ns = ?3"       \
 			 " WHERE uid = ?1")                                    \
@@ -85,6 +87,8 @@ struct store {
 	char *path;	   /* [owned: cu_free] for messages */
 	bool in_foreach;   /* a foreach callback is running: see store.h */
 	int64_t max_pages; /* SQLite's own max_page_count, for "no limit" */
+	bool found_empty;  /* the file existed with 0 bytes before open */
+	int64_t opened_version; /* user_version found at open (migrate.c) */
 	sqlite3_stmt *stmt[STORE_STMT_COUNT]; /* [owned: sqlite3_finalize] */
 };
 

@@ -5,8 +5,10 @@ outcomes):
 
 - corrupt ledger: moved aside to <path>.corrupt-<time> with one warning,
   a new ledger is rebuilt from the API server, the controller keeps going;
+- ledger truncated to 0 bytes: a new ledger, with one warning saying the
+  file was empty and the ledger is rebuilt from the API server;
 - old-schema (v1) ledger: migrated at start-up ("ledger migrated from
-  schema v1 to v2"), its decisions kept;
+  schema v1 to v3"), its decisions kept;
 - read-only ledger (a file the controller's user cannot write; as root the
   controller runs as uid 65534, since chmod does not stop root): start-up
   fails clearly with "ledger read-only: ..." and exit 1, before any write
@@ -210,7 +212,28 @@ def corrupt(s):
     check(c.proc.poll() is None, "still running")
     eq(c.stop(), 0, "clean stop")
     ver, rows = ledger_rows(ledger)
-    eq(ver, 2, "new ledger schema")
+    eq(ver, 3, "new ledger schema")
+    eq(rows.get("w3"), 1, "w3 recorded ADMITTED in the new ledger")
+
+
+@case("truncated-ledger-is-rebuilt-with-a-warning")
+def truncated(s):
+    watch, ledger = setup(s)
+    admit_two(s, ledger)
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(ledger + suffix):
+            os.unlink(ledger + suffix)
+    os.truncate(ledger, 0)
+    c = Ctl(s, ledger)
+    c.wait_log("was empty (0 bytes")
+    line = [ln for ln in c.text().splitlines() if "was empty" in ln][0]
+    check(ledger in line, "the warning names the file: %s" % line)
+    check("rebuilt from the API server" in line, "and what follows: %s" %
+          line)
+    third_is_admitted_once(s, watch)
+    eq(c.stop(), 0, "clean stop")
+    ver, rows = ledger_rows(ledger)
+    eq(ver, 3, "new ledger schema")
     eq(rows.get("w3"), 1, "w3 recorded ADMITTED in the new ledger")
 
 
@@ -219,15 +242,16 @@ def old_schema(s):
     watch, ledger = setup(s)
     admit_two(s, ledger)
     db = sqlite3.connect(ledger)
-    db.executescript("ALTER TABLE decision DROP COLUMN state_ns;"
+    db.executescript("ALTER TABLE decision DROP COLUMN generation;"
+                     "ALTER TABLE decision DROP COLUMN state_ns;"
                      "DROP TABLE usage; PRAGMA user_version = 1;")
     db.close()
     eq(ledger_rows(ledger), (1, {"w1": 1, "w2": 1}), "a v1 ledger")
     c = Ctl(s, ledger)
-    c.wait_log("ledger migrated from schema v1 to v2")
+    c.wait_log("ledger migrated from schema v1 to v3")
     third_is_admitted_once(s, watch)
     eq(c.stop(), 0, "clean stop")
-    eq(ledger_rows(ledger), (2, {"w1": 1, "w2": 1, "w3": 1}),
+    eq(ledger_rows(ledger), (3, {"w1": 1, "w2": 1, "w3": 1}),
        "migrated, decisions kept, w3 added")
 
 
@@ -333,7 +357,7 @@ def full_disk(s):
     eq(admissions(watch), {"w1": 1, "w2": 1, "w3": 1},
        "QuotaReserved transitions per Workload")
     eq(c.stop(), 0, "clean stop")
-    eq(ledger_rows(ledger), (2, {"w1": 1, "w2": 1, "w3": 1}),
+    eq(ledger_rows(ledger), (3, {"w1": 1, "w2": 1, "w3": 1}),
        "every announced admission is in the ledger")
 
 

@@ -194,14 +194,15 @@ Test(store_faults, file_size_limit_mid_operation_is_disk_full)
 
 /* An old (v1) ledger with enough decisions that the v1->v2 migration
  * writes well past 32 KiB of WAL. Built by writing a current ledger and
- * taking v2 apart again, which is what v1 looked like. */
+ * taking v3 and v2 apart again, which is what v1 looked like. */
 static void make_v1_ledger(int n)
 {
 	store *s = fx_open_ok(fx_tpath);
 
 	put_range_ok(s, "old", 0, n);
 	store_close(s);
-	fx_raw_exec(fx_tpath, "ALTER TABLE decision DROP COLUMN state_ns;"
+	fx_raw_exec(fx_tpath, "ALTER TABLE decision DROP COLUMN generation;"
+			      "ALTER TABLE decision DROP COLUMN state_ns;"
 			      "DROP TABLE usage; PRAGMA user_version = 1;");
 	cr_assert_eq(fx_raw_int(fx_tpath, "PRAGMA user_version"), 1);
 }
