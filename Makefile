@@ -13,8 +13,10 @@
 #                         (ASan build, about 15 minutes, at most 20)
 #   make fuzz             libFuzzer targets, FUZZ_SECONDS each (clang)
 #   make valgrind         unit tests under memcheck
-#   make lint             format check, banned functions, raw allocation,
-#                         references outside the repository, cppcheck
+#   make lint             format check, module dependencies
+#                         (tests/lint/deps.sh), banned functions, raw
+#                         allocation, references outside the repository,
+#                         cppcheck
 #   make format           reformat every source file in place
 #   make install          the release cueue-controller (hardened) into
 #                         $(DESTDIR)$(PREFIX)/bin, PREFIX=/usr/local
@@ -99,7 +101,7 @@ ALL_CFLAGS  = $(STD) $(WARN) $(CFLAGS_$(BUILD)) $(PKG_CFLAGS) -I. \
               -DCUEUE_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS_$(BUILD)) $(EXTRA_LDFLAGS)
 
-MODULES  := lib api namespaces queues admission store reconcile controller
+MODULES  := lib api namespaces queues admission webhook store reconcile controller
 LIB_SRC  := $(filter-out controller/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 LIBCUEUE := $(O)/libcueue.a
@@ -313,6 +315,7 @@ format:
 
 BANNED := \b(strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi|atol|system)\s*\(
 lint: format-check
+	@tests/lint/deps.sh
 	@if grep -nE '$(BANNED)' $(ALL_SRC); then echo "banned function"; exit 1; fi
 	@if grep -nE '\b(malloc|calloc|realloc|strdup|free)\s*\(' $(filter-out lib/mem.c,$(ALL_SRC)) | grep -v 'cu_\|json_\|curl_\|sqlite3_\|yaml_\|MHD_\|OPENSSL\|X509\|EVP\|BIO\|BN_\|ASN1' ; then \
 	  echo "raw allocation outside lib/mem.c"; exit 1; fi

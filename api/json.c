@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * api/json.c - json_loadb and json_dumps that cannot be fooled by an
- * allocation failure inside jansson (see api/json.h).
+ * allocation failure inside jansson, and the small shared jansson helpers
+ * (see api/json.h).
  */
 #include <stdint.h>
 
@@ -63,4 +64,67 @@ int api_json_dumps(
 	}
 	cu_buf_dispose(&d.b);
 	return d.rc;
+}
+
+const char *api_json_type_word(json_type t, bool int_apart)
+{
+	switch (t) {
+	case JSON_OBJECT:
+		return "object";
+	case JSON_ARRAY:
+		return "array";
+	case JSON_STRING:
+		return "string";
+	case JSON_INTEGER:
+		return int_apart ? "integer" : "number";
+	case JSON_REAL:
+		return "number";
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return "boolean";
+	case JSON_NULL:
+		break;
+	}
+	return "null";
+}
+
+const char *api_json_type_name(const json_t *v, bool int_apart)
+{
+	return api_json_type_word(
+	    v != NULL ? json_typeof(v) : JSON_NULL, int_apart);
+}
+
+const char *api_json_str(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+int api_json_get_str(const json_t *o, const char *key, const char *path,
+    const char *dflt, const char **out, cu_error *err)
+{
+	const json_t *v = json_object_get(o, key);
+
+	*out = dflt;
+	if (v == NULL || json_is_null(v))
+		return CU_OK;
+	if (!json_is_string(v))
+		return cu_error_set(err, CU_EPARSE,
+		    "%s: Invalid type: expected string, got %s", path,
+		    api_json_type_name(v, false));
+	*out = json_string_value(v);
+	return CU_OK;
+}
+
+json_t *api_json_obj_child(json_t *obj, const char *key)
+{
+	json_t *c = json_object_get(obj, key);
+
+	if (json_is_object(c))
+		return c;
+	c = json_object();
+	if (c == NULL || json_object_set_new(obj, key, c) != 0)
+		return NULL;
+	return c;
 }

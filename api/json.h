@@ -16,11 +16,16 @@
  * return text with a key missing. api_json_dumps makes a failed write
  * stick and checks the allocator too.
  *
+ * Also the small jansson helpers every module had written for itself:
+ * the type name used in error messages, a string member (lenient, and
+ * type-checked with an error), a member object created on demand.
+ *
  * Prefix: api_json_.
  */
 #ifndef CU_API_JSON_H
 #define CU_API_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -47,5 +52,35 @@ CU_MUST_CHECK int api_json_loadb(json_t **out, const void *buf, size_t len,
  */
 CU_MUST_CHECK int api_json_dumps(
     const json_t *v, size_t flags, size_t max, char **out, size_t *len);
+
+/*
+ * The JSON type of v [borrowed; NULL reads as null] as error messages name
+ * it: "object", "array", "string", "number", "boolean" or "null"; with
+ * int_apart an integer is "integer" and only a real is "number". Static.
+ */
+const char *api_json_type_name(const json_t *v, bool int_apart);
+/* The same word for a json_type t (what a check expected). Static. */
+const char *api_json_type_word(json_type t, bool int_apart);
+
+/* The string value of member `key` of obj [borrowed; may be NULL or not
+ * an object], or NULL when absent or not a string. Borrowed from obj. */
+const char *api_json_str(const json_t *obj, const char *key);
+
+/*
+ * Decode the string member o[key] of the object o [borrowed]: *out is its
+ * value [borrowed from o], or dflt when absent or JSON null. Another type:
+ * *out = dflt and CU_EPARSE "<path>: Invalid type: expected string, got
+ * <type>" (path [borrowed]; err may be NULL for callers with messages of
+ * their own).
+ */
+CU_MUST_CHECK int api_json_get_str(const json_t *o, const char *key,
+    const char *path, const char *dflt, const char **out, cu_error *err);
+
+/*
+ * Member `key` of obj [borrowed, an object] as an object: the existing
+ * one, or a new empty object set in its place when absent or of another
+ * type. Borrowed from obj; NULL on allocation failure.
+ */
+json_t *api_json_obj_child(json_t *obj, const char *key);
 
 #endif /* CU_API_JSON_H */

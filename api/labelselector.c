@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * api/labelselector.c - metav1.LabelSelector <-> ns_selector.
+ * api/labelselector.c - metav1.LabelSelector <-> api_selector.
  *
  * Decoding applies, in Kubernetes' order, ValidateLabelSelector (operator
  * and value-count checks before the key check, per expression) and then
@@ -12,40 +12,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/json.h"
+
 #define PATH_MAX_LEN 512
 /* Child paths add a short suffix to a parent path of PATH_MAX_LEN. */
 #define SUB_LEN (PATH_MAX_LEN + 64)
-
-static const char *type_name(const json_t *j)
-{
-	switch (json_typeof(j)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "unknown";
-}
 
 static int type_error(
     cu_error *err, const char *path, const json_t *j, const char *want)
 {
 	return cu_error_set(err, CU_EPARSE, "%s: Invalid value: %s: must be %s",
-	    path, type_name(j), want);
+	    path, api_json_type_name(j, false), want);
 }
 
 static int decode_match_labels(
-    ns_selector *out, const json_t *ml, const char *path, cu_error *err)
+    api_selector *out, const json_t *ml, const char *path, cu_error *err)
 {
 	char p[PATH_MAX_LEN];
 	snprintf(p, sizeof(p), "%.400s.matchLabels", path);
@@ -63,17 +44,18 @@ static int decode_match_labels(
 			snprintf(vp, sizeof(vp), "%.480s[%.64s]", p, k);
 			return type_error(err, vp, v, "a string");
 		}
-		int rc = ns_validate_label_key(k, p, err);
+		int rc = api_validate_label_key(k, p, err);
 		if (rc != CU_OK)
 			return rc;
-		rc = ns_validate_label_value(json_string_value(v), p, err);
+		rc = api_validate_label_value(json_string_value(v), p, err);
 		if (rc != CU_OK)
 			return rc;
 	}
 	json_object_foreach((json_t *)ml, k, v)
 	{
 		const char *val = json_string_value(v);
-		int rc = ns_selector_add(out, k, NS_OP_EQUALS, &val, 1, p, err);
+		int rc = api_selector_add(
+		    out, k, API_SEL_OP_EQUALS, &val, 1, p, err);
 		if (rc != CU_OK)
 			return rc;
 	}
@@ -81,7 +63,7 @@ static int decode_match_labels(
 }
 
 static int decode_expression(
-    ns_selector *out, const json_t *e, const char *p, cu_error *err)
+    api_selector *out, const json_t *e, const char *p, cu_error *err)
 {
 	char sub[SUB_LEN];
 	if (!json_is_object(e))
@@ -118,9 +100,9 @@ static int decode_expression(
 	const char *opname =
 	    jop && json_is_string(jop) ? json_string_value(jop) : "";
 
-	enum ns_op op;
+	enum api_sel_op op;
 	if (strcmp(opname, "In") == 0 || strcmp(opname, "NotIn") == 0) {
-		op = opname[0] == 'I' ? NS_OP_IN : NS_OP_NOT_IN;
+		op = opname[0] == 'I' ? API_SEL_OP_IN : API_SEL_OP_NOT_IN;
 		if (n == 0)
 			return cu_error_set(err, CU_EINVAL,
 			    "%s.values: Required value: must be specified "
@@ -128,7 +110,8 @@ static int decode_expression(
 			    p);
 	} else if (strcmp(opname, "Exists") == 0 ||
 		   strcmp(opname, "DoesNotExist") == 0) {
-		op = opname[0] == 'E' ? NS_OP_EXISTS : NS_OP_DOES_NOT_EXIST;
+		op = opname[0] == 'E' ? API_SEL_OP_EXISTS
+				      : API_SEL_OP_DOES_NOT_EXIST;
 		if (n > 0)
 			return cu_error_set(err, CU_EINVAL,
 			    "%s.values: Forbidden: may not be specified when "
@@ -141,7 +124,7 @@ static int decode_expression(
 		    p, opname);
 	}
 	snprintf(sub, sizeof(sub), "%s.key", p);
-	int rc = ns_validate_label_key(key, sub, err);
+	int rc = api_validate_label_key(key, sub, err);
 	if (rc != CU_OK)
 		return rc;
 
@@ -155,16 +138,16 @@ static int decode_expression(
 			vals[i] = json_string_value(json_array_get(jvals, i));
 	}
 	/* Value syntax (and anything else NewRequirement checks) is
-	 * reported by ns_selector_add against this expression's path. */
-	rc = ns_selector_add(out, key, op, vals, n, p, err);
+	 * reported by api_selector_add against this expression's path. */
+	rc = api_selector_add(out, key, op, vals, n, p, err);
 	cu_free(vals);
 	return rc;
 }
 
 int api_label_selector_decode(
-    ns_selector *out, const json_t *j, const char *path, cu_error *err)
+    api_selector *out, const json_t *j, const char *path, cu_error *err)
 {
-	ns_selector_init(out);
+	api_selector_init(out);
 	if (path == NULL)
 		path = "labelSelector";
 	if (j == NULL || json_is_null(j)) {
@@ -198,31 +181,31 @@ int api_label_selector_decode(
 	}
 	return CU_OK;
 fail:
-	ns_selector_dispose(out);
+	api_selector_dispose(out);
 	return rc;
 }
 
-static int encode_expression(json_t *exprs, const struct ns_requirement *r)
+static int encode_expression(json_t *exprs, const struct api_requirement *r)
 {
 	const char *opname = NULL;
 	switch (r->op) {
-	case NS_OP_IN:
-	case NS_OP_EQUALS:
-	case NS_OP_DOUBLE_EQUALS:
+	case API_SEL_OP_IN:
+	case API_SEL_OP_EQUALS:
+	case API_SEL_OP_DOUBLE_EQUALS:
 		opname = "In";
 		break;
-	case NS_OP_NOT_IN:
-	case NS_OP_NOT_EQUALS:
+	case API_SEL_OP_NOT_IN:
+	case API_SEL_OP_NOT_EQUALS:
 		opname = "NotIn";
 		break;
-	case NS_OP_EXISTS:
+	case API_SEL_OP_EXISTS:
 		opname = "Exists";
 		break;
-	case NS_OP_DOES_NOT_EXIST:
+	case API_SEL_OP_DOES_NOT_EXIST:
 		opname = "DoesNotExist";
 		break;
-	case NS_OP_GT:
-	case NS_OP_LT:
+	case API_SEL_OP_GT:
+	case API_SEL_OP_LT:
 		return CU_EINVAL;
 	}
 	json_t *e = json_object();
@@ -243,14 +226,15 @@ static int encode_expression(json_t *exprs, const struct ns_requirement *r)
 }
 
 int api_label_selector_encode(
-    json_t **out, const ns_selector *sel, cu_error *err)
+    json_t **out, const api_selector *sel, cu_error *err)
 {
 	for (size_t i = 0; i < sel->nreqs; i++)
-		if (sel->reqs[i].op == NS_OP_GT || sel->reqs[i].op == NS_OP_LT)
+		if (sel->reqs[i].op == API_SEL_OP_GT ||
+		    sel->reqs[i].op == API_SEL_OP_LT)
 			return cu_error_set(err, CU_EINVAL,
 			    "label selector requirement on \"%.64s\": "
 			    "operator '%s' has no LabelSelector form",
-			    sel->reqs[i].key, ns_op_name(sel->reqs[i].op));
+			    sel->reqs[i].key, api_sel_op_name(sel->reqs[i].op));
 	if (sel->match_nothing) {
 		json_t *n = json_null();
 		*out = n;
@@ -265,9 +249,9 @@ int api_label_selector_encode(
 		goto done;
 	}
 	for (size_t i = 0; rc == CU_OK && i < sel->nreqs; i++) {
-		const struct ns_requirement *r = &sel->reqs[i];
-		bool exact =
-		    r->op == NS_OP_EQUALS || r->op == NS_OP_DOUBLE_EQUALS;
+		const struct api_requirement *r = &sel->reqs[i];
+		bool exact = r->op == API_SEL_OP_EQUALS ||
+			     r->op == API_SEL_OP_DOUBLE_EQUALS;
 		if (exact && r->nvalues == 1 &&
 		    json_object_get(labels, r->key) == NULL) {
 			if (json_object_set_new(

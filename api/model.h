@@ -37,9 +37,9 @@
 
 #include <jansson.h>
 
+#include "api/labelselector.h"
 #include "api/quantity.h"
 #include "lib/cu.h"
-#include "namespaces/selector.h"
 
 /* ---- common building blocks ------------------------------------------ */
 
@@ -294,7 +294,7 @@ struct api_cluster_queue_spec {
 	enum api_queueing_strategy queueing_strategy;
 	/* Absent and JSON null both mean "no namespace"; {} means all. */
 	bool has_namespace_selector;
-	ns_selector namespace_selector;
+	api_selector namespace_selector;
 	bool has_flavor_fungibility;
 	struct {
 		enum api_fungibility
@@ -742,6 +742,11 @@ void api_podsets_dispose(struct api_podsets *ps);
  * the path below `path` [borrowed]. */
 CU_MUST_CHECK int api_pod_requests(const json_t *pod_template, const char *path,
     struct api_request **out, size_t *n, cu_error *err);
+
+/* Labels the batch Job controller puts on (and owns in) a Job's pod
+ * template (job_controller.go ManagedLabels), NULL-terminated: Kueue drops
+ * them from the Workload's copy and RestorePodSetsInfo keeps them. */
+extern const char *const api_job_managed_labels[];
 
 /* batch/v1 Job: one pod set "main"; count = parallelism (default 1),
  * lowered to completions when that is smaller; minCount from the

@@ -18,8 +18,7 @@ static void job_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &job->meta);
-	sec = apid_field(d, j, "spec", JSON_OBJECT, true);
-	mark = apid_push(d, "spec");
+	sec = apid_section(d, j, "spec", true, &mark);
 	apid_i32(d, sec, "parallelism", false, &job->spec.has_parallelism,
 	    &job->spec.parallelism);
 	apid_i32(d, sec, "completions", false, &job->spec.has_completions,
@@ -30,8 +29,7 @@ static void job_decode_body(
 	apid_str(d, sec, "completionMode", false, &job->spec.completion_mode);
 	job->spec.template = apid_json(d, sec, "template", JSON_OBJECT, true);
 	apid_pop(d, mark);
-	sec = apid_field(d, j, "status", JSON_OBJECT, false);
-	mark = apid_push(d, "status");
+	sec = apid_section(d, j, "status", false, &mark);
 	apid_conditions(d, sec, "conditions", true, &job->status.conditions);
 	apid_i32(d, sec, "active", false, &job->status.has_active,
 	    &job->status.active);
@@ -95,11 +93,13 @@ API_MODEL_DEFINE_CODEC(job, "batch/v1", "Job")
 /* ---- JobSet ------------------------------------------------------------- */
 
 static void dec_replicated_job(
-    struct api_dec *d, const json_t *e, struct api_replicated_job *rj)
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
 {
+	struct api_replicated_job *rj = item;
 	const json_t *tspec;
 	size_t mark, m2;
 
+	(void)ctx;
 	apid_str(d, e, "name", true, &rj->name);
 	apid_str(d, e, "groupName", false, &rj->group_name);
 	apid_i32(d, e, "replicas", false, &rj->has_replicas, &rj->replicas);
@@ -118,33 +118,36 @@ static void dec_replicated_job(
 	apid_pop(d, mark);
 }
 
+static void dec_replicated_job_status(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_replicated_job_status *s = item;
+
+	(void)ctx;
+	apid_str(d, e, "name", true, &s->name);
+	apid_i32(d, e, "ready", true, NULL, &s->ready);
+	apid_i32(d, e, "succeeded", true, NULL, &s->succeeded);
+	apid_i32(d, e, "failed", true, NULL, &s->failed);
+	apid_i32(d, e, "active", true, NULL, &s->active);
+	apid_i32(d, e, "suspended", true, NULL, &s->suspended);
+}
+
 static void jobset_decode_body(
     struct api_dec *d, const json_t *j, struct api_jobset *js)
 {
-	const json_t *sec, *arr;
-	size_t mark, m2, m3, i, n;
+	const json_t *sec;
+	size_t mark;
 
 	apid_meta(d, j, &js->meta);
-	sec = apid_field(d, j, "spec", JSON_OBJECT, false);
-	mark = apid_push(d, "spec");
-	js->spec.replicated_jobs = apid_array(d, sec, "replicatedJobs", false,
-	    sizeof(*js->spec.replicated_jobs), &n, &arr);
-	m2 = apid_push(d, "replicatedJobs");
-	for (i = 0; js->spec.replicated_jobs && i < n && d->rc == CU_OK; i++) {
-		const json_t *e = apid_elem(d, arr, i, &m3);
-
-		js->spec.n_replicated_jobs = i + 1;
-		if (e != NULL)
-			dec_replicated_job(d, e, &js->spec.replicated_jobs[i]);
-		apid_pop(d, m3);
-	}
-	apid_pop(d, m2);
+	sec = apid_section(d, j, "spec", false, &mark);
+	js->spec.replicated_jobs = apid_each(d, sec, "replicatedJobs", false,
+	    sizeof(*js->spec.replicated_jobs), &js->spec.n_replicated_jobs,
+	    dec_replicated_job, NULL);
 	apid_bool(d, sec, "suspend", &js->spec.has_suspend, &js->spec.suspend);
 	apid_str(d, sec, "managedBy", false, &js->spec.managed_by);
 	apid_pop(d, mark);
 
-	sec = apid_field(d, j, "status", JSON_OBJECT, false);
-	mark = apid_push(d, "status");
+	sec = apid_section(d, j, "status", false, &mark);
 	apid_conditions(d, sec, "conditions", false, &js->status.conditions);
 	apid_i32(d, sec, "restarts", false, &js->status.has_restarts,
 	    &js->status.restarts);
@@ -153,26 +156,10 @@ static void jobset_decode_body(
 	    &js->status.restarts_count_towards_max);
 	apid_str(d, sec, "terminalState", false, &js->status.terminal_state);
 	js->status.replicated_jobs_status =
-	    apid_array(d, sec, "replicatedJobsStatus", false,
-		sizeof(*js->status.replicated_jobs_status), &n, &arr);
-	m2 = apid_push(d, "replicatedJobsStatus");
-	for (i = 0;
-	     js->status.replicated_jobs_status && i < n && d->rc == CU_OK;
-	     i++) {
-		struct api_replicated_job_status *s =
-		    &js->status.replicated_jobs_status[i];
-		const json_t *e = apid_elem(d, arr, i, &m3);
-
-		js->status.n_replicated_jobs_status = i + 1;
-		apid_str(d, e, "name", true, &s->name);
-		apid_i32(d, e, "ready", true, NULL, &s->ready);
-		apid_i32(d, e, "succeeded", true, NULL, &s->succeeded);
-		apid_i32(d, e, "failed", true, NULL, &s->failed);
-		apid_i32(d, e, "active", true, NULL, &s->active);
-		apid_i32(d, e, "suspended", true, NULL, &s->suspended);
-		apid_pop(d, m3);
-	}
-	apid_pop(d, m2);
+	    apid_each(d, sec, "replicatedJobsStatus", false,
+		sizeof(*js->status.replicated_jobs_status),
+		&js->status.n_replicated_jobs_status, dec_replicated_job_status,
+		NULL);
 	apid_pop(d, mark);
 }
 

@@ -214,44 +214,6 @@ void apid_nomem(struct api_dec *d)
 	apid_fail(d, CU_ENOMEM, "out of memory");
 }
 
-const char *apid_type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-		return "integer";
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	case JSON_NULL:
-		return "null";
-	}
-	return "unknown";
-}
-
-static const char *want_name(json_type t)
-{
-	switch (t) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-		return "integer";
-	default:
-		return "value";
-	}
-}
-
 const json_t *apid_field(struct api_dec *d, const json_t *o, const char *key,
     json_type want, bool required)
 {
@@ -272,7 +234,8 @@ const json_t *apid_field(struct api_dec *d, const json_t *o, const char *key,
 	if (json_typeof(v) != want) {
 		mark = apid_push(d, key);
 		apid_fail(d, CU_EPARSE, "Invalid type: expected %s, got %s",
-		    want_name(want), apid_type_name(v));
+		    api_json_type_word(want, true),
+		    api_json_type_name(v, true));
 		apid_pop(d, mark);
 		return NULL;
 	}
@@ -355,7 +318,7 @@ void apid_bool(
 		mark = apid_push(d, key);
 		apid_fail(d, CU_EPARSE,
 		    "Invalid type: expected boolean, got %s",
-		    apid_type_name(v));
+		    api_json_type_name(v, true));
 		apid_pop(d, mark);
 		return;
 	}
@@ -382,7 +345,8 @@ static int qty_from_json(const json_t *v, struct api_quantity *q, cu_error *err)
 		return api_quantity_parse(q, buf, err);
 	}
 	return cu_error_set(err, CU_EPARSE,
-	    "Invalid type: expected string, got %s", apid_type_name(v));
+	    "Invalid type: expected string, got %s",
+	    api_json_type_name(v, true));
 }
 
 void apid_qty(struct api_dec *d, const json_t *o, const char *key,
@@ -488,7 +452,7 @@ void apid_strmap(
 			size_t m2 = apid_push(d, k);
 			apid_fail(d, CU_EPARSE,
 			    "Invalid type: expected string, got %s",
-			    apid_type_name(val));
+			    api_json_type_name(val, true));
 			apid_pop(d, m2);
 			break;
 		}
@@ -525,7 +489,7 @@ void apid_strlist(struct api_dec *d, const json_t *o, const char *key,
 			size_t m2 = apid_push_idx(d, i);
 			apid_fail(d, CU_EPARSE,
 			    "Invalid type: expected string, got %s",
-			    apid_type_name(s));
+			    api_json_type_name(s, true));
 			apid_pop(d, m2);
 			break;
 		}
@@ -609,10 +573,42 @@ const json_t *apid_elem(
 		return NULL;
 	if (!json_is_object(v)) {
 		apid_fail(d, CU_EPARSE, "Invalid type: expected object, got %s",
-		    apid_type_name(v));
+		    api_json_type_name(v, true));
 		return NULL;
 	}
 	return v;
+}
+
+const json_t *apid_section(struct api_dec *d, const json_t *o, const char *key,
+    bool required, size_t *mark)
+{
+	const json_t *s = apid_field(d, o, key, JSON_OBJECT, required);
+
+	*mark = apid_push(d, key);
+	return s;
+}
+
+void *apid_each(struct api_dec *d, const json_t *o, const char *key,
+    bool required, size_t size, size_t *n, apid_elem_fn fn, void *ctx)
+{
+	const json_t *arr;
+	size_t len, i, mark, m2;
+	char *items = apid_array(d, o, key, required, size, &len, &arr);
+
+	*n = 0;
+	if (items == NULL)
+		return NULL;
+	mark = apid_push(d, key);
+	for (i = 0; i < len && d->rc == CU_OK; i++) {
+		const json_t *e = apid_elem(d, arr, i, &m2);
+
+		*n = i + 1;
+		if (e != NULL)
+			fn(d, e, items + i * size, ctx);
+		apid_pop(d, m2);
+	}
+	apid_pop(d, mark);
+	return items;
 }
 
 static const struct api_enum_name cond_status_names[] = {
@@ -622,43 +618,37 @@ static const struct api_enum_name cond_status_names[] = {
     {NULL, 0},
 };
 
+static void dec_condition(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_condition *c = item;
+	bool job_style = *(const bool *)ctx;
+	int st = 0;
+
+	apid_str(d, e, "type", true, &c->type);
+	apid_enum(d, e, "status", true, cond_status_names, &st);
+	c->status = (enum api_cond_status)st;
+	apid_time(d, e, "lastTransitionTime", !job_style,
+	    &c->has_last_transition, &c->last_transition_ns);
+	apid_str(d, e, "reason", !job_style, &c->reason);
+	apid_str(d, e, "message", false, &c->message);
+	if (!job_style && c->message == NULL && d->rc == CU_OK &&
+	    json_object_get(e, "message") == NULL)
+		apid_field(d, e, "message", JSON_STRING, true);
+	apid_i64(d, e, "observedGeneration", false, &c->has_observed_generation,
+	    &c->observed_generation);
+	if (job_style)
+		apid_time(d, e, "lastProbeTime", false, &c->has_last_probe,
+		    &c->last_probe_ns);
+}
+
 /* metav1.Condition requires type, status, lastTransitionTime, reason and
  * message (CRD schema); batch/v1 JobCondition only type and status. */
 void apid_conditions(struct api_dec *d, const json_t *o, const char *key,
     bool job_style, struct api_conditions *out)
 {
-	const json_t *arr;
-	size_t n, i, mark, m2;
-
-	out->items =
-	    apid_array(d, o, key, false, sizeof(*out->items), &n, &arr);
-	if (out->items == NULL)
-		return;
-	mark = apid_push(d, key);
-	for (i = 0; i < n && d->rc == CU_OK; i++) {
-		struct api_condition *c = &out->items[i];
-		const json_t *e = apid_elem(d, arr, i, &m2);
-		int st = 0;
-
-		out->n = i + 1;
-		apid_str(d, e, "type", true, &c->type);
-		apid_enum(d, e, "status", true, cond_status_names, &st);
-		c->status = (enum api_cond_status)st;
-		apid_time(d, e, "lastTransitionTime", !job_style,
-		    &c->has_last_transition, &c->last_transition_ns);
-		apid_str(d, e, "reason", !job_style, &c->reason);
-		apid_str(d, e, "message", false, &c->message);
-		if (!job_style && c->message == NULL && d->rc == CU_OK &&
-		    json_object_get(e, "message") == NULL)
-			apid_field(d, e, "message", JSON_STRING, true);
-		apid_i64(d, e, "observedGeneration", false,
-		    &c->has_observed_generation, &c->observed_generation);
-		if (job_style)
-			apid_time(d, e, "lastProbeTime", false,
-			    &c->has_last_probe, &c->last_probe_ns);
-		apid_pop(d, m2);
-	}
-	apid_pop(d, mark);
+	out->items = apid_each(d, o, key, false, sizeof(*out->items), &out->n,
+	    dec_condition, &job_style);
 }
 
 void api_meta_dispose(struct api_meta *m)
@@ -685,12 +675,24 @@ void api_meta_dispose(struct api_meta *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static void dec_owner_ref(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_owner_ref *r = item;
+
+	(void)ctx;
+	apid_str(d, e, "apiVersion", true, &r->api_version);
+	apid_str(d, e, "kind", true, &r->kind);
+	apid_str(d, e, "name", true, &r->name);
+	apid_str(d, e, "uid", true, &r->uid);
+	apid_bool(d, e, "controller", &r->has_controller, &r->controller);
+	apid_bool(d, e, "blockOwnerDeletion", &r->has_block_owner_deletion,
+	    &r->block_owner_deletion);
+}
+
 static void apid_meta_fields(
     struct api_dec *d, const json_t *md, struct api_meta *out)
 {
-	const json_t *arr;
-	size_t n, i, mark, m2;
-
 	apid_str(d, md, "name", false, &out->name);
 	apid_str(d, md, "generateName", false, &out->generate_name);
 	apid_str(d, md, "namespace", false, &out->namespace_);
@@ -700,25 +702,8 @@ static void apid_meta_fields(
 	    d, md, "generation", false, &out->has_generation, &out->generation);
 	apid_strmap(d, md, "labels", &out->labels);
 	apid_strmap(d, md, "annotations", &out->annotations);
-	out->owner_refs = apid_array(d, md, "ownerReferences", false,
-	    sizeof(*out->owner_refs), &n, &arr);
-	mark = apid_push(d, "ownerReferences");
-	for (i = 0; out->owner_refs && i < n && d->rc == CU_OK; i++) {
-		struct api_owner_ref *r = &out->owner_refs[i];
-		const json_t *e = apid_elem(d, arr, i, &m2);
-
-		out->n_owner_refs = i + 1;
-		apid_str(d, e, "apiVersion", true, &r->api_version);
-		apid_str(d, e, "kind", true, &r->kind);
-		apid_str(d, e, "name", true, &r->name);
-		apid_str(d, e, "uid", true, &r->uid);
-		apid_bool(
-		    d, e, "controller", &r->has_controller, &r->controller);
-		apid_bool(d, e, "blockOwnerDeletion",
-		    &r->has_block_owner_deletion, &r->block_owner_deletion);
-		apid_pop(d, m2);
-	}
-	apid_pop(d, mark);
+	out->owner_refs = apid_each(d, md, "ownerReferences", false,
+	    sizeof(*out->owner_refs), &out->n_owner_refs, dec_owner_ref, NULL);
 	apid_strlist(d, md, "finalizers", false, &out->finalizers);
 	apid_time(d, md, "creationTimestamp", false, &out->has_creation,
 	    &out->creation_ns);
@@ -765,7 +750,7 @@ const struct api_owner_ref *api_meta_controller(const struct api_meta *m)
 	return NULL;
 }
 
-static const struct api_enum_name effect_names[] = {
+const struct api_enum_name apid_effect_names[] = {
     {"NoSchedule", API_EFFECT_NO_SCHEDULE},
     {"PreferNoSchedule", API_EFFECT_PREFER_NO_SCHEDULE},
     {"NoExecute", API_EFFECT_NO_EXECUTE},
@@ -778,39 +763,34 @@ static const struct api_enum_name tol_op_names[] = {
     {NULL, 0},
 };
 
+static void dec_toleration(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_toleration *t = item;
+	int op = 0, eff = 0;
+
+	(void)ctx;
+	apid_str(d, e, "key", false, &t->key);
+	apid_enum(d, e, "operator", false, tol_op_names, &op);
+	apid_str(d, e, "value", false, &t->value);
+	/* "" means all effects; keep it distinct from absent only
+	 * through the source document. */
+	if (json_is_string(json_object_get(e, "effect")) &&
+	    json_string_length(json_object_get(e, "effect")) == 0)
+		eff = API_EFFECT_UNSET;
+	else
+		apid_enum(d, e, "effect", false, apid_effect_names, &eff);
+	apid_i64(d, e, "tolerationSeconds", false, &t->has_toleration_seconds,
+	    &t->toleration_seconds);
+	t->op = (enum api_toleration_op)op;
+	t->effect = (enum api_taint_effect)eff;
+}
+
 void apid_tolerations(struct api_dec *d, const json_t *o, const char *key,
     struct api_toleration **out, size_t *n)
 {
-	const json_t *arr;
-	size_t cnt, i, mark, m2;
-
-	*out = apid_array(d, o, key, false, sizeof(**out), &cnt, &arr);
-	if (*out == NULL)
-		return;
-	mark = apid_push(d, key);
-	for (i = 0; i < json_array_size(arr) && d->rc == CU_OK; i++) {
-		struct api_toleration *t = &(*out)[i];
-		const json_t *e = apid_elem(d, arr, i, &m2);
-		int op = 0, eff = 0;
-
-		*n = i + 1;
-		apid_str(d, e, "key", false, &t->key);
-		apid_enum(d, e, "operator", false, tol_op_names, &op);
-		apid_str(d, e, "value", false, &t->value);
-		/* "" means all effects; keep it distinct from absent only
-		 * through the source document. */
-		if (e && json_is_string(json_object_get(e, "effect")) &&
-		    json_string_length(json_object_get(e, "effect")) == 0)
-			eff = API_EFFECT_UNSET;
-		else
-			apid_enum(d, e, "effect", false, effect_names, &eff);
-		apid_i64(d, e, "tolerationSeconds", false,
-		    &t->has_toleration_seconds, &t->toleration_seconds);
-		t->op = (enum api_toleration_op)op;
-		t->effect = (enum api_taint_effect)eff;
-		apid_pop(d, m2);
-	}
-	apid_pop(d, mark);
+	*out =
+	    apid_each(d, o, key, false, sizeof(**out), n, dec_toleration, NULL);
 }
 
 void apid_kind(struct api_dec *d, const json_t *j, const char *api_version,
@@ -1202,8 +1182,8 @@ void apie_tolerations(struct api_enc *e, json_t *dst, const char *key,
 		if (!(t[i].effect == API_EFFECT_UNSET &&
 			json_is_string(old_eff) &&
 			json_string_length(old_eff) == 0))
-			apie_enum(
-			    e, o, "effect", effect_names, (int)t[i].effect);
+			apie_enum(e, o, "effect", apid_effect_names,
+			    (int)t[i].effect);
 		apie_i64(e, o, "tolerationSeconds", t[i].has_toleration_seconds,
 		    t[i].toleration_seconds);
 	}

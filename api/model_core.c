@@ -18,8 +18,7 @@ static void namespace_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &ns->meta);
-	st = apid_field(d, j, "status", JSON_OBJECT, false);
-	mark = apid_push(d, "status");
+	st = apid_section(d, j, "status", false, &mark);
 	apid_str(d, st, "phase", false, &ns->phase);
 	apid_pop(d, mark);
 }
@@ -84,8 +83,7 @@ static void lease_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &l->meta);
-	sp = apid_field(d, j, "spec", JSON_OBJECT, false);
-	mark = apid_push(d, "spec");
+	sp = apid_section(d, j, "spec", false, &mark);
 	apid_str(d, sp, "holderIdentity", false, &l->spec.holder_identity);
 	apid_i32(d, sp, "leaseDurationSeconds", false,
 	    &l->spec.has_lease_duration_seconds,
@@ -133,8 +131,7 @@ static void event_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &ev->meta);
-	o = apid_field(d, j, "involvedObject", JSON_OBJECT, true);
-	mark = apid_push(d, "involvedObject");
+	o = apid_section(d, j, "involvedObject", true, &mark);
 	apid_str(d, o, "kind", false, &ev->involved_object.kind);
 	apid_str(d, o, "namespace", false, &ev->involved_object.namespace_);
 	apid_str(d, o, "name", false, &ev->involved_object.name);
@@ -146,8 +143,7 @@ static void event_decode_body(
 	apid_pop(d, mark);
 	apid_str(d, j, "reason", false, &ev->reason);
 	apid_str(d, j, "message", false, &ev->message);
-	o = apid_field(d, j, "source", JSON_OBJECT, false);
-	mark = apid_push(d, "source");
+	o = apid_section(d, j, "source", false, &mark);
 	apid_str(d, o, "component", false, &ev->source_component);
 	apid_str(d, o, "host", false, &ev->source_host);
 	apid_pop(d, mark);

@@ -14,6 +14,7 @@
 
 #include <string.h>
 
+#include "api/json.h"
 #include "api/model.h"
 
 #define API_PATH_MAX 384
@@ -47,8 +48,6 @@ int apid_fail(struct api_dec *d, int code, const char *fmt, ...)
     CU_PRINTF(3, 4);
 /* Allocation failure at the current path. */
 void apid_nomem(struct api_dec *d);
-/* The JSON type name used in messages. */
-const char *apid_type_name(const json_t *v);
 
 /*
  * Field readers. o is the containing object [borrowed]; key [borrowed].
@@ -89,6 +88,26 @@ void *apid_array(struct api_dec *d, const json_t *o, const char *key,
  * *mark). NULL on failure. */
 const json_t *apid_elem(
     struct api_dec *d, const json_t *arr, size_t i, size_t *mark);
+/* The object o[key] (NULL when absent or on failure) with ".key" pushed
+ * either way: pop with *mark. For a kind's spec/status sections. */
+const json_t *apid_section(struct api_dec *d, const json_t *o, const char *key,
+    bool required, size_t *mark);
+/* Fill item [zeroed] from e [borrowed], the array element being decoded
+ * (its path pushed); ctx is apid_each's. */
+typedef void (*apid_elem_fn)(
+    struct api_dec *d, const json_t *e, void *item, void *ctx);
+/*
+ * The one decode loop of every array of objects: the array o[key] as a
+ * zeroed C array of *n items of `size` bytes [owned by the caller's
+ * type, cu_free], each filled by fn(d, element, item, ctx) with ".key[i]"
+ * pushed. *n counts every item fn was given, also when decoding stopped
+ * at a failure, so the type's dispose frees exactly what was filled. NULL
+ * (and *n = 0) when absent or empty; a type error names key.
+ */
+void *apid_each(struct api_dec *d, const json_t *o, const char *key,
+    bool required, size_t size, size_t *n, apid_elem_fn fn, void *ctx);
+/* ResourceFlavor nodeTaints and toleration effects. */
+extern const struct api_enum_name apid_effect_names[];
 void apid_conditions(struct api_dec *d, const json_t *o, const char *key,
     bool job_style, struct api_conditions *out);
 void apid_meta(struct api_dec *d, const json_t *o, struct api_meta *out);

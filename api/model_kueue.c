@@ -36,15 +36,30 @@ void api_resource_groups_dispose(struct api_resource_groups *rg)
 	rg->n = 0;
 }
 
-static void dec_flavor_quotas(struct api_dec *d, const json_t *e,
-    struct api_flavor_quotas *fq, size_t ncovered)
+static void dec_resource_quota(
+    struct api_dec *d, const json_t *r, void *item, void *ctx)
 {
-	const json_t *arr;
-	size_t n, i, mark, m2;
+	struct api_resource_quota *q = item;
+
+	(void)ctx;
+	apid_str(d, r, "name", true, &q->name);
+	apid_qty(d, r, "nominalQuota", true, NULL, &q->nominal_quota);
+	apid_qty(d, r, "borrowingLimit", false, &q->has_borrowing_limit,
+	    &q->borrowing_limit);
+	apid_qty(d, r, "lendingLimit", false, &q->has_lending_limit,
+	    &q->lending_limit);
+}
+
+/* ctx: the group's number of covered resources (size_t). */
+static void dec_flavor_quotas(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_flavor_quotas *fq = item;
+	size_t ncovered = *(const size_t *)ctx, mark;
 
 	apid_str(d, e, "name", true, &fq->name);
-	fq->resources = apid_array(
-	    d, e, "resources", true, sizeof(*fq->resources), &n, &arr);
+	fq->resources = apid_each(d, e, "resources", true,
+	    sizeof(*fq->resources), &fq->n_resources, dec_resource_quota, NULL);
 	if (d->rc != CU_OK)
 		return;
 	if (fq->resources == NULL) {
@@ -53,64 +68,30 @@ static void dec_flavor_quotas(struct api_dec *d, const json_t *e,
 		apid_pop(d, mark);
 		return;
 	}
-	mark = apid_push(d, "resources");
-	for (i = 0; i < json_array_size(arr) && d->rc == CU_OK; i++) {
-		struct api_resource_quota *q = &fq->resources[i];
-		const json_t *r = apid_elem(d, arr, i, &m2);
-
-		fq->n_resources = i + 1;
-		apid_str(d, r, "name", true, &q->name);
-		apid_qty(d, r, "nominalQuota", true, NULL, &q->nominal_quota);
-		apid_qty(d, r, "borrowingLimit", false, &q->has_borrowing_limit,
-		    &q->borrowing_limit);
-		apid_qty(d, r, "lendingLimit", false, &q->has_lending_limit,
-		    &q->lending_limit);
-		apid_pop(d, m2);
-	}
-	apid_pop(d, mark);
 	/* CEL rule of the CRD: one quota per covered resource. */
-	if (d->rc == CU_OK && fq->n_resources != ncovered)
+	if (fq->n_resources != ncovered)
 		apid_fail(d, CU_EINVAL,
 		    "Invalid value: flavors must have the same number of "
 		    "resources as the coveredResources (%zu != %zu)",
 		    fq->n_resources, ncovered);
 }
 
+static void dec_resource_group(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_resource_group *g = item;
+
+	(void)ctx;
+	apid_strlist(d, e, "coveredResources", true, &g->covered_resources);
+	g->flavors = apid_each(d, e, "flavors", true, sizeof(*g->flavors),
+	    &g->n_flavors, dec_flavor_quotas, &g->covered_resources.n);
+}
+
 void apid_resource_groups(struct api_dec *d, const json_t *o, const char *key,
     struct api_resource_groups *out)
 {
-	const json_t *arr, *farr;
-	size_t n, nf, i, j, mark, m2, m3, m4;
-
-	out->items =
-	    apid_array(d, o, key, false, sizeof(*out->items), &n, &arr);
-	if (out->items == NULL)
-		return;
-	mark = apid_push(d, key);
-	for (i = 0; i < json_array_size(arr) && d->rc == CU_OK; i++) {
-		struct api_resource_group *g = &out->items[i];
-		const json_t *e = apid_elem(d, arr, i, &m2);
-
-		out->n = i + 1;
-		apid_strlist(
-		    d, e, "coveredResources", true, &g->covered_resources);
-		g->flavors = apid_array(
-		    d, e, "flavors", true, sizeof(*g->flavors), &nf, &farr);
-		m3 = apid_push(d, "flavors");
-		for (j = 0;
-		     g->flavors && j < json_array_size(farr) && d->rc == CU_OK;
-		     j++) {
-			const json_t *fe = apid_elem(d, farr, j, &m4);
-
-			g->n_flavors = j + 1;
-			dec_flavor_quotas(
-			    d, fe, &g->flavors[j], g->covered_resources.n);
-			apid_pop(d, m4);
-		}
-		apid_pop(d, m3);
-		apid_pop(d, m2);
-	}
-	apid_pop(d, mark);
+	out->items = apid_each(d, o, key, false, sizeof(*out->items), &out->n,
+	    dec_resource_group, NULL);
 }
 
 void apie_resource_groups(struct api_enc *e, json_t *dst, const char *key,
@@ -166,44 +147,33 @@ void api_flavor_usages_dispose(struct api_flavor_usages *fu)
 	fu->n = 0;
 }
 
+static void dec_resource_usage(
+    struct api_dec *d, const json_t *re, void *item, void *ctx)
+{
+	struct api_resource_usage *u = item;
+
+	(void)ctx;
+	apid_str(d, re, "name", true, &u->name);
+	apid_qty(d, re, "total", false, &u->has_total, &u->total);
+	apid_qty(d, re, "borrowed", false, &u->has_borrowed, &u->borrowed);
+}
+
+static void dec_flavor_usage(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_flavor_usage *f = item;
+
+	(void)ctx;
+	apid_str(d, e, "name", true, &f->name);
+	f->resources = apid_each(d, e, "resources", true, sizeof(*f->resources),
+	    &f->n_resources, dec_resource_usage, NULL);
+}
+
 void apid_flavor_usages(struct api_dec *d, const json_t *o, const char *key,
     struct api_flavor_usages *out)
 {
-	const json_t *arr, *rarr;
-	size_t n, nr, i, j, mark, m2, m3, m4;
-
-	out->items =
-	    apid_array(d, o, key, false, sizeof(*out->items), &n, &arr);
-	if (out->items == NULL)
-		return;
-	mark = apid_push(d, key);
-	for (i = 0; i < json_array_size(arr) && d->rc == CU_OK; i++) {
-		struct api_flavor_usage *f = &out->items[i];
-		const json_t *e = apid_elem(d, arr, i, &m2);
-
-		out->n = i + 1;
-		apid_str(d, e, "name", true, &f->name);
-		f->resources = apid_array(
-		    d, e, "resources", true, sizeof(*f->resources), &nr, &rarr);
-		m3 = apid_push(d, "resources");
-		for (j = 0; f->resources && j < json_array_size(rarr) &&
-			    d->rc == CU_OK;
-		     j++) {
-			struct api_resource_usage *u = &f->resources[j];
-			const json_t *re = apid_elem(d, rarr, j, &m4);
-
-			f->n_resources = j + 1;
-			apid_str(d, re, "name", true, &u->name);
-			apid_qty(
-			    d, re, "total", false, &u->has_total, &u->total);
-			apid_qty(d, re, "borrowed", false, &u->has_borrowed,
-			    &u->borrowed);
-			apid_pop(d, m4);
-		}
-		apid_pop(d, m3);
-		apid_pop(d, m2);
-	}
-	apid_pop(d, mark);
+	out->items = apid_each(d, o, key, false, sizeof(*out->items), &out->n,
+	    dec_flavor_usage, NULL);
 }
 
 void apie_flavor_usages(struct api_enc *e, json_t *dst, const char *key,
@@ -231,16 +201,6 @@ void apie_flavor_usages(struct api_enc *e, json_t *dst, const char *key,
 	}
 }
 
-/* A section (spec/status) as a pushed path; NULL when absent. */
-static const json_t *dec_section(struct api_dec *d, const json_t *j,
-    const char *key, bool required, size_t *mark)
-{
-	const json_t *s = apid_field(d, j, key, JSON_OBJECT, required);
-
-	*mark = apid_push(d, key);
-	return s;
-}
-
 /* fairSharing{weight} of ClusterQueue, Cohort and LocalQueue specs. */
 static void dec_fair_weight(struct api_dec *d, const json_t *spec, bool *has,
     bool *has_weight, struct api_quantity *w)
@@ -259,40 +219,32 @@ static void dec_fair_weight(struct api_dec *d, const json_t *spec, bool *has,
 
 /* ---- ResourceFlavor ----------------------------------------------------- */
 
-static const struct api_enum_name taint_effect_names[] = {
-    {"NoSchedule", API_EFFECT_NO_SCHEDULE},
-    {"PreferNoSchedule", API_EFFECT_PREFER_NO_SCHEDULE},
-    {"NoExecute", API_EFFECT_NO_EXECUTE},
-    {NULL, 0},
-};
+static void dec_taint(struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_taint *t = item;
+	int eff = 0;
+
+	(void)ctx;
+	apid_str(d, e, "key", true, &t->key);
+	apid_str(d, e, "value", false, &t->value);
+	apid_enum(d, e, "effect", true, apid_effect_names, &eff);
+	t->effect = (enum api_taint_effect)eff;
+	apid_time(
+	    d, e, "timeAdded", false, &t->has_time_added, &t->time_added_ns);
+}
 
 static void resource_flavor_decode_body(
     struct api_dec *d, const json_t *j, struct api_resource_flavor *rf)
 {
-	const json_t *spec, *arr;
-	size_t mark, m2, m3, i, n;
+	const json_t *spec;
+	size_t mark;
 
 	apid_meta(d, j, &rf->meta);
-	spec = dec_section(d, j, "spec", false, &mark);
+	spec = apid_section(d, j, "spec", false, &mark);
 	apid_strmap(d, spec, "nodeLabels", &rf->spec.node_labels);
-	rf->spec.node_taints = apid_array(d, spec, "nodeTaints", false,
-	    sizeof(*rf->spec.node_taints), &n, &arr);
-	m2 = apid_push(d, "nodeTaints");
-	for (i = 0; rf->spec.node_taints && i < n && d->rc == CU_OK; i++) {
-		struct api_taint *t = &rf->spec.node_taints[i];
-		const json_t *e = apid_elem(d, arr, i, &m3);
-		int eff = 0;
-
-		rf->spec.n_node_taints = i + 1;
-		apid_str(d, e, "key", true, &t->key);
-		apid_str(d, e, "value", false, &t->value);
-		apid_enum(d, e, "effect", true, taint_effect_names, &eff);
-		t->effect = (enum api_taint_effect)eff;
-		apid_time(d, e, "timeAdded", false, &t->has_time_added,
-		    &t->time_added_ns);
-		apid_pop(d, m3);
-	}
-	apid_pop(d, m2);
+	rf->spec.node_taints = apid_each(d, spec, "nodeTaints", false,
+	    sizeof(*rf->spec.node_taints), &rf->spec.n_node_taints, dec_taint,
+	    NULL);
 	apid_tolerations(d, spec, "tolerations", &rf->spec.tolerations,
 	    &rf->spec.n_tolerations);
 	apid_str(d, spec, "topologyName", false, &rf->spec.topology_name);
@@ -315,7 +267,7 @@ static void resource_flavor_encode_body(
 
 		apie_str(e, o, "key", t->key);
 		apie_str(e, o, "value", t->value);
-		apie_enum(e, o, "effect", taint_effect_names, (int)t->effect);
+		apie_enum(e, o, "effect", apid_effect_names, (int)t->effect);
 		apie_time(e, o, "timeAdded", t->has_time_added,
 		    t->time_added_ns, false);
 	}
@@ -388,11 +340,21 @@ enum api_queueing_strategy api_cq_queueing_strategy(
 		   : cq->spec.queueing_strategy;
 }
 
+static void dec_cq_admission_check(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_admission_check_rule *r = item;
+
+	(void)ctx;
+	apid_str(d, e, "name", true, &r->name);
+	apid_strlist(d, e, "onFlavors", false, &r->on_flavors);
+}
+
 static void dec_cq_spec(
     struct api_dec *d, const json_t *spec, struct api_cluster_queue_spec *s)
 {
-	const json_t *o, *arr;
-	size_t mark, m2, i, n;
+	const json_t *o;
+	size_t mark, m2;
 	int v;
 
 	apid_resource_groups(d, spec, "resourceGroups", &s->resource_groups);
@@ -474,22 +436,9 @@ static void dec_cq_spec(
 	if (o != NULL) {
 		s->has_admission_checks_strategy = true;
 		mark = apid_push(d, "admissionChecksStrategy");
-		s->admission_checks = apid_array(d, o, "admissionChecks", false,
-		    sizeof(*s->admission_checks), &n, &arr);
-		m2 = apid_push(d, "admissionChecks");
-		for (i = 0; s->admission_checks && i < n && d->rc == CU_OK;
-		     i++) {
-			size_t m3;
-			const json_t *e = apid_elem(d, arr, i, &m3);
-
-			s->n_admission_checks = i + 1;
-			apid_str(
-			    d, e, "name", true, &s->admission_checks[i].name);
-			apid_strlist(d, e, "onFlavors", false,
-			    &s->admission_checks[i].on_flavors);
-			apid_pop(d, m3);
-		}
-		apid_pop(d, m2);
+		s->admission_checks = apid_each(d, o, "admissionChecks", false,
+		    sizeof(*s->admission_checks), &s->n_admission_checks,
+		    dec_cq_admission_check, NULL);
 		apid_pop(d, mark);
 	}
 	v = 0;
@@ -528,10 +477,10 @@ static void cluster_queue_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &cq->meta);
-	sec = dec_section(d, j, "spec", false, &mark);
+	sec = apid_section(d, j, "spec", false, &mark);
 	dec_cq_spec(d, sec, &cq->spec);
 	apid_pop(d, mark);
-	sec = dec_section(d, j, "status", false, &mark);
+	sec = apid_section(d, j, "status", false, &mark);
 	apid_conditions(d, sec, "conditions", false, &cq->status.conditions);
 	apid_flavor_usages(
 	    d, sec, "flavorsReservation", &cq->status.flavors_reservation);
@@ -554,10 +503,10 @@ static void enc_fair_weight(struct api_enc *e, json_t *spec, bool has,
 }
 
 static void enc_selector(
-    struct api_enc *e, json_t *spec, bool has, const ns_selector *sel)
+    struct api_enc *e, json_t *spec, bool has, const api_selector *sel)
 {
 	json_t *old, *v = NULL;
-	ns_selector prev;
+	api_selector prev;
 	char *a, *b;
 	bool same = false;
 
@@ -572,13 +521,13 @@ static void enc_selector(
 	old = json_object_get(spec, "namespaceSelector");
 	if (old != NULL &&
 	    api_label_selector_decode(&prev, old, NULL, NULL) == CU_OK) {
-		a = ns_selector_string(&prev);
-		b = ns_selector_string(sel);
+		a = api_selector_string(&prev);
+		b = api_selector_string(sel);
 		same = a && b && strcmp(a, b) == 0 &&
 		       prev.match_nothing == sel->match_nothing;
 		cu_free(a);
 		cu_free(b);
-		ns_selector_dispose(&prev);
+		api_selector_dispose(&prev);
 	}
 	if (same)
 		return;
@@ -678,7 +627,7 @@ static void cluster_queue_dispose_body(struct api_cluster_queue *cq)
 
 	api_resource_groups_dispose(&cq->spec.resource_groups);
 	cu_free(cq->spec.cohort_name);
-	ns_selector_dispose(&cq->spec.namespace_selector);
+	api_selector_dispose(&cq->spec.namespace_selector);
 	for (i = 0; i < cq->spec.n_admission_checks; i++) {
 		cu_free(cq->spec.admission_checks[i].name);
 		api_strlist_dispose(&cq->spec.admission_checks[i].on_flavors);
@@ -700,14 +649,14 @@ static void cohort_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &co->meta);
-	sec = dec_section(d, j, "spec", false, &mark);
+	sec = apid_section(d, j, "spec", false, &mark);
 	apid_str(d, sec, "parentName", false, &co->spec.parent_name);
 	apid_resource_groups(
 	    d, sec, "resourceGroups", &co->spec.resource_groups);
 	dec_fair_weight(d, sec, &co->spec.has_fair_sharing,
 	    &co->spec.has_fair_sharing_weight, &co->spec.fair_sharing_weight);
 	apid_pop(d, mark);
-	sec = dec_section(d, j, "status", false, &mark);
+	sec = apid_section(d, j, "status", false, &mark);
 	dec_weighted_share(d, sec, &co->status.has_fair_sharing,
 	    &co->status.has_weighted_share, &co->status.weighted_share);
 	apid_pop(d, mark);
@@ -749,14 +698,14 @@ static void local_queue_decode_body(
 	int v = 0;
 
 	apid_meta(d, j, &lq->meta);
-	sec = dec_section(d, j, "spec", false, &mark);
+	sec = apid_section(d, j, "spec", false, &mark);
 	apid_str(d, sec, "clusterQueue", false, &lq->spec.cluster_queue);
 	apid_enum(d, sec, "stopPolicy", false, api_stop_policy_names, &v);
 	lq->spec.stop_policy = (enum api_stop_policy)v;
 	dec_fair_weight(d, sec, &lq->spec.has_fair_sharing,
 	    &lq->spec.has_fair_sharing_weight, &lq->spec.fair_sharing_weight);
 	apid_pop(d, mark);
-	sec = dec_section(d, j, "status", false, &mark);
+	sec = apid_section(d, j, "status", false, &mark);
 	apid_conditions(d, sec, "conditions", false, &lq->status.conditions);
 	dec_queue_counts(d, sec, &lq->status.has_pending_workloads,
 	    &lq->status.pending_workloads, &lq->status.has_reserving_workloads,
@@ -858,44 +807,44 @@ static const struct api_enum_name check_state_names[] = {
 
 #define API_MAX_PODSETS 18
 
+static void dec_wl_podset(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_podset *ps = item;
+
+	(void)ctx;
+	apid_str(d, e, "name", false, &ps->name);
+	ps->template = apid_json(d, e, "template", JSON_OBJECT, true);
+	apid_i32(d, e, "count", false, &ps->has_count, &ps->count);
+	apid_i32(d, e, "minCount", false, &ps->has_min_count, &ps->min_count);
+}
+
 static void dec_wl_spec(
     struct api_dec *d, const json_t *spec, struct api_workload *wl)
 {
 	const json_t *arr, *o;
-	size_t n, i, mark, m2;
+	size_t mark;
 	int v = 0;
 
-	wl->spec.pod_sets = apid_array(
-	    d, spec, "podSets", true, sizeof(*wl->spec.pod_sets), &n, &arr);
-	if (d->rc == CU_OK && wl->spec.pod_sets == NULL) {
-		mark = apid_push(d, "podSets");
-		apid_fail(d, CU_EINVAL,
-		    "Invalid value: 0: must have at least 1 items");
-		apid_pop(d, mark);
-	}
-	if (d->rc == CU_OK && json_array_size(arr) > API_MAX_PODSETS) {
+	/* The item count is checked before any item. */
+	arr = json_object_get(spec, "podSets");
+	if (d->rc == CU_OK && json_is_array(arr) &&
+	    json_array_size(arr) > API_MAX_PODSETS) {
 		mark = apid_push(d, "podSets");
 		apid_fail(d, CU_EINVAL,
 		    "Too many: %zu: must have at most %d items",
 		    json_array_size(arr), API_MAX_PODSETS);
 		apid_pop(d, mark);
 	}
-	mark = apid_push(d, "podSets");
-	for (i = 0;
-	     wl->spec.pod_sets && i < json_array_size(arr) && d->rc == CU_OK;
-	     i++) {
-		struct api_podset *ps = &wl->spec.pod_sets[i];
-		const json_t *e = apid_elem(d, arr, i, &m2);
-
-		wl->spec.n_pod_sets = i + 1;
-		apid_str(d, e, "name", false, &ps->name);
-		ps->template = apid_json(d, e, "template", JSON_OBJECT, true);
-		apid_i32(d, e, "count", false, &ps->has_count, &ps->count);
-		apid_i32(d, e, "minCount", false, &ps->has_min_count,
-		    &ps->min_count);
-		apid_pop(d, m2);
+	wl->spec.pod_sets =
+	    apid_each(d, spec, "podSets", true, sizeof(*wl->spec.pod_sets),
+		&wl->spec.n_pod_sets, dec_wl_podset, NULL);
+	if (d->rc == CU_OK && wl->spec.pod_sets == NULL) {
+		mark = apid_push(d, "podSets");
+		apid_fail(d, CU_EINVAL,
+		    "Invalid value: 0: must have at least 1 items");
+		apid_pop(d, mark);
 	}
-	apid_pop(d, mark);
 	apid_str(d, spec, "queueName", false, &wl->spec.queue_name);
 	o = apid_field(d, spec, "priorityClassRef", JSON_OBJECT, false);
 	if (o != NULL) {
@@ -926,42 +875,76 @@ static void dec_wl_spec(
 	    &wl->spec.maximum_execution_time_seconds);
 }
 
+static void dec_podset_assignment(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_podset_assignment *p = item;
+
+	(void)ctx;
+	apid_str(d, e, "name", true, &p->name);
+	apid_strmap(d, e, "flavors", &p->flavors);
+	apid_qmap(d, e, "resourceUsage", &p->resource_usage);
+	apid_i32(d, e, "count", false, &p->has_count, &p->count);
+}
+
 static void dec_wl_admission(
     struct api_dec *d, const json_t *a, struct api_workload *wl)
 {
-	const json_t *arr;
-	size_t n, i, mark, m2;
-
 	wl->status.has_admission = true;
 	apid_str(
 	    d, a, "clusterQueue", true, &wl->status.admission.cluster_queue);
 	apid_field(d, a, "podSetAssignments", JSON_ARRAY, true);
 	wl->status.admission.pod_set_assignments =
-	    apid_array(d, a, "podSetAssignments", true,
-		sizeof(*wl->status.admission.pod_set_assignments), &n, &arr);
-	mark = apid_push(d, "podSetAssignments");
-	for (i = 0; wl->status.admission.pod_set_assignments &&
-		    i < json_array_size(arr) && d->rc == CU_OK;
-	     i++) {
-		struct api_podset_assignment *p =
-		    &wl->status.admission.pod_set_assignments[i];
-		const json_t *e = apid_elem(d, arr, i, &m2);
+	    apid_each(d, a, "podSetAssignments", true,
+		sizeof(*wl->status.admission.pod_set_assignments),
+		&wl->status.admission.n_pod_set_assignments,
+		dec_podset_assignment, NULL);
+}
 
-		wl->status.admission.n_pod_set_assignments = i + 1;
-		apid_str(d, e, "name", true, &p->name);
-		apid_strmap(d, e, "flavors", &p->flavors);
-		apid_qmap(d, e, "resourceUsage", &p->resource_usage);
-		apid_i32(d, e, "count", false, &p->has_count, &p->count);
-		apid_pop(d, m2);
-	}
-	apid_pop(d, mark);
+static void dec_reclaimable_pod(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_reclaimable_pod *r = item;
+
+	(void)ctx;
+	apid_str(d, e, "name", true, &r->name);
+	apid_i32(d, e, "count", true, NULL, &r->count);
+}
+
+static void dec_check_state(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_admission_check_state *c = item;
+	int v = 0;
+
+	(void)ctx;
+	apid_str(d, e, "name", true, &c->name);
+	apid_enum(d, e, "state", true, check_state_names, &v);
+	c->state = (enum api_check_state)v;
+	apid_time(d, e, "lastTransitionTime", true, &c->has_last_transition,
+	    &c->last_transition_ns);
+	apid_str(d, e, "message", false, &c->message);
+	apid_i32(
+	    d, e, "retryCount", false, &c->has_retry_count, &c->retry_count);
+	apid_i32(d, e, "requeueAfterSeconds", false,
+	    &c->has_requeue_after_seconds, &c->requeue_after_seconds);
+}
+
+static void dec_resource_request(
+    struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	struct api_podset_request *r = item;
+
+	(void)ctx;
+	apid_str(d, e, "name", false, &r->name);
+	apid_qmap(d, e, "resources", &r->resources);
 }
 
 static void dec_wl_status(
     struct api_dec *d, const json_t *st, struct api_workload *wl)
 {
-	const json_t *o, *arr;
-	size_t n, i, mark, m2;
+	const json_t *o;
+	size_t mark;
 
 	apid_conditions(d, st, "conditions", false, &wl->status.conditions);
 	o = apid_field(d, st, "admission", JSON_OBJECT, false);
@@ -982,60 +965,15 @@ static void dec_wl_status(
 		    &wl->status.requeue_state.requeue_at_ns);
 		apid_pop(d, mark);
 	}
-	wl->status.reclaimable_pods = apid_array(d, st, "reclaimablePods",
-	    false, sizeof(*wl->status.reclaimable_pods), &n, &arr);
-	mark = apid_push(d, "reclaimablePods");
-	for (i = 0; wl->status.reclaimable_pods && i < n && d->rc == CU_OK;
-	     i++) {
-		const json_t *e = apid_elem(d, arr, i, &m2);
-
-		wl->status.n_reclaimable_pods = i + 1;
-		apid_str(
-		    d, e, "name", true, &wl->status.reclaimable_pods[i].name);
-		apid_i32(d, e, "count", true, NULL,
-		    &wl->status.reclaimable_pods[i].count);
-		apid_pop(d, m2);
-	}
-	apid_pop(d, mark);
-	wl->status.admission_checks = apid_array(d, st, "admissionChecks",
-	    false, sizeof(*wl->status.admission_checks), &n, &arr);
-	mark = apid_push(d, "admissionChecks");
-	for (i = 0; wl->status.admission_checks && i < n && d->rc == CU_OK;
-	     i++) {
-		struct api_admission_check_state *c =
-		    &wl->status.admission_checks[i];
-		const json_t *e = apid_elem(d, arr, i, &m2);
-		int v = 0;
-
-		wl->status.n_admission_checks = i + 1;
-		apid_str(d, e, "name", true, &c->name);
-		apid_enum(d, e, "state", true, check_state_names, &v);
-		c->state = (enum api_check_state)v;
-		apid_time(d, e, "lastTransitionTime", true,
-		    &c->has_last_transition, &c->last_transition_ns);
-		apid_str(d, e, "message", false, &c->message);
-		apid_i32(d, e, "retryCount", false, &c->has_retry_count,
-		    &c->retry_count);
-		apid_i32(d, e, "requeueAfterSeconds", false,
-		    &c->has_requeue_after_seconds, &c->requeue_after_seconds);
-		apid_pop(d, m2);
-	}
-	apid_pop(d, mark);
-	wl->status.resource_requests = apid_array(d, st, "resourceRequests",
-	    false, sizeof(*wl->status.resource_requests), &n, &arr);
-	mark = apid_push(d, "resourceRequests");
-	for (i = 0; wl->status.resource_requests && i < n && d->rc == CU_OK;
-	     i++) {
-		const json_t *e = apid_elem(d, arr, i, &m2);
-
-		wl->status.n_resource_requests = i + 1;
-		apid_str(
-		    d, e, "name", false, &wl->status.resource_requests[i].name);
-		apid_qmap(d, e, "resources",
-		    &wl->status.resource_requests[i].resources);
-		apid_pop(d, m2);
-	}
-	apid_pop(d, mark);
+	wl->status.reclaimable_pods = apid_each(d, st, "reclaimablePods", false,
+	    sizeof(*wl->status.reclaimable_pods),
+	    &wl->status.n_reclaimable_pods, dec_reclaimable_pod, NULL);
+	wl->status.admission_checks = apid_each(d, st, "admissionChecks", false,
+	    sizeof(*wl->status.admission_checks),
+	    &wl->status.n_admission_checks, dec_check_state, NULL);
+	wl->status.resource_requests = apid_each(d, st, "resourceRequests",
+	    false, sizeof(*wl->status.resource_requests),
+	    &wl->status.n_resource_requests, dec_resource_request, NULL);
 	apid_i32(d, st, "accumulatedPastExecutionTimeSeconds", false,
 	    &wl->status.has_accumulated_past_execution_time_seconds,
 	    &wl->status.accumulated_past_execution_time_seconds);
@@ -1051,11 +989,11 @@ static void workload_decode_body(
 	size_t mark;
 
 	apid_meta(d, j, &wl->meta);
-	sec = dec_section(d, j, "spec", true, &mark);
+	sec = apid_section(d, j, "spec", true, &mark);
 	if (sec != NULL)
 		dec_wl_spec(d, sec, wl);
 	apid_pop(d, mark);
-	sec = dec_section(d, j, "status", false, &mark);
+	sec = apid_section(d, j, "status", false, &mark);
 	dec_wl_status(d, sec, wl);
 	apid_pop(d, mark);
 }

@@ -213,9 +213,7 @@ void api_podsets_dispose(struct api_podsets *ps)
 	ps->n = 0;
 }
 
-/* Labels the batch Job controller puts on pod templates; Kueue drops them
- * from the Workload copy (job_controller.go ManagedLabels). */
-static const char *const job_managed_labels[] = {
+const char *const api_job_managed_labels[] = {
     "job-name",
     "controller-uid",
     "batch.kubernetes.io/job-name",
@@ -231,8 +229,7 @@ static void podset_from_template(struct api_dec *d, const json_t *tpl,
 	struct reqs r = {NULL, 0};
 	size_t mark, i;
 
-	spec = apid_field(d, tpl, "spec", JSON_OBJECT, true);
-	mark = apid_push(d, "spec");
+	spec = apid_section(d, tpl, "spec", true, &mark);
 	pod_requests(d, spec, &r);
 	p->requests = r.items;
 	p->n_requests = r.n;
@@ -266,9 +263,9 @@ static void podset_from_template(struct api_dec *d, const json_t *tpl,
 		json_t *labels =
 		    json_is_object(md) ? json_object_get(md, "labels") : NULL;
 
-		for (i = 0; json_is_object(labels) && job_managed_labels[i];
+		for (i = 0; json_is_object(labels) && api_job_managed_labels[i];
 		     i++)
-			json_object_del(labels, job_managed_labels[i]);
+			json_object_del(labels, api_job_managed_labels[i]);
 	}
 }
 

@@ -648,17 +648,25 @@ static json_t *json_number(double d)
 	return json_real(d);
 }
 
+/* resolve_event, with the one-line message of an allocation failure. */
+static int resolve(struct conv *c, const yaml_event_t *ev, struct resolved *r)
+{
+	int rc = resolve_event(c, ev, r);
+
+	if (rc == CU_ENOMEM)
+		return cu_error_set(c->err, rc, "yaml: out of memory");
+	return rc;
+}
+
 static int scalar_value(struct conv *c, const yaml_event_t *ev, json_t **out)
 {
 	struct resolved r;
 	uint64_t failures;
-	int rc = resolve_event(c, ev, &r);
+	int rc = resolve(c, ev, &r);
 
 	*out = NULL;
 	if (rc != CU_OK)
-		return rc == CU_ENOMEM
-			   ? cu_error_set(c->err, rc, "yaml: out of memory")
-			   : rc;
+		return rc;
 	switch (r.kind) {
 	case R_NULL:
 		*out = json_null();
@@ -747,11 +755,9 @@ static int scalar_key(
 	    strcmp((const char *)ev->data.scalar.value, "<<") == 0)
 		return fail_at(c, CU_EUNSUPPORTED, &ev->start_mark,
 		    "merge keys (<<) are not supported");
-	rc = resolve_event(c, ev, &r);
+	rc = resolve(c, ev, &r);
 	if (rc != CU_OK)
-		return rc == CU_ENOMEM
-			   ? cu_error_set(c->err, rc, "yaml: out of memory")
-			   : rc;
+		return rc;
 	switch (r.kind) {
 	case R_NULL:
 		return fail_at(c, CU_EPARSE, &ev->start_mark,

@@ -764,7 +764,7 @@ static int push_str(const struct dec *d, char ***arr, size_t *n, const char *s)
 /* Decode a LabelSelector, re-wrapping the codec's message with the file
  * name and line so that every config error reads the same way. */
 static int decode_selector(
-    const struct dec *d, ns_selector *out, const json_t *j, const char *path)
+    const struct dec *d, api_selector *out, const json_t *j, const char *path)
 {
 	cu_error e;
 	int rc;
@@ -946,7 +946,7 @@ static int load_integrations(const struct dec *d, const json_t *root)
 		cu_error e;
 
 		path_index(&p, &base, i);
-		if (ns_validate_label_key(json_string_value(v), p.disp, &e) !=
+		if (api_validate_label_key(json_string_value(v), p.disp, &e) !=
 		    CU_OK)
 			return fail(d, CU_EINVAL, p.look, "%s", e.msg);
 		rc = push_str(d, &c->integrations.label_keys_to_copy,
@@ -1343,9 +1343,9 @@ static int load_root(const struct dec *d, const json_t *root)
 		 * its own. */
 		const char *vals[2] = {"kube-system", c->namespace};
 
-		ns_selector_init(&c->managed_jobs_ns_selector);
-		rc = ns_selector_add(&c->managed_jobs_ns_selector,
-		    "kubernetes.io/metadata.name", NS_OP_NOT_IN, vals, 2,
+		api_selector_init(&c->managed_jobs_ns_selector);
+		rc = api_selector_add(&c->managed_jobs_ns_selector,
+		    "kubernetes.io/metadata.name", API_SEL_OP_NOT_IN, vals, 2,
 		    "managedJobsNamespaceSelector", d->err);
 	}
 	if (rc == CU_OK)
@@ -1422,8 +1422,8 @@ int ctl_config_load_buffer(struct ctl_config *out, const char *buf, size_t len,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	ns_selector_init(&out->managed_jobs_ns_selector);
-	ns_selector_init(&out->metrics.local_queue_selector);
+	api_selector_init(&out->managed_jobs_ns_selector);
+	api_selector_init(&out->metrics.local_queue_selector);
 	cu_error_clear(&e);
 	rc = api_yaml_load(&root, &lines, buf, len, &config_limits, &e);
 	if (rc != CU_OK)
@@ -1444,8 +1444,8 @@ int ctl_config_load(struct ctl_config *out, const char *path, cu_error *err)
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	ns_selector_init(&out->managed_jobs_ns_selector);
-	ns_selector_init(&out->metrics.local_queue_selector);
+	api_selector_init(&out->managed_jobs_ns_selector);
+	api_selector_init(&out->metrics.local_queue_selector);
 	rc = api_yaml_load_file(&root, &lines, path, &config_limits, err);
 	if (rc != CU_OK)
 		return rc;
@@ -1472,14 +1472,14 @@ void ctl_config_dispose(struct ctl_config *c)
 		return;
 	cu_free(c->api_version);
 	cu_free(c->namespace);
-	ns_selector_dispose(&c->managed_jobs_ns_selector);
+	api_selector_dispose(&c->managed_jobs_ns_selector);
 	cu_free(c->webhook.host);
 	cu_free(c->webhook.cert_dir);
 	cu_free(c->leader_election.resource_lock);
 	cu_free(c->leader_election.resource_name);
 	cu_free(c->leader_election.resource_namespace);
 	cu_free(c->metrics.bind_address);
-	ns_selector_dispose(&c->metrics.local_queue_selector);
+	api_selector_dispose(&c->metrics.local_queue_selector);
 	cu_free(c->health.probe_bind_address);
 	cu_free(c->health.readiness_endpoint);
 	cu_free(c->health.liveness_endpoint);

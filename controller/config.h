@@ -52,7 +52,7 @@ struct ctl_config {
 	char *namespace;   /* where cueue's own objects live */
 	bool manage_jobs_without_queue_name;
 	/* The namespace gate (docs/architecture.md lesson 1), compiled. */
-	ns_selector managed_jobs_ns_selector;
+	api_selector managed_jobs_ns_selector;
 
 	struct {
 		int port;
@@ -75,7 +75,7 @@ struct ctl_config {
 		bool enable_cluster_queue_resources;
 		bool local_queue_metrics;
 		bool has_local_queue_selector;
-		ns_selector local_queue_selector; /* valid if has_... */
+		api_selector local_queue_selector; /* valid if has_... */
 	} metrics;
 
 	struct {

@@ -94,7 +94,7 @@ struct inf_slot {
 struct cq_sel {
 	char *name; /* owned */
 	bool has;   /* a selector is set ({} = all); unset = none */
-	ns_selector sel;
+	api_selector sel;
 };
 
 /* feed.c: what the engine was given. */
@@ -138,9 +138,9 @@ struct ctl_report {
 struct ctl_serve {
 	ctl_health *health;
 	ctl_httpd *probe_srv, *metrics_srv;
-	ctl_whsrv *webhook;	  /* NULL: no serving certificate */
-	ctl_certrot *certrot;	  /* NULL: internalCertManagement off */
-	struct adm_wh_options wh; /* the webhook handlers' view of caches */
+	ctl_whsrv *webhook;   /* NULL: no serving certificate */
+	ctl_certrot *certrot; /* NULL: internalCertManagement off */
+	struct wh_options wh; /* the webhook handlers' view of caches */
 };
 
 /* tick.c */

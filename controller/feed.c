@@ -22,7 +22,7 @@ static void sels_clear(struct ctl_feed *f)
 
 	for (i = 0; i < f->nsels; i++) {
 		cu_free(f->sels[i].name);
-		ns_selector_dispose(&f->sels[i].sel);
+		api_selector_dispose(&f->sels[i].sel);
 	}
 	cu_free(f->sels);
 	f->sels = NULL;

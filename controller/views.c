@@ -165,8 +165,8 @@ static int wh_local_queue(const char *ns, const char *name, bool *exists,
 	return CU_OK;
 }
 
-static int wh_workload(const struct adm_wh_job_ref *job,
-    struct adm_wh_workload_state *out, void *payload, cu_error *err)
+static int wh_workload(const struct wh_job_ref *job,
+    struct wh_workload_state *out, void *payload, cu_error *err)
 {
 	ctl *c = payload;
 	bool js = job->kind == NS_GATE_KIND_JOBSET;

@@ -20,7 +20,7 @@ struct ctl_whsrv {
 	char *listen;	      /* owned; after start: the bound port pinned */
 	char *cert_dir;	      /* owned */
 	char *tls_priorities; /* owned; NULL: the server's default */
-	const struct adm_wh_options *wh;
+	const struct wh_options *wh;
 	bool (*ready)(void *payload);
 	ctl_httpd *http;  /* owned */
 	char *cert, *key; /* owned PEM */
@@ -29,8 +29,8 @@ struct ctl_whsrv {
 	unsigned reloads;
 	struct route {
 		ctl_whsrv *w;
-		enum adm_wh_mode mode;
-	} * routes; /* owned; one per adm_wh_routes entry */
+		enum wh_mode mode;
+	} * routes; /* owned; one per wh_routes entry */
 };
 
 static char *join(const char *dir, const char *file)
@@ -118,8 +118,8 @@ static void on_review(const struct ctl_http_request *req,
 		return;
 	}
 	resp->content_type = "application/json";
-	if (adm_wh_serve(w->wh, r->mode, req->body, req->body_len, &status,
-		&out, &len, &err) != CU_OK ||
+	if (wh_serve(w->wh, r->mode, req->body, req->body_len, &status, &out,
+		&len, &err) != CU_OK ||
 	    out == NULL) {
 		resp->status = 500;
 		return;
@@ -137,9 +137,9 @@ int ctl_whsrv_mount(ctl_whsrv *w, ctl_httpd *srv, cu_error *err)
 	size_t i;
 	int rc = CU_OK;
 
-	for (i = 0; rc == CU_OK && adm_wh_routes[i].path != NULL; i++)
-		rc = ctl_httpd_route(srv, "POST", adm_wh_routes[i].path,
-		    on_review, &w->routes[i], err);
+	for (i = 0; rc == CU_OK && wh_routes[i].path != NULL; i++)
+		rc = ctl_httpd_route(srv, "POST", wh_routes[i].path, on_review,
+		    &w->routes[i], err);
 	return rc;
 }
 
@@ -295,7 +295,7 @@ int ctl_whsrv_new(ctl_whsrv **out, struct ev_loop *loop,
 	if (opts == NULL || opts->listen == NULL || opts->cert_dir == NULL ||
 	    opts->wh == NULL)
 		return cu_error_set(err, CU_EINVAL, "webhook: missing options");
-	while (adm_wh_routes[n].path != NULL)
+	while (wh_routes[n].path != NULL)
 		n++;
 	w = cu_calloc(1, sizeof(*w));
 	if (w == NULL)
@@ -317,7 +317,7 @@ int ctl_whsrv_new(ctl_whsrv **out, struct ev_loop *loop,
 	}
 	for (i = 0; i < n; i++) {
 		w->routes[i].w = w;
-		w->routes[i].mode = adm_wh_routes[i].mode;
+		w->routes[i].mode = wh_routes[i].mode;
 	}
 	ev_timer_init(&w->reload_w, on_reload, CTL_WHSRV_RELOAD_PERIOD_S,
 	    CTL_WHSRV_RELOAD_PERIOD_S);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * controller/whsrv.h - the admission-webhook HTTPS server: every path of
- * adm_wh_routes (admission/webhook.h) served over TLS on the controller's
+ * wh_routes (webhook/webhook.h) served over TLS on the controller's
  * loop (controller/httpd.h), with the serving certificate and key read
  * from files (the mounted Secret: <cert_dir>/tls.crt and tls.key) and
  * reloaded when either file changes. A reload rebinds the same port; a
@@ -9,8 +9,8 @@
  * Files missing at start (a Secret not mounted yet) are waited for: the
  * server starts serving when they appear.
  *
- * The decisions themselves are adm_wh_serve's, over the caller's caches
- * (struct adm_wh_options). Until `ready` says the caches are synced, every
+ * The decisions themselves are wh_serve's, over the caller's caches
+ * (struct wh_options). Until `ready` says the caches are synced, every
  * review is answered 500 so the API server applies the webhook's
  * failurePolicy: a job is never let through unsuspended because a cache
  * was still empty.
@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "admission/webhook.h"
+#include "webhook/webhook.h"
 #include "lib/cu.h"
 
 struct ev_loop;
@@ -41,14 +41,14 @@ typedef struct ctl_whsrv ctl_whsrv;
 #define CTL_WHSRV_PER_IP_LIMIT 128u
 /* The request-body cap of the webhook server: a review at its limit plus
  * room for the envelope. */
-#define CTL_WHSRV_MAX_BODY (ADM_WH_MAX_BODY + 1024)
+#define CTL_WHSRV_MAX_BODY (WH_MAX_BODY + 1024)
 
 struct ctl_whsrv_opts {
 	const char *listen;   /* "host:port" [borrowed; copied] */
 	const char *cert_dir; /* [borrowed; copied] */
 	/* The handlers' view of the cluster [borrowed; must outlive the
 	 * server]. */
-	const struct adm_wh_options *wh;
+	const struct wh_options *wh;
 	/* true once the caches behind wh are synced; payload is wh->payload.
 	 * NULL: always ready. */
 	bool (*ready)(void *payload);
@@ -72,7 +72,7 @@ CU_MUST_CHECK int ctl_whsrv_new(ctl_whsrv **out, struct ev_loop *loop,
 CU_MUST_CHECK int ctl_whsrv_start(ctl_whsrv *w, cu_error *err);
 
 /*
- * Route every path of adm_wh_routes (POST) on srv [borrowed] to w's review
+ * Route every path of wh_routes (POST) on srv [borrowed] to w's review
  * handler, with w's readiness guard: what ctl_whsrv_start serves, mounted
  * on another server (tests/fuzz/httpd_fuzz.c; needs no certificate). w
  * must outlive srv's serving. Errors of ctl_httpd_route.

@@ -176,8 +176,8 @@ char *cu_buf_detach(cu_buf *b, size_t *len_out);
 /* ---- base64 --------------------------------------------------------- */
 
 /* Standard padded base64 (RFC 4648) of n bytes, as Go's encoding/json
- * writes []byte [owned: cu_free]; NULL on allocation failure or when n is
- * too large for OpenSSL's encoder. */
+ * writes []byte [owned: cu_free]; NULL on allocation failure or when the
+ * encoded length would not fit a size_t. */
 char *cu_base64_encode(const void *data, size_t n);
 
 /*

@@ -9,6 +9,8 @@
 
 #include "namespaces/gate.h"
 
+#include "api/json.h"
+
 static const char *const reason_names[NS_GATE_R_COUNT] = {
 #define NS_GATE_X_NAME(name, str) str,
     NS_GATE_REASON_TABLE(NS_GATE_X_NAME)
@@ -366,19 +368,13 @@ void ns_gate_object_from_meta(struct ns_gate_object *out,
 }
 
 /* A string member of o, or NULL when absent or null. CU_EPARSE for
- * another type. */
+ * another type, in this decoder's own words. */
 static int json_str(const json_t *o, const char *key, const char *path,
     const char **out, cu_error *err)
 {
-	const json_t *v = json_object_get(o, key);
-
-	*out = NULL;
-	if (v == NULL || json_is_null(v))
-		return CU_OK;
-	if (!json_is_string(v))
+	if (api_json_get_str(o, key, path, NULL, out, NULL) != CU_OK)
 		return cu_error_set(
 		    err, CU_EPARSE, "%s: expected a string", path);
-	*out = json_string_value(v);
 	return CU_OK;
 }
 

@@ -148,7 +148,7 @@ struct ns_gate_config {
 	bool manage_jobs_without_queue_name;
 	/* managedJobsNamespaceSelector, compiled; NULL = every namespace
 	 * (Kueue's nil selector). A match_nothing selector matches none. */
-	const ns_selector *ns_selector;
+	const api_selector *ns_selector;
 	/* cueue's own namespace (config `namespace`), never managed; NULL or
 	 * "" = none besides kube-system. */
 	const char *own_namespace;

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * namespaces/selector.h - Kubernetes label selectors and field selectors:
- * parsing of the string forms used in list/watch query parameters,
- * structured construction (for metav1.LabelSelector decoded elsewhere),
- * matching against an object's labels/fields, and the canonical string.
+ * parsing of the string forms used in list/watch query parameters and
+ * matching against an object's labels/fields. The label-selector value
+ * (api_selector), its construction with validation, its canonical string
+ * and its JSON codec are api/'s (api/labelselector.h): api/ defines the
+ * values, namespaces/ evaluates them, never the other way round.
  *
  * Semantics follow apimachinery pkg/labels/selector.go and
- * pkg/fields/selector.go. Pure logic: libc and lib/cu.h only.
- * Prefix: ns_ (functions), NS_ (enum values).
+ * pkg/fields/selector.go. Pure logic: libc, lib/ and api/'s selector value.
+ * Prefix: ns_ (functions), NS_ (macros).
  */
 #ifndef CU_NAMESPACES_SELECTOR_H
 #define CU_NAMESPACES_SELECTOR_H
@@ -15,48 +17,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "api/labelselector.h"
 #include "lib/cu.h"
 
-/* Limits from apimachinery validation (qualified names, label values). */
-#define NS_NAME_MAX 63	      /* name part of a key; a label value */
-#define NS_PREFIX_MAX 253     /* DNS-subdomain prefix of a key */
 #define NS_SELECTOR_MAX 65536 /* longest selector string we accept */
-
-enum ns_op {
-	NS_OP_IN,
-	NS_OP_NOT_IN,
-	NS_OP_EXISTS,
-	NS_OP_DOES_NOT_EXIST,
-	NS_OP_EQUALS,
-	NS_OP_DOUBLE_EQUALS,
-	NS_OP_NOT_EQUALS,
-	NS_OP_GT,
-	NS_OP_LT,
-};
-
-/* One requirement. All strings are owned by the selector holding it. */
-struct ns_requirement {
-	char *key; /* [owned by the selector] */
-	enum ns_op op;
-	char **values;	/* [owned by the selector] sorted, de-duplicated */
-	size_t nvalues; /* 0 for EXISTS / DOES_NOT_EXIST */
-};
-
-/*
- * A conjunction of requirements. No requirements and !match_nothing
- * matches everything (an empty selector string, `{}` LabelSelector);
- * match_nothing (a JSON null LabelSelector) matches no object at all.
- */
-typedef struct ns_selector {
-	struct ns_requirement *reqs; /* [owned] sorted by key after parse */
-	size_t nreqs;
-	bool match_nothing;
-} ns_selector;
-
-/* Empty selector: matches everything. */
-void ns_selector_init(ns_selector *sel);
-/* Free everything the selector owns; it is left initialised (empty). */
-void ns_selector_dispose(ns_selector *sel);
 
 /*
  * Parse the string form ("env in (a,b),!skip,tier,x!=y,a==b,n>3"); callers
@@ -66,44 +30,17 @@ void ns_selector_dispose(ns_selector *sel);
  * s [borrowed].
  */
 CU_MUST_CHECK int ns_selector_parse(
-    ns_selector *out, const char *s, cu_error *err);
-
-/*
- * Add one validated requirement (kept sorted by key). `field` (e.g.
- * "spec.namespaceSelector.matchExpressions[0]") prefixes error messages;
- * NULL means no prefix. key, values, field [borrowed, copied]. Value count
- * rules: In/NotIn >= 1, Exists/DoesNotExist 0, Equals/DoubleEquals/
- * NotEquals exactly 1, Gt/Lt exactly 1 integer. On failure sel is
- * unchanged.
- */
-CU_MUST_CHECK int ns_selector_add(ns_selector *sel, const char *key,
-    enum ns_op op, const char *const *values, size_t nvalues, const char *field,
-    cu_error *err);
+    api_selector *out, const char *s, cu_error *err);
 
 /* Label lookup callback: value of `key` [borrowed, valid until the next
  * call], or NULL when absent. */
 typedef const char *(*ns_label_get)(const char *key, void *payload);
 
 bool ns_selector_matches(
-    const ns_selector *sel, ns_label_get get, void *payload);
+    const api_selector *sel, ns_label_get get, void *payload);
 /* kv [borrowed] = k0,v0,k1,v1,... (npairs pairs). */
 bool ns_selector_matches_pairs(
-    const ns_selector *sel, const char *const *kv, size_t npairs);
-
-/* Canonical string (requirements sorted by key, as Selector.String()).
- * "" for an empty selector and for match_nothing (as labels.Nothing()).
- * [owned: cu_free]; NULL on allocation failure. */
-char *ns_selector_string(const ns_selector *sel);
-
-/* Static lowercase operator token as in the string form ("in", "!=", ...). */
-const char *ns_op_name(enum ns_op op);
-
-/* Validation helpers, usable by other modules. name [borrowed].
- * Return CU_OK or CU_EINVAL with a message prefixed by `field`. */
-CU_MUST_CHECK int ns_validate_label_key(
-    const char *key, const char *field, cu_error *err);
-CU_MUST_CHECK int ns_validate_label_value(
-    const char *value, const char *field, cu_error *err);
+    const api_selector *sel, const char *const *kv, size_t npairs);
 
 /* ---- field selectors (implemented in namespaces/fieldsel.c) ---------- */
 

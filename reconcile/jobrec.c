@@ -7,14 +7,9 @@
  */
 #include <string.h>
 
-#include "reconcile/reconcile.h"
+#include "reconcile/rec_int.h"
 
 #define MSG_NOT_ADMITTED "Not admitted by cluster queue"
-
-static int nomem(cu_error *err)
-{
-	return cu_error_set(err, CU_ENOMEM, "job reconciler: out of memory");
-}
 
 /* Append a write; body [owned: taken even on failure]. */
 static int add_write(struct rec_plan *p, enum rec_target target,
@@ -36,7 +31,7 @@ static int add_write(struct rec_plan *p, enum rec_target target,
 	it->ns = cu_strdup(ns);
 	it->name = cu_strdup(name);
 	if (it->ns == NULL || it->name == NULL)
-		return nomem(err);
+		return rec__nomem(err, "job reconciler");
 	if (out != NULL)
 		*out = it;
 	return CU_OK;
@@ -89,7 +84,7 @@ static int add_text(struct rec_plan *p, enum rec_item_kind kind,
 		it->reason = reason;
 	}
 	it->text = cu_strdup(text ? text : "");
-	return it->text == NULL ? nomem(err) : CU_OK;
+	return it->text == NULL ? rec__nomem(err, "job reconciler") : CU_OK;
 }
 
 static int event(
@@ -114,14 +109,14 @@ static int drop_finalizer_patch(
 	*out = NULL;
 	keep = json_array();
 	if (keep == NULL)
-		return nomem(err);
+		return rec__nomem(err, "job reconciler");
 	for (i = 0; i < fin->n; i++) {
 		if (strcmp(fin->items[i], REC_FINALIZER_RESOURCE_IN_USE) == 0)
 			found = true;
 		else if (json_array_append_new(
 			     keep, json_string(fin->items[i])) != 0) {
 			json_decref(keep);
-			return nomem(err);
+			return rec__nomem(err, "job reconciler");
 		}
 	}
 	if (!found || wl->meta.resource_version == NULL) {
@@ -130,7 +125,7 @@ static int drop_finalizer_patch(
 	}
 	*out = json_pack("{s:{s:o, s:s}}", "metadata", "finalizers", keep,
 	    "resourceVersion", wl->meta.resource_version);
-	return *out == NULL ? nomem(err) : CU_OK;
+	return *out == NULL ? rec__nomem(err, "job reconciler") : CU_OK;
 }
 
 /* The Workload loses its finalizer (when it has it). */
@@ -220,7 +215,7 @@ static int create_workload(const struct rec_job_view *view,
 		m = cu_asprintf("workload for %c/%s/%s: %s",
 		    in->kind == REC_JOB_BATCH ? 'J' : 'S', in->ns, in->name,
 		    berr.msg);
-		rc = m == NULL ? nomem(err)
+		rc = m == NULL ? rec__nomem(err, "job reconciler")
 			       : add_text(p, REC_ITEM_WARN, NULL, m, err);
 		cu_free(m);
 		return rc;
@@ -233,12 +228,13 @@ static int create_workload(const struct rec_job_view *view,
 	    json_object_set_new(json_object_get(w, "spec"), "queueName",
 		json_string("default")) != 0) {
 		json_decref(w);
-		return nomem(err);
+		return rec__nomem(err, "job reconciler");
 	}
 	if (wl_write(p, in, REC_WRITE_CREATE, w, err) != CU_OK)
 		return err->code;
 	m = cu_asprintf("Created Workload: %s/%s", in->ns, in->wl_name);
-	rc = m == NULL ? nomem(err) : event(p, "CreatedWorkload", m, err);
+	rc = m == NULL ? rec__nomem(err, "job reconciler")
+		       : event(p, "CreatedWorkload", m, err);
 	cu_free(m);
 	return rc;
 }
@@ -270,7 +266,7 @@ static int start(const struct rec_job_view *view, const struct rec_job_in *in,
 					    ? wl->status.admission.cluster_queue
 					    : "");
 				if (it->text == NULL)
-					rc = nomem(err);
+					rc = rec__nomem(err, "job reconciler");
 			}
 		}
 	} else if (serr.code == CU_EINVAL) {
@@ -278,7 +274,7 @@ static int start(const struct rec_job_view *view, const struct rec_job_in *in,
 		    in->kind == REC_JOB_BATCH ? 'J' : 'S', in->ns, in->name,
 		    serr.msg);
 
-		rc = m == NULL ? nomem(err)
+		rc = m == NULL ? rec__nomem(err, "job reconciler")
 			       : add_text(p, REC_ITEM_WARN, NULL, m, err);
 		cu_free(m);
 	}

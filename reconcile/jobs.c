@@ -10,33 +10,9 @@
 #include <string.h>
 
 #include "api/patch.h"
-#include "reconcile/reconcile.h"
+#include "reconcile/rec_int.h"
 
 /* ---- small JSON helpers ---------------------------------------------- */
-
-static json_t *obj_child(json_t *obj, const char *key)
-{
-	json_t *c = json_object_get(obj, key);
-
-	if (json_is_object(c))
-		return c;
-	c = json_object();
-	if (c == NULL || json_object_set_new(obj, key, c) != 0)
-		return NULL;
-	return c;
-}
-
-static const char *get_str(const json_t *obj, const char *key)
-{
-	const json_t *v = json_object_get(obj, key);
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static int nomem(cu_error *err, const char *what)
-{
-	return cu_error_set(err, CU_ENOMEM, "%s: out of memory", what);
-}
 
 /* Absent, null, {} and [] are the same nil map or slice to Go. */
 static bool empty(const json_t *v)
@@ -46,36 +22,22 @@ static bool empty(const json_t *v)
 	       (json_is_array(v) && json_array_size(v) == 0);
 }
 
-/* The strict merge patch from -> to (see reconcile.h), NULL when equal. */
-static int strict_patch(
-    const json_t *from, const json_t *to, json_t **patch, cu_error *err)
+/* The job as JSON twice: *from as read, *to a copy to edit [both owned:
+ * json_decref, also after a failure; NULL when not made]. */
+static int job_docs(
+    const struct rec_job *j, json_t **from, json_t **to, cu_error *err)
 {
-	json_t *p = NULL, *md;
-	const char *rv;
 	int rc;
 
-	*patch = NULL;
-	rc = api_merge_patch_diff(&p, from, to, err);
-	if (rc != CU_OK || p == NULL)
-		return rc;
-	rv = get_str(json_object_get(from, "metadata"), "resourceVersion");
-	if (rv != NULL && *rv != '\0') {
-		md = obj_child(p, "metadata");
-		if (md == NULL || json_object_set_new(
-				      md, "resourceVersion", json_string(rv))) {
-			json_decref(p);
-			return nomem(err, "patch metadata");
-		}
-	}
-	*patch = p;
-	return CU_OK;
-}
-
-static int encode_job(const struct rec_job *j, json_t **out, cu_error *err)
-{
+	*from = *to = NULL;
 	if (j->kind == REC_JOB_JOBSET)
-		return api_jobset_encode(out, j->jobset, err);
-	return api_job_encode(out, j->job, err);
+		rc = api_jobset_encode(from, j->jobset, err);
+	else
+		rc = api_job_encode(from, j->job, err);
+	if (rc != CU_OK)
+		return rc;
+	*to = json_deep_copy(*from);
+	return *to == NULL ? rec__nomem(err, "job") : CU_OK;
 }
 
 /* ---- 5. job state ------------------------------------------------------ */
@@ -174,7 +136,7 @@ static json_t *doc_template(
 	rjs = json_object_get(spec, "replicatedJobs");
 	json_array_foreach(rjs, i, rj)
 	{
-		const char *n = get_str(rj, "name");
+		const char *n = api_json_str(rj, "name");
 
 		if (n == NULL || strlen(n) >= sizeof(buf))
 			continue;
@@ -258,7 +220,7 @@ static int build_info(const struct api_workload *wl,
 	in->node_selector = json_object();
 	in->tolerations = json_array();
 	if (!in->labels || !in->node_selector || !in->tolerations)
-		return nomem(err, "pod set info");
+		return rec__nomem(err, "pod set info");
 	for (i = 0; i < a->flavors.n && rc == CU_OK; i++) {
 		const char *fname = a->flavors.items[i].value;
 		const struct api_resource_flavor *rf;
@@ -283,12 +245,12 @@ static int build_info(const struct api_workload *wl,
 		json_object_foreach(json_object_get(spec, "nodeLabels"), key, v)
 		{
 			if (json_object_set(in->node_selector, key, v) != 0)
-				rc = nomem(err, "pod set info");
+				rc = rec__nomem(err, "pod set info");
 		}
 		v = json_object_get(spec, "tolerations");
 		if (rc == CU_OK && json_is_array(v) &&
 		    json_array_extend(in->tolerations, v) != 0)
-			rc = nomem(err, "pod set info");
+			rc = rec__nomem(err, "pod set info");
 		json_decref(doc);
 	}
 	if (rc != CU_OK)
@@ -298,11 +260,11 @@ static int build_info(const struct api_workload *wl,
 	    json_object_set_new(in->labels, REC_LABEL_LOCAL_QUEUE,
 		json_string(wl->spec.queue_name ? wl->spec.queue_name : "")) !=
 		0)
-		return nomem(err, "pod set info");
+		return rec__nomem(err, "pod set info");
 	if (cq != NULL && is_dns1123_label(cq) &&
 	    json_object_set_new(
 		in->labels, REC_LABEL_CLUSTER_QUEUE, json_string(cq)) != 0)
-		return nomem(err, "pod set info");
+		return rec__nomem(err, "pod set info");
 	return CU_OK;
 }
 
@@ -326,15 +288,15 @@ static int merge_map(json_t *parent, const char *key, const json_t *add,
 			    what, k, json_string_value(have),
 			    json_string_value(v));
 	}
-	cur = obj_child(parent, key);
+	cur = api_json_obj_child(parent, key);
 	if (cur == NULL || json_object_update(cur, (json_t *)add) != 0)
-		return nomem(err, "pod template");
+		return rec__nomem(err, "pod template");
 	return CU_OK;
 }
 
 static const char *tol_op(const json_t *t)
 {
-	const char *op = get_str(t, "operator");
+	const char *op = api_json_str(t, "operator");
 
 	return op != NULL && *op != '\0' ? op : "Equal";
 }
@@ -347,22 +309,23 @@ static bool str_eq(const char *a, const char *b)
 /* utiltolerations.Equal: MatchToleration with "" operator meaning Equal. */
 static bool tol_equal(const json_t *a, const json_t *b)
 {
-	return str_eq(get_str(a, "key"), get_str(b, "key")) &&
-	       str_eq(get_str(a, "effect"), get_str(b, "effect")) &&
+	return str_eq(api_json_str(a, "key"), api_json_str(b, "key")) &&
+	       str_eq(api_json_str(a, "effect"), api_json_str(b, "effect")) &&
 	       strcmp(tol_op(a), tol_op(b)) == 0 &&
-	       str_eq(get_str(a, "value"), get_str(b, "value"));
+	       str_eq(api_json_str(a, "value"), api_json_str(b, "value"));
 }
 
 /* podset.Merge into a pod template [borrowed, edited]. */
 static int merge_template(json_t *tpl, const struct info *in, cu_error *err)
 {
-	json_t *md = obj_child(tpl, "metadata"), *spec = obj_child(tpl, "spec");
+	json_t *md = api_json_obj_child(tpl, "metadata"),
+	       *spec = api_json_obj_child(tpl, "spec");
 	json_t *tols, *t, *e;
 	size_t i, k;
 	int rc;
 
 	if (md == NULL || spec == NULL)
-		return nomem(err, "pod template");
+		return rec__nomem(err, "pod template");
 	rc = merge_map(md, "labels", in->labels, "labels", err);
 	if (rc == CU_OK)
 		rc = merge_map(spec, "nodeSelector", in->node_selector,
@@ -374,7 +337,7 @@ static int merge_template(json_t *tpl, const struct info *in, cu_error *err)
 		tols = json_array();
 		if (tols == NULL ||
 		    json_object_set_new(spec, "tolerations", tols) != 0)
-			return nomem(err, "pod template");
+			return rec__nomem(err, "pod template");
 	}
 	json_array_foreach(in->tolerations, i, t)
 	{
@@ -382,7 +345,7 @@ static int merge_template(json_t *tpl, const struct info *in, cu_error *err)
 
 		json_array_foreach(tols, k, e) dup = dup || tol_equal(e, t);
 		if (!dup && json_array_append(tols, t) != 0)
-			return nomem(err, "pod template");
+			return rec__nomem(err, "pod template");
 	}
 	return CU_OK;
 }
@@ -419,15 +382,15 @@ static const struct api_podset *wl_podset(
 static int set_parallelism(
     const struct rec_job *j, json_t *doc, int32_t count, cu_error *err)
 {
-	json_t *spec = obj_child(doc, "spec");
+	json_t *spec = api_json_obj_child(doc, "spec");
 
 	if (spec == NULL ||
 	    json_object_set_new(spec, "parallelism", json_integer(count)) != 0)
-		return nomem(err, "job spec.parallelism");
+		return rec__nomem(err, "job spec.parallelism");
 	if (parse_bool_true(api_strmap_get(&j->job->meta.annotations,
 		REC_ANNOTATION_COMPLETIONS_EQ_PARALLELISM)) &&
 	    json_object_set_new(spec, "completions", json_integer(count)) != 0)
-		return nomem(err, "job spec.completions");
+		return rec__nomem(err, "job spec.completions");
 	return CU_OK;
 }
 
@@ -474,10 +437,10 @@ static int start_edit(const struct rec_job *j, const struct api_workload *wl,
 				return rc;
 		}
 	}
-	spec = obj_child(to, "spec");
+	spec = api_json_obj_child(to, "spec");
 	if (spec == NULL ||
 	    json_object_set_new(spec, "suspend", json_false()) != 0)
-		return nomem(err, "job spec.suspend");
+		return rec__nomem(err, "job spec.suspend");
 	return CU_OK;
 }
 
@@ -495,31 +458,17 @@ int rec_job_start_patch(const struct rec_job *j, const struct api_workload *wl,
 	    wl->status.admission.n_pod_set_assignments == 0)
 		return cu_error_set(err, CU_EINVAL,
 		    "workload status.admission: Required value");
-	rc = encode_job(j, &from, err);
-	if (rc != CU_OK)
-		return rc;
-	to = json_deep_copy(from);
-	if (to == NULL)
-		rc = nomem(err, "job");
+	rc = job_docs(j, &from, &to, err);
 	if (rc == CU_OK)
 		rc = start_edit(j, wl, flavors, n_flavors, to, err);
 	if (rc == CU_OK)
-		rc = strict_patch(from, to, patch, err);
+		rc = rec__strict_patch(from, to, patch, err);
 	json_decref(from);
 	json_decref(to);
 	return rc;
 }
 
 /* ---- 4. stop ----------------------------------------------------------- */
-
-/* Labels the batch Job controller owns; RestorePodSetsInfo keeps them. */
-static const char *const job_managed_labels[] = {
-    "job-name",
-    "controller-uid",
-    "batch.kubernetes.io/job-name",
-    "batch.kubernetes.io/controller-uid",
-    NULL,
-};
 
 /* parent[key] = copy of want when they differ (nil == empty); removed
  * when want is empty. */
@@ -547,7 +496,8 @@ static int restore_template(
 	/* An absent template metadata stays absent when nothing is restored
 	 * into it: `{}` would be a write that changes nothing for Go. */
 	bool had_md = json_is_object(json_object_get(tpl, "metadata"));
-	json_t *md = obj_child(tpl, "metadata"), *spec = obj_child(tpl, "spec");
+	json_t *md = api_json_obj_child(tpl, "metadata"),
+	       *spec = api_json_obj_child(tpl, "spec");
 	const json_t *smd = json_object_get(saved, "metadata");
 	const json_t *sspec = json_object_get(saved, "spec");
 	json_t *labels = NULL, *cur_labels, *v;
@@ -557,19 +507,19 @@ static int restore_template(
 	int e = 0;
 
 	if (md == NULL || spec == NULL)
-		return nomem(err, "pod template");
+		return rec__nomem(err, "pod template");
 	cur_labels = json_object_get(md, "labels");
 	labels = json_is_object(json_object_get(smd, "labels"))
 		     ? json_deep_copy(json_object_get(smd, "labels"))
 		     : json_object();
 	if (labels == NULL)
-		return nomem(err, "pod template");
-	for (i = 0; keep_job_labels && job_managed_labels[i]; i++) {
+		return rec__nomem(err, "pod template");
+	for (i = 0; keep_job_labels && api_job_managed_labels[i]; i++) {
 		v = json_is_object(cur_labels)
-			? json_object_get(cur_labels, job_managed_labels[i])
+			? json_object_get(cur_labels, api_job_managed_labels[i])
 			: NULL;
 		if (v != NULL &&
-		    json_object_set(labels, job_managed_labels[i], v) != 0)
+		    json_object_set(labels, api_job_managed_labels[i], v) != 0)
 			e = -1;
 	}
 	if (e == 0)
@@ -584,7 +534,7 @@ static int restore_template(
 	if (e == 0 && !had_md && json_object_size(md) == 0)
 		e = json_object_del(tpl, "metadata");
 	if (e != 0)
-		return nomem(err, "pod template");
+		return rec__nomem(err, "pod template");
 	return CU_OK;
 }
 
@@ -626,11 +576,11 @@ static int restore_all(const struct rec_job *j, const struct api_workload *wl,
 
 static int set_suspend(json_t *to, cu_error *err)
 {
-	json_t *spec = obj_child(to, "spec");
+	json_t *spec = api_json_obj_child(to, "spec");
 
 	if (spec == NULL ||
 	    json_object_set_new(spec, "suspend", json_true()) != 0)
-		return nomem(err, "job spec.suspend");
+		return rec__nomem(err, "job spec.suspend");
 	return CU_OK;
 }
 
@@ -643,12 +593,12 @@ static int job_stop_edit(const struct rec_job *j, const struct api_workload *wl,
 
 	if (!j->job->spec.has_suspend || !j->job->spec.suspend) {
 		*step = REC_STOP_SUSPEND;
-		md = obj_child(to, "metadata");
-		ann = md ? obj_child(md, "annotations") : NULL;
+		md = api_json_obj_child(to, "metadata");
+		ann = md ? api_json_obj_child(md, "annotations") : NULL;
 		if (ann == NULL ||
 		    json_object_set_new(
 			ann, REC_ANNOTATION_STOPPING, json_string("true")) != 0)
-			return nomem(err, "job metadata.annotations");
+			return rec__nomem(err, "job metadata.annotations");
 		return set_suspend(to, err);
 	}
 	st = json_object_get(to, "status");
@@ -679,12 +629,7 @@ int rec_job_stop_patch(const struct rec_job *j, const struct api_workload *wl,
 	*step = REC_STOP_DONE;
 	if (j->kind == REC_JOB_JOBSET && rec_job_is_suspended(j))
 		return CU_OK;
-	rc = encode_job(j, &from, err);
-	if (rc != CU_OK)
-		return rc;
-	to = json_deep_copy(from);
-	if (to == NULL)
-		rc = nomem(err, "job");
+	rc = job_docs(j, &from, &to, err);
 	if (rc == CU_OK && j->kind == REC_JOB_JOBSET) {
 		*step = REC_STOP_SUSPEND;
 		rc = set_suspend(to, err);
@@ -694,7 +639,7 @@ int rec_job_stop_patch(const struct rec_job *j, const struct api_workload *wl,
 		rc = job_stop_edit(j, wl, to, step, err);
 	}
 	if (rc == CU_OK)
-		rc = strict_patch(from, to, patch, err);
+		rc = rec__strict_patch(from, to, patch, err);
 	if (rc != CU_OK || *patch == NULL)
 		*step = REC_STOP_DONE;
 	json_decref(from);

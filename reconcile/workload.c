@@ -12,23 +12,9 @@
 #include <string.h>
 
 #include "api/patch.h"
-#include "reconcile/reconcile.h"
+#include "reconcile/rec_int.h"
 
 /* ---- small JSON helpers ---------------------------------------------- */
-
-/* Member `key` of obj as an object, created when absent or not an object.
- * Borrowed; NULL on allocation failure. */
-static json_t *obj_child(json_t *obj, const char *key)
-{
-	json_t *c = json_object_get(obj, key);
-
-	if (json_is_object(c))
-		return c;
-	c = json_object();
-	if (c == NULL || json_object_set_new(obj, key, c) != 0)
-		return NULL;
-	return c;
-}
 
 /* Member `key` of obj as an array, created when absent. Borrowed. */
 static json_t *arr_child(json_t *obj, const char *key)
@@ -46,18 +32,6 @@ static json_t *arr_child(json_t *obj, const char *key)
 static int set_str(json_t *obj, const char *key, const char *s)
 {
 	return json_object_set_new(obj, key, json_string(s ? s : ""));
-}
-
-static const char *get_str(const json_t *obj, const char *key)
-{
-	const json_t *v = json_object_get(obj, key);
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static int nomem(cu_error *err, const char *what)
-{
-	return cu_error_set(err, CU_ENOMEM, "%s: out of memory", what);
 }
 
 /*
@@ -86,31 +60,6 @@ static json_t *message_string(const char *msg)
 	s = json_string(buf);
 	cu_free(buf);
 	return s;
-}
-
-/* The diff of from -> to as the strict merge patch reconcile.h describes:
- * NULL when equal, else with metadata.resourceVersion from `from`. */
-static int strict_patch(
-    const json_t *from, const json_t *to, json_t **patch, cu_error *err)
-{
-	json_t *p = NULL, *md;
-	const char *rv;
-	int rc;
-
-	*patch = NULL;
-	rc = api_merge_patch_diff(&p, from, to, err);
-	if (rc != CU_OK || p == NULL)
-		return rc;
-	rv = get_str(json_object_get(from, "metadata"), "resourceVersion");
-	if (rv != NULL && *rv != '\0') {
-		md = obj_child(p, "metadata");
-		if (md == NULL || set_str(md, "resourceVersion", rv) != 0) {
-			json_decref(p);
-			return nomem(err, "patch metadata");
-		}
-	}
-	*patch = p;
-	return CU_OK;
 }
 
 /* ---- the job view ----------------------------------------------------- */
@@ -206,32 +155,32 @@ static int build_meta(json_t *wl, const struct rec_job *j,
 	    o->name_max ? o->name_max : API_WORKLOAD_NAME_MAX, &name, err);
 	if (rc != CU_OK)
 		return rc;
-	md = obj_child(wl, "metadata");
+	md = api_json_obj_child(wl, "metadata");
 	if (md == NULL || set_str(md, "name", name) != 0) {
 		cu_free(name);
-		return nomem(err, "workload metadata");
+		return rec__nomem(err, "workload metadata");
 	}
 	cu_free(name);
 	if (m->namespace_ != NULL && set_str(md, "namespace", m->namespace_))
-		return nomem(err, "workload metadata");
+		return rec__nomem(err, "workload metadata");
 
 	labels = json_object();
 	if (labels == NULL || json_object_set_new(md, "labels", labels) != 0)
-		return nomem(err, "workload metadata.labels");
+		return rec__nomem(err, "workload metadata.labels");
 	for (i = 0; i < m->labels.n; i++)
 		if (strlist_has(
 			o->label_keys_to_copy, m->labels.items[i].key) &&
 		    set_str(labels, m->labels.items[i].key,
 			m->labels.items[i].value) != 0)
-			return nomem(err, "workload metadata.labels");
+			return rec__nomem(err, "workload metadata.labels");
 	/* Kueue leaves the label out when the uid is not a label value. */
 	if (is_label_value(m->uid) &&
 	    set_str(labels, REC_LABEL_JOB_UID, m->uid) != 0)
-		return nomem(err, "workload metadata.labels");
+		return rec__nomem(err, "workload metadata.labels");
 
 	ann = json_object();
 	if (ann == NULL)
-		return nomem(err, "workload metadata.annotations");
+		return rec__nomem(err, "workload metadata.annotations");
 	for (i = 0; i < m->annotations.n; i++) {
 		const struct api_kv *kv = &m->annotations.items[i];
 
@@ -239,13 +188,13 @@ static int build_meta(json_t *wl, const struct rec_job *j,
 			strlen(REC_ANNOTATION_PROVREQ_PREFIX)) == 0 &&
 		    set_str(ann, kv->key, kv->value) != 0) {
 			json_decref(ann);
-			return nomem(err, "workload metadata.annotations");
+			return rec__nomem(err, "workload metadata.annotations");
 		}
 	}
 	if (json_object_size(ann) == 0)
 		json_decref(ann);
 	else if (json_object_set_new(md, "annotations", ann) != 0)
-		return nomem(err, "workload metadata.annotations");
+		return rec__nomem(err, "workload metadata.annotations");
 
 	ref = json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "apiVersion",
 	    jobset ? "jobset.x-k8s.io/v1alpha2" : "batch/v1", "kind",
@@ -255,10 +204,10 @@ static int build_meta(json_t *wl, const struct rec_job *j,
 	refs = ref ? json_pack("[o]", ref) : NULL;
 	if (refs == NULL ||
 	    json_object_set_new(md, "ownerReferences", refs) != 0)
-		return nomem(err, "workload metadata.ownerReferences");
+		return rec__nomem(err, "workload metadata.ownerReferences");
 	fin = json_pack("[s]", REC_FINALIZER_RESOURCE_IN_USE);
 	if (fin == NULL || json_object_set_new(md, "finalizers", fin) != 0)
-		return nomem(err, "workload metadata.finalizers");
+		return rec__nomem(err, "workload metadata.finalizers");
 	return CU_OK;
 }
 
@@ -269,7 +218,7 @@ static int build_podsets(
 	size_t i;
 
 	if (arr == NULL)
-		return nomem(err, "workload spec.podSets");
+		return rec__nomem(err, "workload spec.podSets");
 	for (i = 0; i < ps->n; i++) {
 		const struct api_podset_info *in = &ps->items[i];
 
@@ -279,10 +228,10 @@ static int build_podsets(
 				     json_object_set_new(p, "minCount",
 					 json_integer(in->min_count)) != 0)) {
 			json_decref(p);
-			return nomem(err, "workload spec.podSets");
+			return rec__nomem(err, "workload spec.podSets");
 		}
 		if (json_array_append_new(arr, p) != 0)
-			return nomem(err, "workload spec.podSets");
+			return rec__nomem(err, "workload spec.podSets");
 	}
 	return CU_OK;
 }
@@ -301,11 +250,12 @@ static int build_priority(
 		    p->class_name ? p->class_name : "");
 		if (ref == NULL ||
 		    json_object_set_new(spec, "priorityClassRef", ref) != 0)
-			return nomem(err, "workload spec.priorityClassRef");
+			return rec__nomem(
+			    err, "workload spec.priorityClassRef");
 	}
 	if (json_object_set_new(
 		spec, "priority", json_integer(p ? p->value : 0)) != 0)
-		return nomem(err, "workload spec.priority");
+		return rec__nomem(err, "workload spec.priority");
 	return CU_OK;
 }
 
@@ -337,15 +287,15 @@ int rec_wl_build(const struct rec_job *j, const struct rec_wl_build_opts *opts,
 	wl = json_pack("{s:s, s:s}", "apiVersion", "kueue.x-k8s.io/v1beta2",
 	    "kind", "Workload");
 	if (wl == NULL) {
-		rc = nomem(err, "workload");
+		rc = rec__nomem(err, "workload");
 		goto out;
 	}
 	rc = build_meta(wl, j, o, err);
 	if (rc != CU_OK)
 		goto out;
-	spec = obj_child(wl, "spec");
+	spec = api_json_obj_child(wl, "spec");
 	if (spec == NULL) {
-		rc = nomem(err, "workload spec");
+		rc = rec__nomem(err, "workload spec");
 		goto out;
 	}
 	rc = build_podsets(spec, &ps, err);
@@ -354,21 +304,22 @@ int rec_wl_build(const struct rec_job *j, const struct rec_wl_build_opts *opts,
 	queue = api_strmap_get(&m->labels, REC_LABEL_QUEUE_NAME);
 	if (queue != NULL && *queue != '\0' &&
 	    set_str(spec, "queueName", queue) != 0) {
-		rc = nomem(err, "workload spec.queueName");
+		rc = rec__nomem(err, "workload spec.queueName");
 		goto out;
 	}
 	if (parse_max_exec(api_strmap_get(&m->labels, REC_LABEL_MAX_EXEC_TIME),
 		&max_exec) &&
 	    json_object_set_new(spec, "maximumExecutionTimeSeconds",
 		json_integer(max_exec)) != 0) {
-		rc = nomem(err, "workload spec.maximumExecutionTimeSeconds");
+		rc = rec__nomem(
+		    err, "workload spec.maximumExecutionTimeSeconds");
 		goto out;
 	}
 	rc = build_priority(spec, pp, err);
 	if (rc != CU_OK)
 		goto out;
 	if (json_object_set_new(spec, "active", json_true()) != 0) {
-		rc = nomem(err, "workload spec.active");
+		rc = rec__nomem(err, "workload spec.active");
 		goto out;
 	}
 	*out = wl;
@@ -610,7 +561,7 @@ static json_t *cond_find(json_t *status, const char *type)
 
 	json_array_foreach(conds, i, c)
 	{
-		const char *t = get_str(c, "type");
+		const char *t = api_json_str(c, "type");
 
 		if (t != NULL && strcmp(t, type) == 0)
 			return c;
@@ -621,7 +572,7 @@ static json_t *cond_find(json_t *status, const char *type)
 static bool cond_is_true(json_t *status, const char *type)
 {
 	json_t *c = cond_find(status, type);
-	const char *s = c ? get_str(c, "status") : NULL;
+	const char *s = c ? api_json_str(c, "status") : NULL;
 
 	return s != NULL && strcmp(s, "True") == 0;
 }
@@ -658,7 +609,7 @@ static int cond_set(struct st *s, const struct cond *c)
 		}
 		return json_array_append_new(conds, o);
 	}
-	cur = get_str(o, "status");
+	cur = api_json_str(o, "status");
 	if (cur == NULL || strcmp(cur, c->status) != 0) {
 		if (set_str(o, "status", c->status) != 0 ||
 		    set_str(o, "lastTransitionTime", s->now) != 0) {
@@ -685,10 +636,10 @@ static int cond_reset_active(struct st *s, const char *type, const char *reason)
 	char *msg;
 	int rc;
 
-	st = c ? get_str(c, "status") : NULL;
+	st = c ? api_json_str(c, "status") : NULL;
 	if (st == NULL || strcmp(st, "True") != 0)
 		return 0;
-	prev = get_str(c, "message");
+	prev = api_json_str(c, "message");
 	msg = cu_asprintf("Previously: %s", prev ? prev : "");
 	if (msg == NULL)
 		return -1;
@@ -710,7 +661,7 @@ static int sync_admitted(struct st *s)
 	if (qr == NULL && ad == NULL)
 		return 0;
 	if (was && !reserved) {
-		const char *ltt = get_str(ad, "lastTransitionTime");
+		const char *ltt = api_json_str(ad, "lastTransitionTime");
 		json_t *acc;
 		int64_t t, d;
 
@@ -750,6 +701,16 @@ static int unset_reservation(
 	return sync_admitted(s);
 }
 
+/* A status change must say why: CU_EINVAL "<what>: reason: Required
+ * value" when reason is NULL or "". */
+static int need_reason(const char *reason, const char *what, cu_error *err)
+{
+	if (reason == NULL || *reason == '\0')
+		return cu_error_set(
+		    err, CU_EINVAL, "%s: reason: Required value", what);
+	return CU_OK;
+}
+
 /* Encode wl into *from (as read) and *to (a copy to edit), with s set up
  * on to's status. */
 static int status_begin(const struct api_workload *wl, int64_t now_ns,
@@ -762,11 +723,12 @@ static int status_begin(const struct api_workload *wl, int64_t now_ns,
 	if (rc != CU_OK)
 		return rc;
 	*to = json_deep_copy(*from);
-	if (*to == NULL || (s->status = obj_child(*to, "status")) == NULL) {
+	if (*to == NULL ||
+	    (s->status = api_json_obj_child(*to, "status")) == NULL) {
 		json_decref(*from);
 		json_decref(*to);
 		*from = *to = NULL;
-		return nomem(err, "workload status");
+		return rec__nomem(err, "workload status");
 	}
 	s->generation = wl->meta.has_generation ? wl->meta.generation : 0;
 	s->now_ns = now_ns;
@@ -780,9 +742,9 @@ static int status_end(
 	int rc;
 
 	if (edit_rc != 0)
-		rc = nomem(err, "workload status");
+		rc = rec__nomem(err, "workload status");
 	else
-		rc = strict_patch(from, to, patch, err);
+		rc = rec__strict_patch(from, to, patch, err);
 	json_decref(from);
 	json_decref(to);
 	return rc;
@@ -877,10 +839,9 @@ int rec_wl_status_pending(const struct api_workload *wl, const char *reason,
 	int rc;
 
 	*patch = NULL;
-	if (reason == NULL || *reason == '\0')
-		return cu_error_set(
-		    err, CU_EINVAL, "pending status: reason: Required value");
-	rc = status_begin(wl, now_ns, &from, &to, &s, err);
+	rc = need_reason(reason, "pending status", err);
+	if (rc == CU_OK)
+		rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;
 	return status_end(
@@ -895,7 +856,7 @@ static int reset_checks(struct st *s)
 
 	json_array_foreach(checks, i, c)
 	{
-		const char *state = get_str(c, "state");
+		const char *state = api_json_str(c, "state");
 		json_t *rc_old = json_object_get(c, "retryCount");
 		json_t *ras = json_object_get(c, "requeueAfterSeconds");
 		char *msg;
@@ -937,15 +898,16 @@ static int reset_checks(struct st *s)
  * underlyingCause, so the empty cause is written out as "". */
 static int count_eviction(struct st *s, const char *reason)
 {
-	json_t *stats = obj_child(s->status, "schedulingStats"), *ev, *e;
+	json_t *stats = api_json_obj_child(s->status, "schedulingStats"), *ev,
+	       *e;
 	size_t i;
 
 	if (stats == NULL || (ev = arr_child(stats, "evictions")) == NULL)
 		return -1;
 	json_array_foreach(ev, i, e)
 	{
-		const char *r = get_str(e, "reason");
-		const char *u = get_str(e, "underlyingCause");
+		const char *r = api_json_str(e, "reason");
+		const char *u = api_json_str(e, "underlyingCause");
 		json_t *cnt = json_object_get(e, "count");
 
 		if (r == NULL || strcmp(r, reason) != 0 || (u && *u))
@@ -985,11 +947,10 @@ int rec_wl_status_evict(const struct api_workload *wl,
 	int rc, e = 0;
 
 	*patch = NULL;
-	if (ev == NULL || ev->reason == NULL || *ev->reason == '\0')
-		return cu_error_set(
-		    err, CU_EINVAL, "eviction: reason: Required value");
-	if (api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
-		return CU_OK;
+	rc = need_reason(ev != NULL ? ev->reason : NULL, "eviction", err);
+	if (rc != CU_OK ||
+	    api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
+		return rc;
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;
@@ -1053,11 +1014,10 @@ int rec_wl_status_finish(const struct api_workload *wl, const char *reason,
 	int rc;
 
 	*patch = NULL;
-	if (reason == NULL || *reason == '\0')
-		return cu_error_set(
-		    err, CU_EINVAL, "finished status: reason: Required value");
-	if (api_conditions_true(&wl->status.conditions, REC_COND_FINISHED))
-		return CU_OK;
+	rc = need_reason(reason, "finished status", err);
+	if (rc != CU_OK ||
+	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED))
+		return rc;
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;

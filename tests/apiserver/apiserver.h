@@ -246,7 +246,7 @@ struct as_watch {
 	struct as_kind *kind;
 	struct MHD_Connection *conn;
 	char *ns; /* owned; NULL = all namespaces */
-	ns_selector labels;
+	api_selector labels;
 	ns_fieldsel fields;
 	char *api_version;    /* owned; the version the client asked for */
 	struct as_kind *view; /* non-NULL: convert events into this view */

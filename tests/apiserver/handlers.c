@@ -684,14 +684,14 @@ static bool token_decode(const char *tok, uint64_t *rv, char **ns, char **name)
 /* ---- selectors ----------------------------------------------------- */
 
 static bool parse_selectors(const struct as_request *rq, const struct route *r,
-    ns_selector *labels, ns_fieldsel *fields, struct as_resp *resp)
+    api_selector *labels, ns_fieldsel *fields, struct as_resp *resp)
 {
 	const char *ls = as_query(rq, "labelSelector");
 	const char *fs = as_query(rq, "fieldSelector");
 	cu_error err;
 	size_t i;
 
-	ns_selector_init(labels);
+	api_selector_init(labels);
 	ns_fieldsel_init(fields);
 	if (ls != NULL && ns_selector_parse(labels, ls, &err) != CU_OK) {
 		as_resp_error(resp, 400, "BadRequest", "%s", err.msg);
@@ -777,7 +777,7 @@ static const char *field_of(const char *field, void *payload)
 }
 
 static bool obj_matches(const struct as_kind *k, json_t *obj,
-    const ns_selector *labels, const ns_fieldsel *fields)
+    const api_selector *labels, const ns_fieldsel *fields)
 {
 	struct match_ctx c = {k, obj};
 
@@ -975,7 +975,7 @@ static void do_get(
 }
 
 static void do_watch(const struct as_request *rq, const struct route *r,
-    struct as_resp *resp, ns_selector *labels, ns_fieldsel *fields);
+    struct as_resp *resp, api_selector *labels, ns_fieldsel *fields);
 
 static void do_list(
     const struct as_request *rq, const struct route *r, struct as_resp *resp)
@@ -987,7 +987,7 @@ static void do_list(
 	const char *cont = as_query(rq, "continue");
 	const char *lim = as_query(rq, "limit");
 	bool watch = r->watch_prefix || as_query_bool(rq, "watch");
-	ns_selector labels;
+	api_selector labels;
 	ns_fieldsel fields;
 	uint64_t snap_rv = srv->rv, want = 0, limit = 0;
 	char *start_ns = NULL, *start_name = NULL, *rvs = NULL,
@@ -1247,7 +1247,7 @@ static void do_list(
 	}
 	resp_json(resp, 200, list);
 out:
-	ns_selector_dispose(&labels);
+	api_selector_dispose(&labels);
 	ns_fieldsel_dispose(&fields);
 	cu_free(start_ns);
 	cu_free(start_name);
@@ -1257,7 +1257,7 @@ out:
 }
 
 static void do_watch(const struct as_request *rq, const struct route *r,
-    struct as_resp *resp, ns_selector *labels, ns_fieldsel *fields)
+    struct as_resp *resp, api_selector *labels, ns_fieldsel *fields)
 {
 	struct as_server *srv = rq->srv;
 	struct as_kind *k = r->kind;
@@ -1268,7 +1268,7 @@ static void do_watch(const struct as_request *rq, const struct route *r,
 	double timeout;
 
 	if (w == NULL) {
-		ns_selector_dispose(labels);
+		api_selector_dispose(labels);
 		ns_fieldsel_dispose(fields);
 		as_resp_error(resp, 500, "InternalError", "out of memory");
 		return;
@@ -2378,7 +2378,7 @@ static void do_delete_collection(
     const struct as_request *rq, const struct route *r, struct as_resp *resp)
 {
 	struct as_kind *k = r->kind;
-	ns_selector labels;
+	api_selector labels;
 	ns_fieldsel fields;
 	json_t *opts, *items = json_array(), *keys = json_array(), *key;
 	size_t i;
@@ -2386,7 +2386,7 @@ static void do_delete_collection(
 	if (!parse_selectors(rq, r, &labels, &fields, resp)) {
 		json_decref(items);
 		json_decref(keys);
-		ns_selector_dispose(&labels);
+		api_selector_dispose(&labels);
 		ns_fieldsel_dispose(&fields);
 		return;
 	}
@@ -2412,7 +2412,7 @@ static void do_delete_collection(
 			json_decref(items);
 			json_decref(keys);
 			json_decref(opts);
-			ns_selector_dispose(&labels);
+			api_selector_dispose(&labels);
 			ns_fieldsel_dispose(&fields);
 			return;
 		}
@@ -2445,7 +2445,7 @@ static void do_delete_collection(
 	json_decref(items);
 	json_decref(keys);
 	json_decref(opts);
-	ns_selector_dispose(&labels);
+	api_selector_dispose(&labels);
 	ns_fieldsel_dispose(&fields);
 }
 

@@ -274,7 +274,7 @@ void as_watch_free(struct as_watch *w)
 	}
 	cu_free(w->ns);
 	cu_free(w->api_version);
-	ns_selector_dispose(&w->labels);
+	api_selector_dispose(&w->labels);
 	ns_fieldsel_dispose(&w->fields);
 	cu_buf_dispose(&w->out);
 	cu_free(w);

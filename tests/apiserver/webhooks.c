@@ -848,7 +848,7 @@ static const char *label_of(const char *key, void *payload)
 	    key);
 }
 
-static bool object_labels_match(const ns_selector *sel, json_t *obj)
+static bool object_labels_match(const api_selector *sel, json_t *obj)
 {
 	return obj != NULL && ns_selector_matches(sel, label_of, obj);
 }
@@ -856,13 +856,13 @@ static bool object_labels_match(const ns_selector *sel, json_t *obj)
 /* A configured selector; absent or null means everything (the v1
  * default {}). */
 static int selector_of(
-    json_t *hook, const char *field, ns_selector *sel, struct as_resp *resp)
+    json_t *hook, const char *field, api_selector *sel, struct as_resp *resp)
 {
 	json_t *j = json_object_get(hook, field);
 	cu_error err;
 
 	if (j == NULL || json_is_null(j)) {
-		ns_selector_init(sel);
+		api_selector_init(sel);
 		return CU_OK;
 	}
 	if (api_label_selector_decode(sel, j, field, &err) != CU_OK) {
@@ -880,7 +880,7 @@ static int should_call(struct as_server *srv, json_t *hook,
 	json_t *rules = json_object_get(hook, "rules"), *rule, *v;
 	const char *mp = jstr(hook, "matchPolicy");
 	size_t i, j;
-	ns_selector sel;
+	api_selector sel;
 	bool match = false;
 
 	*version = NULL;
@@ -929,13 +929,13 @@ static int should_call(struct as_server *srv, json_t *hook,
 			json_t *ns = nk ? as_store_get(nk, "", at->ns) : NULL;
 
 			if (ns == NULL) {
-				ns_selector_dispose(&sel);
+				api_selector_dispose(&sel);
 				as_resp_not_found(resp, nk, at->ns);
 				return -1;
 			}
 			match = object_labels_match(&sel, ns);
 		}
-		ns_selector_dispose(&sel);
+		api_selector_dispose(&sel);
 		if (!match)
 			return 0;
 	}
@@ -945,7 +945,7 @@ static int should_call(struct as_server *srv, json_t *hook,
 	match = (sel.nreqs == 0 && !sel.match_nothing) ||
 		object_labels_match(&sel, at->object) ||
 		object_labels_match(&sel, at->old);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 	return match ? 1 : 0;
 }
 
@@ -1729,7 +1729,7 @@ bool as_webhook_config_prepare(
 		const char *name = jstr(hook, "name");
 		json_t *t, *arv, *x;
 		bool known = false;
-		ns_selector sel;
+		api_selector sel;
 		cu_error err;
 		static const char *const sels[] = {
 		    "namespaceSelector", "objectSelector", NULL};
@@ -1815,7 +1815,7 @@ bool as_webhook_config_prepare(
 				verr(&v, colon ? f2 : field, "%s",
 				    colon ? colon + 2 : err.msg);
 			}
-			ns_selector_dispose(&sel);
+			api_selector_dispose(&sel);
 		}
 	}
 	json_decref(names);

@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *p = (const char *)data, *end = p + size;
 	char *flags = NULL, *selstr = NULL, *nsname = NULL, *lab = NULL;
 	struct labels labels = {.n = 0};
-	ns_selector sel;
+	api_selector sel;
 	bool have_sel = false;
 	json_t *doc = NULL;
 	const json_t *job;
@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cu_error err;
 	int rc;
 
-	ns_selector_init(&sel);
+	api_selector_init(&sel);
 	flags = next_line(&p, end);
 	selstr = next_line(&p, end);
 	nsname = next_line(&p, end);
@@ -188,7 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 out:
 	json_decref(doc);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 	cu_free(flags);
 	cu_free(selstr);
 	cu_free(nsname);

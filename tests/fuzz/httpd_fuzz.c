@@ -43,7 +43,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
-#include "admission/webhook.h"
+#include "webhook/webhook.h"
 #include "controller/health.h"
 #include "controller/httpd.h"
 #include "controller/metrics.h"
@@ -127,8 +127,8 @@ static const char *allow_of(const char *path)
 	for (i = 0; i < sizeof(GET_ROUTES) / sizeof(GET_ROUTES[0]); i++)
 		if (strcmp(GET_ROUTES[i].path, path) == 0)
 			return GET_ROUTES[i].allow;
-	for (i = 0; adm_wh_routes[i].path != NULL; i++)
-		if (strcmp(adm_wh_routes[i].path, path) == 0)
+	for (i = 0; wh_routes[i].path != NULL; i++)
+		if (strcmp(wh_routes[i].path, path) == 0)
 			return "POST";
 	return NULL;
 }
@@ -364,7 +364,7 @@ static void check_handled(
 		if (resp->status != 500 || !body_is(b, "caches not synced yet"))
 			abort();
 	} else if (resp->status == 500) {
-		if (b->len != 0) /* only when adm_wh_serve ran out of memory */
+		if (b->len != 0) /* only when wh_serve ran out of memory */
 			abort();
 	} else {
 		if (resp->status != 200 && resp->status != 400 &&
@@ -484,7 +484,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct world world;
 	struct ctl_httpd_opts ho;
 	struct ns_gate_config gate;
-	struct adm_wh_options wh;
+	struct wh_options wh;
 	struct ctl_whsrv_opts wo;
 	struct ctl_http_response resp;
 	struct request rq;

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *j = json_loadb((const char *)data, size, JSON_DECODE_ANY, NULL);
 	if (j == NULL)
 		return 0;
-	ns_selector sel, back;
+	api_selector sel, back;
 	cu_error err;
 	if (api_label_selector_decode(&sel, j, "spec.selector", &err) ==
 	    CU_OK) {
@@ -27,8 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (api_label_selector_decode(&back, out, "x", &err) != CU_OK)
 			abort();
-		char *a = ns_selector_string(&sel);
-		char *b = ns_selector_string(&back);
+		char *a = api_selector_string(&sel);
+		char *b = api_selector_string(&back);
 		if (a != NULL && b != NULL && strcmp(a, b) != 0)
 			abort();
 		if (sel.match_nothing != back.match_nothing)
@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cu_free(a);
 		cu_free(b);
 		json_decref(out);
-		ns_selector_dispose(&back);
-		ns_selector_dispose(&sel);
+		api_selector_dispose(&back);
+		api_selector_dispose(&sel);
 	} else if (err.msg[0] == '\0' || sel.nreqs != 0) {
 		abort();
 	}

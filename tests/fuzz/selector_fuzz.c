@@ -26,7 +26,7 @@ static const char *fields_get(const char *key, void *payload)
 
 static void check_labels(const char *s)
 {
-	ns_selector sel, again;
+	api_selector sel, again;
 	cu_error err;
 	if (ns_selector_parse(&sel, s, &err) != CU_OK) {
 		if (sel.nreqs != 0 || err.msg[0] == '\0')
@@ -34,18 +34,18 @@ static void check_labels(const char *s)
 		return;
 	}
 	(void)ns_selector_matches_pairs(&sel, labels, 4);
-	char *canon = ns_selector_string(&sel);
+	char *canon = api_selector_string(&sel);
 	if (canon != NULL) {
 		if (ns_selector_parse(&again, canon, &err) != CU_OK)
 			abort();
-		char *canon2 = ns_selector_string(&again);
+		char *canon2 = api_selector_string(&again);
 		if (canon2 != NULL && strcmp(canon, canon2) != 0)
 			abort();
 		cu_free(canon2);
-		ns_selector_dispose(&again);
+		api_selector_dispose(&again);
 	}
 	cu_free(canon);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 }
 
 static void check_fields(const char *s)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/fuzz/webhook_fuzz.c - fuzz the admission webhooks
- * (admission/webhook.h) with arbitrary request bodies. The input is the
- * HTTP body of an AdmissionReview; it goes through adm_wh_serve in both
+ * (webhook/webhook.h) with arbitrary request bodies. The input is the
+ * HTTP body of an AdmissionReview; it goes through wh_serve in both
  * modes, with and without manageJobsWithoutQueueName, against a fixed
  * world (namespace team-a managed, test not, LocalQueue "default" in
  * both, JobSet "js" queued, every Workload reserved and not admitted).
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admission/webhook.h"
+#include "webhook/webhook.h"
 #include "api/patch.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -75,8 +75,8 @@ static int lq_exists(const char *ns, const char *name, bool *exists,
 	return CU_OK;
 }
 
-static int wl_state(const struct adm_wh_job_ref *job,
-    struct adm_wh_workload_state *out, void *payload, cu_error *err)
+static int wl_state(const struct wh_job_ref *job, struct wh_workload_state *out,
+    void *payload, cu_error *err)
 {
 	(void)job;
 	(void)payload;
@@ -94,7 +94,7 @@ static char *unbase64(const char *s, size_t *n)
 	return cu_base64_decode(s, &out, n, NULL) == CU_OK ? out : NULL;
 }
 
-static bool is_job_kind(const struct adm_wh_request *r)
+static bool is_job_kind(const struct wh_request *r)
 {
 	return (strcmp(r->kind.group, "batch") == 0 &&
 		   strcmp(r->kind.kind, "Job") == 0) ||
@@ -103,8 +103,8 @@ static bool is_job_kind(const struct adm_wh_request *r)
 }
 
 /* The patch in resp [borrowed] must apply to the request's object. */
-static void check_patch(const struct adm_wh_request *req, bool have_req,
-    enum adm_wh_mode mode, const json_t *resp)
+static void check_patch(const struct wh_request *req, bool have_req,
+    enum wh_mode mode, const json_t *resp)
 {
 	const json_t *p64 = json_object_get(resp, "patch");
 	const json_t *pt = json_object_get(resp, "patchType");
@@ -117,9 +117,9 @@ static void check_patch(const struct adm_wh_request *req, bool have_req,
 	if (!json_is_string(p64) || !json_is_string(pt) ||
 	    strcmp(json_string_value(pt), "JSONPatch") != 0)
 		abort();
-	if (mode != ADM_WH_MUTATE || !have_req ||
+	if (mode != WH_MUTATE || !have_req ||
 	    !json_is_true(json_object_get(resp, "allowed")) ||
-	    req->operation != ADM_WH_OP_CREATE || req->dry_run ||
+	    req->operation != WH_OP_CREATE || req->dry_run ||
 	    req->object == NULL)
 		abort();
 	raw = unbase64(json_string_value(p64), &n);
@@ -149,8 +149,8 @@ static void check_patch(const struct adm_wh_request *req, bool have_req,
 	json_decref(patch);
 }
 
-static void one(const struct adm_wh_options *opt, enum adm_wh_mode mode,
-    const uint8_t *data, size_t size, const struct adm_wh_request *req,
+static void one(const struct wh_options *opt, enum wh_mode mode,
+    const uint8_t *data, size_t size, const struct wh_request *req,
     bool have_req)
 {
 	char *out = NULL;
@@ -159,7 +159,7 @@ static void one(const struct adm_wh_options *opt, enum adm_wh_mode mode,
 	json_t *doc, *resp, *st;
 	cu_error err;
 
-	rc = adm_wh_serve(opt, mode, data, size, &status, &out, &len, &err);
+	rc = wh_serve(opt, mode, data, size, &status, &out, &len, &err);
 	if (rc != CU_OK) {
 		if (rc != CU_ENOMEM || out != NULL || status != 500)
 			abort();
@@ -195,9 +195,9 @@ static void one(const struct adm_wh_options *opt, enum adm_wh_mode mode,
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct ns_gate_config cfg;
-	struct adm_wh_options opt;
-	struct adm_wh_request req;
-	ns_selector sel;
+	struct wh_options opt;
+	struct wh_request req;
+	api_selector sel;
 	bool have_req;
 	int m;
 
@@ -217,13 +217,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opt.own_username = "system:serviceaccount:cueue-system:cueue";
 	opt.add_resource_in_use_finalizer = true;
 
-	have_req = adm_wh_request_decode(&req, data, size, NULL) == CU_OK;
+	have_req = wh_request_decode(&req, data, size, NULL) == CU_OK;
 	for (m = 0; m < 4; m++) {
 		cfg.manage_jobs_without_queue_name = m >= 2;
-		one(&opt, m % 2 ? ADM_WH_VALIDATE : ADM_WH_MUTATE, data, size,
-		    &req, have_req);
+		one(&opt, m % 2 ? WH_VALIDATE : WH_MUTATE, data, size, &req,
+		    have_req);
 	}
-	adm_wh_request_dispose(&req);
-	ns_selector_dispose(&sel);
+	wh_request_dispose(&req);
+	api_selector_dispose(&sel);
 	return 0;
 }

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "admission/admission.h"
-#include "admission/webhook.h"
+#include "webhook/webhook.h"
 #include "api/json.h"
 #include "api/model.h"
 #include "controller/config.h"
@@ -647,8 +647,8 @@ static int wh_lq_exists(const char *ns, const char *name, bool *exists,
 }
 
 struct wh_ctx {
-	struct adm_wh_options opt;
-	enum adm_wh_mode mode;
+	struct wh_options opt;
+	enum wh_mode mode;
 	const char *body;
 	char *golden; /* compact, sorted response of the undisturbed run */
 	int golden_status;
@@ -665,8 +665,8 @@ static int wh_run(void *p, cu_error *err)
 	char *norm;
 	int rc;
 
-	rc = adm_wh_serve(&c->opt, c->mode, c->body, strlen(c->body), &status,
-	    &out, &len, err);
+	rc = wh_serve(&c->opt, c->mode, c->body, strlen(c->body), &status, &out,
+	    &len, err);
 	if (rc != CU_OK) {
 		cr_assert_eq(rc, CU_ENOMEM, "serve: %s", cu_err_name(rc));
 		cr_assert_null(out);
@@ -719,10 +719,10 @@ static int wh_run(void *p, cu_error *err)
 	return CU_OK;
 }
 
-static void wh_torture(const char *name, enum adm_wh_mode mode,
-    const char *body, const char *expect)
+static void wh_torture(
+    const char *name, enum wh_mode mode, const char *body, const char *expect)
 {
-	ns_selector sel;
+	api_selector sel;
 	struct ns_gate_config cfg = {0};
 	struct wh_ctx c = {0};
 	cu_error err;
@@ -741,7 +741,7 @@ static void wh_torture(const char *name, enum adm_wh_mode mode,
 	(void)torture(name, wh_run, NULL, &c, NULL);
 	cr_assert_not_null(strstr(c.golden, expect), "%s: %s", name, c.golden);
 	cu_free(c.golden);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 }
 
 #define REVIEW(gvk_group, version, kind, op, obj)                              \
@@ -758,7 +758,7 @@ static void wh_torture(const char *name, enum adm_wh_mode mode,
  * "default": suspended and labelled by a JSON patch. */
 Test(allocfail, webhook_mutate_job)
 {
-	wh_torture("webhook_mutate_job", ADM_WH_MUTATE,
+	wh_torture("webhook_mutate_job", WH_MUTATE,
 	    REVIEW("batch", "v1", "Job", "CREATE",
 		"{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":"
 		"{\"name\":\"j\",\"namespace\":\"team-a\"},\"spec\":"
@@ -774,7 +774,7 @@ Test(allocfail, webhook_mutate_job)
  * decoder, allowed. */
 Test(allocfail, webhook_validate_clusterqueue)
 {
-	wh_torture("webhook_validate_cq", ADM_WH_VALIDATE,
+	wh_torture("webhook_validate_cq", WH_VALIDATE,
 	    REVIEW("kueue.x-k8s.io", "v1beta2", "ClusterQueue", "CREATE",
 		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
 		"\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},\"spec\":"
@@ -795,7 +795,7 @@ Test(allocfail, webhook_validate_clusterqueue)
  * failure that does not error the review. */
 Test(allocfail, webhook_deny_workload)
 {
-	wh_torture("webhook_deny_workload", ADM_WH_VALIDATE,
+	wh_torture("webhook_deny_workload", WH_VALIDATE,
 	    REVIEW("kueue.x-k8s.io", "v1beta2", "Workload", "CREATE",
 		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
 		"\"Workload\",\"metadata\":{\"name\":\"w\",\"namespace\":"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/labelselector.h"
+#include "namespaces/selector.h"
 
 #define PATH "spec.namespaceSelector"
 
@@ -20,7 +21,7 @@ static json_t *js(const char *text)
 	return j;
 }
 
-static void decode_ok(ns_selector *sel, const char *text)
+static void decode_ok(api_selector *sel, const char *text)
 {
 	json_t *j = js(text);
 	cu_error err;
@@ -33,7 +34,7 @@ static void decode_ok(ns_selector *sel, const char *text)
 static void decode_fails(const char *text, int code, const char *msg)
 {
 	json_t *j = js(text);
-	ns_selector sel;
+	api_selector sel;
 	cu_error err;
 	cu_error_clear(&err);
 	int rc = api_label_selector_decode(&sel, j, PATH, &err);
@@ -47,7 +48,7 @@ static void decode_fails(const char *text, int code, const char *msg)
 static void decode_fails_prefix(const char *text, const char *prefix)
 {
 	json_t *j = js(text);
-	ns_selector sel;
+	api_selector sel;
 	cu_error err;
 	cu_error_clear(&err);
 	int rc = api_label_selector_decode(&sel, j, PATH, &err);
@@ -61,12 +62,12 @@ static void decode_fails_prefix(const char *text, const char *prefix)
 Test(api_labelselector, null_matches_nothing_and_empty_matches_all)
 {
 	static const char *const kv[] = {"a", "b"};
-	ns_selector sel;
+	api_selector sel;
 	decode_ok(&sel, "null");
 	cr_assert(sel.match_nothing);
 	cr_assert_not(ns_selector_matches_pairs(&sel, kv, 1));
 	cr_assert_not(ns_selector_matches_pairs(&sel, NULL, 0));
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 
 	cr_assert_eq(api_label_selector_decode(&sel, NULL, PATH, NULL), CU_OK);
 	cr_assert(sel.match_nothing);
@@ -87,7 +88,7 @@ Test(api_labelselector, null_matches_nothing_and_empty_matches_all)
 
 Test(api_labelselector, match_labels_and_expressions_combine)
 {
-	ns_selector sel;
+	api_selector sel;
 	decode_ok(&sel,
 	    "{\"matchLabels\":{\"app\":\"web\",\"tier\":\"be\"},"
 	    "\"matchExpressions\":["
@@ -110,16 +111,16 @@ Test(api_labelselector, match_labels_and_expressions_combine)
 	cr_assert_not(ns_selector_matches_pairs(&sel, no_team, 3));
 	cr_assert_not(ns_selector_matches_pairs(&sel, skip, 5));
 	cr_assert_not(ns_selector_matches_pairs(&sel, zone, 5));
-	char *s = ns_selector_string(&sel);
+	char *s = api_selector_string(&sel);
 	cr_assert_str_eq(s, "app=web,env in (prod,qa),!skip,team,tier=be,"
 			    "zone notin (x)");
 	cu_free(s);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 }
 
 Test(api_labelselector, seed_001_managed_jobs_namespace_selector)
 {
-	ns_selector sel;
+	api_selector sel;
 	decode_ok(&sel,
 	    "{\"matchExpressions\":[{\"key\":\"kubernetes.io/metadata.name\","
 	    "\"operator\":\"NotIn\",\"values\":[\"kube-system\","
@@ -130,7 +131,7 @@ Test(api_labelselector, seed_001_managed_jobs_namespace_selector)
 	    "kubernetes.io/metadata.name", "test"};
 	cr_assert(ns_selector_matches_pairs(&sel, deflt, 1));
 	cr_assert_not(ns_selector_matches_pairs(&sel, test, 1));
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 }
 
 Test(api_labelselector, in_and_notin_require_values)
@@ -251,7 +252,7 @@ Test(api_labelselector, rejects_wrong_json_types)
 Test(api_labelselector, default_path_is_labelselector)
 {
 	json_t *j = js("{\"matchExpressions\":[{\"key\":\"k\"}]}");
-	ns_selector sel;
+	api_selector sel;
 	cu_error err;
 	cr_assert_eq(api_label_selector_decode(&sel, j, NULL, &err), CU_EINVAL);
 	cr_assert(
@@ -262,7 +263,7 @@ Test(api_labelselector, default_path_is_labelselector)
 
 static void assert_roundtrip(const char *text, const char *want)
 {
-	ns_selector sel, back;
+	api_selector sel, back;
 	decode_ok(&sel, text);
 	json_t *out = NULL;
 	cu_error err;
@@ -272,15 +273,15 @@ static void assert_roundtrip(const char *text, const char *want)
 	    json_dumps(out, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
 	cr_assert_str_eq(dumped, want);
 	cr_assert_eq(api_label_selector_decode(&back, out, PATH, &err), CU_OK);
-	char *s1 = ns_selector_string(&sel), *s2 = ns_selector_string(&back);
+	char *s1 = api_selector_string(&sel), *s2 = api_selector_string(&back);
 	cr_assert_str_eq(s1, s2);
 	cr_assert_eq(sel.match_nothing, back.match_nothing);
 	cu_free(dumped); /* jansson allocates with malloc() */
 	cu_free(s1);
 	cu_free(s2);
 	json_decref(out);
-	ns_selector_dispose(&sel);
-	ns_selector_dispose(&back);
+	api_selector_dispose(&sel);
+	api_selector_dispose(&back);
 }
 
 Test(api_labelselector, encodes_back_to_json)
@@ -300,7 +301,7 @@ Test(api_labelselector, encodes_back_to_json)
 
 Test(api_labelselector, encodes_string_only_operators)
 {
-	ns_selector sel;
+	api_selector sel;
 	cu_error err;
 	cr_assert_eq(ns_selector_parse(&sel, "a=1,a==2,b!=3", &err), CU_OK);
 	json_t *out = NULL;
@@ -312,14 +313,14 @@ Test(api_labelselector, encodes_string_only_operators)
 			    "\"matchLabels\":{\"a\":\"1\"}}");
 	cu_free(d);
 	json_decref(out);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 
 	cr_assert_eq(ns_selector_parse(&sel, "a,n>3", &err), CU_OK);
 	out = NULL;
 	cr_assert_eq(api_label_selector_encode(&out, &sel, &err), CU_EINVAL);
 	cr_assert_null(out);
 	cr_assert(strstr(err.msg, "\"n\"") != NULL, "%s", err.msg);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 }
 
 Test(api_labelselector, survives_allocation_failures)
@@ -328,14 +329,14 @@ Test(api_labelselector, survives_allocation_failures)
 		       "[{\"key\":\"k\",\"operator\":\"In\",\"values\":[\"x\","
 		       "\"y\"]}]}");
 	for (uint64_t n = 1; n < 100; n++) {
-		ns_selector sel;
+		api_selector sel;
 		cu_error err;
 		cu_mem_fail_after(n, false);
 		int rc = api_label_selector_decode(&sel, j, PATH, &err);
 		cu_mem_fail_after(0, false);
 		if (rc == CU_OK) {
 			cr_assert_eq(sel.nreqs, 2);
-			ns_selector_dispose(&sel);
+			api_selector_dispose(&sel);
 			json_decref(j);
 			return;
 		}

@@ -646,6 +646,16 @@ Test(model_errors, workload_errors)
 	    "spec.podSets[0].template: Required value");
 	expect_error("workload.json", decode_only_workload, "spec.podSets",
 	    "[]", CU_EINVAL, "spec.podSets: Invalid value: 0");
+	/* The item count is checked before the items: 19 bad items report
+	 * the count, not the first item. */
+	expect_error("workload.json", decode_only_workload, "spec.podSets",
+	    "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]", CU_EINVAL,
+	    "spec.podSets: Too many: 19: must have at most 18 items");
+	expect_error("workload.json", decode_only_workload, "spec.podSets",
+	    "[{},1]", CU_EINVAL, "spec.podSets[0].template: Required value");
+	expect_error("workload.json", decode_only_workload, "spec.podSets",
+	    "[1]", CU_EPARSE,
+	    "spec.podSets[0]: Invalid type: expected object, got integer");
 	expect_error("workload.json", decode_only_workload, "spec", NULL,
 	    CU_EINVAL, "spec: Required value");
 	expect_error("workload.json", decode_only_workload,

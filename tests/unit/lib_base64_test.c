@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/lib_base64_test.c - cu_base64_encode/decode: RFC 4648 test
- * vectors, binary round trips, and Go's strict-decoding rejections with
+ * vectors, binary round trips of every length, Go's tolerance of unused
+ * trailing bits, and Go's strict-decoding rejections with
  * the offset Go reports.
  */
 #include <criterion/criterion.h>
@@ -74,5 +75,44 @@ Test(lib_base64, strict_rejections_name_the_offset)
 		cr_assert_null(d);
 		cr_assert_eq(
 		    bad, cases[i].bad, "%s: got %zu", cases[i].in, bad);
+	}
+}
+
+/* Go's StdEncoding (not Strict) ignores the unused low bits of the last
+ * quantum, and so does cu_base64_decode. */
+Test(lib_base64, unused_trailing_bits_are_ignored)
+{
+	static const char *const in[] = {"Zh==", "Zm9=", "Zm/="};
+	static const char *const want[] = {"f", "fo", "fo"};
+	size_t i, n;
+	char *d;
+
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		cr_assert_eq(cu_base64_decode(in[i], &d, &n, NULL), CU_OK);
+		cr_assert_eq(n, strlen(want[i]), "%s", in[i]);
+		cr_assert_eq(memcmp(d, want[i], n), 0, "%s", in[i]);
+		cu_free(d);
+	}
+}
+
+/* Every length 0..64 and every byte value in every position of a quantum
+ * survives encode + decode. */
+Test(lib_base64, every_length_round_trips)
+{
+	unsigned char in[64];
+	size_t len, i, n;
+	char *e, *d;
+
+	for (len = 0; len <= sizeof(in); len++) {
+		for (i = 0; i < len; i++)
+			in[i] = (unsigned char)(i * 37 + len * 11);
+		e = cu_base64_encode(in, len);
+		cr_assert_not_null(e);
+		cr_assert_eq(strlen(e), (len + 2) / 3 * 4);
+		cr_assert_eq(cu_base64_decode(e, &d, &n, NULL), CU_OK);
+		cr_assert_eq(n, len);
+		cr_assert_eq(memcmp(d, in, n), 0, "length %zu", len);
+		cu_free(e);
+		cu_free(d);
 	}
 }

@@ -175,7 +175,7 @@ enum cfgid {
 	CFG_COUNT,
 };
 
-static ns_selector sel_seed, sel_optin, sel_nothing;
+static api_selector sel_seed, sel_optin, sel_nothing;
 static struct ns_gate_config cfgs[CFG_COUNT];
 
 static void setup(void)
@@ -184,15 +184,15 @@ static void setup(void)
 	const char *vals[] = {"kube-system", "kueue-system", "test"};
 	const char *t[] = {"true"};
 
-	ns_selector_init(&sel_seed);
-	cr_assert_eq(ns_selector_add(&sel_seed, "kubernetes.io/metadata.name",
-			 NS_OP_NOT_IN, vals, 3, NULL, &err),
+	api_selector_init(&sel_seed);
+	cr_assert_eq(api_selector_add(&sel_seed, "kubernetes.io/metadata.name",
+			 API_SEL_OP_NOT_IN, vals, 3, NULL, &err),
 	    CU_OK, "%s", err.msg);
-	ns_selector_init(&sel_optin);
-	cr_assert_eq(
-	    ns_selector_add(&sel_optin, "managed", NS_OP_IN, t, 1, NULL, &err),
+	api_selector_init(&sel_optin);
+	cr_assert_eq(api_selector_add(&sel_optin, "managed", API_SEL_OP_IN, t,
+			 1, NULL, &err),
 	    CU_OK, "%s", err.msg);
-	ns_selector_init(&sel_nothing);
+	api_selector_init(&sel_nothing);
 	sel_nothing.match_nothing = true;
 
 	struct ns_gate_config base = {
@@ -215,9 +215,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-	ns_selector_dispose(&sel_seed);
-	ns_selector_dispose(&sel_optin);
-	ns_selector_dispose(&sel_nothing);
+	api_selector_dispose(&sel_seed);
+	api_selector_dispose(&sel_optin);
+	api_selector_dispose(&sel_nothing);
 }
 
 TestSuite(gate, .init = setup, .fini = teardown);

@@ -12,7 +12,7 @@
 
 #define NPAIRS(kv) (sizeof(kv) / sizeof((kv)[0]) / 2)
 
-static void parse_ok(ns_selector *sel, const char *s)
+static void parse_ok(api_selector *sel, const char *s)
 {
 	cu_error err;
 	cu_error_clear(&err);
@@ -23,7 +23,7 @@ static void parse_ok(ns_selector *sel, const char *s)
 /* Parse s, expect CU_EPARSE with exactly `msg`. */
 static void parse_fails(const char *s, const char *msg)
 {
-	ns_selector sel;
+	api_selector sel;
 	cu_error err;
 	cu_error_clear(&err);
 	int rc = ns_selector_parse(&sel, s, &err);
@@ -37,7 +37,7 @@ static void parse_fails(const char *s, const char *msg)
 /* Parse s, expect CU_EPARSE with a message containing `part`. */
 static void parse_fails_with(const char *s, const char *part)
 {
-	ns_selector sel;
+	api_selector sel;
 	cu_error err;
 	cu_error_clear(&err);
 	int rc = ns_selector_parse(&sel, s, &err);
@@ -48,46 +48,46 @@ static void parse_fails_with(const char *s, const char *part)
 
 static bool sel_matches(const char *s, const char *const *kv, size_t n)
 {
-	ns_selector sel;
+	api_selector sel;
 	parse_ok(&sel, s);
 	bool m = ns_selector_matches_pairs(&sel, kv, n);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 	return m;
 }
 
 static void assert_canonical(const char *in, const char *want)
 {
-	ns_selector sel;
+	api_selector sel;
 	parse_ok(&sel, in);
-	char *s = ns_selector_string(&sel);
+	char *s = api_selector_string(&sel);
 	cr_assert_not_null(s);
 	cr_assert_str_eq(s, want, "canonical(\"%s\")", in);
 	/* The canonical form parses back to itself. */
-	ns_selector again;
+	api_selector again;
 	parse_ok(&again, s);
-	char *s2 = ns_selector_string(&again);
+	char *s2 = api_selector_string(&again);
 	cr_assert_str_eq(s2, want);
 	cu_free(s);
 	cu_free(s2);
-	ns_selector_dispose(&sel);
-	ns_selector_dispose(&again);
+	api_selector_dispose(&sel);
+	api_selector_dispose(&again);
 }
 
-Test(ns_selector, empty_string_matches_everything)
+Test(api_selector, empty_string_matches_everything)
 {
 	static const char *const kv[] = {"a", "b"};
 	cr_assert(sel_matches("", kv, 1));
 	cr_assert(sel_matches("", NULL, 0));
 	cr_assert(sel_matches("   ", kv, 1));
-	ns_selector sel;
-	ns_selector_init(&sel);
+	api_selector sel;
+	api_selector_init(&sel);
 	cr_assert(ns_selector_matches_pairs(&sel, kv, 1));
 	sel.match_nothing = true;
 	cr_assert_not(ns_selector_matches_pairs(&sel, kv, 1));
 	cr_assert_not(ns_selector_matches_pairs(&sel, NULL, 0));
 }
 
-Test(ns_selector, equality_operators_need_the_key)
+Test(api_selector, equality_operators_need_the_key)
 {
 	static const char *const prod[] = {"env", "prod", "tier", "web"};
 	static const char *const dev[] = {"env", "dev"};
@@ -104,7 +104,7 @@ Test(ns_selector, equality_operators_need_the_key)
 	cr_assert_not(sel_matches("env in (dev,prod)", none, NPAIRS(none)));
 }
 
-Test(ns_selector, negative_operators_match_absent_keys)
+Test(api_selector, negative_operators_match_absent_keys)
 {
 	static const char *const prod[] = {"env", "prod"};
 	static const char *const dev[] = {"env", "dev"};
@@ -118,7 +118,7 @@ Test(ns_selector, negative_operators_match_absent_keys)
 	cr_assert(sel_matches("env notin (prod)", NULL, 0));
 }
 
-Test(ns_selector, existence_operators)
+Test(api_selector, existence_operators)
 {
 	static const char *const empty_val[] = {"skip", ""};
 	static const char *const none[] = {"tier", "web"};
@@ -129,7 +129,7 @@ Test(ns_selector, existence_operators)
 	cr_assert(sel_matches("!skip", NULL, 0));
 }
 
-Test(ns_selector, gt_lt_compare_integers_of_present_keys)
+Test(api_selector, gt_lt_compare_integers_of_present_keys)
 {
 	static const char *const four[] = {"n", "4"};
 	static const char *const three[] = {"n", "3"};
@@ -147,7 +147,7 @@ Test(ns_selector, gt_lt_compare_integers_of_present_keys)
 	cr_assert_not(sel_matches("n<4", NULL, 0));
 }
 
-Test(ns_selector, empty_values_are_values)
+Test(api_selector, empty_values_are_values)
 {
 	static const char *const blank[] = {"x", ""};
 	static const char *const a[] = {"x", "a"};
@@ -162,7 +162,7 @@ Test(ns_selector, empty_values_are_values)
 	cr_assert(sel_matches("x!=,y", (const char *const[]){"y", "1"}, 1));
 }
 
-Test(ns_selector, conjunction_of_requirements)
+Test(api_selector, conjunction_of_requirements)
 {
 	static const char *const kv[] = {
 	    "env", "prod", "tier", "web", "n", "10"};
@@ -171,7 +171,7 @@ Test(ns_selector, conjunction_of_requirements)
 	cr_assert_not(sel_matches("env in (prod),tier,n>10", kv, NPAIRS(kv)));
 }
 
-Test(ns_selector, seed_001_namespace_gate_selector)
+Test(api_selector, seed_001_namespace_gate_selector)
 {
 	static const char *const vals[] = {
 	    "kube-system", "kueue-system", "test"};
@@ -179,20 +179,20 @@ Test(ns_selector, seed_001_namespace_gate_selector)
 	    "kubernetes.io/metadata.name", "default"};
 	static const char *const test[] = {
 	    "kubernetes.io/metadata.name", "test"};
-	ns_selector sel;
-	ns_selector_init(&sel);
-	cr_assert_eq(
-	    ns_selector_add(&sel, "kubernetes.io/metadata.name", NS_OP_NOT_IN,
-		vals, 3, "managedJobsNamespaceSelector", NULL),
+	api_selector sel;
+	api_selector_init(&sel);
+	cr_assert_eq(api_selector_add(&sel, "kubernetes.io/metadata.name",
+			 API_SEL_OP_NOT_IN, vals, 3,
+			 "managedJobsNamespaceSelector", NULL),
 	    CU_OK);
 	cr_assert(ns_selector_matches_pairs(&sel, deflt, 1));
 	cr_assert_not(ns_selector_matches_pairs(&sel, test, 1));
-	char *s = ns_selector_string(&sel);
+	char *s = api_selector_string(&sel);
 	cr_assert_str_eq(s,
 	    "kubernetes.io/metadata.name notin (kube-system,kueue-system,"
 	    "test)");
 	cu_free(s);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 
 	const char *str = "kubernetes.io/metadata.name notin "
 			  "(kube-system,kueue-system,test)";
@@ -200,7 +200,7 @@ Test(ns_selector, seed_001_namespace_gate_selector)
 	cr_assert_not(sel_matches(str, test, 1));
 }
 
-Test(ns_selector, whitespace_separates_tokens)
+Test(api_selector, whitespace_separates_tokens)
 {
 	static const char *const kv[] = {"env", "a", "tier", "x"};
 	cr_assert(sel_matches("  env  in  ( a , b ) ,\ttier\n", kv, 2));
@@ -208,7 +208,7 @@ Test(ns_selector, whitespace_separates_tokens)
 	cr_assert(sel_matches("env\r\n==\ta", kv, 2));
 }
 
-Test(ns_selector, keywords_are_identifiers_outside_operator_position)
+Test(api_selector, keywords_are_identifiers_outside_operator_position)
 {
 	static const char *const kv[] = {"in", "notin"};
 	cr_assert(sel_matches("in in (notin)", kv, 1));
@@ -217,7 +217,7 @@ Test(ns_selector, keywords_are_identifiers_outside_operator_position)
 	assert_canonical("in in (notin)", "in in (notin)");
 }
 
-Test(ns_selector, canonical_string_sorts_by_key)
+Test(api_selector, canonical_string_sorts_by_key)
 {
 	assert_canonical("z=1,a in (y,x),!b,c,d!=e,f==g,n>3,m<5",
 	    "a in (x,y),!b,c,d!=e,f==g,m<5,n>3,z=1");
@@ -229,12 +229,12 @@ Test(ns_selector, canonical_string_sorts_by_key)
 	assert_canonical("  k8s.io/app  ==  v1  ", "k8s.io/app==v1");
 }
 
-Test(ns_selector, canonical_string_is_stable_for_repeated_keys)
+Test(api_selector, canonical_string_is_stable_for_repeated_keys)
 {
 	assert_canonical("a=2,b,a=1", "a=2,a=1,b");
 }
 
-Test(ns_selector, rejects_missing_values_and_operators)
+Test(api_selector, rejects_missing_values_and_operators)
 {
 	parse_fails(
 	    "env in", "unable to parse requirement: found '', expected: '('");
@@ -257,7 +257,7 @@ Test(ns_selector, rejects_missing_values_and_operators)
 	parse_fails("a=b=c", "found '=', expected: ',' or 'end of string'");
 }
 
-Test(ns_selector, rejects_misplaced_separators)
+Test(api_selector, rejects_misplaced_separators)
 {
 	parse_fails("a,", "found '', expected: identifier after ','");
 	parse_fails("a,,b", "found ',', expected: identifier after ','");
@@ -271,7 +271,7 @@ Test(ns_selector, rejects_misplaced_separators)
 	    "unable to parse requirement: found '!', expected: identifier");
 }
 
-Test(ns_selector, rejects_invalid_keys)
+Test(api_selector, rejects_invalid_keys)
 {
 	char key[80];
 	memset(key, 'k', 64);
@@ -279,9 +279,9 @@ Test(ns_selector, rejects_invalid_keys)
 	parse_fails_with(key, "name part must be no more than 63 characters");
 	memset(key, 'k', 63);
 	key[63] = '\0';
-	ns_selector sel;
+	api_selector sel;
 	parse_ok(&sel, key);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 
 	parse_fails_with("-a", "invalid label key \"-a\": name part must "
 			       "consist of alphanumeric characters");
@@ -301,19 +301,19 @@ Test(ns_selector, rejects_invalid_keys)
 	memset(longprefix, 'p', 253);
 	memcpy(longprefix + 253, "/a", 3);
 	parse_ok(&sel, longprefix);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 }
 
-Test(ns_selector, rejects_invalid_values)
+Test(api_selector, rejects_invalid_values)
 {
 	char s[100] = "a=";
 	memset(s + 2, 'v', 64);
 	s[66] = '\0';
 	parse_fails_with(s, "must be no more than 63 characters");
 	s[65] = '\0';
-	ns_selector sel;
+	api_selector sel;
 	parse_ok(&sel, s);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 
 	parse_fails("a=b$", "unable to parse requirement: invalid label "
 			    "value: \"b$\": at key: \"a\": a valid label must "
@@ -325,7 +325,7 @@ Test(ns_selector, rejects_invalid_values)
 	parse_fails_with("a in (ok,bad-)", "invalid label value: \"bad-\"");
 }
 
-Test(ns_selector, gt_lt_values_must_be_integers)
+Test(api_selector, gt_lt_values_must_be_integers)
 {
 	parse_fails("n>x", "unable to parse requirement: for 'Gt', 'Lt' "
 			   "operators, the value must be an integer");
@@ -338,10 +338,10 @@ Test(ns_selector, gt_lt_values_must_be_integers)
 	parse_fails_with("n>-1", "invalid label value: \"-1\"");
 }
 
-Test(ns_selector, error_messages_stay_one_line)
+Test(api_selector, error_messages_stay_one_line)
 {
 	cu_error err;
-	ns_selector sel;
+	api_selector sel;
 	cr_assert_eq(ns_selector_parse(&sel, "a\x01=b", &err), CU_EPARSE);
 	cr_assert(strstr(err.msg, "a\\x01") != NULL, "%s", err.msg);
 	cr_assert_null(strchr(err.msg, '\n'));
@@ -349,10 +349,10 @@ Test(ns_selector, error_messages_stay_one_line)
 	cr_assert_eq(sel.nreqs, 0);
 }
 
-Test(ns_selector, add_validates_with_field_paths)
+Test(api_selector, add_validates_with_field_paths)
 {
-	ns_selector sel;
-	ns_selector_init(&sel);
+	api_selector sel;
+	api_selector_init(&sel);
 	cu_error err;
 	const char *one[] = {"v"};
 	const char *two[] = {"v", "w"};
@@ -360,66 +360,71 @@ Test(ns_selector, add_validates_with_field_paths)
 	const char *f = "spec.namespaceSelector.matchExpressions[0]";
 
 	cr_assert_eq(
-	    ns_selector_add(&sel, "k", NS_OP_IN, NULL, 0, f, &err), CU_EINVAL);
+	    api_selector_add(&sel, "k", API_SEL_OP_IN, NULL, 0, f, &err),
+	    CU_EINVAL);
 	cr_assert_str_eq(err.msg,
 	    "spec.namespaceSelector.matchExpressions[0].values: Required "
 	    "value: must be specified when `operator` is 'In' or 'NotIn'");
-	cr_assert_eq(ns_selector_add(&sel, "k", NS_OP_EXISTS, one, 1, f, &err),
+	cr_assert_eq(
+	    api_selector_add(&sel, "k", API_SEL_OP_EXISTS, one, 1, f, &err),
 	    CU_EINVAL);
 	cr_assert_str_eq(err.msg,
 	    "spec.namespaceSelector.matchExpressions[0].values: Forbidden: "
 	    "may not be specified when `operator` is 'Exists' or "
 	    "'DoesNotExist'");
-	cr_assert_eq(ns_selector_add(&sel, "k", NS_OP_EQUALS, two, 2, f, &err),
+	cr_assert_eq(
+	    api_selector_add(&sel, "k", API_SEL_OP_EQUALS, two, 2, f, &err),
 	    CU_EINVAL);
 	cr_assert(strstr(err.msg, "exact-match compatibility") != NULL);
 	cr_assert_eq(
-	    ns_selector_add(&sel, "k", NS_OP_GT, one, 1, f, &err), CU_EINVAL);
+	    api_selector_add(&sel, "k", API_SEL_OP_GT, one, 1, f, &err),
+	    CU_EINVAL);
 	cr_assert(strstr(err.msg, "must be an integer") != NULL);
 	cr_assert_eq(
-	    ns_selector_add(&sel, "k", NS_OP_IN, bad, 2, f, &err), CU_EINVAL);
+	    api_selector_add(&sel, "k", API_SEL_OP_IN, bad, 2, f, &err),
+	    CU_EINVAL);
 	cr_assert(strstr(err.msg, "matchExpressions[0].values[1]: Invalid "
 				  "value: \"b@d\"") != NULL,
 	    "%s", err.msg);
-	cr_assert_eq(
-	    ns_selector_add(&sel, "Bad Key", NS_OP_EXISTS, NULL, 0, f, &err),
+	cr_assert_eq(api_selector_add(
+			 &sel, "Bad Key", API_SEL_OP_EXISTS, NULL, 0, f, &err),
 	    CU_EINVAL);
 	cr_assert(strstr(err.msg, "matchExpressions[0].key: Invalid value: "
 				  "\"Bad Key\"") != NULL,
 	    "%s", err.msg);
 	cr_assert_eq(
-	    ns_selector_add(&sel, "k", (enum ns_op)99, NULL, 0, f, &err),
+	    api_selector_add(&sel, "k", (enum api_sel_op)99, NULL, 0, f, &err),
 	    CU_EINVAL);
 	cr_assert_eq(sel.nreqs, 0);
 
 	/* Without a field the messages are the string-selector ones. */
 	cr_assert_eq(
-	    ns_selector_add(&sel, "k", NS_OP_NOT_IN, NULL, 0, NULL, &err),
+	    api_selector_add(&sel, "k", API_SEL_OP_NOT_IN, NULL, 0, NULL, &err),
 	    CU_EINVAL);
 	cr_assert_str_eq(
 	    err.msg, "for 'in', 'notin' operators, values set can't be empty");
 
 	cr_assert_eq(
-	    ns_selector_add(&sel, "k", NS_OP_IN, two, 2, f, &err), CU_OK);
+	    api_selector_add(&sel, "k", API_SEL_OP_IN, two, 2, f, &err), CU_OK);
 	cr_assert_eq(sel.nreqs, 1);
 	cr_assert_eq(sel.reqs[0].nvalues, 2);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 	cr_assert_null(sel.reqs);
 }
 
-Test(ns_selector, validation_helpers)
+Test(api_selector, validation_helpers)
 {
 	cu_error err;
 	cr_assert_eq(
-	    ns_validate_label_key("example.com/Name_1.x", "f", &err), CU_OK);
+	    api_validate_label_key("example.com/Name_1.x", "f", &err), CU_OK);
 	cr_assert_eq(
-	    ns_validate_label_key("a b", "metadata.labels", &err), CU_EINVAL);
+	    api_validate_label_key("a b", "metadata.labels", &err), CU_EINVAL);
 	cr_assert(strncmp(err.msg,
 		      "metadata.labels: Invalid value: \"a b\": ", 39) == 0,
 	    "%s", err.msg);
-	cr_assert_eq(ns_validate_label_value("", "f", &err), CU_OK);
-	cr_assert_eq(ns_validate_label_value("a_b.c-D9", "f", &err), CU_OK);
-	cr_assert_eq(ns_validate_label_value("_a", NULL, &err), CU_EINVAL);
+	cr_assert_eq(api_validate_label_value("", "f", &err), CU_OK);
+	cr_assert_eq(api_validate_label_value("a_b.c-D9", "f", &err), CU_OK);
+	cr_assert_eq(api_validate_label_value("_a", NULL, &err), CU_EINVAL);
 	cr_assert(strncmp(err.msg, "invalid label value: \"_a\"", 25) == 0,
 	    "%s", err.msg);
 }
@@ -431,33 +436,33 @@ static const char *lookup_env(const char *key, void *payload)
 	return strcmp(key, "env") == 0 ? "prod" : NULL;
 }
 
-Test(ns_selector, matches_through_a_callback)
+Test(api_selector, matches_through_a_callback)
 {
-	ns_selector sel;
+	api_selector sel;
 	parse_ok(&sel, "env=prod,!gone");
 	int calls = 0;
 	cr_assert(ns_selector_matches(&sel, lookup_env, &calls));
 	cr_assert_eq(calls, 2);
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 	parse_ok(&sel, "env=dev");
 	cr_assert_not(ns_selector_matches(&sel, lookup_env, &calls));
-	ns_selector_dispose(&sel);
+	api_selector_dispose(&sel);
 }
 
-Test(ns_selector, survives_allocation_failures)
+Test(api_selector, survives_allocation_failures)
 {
 	const char *s = "a in (x,y,z),b!=c,!d,e,f>3";
 	for (uint64_t n = 1; n < 200; n++) {
-		ns_selector sel;
+		api_selector sel;
 		cu_error err;
 		cu_mem_fail_after(n, false);
 		int rc = ns_selector_parse(&sel, s, &err);
 		cu_mem_fail_after(0, false);
 		if (rc == CU_OK) {
-			char *str = ns_selector_string(&sel);
+			char *str = api_selector_string(&sel);
 			cr_assert_str_eq(str, "a in (x,y,z),b!=c,!d,e,f>3");
 			cu_free(str);
-			ns_selector_dispose(&sel);
+			api_selector_dispose(&sel);
 			return;
 		}
 		cr_assert_eq(

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * admission/webhook_jobs.c - the Job (batch/v1) and JobSet
+ * webhook/jobs.c - the Job (batch/v1) and JobSet
  * (jobset.x-k8s.io/v1alpha2) webhooks. Mutating CREATE: a job the
  * management gate calls ours is created suspended, after the default
  * LocalQueue label when the namespace has one (Kueue's Default():
@@ -13,20 +13,19 @@
  */
 #include <string.h>
 
-#include "admission/webhook_int.h"
+#include "webhook/webhook_int.h"
 #include "api/patch.h"
 
 #define QUEUE_LABEL_PATH "metadata.labels[" NS_GATE_LABEL_QUEUE_NAME "]"
 
-static enum ns_gate_kind request_kind(const struct adm_wh_request *req)
+static enum ns_gate_kind request_kind(const struct wh_request *req)
 {
 	return strcmp(req->kind.group, "batch") == 0 ? NS_GATE_KIND_JOB
 						     : NS_GATE_KIND_JOBSET;
 }
 
 /* The object's namespace: the request's, else metadata.namespace. */
-static const char *namespace_of(
-    const struct adm_wh_request *req, const json_t *obj)
+static const char *namespace_of(const struct wh_request *req, const json_t *obj)
 {
 	const json_t *ns;
 
@@ -37,7 +36,7 @@ static const char *namespace_of(
 }
 
 /* The namespace as the caller's cache has it. */
-static int namespace_view(struct adm_wh_ctx *c, const char *name,
+static int namespace_view(struct wh_ctx *c, const char *name,
     struct ns_gate_namespace *out, cu_error *err)
 {
 	int rc;
@@ -53,13 +52,13 @@ static int namespace_view(struct adm_wh_ctx *c, const char *name,
 		rc = CU_OK;
 	}
 	if (rc != CU_OK)
-		return adm_wh__cb_error(rc, "namespace lookup", err);
+		return wh__cb_error(rc, "namespace lookup", err);
 	out->name = name;
 	return CU_OK;
 }
 
 /* ns_gate_decide under the caller's configuration and owner lookup. */
-static int gate(struct adm_wh_ctx *c, const struct ns_gate_object *gobj,
+static int gate(struct wh_ctx *c, const struct ns_gate_object *gobj,
     const struct ns_gate_namespace *ns, struct ns_gate_decision *d,
     cu_error *err)
 {
@@ -71,12 +70,12 @@ static int gate(struct adm_wh_ctx *c, const struct ns_gate_object *gobj,
 	rc = ns_gate_decide(c->opt->gate, gobj, ns, c->opt->owner_lookup,
 	    c->opt->payload, d, err);
 	if (rc != CU_OK)
-		return adm_wh__cb_error(rc, "owner lookup", err);
+		return wh__cb_error(rc, "owner lookup", err);
 	return CU_OK;
 }
 
 /* The gate on obj [borrowed]; *gobj borrows from obj. */
-static int decide(struct adm_wh_ctx *c, const json_t *obj,
+static int decide(struct wh_ctx *c, const json_t *obj,
     const struct ns_gate_namespace *ns, struct ns_gate_object *gobj,
     struct ns_gate_decision *d, cu_error *err)
 {
@@ -103,14 +102,14 @@ static int suspend_of(const json_t *obj, const char *field, bool *present,
 	if (!json_is_object(spec))
 		return cu_error_set(err, CU_EPARSE,
 		    "%sspec: Invalid type: expected object, got %s", field,
-		    adm_wh__json_type(spec));
+		    api_json_type_name(spec, false));
 	s = json_object_get(spec, "suspend");
 	if (s == NULL || json_is_null(s))
 		return CU_OK;
 	if (!json_is_boolean(s))
 		return cu_error_set(err, CU_EPARSE,
 		    "%sspec.suspend: Invalid type: expected boolean, got %s",
-		    field, adm_wh__json_type(s));
+		    field, api_json_type_name(s, false));
 	*present = true;
 	*value = json_is_true(s);
 	return CU_OK;
@@ -119,37 +118,36 @@ static int suspend_of(const json_t *obj, const char *field, bool *present,
 /* ---- mutating CREATE ------------------------------------------------- */
 
 /* Label kueue.x-k8s.io/queue-name=default, creating what is missing. */
-static int patch_queue_label(
-    struct adm_wh_ctx *c, const json_t *obj, cu_error *err)
+static int patch_queue_label(struct wh_ctx *c, const json_t *obj, cu_error *err)
 {
 	const json_t *meta = json_object_get(obj, "metadata"), *labels;
 	char *key, *path;
 	int rc;
 
 	if (!json_is_object(meta))
-		return adm_wh__patch_add(c->out, "add", "/metadata",
+		return wh__patch_add(c->out, "add", "/metadata",
 		    json_pack("{s:{s:s}}", "labels", NS_GATE_LABEL_QUEUE_NAME,
-			ADM_WH_DEFAULT_LOCAL_QUEUE),
+			WH_DEFAULT_LOCAL_QUEUE),
 		    err);
 	labels = json_object_get(meta, "labels");
 	if (!json_is_object(labels))
-		return adm_wh__patch_add(c->out, "add", "/metadata/labels",
+		return wh__patch_add(c->out, "add", "/metadata/labels",
 		    json_pack("{s:s}", NS_GATE_LABEL_QUEUE_NAME,
-			ADM_WH_DEFAULT_LOCAL_QUEUE),
+			WH_DEFAULT_LOCAL_QUEUE),
 		    err);
 	key = api_json_pointer_escape(NS_GATE_LABEL_QUEUE_NAME);
 	path = key != NULL ? cu_asprintf("/metadata/labels/%s", key) : NULL;
 	cu_free(key);
 	if (path == NULL)
 		return cu_error_set(err, CU_ENOMEM, "webhook patch: label");
-	rc = adm_wh__patch_add(
-	    c->out, "add", path, json_string(ADM_WH_DEFAULT_LOCAL_QUEUE), err);
+	rc = wh__patch_add(
+	    c->out, "add", path, json_string(WH_DEFAULT_LOCAL_QUEUE), err);
 	cu_free(path);
 	return rc;
 }
 
 /* spec.suspend = true, with "add" when absent and "replace" when false. */
-static int patch_suspend(struct adm_wh_ctx *c, const json_t *obj, bool present,
+static int patch_suspend(struct wh_ctx *c, const json_t *obj, bool present,
     bool value, cu_error *err)
 {
 	const json_t *spec = json_object_get(obj, "spec");
@@ -157,15 +155,15 @@ static int patch_suspend(struct adm_wh_ctx *c, const json_t *obj, bool present,
 	if (value)
 		return CU_OK;
 	if (!json_is_object(spec))
-		return adm_wh__patch_add(c->out, "add", "/spec",
+		return wh__patch_add(c->out, "add", "/spec",
 		    json_pack("{s:b}", "suspend", 1), err);
-	return adm_wh__patch_add(c->out,
+	return wh__patch_add(c->out,
 	    present || json_object_get(spec, "suspend") != NULL ? "replace"
 								: "add",
 	    "/spec/suspend", json_true(), err);
 }
 
-static int mutate_create(struct adm_wh_ctx *c, cu_error *err)
+static int mutate_create(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *obj = c->req->object;
 	const char *nsname = namespace_of(c->req, obj);
@@ -186,17 +184,17 @@ static int mutate_create(struct adm_wh_ctx *c, cu_error *err)
 	    c->opt->local_queue_exists != NULL) {
 		bool exists = false;
 
-		rc = c->opt->local_queue_exists(nsname,
-		    ADM_WH_DEFAULT_LOCAL_QUEUE, &exists, c->opt->payload, err);
+		rc = c->opt->local_queue_exists(nsname, WH_DEFAULT_LOCAL_QUEUE,
+		    &exists, c->opt->payload, err);
 		if (rc == CU_ENOTFOUND) {
 			exists = false;
 			cu_error_clear(err);
 			rc = CU_OK;
 		}
 		if (rc != CU_OK)
-			return adm_wh__cb_error(rc, "LocalQueue lookup", err);
+			return wh__cb_error(rc, "LocalQueue lookup", err);
 		if (exists) {
-			gobj.queue_name = ADM_WH_DEFAULT_LOCAL_QUEUE;
+			gobj.queue_name = WH_DEFAULT_LOCAL_QUEUE;
 			if ((rc = gate(c, &gobj, &ns, &d, err)) != CU_OK)
 				return rc;
 			inject = d.managed == NS_GATE_YES;
@@ -218,20 +216,19 @@ static int check_queue_name(const char *q, cu_error *err)
 {
 	if (q == NULL || q[0] == '\0')
 		return CU_OK;
-	return adm_wh__check_dns1123_subdomain(q, QUEUE_LABEL_PATH, err);
+	return wh__check_dns1123_subdomain(q, QUEUE_LABEL_PATH, err);
 }
 
 /* The job's Workload, asked once per review. */
 struct wl_query {
 	bool asked;
-	struct adm_wh_workload_state st;
+	struct wh_workload_state st;
 };
 
-static int workload_state(struct adm_wh_ctx *c,
-    const struct ns_gate_object *gobj, const char *nsname, struct wl_query *q,
-    cu_error *err)
+static int workload_state(struct wh_ctx *c, const struct ns_gate_object *gobj,
+    const char *nsname, struct wl_query *q, cu_error *err)
 {
-	struct adm_wh_job_ref ref;
+	struct wh_job_ref ref;
 	int rc;
 
 	if (q->asked)
@@ -253,7 +250,7 @@ static int workload_state(struct adm_wh_ctx *c,
 		rc = CU_OK;
 	}
 	if (rc != CU_OK)
-		return adm_wh__cb_error(rc, "Workload lookup", err);
+		return wh__cb_error(rc, "Workload lookup", err);
 	return CU_OK;
 }
 
@@ -262,9 +259,9 @@ static bool same_str(const char *a, const char *b)
 	return strcmp(a != NULL ? a : "", b != NULL ? b : "") == 0;
 }
 
-static int validate(struct adm_wh_ctx *c, cu_error *err)
+static int validate(struct wh_ctx *c, cu_error *err)
 {
-	const struct adm_wh_request *req = c->req;
+	const struct wh_request *req = c->req;
 	const json_t *obj = req->object, *old = req->old_object;
 	const char *nsname = namespace_of(req, obj);
 	const char *own = c->opt->own_username;
@@ -272,10 +269,9 @@ static int validate(struct adm_wh_ctx *c, cu_error *err)
 	struct ns_gate_object gnew, gold;
 	struct ns_gate_decision dnew, dold;
 	struct wl_query wq = {false, {false, false}};
-	bool np, nv,
-	    op = false, ov = false,
-	    is_update = old != NULL && req->operation == ADM_WH_OP_UPDATE;
-	char q[ADM_WH_QUOTE_MAX];
+	bool np, nv, op = false, ov = false,
+		     is_update = old != NULL && req->operation == WH_OP_UPDATE;
+	char q[WH_QUOTE_MAX];
 	int rc;
 
 	if ((rc = namespace_view(c, nsname, &ns, err)) != CU_OK ||
@@ -304,7 +300,7 @@ static int validate(struct adm_wh_ctx *c, cu_error *err)
 			return cu_error_set(err, CU_EDENIED,
 			    QUEUE_LABEL_PATH
 			    ": Invalid value: %s: field is immutable",
-			    adm_wh__quote(q, gnew.queue_name));
+			    wh__quote(q, gnew.queue_name));
 	}
 	/* 6. only admission resumes a job cueue keeps suspended */
 	if (op && ov && !nv &&
@@ -321,11 +317,10 @@ static int validate(struct adm_wh_ctx *c, cu_error *err)
 	return CU_OK;
 }
 
-int adm_wh__jobs(struct adm_wh_ctx *c, cu_error *err)
+int wh__jobs(struct wh_ctx *c, cu_error *err)
 {
-	if (c->mode == ADM_WH_MUTATE)
-		return c->req->operation == ADM_WH_OP_CREATE
-			   ? mutate_create(c, err)
-			   : CU_OK;
+	if (c->mode == WH_MUTATE)
+		return c->req->operation == WH_OP_CREATE ? mutate_create(c, err)
+							 : CU_OK;
 	return validate(c, err);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * admission/webhook_int.h - internals shared by the admission-webhook
+ * webhook/webhook_int.h - internals shared by the admission-webhook
  * files (webhook.c: the AdmissionReview codec and dispatch;
- * webhook_jobs.c: Job/JobSet; webhook_kueue.c: the Kueue kinds). Never
+ * jobs.c: Job/JobSet; kueue.c: the Kueue kinds). Never
  * included from another folder.
  *
  * Verdict convention of the check functions: CU_OK = passed; CU_EPARSE =
@@ -10,51 +10,49 @@
  * (denied with 403); anything else (CU_ENOMEM, a callback's error) is an
  * internal error (500). The message is in err, one line.
  */
-#ifndef CU_ADMISSION_WEBHOOK_INT_H
-#define CU_ADMISSION_WEBHOOK_INT_H
+#ifndef CU_WEBHOOK_WEBHOOK_INT_H
+#define CU_WEBHOOK_WEBHOOK_INT_H
 
-#include "admission/webhook.h"
+#include "api/json.h"
+#include "webhook/webhook.h"
 
 /* What one check sees. All pointers [borrowed]. */
-struct adm_wh_ctx {
-	const struct adm_wh_options *opt;
-	const struct adm_wh_request *req;
-	enum adm_wh_mode mode;
-	struct adm_wh_response *out; /* patch goes here (mutating) */
+struct wh_ctx {
+	const struct wh_options *opt;
+	const struct wh_request *req;
+	enum wh_mode mode;
+	struct wh_response *out; /* patch goes here (mutating) */
 };
 
 /* Quoted, escaped and (past 64 bytes) shortened form of s for messages,
  * as Go's %q would print it: `"a\"b"`. Returns buf. */
-#define ADM_WH_QUOTE_MAX 80
-char *adm_wh__quote(char buf[ADM_WH_QUOTE_MAX], const char *s);
+#define WH_QUOTE_MAX 80
+char *wh__quote(char buf[WH_QUOTE_MAX], const char *s);
 
 /* True when s is a DNS-1123 subdomain (<= 253, [a-z0-9.-], alnum ends,
  * each dot-separated part alnum-ended). */
-bool adm_wh__is_dns1123_subdomain(const char *s);
+bool wh__is_dns1123_subdomain(const char *s);
 
 /* Set err to `<field>: Invalid value: "<s>": <why>` for a value that is
  * not a DNS-1123 subdomain and return CU_EDENIED; CU_OK when it is. */
-int adm_wh__check_dns1123_subdomain(
+int wh__check_dns1123_subdomain(
     const char *s, const char *field, cu_error *err);
 
 /* A callback's error as an internal error: the verdict codes CU_EPARSE,
  * CU_EINVAL and CU_EDENIED become CU_EIO, the message is kept (and set
  * to `what: failed` when the callback left none). */
-int adm_wh__cb_error(int rc, const char *what, cu_error *err);
+int wh__cb_error(int rc, const char *what, cu_error *err);
 
 /* Append {"op":op,"path":path,"value":value} to out->patch (created on
  * first use). path [borrowed]; value [stolen, even on failure]. */
-int adm_wh__patch_add(struct adm_wh_response *out, const char *op,
-    const char *path, json_t *value, cu_error *err);
+int wh__patch_add(struct wh_response *out, const char *op, const char *path,
+    json_t *value, cu_error *err);
 
-/* "object", "array", "string", "number", "boolean", "null" */
-const char *adm_wh__json_type(const json_t *v);
+/* Job and JobSet (jobs.c). */
+int wh__jobs(struct wh_ctx *c, cu_error *err);
 
-/* Job and JobSet (webhook_jobs.c). */
-int adm_wh__jobs(struct adm_wh_ctx *c, cu_error *err);
-
-/* The Kueue kinds (webhook_kueue.c): kind is request.kind.kind. CU_OK
+/* The Kueue kinds (kueue.c): kind is request.kind.kind. CU_OK
  * with nothing done for a kind it does not know. */
-int adm_wh__kueue(struct adm_wh_ctx *c, const char *kind, cu_error *err);
+int wh__kueue(struct wh_ctx *c, const char *kind, cu_error *err);
 
-#endif /* CU_ADMISSION_WEBHOOK_INT_H */
+#endif /* CU_WEBHOOK_WEBHOOK_INT_H */

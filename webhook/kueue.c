@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * admission/webhook_kueue.c - the webhooks of the Kueue kinds
+ * webhook/kueue.c - the webhooks of the Kueue kinds
  * (kueue.x-k8s.io/v1beta2): validation of ClusterQueue, Cohort,
  * LocalQueue, ResourceFlavor, Workload and WorkloadPriorityClass on
  * CREATE/UPDATE with Kueue's rules and messages (pkg/webhooks and the
  * CRDs' CEL rules), run in the causal order documented in
- * admission/webhook.h; and Kueue's defaulting of the resource-in-use
+ * webhook/webhook.h; and Kueue's defaulting of the resource-in-use
  * finalizer on ClusterQueues and ResourceFlavors (opt-in).
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "admission/webhook_int.h"
+#include "webhook/webhook_int.h"
 #include "api/model.h"
 
 #define MAX_GROUPS 16
@@ -48,14 +48,11 @@ static const json_t *member(const json_t *o, const char *key)
 static int want_type(
     const json_t *v, json_type t, const char *path, cu_error *err)
 {
-	static const char *const names[] = {"object", "array", "string",
-	    "number", "number", "boolean", "boolean", "null"};
-
 	if (v == NULL || json_typeof(v) == t)
 		return CU_OK;
 	return cu_error_set(err, CU_EPARSE,
-	    "%s: Invalid type: expected %s, got %s", path, names[t],
-	    adm_wh__json_type(v));
+	    "%s: Invalid type: expected %s, got %s", path,
+	    api_json_type_word(t, false), api_json_type_name(v, false));
 }
 
 /* The spec object [borrowed] or NULL. */
@@ -65,26 +62,15 @@ static int spec_of(const json_t *obj, const json_t **spec, cu_error *err)
 	return want_type(*spec, JSON_OBJECT, "spec", err);
 }
 
-/* Optional string o[key]: "" when absent. */
-static int opt_str(const json_t *o, const char *key, const char *path,
-    const char **out, cu_error *err)
-{
-	const json_t *v = member(o, key);
-	int rc = want_type(v, JSON_STRING, path, err);
-
-	*out = v != NULL && rc == CU_OK ? json_string_value(v) : "";
-	return rc;
-}
-
 /* A reference to another object: a DNS-1123 subdomain when set. */
 static int ref_field(const json_t *spec, const char *key, const char *path,
     const char **out, cu_error *err)
 {
-	int rc = opt_str(spec, key, path, out, err);
+	int rc = api_json_get_str(spec, key, path, "", out, err);
 
 	if (rc != CU_OK || (*out)[0] == '\0')
 		return rc;
-	return adm_wh__check_dns1123_subdomain(*out, path, err);
+	return wh__check_dns1123_subdomain(*out, path, err);
 }
 
 static const char *qstr(
@@ -94,7 +80,7 @@ static const char *qstr(
 	return buf;
 }
 
-static const char *name_of(const struct adm_wh_ctx *c)
+static const char *name_of(const struct wh_ctx *c)
 {
 	const json_t *n = json_object_get(
 	    json_object_get(c->req->object, "metadata"), "name");
@@ -105,7 +91,7 @@ static const char *name_of(const struct adm_wh_ctx *c)
 }
 
 /* Old object's string at spec[key], "" when absent or not a string. */
-static const char *old_spec_str(const struct adm_wh_ctx *c, const char *key)
+static const char *old_spec_str(const struct wh_ctx *c, const char *key)
 {
 	const json_t *v =
 	    json_object_get(json_object_get(c->req->old_object, "spec"), key);
@@ -156,7 +142,7 @@ static int check_count(
 static int covered_resources(
     const json_t *cr, const char *gpath, json_t *seen, cu_error *err)
 {
-	char path[PATH_LEN], q[ADM_WH_QUOTE_MAX];
+	char path[PATH_LEN], q[WH_QUOTE_MAX];
 	size_t j;
 	bool dup;
 	int rc;
@@ -168,7 +154,7 @@ static int covered_resources(
 		    path, sizeof(path), "%s.coveredResources[%zu]", gpath, j);
 		if ((rc = want_type(v, JSON_STRING, path, err)) != CU_OK)
 			return rc;
-		if (ns_validate_label_key(json_string_value(v), path, err) !=
+		if (api_validate_label_key(json_string_value(v), path, err) !=
 		    CU_OK)
 			return CU_EDENIED;
 		if ((rc = set_add(seen, json_string_value(v), &dup, err)) !=
@@ -177,7 +163,7 @@ static int covered_resources(
 		if (dup)
 			return cu_error_set(err, CU_EDENIED,
 			    "%s: Duplicate value: %s", path,
-			    adm_wh__quote(q, json_string_value(v)));
+			    wh__quote(q, json_string_value(v)));
 	}
 	return CU_OK;
 }
@@ -258,14 +244,14 @@ static int resource_quota(const struct api_resource_quota *r,
     const char *covered, const char *rpath, bool has_parent, bool cohort,
     cu_error *err)
 {
-	char q[ADM_WH_QUOTE_MAX], a[API_QUANTITY_STR_MAX];
+	char q[WH_QUOTE_MAX], a[API_QUANTITY_STR_MAX];
 	const char *none = cohort ? "parent" : "cohort";
 
 	if (!same(r->name, covered))
 		return cu_error_set(err, CU_EDENIED,
 		    "%s.name: Invalid value: %s: must match the name in "
 		    "coveredResources",
-		    rpath, adm_wh__quote(q, r->name));
+		    rpath, wh__quote(q, r->name));
 	if (r->nominal_quota.milli < 0)
 		return cu_error_set(err, CU_EDENIED,
 		    "%s.nominalQuota: Invalid value: \"%s\": " NEGATIVE, rpath,
@@ -305,7 +291,7 @@ static int resource_quota(const struct api_resource_quota *r,
 static int groups_items_loop(const struct api_resource_groups *rg,
     bool has_parent, bool cohort, json_t *seen, cu_error *err)
 {
-	char fpath[SHORT_PATH_LEN], path[PATH_LEN], q[ADM_WH_QUOTE_MAX];
+	char fpath[SHORT_PATH_LEN], path[PATH_LEN], q[WH_QUOTE_MAX];
 	size_t i, j, k;
 	bool dup;
 	int rc;
@@ -319,14 +305,14 @@ static int groups_items_loop(const struct api_resource_groups *rg,
 			snprintf(fpath, sizeof(fpath),
 			    "spec.resourceGroups[%zu].flavors[%zu]", i, j);
 			snprintf(path, sizeof(path), "%s.name", fpath);
-			if ((rc = adm_wh__check_dns1123_subdomain(
+			if ((rc = wh__check_dns1123_subdomain(
 				 f->name, path, err)) != CU_OK ||
 			    (rc = set_add(seen, f->name, &dup, err)) != CU_OK)
 				return rc;
 			if (dup)
 				return cu_error_set(err, CU_EDENIED,
 				    "%s: Duplicate value: %s", path,
-				    adm_wh__quote(q, f->name));
+				    wh__quote(q, f->name));
 			for (k = 0;
 			     k < f->n_resources && k < g->covered_resources.n;
 			     k++) {
@@ -391,10 +377,10 @@ static void cq_flavor_list(
 	buf[0] = '\0';
 	for (i = 0; i < rg->n; i++) {
 		for (j = 0; j < rg->items[i].n_flavors && len + 8 < n; j++) {
-			char q[ADM_WH_QUOTE_MAX];
+			char q[WH_QUOTE_MAX];
 			int w = snprintf(buf + len, n - len, "%s%s",
 			    len ? ", " : "",
-			    adm_wh__quote(q, rg->items[i].flavors[j].name));
+			    wh__quote(q, rg->items[i].flavors[j].name));
 
 			if (w < 0 || (size_t)w >= n - len) {
 				snprintf(buf + len, n - len, "...");
@@ -409,7 +395,7 @@ static void cq_flavor_list(
 static int cq_spec_rules(const struct api_cluster_queue *cq, cu_error *err)
 {
 	const struct api_cluster_queue_spec *s = &cq->spec;
-	char q[ADM_WH_QUOTE_MAX], list[200];
+	char q[WH_QUOTE_MAX], list[200];
 	size_t i, j;
 	int rc;
 
@@ -457,13 +443,13 @@ static int cq_spec_rules(const struct api_cluster_queue *cq, cu_error *err)
 			    "spec.admissionChecksStrategy.admissionChecks[%zu]"
 			    ".onFlavors[%zu]: Unsupported value: %s: "
 			    "supported values: %s",
-			    i, j, adm_wh__quote(q, of->items[j]), list);
+			    i, j, wh__quote(q, of->items[j]), list);
 		}
 	}
 	return CU_OK;
 }
 
-static int cluster_queue(struct adm_wh_ctx *c, cu_error *err)
+static int cluster_queue(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *spec;
 	const char *cohort;
@@ -487,11 +473,11 @@ static int cluster_queue(struct adm_wh_ctx *c, cu_error *err)
 
 /* ---- Cohort ---------------------------------------------------------- */
 
-static int cohort(struct adm_wh_ctx *c, cu_error *err)
+static int cohort(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *spec;
 	const char *parent;
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 	struct api_cohort co;
 	int rc;
 
@@ -503,7 +489,7 @@ static int cohort(struct adm_wh_ctx *c, cu_error *err)
 		return cu_error_set(err, CU_EDENIED,
 		    "spec.parentName: Invalid value: %s: must not be the "
 		    "Cohort's own name",
-		    adm_wh__quote(q, parent));
+		    wh__quote(q, parent));
 	if ((rc = groups_structure(spec, err)) != CU_OK)
 		return rc;
 	if ((rc = api_cohort_decode(&co, c->req->object, err)) != CU_OK)
@@ -519,11 +505,11 @@ static int cohort(struct adm_wh_ctx *c, cu_error *err)
 
 /* ---- LocalQueue ------------------------------------------------------ */
 
-static int local_queue(struct adm_wh_ctx *c, cu_error *err)
+static int local_queue(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *spec;
 	const char *cq;
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 	struct api_local_queue lq;
 	int rc;
 
@@ -536,14 +522,14 @@ static int local_queue(struct adm_wh_ctx *c, cu_error *err)
 	rc = fair_weight(
 	    lq.spec.has_fair_sharing_weight, &lq.spec.fair_sharing_weight, err);
 	api_local_queue_dispose(&lq);
-	if (rc != CU_OK || c->req->operation != ADM_WH_OP_UPDATE)
+	if (rc != CU_OK || c->req->operation != WH_OP_UPDATE)
 		return rc;
 	/* a CEL transition rule: only when set before and after */
 	if (cq[0] != '\0' && old_spec_str(c, "clusterQueue")[0] != '\0' &&
 	    !same(cq, old_spec_str(c, "clusterQueue")))
 		return cu_error_set(err, CU_EDENIED,
 		    "spec.clusterQueue: Invalid value: %s: field is immutable",
-		    adm_wh__quote(q, cq));
+		    wh__quote(q, cq));
 	return CU_OK;
 }
 
@@ -594,18 +580,18 @@ static const char *effect_name(enum api_taint_effect e)
 
 static int rf_taints(const struct api_resource_flavor *rf, cu_error *err)
 {
-	char path[PATH_LEN], q[ADM_WH_QUOTE_MAX], kv[PATH_LEN];
+	char path[PATH_LEN], q[WH_QUOTE_MAX], kv[PATH_LEN];
 	size_t i, j;
 
 	for (i = 0; i < rf->spec.n_node_taints; i++) {
 		const struct api_taint *t = &rf->spec.node_taints[i];
 
 		snprintf(path, sizeof(path), "spec.nodeTaints[%zu].key", i);
-		if (ns_validate_label_key(t->key, path, err) != CU_OK)
+		if (api_validate_label_key(t->key, path, err) != CU_OK)
 			return CU_EDENIED;
 		snprintf(path, sizeof(path), "spec.nodeTaints[%zu].value", i);
 		if (t->value != NULL &&
-		    ns_validate_label_value(t->value, path, err) != CU_OK)
+		    api_validate_label_value(t->value, path, err) != CU_OK)
 			return CU_EDENIED;
 		for (j = 0; j < i; j++) {
 			const struct api_taint *u = &rf->spec.node_taints[j];
@@ -617,7 +603,7 @@ static int rf_taints(const struct api_resource_flavor *rf, cu_error *err)
 			return cu_error_set(err, CU_EDENIED,
 			    "spec.nodeTaints[%zu]: Duplicate value: %s: taints "
 			    "must be unique by key and effect pair",
-			    i, adm_wh__quote(q, kv));
+			    i, wh__quote(q, kv));
 		}
 	}
 	return CU_OK;
@@ -625,7 +611,7 @@ static int rf_taints(const struct api_resource_flavor *rf, cu_error *err)
 
 static int rf_tolerations(const struct api_resource_flavor *rf, cu_error *err)
 {
-	char path[SHORT_PATH_LEN], q[ADM_WH_QUOTE_MAX];
+	char path[SHORT_PATH_LEN], q[WH_QUOTE_MAX];
 	size_t i;
 
 	for (i = 0; i < rf->spec.n_tolerations; i++) {
@@ -637,7 +623,7 @@ static int rf_tolerations(const struct api_resource_flavor *rf, cu_error *err)
 			char kp[PATH_LEN];
 
 			snprintf(kp, sizeof(kp), "%s.key", path);
-			if (ns_validate_label_key(t->key, kp, err) != CU_OK)
+			if (api_validate_label_key(t->key, kp, err) != CU_OK)
 				return CU_EDENIED;
 		}
 		if (no_key && t->op != API_TOL_OP_EXISTS)
@@ -657,16 +643,16 @@ static int rf_tolerations(const struct api_resource_flavor *rf, cu_error *err)
 			return cu_error_set(err, CU_EDENIED,
 			    "%s.value: Invalid value: %s: a value must be "
 			    "empty when 'operator' is 'Exists'",
-			    path, adm_wh__quote(q, t->value));
+			    path, wh__quote(q, t->value));
 	}
 	return CU_OK;
 }
 
-static int resource_flavor(struct adm_wh_ctx *c, cu_error *err)
+static int resource_flavor(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *spec;
 	const char *old_topo;
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 	struct api_resource_flavor rf;
 	size_t i;
 	int rc;
@@ -680,9 +666,9 @@ static int resource_flavor(struct adm_wh_ctx *c, cu_error *err)
 	for (i = 0; i < rf.spec.node_labels.n && rc == CU_OK; i++) {
 		const struct api_kv *kv = &rf.spec.node_labels.items[i];
 
-		if (ns_validate_label_key(kv->key, "spec.nodeLabels", err) !=
+		if (api_validate_label_key(kv->key, "spec.nodeLabels", err) !=
 			CU_OK ||
-		    ns_validate_label_value(
+		    api_validate_label_value(
 			kv->value, "spec.nodeLabels", err) != CU_OK)
 			rc = CU_EDENIED;
 	}
@@ -696,12 +682,12 @@ static int resource_flavor(struct adm_wh_ctx *c, cu_error *err)
 		    "spec.nodeLabels: Required value: at least one nodeLabel "
 		    "is required when topology is set");
 	old_topo = old_spec_str(c, "topologyName");
-	if (rc == CU_OK && c->req->operation == ADM_WH_OP_UPDATE &&
+	if (rc == CU_OK && c->req->operation == WH_OP_UPDATE &&
 	    old_topo[0] != '\0' && !same(old_topo, rf.spec.topology_name))
 		rc = cu_error_set(err, CU_EDENIED,
 		    "spec.topologyName: Invalid value: %s: topologyName is "
 		    "immutable when topologyName is set",
-		    adm_wh__quote(q, rf.spec.topology_name));
+		    wh__quote(q, rf.spec.topology_name));
 	api_resource_flavor_dispose(&rf);
 	return rc;
 }
@@ -713,8 +699,7 @@ static bool is_dns1123_label(const char *s)
 {
 	size_t n = strlen(s);
 
-	return n <= 63 && strchr(s, '.') == NULL &&
-	       adm_wh__is_dns1123_subdomain(s);
+	return n <= 63 && strchr(s, '.') == NULL && wh__is_dns1123_subdomain(s);
 }
 
 static bool quota_reserved(const json_t *wl)
@@ -739,7 +724,7 @@ static bool quota_reserved(const json_t *wl)
 
 static int wl_podsets(const struct api_workload *wl, cu_error *err)
 {
-	char path[PATH_LEN], q[ADM_WH_QUOTE_MAX];
+	char path[PATH_LEN], q[WH_QUOTE_MAX];
 	size_t i, j, with_min = 0;
 
 	for (i = 0; i < wl->spec.n_pod_sets; i++) {
@@ -755,14 +740,14 @@ static int wl_podsets(const struct api_workload *wl, cu_error *err)
 			    "an alphanumeric character (e.g. 'my-name',  or "
 			    "'123-abc', regex used for validation is "
 			    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-			    path, adm_wh__quote(q, name));
+			    path, wh__quote(q, name));
 		for (j = 0; j < i; j++) {
 			const char *o = wl->spec.pod_sets[j].name;
 
 			if (same(o != NULL ? o : "main", name))
 				return cu_error_set(err, CU_EDENIED,
 				    "%s: Duplicate value: %s", path,
-				    adm_wh__quote(q, name));
+				    wh__quote(q, name));
 		}
 		if (ps->has_count && ps->count < 0)
 			return cu_error_set(err, CU_EDENIED,
@@ -799,9 +784,9 @@ static const struct api_podset *find_podset(
  * names a podSet and reclaims at most its count; with a quota
  * reservation, the admission assigns each podSet exactly once. */
 static int wl_status(
-    const struct adm_wh_ctx *c, const struct api_workload *wl, cu_error *err)
+    const struct wh_ctx *c, const struct api_workload *wl, cu_error *err)
 {
-	char q[ADM_WH_QUOTE_MAX], names[512];
+	char q[WH_QUOTE_MAX], names[512];
 	size_t i, n = 0;
 
 	for (i = 0; i < wl->status.n_reclaimable_pods; i++) {
@@ -823,7 +808,7 @@ static int wl_status(
 			return cu_error_set(err, CU_EDENIED,
 			    "status.reclaimablePods[%s].name: Unsupported "
 			    "value: %s: supported values: %s",
-			    rp->name, adm_wh__quote(q, rp->name), names);
+			    rp->name, wh__quote(q, rp->name), names);
 		}
 		count = ps->has_count ? ps->count : 1;
 		if (rp->count > count)
@@ -847,7 +832,7 @@ static int wl_status(
 			return cu_error_set(err, CU_EDENIED,
 			    "status.admission.podSetAssignments[%zu].name: Not "
 			    "found: %s",
-			    i, adm_wh__quote(q, name));
+			    i, wh__quote(q, name));
 	}
 	return CU_OK;
 }
@@ -855,7 +840,7 @@ static int wl_status(
 /* Kueue's status rules while the quota stays reserved (old and new):
  * reclaimablePods entries are never removed and their counts never
  * decrease; the admission may be set or cleared, never changed. */
-static int wl_status_update(const struct adm_wh_ctx *c, cu_error *err)
+static int wl_status_update(const struct wh_ctx *c, cu_error *err)
 {
 	const json_t *ost = json_object_get(c->req->old_object, "status");
 	const json_t *nst = json_object_get(c->req->object, "status");
@@ -908,14 +893,14 @@ static int wl_status_update(const struct adm_wh_ctx *c, cu_error *err)
 
 /* Step 8: what a quota reservation freezes. */
 static int wl_update(
-    const struct adm_wh_ctx *c, const struct api_workload *wl, cu_error *err)
+    const struct wh_ctx *c, const struct api_workload *wl, cu_error *err)
 {
 	const json_t *old = c->req->old_object, *obj = c->req->object;
 	const json_t *op =
 	    json_object_get(json_object_get(old, "spec"), "podSets");
 	const json_t *np =
 	    json_object_get(json_object_get(obj, "spec"), "podSets");
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 	size_t i;
 
 	if (!quota_reserved(old))
@@ -925,7 +910,7 @@ static int wl_update(
 		return cu_error_set(err, CU_EDENIED,
 		    "spec.queueName: Invalid value: %s: queueName is immutable "
 		    "while workload quota reserved",
-		    adm_wh__quote(q, wl->spec.queue_name));
+		    wh__quote(q, wl->spec.queue_name));
 	if (json_array_size(op) != json_array_size(np))
 		return cu_error_set(err, CU_EDENIED,
 		    "spec.podSets: Invalid value: \"array\": field is "
@@ -941,7 +926,7 @@ static int wl_update(
 	return CU_OK;
 }
 
-static int workload(struct adm_wh_ctx *c, cu_error *err)
+static int workload(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *spec;
 	struct api_workload wl;
@@ -954,7 +939,7 @@ static int workload(struct adm_wh_ctx *c, cu_error *err)
 	rc = wl_podsets(&wl, err);
 	if (rc == CU_OK)
 		rc = wl_status(c, &wl, err);
-	if (rc == CU_OK && c->req->operation == ADM_WH_OP_UPDATE)
+	if (rc == CU_OK && c->req->operation == WH_OP_UPDATE)
 		rc = wl_update(c, &wl, err);
 	api_workload_dispose(&wl);
 	return rc;
@@ -962,7 +947,7 @@ static int workload(struct adm_wh_ctx *c, cu_error *err)
 
 /* ---- WorkloadPriorityClass ------------------------------------------- */
 
-static int workload_priority_class(struct adm_wh_ctx *c, cu_error *err)
+static int workload_priority_class(struct wh_ctx *c, cu_error *err)
 {
 	struct api_workload_priority_class w;
 	size_t chars = 0;
@@ -985,39 +970,38 @@ static int workload_priority_class(struct adm_wh_ctx *c, cu_error *err)
 /* ---- defaulting ------------------------------------------------------ */
 
 /* Kueue's Default() of ClusterQueue and ResourceFlavor. */
-static int add_finalizer(struct adm_wh_ctx *c, cu_error *err)
+static int add_finalizer(struct wh_ctx *c, cu_error *err)
 {
 	const json_t *meta = json_object_get(c->req->object, "metadata");
 	const json_t *fin, *v;
 	size_t i;
 
 	if (!json_is_object(meta))
-		return adm_wh__patch_add(c->out, "add", "/metadata",
-		    json_pack("{s:[s]}", "finalizers",
-			ADM_WH_FINALIZER_RESOURCE_IN_USE),
+		return wh__patch_add(c->out, "add", "/metadata",
+		    json_pack(
+			"{s:[s]}", "finalizers", WH_FINALIZER_RESOURCE_IN_USE),
 		    err);
 	fin = member(meta, "finalizers");
 	if (fin == NULL)
-		return adm_wh__patch_add(c->out, "add", "/metadata/finalizers",
-		    json_pack("[s]", ADM_WH_FINALIZER_RESOURCE_IN_USE), err);
+		return wh__patch_add(c->out, "add", "/metadata/finalizers",
+		    json_pack("[s]", WH_FINALIZER_RESOURCE_IN_USE), err);
 	if (!json_is_array(fin))
 		return want_type(fin, JSON_ARRAY, "metadata.finalizers", err);
 	json_array_foreach(fin, i, v)
 	{
-		if (json_is_string(v) &&
-		    strcmp(json_string_value(v),
-			ADM_WH_FINALIZER_RESOURCE_IN_USE) == 0)
+		if (json_is_string(v) && strcmp(json_string_value(v),
+					     WH_FINALIZER_RESOURCE_IN_USE) == 0)
 			return CU_OK;
 	}
-	return adm_wh__patch_add(c->out, "add", "/metadata/finalizers/-",
-	    json_string(ADM_WH_FINALIZER_RESOURCE_IN_USE), err);
+	return wh__patch_add(c->out, "add", "/metadata/finalizers/-",
+	    json_string(WH_FINALIZER_RESOURCE_IN_USE), err);
 }
 
-int adm_wh__kueue(struct adm_wh_ctx *c, const char *kind, cu_error *err)
+int wh__kueue(struct wh_ctx *c, const char *kind, cu_error *err)
 {
 	static const struct {
 		const char *kind;
-		int (*validate)(struct adm_wh_ctx *, cu_error *);
+		int (*validate)(struct wh_ctx *, cu_error *);
 		bool finalizer;
 	} kinds[] = {
 	    {"ClusterQueue", cluster_queue, true},
@@ -1032,10 +1016,9 @@ int adm_wh__kueue(struct adm_wh_ctx *c, const char *kind, cu_error *err)
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		if (strcmp(kinds[i].kind, kind) != 0)
 			continue;
-		if (c->mode == ADM_WH_VALIDATE)
+		if (c->mode == WH_VALIDATE)
 			return kinds[i].validate(c, err);
-		if (kinds[i].finalizer &&
-		    c->req->operation == ADM_WH_OP_CREATE &&
+		if (kinds[i].finalizer && c->req->operation == WH_OP_CREATE &&
 		    c->opt->add_resource_in_use_finalizer)
 			return add_finalizer(c, err);
 		return CU_OK;

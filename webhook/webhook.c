@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * admission/webhook.c - the AdmissionReview v1 codec (request decode with
+ * webhook/webhook.c - the AdmissionReview v1 codec (request decode with
  * field-naming errors and a size cap, response encode with a base64 JSON
  * patch), the served paths, the dispatch of a review to the Job/JobSet
  * and Kueue-kind handlers, and the helpers those share (webhook_int.h).
@@ -9,53 +9,53 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "admission/webhook_int.h"
+#include "webhook/webhook_int.h"
 #include "api/json.h"
 #include "api/patch.h"
 
-const struct adm_wh_route adm_wh_routes[] = {
-    {"/mutate-batch-v1-job", ADM_WH_MUTATE},
-    {"/validate-batch-v1-job", ADM_WH_VALIDATE},
-    {"/mutate-jobset-x-k8s-io-v1alpha2-jobset", ADM_WH_MUTATE},
-    {"/validate-jobset-x-k8s-io-v1alpha2-jobset", ADM_WH_VALIDATE},
-    {"/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", ADM_WH_MUTATE},
-    {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue", ADM_WH_VALIDATE},
-    {"/validate-kueue-x-k8s-io-v1beta2-localqueue", ADM_WH_VALIDATE},
-    {"/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", ADM_WH_MUTATE},
-    {"/validate-kueue-x-k8s-io-v1beta2-resourceflavor", ADM_WH_VALIDATE},
-    {"/mutate-kueue-x-k8s-io-v1beta2-workload", ADM_WH_MUTATE},
-    {"/validate-kueue-x-k8s-io-v1beta2-workload", ADM_WH_VALIDATE},
-    {"/validate-kueue-x-k8s-io-v1beta2-workloadpriorityclass", ADM_WH_VALIDATE},
-    {"/validate-kueue-x-k8s-io-v1beta2-cohort", ADM_WH_VALIDATE},
-    {NULL, ADM_WH_MUTATE},
+const struct wh_route wh_routes[] = {
+    {"/mutate-batch-v1-job", WH_MUTATE},
+    {"/validate-batch-v1-job", WH_VALIDATE},
+    {"/mutate-jobset-x-k8s-io-v1alpha2-jobset", WH_MUTATE},
+    {"/validate-jobset-x-k8s-io-v1alpha2-jobset", WH_VALIDATE},
+    {"/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_MUTATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_VALIDATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-localqueue", WH_VALIDATE},
+    {"/mutate-kueue-x-k8s-io-v1beta2-resourceflavor", WH_MUTATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-resourceflavor", WH_VALIDATE},
+    {"/mutate-kueue-x-k8s-io-v1beta2-workload", WH_MUTATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-workload", WH_VALIDATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-workloadpriorityclass", WH_VALIDATE},
+    {"/validate-kueue-x-k8s-io-v1beta2-cohort", WH_VALIDATE},
+    {NULL, WH_MUTATE},
 };
 
-int adm_wh_mode_for_path(const char *path, enum adm_wh_mode *out)
+int wh_mode_for_path(const char *path, enum wh_mode *out)
 {
 	size_t i;
 
-	for (i = 0; path != NULL && adm_wh_routes[i].path != NULL; i++) {
-		if (strcmp(adm_wh_routes[i].path, path) == 0) {
+	for (i = 0; path != NULL && wh_routes[i].path != NULL; i++) {
+		if (strcmp(wh_routes[i].path, path) == 0) {
 			if (out != NULL)
-				*out = adm_wh_routes[i].mode;
+				*out = wh_routes[i].mode;
 			return CU_OK;
 		}
 	}
 	return CU_ENOTFOUND;
 }
 
-const char *adm_wh_op_name(enum adm_wh_op op)
+const char *wh_op_name(enum wh_op op)
 {
 	switch (op) {
-	case ADM_WH_OP_CREATE:
+	case WH_OP_CREATE:
 		return "CREATE";
-	case ADM_WH_OP_UPDATE:
+	case WH_OP_UPDATE:
 		return "UPDATE";
-	case ADM_WH_OP_DELETE:
+	case WH_OP_DELETE:
 		return "DELETE";
-	case ADM_WH_OP_CONNECT:
+	case WH_OP_CONNECT:
 		return "CONNECT";
-	case ADM_WH_OP_UNSET:
+	case WH_OP_UNSET:
 		break;
 	}
 	return "";
@@ -63,31 +63,10 @@ const char *adm_wh_op_name(enum adm_wh_op op)
 
 /* ---- shared helpers (webhook_int.h) ---------------------------------- */
 
-const char *adm_wh__json_type(const json_t *v)
-{
-	switch (v != NULL ? json_typeof(v) : JSON_NULL) {
-	case JSON_OBJECT:
-		return "object";
-	case JSON_ARRAY:
-		return "array";
-	case JSON_STRING:
-		return "string";
-	case JSON_INTEGER:
-	case JSON_REAL:
-		return "number";
-	case JSON_TRUE:
-	case JSON_FALSE:
-		return "boolean";
-	case JSON_NULL:
-		break;
-	}
-	return "null";
-}
-
-char *adm_wh__quote(char buf[ADM_WH_QUOTE_MAX], const char *s)
+char *wh__quote(char buf[WH_QUOTE_MAX], const char *s)
 {
 	/* Room for the worst escape (\u00XX, 6 bytes), "...", quote, NUL. */
-	const size_t limit = ADM_WH_QUOTE_MAX - 12;
+	const size_t limit = WH_QUOTE_MAX - 12;
 	size_t o = 0, i;
 
 	if (s == NULL)
@@ -99,7 +78,7 @@ char *adm_wh__quote(char buf[ADM_WH_QUOTE_MAX], const char *s)
 		/* Stop before a character that starts past the limit; a
 		 * UTF-8 continuation byte is never split off its lead. */
 		if ((o >= limit && (ch & 0xC0) != 0x80) ||
-		    o >= ADM_WH_QUOTE_MAX - 8) {
+		    o >= WH_QUOTE_MAX - 8) {
 			memcpy(buf + o, "...", 3);
 			o += 3;
 			break;
@@ -112,7 +91,7 @@ char *adm_wh__quote(char buf[ADM_WH_QUOTE_MAX], const char *s)
 			buf[o++] = 'n';
 		} else if (ch < 0x20 || ch == 0x7F) {
 			o += (size_t)snprintf(
-			    buf + o, ADM_WH_QUOTE_MAX - o, "\\u%04x", ch);
+			    buf + o, WH_QUOTE_MAX - o, "\\u%04x", ch);
 		} else {
 			buf[o++] = (char)ch;
 		}
@@ -127,7 +106,7 @@ static bool dns_alnum(char c)
 	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-bool adm_wh__is_dns1123_subdomain(const char *s)
+bool wh__is_dns1123_subdomain(const char *s)
 {
 	size_t n = strlen(s), i, start = 0;
 
@@ -147,18 +126,17 @@ bool adm_wh__is_dns1123_subdomain(const char *s)
 	return true;
 }
 
-int adm_wh__check_dns1123_subdomain(
-    const char *s, const char *field, cu_error *err)
+int wh__check_dns1123_subdomain(const char *s, const char *field, cu_error *err)
 {
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 
-	if (adm_wh__is_dns1123_subdomain(s))
+	if (wh__is_dns1123_subdomain(s))
 		return CU_OK;
 	if (strlen(s) > 253)
 		return cu_error_set(err, CU_EDENIED,
 		    "%s: Invalid value: %s: must be no more than 253 "
 		    "characters",
-		    field, adm_wh__quote(q, s));
+		    field, wh__quote(q, s));
 	return cu_error_set(err, CU_EDENIED,
 	    "%s: Invalid value: %s: a lowercase RFC 1123 subdomain must "
 	    "consist of lower case alphanumeric characters, '-' or '.', and "
@@ -166,10 +144,10 @@ int adm_wh__check_dns1123_subdomain(
 	    "'example.com', regex used for validation is "
 	    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)"
 	    "*')",
-	    field, adm_wh__quote(q, s));
+	    field, wh__quote(q, s));
 }
 
-int adm_wh__cb_error(int rc, const char *what, cu_error *err)
+int wh__cb_error(int rc, const char *what, cu_error *err)
 {
 	if (rc == CU_EPARSE || rc == CU_EINVAL || rc == CU_EDENIED ||
 	    rc == CU_OK) {
@@ -185,8 +163,8 @@ int adm_wh__cb_error(int rc, const char *what, cu_error *err)
 	return rc;
 }
 
-int adm_wh__patch_add(struct adm_wh_response *out, const char *op,
-    const char *path, json_t *value, cu_error *err)
+int wh__patch_add(struct wh_response *out, const char *op, const char *path,
+    json_t *value, cu_error *err)
 {
 	json_t *o;
 
@@ -212,23 +190,11 @@ int adm_wh__patch_add(struct adm_wh_response *out, const char *op,
 static int dec_str(const json_t *o, const char *key, const char *path,
     bool required, const char **out, cu_error *err)
 {
-	const json_t *v = json_object_get(o, key);
+	int rc = api_json_get_str(o, key, path, "", out, err);
 
-	*out = "";
-	if (v == NULL || json_is_null(v)) {
-		if (required)
-			return cu_error_set(
-			    err, CU_EINVAL, "%s: Required value", path);
-		return CU_OK;
-	}
-	if (!json_is_string(v))
-		return cu_error_set(err, CU_EPARSE,
-		    "%s: Invalid type: expected string, got %s", path,
-		    adm_wh__json_type(v));
-	*out = json_string_value(v);
-	if (required && (*out)[0] == '\0')
+	if (rc == CU_OK && required && (*out)[0] == '\0')
 		return cu_error_set(err, CU_EINVAL, "%s: Required value", path);
-	return CU_OK;
+	return rc;
 }
 
 /* The object at o[key] [borrowed], NULL when absent or null. */
@@ -247,7 +213,7 @@ static int dec_obj(const json_t *o, const char *key, const char *path,
 	if (!json_is_object(v))
 		return cu_error_set(err, CU_EPARSE,
 		    "%s: Invalid type: expected object, got %s", path,
-		    adm_wh__json_type(v));
+		    api_json_type_name(v, false));
 	*out = v;
 	return CU_OK;
 }
@@ -256,7 +222,7 @@ static int dec_fixed(
     const json_t *o, const char *key, const char *want, cu_error *err)
 {
 	const char *v;
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 	int rc = dec_str(o, key, key, true, &v, err);
 
 	if (rc != CU_OK)
@@ -264,18 +230,18 @@ static int dec_fixed(
 	if (strcmp(v, want) != 0)
 		return cu_error_set(err, CU_EINVAL,
 		    "%s: Unsupported value: %s: supported values: \"%s\"", key,
-		    adm_wh__quote(q, v), want);
+		    wh__quote(q, v), want);
 	return CU_OK;
 }
 
 static const char *const op_names[] = {
     "", "CREATE", "UPDATE", "DELETE", "CONNECT"};
 
-static int dec_request(struct adm_wh_request *r, const json_t *q, cu_error *err)
+static int dec_request(struct wh_request *r, const json_t *q, cu_error *err)
 {
 	const json_t *k, *res, *ui, *dr;
 	const char *op;
-	char qb[ADM_WH_QUOTE_MAX];
+	char qb[WH_QUOTE_MAX];
 	size_t i;
 	int rc;
 
@@ -307,25 +273,23 @@ static int dec_request(struct adm_wh_request *r, const json_t *q, cu_error *err)
 		return rc;
 	for (i = 1; i < sizeof(op_names) / sizeof(op_names[0]); i++)
 		if (strcmp(op, op_names[i]) == 0)
-			r->operation = (enum adm_wh_op)i;
-	if (r->operation == ADM_WH_OP_UNSET)
+			r->operation = (enum wh_op)i;
+	if (r->operation == WH_OP_UNSET)
 		return cu_error_set(err, CU_EINVAL,
 		    "request.operation: Unsupported value: %s: supported "
 		    "values: \"CREATE\", \"UPDATE\", \"DELETE\", \"CONNECT\"",
-		    adm_wh__quote(qb, op));
+		    wh__quote(qb, op));
 	if ((rc = dec_obj(q, "object", "request.object",
-		 r->operation == ADM_WH_OP_CREATE ||
-		     r->operation == ADM_WH_OP_UPDATE,
+		 r->operation == WH_OP_CREATE || r->operation == WH_OP_UPDATE,
 		 &r->object, err)) != CU_OK ||
 	    (rc = dec_obj(q, "oldObject", "request.oldObject",
-		 r->operation == ADM_WH_OP_UPDATE, &r->old_object, err)) !=
-		CU_OK)
+		 r->operation == WH_OP_UPDATE, &r->old_object, err)) != CU_OK)
 		return rc;
 	dr = json_object_get(q, "dryRun");
 	if (dr != NULL && !json_is_null(dr) && !json_is_boolean(dr))
 		return cu_error_set(err, CU_EPARSE,
 		    "request.dryRun: Invalid type: expected boolean, got %s",
-		    adm_wh__json_type(dr));
+		    api_json_type_name(dr, false));
 	r->dry_run = json_is_true(dr);
 	if ((rc = dec_obj(
 		 q, "userInfo", "request.userInfo", false, &ui, err)) != CU_OK)
@@ -337,8 +301,8 @@ static int dec_request(struct adm_wh_request *r, const json_t *q, cu_error *err)
 	return CU_OK;
 }
 
-int adm_wh_request_decode(
-    struct adm_wh_request *out, const void *body, size_t len, cu_error *err)
+int wh_request_decode(
+    struct wh_request *out, const void *body, size_t len, cu_error *err)
 {
 	json_error_t jerr;
 	json_t *doc;
@@ -350,11 +314,11 @@ int adm_wh_request_decode(
 	memset(out, 0, sizeof(*out));
 	if (body == NULL && len > 0)
 		return cu_error_set(err, CU_EINVAL, "request body: NULL");
-	if (len > ADM_WH_MAX_BODY)
+	if (len > WH_MAX_BODY)
 		return cu_error_set(err, CU_ETOOBIG,
 		    "request body: Too long: %zu bytes: must have at most %zu "
 		    "bytes",
-		    len, ADM_WH_MAX_BODY);
+		    len, WH_MAX_BODY);
 	rc = api_json_loadb(&doc, body, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (rc != CU_OK) {
 		if (rc == CU_ENOMEM)
@@ -367,12 +331,11 @@ int adm_wh_request_decode(
 	if (!json_is_object(doc)) {
 		rc = cu_error_set(err, CU_EPARSE,
 		    "request body: Invalid type: expected object, got %s",
-		    adm_wh__json_type(doc));
+		    api_json_type_name(doc, false));
 		goto fail;
 	}
-	if ((rc = dec_fixed(doc, "apiVersion", ADM_WH_API_VERSION, err)) !=
-		CU_OK ||
-	    (rc = dec_fixed(doc, "kind", ADM_WH_KIND, err)) != CU_OK ||
+	if ((rc = dec_fixed(doc, "apiVersion", WH_API_VERSION, err)) != CU_OK ||
+	    (rc = dec_fixed(doc, "kind", WH_KIND, err)) != CU_OK ||
 	    (rc = dec_obj(doc, "request", "request", true, &q, err)) != CU_OK ||
 	    (rc = dec_request(out, q, err)) != CU_OK)
 		goto fail;
@@ -384,7 +347,7 @@ fail:
 	return rc;
 }
 
-void adm_wh_request_dispose(struct adm_wh_request *r)
+void wh_request_dispose(struct wh_request *r)
 {
 	if (r == NULL)
 		return;
@@ -394,7 +357,7 @@ void adm_wh_request_dispose(struct adm_wh_request *r)
 
 /* ---- response encode ------------------------------------------------- */
 
-void adm_wh_response_dispose(struct adm_wh_response *r)
+void wh_response_dispose(struct wh_response *r)
 {
 	if (r == NULL)
 		return;
@@ -473,8 +436,7 @@ static const char *status_reason(int code)
 	}
 }
 
-static int enc_status(
-    json_t *resp, const struct adm_wh_response *r, cu_error *err)
+static int enc_status(json_t *resp, const struct wh_response *r, cu_error *err)
 {
 	json_t *st = json_object();
 	const char *reason = status_reason(r->code);
@@ -516,8 +478,8 @@ static int enc_patch(json_t *resp, const json_t *patch, cu_error *err)
 	return rc;
 }
 
-int adm_wh_response_encode(const char *uid, const struct adm_wh_response *r,
-    char **out, size_t *out_len, cu_error *err)
+int wh_response_encode(const char *uid, const struct wh_response *r, char **out,
+    size_t *out_len, cu_error *err)
 {
 	json_t *doc = NULL, *resp;
 	int rc = CU_OK;
@@ -532,8 +494,8 @@ int adm_wh_response_encode(const char *uid, const struct adm_wh_response *r,
 		return cu_error_set(
 		    err, CU_EINVAL, "webhook response: patch must be an array");
 	resp = json_object();
-	doc = json_pack("{s:s, s:s, s:o}", "apiVersion", ADM_WH_API_VERSION,
-	    "kind", ADM_WH_KIND, "response", resp);
+	doc = json_pack("{s:s, s:s, s:o}", "apiVersion", WH_API_VERSION, "kind",
+	    WH_KIND, "response", resp);
 	if (resp == NULL || doc == NULL ||
 	    json_object_set_new(
 		resp, "uid", json_string(uid != NULL ? uid : "")) != 0 ||
@@ -558,7 +520,7 @@ out:
 	return rc;
 }
 
-int adm_wh_http_status(int rc)
+int wh_http_status(int rc)
 {
 	switch (rc) {
 	case CU_OK:
@@ -581,10 +543,10 @@ static bool is(const char *a, const char *b)
 
 /* Step 2: the object must be an object of the request's kind. */
 static int check_object(const json_t *o, const char *field,
-    const struct adm_wh_request *req, cu_error *err)
+    const struct wh_request *req, cu_error *err)
 {
 	const json_t *av, *k;
-	char want[256], q[ADM_WH_QUOTE_MAX];
+	char want[256], q[WH_QUOTE_MAX];
 
 	if (o == NULL)
 		return CU_OK;
@@ -600,44 +562,42 @@ static int check_object(const json_t *o, const char *field,
 			return cu_error_set(err, CU_EPARSE,
 			    "%s.apiVersion: Invalid type: expected string, got "
 			    "%s",
-			    field, adm_wh__json_type(av));
+			    field, api_json_type_name(av, false));
 		if (!is(json_string_value(av), want))
 			return cu_error_set(err, CU_EPARSE,
 			    "%s.apiVersion: Invalid value: %s: must be "
 			    "\"%.128s\" "
 			    "(request.kind)",
-			    field, adm_wh__quote(q, json_string_value(av)),
-			    want);
+			    field, wh__quote(q, json_string_value(av)), want);
 	}
 	if (k != NULL && !json_is_null(k)) {
 		if (!json_is_string(k))
 			return cu_error_set(err, CU_EPARSE,
 			    "%s.kind: Invalid type: expected string, got %s",
-			    field, adm_wh__json_type(k));
+			    field, api_json_type_name(k, false));
 		if (!is(json_string_value(k), req->kind.kind))
 			return cu_error_set(err, CU_EPARSE,
 			    "%s.kind: Invalid value: %s: must be \"%.128s\" "
 			    "(request.kind)",
-			    field, adm_wh__quote(q, json_string_value(k)),
+			    field, wh__quote(q, json_string_value(k)),
 			    req->kind.kind);
 	}
 	return CU_OK;
 }
 
-static int dispatch(struct adm_wh_ctx *c, cu_error *err)
+static int dispatch(struct wh_ctx *c, cu_error *err)
 {
-	const struct adm_wh_request *req = c->req;
+	const struct wh_request *req = c->req;
 	bool job =
 	    (is(req->kind.group, "batch") && is(req->kind.kind, "Job")) ||
 	    (is(req->kind.group, "jobset.x-k8s.io") &&
 		is(req->kind.kind, "JobSet"));
 	bool kueue = is(req->kind.group, "kueue.x-k8s.io");
-	char q[ADM_WH_QUOTE_MAX];
+	char q[WH_QUOTE_MAX];
 	int rc;
 
 	/* 1. nothing to decide */
-	if (req->operation != ADM_WH_OP_CREATE &&
-	    req->operation != ADM_WH_OP_UPDATE)
+	if (req->operation != WH_OP_CREATE && req->operation != WH_OP_UPDATE)
 		return CU_OK;
 	/* Of the subresources, Kueue validates workloads/status (the whole
 	 * object, as an update of the main resource). */
@@ -646,28 +606,27 @@ static int dispatch(struct adm_wh_ctx *c, cu_error *err)
 		    is(req->sub_resource, "status"))) ||
 	    (!job && !kueue))
 		return CU_OK;
-	if (req->dry_run && c->mode == ADM_WH_MUTATE)
+	if (req->dry_run && c->mode == WH_MUTATE)
 		return CU_OK;
 	if (kueue && !is(req->kind.version, "v1beta2"))
 		return cu_error_set(err, CU_EPARSE,
 		    "request.kind.version: Unsupported value: %s: supported "
 		    "values: \"v1beta2\"",
-		    adm_wh__quote(q, req->kind.version));
+		    wh__quote(q, req->kind.version));
 	/* 2. the objects */
 	if ((rc = check_object(req->object, "object", req, err)) != CU_OK ||
 	    (rc = check_object(req->old_object, "oldObject", req, err)) !=
 		CU_OK)
 		return rc;
 	if (job)
-		return adm_wh__jobs(c, err);
-	return adm_wh__kueue(c, req->kind.kind, err);
+		return wh__jobs(c, err);
+	return wh__kueue(c, req->kind.kind, err);
 }
 
-int adm_wh_handle(const struct adm_wh_options *opt, enum adm_wh_mode mode,
-    const struct adm_wh_request *req, struct adm_wh_response *out,
-    cu_error *err)
+int wh_handle(const struct wh_options *opt, enum wh_mode mode,
+    const struct wh_request *req, struct wh_response *out, cu_error *err)
 {
-	struct adm_wh_ctx c;
+	struct wh_ctx c;
 	cu_error local;
 	int rc;
 
@@ -688,7 +647,7 @@ int adm_wh_handle(const struct adm_wh_options *opt, enum adm_wh_mode mode,
 	cu_error_clear(&local);
 	rc = dispatch(&c, &local);
 	if (rc == CU_OK) {
-		if (mode == ADM_WH_VALIDATE || !out->allowed) {
+		if (mode == WH_VALIDATE || !out->allowed) {
 			json_decref(out->patch);
 			out->patch = NULL;
 		}
@@ -718,7 +677,7 @@ static char *salvage_uid(const void *body, size_t len)
 	const json_t *uid;
 	char *s;
 
-	if (body == NULL || len > ADM_WH_MAX_BODY)
+	if (body == NULL || len > WH_MAX_BODY)
 		return cu_strdup("");
 	if (api_json_loadb(&doc, body, len, 0, NULL) != CU_OK)
 		return cu_strdup("");
@@ -728,12 +687,11 @@ static char *salvage_uid(const void *body, size_t len)
 	return s;
 }
 
-int adm_wh_serve(const struct adm_wh_options *opt, enum adm_wh_mode mode,
-    const void *body, size_t len, int *http_status, char **out, size_t *out_len,
-    cu_error *err)
+int wh_serve(const struct wh_options *opt, enum wh_mode mode, const void *body,
+    size_t len, int *http_status, char **out, size_t *out_len, cu_error *err)
 {
-	struct adm_wh_request req;
-	struct adm_wh_response resp;
+	struct wh_request req;
+	struct wh_response resp;
 	cu_error local;
 	char *uid = NULL;
 	int rc, status;
@@ -741,9 +699,9 @@ int adm_wh_serve(const struct adm_wh_options *opt, enum adm_wh_mode mode,
 	*out = NULL;
 	cu_error_clear(&local);
 	memset(&resp, 0, sizeof(resp));
-	rc = adm_wh_request_decode(&req, body, len, &local);
+	rc = wh_request_decode(&req, body, len, &local);
 	if (rc != CU_OK) {
-		status = adm_wh_http_status(rc);
+		status = wh_http_status(rc);
 		uid = salvage_uid(body, len);
 		resp.code = status;
 		resp.message = cu_strdup(local.msg);
@@ -756,7 +714,7 @@ int adm_wh_serve(const struct adm_wh_options *opt, enum adm_wh_mode mode,
 			*err = local;
 	} else {
 		status = 200;
-		rc = adm_wh_handle(opt, mode, &req, &resp, &local);
+		rc = wh_handle(opt, mode, &req, &resp, &local);
 		if (rc != CU_OK && err != NULL)
 			*err = local;
 		if (resp.message == NULL && !resp.allowed) {
@@ -765,7 +723,7 @@ int adm_wh_serve(const struct adm_wh_options *opt, enum adm_wh_mode mode,
 			goto out;
 		}
 	}
-	rc = adm_wh_response_encode(
+	rc = wh_response_encode(
 	    uid != NULL ? uid : req.uid, &resp, out, out_len, &local);
 	if (rc != CU_OK) {
 		cu_error_set(err, rc, "%s", local.msg);
@@ -776,7 +734,7 @@ out:
 	if (rc != CU_OK)
 		*http_status = 500;
 	cu_free(uid);
-	adm_wh_response_dispose(&resp);
-	adm_wh_request_dispose(&req);
+	wh_response_dispose(&resp);
+	wh_request_dispose(&req);
 	return rc == CU_OK ? CU_OK : CU_ENOMEM;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * admission/webhook.h - the admission-webhook handlers: an AdmissionReview
+ * webhook/webhook.h - the admission-webhook handlers: an AdmissionReview
  * v1 body in, a decision and an AdmissionReview response body out.
  *
  *   mutating  Job (batch/v1) and JobSet (jobset.x-k8s.io/v1alpha2) CREATE:
@@ -24,8 +24,16 @@
  *
  * Pure logic: no I/O, no clock, no global state. Everything the handlers
  * need to know about the cluster comes from caller-supplied callbacks over
- * the caller's caches (struct adm_wh_options). Any thread, as long as the
- * callbacks allow it. Prefix: adm_wh_ / ADM_WH_.
+ * the caller's caches (struct wh_options). Any thread, as long as the
+ * callbacks allow it. Prefix: wh_ / WH_.
+ *
+ * Why a module of its own: these handlers decode whole Kueue and batch
+ * objects (api/model.h), read JSON (api/json.h) and answer with JSON
+ * patches (api/patch.h), so they need api/. admission/ is the scheduler's
+ * admission cycle over queues/ and namespaces/ and must stay free of the
+ * wire format; the handlers share nothing with it but the word
+ * "admission". Allowed: webhook -> namespaces, api, lib (enforced by
+ * tests/lint/deps.sh); only controller/ includes this header.
  *
  * Status codes of a denial (response.status.code): 400 for a review or an
  * object that cannot be decoded (wrong JSON types, "malformed"), 403 for a
@@ -98,8 +106,8 @@
  * WorkloadPriorityClass.value is mutable, as in Kueue (a change does not
  * affect existing Workloads): only the decode and description <= 2048.
  */
-#ifndef CU_ADMISSION_WEBHOOK_H
-#define CU_ADMISSION_WEBHOOK_H
+#ifndef CU_WEBHOOK_WEBHOOK_H
+#define CU_WEBHOOK_WEBHOOK_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -112,34 +120,34 @@
 /* Largest request body accepted (the API server's own request limit);
  * larger is CU_ETOOBIG (HTTP 413). The HTTP layer's body cap should be
  * at least this. */
-#define ADM_WH_MAX_BODY ((size_t)3 * 1024 * 1024)
-#define ADM_WH_API_VERSION "admission.k8s.io/v1"
-#define ADM_WH_KIND "AdmissionReview"
-#define ADM_WH_DEFAULT_LOCAL_QUEUE "default"
-#define ADM_WH_FINALIZER_RESOURCE_IN_USE "kueue.x-k8s.io/resource-in-use"
+#define WH_MAX_BODY ((size_t)3 * 1024 * 1024)
+#define WH_API_VERSION "admission.k8s.io/v1"
+#define WH_KIND "AdmissionReview"
+#define WH_DEFAULT_LOCAL_QUEUE "default"
+#define WH_FINALIZER_RESOURCE_IN_USE "kueue.x-k8s.io/resource-in-use"
 
-enum adm_wh_op {
-	ADM_WH_OP_UNSET = 0,
-	ADM_WH_OP_CREATE,
-	ADM_WH_OP_UPDATE,
-	ADM_WH_OP_DELETE,
-	ADM_WH_OP_CONNECT,
+enum wh_op {
+	WH_OP_UNSET = 0,
+	WH_OP_CREATE,
+	WH_OP_UPDATE,
+	WH_OP_DELETE,
+	WH_OP_CONNECT,
 };
 
 /* Which webhook configuration called: the mutating one may answer a
  * patch, the validating one never does. */
-enum adm_wh_mode {
-	ADM_WH_MUTATE = 0,
-	ADM_WH_VALIDATE,
+enum wh_mode {
+	WH_MUTATE = 0,
+	WH_VALIDATE,
 };
 
 /*
  * A decoded AdmissionReview v1 request. `doc` is the parsed body
- * [owned: json_decref, by adm_wh_request_dispose]; every other pointer
+ * [owned: json_decref, by wh_request_dispose]; every other pointer
  * borrows from it and is valid until dispose. Optional strings read ""
  * when absent, never NULL.
  */
-struct adm_wh_request {
+struct wh_request {
 	json_t *doc;
 	const char *uid; /* required, non-empty */
 	struct {
@@ -155,7 +163,7 @@ struct adm_wh_request {
 	const char *sub_resource; /* "" for the main resource */
 	const char *name;	  /* "" on CREATE with generateName */
 	const char *namespace_;	  /* "" for cluster-scoped objects */
-	enum adm_wh_op operation;
+	enum wh_op operation;
 	const json_t *object;	  /* NULL when absent or JSON null */
 	const json_t *old_object; /* NULL when absent or JSON null */
 	bool dry_run;
@@ -168,9 +176,9 @@ struct adm_wh_request {
  * ever set on an allowed mutating answer; NULL or [] means no patch.
  * warnings is NULL or an array of strings (response.warnings).
  * message [owned: cu_free]; patch, warnings [owned: json_decref]; all
- * freed by adm_wh_response_dispose.
+ * freed by wh_response_dispose.
  */
-struct adm_wh_response {
+struct wh_response {
 	bool allowed;
 	int code;
 	char *message;
@@ -180,7 +188,7 @@ struct adm_wh_response {
 
 /* The job an UPDATE is about, for the Workload callback. Strings
  * [borrowed; valid during the callback]; uid may be "". */
-struct adm_wh_job_ref {
+struct wh_job_ref {
 	enum ns_gate_kind kind;
 	const char *namespace_;
 	const char *name;
@@ -189,7 +197,7 @@ struct adm_wh_job_ref {
 
 /* What the caller's caches know about the job's Workload (both false when
  * it has none yet). */
-struct adm_wh_workload_state {
+struct wh_workload_state {
 	bool quota_reserved; /* QuotaReserved=True */
 	bool admitted;	     /* Admitted=True */
 };
@@ -202,7 +210,7 @@ struct adm_wh_workload_state {
  * makes the review fail with code 500 (the API server applies
  * failurePolicy), never a silent allow of a job that might be ours.
  */
-struct adm_wh_options {
+struct wh_options {
 	/* The management gate configuration (required for Job/JobSet). */
 	const struct ns_gate_config *gate;
 	/*
@@ -221,8 +229,8 @@ struct adm_wh_options {
 	    bool *exists, void *payload, cu_error *err);
 	/* The state of the Workload of job [borrowed]. NULL: no Workload
 	 * (not reserved, not admitted). */
-	int (*workload_state)(const struct adm_wh_job_ref *job,
-	    struct adm_wh_workload_state *out, void *payload, cu_error *err);
+	int (*workload_state)(const struct wh_job_ref *job,
+	    struct wh_workload_state *out, void *payload, cu_error *err);
 	/* userInfo.username of cueue itself (its service account,
 	 * "system:serviceaccount:<ns>:<name>"); its own unsuspend writes are
 	 * exempt from the unsuspend rule, since its cache of the Workload may
@@ -238,45 +246,44 @@ struct adm_wh_options {
 /* A webhook path cueue serves, with Kueue's spelling of it
  * (/mutate-batch-v1-job, /validate-kueue-x-k8s-io-v1beta2-clusterqueue,
  * ...). [static] */
-struct adm_wh_route {
+struct wh_route {
 	const char *path;
-	enum adm_wh_mode mode;
+	enum wh_mode mode;
 };
 
 /* Every path, terminated by an entry whose path is NULL [static]. */
-extern const struct adm_wh_route adm_wh_routes[];
+extern const struct wh_route wh_routes[];
 
 /* Mode of a served path [borrowed]: CU_OK, or CU_ENOTFOUND. */
-CU_MUST_CHECK int adm_wh_mode_for_path(const char *path, enum adm_wh_mode *out);
+CU_MUST_CHECK int wh_mode_for_path(const char *path, enum wh_mode *out);
 
 /*
  * Decode an AdmissionReview v1 body (body [borrowed], len bytes, need not
  * be NUL-terminated). *out is initialised here and left empty on failure.
- * Errors name the field: CU_ETOOBIG when len > ADM_WH_MAX_BODY ("request
+ * Errors name the field: CU_ETOOBIG when len > WH_MAX_BODY ("request
  * body: Too long: ..."), CU_EPARSE for bytes that are not JSON or a wrong
  * JSON type ("request: Invalid type: expected object, got string"),
  * CU_EINVAL for a missing or wrong value ("request.uid: Required value",
  * "apiVersion: Unsupported value: ..."; CREATE/UPDATE need request.object,
  * UPDATE also request.oldObject), CU_ENOMEM.
  */
-CU_MUST_CHECK int adm_wh_request_decode(
-    struct adm_wh_request *out, const void *body, size_t len, cu_error *err);
+CU_MUST_CHECK int wh_request_decode(
+    struct wh_request *out, const void *body, size_t len, cu_error *err);
 
 /* Free what r owns and zero it; NULL and zeroed are no-ops. */
-void adm_wh_request_dispose(struct adm_wh_request *r);
+void wh_request_dispose(struct wh_request *r);
 
 /*
  * Decide on req [borrowed] under opt [borrowed]; *out is initialised here
- * [owned by the caller: adm_wh_response_dispose]. Returns CU_OK for every
+ * [owned by the caller: wh_response_dispose]. Returns CU_OK for every
  * decision (allowed, or denied with 400/403). A callback failure or
  * CU_ENOMEM is returned as such and *out is then a denial with code 500
  * naming it. CU_EINVAL for NULL opt/req/out (out untouched if NULL).
  */
-CU_MUST_CHECK int adm_wh_handle(const struct adm_wh_options *opt,
-    enum adm_wh_mode mode, const struct adm_wh_request *req,
-    struct adm_wh_response *out, cu_error *err);
+CU_MUST_CHECK int wh_handle(const struct wh_options *opt, enum wh_mode mode,
+    const struct wh_request *req, struct wh_response *out, cu_error *err);
 
-void adm_wh_response_dispose(struct adm_wh_response *r);
+void wh_response_dispose(struct wh_response *r);
 
 /*
  * Encode the AdmissionReview v1 response body: apiVersion/kind echoed,
@@ -287,13 +294,12 @@ void adm_wh_response_dispose(struct adm_wh_response *r);
  * be NULL). CU_EINVAL for a denial with code < 400 or a patch that is not
  * an array; CU_ENOMEM.
  */
-CU_MUST_CHECK int adm_wh_response_encode(const char *uid,
-    const struct adm_wh_response *resp, char **out, size_t *out_len,
-    cu_error *err);
+CU_MUST_CHECK int wh_response_encode(const char *uid,
+    const struct wh_response *resp, char **out, size_t *out_len, cu_error *err);
 
 /* HTTP status for a decode result: 200 (CU_OK), 413 (CU_ETOOBIG), 500
  * (CU_ENOMEM), 400 (any other error). */
-int adm_wh_http_status(int rc);
+int wh_http_status(int rc);
 
 /*
  * The whole call for the HTTP layer: decode body, handle, encode. Always
@@ -305,11 +311,11 @@ int adm_wh_http_status(int rc);
  * every 400/413/500 answer, for the log. Returns CU_OK, or CU_ENOMEM when
  * not even that body could be built (then *out is NULL: answer 500).
  */
-CU_MUST_CHECK int adm_wh_serve(const struct adm_wh_options *opt,
-    enum adm_wh_mode mode, const void *body, size_t len, int *http_status,
-    char **out, size_t *out_len, cu_error *err);
+CU_MUST_CHECK int wh_serve(const struct wh_options *opt, enum wh_mode mode,
+    const void *body, size_t len, int *http_status, char **out, size_t *out_len,
+    cu_error *err);
 
 /* "CREATE", "UPDATE", "DELETE", "CONNECT", "" [static]. */
-const char *adm_wh_op_name(enum adm_wh_op op);
+const char *wh_op_name(enum wh_op op);
 
-#endif /* CU_ADMISSION_WEBHOOK_H */
+#endif /* CU_WEBHOOK_WEBHOOK_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/unit/admission_webhook_test.c - admission/webhook.h: the
+ * tests/unit/webhook_review_test.c - webhook/webhook.h: the
  * AdmissionReview v1 codec (decode errors naming the field, the size cap,
  * the response with a base64 patch that decodes back), the Job/JobSet
  * mutating webhook (suspend patch that applies cleanly, default LocalQueue
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "admission/webhook.h"
+#include "webhook/webhook.h"
 #include "api/patch.h"
 
 /* ---- the world the callbacks see ----------------------------------- */
@@ -25,9 +25,9 @@ struct world {
 };
 
 static struct world W;
-static ns_selector SEL;
+static api_selector SEL;
 static struct ns_gate_config CFG;
-static struct adm_wh_options OPT;
+static struct wh_options OPT;
 
 static const char *const TEAM_A[] = {"managed", "true", NULL};
 
@@ -87,8 +87,8 @@ static int lq_exists(const char *ns, const char *name, bool *exists,
 	return CU_OK;
 }
 
-static int wl_state(const struct adm_wh_job_ref *job,
-    struct adm_wh_workload_state *out, void *payload, cu_error *err)
+static int wl_state(const struct wh_job_ref *job, struct wh_workload_state *out,
+    void *payload, cu_error *err)
 {
 	(void)payload;
 	(void)err;
@@ -121,7 +121,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	ns_selector_dispose(&SEL);
+	api_selector_dispose(&SEL);
 }
 
 TestSuite(webhook, .init = setup, .fini = teardown);
@@ -198,39 +198,38 @@ static char *review(const struct rv *r)
 }
 
 /* Decode and handle; returns the handler's code. */
-static int run(
-    enum adm_wh_mode mode, const struct rv *r, struct adm_wh_response *resp)
+static int run(enum wh_mode mode, const struct rv *r, struct wh_response *resp)
 {
-	struct adm_wh_request req;
+	struct wh_request req;
 	char *body = review(r);
 	cu_error err;
 	int rc;
 
-	rc = adm_wh_request_decode(&req, body, strlen(body), &err);
+	rc = wh_request_decode(&req, body, strlen(body), &err);
 	cr_assert_eq(rc, CU_OK, "decode: %s", err.msg);
-	rc = adm_wh_handle(&OPT, mode, &req, resp, &err);
-	adm_wh_request_dispose(&req);
+	rc = wh_handle(&OPT, mode, &req, resp, &err);
+	wh_request_dispose(&req);
 	cu_free(body);
 	return rc;
 }
 
-static void expect_allowed_nopatch(enum adm_wh_mode mode, const struct rv *r)
+static void expect_allowed_nopatch(enum wh_mode mode, const struct rv *r)
 {
-	struct adm_wh_response resp;
+	struct wh_response resp;
 
 	cr_assert_eq(run(mode, r, &resp), CU_OK);
 	cr_assert(resp.allowed, "denied: %s", resp.message);
 	cr_assert(resp.patch == NULL || json_array_size(resp.patch) == 0,
 	    "unexpected patch");
-	adm_wh_response_dispose(&resp);
+	wh_response_dispose(&resp);
 }
 
 /* Denied with code; message equal to want (or containing it when
  * substring). */
-static void expect_denied(enum adm_wh_mode mode, const struct rv *r, int code,
+static void expect_denied(enum wh_mode mode, const struct rv *r, int code,
     const char *want, bool substring)
 {
-	struct adm_wh_response resp;
+	struct wh_response resp;
 
 	cr_assert_eq(run(mode, r, &resp), CU_OK);
 	cr_assert(!resp.allowed, "allowed, wanted: %s", want);
@@ -243,18 +242,18 @@ static void expect_denied(enum adm_wh_mode mode, const struct rv *r, int code,
 		    "message %s\n want %s", resp.message, want);
 	else
 		cr_assert_str_eq(resp.message, want);
-	adm_wh_response_dispose(&resp);
+	wh_response_dispose(&resp);
 }
 
 /* The mutated object: r->obj with the answer's patch applied
  * [owned: json_decref]; asserts an allowed answer with a patch. */
 static json_t *mutated(const struct rv *r, json_t **patch_out)
 {
-	struct adm_wh_response resp;
+	struct wh_response resp;
 	json_t *doc = parse(r->obj), *out = NULL;
 	cu_error err;
 
-	cr_assert_eq(run(ADM_WH_MUTATE, r, &resp), CU_OK);
+	cr_assert_eq(run(WH_MUTATE, r, &resp), CU_OK);
 	cr_assert(resp.allowed, "denied: %s", resp.message);
 	cr_assert_not_null(resp.patch, "no patch");
 	cr_assert_eq(api_json_patch_apply(&out, doc, resp.patch, &err), CU_OK,
@@ -262,7 +261,7 @@ static json_t *mutated(const struct rv *r, json_t **patch_out)
 	if (patch_out != NULL)
 		*patch_out = json_incref(resp.patch);
 	json_decref(doc);
-	adm_wh_response_dispose(&resp);
+	wh_response_dispose(&resp);
 	return out;
 }
 
@@ -293,10 +292,10 @@ Test(webhook, decode_all_fields)
 	    "\"userInfo\":{\"username\":\"bob\",\"groups\":[\"g\"]},"
 	    "\"object\":{\"a\":1},\"oldObject\":{\"a\":2},\"dryRun\":true,"
 	    "\"options\":{}}}";
-	struct adm_wh_request r;
+	struct wh_request r;
 	cu_error err;
 
-	cr_assert_eq(adm_wh_request_decode(&r, body, strlen(body), &err), CU_OK,
+	cr_assert_eq(wh_request_decode(&r, body, strlen(body), &err), CU_OK,
 	    "%s", err.msg);
 	cr_assert_str_eq(r.uid, "705ab4f5");
 	cr_assert_str_eq(r.kind.group, "batch");
@@ -306,14 +305,14 @@ Test(webhook, decode_all_fields)
 	cr_assert_str_eq(r.sub_resource, "status");
 	cr_assert_str_eq(r.name, "j");
 	cr_assert_str_eq(r.namespace_, "ns");
-	cr_assert_eq(r.operation, ADM_WH_OP_UPDATE);
-	cr_assert_str_eq(adm_wh_op_name(r.operation), "UPDATE");
+	cr_assert_eq(r.operation, WH_OP_UPDATE);
+	cr_assert_str_eq(wh_op_name(r.operation), "UPDATE");
 	cr_assert_eq(json_integer_value(json_object_get(r.object, "a")), 1);
 	cr_assert_eq(json_integer_value(json_object_get(r.old_object, "a")), 2);
 	cr_assert(r.dry_run);
 	cr_assert_str_eq(r.username, "bob");
-	adm_wh_request_dispose(&r);
-	adm_wh_request_dispose(&r); /* idempotent */
+	wh_request_dispose(&r);
+	wh_request_dispose(&r); /* idempotent */
 }
 
 Test(webhook, decode_delete_with_null_object)
@@ -324,10 +323,10 @@ Test(webhook, decode_delete_with_null_object)
 	    "\"group\":\"\",\"version\":\"v1\",\"kind\":\"Pod\"},\"resource\":"
 	    "{\"version\":\"v1\",\"resource\":\"pods\"},\"operation\":"
 	    "\"DELETE\",\"object\":null,\"oldObject\":{}}}";
-	struct adm_wh_request r;
+	struct wh_request r;
 	cu_error err;
 
-	cr_assert_eq(adm_wh_request_decode(&r, body, strlen(body), &err), CU_OK,
+	cr_assert_eq(wh_request_decode(&r, body, strlen(body), &err), CU_OK,
 	    "%s", err.msg);
 	cr_assert_null(r.object);
 	cr_assert_not_null(r.old_object);
@@ -335,7 +334,7 @@ Test(webhook, decode_delete_with_null_object)
 	cr_assert_str_eq(r.sub_resource, "");
 	cr_assert_str_eq(r.username, "");
 	cr_assert(!r.dry_run);
-	adm_wh_request_dispose(&r);
+	wh_request_dispose(&r);
 }
 
 struct decode_case {
@@ -417,13 +416,13 @@ Test(webhook, decode_errors_name_the_field)
 	for (i = 0; i < sizeof(decode_cases) / sizeof(decode_cases[0]); i++) {
 		const struct decode_case *c = &decode_cases[i];
 		char *body = dq(c->body);
-		struct adm_wh_request r;
+		struct wh_request r;
 		cu_error err;
 		int rc;
 		size_t n;
 
 		memset(&r, 0x5a, sizeof(r));
-		rc = adm_wh_request_decode(&r, body, strlen(body), &err);
+		rc = wh_request_decode(&r, body, strlen(body), &err);
 		cr_assert_eq(
 		    rc, c->code, "case %zu: rc %d (%s)", i, rc, err.msg);
 		cr_assert_eq(err.code, c->code, "case %zu", i);
@@ -434,33 +433,33 @@ Test(webhook, decode_errors_name_the_field)
 		else
 			cr_assert_str_eq(err.msg, c->msg, "case %zu", i);
 		cr_assert_null(r.doc, "case %zu: left a document", i);
-		cr_assert_eq(adm_wh_http_status(rc), 400, "case %zu", i);
-		adm_wh_request_dispose(&r);
+		cr_assert_eq(wh_http_status(rc), 400, "case %zu", i);
+		wh_request_dispose(&r);
 		cu_free(body);
 	}
 }
 
 Test(webhook, decode_oversize_is_distinct)
 {
-	size_t n = ADM_WH_MAX_BODY + 1;
+	size_t n = WH_MAX_BODY + 1;
 	char *big = cu_malloc(n);
-	struct adm_wh_request r;
+	struct wh_request r;
 	cu_error err;
 	int rc;
 
 	cr_assert_not_null(big);
 	memset(big, ' ', n);
-	rc = adm_wh_request_decode(&r, big, n, &err);
+	rc = wh_request_decode(&r, big, n, &err);
 	cr_assert_eq(rc, CU_ETOOBIG);
 	cr_assert(strncmp(err.msg, "request body: Too long:", 23) == 0, "%s",
 	    err.msg);
-	cr_assert_eq(adm_wh_http_status(rc), 413);
+	cr_assert_eq(wh_http_status(rc), 413);
 	/* exactly at the cap is parsed (and is only whitespace) */
-	rc = adm_wh_request_decode(&r, big, n - 1, &err);
+	rc = wh_request_decode(&r, big, n - 1, &err);
 	cr_assert_eq(rc, CU_EPARSE);
-	cr_assert_eq(adm_wh_http_status(rc), 400);
-	cr_assert_eq(adm_wh_http_status(CU_OK), 200);
-	cr_assert_eq(adm_wh_http_status(CU_ENOMEM), 500);
+	cr_assert_eq(wh_http_status(rc), 400);
+	cr_assert_eq(wh_http_status(CU_OK), 200);
+	cr_assert_eq(wh_http_status(CU_ENOMEM), 500);
 	cu_free(big);
 }
 
@@ -478,7 +477,7 @@ static char *unbase64(const char *s, size_t *n)
 
 Test(webhook, encode_allowed_patch_decodes_back)
 {
-	struct adm_wh_response r = {.allowed = true};
+	struct wh_response r = {.allowed = true};
 	json_t *doc, *resp, *back;
 	const char *p64;
 	char *text, *raw;
@@ -489,8 +488,8 @@ Test(webhook, encode_allowed_patch_decodes_back)
 			"{'op':'add','path':'/metadata/labels/"
 			"kueue.x-k8s.io~1queue-name','value':'default'}]");
 	r.warnings = parse("['deprecated thing']");
-	cr_assert_eq(adm_wh_response_encode("uid-1", &r, &text, &len, &err),
-	    CU_OK, "%s", err.msg);
+	cr_assert_eq(wh_response_encode("uid-1", &r, &text, &len, &err), CU_OK,
+	    "%s", err.msg);
 	cr_assert_eq(strlen(text), len);
 	doc = json_loads(text, 0, NULL);
 	cr_assert_not_null(doc);
@@ -518,12 +517,12 @@ Test(webhook, encode_allowed_patch_decodes_back)
 	cu_free(raw);
 	json_decref(doc);
 	cu_free(text);
-	adm_wh_response_dispose(&r);
+	wh_response_dispose(&r);
 }
 
 Test(webhook, encode_denied_and_plain_allowed)
 {
-	struct adm_wh_response r = {.allowed = false, .code = 403};
+	struct wh_response r = {.allowed = false, .code = 403};
 	json_t *doc, *resp, *st;
 	char *text;
 	cu_error err;
@@ -531,7 +530,7 @@ Test(webhook, encode_denied_and_plain_allowed)
 	r.message = cu_strdup("spec.x: Invalid value: \"a\nb\": bad");
 	/* a patch on a denial is never sent */
 	r.patch = parse("[{'op':'add','path':'/a','value':1}]");
-	cr_assert_eq(adm_wh_response_encode("u", &r, &text, NULL, &err), CU_OK);
+	cr_assert_eq(wh_response_encode("u", &r, &text, NULL, &err), CU_OK);
 	doc = json_loads(text, 0, NULL);
 	resp = json_object_get(doc, "response");
 	cr_assert(json_is_false(json_object_get(resp, "allowed")));
@@ -551,8 +550,7 @@ Test(webhook, encode_denied_and_plain_allowed)
 	json_decref(r.patch);
 	r.patch = json_array();
 	r.allowed = true;
-	cr_assert_eq(
-	    adm_wh_response_encode(NULL, &r, &text, NULL, &err), CU_OK);
+	cr_assert_eq(wh_response_encode(NULL, &r, &text, NULL, &err), CU_OK);
 	doc = json_loads(text, 0, NULL);
 	resp = json_object_get(doc, "response");
 	cr_assert_str_eq(json_string_value(json_object_get(resp, "uid")), "");
@@ -565,14 +563,12 @@ Test(webhook, encode_denied_and_plain_allowed)
 	/* a denial needs a failure code; a patch must be an array */
 	r.allowed = false;
 	r.code = 200;
-	cr_assert_eq(
-	    adm_wh_response_encode("u", &r, &text, NULL, &err), CU_EINVAL);
+	cr_assert_eq(wh_response_encode("u", &r, &text, NULL, &err), CU_EINVAL);
 	r.allowed = true;
 	json_decref(r.patch);
 	r.patch = json_object();
-	cr_assert_eq(
-	    adm_wh_response_encode("u", &r, &text, NULL, &err), CU_EINVAL);
-	adm_wh_response_dispose(&r);
+	cr_assert_eq(wh_response_encode("u", &r, &text, NULL, &err), CU_EINVAL);
+	wh_response_dispose(&r);
 }
 
 Test(webhook, serve_statuses_and_uid_echo)
@@ -590,8 +586,8 @@ Test(webhook, serve_statuses_and_uid_echo)
 	int status;
 	cu_error err;
 
-	cr_assert_eq(adm_wh_serve(&OPT, ADM_WH_MUTATE, body, strlen(body),
-			 &status, &out, &len, &err),
+	cr_assert_eq(wh_serve(&OPT, WH_MUTATE, body, strlen(body), &status,
+			 &out, &len, &err),
 	    CU_OK);
 	cr_assert_eq(status, 200);
 	doc = json_loads(out, 0, NULL);
@@ -605,15 +601,15 @@ Test(webhook, serve_statuses_and_uid_echo)
 	cu_free(out);
 
 	/* the same review on the validating path: no patch fields */
-	cr_assert_eq(adm_wh_serve(&OPT, ADM_WH_VALIDATE, body, strlen(body),
-			 &status, &out, NULL, &err),
+	cr_assert_eq(wh_serve(&OPT, WH_VALIDATE, body, strlen(body), &status,
+			 &out, NULL, &err),
 	    CU_OK);
 	cr_assert_eq(status, 200);
 	cr_assert_null(strstr(out, "patch"), "%s", out);
 	cu_free(out);
 	cu_free(body);
 
-	cr_assert_eq(adm_wh_serve(&OPT, ADM_WH_MUTATE, garbage, strlen(garbage),
+	cr_assert_eq(wh_serve(&OPT, WH_MUTATE, garbage, strlen(garbage),
 			 &status, &out, NULL, &err),
 	    CU_OK);
 	cr_assert_eq(status, 400);
@@ -627,18 +623,18 @@ Test(webhook, serve_statuses_and_uid_echo)
 	cu_free(out);
 
 	/* undecodable but with a readable uid: echoed */
-	cr_assert_eq(adm_wh_serve(&OPT, ADM_WH_MUTATE, nouid, strlen(nouid),
-			 &status, &out, NULL, &err),
+	cr_assert_eq(wh_serve(&OPT, WH_MUTATE, nouid, strlen(nouid), &status,
+			 &out, NULL, &err),
 	    CU_OK);
 	cr_assert_eq(status, 400);
 	cr_assert_not_null(strstr(out, "\"uid\":\"u-9\""), "%s", out);
 	cr_assert_not_null(strstr(out, "request.kind: Required value"));
 	cu_free(out);
 
-	body = cu_malloc(ADM_WH_MAX_BODY + 10);
-	memset(body, '{', ADM_WH_MAX_BODY + 10);
-	cr_assert_eq(adm_wh_serve(&OPT, ADM_WH_MUTATE, body,
-			 ADM_WH_MAX_BODY + 10, &status, &out, NULL, &err),
+	body = cu_malloc(WH_MAX_BODY + 10);
+	memset(body, '{', WH_MAX_BODY + 10);
+	cr_assert_eq(wh_serve(&OPT, WH_MUTATE, body, WH_MAX_BODY + 10, &status,
+			 &out, NULL, &err),
 	    CU_OK);
 	cr_assert_eq(status, 413);
 	cr_assert_not_null(strstr(out, "\"code\":413"), "%s", out);
@@ -648,21 +644,21 @@ Test(webhook, serve_statuses_and_uid_echo)
 
 Test(webhook, routes)
 {
-	enum adm_wh_mode m;
+	enum wh_mode m;
 	size_t i;
 
-	cr_assert_eq(adm_wh_mode_for_path("/mutate-batch-v1-job", &m), CU_OK);
-	cr_assert_eq(m, ADM_WH_MUTATE);
-	cr_assert_eq(adm_wh_mode_for_path(
+	cr_assert_eq(wh_mode_for_path("/mutate-batch-v1-job", &m), CU_OK);
+	cr_assert_eq(m, WH_MUTATE);
+	cr_assert_eq(wh_mode_for_path(
 			 "/validate-kueue-x-k8s-io-v1beta2-clusterqueue", &m),
 	    CU_OK);
-	cr_assert_eq(m, ADM_WH_VALIDATE);
-	cr_assert_eq(adm_wh_mode_for_path("/nope", &m), CU_ENOTFOUND);
-	for (i = 0; adm_wh_routes[i].path != NULL; i++)
-		cr_assert_eq(adm_wh_routes[i].mode,
-		    strncmp(adm_wh_routes[i].path, "/mutate-", 8) == 0
-			? ADM_WH_MUTATE
-			: ADM_WH_VALIDATE);
+	cr_assert_eq(m, WH_VALIDATE);
+	cr_assert_eq(wh_mode_for_path("/nope", &m), CU_ENOTFOUND);
+	for (i = 0; wh_routes[i].path != NULL; i++)
+		cr_assert_eq(wh_routes[i].mode,
+		    strncmp(wh_routes[i].path, "/mutate-", 8) == 0
+			? WH_MUTATE
+			: WH_VALIDATE);
 }
 
 /* ---- mutating Job / JobSet ------------------------------------------ */
@@ -704,7 +700,7 @@ Test(webhook, already_suspended_job_needs_no_patch)
 	    "{" JOB_META(QLABEL("main")) ",'spec':{'suspend':true}}", NULL,
 	    false, NULL, NULL};
 
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 }
 
 Test(webhook, managed_jobset_gets_suspend_patch)
@@ -729,24 +725,24 @@ Test(webhook, unmanaged_namespace_gets_nothing)
 	    "'namespace':'test'" QLABEL("main") "},'spec':{}}",
 	    NULL, false, NULL, NULL};
 
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	/* also with manageJobsWithoutQueueName, also without a label even
 	 * though "test" has a LocalQueue "default" (Kueue #13374) */
 	CFG.manage_jobs_without_queue_name = true;
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	rv.obj = "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':"
 		 "'j','namespace':'test'},'spec':{}}";
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	/* not ours, so not denied even when malformed */
 	rv.obj = "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':"
 		 "'j','namespace':'test'},'spec':{'suspend':'no'}}";
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 	/* a namespace the cache does not know */
 	rv.ns = "nowhere";
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	rv.ns = "gone"; /* the callback's CU_ENOTFOUND: the same */
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 }
 
 Test(webhook, child_of_managed_parent_gets_nothing)
@@ -755,17 +751,17 @@ Test(webhook, child_of_managed_parent_gets_nothing)
 	    "{" JOB_META(OWNED_BY("js")) ",'spec':{'suspend':false}}", NULL,
 	    false, NULL, NULL};
 
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	/* nor the default LocalQueue, with manageJobsWithoutQueueName */
 	CFG.manage_jobs_without_queue_name = true;
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	/* nor a child that carries a queue name itself */
 	rv.obj = "{" JOB_META(QLABEL("main") OWNED_BY("js")) ",'spec':{}}";
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	/* nor a child of an unmanaged JobSet (gate: hands off) */
 	CFG.manage_jobs_without_queue_name = false;
 	rv.obj = "{" JOB_META(QLABEL("main") OWNED_BY("js-free")) ",'spec':{}}";
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 }
 
 Test(webhook, default_local_queue_injected_when_it_exists)
@@ -809,7 +805,7 @@ Test(webhook, no_default_local_queue_no_injection)
 	json_t *patch = NULL, *out;
 
 	OPT.local_queue_exists = NULL;
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	/* with manageJobsWithoutQueueName: suspended, but no label */
 	CFG.manage_jobs_without_queue_name = true;
 	out = mutated(&rv, &patch);
@@ -825,17 +821,17 @@ Test(webhook, delete_dryrun_and_update_get_nothing)
 	struct rv rv = {"DELETE", "batch/v1/Job", "team-a", NULL,
 	    "{" JOB_META(QLABEL("main")) ",'spec':{}}", false, NULL, NULL};
 
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 	rv.op = "CREATE";
 	rv.obj = rv.old;
 	rv.old = NULL;
 	rv.dry = true;
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	rv.dry = false;
 	rv.op = "UPDATE";
 	rv.old = rv.obj;
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	cr_assert_eq(W.wl_calls, 0);
 }
 
@@ -845,17 +841,17 @@ Test(webhook, unknown_kinds_and_subresources_pass)
 	    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p'}}", NULL,
 	    false, NULL, NULL};
 
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 	/* a status write of a managed job is not validated */
 	rv.op = "UPDATE";
 	rv.gvk = "batch/v1/Job";
 	rv.obj = "{" JOB_META(QLABEL("a")) ",'spec':{'suspend':false}}";
 	rv.old = "{" JOB_META(QLABEL("a")) ",'spec':{'suspend':true}}";
 	rv.sub = "status";
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 	rv.sub = NULL;
-	expect_denied(ADM_WH_VALIDATE, &rv, 403, "spec.suspend", true);
+	expect_denied(WH_VALIDATE, &rv, 403, "spec.suspend", true);
 }
 
 Test(webhook, callback_failure_is_an_internal_error)
@@ -863,15 +859,15 @@ Test(webhook, callback_failure_is_an_internal_error)
 	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
 	    "{" JOB_META(QLABEL("main")) ",'spec':{}}", NULL, false, NULL,
 	    NULL};
-	struct adm_wh_response resp;
+	struct wh_response resp;
 
 	W.fail_ns = true;
-	cr_assert_eq(run(ADM_WH_MUTATE, &rv, &resp), CU_EIO);
+	cr_assert_eq(run(WH_MUTATE, &rv, &resp), CU_EIO);
 	cr_assert(!resp.allowed);
 	cr_assert_eq(resp.code, 500);
 	cr_assert_str_eq(resp.message, "namespace cache not synced");
 	cr_assert_null(resp.patch);
-	adm_wh_response_dispose(&resp);
+	wh_response_dispose(&resp);
 }
 
 Test(webhook, malformed_job_is_a_bad_request)
@@ -880,13 +876,13 @@ Test(webhook, malformed_job_is_a_bad_request)
 	    "{" JOB_META(QLABEL("main")) ",'spec':{'suspend':'no'}}", NULL,
 	    false, NULL, NULL};
 
-	expect_denied(ADM_WH_MUTATE, &rv, 400,
+	expect_denied(WH_MUTATE, &rv, 400,
 	    "spec.suspend: Invalid type: expected boolean, got string", false);
 	rv.obj = "{'apiVersion':'batch/v1','kind':'Job','metadata':{'name':"
 		 "'j','labels':[]}}";
-	expect_denied(ADM_WH_MUTATE, &rv, 400, "metadata.labels", true);
+	expect_denied(WH_MUTATE, &rv, 400, "metadata.labels", true);
 	rv.obj = "{'apiVersion':'batch/v2','kind':'Job','metadata':{}}";
-	expect_denied(ADM_WH_MUTATE, &rv, 400,
+	expect_denied(WH_MUTATE, &rv, 400,
 	    "object.apiVersion: Invalid value: \"batch/v2\": must be "
 	    "\"batch/v1\" (request.kind)",
 	    false);
@@ -903,24 +899,24 @@ Test(webhook, queue_name_immutable_while_quota_reserved)
 	    NULL};
 
 	W.reserved = true;
-	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	expect_denied(WH_VALIDATE, &rv, 403,
 	    "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"b\": "
 	    "field is immutable",
 	    false);
 	/* removing the label is a change too */
 	rv.obj = "{" JOB_META("") ",'spec':{'suspend':true}}";
-	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	expect_denied(WH_VALIDATE, &rv, 403,
 	    "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"\": "
 	    "field is immutable",
 	    false);
 	/* without a reservation it may change */
 	W.reserved = false;
 	rv.obj = JOB_Q_SUSP("b", "true");
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 	/* an unchanged label never asks */
 	W.wl_calls = 0;
 	rv.obj = JOB_Q_SUSP("a", "true");
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 	cr_assert_eq(W.wl_calls, 0);
 }
 
@@ -934,23 +930,23 @@ Test(webhook, unsuspend_forbidden_until_admitted)
 	    "Workload is not admitted; cueue resumes the job when its "
 	    "Workload is admitted";
 
-	expect_denied(ADM_WH_VALIDATE, &rv, 403, msg, false);
+	expect_denied(WH_VALIDATE, &rv, 403, msg, false);
 	/* suspend removed = false */
 	rv.obj = "{" JOB_META(QLABEL("a")) ",'spec':{}}";
-	expect_denied(ADM_WH_VALIDATE, &rv, 403, msg, false);
+	expect_denied(WH_VALIDATE, &rv, 403, msg, false);
 	/* JobSet alike */
 	rv.gvk = "jobset.x-k8s.io/v1alpha2/JobSet";
 	rv.obj = "{'metadata':{'name':'s'" QLABEL("a") "},'spec':{}}";
 	rv.old =
 	    "{'metadata':{'name':'s'" QLABEL("a") "},'spec':{'suspend':true}}";
-	expect_denied(ADM_WH_VALIDATE, &rv, 403, msg, false);
+	expect_denied(WH_VALIDATE, &rv, 403, msg, false);
 	/* cueue itself may (its cache may lag its own admission) */
 	rv.user = "system:serviceaccount:cueue-system:cueue";
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 	rv.user = NULL;
 	/* once admitted, anyone may */
 	W.admitted = true;
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 }
 
 Test(webhook, unmanaged_jobs_are_never_denied)
@@ -961,16 +957,16 @@ Test(webhook, unmanaged_jobs_are_never_denied)
 	    false, NULL, NULL};
 
 	W.reserved = true;
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 	/* a child of a managed JobSet: its controller unsuspends it */
 	rv.ns = "team-a";
 	rv.obj = "{" JOB_META(OWNED_BY("js")) ",'spec':{'suspend':false}}";
 	rv.old = "{" JOB_META(OWNED_BY("js")) ",'spec':{'suspend':true}}";
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 	/* no queue name and no manageJobsWithoutQueueName: not ours */
 	rv.obj = "{" JOB_META("") ",'spec':{'suspend':false}}";
 	rv.old = "{" JOB_META("") ",'spec':{'suspend':true}}";
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 	cr_assert_eq(W.wl_calls, 0);
 }
 
@@ -982,8 +978,7 @@ Test(webhook, relabel_and_unsuspend_at_once_is_still_checked)
 	    "{" JOB_META("") ",'spec':{'suspend':false}}",
 	    JOB_Q_SUSP("a", "true"), false, NULL, NULL};
 
-	expect_denied(
-	    ADM_WH_VALIDATE, &rv, 403, "spec.suspend: Forbidden", true);
+	expect_denied(WH_VALIDATE, &rv, 403, "spec.suspend: Forbidden", true);
 }
 
 Test(webhook, job_rules_root_cause_first)
@@ -996,14 +991,14 @@ Test(webhook, job_rules_root_cause_first)
 
 	W.reserved = true;
 	W.admitted = false;
-	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	expect_denied(WH_VALIDATE, &rv, 403,
 	    "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"b\": "
 	    "field is immutable",
 	    false);
 	cr_assert_eq(W.wl_calls, 1);
 	/* a bad label value comes before both */
 	rv.obj = JOB_Q_SUSP("B_ad", "false");
-	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	expect_denied(WH_VALIDATE, &rv, 403,
 	    "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "
 	    "\"B_ad\": a lowercase RFC 1123 subdomain",
 	    true);
@@ -1014,12 +1009,12 @@ Test(webhook, queue_name_format_on_create)
 	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
 	    JOB_Q_SUSP("Not_A_Name", "true"), NULL, false, NULL, NULL};
 
-	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	expect_denied(WH_VALIDATE, &rv, 403,
 	    "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "
 	    "\"Not_A_Name\": a lowercase RFC 1123 subdomain must consist of",
 	    true);
 	rv.obj = JOB_Q_SUSP("team.a-1", "true");
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 }
 
 /* ---- Kueue kinds ---------------------------------------------------- */
@@ -1057,10 +1052,10 @@ static void run_kcase(const struct kcase *k)
 {
 	char gvk[128];
 	struct rv rv = {k->op, gvk, "", k->obj, k->old, false, NULL, NULL};
-	struct adm_wh_response resp;
+	struct wh_response resp;
 
 	snprintf(gvk, sizeof(gvk), "kueue.x-k8s.io/v1beta2/%s", k->gvk_kind);
-	cr_assert_eq(run(ADM_WH_VALIDATE, &rv, &resp), CU_OK, "%s", k->name);
+	cr_assert_eq(run(WH_VALIDATE, &rv, &resp), CU_OK, "%s", k->name);
 	if (k->code == 0) {
 		cr_assert(
 		    resp.allowed, "%s: denied: %s", k->name, resp.message);
@@ -1072,7 +1067,7 @@ static void run_kcase(const struct kcase *k)
 		    "%s:\n got  %s\n want %s", k->name, resp.message, k->want);
 	}
 	cr_assert_null(resp.patch);
-	adm_wh_response_dispose(&resp);
+	wh_response_dispose(&resp);
 }
 
 static const struct kcase cq_cases[] = {
@@ -1648,10 +1643,10 @@ Test(webhook, workload_status_rules)
 		const struct kcase *k = &wl_status_cases[i];
 		struct rv rv = {k->op, "kueue.x-k8s.io/v1beta2/Workload", "",
 		    k->obj, k->old, false, NULL, "status"};
-		struct adm_wh_response resp;
+		struct wh_response resp;
 
 		cr_assert_eq(
-		    run(ADM_WH_VALIDATE, &rv, &resp), CU_OK, "%s", k->name);
+		    run(WH_VALIDATE, &rv, &resp), CU_OK, "%s", k->name);
 		if (k->code == 0)
 			cr_assert(resp.allowed, "%s: denied: %s", k->name,
 			    resp.message);
@@ -1663,14 +1658,14 @@ Test(webhook, workload_status_rules)
 			    "%s:\n got  %s\n want %s", k->name, resp.message,
 			    k->want);
 		}
-		adm_wh_response_dispose(&resp);
+		wh_response_dispose(&resp);
 		/* The main resource gets the same answer. */
 		rv.sub = NULL;
 		cr_assert_eq(
-		    run(ADM_WH_VALIDATE, &rv, &resp), CU_OK, "%s", k->name);
+		    run(WH_VALIDATE, &rv, &resp), CU_OK, "%s", k->name);
 		cr_assert_eq(
 		    resp.allowed, k->code == 0, "%s (main resource)", k->name);
-		adm_wh_response_dispose(&resp);
+		wh_response_dispose(&resp);
 	}
 }
 
@@ -1709,21 +1704,21 @@ Test(webhook, kueue_kind_wrong_version_or_kind)
 	struct rv rv = {"CREATE", "kueue.x-k8s.io/v1beta1/ClusterQueue", "",
 	    "{'metadata':{'name':'cq'},'spec':{}}", NULL, false, NULL, NULL};
 
-	expect_denied(ADM_WH_VALIDATE, &rv, 400,
+	expect_denied(WH_VALIDATE, &rv, 400,
 	    "request.kind.version: Unsupported value: \"v1beta1\": supported "
 	    "values: \"v1beta2\"",
 	    false);
 	rv.gvk = "kueue.x-k8s.io/v1beta2/ClusterQueue";
 	rv.obj = "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue',"
 		 "'metadata':{'name':'cq'}}";
-	expect_denied(ADM_WH_VALIDATE, &rv, 400,
+	expect_denied(WH_VALIDATE, &rv, 400,
 	    "object.kind: Invalid value: \"LocalQueue\": must be "
 	    "\"ClusterQueue\" (request.kind)",
 	    false);
 	/* a kind cueue does not validate */
 	rv.gvk = "kueue.x-k8s.io/v1beta2/AdmissionCheck";
 	rv.obj = "{'metadata':{'name':'ac'}}";
-	expect_allowed_nopatch(ADM_WH_VALIDATE, &rv);
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 }
 
 Test(webhook, resource_in_use_finalizer_defaulting)
@@ -1733,7 +1728,7 @@ Test(webhook, resource_in_use_finalizer_defaulting)
 	json_t *out;
 
 	/* off by default: the controller must remove it again */
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	OPT.add_resource_in_use_finalizer = true;
 	out = mutated(&rv, NULL);
 	cr_assert_str_eq(json_string_value(json_array_get(
@@ -1750,16 +1745,16 @@ Test(webhook, resource_in_use_finalizer_defaulting)
 	json_decref(out);
 	rv.obj = "{'metadata':{'name':'rf','finalizers':["
 		 "'kueue.x-k8s.io/resource-in-use']}}";
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	/* never for other kinds, never on UPDATE */
 	rv.gvk = "kueue.x-k8s.io/v1beta2/LocalQueue";
 	rv.obj = "{'metadata':{'name':'lq'}}";
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 	rv.gvk = "kueue.x-k8s.io/v1beta2/ClusterQueue";
 	rv.op = "UPDATE";
 	rv.obj = CQ("{}");
 	rv.old = CQ("{}");
-	expect_allowed_nopatch(ADM_WH_MUTATE, &rv);
+	expect_allowed_nopatch(WH_MUTATE, &rv);
 }
 
 Test(webhook, quote_escapes_and_shortens)
@@ -1770,7 +1765,7 @@ Test(webhook, quote_escapes_and_shortens)
 	       "xxxxxxxxxxxxxxxxxxxxxxxxx"),
 	    NULL, false, NULL, NULL};
 
-	expect_denied(ADM_WH_VALIDATE, &rv, 403,
+	expect_denied(WH_VALIDATE, &rv, 403,
 	    "spec.clusterQueue: Invalid value: \"a\\\"b\\u0001xxx", true);
-	expect_denied(ADM_WH_VALIDATE, &rv, 403, "xxx...\": a lowercase", true);
+	expect_denied(WH_VALIDATE, &rv, 403, "xxx...\": a lowercase", true);
 }

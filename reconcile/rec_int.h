@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * reconcile/rec_int.h - internals shared by the reconcile/ files
+ * (jobs.c, workload.c): the strict merge patch every actuation and status
+ * write is built as, and the one-line out-of-memory error. Implemented in
+ * reconcile/patch.c. Never included from another folder. Prefix: rec__.
+ */
+#ifndef CU_RECONCILE_REC_INT_H
+#define CU_RECONCILE_REC_INT_H
+
+#include <jansson.h>
+
+#include "api/json.h"
+#include "reconcile/reconcile.h"
+
+/* CU_ENOMEM with the message "<what>: out of memory". what [borrowed]. */
+int rec__nomem(cu_error *err, const char *what);
+
+/*
+ * The merge patch from -> to [both borrowed] in the strict form
+ * reconcile.h describes: *patch [owned: json_decref] is NULL when the two
+ * are equal, else the diff with metadata.resourceVersion copied from
+ * `from` when it has one (optimistic concurrency). CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec__strict_patch(
+    const json_t *from, const json_t *to, json_t **patch, cu_error *err);
+
+#endif /* CU_RECONCILE_REC_INT_H */
