@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/json.h"
 #include "api/client.h"
 #include "api/yaml.h"
 
@@ -41,7 +42,7 @@ void api_client_opts_dispose(struct api_client_opts *o)
  * cu_free]. Lenient as before: whitespace is skipped, the URL-safe
  * alphabet and missing padding are accepted, and anything after the first
  * '=' is ignored; the text is brought to standard padded form and decoded
- * by cu_base64_decode. Errors name the field and the offset in `in`.
+ * by api_base64_decode. Errors name the field and the offset in `in`.
  */
 static int b64_decode(
     const char *in, const char *field, char **out, cu_error *err)
@@ -68,7 +69,7 @@ static int b64_decode(
 		norm[j++] = '=';
 	}
 	norm[j] = '\0';
-	rc = cu_base64_decode(norm, out, &len, &bad);
+	rc = api_base64_decode(norm, out, &len, &bad);
 	if (rc == CU_EPARSE)
 		rc = cu_error_set(err, CU_EPARSE,
 		    "%s: invalid base64 at offset %zu", field,

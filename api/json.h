@@ -83,4 +83,22 @@ CU_MUST_CHECK int api_json_get_str(const json_t *o, const char *key,
  */
 json_t *api_json_obj_child(json_t *obj, const char *key);
 
+/* ---- base64 --------------------------------------------------------- */
+
+/* Standard padded base64 (RFC 4648) of n bytes, as Go's encoding/json
+ * writes []byte [owned: cu_free]; NULL on allocation failure or when n is
+ * too large for OpenSSL's encoder. Kubernetes carries []byte fields
+ * (Secret data, caBundle, AdmissionReview patches) this way, hence here. */
+char *api_base64_encode(const void *data, size_t n);
+
+/*
+ * Decode standard padded base64 s (NUL-terminated; no whitespace) as Go's
+ * encoding/base64 StdEncoding does. *out [owned: cu_free] holds *n bytes
+ * and a NUL after them. CU_EPARSE when s is not valid (*bad, if not NULL,
+ * is the offset of the first offending byte, as Go's "illegal base64 data
+ * at input byte N"); CU_ENOMEM. Sets no cu_error: callers name the field.
+ */
+CU_MUST_CHECK int api_base64_decode(
+    const char *s, char **out, size_t *n, size_t *bad);
+
 #endif /* CU_API_JSON_H */

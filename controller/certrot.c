@@ -12,6 +12,7 @@
 #include <ev.h>
 #include <openssl/crypto.h>
 
+#include "api/json.h"
 #include "controller/certrot.h"
 #include "controller/certs.h"
 
@@ -189,7 +190,7 @@ static char *bundle_of(const ctl_certrot *r)
 	cu_free(old);
 	if (pem == NULL)
 		return NULL;
-	b64 = cu_base64_encode(pem, strlen(pem));
+	b64 = api_base64_encode(pem, strlen(pem));
 	cu_free(pem);
 	return b64;
 }
@@ -353,9 +354,9 @@ static void rotate(ctl_certrot *r, const json_t *existing)
 		pass_done(r);
 		return;
 	}
-	ca = cu_base64_encode(set.ca_cert_pem, strlen(set.ca_cert_pem));
-	crt = cu_base64_encode(set.cert_pem, strlen(set.cert_pem));
-	key = cu_base64_encode(set.key_pem, strlen(set.key_pem));
+	ca = api_base64_encode(set.ca_cert_pem, strlen(set.ca_cert_pem));
+	crt = api_base64_encode(set.cert_pem, strlen(set.cert_pem));
+	key = api_base64_encode(set.key_pem, strlen(set.key_pem));
 	obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:{s:s?, s:s?, s:s?}}",
 	    "apiVersion", "v1", "kind", "Secret", "metadata", "name", r->secret,
 	    "namespace", r->ns, "type", "kubernetes.io/tls", "data", "ca.crt",
@@ -406,7 +407,7 @@ static char *secret_field(const json_t *secret, const char *key)
 	char *out;
 	size_t n;
 
-	if (v == NULL || cu_base64_decode(v, &out, &n, NULL) != CU_OK)
+	if (v == NULL || api_base64_decode(v, &out, &n, NULL) != CU_OK)
 		return NULL;
 	return out;
 }

@@ -4,9 +4,8 @@
  * one-line messages, levelled (optionally JSON) logging, checked allocation
  * with fault injection, a bounded growable byte buffer, and time formatting.
  *
- * Everything here depends on libc only, except base64, which uses OpenSSL's
- * EVP encoders. Every
- * other folder may include it. Also the project's one hash map (last section).
+ * Everything here depends on libc only. Every other folder may include
+ * it. Also the project's one hash map (last section).
  * Prefix: cu_ (functions), CU_ (macros and enum values).
  */
 #ifndef CU_LIB_CU_H
@@ -172,23 +171,6 @@ CU_MUST_CHECK int cu_buf_addf(cu_buf *b, const char *fmt, ...) CU_PRINTF(2, 3);
 /* Give the contents to the caller [owned: cu_free]; b is left empty.
  * Returns "" copy when empty; NULL on allocation failure. */
 char *cu_buf_detach(cu_buf *b, size_t *len_out);
-
-/* ---- base64 --------------------------------------------------------- */
-
-/* Standard padded base64 (RFC 4648) of n bytes, as Go's encoding/json
- * writes []byte [owned: cu_free]; NULL on allocation failure or when the
- * encoded length would not fit a size_t. */
-char *cu_base64_encode(const void *data, size_t n);
-
-/*
- * Decode standard padded base64 s (NUL-terminated; no whitespace) as Go's
- * encoding/base64 StdEncoding does. *out [owned: cu_free] holds *n bytes
- * and a NUL after them. CU_EPARSE when s is not valid (*bad, if not NULL,
- * is the offset of the first offending byte, as Go's "illegal base64 data
- * at input byte N"); CU_ENOMEM. Sets no cu_error: callers name the field.
- */
-CU_MUST_CHECK int cu_base64_decode(
-    const char *s, char **out, size_t *n, size_t *bad);
 
 /* ---- time ----------------------------------------------------------- */
 

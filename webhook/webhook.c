@@ -466,7 +466,7 @@ static int enc_patch(json_t *resp, const json_t *patch, cu_error *err)
 
 	if ((rc = dump(patch, &text, &len, err)) != CU_OK)
 		return rc;
-	b64 = cu_base64_encode(text, len);
+	b64 = api_base64_encode(text, len);
 	cu_free(text);
 	if (b64 == NULL)
 		return cu_error_set(err, CU_ENOMEM, "webhook response: patch");

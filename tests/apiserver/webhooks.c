@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/json.h"
 #include "api/labelselector.h"
 #include "api/patch.h"
 #include "tests/apiserver/apiserver.h"
@@ -116,7 +117,7 @@ static bool str_in(json_t *arr, const char *s)
 static long b64_decode(const char *s, char **out, size_t *len)
 {
 	size_t bad = 0;
-	int rc = cu_base64_decode(s, out, len, &bad);
+	int rc = api_base64_decode(s, out, len, &bad);
 
 	if (rc == CU_OK)
 		return -1;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/json.h"
 #include "webhook/webhook.h"
 #include "api/patch.h"
 
@@ -91,7 +92,7 @@ static char *unbase64(const char *s, size_t *n)
 {
 	char *out = NULL;
 
-	return cu_base64_decode(s, &out, n, NULL) == CU_OK ? out : NULL;
+	return api_base64_decode(s, &out, n, NULL) == CU_OK ? out : NULL;
 }
 
 static bool is_job_kind(const struct wh_request *r)

@@ -18,6 +18,7 @@
 
 #include <ev.h>
 
+#include "api/json.h"
 #include "api/client.h"
 #include "controller/certrot.h"
 #include "controller/certs.h"
@@ -139,7 +140,7 @@ static char *decoded(const char *b64)
 	size_t n;
 
 	cr_assert_not_null(b64);
-	cr_assert_eq(cu_base64_decode(b64, &out, &n, NULL), CU_OK);
+	cr_assert_eq(api_base64_decode(b64, &out, &n, NULL), CU_OK);
 	return out;
 }
 

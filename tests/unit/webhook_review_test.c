@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/json.h"
 #include "webhook/webhook.h"
 #include "api/patch.h"
 
@@ -471,7 +472,7 @@ static char *unbase64(const char *s, size_t *n)
 	char *out = NULL;
 
 	cr_assert_eq(
-	    cu_base64_decode(s, &out, n, NULL), CU_OK, "bad base64 %s", s);
+	    api_base64_decode(s, &out, n, NULL), CU_OK, "bad base64 %s", s);
 	return out;
 }
 

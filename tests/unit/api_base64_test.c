@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/unit/lib_base64_test.c - cu_base64_encode/decode: RFC 4648 test
+ * tests/unit/lib_base64_test.c - api_base64_encode/decode: RFC 4648 test
  * vectors, binary round trips of every length, Go's tolerance of unused
  * trailing bits, and Go's strict-decoding rejections with
  * the offset Go reports.
@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "api/json.h"
 #include "lib/cu.h"
 
 static const char *const plain[] = {
@@ -21,11 +22,11 @@ Test(lib_base64, rfc4648_vectors_both_ways)
 	char *e, *d;
 
 	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
-		e = cu_base64_encode(plain[i], strlen(plain[i]));
+		e = api_base64_encode(plain[i], strlen(plain[i]));
 		cr_assert_not_null(e);
 		cr_assert_str_eq(e, coded[i]);
 		cu_free(e);
-		cr_assert_eq(cu_base64_decode(coded[i], &d, &n, NULL), CU_OK,
+		cr_assert_eq(api_base64_decode(coded[i], &d, &n, NULL), CU_OK,
 		    "%s", coded[i]);
 		cr_assert_eq(n, strlen(plain[i]));
 		cr_assert_str_eq(d, plain[i]);
@@ -41,9 +42,9 @@ Test(lib_base64, binary_round_trip_keeps_every_byte)
 
 	for (i = 0; i < sizeof(in); i++)
 		in[i] = (unsigned char)(255 - i);
-	e = cu_base64_encode(in, sizeof(in));
+	e = api_base64_encode(in, sizeof(in));
 	cr_assert_not_null(e);
-	cr_assert_eq(cu_base64_decode(e, &d, &n, NULL), CU_OK);
+	cr_assert_eq(api_base64_decode(e, &d, &n, NULL), CU_OK);
 	cr_assert_eq(n, sizeof(in));
 	cr_assert_eq(memcmp(d, in, n), 0);
 	cr_assert_eq(d[n], '\0');
@@ -70,7 +71,7 @@ Test(lib_base64, strict_rejections_name_the_offset)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		bad = 999;
-		cr_assert_eq(cu_base64_decode(cases[i].in, &d, &n, &bad),
+		cr_assert_eq(api_base64_decode(cases[i].in, &d, &n, &bad),
 		    CU_EPARSE, "%s", cases[i].in);
 		cr_assert_null(d);
 		cr_assert_eq(
@@ -79,7 +80,7 @@ Test(lib_base64, strict_rejections_name_the_offset)
 }
 
 /* Go's StdEncoding (not Strict) ignores the unused low bits of the last
- * quantum, and so does cu_base64_decode. */
+ * quantum, and so does api_base64_decode. */
 Test(lib_base64, unused_trailing_bits_are_ignored)
 {
 	static const char *const in[] = {"Zh==", "Zm9=", "Zm/="};
@@ -88,7 +89,7 @@ Test(lib_base64, unused_trailing_bits_are_ignored)
 	char *d;
 
 	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
-		cr_assert_eq(cu_base64_decode(in[i], &d, &n, NULL), CU_OK);
+		cr_assert_eq(api_base64_decode(in[i], &d, &n, NULL), CU_OK);
 		cr_assert_eq(n, strlen(want[i]), "%s", in[i]);
 		cr_assert_eq(memcmp(d, want[i], n), 0, "%s", in[i]);
 		cu_free(d);
@@ -106,10 +107,10 @@ Test(lib_base64, every_length_round_trips)
 	for (len = 0; len <= sizeof(in); len++) {
 		for (i = 0; i < len; i++)
 			in[i] = (unsigned char)(i * 37 + len * 11);
-		e = cu_base64_encode(in, len);
+		e = api_base64_encode(in, len);
 		cr_assert_not_null(e);
 		cr_assert_eq(strlen(e), (len + 2) / 3 * 4);
-		cr_assert_eq(cu_base64_decode(e, &d, &n, NULL), CU_OK);
+		cr_assert_eq(api_base64_decode(e, &d, &n, NULL), CU_OK);
 		cr_assert_eq(n, len);
 		cr_assert_eq(memcmp(d, in, n), 0, "length %zu", len);
 		cu_free(e);
