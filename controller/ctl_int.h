@@ -105,6 +105,11 @@ struct ctl_feed {
 	size_t nsels, capsels;
 	json_t *wl_uid; /* "ns/name" -> uid of what the engine holds */
 	json_t *wl_gen; /* uid -> metadata.generation it was added at */
+	/* Configuration objects the engine refused, by (plural, namespace,
+	 * name) -> struct ctl_warned [owned]: each is logged once per
+	 * generation, not on every configuration change. */
+	cu_map warned;
+	unsigned pass; /* ctl_sync_config's pass: entries not seen go */
 };
 
 /* decide.c, resume.c: decisions whose announcement is under way. */

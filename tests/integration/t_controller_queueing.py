@@ -236,4 +236,50 @@ def cohort_borrowing(s):
     ctl.stop()
 
 
+@case("invalid-clusterqueue-logged-once-per-generation", simulate="jobs")
+def invalid_logged_once(s):
+    """A ClusterQueue the engine refuses is logged once per generation,
+    not again on every unrelated configuration change (ten here), and
+    once more when its spec changes."""
+    setup(s, {"team": cluster_queue("good", 4)})
+    bad = cluster_queue("bad", 4)
+    # Two covered resources, one quota: refused by the engine, accepted
+    # by the API server (Kueue's webhook would refuse it).
+    bad["spec"]["resourceGroups"][0]["coveredResources"] = ["cpu", "memory"]
+    code, _, body = s.raw("POST", "/apis/kueue.x-k8s.io/v1beta2/"
+                          "clusterqueues", bad)
+    eq(code, 201, "bad ClusterQueue: %r" % body)
+    ctl = Controller(s, config=CONFIG)
+
+    def warnings():
+        with open(ctl.log) as f:
+            return [ln for ln in f if "clusterqueues bad:" in ln]
+
+    def settle(name):
+        # A job admitted after the changes shows that the controller
+        # has run its configuration pass over them.
+        create(s, job("team", name, "1", 100))
+        wait_for(lambda: all_succeeded(s, "team", int(name[-1]) + 1), 20,
+                 what="job %s done" % name)
+
+    settle("j0")
+    for i in range(10):
+        code, _, body = s.raw("POST", "/apis/kueue.x-k8s.io/v1beta2/"
+                              "resourceflavors", {
+                                  "apiVersion": "kueue.x-k8s.io/v1beta2",
+                                  "kind": "ResourceFlavor",
+                                  "metadata": {"name": "extra-%d" % i}})
+        eq(code, 201, "ResourceFlavor extra-%d: %r" % (i, body))
+    settle("j1")
+    eq(len(warnings()), 1, "warnings after ten changes: %r" % warnings())
+    code, _, body = s.raw(
+        "PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/bad",
+        {"spec": {"queueingStrategy": "StrictFIFO"}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "patch bad: %r" % body)
+    settle("j2")
+    eq(len(warnings()), 2, "a new generation is logged: %r" % warnings())
+    ctl.stop()
+
+
 run_cases()
