@@ -282,4 +282,48 @@ def invalid_logged_once(s):
     ctl.stop()
 
 
+@case("refused-queue-status-backs-off", simulate="jobs")
+def refused_status_backs_off(s):
+    """A LocalQueue status write the API server refuses (422) is retried
+    with a doubling pause (2 s, 4 s, 8 s, ...), the log says why, and a
+    success resets it. Before, it was retried every few seconds forever."""
+    import datetime
+    setup(s, {"team": cluster_queue("good", 4)})
+    ctl = Controller(s, config=CONFIG)
+    create(s, job("team", "j0", "1", 100))
+    wait_for(lambda: all_succeeded(s, "team", 1), 20, what="j0 done")
+    path = ("/apis/kueue.x-k8s.io/v1beta2/namespaces/team/localqueues/"
+            "lq/status")
+    mark = s.log_mark()
+    s.faults([{"method": "PATCH", "pathPrefix": path, "code": 422}])
+    try:
+        # j1 runs long: the LocalQueue's status stays different from
+        # what the API holds for as long as the writes are refused.
+        create(s, job("team", "j1", "1", 120000))
+
+        def refused():
+            r = [e for e in s.requests(mark, verb="PATCH", path=path)
+                 if e["code"] == 422]
+            return r if len(r) >= 4 else None
+        r = wait_for(refused, 60, interval=0.5, what="four refused writes")
+    finally:
+        s.faults([])
+
+    def at(e):
+        return datetime.datetime.strptime(
+            e["time"].replace("Z", ""), "%Y-%m-%dT%H:%M:%S.%f").timestamp()
+    gaps = [at(b) - at(a) for a, b in zip(r, r[1:4])]
+    # Each pause is a lower bound (the next attempt waits at least that
+    # long after the refusal): 2 s, 4 s, 8 s.
+    check(gaps[1] >= 3.9 and gaps[2] >= 7.9,
+          "refused writes back off: gaps %r" % gaps)
+    with open(ctl.log) as f:
+        check(any("backing off" in ln and "422" in ln for ln in f),
+              "the log says why and that it backs off")
+    wait_for(lambda: s.get_json(path.replace("/status", "")).get(
+        "status", {}).get("admittedWorkloads") == 1, 60,
+        what="LocalQueue status written once the API accepts it")
+    ctl.stop()
+
+
 run_cases()
