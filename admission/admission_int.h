@@ -38,6 +38,7 @@ struct adm_assignment {
 	enum adm_mode mode;	     /* worst over podsets */
 	int borrow;		     /* highest borrowing level over podsets */
 	uint32_t *frs;		     /* owned; per request, UINT32_MAX = none */
+	int32_t *counts;	     /* owned; pods per podset assigned */
 	uint8_t *req_mode;	     /* owned; per request, an adm_mode */
 	struct adm_fr_amount *usage; /* owned; summed per fr */
 	size_t n_usage;
@@ -45,9 +46,12 @@ struct adm_assignment {
 	cu_buf msg;		/* Kueue's assignment message */
 };
 
-/* Assign flavors to every podset of wl in cq. CU_ENOMEM. */
+/* Assign flavors to every podset of wl in cq, for counts[i] pods in
+ * podset i (NULL = the full counts; partial admission probes fewer).
+ * CU_ENOMEM. */
 CU_MUST_CHECK int adm_assign_flavors(que_state *st, struct que_cq *cq,
-    struct que_wl *wl, struct adm_assignment *a, cu_error *err);
+    struct que_wl *wl, const int32_t *counts, struct adm_assignment *a,
+    cu_error *err);
 void adm_assignment_dispose(struct adm_assignment *a);
 
 /*
