@@ -1,0 +1,244 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cueue-controller: what a podset asks of quota beyond its containers,
+end to end with the Job simulator.
+
+The `pods` resource: a ClusterQueue covering `pods` counts one unit per
+pod; it never holds more pods than its quota, at any polled moment, and
+the Workload's admission and the ClusterQueue's status show them.
+
+Partial admission: a Job shaped like Kueue's partial-admission example
+(parallelism 20, kueue.x-k8s.io/job-min-parallelism 5, 1 cpu per pod) on
+a 9-cpu ClusterQueue is admitted with 9 pods, runs with parallelism 9,
+and keeps its Workload's full count."""
+import os
+import threading
+
+from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
+                     run_cases, wait_for)
+
+CONFIG = CONTROLLER_CONFIG + """integrations:
+  frameworks: ["batch/job"]
+"""
+KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
+CRDS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                    "manifests", "crds")
+
+
+def setup(s, ns, cq_resources):
+    """ResourceFlavor default-flavor, ClusterQueue `cq` with one resource
+    group {name: quota}, namespace ns with LocalQueue `lq`."""
+    s.kubectl("apply", "-f", CRDS)
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    code, _, body = s.raw("POST", KUEUE + "/resourceflavors", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+        "metadata": {"name": "default-flavor"}})
+    eq(code, 201, "ResourceFlavor: %r" % body)
+    code, _, body = s.raw("POST", KUEUE + "/clusterqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": {"namespaceSelector": {}, "resourceGroups": [{
+            "coveredResources": list(cq_resources),
+            "flavors": [{"name": "default-flavor", "resources": [
+                {"name": r, "nominalQuota": q}
+                for r, q in cq_resources.items()]}]}]}})
+    eq(code, 201, "ClusterQueue: %r" % body)
+    s.namespace(ns)
+    code, _, body = s.raw("POST", KUEUE + "/namespaces/%s/localqueues" % ns, {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "metadata": {"name": "lq", "namespace": ns},
+        "spec": {"clusterQueue": "cq"}})
+    eq(code, 201, "LocalQueue: %r" % body)
+
+
+def job(ns, name, parallelism, requests, runtime_ms, annotations=None):
+    ann = {"cueue.dev/sim-runtime-ms": str(runtime_ms)}
+    ann.update(annotations or {})
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": ns,
+                         "labels": {"kueue.x-k8s.io/queue-name": "lq"},
+                         "annotations": ann},
+            "spec": {"parallelism": parallelism,
+                     "completions": parallelism, "suspend": True,
+                     "template": {"spec": {
+                         "containers": [{
+                             "name": "c", "image": "busybox",
+                             "resources": {"requests": requests}}],
+                         "restartPolicy": "Never"}}}}
+
+
+def create(s, j):
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/%s/jobs"
+                          % j["metadata"]["namespace"], j)
+    eq(code, 201, "create %s: %r" % (j["metadata"]["name"], body))
+
+
+def cond(obj, ctype):
+    for c in obj.get("status", {}).get("conditions", []):
+        if c["type"] == ctype:
+            return c["status"] == "True"
+    return False
+
+
+class PodsWatcher:
+    """Polls the namespace without pause and records, at every poll, the
+    pods held by Workloads with quota (and not finished) and the pods the
+    Jobs run (status.active) and the pods the ClusterQueue status shows
+    reserved; keeps the maxima and every Workload seen admitted."""
+
+    def __init__(self, s, ns):
+        self.s, self.ns = s, ns
+        self.max_reserved = self.max_active = self.max_status = 0
+        self.admitted = {}
+        self.polls = 0
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                self.poll()
+            except OSError:  # the server is gone: the case has failed
+                return
+
+    def poll(self):
+        wls = self.s.get_json(KUEUE + "/namespaces/%s/workloads"
+                              % self.ns)["items"]
+        jobs = self.s.get_json("/apis/batch/v1/namespaces/%s/jobs"
+                               % self.ns)["items"]
+        reserved = 0
+        for w in wls:
+            adm = w.get("status", {}).get("admission")
+            if adm and cond(w, "QuotaReserved") and not cond(w, "Finished"):
+                reserved += sum(p.get("count", 0)
+                                for p in adm["podSetAssignments"])
+                self.admitted[w["metadata"]["name"]] = adm
+        active = sum(j.get("status", {}).get("active", 0) for j in jobs)
+        st = self.s.get_json(KUEUE + "/clusterqueues/cq").get("status", {})
+        for f in st.get("flavorsReservation", []):
+            for r in f["resources"]:
+                if r["name"] == "pods":
+                    self.max_status = max(self.max_status, int(r["total"]))
+        self.max_reserved = max(self.max_reserved, reserved)
+        self.max_active = max(self.max_active, active)
+        self.polls += 1
+
+    def close(self):
+        self.stop.set()
+        self.t.join()
+
+
+def all_succeeded(s, ns, n):
+    jobs = s.get_json("/apis/batch/v1/namespaces/%s/jobs" % ns)["items"]
+    return len(jobs) == n and all(
+        j.get("status", {}).get("succeeded") == j["spec"]["completions"]
+        for j in jobs)
+
+
+@case("pods-quota-never-exceeded", simulate="jobs")
+def pods_quota(s):
+    """ClusterQueue: 100 cpu, 5 pods. Jobs of 3, 3 and 2 pods (100m cpu
+    each): cpu never limits, pods do: never more than 5 pods reserved or
+    running, and all three complete."""
+    setup(s, "team", {"cpu": 100, "pods": 5})
+    ctl = Controller(s, config=CONFIG)
+    w = PodsWatcher(s, "team")
+    for name, n in (("a", 3), ("b", 3), ("c", 2)):
+        create(s, job("team", name, n, {"cpu": "100m"}, 1500))
+    wait_for(lambda: all_succeeded(s, "team", 3), 40,
+             what="all three jobs complete")
+    w.close()
+    check(w.polls > 10, "watcher polled (%d)" % w.polls)
+    check(w.max_reserved <= 5,
+          "never more than 5 pods reserved (max %d)" % w.max_reserved)
+    check(w.max_active <= 5,
+          "never more than 5 pods running (max %d)" % w.max_active)
+    check(0 < w.max_status <= 5,
+          "ClusterQueue status shows pods reserved (max %d)" % w.max_status)
+    eq(len(w.admitted), 3, "admitted workloads")
+    for name, adm in w.admitted.items():
+        ps = adm["podSetAssignments"][0]
+        eq(ps["flavors"].get("pods"), "default-flavor",
+           "%s: pods flavor" % name)
+        eq(ps["resourceUsage"].get("pods"), str(ps["count"]),
+           "%s: pods in resourceUsage" % name)
+    ctl.stop()
+
+
+@case("partial-admission-sample", simulate="jobs")
+def partial_admission(s):
+    """Kueue's example shape: 20 pods of 1 cpu / 200Mi, min-parallelism
+    5, on a ClusterQueue of 9 cpu and 36Gi: admitted with 9 pods, the Job
+    runs with parallelism 9 (completions kept), the Workload keeps count
+    20 and minCount 5."""
+    setup(s, "default-ns", {"cpu": 9, "memory": "36Gi"})
+    ctl = Controller(s, config=CONFIG)
+    create(s, job("default-ns", "sample-partial", 20,
+                  {"cpu": "1", "memory": "200Mi"}, 1000,
+                  {"kueue.x-k8s.io/job-min-parallelism": "5"}))
+
+    def admitted():
+        for w in s.get_json(KUEUE + "/namespaces/default-ns/workloads"
+                            )["items"]:
+            if cond(w, "QuotaReserved"):
+                return w
+        return None
+    w = wait_for(admitted, 15, what="Workload admitted")
+    ps = w["status"]["admission"]["podSetAssignments"][0]
+    eq(ps["count"], 9, "admitted count")
+    eq(ps["resourceUsage"]["cpu"], "9", "cpu usage")
+    eq(w["spec"]["podSets"][0]["count"], 20, "Workload keeps the full count")
+    eq(w["spec"]["podSets"][0].get("minCount"), 5, "minCount")
+
+    def started():
+        j = s.get_json("/apis/batch/v1/namespaces/default-ns/jobs/"
+                       "sample-partial")
+        return j if j["spec"].get("suspend") is False else None
+    j = wait_for(started, 15, what="Job started")
+    eq(j["spec"]["parallelism"], 9, "Job parallelism")
+    eq(j["spec"]["completions"], 20, "Job completions unchanged")
+    wait_for(lambda: all_succeeded(s, "default-ns", 1), 30,
+             what="Job completes")
+    ctl.stop()
+
+
+@case("partial-admission-completions-equal-parallelism", simulate="jobs")
+def partial_admission_completions(s):
+    """With kueue.x-k8s.io/job-completions-equal-parallelism: "true",
+    completions follow the admitted count too; a second Job that cannot
+    get its minCount stays pending with Kueue's message."""
+    setup(s, "ns", {"cpu": 6})
+    ctl = Controller(s, config=CONFIG)
+    create(s, job("ns", "first", 8, {"cpu": "1"}, 3000, {
+        "kueue.x-k8s.io/job-min-parallelism": "2",
+        "kueue.x-k8s.io/job-completions-equal-parallelism": "true"}))
+
+    def started(name):
+        j = s.get_json("/apis/batch/v1/namespaces/ns/jobs/" + name)
+        return j if j["spec"].get("suspend") is False else None
+    j = wait_for(lambda: started("first"), 15, what="first started")
+    eq(j["spec"]["parallelism"], 6, "parallelism")
+    eq(j["spec"]["completions"], 6, "completions follow parallelism")
+    create(s, job("ns", "second", 4, {"cpu": "1"}, 300, {
+        "kueue.x-k8s.io/job-min-parallelism": "1"}))
+
+    def pending_msg():
+        for w in s.get_json(KUEUE + "/namespaces/ns/workloads")["items"]:
+            if w["metadata"]["name"].startswith("job-second"):
+                for c in w.get("status", {}).get("conditions", []):
+                    if c["type"] == "QuotaReserved" and \
+                            c["status"] == "False" and c.get("message"):
+                        return c["message"]
+        return None
+    msg = wait_for(pending_msg, 15, what="second pending")
+    eq(msg, "couldn't assign flavors to pod set main: insufficient unused "
+       "quota for cpu in flavor default-flavor, 4 more needed",
+       "pending message")
+    j = wait_for(lambda: started("second"), 30,
+                 what="second started after first")
+    eq(j["spec"]["parallelism"], 4, "second runs in full")
+    ctl.stop()
+
+
+run_cases()
