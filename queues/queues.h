@@ -216,7 +216,7 @@ struct que_podset_spec {
 	const char *name; /* [borrowed]; NULL = "main" */
 	int32_t count;	  /* pods, >= 0 */
 	/* Partial admission (podSet minCount): the podset may be admitted
-	 * with as few as min_count pods (0 <= min_count <= count). */
+	 * with as few as min_count pods; outside [0, count] it is ignored. */
 	bool has_min_count;
 	int32_t min_count;
 	const struct que_request *requests; /* [borrowed] */

@@ -270,12 +270,6 @@ static int validate(const struct que_workload_spec *sp, cu_error *err)
 			return cu_error_set(err, CU_EINVAL,
 			    "workload %s: podSets[%zu].count: must be >= 0",
 			    sp->uid, i);
-		if (ps->has_min_count &&
-		    (ps->min_count < 0 || ps->min_count > ps->count))
-			return cu_error_set(err, CU_EINVAL,
-			    "workload %s: podSets[%zu].minCount: must be in "
-			    "[0, count]",
-			    sp->uid, i);
 		for (j = 0; j < ps->n_requests; j++) {
 			if (!ps->requests[j].resource ||
 			    !*ps->requests[j].resource ||
@@ -326,7 +320,12 @@ static int fill(que_state *st, struct que_wl *wl, struct bump *b,
 		q->name = put(b, ps->name ? ps->name : "main");
 		q->count = ps->count;
 		q->full_count = ps->count;
-		q->min_count = ps->has_min_count ? ps->min_count : ps->count;
+		/* A minCount outside [0, count] (an annotation the webhook
+		 * did not check) allows no partial admission. */
+		q->min_count = ps->has_min_count && ps->min_count >= 0 &&
+				       ps->min_count <= ps->count
+				   ? ps->min_count
+				   : ps->count;
 		q->n_req = (uint32_t)ps->n_requests;
 		q->n_spec_req = q->n_req;
 		q->pods_slot = !que_spec_requests_pods(ps);

@@ -371,6 +371,10 @@ static const struct partial_case partial_cases[] = {
 	"couldn't assign flavors to pod set main: insufficient quota for "
 	"cpu in flavor default, previously considered podsets requests (0) "
 	"+ current podset request (20) > maximum capacity (9)"},
+    {"minCount above count is ignored", U(3), NONE, {{4, 9, 1000}}, 1, {NONE},
+	"couldn't assign flavors to pod set main: insufficient quota for "
+	"cpu in flavor default, previously considered podsets requests (0) "
+	"+ current podset request (4) > maximum capacity (3)"},
     {"pods quota bounds the count", U(100), U(9), {{20, 5, 1000}}, 1, {9},
 	NULL},
     {"two podsets reduced together", U(12), NONE,
