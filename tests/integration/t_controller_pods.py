@@ -12,9 +12,10 @@ a 9-cpu ClusterQueue is admitted with 9 pods, runs with parallelism 9,
 and keeps its Workload's full count."""
 import os
 import threading
+import urllib.request
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     run_cases, wait_for)
+                     free_port, run_cases, wait_for)
 
 CONFIG = CONTROLLER_CONFIG + """integrations:
   frameworks: ["batch/job"]
@@ -67,6 +68,19 @@ def job(ns, name, parallelism, requests, runtime_ms, annotations=None):
                          "restartPolicy": "Never"}}}}
 
 
+def pods_reserved_metric(port):
+    """kueue_cluster_queue_resource_reservation of cq's pods, or None."""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with direct.open("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        text = r.read().decode()
+    for line in text.splitlines():
+        if line.startswith("kueue_cluster_queue_resource_reservation{") \
+                and 'cluster_queue="cq"' in line \
+                and 'resource="pods"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
 def create(s, j):
     code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/%s/jobs"
                           % j["metadata"]["namespace"], j)
@@ -86,9 +100,10 @@ class PodsWatcher:
     Jobs run (status.active) and the pods the ClusterQueue status shows
     reserved; keeps the maxima and every Workload seen admitted."""
 
-    def __init__(self, s, ns):
-        self.s, self.ns = s, ns
+    def __init__(self, s, ns, port=None):
+        self.s, self.ns, self.port = s, ns, port
         self.max_reserved = self.max_active = self.max_status = 0
+        self.max_metric = 0.0
         self.admitted = {}
         self.polls = 0
         self.stop = threading.Event()
@@ -120,6 +135,12 @@ class PodsWatcher:
             for r in f["resources"]:
                 if r["name"] == "pods":
                     self.max_status = max(self.max_status, int(r["total"]))
+        if self.port:
+            try:
+                v = pods_reserved_metric(self.port)
+            except OSError:  # the controller is not serving yet
+                v = None
+            self.max_metric = max(self.max_metric, v or 0.0)
         self.max_reserved = max(self.max_reserved, reserved)
         self.max_active = max(self.max_active, active)
         self.polls += 1
@@ -142,8 +163,10 @@ def pods_quota(s):
     each): cpu never limits, pods do: never more than 5 pods reserved or
     running, and all three complete."""
     setup(s, "team", {"cpu": 100, "pods": 5})
-    ctl = Controller(s, config=CONFIG)
-    w = PodsWatcher(s, "team")
+    port = free_port()
+    ctl = Controller(s, config=CONFIG.replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
+    w = PodsWatcher(s, "team", port)
     for name, n in (("a", 3), ("b", 3), ("c", 2)):
         create(s, job("team", name, n, {"cpu": "100m"}, 1500))
     wait_for(lambda: all_succeeded(s, "team", 3), 40,
@@ -156,6 +179,8 @@ def pods_quota(s):
           "never more than 5 pods running (max %d)" % w.max_active)
     check(0 < w.max_status <= 5,
           "ClusterQueue status shows pods reserved (max %d)" % w.max_status)
+    check(0 < w.max_metric <= 5,
+          "the reservation metric shows pods (max %r)" % w.max_metric)
     eq(len(w.admitted), 3, "admitted workloads")
     for name, adm in w.admitted.items():
         ps = adm["podSetAssignments"][0]
