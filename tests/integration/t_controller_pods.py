@@ -266,4 +266,71 @@ def partial_admission_completions(s):
     ctl.stop()
 
 
+PRIORITIES = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 10
+"""
+
+
+@case("partial-admission-restored-on-preemption", simulate="jobs")
+def partial_admission_preempted(s):
+    """A Job admitted with 9 of its 20 pods is preempted by a
+    higher-priority one: it is suspended with parallelism 20 restored
+    (the watch history shows it), then admitted again with what is left
+    (5 pods, its minCount) beside the preemptor."""
+    setup(s, "team", {"cpu": 9})
+    code, _, body = s.raw("PATCH", KUEUE + "/clusterqueues/cq", {
+        "spec": {"preemption": {"withinClusterQueue": "LowerPriority"}}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "ClusterQueue preemption: %r" % body)
+    s.kubectl("apply", "-f", s.file("prio.yaml", PRIORITIES))
+    watch = s.stream("/apis/batch/v1/namespaces/team/jobs?watch=1&"
+                     "timeoutSeconds=300")
+    ctl = Controller(s, config=CONFIG)
+    low = job("team", "low", 20, {"cpu": "1"}, 600000,
+              {"kueue.x-k8s.io/job-min-parallelism": "5"})
+    low["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "low"
+    create(s, low)
+    path = "/apis/batch/v1/namespaces/team/jobs/"
+
+    def running(name, parallelism):
+        j = s.get_json(path + name)
+        return (j["spec"].get("suspend") is False and
+                j["spec"]["parallelism"] == parallelism and
+                j.get("status", {}).get("active") == parallelism) and j
+    wait_for(lambda: running("low", 9), 20, what="low running 9 pods")
+    high = job("team", "high", 4, {"cpu": "1"}, 600000)
+    high["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high"
+    create(s, high)
+    wait_for(lambda: running("high", 4), 20, what="high running 4 pods")
+    wait_for(lambda: running("low", 5), 20,
+             what="low admitted again with 5 pods")
+    history = [(bool(e["object"]["spec"].get("suspend")),
+                e["object"]["spec"].get("parallelism"))
+               for e in watch.events()
+               if e["object"]["metadata"]["name"] == "low"]
+    watch.close()
+    runs = [p for susp, p in history if not susp]
+    check(9 in runs and runs[-1] == 5, "low ran with 9, then 5: %r"
+          % history)
+    i9 = max(i for i, (susp, p) in enumerate(history) if not susp and p == 9)
+    i5 = min(i for i, (susp, p) in enumerate(history)
+             if not susp and p == 5)
+    check(any(susp and p == 20 for susp, p in history[i9:i5]),
+          "suspended with parallelism 20 restored in between: %r" % history)
+    wls = s.get_json(KUEUE + "/namespaces/team/workloads")["items"]
+    by = {w["metadata"]["ownerReferences"][0]["name"]: w for w in wls}
+    eq(by["low"]["spec"]["podSets"][0]["count"], 20, "full count kept")
+    eq(by["low"]["status"]["admission"]["podSetAssignments"][0]["count"],
+       5, "admitted again with 5")
+    ctl.stop()
+
+
 run_cases()
