@@ -8,6 +8,7 @@
  * PodSetReducer does). Every cycle ends with que_check_invariants().
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "admission/admission.h"
@@ -480,4 +481,148 @@ Test(admission_pods, partial_admission_may_preempt)
 	    "%s", err.msg);
 	cycle();
 	cr_assert_eq(expect_admitted("high")->podsets[0].count, 10);
+}
+
+/* ---- randomized: pods and partial admission never over-admit ---------- */
+
+static uint64_t rng;
+
+static int64_t rnd(int64_t lo, int64_t hi)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return lo + (int64_t)((rng * 2685821657736338717ull) %
+			      (uint64_t)(hi - lo + 1));
+}
+
+static int64_t potential(const char *cqname, const char *resource)
+{
+	struct que_cq *c = que_cq_get(st, cqname);
+	uint32_t fr;
+
+	for (fr = 0; fr < que_fr_count(st); fr++)
+		if (strcmp(que_resource_name(st, que_fr_resource(st, fr)),
+			resource) == 0)
+			return que_node_potential_available(&c->node, fr);
+	return 0;
+}
+
+static size_t n_partial, n_full; /* admissions seen */
+
+/* Every admission names counts within [minCount, count] and usage equal
+ * to per-pod requests times those counts (pods included). */
+static void check_decisions(int seed)
+{
+	size_t i;
+
+	for (i = 0; i < res.n; i++) {
+		const struct adm_decision *d = &res.v[i];
+		struct que_wl *w;
+
+		if (d->kind != ADM_ADMIT)
+			continue;
+		w = que_workload_get(st, d->uid);
+		cr_assert_not_null(w);
+		cr_assert_eq(d->podsets[0].count, w->podsets[0].count);
+		cr_assert(d->podsets[0].count >= w->podsets[0].min_count &&
+			      d->podsets[0].count <= w->podsets[0].full_count,
+		    "seed %d: %s count %d", seed, d->uid, d->podsets[0].count);
+		if (d->podsets[0].count < w->podsets[0].full_count)
+			n_partial++;
+		else
+			n_full++;
+		cr_assert_eq(
+		    use(d, 0, "pods"), U(d->podsets[0].count), "seed %d", seed);
+		cr_assert_eq(use(d, 0, "cpu"),
+		    w->podsets[0].req[0].per_pod * d->podsets[0].count,
+		    "seed %d", seed);
+	}
+}
+
+Test(admission_pods, random_streams_never_exceed_pods_or_cpu)
+{
+	static const char *const names[] = {"q0", "q1", "q2"};
+	int seed;
+
+	for (seed = 1; seed <= 400; seed++) {
+		int n_cq = (int)rnd(1, 3), step, round, n_wl = 0, i;
+		bool cohort = rnd(0, 1);
+		char uid[16];
+
+		teardown();
+		setup();
+		rng = 0x9e3779b97f4a7c15ull * (uint64_t)seed;
+		for (i = 0; i < n_cq; i++) {
+			struct que_preemption pre = {0};
+
+			pre.within_cluster_queue =
+			    (enum que_preempt_policy)rnd(0, 1);
+			pre.reclaim_within_cohort =
+			    (enum que_preempt_policy)rnd(0, 1);
+			cq_full(names[i], cohort ? "co" : NULL, U(rnd(0, 6)),
+			    U(rnd(0, 6)), pre);
+		}
+		for (step = 0; step < 60; step++) {
+			if (rnd(0, 1) && n_wl < 60) {
+				int q = (int)rnd(0, n_cq - 1);
+				int32_t count = (int32_t)rnd(1, 6);
+				int32_t min =
+				    rnd(0, 1) ? (int32_t)rnd(0, count) : NONE;
+				int64_t cpu = rnd(1, 3) * 500;
+				int32_t least = min == NONE ? count : min;
+
+				if (least * cpu <= potential(names[q], "cpu") &&
+				    U(least) <= potential(names[q], "pods")) {
+					snprintf(
+					    uid, sizeof(uid), "w%d", n_wl++);
+					wl(uid, names[q], (int32_t)rnd(0, 3),
+					    count, min, cpu);
+				}
+			}
+			cycle();
+			check_decisions(seed);
+			for (i = 0; i < n_wl; i++) {
+				struct que_wl *w;
+
+				snprintf(uid, sizeof(uid), "w%d", i);
+				w = que_workload_get(st, uid);
+				if (!w || rnd(0, 3))
+					continue;
+				if (w->where == QUE_WL_ADMITTED)
+					cr_assert_eq(
+					    que_workload_remove(st, uid, NULL),
+					    CU_OK);
+				else if (w->where == QUE_WL_EVICTING)
+					cr_assert_eq(que_workload_release(st,
+							 uid, clock_ns, NULL),
+					    CU_OK);
+			}
+		}
+		/* Drain: each fits alone at its minimum, so all get in. */
+		for (round = 0; round < 400 && que_workload_count(st) > 0;
+		     round++) {
+			cycle();
+			check_decisions(seed);
+			for (i = 0; i < n_wl; i++) {
+				struct que_wl *w;
+
+				snprintf(uid, sizeof(uid), "w%d", i);
+				w = que_workload_get(st, uid);
+				if (w && w->where == QUE_WL_ADMITTED)
+					cr_assert_eq(
+					    que_workload_remove(st, uid, NULL),
+					    CU_OK);
+				else if (w && w->where == QUE_WL_EVICTING)
+					cr_assert_eq(que_workload_release(st,
+							 uid, clock_ns, NULL),
+					    CU_OK);
+			}
+		}
+		cr_assert_eq(que_workload_count(st), 0,
+		    "seed %d: %zu never admitted", seed,
+		    que_workload_count(st));
+	}
+	cr_assert(n_partial > 100 && n_full > 100, "partial %zu, full %zu",
+	    n_partial, n_full);
 }
