@@ -626,3 +626,41 @@ Test(admission_pods, random_streams_never_exceed_pods_or_cpu)
 	cr_assert(n_partial > 100 && n_full > 100, "partial %zu, full %zu",
 	    n_partial, n_full);
 }
+
+Test(admission_pods, pods_coverage_follows_the_cluster_queue)
+{
+	struct que_wl *w;
+	cu_error err;
+
+	/* Pending while the CQ does not cover pods: no pods request. */
+	cq("a", NULL, U(1), NONE);
+	wl("w1", "a", 0, 4, NONE, 1000);
+	cycle();
+	w = que_workload_get(st, "w1");
+	cr_assert_eq(w->podsets[0].n_req, 1);
+	/* The CQ now covers pods (and more cpu): w1 asks for its pods. */
+	cq("a", NULL, U(10), U(3));
+	cycle();
+	cr_assert_eq(w->podsets[0].n_req, 2);
+	expect_pending("w1",
+	    "couldn't assign flavors to pod set main: insufficient quota for "
+	    "pods in flavor default, previously considered podsets requests "
+	    "(0) + current podset request (4) > maximum capacity (3)");
+	cq("a", NULL, U(10), U(4));
+	cycle();
+	cr_assert_eq(use(expect_admitted("w1"), 0, "pods"), U(4));
+	/* Pods dropped from the CQ while w1 runs: w1 keeps what it was
+	 * admitted with until it ends (the checker would report the quota
+	 * lowered under its usage, as for any resource), nothing is left
+	 * behind, and a new workload asks for no pods. */
+	cq("a", NULL, U(10), NONE);
+	wl("w2", "a", 0, 4, NONE, 1000);
+	cr_assert_eq(que_rebuild(st, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(w->podsets[0].n_req, 2);
+	cr_assert_eq(cq_usage("a", "pods"), U(4));
+	cr_assert_eq(que_workload_remove(st, "w1", &err), CU_OK);
+	cr_assert_eq(cq_usage("a", "pods"), 0);
+	cycle();
+	cr_assert_eq(use(expect_admitted("w2"), 0, "pods"), NONE);
+	cr_assert_eq(que_workload_get(st, "w2")->podsets[0].n_req, 1);
+}
