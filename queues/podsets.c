@@ -10,8 +10,6 @@
 
 #include "queues/queues_int.h"
 
-#define POD_MILLI 1000 /* one `pods` unit per pod */
-
 bool que_spec_requests_pods(const struct que_podset_spec *ps)
 {
 	size_t j;
@@ -44,7 +42,6 @@ void que_wl_sync_pods(struct que_wl *wl)
 
 		if (!ps->pods_slot)
 			continue;
-		ps->req[ps->n_spec_req].per_pod = POD_MILLI;
 		ps->fr[ps->n_spec_req] = UINT32_MAX;
 		ps->n_req =
 		    ps->n_spec_req +
@@ -129,4 +126,29 @@ int que_workload_adopt_counts(que_state *st, const char *uid,
 	}
 	cu_free(cur);
 	return rc;
+}
+
+int que_workload_set_counts(
+    que_state *st, const char *uid, const int32_t *counts, cu_error *err)
+{
+	struct que_wl *wl = que_workload_get(st, uid);
+	uint32_t i;
+
+	if (!wl)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "workload %s not found", uid);
+	if (wl->where != QUE_WL_ADMITTED && wl->where != QUE_WL_EVICTING)
+		return cu_error_set(
+		    err, CU_EINVAL, "workload %s does not hold quota", uid);
+	for (i = 0; i < wl->n_podsets; i++)
+		if (counts[i] < 0 || counts[i] > wl->podsets[i].full_count)
+			return cu_error_set(err, CU_EINVAL,
+			    "workload %s: podset %s: admitted count %d out of "
+			    "range",
+			    uid, wl->podsets[i].name, (int)counts[i]);
+	que_wl_remove_usage(wl);
+	que_wl_set_counts(wl, counts);
+	que_wl_add_usage(wl);
+	que_capacity_freed(wl->cq);
+	return CU_OK;
 }

@@ -526,6 +526,12 @@ CU_MUST_CHECK int que_workload_adopt(que_state *st, const char *uid,
 CU_MUST_CHECK int que_workload_adopt_counts(que_state *st, const char *uid,
     const char *cq_name, const uint32_t *frs, const int32_t *counts,
     int64_t admitted_ns, cu_error *err);
+/* An ADMITTED/EVICTING workload holds counts[i] pods of podset i
+ * [borrowed] (e.g. adopted with que_workload_adopt from a recorded
+ * partial admission): its usage follows. CU_ENOTFOUND, CU_EINVAL (not
+ * holding quota, a count outside [0, full count]). */
+CU_MUST_CHECK int que_workload_set_counts(
+    que_state *st, const char *uid, const int32_t *counts, cu_error *err);
 /* Keep a pending workload out of scheduling until requeue_at_ns
  * (requeueState.requeueAt). CU_ENOTFOUND, CU_EINVAL (holds quota). */
 CU_MUST_CHECK int que_workload_backoff(

@@ -334,6 +334,8 @@ static int fill(que_state *st, struct que_wl *wl, struct bump *b,
 		if (q->pods_slot &&
 		    que_intern_resource(st, "pods", &q->req[q->n_req].res))
 			return CU_ENOMEM;
+		if (q->pods_slot)
+			q->req[q->n_req].per_pod = 1000; /* one unit per pod */
 		for (j = 0; j < ps->n_requests; j++) {
 			int64_t total;
 

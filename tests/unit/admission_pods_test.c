@@ -664,3 +664,33 @@ Test(admission_pods, pods_coverage_follows_the_cluster_queue)
 	cr_assert_eq(use(expect_admitted("w2"), 0, "pods"), NONE);
 	cr_assert_eq(que_workload_get(st, "w2")->podsets[0].n_req, 1);
 }
+
+Test(admission_pods, admitted_counts_can_be_set_after_adoption)
+{
+	struct que_wl *w;
+	uint32_t frs[2];
+	int32_t counts[1] = {2}, bad[1] = {5};
+	cu_error err;
+
+	cq("a", NULL, U(100), U(5));
+	wl("w1", "a", 0, 4, 2, 1000);
+	w = que_workload_get(st, "w1");
+	frs[0] = que_fr_find(
+	    st, que_flavor_get(st, "default")->id, w->podsets[0].req[0].res);
+	frs[1] = que_fr_find(
+	    st, que_flavor_get(st, "default")->id, w->podsets[0].req[1].res);
+	cr_assert_eq(que_workload_set_counts(st, "w1", counts, &err), CU_EINVAL,
+	    "not holding quota yet");
+	cr_assert_eq(que_workload_adopt(st, "w1", "a", frs, clock_ns, &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(cq_usage("a", "pods"), U(4), "the ledger's adoption");
+	cr_assert_eq(que_workload_set_counts(st, "w1", bad, &err), CU_EINVAL);
+	cr_assert_eq(que_workload_set_counts(st, "w1", counts, &err), CU_OK,
+	    "%s", err.msg);
+	cr_assert_eq(cq_usage("a", "pods"), U(2));
+	cr_assert_eq(cq_usage("a", "cpu"), U(2));
+	cr_assert_eq(que_check_invariants(st, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(que_workload_release(st, "w1", clock_ns, &err), CU_OK);
+	cr_assert_eq(cq_usage("a", "pods"), 0);
+	cr_assert_eq(w->podsets[0].count, 4);
+}
