@@ -171,7 +171,8 @@ static int targets_for(que_state *st, struct que_cq *cq, struct que_wl *wl,
 static int reduce(que_state *st, struct entry *e, cu_error *err)
 {
 	struct que_wl *wl = e->wl;
-	int32_t full[18], delta[18], cur[18];
+	int32_t full[ADM_MAX_PODSETS], delta[ADM_MAX_PODSETS];
+	int32_t cur[ADM_MAX_PODSETS];
 	struct adm_assignment best;
 	struct adm_targets best_t = {0};
 	int64_t total = 0, lo = 0, hi;
@@ -179,7 +180,7 @@ static int reduce(que_state *st, struct entry *e, cu_error *err)
 	uint32_t i;
 	int rc = CU_OK;
 
-	if (wl->n_podsets > 18)
+	if (wl->n_podsets > ADM_MAX_PODSETS)
 		return CU_OK;
 	for (i = 0; i < wl->n_podsets; i++) {
 		full[i] = wl->podsets[i].full_count;

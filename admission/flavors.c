@@ -523,7 +523,6 @@ static int append_message(
 void adm_assignment_dispose(struct adm_assignment *a)
 {
 	cu_free(a->frs);
-	cu_free(a->counts);
 	cu_free(a->req_mode);
 	cu_free(a->usage);
 	cu_buf_dispose(&a->msg);
@@ -555,10 +554,9 @@ int adm_assign_flavors(que_state *st, struct que_cq *cq, struct que_wl *wl,
 	a->frs = cu_malloc((total ? total : 1) * sizeof(*a->frs));
 	a->req_mode = cu_malloc(total ? total : 1);
 	a->usage = cu_malloc((total ? total : 1) * sizeof(*a->usage));
-	a->counts = cu_malloc((wl->n_podsets + 1) * sizeof(*a->counts));
-	if (!a->frs || !a->req_mode || !a->usage || !a->counts)
+	if (!a->frs || !a->req_mode || !a->usage)
 		goto out_nomem;
-	for (i = 0; i < wl->n_podsets; i++)
+	for (i = 0; i < wl->n_podsets && i < ADM_MAX_PODSETS; i++)
 		a->counts[i] = counts ? counts[i] : wl->podsets[i].count;
 	for (i = 0; i < total; i++) {
 		a->frs[i] = UINT32_MAX;
