@@ -3,8 +3,9 @@
 end to end with the Job simulator.
 
 The `pods` resource: a ClusterQueue covering `pods` counts one unit per
-pod; it never holds more pods than its quota, at any polled moment, and
-the Workload's admission and the ClusterQueue's status show them.
+pod; it never holds more pods than its quota in any state the watch
+history shows, and the Workload's admission, the ClusterQueue's status
+and its reservation metric show them.
 
 Partial admission: a Job shaped like Kueue's partial-admission example
 (parallelism 20, kueue.x-k8s.io/job-min-parallelism 5, 1 cpu per pod) on
@@ -16,6 +17,7 @@ import urllib.request
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
                      free_port, run_cases, wait_for)
+from cuetest.observe import Observer
 
 CONFIG = CONTROLLER_CONFIG + """integrations:
   frameworks: ["batch/job"]
@@ -94,60 +96,74 @@ def cond(obj, ctype):
     return False
 
 
+def reserved_pods(w):
+    """Pods a Workload holds: its admitted counts while QuotaReserved and
+    not Finished."""
+    adm = (w or {}).get("status", {}).get("admission")
+    if not adm or not cond(w, "QuotaReserved") or cond(w, "Finished"):
+        return 0
+    return sum(p.get("count", 0) for p in adm["podSetAssignments"])
+
+
+def status_pods(cq):
+    """Pods the ClusterQueue status shows reserved."""
+    for f in (cq or {}).get("status", {}).get("flavorsReservation", []):
+        for r in f["resources"]:
+            if r["name"] == "pods":
+                return int(r["total"])
+    return 0
+
+
 class PodsWatcher:
-    """Polls the namespace without pause and records, at every poll, the
-    pods held by Workloads with quota (and not finished) and the pods the
-    Jobs run (status.active) and the pods the ClusterQueue status shows
-    reserved; keeps the maxima and every Workload seen admitted."""
+    """Follows the namespace's Workloads and Jobs and the ClusterQueue
+    through their watch history (every version the API served, in order)
+    and keeps, over all observed states, the most pods held by Workloads
+    with quota, run by Jobs (status.active) and shown reserved in the
+    ClusterQueue status; a thread also samples the reservation metric."""
 
     def __init__(self, s, ns, port=None):
-        self.s, self.ns, self.port = s, ns, port
+        self.s, self.port = s, port
         self.max_reserved = self.max_active = self.max_status = 0
         self.max_metric = 0.0
         self.admitted = {}
-        self.polls = 0
+        self.held, self.active = {}, {}
+        self.wls = Observer(s, KUEUE + "/namespaces/%s/workloads" % ns,
+                            on_change=self.on_workload)
+        self.jobs = Observer(s, "/apis/batch/v1/namespaces/%s/jobs" % ns,
+                             on_change=self.on_job)
+        self.cqs = Observer(s, KUEUE + "/clusterqueues",
+                            on_change=self.on_cq)
         self.stop = threading.Event()
         self.t = threading.Thread(target=self.run, daemon=True)
         self.t.start()
 
-    def run(self):
-        while not self.stop.is_set():
-            try:
-                self.poll()
-            except OSError:  # the server is gone: the case has failed
-                return
+    def on_workload(self, name, old, new, rv, relisting):
+        self.held[name] = reserved_pods(new)
+        if self.held[name]:
+            self.admitted[name] = new["status"]["admission"]
+        self.max_reserved = max(self.max_reserved, sum(self.held.values()))
 
-    def poll(self):
-        wls = self.s.get_json(KUEUE + "/namespaces/%s/workloads"
-                              % self.ns)["items"]
-        jobs = self.s.get_json("/apis/batch/v1/namespaces/%s/jobs"
-                               % self.ns)["items"]
-        reserved = 0
-        for w in wls:
-            adm = w.get("status", {}).get("admission")
-            if adm and cond(w, "QuotaReserved") and not cond(w, "Finished"):
-                reserved += sum(p.get("count", 0)
-                                for p in adm["podSetAssignments"])
-                self.admitted[w["metadata"]["name"]] = adm
-        active = sum(j.get("status", {}).get("active", 0) for j in jobs)
-        st = self.s.get_json(KUEUE + "/clusterqueues/cq").get("status", {})
-        for f in st.get("flavorsReservation", []):
-            for r in f["resources"]:
-                if r["name"] == "pods":
-                    self.max_status = max(self.max_status, int(r["total"]))
-        if self.port:
+    def on_job(self, name, old, new, rv, relisting):
+        self.active[name] = (new or {}).get("status", {}).get("active", 0)
+        self.max_active = max(self.max_active, sum(self.active.values()))
+
+    def on_cq(self, name, old, new, rv, relisting):
+        self.max_status = max(self.max_status, status_pods(new))
+
+    def run(self):
+        while self.port and not self.stop.is_set():
             try:
                 v = pods_reserved_metric(self.port)
             except OSError:  # the controller is not serving yet
                 v = None
             self.max_metric = max(self.max_metric, v or 0.0)
-        self.max_reserved = max(self.max_reserved, reserved)
-        self.max_active = max(self.max_active, active)
-        self.polls += 1
+            self.stop.wait(0.02)
 
     def close(self):
         self.stop.set()
         self.t.join()
+        for o in (self.wls, self.jobs, self.cqs):
+            o.stop()
 
 
 def all_succeeded(s, ns, n):
@@ -172,9 +188,8 @@ def pods_quota(s):
     wait_for(lambda: all_succeeded(s, "team", 3), 40,
              what="all three jobs complete")
     w.close()
-    check(w.polls > 10, "watcher polled (%d)" % w.polls)
-    check(w.max_reserved <= 5,
-          "never more than 5 pods reserved (max %d)" % w.max_reserved)
+    eq(w.max_reserved, 5, "at most (and at some point exactly) 5 pods "
+       "reserved, 3 + 2")
     check(w.max_active <= 5,
           "never more than 5 pods running (max %d)" % w.max_active)
     check(0 < w.max_status <= 5,
