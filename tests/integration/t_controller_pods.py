@@ -12,7 +12,10 @@ Partial admission: a Job shaped like Kueue's partial-admission example
 a 9-cpu ClusterQueue is admitted with 9 pods, runs with parallelism 9,
 and keeps its Workload's full count."""
 import os
+import re
+import signal
 import threading
+import time
 import urllib.request
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
@@ -346,6 +349,68 @@ def partial_admission_preempted(s):
     eq(by["low"]["status"]["admission"]["podSetAssignments"][0]["count"],
        5, "admitted again with 5")
     ctl.stop()
+
+
+def cycles_admitting(ctl):
+    """How many admission cycles that admitted something ctl logged."""
+    try:
+        with open(ctl.log) as f:
+            return len(re.findall(r"cycle: \d+ heads, [1-9]\d* admitted",
+                                  f.read()))
+    except OSError:
+        return 0
+
+
+@case("partial-admission-resumed-from-the-ledger", simulate="jobs")
+def partial_admission_resumed(s):
+    """ClusterQueue of 12 cpu; X (3 cpu, 6 s) runs; A (20 pods of 1 cpu,
+    minCount 5) is admitted with 9 pods, but the controller is killed
+    before that admission reaches the API (the write is held). Restarted
+    on the same ledger, it announces A with 9 pods, and holds 9 cpu for A,
+    not 20: once X ends, B (3 cpu) runs beside A."""
+    setup(s, "team", {"cpu": 12})
+    store = os.path.join(s.dir, "ledger.db")
+    ctl = Controller(s, config=CONFIG, store=store)
+    path = "/apis/batch/v1/namespaces/team/jobs/"
+
+    def running(name):
+        j = s.get_json(path + name)
+        return j["spec"].get("suspend") is False and j
+    create(s, job("team", "x", 1, {"cpu": "3"}, 6000))
+    wait_for(lambda: running("x"), 20, what="x running")
+    seen = cycles_admitting(ctl)
+    s.faults([{"method": "PATCH", "pathPrefix": KUEUE +
+               "/namespaces/team/workloads/", "latencyMs": 2000}])
+    create(s, job("team", "a", 20, {"cpu": "1"}, 600000,
+                  {"kueue.x-k8s.io/job-min-parallelism": "5"}))
+    wait_for(lambda: cycles_admitting(ctl) > seen, 20,
+             what="a admitted by the engine, its write held")
+    ctl.stop(signal.SIGKILL)
+    killed = time.time()
+    ctl = Controller(s, config=CONFIG, store=store)
+    time.sleep(max(0, killed + 2.3 - time.time()))  # the held write is gone
+    s.faults([])
+    ja = wait_for(lambda: running("a"), 20, what="a started")
+    eq(ja["spec"]["parallelism"], 9, "a runs the recorded 9 pods")
+    check(ctl_log_has(ctl, "announcing the recorded decision"),
+          "the recorded decision was resumed, not decided again")
+    create(s, job("team", "b", 1, {"cpu": "3"}, 300))
+    wait_for(lambda: all_succeeded_names(s, "team", ("x", "b")), 30,
+             what="b runs once x ends, beside a")
+    check(running("a"), "a still running")
+    ctl.stop()
+
+
+def ctl_log_has(ctl, text):
+    with open(ctl.log) as f:
+        return text in f.read()
+
+
+def all_succeeded_names(s, ns, names):
+    jobs = {j["metadata"]["name"]: j for j in s.get_json(
+        "/apis/batch/v1/namespaces/%s/jobs" % ns)["items"]}
+    return all(jobs.get(n, {}).get("status", {}).get("succeeded") == 1
+               for n in names)
 
 
 run_cases()
