@@ -116,8 +116,14 @@ static int report_blocked(que_state *st, struct adm_result *out)
 
 		if (!cq->exists || cq->active)
 			continue;
-		snprintf(
-		    msg, sizeof(msg), "ClusterQueue %s is inactive", cq->name);
+		if (cq->refused != NULL)
+			snprintf(msg, sizeof(msg),
+			    "ClusterQueue %s is inactive: its spec was "
+			    "refused: %s",
+			    cq->name, cq->refused);
+		else
+			snprintf(msg, sizeof(msg),
+			    "ClusterQueue %s is inactive", cq->name);
 		for (k = 0; k < cq->n_heap; k++)
 			if (pending(
 				out, cq->heap[k], ADM_REASON_SUSPENDED, msg))

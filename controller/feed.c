@@ -119,6 +119,22 @@ static void sels_clear(struct ctl_feed *f)
 	f->capsels = 0;
 }
 
+/* The engine refused ClusterQueue obj [borrowed] (err: why): it stays
+ * known as inactive with the reason (que_cq_refuse) rather than absent,
+ * so its status and its Workloads say why. The warning is logged by the
+ * caller once per generation. */
+static void refuse_cq(ctl *c, struct sync_pass *p, json_t *obj,
+    const char *name, const cu_error *err)
+{
+	cu_error e2;
+
+	(void)obj;
+	if (que_cq_refuse(c->st, name, err->msg, &e2) != CU_OK)
+		cu_warn("clusterqueues %s: %s", name, e2.msg);
+	else
+		json_object_set_new(p->seen, name, json_true());
+}
+
 static void sync_one(json_t *obj, void *payload)
 {
 	struct sync_pass *p = payload;
@@ -145,9 +161,13 @@ static void sync_one(json_t *obj, void *payload)
 		struct cq_sel *s;
 
 		rc = api_cluster_queue_decode(&cq, obj, &err);
-		if (rc != CU_OK)
+		if (rc != CU_OK) {
+			refuse_cq(c, p, obj, name, &err);
 			break;
+		}
 		rc = rec_sync_cluster_queue(c->st, &cq, &err);
+		if (rc == CU_EINVAL)
+			refuse_cq(c, p, obj, name, &err);
 		if (rc == CU_OK &&
 		    cu_grow((void **)&c->feed.sels, &c->feed.capsels,
 			c->feed.nsels + 1, sizeof(*c->feed.sels)) == CU_OK) {

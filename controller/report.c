@@ -177,9 +177,20 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 	}
 	set_usage_and_counts(st, byflv, cq->n_heap + cq->inadmissible.n,
 	    cq->admitted.n, cq->admitted.n);
-	set_active(st, cq->active, cq->active ? "Ready" : cq->inactive_reason,
-	    cq->active ? "Can admit new workloads"
-		       : "Can't admit new workloads");
+	if (cq->refused != NULL) {
+		char *m = cu_asprintf(
+		    "Can't admit new workloads: its spec was refused: %s",
+		    cq->refused);
+
+		set_active(st, false, cq->inactive_reason,
+		    m ? m : "Can't admit new workloads");
+		cu_free(m);
+	} else {
+		set_active(st, cq->active,
+		    cq->active ? "Ready" : cq->inactive_reason,
+		    cq->active ? "Can admit new workloads"
+			       : "Can't admit new workloads");
+	}
 	return st;
 }
 

@@ -304,7 +304,11 @@ struct que_cq {
 	bool exists;
 	bool active;		     /* computed on rebuild */
 	const char *inactive_reason; /* static Kueue Active reason */
-	struct que_group *groups;    /* owned */
+	/* owned; why its last spec was refused (que_cq_refuse), NULL when
+	 * it was accepted: the CQ is then inactive (reason InvalidSpec) and
+	 * keeps the spec it had before, if any. */
+	char *refused;
+	struct que_group *groups; /* owned */
 	size_t n_groups;
 	enum que_queueing queueing;
 	enum que_stop stop;
@@ -454,6 +458,13 @@ CU_MUST_CHECK int que_lq_set(
 CU_MUST_CHECK int que_flavor_delete(
     que_state *st, const char *name, cu_error *err);
 CU_MUST_CHECK int que_cq_delete(que_state *st, const char *name, cu_error *err);
+/* The ClusterQueue name [borrowed] exists but its spec was refused, why
+ * [borrowed; copied] (que_cq_set's message): it is inactive with reason
+ * InvalidSpec until an accepted spec arrives, keeps the spec it had (its
+ * admitted workloads keep their quota) or has none, and its pending
+ * workloads say why. CU_ENOMEM. */
+CU_MUST_CHECK int que_cq_refuse(
+    que_state *st, const char *name, const char *why, cu_error *err);
 CU_MUST_CHECK int que_cohort_delete(
     que_state *st, const char *name, cu_error *err);
 CU_MUST_CHECK int que_lq_delete(

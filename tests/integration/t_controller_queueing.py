@@ -272,6 +272,36 @@ def invalid_logged_once(s):
         eq(code, 201, "ResourceFlavor extra-%d: %r" % (i, body))
     settle("j1")
     eq(len(warnings()), 1, "warnings after ten changes: %r" % warnings())
+
+    # It is known as inactive, with the reason, not as missing.
+    def bad_inactive():
+        st = s.get_json("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/bad"
+                        ).get("status", {})
+        return [c for c in st.get("conditions", [])
+                if c["type"] == "Active" and c["status"] == "False"]
+    cond = wait_for(bad_inactive, 20, what="bad ClusterQueue Active=False")
+    eq(cond[0]["reason"], "InvalidSpec")
+    check("coveredResources" in cond[0]["message"],
+          "the condition says why: %r" % cond[0]["message"])
+    s.namespace("badns")
+    code, _, body = s.raw(
+        "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/badns/localqueues",
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+         "metadata": {"name": "lq", "namespace": "badns"},
+         "spec": {"clusterQueue": "bad"}})
+    eq(code, 201, "LocalQueue to bad: %r" % body)
+    create(s, job("badns", "waits", "1", 100))
+
+    def pending_message():
+        for w in s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/"
+                            "badns/workloads")["items"]:
+            for c in w.get("status", {}).get("conditions", []):
+                if c["type"] == "QuotaReserved" and c["status"] == "False":
+                    return c["message"]
+        return None
+    msg = wait_for(pending_message, 20, what="pending Workload message")
+    check("ClusterQueue bad is inactive" in msg and "coveredResources" in msg,
+          "the Workload says why, not that the queue is missing: %r" % msg)
     code, _, body = s.raw(
         "PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/bad",
         {"spec": {"queueingStrategy": "StrictFIFO"}},
