@@ -287,7 +287,8 @@ int ctl_compat_markdown(cu_buf *out, cu_error *err)
 		const struct ctl_compat *e = &ctl_compat_table[i];
 
 		rc = cu_buf_addf(out, "| %s | `%s` | %s | %s |\n", e->kind,
-		    e->field, ctl_compat_level_name(e->level), e->note);
+		    e->field, ctl_compat_level_name(e->level),
+		    e->note[0] != '\0' ? e->note : "-");
 	}
 	if (rc != CU_OK)
 		return cu_error_set(err, rc, "compatibility table: %s",
