@@ -30,10 +30,8 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "leaderElection", P, CTL_COMPAT_WARN_NEVER,
 	"resourceLock: only leases (others are refused at load)"},
     {"Configuration", "metrics.bindAddress", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"Configuration", "metrics.enableClusterQueueResources", P,
-	CTL_COMPAT_WARN_IF_TRUE,
-	"nominal quota, reservation and usage are exported; "
-	"kueue_cluster_queue_borrowing_limit and _lending_limit are not"},
+    {"Configuration", "metrics.enableClusterQueueResources", S,
+	CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "metrics.localQueueMetrics.enable", S,
 	CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "metrics.localQueueMetrics.localQueueSelector", N,

@@ -5,6 +5,7 @@
  * queue-status budget, oldest report first; Workload pending reasons,
  * once due and within the pending budget; and the queue gauges.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,9 +215,23 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
 			continue;
 		fl = que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name;
 		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
+		/* As Kueue: quota and usage only with
+		 * metrics.enableClusterQueueResources. */
+		if (!c->cfg->metrics.enable_cluster_queue_resources)
+			continue;
 		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_NOMINAL_QUOTA,
 		    CTL_LV(cohort, cq->name, fl, rs),
 		    milli_to_units(cell->q.nominal));
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_BORROWING_LIMIT,
+		    CTL_LV(cohort, cq->name, fl, rs),
+		    cell->q.has_borrowing_limit
+			? milli_to_units(cell->q.borrowing_limit)
+			: INFINITY);
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_LENDING_LIMIT,
+		    CTL_LV(cohort, cq->name, fl, rs),
+		    cell->q.has_lending_limit
+			? milli_to_units(cell->q.lending_limit)
+			: INFINITY);
 		ctl_metric_set(c->metrics,
 		    CTL_M_CLUSTER_QUEUE_RESOURCE_RESERVATION,
 		    CTL_LV(cohort, cq->name, fl, rs),
@@ -506,7 +521,7 @@ static void lq_metrics(ctl *c, json_t *cached, json_t *st)
 			now =
 			    json_string_value(json_object_get(cond, "status"));
 	}
-	if (ns == NULL || name == NULL)
+	if (ns == NULL || name == NULL || !c->cfg->metrics.local_queue_metrics)
 		return;
 	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_STATUS,

@@ -41,8 +41,8 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 	    {"integrations:\n  labelKeysToCopy: [team]\n",
 		"line 6: integrations.labelKeysToCopy: not acted on by cueue: "
 		"job labels are not copied"},
-	    {"metrics:\n  enableClusterQueueResources: true\n",
-		"metrics.enableClusterQueueResources: partly supported"},
+	    {"metrics:\n  customLabels:\n  - name: team\n",
+		"metrics.customLabels: not acted on"},
 	    {"metrics:\n  localQueueMetrics:\n    enable: true\n"
 	     "    localQueueSelector: {}\n",
 		"metrics.localQueueMetrics.localQueueSelector: not acted on"},
@@ -89,7 +89,7 @@ Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
 	cu_error err;
 
 	cr_assert_eq(load_str(&c,
-			 HDR "metrics:\n  enableClusterQueueResources: false\n"
+			 HDR "metrics:\n  enableClusterQueueResources: true\n"
 			     "  localQueueMetrics: {enable: false}\n"
 			     "health:\n  readinessEndpointName: ready\n"
 			     "  livenessEndpointName: alive\n"
