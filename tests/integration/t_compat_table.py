@@ -1,15 +1,24 @@
 # SPDX-License-Identifier: Apache-2.0
 """README's "Kueue compatibility" table is the one in the code: it must be
 exactly what `cueue-controller --compat-table` prints. The shipped
-ConfigMap loads with only the warnings the table predicts for it."""
+ConfigMap loads with only the warnings the table predicts for it. A
+controller given only KUBECONFIG (no --kubeconfig) works; it serves its
+probes at the configured endpoint names, exports no quota families without
+enableClusterQueueResources, and tells a ClusterQueue which of its spec
+fields it does not act on."""
 import os
+import signal
 import subprocess
 import tempfile
+import urllib.error
+import urllib.request
 
 import yaml
 
-from cuetest import Failure, case, check, eq, run_cases
-from cuetest.env import BIN
+from cuetest import (Failure, case, check, controller_config, eq,
+                     flavor_and_queue, run_cases, wait_for)
+from cuetest.env import BIN, LOGS, TEST
+from cuetest.procs import _die_with_parent, free_port, stop_process
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 CTL = os.path.join(BIN, "cueue-controller")
@@ -75,6 +84,80 @@ def unknown_gate(s):
     eq(out.returncode, 1, "exit status")
     check("featureGates[NoSuchGate]: unrecognized feature gate" in
           out.stderr, out.stderr)
+
+
+def http_get(port, path):
+    """(status, body) of GET http://127.0.0.1:port/path."""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with direct.open("http://127.0.0.1:%d%s" % (port, path),
+                         timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+@case("kubeconfig-env-only-probes-metrics-events")
+def kubeconfig_env_only(s):
+    s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    queue = yaml.safe_load_all(flavor_and_queue(4))
+    docs = [d for d in queue if d]
+    docs[1]["spec"]["fairSharing"] = {"weight": "2"}
+    s.kubectl("apply", "-f", s.file("q.yaml", yaml.safe_dump_all(docs)))
+    hport, mport = free_port(), free_port()
+    cfg = controller_config().replace(
+        'healthProbeBindAddress: "0"',
+        'healthProbeBindAddress: "127.0.0.1:%d"\n'
+        '  readinessEndpointName: ready\n'
+        '  livenessEndpointName: alive' % hport).replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % mport)
+    cfgf = s.file("config.yaml", cfg)
+    home = tempfile.mkdtemp()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("KUBERNETES_SERVICE")}
+    env.update({"KUBECONFIG": s.kubeconfig, "HOME": home})
+    log = os.path.join(LOGS, "%s.ctl-env.stderr" % TEST)
+    with open(log, "w") as errf:
+        proc = subprocess.Popen(
+            [os.path.join(BIN, "cueue-controller"), "--config", cfgf],
+            stdout=errf, stderr=subprocess.STDOUT, env=env,
+            preexec_fn=_die_with_parent)
+        try:
+            def active():
+                st = s.get_json("/apis/kueue.x-k8s.io/v1beta2/"
+                                "clusterqueues/cq").get("status", {})
+                return any(c["type"] == "Active" and c["status"] == "True"
+                           for c in st.get("conditions", []))
+            wait_for(active, 20, what="ClusterQueue Active (controller "
+                     "reached the API through KUBECONFIG; log %s)" % log)
+            wait_for(lambda: http_get(hport, "/ready")[0] == 200, 10,
+                     what="readiness at /ready")
+            eq(http_get(hport, "/alive")[0], 200, "liveness at /alive")
+            eq(http_get(hport, "/readyz")[0], 404, "/readyz not served")
+
+            def unsupported():
+                evs = s.get_json("/api/v1/namespaces/default/events")
+                return [e for e in evs.get("items", [])
+                        if e.get("reason") == "UnsupportedField" and
+                        e["involvedObject"].get("name") == "cq"]
+            evs = wait_for(unsupported, 10, what="UnsupportedField event")
+            eq(len(evs), 1, "one event per generation")
+            eq(evs[0]["type"], "Warning")
+            check("spec.fairSharing: " in evs[0]["message"],
+                  evs[0]["message"])
+            status, text = http_get(mport, "/metrics")
+            eq(status, 200)
+            check("kueue_cluster_queue_status{" in text, "CQ status exported")
+            check("kueue_cluster_queue_nominal_quota{" not in text,
+                  "no quota families without enableClusterQueueResources")
+        finally:
+            stop_process(proc, "cueue-controller", signal.SIGTERM)
+    with open(log) as f:
+        text = f.read()
+    check("(from KUBECONFIG %s)" % s.kubeconfig in text,
+          "start-up says where the API server came from")
 
 
 run_cases()
