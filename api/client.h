@@ -149,6 +149,16 @@ CU_MUST_CHECK int api_client_new(api_client **out, struct ev_loop *loop,
  */
 void api_client_free(api_client *c);
 
+/*
+ * Why the API server is not answering: the last transport failure in words
+ * ("Failed to connect to 10.0.0.1 port 443: Connection refused"), or NULL
+ * once any HTTP answer came back (or c is NULL) [borrowed; valid until the
+ * next request completes]. While it fails, the client logs one line per
+ * back-off step (1 s doubling to 60 s) naming the server and this cause,
+ * and one line when the server answers again.
+ */
+const char *api_client_unreachable(const api_client *c);
+
 /* The loop the client runs on [borrowed]. */
 struct ev_loop *api_client_loop(const api_client *c);
 

@@ -370,6 +370,17 @@ static int check_synced(cu_error *err, void *payload)
 			       err, CU_EAGAIN, "informers have not synced yet");
 }
 
+/* The API server answers: else /readyz?verbose says why, in words. */
+static int check_api(cu_error *err, void *payload)
+{
+	ctl *c = payload;
+	const char *why = api_client_unreachable(c->client);
+
+	return why == NULL ? CU_OK
+			   : cu_error_set(err, CU_EIO, "API server %s: %s",
+				 c->copts.server, why);
+}
+
 static int check_ledger(cu_error *err, void *payload)
 {
 	ctl *c = payload;
@@ -393,6 +404,9 @@ static int start_http(ctl *c, cu_error *err)
 	int rc;
 
 	rc = ctl_health_new(&c->srv.health, err);
+	if (rc == CU_OK)
+		rc = ctl_health_add_check(
+		    c->srv.health, "api-server", check_api, c, err);
 	if (rc == CU_OK)
 		rc = ctl_health_add_check(
 		    c->srv.health, "informers-synced", check_synced, c, err);

@@ -160,4 +160,55 @@ def kubeconfig_env_only(s):
           "start-up says where the API server came from")
 
 
+@case("unreachable-api-server-said-once-per-step")
+def unreachable(s):
+    """A kubeconfig naming a port nobody listens on: one log line per
+    back-off step naming the endpoint and the cause in words (no internal
+    error code, no line per informer), and /readyz?verbose says why."""
+    with open(s.kubeconfig) as f:
+        kc = yaml.safe_load(f)
+    dead = free_port()
+    endpoint = "https://127.0.0.1:%d" % dead
+    kc["clusters"][0]["cluster"]["server"] = endpoint
+    kcf = s.file("dead-kubeconfig", yaml.safe_dump(kc))
+    hport = free_port()
+    cfgf = s.file("config.yaml", controller_config().replace(
+        'healthProbeBindAddress: "0"',
+        'healthProbeBindAddress: "127.0.0.1:%d"' % hport))
+    log = os.path.join(LOGS, "%s.ctl-dead.stderr" % TEST)
+    with open(log, "w") as errf:
+        proc = subprocess.Popen(
+            [os.path.join(BIN, "cueue-controller"), "--config", cfgf,
+             "--kubeconfig", kcf], stdout=errf, stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent)
+        try:
+            def lines():
+                with open(log) as f:
+                    return [l for l in f.read().splitlines()
+                            if " warn " in l or " error " in l]
+            wait_for(lambda: len([l for l in lines()
+                                  if "unreachable" in l]) >= 3, 20,
+                     what="three back-off steps reported")
+            st, body = http_get(hport, "/readyz?verbose")
+            eq(st, 500, "not ready")
+            check("[-]api-server failed: API server %s: Failed to connect"
+                  % endpoint in body, body)
+        finally:
+            stop_process(proc, "cueue-controller", signal.SIGTERM)
+    warned = [l for l in lines() if "waitForPodsReady" not in l and
+              "webhook certificate" not in l]
+    bad = [l for l in warned if "unreachable" not in l]
+    check(not bad, "only unreachable lines expected, got %r" % bad[:3])
+    for l in warned:
+        check("API server %s unreachable: " % endpoint in l and
+              "CU_E" not in l and "connect" in l, l)
+    # One line per step: 1 s, 2 s, 4 s ... apart, whatever the number of
+    # informers retrying meanwhile.
+    import datetime
+    ts = [datetime.datetime.strptime(l.split()[0], "%Y-%m-%dT%H:%M:%S.%fZ")
+          for l in warned]
+    gaps = [(b - a).total_seconds() for a, b in zip(ts, ts[1:])]
+    check(all(g >= 0.9 for g in gaps), "gaps between reports %r" % gaps)
+
+
 run_cases()
