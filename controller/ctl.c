@@ -192,6 +192,7 @@ static void warn_cq_unsupported(ctl *c, json_t *old, json_t *obj)
 		json_object_get(
 		    json_object_get(obj, "metadata"), "generation")))
 		return;
+	cu_error_clear(&err);
 	if (api_cluster_queue_decode(&cq, obj, &err) != CU_OK)
 		return;
 	if (ctl_cq_unsupported(&cq, msg, sizeof(msg)) > 0)
