@@ -502,6 +502,24 @@ static json_t *lq_status(ctl *c, struct lq_pass *p, json_t *cached)
 	return st;
 }
 
+static const char *lq_label(const char *key, void *payload)
+{
+	return json_string_value(json_object_get(payload, key));
+}
+
+/* metrics.localQueueMetrics: enabled, and the LocalQueue [borrowed] in
+ * localQueueSelector when there is one. */
+static bool lq_reported(const ctl *c, json_t *cached)
+{
+	if (!c->cfg->metrics.local_queue_metrics)
+		return false;
+	return !c->cfg->metrics.has_local_queue_selector ||
+	       ns_selector_matches(&c->cfg->metrics.local_queue_selector,
+		   lq_label,
+		   json_object_get(
+		       json_object_get(cached, "metadata"), "labels"));
+}
+
 static void lq_metrics(ctl *c, json_t *cached, json_t *st)
 {
 	static const char *const states[] = {"True", "False", "Unknown"};
@@ -521,7 +539,7 @@ static void lq_metrics(ctl *c, json_t *cached, json_t *st)
 			now =
 			    json_string_value(json_object_get(cond, "status"));
 	}
-	if (ns == NULL || name == NULL || !c->cfg->metrics.local_queue_metrics)
+	if (ns == NULL || name == NULL || !lq_reported(c, cached))
 		return;
 	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_STATUS,

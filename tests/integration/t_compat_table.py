@@ -105,6 +105,12 @@ def kubeconfig_env_only(s):
     queue = yaml.safe_load_all(flavor_and_queue(4))
     docs = [d for d in queue if d]
     docs[1]["spec"]["fairSharing"] = {"weight": "2"}
+    for name, labels in (("lq-in", {"metrics": "yes"}), ("lq-out", {})):
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2",
+                     "kind": "LocalQueue",
+                     "metadata": {"name": name, "namespace": "default",
+                                  "labels": labels},
+                     "spec": {"clusterQueue": "cq"}})
     s.kubectl("apply", "-f", s.file("q.yaml", yaml.safe_dump_all(docs)))
     hport, mport = free_port(), free_port()
     cfg = controller_config().replace(
@@ -112,7 +118,10 @@ def kubeconfig_env_only(s):
         'healthProbeBindAddress: "127.0.0.1:%d"\n'
         '  readinessEndpointName: ready\n'
         '  livenessEndpointName: alive' % hport).replace(
-        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % mport)
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n'
+        '  localQueueMetrics:\n'
+        '    enable: true\n'
+        '    localQueueSelector: {matchLabels: {metrics: "yes"}}' % mport)
     cfgf = s.file("config.yaml", cfg)
     home = tempfile.mkdtemp()
     env = {k: v for k, v in os.environ.items()
@@ -147,8 +156,13 @@ def kubeconfig_env_only(s):
             eq(evs[0]["type"], "Warning")
             check("spec.fairSharing: " in evs[0]["message"],
                   evs[0]["message"])
-            status, text = http_get(mport, "/metrics")
+            status, text = wait_for(
+                lambda: (lambda r: r if 'name="lq-in"' in r[1] else None)(
+                    http_get(mport, "/metrics")), 10,
+                what="LocalQueue metrics of lq-in")
             eq(status, 200)
+            check('name="lq-out"' not in text,
+                  "lq-out is outside localQueueSelector")
             check("kueue_cluster_queue_status{" in text, "CQ status exported")
             check("kueue_cluster_queue_nominal_quota{" not in text,
                   "no quota families without enableClusterQueueResources")

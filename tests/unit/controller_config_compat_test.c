@@ -43,9 +43,8 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 		"job labels are not copied"},
 	    {"metrics:\n  customLabels:\n  - name: team\n",
 		"metrics.customLabels: not acted on"},
-	    {"metrics:\n  localQueueMetrics:\n    enable: true\n"
-	     "    localQueueSelector: {}\n",
-		"metrics.localQueueMetrics.localQueueSelector: not acted on"},
+	    {"visibilityServer:\n  bindPort: 8082\n",
+		"visibilityServer: not acted on"},
 	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare]\n",
 		"line 5: fairSharing: not acted on by cueue: queues are "
 		"ordered"},
