@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * controller/compat.c - the one list of Kueue fields cueue knows, with how
- * far cueue acts on each (supported, partial, not yet), the feature gates
- * Kueue accepts, and the ClusterQueue spec fields cueue reads but does not
- * act on (ctl_cq_unsupported). The configuration loader warns from this
- * table, `cueue-controller --compat-table` prints it, and a test checks
- * README's "Kueue compatibility" table against that output. See
- * controller/config.h.
+ * far cueue acts on each (supported, partial, not yet): the Configuration,
+ * the ClusterQueue spec, and the LocalQueue and Workload fields known to
+ * differ. Also the feature gates Kueue accepts, and the ClusterQueue spec
+ * fields set on an object that cueue does not act on (ctl_cq_unsupported).
+ * The configuration loader warns from this table, `cueue-controller
+ * --compat-table` prints it, and a test checks README's "Kueue
+ * compatibility" table against that output. See controller/config.h.
  */
 #include <stdio.h>
 #include <string.h>
@@ -112,6 +113,18 @@ const struct ctl_compat ctl_compat_table[] = {
 	"admission checks are not run: Workloads are admitted on quota alone"},
     {"ClusterQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_EVENT,
 	"the weight is ignored (no fair sharing)"},
+    {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"LocalQueue", "spec.stopPolicy", P, CTL_COMPAT_WARN_TABLE_ONLY,
+	"HoldAndDrain behaves as Hold: admitted Workloads are not evicted"},
+    {"LocalQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_TABLE_ONLY,
+	"the weight is ignored (no fair sharing)"},
+    {"Workload", "spec.maximumExecutionTimeSeconds", N,
+	CTL_COMPAT_WARN_TABLE_ONLY,
+	"copied from the job's label, never enforced"},
+    {"Workload", "status.requeueState", N, CTL_COMPAT_WARN_TABLE_ONLY,
+	"no requeue backoff is recorded or honoured"},
+    {"Workload", "status.reclaimablePods", N, CTL_COMPAT_WARN_TABLE_ONLY,
+	"quota of finished pods is held until the Workload finishes"},
 };
 
 const size_t ctl_compat_count =

@@ -1400,6 +1400,7 @@ static int warn_ignored(const struct dec *d, const json_t *root)
 		switch (e->warn) {
 		case CTL_COMPAT_WARN_NEVER:
 		case CTL_COMPAT_WARN_EVENT:
+		case CTL_COMPAT_WARN_TABLE_ONLY:
 			break;
 		case CTL_COMPAT_WARN_IF_SET:
 			warn = v != NULL && !json_is_null(v);

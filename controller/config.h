@@ -200,6 +200,9 @@ enum ctl_compat_warn {
 					 (v1beta2: on by default) */
 	CTL_COMPAT_WARN_FAIR_SHARING, /* v1beta2: present; v1beta1: enable */
 	CTL_COMPAT_WARN_EVENT,	      /* ClusterQueue: ctl_cq_unsupported */
+	CTL_COMPAT_WARN_TABLE_ONLY,   /* listed for README; nothing is
+					 emitted (fields of LocalQueues and
+					 Workloads) */
 };
 
 /* One row of the compatibility table. All strings static. */
