@@ -1317,7 +1317,12 @@ static int check_gates(const struct dec *d, const json_t *root)
  * cueue does not act on them: the file must be one Kueue would load. */
 static int check_fair_and_resources(const struct dec *d, const json_t *root)
 {
-	const json_t *ps = jpath(root, "fairSharing.preemptionStrategies");
+	/* v1beta1: Kueue validates fairSharing only with enable: true. */
+	const json_t *ps =
+	    d->version == V1 &&
+		    !get_bool(jget(root, "fairSharing"), "enable", false)
+		? NULL
+		: jpath(root, "fairSharing.preemptionStrategies");
 	const json_t *tr = jpath(root, "resources.transformations");
 	const json_t *ex = jpath(root, "resources.excludeResourcePrefixes");
 	struct fpath p, base = {0};

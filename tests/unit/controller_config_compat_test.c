@@ -196,6 +196,33 @@ Test(ctl_compat, fair_sharing_and_resources_validated_as_kueue)
 	}
 }
 
+Test(ctl_compat, v1beta1_fair_sharing_checked_only_when_enabled)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	cr_assert_eq(load_str(&c,
+			 "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+			 "kind: Configuration\n"
+			 "fairSharing:\n"
+			 "  preemptionStrategies: [Fastest]\n",
+			 &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	ctl_config_dispose(&c);
+	cr_assert_eq(load_str(&c,
+			 "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+			 "kind: Configuration\n"
+			 "fairSharing:\n"
+			 "  enable: true\n"
+			 "  preemptionStrategies: [Fastest]\n",
+			 &err),
+	    CU_EINVAL);
+	cr_assert(strstr(err.msg,
+		      "line 5: fairSharing.preemptionStrategies[0]") != NULL,
+	    "%s", err.msg);
+}
+
 Test(ctl_compat, table_is_well_formed_and_printed_whole)
 {
 	cu_buf out;
