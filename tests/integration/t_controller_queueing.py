@@ -183,7 +183,8 @@ def cohort_borrowing(s):
               "team-b": cluster_queue("cq-b", 2, cohort="co")})
     port = free_port()
     ctl = Controller(s, config=CONFIG.replace(
-        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n'
+        '  enableClusterQueueResources: true' % port))
     w = StartWatcher(s, ("team-a",))
     create(s, job("team-a", "wide", "3", 2000))
     wait_for(lambda: "team-a/wide" in w.started, 15,
@@ -209,6 +210,10 @@ def cohort_borrowing(s):
               resource="cpu", cohort="co"), 3.0)
     eq(metric(m, "kueue_cluster_queue_nominal_quota", cluster_queue="cq-b",
               resource="cpu"), 2.0)
+    eq(metric(m, "kueue_cluster_queue_borrowing_limit", cluster_queue="cq-b",
+              resource="cpu"), float("inf"))
+    eq(metric(m, "kueue_cluster_queue_lending_limit", cluster_queue="cq-b",
+              resource="cpu"), float("inf"))
     eq(metric(m, "kueue_cluster_queue_status", cluster_queue="cq-a",
               status="active"), 1.0)
     eq(metric(m, "kueue_local_queue_status", name="lq",
