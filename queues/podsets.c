@@ -75,21 +75,14 @@ int que_workload_adopt_counts(que_state *st, const char *uid,
     const char *cq_name, const uint32_t *frs, const int32_t *counts,
     int64_t admitted_ns, cu_error *err)
 {
-	struct que_wl *wl = que_workload_get(st, uid);
+	struct que_wl *wl;
 	uint32_t *cur = NULL;
 	size_t n = 0, k = 0, o = 0;
 	uint32_t i, j;
 	int rc;
 
-	if (!wl)
-		return cu_error_set(
-		    err, CU_ENOTFOUND, "workload %s not found", uid);
-	if (wl->where == QUE_WL_HEAD || wl->where == QUE_WL_ADMITTED ||
-	    wl->where == QUE_WL_EVICTING)
-		return cu_error_set(
-		    err, CU_EINVAL, "workload %s already holds quota", uid);
 	/* Routing must not re-sync the slots chosen below. */
-	rc = que_rebuild(st, err);
+	rc = que_adopt_begin(st, uid, &wl, err);
 	if (rc)
 		return rc;
 	for (i = 0; i < wl->n_podsets; i++) {

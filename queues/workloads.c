@@ -664,15 +664,12 @@ void que_admit(
 	que_wlist_push(&wl->cq->admitted, wl);
 }
 
-int que_workload_adopt(que_state *st, const char *uid, const char *cq_name,
-    const uint32_t *frs, int64_t admitted_ns, cu_error *err)
+int que_adopt_begin(
+    que_state *st, const char *uid, struct que_wl **out, cu_error *err)
 {
 	struct que_wl *wl = que_workload_get(st, uid);
-	struct que_cq *cq;
-	uint32_t i, j;
-	size_t k = 0;
-	int rc;
 
+	*out = wl;
 	if (!wl)
 		return cu_error_set(
 		    err, CU_ENOTFOUND, "workload %s not found", uid);
@@ -680,7 +677,19 @@ int que_workload_adopt(que_state *st, const char *uid, const char *cq_name,
 	    wl->where == QUE_WL_EVICTING)
 		return cu_error_set(
 		    err, CU_EINVAL, "workload %s already holds quota", uid);
-	rc = que_rebuild(st, err);
+	return que_rebuild(st, err);
+}
+
+int que_workload_adopt(que_state *st, const char *uid, const char *cq_name,
+    const uint32_t *frs, int64_t admitted_ns, cu_error *err)
+{
+	struct que_wl *wl;
+	struct que_cq *cq;
+	uint32_t i, j;
+	size_t k = 0;
+	int rc;
+
+	rc = que_adopt_begin(st, uid, &wl, err);
 	if (rc)
 		return rc;
 	cq = que_cq_get(st, cq_name);
