@@ -184,7 +184,8 @@ def pods_quota(s):
     setup(s, "team", {"cpu": 100, "pods": 5})
     port = free_port()
     ctl = Controller(s, config=CONFIG.replace(
-        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n'
+        '  enableClusterQueueResources: true' % port))
     w = PodsWatcher(s, "team", port)
     for name, n in (("a", 3), ("b", 3), ("c", 2)):
         create(s, job("team", name, n, {"cpu": "100m"}, 1500))
