@@ -705,7 +705,7 @@ Test(workload_status, eviction_release_readmit)
 {
 	struct fixture f;
 	struct rec_eviction ev = {
-	    REC_EVICTED_PREEMPTED, NULL, "InCohortReclamation"};
+	    REC_EVICTED_PREEMPTED, NULL, "InCohortReclamation", NULL};
 	json_t *wl, *p, *st;
 	char *msg;
 
@@ -1394,7 +1394,7 @@ Test(workload_status, non_preemption_eviction_requeued_false)
 {
 	struct fixture f;
 	struct rec_eviction ev = {REC_EVICTED_CLUSTER_QUEUE_STOPPED,
-	    "The ClusterQueue is stopped", NULL};
+	    "The ClusterQueue is stopped", NULL, NULL};
 	json_t *wl, *p, *c;
 	size_t i;
 	bool requeued = false;
