@@ -439,7 +439,9 @@ static void evict_answered(ctl *c, const struct ctl_pipe_write *w,
 	} else if (qw != NULL && qw->where == QUE_WL_EVICTING) {
 		char *key = cu_asprintf("%s/%s", qw->ns, qw->name);
 
-		cu_info("eviction of %s/%s not written (%d %s); decided again",
+		cu_info("eviction of %s/%s not written (%d %s); preemption "
+			"decided again (a deactivation or drain: "
+			"reconciled again)",
 		    qw->ns, qw->name, resp->code, resp->reason);
 		if (que_workload_unevict(c->st, w->uid, &err) != CU_OK)
 			cu_warn("engine: %s", err.msg);
