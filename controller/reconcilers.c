@@ -53,6 +53,27 @@ static enum ctl_pipe_kind plan_write_kind(const struct rec_item *it)
 	}
 }
 
+/* kueue_evicted_workloads_total of the Workload reconciler's eviction. */
+static void evict_metric(
+    ctl *c, const struct plan_ctx *x, const struct rec_item *it)
+{
+	const struct que_wl *qw = que_workload_get(c->st, x->wl->meta.uid);
+	const char *pc = x->wl->spec.has_priority_class_ref &&
+				 x->wl->spec.priority_class_ref.name
+			     ? x->wl->spec.priority_class_ref.name
+			     : "";
+
+	if (c->metrics == NULL || it->reason == NULL)
+		return;
+	ctl_metric_inc(c->metrics, CTL_M_EVICTED_WORKLOADS_TOTAL,
+	    CTL_LV(qw != NULL && qw->cq != NULL ? qw->cq->name : "", it->reason,
+		it->done_reason != NULL &&
+			strstr(it->done_reason, REC_MAX_EXEC_EXCEEDED) != NULL
+		    ? REC_MAX_EXEC_EXCEEDED
+		    : "",
+		pc));
+}
+
 /* One write of a plan into the pipeline; it->body and it->text move
  * there. Job writes are expected under the job's key; Workload writes
  * under "wl/ns/name", owned by the job when it->for_job. */
@@ -72,6 +93,7 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 		    it->ns, it->name, x->wl->meta.uid, body);
 		ctl_pipe_expect(c->pipe, w, ek, true);
 		cu_free(ek);
+		evict_metric(c, x, it);
 	} else if (it->target == REC_TARGET_JOB) {
 		w = ctl_pipe_queue(c->pipe, kind,
 		    x->kind == 'J' ? CTL_RES(INF_JOB) : CTL_RES(INF_JOBSET),

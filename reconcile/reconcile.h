@@ -723,7 +723,8 @@ struct rec_item {
 	 * attempt), reason [static] and message `text`; NULL: none. */
 	const char *done_reason;
 	/* REC_ITEM_EVENT: type (REC_EVENT_NORMAL/_WARNING) and reason
-	 * [static], message `text` */
+	 * [static], message `text`; an eviction WRITE: reason is the
+	 * Evicted reason [static] (metrics) */
 	const char *type, *reason;
 	/* EVENT message, WRITE done_reason's message, WARN line [owned:
 	 * cu_free] */

@@ -2,9 +2,11 @@
 /*
  * reconcile/wlrec.c - the Workload reconciler as a pure function: the
  * Workload as cached and the engine's record of it in, the engine actions
- * that bring the engine in line with the API out (rec_workload_reconcile).
- * No I/O, no clock, no controller state. Contract in
- * reconcile/reconcile.h.
+ * that bring the engine in line with the API out (rec_workload_reconcile),
+ * and the Workload's own evictions and deactivations (spec.active=false,
+ * a stopPolicy HoldAndDrain, maximumExecutionTimeSeconds) as status and
+ * spec writes. No I/O, no clock read (the time is in the view), no
+ * controller state. Contract in reconcile/reconcile.h.
  */
 #include <string.h>
 
@@ -76,6 +78,7 @@ static int evict(const struct rec_wl_view *view, const struct api_workload *wl,
 		return err->code;
 	/* Kueue's event: Evicted + "DueTo" + reason (+ "DueTo" + cause). */
 	it = &out->items[out->n - 1];
+	it->reason = ev->reason;
 	if (strcmp(ev->reason, REC_EVICTED_LOCAL_QUEUE_STOPPED) == 0)
 		it->done_reason = "EvictedDueToLocalQueueStopped";
 	else if (strcmp(ev->reason, REC_EVICTED_CLUSTER_QUEUE_STOPPED) == 0)

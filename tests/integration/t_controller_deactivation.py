@@ -11,9 +11,10 @@ state, not only the end), counting a job as running while it is
 unsuspended or still has active pods."""
 import os
 import threading
+import urllib.request
 
 from cuetest import CONTROLLER_CONFIG, Controller, case, check, eq, \
-    run_cases, wait_for
+    free_port, run_cases, wait_for
 from cuetest.kobj import cond, is_true
 from cuetest.observe import Observer
 
@@ -279,6 +280,26 @@ def lq_drain(s):
                "LocalQueueRestarted")
 
 
+def evictions_metric(port):
+    """{(reason, underlying_cause): value} of kueue_evicted_workloads_total
+    for ClusterQueue cq."""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with direct.open("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("kueue_evicted_workloads_total{"):
+            continue
+        head, value = line.rsplit(" ", 1)
+        labels = dict(kv.split("=", 1) for kv in
+                      head.split("{", 1)[1].rstrip("}").split(","))
+        labels = {k: v.strip('"') for k, v in labels.items()}
+        if labels.get("cluster_queue") == "cq":
+            out[(labels["reason"], labels["underlying_cause"])] = \
+                float(value)
+    return out
+
+
 @case("maximum-execution-time", simulate="jobs")
 def max_exec(s):
     """A Job labelled kueue.x-k8s.io/max-exec-time-seconds=2 is
@@ -287,7 +308,9 @@ def max_exec(s):
     MaximumExecutionTimeExceeded), spec.active false, the job stopped;
     the DeactivationTarget condition is consumed."""
     setup(s)
-    ctl = Controller(s, config=CONFIG)
+    port = free_port()
+    ctl = Controller(s, config=CONFIG.replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
     create_job(s, "x", labels={"kueue.x-k8s.io/max-exec-time-seconds": "2"})
     wait_for(lambda: job_running(s, "x"), 20, what="x running")
     w = evicted(s, "x", "Deactivated",
@@ -302,6 +325,9 @@ def max_exec(s):
     check({"reason": "Deactivated",
            "underlyingCause": "MaximumExecutionTimeExceeded",
            "count": 1} in ev, "eviction counted: %r" % ev)
+    m = evictions_metric(port)
+    eq(m.get(("Deactivated", "MaximumExecutionTimeExceeded")), 1.0,
+       "kueue_evicted_workloads_total: %r" % m)
     ctl.stop()
 
 
