@@ -243,6 +243,7 @@ void ctl_reconcile_workload(ctl *c, const char *key, int64_t now)
 			v.cq_stop = qw->cq->stop;
 	}
 	v.now_ns = now;
+	v.read_only = !ctl_may_write(c);
 	rec_plan_init(&plan);
 	if (rec_workload_reconcile(&v, have ? &wl : NULL, &plan, &err) != CU_OK)
 		cu_warn("workload %s: %s", key, err.msg);

@@ -862,6 +862,11 @@ struct rec_wl_view {
 	enum que_stop lq_stop, cq_stop;
 	/* The time of the reconcile (maximumExecutionTimeSeconds). */
 	int64_t now_ns;
+	/* This replica may not write (a follower, or not synced yet): only
+	 * the engine items are planned; the evictions, deactivations and
+	 * Requeued writes are decided once it may (its Workloads are all
+	 * reconciled again then). */
+	bool read_only;
 	/* Does the ClusterQueue behind LocalQueue ns/queue admit namespace
 	 * ns (queue NULL: true)? Required. */
 	bool (*eligible)(const char *ns, const char *queue, void *payload);
@@ -907,7 +912,9 @@ struct rec_wl_view {
  *     Requeued=False by a deactivation (active again) or by a queue stop
  *     (that queue no longer stopped): Requeued=True (Reactivated,
  *     LocalQueueRestarted, ClusterQueueRestarted) STATUS write.
- * Writes expect REC_EXPECT_RV. CU_EINVAL (missing view), CU_ENOMEM.
+ * Writes expect REC_EXPECT_RV; with read_only set, the write-deciding
+ * steps (evictions, DeactivationTarget, active=false, WAKE, Requeued) plan
+ * nothing. CU_EINVAL (missing view), CU_ENOMEM.
  */
 CU_MUST_CHECK int rec_workload_reconcile(const struct rec_wl_view *view,
     const struct api_workload *wl, struct rec_plan *out, cu_error *err);

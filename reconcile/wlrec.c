@@ -267,6 +267,8 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 	/* Never admitted while inactive: out of the pending heap. */
 	if (inactive && !que_holds)
 		return engine(out, REC_ENGINE_FORGET, uid, false, err);
+	if (view->read_only && que_holds)
+		return CU_OK;
 	if (que_holds) {
 		/* Quota is given back only once the eviction is complete. */
 		if (drain(view, wl, inactive, out, &done, err) != CU_OK)
@@ -274,8 +276,8 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 		if (done)
 			return CU_OK;
 	}
-	if (api_conditions_true(
-		&wl->status.conditions, REC_COND_DEACTIVATION_TARGET)) {
+	if (!view->read_only && api_conditions_true(&wl->status.conditions,
+				    REC_COND_DEACTIVATION_TARGET)) {
 		if (rec_wl_deactivate_patch(wl, &patch, err) != CU_OK)
 			return err->code;
 		return patch == NULL ? CU_OK
@@ -292,5 +294,5 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 	if (e != view->namespace_eligible &&
 	    engine(out, REC_ENGINE_SET_ELIGIBLE, NULL, e, err) != CU_OK)
 		return err->code;
-	return requeue(view, wl, out, err);
+	return view->read_only ? CU_OK : requeue(view, wl, out, err);
 }

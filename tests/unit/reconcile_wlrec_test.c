@@ -36,6 +36,10 @@
  *                                cq_still_stopped
  *   maximumExecutionTimeSeconds: max_exec_wakes, max_exec_exceeded,
  *                                max_exec_accumulated, target_deactivates
+ *   a follower (read_only):      follower_inactive_keeps_quota,
+ *                                follower_inactive_released_forgotten,
+ *                                follower_max_exec_exceeded,
+ *                                follower_not_reactivated
  */
 #include <criterion/criterion.h>
 #include <stdarg.h>
@@ -81,8 +85,9 @@ struct row {
 	int64_t queued_gen;
 	bool eligible; /* what the namespace selector says now */
 	enum que_stop lq_stop, cq_stop;
-	int64_t now_s; /* seconds after T0 (Admitted since T0); 0: 100 */
-	int32_t acc_s; /* accumulatedPastExecutionTimeSeconds */
+	int64_t now_s;	/* seconds after T0 (Admitted since T0); 0: 100 */
+	int32_t acc_s;	/* accumulatedPastExecutionTimeSeconds */
+	bool read_only; /* a follower: engine items only */
 	const char *want;
 };
 
@@ -320,6 +325,35 @@ static const struct row rows[] = {
 		"exceeding the maximum execution time | event Warning "
 		"MaximumExecutionTimeExceeded The maximum execution time (3s) "
 		"exceeded"},
+    {.name = "follower_inactive_keeps_quota",
+	.wl = W_INACTIVE_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.read_only = true,
+	.want = ""},
+    {.name = "follower_inactive_released_forgotten",
+	.wl = W_INACTIVE,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_EVICTING,
+	.read_only = true,
+	.want = "forget u1"},
+    {.name = "follower_max_exec_exceeded",
+	.wl = W_MAX_EXEC,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.now_s = 3,
+	.read_only = true,
+	.want = ""},
+    {.name = "follower_not_reactivated",
+	.wl = W_REQUEUED_DEACT,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.read_only = true,
+	.want = ""},
     {.name = "target_deactivates",
 	.wl = W_TARGET,
 	.engine_uid = "u1",
@@ -570,6 +604,7 @@ Test(workload_reconcile, table)
 		v.payload = &e;
 		v.lq_stop = r->lq_stop;
 		v.cq_stop = r->cq_stop;
+		v.read_only = r->read_only;
 		cr_assert_eq(cu_time_parse(T0, &v.now_ns, &err), CU_OK);
 		v.now_ns += (r->now_s != 0 ? r->now_s : 100) * 1000000000LL;
 		if (r->wl != W_GONE)
