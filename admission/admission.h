@@ -17,7 +17,9 @@
  * ------------
  * One cycle (adm_cycle):
  *   pop heads ──> report blocked workloads (root cause first)
- *            ──> nominate: namespace gate, flavor assignment, targets
+ *            ──> nominate: namespace gate, flavor assignment, targets;
+		when neither fits, partial admission (podSet minCount):
+		the largest counts that fit or can preempt
  *            ──> order: no borrowing first, priority, queue timestamp
  *            ──> process: NoFit | no candidates | overlap | no longer
  *                fits | preempt | admit

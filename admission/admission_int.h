@@ -19,6 +19,9 @@ enum adm_mode {
 	ADM_MODE_FIT,
 };
 
+/* podSets per Workload (the API's and que_workload_add's limit). */
+#define ADM_MAX_PODSETS 18
+
 struct adm_fr_amount {
 	uint32_t fr;
 	int64_t v;
@@ -35,19 +38,23 @@ struct adm_targets {
 };
 
 struct adm_assignment {
-	enum adm_mode mode;	     /* worst over podsets */
-	int borrow;		     /* highest borrowing level over podsets */
-	uint32_t *frs;		     /* owned; per request, UINT32_MAX = none */
-	uint8_t *req_mode;	     /* owned; per request, an adm_mode */
-	struct adm_fr_amount *usage; /* owned; summed per fr */
+	enum adm_mode mode; /* worst over podsets */
+	int borrow;	    /* highest borrowing level over podsets */
+	uint32_t *frs;	    /* owned; per request, UINT32_MAX = none */
+	int32_t counts[ADM_MAX_PODSETS]; /* pods per podset assigned */
+	uint8_t *req_mode;		 /* owned; per request, an adm_mode */
+	struct adm_fr_amount *usage;	 /* owned; summed per fr */
 	size_t n_usage;
 	enum adm_reason reason; /* when mode is NOFIT */
 	cu_buf msg;		/* Kueue's assignment message */
 };
 
-/* Assign flavors to every podset of wl in cq. CU_ENOMEM. */
+/* Assign flavors to every podset of wl in cq, for counts[i] pods in
+ * podset i (NULL = the full counts; partial admission probes fewer).
+ * CU_ENOMEM. */
 CU_MUST_CHECK int adm_assign_flavors(que_state *st, struct que_cq *cq,
-    struct que_wl *wl, struct adm_assignment *a, cu_error *err);
+    struct que_wl *wl, const int32_t *counts, struct adm_assignment *a,
+    cu_error *err);
 void adm_assignment_dispose(struct adm_assignment *a);
 
 /*

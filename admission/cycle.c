@@ -116,8 +116,14 @@ static int report_blocked(que_state *st, struct adm_result *out)
 
 		if (!cq->exists || cq->active)
 			continue;
-		snprintf(
-		    msg, sizeof(msg), "ClusterQueue %s is inactive", cq->name);
+		if (cq->refused != NULL)
+			snprintf(msg, sizeof(msg),
+			    "ClusterQueue %s is inactive: its spec was "
+			    "refused: %s",
+			    cq->name, cq->refused);
+		else
+			snprintf(msg, sizeof(msg),
+			    "ClusterQueue %s is inactive", cq->name);
 		for (k = 0; k < cq->n_heap; k++)
 			if (pending(
 				out, cq->heap[k], ADM_REASON_SUSPENDED, msg))
@@ -132,11 +138,120 @@ static int report_blocked(que_state *st, struct adm_result *out)
 
 /* ---- nomination -------------------------------------------------------- */
 
-static int nominate(
-    que_state *st, struct entry *e, struct adm_result *out, cu_error *err)
+/* Preemption targets for assignment a (left empty unless a needs
+ * preemption). */
+static int targets_for(que_state *st, struct que_cq *cq, struct que_wl *wl,
+    const struct adm_assignment *a, struct adm_targets *t, cu_error *err)
 {
 	uint32_t need[64];
 	size_t n_need = 0, i, off = 0, j, k;
+
+	if (a->mode != ADM_MODE_PREEMPT && a->mode != ADM_MODE_RECLAIM)
+		return CU_OK;
+	for (i = 0; i < wl->n_podsets; i++) {
+		for (j = 0; j < wl->podsets[i].n_req; j++, off++) {
+			uint32_t fr = a->frs[off];
+
+			if (fr == UINT32_MAX ||
+			    a->req_mode[off] == ADM_MODE_FIT)
+				continue;
+			for (k = 0; k < n_need && need[k] != fr; k++)
+				;
+			if (k == n_need && n_need < 64)
+				need[n_need++] = fr;
+		}
+	}
+	return adm_find_targets(
+	    st, cq, wl, a->usage, a->n_usage, need, n_need, t, err);
+}
+
+/*
+ * Partial admission (Kueue's PodSetReducer): the full counts did not fit
+ * and preemption found nothing, so look for the largest counts between
+ * minCount and count that fit (or can preempt). All podsets shrink
+ * together by the same fraction of what each may give up, and a binary
+ * search finds the smallest such reduction that fits. When one is found,
+ * it replaces e's assignment and targets; otherwise they stay those of
+ * the full counts (and so does the pending message).
+ */
+static int reduce(que_state *st, struct entry *e, cu_error *err)
+{
+	struct que_wl *wl = e->wl;
+	int32_t full[ADM_MAX_PODSETS], delta[ADM_MAX_PODSETS];
+	int32_t cur[ADM_MAX_PODSETS];
+	struct adm_assignment best;
+	struct adm_targets best_t = {0};
+	int64_t total = 0, lo = 0, hi;
+	bool found = false;
+	uint32_t i;
+	int rc = CU_OK;
+
+	if (wl->n_podsets > ADM_MAX_PODSETS)
+		return CU_OK;
+	for (i = 0; i < wl->n_podsets; i++) {
+		full[i] = wl->podsets[i].full_count;
+		delta[i] = full[i] - wl->podsets[i].min_count;
+		total += delta[i];
+	}
+	if (total <= 0)
+		return CU_OK;
+	memset(&best, 0, sizeof(best));
+	for (hi = total + 1; lo < hi;) {
+		int64_t h = lo + (hi - lo) / 2;
+		struct adm_assignment a;
+		struct adm_targets t = {0};
+		bool ok;
+
+		for (i = 0; i < wl->n_podsets; i++)
+			cur[i] =
+			    full[i] - (int32_t)((int64_t)delta[i] * h / total);
+		rc = adm_assign_flavors(st, e->cq, wl, cur, &a, err);
+		if (rc == CU_OK)
+			rc = targets_for(st, e->cq, wl, &a, &t, err);
+		if (rc) {
+			adm_assignment_dispose(&a);
+			adm_targets_dispose(&t);
+			break;
+		}
+		ok = a.mode == ADM_MODE_FIT || t.n > 0;
+		if (ok) {
+			adm_assignment_dispose(&best);
+			adm_targets_dispose(&best_t);
+			best = a;
+			best_t = t;
+			found = true;
+			hi = h;
+		} else {
+			adm_assignment_dispose(&a);
+			adm_targets_dispose(&t);
+			lo = h + 1;
+		}
+	}
+	if (rc == CU_OK && found) {
+		adm_assignment_dispose(&e->a);
+		adm_targets_dispose(&e->t);
+		e->a = best;
+		e->t = best_t;
+		return CU_OK;
+	}
+	adm_assignment_dispose(&best);
+	adm_targets_dispose(&best_t);
+	return rc;
+}
+
+static bool partially_admissible(const struct que_wl *wl)
+{
+	uint32_t i;
+
+	for (i = 0; i < wl->n_podsets; i++)
+		if (wl->podsets[i].min_count < wl->podsets[i].full_count)
+			return true;
+	return false;
+}
+
+static int nominate(
+    que_state *st, struct entry *e, struct adm_result *out, cu_error *err)
+{
 	int rc;
 
 	if (!e->wl->namespace_eligible) {
@@ -148,26 +263,13 @@ static int nominate(
 		e->done = true;
 		return CU_OK;
 	}
-	rc = adm_assign_flavors(st, e->cq, e->wl, &e->a, err);
-	if (rc)
+	rc = adm_assign_flavors(st, e->cq, e->wl, NULL, &e->a, err);
+	if (rc == CU_OK)
+		rc = targets_for(st, e->cq, e->wl, &e->a, &e->t, err);
+	if (rc || e->a.mode == ADM_MODE_FIT || e->t.n > 0 ||
+	    !partially_admissible(e->wl))
 		return rc;
-	if (e->a.mode != ADM_MODE_PREEMPT && e->a.mode != ADM_MODE_RECLAIM)
-		return CU_OK;
-	for (i = 0; i < e->wl->n_podsets; i++) {
-		for (j = 0; j < e->wl->podsets[i].n_req; j++, off++) {
-			uint32_t fr = e->a.frs[off];
-
-			if (fr == UINT32_MAX ||
-			    e->a.req_mode[off] == ADM_MODE_FIT)
-				continue;
-			for (k = 0; k < n_need && need[k] != fr; k++)
-				;
-			if (k == n_need && n_need < 64)
-				need[n_need++] = fr;
-		}
-	}
-	return adm_find_targets(st, e->cq, e->wl, e->a.usage, e->a.n_usage,
-	    need, n_need, &e->t, err);
+	return reduce(st, e, err);
 }
 
 /* Kueue's classical iterator: no borrowing first, then priority, then
@@ -224,7 +326,7 @@ static int admit_decision(
 		struct adm_podset_assignment *pa = &d->podsets[i];
 
 		pa->name = ps->name;
-		pa->count = ps->count;
+		pa->count = e->a.counts[i];
 		pa->uses =
 		    cu_calloc(ps->n_req ? ps->n_req : 1, sizeof(*pa->uses));
 		if (!pa->uses) {
@@ -240,7 +342,10 @@ static int admit_decision(
 			    que_resource_name(st, ps->req[j].res);
 			pa->uses[pa->n_uses].flavor =
 			    que_flavor_by_id(st, que_fr_flavor(st, fr))->name;
-			pa->uses[pa->n_uses].usage = ps->req[j].total;
+			if (__builtin_mul_overflow(ps->req[j].per_pod,
+				(int64_t)pa->count,
+				&pa->uses[pa->n_uses].usage))
+				pa->uses[pa->n_uses].usage = INT64_MAX;
 			pa->n_uses++;
 		}
 		off += ps->n_req;
@@ -301,7 +406,7 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 	if (e->a.mode == ADM_MODE_FIT) {
 		if (reserve(out, 1) || admit_decision(st, e, &d))
 			return CU_ENOMEM;
-		que_admit(st, wl, e->a.frs, now_ns);
+		que_admit_counts(st, wl, e->a.frs, e->a.counts, now_ns);
 		out->v[out->n++] = d;
 		out->admitted++;
 		e->done = true;

@@ -367,15 +367,25 @@ out_nomem:
 
 /* ---- one resource group of one podset ----------------------------------- */
 
+/* Request j of ps for count pods (partial admission probes fewer pods). */
+static int64_t req_total(const struct que_podset *ps, size_t j, int32_t count)
+{
+	int64_t v;
+
+	if (__builtin_mul_overflow(ps->req[j].per_pod, (int64_t)count, &v))
+		return INT64_MAX;
+	return v;
+}
+
 struct group_result {
 	struct gmode m;
 	enum adm_reason min_reason; /* the closest NoFit attempt */
 };
 
 static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
-    const struct que_podset *ps, size_t off, const struct que_group *g,
-    struct adm_assignment *a, struct reasons *rs, struct group_result *gr,
-    cu_error *err)
+    const struct que_podset *ps, int32_t count, size_t off,
+    const struct que_group *g, struct adm_assignment *a, struct reasons *rs,
+    struct group_result *gr, cu_error *err)
 {
 	uint32_t idx[GROUP_MAX];
 	uint8_t cur[GROUP_MAX], best_modes[GROUP_MAX];
@@ -427,8 +437,9 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 				enum adm_reason why;
 
 				rc = fits_quota(st, cq, wl, fr,
-				    assumed_usage(a, fr), r->total, &m, &why,
-				    rs, err);
+				    assumed_usage(a, fr),
+				    req_total(ps, idx[k], count), &m, &why, rs,
+				    err);
 				if (rc)
 					return rc;
 				flavor_reason = most_severe(flavor_reason, why);
@@ -530,7 +541,7 @@ static const struct que_group *group_of(const struct que_cq *cq, uint32_t res)
 }
 
 int adm_assign_flavors(que_state *st, struct que_cq *cq, struct que_wl *wl,
-    struct adm_assignment *a, cu_error *err)
+    const int32_t *counts, struct adm_assignment *a, cu_error *err)
 {
 	size_t total = 0, off = 0, i, j;
 	struct reasons ps_rs = {0}, grp_rs = {0};
@@ -545,6 +556,8 @@ int adm_assign_flavors(que_state *st, struct que_cq *cq, struct que_wl *wl,
 	a->usage = cu_malloc((total ? total : 1) * sizeof(*a->usage));
 	if (!a->frs || !a->req_mode || !a->usage)
 		goto out_nomem;
+	for (i = 0; i < wl->n_podsets && i < ADM_MAX_PODSETS; i++)
+		a->counts[i] = counts ? counts[i] : wl->podsets[i].count;
 	for (i = 0; i < total; i++) {
 		a->frs[i] = UINT32_MAX;
 		a->req_mode[i] = ADM_MODE_FIT;
@@ -567,7 +580,7 @@ int adm_assign_flavors(que_state *st, struct que_cq *cq, struct que_wl *wl,
 			if (!g) {
 				/* A zero request for an uncovered resource
 				 * needs no flavor (Kueue #8079). */
-				if (ps->req[j].total == 0)
+				if (req_total(ps, j, a->counts[i]) == 0)
 					continue;
 				if (reasons_add(&ps_rs,
 					"resource %s unavailable in "
@@ -578,8 +591,8 @@ int adm_assign_flavors(que_state *st, struct que_cq *cq, struct que_wl *wl,
 				failed = true;
 				break;
 			}
-			rc = find_flavor(
-			    st, cq, wl, ps, off, g, a, &grp_rs, &gr, err);
+			rc = find_flavor(st, cq, wl, ps, a->counts[i], off, g,
+			    a, &grp_rs, &gr, err);
 			if (rc)
 				goto out;
 			/* A group that fits says nothing about why the
@@ -618,8 +631,9 @@ int adm_assign_flavors(que_state *st, struct que_cq *cq, struct que_wl *wl,
 			a->borrow = psm.borrow;
 		for (j = 0; j < ps->n_req; j++)
 			if (a->frs[off + j] != UINT32_MAX &&
-			    ps->req[j].total > 0)
-				add_usage(a, a->frs[off + j], ps->req[j].total);
+			    req_total(ps, j, a->counts[i]) > 0)
+				add_usage(a, a->frs[off + j],
+				    req_total(ps, j, a->counts[i]));
 	}
 	goto out;
 out_nomem:

@@ -124,6 +124,11 @@ struct api_client {
 	bool closing;
 	api_write_gate_fn may_write; /* NULL: no write gate */
 	void *gate_payload;	     /* borrowed */
+
+	/* The API server not answering (transport failures): one log line
+	 * per back-off step for the whole client, the cause in words. */
+	char unreach[CURL_ERROR_SIZE + 64]; /* "" while reachable */
+	double unreach_next, unreach_step;
 };
 
 struct api_req {
@@ -922,6 +927,40 @@ static long retry_after(struct api_req *r)
 static void deliver_lines(struct api_req *r, bool final);
 static void cancel_now(struct api_req *r);
 
+/* A transport failure: remember the cause; log it when the client's
+ * report back-off allows (1 s doubling to 60 s). */
+static void note_unreachable(api_client *c, const char *cause)
+{
+	double now = ev_now(c->loop);
+
+	snprintf(c->unreach, sizeof(c->unreach), "%s", cause);
+	if (c->unreach_step <= 0)
+		c->unreach_step = 1.0;
+	if (now < c->unreach_next)
+		return;
+	cu_warn("API server %s unreachable: %s; retrying (reported again in "
+		"%.0f s if it persists)",
+	    c->server, cause, c->unreach_step);
+	c->unreach_next = now + c->unreach_step;
+	c->unreach_step =
+	    c->unreach_step * 2 > 60.0 ? 60.0 : c->unreach_step * 2;
+}
+
+/* An HTTP answer: the server is reachable (again). */
+static void note_reachable(api_client *c)
+{
+	if (c->unreach[0] != '\0')
+		cu_info("API server %s reachable again", c->server);
+	c->unreach[0] = '\0';
+	c->unreach_next = 0;
+	c->unreach_step = 1.0;
+}
+
+const char *api_client_unreachable(const api_client *c)
+{
+	return c != NULL && c->unreach[0] != '\0' ? c->unreach : NULL;
+}
+
 /* One attempt of r has ended with res; decide: retry or complete. */
 static void attempt_done(struct api_req *r, CURLcode res)
 {
@@ -952,6 +991,9 @@ static void attempt_done(struct api_req *r, CURLcode res)
 			    "response exceeds the size limit");
 			return;
 		}
+		if (code == 0 && !(r->stream && r->streamed))
+			note_unreachable(c,
+			    r->errbuf[0] ? r->errbuf : curl_easy_strerror(res));
 		if (more && res != CURLE_OPERATION_TIMEDOUT &&
 		    (r->verb == VERB_GET || res == CURLE_COULDNT_CONNECT)) {
 			retry_in(r, backoff_seconds(c, r->attempts));
@@ -965,6 +1007,8 @@ static void attempt_done(struct api_req *r, CURLcode res)
 		return;
 	}
 	count_attempt(c, r->verb, (int)code);
+	if (code != 0)
+		note_reachable(c);
 	if (code == 401 && c->token_file != NULL && !r->auth_retried) {
 		bool changed = false;
 		cu_error err;

@@ -99,6 +99,29 @@ CU_MUST_CHECK int api_client_opts_from_kubeconfig(
 CU_MUST_CHECK int api_client_opts_in_cluster(
     struct api_client_opts *out, const char *dir, cu_error *err);
 
+/* One line about a failed configuration attempt [borrowed]. */
+typedef void (*api_client_note_fn)(const char *line, void *payload);
+
+/*
+ * Find the API server as controller-runtime's config.GetConfig does:
+ *   1. kubeconfig [borrowed; NULL or "" = not given] (the --kubeconfig
+ *      flag): that file, no fallback;
+ *   2. else $KUBECONFIG (':'-separated): its first existing file, no
+ *      fallback (client-go merges the list; cueue reads one file);
+ *   3. else the in-cluster service account (sa_dir as
+ *      api_client_opts_in_cluster);
+ *   4. else $HOME/.kube/config.
+ * Each failed attempt that falls through or is skipped is reported as one
+ * line "client config: <what>: <why>" through note (payload passed back;
+ * NULL note = cu_warn), in order. *source, when source is non-NULL, gets
+ * where the configuration came from ("KUBECONFIG /path", ...) [owned:
+ * cu_free; NULL on failure]. Ownership and errors as the loaders; the
+ * final error names every attempt.
+ */
+CU_MUST_CHECK int api_client_opts_resolve(struct api_client_opts *out,
+    const char *kubeconfig, const char *sa_dir, api_client_note_fn note,
+    void *payload, char **source, cu_error *err);
+
 /* Free the strings of loader-filled opts and zero it; NULL is a no-op. */
 void api_client_opts_dispose(struct api_client_opts *opts);
 
@@ -125,6 +148,16 @@ CU_MUST_CHECK int api_client_new(api_client **out, struct ev_loop *loop,
  * no-op. c [consumed].
  */
 void api_client_free(api_client *c);
+
+/*
+ * Why the API server is not answering: the last transport failure in words
+ * ("Failed to connect to 10.0.0.1 port 443: Connection refused"), or NULL
+ * once any HTTP answer came back (or c is NULL) [borrowed; valid until the
+ * next request completes]. While it fails, the client logs one line per
+ * back-off step (1 s doubling to 60 s) naming the server and this cause,
+ * and one line when the server answers again.
+ */
+const char *api_client_unreachable(const api_client *c);
 
 /* The loop the client runs on [borrowed]. */
 struct ev_loop *api_client_loop(const api_client *c);

@@ -329,3 +329,111 @@ out:
 		api_client_opts_dispose(out);
 	return rc;
 }
+
+/* Say one failed attempt: through note, else as a warning. */
+static void attempt_failed(
+    api_client_note_fn note, void *payload, const char *what, const char *why)
+{
+	char line[CU_ERROR_MSG_MAX + 128];
+
+	snprintf(line, sizeof(line), "client config: %s: %s", what, why);
+	if (note != NULL)
+		note(line, payload);
+	else
+		cu_warn("%s", line);
+}
+
+int api_client_opts_resolve(struct api_client_opts *out, const char *kubeconfig,
+    const char *sa_dir, api_client_note_fn note, void *payload, char **source,
+    cu_error *err)
+{
+	const char *env = getenv("KUBECONFIG");
+	const char *home = getenv("HOME");
+	char *path = NULL, *in_cluster_why = NULL;
+	cu_error e;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (source != NULL)
+		*source = NULL;
+	/* 1. --kubeconfig: that file or nothing. */
+	if (kubeconfig != NULL && kubeconfig[0] != '\0') {
+		rc = api_client_opts_from_kubeconfig(out, kubeconfig, err);
+		if (rc != CU_OK)
+			return rc;
+		if (source != NULL)
+			*source = cu_asprintf("--kubeconfig %s", kubeconfig);
+		return CU_OK;
+	}
+	/* 2. KUBECONFIG: the first file of the list that exists (client-go
+	 * merges them; cueue reads one), and nothing else. */
+	if (env != NULL && env[0] != '\0') {
+		const char *p = env, *colon;
+
+		while (*p != '\0') {
+			colon = strchr(p, ':');
+			cu_free(path);
+			path = colon ? cu_strndup(p, (size_t)(colon - p))
+				     : cu_strdup(p);
+			if (path == NULL)
+				return cu_error_set(
+				    err, CU_ENOMEM, "out of memory");
+			if (path[0] != '\0' && access(path, F_OK) == 0)
+				break;
+			if (path[0] != '\0')
+				attempt_failed(note, payload, "KUBECONFIG",
+				    "no such file: skipped");
+			cu_free(path);
+			path = NULL;
+			p = colon ? colon + 1 : p + strlen(p);
+		}
+		if (path == NULL)
+			return cu_error_set(err, CU_ENOTFOUND,
+			    "KUBECONFIG=%s: none of its files exists", env);
+		rc = api_client_opts_from_kubeconfig(out, path, err);
+		if (rc == CU_OK && source != NULL)
+			*source = cu_asprintf("KUBECONFIG %s", path);
+		cu_free(path);
+		return rc;
+	}
+	/* 3. In a cluster: the service account. */
+	rc = api_client_opts_in_cluster(out, sa_dir, &e);
+	if (rc == CU_OK) {
+		if (source != NULL)
+			*source = cu_strdup("in-cluster service account");
+		return CU_OK;
+	}
+	attempt_failed(note, payload, "in-cluster", e.msg);
+	in_cluster_why = cu_strdup(e.msg);
+	/* 4. $HOME/.kube/config. */
+	if (home == NULL || home[0] == '\0') {
+		attempt_failed(
+		    note, payload, "~/.kube/config", "HOME is not set");
+		rc = cu_error_set(err, CU_ENOTFOUND,
+		    "no API server configuration: no --kubeconfig, no "
+		    "KUBECONFIG, not in a cluster (%s), HOME not set",
+		    in_cluster_why ? in_cluster_why : "out of memory");
+		cu_free(in_cluster_why);
+		return rc;
+	}
+	path = cu_asprintf("%s/.kube/config", home);
+	if (path == NULL) {
+		cu_free(in_cluster_why);
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	rc = api_client_opts_from_kubeconfig(out, path, &e);
+	if (rc == CU_OK) {
+		if (source != NULL)
+			*source = cu_strdup(path);
+	} else {
+		attempt_failed(note, payload, path, e.msg);
+		rc = cu_error_set(err, rc,
+		    "no API server configuration: no --kubeconfig, no "
+		    "KUBECONFIG, not in a cluster (%s), %s: %s",
+		    in_cluster_why ? in_cluster_why : "out of memory", path,
+		    e.msg);
+	}
+	cu_free(path);
+	cu_free(in_cluster_why);
+	return rc;
+}

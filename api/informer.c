@@ -541,8 +541,15 @@ static void on_list(const struct api_response *resp, void *payload)
 		return;
 	}
 	if (resp->err != CU_OK || !json_is_object(resp->body)) {
-		cu_warn("informer %s: list: %s (%d %s)", inf->plural,
-		    cu_err_name(resp->err), resp->code, resp->message);
+		/* No HTTP answer: the client logs that, once per back-off
+		 * step for all informers (api_client_unreachable). */
+		if (resp->code == 0)
+			cu_debug("informer %s: list: %s", inf->plural,
+			    resp->message);
+		else
+			cu_warn("informer %s: list: HTTP %d %s: %s",
+			    inf->plural, resp->code, resp->reason,
+			    resp->message);
 		list_reset(inf);
 		schedule(inf, NEXT_LIST, next_backoff(inf));
 		return;
@@ -721,9 +728,11 @@ static void on_watch_done(const struct api_response *resp, void *payload)
 		schedule(inf, NEXT_LIST, delay);
 		return;
 	}
-	if (resp->err != CU_OK && !resp->canceled)
-		cu_warn("informer %s: watch: %s (%d %s)", inf->plural,
-		    cu_err_name(resp->err), resp->code, resp->message);
+	if (resp->err != CU_OK && !resp->canceled && resp->code == 0)
+		cu_debug("informer %s: watch: %s", inf->plural, resp->message);
+	else if (resp->err != CU_OK && !resp->canceled)
+		cu_warn("informer %s: watch: HTTP %d %s: %s", inf->plural,
+		    resp->code, resp->reason, resp->message);
 	if (inf->watch_error && resp->err == CU_OK) {
 		/* a non-410 ERROR event: relist at the last RV (client-go) */
 		schedule(inf, NEXT_LIST, delay);

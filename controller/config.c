@@ -721,7 +721,8 @@ static int64_t get_dur(const json_t *o, const char *k, int64_t def)
 	return def;
 }
 
-static int add_warning(const struct dec *d, const char *look, const char *disp)
+static int add_warning_msg(
+    const struct dec *d, const char *look, const char *disp, const char *what)
 {
 	struct ctl_config *c = d->c;
 	int line = path_line(d, look);
@@ -729,12 +730,11 @@ static int add_warning(const struct dec *d, const char *look, const char *disp)
 	char *msg;
 
 	if (line > 0)
-		msg = cu_asprintf(
-		    "%s%sline %d: %s: accepted but ignored by cueue",
-		    d->name ? d->name : "", d->name ? ": " : "", line, disp);
+		msg = cu_asprintf("%s%sline %d: %s: %s", d->name ? d->name : "",
+		    d->name ? ": " : "", line, disp, what);
 	else
-		msg = cu_asprintf("%s%s%s: accepted but ignored by cueue",
-		    d->name ? d->name : "", d->name ? ": " : "", disp);
+		msg = cu_asprintf("%s%s%s: %s", d->name ? d->name : "",
+		    d->name ? ": " : "", disp, what);
 	if (msg == NULL)
 		return cu_error_set(d->err, CU_ENOMEM, "out of memory");
 	w = cu_realloc(c->warnings, (c->nwarnings + 1) * sizeof(*w));
@@ -934,12 +934,6 @@ static int load_integrations(const struct dec *d, const json_t *root)
 		    "integrations.externalFrameworks",
 		    "integrations.externalFrameworks: external frameworks are "
 		    "not supported by cueue");
-	if (jget(in, "podOptions") != NULL) {
-		rc = add_warning(d, "integrations.podOptions",
-		    "integrations.podOptions (deprecated)");
-		if (rc != CU_OK)
-			return rc;
-	}
 	fpath_set(&base, "integrations.labelKeysToCopy");
 	json_array_foreach(keys, i, v)
 	{
@@ -1164,9 +1158,6 @@ static int load_endpoints(const struct dec *d, const json_t *root)
 			return rc;
 		c->metrics.has_local_queue_selector = true;
 	}
-	if (jget(m, "customLabels") != NULL)
-		return add_warning(
-		    d, "metrics.customLabels", "metrics.customLabels");
 	return CU_OK;
 }
 
@@ -1253,57 +1244,203 @@ static int load_tls(const struct dec *d, const json_t *root)
 		    "%s", e.msg);
 	if (rc != CU_OK)
 		return cu_error_set(d->err, rc, "%s", e.msg);
-	if (json_array_size(jget(tls, "curvePreferences")) > 0)
-		return add_warning(
-		    d, "tls.curvePreferences", "tls.curvePreferences");
 	return CU_OK;
 }
 
-/* Sections Kueue accepts that cueue does not implement: keep the file
- * loadable (it is valid Kueue configuration) but say so. */
+/* The value at a dotted path under root, or NULL. */
+static const json_t *jpath(const json_t *root, const char *path)
+{
+	char key[128];
+	const char *dot;
+
+	while (root != NULL && (dot = strchr(path, '.')) != NULL) {
+		size_t n = (size_t)(dot - path);
+
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		root = jget(root, key);
+		path = dot + 1;
+	}
+	return root != NULL ? jget(root, path) : NULL;
+}
+
+static bool nonempty(const json_t *v)
+{
+	if (v == NULL || json_is_null(v))
+		return false;
+	if (json_is_string(v))
+		return json_string_value(v)[0] != '\0';
+	if (json_is_array(v))
+		return json_array_size(v) > 0;
+	if (json_is_object(v))
+		return json_object_size(v) > 0;
+	return true;
+}
+
+/* Kueue refuses a gate it does not know; cueue too. A known gate that
+ * cueue does not act on loads with a warning. */
+static int check_gates(const struct dec *d, const json_t *root)
+{
+	const json_t *gates = jget(root, "featureGates");
+	const char *name;
+	json_t *v;
+	int rc;
+
+	json_object_foreach((json_t *)gates, name, v)
+	{
+		struct fpath p, base = {0};
+		char *what;
+
+		fpath_set(&base, "featureGates");
+		path_child(&p, &base, name, true);
+		if (!ctl_compat_gate_known(name))
+			return fail(d, CU_EINVAL, p.look,
+			    "%s: unrecognized feature gate: %s", p.disp, name);
+		if (ctl_compat_gate_honoured(name))
+			continue;
+		what = cu_asprintf("not acted on by cueue: it behaves as "
+				   "without %s=%s",
+		    name, json_is_true(v) ? "true" : "false");
+		if (what == NULL)
+			return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+		rc = add_warning_msg(d, p.look, p.disp, what);
+		cu_free(what);
+		if (rc != CU_OK)
+			return rc;
+	}
+	return CU_OK;
+}
+
+/* What Kueue's validation refuses in fairSharing and resources, though
+ * cueue does not act on them: the file must be one Kueue would load. */
+static int check_fair_and_resources(const struct dec *d, const json_t *root)
+{
+	/* v1beta1: Kueue validates fairSharing only with enable: true. */
+	const json_t *ps =
+	    d->version == V1 &&
+		    !get_bool(jget(root, "fairSharing"), "enable", false)
+		? NULL
+		: jpath(root, "fairSharing.preemptionStrategies");
+	const json_t *tr = jpath(root, "resources.transformations");
+	const json_t *ex = jpath(root, "resources.excludeResourcePrefixes");
+	struct fpath p, base = {0};
+	size_t i, k;
+	json_t *v;
+
+	fpath_set(&base, "fairSharing.preemptionStrategies");
+	json_array_foreach((json_t *)ps, i, v)
+	{
+		const char *st = json_string_value(v);
+
+		path_index(&p, &base, i);
+		if (strcmp(st, "LessThanOrEqualToFinalShare") != 0 &&
+		    strcmp(st, "LessThanInitialShare") != 0)
+			return fail(d, CU_EINVAL, p.look,
+			    "%s: Unsupported value: \"%s\": supported values: "
+			    "\"LessThanOrEqualToFinalShare\", "
+			    "\"LessThanInitialShare\"",
+			    p.disp, st);
+		for (k = 0; k < i; k++)
+			if (strcmp(json_string_value(json_array_get(ps, k)),
+				st) == 0)
+				return fail(d, CU_EINVAL, p.look,
+				    "%s: Duplicate value: \"%s\"", p.disp, st);
+	}
+	fpath_set(&base, "resources.transformations");
+	json_array_foreach((json_t *)tr, i, v)
+	{
+		const char *in = json_string_value(jget(v, "input"));
+		const char *st = json_string_value(jget(v, "strategy"));
+
+		path_index(&p, &base, i);
+		if (in == NULL || in[0] == '\0')
+			return fail(d, CU_EINVAL, p.look,
+			    "%s.input: Required value", p.disp);
+		for (k = 0; k < i; k++) {
+			const char *prev = json_string_value(
+			    jget(json_array_get(tr, k), "input"));
+
+			if (prev != NULL && strcmp(prev, in) == 0)
+				return fail(d, CU_EINVAL, p.look,
+				    "%s.input: Duplicate value: \"%s\"", p.disp,
+				    in);
+		}
+		if (st != NULL && strcmp(st, "Retain") != 0 &&
+		    strcmp(st, "Replace") != 0)
+			return fail(d, CU_EINVAL, p.look,
+			    "%s.strategy: Unsupported value: \"%s\": supported "
+			    "values: \"Retain\", \"Replace\"",
+			    p.disp, st);
+	}
+	fpath_set(&base, "resources.excludeResourcePrefixes");
+	json_array_foreach((json_t *)ex, i, v)
+	{
+		path_index(&p, &base, i);
+		if (json_string_value(v)[0] == '\0')
+			return fail(d, CU_EINVAL, p.look,
+			    "%s: Invalid value: \"\": must not be empty",
+			    p.disp);
+	}
+	return CU_OK;
+}
+
+/* One warning per field of the compatibility table (controller/compat.c)
+ * that is set, or defaulted on, and that cueue does not act on. */
 static int warn_ignored(const struct dec *d, const json_t *root)
 {
-	static const char *const ignored[] = {
-	    "controller",
-	    "queueVisibility",
-	    "multiKueue",
-	    "admissionFairSharing",
-	    "resources",
-	    "objectRetentionPolicies",
-	    "visibilityServer",
-	};
-	const json_t *fs = jget(root, "fairSharing");
-	const json_t *gates = jget(root, "featureGates");
-	json_t *v;
 	size_t i;
 	int rc;
 
-	/* DisableWaitForPodsReady is honoured (load_pods_ready); any
-	 * other gate is not. */
-	if (json_object_size(gates) >
-	    (jget(gates, "DisableWaitForPodsReady") != NULL ? 1u : 0u)) {
-		rc = add_warning(d, "featureGates", "featureGates");
-		if (rc != CU_OK)
-			return rc;
-	}
+	for (i = 0; i < ctl_compat_count; i++) {
+		const struct ctl_compat *e = &ctl_compat_table[i];
+		const json_t *v;
+		bool warn = false;
+		char *what;
 
-	v = jget(root, "pprofBindAddress");
-	if (v != NULL && json_string_value(v)[0] != '\0') {
-		rc = add_warning(d, "pprofBindAddress", "pprofBindAddress");
-		if (rc != CU_OK)
-			return rc;
-	}
-	for (i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {
-		if (jget(root, ignored[i]) == NULL)
+		if (strcmp(e->kind, "Configuration") != 0)
 			continue;
-		rc = add_warning(d, ignored[i], ignored[i]);
+		v = jpath(root, e->field);
+		switch (e->warn) {
+		case CTL_COMPAT_WARN_NEVER:
+		case CTL_COMPAT_WARN_EVENT:
+		case CTL_COMPAT_WARN_TABLE_ONLY:
+			break;
+		case CTL_COMPAT_WARN_IF_SET:
+			warn = v != NULL && !json_is_null(v);
+			break;
+		case CTL_COMPAT_WARN_IF_NONEMPTY:
+			warn = nonempty(v);
+			break;
+		case CTL_COMPAT_WARN_IF_TRUE:
+			warn = json_is_true(v);
+			break;
+		case CTL_COMPAT_WARN_PODS_READY:
+			warn = d->c->wait_for_pods_ready.enable;
+			break;
+		case CTL_COMPAT_WARN_FAIR_SHARING:
+			warn =
+			    v != NULL && !json_is_null(v) &&
+			    (d->version == V2 || get_bool(v, "enable", false));
+			break;
+		}
+		if (!warn)
+			continue;
+		what = cu_asprintf("%s%s%s%s",
+		    e->level == CTL_COMPAT_PARTIAL ? "partly supported by cueue"
+						   : "not acted on by cueue",
+		    v == NULL ? " (on by default)" : "",
+		    e->note[0] != '\0' ? ": " : "", e->note);
+		if (what == NULL)
+			return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+		rc = add_warning_msg(d, e->field, e->field, what);
+		cu_free(what);
 		if (rc != CU_OK)
 			return rc;
 	}
-	/* v1beta1 fairSharing only takes effect with enable: true. */
-	if (fs != NULL && (d->version == V2 || get_bool(fs, "enable", false)))
-		return add_warning(d, "fairSharing", "fairSharing");
-	return CU_OK;
+	rc = check_fair_and_resources(d, root);
+	return rc != CU_OK ? rc : check_gates(d, root);
 }
 
 static int load_root(const struct dec *d, const json_t *root)

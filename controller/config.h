@@ -181,4 +181,67 @@ void ctl_config_format_duration(int64_t ns, char *out, size_t size);
 CU_MUST_CHECK int ctl_config_parse_duration(
     const char *s, int64_t *out, cu_error *err);
 
+/* ---- controller/compat.c: what cueue does with each Kueue field -------- */
+
+enum ctl_compat_level {
+	CTL_COMPAT_SUPPORTED = 0, /* acts as in Kueue */
+	CTL_COMPAT_PARTIAL,	  /* acts, with the difference in `note` */
+	CTL_COMPAT_NOT_YET,	  /* accepted, not acted on; `note` says
+				     what happens instead */
+};
+
+/* When the configuration loader (or the ClusterQueue handler) warns. */
+enum ctl_compat_warn {
+	CTL_COMPAT_WARN_NEVER = 0,    /* acted on, or refused at load */
+	CTL_COMPAT_WARN_IF_SET,	      /* the field is present */
+	CTL_COMPAT_WARN_IF_NONEMPTY,  /* present and not "" / [] / {} */
+	CTL_COMPAT_WARN_IF_TRUE,      /* a bool set to true */
+	CTL_COMPAT_WARN_PODS_READY,   /* waitForPodsReady is in effect
+					 (v1beta2: on by default) */
+	CTL_COMPAT_WARN_FAIR_SHARING, /* v1beta2: present; v1beta1: enable */
+	CTL_COMPAT_WARN_EVENT,	      /* ClusterQueue: ctl_cq_unsupported */
+	CTL_COMPAT_WARN_TABLE_ONLY,   /* listed for README; nothing is
+					 emitted (fields of LocalQueues and
+					 Workloads) */
+};
+
+/* One row of the compatibility table. All strings static. */
+struct ctl_compat {
+	const char *kind;  /* "Configuration", "ClusterQueue" */
+	const char *field; /* dotted path, e.g. "waitForPodsReady" */
+	enum ctl_compat_level level;
+	enum ctl_compat_warn warn;
+	const char *note; /* "" when supported */
+};
+
+/* The table, in README order; ctl_compat_count rows. */
+extern const struct ctl_compat ctl_compat_table[];
+extern const size_t ctl_compat_count;
+
+/* "supported", "partial" or "not yet". */
+const char *ctl_compat_level_name(enum ctl_compat_level l);
+
+/* The row for kind and field [borrowed], or NULL. */
+const struct ctl_compat *ctl_compat_find(const char *kind, const char *field);
+
+/* Is name [borrowed] a feature gate Kueue accepts? Does cueue act on it? */
+bool ctl_compat_gate_known(const char *name);
+bool ctl_compat_gate_honoured(const char *name);
+
+/* Append the table to out as the Markdown of README's "Kueue
+ * compatibility" section (header row, then one row per entry).
+ * CU_ENOMEM / CU_ETOOBIG. */
+CU_MUST_CHECK int ctl_compat_markdown(cu_buf *out, cu_error *err);
+
+struct api_cluster_queue;
+
+/*
+ * The ClusterQueue spec fields set on cq [borrowed] that cueue does not act
+ * on, as "field: what happens instead" joined by "; " into buf[size]
+ * (truncated, always NUL-terminated when size > 0). Returns how many.
+ * Pure; for the UnsupportedField Warning event.
+ */
+int ctl_cq_unsupported(
+    const struct api_cluster_queue *cq, char *buf, size_t size);
+
 #endif /* CU_CONTROLLER_CONFIG_H */

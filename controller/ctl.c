@@ -177,10 +177,35 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 	c->dirty_cycle = true;
 }
 
+/* A ClusterQueue generation that sets spec fields cueue does not act on
+ * gets one UnsupportedField Warning event naming them (the table of
+ * controller/compat.c). */
+static void warn_cq_unsupported(ctl *c, json_t *old, json_t *obj)
+{
+	struct api_cluster_queue cq;
+	char msg[1024];
+	cu_error err;
+
+	if (old != NULL &&
+	    json_equal(
+		json_object_get(json_object_get(old, "metadata"), "generation"),
+		json_object_get(
+		    json_object_get(obj, "metadata"), "generation")))
+		return;
+	cu_error_clear(&err);
+	if (api_cluster_queue_decode(&cq, obj, &err) != CU_OK)
+		return;
+	if (ctl_cq_unsupported(&cq, msg, sizeof(msg)) > 0)
+		ctl_emit(c, obj, REC_EVENT_WARNING, "UnsupportedField", msg);
+	api_cluster_queue_dispose(&cq);
+}
+
 static void on_add(json_t *obj, void *payload)
 {
 	struct inf_slot *s = payload;
 
+	if (s->id == INF_CQ)
+		warn_cq_unsupported(s->c, NULL, obj);
 	mark(s->c, s->id, obj);
 }
 
@@ -217,6 +242,8 @@ static void on_update(json_t *old, json_t *obj, void *payload)
 	if ((s->id == INF_CQ || s->id == INF_LQ) && old != NULL &&
 	    !beyond_status(old, obj))
 		return;
+	if (s->id == INF_CQ)
+		warn_cq_unsupported(s->c, old, obj);
 	mark(s->c, s->id, obj);
 }
 
@@ -344,6 +371,17 @@ static int check_synced(cu_error *err, void *payload)
 			       err, CU_EAGAIN, "informers have not synced yet");
 }
 
+/* The API server answers: else /readyz?verbose says why, in words. */
+static int check_api(cu_error *err, void *payload)
+{
+	ctl *c = payload;
+	const char *why = api_client_unreachable(c->client);
+
+	return why == NULL ? CU_OK
+			   : cu_error_set(err, CU_EIO, "API server %s: %s",
+				 c->copts.server, why);
+}
+
 static int check_ledger(cu_error *err, void *payload)
 {
 	ctl *c = payload;
@@ -369,6 +407,9 @@ static int start_http(ctl *c, cu_error *err)
 	rc = ctl_health_new(&c->srv.health, err);
 	if (rc == CU_OK)
 		rc = ctl_health_add_check(
+		    c->srv.health, "api-server", check_api, c, err);
+	if (rc == CU_OK)
+		rc = ctl_health_add_check(
 		    c->srv.health, "informers-synced", check_synced, c, err);
 	if (rc == CU_OK)
 		rc = ctl_health_add_check(
@@ -381,8 +422,9 @@ static int start_http(ctl *c, cu_error *err)
 		o.listen = probe;
 		rc = ctl_httpd_new(&c->srv.probe_srv, c->loop, &o, err);
 		if (rc == CU_OK)
-			rc = ctl_health_mount(
-			    c->srv.health, c->srv.probe_srv, err);
+			rc = ctl_health_mount_at(c->srv.health,
+			    c->srv.probe_srv, c->cfg->health.readiness_endpoint,
+			    c->cfg->health.liveness_endpoint, err);
 		if (rc != CU_OK)
 			return rc;
 	}
@@ -453,10 +495,16 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
-	rc = c->opts.kubeconfig != NULL
-		 ? api_client_opts_from_kubeconfig(
-		       &c->copts, c->opts.kubeconfig, err)
-		 : api_client_opts_in_cluster(&c->copts, c->opts.sa_dir, err);
+	{
+		char *src = NULL;
+
+		rc = api_client_opts_resolve(&c->copts, c->opts.kubeconfig,
+		    c->opts.sa_dir, NULL, NULL, &src, err);
+		if (rc == CU_OK)
+			cu_info("API server %s (from %s)", c->copts.server,
+			    src ? src : "?");
+		cu_free(src);
+	}
 	if (rc != CU_OK)
 		goto fail;
 	c->copts.qps = cfg->client_connection.qps;

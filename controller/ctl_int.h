@@ -110,6 +110,11 @@ struct ctl_feed {
 	json_t *wake;
 	ev_timer wake_w;
 	bool wake_armed;
+	/* Configuration objects the engine refused, by (plural, namespace,
+	 * name) -> struct ctl_warned [owned]: each is logged once per
+	 * generation, not on every configuration change. */
+	cu_map warned;
+	unsigned pass; /* ctl_sync_config's pass: entries not seen go */
 };
 
 /* decide.c, resume.c: decisions whose announcement is under way. */

@@ -17,6 +17,95 @@ struct sync_pass {
 	enum inf_id id;
 };
 
+/* An invalid configuration object already logged. */
+struct ctl_warned {
+	char *parts[3]; /* [owned] plural, namespace ("" if none), name */
+	char *uid;	/* [owned] */
+	int64_t generation;
+	unsigned pass; /* last ctl_sync_config pass that saw it invalid */
+};
+
+static void warned_free(struct ctl_warned *w)
+{
+	size_t i;
+
+	if (w == NULL)
+		return;
+	for (i = 0; i < 3; i++)
+		cu_free(w->parts[i]);
+	cu_free(w->uid);
+	cu_free(w);
+}
+
+/* The engine refused obj [borrowed] (msg [borrowed]): say so once per
+ * uid and metadata.generation. Out of memory: logged every time. */
+static void warn_invalid(ctl *c, enum inf_id id, json_t *obj, const char *msg)
+{
+	const char *ns = ctl_jmeta(obj, "namespace");
+	const char *name = ctl_jmeta(obj, "name");
+	const char *uid = ctl_jmeta(obj, "uid");
+	int64_t gen = json_integer_value(
+	    json_object_get(json_object_get(obj, "metadata"), "generation"));
+	const char *key[3] = {
+	    ctl_resources[id].plural, ns ? ns : "", name ? name : ""};
+	struct ctl_warned *w = cu_map_get(&c->feed.warned, key);
+	char *u;
+
+	if (uid == NULL)
+		uid = "";
+	if (w != NULL) {
+		w->pass = c->feed.pass;
+		if (w->generation == gen && strcmp(w->uid, uid) == 0)
+			return;
+		if ((u = cu_strdup(uid)) != NULL) {
+			cu_free(w->uid);
+			w->uid = u;
+			w->generation = gen;
+		}
+	} else if ((w = cu_calloc(1, sizeof(*w))) != NULL) {
+		size_t i;
+		bool ok = (w->uid = cu_strdup(uid)) != NULL;
+
+		for (i = 0; i < 3; i++)
+			ok = ok && (w->parts[i] = cu_strdup(key[i])) != NULL;
+		w->generation = gen;
+		w->pass = c->feed.pass;
+		if (!ok || cu_map_put(&c->feed.warned,
+			       (const char *const *)w->parts, w, NULL) != CU_OK)
+			warned_free(w);
+	}
+	cu_warn("%s %s%s%s: %s (logged once per generation)",
+	    ctl_resources[id].plural, ns ? ns : "", ns ? "/" : "",
+	    name ? name : "", msg);
+}
+
+/* obj [borrowed] was accepted: a later refusal is news again. */
+static void forget_invalid(ctl *c, enum inf_id id, json_t *obj)
+{
+	const char *ns = ctl_jmeta(obj, "namespace");
+	const char *name = ctl_jmeta(obj, "name");
+	const char *key[3] = {
+	    ctl_resources[id].plural, ns ? ns : "", name ? name : ""};
+
+	warned_free(cu_map_del(&c->feed.warned, key));
+}
+
+/* Entries of objects that were not refused in this pass (gone, or
+ * valid) are dropped. */
+static void sweep_invalid(struct ctl_feed *f)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	void *v;
+
+	while (cu_map_next(&f->warned, &it, NULL, &v)) {
+		struct ctl_warned *w = v;
+
+		if (w->pass != f->pass)
+			warned_free(cu_map_del(
+			    &f->warned, (const char *const *)w->parts));
+	}
+}
+
 static void sels_clear(struct ctl_feed *f)
 {
 	size_t i;
@@ -29,6 +118,22 @@ static void sels_clear(struct ctl_feed *f)
 	f->sels = NULL;
 	f->nsels = 0;
 	f->capsels = 0;
+}
+
+/* The engine refused ClusterQueue obj [borrowed] (err: why): it stays
+ * known as inactive with the reason (que_cq_refuse) rather than absent,
+ * so its status and its Workloads say why. The warning is logged by the
+ * caller once per generation. */
+static void refuse_cq(ctl *c, struct sync_pass *p, json_t *obj,
+    const char *name, const cu_error *err)
+{
+	cu_error e2;
+
+	(void)obj;
+	if (que_cq_refuse(c->st, name, err->msg, &e2) != CU_OK)
+		cu_warn("clusterqueues %s: %s", name, e2.msg);
+	else
+		json_object_set_new(p->seen, name, json_true());
 }
 
 static void sync_one(json_t *obj, void *payload)
@@ -57,9 +162,13 @@ static void sync_one(json_t *obj, void *payload)
 		struct cq_sel *s;
 
 		rc = api_cluster_queue_decode(&cq, obj, &err);
-		if (rc != CU_OK)
+		if (rc != CU_OK) {
+			refuse_cq(c, p, obj, name, &err);
 			break;
+		}
 		rc = rec_sync_cluster_queue(c->st, &cq, &err);
+		if (rc == CU_EINVAL)
+			refuse_cq(c, p, obj, name, &err);
 		if (rc == CU_OK &&
 		    cu_grow((void **)&c->feed.sels, &c->feed.capsels,
 			c->feed.nsels + 1, sizeof(*c->feed.sels)) == CU_OK) {
@@ -107,10 +216,11 @@ static void sync_one(json_t *obj, void *payload)
 		return;
 	}
 	if (rc != CU_OK) {
-		cu_warn("%s %s: %s", ctl_resources[p->id].plural,
-		    ctl_jmeta(obj, "name"), err.msg);
+		warn_invalid(c, p->id, obj, err.msg);
 		return;
 	}
+	if (cu_map_count(&c->feed.warned) > 0)
+		forget_invalid(c, p->id, obj);
 	if (name != NULL)
 		json_object_set_new(p->seen, name, json_true());
 }
@@ -161,6 +271,7 @@ void ctl_sync_config(ctl *c)
 	cu_error err;
 
 	sels_clear(&c->feed);
+	c->feed.pass++;
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		struct sync_pass p = {c, json_object(), order[i]};
 
@@ -168,6 +279,7 @@ void ctl_sync_config(ctl *c)
 		sync_deletions(c, order[i], known[i], p.seen);
 		json_decref(p.seen);
 	}
+	sweep_invalid(&c->feed);
 	if (que_rebuild(c->st, &err) != CU_OK)
 		cu_warn("engine rebuild: %s", err.msg);
 	c->dirty_config = false;
@@ -300,6 +412,7 @@ void ctl_add_workload(ctl *c, const char *key, const struct api_workload *wl)
 int ctl_feed_init(struct ctl_feed *f)
 {
 	memset(f, 0, sizeof(*f));
+	cu_map_init_parts(&f->warned, 3);
 	f->cq_names = json_object();
 	f->rf_names = json_object();
 	f->cohort_names = json_object();
@@ -323,5 +436,13 @@ void ctl_feed_dispose(struct ctl_feed *f)
 	json_decref(f->wl_gen);
 	json_decref(f->wake);
 	sels_clear(f);
+	if (f->warned.kind == CU_MAP_PARTS) {
+		cu_map_iter it = CU_MAP_ITER_INIT;
+		void *v;
+
+		while (cu_map_next(&f->warned, &it, NULL, &v))
+			warned_free(v);
+		cu_map_dispose(&f->warned);
+	}
 	memset(f, 0, sizeof(*f));
 }

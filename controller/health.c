@@ -149,14 +149,50 @@ static void serve_readyz(const struct ctl_http_request *req,
 	resp->status = ok ? 200 : 500;
 }
 
-int ctl_health_mount(ctl_health *h, ctl_httpd *srv, cu_error *err)
+/* "/" + name, a leading '/' of name kept once. [owned] or NULL. */
+static char *endpoint_path(const char *name)
 {
+	return cu_asprintf("/%s", name[0] == '/' ? name + 1 : name);
+}
+
+int ctl_health_mount_at(ctl_health *h, ctl_httpd *srv, const char *readiness,
+    const char *liveness, cu_error *err)
+{
+	char *ready = NULL, *live = NULL;
 	int rc;
 
-	if ((rc = ctl_httpd_route(
-		 srv, "GET", "/healthz", serve_healthz, h, err)) != CU_OK ||
-	    (rc = ctl_httpd_route(
-		 srv, "GET", "/livez", serve_healthz, h, err)) != CU_OK)
-		return rc;
-	return ctl_httpd_route(srv, "GET", "/readyz", serve_readyz, h, err);
+	if (readiness == NULL || readiness[0] == '\0')
+		readiness = "readyz";
+	if (liveness == NULL || liveness[0] == '\0')
+		liveness = "healthz";
+	ready = endpoint_path(readiness);
+	live = endpoint_path(liveness);
+	if (ready == NULL || live == NULL) {
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (strcmp(ready, live) == 0) {
+		rc = cu_error_set(err, CU_EINVAL,
+		    "health: readinessEndpointName and livenessEndpointName "
+		    "are both \"%s\"",
+		    ready);
+		goto out;
+	}
+	rc = ctl_httpd_route(srv, "GET", live, serve_healthz, h, err);
+	/* /livez too (the kube-apiserver name), unless taken. */
+	if (rc == CU_OK && strcmp(live, "/livez") != 0 &&
+	    strcmp(ready, "/livez") != 0)
+		rc = ctl_httpd_route(
+		    srv, "GET", "/livez", serve_healthz, h, err);
+	if (rc == CU_OK)
+		rc = ctl_httpd_route(srv, "GET", ready, serve_readyz, h, err);
+out:
+	cu_free(ready);
+	cu_free(live);
+	return rc;
+}
+
+int ctl_health_mount(ctl_health *h, ctl_httpd *srv, cu_error *err)
+{
+	return ctl_health_mount_at(h, srv, "readyz", "healthz", err);
 }

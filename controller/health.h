@@ -66,4 +66,14 @@ bool ctl_health_ready(ctl_health *h, cu_buf *out, bool verbose);
 CU_MUST_CHECK int ctl_health_mount(
     ctl_health *h, ctl_httpd *srv, cu_error *err);
 
+/*
+ * As ctl_health_mount, at the Configuration's health.readinessEndpointName
+ * and livenessEndpointName [borrowed; NULL or "" = "readyz" / "healthz"; a
+ * leading '/' is accepted], as controller-runtime serves them; /livez is
+ * served as well unless one of the names takes it. CU_EINVAL when both
+ * names are the same path; errors of ctl_httpd_route.
+ */
+CU_MUST_CHECK int ctl_health_mount_at(ctl_health *h, ctl_httpd *srv,
+    const char *readiness, const char *liveness, cu_error *err);
+
 #endif /* CU_CONTROLLER_HEALTH_H */

@@ -31,8 +31,11 @@ static void usage(FILE *f)
 	    "(config.kueue.x-k8s.io\n"
 	    "                     v1beta2 or v1beta1), e.g. the mounted "
 	    "ConfigMap\n"
-	    "  --kubeconfig FILE  API server credentials; default: in-cluster "
-	    "service account\n"
+	    "  --kubeconfig FILE  API server credentials; default: "
+	    "$KUBECONFIG, "
+	    "else the\n"
+	    "                     in-cluster service account, else "
+	    "~/.kube/config\n"
 	    "  --store FILE       SQLite admission ledger (default: in memory, "
 	    "no restart safety);\n"
 	    "                     created 0600; a corrupt one is moved to "
@@ -46,6 +49,8 @@ static void usage(FILE *f)
 	    "YAML) on stdout\n"
 	    "                     and exit 0; on an error print it on stderr "
 	    "and exit 1\n"
+	    "  --compat-table     print which Kueue fields cueue supports "
+	    "(Markdown) and exit\n"
 	    "  --version          print the version and exit\n"
 	    "  --help             this text\n"
 	    "\n"
@@ -98,6 +103,23 @@ static int check_config(const char *path)
 		fprintf(stderr, "cueue-controller: %s\n", err.msg);
 	cu_buf_dispose(&out);
 	ctl_config_dispose(&cfg);
+	return rc == CU_OK && fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* --compat-table: the table README's "Kueue compatibility" mirrors. */
+static int compat_table(void)
+{
+	cu_error err;
+	cu_buf out;
+	int rc;
+
+	cu_buf_init(&out, (size_t)1 << 20);
+	rc = ctl_compat_markdown(&out, &err);
+	if (rc == CU_OK)
+		fwrite(out.ptr, 1, out.len, stdout);
+	else
+		fprintf(stderr, "cueue-controller: %s\n", err.msg);
+	cu_buf_dispose(&out);
 	return rc == CU_OK && fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -223,6 +245,8 @@ int main(int argc, char **argv)
 			printf("cueue-controller %s\n", CUEUE_VERSION);
 			return 0;
 		}
+		if (strcmp(argv[i], "--compat-table") == 0)
+			return compat_table();
 		if (strcmp(argv[i], "--check-config") == 0) {
 			check = true;
 			continue;

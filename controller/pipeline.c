@@ -4,6 +4,7 @@
  * pipeline.h): queue, ledger commit before announcement, sending, answers,
  * expectations, retries and status-report budgets.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,10 @@
 /* A write rejected (other than by a conflict) is looked at again after
  * this pause, or the same state would send it again in a loop. */
 #define CTL_WRITE_RETRY_MS 2000
+/* A write refused again and again (not a conflict) backs off: the pause
+ * doubles per refusal of the same object, up to this. A success resets
+ * it. */
+#define CTL_WRITE_RETRY_MAX_MS (5 * 60 * 1000)
 /* A turn that announces nothing leaves its ledger changes to a commit at
  * most this much later (see ctl_pipe_flush). */
 #define CTL_LEDGER_LAZY_MS 500
@@ -92,6 +97,9 @@ struct ctl_pipe {
 	json_t *expect_until; /* key -> ms: an expectation expires then */
 	json_t *busy;	      /* key -> true while a write to it is in flight */
 	json_t *retry_at;     /* key -> ms: a failed write is retried then */
+	/* key -> struct refusal [owned]: refusals in a row of writes to the
+	 * object, for the back-off. */
+	cu_map refused;
 	struct bucket budgets[CTL_PIPE_BUDGET__COUNT];
 	bool txn;
 	char ledger_fail[CU_ERROR_MSG_MAX]; /* the last commit's error; "" when
@@ -100,6 +108,67 @@ struct ctl_pipe {
 	bool stopping;
 	bool closing;
 };
+
+/* Writes to one object refused in a row. */
+struct refusal {
+	char *key; /* [owned] */
+	unsigned n;
+};
+
+static void refused_clear(ctl_pipe *p)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	void *v;
+
+	while (cu_map_next(&p->refused, &it, NULL, &v)) {
+		struct refusal *r = v;
+
+		cu_map_del(&p->refused, r->key);
+		cu_free(r->key);
+		cu_free(r);
+	}
+	cu_map_dispose(&p->refused);
+}
+
+/* The pause before the next attempt after the n-th refusal in a row of
+ * a write (n >= 1): CTL_WRITE_RETRY_MS doubled per refusal, capped. */
+static int64_t refusal_pause_ms(unsigned n)
+{
+	int64_t ms = CTL_WRITE_RETRY_MS;
+
+	while (--n > 0 && ms < CTL_WRITE_RETRY_MAX_MS)
+		ms *= 2;
+	return ms < CTL_WRITE_RETRY_MAX_MS ? ms : CTL_WRITE_RETRY_MAX_MS;
+}
+
+/* Count a refusal of a write to key [borrowed]; returns how many in a
+ * row (1 when it cannot be remembered). */
+static unsigned refusal_count(ctl_pipe *p, const char *key)
+{
+	struct refusal *r = cu_map_get(&p->refused, key);
+
+	if (r != NULL)
+		return r->n < UINT_MAX ? ++r->n : r->n;
+	if ((r = cu_calloc(1, sizeof(*r))) == NULL ||
+	    (r->key = cu_strdup(key)) == NULL ||
+	    cu_map_put(&p->refused, r->key, r, NULL) != CU_OK) {
+		if (r != NULL)
+			cu_free(r->key);
+		cu_free(r);
+		return 1;
+	}
+	return r->n = 1;
+}
+
+static void refusal_forget(ctl_pipe *p, const char *key)
+{
+	struct refusal *r = cu_map_del(&p->refused, key);
+
+	if (r != NULL) {
+		cu_free(r->key);
+		cu_free(r);
+	}
+}
 
 static void write_dispose(struct ctl_pipe_write *w)
 {
@@ -125,6 +194,7 @@ int ctl_pipe_new(
 	if (p == NULL)
 		return cu_error_set(err, CU_ENOMEM, "pipeline: out of memory");
 	p->o = *opts;
+	cu_map_init_str(&p->refused);
 	p->expect = json_object();
 	p->expect_until = json_object();
 	p->busy = json_object();
@@ -169,6 +239,7 @@ void ctl_pipe_free(ctl_pipe *p)
 	json_decref(p->expect_until);
 	json_decref(p->busy);
 	json_decref(p->retry_at);
+	refused_clear(p);
 	cu_free(p);
 }
 
@@ -421,16 +492,26 @@ static void answer_expect(
 	 * than a conflict) only after a pause, or the same state would send
 	 * it again in a loop. */
 	if (resp->err != CU_OK && resp->err != CU_ECONFLICT) {
-		int64_t at = cu_time_now_ms() + CTL_WRITE_RETRY_MS;
+		unsigned n = refusal_count(p, key);
+		int64_t pause = refusal_pause_ms(n);
+		int64_t at = cu_time_now_ms() + pause;
 
 		json_object_set_new(p->retry_at, key, json_integer(at));
 		if (f->w.owner != NULL)
 			json_object_set_new(
 			    p->retry_at, f->w.owner, json_integer(at));
-		cu_warn("write %s: %d %s %s (retried in %d ms)", resp->path,
-		    resp->code, resp->reason, resp->message,
-		    CTL_WRITE_RETRY_MS);
+		if (n == 1)
+			cu_warn("write %s: %d %s %s (retried in %lld ms)",
+			    resp->path, resp->code, resp->reason, resp->message,
+			    (long long)pause);
+		else
+			cu_warn("write %s: %d %s %s (refused %u times in a "
+				"row; backing off, retried in %lld ms)",
+			    resp->path, resp->code, resp->reason, resp->message,
+			    n, (long long)pause);
 	} else {
+		if (resp->err == CU_OK)
+			refusal_forget(p, key);
 		p->o.hooks.mark(key, p->o.hooks.payload);
 		if (f->w.owner != NULL)
 			p->o.hooks.mark(f->w.owner, p->o.hooks.payload);

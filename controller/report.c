@@ -5,6 +5,7 @@
  * queue-status budget, oldest report first; Workload pending reasons,
  * once due and within the pending budget; and the queue gauges.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,9 +178,20 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 	}
 	set_usage_and_counts(st, byflv, cq->n_heap + cq->inadmissible.n,
 	    cq->admitted.n, cq->admitted.n);
-	set_active(st, cq->active, cq->active ? "Ready" : cq->inactive_reason,
-	    cq->active ? "Can admit new workloads"
-		       : "Can't admit new workloads");
+	if (cq->refused != NULL) {
+		char *m = cu_asprintf(
+		    "Can't admit new workloads: its spec was refused: %s",
+		    cq->refused);
+
+		set_active(st, false, cq->inactive_reason,
+		    m ? m : "Can't admit new workloads");
+		cu_free(m);
+	} else {
+		set_active(st, cq->active,
+		    cq->active ? "Ready" : cq->inactive_reason,
+		    cq->active ? "Can admit new workloads"
+			       : "Can't admit new workloads");
+	}
 	return st;
 }
 
@@ -214,9 +226,23 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
 			continue;
 		fl = que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name;
 		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
+		/* As Kueue: quota and usage only with
+		 * metrics.enableClusterQueueResources. */
+		if (!c->cfg->metrics.enable_cluster_queue_resources)
+			continue;
 		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_NOMINAL_QUOTA,
 		    CTL_LV(cohort, cq->name, fl, rs),
 		    milli_to_units(cell->q.nominal));
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_BORROWING_LIMIT,
+		    CTL_LV(cohort, cq->name, fl, rs),
+		    cell->q.has_borrowing_limit
+			? milli_to_units(cell->q.borrowing_limit)
+			: INFINITY);
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_LENDING_LIMIT,
+		    CTL_LV(cohort, cq->name, fl, rs),
+		    cell->q.has_lending_limit
+			? milli_to_units(cell->q.lending_limit)
+			: INFINITY);
 		ctl_metric_set(c->metrics,
 		    CTL_M_CLUSTER_QUEUE_RESOURCE_RESERVATION,
 		    CTL_LV(cohort, cq->name, fl, rs),
@@ -487,6 +513,24 @@ static json_t *lq_status(ctl *c, struct lq_pass *p, json_t *cached)
 	return st;
 }
 
+static const char *lq_label(const char *key, void *payload)
+{
+	return json_string_value(json_object_get(payload, key));
+}
+
+/* metrics.localQueueMetrics: enabled, and the LocalQueue [borrowed] in
+ * localQueueSelector when there is one. */
+static bool lq_reported(const ctl *c, json_t *cached)
+{
+	if (!c->cfg->metrics.local_queue_metrics)
+		return false;
+	return !c->cfg->metrics.has_local_queue_selector ||
+	       ns_selector_matches(&c->cfg->metrics.local_queue_selector,
+		   lq_label,
+		   json_object_get(
+		       json_object_get(cached, "metadata"), "labels"));
+}
+
 static void lq_metrics(ctl *c, json_t *cached, json_t *st)
 {
 	static const char *const states[] = {"True", "False", "Unknown"};
@@ -506,7 +550,7 @@ static void lq_metrics(ctl *c, json_t *cached, json_t *st)
 			now =
 			    json_string_value(json_object_get(cond, "status"));
 	}
-	if (ns == NULL || name == NULL)
+	if (ns == NULL || name == NULL || !lq_reported(c, cached))
 		return;
 	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_STATUS,

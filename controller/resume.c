@@ -180,6 +180,16 @@ static bool announce_recorded(
 		ctl_ledger_release(c, uid, now);
 		goto out_wl;
 	}
+	if (adopt) {
+		/* A partial admission holds the recorded counts, not the
+		 * podSets' full ones (which stay held if the record is off). */
+		int32_t counts[18];
+
+		for (i = 0; i < qw->n_podsets && i < 18; i++)
+			counts[i] = pa[i].count;
+		if (que_workload_set_counts(c->st, uid, counts, &err) != CU_OK)
+			cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
+	}
 	memset(&d, 0, sizeof(d));
 	d.kind = ADM_ADMIT;
 	d.uid = qw->uid;

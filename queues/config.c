@@ -71,6 +71,7 @@ void que_state_free(que_state *st)
 		cu_free(cq->node.cells);
 		cu_free(cq->name);
 		cu_free(cq->cohort_name);
+		cu_free(cq->refused);
 		groups_free(cq->groups, cq->n_groups);
 		cu_free(cq->heap);
 		cu_free(cq);
@@ -584,6 +585,33 @@ static void node_set_quotas(
 
 /* ---- cluster queues --------------------------------------------------- */
 
+/* The ClusterQueue name [borrowed], created (empty, absent) if never
+ * seen, with room for every flavor-resource cell. CU_ENOMEM. */
+static int intern_cq(que_state *st, const char *name, struct que_cq **out)
+{
+	struct que_cq *cq = que_cq_map_get(&st->cq_map, name);
+
+	if (!cq) {
+		if (cu_grow((void **)&st->cqs, &st->cap_cqs, st->n_cqs + 1,
+			sizeof(*st->cqs)))
+			return CU_ENOMEM;
+		cq = cu_calloc(1, sizeof(*cq));
+		if (!cq)
+			return CU_ENOMEM;
+		cq->name = cu_strdup(name);
+		if (!cq->name || que_cq_map_put(&st->cq_map, cq->name, cq)) {
+			cu_free(cq->name);
+			cu_free(cq);
+			return CU_ENOMEM;
+		}
+		cq->when_can_borrow = QUE_MAY_STOP_SEARCH;
+		cq->when_can_preempt = QUE_TRY_NEXT_FLAVOR;
+		st->cqs[st->n_cqs++] = cq;
+	}
+	*out = cq;
+	return que_node_reserve(&cq->node, st->n_fr) ? CU_ENOMEM : CU_OK;
+}
+
 int que_cq_set(que_state *st, const struct que_cq_spec *spec, cu_error *err)
 {
 	struct que_cq *cq;
@@ -617,23 +645,7 @@ int que_cq_set(que_state *st, const struct que_cq_spec *spec, cu_error *err)
 		return rc;
 	if (!empty(spec->cohort) && !(cohort = cu_strdup(spec->cohort)))
 		goto out_nomem;
-	cq = que_cq_map_get(&st->cq_map, spec->name);
-	if (!cq) {
-		if (cu_grow((void **)&st->cqs, &st->cap_cqs, st->n_cqs + 1,
-			sizeof(*st->cqs)))
-			goto out_nomem;
-		cq = cu_calloc(1, sizeof(*cq));
-		if (!cq)
-			goto out_nomem;
-		cq->name = cu_strdup(spec->name);
-		if (!cq->name || que_cq_map_put(&st->cq_map, cq->name, cq)) {
-			cu_free(cq->name);
-			cu_free(cq);
-			goto out_nomem;
-		}
-		st->cqs[st->n_cqs++] = cq;
-	}
-	if (que_node_reserve(&cq->node, st->n_fr))
+	if (intern_cq(st, spec->name, &cq))
 		goto out_nomem;
 	node_set_quotas(&cq->node, items, nitems);
 	cu_free(items);
@@ -652,6 +664,8 @@ int que_cq_set(que_state *st, const struct que_cq_spec *spec, cu_error *err)
 				   ? QUE_TRY_NEXT_FLAVOR
 				   : spec->when_can_preempt;
 	cq->exists = true;
+	cu_free(cq->refused);
+	cq->refused = NULL;
 	st->dirty = true;
 	return CU_OK;
 out_nomem:
@@ -660,6 +674,30 @@ out_nomem:
 	cu_free(items);
 	return cu_error_set(
 	    err, CU_ENOMEM, "clusterQueue %s: out of memory", spec->name);
+}
+
+int que_cq_refuse(
+    que_state *st, const char *name, const char *why, cu_error *err)
+{
+	struct que_cq *cq = que_cq_map_get(&st->cq_map, name);
+	char *w;
+
+	if (empty(name))
+		return cu_error_set(err, CU_EINVAL, "clusterQueue: empty name");
+	if (cq != NULL && cq->exists && cq->refused != NULL &&
+	    strcmp(cq->refused, why) == 0)
+		return CU_OK;
+	if ((w = cu_strdup(why)) == NULL || intern_cq(st, name, &cq))
+		goto out_nomem;
+	cu_free(cq->refused);
+	cq->refused = w;
+	cq->exists = true;
+	st->dirty = true;
+	return CU_OK;
+out_nomem:
+	cu_free(w);
+	return cu_error_set(
+	    err, CU_ENOMEM, "clusterQueue %s: out of memory", name);
 }
 
 int que_cq_delete(que_state *st, const char *name, cu_error *err)

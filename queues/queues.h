@@ -213,8 +213,12 @@ struct que_request {
 };
 
 struct que_podset_spec {
-	const char *name;		    /* [borrowed]; NULL = "main" */
-	int32_t count;			    /* pods, >= 0 */
+	const char *name; /* [borrowed]; NULL = "main" */
+	int32_t count;	  /* pods, >= 0 */
+	/* Partial admission (podSet minCount): the podset may be admitted
+	 * with as few as min_count pods; outside [0, count] it is ignored. */
+	bool has_min_count;
+	int32_t min_count;
 	const struct que_request *requests; /* [borrowed] */
 	size_t n_requests;
 	const struct que_toleration *tolerations; /* [borrowed] */
@@ -300,7 +304,11 @@ struct que_cq {
 	bool exists;
 	bool active;		     /* computed on rebuild */
 	const char *inactive_reason; /* static Kueue Active reason */
-	struct que_group *groups;    /* owned */
+	/* owned; why its last spec was refused (que_cq_refuse), NULL when
+	 * it was accepted: the CQ is then inactive (reason InvalidSpec) and
+	 * keeps the spec it had before, if any. */
+	char *refused;
+	struct que_group *groups; /* owned */
 	size_t n_groups;
 	enum que_queueing queueing;
 	enum que_stop stop;
@@ -372,12 +380,25 @@ struct que_req {
 	int64_t total;	 /* per_pod * count, saturated to INT64_MAX */
 };
 
+/*
+ * The `pods` resource: when the ClusterQueue a workload is routed to (or
+ * admitted in) has a resource group covering `pods`, every podset also
+ * requests one `pods` unit (1000 milli) per pod, as Kueue's flavor
+ * assigner adds it. That request is the extra slot req[n_spec_req],
+ * counted in n_req only while it is active; the model keeps it in step
+ * with the ClusterQueue while the workload does not hold quota, and
+ * freezes it while it does (usage is what was admitted).
+ */
 struct que_podset {
 	const char *name;
-	int32_t count;
-	uint32_t n_req;
-	struct que_req *req;
-	uint32_t *fr; /* per req: assigned fr while ADMITTED/EVICTING */
+	int32_t count;	    /* pods admitted (while holding quota) or wanted */
+	int32_t full_count; /* the spec's count */
+	int32_t min_count;  /* == full_count when not partially admissible */
+	uint32_t n_req;	    /* n_spec_req, + 1 while the pods slot is active */
+	uint32_t n_spec_req;
+	bool pods_slot;	     /* req[n_spec_req] is the implicit pods request */
+	struct que_req *req; /* totals are per_pod * count */
+	uint32_t *fr;	     /* per req: assigned fr while ADMITTED/EVICTING */
 	struct que_toleration *tolerations;
 	uint32_t n_tolerations;
 	struct que_kv *selector;
@@ -437,6 +458,13 @@ CU_MUST_CHECK int que_lq_set(
 CU_MUST_CHECK int que_flavor_delete(
     que_state *st, const char *name, cu_error *err);
 CU_MUST_CHECK int que_cq_delete(que_state *st, const char *name, cu_error *err);
+/* The ClusterQueue name [borrowed] exists but its spec was refused, why
+ * [borrowed; copied] (que_cq_set's message): it is inactive with reason
+ * InvalidSpec until an accepted spec arrives, keeps the spec it had (its
+ * admitted workloads keep their quota) or has none, and its pending
+ * workloads say why. CU_ENOMEM. */
+CU_MUST_CHECK int que_cq_refuse(
+    que_state *st, const char *name, const char *why, cu_error *err);
 CU_MUST_CHECK int que_cohort_delete(
     que_state *st, const char *name, cu_error *err);
 CU_MUST_CHECK int que_lq_delete(
@@ -500,6 +528,21 @@ CU_MUST_CHECK int que_workload_unevict(
 CU_MUST_CHECK int que_workload_adopt(que_state *st, const char *uid,
     const char *cq_name, const uint32_t *frs, int64_t admitted_ns,
     cu_error *err);
+/* que_workload_adopt from a recorded admission: frs [borrowed] lists,
+ * podset by podset, one fr per spec request and then, for a podset with
+ * a pods slot, the fr of `pods` or UINT32_MAX when the admission has none
+ * (the ClusterQueue did not cover pods then); counts [borrowed; NULL =
+ * full] the admitted pods per podset. Same errors, and CU_EINVAL for a
+ * count outside [0, full count]. */
+CU_MUST_CHECK int que_workload_adopt_counts(que_state *st, const char *uid,
+    const char *cq_name, const uint32_t *frs, const int32_t *counts,
+    int64_t admitted_ns, cu_error *err);
+/* An ADMITTED/EVICTING workload holds counts[i] pods of podset i
+ * [borrowed] (e.g. adopted with que_workload_adopt from a recorded
+ * partial admission): its usage follows. CU_ENOTFOUND, CU_EINVAL (not
+ * holding quota, a count outside [0, full count]). */
+CU_MUST_CHECK int que_workload_set_counts(
+    que_state *st, const char *uid, const int32_t *counts, cu_error *err);
 /* Keep a pending workload out of scheduling until requeue_at_ns
  * (requeueState.requeueAt). CU_ENOTFOUND, CU_EINVAL (holds quota). */
 CU_MUST_CHECK int que_workload_backoff(
@@ -547,6 +590,12 @@ void que_requeue(que_state *st, struct que_wl *wl, enum que_requeue_reason why);
  * flavor chosen for that resource) [borrowed]. Adds its usage. */
 void que_admit(
     que_state *st, struct que_wl *wl, const uint32_t *frs, int64_t now_ns);
+
+/* que_admit with counts[i] pods admitted in podset i (partial admission;
+ * min_count <= counts[i] <= full_count; NULL = full counts): totals and
+ * usage follow the counts until the quota is released. */
+void que_admit_counts(que_state *st, struct que_wl *wl, const uint32_t *frs,
+    const int32_t *counts, int64_t now_ns);
 
 /* An ADMITTED workload was chosen as a preemption victim: it keeps its
  * quota until que_workload_release, and is never chosen twice. */

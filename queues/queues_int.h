@@ -94,5 +94,17 @@ CU_MUST_CHECK int que_rebuild_trees(struct que_state *st, cu_error *err);
 
 /* Mark the tree of cq for an inadmissible requeue (capacity freed). */
 void que_capacity_freed(struct que_cq *cq);
+/* queues/podsets.c: activate or drop the pods slot of a workload that
+ * does not hold quota, after its routing (or its CQ's groups) changed. */
+void que_wl_sync_pods(struct que_wl *wl);
+/* The checks every adoption starts with: *out is workload uid [borrowed],
+ * which holds no quota, with the configuration rebuilt (routing must not
+ * re-sync what the adoption sets). CU_ENOTFOUND, CU_EINVAL, CU_ENOMEM. */
+int que_adopt_begin(
+    que_state *st, const char *uid, struct que_wl **out, cu_error *err);
+/* Set every podset's count (NULL = full counts) and request totals. */
+void que_wl_set_counts(struct que_wl *wl, const int32_t *counts);
+/* The spec's podset asks for `pods` itself (then there is no slot). */
+bool que_spec_requests_pods(const struct que_podset_spec *ps);
 
 #endif /* CU_QUEUES_QUEUES_INT_H */

@@ -331,6 +331,10 @@ int que_rebuild_trees(struct que_state *st, cu_error *err)
 			cq->inactive_reason = "Terminating";
 			continue;
 		}
+		if (cq->refused != NULL) {
+			cq->inactive_reason = "InvalidSpec";
+			continue;
+		}
 		if (cq->stop != QUE_STOP_NONE) {
 			cq->inactive_reason = "Stopped";
 			continue;

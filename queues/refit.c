@@ -77,6 +77,20 @@ static void locate(
 	*ps = *req = 0; /* not reached: k < n_requests(wl) */
 }
 
+/* usage is what podset ps asks for r with a count it may be partially
+ * admitted with (minCount <= count < full count). */
+static bool partial_usage(
+    const struct que_podset *ps, const struct que_req *r, int64_t usage)
+{
+	int64_t n;
+
+	if (ps->min_count >= ps->full_count || r->per_pod <= 0 ||
+	    usage % r->per_pod != 0)
+		return false;
+	n = usage / r->per_pod;
+	return n >= ps->min_count && n < ps->full_count;
+}
+
 static enum que_refit check_requests(que_state *st, const struct que_wl *wl,
     const struct que_recorded *rec, char *why, size_t why_len)
 {
@@ -93,7 +107,8 @@ static enum que_refit check_requests(que_state *st, const struct que_wl *wl,
 
 		locate(wl, k, &i, &j);
 		r = &wl->podsets[i].req[j];
-		if (r->total != rec->usage[k])
+		if (r->total != rec->usage[k] &&
+		    !partial_usage(&wl->podsets[i], r, rec->usage[k]))
 			return verdict(QUE_REFIT_CHANGED, why, why_len,
 			    "podset %s requests %lldm %s, the decision "
 			    "recorded %lldm",

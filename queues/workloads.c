@@ -109,18 +109,21 @@ static void place(que_state *st, struct que_wl *wl)
 
 	if (!cq) {
 		block(st, wl);
+		que_wl_sync_pods(wl);
 		return;
 	}
 	if (cq != wl->cq) {
 		if (cu_grow((void **)&cq->heap, &cq->cap_heap,
 			cq->n_members + 1, sizeof(*cq->heap))) {
 			block(st, wl);
+			que_wl_sync_pods(wl);
 			st->dirty = true;
 			return;
 		}
 		set_cq(wl, cq);
 	}
 	wl->where = QUE_WL_PENDING;
+	que_wl_sync_pods(wl);
 	que_heap_push(cq, wl);
 }
 
@@ -131,6 +134,7 @@ static int route_one(que_state *st, struct que_wl *wl)
 	if (wl->where == QUE_WL_HEAD || wl->where == QUE_WL_ADMITTED ||
 	    wl->where == QUE_WL_EVICTING)
 		return CU_OK;
+	que_wl_sync_pods(wl); /* the CQ's groups may have changed */
 	cq = route_target(st, wl);
 	if (cq && cq == wl->cq && wl->where != QUE_WL_BLOCKED)
 		return CU_OK;
@@ -144,6 +148,7 @@ static int route_one(que_state *st, struct que_wl *wl)
 	/* A backoff keeps running in the new CQ. */
 	if (wl->where == QUE_WL_BACKOFF && cq) {
 		set_cq(wl, cq);
+		que_wl_sync_pods(wl);
 		que_backoff_push(st, wl);
 		return CU_OK;
 	}
@@ -173,9 +178,10 @@ static size_t wl_arrays_size(const struct que_workload_spec *sp)
 
 	for (i = 0; i < sp->n_podsets; i++) {
 		const struct que_podset_spec *ps = &sp->podsets[i];
+		size_t nr = ps->n_requests + !que_spec_requests_pods(ps);
 
-		a += r8(ps->n_requests * sizeof(struct que_req)) +
-		     r8(ps->n_requests * sizeof(uint32_t)) +
+		a += r8(nr * sizeof(struct que_req)) +
+		     r8(nr * sizeof(uint32_t)) +
 		     r8(ps->n_tolerations * sizeof(struct que_toleration)) +
 		     r8(ps->n_node_selector * sizeof(struct que_kv)) +
 		     r8(ps->n_affinity * sizeof(struct que_term));
@@ -313,9 +319,23 @@ static int fill(que_state *st, struct que_wl *wl, struct bump *b,
 
 		q->name = put(b, ps->name ? ps->name : "main");
 		q->count = ps->count;
+		q->full_count = ps->count;
+		/* A minCount outside [0, count] (an annotation the webhook
+		 * did not check) allows no partial admission. */
+		q->min_count = ps->has_min_count && ps->min_count >= 0 &&
+				       ps->min_count <= ps->count
+				   ? ps->min_count
+				   : ps->count;
 		q->n_req = (uint32_t)ps->n_requests;
-		q->req = take(b, ps->n_requests * sizeof(struct que_req));
-		q->fr = take(b, ps->n_requests * sizeof(uint32_t));
+		q->n_spec_req = q->n_req;
+		q->pods_slot = !que_spec_requests_pods(ps);
+		q->req = take(b, (q->n_req + q->pods_slot) * sizeof(*q->req));
+		q->fr = take(b, (q->n_req + q->pods_slot) * sizeof(uint32_t));
+		if (q->pods_slot &&
+		    que_intern_resource(st, "pods", &q->req[q->n_req].res))
+			return CU_ENOMEM;
+		if (q->pods_slot)
+			q->req[q->n_req].per_pod = 1000; /* one unit per pod */
 		for (j = 0; j < ps->n_requests; j++) {
 			int64_t total;
 
@@ -407,6 +427,7 @@ int que_workload_add(
 	    b.a == (char *)wl + arrays && b.s == (char *)wl + arrays + strings);
 	/* infallible: reserved above, and the uid is new */
 	CU_ASSERT(que_wl_map_put(&st->wl_index, wl->uid, wl) == CU_OK);
+	que_wl_set_counts(wl, NULL);
 	place(st, wl);
 	return CU_OK;
 out_nomem:
@@ -423,6 +444,7 @@ static void release_quota(struct que_wl *wl)
 	for (i = 0; i < wl->n_podsets; i++)
 		for (j = 0; j < wl->podsets[i].n_req; j++)
 			wl->podsets[i].fr[j] = UINT32_MAX;
+	que_wl_set_counts(wl, NULL);
 }
 
 int que_workload_remove(que_state *st, const char *uid, cu_error *err)
@@ -642,15 +664,12 @@ void que_admit(
 	que_wlist_push(&wl->cq->admitted, wl);
 }
 
-int que_workload_adopt(que_state *st, const char *uid, const char *cq_name,
-    const uint32_t *frs, int64_t admitted_ns, cu_error *err)
+int que_adopt_begin(
+    que_state *st, const char *uid, struct que_wl **out, cu_error *err)
 {
 	struct que_wl *wl = que_workload_get(st, uid);
-	struct que_cq *cq;
-	uint32_t i, j;
-	size_t k = 0;
-	int rc;
 
+	*out = wl;
 	if (!wl)
 		return cu_error_set(
 		    err, CU_ENOTFOUND, "workload %s not found", uid);
@@ -658,7 +677,19 @@ int que_workload_adopt(que_state *st, const char *uid, const char *cq_name,
 	    wl->where == QUE_WL_EVICTING)
 		return cu_error_set(
 		    err, CU_EINVAL, "workload %s already holds quota", uid);
-	rc = que_rebuild(st, err);
+	return que_rebuild(st, err);
+}
+
+int que_workload_adopt(que_state *st, const char *uid, const char *cq_name,
+    const uint32_t *frs, int64_t admitted_ns, cu_error *err)
+{
+	struct que_wl *wl;
+	struct que_cq *cq;
+	uint32_t i, j;
+	size_t k = 0;
+	int rc;
+
+	rc = que_adopt_begin(st, uid, &wl, err);
 	if (rc)
 		return rc;
 	cq = que_cq_get(st, cq_name);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * reconcile/events.c - the Event recorder's pure core (see reconcile.h):
- * two LRU maps (dedup keys -> recorded Event, spam keys -> token bucket),
+ * two LRU maps on lib's cu_map (dedup keys -> recorded Event, spam keys
+ * -> token bucket),
  * the CREATE/PATCH/DROP decision and the JSON bodies, and the
  * Suspended/Resumed transition guard. No I/O, no clock reads.
  */
@@ -13,11 +14,14 @@
 
 /* ---- a small LRU map keyed by byte strings ------------------------------ */
 
+/* A key: bytes (may hold NULs: the key joins fields with them). */
+struct bkey {
+	const char *p; /* [owned by the entry; borrowed in lookups] */
+	size_t n;
+};
+
 struct entry {
-	char *key; /* [owned] */
-	size_t klen;
-	uint64_t hash;
-	struct entry *hnext;	   /* bucket chain */
+	struct bkey k;		   /* k.p [owned] */
 	struct entry *prev, *next; /* recency list, most recent first */
 	/* dedup entries */
 	char *ev_name; /* [owned] */
@@ -28,71 +32,70 @@ struct entry {
 	int64_t last_ns;
 };
 
+/* The index is lib's map (keys borrowed from the entries); the recency
+ * list owns the entries. */
 struct lru {
-	struct entry **buckets; /* [owned] */
-	size_t mask;		/* nbuckets - 1, a power of two */
-	size_t n, cap;
+	cu_map map;
+	size_t cap;
 	struct entry head; /* sentinel: head.next most, head.prev least */
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
+static uint64_t bkey_hash(const void *key)
 {
+	const struct bkey *k = key;
 	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
+
+	for (size_t i = 0; i < k->n; i++) {
+		h ^= (unsigned char)k->p[i];
 		h *= 1099511628211ULL;
 	}
 	return h;
+}
+
+static bool bkey_eq(const void *a, const void *b)
+{
+	const struct bkey *x = a, *y = b;
+
+	return x->n == y->n && memcmp(x->p, y->p, x->n) == 0;
 }
 
 static void entry_free(struct entry *e)
 {
 	if (e == NULL)
 		return;
-	cu_free(e->key);
+	cu_free((char *)e->k.p);
 	cu_free(e->ev_name);
 	cu_free(e);
 }
 
 static int lru_init(struct lru *l, size_t cap)
 {
-	size_t nb = 16;
-
 	memset(l, 0, sizeof(*l));
-	while (nb < cap * 2)
-		nb <<= 1;
-	l->buckets = cu_calloc(nb, sizeof(*l->buckets));
-	if (l->buckets == NULL)
-		return CU_ENOMEM;
-	l->mask = nb - 1;
+	cu_map_init_custom(&l->map, bkey_hash, bkey_eq);
 	l->cap = cap;
 	l->head.next = l->head.prev = &l->head;
-	return CU_OK;
+	return cu_map_reserve(&l->map, cap + 1);
 }
 
 static void lru_dispose(struct lru *l)
 {
 	struct entry *e, *next;
 
-	if (l->buckets == NULL)
+	if (l->head.next == NULL)
 		return;
 	for (e = l->head.next; e != &l->head; e = next) {
 		next = e->next;
 		entry_free(e);
 	}
-	cu_free(l->buckets);
+	cu_map_dispose(&l->map);
 	memset(l, 0, sizeof(*l));
 }
 
-static struct entry *lru_find(
-    const struct lru *l, const char *key, size_t klen, uint64_t hash)
+static struct entry *lru_find(const struct lru *l, const char *key, size_t n)
 {
-	struct entry *e = l->buckets[hash & l->mask];
-	for (; e != NULL; e = e->hnext)
-		if (e->hash == hash && e->klen == klen &&
-		    memcmp(e->key, key, klen) == 0)
-			return e;
-	return NULL;
+	struct bkey k = {key, n};
+
+	return cu_map_get(&l->map, &k);
 }
 
 static void list_remove(struct entry *e)
@@ -118,24 +121,26 @@ static void lru_touch(struct lru *l, struct entry *e)
 /* Unlink e from the map (the caller frees it). */
 static void lru_unlink(struct lru *l, struct entry *e)
 {
-	struct entry **pp = &l->buckets[e->hash & l->mask];
-	while (*pp != e)
-		pp = &(*pp)->hnext;
-	*pp = e->hnext;
+	cu_map_del(&l->map, &e->k);
 	list_remove(e);
-	l->n--;
+}
+
+/* Room for one lru_link in each map: the only step of a record that
+ * can fail, taken before anything changes. CU_ENOMEM. */
+static int lru_reserve(struct lru *l)
+{
+	return cu_map_reserve(&l->map, 1);
 }
 
 /* Link a new entry (key not present) as most recent; evict the least
- * recently used one when over capacity. */
+ * recently used one when over capacity. Cannot fail after lru_reserve
+ * (the list owns the entry either way). */
 static void lru_link(struct lru *l, struct entry *e)
 {
-	struct entry **b = &l->buckets[e->hash & l->mask];
-	e->hnext = *b;
-	*b = e;
+	if (cu_map_put(&l->map, &e->k, e, NULL) != CU_OK)
+		cu_warn("events: index full"); /* not after lru_reserve */
 	list_push_front(l, e);
-	l->n++;
-	if (l->n > l->cap) {
+	if (cu_map_count(&l->map) > l->cap) {
 		struct entry *old = l->head.prev;
 		lru_unlink(l, old);
 		entry_free(old);
@@ -143,19 +148,21 @@ static void lru_link(struct lru *l, struct entry *e)
 }
 
 /* New unlinked entry with a copy of key. NULL on ENOMEM. */
-static struct entry *entry_new(const char *key, size_t klen, uint64_t hash)
+static struct entry *entry_new(const char *key, size_t n)
 {
 	struct entry *e = cu_calloc(1, sizeof(*e));
+	char *p;
+
 	if (e == NULL)
 		return NULL;
-	e->key = cu_malloc(klen ? klen : 1);
-	if (e->key == NULL) {
+	p = cu_malloc(n ? n : 1);
+	if (p == NULL) {
 		cu_free(e);
 		return NULL;
 	}
-	memcpy(e->key, key, klen);
-	e->klen = klen;
-	e->hash = hash;
+	memcpy(p, key, n);
+	e->k.p = p;
+	e->k.n = n;
 	return e;
 }
 
@@ -232,12 +239,12 @@ void rec_events_free(rec_events *r)
 
 size_t rec_events_size(const rec_events *r)
 {
-	return r != NULL ? r->dedup.n : 0;
+	return r != NULL ? cu_map_count(&r->dedup.map) : 0;
 }
 
 size_t rec_events_spam_size(const rec_events *r)
 {
-	return r != NULL ? r->spam.n : 0;
+	return r != NULL ? cu_map_count(&r->spam.map) : 0;
 }
 
 static const char *s_or_empty(const char *s)
@@ -436,7 +443,6 @@ static int record(rec_events *r, const struct rec_event *ev, int64_t now_ns,
 	const char *comp, *ns;
 	cu_buf ek, sk;
 	struct entry *spam = NULL, *new_spam = NULL, *d = NULL, *new_d = NULL;
-	uint64_t eh, sh;
 	int64_t tokens = 0, last = now_ns, name_ns = now_ns;
 	int rc;
 
@@ -465,17 +471,14 @@ static int record(rec_events *r, const struct rec_event *ev, int64_t now_ns,
 			    ev->kind, ev->name, (size_t)REC_EVENTS_KEY_MAX);
 		return oom(err);
 	}
-	eh = hash_bytes(ek.ptr, ek.len);
-	sh = hash_bytes(sk.ptr, sk.len);
-
 	/* 1. spam filter (not for a re-create of an expired Event) */
 	if (!recreate) {
-		spam = lru_find(&r->spam, sk.ptr, sk.len, sh);
+		spam = lru_find(&r->spam, sk.ptr, sk.len);
 		if (spam != NULL) {
 			tokens = spam->tokens;
 			last = spam->last_ns;
 		} else {
-			new_spam = entry_new(sk.ptr, sk.len, sh);
+			new_spam = entry_new(sk.ptr, sk.len);
 			if (new_spam == NULL)
 				goto nomem;
 			tokens = r->burst * r->refill_ns;
@@ -489,7 +492,7 @@ static int record(rec_events *r, const struct rec_event *ev, int64_t now_ns,
 	}
 
 	/* 2. dedup */
-	d = lru_find(&r->dedup, ek.ptr, ek.len, eh);
+	d = lru_find(&r->dedup, ek.ptr, ek.len);
 	if (d != NULL && !recreate) {
 		out->action = REC_EVENT_PATCH;
 		out->count = d->count < INT32_MAX ? d->count + 1 : INT32_MAX;
@@ -506,7 +509,7 @@ static int record(rec_events *r, const struct rec_event *ev, int64_t now_ns,
 					: cu_asprintf("%s.%" PRIx64, ev->name,
 					      (uint64_t)name_ns);
 		out->namespace_ = cu_strdup(ns);
-		new_d = entry_new(ek.ptr, ek.len, eh);
+		new_d = entry_new(ek.ptr, ek.len);
 		if (new_d != NULL) {
 			new_d->count = 1;
 			new_d->ev_name =
@@ -522,6 +525,8 @@ static int record(rec_events *r, const struct rec_event *ev, int64_t now_ns,
 		goto nomem;
 
 commit:
+	if (lru_reserve(&r->spam) != CU_OK || lru_reserve(&r->dedup) != CU_OK)
+		goto nomem;
 	if (!recreate) {
 		if (new_spam != NULL) {
 			spam = new_spam;
@@ -583,8 +588,7 @@ void rec_events_forget(rec_events *r, const struct rec_event *ev)
 		   : r->component;
 	cu_buf_init(&ek, REC_EVENTS_KEY_MAX);
 	if (event_key(&ek, ev, comp) == CU_OK) {
-		d = lru_find(
-		    &r->dedup, ek.ptr, ek.len, hash_bytes(ek.ptr, ek.len));
+		d = lru_find(&r->dedup, ek.ptr, ek.len);
 		if (d != NULL) {
 			lru_unlink(&r->dedup, d);
 			entry_free(d);

@@ -622,7 +622,9 @@ bool rec_workload_inactive(const struct api_workload *wl);
 /*
  * Queue a Workload [borrowed] in st: pending, or, when it holds quota,
  * adopted as admitted in the ClusterQueue its admission names with the
- * flavors it records. ns_eligible: the caller evaluated the ClusterQueue's
+ * flavors and the pod counts it records (a partial admission holds its
+ * admitted counts; `pods` is held when the admission names a flavor for
+ * it). ns_eligible: the caller evaluated the ClusterQueue's
  * namespaceSelector. Errors: CU_EEXIST (already queued), CU_EINVAL (a pod
  * set the engine cannot model; message names the field), CU_ENOTFOUND
  * (the admission names a flavor or ClusterQueue the engine does not know:

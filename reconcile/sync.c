@@ -429,6 +429,8 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 	}
 	out->name = ps->name;
 	out->count = ps->has_count ? ps->count : 1;
+	out->has_min_count = ps->has_min_count;
+	out->min_count = ps->min_count;
 	out->requests = p->qreqs;
 	out->n_requests = p->n_reqs;
 	out->tolerations = p->tols;
@@ -440,19 +442,27 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 	return CU_OK;
 }
 
-/* fr ids, podset by podset and request by request, from the admission. */
+/* fr ids, podset by podset and request by request (then the pods slot,
+ * UINT32_MAX when the admission has no flavor for pods), and the admitted
+ * counts, from the admission (que_workload_adopt_counts's layout). */
 static int admission_frs(que_state *st, const struct api_workload *wl,
-    const struct que_wl *qw, uint32_t **out, cu_error *err)
+    const struct que_wl *qw, uint32_t **out, int32_t **counts_out,
+    cu_error *err)
 {
 	size_t n = 0, k = 0;
 	uint32_t i, j, *frs;
+	int32_t *counts;
 
 	for (i = 0; i < qw->n_podsets; i++)
-		n += qw->podsets[i].n_req;
+		n += qw->podsets[i].n_spec_req + qw->podsets[i].pods_slot;
 	frs = cu_calloc(n + 1, sizeof(*frs));
-	if (!frs)
+	counts = cu_calloc(qw->n_podsets + 1, sizeof(*counts));
+	if (!frs || !counts) {
+		cu_free(frs);
+		cu_free(counts);
 		return cu_error_set(err, CU_ENOMEM,
 		    "workload %s: out of memory", wl->meta.name);
+	}
 	for (i = 0; i < qw->n_podsets; i++) {
 		const struct api_podset_assignment *a = NULL;
 		size_t m;
@@ -465,7 +475,13 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 			if (strcmp(c->name, qw->podsets[i].name) == 0)
 				a = c;
 		}
-		for (j = 0; j < qw->podsets[i].n_req; j++, k++) {
+		counts[i] =
+		    a && a->has_count ? a->count : qw->podsets[i].full_count;
+		if (counts[i] < 0 || counts[i] > qw->podsets[i].full_count)
+			counts[i] = qw->podsets[i].full_count;
+		for (j = 0;
+		     j < qw->podsets[i].n_spec_req + qw->podsets[i].pods_slot;
+		     j++, k++) {
 			const char *res =
 			    que_resource_name(st, qw->podsets[i].req[j].res);
 			const char *fname =
@@ -473,10 +489,15 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 			struct que_flavor *f =
 			    fname ? que_flavor_get(st, fname) : NULL;
 
+			if (j == qw->podsets[i].n_spec_req && fname == NULL) {
+				frs[k] = UINT32_MAX; /* pods not covered */
+				continue;
+			}
 			if (f == NULL ||
 			    (frs[k] = que_fr_find(st, f->id,
 				 qw->podsets[i].req[j].res)) == UINT32_MAX) {
 				cu_free(frs);
+				cu_free(counts);
 				return cu_error_set(err, CU_ENOTFOUND,
 				    "workload %s/%s: status.admission: no "
 				    "known flavor for %s in pod set %s",
@@ -486,6 +507,7 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 		}
 	}
 	*out = frs;
+	*counts_out = counts;
 	return CU_OK;
 }
 
@@ -530,17 +552,19 @@ int rec_sync_workload(que_state *st, const struct api_workload *wl,
 	if (rc == CU_OK && rec_workload_holds_quota(wl)) {
 		struct que_wl *qw = que_workload_get(st, wl->meta.uid);
 		uint32_t *frs = NULL;
+		int32_t *counts = NULL;
 		const struct api_condition *c = api_conditions_find(
 		    &wl->status.conditions, "QuotaReserved");
 
-		rc = admission_frs(st, wl, qw, &frs, err);
+		rc = admission_frs(st, wl, qw, &frs, &counts, err);
 		if (rc == CU_OK)
-			rc = que_workload_adopt(st, wl->meta.uid,
-			    wl->status.admission.cluster_queue, frs,
+			rc = que_workload_adopt_counts(st, wl->meta.uid,
+			    wl->status.admission.cluster_queue, frs, counts,
 			    c && c->has_last_transition ? c->last_transition_ns
 							: wl->meta.creation_ns,
 			    err);
 		cu_free(frs);
+		cu_free(counts);
 	}
 	return rc;
 }

@@ -183,7 +183,8 @@ def cohort_borrowing(s):
               "team-b": cluster_queue("cq-b", 2, cohort="co")})
     port = free_port()
     ctl = Controller(s, config=CONFIG.replace(
-        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n'
+        '  enableClusterQueueResources: true' % port))
     w = StartWatcher(s, ("team-a",))
     create(s, job("team-a", "wide", "3", 2000))
     wait_for(lambda: "team-a/wide" in w.started, 15,
@@ -209,6 +210,10 @@ def cohort_borrowing(s):
               resource="cpu", cohort="co"), 3.0)
     eq(metric(m, "kueue_cluster_queue_nominal_quota", cluster_queue="cq-b",
               resource="cpu"), 2.0)
+    eq(metric(m, "kueue_cluster_queue_borrowing_limit", cluster_queue="cq-b",
+              resource="cpu"), float("inf"))
+    eq(metric(m, "kueue_cluster_queue_lending_limit", cluster_queue="cq-b",
+              resource="cpu"), float("inf"))
     eq(metric(m, "kueue_cluster_queue_status", cluster_queue="cq-a",
               status="active"), 1.0)
     eq(metric(m, "kueue_local_queue_status", name="lq",
@@ -233,6 +238,126 @@ def cohort_borrowing(s):
     # `next` (2 cpu) could not run beside `wide` (3 of the cohort's 4).
     check(w.started["team-a/next"] >= w.done["team-a/wide"] - 0.1,
           "next waited for wide: started %r done %r" % (w.started, w.done))
+    ctl.stop()
+
+
+@case("invalid-clusterqueue-logged-once-per-generation", simulate="jobs")
+def invalid_logged_once(s):
+    """A ClusterQueue the engine refuses is logged once per generation,
+    not again on every unrelated configuration change (ten here), and
+    once more when its spec changes."""
+    setup(s, {"team": cluster_queue("good", 4)})
+    bad = cluster_queue("bad", 4)
+    # Two covered resources, one quota: refused by the engine, accepted
+    # by the API server (Kueue's webhook would refuse it).
+    bad["spec"]["resourceGroups"][0]["coveredResources"] = ["cpu", "memory"]
+    code, _, body = s.raw("POST", "/apis/kueue.x-k8s.io/v1beta2/"
+                          "clusterqueues", bad)
+    eq(code, 201, "bad ClusterQueue: %r" % body)
+    ctl = Controller(s, config=CONFIG)
+
+    def warnings():
+        with open(ctl.log) as f:
+            return [ln for ln in f if "clusterqueues bad:" in ln]
+
+    def settle(name):
+        # A job admitted after the changes shows that the controller
+        # has run its configuration pass over them.
+        create(s, job("team", name, "1", 100))
+        wait_for(lambda: all_succeeded(s, "team", int(name[-1]) + 1), 20,
+                 what="job %s done" % name)
+
+    settle("j0")
+    for i in range(10):
+        code, _, body = s.raw("POST", "/apis/kueue.x-k8s.io/v1beta2/"
+                              "resourceflavors", {
+                                  "apiVersion": "kueue.x-k8s.io/v1beta2",
+                                  "kind": "ResourceFlavor",
+                                  "metadata": {"name": "extra-%d" % i}})
+        eq(code, 201, "ResourceFlavor extra-%d: %r" % (i, body))
+    settle("j1")
+    eq(len(warnings()), 1, "warnings after ten changes: %r" % warnings())
+
+    # It is known as inactive, with the reason, not as missing.
+    def bad_inactive():
+        st = s.get_json("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/bad"
+                        ).get("status", {})
+        return [c for c in st.get("conditions", [])
+                if c["type"] == "Active" and c["status"] == "False"]
+    cond = wait_for(bad_inactive, 20, what="bad ClusterQueue Active=False")
+    eq(cond[0]["reason"], "InvalidSpec")
+    check("coveredResources" in cond[0]["message"],
+          "the condition says why: %r" % cond[0]["message"])
+    s.namespace("badns")
+    code, _, body = s.raw(
+        "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/badns/localqueues",
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+         "metadata": {"name": "lq", "namespace": "badns"},
+         "spec": {"clusterQueue": "bad"}})
+    eq(code, 201, "LocalQueue to bad: %r" % body)
+    create(s, job("badns", "waits", "1", 100))
+
+    def pending_message():
+        for w in s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/"
+                            "badns/workloads")["items"]:
+            for c in w.get("status", {}).get("conditions", []):
+                if c["type"] == "QuotaReserved" and c["status"] == "False":
+                    return c["message"]
+        return None
+    msg = wait_for(pending_message, 20, what="pending Workload message")
+    check("ClusterQueue bad is inactive" in msg and "coveredResources" in msg,
+          "the Workload says why, not that the queue is missing: %r" % msg)
+    code, _, body = s.raw(
+        "PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/bad",
+        {"spec": {"queueingStrategy": "StrictFIFO"}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "patch bad: %r" % body)
+    settle("j2")
+    eq(len(warnings()), 2, "a new generation is logged: %r" % warnings())
+    ctl.stop()
+
+
+@case("refused-queue-status-backs-off", simulate="jobs")
+def refused_status_backs_off(s):
+    """A LocalQueue status write the API server refuses (422) is retried
+    with a doubling pause (2 s, 4 s, 8 s, ...), the log says why, and a
+    success resets it. Before, it was retried every few seconds forever."""
+    import datetime
+    setup(s, {"team": cluster_queue("good", 4)})
+    ctl = Controller(s, config=CONFIG)
+    create(s, job("team", "j0", "1", 100))
+    wait_for(lambda: all_succeeded(s, "team", 1), 20, what="j0 done")
+    path = ("/apis/kueue.x-k8s.io/v1beta2/namespaces/team/localqueues/"
+            "lq/status")
+    mark = s.log_mark()
+    s.faults([{"method": "PATCH", "pathPrefix": path, "code": 422}])
+    try:
+        # j1 runs long: the LocalQueue's status stays different from
+        # what the API holds for as long as the writes are refused.
+        create(s, job("team", "j1", "1", 120000))
+
+        def refused():
+            r = [e for e in s.requests(mark, verb="PATCH", path=path)
+                 if e["code"] == 422]
+            return r if len(r) >= 4 else None
+        r = wait_for(refused, 60, interval=0.5, what="four refused writes")
+    finally:
+        s.faults([])
+
+    def at(e):
+        return datetime.datetime.strptime(
+            e["time"].replace("Z", ""), "%Y-%m-%dT%H:%M:%S.%f").timestamp()
+    gaps = [at(b) - at(a) for a, b in zip(r, r[1:4])]
+    # Each pause is a lower bound (the next attempt waits at least that
+    # long after the refusal): 2 s, 4 s, 8 s.
+    check(gaps[1] >= 3.9 and gaps[2] >= 7.9,
+          "refused writes back off: gaps %r" % gaps)
+    with open(ctl.log) as f:
+        check(any("backing off" in ln and "422" in ln for ln in f),
+              "the log says why and that it backs off")
+    wait_for(lambda: s.get_json(path.replace("/status", "")).get(
+        "status", {}).get("admittedWorkloads") == 1, 60,
+        what="LocalQueue status written once the API accepts it")
     ctl.stop()
 
 

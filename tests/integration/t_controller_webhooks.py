@@ -17,6 +17,7 @@ import http.client
 import json
 import os
 import ssl
+import threading
 import time
 import warnings
 
@@ -394,6 +395,72 @@ def internal_certs(s):
     time.sleep(2.0)
     eq(s.get_json(secret)["metadata"]["resourceVersion"], rv,
        "a valid stored certificate is kept across restarts")
+    ctl.stop()
+
+
+@case("rotation-under-load-rejects-nothing", simulate="jobs")
+def rotation_under_load(s):
+    """internalCertManagement replaces an expiring certificate while Jobs
+    are created through the API server (each one calls both webhooks):
+    the caBundles keep the CA of the pair still being served until the
+    server has reloaded the new one, so no creation is refused."""
+    port, d = setup(s)
+    data = {}
+    for f in ("ca.crt", "tls.crt", "tls.key"):
+        with open(os.path.join(d, f), "rb") as fh:
+            data[f] = base64.b64encode(fh.read()).decode()
+    code, _, body = s.raw(
+        "POST", "/api/v1/namespaces/cueue-system/secrets",
+        {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+         "metadata": {"name": "cueue-webhook-server-cert",
+                      "namespace": "cueue-system"}, "data": data})
+    eq(code, 201, "expiring Secret: %r" % body)
+    results, stop = [], threading.Event()
+
+    def load():
+        i = 0
+        while not stop.is_set():
+            i += 1
+            try:
+                code = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
+                             job("team", "load-%d" % i), timeout=10)[0]
+            except OSError as e:
+                code = str(e)
+            results.append((time.time(), code))
+            time.sleep(0.05)
+    secret = "/api/v1/namespaces/cueue-system/secrets/" \
+        "cueue-webhook-server-cert"
+    # The controller's first read of the Secret is held back 4 s, so the
+    # rotation comes while creations already succeed with the old pair.
+    s.faults([{"method": "GET", "pathPrefix": secret, "latencyMs": 4000,
+               "count": 1}])
+    t = threading.Thread(target=load, daemon=True)
+    t.start()
+    ctl = Controller(s, config=internal_certs_config(port, d))
+    try:
+        wait_for(lambda: s.get_json(secret)["data"]["tls.crt"] !=
+                 data["tls.crt"], 20, interval=0.02,
+                 what="certificate rotated")
+        rotated_at = time.time()
+        newca = os.path.join(s.dir, "rotated-ca.crt")
+        with open(newca, "wb") as fh:
+            fh.write(base64.b64decode(s.get_json(secret)["data"]["ca.crt"]))
+        # The server reloads its files within its reload period.
+        wait_for(lambda: _serves_with(port, newca), 25,
+                 what="new certificate served")
+        time.sleep(1.0)  # a few more creations on the new pair
+    finally:
+        stop.set()
+        t.join(15)
+    s.faults([])
+    ok = [i for i, (_, c) in enumerate(results) if c == 201]
+    check(ok, "no creation succeeded: %r" % results[-5:])
+    check(results[ok[0]][0] < rotated_at,
+          "creations succeeded before the rotation")
+    after = results[ok[0]:]
+    bad = [(round(ts, 2), c) for ts, c in after if c != 201]
+    check(not bad, "creations refused during the rotation: %r of %d"
+          % (bad[:5], len(after)))
     ctl.stop()
 
 

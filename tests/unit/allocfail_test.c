@@ -329,6 +329,10 @@ static int cyc_wl(que_state *st, const char *uid, const char *queue,
 
 	ps.name = "main";
 	ps.count = 2;
+	/* "part" may shrink to one pod: partial admission (the reducer's
+	 * search) runs under injection too. */
+	ps.has_min_count = strcmp(uid, "part") == 0;
+	ps.min_count = 1;
 	ps.requests = &r;
 	ps.n_requests = 1;
 	w.uid = uid;
@@ -345,7 +349,8 @@ static int cyc_wl(que_state *st, const char *uid, const char *queue,
 
 /* CQs a and b share cohort "co" (borrowing), c is alone and holds an
  * admitted low-priority workload, so that a pending high-priority one
- * plans a preemption; a2 exceeds every quota, "lost" has no LocalQueue. */
+ * plans a preemption; a2 exceeds every quota, "lost" has no LocalQueue;
+ * "part" (2 pods of 2 cpu, minCount 1) gets 1 pod of d's 3 cpu. */
 static int cyc_build(que_state *st, cu_error *err)
 {
 	struct que_flavor_spec od = {.name = "on-demand"};
@@ -358,6 +363,7 @@ static int cyc_build(que_state *st, cu_error *err)
 	    (rc = cyc_cq(st, "a", "co", CPU(4), err)) != CU_OK ||
 	    (rc = cyc_cq(st, "b", "co", CPU(4), err)) != CU_OK ||
 	    (rc = cyc_cq(st, "c", NULL, CPU(2), err)) != CU_OK ||
+	    (rc = cyc_cq(st, "d", NULL, CPU(3), err)) != CU_OK ||
 	    (rc = cyc_wl(st, "low", "c", 0, CPU(1), 1, err)) != CU_OK)
 		return rc;
 	adm_result_init(&r);
@@ -372,7 +378,8 @@ static int cyc_build(que_state *st, cu_error *err)
 	    (rc = cyc_wl(st, "b1", "b", 0, CPU(3), 4, err)) != CU_OK ||
 	    (rc = cyc_wl(st, "b2", "b", 0, CPU(2), 5, err)) != CU_OK ||
 	    (rc = cyc_wl(st, "a2", "a", 0, CPU(9), 6, err)) != CU_OK ||
-	    (rc = cyc_wl(st, "lost", "nowhere", 0, CPU(1), 7, err)) != CU_OK)
+	    (rc = cyc_wl(st, "lost", "nowhere", 0, CPU(1), 7, err)) != CU_OK ||
+	    (rc = cyc_wl(st, "part", "d", 0, CPU(2), 8, err)) != CU_OK)
 		return rc;
 	return CU_OK;
 }
@@ -429,6 +436,9 @@ static void cyc_check(void *p, int rc, bool hit)
 		cr_assert(d != NULL && d->kind == ADM_PREEMPT);
 		cr_assert_eq(d->n_victims, 1);
 		cr_assert_str_eq(d->victims[0].uid, "low");
+		d = cyc_find(&c->res, "part");
+		cr_assert(d != NULL && d->kind == ADM_ADMIT);
+		cr_assert_eq(d->podsets[0].count, 1, "partially admitted");
 		return;
 	}
 	if (rc == CU_OK)
@@ -436,12 +446,12 @@ static void cyc_check(void *p, int rc, bool hit)
 	/* The cycle (or its set-up) failed: decisions appended so far stand
 	 * and were applied; the rest must be reachable by running again.
 	 * Only a state whose set-up completed is comparable. */
-	if (que_workload_get(c->st, "lost") == NULL)
+	if (que_workload_get(c->st, "part") == NULL)
 		return;
 	adm_result_init(&again);
 	cr_assert_eq(adm_cycle(c->st, 200, &again, &err), CU_OK, "%s", err.msg);
 	cr_assert_eq(que_check_invariants(c->st, &err), CU_OK, "%s", err.msg);
-	cr_assert_eq(c->res.admitted + again.admitted, 2, "admitted %zu + %zu",
+	cr_assert_eq(c->res.admitted + again.admitted, 3, "admitted %zu + %zu",
 	    c->res.admitted, again.admitted);
 	adm_result_dispose(&again);
 }

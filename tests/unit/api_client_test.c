@@ -367,6 +367,25 @@ Test(api_client, get_transport_failure_retried, .init = fx_setup_server_only,
 	cr_assert_neq(r.msg[0], '\0');
 	fx_result_dispose(&r);
 	cr_assert_eq(api_client_stats_count(fx_cl, "GET", 0), 3);
+	/* The cause in words, for logs and /readyz. */
+	cr_assert_not_null(api_client_unreachable(fx_cl));
+	cr_assert(strstr(api_client_unreachable(fx_cl), "onnect") != NULL, "%s",
+	    api_client_unreachable(fx_cl));
+}
+
+Test(api_client, answering_server_is_not_unreachable,
+    .init = fx_setup_server_only, .fini = fx_teardown)
+{
+	struct api_client_opts o;
+	struct fx_result r;
+
+	memset(&o, 0, sizeof(o));
+	fx_client_start(&o);
+	cr_assert_null(api_client_unreachable(fx_cl));
+	fx_call(&r, "GET", "/api/v1/namespaces/nope", NULL, NULL);
+	cr_assert_eq(r.code, 404); /* an answer, even an error, is contact */
+	fx_result_dispose(&r);
+	cr_assert_null(api_client_unreachable(fx_cl));
 }
 
 /* ---- rate limiting, timeouts, cancellation ---------------------------- */

@@ -81,7 +81,12 @@ Test(ctl_config, type_only_file_gets_every_kueue_default)
 	cr_assert_str_eq(c.integrations.frameworks[0], "batch/job");
 	cr_assert(c.integrations.job);
 	cr_assert_not(c.integrations.jobset);
-	cr_assert_eq(c.nwarnings, 0);
+	/* waitForPodsReady is on by default and not implemented: said. */
+	cr_assert_eq(c.nwarnings, 1);
+	cr_assert(strstr(c.warnings[0],
+		      "waitForPodsReady: not acted on by cueue (on by "
+		      "default): ") != NULL,
+	    "%s", c.warnings[0]);
 	/* Default gate: NotIn [kube-system, <namespace>]. */
 	cr_assert_not(ns_matches(&c, "kube-system"));
 	cr_assert_not(ns_matches(&c, ns));
@@ -455,7 +460,7 @@ Test(ctl_config, kueue_only_sections_load_with_warnings)
 	for (i = 0; i < c.nwarnings; i++) {
 		ctrl |=
 		    strstr(c.warnings[i],
-			"line 25: controller: accepted but ignored") != NULL;
+			"line 25: controller: not acted on by cueue") != NULL;
 		fg |= strstr(c.warnings[i], "featureGates") != NULL;
 	}
 	cr_assert(ctrl && fg, "%zu warnings, first: %s", c.nwarnings,

@@ -186,6 +186,38 @@ Test(queues, cohort_cycle_deactivates_its_queues)
 	    que_cq_get(st, "b")->inactive_reason, "FlavorNotFound");
 }
 
+/* A refused spec leaves the ClusterQueue known, inactive with the
+ * reason and the message (a new one, or one that keeps its old spec);
+ * an accepted spec makes it active again. */
+Test(queues, refused_cluster_queue_is_inactive_with_the_reason)
+{
+	struct que_flavor_spec f = {.name = "default"};
+	struct que_cq *q;
+	cu_error err;
+
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	cr_assert_eq(que_cq_refuse(st, "new", "bad groups", &err), CU_OK);
+	cr_assert_eq(cq("old", NULL, 1000, false, 0, NULL), CU_OK);
+	cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+	cr_assert(que_cq_get(st, "old")->active);
+	cr_assert_eq(que_cq_refuse(st, "old", "bad quota", &err), CU_OK);
+	cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+	q = que_cq_get(st, "new");
+	cr_assert_not_null(q, "a refused ClusterQueue is not missing");
+	cr_assert(!q->active);
+	cr_assert_str_eq(q->inactive_reason, "InvalidSpec");
+	cr_assert_str_eq(q->refused, "bad groups");
+	q = que_cq_get(st, "old");
+	cr_assert(!q->active);
+	cr_assert_str_eq(q->refused, "bad quota");
+	cr_assert_eq(q->n_groups, 1, "the spec it had is kept");
+	cr_assert_eq(cq("old", NULL, 2000, false, 0, NULL), CU_OK);
+	cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+	cr_assert(que_cq_get(st, "old")->active);
+	cr_assert_null(que_cq_get(st, "old")->refused);
+	cr_assert_eq(que_check_invariants(st, &err), CU_OK, "%s", err.msg);
+}
+
 Test(queues, invariant_checker_catches_corrupted_usage)
 {
 	struct que_flavor_spec f = {.name = "default"};

@@ -304,3 +304,56 @@ Test(queues_refit, names)
 	cr_assert_str_eq(que_refit_name(QUE_REFIT_QUOTA), "quota");
 	cr_assert_str_eq(que_refit_name((enum que_refit)99), "unknown");
 }
+
+/* A partial admission (minCount) recorded a count between minCount and
+ * count: its usage is what the podset asks for that many pods. */
+Test(queues_refit, partial_admission_recorded_with_fewer_pods)
+{
+	static const struct {
+		int64_t usage;
+		enum que_refit want;
+	} cases[] = {
+	    {4000, QUE_REFIT_FITS},    /* the full count */
+	    {3000, QUE_REFIT_FITS},    /* 3 of 4 pods */
+	    {2000, QUE_REFIT_FITS},    /* minCount */
+	    {1000, QUE_REFIT_CHANGED}, /* below minCount */
+	    {2500, QUE_REFIT_CHANGED}, /* not a whole number of pods */
+	};
+	struct que_request r = {"cpu", 1000};
+	struct que_podset_spec ps = {.name = "main",
+	    .count = 4,
+	    .has_min_count = true,
+	    .min_count = 2,
+	    .requests = &r,
+	    .n_requests = 1};
+	struct que_workload_spec w = {.uid = "w",
+	    .ns = "ns",
+	    .name = "w",
+	    .queue_name = "q-solo",
+	    .created_ns = 1,
+	    .namespace_eligible = true,
+	    .podsets = &ps,
+	    .n_podsets = 1};
+	struct que_observed now = {1, true};
+	uint32_t frs[1];
+	size_t i;
+	cu_error err;
+
+	flavor("default");
+	cq("solo", NULL, 10000, false, 0, QUE_STOP_NONE);
+	lq("q-solo", "solo");
+	cr_assert_eq(que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+	frs[0] = fr_of("default");
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int64_t usage[1] = {cases[i].usage};
+		struct que_recorded rec = {"w", "solo", 1, frs, usage, 1};
+		enum que_refit got;
+		char why[256];
+
+		cr_assert_eq(que_workload_fits_recorded(
+				 st, &rec, &now, &got, why, sizeof(why), &err),
+		    CU_OK, "%s", err.msg);
+		cr_assert_eq(got, cases[i].want, "usage %lld: %s (%s)",
+		    (long long)cases[i].usage, que_refit_name(got), why);
+	}
+}

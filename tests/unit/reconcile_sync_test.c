@@ -214,3 +214,109 @@ Test(controller_sync, finished_and_inactive_workloads_are_recognised)
 	api_workload_dispose(&wl);
 	json_decref(j);
 }
+
+/* A ClusterQueue covering cpu and pods (5), its LocalQueue plq, and a
+ * Workload of `count` pods (minCount 2) on it, admitted with `admitted`
+ * pods (0 = pending). */
+static void pods_queue(que_state *st)
+{
+	struct api_cluster_queue cq;
+	struct api_local_queue lq;
+	json_t *j;
+	cu_error err;
+
+	j = load("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+		 "\"ClusterQueue\",\"metadata\":{\"name\":\"pq\",\"uid\":"
+		 "\"pq1\"},\"spec\":{\"namespaceSelector\":{},"
+		 "\"resourceGroups\":[{\"coveredResources\":[\"cpu\","
+		 "\"pods\"],\"flavors\":[{\"name\":\"default\","
+		 "\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"10\"},"
+		 "{\"name\":\"pods\",\"nominalQuota\":\"5\"}]}]}]}}");
+	cr_assert_eq(
+	    api_cluster_queue_decode(&cq, j, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(
+	    rec_sync_cluster_queue(st, &cq, &err), CU_OK, "%s", err.msg);
+	api_cluster_queue_dispose(&cq);
+	json_decref(j);
+	j = load(
+	    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+	    "\"LocalQueue\",\"metadata\":{\"name\":\"plq\",\"namespace\":"
+	    "\"ns\",\"uid\":\"plq1\"},\"spec\":{\"clusterQueue\":\"pq\"}}");
+	cr_assert_eq(
+	    api_local_queue_decode(&lq, j, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(rec_sync_local_queue(st, &lq, &err), CU_OK, "%s", err.msg);
+	api_local_queue_dispose(&lq);
+	json_decref(j);
+}
+
+static json_t *pods_workload(const char *uid, int count, int admitted)
+{
+	char buf[2048], status[1024] = "";
+
+	if (admitted)
+		snprintf(status, sizeof(status),
+		    ",\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\","
+		    "\"status\":\"True\",\"reason\":\"QuotaReserved\","
+		    "\"message\":\"m\",\"lastTransitionTime\":"
+		    "\"2024-01-01T00:00:01Z\"}],\"admission\":{"
+		    "\"clusterQueue\":\"pq\",\"podSetAssignments\":[{\"name\":"
+		    "\"main\",\"flavors\":{\"cpu\":\"default\",\"pods\":"
+		    "\"default\"},\"resourceUsage\":{\"cpu\":\"%dm\",\"pods\":"
+		    "\"%d\"},\"count\":%d}]}}",
+		    admitted * 100, admitted, admitted);
+	snprintf(buf, sizeof(buf),
+	    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\","
+	    "\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns\",\"uid\":\"%s\","
+	    "\"creationTimestamp\":\"2024-01-01T00:00:00Z\"},\"spec\":{"
+	    "\"queueName\":\"plq\",\"podSets\":[{\"name\":\"main\",\"count\":%"
+	    "d,"
+	    "\"minCount\":2,\"template\":{\"spec\":{\"containers\":[{\"name\":"
+	    "\"c\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}}]}%s}",
+	    uid, uid, count, status);
+	return load(buf);
+}
+
+Test(controller_sync, adopted_partial_admission_keeps_its_count_and_pods)
+{
+	que_state *st = setup();
+	struct adm_result r;
+	const struct adm_decision *d;
+	struct que_wl *w;
+	cu_error err;
+
+	pods_queue(st);
+	/* After a restart: u1 was admitted with 4 of its 20 pods. */
+	add(st, pods_workload("u1", 20, 4), CU_OK);
+	w = que_workload_get(st, "u1");
+	cr_assert_eq(w->where, QUE_WL_ADMITTED);
+	cr_assert_eq(w->podsets[0].count, 4, "the admitted count, not 20");
+	cr_assert_eq(w->podsets[0].n_req, 2, "cpu and pods");
+	cr_assert_eq(w->podsets[0].req[1].total, 4000, "4 pods held");
+	cr_assert_eq(w->podsets[0].req[0].total, 400);
+	cr_assert_eq(que_check_invariants(st, &err), CU_OK, "%s", err.msg);
+	/* 1 pod left: u2 (3 pods, minCount 2) cannot get even 2. */
+	add(st, pods_workload("u2", 3, 0), CU_OK);
+	adm_result_init(&r);
+	cr_assert_eq(adm_cycle(st, 1000, &r, &err), CU_OK, "%s", err.msg);
+	d = find(&r, "u2");
+	cr_assert_not_null(d);
+	cr_assert_eq(d->kind, ADM_PENDING);
+	cr_assert_str_eq(d->message,
+	    "couldn't assign flavors to pod set main: insufficient unused "
+	    "quota for pods in flavor default, 2 more needed");
+	adm_result_dispose(&r);
+	/* u1 ends: u2 is admitted in full, with its pods. */
+	cr_assert_eq(que_workload_remove(st, "u1", &err), CU_OK);
+	adm_result_init(&r);
+	cr_assert_eq(adm_cycle(st, 2000, &r, &err), CU_OK, "%s", err.msg);
+	d = find(&r, "u2");
+	cr_assert_not_null(d);
+	cr_assert_eq(d->kind, ADM_ADMIT);
+	cr_assert_eq(d->podsets[0].count, 3);
+	cr_assert_eq(d->podsets[0].n_uses, 2);
+	cr_assert_str_eq(d->podsets[0].uses[1].resource, "pods");
+	cr_assert_eq(d->podsets[0].uses[1].usage, 3000);
+	adm_result_dispose(&r);
+	cr_assert_eq(que_check_invariants(st, &err), CU_OK, "%s", err.msg);
+	que_state_free(st);
+}

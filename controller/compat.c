@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/compat.c - the one list of Kueue fields cueue knows, with how
+ * far cueue acts on each (supported, partial, not yet): the Configuration,
+ * the ClusterQueue spec, and the LocalQueue and Workload fields known to
+ * differ. Also the feature gates Kueue accepts, and the ClusterQueue spec
+ * fields set on an object that cueue does not act on (ctl_cq_unsupported).
+ * The configuration loader warns from this table, `cueue-controller
+ * --compat-table` prints it, and a test checks README's "Kueue
+ * compatibility" table against that output. See controller/config.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/model.h"
+#include "controller/config.h"
+
+#define S CTL_COMPAT_SUPPORTED
+#define P CTL_COMPAT_PARTIAL
+#define N CTL_COMPAT_NOT_YET
+
+/* Configuration paths are relative to the file's root; ClusterQueue ones
+ * to the object. Warn modes say when the loader warns about an entry. */
+const struct ctl_compat ctl_compat_table[] = {
+    {"Configuration", "namespace", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "manageJobsWithoutQueueName", S, CTL_COMPAT_WARN_NEVER,
+	""},
+    {"Configuration", "managedJobsNamespaceSelector", S, CTL_COMPAT_WARN_NEVER,
+	""},
+    {"Configuration", "webhook", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "leaderElection", P, CTL_COMPAT_WARN_NEVER,
+	"resourceLock: only leases (others are refused at load)"},
+    {"Configuration", "metrics.bindAddress", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "metrics.enableClusterQueueResources", S,
+	CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "metrics.localQueueMetrics.enable", S,
+	CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "metrics.localQueueMetrics.localQueueSelector", S,
+	CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "metrics.customLabels", N, CTL_COMPAT_WARN_IF_SET,
+	"metrics carry no custom labels"},
+    {"Configuration", "health.healthProbeBindAddress", S, CTL_COMPAT_WARN_NEVER,
+	""},
+    {"Configuration", "health.readinessEndpointName", S, CTL_COMPAT_WARN_NEVER,
+	""},
+    {"Configuration", "health.livenessEndpointName", S, CTL_COMPAT_WARN_NEVER,
+	""},
+    {"Configuration", "pprofBindAddress", N, CTL_COMPAT_WARN_IF_NONEMPTY,
+	"no profiling endpoint is served"},
+    {"Configuration", "controller", N, CTL_COMPAT_WARN_IF_SET,
+	"one event loop reconciles everything; concurrency and cache sync "
+	"timeout are ignored"},
+    {"Configuration", "tls.minVersion", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "tls.cipherSuites", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "tls.curvePreferences", N, CTL_COMPAT_WARN_IF_NONEMPTY,
+	"the TLS library's default groups are used"},
+    {"Configuration", "internalCertManagement", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "waitForPodsReady", N, CTL_COMPAT_WARN_PODS_READY,
+	"no PodsReady condition, timeout or eviction: admission does not wait "
+	"for pods and admitted Workloads are never evicted for pods not "
+	"ready"},
+    {"Configuration", "waitForPodsReady.requeuingStrategy", N,
+	CTL_COMPAT_WARN_IF_SET,
+	"no requeue backoff: an evicted Workload is requeued at once"},
+    {"Configuration", "clientConnection", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "integrations.frameworks", P, CTL_COMPAT_WARN_NEVER,
+	"batch/job and jobset.x-k8s.io/jobset only (others are refused at "
+	"load)"},
+    {"Configuration", "integrations.externalFrameworks", N,
+	CTL_COMPAT_WARN_NEVER, "refused at load"},
+    {"Configuration", "integrations.podOptions", N, CTL_COMPAT_WARN_IF_SET,
+	"deprecated; ignored"},
+    {"Configuration", "integrations.labelKeysToCopy", N,
+	CTL_COMPAT_WARN_IF_NONEMPTY, "job labels are not copied to Workloads"},
+    {"Configuration", "queueVisibility", N, CTL_COMPAT_WARN_IF_SET,
+	"ClusterQueue status has no pendingWorkloadsStatus"},
+    {"Configuration", "multiKueue", N, CTL_COMPAT_WARN_IF_SET,
+	"no MultiKueue: Workloads run in this cluster"},
+    {"Configuration", "fairSharing", N, CTL_COMPAT_WARN_FAIR_SHARING,
+	"queues are ordered and preempted by priority and creation time, as "
+	"without fair sharing"},
+    {"Configuration", "admissionFairSharing", N, CTL_COMPAT_WARN_IF_SET,
+	"LocalQueues are not ordered by usage"},
+    {"Configuration", "resources.excludeResourcePrefixes", N,
+	CTL_COMPAT_WARN_IF_NONEMPTY, "every requested resource is counted"},
+    {"Configuration", "resources.transformations", N,
+	CTL_COMPAT_WARN_IF_NONEMPTY, "requests are counted as written"},
+    {"Configuration", "resources.deviceClassMappings", N,
+	CTL_COMPAT_WARN_IF_NONEMPTY, "DRA devices are not counted"},
+    {"Configuration", "resources.quotaCheckStrategy", N, CTL_COMPAT_WARN_IF_SET,
+	"quota is checked per flavor and resource"},
+    {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
+	"DisableWaitForPodsReady only; other known gates warn, unknown ones "
+	"are refused"},
+    {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
+	"finished and deactivated Workloads are kept"},
+    {"Configuration", "visibilityServer", N, CTL_COMPAT_WARN_IF_SET,
+	"no visibility API server"},
+    {"ClusterQueue", "spec.resourceGroups", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"ClusterQueue", "spec.resourceGroups[].coveredResources: pods", S,
+	CTL_COMPAT_WARN_NEVER, ""},
+    {"ClusterQueue", "spec.cohortName", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"ClusterQueue", "spec.queueingStrategy", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"ClusterQueue", "spec.namespaceSelector", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"ClusterQueue", "spec.preemption", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"ClusterQueue", "spec.flavorFungibility.whenCanBorrow", S,
+	CTL_COMPAT_WARN_NEVER, ""},
+    {"ClusterQueue", "spec.flavorFungibility.whenCanPreempt", S,
+	CTL_COMPAT_WARN_NEVER, ""},
+    {"ClusterQueue", "spec.flavorFungibility.preference", N,
+	CTL_COMPAT_WARN_EVENT, "flavors are chosen as BorrowingOverPreemption"},
+    {"ClusterQueue", "spec.stopPolicy", P, CTL_COMPAT_WARN_EVENT,
+	"HoldAndDrain behaves as Hold: admitted Workloads are not evicted"},
+    {"ClusterQueue", "spec.admissionChecksStrategy", N, CTL_COMPAT_WARN_EVENT,
+	"admission checks are not run: Workloads are admitted on quota alone"},
+    {"ClusterQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_EVENT,
+	"the weight is ignored (no fair sharing)"},
+    {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"LocalQueue", "spec.stopPolicy", P, CTL_COMPAT_WARN_TABLE_ONLY,
+	"HoldAndDrain behaves as Hold: admitted Workloads are not evicted"},
+    {"LocalQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_TABLE_ONLY,
+	"the weight is ignored (no fair sharing)"},
+    {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Workload", "spec.maximumExecutionTimeSeconds", N,
+	CTL_COMPAT_WARN_TABLE_ONLY,
+	"copied from the job's label, never enforced"},
+    {"Workload", "status.requeueState", N, CTL_COMPAT_WARN_TABLE_ONLY,
+	"no requeue backoff is recorded or honoured"},
+    {"Workload", "status.reclaimablePods", N, CTL_COMPAT_WARN_TABLE_ONLY,
+	"quota of finished pods is held until the Workload finishes"},
+};
+
+const size_t ctl_compat_count =
+    sizeof(ctl_compat_table) / sizeof(ctl_compat_table[0]);
+
+const char *ctl_compat_level_name(enum ctl_compat_level l)
+{
+	switch (l) {
+	case CTL_COMPAT_SUPPORTED:
+		return "supported";
+	case CTL_COMPAT_PARTIAL:
+		return "partial";
+	case CTL_COMPAT_NOT_YET:
+		return "not yet";
+	}
+	return "?";
+}
+
+const struct ctl_compat *ctl_compat_find(const char *kind, const char *field)
+{
+	size_t i;
+
+	for (i = 0; i < ctl_compat_count; i++)
+		if (strcmp(ctl_compat_table[i].kind, kind) == 0 &&
+		    strcmp(ctl_compat_table[i].field, field) == 0)
+			return &ctl_compat_table[i];
+	return NULL;
+}
+
+/* Kueue's feature gates (pkg/features; names only), plus component-base's
+ * AllAlpha/AllBeta and logging gates that Kueue's gate set also accepts.
+ * Sorted for bsearch. */
+static const char *const kueue_gates[] = {
+    "AdmissionFairSharing",
+    "AdmissionGatedBy",
+    "AllAlpha",
+    "AllBeta",
+    "AssignQueueLabelsForPods",
+    "CleanupProvisioningRequestsOnEviction",
+    "ConcurrentAdmission",
+    "ConfigurableResourceTransformations",
+    "ContextualLogging",
+    "CustomMetricLabels",
+    "DeferRayServiceFinalizationForRedisCleanup",
+    "DisableWaitForPodsReady",
+    "DynamicQuotaOrchestration",
+    "DynamicResourceAllocation",
+    "ElasticJobsViaWorkloadSlices",
+    "ElasticJobsViaWorkloadSlicesWithPartialReplicaScaleUp",
+    "ElasticJobsViaWorkloadSlicesWithTAS",
+    "FailureRecoveryPolicy",
+    "FairSharingPreemptWithinNominal",
+    "FairSharingPrioritizeNonBorrowing",
+    "FairSharingReevaluatePreemptionCandidates",
+    "FastQuotaReleaseInPodIntegration",
+    "FinishOrphanedWorkloads",
+    "FlavorFungibility",
+    "FlavorFungibilityImplicitPreferenceDefault",
+    "FlavorFungibilityPreserveScanProgress",
+    "HierarchicalCohorts",
+    "KueueDRAIntegration",
+    "KueueDRAIntegrationConsumableCapacity",
+    "KueueDRAIntegrationExtendedResource",
+    "KueueDRAIntegrationPartitionableDevices",
+    "KueueDRARejectWorkloadsWhenDRADisabled",
+    "LWSImmutableGroupSize",
+    "LendingLimit",
+    "LocalQueueDefaulting",
+    "LocalQueueMetrics",
+    "LoggingAlphaOptions",
+    "LoggingBetaOptions",
+    "ManagedJobsNamespaceSelectorAlwaysRespected",
+    "MetricForWorkloadCreationLatency",
+    "MetricsForCohorts",
+    "MultiKueue",
+    "MultiKueueAdaptersForCustomJobs",
+    "MultiKueueAllowInsecureKubeconfigs",
+    "MultiKueueBatchJobClearingTTLSecondsAfterFinishedOnWorkerCluster",
+    "MultiKueueBatchJobWithManagedBy",
+    "MultiKueueClusterProfile",
+    "MultiKueueIncrementalDispatcherConfig",
+    "MultiKueueIncrementalDispatcherRespectConfigOrder",
+    "MultiKueueKubeConfigPathValidation",
+    "MultiKueueManagerQuotaAutomation",
+    "MultiKueueOrchestratedPreemption",
+    "MultiKueueRemoteSpecSync",
+    "ObjectRetentionPolicies",
+    "PartialAdmission",
+    "PodIntegrationValidateGroupOwner",
+    "PrioritizePreemptorWorkloads",
+    "PriorityBoost",
+    "PrioritySortingWithinCohort",
+    "PropagateBatchJobLabelsToWorkload",
+    "QuotaCheckStrategy",
+    "ReclaimablePods",
+    "RecomputeAssignmentUponPreemptionTargetsOverlap",
+    "RejectUpdatesToCQWithInvalidOnFlavors",
+    "RemoveFinalizersWithStrictPatch",
+    "ReservedResourceNameValidation",
+    "SanitizePodSets",
+    "SchedulerLibraryIntegration",
+    "SchedulingEquivalenceHashing",
+    "SchedulingEquivalenceHashingIgnorePodSetName",
+    "ShortWorkloadNames",
+    "SkipAncestorCheckForDeletedWorkloads",
+    "SkipReassignmentForPodOwnedWorkloads",
+    "SparkApplicationIntegration",
+    "TASAssignmentsEncodingByHostnamePrefix",
+    "TASBalancedPlacement",
+    "TASCacheNodeMatchResults",
+    "TASCacheTopologyTree",
+    "TASCachingRemainingResources",
+    "TASFailedNodeReplacement",
+    "TASFailedNodeReplacementFailFast",
+    "TASHandleOverlappingFlavors",
+    "TASMultiLayerTopology",
+    "TASProfileLeastFreeCapacity",
+    "TASProfileMixed",
+    "TASRecomputeAssignmentWithinSchedulingCycle",
+    "TASReplaceNodeDueToNotReadyOverFixedTime",
+    "TASReplaceNodeOnNodeTaints",
+    "TASReplaceNodeOnPodTermination",
+    "TASRespectNodeAffinityPreferred",
+    "TASValidateWorkloadSliceSize",
+    "TLSOptions",
+    "TopologyAwareScheduling",
+    "UnadmittedWorkloadsExplicitStatus",
+    "UnadmittedWorkloadsObservability",
+    "ValidateRayAndSparkJobUpdates",
+    "VectorizedResourceRequests",
+    "VisibilityOnDemand",
+    "WorkloadIdentifierAnnotations",
+    "WorkloadPriorityClassDefaulting",
+    "WorkloadRequestUseMergePatch",
+    "WorkloadValidateResourcesAreNonNegative",
+    "WorkloadValidationForPodSetMetadata",
+};
+
+bool ctl_compat_gate_known(const char *name)
+{
+	size_t lo = 0, hi = sizeof(kueue_gates) / sizeof(kueue_gates[0]);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(name, kueue_gates[mid]);
+
+		if (c == 0)
+			return true;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+bool ctl_compat_gate_honoured(const char *name)
+{
+	return strcmp(name, "DisableWaitForPodsReady") == 0;
+}
+
+int ctl_compat_markdown(cu_buf *out, cu_error *err)
+{
+	size_t i;
+	int rc;
+
+	rc = cu_buf_addf(out, "| Kind | Field | Support | Notes |\n"
+			      "|---|---|---|---|\n");
+	for (i = 0; rc == CU_OK && i < ctl_compat_count; i++) {
+		const struct ctl_compat *e = &ctl_compat_table[i];
+
+		rc = cu_buf_addf(out, "| %s | `%s` | %s | %s |\n", e->kind,
+		    e->field, ctl_compat_level_name(e->level),
+		    e->note[0] != '\0' ? e->note : "-");
+	}
+	if (rc != CU_OK)
+		return cu_error_set(err, rc, "compatibility table: %s",
+		    rc == CU_ENOMEM ? "out of memory" : "too big");
+	return CU_OK;
+}
+
+/* Append "field (note)" to buf, "; "-separated, truncating. */
+static void add(
+    char *buf, size_t size, size_t *len, const char *field, int *count)
+{
+	const struct ctl_compat *e = ctl_compat_find("ClusterQueue", field);
+	int n;
+
+	(*count)++;
+	if (size == 0 || *len >= size - 1)
+		return;
+	n = snprintf(buf + *len, size - *len, "%s%s: %s", *len > 0 ? "; " : "",
+	    field, e != NULL ? e->note : "not acted on");
+	if (n < 0)
+		return;
+	*len += (size_t)n;
+	if (*len >= size)
+		*len = size - 1;
+}
+
+int ctl_cq_unsupported(
+    const struct api_cluster_queue *cq, char *buf, size_t size)
+{
+	const struct api_cluster_queue_spec *s = &cq->spec;
+	size_t len = 0;
+	int count = 0;
+
+	if (size > 0)
+		buf[0] = '\0';
+	if (s->has_flavor_fungibility &&
+	    s->flavor_fungibility.preference ==
+		API_FUNG_PREF_PREEMPTION_OVER_BORROWING)
+		add(buf, size, &len, "spec.flavorFungibility.preference",
+		    &count);
+	if (s->stop_policy == API_STOP_HOLD_AND_DRAIN)
+		add(buf, size, &len, "spec.stopPolicy", &count);
+	if (s->n_admission_checks > 0)
+		add(buf, size, &len, "spec.admissionChecksStrategy", &count);
+	if (s->has_fair_sharing)
+		add(buf, size, &len, "spec.fairSharing", &count);
+	return count;
+}

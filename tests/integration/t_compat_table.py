@@ -1,0 +1,228 @@
+# SPDX-License-Identifier: Apache-2.0
+"""README's "Kueue compatibility" table is the one in the code: it must be
+exactly what `cueue-controller --compat-table` prints. The shipped
+ConfigMap loads with only the warnings the table predicts for it. A
+controller given only KUBECONFIG (no --kubeconfig) works; it serves its
+probes at the configured endpoint names, exports no quota families without
+enableClusterQueueResources, and tells a ClusterQueue which of its spec
+fields it does not act on."""
+import os
+import signal
+import subprocess
+import tempfile
+import urllib.error
+import urllib.request
+
+import yaml
+
+from cuetest import (Failure, case, check, controller_config, eq,
+                     flavor_and_queue, run_cases, wait_for)
+from cuetest.env import BIN, LOGS, TEST
+from cuetest.procs import _die_with_parent, free_port, stop_process
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+CTL = os.path.join(BIN, "cueue-controller")
+
+
+def readme_table():
+    """The table rows of README's "## Kueue compatibility" section."""
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    start = text.find("\n## Kueue compatibility\n")
+    check(start >= 0, "README.md has no \"## Kueue compatibility\" section")
+    end = text.find("\n## ", start + 1)
+    body = text[start:end if end >= 0 else len(text)]
+    return [l for l in body.splitlines() if l.startswith("|")]
+
+
+@case("readme-table-matches-code")
+def readme_table_matches_code(s):
+    out = subprocess.run([CTL, "--compat-table"], capture_output=True,
+                         text=True, timeout=30)
+    eq(out.returncode, 0, "--compat-table exit status")
+    code = [l for l in out.stdout.splitlines() if l.startswith("|")]
+    check(len(code) > 10, "--compat-table printed %d rows" % len(code))
+    readme = readme_table()
+    diff = [("README: " + a, "code:   " + b)
+            for a, b in zip(readme, code) if a != b]
+    if len(readme) != len(code):
+        only = set(readme) ^ set(code)
+        raise Failure("README has %d rows, the code %d; differing rows:\n%s"
+                      % (len(readme), len(code), "\n".join(sorted(only))))
+    if diff:
+        raise Failure("README and --compat-table differ:\n" +
+                      "\n".join("%s\n%s" % d for d in diff))
+
+
+@case("shipped-configmap-warns-as-expected")
+def shipped_configmap(s):
+    with open(os.path.join(ROOT, "manifests", "configmap.yaml")) as f:
+        cm = yaml.safe_load(f)
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        f.write(cm["data"]["config.yaml"])
+        f.flush()
+        out = subprocess.run([CTL, "--config", f.name, "--check-config"],
+                             capture_output=True, text=True, timeout=30)
+    eq(out.returncode, 0, "--check-config exit status (%s)" % out.stderr)
+    warnings = [l for l in out.stderr.splitlines() if "warning:" in l]
+    # v1beta2 turns waitForPodsReady on by default; cueue does not
+    # implement it and says so. Nothing else.
+    eq(len(warnings), 1, "warnings: %r" % warnings)
+    check("waitForPodsReady: not acted on by cueue (on by default)" in
+          warnings[0], warnings[0])
+
+
+@case("unknown-feature-gate-is-refused")
+def unknown_gate(s):
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        f.write("apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+                "kind: Configuration\n"
+                "featureGates:\n  NoSuchGate: true\n")
+        f.flush()
+        out = subprocess.run([CTL, "--config", f.name, "--check-config"],
+                             capture_output=True, text=True, timeout=30)
+    eq(out.returncode, 1, "exit status")
+    check("featureGates[NoSuchGate]: unrecognized feature gate" in
+          out.stderr, out.stderr)
+
+
+def http_get(port, path):
+    """(status, body) of GET http://127.0.0.1:port/path."""
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with direct.open("http://127.0.0.1:%d%s" % (port, path),
+                         timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+@case("kubeconfig-env-only-probes-metrics-events")
+def kubeconfig_env_only(s):
+    s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    queue = yaml.safe_load_all(flavor_and_queue(4))
+    docs = [d for d in queue if d]
+    docs[1]["spec"]["fairSharing"] = {"weight": "2"}
+    for name, labels in (("lq-in", {"metrics": "yes"}), ("lq-out", {})):
+        docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2",
+                     "kind": "LocalQueue",
+                     "metadata": {"name": name, "namespace": "default",
+                                  "labels": labels},
+                     "spec": {"clusterQueue": "cq"}})
+    s.kubectl("apply", "-f", s.file("q.yaml", yaml.safe_dump_all(docs)))
+    hport, mport = free_port(), free_port()
+    cfg = controller_config().replace(
+        'healthProbeBindAddress: "0"',
+        'healthProbeBindAddress: "127.0.0.1:%d"\n'
+        '  readinessEndpointName: ready\n'
+        '  livenessEndpointName: alive' % hport).replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n'
+        '  localQueueMetrics:\n'
+        '    enable: true\n'
+        '    localQueueSelector: {matchLabels: {metrics: "yes"}}' % mport)
+    cfgf = s.file("config.yaml", cfg)
+    home = tempfile.mkdtemp()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("KUBERNETES_SERVICE")}
+    env.update({"KUBECONFIG": s.kubeconfig, "HOME": home})
+    log = os.path.join(LOGS, "%s.ctl-env.stderr" % TEST)
+    with open(log, "w") as errf:
+        proc = subprocess.Popen(
+            [os.path.join(BIN, "cueue-controller"), "--config", cfgf],
+            stdout=errf, stderr=subprocess.STDOUT, env=env,
+            preexec_fn=_die_with_parent)
+        try:
+            def active():
+                st = s.get_json("/apis/kueue.x-k8s.io/v1beta2/"
+                                "clusterqueues/cq").get("status", {})
+                return any(c["type"] == "Active" and c["status"] == "True"
+                           for c in st.get("conditions", []))
+            wait_for(active, 20, what="ClusterQueue Active (controller "
+                     "reached the API through KUBECONFIG; log %s)" % log)
+            wait_for(lambda: http_get(hport, "/ready")[0] == 200, 10,
+                     what="readiness at /ready")
+            eq(http_get(hport, "/alive")[0], 200, "liveness at /alive")
+            eq(http_get(hport, "/readyz")[0], 404, "/readyz not served")
+
+            def unsupported():
+                evs = s.get_json("/api/v1/namespaces/default/events")
+                return [e for e in evs.get("items", [])
+                        if e.get("reason") == "UnsupportedField" and
+                        e["involvedObject"].get("name") == "cq"]
+            evs = wait_for(unsupported, 10, what="UnsupportedField event")
+            eq(len(evs), 1, "one event per generation")
+            eq(evs[0]["type"], "Warning")
+            check("spec.fairSharing: " in evs[0]["message"],
+                  evs[0]["message"])
+            status, text = wait_for(
+                lambda: (lambda r: r if 'name="lq-in"' in r[1] else None)(
+                    http_get(mport, "/metrics")), 10,
+                what="LocalQueue metrics of lq-in")
+            eq(status, 200)
+            check('name="lq-out"' not in text,
+                  "lq-out is outside localQueueSelector")
+            check("kueue_cluster_queue_status{" in text, "CQ status exported")
+            check("kueue_cluster_queue_nominal_quota{" not in text,
+                  "no quota families without enableClusterQueueResources")
+        finally:
+            stop_process(proc, "cueue-controller", signal.SIGTERM)
+    with open(log) as f:
+        text = f.read()
+    check("(from KUBECONFIG %s)" % s.kubeconfig in text,
+          "start-up says where the API server came from")
+
+
+@case("unreachable-api-server-said-once-per-step")
+def unreachable(s):
+    """A kubeconfig naming a port nobody listens on: one log line per
+    back-off step naming the endpoint and the cause in words (no internal
+    error code, no line per informer), and /readyz?verbose says why."""
+    with open(s.kubeconfig) as f:
+        kc = yaml.safe_load(f)
+    dead = free_port()
+    endpoint = "https://127.0.0.1:%d" % dead
+    kc["clusters"][0]["cluster"]["server"] = endpoint
+    kcf = s.file("dead-kubeconfig", yaml.safe_dump(kc))
+    hport = free_port()
+    cfgf = s.file("config.yaml", controller_config().replace(
+        'healthProbeBindAddress: "0"',
+        'healthProbeBindAddress: "127.0.0.1:%d"' % hport))
+    log = os.path.join(LOGS, "%s.ctl-dead.stderr" % TEST)
+    with open(log, "w") as errf:
+        proc = subprocess.Popen(
+            [os.path.join(BIN, "cueue-controller"), "--config", cfgf,
+             "--kubeconfig", kcf], stdout=errf, stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent)
+        try:
+            def lines():
+                with open(log) as f:
+                    return [l for l in f.read().splitlines()
+                            if " warn " in l or " error " in l]
+            wait_for(lambda: len([l for l in lines()
+                                  if "unreachable" in l]) >= 3, 20,
+                     what="three back-off steps reported")
+            st, body = http_get(hport, "/readyz?verbose")
+            eq(st, 500, "not ready")
+            check("[-]api-server failed: API server %s: Failed to connect"
+                  % endpoint in body, body)
+        finally:
+            stop_process(proc, "cueue-controller", signal.SIGTERM)
+    warned = [l for l in lines() if "waitForPodsReady" not in l and
+              "webhook certificate" not in l]
+    bad = [l for l in warned if "unreachable" not in l]
+    check(not bad, "only unreachable lines expected, got %r" % bad[:3])
+    for l in warned:
+        check("API server %s unreachable: " % endpoint in l and
+              "CU_E" not in l and "connect" in l, l)
+    # One line per step: 1 s, 2 s, 4 s ... apart, whatever the number of
+    # informers retrying meanwhile.
+    import datetime
+    ts = [datetime.datetime.strptime(l.split()[0], "%Y-%m-%dT%H:%M:%S.%fZ")
+          for l in warned]
+    gaps = [(b - a).total_seconds() for a, b in zip(ts, ts[1:])]
+    check(all(g >= 0.9 for g in gaps), "gaps between reports %r" % gaps)
+
+
+run_cases()

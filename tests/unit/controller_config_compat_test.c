@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/controller_config_compat_test.c - the compatibility table
+ * (controller/compat.c) as the configuration loader uses it: one warning
+ * per set-but-ignored field naming it and what happens instead, unknown
+ * feature gates refused, fairSharing/resources validated as Kueue does,
+ * and ctl_cq_unsupported for ClusterQueue spec fields.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "api/model.h"
+#include "controller/config.h"
+
+#define HDR                                                                    \
+	"apiVersion: config.kueue.x-k8s.io/v1beta2\n"                          \
+	"kind: Configuration\n"                                                \
+	"featureGates:\n"                                                      \
+	"  DisableWaitForPodsReady: true\n"
+
+static int load_str(struct ctl_config *c, const char *yaml, cu_error *err)
+{
+	return ctl_config_load_buffer(c, yaml, strlen(yaml), "t.yaml", err);
+}
+
+/* How many warnings contain want. */
+static size_t count(const struct ctl_config *c, const char *want)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < c->nwarnings; i++)
+		n += strstr(c->warnings[i], want) != NULL;
+	return n;
+}
+
+Test(ctl_compat, each_ignored_field_warns_once_naming_it)
+{
+	static const struct {
+		const char *body, *want;
+	} cases[] = {
+	    {"integrations:\n  labelKeysToCopy: [team]\n",
+		"line 6: integrations.labelKeysToCopy: not acted on by cueue: "
+		"job labels are not copied"},
+	    {"metrics:\n  customLabels:\n  - name: team\n",
+		"metrics.customLabels: not acted on"},
+	    {"visibilityServer:\n  bindPort: 8082\n",
+		"visibilityServer: not acted on"},
+	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare]\n",
+		"line 5: fairSharing: not acted on by cueue: queues are "
+		"ordered"},
+	    {"admissionFairSharing:\n  usageHalfLifeTime: 1h\n",
+		"admissionFairSharing: not acted on"},
+	    {"resources:\n  excludeResourcePrefixes: [example.com/]\n",
+		"resources.excludeResourcePrefixes: not acted on"},
+	    {"resources:\n  transformations:\n  - input: nvidia.com/mig\n"
+	     "    strategy: Replace\n",
+		"resources.transformations: not acted on"},
+	    {"pprofBindAddress: :8082\n", "pprofBindAddress: not acted on"},
+	    {"tls:\n  curvePreferences: [23]\n",
+		"tls.curvePreferences: not acted on"},
+	    {"multiKueue:\n  gcInterval: 1m\n", "multiKueue: not acted on"},
+	    {"objectRetentionPolicies:\n  workloads:\n    afterFinished: 1h\n",
+		"objectRetentionPolicies: not acted on"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ctl_config c;
+		cu_error err;
+		char *doc = cu_asprintf("%s%s", HDR, cases[i].body);
+
+		cr_assert_not_null(doc);
+		cr_assert_eq(
+		    load_str(&c, doc, &err), CU_OK, "case %zu: %s", i, err.msg);
+		cr_assert_eq(c.nwarnings, 1, "case %zu: %zu warnings, first %s",
+		    i, c.nwarnings, c.nwarnings ? c.warnings[0] : "");
+		cr_assert_eq(count(&c, cases[i].want), 1,
+		    "case %zu: got \"%s\", want \"%s\"", i, c.warnings[0],
+		    cases[i].want);
+		ctl_config_dispose(&c);
+		cu_free(doc);
+	}
+}
+
+Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	cr_assert_eq(load_str(&c,
+			 HDR "metrics:\n  enableClusterQueueResources: true\n"
+			     "  localQueueMetrics: {enable: false}\n"
+			     "health:\n  readinessEndpointName: ready\n"
+			     "  livenessEndpointName: alive\n"
+			     "integrations:\n  labelKeysToCopy: []\n"
+			     "pprofBindAddress: \"\"\n",
+			 &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	cr_assert_str_eq(c.health.readiness_endpoint, "ready");
+	cr_assert_str_eq(c.health.liveness_endpoint, "alive");
+	ctl_config_dispose(&c);
+}
+
+Test(ctl_compat, wait_for_pods_ready_warns_when_in_effect)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	/* Set explicitly, with a requeuing strategy: two fields, two lines. */
+	cr_assert_eq(load_str(&c,
+			 "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+			 "kind: Configuration\n"
+			 "waitForPodsReady:\n"
+			 "  timeout: 5m\n"
+			 "  requeuingStrategy: {backoffLimitCount: 3}\n",
+			 &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.nwarnings, 2);
+	cr_assert_eq(count(&c, "line 3: waitForPodsReady: not acted on by "
+			       "cueue: no PodsReady"),
+	    1, "%s", c.warnings[0]);
+	cr_assert_eq(
+	    count(&c, "line 5: waitForPodsReady.requeuingStrategy: not acted"),
+	    1, "%s", c.warnings[1]);
+	ctl_config_dispose(&c);
+
+	/* v1beta1 without enable: not in effect, nothing to say. */
+	cr_assert_eq(load_str(&c,
+			 "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+			 "kind: Configuration\n",
+			 &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	ctl_config_dispose(&c);
+}
+
+Test(ctl_compat, feature_gates_unknown_refused_known_warned)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	cr_assert_eq(load_str(&c, HDR "  NoSuchGate: true\n", &err), CU_EINVAL);
+	cr_assert(
+	    strstr(err.msg, "line 5: featureGates[NoSuchGate]: "
+			    "unrecognized feature gate: NoSuchGate") != NULL,
+	    "%s", err.msg);
+
+	cr_assert_eq(load_str(&c, HDR "  PartialAdmission: false\n", &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.nwarnings, 1);
+	cr_assert(strstr(c.warnings[0],
+		      "line 5: featureGates[PartialAdmission]: not acted on "
+		      "by cueue") != NULL,
+	    "%s", c.warnings[0]);
+	ctl_config_dispose(&c);
+}
+
+Test(ctl_compat, fair_sharing_and_resources_validated_as_kueue)
+{
+	static const struct {
+		const char *body, *want;
+	} cases[] = {
+	    {"fairSharing:\n  preemptionStrategies: [Fastest]\n",
+		"line 6: fairSharing.preemptionStrategies[0]: Unsupported "
+		"value: \"Fastest\""},
+	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare, "
+	     "LessThanInitialShare]\n",
+		"fairSharing.preemptionStrategies[1]: Duplicate value"},
+	    {"resources:\n  transformations:\n  - input: a.com/x\n"
+	     "    strategy: Drop\n",
+		"resources.transformations[0].strategy: Unsupported value: "
+		"\"Drop\""},
+	    {"resources:\n  transformations:\n  - strategy: Retain\n",
+		"resources.transformations[0].input: Required value"},
+	    {"resources:\n  transformations:\n  - input: a.com/x\n"
+	     "  - input: a.com/x\n",
+		"resources.transformations[1].input: Duplicate value"},
+	    {"resources:\n  excludeResourcePrefixes: [\"\"]\n",
+		"resources.excludeResourcePrefixes[0]: Invalid value"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ctl_config c;
+		cu_error err;
+		char *doc = cu_asprintf("%s%s", HDR, cases[i].body);
+
+		cr_assert_not_null(doc);
+		cr_assert_eq(load_str(&c, doc, &err), CU_EINVAL, "case %zu: %s",
+		    i, err.msg);
+		cr_assert(strstr(err.msg, cases[i].want) != NULL,
+		    "case %zu: got \"%s\", want \"%s\"", i, err.msg,
+		    cases[i].want);
+		cu_free(doc);
+	}
+}
+
+Test(ctl_compat, v1beta1_fair_sharing_checked_only_when_enabled)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	cr_assert_eq(load_str(&c,
+			 "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+			 "kind: Configuration\n"
+			 "fairSharing:\n"
+			 "  preemptionStrategies: [Fastest]\n",
+			 &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	ctl_config_dispose(&c);
+	cr_assert_eq(load_str(&c,
+			 "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+			 "kind: Configuration\n"
+			 "fairSharing:\n"
+			 "  enable: true\n"
+			 "  preemptionStrategies: [Fastest]\n",
+			 &err),
+	    CU_EINVAL);
+	cr_assert(strstr(err.msg,
+		      "line 5: fairSharing.preemptionStrategies[0]") != NULL,
+	    "%s", err.msg);
+}
+
+Test(ctl_compat, table_is_well_formed_and_printed_whole)
+{
+	cu_buf out;
+	cu_error err;
+	size_t i, rows = 0;
+	const char *p;
+
+	for (i = 0; i < ctl_compat_count; i++) {
+		const struct ctl_compat *e = &ctl_compat_table[i];
+
+		cr_assert(
+		    e->level == CTL_COMPAT_SUPPORTED || e->note[0] != '\0',
+		    "%s %s: a gap needs a note", e->kind, e->field);
+		cr_assert(strchr(e->note, '|') == NULL);
+		cr_assert_eq(ctl_compat_find(e->kind, e->field), e,
+		    "duplicate %s", e->field);
+	}
+	cu_buf_init(&out, 1 << 20);
+	cr_assert_eq(ctl_compat_markdown(&out, &err), CU_OK);
+	for (p = out.ptr; p < out.ptr + out.len; p++)
+		rows += *p == '\n';
+	cr_assert_eq(rows, ctl_compat_count + 2);
+	cu_buf_dispose(&out);
+	cr_assert(ctl_compat_gate_known("DisableWaitForPodsReady"));
+	cr_assert(ctl_compat_gate_known("AllAlpha"));
+	cr_assert(ctl_compat_gate_known("WorkloadValidationForPodSetMetadata"));
+	cr_assert_not(ctl_compat_gate_known("disablewaitforpodsready"));
+}
+
+Test(ctl_compat, cq_unsupported_names_each_field_set)
+{
+	struct api_cluster_queue cq;
+	struct api_admission_check_rule rule;
+	char buf[512];
+
+	memset(&cq, 0, sizeof(cq));
+	cr_assert_eq(ctl_cq_unsupported(&cq, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "");
+
+	cq.spec.has_flavor_fungibility = true;
+	cq.spec.flavor_fungibility.preference =
+	    API_FUNG_PREF_BORROWING_OVER_PREEMPTION; /* what cueue does */
+	cq.spec.stop_policy = API_STOP_HOLD;
+	cr_assert_eq(ctl_cq_unsupported(&cq, buf, sizeof(buf)), 0);
+
+	memset(&rule, 0, sizeof(rule));
+	cq.spec.flavor_fungibility.preference =
+	    API_FUNG_PREF_PREEMPTION_OVER_BORROWING;
+	cq.spec.stop_policy = API_STOP_HOLD_AND_DRAIN;
+	cq.spec.has_admission_checks_strategy = true;
+	cq.spec.admission_checks = &rule;
+	cq.spec.n_admission_checks = 1;
+	cq.spec.has_fair_sharing = true;
+	cr_assert_eq(ctl_cq_unsupported(&cq, buf, sizeof(buf)), 4);
+	cr_assert(strstr(buf, "spec.flavorFungibility.preference: ") == buf,
+	    "%s", buf);
+	cr_assert(strstr(buf, "; spec.stopPolicy: HoldAndDrain behaves as "
+			      "Hold") != NULL,
+	    "%s", buf);
+	cr_assert(strstr(buf, "; spec.admissionChecksStrategy: ") != NULL);
+	cr_assert(strstr(buf, "; spec.fairSharing: ") != NULL);
+
+	/* Truncated, still terminated, still counted. */
+	cr_assert_eq(ctl_cq_unsupported(&cq, buf, 10), 4);
+	cr_assert_eq(strlen(buf), 9);
+}
