@@ -476,8 +476,17 @@ static void unsent(
 		   outcome == CTL_PIPE_SEND_FAILED) {
 		struct que_wl *v = que_workload_get(c->st, w->uid);
 
-		if (v != NULL && v->where == QUE_WL_EVICTING)
+		if (v != NULL && v->where == QUE_WL_EVICTING) {
+			char *key = cu_asprintf("%s/%s", v->ns, v->name);
+
 			unevict(c, v, "the write was not sent");
+			/* A deactivation or drain is decided again by the
+			 * Workload reconciler. */
+			if (key != NULL)
+				json_object_set_new(
+				    c->dirty_wl, key, json_true());
+			cu_free(key);
+		}
 	}
 }
 
