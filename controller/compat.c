@@ -109,21 +109,19 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.flavorFungibility.preference", N,
 	CTL_COMPAT_WARN_EVENT, "flavors are chosen as BorrowingOverPreemption"},
-    {"ClusterQueue", "spec.stopPolicy", P, CTL_COMPAT_WARN_EVENT,
-	"HoldAndDrain behaves as Hold: admitted Workloads are not evicted"},
+    {"ClusterQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionChecksStrategy", N, CTL_COMPAT_WARN_EVENT,
 	"admission checks are not run: Workloads are admitted on quota alone"},
     {"ClusterQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_EVENT,
 	"the weight is ignored (no fair sharing)"},
     {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"LocalQueue", "spec.stopPolicy", P, CTL_COMPAT_WARN_TABLE_ONLY,
-	"HoldAndDrain behaves as Hold: admitted Workloads are not evicted"},
+    {"LocalQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_TABLE_ONLY,
 	"the weight is ignored (no fair sharing)"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"Workload", "spec.maximumExecutionTimeSeconds", N,
-	CTL_COMPAT_WARN_TABLE_ONLY,
-	"copied from the job's label, never enforced"},
+    {"Workload", "spec.maximumExecutionTimeSeconds", S, CTL_COMPAT_WARN_NEVER,
+	""},
+    {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.requeueState", N, CTL_COMPAT_WARN_TABLE_ONLY,
 	"no requeue backoff is recorded or honoured"},
     {"Workload", "status.reclaimablePods", N, CTL_COMPAT_WARN_TABLE_ONLY,
@@ -342,8 +340,6 @@ int ctl_cq_unsupported(
 		API_FUNG_PREF_PREEMPTION_OVER_BORROWING)
 		add(buf, size, &len, "spec.flavorFungibility.preference",
 		    &count);
-	if (s->stop_policy == API_STOP_HOLD_AND_DRAIN)
-		add(buf, size, &len, "spec.stopPolicy", &count);
 	if (s->n_admission_checks > 0)
 		add(buf, size, &len, "spec.admissionChecksStrategy", &count);
 	if (s->has_fair_sharing)

@@ -739,6 +739,8 @@ void ctl_free(ctl *c)
 	ctl_pipe_closing(c->pipe);
 	ev_prepare_stop(c->loop, &c->turn_w);
 	ctl_tick_stop(c);
+	if (c->feed.wake_armed)
+		ev_timer_stop(c->loop, &c->feed.wake_w);
 	ctl_leader_free(c->leader);
 	for (i = 0; i < INF__COUNT; i++)
 		api_informer_free(c->inf[i]);

@@ -105,6 +105,11 @@ struct ctl_feed {
 	size_t nsels, capsels;
 	json_t *wl_uid; /* "ns/name" -> uid of what the engine holds */
 	json_t *wl_gen; /* uid -> metadata.generation it was added at */
+	/* "ns/name" -> ns at which the Workload is reconciled again
+	 * (maximumExecutionTimeSeconds), and the timer of the earliest. */
+	json_t *wake;
+	ev_timer wake_w;
+	bool wake_armed;
 	/* Configuration objects the engine refused, by (plural, namespace,
 	 * name) -> struct ctl_warned [owned]: each is logged once per
 	 * generation, not on every configuration change. */
@@ -238,6 +243,12 @@ void ctl_withdraw(ctl *c, const char *uid, int64_t now);
 /* The ledger forgets uid's [borrowed] decision (in the turn's
  * transaction). */
 void ctl_ledger_release(ctl *c, const char *uid, int64_t now);
+/* The ledger records that uid's eviction is decided (a Workload without a
+ * decision there is not an error); committed before the eviction write
+ * is sent. */
+void ctl_ledger_evicting(ctl *c, const char *uid, int64_t now);
+/* Reconcile Workload key ("ns/name") again at at_ns (feed.c's timer). */
+void ctl_wake_workload(ctl *c, const char *key, int64_t at_ns);
 /* Decode the cached Workload ns/name [borrowed] into *wl [owned:
  * api_workload_dispose on CU_OK]. CU_ENOTFOUND, decode errors (logged). */
 int ctl_decode_cached(

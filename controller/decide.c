@@ -204,7 +204,7 @@ static void decide_pending(ctl *c, const struct adm_decision *d, int64_t now)
 
 /* The ledger records that uid's eviction is in the API (a Workload
  * without a decision there is not an error). */
-static void ledger_evicting(ctl *c, const char *uid, int64_t now)
+void ctl_ledger_evicting(ctl *c, const char *uid, int64_t now)
 {
 	cu_error err;
 
@@ -253,7 +253,7 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 	for (i = 0; pre != NULL && i < d->n_victims; i++) {
 		struct que_wl *v = que_workload_get(c->st, d->victims[i].uid);
 		struct api_workload wl;
-		struct rec_eviction ev;
+		struct rec_eviction ev = {0};
 		json_t *patch = NULL, *obj;
 		char *msg, *ek;
 		bool st;
@@ -306,7 +306,7 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 		} else {
 			/* Evicted already (another reason): its release is
 			 * under way. */
-			ledger_evicting(c, v->uid, now);
+			ctl_ledger_evicting(c, v->uid, now);
 		}
 		if (c->metrics != NULL && patch != NULL)
 			ctl_metric_inc(c->metrics,
@@ -435,13 +435,27 @@ static void evict_answered(ctl *c, const struct ctl_pipe_write *w,
 	cu_error err;
 
 	if (resp->err == CU_OK) {
-		ledger_evicting(c, w->uid, now);
+		ctl_ledger_evicting(c, w->uid, now);
 	} else if (qw != NULL && qw->where == QUE_WL_EVICTING) {
+		char *key = cu_asprintf("%s/%s", qw->ns, qw->name);
+
 		cu_info("eviction of %s/%s not written (%d %s); preemption "
-			"decided again",
+			"decided again (a deactivation or drain: "
+			"reconciled again)",
 		    qw->ns, qw->name, resp->code, resp->reason);
 		if (que_workload_unevict(c->st, w->uid, &err) != CU_OK)
 			cu_warn("engine: %s", err.msg);
+		/* An eviction the Workload reconciler recorded first. */
+		if (ctl_pipe_begin(c->pipe) == CU_OK &&
+		    store_decision_set_state(c->ledger, w->uid, STORE_ADMITTED,
+			now, &err) != CU_OK &&
+		    err.code != CU_ENOTFOUND)
+			cu_warn("ledger: %s", err.msg);
+		/* A deactivation or a drain is decided again by the Workload
+		 * reconciler, a preemption by the cycle. */
+		if (key != NULL)
+			json_object_set_new(c->dirty_wl, key, json_true());
+		cu_free(key);
 		c->dirty_cycle = true;
 	}
 }
@@ -462,8 +476,17 @@ static void unsent(
 		   outcome == CTL_PIPE_SEND_FAILED) {
 		struct que_wl *v = que_workload_get(c->st, w->uid);
 
-		if (v != NULL && v->where == QUE_WL_EVICTING)
+		if (v != NULL && v->where == QUE_WL_EVICTING) {
+			char *key = cu_asprintf("%s/%s", v->ns, v->name);
+
 			unevict(c, v, "the write was not sent");
+			/* A deactivation or drain is decided again by the
+			 * Workload reconciler. */
+			if (key != NULL)
+				json_object_set_new(
+				    c->dirty_wl, key, json_true());
+			cu_free(key);
+		}
 	}
 }
 

@@ -3,7 +3,8 @@
  * controller/feed.c - configuration and Workloads into the engine:
  * ResourceFlavors, Cohorts, ClusterQueues and LocalQueues from their caches
  * (through reconcile/sync), their deletions, the ClusterQueues' namespace
- * selectors, and the Workloads the engine holds (added, forgotten).
+ * selectors, the Workloads the engine holds (added, forgotten), and the
+ * timer that brings a Workload back at a deadline it named.
  */
 #include <stdio.h>
 #include <string.h>
@@ -314,6 +315,64 @@ bool ctl_eligible(ctl *c, const char *ns, const char *queue)
 	return true;
 }
 
+/* Arm the wake timer for the earliest deadline (none: stopped). */
+static void wake_arm(ctl *c)
+{
+	const char *key;
+	json_t *v;
+	int64_t first = INT64_MAX, now = cu_time_now_ns();
+
+	json_object_foreach(c->feed.wake, key, v)
+	{
+		if (json_integer_value(v) < first)
+			first = json_integer_value(v);
+	}
+	if (c->feed.wake_armed)
+		ev_timer_stop(c->loop, &c->feed.wake_w);
+	c->feed.wake_armed = false;
+	if (first == INT64_MAX)
+		return;
+	ev_timer_set(&c->feed.wake_w,
+	    first > now ? cu_ns_to_secs(first - now) + 0.001 : 0.0, 0.0);
+	ev_timer_start(c->loop, &c->feed.wake_w);
+	c->feed.wake_armed = true;
+}
+
+static void on_wake(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	ctl *c = w->data;
+	int64_t now = cu_time_now_ns();
+	const char *key;
+	json_t *v;
+	void *tmp;
+
+	(void)loop;
+	(void)revents;
+	c->feed.wake_armed = false;
+	json_object_foreach_safe(c->feed.wake, tmp, key, v)
+	{
+		if (json_integer_value(v) > now)
+			continue;
+		json_object_set_new(c->dirty_wl, key, json_true());
+		json_object_del(c->feed.wake, key);
+	}
+	wake_arm(c);
+}
+
+void ctl_wake_workload(ctl *c, const char *key, int64_t at_ns)
+{
+	json_t *cur = json_object_get(c->feed.wake, key);
+
+	if (cur != NULL && json_integer_value(cur) == at_ns)
+		return;
+	if (!c->feed.wake_armed && c->feed.wake_w.data != c) {
+		ev_timer_init(&c->feed.wake_w, on_wake, 0.0, 0.0);
+		c->feed.wake_w.data = c;
+	}
+	json_object_set_new(c->feed.wake, key, json_integer(at_ns));
+	wake_arm(c);
+}
+
 void ctl_forget_workload(ctl *c, const char *key, const char *uid)
 {
 	cu_error err;
@@ -326,6 +385,7 @@ void ctl_forget_workload(ctl *c, const char *key, const char *uid)
 	json_object_del(c->rep.pending_at, uid);
 	json_object_del(c->rep.pending_due, uid);
 	json_object_del(c->feed.wl_uid, key);
+	json_object_del(c->feed.wake, key);
 	c->dirty_cycle = true;
 }
 
@@ -359,8 +419,9 @@ int ctl_feed_init(struct ctl_feed *f)
 	f->lq_names = json_object();
 	f->wl_uid = json_object();
 	f->wl_gen = json_object();
+	f->wake = json_object();
 	return f->cq_names && f->rf_names && f->cohort_names && f->lq_names &&
-		       f->wl_uid && f->wl_gen
+		       f->wl_uid && f->wl_gen && f->wake
 		   ? CU_OK
 		   : CU_ENOMEM;
 }
@@ -373,6 +434,7 @@ void ctl_feed_dispose(struct ctl_feed *f)
 	json_decref(f->lq_names);
 	json_decref(f->wl_uid);
 	json_decref(f->wl_gen);
+	json_decref(f->wake);
 	sels_clear(f);
 	if (f->warned.kind == CU_MAP_PARTS) {
 		cu_map_iter it = CU_MAP_ITER_INIT;

@@ -53,6 +53,27 @@ static enum ctl_pipe_kind plan_write_kind(const struct rec_item *it)
 	}
 }
 
+/* kueue_evicted_workloads_total of the Workload reconciler's eviction. */
+static void evict_metric(
+    ctl *c, const struct plan_ctx *x, const struct rec_item *it)
+{
+	const struct que_wl *qw = que_workload_get(c->st, x->wl->meta.uid);
+	const char *pc = x->wl->spec.has_priority_class_ref &&
+				 x->wl->spec.priority_class_ref.name
+			     ? x->wl->spec.priority_class_ref.name
+			     : "";
+
+	if (c->metrics == NULL || it->reason == NULL)
+		return;
+	ctl_metric_inc(c->metrics, CTL_M_EVICTED_WORKLOADS_TOTAL,
+	    CTL_LV(qw != NULL && qw->cq != NULL ? qw->cq->name : "", it->reason,
+		it->done_reason != NULL &&
+			strstr(it->done_reason, REC_MAX_EXEC_EXCEEDED) != NULL
+		    ? REC_MAX_EXEC_EXCEEDED
+		    : "",
+		pc));
+}
+
 /* One write of a plan into the pipeline; it->body and it->text move
  * there. Job writes are expected under the job's key; Workload writes
  * under "wl/ns/name", owned by the job when it->for_job. */
@@ -63,7 +84,17 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 	struct ctl_pipe_write *w;
 
 	it->body = NULL;
-	if (it->target == REC_TARGET_JOB) {
+	if (it->eviction && x->wl != NULL) {
+		/* Decided by the Workload reconciler, recorded in the ledger
+		 * (EVICTING) before: settle undoes it if it is not written. */
+		char *ek = cu_asprintf("wl/%s/%s", it->ns, it->name);
+
+		w = ctl_pipe_queue(c->pipe, CTL_PIPE_EVICT, CTL_RES(INF_WL),
+		    it->ns, it->name, x->wl->meta.uid, body);
+		ctl_pipe_expect(c->pipe, w, ek, true);
+		cu_free(ek);
+		evict_metric(c, x, it);
+	} else if (it->target == REC_TARGET_JOB) {
 		w = ctl_pipe_queue(c->pipe, kind,
 		    x->kind == 'J' ? CTL_RES(INF_JOB) : CTL_RES(INF_JOBSET),
 		    it->ns, it->name, NULL, body);
@@ -107,6 +138,17 @@ static void apply_engine(
 		    err.code != CU_ENOTFOUND)
 			cu_warn("ledger: %s", err.msg);
 		c->dirty_cycle = true;
+		break;
+	case REC_ENGINE_EVICTING: {
+		struct que_wl *qw = que_workload_get(c->st, it->uid);
+
+		if (qw != NULL && qw->where == QUE_WL_ADMITTED)
+			que_mark_evicting(c->st, qw);
+		ctl_ledger_evicting(c, it->uid, x->now);
+		break;
+	}
+	case REC_ENGINE_WAKE:
+		ctl_wake_workload(c, x->wl_key, it->at_ns);
 		break;
 	case REC_ENGINE_SET_ELIGIBLE:
 		if (que_workload_set_namespace_eligible(
@@ -195,13 +237,20 @@ void ctl_reconcile_workload(ctl *c, const char *key, int64_t now)
 		v.namespace_eligible = qw != NULL && qw->namespace_eligible;
 		v.queued_generation = json_integer_value(
 		    json_object_get(c->feed.wl_gen, wl.meta.uid));
+		if (qw != NULL && qw->lq != NULL)
+			v.lq_stop = qw->lq->stop;
+		if (qw != NULL && qw->cq != NULL)
+			v.cq_stop = qw->cq->stop;
 	}
+	v.now_ns = now;
+	v.read_only = !ctl_may_write(c);
 	rec_plan_init(&plan);
 	if (rec_workload_reconcile(&v, have ? &wl : NULL, &plan, &err) != CU_OK)
 		cu_warn("workload %s: %s", key, err.msg);
 	memset(&x, 0, sizeof(x));
 	x.wl_key = key;
 	x.wl = have ? &wl : NULL;
+	x.job_obj = obj; /* its events are about the Workload */
 	x.now = now;
 	apply_plan(c, &x, &plan);
 	if (have)

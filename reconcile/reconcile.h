@@ -127,6 +127,7 @@
 #define REC_COND_PREEMPTED "Preempted"
 #define REC_COND_REQUEUED "Requeued"
 #define REC_COND_FINISHED "Finished"
+#define REC_COND_DEACTIVATION_TARGET "DeactivationTarget"
 
 /* Evicted reasons (Kueue's WorkloadEvictedBy* constants). */
 #define REC_EVICTED_PREEMPTED "Preempted"
@@ -136,6 +137,23 @@
 #define REC_EVICTED_LOCAL_QUEUE_STOPPED "LocalQueueStopped"
 #define REC_EVICTED_DEACTIVATED "Deactivated"
 #define REC_EVICTED_NODE_FAILURES "NodeFailures"
+
+/* Kueue's messages of the evictions the Workload reconciler decides. */
+#define REC_MSG_DEACTIVATED "The workload is deactivated"
+#define REC_MSG_CLUSTER_QUEUE_STOPPED "The ClusterQueue is stopped"
+#define REC_MSG_LOCAL_QUEUE_STOPPED "The LocalQueue is stopped"
+
+/* DeactivationTarget reason (and the Evicted underlyingCause, and the
+ * Warning event's reason) once spec.maximumExecutionTimeSeconds is
+ * exceeded, with Kueue's message. */
+#define REC_MAX_EXEC_EXCEEDED "MaximumExecutionTimeExceeded"
+#define REC_MSG_MAX_EXEC_EXCEEDED "exceeding the maximum execution time"
+
+/* Requeued=True reasons once the cause of a non-requeueing eviction is
+ * gone (Kueue's WorkloadReactivated, ...Restarted). */
+#define REC_REQUEUED_REACTIVATED "Reactivated"
+#define REC_REQUEUED_CQ_RESTARTED "ClusterQueueRestarted"
+#define REC_REQUEUED_LQ_RESTARTED "LocalQueueRestarted"
 
 /* Finished reasons. */
 #define REC_FINISHED_SUCCEEDED "Succeeded"
@@ -272,6 +290,9 @@ struct rec_eviction {
 	 * (adm_preempt_reason_string: InClusterQueue, InCohortReclamation,
 	 * ...); NULL for other evictions. */
 	const char *preempted_reason;
+	/* [borrowed] schedulingStats.evictions[].underlyingCause (a
+	 * deactivation's DeactivationTarget reason); NULL: none (""). */
+	const char *underlying_cause;
 };
 
 /*
@@ -279,7 +300,9 @@ struct rec_eviction {
  * Preempted=True (preempted_reason, message) for preemptions,
  * status.clusterName and nominatedClusterNames cleared, admission checks
  * reset to Pending, BlockedOnPreemptionGates closed,
- * schedulingStats.evictions[reason].count + 1. status.admission is kept
+ * schedulingStats.evictions[reason, underlying_cause].count + 1; a
+ * Deactivated eviction also removes the DeactivationTarget condition (it
+ * is consumed). status.admission is kept
  * (the quota is held until the job's pods are gone). NULL when the
  * Workload is already Evicted (an eviction is written once).
  */
@@ -297,6 +320,32 @@ CU_MUST_CHECK int rec_wl_status_evict(const struct api_workload *wl,
  */
 CU_MUST_CHECK int rec_wl_status_release(const struct api_workload *wl,
     int64_t now_ns, json_t **patch, cu_error *err);
+
+/*
+ * Kueue's SetDeactivationTarget: DeactivationTarget=True with reason and
+ * message [borrowed]; status.accumulatedPastExecutionTimeSeconds is
+ * cleared (reconcileMaxExecutionTime). NULL when already True.
+ */
+CU_MUST_CHECK int rec_wl_status_deactivation_target(
+    const struct api_workload *wl, const char *reason, const char *message,
+    int64_t now_ns, json_t **patch, cu_error *err);
+
+/*
+ * Requeued=True with reason and message [borrowed] (reactivation, queue
+ * restarted after a stop). NULL when already True.
+ */
+CU_MUST_CHECK int rec_wl_status_requeued(const struct api_workload *wl,
+    const char *reason, const char *message, int64_t now_ns, json_t **patch,
+    cu_error *err);
+
+/*
+ * The spec patch that deactivates wl (spec.active=false), as Kueue does
+ * for a DeactivationTarget. *patch NULL when already inactive; else a
+ * merge patch with metadata.resourceVersion [owned: json_decref].
+ * CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_wl_deactivate_patch(
+    const struct api_workload *wl, json_t **patch, cu_error *err);
 
 /*
  * Finished=True with reason [borrowed] (REC_FINISHED_*) and message
@@ -646,6 +695,14 @@ enum rec_engine_op {
 	/* Set the engine's namespace_eligible of the reconciled Workload to
 	 * `eligible`. */
 	REC_ENGINE_SET_ELIGIBLE,
+	/* uid's eviction is decided: an ADMITTED Workload becomes EVICTING
+	 * in the engine (it keeps its quota, is no preemption candidate)
+	 * and the ledger records EVICTING before the eviction write that
+	 * follows is sent. */
+	REC_ENGINE_EVICTING,
+	/* Reconcile the Workload again at at_ns (a deadline such as
+	 * maximumExecutionTimeSeconds; a timer, not a poll). */
+	REC_ENGINE_WAKE,
 };
 
 /* One step of a plan. Only the members of its kind are set. */
@@ -661,19 +718,24 @@ struct rec_item {
 	/* A Workload write the job's reconciler waits on: its answer (or the
 	 * retry after a failure) brings the job back. */
 	bool for_job;
+	/* A Workload eviction (Evicted=True) the Workload reconciler
+	 * decided: if it is not written, the engine's EVICTING is undone. */
+	bool eviction;
 	/* An event about the job sent once the write succeeded (not per
 	 * attempt), reason [static] and message `text`; NULL: none. */
 	const char *done_reason;
 	/* REC_ITEM_EVENT: type (REC_EVENT_NORMAL/_WARNING) and reason
-	 * [static], message `text` */
+	 * [static], message `text`; an eviction WRITE: reason is the
+	 * Evicted reason [static] (metrics) */
 	const char *type, *reason;
 	/* EVENT message, WRITE done_reason's message, WARN line [owned:
 	 * cu_free] */
 	char *text;
 	/* REC_ITEM_ENGINE */
 	enum rec_engine_op engine;
-	char *uid;     /* [owned: cu_free] FORGET, RELEASE */
+	char *uid;     /* [owned: cu_free] FORGET, RELEASE, EVICTING */
 	bool eligible; /* SET_ELIGIBLE */
+	int64_t at_ns; /* WAKE */
 };
 
 /* An ordered list of items; zero-initialise (or rec_plan_init) before
@@ -796,6 +858,17 @@ struct rec_wl_view {
 	bool namespace_eligible; /* when queued */
 	/* metadata.generation the Workload was queued at (0 when unknown). */
 	int64_t queued_generation;
+	/* The stopPolicy of the Workload's LocalQueue and of the
+	 * ClusterQueue it is queued in or admitted to (QUE_STOP_NONE when
+	 * unknown). */
+	enum que_stop lq_stop, cq_stop;
+	/* The time of the reconcile (maximumExecutionTimeSeconds). */
+	int64_t now_ns;
+	/* This replica may not write (a follower, or not synced yet): only
+	 * the engine items are planned; the evictions, deactivations and
+	 * Requeued writes are decided once it may (its Workloads are all
+	 * reconciled again then). */
+	bool read_only;
 	/* Does the ClusterQueue behind LocalQueue ns/queue admit namespace
 	 * ns (queue NULL: true)? Required. */
 	bool (*eligible)(const char *ns, const char *queue, void *payload);
@@ -804,21 +877,46 @@ struct rec_wl_view {
 
 /*
  * The Workload reconciler: keeps the engine's view of one Workload in
- * line with the API's. wl [borrowed] is the Workload as cached and
- * decoded, NULL when it is gone. Plan (engine items only):
+ * line with the API's, and decides the evictions and deactivations that
+ * Kueue's Workload controller decides. wl [borrowed] is the Workload as
+ * cached and decoded, NULL when it is gone. Plan, the first that applies
+ * deciding:
  *   - gone: FORGET engine_uid (when set);
  *   - engine_uid differs from wl's uid (same name, new object): FORGET
  *     engine_uid, then go on;
  *   - in_flight: nothing more;
- *   - inactive (Finished or spec.active false) or being deleted: FORGET
- *     its uid when queued;
- *   - not queued: ADD;
+ *   - Finished or being deleted: FORGET its uid when queued;
+ *   - not queued: ADD, unless inactive (spec.active false) without quota
+ *     in the API (an inactive Workload is never queued; one that holds
+ *     quota is adopted, so that its quota counts until its eviction is
+ *     over);
  *   - the API holds quota, the engine does not: READD (adopt);
- *   - the engine holds quota (ADMITTED or EVICTING), the API does not:
- *     RELEASE;
+ *   - the engine holds quota (ADMITTED or EVICTING), the API does not
+ *     (the eviction is complete): inactive: FORGET, else RELEASE;
+ *   - inactive and pending: FORGET (it leaves the pending heap);
+ *   - holding quota, and inactive (Evicted reason Deactivated, message
+ *     "The workload is deactivated[ due to <DeactivationTarget
+ *     message>]", underlyingCause the target's reason), or its
+ *     LocalQueue's stopPolicy is HoldAndDrain (LocalQueueStopped), or its
+ *     ClusterQueue's (ClusterQueueStopped): EVICTING (when ADMITTED) and,
+ *     unless the API shows it Evicted already, the eviction STATUS write
+ *     (eviction set). The quota is released later, when the job
+ *     reconciler has stopped the job and cleared the admission;
+ *   - DeactivationTarget True on an active Workload: the spec PATCH
+ *     active=false;
+ *   - Admitted with spec.maximumExecutionTimeSeconds: time left (the
+ *     limit minus accumulatedPastExecutionTimeSeconds minus the time
+ *     since Admitted became True): WAKE at the deadline; none left:
+ *     DeactivationTarget (MaximumExecutionTimeExceeded) STATUS write and
+ *     a Warning event;
  *   - pending, generation changed since queued: READD;
- *   - pending: SET_ELIGIBLE when the namespace eligibility changed.
- * CU_EINVAL (missing view), CU_ENOMEM.
+ *   - pending: SET_ELIGIBLE when the namespace eligibility changed; and
+ *     Requeued=False by a deactivation (active again) or by a queue stop
+ *     (that queue no longer stopped): Requeued=True (Reactivated,
+ *     LocalQueueRestarted, ClusterQueueRestarted) STATUS write.
+ * Writes expect REC_EXPECT_RV; with read_only set, the write-deciding
+ * steps (evictions, DeactivationTarget, active=false, WAKE, Requeued) plan
+ * nothing. CU_EINVAL (missing view), CU_ENOMEM.
  */
 CU_MUST_CHECK int rec_workload_reconcile(const struct rec_wl_view *view,
     const struct api_workload *wl, struct rec_plan *out, cu_error *err);

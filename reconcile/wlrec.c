@@ -2,9 +2,11 @@
 /*
  * reconcile/wlrec.c - the Workload reconciler as a pure function: the
  * Workload as cached and the engine's record of it in, the engine actions
- * that bring the engine in line with the API out (rec_workload_reconcile).
- * No I/O, no clock, no controller state. Contract in
- * reconcile/reconcile.h.
+ * that bring the engine in line with the API out (rec_workload_reconcile),
+ * and the Workload's own evictions and deactivations (spec.active=false,
+ * a stopPolicy HoldAndDrain, maximumExecutionTimeSeconds) as status and
+ * spec writes. No I/O, no clock read (the time is in the view), no
+ * controller state. Contract in reconcile/reconcile.h.
  */
 #include <string.h>
 
@@ -26,12 +28,200 @@ static int engine(struct rec_plan *p, enum rec_engine_op op, const char *uid,
 	return CU_OK;
 }
 
+static int wl_write(struct rec_plan *p, const struct api_workload *wl,
+    enum rec_write_op op, json_t *body, bool eviction, cu_error *err)
+{
+	struct rec_item *it;
+
+	if (rec_plan_push(p, &it, err) != CU_OK) {
+		json_decref(body);
+		return err->code;
+	}
+	it->kind = REC_ITEM_WRITE;
+	it->target = REC_TARGET_WORKLOAD;
+	it->op = op;
+	it->body = body;
+	it->expect = REC_EXPECT_RV;
+	it->eviction = eviction;
+	if ((it->ns = cu_strdup(wl->meta.namespace_)) == NULL ||
+	    (it->name = cu_strdup(wl->meta.name)) == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	return CU_OK;
+}
+
+static bool cond_false_for(
+    const struct api_workload *wl, const char *type, const char *reason)
+{
+	const struct api_condition *c =
+	    api_conditions_find(&wl->status.conditions, type);
+
+	return c != NULL && c->status == API_COND_FALSE && c->reason != NULL &&
+	       strcmp(c->reason, reason) == 0;
+}
+
+/* Evict a Workload that holds quota in the engine and the API. */
+static int evict(const struct rec_wl_view *view, const struct api_workload *wl,
+    const struct rec_eviction *ev, struct rec_plan *out, cu_error *err)
+{
+	struct rec_item *it;
+	json_t *patch = NULL;
+
+	if (view->where == QUE_WL_ADMITTED &&
+	    engine(out, REC_ENGINE_EVICTING, wl->meta.uid, false, err) != CU_OK)
+		return err->code;
+	if (rec_wl_status_evict(wl, ev, view->now_ns, &patch, err) != CU_OK)
+		return err->code;
+	if (patch == NULL)
+		return CU_OK;
+	if (wl_write(out, wl, REC_WRITE_STATUS, patch, true, err) != CU_OK)
+		return err->code;
+	/* Kueue's event: Evicted + "DueTo" + reason (+ "DueTo" + cause). */
+	it = &out->items[out->n - 1];
+	it->reason = ev->reason;
+	if (strcmp(ev->reason, REC_EVICTED_LOCAL_QUEUE_STOPPED) == 0)
+		it->done_reason = "EvictedDueToLocalQueueStopped";
+	else if (strcmp(ev->reason, REC_EVICTED_CLUSTER_QUEUE_STOPPED) == 0)
+		it->done_reason = "EvictedDueToClusterQueueStopped";
+	else if (ev->underlying_cause != NULL &&
+		 strcmp(ev->underlying_cause, REC_MAX_EXEC_EXCEEDED) == 0)
+		it->done_reason =
+		    "EvictedDueToDeactivatedDueTo" REC_MAX_EXEC_EXCEEDED;
+	else
+		it->done_reason = "EvictedDueToDeactivated";
+	if ((it->text = cu_strdup(ev->message)) == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	return CU_OK;
+}
+
+/* Deactivation, LocalQueue or ClusterQueue HoldAndDrain. */
+static int drain(const struct rec_wl_view *view, const struct api_workload *wl,
+    bool inactive, struct rec_plan *out, bool *done, cu_error *err)
+{
+	const struct api_condition *dt = api_conditions_find(
+	    &wl->status.conditions, REC_COND_DEACTIVATION_TARGET);
+	struct rec_eviction ev = {0};
+	char *msg = NULL;
+	int rc;
+
+	*done = true;
+	if (inactive) {
+		ev.reason = REC_EVICTED_DEACTIVATED;
+		ev.message = REC_MSG_DEACTIVATED;
+		if (dt != NULL && dt->status == API_COND_TRUE) {
+			msg = cu_asprintf("%s due to %s", REC_MSG_DEACTIVATED,
+			    dt->message ? dt->message : "");
+			if (msg == NULL)
+				return cu_error_set(err, CU_ENOMEM,
+				    "workload reconciler: out of memory");
+			ev.message = msg;
+			ev.underlying_cause = dt->reason;
+		}
+	} else if (view->lq_stop == QUE_STOP_HOLD_AND_DRAIN) {
+		ev.reason = REC_EVICTED_LOCAL_QUEUE_STOPPED;
+		ev.message = REC_MSG_LOCAL_QUEUE_STOPPED;
+	} else if (view->cq_stop == QUE_STOP_HOLD_AND_DRAIN) {
+		ev.reason = REC_EVICTED_CLUSTER_QUEUE_STOPPED;
+		ev.message = REC_MSG_CLUSTER_QUEUE_STOPPED;
+	} else {
+		*done = false;
+		return CU_OK;
+	}
+	rc = evict(view, wl, &ev, out, err);
+	cu_free(msg);
+	return rc;
+}
+
+/* spec.maximumExecutionTimeSeconds of an Admitted Workload
+ * (reconcileMaxExecutionTime). */
+static int max_exec(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, cu_error *err)
+{
+	const struct api_condition *ad =
+	    api_conditions_find(&wl->status.conditions, REC_COND_ADMITTED);
+	struct rec_item *it;
+	json_t *patch = NULL;
+	int64_t left;
+	char *text;
+
+	if (ad == NULL || ad->status != API_COND_TRUE ||
+	    !wl->spec.has_maximum_execution_time_seconds ||
+	    !ad->has_last_transition)
+		return CU_OK;
+	left = ((int64_t)wl->spec.maximum_execution_time_seconds -
+		   (wl->status.has_accumulated_past_execution_time_seconds
+			   ? wl->status.accumulated_past_execution_time_seconds
+			   : 0)) *
+		   1000000000LL -
+	       (view->now_ns - ad->last_transition_ns);
+	if (left > 0) {
+		if (rec_plan_push(out, &it, err) != CU_OK)
+			return err->code;
+		it->kind = REC_ITEM_ENGINE;
+		it->engine = REC_ENGINE_WAKE;
+		it->at_ns = view->now_ns + left;
+		return CU_OK;
+	}
+	if (rec_wl_status_deactivation_target(wl, REC_MAX_EXEC_EXCEEDED,
+		REC_MSG_MAX_EXEC_EXCEEDED, view->now_ns, &patch, err) != CU_OK)
+		return err->code;
+	if (patch == NULL)
+		return CU_OK;
+	if (wl_write(out, wl, REC_WRITE_STATUS, patch, false, err) != CU_OK)
+		return err->code;
+	text = cu_asprintf("The maximum execution time (%ds) exceeded",
+	    (int)wl->spec.maximum_execution_time_seconds);
+	if (text == NULL || rec_plan_push(out, &it, err) != CU_OK) {
+		cu_free(text);
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	}
+	it->kind = REC_ITEM_EVENT;
+	it->type = REC_EVENT_WARNING;
+	it->reason = REC_MAX_EXEC_EXCEEDED;
+	it->text = text;
+	return CU_OK;
+}
+
+/* Requeued=False by a deactivation or a queue stop whose cause is gone. */
+static int requeue(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, cu_error *err)
+{
+	const char *reason = NULL, *msg = NULL;
+	json_t *patch = NULL;
+
+	if (cond_false_for(wl, REC_COND_REQUEUED, REC_EVICTED_DEACTIVATED)) {
+		reason = REC_REQUEUED_REACTIVATED;
+		msg = "The workload was reactivated";
+	} else if (cond_false_for(wl, REC_COND_REQUEUED,
+		       REC_EVICTED_LOCAL_QUEUE_STOPPED) &&
+		   view->lq_stop == QUE_STOP_NONE) {
+		reason = REC_REQUEUED_LQ_RESTARTED;
+		msg = "The LocalQueue was restarted after being stopped";
+	} else if (cond_false_for(wl, REC_COND_REQUEUED,
+		       REC_EVICTED_CLUSTER_QUEUE_STOPPED) &&
+		   view->cq_stop == QUE_STOP_NONE) {
+		reason = REC_REQUEUED_CQ_RESTARTED;
+		msg = "The ClusterQueue was restarted after being stopped";
+	}
+	if (reason == NULL)
+		return CU_OK;
+	if (rec_wl_status_requeued(
+		wl, reason, msg, view->now_ns, &patch, err) != CU_OK)
+		return err->code;
+	return patch == NULL
+		   ? CU_OK
+		   : wl_write(out, wl, REC_WRITE_STATUS, patch, false, err);
+}
+
 int rec_workload_reconcile(const struct rec_wl_view *view,
     const struct api_workload *wl, struct rec_plan *out, cu_error *err)
 {
 	const char *uid;
-	bool api_holds, que_holds, e;
+	bool api_holds, que_holds, e, inactive, done;
 	int64_t gen;
+	json_t *patch = NULL;
 
 	if (view == NULL || out == NULL || view->eligible == NULL ||
 	    (wl != NULL && wl->meta.uid == NULL))
@@ -50,13 +240,17 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 		return err->code;
 	if (view->in_flight)
 		return CU_OK; /* the write's answer settles it */
-	if (rec_workload_inactive(wl) || wl->meta.has_deletion)
+	if (api_conditions_true(&wl->status.conditions, REC_COND_FINISHED) ||
+	    wl->meta.has_deletion)
 		return view->queued
 			   ? engine(out, REC_ENGINE_FORGET, uid, false, err)
 			   : CU_OK;
-	if (!view->queued)
-		return engine(out, REC_ENGINE_ADD, NULL, false, err);
+	inactive = rec_workload_inactive(wl);
 	api_holds = rec_workload_holds_quota(wl);
+	if (!view->queued)
+		return inactive && !api_holds
+			   ? CU_OK
+			   : engine(out, REC_ENGINE_ADD, NULL, false, err);
 	que_holds =
 	    view->where == QUE_WL_ADMITTED || view->where == QUE_WL_EVICTING;
 	gen = wl->meta.has_generation ? wl->meta.generation : 0;
@@ -65,17 +259,40 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 	if (api_holds && !que_holds)
 		return engine(out, REC_ENGINE_READD, NULL, false, err);
 	/* The reservation was cleared (eviction done, or the Workload was
-	 * requeued): give the quota back. */
+	 * requeued): give the quota back; an inactive one leaves. */
 	if (!api_holds && que_holds)
-		return engine(out, REC_ENGINE_RELEASE, uid, false, err);
-	if (que_holds)
+		return engine(out,
+		    inactive ? REC_ENGINE_FORGET : REC_ENGINE_RELEASE, uid,
+		    false, err);
+	/* Never admitted while inactive: out of the pending heap. */
+	if (inactive && !que_holds)
+		return engine(out, REC_ENGINE_FORGET, uid, false, err);
+	if (view->read_only && que_holds)
 		return CU_OK;
+	if (que_holds) {
+		/* Quota is given back only once the eviction is complete. */
+		if (drain(view, wl, inactive, out, &done, err) != CU_OK)
+			return err->code;
+		if (done)
+			return CU_OK;
+	}
+	if (!view->read_only && api_conditions_true(&wl->status.conditions,
+				    REC_COND_DEACTIVATION_TARGET)) {
+		if (rec_wl_deactivate_patch(wl, &patch, err) != CU_OK)
+			return err->code;
+		return patch == NULL ? CU_OK
+				     : wl_write(out, wl, REC_WRITE_PATCH, patch,
+					   false, err);
+	}
+	if (que_holds)
+		return max_exec(view, wl, out, err);
 	/* The spec changed while pending: queue it anew. */
 	if (view->queued_generation != gen)
 		return engine(out, REC_ENGINE_READD, NULL, false, err);
 	e = view->eligible(
 	    wl->meta.namespace_, wl->spec.queue_name, view->payload);
-	if (e != view->namespace_eligible)
-		return engine(out, REC_ENGINE_SET_ELIGIBLE, NULL, e, err);
-	return CU_OK;
+	if (e != view->namespace_eligible &&
+	    engine(out, REC_ENGINE_SET_ELIGIBLE, NULL, e, err) != CU_OK)
+		return err->code;
+	return view->read_only ? CU_OK : requeue(view, wl, out, err);
 }

@@ -896,7 +896,7 @@ static int reset_checks(struct st *s)
 
 /* workloadEvictionStateInc for an empty underlying cause. The CRD requires
  * underlyingCause, so the empty cause is written out as "". */
-static int count_eviction(struct st *s, const char *reason)
+static int count_eviction(struct st *s, const char *reason, const char *cause)
 {
 	json_t *stats = api_json_obj_child(s->status, "schedulingStats"), *ev,
 	       *e;
@@ -910,7 +910,8 @@ static int count_eviction(struct st *s, const char *reason)
 		const char *u = api_json_str(e, "underlyingCause");
 		json_t *cnt = json_object_get(e, "count");
 
-		if (r == NULL || strcmp(r, reason) != 0 || (u && *u))
+		if (r == NULL || strcmp(r, reason) != 0 ||
+		    strcmp(u ? u : "", cause) != 0)
 			continue;
 		return json_object_set_new(e, "count",
 		    json_integer(
@@ -919,7 +920,24 @@ static int count_eviction(struct st *s, const char *reason)
 	}
 	return json_array_append_new(
 	    ev, json_pack("{s:s, s:s, s:i}", "reason", reason,
-		    "underlyingCause", "", "count", 1));
+		    "underlyingCause", cause, "count", 1));
+}
+
+/* apimeta.RemoveStatusCondition */
+static void cond_remove(struct st *s, const char *type)
+{
+	json_t *conds = json_object_get(s->status, "conditions"), *c;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+	{
+		const char *t = api_json_str(c, "type");
+
+		if (t != NULL && strcmp(t, type) == 0) {
+			json_array_remove(conds, i);
+			return;
+		}
+	}
 }
 
 static int close_preemption_gates(struct st *s)
@@ -972,7 +990,11 @@ int rec_wl_status_evict(const struct api_workload *wl,
 	if (e == 0)
 		e = close_preemption_gates(&s);
 	if (e == 0)
-		e = count_eviction(&s, ev->reason);
+		e = count_eviction(&s, ev->reason,
+		    ev->underlying_cause ? ev->underlying_cause : "");
+	/* The deactivation's own preparation: its target is consumed. */
+	if (e == 0 && strcmp(ev->reason, REC_EVICTED_DEACTIVATED) == 0)
+		cond_remove(&s, REC_COND_DEACTIVATION_TARGET);
 	return status_end(from, to, e, patch, err);
 }
 
@@ -1025,6 +1047,74 @@ int rec_wl_status_finish(const struct api_workload *wl, const char *reason,
 	    cond_set(&s, &(struct cond){REC_COND_FINISHED, "True", reason,
 			     message, true}),
 	    patch, err);
+}
+
+int rec_wl_status_deactivation_target(const struct api_workload *wl,
+    const char *reason, const char *message, int64_t now_ns, json_t **patch,
+    cu_error *err)
+{
+	json_t *from, *to;
+	struct st s;
+	int rc, e;
+
+	*patch = NULL;
+	rc = need_reason(reason, "deactivation target", err);
+	if (rc != CU_OK || api_conditions_true(&wl->status.conditions,
+			       REC_COND_DEACTIVATION_TARGET))
+		return rc;
+	rc = status_begin(wl, now_ns, &from, &to, &s, err);
+	if (rc != CU_OK)
+		return rc;
+	e = cond_set(&s, &(struct cond){REC_COND_DEACTIVATION_TARGET, "True",
+			     reason, message, true});
+	json_object_del(s.status, "accumulatedPastExecutionTimeSeconds");
+	return status_end(from, to, e, patch, err);
+}
+
+int rec_wl_status_requeued(const struct api_workload *wl, const char *reason,
+    const char *message, int64_t now_ns, json_t **patch, cu_error *err)
+{
+	json_t *from, *to;
+	struct st s;
+	int rc;
+
+	*patch = NULL;
+	rc = need_reason(reason, "requeued status", err);
+	if (rc != CU_OK ||
+	    api_conditions_true(&wl->status.conditions, REC_COND_REQUEUED))
+		return rc;
+	rc = status_begin(wl, now_ns, &from, &to, &s, err);
+	if (rc != CU_OK)
+		return rc;
+	return status_end(from, to,
+	    cond_set(&s, &(struct cond){REC_COND_REQUEUED, "True", reason,
+			     message, true}),
+	    patch, err);
+}
+
+int rec_wl_deactivate_patch(
+    const struct api_workload *wl, json_t **patch, cu_error *err)
+{
+	json_t *from = NULL, *to;
+	int rc;
+
+	*patch = NULL;
+	if (wl->spec.has_active && !wl->spec.active)
+		return CU_OK;
+	rc = api_workload_encode(&from, wl, err);
+	if (rc != CU_OK)
+		return rc;
+	to = json_deep_copy(from);
+	if (to == NULL || json_object_set_new(api_json_obj_child(to, "spec"),
+			      "active", json_false()) != 0) {
+		json_decref(from);
+		json_decref(to);
+		return rec__nomem(err, "workload deactivation");
+	}
+	rc = rec__strict_patch(from, to, patch, err);
+	json_decref(from);
+	json_decref(to);
+	return rc;
 }
 
 char *rec_preemption_message(const char *preemptor_uid,

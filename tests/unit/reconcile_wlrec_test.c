@@ -21,6 +21,25 @@
  *   pending, spec changed:       generation_changed_readded
  *   pending, eligibility:        eligibility_lost, eligibility_gained,
  *                                eligibility_unchanged
+ *   deactivation:                inactive_admitted_evicted (quota kept),
+ *                                inactive_evicting_written,
+ *                                inactive_evicted_waits,
+ *                                inactive_evicted_engine_admitted,
+ *                                inactive_released_forgotten,
+ *                                inactive_pending_forgotten,
+ *                                inactive_adopted_not_queued,
+ *                                inactive_target_message
+ *   HoldAndDrain:                cq_drain_evicts, lq_drain_evicts,
+ *                                lq_drain_first, cq_hold_keeps,
+ *                                drain_released_requeued
+ *   requeued again:              reactivated, cq_restarted,
+ *                                cq_still_stopped
+ *   maximumExecutionTimeSeconds: max_exec_wakes, max_exec_exceeded,
+ *                                max_exec_accumulated, target_deactivates
+ *   a follower (read_only):      follower_inactive_keeps_quota,
+ *                                follower_inactive_released_forgotten,
+ *                                follower_max_exec_exceeded,
+ *                                follower_not_reactivated
  */
 #include <criterion/criterion.h>
 #include <stdarg.h>
@@ -45,6 +64,13 @@ enum wl_state {
 	W_FINISHED, /* Finished=True */
 	W_INACTIVE, /* spec.active false */
 	W_DELETING,
+	W_INACTIVE_HOLDS,   /* spec.active false, holds quota */
+	W_INACTIVE_EVICTED, /* ... and Evicted=True already */
+	W_INACTIVE_TARGET,  /* ... holds, DeactivationTarget=True */
+	W_TARGET,	    /* active, holds, DeactivationTarget=True */
+	W_MAX_EXEC,	    /* holds, maximumExecutionTimeSeconds 3 */
+	W_REQUEUED_DEACT,   /* pending, Requeued=False (Deactivated) */
+	W_REQUEUED_CQ,	    /* pending, Requeued=False (ClusterQueueStopped) */
 };
 
 struct row {
@@ -58,6 +84,10 @@ struct row {
 	bool ns_eligible; /* the engine's */
 	int64_t queued_gen;
 	bool eligible; /* what the namespace selector says now */
+	enum que_stop lq_stop, cq_stop;
+	int64_t now_s;	/* seconds after T0 (Admitted since T0); 0: 100 */
+	int32_t acc_s;	/* accumulatedPastExecutionTimeSeconds */
+	bool read_only; /* a follower: engine items only */
 	const char *want;
 };
 
@@ -161,6 +191,175 @@ static const struct row rows[] = {
 	.ns_eligible = true,
 	.eligible = true,
 	.want = ""},
+    {.name = "inactive_admitted_evicted",
+	.wl = W_INACTIVE_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.want = "evicting u1 | evict Evicted:Deactivated:The workload is "
+		"deactivated [EvictedDueToDeactivated]"},
+    {.name = "inactive_evicting_written",
+	.wl = W_INACTIVE_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_EVICTING,
+	.want = "evict Evicted:Deactivated:The workload is deactivated "
+		"[EvictedDueToDeactivated]"},
+    {.name = "inactive_evicted_waits",
+	.wl = W_INACTIVE_EVICTED,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_EVICTING,
+	.want = ""},
+    {.name = "inactive_evicted_engine_admitted",
+	.wl = W_INACTIVE_EVICTED,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.want = "evicting u1"},
+    {.name = "inactive_released_forgotten",
+	.wl = W_INACTIVE,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_EVICTING,
+	.want = "forget u1"},
+    {.name = "inactive_pending_forgotten",
+	.wl = W_INACTIVE,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.want = "forget u1"},
+    {.name = "inactive_adopted_not_queued",
+	.wl = W_INACTIVE_HOLDS,
+	.want = "add"},
+    {.name = "inactive_target_message",
+	.wl = W_INACTIVE_TARGET,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.want = "evicting u1 | evict Evicted:Deactivated:The workload is "
+		"deactivated due to exceeding the maximum execution time "
+		"[EvictedDueToDeactivatedDueToMaximumExecutionTimeExceeded]"},
+    {.name = "cq_drain_evicts",
+	.wl = W_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.cq_stop = QUE_STOP_HOLD_AND_DRAIN,
+	.want = "evicting u1 | evict Evicted:ClusterQueueStopped:The "
+		"ClusterQueue is stopped [EvictedDueToClusterQueueStopped]"},
+    {.name = "lq_drain_evicts",
+	.wl = W_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.lq_stop = QUE_STOP_HOLD_AND_DRAIN,
+	.want = "evicting u1 | evict Evicted:LocalQueueStopped:The "
+		"LocalQueue is stopped [EvictedDueToLocalQueueStopped]"},
+    {.name = "lq_drain_first",
+	.wl = W_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.lq_stop = QUE_STOP_HOLD_AND_DRAIN,
+	.cq_stop = QUE_STOP_HOLD_AND_DRAIN,
+	.want = "evicting u1 | evict Evicted:LocalQueueStopped:The "
+		"LocalQueue is stopped [EvictedDueToLocalQueueStopped]"},
+    {.name = "cq_hold_keeps",
+	.wl = W_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.lq_stop = QUE_STOP_HOLD,
+	.cq_stop = QUE_STOP_HOLD,
+	.want = ""},
+    {.name = "drain_released_requeued",
+	.wl = W_PENDING,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_EVICTING,
+	.cq_stop = QUE_STOP_HOLD_AND_DRAIN,
+	.want = "release u1"},
+    {.name = "reactivated",
+	.wl = W_REQUEUED_DEACT,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.want = "status Requeued:Reactivated:The workload was reactivated"},
+    {.name = "cq_restarted",
+	.wl = W_REQUEUED_CQ,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.want = "status Requeued:ClusterQueueRestarted:The ClusterQueue was "
+		"restarted after being stopped"},
+    {.name = "cq_still_stopped",
+	.wl = W_REQUEUED_CQ,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_BLOCKED,
+	.cq_stop = QUE_STOP_HOLD_AND_DRAIN,
+	.want = ""},
+    {.name = "max_exec_wakes",
+	.wl = W_MAX_EXEC,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.now_s = 1,
+	.want = "wake +2s"},
+    {.name = "max_exec_accumulated",
+	.wl = W_MAX_EXEC,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.now_s = 1,
+	.acc_s = 1,
+	.want = "wake +1s"},
+    {.name = "max_exec_exceeded",
+	.wl = W_MAX_EXEC,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.now_s = 3,
+	.want = "status DeactivationTarget:MaximumExecutionTimeExceeded:"
+		"exceeding the maximum execution time | event Warning "
+		"MaximumExecutionTimeExceeded The maximum execution time (3s) "
+		"exceeded"},
+    {.name = "follower_inactive_keeps_quota",
+	.wl = W_INACTIVE_HOLDS,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.read_only = true,
+	.want = ""},
+    {.name = "follower_inactive_released_forgotten",
+	.wl = W_INACTIVE,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_EVICTING,
+	.read_only = true,
+	.want = "forget u1"},
+    {.name = "follower_max_exec_exceeded",
+	.wl = W_MAX_EXEC,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.now_s = 3,
+	.read_only = true,
+	.want = ""},
+    {.name = "follower_not_reactivated",
+	.wl = W_REQUEUED_DEACT,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.read_only = true,
+	.want = ""},
+    {.name = "target_deactivates",
+	.wl = W_TARGET,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.want = "patch active=false"},
 };
 
 static json_t *parse(const char *text)
@@ -205,6 +404,49 @@ static void wl_of(const struct row *r, struct api_workload *wl)
 	case W_DELETING:
 		json_object_set_new(md, "deletionTimestamp", json_string(T0));
 		break;
+	case W_INACTIVE_HOLDS:
+	case W_INACTIVE_EVICTED:
+	case W_INACTIVE_TARGET:
+	case W_TARGET:
+	case W_MAX_EXEC:
+		if (r->wl != W_TARGET && r->wl != W_MAX_EXEC)
+			json_object_set_new(
+			    json_object_get(d, "spec"), "active", json_false());
+		json_object_set_new(st, "admission", parse(ADMISSION));
+		json_object_set_new(st, "conditions",
+		    parse("[" COND("QuotaReserved") "," COND("Admitted") "]"));
+		if (r->wl == W_INACTIVE_EVICTED)
+			json_array_append_new(json_object_get(st, "conditions"),
+			    parse(COND("Evicted")));
+		if (r->wl == W_INACTIVE_TARGET || r->wl == W_TARGET)
+			json_array_append_new(json_object_get(st, "conditions"),
+			    parse("{\"type\":\"DeactivationTarget\","
+				  "\"status\":\"True\",\"reason\":"
+				  "\"MaximumExecutionTimeExceeded\","
+				  "\"message\":\"exceeding the maximum "
+				  "execution time\",\"lastTransitionTime\":"
+				  "\"" T0 "\"}"));
+		if (r->wl == W_MAX_EXEC)
+			json_object_set_new(json_object_get(d, "spec"),
+			    "maximumExecutionTimeSeconds", json_integer(3));
+		if (r->acc_s != 0)
+			json_object_set_new(st,
+			    "accumulatedPastExecutionTimeSeconds",
+			    json_integer(r->acc_s));
+		break;
+	case W_REQUEUED_DEACT:
+	case W_REQUEUED_CQ:
+		json_object_set_new(st, "conditions",
+		    parse(r->wl == W_REQUEUED_DEACT
+			      ? "[{\"type\":\"Requeued\",\"status\":"
+				"\"False\",\"reason\":\"Deactivated\","
+				"\"message\":\"m\",\"lastTransitionTime\":"
+				"\"" T0 "\"}]"
+			      : "[{\"type\":\"Requeued\",\"status\":"
+				"\"False\",\"reason\":"
+				"\"ClusterQueueStopped\",\"message\":\"m\","
+				"\"lastTransitionTime\":\"" T0 "\"}]"));
+		break;
 	default:
 		break;
 	}
@@ -244,18 +486,79 @@ static void app(char *buf, size_t cap, ...)
 	va_end(ap);
 }
 
-static void render(const struct rec_plan *p, char *buf, size_t cap)
+/* The conditions a status write sets now (lastTransitionTime now), as
+ * type:reason:message. */
+static void render_status(
+    const struct rec_item *it, int64_t now, char *buf, size_t cap)
+{
+	char ts[CU_TIME_RFC3339_LEN];
+	json_t *conds =
+	    json_object_get(json_object_get(it->body, "status"), "conditions");
+	json_t *c;
+	size_t i;
+
+	cu_time_format_rfc3339(now, ts);
+	json_array_foreach(conds, i, c)
+	{
+		const char *t =
+		    json_string_value(json_object_get(c, "lastTransitionTime"));
+
+		if (t == NULL || strcmp(t, ts) != 0)
+			continue;
+		app(buf, cap, json_string_value(json_object_get(c, "type")),
+		    ":", json_string_value(json_object_get(c, "reason")), ":",
+		    json_string_value(json_object_get(c, "message")), NULL);
+	}
+}
+
+static void render(const struct rec_plan *p, int64_t now, char *buf, size_t cap)
 {
 	size_t i;
 
 	buf[0] = '\0';
 	for (i = 0; i < p->n; i++) {
 		const struct rec_item *it = &p->items[i];
+		char n[32];
 
 		if (i > 0)
 			app(buf, cap, " | ", NULL);
+		if (it->kind == REC_ITEM_WRITE) {
+			cr_assert_eq(it->target, REC_TARGET_WORKLOAD);
+			cr_assert_eq(it->expect, REC_EXPECT_RV);
+			cr_assert_str_eq(it->name, "w");
+			cr_assert_not_null(json_object_get(
+			    json_object_get(it->body, "metadata"),
+			    "resourceVersion"));
+			if (it->op == REC_WRITE_PATCH) {
+				cr_assert(json_is_false(json_object_get(
+				    json_object_get(it->body, "spec"),
+				    "active")));
+				app(buf, cap, "patch active=false", NULL);
+				continue;
+			}
+			cr_assert_eq(it->op, REC_WRITE_STATUS);
+			app(buf, cap, it->eviction ? "evict " : "status ",
+			    NULL);
+			render_status(it, now, buf, cap);
+			if (it->done_reason != NULL)
+				app(buf, cap, " [", it->done_reason, "]", NULL);
+			continue;
+		}
+		if (it->kind == REC_ITEM_EVENT) {
+			app(buf, cap, "event ", it->type, " ", it->reason, " ",
+			    it->text, NULL);
+			continue;
+		}
 		cr_assert_eq(it->kind, REC_ITEM_ENGINE);
 		switch (it->engine) {
+		case REC_ENGINE_EVICTING:
+			app(buf, cap, "evicting ", it->uid, NULL);
+			break;
+		case REC_ENGINE_WAKE:
+			snprintf(n, sizeof(n), "wake +%llds",
+			    (long long)((it->at_ns - now) / 1000000000LL));
+			app(buf, cap, n, NULL);
+			break;
 		case REC_ENGINE_FORGET:
 			app(buf, cap, "forget ", it->uid, NULL);
 			break;
@@ -286,7 +589,7 @@ Test(workload_reconcile, table)
 		struct rec_wl_view v;
 		struct rec_plan plan;
 		struct api_workload wl;
-		char got[512];
+		char got[1024];
 		cu_error err;
 
 		memset(&v, 0, sizeof(v));
@@ -299,17 +602,23 @@ Test(workload_reconcile, table)
 		v.queued_generation = r->queued_gen;
 		v.eligible = eligible_cb;
 		v.payload = &e;
+		v.lq_stop = r->lq_stop;
+		v.cq_stop = r->cq_stop;
+		v.read_only = r->read_only;
+		cr_assert_eq(cu_time_parse(T0, &v.now_ns, &err), CU_OK);
+		v.now_ns += (r->now_s != 0 ? r->now_s : 100) * 1000000000LL;
 		if (r->wl != W_GONE)
 			wl_of(r, &wl);
 		cr_assert_eq(rec_workload_reconcile(
 				 &v, r->wl == W_GONE ? NULL : &wl, &plan, &err),
 		    CU_OK, "%s: %s", r->name, err.msg);
-		render(&plan, got, sizeof(got));
+		render(&plan, v.now_ns, got, sizeof(got));
 		cr_expect_str_eq(got, r->want, "%s: got \"%s\" want \"%s\"",
 		    r->name, got, r->want);
 		/* The namespace selector is consulted only for a pending
 		 * Workload whose spec did not change. */
-		if (strncmp(r->name, "eligibility_", 12) != 0)
+		if (strncmp(r->name, "eligibility_", 12) != 0 &&
+		    r->wl != W_REQUEUED_DEACT && r->wl != W_REQUEUED_CQ)
 			cr_expect_eq(e.calls, 0, "%s", r->name);
 		rec_plan_free(&plan);
 		if (r->wl != W_GONE)

@@ -705,7 +705,7 @@ Test(workload_status, eviction_release_readmit)
 {
 	struct fixture f;
 	struct rec_eviction ev = {
-	    REC_EVICTED_PREEMPTED, NULL, "InCohortReclamation"};
+	    REC_EVICTED_PREEMPTED, NULL, "InCohortReclamation", NULL};
 	json_t *wl, *p, *st;
 	char *msg;
 
@@ -1394,7 +1394,7 @@ Test(workload_status, non_preemption_eviction_requeued_false)
 {
 	struct fixture f;
 	struct rec_eviction ev = {REC_EVICTED_CLUSTER_QUEUE_STOPPED,
-	    "The ClusterQueue is stopped", NULL};
+	    "The ClusterQueue is stopped", NULL, NULL};
 	json_t *wl, *p, *c;
 	size_t i;
 	bool requeued = false;
@@ -1425,6 +1425,102 @@ Test(workload_status, non_preemption_eviction_requeued_false)
 	cr_assert(requeued);
 	cr_assert_null(
 	    json_object_get(json_object_get(wl, "status"), "admission"));
+	json_decref(wl);
+	fixture_dispose(&f);
+}
+
+/* The condition of type t in wl's status, or NULL. */
+static json_t *cond_of(json_t *wl, const char *t)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(wl, "status"), "conditions"), i, c)
+	{
+		if (strcmp(json_string_value(json_object_get(c, "type")), t) ==
+		    0)
+			return c;
+	}
+	return NULL;
+}
+
+/* maximumExecutionTimeSeconds, as Kueue: DeactivationTarget (clearing the
+ * accumulated time), spec.active=false, then the Deactivated eviction
+ * that consumes the target and counts its underlying cause; reactivated
+ * later: Requeued=True. Each write is built once. */
+Test(workload_status, deactivation_by_target)
+{
+	struct fixture f;
+	struct rec_eviction ev = {REC_EVICTED_DEACTIVATED,
+	    "The workload is deactivated due to exceeding the maximum "
+	    "execution time",
+	    NULL, REC_MAX_EXEC_EXCEEDED};
+	struct api_workload d;
+	json_t *wl, *p, *e;
+	cu_error err;
+
+	fixture_load(&f, JOB_TEXT, false);
+	wl = stored_workload(&f);
+	apply_in_place(&wl, admit_patch(wl, NOW1));
+	json_object_set_new(json_object_get(wl, "status"),
+	    "accumulatedPastExecutionTimeSeconds", json_integer(7));
+	wl_decode(&d, wl);
+	cr_assert_eq(
+	    rec_wl_status_deactivation_target(&d, REC_MAX_EXEC_EXCEEDED,
+		REC_MSG_MAX_EXEC_EXCEEDED, NOW2, &p, &err),
+	    CU_OK);
+	api_workload_dispose(&d);
+	cr_assert_not_null(p);
+	apply_in_place(&wl, p);
+	cr_assert_null(json_object_get(json_object_get(wl, "status"),
+	    "accumulatedPastExecutionTimeSeconds"));
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     cond_of(wl, "DeactivationTarget"), "reason")),
+	    "MaximumExecutionTimeExceeded");
+	wl_decode(&d, wl);
+	cr_assert_eq(
+	    rec_wl_status_deactivation_target(&d, REC_MAX_EXEC_EXCEEDED,
+		REC_MSG_MAX_EXEC_EXCEEDED, NOW3, &p, &err),
+	    CU_OK);
+	cr_assert_null(p, "written once");
+	cr_assert_eq(rec_wl_deactivate_patch(&d, &p, &err), CU_OK);
+	api_workload_dispose(&d);
+	cr_assert_not_null(
+	    json_object_get(json_object_get(p, "metadata"), "resourceVersion"));
+	apply_in_place(&wl, p);
+	cr_assert(json_is_false(
+	    json_object_get(json_object_get(wl, "spec"), "active")));
+	wl_decode(&d, wl);
+	cr_assert_eq(rec_wl_deactivate_patch(&d, &p, &err), CU_OK);
+	cr_assert_null(p, "already inactive");
+	api_workload_dispose(&d);
+	apply_in_place(&wl, evict_patch(wl, &ev, NOW3));
+	cr_assert_null(cond_of(wl, "DeactivationTarget"));
+	cr_assert_str_eq(json_string_value(
+			     json_object_get(cond_of(wl, "Evicted"), "reason")),
+	    "Deactivated");
+	e = json_array_get(
+	    json_object_get(json_object_get(json_object_get(wl, "status"),
+				"schedulingStats"),
+		"evictions"),
+	    0);
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(e, "underlyingCause")),
+	    "MaximumExecutionTimeExceeded");
+	apply_in_place(&wl, release_patch(wl, NOW3));
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     cond_of(wl, "Requeued"), "status")),
+	    "False");
+	wl_decode(&d, wl);
+	cr_assert_eq(rec_wl_status_requeued(&d, REC_REQUEUED_REACTIVATED,
+			 "The workload was reactivated", NOW3, &p, &err),
+	    CU_OK);
+	api_workload_dispose(&d);
+	apply_in_place(&wl, p);
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     cond_of(wl, "Requeued"), "reason")),
+	    "Reactivated");
 	json_decref(wl);
 	fixture_dispose(&f);
 }
