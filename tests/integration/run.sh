@@ -36,9 +36,12 @@ for t in "$here"/t_*.sh "$here"/t_*.py; do
 		san=" (sanitizer report in $CUEUE_LOGS/$CUEUE_TEST_NAME.*.stderr)"
 		rc=1
 	fi
+	# Cases a test could not run here (say, a kubectl build this
+	# machine lacks) are reported, never counted as passed.
+	skip=$(sed -n 's/^[0-9]* passed, [0-9]* failed, \([0-9]*\) skipped$/\1/p' "$log" | tail -n 1)
 	if [ $rc -eq 0 ]; then
 		pass=$((pass + 1))
-		echo "  ok   $name (${secs}s)"
+		echo "  ok   $name (${secs}s${skip:+, $skip skipped})"
 	else
 		fail=$((fail + 1))
 		failed="$failed $name"

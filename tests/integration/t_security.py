@@ -37,7 +37,8 @@ import tempfile
 import yaml
 
 from cuetest import (BIN, LOGS, TEST, Controller, Failure, case, check,
-                     eq, free_port, run_cases, wait_for, _die_with_parent)
+                     eq, free_port, reachable_copy, run_cases, wait_for,
+                     _die_with_parent)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -615,8 +616,13 @@ def _read_only_run(s, port, root):
                            for n in ("home", "tmp", "cwd", "etc"))
     ledger_dir = os.path.join(root, "var-lib-cueue")
     cert_dir = os.path.join(root, "serving-certs")
-    for d in (home, tmp, cwd, etc, ledger_dir, cert_dir):
+    for d in (home, tmp, cwd, etc, ledger_dir, cert_dir,
+              os.path.join(root, "bin")):
         os.mkdir(d)
+    # The build tree may be out of this user's reach (a clone under
+    # /root): run a copy in the read-only root.
+    exe = reachable_copy(os.path.join(root, "bin")) if as_root else \
+        os.path.join(BIN, "cueue-controller")
     for d in (ledger_dir, cert_dir):  # the mounted, writable volumes
         os.chmod(d, 0o700)
         if as_root:
@@ -628,8 +634,8 @@ def _read_only_run(s, port, root):
     shutil.copy(s.kubeconfig, kc)
     for p in (cfg, kc):
         os.chmod(p, 0o644)
-    for d in (home, tmp, cwd, etc):  # the read-only root filesystem
-        os.chmod(d, 0o555)
+    for d in (home, tmp, cwd, etc, os.path.join(root, "bin")):
+        os.chmod(d, 0o555)  # the read-only root filesystem
     # The world-writable places an unprivileged process could still use.
     shared = [p for p in ("/tmp", "/var/tmp", "/dev/shm")
               if os.path.isdir(p)]
@@ -650,7 +656,7 @@ def _read_only_run(s, port, root):
             os.setuid(uid)
     with open(log, "w") as errf:
         p = subprocess.Popen(
-            [os.path.join(BIN, "cueue-controller"), "--config", cfg,
+            [exe, "--config", cfg,
              "--kubeconfig", kc, "--log-level", "debug", "--store",
              os.path.join(ledger_dir, "ledger.db")],
             stdout=errf, stderr=subprocess.STDOUT, cwd=cwd, env=env,

@@ -35,8 +35,9 @@ import urllib.error
 import urllib.request
 
 from cuetest import (BIN, CONTROLLER_CONFIG, LOGS, TEST, Failure, case,
-                     check, eq, flavor_and_queue, free_port, run_cases,
-                     stop_process, wait_for, _die_with_parent)
+                     check, eq, flavor_and_queue, free_port,
+                     reachable_copy, run_cases, stop_process, wait_for,
+                     _die_with_parent)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -75,7 +76,11 @@ class Ctl:
                 os.chown(p, user, user)
         self.log = os.path.join(LOGS, "%s.store%d.stderr" % (TEST, _n))
         self.lines = []
-        cmd = [os.path.join(BIN, "cueue-controller"), "--config", cfg,
+        # Another user may not reach the build tree (a clone under
+        # /root): it runs a copy from this directory.
+        exe = reachable_copy(d) if user is not None else \
+            os.path.join(BIN, "cueue-controller")
+        cmd = [exe, "--config", cfg,
                "--kubeconfig", kc, "--log-level", "debug", "--store",
                ledger]
 

@@ -268,6 +268,24 @@ def _kubectl_exe(version=None):
     return os.path.join(real, "kubectl.%s" % version)
 
 
+def kubectl_available(version):
+    """Whether the versioned kubectl build ("1.27") exists here."""
+    if shutil.which("kubectl") is None:
+        return False
+    return os.access(_kubectl_exe(version), os.X_OK)
+
+
+def reachable_copy(dirpath, name="cueue-controller"):
+    """A copy of BIN/name in dirpath (made 0755), for a test that runs it
+    as another user: the build tree may sit under a home directory that
+    user cannot enter (a clone under /root). Returns its path."""
+    os.chmod(dirpath, 0o755)
+    dst = os.path.join(dirpath, name)
+    shutil.copy(os.path.join(BIN, name), dst)
+    os.chmod(dst, 0o755)
+    return dst
+
+
 _controllers = 0
 
 
