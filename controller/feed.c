@@ -120,16 +120,15 @@ static void sels_clear(struct ctl_feed *f)
 	f->capsels = 0;
 }
 
-/* The engine refused ClusterQueue obj [borrowed] (err: why): it stays
+/* The engine refused ClusterQueue name [borrowed] (err: why): it stays
  * known as inactive with the reason (que_cq_refuse) rather than absent,
  * so its status and its Workloads say why. The warning is logged by the
  * caller once per generation. */
-static void refuse_cq(ctl *c, struct sync_pass *p, json_t *obj,
-    const char *name, const cu_error *err)
+static void refuse_cq(
+    ctl *c, struct sync_pass *p, const char *name, const cu_error *err)
 {
 	cu_error e2;
 
-	(void)obj;
 	if (que_cq_refuse(c->st, name, err->msg, &e2) != CU_OK)
 		cu_warn("clusterqueues %s: %s", name, e2.msg);
 	else
@@ -163,12 +162,12 @@ static void sync_one(json_t *obj, void *payload)
 
 		rc = api_cluster_queue_decode(&cq, obj, &err);
 		if (rc != CU_OK) {
-			refuse_cq(c, p, obj, name, &err);
+			refuse_cq(c, p, name, &err);
 			break;
 		}
 		rc = rec_sync_cluster_queue(c->st, &cq, &err);
 		if (rc == CU_EINVAL)
-			refuse_cq(c, p, obj, name, &err);
+			refuse_cq(c, p, name, &err);
 		if (rc == CU_OK &&
 		    cu_grow((void **)&c->feed.sels, &c->feed.capsels,
 			c->feed.nsels + 1, sizeof(*c->feed.sels)) == CU_OK) {

@@ -7,6 +7,7 @@ its ClusterQueue. BestEffortFIFO: Workloads behind an inadmissible head
 are admitted when they fit. Cohorts: a ClusterQueue borrows its peer's
 unused quota, the status shows the borrowed amount, and a Workload beyond
 the cohort's total waits."""
+import datetime
 import os
 import threading
 import time
