@@ -290,11 +290,25 @@ static int entry_cmp(const void *pa, const void *pb)
 
 /* ---- processing -------------------------------------------------------- */
 
-static bool still_fits(struct entry *e)
+/*
+ * Does e still fit after this cycle's earlier decisions? A preemptor is
+ * checked as Kueue's fits() checks it: the victims of every earlier
+ * preemption of the cycle (their preemptors reserved what they need) and
+ * its own targets count as gone, so two preemptors of one cohort whose
+ * targets differ both go ahead in the same cycle. An admission counts
+ * every victim as still there: victims hold their quota until they are
+ * gone, and nothing is admitted on top of them (invariant 2).
+ */
+static bool still_fits(
+    struct entry *e, struct que_wl *const *victims, size_t n_victims)
 {
 	size_t i;
 	bool ok = true;
 
+	if (e->t.n == 0)
+		n_victims = 0;
+	for (i = 0; i < n_victims; i++)
+		que_wl_remove_usage(victims[i]);
 	for (i = 0; i < e->t.n; i++)
 		if (!e->t.v[i].wl->scratch)
 			que_wl_remove_usage(e->t.v[i].wl);
@@ -304,6 +318,8 @@ static bool still_fits(struct entry *e)
 	for (i = 0; i < e->t.n; i++)
 		if (!e->t.v[i].wl->scratch)
 			que_wl_add_usage(e->t.v[i].wl);
+	for (i = 0; i < n_victims; i++)
+		que_wl_add_usage(victims[i]);
 	return ok;
 }
 
@@ -393,7 +409,7 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 			e->done = true;
 			return CU_OK;
 		}
-	if (!still_fits(e)) {
+	if (!still_fits(e, *victims, *n_victims)) {
 		rc = pending(out, wl, ADM_REASON_WAITING_FOR_QUOTA,
 		    "Workload no longer fits after processing another "
 		    "workload");

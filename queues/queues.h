@@ -181,6 +181,13 @@ enum que_fungibility {
 	QUE_TRY_NEXT_FLAVOR,
 };
 
+/* flavorFungibility.preference: how flavors that each need preemption,
+ * borrowing or both are ranked (Kueue's isPreferred). */
+enum que_fungibility_preference {
+	QUE_BORROWING_OVER_PREEMPTION = 0, /* Kueue's default */
+	QUE_PREEMPTION_OVER_BORROWING,
+};
+
 struct que_cq_spec {
 	const char *name;   /* [borrowed] */
 	const char *cohort; /* [borrowed]; NULL/"" = none */
@@ -191,6 +198,7 @@ struct que_cq_spec {
 	struct que_preemption preemption;
 	enum que_fungibility when_can_borrow;
 	enum que_fungibility when_can_preempt;
+	enum que_fungibility_preference preference;
 };
 
 struct que_cohort_spec {
@@ -315,6 +323,7 @@ struct que_cq {
 	struct que_preemption preemption;
 	enum que_fungibility when_can_borrow;  /* resolved, never DEFAULT */
 	enum que_fungibility when_can_preempt; /* resolved, never DEFAULT */
+	enum que_fungibility_preference preference;
 	/* pending heap, ordered by que_wl_before() */
 	struct que_wl **heap; /* owned array; entries borrowed */
 	size_t n_heap, cap_heap;
