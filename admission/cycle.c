@@ -58,7 +58,9 @@ static int reserve(struct adm_result *r, size_t more)
 	return cu_grow((void **)&r->v, &r->cap, r->n + more, sizeof(*r->v));
 }
 
-/* Append a pending status unless it is the one last reported. */
+/* Append a pending status unless it is the one last reported, or the
+ * workload is looked at again without a cause (que_recheck_parked): what
+ * it reported stands until something changes for it. */
 static int pending(struct adm_result *out, struct que_wl *wl,
     enum adm_reason reason, const char *msg)
 {
@@ -66,7 +68,7 @@ static int pending(struct adm_result *out, struct que_wl *wl,
 	struct adm_decision *d;
 	char *m;
 
-	if (wl->pending_hash == h)
+	if (wl->pending_hash == h || wl->quiet)
 		return CU_OK;
 	m = cu_strdup(msg);
 	if (!m || reserve(out, 1)) {

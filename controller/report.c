@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/json.h"
 #include "controller/ctl_int.h"
 
 /* Quantities are kept in milli-units; metrics report units (cores,
@@ -18,11 +19,33 @@ static double milli_to_units(int64_t milli)
 	return (double)milli / 1000.0;
 }
 
+/* The reason of the QuotaReserved condition the API shows for cached
+ * [borrowed], or NULL. */
+static const char *shown_reason(const json_t *cached)
+{
+	json_t *cond;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(cached, "status"), "conditions"), i,
+	    cond)
+	{
+		const char *t = api_json_str(cond, "type");
+
+		if (t != NULL && strcmp(t, REC_COND_QUOTA_RESERVED) == 0)
+			return api_json_str(cond, "reason");
+	}
+	return NULL;
+}
+
 /*
  * Writing every pending reason as it changes would cost a write per
  * Workload per cycle; users read the reason of Workloads that wait, so it
  * is written once a Workload has waited pending_status_delay_ms, then at
- * most once per pending_status_period_ms.
+ * most once per pending_status_period_ms while the reason stays the same
+ * (a new message for it waits). A new reason (a ClusterQueue released
+ * from Hold is no longer Suspended) is written as soon as the budget
+ * allows.
  */
 void ctl_report_pending(ctl *c, int64_t now)
 {
@@ -45,10 +68,19 @@ void ctl_report_pending(ctl *c, int64_t now)
 			continue;
 		}
 		if (now - qw->created_ns <
-			CU_MS_TO_NS(c->opts.pending_status_delay_ms) ||
-		    (last != NULL && now_ms - json_integer_value(last) <
-					 c->opts.pending_status_period_ms))
+		    CU_MS_TO_NS(c->opts.pending_status_delay_ms))
 			continue;
+		if (last != NULL && now_ms - json_integer_value(last) <
+					c->opts.pending_status_period_ms) {
+			const char *was = shown_reason(
+			    api_informer_get(c->inf[INF_WL], qw->ns, qw->name));
+			const char *want =
+			    json_string_value(json_array_get(v, 0));
+
+			if (was == NULL || want == NULL ||
+			    strcmp(was, want) == 0)
+				continue;
+		}
 		if (!ctl_pipe_budget_take(
 			c->pipe, CTL_PIPE_BUDGET_PENDING, now_ms))
 			break; /* the oldest due ones go first next time */
@@ -387,8 +419,16 @@ static void write_cq_status(ctl *c)
 		}
 		cu_free(key);
 		if (c->metrics != NULL) {
+			/* Kueue: the active heap and the parked
+			 * (inadmissible) ones; all of them are inadmissible
+			 * while the ClusterQueue is inactive. */
 			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
-			    CTL_LV(cq->name, "active"), (double)cq->n_heap);
+			    CTL_LV(cq->name, "active"),
+			    cq->active ? (double)cq->n_heap : 0.0);
+			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
+			    CTL_LV(cq->name, "inadmissible"),
+			    (double)cq->inadmissible.n +
+				(cq->active ? 0.0 : (double)cq->n_heap));
 			ctl_metric_set(c->metrics,
 			    CTL_M_ADMITTED_ACTIVE_WORKLOADS, CTL_LV(cq->name),
 			    (double)cq->admitted.n);

@@ -330,6 +330,9 @@ struct que_cq {
 	struct que_wlist inadmissible;
 	struct que_wlist admitted; /* ADMITTED and EVICTING */
 	bool requeue_needed;
+	/* que_recheck_parked: its parked workloads get another look that
+	 * changes nothing they report unless they can go ahead. */
+	bool recheck_needed;
 	size_t n_members; /* workloads whose cq is this one (heap reserve) */
 };
 
@@ -426,7 +429,10 @@ struct que_wl {
 	int64_t requeue_at;  /* BACKOFF until then */
 	enum que_where where;
 	bool namespace_eligible;
-	bool sticky;	       /* preemptor waiting for its victims */
+	bool sticky; /* preemptor waiting for its victims */
+	/* Back from que_recheck_parked without a cause: the cycle admits or
+	 * preempts for it, but reports no new pending status. */
+	bool quiet;
 	uint32_t pending_hash; /* last reported pending status, 0 = none */
 	uint32_t scratch;      /* per-cycle marks of admission/, 0 between */
 	size_t heap_idx;       /* in the CQ heap or the backoff heap */
@@ -589,6 +595,17 @@ enum que_requeue_reason {
 	QUE_RQ_PENDING_PREEMPTION,	/* waiting for its victims */
 	QUE_RQ_NO_CANDIDATES,		/* preemption found no victims */
 };
+
+/*
+ * The safety net: parked (inadmissible) workloads of every ClusterQueue
+ * get another look in the next que_pop_heads, as if capacity had been
+ * freed, but quietly: nothing caused it, so a workload that still cannot
+ * go ahead keeps the pending status it reported (Kueue re-evaluates
+ * parked workloads only on changes to their cohort, queues, flavors or
+ * freed quota). A real cause before it is evaluated makes it loud again.
+ * Returns true when some ClusterQueue has parked workloads.
+ */
+bool que_recheck_parked(que_state *st);
 
 /* Give a HEAD back: StrictFIFO puts it back in the heap (it keeps
  * blocking) except on a namespace mismatch; BestEffortFIFO parks it as

@@ -137,6 +137,11 @@ static const struct adm_decision *expect_kind(
 	return d;
 }
 
+static void finish(const char *uid)
+{
+	cr_assert_eq(que_workload_remove(st, uid, NULL), CU_OK);
+}
+
 TestSuite(admission_kueue, .init = setup, .fini = teardown);
 
 static struct que_preemption within_lower(void)
@@ -304,4 +309,48 @@ Test(admission_kueue, cluster_queue_path_names_the_cohort_chain)
 	/* Truncated, terminated, full length returned. */
 	cr_assert_eq(adm_cq_path(que_cq_get(st, "deep"), buf, 6), 14);
 	cr_assert_str_eq(buf, "/root");
+}
+
+/*
+ * The safety net (que_recheck_parked) looks at parked workloads without a
+ * cause: "w" keeps "500m more needed" although another admission in its
+ * cohort (not a cause in Kueue) would now make it "1500m more needed".
+ * Capacity freed in the cohort is a cause: the new message is reported.
+ */
+Test(admission_kueue, safety_net_recheck_changes_no_reported_status)
+{
+	struct cq_opts o = {.cohort = "co"};
+	const struct adm_decision *d;
+
+	flavor("default");
+	o.fl[0] = (struct fq){"default", CPU(2)};
+	cq("cq-a", &o);
+	cq("cq-b", &o);
+	wl("a-run", "cq-a", 0, CPU(2));
+	wl("b-run", "cq-b", 0, 500);
+	cycle();
+	wl("w", "cq-a", 0, CPU(2));
+	cycle();
+	d = expect_kind("w", ADM_PENDING);
+	cr_assert(
+	    strstr(d->message, ", 500m more needed") != NULL, "%s", d->message);
+	wl("b-more", "cq-b", 0, CPU(1));
+	cycle();
+	expect_kind("b-more", ADM_ADMIT);
+	cr_assert_null(find("w"));
+	cr_assert(que_recheck_parked(st));
+	cycle();
+	cr_assert_null(find("w"), "w's status changed without a cause: %s",
+	    find("w") ? find("w")->message : "");
+	cr_assert_eq(que_workload_get(st, "w")->where, QUE_WL_INADMISSIBLE);
+	/* A cause: b-run ends. */
+	finish("b-run");
+	cycle();
+	d = expect_kind("w", ADM_PENDING);
+	cr_assert(
+	    strstr(d->message, ", 1 more needed") != NULL, "%s", d->message);
+	/* And then it fits. */
+	finish("b-more");
+	cycle();
+	expect_kind("w", ADM_ADMIT);
 }
