@@ -348,15 +348,18 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 void ctl_run_cycle(ctl *c, int64_t now)
 {
 	struct adm_result r;
-	size_t i, nwrites = ctl_pipe_queued(c->pipe);
+	size_t i, npreempt = 0, nwrites = ctl_pipe_queued(c->pipe);
 	cu_error err;
 
 	adm_result_init(&r);
 	if (adm_cycle(c->st, now, &r, &err) != CU_OK)
 		cu_warn("admission cycle: %s", err.msg);
+	for (i = 0; i < r.n; i++)
+		npreempt += r.v[i].kind == ADM_PREEMPT;
 	if (r.n > 0)
-		cu_debug("cycle: %zu heads, %zu admitted, %zu decisions",
-		    r.heads, r.admitted, r.n);
+		cu_debug("cycle: %zu heads, %zu admitted, %zu preempting, %zu "
+			 "decisions",
+		    r.heads, r.admitted, npreempt, r.n);
 	for (i = 0; i < r.n; i++) {
 		const struct adm_decision *d = &r.v[i];
 

@@ -38,6 +38,45 @@ static const char *shown_reason(const json_t *cached)
 	return NULL;
 }
 
+/* Kueue's status.resourceRequests of a pending Workload: per podSet, its
+ * requests times its count. [owned: json_decref]; NULL when out of
+ * memory. */
+static json_t *resource_requests(ctl *c, const struct que_wl *qw)
+{
+	json_t *a = json_array();
+	uint32_t i, j;
+
+	for (i = 0; a != NULL && i < qw->n_podsets; i++) {
+		const struct que_podset *ps = &qw->podsets[i];
+		json_t *o = json_pack("{s:s}", "name", ps->name), *res;
+
+		if (o == NULL || json_array_append_new(a, o) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+		if (ps->n_spec_req == 0)
+			continue;
+		res = json_object();
+		if (res == NULL || json_object_set_new(o, "resources", res)) {
+			json_decref(a);
+			return NULL;
+		}
+		for (j = 0; j < ps->n_spec_req; j++) {
+			const char *name =
+			    que_resource_name(c->st, ps->req[j].res);
+			char q[64];
+			int64_t v;
+
+			if (__builtin_mul_overflow(ps->req[j].per_pod,
+				(int64_t)ps->full_count, &v))
+				v = INT64_MAX;
+			adm_format_quantity(name, v, q, sizeof(q));
+			json_object_set_new(res, name, json_string(q));
+		}
+	}
+	return a;
+}
+
 /*
  * Writing every pending reason as it changes would cost a write per
  * Workload per cycle; users read the reason of Workloads that wait, so it
@@ -59,7 +98,7 @@ void ctl_report_pending(ctl *c, int64_t now)
 		struct que_wl *qw = que_workload_get(c->st, uid);
 		json_t *last = json_object_get(c->rep.pending_at, uid);
 		struct api_workload wl;
-		json_t *patch = NULL;
+		json_t *patch = NULL, *requests;
 		cu_error err;
 
 		if (qw == NULL || qw->where == QUE_WL_ADMITTED ||
@@ -88,10 +127,11 @@ void ctl_report_pending(ctl *c, int64_t now)
 			json_object_del(c->rep.pending_due, uid);
 			continue;
 		}
-		if (rec_wl_status_pending(&wl,
+		requests = resource_requests(c, qw);
+		if (rec_wl_status_pending_requests(&wl,
 			json_string_value(json_array_get(v, 0)),
-			json_string_value(json_array_get(v, 1)), now, &patch,
-			&err) != CU_OK)
+			json_string_value(json_array_get(v, 1)), requests, now,
+			&patch, &err) != CU_OK)
 			cu_warn("pending %s/%s: %s", qw->ns, qw->name, err.msg);
 		else if (patch != NULL) {
 			json_object_set_new(
@@ -99,6 +139,7 @@ void ctl_report_pending(ctl *c, int64_t now)
 			ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name,
 			    patch, NULL);
 		}
+		json_decref(requests);
 		api_workload_dispose(&wl);
 		json_object_del(c->rep.pending_due, uid);
 	}
