@@ -163,8 +163,8 @@ def pending_status(s):
     """cq (1 cpu) starts on Hold with `first` and `second` (1 cpu each):
     both are counted inadmissible (kueue_pending_workloads), say the
     queue is inactive, and carry status.resourceRequests. Released from
-    Hold, `first` is admitted and `second` says WaitingForQuota within a
-    few seconds (not 30 s later), still counted inadmissible."""
+    Hold, one is admitted and the other says WaitingForQuota within a few
+    seconds (not 30 s later), still counted inadmissible."""
     setup(s, {"team": cluster_queue("cq", 1, stop="Hold")})
     port = free_port()
     ctl = Controller(s, config=CONTROLLER_CONFIG.replace(
@@ -176,13 +176,13 @@ def pending_status(s):
         c = cond(get_wl(s, "team", name), "QuotaReserved")
         return c is not None and c["status"] == "False" and \
             c["reason"] == reason and c
-    c = wait_for(lambda: says("second", "Suspended"), 20,
-                 what="second says the queue is inactive")
-    eq(c["message"], "ClusterQueue cq is inactive")
-    wl = get_wl(s, "team", "second")
-    eq(wl["status"].get("resourceRequests"),
-       [{"name": "main", "resources": {"cpu": "1"}}],
-       "Kueue's status.resourceRequests while pending")
+    for name in ("first", "second"):
+        c = wait_for(lambda: says(name, "Suspended"), 20,
+                     what="%s says the queue is inactive" % name)
+        eq(c["message"], "ClusterQueue cq is inactive")
+        eq(get_wl(s, "team", name)["status"].get("resourceRequests"),
+           [{"name": "main", "resources": {"cpu": "1"}}],
+           "Kueue's status.resourceRequests while pending")
     m = wait_for(lambda: (lambda m: metric(
         m, "kueue_pending_workloads", cluster_queue="cq",
         status="inadmissible") == 2 and m)(scrape(port)), 10,
@@ -195,11 +195,16 @@ def pending_status(s):
                                                          "None"}},
         headers={"Content-Type": "application/merge-patch+json"})
     eq(code, 200, "release cq: %r" % body)
-    wait_for(lambda: reserved(s, "team", "first"), 10, what="first admitted")
+    # Same priority, creation times of one-second resolution: which one
+    # is admitted is up to the UIDs.
+    first = wait_for(lambda: [n for n in ("first", "second")
+                              if reserved(s, "team", n)], 10,
+                     what="one admitted")[0]
+    other = "second" if first == "first" else "first"
     # The reason changed: the 30 s period between pending writes of a
     # Workload holds only repeats of one reason.
-    c = wait_for(lambda: says("second", "WaitingForQuota"), 8,
-                 what="second's new reason written promptly")
+    c = wait_for(lambda: says(other, "WaitingForQuota"), 8,
+                 what="the other's new reason written promptly")
     check("insufficient unused quota for cpu in flavor default-flavor, "
           "1 more needed" in c["message"], c["message"])
     wait_for(lambda: metric(scrape(port), "kueue_pending_workloads",
