@@ -333,6 +333,7 @@ struct que_cq {
 	/* que_recheck_parked: its parked workloads get another look that
 	 * changes nothing they report unless they can go ahead. */
 	bool recheck_needed;
+	bool has_quiet;	  /* its heap may hold quiet workloads */
 	size_t n_members; /* workloads whose cq is this one (heap reserve) */
 };
 

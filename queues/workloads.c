@@ -569,9 +569,14 @@ static void requeue_inadmissible(struct que_cq *cq, bool quiet)
 	size_t i;
 
 	/* A cause: what waits in the heap from a quiet recheck is looked
-	 * at for it too. */
-	for (i = 0; !quiet && i < cq->n_heap; i++)
-		cq->heap[i]->quiet = false;
+	 * at for it too (a pass over the heap at most once per recheck). */
+	if (!quiet && cq->has_quiet) {
+		for (i = 0; i < cq->n_heap; i++)
+			cq->heap[i]->quiet = false;
+		cq->has_quiet = false;
+	}
+	if (quiet && cq->inadmissible.n > 0)
+		cq->has_quiet = true;
 	while (cq->inadmissible.head) {
 		struct que_wl *wl = cq->inadmissible.head;
 

@@ -354,3 +354,41 @@ Test(admission_kueue, safety_net_recheck_changes_no_reported_status)
 	cycle();
 	expect_kind("w", ADM_ADMIT);
 }
+
+/* A cause that comes while quietly rechecked workloads still wait in the
+ * heap makes them report again: w2 was moved by the recheck but not yet
+ * looked at when b-run ended. */
+Test(admission_kueue, cause_after_a_recheck_reaches_the_heap_too)
+{
+	struct cq_opts o = {.cohort = "co"};
+	const struct adm_decision *d;
+
+	flavor("default");
+	o.fl[0] = (struct fq){"default", CPU(2)};
+	cq("cq-a", &o);
+	cq("cq-b", &o);
+	wl("a-run", "cq-a", 0, CPU(2));
+	wl("b-run", "cq-b", 0, 500);
+	cycle();
+	wl("w1", "cq-a", 0, CPU(2));
+	wl("w2", "cq-a", 0, CPU(2));
+	cycle();
+	expect_kind("w1", ADM_PENDING);
+	cycle();
+	expect_kind("w2", ADM_PENDING);
+	wl("b-more", "cq-b", 0, CPU(1));
+	cycle();
+	expect_kind("b-more", ADM_ADMIT);
+	cr_assert(que_recheck_parked(st));
+	cycle();
+	cr_assert_null(find("w1"));
+	finish("b-run");
+	cycle();
+	d = expect_kind("w1", ADM_PENDING);
+	cr_assert(
+	    strstr(d->message, ", 1 more needed") != NULL, "%s", d->message);
+	cycle();
+	d = expect_kind("w2", ADM_PENDING);
+	cr_assert(
+	    strstr(d->message, ", 1 more needed") != NULL, "%s", d->message);
+}
