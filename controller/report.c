@@ -484,6 +484,7 @@ static void write_cq_status(ctl *c)
 /* Per-LocalQueue tallies for its status, from one pass over the CQs. */
 struct lq_tally {
 	size_t pending, admitted;
+	size_t parked;	/* of pending: inadmissible, as Kueue counts them */
 	int64_t *usage; /* per fr, milli */
 };
 
@@ -506,7 +507,7 @@ static struct lq_tally *lq_tally_of(struct lq_pass *p, const struct que_wl *wl)
 		return &p->v[json_integer_value(pos)];
 	if (cu_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) != CU_OK)
 		return NULL;
-	p->v[p->n].pending = p->v[p->n].admitted = 0;
+	p->v[p->n].pending = p->v[p->n].admitted = p->v[p->n].parked = 0;
 	p->v[p->n].usage = cu_calloc(p->nfr ? p->nfr : 1, sizeof(int64_t));
 	if (p->v[p->n].usage == NULL)
 		return NULL;
@@ -523,12 +524,16 @@ static void lq_count_cq(struct lq_pass *p, struct que_cq *cq)
 	uint32_t ps, r;
 
 	for (i = 0; i < cq->n_heap; i++)
-		if ((t = lq_tally_of(p, cq->heap[i])) != NULL)
+		if ((t = lq_tally_of(p, cq->heap[i])) != NULL) {
 			t->pending++;
+			t->parked += !cq->active;
+		}
 	wl = cq->inadmissible.head;
 	for (i = 0; i < cq->inadmissible.n; i++, wl = wl->next)
-		if ((t = lq_tally_of(p, wl)) != NULL)
+		if ((t = lq_tally_of(p, wl)) != NULL) {
 			t->pending++;
+			t->parked++;
+		}
 	wl = cq->admitted.head;
 	for (i = 0; i < cq->admitted.n; i++, wl = wl->next) {
 		if ((t = lq_tally_of(p, wl)) == NULL)
@@ -612,7 +617,8 @@ static bool lq_reported(const ctl *c, json_t *cached)
 		       json_object_get(cached, "metadata"), "labels"));
 }
 
-static void lq_metrics(ctl *c, json_t *cached, json_t *st)
+static void lq_metrics(
+    ctl *c, json_t *cached, json_t *st, const struct lq_tally *tally)
 {
 	static const char *const states[] = {"True", "False", "Unknown"};
 	const char *ns = ctl_jmeta(cached, "namespace"),
@@ -637,10 +643,16 @@ static void lq_metrics(ctl *c, json_t *cached, json_t *st)
 		ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_STATUS,
 		    CTL_LV(name, ns, states[i]),
 		    strcmp(states[i], now) == 0 ? 1.0 : 0.0);
+	/* As for the ClusterQueue: active and inadmissible (parked, or
+	 * waiting in an inactive ClusterQueue). */
 	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_PENDING_WORKLOADS,
 	    CTL_LV(name, ns, "active"),
 	    (double)json_integer_value(
-		json_object_get(st, "pendingWorkloads")));
+		json_object_get(st, "pendingWorkloads")) -
+		(tally ? (double)tally->parked : 0.0));
+	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_PENDING_WORKLOADS,
+	    CTL_LV(name, ns, "inadmissible"),
+	    tally ? (double)tally->parked : 0.0);
 	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_RESERVING_ACTIVE_WORKLOADS,
 	    CTL_LV(name, ns),
 	    (double)json_integer_value(
@@ -657,8 +669,15 @@ static void write_one_lq(json_t *cached, void *payload)
 	json_t *want = lq_status(p->c, p, cached);
 	char *key;
 
-	if (p->c->metrics != NULL)
-		lq_metrics(p->c, cached, want);
+	if (p->c->metrics != NULL) {
+		char *k = ctl_key_of(
+		    ctl_jmeta(cached, "namespace"), ctl_jmeta(cached, "name"));
+		json_t *pos = k ? json_object_get(p->index, k) : NULL;
+
+		lq_metrics(p->c, cached, want,
+		    pos ? &p->v[json_integer_value(pos)] : NULL);
+		cu_free(k);
+	}
 
 	key = cu_asprintf("lq/%s/%s", ctl_jmeta(cached, "namespace"),
 	    ctl_jmeta(cached, "name"));

@@ -189,6 +189,12 @@ def pending_status(s):
         what="both counted inadmissible on a held queue")
     eq(metric(m, "kueue_pending_workloads", cluster_queue="cq",
               status="active"), 0.0)
+    m = wait_for(lambda: (lambda m: metric(
+        m, "kueue_local_queue_pending_workloads", name="lq",
+        namespace="team", status="inadmissible") == 2 and m)(scrape(port)),
+        10, what="and per LocalQueue")
+    eq(metric(m, "kueue_local_queue_pending_workloads", name="lq",
+              namespace="team", status="active"), 0.0)
 
     code, _, body = s.raw(
         "PATCH", KUEUE + "/clusterqueues/cq", {"spec": {"stopPolicy":
