@@ -392,3 +392,35 @@ Test(admission_kueue, cause_after_a_recheck_reaches_the_heap_too)
 	cr_assert(
 	    strstr(d->message, ", 1 more needed") != NULL, "%s", d->message);
 }
+
+/* Kueue's scheduler test shape: an untolerated taint is printed as Go
+ * prints the Taint struct, and the reasons are sorted as strings. */
+Test(admission_kueue, untolerated_taint_in_kueue_form_and_order)
+{
+	struct que_taint taint = {"key", "val", QUE_EFFECT_NO_SCHEDULE};
+	struct que_taint bare = {"dedicated", NULL, QUE_EFFECT_NO_EXECUTE};
+	struct que_flavor_spec tainted = {
+	    .name = "spot-tainted", .taints = &taint, .n_taints = 1};
+	struct que_flavor_spec other = {
+	    .name = "a-tainted", .taints = &bare, .n_taints = 1};
+	struct cq_opts o = {0};
+	const struct adm_decision *d;
+
+	flavor("on-demand");
+	cr_assert_eq(que_flavor_set(st, &tainted, NULL), CU_OK);
+	cr_assert_eq(que_flavor_set(st, &other, NULL), CU_OK);
+	o.fl[0] = (struct fq){"on-demand", CPU(5)};
+	o.fl[1] = (struct fq){"spot-tainted", CPU(5)};
+	o.fl[2] = (struct fq){"a-tainted", CPU(5)};
+	cq("cq", &o);
+	wl("w", "cq", 0, CPU(10));
+	cycle();
+	d = expect_kind("w", ADM_PENDING);
+	cr_assert_str_eq(d->message,
+	    "couldn't assign flavors to pod set main: insufficient quota for "
+	    "cpu in flavor on-demand, previously considered podsets requests "
+	    "(0) + current podset request (10) > maximum capacity (5), "
+	    "untolerated taint {dedicated  NoExecute <nil>} in flavor "
+	    "a-tainted, untolerated taint {key val NoSchedule <nil>} in flavor "
+	    "spot-tainted");
+}
