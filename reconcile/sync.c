@@ -395,12 +395,16 @@ static void podset_affinity(struct podset *p, json_t *terms)
 					      strcmp(op, "DoesNotExist") != 0))
 				continue;
 			r->key = json_string_value(json_object_get(e, "key"));
+			if (r->key == NULL)
+				continue; /* the API requires it; skip, as Kueue
+					   */
 			r->op = strcmp(op, "In") == 0	   ? QUE_SEL_IN
 				: strcmp(op, "NotIn") == 0 ? QUE_SEL_NOT_IN
 				: strcmp(op, "Exists") == 0
 				    ? QUE_SEL_EXISTS
 				    : QUE_SEL_DOES_NOT_EXIST;
 			r->values = &p->values[vi];
+			r->n_values = 0;
 			json_array_foreach(vals, k, v)
 			{
 				if (json_is_string(v)) {
@@ -408,8 +412,6 @@ static void podset_affinity(struct podset *p, json_t *terms)
 					r->n_values++;
 				}
 			}
-			if (r->key == NULL)
-				continue;
 			ri++;
 			term->n_reqs++;
 		}
