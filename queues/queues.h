@@ -333,7 +333,10 @@ struct que_cq {
 	/* que_recheck_parked: its parked workloads get another look that
 	 * changes nothing they report unless they can go ahead. */
 	bool recheck_needed;
-	bool has_quiet;	  /* its heap may hold quiet workloads */
+	bool has_quiet; /* its heap may hold quiet workloads */
+	/* What its parked workloads were last looked at for (rebuild):
+	 * activity, spec, flavors, and the quotas of it and its cohorts. */
+	uint64_t config_sig;
 	size_t n_members; /* workloads whose cq is this one (heap reserve) */
 };
 

@@ -424,3 +424,43 @@ Test(admission_kueue, untolerated_taint_in_kueue_form_and_order)
 	    "a-tainted, untolerated taint {key val NoSchedule <nil>} in flavor "
 	    "spot-tainted");
 }
+
+/* The controller sets every queue and flavor again on each configuration
+ * pass (one of its own status writes is enough): an unchanged spec is no
+ * cause, so "w" keeps what it reported. A changed quota is one. */
+Test(admission_kueue, unchanged_configuration_is_no_cause)
+{
+	struct cq_opts o = {.cohort = "co"};
+	const struct adm_decision *d;
+
+	flavor("default");
+	o.fl[0] = (struct fq){"default", CPU(2)};
+	cq("cq-a", &o);
+	cq("cq-b", &o);
+	wl("a-run", "cq-a", 0, CPU(2));
+	wl("b-run", "cq-b", 0, 500);
+	cycle();
+	wl("w", "cq-a", 0, CPU(2));
+	cycle();
+	d = expect_kind("w", ADM_PENDING);
+	cr_assert(
+	    strstr(d->message, ", 500m more needed") != NULL, "%s", d->message);
+	wl("b-more", "cq-b", 0, CPU(1));
+	cycle();
+	expect_kind("b-more", ADM_ADMIT);
+	/* The same specs again. */
+	flavor("default");
+	cq("cq-a", &o);
+	cq("cq-b", &o);
+	cycle();
+	cr_assert_null(find("w"), "w's status changed without a cause: %s",
+	    find("w") ? find("w")->message : "");
+	/* cq-b's quota grows by 500m: the cohort has room for 1 cpu less
+	 * than w needs. */
+	o.fl[0] = (struct fq){"default", 2500};
+	cq("cq-b", &o);
+	cycle();
+	d = expect_kind("w", ADM_PENDING);
+	cr_assert(
+	    strstr(d->message, ", 1 more needed") != NULL, "%s", d->message);
+}
