@@ -490,7 +490,10 @@ CU_MUST_CHECK int que_lq_delete(
     que_state *st, const char *ns, const char *name, cu_error *err);
 
 /* Apply pending configuration changes: link the cohort trees, detect
- * cycles, recompute subtree quotas, activity, routing of workloads.
+ * cycles, recompute subtree quotas, activity, routing of workloads. The
+ * parked workloads of a ClusterQueue get another look only if its
+ * activity, spec, flavors or the quotas of it and its cohorts changed
+ * (setting an object to the spec it had is no cause).
  * CU_ENOMEM (the state stays consistent but the change is retried). */
 CU_MUST_CHECK int que_rebuild(que_state *st, cu_error *err);
 
