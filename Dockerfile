@@ -15,15 +15,17 @@ FROM debian:bookworm AS build
 WORKDIR /src
 COPY . .
 RUN scripts/install-deps.sh --build && rm -rf /var/lib/apt/lists/*
-RUN make image-rootfs IMAGE_DIR=/image
+# The ledger directory apart: COPY makes what it copies root's unless
+# told otherwise, and only this directory is the runtime user's.
+RUN make image-rootfs IMAGE_DIR=/image && mkdir /ledger && \
+    mv /image/rootfs/var/lib/cueue /ledger/
 
 FROM scratch
 ARG VERSION=unknown
 ARG REVISION=unknown
 ARG SOURCE=unknown
 COPY --from=build /image/rootfs/ /
-# COPY makes everything root's: the ledger directory is the runtime user's.
-COPY --from=build --chown=65532:65532 /image/rootfs/var/lib/cueue/ /var/lib/cueue/
+COPY --from=build --chown=65532:65532 /ledger/ /var/lib/
 USER 65532:65532
 ENV PATH=/usr/local/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
 EXPOSE 9443/tcp 8080/tcp 8081/tcp
