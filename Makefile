@@ -348,9 +348,10 @@ install-dev: all
 # from this machine's Debian packages by scripts/image.sh with umoci and
 # skopeo (no daemon, no registry): build/image/cueue-controller-oci.tar
 # (oci-archive) and build/image/cueue-controller-docker.tar (docker load,
-# kind load image-archive). make image-check: unpacks and inspects it and
+# kind load image-archive). make image-check: unpacks and inspects it,
 # runs its entrypoint in a chroot (root or an unprivileged user
-# namespace). make release: build/release/cueue.yaml, everything a
+# namespace), there also against cueue-apiserver of this BUILD until
+# ready (tests/image/check.py). make release: build/release/cueue.yaml, everything a
 # cluster needs in one file, with IMAGE (and the digest of make image
 # when it was built; RELEASE_PIN=1 pins the image by that digest).
 IMAGE        ?= cueue-controller:$(VERSION)
@@ -371,8 +372,9 @@ image-rootfs: release-bin
 image: release-bin
 	@$(IMAGE_ENV) scripts/image.sh image $(RELEASE_DIR)/bin/cueue-controller $(IMAGE_DIR)
 
-image-check: image
-	@$(IMAGE_ENV) IMAGE_DIR=$(IMAGE_DIR) /usr/bin/python3 tests/image/check.py
+image-check: image $(O)/bin/cueue-apiserver
+	@$(IMAGE_ENV) IMAGE_DIR=$(IMAGE_DIR) APISERVER=$(abspath $(O)/bin/cueue-apiserver) \
+	  /usr/bin/python3 tests/image/check.py
 
 release:
 	@IMAGE='$(IMAGE)' RELEASE_PIN='$(RELEASE_PIN)' \

@@ -8,11 +8,11 @@
 #   scripts/image.sh rootfs BINARY OUTDIR
 #       OUTDIR/rootfs: the binary at /usr/local/bin/cueue-controller,
 #       exactly the shared objects it loads (ldd), the CA bundle, passwd
-#       and group with the user nonroot (65532), /etc/os-release, the
-#       copyright file and dpkg status entry of every package a file came
-#       from (for licence and vulnerability scanners), the mount point of
-#       the ledger (/var/lib/cueue, owned by 65532) and of /tmp. No shell,
-#       no package manager.
+#       and group with the user nonroot (65532), nsswitch.conf,
+#       /etc/os-release, the copyright file and dpkg status entry of every
+#       package a file came from (for licence and vulnerability scanners),
+#       the mount point of the ledger (/var/lib/cueue, owned by 65532) and
+#       of /tmp. No shell, no package manager.
 #   scripts/image.sh image BINARY OUTDIR
 #       the rootfs, then with umoci (OCI layout, one layer, config) and
 #       skopeo (archives): OUTDIR/cueue-controller-oci.tar (oci-archive),
@@ -122,6 +122,9 @@ make_rootfs() {
 	printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/var/lib/cueue:/sbin/nologin\n' \
 	    $UID_RUN $UID_RUN >"$root/etc/passwd"
 	printf 'root:x:0:\nnonroot:x:%d:\n' $UID_RUN >"$root/etc/group"
+	# /etc/hosts (the kubelet's) before DNS; glibc has both built in.
+	printf 'passwd: files\ngroup: files\nhosts: files dns\n' \
+	    >"$root/etc/nsswitch.conf"
 	# The packages the files came from, for scanners (as distroless
 	# images record them) and for the licences.
 	for p in $(echo "$pkgs" | tr ' ' '\n' | sort -u); do

@@ -16,19 +16,27 @@ expects and nothing more.
   dynamic loader resolves for the binary inside the image;
 - entrypoint: in a chroot of the rootfs unpacked by umoci, as 65532
   (as root) or in an unprivileged user namespace, --version prints
-  VERSION and --check-config accepts manifests/configmap.yaml's config.
+  VERSION and --check-config accepts manifests/configmap.yaml's config;
+- runs: the controller in that chroot, with the Deployment's arguments
+  (the ledger in /var/lib/cueue), against cueue-apiserver over TLS with
+  the CRDs applied, reports ready on /readyz (informers synced, ledger
+  open): the image has everything the controller loads at run time.
 
-Environment (set by the Makefile): IMAGE_DIR, IMAGE, VERSION, REVISION."""
+Environment (set by the Makefile): IMAGE_DIR, IMAGE, VERSION, REVISION,
+APISERVER (the cueue-apiserver binary for `runs`)."""
 import gzip
 import hashlib
 import io
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tarfile
 import tempfile
+import time
+import urllib.request
 
 import yaml
 
@@ -243,14 +251,17 @@ def in_root(rootfs, path):
     return cur
 
 
-def chroot_cmd(rootfs, args):
+def chroot_argv(rootfs, args):
     chroot = shutil.which("chroot") or "/usr/sbin/chroot"
     if os.geteuid() == 0:
-        cmd = [chroot, "--userspec=%d:%d" % (UID, UID), rootfs] + args
-    else:
-        # Root of an unprivileged user namespace: may chroot, is not 65532.
-        cmd = [shutil.which("unshare") or "/usr/bin/unshare",
-               "--map-root-user", chroot, rootfs] + args
+        return [chroot, "--userspec=%d:%d" % (UID, UID), rootfs] + args
+    # Root of an unprivileged user namespace: may chroot, is not 65532.
+    return [shutil.which("unshare") or "/usr/bin/unshare",
+            "--map-root-user", chroot, rootfs] + args
+
+
+def chroot_cmd(rootfs, args):
+    cmd = chroot_argv(rootfs, args)
     e = {"PATH": "/usr/local/bin"}
     return subprocess.run(cmd, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True,
@@ -319,6 +330,100 @@ def case_entrypoint(rootfs):
                 check(not w or rel == LEDGER, "%s writable by %d" % (rel, UID))
 
 
+def case_runs(rootfs):
+    apiserver = os.environ.get("APISERVER")
+    check(apiserver and os.access(apiserver, os.X_OK),
+          "APISERVER (cueue-apiserver) not given")
+    tmp = tempfile.mkdtemp(prefix="cueue-image-run-")
+    kc = os.path.join(tmp, "kubeconfig")
+    log = open(os.path.join(tmp, "apiserver.log"), "w")
+    srv = subprocess.Popen([apiserver, "--listen", "127.0.0.1:0",
+                            "--kubeconfig-out", kc, "--tls"],
+                           stdout=log, stderr=subprocess.STDOUT)
+    ctl = None
+    try:
+        for _ in range(200):
+            if os.path.exists(kc) or srv.poll() is not None:
+                break
+            time.sleep(0.05)
+        check(os.path.exists(kc), "cueue-apiserver did not start")
+        p = subprocess.run(["kubectl", "--kubeconfig", kc, "apply", "-f",
+                            os.path.join(ROOT, "manifests", "crds")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True)
+        check(p.returncode == 0, "kubectl apply CRDs: " + p.stdout)
+        etc = os.path.join(rootfs, "etc", "cueue")
+        os.makedirs(etc, exist_ok=True)
+        shutil.copy(kc, os.path.join(etc, "kubeconfig"))
+        port = free_port()
+        with open(os.path.join(etc, "run.yaml"), "w") as f:
+            f.write(RUN_CONFIG % (port, free_port()))
+        for n in ("kubeconfig", "run.yaml"):
+            os.chmod(os.path.join(etc, n), 0o644)
+        ctl = subprocess.Popen(
+            chroot_argv(rootfs, [ENTRYPOINT, "--config",
+                                 "/etc/cueue/run.yaml", "--kubeconfig",
+                                 "/etc/cueue/kubeconfig", "--store",
+                                 "/var/lib/cueue/ledger.db"]),
+            stdout=log, stderr=subprocess.STDOUT,
+            env={"PATH": "/usr/local/bin"}, cwd="/")
+        url = "http://127.0.0.1:%d/readyz" % port
+        ready = False
+        for _ in range(300):
+            if ctl.poll() is not None:
+                break
+            try:
+                with urllib.request.urlopen(url, timeout=2) as r:
+                    ready = r.status == 200
+            except Exception:
+                pass
+            if ready:
+                break
+            time.sleep(0.1)
+        log.flush()
+        with open(log.name) as f:
+            tail = f.read()[-2000:]
+        check(ready, "controller in the image not ready (exit %r):\n%s" %
+              (ctl.poll(), tail))
+        check(os.path.exists(os.path.join(rootfs, "var", "lib", "cueue",
+                                          "ledger.db")),
+              "ledger written in /var/lib/cueue")
+    finally:
+        for proc in (ctl, srv):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+RUN_CONFIG = """apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: default
+health:
+  healthProbeBindAddress: 127.0.0.1:%d
+metrics:
+  bindAddress: "0"
+webhook:
+  host: 127.0.0.1
+  port: %d
+internalCertManagement:
+  enable: false
+leaderElection:
+  leaderElect: false
+"""
+
+
+def free_port():
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        return sk.getsockname()[1]
+
+
 def deployment():
     with open(os.path.join(ROOT, "manifests", "deployment.yaml")) as f:
         return yaml.safe_load(f)
@@ -354,6 +459,7 @@ def main():
         if rootfs:
             run("libraries", case_libraries, img, rootfs)
             run("entrypoint", case_entrypoint, rootfs)
+            run("runs", case_runs, rootfs)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     failed = results.count(False)
