@@ -353,7 +353,8 @@ install-dev: all
 # namespace), there also against cueue-apiserver of this BUILD until
 # ready (tests/image/check.py). make release: build/release/cueue.yaml, everything a
 # cluster needs in one file, with IMAGE (and the digest of make image
-# when it was built; RELEASE_PIN=1 pins the image by that digest).
+# when it was built; RELEASE_PIN=1 pins the image by that digest;
+# JOBSET_CRD=0 leaves out cueue's JobSet CRD where JobSet is installed).
 IMAGE        ?= cueue-controller:$(VERSION)
 IMAGE_DIR    ?= build/image
 IMAGE_SOURCE ?= $(shell git config --get remote.origin.url 2>/dev/null | grep -E '^https://' || echo unknown)
@@ -377,7 +378,7 @@ image-check: image $(O)/bin/cueue-apiserver
 	  /usr/bin/python3 tests/image/check.py
 
 release:
-	@IMAGE='$(IMAGE)' RELEASE_PIN='$(RELEASE_PIN)' \
+	@IMAGE='$(IMAGE)' RELEASE_PIN='$(RELEASE_PIN)' JOBSET_CRD='$(JOBSET_CRD)' \
 	  DIGEST_FILE=$(IMAGE_DIR)/digest /usr/bin/python3 scripts/release.py $(RELEASE_OUT)
 
 clean:

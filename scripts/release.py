@@ -15,6 +15,10 @@ included; only the Deployment's image changes:
   RELEASE_PIN  1: reference the image by that digest (IMAGE@sha256:...),
                for a registry the OCI image was pushed to unchanged
                (`skopeo copy oci-archive:... docker://REGISTRY/...`)
+  JOBSET_CRD   0: leave out manifests/crds/jobset.x-k8s.io_jobsets.yaml,
+               for clusters where JobSet is installed (its own CRD must
+               not be replaced by cueue's, which covers only what cueue
+               reads); default 1
 
 usage: python3 scripts/release.py OUT"""
 import os
@@ -96,6 +100,9 @@ def main():
 
     files = resources(MANIFESTS) + resources(os.path.join(MANIFESTS,
                                                           "webhooks"))
+    if os.environ.get("JOBSET_CRD", "1") == "0":
+        files = [f for f in files
+                 if os.path.basename(f) != "jobset.x-k8s.io_jobsets.yaml"]
     docs, seen_ns, seen_crd = [], set(), set()
     for path in files:
         with open(path) as f:
@@ -112,7 +119,7 @@ def main():
                     die("%s: %s/%s comes before its Namespace %s" %
                         (path, obj["kind"], md["name"], ns))
                 group = obj["apiVersion"].rpartition("/")[0]
-                if group.endswith(".x-k8s.io") and \
+                if group == "kueue.x-k8s.io" and \
                         (group, obj["kind"]) not in seen_crd:
                     die("%s: %s before its CRD" % (path, obj["kind"]))
                 if obj["kind"] == "Namespace":

@@ -3,7 +3,8 @@
 cueue-apiserver, applied with the machine's kubectl as one file.
 
 - release-applies: the file names the image (IMAGE, pinned by the digest
-  of `make image` with RELEASE_PIN=1); `kubectl apply -f` accepts every
+  of `make image` with RELEASE_PIN=1) and has cueue's JobSet CRD unless
+  JOBSET_CRD=0; `kubectl apply -f` accepts every
   object, each reads back with every field the file sets, a second apply
   changes nothing. (Plain client-side apply: cueue-apiserver does not
   implement server-side apply yet, so `--server-side` is not exercised.)
@@ -50,11 +51,14 @@ with open(os.path.join(ROOT, "VERSION")) as _f:
 FAKE_DIGEST = "sha256:" + "ab" * 32
 
 
-def release(s, image=None, digest=None, pin=False, name="cueue.yaml"):
+def release(s, image=None, digest=None, pin=False, name="cueue.yaml",
+            jobset_crd=True):
     """Run scripts/release.py into the server's scratch directory."""
     out = os.path.join(s.dir, name)
     env = {k: v for k, v in os.environ.items()
-           if k not in ("IMAGE", "RELEASE_PIN", "DIGEST_FILE")}
+           if k not in ("IMAGE", "RELEASE_PIN", "DIGEST_FILE", "JOBSET_CRD")}
+    if not jobset_crd:
+        env["JOBSET_CRD"] = "0"
     if image:
         env["IMAGE"] = image
     if digest:
@@ -150,6 +154,14 @@ def applies(s):
     check("annotations" not in find(other, "Deployment", "cueue-controller")
           ["spec"]["template"]["metadata"], "no digest without make image")
 
+    crds = [d["metadata"]["name"] for d in docs
+            if d["kind"] == "CustomResourceDefinition"]
+    check("jobsets.jobset.x-k8s.io" in crds, "JobSet CRD by default")
+    _, without = release(s, name="nojobset.yaml", jobset_crd=False)
+    eq([d["metadata"]["name"] for d in without
+        if d["kind"] == "CustomResourceDefinition"],
+       [c for c in crds if c != "jobsets.jobset.x-k8s.io"],
+       "JOBSET_CRD=0 leaves out only the JobSet CRD")
     kinds = {d["kind"] for d in docs}
     for k in ("CustomResourceDefinition", "Namespace", "ServiceAccount",
               "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
