@@ -537,6 +537,7 @@ int ctl_config_to_yaml_minimal(
 		prune_equal(doc, base, true);
 		json_object_foreach(doc, k, v)
 		{
+			/* full's own section (shared, never changed here). */
 			if (json_is_object(v))
 				json_object_set(
 				    doc, k, json_object_get(full, k));
@@ -544,8 +545,11 @@ int ctl_config_to_yaml_minimal(
 		rc = same_config(doc, full, &buf, &same, err);
 	}
 	if (rc == CU_OK && !same) {
+		/* A copy: the sections below are replaced in doc, and full
+		 * is what they are checked against. */
 		json_decref(doc);
-		doc = json_incref(full);
+		if ((doc = json_deep_copy(full)) == NULL)
+			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
 	}
 	/* Then each section on its own: its fields at their defaults go
 	 * when the result still loads to c. */
