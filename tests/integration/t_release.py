@@ -154,6 +154,25 @@ def applies(s):
     check("annotations" not in find(other, "Deployment", "cueue-controller")
           ["spec"]["template"]["metadata"], "no digest without make image")
 
+    # `make release` is the same script with the Makefile's variables.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "BUILD",
+                        "BUILDDIR")}
+    made = os.path.join(s.dir, "made.yaml")
+    p = subprocess.run(["make", "--no-print-directory", "-C", ROOT,
+                        "release", "RELEASE_OUT=" + made, "IMAGE=" + image,
+                        "IMAGE_DIR=" + os.path.join(s.dir, "no-image"),
+                        "JOBSET_CRD=0"],
+                       env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True)
+    eq(p.returncode, 0, "make release: " + p.stdout)
+    with open(made) as f:
+        mdocs = [d for d in yaml.safe_load_all(f) if d]
+    eq(find(mdocs, "Deployment", "cueue-controller")["spec"]["template"]
+       ["spec"]["containers"][0]["image"], image, "make release IMAGE=")
+    check(not any(d["kind"] == "CustomResourceDefinition" and
+                  d["metadata"]["name"] == "jobsets.jobset.x-k8s.io"
+                  for d in mdocs), "make release JOBSET_CRD=0")
     crds = [d["metadata"]["name"] for d in docs
             if d["kind"] == "CustomResourceDefinition"]
     check("jobsets.jobset.x-k8s.io" in crds, "JobSet CRD by default")
