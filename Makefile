@@ -351,10 +351,11 @@ install-dev: all
 # kind load image-archive). make image-check: unpacks and inspects it,
 # runs its entrypoint in a chroot (root or an unprivileged user
 # namespace), there also against cueue-apiserver of this BUILD until
-# ready (tests/image/check.py). make release: build/release/cueue.yaml, everything a
-# cluster needs in one file, with IMAGE (and the digest of make image
-# when it was built; RELEASE_PIN=1 pins the image by that digest;
-# JOBSET_CRD=0 leaves out cueue's JobSet CRD where JobSet is installed).
+# ready (tests/image/check.py). make release: build/release/cueue.yaml,
+# everything a cluster needs in one file, with IMAGE (and the digest of
+# make image when it was built; RELEASE_PIN=1 pins the image by that
+# digest; JOBSET_CRD=0 leaves out cueue's JobSet CRD where JobSet is
+# installed). IMAGE_SOURCE: the image's source label (the https remote).
 IMAGE        ?= cueue-controller:$(VERSION)
 IMAGE_DIR    ?= build/image
 IMAGE_SOURCE ?= $(shell git config --get remote.origin.url 2>/dev/null | grep -E '^https://' || echo unknown)

@@ -37,9 +37,10 @@ for p in $PKGS; do
 		missing="$missing $p"
 	fi
 done
-# kubectl (not for --build): the machines carry a modern kubectl (a dispatcher to
-# 1.27-1.33). Debian's kubernetes-client (1.20) owns the same path and
-# conflicts with it, so it is installed only where no kubectl exists.
+# kubectl (not for --build): the machines carry a modern kubectl (a
+# dispatcher to 1.27-1.33). Debian's kubernetes-client (1.20) owns the
+# same path and conflicts with it, so it is installed only where no
+# kubectl exists.
 need_kubectl=0
 command -v kubectl >/dev/null 2>&1 || need_kubectl=1
 [ "${1:-}" = "--build" ] && need_kubectl=0
