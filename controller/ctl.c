@@ -491,7 +491,7 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (!c->dirty_wl || !c->dirty_jobs ||
 	    ctl_feed_init(&c->feed) != CU_OK ||
 	    ctl_decide_init(&c->dec) != CU_OK ||
-	    ctl_report_init(&c->rep) != CU_OK) {
+	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
@@ -762,5 +762,6 @@ void ctl_free(ctl *c)
 	ctl_feed_dispose(&c->feed);
 	ctl_decide_dispose(&c->dec);
 	ctl_report_dispose(&c->rep);
+	ctl_pr_dispose(c);
 	cu_free(c);
 }

@@ -27,6 +27,9 @@
  *              job's Workloads
  *   tick.c     the one-second tick: metrics, retries, requeue safety net
  *              (struct ctl_tick)
+ *   podsready.c waitForPodsReady: the pods' own cause of a job that waits
+ *              (on-demand LIST), blockAdmission's admitted-not-ready set
+ *              (struct ctl_pr)
  *
  * Event-loop thread only. Prefix ctl_.
  */
@@ -153,6 +156,20 @@ struct ctl_serve {
 	struct wh_options wh; /* the webhook handlers' view of caches */
 };
 
+/* podsready.c: waitForPodsReady. */
+struct ctl_pr {
+	struct rec_pods_ready_cfg cfg;
+	/* blockAdmission: uids [owned strings, key == value] of Workloads
+	 * holding quota whose PodsReady is not True. */
+	cu_map not_ready;
+	/* job key ("J/ns/name") -> struct ctl_pr_diag [owned]: the pods'
+	 * cause of a job that waits for its pods, and its next LIST. */
+	cu_map diag;
+	size_t lists; /* LISTs in flight */
+	ev_timer timer;
+	bool timer_init, armed;
+};
+
 /* tick.c */
 struct ctl_tick {
 	ev_timer w;
@@ -196,6 +213,7 @@ struct ctl {
 	struct ctl_report rep;
 	struct ctl_serve srv;
 	struct ctl_tick tick;
+	struct ctl_pr pr;
 
 	bool stopping;
 	void (*stop_done)(void *payload);
@@ -325,6 +343,34 @@ void ctl_reconcile_workload(ctl *c, const char *key, int64_t now);
  * rec_job_reconcile, its plan carried out. A job gone from the cache has
  * its Workloads deleted (step 0). */
 void ctl_reconcile_job(ctl *c, const char *key, int64_t now);
+
+/* ---- podsready.c ------------------------------------------------------ */
+
+/* Init (from c->cfg; CU_OK) and dispose (safe on a zeroed struct; after
+ * the clients are freed). */
+int ctl_pr_init(ctl *c);
+void ctl_pr_dispose(ctl *c);
+/* The job job_key [borrowed] waits for its pods (admitted, started, not
+ * ready): the pods' cause [borrowed; valid until the next call] or NULL,
+ * and a LIST of its pods when one is due (answers mark the job dirty). */
+const char *ctl_pr_cause(ctl *c, const char *job_key, const struct rec_job *j,
+    const struct api_workload *wl, int64_t now);
+/* The job no longer waits for its pods: its cause is forgotten. */
+void ctl_pr_done(ctl *c, const char *job_key);
+/* blockAdmission: Workload uid [borrowed] holds quota and its pods are
+ * not ready (not_ready) or not any more; a set that empties marks the
+ * cycle. */
+void ctl_pr_track(ctl *c, const char *uid, bool not_ready);
+/* blockAdmission holds admissions back: an admitted Workload waits for
+ * its pods. */
+bool ctl_pr_blocked(const ctl *c);
+/* Observe the PodsReady timings of wl [borrowed] whose PodsReady became
+ * True (Started) now. */
+void ctl_pr_ready_metrics(ctl *c, const struct api_workload *wl, int64_t now);
+/* kueue_pods_ready_to_evicted_time_seconds for wl [borrowed] evicted now
+ * in cq with reason and cause [borrowed; may be NULL]. */
+void ctl_pr_evicted_metrics(ctl *c, const struct api_workload *wl,
+    const char *cq, const char *reason, const char *cause, int64_t now);
 
 /* ---- tick.c ----------------------------------------------------------- */
 

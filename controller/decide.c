@@ -38,6 +38,7 @@ void ctl_withdraw(ctl *c, const char *uid, int64_t now)
 		return;
 	if (rc != CU_OK)
 		cu_warn("engine: %s", err.msg);
+	ctl_pr_track(c, uid, false);
 	c->dirty_cycle = true;
 }
 
@@ -144,6 +145,16 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 
 	if (qw == NULL)
 		return;
+	if (ctl_pr_blocked(c)) {
+		/* blockAdmission: an admitted Workload waits for its pods;
+		 * this one waits for them too, and says so (as Kueue). */
+		if (que_workload_unadmit(c->st, d->uid, &err) != CU_OK)
+			cu_warn("engine: %s", err.msg);
+		json_object_set_new(c->rep.pending_due, d->uid,
+		    json_pack("[s,s]", REC_REASON_WAITING_FOR_PODS_READY,
+			REC_MSG_WAITING_FOR_PODS_READY));
+		return;
+	}
 	{
 		/* Our own write to it (a pending status) has not reached the
 		 * cache: a patch on the older object would only conflict. The
@@ -160,6 +171,7 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		cu_free(ek);
 		if (st && obj != NULL &&
 		    record_admission(c, qw, d, now, &err) == CU_OK) {
+			ctl_pr_track(c, d->uid, true);
 			json_object_set_new(
 			    c->dec.in_flight, d->uid, json_true());
 			json_object_set_new(
@@ -175,7 +187,8 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		ctl_withdraw(c, d->uid, now);
 		return;
 	}
-	if (rec_wl_status_admit(&wl, d, now, &patch, &err) != CU_OK ||
+	if (rec_wl_status_admit_wait(
+		&wl, d, c->pr.cfg.enable, now, &patch, &err) != CU_OK ||
 	    record_admission(c, qw, d, now, &err) != CU_OK) {
 		cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
 		json_decref(patch);
@@ -183,6 +196,7 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		api_workload_dispose(&wl);
 		return;
 	}
+	ctl_pr_track(c, d->uid, true);
 	if (patch != NULL)
 		ctl_queue_admit(c, qw, patch,
 		    cu_asprintf("Quota reserved in ClusterQueue %s, wait time "
@@ -308,6 +322,9 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			 * under way. */
 			ctl_ledger_evicting(c, v->uid, now);
 		}
+		if (patch != NULL)
+			ctl_pr_evicted_metrics(c, &wl, v->cq ? v->cq->name : "",
+			    REC_EVICTED_PREEMPTED, "", now);
 		if (c->metrics != NULL && patch != NULL)
 			ctl_metric_inc(c->metrics,
 			    CTL_M_EVICTED_WORKLOADS_TOTAL,

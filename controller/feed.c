@@ -362,7 +362,12 @@ void ctl_wake_workload(ctl *c, const char *key, int64_t at_ns)
 {
 	json_t *cur = json_object_get(c->feed.wake, key);
 
-	if (cur != NULL && json_integer_value(cur) == at_ns)
+	/* Several deadlines of one Workload (maximumExecutionTimeSeconds,
+	 * the PodsReady timeout): the earliest ahead wins; its reconcile
+	 * arms the next. */
+	if (cur != NULL && (json_integer_value(cur) == at_ns ||
+			       (json_integer_value(cur) < at_ns &&
+				   json_integer_value(cur) > cu_time_now_ns())))
 		return;
 	if (!c->feed.wake_armed && c->feed.wake_w.data != c) {
 		ev_timer_init(&c->feed.wake_w, on_wake, 0.0, 0.0);
@@ -380,6 +385,7 @@ void ctl_forget_workload(ctl *c, const char *key, const char *uid)
 	    err.code != CU_ENOTFOUND)
 		cu_warn("engine: %s", err.msg);
 	ctl_ledger_release(c, uid, 0);
+	ctl_pr_track(c, uid, false);
 	json_object_del(c->feed.wl_gen, uid);
 	json_object_del(c->rep.pending_at, uid);
 	json_object_del(c->rep.pending_due, uid);

@@ -58,6 +58,10 @@ ALLOWED_UNUSED = {
         "blockOwnerDeletion on Workloads owned by Jobs",
     ("jobset.x-k8s.io", "jobsets/finalizers", "update"):
         "blockOwnerDeletion on Workloads owned by JobSets",
+    # Only a job whose pods wait (Nodes that cannot place them) gets its
+    # pods listed, for the PodsReady cause (t_pods_ready).
+    ("", "pods", "list"):
+        "waitForPodsReady: the pods of a job that waits for them",
 }
 
 # Rule entries the scenario reaches only on some runs (timing), each with

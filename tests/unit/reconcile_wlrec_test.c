@@ -575,6 +575,9 @@ static void render(const struct rec_plan *p, int64_t now, char *buf, size_t cap)
 			app(buf, cap, "eligible ",
 			    it->eligible ? "true" : "false", NULL);
 			break;
+		case REC_ENGINE_BACKOFF:
+			app(buf, cap, "backoff", NULL);
+			break;
 		}
 	}
 }
