@@ -1,0 +1,929 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/apiserver/sched.c - stand-ins for kube-scheduler and the kubelet
+ * (--simulate scheduler), so that tests can see pods wait for room on
+ * nodes. Inert until at least one v1 Node exists.
+ *
+ * Scheduler: binds each pending Pod (no spec.nodeName, phase Pending,
+ * spec.schedulerName empty or default-scheduler) in priority order
+ * (spec.priority, then creation time, then name), to the node in
+ * status.nominatedNodeName when it fits (KEP-5278), else to the first
+ * fitting node in name order (no scoring). The filters, in kube-scheduler's
+ * default order: NodeUnschedulable (spec.unschedulable, unless the pod
+ * tolerates node.kubernetes.io/unschedulable:NoSchedule), TaintToleration
+ * (NoSchedule and NoExecute taints), NodeAffinity (nodeSelector and the
+ * required node affinity: In, NotIn, Exists, DoesNotExist, Gt, Lt,
+ * matchFields metadata.name) and NodeResourcesFit (status.allocatable, or
+ * status.capacity without it, minus the requests of the unfinished pods
+ * bound there: pods count, cpu, memory and every other resource). Binding
+ * sets spec.nodeName and PodScheduled=True; a gated pod gets
+ * PodScheduled=False reason SchedulingGated; a pod that fits nowhere gets
+ * PodScheduled=False reason Unschedulable with kube-scheduler's message
+ * (FitError.Error: reasons counted per node, sorted as strings, then the
+ * preemption post-filter's own count). Nothing is ever preempted: a node
+ * that failed only on resources counts as "No preemption victims found for
+ * incoming pod".
+ *
+ * Kubelet: a bound pod becomes Running with Ready and ContainersReady True
+ * after the milliseconds in its annotation cueue.dev/sim-ready-ms (copied
+ * from the Job's pod template; default 0); until then it is Pending with
+ * its containers waiting in ContainerCreating. A Node without a Ready
+ * condition gets one (KubeletReady).
+ *
+ * Cost: usage per node and the set of pending pods are kept up to date
+ * from every stored change (as_sched_notify), so a pass over the pending
+ * pods runs only after something that can change its outcome: a pod
+ * became pending or changed while pending, a pod stopped holding a node's
+ * resources, or a Node changed.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/quantity.h"
+#include "tests/apiserver/apiserver.h"
+
+#define SCHED_USER "system:kube-scheduler"
+#define KUBELET_USER "system:node:sim-kubelet"
+#define READY_ANN "cueue.dev/sim-ready-ms"
+#define DEFAULT_MAX_PODS 110 /* the kubelet's default maxPods */
+
+static json_t *used;	  /* node name -> {resource: milli-units} */
+static json_t *pending;	  /* "ns/name" -> true: pods for the scheduler */
+static json_t *ready_at;  /* "ns/name" -> ms: bound pods not yet started */
+static json_t *new_nodes; /* node name -> true: Ready condition to check */
+static bool dirty;	  /* something changed that a pass may act on */
+
+static int64_t now_ms(void)
+{
+	return cu_time_now_ns() / 1000000;
+}
+
+static struct as_kind *pods_kind(struct as_server *srv)
+{
+	return as_kind_find(srv, "", "v1", "pods");
+}
+
+static struct as_kind *nodes_kind(struct as_server *srv)
+{
+	return as_kind_find(srv, "", "v1", "nodes");
+}
+
+static bool is_core(const struct as_kind *k, const char *plural)
+{
+	return k->group[0] == '\0' && strcmp(k->plural, plural) == 0;
+}
+
+static bool streq(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+bool as_sched_active(struct as_server *srv)
+{
+	struct as_kind *nk;
+
+	if (!srv->sim_sched)
+		return false;
+	nk = nodes_kind(srv);
+	return nk != NULL && nk->nitems > 0;
+}
+
+/* ---- pods ---------------------------------------------------------- */
+
+static bool terminal(json_t *pod)
+{
+	const char *ph = as_jstr(pod, "status.phase");
+
+	return streq(ph, "Succeeded") || streq(ph, "Failed");
+}
+
+static const char *node_of(json_t *pod)
+{
+	const char *n = as_jstr(pod, "spec.nodeName");
+
+	return n != NULL && n[0] != '\0' ? n : NULL;
+}
+
+/* Bound and unfinished: counts against its node. */
+static bool holds(json_t *pod)
+{
+	return pod != NULL && node_of(pod) != NULL && !terminal(pod);
+}
+
+static bool is_pending(json_t *pod)
+{
+	const char *ph = as_jstr(pod, "status.phase");
+	const char *sn = as_jstr(pod, "spec.schedulerName");
+
+	return node_of(pod) == NULL && (ph == NULL || streq(ph, "Pending")) &&
+	       (sn == NULL || sn[0] == '\0' ||
+		   strcmp(sn, "default-scheduler") == 0) &&
+	       as_jget(pod, "metadata.deletionTimestamp") == NULL;
+}
+
+static json_t *condition(json_t *obj, const char *type)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(as_jget(obj, "status.conditions"), i, c)
+	{
+		if (streq(as_jstr(c, "type"), type))
+			return c;
+	}
+	return NULL;
+}
+
+static bool is_ready(json_t *pod)
+{
+	json_t *c = condition(pod, "Ready");
+
+	return c != NULL && streq(as_jstr(c, "status"), "True");
+}
+
+static int64_t milli_of(json_t *v)
+{
+	int64_t m = 0;
+	cu_error err;
+
+	if (json_is_integer(v))
+		return (int64_t)json_integer_value(v) * 1000;
+	if (!json_is_string(v) ||
+	    api_quantity_parse_milli(json_string_value(v), &m, &err) != CU_OK)
+		return 0;
+	return m;
+}
+
+/* One container's requests: requests, with limits standing in for the
+ * resources that have none (the API server's defaulting). */
+static json_t *container_requests(json_t *c)
+{
+	json_t *out = json_object(), *v;
+	const char *r;
+
+	json_object_foreach(as_jget(c, "resources.limits"), r, v)
+	{
+		json_object_set_new(out, r, json_integer(milli_of(v)));
+	}
+	json_object_foreach(as_jget(c, "resources.requests"), r, v)
+	{
+		json_object_set_new(out, r, json_integer(milli_of(v)));
+	}
+	return out;
+}
+
+static void add_into(json_t *acc, json_t *add, int sign)
+{
+	const char *r;
+	json_t *v;
+
+	json_object_foreach(add, r, v)
+	{
+		json_object_set_new(acc, r,
+		    json_integer(json_integer_value(json_object_get(acc, r)) +
+				 sign * json_integer_value(v)));
+	}
+}
+
+/* What the pod asks of a node, in milli-units, "pods" included:
+ * the containers' sum, at least each init container's, plus overhead. */
+static json_t *pod_requests(json_t *pod)
+{
+	json_t *req = json_object(), *c, *one, *v;
+	const char *r;
+	size_t i;
+
+	json_array_foreach(as_jget(pod, "spec.containers"), i, c)
+	{
+		one = container_requests(c);
+		add_into(req, one, 1);
+		json_decref(one);
+	}
+	json_array_foreach(as_jget(pod, "spec.initContainers"), i, c)
+	{
+		one = container_requests(c);
+		json_object_foreach(one, r, v)
+		{
+			if (json_integer_value(v) >
+			    json_integer_value(json_object_get(req, r)))
+				json_object_set(req, r, v);
+		}
+		json_decref(one);
+	}
+	json_object_foreach(as_jget(pod, "spec.overhead"), r, v)
+	{
+		json_object_set_new(req, r,
+		    json_integer(json_integer_value(json_object_get(req, r)) +
+				 milli_of(v)));
+	}
+	json_object_set_new(req, "pods", json_integer(1000));
+	return req;
+}
+
+static void account(json_t *pod, int sign)
+{
+	const char *node = node_of(pod);
+	json_t *u, *req;
+
+	u = json_object_get(used, node);
+	if (u == NULL) {
+		u = json_object();
+		json_object_set_new(used, node, u);
+	}
+	req = pod_requests(pod);
+	add_into(u, req, sign);
+	json_decref(req);
+}
+
+static char *pod_key(json_t *pod)
+{
+	return cu_asprintf("%s/%s", as_jstr(pod, "metadata.namespace"),
+	    as_jstr(pod, "metadata.name"));
+}
+
+static long long ready_ms(json_t *pod)
+{
+	const char *v = json_string_value(
+	    json_object_get(as_jget(pod, "metadata.annotations"), READY_ANN));
+	long long ms = v ? strtoll(v, NULL, 10) : 0;
+
+	return ms < 0 ? 0 : ms;
+}
+
+void as_sched_notify(
+    struct as_server *srv, struct as_kind *k, json_t *obj, json_t *old)
+{
+	char *key;
+
+	if (!srv->sim_sched || used == NULL)
+		return;
+	if (is_core(k, "nodes")) {
+		dirty = true;
+		if (obj != NULL && condition(obj, "Ready") == NULL)
+			json_object_set_new(new_nodes,
+			    as_jstr(obj, "metadata.name"), json_true());
+		return;
+	}
+	if (!is_core(k, "pods"))
+		return;
+	if (holds(old))
+		account(old, -1);
+	if (holds(obj))
+		account(obj, 1);
+	if (holds(old) && !(holds(obj) && streq(node_of(old), node_of(obj))))
+		dirty = true; /* resources freed */
+	key = pod_key(obj ? obj : old);
+	if (key == NULL)
+		return;
+	if (obj != NULL && is_pending(obj)) {
+		if (json_object_get(pending, key) == NULL || old == NULL ||
+		    !json_equal(json_object_get(old, "spec"),
+			json_object_get(obj, "spec")) ||
+		    !json_equal(as_jget(old, "status.nominatedNodeName"),
+			as_jget(obj, "status.nominatedNodeName")))
+			dirty = true;
+		json_object_set_new(pending, key, json_true());
+	} else {
+		json_object_del(pending, key);
+	}
+	if (obj != NULL && node_of(obj) != NULL && !terminal(obj) &&
+	    !is_ready(obj) &&
+	    as_jget(obj, "metadata.deletionTimestamp") == NULL) {
+		if (json_object_get(ready_at, key) == NULL)
+			json_object_set_new(ready_at, key,
+			    json_integer(now_ms() + ready_ms(obj)));
+	} else {
+		json_object_del(ready_at, key);
+	}
+	cu_free(key);
+}
+
+/* ---- conditions ------------------------------------------------------ */
+
+static bool same_str(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || streq(a, b);
+}
+
+/* Append to a fixed buffer, truncating. */
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+    CU_PRINTF(4, 5);
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = *len + (size_t)n < cap ? *len + (size_t)n : cap - 1;
+}
+
+/* Set condition `type` on obj (a copy being built); false when it already
+ * says exactly this. */
+static bool set_cond(json_t *obj, const char *type, const char *status,
+    const char *reason, const char *message)
+{
+	json_t *c = condition(obj, type), *conds;
+	char now[CU_TIME_RFC3339_LEN];
+
+	if (c != NULL && streq(as_jstr(c, "status"), status) &&
+	    same_str(as_jstr(c, "reason"), reason) &&
+	    same_str(as_jstr(c, "message"), message))
+		return false;
+	as_now_rfc3339(now);
+	if (c == NULL) {
+		if (!json_is_object(json_object_get(obj, "status")))
+			json_object_set_new(obj, "status", json_object());
+		conds = as_jget(obj, "status.conditions");
+		if (!json_is_array(conds)) {
+			conds = json_array();
+			as_jset(obj, "status.conditions", conds);
+		}
+		c = json_object();
+		json_array_append_new(conds, c);
+		json_object_set_new(c, "type", json_string(type));
+	}
+	if (!streq(as_jstr(c, "status"), status))
+		json_object_set_new(c, "lastTransitionTime", json_string(now));
+	json_object_set_new(c, "status", json_string(status));
+	json_object_set_new(c, "lastProbeTime", json_null());
+	if (reason != NULL)
+		json_object_set_new(c, "reason", json_string(reason));
+	else
+		json_object_del(c, "reason");
+	if (message != NULL)
+		json_object_set_new(c, "message", json_string(message));
+	else
+		json_object_del(c, "message");
+	return true;
+}
+
+/* ---- filters --------------------------------------------------------- */
+
+static bool tolerates(
+    json_t *pod, const char *key, const char *value, const char *effect)
+{
+	json_t *t;
+	size_t i;
+
+	json_array_foreach(as_jget(pod, "spec.tolerations"), i, t)
+	{
+		const char *te = as_jstr(t, "effect");
+		const char *tk = as_jstr(t, "key");
+		const char *op = as_jstr(t, "operator");
+		const char *tv = as_jstr(t, "value");
+
+		if (te != NULL && te[0] != '\0' && !streq(te, effect))
+			continue;
+		if (tk != NULL && tk[0] != '\0' && !streq(tk, key))
+			continue;
+		if (streq(op, "Exists"))
+			return true;
+		if ((op == NULL || op[0] == '\0' || streq(op, "Equal")) &&
+		    strcmp(tv ? tv : "", value ? value : "") == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool in_values(json_t *values, const char *v)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(values, i, x)
+	{
+		if (streq(json_string_value(x), v))
+			return true;
+	}
+	return false;
+}
+
+static bool requirement_ok(json_t *req, const char *have)
+{
+	const char *op = as_jstr(req, "operator");
+	json_t *values = json_object_get(req, "values");
+
+	if (streq(op, "In"))
+		return have != NULL && in_values(values, have);
+	if (streq(op, "NotIn"))
+		return have == NULL || !in_values(values, have);
+	if (streq(op, "Exists"))
+		return have != NULL;
+	if (streq(op, "DoesNotExist"))
+		return have == NULL;
+	if ((streq(op, "Gt") || streq(op, "Lt")) && have != NULL &&
+	    json_array_size(values) == 1) {
+		char *e1, *e2;
+		const char *w = json_string_value(json_array_get(values, 0));
+		long long a = strtoll(have, &e1, 10);
+		long long b = strtoll(w ? w : "", &e2, 10);
+
+		if (*e1 != '\0' || e2 == w || *e2 != '\0' || have[0] == '\0')
+			return false;
+		return streq(op, "Gt") ? a > b : a < b;
+	}
+	return false;
+}
+
+static bool term_ok(json_t *term, json_t *node)
+{
+	json_t *labels = as_jget(node, "metadata.labels"), *e;
+	json_t *exprs = json_object_get(term, "matchExpressions");
+	json_t *fields = json_object_get(term, "matchFields");
+	size_t i;
+
+	if (json_array_size(exprs) == 0 && json_array_size(fields) == 0)
+		return false; /* an empty term matches nothing */
+	json_array_foreach(exprs, i, e)
+	{
+		if (!requirement_ok(e, json_string_value(json_object_get(
+					   labels, as_jstr(e, "key")))))
+			return false;
+	}
+	json_array_foreach(fields, i, e)
+	{
+		if (!streq(as_jstr(e, "key"), "metadata.name") ||
+		    !requirement_ok(e, as_jstr(node, "metadata.name")))
+			return false;
+	}
+	return true;
+}
+
+static bool affinity_ok(json_t *pod, json_t *node)
+{
+	json_t *labels = as_jget(node, "metadata.labels"), *v, *req, *t;
+	const char *k;
+	size_t i;
+
+	json_object_foreach(as_jget(pod, "spec.nodeSelector"), k, v)
+	{
+		if (!json_equal(json_object_get(labels, k), v))
+			return false;
+	}
+	req = as_jget(pod, "spec.affinity.nodeAffinity."
+			   "requiredDuringSchedulingIgnoredDuringExecution");
+	if (req == NULL || json_is_null(req))
+		return true;
+	json_array_foreach(json_object_get(req, "nodeSelectorTerms"), i, t)
+	{
+		if (term_ok(t, node))
+			return true;
+	}
+	return false;
+}
+
+static void count(json_t *hist, const char *reason)
+{
+	json_object_set_new(hist, reason,
+	    json_integer(
+		json_integer_value(json_object_get(hist, reason)) + 1));
+}
+
+enum fit { FIT, NO_ROOM, UNRESOLVABLE };
+
+static int64_t allocatable(json_t *node, const char *r)
+{
+	json_t *a = as_jget(node, "status.allocatable");
+
+	if (!json_is_object(a))
+		a = as_jget(node, "status.capacity");
+	return milli_of(json_object_get(a, r));
+}
+
+static void resource_check(json_t *node, json_t *u, json_t *req, const char *r,
+    json_t *hist, bool *short_of)
+{
+	int64_t want = json_integer_value(json_object_get(req, r));
+	char msg[300];
+
+	if (want <= 0)
+		return;
+	if (want >
+	    allocatable(node, r) - json_integer_value(json_object_get(u, r))) {
+		snprintf(msg, sizeof(msg), "Insufficient %s", r);
+		count(hist, msg);
+		*short_of = true;
+	}
+}
+
+/* Run the filters for pod on node; reasons of a failure go to hist. */
+static enum fit filter(json_t *pod, json_t *node, json_t *req, json_t *hist)
+{
+	json_t *u = json_object_get(used, as_jstr(node, "metadata.name")), *t;
+	json_t *a;
+	size_t i;
+	const char *r;
+	json_t *v;
+	int64_t max_pods;
+	bool short_of = false;
+
+	if (json_is_true(as_jget(node, "spec.unschedulable")) &&
+	    !tolerates(
+		pod, "node.kubernetes.io/unschedulable", "", "NoSchedule")) {
+		count(hist, "node(s) were unschedulable");
+		return UNRESOLVABLE;
+	}
+	json_array_foreach(as_jget(node, "spec.taints"), i, t)
+	{
+		const char *eff = as_jstr(t, "effect");
+		const char *key = as_jstr(t, "key");
+		const char *val = as_jstr(t, "value");
+		char msg[600];
+
+		if (!streq(eff, "NoSchedule") && !streq(eff, "NoExecute"))
+			continue;
+		if (tolerates(pod, key ? key : "", val ? val : "", eff))
+			continue;
+		snprintf(msg, sizeof(msg),
+		    "node(s) had untolerated taint {%s: %s}", key ? key : "",
+		    val ? val : "");
+		count(hist, msg);
+		return UNRESOLVABLE;
+	}
+	if (!affinity_ok(pod, node)) {
+		count(
+		    hist, "node(s) didn't match Pod's node affinity/selector");
+		return UNRESOLVABLE;
+	}
+	a = as_jget(node, "status.allocatable");
+	if (!json_is_object(a))
+		a = as_jget(node, "status.capacity");
+	max_pods = json_object_get(a, "pods") != NULL
+		       ? allocatable(node, "pods") / 1000
+		       : DEFAULT_MAX_PODS;
+	if (json_integer_value(json_object_get(u, "pods")) / 1000 + 1 >
+	    max_pods) {
+		count(hist, "Too many pods");
+		short_of = true;
+	}
+	resource_check(node, u, req, "cpu", hist, &short_of);
+	resource_check(node, u, req, "memory", hist, &short_of);
+	resource_check(node, u, req, "ephemeral-storage", hist, &short_of);
+	json_object_foreach(req, r, v)
+	{
+		if (strcmp(r, "pods") != 0 && strcmp(r, "cpu") != 0 &&
+		    strcmp(r, "memory") != 0 &&
+		    strcmp(r, "ephemeral-storage") != 0)
+			resource_check(node, u, req, r, hist, &short_of);
+	}
+	return short_of ? NO_ROOM : FIT;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "N reason, M reason" sorted as strings, as FitError.Error does. */
+static void histogram(char *buf, size_t cap, size_t *len, json_t *hist)
+{
+	size_t n = json_object_size(hist), i = 0;
+	char **s = cu_calloc(n ? n : 1, sizeof(*s));
+	const char *r;
+	json_t *v;
+
+	if (s == NULL)
+		return;
+	json_object_foreach(hist, r, v)
+	{
+		s[i++] =
+		    cu_asprintf("%lld %s", (long long)json_integer_value(v), r);
+	}
+	qsort(s, n, sizeof(*s), cmp_str);
+	for (i = 0; i < n; i++) {
+		put(buf, cap, len, "%s%s", i ? ", " : "", s[i] ? s[i] : "");
+		cu_free(s[i]);
+	}
+	cu_free(s);
+}
+
+static char *fit_error(json_t *pod, size_t nnodes, json_t *hist, json_t *pre)
+{
+	char buf[8192];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	put(buf, sizeof(buf), &len, "0/%zu nodes are available: ", nnodes);
+	histogram(buf, sizeof(buf), &len, hist);
+	put(buf, sizeof(buf), &len, ".");
+	if (streq(as_jstr(pod, "spec.preemptionPolicy"), "Never"))
+		put(buf, sizeof(buf), &len,
+		    " preemption: not eligible due to preemptionPolicy=Never.");
+	else {
+		put(buf, sizeof(buf), &len,
+		    " preemption: 0/%zu nodes are available: ", nnodes);
+		histogram(buf, sizeof(buf), &len, pre);
+		put(buf, sizeof(buf), &len, ".");
+	}
+	return cu_strdup(buf);
+}
+
+/* ---- the scheduling pass ------------------------------------------- */
+
+struct cand {
+	char *key; /* owned */
+	json_int_t prio;
+	const char *created; /* borrowed from the stored pod */
+};
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	int c;
+
+	if (x->prio != y->prio)
+		return x->prio > y->prio ? -1 : 1;
+	c = strcmp(x->created ? x->created : "", y->created ? y->created : "");
+	return c != 0 ? c : strcmp(x->key, y->key);
+}
+
+static json_t *get_pod(struct as_kind *pk, const char *key)
+{
+	const char *slash = strchr(key, '/');
+	char ns[254];
+
+	if (slash == NULL)
+		return NULL;
+	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
+	return as_store_get(pk, ns, slash + 1);
+}
+
+static void write_status(struct as_server *srv, struct as_kind *pk, json_t *pod,
+    const char *reason, const char *msg)
+{
+	json_t *upd = json_deep_copy(pod);
+
+	if (set_cond(upd, "PodScheduled", "False", reason, msg))
+		as_internal_update(srv, pk, upd, true, SCHED_USER);
+	else
+		json_decref(upd);
+}
+
+static void bind_pod(
+    struct as_server *srv, struct as_kind *pk, json_t *pod, const char *node)
+{
+	json_t *upd = json_deep_copy(pod);
+
+	as_jset(upd, "spec.nodeName", json_string(node));
+	set_cond(upd, "PodScheduled", "True", NULL, NULL);
+	as_internal_update(srv, pk, upd, false, SCHED_USER);
+}
+
+static void schedule_one(
+    struct as_server *srv, struct as_kind *pk, struct as_kind *nk, json_t *pod)
+{
+	const char *nom = as_jstr(pod, "status.nominatedNodeName");
+	json_t *req, *hist, *pre, *node;
+	const char *chosen = NULL;
+	size_t i;
+
+	if (json_array_size(as_jget(pod, "spec.schedulingGates")) > 0) {
+		write_status(srv, pk, pod, "SchedulingGated",
+		    "Scheduling is blocked due to non-empty scheduling gates");
+		return;
+	}
+	req = pod_requests(pod);
+	hist = json_object();
+	pre = json_object();
+	if (nom != NULL && nom[0] != '\0') {
+		node = as_store_get(nk, "", nom);
+		if (node != NULL && filter(pod, node, req, hist) == FIT)
+			chosen = nom;
+		json_object_clear(hist);
+	}
+	for (i = 0; chosen == NULL && i < nk->nitems; i++) {
+		node = nk->items[i].obj;
+		switch (filter(pod, node, req, hist)) {
+		case FIT:
+			chosen = nk->items[i].name;
+			break;
+		case NO_ROOM:
+			count(pre, "No preemption victims found for incoming "
+				   "pod");
+			break;
+		case UNRESOLVABLE:
+			count(pre, "Preemption is not helpful for scheduling");
+			break;
+		}
+	}
+	if (chosen != NULL) {
+		char *name = cu_strdup(chosen);
+
+		bind_pod(srv, pk, pod, name);
+		cu_free(name);
+	} else {
+		char *msg = fit_error(pod, nk->nitems, hist, pre);
+
+		write_status(srv, pk, pod, "Unschedulable", msg ? msg : "");
+		cu_free(msg);
+	}
+	json_decref(req);
+	json_decref(hist);
+	json_decref(pre);
+}
+
+static void schedule_pass(struct as_server *srv)
+{
+	struct as_kind *pk = pods_kind(srv), *nk = nodes_kind(srv);
+	size_t n = json_object_size(pending), i = 0, j;
+	struct cand *c;
+	const char *key;
+	json_t *v;
+
+	if (pk == NULL || nk == NULL || n == 0)
+		return;
+	c = cu_calloc(n, sizeof(*c));
+	if (c == NULL)
+		return;
+	json_object_foreach(pending, key, v)
+	{
+		json_t *pod = get_pod(pk, key);
+
+		if (pod == NULL)
+			continue;
+		c[i].key = cu_strdup(key);
+		c[i].prio = json_integer_value(as_jget(pod, "spec.priority"));
+		c[i].created = as_jstr(pod, "metadata.creationTimestamp");
+		if (c[i].key != NULL)
+			i++;
+	}
+	qsort(c, i, sizeof(*c), cmp_cand);
+	for (j = 0; j < i; j++) {
+		json_t *pod = get_pod(pk, c[j].key);
+
+		if (pod != NULL && is_pending(pod))
+			schedule_one(srv, pk, nk, pod);
+	}
+	for (j = 0; j < i; j++)
+		cu_free(c[j].key);
+	cu_free(c);
+}
+
+/* ---- the kubelet ------------------------------------------------------ */
+
+static void container_statuses(json_t *upd, json_t *pod, bool ready)
+{
+	json_t *arr = json_array(), *c;
+	char now[CU_TIME_RFC3339_LEN];
+	size_t i;
+
+	as_now_rfc3339(now);
+	json_array_foreach(as_jget(pod, "spec.containers"), i, c)
+	{
+		json_t *st = json_pack("{s:s, s:s, s:s, s:b, s:b, s:i}", "name",
+		    as_jstr(c, "name") ? as_jstr(c, "name") : "", "image",
+		    as_jstr(c, "image") ? as_jstr(c, "image") : "", "imageID",
+		    "", "ready", ready, "started", ready, "restartCount", 0);
+
+		if (ready)
+			json_object_set_new(st, "state",
+			    json_pack(
+				"{s:{s:s}}", "running", "startedAt", now));
+		else
+			json_object_set_new(st, "state",
+			    json_pack("{s:{s:s}}", "waiting", "reason",
+				"ContainerCreating"));
+		json_array_append_new(arr, st);
+	}
+	as_jset(upd, "status.containerStatuses", arr);
+}
+
+static void start_pod(
+    struct as_server *srv, struct as_kind *pk, json_t *pod, bool ready)
+{
+	json_t *upd = json_deep_copy(pod);
+	char now[CU_TIME_RFC3339_LEN];
+	const char *t = ready ? "True" : "False";
+	const char *why = ready ? NULL : "ContainersNotReady";
+	const char *msg = NULL;
+	char buf[1024];
+	size_t len = 0;
+
+	as_now_rfc3339(now);
+	if (!ready) {
+		json_t *c;
+		size_t i;
+
+		put(buf, sizeof(buf), &len,
+		    "containers with unready status: [");
+		json_array_foreach(as_jget(pod, "spec.containers"), i, c)
+		{
+			put(buf, sizeof(buf), &len, "%s%s", i ? " " : "",
+			    as_jstr(c, "name") ? as_jstr(c, "name") : "");
+		}
+		put(buf, sizeof(buf), &len, "]");
+		msg = buf;
+	}
+	as_jset(
+	    upd, "status.phase", json_string(ready ? "Running" : "Pending"));
+	if (as_jget(upd, "status.startTime") == NULL)
+		as_jset(upd, "status.startTime", json_string(now));
+	if (as_jget(upd, "status.podIP") == NULL) {
+		static unsigned ips;
+		char ip[32];
+
+		ips++;
+		snprintf(ip, sizeof(ip), "10.244.%u.%u", (ips / 250) % 250,
+		    ips % 250 + 1);
+		as_jset(upd, "status.podIP", json_string(ip));
+		as_jset(upd, "status.podIPs", json_pack("[{s:s}]", "ip", ip));
+	}
+	set_cond(upd, "PodReadyToStartContainers", "True", NULL, NULL);
+	set_cond(upd, "Initialized", "True", NULL, NULL);
+	set_cond(upd, "Ready", t, why, msg);
+	set_cond(upd, "ContainersReady", t, why, msg);
+	container_statuses(upd, pod, ready);
+	as_internal_update(srv, pk, upd, true, KUBELET_USER);
+}
+
+static void kubelet(struct as_server *srv)
+{
+	struct as_kind *pk = pods_kind(srv), *nk = nodes_kind(srv);
+	json_t *due = json_array(), *v;
+	const char *key;
+	int64_t now = now_ms();
+	size_t i;
+
+	json_object_foreach(new_nodes, key, v)
+	{
+		json_t *node = nk ? as_store_get(nk, "", key) : NULL;
+
+		if (node != NULL && condition(node, "Ready") == NULL) {
+			json_t *upd = json_deep_copy(node);
+
+			set_cond(upd, "Ready", "True", "KubeletReady",
+			    "kubelet is posting ready status");
+			as_internal_update(srv, nk, upd, true, KUBELET_USER);
+		}
+	}
+	json_object_clear(new_nodes);
+	json_object_foreach(ready_at, key, v)
+	{
+		json_array_append_new(
+		    due, json_pack("{s:s, s:b}", "key", key, "ready",
+			     json_integer_value(v) <= now));
+	}
+	json_array_foreach(due, i, v)
+	{
+		const char *k = as_jstr(v, "key");
+		json_t *pod = pk ? get_pod(pk, k) : NULL;
+		bool ready = json_is_true(json_object_get(v, "ready"));
+
+		if (pod == NULL) {
+			json_object_del(ready_at, k);
+			continue;
+		}
+		if (ready) {
+			start_pod(srv, pk, pod, true);
+			json_object_del(ready_at, k);
+		} else if (!streq(as_jstr(pod, "status.phase"), "Pending") ||
+			   condition(pod, "ContainersReady") == NULL) {
+			start_pod(srv, pk, pod, false);
+		}
+	}
+	json_decref(due);
+}
+
+void as_sched_tick(struct as_server *srv)
+{
+	if (!srv->sim_sched || used == NULL)
+		return;
+	if (dirty && as_sched_active(srv)) {
+		dirty = false;
+		schedule_pass(srv);
+	}
+	kubelet(srv);
+}
+
+bool as_sched_busy(struct as_server *srv)
+{
+	return dirty && as_sched_active(srv);
+}
+
+void as_sched_start(struct as_server *srv)
+{
+	if (!srv->sim_sched)
+		return;
+	used = json_object();
+	pending = json_object();
+	ready_at = json_object();
+	new_nodes = json_object();
+	dirty = false;
+}
+
+void as_sched_stop(struct as_server *srv)
+{
+	(void)srv;
+	json_decref(used);
+	json_decref(pending);
+	json_decref(ready_at);
+	json_decref(new_nodes);
+	used = pending = ready_at = new_nodes = NULL;
+}
