@@ -125,11 +125,17 @@ static void apply_engine(
 		ctl_forget_workload(c, x->wl_key, it->uid);
 		break;
 	case REC_ENGINE_ADD:
-		ctl_add_workload(c, x->wl_key, x->wl);
-		break;
 	case REC_ENGINE_READD:
-		if (que_workload_remove(c->st, x->wl->meta.uid, &err) == CU_OK)
+		if (it->engine == REC_ENGINE_ADD ||
+		    que_workload_remove(c->st, x->wl->meta.uid, &err) == CU_OK)
 			ctl_add_workload(c, x->wl_key, x->wl);
+		/* Adopted with its quota (a restart): its deadlines (the
+		 * PodsReady timeout, maximumExecutionTimeSeconds) and
+		 * evictions are decided on its next reconcile, once the
+		 * engine holds it. */
+		if (rec_workload_holds_quota(x->wl))
+			json_object_set_new(
+			    c->dirty_wl, x->wl_key, json_true());
 		break;
 	case REC_ENGINE_RELEASE:
 		if (que_workload_release(c->st, it->uid,
