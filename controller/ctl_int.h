@@ -63,6 +63,9 @@
 #define CTL_TICK_S 1.0
 /* Every this many ticks, parked Workloads get another look (on_tick). */
 #define CTL_REQUEUE_ALL_TICKS 10
+/* How long a PodsReady=True write may wait for the job's Finished write
+ * to carry it (at most half the timeout; none with blockAdmission). */
+#define CTL_PR_READY_DEFER_NS (5LL * 1000000000LL)
 
 /* ---- informers ------------------------------------------------------ */
 
@@ -165,6 +168,10 @@ struct ctl_pr {
 	/* job key ("J/ns/name") -> struct ctl_pr_diag [owned]: the pods'
 	 * cause of a job that waits for its pods, and its next LIST. */
 	cu_map diag;
+	/* job key -> struct ctl_pr_ready [owned]: when a job's pods were
+	 * first seen ready, until its Workload says PodsReady=True; and when
+	 * to look at the job again (a deferred PodsReady=True). */
+	cu_map ready;
 	size_t lists; /* LISTs in flight */
 	ev_timer timer;
 	bool timer_init, armed;
@@ -357,6 +364,12 @@ const char *ctl_pr_cause(ctl *c, const char *job_key, const struct rec_job *j,
     const struct api_workload *wl, int64_t now);
 /* The job no longer waits for its pods: its cause is forgotten. */
 void ctl_pr_done(ctl *c, const char *job_key);
+/* need: job_key's [borrowed] pods are ready (or it finished) and its
+ * Workload does not say PodsReady=True yet: when they were first seen so
+ * (now the first time); !need: forgotten, 0. */
+int64_t ctl_pr_ready_since(ctl *c, const char *job_key, bool need, int64_t now);
+/* Reconcile job job_key [borrowed] again at at_ns. */
+void ctl_pr_wake_job(ctl *c, const char *job_key, int64_t at_ns);
 /* blockAdmission: Workload uid [borrowed] holds quota and its pods are
  * not ready (not_ready) or not any more; a set that empties marks the
  * cycle. */

@@ -41,6 +41,13 @@ struct ctl_pr_diag {
 	bool gone;	  /* out of the map: its answer frees it */
 };
 
+/* A job whose pods are ready while its Workload does not say so yet. */
+struct ctl_pr_ready {
+	char *key;	  /* [owned] the map key */
+	int64_t since_ns; /* first seen ready */
+	int64_t wake_ns;  /* reconcile the job again then; 0: no */
+};
+
 static void diag_free(struct ctl_pr_diag *d)
 {
 	if (d == NULL)
@@ -67,6 +74,13 @@ static void arm(ctl *c)
 
 		if (!d->in_flight && d->next_ns < first)
 			first = d->next_ns;
+	}
+	it = CU_MAP_ITER_INIT;
+	while (cu_map_next(&c->pr.ready, &it, &k, &v)) {
+		const struct ctl_pr_ready *r = v;
+
+		if (r->wake_ns != 0 && r->wake_ns < first)
+			first = r->wake_ns;
 	}
 	if (!c->pr.timer_init) {
 		ev_timer_init(&c->pr.timer, on_timer, 0.0, 0.0);
@@ -100,6 +114,15 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 		if (!d->in_flight && d->next_ns <= now)
 			json_object_set_new(c->dirty_jobs, d->key, json_true());
+	}
+	it = CU_MAP_ITER_INIT;
+	while (cu_map_next(&c->pr.ready, &it, &k, &v)) {
+		struct ctl_pr_ready *r = v;
+
+		if (r->wake_ns != 0 && r->wake_ns <= now) {
+			r->wake_ns = 0;
+			json_object_set_new(c->dirty_jobs, r->key, json_true());
+		}
 	}
 	arm(c);
 }
@@ -219,6 +242,43 @@ void ctl_pr_done(ctl *c, const char *job_key)
 		diag_free(d);
 }
 
+int64_t ctl_pr_ready_since(ctl *c, const char *job_key, bool need, int64_t now)
+{
+	struct ctl_pr_ready *r;
+
+	if (!need) {
+		r = cu_map_del(&c->pr.ready, job_key);
+		if (r != NULL) {
+			cu_free(r->key);
+			cu_free(r);
+		}
+		return 0;
+	}
+	r = cu_map_get(&c->pr.ready, job_key);
+	if (r != NULL)
+		return r->since_ns;
+	r = cu_calloc(1, sizeof(*r));
+	if (r == NULL || (r->key = cu_strdup(job_key)) == NULL ||
+	    cu_map_put(&c->pr.ready, r->key, r, NULL) != CU_OK) {
+		if (r != NULL)
+			cu_free(r->key);
+		cu_free(r);
+		return now;
+	}
+	r->since_ns = now;
+	return now;
+}
+
+void ctl_pr_wake_job(ctl *c, const char *job_key, int64_t at_ns)
+{
+	struct ctl_pr_ready *r = cu_map_get(&c->pr.ready, job_key);
+
+	if (r == NULL || r->wake_ns == at_ns)
+		return;
+	r->wake_ns = at_ns;
+	arm(c);
+}
+
 void ctl_pr_track(ctl *c, const char *uid, bool not_ready)
 {
 	char *k;
@@ -302,6 +362,7 @@ int ctl_pr_init(ctl *c)
 
 	cu_map_init_str(&c->pr.not_ready);
 	cu_map_init_str(&c->pr.diag);
+	cu_map_init_str(&c->pr.ready);
 	c->pr.cfg.enable = cfg->wait_for_pods_ready.enable;
 	c->pr.cfg.timeout_ns = cfg->wait_for_pods_ready.timeout_ns;
 	c->pr.cfg.has_recovery =
@@ -332,6 +393,14 @@ void ctl_pr_dispose(ctl *c)
 	while (cu_map_next(&c->pr.diag, &it, &k, &v))
 		diag_free(v);
 	cu_map_dispose(&c->pr.diag);
+	it = CU_MAP_ITER_INIT;
+	while (cu_map_next(&c->pr.ready, &it, &k, &v)) {
+		struct ctl_pr_ready *r = v;
+
+		cu_free(r->key);
+		cu_free(r);
+	}
+	cu_map_dispose(&c->pr.ready);
 	it = CU_MAP_ITER_INIT;
 	while (cu_map_next(&c->pr.not_ready, &it, &k, &v))
 		cu_free(v);

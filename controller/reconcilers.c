@@ -23,6 +23,7 @@ struct plan_ctx {
 	const char *wl_key;  /* "ns/name" of the reconciled Workload */
 	const struct api_workload *wl; /* the reconciled Workload, or NULL */
 	int64_t now;
+	int64_t ready_ns; /* the job's pods first seen ready; 0: now */
 };
 
 /* The pipeline's kind of a plan's write: said by the plan, never
@@ -103,7 +104,8 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 		    it->for_job ? x->job_key : NULL);
 		if (it->reason != NULL && x->wl != NULL &&
 		    strcmp(it->reason, REC_PODS_READY_STARTED) == 0)
-			ctl_pr_ready_metrics(c, x->wl, x->now);
+			ctl_pr_ready_metrics(
+			    c, x->wl, x->ready_ns ? x->ready_ns : x->now);
 	} else {
 		w = ctl_pipe_queue(c->pipe, kind, CTL_RES(INF_WL), it->ns,
 		    it->name, NULL, body);
@@ -156,7 +158,10 @@ static void apply_engine(
 		break;
 	}
 	case REC_ENGINE_WAKE:
-		ctl_wake_workload(c, x->wl_key, it->at_ns);
+		if (x->job_key != NULL)
+			ctl_pr_wake_job(c, x->job_key, it->at_ns);
+		else
+			ctl_wake_workload(c, x->wl_key, it->at_ns);
 		break;
 	case REC_ENGINE_BACKOFF:
 		if (que_workload_backoff(c->st, it->uid, it->at_ns, &err) !=
@@ -519,6 +524,23 @@ void ctl_reconcile_job(ctl *c, const char *key, int64_t now)
 		v.pods_not_ready = ctl_pr_cause(c, key, &j, &wl, now);
 	else if (!v.wl_awaited)
 		ctl_pr_done(c, key);
+	/* PodsReady=True waits a little (a short job gets it with its
+	 * Finished write), unless blockAdmission waits on it. */
+	if (!v.wl_awaited)
+		v.pods_ready_since_ns = ctl_pr_ready_since(c, key,
+		    v.pods_ready && have_wl && rec_workload_holds_quota(&wl) &&
+			!api_conditions_true(
+			    &wl.status.conditions, REC_COND_PODS_READY) &&
+			!api_conditions_true(
+			    &wl.status.conditions, REC_COND_FINISHED) &&
+			(rec_job_pods_ready(&j, NULL, NULL) ||
+			    rec_job_finished(&j, NULL, NULL)),
+		    now);
+	if (!c->cfg->wait_for_pods_ready.block_admission)
+		v.pods_ready_defer_ns =
+		    c->pr.cfg.timeout_ns / 2 < CTL_PR_READY_DEFER_NS
+			? c->pr.cfg.timeout_ns / 2
+			: CTL_PR_READY_DEFER_NS;
 	memset(&in, 0, sizeof(in));
 	in.job = &j;
 	in.kind = j.kind;
@@ -534,6 +556,7 @@ void ctl_reconcile_job(ctl *c, const char *key, int64_t now)
 	x.job_key = key;
 	x.job_obj = obj;
 	x.wl = have_wl ? &wl : NULL; /* PodsReady timings */
+	x.ready_ns = v.pods_ready_since_ns;
 	x.now = now;
 	apply_plan(c, &x, &plan);
 out:

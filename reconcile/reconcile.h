@@ -496,6 +496,15 @@ CU_MUST_CHECK int rec_wl_status_finish(const struct api_workload *wl,
     cu_error *err);
 
 /*
+ * rec_wl_status_finish; with ready_reason [borrowed] non-NULL the same
+ * write sets PodsReady=True (ready_reason, Kueue's message,
+ * lastTransitionTime ready_ns) when it is not True yet.
+ */
+CU_MUST_CHECK int rec_wl_status_finish_ready(const struct api_workload *wl,
+    const char *reason, const char *message, const char *ready_reason,
+    int64_t ready_ns, int64_t now_ns, json_t **patch, cu_error *err);
+
+/*
  * Kueue's preemption message: "Preempted to accommodate a workload (UID:
  * <uid>, JobUID: <job uid>) due to <prioritization in the ClusterQueue |
  * reclamation within the cohort | reclamation within the cohort while
@@ -938,6 +947,13 @@ struct rec_job_view {
 	 * nodes are available: 3 Insufficient nvidia.com/gpu" [borrowed];
 	 * NULL: not known (Kueue's message, or the one already written). */
 	const char *pods_not_ready;
+	/* When the job's pods were first seen ready (the PodsReady=True
+	 * condition's lastTransitionTime); 0: now. */
+	int64_t pods_ready_since_ns;
+	/* PodsReady=True (Started) may wait until the admission + this (a
+	 * job that finishes by then gets it in its Finished write: one write
+	 * less); 0: written at once (blockAdmission waits on it). */
+	int64_t pods_ready_defer_ns;
 	void *payload; /* passed to the callbacks */
 };
 
@@ -985,7 +1001,14 @@ struct rec_job_in {
  *      PodsReady condition (rec_pods_ready_condition over
  *      rec_job_pods_ready; message Kueue's, or view->pods_not_ready when
  *      not ready) when it changes (STATUS; item reason = the condition's
- *      reason, so the controller can time Started).
+ *      reason, so the controller can time Started); a change to True
+ *      (Started) waits until the Admitted condition's time +
+ *      pods_ready_defer_ns (a WAKE of the job then; the controller keeps
+ *      that under half the timeout) and is written with
+ *      lastTransitionTime pods_ready_since_ns.
+ *   4. (job finished, view->pods_ready) a job that succeeded while its
+ *      Workload's PodsReady was not True gets PodsReady=True in the
+ *      Finished write.
  *   9. otherwise (pending or evicted): the job's next stop write (+
  *      "Stopped", message the eviction's); once stopped and inactive an
  *      evicted Workload that holds quota releases it (STATUS).

@@ -1062,9 +1062,17 @@ int rec_wl_status_release(const struct api_workload *wl, int64_t now_ns,
 int rec_wl_status_finish(const struct api_workload *wl, const char *reason,
     const char *message, int64_t now_ns, json_t **patch, cu_error *err)
 {
+	return rec_wl_status_finish_ready(
+	    wl, reason, message, NULL, 0, now_ns, patch, err);
+}
+
+int rec_wl_status_finish_ready(const struct api_workload *wl,
+    const char *reason, const char *message, const char *ready_reason,
+    int64_t ready_ns, int64_t now_ns, json_t **patch, cu_error *err)
+{
 	json_t *from, *to;
 	struct st s;
-	int rc;
+	int rc, e;
 
 	*patch = NULL;
 	rc = need_reason(reason, "finished status", err);
@@ -1074,10 +1082,18 @@ int rec_wl_status_finish(const struct api_workload *wl, const char *reason,
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;
-	return status_end(from, to,
-	    cond_set(&s, &(struct cond){REC_COND_FINISHED, "True", reason,
-			     message, true}),
-	    patch, err);
+	e = cond_set(&s,
+	    &(struct cond){REC_COND_FINISHED, "True", reason, message, true});
+	if (e == 0 && ready_reason != NULL &&
+	    !cond_is_true(s.status, REC_COND_PODS_READY)) {
+		struct st r = s;
+
+		r.now_ns = ready_ns;
+		cu_time_format_rfc3339(ready_ns, r.now);
+		e = cond_set(&r, &(struct cond){REC_COND_PODS_READY, "True",
+				     ready_reason, REC_MSG_PODS_READY, true});
+	}
+	return status_end(from, to, e, patch, err);
 }
 
 int rec_wl_status_deactivation_target(const struct api_workload *wl,

@@ -121,6 +121,15 @@ static void render_status(json_t *body, int64_t now, char *buf, size_t cap)
 		    "=", json_string_value(json_object_get(c, "status")), ":",
 		    json_string_value(json_object_get(c, "reason")), ":",
 		    json_string_value(json_object_get(c, "message")), NULL);
+		if (t != NULL && strcmp(t, ts) != 0 && show_pods_ready &&
+		    strcmp(json_string_value(json_object_get(c, "status")),
+			"True") == 0) {
+			int64_t at;
+
+			cr_assert_eq(cu_time_parse(t, &at, NULL), CU_OK);
+			rel(n, sizeof(n), at, now);
+			app(buf, cap, "@", n, NULL);
+		}
 	}
 	if (json_is_object(rs)) {
 		int64_t at = 0;
@@ -629,6 +638,9 @@ struct jrow {
 	const char *cause; /* view->pods_not_ready */
 	bool off;	   /* view->pods_ready false */
 	bool suspended;	   /* the job is not started yet */
+	int defer_s;	   /* view->pods_ready_defer_ns */
+	int since_s;	   /* pods ready since now - this (0: unknown) */
+	bool complete;	   /* the job succeeded */
 	const char *want;
 };
 
@@ -663,6 +675,47 @@ static const struct jrow jrows[] = {
 	.pr = J_RECOVERY,
 	.want = "status PodsReady=True:Recovered:" REC_MSG_PODS_READY},
     {.name = "off_nothing", .ready = 1, .pr = J_START, .off = true, .want = ""},
+    {.name = "ready_deferred_wakes", /* until admitted (T0) + 25 s */
+	.ready = 2,
+	.pr = J_START,
+	.defer_s = 25,
+	.since_s = 1,
+	.want = "wake +5s"},
+    {.name = "recovered_not_deferred",
+	.ready = 2,
+	.pr = J_RECOVERY,
+	.defer_s = 25,
+	.since_s = 1,
+	.want = "status PodsReady=True:Recovered:" REC_MSG_PODS_READY "@-1s"},
+    {.name = "ready_deferral_over_dated_since",
+	.ready = 2,
+	.pr = J_START,
+	.defer_s = 5,
+	.since_s = 6,
+	.want = "status PodsReady=True:Started:" REC_MSG_PODS_READY "@-6s"},
+    {.name = "not_ready_not_deferred",
+	.ready = 1,
+	.pr = J_START,
+	.defer_s = 5,
+	.cause = CAUSE,
+	.want = "status PodsReady=False:WaitForStart:" CAUSE},
+    {.name = "finished_folds_pods_ready",
+	.ready = 0,
+	.succeeded = 2,
+	.pr = J_START,
+	.defer_s = 5,
+	.since_s = 1,
+	.complete = true,
+	.want = "status PodsReady=True:Started:" REC_MSG_PODS_READY
+		"@-1sFinished=True:Succeeded:done"},
+    {.name = "finished_off_not_folded",
+	.ready = 0,
+	.succeeded = 2,
+	.pr = J_START,
+	.off = true,
+	.complete = true,
+	.want = "status PodsReady=False:WaitForStart:" REC_MSG_PODS_NOT_READY
+		"Finished=True:Succeeded:done"},
     {.name = "jobset_children_ready",
 	.jobset = true,
 	.ready = 2,
@@ -747,6 +800,12 @@ Test(pods_ready, job_reconcile_table)
 			    "containers", "name", "c", "image", "i", "status",
 			    "active", 2, "ready", r->ready, "succeeded",
 			    r->succeeded);
+		if (r->complete)
+			json_object_set_new(json_object_get(jd, "status"),
+			    "conditions",
+			    json_pack("[{s:s, s:s, s:s, s:s}]", "type",
+				"Complete", "status", "True", "reason", "Done",
+				"message", "done"));
 		cr_assert_not_null(jd);
 		if (r->jobset) {
 			cr_assert_eq(api_jobset_decode(&js, jd, &err), CU_OK,
@@ -798,6 +857,8 @@ Test(pods_ready, job_reconcile_table)
 		v.local_queue_exists = no_lq;
 		v.pods_ready = !r->off;
 		v.pods_not_ready = r->cause;
+		v.pods_ready_defer_ns = r->defer_s * S;
+		v.pods_ready_since_ns = r->since_s ? now - r->since_s * S : 0;
 		in.job = &j;
 		in.kind = j.kind;
 		in.ns = "team-a";
@@ -810,7 +871,8 @@ Test(pods_ready, job_reconcile_table)
 		render(&plan, now, 0, got, sizeof(got));
 		cr_expect_str_eq(got, r->want, "%s: got \"%s\" want \"%s\"",
 		    r->name, got, r->want);
-		if (plan.n == 1)
+		if (plan.n == 1 && plan.items[0].kind == REC_ITEM_WRITE &&
+		    !r->complete)
 			cr_expect(plan.items[0].for_job &&
 				      plan.items[0].reason != NULL,
 			    "%s: a PodsReady write the job waits on, with its "
