@@ -324,6 +324,50 @@ def block_admission(s):
     ctl.stop()
 
 
+@case("recovery-timeout-after-pods-stop-being-ready", simulate=SIM)
+def recovery(s):
+    """A 1-pod Job runs (PodsReady=True); its Node is cordoned and its pod
+    deleted: the replacement cannot be placed, PodsReady turns False
+    (WaitForRecovery) naming the scheduler's reason, and after the 2 s
+    recoveryTimeout it is evicted (PodsReadyTimeout, underlying cause
+    WaitForRecovery)."""
+    setup(s, 4, {"n1": 2})
+    ctl = Controller(s, config=config().replace(
+        "  blockAdmission:", "  recoveryTimeout: 2s\n  blockAdmission:"))
+    hist = History(s)
+    create_job(s, "r", 1)
+    wait_for(lambda: hist.times("r", "PodsReady", "True", "Started"), 15,
+             what="r's pods ready")
+    code, _, body = s.raw("PATCH", "/api/v1/nodes/n1",
+                          {"spec": {"unschedulable": True}},
+                          headers={"Content-Type":
+                                   "application/merge-patch+json"})
+    eq(code, 200, "cordon n1: %r" % body)
+    pods = s.get_json("/api/v1/namespaces/%s/pods" % NS)["items"]
+    eq(len(pods), 1, "one pod")
+    code, _, body = s.raw("DELETE", "/api/v1/namespaces/%s/pods/%s"
+                          % (NS, pods[0]["metadata"]["name"]))
+    check(code in (200, 202), "delete the pod: %r" % body)
+    wait_for(lambda: hist.times("r", "Evicted", "True", "PodsReadyTimeout"),
+             20, what="r evicted")
+    msgs = hist.messages("r", "PodsReady", "False")
+    check(any("1 node(s) were unschedulable" in (m or "") for m in msgs),
+          "PodsReady=False names the reason: %r" % msgs)
+    check(hist.times("r", "PodsReady", "False", "WaitForRecovery"),
+          "WaitForRecovery: %r" % msgs)
+    w = wl_of(s, "r")
+    stats = w["status"].get("schedulingStats", {}).get("evictions", [])
+    check({"reason": "PodsReadyTimeout",
+           "underlyingCause": "WaitForRecovery", "count": 1} in stats,
+          "eviction counted: %r" % stats)
+    rec = hist.times("r", "PodsReady", "False", "WaitForRecovery")[0]
+    ev = hist.times("r", "Evicted", "True", "PodsReadyTimeout")[0]
+    check(1.0 <= ev - rec <= 4.0, "recovery timeout after %.2fs"
+          % (ev - rec))
+    hist.stop()
+    ctl.stop()
+
+
 @case("restart-resumes-the-timer", simulate=SIM)
 def restart(s):
     """A Job that cannot be placed, the controller stopped 1 s into the
