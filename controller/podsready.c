@@ -28,9 +28,37 @@
 #define CTL_PR_REFRESH_MS 10000
 #define MS (1000000LL)
 
+/* A job's object key {kind, ns, name}, owned: the map key of its entry. */
+struct jkey {
+	char *part[3]; /* [owned] */
+};
+
+static int jkey_set(struct jkey *k, const char *const *key)
+{
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		if ((k->part[i] = cu_strdup(key[i])) == NULL)
+			return CU_ENOMEM;
+	return CU_OK;
+}
+
+static void jkey_dispose(struct jkey *k)
+{
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		cu_free(k->part[i]);
+}
+
+static void mark_job(ctl *c, const struct jkey *k)
+{
+	(void)ctl_keys_put(&c->dirty_jobs, (const char *const *)k->part);
+}
+
 struct ctl_pr_diag {
 	ctl *c;
-	char *key;	  /* [owned] the map key: the job key */
+	struct jkey key;  /* the map key */
 	char *ns;	  /* [owned] */
 	char *selector;	  /* [owned] label selector of the job's pods */
 	char *msg;	  /* [owned] the cause, NULL: none found */
@@ -43,7 +71,7 @@ struct ctl_pr_diag {
 
 /* A job whose pods are ready while its Workload does not say so yet. */
 struct ctl_pr_ready {
-	char *key;	  /* [owned] the map key */
+	struct jkey key;  /* the map key */
 	int64_t since_ns; /* first seen ready */
 	int64_t wake_ns;  /* reconcile the job again then; 0: no */
 };
@@ -52,7 +80,7 @@ static void diag_free(struct ctl_pr_diag *d)
 {
 	if (d == NULL)
 		return;
-	cu_free(d->key);
+	jkey_dispose(&d->key);
 	cu_free(d->ns);
 	cu_free(d->selector);
 	cu_free(d->msg);
@@ -113,7 +141,7 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 		const struct ctl_pr_diag *d = v;
 
 		if (!d->in_flight && d->next_ns <= now)
-			json_object_set_new(c->dirty_jobs, d->key, json_true());
+			mark_job(c, &d->key);
 	}
 	it = CU_MAP_ITER_INIT;
 	while (cu_map_next(&c->pr.ready, &it, &k, &v)) {
@@ -121,7 +149,7 @@ static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
 
 		if (r->wake_ns != 0 && r->wake_ns <= now) {
 			r->wake_ns = 0;
-			json_object_set_new(c->dirty_jobs, r->key, json_true());
+			mark_job(c, &r->key);
 		}
 	}
 	arm(c);
@@ -144,8 +172,8 @@ static void on_list(const struct api_response *resp, void *payload)
 		return;
 	}
 	if (resp->err != CU_OK) {
-		cu_debug(
-		    "pods of %s: %d %s", d->key, resp->code, resp->message);
+		cu_debug("pods of %s/%s: %d %s", d->ns, d->key.part[2],
+		    resp->code, resp->message);
 		d->next_ns = now + CTL_PR_RETRY_MAX_MS * MS;
 		arm(c);
 		return;
@@ -168,7 +196,7 @@ static void on_list(const struct api_response *resp, void *payload)
 		changed = false;
 	}
 	if (changed)
-		json_object_set_new(c->dirty_jobs, d->key, json_true());
+		mark_job(c, &d->key);
 	arm(c);
 }
 
@@ -193,8 +221,8 @@ static void list(ctl *c, struct ctl_pr_diag *d, int64_t now)
 	cu_free(path);
 }
 
-const char *ctl_pr_cause(ctl *c, const char *job_key, const struct rec_job *j,
-    const struct api_workload *wl, int64_t now)
+const char *ctl_pr_cause(ctl *c, const char *const *job_key,
+    const struct rec_job *j, const struct api_workload *wl, int64_t now)
 {
 	struct ctl_pr_diag *d = cu_map_get(&c->pr.diag, job_key);
 	const struct api_meta *m = rec_job_meta(j);
@@ -204,7 +232,6 @@ const char *ctl_pr_cause(ctl *c, const char *job_key, const struct rec_job *j,
 		if (d == NULL)
 			return NULL;
 		d->c = c;
-		d->key = cu_strdup(job_key);
 		d->ns = cu_strdup(m->namespace_ ? m->namespace_ : "");
 		d->selector =
 		    j->kind == REC_JOB_BATCH
@@ -213,8 +240,9 @@ const char *ctl_pr_cause(ctl *c, const char *job_key, const struct rec_job *j,
 			: cu_asprintf("jobset.sigs.k8s.io/jobset-name=%s",
 			      m->name ? m->name : "");
 		d->delay_ns = CTL_PR_RETRY_MS * MS;
-		if (d->key == NULL || d->ns == NULL || d->selector == NULL ||
-		    cu_map_put(&c->pr.diag, d->key, d, NULL) != CU_OK) {
+		if (jkey_set(&d->key, job_key) != CU_OK || d->ns == NULL ||
+		    d->selector == NULL ||
+		    cu_map_put(&c->pr.diag, d->key.part, d, NULL) != CU_OK) {
 			diag_free(d);
 			return NULL;
 		}
@@ -230,7 +258,7 @@ const char *ctl_pr_cause(ctl *c, const char *job_key, const struct rec_job *j,
 	return d->msg;
 }
 
-void ctl_pr_done(ctl *c, const char *job_key)
+void ctl_pr_done(ctl *c, const char *const *job_key)
 {
 	struct ctl_pr_diag *d = cu_map_del(&c->pr.diag, job_key);
 
@@ -242,14 +270,15 @@ void ctl_pr_done(ctl *c, const char *job_key)
 		diag_free(d);
 }
 
-int64_t ctl_pr_ready_since(ctl *c, const char *job_key, bool need, int64_t now)
+int64_t ctl_pr_ready_since(
+    ctl *c, const char *const *job_key, bool need, int64_t now)
 {
 	struct ctl_pr_ready *r;
 
 	if (!need) {
 		r = cu_map_del(&c->pr.ready, job_key);
 		if (r != NULL) {
-			cu_free(r->key);
+			jkey_dispose(&r->key);
 			cu_free(r);
 		}
 		return 0;
@@ -258,10 +287,10 @@ int64_t ctl_pr_ready_since(ctl *c, const char *job_key, bool need, int64_t now)
 	if (r != NULL)
 		return r->since_ns;
 	r = cu_calloc(1, sizeof(*r));
-	if (r == NULL || (r->key = cu_strdup(job_key)) == NULL ||
-	    cu_map_put(&c->pr.ready, r->key, r, NULL) != CU_OK) {
+	if (r == NULL || jkey_set(&r->key, job_key) != CU_OK ||
+	    cu_map_put(&c->pr.ready, r->key.part, r, NULL) != CU_OK) {
 		if (r != NULL)
-			cu_free(r->key);
+			jkey_dispose(&r->key);
 		cu_free(r);
 		return now;
 	}
@@ -269,7 +298,7 @@ int64_t ctl_pr_ready_since(ctl *c, const char *job_key, bool need, int64_t now)
 	return now;
 }
 
-void ctl_pr_wake_job(ctl *c, const char *job_key, int64_t at_ns)
+void ctl_pr_wake_job(ctl *c, const char *const *job_key, int64_t at_ns)
 {
 	struct ctl_pr_ready *r = cu_map_get(&c->pr.ready, job_key);
 
@@ -361,8 +390,8 @@ int ctl_pr_init(ctl *c)
 	const struct ctl_config *cfg = c->cfg;
 
 	cu_map_init_str(&c->pr.not_ready);
-	cu_map_init_str(&c->pr.diag);
-	cu_map_init_str(&c->pr.ready);
+	cu_map_init_parts(&c->pr.diag, 3);
+	cu_map_init_parts(&c->pr.ready, 3);
 	c->pr.cfg.enable = cfg->wait_for_pods_ready.enable;
 	c->pr.cfg.timeout_ns = cfg->wait_for_pods_ready.timeout_ns;
 	c->pr.cfg.has_recovery =
@@ -397,7 +426,7 @@ void ctl_pr_dispose(ctl *c)
 	while (cu_map_next(&c->pr.ready, &it, &k, &v)) {
 		struct ctl_pr_ready *r = v;
 
-		cu_free(r->key);
+		jkey_dispose(&r->key);
 		cu_free(r);
 	}
 	cu_map_dispose(&c->pr.ready);
