@@ -13,7 +13,9 @@
  * few jobs that wait. Instead, only a job that waits (admitted, started,
  * its pods not all ready) gets a LIST of its own pods by label selector
  * (batch.kubernetes.io/controller-uid=<job uid>; a JobSet's
- * jobset.sigs.k8s.io/jobset-name=<name>), at most CTL_PR_LISTS at a
+ * jobset.sigs.k8s.io/jobset-name=<name>), first CTL_PR_FIRST_MS after its
+ * admission (at most a quarter of the timeout: a job whose status has not
+ * caught up with its start is not listed), at most CTL_PR_LISTS at a
  * time, again after CTL_PR_RETRY_MS (doubling) while no pod says why and
  * every CTL_PR_REFRESH_MS while the job keeps waiting; a job that stops
  * waiting is forgotten. Event-loop thread only. Prefix ctl_pr_.
@@ -23,6 +25,7 @@
 #include "controller/ctl_int.h"
 
 #define CTL_PR_LISTS 4
+#define CTL_PR_FIRST_MS 1000 /* after the admission (<= timeout/4) */
 #define CTL_PR_RETRY_MS 250
 #define CTL_PR_RETRY_MAX_MS 4000
 #define CTL_PR_REFRESH_MS 10000
@@ -240,6 +243,21 @@ const char *ctl_pr_cause(ctl *c, const char *const *job_key,
 			: cu_asprintf("jobset.sigs.k8s.io/jobset-name=%s",
 			      m->name ? m->name : "");
 		d->delay_ns = CTL_PR_RETRY_MS * MS;
+		/* The first LIST once the job has had a moment to start its
+		 * pods: a job that only just started (its status not updated
+		 * yet) is not listed. */
+		{
+			const struct api_condition *ad = api_conditions_find(
+			    &wl->status.conditions, REC_COND_ADMITTED);
+			int64_t first = c->pr.cfg.timeout_ns / 4;
+
+			if (first > CTL_PR_FIRST_MS * MS)
+				first = CTL_PR_FIRST_MS * MS;
+			d->next_ns = (ad != NULL && ad->has_last_transition
+					     ? ad->last_transition_ns
+					     : now) +
+				     first;
+		}
 		if (jkey_set(&d->key, job_key) != CU_OK || d->ns == NULL ||
 		    d->selector == NULL ||
 		    cu_map_put(&c->pr.diag, d->key.part, d, NULL) != CU_OK) {
@@ -253,8 +271,8 @@ const char *ctl_pr_cause(ctl *c, const char *const *job_key,
 			list(c, d, now);
 		else
 			d->next_ns = now + CTL_PR_RETRY_MS * MS;
-		arm(c);
 	}
+	arm(c); /* the timer covers the next LIST */
 	return d->msg;
 }
 
