@@ -125,6 +125,7 @@ struct ctl_feed {
 	ctl_keys wake;
 	ev_timer wake_w;
 	bool wake_armed;
+	int64_t wake_due; /* when the armed timer fires (ns) */
 	/* Configuration objects the engine refused, by (plural, namespace,
 	 * name) -> struct ctl_warned [owned]: each is logged once per
 	 * generation, not on every configuration change. */

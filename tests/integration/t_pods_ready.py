@@ -293,18 +293,19 @@ def jobset_case(s):
 @case("block-admission-serialises-and-ready-keeps-running", simulate=SIM)
 def block_admission(s):
     """blockAdmission: true. Two 1-cpu Jobs whose pods become ready after
-    1.2 s: b is not admitted until a's pods are ready (QuotaReserved=False
-    WaitingForPodsReady meanwhile); a, ready within the 3 s timeout, keeps
+    2.5 s: b is not admitted until a's pods are ready (QuotaReserved=False
+    WaitingForPodsReady meanwhile: pending reasons are written once a
+    Workload has waited a second); a, ready within the 6 s timeout, keeps
     running to the end (PodsReady=True Started, never evicted)."""
     setup(s, 4, {"n1": 4})
     port = free_port()
-    ctl = Controller(s, config=config(timeout="3s", block=True,
+    ctl = Controller(s, config=config(timeout="6s", block=True,
                                       metrics_port=port))
     hist = History(s)
-    create_job(s, "a", 1, ready_ms=1200, runtime_ms=1500)
+    create_job(s, "a", 1, ready_ms=2500, runtime_ms=1500)
     wait_for(lambda: is_true(wl_of(s, "a"), "QuotaReserved"), 15,
              what="a admitted")
-    create_job(s, "b", 1, ready_ms=1200, runtime_ms=1500)
+    create_job(s, "b", 1, ready_ms=2500, runtime_ms=1500)
     wait_for(lambda: is_true(wl_of(s, "a"), "Finished") and
              is_true(wl_of(s, "b"), "Finished"), 30, what="a and b done")
     a_ready = hist.times("a", "PodsReady", "True", "Started")
