@@ -58,10 +58,6 @@ ALLOWED_UNUSED = {
         "blockOwnerDeletion on Workloads owned by Jobs",
     ("jobset.x-k8s.io", "jobsets/finalizers", "update"):
         "blockOwnerDeletion on Workloads owned by JobSets",
-    # Only a job whose pods wait (Nodes that cannot place them) gets its
-    # pods listed, for the PodsReady cause (t_pods_ready).
-    ("", "pods", "list"):
-        "waitForPodsReady: the pods of a job that waits for them",
 }
 
 # Rule entries the scenario reaches only on some runs (timing), each with
@@ -71,6 +67,10 @@ USED_BY_TIMING = {
     # (CTL_STOP_RESET_START); whether the preempted or deleted Job had
     # started when it was stopped depends on the simulator's tick.
     ("batch", "jobs/status", "patch"): "stopping a started Job",
+    # waitForPodsReady: a job still short of ready pods a moment after its
+    # admission gets its pods listed for the PodsReady cause (every run of
+    # t_pods_ready; here only when a Job's status lags).
+    ("", "pods", "list"): "the pods of a job that waits for them",
 }
 
 QUEUES = """
