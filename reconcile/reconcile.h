@@ -342,12 +342,14 @@ struct rec_eviction {
  * status.clusterName and nominatedClusterNames cleared, admission checks
  * reset to Pending, BlockedOnPreemptionGates closed,
  * schedulingStats.evictions[reason, underlying_cause].count + 1; a
- * Deactivated eviction also removes the DeactivationTarget condition (it
- * is consumed) and status.requeueState (as Kueue: a reactivated Workload
- * starts its backoff anew); set_requeue writes status.requeueState.
- * status.admission is kept
- * (the quota is held until the job's pods are gone). NULL when the
- * Workload is already Evicted (an eviction is written once).
+ * Deactivated eviction with an underlying cause is written with Kueue's
+ * condition reason "DeactivatedDueTo<cause>" (schedulingStats and
+ * metrics keep "Deactivated" and the cause); it also removes the
+ * DeactivationTarget condition (it is consumed) and status.requeueState (as
+ * Kueue: a reactivated Workload starts its backoff anew); set_requeue writes
+ * status.requeueState. status.admission is kept (the quota is held until the
+ * job's pods are gone). NULL when the Workload is already Evicted (an eviction
+ * is written once).
  */
 CU_MUST_CHECK int rec_wl_status_evict(const struct api_workload *wl,
     const struct rec_eviction *ev, int64_t now_ns, json_t **patch,
@@ -1079,9 +1081,10 @@ struct rec_wl_view {
  *   - the engine holds quota (ADMITTED or EVICTING), the API does not
  *     (the eviction is complete): inactive: FORGET, else RELEASE;
  *   - inactive and pending: FORGET (it leaves the pending heap);
- *   - holding quota, and inactive (Evicted reason Deactivated, message
- *     "The workload is deactivated[ due to <DeactivationTarget
- *     message>]", underlyingCause the target's reason), or its
+ *   - holding quota, and inactive (Evicted reason Deactivated[DueTo<the
+ *     target's reason>], message "The workload is deactivated[ due to
+ *     <DeactivationTarget message>]", underlyingCause the target's
+ *     reason), or its
  *     LocalQueue's stopPolicy is HoldAndDrain (LocalQueueStopped), or its
  *     ClusterQueue's (ClusterQueueStopped): EVICTING (when ADMITTED) and,
  *     unless the API shows it Evicted already, the eviction STATUS write

@@ -82,6 +82,18 @@ static int wl_write(struct rec_plan *p, const struct api_workload *wl,
 	return CU_OK;
 }
 
+/* Requeued=False by a deactivation: Deactivated, or DeactivatedDueTo<cause>
+ * (Kueue's IsEvictedByDeactivation matches the prefix). */
+static bool requeued_false_deactivated(const struct api_workload *wl)
+{
+	const struct api_condition *c =
+	    api_conditions_find(&wl->status.conditions, REC_COND_REQUEUED);
+
+	return c != NULL && c->status == API_COND_FALSE && c->reason != NULL &&
+	       strncmp(c->reason, REC_EVICTED_DEACTIVATED,
+		   strlen(REC_EVICTED_DEACTIVATED)) == 0;
+}
+
 static bool cond_false_for(
     const struct api_workload *wl, const char *type, const char *reason)
 {
@@ -348,7 +360,7 @@ static int requeue(const struct rec_wl_view *view,
 	const char *reason = NULL, *msg = NULL;
 	json_t *patch = NULL;
 
-	if (cond_false_for(wl, REC_COND_REQUEUED, REC_EVICTED_DEACTIVATED)) {
+	if (requeued_false_deactivated(wl)) {
 		reason = REC_REQUEUED_REACTIVATED;
 		msg = "The workload was reactivated";
 	} else if (cond_false_for(wl, REC_COND_REQUEUED,

@@ -980,6 +980,8 @@ int rec_wl_status_evict(const struct api_workload *wl,
 {
 	json_t *from, *to;
 	struct st s;
+	char *why = NULL;
+	const char *cond_reason;
 	int rc, e = 0;
 
 	*patch = NULL;
@@ -987,16 +989,30 @@ int rec_wl_status_evict(const struct api_workload *wl,
 	if (rc != CU_OK ||
 	    api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
 		return rc;
+	/* Kueue's Evict: a deactivation with a cause says so in the
+	 * condition's reason (ReasonWithCause); the counters keep the
+	 * plain reason. */
+	cond_reason = ev->reason;
+	if (strcmp(ev->reason, REC_EVICTED_DEACTIVATED) == 0 &&
+	    ev->underlying_cause != NULL && *ev->underlying_cause) {
+		why =
+		    cu_asprintf("%sDueTo%s", ev->reason, ev->underlying_cause);
+		if (why == NULL)
+			return rec__nomem(err, "workload status");
+		cond_reason = why;
+	}
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
-	if (rc != CU_OK)
+	if (rc != CU_OK) {
+		cu_free(why);
 		return rc;
+	}
 	/* Kueue's CustomPrepare (Preempted) runs before prepareForEviction. */
 	if (ev->preempted_reason != NULL)
 		e = cond_set(&s, &(struct cond){REC_COND_PREEMPTED, "True",
 				     ev->preempted_reason, ev->message, false});
 	if (e == 0)
 		e = cond_set(&s, &(struct cond){REC_COND_EVICTED, "True",
-				     ev->reason, ev->message, true});
+				     cond_reason, ev->message, true});
 	json_object_del(s.status, "clusterName");
 	json_object_del(s.status, "nominatedClusterNames");
 	json_object_del(s.status, "unhealthyNodes");
@@ -1004,7 +1020,7 @@ int rec_wl_status_evict(const struct api_workload *wl,
 		e = reset_checks(&s);
 	if (e == 0 && cond_is_true(s.status, "BlockedOnPreemptionGates"))
 		e = cond_set(&s, &(struct cond){"BlockedOnPreemptionGates",
-				     "False", ev->reason, ev->message, true});
+				     "False", cond_reason, ev->message, true});
 	if (e == 0)
 		e = close_preemption_gates(&s);
 	if (e == 0)
@@ -1024,6 +1040,7 @@ int rec_wl_status_evict(const struct api_workload *wl,
 		    json_pack("{s:i, s:s}", "count",
 			(json_int_t)ev->requeue_count, "requeueAt", at));
 	}
+	cu_free(why);
 	return status_end(from, to, e, patch, err);
 }
 

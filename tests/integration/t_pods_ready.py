@@ -222,8 +222,9 @@ def job_not_placed(s):
                  what="big deactivated")
     ev = cond(w, "Evicted")
     eq((ev["reason"], ev["message"]), (
-        "Deactivated", "The workload is deactivated due to exceeding the "
-        "maximum number of re-queuing retries"), "deactivation")
+        "DeactivatedDueToRequeuingLimitExceeded", "The workload is "
+        "deactivated due to exceeding the maximum number of re-queuing "
+        "retries"), "deactivation")
     check(w["status"].get("requeueState") is None,
           "requeueState cleared: %r" % w["status"].get("requeueState"))
     stats = w["status"].get("schedulingStats", {}).get("evictions", [])
@@ -232,7 +233,8 @@ def job_not_placed(s):
     check({"reason": "Deactivated",
            "underlyingCause": "RequeuingLimitExceeded",
            "count": 1} in stats, "the deactivation counted: %r" % stats)
-    wait_for(lambda: hist.times("big", "Evicted", "True", "Deactivated"),
+    wait_for(lambda: hist.times("big", "Evicted", "True",
+                                "DeactivatedDueToRequeuingLimitExceeded"),
              10, what="the deactivation in the watch history")
     # Backoff honoured: each readmission at least base*2^(n-1) after its
     # eviction (less one second: requeueAt has whole seconds).

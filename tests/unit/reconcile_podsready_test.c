@@ -385,7 +385,8 @@ static const struct wrow wrows[] = {
 	.queued = true,
 	.where = QUE_WL_ADMITTED,
 	.now_s = 3,
-	.want = "evicting | evict Evicted=True:Deactivated:The workload is "
+	.want = "evicting | evict Evicted=True:"
+		"DeactivatedDueToRequeuingLimitExceeded:The workload is "
 		"deactivated due to exceeding the maximum number of "
 		"re-queuing retries requeue=null "
 		"[EvictedDueToDeactivatedDueToRequeuingLimitExceeded] "
@@ -469,6 +470,13 @@ static const struct wrow wrows[] = {
 	.backoff_until = -2,
 	.now_s = 5,
 	.want = "backoff 0"},
+    {.name = "reactivated_after_the_limit",
+	.requeued = "DeactivatedDueToRequeuingLimitExceeded",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.now_s = 5,
+	.want = "status Requeued=True:Reactivated:The workload was "
+		"reactivated"},
     {.name = "backoff_finished_pending_nothing",
 	.requeued_true = true,
 	.count = 1,

@@ -237,7 +237,8 @@ static const struct row rows[] = {
 	.engine_uid = "u1",
 	.queued = true,
 	.where = QUE_WL_ADMITTED,
-	.want = "evicting u1 | evict Evicted:Deactivated:The workload is "
+	.want = "evicting u1 | evict Evicted:"
+		"DeactivatedDueToMaximumExecutionTimeExceeded:The workload is "
 		"deactivated due to exceeding the maximum execution time "
 		"[EvictedDueToDeactivatedDueToMaximumExecutionTimeExceeded]"},
     {.name = "cq_drain_evicts",
