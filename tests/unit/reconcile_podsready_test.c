@@ -9,10 +9,13 @@
  *   its requeueState and the pods' cause, backoffLimitCount (a
  *   DeactivationTarget, then the deactivation), the release's queue
  *   timestamp (requeuingStrategy Creation), the engine's BACKOFF until
- *   requeueAt and Requeued=True (BackoffFinished) after it;
+ *   requeueAt and Requeued=True (BackoffFinished) after it, reactivation
+ *   after a DeactivatedDueTo<cause> eviction;
  *   the job reconciler (rec_job_reconcile): the PodsReady condition of a
  *   started Job or JobSet (Started, Recovered, WaitForStart,
- *   WaitForRecovery) with the pods' cause;
+ *   WaitForRecovery) with the pods' cause; PodsReady=True deferred after
+ *   the admission (a wake), dated from when the pods were seen ready, and
+ *   folded into the Finished write of a job that succeeded meanwhile;
  *   the pure helpers: the backoff arithmetic, the pods' cause from a pod
  *   LIST, the status builders (admission and release fold PodsReady in,
  *   the eviction writes requeueState).
