@@ -469,6 +469,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	obj = api_informer_get(inf, ns, name);
 	if (obj == NULL) {
 		ctl_pr_done(c, key);
+		(void)ctl_pr_ready_since(c, key, false, now);
 		job_deleted(c, kind, ns, name);
 		return;
 	}
