@@ -927,3 +927,58 @@ void as_sched_stop(struct as_server *srv)
 	json_decref(new_nodes);
 	used = pending = ready_at = new_nodes = NULL;
 }
+
+/* ---- logs -------------------------------------------------------------- */
+
+void as_sched_pod_log(struct as_resp *resp, json_t *pod, const char *container)
+{
+	json_t *cs = as_jget(pod, "status.containerStatuses"), *c;
+	const char *name = as_jstr(pod, "metadata.name");
+	const char *ns = as_jstr(pod, "metadata.namespace");
+	const char *node = node_of(pod);
+	json_t *containers = as_jget(pod, "spec.containers");
+	size_t i;
+	bool found = false;
+
+	if (container == NULL || container[0] == '\0') {
+		if (json_array_size(containers) != 1) {
+			as_resp_error(resp, 400, "BadRequest",
+			    "a container name must be specified for pod %s",
+			    name ? name : "");
+			return;
+		}
+		container = as_jstr(json_array_get(containers, 0), "name");
+	}
+	json_array_foreach(containers, i, c)
+	{
+		if (streq(as_jstr(c, "name"), container))
+			found = true;
+	}
+	if (!found) {
+		as_resp_error(resp, 400, "BadRequest",
+		    "container %s is not valid for pod %s",
+		    container ? container : "", name ? name : "");
+		return;
+	}
+	json_array_foreach(cs, i, c)
+	{
+		const char *w = as_jstr(c, "state.waiting.reason");
+
+		if (streq(as_jstr(c, "name"), container) && w != NULL) {
+			as_resp_error(resp, 400, "BadRequest",
+			    "container \"%s\" in pod \"%s\" is waiting to "
+			    "start: %s",
+			    container, name ? name : "", w);
+			return;
+		}
+	}
+	resp->code = 200;
+	resp->content_type = "text/plain";
+	/* An unscheduled pod has no kubelet to ask: an empty log. */
+	resp->raw = node == NULL ? cu_strdup("")
+				 : cu_asprintf("simulated container %s of pod "
+					       "%s/%s on node %s\n",
+				       container ? container : "", ns ? ns : "",
+				       name ? name : "", node);
+	resp->raw_len = resp->raw ? strlen(resp->raw) : 0;
+}

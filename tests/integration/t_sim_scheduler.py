@@ -444,6 +444,13 @@ def columns(s):
                     ).stdout.splitlines()
     eq(len(out), 2, "get pods -l controller-uid")
     check(out[1].startswith("j2-"), "j2's pod")
+    # kubectl logs job/x follows the Job's selector to one of its pods.
+    out = s.kubectl("logs", "job/j2").stdout
+    check(out.startswith("simulated container c of pod default/j2-") and
+          out.rstrip().endswith(" on node n1"), "logs job/j2: %r" % out)
+    out = s.kubectl("logs", "job/j1").stdout
+    check(out.startswith("simulated container c of pod default/j1-"),
+          "logs job/j1: %r" % out)
     out = s.kubectl("get", "jobs").stdout.splitlines()
     eq(out[0].split(), ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"],
        "job columns")
