@@ -368,6 +368,7 @@ def job_readiness(s):
     j = wait_for(lambda: (lambda j: j if j.get("status", {}).get("ready") == 2
                           else None)(get_job(s, "slow")), 10, what="ready")
     eq(j["status"]["active"], 2, "active")
+    check(not complete(j), "runtime counts from Ready, not from binding")
     for p in job_pods(s, "slow"):
         eq(p["status"]["phase"], "Running", "running")
         eq(cond(p, "ContainersReady")["status"], "True", "ContainersReady")
@@ -405,6 +406,76 @@ def job_readiness(s):
     wait_for(lambda: job_pods(s, "huge") == [], 5, what="huge pods gone")
     wait_for(lambda: get_job(s, "next").get("status", {}).get("ready") == 2, 10,
              what="next ready after suspend")
+
+
+JOBSET = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js
+  namespace: default
+spec:
+  replicatedJobs:
+  - name: leader
+    replicas: 1
+    template:
+      metadata:
+        annotations:
+          cueue.dev/sim-runtime-ms: "600"
+      spec:
+        template:
+          spec:
+            nodeSelector: {role: leader}
+            containers:
+            - {name: c, image: busybox, resources: {requests: {cpu: "1"}}}
+  - name: workers
+    replicas: 1
+    template:
+      metadata:
+        annotations:
+          cueue.dev/sim-runtime-ms: "100"
+      spec:
+        parallelism: 2
+        completions: 2
+        template:
+          spec:
+            nodeSelector: {role: worker}
+            containers:
+            - {name: c, image: busybox, resources: {requests: {cpu: 1500m}}}
+"""
+
+
+@case("sched-jobset-leader-fits-workers-not", simulate="jobs,jobsets,scheduler")
+def jobset(s):
+    node(s, "lead", {"cpu": "1", "pods": "110"}, labels={"role": "leader"})
+    node(s, "work", {"cpu": "2", "pods": "110"}, labels={"role": "worker"})
+    s.kubectl("apply", "-f", s.file("js.yaml", JOBSET))
+    wait_for(lambda: get_job(s, "js-leader-0").get("status", {}).get(
+        "ready") == 1 if len(job_pods(s, "js-leader-0")) else False, 10,
+        what="leader ready")
+    w = wait_for(lambda: (lambda j: j if j.get("status", {}).get("ready")
+                          == 1 else None)(get_job(s, "js-workers-0")), 10,
+                 what="one worker ready")
+    eq(w["status"]["active"], 2, "workers active")
+    eq(bound(s, job_pods(s, "js-leader-0")[0]["metadata"]["name"]), "lead",
+       "leader on its node")
+    left = [p for p in job_pods(s, "js-workers-0")
+            if not p["spec"].get("nodeName")]
+    eq(len(left), 1, "one worker left over")
+    eq(unschedulable(s, left[0]["metadata"]["name"])["message"],
+       "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't "
+       "match Pod's node affinity/selector. preemption: 0/2 nodes are "
+       "available: 1 No preemption victims found for incoming pod, 1 "
+       "Preemption is not helpful for scheduling.", "worker's message")
+    # The leader finishes its runtime; the workers, with a shorter one,
+    # do not (they never all run), nor does the JobSet.
+    wait_for(lambda: complete(get_job(s, "js-leader-0")), 10,
+             what="leader complete")
+    js = s.get_json("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/"
+                    "jobsets/js")
+    check("terminalState" not in js.get("status", {}),
+          "JobSet not finished: %r" % js.get("status"))
+    check(not complete(get_job(s, "js-workers-0")), "workers not complete")
 
 
 @case("sched-kubectl-columns", simulate=SIM)
