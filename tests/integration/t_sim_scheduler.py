@@ -495,6 +495,9 @@ def columns(s):
     eq(out[1].split()[:3], ["n1", "Ready", "worker"], "n1 row")
     eq(out[2].split()[:3], ["n2", "Ready,SchedulingDisabled", "<none>"],
        "n2 row")
+    out = s.kubectl("get", "nodes", "--field-selector",
+                    "spec.unschedulable=false").stdout.splitlines()
+    eq([line.split()[0] for line in out[1:]], ["n1"], "schedulable nodes")
     out = s.kubectl("get", "pods").stdout.splitlines()
     eq(out[0].split(), ["NAME", "READY", "STATUS", "RESTARTS", "AGE"],
        "pod columns")
