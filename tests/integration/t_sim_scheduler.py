@@ -475,6 +475,12 @@ def jobset(s):
                     "jobsets/js")
     check("terminalState" not in js.get("status", {}),
           "JobSet not finished: %r" % js.get("status"))
+    # A child Job counts as ready only with all its pods ready (or
+    # succeeded): the workers Job, one pod short, does not.
+    rjs = {r["name"]: r for r in js["status"]["replicatedJobsStatus"]}
+    eq((rjs["workers"]["ready"], rjs["workers"]["active"]), (0, 1),
+       "workers: not ready, active")
+    eq(rjs["leader"]["succeeded"], 1, "leader succeeded")
     check(not complete(get_job(s, "js-workers-0")), "workers not complete")
 
 
