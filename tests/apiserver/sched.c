@@ -24,6 +24,10 @@
  * that failed only on resources counts as "No preemption victims found for
  * incoming pod".
  *
+ * Each binding is recorded as a Normal Event "Scheduled" ("Successfully
+ * assigned ns/pod to node"), each new Unschedulable message as a Warning
+ * Event "FailedScheduling", both from default-scheduler.
+ *
  * Kubelet: a bound pod becomes Running with Ready and ContainersReady True
  * after the milliseconds in its annotation cueue.dev/sim-ready-ms (copied
  * from the Job's pod template; default 0); until then it is Pending with
@@ -778,22 +782,62 @@ static int cmp_cand(const void *a, const void *b)
 	return c != 0 ? c : strcmp(x->name, y->name);
 }
 
+/* The scheduler's Event about pod (core/v1, as a legacy recorder writes
+ * it: source default-scheduler, count 1). */
+static void event(struct as_server *srv, json_t *pod, const char *type,
+    const char *reason, const char *msg)
+{
+	struct as_kind *ek = as_kind_find(srv, "", "v1", "events");
+	const char *ns = as_jstr(pod, "metadata.namespace");
+	const char *name = as_jstr(pod, "metadata.name");
+	const char *uid = as_jstr(pod, "metadata.uid");
+	char now[CU_TIME_RFC3339_LEN];
+	char *ename;
+	json_t *ev;
+
+	if (ek == NULL || ns == NULL || name == NULL)
+		return;
+	as_now_rfc3339(now);
+	ename =
+	    cu_asprintf("%s.%llx", name, (unsigned long long)cu_time_now_ns());
+	ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s}, "
+		       "s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, s:s}",
+	    "apiVersion", "v1", "kind", "Event", "metadata", "name",
+	    ename ? ename : name, "namespace", ns, "involvedObject", "kind",
+	    "Pod", "apiVersion", "v1", "namespace", ns, "name", name, "uid",
+	    uid ? uid : "", "reason", reason, "message", msg, "type", type,
+	    "source", "component", "default-scheduler", "firstTimestamp", now,
+	    "lastTimestamp", now, "count", 1, "reportingComponent",
+	    "default-scheduler");
+	cu_free(ename);
+	if (ev != NULL)
+		as_internal_create(srv, ek, ev, SCHED_USER);
+}
+
 static void write_status(struct as_server *srv, struct as_kind *pk, json_t *pod,
     const char *reason, const char *msg)
 {
 	json_t *upd = json_deep_copy(pod);
 
-	if (set_cond(upd, "PodScheduled", "False", reason, msg))
-		as_internal_update(srv, pk, upd, true, SCHED_USER);
-	else
+	if (!set_cond(upd, "PodScheduled", "False", reason, msg)) {
 		json_decref(upd);
+		return;
+	}
+	if (strcmp(reason, "Unschedulable") == 0)
+		event(srv, pod, "Warning", "FailedScheduling", msg);
+	as_internal_update(srv, pk, upd, true, SCHED_USER);
 }
 
 static void bind_pod(
     struct as_server *srv, struct as_kind *pk, json_t *pod, const char *node)
 {
 	json_t *upd = json_deep_copy(pod);
+	char msg[800];
 
+	snprintf(msg, sizeof(msg), "Successfully assigned %s/%s to %s",
+	    as_jstr(pod, "metadata.namespace"), as_jstr(pod, "metadata.name"),
+	    node);
+	event(srv, pod, "Normal", "Scheduled", msg);
 	as_jset(upd, "spec.nodeName", json_string(node));
 	set_cond(upd, "PodScheduled", "True", NULL, NULL);
 	as_internal_update(srv, pk, upd, false, SCHED_USER);

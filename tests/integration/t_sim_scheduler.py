@@ -169,6 +169,16 @@ def resources(s):
     # Deleting a bound pod frees its node: c is retried and bound.
     delete_pod(s, "b")
     eq(bound(s, "c"), "n2", "c after b is gone")
+    # The scheduler's Events, as kubectl describe shows them.
+    evs = sorted(s.get_json("/api/v1/namespaces/default/events?"
+                            "fieldSelector=involvedObject.name%3Dc")["items"],
+                 key=lambda e: e["reason"])
+    eq([(e["type"], e["reason"], e["source"]["component"]) for e in evs],
+       [("Warning", "FailedScheduling", "default-scheduler"),
+        ("Normal", "Scheduled", "default-scheduler")], "events of c")
+    eq(evs[1]["message"], "Successfully assigned default/c to n2",
+       "Scheduled message")
+    eq(evs[0]["message"], c["message"], "FailedScheduling message")
     delete_pod(s, "m2")
 
 
@@ -535,6 +545,14 @@ def columns(s):
     eq(out[0].split(), ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"],
        "job columns")
     eq(out[1].split()[:3], ["j1", "Running", "0/2"], "j1 row")
+    out = s.kubectl("get", "events").stdout.splitlines()
+    eq(out[0].split(), ["LAST", "SEEN", "TYPE", "REASON", "OBJECT",
+                        "MESSAGE"], "event columns")
+    rows = [line.split(None, 4) for line in out[1:]]
+    check(any(r[1:3] == ["Normal", "Scheduled"] and
+              r[3].startswith("pod/j2-") and
+              r[4] == "Successfully assigned default/%s to n1" % r[3][4:]
+              for r in rows if len(r) == 5), "Scheduled event: %r" % out)
     out = s.kubectl("get", "namespaces").stdout.splitlines()
     eq(out[0].split(), ["NAME", "STATUS", "AGE"], "namespace columns")
     check(any(line.split()[:2] == ["default", "Active"] for line in out),
