@@ -448,6 +448,10 @@ void as_sched_notify(
     struct as_server *srv, struct as_kind *k, json_t *obj, json_t *old);
 /* One step: a scheduling pass if anything changed, then the kubelet. */
 void as_sched_tick(struct as_server *srv);
+/* GET pods/{name}/log: what the kubelet stand-in answers for pod
+ * [borrowed]: a line naming container, pod and node, or the kubelet's
+ * 400 for a container still waiting. */
+void as_sched_pod_log(struct as_resp *resp, json_t *pod, const char *container);
 /* A pass is due (something changed since the last one). */
 bool as_sched_busy(struct as_server *srv);
 

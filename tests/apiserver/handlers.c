@@ -2622,7 +2622,21 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 			  (strcmp(r.sub, "finalize") == 0 &&
 			      strcmp(r.kind->plural, "namespaces") == 0 &&
 			      r.kind->group[0] == '\0');
+		bool log = strcmp(r.sub, "log") == 0 &&
+			   strcmp(r.kind->plural, "pods") == 0 &&
+			   r.kind->group[0] == '\0' && strcmp(m, "GET") == 0;
 
+		if (log && r.has_ns && !r.watch_prefix) {
+			/* pods/log, from the kubelet stand-in (sched.c) */
+			json_t *pod = as_store_get(r.kind, r.ns, r.name);
+
+			if (pod == NULL)
+				as_resp_not_found(resp, r.kind, r.name);
+			else
+				as_sched_pod_log(
+				    resp, pod, as_query(rq, "container"));
+			return;
+		}
 		if (!ok)
 			goto notfound;
 	}

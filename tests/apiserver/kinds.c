@@ -319,6 +319,8 @@ const char *as_obj_field(
 		    buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
 		return buf;
 	}
+	if (strcmp(field, "spec.unschedulable") == 0)
+		return json_is_true(as_jget(obj, field)) ? "true" : "false";
 	{
 		const char *s = as_jstr(obj, field);
 

@@ -24,6 +24,10 @@
  * that failed only on resources counts as "No preemption victims found for
  * incoming pod".
  *
+ * Each binding is recorded as a Normal Event "Scheduled" ("Successfully
+ * assigned ns/pod to node"), each new Unschedulable message as a Warning
+ * Event "FailedScheduling", both from default-scheduler.
+ *
  * Kubelet: a bound pod becomes Running with Ready and ContainersReady True
  * after the milliseconds in its annotation cueue.dev/sim-ready-ms (copied
  * from the Job's pod template; default 0); until then it is Pending with
@@ -49,11 +53,36 @@
 #define READY_ANN "cueue.dev/sim-ready-ms"
 #define DEFAULT_MAX_PODS 110 /* the kubelet's default maxPods */
 
-static json_t *used;	  /* node name -> {resource: milli-units} */
-static json_t *pending;	  /* "ns/name" -> true: pods for the scheduler */
-static json_t *ready_at;  /* "ns/name" -> ms: bound pods not yet started */
-static json_t *new_nodes; /* node name -> true: Ready condition to check */
-static bool dirty;	  /* something changed that a pass may act on */
+/* Named amounts (milli-units of resources, or counts of reasons): a
+ * handful per list, searched linearly. */
+struct amt {
+	char *name; /* owned */
+	int64_t v;
+};
+struct amts {
+	struct amt *a; /* owned */
+	size_t n, cap;
+};
+
+/* A pod in the pending or starting set; the key parts live inside. */
+struct podent {
+	char *ns, *name;      /* owned */
+	const char *parts[2]; /* {ns, name}: the map key */
+	int64_t at;	      /* starting set: when the kubelet starts it */
+};
+
+/* What the unfinished pods bound to a node request. */
+struct nodeuse {
+	char *node; /* owned; the map key */
+	struct amts req;
+};
+
+static bool started;
+static cu_map used;	 /* node name -> struct nodeuse */
+static cu_map pending;	 /* {ns, name} -> struct podent: for the scheduler */
+static cu_map starting;	 /* {ns, name} -> struct podent: bound, not started */
+static cu_map new_nodes; /* node name -> owned copy: Ready to check */
+static bool dirty;	 /* something changed that a pass may act on */
 
 static int64_t now_ms(void)
 {
@@ -143,6 +172,126 @@ static bool is_ready(json_t *pod)
 	return c != NULL && streq(as_jstr(c, "status"), "True");
 }
 
+/* ---- amounts and sets ---------------------------------------------- */
+
+static int64_t amts_get(const struct amts *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->a[i].name, name) == 0)
+			return s->a[i].v;
+	return 0;
+}
+
+/* The entry for name, appended at 0 if new; NULL without memory. */
+static struct amt *amts_slot(struct amts *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (strcmp(s->a[i].name, name) == 0)
+			return &s->a[i];
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 8;
+		struct amt *a = cu_realloc(s->a, cap * sizeof(*a));
+
+		if (a == NULL)
+			return NULL;
+		s->a = a;
+		s->cap = cap;
+	}
+	s->a[s->n].name = cu_strdup(name);
+	if (s->a[s->n].name == NULL)
+		return NULL;
+	s->a[s->n].v = 0;
+	return &s->a[s->n++];
+}
+
+static void amts_add(struct amts *s, const char *name, int64_t v)
+{
+	struct amt *a = amts_slot(s, name);
+
+	if (a != NULL)
+		a->v += v;
+}
+
+static void amts_max(struct amts *s, const char *name, int64_t v)
+{
+	struct amt *a = amts_slot(s, name);
+
+	if (a != NULL && v > a->v)
+		a->v = v;
+}
+
+static void amts_free(struct amts *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		cu_free(s->a[i].name);
+	cu_free(s->a);
+	memset(s, 0, sizeof(*s));
+}
+
+static struct podent *pod_get(cu_map *m, const char *ns, const char *name)
+{
+	const char *k[2] = {ns, name};
+
+	return cu_map_get(m, k);
+}
+
+/* The entry of (ns, name) in m, added if new; NULL without memory. */
+static struct podent *pod_add(cu_map *m, const char *ns, const char *name)
+{
+	struct podent *e = pod_get(m, ns, name);
+
+	if (e != NULL)
+		return e;
+	e = cu_calloc(1, sizeof(*e));
+	if (e == NULL)
+		return NULL;
+	e->ns = cu_strdup(ns);
+	e->name = cu_strdup(name);
+	e->parts[0] = e->ns;
+	e->parts[1] = e->name;
+	if (e->ns == NULL || e->name == NULL ||
+	    cu_map_put(m, e->parts, e, NULL) != CU_OK) {
+		cu_free(e->ns);
+		cu_free(e->name);
+		cu_free(e);
+		return NULL;
+	}
+	return e;
+}
+
+static void pod_del(cu_map *m, const char *ns, const char *name)
+{
+	const char *k[2] = {ns, name};
+	struct podent *e = cu_map_del(m, k);
+
+	if (e != NULL) {
+		cu_free(e->ns);
+		cu_free(e->name);
+		cu_free(e);
+	}
+}
+
+static void pods_clear(cu_map *m)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	void *v;
+
+	while (cu_map_next(m, &it, NULL, &v)) {
+		struct podent *e = v;
+
+		cu_free(e->ns);
+		cu_free(e->name);
+		cu_free(e);
+	}
+	cu_map_dispose(m);
+}
+
 static int64_t milli_of(json_t *v)
 {
 	int64_t m = 0;
@@ -158,89 +307,75 @@ static int64_t milli_of(json_t *v)
 
 /* One container's requests: requests, with limits standing in for the
  * resources that have none (the API server's defaulting). */
-static json_t *container_requests(json_t *c)
+static void container_requests(json_t *c, struct amts *out)
 {
-	json_t *out = json_object(), *v;
+	json_t *v;
 	const char *r;
 
 	json_object_foreach(as_jget(c, "resources.limits"), r, v)
 	{
-		json_object_set_new(out, r, json_integer(milli_of(v)));
+		if (json_object_get(as_jget(c, "resources.requests"), r) ==
+		    NULL)
+			amts_add(out, r, milli_of(v));
 	}
 	json_object_foreach(as_jget(c, "resources.requests"), r, v)
 	{
-		json_object_set_new(out, r, json_integer(milli_of(v)));
-	}
-	return out;
-}
-
-static void add_into(json_t *acc, json_t *add, int sign)
-{
-	const char *r;
-	json_t *v;
-
-	json_object_foreach(add, r, v)
-	{
-		json_object_set_new(acc, r,
-		    json_integer(json_integer_value(json_object_get(acc, r)) +
-				 sign * json_integer_value(v)));
+		amts_add(out, r, milli_of(v));
 	}
 }
 
-/* What the pod asks of a node, in milli-units, "pods" included:
- * the containers' sum, at least each init container's, plus overhead. */
-static json_t *pod_requests(json_t *pod)
+/* What the pod asks of a node, in milli-units, "pods" included (into
+ * req, empty on entry): the containers' sum, at least each init
+ * container's, plus overhead. */
+static void pod_requests(json_t *pod, struct amts *req)
 {
-	json_t *req = json_object(), *c, *one, *v;
+	json_t *c, *v;
 	const char *r;
-	size_t i;
+	size_t i, j;
 
 	json_array_foreach(as_jget(pod, "spec.containers"), i, c)
 	{
-		one = container_requests(c);
-		add_into(req, one, 1);
-		json_decref(one);
+		container_requests(c, req);
 	}
 	json_array_foreach(as_jget(pod, "spec.initContainers"), i, c)
 	{
-		one = container_requests(c);
-		json_object_foreach(one, r, v)
-		{
-			if (json_integer_value(v) >
-			    json_integer_value(json_object_get(req, r)))
-				json_object_set(req, r, v);
-		}
-		json_decref(one);
+		struct amts one = {0};
+
+		container_requests(c, &one);
+		for (j = 0; j < one.n; j++)
+			amts_max(req, one.a[j].name, one.a[j].v);
+		amts_free(&one);
 	}
 	json_object_foreach(as_jget(pod, "spec.overhead"), r, v)
 	{
-		json_object_set_new(req, r,
-		    json_integer(json_integer_value(json_object_get(req, r)) +
-				 milli_of(v)));
+		amts_add(req, r, milli_of(v));
 	}
-	json_object_set_new(req, "pods", json_integer(1000));
-	return req;
+	amts_add(req, "pods", 1000);
 }
 
 static void account(json_t *pod, int sign)
 {
 	const char *node = node_of(pod);
-	json_t *u, *req;
+	struct nodeuse *u = cu_map_get(&used, node);
+	struct amts req = {0};
+	size_t i;
 
-	u = json_object_get(used, node);
 	if (u == NULL) {
-		u = json_object();
-		json_object_set_new(used, node, u);
+		u = cu_calloc(1, sizeof(*u));
+		if (u == NULL)
+			return;
+		u->node = cu_strdup(node);
+		if (u->node == NULL ||
+		    cu_map_put(&used, u->node, u, NULL) != CU_OK) {
+			cu_free(u->node);
+			cu_free(u);
+			return;
+		}
 	}
-	req = pod_requests(pod);
-	add_into(u, req, sign);
-	json_decref(req);
-}
-
-static char *pod_key(json_t *pod)
-{
-	return cu_asprintf("%s/%s", as_jstr(pod, "metadata.namespace"),
-	    as_jstr(pod, "metadata.name"));
+	pod_requests(pod, &req);
+	for (i = 0; i < req.n; i++)
+		amts_add(&u->req, req.a[i].name, sign * req.a[i].v);
+	amts_free(&req);
 }
 
 static long long ready_ms(json_t *pod)
@@ -255,15 +390,23 @@ static long long ready_ms(json_t *pod)
 void as_sched_notify(
     struct as_server *srv, struct as_kind *k, json_t *obj, json_t *old)
 {
-	char *key;
+	json_t *ref = obj ? obj : old;
+	const char *ns, *name;
 
-	if (!srv->sim_sched || used == NULL)
+	if (!srv->sim_sched || !started)
 		return;
 	if (is_core(k, "nodes")) {
 		dirty = true;
-		if (obj != NULL && condition(obj, "Ready") == NULL)
-			json_object_set_new(new_nodes,
-			    as_jstr(obj, "metadata.name"), json_true());
+		name = as_jstr(obj, "metadata.name");
+		if (obj != NULL && name != NULL &&
+		    condition(obj, "Ready") == NULL &&
+		    cu_map_get(&new_nodes, name) == NULL) {
+			char *copy = cu_strdup(name);
+
+			if (copy != NULL &&
+			    cu_map_put(&new_nodes, copy, copy, NULL) != CU_OK)
+				cu_free(copy);
+		}
 		return;
 	}
 	if (!is_core(k, "pods"))
@@ -274,30 +417,33 @@ void as_sched_notify(
 		account(obj, 1);
 	if (holds(old) && !(holds(obj) && streq(node_of(old), node_of(obj))))
 		dirty = true; /* resources freed */
-	key = pod_key(obj ? obj : old);
-	if (key == NULL)
+	ns = as_jstr(ref, "metadata.namespace");
+	name = as_jstr(ref, "metadata.name");
+	if (ns == NULL || name == NULL)
 		return;
 	if (obj != NULL && is_pending(obj)) {
-		if (json_object_get(pending, key) == NULL || old == NULL ||
+		if (pod_get(&pending, ns, name) == NULL || old == NULL ||
 		    !json_equal(json_object_get(old, "spec"),
 			json_object_get(obj, "spec")) ||
 		    !json_equal(as_jget(old, "status.nominatedNodeName"),
 			as_jget(obj, "status.nominatedNodeName")))
 			dirty = true;
-		json_object_set_new(pending, key, json_true());
+		pod_add(&pending, ns, name);
 	} else {
-		json_object_del(pending, key);
+		pod_del(&pending, ns, name);
 	}
 	if (obj != NULL && node_of(obj) != NULL && !terminal(obj) &&
 	    !is_ready(obj) &&
 	    as_jget(obj, "metadata.deletionTimestamp") == NULL) {
-		if (json_object_get(ready_at, key) == NULL)
-			json_object_set_new(ready_at, key,
-			    json_integer(now_ms() + ready_ms(obj)));
+		if (pod_get(&starting, ns, name) == NULL) {
+			struct podent *e = pod_add(&starting, ns, name);
+
+			if (e != NULL)
+				e->at = now_ms() + ready_ms(obj);
+		}
 	} else {
-		json_object_del(ready_at, key);
+		pod_del(&starting, ns, name);
 	}
-	cu_free(key);
 }
 
 /* ---- conditions ------------------------------------------------------ */
@@ -479,13 +625,6 @@ static bool affinity_ok(json_t *pod, json_t *node)
 	return false;
 }
 
-static void count(json_t *hist, const char *reason)
-{
-	json_object_set_new(hist, reason,
-	    json_integer(
-		json_integer_value(json_object_get(hist, reason)) + 1));
-}
-
 enum fit { FIT, NO_ROOM, UNRESOLVABLE };
 
 static int64_t allocatable(json_t *node, const char *r)
@@ -497,37 +636,36 @@ static int64_t allocatable(json_t *node, const char *r)
 	return milli_of(json_object_get(a, r));
 }
 
-static void resource_check(json_t *node, json_t *u, json_t *req, const char *r,
-    json_t *hist, bool *short_of)
+static void resource_check(json_t *node, const struct amts *u,
+    const struct amts *req, const char *r, struct amts *hist, bool *short_of)
 {
-	int64_t want = json_integer_value(json_object_get(req, r));
+	int64_t want = amts_get(req, r);
 	char msg[300];
 
 	if (want <= 0)
 		return;
-	if (want >
-	    allocatable(node, r) - json_integer_value(json_object_get(u, r))) {
+	if (want > allocatable(node, r) - (u ? amts_get(u, r) : 0)) {
 		snprintf(msg, sizeof(msg), "Insufficient %s", r);
-		count(hist, msg);
+		amts_add(hist, msg, 1);
 		*short_of = true;
 	}
 }
 
 /* Run the filters for pod on node; reasons of a failure go to hist. */
-static enum fit filter(json_t *pod, json_t *node, json_t *req, json_t *hist)
+static enum fit filter(
+    json_t *pod, json_t *node, const struct amts *req, struct amts *hist)
 {
-	json_t *u = json_object_get(used, as_jstr(node, "metadata.name")), *t;
-	json_t *a;
+	struct nodeuse *nu = cu_map_get(&used, as_jstr(node, "metadata.name"));
+	const struct amts *u = nu ? &nu->req : NULL;
+	json_t *a, *t;
 	size_t i;
-	const char *r;
-	json_t *v;
 	int64_t max_pods;
 	bool short_of = false;
 
 	if (json_is_true(as_jget(node, "spec.unschedulable")) &&
 	    !tolerates(
 		pod, "node.kubernetes.io/unschedulable", "", "NoSchedule")) {
-		count(hist, "node(s) were unschedulable");
+		amts_add(hist, "node(s) were unschedulable", 1);
 		return UNRESOLVABLE;
 	}
 	json_array_foreach(as_jget(node, "spec.taints"), i, t)
@@ -544,12 +682,12 @@ static enum fit filter(json_t *pod, json_t *node, json_t *req, json_t *hist)
 		snprintf(msg, sizeof(msg),
 		    "node(s) had untolerated taint {%s: %s}", key ? key : "",
 		    val ? val : "");
-		count(hist, msg);
+		amts_add(hist, msg, 1);
 		return UNRESOLVABLE;
 	}
 	if (!affinity_ok(pod, node)) {
-		count(
-		    hist, "node(s) didn't match Pod's node affinity/selector");
+		amts_add(hist,
+		    "node(s) didn't match Pod's node affinity/selector", 1);
 		return UNRESOLVABLE;
 	}
 	a = as_jget(node, "status.allocatable");
@@ -558,16 +696,16 @@ static enum fit filter(json_t *pod, json_t *node, json_t *req, json_t *hist)
 	max_pods = json_object_get(a, "pods") != NULL
 		       ? allocatable(node, "pods") / 1000
 		       : DEFAULT_MAX_PODS;
-	if (json_integer_value(json_object_get(u, "pods")) / 1000 + 1 >
-	    max_pods) {
-		count(hist, "Too many pods");
+	if ((u ? amts_get(u, "pods") : 0) / 1000 + 1 > max_pods) {
+		amts_add(hist, "Too many pods", 1);
 		short_of = true;
 	}
 	resource_check(node, u, req, "cpu", hist, &short_of);
 	resource_check(node, u, req, "memory", hist, &short_of);
 	resource_check(node, u, req, "ephemeral-storage", hist, &short_of);
-	json_object_foreach(req, r, v)
-	{
+	for (i = 0; i < req->n; i++) {
+		const char *r = req->a[i].name;
+
 		if (strcmp(r, "pods") != 0 && strcmp(r, "cpu") != 0 &&
 		    strcmp(r, "memory") != 0 &&
 		    strcmp(r, "ephemeral-storage") != 0)
@@ -582,29 +720,27 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* "N reason, M reason" sorted as strings, as FitError.Error does. */
-static void histogram(char *buf, size_t cap, size_t *len, json_t *hist)
+static void histogram(
+    char *buf, size_t cap, size_t *len, const struct amts *hist)
 {
-	size_t n = json_object_size(hist), i = 0;
-	char **s = cu_calloc(n ? n : 1, sizeof(*s));
-	const char *r;
-	json_t *v;
+	char **s = cu_calloc(hist->n ? hist->n : 1, sizeof(*s));
+	size_t i;
 
 	if (s == NULL)
 		return;
-	json_object_foreach(hist, r, v)
-	{
-		s[i++] =
-		    cu_asprintf("%lld %s", (long long)json_integer_value(v), r);
-	}
-	qsort(s, n, sizeof(*s), cmp_str);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < hist->n; i++)
+		s[i] = cu_asprintf(
+		    "%lld %s", (long long)hist->a[i].v, hist->a[i].name);
+	qsort(s, hist->n, sizeof(*s), cmp_str);
+	for (i = 0; i < hist->n; i++) {
 		put(buf, cap, len, "%s%s", i ? ", " : "", s[i] ? s[i] : "");
 		cu_free(s[i]);
 	}
 	cu_free(s);
 }
 
-static char *fit_error(json_t *pod, size_t nnodes, json_t *hist, json_t *pre)
+static char *fit_error(
+    json_t *pod, size_t nnodes, const struct amts *hist, const struct amts *pre)
 {
 	char buf[8192];
 	size_t len = 0;
@@ -628,9 +764,9 @@ static char *fit_error(json_t *pod, size_t nnodes, json_t *hist, json_t *pre)
 /* ---- the scheduling pass ------------------------------------------- */
 
 struct cand {
-	char *key; /* owned */
+	char *ns, *name; /* owned */
 	json_int_t prio;
-	const char *created; /* borrowed from the stored pod */
+	const char *created; /* borrowed; valid while sorting */
 };
 
 static int cmp_cand(const void *a, const void *b)
@@ -641,18 +777,41 @@ static int cmp_cand(const void *a, const void *b)
 	if (x->prio != y->prio)
 		return x->prio > y->prio ? -1 : 1;
 	c = strcmp(x->created ? x->created : "", y->created ? y->created : "");
-	return c != 0 ? c : strcmp(x->key, y->key);
+	if (c == 0)
+		c = strcmp(x->ns, y->ns);
+	return c != 0 ? c : strcmp(x->name, y->name);
 }
 
-static json_t *get_pod(struct as_kind *pk, const char *key)
+/* The scheduler's Event about pod (core/v1, as a legacy recorder writes
+ * it: source default-scheduler, count 1). */
+static void event(struct as_server *srv, json_t *pod, const char *type,
+    const char *reason, const char *msg)
 {
-	const char *slash = strchr(key, '/');
-	char ns[254];
+	struct as_kind *ek = as_kind_find(srv, "", "v1", "events");
+	const char *ns = as_jstr(pod, "metadata.namespace");
+	const char *name = as_jstr(pod, "metadata.name");
+	const char *uid = as_jstr(pod, "metadata.uid");
+	char now[CU_TIME_RFC3339_LEN];
+	char *ename;
+	json_t *ev;
 
-	if (slash == NULL)
-		return NULL;
-	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
-	return as_store_get(pk, ns, slash + 1);
+	if (ek == NULL || ns == NULL || name == NULL)
+		return;
+	as_now_rfc3339(now);
+	ename =
+	    cu_asprintf("%s.%llx", name, (unsigned long long)cu_time_now_ns());
+	ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s}, "
+		       "s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:i, s:s}",
+	    "apiVersion", "v1", "kind", "Event", "metadata", "name",
+	    ename ? ename : name, "namespace", ns, "involvedObject", "kind",
+	    "Pod", "apiVersion", "v1", "namespace", ns, "name", name, "uid",
+	    uid ? uid : "", "reason", reason, "message", msg, "type", type,
+	    "source", "component", "default-scheduler", "firstTimestamp", now,
+	    "lastTimestamp", now, "count", 1, "reportingComponent",
+	    "default-scheduler");
+	cu_free(ename);
+	if (ev != NULL)
+		as_internal_create(srv, ek, ev, SCHED_USER);
 }
 
 static void write_status(struct as_server *srv, struct as_kind *pk, json_t *pod,
@@ -660,17 +819,25 @@ static void write_status(struct as_server *srv, struct as_kind *pk, json_t *pod,
 {
 	json_t *upd = json_deep_copy(pod);
 
-	if (set_cond(upd, "PodScheduled", "False", reason, msg))
-		as_internal_update(srv, pk, upd, true, SCHED_USER);
-	else
+	if (!set_cond(upd, "PodScheduled", "False", reason, msg)) {
 		json_decref(upd);
+		return;
+	}
+	if (strcmp(reason, "Unschedulable") == 0)
+		event(srv, pod, "Warning", "FailedScheduling", msg);
+	as_internal_update(srv, pk, upd, true, SCHED_USER);
 }
 
 static void bind_pod(
     struct as_server *srv, struct as_kind *pk, json_t *pod, const char *node)
 {
 	json_t *upd = json_deep_copy(pod);
+	char msg[800];
 
+	snprintf(msg, sizeof(msg), "Successfully assigned %s/%s to %s",
+	    as_jstr(pod, "metadata.namespace"), as_jstr(pod, "metadata.name"),
+	    node);
+	event(srv, pod, "Normal", "Scheduled", msg);
 	as_jset(upd, "spec.nodeName", json_string(node));
 	set_cond(upd, "PodScheduled", "True", NULL, NULL);
 	as_internal_update(srv, pk, upd, false, SCHED_USER);
@@ -680,7 +847,8 @@ static void schedule_one(
     struct as_server *srv, struct as_kind *pk, struct as_kind *nk, json_t *pod)
 {
 	const char *nom = as_jstr(pod, "status.nominatedNodeName");
-	json_t *req, *hist, *pre, *node;
+	struct amts req = {0}, hist = {0}, pre = {0};
+	json_t *node;
 	const char *chosen = NULL;
 	size_t i;
 
@@ -689,80 +857,87 @@ static void schedule_one(
 		    "Scheduling is blocked due to non-empty scheduling gates");
 		return;
 	}
-	req = pod_requests(pod);
-	hist = json_object();
-	pre = json_object();
+	pod_requests(pod, &req);
 	if (nom != NULL && nom[0] != '\0') {
 		node = as_store_get(nk, "", nom);
-		if (node != NULL && filter(pod, node, req, hist) == FIT)
+		if (node != NULL && filter(pod, node, &req, &hist) == FIT)
 			chosen = nom;
-		json_object_clear(hist);
+		amts_free(&hist);
 	}
 	for (i = 0; chosen == NULL && i < nk->nitems; i++) {
 		node = nk->items[i].obj;
-		switch (filter(pod, node, req, hist)) {
+		switch (filter(pod, node, &req, &hist)) {
 		case FIT:
 			chosen = nk->items[i].name;
 			break;
 		case NO_ROOM:
-			count(pre, "No preemption victims found for incoming "
-				   "pod");
+			amts_add(&pre,
+			    "No preemption victims found for incoming pod", 1);
 			break;
 		case UNRESOLVABLE:
-			count(pre, "Preemption is not helpful for scheduling");
+			amts_add(&pre,
+			    "Preemption is not helpful for scheduling", 1);
 			break;
 		}
 	}
 	if (chosen != NULL) {
 		char *name = cu_strdup(chosen);
 
-		bind_pod(srv, pk, pod, name);
+		if (name != NULL)
+			bind_pod(srv, pk, pod, name);
 		cu_free(name);
 	} else {
-		char *msg = fit_error(pod, nk->nitems, hist, pre);
+		char *msg = fit_error(pod, nk->nitems, &hist, &pre);
 
 		write_status(srv, pk, pod, "Unschedulable", msg ? msg : "");
 		cu_free(msg);
 	}
-	json_decref(req);
-	json_decref(hist);
-	json_decref(pre);
+	amts_free(&req);
+	amts_free(&hist);
+	amts_free(&pre);
 }
 
 static void schedule_pass(struct as_server *srv)
 {
 	struct as_kind *pk = pods_kind(srv), *nk = nodes_kind(srv);
-	size_t n = json_object_size(pending), i = 0, j;
+	size_t n = cu_map_count(&pending), i = 0, j;
+	cu_map_iter it = CU_MAP_ITER_INIT;
 	struct cand *c;
-	const char *key;
-	json_t *v;
+	void *v;
 
 	if (pk == NULL || nk == NULL || n == 0)
 		return;
 	c = cu_calloc(n, sizeof(*c));
 	if (c == NULL)
 		return;
-	json_object_foreach(pending, key, v)
-	{
-		json_t *pod = get_pod(pk, key);
+	while (i < n && cu_map_next(&pending, &it, NULL, &v)) {
+		struct podent *e = v;
+		json_t *pod = as_store_get(pk, e->ns, e->name);
 
 		if (pod == NULL)
 			continue;
-		c[i].key = cu_strdup(key);
+		c[i].ns = cu_strdup(e->ns);
+		c[i].name = cu_strdup(e->name);
 		c[i].prio = json_integer_value(as_jget(pod, "spec.priority"));
 		c[i].created = as_jstr(pod, "metadata.creationTimestamp");
-		if (c[i].key != NULL)
+		if (c[i].ns != NULL && c[i].name != NULL)
 			i++;
+		else {
+			cu_free(c[i].ns);
+			cu_free(c[i].name);
+		}
 	}
 	qsort(c, i, sizeof(*c), cmp_cand);
 	for (j = 0; j < i; j++) {
-		json_t *pod = get_pod(pk, c[j].key);
+		json_t *pod = as_store_get(pk, c[j].ns, c[j].name);
 
 		if (pod != NULL && is_pending(pod))
 			schedule_one(srv, pk, nk, pod);
 	}
-	for (j = 0; j < i; j++)
-		cu_free(c[j].key);
+	for (j = 0; j < i; j++) {
+		cu_free(c[j].ns);
+		cu_free(c[j].name);
+	}
 	cu_free(c);
 }
 
@@ -843,17 +1018,31 @@ static void start_pod(
 	as_internal_update(srv, pk, upd, true, KUBELET_USER);
 }
 
+/* A pod to start, copied out of the starting set before any write. */
+struct due {
+	char *ns, *name; /* owned */
+	bool ready;	 /* its delay is over */
+};
+
 static void kubelet(struct as_server *srv)
 {
 	struct as_kind *pk = pods_kind(srv), *nk = nodes_kind(srv);
-	json_t *due = json_array(), *v;
-	const char *key;
+	size_t n = cu_map_count(&new_nodes), m = cu_map_count(&starting);
+	size_t cap = n > m ? n : m, i = 0, j;
+	struct due *d = cu_calloc(cap ? cap : 1, sizeof(*d));
+	cu_map_iter it = CU_MAP_ITER_INIT;
 	int64_t now = now_ms();
-	size_t i;
+	void *v;
 
-	json_object_foreach(new_nodes, key, v)
-	{
-		json_t *node = nk ? as_store_get(nk, "", key) : NULL;
+	if (d == NULL)
+		return;
+	/* Nodes: a Ready condition where there is none. */
+	while (i < n && cu_map_next(&new_nodes, &it, NULL, &v))
+		d[i++].name = v; /* taken from the map */
+	cu_map_dispose(&new_nodes);
+	cu_map_init_str(&new_nodes);
+	for (j = 0; j < i; j++) {
+		json_t *node = nk ? as_store_get(nk, "", d[j].name) : NULL;
 
 		if (node != NULL && condition(node, "Ready") == NULL) {
 			json_t *upd = json_deep_copy(node);
@@ -862,38 +1051,44 @@ static void kubelet(struct as_server *srv)
 			    "kubelet is posting ready status");
 			as_internal_update(srv, nk, upd, true, KUBELET_USER);
 		}
+		cu_free(d[j].name);
+		d[j].name = NULL;
 	}
-	json_object_clear(new_nodes);
-	json_object_foreach(ready_at, key, v)
-	{
-		json_array_append_new(
-		    due, json_pack("{s:s, s:b}", "key", key, "ready",
-			     json_integer_value(v) <= now));
+	/* Pods: ContainerCreating, then Running when their time comes. */
+	i = 0;
+	it = CU_MAP_ITER_INIT;
+	while (i < m && cu_map_next(&starting, &it, NULL, &v)) {
+		struct podent *e = v;
+
+		d[i].ns = cu_strdup(e->ns);
+		d[i].name = cu_strdup(e->name);
+		d[i].ready = e->at <= now;
+		i++;
 	}
-	json_array_foreach(due, i, v)
-	{
-		const char *k = as_jstr(v, "key");
-		json_t *pod = pk ? get_pod(pk, k) : NULL;
-		bool ready = json_is_true(json_object_get(v, "ready"));
+	for (j = 0; j < i; j++) {
+		json_t *pod = pk && d[j].ns && d[j].name
+				  ? as_store_get(pk, d[j].ns, d[j].name)
+				  : NULL;
 
 		if (pod == NULL) {
-			json_object_del(ready_at, k);
-			continue;
-		}
-		if (ready) {
+			if (d[j].ns && d[j].name)
+				pod_del(&starting, d[j].ns, d[j].name);
+		} else if (d[j].ready) {
 			start_pod(srv, pk, pod, true);
-			json_object_del(ready_at, k);
+			pod_del(&starting, d[j].ns, d[j].name);
 		} else if (!streq(as_jstr(pod, "status.phase"), "Pending") ||
 			   condition(pod, "ContainersReady") == NULL) {
 			start_pod(srv, pk, pod, false);
 		}
+		cu_free(d[j].ns);
+		cu_free(d[j].name);
 	}
-	json_decref(due);
+	cu_free(d);
 }
 
 void as_sched_tick(struct as_server *srv)
 {
-	if (!srv->sim_sched || used == NULL)
+	if (!srv->sim_sched || !started)
 		return;
 	if (dirty && as_sched_active(srv)) {
 		dirty = false;
@@ -909,21 +1104,92 @@ bool as_sched_busy(struct as_server *srv)
 
 void as_sched_start(struct as_server *srv)
 {
-	if (!srv->sim_sched)
+	if (!srv->sim_sched || started)
 		return;
-	used = json_object();
-	pending = json_object();
-	ready_at = json_object();
-	new_nodes = json_object();
+	cu_map_init_str(&used);
+	cu_map_init_parts(&pending, 2);
+	cu_map_init_parts(&starting, 2);
+	cu_map_init_str(&new_nodes);
 	dirty = false;
+	started = true;
 }
 
 void as_sched_stop(struct as_server *srv)
 {
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	void *v;
+
 	(void)srv;
-	json_decref(used);
-	json_decref(pending);
-	json_decref(ready_at);
-	json_decref(new_nodes);
-	used = pending = ready_at = new_nodes = NULL;
+	if (!started)
+		return;
+	while (cu_map_next(&used, &it, NULL, &v)) {
+		struct nodeuse *u = v;
+
+		amts_free(&u->req);
+		cu_free(u->node);
+		cu_free(u);
+	}
+	cu_map_dispose(&used);
+	pods_clear(&pending);
+	pods_clear(&starting);
+	it = CU_MAP_ITER_INIT;
+	while (cu_map_next(&new_nodes, &it, NULL, &v))
+		cu_free(v);
+	cu_map_dispose(&new_nodes);
+	started = false;
+}
+
+/* ---- logs -------------------------------------------------------------- */
+
+void as_sched_pod_log(struct as_resp *resp, json_t *pod, const char *container)
+{
+	json_t *cs = as_jget(pod, "status.containerStatuses"), *c;
+	const char *name = as_jstr(pod, "metadata.name");
+	const char *ns = as_jstr(pod, "metadata.namespace");
+	const char *node = node_of(pod);
+	json_t *containers = as_jget(pod, "spec.containers");
+	size_t i;
+	bool found = false;
+
+	if (container == NULL || container[0] == '\0') {
+		if (json_array_size(containers) != 1) {
+			as_resp_error(resp, 400, "BadRequest",
+			    "a container name must be specified for pod %s",
+			    name ? name : "");
+			return;
+		}
+		container = as_jstr(json_array_get(containers, 0), "name");
+	}
+	json_array_foreach(containers, i, c)
+	{
+		if (streq(as_jstr(c, "name"), container))
+			found = true;
+	}
+	if (!found) {
+		as_resp_error(resp, 400, "BadRequest",
+		    "container %s is not valid for pod %s",
+		    container ? container : "", name ? name : "");
+		return;
+	}
+	json_array_foreach(cs, i, c)
+	{
+		const char *w = as_jstr(c, "state.waiting.reason");
+
+		if (streq(as_jstr(c, "name"), container) && w != NULL) {
+			as_resp_error(resp, 400, "BadRequest",
+			    "container \"%s\" in pod \"%s\" is waiting to "
+			    "start: %s",
+			    container, name ? name : "", w);
+			return;
+		}
+	}
+	resp->code = 200;
+	resp->content_type = "text/plain";
+	/* An unscheduled pod has no kubelet to ask: an empty log. */
+	resp->raw = node == NULL ? cu_strdup("")
+				 : cu_asprintf("simulated container %s of pod "
+					       "%s/%s on node %s\n",
+				       container ? container : "", ns ? ns : "",
+				       name ? name : "", node);
+	resp->raw_len = resp->raw ? strlen(resp->raw) : 0;
 }

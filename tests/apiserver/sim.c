@@ -837,8 +837,19 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 			}
 			if (int_or(child, "status.active", 0) > 0)
 				act++;
-			if (int_or(child, "status.ready", 0) > 0)
-				ready++;
+			{
+				/* JobSet counts a Job ready when all its
+				 * pods are ready or succeeded. */
+				json_int_t pc = int_or(
+					       child, "spec.parallelism", 1),
+					   cc = int_or(
+					       child, "spec.completions", pc);
+
+				if (int_or(child, "status.ready", 0) +
+					int_or(child, "status.succeeded", 0) >=
+				    (cc < pc ? cc : pc))
+					ready++;
+			}
 			if (json_is_true(as_jget(child, "spec.suspend")))
 				susp++;
 			if (suspend &&

@@ -2,7 +2,8 @@
 /*
  * tests/apiserver/tables.c - the server-side Table columns of the
  * built-in kinds whose kubectl output tests read (`kubectl get pods`,
- * `get nodes`, `get jobs`, `get namespaces`), with the columns, -o wide
+ * `get nodes`, `get jobs`, `get namespaces`, `get events`), with the
+ * columns, -o wide
  * extras (priority 1) and cell texts kube-apiserver's printers produce.
  * Other built-in kinds get the default NAME / CREATED AT table
  * (handlers.c); custom resources their additionalPrinterColumns.
@@ -30,6 +31,9 @@ static const struct col job_cols[] = {{"Name", 0}, {"Status", 0},
     {"Images", 1}, {"Selector", 1}, {NULL, 0}};
 static const struct col ns_cols[] = {
     {"Name", 0}, {"Status", 0}, {"Age", 0}, {NULL, 0}};
+static const struct col event_cols[] = {{"Last Seen", 0}, {"Type", 0},
+    {"Reason", 0}, {"Object", 0}, {"Subobject", 1}, {"Source", 1},
+    {"Message", 0}, {"First Seen", 1}, {"Count", 1}, {"Name", 1}, {NULL, 0}};
 
 static const struct col *cols_of(const struct as_kind *k)
 {
@@ -41,6 +45,8 @@ static const struct col *cols_of(const struct as_kind *k)
 		return node_cols;
 	if (k->group[0] == '\0' && strcmp(k->plural, "namespaces") == 0)
 		return ns_cols;
+	if (k->group[0] == '\0' && strcmp(k->plural, "events") == 0)
+		return event_cols;
 	if (strcmp(k->group, "batch") == 0 && strcmp(k->plural, "jobs") == 0)
 		return job_cols;
 	return NULL;
@@ -386,6 +392,53 @@ static void job_cells(json_t *job, json_t *cells)
 		cu_free(parts[i]);
 }
 
+static void event_row(json_t *ev, json_t *cells)
+{
+	const char *kind = as_jstr(ev, "involvedObject.kind");
+	const char *name = as_jstr(ev, "involvedObject.name");
+	const char *last = as_jstr(ev, "lastTimestamp") ? "lastTimestamp"
+			   : as_jstr(ev, "eventTime")
+			       ? "eventTime"
+			       : "metadata.creationTimestamp";
+	const char *first =
+	    as_jstr(ev, "firstTimestamp") ? "firstTimestamp" : last;
+	const char *comp = as_jstr(ev, "source.component");
+	char obj[600], lower[64];
+	size_t i;
+
+	for (i = 0; kind != NULL && kind[i] != '\0' && i + 1 < sizeof(lower);
+	     i++)
+		lower[i] = (char)(kind[i] >= 'A' && kind[i] <= 'Z'
+				      ? kind[i] - 'A' + 'a'
+				      : kind[i]);
+	lower[i] = '\0';
+	snprintf(obj, sizeof(obj), "%s/%s", lower, name ? name : "");
+	if (comp == NULL)
+		comp = as_jstr(ev, "reportingComponent");
+	json_array_append_new(cells, since(ev, last));
+	json_array_append_new(
+	    cells, json_string(as_jstr(ev, "type") ? as_jstr(ev, "type") : ""));
+	json_array_append_new(cells,
+	    json_string(as_jstr(ev, "reason") ? as_jstr(ev, "reason") : ""));
+	json_array_append_new(cells, json_string(obj));
+	json_array_append_new(
+	    cells, json_string(as_jstr(ev, "involvedObject.fieldPath")
+				   ? as_jstr(ev, "involvedObject.fieldPath")
+				   : ""));
+	json_array_append_new(cells, json_string(comp ? comp : ""));
+	json_array_append_new(cells,
+	    json_string(as_jstr(ev, "message") ? as_jstr(ev, "message") : ""));
+	json_array_append_new(cells, since(ev, first));
+	json_array_append_new(cells,
+	    json_integer(json_is_integer(json_object_get(ev, "count"))
+			     ? json_integer_value(json_object_get(ev, "count"))
+			     : 1));
+	json_array_append_new(
+	    cells, json_string(as_jstr(ev, "metadata.name")
+				   ? as_jstr(ev, "metadata.name")
+				   : ""));
+}
+
 json_t *as_table_cells(const struct as_kind *k, json_t *obj)
 {
 	const struct col *c = cols_of(k);
@@ -395,6 +448,10 @@ json_t *as_table_cells(const struct as_kind *k, json_t *obj)
 	if (c == NULL)
 		return NULL;
 	cells = json_array();
+	if (c == event_cols) {
+		event_row(obj, cells);
+		return cells;
+	}
 	json_array_append_new(cells, json_string(name ? name : ""));
 	if (c == pod_cols) {
 		pod_cells(obj, cells);

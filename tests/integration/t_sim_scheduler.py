@@ -169,6 +169,16 @@ def resources(s):
     # Deleting a bound pod frees its node: c is retried and bound.
     delete_pod(s, "b")
     eq(bound(s, "c"), "n2", "c after b is gone")
+    # The scheduler's Events, as kubectl describe shows them.
+    evs = sorted(s.get_json("/api/v1/namespaces/default/events?"
+                            "fieldSelector=involvedObject.name%3Dc")["items"],
+                 key=lambda e: e["reason"])
+    eq([(e["type"], e["reason"], e["source"]["component"]) for e in evs],
+       [("Warning", "FailedScheduling", "default-scheduler"),
+        ("Normal", "Scheduled", "default-scheduler")], "events of c")
+    eq(evs[1]["message"], "Successfully assigned default/c to n2",
+       "Scheduled message")
+    eq(evs[0]["message"], c["message"], "FailedScheduling message")
     delete_pod(s, "m2")
 
 
@@ -368,6 +378,7 @@ def job_readiness(s):
     j = wait_for(lambda: (lambda j: j if j.get("status", {}).get("ready") == 2
                           else None)(get_job(s, "slow")), 10, what="ready")
     eq(j["status"]["active"], 2, "active")
+    check(not complete(j), "runtime counts from Ready, not from binding")
     for p in job_pods(s, "slow"):
         eq(p["status"]["phase"], "Running", "running")
         eq(cond(p, "ContainersReady")["status"], "True", "ContainersReady")
@@ -407,6 +418,82 @@ def job_readiness(s):
              what="next ready after suspend")
 
 
+JOBSET = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata:
+  name: js
+  namespace: default
+spec:
+  replicatedJobs:
+  - name: leader
+    replicas: 1
+    template:
+      metadata:
+        annotations:
+          cueue.dev/sim-runtime-ms: "600"
+      spec:
+        template:
+          spec:
+            nodeSelector: {role: leader}
+            containers:
+            - {name: c, image: busybox, resources: {requests: {cpu: "1"}}}
+  - name: workers
+    replicas: 1
+    template:
+      metadata:
+        annotations:
+          cueue.dev/sim-runtime-ms: "100"
+      spec:
+        parallelism: 2
+        completions: 2
+        template:
+          spec:
+            nodeSelector: {role: worker}
+            containers:
+            - {name: c, image: busybox, resources: {requests: {cpu: 1500m}}}
+"""
+
+
+@case("sched-jobset-leader-fits-workers-not", simulate="jobs,jobsets,scheduler")
+def jobset(s):
+    node(s, "lead", {"cpu": "1", "pods": "110"}, labels={"role": "leader"})
+    node(s, "work", {"cpu": "2", "pods": "110"}, labels={"role": "worker"})
+    s.kubectl("apply", "-f", s.file("js.yaml", JOBSET))
+    wait_for(lambda: get_job(s, "js-leader-0").get("status", {}).get(
+        "ready") == 1 if len(job_pods(s, "js-leader-0")) else False, 10,
+        what="leader ready")
+    w = wait_for(lambda: (lambda j: j if j.get("status", {}).get("ready")
+                          == 1 else None)(get_job(s, "js-workers-0")), 10,
+                 what="one worker ready")
+    eq(w["status"]["active"], 2, "workers active")
+    eq(bound(s, job_pods(s, "js-leader-0")[0]["metadata"]["name"]), "lead",
+       "leader on its node")
+    left = [p for p in job_pods(s, "js-workers-0")
+            if not p["spec"].get("nodeName")]
+    eq(len(left), 1, "one worker left over")
+    eq(unschedulable(s, left[0]["metadata"]["name"])["message"],
+       "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't "
+       "match Pod's node affinity/selector. preemption: 0/2 nodes are "
+       "available: 1 No preemption victims found for incoming pod, 1 "
+       "Preemption is not helpful for scheduling.", "worker's message")
+    # The leader finishes its runtime; the workers, with a shorter one,
+    # do not (they never all run), nor does the JobSet.
+    wait_for(lambda: complete(get_job(s, "js-leader-0")), 10,
+             what="leader complete")
+    js = s.get_json("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/"
+                    "jobsets/js")
+    check("terminalState" not in js.get("status", {}),
+          "JobSet not finished: %r" % js.get("status"))
+    # A child Job counts as ready only with all its pods ready (or
+    # succeeded): the workers Job, one pod short, does not.
+    rjs = {r["name"]: r for r in js["status"]["replicatedJobsStatus"]}
+    eq((rjs["workers"]["ready"], rjs["workers"]["active"]), (0, 1),
+       "workers: not ready, active")
+    eq(rjs["leader"]["succeeded"], 1, "leader succeeded")
+    check(not complete(get_job(s, "js-workers-0")), "workers not complete")
+
+
 @case("sched-kubectl-columns", simulate=SIM)
 def columns(s):
     node(s, "n1", {"cpu": "4", "pods": "110"},
@@ -424,6 +511,9 @@ def columns(s):
     eq(out[1].split()[:3], ["n1", "Ready", "worker"], "n1 row")
     eq(out[2].split()[:3], ["n2", "Ready,SchedulingDisabled", "<none>"],
        "n2 row")
+    out = s.kubectl("get", "nodes", "--field-selector",
+                    "spec.unschedulable=false").stdout.splitlines()
+    eq([line.split()[0] for line in out[1:]], ["n1"], "schedulable nodes")
     out = s.kubectl("get", "pods").stdout.splitlines()
     eq(out[0].split(), ["NAME", "READY", "STATUS", "RESTARTS", "AGE"],
        "pod columns")
@@ -444,10 +534,25 @@ def columns(s):
                     ).stdout.splitlines()
     eq(len(out), 2, "get pods -l controller-uid")
     check(out[1].startswith("j2-"), "j2's pod")
+    # kubectl logs job/x follows the Job's selector to one of its pods.
+    out = s.kubectl("logs", "job/j2").stdout
+    check(out.startswith("simulated container c of pod default/j2-") and
+          out.rstrip().endswith(" on node n1"), "logs job/j2: %r" % out)
+    out = s.kubectl("logs", "job/j1").stdout
+    check(out.startswith("simulated container c of pod default/j1-"),
+          "logs job/j1: %r" % out)
     out = s.kubectl("get", "jobs").stdout.splitlines()
     eq(out[0].split(), ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"],
        "job columns")
     eq(out[1].split()[:3], ["j1", "Running", "0/2"], "j1 row")
+    out = s.kubectl("get", "events").stdout.splitlines()
+    eq(out[0].split(), ["LAST", "SEEN", "TYPE", "REASON", "OBJECT",
+                        "MESSAGE"], "event columns")
+    rows = [line.split(None, 4) for line in out[1:]]
+    check(any(r[1:3] == ["Normal", "Scheduled"] and
+              r[3].startswith("pod/j2-") and
+              r[4] == "Successfully assigned default/%s to n1" % r[3][4:]
+              for r in rows if len(r) == 5), "Scheduled event: %r" % out)
     out = s.kubectl("get", "namespaces").stdout.splitlines()
     eq(out[0].split(), ["NAME", "STATUS", "AGE"], "namespace columns")
     check(any(line.split()[:2] == ["default", "Active"] for line in out),
