@@ -268,8 +268,9 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 		    json_pack("{s:s, s:s, s:s}", "name", rs, "total", q,
 			"borrowed", b));
 	}
-	set_usage_and_counts(st, &byflv, cq->n_heap + cq->inadmissible.n,
-	    cq->admitted.n, cq->admitted.n);
+	set_usage_and_counts(st, &byflv,
+	    cq->n_heap + cq->inadmissible.n + cq->n_backoff, cq->admitted.n,
+	    cq->admitted.n);
 	if (cq->refused != NULL) {
 		char *m = cu_asprintf(
 		    "Can't admit new workloads: its spec was refused: %s",
@@ -497,14 +498,15 @@ static void write_cq_status(ctl *c)
 		}
 		if (c->metrics != NULL) {
 			/* Kueue: the active heap and the parked
-			 * (inadmissible) ones; all of them are inadmissible
-			 * while the ClusterQueue is inactive. */
+			 * (inadmissible) ones, backoffs included; all of
+			 * them are inadmissible while the ClusterQueue is
+			 * inactive. */
 			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
 			    CTL_LV(cq->name, "active"),
 			    cq->active ? (double)cq->n_heap : 0.0);
 			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
 			    CTL_LV(cq->name, "inadmissible"),
-			    (double)cq->inadmissible.n +
+			    (double)(cq->inadmissible.n + cq->n_backoff) +
 				(cq->active ? 0.0 : (double)cq->n_heap));
 			ctl_metric_set(c->metrics,
 			    CTL_M_ADMITTED_ACTIVE_WORKLOADS, CTL_LV(cq->name),

@@ -338,6 +338,8 @@ struct que_cq {
 	 * activity, spec, flavors, and the quotas of it and its cohorts. */
 	uint64_t config_sig;
 	size_t n_members; /* workloads whose cq is this one (heap reserve) */
+	size_t
+	    n_backoff; /* of them, BACKOFF (Kueue counts them inadmissible) */
 };
 
 struct que_cohort {

@@ -464,3 +464,29 @@ Test(admission_kueue, unchanged_configuration_is_no_cause)
 	cr_assert(
 	    strstr(d->message, ", 1 more needed") != NULL, "%s", d->message);
 }
+
+/* A Workload in requeue backoff is pending and inadmissible for Kueue's
+ * counts: its ClusterQueue keeps the number (status and metrics read
+ * it) until the backoff expires. */
+Test(admission_kueue, backoff_is_counted_by_its_cluster_queue)
+{
+	struct cq_opts o = {0};
+	struct que_cq *q;
+
+	flavor("default");
+	o.fl[0] = (struct fq){"default", CPU(1)};
+	cq("cq", &o);
+	wl("w", "cq", 0, CPU(1));
+	cycle();
+	expect_kind("w", ADM_ADMIT);
+	wl("b", "cq", 0, CPU(1));
+	cr_assert_eq(
+	    que_workload_backoff(st, "b", clock_ns + 100, NULL), CU_OK);
+	q = que_cq_get(st, "cq");
+	cr_assert_eq(q->n_backoff, 1);
+	cr_assert_eq(q->n_heap + q->inadmissible.n, 0);
+	clock_ns += 200;
+	cycle();
+	cr_assert_eq(q->n_backoff, 0);
+	expect_kind("b", ADM_PENDING);
+}
