@@ -122,4 +122,37 @@ CU_MUST_CHECK int tas_place(struct tas_tree *t, const struct tas_request *r,
 int64_t tas_tree_leaf_free(
     const struct tas_tree *t, const char *value, const char *res);
 
+/* ---- v1 objects (tas/objects.c) ---------------------------------------- */
+
+/* Add or update the Node `node` [borrowed] (v1 JSON): labels, allocatable
+ * (pods in pods, the rest in milli-units) and schedulable = not
+ * spec.unschedulable, no NoSchedule/NoExecute taint, and Ready=True when
+ * a Ready condition is present (Kueue needs Ready=True; Nodes without
+ * conditions, as simulated ones, count as ready). CU_EINVAL (no name),
+ * CU_ENOMEM, CU_ERANGE. */
+CU_MUST_CHECK int tas_node_apply(
+    struct tas_tree *t, const json_t *node, cu_error *err);
+
+/* The node whose capacity Pod `pod` [borrowed] takes [borrowed from
+ * pod], or NULL: spec.nodeName when bound, else status.nominatedNodeName
+ * (KEP-5278: the scheduler promised it that node; Kueue counts bound
+ * pods only); NULL for terminated pods (Succeeded, Failed) and for TAS
+ * pods (a kueue.x-k8s.io/podset-*-topology annotation: their usage is
+ * their Workload's assignment). */
+const char *tas_pod_charged_node(const json_t *pod);
+
+/* Tracker of the charges of non-TAS pods in one tree, by pod uid. */
+struct tas_pods;
+
+CU_MUST_CHECK int tas_pods_new(struct tas_pods **out, cu_error *err);
+void tas_pods_free(struct tas_pods *p);
+size_t tas_pods_count(const struct tas_pods *p);
+/* Apply Pod `uid`'s current state (pod [borrowed] v1 JSON, or NULL when
+ * deleted): its charge moves to the node tas_pod_charged_node names
+ * (released when none, e.g. un-nominated or finished; moved when bound
+ * elsewhere than nominated). On failure nothing changed. CU_ENOMEM,
+ * CU_ERANGE, CU_EPARSE (bad requests). */
+CU_MUST_CHECK int tas_pods_update(struct tas_pods *p, struct tas_tree *t,
+    const char *uid, const json_t *pod, cu_error *err);
+
 #endif /* CU_TAS_TAS_H */
