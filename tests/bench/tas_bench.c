@@ -48,7 +48,7 @@ int bench_tas_main(int argc, char **argv)
 		for (r = 0; r < 10; r++)
 			for (h = 0; h < 10; h++) {
 				struct api_strmap l = {NULL, 0};
-				char bv[16], rv[16], hv[32];
+				char bv[48], rv[48], hv[64];
 
 				snprintf(bv, sizeof(bv), "b%d", b);
 				snprintf(rv, sizeof(rv), "b%d-r%d", b, r);
