@@ -390,6 +390,9 @@ int api_topology_assignment_decode(
 			return dec_fail(
 			    out, err, CU_EINVAL, "domainCount must be >= 1");
 		total += (size_t)json_integer_value(c);
+		if (total > 100000) /* Kueue: roots and counts MaxItems */
+			return dec_fail(
+			    out, err, CU_EINVAL, "more than 100000 domains");
 	}
 	out->levels.items = cu_calloc(nl, sizeof(char *));
 	out->domains = cu_calloc(total ? total : 1, sizeof(*out->domains));

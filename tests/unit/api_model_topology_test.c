@@ -239,3 +239,18 @@ Test(topology, assignment_decode_rejects_short_roots)
 	cr_assert_eq(api_topology_assignment_decode(&a, j, &err), CU_EINVAL);
 	json_decref(j);
 }
+
+Test(topology, assignment_decode_caps_the_domain_count)
+{
+	json_t *j = parse("{\"levels\":[\"host\"],\"slices\":[{\"domainCount\":"
+			  "60000,\"valuesPerLevel\":[{\"universal\":\"a\"}],"
+			  "\"podCounts\":{\"universal\":1}},{\"domainCount\":"
+			  "60000,\"valuesPerLevel\":[{\"universal\":\"a\"}],"
+			  "\"podCounts\":{\"universal\":1}}]}");
+	struct api_topology_assignment a;
+	cu_error err;
+
+	cr_assert_eq(api_topology_assignment_decode(&a, j, &err), CU_EINVAL);
+	cr_assert(strstr(err.msg, "100000") != NULL, "%s", err.msg);
+	json_decref(j);
+}
