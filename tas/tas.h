@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "api/model.h"
 #include "lib/cu.h"
@@ -121,6 +122,22 @@ CU_MUST_CHECK int tas_place(struct tas_tree *t, const struct tas_request *r,
  * resource `res`, or -1 if unknown (tests, diagnostics). */
 int64_t tas_tree_leaf_free(
     const struct tas_tree *t, const char *value, const char *res);
+
+/* ---- actuation (tas/ungate.c) ------------------------------------------ */
+
+/* The scheduling gate TAS pods carry until their domain is chosen. */
+#define TAS_SCHEDULING_GATE "kueue.x-k8s.io/topology"
+
+/* The domain (index into a->domains) of the pod of rank `rank` (0-based,
+ * e.g. its completion index): domains are filled in order, each with its
+ * count, as Kueue's ungater assigns ranks. -1 when rank is outside the
+ * assignment's pods. */
+ssize_t tas_rank_domain(const struct api_topology_assignment *a, int64_t rank);
+/* The nodeSelector that pins a pod to domain `d` of a: one entry per
+ * level of the assignment (label -> value), merged into *sel (existing
+ * keys replaced). CU_ENOMEM, CU_ERANGE (d out of range). */
+CU_MUST_CHECK int tas_domain_selector(const struct api_topology_assignment *a,
+    size_t d, struct api_strmap *sel, cu_error *err);
 
 /* ---- v1 objects (tas/objects.c) ---------------------------------------- */
 

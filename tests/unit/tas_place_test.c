@@ -308,3 +308,44 @@ Test(tas_place, non_host_lowest_level_lists_all_levels)
 	api_strmap_dispose(&labels);
 	tas_tree_free(t);
 }
+
+/* Ranks fill the domains in order; the selector names every level of
+ * the assignment and keeps the pod's other selector entries. */
+Test(tas_place, ranks_map_to_domains_and_selectors)
+{
+	struct tas_tree *t = fixture();
+	struct tas_request r = {TAS_PREFERRED, RACK, 5, one_cpu, 1};
+	struct api_topology_assignment a;
+	struct api_strmap sel = {NULL, 0};
+	char msg[128];
+	cu_error err;
+
+	take(t, "b1-r1-n1"); /* b1-r1 offers 3, so 5 pods span 2 racks */
+	cr_assert_eq(tas_place(t, &r, &a, msg, sizeof(msg), &err), CU_OK);
+	cr_assert_eq(a.n_domains, 5);
+	cr_assert_eq(tas_rank_domain(&a, 0), 0);
+	cr_assert_eq(tas_rank_domain(&a, 4), 4);
+	cr_assert_eq(tas_rank_domain(&a, 5), -1);
+	cr_assert_eq(tas_rank_domain(&a, -1), -1);
+	cr_assert_eq(api_strmap_set(&sel, "disk", "ssd", &err), CU_OK);
+	cr_assert_eq(tas_domain_selector(&a, 3, &sel, &err), CU_OK);
+	cr_assert_str_eq(api_strmap_get(&sel, TAS_HOSTNAME_LABEL), "b1-r2-n1");
+	cr_assert_str_eq(api_strmap_get(&sel, "disk"), "ssd");
+	cr_assert_eq(tas_domain_selector(&a, 9, &sel, &err), CU_ERANGE);
+	api_strmap_dispose(&sel);
+	api_topology_assignment_dispose(&a);
+	tas_tree_free(t);
+}
+
+/* Several pods per domain: ranks 0..2 on the first host, 3 on the next. */
+Test(tas_place, rank_domain_counts)
+{
+	char h1[] = "h1", h2[] = "h2", lv[] = TAS_HOSTNAME_LABEL;
+	char *v1[] = {h1}, *v2[] = {h2}, *levels[] = {lv};
+	struct api_topology_domain doms[] = {{v1, 3}, {v2, 1}};
+	struct api_topology_assignment a = {{levels, 1}, doms, 2};
+
+	cr_assert_eq(tas_rank_domain(&a, 2), 0);
+	cr_assert_eq(tas_rank_domain(&a, 3), 1);
+	cr_assert_eq(tas_rank_domain(&a, 4), -1);
+}
