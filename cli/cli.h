@@ -219,6 +219,7 @@ struct cli_pending {
 	const char *name;	 /* [borrowed] */
 	const char *local_queue; /* [borrowed] */
 	const char *created;	 /* [borrowed] creationTimestamp, or NULL */
+	const char *uid;	 /* [borrowed] metadata.uid, or "" */
 	int64_t priority;
 	int64_t queue_ts_ns; /* creation, or the eviction time */
 	long pos_cq;	     /* 0-based position in the ClusterQueue */
@@ -234,7 +235,8 @@ struct cli_pending {
  * reservation, it is not finished and spec.active is not false. Order:
  * higher spec.priority first, then the older queue timestamp (the
  * Evicted condition's lastTransitionTime while it is True, else
- * creationTimestamp), then namespace and name. *out [owned: cu_free;
+ * creationTimestamp), then the smaller UID (as cueue's engine breaks
+ * ties), then namespace and name. *out [owned: cu_free;
  * NULL when *n is 0] points into workloads. CU_ENOMEM.
  */
 CU_MUST_CHECK int cli_pending_order(const json_t *workloads,

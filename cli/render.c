@@ -434,6 +434,9 @@ static int pending_cmp(const void *pa, const void *pb)
 		return a->priority > b->priority ? -1 : 1;
 	if (a->queue_ts_ns != b->queue_ts_ns)
 		return a->queue_ts_ns < b->queue_ts_ns ? -1 : 1;
+	c = strcmp(a->uid, b->uid);
+	if (c != 0)
+		return c;
 	c = strcmp(a->namespace_, b->namespace_);
 	return c != 0 ? c : strcmp(a->name, b->name);
 }
@@ -506,6 +509,9 @@ int cli_pending_order(const json_t *workloads, const json_t *localqueues,
 		p[k].namespace_ = meta_ns(wl);
 		p[k].name = meta_name(wl);
 		p[k].local_queue = lq;
+		p[k].uid = str2(wl, "metadata", "uid");
+		if (p[k].uid == NULL)
+			p[k].uid = "";
 		p[k].created = str2(wl, "metadata", "creationTimestamp");
 		p[k].priority = int2(wl, "spec", "priority");
 		p[k].queue_ts_ns = ts;
@@ -545,6 +551,7 @@ int cli_pending_from_visibility(
 		p[k].namespace_ = meta_ns(it);
 		p[k].name = meta_name(it);
 		p[k].local_queue = lq != NULL ? lq : "";
+		p[k].uid = "";
 		p[k].created = str2(it, "metadata", "creationTimestamp");
 		p[k].priority = int2(it, "priority", NULL);
 		p[k].pos_cq = (long)int2(it, "positionInClusterQueue", NULL);
