@@ -537,7 +537,7 @@ static int find_short(char c)
 }
 
 /* The usage of the command named by the positional words. */
-static const char *usage_of(char **pos, size_t npos)
+static const char *usage_of(const char **pos, size_t npos)
 {
 	const struct verb_def *v;
 
@@ -549,13 +549,13 @@ static const char *usage_of(char **pos, size_t npos)
 	return v != NULL ? v->usage : USAGE_ROOT;
 }
 
-int cli_parse(int argc, char **argv, struct cli_args *a, cu_error *err)
+int cli_parse(
+    int argc, const char *const *argv, struct cli_args *a, cu_error *err)
 {
-	char *pos[MAX_POS];
+	const char *pos[MAX_POS];
 	size_t npos = 0;
 	unsigned seen = 0, active_count = 0;
 	bool help = false, flags_done = false;
-	const char *seen_name[F_COUNT] = {0};
 	const struct verb_def *vd;
 	int rc;
 
@@ -595,7 +595,6 @@ int cli_parse(int argc, char **argv, struct cli_args *a, cu_error *err)
 			if (id == F_HELP)
 				help = true;
 			seen |= BIT(id);
-			seen_name[id] = s;
 			rc = set_flag(a, (enum flag_id)id, val, val == NULL,
 			    &active_count, err);
 			if (rc != CU_OK)
@@ -612,7 +611,6 @@ int cli_parse(int argc, char **argv, struct cli_args *a, cu_error *err)
 				    "unknown shorthand flag: '%c' in %s", *p,
 				    s);
 			seen |= BIT(id);
-			seen_name[id] = s;
 			if (id == F_HELP)
 				help = true;
 			if (!FLAGS[id].value) {
@@ -753,6 +751,5 @@ int cli_parse(int argc, char **argv, struct cli_args *a, cu_error *err)
 	if (a->namespace_ != NULL && a->namespace_[0] == '\0')
 		return cu_error_set(
 		    err, CU_EINVAL, "--namespace must not be empty");
-	(void)seen_name;
 	return CU_OK;
 }

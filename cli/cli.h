@@ -117,7 +117,7 @@ struct cli_args {
  * must outlive *out].
  */
 CU_MUST_CHECK int cli_parse(
-    int argc, char **argv, struct cli_args *out, cu_error *err);
+    int argc, const char *const *argv, struct cli_args *out, cu_error *err);
 
 /* Usage of the whole program [static]. */
 const char *cli_usage(void);

@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 	json_set_alloc_funcs(cu_malloc, cu_free);
 	cu_log_set_component("kubectl-cueue");
 	cu_log_set_level(CU_LOG_ERROR);
-	if (cli_parse(argc, argv, &a, &err) != CU_OK) {
+	if (cli_parse(argc, (const char *const *)argv, &a, &err) != CU_OK) {
 		fprintf(stderr, "error: %s\n", err.msg);
 		return 1;
 	}

@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/json.h"
@@ -188,7 +189,7 @@ static bool plain_ok(const char *s)
 	    "On", "Off", "Y", "N", "Null", "NULL", "TRUE", "FALSE", "YES", "NO",
 	    "ON", "OFF"};
 	size_t n = strlen(s);
-	bool numeric = true;
+	bool numeric = true, digit = false;
 
 	if (n == 0)
 		return false;
@@ -206,13 +207,16 @@ static bool plain_ok(const char *s)
 		if ((c == ':' && (p[1] == ' ' || p[1] == '\0')) ||
 		    (c == '#' && p > s && p[-1] == ' '))
 			return false;
+		if (c >= '0' && c <= '9')
+			digit = true;
 		if (!((c >= '0' && c <= '9') || c == '.' || c == '+' ||
 			c == '-' || c == 'e' || c == 'E' || c == '_' ||
 			c == 'x' || c == 'o'))
 			numeric = false;
 	}
 	/* anything that could read as a number stays quoted */
-	return !numeric && strcmp(s, ".inf") != 0 && strcmp(s, ".nan") != 0;
+	return !(numeric && digit) && strcmp(s, ".inf") != 0 &&
+	       strcmp(s, ".nan") != 0;
 }
 
 static int scalar(const json_t *v, cu_buf *b)
@@ -261,6 +265,11 @@ static bool is_nonempty_coll(const json_t *v)
 	       (json_is_array(v) && json_array_size(v) > 0);
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int indent(cu_buf *b, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -301,11 +310,19 @@ static int node(const json_t *v, unsigned depth, bool first_inline, cu_buf *b,
 	if (depth > 100)
 		return cu_buf_adds(b, "null\n");
 	if (json_is_object(v) && json_object_size(v) > 0) {
+		size_t nk = json_object_size(v), i = 0;
+		const char **keys = cu_malloc(nk * sizeof(*keys));
 		const char *k;
 		json_t *m;
 
-		json_object_foreach((json_t *)v, k, m)
-		{
+		if (keys == NULL)
+			return CU_ENOMEM;
+		/* sorted, as kubectl -o yaml writes them */
+		json_object_foreach((json_t *)v, k, m) keys[i++] = k;
+		qsort((void *)keys, nk, sizeof(*keys), key_cmp);
+		for (i = 0; i < nk; i++) {
+			k = keys[i];
+			m = json_object_get(v, k);
 			if (!(first && first_inline))
 				rc = indent(b, level);
 			first = false;
@@ -327,9 +344,10 @@ static int node(const json_t *v, unsigned depth, bool first_inline, cu_buf *b,
 					rc = cu_buf_adds(b, "\n");
 			}
 			if (rc != CU_OK)
-				return rc;
+				break;
 		}
-		return CU_OK;
+		cu_free((void *)keys);
+		return rc;
 	}
 	if (json_is_array(v) && json_array_size(v) > 0) {
 		size_t i;
