@@ -517,10 +517,8 @@ static int job_type(struct ctx *x, json_t *disc, const char *api_version,
 		else
 			snprintf(full, sizeof(full), "%s", s);
 		/* kueuectl cuts the type at 20 characters */
-		if (strlen(full) > 20)
-			snprintf(out, outn, "%.20s...", full);
-		else
-			snprintf(out, outn, "%s", full);
+		snprintf(
+		    out, outn, "%.20s%s", full, strlen(full) > 20 ? "..." : "");
 		return CU_OK;
 	}
 	return CU_OK;

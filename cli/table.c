@@ -196,6 +196,14 @@ static bool plain_ok(const char *s)
 	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
 		if (strcmp(s, special[i]) == 0)
 			return false;
+	/* YAML 1.1 timestamps ("2024-01-01T00:00:00Z"): kubectl quotes them;
+	 * "<<" is the merge key, "=" the value key */
+	if (n >= 6 && s[0] >= '0' && s[0] <= '9' && s[1] >= '0' &&
+	    s[1] <= '9' && s[2] >= '0' && s[2] <= '9' && s[3] >= '0' &&
+	    s[3] <= '9' && s[4] == '-')
+		return false;
+	if (strcmp(s, "<<") == 0 || strcmp(s, "=") == 0)
+		return false;
 	if (strchr("-?:,[]{}#&*!|>'\"%@` .", s[0]) != NULL || s[n - 1] == ' ' ||
 	    s[n - 1] == ':')
 		return false;

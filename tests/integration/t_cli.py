@@ -33,6 +33,9 @@ def cli(s, *args, env=None, kubeconfig=True):
     full.update(env or {})
     p = subprocess.run(cmd + list(args), capture_output=True, text=True,
                        timeout=60, env=full)
+    check("Sanitizer" not in p.stderr and "runtime error:" not in
+          p.stderr, "sanitizer report from kubectl-cueue %s: %s" % (
+              " ".join(args), p.stderr))
     return p.returncode, p.stdout, p.stderr
 
 
