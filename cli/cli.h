@@ -196,7 +196,8 @@ struct cli_wl_extra {
  *                  ACTIVE, AGE
  *   localqueues:   NAME, CLUSTERQUEUE, PENDING WORKLOADS, ADMITTED
  *                  WORKLOADS, AGE
- *   pods:          NAME, READY, STATUS, RESTARTS, AGE (kubectl get pods)
+ *   pods:          NAME, READY, STATUS, RESTARTS, AGE (kubectl get pods;
+ *                  wide adds IP, NODE, NOMINATED NODE, READINESS GATES)
  * with_ns puts NAMESPACE first (-A). items [borrowed] is the list's
  * "items" array; extra [borrowed] has one entry per item (workloads).
  * now_ns is the wall clock for ages and execution times. CU_ENOMEM.
@@ -208,7 +209,7 @@ CU_MUST_CHECK int cli_render_clusterqueues(
     const json_t *items, int64_t now_ns, char **out, cu_error *err);
 CU_MUST_CHECK int cli_render_localqueues(const json_t *items, bool with_ns,
     int64_t now_ns, char **out, cu_error *err);
-CU_MUST_CHECK int cli_render_pods(const json_t *items, bool with_ns,
+CU_MUST_CHECK int cli_render_pods(const json_t *items, bool with_ns, bool wide,
     int64_t now_ns, char **out, cu_error *err);
 
 /* ---- pending Workloads ---------------------------------------------- */

@@ -371,18 +371,19 @@ static const char *pod_status(const json_t *pod)
 	return phase != NULL ? phase : "Unknown";
 }
 
-int cli_render_pods(const json_t *items, bool with_ns, int64_t now_ns,
-    char **out, cu_error *err)
+int cli_render_pods(const json_t *items, bool with_ns, bool wide,
+    int64_t now_ns, char **out, cu_error *err)
 {
-	static const char *const hdr[] = {
-	    "NAME", "READY", "STATUS", "RESTARTS", "AGE"};
+	static const char *const hdr[] = {"NAME", "READY", "STATUS", "RESTARTS",
+	    "AGE", "IP", "NODE", "NOMINATED NODE", "READINESS GATES"};
+	size_t ncols = wide ? 9 : 5;
 	cli_table t;
 	size_t i;
 	json_t *pod;
 	int rc;
 
 	*out = NULL;
-	rc = start(&t, with_ns, hdr, 5, err);
+	rc = start(&t, with_ns, hdr, ncols, err);
 	if (rc != CU_OK)
 		return rc;
 	json_array_foreach((json_t *)items, i, pod)
@@ -390,7 +391,9 @@ int cli_render_pods(const json_t *items, bool with_ns, int64_t now_ns,
 		const json_t *cs = member(pod, "status", "containerStatuses");
 		const json_t *cont = member(pod, "spec", "containers");
 		char ready[48], restarts[24], ag[CLI_DURATION_MAX];
-		const char *cells[5];
+		const char *cells[9], *ip = str2(pod, "status", "podIP");
+		const char *node = str2(pod, "spec", "nodeName");
+		const char *nom = str2(pod, "status", "nominatedNodeName");
 		long long nready = 0, nrestart = 0;
 		size_t j;
 		json_t *c;
@@ -414,7 +417,11 @@ int cli_render_pods(const json_t *items, bool with_ns, int64_t now_ns,
 		cells[2] = pod_status(pod);
 		cells[3] = restarts;
 		cells[4] = ag;
-		rc = add_row(&t, with_ns, meta_ns(pod), cells, 5, err);
+		cells[5] = ip != NULL && ip[0] ? ip : "<none>";
+		cells[6] = node != NULL && node[0] ? node : "<none>";
+		cells[7] = nom != NULL && nom[0] ? nom : "<none>";
+		cells[8] = "<none>";
+		rc = add_row(&t, with_ns, meta_ns(pod), cells, ncols, err);
 		if (rc != CU_OK) {
 			cli_table_dispose(&t);
 			return rc;

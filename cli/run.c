@@ -298,9 +298,13 @@ static int print_list(struct ctx *x, json_t *list, const char *kind,
 		return CU_OK;
 	}
 	if (x->a->output == CLI_OUT_NAME) {
-		json_array_foreach(items, i, it) fprintf(x->out, "%s%s%s/%s\n",
-		    kind, group[0] ? "." : "", group,
-		    api_json_str(json_object_get(it, "metadata"), "name"));
+		for (i = 0; i < json_array_size(items); i++) {
+			it = json_array_get(items, i);
+			fprintf(x->out, "%s%s%s/%s\n", kind,
+			    group[0] ? "." : "", group,
+			    api_json_str(
+				json_object_get(it, "metadata"), "name"));
+		}
 		return CU_OK;
 	}
 	fputs(table, x->out);
@@ -803,7 +807,8 @@ static int list_pods(struct ctx *x, cu_error *err)
 	if (rc == CU_OK &&
 	    (x->a->output == CLI_OUT_TABLE || x->a->output == CLI_OUT_WIDE))
 		rc = cli_render_pods(json_object_get(list, "items"),
-		    x->a->all_namespaces, cu_time_now_ns(), &table, err);
+		    x->a->all_namespaces, x->a->output == CLI_OUT_WIDE,
+		    cu_time_now_ns(), &table, err);
 	if (rc == CU_OK)
 		rc = print_list(x, list, "pod", "", table, false);
 	cu_free(table);

@@ -326,7 +326,9 @@ static int node(const json_t *v, unsigned depth, bool first_inline, cu_buf *b,
 		if (keys == NULL)
 			return CU_ENOMEM;
 		/* sorted, as kubectl -o yaml writes them */
-		json_object_foreach((json_t *)v, k, m) keys[i++] = k;
+		for (void *it = json_object_iter((json_t *)v); it != NULL;
+		     it = json_object_iter_next((json_t *)v, it))
+			keys[i++] = json_object_iter_key(it);
 		qsort((void *)keys, nk, sizeof(*keys), key_cmp);
 		for (i = 0; i < nk; i++) {
 			k = keys[i];

@@ -105,7 +105,7 @@ static void fuzz_json(const uint8_t *data, size_t size)
 		check_text(rc, &s);
 		rc = cli_render_localqueues(v, true, 0, &s, NULL);
 		check_text(rc, &s);
-		rc = cli_render_pods(v, false, 0, &s, NULL);
+		rc = cli_render_pods(v, false, true, 0, &s, NULL);
 		check_text(rc, &s);
 		if (cli_pending_order(v, v, "cq", &p, &n, NULL) == CU_OK) {
 			for (size_t i = 0; i < n; i++)

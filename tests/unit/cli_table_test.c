@@ -239,12 +239,26 @@ Test(cli_table, pods_as_kubectl_get)
 	      "\"status\":{\"phase\":\"Pending\"}}]");
 	char *s;
 
-	cr_assert_eq(cli_render_pods(pods, false, now_ns(), &s, NULL), CU_OK);
+	cr_assert_eq(
+	    cli_render_pods(pods, false, false, now_ns(), &s, NULL), CU_OK);
 	cr_assert_str_eq(s,
 	    "NAME   READY   STATUS             RESTARTS   AGE\n"
 	    "p1     1/2     CrashLoopBackOff   3          2m\n"
 	    "p2     0/1     Terminating        0          2m\n"
 	    "p3     0/1     Pending            0          2m\n");
+	cu_free(s);
+	cr_assert_eq(
+	    cli_render_pods(pods, true, true, now_ns(), &s, NULL), CU_OK);
+	cr_assert(
+	    strncmp(s,
+		"NAMESPACE   NAME   READY   STATUS             RESTARTS   "
+		"AGE   IP       NODE     NOMINATED NODE   READINESS "
+		"GATES\n",
+		107) == 0,
+	    "%s", s);
+	cr_assert_not_null(strstr(s, "   <none>   <none>   <none>           "
+				     "<none>\n"),
+	    "%s", s);
 	cu_free(s);
 	json_decref(pods);
 }
