@@ -448,19 +448,36 @@ static int pending_cmp(const void *pa, const void *pb)
 	return c != 0 ? c : strcmp(a->name, b->name);
 }
 
-/* Number positions in the ClusterQueue and per LocalQueue. */
-static void number(struct cli_pending *p, size_t n)
+/* Number positions in the ClusterQueue and per LocalQueue (one map
+ * of LocalQueue -> next position: O(n)). CU_ENOMEM. */
+static int number(struct cli_pending *p, size_t n, cu_error *err)
 {
-	for (size_t i = 0; i < n; i++) {
-		long k = 0;
+	const char *(*keys)[2] = cu_calloc(n, sizeof(*keys));
+	long *next = cu_calloc(n, sizeof(*next));
+	cu_map m;
+	int rc = CU_OK;
 
+	cu_map_init_parts(&m, 2);
+	if (keys == NULL || next == NULL || cu_map_reserve(&m, n) != CU_OK)
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+	for (size_t i = 0; rc == CU_OK && i < n; i++) {
+		long *at;
+
+		keys[i][0] = p[i].namespace_;
+		keys[i][1] = p[i].local_queue;
+		at = cu_map_get(&m, keys[i]);
+		if (at == NULL) {
+			at = &next[i];
+			/* reserved above: cannot fail */
+			rc = cu_map_put(&m, keys[i], at, NULL);
+		}
 		p[i].pos_cq = (long)i;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(p[j].namespace_, p[i].namespace_) == 0 &&
-			    strcmp(p[j].local_queue, p[i].local_queue) == 0)
-				k++;
-		p[i].pos_lq = k;
+		p[i].pos_lq = (*at)++;
 	}
+	cu_map_dispose(&m);
+	cu_free((void *)keys);
+	cu_free(next);
+	return rc;
 }
 
 /* Does LocalQueue ns/name exist among lqs and point at cq? */
@@ -529,7 +546,10 @@ int cli_pending_order(const json_t *workloads, const json_t *localqueues,
 		return CU_OK;
 	}
 	qsort(p, k, sizeof(*p), pending_cmp);
-	number(p, k);
+	if (number(p, k, err) != CU_OK) {
+		cu_free(p);
+		return CU_ENOMEM;
+	}
 	*out = p;
 	*n = k;
 	return CU_OK;
