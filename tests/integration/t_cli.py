@@ -78,7 +78,7 @@ def post(s, path, obj):
     return body
 
 
-def cluster_queue(name, cpu, cohort=None):
+def cluster_queue(name, cpu, cohort=None, labels=None):
     spec = {"namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
             "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
                 {"name": "default-flavor", "resources": [
@@ -86,7 +86,8 @@ def cluster_queue(name, cpu, cohort=None):
     if cohort:
         spec["cohortName"] = cohort
     return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-            "metadata": {"name": name}, "spec": spec}
+            "metadata": {"name": name, "labels": labels or {}},
+            "spec": spec}
 
 
 def local_queue(ns, name, cq):
@@ -136,7 +137,8 @@ def setup(s):
         "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
         "metadata": {"name": "default-flavor"}})
     post(s, KQ + "/clusterqueues", cluster_queue("cq", 2, "co"))
-    post(s, KQ + "/clusterqueues", cluster_queue("idle", 1))
+    post(s, KQ + "/clusterqueues", cluster_queue("idle", 1,
+                                                 labels={"tier": "low"}))
     s.namespace("team")
     post(s, KQ + "/namespaces/default/localqueues",
          local_queue("default", "lq", "cq"))
@@ -241,6 +243,13 @@ def cli_list(s):
     r = rows["idle"]
     eq((r["COHORT"], r["PENDING WORKLOADS"], r["ADMITTED WORKLOADS"],
         r["ACTIVE"]), ("", "0", "0", "true"), "idle row")
+    rows = table(ok(s, "list", "cq", "-l", "tier=low"), hdr)
+    eq([r["NAME"] for r in rows], ["idle"], "-l tier=low")
+    rows = table(ok(s, "list", "cq", "--selector=tier!=low"), hdr)
+    eq([r["NAME"] for r in rows], ["cq"], "--selector tier!=low")
+    rows = table(ok(s, "list", "cq", "--field-selector",
+                    "metadata.name=cq"), hdr)
+    eq([r["NAME"] for r in rows], ["cq"], "--field-selector")
     rows = table(ok(s, "list", "cq", "--active=true"), hdr)
     eq(len(rows), 2, "--active=true")
     code, out, err = cli(s, "list", "cq", "--active", "false")
