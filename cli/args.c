@@ -77,7 +77,8 @@ static const char USAGE_ROOT[] =
     "  kubectl cueue COMMAND [flags]\n"
     "\n"
     "Commands:\n"
-    "  list      List Workloads, ClusterQueues, LocalQueues or Pods\n"
+    "  list      List Workloads, ClusterQueues, LocalQueues, "
+    "ResourceFlavors or Pods\n"
     "  stop      Stop a ClusterQueue, LocalQueue or Workload\n"
     "  resume    Resume a ClusterQueue, LocalQueue or Workload\n"
     "  create    Create a LocalQueue\n"
@@ -97,7 +98,8 @@ static const char USAGE_ROOT[] =
     "  -h, --help              help for a command\n";
 
 static const char USAGE_LIST[] =
-    "List Workloads, ClusterQueues, LocalQueues or Pods.\n"
+    "List Workloads, ClusterQueues, LocalQueues, ResourceFlavors or "
+    "Pods.\n"
     "\n"
     "Usage:\n"
     "  kubectl cueue list workload [-c CLUSTER_QUEUE] [-q LOCAL_QUEUE] "
@@ -108,12 +110,15 @@ static const char USAGE_LIST[] =
     "SELECTOR] [--active=true|false] [-o FORMAT]\n"
     "  kubectl cueue list localqueue [-c CLUSTER_QUEUE] [-l SELECTOR] "
     "[--field-selector SELECTOR] [-A] [-o FORMAT]\n"
+    "  kubectl cueue list resourceflavor [-l SELECTOR] [--field-selector "
+    "SELECTOR] [-o FORMAT]\n"
     "  kubectl cueue list pods --for TYPE[.GROUP]/NAME [-l SELECTOR] "
     "[--field-selector SELECTOR] [-A] [-o FORMAT]\n"
     "\n"
     "Resource types (and aliases): workload (workloads, kwl, "
     "kueueworkload, kueueworkloads),\n"
     "clusterqueue (clusterqueues, cq), localqueue (localqueues, lq), "
+    "resourceflavor (resourceflavors, rf),\n"
     "pods (pod, po).\n"
     "\n"
     "Flags:\n"
@@ -284,6 +289,9 @@ static enum cli_kind find_kind(const char *s)
 	    {"pods", CLI_KIND_POD},
 	    {"pod", CLI_KIND_POD},
 	    {"po", CLI_KIND_POD},
+	    {"resourceflavor", CLI_KIND_RESOURCEFLAVOR},
+	    {"resourceflavors", CLI_KIND_RESOURCEFLAVOR},
+	    {"rf", CLI_KIND_RESOURCEFLAVOR},
 	};
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (strcmp(kinds[i].name, s) == 0)
@@ -302,6 +310,8 @@ static const char *kind_word(enum cli_kind k)
 		return "localqueue";
 	case CLI_KIND_POD:
 		return "pods";
+	case CLI_KIND_RESOURCEFLAVOR:
+		return "resourceflavor";
 	case CLI_KIND_NONE:
 		break;
 	}
@@ -326,6 +336,8 @@ static unsigned allowed_flags(enum cli_verb v, enum cli_kind k)
 		case CLI_KIND_LOCALQUEUE:
 			return GLOBAL | out | BIT(F_ALLNS) | BIT(F_CQ) |
 			       BIT(F_SELECTOR) | BIT(F_FIELDSEL);
+		case CLI_KIND_RESOURCEFLAVOR:
+			return GLOBAL | out | BIT(F_SELECTOR) | BIT(F_FIELDSEL);
 		case CLI_KIND_POD:
 			return GLOBAL | out | BIT(F_ALLNS) | BIT(F_SELECTOR) |
 			       BIT(F_FIELDSEL) | BIT(F_FOR);
@@ -654,13 +666,16 @@ int cli_parse(
 			return cu_error_set(err, CU_EINVAL,
 			    "%s: missing resource type (one of %s)", pos[0],
 			    a->verb == CLI_LIST ? "workload, clusterqueue, "
-						  "localqueue, pods"
+						  "localqueue, resourceflavor, "
+						  "pods"
 			    : a->verb == CLI_CREATE
 				? "localqueue"
 				: "workload, clusterqueue, localqueue");
 		a->kind = find_kind(pos[1]);
 		if (a->kind == CLI_KIND_NONE ||
-		    (a->verb != CLI_LIST && a->kind == CLI_KIND_POD) ||
+		    (a->verb != CLI_LIST &&
+			(a->kind == CLI_KIND_POD ||
+			    a->kind == CLI_KIND_RESOURCEFLAVOR)) ||
 		    (a->verb == CLI_CREATE && a->kind != CLI_KIND_LOCALQUEUE))
 			return cu_error_set(err, CU_EINVAL,
 			    "unknown resource type \"%s\" for \"%s\"", pos[1],

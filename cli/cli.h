@@ -2,7 +2,7 @@
 /*
  * cli/cli.h - kubectl-cueue, the kubectl plugin of cueue (`kubectl cueue
  * ...`), with kueuectl's verbs, flags and output: `list
- * workload|clusterqueue|localqueue|pods`, `stop`/`resume` of a
+ * workload|clusterqueue|localqueue|resourceflavor|pods`, `stop`/`resume` of a
  * ClusterQueue, LocalQueue or Workload, `create localqueue`, `pending CQ`
  * and `version`, on the api/ client with kubectl's kubeconfig flags.
  *
@@ -48,6 +48,7 @@ enum cli_kind {
 	CLI_KIND_CLUSTERQUEUE,
 	CLI_KIND_LOCALQUEUE,
 	CLI_KIND_POD,
+	CLI_KIND_RESOURCEFLAVOR,
 };
 
 enum cli_output {
@@ -196,6 +197,7 @@ struct cli_wl_extra {
  *                  ACTIVE, AGE
  *   localqueues:   NAME, CLUSTERQUEUE, PENDING WORKLOADS, ADMITTED
  *                  WORKLOADS, AGE
+ *   resourceflavors: NAME, NODE LABELS (sorted key=value, ", "), AGE
  *   pods:          NAME, READY, STATUS, RESTARTS, AGE (kubectl get pods;
  *                  wide adds IP, NODE, NOMINATED NODE, READINESS GATES)
  * with_ns puts NAMESPACE first (-A). items [borrowed] is the list's
@@ -209,6 +211,8 @@ CU_MUST_CHECK int cli_render_clusterqueues(
     const json_t *items, int64_t now_ns, char **out, cu_error *err);
 CU_MUST_CHECK int cli_render_localqueues(const json_t *items, bool with_ns,
     int64_t now_ns, char **out, cu_error *err);
+CU_MUST_CHECK int cli_render_resourceflavors(
+    const json_t *items, int64_t now_ns, char **out, cu_error *err);
 CU_MUST_CHECK int cli_render_pods(const json_t *items, bool with_ns, bool wide,
     int64_t now_ns, char **out, cu_error *err);
 

@@ -336,6 +336,76 @@ int cli_render_localqueues(const json_t *items, bool with_ns, int64_t now_ns,
 	return finish(&t, out, err);
 }
 
+/* ---- ResourceFlavors ----------------------------------------------- */
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cli_render_resourceflavors(
+    const json_t *items, int64_t now_ns, char **out, cu_error *err)
+{
+	static const char *const hdr[] = {"NAME", "NODE LABELS", "AGE"};
+	cli_table t;
+	size_t i;
+	json_t *rf;
+	int rc;
+
+	*out = NULL;
+	rc = cli_table_init(&t, hdr, 3, err);
+	if (rc != CU_OK)
+		return rc;
+	json_array_foreach((json_t *)items, i, rf)
+	{
+		const json_t *nl = member(rf, "spec", "nodeLabels");
+		size_t n = json_is_object(nl) ? json_object_size(nl) : 0, k = 0;
+		char **pairs = cu_calloc(n ? n : 1, sizeof(*pairs));
+		char ag[CLI_DURATION_MAX];
+		const char *cells[3];
+		cu_buf b;
+
+		cu_buf_init(&b, (size_t)1 << 20);
+		rc = pairs == NULL ? CU_ENOMEM : CU_OK;
+		for (void *it = n ? json_object_iter((json_t *)nl) : NULL;
+		     rc == CU_OK && it != NULL;
+		     it = json_object_iter_next((json_t *)nl, it)) {
+			const json_t *v = json_object_iter_value(it);
+
+			pairs[k] =
+			    cu_asprintf("%s=%s", json_object_iter_key(it),
+				json_is_string(v) ? json_string_value(v) : "");
+			if (pairs[k++] == NULL)
+				rc = CU_ENOMEM;
+		}
+		if (rc == CU_OK)
+			qsort((void *)pairs, k, sizeof(*pairs), str_cmp);
+		for (size_t j = 0; rc == CU_OK && j < k; j++)
+			if ((j > 0 && cu_buf_adds(&b, ", ") != CU_OK) ||
+			    cu_buf_adds(&b, pairs[j]) != CU_OK)
+				rc = CU_ENOMEM;
+		for (size_t j = 0; pairs != NULL && j < k; j++)
+			cu_free(pairs[j]);
+		cu_free((void *)pairs);
+		if (rc != CU_OK) {
+			cu_buf_dispose(&b);
+			cli_table_dispose(&t);
+			return cu_error_set(err, CU_ENOMEM, "out of memory");
+		}
+		age(str2(rf, "metadata", "creationTimestamp"), now_ns, ag);
+		cells[0] = meta_name(rf);
+		cells[1] = b.ptr;
+		cells[2] = ag;
+		rc = cli_table_add(&t, cells, err);
+		cu_buf_dispose(&b);
+		if (rc != CU_OK) {
+			cli_table_dispose(&t);
+			return rc;
+		}
+	}
+	return finish(&t, out, err);
+}
+
 /* ---- Pods ----------------------------------------------------------- */
 
 /* kubectl's STATUS of a Pod, simplified: Terminating, a container's

@@ -23,6 +23,8 @@ static const struct api_resource RES_CQ = {
     KUEUE_GROUP, "v1beta2", "clusterqueues", false};
 static const struct api_resource RES_LQ = {
     KUEUE_GROUP, "v1beta2", "localqueues", true};
+static const struct api_resource RES_RF = {
+    KUEUE_GROUP, "v1beta2", "resourceflavors", false};
 static const struct api_resource RES_WL = {
     KUEUE_GROUP, "v1beta2", "workloads", true};
 static const struct api_resource RES_POD = {"", "v1", "pods", true};
@@ -756,6 +758,25 @@ static int list_queues(struct ctx *x, bool cluster, cu_error *err)
 	return rc;
 }
 
+static int list_flavors(struct ctx *x, cu_error *err)
+{
+	json_t *list = NULL;
+	char *table = NULL;
+	int rc;
+
+	rc = list_all(
+	    x, &RES_RF, NULL, x->a->selector, x->a->field_selector, &list, err);
+	if (rc == CU_OK && x->a->output == CLI_OUT_TABLE)
+		rc = cli_render_resourceflavors(json_object_get(list, "items"),
+		    cu_time_now_ns(), &table, err);
+	if (rc == CU_OK)
+		rc = print_list(
+		    x, list, "resourceflavor", KUEUE_GROUP, table, true);
+	cu_free(table);
+	json_decref(list);
+	return rc;
+}
+
 static int list_pods(struct ctx *x, cu_error *err)
 {
 	const struct api_resource *res;
@@ -1127,6 +1148,9 @@ int cli_run(const struct cli_args *a, FILE *out, FILE *errout)
 			break;
 		case CLI_KIND_POD:
 			rc = list_pods(&x, &err);
+			break;
+		case CLI_KIND_RESOURCEFLAVOR:
+			rc = list_flavors(&x, &err);
 			break;
 		case CLI_KIND_NONE:
 			rc = cu_error_set(&err, CU_EINVAL, "no resource type");

@@ -103,6 +103,8 @@ static void fuzz_json(const uint8_t *data, size_t size)
 		}
 		rc = cli_render_clusterqueues(v, 0, &s, NULL);
 		check_text(rc, &s);
+		rc = cli_render_resourceflavors(v, 0, &s, NULL);
+		check_text(rc, &s);
 		rc = cli_render_localqueues(v, true, 0, &s, NULL);
 		check_text(rc, &s);
 		rc = cli_render_pods(v, false, true, 0, &s, NULL);

@@ -255,6 +255,14 @@ def cli_list(s):
     code, out, err = cli(s, "list", "cq", "--active", "false")
     eq((code, out, err), (0, "", "No resources found\n"), "--active false")
 
+    # ResourceFlavors
+    rows = table(ok(s, "list", "resourceflavors"),
+                 ["NAME", "NODE LABELS", "AGE"])
+    eq([(r["NAME"], r["NODE LABELS"]) for r in rows],
+       [("default-flavor", "")], "ResourceFlavors")
+    eq(ok(s, "list", "rf", "-o", "name"),
+       "resourceflavor.kueue.x-k8s.io/default-flavor\n", "rf -o name")
+
     # LocalQueues
     hdr = ["NAME", "CLUSTERQUEUE", "PENDING WORKLOADS",
            "ADMITTED WORKLOADS", "AGE"]

@@ -49,7 +49,8 @@ Test(cli_args, kueuectl_aliases)
 	    {"clusterqueues", CLI_KIND_CLUSTERQUEUE},
 	    {"cq", CLI_KIND_CLUSTERQUEUE}, {"lq", CLI_KIND_LOCALQUEUE},
 	    {"localqueue", CLI_KIND_LOCALQUEUE}, {"po", CLI_KIND_POD},
-	    {"pods", CLI_KIND_POD}};
+	    {"pods", CLI_KIND_POD}, {"rf", CLI_KIND_RESOURCEFLAVOR},
+	    {"resourceflavors", CLI_KIND_RESOURCEFLAVOR}};
 	struct cli_args a;
 	cu_error e;
 
@@ -194,6 +195,8 @@ Test(cli_args, refusals_name_what_is_wrong)
 	    "--keep-already-running");
 	REFUSED("unknown flag: --status", "list", "lq", "--status", "all");
 	REFUSED("unknown flag: --limit", "list", "workload", "--limit", "3");
+	REFUSED("unknown flag: --all-namespaces", "list", "rf", "-A");
+	REFUSED("unknown resource type \"rf\" for \"stop\"", "stop", "rf", "x");
 	REFUSED(
 	    "flag needs an argument: --status", "list", "workload", "--status");
 	REFUSED("flag needs an argument: 'n' in -n", "list", "workload", "-n");

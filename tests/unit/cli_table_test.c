@@ -221,6 +221,24 @@ Test(cli_table, queues)
 	json_decref(lqs);
 }
 
+Test(cli_table, resourceflavors)
+{
+	json_t *rfs = J("[{\"metadata\":{\"name\":\"f1\",\"creationTimestamp\":"
+			"\"2024-01-01T02:00:00Z\"},\"spec\":{\"nodeLabels\":"
+			"{\"zone\":\"b\",\"arch\":\"arm\"}}},"
+			"{\"metadata\":{\"name\":\"default-flavor\","
+			"\"creationTimestamp\":\"2024-01-01T02:00:00Z\"}}]");
+	char *s;
+
+	cr_assert_eq(
+	    cli_render_resourceflavors(rfs, now_ns(), &s, NULL), CU_OK);
+	cr_assert_str_eq(s, "NAME             NODE LABELS        AGE\n"
+			    "f1               arch=arm, zone=b   60m\n"
+			    "default-flavor                      60m\n");
+	cu_free(s);
+	json_decref(rfs);
+}
+
 Test(cli_table, pods_as_kubectl_get)
 {
 	json_t *pods =
