@@ -85,6 +85,10 @@ static const char USAGE_ROOT[] =
     "  pending   Show the pending Workloads of a ClusterQueue in queue "
     "order\n"
     "  version   Print the client version and the controller image\n"
+    "  get, describe, edit, patch, delete\n"
+    "            of a workload, clusterqueue, localqueue or "
+    "resourceflavor: run\n"
+    "            kubectl with the same arguments (not delete workload)\n"
     "\n"
     "Flags of every command:\n"
     "      --kubeconfig FILE   kubeconfig file (default: $KUBECONFIG, "
@@ -357,6 +361,7 @@ static unsigned allowed_flags(enum cli_verb v, enum cli_kind k)
 		return GLOBAL | out | BIT(F_LIMIT) | BIT(F_OFFSET);
 	case CLI_VERSION:
 	case CLI_HELP:
+	case CLI_PASSTHROUGH:
 		break;
 	}
 	return GLOBAL;
@@ -561,6 +566,72 @@ static const char *usage_of(const char **pos, size_t npos)
 	return v != NULL ? v->usage : USAGE_ROOT;
 }
 
+static const char *const PASS_VERBS[] = {
+    "get", "describe", "edit", "patch", "delete"};
+
+/* The first two positional words, skipping the flags this program knows
+ * (and their values); NULL when absent. */
+static void first_words(
+    int argc, const char *const *argv, const char **w0, const char **w1)
+{
+	*w0 = *w1 = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		int id = -1;
+
+		if (s[0] != '-' || s[1] == '\0') {
+			if (*w0 == NULL)
+				*w0 = s;
+			else {
+				*w1 = s;
+				return;
+			}
+			continue;
+		}
+		if (strcmp(s, "--") == 0)
+			return;
+		if (s[1] == '-' && strchr(s, '=') == NULL)
+			id = find_long(s + 2, strlen(s + 2));
+		else if (s[1] != '-' && s[2] == '\0')
+			id = find_short(s[1]);
+		if (id >= 0 && FLAGS[id].value)
+			i++; /* its value */
+	}
+}
+
+static int pass_through(int argc, const char *const *argv, struct cli_args *a,
+    bool *is, cu_error *err)
+{
+	const char *w0, *w1;
+	enum cli_kind k;
+
+	*is = false;
+	first_words(argc, argv, &w0, &w1);
+	if (w0 == NULL || w1 == NULL)
+		return CU_OK;
+	for (size_t i = 0; i < 5; i++) {
+		if (strcmp(w0, PASS_VERBS[i]) != 0)
+			continue;
+		k = find_kind(w1);
+		if (k == CLI_KIND_NONE || k == CLI_KIND_POD)
+			return CU_OK;
+		if (k == CLI_KIND_WORKLOAD && strcmp(w0, "delete") == 0)
+			return cu_error_set(err, CU_EINVAL,
+			    "delete workload: not in kubectl cueue (kueuectl's "
+			    "also deletes the job); use kubectl delete");
+		a->verb = CLI_PASSTHROUGH;
+		a->kind = k;
+		a->argv = argv + 1;
+		a->argc = argc - 1;
+		for (int j = 0; j < a->argc; j++)
+			if (a->argv[j] == w1)
+				a->kind_at = j;
+		*is = true;
+		return CU_OK;
+	}
+	return CU_OK;
+}
+
 int cli_parse(
     int argc, const char *const *argv, struct cli_args *a, cu_error *err)
 {
@@ -574,6 +645,13 @@ int cli_parse(
 	memset(a, 0, sizeof(*a));
 	a->active = -1;
 	a->limit = 1000;
+	{
+		bool pass;
+
+		rc = pass_through(argc, argv, a, &pass, err);
+		if (rc != CU_OK || pass)
+			return rc;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 
@@ -719,6 +797,7 @@ int cli_parse(
 			    "version: unexpected argument \"%s\"", pos[1]);
 		break;
 	case CLI_HELP:
+	case CLI_PASSTHROUGH:
 		break;
 	}
 	/* Every flag given must be one this command takes. */

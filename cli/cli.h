@@ -40,6 +40,7 @@ enum cli_verb {
 	CLI_CREATE,
 	CLI_PENDING,
 	CLI_VERSION,
+	CLI_PASSTHROUGH, /* get/describe/edit/patch/delete: run kubectl */
 };
 
 enum cli_kind {
@@ -102,9 +103,21 @@ struct cli_args {
 	long offset; /* --offset, default 0 */
 	/* CLI_HELP: the text to print [borrowed, static] */
 	const char *usage;
+	/* CLI_PASSTHROUGH: argv[1..argc) as given [borrowed] */
+	const char *const *argv;
+	int argc;
+	int kind_at; /* index in argv of the resource type word */
 };
 
 /*
+ * kueuectl's pass-through commands: `get`, `describe`, `edit`, `patch`
+ * and `delete` of a workload, clusterqueue, localqueue or resourceflavor
+ * (with their aliases) are CLI_PASSTHROUGH, whatever their flags: cli_run
+ * runs kubectl with the same arguments, the resource type spelled out
+ * ("clusterqueues.kueue.x-k8s.io": kubectl knows no "rf" or "kwl").
+ * `delete workload` is refused
+ * (kueuectl's own deletes the job too; kubectl-cueue does not have it).
+ *
  * Parse argv[1..argc) (argv[0] is the program) into *out as kueuectl
  * (cobra and pflag) reads it: flags anywhere, `--flag value`,
  * `--flag=value`, `-n value`, `-nvalue`, bundled boolean shorthands

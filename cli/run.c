@@ -6,6 +6,7 @@
  * as kueuectl pages them, and kubectl's messages and exit status. See
  * cli/cli.h.
  */
+#include <errno.h>
 #include <ev.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1089,6 +1090,34 @@ static int open_client(struct ctx *x, struct api_client_opts *o, cu_error *err)
 	return api_client_new(&x->c, x->loop, o, err);
 }
 
+/* Replace this process by kubectl with the same arguments (kueuectl's
+ * pass-through); returns only when kubectl cannot be run. */
+static int pass_through(const struct cli_args *a, FILE *errout)
+{
+	const char **argv = cu_calloc((size_t)a->argc + 2, sizeof(*argv));
+
+	if (argv == NULL) {
+		fprintf(errout, "error: out of memory\n");
+		return 1;
+	}
+	argv[0] = "kubectl";
+	for (int i = 0; i < a->argc; i++)
+		argv[i + 1] = a->argv[i];
+	argv[a->kind_at + 1] =
+	    a->kind == CLI_KIND_WORKLOAD       ? "workloads." KUEUE_GROUP
+	    : a->kind == CLI_KIND_CLUSTERQUEUE ? "clusterqueues." KUEUE_GROUP
+	    : a->kind == CLI_KIND_LOCALQUEUE   ? "localqueues." KUEUE_GROUP
+					       : "resourceflavors." KUEUE_GROUP;
+	fflush(NULL);
+	execvp("kubectl", (char *const *)argv);
+	fprintf(errout,
+	    "error: pass-through commands are not available: kubectl: %s, "
+	    "PATH=\"%s\"\n",
+	    strerror(errno), getenv("PATH") ? getenv("PATH") : "");
+	cu_free((void *)argv);
+	return 1;
+}
+
 int cli_run(const struct cli_args *a, FILE *out, FILE *errout)
 {
 	struct api_client_opts o = {0};
@@ -1114,6 +1143,8 @@ int cli_run(const struct cli_args *a, FILE *out, FILE *errout)
 			return 1;
 		}
 	}
+	if (a->verb == CLI_PASSTHROUGH)
+		return pass_through(a, errout);
 	if (a->verb == CLI_HELP) {
 		fputs(a->usage != NULL ? a->usage : cli_usage(), out);
 		return 0;
@@ -1171,6 +1202,7 @@ int cli_run(const struct cli_args *a, FILE *out, FILE *errout)
 		rc = version(&x, &err);
 		break;
 	case CLI_HELP:
+	case CLI_PASSTHROUGH:
 		break;
 	}
 done:

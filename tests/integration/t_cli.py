@@ -427,6 +427,14 @@ def cli_stop_resume_create(s):
     eq(code, 1, "create twice")
     check(err.startswith("error: ") and "already exists" in err and
           err.count("\n") == 1, err)
+    # kueuectl's pass-through to kubectl
+    eq(ok(s, "get", "cq", "cq", "-o", "name"),
+       "clusterqueue.kueue.x-k8s.io/cq\n", "get cq (kubectl)")
+    out = ok(s, "get", "lq", "-n", "team",
+             "-o", "jsonpath={.items[*].metadata.name}")
+    eq(sorted(out.split()), ["new", "tq"], "get lq (kubectl)")
+    code, out, err = cli(s, "delete", "workload", "w")
+    eq((code, out), (1, ""), "delete workload refused")
     # KUBECONFIG and --context
     code, out, err = cli(s, "list", "lq", "-n", "team", kubeconfig=False,
                          env={"KUBECONFIG": s.kubeconfig})

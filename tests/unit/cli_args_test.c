@@ -139,6 +139,30 @@ Test(cli_args, other_verbs)
 	cr_assert_eq(a.active, -1);
 }
 
+Test(cli_args, kueuectl_pass_through)
+{
+	struct cli_args a;
+	cu_error e;
+
+	cr_assert_eq(PARSE(&a, &e, "-n", "team", "get", "cq", "x", "-o",
+			 "custom-columns=N:.metadata.name", "--watch"),
+	    CU_OK, "%s", e.msg);
+	cr_assert_eq(a.verb, CLI_PASSTHROUGH);
+	cr_assert_eq(a.kind, CLI_KIND_CLUSTERQUEUE);
+	cr_assert_eq(a.argc, 8);
+	cr_assert_str_eq(a.argv[0], "-n");
+	cr_assert_str_eq(a.argv[7], "--watch");
+	cr_assert_eq(a.kind_at, 3);
+	cr_assert_eq(PARSE(&a, &e, "describe", "kwl", "w"), CU_OK);
+	cr_assert_eq(a.verb, CLI_PASSTHROUGH);
+	cr_assert_eq(PARSE(&a, &e, "delete", "rf", "f"), CU_OK);
+	cr_assert_eq(a.verb, CLI_PASSTHROUGH);
+	/* not a pass-through: pods, unknown kinds, delete workload */
+	cr_assert_eq(PARSE(&a, &e, "get", "pods"), CU_EINVAL);
+	cr_assert_eq(PARSE(&a, &e, "delete", "workload", "w"), CU_EINVAL);
+	cr_assert_not_null(strstr(e.msg, "delete workload"), "%s", e.msg);
+}
+
 Test(cli_args, help)
 {
 	struct cli_args a;
