@@ -144,9 +144,11 @@ Test(cli_args, kueuectl_pass_through)
 	struct cli_args a;
 	cu_error e;
 
-	cr_assert_eq(PARSE(&a, &e, "-n", "team", "get", "cq", "x", "-o",
-			 "custom-columns=N:.metadata.name", "--watch"),
-	    CU_OK, "%s", e.msg);
+	/* a.argv points into argv: it must outlive the checks */
+	const char *argv[] = {"kubectl-cueue", "-n", "team", "get", "cq", "x",
+	    "-o", "custom-columns=N:.metadata.name", "--watch", NULL};
+
+	cr_assert_eq(cli_parse(9, argv, &a, &e), CU_OK, "%s", e.msg);
 	cr_assert_eq(a.verb, CLI_PASSTHROUGH);
 	cr_assert_eq(a.kind, CLI_KIND_CLUSTERQUEUE);
 	cr_assert_eq(a.argc, 8);
