@@ -251,11 +251,12 @@ struct cli_pending {
  * namespace], a Workload is pending in cq when its LocalQueue
  * (namespace, spec.queueName) exists and points at cq, it has no quota
  * reservation, it is not finished and spec.active is not false. Order:
- * higher spec.priority first, then the older queue timestamp (the
- * Evicted condition's lastTransitionTime while it is True, else
- * creationTimestamp), then the smaller UID (as cueue's engine breaks
- * ties), then namespace and name. *out [owned: cu_free;
- * NULL when *n is 0] points into workloads. CU_ENOMEM.
+ * higher spec.priority first, then the older queue timestamp (Kueue's
+ * GetQueueOrderTimestamp with its defaults: the Evicted condition's
+ * lastTransitionTime while it is True with reason PodsReadyTimeout or
+ * AdmissionCheck, else creationTimestamp), then the smaller UID (as cueue's
+ * engine breaks ties), then namespace and name. *out [owned: cu_free; NULL when
+ * *n is 0] points into workloads. CU_ENOMEM.
  */
 CU_MUST_CHECK int cli_pending_order(const json_t *workloads,
     const json_t *localqueues, const char *cq, struct cli_pending **out,

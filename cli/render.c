@@ -584,7 +584,7 @@ int cli_pending_order(const json_t *workloads, const json_t *localqueues,
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
 	json_array_foreach((json_t *)workloads, i, wl)
 	{
-		const char *lq = str2(wl, "spec", "queueName");
+		const char *lq = str2(wl, "spec", "queueName"), *reason;
 		const json_t *ev, *active = member(wl, "spec", "active");
 		int64_t ts = 0;
 
@@ -595,8 +595,15 @@ int cli_pending_order(const json_t *workloads, const json_t *localqueues,
 		    !json_is_array(localqueues) ||
 		    !lq_points_at(localqueues, meta_ns(wl), lq, cq))
 			continue;
+		/* Kueue's queue order timestamp: the eviction time after
+		 * an eviction by PodsReadyTimeout (requeuingStrategy
+		 * timestamp Eviction, the default) or by an AdmissionCheck,
+		 * else the creation time */
 		ev = cond_true(wl, "Evicted");
-		if (ev == NULL ||
+		reason = api_json_str(ev, "reason");
+		if (ev == NULL || reason == NULL ||
+		    (strcmp(reason, "PodsReadyTimeout") != 0 &&
+			strcmp(reason, "AdmissionCheck") != 0) ||
 		    !time_of(api_json_str(ev, "lastTransitionTime"), &ts))
 			(void)time_of(
 			    str2(wl, "metadata", "creationTimestamp"), &ts);

@@ -299,42 +299,63 @@ static const char LQS[] =
 Test(cli_table, pending_order_as_kueue)
 {
 	json_t *lqs = J(LQS);
-	json_t *wls = J("["
-	    /* order: priority, then queue timestamp, then UID */
-	    PWL("a", "late-low", "u1", "lq", 0, "2024-01-01T00:00:09Z",
-		"}") "," PWL("b", "early-low", "u2", "lq", 0,
-		"2024-01-01T00:00:01Z", "}") "," PWL("a", "high", "u3", "lq",
-		10, "2024-01-01T00:00:05Z", "}") "," PWL("a", "tie-b", "u5",
-		"lq", 0, "2024-01-01T00:00:03Z", "}") "," PWL("a", "tie-a",
-		"u4", "lq", 0, "2024-01-01T00:00:03Z", "}") ","
-	    /* evicted: its eviction time, not creation, orders it */
-	    PWL("b", "evicted", "u6", "lq", 0, "2024-01-01T00:00:00Z",
-		"},\"status\":{\"conditions\":[{\"type\":\"Evicted\","
-		"\"status\":\"True\",\"lastTransitionTime\":"
-		"\"2024-01-01T00:00:08Z\"}]}") ","
-	    /* not pending in cq */
-	    PWL("a", "reserved", "u7", "lq", 99, "2024-01-01T00:00:00Z",
-		"},\"status\":{\"conditions\":[{\"type\":\"QuotaReserved\","
-		"\"status\":\"True\"}]}") "," PWL("a", "finished", "u8", "lq",
-		99, "2024-01-01T00:00:00Z",
-		"},\"status\":{\"conditions\":[{\"type\":\"Finished\","
-		"\"status\":\"True\"}]}") "," PWL("a", "inactive", "u9", "lq",
-		99, "2024-01-01T00:00:00Z", ",\"active\":false}") "," PWL("a",
-		"elsewhere", "u10", "other", 99, "2024-01-01T00:00:00Z",
-		"}") "," PWL("c", "no-lq", "u11", "lq", 99,
-		"2024-01-01T00:00:00Z", "}") "]");
+	json_t
+	    *
+		wls =
+		    J("["
+			/* order: priority, then queue timestamp, then UID */
+			PWL("a", "late-low", "u1", "lq", 0,
+			    "2024-01-01T00:00:09Z", "}") "," PWL("b",
+			    "early-low", "u2", "lq", 0, "2024-01-01T00:00:01Z",
+			    "}") "," PWL("a", "high", "u3", "lq", 10,
+			    "2024-01-01T00:00:05Z", "}") "," PWL("a", "tie-b",
+			    "u5", "lq", 0, "2024-01-01T00:00:03Z",
+			    "}") "," PWL("a", "tie-a", "u4", "lq", 0,
+			    "2024-01-01T00:00:03Z", "}") ","
+			/* evicted by PodsReadyTimeout: its eviction time, not
+			 * creation, orders it; preempted: its creation time */
+			PWL("b", "evicted", "u6", "lq", 0,
+			    "2024-01-01T00:00:00Z",
+			    "},\"status\":{\"conditions\":[{\"type\":"
+			    "\"Evicted\","
+			    "\"status\":\"True\",\"reason\":"
+			    "\"PodsReadyTimeout\","
+			    "\"lastTransitionTime\":\"2024-01-01T00:00:08Z\"}]"
+			    "}") "," PWL("b", "preempted", "u12", "lq", 0,
+			    "2024-01-01T00:00:02Z",
+			    "},\"status\":{\"conditions\":[{\"type\":"
+			    "\"Evicted\","
+			    "\"status\":\"True\",\"reason\":\"Preempted\","
+			    "\"lastTransitionTime\":\"2024-01-01T00:00:10Z\"}]"
+			    "}") ","
+			/* not pending in cq */
+			PWL("a", "reserved", "u7", "lq", 99,
+			    "2024-01-01T00:00:00Z",
+			    "},\"status\":{\"conditions\":[{\"type\":"
+			    "\"QuotaReserved\","
+			    "\"status\":\"True\"}]}") "," PWL("a", "finished",
+			    "u8", "lq", 99, "2024-01-01T00:00:00Z",
+			    "},\"status\":{\"conditions\":[{\"type\":"
+			    "\"Finished\","
+			    "\"status\":\"True\"}]}") "," PWL("a", "inactive",
+			    "u9", "lq", 99, "2024-01-01T00:00:00Z",
+			    ",\"active\":false}") "," PWL("a", "elsewhere",
+			    "u10", "other", 99, "2024-01-01T00:00:00Z",
+			    "}") "," PWL("c", "no-lq", "u11", "lq", 99,
+			    "2024-01-01T00:00:00Z", "}") "]");
 	static const struct {
 		const char *name;
 		long cq, lq;
-	} want[] = {{"high", 0, 0}, {"early-low", 1, 0}, {"tie-a", 2, 1},
-	    {"tie-b", 3, 2}, {"evicted", 4, 1}, {"late-low", 5, 3}};
+	} want[] = {{"high", 0, 0}, {"early-low", 1, 0}, {"preempted", 2, 1},
+	    {"tie-a", 3, 1}, {"tie-b", 4, 2}, {"evicted", 5, 2},
+	    {"late-low", 6, 3}};
 	struct cli_pending *p;
 	size_t n;
 	char *s;
 	json_t *sum;
 
 	cr_assert_eq(cli_pending_order(wls, lqs, "cq", &p, &n, NULL), CU_OK);
-	cr_assert_eq(n, 6);
+	cr_assert_eq(n, 7);
 	for (size_t i = 0; i < n; i++) {
 		cr_assert_str_eq(p[i].name, want[i].name, "position %zu", i);
 		cr_assert_eq(p[i].pos_cq, want[i].cq, "%s", p[i].name);
@@ -352,19 +373,19 @@ Test(cli_table, pending_order_as_kueue)
 	cr_assert_eq(cli_pending_json(p, n, &sum, NULL), CU_OK);
 	cr_assert_str_eq(json_string_value(json_object_get(sum, "kind")),
 	    "PendingWorkloadsSummary");
-	cr_assert_eq(json_array_size(json_object_get(sum, "items")), 6);
+	cr_assert_eq(json_array_size(json_object_get(sum, "items")), 7);
 	{
-		json_t *it = json_array_get(json_object_get(sum, "items"), 4);
+		json_t *it = json_array_get(json_object_get(sum, "items"), 5);
 
 		cr_assert_str_eq(json_string_value(json_object_get(
 				     json_object_get(it, "metadata"), "name")),
 		    "evicted");
 		cr_assert_eq(json_integer_value(
 				 json_object_get(it, "positionInClusterQueue")),
-		    4);
+		    5);
 		cr_assert_eq(json_integer_value(
 				 json_object_get(it, "positionInLocalQueue")),
-		    1);
+		    2);
 	}
 	/* read back as the visibility API's answer: the same entries */
 	{
