@@ -296,53 +296,45 @@ static const char LQS[] =
 	"\",\"uid\":\"" uid "\",\"creationTimestamp\":\"" created "\"},"       \
 	"\"spec\":{\"queueName\":\"" lq "\",\"priority\":" #prio extra "}"
 
+#define EVICTED(reason, at)                                                    \
+	"},\"status\":{\"conditions\":[{\"type\":\"Evicted\",\"status\":"      \
+	"\"True\",\"reason\":\"" reason "\",\"lastTransitionTime\":\"" at      \
+	"\"}]}"
+#define COND_TRUE(type)                                                        \
+	"},\"status\":{\"conditions\":[{\"type\":\"" type                      \
+	"\",\"status\":\"True\"}]}"
+
 Test(cli_table, pending_order_as_kueue)
 {
 	json_t *lqs = J(LQS);
-	json_t
-	    *
-		wls =
-		    J("["
-			/* order: priority, then queue timestamp, then UID */
-			PWL("a", "late-low", "u1", "lq", 0,
-			    "2024-01-01T00:00:09Z", "}") "," PWL("b",
-			    "early-low", "u2", "lq", 0, "2024-01-01T00:00:01Z",
-			    "}") "," PWL("a", "high", "u3", "lq", 10,
-			    "2024-01-01T00:00:05Z", "}") "," PWL("a", "tie-b",
-			    "u5", "lq", 0, "2024-01-01T00:00:03Z",
-			    "}") "," PWL("a", "tie-a", "u4", "lq", 0,
-			    "2024-01-01T00:00:03Z", "}") ","
-			/* evicted by PodsReadyTimeout: its eviction time, not
-			 * creation, orders it; preempted: its creation time */
-			PWL("b", "evicted", "u6", "lq", 0,
-			    "2024-01-01T00:00:00Z",
-			    "},\"status\":{\"conditions\":[{\"type\":"
-			    "\"Evicted\","
-			    "\"status\":\"True\",\"reason\":"
-			    "\"PodsReadyTimeout\","
-			    "\"lastTransitionTime\":\"2024-01-01T00:00:08Z\"}]"
-			    "}") "," PWL("b", "preempted", "u12", "lq", 0,
-			    "2024-01-01T00:00:02Z",
-			    "},\"status\":{\"conditions\":[{\"type\":"
-			    "\"Evicted\","
-			    "\"status\":\"True\",\"reason\":\"Preempted\","
-			    "\"lastTransitionTime\":\"2024-01-01T00:00:10Z\"}]"
-			    "}") ","
-			/* not pending in cq */
-			PWL("a", "reserved", "u7", "lq", 99,
-			    "2024-01-01T00:00:00Z",
-			    "},\"status\":{\"conditions\":[{\"type\":"
-			    "\"QuotaReserved\","
-			    "\"status\":\"True\"}]}") "," PWL("a", "finished",
-			    "u8", "lq", 99, "2024-01-01T00:00:00Z",
-			    "},\"status\":{\"conditions\":[{\"type\":"
-			    "\"Finished\","
-			    "\"status\":\"True\"}]}") "," PWL("a", "inactive",
-			    "u9", "lq", 99, "2024-01-01T00:00:00Z",
-			    ",\"active\":false}") "," PWL("a", "elsewhere",
-			    "u10", "other", 99, "2024-01-01T00:00:00Z",
-			    "}") "," PWL("c", "no-lq", "u11", "lq", 99,
-			    "2024-01-01T00:00:00Z", "}") "]");
+	/* order: priority, then queue timestamp, then UID; evicted by
+	 * PodsReadyTimeout: its eviction time, not creation, orders it;
+	 * preempted: its creation time; the last five are not pending in
+	 * cq */
+	static const char *const items[] = {
+	    PWL("a", "late-low", "u1", "lq", 0, "2024-01-01T00:00:09Z", "}"),
+	    PWL("b", "early-low", "u2", "lq", 0, "2024-01-01T00:00:01Z", "}"),
+	    PWL("a", "high", "u3", "lq", 10, "2024-01-01T00:00:05Z", "}"),
+	    PWL("a", "tie-b", "u5", "lq", 0, "2024-01-01T00:00:03Z", "}"),
+	    PWL("a", "tie-a", "u4", "lq", 0, "2024-01-01T00:00:03Z", "}"),
+	    PWL("b", "evicted", "u6", "lq", 0, "2024-01-01T00:00:00Z",
+		EVICTED("PodsReadyTimeout", "2024-01-01T00:00:08Z")),
+	    PWL("b", "preempted", "u12", "lq", 0, "2024-01-01T00:00:02Z",
+		EVICTED("Preempted", "2024-01-01T00:00:10Z")),
+	    PWL("a", "reserved", "u7", "lq", 99, "2024-01-01T00:00:00Z",
+		COND_TRUE("QuotaReserved")),
+	    PWL("a", "finished", "u8", "lq", 99, "2024-01-01T00:00:00Z",
+		COND_TRUE("Finished")),
+	    PWL("a", "inactive", "u9", "lq", 99, "2024-01-01T00:00:00Z",
+		",\"active\":false}"),
+	    PWL("a", "elsewhere", "u10", "other", 99, "2024-01-01T00:00:00Z",
+		"}"),
+	    PWL("c", "no-lq", "u11", "lq", 99, "2024-01-01T00:00:00Z", "}"),
+	};
+	json_t *wls = json_array();
+
+	for (size_t k = 0; k < sizeof(items) / sizeof(items[0]); k++)
+		cr_assert_eq(json_array_append_new(wls, J(items[k])), 0);
 	static const struct {
 		const char *name;
 		long cq, lq;
