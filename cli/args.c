@@ -405,6 +405,90 @@ static int parse_count(
 	return CU_OK;
 }
 
+static int set_status(struct cli_args *a, const char *val, cu_error *err)
+{
+	if (strcasecmp(val, "all") == 0)
+		a->statuses |= CLI_ST_ALL;
+	else if (strcasecmp(val, "pending") == 0)
+		a->statuses |= CLI_ST_PENDING;
+	else if (strcasecmp(val, "quotareserved") == 0)
+		a->statuses |= CLI_ST_QUOTA_RESERVED;
+	else if (strcasecmp(val, "admitted") == 0)
+		a->statuses |= CLI_ST_ADMITTED;
+	else if (strcasecmp(val, "finished") == 0)
+		a->statuses |= CLI_ST_FINISHED;
+	else
+		return cu_error_set(err, CU_EINVAL,
+		    "invalid status value (%s). Must be \"all\", "
+		    "\"pending\", \"admitted\" or \"finished\"",
+		    val);
+	return CU_OK;
+}
+
+static int set_output(struct cli_args *a, const char *val, cu_error *err)
+{
+	if (strcmp(val, "json") == 0)
+		a->output = CLI_OUT_JSON;
+	else if (strcmp(val, "yaml") == 0)
+		a->output = CLI_OUT_YAML;
+	else if (strcmp(val, "name") == 0)
+		a->output = CLI_OUT_NAME;
+	else if (strcmp(val, "wide") == 0)
+		a->output = CLI_OUT_WIDE;
+	else
+		return cu_error_set(err, CU_EINVAL,
+		    "unable to match a printer suitable for the output format "
+		    "\"%s\", allowed formats are: json,name,yaml",
+		    val);
+	return CU_OK;
+}
+
+/* --active: a comma-separated list, as pflag's BoolSlice; each value
+ * counts (kueuectl takes only one). */
+static int set_active(
+    struct cli_args *a, const char *val, unsigned *active_count, cu_error *err)
+{
+	const char *p = val;
+	bool v;
+
+	while (true) {
+		const char *c = strchr(p, ',');
+		char one[8];
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+
+		if (n >= sizeof(one))
+			n = sizeof(one) - 1;
+		memcpy(one, p, n);
+		one[n] = '\0';
+		if (parse_bool(one, &v) != CU_OK)
+			return cu_error_set(err, CU_EINVAL,
+			    "invalid argument \"%s\" for \"--active\" flag: "
+			    "must be true or false",
+			    val);
+		a->active = v ? 1 : 0;
+		(*active_count)++;
+		if (c == NULL)
+			return CU_OK;
+		p = c + 1;
+	}
+}
+
+static int set_dry_run(struct cli_args *a, const char *val, cu_error *err)
+{
+	if (strcmp(val, "none") == 0)
+		a->dry_run = CLI_DRY_NONE;
+	else if (strcmp(val, "client") == 0)
+		a->dry_run = CLI_DRY_CLIENT;
+	else if (strcmp(val, "server") == 0)
+		a->dry_run = CLI_DRY_SERVER;
+	else
+		return cu_error_set(err, CU_EINVAL,
+		    "invalid dry-run value (%s). Must be \"none\", "
+		    "\"server\", or \"client\"",
+		    val);
+	return CU_OK;
+}
+
 /* Store one flag's value (NULL for a boolean flag given bare). */
 static int set_flag(struct cli_args *a, enum flag_id id, const char *val,
     bool bare, unsigned *active_count, cu_error *err)
@@ -440,22 +524,7 @@ static int set_flag(struct cli_args *a, enum flag_id id, const char *val,
 		a->localqueue = val;
 		break;
 	case F_STATUS:
-		if (strcasecmp(val, "all") == 0)
-			a->statuses |= CLI_ST_ALL;
-		else if (strcasecmp(val, "pending") == 0)
-			a->statuses |= CLI_ST_PENDING;
-		else if (strcasecmp(val, "quotareserved") == 0)
-			a->statuses |= CLI_ST_QUOTA_RESERVED;
-		else if (strcasecmp(val, "admitted") == 0)
-			a->statuses |= CLI_ST_ADMITTED;
-		else if (strcasecmp(val, "finished") == 0)
-			a->statuses |= CLI_ST_FINISHED;
-		else
-			return cu_error_set(err, CU_EINVAL,
-			    "invalid status value (%s). Must be \"all\", "
-			    "\"pending\", \"admitted\" or \"finished\"",
-			    val);
-		break;
+		return set_status(a, val, err);
 	case F_SELECTOR:
 		a->selector = val;
 		break;
@@ -466,64 +535,14 @@ static int set_flag(struct cli_args *a, enum flag_id id, const char *val,
 		a->for_object = val;
 		break;
 	case F_OUTPUT:
-		if (strcmp(val, "json") == 0)
-			a->output = CLI_OUT_JSON;
-		else if (strcmp(val, "yaml") == 0)
-			a->output = CLI_OUT_YAML;
-		else if (strcmp(val, "name") == 0)
-			a->output = CLI_OUT_NAME;
-		else if (strcmp(val, "wide") == 0)
-			a->output = CLI_OUT_WIDE;
-		else
-			return cu_error_set(err, CU_EINVAL,
-			    "unable to match a printer suitable for the "
-			    "output format \"%s\", allowed formats are: "
-			    "json,name,yaml",
-			    val);
-		break;
-	case F_ACTIVE: {
-		bool v;
-
-		/* a comma-separated list, as pflag's BoolSlice */
-		const char *p = val;
-		while (true) {
-			const char *c = strchr(p, ',');
-			char one[8];
-			size_t n = c ? (size_t)(c - p) : strlen(p);
-
-			if (n >= sizeof(one))
-				n = sizeof(one) - 1;
-			memcpy(one, p, n);
-			one[n] = '\0';
-			if (parse_bool(one, &v) != CU_OK)
-				return cu_error_set(err, CU_EINVAL,
-				    "invalid argument \"%s\" for \"--active\" "
-				    "flag: must be true or false",
-				    val);
-			a->active = v ? 1 : 0;
-			(*active_count)++;
-			if (c == NULL)
-				break;
-			p = c + 1;
-		}
-		break;
-	}
+		return set_output(a, val, err);
+	case F_ACTIVE:
+		return set_active(a, val, active_count, err);
 	case F_KEEP:
 		a->keep_running = b;
 		break;
 	case F_DRYRUN:
-		if (strcmp(val, "none") == 0)
-			a->dry_run = CLI_DRY_NONE;
-		else if (strcmp(val, "client") == 0)
-			a->dry_run = CLI_DRY_CLIENT;
-		else if (strcmp(val, "server") == 0)
-			a->dry_run = CLI_DRY_SERVER;
-		else
-			return cu_error_set(err, CU_EINVAL,
-			    "invalid dry-run value (%s). Must be \"none\", "
-			    "\"server\", or \"client\"",
-			    val);
-		break;
+		return set_dry_run(a, val, err);
 	case F_IGNORE:
 		a->ignore_unknown_cq = b;
 		break;
@@ -555,7 +574,7 @@ static int find_short(char c)
 }
 
 /* The usage of the command named by the positional words. */
-static const char *usage_of(const char **pos, size_t npos)
+static const char *usage_of(const char *const *pos, size_t npos)
 {
 	const struct verb_def *v;
 
@@ -633,38 +652,34 @@ static int pass_through(int argc, const char *const *argv, struct cli_args *a,
 	return CU_OK;
 }
 
-int cli_parse(
-    int argc, const char *const *argv, struct cli_args *a, cu_error *err)
+/* What the scan of argv found besides the flags' values. */
+struct scan {
+	const char *pos[MAX_POS]; /* positional words [borrowed] */
+	size_t npos;
+	unsigned seen;	       /* BIT(flag) of every flag given */
+	unsigned active_count; /* --active values */
+	bool help;
+};
+
+/* Every flag into a, every other word into sc->pos. */
+static int scan_flags(int argc, const char *const *argv, struct cli_args *a,
+    struct scan *sc, cu_error *err)
 {
-	const char *pos[MAX_POS];
-	size_t npos = 0;
-	unsigned seen = 0, active_count = 0;
-	bool help = false, flags_done = false;
-	const struct verb_def *vd;
+	bool done = false;
 	int rc;
 
-	memset(a, 0, sizeof(*a));
-	a->active = -1;
-	a->limit = 1000;
-	{
-		bool pass;
-
-		rc = pass_through(argc, argv, a, &pass, err);
-		if (rc != CU_OK || pass)
-			return rc;
-	}
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
 
-		if (flags_done || s[0] != '-' || s[1] == '\0') {
-			if (npos == MAX_POS)
+		if (done || s[0] != '-' || s[1] == '\0') {
+			if (sc->npos == MAX_POS)
 				return cu_error_set(err, CU_EINVAL,
 				    "too many arguments (%d)", argc - 1);
-			pos[npos++] = argv[i];
+			sc->pos[sc->npos++] = argv[i];
 			continue;
 		}
 		if (strcmp(s, "--") == 0) {
-			flags_done = true;
+			done = true;
 			continue;
 		}
 		if (s[1] == '-') {
@@ -684,10 +699,10 @@ int cli_parse(
 				val = argv[++i];
 			}
 			if (id == F_HELP)
-				help = true;
-			seen |= BIT(id);
+				sc->help = true;
+			sc->seen |= BIT(id);
 			rc = set_flag(a, (enum flag_id)id, val, val == NULL,
-			    &active_count, err);
+			    &sc->active_count, err);
 			if (rc != CU_OK)
 				return rc;
 			continue;
@@ -701,12 +716,12 @@ int cli_parse(
 				return cu_error_set(err, CU_EINVAL,
 				    "unknown shorthand flag: '%c' in %s", *p,
 				    s);
-			seen |= BIT(id);
+			sc->seen |= BIT(id);
 			if (id == F_HELP)
-				help = true;
+				sc->help = true;
 			if (!FLAGS[id].value) {
 				rc = set_flag(a, (enum flag_id)id, NULL, true,
-				    &active_count, err);
+				    &sc->active_count, err);
 				if (rc != CU_OK)
 					return rc;
 				continue;
@@ -720,101 +735,105 @@ int cli_parse(
 				    "flag needs an argument: '%c' in -%c", *p,
 				    *p);
 			rc = set_flag(a, (enum flag_id)id, val, false,
-			    &active_count, err);
+			    &sc->active_count, err);
 			if (rc != CU_OK)
 				return rc;
 			break;
 		}
 	}
-	if (help || npos == 0 || strcmp(pos[0], "help") == 0) {
-		a->verb = CLI_HELP;
-		a->usage = usage_of(pos, npos);
-		return CU_OK;
-	}
-	vd = find_verb(pos[0]);
-	if (vd == NULL)
-		return cu_error_set(err, CU_EINVAL,
-		    "unknown command \"%s\" for \"kubectl cueue\"", pos[0]);
-	a->verb = vd->verb;
+	return CU_OK;
+}
+
+/* The verb's words: resource type, NAME or CLUSTER_QUEUE. */
+static int take_words(struct cli_args *a, const struct scan *sc, cu_error *err)
+{
 	switch (a->verb) {
 	case CLI_LIST:
 	case CLI_STOP:
 	case CLI_RESUME:
 	case CLI_CREATE:
-		if (npos < 2)
+		if (sc->npos < 2)
 			return cu_error_set(err, CU_EINVAL,
-			    "%s: missing resource type (one of %s)", pos[0],
+			    "%s: missing resource type (one of %s)", sc->pos[0],
 			    a->verb == CLI_LIST ? "workload, clusterqueue, "
 						  "localqueue, resourceflavor, "
 						  "pods"
 			    : a->verb == CLI_CREATE
 				? "localqueue"
 				: "workload, clusterqueue, localqueue");
-		a->kind = find_kind(pos[1]);
+		a->kind = find_kind(sc->pos[1]);
 		if (a->kind == CLI_KIND_NONE ||
 		    (a->verb != CLI_LIST &&
 			(a->kind == CLI_KIND_POD ||
 			    a->kind == CLI_KIND_RESOURCEFLAVOR)) ||
 		    (a->verb == CLI_CREATE && a->kind != CLI_KIND_LOCALQUEUE))
 			return cu_error_set(err, CU_EINVAL,
-			    "unknown resource type \"%s\" for \"%s\"", pos[1],
-			    pos[0]);
+			    "unknown resource type \"%s\" for \"%s\"",
+			    sc->pos[1], sc->pos[0]);
 		if (a->verb == CLI_LIST) {
-			if (npos > 2)
+			if (sc->npos > 2)
 				return cu_error_set(err, CU_EINVAL,
 				    "list %s: unexpected argument \"%s\"",
-				    kind_word(a->kind), pos[2]);
+				    kind_word(a->kind), sc->pos[2]);
 			break;
 		}
-		if (npos < 3)
+		if (sc->npos < 3)
 			return cu_error_set(err, CU_EINVAL,
-			    "%s %s: missing NAME", pos[0], kind_word(a->kind));
-		if (npos > 3)
+			    "%s %s: missing NAME", sc->pos[0],
+			    kind_word(a->kind));
+		if (sc->npos > 3)
 			return cu_error_set(err, CU_EINVAL,
-			    "%s %s: accepts 1 NAME, received %zu", pos[0],
-			    kind_word(a->kind), npos - 2);
-		a->name = pos[2];
+			    "%s %s: accepts 1 NAME, received %zu", sc->pos[0],
+			    kind_word(a->kind), sc->npos - 2);
+		a->name = sc->pos[2];
 		if (a->name[0] == '\0')
 			return cu_error_set(err, CU_EINVAL,
-			    "%s %s: NAME must not be empty", pos[0],
+			    "%s %s: NAME must not be empty", sc->pos[0],
 			    kind_word(a->kind));
 		break;
 	case CLI_PENDING:
-		if (npos < 2)
+		if (sc->npos < 2)
 			return cu_error_set(
 			    err, CU_EINVAL, "pending: missing CLUSTER_QUEUE");
-		if (npos > 2)
+		if (sc->npos > 2)
 			return cu_error_set(err, CU_EINVAL,
 			    "pending: accepts 1 CLUSTER_QUEUE, received %zu",
-			    npos - 1);
-		a->name = pos[1];
+			    sc->npos - 1);
+		a->name = sc->pos[1];
 		if (a->name[0] == '\0')
 			return cu_error_set(err, CU_EINVAL,
 			    "pending: CLUSTER_QUEUE must not be empty");
 		break;
 	case CLI_VERSION:
-		if (npos > 1)
+		if (sc->npos > 1)
 			return cu_error_set(err, CU_EINVAL,
-			    "version: unexpected argument \"%s\"", pos[1]);
+			    "version: unexpected argument \"%s\"", sc->pos[1]);
 		break;
 	case CLI_HELP:
 	case CLI_PASSTHROUGH:
 		break;
 	}
+	return CU_OK;
+}
+
+/* Flags the command does not take, and the flags' combinations. */
+static int check_flags(const struct cli_args *a, const struct scan *sc,
+    const char *verb, cu_error *err)
+{
 	/* Every flag given must be one this command takes. */
 	{
-		unsigned bad = seen & ~allowed_flags(a->verb, a->kind);
+		unsigned bad = sc->seen & ~allowed_flags(a->verb, a->kind);
 
 		for (int id = 0; id < F_COUNT; id++)
 			if (bad & BIT(id))
 				return cu_error_set(err, CU_EINVAL,
 				    "unknown flag: --%s (not a flag of "
 				    "\"%s%s%s\")",
-				    FLAGS[id].lng, vd->name,
+				    FLAGS[id].lng, verb,
 				    a->kind != CLI_KIND_NONE ? " " : "",
 				    kind_word(a->kind));
 	}
-	if (active_count > 1)
+	if (sc->active_count > 1)
 		return cu_error_set(
 		    err, CU_EINVAL, "only one active flag can be provided");
 	if (a->output == CLI_OUT_WIDE && a->kind != CLI_KIND_POD)
@@ -847,4 +866,37 @@ int cli_parse(
 		return cu_error_set(
 		    err, CU_EINVAL, "--namespace must not be empty");
 	return CU_OK;
+}
+
+int cli_parse(
+    int argc, const char *const *argv, struct cli_args *a, cu_error *err)
+{
+	struct scan sc = {.npos = 0};
+	const struct verb_def *vd;
+	bool pass;
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	a->active = -1;
+	a->limit = 1000;
+	rc = pass_through(argc, argv, a, &pass, err);
+	if (rc != CU_OK || pass)
+		return rc;
+	rc = scan_flags(argc, argv, a, &sc, err);
+	if (rc != CU_OK)
+		return rc;
+	if (sc.help || sc.npos == 0 || strcmp(sc.pos[0], "help") == 0) {
+		a->verb = CLI_HELP;
+		a->usage = usage_of(sc.pos, sc.npos);
+		return CU_OK;
+	}
+	vd = find_verb(sc.pos[0]);
+	if (vd == NULL)
+		return cu_error_set(err, CU_EINVAL,
+		    "unknown command \"%s\" for \"kubectl cueue\"", sc.pos[0]);
+	a->verb = vd->verb;
+	rc = take_words(a, &sc, err);
+	if (rc != CU_OK)
+		return rc;
+	return check_flags(a, &sc, vd->name, err);
 }

@@ -531,18 +531,122 @@ static int job_type(struct ctx *x, json_t *disc, const char *api_version,
 	return CU_OK;
 }
 
-static int list_workloads(struct ctx *x, cu_error *err)
+/* What the rows of list workload look up, cached across rows. */
+struct wl_ctx {
+	json_t *lqs;	       /* "ns/name" -> LocalQueue or null */
+	json_t *disc;	       /* apiVersion -> APIResourceList or null */
+	struct pend_cache *pc; /* one per ClusterQueue asked */
+	size_t npc;
+};
+
+static void wl_ctx_dispose(struct wl_ctx *w)
 {
-	const char *ns = x->a->all_namespaces ? NULL : x->ns;
-	json_t *list = NULL, *items, *wl, *lqs = NULL, *disc = NULL,
-	       *forobj = NULL;
-	struct cli_wl_extra *extra = NULL;
-	char(*types)[64] = NULL;
-	struct pend_cache *pc = NULL;
-	size_t npc = 0, i;
-	char *table = NULL;
+	for (size_t i = 0; i < w->npc; i++) {
+		cu_free(w->pc[i].cq);
+		cu_free(w->pc[i].p);
+		json_decref(w->pc[i].keep);
+	}
+	cu_free(w->pc);
+	json_decref(w->lqs);
+	json_decref(w->disc);
+}
+
+/* The ClusterQueue of LocalQueue ns/lq [borrowed from w->lqs], or NULL. */
+static int lq_cluster_queue(struct ctx *x, struct wl_ctx *w, const char *ns,
+    const char *lq, const char **cq, cu_error *err)
+{
+	char *k = cu_asprintf("%s/%s", ns, lq);
+	json_t *lqo;
+
+	*cq = NULL;
+	if (k == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	lqo = json_object_get(w->lqs, k);
+	if (lqo == NULL) {
+		cu_error ignore;
+
+		if (get_obj(x, &RES_LQ, ns, lq, &lqo, &ignore) != CU_OK ||
+		    lqo == NULL)
+			lqo = json_null();
+		if (json_object_set_new(w->lqs, k, lqo) != 0) {
+			cu_free(k);
+			return cu_error_set(err, CU_ENOMEM, "out of memory");
+		}
+	}
+	cu_free(k);
+	*cq = api_json_str(json_object_get(lqo, "spec"), "clusterQueue");
+	return CU_OK;
+}
+
+/* JOB TYPE: the first owner whose kind discovery names. */
+static int wl_job_type(struct ctx *x, struct wl_ctx *w, const json_t *wl,
+    char *out, size_t outn, cu_error *err)
+{
+	const json_t *refs = path_get(wl, "metadata", "ownerReferences");
+	size_t j;
+	json_t *r;
 	int rc;
 
+	out[0] = '\0';
+	json_array_foreach((json_t *)refs, j, r)
+	{
+		const char *av = api_json_str(r, "apiVersion");
+		const char *kd = api_json_str(r, "kind");
+
+		if (av == NULL || kd == NULL)
+			continue;
+		rc = job_type(x, w->disc, av, kd, out, outn, err);
+		if (rc != CU_OK)
+			return rc;
+		if (out[0] != '\0')
+			break;
+	}
+	return CU_OK;
+}
+
+/* POSITION IN QUEUE of a pending Workload of cq (-1 when not found). */
+static int wl_position(struct ctx *x, struct wl_ctx *w, const json_t *wl,
+    const char *cq, long *pos, cu_error *err)
+{
+	const char *name =
+	    api_json_str(json_object_get(wl, "metadata"), "name");
+	const char *ns =
+	    api_json_str(json_object_get(wl, "metadata"), "namespace");
+	struct pend_cache *c;
+	size_t k;
+	int rc;
+
+	*pos = -1;
+	for (k = 0; k < w->npc; k++)
+		if (strcmp(w->pc[k].cq, cq) == 0)
+			break;
+	c = &w->pc[k];
+	if (k == w->npc) {
+		c->cq = cu_strdup(cq);
+		if (c->cq == NULL)
+			return cu_error_set(err, CU_ENOMEM, "out of memory");
+		w->npc++;
+		rc = pending_of(x, cq, 1000000, 0, &c->p, &c->n, &c->keep, err);
+		if (rc != CU_OK)
+			return rc;
+	}
+	for (size_t j = 0; j < c->n; j++)
+		if (name != NULL && ns != NULL &&
+		    strcmp(c->p[j].name, name) == 0 &&
+		    strcmp(c->p[j].namespace_, ns) == 0)
+			*pos = c->p[j].pos_lq;
+	return CU_OK;
+}
+
+/* The Workloads kueuectl's filters keep; *list NULL when the --for
+ * object does not exist ("No resources found" said). */
+static int wl_list(struct ctx *x, json_t **list, cu_error *err)
+{
+	const char *ns = x->a->all_namespaces ? NULL : x->ns;
+	json_t *forobj = NULL;
+	int rc;
+
+	*list = NULL;
 	if (x->a->for_object != NULL) {
 		const struct api_resource *res;
 
@@ -555,144 +659,86 @@ static int list_workloads(struct ctx *x, cu_error *err)
 		}
 	}
 	rc = list_all(
-	    x, &RES_WL, ns, x->a->selector, x->a->field_selector, &list, err);
-	if (rc != CU_OK)
-		goto out;
-	if (filter(list, keep_wl, x) != CU_OK) {
+	    x, &RES_WL, ns, x->a->selector, x->a->field_selector, list, err);
+	if (rc == CU_OK && filter(*list, keep_wl, x) != CU_OK)
 		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-		goto out;
-	}
-	if (forobj != NULL) {
+	if (rc == CU_OK && forobj != NULL) {
 		x->for_uid =
 		    api_json_str(json_object_get(forobj, "metadata"), "uid");
 		if (x->for_uid == NULL)
 			x->for_uid = "";
-		if (filter(list, keep_owned, x) != CU_OK) {
+		if (filter(*list, keep_owned, x) != CU_OK)
 			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-			goto out;
-		}
+		x->for_uid = NULL;
 	}
+	json_decref(forobj);
+	if (rc != CU_OK) {
+		json_decref(*list);
+		*list = NULL;
+	}
+	return rc;
+}
+
+static int list_workloads(struct ctx *x, cu_error *err)
+{
+	json_t *list = NULL, *items, *wl;
+	struct cli_wl_extra *extra = NULL;
+	char(*types)[64] = NULL;
+	struct wl_ctx w = {0};
+	size_t i, n;
+	char *table = NULL;
+	int rc;
+
+	rc = wl_list(x, &list, err);
+	if (rc != CU_OK || list == NULL)
+		return rc;
 	items = json_object_get(list, "items");
-	if (x->a->output != CLI_OUT_TABLE || json_array_size(items) == 0) {
+	n = json_array_size(items);
+	if (x->a->output != CLI_OUT_TABLE || n == 0) {
 		rc = print_list(x, list, "workload", KUEUE_GROUP, "", false);
-		goto out;
+		json_decref(list);
+		return rc;
 	}
-	extra = cu_calloc(json_array_size(items), sizeof(*extra));
-	types = cu_calloc(json_array_size(items), sizeof(*types));
-	pc = cu_calloc(json_array_size(items), sizeof(*pc));
-	lqs = json_object();
-	disc = json_object();
-	if (extra == NULL || types == NULL || pc == NULL || lqs == NULL ||
-	    disc == NULL) {
+	extra = cu_calloc(n, sizeof(*extra));
+	types = cu_calloc(n, sizeof(*types));
+	w.pc = cu_calloc(n, sizeof(*w.pc));
+	w.lqs = json_object();
+	w.disc = json_object();
+	if (extra == NULL || types == NULL || w.pc == NULL || w.lqs == NULL ||
+	    w.disc == NULL)
 		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-		goto out;
-	}
-	json_array_foreach(items, i, wl)
-	{
-		const char *cq = api_json_str(
+	for (i = 0; rc == CU_OK && i < n; i++) {
+		const char *cq, *lq, *ns;
+
+		wl = json_array_get(items, i);
+		cq = api_json_str(
 		    path_get(wl, "status", "admission"), "clusterQueue");
-		const char *lq =
-		    api_json_str(json_object_get(wl, "spec"), "queueName");
-		const char *wns =
-		    api_json_str(json_object_get(wl, "metadata"), "namespace");
-		const json_t *refs =
-		    path_get(wl, "metadata", "ownerReferences");
-		size_t j;
-		json_t *r;
-
+		lq = api_json_str(json_object_get(wl, "spec"), "queueName");
+		ns = api_json_str(json_object_get(wl, "metadata"), "namespace");
 		extra[i].position = -1;
-		if ((cq == NULL || cq[0] == '\0') && lq != NULL &&
-		    wns != NULL) {
-			char *k = cu_asprintf("%s/%s", wns, lq);
-			json_t *lqo;
-
-			if (k == NULL) {
-				rc = cu_error_set(
-				    err, CU_ENOMEM, "out of memory");
-				goto out;
-			}
-			lqo = json_object_get(lqs, k);
-			if (lqo == NULL) {
-				cu_error ignore;
-
-				if (get_obj(x, &RES_LQ, wns, lq, &lqo,
-					&ignore) != CU_OK ||
-				    lqo == NULL)
-					lqo = json_null();
-				if (json_object_set_new(lqs, k, lqo) != 0) {
-					cu_free(k);
-					rc = cu_error_set(
-					    err, CU_ENOMEM, "out of memory");
-					goto out;
-				}
-			}
-			cu_free(k);
-			cq = api_json_str(
-			    json_object_get(lqo, "spec"), "clusterQueue");
-		}
+		if ((cq == NULL || cq[0] == '\0') && lq != NULL && ns != NULL)
+			rc = lq_cluster_queue(x, &w, ns, lq, &cq, err);
 		extra[i].cluster_queue = cq;
-		json_array_foreach((json_t *)refs, j, r)
-		{
-			const char *av = api_json_str(r, "apiVersion");
-			const char *kd = api_json_str(r, "kind");
-
-			if (av == NULL || kd == NULL)
-				continue;
-			rc = job_type(
-			    x, disc, av, kd, types[i], sizeof(types[i]), err);
-			if (rc != CU_OK)
-				goto out;
-			if (types[i][0] != '\0')
-				break;
-		}
+		if (rc == CU_OK)
+			rc = wl_job_type(
+			    x, &w, wl, types[i], sizeof(types[i]), err);
 		extra[i].job_type = types[i];
-		if (strcmp(cli_workload_status(wl), "pending") == 0 &&
-		    cq != NULL && cq[0] != '\0') {
-			size_t k;
-			const char *name = api_json_str(
-			    json_object_get(wl, "metadata"), "name");
-
-			for (k = 0; k < npc; k++)
-				if (strcmp(pc[k].cq, cq) == 0)
-					break;
-			if (k == npc) {
-				pc[k].cq = cu_strdup(cq);
-				if (pc[k].cq == NULL) {
-					rc = cu_error_set(
-					    err, CU_ENOMEM, "out of memory");
-					goto out;
-				}
-				npc++;
-				rc = pending_of(x, cq, 1000000, 0, &pc[k].p,
-				    &pc[k].n, &pc[k].keep, err);
-				if (rc != CU_OK)
-					goto out;
-			}
-			for (j = 0; j < pc[k].n; j++)
-				if (name != NULL && wns != NULL &&
-				    strcmp(pc[k].p[j].name, name) == 0 &&
-				    strcmp(pc[k].p[j].namespace_, wns) == 0)
-					extra[i].position = pc[k].p[j].pos_lq;
-		}
+		if (rc == CU_OK &&
+		    strcmp(cli_workload_status(wl), "pending") == 0 &&
+		    cq != NULL && cq[0] != '\0')
+			rc =
+			    wl_position(x, &w, wl, cq, &extra[i].position, err);
 	}
-	rc = cli_render_workloads(
-	    items, extra, x->a->all_namespaces, cu_time_now_ns(), &table, err);
+	if (rc == CU_OK)
+		rc = cli_render_workloads(items, extra, x->a->all_namespaces,
+		    cu_time_now_ns(), &table, err);
 	if (rc == CU_OK)
 		fputs(table, x->out);
-out:
-	for (i = 0; i < npc; i++) {
-		cu_free(pc[i].cq);
-		cu_free(pc[i].p);
-		json_decref(pc[i].keep);
-	}
-	cu_free(pc);
+	wl_ctx_dispose(&w);
 	cu_free(table);
 	cu_free(extra);
 	cu_free(types);
-	json_decref(lqs);
-	json_decref(disc);
 	json_decref(list);
-	json_decref(forobj);
 	return rc;
 }
 
