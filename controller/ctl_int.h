@@ -406,6 +406,14 @@ void ctl_pr_ready_metrics(ctl *c, const struct api_workload *wl, int64_t now);
 void ctl_pr_evicted_metrics(ctl *c, const struct api_workload *wl,
     const char *cq, const char *reason, const char *cause, int64_t now);
 
+/* ---- acheck.c --------------------------------------------------------- */
+
+/* Decode the cached ClusterQueue name [borrowed; may be NULL] into *cq
+ * [owned: api_cluster_queue_dispose when true] when its
+ * admissionChecksStrategy lists checks, or (force) whenever it exists. */
+bool ctl_acheck_cq(
+    ctl *c, const char *name, bool force, struct api_cluster_queue *cq);
+
 /* ---- tick.c ----------------------------------------------------------- */
 
 /* Start and stop the one-second tick timer. */

@@ -143,8 +143,11 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	struct que_wl *qw = que_workload_get(c->st, d->uid);
 	struct api_workload wl;
+	struct api_cluster_queue cq;
 	json_t *patch = NULL;
 	cu_error err;
+	bool has_cq;
+	int rc;
 
 	if (qw == NULL)
 		return;
@@ -192,9 +195,12 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		ctl_withdraw(c, d->uid, now);
 		return;
 	}
-	if (rec_wl_status_admit_wait(
-		&wl, d, c->pr.cfg.enable, now, &patch, &err) != CU_OK ||
-	    record_admission(c, qw, d, now, &err) != CU_OK) {
+	has_cq = ctl_acheck_cq(c, d->cluster_queue, false, &cq);
+	rc = rec_wl_status_admit_checks(&wl, d, c->pr.cfg.enable,
+	    has_cq ? &cq.spec : NULL, now, &patch, &err);
+	if (has_cq)
+		api_cluster_queue_dispose(&cq);
+	if (rc != CU_OK || record_admission(c, qw, d, now, &err) != CU_OK) {
 		cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
 		json_decref(patch);
 		ctl_withdraw(c, d->uid, now);

@@ -222,7 +222,8 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 	struct plan_ctx x;
 	struct que_wl *qw;
 	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
-	bool have = false;
+	bool have = false, has_cq = false;
+	struct api_cluster_queue cq;
 
 	obj = api_informer_get(c->inf[INF_WL], ns, name);
 	if (obj != NULL) {
@@ -259,6 +260,11 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 			v.cq_stop = qw->cq->stop;
 		if (qw != NULL && qw->where == QUE_WL_BACKOFF)
 			v.backoff_until = qw->requeue_at;
+		if (wl.status.has_admission &&
+		    (has_cq =
+			    ctl_acheck_cq(c, wl.status.admission.cluster_queue,
+				wl.status.n_admission_checks > 0, &cq)))
+			v.cq_checks = &cq.spec;
 	}
 	v.pods_ready = &c->pr.cfg;
 	v.now_ns = now;
@@ -285,6 +291,8 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 		ctl_pr_track(c, v.engine_uid, false);
 	if (have)
 		api_workload_dispose(&wl);
+	if (has_cq)
+		api_cluster_queue_dispose(&cq);
 }
 
 /* Workloads in ns whose controller owner is kind/name. */
