@@ -1,0 +1,252 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cueue-controller: admission checks end to end with the Job simulator
+(--simulate jobs) and a manual check driven by the test: the test plays
+the check's external controller and sets its state by patching the
+Workload's status, as Kueue's admission-check controllers do.
+
+A ClusterQueue whose admissionChecksStrategy names a check reserves
+quota and lists the check Pending; the Workload is not Admitted
+(Admitted=False, UnsatisfiedAdmissionChecks) and its job stays
+suspended. Ready admits it and the job starts; Retry evicts it (reason
+AdmissionCheck), releases the quota and requeues it with the check reset
+to Pending; Rejected deactivates it. A restart of the controller while
+the check is Pending neither admits it early nor loses it."""
+import os
+import signal
+
+from cuetest import CONTROLLER_CONFIG, Controller, case, check, eq, \
+    run_cases, wait_for
+from cuetest.kobj import cond, is_true
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+MANIFESTS = os.path.join(ROOT, "manifests")
+NS = "team-a"
+KQ = "/apis/kueue.x-k8s.io/v1beta2"
+JOBS = "/apis/batch/v1/namespaces/%s/jobs" % NS
+WLS = KQ + "/namespaces/%s/workloads" % NS
+MERGE = {"Content-Type": "application/merge-patch+json"}
+CHECK = "manual-check"
+
+CONFIG = CONTROLLER_CONFIG + """integrations:
+  frameworks: ["batch/job"]
+"""
+
+
+def post(s, path, obj):
+    obj.setdefault("apiVersion", "kueue.x-k8s.io/v1beta2")
+    code, _, body = s.raw("POST", path, obj)
+    eq(code, 201, "%s: %r" % (path, body))
+
+
+def cluster_queue(name, checks, cpu=2):
+    spec = {"namespaceSelector": {},
+            "resourceGroups": [{"coveredResources": ["cpu"],
+                                "flavors": [{"name": "default-flavor",
+                                             "resources": [{
+                                                 "name": "cpu",
+                                                 "nominalQuota": cpu}]}]}]}
+    if checks is not None:
+        spec["admissionChecksStrategy"] = {"admissionChecks": checks}
+    return {"kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": spec}
+
+
+def setup(s, checks=({"name": CHECK},)):
+    """cq (with checks) behind LocalQueue lq; cq-free (no checks) behind
+    LocalQueue lq-free."""
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    post(s, KQ + "/resourceflavors", {"kind": "ResourceFlavor",
+                                      "metadata": {"name": "default-flavor"}})
+    post(s, KQ + "/clusterqueues", cluster_queue("cq", list(checks)))
+    post(s, KQ + "/clusterqueues", cluster_queue("cq-free", None))
+    s.namespace(NS)
+    for lq, cq in (("lq", "cq"), ("lq-free", "cq-free")):
+        post(s, KQ + "/namespaces/%s/localqueues" % NS, {
+            "kind": "LocalQueue", "metadata": {"name": lq, "namespace": NS},
+            "spec": {"clusterQueue": cq}})
+
+
+def create_job(s, name, queue="lq"):
+    code, _, body = s.raw("POST", JOBS, {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": name, "namespace": NS,
+                     "labels": {"kueue.x-k8s.io/queue-name": queue},
+                     "annotations": {"cueue.dev/sim-runtime-ms": "600000"}},
+        "spec": {"parallelism": 1, "suspend": True,
+                 "template": {"spec": {
+                     "containers": [{"name": "c", "image": "busybox",
+                                     "resources": {"requests": {
+                                         "cpu": "1"}}}],
+                     "restartPolicy": "Never"}}}})
+    eq(code, 201, "create %s: %r" % (name, body))
+
+
+def wl_of(s, job):
+    for w in s.get_json(WLS)["items"]:
+        refs = w["metadata"].get("ownerReferences") or [{}]
+        if refs[0].get("name") == job:
+            return w
+    return None
+
+
+def job(s, name):
+    return s.get_json(JOBS + "/" + name)
+
+
+def checks_of(w):
+    return [(c["name"], c["state"])
+            for c in (w or {}).get("status", {}).get("admissionChecks") or []]
+
+
+def waiting_on_checks(s, name, states=None):
+    """The Workload of job name holds quota, lists the checks Pending
+    (or states) and is not Admitted, with Kueue's reason and message."""
+    want = states or [(CHECK, "Pending")]
+
+    def ok():
+        w = wl_of(s, name)
+        if not is_true(w, "QuotaReserved") or checks_of(w) != want:
+            return None
+        ad = cond(w, "Admitted") or {}
+        if ad.get("status") != "False":
+            return None
+        return w
+    w = wait_for(ok, 20, what="%s waiting on its checks" % name)
+    ad = cond(w, "Admitted")
+    eq(ad.get("reason"), "UnsatisfiedAdmissionChecks", "Admitted reason")
+    eq(ad.get("message"), "The workload has not all checks ready",
+       "Admitted message")
+    eq(job(s, name)["spec"].get("suspend"), True,
+       "%s suspended while its checks are not Ready" % name)
+    return w
+
+
+def set_check(s, w, state, message=""):
+    path = WLS + "/" + w["metadata"]["name"] + "/status"
+    cur = w["status"]["admissionChecks"]
+    new = [dict(c, state=state, message=message,
+                lastTransitionTime=c["lastTransitionTime"])
+           if c["name"] == CHECK else c for c in cur]
+    code, _, body = s.raw("PATCH", path, {"status": {"admissionChecks": new}},
+                          headers=MERGE)
+    eq(code, 200, "PATCH %s: %r" % (path, body))
+
+
+def started(s, name):
+    def ok():
+        w = wl_of(s, name)
+        j = job(s, name)
+        return w if is_true(w, "Admitted") and \
+            j["spec"].get("suspend") is False else None
+    return wait_for(ok, 20, what="%s admitted and started" % name)
+
+
+@case("pending-blocks-ready-admits", simulate="jobs")
+def pending_then_ready(s):
+    setup(s)
+    ctl = Controller(s, config=CONFIG)
+    create_job(s, "a")
+    w = waiting_on_checks(s, "a")
+    eq(cond(w, "QuotaReserved").get("reason"), "QuotaReserved",
+       "QuotaReserved reason")
+    # A job in a queue without checks is admitted meanwhile: the
+    # controller is not stuck, and "a" is still waiting after that.
+    create_job(s, "free", queue="lq-free")
+    started(s, "free")
+    waiting_on_checks(s, "a")
+    set_check(s, wl_of(s, "a"), "Ready")
+    w = started(s, "a")
+    eq(cond(w, "Admitted").get("reason"), "Admitted", "Admitted reason")
+    eq(checks_of(w), [(CHECK, "Ready")], "checks after admission")
+    ctl.stop()
+
+
+@case("retry-evicts-and-requeues", simulate="jobs")
+def retry(s):
+    setup(s)
+    ctl = Controller(s, config=CONFIG)
+    create_job(s, "a")
+    set_check(s, waiting_on_checks(s, "a"), "Ready")
+    started(s, "a")
+    set_check(s, wl_of(s, "a"), "Retry", "capacity revoked")
+
+    def evicted():
+        w = wl_of(s, "a")
+        ev = cond(w, "Evicted") or {}
+        return w if ev.get("status") == "True" and \
+            ev.get("reason") == "AdmissionCheck" else None
+    w = wait_for(evicted, 20, what="a evicted by its check")
+    eq(cond(w, "Evicted").get("message"),
+       'Evicted due to AdmissionCheck in Retry state: "%s" '
+       '(capacity revoked)' % CHECK, "Evicted message")
+    # Requeued: quota reserved again, the check reset to Pending, the job
+    # suspended again until the check is Ready.
+    w = waiting_on_checks(s, "a")
+    check(cond(w, "Evicted").get("status") == "False",
+          "Evicted reset by the new reservation")
+    set_check(s, w, "Ready")
+    started(s, "a")
+    ctl.stop()
+
+
+@case("rejected-deactivates", simulate="jobs")
+def rejected(s):
+    setup(s)
+    ctl = Controller(s, config=CONFIG)
+    create_job(s, "a")
+    set_check(s, waiting_on_checks(s, "a"), "Rejected", "no capacity")
+
+    def deactivated():
+        w = wl_of(s, "a")
+        if w is None or w["spec"].get("active") is not False:
+            return None
+        if is_true(w, "QuotaReserved"):
+            return None
+        return w
+    w = wait_for(deactivated, 20, what="a deactivated, its quota released")
+    ev = cond(w, "Evicted") or {}
+    eq(ev.get("status"), "True", "Evicted")
+    check("AdmissionCheck" in (ev.get("reason") or ""),
+          "Evicted reason names the check: %r" % ev.get("reason"))
+    check('AdmissionCheck in Rejected state: "%s" (no capacity)' % CHECK
+          in (ev.get("message") or ""), "Evicted message: %r" % ev)
+    eq(job(s, "a")["spec"].get("suspend"), True, "job suspended")
+    ctl.stop()
+
+
+@case("per-flavor-checks", simulate="jobs")
+def per_flavor(s):
+    """A check on another flavor does not apply: admitted at once."""
+    setup(s, checks=({"name": CHECK, "onFlavors": ["other-flavor"]},))
+    ctl = Controller(s, config=CONFIG)
+    create_job(s, "a")
+    w = started(s, "a")
+    eq(checks_of(w), [], "no check applies to default-flavor")
+    ctl.stop()
+
+
+@case("restart-while-pending", simulate="jobs")
+def restart(s):
+    setup(s)
+    store = os.path.join(s.dir, "ledger.db")
+    ctl = Controller(s, config=CONFIG, store=store)
+    create_job(s, "a")
+    w = waiting_on_checks(s, "a")
+    uid = w["metadata"]["uid"]
+    ctl.stop(signal.SIGKILL)
+    ctl = Controller(s, config=CONFIG, store=store)
+    # The restarted controller has done its work once it admits a job of
+    # the other queue; "a" still waits, same Workload.
+    create_job(s, "free", queue="lq-free")
+    started(s, "free")
+    w = waiting_on_checks(s, "a")
+    eq(w["metadata"]["uid"], uid, "same Workload")
+    set_check(s, w, "Ready")
+    started(s, "a")
+    ctl.stop()
+
+
+if __name__ == "__main__":
+    run_cases()
