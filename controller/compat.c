@@ -106,8 +106,10 @@ const struct ctl_compat ctl_compat_table[] = {
     {"ClusterQueue", "spec.flavorFungibility.preference", N,
 	CTL_COMPAT_WARN_EVENT, "flavors are chosen as BorrowingOverPreemption"},
     {"ClusterQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"ClusterQueue", "spec.admissionChecksStrategy", N, CTL_COMPAT_WARN_EVENT,
-	"admission checks are not run: Workloads are admitted on quota alone"},
+    {"ClusterQueue", "spec.admissionChecksStrategy", P, CTL_COMPAT_WARN_NEVER,
+	"checks (per flavor) gate Admitted; their states come from external "
+	"controllers; AdmissionCheck Active is not checked, no "
+	"ProvisioningRequest controller, podSetUpdates are not applied"},
     {"ClusterQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_EVENT,
 	"the weight is ignored (no fair sharing)"},
     {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},
@@ -335,8 +337,6 @@ int ctl_cq_unsupported(
 		API_FUNG_PREF_PREEMPTION_OVER_BORROWING)
 		add(buf, size, &len, "spec.flavorFungibility.preference",
 		    &count);
-	if (s->n_admission_checks > 0)
-		add(buf, size, &len, "spec.admissionChecksStrategy", &count);
 	if (s->has_fair_sharing)
 		add(buf, size, &len, "spec.fairSharing", &count);
 	return count;
