@@ -281,8 +281,8 @@ Test(ctl_compat, cq_unsupported_names_each_field_set)
 	/* HoldAndDrain is acted on (it drains): no warning. */
 	cr_assert(strstr(buf, "spec.stopPolicy") == NULL, "%s", buf);
 	/* Admission checks are acted on (they gate Admitted): no warning. */
-	cr_assert(strstr(buf, "spec.admissionChecksStrategy") == NULL, "%s",
-	    buf);
+	cr_assert(
+	    strstr(buf, "spec.admissionChecksStrategy") == NULL, "%s", buf);
 	cr_assert(strstr(buf, "; spec.fairSharing: ") != NULL);
 
 	/* Truncated, still terminated, still counted. */
