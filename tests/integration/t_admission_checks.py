@@ -51,12 +51,33 @@ def cluster_queue(name, checks, cpu=2):
             "spec": spec}
 
 
-def setup(s, checks=({"name": CHECK},)):
+def admission_check(s, name, active=True):
+    """An AdmissionCheck of an external controller (the test), its Active
+    condition set as that controller would."""
+    post(s, KQ + "/admissionchecks", {
+        "kind": "AdmissionCheck", "metadata": {"name": name},
+        "spec": {"controllerName": "example.com/manual"}})
+    if active is not None:
+        set_active(s, name, active)
+
+
+def set_active(s, name, active):
+    path = KQ + "/admissionchecks/%s/status" % name
+    code, _, body = s.raw("PATCH", path, {"status": {"conditions": [{
+        "type": "Active", "status": "True" if active else "False",
+        "reason": "Active" if active else "Inactive", "message": "by test",
+        "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}, headers=MERGE)
+    eq(code, 200, "PATCH %s: %r" % (path, body))
+
+
+def setup(s, checks=({"name": CHECK},), make_check=True):
     """cq (with checks) behind LocalQueue lq; cq-free (no checks) behind
-    LocalQueue lq-free."""
+    LocalQueue lq-free; the AdmissionCheck CHECK, Active."""
     s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
     s.kubectl("wait", "--for=condition=Established", "crd", "--all",
               "--timeout=30s")
+    if make_check:
+        admission_check(s, CHECK)
     post(s, KQ + "/resourceflavors", {"kind": "ResourceFlavor",
                                       "metadata": {"name": "default-flavor"}})
     post(s, KQ + "/clusterqueues", cluster_queue("cq", list(checks)))
@@ -246,6 +267,60 @@ def restart(s):
     set_check(s, w, "Ready")
     started(s, "a")
     ctl.stop()
+
+
+def cq_active(s, name):
+    return cond(s.get_json(KQ + "/clusterqueues/" + name), "Active") or {}
+
+
+@case("missing-or-inactive-check-makes-cq-inactive", simulate="jobs")
+def missing_check(s):
+    setup(s, make_check=False)
+    ctl = Controller(s, config=CONFIG)
+    want = ("False", "AdmissionCheckNotFound",
+            "Can't admit new workloads: references missing "
+            "AdmissionCheck(s): %s." % CHECK)
+    wait_for(lambda: tuple(cq_active(s, "cq").get(k) for k in
+                           ("status", "reason", "message")) == want, 20,
+             what="cq inactive, naming the missing check")
+    create_job(s, "a")
+
+    def says_inactive():
+        qr = cond(wl_of(s, "a"), "QuotaReserved") or {}
+        return qr.get("status") == "False" and \
+            "ClusterQueue cq is inactive" in (qr.get("message") or "")
+    wait_for(says_inactive, 20, what="a pending on the inactive cq")
+    eq(job(s, "a")["spec"].get("suspend"), True, "a suspended")
+    # The check appears, not Active yet: still inactive, another reason.
+    admission_check(s, CHECK, active=False)
+    want = ("False", "AdmissionCheckInactive",
+            "Can't admit new workloads: references inactive "
+            "AdmissionCheck(s): %s." % CHECK)
+    wait_for(lambda: tuple(cq_active(s, "cq").get(k) for k in
+                           ("status", "reason", "message")) == want, 20,
+             what="cq inactive, naming the inactive check")
+    # Its controller says Active: the queue admits, the check gates.
+    set_active(s, CHECK, True)
+    wait_for(lambda: cq_active(s, "cq").get("status") == "True", 20,
+             what="cq active")
+    set_check(s, waiting_on_checks(s, "a"), "Ready")
+    started(s, "a")
+    ctl.stop()
+
+
+@case("sample-admission-check-applies", simulate="jobs")
+def sample(s):
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", os.path.join(ROOT, "tests", "integration",
+                                          "data",
+                                          "sample-admission-check.yaml"))
+    ac = s.get_json(KQ + "/admissionchecks/sample-prov")
+    eq(ac["spec"]["parameters"]["kind"], "ProvisioningRequestConfig",
+       "parameters kind")
+    cfg = s.get_json(KQ + "/provisioningrequestconfigs/sample-prov-config")
+    eq(cfg["spec"]["provisioningClassName"], "sample-class", "class")
 
 
 if __name__ == "__main__":
