@@ -107,9 +107,9 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_EVENT, "flavors are chosen as BorrowingOverPreemption"},
     {"ClusterQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionChecksStrategy", P, CTL_COMPAT_WARN_NEVER,
-	"checks (per flavor) gate Admitted; their states come from external "
-	"controllers; AdmissionCheck Active is not checked, no "
-	"ProvisioningRequest controller, podSetUpdates are not applied"},
+	"checks (per flavor) gate Admitted, their podSetUpdates are applied; "
+	"states come from external controllers: no ProvisioningRequest "
+	"controller yet"},
     {"ClusterQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_EVENT,
 	"the weight is ignored (no fair sharing)"},
     {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},

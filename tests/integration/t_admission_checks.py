@@ -144,12 +144,23 @@ def waiting_on_checks(s, name, states=None):
     return w
 
 
-def set_check(s, w, state, message=""):
+UPDATES = [{"name": "main",
+            "labels": {"example.com/provisioned": "yes"},
+            "annotations": {"example.com/booking": "b-1"},
+            "nodeSelector": {"example.com/pool": "p1"},
+            "tolerations": [{"key": "example.com/pool", "operator": "Equal",
+                             "value": "p1", "effect": "NoSchedule"}]}]
+
+
+def set_check(s, w, state, message="", updates=None):
     path = WLS + "/" + w["metadata"]["name"] + "/status"
     cur = w["status"]["admissionChecks"]
     new = [dict(c, state=state, message=message,
                 lastTransitionTime=c["lastTransitionTime"])
            if c["name"] == CHECK else c for c in cur]
+    for c in new:
+        if c["name"] == CHECK and updates is not None:
+            c["podSetUpdates"] = updates
     code, _, body = s.raw("PATCH", path, {"status": {"admissionChecks": new}},
                           headers=MERGE)
     eq(code, 200, "PATCH %s: %r" % (path, body))
@@ -177,10 +188,20 @@ def pending_then_ready(s):
     create_job(s, "free", queue="lq-free")
     started(s, "free")
     waiting_on_checks(s, "a")
-    set_check(s, wl_of(s, "a"), "Ready")
+    set_check(s, wl_of(s, "a"), "Ready", updates=UPDATES)
     w = started(s, "a")
     eq(cond(w, "Admitted").get("reason"), "Admitted", "Admitted reason")
     eq(checks_of(w), [(CHECK, "Ready")], "checks after admission")
+    # The check's podSetUpdates are in the started job's pod template.
+    tpl = job(s, "a")["spec"]["template"]
+    eq(tpl["metadata"]["labels"].get("example.com/provisioned"), "yes",
+       "label from the check")
+    eq(tpl["metadata"]["annotations"].get("example.com/booking"), "b-1",
+       "annotation from the check")
+    eq(tpl["spec"]["nodeSelector"].get("example.com/pool"), "p1",
+       "nodeSelector from the check")
+    check(UPDATES[0]["tolerations"][0] in tpl["spec"]["tolerations"],
+          "toleration from the check: %r" % tpl["spec"].get("tolerations"))
     ctl.stop()
 
 
@@ -189,8 +210,10 @@ def retry(s):
     setup(s)
     ctl = Controller(s, config=CONFIG)
     create_job(s, "a")
-    set_check(s, waiting_on_checks(s, "a"), "Ready")
+    set_check(s, waiting_on_checks(s, "a"), "Ready", updates=UPDATES)
     started(s, "a")
+    eq(job(s, "a")["spec"]["template"]["spec"].get("nodeSelector"),
+       {"example.com/pool": "p1"}, "started with the check's nodeSelector")
     set_check(s, wl_of(s, "a"), "Retry", "capacity revoked")
 
     def evicted():
@@ -203,8 +226,16 @@ def retry(s):
        'Evicted due to AdmissionCheck in Retry state: "%s" '
        '(capacity revoked)' % CHECK, "Evicted message")
     # Requeued: quota reserved again, the check reset to Pending, the job
-    # suspended again until the check is Ready.
+    # suspended again, its template restored, until the check is Ready.
     w = waiting_on_checks(s, "a")
+    tpl = job(s, "a")["spec"]["template"]
+    check(not tpl["spec"].get("nodeSelector") and
+          not tpl["spec"].get("tolerations") and
+          "example.com/booking" not in
+          (tpl.get("metadata", {}).get("annotations") or {}) and
+          "example.com/provisioned" not in
+          (tpl.get("metadata", {}).get("labels") or {}),
+          "template restored after the eviction: %r" % tpl)
     check(cond(w, "Evicted").get("status") == "False",
           "Evicted reset by the new reservation")
     set_check(s, w, "Ready")
