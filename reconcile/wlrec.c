@@ -374,8 +374,10 @@ static int requeue(const struct rec_wl_view *view,
 		reason = REC_REQUEUED_CQ_RESTARTED;
 		msg = "The ClusterQueue was restarted after being stopped";
 	}
-	if (reason == NULL && cond_false_for(wl, REC_COND_REQUEUED,
-				  REC_EVICTED_PODS_READY_TIMEOUT)) {
+	if (reason == NULL && (cond_false_for(wl, REC_COND_REQUEUED,
+				   REC_EVICTED_PODS_READY_TIMEOUT) ||
+				  cond_false_for(wl, REC_COND_REQUEUED,
+				      REC_EVICTED_ADMISSION_CHECK))) {
 		int64_t at = wl->status.has_requeue_state &&
 				     wl->status.requeue_state.has_requeue_at
 				 ? wl->status.requeue_state.requeue_at_ns
@@ -460,6 +462,22 @@ static int checks(const struct rec_wl_view *view, const struct api_workload *wl,
 	}
 	if (api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
 		return CU_OK;
+	/* Re-admitted before its Requeued=False (AdmissionCheck) was
+	 * answered: Kueue sets BackoffFinished whatever the reservation. */
+	if (cond_false_for(
+		wl, REC_COND_REQUEUED, REC_EVICTED_ADMISSION_CHECK) &&
+	    !(wl->status.has_requeue_state &&
+		wl->status.requeue_state.has_requeue_at &&
+		wl->status.requeue_state.requeue_at_ns > view->now_ns)) {
+		if (rec_wl_status_backoff_finished(
+			wl, view->now_ns, &patch, err) != CU_OK)
+			return err->code;
+		if (patch != NULL) {
+			*done = true;
+			return wl_write(
+			    out, wl, REC_WRITE_STATUS, patch, false, err);
+		}
+	}
 	if (rec_wl_status_sync_checks(
 		wl, view->cq_checks, view->now_ns, &patch, err) != CU_OK)
 		return err->code;

@@ -238,6 +238,10 @@ def retry(s):
           "template restored after the eviction: %r" % tpl)
     check(cond(w, "Evicted").get("status") == "False",
           "Evicted reset by the new reservation")
+    wait_for(lambda: ((cond(wl_of(s, "a"), "Requeued") or {}).get("status"),
+                      (cond(wl_of(s, "a"), "Requeued") or {}).get("reason"))
+             == ("True", "BackoffFinished"), 20,
+             what="Requeued=True (BackoffFinished)")
     set_check(s, w, "Ready")
     started(s, "a")
     ctl.stop()

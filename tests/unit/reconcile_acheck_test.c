@@ -210,13 +210,18 @@ struct rec_row {
 	const char *strategy; /* NULL: the view has no ClusterQueue */
 	const char *checks;   /* status.admissionChecks */
 	const char *admitted; /* Admitted's status */
-	bool evicted;	      /* Evicted=True already */
+	int extra;	      /* 1: Evicted=True, 2: Requeued=False */
 	const char *want;
 };
 
 #define EVICTED_COND                                                           \
 	",{\"type\":\"Evicted\",\"status\":\"True\",\"reason\":\"r\","         \
 	"\"message\":\"m\",\"lastTransitionTime\":\"" T0 "\"}"
+
+#define REQUEUED_AC                                                            \
+	",{\"type\":\"Requeued\",\"status\":\"False\",\"reason\":"             \
+	"\"AdmissionCheck\",\"message\":\"m\",\"observedGeneration\":1,"       \
+	"\"lastTransitionTime\":\"" T0 "\"}"
 
 static const struct rec_row rec_rows[] = {
     {"pending_waits", "[{\"name\":\"a\"}]", "[" CHECK("a", "Pending", "") "]",
@@ -256,6 +261,9 @@ static const struct rec_row rec_rows[] = {
 	"DeactivationTarget=True:AdmissionCheck | event Warning "
 	"AdmissionCheckRejected Deactivated due to AdmissionCheck in "
 	"Rejected state: \"b\""},
+    {"readmitted_requeued_answered", "[{\"name\":\"a\"}]",
+	"[" CHECK("a", "Pending", "") "]", "False", 2,
+	"status Requeued=True:BackoffFinished"},
     {"evicted_left_alone", "[{\"name\":\"a\"}]",
 	"[" CHECK("a", "Retry", "") "]", "False", true, ""},
     {"unknown_cq_keeps_checks", NULL, "[" CHECK("a", "Pending", "") "]",
@@ -312,7 +320,10 @@ Test(acheck, workload_reconciler)
 		char got[2048];
 
 		wl_of(row->checks, row->admitted,
-		    row->evicted ? EVICTED_COND : "", &wl);
+		    row->extra == 1   ? EVICTED_COND
+		    : row->extra == 2 ? REQUEUED_AC
+				      : "",
+		    &wl);
 		memset(&v, 0, sizeof(v));
 		v.engine_uid = "u1";
 		v.queued = true;
@@ -353,5 +364,45 @@ Test(acheck, verdict_messages)
 	wl_of("[" CHECK("a", "Ready", "") "]", "True", "", &wl);
 	cr_assert_eq(rec_acheck_verdict(&wl, &msg), REC_ACHECK_NONE);
 	cr_assert_null(msg);
+	api_workload_dispose(&wl);
+}
+
+/* After an AdmissionCheck eviction is released, the pending Workload's
+ * Requeued=False (AdmissionCheck) becomes True (BackoffFinished) as Kueue
+ * sets it once requeueAt, if any, has passed. */
+Test(acheck, requeued_after_check_eviction)
+{
+	struct api_workload wl;
+	struct rec_wl_view v;
+	struct rec_plan plan;
+	json_t *j;
+	cu_error err;
+	char got[512];
+
+	j = parse("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+		  "\"Workload\",\"metadata\":{\"name\":\"w\",\"namespace\":"
+		  "\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"7\","
+		  "\"generation\":1},\"spec\":{\"queueName\":\"lq\","
+		  "\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":"
+		  "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
+		  "\"i\"}]}}}]},\"status\":{\"conditions\":[{\"type\":"
+		  "\"Requeued\",\"status\":\"False\",\"reason\":"
+		  "\"AdmissionCheck\",\"message\":\"m\",\"observedGeneration\""
+		  ":1,\"lastTransitionTime\":\"" T0 "\"}]}}");
+	cr_assert_eq(api_workload_decode(&wl, j, &err), CU_OK, "%s", err.msg);
+	json_decref(j);
+	memset(&v, 0, sizeof(v));
+	v.engine_uid = "u1";
+	v.queued = true;
+	v.where = QUE_WL_PENDING;
+	v.queued_generation = 1;
+	v.namespace_eligible = true;
+	v.now_ns = NOW_NS;
+	v.eligible = eligible_cb;
+	rec_plan_init(&plan);
+	cr_assert_eq(rec_workload_reconcile(&v, &wl, &plan, &err), CU_OK);
+	render_plan(&plan, got, sizeof(got));
+	cr_expect_str_eq(got, "status Requeued=True:BackoffFinished");
+	rec_plan_free(&plan);
 	api_workload_dispose(&wl);
 }
