@@ -102,6 +102,14 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 	} else if (it->expect == REC_EXPECT_RV) {
 		w = ctl_wl_write(c, kind, it->ns, it->name, body,
 		    it->for_job ? x->job_key : NULL);
+		/* Admitted once its admission checks are Ready. */
+		if (it->done_reason != NULL && x->wl != NULL &&
+		    c->metrics != NULL &&
+		    strcmp(it->done_reason, "Admitted") == 0 &&
+		    x->wl->status.admission.cluster_queue != NULL)
+			ctl_metric_inc(c->metrics,
+			    CTL_M_ADMITTED_WORKLOADS_TOTAL,
+			    CTL_LV(x->wl->status.admission.cluster_queue, ""));
 		if (it->reason != NULL && x->wl != NULL &&
 		    strcmp(it->reason, REC_PODS_READY_STARTED) == 0)
 			ctl_pr_ready_metrics(

@@ -232,3 +232,23 @@ enum rec_acheck_verdict rec_acheck_verdict(
 	}
 	return REC_ACHECK_NONE;
 }
+
+int rec_acheck_patch_admitted(const json_t *patch)
+{
+	json_t *conds = json_object_get(
+		   json_object_get(patch, "status"), "conditions"),
+	       *c;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+	{
+		const char *t = api_json_str(c, "type");
+
+		if (t != NULL && strcmp(t, REC_COND_ADMITTED) == 0)
+			return strcmp(api_json_str(c, "status")
+					  ? api_json_str(c, "status")
+					  : "",
+				   "True") == 0;
+	}
+	return -1;
+}

@@ -318,6 +318,11 @@ CU_MUST_CHECK int rec_wl_status_admit_wait(const struct api_workload *wl,
 bool rec_acheck_applies(
     const struct api_admission_check_rule *r, const json_t *status);
 
+/* The Admitted condition a Workload status patch [borrowed; may be NULL]
+ * carries: 1 True, 0 another status (an admission write of a
+ * ClusterQueue with checks reserves quota only), -1 none. */
+int rec_acheck_patch_admitted(const json_t *patch);
+
 enum rec_acheck_verdict {
 	REC_ACHECK_NONE = 0, /* nothing to do (or already evicted) */
 	REC_ACHECK_RETRY,    /* evict: reason AdmissionCheck */

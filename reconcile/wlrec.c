@@ -409,10 +409,12 @@ static int checks(const struct rec_wl_view *view, const struct api_workload *wl,
     struct rec_plan *out, bool *done, cu_error *err)
 {
 	struct rec_eviction ev = {0};
+	const struct api_condition *qr;
 	struct rec_item *it;
 	json_t *patch = NULL;
 	char *msg = NULL, *text;
 	int rc = CU_OK;
+	bool admits;
 
 	*done = false;
 	if (view->cq_checks == NULL && wl->status.n_admission_checks == 0)
@@ -484,7 +486,33 @@ static int checks(const struct rec_wl_view *view, const struct api_workload *wl,
 	if (patch == NULL)
 		return CU_OK;
 	*done = true;
-	return wl_write(out, wl, REC_WRITE_STATUS, patch, false, err);
+	admits =
+	    !api_conditions_true(&wl->status.conditions, REC_COND_ADMITTED) &&
+	    rec_acheck_patch_admitted(patch) == 1;
+	if (wl_write(out, wl, REC_WRITE_STATUS, patch, false, err) != CU_OK)
+		return err->code;
+	if (!admits)
+		return CU_OK;
+	/* Kueue's Admitted event, once the write lands. */
+	qr = api_conditions_find(
+	    &wl->status.conditions, REC_COND_QUOTA_RESERVED);
+	it = &out->items[out->n - 1];
+	it->done_reason = "Admitted";
+	it->text = cu_asprintf(
+	    "Admitted by ClusterQueue %s, wait time since reservation was "
+	    "%llds",
+	    wl->status.admission.cluster_queue
+		? wl->status.admission.cluster_queue
+		: "",
+	    qr != NULL && qr->has_last_transition
+		? (long long)((view->now_ns - qr->last_transition_ns +
+				  500000000LL) /
+			      1000000000LL)
+		: 0LL);
+	if (it->text == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	return CU_OK;
 }
 
 int rec_workload_reconcile(const struct rec_wl_view *view,

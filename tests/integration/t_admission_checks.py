@@ -202,6 +202,22 @@ def pending_then_ready(s):
        "nodeSelector from the check")
     check(UPDATES[0]["tolerations"][0] in tpl["spec"]["tolerations"],
           "toleration from the check: %r" % tpl["spec"].get("tolerations"))
+    # Events: QuotaReserved at the reservation; one Admitted, Kueue's,
+    # once the checks are Ready (none with the reservation).
+    name = w["metadata"]["name"]
+
+    def events(reason):
+        return [e for e in s.get_json("/api/v1/namespaces/%s/events" %
+                                      NS)["items"]
+                if e["involvedObject"].get("name") == name and
+                e.get("reason") == reason]
+    wait_for(lambda: events("Admitted") and events("QuotaReserved"), 20,
+             what="the Workload's events")
+    adm = events("Admitted")
+    eq(len(adm), 1, "Admitted events: %r" % adm)
+    check(adm[0]["message"].startswith(
+        "Admitted by ClusterQueue cq, wait time since reservation was "),
+        "Admitted message: %r" % adm[0]["message"])
     ctl.stop()
 
 

@@ -233,7 +233,7 @@ static const struct rec_row rec_rows[] = {
 	false, ""},
     {"all_ready_admits", "[{\"name\":\"a\"},{\"name\":\"b\"}]",
 	"[" CHECK("a", "Ready", "") "," CHECK("b", "Ready", "") "]", "False",
-	false, "status Admitted=True:Admitted"},
+	false, "status Admitted=True:Admitted [Admitted]"},
     {"missing_check_added_pending", "[{\"name\":\"a\"},{\"name\":\"b\"}]",
 	"[" CHECK("a", "Ready", "") "]", "False", false,
 	"status checks a:Ready,b:Pending"},
@@ -242,7 +242,7 @@ static const struct rec_row rec_rows[] = {
 	"status checks a:Pending Admitted=False:UnsatisfiedAdmissionChecks"},
     {"check_removed_from_cq_admits", "[{\"name\":\"b\"}]",
 	"[" CHECK("a", "Pending", "") "," CHECK("b", "Ready", "") "]", "False",
-	false, "status checks b:Ready Admitted=True:Admitted"},
+	false, "status checks b:Ready Admitted=True:Admitted [Admitted]"},
     {"retry_evicts", "[{\"name\":\"a\"}]",
 	"[" CHECK("a", "Retry", "capacity gone") "]", "False", false,
 	"evicting u1 | evict checks a:Pending Evicted=True:AdmissionCheck "
