@@ -106,10 +106,20 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 		if (it->done_reason != NULL && x->wl != NULL &&
 		    c->metrics != NULL &&
 		    strcmp(it->done_reason, "Admitted") == 0 &&
-		    x->wl->status.admission.cluster_queue != NULL)
+		    x->wl->status.admission.cluster_queue != NULL) {
+			const char *cq = x->wl->status.admission.cluster_queue;
+			const struct api_condition *qr = api_conditions_find(
+			    &x->wl->status.conditions, REC_COND_QUOTA_RESERVED);
+
 			ctl_metric_inc(c->metrics,
-			    CTL_M_ADMITTED_WORKLOADS_TOTAL,
-			    CTL_LV(x->wl->status.admission.cluster_queue, ""));
+			    CTL_M_ADMITTED_WORKLOADS_TOTAL, CTL_LV(cq, ""));
+			if (qr != NULL && qr->has_last_transition)
+				ctl_metric_observe(c->metrics,
+				    CTL_M_ADMISSION_CHECKS_WAIT_TIME_SECONDS,
+				    CTL_LV(cq, ""),
+				    cu_ns_to_secs(
+					x->now - qr->last_transition_ns));
+		}
 		if (it->reason != NULL && x->wl != NULL &&
 		    strcmp(it->reason, REC_PODS_READY_STARTED) == 0)
 			ctl_pr_ready_metrics(
