@@ -300,12 +300,18 @@ static bool view_lq_exists(const char *ns, const char *name, void *payload)
 	return api_informer_get(c->inf[INF_LQ], ns, name) != NULL;
 }
 
-static void job_view_init(ctl *c, struct rec_job_view *v)
+/* keys [caller's, outlives the view]: the labelKeysToCopy view of the
+ * configuration (its strings borrowed from c->cfg). */
+static void job_view_init(
+    ctl *c, struct rec_job_view *v, struct api_strlist *keys)
 {
 	memset(v, 0, sizeof(*v));
 	v->managed = true;
 	v->admitted_flavors = view_flavors;
 	v->local_queue_exists = view_lq_exists;
+	keys->items = c->cfg->integrations.label_keys_to_copy;
+	keys->n = c->cfg->integrations.nlabel_keys_to_copy;
+	v->label_keys_to_copy = keys;
 	v->payload = c;
 }
 
@@ -316,6 +322,7 @@ static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
 	    kind == 'J' ? "Job" : "JobSet", name, ns, json_array()};
 	struct api_workload *wls = NULL;
 	const struct api_workload **owned = NULL;
+	struct api_strlist keys;
 	struct rec_job_view v;
 	struct rec_job_in in;
 	struct rec_plan plan;
@@ -343,7 +350,7 @@ static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
 		owned[n] = &wls[n];
 		n++;
 	}
-	job_view_init(c, &v);
+	job_view_init(c, &v, &keys);
 	memset(&in, 0, sizeof(in));
 	in.kind = kind == 'J' ? REC_JOB_BATCH : REC_JOB_JOBSET;
 	in.ns = ns;
@@ -427,6 +434,7 @@ void ctl_reconcile_job(ctl *c, const char *key, int64_t now)
 	struct api_jobset js;
 	struct api_workload wl;
 	struct rec_job j;
+	struct api_strlist keys;
 	struct rec_job_view v;
 	struct rec_job_in in;
 	struct rec_plan plan;
@@ -448,7 +456,7 @@ void ctl_reconcile_job(ctl *c, const char *key, int64_t now)
 	if (ctl_pipe_stale(c->pipe, key, obj) ||
 	    ctl_pipe_retrying(c->pipe, key))
 		return;
-	job_view_init(c, &v);
+	job_view_init(c, &v, &keys);
 	if (!job_gate(c, obj, ns, &v.queue_name))
 		return; /* rec_job_reconcile would plan nothing */
 	memset(&j, 0, sizeof(j));

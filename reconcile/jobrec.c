@@ -211,6 +211,7 @@ static int create_workload(const struct rec_job_view *view,
 		return CU_OK; /* create the Workload once it is stopped */
 	memset(&bo, 0, sizeof(bo));
 	bo.lookup = view->priority;
+	bo.label_keys_to_copy = view->label_keys_to_copy;
 	if (rec_wl_build(in->job, &bo, &w, &berr) != CU_OK) {
 		m = cu_asprintf("workload for %c/%s/%s: %s",
 		    in->kind == REC_JOB_BATCH ? 'J' : 'S', in->ns, in->name,

@@ -784,6 +784,10 @@ struct rec_job_view {
 	    const char *ns, const char *name, void *payload);
 	/* Priority class lookups for rec_wl_build [borrowed]; NULL: none. */
 	const struct api_priority_lookup *priority;
+	/* The Configuration's integrations.labelKeysToCopy: these labels of
+	 * the job are copied to the Workload it gets [borrowed]; NULL:
+	 * none. */
+	const struct api_strlist *label_keys_to_copy;
 	void *payload; /* passed to the callbacks */
 };
 

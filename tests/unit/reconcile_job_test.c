@@ -142,7 +142,11 @@ struct row {
 	bool awaited;
 	bool default_lq; /* LocalQueue team-a/default exists */
 	enum flavors flavors;
-	bool owned;	  /* J_GONE: three owned Workloads */
+	bool owned; /* J_GONE: three owned Workloads */
+	/* the job is labelled team=a and tier=gold; the view's
+	 * labelKeysToCopy is [team]: the created Workload has team=a, not
+	 * tier */
+	bool copy_labels;
 	const char *want; /* rendered plan; a trailing '*' compares a prefix */
 	const char
 	    *queue_name; /* created Workload's spec.queueName, "-" none */
@@ -231,6 +235,12 @@ static const struct row rows[] = {
     {.name = "absent_creates",
 	.job = J_SUSPENDED,
 	.default_lq = true,
+	.want = "wl.create team-a/" WLN "* rv job | event CreatedWorkload: "
+		"Created Workload: team-a/" WLN "*",
+	.queue_name = "main"},
+    {.name = "absent_creates_copies_labels",
+	.job = J_SUSPENDED,
+	.copy_labels = true,
 	.want = "wl.create team-a/" WLN "* rv job | event CreatedWorkload: "
 		"Created Workload: team-a/" WLN "*",
 	.queue_name = "main"},
@@ -359,6 +369,12 @@ static json_t *job_doc(const struct row *r)
 	if (r->bad_prio)
 		json_object_set_new(json_object_get(md, "labels"),
 		    API_LABEL_PRIORITY_CLASS, json_string("nope"));
+	if (r->copy_labels) {
+		json_object_set_new(
+		    json_object_get(md, "labels"), "team", json_string("a"));
+		json_object_set_new(
+		    json_object_get(md, "labels"), "tier", json_string("gold"));
+	}
 	switch (r->job) {
 	case J_RUNNING:
 		set_path(j, "spec", "suspend", json_false());
@@ -633,6 +649,9 @@ static void run_row(const struct row *r)
 	struct rec_job j;
 	json_t *jd = NULL, *wd = NULL;
 	char *wlname = NULL, got[4096];
+	char team_key[] = "team";
+	char *copy_keys[] = {team_key};
+	struct api_strlist keys = {copy_keys, 1};
 	cu_error err;
 	size_t i;
 
@@ -648,6 +667,7 @@ static void run_row(const struct row *r)
 	v.admitted_flavors = flavors_cb;
 	v.local_queue_exists = lq_cb;
 	v.priority = &classes;
+	v.label_keys_to_copy = &keys;
 	v.payload = &vs;
 	in.kind = r->jobset ? REC_JOB_JOBSET : REC_JOB_BATCH;
 	in.ns = "team-a";
@@ -707,6 +727,21 @@ static void run_row(const struct row *r)
 		else
 			cr_expect(q != NULL && strcmp(q, r->queue_name) == 0,
 			    "%s: queueName %s", r->name, q ? q : "(none)");
+		/* labelKeysToCopy: only the keys named are copied */
+		{
+			const json_t *lab = json_object_get(
+			    json_object_get(plan.items[0].body, "metadata"),
+			    "labels");
+			const char *team =
+			    json_string_value(json_object_get(lab, "team"));
+
+			cr_expect(r->copy_labels
+				      ? team != NULL && strcmp(team, "a") == 0
+				      : team == NULL,
+			    "%s: label team %s", r->name, team ? team : "-");
+			cr_expect_null(
+			    json_object_get(lab, "tier"), "%s: tier", r->name);
+		}
 	}
 	/* Every write carries a body but a DELETE; patches of existing
 	 * objects are guarded by their resourceVersion. */

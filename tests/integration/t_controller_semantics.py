@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cueue-controller: Kueue behaviours of the job and Workload reconcilers
+that are easy to miss, end to end with the Job simulator:
+
+  - integrations.labelKeysToCopy: those labels of a Job are copied to the
+    Workload it gets (and no others);
+  - a start that can never work (the Job's pod template already carries a
+    label Kueue sets at start, with another value) finishes the Workload
+    with reason FailedToStart, so its quota is given back;
+  - changing a pending Job's queue-name label moves its Workload to that
+    LocalQueue; changing its priority-class label updates the Workload's
+    priority;
+  - ClusterQueues and ResourceFlavors carry the
+    kueue.x-k8s.io/resource-in-use finalizer, which goes once nothing uses
+    them;
+  - a Workload deactivated while pending is marked Evicted (Deactivated);
+  - status.reclaimablePods: succeeded pods of a Job that can no longer
+    need them give their quota back."""
+import os
+
+from cuetest import CONTROLLER_CONFIG, Controller, case, check, eq, \
+    run_cases, wait_for
+from cuetest.kobj import cond, is_true
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+MANIFESTS = os.path.join(ROOT, "manifests")
+NS = "team-a"
+KQ = "/apis/kueue.x-k8s.io/v1beta2"
+JOBS = "/apis/batch/v1/namespaces/%s/jobs" % NS
+WLS = KQ + "/namespaces/%s/workloads" % NS
+MERGE = {"Content-Type": "application/merge-patch+json"}
+
+CONFIG = CONTROLLER_CONFIG + """integrations:
+  frameworks: ["batch/job"]
+"""
+
+
+def post(s, path, obj):
+    obj.setdefault("apiVersion", "kueue.x-k8s.io/v1beta2")
+    code, _, body = s.raw("POST", path, obj)
+    eq(code, 201, "POST %s: %r" % (path, body))
+
+
+def setup(s, cpu=2, queues=("lq",), cqs=("cq",)):
+    """CRDs, ResourceFlavor default-flavor, ClusterQueues cqs with cpu
+    each, namespace team-a, LocalQueue queues[i] -> cqs[min(i, last)]."""
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    post(s, KQ + "/resourceflavors", {
+        "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}})
+    for cq in cqs:
+        post(s, KQ + "/clusterqueues", cq_obj(cq, cpu))
+    s.namespace(NS)
+    for i, lq in enumerate(queues):
+        post(s, KQ + "/namespaces/%s/localqueues" % NS, {
+            "kind": "LocalQueue", "metadata": {"name": lq, "namespace": NS},
+            "spec": {"clusterQueue": cqs[min(i, len(cqs) - 1)]}})
+
+
+def cq_obj(name, cpu, flavor="default-flavor"):
+    return {"kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"namespaceSelector": {},
+                     "resourceGroups": [{
+                         "coveredResources": ["cpu"],
+                         "flavors": [{"name": flavor, "resources": [{
+                             "name": "cpu", "nominalQuota": cpu}]}]}]}}
+
+
+def job_obj(name, queue="lq", labels=None, runtime_ms=600000, cpu="1",
+            parallelism=1, completions=None, pod_labels=None):
+    lab = {"kueue.x-k8s.io/queue-name": queue} if queue else {}
+    lab.update(labels or {})
+    spec = {"parallelism": parallelism, "suspend": True,
+            "template": {"metadata": {"labels": pod_labels or {}},
+                         "spec": {
+                             "containers": [{
+                                 "name": "c", "image": "busybox",
+                                 "resources": {"requests": {"cpu": cpu}}}],
+                             "restartPolicy": "Never"}}}
+    if completions is not None:
+        spec["completions"] = completions
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": NS, "labels": lab,
+                         "annotations": {"cueue.dev/sim-runtime-ms":
+                                         str(runtime_ms)}},
+            "spec": spec}
+
+
+def create_job(s, name, **kw):
+    code, _, body = s.raw("POST", JOBS, job_obj(name, **kw))
+    eq(code, 201, "create %s: %r" % (name, body))
+
+
+def wl_of(s, job):
+    for w in s.get_json(WLS)["items"]:
+        refs = w["metadata"].get("ownerReferences") or [{}]
+        if refs[0].get("name") == job:
+            return w
+    return None
+
+
+def wait_wl(s, job, pred, what, timeout=20):
+    return wait_for(lambda: (lambda w: w if w is not None and pred(w)
+                             else None)(wl_of(s, job)), timeout, what=what)
+
+
+def patch(s, path, body):
+    code, _, resp = s.raw("PATCH", path, body, headers=MERGE)
+    eq(code, 200, "PATCH %s: %r" % (path, resp))
+
+
+def job_running(s, name):
+    j = s.get_json(JOBS + "/" + name)
+    return j["spec"].get("suspend") is False and \
+        j.get("status", {}).get("active", 0) > 0
+
+
+@case("label-keys-to-copy", simulate="jobs")
+def label_keys_to_copy(s):
+    """integrations.labelKeysToCopy [team, missing]: the Job's team label
+    is on its Workload, its tier label is not."""
+    setup(s)
+    ctl = Controller(s, config=CONFIG + "  labelKeysToCopy: [team, missing]\n")
+    create_job(s, "a", labels={"team": "blue", "tier": "gold"})
+    w = wait_wl(s, "a", lambda w: True, "Workload of a")
+    labels = w["metadata"].get("labels") or {}
+    eq(labels.get("team"), "blue", "copied label: %r" % labels)
+    check("tier" not in labels and "missing" not in labels,
+          "only the keys named are copied: %r" % labels)
+    ctl.stop()
+
+
+if __name__ == "__main__":
+    run_cases()
