@@ -93,6 +93,19 @@ static int event(
 	return add_text(p, REC_ITEM_EVENT, reason, message, err);
 }
 
+/* A warning line "<what> J/ns/name: msg". */
+static int warn_job(struct rec_plan *p, const struct rec_job_in *in,
+    const char *what, const char *msg, cu_error *err)
+{
+	char *m = cu_asprintf("%s %c/%s/%s: %s", what,
+	    in->kind == REC_JOB_BATCH ? 'J' : 'S', in->ns, in->name, msg);
+	int rc = m == NULL ? rec__nomem(err, "job reconciler")
+			   : add_text(p, REC_ITEM_WARN, NULL, m, err);
+
+	cu_free(m);
+	return rc;
+}
+
 /*
  * Merge patch dropping cueue's finalizer from wl, other finalizers kept
  * in order, guarded by its resourceVersion. *out NULL when it has none
@@ -213,13 +226,7 @@ static int create_workload(const struct rec_job_view *view,
 	bo.lookup = view->priority;
 	bo.label_keys_to_copy = view->label_keys_to_copy;
 	if (rec_wl_build(in->job, &bo, &w, &berr) != CU_OK) {
-		m = cu_asprintf("workload for %c/%s/%s: %s",
-		    in->kind == REC_JOB_BATCH ? 'J' : 'S', in->ns, in->name,
-		    berr.msg);
-		rc = m == NULL ? rec__nomem(err, "job reconciler")
-			       : add_text(p, REC_ITEM_WARN, NULL, m, err);
-		cu_free(m);
-		return rc;
+		return warn_job(p, in, "workload for", berr.msg, err);
 	}
 	/* Kueue's LocalQueue defaulting: a managed job without a queue name
 	 * goes to the LocalQueue "default" of its namespace when there is
@@ -240,9 +247,18 @@ static int create_workload(const struct rec_job_view *view,
 	return rc;
 }
 
-/* 8. Admitted and not evicted: start the job (once). */
+/*
+ * 8. Admitted and not evicted: start the job (once). A start that can
+ * never work (rec_job_start_patch's CU_EINVAL: the pod sets do not match
+ * the admission, or a label or nodeSelector the start sets is already
+ * set to another value: Kueue's podset.IsPermanent) finishes the
+ * Workload with reason FailedToStart and the error as message, as
+ * Kueue's reconciler does; its quota is then given back. A flavor that
+ * cannot be read is not permanent: a warning, retried on the next
+ * change (as Kueue returns the error).
+ */
 static int start(const struct rec_job_view *view, const struct rec_job_in *in,
-    struct rec_plan *p, cu_error *err)
+    int64_t now_ns, struct rec_plan *p, cu_error *err)
 {
 	const struct api_workload *wl = in->wl;
 	struct api_resource_flavor *fl = NULL;
@@ -254,9 +270,12 @@ static int start(const struct rec_job_view *view, const struct rec_job_in *in,
 
 	if (!rec_job_is_suspended(in->job))
 		return CU_OK;
-	if (view->admitted_flavors(wl, &fl, &nfl, view->payload, &serr) ==
-		CU_OK &&
-	    rec_job_start_patch(in->job, wl, fl, nfl, &patch, &serr) == CU_OK) {
+	if (view->admitted_flavors(wl, &fl, &nfl, view->payload, &serr) !=
+	    CU_OK) {
+		if (serr.code == CU_EINVAL)
+			rc = warn_job(p, in, "start", serr.msg, err);
+	} else if (rec_job_start_patch(in->job, wl, fl, nfl, &patch, &serr) ==
+		   CU_OK) {
 		if (patch != NULL) {
 			rc = job_write(p, in, REC_JOB_START, patch, &it, err);
 			if (rc == CU_OK) {
@@ -271,13 +290,14 @@ static int start(const struct rec_job_view *view, const struct rec_job_in *in,
 			}
 		}
 	} else if (serr.code == CU_EINVAL) {
-		char *m = cu_asprintf("start %c/%s/%s: %s",
-		    in->kind == REC_JOB_BATCH ? 'J' : 'S', in->ns, in->name,
-		    serr.msg);
+		cu_error ferr;
 
-		rc = m == NULL ? rec__nomem(err, "job reconciler")
-			       : add_text(p, REC_ITEM_WARN, NULL, m, err);
-		cu_free(m);
+		rc = warn_job(p, in, "start", serr.msg, err);
+		if (rc == CU_OK &&
+		    rec_wl_status_finish(wl, REC_FINISHED_FAILED_TO_START,
+			serr.msg, now_ns, &patch, &ferr) == CU_OK &&
+		    patch != NULL)
+			rc = wl_write(p, in, REC_WRITE_STATUS, patch, err);
 	}
 	for (i = 0; i < nfl; i++)
 		api_resource_flavor_dispose(&fl[i]);
@@ -353,7 +373,7 @@ int rec_job_reconcile(const struct rec_job_view *view,
 		return wl_write(out, in, REC_WRITE_DELETE, NULL, err);
 	/* 8. admitted: start it (once) */
 	if (admitted && !evicted)
-		return start(view, in, out, err);
+		return start(view, in, now_ns, out, err);
 	/* 9. not admitted, or evicted: keep it stopped with its original
 	 * templates; an evicted Workload gives its quota back once the job's
 	 * pods are gone */

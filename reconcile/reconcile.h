@@ -830,8 +830,12 @@ struct rec_job_in {
  *   7. a Workload that holds no quota and no longer matches its job is
  *      deleted.
  *   8. admitted and not evicted: a suspended job gets its start PATCH
- *      with a "Started" event on success; a permanent start error
- *      (CU_EINVAL) is a WARN.
+ *      with a "Started" event on success; a start that can never work
+ *      (rec_job_start_patch's CU_EINVAL) is a WARN and the Workload's
+ *      Finished STATUS (reason FailedToStart, the error as message), as
+ *      Kueue does; a flavor that cannot be read (CU_EINVAL from the
+ *      view) is a WARN only. A start the API server refuses is retried
+ *      by the controller with back-off (Kueue requeues it too).
  *   9. otherwise (pending or evicted): the job's next stop write (+
  *      "Stopped", message the eviction's); once stopped and inactive an
  *      evicted Workload that holds quota releases it (STATUS).

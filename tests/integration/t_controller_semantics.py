@@ -131,5 +131,26 @@ def label_keys_to_copy(s):
     ctl.stop()
 
 
+@case("failed-to-start", simulate="jobs")
+def failed_to_start(s):
+    """Job a's pod template carries kueue.x-k8s.io/podset=other, which the
+    start would have to set to "main": admitted, it can never start, so
+    its Workload finishes (FailedToStart, the conflict as message) and
+    its cpu goes to b on the 1-cpu ClusterQueue."""
+    setup(s, cpu=1)
+    ctl = Controller(s, config=CONFIG)
+    create_job(s, "a", pod_labels={"kueue.x-k8s.io/podset": "other"})
+    w = wait_wl(s, "a", lambda w: is_true(w, "Finished"), "a finished")
+    c = cond(w, "Finished")
+    eq(c.get("reason"), "FailedToStart", "Finished reason")
+    check("conflict for labels" in c.get("message", ""),
+          "Finished message: %r" % c)
+    check(s.get_json(JOBS + "/a")["spec"].get("suspend") is True,
+          "a never started")
+    create_job(s, "b")
+    wait_for(lambda: job_running(s, "b"), 20, what="b running")
+    ctl.stop()
+
+
 if __name__ == "__main__":
     run_cases()

@@ -147,6 +147,9 @@ struct row {
 	 * labelKeysToCopy is [team]: the created Workload has team=a, not
 	 * tier */
 	bool copy_labels;
+	/* the pod template carries kueue.x-k8s.io/podset=other: the start
+	 * can never work */
+	bool podset_label;
 	const char *want; /* rendered plan; a trailing '*' compares a prefix */
 	const char
 	    *queue_name; /* created Workload's spec.queueName, "-" none */
@@ -275,6 +278,13 @@ static const struct row rows[] = {
 	.job = J_SUSPENDED,
 	.wl = W_ADMITTED,
 	.want = JWRITE_START " (Started: Admitted by clusterQueue cq-a)"},
+    {.name = "admitted_start_conflict_failed_to_start",
+	.job = J_SUSPENDED,
+	.wl = W_ADMITTED,
+	.podset_label = true,
+	.want = "warn start J/team-a/sample: invalid admission check "
+		"PodSetUpdate: conflict for labels: *"
+		" | wl.status team-a/" WLN "* rv job"},
     {.name = "admitted_running_nothing",
 	.job = J_RUNNING,
 	.wl = W_ADMITTED,
@@ -369,6 +379,11 @@ static json_t *job_doc(const struct row *r)
 	if (r->bad_prio)
 		json_object_set_new(json_object_get(md, "labels"),
 		    API_LABEL_PRIORITY_CLASS, json_string("nope"));
+	if (r->podset_label)
+		set_path(
+		    json_object_get(json_object_get(j, "spec"), "template"),
+		    "metadata", "labels",
+		    parse("{\"" REC_LABEL_PODSET "\":\"other\"}"));
 	if (r->copy_labels) {
 		json_object_set_new(
 		    json_object_get(md, "labels"), "team", json_string("a"));
@@ -816,6 +831,71 @@ Test(job_reconcile, gone_finalizer_patch_body)
 	cr_expect_null(plan.items[1].body);
 	rec_plan_free(&plan);
 	api_workload_dispose(&wl);
+}
+
+/* The FailedToStart write: Finished=True, reason FailedToStart, the start
+ * error as message (Kueue's workloadfinish.Finish on a permanent podset
+ * error). */
+Test(job_reconcile, failed_to_start_body)
+{
+	static const struct row r = {.name = "fts",
+	    .job = J_SUSPENDED,
+	    .wl = W_ADMITTED,
+	    .podset_label = true};
+	struct view_state vs = {&r, 0};
+	struct rec_job_view v = {0};
+	struct rec_job_in in = {0};
+	struct rec_plan plan;
+	struct api_job job;
+	struct api_workload wl;
+	struct rec_job j = {0};
+	json_t *jd = job_doc(&r), *wd, *c;
+	cu_error err;
+	size_t i;
+
+	rec_plan_init(&plan);
+	cr_assert_eq(api_job_decode(&job, jd, &err), CU_OK, "%s", err.msg);
+	j.kind = REC_JOB_BATCH;
+	j.job = &job;
+	wd = wl_doc(&r, &j);
+	cr_assert_eq(api_workload_decode(&wl, wd, &err), CU_OK, "%s", err.msg);
+	v.managed = true;
+	v.queue_name = "main";
+	v.admitted_flavors = flavors_cb;
+	v.local_queue_exists = lq_cb;
+	v.payload = &vs;
+	in.job = &j;
+	in.kind = REC_JOB_BATCH;
+	in.ns = "team-a";
+	in.name = "sample";
+	in.wl_name = wl.meta.name;
+	in.wl = &wl;
+	cr_assert_eq(rec_job_reconcile(&v, &in, NOW, &plan, &err), CU_OK);
+	cr_assert_eq(plan.n, 2);
+	c = NULL;
+	json_array_foreach(
+	    json_object_get(
+		json_object_get(plan.items[1].body, "status"), "conditions"),
+	    i, c)
+	{
+		if (strcmp(json_string_value(json_object_get(c, "type")),
+			"Finished") == 0)
+			break;
+		c = NULL;
+	}
+	cr_assert_not_null(c, "no Finished condition");
+	cr_expect_str_eq(
+	    json_string_value(json_object_get(c, "status")), "True");
+	cr_expect_str_eq(json_string_value(json_object_get(c, "reason")),
+	    REC_FINISHED_FAILED_TO_START);
+	cr_expect(strstr(json_string_value(json_object_get(c, "message")),
+		      "conflict for labels") != NULL,
+	    "%s", json_string_value(json_object_get(c, "message")));
+	rec_plan_free(&plan);
+	api_workload_dispose(&wl);
+	api_job_dispose(&job);
+	json_decref(jd);
+	json_decref(wd);
 }
 
 Test(job_reconcile, missing_input)
