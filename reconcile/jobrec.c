@@ -305,6 +305,146 @@ static int start(const struct rec_job_view *view, const struct rec_job_in *in,
 	return rc;
 }
 
+/* The job's priority-class label as Kueue's webhook leaves it: the label,
+ * or "default" when the job has none and that WorkloadPriorityClass
+ * exists (WorkloadPriorityClass defaulting labels the job with it). */
+static const char *job_priority_label(
+    const struct rec_job_view *view, const struct api_meta *m)
+{
+	const char *l = api_strmap_get(&m->labels, API_LABEL_PRIORITY_CLASS);
+
+	if (l != NULL && *l != '\0')
+		return l;
+	return view->priority != NULL && view->priority->default_wpc
+		   ? API_DEFAULT_WPC_NAME
+		   : "";
+}
+
+/* spec.priorityClassRef and spec.priority of p [borrowed] into spec
+ * (priorityClassRef null when p has no class). */
+static int set_priority(json_t *spec, const struct api_priority *p)
+{
+	bool w = p->source == API_PRIO_WORKLOAD_PRIORITY_CLASS;
+	json_t *ref =
+	    p->source == API_PRIO_NONE
+		? json_null()
+		: json_pack("{s:s, s:s, s:s}", "group",
+		      w ? "kueue.x-k8s.io" : "scheduling.k8s.io", "kind",
+		      w ? "WorkloadPriorityClass" : "PriorityClass", "name",
+		      p->class_name ? p->class_name : "");
+
+	if (ref == NULL || json_object_set_new(spec, "priorityClassRef", ref) ||
+	    json_object_set_new(spec, "priority", json_integer(p->value)))
+		return -1;
+	return 0;
+}
+
+/* Does wl's priority already say p? */
+static bool priority_equal(
+    const struct api_workload *wl, const struct api_priority *p)
+{
+	const struct api_priority_class_ref *r = &wl->spec.priority_class_ref;
+	bool w = p->source == API_PRIO_WORKLOAD_PRIORITY_CLASS;
+
+	if (!wl->spec.has_priority || wl->spec.priority != p->value)
+		return false;
+	if (p->source == API_PRIO_NONE)
+		return !wl->spec.has_priority_class_ref;
+	return wl->spec.has_priority_class_ref && r->name && r->kind &&
+	       r->group && strcmp(r->name, p->class_name) == 0 &&
+	       strcmp(r->kind, w ? "WorkloadPriorityClass" : "PriorityClass") ==
+		   0 &&
+	       strcmp(r->group, w ? "kueue.x-k8s.io" : "scheduling.k8s.io") ==
+		   0;
+}
+
+/*
+ * A Workload that holds no quota follows its job's labels, as Kueue's
+ * reconciler does: the priority-class label (UpdateWorkloadPriority: only
+ * a Workload whose priority comes from a WorkloadPriorityClass, or that
+ * has none, follows it; the class is resolved again when its name
+ * changed, and the "UpdatedWorkload" event is sent once the write
+ * landed) and, unless it was evicted, the queue-name label
+ * (QueueNameChange). Both go in one spec PATCH; the Workload reconciler
+ * then queues the Workload again (its generation changed). *wrote: a
+ * write was planned.
+ */
+static int follow_job_labels(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl, bool evicted,
+    struct rec_plan *p, bool *wrote, cu_error *err)
+{
+	const struct api_meta *m = rec_job_meta(in->job);
+	const struct api_priority_class_ref *ref = &wl->spec.priority_class_ref;
+	const char *have_q = wl->spec.queue_name ? wl->spec.queue_name : "";
+	const char *want_q = view->queue_name;
+	const char *label = job_priority_label(view, m);
+	bool follows = !wl->spec.has_priority_class_ref ||
+		       (ref->kind && ref->group &&
+			   strcmp(ref->kind, "WorkloadPriorityClass") == 0 &&
+			   strcmp(ref->group, "kueue.x-k8s.io") == 0);
+	bool updated_priority = false;
+	json_t *spec, *body;
+	struct rec_item *it;
+	int rc = CU_OK;
+
+	*wrote = false;
+	spec = json_object();
+	if (spec == NULL)
+		return rec__nomem(err, "job reconciler");
+	/* A job managed without a queue name got LocalQueue "default" at
+	 * creation (Kueue's webhook would have labelled it so). */
+	if (want_q == NULL)
+		want_q = strcmp(have_q, "default") == 0 &&
+				 view->local_queue_exists(
+				     in->ns, "default", view->payload)
+			     ? "default"
+			     : "";
+	if (!evicted && strcmp(want_q, have_q) != 0 &&
+	    json_object_set_new(spec, "queueName",
+		*want_q ? json_string(want_q) : json_null()) != 0)
+		rc = rec__nomem(err, "job reconciler");
+	if (rc == CU_OK && follows && view->priority != NULL &&
+	    strcmp(label, wl->spec.has_priority_class_ref && ref->name
+			      ? ref->name
+			      : "") != 0) {
+		struct api_podsets ps = {NULL, 0};
+		struct api_priority prio = {API_PRIO_NONE, NULL, 0};
+		cu_error perr;
+
+		if (rec_job_podsets(in->job, &ps, &perr) != CU_OK ||
+		    api_resolve_priority(
+			&m->labels, &ps, view->priority, &prio, &perr) != CU_OK)
+			rc = warn_job(p, in, "priority of", perr.msg, err);
+		else if (!priority_equal(wl, &prio)) {
+			updated_priority = true;
+			if (set_priority(spec, &prio) != 0)
+				rc = rec__nomem(err, "job reconciler");
+		}
+		api_podsets_dispose(&ps);
+		cu_free(prio.class_name);
+	}
+	if (rc != CU_OK || json_object_size(spec) == 0 ||
+	    wl->meta.resource_version == NULL) {
+		json_decref(spec);
+		return rc;
+	}
+	body = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion",
+	    wl->meta.resource_version, "spec", spec);
+	if (body == NULL)
+		return rec__nomem(err, "job reconciler");
+	*wrote = true;
+	rc = add_write(p, REC_TARGET_WORKLOAD, REC_WRITE_PATCH, in->ns,
+	    in->wl_name, body, REC_EXPECT_RV, true, &it, err);
+	if (rc == CU_OK && updated_priority) {
+		it->done_reason = "UpdatedWorkload";
+		it->text = cu_asprintf("Updated workload priority class: %s/%s",
+		    in->ns, in->wl_name);
+		if (it->text == NULL)
+			rc = rec__nomem(err, "job reconciler");
+	}
+	return rc;
+}
+
 int rec_job_reconcile(const struct rec_job_view *view,
     const struct rec_job_in *in, int64_t now_ns, struct rec_plan *out,
     cu_error *err)
@@ -393,5 +533,10 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	    rec_wl_status_release(wl, now_ns, &patch, &serr) == CU_OK &&
 	    patch != NULL)
 		return wl_write(out, in, REC_WRITE_STATUS, patch, err);
+	/* 10. pending: the Workload follows the job's queue-name and
+	 * priority-class labels */
+	if (!holds)
+		return follow_job_labels(
+		    view, in, wl, evicted, out, &wrote, err);
 	return CU_OK;
 }

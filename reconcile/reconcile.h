@@ -839,6 +839,14 @@ struct rec_job_in {
  *   9. otherwise (pending or evicted): the job's next stop write (+
  *      "Stopped", message the eviction's); once stopped and inactive an
  *      evicted Workload that holds quota releases it (STATUS).
+ *  10. a stopped job whose Workload holds no quota: the Workload follows
+ *      the job's priority-class label (when its priority comes from a
+ *      WorkloadPriorityClass or it has none; the class resolved again
+ *      with view->priority, "UpdatedWorkload" event on success, a class
+ *      that cannot be resolved is a WARN) and, unless it was evicted,
+ *      its queue-name label (view->queue_name; a job managed without one
+ *      keeps LocalQueue "default"): one spec PATCH, as Kueue's
+ *      UpdateWorkloadPriority and QueueNameChange.
  * Job writes expect REC_EXPECT_RV; Workload writes too (for_job set),
  * except those of step 0. Errors of the pure helpers on the way end the
  * plan where the old decision tree ended (no error returned); the

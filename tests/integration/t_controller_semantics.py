@@ -152,5 +152,42 @@ def failed_to_start(s):
     ctl.stop()
 
 
+@case("pending-job-label-changes", simulate="jobs")
+def label_changes(s):
+    """Job a waits in LocalQueue lq (ClusterQueue cq, no quota). Its
+    priority-class label set to high (a WorkloadPriorityClass of value
+    100) gives its Workload that class and priority; its queue-name label
+    changed to lq2 (ClusterQueue cq2 with quota) moves the Workload
+    there, and it runs."""
+    setup(s, cpu=0, queues=("lq", "lq2"), cqs=("cq", "cq2"))
+    patch(s, KQ + "/clusterqueues/cq2", {"spec": {"resourceGroups": [{
+        "coveredResources": ["cpu"], "flavors": [{
+            "name": "default-flavor", "resources": [{
+                "name": "cpu", "nominalQuota": 2}]}]}]}})
+    post(s, KQ + "/workloadpriorityclasses", {
+        "kind": "WorkloadPriorityClass", "metadata": {"name": "high"},
+        "value": 100})
+    ctl = Controller(s, config=CONFIG)
+    create_job(s, "a")
+    wait_wl(s, "a", lambda w: (cond(w, "QuotaReserved") or {}).get(
+        "status") == "False", "a pending")
+    patch(s, JOBS + "/a", {"metadata": {"labels": {
+        "kueue.x-k8s.io/priority-class": "high"}}})
+    w = wait_wl(s, "a", lambda w: w["spec"].get("priority") == 100,
+                "a's Workload at priority 100")
+    eq(w["spec"].get("priorityClassRef"),
+       {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
+        "name": "high"}, "priorityClassRef")
+    eq(w["spec"].get("queueName"), "lq", "queue unchanged so far")
+    patch(s, JOBS + "/a", {"metadata": {"labels": {
+        "kueue.x-k8s.io/queue-name": "lq2"}}})
+    w = wait_wl(s, "a", lambda w: w["spec"].get("queueName") == "lq2",
+                "a's Workload in lq2")
+    wait_for(lambda: job_running(s, "a"), 20, what="a running in cq2")
+    w = wl_of(s, "a")
+    eq(w["status"]["admission"]["clusterQueue"], "cq2", "admitted to")
+    ctl.stop()
+
+
 if __name__ == "__main__":
     run_cases()

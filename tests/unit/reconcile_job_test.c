@@ -150,6 +150,12 @@ struct row {
 	/* the pod template carries kueue.x-k8s.io/podset=other: the start
 	 * can never work */
 	bool podset_label;
+	/* the gate's queue name (the job's queue-name label) when not
+	 * "main": the Workload was built for "main" */
+	const char *queue_label;
+	/* the job's priority-class label once its Workload was built (the
+	 * class "high" exists, value 100) */
+	const char *prio_label;
 	const char *want; /* rendered plan; a trailing '*' compares a prefix */
 	const char
 	    *queue_name; /* created Workload's spec.queueName, "-" none */
@@ -332,6 +338,48 @@ static const struct row rows[] = {
 	.job = J_STOPPING,
 	.wl = W_EVICTED,
 	.want = "job.reset-start team-a/sample rv"},
+    /* step 10: a Workload without quota follows the job's labels */
+    {.name = "pending_queue_label_changed",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.queue_label = "other",
+	.want = "wl.patch team-a/" WLN "* rv job"},
+    {.name = "pending_priority_label_changed",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.prio_label = "high",
+	.want = "wl.patch team-a/" WLN "* rv job (UpdatedWorkload: Updated "
+		"workload priority class: team-a/" WLN "*)"},
+    {.name = "pending_priority_label_missing_class",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.prio_label = "nope",
+	.want = "warn priority of J/team-a/sample: *"},
+    {.name = "pending_job_running_queue_label_changed_stops_first",
+	.job = J_RUNNING,
+	.wl = W_PENDING,
+	.queue_label = "other",
+	.want = JWRITE_SUSPEND " | " STOPPED_NA},
+    {.name = "admitted_queue_label_changed_starts",
+	.job = J_SUSPENDED,
+	.wl = W_ADMITTED,
+	.queue_label = "other",
+	.want = JWRITE_START " (Started: Admitted by clusterQueue cq-a)"},
+    {.name = "evicted_holding_queue_label_changed_releases",
+	.job = J_SUSPENDED,
+	.wl = W_EVICTED,
+	.queue_label = "other",
+	.want = "wl.status team-a/" WLN "* rv job"},
+    {.name = "evicted_released_queue_label_changed_nothing",
+	.job = J_SUSPENDED,
+	.wl = W_EVICTED_RELEASED,
+	.queue_label = "other",
+	.want = ""},
+    {.name = "evicted_released_priority_label_changed",
+	.job = J_SUSPENDED,
+	.wl = W_EVICTED_RELEASED,
+	.prio_label = "high",
+	.want = "wl.patch team-a/" WLN "* rv job (UpdatedWorkload: *)"},
     /* JobSet */
     {.name = "jobset_absent_creates",
 	.jobset = true,
@@ -561,8 +609,11 @@ static bool lq_cb(const char *ns, const char *name, void *payload)
 static int no_class(
     const char *name, int32_t *value, void *payload, cu_error *err)
 {
-	(void)value;
 	(void)payload;
+	if (strcmp(name, "high") == 0) {
+		*value = 100;
+		return CU_OK;
+	}
 	return cu_error_set(err, CU_ENOTFOUND, "class %s not found", name);
 }
 
@@ -677,7 +728,9 @@ static void run_row(const struct row *r)
 	memset(&js, 0, sizeof(js));
 	rec_plan_init(&plan);
 	v.managed = r->gate != G_NO;
-	v.queue_name = r->gate == G_LABEL ? "main" : NULL;
+	v.queue_name = r->gate != G_LABEL ? NULL
+		       : r->queue_label	  ? r->queue_label
+					  : "main";
 	v.wl_awaited = r->awaited;
 	v.admitted_flavors = flavors_cb;
 	v.local_queue_exists = lq_cb;
@@ -723,6 +776,17 @@ static void run_row(const struct row *r)
 			cr_assert_str_eq(wl.meta.name, wlname);
 			in.wl = &wl;
 		}
+		if (r->prio_label != NULL) {
+			/* the label changes after the Workload was built */
+			api_job_dispose(&job);
+			json_object_set_new(
+			    json_object_get(
+				json_object_get(jd, "metadata"), "labels"),
+			    API_LABEL_PRIORITY_CLASS,
+			    json_string(r->prio_label));
+			cr_assert_eq(api_job_decode(&job, jd, &err), CU_OK,
+			    "%s", err.msg);
+		}
 	}
 	cr_assert_eq(rec_job_reconcile(&v, &in, NOW, &plan, &err), CU_OK,
 	    "%s: %s", r->name, err.msg);
@@ -757,6 +821,40 @@ static void run_row(const struct row *r)
 			cr_expect_null(
 			    json_object_get(lab, "tier"), "%s: tier", r->name);
 		}
+	}
+	/* The label-following patch says the new queue and priority. */
+	for (i = 0; i < plan.n; i++) {
+		const struct rec_item *it = &plan.items[i];
+		const json_t *spec = json_object_get(it->body, "spec");
+
+		if (it->kind != REC_ITEM_WRITE ||
+		    it->target != REC_TARGET_WORKLOAD ||
+		    it->op != REC_WRITE_PATCH || spec == NULL)
+			continue;
+		if (r->queue_label != NULL)
+			cr_expect_str_eq(json_string_value(json_object_get(
+					     spec, "queueName")),
+			    r->queue_label, "%s", r->name);
+		else
+			cr_expect_null(
+			    json_object_get(spec, "queueName"), "%s", r->name);
+		if (r->prio_label != NULL) {
+			cr_expect_eq(json_integer_value(
+					 json_object_get(spec, "priority")),
+			    100, "%s", r->name);
+			cr_expect_str_eq(
+			    json_string_value(json_object_get(
+				json_object_get(spec, "priorityClassRef"),
+				"name")),
+			    r->prio_label, "%s", r->name);
+			cr_expect_str_eq(
+			    json_string_value(json_object_get(
+				json_object_get(spec, "priorityClassRef"),
+				"kind")),
+			    "WorkloadPriorityClass", "%s", r->name);
+		} else
+			cr_expect_null(
+			    json_object_get(spec, "priority"), "%s", r->name);
 	}
 	/* Every write carries a body but a DELETE; patches of existing
 	 * objects are guarded by their resourceVersion. */
