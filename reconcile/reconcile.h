@@ -910,6 +910,11 @@ struct rec_wl_view {
  *   - the engine holds quota (ADMITTED or EVICTING), the API does not
  *     (the eviction is complete): inactive: FORGET, else RELEASE;
  *   - inactive and pending: FORGET (it leaves the pending heap);
+ *   - inactive without quota in the API and not Evicted (queued or
+ *     not): the eviction STATUS write all the same (Evicted Deactivated,
+ *     message and cause as below; no event, no metric, no engine
+ *     EVICTING: it held nothing), as Kueue's Workload controller
+ *     evicts every inactive Workload;
  *   - holding quota, and inactive (Evicted reason Deactivated, message
  *     "The workload is deactivated[ due to <DeactivationTarget
  *     message>]", underlyingCause the target's reason), or its

@@ -95,29 +95,70 @@ static int evict(const struct rec_wl_view *view, const struct api_workload *wl,
 	return CU_OK;
 }
 
+/* The eviction of an inactive Workload: reason Deactivated, message "The
+ * workload is deactivated[ due to <DeactivationTarget message>]", the
+ * target's reason as underlying cause. *msg [owned: cu_free] holds the
+ * message when it was built. */
+static int deactivation(const struct api_workload *wl, struct rec_eviction *ev,
+    char **msg, cu_error *err)
+{
+	const struct api_condition *dt = api_conditions_find(
+	    &wl->status.conditions, REC_COND_DEACTIVATION_TARGET);
+
+	*msg = NULL;
+	ev->reason = REC_EVICTED_DEACTIVATED;
+	ev->message = REC_MSG_DEACTIVATED;
+	if (dt != NULL && dt->status == API_COND_TRUE) {
+		*msg = cu_asprintf("%s due to %s", REC_MSG_DEACTIVATED,
+		    dt->message ? dt->message : "");
+		if (*msg == NULL)
+			return cu_error_set(err, CU_ENOMEM,
+			    "workload reconciler: out of memory");
+		ev->message = *msg;
+		ev->underlying_cause = dt->reason;
+	}
+	return CU_OK;
+}
+
+/*
+ * A Workload deactivated while it holds no quota is marked Evicted
+ * (Deactivated) all the same, as Kueue's Workload controller evicts every
+ * inactive Workload that is not Evicted yet: the status write only (no
+ * engine state to keep, and neither the event nor the metric, which
+ * Kueue reports only for a Workload that had an admission).
+ */
+static int evict_pending(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, cu_error *err)
+{
+	struct rec_eviction ev = {0};
+	json_t *patch = NULL;
+	char *msg;
+	int rc;
+
+	if (view->read_only ||
+	    api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
+		return CU_OK;
+	rc = deactivation(wl, &ev, &msg, err);
+	if (rc == CU_OK)
+		rc = rec_wl_status_evict(wl, &ev, view->now_ns, &patch, err);
+	cu_free(msg);
+	if (rc != CU_OK || patch == NULL)
+		return rc;
+	return wl_write(out, wl, REC_WRITE_STATUS, patch, false, err);
+}
+
 /* Deactivation, LocalQueue or ClusterQueue HoldAndDrain. */
 static int drain(const struct rec_wl_view *view, const struct api_workload *wl,
     bool inactive, struct rec_plan *out, bool *done, cu_error *err)
 {
-	const struct api_condition *dt = api_conditions_find(
-	    &wl->status.conditions, REC_COND_DEACTIVATION_TARGET);
 	struct rec_eviction ev = {0};
 	char *msg = NULL;
 	int rc;
 
 	*done = true;
 	if (inactive) {
-		ev.reason = REC_EVICTED_DEACTIVATED;
-		ev.message = REC_MSG_DEACTIVATED;
-		if (dt != NULL && dt->status == API_COND_TRUE) {
-			msg = cu_asprintf("%s due to %s", REC_MSG_DEACTIVATED,
-			    dt->message ? dt->message : "");
-			if (msg == NULL)
-				return cu_error_set(err, CU_ENOMEM,
-				    "workload reconciler: out of memory");
-			ev.message = msg;
-			ev.underlying_cause = dt->reason;
-		}
+		if (deactivation(wl, &ev, &msg, err) != CU_OK)
+			return err->code;
 	} else if (view->lq_stop == QUE_STOP_HOLD_AND_DRAIN) {
 		ev.reason = REC_EVICTED_LOCAL_QUEUE_STOPPED;
 		ev.message = REC_MSG_LOCAL_QUEUE_STOPPED;
@@ -249,7 +290,7 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 	api_holds = rec_workload_holds_quota(wl);
 	if (!view->queued)
 		return inactive && !api_holds
-			   ? CU_OK
+			   ? evict_pending(view, wl, out, err)
 			   : engine(out, REC_ENGINE_ADD, NULL, false, err);
 	que_holds =
 	    view->where == QUE_WL_ADMITTED || view->where == QUE_WL_EVICTING;
@@ -266,7 +307,9 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 		    false, err);
 	/* Never admitted while inactive: out of the pending heap. */
 	if (inactive && !que_holds)
-		return engine(out, REC_ENGINE_FORGET, uid, false, err);
+		return engine(out, REC_ENGINE_FORGET, uid, false, err) != CU_OK
+			   ? err->code
+			   : evict_pending(view, wl, out, err);
 	if (view->read_only && que_holds)
 		return CU_OK;
 	if (que_holds) {

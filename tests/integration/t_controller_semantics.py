@@ -189,5 +189,39 @@ def label_changes(s):
     ctl.stop()
 
 
+@case("deactivate-pending", simulate="jobs")
+def deactivate_pending(s):
+    """Job a waits (ClusterQueue cq has no quota). Its Workload
+    deactivated is marked Evicted (Deactivated, "The workload is
+    deactivated") though it never held quota, and the eviction is
+    counted; reactivated, with quota given to cq, it is admitted (Evicted
+    reset) and runs."""
+    setup(s, cpu=0)
+    ctl = Controller(s, config=CONFIG)
+    create_job(s, "a")
+    w = wait_wl(s, "a", lambda w: (cond(w, "QuotaReserved") or {}).get(
+        "status") == "False", "a pending")
+    patch(s, WLS + "/" + w["metadata"]["name"], {"spec": {"active": False}})
+    w = wait_wl(s, "a", lambda w: is_true(w, "Evicted"), "a evicted")
+    c = cond(w, "Evicted")
+    eq((c.get("reason"), c.get("message")),
+       ("Deactivated", "The workload is deactivated"), "Evicted")
+    ev = w["status"].get("schedulingStats", {}).get("evictions", [])
+    check({"reason": "Deactivated", "underlyingCause": "", "count": 1}
+          in ev, "eviction counted: %r" % ev)
+    check(not w["status"].get("admission"), "no admission")
+    patch(s, KQ + "/clusterqueues/cq", {"spec": {"resourceGroups": [{
+        "coveredResources": ["cpu"], "flavors": [{
+            "name": "default-flavor", "resources": [{
+                "name": "cpu", "nominalQuota": 2}]}]}]}})
+    check(not is_true(wl_of(s, "a"), "QuotaReserved"),
+          "an inactive Workload is not admitted")
+    patch(s, WLS + "/" + w["metadata"]["name"], {"spec": {"active": True}})
+    wait_for(lambda: job_running(s, "a"), 20, what="a running")
+    eq((cond(wl_of(s, "a"), "Evicted") or {}).get("status"), "False",
+       "Evicted reset by the admission")
+    ctl.stop()
+
+
 if __name__ == "__main__":
     run_cases()

@@ -28,7 +28,11 @@
  *                                inactive_released_forgotten,
  *                                inactive_pending_forgotten,
  *                                inactive_adopted_not_queued,
- *                                inactive_target_message
+ *                                inactive_target_message,
+ *                                inactive_not_queued and
+ *                                inactive_pending_forgotten (a Workload
+ *                                deactivated while pending is marked
+ *                                Evicted), inactive_pending_*
  *   HoldAndDrain:                cq_drain_evicts, lq_drain_evicts,
  *                                lq_drain_first, cq_hold_keeps,
  *                                drain_released_requeued
@@ -71,6 +75,8 @@ enum wl_state {
 	W_MAX_EXEC,	    /* holds, maximumExecutionTimeSeconds 3 */
 	W_REQUEUED_DEACT,   /* pending, Requeued=False (Deactivated) */
 	W_REQUEUED_CQ,	    /* pending, Requeued=False (ClusterQueueStopped) */
+	W_INACTIVE_PENDING_EVICTED, /* spec.active false, Evicted, no quota */
+	W_INACTIVE_PENDING_TARGET,  /* ... not Evicted, DeactivationTarget */
 };
 
 struct row {
@@ -119,7 +125,20 @@ static const struct row rows[] = {
 	.queued = true,
 	.where = QUE_WL_ADMITTED,
 	.want = "forget u1"},
-    {.name = "inactive_not_queued", .wl = W_INACTIVE, .want = ""},
+    {.name = "inactive_not_queued",
+	.wl = W_INACTIVE,
+	.want = "status Evicted:Deactivated:The workload is deactivated"},
+    {.name = "inactive_pending_evicted_already",
+	.wl = W_INACTIVE_PENDING_EVICTED,
+	.want = ""},
+    {.name = "inactive_pending_target_message",
+	.wl = W_INACTIVE_PENDING_TARGET,
+	.want = "status Evicted:Deactivated:The workload is deactivated due "
+		"to exceeding the maximum execution time"},
+    {.name = "follower_inactive_not_queued",
+	.wl = W_INACTIVE,
+	.read_only = true,
+	.want = ""},
     {.name = "deleting_queued",
 	.wl = W_DELETING,
 	.engine_uid = "u1",
@@ -228,6 +247,14 @@ static const struct row rows[] = {
 	.engine_uid = "u1",
 	.queued = true,
 	.where = QUE_WL_PENDING,
+	.want = "forget u1 | status Evicted:Deactivated:The workload is "
+		"deactivated"},
+    {.name = "follower_inactive_pending_forgotten",
+	.wl = W_INACTIVE,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.read_only = true,
 	.want = "forget u1"},
     {.name = "inactive_adopted_not_queued",
 	.wl = W_INACTIVE_HOLDS,
@@ -398,8 +425,21 @@ static void wl_of(const struct row *r, struct api_workload *wl)
 		    st, "conditions", parse("[" COND("Finished") "]"));
 		break;
 	case W_INACTIVE:
+	case W_INACTIVE_PENDING_EVICTED:
+	case W_INACTIVE_PENDING_TARGET:
 		json_object_set_new(
 		    json_object_get(d, "spec"), "active", json_false());
+		if (r->wl == W_INACTIVE_PENDING_EVICTED)
+			json_object_set_new(
+			    st, "conditions", parse("[" COND("Evicted") "]"));
+		if (r->wl == W_INACTIVE_PENDING_TARGET)
+			json_object_set_new(st, "conditions",
+			    parse("[{\"type\":\"DeactivationTarget\","
+				  "\"status\":\"True\",\"reason\":"
+				  "\"MaximumExecutionTimeExceeded\","
+				  "\"message\":\"exceeding the maximum "
+				  "execution time\",\"lastTransitionTime\":"
+				  "\"" T0 "\"}]"));
 		break;
 	case W_DELETING:
 		json_object_set_new(md, "deletionTimestamp", json_string(T0));
