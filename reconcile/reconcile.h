@@ -296,7 +296,9 @@ struct rec_eviction {
 };
 
 /*
- * Eviction (Kueue's evict.Evict): Evicted=True (reason, message),
+ * Eviction (Kueue's evict.Evict): Evicted=True (reason, message; a
+ * Deactivated eviction with an underlying cause has the reason
+ * "DeactivatedDueTo<cause>", as Kueue writes it),
  * Preempted=True (preempted_reason, message) for preemptions,
  * status.clusterName and nominatedClusterNames cleared, admission checks
  * reset to Pending, BlockedOnPreemptionGates closed,

@@ -962,6 +962,8 @@ int rec_wl_status_evict(const struct api_workload *wl,
 {
 	json_t *from, *to;
 	struct st s;
+	char *creason = NULL;
+	const char *reason;
 	int rc, e = 0;
 
 	*patch = NULL;
@@ -969,16 +971,30 @@ int rec_wl_status_evict(const struct api_workload *wl,
 	if (rc != CU_OK ||
 	    api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
 		return rc;
+	/* The conditions of a deactivation with a cause say both
+	 * ("DeactivatedDueTo<cause>", Kueue's ReasonWithCause); the eviction
+	 * count keeps them apart. */
+	reason = ev->reason;
+	if (strcmp(ev->reason, REC_EVICTED_DEACTIVATED) == 0 &&
+	    ev->underlying_cause != NULL && *ev->underlying_cause != '\0') {
+		creason =
+		    cu_asprintf("%sDueTo%s", ev->reason, ev->underlying_cause);
+		if (creason == NULL)
+			return rec__nomem(err, "eviction");
+		reason = creason;
+	}
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
-	if (rc != CU_OK)
+	if (rc != CU_OK) {
+		cu_free(creason);
 		return rc;
+	}
 	/* Kueue's CustomPrepare (Preempted) runs before prepareForEviction. */
 	if (ev->preempted_reason != NULL)
 		e = cond_set(&s, &(struct cond){REC_COND_PREEMPTED, "True",
 				     ev->preempted_reason, ev->message, false});
 	if (e == 0)
 		e = cond_set(&s, &(struct cond){REC_COND_EVICTED, "True",
-				     ev->reason, ev->message, true});
+				     reason, ev->message, true});
 	json_object_del(s.status, "clusterName");
 	json_object_del(s.status, "nominatedClusterNames");
 	json_object_del(s.status, "unhealthyNodes");
@@ -986,7 +1002,7 @@ int rec_wl_status_evict(const struct api_workload *wl,
 		e = reset_checks(&s);
 	if (e == 0 && cond_is_true(s.status, "BlockedOnPreemptionGates"))
 		e = cond_set(&s, &(struct cond){"BlockedOnPreemptionGates",
-				     "False", ev->reason, ev->message, true});
+				     "False", reason, ev->message, true});
 	if (e == 0)
 		e = close_preemption_gates(&s);
 	if (e == 0)
@@ -995,6 +1011,7 @@ int rec_wl_status_evict(const struct api_workload *wl,
 	/* The deactivation's own preparation: its target is consumed. */
 	if (e == 0 && strcmp(ev->reason, REC_EVICTED_DEACTIVATED) == 0)
 		cond_remove(&s, REC_COND_DEACTIVATION_TARGET);
+	cu_free(creason);
 	return status_end(from, to, e, patch, err);
 }
 

@@ -133,8 +133,9 @@ static const struct row rows[] = {
 	.want = ""},
     {.name = "inactive_pending_target_message",
 	.wl = W_INACTIVE_PENDING_TARGET,
-	.want = "status Evicted:Deactivated:The workload is deactivated due "
-		"to exceeding the maximum execution time"},
+	.want = "status Evicted:DeactivatedDueToMaximumExecutionTimeExceeded:"
+		"The workload is deactivated due to exceeding the maximum "
+		"execution time"},
     {.name = "follower_inactive_not_queued",
 	.wl = W_INACTIVE,
 	.read_only = true,
@@ -264,8 +265,10 @@ static const struct row rows[] = {
 	.engine_uid = "u1",
 	.queued = true,
 	.where = QUE_WL_ADMITTED,
-	.want = "evicting u1 | evict Evicted:Deactivated:The workload is "
-		"deactivated due to exceeding the maximum execution time "
+	.want = "evicting u1 | evict "
+		"Evicted:DeactivatedDueToMaximumExecutionTimeExceeded:The "
+		"workload is deactivated due to exceeding the maximum "
+		"execution time "
 		"[EvictedDueToDeactivatedDueToMaximumExecutionTimeExceeded]"},
     {.name = "cq_drain_evicts",
 	.wl = W_HOLDS,

@@ -1499,7 +1499,7 @@ Test(workload_status, deactivation_by_target)
 	cr_assert_null(cond_of(wl, "DeactivationTarget"));
 	cr_assert_str_eq(json_string_value(
 			     json_object_get(cond_of(wl, "Evicted"), "reason")),
-	    "Deactivated");
+	    "DeactivatedDueToMaximumExecutionTimeExceeded");
 	e = json_array_get(
 	    json_object_get(json_object_get(json_object_get(wl, "status"),
 				"schedulingStats"),
@@ -1508,6 +1508,8 @@ Test(workload_status, deactivation_by_target)
 	cr_assert_str_eq(
 	    json_string_value(json_object_get(e, "underlyingCause")),
 	    "MaximumExecutionTimeExceeded");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(e, "reason")), "Deactivated");
 	apply_in_place(&wl, release_patch(wl, NOW3));
 	cr_assert_str_eq(json_string_value(json_object_get(
 			     cond_of(wl, "Requeued"), "status")),
