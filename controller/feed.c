@@ -160,6 +160,12 @@ static void sync_one(json_t *obj, void *payload)
 		struct api_cluster_queue cq;
 		struct cq_sel *s;
 
+		/* Being deleted (its finalizer holds it while Workloads use
+		 * it): it admits nothing new, as Kueue's terminating
+		 * ClusterQueue; what it admitted keeps its quota. */
+		if (json_object_get(json_object_get(obj, "metadata"),
+			"deletionTimestamp") != NULL)
+			return;
 		rc = api_cluster_queue_decode(&cq, obj, &err);
 		if (rc != CU_OK) {
 			refuse_cq(c, p, name, &err);
@@ -282,6 +288,86 @@ void ctl_sync_config(ctl *c)
 	if (que_rebuild(c->st, &err) != CU_OK)
 		cu_warn("engine rebuild: %s", err.msg);
 	c->dirty_config = false;
+}
+
+/* ---- the resource-in-use finalizers ---------------------------------- */
+
+/* The finalizer write of a ClusterQueue or ResourceFlavor (key "cq/name"
+ * or "rf/name"), unless one is awaited or waits for its retry. */
+static void finalizer_sync(
+    ctl *c, enum inf_id id, json_t *obj, const char *key, bool in_use)
+{
+	struct ctl_pipe_write *w;
+	json_t *patch = NULL;
+	cu_error err;
+
+	if (ctl_pipe_stale(c->pipe, key, obj) ||
+	    ctl_pipe_retrying(c->pipe, key))
+		return;
+	if (rec_in_use_finalizer_patch(obj, in_use, &patch, &err) != CU_OK) {
+		cu_warn("%s: %s", key, err.msg);
+		return;
+	}
+	if (patch == NULL)
+		return;
+	w = ctl_pipe_queue(c->pipe, CTL_PIPE_WL_PATCH, CTL_RES(id), NULL,
+	    ctl_jmeta(obj, "name"), NULL, patch);
+	if (w != NULL)
+		ctl_pipe_expect(c->pipe, w, key, true);
+}
+
+struct flavor_pass {
+	ctl *c;
+	const char *flavor; /* the flavor looked for */
+	bool used;
+};
+
+static void cq_uses(json_t *cq, void *payload)
+{
+	struct flavor_pass *p = payload;
+
+	p->used = p->used || rec_cq_uses_flavor(cq, p->flavor);
+}
+
+static void flavor_finalizer(json_t *rf, void *payload)
+{
+	ctl *c = payload;
+	const char *name = ctl_jmeta(rf, "name");
+	struct flavor_pass p = {c, name, false};
+	char *key;
+
+	if (name == NULL || (key = cu_asprintf("rf/%s", name)) == NULL)
+		return;
+	/* Only a flavor being deleted needs the scan: Kueue's
+	 * ClusterQueuesUsingFlavor, every ClusterQueue that still exists. */
+	if (json_object_get(
+		json_object_get(rf, "metadata"), "deletionTimestamp") != NULL)
+		api_informer_foreach(c->inf[INF_CQ], cq_uses, &p);
+	finalizer_sync(c, INF_RF, rf, key, p.used);
+	cu_free(key);
+}
+
+void ctl_sync_finalizers(ctl *c)
+{
+	size_t i, n = que_cq_count(c->st);
+
+	/* The engine keeps a deleted ClusterQueue while Workloads it
+	 * admitted hold quota: that is what "in use" means (Kueue's
+	 * ClusterQueueEmpty). */
+	for (i = 0; i < n; i++) {
+		struct que_cq *cq = que_cq_at(c->st, i);
+		json_t *obj;
+		char *key;
+
+		if (cq == NULL ||
+		    (obj = api_informer_get(c->inf[INF_CQ], NULL, cq->name)) ==
+			NULL ||
+		    (key = cu_asprintf("cq/%s", cq->name)) == NULL)
+			continue;
+		finalizer_sync(c, INF_CQ, obj, key, cq->admitted.n > 0);
+		cu_free(key);
+	}
+	api_informer_foreach(c->inf[INF_RF], flavor_finalizer, c);
 }
 
 /* Does the ClusterQueue behind LocalQueue ns/queue admit namespace ns?

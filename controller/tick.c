@@ -113,8 +113,10 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 			}
 		}
 	}
-	if (ctl_may_write(c))
+	if (ctl_may_write(c)) {
 		ctl_report_queues(c, cu_time_now_ms());
+		ctl_sync_finalizers(c);
+	}
 }
 
 void ctl_tick_start(ctl *c)

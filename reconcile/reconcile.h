@@ -635,6 +635,26 @@ bool rec_workload_inactive(const struct api_workload *wl);
 CU_MUST_CHECK int rec_sync_workload(que_state *st,
     const struct api_workload *wl, bool ns_eligible, cu_error *err);
 
+/* ---- the resource-in-use finalizer of ClusterQueues and flavors ------- */
+
+/*
+ * The kueue.x-k8s.io/resource-in-use finalizer of a ClusterQueue or
+ * ResourceFlavor obj [borrowed] as Kueue's controllers keep it: added
+ * (after the finalizers it has) while the object is not being deleted;
+ * once it is (metadata.deletionTimestamp), removed when in_use is false
+ * (a ClusterQueue: no Workload holds quota in it; a ResourceFlavor: no
+ * ClusterQueue names it, rec_cq_uses_flavor). *patch NULL when nothing
+ * changes (or obj has no resourceVersion to guard the patch with), else
+ * {"metadata":{"finalizers":[...],"resourceVersion"}} [owned:
+ * json_decref] for a merge PATCH of the object. CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_in_use_finalizer_patch(
+    const json_t *obj, bool in_use, json_t **patch, cu_error *err);
+
+/* Does ClusterQueue cq [borrowed, as JSON] name flavor [borrowed] in its
+ * spec.resourceGroups? */
+bool rec_cq_uses_flavor(const json_t *cq, const char *flavor);
+
 /* ==== 4. Reconcilers: decisions as plans ================================
  * The Job/JobSet reconciler and the Workload reconciler as pure functions:
  * decoded objects and a read-only view of the controller's caches in, a

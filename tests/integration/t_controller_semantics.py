@@ -223,5 +223,56 @@ def deactivate_pending(s):
     ctl.stop()
 
 
+FIN = "kueue.x-k8s.io/resource-in-use"
+
+
+def finalizers(s, path):
+    code, _, body = s.raw("GET", path)
+    if code == 404:
+        return None
+    eq(code, 200, "GET %s: %r" % (path, body))
+    return body["metadata"].get("finalizers") or []
+
+
+@case("resource-in-use-finalizers", simulate="jobs")
+def in_use_finalizers(s):
+    """ClusterQueue cq and ResourceFlavor default-flavor get the
+    resource-in-use finalizer. Deleted while job a runs in cq, cq stays
+    (terminating: b, created then, is not admitted) and so does the
+    flavor cq names; once a is gone, cq goes, then the flavor."""
+    setup(s, cpu=2)
+    cq = KQ + "/clusterqueues/cq"
+    rf = KQ + "/resourceflavors/default-flavor"
+    ctl = Controller(s, config=CONFIG)
+    for path in (cq, rf):
+        wait_for(lambda path=path: FIN in finalizers(s, path), 15,
+                 what="finalizer on %s" % path)
+    create_job(s, "a")
+    wait_for(lambda: job_running(s, "a"), 20, what="a running")
+    code, _, body = s.raw("DELETE", cq)
+    check(code in (200, 202), "DELETE cq: %r" % body)
+    code, _, body = s.raw("DELETE", rf)
+    check(code in (200, 202), "DELETE flavor: %r" % body)
+    create_job(s, "b")
+    wait_wl(s, "b", lambda w: (cond(w, "QuotaReserved") or {}).get(
+        "status") == "False", "b pending: cq admits nothing new")
+    # A finalizer pass after the deletions: a new ClusterQueue gets its
+    # finalizer; cq and the flavor still have theirs.
+    post(s, KQ + "/clusterqueues", cq_obj("later", 1))
+    wait_for(lambda: FIN in finalizers(s, KQ + "/clusterqueues/later"), 15,
+             what="finalizer on a later ClusterQueue")
+    check(FIN in (finalizers(s, cq) or []),
+          "cq kept while a holds quota in it")
+    check(FIN in (finalizers(s, rf) or []),
+          "the flavor kept while ClusterQueues name it")
+    code, _, body = s.raw("DELETE", KQ + "/clusterqueues/later")
+    check(code in (200, 202), "DELETE later: %r" % body)
+    code, _, body = s.raw("DELETE", JOBS + "/a?propagationPolicy=Background")
+    eq(code, 200, "delete a: %r" % body)
+    wait_for(lambda: finalizers(s, cq) is None, 20, what="cq gone")
+    wait_for(lambda: finalizers(s, rf) is None, 20, what="flavor gone")
+    ctl.stop()
+
+
 if __name__ == "__main__":
     run_cases()
