@@ -124,8 +124,9 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.requeueState", N, CTL_COMPAT_WARN_TABLE_ONLY,
 	"no requeue backoff is recorded or honoured"},
-    {"Workload", "status.reclaimablePods", N, CTL_COMPAT_WARN_TABLE_ONLY,
-	"quota of finished pods is held until the Workload finishes"},
+    {"Workload", "status.reclaimablePods", P, CTL_COMPAT_WARN_TABLE_ONLY,
+	"written from Jobs and JobSets and given back by admitted Workloads; "
+	"a pending Workload still requests its full pod counts"},
 };
 
 const size_t ctl_compat_count =

@@ -150,6 +150,12 @@ static void apply_engine(
 	case REC_ENGINE_WAKE:
 		ctl_wake_workload(c, x->wl_key, it->at_ns);
 		break;
+	case REC_ENGINE_SET_COUNTS:
+		if (que_workload_set_counts(c->st, it->uid, it->counts, &err) !=
+		    CU_OK)
+			cu_warn("engine: %s", err.msg);
+		c->dirty_cycle = true;
+		break;
 	case REC_ENGINE_SET_ELIGIBLE:
 		if (que_workload_set_namespace_eligible(
 			c->st, x->wl->meta.uid, it->eligible, &err) != CU_OK)
@@ -232,6 +238,7 @@ void ctl_reconcile_workload(ctl *c, const char *key, int64_t now)
 		v.in_flight =
 		    json_object_get(c->dec.in_flight, wl.meta.uid) != NULL;
 		qw = que_workload_get(c->st, wl.meta.uid);
+		v.engine_wl = qw;
 		v.queued = qw != NULL;
 		v.where = qw != NULL ? qw->where : QUE_WL_BLOCKED;
 		v.namespace_eligible = qw != NULL && qw->namespace_eligible;

@@ -5,6 +5,7 @@
  * writes and events out (rec_job_reconcile). No I/O, no clock, no
  * controller state. Contract in reconcile/reconcile.h.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "reconcile/rec_int.h"
@@ -205,6 +206,215 @@ static int stop(const struct rec_job_in *in, const struct api_workload *wl,
 	if (step == REC_STOP_SUSPEND)
 		return event(p, "Stopped", stopped_msg, err);
 	return CU_OK;
+}
+
+/* ---- status.reclaimablePods ----------------------------------------- */
+
+struct span {
+	long first, last;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Intervals of an index list ("1,3-5") below limit appended to *v. */
+static int spans_add(
+    const char *list, long limit, struct span **v, size_t *n, size_t *cap)
+{
+	const char *p = list;
+
+	while (p != NULL && *p != '\0') {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			break; /* malformed: the rest is ignored, as Kueue */
+		if (*end == '-') {
+			const char *q = end + 1;
+
+			b = strtol(q, &end, 10);
+			if (end == q)
+				break;
+		}
+		if (b >= limit)
+			b = limit - 1;
+		if (a >= 0 && a <= b) {
+			if (cu_grow((void **)v, cap, *n + 1, sizeof(**v)) !=
+			    CU_OK)
+				return CU_ENOMEM;
+			(*v)[*n].first = a;
+			(*v)[*n].last = b;
+			(*n)++;
+		}
+		p = *end == ',' ? end + 1 : NULL;
+	}
+	return CU_OK;
+}
+
+/* Kueue's terminalIndexesCount: indexes below completions that are
+ * completed or failed (their union). -1: out of memory. */
+static long terminal_indexes(const json_t *status, long completions)
+{
+	struct span *v = NULL;
+	size_t n = 0, cap = 0, i;
+	long count = 0, counted = -1;
+
+	if (completions <= 0)
+		return 0;
+	if (spans_add(
+		json_string_value(json_object_get(status, "completedIndexes")),
+		completions, &v, &n, &cap) != CU_OK ||
+	    spans_add(
+		json_string_value(json_object_get(status, "failedIndexes")),
+		completions, &v, &n, &cap) != CU_OK) {
+		cu_free(v);
+		return -1;
+	}
+	if (n > 0)
+		qsort(v, n, sizeof(*v), span_cmp);
+	for (i = 0; i < n; i++) {
+		long from = v[i].first > counted ? v[i].first : counted + 1;
+
+		if (from <= v[i].last) {
+			count += v[i].last - from + 1;
+			counted = v[i].last;
+		}
+	}
+	cu_free(v);
+	return count;
+}
+
+/* Append {name, count} to arr. */
+static int reclaim_add(json_t *arr, const char *name, long count)
+{
+	return json_array_append_new(arr,
+	    json_pack("{s:s, s:I}", "name", name, "count", (json_int_t)count));
+}
+
+/* The job's reclaimable pods as Kueue's Job and JobSet integrations
+ * compute them, into arr [borrowed] as [{name, count}]. CU_ENOMEM. */
+static int job_reclaimable(const struct rec_job *j, json_t *arr)
+{
+	size_t i, k;
+
+	if (j->kind == REC_JOB_BATCH) {
+		const struct api_job *b = j->job;
+		long par = b->spec.has_parallelism ? b->spec.parallelism : 1;
+		long comp = b->spec.has_completions ? b->spec.completions : par;
+		long term = b->status.has_succeeded ? b->status.succeeded : 0;
+		long left;
+
+		if (b->spec.completion_mode != NULL &&
+		    strcmp(b->spec.completion_mode, "Indexed") == 0 &&
+		    (term = terminal_indexes(
+			 json_object_get(b->raw, "status"), comp)) < 0)
+			return CU_ENOMEM;
+		/* A single pod, no terminal pod, or remaining work that still
+		 * fills every parallel slot: nothing to reclaim. */
+		if (par <= 1 || term <= 0)
+			return CU_OK;
+		left = comp - term > 0 ? comp - term : 0;
+		if (left >= par)
+			return CU_OK;
+		return reclaim_add(arr, "main", par - left) == 0 ? CU_OK
+								 : CU_ENOMEM;
+	}
+	for (i = 0; i < j->jobset->spec.n_replicated_jobs; i++) {
+		const struct api_replicated_job *r =
+		    &j->jobset->spec.replicated_jobs[i];
+		long replicas = r->has_replicas ? r->replicas : 1;
+		long per = r->has_parallelism ? r->parallelism : 1;
+
+		if (r->has_completions && r->completions < per)
+			per = r->completions;
+		for (k = 0; k < j->jobset->status.n_replicated_jobs_status;
+		     k++) {
+			const struct api_replicated_job_status *st =
+			    &j->jobset->status.replicated_jobs_status[k];
+
+			if (st->name == NULL || strcmp(st->name, r->name) != 0)
+				continue;
+			if (st->succeeded > 0 && st->succeeded <= replicas &&
+			    reclaim_add(arr, r->name, st->succeeded * per) != 0)
+				return CU_ENOMEM;
+			break;
+		}
+	}
+	return CU_OK;
+}
+
+/* The count of pod set name in wl's status.reclaimablePods; -1: none. */
+static long wl_reclaimable(const struct api_workload *wl, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < wl->status.n_reclaimable_pods; i++)
+		if (wl->status.reclaimable_pods[i].name != NULL &&
+		    strcmp(wl->status.reclaimable_pods[i].name, name) == 0)
+			return wl->status.reclaimable_pods[i].count;
+	return -1;
+}
+
+/*
+ * 7b. status.reclaimablePods follows the job (Kueue's reconciler, step
+ * "update reclaimable counts"): each count capped at its pod set's count
+ * (LimitReclaimablePodsToPodSetSizes), written when it differs as a set
+ * from what the Workload says. *wrote: a write was planned.
+ */
+static int reclaimable(const struct rec_job_in *in,
+    const struct api_workload *wl, struct rec_plan *p, bool *wrote,
+    cu_error *err)
+{
+	json_t *want = json_array(), *e, *body;
+	bool same;
+	size_t i, k;
+
+	*wrote = false;
+	if (want == NULL || job_reclaimable(in->job, want) != CU_OK) {
+		json_decref(want);
+		return rec__nomem(err, "job reconciler");
+	}
+	json_array_foreach(want, i, e)
+	{
+		const char *name =
+		    json_string_value(json_object_get(e, "name"));
+
+		for (k = 0; k < wl->spec.n_pod_sets; k++) {
+			const struct api_podset *ps = &wl->spec.pod_sets[k];
+			long size = ps->has_count ? ps->count : 1;
+
+			if (strcmp(ps->name ? ps->name : "main", name) == 0 &&
+			    json_integer_value(json_object_get(e, "count")) >
+				size)
+				json_object_set_new(
+				    e, "count", json_integer(size));
+		}
+	}
+	same = json_array_size(want) == wl->status.n_reclaimable_pods;
+	json_array_foreach(want, i, e)
+	{
+		same = same &&
+		       wl_reclaimable(
+			   wl, json_string_value(json_object_get(e, "name"))) ==
+			   json_integer_value(json_object_get(e, "count"));
+	}
+	if (same || wl->meta.resource_version == NULL) {
+		json_decref(want);
+		return CU_OK;
+	}
+	body = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
+	    wl->meta.resource_version, "status", "reclaimablePods",
+	    json_array_size(want) > 0 ? want : json_null());
+	if (json_array_size(want) == 0)
+		json_decref(want);
+	if (body == NULL)
+		return rec__nomem(err, "job reconciler");
+	*wrote = true;
+	return wl_write(p, in, REC_WRITE_STATUS, body, err);
 }
 
 /* 6. No Workload yet: keep the job suspended, then create one. */
@@ -511,6 +721,11 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	if (!holds && rec_wl_equivalent(in->job, wl, &keep, &serr) == CU_OK &&
 	    !keep)
 		return wl_write(out, in, REC_WRITE_DELETE, NULL, err);
+	/* 7b. the pods the job no longer needs give their quota back */
+	if (reclaimable(in, wl, out, &wrote, err) != CU_OK)
+		return err->code;
+	if (wrote)
+		return CU_OK;
 	/* 8. admitted: start it (once) */
 	if (admitted && !evicted)
 		return start(view, in, now_ns, out, err);

@@ -25,4 +25,11 @@ int rec__nomem(cu_error *err, const char *what);
 CU_MUST_CHECK int rec__strict_patch(
     const json_t *from, const json_t *to, json_t **patch, cu_error *err);
 
+/* The pods pod set `podset` [borrowed] of wl holds while it holds quota:
+ * `admitted` (its admission's count) less its status.reclaimablePods
+ * count for that pod set (at most `full`, the spec's count), never
+ * below 0 (Kueue's podSetsCountsAfterReclaim). */
+int32_t rec__count_after_reclaim(const struct api_workload *wl,
+    const char *podset, int32_t admitted, int32_t full);
+
 #endif /* CU_RECONCILE_REC_INT_H */

@@ -725,6 +725,10 @@ enum rec_engine_op {
 	/* Reconcile the Workload again at at_ns (a deadline such as
 	 * maximumExecutionTimeSeconds; a timer, not a poll). */
 	REC_ENGINE_WAKE,
+	/* uid holds counts[0..n_counts) pods per pod set from now on
+	 * (que_workload_set_counts): status.reclaimablePods gave some
+	 * back. */
+	REC_ENGINE_SET_COUNTS,
 };
 
 /* One step of a plan. Only the members of its kind are set. */
@@ -755,9 +759,11 @@ struct rec_item {
 	char *text;
 	/* REC_ITEM_ENGINE */
 	enum rec_engine_op engine;
-	char *uid;     /* [owned: cu_free] FORGET, RELEASE, EVICTING */
-	bool eligible; /* SET_ELIGIBLE */
-	int64_t at_ns; /* WAKE */
+	char *uid;	 /* [owned: cu_free] FORGET, RELEASE, EVICTING */
+	bool eligible;	 /* SET_ELIGIBLE */
+	int64_t at_ns;	 /* WAKE */
+	int32_t *counts; /* [owned: cu_free] SET_COUNTS */
+	size_t n_counts;
 };
 
 /* An ordered list of items; zero-initialise (or rec_plan_init) before
@@ -896,6 +902,9 @@ struct rec_wl_view {
 	bool namespace_eligible; /* when queued */
 	/* metadata.generation the Workload was queued at (0 when unknown). */
 	int64_t queued_generation;
+	/* The engine's record of the Workload's uid when queued
+	 * [borrowed]; NULL: none (its pod counts: reclaimablePods). */
+	const struct que_wl *engine_wl;
 	/* The stopPolicy of the Workload's LocalQueue and of the
 	 * ClusterQueue it is queued in or admitted to (QUE_STOP_NONE when
 	 * unknown). */
@@ -947,6 +956,10 @@ struct rec_wl_view {
  *     reconciler has stopped the job and cleared the admission;
  *   - DeactivationTarget True on an active Workload: the spec PATCH
  *     active=false;
+ *   - holding quota in both: SET_COUNTS when the pods it should hold
+ *     per pod set (the admitted count, less status.reclaimablePods,
+ *     never below 0: Kueue's podSetsCountsAfterReclaim) differ from the
+ *     engine's (engine_wl), then the steps below;
  *   - Admitted with spec.maximumExecutionTimeSeconds: time left (the
  *     limit minus accumulatedPastExecutionTimeSeconds minus the time
  *     since Admitted became True): WAKE at the deadline; none left:

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "reconcile/reconcile.h"
+#include "reconcile/rec_int.h"
 
 /* ---- small conversions ----------------------------------------------- */
 
@@ -479,6 +479,8 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 		    a && a->has_count ? a->count : qw->podsets[i].full_count;
 		if (counts[i] < 0 || counts[i] > qw->podsets[i].full_count)
 			counts[i] = qw->podsets[i].full_count;
+		counts[i] = rec__count_after_reclaim(wl, qw->podsets[i].name,
+		    counts[i], qw->podsets[i].full_count);
 		for (j = 0;
 		     j < qw->podsets[i].n_spec_req + qw->podsets[i].pods_slot;
 		     j++, k++) {
@@ -509,6 +511,24 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 	*out = frs;
 	*counts_out = counts;
 	return CU_OK;
+}
+
+int32_t rec__count_after_reclaim(const struct api_workload *wl,
+    const char *podset, int32_t admitted, int32_t full)
+{
+	size_t i;
+
+	for (i = 0; i < wl->status.n_reclaimable_pods; i++) {
+		const struct api_reclaimable_pod *r =
+		    &wl->status.reclaimable_pods[i];
+		int32_t rc;
+
+		if (r->name == NULL || strcmp(r->name, podset) != 0)
+			continue;
+		rc = r->count < 0 ? 0 : r->count > full ? full : r->count;
+		return admitted < full - rc ? admitted : full - rc;
+	}
+	return admitted;
 }
 
 int rec_sync_workload(que_state *st, const struct api_workload *wl,

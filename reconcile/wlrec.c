@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "reconcile/reconcile.h"
+#include "reconcile/rec_int.h"
 
 static int engine(struct rec_plan *p, enum rec_engine_op op, const char *uid,
     bool eligible, cu_error *err)
@@ -256,6 +256,61 @@ static int requeue(const struct rec_wl_view *view,
 		   : wl_write(out, wl, REC_WRITE_STATUS, patch, false, err);
 }
 
+/* The pods pod set i of qw should hold: its admission's count less the
+ * pods status.reclaimablePods gives back. */
+static int32_t count_for(
+    const struct que_wl *qw, uint32_t i, const struct api_workload *wl)
+{
+	const struct que_podset *ps = &qw->podsets[i];
+	int32_t admitted = ps->full_count;
+	size_t k;
+
+	for (k = 0; k < wl->status.admission.n_pod_set_assignments; k++) {
+		const struct api_podset_assignment *a =
+		    &wl->status.admission.pod_set_assignments[k];
+
+		if (strcmp(a->name, ps->name) == 0 && a->has_count &&
+		    a->count >= 0 && a->count <= ps->full_count)
+			admitted = a->count;
+	}
+	return rec__count_after_reclaim(wl, ps->name, admitted, ps->full_count);
+}
+
+/* status.reclaimablePods: the engine holds, per pod set, what the
+ * admission gave less the pods the job no longer needs. */
+static int reclaim_counts(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, cu_error *err)
+{
+	const struct que_wl *qw = view->engine_wl;
+	struct rec_item *it;
+	int32_t *counts;
+	bool differ = false;
+	uint32_t i;
+
+	for (i = 0; qw != NULL && i < qw->n_podsets && !differ; i++)
+		differ = count_for(qw, i, wl) != qw->podsets[i].count;
+	if (!differ)
+		return CU_OK;
+	counts = cu_calloc(qw->n_podsets, sizeof(*counts));
+	if (counts == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	for (i = 0; i < qw->n_podsets; i++)
+		counts[i] = count_for(qw, i, wl);
+	if (rec_plan_push(out, &it, err) != CU_OK) {
+		cu_free(counts);
+		return err->code;
+	}
+	it->kind = REC_ITEM_ENGINE;
+	it->engine = REC_ENGINE_SET_COUNTS;
+	it->counts = counts;
+	it->n_counts = qw->n_podsets;
+	if ((it->uid = cu_strdup(wl->meta.uid)) == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	return CU_OK;
+}
+
 int rec_workload_reconcile(const struct rec_wl_view *view,
     const struct api_workload *wl, struct rec_plan *out, cu_error *err)
 {
@@ -327,6 +382,8 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 				     : wl_write(out, wl, REC_WRITE_PATCH, patch,
 					   false, err);
 	}
+	if (que_holds && reclaim_counts(view, wl, out, err) != CU_OK)
+		return err->code;
 	if (que_holds)
 		return max_exec(view, wl, out, err);
 	/* The spec changed while pending: queue it anew. */

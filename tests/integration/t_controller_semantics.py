@@ -223,6 +223,30 @@ def deactivate_pending(s):
     ctl.stop()
 
 
+@case("reclaimable-pods", simulate="jobs")
+def reclaimable_pods(s):
+    """Job a (parallelism 2, completions 2, 1 cpu a pod) runs on a 3-cpu
+    ClusterQueue; b (2 cpu) waits. One of a's pods succeeds: its Workload
+    says reclaimablePods main=1, a holds 1 cpu, and b is admitted."""
+    setup(s, cpu=3)
+    ctl = Controller(s, config=CONFIG)
+    create_job(s, "a", parallelism=2, completions=2)
+    wait_for(lambda: job_running(s, "a"), 20, what="a running")
+    create_job(s, "b", cpu="2")
+    wait_wl(s, "b", lambda w: (cond(w, "QuotaReserved") or {}).get(
+        "status") == "False", "b pending")
+    code, _, body = s.raw("PATCH", JOBS + "/a/status",
+                          {"status": {"succeeded": 1}}, headers=MERGE)
+    eq(code, 200, "a's status: %r" % body)
+    w = wait_wl(s, "a", lambda w: w["status"].get("reclaimablePods"),
+                "a's reclaimablePods")
+    eq(w["status"]["reclaimablePods"], [{"name": "main", "count": 1}],
+       "reclaimablePods")
+    wait_for(lambda: job_running(s, "b"), 20, what="b running")
+    check(job_running(s, "a"), "a still running")
+    ctl.stop()
+
+
 FIN = "kueue.x-k8s.io/resource-in-use"
 
 

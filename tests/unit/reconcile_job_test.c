@@ -156,6 +156,14 @@ struct row {
 	/* the job's priority-class label once its Workload was built (the
 	 * class "high" exists, value 100) */
 	const char *prio_label;
+	/* parallelism = completions = 3, status.succeeded = `succeeded`;
+	 * the Workload already says reclaimablePods main=`reclaim_have`
+	 * (0: none) */
+	int succeeded;
+	int reclaim_have;
+	/* Indexed: completedIndexes "0,2-7" (beyond completions: capped),
+	 * failedIndexes "2": `succeeded` must be 2 */
+	bool indexed;
 	const char *want; /* rendered plan; a trailing '*' compares a prefix */
 	const char
 	    *queue_name; /* created Workload's spec.queueName, "-" none */
@@ -380,6 +388,35 @@ static const struct row rows[] = {
 	.wl = W_EVICTED_RELEASED,
 	.prio_label = "high",
 	.want = "wl.patch team-a/" WLN "* rv job (UpdatedWorkload: *)"},
+    /* step 7b: status.reclaimablePods */
+    {.name = "reclaimable_written",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.succeeded = 1,
+	.want = "wl.status team-a/" WLN "* rv job"},
+    {.name = "reclaimable_unchanged",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.succeeded = 1,
+	.reclaim_have = 1,
+	.want = ""},
+    {.name = "reclaimable_grows",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.succeeded = 2,
+	.reclaim_have = 1,
+	.want = "wl.status team-a/" WLN "* rv job"},
+    {.name = "reclaimable_indexed",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.succeeded = 2,
+	.indexed = true,
+	.want = "wl.status team-a/" WLN "* rv job"},
+    {.name = "reclaimable_pending_evicted_job",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.succeeded = 2,
+	.want = "wl.status team-a/" WLN "* rv job"},
     /* JobSet */
     {.name = "jobset_absent_creates",
 	.jobset = true,
@@ -427,6 +464,17 @@ static json_t *job_doc(const struct row *r)
 	if (r->bad_prio)
 		json_object_set_new(json_object_get(md, "labels"),
 		    API_LABEL_PRIORITY_CLASS, json_string("nope"));
+	if (r->succeeded > 0 || r->reclaim_have > 0) {
+		set_path(j, "spec", "parallelism", json_integer(3));
+		set_path(j, "spec", "completions", json_integer(3));
+		set_path(j, "status", "succeeded",
+		    json_integer(r->indexed ? 99 : r->succeeded));
+	}
+	if (r->indexed) {
+		set_path(j, "spec", "completionMode", json_string("Indexed"));
+		set_path(j, "status", "completedIndexes", json_string("0,2-7"));
+		set_path(j, "status", "failedIndexes", json_string("2"));
+	}
 	if (r->podset_label)
 		set_path(
 		    json_object_get(json_object_get(j, "spec"), "template"),
@@ -490,6 +538,10 @@ static json_t *wl_doc(const struct row *r, const struct rec_job *j)
 	json_object_set_new(md, "resourceVersion", json_string("100"));
 	st = json_object();
 	json_object_set_new(w, "status", st);
+	if (r->reclaim_have > 0)
+		json_object_set_new(st, "reclaimablePods",
+		    json_pack("[{s:s, s:i}]", "name", "main", "count",
+			r->reclaim_have));
 	switch (r->wl) {
 	case W_MISMATCH:
 		json_object_set_new(
@@ -855,6 +907,22 @@ static void run_row(const struct row *r)
 		} else
 			cr_expect_null(
 			    json_object_get(spec, "priority"), "%s", r->name);
+	}
+	/* The reclaimablePods write: succeeded pods beyond the remaining
+	 * work (3 slots, 3 completions). */
+	if (r->succeeded > 0 && plan.n == 1 &&
+	    plan.items[0].op == REC_WRITE_STATUS) {
+		char *b = json_dumps(
+		    json_object_get(
+			json_object_get(plan.items[0].body, "status"),
+			"reclaimablePods"),
+		    JSON_COMPACT | JSON_SORT_KEYS);
+		char want[64];
+
+		snprintf(want, sizeof(want),
+		    "[{\"count\":%d,\"name\":\"main\"}]", r->succeeded);
+		cr_expect_str_eq(b, want, "%s", r->name);
+		cu_free(b);
 	}
 	/* Every write carries a body but a DELETE; patches of existing
 	 * objects are guarded by their resourceVersion. */

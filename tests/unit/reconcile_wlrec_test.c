@@ -77,6 +77,8 @@ enum wl_state {
 	W_REQUEUED_CQ,	    /* pending, Requeued=False (ClusterQueueStopped) */
 	W_INACTIVE_PENDING_EVICTED, /* spec.active false, Evicted, no quota */
 	W_INACTIVE_PENDING_TARGET,  /* ... not Evicted, DeactivationTarget */
+	/* holds quota for 3 pods (count 3), reclaimablePods main=2 */
+	W_HOLDS_RECLAIM,
 };
 
 struct row {
@@ -94,6 +96,9 @@ struct row {
 	int64_t now_s;	/* seconds after T0 (Admitted since T0); 0: 100 */
 	int32_t acc_s;	/* accumulatedPastExecutionTimeSeconds */
 	bool read_only; /* a follower: engine items only */
+	/* > 0: the engine's record holds this many pods of pod set main
+	 * (of 3) */
+	int32_t engine_count;
 	const char *want;
 };
 
@@ -384,6 +389,28 @@ static const struct row rows[] = {
 	.where = QUE_WL_PENDING,
 	.read_only = true,
 	.want = ""},
+    {.name = "reclaimable_shrinks_usage",
+	.wl = W_HOLDS_RECLAIM,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.engine_count = 3,
+	.want = "set-counts u1 1"},
+    {.name = "reclaimable_already_held",
+	.wl = W_HOLDS_RECLAIM,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.engine_count = 1,
+	.want = ""},
+    {.name = "reclaimable_follower",
+	.wl = W_HOLDS_RECLAIM,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.engine_count = 3,
+	.read_only = true,
+	.want = ""},
     {.name = "target_deactivates",
 	.wl = W_TARGET,
 	.engine_uid = "u1",
@@ -476,6 +503,22 @@ static void wl_of(const struct row *r, struct api_workload *wl)
 			json_object_set_new(st,
 			    "accumulatedPastExecutionTimeSeconds",
 			    json_integer(r->acc_s));
+		break;
+	case W_HOLDS_RECLAIM:
+		json_object_set_new(
+		    json_array_get(
+			json_object_get(json_object_get(d, "spec"), "podSets"),
+			0),
+		    "count", json_integer(3));
+		json_object_set_new(st, "admission",
+		    parse("{\"clusterQueue\":\"cq-a\",\"podSetAssignments\":"
+			  "[{\"name\":\"main\",\"flavors\":{\"cpu\":"
+			  "\"spot\"},\"resourceUsage\":{\"cpu\":\"3\"},"
+			  "\"count\":3}]}"));
+		json_object_set_new(st, "conditions",
+		    parse("[" COND("QuotaReserved") "," COND("Admitted") "]"));
+		json_object_set_new(st, "reclaimablePods",
+		    parse("[{\"name\":\"main\",\"count\":2}]"));
 		break;
 	case W_REQUEUED_DEACT:
 	case W_REQUEUED_CQ:
@@ -614,6 +657,12 @@ static void render(const struct rec_plan *p, int64_t now, char *buf, size_t cap)
 		case REC_ENGINE_RELEASE:
 			app(buf, cap, "release ", it->uid, NULL);
 			break;
+		case REC_ENGINE_SET_COUNTS:
+			cr_assert_eq(it->n_counts, 1);
+			snprintf(n, sizeof(n), "set-counts %s %d", it->uid,
+			    (int)it->counts[0]);
+			app(buf, cap, n, NULL);
+			break;
 		case REC_ENGINE_SET_ELIGIBLE:
 			app(buf, cap, "eligible ",
 			    it->eligible ? "true" : "false", NULL);
@@ -632,6 +681,8 @@ Test(workload_reconcile, table)
 		struct rec_wl_view v;
 		struct rec_plan plan;
 		struct api_workload wl;
+		struct que_podset qps;
+		struct que_wl qw;
 		char got[1024];
 		cu_error err;
 
@@ -648,6 +699,16 @@ Test(workload_reconcile, table)
 		v.lq_stop = r->lq_stop;
 		v.cq_stop = r->cq_stop;
 		v.read_only = r->read_only;
+		if (r->engine_count > 0) {
+			memset(&qps, 0, sizeof(qps));
+			memset(&qw, 0, sizeof(qw));
+			qps.name = "main";
+			qps.count = r->engine_count;
+			qps.full_count = 3;
+			qw.n_podsets = 1;
+			qw.podsets = &qps;
+			v.engine_wl = &qw;
+		}
 		cr_assert_eq(cu_time_parse(T0, &v.now_ns, &err), CU_OK);
 		v.now_ns += (r->now_s != 0 ? r->now_s : 100) * 1000000000LL;
 		if (r->wl != W_GONE)
