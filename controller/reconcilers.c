@@ -150,6 +150,17 @@ static void apply_engine(
 	case REC_ENGINE_WAKE:
 		ctl_wake_workload(c, x->wl_key, it->at_ns);
 		break;
+	case REC_ENGINE_SET_PRIORITY: {
+		/* Preemption reads an admitted Workload's priority when it
+		 * runs; no heap holds it in order. */
+		struct que_wl *qw = que_workload_get(c->st, it->uid);
+
+		if (qw != NULL && (qw->where == QUE_WL_ADMITTED ||
+				      qw->where == QUE_WL_EVICTING))
+			qw->priority = it->priority;
+		c->dirty_cycle = true;
+		break;
+	}
 	case REC_ENGINE_SET_COUNTS:
 		if (que_workload_set_counts(c->st, it->uid, it->counts, &err) !=
 		    CU_OK)

@@ -580,18 +580,21 @@ static bool priority_equal(
  * write was planned.
  */
 static int follow_job_labels(const struct rec_job_view *view,
-    const struct rec_job_in *in, const struct api_workload *wl, bool evicted,
-    struct rec_plan *p, bool *wrote, cu_error *err)
+    const struct rec_job_in *in, const struct api_workload *wl, bool queue,
+    bool holds, struct rec_plan *p, bool *wrote, cu_error *err)
 {
 	const struct api_meta *m = rec_job_meta(in->job);
 	const struct api_priority_class_ref *ref = &wl->spec.priority_class_ref;
 	const char *have_q = wl->spec.queue_name ? wl->spec.queue_name : "";
 	const char *want_q = view->queue_name;
 	const char *label = job_priority_label(view, m);
-	bool follows = !wl->spec.has_priority_class_ref ||
-		       (ref->kind && ref->group &&
-			   strcmp(ref->kind, "WorkloadPriorityClass") == 0 &&
-			   strcmp(ref->group, "kueue.x-k8s.io") == 0);
+	/* One that reserved quota without a class can no longer get one
+	 * (the Workload's validation), so it does not follow. */
+	bool follows =
+	    (!holds && !wl->spec.has_priority_class_ref) ||
+	    (wl->spec.has_priority_class_ref && ref->kind && ref->group &&
+		strcmp(ref->kind, "WorkloadPriorityClass") == 0 &&
+		strcmp(ref->group, "kueue.x-k8s.io") == 0);
 	bool updated_priority = false;
 	json_t *spec, *body;
 	struct rec_item *it;
@@ -609,7 +612,7 @@ static int follow_job_labels(const struct rec_job_view *view,
 				     in->ns, "default", view->payload)
 			     ? "default"
 			     : "";
-	if (!evicted && strcmp(want_q, have_q) != 0 &&
+	if (queue && strcmp(want_q, have_q) != 0 &&
 	    json_object_set_new(spec, "queueName",
 		*want_q ? json_string(want_q) : json_null()) != 0)
 		rc = rec__nomem(err, "job reconciler");
@@ -625,7 +628,11 @@ static int follow_job_labels(const struct rec_job_view *view,
 		    api_resolve_priority(
 			&m->labels, &ps, view->priority, &prio, &perr) != CU_OK)
 			rc = warn_job(p, in, "priority of", perr.msg, err);
-		else if (!priority_equal(wl, &prio)) {
+		/* While it holds quota the class keeps its kind (the
+		 * Workload's validation): a change to another kind waits. */
+		else if (!priority_equal(wl, &prio) &&
+			 (!holds ||
+			     prio.source == API_PRIO_WORKLOAD_PRIORITY_CLASS)) {
 			updated_priority = true;
 			if (set_priority(spec, &prio) != 0)
 				rc = rec__nomem(err, "job reconciler");
@@ -726,6 +733,14 @@ int rec_job_reconcile(const struct rec_job_view *view,
 		return err->code;
 	if (wrote)
 		return CU_OK;
+	/* 7c. holding quota, it follows the job's priority-class label */
+	if (holds) {
+		if (follow_job_labels(
+			view, in, wl, false, true, out, &wrote, err) != CU_OK)
+			return err->code;
+		if (wrote)
+			return CU_OK;
+	}
 	/* 8. admitted: start it (once) */
 	if (admitted && !evicted)
 		return start(view, in, now_ns, out, err);
@@ -748,10 +763,10 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	    rec_wl_status_release(wl, now_ns, &patch, &serr) == CU_OK &&
 	    patch != NULL)
 		return wl_write(out, in, REC_WRITE_STATUS, patch, err);
-	/* 10. pending: the Workload follows the job's queue-name and
-	 * priority-class labels */
+	/* 10. pending: the Workload follows the job's queue-name (unless
+	 * it was evicted) and priority-class labels */
 	if (!holds)
 		return follow_job_labels(
-		    view, in, wl, evicted, out, &wrote, err);
+		    view, in, wl, !evicted, false, out, &wrote, err);
 	return CU_OK;
 }

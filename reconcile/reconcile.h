@@ -729,6 +729,9 @@ enum rec_engine_op {
 	 * (que_workload_set_counts): status.reclaimablePods gave some
 	 * back. */
 	REC_ENGINE_SET_COUNTS,
+	/* uid, holding quota, has priority `priority` from now on (its
+	 * job's priority-class label changed): preemption sees it. */
+	REC_ENGINE_SET_PRIORITY,
 };
 
 /* One step of a plan. Only the members of its kind are set. */
@@ -764,6 +767,7 @@ struct rec_item {
 	int64_t at_ns;	 /* WAKE */
 	int32_t *counts; /* [owned: cu_free] SET_COUNTS */
 	size_t n_counts;
+	int32_t priority; /* SET_PRIORITY */
 };
 
 /* An ordered list of items; zero-initialise (or rec_plan_init) before
@@ -867,6 +871,16 @@ struct rec_job_in {
  *   9. otherwise (pending or evicted): the job's next stop write (+
  *      "Stopped", message the eviction's); once stopped and inactive an
  *      evicted Workload that holds quota releases it (STATUS).
+ *   7b. status.reclaimablePods follows the job (Kueue's Job: with
+ *      parallelism > 1, the terminal pods - succeeded, or an Indexed
+ *      Job's completed and failed indexes below completions - beyond
+ *      what the remaining completions still need; a JobSet: per
+ *      replicated job, succeeded replicas times pods per replica), each
+ *      capped at its pod set's count: a STATUS write when it differs.
+ *   7c. a Workload that holds quota follows the job's priority-class
+ *      label as in step 10 (only from one WorkloadPriorityClass to
+ *      another: its validation keeps the class's presence and kind
+ *      while quota is reserved): a spec PATCH before anything else.
  *  10. a stopped job whose Workload holds no quota: the Workload follows
  *      the job's priority-class label (when its priority comes from a
  *      WorkloadPriorityClass or it has none; the class resolved again
@@ -956,7 +970,8 @@ struct rec_wl_view {
  *     reconciler has stopped the job and cleared the admission;
  *   - DeactivationTarget True on an active Workload: the spec PATCH
  *     active=false;
- *   - holding quota in both: SET_COUNTS when the pods it should hold
+ *   - holding quota in both: SET_PRIORITY when spec.priority differs
+ *     from the engine's (engine_wl); SET_COUNTS when the pods it should hold
  *     per pod set (the admitted count, less status.reclaimablePods,
  *     never below 0: Kueue's podSetsCountsAfterReclaim) differ from the
  *     engine's (engine_wl), then the steps below;

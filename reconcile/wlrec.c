@@ -382,6 +382,17 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 				     : wl_write(out, wl, REC_WRITE_PATCH, patch,
 					   false, err);
 	}
+	if (que_holds && view->engine_wl != NULL &&
+	    view->engine_wl->priority !=
+		(wl->spec.has_priority ? wl->spec.priority : 0)) {
+		struct rec_item *it;
+
+		if (engine(out, REC_ENGINE_SET_PRIORITY, uid, false, err) !=
+		    CU_OK)
+			return err->code;
+		it = &out->items[out->n - 1];
+		it->priority = wl->spec.has_priority ? wl->spec.priority : 0;
+	}
 	if (que_holds && reclaim_counts(view, wl, out, err) != CU_OK)
 		return err->code;
 	if (que_holds)

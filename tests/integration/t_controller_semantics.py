@@ -189,6 +189,38 @@ def label_changes(s):
     ctl.stop()
 
 
+@case("admitted-job-priority-label-change", simulate="jobs")
+def admitted_priority_change(s):
+    """Job a (class low, 1) runs on a 1-cpu ClusterQueue that preempts
+    lower priorities. Its priority-class label set to high (100): its
+    Workload's priority follows while it runs, and b (class medium, 50)
+    then waits instead of preempting it."""
+    setup(s, cpu=1)
+    patch(s, KQ + "/clusterqueues/cq", {"spec": {"preemption": {
+        "withinClusterQueue": "LowerPriority"}}})
+    for name, value in (("low", 1), ("medium", 50), ("high", 100)):
+        post(s, KQ + "/workloadpriorityclasses", {
+            "kind": "WorkloadPriorityClass", "metadata": {"name": name},
+            "value": value})
+    ctl = Controller(s, config=CONFIG)
+    create_job(s, "a", labels={"kueue.x-k8s.io/priority-class": "low"})
+    wait_for(lambda: job_running(s, "a"), 20, what="a running")
+    patch(s, JOBS + "/a", {"metadata": {"labels": {
+        "kueue.x-k8s.io/priority-class": "high"}}})
+    w = wait_wl(s, "a", lambda w: w["spec"].get("priority") == 100,
+                "a's Workload at priority 100")
+    eq(w["spec"]["priorityClassRef"]["name"], "high", "priorityClassRef")
+    create_job(s, "b", labels={"kueue.x-k8s.io/priority-class": "medium"})
+    w = wait_wl(s, "b", lambda w: (cond(w, "QuotaReserved") or {}).get(
+        "status") == "False", "b pending")
+    check("preemption" not in cond(w, "QuotaReserved").get("message", ""),
+          "b does not preempt: %r" % cond(w, "QuotaReserved"))
+    check(not is_true(wl_of(s, "a"), "Evicted"),
+          "a (now 100) is not preempted by b (50)")
+    check(job_running(s, "a"), "a still running")
+    ctl.stop()
+
+
 @case("deactivate-pending", simulate="jobs")
 def deactivate_pending(s):
     """Job a waits (ClusterQueue cq has no quota). Its Workload

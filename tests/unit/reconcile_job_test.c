@@ -156,6 +156,8 @@ struct row {
 	/* the job's priority-class label once its Workload was built (the
 	 * class "high" exists, value 100) */
 	const char *prio_label;
+	/* the Workload's WorkloadPriorityClass (priority 1); NULL: none */
+	const char *wl_class;
 	/* parallelism = completions = 3, status.succeeded = `succeeded`;
 	 * the Workload already says reclaimablePods main=`reclaim_have`
 	 * (0: none) */
@@ -388,6 +390,24 @@ static const struct row rows[] = {
 	.wl = W_EVICTED_RELEASED,
 	.prio_label = "high",
 	.want = "wl.patch team-a/" WLN "* rv job (UpdatedWorkload: *)"},
+    /* step 7c: holding quota, the priority follows (a class only) */
+    {.name = "admitted_priority_label_no_class_starts",
+	.job = J_SUSPENDED,
+	.wl = W_ADMITTED,
+	.prio_label = "high",
+	.want = JWRITE_START " (Started: Admitted by clusterQueue cq-a)"},
+    {.name = "admitted_priority_label_changed",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.wl_class = "low",
+	.prio_label = "high",
+	.want = "wl.patch team-a/" WLN "* rv job (UpdatedWorkload: *)"},
+    {.name = "admitted_priority_label_same",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.wl_class = "high",
+	.prio_label = "high",
+	.want = ""},
     /* step 7b: status.reclaimablePods */
     {.name = "reclaimable_written",
 	.job = J_RUNNING,
@@ -536,6 +556,14 @@ static json_t *wl_doc(const struct row *r, const struct rec_job *j)
 	json_object_set_new(md, "uid", json_string("wl-uid-1"));
 	json_object_set_new(md, "generation", json_integer(1));
 	json_object_set_new(md, "resourceVersion", json_string("100"));
+	if (r->wl_class != NULL) {
+		json_object_set_new(json_object_get(w, "spec"),
+		    "priorityClassRef",
+		    json_pack("{s:s, s:s, s:s}", "group", "kueue.x-k8s.io",
+			"kind", "WorkloadPriorityClass", "name", r->wl_class));
+		json_object_set_new(
+		    json_object_get(w, "spec"), "priority", json_integer(1));
+	}
 	st = json_object();
 	json_object_set_new(w, "status", st);
 	if (r->reclaim_have > 0)

@@ -99,6 +99,7 @@ struct row {
 	/* > 0: the engine's record holds this many pods of pod set main
 	 * (of 3) */
 	int32_t engine_count;
+	int32_t engine_priority; /* the engine record's priority */
 	const char *want;
 };
 
@@ -403,6 +404,14 @@ static const struct row rows[] = {
 	.where = QUE_WL_ADMITTED,
 	.engine_count = 1,
 	.want = ""},
+    {.name = "priority_changed_while_admitted",
+	.wl = W_HOLDS_RECLAIM,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.engine_count = 1,
+	.engine_priority = 5,
+	.want = "set-priority u1 0"},
     {.name = "reclaimable_follower",
 	.wl = W_HOLDS_RECLAIM,
 	.engine_uid = "u1",
@@ -657,6 +666,11 @@ static void render(const struct rec_plan *p, int64_t now, char *buf, size_t cap)
 		case REC_ENGINE_RELEASE:
 			app(buf, cap, "release ", it->uid, NULL);
 			break;
+		case REC_ENGINE_SET_PRIORITY:
+			snprintf(n, sizeof(n), "set-priority %s %d", it->uid,
+			    (int)it->priority);
+			app(buf, cap, n, NULL);
+			break;
 		case REC_ENGINE_SET_COUNTS:
 			cr_assert_eq(it->n_counts, 1);
 			snprintf(n, sizeof(n), "set-counts %s %d", it->uid,
@@ -707,6 +721,7 @@ Test(workload_reconcile, table)
 			qps.full_count = 3;
 			qw.n_podsets = 1;
 			qw.podsets = &qps;
+			qw.priority = r->engine_priority;
 			v.engine_wl = &qw;
 		}
 		cr_assert_eq(cu_time_parse(T0, &v.now_ns, &err), CU_OK);
