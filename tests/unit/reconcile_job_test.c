@@ -46,6 +46,17 @@
  *                               evicted_job_still_active,
  *                               evicted_released_nothing,
  *                               evicted_job_stopping (status step)
+ *   step 7b, reclaimablePods:   reclaimable_* (written when it differs,
+ *                               Indexed by terminal indexes, also for a
+ *                               pending Workload)
+ *   step 7c, admitted priority: admitted_priority_label_* (a class to a
+ *                               class only)
+ *   step 8, start impossible:   admitted_start_conflict_failed_to_start
+ *                               (WARN + Finished FailedToStart)
+ *   step 10, labels followed:   pending_queue_label_changed,
+ *                               pending_priority_label_*, evicted_*_label_*
+ *                               (an evicted Workload keeps its queue)
+ *   labelKeysToCopy:            absent_creates_copies_labels
  *   JobSet:                     jobset_absent_creates, jobset_running_
  *                               pending_stops (one patch + Stopped)
  *
