@@ -304,7 +304,7 @@ struct rec_eviction {
  * reset to Pending, BlockedOnPreemptionGates closed,
  * schedulingStats.evictions[reason, underlying_cause].count + 1; a
  * Deactivated eviction also removes the DeactivationTarget condition (it
- * is consumed). status.admission is kept
+ * is consumed) and status.requeueState. status.admission is kept
  * (the quota is held until the job's pods are gone). NULL when the
  * Workload is already Evicted (an eviction is written once).
  */

@@ -1009,8 +1009,10 @@ int rec_wl_status_evict(const struct api_workload *wl,
 		e = count_eviction(&s, ev->reason,
 		    ev->underlying_cause ? ev->underlying_cause : "");
 	/* The deactivation's own preparation: its target is consumed. */
-	if (e == 0 && strcmp(ev->reason, REC_EVICTED_DEACTIVATED) == 0)
+	if (e == 0 && strcmp(ev->reason, REC_EVICTED_DEACTIVATED) == 0) {
 		cond_remove(&s, REC_COND_DEACTIVATION_TARGET);
+		json_object_del(s.status, "requeueState");
+	}
 	cu_free(creason);
 	return status_end(from, to, e, patch, err);
 }
