@@ -289,26 +289,28 @@ void ctl_sync_config(ctl *c)
 
 /* ---- the resource-in-use finalizers ---------------------------------- */
 
-/* The finalizer write of a ClusterQueue or ResourceFlavor (key "cq/name"
- * or "rf/name"), unless one is awaited or waits for its retry. */
-static void finalizer_sync(
-    ctl *c, enum inf_id id, json_t *obj, const char *key, bool in_use)
+/* The finalizer write of ClusterQueue or ResourceFlavor obj (id INF_CQ
+ * or INF_RF), unless one is awaited or waits for its retry. */
+static void finalizer_sync(ctl *c, enum inf_id id, json_t *obj, bool in_use)
 {
+	const char *name = ctl_jmeta(obj, "name");
+	const char *const *key =
+	    CTL_K3(id == INF_CQ ? CTL_KIND_CQ : CTL_KIND_RF, "", name);
 	struct ctl_pipe_write *w;
 	json_t *patch = NULL;
 	cu_error err;
 
-	if (ctl_pipe_stale(c->pipe, key, obj) ||
+	if (name == NULL || ctl_pipe_stale(c->pipe, key, obj) ||
 	    ctl_pipe_retrying(c->pipe, key))
 		return;
 	if (rec_in_use_finalizer_patch(obj, in_use, &patch, &err) != CU_OK) {
-		cu_warn("%s: %s", key, err.msg);
+		cu_warn("%s %s: %s", key[0], name, err.msg);
 		return;
 	}
 	if (patch == NULL)
 		return;
-	w = ctl_pipe_queue(c->pipe, CTL_PIPE_WL_PATCH, CTL_RES(id), NULL,
-	    ctl_jmeta(obj, "name"), NULL, patch);
+	w = ctl_pipe_queue(
+	    c->pipe, CTL_PIPE_WL_PATCH, CTL_RES(id), NULL, name, NULL, patch);
 	if (w != NULL)
 		ctl_pipe_expect(c->pipe, w, key, true);
 }
@@ -331,17 +333,15 @@ static void flavor_finalizer(json_t *rf, void *payload)
 	ctl *c = payload;
 	const char *name = ctl_jmeta(rf, "name");
 	struct flavor_pass p = {c, name, false};
-	char *key;
 
-	if (name == NULL || (key = cu_asprintf("rf/%s", name)) == NULL)
+	if (name == NULL)
 		return;
 	/* Only a flavor being deleted needs the scan: Kueue's
 	 * ClusterQueuesUsingFlavor, every ClusterQueue that still exists. */
 	if (json_object_get(
 		json_object_get(rf, "metadata"), "deletionTimestamp") != NULL)
 		api_informer_foreach(c->inf[INF_CQ], cq_uses, &p);
-	finalizer_sync(c, INF_RF, rf, key, p.used);
-	cu_free(key);
+	finalizer_sync(c, INF_RF, rf, p.used);
 }
 
 void ctl_sync_finalizers(ctl *c)
@@ -354,15 +354,10 @@ void ctl_sync_finalizers(ctl *c)
 	for (i = 0; i < n; i++) {
 		struct que_cq *cq = que_cq_at(c->st, i);
 		json_t *obj;
-		char *key;
 
-		if (cq == NULL ||
-		    (obj = api_informer_get(c->inf[INF_CQ], NULL, cq->name)) ==
-			NULL ||
-		    (key = cu_asprintf("cq/%s", cq->name)) == NULL)
-			continue;
-		finalizer_sync(c, INF_CQ, obj, key, cq->admitted.n > 0);
-		cu_free(key);
+		if (cq != NULL && (obj = api_informer_get(
+				       c->inf[INF_CQ], NULL, cq->name)) != NULL)
+			finalizer_sync(c, INF_CQ, obj, cq->admitted.n > 0);
 	}
 	api_informer_foreach(c->inf[INF_RF], flavor_finalizer, c);
 }
