@@ -319,6 +319,8 @@ def in_use_finalizers(s):
              what="finalizer on a later ClusterQueue")
     check(FIN in (finalizers(s, cq) or []),
           "cq kept while a holds quota in it")
+    wait_for(lambda: (cond(s.get_json(cq), "Active") or {}).get("reason")
+             == "Terminating", 15, what="cq Active=False (Terminating)")
     check(FIN in (finalizers(s, rf) or []),
           "the flavor kept while ClusterQueues name it")
     code, _, body = s.raw("DELETE", KQ + "/clusterqueues/later")
