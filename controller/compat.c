@@ -124,9 +124,7 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.requeueState", N, CTL_COMPAT_WARN_TABLE_ONLY,
 	"no requeue backoff is recorded or honoured"},
-    {"Workload", "status.reclaimablePods", P, CTL_COMPAT_WARN_TABLE_ONLY,
-	"written from Jobs and JobSets and given back by admitted Workloads; "
-	"a pending Workload still requests its full pod counts"},
+    {"Workload", "status.reclaimablePods", S, CTL_COMPAT_WARN_NEVER, ""},
 };
 
 const size_t ctl_compat_count =

@@ -25,11 +25,15 @@ int rec__nomem(cu_error *err, const char *what);
 CU_MUST_CHECK int rec__strict_patch(
     const json_t *from, const json_t *to, json_t **patch, cu_error *err);
 
-/* The pods pod set `podset` [borrowed] of wl holds while it holds quota:
- * `admitted` (its admission's count) less its status.reclaimablePods
- * count for that pod set (at most `full`, the spec's count), never
- * below 0 (Kueue's podSetsCountsAfterReclaim). */
+/* The pods pod set `podset` [borrowed] of wl requests or holds: at
+ * most `admitted` (its admission's count, or the spec's count) and at
+ * most `full` (the spec's count) less its status.reclaimablePods count,
+ * never below 0 (Kueue's podSetsCountsAfterReclaim). */
 int32_t rec__count_after_reclaim(const struct api_workload *wl,
     const char *podset, int32_t admitted, int32_t full);
+
+/* The spec's count of wl's pod set name [borrowed] (CRD default 1);
+ * -1 when wl has no such pod set. */
+int32_t rec__spec_count(const struct api_workload *wl, const char *name);
 
 #endif /* CU_RECONCILE_REC_INT_H */

@@ -626,7 +626,8 @@ bool rec_workload_inactive(const struct api_workload *wl);
  * adopted as admitted in the ClusterQueue its admission names with the
  * flavors and the pod counts it records (a partial admission holds its
  * admitted counts; `pods` is held when the admission names a flavor for
- * it). ns_eligible: the caller evaluated the ClusterQueue's
+ * it; pods status.reclaimablePods gives back are neither requested nor
+ * held). ns_eligible: the caller evaluated the ClusterQueue's
  * namespaceSelector. Errors: CU_EEXIST (already queued), CU_EINVAL (a pod
  * set the engine cannot model; message names the field), CU_ENOTFOUND
  * (the admission names a flavor or ClusterQueue the engine does not know:
@@ -980,7 +981,9 @@ struct rec_wl_view {
  *     since Admitted became True): WAKE at the deadline; none left:
  *     DeactivationTarget (MaximumExecutionTimeExceeded) STATUS write and
  *     a Warning event;
- *   - pending, generation changed since queued: READD;
+ *   - pending, generation changed since queued, or the pod counts it
+ *     requests after status.reclaimablePods differ from the engine's:
+ *     READD;
  *   - pending: SET_ELIGIBLE when the namespace eligibility changed; and
  *     Requeued=False by a deactivation (active again) or by a queue stop
  *     (that queue no longer stopped): Requeued=True (Reactivated,

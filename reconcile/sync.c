@@ -511,8 +511,6 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 		    a && a->has_count ? a->count : qw->podsets[i].full_count;
 		if (counts[i] < 0 || counts[i] > qw->podsets[i].full_count)
 			counts[i] = qw->podsets[i].full_count;
-		counts[i] = rec__count_after_reclaim(wl, qw->podsets[i].name,
-		    counts[i], qw->podsets[i].full_count);
 		for (j = 0;
 		     j < qw->podsets[i].n_spec_req + qw->podsets[i].pods_slot;
 		     j++, k++) {
@@ -543,6 +541,19 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 	*out = frs;
 	*counts_out = counts;
 	return CU_OK;
+}
+
+int32_t rec__spec_count(const struct api_workload *wl, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < wl->spec.n_pod_sets; i++) {
+		const struct api_podset *ps = &wl->spec.pod_sets[i];
+
+		if (strcmp(ps->name ? ps->name : "main", name) == 0)
+			return ps->has_count ? ps->count : 1;
+	}
+	return -1;
 }
 
 int32_t rec__count_after_reclaim(const struct api_workload *wl,
@@ -583,6 +594,14 @@ int rec_sync_workload(que_state *st, const struct api_workload *wl,
 	for (i = 0; i < n && rc == CU_OK; i++)
 		rc = podset_build(
 		    &own[i], &wl->spec.pod_sets[i], i, st, &ps[i], err);
+	/* Pods status.reclaimablePods gives back are neither requested nor
+	 * held (Kueue's podSetsCountsAfterReclaim): the engine's count of
+	 * a pod set is what is left; an admission's larger count is capped
+	 * to it when adopted. */
+	for (i = 0; i < n && rc == CU_OK; i++)
+		if (ps[i].name != NULL)
+			ps[i].count = rec__count_after_reclaim(
+			    wl, ps[i].name, ps[i].count, ps[i].count);
 	if (rc == CU_OK) {
 		memset(&spec, 0, sizeof(spec));
 		spec.uid = wl->meta.uid;

@@ -257,23 +257,46 @@ static int requeue(const struct rec_wl_view *view,
 }
 
 /* The pods pod set i of qw should hold: its admission's count less the
- * pods status.reclaimablePods gives back. */
+ * pods status.reclaimablePods gives back (counted from the spec's count,
+ * capped at what the engine queued it with). */
 static int32_t count_for(
     const struct que_wl *qw, uint32_t i, const struct api_workload *wl)
 {
 	const struct que_podset *ps = &qw->podsets[i];
-	int32_t admitted = ps->full_count;
+	int32_t full = rec__spec_count(wl, ps->name), admitted, n;
 	size_t k;
 
+	if (full < 0)
+		full = ps->full_count;
+	admitted = full;
 	for (k = 0; k < wl->status.admission.n_pod_set_assignments; k++) {
 		const struct api_podset_assignment *a =
 		    &wl->status.admission.pod_set_assignments[k];
 
 		if (strcmp(a->name, ps->name) == 0 && a->has_count &&
-		    a->count >= 0 && a->count <= ps->full_count)
+		    a->count >= 0 && a->count <= full)
 			admitted = a->count;
 	}
-	return rec__count_after_reclaim(wl, ps->name, admitted, ps->full_count);
+	n = rec__count_after_reclaim(wl, ps->name, admitted, full);
+	return n < ps->full_count ? n : ps->full_count;
+}
+
+/* A pending Workload's requests follow status.reclaimablePods: does the
+ * engine queue it with other counts than it would now? */
+static bool pending_counts_changed(
+    const struct que_wl *qw, const struct api_workload *wl)
+{
+	uint32_t i;
+
+	for (i = 0; qw != NULL && i < qw->n_podsets; i++) {
+		int32_t full = rec__spec_count(wl, qw->podsets[i].name);
+
+		if (full >= 0 &&
+		    rec__count_after_reclaim(wl, qw->podsets[i].name, full,
+			full) != qw->podsets[i].full_count)
+			return true;
+	}
+	return false;
 }
 
 /* status.reclaimablePods: the engine holds, per pod set, what the
@@ -397,8 +420,10 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 		return err->code;
 	if (que_holds)
 		return max_exec(view, wl, out, err);
-	/* The spec changed while pending: queue it anew. */
-	if (view->queued_generation != gen)
+	/* The spec changed while pending, or status.reclaimablePods: queue
+	 * it anew. */
+	if (view->queued_generation != gen ||
+	    pending_counts_changed(view->engine_wl, wl))
 		return engine(out, REC_ENGINE_READD, NULL, false, err);
 	e = view->eligible(
 	    wl->meta.namespace_, wl->spec.queue_name, view->payload);

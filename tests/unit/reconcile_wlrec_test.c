@@ -79,6 +79,8 @@ enum wl_state {
 	W_INACTIVE_PENDING_TARGET,  /* ... not Evicted, DeactivationTarget */
 	/* holds quota for 3 pods (count 3), reclaimablePods main=2 */
 	W_HOLDS_RECLAIM,
+	/* pending, 3 pods, reclaimablePods main=2 */
+	W_PENDING_RECLAIM,
 };
 
 struct row {
@@ -412,6 +414,13 @@ static const struct row rows[] = {
 	.engine_count = 1,
 	.engine_priority = 5,
 	.want = "set-priority u1 0"},
+    {.name = "reclaimable_pending_readded",
+	.wl = W_PENDING_RECLAIM,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.engine_count = 3,
+	.want = "readd"},
     {.name = "reclaimable_follower",
 	.wl = W_HOLDS_RECLAIM,
 	.engine_uid = "u1",
