@@ -515,17 +515,21 @@ static int start(const struct rec_job_view *view, const struct rec_job_in *in,
 	return rc;
 }
 
-/* The job's priority-class label as Kueue's webhook leaves it: the label,
- * or "default" when the job has none and that WorkloadPriorityClass
- * exists (WorkloadPriorityClass defaulting labels the job with it). */
+/* The job's priority-class label as Kueue's webhook leaves it: the label;
+ * or, for a job without one whose Workload got the "default"
+ * WorkloadPriorityClass at creation, "default" (Kueue's defaulting
+ * labels such a job with it when it is created, and only then). */
 static const char *job_priority_label(
-    const struct rec_job_view *view, const struct api_meta *m)
+    const struct api_meta *m, const struct api_workload *wl)
 {
 	const char *l = api_strmap_get(&m->labels, API_LABEL_PRIORITY_CLASS);
+	const struct api_priority_class_ref *r = &wl->spec.priority_class_ref;
 
 	if (l != NULL && *l != '\0')
 		return l;
-	return view->priority != NULL && view->priority->default_wpc
+	return wl->spec.has_priority_class_ref && r->name && r->kind &&
+		       strcmp(r->name, API_DEFAULT_WPC_NAME) == 0 &&
+		       strcmp(r->kind, "WorkloadPriorityClass") == 0
 		   ? API_DEFAULT_WPC_NAME
 		   : "";
 }
@@ -587,7 +591,7 @@ static int follow_job_labels(const struct rec_job_view *view,
 	const struct api_priority_class_ref *ref = &wl->spec.priority_class_ref;
 	const char *have_q = wl->spec.queue_name ? wl->spec.queue_name : "";
 	const char *want_q = view->queue_name;
-	const char *label = job_priority_label(view, m);
+	const char *label = job_priority_label(m, wl);
 	/* One that reserved quota without a class can no longer get one
 	 * (the Workload's validation), so it does not follow. */
 	bool follows =

@@ -885,7 +885,9 @@ struct rec_job_in {
  *  10. a stopped job whose Workload holds no quota: the Workload follows
  *      the job's priority-class label (when its priority comes from a
  *      WorkloadPriorityClass or it has none; the class resolved again
- *      with view->priority, "UpdatedWorkload" event on success, a class
+ *      with view->priority, "UpdatedWorkload" event on success; a job
+ *      without the label whose Workload has the "default" class keeps
+ *      it, as Kueue's defaulting labelled it; a class
  *      that cannot be resolved is a WARN) and, unless it was evicted,
  *      its queue-name label (view->queue_name; a job managed without one
  *      keeps LocalQueue "default"): one spec PATCH, as Kueue's

@@ -371,6 +371,11 @@ static const struct row rows[] = {
 	.prio_label = "high",
 	.want = "wl.patch team-a/" WLN "* rv job (UpdatedWorkload: Updated "
 		"workload priority class: team-a/" WLN "*)"},
+    {.name = "pending_defaulted_class_kept",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.wl_class = "default",
+	.want = ""},
     {.name = "pending_priority_label_missing_class",
 	.job = J_SUSPENDED,
 	.wl = W_PENDING,
