@@ -303,11 +303,10 @@ def evictions_metric(port):
 @case("maximum-execution-time", simulate="jobs")
 def max_exec(s):
     """A Job labelled kueue.x-k8s.io/max-exec-time-seconds=2 is
-    deactivated once admitted for 2 s: Evicted (reason
-    DeactivatedDueToMaximumExecutionTimeExceeded, "... due to exceeding
-    the maximum execution time"; counted as Deactivated with underlying
-    cause MaximumExecutionTimeExceeded), spec.active false, the job
-    stopped;
+    deactivated once admitted for 2 s: Evicted (Kueue's reason
+    DeactivatedDueToMaximumExecutionTimeExceeded, "... due to
+    exceeding the maximum execution time", underlying cause
+    MaximumExecutionTimeExceeded), spec.active false, the job stopped;
     the DeactivationTarget condition is consumed."""
     setup(s)
     port = free_port()
