@@ -9,10 +9,10 @@ that are easy to miss, end to end with the Job simulator:
     with reason FailedToStart, so its quota is given back;
   - changing a pending Job's queue-name label moves its Workload to that
     LocalQueue; changing its priority-class label updates the Workload's
-    priority;
+    priority, also while it runs (and preemption sees the new one);
   - ClusterQueues and ResourceFlavors carry the
     kueue.x-k8s.io/resource-in-use finalizer, which goes once nothing uses
-    them;
+    them (a ClusterQueue held by it is Terminating and admits nothing);
   - a Workload deactivated while pending is marked Evicted (Deactivated);
   - status.reclaimablePods: succeeded pods of a Job that can no longer
     need them give their quota back."""
