@@ -64,7 +64,7 @@ int bench_engine_main(int argc, char **argv)
 		struct que_flavor_quotas fq = {"default", &rq, 1};
 		struct que_resource_group g = {covered, 1, &fq, 1};
 		struct que_cq_spec s = {0};
-		struct que_lq_spec lq = {"ns", NULL, NULL, QUE_STOP_NONE};
+		struct que_lq_spec lq = {.ns = "ns", .stop = QUE_STOP_NONE};
 		char cohort[32];
 
 		snprintf(name, sizeof(name), "cq-%d", i);

@@ -162,11 +162,26 @@ Test(ctl_compat, fair_sharing_and_resources_validated_as_kueue)
 		const char *body, *want;
 	} cases[] = {
 	    {"fairSharing:\n  preemptionStrategies: [Fastest]\n",
-		"line 6: fairSharing.preemptionStrategies[0]: Unsupported "
-		"value: \"Fastest\""},
+		"line 6: fairSharing.preemptionStrategies: Unsupported "
+		"value: []v1beta2.PreemptionStrategy{\"Fastest\"}: supported "
+		"values: \"LessThanOrEqualToFinalShare\", "
+		"\"LessThanInitialShare\", "
+		"\"LessThanOrEqualToFinalShare,LessThanInitialShare\""},
 	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare, "
 	     "LessThanInitialShare]\n",
-		"fairSharing.preemptionStrategies[1]: Duplicate value"},
+		"fairSharing.preemptionStrategies: Unsupported value: "
+		"[]v1beta2.PreemptionStrategy{\"LessThanInitialShare\", "
+		"\"LessThanInitialShare\"}"},
+	    /* Kueue accepts the pair in one order only. */
+	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare, "
+	     "LessThanOrEqualToFinalShare]\n",
+		"fairSharing.preemptionStrategies: Unsupported value"},
+	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare, "
+	     "LessThanOrEqualToFinalShare, LessThanInitialShare]\n",
+		"fairSharing.preemptionStrategies: Unsupported value"},
+	    {"fairSharing:\n  preemptionStrategies: []\n",
+		"fairSharing.preemptionStrategies: Required value: must be "
+		"specified"},
 	    {"resources:\n  transformations:\n  - input: a.com/x\n"
 	     "    strategy: Drop\n",
 		"resources.transformations[0].strategy: Unsupported value: "
@@ -218,9 +233,69 @@ Test(ctl_compat, v1beta1_fair_sharing_checked_only_when_enabled)
 			 "  preemptionStrategies: [Fastest]\n",
 			 &err),
 	    CU_EINVAL);
-	cr_assert(strstr(err.msg,
-		      "line 5: fairSharing.preemptionStrategies[0]") != NULL,
+	cr_assert(
+	    strstr(err.msg,
+		"line 5: fairSharing.preemptionStrategies: Unsupported") !=
+		NULL,
 	    "%s", err.msg);
+	/* v1beta1 defaults an empty list to both strategies. */
+	cr_assert_eq(load_str(&c,
+			 "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+			 "kind: Configuration\n"
+			 "fairSharing:\n"
+			 "  enable: true\n",
+			 &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert(c.fair_sharing.enable);
+	cr_assert_eq(c.fair_sharing.nstrategies, 2);
+	cr_assert_eq(c.fair_sharing.strategies[0], CTL_FAIR_LE_FINAL_SHARE);
+	cr_assert_eq(c.fair_sharing.strategies[1], CTL_FAIR_LT_INITIAL_SHARE);
+	ctl_config_dispose(&c);
+}
+
+/* The three lists Kueue accepts load in order, and print back. */
+Test(ctl_compat, fair_sharing_accepted_lists)
+{
+	static const struct {
+		const char *list;
+		size_t n;
+		enum ctl_fair_strategy s0, s1;
+	} cases[] = {
+	    {"[LessThanOrEqualToFinalShare]", 1, CTL_FAIR_LE_FINAL_SHARE, 0},
+	    {"[LessThanInitialShare]", 1, CTL_FAIR_LT_INITIAL_SHARE, 0},
+	    {"[LessThanOrEqualToFinalShare, LessThanInitialShare]", 2,
+		CTL_FAIR_LE_FINAL_SHARE, CTL_FAIR_LT_INITIAL_SHARE},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ctl_config c, again;
+		cu_error err;
+		cu_buf out;
+		char *doc =
+		    cu_asprintf("%sfairSharing:\n  preemptionStrategies: %s\n",
+			HDR, cases[i].list);
+
+		cr_assert_not_null(doc);
+		cr_assert_eq(
+		    load_str(&c, doc, &err), CU_OK, "case %zu: %s", i, err.msg);
+		cr_assert(c.fair_sharing.enable);
+		cr_assert_eq(c.fair_sharing.nstrategies, cases[i].n);
+		cr_assert_eq(c.fair_sharing.strategies[0], cases[i].s0);
+		if (cases[i].n == 2)
+			cr_assert_eq(c.fair_sharing.strategies[1], cases[i].s1);
+		cu_buf_init(&out, 1 << 20);
+		cr_assert_eq(ctl_config_to_yaml(&c, &out, &err), CU_OK);
+		cr_assert_eq(ctl_config_load_buffer(
+				 &again, out.ptr, out.len, "printed", &err),
+		    CU_OK, "%s", err.msg);
+		cr_assert_eq(again.fair_sharing.nstrategies, cases[i].n);
+		cr_assert_eq(again.fair_sharing.strategies[0], cases[i].s0);
+		ctl_config_dispose(&again);
+		cu_buf_dispose(&out);
+		ctl_config_dispose(&c);
+		cu_free(doc);
+	}
 }
 
 Test(ctl_compat, table_is_well_formed_and_printed_whole)
