@@ -78,4 +78,36 @@ int adm_borrow_level(
 /* Hash of a pending status, never 0 (0 means "nothing reported"). */
 uint32_t adm_status_hash(enum adm_reason reason, const char *msg);
 
+/* ---- fair sharing (fairshare.c) ---------------------------------------- */
+
+/* Cohort levels the fair-sharing tournament follows (deeper trees are
+ * compared as if cut there). */
+#define ADM_FS_MAX_DEPTH 16
+
+/* The DRS of n with usage req [n_req entries, borrowed] added. */
+void adm_drs_with(const que_state *st, const struct que_node *n,
+    const struct adm_fr_amount *req, size_t n_req, struct adm_drs *out);
+
+/* A candidate of the fair-sharing iterator: the head of cq with the
+ * usage its assignment would add. All [borrowed]. */
+struct adm_fs_cand {
+	struct que_cq *cq;
+	const struct adm_fr_amount *usage;
+	size_t n_usage;
+	int32_t priority;
+	int64_t queue_ts;
+};
+
+/*
+ * Kueue's fair-sharing iterator: which of the remaining candidates c[0..n)
+ * (in the classical order) to process next. c[0] without a cohort goes
+ * first; otherwise a tournament over c[0]'s cohort tree picks, at every
+ * cohort, the child whose share is lowest with its candidate admitted
+ * (not borrowing on the requested flavors first, then share, priority,
+ * queue timestamp, position). Simulated usage is undone before it
+ * returns. *out: an index into c. CU_ENOMEM.
+ */
+CU_MUST_CHECK int adm_fair_next(que_state *st, const struct adm_fs_cand *c,
+    size_t n, size_t *out, cu_error *err);
+
 #endif /* CU_ADMISSION_ADMISSION_INT_H */

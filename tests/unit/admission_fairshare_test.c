@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/admission_fairshare_test.c - Kueue's fair sharing in the
+ * admission engine: the dominant resource share (borrowed over lendable
+ * per resource, summed over flavors, weighted, through the cohort tree,
+ * weight 0), its comparison, and the fair-sharing iterator's tournament.
+ * Table-driven; each case names the rule it would fail without.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "admission/admission_int.h"
+#include "queues/queues.h"
+
+#define CPU(x) ((int64_t)(x)*1000)
+#define NOLIM (-1)
+
+static que_state *st;
+
+static void setup(void)
+{
+	cr_assert_eq(que_state_new(&st, NULL), CU_OK);
+}
+
+static void teardown(void)
+{
+	que_state_free(st);
+}
+
+/* A node's quotas: per flavor ("f1", "f2"), cpu and memory nominal (and
+ * a cpu lending limit, NOLIM = none). */
+struct nq {
+	const char *name, *parent;
+	bool cohort;
+	int64_t weight; /* milli; NOLIM = unset */
+	int64_t cpu[2], mem[2], cpu_lend[2];
+};
+
+static void node(const struct nq *q)
+{
+	static const char *const covered[] = {"cpu", "memory"};
+	static const char *const flv[] = {"f1", "f2"};
+	struct que_resource_quota rq[2][2];
+	struct que_flavor_quotas fq[2];
+	struct que_resource_group g = {covered, 2, fq, 0};
+	cu_error err;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct que_flavor_spec f = {.name = flv[i]};
+
+		cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+		rq[i][0] = (struct que_resource_quota){"cpu", q->cpu[i], false,
+		    0, q->cpu_lend[i] != NOLIM && q->cpu_lend[i] != 0,
+		    q->cpu_lend[i]};
+		rq[i][1] = (struct que_resource_quota){
+		    "memory", q->mem[i], false, 0, false, 0};
+		fq[g.n_flavors++] =
+		    (struct que_flavor_quotas){flv[i], rq[i], 2};
+	}
+	if (q->cohort) {
+		struct que_cohort_spec s = {q->name, q->parent, &g, 1};
+
+		cr_assert_eq(
+		    que_cohort_set(st, &s, &err), CU_OK, "%s", err.msg);
+		cr_assert_eq(que_cohort_set_fair_weight(st, q->name,
+				 q->weight != NOLIM, q->weight, &err),
+		    CU_OK);
+	} else {
+		struct que_cq_spec s = {.name = q->name,
+		    .cohort = q->parent,
+		    .groups = &g,
+		    .n_groups = 1,
+		    .has_fair_weight = q->weight != NOLIM,
+		    .fair_weight = q->weight};
+
+		cr_assert_eq(que_cq_set(st, &s, &err), CU_OK, "%s", err.msg);
+	}
+}
+
+static uint32_t fr_of(const char *flavor, const char *res)
+{
+	uint32_t fr;
+
+	for (fr = 0; fr < que_fr_count(st); fr++)
+		if (strcmp(que_flavor_by_id(st, que_fr_flavor(st, fr))->name,
+			flavor) == 0 &&
+		    strcmp(que_resource_name(st, que_fr_resource(st, fr)),
+			res) == 0)
+			return fr;
+	cr_assert_fail("no fr %s/%s", flavor, res);
+	return 0;
+}
+
+/* Usage of a CQ: cpu and memory in f1 and f2. */
+struct use {
+	const char *cq;
+	int64_t cpu[2], mem[2];
+};
+
+static void add_use(const struct use *u)
+{
+	static const char *const flv[] = {"f1", "f2"};
+	struct que_cq *cq = que_cq_get(st, u->cq);
+	int i;
+
+	cr_assert_not_null(cq, "%s", u->cq);
+	for (i = 0; i < 2; i++) {
+		if (u->cpu[i])
+			que_node_add_usage(
+			    &cq->node, fr_of(flv[i], "cpu"), u->cpu[i]);
+		if (u->mem[i])
+			que_node_add_usage(
+			    &cq->node, fr_of(flv[i], "memory"), u->mem[i]);
+	}
+}
+
+static const struct que_node *node_of(const char *name)
+{
+	struct que_cq *cq = que_cq_get(st, name);
+
+	if (cq)
+		return &cq->node;
+	cr_assert_not_null(que_cohort_get(st, name), "%s", name);
+	return &que_cohort_get(st, name)->node;
+}
+
+#define MAXN 6
+
+struct drs_case {
+	const char *rule;
+	struct nq nodes[MAXN];
+	struct use uses[MAXN];
+	const char *of;
+	double share;	 /* expected adm_drs_share */
+	int64_t rounded; /* expected adm_drs_rounded */
+	const char *dominant;
+};
+
+#define W NOLIM
+/* name, parent, cohort?, weight, cpu{f1,f2}, mem{f1,f2}, lend{f1,f2} */
+static const struct drs_case drs_cases[] = {
+    {"a root has share 0",
+	{{"a", NULL, false, W, {CPU(1)}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(5)}, {0}}}, "a", 0, 0, NULL},
+    {"usage within nominal quota has share 0",
+	{{"co", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(10)}, {0}}}, "a", 0, 0, NULL},
+    {"borrowed over lendable, per mille",
+	{{"co", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(15)}, {0}}}, "a", 250, 250, "cpu"},
+    {"the dominant resource is the largest ratio",
+	{{"co", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {CPU(10)}, {100}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {CPU(10)}, {100}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(15)}, {180}}}, "a", 400, 400, "memory"},
+    {"the share is divided by the weight",
+	{{"co", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, 2000, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(15)}, {0}}}, "a", 125, 125, "cpu"},
+    {"weight 0 borrowing is +Inf",
+	{{"co", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, 0, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(11)}, {0}}}, "a", INFINITY, INT64_MAX, "cpu"},
+    {"weight 0 not borrowing is 0",
+	{{"co", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, 0, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(9)}, {0}}}, "a", 0, 0, NULL},
+    {"the status value is rounded up",
+	{{"co", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {1500}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {1500}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {2500}, {0}}}, "a", 1000.0 / 3.0, 334, "cpu"},
+    {"flavors of a resource are summed",
+	{{"co", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {CPU(10), CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {CPU(10), CPU(10)}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(14), CPU(14)}, {0}}}, "a", 200, 200, "cpu"},
+    {"a lending limit bounds what is lendable",
+	{{"co", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {CPU(10)}, {0}, {CPU(4), NOLIM}}},
+	{{"a", {CPU(15)}, {0}}}, "a", 5000.0 / 14.0, 358, "cpu"},
+    {"a cohort's share is against its parent",
+	{{"root", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"team", "root", true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "team", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "team", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"c", "root", false, W, {CPU(20)}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(30)}, {0}}}, "team", 250, 250, "cpu"},
+    {"a cohort's weight divides its share",
+	{{"root", NULL, true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"team", "root", true, 500, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "team", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "team", false, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"c", "root", false, W, {CPU(20)}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(30)}, {0}}}, "team", 500, 500, "cpu"},
+};
+
+Test(admission_fairshare, drs_table, .init = setup, .fini = teardown)
+{
+	size_t i, k;
+
+	for (i = 0; i < sizeof(drs_cases) / sizeof(drs_cases[0]); i++) {
+		const struct drs_case *c = &drs_cases[i];
+		struct adm_drs d;
+		double got;
+
+		que_state_free(st);
+		cr_assert_eq(que_state_new(&st, NULL), CU_OK);
+		for (k = 0; k < MAXN && c->nodes[k].name; k++)
+			node(&c->nodes[k]);
+		cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+		for (k = 0; k < MAXN && c->uses[k].cq; k++)
+			add_use(&c->uses[k]);
+		adm_drs_of(st, node_of(c->of), &d);
+		got = adm_drs_share(&d);
+		if (isinf(c->share))
+			cr_assert(isinf(got), "%s: got %g", c->rule, got);
+		else
+			cr_assert(fabs(got - c->share) < 1e-9,
+			    "%s: got %.12g want %.12g", c->rule, got, c->share);
+		cr_assert_eq(adm_drs_rounded(&d), c->rounded,
+		    "%s: rounded %lld", c->rule,
+		    (long long)adm_drs_rounded(&d));
+		if (c->dominant)
+			cr_assert_str_eq(que_resource_name(st, d.dominant),
+			    c->dominant, "%s", c->rule);
+		else
+			cr_assert_eq(d.dominant, UINT32_MAX, "%s", c->rule);
+	}
+}
+
+Test(admission_fairshare, compare)
+{
+	static const struct {
+		const char *rule;
+		struct adm_drs a, b;
+		int want;
+	} cases[] = {
+	    {"lower share first", {1000, 100, 0, true}, {1000, 200, 0, true},
+		-1},
+	    {"weighted share, not ratio", {4000, 200, 0, true},
+		{1000, 100, 0, true}, -1},
+	    {"weight 0 borrowing goes last", {0, 1, 0, true},
+		{1000, 1e9, 0, true}, 1},
+	    {"two weight-0 borrowers by ratio", {0, 100, 0, true},
+		{0, 200, 0, true}, -1},
+	    {"weight 0 not borrowing is 0", {0, 0, 0, false},
+		{1000, 1, 0, true}, -1},
+	    {"equal", {1000, 100, 0, true}, {2000, 200, 0, true}, 0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int got = adm_drs_cmp(&cases[i].a, &cases[i].b);
+
+		cr_assert_eq(got < 0   ? -1
+			     : got > 0 ? 1
+				       : 0,
+		    cases[i].want, "%s", cases[i].rule);
+	}
+}
+
+Test(admission_fairshare, weights_of_cohorts_and_local_queues, .init = setup,
+    .fini = teardown)
+{
+	struct que_lq_spec lq = {"ns", "q", "a", QUE_STOP_NONE};
+	struct nq co = {"co", NULL, true, NOLIM, {0}, {0}, {NOLIM, NOLIM}};
+	cu_error err;
+
+	node(&co);
+	cr_assert_eq(que_lq_set(st, &lq, &err), CU_OK);
+	cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+	cr_assert_eq(que_lq_get(st, "ns", "q")->fair_weight, 1000);
+	cr_assert_eq(que_cohort_get(st, "co")->node.fair_weight, 1000);
+	cr_assert_eq(
+	    que_lq_set_fair_weight(st, "ns", "q", true, 0, &err), CU_OK);
+	cr_assert_eq(que_lq_get(st, "ns", "q")->fair_weight, 0);
+	cr_assert_eq(
+	    que_cohort_set_fair_weight(st, "co", true, 2500, &err), CU_OK);
+	cr_assert_eq(que_cohort_get(st, "co")->node.fair_weight, 2500);
+	cr_assert_eq(
+	    que_cohort_set_fair_weight(st, "co", true, -1, &err), CU_EINVAL);
+	cr_assert(strstr(err.msg, "spec.fairSharing.weight") != NULL);
+	cr_assert_eq(que_cohort_set_fair_weight(st, "nope", false, 0, &err),
+	    CU_ENOTFOUND);
+	/* que_cohort_set keeps the weight. */
+	{
+		struct que_cohort_spec again = {"co", NULL, NULL, 0};
+
+		cr_assert_eq(que_cohort_set(st, &again, &err), CU_OK);
+	}
+	cr_assert_eq(que_cohort_get(st, "co")->node.fair_weight, 2500);
+}
+
+/* ---- the fair-sharing iterator ----------------------------------------- */
+
+struct cand {
+	const char *cq;
+	int64_t cpu_f1, cpu_f2; /* the usage its admission adds */
+	int32_t priority;
+	int64_t queue_ts;
+};
+
+struct iter_case {
+	const char *rule;
+	struct nq nodes[MAXN];
+	struct use uses[MAXN];
+	struct cand cands[MAXN]; /* in the classical order */
+	const char *winner;	 /* the ClusterQueue picked first */
+};
+
+static const struct iter_case iter_cases[] = {
+    {"the lowest share after admission wins",
+	{{"co", NULL, true, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {0}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(1)}, {0}}, {"b", {CPU(4)}, {0}}},
+	{{"b", CPU(1), 0, 0, 1}, {"a", CPU(1), 0, 0, 2}}, "a"},
+    {"the share counts the candidate's own request",
+	{{"co", NULL, true, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {0}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(1)}, {0}}, {"b", {CPU(2)}, {0}}},
+	{{"a", CPU(5), 0, 0, 1}, {"b", CPU(1), 0, 0, 2}}, "b"},
+    {"weights divide the shares",
+	{{"co", NULL, true, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, 2000, {0}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(2)}, {0}}, {"b", {CPU(2)}, {0}}},
+	{{"a", CPU(1), 0, 0, 1}, {"b", CPU(1), 0, 0, 2}}, "b"},
+    {"weight 0 goes after any positive share",
+	{{"co", NULL, true, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, 0, {0}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {0}, {0}, {NOLIM, NOLIM}}},
+	{{"b", {CPU(8)}, {0}}},
+	{{"a", CPU(1), 0, 0, 1}, {"b", CPU(1), 0, 0, 2}}, "b"},
+    {"not borrowing on the requested flavors comes first",
+	{{"co", NULL, true, W, {CPU(10), CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {0, CPU(5)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {0}, {0}, {NOLIM, NOLIM}}},
+	{{"a", {CPU(6)}, {0}}},
+	{{"b", CPU(1), 0, 0, 1}, {"a", 0, CPU(1), 0, 2}}, "a"},
+    {"equal shares: higher priority",
+	{{"co", NULL, true, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {0}, {0}, {NOLIM, NOLIM}}},
+	{{NULL}}, {{"a", CPU(1), 0, 1, 0}, {"b", CPU(1), 0, 5, 0}}, "b"},
+    {"equal shares and priority: older queue timestamp",
+	{{"co", NULL, true, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"b", "co", false, W, {0}, {0}, {NOLIM, NOLIM}}},
+	{{NULL}}, {{"a", CPU(1), 0, 0, 9}, {"b", CPU(1), 0, 0, 3}}, "b"},
+    {"each cohort compares its children's subtree shares",
+	{{"root", NULL, true, W, {CPU(20)}, {0}, {NOLIM, NOLIM}},
+	    {"team", "root", true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "team", false, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"b", "team", false, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"c", "root", false, W, {0}, {0}, {NOLIM, NOLIM}}},
+	/* team borrows 10 (b), c 6: a's own share is the lowest but its
+	 * cohort's is not. */
+	{{"b", {CPU(10)}, {0}}, {"c", {CPU(6)}, {0}}},
+	{{"a", CPU(1), 0, 0, 1}, {"c", CPU(1), 0, 0, 2}}, "c"},
+    {"a candidate without a cohort goes as it comes",
+	{{"x", NULL, false, W, {CPU(1)}, {0}, {NOLIM, NOLIM}},
+	    {"co", NULL, true, W, {CPU(10)}, {0}, {NOLIM, NOLIM}},
+	    {"a", "co", false, W, {0}, {0}, {NOLIM, NOLIM}}},
+	{{NULL}}, {{"x", CPU(1), 0, 0, 1}, {"a", CPU(1), 0, 0, 2}}, "x"},
+};
+
+Test(admission_fairshare, iterator_table, .init = setup, .fini = teardown)
+{
+	size_t i, k;
+
+	for (i = 0; i < sizeof(iter_cases) / sizeof(iter_cases[0]); i++) {
+		const struct iter_case *c = &iter_cases[i];
+		struct adm_fs_cand cands[MAXN];
+		struct adm_fr_amount use[MAXN][2];
+		size_t n = 0, got;
+		int64_t before[MAXN];
+		cu_error err;
+
+		que_state_free(st);
+		cr_assert_eq(que_state_new(&st, NULL), CU_OK);
+		for (k = 0; k < MAXN && c->nodes[k].name; k++)
+			node(&c->nodes[k]);
+		cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+		for (k = 0; k < MAXN && c->uses[k].cq; k++)
+			add_use(&c->uses[k]);
+		for (k = 0; k < MAXN && c->cands[k].cq; k++, n++) {
+			size_t u = 0;
+
+			if (c->cands[k].cpu_f1)
+				use[k][u++] = (struct adm_fr_amount){
+				    fr_of("f1", "cpu"), c->cands[k].cpu_f1};
+			if (c->cands[k].cpu_f2)
+				use[k][u++] = (struct adm_fr_amount){
+				    fr_of("f2", "cpu"), c->cands[k].cpu_f2};
+			cands[k] = (struct adm_fs_cand){
+			    que_cq_get(st, c->cands[k].cq), use[k], u,
+			    c->cands[k].priority, c->cands[k].queue_ts};
+		}
+		for (k = 0; k < n; k++)
+			before[k] = que_node_usage(
+			    &cands[k].cq->node, fr_of("f1", "cpu"));
+		cr_assert_eq(adm_fair_next(st, cands, n, &got, &err), CU_OK);
+		cr_assert_str_eq(cands[got].cq->name, c->winner, "%s", c->rule);
+		/* The tournament leaves no simulated usage behind. */
+		for (k = 0; k < n; k++)
+			cr_assert_eq(que_node_usage(&cands[k].cq->node,
+					 fr_of("f1", "cpu")),
+			    before[k], "%s", c->rule);
+	}
+}
