@@ -4,8 +4,10 @@
  * report workloads that cannot even be queued (root cause first), take the
  * head of every active ClusterQueue, nominate (namespace gate, flavor
  * assignment, preemption targets), order the entries (no borrowing first,
- * then priority, then queue timestamp) and process them one by one against
- * usage that already includes this cycle's earlier decisions.
+ * then priority, then queue timestamp; with fair sharing, Kueue's
+ * fair-sharing iterator picks each next one, admission/fairshare.c) and
+ * process them one by one against usage that already includes this
+ * cycle's earlier decisions.
  *
  * Preemptors reserve their usage for the rest of the cycle (so a later
  * head cannot take what the victims will free) and the reservation is
@@ -288,6 +290,35 @@ static int entry_cmp(const void *pa, const void *pb)
 	return strcmp(a->wl->uid, b->wl->uid);
 }
 
+/* Fair sharing: move the entry Kueue's fair-sharing iterator takes next
+ * among order[0..n) to order[0], the others keeping their order. */
+static int fair_first(
+    que_state *st, struct entry **order, size_t n, cu_error *err)
+{
+	struct adm_fs_cand *c;
+	struct entry *e;
+	size_t i, k;
+	int rc;
+
+	if (n < 2)
+		return CU_OK;
+	c = cu_calloc(n, sizeof(*c));
+	if (!c)
+		return cu_error_set(err, CU_ENOMEM, "cycle: out of memory");
+	for (i = 0; i < n; i++)
+		c[i] = (struct adm_fs_cand){order[i]->cq, order[i]->a.usage,
+		    order[i]->a.n_usage, order[i]->wl->priority,
+		    order[i]->wl->queue_ts};
+	rc = adm_fair_next(st, c, n, &k, err);
+	cu_free(c);
+	if (rc)
+		return rc;
+	e = order[k];
+	memmove(order + 1, order, k * sizeof(*order));
+	order[0] = e;
+	return CU_OK;
+}
+
 /* ---- processing -------------------------------------------------------- */
 
 static bool still_fits(struct entry *e)
@@ -501,6 +532,9 @@ int adm_cycle(
 	if (n_ord > 1)
 		qsort(order, n_ord, sizeof(*order), entry_cmp);
 	for (i = 0; i < n_ord; i++) {
+		if (que_fair_sharing(st)->enable &&
+		    (rc = fair_first(st, order + i, n_ord - i, err)))
+			goto out;
 		if (process(st, order[i], now_ns, out, &victims, &n_victims,
 			&cap_victims)) {
 			rc = cu_error_set(

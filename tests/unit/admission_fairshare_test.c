@@ -421,3 +421,94 @@ Test(admission_fairshare, iterator_table, .init = setup, .fini = teardown)
 			    before[k], "%s", c->rule);
 	}
 }
+
+/* ---- the cycle with fair sharing on ------------------------------------- */
+
+static void lq(const char *name)
+{
+	struct que_lq_spec s = {"ns", name, name, QUE_STOP_NONE};
+
+	cr_assert_eq(que_lq_set(st, &s, NULL), CU_OK);
+}
+
+static void workload(const char *uid, const char *queue, int64_t created)
+{
+	struct que_request r = {"cpu", CPU(1)};
+	struct que_podset_spec ps = {0};
+	struct que_workload_spec w = {0};
+	cu_error err;
+
+	ps.name = "main";
+	ps.count = 1;
+	ps.requests = &r;
+	ps.n_requests = 1;
+	w.uid = uid;
+	w.ns = "ns";
+	w.name = uid;
+	w.queue_name = queue;
+	w.created_ns = created;
+	w.namespace_eligible = true;
+	w.podsets = &ps;
+	w.n_podsets = 1;
+	cr_assert_eq(que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+}
+
+static const struct adm_decision *decision(
+    const struct adm_result *r, const char *uid)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (strcmp(r->v[i].uid, uid) == 0)
+			return &r->v[i];
+	return NULL;
+}
+
+/* One cpu left in the cohort, two heads want it: classically the older
+ * one (in the ClusterQueue already borrowing) takes it; with fair sharing
+ * the one whose admission leaves the lower share does. */
+static void one_left(bool fair, const char *want_admitted)
+{
+	struct nq co = {"co", NULL, true, NOLIM, {CPU(2)}, {0}, {NOLIM, NOLIM}};
+	struct nq a = {"a", "co", false, NOLIM, {0}, {0}, {NOLIM, NOLIM}};
+	struct nq b = {"b", "co", false, NOLIM, {0}, {0}, {NOLIM, NOLIM}};
+	struct que_fair_config fc = {
+	    fair, 2, {QUE_FAIR_LE_FINAL_SHARE, QUE_FAIR_LT_INITIAL_SHARE}};
+	struct adm_result r;
+	const struct adm_decision *d;
+	cu_error err;
+
+	que_fair_sharing_set(st, &fc);
+	node(&co);
+	node(&a);
+	node(&b);
+	lq("a");
+	lq("b");
+	workload("a1", "a", 1);
+	adm_result_init(&r);
+	cr_assert_eq(adm_cycle(st, 10, &r, &err), CU_OK);
+	cr_assert_eq(r.admitted, 1);
+	adm_result_dispose(&r);
+	workload("a2", "a", 2);
+	workload("b1", "b", 3);
+	adm_result_init(&r);
+	cr_assert_eq(adm_cycle(st, 20, &r, &err), CU_OK);
+	cr_assert_eq(r.admitted, 1);
+	d = decision(&r, want_admitted);
+	cr_assert_not_null(d);
+	cr_assert_eq(d->kind, ADM_ADMIT, "%s", want_admitted);
+	adm_result_dispose(&r);
+	cr_assert_eq(que_check_invariants(st, &err), CU_OK, "%s", err.msg);
+}
+
+Test(admission_fairshare, cycle_classical_takes_the_older, .init = setup,
+    .fini = teardown)
+{
+	one_left(false, "a2");
+}
+
+Test(admission_fairshare, cycle_fair_takes_the_lower_share, .init = setup,
+    .fini = teardown)
+{
+	one_left(true, "b1");
+}
