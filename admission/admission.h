@@ -66,6 +66,7 @@ enum adm_preempt_reason {
 	ADM_IN_CLUSTER_QUEUE = 0,
 	ADM_IN_COHORT_RECLAMATION,
 	ADM_IN_COHORT_RECLAIM_WHILE_BORROWING,
+	ADM_IN_COHORT_FAIR_SHARING,
 };
 
 /* Kueue's spelling: "WaitingForQuota", "InCohortReclamation", ...

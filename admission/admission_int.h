@@ -110,4 +110,22 @@ struct adm_fs_cand {
 CU_MUST_CHECK int adm_fair_next(que_state *st, const struct adm_fs_cand *c,
     size_t n, size_t *out, cu_error *err);
 
+/*
+ * Kueue's fair-sharing preemption (adm_find_targets' contract): candidates
+ * in cq (withinClusterQueue) and in the ClusterQueues of its cohort tree
+ * that borrow on need (reclaimWithinCohort), ordered as Kueue orders them;
+ * target ClusterQueues taken down the tree by highest share, victims
+ * admitted by the configured strategies (LessThanOrEqualToFinalShare:
+ * the preemptor's share with its workload at most the target's after the
+ * removal; LessThanInitialShare: below the target's before), shares taken
+ * at the children of the least common ancestor; a preemptor within its
+ * nominal quota reclaims without the strategies; fill back at the end.
+ * Reason InCohortFairSharing (InClusterQueue, InCohortReclamation as
+ * Kueue). CU_ENOMEM.
+ */
+CU_MUST_CHECK int adm_fair_find_targets(que_state *st, struct que_cq *cq,
+    struct que_wl *wl, const struct adm_fr_amount *req, size_t n_req,
+    const uint32_t *need, size_t n_need, struct adm_targets *out,
+    cu_error *err);
+
 #endif /* CU_ADMISSION_ADMISSION_INT_H */

@@ -163,6 +163,9 @@ static int targets_for(que_state *st, struct que_cq *cq, struct que_wl *wl,
 				need[n_need++] = fr;
 		}
 	}
+	if (que_fair_sharing(st)->enable)
+		return adm_fair_find_targets(
+		    st, cq, wl, a->usage, a->n_usage, need, n_need, t, err);
 	return adm_find_targets(
 	    st, cq, wl, a->usage, a->n_usage, need, n_need, t, err);
 }

@@ -14,6 +14,7 @@
  * else wants). A root, or a node that borrows nothing, has share 0.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "admission/admission_int.h"
@@ -320,4 +321,471 @@ out:
 	cu_free(idx);
 	cu_free(t.done_mark);
 	return rc;
+}
+
+/* ---- fair-sharing preemption (Kueue's preemption/fairsharing) ----------- */
+
+struct fcand {
+	struct que_wl *wl;
+	const struct que_cq *preemptor_cq; /* for the ordering */
+	bool used;  /* popped from its ClusterQueue's list */
+	bool retry; /* kept for the second strategy */
+};
+
+struct fctx {
+	que_state *st;
+	struct que_cq *cq; /* the preemptor's */
+	struct que_wl *wl;
+	const struct adm_fr_amount *req;
+	size_t n_req;
+	struct fcand *c; /* sorted as Kueue's CandidatesOrdering */
+	size_t n;
+	bool second; /* iterating the retry candidates */
+	/* pruned nodes of the current ordering */
+	const void **pruned;
+	size_t n_pruned, cap_pruned;
+	bool oom;
+};
+
+/* Kueue's CandidatesOrdering: evicted first, other ClusterQueues first,
+ * lower priority, most recently admitted, then UID. */
+static int cand_order(
+    const struct que_wl *a, const struct que_wl *b, const struct que_cq *cq)
+{
+	bool ae = a->where == QUE_WL_EVICTING, be = b->where == QUE_WL_EVICTING;
+	bool ao = a->cq != cq, bo = b->cq != cq;
+
+	if (ae != be)
+		return ae ? -1 : 1;
+	if (ao != bo)
+		return ao ? -1 : 1;
+	if (a->priority != b->priority)
+		return a->priority < b->priority ? -1 : 1;
+	if (a->admitted_ns != b->admitted_ns)
+		return a->admitted_ns > b->admitted_ns ? -1 : 1;
+	return strcmp(a->uid, b->uid);
+}
+
+static int fcand_cmp(const void *pa, const void *pb)
+{
+	const struct fcand *a = pa, *b = pb;
+
+	return cand_order(a->wl, b->wl, a->preemptor_cq);
+}
+
+static bool is_pruned(const struct fctx *f, const void *node)
+{
+	size_t i;
+
+	for (i = 0; i < f->n_pruned; i++)
+		if (f->pruned[i] == node)
+			return true;
+	return false;
+}
+
+static void prune(struct fctx *f, const void *node)
+{
+	if (cu_grow((void **)&f->pruned, &f->cap_pruned, f->n_pruned + 1,
+		sizeof(*f->pruned))) {
+		f->oom = true;
+		return;
+	}
+	f->pruned[f->n_pruned++] = node;
+}
+
+/* The first candidate of cq in the current list, or NULL. */
+static struct fcand *head_of(const struct fctx *f, const struct que_cq *cq)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (!f->c[i].used && f->c[i].retry == f->second &&
+		    f->c[i].wl->cq == cq)
+			return &f->c[i];
+	return NULL;
+}
+
+static bool on_preemptor_path(const struct fctx *f, const struct que_cohort *co)
+{
+	const struct que_cohort *p;
+
+	for (p = f->cq->node.parent; p; p = p->node.parent)
+		if (p == co)
+			return true;
+	return false;
+}
+
+static const struct adm_drs negative_drs = {1000, -1, UINT32_MAX, false};
+
+/* Kueue's TargetClusterQueueOrdering.nextTarget: down from co, the child
+ * with the highest share; NULL when this call only pruned. */
+static struct que_cq *next_target(struct fctx *f, const struct que_cohort *co)
+{
+	struct que_cq *best_cq = NULL;
+	const struct que_cohort *best_co = NULL;
+	struct adm_drs best_cq_drs = negative_drs, best_co_drs = negative_drs;
+	size_t i;
+
+	for (i = 0; i < co->n_cqs; i++) {
+		struct que_cq *cq = co->cqs[i];
+		struct adm_drs d;
+		struct fcand *h;
+		int c;
+
+		if (is_pruned(f, cq))
+			continue;
+		adm_drs_of(f->st, &cq->node, &d);
+		h = head_of(f, cq);
+		if ((!d.borrowing && cq != f->cq) || h == NULL) {
+			prune(f, cq);
+			continue;
+		}
+		c = adm_drs_cmp(&d, &best_cq_drs);
+		if (c == 0 && best_cq != NULL) {
+			if (cand_order(h->wl, head_of(f, best_cq)->wl, f->cq) <
+			    0)
+				best_cq = cq;
+		} else if (c > 0) {
+			best_cq_drs = d;
+			best_cq = cq;
+		}
+	}
+	for (i = 0; i < co->n_kids; i++) {
+		const struct que_cohort *k = co->kids[i];
+		struct adm_drs d;
+
+		if (is_pruned(f, k))
+			continue;
+		adm_drs_of(f->st, &k->node, &d);
+		if (!d.borrowing && !on_preemptor_path(f, k))
+			prune(f, k);
+		else if (adm_drs_cmp(&d, &best_co_drs) >= 0) {
+			best_co_drs = d;
+			best_co = k;
+		}
+	}
+	if (best_co == NULL && best_cq == NULL) {
+		prune(f, co);
+		return NULL;
+	}
+	if (best_co != NULL && adm_drs_cmp(&best_co_drs, &best_cq_drs) >= 0)
+		return next_target(f, best_co);
+	return best_cq;
+}
+
+/* The next target ClusterQueue, or NULL when there is none left. */
+static struct que_cq *iter_next(struct fctx *f)
+{
+	const struct que_cohort *root;
+
+	if (f->cq->node.parent == NULL)
+		return !is_pruned(f, f->cq) && head_of(f, f->cq) ? f->cq : NULL;
+	root = f->cq->node.parent;
+	while (root->node.parent)
+		root = root->node.parent;
+	while (!is_pruned(f, root) && !f->oom) {
+		struct que_cq *t = next_target(f, root);
+
+		if (t)
+			return t;
+	}
+	return NULL;
+}
+
+/* The node on x's path whose parent is the least common ancestor of the
+ * preemptor's and the target's ClusterQueues (Kueue's almostLCA). */
+static const struct que_node *almost_lca(
+    const struct fctx *f, const struct que_cq *x, const struct que_cq *target)
+{
+	const struct que_cohort *lca = target->node.parent;
+	const struct que_node *n = &x->node;
+
+	while (lca && !on_preemptor_path(f, lca))
+		lca = lca->node.parent;
+	while (n->parent && n->parent != lca)
+		n = &n->parent->node;
+	return n;
+}
+
+static void shares(const struct fctx *f, const struct que_cq *target,
+    struct adm_drs *pre_new, struct adm_drs *tgt_old)
+{
+	adm_drs_of(f->st, almost_lca(f, f->cq, target), pre_new);
+	adm_drs_of(f->st, almost_lca(f, target, target), tgt_old);
+}
+
+/* The preemptor fits (borrowing allowed) with its simulated usage taken
+ * out. */
+static bool fits_fair(const struct fctx *f, bool simulated)
+{
+	size_t i;
+	bool ok = true;
+
+	if (simulated)
+		for (i = 0; i < f->n_req; i++)
+			que_node_remove_usage(
+			    &f->cq->node, f->req[i].fr, f->req[i].v);
+	for (i = 0; i < f->n_req && ok; i++)
+		ok = f->req[i].v <=
+		     que_node_available(&f->cq->node, f->req[i].fr);
+	if (simulated)
+		for (i = 0; i < f->n_req; i++)
+			que_node_add_usage(
+			    &f->cq->node, f->req[i].fr, f->req[i].v);
+	return ok;
+}
+
+static bool strategy_passes(enum que_fair_strategy s,
+    const struct adm_drs *pre_new, const struct adm_drs *tgt_old,
+    const struct adm_drs *tgt_new)
+{
+	if (s == QUE_FAIR_LE_FINAL_SHARE)
+		return adm_drs_cmp(pre_new, tgt_new) <= 0;
+	return adm_drs_cmp(pre_new, tgt_old) < 0;
+}
+
+static int take(struct fctx *f, struct adm_targets *t, struct fcand *k,
+    enum adm_preempt_reason why)
+{
+	if (cu_grow((void **)&t->v, &t->cap, t->n + 1, sizeof(*t->v)))
+		return CU_ENOMEM;
+	t->v[t->n].wl = k->wl;
+	t->v[t->n].reason = why;
+	t->n++;
+	k->used = true;
+	que_wl_remove_usage(k->wl);
+	(void)f;
+	return CU_OK;
+}
+
+/* Kueue's FairSharingPreemptWithinNominal: the preemptor's ClusterQueue
+ * (with the preemptor) does not borrow on the resources needing
+ * preemption. */
+static bool within_nominal_need(
+    const struct fctx *f, const uint32_t *need, size_t n_need)
+{
+	size_t i;
+
+	for (i = 0; i < n_need; i++)
+		if (que_node_usage(&f->cq->node, need[i]) >
+		    que_node_subtree(&f->cq->node, need[i]))
+			return false;
+	return true;
+}
+
+static int first_strategy(struct fctx *f, enum que_fair_strategy s,
+    bool within_nominal, struct adm_targets *t, bool *fit)
+{
+	struct que_cq *tq;
+
+	while ((tq = iter_next(f)) != NULL) {
+		struct adm_drs pre_new, tgt_old, tgt_new;
+		struct fcand *k;
+
+		if (tq == f->cq || within_nominal) {
+			k = head_of(f, tq);
+			if (take(f, t, k,
+				tq == f->cq ? ADM_IN_CLUSTER_QUEUE
+					    : ADM_IN_COHORT_RECLAMATION))
+				return CU_ENOMEM;
+			if ((*fit = fits_fair(f, true)))
+				return CU_OK;
+			continue;
+		}
+		shares(f, tq, &pre_new, &tgt_old);
+		if (isinf(adm_drs_share(&pre_new)) &&
+		    !isinf(adm_drs_share(&tgt_old))) {
+			/* no candidate there can pass either strategy */
+			while ((k = head_of(f, tq)) != NULL)
+				k->retry = true;
+			continue;
+		}
+		while ((k = head_of(f, tq)) != NULL) {
+			que_wl_remove_usage(k->wl);
+			adm_drs_of(f->st, almost_lca(f, tq, tq), &tgt_new);
+			que_wl_add_usage(k->wl);
+			if (!strategy_passes(s, &pre_new, &tgt_old, &tgt_new)) {
+				k->retry = true;
+				continue;
+			}
+			if (take(f, t, k, ADM_IN_COHORT_FAIR_SHARING))
+				return CU_ENOMEM;
+			if ((*fit = fits_fair(f, true)))
+				return CU_OK;
+			break; /* the shares changed: choose again */
+		}
+	}
+	return f->oom ? CU_ENOMEM : CU_OK;
+}
+
+/* Rule S2-b on the candidates the first strategy turned down: at most
+ * one per ClusterQueue. */
+static int second_strategy(struct fctx *f, struct adm_targets *t, bool *fit)
+{
+	struct que_cq *tq;
+
+	f->second = true;
+	f->n_pruned = 0;
+	while ((tq = iter_next(f)) != NULL) {
+		struct adm_drs pre_new, tgt_old;
+		struct fcand *k;
+
+		shares(f, tq, &pre_new, &tgt_old);
+		k = head_of(f, tq);
+		if (adm_drs_cmp(&pre_new, &tgt_old) < 0) {
+			if (take(f, t, k, ADM_IN_COHORT_FAIR_SHARING))
+				return CU_ENOMEM;
+			if ((*fit = fits_fair(f, true)))
+				return CU_OK;
+		} else {
+			k->used = true;
+		}
+		prune(f, tq);
+	}
+	return f->oom ? CU_ENOMEM : CU_OK;
+}
+
+static bool uses_any(const struct que_wl *wl, const uint32_t *need, size_t n)
+{
+	uint32_t i, j;
+	size_t k;
+
+	for (i = 0; i < wl->n_podsets; i++)
+		for (j = 0; j < wl->podsets[i].n_req; j++)
+			for (k = 0; k < n; k++)
+				if (wl->podsets[i].fr[j] == need[k])
+					return true;
+	return false;
+}
+
+static bool policy_allows(enum que_preempt_policy p, const struct que_wl *pre,
+    const struct que_wl *cand)
+{
+	switch (p) {
+	case QUE_PREEMPT_NEVER:
+		return false;
+	case QUE_PREEMPT_LOWER_PRIORITY:
+		return cand->priority < pre->priority;
+	case QUE_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
+		return cand->priority < pre->priority ||
+		       (cand->priority == pre->priority &&
+			   cand->queue_ts > pre->queue_ts);
+	case QUE_PREEMPT_ANY:
+		return true;
+	}
+	return false;
+}
+
+static int add_cands(struct fctx *f, struct que_cq *cq,
+    enum que_preempt_policy p, const uint32_t *need, size_t n_need, size_t *cap)
+{
+	struct que_wl *wl = cq->admitted.head;
+	size_t i;
+
+	for (i = 0; i < cq->admitted.n; i++, wl = wl->next) {
+		if (!policy_allows(p, f->wl, wl) || !uses_any(wl, need, n_need))
+			continue;
+		if (cu_grow((void **)&f->c, cap, f->n + 1, sizeof(*f->c)))
+			return CU_ENOMEM;
+		f->c[f->n++] = (struct fcand){wl, f->cq, false, false};
+	}
+	return CU_OK;
+}
+
+/* Every ClusterQueue under co but the preemptor's that borrows on one of
+ * need. */
+static int add_tree(struct fctx *f, const struct que_cohort *co,
+    const uint32_t *need, size_t n_need, size_t *cap)
+{
+	size_t i, k;
+
+	for (i = 0; i < co->n_kids; i++)
+		if (add_tree(f, co->kids[i], need, n_need, cap))
+			return CU_ENOMEM;
+	for (i = 0; i < co->n_cqs; i++) {
+		struct que_cq *cq = co->cqs[i];
+		bool borrowing = false;
+
+		if (cq == f->cq)
+			continue;
+		for (k = 0; k < n_need && !borrowing; k++)
+			borrowing = que_node_usage(&cq->node, need[k]) >
+				    que_node_subtree(&cq->node, need[k]);
+		if (borrowing &&
+		    add_cands(f, cq, f->cq->preemption.reclaim_within_cohort,
+			need, n_need, cap))
+			return CU_ENOMEM;
+	}
+	return CU_OK;
+}
+
+int adm_fair_find_targets(que_state *st, struct que_cq *cq, struct que_wl *wl,
+    const struct adm_fr_amount *req, size_t n_req, const uint32_t *need,
+    size_t n_need, struct adm_targets *out, cu_error *err)
+{
+	const struct que_fair_config *cfg = que_fair_sharing(st);
+	struct fctx f;
+	size_t cap = 0, i;
+	bool fit = false, within;
+	int rc = CU_OK;
+
+	memset(&f, 0, sizeof(f));
+	f.st = st;
+	f.cq = cq;
+	f.wl = wl;
+	f.req = req;
+	f.n_req = n_req;
+	out->n = 0;
+	if (cq->preemption.within_cluster_queue != QUE_PREEMPT_NEVER)
+		rc = add_cands(&f, cq, cq->preemption.within_cluster_queue,
+		    need, n_need, &cap);
+	if (rc == CU_OK && cq->node.parent &&
+	    cq->preemption.reclaim_within_cohort != QUE_PREEMPT_NEVER) {
+		const struct que_cohort *root = cq->node.parent;
+
+		while (root->node.parent)
+			root = root->node.parent;
+		rc = add_tree(&f, root, need, n_need, &cap);
+	}
+	if (rc != CU_OK || f.n == 0)
+		goto out;
+	qsort(f.c, f.n, sizeof(*f.c), fcand_cmp);
+	/* The shares include the preemptor's usage. */
+	for (i = 0; i < n_req; i++)
+		que_node_add_usage(&cq->node, req[i].fr, req[i].v);
+	within = within_nominal_need(&f, need, n_need);
+	rc = first_strategy(&f,
+	    cfg->n_strategies > 0 ? cfg->strategies[0]
+				  : QUE_FAIR_LE_FINAL_SHARE,
+	    within, out, &fit);
+	if (rc == CU_OK && !fit &&
+	    (cfg->n_strategies == 0 || cfg->n_strategies > 1))
+		rc = second_strategy(&f, out, &fit);
+	for (i = 0; i < n_req; i++)
+		que_node_remove_usage(&cq->node, req[i].fr, req[i].v);
+	if (rc == CU_OK && fit && out->n >= 2) {
+		size_t k = out->n - 1;
+
+		/* Fill back, newest removed first. */
+		while (k-- > 0) {
+			que_wl_add_usage(out->v[k].wl);
+			if (fits_fair(&f, false)) {
+				out->v[k] = out->v[out->n - 1];
+				out->n--;
+			} else {
+				que_wl_remove_usage(out->v[k].wl);
+			}
+		}
+	}
+	for (i = 0; i < out->n; i++)
+		que_wl_add_usage(out->v[i].wl);
+	if (rc != CU_OK || !fit)
+		out->n = 0;
+out:
+	cu_free(f.c);
+	cu_free(f.pruned);
+	if (rc != CU_OK)
+		return cu_error_set(
+		    err, CU_ENOMEM, "preemption: out of memory");
+	return CU_OK;
 }

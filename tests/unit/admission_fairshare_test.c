@@ -126,7 +126,7 @@ static const struct que_node *node_of(const char *name)
 	return &que_cohort_get(st, name)->node;
 }
 
-#define MAXN 6
+#define MAXN 8
 
 struct drs_case {
 	const char *rule;
@@ -511,4 +511,234 @@ Test(admission_fairshare, cycle_fair_takes_the_lower_share, .init = setup,
     .fini = teardown)
 {
 	one_left(true, "b1");
+}
+
+/* ---- fair-sharing preemption -------------------------------------------- */
+
+/* A ClusterQueue (or Cohort) on flavor f1, cpu only, that reclaims within
+ * its cohort from any priority. */
+static void pnode(const char *name, const char *parent, bool cohort,
+    int64_t nominal, int64_t weight)
+{
+	static const char *const covered[] = {"cpu"};
+	struct que_resource_quota rq = {"cpu", nominal, false, 0, false, 0};
+	struct que_flavor_quotas fq = {"f1", &rq, 1};
+	struct que_resource_group g = {covered, 1, &fq, 1};
+	struct que_flavor_spec f = {.name = "f1"};
+	cu_error err;
+
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	if (cohort) {
+		struct que_cohort_spec s = {name, parent, &g, 1};
+
+		cr_assert_eq(
+		    que_cohort_set(st, &s, &err), CU_OK, "%s", err.msg);
+		cr_assert_eq(que_cohort_set_fair_weight(
+				 st, name, weight != NOLIM, weight, &err),
+		    CU_OK);
+		return;
+	}
+	{
+		struct que_cq_spec s = {.name = name,
+		    .cohort = parent,
+		    .groups = &g,
+		    .n_groups = 1,
+		    .preemption = {.reclaim_within_cohort = QUE_PREEMPT_ANY},
+		    .has_fair_weight = weight != NOLIM,
+		    .fair_weight = weight};
+
+		cr_assert_eq(que_cq_set(st, &s, &err), CU_OK, "%s", err.msg);
+		lq(name);
+	}
+}
+
+/* An admitted workload of cpu cores in cq, admitted at t. */
+static void running(const char *uid, const char *cq, int64_t cpu, int64_t t)
+{
+	struct que_request r = {"cpu", CPU(cpu)};
+	struct que_podset_spec ps = {0};
+	struct que_workload_spec w = {0};
+	uint32_t fr;
+	cu_error err;
+
+	ps.name = "main";
+	ps.count = 1;
+	ps.requests = &r;
+	ps.n_requests = 1;
+	w.uid = uid;
+	w.ns = "ns";
+	w.name = uid;
+	w.queue_name = cq;
+	w.created_ns = t;
+	w.namespace_eligible = true;
+	w.podsets = &ps;
+	w.n_podsets = 1;
+	cr_assert_eq(que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+	fr = fr_of("f1", "cpu");
+	cr_assert_eq(que_workload_adopt(st, uid, cq, &fr, t, &err), CU_OK, "%s",
+	    err.msg);
+}
+
+struct pnodes {
+	const char *name, *parent;
+	bool cohort;
+	int64_t nominal, weight;
+};
+
+struct prun {
+	const char *uid, *cq;
+	int64_t cpu, t;
+};
+
+struct preempt_case {
+	const char *rule;
+	size_t n_strategies;
+	enum que_fair_strategy s[2];
+	struct pnodes nodes[MAXN];
+	struct prun run[MAXN];
+	const char *pre_cq; /* the preemptor's ClusterQueue */
+	int64_t pre_cpu;
+	const char *victims; /* "" = no preemption */
+	const char *reason;
+};
+
+#define LE QUE_FAIR_LE_FINAL_SHARE
+#define LT QUE_FAIR_LT_INITIAL_SHARE
+/* Root quota 10: a 2, b 2, c 4 (full, not borrowing), cohort 2. */
+#define TREE(bw)                                                               \
+	{                                                                      \
+		{"co", NULL, true, CPU(2), NOLIM},                             \
+		    {"a", "co", false, CPU(2), NOLIM},                         \
+		    {"b", "co", false, CPU(2), bw},                            \
+		{                                                              \
+			"c", "co", false, CPU(4), NOLIM                        \
+		}                                                              \
+	}
+/* b borrows 2 with a big newer and a small older workload; a is at its
+ * nominal quota; a 1-cpu preemptor in a would borrow 1. */
+#define BIG_SMALL                                                              \
+	{                                                                      \
+		{"c1", "c", 4, 1}, {"a1", "a", 2, 2}, {"bs", "b", 1, 3},       \
+		{                                                              \
+			"bb", "b", 3, 4                                        \
+		}                                                              \
+	}
+/* b borrows 3 (b1 2 cpu older, b2 3 cpu newer); a uses 1 and its 3-cpu
+ * preemptor would borrow 2. */
+#define S2B_ONLY                                                               \
+	{                                                                      \
+		{"c1", "c", 4, 1}, {"a1", "a", 1, 2}, {"b1", "b", 2, 3},       \
+		{                                                              \
+			"b2", "b", 3, 4                                        \
+		}                                                              \
+	}
+
+static const struct preempt_case preempt_cases[] = {
+    {"LessThanOrEqualToFinalShare spares what would leave b below a", 1, {LE},
+	TREE(NOLIM), BIG_SMALL, "a", 1, "bs", "InCohortFairSharing"},
+    {"LessThanInitialShare takes the first candidate", 1, {LT}, TREE(NOLIM),
+	BIG_SMALL, "a", 1, "bb", "InCohortFairSharing"},
+    {"both: the first strategy decides when it can", 2, {LE, LT}, TREE(NOLIM),
+	BIG_SMALL, "a", 1, "bs", "InCohortFairSharing"},
+    {"LessThanOrEqualToFinalShare alone finds nothing", 1, {LE}, TREE(NOLIM),
+	S2B_ONLY, "a", 3, "", NULL},
+    {"LessThanInitialShare alone", 1, {LT}, TREE(NOLIM), S2B_ONLY, "a", 3, "b2",
+	"InCohortFairSharing"},
+    {"both: the second strategy on the first one's leftovers", 2, {LE, LT},
+	TREE(NOLIM), S2B_ONLY, "a", 3, "b2", "InCohortFairSharing"},
+    {"a weight protects the target", 2, {LE, LT}, TREE(CPU(2)), BIG_SMALL, "a",
+	1, "", NULL},
+    {"within nominal quota the preemptor reclaims", 2, {LE, LT}, TREE(NOLIM),
+	{{"c1", "c", 4, 1}, {"a1", "a", 1, 2}, {"bs", "b", 1, 3},
+	    {"bb", "b", 4, 4}},
+	"a", 1, "bb", "InCohortReclamation"},
+    {"the highest share is preempted from first", 2, {LE, LT},
+	{{"co", NULL, true, CPU(3), NOLIM}, {"a", "co", false, CPU(2), NOLIM},
+	    {"b", "co", false, CPU(3), NOLIM},
+	    {"d", "co", false, CPU(2), NOLIM}},
+	/* d borrows 2 (share 200), b 1 (100): d first, though b's
+	 * workloads are newer. */
+	{{"a1", "a", 2, 1}, {"d1", "d", 4, 2}, {"b1", "b", 2, 3},
+	    {"b2", "b", 2, 4}},
+	"a", 1, "d1", "InCohortFairSharing"},
+    {"shares are compared below the least common ancestor", 2, {LE, LT},
+	{{"root", NULL, true, 0, NOLIM}, {"team1", "root", true, 0, NOLIM},
+	    {"team2", "root", true, 0, NOLIM},
+	    {"a", "team1", false, CPU(1), NOLIM},
+	    {"a2", "team1", false, CPU(3), NOLIM},
+	    {"b", "team2", false, CPU(2), NOLIM},
+	    {"c", "root", false, CPU(4), NOLIM}},
+	/* a would borrow 2 (share 200, as b), but team1 stays within its
+	 * quota (share 0) while team2 borrows 2. */
+	{{"c1", "c", 4, 1}, {"a1", "a", 2, 2}, {"b1", "b", 2, 3},
+	    {"b2", "b", 2, 4}},
+	"a", 1, "b2", "InCohortFairSharing"},
+};
+
+static void check_preempt(const struct preempt_case *c)
+{
+	struct que_fair_config fc = {true, c->n_strategies, {c->s[0], c->s[1]}};
+	struct adm_result r;
+	const struct adm_decision *d;
+	char got[256] = "";
+	size_t k;
+	cu_error err;
+
+	que_state_free(st);
+	cr_assert_eq(que_state_new(&st, NULL), CU_OK);
+	que_fair_sharing_set(st, &fc);
+	for (k = 0; k < MAXN && c->nodes[k].name; k++)
+		pnode(c->nodes[k].name, c->nodes[k].parent, c->nodes[k].cohort,
+		    c->nodes[k].nominal, c->nodes[k].weight);
+	for (k = 0; k < MAXN && c->run[k].uid; k++)
+		running(
+		    c->run[k].uid, c->run[k].cq, c->run[k].cpu, c->run[k].t);
+	workload("pre", c->pre_cq, 100);
+	/* workload() asks for 1 cpu; bigger preemptors get their own */
+	if (c->pre_cpu != 1) {
+		cr_assert_eq(que_workload_remove(st, "pre", &err), CU_OK);
+		{
+			struct que_request rq = {"cpu", CPU(c->pre_cpu)};
+			struct que_podset_spec ps = {.name = "main",
+			    .count = 1,
+			    .requests = &rq,
+			    .n_requests = 1};
+			struct que_workload_spec w = {.uid = "pre",
+			    .ns = "ns",
+			    .name = "pre",
+			    .queue_name = c->pre_cq,
+			    .created_ns = 100,
+			    .namespace_eligible = true,
+			    .podsets = &ps,
+			    .n_podsets = 1};
+
+			cr_assert_eq(que_workload_add(st, &w, &err), CU_OK);
+		}
+	}
+	adm_result_init(&r);
+	cr_assert_eq(adm_cycle(st, 200, &r, &err), CU_OK, "%s", err.msg);
+	d = decision(&r, "pre");
+	cr_assert_not_null(d, "%s", c->rule);
+	if (d->kind == ADM_PREEMPT)
+		for (k = 0; k < d->n_victims; k++) {
+			if (k)
+				strcat(got, ",");
+			strcat(got, d->victims[k].uid);
+			cr_assert_str_eq(
+			    adm_preempt_reason_string(d->victims[k].reason),
+			    c->reason, "%s", c->rule);
+		}
+	cr_assert_str_eq(got, c->victims, "%s: kind %d", c->rule, d->kind);
+	cr_assert_neq(d->kind, ADM_ADMIT, "%s", c->rule);
+	adm_result_dispose(&r);
+	cr_assert_eq(
+	    que_check_invariants(st, &err), CU_OK, "%s: %s", c->rule, err.msg);
+}
+
+Test(admission_fairshare, preemption_table, .init = setup, .fini = teardown)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(preempt_cases) / sizeof(preempt_cases[0]); i++)
+		check_preempt(&preempt_cases[i]);
 }
