@@ -2,9 +2,9 @@
 /*
  * controller/compat.c - the one list of Kueue fields cueue knows, with how
  * far cueue acts on each (supported, partial, not yet): the Configuration,
- * the ClusterQueue spec, and the LocalQueue and Workload fields known to
- * differ. Also the feature gates Kueue accepts, and the ClusterQueue spec
- * fields set on an object that cueue does not act on (ctl_cq_unsupported).
+ * the ClusterQueue and Cohort specs, and the LocalQueue and Workload fields
+ * known to differ. Also the feature gates Kueue accepts, and the ClusterQueue
+ * spec fields set on an object that cueue does not act on (ctl_cq_unsupported).
  * The configuration loader warns from this table, `cueue-controller
  * --compat-table` prints it, and a test checks README's "Kueue
  * compatibility" table against that output. See controller/config.h.
@@ -76,9 +76,7 @@ const struct ctl_compat ctl_compat_table[] = {
 	"ClusterQueue status has no pendingWorkloadsStatus"},
     {"Configuration", "multiKueue", N, CTL_COMPAT_WARN_IF_SET,
 	"no MultiKueue: Workloads run in this cluster"},
-    {"Configuration", "fairSharing", N, CTL_COMPAT_WARN_FAIR_SHARING,
-	"queues are ordered and preempted by priority and creation time, as "
-	"without fair sharing"},
+    {"Configuration", "fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "admissionFairSharing", N, CTL_COMPAT_WARN_IF_SET,
 	"LocalQueues are not ordered by usage"},
     {"Configuration", "resources.excludeResourcePrefixes", N,
@@ -112,12 +110,12 @@ const struct ctl_compat ctl_compat_table[] = {
     {"ClusterQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionChecksStrategy", N, CTL_COMPAT_WARN_EVENT,
 	"admission checks are not run: Workloads are admitted on quota alone"},
-    {"ClusterQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_EVENT,
-	"the weight is ignored (no fair sharing)"},
+    {"ClusterQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Cohort", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_TABLE_ONLY,
-	"the weight is ignored (no fair sharing)"},
+	"the weight is ignored (no admission fair sharing)"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "spec.maximumExecutionTimeSeconds", S, CTL_COMPAT_WARN_NEVER,
 	""},
@@ -342,7 +340,5 @@ int ctl_cq_unsupported(
 		    &count);
 	if (s->n_admission_checks > 0)
 		add(buf, size, &len, "spec.admissionChecksStrategy", &count);
-	if (s->has_fair_sharing)
-		add(buf, size, &len, "spec.fairSharing", &count);
 	return count;
 }

@@ -246,6 +246,26 @@ static void unevict(ctl *c, struct que_wl *v, const char *why)
  * The ledger records EVICTING and the Preempted event is sent once the
  * eviction is written.
  */
+/* Kueue's path of a ClusterQueue in preemption messages:
+ * "/<root cohort>/.../<cohort>/<cq>" (cq [borrowed]) into buf. */
+static const char *cq_path(ctl *c, const char *cq, char *buf, size_t n)
+{
+	const struct que_cq *q = cq ? que_cq_get(c->st, cq) : NULL;
+	const struct que_cohort *co;
+	size_t len;
+
+	snprintf(buf, n, "/%s", cq ? cq : "");
+	for (co = q ? q->node.parent : NULL; co; co = co->node.parent) {
+		len = strlen(co->name) + 1;
+		if (strlen(buf) + len + 1 > n)
+			break;
+		memmove(buf + len, buf, strlen(buf) + 1);
+		buf[0] = '/';
+		memcpy(buf + 1, co->name, len - 1);
+	}
+	return buf;
+}
+
 static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	struct que_wl *pre = que_workload_get(c->st, d->uid);
@@ -257,7 +277,7 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 		struct api_workload wl;
 		struct rec_eviction ev = {0};
 		json_t *patch = NULL, *obj;
-		char *msg;
+		char *msg, pre_path[512], vic_path[512];
 		bool st;
 
 		if (v == NULL || v->where != QUE_WL_EVICTING)
@@ -286,9 +306,11 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			       : "not in the cache");
 			continue;
 		}
-		msg =
-		    rec_preemption_message(pre->uid, NULL, d->victims[i].reason,
-			d->cluster_queue, d->victims[i].cluster_queue);
+		msg = rec_preemption_message(pre->uid, NULL,
+		    d->victims[i].reason,
+		    cq_path(c, d->cluster_queue, pre_path, sizeof(pre_path)),
+		    cq_path(c, d->victims[i].cluster_queue, vic_path,
+			sizeof(vic_path)));
 		ev.reason = REC_EVICTED_PREEMPTED;
 		ev.message = msg ? msg : "Preempted";
 		ev.preempted_reason =

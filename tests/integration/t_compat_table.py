@@ -104,7 +104,8 @@ def kubeconfig_env_only(s):
               "--timeout=30s")
     queue = yaml.safe_load_all(flavor_and_queue(4))
     docs = [d for d in queue if d]
-    docs[1]["spec"]["fairSharing"] = {"weight": "2"}
+    docs[1]["spec"]["admissionChecksStrategy"] = {
+        "admissionChecks": [{"name": "ac"}]}
     for name, labels in (("lq-in", {"metrics": "yes"}), ("lq-out", {})):
         docs.append({"apiVersion": "kueue.x-k8s.io/v1beta2",
                      "kind": "LocalQueue",
@@ -154,7 +155,7 @@ def kubeconfig_env_only(s):
             evs = wait_for(unsupported, 10, what="UnsupportedField event")
             eq(len(evs), 1, "one event per generation")
             eq(evs[0]["type"], "Warning")
-            check("spec.fairSharing: " in evs[0]["message"],
+            check("spec.admissionChecksStrategy: " in evs[0]["message"],
                   evs[0]["message"])
             status, text = wait_for(
                 lambda: (lambda r: r if 'name="lq-in"' in r[1] else None)(
