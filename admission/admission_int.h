@@ -80,10 +80,6 @@ uint32_t adm_status_hash(enum adm_reason reason, const char *msg);
 
 /* ---- fair sharing (fairshare.c) ---------------------------------------- */
 
-/* Cohort levels the fair-sharing tournament follows (deeper trees are
- * compared as if cut there). */
-#define ADM_FS_MAX_DEPTH 16
-
 /* The DRS of n with usage req [n_req entries, borrowed] added. */
 void adm_drs_with(const que_state *st, const struct que_node *n,
     const struct adm_fr_amount *req, size_t n_req, struct adm_drs *out);
@@ -109,6 +105,20 @@ struct adm_fs_cand {
  */
 CU_MUST_CHECK int adm_fair_next(que_state *st, const struct adm_fs_cand *c,
     size_t n, size_t *out, cu_error *err);
+
+/* The same for a whole cycle: adm_fs_iter_new over the candidates c
+ * [borrowed until adm_fs_iter_free] (marks their ClusterQueues), then
+ * adm_fs_iter_next for the index to process next (SIZE_MAX when every
+ * one is taken) and adm_fs_iter_done once it is processed (its usage may
+ * have changed the shares on its path). CU_ENOMEM. */
+struct adm_fs_iter;
+CU_MUST_CHECK int adm_fs_iter_new(que_state *st, const struct adm_fs_cand *c,
+    size_t n, struct adm_fs_iter **out, cu_error *err);
+CU_MUST_CHECK int adm_fs_iter_next(
+    struct adm_fs_iter *it, size_t *out, cu_error *err);
+void adm_fs_iter_done(struct adm_fs_iter *it, size_t k);
+/* Clears the marks and frees it [owned]; NULL is a no-op. */
+void adm_fs_iter_free(struct adm_fs_iter *it);
 
 /*
  * Kueue's fair-sharing preemption (adm_find_targets' contract): candidates

@@ -293,33 +293,39 @@ static int entry_cmp(const void *pa, const void *pb)
 	return strcmp(a->wl->uid, b->wl->uid);
 }
 
-/* Fair sharing: move the entry Kueue's fair-sharing iterator takes next
- * among order[0..n) to order[0], the others keeping their order. */
-static int fair_first(
-    que_state *st, struct entry **order, size_t n, cu_error *err)
+static int process(que_state *st, struct entry *e, int64_t now_ns,
+    struct adm_result *out, struct que_wl ***victims, size_t *n_victims,
+    size_t *cap_victims);
+
+/* Fair sharing: process the entries in the order of Kueue's fair-sharing
+ * iterator (admission/fairshare.c). */
+static int process_fair(que_state *st, struct entry **order, size_t n,
+    int64_t now_ns, struct adm_result *out, struct que_wl ***victims,
+    size_t *n_victims, size_t *cap_victims, cu_error *err)
 {
-	struct adm_fs_cand *c;
-	struct entry *e;
+	struct adm_fs_cand *c = cu_calloc(n ? n : 1, sizeof(*c));
+	struct adm_fs_iter *it = NULL;
 	size_t i, k;
 	int rc;
 
-	if (n < 2)
-		return CU_OK;
-	c = cu_calloc(n, sizeof(*c));
 	if (!c)
 		return cu_error_set(err, CU_ENOMEM, "cycle: out of memory");
 	for (i = 0; i < n; i++)
 		c[i] = (struct adm_fs_cand){order[i]->cq, order[i]->a.usage,
 		    order[i]->a.n_usage, order[i]->wl->priority,
 		    order[i]->wl->queue_ts};
-	rc = adm_fair_next(st, c, n, &k, err);
+	rc = adm_fs_iter_new(st, c, n, &it, err);
+	while (rc == CU_OK && (rc = adm_fs_iter_next(it, &k, err)) == CU_OK &&
+	       k != SIZE_MAX) {
+		if (process(st, order[k], now_ns, out, victims, n_victims,
+			cap_victims))
+			rc = cu_error_set(
+			    err, CU_ENOMEM, "cycle: out of memory");
+		adm_fs_iter_done(it, k);
+	}
+	adm_fs_iter_free(it);
 	cu_free(c);
-	if (rc)
-		return rc;
-	e = order[k];
-	memmove(order + 1, order, k * sizeof(*order));
-	order[0] = e;
-	return CU_OK;
+	return rc;
 }
 
 /* ---- processing -------------------------------------------------------- */
@@ -534,10 +540,12 @@ int adm_cycle(
 	}
 	if (n_ord > 1)
 		qsort(order, n_ord, sizeof(*order), entry_cmp);
+	if (que_fair_sharing(st)->enable) {
+		rc = process_fair(st, order, n_ord, now_ns, out, &victims,
+		    &n_victims, &cap_victims, err);
+		n_ord = 0;
+	}
 	for (i = 0; i < n_ord; i++) {
-		if (que_fair_sharing(st)->enable &&
-		    (rc = fair_first(st, order + i, n_ord - i, err)))
-			goto out;
 		if (process(st, order[i], now_ns, out, &victims, &n_victims,
 			&cap_victims)) {
 			rc = cu_error_set(

@@ -148,21 +148,23 @@ int adm_drs_cmp(const struct adm_drs *a, const struct adm_drs *b)
 
 /* ---- the fair-sharing iterator ------------------------------------------ */
 
-/* Per candidate: its path from its ClusterQueue up to the root, and at
- * every step the DRS of that node with the candidate admitted (what the
- * candidate is compared by in the parent's round). */
-struct path {
-	const struct que_node *node[ADM_FS_MAX_DEPTH];
-	struct adm_drs drs[ADM_FS_MAX_DEPTH];
-	bool borrowing_on[ADM_FS_MAX_DEPTH];
-	uint32_t depth; /* node[depth] is the root */
-};
-
-struct tourney {
-	const struct adm_fs_cand *c;
-	struct path *p;
-	size_t *tmp; /* scratch, n long */
-	uint8_t *done_mark;
+/*
+ * Kueue recomputes every candidate's shares for every pop. The winner of
+ * a cohort's round only depends on the usage in its subtree and on the
+ * candidates there, so each cohort keeps its winner and processing a
+ * candidate only replays the rounds on its ClusterQueue's path: a pop
+ * costs the children of the cohorts on one path, not the whole tree.
+ * Cohorts and ClusterQueues of the cycle are marked in their scratch
+ * fields (cohort: slot + 1; ClusterQueue: candidate + 1).
+ */
+struct adm_fs_iter {
+	que_state *st;
+	const struct adm_fs_cand *c; /* [borrowed] n long */
+	size_t n, first;	     /* first: lowest index not yet taken */
+	bool *gone;		     /* owned; per candidate */
+	struct que_cohort **co;	     /* owned; per slot */
+	size_t *winner;		     /* owned; per slot, SIZE_MAX = none */
+	size_t n_co, cap_co, cap_w;
 };
 
 /* The node borrows (usage beyond its subtree quota) on one of the frs the
@@ -179,147 +181,190 @@ static bool borrowing_on(
 	return false;
 }
 
-/* Kueue's entryComparer.less in the round of the cohort at distance lvl
- * from the candidates' ClusterQueues (the child compared is one below):
- * not borrowing on its requested flavors first, then lower share, higher
- * priority, older queue timestamp, and the caller's order. */
-static bool less(
-    const struct tourney *t, size_t a, uint32_t la, size_t b, uint32_t lb)
+/* A child's entry in its parent's round: its candidate, and the child
+ * node's share (and borrowing on the candidate's flavors) with that
+ * candidate admitted (Kueue's computeDRS). */
+struct rep {
+	size_t k;
+	struct adm_drs drs;
+	bool borrowing_on;
+};
+
+static void eval(
+    struct adm_fs_iter *it, const struct que_node *n, size_t k, struct rep *out)
 {
-	const struct adm_fs_cand *ca = &t->c[a], *cb = &t->c[b];
+	const struct adm_fs_cand *c = &it->c[k];
+	size_t i;
+
+	for (i = 0; i < c->n_usage; i++)
+		que_node_add_usage(&c->cq->node, c->usage[i].fr, c->usage[i].v);
+	out->k = k;
+	adm_drs_of(it->st, n, &out->drs);
+	out->borrowing_on = borrowing_on(n, c->usage, c->n_usage);
+	for (i = 0; i < c->n_usage; i++)
+		que_node_remove_usage(
+		    &c->cq->node, c->usage[i].fr, c->usage[i].v);
+}
+
+/* Kueue's entryComparer.less: not borrowing on its requested flavors
+ * first (FairSharingPrioritizeNonBorrowing), then lower share, higher
+ * priority, older queue timestamp, and the caller's order. */
+static bool rep_less(
+    const struct adm_fs_iter *it, const struct rep *a, const struct rep *b)
+{
+	const struct adm_fs_cand *ca = &it->c[a->k], *cb = &it->c[b->k];
 	int c;
 
-	if (t->p[a].borrowing_on[la] != t->p[b].borrowing_on[lb])
-		return !t->p[a].borrowing_on[la];
-	c = adm_drs_cmp(&t->p[a].drs[la], &t->p[b].drs[lb]);
+	if (a->borrowing_on != b->borrowing_on)
+		return !a->borrowing_on;
+	c = adm_drs_cmp(&a->drs, &b->drs);
 	if (c != 0)
 		return c < 0;
 	if (ca->priority != cb->priority)
 		return ca->priority > cb->priority;
 	if (ca->queue_ts != cb->queue_ts)
 		return ca->queue_ts < cb->queue_ts;
-	return a < b;
+	return a->k < b->k;
 }
 
-/* Winner of the round at the cohort dc levels below the root among the
- * candidates idx[0..m) (all under it). */
-static size_t round_at(
-    struct tourney *t, const size_t *idx, size_t m, uint32_t dc)
+/* Replay the round of co from its children's winners. */
+static void round_of(struct adm_fs_iter *it, const struct que_cohort *co)
 {
-	size_t best = SIZE_MAX, i, j, g, *grp;
-	uint32_t best_l = 0;
+	struct rep best = {SIZE_MAX, {0}, false}, cur;
+	size_t i;
 
-	grp = t->tmp;
-	for (i = 0; i < m; i++)
-		t->done_mark[idx[i]] = 0;
-	for (i = 0; i < m; i++) {
-		size_t x = idx[i], win;
-		uint32_t lx, l;
-		const struct que_node *child;
+	for (i = 0; i < co->n_kids; i++) {
+		const struct que_cohort *k = co->kids[i];
+		size_t w;
 
-		if (t->done_mark[x])
+		if (k->scratch == 0 ||
+		    (w = it->winner[k->scratch - 1]) == SIZE_MAX)
 			continue;
-		lx =
-		    t->p[x].depth - dc - 1; /* index of the child on x's path */
-		child = t->p[x].node[lx];
-		if (lx == 0) {
-			t->done_mark[x] = 1;
-			win = x;
-			l = 0;
-		} else {
-			size_t *sub;
-
-			/* the group under child: copied above the scratch
-			 * used by the recursion */
-			g = 0;
-			for (j = i; j < m; j++) {
-				size_t y = idx[j];
-				uint32_t ly = t->p[y].depth - dc - 1;
-
-				if (!t->done_mark[y] &&
-				    t->p[y].node[ly] == child) {
-					t->done_mark[y] = 1;
-					grp[g++] = y;
-				}
-			}
-			sub = grp;
-			t->tmp = grp + g;
-			win = round_at(t, sub, g, dc + 1);
-			t->tmp = grp;
-			l = t->p[win].depth - dc - 1;
-			for (j = 0; j < g; j++)
-				t->done_mark[sub[j]] = 1;
-		}
-		if (best == SIZE_MAX || less(t, win, l, best, best_l)) {
-			best = win;
-			best_l = l;
-		}
+		eval(it, &k->node, w, &cur);
+		if (best.k == SIZE_MAX || rep_less(it, &cur, &best))
+			best = cur;
 	}
-	return best;
+	for (i = 0; i < co->n_cqs; i++) {
+		const struct que_cq *q = co->cqs[i];
+
+		if (q->scratch == 0)
+			continue;
+		eval(it, &q->node, q->scratch - 1, &cur);
+		if (best.k == SIZE_MAX || rep_less(it, &cur, &best))
+			best = cur;
+	}
+	it->winner[co->scratch - 1] = best.k;
+}
+
+/* Give every cohort of co's subtree a slot, then play their rounds
+ * bottom up. */
+static int init_tree(struct adm_fs_iter *it, struct que_cohort *co)
+{
+	size_t i;
+
+	if (cu_grow(
+		(void **)&it->co, &it->cap_co, it->n_co + 1, sizeof(*it->co)) ||
+	    cu_grow((void **)&it->winner, &it->cap_w, it->n_co + 1,
+		sizeof(*it->winner)))
+		return CU_ENOMEM;
+	it->co[it->n_co] = co;
+	it->winner[it->n_co] = SIZE_MAX;
+	co->scratch = (uint32_t)++it->n_co;
+	for (i = 0; i < co->n_kids; i++)
+		if (init_tree(it, co->kids[i]))
+			return CU_ENOMEM;
+	round_of(it, co);
+	return CU_OK;
+}
+
+void adm_fs_iter_free(struct adm_fs_iter *it)
+{
+	size_t i;
+
+	if (it == NULL)
+		return;
+	for (i = 0; i < it->n_co; i++)
+		it->co[i]->scratch = 0;
+	for (i = 0; i < it->n; i++)
+		it->c[i].cq->scratch = 0;
+	cu_free(it->co);
+	cu_free(it->winner);
+	cu_free(it->gone);
+	cu_free(it);
+}
+
+int adm_fs_iter_new(que_state *st, const struct adm_fs_cand *c, size_t n,
+    struct adm_fs_iter **out, cu_error *err)
+{
+	struct adm_fs_iter *it = cu_calloc(1, sizeof(*it));
+	size_t i;
+
+	*out = NULL;
+	if (it == NULL || (it->gone = cu_calloc(n ? n : 1, 1)) == NULL) {
+		cu_free(it);
+		return cu_error_set(
+		    err, CU_ENOMEM, "fair sharing: out of memory");
+	}
+	it->st = st;
+	it->c = c;
+	it->n = n;
+	for (i = 0; i < n; i++)
+		c[i].cq->scratch = (uint32_t)(i + 1);
+	*out = it;
+	return CU_OK;
+}
+
+int adm_fs_iter_next(struct adm_fs_iter *it, size_t *out, cu_error *err)
+{
+	struct que_cohort *root;
+
+	while (it->first < it->n && it->gone[it->first])
+		it->first++;
+	*out = SIZE_MAX;
+	if (it->first == it->n)
+		return CU_OK;
+	root = it->c[it->first].cq->node.parent;
+	if (root == NULL) {
+		*out = it->first;
+		return CU_OK;
+	}
+	while (root->node.parent)
+		root = root->node.parent;
+	if (root->scratch == 0 && init_tree(it, root))
+		return cu_error_set(
+		    err, CU_ENOMEM, "fair sharing: out of memory");
+	*out = it->winner[root->scratch - 1];
+	if (*out == SIZE_MAX) /* cannot happen: first is in this tree */
+		*out = it->first;
+	return CU_OK;
+}
+
+void adm_fs_iter_done(struct adm_fs_iter *it, size_t k)
+{
+	const struct que_cohort *co;
+
+	if (k >= it->n || it->gone[k])
+		return;
+	it->gone[k] = true;
+	it->c[k].cq->scratch = 0;
+	for (co = it->c[k].cq->node.parent; co && co->scratch;
+	     co = co->node.parent)
+		round_of(it, co);
 }
 
 int adm_fair_next(que_state *st, const struct adm_fs_cand *c, size_t n,
     size_t *out, cu_error *err)
 {
-	const struct que_cohort *root;
-	struct tourney t;
-	size_t i, m = 0, *idx;
-	int rc = CU_OK;
+	struct adm_fs_iter *it;
+	int rc;
 
 	*out = 0;
-	if (n == 0 || c[0].cq->node.parent == NULL)
+	if (n == 0)
 		return CU_OK;
-	root = c[0].cq->node.parent;
-	while (root->node.parent != NULL)
-		root = root->node.parent;
-	memset(&t, 0, sizeof(t));
-	t.c = c;
-	t.p = cu_calloc(n, sizeof(*t.p));
-	idx = cu_calloc(n * (ADM_FS_MAX_DEPTH + 2) + 1, sizeof(*idx));
-	t.done_mark = cu_calloc(n, 1);
-	if (!t.p || !idx || !t.done_mark) {
-		rc =
-		    cu_error_set(err, CU_ENOMEM, "fair sharing: out of memory");
-		goto out;
-	}
-	t.tmp = idx + n;
-	for (i = 0; i < n; i++) {
-		struct path *p = &t.p[i];
-		const struct que_node *nd = &c[i].cq->node;
-		struct que_node *cqn = &c[i].cq->node;
-		size_t k;
-
-		if (nd->parent == NULL)
-			continue;
-		p->depth = 0;
-		p->node[0] = nd;
-		while (nd->parent != NULL && p->depth + 1 < ADM_FS_MAX_DEPTH) {
-			nd = &nd->parent->node;
-			p->node[++p->depth] = nd;
-		}
-		if (nd != &root->node)
-			continue; /* another tree */
-		/* The shares with the candidate admitted, from its
-		 * ClusterQueue up (Kueue's computeDRS). */
-		for (k = 0; k < c[i].n_usage; k++)
-			que_node_add_usage(
-			    cqn, c[i].usage[k].fr, c[i].usage[k].v);
-		for (k = 0; k < p->depth; k++) {
-			adm_drs_of(st, p->node[k], &p->drs[k]);
-			p->borrowing_on[k] =
-			    borrowing_on(p->node[k], c[i].usage, c[i].n_usage);
-		}
-		for (k = 0; k < c[i].n_usage; k++)
-			que_node_remove_usage(
-			    cqn, c[i].usage[k].fr, c[i].usage[k].v);
-		idx[m++] = i;
-	}
-	if (m > 0)
-		*out = round_at(&t, idx, m, 0);
-out:
-	cu_free(t.p);
-	cu_free(idx);
-	cu_free(t.done_mark);
+	rc = adm_fs_iter_new(st, c, n, &it, err);
+	if (rc == CU_OK)
+		rc = adm_fs_iter_next(it, out, err);
+	adm_fs_iter_free(it);
 	return rc;
 }
 

@@ -342,6 +342,7 @@ struct que_cq {
 	struct que_wlist admitted; /* ADMITTED and EVICTING */
 	bool requeue_needed;
 	size_t n_members; /* workloads whose cq is this one (heap reserve) */
+	uint32_t scratch; /* per-cycle marks of admission/, 0 between */
 };
 
 struct que_cohort {
@@ -361,6 +362,7 @@ struct que_cohort {
 	struct que_cohort *root; /* [borrowed] root of its tree */
 	int height;		 /* 1 + deepest child cohort */
 	bool requeue_needed;	 /* root only */
+	uint32_t scratch;	 /* per-cycle marks of admission/, 0 between */
 };
 
 struct que_lq {

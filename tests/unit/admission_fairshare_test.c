@@ -742,3 +742,75 @@ Test(admission_fairshare, preemption_table, .init = setup, .fini = teardown)
 	for (i = 0; i < sizeof(preempt_cases) / sizeof(preempt_cases[0]); i++)
 		check_preempt(&preempt_cases[i]);
 }
+
+/* The cycle's iterator replays only the rounds on the processed
+ * candidate's path: after each admission it must pick what a fresh
+ * tournament over the remaining candidates picks. Two identical states:
+ * one long-lived iterator on the first, fresh tournaments on the second,
+ * the same admissions applied to both. */
+Test(admission_fairshare, iterator_incremental_equals_fresh, .init = setup,
+    .fini = teardown)
+{
+	static const struct nq nodes[] = {
+	    {"root", NULL, true, W, {CPU(12)}, {0}, {NOLIM, NOLIM}},
+	    {"t1", "root", true, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"t2", "root", true, 2000, {0}, {0}, {NOLIM, NOLIM}},
+	    {"a", "t1", false, W, {CPU(1)}, {0}, {NOLIM, NOLIM}},
+	    {"b", "t1", false, 3000, {0}, {0}, {NOLIM, NOLIM}},
+	    {"c", "t2", false, W, {0}, {0}, {NOLIM, NOLIM}},
+	    {"d", "t2", false, 500, {CPU(2)}, {0}, {NOLIM, NOLIM}},
+	    {"e", "root", false, W, {0}, {0}, {NOLIM, NOLIM}},
+	};
+	static const char *const cqs[] = {"a", "b", "c", "d", "e"};
+	static const int64_t want[] = {CPU(2), CPU(3), CPU(1), CPU(4), CPU(2)};
+	que_state *two[2];
+	struct adm_fs_cand c[2][5];
+	struct adm_fr_amount use[2][5];
+	struct adm_fs_iter *it;
+	bool gone[5] = {false};
+	size_t i, j, k, steps;
+	cu_error err;
+
+	two[0] = st;
+	cr_assert_eq(que_state_new(&two[1], NULL), CU_OK);
+	for (j = 0; j < 2; j++) {
+		st = two[j];
+		for (i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++)
+			node(&nodes[i]);
+		cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+		for (i = 0; i < 5; i++) {
+			use[j][i] =
+			    (struct adm_fr_amount){fr_of("f1", "cpu"), want[i]};
+			c[j][i] = (struct adm_fs_cand){que_cq_get(st, cqs[i]),
+			    &use[j][i], 1, 0, (int64_t)i};
+		}
+	}
+	st = two[0];
+	cr_assert_eq(adm_fs_iter_new(two[0], c[0], 5, &it, &err), CU_OK);
+	for (steps = 0; steps < 5; steps++) {
+		struct adm_fs_cand rest[5];
+		size_t map[5], n = 0, fresh;
+
+		for (i = 0; i < 5; i++)
+			if (!gone[i]) {
+				map[n] = i;
+				rest[n++] = c[1][i];
+			}
+		cr_assert_eq(adm_fs_iter_next(it, &k, &err), CU_OK);
+		cr_assert_neq(k, SIZE_MAX);
+		cr_assert_eq(
+		    adm_fair_next(two[1], rest, n, &fresh, &err), CU_OK);
+		cr_assert_eq(map[fresh], k, "step %zu: fresh %s, iterator %s",
+		    steps, cqs[map[fresh]], cqs[k]);
+		/* admit it in both states */
+		for (j = 0; j < 2; j++)
+			que_node_add_usage(
+			    &c[j][k].cq->node, use[j][k].fr, use[j][k].v);
+		gone[k] = true;
+		adm_fs_iter_done(it, k);
+	}
+	cr_assert_eq(adm_fs_iter_next(it, &k, &err), CU_OK);
+	cr_assert_eq(k, SIZE_MAX);
+	adm_fs_iter_free(it);
+	que_state_free(two[1]);
+}
