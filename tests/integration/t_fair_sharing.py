@@ -182,5 +182,66 @@ def weight_zero(s):
     ctl.stop()
 
 
+def cohort(s, name, parent=None, cpu=None):
+    spec = {}
+    if parent:
+        spec["parentName"] = parent
+    if cpu is not None:
+        spec["resourceGroups"] = [{"coveredResources": ["cpu"], "flavors": [
+            {"name": "default-flavor", "resources": [
+                {"name": "cpu", "nominalQuota": str(cpu)}]}]}]
+    post(s, "/apis/kueue.x-k8s.io/v1beta2/cohorts", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort",
+        "metadata": {"name": name}, "spec": spec})
+
+
+@case("hierarchy-reclaims-through-the-least-common-ancestor",
+      simulate="jobs")
+def hierarchy(s):
+    """Cohort `root` (8 cpu) over `team1` {a} and `team2` {b, c}. b takes
+    everything, a's flood brings team1 and team2 to 4 each; then c's flood
+    reclaims from its sibling b only (their least common ancestor is
+    team2, whose share against team1 is already fair): a 4, b 2, c 2."""
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    post(s, "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+        "metadata": {"name": "default-flavor"}})
+    cohort(s, "root", cpu=8)
+    cohort(s, "team1", parent="root")
+    cohort(s, "team2", parent="root")
+    for ns, name, parent in (("team-a", "a", "team1"),
+                             ("team-b", "b", "team2"),
+                             ("team-c", "c", "team2")):
+        post(s, "/apis/kueue.x-k8s.io/v1beta2/clusterqueues",
+             cluster_queue(name, parent))
+        s.namespace(ns)
+        post(s, "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues" % ns,
+             {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+              "metadata": {"name": "lq", "namespace": ns},
+              "spec": {"clusterQueue": name}})
+    ctl = Controller(s, config=config(free_port()))
+    flood(s, "team-b", 8)
+    wait_for(lambda: settled(s, {"b": 8}), 30, what="b takes the root")
+    flood(s, "team-a", 6)
+    wait_for(lambda: settled(s, {"a": 4, "b": 4}), 60,
+             what="team1 and team2 at 4 each")
+    flood(s, "team-c", 4)
+    wait_for(lambda: settled(s, {"a": 4, "b": 2, "c": 2}), 60,
+             what="c reclaims from b within team2")
+    eq(preempted_reasons(s, "team-a"), [], "a is never preempted")
+    eq(preempted_reasons(s, "team-c"), [], "c is never preempted")
+    msgs = [m for _, m in preempted_reasons(s, "team-b")]
+    check(any("preemptor path: /root/team2/c; preemptee path: "
+              "/root/team2/b" in m for m in msgs), msgs)
+    check(any("preemptor path: /root/team1/a; preemptee path: "
+              "/root/team2/b" in m for m in msgs), msgs)
+    co = s.get_json("/apis/kueue.x-k8s.io/v1beta2/cohorts/team2")
+    eq(co.get("status", {}).get("fairSharing"), {"weightedShare": 500},
+       "team2 borrows 4 of the root's 8")
+    ctl.stop()
+
+
 if __name__ == "__main__":
     run_cases()
