@@ -217,6 +217,42 @@ static int load_fair_sharing(const struct ctl_config_dec *d, const json_t *root)
 	return rc;
 }
 
+/* What Kueue's validation refuses in admissionFairSharing (not acted on
+ * yet): a negative half-life or sampling interval (0 defaults to 5m), a
+ * negative resource weight. */
+static int check_afs(const struct ctl_config_dec *d, const json_t *root)
+{
+	const json_t *afs = ctl_config_jget(root, "admissionFairSharing");
+	const json_t *rw = ctl_config_jget(afs, "resourceWeights");
+	struct ctl_config_path p, base = {0};
+	const char *name;
+	json_t *v;
+
+	if (afs == NULL)
+		return CU_OK;
+	if (ctl_config_get_dur(afs, "usageHalfLifeTime", 0) < 0)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "admissionFairSharing.usageHalfLifeTime",
+		    "admissionFairSharing.usageHalfLifeTime: Invalid value: "
+		    "must be greater than or equal to 0");
+	if (ctl_config_get_dur(afs, "usageSamplingInterval", 1) < 0)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "admissionFairSharing.usageSamplingInterval",
+		    "admissionFairSharing.usageSamplingInterval: Invalid "
+		    "value: must be greater than 0");
+	ctl_config_path_set(&base, "admissionFairSharing.resourceWeights");
+	json_object_foreach((json_t *)rw, name, v)
+	{
+		if (json_number_value(v) >= 0)
+			continue;
+		ctl_config_path_child(&p, &base, name, true);
+		return ctl_config_fail(d, CU_EINVAL, p.look,
+		    "%s: Invalid value: must be greater than or equal to 0",
+		    p.disp);
+	}
+	return CU_OK;
+}
+
 /* What Kueue's validation refuses in resources, though cueue does not act
  * on them: the file must be one Kueue would load. */
 static int check_resources(const struct ctl_config_dec *d, const json_t *root)
@@ -320,6 +356,8 @@ int ctl_config_warn_ignored(const struct ctl_config_dec *d, const json_t *root)
 			return rc;
 	}
 	rc = load_fair_sharing(d, root);
+	if (rc == CU_OK)
+		rc = check_afs(d, root);
 	if (rc == CU_OK)
 		rc = check_resources(d, root);
 	return rc != CU_OK ? rc : check_gates(d, root);

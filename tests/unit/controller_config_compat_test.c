@@ -176,6 +176,17 @@ Test(ctl_compat, fair_sharing_and_resources_validated_as_kueue)
 	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare, "
 	     "LessThanOrEqualToFinalShare, LessThanInitialShare]\n",
 		"fairSharing.preemptionStrategies: Unsupported value"},
+	    {"admissionFairSharing:\n  usageHalfLifeTime: -1m\n",
+		"line 6: admissionFairSharing.usageHalfLifeTime: Invalid "
+		"value: must be greater than or equal to 0"},
+	    {"admissionFairSharing:\n  usageHalfLifeTime: 1m\n"
+	     "  usageSamplingInterval: -5s\n",
+		"line 7: admissionFairSharing.usageSamplingInterval: Invalid "
+		"value: must be greater than 0"},
+	    {"admissionFairSharing:\n  usageHalfLifeTime: 1m\n"
+	     "  resourceWeights:\n    cpu: 1\n    memory: -0.5\n",
+		"admissionFairSharing.resourceWeights[memory]: Invalid value: "
+		"must be greater than or equal to 0"},
 	    {"fairSharing:\n  preemptionStrategies: []\n",
 		"fairSharing.preemptionStrategies: Required value: must be "
 		"specified"},
