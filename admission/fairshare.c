@@ -157,14 +157,19 @@ int adm_drs_cmp(const struct adm_drs *a, const struct adm_drs *b)
  * Cohorts and ClusterQueues of the cycle are marked in their scratch
  * fields (cohort: slot + 1; ClusterQueue: candidate + 1).
  */
+struct rep;
+
 struct adm_fs_iter {
 	que_state *st;
 	const struct adm_fs_cand *c; /* [borrowed] n long */
 	size_t n, first;	     /* first: lowest index not yet taken */
 	bool *gone;		     /* owned; per candidate */
+	struct rep *cval;	     /* owned; per candidate: at its CQ */
+	bool *cval_ok;		     /* owned; per candidate */
 	struct que_cohort **co;	     /* owned; per slot */
 	size_t *winner;		     /* owned; per slot, SIZE_MAX = none */
-	size_t n_co, cap_co, cap_w;
+	struct rep *up;		     /* owned; per slot: winner at the cohort */
+	size_t n_co, cap_co, cap_w, cap_up;
 };
 
 /* The node borrows (usage beyond its subtree quota) on one of the frs the
@@ -227,33 +232,41 @@ static bool rep_less(
 	return a->k < b->k;
 }
 
-/* Replay the round of co from its children's winners. */
+/* Replay the round of co from its children's entries, then evaluate its
+ * winner at co for co's parent's round. An entry only changes when its
+ * child's subtree usage or candidates do: a child cohort's is kept in
+ * up[], a ClusterQueue candidate's in cval[] (its queue leaves the
+ * round once processed). */
 static void round_of(struct adm_fs_iter *it, const struct que_cohort *co)
 {
-	struct rep best = {SIZE_MAX, {0}, false}, cur;
-	size_t i;
+	const struct rep *best = NULL;
+	size_t i, slot = co->scratch - 1;
 
 	for (i = 0; i < co->n_kids; i++) {
 		const struct que_cohort *k = co->kids[i];
-		size_t w;
 
-		if (k->scratch == 0 ||
-		    (w = it->winner[k->scratch - 1]) == SIZE_MAX)
+		if (k->scratch == 0 || it->winner[k->scratch - 1] == SIZE_MAX)
 			continue;
-		eval(it, &k->node, w, &cur);
-		if (best.k == SIZE_MAX || rep_less(it, &cur, &best))
-			best = cur;
+		if (!best || rep_less(it, &it->up[k->scratch - 1], best))
+			best = &it->up[k->scratch - 1];
 	}
 	for (i = 0; i < co->n_cqs; i++) {
 		const struct que_cq *q = co->cqs[i];
+		size_t k;
 
 		if (q->scratch == 0)
 			continue;
-		eval(it, &q->node, q->scratch - 1, &cur);
-		if (best.k == SIZE_MAX || rep_less(it, &cur, &best))
-			best = cur;
+		k = q->scratch - 1;
+		if (!it->cval_ok[k]) {
+			eval(it, &q->node, k, &it->cval[k]);
+			it->cval_ok[k] = true;
+		}
+		if (!best || rep_less(it, &it->cval[k], best))
+			best = &it->cval[k];
 	}
-	it->winner[co->scratch - 1] = best.k;
+	it->winner[slot] = best ? best->k : SIZE_MAX;
+	if (best && co->node.parent)
+		eval(it, &co->node, it->winner[slot], &it->up[slot]);
 }
 
 /* Give every cohort of co's subtree a slot, then play their rounds
@@ -265,7 +278,9 @@ static int init_tree(struct adm_fs_iter *it, struct que_cohort *co)
 	if (cu_grow(
 		(void **)&it->co, &it->cap_co, it->n_co + 1, sizeof(*it->co)) ||
 	    cu_grow((void **)&it->winner, &it->cap_w, it->n_co + 1,
-		sizeof(*it->winner)))
+		sizeof(*it->winner)) ||
+	    cu_grow(
+		(void **)&it->up, &it->cap_up, it->n_co + 1, sizeof(*it->up)))
 		return CU_ENOMEM;
 	it->co[it->n_co] = co;
 	it->winner[it->n_co] = SIZE_MAX;
@@ -289,7 +304,10 @@ void adm_fs_iter_free(struct adm_fs_iter *it)
 		it->c[i].cq->scratch = 0;
 	cu_free(it->co);
 	cu_free(it->winner);
+	cu_free(it->up);
 	cu_free(it->gone);
+	cu_free(it->cval);
+	cu_free(it->cval_ok);
 	cu_free(it);
 }
 
@@ -300,7 +318,13 @@ int adm_fs_iter_new(que_state *st, const struct adm_fs_cand *c, size_t n,
 	size_t i;
 
 	*out = NULL;
-	if (it == NULL || (it->gone = cu_calloc(n ? n : 1, 1)) == NULL) {
+	if (it == NULL || (it->gone = cu_calloc(n ? n : 1, 1)) == NULL ||
+	    (it->cval_ok = cu_calloc(n ? n : 1, 1)) == NULL ||
+	    (it->cval = cu_calloc(n ? n : 1, sizeof(*it->cval))) == NULL) {
+		if (it) {
+			cu_free(it->gone);
+			cu_free(it->cval_ok);
+		}
 		cu_free(it);
 		return cu_error_set(
 		    err, CU_ENOMEM, "fair sharing: out of memory");
