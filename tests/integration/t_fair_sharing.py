@@ -8,8 +8,8 @@ ClusterQueues and the Cohort follow, with the weighted-share metrics."""
 import os
 import urllib.request
 
-from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     free_port, run_cases, wait_for)
+from cuetest import (CONTROLLER_CONFIG, Controller, Failure, case, check,
+                     eq, free_port, run_cases, wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -112,6 +112,16 @@ def settled(s, want):
     return got if got == want else None
 
 
+def converge(s, want, timeout, what):
+    """Wait for settled(s, want); on a timeout, say where it stopped."""
+    try:
+        return wait_for(lambda: settled(s, want), timeout, what=what)
+    except Failure as e:
+        raise Failure("%s; reserving %r; pending %r" % (
+            e, {cq: reserving(s, cq) for cq in want},
+            {cq: cq_status(s, cq).get("pendingWorkloads") for cq in want}))
+
+
 def preempted_reasons(s, ns):
     out = []
     for w in s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/"
@@ -132,9 +142,9 @@ def weighted_shares_converge(s):
     port = free_port()
     ctl = Controller(s, config=config(port))
     flood(s, "team-a", 8)
-    wait_for(lambda: settled(s, {"a": 6}), 30, what="a takes the cohort")
+    converge(s, {"a": 6}, 30, what="a takes the cohort")
     flood(s, "team-b", 8)
-    wait_for(lambda: settled(s, {"a": 2, "b": 4}), 60,
+    converge(s, {"a": 2, "b": 4}, 60,
              what="a:b converge to 2:4 (weights 1:2)")
     reasons = preempted_reasons(s, "team-a")
     check(len(reasons) >= 4, "a lost at least four workloads: %r" % reasons)
@@ -170,9 +180,9 @@ def weight_zero(s):
     setup(s, 4, [("team-z", "z", "0"), ("team-y", "y", None)])
     ctl = Controller(s, config=config(free_port()))
     flood(s, "team-z", 6)
-    wait_for(lambda: settled(s, {"z": 4}), 30, what="z takes the idle cohort")
+    converge(s, {"z": 4}, 30, what="z takes the idle cohort")
     flood(s, "team-y", 2)
-    wait_for(lambda: settled(s, {"z": 2, "y": 2}), 60,
+    converge(s, {"z": 2, "y": 2}, 60,
              what="y gets its 2, z keeps the rest")
     reasons = preempted_reasons(s, "team-z")
     eq([r for r, _ in reasons], ["InCohortFairSharing"] * 2)
@@ -223,12 +233,11 @@ def hierarchy(s):
               "spec": {"clusterQueue": name}})
     ctl = Controller(s, config=config(free_port()))
     flood(s, "team-b", 8)
-    wait_for(lambda: settled(s, {"b": 8}), 30, what="b takes the root")
+    converge(s, {"b": 8}, 30, what="b takes the root")
     flood(s, "team-a", 6)
-    wait_for(lambda: settled(s, {"a": 4, "b": 4}), 60,
-             what="team1 and team2 at 4 each")
+    converge(s, {"a": 4, "b": 4}, 60, what="team1 and team2 at 4 each")
     flood(s, "team-c", 4)
-    wait_for(lambda: settled(s, {"a": 4, "b": 2, "c": 2}), 60,
+    converge(s, {"a": 4, "b": 2, "c": 2}, 60,
              what="c reclaims from b within team2")
     eq(preempted_reasons(s, "team-a"), [], "a is never preempted")
     eq(preempted_reasons(s, "team-c"), [], "c is never preempted")
