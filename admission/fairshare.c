@@ -12,6 +12,11 @@
  * and its resource the dominant one. The share divides it by the node's
  * weight; a weight of 0 that borrows is +Inf (it gets only what nobody
  * else wants). A root, or a node that borrows nothing, has share 0.
+ *
+ * Also Kueue's fair-sharing preemption (preemption/fairsharing): target
+ * ClusterQueues down the tree by highest share, the two strategies
+ * compared at the children of the least common ancestor. Everything here
+ * works on the live usage and leaves it as it found it.
  */
 #include <math.h>
 #include <stdlib.h>
