@@ -4,10 +4,11 @@
  * report workloads that cannot even be queued (root cause first), take the
  * head of every active ClusterQueue, nominate (namespace gate, flavor
  * assignment, preemption targets), order the entries (no borrowing first,
- * then priority, then queue timestamp; with fair sharing, Kueue's
- * fair-sharing iterator picks each next one, admission/fairshare.c) and
- * process them one by one against usage that already includes this
- * cycle's earlier decisions.
+ * then priority, then queue timestamp) and process them one by one against
+ * usage that already includes this cycle's earlier decisions.
+ * With fair sharing, Kueue's fair-sharing iterator picks each next entry
+ * instead, and preemption is Kueue's fair-sharing preemption
+ * (admission/fairshare.c).
  *
  * Preemptors reserve their usage for the rest of the cycle (so a later
  * head cannot take what the victims will free) and the reservation is

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * controller/report.c - status reports: ClusterQueue and LocalQueue status
- * (usage, counts, Active; with fair sharing, ClusterQueue and Cohort
- * status.fairSharing.weightedShare), written only where they changed and within
- * the queue-status budget, oldest report first; Workload pending reasons, once
- * due and within the pending budget; and the queue gauges.
+ * (usage, counts, Active), written only where they changed and within the
+ * queue-status budget, oldest report first; Workload pending reasons,
+ * once due and within the pending budget; and the queue gauges.
+ * With fair sharing, also status.fairSharing.weightedShare of ClusterQueues
+ * and Cohorts and the weighted-share gauges.
  */
 #include <math.h>
 #include <stdlib.h>
