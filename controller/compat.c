@@ -112,7 +112,13 @@ const struct ctl_compat ctl_compat_table[] = {
     {"LocalQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_TABLE_ONLY,
 	"the weight is ignored (no admission fair sharing)"},
+    {"ResourceFlavor", "spec.topologyName", N, CTL_COMPAT_WARN_TABLE_ONLY,
+	"Workloads of a TAS flavor are admitted without topology placement"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Workload", "spec.podSets[].topologyRequest", P,
+	CTL_COMPAT_WARN_TABLE_ONLY,
+	"built from the podset-*-topology annotations (no podIndexLabel); "
+	"not yet acted on"},
     {"Workload", "spec.maximumExecutionTimeSeconds", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},

@@ -56,6 +56,7 @@ struct que_state {
 
 	bool dirty; /* configuration changed since the last rebuild */
 	struct que_fair_config fair;
+	const struct que_tas_hook *tas; /* [borrowed] NULL: no TAS flavor */
 };
 
 /* Grow an array of elem-sized items to hold at least need items. */
