@@ -101,8 +101,8 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.flavorFungibility.whenCanPreempt", S,
 	CTL_COMPAT_WARN_NEVER, ""},
-    {"ClusterQueue", "spec.flavorFungibility.preference", N,
-	CTL_COMPAT_WARN_EVENT, "flavors are chosen as BorrowingOverPreemption"},
+    {"ClusterQueue", "spec.flavorFungibility.preference", S,
+	CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionChecksStrategy", N, CTL_COMPAT_WARN_EVENT,
 	"admission checks are not run: Workloads are admitted on quota alone"},
@@ -112,7 +112,7 @@ const struct ctl_compat ctl_compat_table[] = {
     {"LocalQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_TABLE_ONLY,
 	"the weight is ignored (no admission fair sharing)"},
-    {"ResourceFlavor", "spec.topologyName", N, CTL_COMPAT_WARN_TABLE_ONLY,
+    {"ResourceFlavor", "spec.topologyName", N, CTL_COMPAT_WARN_EVENT,
 	"Workloads of a TAS flavor are admitted without topology placement"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "spec.podSets[].topologyRequest", P,
@@ -307,10 +307,10 @@ int ctl_compat_markdown(cu_buf *out, cu_error *err)
 }
 
 /* Append "field (note)" to buf, "; "-separated, truncating. */
-static void add(
-    char *buf, size_t size, size_t *len, const char *field, int *count)
+static void add_kind(const char *kind, char *buf, size_t size, size_t *len,
+    const char *field, int *count)
 {
-	const struct ctl_compat *e = ctl_compat_find("ClusterQueue", field);
+	const struct ctl_compat *e = ctl_compat_find(kind, field);
 	int n;
 
 	(*count)++;
@@ -325,6 +325,12 @@ static void add(
 		*len = size - 1;
 }
 
+static void add(
+    char *buf, size_t size, size_t *len, const char *field, int *count)
+{
+	add_kind("ClusterQueue", buf, size, len, field, count);
+}
+
 int ctl_cq_unsupported(
     const struct api_cluster_queue *cq, char *buf, size_t size)
 {
@@ -334,12 +340,21 @@ int ctl_cq_unsupported(
 
 	if (size > 0)
 		buf[0] = '\0';
-	if (s->has_flavor_fungibility &&
-	    s->flavor_fungibility.preference ==
-		API_FUNG_PREF_PREEMPTION_OVER_BORROWING)
-		add(buf, size, &len, "spec.flavorFungibility.preference",
-		    &count);
 	if (s->n_admission_checks > 0)
 		add(buf, size, &len, "spec.admissionChecksStrategy", &count);
+	return count;
+}
+
+int ctl_rf_unsupported(
+    const struct api_resource_flavor *rf, char *buf, size_t size)
+{
+	size_t len = 0;
+	int count = 0;
+
+	if (size > 0)
+		buf[0] = '\0';
+	if (rf->spec.topology_name != NULL && rf->spec.topology_name[0] != '\0')
+		add_kind("ResourceFlavor", buf, size, &len, "spec.topologyName",
+		    &count);
 	return count;
 }

@@ -266,38 +266,29 @@ static void unevict(ctl *c, struct que_wl *v, const char *why)
  * The ledger records EVICTING and the Preempted event is sent once the
  * eviction is written.
  */
-/* Kueue's path of a ClusterQueue in preemption messages:
- * "/<root cohort>/.../<cohort>/<cq>" (cq [borrowed]) into buf. */
-static const char *cq_path(ctl *c, const char *cq, char *buf, size_t n)
-{
-	const struct que_cq *q = cq ? que_cq_get(c->st, cq) : NULL;
-	const struct que_cohort *co;
-	size_t len;
-
-	snprintf(buf, n, "/%s", cq ? cq : "");
-	for (co = q ? q->node.parent : NULL; co; co = co->node.parent) {
-		len = strlen(co->name) + 1;
-		if (strlen(buf) + len + 1 > n)
-			break;
-		memmove(buf + len, buf, strlen(buf) + 1);
-		buf[0] = '/';
-		memcpy(buf + 1, co->name, len - 1);
-	}
-	return buf;
-}
-
 static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	struct que_wl *pre = que_workload_get(c->st, d->uid);
+	const char *job_uid = NULL;
+	char pre_path[512], v_path[512];
 	size_t i;
 	cu_error err;
 
+	/* Kueue names the preemptor's job by its job-uid label. */
+	if (pre != NULL)
+		job_uid = json_string_value(json_object_get(
+		    json_object_get(
+			json_object_get(api_informer_get(
+					    c->inf[INF_WL], pre->ns, pre->name),
+			    "metadata"),
+			"labels"),
+		    REC_LABEL_JOB_UID));
 	for (i = 0; pre != NULL && i < d->n_victims; i++) {
 		struct que_wl *v = que_workload_get(c->st, d->victims[i].uid);
 		struct api_workload wl;
 		struct rec_eviction ev = {0};
 		json_t *patch = NULL, *obj;
-		char *msg, pre_path[512], vic_path[512];
+		char *msg;
 		bool st;
 
 		if (v == NULL || v->where != QUE_WL_EVICTING)
@@ -326,11 +317,13 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			       : "not in the cache");
 			continue;
 		}
-		msg = rec_preemption_message(pre->uid, NULL,
-		    d->victims[i].reason,
-		    cq_path(c, d->cluster_queue, pre_path, sizeof(pre_path)),
-		    cq_path(c, d->victims[i].cluster_queue, vic_path,
-			sizeof(vic_path)));
+		pre_path[0] = v_path[0] = '\0';
+		if (pre->cq != NULL)
+			adm_cq_path(pre->cq, pre_path, sizeof(pre_path));
+		if (v->cq != NULL)
+			adm_cq_path(v->cq, v_path, sizeof(v_path));
+		msg = rec_preemption_message(
+		    pre->uid, job_uid, d->victims[i].reason, pre_path, v_path);
 		ev.reason = REC_EVICTED_PREEMPTED;
 		ev.message = msg ? msg : "Preempted";
 		ev.preempted_reason =
@@ -379,15 +372,18 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 void ctl_run_cycle(ctl *c, int64_t now)
 {
 	struct adm_result r;
-	size_t i, nwrites = ctl_pipe_queued(c->pipe);
+	size_t i, npreempt = 0, nwrites = ctl_pipe_queued(c->pipe);
 	cu_error err;
 
 	adm_result_init(&r);
 	if (adm_cycle(c->st, now, &r, &err) != CU_OK)
 		cu_warn("admission cycle: %s", err.msg);
+	for (i = 0; i < r.n; i++)
+		npreempt += r.v[i].kind == ADM_PREEMPT;
 	if (r.n > 0)
-		cu_debug("cycle: %zu heads, %zu admitted, %zu decisions",
-		    r.heads, r.admitted, r.n);
+		cu_debug("cycle: %zu heads, %zu admitted, %zu preempting, %zu "
+			 "decisions",
+		    r.heads, r.admitted, npreempt, r.n);
 	for (i = 0; i < r.n; i++) {
 		const struct adm_decision *d = &r.v[i];
 

@@ -669,6 +669,7 @@ int que_cq_set(que_state *st, const struct que_cq_spec *spec, cu_error *err)
 				   ? QUE_TRY_NEXT_FLAVOR
 				   : spec->when_can_preempt;
 	cq->node.fair_weight = spec->has_fair_weight ? spec->fair_weight : 1000;
+	cq->preference = spec->preference;
 	cq->exists = true;
 	cu_free(cq->refused);
 	cq->refused = NULL;

@@ -225,6 +225,10 @@ int rec_sync_cluster_queue(
 	    fungibility(cq->spec.flavor_fungibility.when_can_preempt);
 	spec.has_fair_weight = cq->spec.has_fair_sharing_weight;
 	spec.fair_weight = cq->spec.fair_sharing_weight.milli;
+	spec.preference = cq->spec.flavor_fungibility.preference ==
+				  API_FUNG_PREF_PREEMPTION_OVER_BORROWING
+			      ? QUE_PREEMPTION_OVER_BORROWING
+			      : QUE_BORROWING_OVER_PREEMPTION;
 	rc = que_cq_set(st, &spec, err);
 	groups_dispose(&g);
 	return rc;
