@@ -359,6 +359,13 @@ char *as_qualified_resource(const struct as_kind *k);
 /* Append a `299 - "text"` warn-value to resp->warning. */
 void as_resp_warn(struct as_resp *resp, const char *text);
 
+/* ---- OpenAPI (openapi.c) ------------------------------------------ */
+
+/* The /openapi/v2 document (protobuf) for the kinds served now: a PATCH
+ * path per kind and version. Returns it [owned: cu_free] with its length
+ * in *len, or NULL on allocation failure. */
+char *as_openapi_v2(struct as_server *srv, size_t *len);
+
 /* ---- admission webhooks (webhooks.c) -------------------------------- */
 /* What is being admitted (admission.Attributes). All [borrowed]. */
 struct as_admit_attrs {

@@ -14,12 +14,6 @@
 #include "api/patch.h"
 #include "tests/apiserver/apiserver.h"
 
-/* The 30-byte gnostic openapi.v2.Document of docs/apiserver.md §1.6:
- * swagger "2.0", info{title "Kubernetes", version "v1.20.2"}, paths{}. */
-static const unsigned char openapi_v2[] = {0x0a, 0x03, 0x32, 0x2e, 0x30, 0x12,
-    0x15, 0x0a, 0x0a, 0x4b, 0x75, 0x62, 0x65, 0x72, 0x6e, 0x65, 0x74, 0x65,
-    0x73, 0x12, 0x07, 0x76, 0x31, 0x2e, 0x32, 0x30, 0x2e, 0x32, 0x42, 0x00};
-
 /* The path of a resource request, split. */
 struct route {
 	char group[128];
@@ -449,17 +443,18 @@ static bool check_unknown(const struct as_request *rq, const struct route *r,
 		cu_buf_dispose(&b);
 		return false;
 	}
-	if (b.ptr != NULL) {
-		char *w = cu_asprintf("%s%s299 - \"%s\"",
-		    resp->warning ? resp->warning : "",
-		    resp->warning ? ", " : "", b.ptr);
-
-		if (w != NULL) {
-			cu_free(resp->warning);
-			resp->warning = w;
-		}
-	}
 	cu_buf_dispose(&b);
+	/* Warn: one warning per field, as kube-apiserver adds them; the text
+	 * quoted and escaped (a client drops a malformed Warning header). */
+	json_array_foreach(unknown, i, u)
+	{
+		char *w =
+		    cu_asprintf("unknown field \"%s\"", json_string_value(u));
+
+		if (w != NULL)
+			as_resp_warn(resp, w);
+		cu_free(w);
+	}
 	return true;
 }
 
@@ -2554,11 +2549,13 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 	}
 	if (n == 2 && strcmp(seg[0], "openapi") == 0 &&
 	    strcmp(seg[1], "v2") == 0) {
+		resp->raw = as_openapi_v2(rq->srv, &resp->raw_len);
+		if (resp->raw == NULL) {
+			as_resp_error(resp, 500, "InternalError",
+			    "out of memory building the OpenAPI document");
+			return;
+		}
 		resp->code = 200;
-		resp->raw = cu_malloc(sizeof(openapi_v2));
-		if (resp->raw != NULL)
-			memcpy(resp->raw, openapi_v2, sizeof(openapi_v2));
-		resp->raw_len = sizeof(openapi_v2);
 		resp->content_type =
 		    "application/com.github.proto-openapi.spec.v2.v1.0+"
 		    "protobuf";
