@@ -782,8 +782,34 @@ static bool obj_matches(const struct as_kind *k, json_t *obj,
 
 /* ---- tables (kubectl get) ------------------------------------------ */
 
+/* The filter "[?(@.key=='value')]" (or with double quotes) at p: the key
+ * and value into fk and fv; returns its closing ']' or NULL. */
+static const char *jsonpath_filter(const char *p, char fk[64], char fv[128])
+{
+	const char *k = p + 5, *eq, *v, *close;
+	char q;
+
+	if (strncmp(p, "[?(@.", 5) != 0 || (eq = strstr(k, "==")) == NULL ||
+	    eq == k || (size_t)(eq - k) >= 64)
+		return NULL;
+	q = eq[2];
+	if (q != '\'' && q != '"')
+		return NULL;
+	v = eq + 3;
+	close = strchr(v, q);
+	if (close == NULL || (size_t)(close - v) >= 128 ||
+	    strncmp(close + 1, ")]", 2) != 0)
+		return NULL;
+	memcpy(fk, k, (size_t)(eq - k));
+	fk[eq - k] = '\0';
+	memcpy(fv, v, (size_t)(close - v));
+	fv[close - v] = '\0';
+	return close + 2;
+}
+
 /* Minimal JSONPath for printer columns: ".a.b", ".a[0].b" and
- * ".a[?(@.type=="X")].b". Returns a borrowed value or NULL. */
+ * ".a[?(@.type=='X')].b" with single or double quotes (Kueue's CRDs use
+ * single). Returns a borrowed value or NULL. */
 static json_t *jsonpath(json_t *obj, const char *path)
 {
 	const char *p = path;
@@ -810,8 +836,9 @@ static json_t *jsonpath(json_t *obj, const char *path)
 				size_t i;
 				json_t *el, *found = NULL;
 
-				if (sscanf(p, "[?(@.%63[^=]==\"%127[^\"]\")]",
-					fk, fv) != 2)
+				/* the value may hold a ']' */
+				end = jsonpath_filter(p, fk, fv);
+				if (end == NULL)
 					return NULL;
 				json_array_foreach(cur, i, el)
 				{
@@ -850,6 +877,17 @@ static json_t *cell_value(json_t *v)
 	return json_incref(v);
 }
 
+/* A custom kind's cell: `date` columns as ages (kube-apiserver's CRD
+ * table convertor does so; kubectl prints cells as they come). */
+static json_t *custom_cell(cu_ns_t now, json_t *col, json_t *v)
+{
+	const char *type = as_jstr(col, "type");
+
+	if (type != NULL && strcmp(type, "date") == 0)
+		return as_age_cell(now, v);
+	return cell_value(v);
+}
+
 static json_t *table_for(const struct as_request *rq, const struct route *r,
     json_t *items, const char *rv, const char *cont)
 {
@@ -858,12 +896,27 @@ static json_t *table_for(const struct as_request *rq, const struct route *r,
 	const char *include = as_query(rq, "includeObject");
 	size_t i, j;
 	bool custom_age = false;
+	json_t *age_col = NULL;
+	cu_ns_t now = cu_time_now_ns();
 
 	json_array_append_new(cols,
 	    json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", "Name", "type",
 		"string", "format", "name", "description",
 		"Name must be unique within a namespace.", "priority", 0));
 	pc = k->printer_columns;
+	/* A CRD without additionalPrinterColumns gets kube's default: an Age
+	 * column of metadata.creationTimestamp. */
+	if ((k->flags & AS_CUSTOM) && json_array_size(pc) == 0) {
+		age_col = json_pack("[{s:s, s:s, s:s, s:s}]", "name", "Age",
+		    "type", "date", "jsonPath", ".metadata.creationTimestamp",
+		    "description",
+		    "CreationTimestamp is a timestamp representing the server "
+		    "time when this object was created.");
+		pc = age_col;
+		custom_age = true;
+	} else if (k->flags & AS_CUSTOM) {
+		custom_age = true; /* only the CRD's own columns */
+	}
 	json_array_foreach(pc, i, c)
 	{
 		const char *type = as_jstr(c, "type");
@@ -901,8 +954,8 @@ static json_t *table_for(const struct as_request *rq, const struct route *r,
 		{
 			const char *jp = as_jstr(c, "jsonPath");
 
-			json_array_append_new(
-			    cells, cell_value(jp ? jsonpath(it, jp) : NULL));
+			json_array_append_new(cells,
+			    custom_cell(now, c, jp ? jsonpath(it, jp) : NULL));
 		}
 		if (!custom_age)
 			json_array_append_new(cells,
@@ -924,6 +977,7 @@ static json_t *table_for(const struct as_request *rq, const struct route *r,
 			json_object_set_new(row, "object", o);
 		json_array_append_new(rows, row);
 	}
+	json_decref(age_col);
 	it = json_pack("{s:s, s:s, s:{s:s}, s:o, s:o}", "kind", "Table",
 	    "apiVersion", "meta.k8s.io/v1", "metadata", "resourceVersion", rv,
 	    "columnDefinitions", cols, "rows", rows);
