@@ -61,11 +61,6 @@ const struct api_resource ctl_res_events = {"", "v1", "events", true};
 
 /* ---- small helpers ------------------------------------------------- */
 
-char *ctl_key_of(const char *ns, const char *name)
-{
-	return cu_asprintf("%s/%s", ns ? ns : "", name);
-}
-
 const char *ctl_jmeta(json_t *obj, const char *field)
 {
 	return json_string_value(
@@ -82,31 +77,30 @@ bool ctl_may_write(const ctl *c)
 }
 
 /* The informer whose cache an expectation key is about (the pipeline's
- * hook). Queue status keys ("cq/", "lq/") get the JobSet informer's (or
- * none): as before the pipeline was split out. */
-static api_informer *expect_informer(const char *key, void *payload)
+ * hook). Queue status keys (ClusterQueue, LocalQueue) get the JobSet
+ * informer's (or none): as before the pipeline was split out. */
+static api_informer *expect_informer(const char *const *key, void *payload)
 {
 	ctl *c = payload;
 
-	if (strncmp(key, "wl/", 3) == 0)
+	if (strcmp(key[0], CTL_KIND_WL) == 0)
 		return c->inf[INF_WL];
-	return c->inf[key[0] == 'J' ? INF_JOB : INF_JOBSET];
+	return c->inf[strcmp(key[0], CTL_KIND_JOB) == 0 ? INF_JOB : INF_JOBSET];
 }
 
 /* ---- informer handlers -------------------------------------------- */
 
-static void mark_job(ctl *c, char kind, const char *ns, const char *name)
+/* kind: CTL_KIND_JOB or CTL_KIND_JOBSET. */
+static void mark_job(ctl *c, const char *kind, const char *ns, const char *name)
 {
-	char *k = cu_asprintf("%c/%s/%s", kind, ns ? ns : "", name);
-
-	if (k != NULL)
-		json_object_set_new(c->dirty_jobs, k, json_true());
-	cu_free(k);
+	if (name != NULL)
+		(void)ctl_keys_put(
+		    &c->dirty_jobs, CTL_K3(kind, ns ? ns : "", name));
 }
 
 struct ns_jobs {
 	ctl *c;
-	char kind;
+	const char *kind;
 	const char *ns;
 };
 
@@ -123,13 +117,13 @@ static void mark_ns_job(json_t *obj, void *payload)
  * (new decisions only; the gate never undoes an admission). */
 static void mark_namespace_jobs(ctl *c, const char *ns)
 {
-	struct ns_jobs n = {c, 'J', ns};
+	struct ns_jobs n = {c, CTL_KIND_JOB, ns};
 
 	if (ns == NULL)
 		return;
 	if (c->inf[INF_JOB] != NULL)
 		api_informer_foreach(c->inf[INF_JOB], mark_ns_job, &n);
-	n.kind = 'S';
+	n.kind = CTL_KIND_JOBSET;
 	if (c->inf[INF_JOBSET] != NULL)
 		api_informer_foreach(c->inf[INF_JOBSET], mark_ns_job, &n);
 }
@@ -137,16 +131,16 @@ static void mark_namespace_jobs(ctl *c, const char *ns)
 static void mark(ctl *c, enum inf_id id, json_t *obj)
 {
 	if (id == INF_WL) {
-		char *k = ctl_key_of(
-		    ctl_jmeta(obj, "namespace"), ctl_jmeta(obj, "name"));
+		const char *ns = ctl_jmeta(obj, "namespace");
+		const char *wlname = ctl_jmeta(obj, "name");
 		json_t *refs = json_object_get(
 		    json_object_get(obj, "metadata"), "ownerReferences");
 		json_t *r;
 		size_t i;
 
-		if (k != NULL)
-			json_object_set_new(c->dirty_wl, k, json_true());
-		cu_free(k);
+		if (wlname != NULL)
+			(void)ctl_keys_put(
+			    &c->dirty_wl, CTL_K2(ns ? ns : "", wlname));
 		/* A Workload change is news for the job that owns it. */
 		json_array_foreach(refs, i, r)
 		{
@@ -159,14 +153,12 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 			    kind == NULL || name == NULL)
 				continue;
 			if (strcmp(kind, "Job") == 0)
-				mark_job(
-				    c, 'J', ctl_jmeta(obj, "namespace"), name);
+				mark_job(c, CTL_KIND_JOB, ns, name);
 			else if (strcmp(kind, "JobSet") == 0)
-				mark_job(
-				    c, 'S', ctl_jmeta(obj, "namespace"), name);
+				mark_job(c, CTL_KIND_JOBSET, ns, name);
 		}
 	} else if (id == INF_JOB || id == INF_JOBSET) {
-		mark_job(c, id == INF_JOB ? 'J' : 'S',
+		mark_job(c, id == INF_JOB ? CTL_KIND_JOB : CTL_KIND_JOBSET,
 		    ctl_jmeta(obj, "namespace"), ctl_jmeta(obj, "name"));
 		return;
 	} else {
@@ -266,14 +258,15 @@ static void mark_all_workloads(json_t *obj, void *payload)
 static void stop_writes_done(ctl *c);
 
 /* An expectation or owner key is to be looked at again. */
-static void mark_key(const char *key, void *payload)
+static void mark_key(const char *const *key, void *payload)
 {
 	ctl *c = payload;
 
-	if (key[0] == 'J' || key[0] == 'S')
-		json_object_set_new(c->dirty_jobs, key, json_true());
-	else if (strncmp(key, "wl/", 3) == 0)
-		json_object_set_new(c->dirty_wl, key + 3, json_true());
+	if (strcmp(key[0], CTL_KIND_JOB) == 0 ||
+	    strcmp(key[0], CTL_KIND_JOBSET) == 0)
+		(void)ctl_keys_put(&c->dirty_jobs, key);
+	else if (strcmp(key[0], CTL_KIND_WL) == 0)
+		(void)ctl_keys_put(&c->dirty_wl, key + 1);
 }
 
 static void drained(void *payload)
@@ -300,9 +293,9 @@ static bool all_synced(const ctl *c)
 static void turn(ctl *c)
 {
 	int64_t now = cu_time_now_ns();
-	const char *key;
-	json_t *v, *batch;
-	void *tmp;
+	ctl_keys batch;
+	struct ctl_kent **v;
+	size_t i, n;
 
 	if (c->freeing)
 		return;
@@ -322,27 +315,32 @@ static void turn(ctl *c)
 		/* Eligibility and routing may have changed for all. */
 		api_informer_foreach(c->inf[INF_WL], mark_all_workloads, c);
 	}
-	batch = c->dirty_wl;
-	c->dirty_wl = json_object();
-	json_object_foreach_safe(batch, tmp, key, v)
-	{
-		ctl_reconcile_workload(c, key, now);
+	/* Dirty sets in insertion order (as before: deterministic). */
+	ctl_keys_init(&batch, 2);
+	ctl_keys_move(&batch, &c->dirty_wl);
+	if (ctl_keys_ordered(&batch, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++)
+			ctl_reconcile_workload(
+			    c, (const char *const *)v[i]->k, now);
+		cu_free(v);
 	}
-	json_decref(batch);
+	ctl_keys_dispose(&batch);
 	if (ctl_may_write(c) && !c->resumed) {
 		c->resumed = true;
 		ctl_resume_ledger(c, now);
 	}
 	if (ctl_may_write(c)) {
-		batch = c->dirty_jobs;
-		c->dirty_jobs = json_object();
-		json_object_foreach_safe(batch, tmp, key, v)
-		{
-			ctl_reconcile_job(c, key, now);
+		ctl_keys_init(&batch, 3);
+		ctl_keys_move(&batch, &c->dirty_jobs);
+		if (ctl_keys_ordered(&batch, &v, &n) == CU_OK) {
+			for (i = 0; i < n; i++)
+				ctl_reconcile_job(
+				    c, (const char *const *)v[i]->k, now);
+			cu_free(v);
 		}
-		json_decref(batch);
+		ctl_keys_dispose(&batch);
 	}
-	if (ctl_may_write(c) && json_object_size(c->dec.deferred) > 0)
+	if (ctl_may_write(c) && ctl_keys_count(&c->dec.deferred) > 0)
 		ctl_announce_deferred(c, now);
 	if (ctl_may_write(c) && c->dirty_cycle)
 		ctl_run_cycle(c, now);
@@ -480,16 +478,15 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (c->opts.pending_status_period_ms <= 0)
 		c->opts.pending_status_period_ms =
 		    CTL_PENDING_STATUS_PERIOD_DEFAULT_MS;
-	c->dirty_wl = json_object();
-	c->dirty_jobs = json_object();
+	ctl_keys_init(&c->dirty_wl, 2);
+	ctl_keys_init(&c->dirty_jobs, 3);
 	c->gate.job_enabled = cfg->integrations.job;
 	c->gate.jobset_enabled = cfg->integrations.jobset;
 	c->gate.manage_jobs_without_queue_name =
 	    cfg->manage_jobs_without_queue_name;
 	c->gate.ns_selector = &cfg->managed_jobs_ns_selector;
 	c->gate.own_namespace = cfg->namespace;
-	if (!c->dirty_wl || !c->dirty_jobs ||
-	    ctl_feed_init(&c->feed) != CU_OK ||
+	if (ctl_feed_init(&c->feed) != CU_OK ||
 	    ctl_decide_init(&c->dec) != CU_OK ||
 	    ctl_report_init(&c->rep) != CU_OK) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
@@ -553,7 +550,9 @@ static void mark_all_jobs(json_t *obj, void *payload)
 	ctl *c = payload;
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 
-	mark_job(c, kind != NULL && strcmp(kind, "JobSet") == 0 ? 'S' : 'J',
+	mark_job(c,
+	    kind != NULL && strcmp(kind, "JobSet") == 0 ? CTL_KIND_JOBSET
+							: CTL_KIND_JOB,
 	    ctl_jmeta(obj, "namespace"), ctl_jmeta(obj, "name"));
 }
 
@@ -757,8 +756,8 @@ void ctl_free(ctl *c)
 	ctl_health_free(c->srv.health);
 	ctl_metrics_free(c->metrics);
 	rec_events_free(c->events);
-	json_decref(c->dirty_wl);
-	json_decref(c->dirty_jobs);
+	ctl_keys_dispose(&c->dirty_wl);
+	ctl_keys_dispose(&c->dirty_jobs);
 	ctl_feed_dispose(&c->feed);
 	ctl_decide_dispose(&c->dec);
 	ctl_report_dispose(&c->rep);

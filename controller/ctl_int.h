@@ -27,6 +27,8 @@
  *              job's Workloads
  *   tick.c     the one-second tick: metrics, retries, requeue safety net
  *              (struct ctl_tick)
+ *   keys.c     ctl_keys: the maps below, by uid, {ns, name} or object
+ *              key {kind, ns, name}, in insertion order (keys.h)
  *
  * Event-loop thread only. Prefix ctl_.
  */
@@ -45,6 +47,7 @@
 #include "controller/ctl.h"
 #include "controller/health.h"
 #include "controller/httpd.h"
+#include "controller/keys.h"
 #include "controller/leader.h"
 #include "controller/metrics.h"
 #include "controller/pipeline.h"
@@ -90,6 +93,10 @@ struct inf_slot {
 
 /* ---- the subsystems' state ------------------------------------------ */
 
+/* Every ctl_keys below owns its entries, their keys and strings (keys.h);
+ * a uid key is one string, a Workload key {ns, name}, an object key
+ * {kind, ns, name} (CTL_KIND_*). */
+
 /* A ClusterQueue's namespaceSelector, kept decoded between turns. */
 struct cq_sel {
 	char *name; /* owned */
@@ -99,15 +106,17 @@ struct cq_sel {
 
 /* feed.c: what the engine was given. */
 struct ctl_feed {
-	json_t *cq_names; /* set of CQ names given to the engine */
-	json_t *rf_names, *cohort_names, *lq_names;
+	/* The names given to the engine (sets): ClusterQueues,
+	 * ResourceFlavors, Cohorts by name, LocalQueues by {ns, name}. */
+	ctl_keys cq_names, rf_names, cohort_names, lq_names;
 	struct cq_sel *sels;
 	size_t nsels, capsels;
-	json_t *wl_uid; /* "ns/name" -> uid of what the engine holds */
-	json_t *wl_gen; /* uid -> metadata.generation it was added at */
-	/* "ns/name" -> ns at which the Workload is reconciled again
+	/* {ns, name} -> s[0]: the uid of the Workload the engine holds */
+	ctl_keys wl_uid;
+	ctl_keys wl_gen; /* uid -> n: metadata.generation it was added at */
+	/* {ns, name} -> n: ns at which the Workload is reconciled again
 	 * (maximumExecutionTimeSeconds), and the timer of the earliest. */
-	json_t *wake;
+	ctl_keys wake;
 	ev_timer wake_w;
 	bool wake_armed;
 	/* Configuration objects the engine refused, by (plural, namespace,
@@ -119,24 +128,28 @@ struct ctl_feed {
 
 /* decide.c, resume.c: decisions whose announcement is under way. */
 struct ctl_decide {
-	json_t *in_flight; /* uid -> true while an admission write runs */
-	/* uid -> true: admitted by the engine and recorded in the ledger, the
+	ctl_keys in_flight; /* set of uids while an admission write runs */
+	/* Set of uids admitted by the engine and recorded in the ledger, the
 	 * announcement waits for the cache to show our own earlier write to
-	 * the Workload (ctl_announce_deferred). In in_flight too. */
-	json_t *deferred;
+	 * the Workload (ctl_announce_deferred; in insertion order). In
+	 * in_flight too. */
+	ctl_keys deferred;
 };
 
 /* report.c: status reports. They have budgets of their own within the
  * client's (ctl_pipe_budget_take): under load the admission path gets
  * the API, reports are coalesced and written oldest-first. */
 struct ctl_report {
-	json_t *pending_at;  /* uid -> ms when its pending status was written */
-	json_t *pending_due; /* uid -> [reason, message] not yet written */
-	json_t *reported_at; /* report key -> ms of its last write */
+	ctl_keys pending_at; /* uid -> n: ms its pending status was written */
+	/* uid -> s: {reason, message} not yet written (insertion order) */
+	ctl_keys pending_due;
+	/* object key (CTL_KIND_CQ or _LQ) -> n: ms of its last write */
+	ctl_keys reported_at;
 	struct offer {
 		const struct api_resource *res;
-		char *ns, *name, *key; /* owned */
-		json_t *patch;	       /* owned */
+		char *ns, *name;  /* owned */
+		const char *kind; /* [static] CTL_KIND_CQ or CTL_KIND_LQ */
+		json_t *patch;	  /* owned */
 		int64_t last;
 		bool urgent; /* Active changes: outside the budget */
 	} * offers;	     /* queue status writes offered this tick */
@@ -184,12 +197,13 @@ struct ctl {
 	bool failed; /* lost leadership: the process must exit (as Kueue) */
 
 	ev_prepare turn_w;
-	bool synced;	    /* every informer delivered its first LIST */
-	bool resumed;	    /* the ledger's open decisions were taken up */
-	bool dirty_config;  /* flavors/queues/cohorts/namespaces changed */
-	bool dirty_cycle;   /* something may be admissible now */
-	json_t *dirty_wl;   /* set: "ns/name" */
-	json_t *dirty_jobs; /* set: "J/ns/name" (Job), "S/ns/name" (JobSet) */
+	bool synced;	   /* every informer delivered its first LIST */
+	bool resumed;	   /* the ledger's open decisions were taken up */
+	bool dirty_config; /* flavors/queues/cohorts/namespaces changed */
+	bool dirty_cycle;  /* something may be admissible now */
+	/* Dirty sets, reconciled in insertion order by the turn. */
+	ctl_keys dirty_wl;   /* Workloads: {ns, name} */
+	ctl_keys dirty_jobs; /* object keys: {"Job" or "JobSet", ns, name} */
 
 	struct ctl_feed feed;
 	struct ctl_decide dec;
@@ -205,8 +219,6 @@ struct ctl {
 
 /* ---- ctl.c ------------------------------------------------------------ */
 
-/* "ns/name" [owned: cu_free]; NULL on ENOMEM. */
-char *ctl_key_of(const char *ns, const char *name);
 /* metadata.<field> of obj as a string [borrowed], or NULL. */
 const char *ctl_jmeta(json_t *obj, const char *field);
 /* Synced, not stopping, and leading (invariant 4). */
@@ -225,11 +237,12 @@ void ctl_sync_config(ctl *c);
  * the missing queue). */
 bool ctl_eligible(ctl *c, const char *ns, const char *queue);
 /* The engine and the ledger drop Workload uid [borrowed] cached as key
- * "ns/name" [borrowed]. */
-void ctl_forget_workload(ctl *c, const char *key, const char *uid);
+ * {ns, name} [borrowed]. */
+void ctl_forget_workload(ctl *c, const char *const *key, const char *uid);
 /* The engine queues (or adopts, when its status holds quota) wl
- * [borrowed], cached as key "ns/name" [borrowed]. */
-void ctl_add_workload(ctl *c, const char *key, const struct api_workload *wl);
+ * [borrowed], cached as key {ns, name} [borrowed]. */
+void ctl_add_workload(
+    ctl *c, const char *const *key, const struct api_workload *wl);
 
 /* ---- decide.c --------------------------------------------------------- */
 
@@ -247,8 +260,9 @@ void ctl_ledger_release(ctl *c, const char *uid, int64_t now);
  * decision there is not an error); committed before the eviction write
  * is sent. */
 void ctl_ledger_evicting(ctl *c, const char *uid, int64_t now);
-/* Reconcile Workload key ("ns/name") again at at_ns (feed.c's timer). */
-void ctl_wake_workload(ctl *c, const char *key, int64_t at_ns);
+/* Reconcile Workload key ({ns, name} [borrowed]) again at at_ns (feed.c's
+ * timer). */
+void ctl_wake_workload(ctl *c, const char *const *key, int64_t at_ns);
 /* Decode the cached Workload ns/name [borrowed] into *wl [owned:
  * api_workload_dispose on CU_OK]. CU_ENOTFOUND, decode errors (logged). */
 int ctl_decode_cached(
@@ -306,25 +320,26 @@ int ctl_start_webhook(ctl *c, cu_error *err);
 /* ---- writes.c --------------------------------------------------------- */
 
 /* A Workload write (patch [consumed]) expected in the cache under
- * "wl/ns/name"; owner [borrowed; may be NULL]: the job key to look at
- * again on the answer. Returns the entry [borrowed] or NULL. */
+ * {CTL_KIND_WL, ns, name}; owner [borrowed; may be NULL]: the job's
+ * object key to look at again on the answer. Returns the entry
+ * [borrowed] or NULL. */
 struct ctl_pipe_write *ctl_wl_write(ctl *c, enum ctl_pipe_kind kind,
-    const char *ns, const char *name, json_t *patch, const char *owner);
+    const char *ns, const char *name, json_t *patch, const char *const *owner);
 /* An Event about obj [borrowed], deduplicated (strings [borrowed]). */
 void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
     const char *message);
 
 /* ---- reconcilers.c ---------------------------------------------------- */
 
-/* The Workload reconciler for key "ns/name" [borrowed]: the cached
+/* The Workload reconciler for key {ns, name} [borrowed]: the cached
  * Workload and the engine's record into rec_workload_reconcile, its plan
  * carried out. */
-void ctl_reconcile_workload(ctl *c, const char *key, int64_t now);
-/* The job reconciler for key "J/ns/name" or "S/ns/name" [borrowed]: the
- * gate first, then the job, its Workload and the caches' view into
- * rec_job_reconcile, its plan carried out. A job gone from the cache has
- * its Workloads deleted (step 0). */
-void ctl_reconcile_job(ctl *c, const char *key, int64_t now);
+void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now);
+/* The job reconciler for object key {"Job" or "JobSet", ns, name}
+ * [borrowed]: the gate first, then the job, its Workload and the caches'
+ * view into rec_job_reconcile, its plan carried out. A job gone from the
+ * cache has its Workloads deleted (step 0). */
+void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now);
 
 /* ---- tick.c ----------------------------------------------------------- */
 

@@ -100,8 +100,12 @@ static int record_admission(ctl *c, const struct que_wl *qw,
 	sd.cluster_queue = d->cluster_queue;
 	sd.state = STORE_RESERVED;
 	sd.decided_ns = now;
-	sd.generation =
-	    json_integer_value(json_object_get(c->feed.wl_gen, qw->uid));
+	{
+		struct ctl_kent *g =
+		    ctl_keys_get(&c->feed.wl_gen, CTL_K1(qw->uid));
+
+		sd.generation = g != NULL ? g->n : 0;
+	}
 	sd.n_podsets = d->n_podsets;
 	sd.podsets = ps;
 	rc = ctl_pipe_begin(c->pipe);
@@ -123,16 +127,15 @@ out:
  * not marked busy: in_flight holds the Workload. */
 void ctl_queue_admit(ctl *c, const struct que_wl *qw, json_t *patch, char *note)
 {
-	char *ek = cu_asprintf("wl/%s/%s", qw->ns, qw->name);
 	struct ctl_pipe_write *w;
 
-	json_object_set_new(c->dec.in_flight, qw->uid, json_true());
+	(void)ctl_keys_put(&c->dec.in_flight, CTL_K1(qw->uid));
 	w = ctl_pipe_queue(c->pipe, CTL_PIPE_ADMIT, CTL_RES(INF_WL), qw->ns,
 	    qw->name, qw->uid, patch);
-	ctl_pipe_expect(c->pipe, w, ek, false);
+	ctl_pipe_expect(
+	    c->pipe, w, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), false);
 	ctl_pipe_set_event(w, NULL, note);
 	ctl_pipe_set_admission(w, qw->created_ns, qw->cq ? qw->cq->name : NULL);
-	cu_free(ek);
 }
 
 static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
@@ -151,19 +154,15 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		 * waits for the cache (ctl_announce_deferred). Withdrawing it
 		 * would leave the Workload at the head of its queue, blocking
 		 * it. */
-		char *ek = cu_asprintf("wl/%s/%s", qw->ns, qw->name);
 		json_t *obj =
 		    api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
-		bool st = ek == NULL ||
-			  (obj != NULL && ctl_pipe_stale(c->pipe, ek, obj));
+		bool st = obj != NULL &&
+			  ctl_pipe_stale(c->pipe,
+			      CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj);
 
-		cu_free(ek);
-		if (st && obj != NULL &&
-		    record_admission(c, qw, d, now, &err) == CU_OK) {
-			json_object_set_new(
-			    c->dec.in_flight, d->uid, json_true());
-			json_object_set_new(
-			    c->dec.deferred, d->uid, json_true());
+		if (st && record_admission(c, qw, d, now, &err) == CU_OK) {
+			(void)ctl_keys_put(&c->dec.in_flight, CTL_K1(d->uid));
+			(void)ctl_keys_put(&c->dec.deferred, CTL_K1(d->uid));
 			return;
 		}
 		if (st) {
@@ -197,9 +196,12 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 static void decide_pending(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	(void)now;
-	json_object_set_new(c->rep.pending_due, d->uid,
-	    json_pack("[s,s]", adm_reason_string(d->reason),
-		d->message ? d->message : ""));
+	struct ctl_kent *e = ctl_keys_put(&c->rep.pending_due, CTL_K1(d->uid));
+
+	if (e != NULL &&
+	    (ctl_keys_set_str(e, 0, adm_reason_string(d->reason)) != CU_OK ||
+		ctl_keys_set_str(e, 1, d->message ? d->message : "") != CU_OK))
+		ctl_keys_del(&c->rep.pending_due, CTL_K1(d->uid));
 }
 
 /* The ledger records that uid's eviction is in the API (a Workload
@@ -255,34 +257,33 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 		struct api_workload wl;
 		struct rec_eviction ev = {0};
 		json_t *patch = NULL, *obj;
-		char *msg, *ek;
+		char *msg;
 		bool st;
 
 		if (v == NULL || v->where != QUE_WL_EVICTING)
 			continue;
-		if (json_object_get(c->dec.deferred, v->uid) != NULL) {
+		if (ctl_keys_get(&c->dec.deferred, CTL_K1(v->uid)) != NULL) {
 			cu_debug("preemption victim %s/%s was never announced; "
 				 "withdrawn",
 			    v->ns, v->name);
-			json_object_del(c->dec.deferred, v->uid);
-			json_object_del(c->dec.in_flight, v->uid);
+			ctl_keys_del(&c->dec.deferred, CTL_K1(v->uid));
+			ctl_keys_del(&c->dec.in_flight, CTL_K1(v->uid));
 			ctl_ledger_release(c, v->uid, now);
 			ctl_withdraw(c, v->uid, now);
 			continue;
 		}
-		if (json_object_get(c->dec.in_flight, v->uid) != NULL) {
+		if (ctl_keys_get(&c->dec.in_flight, CTL_K1(v->uid)) != NULL) {
 			unevict(c, v, "its admission is in flight");
 			continue;
 		}
-		ek = cu_asprintf("wl/%s/%s", v->ns, v->name);
 		obj = api_informer_get(c->inf[INF_WL], v->ns, v->name);
-		st = ek == NULL ||
-		     (obj != NULL && ctl_pipe_stale(c->pipe, ek, obj));
+		st = obj != NULL &&
+		     ctl_pipe_stale(
+			 c->pipe, CTL_K3(CTL_KIND_WL, v->ns, v->name), obj);
 		if (st || ctl_decode_cached(c, v->ns, v->name, &wl) != CU_OK) {
 			unevict(c, v,
 			    st ? "the cache is behind our write"
 			       : "not in the cache");
-			cu_free(ek);
 			continue;
 		}
 		msg =
@@ -300,7 +301,8 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			    ctl_pipe_queue(c->pipe, CTL_PIPE_EVICT,
 				CTL_RES(INF_WL), v->ns, v->name, v->uid, patch);
 
-			ctl_pipe_expect(c->pipe, w, ek, true);
+			ctl_pipe_expect(c->pipe, w,
+			    CTL_K3(CTL_KIND_WL, v->ns, v->name), true);
 			ctl_pipe_set_event(
 			    w, "Preempted", cu_strdup(ev.message));
 		} else {
@@ -324,7 +326,6 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 				adm_preempt_reason_string(
 				    d->victims[i].reason)));
 		cu_free(msg);
-		cu_free(ek);
 		api_workload_dispose(&wl);
 	}
 	decide_pending(c, d, now);
@@ -400,7 +401,7 @@ static void admit_answered(ctl *c, const struct ctl_pipe_write *w,
 {
 	cu_error err;
 
-	json_object_del(c->dec.in_flight, w->uid);
+	ctl_keys_del(&c->dec.in_flight, CTL_K1(w->uid));
 	if (resp->err == CU_OK) {
 		if (ctl_pipe_begin(c->pipe) == CU_OK &&
 		    store_decision_set_state(
@@ -437,7 +438,6 @@ static void evict_answered(ctl *c, const struct ctl_pipe_write *w,
 	if (resp->err == CU_OK) {
 		ctl_ledger_evicting(c, w->uid, now);
 	} else if (qw != NULL && qw->where == QUE_WL_EVICTING) {
-		char *key = cu_asprintf("%s/%s", qw->ns, qw->name);
 
 		cu_info("eviction of %s/%s not written (%d %s); preemption "
 			"decided again (a deactivation or drain: "
@@ -453,9 +453,7 @@ static void evict_answered(ctl *c, const struct ctl_pipe_write *w,
 			cu_warn("ledger: %s", err.msg);
 		/* A deactivation or a drain is decided again by the Workload
 		 * reconciler, a preemption by the cycle. */
-		if (key != NULL)
-			json_object_set_new(c->dirty_wl, key, json_true());
-		cu_free(key);
+		(void)ctl_keys_put(&c->dirty_wl, CTL_K2(qw->ns, qw->name));
 		c->dirty_cycle = true;
 	}
 }
@@ -468,7 +466,7 @@ static void unsent(
 		return;
 	if (w->kind == CTL_PIPE_ADMIT) {
 		ctl_withdraw(c, w->uid, cu_time_now_ns());
-		json_object_del(c->dec.in_flight, w->uid);
+		ctl_keys_del(&c->dec.in_flight, CTL_K1(w->uid));
 		/* A failed commit took the decision with it. */
 		if (outcome == CTL_PIPE_SEND_FAILED)
 			ctl_ledger_release(c, w->uid, 0);
@@ -477,15 +475,11 @@ static void unsent(
 		struct que_wl *v = que_workload_get(c->st, w->uid);
 
 		if (v != NULL && v->where == QUE_WL_EVICTING) {
-			char *key = cu_asprintf("%s/%s", v->ns, v->name);
-
 			unevict(c, v, "the write was not sent");
 			/* A deactivation or drain is decided again by the
 			 * Workload reconciler. */
-			if (key != NULL)
-				json_object_set_new(
-				    c->dirty_wl, key, json_true());
-			cu_free(key);
+			(void)ctl_keys_put(
+			    &c->dirty_wl, CTL_K2(v->ns, v->name));
 		}
 	}
 }
@@ -513,14 +507,13 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 
 int ctl_decide_init(struct ctl_decide *d)
 {
-	d->in_flight = json_object();
-	d->deferred = json_object();
-	return d->in_flight && d->deferred ? CU_OK : CU_ENOMEM;
+	ctl_keys_init(&d->in_flight, 1);
+	ctl_keys_init(&d->deferred, 1);
+	return CU_OK;
 }
 
 void ctl_decide_dispose(struct ctl_decide *d)
 {
-	json_decref(d->in_flight);
-	json_decref(d->deferred);
-	d->in_flight = d->deferred = NULL;
+	ctl_keys_dispose(&d->in_flight);
+	ctl_keys_dispose(&d->deferred);
 }

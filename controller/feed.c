@@ -13,7 +13,7 @@
 
 struct sync_pass {
 	ctl *c;
-	json_t *seen; /* names present now */
+	ctl_keys seen; /* names present now (as the known set's keys) */
 	enum inf_id id;
 };
 
@@ -132,7 +132,7 @@ static void refuse_cq(
 	if (que_cq_refuse(c->st, name, err->msg, &e2) != CU_OK)
 		cu_warn("clusterqueues %s: %s", name, e2.msg);
 	else
-		json_object_set_new(p->seen, name, json_true());
+		(void)ctl_keys_put(&p->seen, CTL_K1(name));
 }
 
 static void sync_one(json_t *obj, void *payload)
@@ -200,15 +200,13 @@ static void sync_one(json_t *obj, void *payload)
 			rc = rec_sync_local_queue(c->st, &lq, &err);
 			api_local_queue_dispose(&lq);
 		}
-		name = NULL;
-		{
-			char *k = ctl_key_of(ctl_jmeta(obj, "namespace"),
-			    ctl_jmeta(obj, "name"));
+		if (rc == CU_OK) {
+			const char *ns = ctl_jmeta(obj, "namespace");
 
-			if (k != NULL && rc == CU_OK)
-				json_object_set_new(p->seen, k, json_true());
-			cu_free(k);
+			(void)ctl_keys_put(
+			    &p->seen, CTL_K2(ns ? ns : "", name));
 		}
+		name = NULL;
 		break;
 	}
 	default:
@@ -221,22 +219,26 @@ static void sync_one(json_t *obj, void *payload)
 	if (cu_map_count(&c->feed.warned) > 0)
 		forget_invalid(c, p->id, obj);
 	if (name != NULL)
-		json_object_set_new(p->seen, name, json_true());
+		(void)ctl_keys_put(&p->seen, CTL_K1(name));
 }
 
 /* Objects the engine knows but the cache no longer has are deleted. */
-static void sync_deletions(ctl *c, enum inf_id id, json_t *known, json_t *seen)
+/* known becomes seen (moved; seen is left empty). In the order the
+ * names were last seen. */
+static void sync_deletions(
+    ctl *c, enum inf_id id, ctl_keys *known, ctl_keys *seen)
 {
-	const char *key;
-	json_t *v;
-	void *tmp;
+	struct ctl_kent **v;
+	size_t i, n;
 	cu_error err;
 
-	json_object_foreach_safe(known, tmp, key, v)
-	{
+	if (ctl_keys_ordered(known, &v, &n) != CU_OK)
+		n = 0;
+	for (i = 0; i < n; i++) {
+		const char *key = v[i]->k[0];
 		int rc = CU_OK;
 
-		if (json_object_get(seen, key) != NULL)
+		if (ctl_keys_get(seen, (const char *const *)v[i]->k) != NULL)
 			continue;
 		if (id == INF_RF)
 			rc = que_flavor_delete(c->st, key, &err);
@@ -244,39 +246,34 @@ static void sync_deletions(ctl *c, enum inf_id id, json_t *known, json_t *seen)
 			rc = que_cq_delete(c->st, key, &err);
 		else if (id == INF_COHORT)
 			rc = que_cohort_delete(c->st, key, &err);
-		else if (id == INF_LQ) {
-			const char *slash = strchr(key, '/');
-			char ns[254];
-
-			if (slash == NULL)
-				continue;
-			snprintf(
-			    ns, sizeof(ns), "%.*s", (int)(slash - key), key);
-			rc = que_lq_delete(c->st, ns, slash + 1, &err);
-		}
+		else if (id == INF_LQ)
+			rc = que_lq_delete(c->st, key, v[i]->k[1], &err);
 		if (rc != CU_OK && rc != CU_ENOTFOUND)
-			cu_warn("delete %s: %s", key, err.msg);
+			cu_warn("delete %s%s%s: %s", key,
+			    id == INF_LQ ? "/" : "",
+			    id == INF_LQ ? v[i]->k[1] : "", err.msg);
 	}
-	json_object_clear(known);
-	json_object_update(known, seen);
+	cu_free(v);
+	ctl_keys_move(known, seen);
 }
 
 void ctl_sync_config(ctl *c)
 {
 	static const enum inf_id order[] = {INF_RF, INF_COHORT, INF_CQ, INF_LQ};
-	json_t *known[] = {c->feed.rf_names, c->feed.cohort_names,
-	    c->feed.cq_names, c->feed.lq_names};
+	ctl_keys *known[] = {&c->feed.rf_names, &c->feed.cohort_names,
+	    &c->feed.cq_names, &c->feed.lq_names};
 	size_t i;
 	cu_error err;
 
 	sels_clear(&c->feed);
 	c->feed.pass++;
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		struct sync_pass p = {c, json_object(), order[i]};
+		struct sync_pass p = {.c = c, .id = order[i]};
 
+		ctl_keys_init(&p.seen, order[i] == INF_LQ ? 2 : 1);
 		api_informer_foreach(c->inf[order[i]], sync_one, &p);
-		sync_deletions(c, order[i], known[i], p.seen);
-		json_decref(p.seen);
+		sync_deletions(c, order[i], known[i], &p.seen);
+		ctl_keys_dispose(&p.seen);
 	}
 	sweep_invalid(&c->feed);
 	if (que_rebuild(c->st, &err) != CU_OK)
@@ -317,14 +314,15 @@ bool ctl_eligible(ctl *c, const char *ns, const char *queue)
 /* Arm the wake timer for the earliest deadline (none: stopped). */
 static void wake_arm(ctl *c)
 {
-	const char *key;
-	json_t *v;
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	void *v;
 	int64_t first = INT64_MAX, now = cu_time_now_ns();
 
-	json_object_foreach(c->feed.wake, key, v)
-	{
-		if (json_integer_value(v) < first)
-			first = json_integer_value(v);
+	while (cu_map_next(&c->feed.wake.map, &it, NULL, &v)) {
+		const struct ctl_kent *e = v;
+
+		if (e->n < first)
+			first = e->n;
 	}
 	if (c->feed.wake_armed)
 		ev_timer_stop(c->loop, &c->feed.wake_w);
@@ -341,38 +339,43 @@ static void on_wake(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	ctl *c = w->data;
 	int64_t now = cu_time_now_ns();
-	const char *key;
-	json_t *v;
-	void *tmp;
+	struct ctl_kent **v;
+	size_t i, n;
 
 	(void)loop;
 	(void)revents;
 	c->feed.wake_armed = false;
-	json_object_foreach_safe(c->feed.wake, tmp, key, v)
-	{
-		if (json_integer_value(v) > now)
+	/* In the order the deadlines were first set (as before). */
+	if (ctl_keys_ordered(&c->feed.wake, &v, &n) != CU_OK)
+		n = 0;
+	for (i = 0; i < n; i++) {
+		const char *const *key = (const char *const *)v[i]->k;
+
+		if (v[i]->n > now)
 			continue;
-		json_object_set_new(c->dirty_wl, key, json_true());
-		json_object_del(c->feed.wake, key);
+		(void)ctl_keys_put(&c->dirty_wl, key);
+		ctl_keys_del(&c->feed.wake, key);
 	}
+	cu_free(v);
 	wake_arm(c);
 }
 
-void ctl_wake_workload(ctl *c, const char *key, int64_t at_ns)
+void ctl_wake_workload(ctl *c, const char *const *key, int64_t at_ns)
 {
-	json_t *cur = json_object_get(c->feed.wake, key);
+	struct ctl_kent *cur = ctl_keys_get(&c->feed.wake, key);
 
-	if (cur != NULL && json_integer_value(cur) == at_ns)
+	if (cur != NULL && cur->n == at_ns)
 		return;
 	if (!c->feed.wake_armed && c->feed.wake_w.data != c) {
 		ev_timer_init(&c->feed.wake_w, on_wake, 0.0, 0.0);
 		c->feed.wake_w.data = c;
 	}
-	json_object_set_new(c->feed.wake, key, json_integer(at_ns));
+	if ((cur = ctl_keys_put(&c->feed.wake, key)) != NULL)
+		cur->n = at_ns;
 	wake_arm(c);
 }
 
-void ctl_forget_workload(ctl *c, const char *key, const char *uid)
+void ctl_forget_workload(ctl *c, const char *const *key, const char *uid)
 {
 	cu_error err;
 
@@ -380,31 +383,35 @@ void ctl_forget_workload(ctl *c, const char *key, const char *uid)
 	    err.code != CU_ENOTFOUND)
 		cu_warn("engine: %s", err.msg);
 	ctl_ledger_release(c, uid, 0);
-	json_object_del(c->feed.wl_gen, uid);
-	json_object_del(c->rep.pending_at, uid);
-	json_object_del(c->rep.pending_due, uid);
-	json_object_del(c->feed.wl_uid, key);
-	json_object_del(c->feed.wake, key);
+	ctl_keys_del(&c->feed.wl_gen, CTL_K1(uid));
+	ctl_keys_del(&c->rep.pending_at, CTL_K1(uid));
+	ctl_keys_del(&c->rep.pending_due, CTL_K1(uid));
+	ctl_keys_del(&c->feed.wl_uid, key);
+	ctl_keys_del(&c->feed.wake, key);
 	c->dirty_cycle = true;
 }
 
-void ctl_add_workload(ctl *c, const char *key, const struct api_workload *wl)
+void ctl_add_workload(
+    ctl *c, const char *const *key, const struct api_workload *wl)
 {
+	struct ctl_kent *e;
 	cu_error err;
 	int rc = rec_sync_workload(c->st, wl,
 	    ctl_eligible(c, wl->meta.namespace_, wl->spec.queue_name), &err);
 
 	if (rc != CU_OK && rc != CU_ENOTFOUND) {
-		cu_warn("workload %s: %s", key, err.msg);
+		cu_warn("workload %s/%s: %s", key[0], key[1], err.msg);
 		return;
 	}
 	if (rc == CU_ENOTFOUND)
-		cu_warn("workload %s: %s", key, err.msg);
-	cu_debug("workload %s queued (%s)", key,
+		cu_warn("workload %s/%s: %s", key[0], key[1], err.msg);
+	cu_debug("workload %s/%s queued (%s)", key[0], key[1],
 	    rec_workload_holds_quota(wl) ? "adopted" : "pending");
-	json_object_set_new(c->feed.wl_uid, key, json_string(wl->meta.uid));
-	json_object_set_new(c->feed.wl_gen, wl->meta.uid,
-	    json_integer(wl->meta.has_generation ? wl->meta.generation : 0));
+	if ((e = ctl_keys_put(&c->feed.wl_uid, key)) != NULL &&
+	    ctl_keys_set_str(e, 0, wl->meta.uid) != CU_OK)
+		ctl_keys_del(&c->feed.wl_uid, key);
+	if ((e = ctl_keys_put(&c->feed.wl_gen, CTL_K1(wl->meta.uid))) != NULL)
+		e->n = wl->meta.has_generation ? wl->meta.generation : 0;
 	c->dirty_cycle = true;
 }
 
@@ -412,28 +419,25 @@ int ctl_feed_init(struct ctl_feed *f)
 {
 	memset(f, 0, sizeof(*f));
 	cu_map_init_parts(&f->warned, 3);
-	f->cq_names = json_object();
-	f->rf_names = json_object();
-	f->cohort_names = json_object();
-	f->lq_names = json_object();
-	f->wl_uid = json_object();
-	f->wl_gen = json_object();
-	f->wake = json_object();
-	return f->cq_names && f->rf_names && f->cohort_names && f->lq_names &&
-		       f->wl_uid && f->wl_gen && f->wake
-		   ? CU_OK
-		   : CU_ENOMEM;
+	ctl_keys_init(&f->cq_names, 1);
+	ctl_keys_init(&f->rf_names, 1);
+	ctl_keys_init(&f->cohort_names, 1);
+	ctl_keys_init(&f->lq_names, 2);
+	ctl_keys_init(&f->wl_uid, 2);
+	ctl_keys_init(&f->wl_gen, 1);
+	ctl_keys_init(&f->wake, 2);
+	return CU_OK;
 }
 
 void ctl_feed_dispose(struct ctl_feed *f)
 {
-	json_decref(f->cq_names);
-	json_decref(f->rf_names);
-	json_decref(f->cohort_names);
-	json_decref(f->lq_names);
-	json_decref(f->wl_uid);
-	json_decref(f->wl_gen);
-	json_decref(f->wake);
+	ctl_keys_dispose(&f->cq_names);
+	ctl_keys_dispose(&f->rf_names);
+	ctl_keys_dispose(&f->cohort_names);
+	ctl_keys_dispose(&f->lq_names);
+	ctl_keys_dispose(&f->wl_uid);
+	ctl_keys_dispose(&f->wl_gen);
+	ctl_keys_dispose(&f->wake);
 	sels_clear(f);
 	if (f->warned.kind == CU_MAP_PARTS) {
 		cu_map_iter it = CU_MAP_ITER_INIT;

@@ -88,18 +88,18 @@ struct ctl_pipe {
 	size_t nwrites, capwrites;
 	size_t in_flight;
 	size_t main_in_flight; /* of them, by the main client */
-	/* Object key -> resourceVersion our last write produced: until the
+	/* Object key (keys.h; Workloads, Jobs, JobSets, ClusterQueues,
+	 * LocalQueues) -> s[0]: the resourceVersion our last write produced,
+	 * n: the monotonic ms at which the expectation expires. Until the
 	 * informer shows that version, the cached object is older than what
 	 * we wrote and must not be acted on (it would undo or repeat the
-	 * write). Keys: "wl/ns/name", "J/ns/name", "S/ns/name", "cq/name",
-	 * "lq/ns/name". */
-	json_t *expect;
-	json_t *expect_until; /* key -> ms: an expectation expires then */
-	json_t *busy;	      /* key -> true while a write to it is in flight */
-	json_t *retry_at;     /* key -> ms: a failed write is retried then */
-	/* key -> struct refusal [owned]: refusals in a row of writes to the
-	 * object, for the back-off. */
-	cu_map refused;
+	 * write). */
+	ctl_keys expect;
+	ctl_keys busy;	   /* object key: a write to it is in flight */
+	ctl_keys retry_at; /* object key -> n: ms a failed write is retried */
+	/* object key -> n: refusals in a row of writes to the object, for
+	 * the back-off. */
+	ctl_keys refused;
 	struct bucket budgets[CTL_PIPE_BUDGET__COUNT];
 	bool txn;
 	char ledger_fail[CU_ERROR_MSG_MAX]; /* the last commit's error; "" when
@@ -108,27 +108,6 @@ struct ctl_pipe {
 	bool stopping;
 	bool closing;
 };
-
-/* Writes to one object refused in a row. */
-struct refusal {
-	char *key; /* [owned] */
-	unsigned n;
-};
-
-static void refused_clear(ctl_pipe *p)
-{
-	cu_map_iter it = CU_MAP_ITER_INIT;
-	void *v;
-
-	while (cu_map_next(&p->refused, &it, NULL, &v)) {
-		struct refusal *r = v;
-
-		cu_map_del(&p->refused, r->key);
-		cu_free(r->key);
-		cu_free(r);
-	}
-	cu_map_dispose(&p->refused);
-}
 
 /* The pause before the next attempt after the n-th refusal in a row of
  * a write (n >= 1): CTL_WRITE_RETRY_MS doubled per refusal, capped. */
@@ -143,31 +122,44 @@ static int64_t refusal_pause_ms(unsigned n)
 
 /* Count a refusal of a write to key [borrowed]; returns how many in a
  * row (1 when it cannot be remembered). */
-static unsigned refusal_count(ctl_pipe *p, const char *key)
+static unsigned refusal_count(ctl_pipe *p, const char *const *key)
 {
-	struct refusal *r = cu_map_get(&p->refused, key);
+	struct ctl_kent *r = ctl_keys_put(&p->refused, key);
 
-	if (r != NULL)
-		return r->n < UINT_MAX ? ++r->n : r->n;
-	if ((r = cu_calloc(1, sizeof(*r))) == NULL ||
-	    (r->key = cu_strdup(key)) == NULL ||
-	    cu_map_put(&p->refused, r->key, r, NULL) != CU_OK) {
-		if (r != NULL)
-			cu_free(r->key);
-		cu_free(r);
+	if (r == NULL)
 		return 1;
-	}
-	return r->n = 1;
+	if (r->n < UINT_MAX)
+		r->n++;
+	return (unsigned)r->n;
 }
 
-static void refusal_forget(ctl_pipe *p, const char *key)
+static void refusal_forget(ctl_pipe *p, const char *const *key)
 {
-	struct refusal *r = cu_map_del(&p->refused, key);
+	ctl_keys_del(&p->refused, key);
+}
 
-	if (r != NULL) {
-		cu_free(r->key);
-		cu_free(r);
+/* dst [owned parts] := a copy of key [borrowed; NULL: none]. */
+static void key_set(char *dst[3], const char *const *key)
+{
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		cu_free(dst[i]);
+		dst[i] = NULL;
 	}
+	if (key == NULL)
+		return;
+	for (i = 0; i < 3; i++)
+		if ((dst[i] = cu_strdup(key[i] ? key[i] : "")) == NULL) {
+			key_set(dst, NULL);
+			return;
+		}
+}
+
+/* The key dst, or NULL when none. */
+static const char *const *key_of(char *const dst[3])
+{
+	return dst[0] != NULL ? (const char *const *)dst : NULL;
 }
 
 static void write_dispose(struct ctl_pipe_write *w)
@@ -176,8 +168,8 @@ static void write_dispose(struct ctl_pipe_write *w)
 	cu_free(w->ns);
 	cu_free(w->name);
 	cu_free(w->uid);
-	cu_free(w->expect);
-	cu_free(w->owner);
+	key_set(w->expect, NULL);
+	key_set(w->owner, NULL);
 	cu_free(w->note);
 	cu_free(w->cq);
 	memset(w, 0, sizeof(*w));
@@ -194,15 +186,10 @@ int ctl_pipe_new(
 	if (p == NULL)
 		return cu_error_set(err, CU_ENOMEM, "pipeline: out of memory");
 	p->o = *opts;
-	cu_map_init_str(&p->refused);
-	p->expect = json_object();
-	p->expect_until = json_object();
-	p->busy = json_object();
-	p->retry_at = json_object();
-	if (!p->expect || !p->expect_until || !p->busy || !p->retry_at) {
-		ctl_pipe_free(p);
-		return cu_error_set(err, CU_ENOMEM, "pipeline: out of memory");
-	}
+	ctl_keys_init(&p->expect, 3);
+	ctl_keys_init(&p->busy, 3);
+	ctl_keys_init(&p->retry_at, 3);
+	ctl_keys_init(&p->refused, 3);
 	rate = opts->qps / CTL_REPORT_QPS_DIVISOR;
 	if (!(rate >= CTL_REPORT_RATE_MIN))
 		rate = CTL_REPORT_RATE_MIN;
@@ -235,11 +222,10 @@ void ctl_pipe_free(ctl_pipe *p)
 	cu_free(p->writes);
 	if (p->o.ledger != NULL && p->txn)
 		store_rollback(p->o.ledger);
-	json_decref(p->expect);
-	json_decref(p->expect_until);
-	json_decref(p->busy);
-	json_decref(p->retry_at);
-	refused_clear(p);
+	ctl_keys_dispose(&p->expect);
+	ctl_keys_dispose(&p->busy);
+	ctl_keys_dispose(&p->retry_at);
+	ctl_keys_dispose(&p->refused);
 	cu_free(p);
 }
 
@@ -270,22 +256,20 @@ struct ctl_pipe_write *ctl_pipe_queue(ctl_pipe *p, enum ctl_pipe_kind kind,
 }
 
 void ctl_pipe_expect(
-    ctl_pipe *p, struct ctl_pipe_write *w, const char *key, bool busy)
+    ctl_pipe *p, struct ctl_pipe_write *w, const char *const *key, bool busy)
 {
 	if (w == NULL || key == NULL)
 		return;
-	cu_free(w->expect);
-	w->expect = cu_strdup(key);
+	key_set(w->expect, key);
 	if (busy)
-		json_object_set_new(p->busy, key, json_true());
+		(void)ctl_keys_put(&p->busy, key);
 }
 
-void ctl_pipe_set_owner(struct ctl_pipe_write *w, const char *owner)
+void ctl_pipe_set_owner(struct ctl_pipe_write *w, const char *const *owner)
 {
 	if (w == NULL || owner == NULL)
 		return;
-	cu_free(w->owner);
-	w->owner = cu_strdup(owner);
+	key_set(w->owner, owner);
 }
 
 void ctl_pipe_set_event(
@@ -348,17 +332,22 @@ const char *ctl_pipe_ledger_error(const ctl_pipe *p)
 /* ---- expectations --------------------------------------------------- */
 
 /* Expect the cache to show key at resourceVersion rv [borrowed] or later. */
-static void expect_set(ctl_pipe *p, const char *key, const char *rv)
+static void expect_set(ctl_pipe *p, const char *const *key, const char *rv)
 {
-	json_object_set_new(p->expect, key, json_string(rv));
-	json_object_set_new(p->expect_until, key,
-	    json_integer(cu_time_mono_ms() + CTL_EXPECT_TTL_MS));
+	struct ctl_kent *e = ctl_keys_put(&p->expect, key);
+
+	if (e == NULL)
+		return;
+	if (ctl_keys_set_str(e, 0, rv) != CU_OK) {
+		ctl_keys_del(&p->expect, key);
+		return;
+	}
+	e->n = cu_time_mono_ms() + CTL_EXPECT_TTL_MS;
 }
 
-static void expect_drop(ctl_pipe *p, const char *key)
+static void expect_drop(ctl_pipe *p, const char *const *key)
 {
-	json_object_del(p->expect, key);
-	json_object_del(p->expect_until, key);
+	ctl_keys_del(&p->expect, key);
 }
 
 /* (resourceVersions are decimal revisions here and on kube-apiserver;
@@ -366,20 +355,20 @@ static void expect_drop(ctl_pipe *p, const char *key)
  * anywhere means everything up to it was delivered: the object simply
  * did not change - e.g. after a conflict whose cause was not a newer
  * object. */
-bool ctl_pipe_stale(ctl_pipe *p, const char *key, json_t *obj)
+bool ctl_pipe_stale(ctl_pipe *p, const char *const *key, json_t *obj)
 {
-	json_t *want = json_object_get(p->expect, key);
+	struct ctl_kent *want = ctl_keys_get(&p->expect, key);
 	api_informer *inf;
 	const char *have, *seen;
 	unsigned long long w, h;
 
-	if (json_object_get(p->busy, key) != NULL)
+	if (ctl_keys_get(&p->busy, key) != NULL)
 		return true;
 	if (want == NULL)
 		return false;
 	have = json_string_value(json_object_get(
 	    json_object_get(obj, "metadata"), "resourceVersion"));
-	w = strtoull(json_string_value(want), NULL, 10);
+	w = strtoull(want->s[0], NULL, 10);
 	h = have ? strtoull(have, NULL, 10) : 0;
 	inf = p->o.hooks.informer(key, p->o.hooks.payload);
 	seen = inf ? api_informer_resource_version(inf) : NULL;
@@ -387,57 +376,59 @@ bool ctl_pipe_stale(ctl_pipe *p, const char *key, json_t *obj)
 		expect_drop(p, key);
 		return false;
 	}
-	if (cu_time_mono_ms() >=
-	    json_integer_value(json_object_get(p->expect_until, key))) {
-		cu_info("%s: the cache did not show resourceVersion %llu "
+	if (cu_time_mono_ms() >= want->n) {
+		cu_info("%s %s/%s: the cache did not show resourceVersion %llu "
 			"within %d ms; using what it shows (%llu)",
-		    key, w, CTL_EXPECT_TTL_MS, h);
+		    key[0], key[1], key[2], w, CTL_EXPECT_TTL_MS, h);
 		expect_drop(p, key);
 		return false;
 	}
 	return true;
 }
 
-void ctl_pipe_gone_past_expect(ctl_pipe *p, api_informer *inf, const char *key)
+void ctl_pipe_gone_past_expect(
+    ctl_pipe *p, api_informer *inf, const char *const *key)
 {
-	json_t *want = json_object_get(p->expect, key);
+	struct ctl_kent *want = ctl_keys_get(&p->expect, key);
 	const char *seen = api_informer_resource_version(inf);
 
 	if (want != NULL &&
 	    ((seen != NULL &&
-		 strtoull(seen, NULL, 10) >=
-		     strtoull(json_string_value(want), NULL, 10)) ||
-		cu_time_mono_ms() >=
-		    json_integer_value(json_object_get(p->expect_until, key))))
+		 strtoull(seen, NULL, 10) >= strtoull(want->s[0], NULL, 10)) ||
+		cu_time_mono_ms() >= want->n))
 		expect_drop(p, key);
 }
 
-bool ctl_pipe_awaits(const ctl_pipe *p, const char *key)
+bool ctl_pipe_awaits(const ctl_pipe *p, const char *const *key)
 {
-	return json_object_get(p->busy, key) != NULL ||
-	       json_object_get(p->expect, key) != NULL;
+	return ctl_keys_get(&p->busy, key) != NULL ||
+	       ctl_keys_get(&p->expect, key) != NULL;
 }
 
 /* ---- retries -------------------------------------------------------- */
 
-bool ctl_pipe_retrying(const ctl_pipe *p, const char *key)
+bool ctl_pipe_retrying(const ctl_pipe *p, const char *const *key)
 {
-	return json_object_get(p->retry_at, key) != NULL;
+	return ctl_keys_get(&p->retry_at, key) != NULL;
 }
 
+/* In the order the retries were first set (as before: deterministic). */
 void ctl_pipe_retry_due(ctl_pipe *p, int64_t now_ms)
 {
-	const char *key;
-	json_t *v;
-	void *tmp;
+	struct ctl_kent **v;
+	size_t i, n;
 
-	json_object_foreach_safe(p->retry_at, tmp, key, v)
-	{
-		if (json_integer_value(v) > now_ms)
+	if (ctl_keys_ordered(&p->retry_at, &v, &n) != CU_OK)
+		return;
+	for (i = 0; i < n; i++) {
+		const char *const *key = (const char *const *)v[i]->k;
+
+		if (v[i]->n > now_ms)
 			continue;
 		p->o.hooks.mark(key, p->o.hooks.payload);
-		json_object_del(p->retry_at, key);
+		ctl_keys_del(&p->retry_at, key);
 	}
+	cu_free(v);
 }
 
 /* ---- budgets -------------------------------------------------------- */
@@ -473,11 +464,13 @@ static void inflight_free(struct inflight *f)
 static void answer_expect(
     ctl_pipe *p, struct inflight *f, const struct api_response *resp)
 {
-	const char *key = f->w.expect;
+	const char *const *key = key_of(f->w.expect);
+	const char *const *owner = key_of(f->w.owner);
 	const char *rv = json_string_value(json_object_get(
 	    json_object_get(resp->body, "metadata"), "resourceVersion"));
+	struct ctl_kent *e;
 
-	json_object_del(p->busy, key);
+	ctl_keys_del(&p->busy, key);
 	if (resp->err == CU_OK && rv != NULL)
 		expect_set(p, key, rv);
 	/* A conflict: our cache was behind. Wait for a newer object rather
@@ -496,10 +489,11 @@ static void answer_expect(
 		int64_t pause = refusal_pause_ms(n);
 		int64_t at = cu_time_now_ms() + pause;
 
-		json_object_set_new(p->retry_at, key, json_integer(at));
-		if (f->w.owner != NULL)
-			json_object_set_new(
-			    p->retry_at, f->w.owner, json_integer(at));
+		if ((e = ctl_keys_put(&p->retry_at, key)) != NULL)
+			e->n = at;
+		if (owner != NULL &&
+		    (e = ctl_keys_put(&p->retry_at, owner)) != NULL)
+			e->n = at;
 		if (n == 1)
 			cu_warn("write %s: %d %s %s (retried in %lld ms)",
 			    resp->path, resp->code, resp->reason, resp->message,
@@ -513,8 +507,8 @@ static void answer_expect(
 		if (resp->err == CU_OK)
 			refusal_forget(p, key);
 		p->o.hooks.mark(key, p->o.hooks.payload);
-		if (f->w.owner != NULL)
-			p->o.hooks.mark(f->w.owner, p->o.hooks.payload);
+		if (owner != NULL)
+			p->o.hooks.mark(owner, p->o.hooks.payload);
 	}
 }
 
@@ -528,7 +522,7 @@ static void on_write_done(const struct api_response *resp, void *payload)
 		p->main_in_flight--;
 	if (p->closing || resp->canceled)
 		goto out;
-	if (f->w.expect != NULL)
+	if (f->w.expect[0] != NULL)
 		answer_expect(p, f, resp);
 	p->o.hooks.settle(&f->w, CTL_PIPE_ANSWERED, resp, p->o.hooks.payload);
 out:
@@ -623,14 +617,16 @@ static void send_one(ctl_pipe *p, struct ctl_pipe_write *w)
 	f->sent_rv = rv ? strtoull(rv, NULL, 10) : 0;
 	f->w = *w;
 	f->w.patch = NULL;
-	w->ns = w->name = w->uid = w->expect = w->owner = w->note = NULL;
+	w->ns = w->name = w->uid = w->note = NULL;
 	w->cq = NULL;
+	memset(w->expect, 0, sizeof(w->expect));
+	memset(w->owner, 0, sizeof(w->owner));
 	if (send_write(p, &f->w, w->patch, f, &err) != CU_OK) {
 		cu_warn("write %s: %s", f->w.name, err.msg);
 		p->o.hooks.settle(
 		    &f->w, CTL_PIPE_SEND_FAILED, NULL, p->o.hooks.payload);
-		if (f->w.expect != NULL)
-			json_object_del(p->busy, f->w.expect);
+		if (f->w.expect[0] != NULL)
+			ctl_keys_del(&p->busy, key_of(f->w.expect));
 		inflight_free(f);
 		return;
 	}

@@ -14,6 +14,10 @@
  *  - retries of rejected writes after a pause (ctl_pipe_retry_due);
  *  - the token buckets of status reports (ctl_pipe_budget_take).
  *
+ * Keys of objects (expectations, owners, retries) are object keys of
+ * controller/keys.h: {kind, namespace ("" when cluster-scoped), name},
+ * arrays of three strings.
+ *
  * Event-loop thread only. Prefix ctl_pipe_ (the controller's family).
  */
 #ifndef CU_CONTROLLER_PIPELINE_H
@@ -24,6 +28,7 @@
 
 #include "api/client.h"
 #include "api/informer.h"
+#include "controller/keys.h"
 #include "controller/metrics.h"
 #include "lib/cu.h"
 #include "store/store.h"
@@ -63,10 +68,13 @@ struct ctl_pipe_write {
 	char *ns, *name;		/* owned; ns NULL: cluster-scoped */
 	char *uid;			/* owned; the Workload's, or NULL */
 	json_t *patch; /* owned; the body; NULL once withdrawn */
-	char *expect;  /* owned; key whose resourceVersion to expect */
-	/* owned; the job ("J/ns/name") whose reconciler waits on this
-	 * Workload write, or NULL: marked again when the answer comes. */
-	char *owner;
+	/* owned; the object key whose resourceVersion to expect, all NULL
+	 * when none */
+	char *expect[3];
+	/* owned; the job's object key ({"Job" or "JobSet", ns, name}) whose
+	 * reconciler waits on this Workload write, all NULL when none:
+	 * marked again when the answer comes. */
+	char *owner[3];
 	/* An event sent once the write succeeds (not per attempt): reason
 	 * [static] and message [owned]; ADMIT: QuotaReserved + Admitted. */
 	const char *ev_reason;
@@ -95,9 +103,9 @@ struct ctl_pipe_hooks {
 	    void *payload);
 	/* The object of key [borrowed] (an expectation or owner key) is to
 	 * be reconciled again. */
-	void (*mark)(const char *key, void *payload);
+	void (*mark)(const char *const *key, void *payload);
 	/* The informer whose cache expectation key [borrowed] is about. */
-	api_informer *(*informer)(const char *key, void *payload);
+	api_informer *(*informer)(const char *const *key, void *payload);
 	/* While stopping: the last write in flight was answered. */
 	void (*drained)(void *payload);
 	void *payload;
@@ -139,10 +147,10 @@ struct ctl_pipe_write *ctl_pipe_queue(ctl_pipe *p, enum ctl_pipe_kind kind,
  * copied]. busy: key counts as stale while w is in flight (not for
  * admissions: their Workload is held by the decision in flight). */
 void ctl_pipe_expect(
-    ctl_pipe *p, struct ctl_pipe_write *w, const char *key, bool busy);
+    ctl_pipe *p, struct ctl_pipe_write *w, const char *const *key, bool busy);
 
-/* owner [borrowed; copied]: see struct ctl_pipe_write. */
-void ctl_pipe_set_owner(struct ctl_pipe_write *w, const char *owner);
+/* owner [borrowed; copied; may be NULL]: see struct ctl_pipe_write. */
+void ctl_pipe_set_owner(struct ctl_pipe_write *w, const char *const *owner);
 
 /* The event sent when w succeeds: reason [static; NULL for ADMIT], note
  * [consumed; may be NULL: no event]. */
@@ -186,20 +194,21 @@ const char *ctl_pipe_ledger_error(const ctl_pipe *p);
  * object shows that version, or its informer has seen that version
  * anywhere, or the expectation expired (CTL_EXPECT_TTL_MS).
  */
-bool ctl_pipe_stale(ctl_pipe *p, const char *key, json_t *obj);
+bool ctl_pipe_stale(ctl_pipe *p, const char *const *key, json_t *obj);
 
 /* key's expectation is dropped once inf [borrowed] has seen its version
  * or a later one (an object missing from it was deleted after our
  * write), or once it expired. */
-void ctl_pipe_gone_past_expect(ctl_pipe *p, api_informer *inf, const char *key);
+void ctl_pipe_gone_past_expect(
+    ctl_pipe *p, api_informer *inf, const char *const *key);
 
 /* A write to key is in flight or its result not yet in the cache. */
-bool ctl_pipe_awaits(const ctl_pipe *p, const char *key);
+bool ctl_pipe_awaits(const ctl_pipe *p, const char *const *key);
 
 /* ---- retries -------------------------------------------------------- */
 
 /* A failed write to key waits for its retry. */
-bool ctl_pipe_retrying(const ctl_pipe *p, const char *key);
+bool ctl_pipe_retrying(const ctl_pipe *p, const char *const *key);
 
 /* Retries due at now_ms (wall clock): mark hook, then forgotten. */
 void ctl_pipe_retry_due(ctl_pipe *p, int64_t now_ms);

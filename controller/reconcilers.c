@@ -17,10 +17,12 @@
 
 /* What the items of a plan refer to [all borrowed]. */
 struct plan_ctx {
-	char kind;	     /* the job's: 'J' (Job), 'S' (JobSet); 0: none */
-	const char *job_key; /* "J/ns/name" / "S/ns/name", or NULL */
-	json_t *job_obj;     /* the job as cached: events are about it */
-	const char *wl_key;  /* "ns/name" of the reconciled Workload */
+	char kind; /* the job's: 'J' (Job), 'S' (JobSet); 0: none */
+	/* the job's object key {"Job" or "JobSet", ns, name}, or NULL */
+	const char *const *job_key;
+	json_t *job_obj; /* the job as cached: events are about it */
+	/* {ns, name} of the reconciled Workload */
+	const char *const *wl_key;
 	const struct api_workload *wl; /* the reconciled Workload, or NULL */
 	int64_t now;
 };
@@ -76,7 +78,7 @@ static void evict_metric(
 
 /* One write of a plan into the pipeline; it->body and it->text move
  * there. Job writes are expected under the job's key; Workload writes
- * under "wl/ns/name", owned by the job when it->for_job. */
+ * under {CTL_KIND_WL, ns, name}, owned by the job when it->for_job. */
 static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 {
 	enum ctl_pipe_kind kind = plan_write_kind(it);
@@ -87,12 +89,10 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 	if (it->eviction && x->wl != NULL) {
 		/* Decided by the Workload reconciler, recorded in the ledger
 		 * (EVICTING) before: settle undoes it if it is not written. */
-		char *ek = cu_asprintf("wl/%s/%s", it->ns, it->name);
-
 		w = ctl_pipe_queue(c->pipe, CTL_PIPE_EVICT, CTL_RES(INF_WL),
 		    it->ns, it->name, x->wl->meta.uid, body);
-		ctl_pipe_expect(c->pipe, w, ek, true);
-		cu_free(ek);
+		ctl_pipe_expect(c->pipe, w,
+		    CTL_K3(CTL_KIND_WL, it->ns ? it->ns : "", it->name), true);
 		evict_metric(c, x, it);
 	} else if (it->target == REC_TARGET_JOB) {
 		w = ctl_pipe_queue(c->pipe, kind,
@@ -194,49 +194,47 @@ static bool view_eligible(const char *ns, const char *queue, void *payload)
 	return ctl_eligible(payload, ns, queue);
 }
 
-void ctl_reconcile_workload(ctl *c, const char *key, int64_t now)
+void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 {
-	const char *slash = strchr(key, '/');
-	char ns[254];
+	const char *ns = key[0], *name = key[1];
 	json_t *obj;
 	struct api_workload wl;
 	struct rec_wl_view v;
 	struct rec_plan plan;
 	struct plan_ctx x;
 	struct que_wl *qw;
-	cu_error err;
+	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
 	bool have = false;
 
-	if (slash == NULL)
-		return;
-	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - key), key);
-	obj = api_informer_get(c->inf[INF_WL], ns, slash + 1);
+	obj = api_informer_get(c->inf[INF_WL], ns, name);
 	if (obj != NULL) {
-		char *ek = cu_asprintf("wl/%s", key);
-		bool st = ek != NULL && ctl_pipe_stale(c->pipe, ek, obj);
-
-		cu_free(ek);
-		if (st)
+		if (ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, name), obj))
 			return; /* our own write has not reached the cache */
 		if (api_workload_decode(&wl, obj, &err) != CU_OK) {
-			cu_warn("workload %s: %s", key, err.msg);
+			cu_warn("workload %s/%s: %s", ns, name, err.msg);
 			return;
 		}
 		have = true;
 	}
 	memset(&v, 0, sizeof(v));
-	v.engine_uid = json_string_value(json_object_get(c->feed.wl_uid, key));
+	{
+		struct ctl_kent *e = ctl_keys_get(&c->feed.wl_uid, key);
+
+		v.engine_uid = e != NULL ? e->s[0] : NULL;
+	}
 	v.eligible = view_eligible;
 	v.payload = c;
 	if (have) {
-		v.in_flight =
-		    json_object_get(c->dec.in_flight, wl.meta.uid) != NULL;
+		struct ctl_kent *g;
+
+		v.in_flight = ctl_keys_get(&c->dec.in_flight,
+				  CTL_K1(wl.meta.uid)) != NULL;
 		qw = que_workload_get(c->st, wl.meta.uid);
 		v.queued = qw != NULL;
 		v.where = qw != NULL ? qw->where : QUE_WL_BLOCKED;
 		v.namespace_eligible = qw != NULL && qw->namespace_eligible;
-		v.queued_generation = json_integer_value(
-		    json_object_get(c->feed.wl_gen, wl.meta.uid));
+		g = ctl_keys_get(&c->feed.wl_gen, CTL_K1(wl.meta.uid));
+		v.queued_generation = g != NULL ? g->n : 0;
 		if (qw != NULL && qw->lq != NULL)
 			v.lq_stop = qw->lq->stop;
 		if (qw != NULL && qw->cq != NULL)
@@ -246,7 +244,7 @@ void ctl_reconcile_workload(ctl *c, const char *key, int64_t now)
 	v.read_only = !ctl_may_write(c);
 	rec_plan_init(&plan);
 	if (rec_workload_reconcile(&v, have ? &wl : NULL, &plan, &err) != CU_OK)
-		cu_warn("workload %s: %s", key, err.msg);
+		cu_warn("workload %s/%s: %s", ns, name, err.msg);
 	memset(&x, 0, sizeof(x));
 	x.wl_key = key;
 	x.wl = have ? &wl : NULL;
@@ -396,32 +394,30 @@ static void job_workload(ctl *c, const char *ns, const char *wlname,
     struct api_workload *wl, bool *have, bool *awaited)
 {
 	json_t *wlobj = api_informer_get(c->inf[INF_WL], ns, wlname);
-	char *ek = cu_asprintf("wl/%s/%s", ns, wlname);
+	const char *const *ek = CTL_K3(CTL_KIND_WL, ns, wlname);
 	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
 
 	*have = false;
 	*awaited = false;
 	if (wlobj != NULL) {
-		*awaited = ek != NULL && ctl_pipe_stale(c->pipe, ek, wlobj);
+		*awaited = ctl_pipe_stale(c->pipe, ek, wlobj);
 		if (!*awaited)
 			*have = api_workload_decode(wl, wlobj, &err) == CU_OK;
 	} else {
 		/* Absent from a cache that has seen past our last write to
 		 * it: it is gone, not late. */
-		if (ek != NULL)
-			ctl_pipe_gone_past_expect(c->pipe, c->inf[INF_WL], ek);
-		*awaited = ek != NULL && ctl_pipe_awaits(c->pipe, ek);
+		ctl_pipe_gone_past_expect(c->pipe, c->inf[INF_WL], ek);
+		*awaited = ctl_pipe_awaits(c->pipe, ek);
 	}
-	cu_free(ek);
 }
 
 /* The job reconciler for one Job ('J') or JobSet ('S'): gather the inputs
  * (the gate first: a job that is not ours is neither decoded nor written
  * to, docs/architecture.md lesson 1), rec_job_reconcile, carry out its plan. */
-void ctl_reconcile_job(ctl *c, const char *key, int64_t now)
+void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 {
-	char kind = key[0], ns[254], name[254];
-	const char *p = key + 2, *slash = strchr(p, '/');
+	char kind = strcmp(key[0], CTL_KIND_JOB) == 0 ? 'J' : 'S';
+	const char *ns = key[1], *name = key[2];
 	api_informer *inf = c->inf[kind == 'J' ? INF_JOB : INF_JOBSET];
 	struct api_job job;
 	struct api_jobset js;
@@ -436,10 +432,8 @@ void ctl_reconcile_job(ctl *c, const char *key, int64_t now)
 	char *wlname = NULL;
 	cu_error err;
 
-	if (slash == NULL || inf == NULL)
+	if (inf == NULL)
 		return;
-	snprintf(ns, sizeof(ns), "%.*s", (int)(slash - p), p);
-	snprintf(name, sizeof(name), "%s", slash + 1);
 	obj = api_informer_get(inf, ns, name);
 	if (obj == NULL) {
 		job_deleted(c, kind, ns, name);
@@ -488,7 +482,7 @@ void ctl_reconcile_job(ctl *c, const char *key, int64_t now)
 	in.wl = have_wl ? &wl : NULL;
 	rec_plan_init(&plan);
 	if (rec_job_reconcile(&v, &in, now, &plan, &err) != CU_OK)
-		cu_warn("%s: %s", key, err.msg);
+		cu_warn("%s %s/%s: %s", key[0], ns, name, err.msg);
 	memset(&x, 0, sizeof(x));
 	x.kind = kind;
 	x.job_key = key;

@@ -26,50 +26,52 @@ static double milli_to_units(int64_t milli)
  */
 void ctl_report_pending(ctl *c, int64_t now)
 {
-	const char *uid;
-	json_t *v;
-	void *tmp;
+	struct ctl_kent **due, *last;
+	size_t i, n;
 	int64_t now_ms = cu_ns_to_ms(now);
 
-	json_object_foreach_safe(c->rep.pending_due, tmp, uid, v)
-	{
+	/* In the order the reasons were first reported (oldest first). */
+	if (ctl_keys_ordered(&c->rep.pending_due, &due, &n) != CU_OK)
+		return;
+	for (i = 0; i < n; i++) {
+		const char *uid = due[i]->k[0];
 		struct que_wl *qw = que_workload_get(c->st, uid);
-		json_t *last = json_object_get(c->rep.pending_at, uid);
 		struct api_workload wl;
 		json_t *patch = NULL;
 		cu_error err;
 
+		last = ctl_keys_get(&c->rep.pending_at, CTL_K1(uid));
 		if (qw == NULL || qw->where == QUE_WL_ADMITTED ||
 		    qw->where == QUE_WL_EVICTING || qw->where == QUE_WL_HEAD) {
-			json_object_del(c->rep.pending_due, uid);
+			ctl_keys_del(&c->rep.pending_due, CTL_K1(uid));
 			continue;
 		}
 		if (now - qw->created_ns <
 			CU_MS_TO_NS(c->opts.pending_status_delay_ms) ||
-		    (last != NULL && now_ms - json_integer_value(last) <
-					 c->opts.pending_status_period_ms))
+		    (last != NULL &&
+			now_ms - last->n < c->opts.pending_status_period_ms))
 			continue;
 		if (!ctl_pipe_budget_take(
 			c->pipe, CTL_PIPE_BUDGET_PENDING, now_ms))
 			break; /* the oldest due ones go first next time */
 		if (ctl_decode_cached(c, qw->ns, qw->name, &wl) != CU_OK) {
-			json_object_del(c->rep.pending_due, uid);
+			ctl_keys_del(&c->rep.pending_due, CTL_K1(uid));
 			continue;
 		}
-		if (rec_wl_status_pending(&wl,
-			json_string_value(json_array_get(v, 0)),
-			json_string_value(json_array_get(v, 1)), now, &patch,
-			&err) != CU_OK)
+		if (rec_wl_status_pending(&wl, due[i]->s[0], due[i]->s[1], now,
+			&patch, &err) != CU_OK)
 			cu_warn("pending %s/%s: %s", qw->ns, qw->name, err.msg);
 		else if (patch != NULL) {
-			json_object_set_new(
-			    c->rep.pending_at, uid, json_integer(now_ms));
+			last = ctl_keys_put(&c->rep.pending_at, CTL_K1(uid));
+			if (last != NULL)
+				last->n = now_ms;
 			ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name,
 			    patch, NULL);
 		}
 		api_workload_dispose(&wl);
-		json_object_del(c->rep.pending_due, uid);
+		ctl_keys_del(&c->rep.pending_due, CTL_K1(uid));
 	}
+	cu_free(due);
 }
 
 /* Set the Active condition in st [borrowed], keeping lastTransitionTime
@@ -111,32 +113,49 @@ static void set_active(
 	json_object_set_new(cond, "message", json_string(msg));
 }
 
-/* byflv [borrowed]: flavor -> [resource usage]; appends entry [stolen]. */
-static void add_flavor_usage(json_t *byflv, const char *flavor, json_t *entry)
-{
-	json_t *list = json_object_get(byflv, flavor);
+/* Resource usage grouped by flavor, flavors in the order first seen. */
+struct flv_usage {
+	ctl_keys idx; /* flavor -> n: its position in res */
+	json_t *res;  /* owned; [{name: flavor, resources: [usage]}] */
+};
 
-	if (list == NULL) {
-		list = json_array();
-		json_object_set_new(byflv, flavor, list);
-	}
-	json_array_append_new(list, entry);
+static void flv_usage_init(struct flv_usage *u)
+{
+	ctl_keys_init(&u->idx, 1);
+	u->res = json_array();
 }
 
-/* Set flavorsReservation/flavorsUsage from byflv [stolen] and the
- * workload counts in a CQ or LQ status st [borrowed]. */
-static void set_usage_and_counts(json_t *st, json_t *byflv, size_t pending,
-    size_t reserving, size_t admitted)
+/* Append entry [stolen] to flavor's [borrowed] group in u. */
+static void add_flavor_usage(
+    struct flv_usage *u, const char *flavor, json_t *entry)
 {
-	json_t *res = json_array(), *v;
-	const char *fl;
+	struct ctl_kent *e = ctl_keys_get(&u->idx, CTL_K1(flavor));
+	json_t *list;
 
-	json_object_foreach(byflv, fl, v)
-	{
-		json_array_append_new(
-		    res, json_pack("{s:s, s:O}", "name", fl, "resources", v));
+	if (e == NULL) {
+		if (u->res == NULL ||
+		    (e = ctl_keys_put(&u->idx, CTL_K1(flavor))) == NULL) {
+			json_decref(entry);
+			return;
+		}
+		e->n = (int64_t)json_array_size(u->res);
+		json_array_append_new(u->res,
+		    json_pack("{s:s, s:[]}", "name", flavor, "resources"));
 	}
-	json_decref(byflv);
+	list =
+	    json_object_get(json_array_get(u->res, (size_t)e->n), "resources");
+	json_array_append_new(list, entry); /* steals entry, even on error */
+}
+
+/* Set flavorsReservation/flavorsUsage from u [disposed] and the
+ * workload counts in a CQ or LQ status st [borrowed]. */
+static void set_usage_and_counts(json_t *st, struct flv_usage *u,
+    size_t pending, size_t reserving, size_t admitted)
+{
+	json_t *res = u->res != NULL ? u->res : json_array();
+
+	ctl_keys_dispose(&u->idx);
+	u->res = NULL;
 	json_object_set(st, "flavorsReservation", res);
 	json_object_set_new(st, "flavorsUsage", res);
 	json_object_set_new(
@@ -151,12 +170,13 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 {
 	json_t *st = json_deep_copy(json_object_get(cached, "status"));
 	uint32_t fr, nfr = que_fr_count(c->st);
-	json_t *byflv = json_object();
+	struct flv_usage byflv;
 
 	if (!json_is_object(st)) {
 		json_decref(st);
 		st = json_object();
 	}
+	flv_usage_init(&byflv);
 	for (fr = 0; fr < nfr && fr < cq->node.ncells; fr++) {
 		const struct que_cell *cell = &cq->node.cells[fr];
 		const char *rs;
@@ -171,12 +191,12 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 			       : 0;
 		adm_format_quantity(rs, cell->usage, q, sizeof(q));
 		adm_format_quantity(rs, borrowed, b, sizeof(b));
-		add_flavor_usage(byflv,
+		add_flavor_usage(&byflv,
 		    que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name,
 		    json_pack("{s:s, s:s, s:s}", "name", rs, "total", q,
 			"borrowed", b));
 	}
-	set_usage_and_counts(st, byflv, cq->n_heap + cq->inadmissible.n,
+	set_usage_and_counts(st, &byflv, cq->n_heap + cq->inadmissible.n,
 	    cq->admitted.n, cq->admitted.n);
 	if (cq->refused != NULL) {
 		char *m = cu_asprintf(
@@ -195,9 +215,9 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 	return st;
 }
 
-/* A queue status write for key is in flight, not yet in the cache, or
- * waiting to be retried. */
-static bool status_busy(ctl *c, const char *key, json_t *cached)
+/* A queue status write for key [borrowed] is in flight, not yet in the
+ * cache, or waiting to be retried. */
+static bool status_busy(ctl *c, const char *const *key, json_t *cached)
 {
 	return ctl_pipe_stale(c->pipe, key, cached) ||
 	       ctl_pipe_retrying(c->pipe, key);
@@ -286,9 +306,10 @@ static bool active_changed(json_t *have, json_t *want)
 /* Offer a queue status write (patch [consumed]); report_flush writes the
  * offers whose last report is oldest while the budget lasts. */
 static void report_offer(ctl *c, const struct api_resource *res, const char *ns,
-    const char *name, json_t *patch, const char *key, bool urgent)
+    const char *name, json_t *patch, const char *kind, bool urgent)
 {
 	struct offer *o;
+	struct ctl_kent *last;
 
 	if (c->rep.noffers == c->rep.capoffers) {
 		size_t nc = c->rep.capoffers ? c->rep.capoffers * 2 : 64;
@@ -305,19 +326,34 @@ static void report_offer(ctl *c, const struct api_resource *res, const char *ns,
 	o->res = res;
 	o->ns = ns ? cu_strdup(ns) : NULL;
 	o->name = cu_strdup(name);
-	o->key = cu_strdup(key);
+	o->kind = kind;
 	o->patch = patch;
-	o->last = json_integer_value(json_object_get(c->rep.reported_at, key));
+	last =
+	    ctl_keys_get(&c->rep.reported_at, CTL_K3(kind, ns ? ns : "", name));
+	o->last = last != NULL ? last->n : 0;
 	o->urgent = urgent;
-	if (o->name == NULL || o->key == NULL ||
-	    (ns != NULL && o->ns == NULL)) {
+	if (o->name == NULL || (ns != NULL && o->ns == NULL)) {
 		cu_free(o->ns);
 		cu_free(o->name);
-		cu_free(o->key);
 		json_decref(patch);
 		return;
 	}
 	c->rep.noffers++;
+}
+
+/* Offers last reported at the same time go in the order of their keys
+ * as "cq/name" and "lq/ns/name" strings (as they always did). */
+static int key_cmp(const struct offer *x, const struct offer *y)
+{
+	char a[600], b[600];
+
+	snprintf(a, sizeof(a), "%s/%s%s%s",
+	    strcmp(x->kind, CTL_KIND_CQ) == 0 ? "cq" : "lq", x->ns ? x->ns : "",
+	    x->ns ? "/" : "", x->name);
+	snprintf(b, sizeof(b), "%s/%s%s%s",
+	    strcmp(y->kind, CTL_KIND_CQ) == 0 ? "cq" : "lq", y->ns ? y->ns : "",
+	    y->ns ? "/" : "", y->name);
+	return strcmp(a, b);
 }
 
 static int offer_cmp(const void *a, const void *b)
@@ -326,7 +362,7 @@ static int offer_cmp(const void *a, const void *b)
 
 	if (x->last != y->last)
 		return x->last < y->last ? -1 : 1;
-	return strcmp(x->key, y->key);
+	return key_cmp(x, y);
 }
 
 static void report_flush(ctl *c, int64_t now_ms)
@@ -341,18 +377,22 @@ static void report_flush(ctl *c, int64_t now_ms)
 
 		if (o->urgent || ctl_pipe_budget_take(c->pipe,
 				     CTL_PIPE_BUDGET_QUEUE_STATUS, now_ms)) {
-			json_object_set_new(
-			    c->rep.reported_at, o->key, json_integer(now_ms));
+			const char *const *key =
+			    CTL_K3(o->kind, o->ns ? o->ns : "", o->name);
+			struct ctl_kent *e =
+			    ctl_keys_put(&c->rep.reported_at, key);
+
+			if (e != NULL)
+				e->n = now_ms;
 			ctl_pipe_expect(c->pipe,
 			    ctl_pipe_queue(c->pipe, CTL_PIPE_QUEUE_STATUS,
 				o->res, o->ns, o->name, NULL, o->patch),
-			    o->key, true);
+			    key, true);
 		} else {
 			json_decref(o->patch);
 		}
 		cu_free(o->ns);
 		cu_free(o->name);
-		cu_free(o->key);
 	}
 	c->rep.noffers = 0;
 }
@@ -364,7 +404,6 @@ static void write_cq_status(ctl *c)
 	for (i = 0; i < n; i++) {
 		struct que_cq *cq = que_cq_at(c->st, i);
 		json_t *cached, *want, *patch;
-		char *key;
 
 		if (cq == NULL || !cq->exists)
 			continue;
@@ -372,20 +411,18 @@ static void write_cq_status(ctl *c)
 		if (cached == NULL)
 			continue;
 		want = cq_status(c, cq, cached);
-		key = cu_asprintf("cq/%s", cq->name);
 		/* One status write per queue at a time: a write waiting out
 		 * a Retry-After must not be overtaken by a newer one. */
-		if (key == NULL || status_busy(c, key, cached) ||
+		if (status_busy(c, CTL_K3(CTL_KIND_CQ, "", cq->name), cached) ||
 		    json_equal(want, json_object_get(cached, "status"))) {
 			json_decref(want);
 		} else {
 			patch = json_pack("{s:o}", "status", want);
 			report_offer(c, CTL_RES(INF_CQ), NULL, cq->name, patch,
-			    key,
+			    CTL_KIND_CQ,
 			    active_changed(
 				json_object_get(cached, "status"), want));
 		}
-		cu_free(key);
 		if (c->metrics != NULL) {
 			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
 			    CTL_LV(cq->name, "active"), (double)cq->n_heap);
@@ -408,7 +445,7 @@ struct lq_tally {
 
 struct lq_pass {
 	ctl *c;
-	json_t *index; /* "ns/name" -> position in v */
+	ctl_keys index; /* {ns, name} -> n: position in v */
 	struct lq_tally *v;
 	size_t n, cap;
 	uint32_t nfr;
@@ -416,21 +453,24 @@ struct lq_pass {
 
 static struct lq_tally *lq_tally_of(struct lq_pass *p, const struct que_wl *wl)
 {
-	json_t *pos;
+	struct ctl_kent *pos;
 
 	if (wl->lq == NULL)
 		return NULL;
-	pos = json_object_get(p->index, wl->lq->key);
+	pos = ctl_keys_get(&p->index, wl->lq->ids);
 	if (pos != NULL)
-		return &p->v[json_integer_value(pos)];
+		return &p->v[pos->n];
 	if (cu_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) != CU_OK)
 		return NULL;
 	p->v[p->n].pending = p->v[p->n].admitted = 0;
 	p->v[p->n].usage = cu_calloc(p->nfr ? p->nfr : 1, sizeof(int64_t));
 	if (p->v[p->n].usage == NULL)
 		return NULL;
-	json_object_set_new(
-	    p->index, wl->lq->key, json_integer((json_int_t)p->n));
+	if ((pos = ctl_keys_put(&p->index, wl->lq->ids)) == NULL) {
+		cu_free(p->v[p->n].usage);
+		return NULL;
+	}
+	pos->n = (int64_t)p->n;
 	return &p->v[p->n++];
 }
 
@@ -471,18 +511,19 @@ static json_t *lq_status(ctl *c, struct lq_pass *p, json_t *cached)
 	const char *stop = json_string_value(
 	    json_object_get(json_object_get(cached, "spec"), "stopPolicy"));
 	struct que_cq *cq = cqname ? que_cq_get(c->st, cqname) : NULL;
-	char *key = ctl_key_of(
-	    ctl_jmeta(cached, "namespace"), ctl_jmeta(cached, "name"));
-	json_t *pos = key ? json_object_get(p->index, key) : NULL;
-	const struct lq_tally *t = pos ? &p->v[json_integer_value(pos)] : NULL;
-	json_t *byflv = json_object();
+	const char *ns = ctl_jmeta(cached, "namespace");
+	const char *name = ctl_jmeta(cached, "name");
+	struct ctl_kent *pos =
+	    name ? ctl_keys_get(&p->index, CTL_K2(ns ? ns : "", name)) : NULL;
+	const struct lq_tally *t = pos ? &p->v[pos->n] : NULL;
+	struct flv_usage byflv;
 	uint32_t fr;
 
-	cu_free(key);
 	if (!json_is_object(st)) {
 		json_decref(st);
 		st = json_object();
 	}
+	flv_usage_init(&byflv);
 	for (fr = 0;
 	     cq != NULL && cq->exists && fr < p->nfr && fr < cq->node.ncells;
 	     fr++) {
@@ -493,12 +534,12 @@ static json_t *lq_status(ctl *c, struct lq_pass *p, json_t *cached)
 			continue;
 		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
 		adm_format_quantity(rs, t ? t->usage[fr] : 0, q, sizeof(q));
-		add_flavor_usage(byflv,
+		add_flavor_usage(&byflv,
 		    que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name,
 		    json_pack("{s:s, s:s}", "name", rs, "total", q));
 	}
-	set_usage_and_counts(st, byflv, t ? t->pending : 0, t ? t->admitted : 0,
-	    t ? t->admitted : 0);
+	set_usage_and_counts(st, &byflv, t ? t->pending : 0,
+	    t ? t->admitted : 0, t ? t->admitted : 0);
 	if (stop != NULL && strcmp(stop, "None") != 0)
 		set_active(st, false, "Stopped", "LocalQueue is stopped");
 	else if (cq == NULL || !cq->exists)
@@ -574,30 +615,29 @@ static void write_one_lq(json_t *cached, void *payload)
 {
 	struct lq_pass *p = payload;
 	json_t *want = lq_status(p->c, p, cached);
-	char *key;
+	const char *ns = ctl_jmeta(cached, "namespace");
+	const char *name = ctl_jmeta(cached, "name");
 
 	if (p->c->metrics != NULL)
 		lq_metrics(p->c, cached, want);
 
-	key = cu_asprintf("lq/%s/%s", ctl_jmeta(cached, "namespace"),
-	    ctl_jmeta(cached, "name"));
-	if (key == NULL || status_busy(p->c, key, cached) ||
+	if (ns == NULL || name == NULL ||
+	    status_busy(p->c, CTL_K3(CTL_KIND_LQ, ns, name), cached) ||
 	    json_equal(want, json_object_get(cached, "status")))
 		json_decref(want);
 	else
-		report_offer(p->c, CTL_RES(INF_LQ),
-		    ctl_jmeta(cached, "namespace"), ctl_jmeta(cached, "name"),
-		    json_pack("{s:o}", "status", want), key,
+		report_offer(p->c, CTL_RES(INF_LQ), ns, name,
+		    json_pack("{s:o}", "status", want), CTL_KIND_LQ,
 		    active_changed(json_object_get(cached, "status"), want));
-	cu_free(key);
 }
 
 /* LocalQueue status, written only where it changed. */
 static void write_lq_status(ctl *c)
 {
-	struct lq_pass p = {c, json_object(), NULL, 0, 0, que_fr_count(c->st)};
+	struct lq_pass p = {.c = c, .nfr = que_fr_count(c->st)};
 	size_t i, n = que_cq_count(c->st);
 
+	ctl_keys_init(&p.index, 2);
 	for (i = 0; i < n; i++) {
 		struct que_cq *cq = que_cq_at(c->st, i);
 
@@ -608,7 +648,7 @@ static void write_lq_status(ctl *c)
 	for (i = 0; i < p.n; i++)
 		cu_free(p.v[i].usage);
 	cu_free(p.v);
-	json_decref(p.index);
+	ctl_keys_dispose(&p.index);
 }
 
 void ctl_report_queues(ctl *c, int64_t now_ms)
@@ -621,24 +661,22 @@ void ctl_report_queues(ctl *c, int64_t now_ms)
 int ctl_report_init(struct ctl_report *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->pending_at = json_object();
-	r->pending_due = json_object();
-	r->reported_at = json_object();
-	return r->pending_at && r->pending_due && r->reported_at ? CU_OK
-								 : CU_ENOMEM;
+	ctl_keys_init(&r->pending_at, 1);
+	ctl_keys_init(&r->pending_due, 1);
+	ctl_keys_init(&r->reported_at, 3);
+	return CU_OK;
 }
 
 void ctl_report_dispose(struct ctl_report *r)
 {
 	size_t i;
 
-	json_decref(r->pending_at);
-	json_decref(r->pending_due);
-	json_decref(r->reported_at);
+	ctl_keys_dispose(&r->pending_at);
+	ctl_keys_dispose(&r->pending_due);
+	ctl_keys_dispose(&r->reported_at);
 	for (i = 0; i < r->noffers; i++) {
 		cu_free(r->offers[i].ns);
 		cu_free(r->offers[i].name);
-		cu_free(r->offers[i].key);
 		json_decref(r->offers[i].patch);
 	}
 	cu_free(r->offers);

@@ -224,32 +224,33 @@ out:
  * longer holds, gives its decision back. */
 void ctl_announce_deferred(ctl *c, int64_t now)
 {
-	const char *uid;
-	json_t *v;
-	void *tmp;
+	struct ctl_kent **v;
+	size_t i, n;
 
-	json_object_foreach_safe(c->dec.deferred, tmp, uid, v)
-	{
+	/* In the order they were deferred (as before: deterministic). */
+	if (ctl_keys_ordered(&c->dec.deferred, &v, &n) != CU_OK)
+		return;
+	for (i = 0; i < n; i++) {
+		const char *uid = v[i]->k[0];
 		struct que_wl *qw = que_workload_get(c->st, uid);
 		json_t *obj =
 		    qw ? api_informer_get(c->inf[INF_WL], qw->ns, qw->name)
 		       : NULL;
-		char *ek =
-		    qw ? cu_asprintf("wl/%s/%s", qw->ns, qw->name) : NULL;
 		bool st = obj != NULL &&
-			  (ek == NULL || ctl_pipe_stale(c->pipe, ek, obj));
+			  ctl_pipe_stale(c->pipe,
+			      CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj);
 
-		cu_free(ek);
 		if (st)
 			continue;
 		if (qw == NULL || obj == NULL || qw->where != QUE_WL_ADMITTED ||
 		    !announce_recorded(c, qw, now, false)) {
 			ctl_withdraw(c, uid, now);
 			ctl_ledger_release(c, uid, now);
-			json_object_del(c->dec.in_flight, uid);
+			ctl_keys_del(&c->dec.in_flight, CTL_K1(uid));
 		}
-		json_object_del(c->dec.deferred, uid);
+		ctl_keys_del(&c->dec.deferred, CTL_K1(uid));
 	}
+	cu_free(v);
 }
 
 void ctl_resume_ledger(ctl *c, int64_t now)

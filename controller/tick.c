@@ -24,39 +24,35 @@ static void count_to(ctl *c, enum ctl_metric_id id, const char *const *lv,
 }
 
 /* Requests of both API clients (the main one and the events one), summed
- * per "verb code" into payload [borrowed] before they are counted. */
+ * per {verb, code} into payload [borrowed ctl_keys] before they are
+ * counted. */
 static void api_sum(const char *verb, int code, uint64_t n, void *payload)
 {
-	char k[64];
+	char k[16];
+	struct ctl_kent *e;
 
-	snprintf(k, sizeof(k), "%s %d", verb, code);
-	json_object_set_new(payload, k,
-	    json_integer(json_integer_value(json_object_get(payload, k)) +
-			 (json_int_t)n));
+	snprintf(k, sizeof(k), "%d", code);
+	if ((e = ctl_keys_put(payload, CTL_K2(verb, k))) != NULL)
+		e->n += (int64_t)n;
 }
 
 static void api_count(ctl *c)
 {
-	json_t *sum = json_object(), *v;
-	const char *k;
+	ctl_keys sum;
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	void *v;
 
-	if (sum == NULL)
-		return;
-	api_client_stats_foreach(c->client, api_sum, sum);
+	ctl_keys_init(&sum, 2);
+	api_client_stats_foreach(c->client, api_sum, &sum);
 	if (c->ev_client != NULL)
-		api_client_stats_foreach(c->ev_client, api_sum, sum);
-	json_object_foreach(sum, k, v)
-	{
-		char verb[48];
-		const char *sp = strchr(k, ' ');
+		api_client_stats_foreach(c->ev_client, api_sum, &sum);
+	while (cu_map_next(&sum.map, &it, NULL, &v)) {
+		const struct ctl_kent *e = v;
 
-		if (sp == NULL || (size_t)(sp - k) >= sizeof(verb))
-			continue;
-		snprintf(verb, sizeof(verb), "%.*s", (int)(sp - k), k);
 		count_to(c, CTL_M_CUEUE_API_REQUESTS_TOTAL,
-		    CTL_LV(verb, sp + 1), (uint64_t)json_integer_value(v));
+		    CTL_LV(e->k[0], e->k[1]), (uint64_t)e->n);
 	}
-	json_decref(sum);
+	ctl_keys_dispose(&sum);
 }
 
 static void own_metrics(ctl *c, ev_tstamp now)

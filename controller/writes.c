@@ -10,20 +10,19 @@
 #include "controller/ctl_int.h"
 
 /* A Workload write awaited in the cache like job writes (key
- * "wl/ns/name"). owner [borrowed; copied; may be NULL] is the job key
- * whose reconciler sent it: that reconciler skips the job while the write
- * is in flight, so the answer (or the retry after a failure) brings the
- * job back, even when the Workload is gone by then. */
+ * {CTL_KIND_WL, ns, name}). owner [borrowed; copied; may be NULL] is the
+ * job's object key whose reconciler sent it: that reconciler skips the
+ * job while the write is in flight, so the answer (or the retry after a
+ * failure) brings the job back, even when the Workload is gone by then. */
 struct ctl_pipe_write *ctl_wl_write(ctl *c, enum ctl_pipe_kind kind,
-    const char *ns, const char *name, json_t *patch, const char *owner)
+    const char *ns, const char *name, json_t *patch, const char *const *owner)
 {
-	char *ek = cu_asprintf("wl/%s/%s", ns, name);
 	struct ctl_pipe_write *w = ctl_pipe_queue(
 	    c->pipe, kind, CTL_RES(INF_WL), ns, name, NULL, patch);
 
-	ctl_pipe_expect(c->pipe, w, ek, true);
+	ctl_pipe_expect(
+	    c->pipe, w, CTL_K3(CTL_KIND_WL, ns ? ns : "", name), true);
 	ctl_pipe_set_owner(w, owner);
-	cu_free(ek);
 	return w;
 }
 

@@ -437,13 +437,134 @@ static int oom(cu_error *err)
 	return cu_error_set(err, CU_ENOMEM, "events: out of memory");
 }
 
+/* One record() call's changes to the two LRUs, applied by commit() only
+ * once every allocation has succeeded. */
+struct pending {
+	struct entry *spam;	/* the spam-filter entry found, or NULL */
+	struct entry *new_spam; /* a new one to link (owned until linked) */
+	int64_t tokens, last_ns;
+	bool drop;	     /* the spam filter says: send nothing */
+	struct entry *d;     /* the dedup entry found, or NULL */
+	struct entry *new_d; /* a new one to link (owned until linked) */
+	int64_t name_ns;     /* the time the new Event's name is made of */
+};
+
+/* 1. The spam filter's token bucket for key sk. CU_ENOMEM when out of
+ * memory. */
+static int spam_filter(
+    rec_events *r, const cu_buf *sk, int64_t now_ns, struct pending *p)
+{
+	p->spam = lru_find(&r->spam, sk->ptr, sk->len);
+	if (p->spam != NULL) {
+		p->tokens = p->spam->tokens;
+		p->last_ns = p->spam->last_ns;
+	} else {
+		p->new_spam = entry_new(sk->ptr, sk->len);
+		if (p->new_spam == NULL)
+			return CU_ENOMEM;
+		p->tokens = r->burst * r->refill_ns;
+	}
+	bucket_refill(r, &p->tokens, &p->last_ns, now_ns);
+	if (p->tokens < r->refill_ns)
+		p->drop = true;
+	else
+		p->tokens -= r->refill_ns;
+	return CU_OK;
+}
+
+/* A CREATE under a fresh name (ev->name and a time later than the last
+ * one named), and the dedup entry for it. CU_ENOMEM when out of memory
+ * (out half filled). */
+static int plan_create(rec_events *r, const struct rec_event *ev,
+    const char *comp, const char *ns, const cu_buf *ek, int64_t now_ns,
+    struct pending *p, struct rec_event_write *out)
+{
+	if (r->last_name_ns != INT64_MAX && p->name_ns <= r->last_name_ns)
+		p->name_ns = r->last_name_ns + 1;
+	out->action = REC_EVENT_CREATE;
+	out->count = 1;
+	out->name = p->name_ns < 0 ? cu_asprintf("%s.-%" PRIx64, ev->name,
+					 (uint64_t)0 - (uint64_t)p->name_ns)
+				   : cu_asprintf("%s.%" PRIx64, ev->name,
+					 (uint64_t)p->name_ns);
+	out->namespace_ = cu_strdup(ns);
+	p->new_d = entry_new(ek->ptr, ek->len);
+	if (p->new_d != NULL) {
+		p->new_d->count = 1;
+		p->new_d->ev_name = out->name ? cu_strdup(out->name) : NULL;
+	}
+	if (out->name != NULL && out->namespace_ != NULL)
+		out->body = create_body(r, ev, comp, ns, out->name, now_ns);
+	if (p->new_d == NULL || p->new_d->ev_name == NULL)
+		return CU_ENOMEM;
+	return CU_OK;
+}
+
+/* 2. Dedup: a PATCH of the Event already recorded under key ek (not for
+ * a re-create), or a CREATE. CU_ENOMEM when out of memory. */
+static int plan_write(rec_events *r, const struct rec_event *ev,
+    const char *comp, const char *ns, const cu_buf *ek, int64_t now_ns,
+    bool recreate, struct pending *p, struct rec_event_write *out)
+{
+	int rc;
+
+	p->d = lru_find(&r->dedup, ek->ptr, ek->len);
+	if (p->d != NULL && !recreate) {
+		out->action = REC_EVENT_PATCH;
+		out->count =
+		    p->d->count < INT32_MAX ? p->d->count + 1 : INT32_MAX;
+		out->name = cu_strdup(p->d->ev_name);
+		out->namespace_ = cu_strdup(ns);
+		out->body = patch_body(ev, out->count, now_ns);
+	} else {
+		rc = plan_create(r, ev, comp, ns, ek, now_ns, p, out);
+		if (rc != CU_OK)
+			return rc;
+	}
+	if (out->name == NULL || out->namespace_ == NULL || out->body == NULL)
+		return CU_ENOMEM;
+	return CU_OK;
+}
+
+/* Apply p to the LRUs for the write out. CU_ENOMEM, with nothing
+ * changed, when the LRUs cannot grow. */
+static int commit(rec_events *r, bool recreate, struct pending *p,
+    const struct rec_event_write *out)
+{
+	if (lru_reserve(&r->spam) != CU_OK || lru_reserve(&r->dedup) != CU_OK)
+		return CU_ENOMEM;
+	if (!recreate) {
+		if (p->new_spam != NULL) {
+			p->spam = p->new_spam;
+			p->new_spam = NULL;
+			lru_link(&r->spam, p->spam);
+		} else {
+			lru_touch(&r->spam, p->spam);
+		}
+		p->spam->tokens = p->tokens;
+		p->spam->last_ns = p->last_ns;
+	}
+	if (out->action == REC_EVENT_PATCH) {
+		p->d->count = out->count;
+		lru_touch(&r->dedup, p->d);
+	} else if (out->action == REC_EVENT_CREATE) {
+		if (p->d != NULL) {
+			lru_unlink(&r->dedup, p->d);
+			entry_free(p->d);
+		}
+		lru_link(&r->dedup, p->new_d);
+		p->new_d = NULL;
+		r->last_name_ns = p->name_ns;
+	}
+	return CU_OK;
+}
+
 static int record(rec_events *r, const struct rec_event *ev, int64_t now_ns,
     bool recreate, struct rec_event_write *out, cu_error *err)
 {
 	const char *comp, *ns;
 	cu_buf ek, sk;
-	struct entry *spam = NULL, *new_spam = NULL, *d = NULL, *new_d = NULL;
-	int64_t tokens = 0, last = now_ns, name_ns = now_ns;
+	struct pending p;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -471,95 +592,27 @@ static int record(rec_events *r, const struct rec_event *ev, int64_t now_ns,
 			    ev->kind, ev->name, (size_t)REC_EVENTS_KEY_MAX);
 		return oom(err);
 	}
-	/* 1. spam filter (not for a re-create of an expired Event) */
-	if (!recreate) {
-		spam = lru_find(&r->spam, sk.ptr, sk.len);
-		if (spam != NULL) {
-			tokens = spam->tokens;
-			last = spam->last_ns;
-		} else {
-			new_spam = entry_new(sk.ptr, sk.len);
-			if (new_spam == NULL)
-				goto nomem;
-			tokens = r->burst * r->refill_ns;
-		}
-		bucket_refill(r, &tokens, &last, now_ns);
-		if (tokens < r->refill_ns) {
-			out->action = REC_EVENT_DROP;
-			goto commit;
-		}
-		tokens -= r->refill_ns;
-	}
-
-	/* 2. dedup */
-	d = lru_find(&r->dedup, ek.ptr, ek.len);
-	if (d != NULL && !recreate) {
-		out->action = REC_EVENT_PATCH;
-		out->count = d->count < INT32_MAX ? d->count + 1 : INT32_MAX;
-		out->name = cu_strdup(d->ev_name);
-		out->namespace_ = cu_strdup(ns);
-		out->body = patch_body(ev, out->count, now_ns);
-	} else {
-		if (r->last_name_ns != INT64_MAX && name_ns <= r->last_name_ns)
-			name_ns = r->last_name_ns + 1;
-		out->action = REC_EVENT_CREATE;
-		out->count = 1;
-		out->name = name_ns < 0 ? cu_asprintf("%s.-%" PRIx64, ev->name,
-					      (uint64_t)0 - (uint64_t)name_ns)
-					: cu_asprintf("%s.%" PRIx64, ev->name,
-					      (uint64_t)name_ns);
-		out->namespace_ = cu_strdup(ns);
-		new_d = entry_new(ek.ptr, ek.len);
-		if (new_d != NULL) {
-			new_d->count = 1;
-			new_d->ev_name =
-			    out->name ? cu_strdup(out->name) : NULL;
-		}
-		if (out->name != NULL && out->namespace_ != NULL)
-			out->body =
-			    create_body(r, ev, comp, ns, out->name, now_ns);
-		if (new_d == NULL || new_d->ev_name == NULL)
-			goto nomem;
-	}
-	if (out->name == NULL || out->namespace_ == NULL || out->body == NULL)
-		goto nomem;
-
-commit:
-	if (lru_reserve(&r->spam) != CU_OK || lru_reserve(&r->dedup) != CU_OK)
-		goto nomem;
-	if (!recreate) {
-		if (new_spam != NULL) {
-			spam = new_spam;
-			new_spam = NULL;
-			lru_link(&r->spam, spam);
-		} else {
-			lru_touch(&r->spam, spam);
-		}
-		spam->tokens = tokens;
-		spam->last_ns = last;
-	}
-	if (out->action == REC_EVENT_PATCH) {
-		d->count = out->count;
-		lru_touch(&r->dedup, d);
-	} else if (out->action == REC_EVENT_CREATE) {
-		if (d != NULL) {
-			lru_unlink(&r->dedup, d);
-			entry_free(d);
-		}
-		lru_link(&r->dedup, new_d);
-		r->last_name_ns = name_ns;
-	}
+	memset(&p, 0, sizeof(p));
+	p.last_ns = now_ns;
+	p.name_ns = now_ns;
+	/* The spam filter is not for a re-create of an expired Event. */
+	rc = recreate ? CU_OK : spam_filter(r, &sk, now_ns, &p);
+	if (rc == CU_OK && p.drop)
+		out->action = REC_EVENT_DROP;
+	else if (rc == CU_OK)
+		rc =
+		    plan_write(r, ev, comp, ns, &ek, now_ns, recreate, &p, out);
+	if (rc == CU_OK)
+		rc = commit(r, recreate, &p, out);
 	cu_buf_dispose(&ek);
 	cu_buf_dispose(&sk);
+	if (rc != CU_OK) {
+		entry_free(p.new_spam);
+		entry_free(p.new_d);
+		rec_event_write_dispose(out);
+		return oom(err);
+	}
 	return CU_OK;
-
-nomem:
-	entry_free(new_spam);
-	entry_free(new_d);
-	rec_event_write_dispose(out);
-	cu_buf_dispose(&ek);
-	cu_buf_dispose(&sk);
-	return oom(err);
 }
 
 int rec_events_record(rec_events *r, const struct rec_event *ev, int64_t now_ns,

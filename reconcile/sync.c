@@ -314,32 +314,15 @@ static enum que_taint_effect effect_of(const char *s, bool *any)
 	return QUE_EFFECT_NO_SCHEDULE;
 }
 
-/* Scheduling constraints of a pod template (json, borrowed: the strings
- * handed to the engine point into it). */
-static int podset_build(struct podset *p, const struct api_podset *ps,
-    size_t idx, que_state *st, struct que_podset_spec *out, cu_error *err)
+/* The arrays of p for a pod template with these node selector,
+ * tolerations and required node affinity terms (p->reqs already
+ * decoded). False when out of memory. */
+static bool podset_alloc(
+    struct podset *p, json_t *sel, json_t *tols, json_t *terms)
 {
-	char path[64];
-	json_t *spec = json_object_get(ps->template, "spec");
-	json_t *sel = json_object_get(spec, "nodeSelector");
-	json_t *tols = json_object_get(spec, "tolerations");
-	json_t *terms = json_object_get(
-	    json_object_get(json_object_get(json_object_get(spec, "affinity"),
-				"nodeAffinity"),
-		"requiredDuringSchedulingIgnoredDuring"
-		"Execution"),
-	    "nodeSelectorTerms");
-	size_t i, j, nvals = 0, nreqs = 0, vi = 0, ri = 0;
-	const char *key;
-	json_t *v, *t, *e;
-	int rc;
+	size_t i, j, nvals = 0, nreqs = 0;
+	json_t *t, *e;
 
-	(void)st;
-	memset(p, 0, sizeof(*p));
-	snprintf(path, sizeof(path), "spec.podSets[%zu].template", idx);
-	rc = api_pod_requests(ps->template, path, &p->reqs, &p->n_reqs, err);
-	if (rc)
-		return rc;
 	json_array_foreach(terms, i, t)
 	{
 		json_t *exprs = json_object_get(t, "matchExpressions");
@@ -355,20 +338,15 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 	p->terms = cu_calloc(json_array_size(terms) + 1, sizeof(*p->terms));
 	p->node_reqs = cu_calloc(nreqs + 1, sizeof(*p->node_reqs));
 	p->values = cu_calloc(nvals + 1, sizeof(*p->values));
-	if (!p->qreqs || !p->selector || !p->tols || !p->terms ||
-	    !p->node_reqs || !p->values)
-		return cu_error_set(err, CU_ENOMEM, "%s: out of memory", path);
-	for (i = 0; i < p->n_reqs; i++) {
-		p->qreqs[i].resource = p->reqs[i].name;
-		p->qreqs[i].per_pod = p->reqs[i].milli;
-	}
-	json_object_foreach(sel, key, v)
-	{
-		if (!json_is_string(v))
-			continue;
-		p->selector[p->n_selector].key = key;
-		p->selector[p->n_selector++].value = json_string_value(v);
-	}
+	return p->qreqs && p->selector && p->tols && p->terms && p->node_reqs &&
+	       p->values;
+}
+
+static void podset_tolerations(struct podset *p, json_t *tols)
+{
+	size_t i;
+	json_t *t;
+
 	json_array_foreach(tols, i, t)
 	{
 		struct que_toleration *o = &p->tols[p->n_tols++];
@@ -384,6 +362,15 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 		    effect_of(json_string_value(json_object_get(t, "effect")),
 			&o->any_effect);
 	}
+}
+
+/* The required node affinity terms into p->terms, their requirements
+ * into p->node_reqs and the values into p->values. */
+static void podset_affinity(struct podset *p, json_t *terms)
+{
+	size_t i, j, vi = 0, ri = 0;
+	json_t *t, *e, *v;
+
 	json_array_foreach(terms, i, t)
 	{
 		json_t *exprs = json_object_get(t, "matchExpressions");
@@ -408,12 +395,16 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 					      strcmp(op, "DoesNotExist") != 0))
 				continue;
 			r->key = json_string_value(json_object_get(e, "key"));
+			if (r->key == NULL)
+				continue; /* the API requires it; skip, as Kueue
+					   */
 			r->op = strcmp(op, "In") == 0	   ? QUE_SEL_IN
 				: strcmp(op, "NotIn") == 0 ? QUE_SEL_NOT_IN
 				: strcmp(op, "Exists") == 0
 				    ? QUE_SEL_EXISTS
 				    : QUE_SEL_DOES_NOT_EXIST;
 			r->values = &p->values[vi];
+			r->n_values = 0;
 			json_array_foreach(vals, k, v)
 			{
 				if (json_is_string(v)) {
@@ -421,12 +412,53 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 					r->n_values++;
 				}
 			}
-			if (r->key == NULL)
-				continue;
 			ri++;
 			term->n_reqs++;
 		}
 	}
+}
+
+/* Scheduling constraints of a pod template (json, borrowed: the strings
+ * handed to the engine point into it). */
+static int podset_build(struct podset *p, const struct api_podset *ps,
+    size_t idx, que_state *st, struct que_podset_spec *out, cu_error *err)
+{
+	char path[64];
+	json_t *spec = json_object_get(ps->template, "spec");
+	json_t *sel = json_object_get(spec, "nodeSelector");
+	json_t *tols = json_object_get(spec, "tolerations");
+	json_t *terms = json_object_get(
+	    json_object_get(json_object_get(json_object_get(spec, "affinity"),
+				"nodeAffinity"),
+		"requiredDuringSchedulingIgnoredDuring"
+		"Execution"),
+	    "nodeSelectorTerms");
+	size_t i;
+	const char *key;
+	json_t *v;
+	int rc;
+
+	(void)st;
+	memset(p, 0, sizeof(*p));
+	snprintf(path, sizeof(path), "spec.podSets[%zu].template", idx);
+	rc = api_pod_requests(ps->template, path, &p->reqs, &p->n_reqs, err);
+	if (rc)
+		return rc;
+	if (!podset_alloc(p, sel, tols, terms))
+		return cu_error_set(err, CU_ENOMEM, "%s: out of memory", path);
+	for (i = 0; i < p->n_reqs; i++) {
+		p->qreqs[i].resource = p->reqs[i].name;
+		p->qreqs[i].per_pod = p->reqs[i].milli;
+	}
+	json_object_foreach(sel, key, v)
+	{
+		if (!json_is_string(v))
+			continue;
+		p->selector[p->n_selector].key = key;
+		p->selector[p->n_selector++].value = json_string_value(v);
+	}
+	podset_tolerations(p, tols);
+	podset_affinity(p, terms);
 	out->name = ps->name;
 	out->count = ps->has_count ? ps->count : 1;
 	out->has_min_count = ps->has_min_count;

@@ -26,13 +26,13 @@ static void no_settle(const struct ctl_pipe_write *w,
 	cr_assert_fail("nothing was sent");
 }
 
-static void no_mark(const char *key, void *payload)
+static void no_mark(const char *const *key, void *payload)
 {
 	(void)key;
 	(void)payload;
 }
 
-static api_informer *no_informer(const char *key, void *payload)
+static api_informer *no_informer(const char *const *key, void *payload)
 {
 	(void)key;
 	(void)payload;
@@ -87,11 +87,13 @@ Test(pipeline, queue_returns_the_entry)
 	cr_assert_not_null(w->patch);
 	ctl_pipe_set_event(w, NULL, cu_strdup("Quota reserved"));
 	ctl_pipe_set_admission(w, 42, "cq");
-	ctl_pipe_set_owner(w, "J/team/job");
+	ctl_pipe_set_owner(w, CTL_K3(CTL_KIND_JOB, "team", "job"));
 	cr_assert_str_eq(w->note, "Quota reserved");
 	cr_assert_eq(w->created_ns, 42);
 	cr_assert_str_eq(w->cq, "cq");
-	cr_assert_str_eq(w->owner, "J/team/job");
+	cr_assert_str_eq(w->owner[0], "Job");
+	cr_assert_str_eq(w->owner[1], "team");
+	cr_assert_str_eq(w->owner[2], "job");
 	w = ctl_pipe_queue(
 	    p, CTL_PIPE_JOB_START, &WL, "team", "job", NULL, json_object());
 	cr_assert_not_null(w);
@@ -101,6 +103,9 @@ Test(pipeline, queue_returns_the_entry)
 	free_pipe(p);
 }
 
+#define X CTL_K3(CTL_KIND_WL, "team", "x")
+#define Y CTL_K3(CTL_KIND_WL, "team", "y")
+
 Test(pipeline, expected_writes_make_the_object_stale)
 {
 	ctl_pipe *p = new_pipe(50);
@@ -109,19 +114,24 @@ Test(pipeline, expected_writes_make_the_object_stale)
 	struct ctl_pipe_write *w = ctl_pipe_queue(
 	    p, CTL_PIPE_WL_STATUS, &WL, "team", "x", NULL, json_object());
 
-	cr_assert_not(ctl_pipe_stale(p, "wl/team/x", obj));
-	cr_assert_not(ctl_pipe_awaits(p, "wl/team/x"));
-	ctl_pipe_expect(p, w, "wl/team/x", true);
-	cr_assert_str_eq(w->expect, "wl/team/x");
-	cr_assert(ctl_pipe_stale(p, "wl/team/x", obj), "busy while queued");
-	cr_assert(ctl_pipe_awaits(p, "wl/team/x"));
-	cr_assert_not(ctl_pipe_retrying(p, "wl/team/x"));
+	cr_assert_not(ctl_pipe_stale(p, X, obj));
+	cr_assert_not(ctl_pipe_awaits(p, X));
+	ctl_pipe_expect(p, w, X, true);
+	cr_assert_str_eq(w->expect[0], "Workload");
+	cr_assert_str_eq(w->expect[1], "team");
+	cr_assert_str_eq(w->expect[2], "x");
+	/* The parts are compared one by one: nothing is glued. */
+	cr_assert_not(ctl_pipe_awaits(p, CTL_K3("Workload", "team/x", "")));
+	cr_assert_not(ctl_pipe_awaits(p, CTL_K3(CTL_KIND_JOB, "team", "x")));
+	cr_assert(ctl_pipe_stale(p, X, obj), "busy while queued");
+	cr_assert(ctl_pipe_awaits(p, X));
+	cr_assert_not(ctl_pipe_retrying(p, X));
 	/* An admission is held by its decision, not by the pipeline. */
 	w = ctl_pipe_queue(
 	    p, CTL_PIPE_ADMIT, &WL, "team", "y", "uid-y", json_object());
-	ctl_pipe_expect(p, w, "wl/team/y", false);
-	cr_assert_not(ctl_pipe_stale(p, "wl/team/y", obj));
-	cr_assert_not(ctl_pipe_awaits(p, "wl/team/y"));
+	ctl_pipe_expect(p, w, Y, false);
+	cr_assert_not(ctl_pipe_stale(p, Y, obj));
+	cr_assert_not(ctl_pipe_awaits(p, Y));
 	json_decref(obj);
 	free_pipe(p);
 }

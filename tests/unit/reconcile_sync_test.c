@@ -320,3 +320,36 @@ Test(controller_sync, adopted_partial_admission_keeps_its_count_and_pods)
 	cr_assert_eq(que_check_invariants(st, &err), CU_OK, "%s", err.msg);
 	que_state_free(st);
 }
+
+/* A node-affinity requirement without a key is skipped; the values it
+ * listed must not be counted into the requirement that follows it (the
+ * slot is reused). */
+Test(controller_sync, keyless_affinity_requirement_does_not_leak_values)
+{
+	que_state *st = setup();
+	struct adm_result r;
+	const struct adm_decision *d;
+	cu_error err;
+
+	add(st,
+	    load("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+		 "\"Workload\",\"metadata\":{\"name\":\"w1\",\"namespace\":"
+		 "\"ns\",\"uid\":\"u1\",\"creationTimestamp\":"
+		 "\"2024-01-01T00:00:00Z\"},\"spec\":{\"queueName\":\"lq\","
+		 "\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":{"
+		 "\"spec\":{\"affinity\":{\"nodeAffinity\":{"
+		 "\"requiredDuringSchedulingIgnoredDuringExecution\":{"
+		 "\"nodeSelectorTerms\":[{\"matchExpressions\":["
+		 "{\"operator\":\"In\",\"values\":[\"x\",\"y\"]},"
+		 "{\"key\":\"pool\",\"operator\":\"In\",\"values\":[\"a\"]}"
+		 "]}]}}},\"containers\":[{\"name\":\"c\",\"resources\":{"
+		 "\"requests\":{\"cpu\":\"1\"}}}]}}}]}}"),
+	    CU_OK);
+	adm_result_init(&r);
+	cr_assert_eq(adm_cycle(st, 1000, &r, &err), CU_OK, "%s", err.msg);
+	d = find(&r, "u1");
+	cr_assert_not_null(d);
+	cr_assert_eq(d->kind, ADM_ADMIT, "pool In [a] matches the flavor");
+	adm_result_dispose(&r);
+	que_state_free(st);
+}

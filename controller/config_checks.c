@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/config_checks.c - Configuration checks that are not about
+ * types: the name and bind-address validators, what Kueue's validation
+ * refuses in sections cueue does not act on (fairSharing, resources,
+ * unknown feature gates), and the warnings for fields cueue loads but does
+ * not act on, from the compatibility table (controller/compat.c).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "controller/config_int.h"
+
+/* ---- validation helpers --------------------------------------------- */
+
+bool ctl_config_is_dns1123_label(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 63)
+		return false;
+	for (i = 0; i < n; i++) {
+		char ch = s[i];
+		bool alnum =
+		    (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+
+		if (!alnum && !(ch == '-' && i > 0 && i + 1 < n))
+			return false;
+	}
+	return true;
+}
+
+bool ctl_config_is_dns1035_label(const char *s)
+{
+	return ctl_config_is_dns1123_label(s) && s[0] >= 'a' && s[0] <= 'z';
+}
+
+bool ctl_config_is_dns1123_subdomain(const char *s)
+{
+	size_t n = strlen(s);
+	const char *p = s;
+
+	if (n == 0 || n > 253)
+		return false;
+	for (;;) {
+		const char *dot = strchr(p, '.');
+		char part[64];
+		size_t len = dot != NULL ? (size_t)(dot - p) : strlen(p);
+
+		if (len == 0 || len > 63)
+			return false;
+		memcpy(part, p, len);
+		part[len] = '\0';
+		if (!ctl_config_is_dns1123_label(part))
+			return false;
+		if (dot == NULL)
+			return true;
+		p = dot + 1;
+	}
+}
+
+/* "host:port", "[v6]:port" or ":port" with port 0..65535; "0" is how
+ * controller-runtime spells "disabled" for metrics and probes. */
+bool ctl_config_valid_bind_address(const char *s)
+{
+	const char *colon = strrchr(s, ':');
+	char *end;
+	long port;
+
+	if (strcmp(s, "0") == 0)
+		return true;
+	if (colon == NULL || colon[1] == '\0')
+		return false;
+	if (s[0] == '[' && (colon == s || colon[-1] != ']'))
+		return false;
+	if (s[0] != '[' && memchr(s, ':', (size_t)(colon - s)) != NULL)
+		return false; /* bare IPv6 without brackets is ambiguous */
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	return *end == '\0' && errno == 0 && isdigit((unsigned char)colon[1]) &&
+	       port >= 0 && port <= 65535;
+}
+
+/* The value at a dotted path under root, or NULL. */
+static const json_t *jpath(const json_t *root, const char *path)
+{
+	char key[128];
+	const char *dot;
+
+	while (root != NULL && (dot = strchr(path, '.')) != NULL) {
+		size_t n = (size_t)(dot - path);
+
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		root = ctl_config_jget(root, key);
+		path = dot + 1;
+	}
+	return root != NULL ? ctl_config_jget(root, path) : NULL;
+}
+
+static bool nonempty(const json_t *v)
+{
+	if (v == NULL || json_is_null(v))
+		return false;
+	if (json_is_string(v))
+		return json_string_value(v)[0] != '\0';
+	if (json_is_array(v))
+		return json_array_size(v) > 0;
+	if (json_is_object(v))
+		return json_object_size(v) > 0;
+	return true;
+}
+
+/* Kueue refuses a gate it does not know; cueue too. A known gate that
+ * cueue does not act on loads with a warning. */
+static int check_gates(const struct ctl_config_dec *d, const json_t *root)
+{
+	const json_t *gates = ctl_config_jget(root, "featureGates");
+	const char *name;
+	json_t *v;
+	int rc;
+
+	json_object_foreach((json_t *)gates, name, v)
+	{
+		struct ctl_config_path p, base = {0};
+		char *what;
+
+		ctl_config_path_set(&base, "featureGates");
+		ctl_config_path_child(&p, &base, name, true);
+		if (!ctl_compat_gate_known(name))
+			return ctl_config_fail(d, CU_EINVAL, p.look,
+			    "%s: unrecognized feature gate: %s", p.disp, name);
+		if (ctl_compat_gate_honoured(name))
+			continue;
+		what = cu_asprintf("not acted on by cueue: it behaves as "
+				   "without %s=%s",
+		    name, json_is_true(v) ? "true" : "false");
+		if (what == NULL)
+			return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+		rc = ctl_config_add_warning(d, p.look, p.disp, what);
+		cu_free(what);
+		if (rc != CU_OK)
+			return rc;
+	}
+	return CU_OK;
+}
+
+/* What Kueue's validation refuses in fairSharing and resources, though
+ * cueue does not act on them: the file must be one Kueue would load. */
+static int check_fair_and_resources(
+    const struct ctl_config_dec *d, const json_t *root)
+{
+	/* v1beta1: Kueue validates fairSharing only with enable: true. */
+	const json_t *ps =
+	    d->version == CTL_CONFIG_VER_1 &&
+		    !ctl_config_get_bool(
+			ctl_config_jget(root, "fairSharing"), "enable", false)
+		? NULL
+		: jpath(root, "fairSharing.preemptionStrategies");
+	const json_t *tr = jpath(root, "resources.transformations");
+	const json_t *ex = jpath(root, "resources.excludeResourcePrefixes");
+	struct ctl_config_path p, base = {0};
+	size_t i, k;
+	json_t *v;
+
+	ctl_config_path_set(&base, "fairSharing.preemptionStrategies");
+	json_array_foreach((json_t *)ps, i, v)
+	{
+		const char *st = json_string_value(v);
+
+		ctl_config_path_index(&p, &base, i);
+		if (strcmp(st, "LessThanOrEqualToFinalShare") != 0 &&
+		    strcmp(st, "LessThanInitialShare") != 0)
+			return ctl_config_fail(d, CU_EINVAL, p.look,
+			    "%s: Unsupported value: \"%s\": supported values: "
+			    "\"LessThanOrEqualToFinalShare\", "
+			    "\"LessThanInitialShare\"",
+			    p.disp, st);
+		for (k = 0; k < i; k++)
+			if (strcmp(json_string_value(json_array_get(ps, k)),
+				st) == 0)
+				return ctl_config_fail(d, CU_EINVAL, p.look,
+				    "%s: Duplicate value: \"%s\"", p.disp, st);
+	}
+	ctl_config_path_set(&base, "resources.transformations");
+	json_array_foreach((json_t *)tr, i, v)
+	{
+		const char *in = json_string_value(ctl_config_jget(v, "input"));
+		const char *st =
+		    json_string_value(ctl_config_jget(v, "strategy"));
+
+		ctl_config_path_index(&p, &base, i);
+		if (in == NULL || in[0] == '\0')
+			return ctl_config_fail(d, CU_EINVAL, p.look,
+			    "%s.input: Required value", p.disp);
+		for (k = 0; k < i; k++) {
+			const char *prev = json_string_value(
+			    ctl_config_jget(json_array_get(tr, k), "input"));
+
+			if (prev != NULL && strcmp(prev, in) == 0)
+				return ctl_config_fail(d, CU_EINVAL, p.look,
+				    "%s.input: Duplicate value: \"%s\"", p.disp,
+				    in);
+		}
+		if (st != NULL && strcmp(st, "Retain") != 0 &&
+		    strcmp(st, "Replace") != 0)
+			return ctl_config_fail(d, CU_EINVAL, p.look,
+			    "%s.strategy: Unsupported value: \"%s\": supported "
+			    "values: \"Retain\", \"Replace\"",
+			    p.disp, st);
+	}
+	ctl_config_path_set(&base, "resources.excludeResourcePrefixes");
+	json_array_foreach((json_t *)ex, i, v)
+	{
+		ctl_config_path_index(&p, &base, i);
+		if (json_string_value(v)[0] == '\0')
+			return ctl_config_fail(d, CU_EINVAL, p.look,
+			    "%s: Invalid value: \"\": must not be empty",
+			    p.disp);
+	}
+	return CU_OK;
+}
+
+/* One warning per field of the compatibility table (controller/compat.c)
+ * that is set, or defaulted on, and that cueue does not act on. */
+int ctl_config_warn_ignored(const struct ctl_config_dec *d, const json_t *root)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < ctl_compat_count; i++) {
+		const struct ctl_compat *e = &ctl_compat_table[i];
+		const json_t *v;
+		bool warn = false;
+		char *what;
+
+		if (strcmp(e->kind, "Configuration") != 0)
+			continue;
+		v = jpath(root, e->field);
+		switch (e->warn) {
+		case CTL_COMPAT_WARN_NEVER:
+		case CTL_COMPAT_WARN_EVENT:
+		case CTL_COMPAT_WARN_TABLE_ONLY:
+			break;
+		case CTL_COMPAT_WARN_IF_SET:
+			warn = v != NULL && !json_is_null(v);
+			break;
+		case CTL_COMPAT_WARN_IF_NONEMPTY:
+			warn = nonempty(v);
+			break;
+		case CTL_COMPAT_WARN_IF_TRUE:
+			warn = json_is_true(v);
+			break;
+		case CTL_COMPAT_WARN_PODS_READY:
+			warn = d->c->wait_for_pods_ready.enable;
+			break;
+		case CTL_COMPAT_WARN_FAIR_SHARING:
+			warn = v != NULL && !json_is_null(v) &&
+			       (d->version == CTL_CONFIG_VER_2 ||
+				   ctl_config_get_bool(v, "enable", false));
+			break;
+		}
+		if (!warn)
+			continue;
+		what = cu_asprintf("%s%s%s%s",
+		    e->level == CTL_COMPAT_PARTIAL ? "partly supported by cueue"
+						   : "not acted on by cueue",
+		    v == NULL ? " (on by default)" : "",
+		    e->note[0] != '\0' ? ": " : "", e->note);
+		if (what == NULL)
+			return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+		rc = ctl_config_add_warning(d, e->field, e->field, what);
+		cu_free(what);
+		if (rc != CU_OK)
+			return rc;
+	}
+	rc = check_fair_and_resources(d, root);
+	return rc != CU_OK ? rc : check_gates(d, root);
+}

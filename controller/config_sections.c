@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/config_sections.c - a schema-checked Configuration's values,
+ * section by section, with Kueue's defaults (v1beta2, and v1beta1's as
+ * Kueue converts them) and the validation Kueue makes on the fields cueue
+ * acts on: integrations, waitForPodsReady, leaderElection, the webhook,
+ * metrics and probe endpoints, internal certificates, the client
+ * connection, tls, the namespace and the managed-jobs selector.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "api/labelselector.h"
+#include "controller/config_int.h"
+#include "controller/httpd.h"
+
+/* ---- sections -------------------------------------------------------- */
+
+static const char *const kueue_only_frameworks[] = {
+    "kubeflow.org/mpijob",
+    "ray.io/rayjob",
+    "ray.io/rayservice",
+    "ray.io/raycluster",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob",
+    "workload.codeflare.dev/appwrapper",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+};
+
+static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
+{
+	struct ctl_config *c = d->c;
+	const json_t *in = ctl_config_jget(root, "integrations");
+	json_t *fw = ctl_config_jget(in, "frameworks");
+	json_t *ext = ctl_config_jget(in, "externalFrameworks");
+	json_t *keys = ctl_config_jget(in, "labelKeysToCopy");
+	struct ctl_config_path p, base = {0};
+	size_t i, k;
+	json_t *v;
+	int rc;
+
+	ctl_config_path_set(&base, "integrations.frameworks");
+	if (fw == NULL || json_array_size(fw) == 0) {
+		/* Kueue: an empty list takes the default too. */
+		c->integrations.job = true;
+		rc = ctl_config_push_str(d, &c->integrations.frameworks,
+		    &c->integrations.nframeworks, CTL_FRAMEWORK_JOB);
+		if (rc != CU_OK)
+			return rc;
+	}
+	json_array_foreach(fw, i, v)
+	{
+		const char *name = json_string_value(v);
+
+		ctl_config_path_index(&p, &base, i);
+		for (k = 0; k < c->integrations.nframeworks; k++)
+			if (strcmp(c->integrations.frameworks[k], name) == 0)
+				return ctl_config_fail(d, CU_EINVAL, p.look,
+				    "%s: Duplicate value: \"%s\"", p.disp,
+				    name);
+		if (strcmp(name, CTL_FRAMEWORK_JOB) == 0) {
+			c->integrations.job = true;
+		} else if (strcmp(name, CTL_FRAMEWORK_JOBSET) == 0) {
+			c->integrations.jobset = true;
+		} else {
+			bool kueue = false;
+
+			for (k = 0; k < sizeof(kueue_only_frameworks) /
+					    sizeof(kueue_only_frameworks[0]);
+			     k++)
+				kueue |=
+				    strcmp(name, kueue_only_frameworks[k]) == 0;
+			if (kueue)
+				return ctl_config_fail(d, CU_EUNSUPPORTED,
+				    p.look,
+				    "%s: framework \"%s\" is not supported by "
+				    "cueue (supported: " CTL_FRAMEWORK_JOB
+				    ", " CTL_FRAMEWORK_JOBSET ")",
+				    p.disp, name);
+			return ctl_config_fail(d, CU_EINVAL, p.look,
+			    "%s: Unsupported value: \"%s\": supported values: "
+			    "\"" CTL_FRAMEWORK_JOB "\", \"" CTL_FRAMEWORK_JOBSET
+			    "\"",
+			    p.disp, name);
+		}
+		rc = ctl_config_push_str(d, &c->integrations.frameworks,
+		    &c->integrations.nframeworks, name);
+		if (rc != CU_OK)
+			return rc;
+	}
+	if (ext != NULL && json_array_size(ext) > 0)
+		return ctl_config_fail(d, CU_EUNSUPPORTED,
+		    "integrations.externalFrameworks",
+		    "integrations.externalFrameworks: external frameworks are "
+		    "not supported by cueue");
+	ctl_config_path_set(&base, "integrations.labelKeysToCopy");
+	json_array_foreach(keys, i, v)
+	{
+		cu_error e;
+
+		ctl_config_path_index(&p, &base, i);
+		if (api_validate_label_key(json_string_value(v), p.disp, &e) !=
+		    CU_OK)
+			return ctl_config_fail(
+			    d, CU_EINVAL, p.look, "%s", e.msg);
+		rc = ctl_config_push_str(d, &c->integrations.label_keys_to_copy,
+		    &c->integrations.nlabel_keys_to_copy, json_string_value(v));
+		if (rc != CU_OK)
+			return rc;
+	}
+	return CU_OK;
+}
+
+static int load_pods_ready(const struct ctl_config_dec *d, const json_t *root)
+{
+	struct ctl_config *c = d->c;
+	const json_t *w = ctl_config_jget(root, "waitForPodsReady");
+	const json_t *rq = ctl_config_jget(w, "requeuingStrategy");
+	json_t *v;
+	int64_t def_timeout;
+
+	if (d->version == CTL_CONFIG_VER_1) {
+		/* v1beta1: only `enable: true` keeps the section through
+		 * conversion; its timeout default is 5m and an unset
+		 * blockAdmission converts to true. */
+		c->wait_for_pods_ready.enable =
+		    ctl_config_get_bool(w, "enable", false);
+		def_timeout = 5 * NS_PER_M;
+		c->wait_for_pods_ready.block_admission =
+		    ctl_config_get_bool(w, "blockAdmission", true);
+	} else {
+		/* v1beta2 defaults the section to non-nil, so it is always
+		 * on unless Kueue's DisableWaitForPodsReady gate is set. */
+		c->wait_for_pods_ready.enable =
+		    !ctl_config_get_bool(ctl_config_jget(root, "featureGates"),
+			"DisableWaitForPodsReady", false);
+		def_timeout = 30 * NS_PER_M;
+		c->wait_for_pods_ready.block_admission =
+		    ctl_config_get_bool(w, "blockAdmission", false);
+	}
+	if (!c->wait_for_pods_ready.enable)
+		c->wait_for_pods_ready.block_admission = false;
+	c->wait_for_pods_ready.timeout_ns =
+	    ctl_config_get_dur(w, "timeout", def_timeout);
+	c->wait_for_pods_ready.recovery_timeout_ns = ctl_config_get_dur(
+	    w, "recoveryTimeout", c->wait_for_pods_ready.timeout_ns);
+	v = ctl_config_jget(rq, "timestamp");
+	c->wait_for_pods_ready.timestamp = CTL_REQUEUE_EVICTION;
+	if (v != NULL) {
+		const char *ts = json_string_value(v);
+
+		if (strcmp(ts, "Creation") == 0)
+			c->wait_for_pods_ready.timestamp = CTL_REQUEUE_CREATION;
+		else if (strcmp(ts, "Eviction") != 0 && ts[0] != '\0')
+			return ctl_config_fail(d, CU_EINVAL,
+			    "waitForPodsReady.requeuingStrategy.timestamp",
+			    "waitForPodsReady.requeuingStrategy.timestamp: "
+			    "Unsupported value: \"%s\": supported values: "
+			    "\"Creation\", \"Eviction\"",
+			    ts);
+	}
+	v = ctl_config_jget(rq, "backoffLimitCount");
+	c->wait_for_pods_ready.has_backoff_limit_count = v != NULL;
+	c->wait_for_pods_ready.backoff_limit_count =
+	    v != NULL ? (int32_t)json_integer_value(v) : 0;
+	v = ctl_config_jget(rq, "backoffBaseSeconds");
+	c->wait_for_pods_ready.backoff_base_seconds =
+	    v != NULL && json_integer_value(v) != 0
+		? (int32_t)json_integer_value(v)
+		: 60;
+	v = ctl_config_jget(rq, "backoffMaxSeconds");
+	c->wait_for_pods_ready.backoff_max_seconds =
+	    v != NULL && json_integer_value(v) != 0
+		? (int32_t)json_integer_value(v)
+		: 3600;
+	if (!c->wait_for_pods_ready.enable)
+		return CU_OK;
+	if (c->wait_for_pods_ready.timeout_ns < 0)
+		return ctl_config_fail(d, CU_EINVAL, "waitForPodsReady.timeout",
+		    "waitForPodsReady.timeout: Invalid value: must be greater "
+		    "than or equal to 0");
+	if (c->wait_for_pods_ready.recovery_timeout_ns < 0)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "waitForPodsReady.recoveryTimeout",
+		    "waitForPodsReady.recoveryTimeout: Invalid value: must be "
+		    "greater than or equal to 0");
+	if (c->wait_for_pods_ready.backoff_limit_count < 0)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "waitForPodsReady.requeuingStrategy.backoffLimitCount",
+		    "waitForPodsReady.requeuingStrategy.backoffLimitCount: "
+		    "Invalid value: must be greater than or equal to 0");
+	if (c->wait_for_pods_ready.backoff_base_seconds < 0)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "waitForPodsReady.requeuingStrategy.backoffBaseSeconds",
+		    "waitForPodsReady.requeuingStrategy.backoffBaseSeconds: "
+		    "Invalid value: must be greater than or equal to 0");
+	if (c->wait_for_pods_ready.backoff_max_seconds < 0)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "waitForPodsReady.requeuingStrategy.backoffMaxSeconds",
+		    "waitForPodsReady.requeuingStrategy.backoffMaxSeconds: "
+		    "Invalid value: must be greater than or equal to 0");
+	return CU_OK;
+}
+
+static int load_leader_election(
+    const struct ctl_config_dec *d, const json_t *root)
+{
+	struct ctl_config *c = d->c;
+	const json_t *le = ctl_config_jget(root, "leaderElection");
+	int rc;
+
+	c->leader_election.leader_elect =
+	    ctl_config_get_bool(le, "leaderElect", true);
+	c->leader_election.lease_duration_ns =
+	    ctl_config_get_dur(le, "leaseDuration", 15 * NS_PER_S);
+	c->leader_election.renew_deadline_ns =
+	    ctl_config_get_dur(le, "renewDeadline", 10 * NS_PER_S);
+	c->leader_election.retry_period_ns =
+	    ctl_config_get_dur(le, "retryPeriod", 2 * NS_PER_S);
+	rc = ctl_config_dup_str(
+	    d, &c->leader_election.resource_lock, le, "resourceLock", "leases");
+	if (rc == CU_OK)
+		rc = ctl_config_dup_str(d, &c->leader_election.resource_name,
+		    le, "resourceName", "c1f6bfd2.kueue.x-k8s.io");
+	/* Kueue leaves this empty and controller-runtime then uses the
+	 * pod's namespace, which is Kueue's `namespace` default as well;
+	 * spelling it out makes --check-config show where the Lease is. */
+	if (rc == CU_OK)
+		rc = ctl_config_dup_str(d,
+		    &c->leader_election.resource_namespace, le,
+		    "resourceNamespace", c->namespace);
+	if (rc != CU_OK)
+		return rc;
+	if (strcmp(c->leader_election.resource_lock, "leases") != 0)
+		return ctl_config_fail(d, CU_EUNSUPPORTED,
+		    "leaderElection.resourceLock",
+		    "leaderElection.resourceLock: \"%s\" is not supported by "
+		    "cueue (supported: leases)",
+		    c->leader_election.resource_lock);
+	if (!ctl_config_is_dns1123_subdomain(c->leader_election.resource_name))
+		return ctl_config_fail(d, CU_EINVAL,
+		    "leaderElection.resourceName",
+		    "leaderElection.resourceName: Invalid value: \"%s\": must "
+		    "be a lowercase RFC 1123 subdomain",
+		    c->leader_election.resource_name);
+	if (!ctl_config_is_dns1123_label(c->leader_election.resource_namespace))
+		return ctl_config_fail(d, CU_EINVAL,
+		    "leaderElection.resourceNamespace",
+		    "leaderElection.resourceNamespace: Invalid value: \"%s\": "
+		    "must be a lowercase RFC 1123 label",
+		    c->leader_election.resource_namespace);
+	if (!c->leader_election.leader_elect)
+		return CU_OK;
+	/* client-go refuses these at start-up; say so now, with a line. */
+	if (c->leader_election.lease_duration_ns <=
+	    c->leader_election.renew_deadline_ns)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "leaderElection.leaseDuration",
+		    "leaderElection.leaseDuration: Invalid value: must be "
+		    "greater than renewDeadline");
+	if (c->leader_election.renew_deadline_ns <= 0 ||
+	    c->leader_election.retry_period_ns <= 0 ||
+	    (double)c->leader_election.renew_deadline_ns <=
+		1.2 * (double)c->leader_election.retry_period_ns)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "leaderElection.renewDeadline",
+		    "leaderElection.renewDeadline: Invalid value: must be "
+		    "greater than 1.2 x retryPeriod (and both positive)");
+	return CU_OK;
+}
+
+static int load_endpoints(const struct ctl_config_dec *d, const json_t *root)
+{
+	struct ctl_config *c = d->c;
+	const json_t *wh = ctl_config_jget(root, "webhook");
+	const json_t *m = ctl_config_jget(root, "metrics");
+	const json_t *h = ctl_config_jget(root, "health");
+	const json_t *lqm = ctl_config_jget(m, "localQueueMetrics");
+	json_t *v;
+	int rc;
+
+	v = ctl_config_jget(wh, "port");
+	c->webhook.port = v != NULL ? (int)json_integer_value(v) : 9443;
+	if (v != NULL &&
+	    (json_integer_value(v) < 1 || json_integer_value(v) > 65535))
+		return ctl_config_fail(d, CU_EINVAL, "webhook.port",
+		    "webhook.port: Invalid value: %" JSON_INTEGER_FORMAT
+		    ": must be between 1 and 65535, inclusive",
+		    json_integer_value(v));
+	rc = ctl_config_dup_str(d, &c->webhook.host, wh, "host", "");
+	if (rc == CU_OK)
+		rc = ctl_config_dup_str(d, &c->webhook.cert_dir, wh, "certDir",
+		    "/tmp/k8s-webhook-server/serving-certs");
+	if (rc == CU_OK)
+		rc = ctl_config_dup_str(
+		    d, &c->metrics.bind_address, m, "bindAddress", ":8443");
+	if (rc == CU_OK)
+		rc = ctl_config_dup_str(d, &c->health.probe_bind_address, h,
+		    "healthProbeBindAddress", ":8081");
+	/* controller-runtime's defaults for the probe paths. */
+	if (rc == CU_OK)
+		rc = ctl_config_dup_str(d, &c->health.readiness_endpoint, h,
+		    "readinessEndpointName", "readyz");
+	if (rc == CU_OK)
+		rc = ctl_config_dup_str(d, &c->health.liveness_endpoint, h,
+		    "livenessEndpointName", "healthz");
+	if (rc != CU_OK)
+		return rc;
+	if (!ctl_config_valid_bind_address(c->metrics.bind_address))
+		return ctl_config_fail(d, CU_EINVAL, "metrics.bindAddress",
+		    "metrics.bindAddress: Invalid value: \"%s\": must be "
+		    "[host]:port with a port in 0-65535, or \"0\" to disable",
+		    c->metrics.bind_address);
+	if (!ctl_config_valid_bind_address(c->health.probe_bind_address))
+		return ctl_config_fail(d, CU_EINVAL,
+		    "health.healthProbeBindAddress",
+		    "health.healthProbeBindAddress: Invalid value: \"%s\": "
+		    "must be [host]:port with a port in 0-65535, or \"0\" to "
+		    "disable",
+		    c->health.probe_bind_address);
+	c->metrics.enable_cluster_queue_resources =
+	    ctl_config_get_bool(m, "enableClusterQueueResources", false);
+	c->metrics.local_queue_metrics =
+	    lqm != NULL ? ctl_config_get_bool(lqm, "enable", false) : true;
+	v = ctl_config_jget(lqm, "localQueueSelector");
+	if (v != NULL) {
+		rc = ctl_config_decode_selector(d,
+		    &c->metrics.local_queue_selector, v,
+		    "metrics.localQueueMetrics.localQueueSelector");
+		if (rc != CU_OK)
+			return rc;
+		c->metrics.has_local_queue_selector = true;
+	}
+	return CU_OK;
+}
+
+static int load_cert_and_client(
+    const struct ctl_config_dec *d, const json_t *root)
+{
+	struct ctl_config *c = d->c;
+	const json_t *ic = ctl_config_jget(root, "internalCertManagement");
+	const json_t *cc = ctl_config_jget(root, "clientConnection");
+	json_t *v;
+	int rc;
+
+	c->internal_cert.enable = ctl_config_get_bool(ic, "enable", true);
+	rc = ctl_config_dup_str(d, &c->internal_cert.webhook_service_name, ic,
+	    "webhookServiceName",
+	    c->internal_cert.enable ? "kueue-webhook-service" : NULL);
+	if (rc == CU_OK)
+		rc =
+		    ctl_config_dup_str(d, &c->internal_cert.webhook_secret_name,
+			ic, "webhookSecretName",
+			c->internal_cert.enable ? "kueue-webhook-server-cert"
+						: NULL);
+	if (rc != CU_OK)
+		return rc;
+	if (c->internal_cert.enable &&
+	    !ctl_config_is_dns1035_label(c->internal_cert.webhook_service_name))
+		return ctl_config_fail(d, CU_EINVAL,
+		    "internalCertManagement.webhookServiceName",
+		    "internalCertManagement.webhookServiceName: Invalid value: "
+		    "\"%s\": must be a lowercase RFC 1035 label",
+		    c->internal_cert.webhook_service_name);
+	if (c->internal_cert.enable &&
+	    !ctl_config_is_dns1123_subdomain(
+		c->internal_cert.webhook_secret_name))
+		return ctl_config_fail(d, CU_EINVAL,
+		    "internalCertManagement.webhookSecretName",
+		    "internalCertManagement.webhookSecretName: Invalid value: "
+		    "\"%s\": must be a lowercase RFC 1123 subdomain",
+		    c->internal_cert.webhook_secret_name);
+
+	v = ctl_config_jget(cc, "qps");
+	c->client_connection.qps = v != NULL ? json_number_value(v) : 300.0;
+	v = ctl_config_jget(cc, "burst");
+	c->client_connection.burst =
+	    v != NULL ? (int32_t)json_integer_value(v) : 500;
+	if (!(c->client_connection.qps > 0) ||
+	    !isfinite(c->client_connection.qps))
+		return ctl_config_fail(d, CU_EINVAL, "clientConnection.qps",
+		    "clientConnection.qps: Invalid value: %g: must be greater "
+		    "than 0",
+		    c->client_connection.qps);
+	if ((double)c->client_connection.burst < c->client_connection.qps)
+		return ctl_config_fail(d, CU_EINVAL, "clientConnection.burst",
+		    "clientConnection.burst: Invalid value: %" PRId32
+		    ": must be greater than or equal to qps (%g)",
+		    c->client_connection.burst, c->client_connection.qps);
+	return CU_OK;
+}
+
+/* tls: minVersion and cipherSuites become the webhook server's GnuTLS
+ * priorities; an unknown or insecure value is refused, naming the field.
+ * curvePreferences is not honoured (GnuTLS keeps its groups). */
+static int load_tls(const struct ctl_config_dec *d, const json_t *root)
+{
+	const json_t *tls = ctl_config_jget(root, "tls");
+	const json_t *suites = ctl_config_jget(tls, "cipherSuites");
+	const char **names = NULL;
+	size_t i, n = json_array_size(suites);
+	cu_error e;
+	int rc;
+
+	if (tls == NULL)
+		return CU_OK;
+	if (n > 0 && (names = cu_calloc(n, sizeof(*names))) == NULL)
+		return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		names[i] = json_string_value(json_array_get(suites, i));
+	rc = ctl_httpd_tls_priorities(
+	    json_string_value(ctl_config_jget(tls, "minVersion")), names, n,
+	    &d->c->tls.priorities, &e);
+	cu_free(names);
+	if (rc == CU_EINVAL)
+		return ctl_config_fail(d, rc,
+		    strncmp(e.msg, "tls.minVersion", 14) == 0
+			? "tls.minVersion"
+			: "tls.cipherSuites",
+		    "%s", e.msg);
+	if (rc != CU_OK)
+		return cu_error_set(d->err, rc, "%s", e.msg);
+	return CU_OK;
+}
+
+int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
+{
+	struct ctl_config *c = d->c;
+	json_t *v;
+	int rc;
+
+	rc = ctl_config_dup_str(d, &c->namespace, root, "namespace", NULL);
+	if (rc != CU_OK)
+		return rc;
+	if (c->namespace == NULL || c->namespace[0] == '\0') {
+		cu_free(c->namespace);
+		c->namespace = ctl_config_operator_namespace(NULL);
+		if (c->namespace == NULL)
+			return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+	}
+	if (!ctl_config_is_dns1123_label(c->namespace))
+		return ctl_config_fail(d, CU_EINVAL, "namespace",
+		    "namespace: Invalid value: \"%s\": must be a lowercase RFC "
+		    "1123 label",
+		    c->namespace);
+	rc = load_endpoints(d, root);
+	if (rc == CU_OK)
+		rc = load_leader_election(d, root);
+	if (rc != CU_OK)
+		return rc;
+
+	c->manage_jobs_without_queue_name =
+	    ctl_config_get_bool(root, "manageJobsWithoutQueueName", false);
+	v = ctl_config_jget(root, "managedJobsNamespaceSelector");
+	if (v != NULL) {
+		rc = ctl_config_decode_selector(d, &c->managed_jobs_ns_selector,
+		    v, "managedJobsNamespaceSelector");
+	} else {
+		/* Kueue's default: every namespace but kube-system and
+		 * its own. */
+		const char *vals[2] = {"kube-system", c->namespace};
+
+		api_selector_init(&c->managed_jobs_ns_selector);
+		rc = api_selector_add(&c->managed_jobs_ns_selector,
+		    "kubernetes.io/metadata.name", API_SEL_OP_NOT_IN, vals, 2,
+		    "managedJobsNamespaceSelector", d->err);
+	}
+	if (rc == CU_OK)
+		rc = load_cert_and_client(d, root);
+	if (rc == CU_OK)
+		rc = load_pods_ready(d, root);
+	if (rc == CU_OK)
+		rc = load_integrations(d, root);
+	if (rc == CU_OK)
+		rc = load_tls(d, root);
+	if (rc == CU_OK)
+		rc = ctl_config_warn_ignored(d, root);
+	return rc;
+}
