@@ -13,8 +13,9 @@
 #                         lint, unit tests, fuzz-corpus replay,
 #                         integration tests; fails on any sanitizer report
 #   make run              quickstart: a local API server with Job and
-#                         JobSet simulators, the controller, five jobs
-#                         queued, admitted and finished; Ctrl-C stops it
+#                         JobSet simulators, the controller, four Jobs
+#                         and a JobSet queued, admitted and finished; a
+#                         banner says how to reach it, Ctrl-C stops it
 #   make bench            benchmarks (never part of make test)
 #   make bench-large      Kueue's large-scale scheduler-perf config
 #   make soak             crash, leader-failover and API-fault soaks
