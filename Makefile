@@ -11,11 +11,18 @@
 #                         the default, so plain `make` too
 #   make test             everything that must pass (ASan+UBSan build):
 #                         lint, unit tests, fuzz-corpus replay,
-#                         integration tests; fails on any sanitizer report
+#                         integration tests, the image check; fails on
+#                         any sanitizer report
 #   make run              quickstart: a local API server with Job and
 #                         JobSet simulators, the controller, four Jobs
 #                         and a JobSet queued, admitted and finished; a
 #                         banner says how to reach it, Ctrl-C stops it
+#   make image            the controller image (build/image/*.tar)
+#   make image-check      build it and check it (part of make test)
+#   make image-rootfs     only the image's root file system
+#   make release          build/release/cueue.yaml, the install manifest
+#                         (IMAGE=, RELEASE_PIN=1, JOBSET_CRD=0)
+#   make release-bin      the release cueue-controller in build/release/
 #   make bench            benchmarks (never part of make test)
 #   make bench-large      Kueue's large-scale scheduler-perf config
 #   make soak             crash, leader-failover and API-fault soaks
@@ -40,8 +47,8 @@
 #                         (part of lint)
 #
 # Parts of make test, in the current BUILD (make BUILD=asan unit ...):
-#   make test-run         lint unit fuzz-replay integration, without the
-#                         dependency check
+#   make test-run         lint unit fuzz-replay integration image-check,
+#                         without the dependency check
 #   make unit             every tests/unit/*_test.c (Criterion)
 #   make fuzz-replay      every fuzz target over its saved corpus
 #   make integration      tests/integration/run.sh; ONLY=t_faith_b runs
@@ -216,7 +223,7 @@ TEST_BUILD ?= asan
 test: deps
 	@$(MAKE) --no-print-directory BUILD=$(TEST_BUILD) test-run
 
-test-run: lint unit fuzz-replay integration
+test-run: lint unit fuzz-replay integration image-check
 	@echo "make test: all suites passed"
 
 unit: $(UNIT_BIN)
@@ -365,6 +372,46 @@ install: deps-quiet
 install-dev: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
+
+# ---- image and release manifest ----------------------------------------
+#
+# make image: the release controller in a distroless-style image assembled
+# from this machine's Debian packages by scripts/image.sh with umoci and
+# skopeo (no daemon, no registry): build/image/cueue-controller-oci.tar
+# (oci-archive) and build/image/cueue-controller-docker.tar (docker load,
+# kind load image-archive). make image-check: unpacks and inspects it,
+# runs its entrypoint in a chroot (root or an unprivileged user
+# namespace), there also against cueue-apiserver of this BUILD until
+# ready (tests/image/check.py). make release: build/release/cueue.yaml,
+# everything a cluster needs in one file, with IMAGE (and the digest of
+# make image when it was built; RELEASE_PIN=1 pins the image by that
+# digest; JOBSET_CRD=0 leaves out cueue's JobSet CRD where JobSet is
+# installed). IMAGE_SOURCE: the image's source label (the https remote).
+IMAGE        ?= cueue-controller:$(VERSION)
+IMAGE_DIR    ?= build/image
+IMAGE_SOURCE ?= $(shell git config --get remote.origin.url 2>/dev/null | grep -E '^https://' || echo unknown)
+RELEASE_OUT  ?= build/release/cueue.yaml
+IMAGE_ENV     = VERSION='$(VERSION)' IMAGE='$(IMAGE)' SOURCE='$(IMAGE_SOURCE)' \
+                REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown)
+.PHONY: image image-rootfs image-check release release-bin
+
+release-bin: deps-quiet
+	@$(MAKE) --no-print-directory BUILD=release BUILDDIR=$(RELEASE_DIR) \
+	  $(RELEASE_DIR)/bin/cueue-controller
+
+image-rootfs: release-bin
+	@$(IMAGE_ENV) scripts/image.sh rootfs $(RELEASE_DIR)/bin/cueue-controller $(IMAGE_DIR)
+
+image: release-bin
+	@$(IMAGE_ENV) scripts/image.sh image $(RELEASE_DIR)/bin/cueue-controller $(IMAGE_DIR)
+
+image-check: image $(O)/bin/cueue-apiserver
+	@$(IMAGE_ENV) IMAGE_DIR=$(IMAGE_DIR) APISERVER=$(abspath $(O)/bin/cueue-apiserver) \
+	  /usr/bin/python3 tests/image/check.py
+
+release:
+	@IMAGE='$(IMAGE)' RELEASE_PIN='$(RELEASE_PIN)' JOBSET_CRD='$(JOBSET_CRD)' \
+	  DIGEST_FILE=$(IMAGE_DIR)/digest /usr/bin/python3 scripts/release.py $(RELEASE_OUT)
 
 clean:
 	rm -rf build

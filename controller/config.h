@@ -166,6 +166,17 @@ CU_MUST_CHECK int ctl_config_to_yaml(
     const struct ctl_config *c, cu_buf *out, cu_error *err);
 
 /*
+ * `cueue-controller --convert-config`: c as the shortest v1beta2 file that
+ * loads to the same configuration (fields at v1beta2's defaults for c's
+ * namespace left out; apiVersion, kind and namespace always written),
+ * appended to out. Loading the result gives c again (checked: if it would
+ * not, the whole effective configuration is written, as by
+ * ctl_config_to_yaml). c [borrowed]. Errors as ctl_config_to_yaml.
+ */
+CU_MUST_CHECK int ctl_config_to_yaml_minimal(
+    const struct ctl_config *c, cu_buf *out, cu_error *err);
+
+/*
  * Kueue's default `namespace`: the trimmed contents of sa_namespace_file
  * [borrowed; NULL = CTL_CONFIG_SA_NAMESPACE_FILE] when it is readable and
  * non-empty, else "kueue-system". [owned: cu_free]; NULL on ENOMEM.

@@ -4,7 +4,9 @@
  * as Kueue's v1beta2 Configuration YAML, in the field order of Kueue's Go
  * type, for `cueue-controller --check-config`: a JSON tree built from
  * struct ctl_config, emitted with libyaml (strings that would load back
- * as something else quoted).
+ * as something else quoted). For `--convert-config`, the same tree less
+ * what equals v1beta2's defaults, kept only where loading it back gives
+ * the same configuration.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -383,21 +385,16 @@ static int build_json(const struct ctl_config *c, json_t **out, cu_error *err)
 	return CU_OK;
 }
 
-int ctl_config_to_yaml(const struct ctl_config *c, cu_buf *out, cu_error *err)
+/* root [borrowed] as one YAML document appended to out. */
+static int emit_root(const json_t *root, cu_buf *out, cu_error *err)
 {
 	struct emit e;
-	json_t *root;
 	int rc;
 
-	rc = build_json(c, &root, err);
-	if (rc != CU_OK)
-		return rc;
 	memset(&e, 0, sizeof(e));
 	e.out = out;
-	if (!yaml_emitter_initialize(&e.em)) {
-		json_decref(root);
+	if (!yaml_emitter_initialize(&e.em))
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	}
 	yaml_emitter_set_output(&e.em, emit_write, &e);
 	yaml_emitter_set_unicode(&e.em, 1);
 	yaml_emitter_set_width(&e.em, -1);
@@ -413,9 +410,183 @@ int ctl_config_to_yaml(const struct ctl_config *c, cu_buf *out, cu_error *err)
 	if (rc == CU_OK && !yaml_emitter_flush(&e.em))
 		rc = e.rc != CU_OK ? e.rc : CU_ENOMEM;
 	yaml_emitter_delete(&e.em);
-	json_decref(root);
 	if (rc != CU_OK)
 		return cu_error_set(err, rc,
 		    "cannot print the configuration: %s", cu_err_desc(rc));
 	return CU_OK;
+}
+
+int ctl_config_to_yaml(const struct ctl_config *c, cu_buf *out, cu_error *err)
+{
+	json_t *root;
+	int rc;
+
+	rc = build_json(c, &root, err);
+	if (rc != CU_OK)
+		return rc;
+	rc = emit_root(root, out, err);
+	json_decref(root);
+	return rc;
+}
+
+/* ---- --convert-config ------------------------------------------------- */
+
+/* Remove from o every member equal to base's. Used inside a section and,
+ * with top set, on the document (apiVersion, kind and namespace kept). */
+static void prune_equal(json_t *o, const json_t *base, bool top)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	json_object_foreach_safe(o, tmp, k, v)
+	{
+		const json_t *b = json_object_get(base, k);
+
+		if (top &&
+		    (strcmp(k, "apiVersion") == 0 || strcmp(k, "kind") == 0 ||
+			strcmp(k, "namespace") == 0))
+			continue;
+		if (b != NULL && json_equal(v, b))
+			json_object_del(o, k);
+		else if (b != NULL && json_is_object(v) && json_is_object(b))
+			prune_equal(v, b, false);
+	}
+}
+
+/* The configuration cueue gets from buf[0..len), as JSON. */
+static int reload_json(const char *buf, size_t len, json_t **out, cu_error *err)
+{
+	struct ctl_config c;
+	int rc = ctl_config_load_buffer(&c, buf, len, "converted", err);
+
+	*out = NULL;
+	if (rc == CU_OK)
+		rc = build_json(&c, out, err);
+	ctl_config_dispose(&c);
+	return rc;
+}
+
+/* Whether doc, printed and loaded again, is the configuration want. The
+ * text is left in buf. Only CU_ENOMEM-like failures are errors. */
+static int same_config(const json_t *doc, const json_t *want, cu_buf *buf,
+    bool *same, cu_error *err)
+{
+	json_t *trip = NULL;
+	int rc;
+
+	buf->len = 0;
+	rc = emit_root(doc, buf, err);
+	if (rc != CU_OK)
+		return rc;
+	*same = reload_json(buf->ptr, buf->len, &trip, NULL) == CU_OK &&
+		json_equal(trip, want);
+	json_decref(trip);
+	return CU_OK;
+}
+
+/* v1beta2's defaults for c's namespace (other defaults follow it: the
+ * Lease's namespace, the managed-namespace selector) as JSON. */
+static int defaults_json(
+    const struct ctl_config *c, json_t **out, cu_error *err)
+{
+	json_t *ns = json_string(c->namespace);
+	/* A JSON string is a YAML scalar; json_dumps allocates with
+	 * cu_malloc (main.c sets jansson's allocator). */
+	char *q = ns != NULL ? json_dumps(ns, JSON_ENCODE_ANY) : NULL;
+	cu_buf hdr;
+	int rc;
+
+	*out = NULL;
+	json_decref(ns);
+	cu_buf_init(&hdr, (size_t)1 << 16);
+	rc = q == NULL ? CU_ENOMEM
+		       : cu_buf_addf(&hdr,
+			     "apiVersion: " CTL_CONFIG_V1BETA2
+			     "\nkind: Configuration\nnamespace: %s\n",
+			     q);
+	cu_free(q);
+	if (rc != CU_OK)
+		rc = cu_error_set(err, rc, "out of memory");
+	else
+		rc = reload_json(hdr.ptr, hdr.len, out, err);
+	cu_buf_dispose(&hdr);
+	return rc;
+}
+
+int ctl_config_to_yaml_minimal(
+    const struct ctl_config *c, cu_buf *out, cu_error *err)
+{
+	json_t *full = NULL, *base = NULL, *doc = NULL;
+	const char *k;
+	json_t *v;
+	cu_buf buf;
+	bool same = false;
+	int rc;
+
+	cu_buf_init(&buf, (size_t)1 << 20);
+	rc = build_json(c, &full, err);
+	if (rc == CU_OK)
+		rc = defaults_json(c, &base, err);
+	if (rc == CU_OK && (doc = json_deep_copy(full)) == NULL)
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+	/* Sections equal to the defaults go; what is left must load to c
+	 * (a section that is written out is not merged with its defaults:
+	 * else the whole configuration is printed). */
+	if (rc == CU_OK) {
+		prune_equal(doc, base, true);
+		json_object_foreach(doc, k, v)
+		{
+			/* full's own section (shared, never changed here). */
+			if (json_is_object(v))
+				json_object_set(
+				    doc, k, json_object_get(full, k));
+		}
+		rc = same_config(doc, full, &buf, &same, err);
+	}
+	if (rc == CU_OK && !same) {
+		/* A copy: the sections below are replaced in doc, and full
+		 * is what they are checked against. */
+		json_decref(doc);
+		if ((doc = json_deep_copy(full)) == NULL)
+			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	/* Then each section on its own: its fields at their defaults go
+	 * when the result still loads to c. */
+	json_object_foreach(rc == CU_OK ? doc : NULL, k, v)
+	{
+		json_t *b = json_object_get(base, k), *keep, *cand;
+
+		if (!json_is_object(v) || !json_is_object(b))
+			continue;
+		if ((cand = json_deep_copy(v)) == NULL) {
+			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+			break;
+		}
+		prune_equal(cand, b, false);
+		keep = json_incref(v);
+		if (json_object_set_new(doc, k, cand) != 0 ||
+		    (rc = same_config(doc, full, &buf, &same, err)) != CU_OK) {
+			json_decref(keep);
+			rc = rc != CU_OK ? rc
+					 : cu_error_set(
+					       err, CU_ENOMEM, "out of memory");
+			break;
+		}
+		if (!same && json_object_set(doc, k, keep) != 0)
+			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+		json_decref(keep);
+		if (rc != CU_OK)
+			break;
+	}
+	if (rc == CU_OK)
+		rc = same_config(doc, full, &buf, &same, err);
+	if (rc == CU_OK && (rc = cu_buf_add(out, buf.ptr, buf.len)) != CU_OK)
+		rc = cu_error_set(err, rc, "cannot print the configuration: %s",
+		    cu_err_desc(rc));
+	json_decref(doc);
+	json_decref(full);
+	json_decref(base);
+	cu_buf_dispose(&buf);
+	return rc;
 }

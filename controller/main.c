@@ -3,7 +3,8 @@
  * controller/main.c - entry point of cueue-controller.
  *
  * Parses the documented command line, validates the configuration
- * (--check-config prints the effective one) and runs the controller
+ * (--check-config prints the effective one, --convert-config a v1beta1
+ * file as the shortest v1beta2 one) and runs the controller
  * (controller/ctl.h) on one libev loop until SIGTERM or SIGINT.
  */
 #include <ev.h>
@@ -24,6 +25,7 @@ static void usage(FILE *f)
 	    "usage: cueue-controller --config FILE [--kubeconfig FILE] "
 	    "[--store FILE]\n"
 	    "       cueue-controller --config FILE --check-config\n"
+	    "       cueue-controller --convert-config FILE\n"
 	    "\n"
 	    "Kueue-compatible job-queueing controller.\n"
 	    "\n"
@@ -49,6 +51,12 @@ static void usage(FILE *f)
 	    "YAML) on stdout\n"
 	    "                     and exit 0; on an error print it on stderr "
 	    "and exit 1\n"
+	    "  --convert-config FILE  print the Configuration FILE (v1beta1 "
+	    "or v1beta2)\n"
+	    "                     as the shortest v1beta2 file that means the "
+	    "same\n"
+	    "                     (fields at their defaults left out) and "
+	    "exit\n"
 	    "  --compat-table     print which Kueue fields cueue supports "
 	    "(Markdown) and exit\n"
 	    "  --version          print the version and exit\n"
@@ -100,6 +108,36 @@ static int check_config(const char *path)
 	if (rc == CU_OK && out.len > 0)
 		fwrite(out.ptr, 1, out.len, stdout);
 	else if (rc != CU_OK)
+		fprintf(stderr, "cueue-controller: %s\n", err.msg);
+	cu_buf_dispose(&out);
+	ctl_config_dispose(&cfg);
+	return rc == CU_OK && fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* --convert-config: a v1beta1 (or v1beta2) file as v1beta2, for Kueue
+ * users migrating their ConfigMap. */
+static int convert_config(const char *path)
+{
+	struct ctl_config cfg;
+	cu_error err;
+	cu_buf out;
+	size_t i;
+	int rc;
+
+	cu_error_clear(&err);
+	if (ctl_config_load(&cfg, path, &err) != CU_OK) {
+		fprintf(stderr, "cueue-controller: invalid configuration: %s\n",
+		    err.msg);
+		return 1;
+	}
+	for (i = 0; i < cfg.nwarnings; i++)
+		fprintf(
+		    stderr, "cueue-controller: warning: %s\n", cfg.warnings[i]);
+	cu_buf_init(&out, (size_t)1 << 20);
+	rc = ctl_config_to_yaml_minimal(&cfg, &out, &err);
+	if (rc == CU_OK)
+		fwrite(out.ptr, 1, out.len, stdout);
+	else
 		fprintf(stderr, "cueue-controller: %s\n", err.msg);
 	cu_buf_dispose(&out);
 	ctl_config_dispose(&cfg);
@@ -228,7 +266,8 @@ out:
 
 int main(int argc, char **argv)
 {
-	const char *config = NULL, *kubeconfig = NULL, *store = NULL;
+	const char *config = NULL, *kubeconfig = NULL, *store = NULL,
+		   *convert = NULL;
 	bool check = false, json_logs = false;
 	int i;
 
@@ -274,6 +313,9 @@ int main(int argc, char **argv)
 			kubeconfig = v;
 		else if ((v = opt_value(argc, argv, &i, "--store", &missing)))
 			store = v;
+		else if ((v = opt_value(
+			      argc, argv, &i, "--convert-config", &missing)))
+			convert = v;
 		if (v != NULL)
 			continue;
 		if (missing)
@@ -285,6 +327,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (convert != NULL)
+		return convert_config(convert);
 	if (config == NULL) {
 		fprintf(
 		    stderr, "cueue-controller: --config FILE is required\n");

@@ -6,6 +6,9 @@
 #
 #   scripts/install-deps.sh          install what is missing (as root)
 #   scripts/install-deps.sh --check  exit 0 if nothing is missing, else 1
+#   scripts/install-deps.sh --build  only what building the controller
+#                                    and its image rootfs needs (the
+#                                    Dockerfile's build stage)
 #
 # `make test` and `make run` call --check first and this script when
 # something is missing, so a fresh machine needs no other set-up step.
@@ -16,7 +19,16 @@ cppcheck libclang-rt-14-dev valgrind libev-dev libcurl4-openssl-dev
 libsqlite3-dev sqlite3 libcriterion-dev libjansson-dev libyaml-dev
 libmicrohttpd-dev libssl-dev openssl curl jq python3 python3-kubernetes
 python3-yaml python3-jsonpatch python3-prometheus-client gnuplot-nox
-procps psmisc iproute2"
+procps psmisc iproute2 ca-certificates umoci skopeo"
+# umoci and skopeo: `make image` (scripts/image.sh) assembles the OCI
+# image and writes its archives without a daemon, a registry or root;
+# make test checks the image (make image-check).
+BUILD_PKGS="build-essential pkg-config make gcc libev-dev libcurl4-openssl-dev
+libsqlite3-dev libjansson-dev libyaml-dev libmicrohttpd-dev libssl-dev
+ca-certificates"
+if [ "${1:-}" = "--build" ]; then
+	PKGS=$BUILD_PKGS
+fi
 
 missing=""
 for p in $PKGS; do
@@ -25,11 +37,13 @@ for p in $PKGS; do
 		missing="$missing $p"
 	fi
 done
-# kubectl: the machines carry a modern kubectl (a dispatcher to
-# 1.27-1.33). Debian's kubernetes-client (1.20) owns the same path and
-# conflicts with it, so it is installed only where no kubectl exists.
+# kubectl (not for --build): the machines carry a modern kubectl (a
+# dispatcher to 1.27-1.33). Debian's kubernetes-client (1.20) owns the
+# same path and conflicts with it, so it is installed only where no
+# kubectl exists.
 need_kubectl=0
 command -v kubectl >/dev/null 2>&1 || need_kubectl=1
+[ "${1:-}" = "--build" ] && need_kubectl=0
 
 if [ "${1:-}" = "--check" ]; then
 	[ -z "$missing" ] && [ $need_kubectl -eq 0 ] && exit 0
