@@ -18,11 +18,13 @@ deps() {
 	api) echo "lib" ;;
 	namespaces) echo "api lib" ;;
 	queues) echo "api lib" ;;
+	tas) echo "api lib" ;;
 	admission) echo "queues namespaces lib" ;;
 	webhook) echo "namespaces api lib" ;;
 	store) echo "lib" ;;
 	reconcile) echo "admission queues namespaces api lib" ;;
 	controller) echo "*" ;;
+	cli) echo "api lib" ;;
 	*) return 1 ;;
 	esac
 }
@@ -33,17 +35,19 @@ libs() {
 	lib) echo "" ;;
 	# OpenSSL in api/ only for the SHA-1 of Kueue's Workload names.
 	api) echo "jansson.h yaml.h curl/ ev.h openssl/evp.h" ;;
-	namespaces | queues | admission) echo "jansson.h" ;;
+	namespaces | queues | tas | admission) echo "jansson.h" ;;
 	webhook | reconcile) echo "jansson.h" ;;
 	store) echo "sqlite3.h" ;;
 	controller) echo "*" ;;
+	# the kubectl plugin: the api/ client on its own libev loop
+	cli) echo "jansson.h ev.h" ;;
 	esac
 }
 
 # Third-party headers: anything in <> that is not libc or POSIX.
 THIRD='^(jansson|yaml|curl/|ev\.h|openssl/|sqlite3|microhttpd|criterion)'
 
-MODULES=${MODULES:-"lib api namespaces queues admission webhook store reconcile controller"}
+MODULES=${MODULES:-"lib api namespaces queues tas admission webhook store reconcile controller cli"}
 fail=0
 for m in $MODULES; do
 	allowed=$(deps "$m") || {
