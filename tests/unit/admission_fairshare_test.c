@@ -8,6 +8,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "admission/admission_int.h"
@@ -721,9 +722,10 @@ static void check_preempt(const struct preempt_case *c)
 	cr_assert_not_null(d, "%s", c->rule);
 	if (d->kind == ADM_PREEMPT)
 		for (k = 0; k < d->n_victims; k++) {
-			if (k)
-				strcat(got, ",");
-			strcat(got, d->victims[k].uid);
+			size_t used = strlen(got);
+
+			snprintf(got + used, sizeof(got) - used, "%s%s",
+			    k ? "," : "", d->victims[k].uid);
 			cr_assert_str_eq(
 			    adm_preempt_reason_string(d->victims[k].reason),
 			    c->reason, "%s", c->rule);
