@@ -383,12 +383,14 @@ static int ta_up(json_t *ta, const char *path, cu_error *err)
 			    "%s.domains[%zu].values: Invalid value: must have "
 			    "one value per level (%zu)",
 			    path, i, nl);
-		json_array_foreach(
-		    vals, l, v) if (!json_is_string(v)) return cu_error_set(err,
-		    CU_EPARSE,
-		    "%s.domains[%zu].values[%zu]: Invalid type: "
-		    "expected string, got %s",
-		    path, i, l, api_json_type_name(v, true));
+		json_array_foreach(vals, l, v)
+		{
+			if (!json_is_string(v))
+				return cu_error_set(err, CU_EPARSE,
+				    "%s.domains[%zu].values[%zu]: Invalid "
+				    "type: expected string, got %s",
+				    path, i, l, api_json_type_name(v, true));
+		}
 		if (!json_is_integer(json_object_get(d, "count")))
 			return cu_error_set(err, CU_EPARSE,
 			    "%s.domains[%zu].count: Invalid type: expected "
@@ -422,7 +424,9 @@ static int ta_up(json_t *ta, const char *path, cu_error *err)
 			goto oom;
 	}
 	json_array_foreach(domains, i, d)
-	    json_array_append(counts, json_object_get(d, "count"));
+	{
+		json_array_append(counts, json_object_get(d, "count"));
+	}
 	json_object_set_new(slice, "domainCount", json_integer((json_int_t)nd));
 	json_object_set_new(slice, "valuesPerLevel", vpl);
 	vpl = NULL;

@@ -43,12 +43,17 @@ static json_t *conv(json_t *in, const char *to)
 
 static void assert_json_eq(json_t *got, json_t *want, const char *what)
 {
-	char *g = json_dumps(got, JSON_SORT_KEYS | JSON_INDENT(1));
-	char *w = json_dumps(want, JSON_SORT_KEYS | JSON_INDENT(1));
+	char *g = NULL, *w = NULL;
 
+	if (api_json_dumps(got, JSON_SORT_KEYS | JSON_INDENT(1), 0, &g, NULL) !=
+	    CU_OK)
+		g = NULL;
+	if (api_json_dumps(
+		want, JSON_SORT_KEYS | JSON_INDENT(1), 0, &w, NULL) != CU_OK)
+		w = NULL;
 	cr_assert(json_equal(got, want), "%s:\n got  %s\n want %s", what, g, w);
-	free(g);
-	free(w);
+	cu_free(g);
+	cu_free(w);
 }
 
 /* v1beta1 -> v1beta2 gives the v1beta2 golden, and back gives the
