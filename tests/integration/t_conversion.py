@@ -19,6 +19,8 @@ cueue-apiserver calls the webhook as kube-apiserver does.
   both list them (table and JSON); a merge patch and a PUT in v1beta1
   land in the stored v1beta2 object; a v1beta1 watch sees ADDED and
   MODIFIED events in v1beta1 shape.
+- webhook-untrusted: a caBundle of another CA makes v1beta1 reads a 500
+  with Go's x509 wording; the right one restores them.
 - webhook-down: with the controller stopped, v1beta2 reads and writes
   still work; a v1beta1 GET, list, create and `kubectl get` fail with
   500 and kube's message ("conversion webhook for
@@ -31,8 +33,8 @@ import os
 
 import yaml
 
-from cuetest import (Controller, case, check, eq, free_port, run_cases,
-                     wait_for)
+from cuetest import (Controller, case, check, eq, free_port, mint_certs,
+                     run_cases, wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -261,6 +263,39 @@ def examples(s):
     eq(body["apiVersion"], "kueue.x-k8s.io/v1beta1", "PUT answer version")
     eq(spec_of(s, V2 + "/clusterqueues/team-a-cq").get("cohortName"),
        "team-ab", "PUT in v1beta1")
+    ctl.stop()
+
+
+@case("webhook-untrusted", tls=True)
+def webhook_untrusted(s):
+    ctl, port = install(s)
+    s.kubectl("apply", "-f", s.file("v1beta1-examples.yaml", EXAMPLES))
+    path = CRD + "clusterqueues.kueue.x-k8s.io"
+    good = s.get_json(path)
+    other = os.path.join(s.dir, "other-ca")
+    os.mkdir(other)
+    mint_certs(other, "DNS:elsewhere")
+    with open(os.path.join(other, "ca.crt"), "rb") as f:
+        bad_ca = base64.b64encode(f.read()).decode()
+
+    def set_ca(ca):
+        code, _, body = s.raw(
+            "PATCH", path,
+            [{"op": "replace", "path": "/spec/conversion/webhook/"
+              "clientConfig/caBundle", "value": ca}],
+            headers={"Content-Type": "application/json-patch+json"})
+        eq(code, 200, "set caBundle: %r" % body)
+    set_ca(bad_ca)
+    code, _, body = s.raw("GET", V1 + "/clusterqueues/team-a-cq")
+    eq(code, 500, "untrusted webhook: %r" % body)
+    eq(body.get("message"),
+       'conversion webhook for kueue.x-k8s.io/v1beta2, Kind=ClusterQueue '
+       'failed: Post "https://cueue-webhook-service.cueue-system.svc:%d/'
+       'convert?timeout=30s": tls: failed to verify certificate: x509: '
+       'certificate signed by unknown authority' % port, "kube's message")
+    set_ca(good["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"])
+    eq(spec_of(s, V1 + "/clusterqueues/team-a-cq").get("cohort"), "team-ab",
+       "trusted again")
     ctl.stop()
 
 
