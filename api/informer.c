@@ -41,6 +41,10 @@
 #define PAGE_LIMIT 500
 #define BACKOFF_MIN 0.8
 #define BACKOFF_MAX 30.0
+/* A resource the server does not serve (404 on LIST: a CRD not installed)
+ * is asked for again at this pace, so that it is noticed soon after it is
+ * installed; a 404 is cheap for the server. */
+#define ABSENT_RETRY 5.0
 #define SHORT_WATCH 1.0
 
 enum inf_state { ST_LISTING, ST_WATCHING, ST_WAITING };
@@ -107,6 +111,7 @@ struct api_informer {
 	enum next_action next;
 	char *rv; /* owned; last resourceVersion, "" before the first list */
 	bool synced;
+	bool absent; /* the last LIST answered 404: not served */
 
 	/* list in progress */
 	json_t *pending;   /* owned array of items of the pages so far */
@@ -540,6 +545,18 @@ static void on_list(const struct api_response *resp, void *payload)
 			start_list(inf);
 		return;
 	}
+	if (resp->code == 404) {
+		/* The resource is not served (yet): said once, then asked
+		 * again at a steady pace until it appears. */
+		if (!inf->absent)
+			cu_info("informer %s: not served by the API server; "
+				"asking again every %.0f s",
+			    inf->plural, ABSENT_RETRY);
+		inf->absent = true;
+		list_reset(inf);
+		schedule(inf, NEXT_LIST, ABSENT_RETRY);
+		return;
+	}
 	if (resp->err != CU_OK || !json_is_object(resp->body)) {
 		/* No HTTP answer: the client logs that, once per back-off
 		 * step for all informers (api_client_unreachable). */
@@ -554,6 +571,9 @@ static void on_list(const struct api_response *resp, void *payload)
 		schedule(inf, NEXT_LIST, next_backoff(inf));
 		return;
 	}
+	if (inf->absent)
+		cu_info("informer %s: now served", inf->plural);
+	inf->absent = false;
 	kind = json_string_value(json_object_get(resp->body, "kind"));
 	if (inf->item_kind == NULL && kind != NULL && strlen(kind) > 4 &&
 	    strcmp(kind + strlen(kind) - 4, "List") == 0) {
@@ -902,6 +922,11 @@ void api_informer_free(api_informer *inf)
 bool api_informer_synced(const api_informer *inf)
 {
 	return inf->synced;
+}
+
+bool api_informer_absent(const api_informer *inf)
+{
+	return inf->absent;
 }
 
 json_t *api_informer_get(

@@ -75,6 +75,11 @@ void api_informer_free(api_informer *inf);
 /* True once the first LIST has been delivered. */
 bool api_informer_synced(const api_informer *inf);
 
+/* True while the resource is not served: the last LIST answered 404 (a
+ * CRD not installed). The informer asks again every few seconds and
+ * syncs as usual once the resource appears. */
+bool api_informer_absent(const api_informer *inf);
+
 /* The cached object ns/name (ns NULL or "" for cluster-scoped) or NULL.
  * [borrowed; valid until the next loop iteration that runs this
  * informer; do not modify]. */

@@ -276,16 +276,38 @@ static void drained(void *payload)
 
 /* ---- the turn -------------------------------------------------------- */
 
-static bool all_synced(const ctl *c)
+/* An integration whose API the server does not serve (the JobSet CRD not
+ * installed) does not hold readiness back: as Kueue, the controller says
+ * so once and takes the integration up when the API appears (its
+ * informer keeps asking). */
+static bool integration_absent(ctl *c, size_t i)
+{
+	const struct api_resource *r = &ctl_resources[i];
+	bool absent = api_informer_absent(c->inf[i]);
+
+	if (absent && !c->inf_absent[i])
+		cu_warn("%s.%s is not served by the API server: the %s "
+			"integration waits for %s/%s",
+		    r->plural, r->group, i == INF_JOB ? "batch/job" : "JobSet",
+		    r->group, r->version);
+	c->inf_absent[i] = absent;
+	return absent;
+}
+
+static bool all_synced(ctl *c)
 {
 	size_t i;
 
 	for (i = 0; i < INF__COUNT; i++) {
 		bool optional = i == INF_JOB || i == INF_JOBSET;
 
-		if (c->inf[i] == NULL ? !optional
-				      : !api_informer_synced(c->inf[i]))
+		if (c->inf[i] == NULL) {
+			if (!optional)
+				return false;
+		} else if (!api_informer_synced(c->inf[i]) &&
+			   !(optional && integration_absent(c, i))) {
 			return false;
+		}
 	}
 	return true;
 }

@@ -185,6 +185,8 @@ struct ctl {
 	 * admission path's rate budget. */
 	api_client *ev_client;
 	api_informer *inf[INF__COUNT];
+	/* an integration's API was found not served, and said so */
+	bool inf_absent[INF__COUNT];
 	struct inf_slot slots[INF__COUNT];
 	que_state *st;
 	store *ledger;

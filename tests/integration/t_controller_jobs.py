@@ -12,8 +12,11 @@ import json
 import os
 import threading
 import time
+import urllib.error
+import urllib.request
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
+                     free_port,
                      run_cases, wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -533,6 +536,68 @@ def workload_deleted(s):
     check(any(e["reason"] == "Stopped" and
               e["message"] == "The workload is deleted" for e in evs),
           "Stopped event: %r" % [(e["reason"], e["message"]) for e in evs])
+    ctl.stop()
+
+
+def readyz(port):
+    """(status, body) of the controller's /readyz?verbose."""
+    try:
+        with urllib.request.build_opener(urllib.request.ProxyHandler(
+                {})).open("http://127.0.0.1:%d/readyz?verbose" % port,
+                          timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+    except OSError as e:  # not listening yet
+        return 0, str(e)
+
+
+@case("jobset-api-absent-waits-for-it", simulate="jobs")
+def jobset_api_absent(s):
+    """The JobSet integration is enabled but the cluster does not serve
+    jobset.x-k8s.io: as Kueue, the controller becomes ready and manages
+    Jobs, says once that it waits for the API, and manages JobSets as
+    soon as the CRD is installed."""
+    for f in sorted(os.listdir(os.path.join(MANIFESTS, "crds"))):
+        if f.startswith("kueue."):
+            s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds", f))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", s.file("queues.yaml", QUEUES))
+    s.namespace("team")
+    code, _, body = s.raw(
+        "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/localqueues",
+        local_queue("team"))
+    eq(code, 201, "LocalQueue: %r" % (body,))
+    port = free_port()
+    ctl = Controller(s, config=SEED001_CONFIG.replace(
+        'healthProbeBindAddress: "0"',
+        'healthProbeBindAddress: "127.0.0.1:%d"' % port))
+    wait_for(lambda: readyz(port)[0] == 200, 20,
+             what="ready without the JobSet API: %r" % (readyz(port),))
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
+                          job("team", "j1", "1", suspend=True))
+    eq(code, 201, "create j1: %r" % (body,))
+    wl = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads"
+
+    def admitted(prefix):
+        return any(w["metadata"]["name"].startswith(prefix) and any(
+            c["type"] == "QuotaReserved" and c["status"] == "True"
+            for c in w.get("status", {}).get("conditions", []))
+            for w in s.get_json(wl)["items"])
+    wait_for(lambda: admitted("job-j1-"), 20, what="j1 admitted")
+    eq(open(ctl.log).read().count("jobsets.jobset.x-k8s.io is not served"), 1,
+       "one line saying the JobSet integration waits")
+    s.apply_crd(os.path.join(MANIFESTS, "crds",
+                             "jobset.x-k8s.io_jobsets.yaml"),
+                "jobsets.jobset.x-k8s.io")
+    code, _, body = s.raw(
+        "POST", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/team/jobsets",
+        jobset("team", "js1"))
+    eq(code, 201, "create js1: %r" % (body,))
+    wait_for(lambda: admitted("jobset-js1-"), 60,
+             what="js1 admitted once its API is served")
+    eq(readyz(port)[0], 200, "still ready")
     ctl.stop()
 
 
