@@ -55,13 +55,9 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "tls.curvePreferences", N, CTL_COMPAT_WARN_IF_NONEMPTY,
 	"the TLS library's default groups are used"},
     {"Configuration", "internalCertManagement", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"Configuration", "waitForPodsReady", N, CTL_COMPAT_WARN_PODS_READY,
-	"no PodsReady condition, timeout or eviction: admission does not wait "
-	"for pods and admitted Workloads are never evicted for pods not "
-	"ready"},
-    {"Configuration", "waitForPodsReady.requeuingStrategy", N,
-	CTL_COMPAT_WARN_IF_SET,
-	"no requeue backoff: an evicted Workload is requeued at once"},
+    {"Configuration", "waitForPodsReady", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "waitForPodsReady.requeuingStrategy", S,
+	CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "clientConnection", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "integrations.frameworks", P, CTL_COMPAT_WARN_NEVER,
 	"batch/job and jobset.x-k8s.io/jobset only (others are refused at "
@@ -122,8 +118,7 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Workload", "spec.maximumExecutionTimeSeconds", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"Workload", "status.requeueState", N, CTL_COMPAT_WARN_TABLE_ONLY,
-	"no requeue backoff is recorded or honoured"},
+    {"Workload", "status.requeueState", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.reclaimablePods", N, CTL_COMPAT_WARN_TABLE_ONLY,
 	"quota of finished pods is held until the Workload finishes"},
 };

@@ -29,6 +29,9 @@
  *              (struct ctl_tick)
  *   keys.c     ctl_keys: the maps below, by uid, {ns, name} or object
  *              key {kind, ns, name}, in insertion order (keys.h)
+ *   podsready.c waitForPodsReady: the pods' own cause of a job that waits
+ *              (on-demand LIST), blockAdmission's admitted-not-ready set
+ *              (struct ctl_pr)
  *
  * Event-loop thread only. Prefix ctl_.
  */
@@ -63,6 +66,9 @@
 #define CTL_TICK_S 1.0
 /* Every this many ticks, parked Workloads get another look (on_tick). */
 #define CTL_REQUEUE_ALL_TICKS 10
+/* How long a PodsReady=True write may wait for the job's Finished write
+ * to carry it (at most half the timeout; none with blockAdmission). */
+#define CTL_PR_READY_DEFER_NS (5LL * 1000000000LL)
 
 /* ---- informers ------------------------------------------------------ */
 
@@ -119,6 +125,7 @@ struct ctl_feed {
 	ctl_keys wake;
 	ev_timer wake_w;
 	bool wake_armed;
+	int64_t wake_due; /* when the armed timer fires (ns) */
 	/* Configuration objects the engine refused, by (plural, namespace,
 	 * name) -> struct ctl_warned [owned]: each is logged once per
 	 * generation, not on every configuration change. */
@@ -164,6 +171,25 @@ struct ctl_serve {
 	ctl_whsrv *webhook;   /* NULL: no serving certificate */
 	ctl_certrot *certrot; /* NULL: internalCertManagement off */
 	struct wh_options wh; /* the webhook handlers' view of caches */
+};
+
+/* podsready.c: waitForPodsReady. */
+struct ctl_pr {
+	struct rec_pods_ready_cfg cfg;
+	/* blockAdmission: uids [owned strings, key == value] of Workloads
+	 * holding quota whose PodsReady is not True. */
+	cu_map not_ready;
+	/* object key {kind, ns, name} of a job -> struct ctl_pr_diag
+	 * [owned]: the pods' cause of a job that waits for its pods, and its
+	 * next LIST. */
+	cu_map diag;
+	/* job object key -> struct ctl_pr_ready [owned]: when a job's pods were
+	 * first seen ready, until its Workload says PodsReady=True; and when
+	 * to look at the job again (a deferred PodsReady=True). */
+	cu_map ready;
+	size_t lists; /* LISTs in flight */
+	ev_timer timer;
+	bool timer_init, armed;
 };
 
 /* tick.c */
@@ -212,6 +238,7 @@ struct ctl {
 	struct ctl_report rep;
 	struct ctl_serve srv;
 	struct ctl_tick tick;
+	struct ctl_pr pr;
 
 	bool stopping;
 	void (*stop_done)(void *payload);
@@ -342,6 +369,42 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now);
  * view into rec_job_reconcile, its plan carried out. A job gone from the
  * cache has its Workloads deleted (step 0). */
 void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now);
+
+/* ---- podsready.c ------------------------------------------------------ */
+
+/* Init (from c->cfg; CU_OK) and dispose (safe on a zeroed struct; after
+ * the clients are freed). */
+int ctl_pr_init(ctl *c);
+void ctl_pr_dispose(ctl *c);
+/* The job of object key job_key [borrowed; {kind, ns, name}] waits for
+ * its pods (admitted, started, not ready): the pods' cause [borrowed;
+ * valid until the next call] or NULL, and a LIST of its pods when one is
+ * due (answers mark the job dirty). */
+const char *ctl_pr_cause(ctl *c, const char *const *job_key,
+    const struct rec_job *j, const struct api_workload *wl, int64_t now);
+/* The job no longer waits for its pods: its cause is forgotten. */
+void ctl_pr_done(ctl *c, const char *const *job_key);
+/* need: job_key's [borrowed] pods are ready (or it finished) and its
+ * Workload does not say PodsReady=True yet: when they were first seen so
+ * (now the first time); !need: forgotten, 0. */
+int64_t ctl_pr_ready_since(
+    ctl *c, const char *const *job_key, bool need, int64_t now);
+/* Reconcile job job_key [borrowed] again at at_ns. */
+void ctl_pr_wake_job(ctl *c, const char *const *job_key, int64_t at_ns);
+/* blockAdmission: Workload uid [borrowed] holds quota and its pods are
+ * not ready (not_ready) or not any more; a set that empties marks the
+ * cycle. */
+void ctl_pr_track(ctl *c, const char *uid, bool not_ready);
+/* blockAdmission holds admissions back: an admitted Workload waits for
+ * its pods. */
+bool ctl_pr_blocked(const ctl *c);
+/* Observe the PodsReady timings of wl [borrowed] whose PodsReady became
+ * True (Started) now. */
+void ctl_pr_ready_metrics(ctl *c, const struct api_workload *wl, int64_t now);
+/* kueue_pods_ready_to_evicted_time_seconds for wl [borrowed] evicted now
+ * in cq with reason and cause [borrowed; may be NULL]. */
+void ctl_pr_evicted_metrics(ctl *c, const struct api_workload *wl,
+    const char *cq, const char *reason, const char *cause, int64_t now);
 
 /* ---- tick.c ----------------------------------------------------------- */
 

@@ -38,6 +38,7 @@ void ctl_withdraw(ctl *c, const char *uid, int64_t now)
 		return;
 	if (rc != CU_OK)
 		cu_warn("engine: %s", err.msg);
+	ctl_pr_track(c, uid, false);
 	c->dirty_cycle = true;
 }
 
@@ -147,6 +148,22 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 
 	if (qw == NULL)
 		return;
+	if (ctl_pr_blocked(c)) {
+		struct ctl_kent *e;
+
+		/* blockAdmission: an admitted Workload waits for its pods;
+		 * this one waits for them too, and says so (as Kueue). */
+		if (que_workload_unadmit(c->st, d->uid, &err) != CU_OK)
+			cu_warn("engine: %s", err.msg);
+		e = ctl_keys_put(&c->rep.pending_due, CTL_K1(d->uid));
+		if (e != NULL &&
+		    (ctl_keys_set_str(
+			 e, 0, REC_REASON_WAITING_FOR_PODS_READY) != CU_OK ||
+			ctl_keys_set_str(
+			    e, 1, REC_MSG_WAITING_FOR_PODS_READY) != CU_OK))
+			ctl_keys_del(&c->rep.pending_due, CTL_K1(d->uid));
+		return;
+	}
 	{
 		/* Our own write to it (a pending status) has not reached the
 		 * cache: a patch on the older object would only conflict. The
@@ -161,6 +178,7 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 			      CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj);
 
 		if (st && record_admission(c, qw, d, now, &err) == CU_OK) {
+			ctl_pr_track(c, d->uid, true);
 			(void)ctl_keys_put(&c->dec.in_flight, CTL_K1(d->uid));
 			(void)ctl_keys_put(&c->dec.deferred, CTL_K1(d->uid));
 			return;
@@ -174,7 +192,8 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		ctl_withdraw(c, d->uid, now);
 		return;
 	}
-	if (rec_wl_status_admit(&wl, d, now, &patch, &err) != CU_OK ||
+	if (rec_wl_status_admit_wait(
+		&wl, d, c->pr.cfg.enable, now, &patch, &err) != CU_OK ||
 	    record_admission(c, qw, d, now, &err) != CU_OK) {
 		cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
 		json_decref(patch);
@@ -182,6 +201,7 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		api_workload_dispose(&wl);
 		return;
 	}
+	ctl_pr_track(c, d->uid, true);
 	if (patch != NULL)
 		ctl_queue_admit(c, qw, patch,
 		    cu_asprintf("Quota reserved in ClusterQueue %s, wait time "
@@ -310,6 +330,9 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			 * under way. */
 			ctl_ledger_evicting(c, v->uid, now);
 		}
+		if (patch != NULL)
+			ctl_pr_evicted_metrics(c, &wl, v->cq ? v->cq->name : "",
+			    REC_EVICTED_PREEMPTED, "", now);
 		if (c->metrics != NULL && patch != NULL)
 			ctl_metric_inc(c->metrics,
 			    CTL_M_EVICTED_WORKLOADS_TOTAL,

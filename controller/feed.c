@@ -311,12 +311,29 @@ bool ctl_eligible(ctl *c, const char *ns, const char *queue)
 	return true;
 }
 
+/* Arm the wake timer for at_ns (INT64_MAX: stopped). */
+static void wake_arm_at(ctl *c, int64_t at_ns)
+{
+	int64_t now = cu_time_now_ns();
+
+	if (c->feed.wake_armed)
+		ev_timer_stop(c->loop, &c->feed.wake_w);
+	c->feed.wake_armed = false;
+	if (at_ns == INT64_MAX)
+		return;
+	ev_timer_set(&c->feed.wake_w,
+	    at_ns > now ? cu_ns_to_secs(at_ns - now) + 0.001 : 0.0, 0.0);
+	ev_timer_start(c->loop, &c->feed.wake_w);
+	c->feed.wake_armed = true;
+	c->feed.wake_due = at_ns;
+}
+
 /* Arm the wake timer for the earliest deadline (none: stopped). */
 static void wake_arm(ctl *c)
 {
 	cu_map_iter it = CU_MAP_ITER_INIT;
 	void *v;
-	int64_t first = INT64_MAX, now = cu_time_now_ns();
+	int64_t first = INT64_MAX;
 
 	while (cu_map_next(&c->feed.wake.map, &it, NULL, &v)) {
 		const struct ctl_kent *e = v;
@@ -324,15 +341,7 @@ static void wake_arm(ctl *c)
 		if (e->n < first)
 			first = e->n;
 	}
-	if (c->feed.wake_armed)
-		ev_timer_stop(c->loop, &c->feed.wake_w);
-	c->feed.wake_armed = false;
-	if (first == INT64_MAX)
-		return;
-	ev_timer_set(&c->feed.wake_w,
-	    first > now ? cu_ns_to_secs(first - now) + 0.001 : 0.0, 0.0);
-	ev_timer_start(c->loop, &c->feed.wake_w);
-	c->feed.wake_armed = true;
+	wake_arm_at(c, first);
 }
 
 static void on_wake(struct ev_loop *loop, ev_timer *w, int revents)
@@ -364,7 +373,11 @@ void ctl_wake_workload(ctl *c, const char *const *key, int64_t at_ns)
 {
 	struct ctl_kent *cur = ctl_keys_get(&c->feed.wake, key);
 
-	if (cur != NULL && cur->n == at_ns)
+	/* Several deadlines of one Workload (maximumExecutionTimeSeconds,
+	 * the PodsReady timeout): the earliest ahead wins; its reconcile
+	 * arms the next. */
+	if (cur != NULL &&
+	    (cur->n == at_ns || (cur->n < at_ns && cur->n > cu_time_now_ns())))
 		return;
 	if (!c->feed.wake_armed && c->feed.wake_w.data != c) {
 		ev_timer_init(&c->feed.wake_w, on_wake, 0.0, 0.0);
@@ -372,7 +385,12 @@ void ctl_wake_workload(ctl *c, const char *const *key, int64_t at_ns)
 	}
 	if ((cur = ctl_keys_put(&c->feed.wake, key)) != NULL)
 		cur->n = at_ns;
-	wake_arm(c);
+	/* Without a scan (one deadline per admitted Workload with
+	 * waitForPodsReady): the armed timer fires no later than this one;
+	 * a deadline that moved later only makes it fire early (on_wake
+	 * looks at them all). */
+	if (!c->feed.wake_armed || at_ns < c->feed.wake_due)
+		wake_arm_at(c, at_ns);
 }
 
 void ctl_forget_workload(ctl *c, const char *const *key, const char *uid)
@@ -383,6 +401,7 @@ void ctl_forget_workload(ctl *c, const char *const *key, const char *uid)
 	    err.code != CU_ENOTFOUND)
 		cu_warn("engine: %s", err.msg);
 	ctl_ledger_release(c, uid, 0);
+	ctl_pr_track(c, uid, false);
 	ctl_keys_del(&c->feed.wl_gen, CTL_K1(uid));
 	ctl_keys_del(&c->rep.pending_at, CTL_K1(uid));
 	ctl_keys_del(&c->rep.pending_due, CTL_K1(uid));

@@ -25,6 +25,7 @@ struct plan_ctx {
 	const char *const *wl_key;
 	const struct api_workload *wl; /* the reconciled Workload, or NULL */
 	int64_t now;
+	int64_t ready_ns; /* the job's pods first seen ready; 0: now */
 };
 
 /* The pipeline's kind of a plan's write: said by the plan, never
@@ -65,15 +66,13 @@ static void evict_metric(
 			     ? x->wl->spec.priority_class_ref.name
 			     : "";
 
+	const char *cq = qw != NULL && qw->cq != NULL ? qw->cq->name : "";
+
 	if (c->metrics == NULL || it->reason == NULL)
 		return;
 	ctl_metric_inc(c->metrics, CTL_M_EVICTED_WORKLOADS_TOTAL,
-	    CTL_LV(qw != NULL && qw->cq != NULL ? qw->cq->name : "", it->reason,
-		it->done_reason != NULL &&
-			strstr(it->done_reason, REC_MAX_EXEC_EXCEEDED) != NULL
-		    ? REC_MAX_EXEC_EXCEEDED
-		    : "",
-		pc));
+	    CTL_LV(cq, it->reason, it->cause != NULL ? it->cause : "", pc));
+	ctl_pr_evicted_metrics(c, x->wl, cq, it->reason, it->cause, x->now);
 }
 
 /* One write of a plan into the pipeline; it->body and it->text move
@@ -103,6 +102,10 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 	} else if (it->expect == REC_EXPECT_RV) {
 		w = ctl_wl_write(c, kind, it->ns, it->name, body,
 		    it->for_job ? x->job_key : NULL);
+		if (it->reason != NULL && x->wl != NULL &&
+		    strcmp(it->reason, REC_PODS_READY_STARTED) == 0)
+			ctl_pr_ready_metrics(
+			    c, x->wl, x->ready_ns ? x->ready_ns : x->now);
 	} else {
 		w = ctl_pipe_queue(c->pipe, kind, CTL_RES(INF_WL), it->ns,
 		    it->name, NULL, body);
@@ -124,14 +127,20 @@ static void apply_engine(
 		ctl_forget_workload(c, x->wl_key, it->uid);
 		break;
 	case REC_ENGINE_ADD:
-		ctl_add_workload(c, x->wl_key, x->wl);
-		break;
 	case REC_ENGINE_READD:
-		if (que_workload_remove(c->st, x->wl->meta.uid, &err) == CU_OK)
+		if (it->engine == REC_ENGINE_ADD ||
+		    que_workload_remove(c->st, x->wl->meta.uid, &err) == CU_OK)
 			ctl_add_workload(c, x->wl_key, x->wl);
+		/* Adopted with its quota (a restart): its deadlines (the
+		 * PodsReady timeout, maximumExecutionTimeSeconds) and
+		 * evictions are decided on its next reconcile, once the
+		 * engine holds it. */
+		if (rec_workload_holds_quota(x->wl))
+			(void)ctl_keys_put(&c->dirty_wl, x->wl_key);
 		break;
 	case REC_ENGINE_RELEASE:
-		if (que_workload_release(c->st, it->uid, x->now, &err) != CU_OK)
+		if (que_workload_release(c->st, it->uid,
+			it->at_ns != 0 ? it->at_ns : x->now, &err) != CU_OK)
 			cu_warn("engine: %s", err.msg);
 		if (ctl_pipe_begin(c->pipe) == CU_OK &&
 		    store_decision_delete(c->ledger, it->uid, &err) != CU_OK &&
@@ -148,7 +157,16 @@ static void apply_engine(
 		break;
 	}
 	case REC_ENGINE_WAKE:
-		ctl_wake_workload(c, x->wl_key, it->at_ns);
+		if (x->job_key != NULL)
+			ctl_pr_wake_job(c, x->job_key, it->at_ns);
+		else
+			ctl_wake_workload(c, x->wl_key, it->at_ns);
+		break;
+	case REC_ENGINE_BACKOFF:
+		if (que_workload_backoff(c->st, it->uid, it->at_ns, &err) !=
+		    CU_OK)
+			cu_warn("engine: %s", err.msg);
+		c->dirty_cycle = true;
 		break;
 	case REC_ENGINE_SET_ELIGIBLE:
 		if (que_workload_set_namespace_eligible(
@@ -239,7 +257,10 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 			v.lq_stop = qw->lq->stop;
 		if (qw != NULL && qw->cq != NULL)
 			v.cq_stop = qw->cq->stop;
+		if (qw != NULL && qw->where == QUE_WL_BACKOFF)
+			v.backoff_until = qw->requeue_at;
 	}
+	v.pods_ready = &c->pr.cfg;
 	v.now_ns = now;
 	v.read_only = !ctl_may_write(c);
 	rec_plan_init(&plan);
@@ -251,6 +272,17 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 	x.job_obj = obj; /* its events are about the Workload */
 	x.now = now;
 	apply_plan(c, &x, &plan);
+	/* blockAdmission's set: Workloads holding quota whose pods are not
+	 * ready. */
+	if (have)
+		ctl_pr_track(c, wl.meta.uid,
+		    rec_workload_holds_quota(&wl) &&
+			!api_conditions_true(
+			    &wl.status.conditions, REC_COND_FINISHED) &&
+			!api_conditions_true(
+			    &wl.status.conditions, REC_COND_PODS_READY));
+	else
+		ctl_pr_track(c, v.engine_uid, false);
 	if (have)
 		api_workload_dispose(&wl);
 }
@@ -436,6 +468,8 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 		return;
 	obj = api_informer_get(inf, ns, name);
 	if (obj == NULL) {
+		ctl_pr_done(c, key);
+		(void)ctl_pr_ready_since(c, key, false, now);
 		job_deleted(c, kind, ns, name);
 		return;
 	}
@@ -473,6 +507,34 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	    c};
 
 	v.priority = &lk;
+	v.pods_ready = c->pr.cfg.enable;
+	/* A job that waits for its pods: their own cause, if any. */
+	if (v.pods_ready && have_wl && !v.wl_awaited &&
+	    rec_workload_holds_quota(&wl) &&
+	    api_conditions_true(&wl.status.conditions, REC_COND_ADMITTED) &&
+	    !api_conditions_true(&wl.status.conditions, REC_COND_EVICTED) &&
+	    !api_conditions_true(&wl.status.conditions, REC_COND_FINISHED) &&
+	    !rec_job_is_suspended(&j) && !rec_job_pods_ready(&j, NULL, NULL))
+		v.pods_not_ready = ctl_pr_cause(c, key, &j, &wl, now);
+	else if (!v.wl_awaited)
+		ctl_pr_done(c, key);
+	/* PodsReady=True waits a little (a short job gets it with its
+	 * Finished write), unless blockAdmission waits on it. */
+	if (!v.wl_awaited)
+		v.pods_ready_since_ns = ctl_pr_ready_since(c, key,
+		    v.pods_ready && have_wl && rec_workload_holds_quota(&wl) &&
+			!api_conditions_true(
+			    &wl.status.conditions, REC_COND_PODS_READY) &&
+			!api_conditions_true(
+			    &wl.status.conditions, REC_COND_FINISHED) &&
+			(rec_job_pods_ready(&j, NULL, NULL) ||
+			    rec_job_finished(&j, NULL, NULL)),
+		    now);
+	if (!c->cfg->wait_for_pods_ready.block_admission)
+		v.pods_ready_defer_ns =
+		    c->pr.cfg.timeout_ns / 2 < CTL_PR_READY_DEFER_NS
+			? c->pr.cfg.timeout_ns / 2
+			: CTL_PR_READY_DEFER_NS;
 	memset(&in, 0, sizeof(in));
 	in.job = &j;
 	in.kind = j.kind;
@@ -487,6 +549,8 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	x.kind = kind;
 	x.job_key = key;
 	x.job_obj = obj;
+	x.wl = have_wl ? &wl : NULL; /* PodsReady timings */
+	x.ready_ns = v.pods_ready_since_ns;
 	x.now = now;
 	apply_plan(c, &x, &plan);
 out:

@@ -196,7 +196,9 @@ static bool announce_recorded(
 	d.cluster_queue = qw->cq ? qw->cq->name : sd->cluster_queue;
 	d.podsets = pa;
 	d.n_podsets = qw->n_podsets;
-	if (rec_wl_status_admit(&wl, &d, now, &patch, &err) != CU_OK)
+	ctl_pr_track(c, uid, true);
+	if (rec_wl_status_admit_wait(
+		&wl, &d, c->pr.cfg.enable, now, &patch, &err) != CU_OK)
 		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
 	else if (patch != NULL) {
 		if (adopt)

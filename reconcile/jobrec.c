@@ -284,6 +284,68 @@ static int start(const struct rec_job_view *view, const struct rec_job_in *in,
 	return rc;
 }
 
+/* 8. A started job's PodsReady condition (waitForPodsReady). */
+static int pods_ready(const struct rec_job_view *view,
+    const struct rec_job_in *in, int64_t now_ns, struct rec_plan *p,
+    cu_error *err)
+{
+	const struct api_workload *wl = in->wl;
+	const struct api_condition *cur =
+	    api_conditions_find(&wl->status.conditions, REC_COND_PODS_READY);
+	const char *reason, *msg;
+	json_t *patch = NULL;
+	cu_error serr;
+	bool ready = rec_pods_ready_condition(
+	    wl, rec_job_pods_ready(in->job, NULL, NULL), &reason);
+
+	if (ready && (cur == NULL || cur->status != API_COND_TRUE)) {
+		const struct api_condition *ad = api_conditions_find(
+		    &wl->status.conditions, REC_COND_ADMITTED);
+		int64_t since = view->pods_ready_since_ns > 0
+				    ? view->pods_ready_since_ns
+				    : now_ns;
+		int64_t due = (ad != NULL && ad->has_last_transition
+				      ? ad->last_transition_ns
+				      : since) +
+			      view->pods_ready_defer_ns;
+		struct rec_item *it;
+
+		/* Deferred (from the admission, so well before the
+		 * timeout; never a recovery): a short job gets it in its
+		 * Finished write. */
+		if (due > now_ns &&
+		    strcmp(reason, REC_PODS_READY_STARTED) == 0) {
+			if (rec_plan_push(p, &it, err) != CU_OK)
+				return err->code;
+			it->kind = REC_ITEM_ENGINE;
+			it->engine = REC_ENGINE_WAKE;
+			it->at_ns = due;
+			return CU_OK;
+		}
+		now_ns = since;
+	}
+	if (ready)
+		msg = REC_MSG_PODS_READY;
+	else if (view->pods_not_ready != NULL)
+		msg = view->pods_not_ready;
+	else if (cur != NULL && cur->status == API_COND_FALSE &&
+		 cur->reason != NULL && strcmp(cur->reason, reason) == 0 &&
+		 cur->message != NULL)
+		msg = cur->message; /* the cause written before stands */
+	else if (strcmp(reason, REC_PODS_READY_WAIT_FOR_RECOVERY) == 0)
+		msg = REC_MSG_PODS_WAIT_RECOVERY;
+	else
+		msg = REC_MSG_PODS_NOT_READY;
+	if (rec_wl_status_pods_ready(
+		wl, ready, reason, msg, now_ns, &patch, &serr) != CU_OK ||
+	    patch == NULL)
+		return CU_OK;
+	if (wl_write(p, in, REC_WRITE_STATUS, patch, err) != CU_OK)
+		return err->code;
+	p->items[p->n - 1].reason = reason;
+	return CU_OK;
+}
+
 int rec_job_reconcile(const struct rec_job_view *view,
     const struct rec_job_in *in, int64_t now_ns, struct rec_plan *out,
     cu_error *err)
@@ -320,12 +382,32 @@ int rec_job_reconcile(const struct rec_job_view *view,
 		return drop_finalizer(out, in, wl, err);
 	/* 4. finished jobs finish their Workload */
 	if (rec_job_finished(in->job, &success, &msg)) {
+		const char *ready_reason = NULL;
+
+		/* Its pods all ran: PodsReady=True folded in. */
+		if (wl != NULL && success && view->pods_ready &&
+		    rec_workload_holds_quota(wl) &&
+		    api_conditions_find(
+			&wl->status.conditions, REC_COND_PODS_READY) != NULL)
+			(void)rec_pods_ready_condition(wl, true, &ready_reason);
 		if (wl != NULL &&
-		    rec_wl_status_finish(wl,
+		    rec_wl_status_finish_ready(wl,
 			success ? REC_FINISHED_SUCCEEDED : REC_FINISHED_FAILED,
-			msg ? msg : "", now_ns, &patch, &serr) == CU_OK &&
-		    patch != NULL)
-			return wl_write(out, in, REC_WRITE_STATUS, patch, err);
+			msg ? msg : "", ready_reason,
+			view->pods_ready_since_ns > 0
+			    ? view->pods_ready_since_ns
+			    : now_ns,
+			now_ns, &patch, &serr) == CU_OK &&
+		    patch != NULL) {
+			if (wl_write(out, in, REC_WRITE_STATUS, patch, err) !=
+			    CU_OK)
+				return err->code;
+			if (ready_reason != NULL &&
+			    !api_conditions_true(
+				&wl->status.conditions, REC_COND_PODS_READY))
+				out->items[out->n - 1].reason = ready_reason;
+			return CU_OK;
+		}
 		return CU_OK;
 	}
 	/* 5. a Workload being deleted: stop the job (templates restored),
@@ -350,9 +432,11 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	if (!holds && rec_wl_equivalent(in->job, wl, &keep, &serr) == CU_OK &&
 	    !keep)
 		return wl_write(out, in, REC_WRITE_DELETE, NULL, err);
-	/* 8. admitted: start it (once) */
+	/* 8. admitted: start it (once); then its pods' readiness */
 	if (admitted && !evicted)
-		return start(view, in, out, err);
+		return rec_job_is_suspended(in->job) || !view->pods_ready
+			   ? start(view, in, out, err)
+			   : pods_ready(view, in, now_ns, out, err);
 	/* 9. not admitted, or evicted: keep it stopped with its original
 	 * templates; an evicted Workload gives its quota back once the job's
 	 * pods are gone */

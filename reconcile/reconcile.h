@@ -149,6 +149,32 @@
 #define REC_MAX_EXEC_EXCEEDED "MaximumExecutionTimeExceeded"
 #define REC_MSG_MAX_EXEC_EXCEEDED "exceeding the maximum execution time"
 
+/* waitForPodsReady (Kueue's "Sequential admission with ready pods"): the
+ * PodsReady condition, its reasons and Kueue's messages. */
+#define REC_COND_PODS_READY "PodsReady"
+#define REC_PODS_READY_STARTED "Started"
+#define REC_PODS_READY_RECOVERED "Recovered"
+#define REC_PODS_READY_WAIT_FOR_START "WaitForStart"
+#define REC_PODS_READY_WAIT_FOR_RECOVERY "WaitForRecovery"
+#define REC_MSG_PODS_NOT_READY "Not all pods are ready or succeeded"
+#define REC_MSG_PODS_WAIT_RECOVERY                                             \
+	"At least one pod has failed, waiting for recovery"
+#define REC_MSG_PODS_READY                                                     \
+	"All pods reached readiness and the workload is running"
+/* The DeactivationTarget reason (and Evicted underlyingCause) once
+ * backoffLimitCount is exceeded, with Kueue's message. */
+#define REC_REQUEUING_LIMIT_EXCEEDED "RequeuingLimitExceeded"
+#define REC_MSG_REQUEUING_LIMIT_EXCEEDED                                       \
+	"exceeding the maximum number of re-queuing retries"
+/* Requeued=True once the requeueState.requeueAt of a PodsReadyTimeout
+ * eviction has passed. */
+#define REC_REQUEUED_BACKOFF_FINISHED "BackoffFinished"
+#define REC_MSG_BACKOFF_FINISHED "The workload backoff was finished"
+/* QuotaReserved=False while blockAdmission holds admissions back. */
+#define REC_REASON_WAITING_FOR_PODS_READY "WaitingForPodsReady"
+#define REC_MSG_WAITING_FOR_PODS_READY                                         \
+	"waiting for all admitted workloads to be in PodsReady condition"
+
 /* Requeued=True reasons once the cause of a non-requeueing eviction is
  * gone (Kueue's WorkloadReactivated, ...Restarted). */
 #define REC_REQUEUED_REACTIVATED "Reactivated"
@@ -272,6 +298,16 @@ CU_MUST_CHECK int rec_wl_status_admit(const struct api_workload *wl,
     cu_error *err);
 
 /*
+ * rec_wl_status_admit; with pods_ready (waitForPodsReady enabled) the same
+ * write also sets PodsReady=False (WaitForStart, "Not all pods are ready or
+ * succeeded"), the condition Kueue's job reconciler would write in a write
+ * of its own: folded here, the admission path keeps its write count.
+ */
+CU_MUST_CHECK int rec_wl_status_admit_wait(const struct api_workload *wl,
+    const struct adm_decision *d, bool pods_ready, int64_t now_ns,
+    json_t **patch, cu_error *err);
+
+/*
  * Not admitted: QuotaReserved=False with reason [borrowed] (e.g.
  * adm_reason_string(d->reason)) and message [borrowed], status.admission
  * cleared, Admitted=False (NoReservation, "The workload has no
@@ -293,6 +329,11 @@ struct rec_eviction {
 	/* [borrowed] schedulingStats.evictions[].underlyingCause (a
 	 * deactivation's DeactivationTarget reason); NULL: none (""). */
 	const char *underlying_cause;
+	/* status.requeueState written with the eviction (a PodsReadyTimeout:
+	 * Kueue's UpdateRequeueState): count and requeueAt. */
+	bool set_requeue;
+	int32_t requeue_count;
+	int64_t requeue_at_ns;
 };
 
 /*
@@ -301,10 +342,14 @@ struct rec_eviction {
  * status.clusterName and nominatedClusterNames cleared, admission checks
  * reset to Pending, BlockedOnPreemptionGates closed,
  * schedulingStats.evictions[reason, underlying_cause].count + 1; a
- * Deactivated eviction also removes the DeactivationTarget condition (it
- * is consumed). status.admission is kept
- * (the quota is held until the job's pods are gone). NULL when the
- * Workload is already Evicted (an eviction is written once).
+ * Deactivated eviction with an underlying cause is written with Kueue's
+ * condition reason "DeactivatedDueTo<cause>" (schedulingStats and
+ * metrics keep "Deactivated" and the cause); it also removes the
+ * DeactivationTarget condition (it is consumed) and status.requeueState (as
+ * Kueue: a reactivated Workload starts its backoff anew); set_requeue writes
+ * status.requeueState. status.admission is kept (the quota is held until the
+ * job's pods are gone). NULL when the Workload is already Evicted (an eviction
+ * is written once).
  */
 CU_MUST_CHECK int rec_wl_status_evict(const struct api_workload *wl,
     const struct rec_eviction *ev, int64_t now_ns, json_t **patch,
@@ -316,7 +361,10 @@ CU_MUST_CHECK int rec_wl_status_evict(const struct api_workload *wl,
  * NodeFailures evictions, else False; reason and message of the Evicted
  * condition), QuotaReserved=False (PendingEvaluation, the eviction
  * message), admission cleared, Admitted=False. NULL when the Workload is
- * not Evicted or holds no quota.
+ * not Evicted or holds no quota. A Workload with a PodsReady condition
+ * (waitForPodsReady) gets PodsReady=False (WaitForStart) in the same
+ * write, as Kueue's job reconciler sets it for a Workload no longer
+ * admitted.
  */
 CU_MUST_CHECK int rec_wl_status_release(const struct api_workload *wl,
     int64_t now_ns, json_t **patch, cu_error *err);
@@ -339,6 +387,99 @@ CU_MUST_CHECK int rec_wl_status_requeued(const struct api_workload *wl,
     cu_error *err);
 
 /*
+ * Once the backoff of a PodsReadyTimeout eviction is over (Requeued=False
+ * with that reason): Requeued=True (BackoffFinished, "The workload backoff
+ * was finished") and status.requeueState.requeueAt cleared (the count is
+ * kept). NULL when nothing would change.
+ */
+CU_MUST_CHECK int rec_wl_status_backoff_finished(const struct api_workload *wl,
+    int64_t now_ns, json_t **patch, cu_error *err);
+
+/*
+ * The PodsReady condition set to status (true/false), reason and message
+ * [borrowed] (lastTransitionTime changes with the status only). NULL when
+ * the condition already says exactly this.
+ */
+CU_MUST_CHECK int rec_wl_status_pods_ready(const struct api_workload *wl,
+    bool ready, const char *reason, const char *message, int64_t now_ns,
+    json_t **patch, cu_error *err);
+
+/* ---- waitForPodsReady: the pure decisions ------------------------------ */
+
+/*
+ * Kueue's generatePodsReadyCondition for a Workload wl [borrowed] that is
+ * admitted: `ready` says the job's ready + succeeded pods reach its pod
+ * count (rec_job_pods_ready). Returns the condition status (true: True)
+ * and sets *reason [static]: Started (ready; Recovered when the condition
+ * was WaitForRecovery or Recovered), WaitForRecovery (not ready and the
+ * condition was True, or already WaitForRecovery), else WaitForStart.
+ */
+bool rec_pods_ready_condition(
+    const struct api_workload *wl, bool ready, const char **reason);
+
+/*
+ * Are the job's pods ready (Kueue's PodsReady of each integration)? Job:
+ * status.ready + status.succeeded >= min(parallelism, completions) (the
+ * admitted count once started); JobSet: the ready + succeeded child Jobs
+ * of status.replicatedJobsStatus add up to the replicas of
+ * spec.replicatedJobs. *ready and *total (may be NULL) are those counts
+ * (pods of a Job, child Jobs of a JobSet).
+ */
+bool rec_job_pods_ready(
+    const struct rec_job *j, int32_t *ready, int32_t *total);
+
+/*
+ * The requeue backoff of the count-th requeue (count >= 1), in ns:
+ * base_s * 2^(count-1) seconds, capped at max_s (max_s <= 0: no cap);
+ * Kueue's UpdateRequeueState without its 0.01 % jitter. Never overflows.
+ */
+int64_t rec_requeue_backoff_ns(int32_t base_s, int32_t max_s, int32_t count);
+
+/* The pods the Workload wl [borrowed] expects: the admitted counts of
+ * status.admission (partial admission), else the spec's pod set counts. */
+int32_t rec_wl_pod_count(const struct api_workload *wl);
+
+/*
+ * Root cause first: why a job's pods are not ready, from a LIST of them
+ * (pods [borrowed]: a PodList object, or its items array). A pod counts
+ * as ready with condition Ready=True or phase Succeeded; `expected` pods
+ * are wanted (<= 0: as many as listed). Returns "<n> of <m> pods not
+ * ready: <cause>" [owned: cu_free], the cause being the message of the
+ * PodScheduled=False condition most of the not-ready pods share (the
+ * scheduler's "0/3 nodes are available: ..."); NULL when every pod is
+ * ready, no pod says why, or out of memory.
+ */
+char *rec_pods_not_ready_message(const json_t *pods, int32_t expected);
+
+/* The waitForPodsReady configuration as the reconcilers use it. */
+struct rec_pods_ready_cfg {
+	bool enable;
+	int64_t timeout_ns;
+	/* recoveryTimeout; has_recovery false: a Workload whose pods stop
+	 * being ready is never evicted for it. */
+	bool has_recovery;
+	int64_t recovery_timeout_ns;
+	/* requeuingStrategy */
+	bool creation_timestamp; /* timestamp Creation (else Eviction) */
+	bool has_backoff_limit;	 /* unset: requeued forever */
+	int32_t backoff_limit_count;
+	int32_t backoff_base_s, backoff_max_s;
+};
+
+/*
+ * The pods-not-ready timeout of an admitted Workload (Kueue's
+ * admittedNotReadyWorkload): NULL *cause when there is none to run
+ * (PodsReady True, not Admitted, or WaitForRecovery without a
+ * recoveryTimeout); else *cause [static] WaitForStart (from the Admitted
+ * condition's lastTransitionTime, timeout) or WaitForRecovery (from the
+ * PodsReady condition's, recoveryTimeout), and *left_ns the time left at
+ * now_ns (<= 0: expired).
+ */
+void rec_pods_ready_timeout(const struct rec_pods_ready_cfg *cfg,
+    const struct api_workload *wl, int64_t now_ns, const char **cause,
+    int64_t *left_ns);
+
+/*
  * The spec patch that deactivates wl (spec.active=false), as Kueue does
  * for a DeactivationTarget. *patch NULL when already inactive; else a
  * merge patch with metadata.resourceVersion [owned: json_decref].
@@ -355,6 +496,15 @@ CU_MUST_CHECK int rec_wl_deactivate_patch(
 CU_MUST_CHECK int rec_wl_status_finish(const struct api_workload *wl,
     const char *reason, const char *message, int64_t now_ns, json_t **patch,
     cu_error *err);
+
+/*
+ * rec_wl_status_finish; with ready_reason [borrowed] non-NULL the same
+ * write sets PodsReady=True (ready_reason, Kueue's message,
+ * lastTransitionTime ready_ns) when it is not True yet.
+ */
+CU_MUST_CHECK int rec_wl_status_finish_ready(const struct api_workload *wl,
+    const char *reason, const char *message, const char *ready_reason,
+    int64_t ready_ns, int64_t now_ns, json_t **patch, cu_error *err);
 
 /*
  * Kueue's preemption message: "Preempted to accommodate a workload (UID:
@@ -690,7 +840,8 @@ enum rec_engine_op {
 	 * worked, ADD it again. */
 	REC_ENGINE_READD,
 	/* Give back the quota uid holds in the engine and drop its ledger
-	 * decision. */
+	 * decision; it queues again by the timestamp at_ns (0: now, the
+	 * eviction; requeuingStrategy Creation: its creation). */
 	REC_ENGINE_RELEASE,
 	/* Set the engine's namespace_eligible of the reconciled Workload to
 	 * `eligible`. */
@@ -703,6 +854,10 @@ enum rec_engine_op {
 	/* Reconcile the Workload again at at_ns (a deadline such as
 	 * maximumExecutionTimeSeconds; a timer, not a poll). */
 	REC_ENGINE_WAKE,
+	/* The pending Workload uid waits out of scheduling until at_ns
+	 * (requeueState.requeueAt; INT64_MAX: until it is reconciled again;
+	 * 0: no longer, from the next cycle) (que_workload_backoff). */
+	REC_ENGINE_BACKOFF,
 };
 
 /* One step of a plan. Only the members of its kind are set. */
@@ -726,16 +881,18 @@ struct rec_item {
 	const char *done_reason;
 	/* REC_ITEM_EVENT: type (REC_EVENT_NORMAL/_WARNING) and reason
 	 * [static], message `text`; an eviction WRITE: reason is the
-	 * Evicted reason [static] (metrics) */
-	const char *type, *reason;
+	 * Evicted reason [static] (metrics), `cause` its underlying cause
+	 * [static] or NULL; a PodsReady WRITE: the condition's reason
+	 * [static] */
+	const char *type, *reason, *cause;
 	/* EVENT message, WRITE done_reason's message, WARN line [owned:
 	 * cu_free] */
 	char *text;
 	/* REC_ITEM_ENGINE */
 	enum rec_engine_op engine;
-	char *uid;     /* [owned: cu_free] FORGET, RELEASE, EVICTING */
+	char *uid;     /* [owned: cu_free] FORGET, RELEASE, EVICTING, BACKOFF */
 	bool eligible; /* SET_ELIGIBLE */
-	int64_t at_ns; /* WAKE */
+	int64_t at_ns; /* WAKE, BACKOFF, RELEASE */
 };
 
 /* An ordered list of items; zero-initialise (or rec_plan_init) before
@@ -784,6 +941,21 @@ struct rec_job_view {
 	    const char *ns, const char *name, void *payload);
 	/* Priority class lookups for rec_wl_build [borrowed]; NULL: none. */
 	const struct api_priority_lookup *priority;
+	/* waitForPodsReady is enabled: a started job's Workload carries the
+	 * PodsReady condition. */
+	bool pods_ready;
+	/* Why the job's pods are not ready, taken from the pods (the
+	 * controller's on-demand LIST), e.g. "1 of 4 pods not ready: 0/3
+	 * nodes are available: 3 Insufficient nvidia.com/gpu" [borrowed];
+	 * NULL: not known (Kueue's message, or the one already written). */
+	const char *pods_not_ready;
+	/* When the job's pods were first seen ready (the PodsReady=True
+	 * condition's lastTransitionTime); 0: now. */
+	int64_t pods_ready_since_ns;
+	/* PodsReady=True (Started) may wait until the admission + this (a
+	 * job that finishes by then gets it in its Finished write: one write
+	 * less); 0: written at once (blockAdmission waits on it). */
+	int64_t pods_ready_defer_ns;
 	void *payload; /* passed to the callbacks */
 };
 
@@ -827,7 +999,18 @@ struct rec_job_in {
  *      deleted.
  *   8. admitted and not evicted: a suspended job gets its start PATCH
  *      with a "Started" event on success; a permanent start error
- *      (CU_EINVAL) is a WARN.
+ *      (CU_EINVAL) is a WARN. A started job, with view->pods_ready: the
+ *      PodsReady condition (rec_pods_ready_condition over
+ *      rec_job_pods_ready; message Kueue's, or view->pods_not_ready when
+ *      not ready) when it changes (STATUS; item reason = the condition's
+ *      reason, so the controller can time Started); a change to True
+ *      (Started) waits until the Admitted condition's time +
+ *      pods_ready_defer_ns (a WAKE of the job then; the controller keeps
+ *      that under half the timeout) and is written with
+ *      lastTransitionTime pods_ready_since_ns.
+ *   4. (job finished, view->pods_ready) a job that succeeded while its
+ *      Workload's PodsReady was not True gets PodsReady=True in the
+ *      Finished write.
  *   9. otherwise (pending or evicted): the job's next stop write (+
  *      "Stopped", message the eviction's); once stopped and inactive an
  *      evicted Workload that holds quota releases it (STATUS).
@@ -864,6 +1047,10 @@ struct rec_wl_view {
 	enum que_stop lq_stop, cq_stop;
 	/* The time of the reconcile (maximumExecutionTimeSeconds). */
 	int64_t now_ns;
+	/* waitForPodsReady [borrowed]; NULL (or enable false): off. */
+	const struct rec_pods_ready_cfg *pods_ready;
+	/* where == QUE_WL_BACKOFF: until when the engine keeps it there. */
+	int64_t backoff_until;
 	/* This replica may not write (a follower, or not synced yet): only
 	 * the engine items are planned; the evictions, deactivations and
 	 * Requeued writes are decided once it may (its Workloads are all
@@ -894,9 +1081,10 @@ struct rec_wl_view {
  *   - the engine holds quota (ADMITTED or EVICTING), the API does not
  *     (the eviction is complete): inactive: FORGET, else RELEASE;
  *   - inactive and pending: FORGET (it leaves the pending heap);
- *   - holding quota, and inactive (Evicted reason Deactivated, message
- *     "The workload is deactivated[ due to <DeactivationTarget
- *     message>]", underlyingCause the target's reason), or its
+ *   - holding quota, and inactive (Evicted reason Deactivated[DueTo<the
+ *     target's reason>], message "The workload is deactivated[ due to
+ *     <DeactivationTarget message>]", underlyingCause the target's
+ *     reason), or its
  *     LocalQueue's stopPolicy is HoldAndDrain (LocalQueueStopped), or its
  *     ClusterQueue's (ClusterQueueStopped): EVICTING (when ADMITTED) and,
  *     unless the API shows it Evicted already, the eviction STATUS write
@@ -904,6 +1092,16 @@ struct rec_wl_view {
  *     reconciler has stopped the job and cleared the admission;
  *   - DeactivationTarget True on an active Workload: the spec PATCH
  *     active=false;
+ *   - waitForPodsReady, ADMITTED and not Evicted in the API:
+ *     rec_pods_ready_timeout; time left: WAKE then; expired: when
+ *     requeueState.count + 1 exceeds backoffLimitCount, DeactivationTarget
+ *     (RequeuingLimitExceeded, "exceeding the maximum number of
+ *     re-queuing retries") STATUS write (the deactivation above follows);
+ *     else EVICTING and the eviction STATUS write (PodsReadyTimeout,
+ *     "Exceeded the PodsReady timeout <ns>/<name>", followed by ": " and
+ *     the PodsReady condition's message when it names the pods' own
+ *     cause; underlyingCause WaitForStart or WaitForRecovery;
+ *     requeueState count + 1, requeueAt now + rec_requeue_backoff_ns);
  *   - Admitted with spec.maximumExecutionTimeSeconds: time left (the
  *     limit minus accumulatedPastExecutionTimeSeconds minus the time
  *     since Admitted became True): WAKE at the deadline; none left:
@@ -913,7 +1111,16 @@ struct rec_wl_view {
  *   - pending: SET_ELIGIBLE when the namespace eligibility changed; and
  *     Requeued=False by a deactivation (active again) or by a queue stop
  *     (that queue no longer stopped): Requeued=True (Reactivated,
- *     LocalQueueRestarted, ClusterQueueRestarted) STATUS write.
+ *     LocalQueueRestarted, ClusterQueueRestarted) STATUS write; Requeued=
+ *     False by PodsReadyTimeout: WAKE at requeueState.requeueAt, and once
+ *     it has passed Requeued=True (BackoffFinished) with requeueAt
+ *     cleared (STATUS).
+ *   - whenever the Workload is pending in the engine (after ADD and
+ *     RELEASE too): BACKOFF while requeueState.requeueAt is ahead, or
+ *     while Requeued is False by PodsReadyTimeout (INT64_MAX: until the
+ *     BackoffFinished write is seen); BACKOFF 0 once neither holds. A
+ *     RELEASE after a PodsReadyTimeout eviction under requeuingStrategy
+ *     timestamp Creation queues it by its creation time (at_ns).
  * Writes expect REC_EXPECT_RV; with read_only set, the write-deciding
  * steps (evictions, DeactivationTarget, active=false, WAKE, Requeued) plan
  * nothing. CU_EINVAL (missing view), CU_ENOMEM.

@@ -8,9 +8,41 @@
  * spec writes. No I/O, no clock read (the time is in the view), no
  * controller state. Contract in reconcile/reconcile.h.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "reconcile/reconcile.h"
+
+/* An engine item with a time (WAKE, BACKOFF). */
+static int engine_at(struct rec_plan *p, enum rec_engine_op op, const char *uid,
+    int64_t at_ns, cu_error *err)
+{
+	struct rec_item *it;
+
+	if (rec_plan_push(p, &it, err) != CU_OK)
+		return err->code;
+	it->kind = REC_ITEM_ENGINE;
+	it->engine = op;
+	it->at_ns = at_ns;
+	if (uid != NULL && (it->uid = cu_strdup(uid)) == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	return CU_OK;
+}
+
+/* The underlying causes as static strings (metrics label values). */
+static const char *static_cause(const char *cause)
+{
+	static const char *const known[] = {REC_MAX_EXEC_EXCEEDED,
+	    REC_REQUEUING_LIMIT_EXCEEDED, REC_PODS_READY_WAIT_FOR_START,
+	    REC_PODS_READY_WAIT_FOR_RECOVERY};
+	size_t i;
+
+	for (i = 0; cause != NULL && i < sizeof(known) / sizeof(*known); i++)
+		if (strcmp(cause, known[i]) == 0)
+			return known[i];
+	return NULL;
+}
 
 static int engine(struct rec_plan *p, enum rec_engine_op op, const char *uid,
     bool eligible, cu_error *err)
@@ -50,6 +82,18 @@ static int wl_write(struct rec_plan *p, const struct api_workload *wl,
 	return CU_OK;
 }
 
+/* Requeued=False by a deactivation: Deactivated, or DeactivatedDueTo<cause>
+ * (Kueue's IsEvictedByDeactivation matches the prefix). */
+static bool requeued_false_deactivated(const struct api_workload *wl)
+{
+	const struct api_condition *c =
+	    api_conditions_find(&wl->status.conditions, REC_COND_REQUEUED);
+
+	return c != NULL && c->status == API_COND_FALSE && c->reason != NULL &&
+	       strncmp(c->reason, REC_EVICTED_DEACTIVATED,
+		   strlen(REC_EVICTED_DEACTIVATED)) == 0;
+}
+
 static bool cond_false_for(
     const struct api_workload *wl, const char *type, const char *reason)
 {
@@ -79,7 +123,10 @@ static int evict(const struct rec_wl_view *view, const struct api_workload *wl,
 	/* Kueue's event: Evicted + "DueTo" + reason (+ "DueTo" + cause). */
 	it = &out->items[out->n - 1];
 	it->reason = ev->reason;
-	if (strcmp(ev->reason, REC_EVICTED_LOCAL_QUEUE_STOPPED) == 0)
+	it->cause = static_cause(ev->underlying_cause);
+	if (strcmp(ev->reason, REC_EVICTED_PODS_READY_TIMEOUT) == 0)
+		it->done_reason = "EvictedDueToPodsReadyTimeout";
+	else if (strcmp(ev->reason, REC_EVICTED_LOCAL_QUEUE_STOPPED) == 0)
 		it->done_reason = "EvictedDueToLocalQueueStopped";
 	else if (strcmp(ev->reason, REC_EVICTED_CLUSTER_QUEUE_STOPPED) == 0)
 		it->done_reason = "EvictedDueToClusterQueueStopped";
@@ -87,6 +134,11 @@ static int evict(const struct rec_wl_view *view, const struct api_workload *wl,
 		 strcmp(ev->underlying_cause, REC_MAX_EXEC_EXCEEDED) == 0)
 		it->done_reason =
 		    "EvictedDueToDeactivatedDueTo" REC_MAX_EXEC_EXCEEDED;
+	else if (ev->underlying_cause != NULL &&
+		 strcmp(ev->underlying_cause, REC_REQUEUING_LIMIT_EXCEEDED) ==
+		     0)
+		it->done_reason =
+		    "EvictedDueToDeactivatedDueTo" REC_REQUEUING_LIMIT_EXCEEDED;
 	else
 		it->done_reason = "EvictedDueToDeactivated";
 	if ((it->text = cu_strdup(ev->message)) == NULL)
@@ -184,6 +236,123 @@ static int max_exec(const struct rec_wl_view *view,
 	return CU_OK;
 }
 
+static bool pods_ready_on(const struct rec_wl_view *view)
+{
+	return view->pods_ready != NULL && view->pods_ready->enable;
+}
+
+/* Is msg one of Kueue's own PodsReady messages (no cause of ours)? */
+static bool generic_pods_msg(const char *msg)
+{
+	return msg == NULL || *msg == '\0' ||
+	       strcmp(msg, REC_MSG_PODS_NOT_READY) == 0 ||
+	       strcmp(msg, REC_MSG_PODS_WAIT_RECOVERY) == 0 ||
+	       strcmp(msg, REC_MSG_PODS_READY) == 0;
+}
+
+/* waitForPodsReady: an ADMITTED Workload whose pods are not ready in
+ * time is evicted (PodsReadyTimeout) or, past backoffLimitCount, marked
+ * for deactivation (reconcileNotReadyTimeout). *done: a write was
+ * planned. */
+static int pods_timeout(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, bool *done,
+    cu_error *err)
+{
+	const struct rec_pods_ready_cfg *cfg = view->pods_ready;
+	const struct api_condition *pr;
+	struct rec_eviction ev = {0};
+	const char *cause;
+	int64_t left;
+	int32_t count;
+	json_t *patch = NULL;
+	char *msg;
+	int rc;
+
+	*done = false;
+	if (!pods_ready_on(view) || view->where != QUE_WL_ADMITTED ||
+	    api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
+		return CU_OK;
+	rec_pods_ready_timeout(cfg, wl, view->now_ns, &cause, &left);
+	if (cause == NULL)
+		return CU_OK;
+	if (left > 0)
+		return engine_at(
+		    out, REC_ENGINE_WAKE, NULL, view->now_ns + left, err);
+	count =
+	    wl->status.has_requeue_state && wl->status.requeue_state.has_count
+		? wl->status.requeue_state.count
+		: 0;
+	*done = true;
+	if (cfg->has_backoff_limit &&
+	    (int64_t)count + 1 > cfg->backoff_limit_count) {
+		if (rec_wl_status_deactivation_target(wl,
+			REC_REQUEUING_LIMIT_EXCEEDED,
+			REC_MSG_REQUEUING_LIMIT_EXCEEDED, view->now_ns, &patch,
+			err) != CU_OK)
+			return err->code;
+		return patch == NULL ? CU_OK
+				     : wl_write(out, wl, REC_WRITE_STATUS,
+					   patch, false, err);
+	}
+	pr = api_conditions_find(&wl->status.conditions, REC_COND_PODS_READY);
+	msg = pr != NULL && !generic_pods_msg(pr->message)
+		  ? cu_asprintf("Exceeded the PodsReady timeout %s/%s: %s",
+			wl->meta.namespace_, wl->meta.name, pr->message)
+		  : cu_asprintf("Exceeded the PodsReady timeout %s/%s",
+			wl->meta.namespace_, wl->meta.name);
+	if (msg == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	ev.reason = REC_EVICTED_PODS_READY_TIMEOUT;
+	ev.message = msg;
+	ev.underlying_cause = cause;
+	ev.set_requeue = true;
+	ev.requeue_count = count < INT32_MAX ? count + 1 : INT32_MAX;
+	ev.requeue_at_ns =
+	    view->now_ns + rec_requeue_backoff_ns(cfg->backoff_base_s,
+			       cfg->backoff_max_s, ev.requeue_count);
+	rc = evict(view, wl, &ev, out, err);
+	cu_free(msg);
+	return rc;
+}
+
+/* Until when the engine must keep the pending Workload out of scheduling
+ * (Kueue's backoffWaitingTimeExpired): 0 = not at all. */
+static int64_t hold_until(
+    const struct rec_wl_view *view, const struct api_workload *wl)
+{
+	int64_t at = wl->status.has_requeue_state &&
+			     wl->status.requeue_state.has_requeue_at
+			 ? wl->status.requeue_state.requeue_at_ns
+			 : 0;
+
+	if (at <= view->now_ns)
+		at = 0;
+	if (cond_false_for(
+		wl, REC_COND_REQUEUED, REC_EVICTED_PODS_READY_TIMEOUT) &&
+	    at == 0)
+		return INT64_MAX; /* until BackoffFinished is written */
+	return at;
+}
+
+/* Keep the engine's BACKOFF in line with hold_until; `known`: the view's
+ * where/backoff_until describe the engine's record (false right after an
+ * ADD or a RELEASE in the same plan: it is pending then). */
+static int backoff(const struct rec_wl_view *view,
+    const struct api_workload *wl, bool known, struct rec_plan *out,
+    cu_error *err)
+{
+	int64_t until = hold_until(view, wl);
+	bool in = known && view->where == QUE_WL_BACKOFF;
+
+	if (until != 0 && (!in || view->backoff_until != until))
+		return engine_at(
+		    out, REC_ENGINE_BACKOFF, wl->meta.uid, until, err);
+	if (until == 0 && in && view->backoff_until > view->now_ns)
+		return engine_at(out, REC_ENGINE_BACKOFF, wl->meta.uid, 0, err);
+	return CU_OK;
+}
+
 /* Requeued=False by a deactivation or a queue stop whose cause is gone. */
 static int requeue(const struct rec_wl_view *view,
     const struct api_workload *wl, struct rec_plan *out, cu_error *err)
@@ -191,7 +360,7 @@ static int requeue(const struct rec_wl_view *view,
 	const char *reason = NULL, *msg = NULL;
 	json_t *patch = NULL;
 
-	if (cond_false_for(wl, REC_COND_REQUEUED, REC_EVICTED_DEACTIVATED)) {
+	if (requeued_false_deactivated(wl)) {
 		reason = REC_REQUEUED_REACTIVATED;
 		msg = "The workload was reactivated";
 	} else if (cond_false_for(wl, REC_COND_REQUEUED,
@@ -204,6 +373,22 @@ static int requeue(const struct rec_wl_view *view,
 		   view->cq_stop == QUE_STOP_NONE) {
 		reason = REC_REQUEUED_CQ_RESTARTED;
 		msg = "The ClusterQueue was restarted after being stopped";
+	}
+	if (reason == NULL && cond_false_for(wl, REC_COND_REQUEUED,
+				  REC_EVICTED_PODS_READY_TIMEOUT)) {
+		int64_t at = wl->status.has_requeue_state &&
+				     wl->status.requeue_state.has_requeue_at
+				 ? wl->status.requeue_state.requeue_at_ns
+				 : 0;
+
+		if (at > view->now_ns)
+			return engine_at(out, REC_ENGINE_WAKE, NULL, at, err);
+		if (rec_wl_status_backoff_finished(
+			wl, view->now_ns, &patch, err) != CU_OK)
+			return err->code;
+		return patch == NULL ? CU_OK
+				     : wl_write(out, wl, REC_WRITE_STATUS,
+					   patch, false, err);
 	}
 	if (reason == NULL)
 		return CU_OK;
@@ -247,10 +432,13 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 			   : CU_OK;
 	inactive = rec_workload_inactive(wl);
 	api_holds = rec_workload_holds_quota(wl);
-	if (!view->queued)
-		return inactive && !api_holds
-			   ? CU_OK
-			   : engine(out, REC_ENGINE_ADD, NULL, false, err);
+	if (!view->queued) {
+		if (inactive && !api_holds)
+			return CU_OK;
+		if (engine(out, REC_ENGINE_ADD, NULL, false, err) != CU_OK)
+			return err->code;
+		return api_holds ? CU_OK : backoff(view, wl, false, out, err);
+	}
 	que_holds =
 	    view->where == QUE_WL_ADMITTED || view->where == QUE_WL_EVICTING;
 	gen = wl->meta.has_generation ? wl->meta.generation : 0;
@@ -260,10 +448,21 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 		return engine(out, REC_ENGINE_READD, NULL, false, err);
 	/* The reservation was cleared (eviction done, or the Workload was
 	 * requeued): give the quota back; an inactive one leaves. */
-	if (!api_holds && que_holds)
-		return engine(out,
-		    inactive ? REC_ENGINE_FORGET : REC_ENGINE_RELEASE, uid,
-		    false, err);
+	if (!api_holds && que_holds) {
+		if (inactive)
+			return engine(out, REC_ENGINE_FORGET, uid, false, err);
+		if (engine(out, REC_ENGINE_RELEASE, uid, false, err) != CU_OK)
+			return err->code;
+		/* requeuingStrategy timestamp Creation: a PodsReadyTimeout
+		 * eviction keeps the Workload's place by creation time. */
+		if (pods_ready_on(view) &&
+		    view->pods_ready->creation_timestamp &&
+		    wl->meta.has_creation &&
+		    cond_false_for(
+			wl, REC_COND_REQUEUED, REC_EVICTED_PODS_READY_TIMEOUT))
+			out->items[out->n - 1].at_ns = wl->meta.creation_ns;
+		return backoff(view, wl, false, out, err);
+	}
 	/* Never admitted while inactive: out of the pending heap. */
 	if (inactive && !que_holds)
 		return engine(out, REC_ENGINE_FORGET, uid, false, err);
@@ -284,15 +483,22 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 				     : wl_write(out, wl, REC_WRITE_PATCH, patch,
 					   false, err);
 	}
-	if (que_holds)
-		return max_exec(view, wl, out, err);
+	if (que_holds) {
+		if (pods_timeout(view, wl, out, &done, err) != CU_OK)
+			return err->code;
+		return done ? CU_OK : max_exec(view, wl, out, err);
+	}
 	/* The spec changed while pending: queue it anew. */
 	if (view->queued_generation != gen)
-		return engine(out, REC_ENGINE_READD, NULL, false, err);
+		return engine(out, REC_ENGINE_READD, NULL, false, err) != CU_OK
+			   ? err->code
+			   : backoff(view, wl, false, out, err);
 	e = view->eligible(
 	    wl->meta.namespace_, wl->spec.queue_name, view->payload);
 	if (e != view->namespace_eligible &&
 	    engine(out, REC_ENGINE_SET_ELIGIBLE, NULL, e, err) != CU_OK)
+		return err->code;
+	if (backoff(view, wl, true, out, err) != CU_OK)
 		return err->code;
 	return view->read_only ? CU_OK : requeue(view, wl, out, err);
 }

@@ -790,6 +790,22 @@ fail:
 int rec_wl_status_admit(const struct api_workload *wl,
     const struct adm_decision *d, int64_t now_ns, json_t **patch, cu_error *err)
 {
+	return rec_wl_status_admit_wait(wl, d, false, now_ns, patch, err);
+}
+
+/* PodsReady=False, WaitForStart: the condition of a Workload whose pods
+ * have not started (waitForPodsReady). */
+static int pods_wait_for_start(struct st *s)
+{
+	return cond_set(s,
+	    &(struct cond){REC_COND_PODS_READY, "False",
+		REC_PODS_READY_WAIT_FOR_START, REC_MSG_PODS_NOT_READY, true});
+}
+
+int rec_wl_status_admit_wait(const struct api_workload *wl,
+    const struct adm_decision *d, bool pods_ready, int64_t now_ns,
+    json_t **patch, cu_error *err)
+{
 	json_t *from, *to, *adm;
 	struct st s;
 	char *msg;
@@ -825,6 +841,8 @@ int rec_wl_status_admit(const struct api_workload *wl,
 			    &s, "BlockedOnPreemptionGates", "QuotaReserved");
 		if (e == 0)
 			e = sync_admitted(&s);
+		if (e == 0 && pods_ready)
+			e = pods_wait_for_start(&s);
 		json_object_del(s.status, "resourceRequests");
 	}
 	cu_free(msg);
@@ -962,6 +980,8 @@ int rec_wl_status_evict(const struct api_workload *wl,
 {
 	json_t *from, *to;
 	struct st s;
+	char *why = NULL;
+	const char *cond_reason;
 	int rc, e = 0;
 
 	*patch = NULL;
@@ -969,16 +989,30 @@ int rec_wl_status_evict(const struct api_workload *wl,
 	if (rc != CU_OK ||
 	    api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
 		return rc;
+	/* Kueue's Evict: a deactivation with a cause says so in the
+	 * condition's reason (ReasonWithCause); the counters keep the
+	 * plain reason. */
+	cond_reason = ev->reason;
+	if (strcmp(ev->reason, REC_EVICTED_DEACTIVATED) == 0 &&
+	    ev->underlying_cause != NULL && *ev->underlying_cause) {
+		why =
+		    cu_asprintf("%sDueTo%s", ev->reason, ev->underlying_cause);
+		if (why == NULL)
+			return rec__nomem(err, "workload status");
+		cond_reason = why;
+	}
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
-	if (rc != CU_OK)
+	if (rc != CU_OK) {
+		cu_free(why);
 		return rc;
+	}
 	/* Kueue's CustomPrepare (Preempted) runs before prepareForEviction. */
 	if (ev->preempted_reason != NULL)
 		e = cond_set(&s, &(struct cond){REC_COND_PREEMPTED, "True",
 				     ev->preempted_reason, ev->message, false});
 	if (e == 0)
 		e = cond_set(&s, &(struct cond){REC_COND_EVICTED, "True",
-				     ev->reason, ev->message, true});
+				     cond_reason, ev->message, true});
 	json_object_del(s.status, "clusterName");
 	json_object_del(s.status, "nominatedClusterNames");
 	json_object_del(s.status, "unhealthyNodes");
@@ -986,15 +1020,27 @@ int rec_wl_status_evict(const struct api_workload *wl,
 		e = reset_checks(&s);
 	if (e == 0 && cond_is_true(s.status, "BlockedOnPreemptionGates"))
 		e = cond_set(&s, &(struct cond){"BlockedOnPreemptionGates",
-				     "False", ev->reason, ev->message, true});
+				     "False", cond_reason, ev->message, true});
 	if (e == 0)
 		e = close_preemption_gates(&s);
 	if (e == 0)
 		e = count_eviction(&s, ev->reason,
 		    ev->underlying_cause ? ev->underlying_cause : "");
-	/* The deactivation's own preparation: its target is consumed. */
-	if (e == 0 && strcmp(ev->reason, REC_EVICTED_DEACTIVATED) == 0)
+	/* The deactivation's own preparation: its target is consumed and
+	 * the requeue state forgotten. */
+	if (e == 0 && strcmp(ev->reason, REC_EVICTED_DEACTIVATED) == 0) {
 		cond_remove(&s, REC_COND_DEACTIVATION_TARGET);
+		json_object_del(s.status, "requeueState");
+	}
+	if (e == 0 && ev->set_requeue) {
+		char at[CU_TIME_RFC3339_LEN];
+
+		cu_time_format_rfc3339(ev->requeue_at_ns, at);
+		e = json_object_set_new(s.status, "requeueState",
+		    json_pack("{s:i, s:s}", "count",
+			(json_int_t)ev->requeue_count, "requeueAt", at));
+	}
+	cu_free(why);
 	return status_end(from, to, e, patch, err);
 }
 
@@ -1025,15 +1071,25 @@ int rec_wl_status_release(const struct api_workload *wl, int64_t now_ns,
 	if (e == 0)
 		e = unset_reservation(
 		    &s, REC_REASON_PENDING_EVALUATION, ev->message);
+	if (e == 0 && cond_find(s.status, REC_COND_PODS_READY) != NULL)
+		e = pods_wait_for_start(&s);
 	return status_end(from, to, e, patch, err);
 }
 
 int rec_wl_status_finish(const struct api_workload *wl, const char *reason,
     const char *message, int64_t now_ns, json_t **patch, cu_error *err)
 {
+	return rec_wl_status_finish_ready(
+	    wl, reason, message, NULL, 0, now_ns, patch, err);
+}
+
+int rec_wl_status_finish_ready(const struct api_workload *wl,
+    const char *reason, const char *message, const char *ready_reason,
+    int64_t ready_ns, int64_t now_ns, json_t **patch, cu_error *err)
+{
 	json_t *from, *to;
 	struct st s;
-	int rc;
+	int rc, e;
 
 	*patch = NULL;
 	rc = need_reason(reason, "finished status", err);
@@ -1043,10 +1099,18 @@ int rec_wl_status_finish(const struct api_workload *wl, const char *reason,
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;
-	return status_end(from, to,
-	    cond_set(&s, &(struct cond){REC_COND_FINISHED, "True", reason,
-			     message, true}),
-	    patch, err);
+	e = cond_set(&s,
+	    &(struct cond){REC_COND_FINISHED, "True", reason, message, true});
+	if (e == 0 && ready_reason != NULL &&
+	    !cond_is_true(s.status, REC_COND_PODS_READY)) {
+		struct st r = s;
+
+		r.now_ns = ready_ns;
+		cu_time_format_rfc3339(ready_ns, r.now);
+		e = cond_set(&r, &(struct cond){REC_COND_PODS_READY, "True",
+				     ready_reason, REC_MSG_PODS_READY, true});
+	}
+	return status_end(from, to, e, patch, err);
 }
 
 int rec_wl_status_deactivation_target(const struct api_workload *wl,
@@ -1090,6 +1154,162 @@ int rec_wl_status_requeued(const struct api_workload *wl, const char *reason,
 	    cond_set(&s, &(struct cond){REC_COND_REQUEUED, "True", reason,
 			     message, true}),
 	    patch, err);
+}
+
+int rec_wl_status_backoff_finished(const struct api_workload *wl,
+    int64_t now_ns, json_t **patch, cu_error *err)
+{
+	json_t *from, *to, *rs;
+	struct st s;
+	int rc, e;
+
+	*patch = NULL;
+	rc = status_begin(wl, now_ns, &from, &to, &s, err);
+	if (rc != CU_OK)
+		return rc;
+	e = cond_set(&s,
+	    &(struct cond){REC_COND_REQUEUED, "True",
+		REC_REQUEUED_BACKOFF_FINISHED, REC_MSG_BACKOFF_FINISHED, true});
+	rs = json_object_get(s.status, "requeueState");
+	if (json_is_object(rs))
+		json_object_del(rs, "requeueAt");
+	return status_end(from, to, e, patch, err);
+}
+
+int rec_wl_status_pods_ready(const struct api_workload *wl, bool ready,
+    const char *reason, const char *message, int64_t now_ns, json_t **patch,
+    cu_error *err)
+{
+	json_t *from, *to;
+	struct st s;
+	int rc;
+
+	*patch = NULL;
+	rc = need_reason(reason, "pods ready status", err);
+	if (rc == CU_OK)
+		rc = status_begin(wl, now_ns, &from, &to, &s, err);
+	if (rc != CU_OK)
+		return rc;
+	return status_end(from, to,
+	    cond_set(&s, &(struct cond){REC_COND_PODS_READY,
+			     ready ? "True" : "False", reason, message, true}),
+	    patch, err);
+}
+
+/* ---- waitForPodsReady --------------------------------------------------- */
+
+static bool reason_is(const struct api_condition *c, const char *reason)
+{
+	return c != NULL && c->reason != NULL && strcmp(c->reason, reason) == 0;
+}
+
+bool rec_pods_ready_condition(
+    const struct api_workload *wl, bool ready, const char **reason)
+{
+	const struct api_condition *c =
+	    api_conditions_find(&wl->status.conditions, REC_COND_PODS_READY);
+
+	if (ready) {
+		*reason = reason_is(c, REC_PODS_READY_WAIT_FOR_RECOVERY) ||
+				  reason_is(c, REC_PODS_READY_RECOVERED)
+			      ? REC_PODS_READY_RECOVERED
+			      : REC_PODS_READY_STARTED;
+		return true;
+	}
+	*reason =
+	    c != NULL && (c->status == API_COND_TRUE ||
+			     reason_is(c, REC_PODS_READY_WAIT_FOR_RECOVERY))
+		? REC_PODS_READY_WAIT_FOR_RECOVERY
+		: REC_PODS_READY_WAIT_FOR_START;
+	return false;
+}
+
+static int32_t add_sat(int32_t a, int32_t b)
+{
+	int64_t v = (int64_t)a + b;
+
+	return v > INT32_MAX ? INT32_MAX : v < 0 ? 0 : (int32_t)v;
+}
+
+bool rec_job_pods_ready(const struct rec_job *j, int32_t *ready, int32_t *total)
+{
+	int32_t r = 0, t = 0;
+	size_t i;
+
+	if (j->kind == REC_JOB_BATCH) {
+		const struct api_job *job = j->job;
+
+		t = job->spec.has_parallelism ? job->spec.parallelism : 1;
+		if (job->spec.has_completions && job->spec.completions < t)
+			t = job->spec.completions;
+		r = add_sat(job->status.has_ready ? job->status.ready : 0,
+		    job->status.has_succeeded ? job->status.succeeded : 0);
+	} else {
+		const struct api_jobset *js = j->jobset;
+
+		for (i = 0; i < js->spec.n_replicated_jobs; i++)
+			t = add_sat(
+			    t, js->spec.replicated_jobs[i].has_replicas
+				   ? js->spec.replicated_jobs[i].replicas
+				   : 1);
+		for (i = 0; i < js->status.n_replicated_jobs_status; i++)
+			r = add_sat(r,
+			    add_sat(js->status.replicated_jobs_status[i].ready,
+				js->status.replicated_jobs_status[i]
+				    .succeeded));
+	}
+	if (ready != NULL)
+		*ready = r;
+	if (total != NULL)
+		*total = t;
+	return j->kind == REC_JOB_BATCH ? r >= t : r == t;
+}
+
+int64_t rec_requeue_backoff_ns(int32_t base_s, int32_t max_s, int32_t count)
+{
+	const int64_t sec = 1000000000LL;
+	int64_t d = base_s > 0 ? base_s : 0, cap;
+	int32_t i;
+
+	cap = max_s > 0 ? max_s : INT64_MAX / sec;
+	for (i = 1; i < count && d < cap; i++)
+		d = d > cap / 2 ? cap : d * 2;
+	if (d > cap)
+		d = cap;
+	return d * sec;
+}
+
+void rec_pods_ready_timeout(const struct rec_pods_ready_cfg *cfg,
+    const struct api_workload *wl, int64_t now_ns, const char **cause,
+    int64_t *left_ns)
+{
+	const struct api_condition *ad =
+	    api_conditions_find(&wl->status.conditions, REC_COND_ADMITTED);
+	const struct api_condition *pr =
+	    api_conditions_find(&wl->status.conditions, REC_COND_PODS_READY);
+
+	*cause = NULL;
+	*left_ns = 0;
+	if (cfg == NULL || !cfg->enable || ad == NULL ||
+	    ad->status != API_COND_TRUE ||
+	    (pr != NULL && pr->status == API_COND_TRUE))
+		return;
+	/* "PodsReady" is the reason older Kueue releases wrote. */
+	if (pr == NULL || reason_is(pr, REC_PODS_READY_WAIT_FOR_START) ||
+	    reason_is(pr, REC_COND_PODS_READY)) {
+		*cause = REC_PODS_READY_WAIT_FOR_START;
+		*left_ns =
+		    cfg->timeout_ns - (ad->has_last_transition
+					      ? now_ns - ad->last_transition_ns
+					      : 0);
+	} else if (reason_is(pr, REC_PODS_READY_WAIT_FOR_RECOVERY) &&
+		   cfg->has_recovery) {
+		*cause = REC_PODS_READY_WAIT_FOR_RECOVERY;
+		*left_ns =
+		    cfg->recovery_timeout_ns -
+		    (pr->has_last_transition ? now_ns - pr->last_transition_ns
+					     : 0);
+	}
 }
 
 int rec_wl_deactivate_patch(

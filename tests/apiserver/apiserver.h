@@ -169,7 +169,7 @@ struct as_server {
 	uint64_t rand_state;
 
 	/* simulators */
-	bool sim_jobs, sim_jobsets;
+	bool sim_jobs, sim_jobsets, sim_sched;
 	int sim_tick_ms;
 
 	/* admission webhooks */
@@ -451,6 +451,35 @@ void as_sim_start(struct as_server *srv);
 /* Called after every stored change so simulators react at once. */
 void as_sim_notify(
     struct as_server *srv, struct as_kind *k, json_t *obj, json_t *old);
+/* What the API server adds to a Job it creates while the Job simulator
+ * runs (the Job strategy's generateSelector): the controller-uid and
+ * job-name labels on the pod template and spec.selector, unless
+ * spec.manualSelector or a selector is given. job [borrowed, modified]. */
+void as_sim_job_selector(struct as_server *srv, json_t *job);
+
+/* ---- Table columns of built-in kinds (tables.c) ---------------------- */
+/* Column definitions for `kubectl get` of pods, nodes, jobs and
+ * namespaces [owned], or NULL for other kinds (then the default table). */
+json_t *as_table_columns(const struct as_kind *k);
+/* The row cells of obj [borrowed] in those columns [owned], or NULL. */
+json_t *as_table_cells(const struct as_kind *k, json_t *obj);
+
+/* ---- scheduler and kubelet stand-ins (sched.c) ---------------------- */
+void as_sched_start(struct as_server *srv);
+void as_sched_stop(struct as_server *srv);
+/* --simulate scheduler is on and at least one Node exists. */
+bool as_sched_active(struct as_server *srv);
+/* Keep node usage and the pending set current (from as_sim_notify). */
+void as_sched_notify(
+    struct as_server *srv, struct as_kind *k, json_t *obj, json_t *old);
+/* One step: a scheduling pass if anything changed, then the kubelet. */
+void as_sched_tick(struct as_server *srv);
+/* GET pods/{name}/log: what the kubelet stand-in answers for pod
+ * [borrowed]: a line naming container, pod and node, or the kubelet's
+ * 400 for a container still waiting. */
+void as_sched_pod_log(struct as_resp *resp, json_t *pod, const char *container);
+/* A pass is due (something changed since the last one). */
+bool as_sched_busy(struct as_server *srv);
 
 /* ---- utilities (util.c) ------------------------------------------- */
 const char *as_jstr(json_t *obj, const char *path);	   /* dotted path */

@@ -874,14 +874,22 @@ static json_t *table_for(const struct as_request *rq, const struct route *r,
 {
 	const struct as_kind *k = r->kind;
 	json_t *cols = json_array(), *rows = json_array(), *pc, *c, *it;
+	json_t *builtin = as_table_columns(k);
 	const char *include = as_query(rq, "includeObject");
 	size_t i, j;
 	bool custom_age = false;
 
-	json_array_append_new(cols,
-	    json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", "Name", "type",
-		"string", "format", "name", "description",
-		"Name must be unique within a namespace.", "priority", 0));
+	if (builtin != NULL) {
+		/* pods, nodes, jobs, namespaces: kube's own printers */
+		json_decref(cols);
+		cols = builtin;
+		custom_age = true;
+	} else
+		json_array_append_new(
+		    cols, json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", "Name",
+			      "type", "string", "format", "name", "description",
+			      "Name must be unique within a namespace.",
+			      "priority", 0));
 	pc = k->printer_columns;
 	json_array_foreach(pc, i, c)
 	{
@@ -912,10 +920,13 @@ static json_t *table_for(const struct as_request *rq, const struct route *r,
 			"priority", 0));
 	json_array_foreach(items, i, it)
 	{
-		json_t *cells = json_array(), *row, *o;
+		json_t *cells = builtin ? as_table_cells(k, it) : json_array();
+		json_t *row, *o;
 
-		json_array_append_new(cells,
-		    json_string(md_str(it, "name") ? md_str(it, "name") : ""));
+		if (builtin == NULL)
+			json_array_append_new(cells,
+			    json_string(
+				md_str(it, "name") ? md_str(it, "name") : ""));
 		json_array_foreach(pc, j, c)
 		{
 			const char *jp = as_jstr(c, "jsonPath");
@@ -1521,6 +1532,8 @@ static bool prepare_kind(const struct as_request *rq, const struct route *r,
 	}
 	if (strcmp(k->group, "batch") == 0 && strcmp(k->plural, "jobs") == 0) {
 		job_defaults(obj);
+		if (old == NULL)
+			as_sim_job_selector(rq->srv, obj);
 		if (old != NULL && !job_update_ok(old, obj, resp, k))
 			return false;
 	}
@@ -1667,9 +1680,18 @@ static void stamp_new(
 		json_object_set_new(md, "generation", json_integer(1));
 	else
 		json_object_del(md, "generation");
+	/* Nodes, like Namespaces and CRDs, keep the status they are created
+	 * with (the Node strategy allows it; kubelets register that way). */
 	if ((k->flags & AS_STATUS) && strcmp(k->plural, "namespaces") != 0 &&
+	    strcmp(k->plural, "nodes") != 0 &&
 	    strcmp(k->plural, "customresourcedefinitions") != 0)
 		json_object_del(obj, "status");
+	/* A new Pod is Pending (the Pod strategy); only with the scheduler
+	 * stand-in, so that other tests see the objects they always did. */
+	if (srv->sim_sched && k->group[0] == '\0' &&
+	    strcmp(k->plural, "pods") == 0)
+		json_object_set_new(
+		    obj, "status", json_pack("{s:s}", "phase", "Pending"));
 }
 
 /* The uid of a new object stays the same on every re-run of a request
@@ -2627,7 +2649,21 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 			  (strcmp(r.sub, "finalize") == 0 &&
 			      strcmp(r.kind->plural, "namespaces") == 0 &&
 			      r.kind->group[0] == '\0');
+		bool log = strcmp(r.sub, "log") == 0 &&
+			   strcmp(r.kind->plural, "pods") == 0 &&
+			   r.kind->group[0] == '\0' && strcmp(m, "GET") == 0;
 
+		if (log && r.has_ns && !r.watch_prefix) {
+			/* pods/log, from the kubelet stand-in (sched.c) */
+			json_t *pod = as_store_get(r.kind, r.ns, r.name);
+
+			if (pod == NULL)
+				as_resp_not_found(resp, r.kind, r.name);
+			else
+				as_sched_pod_log(
+				    resp, pod, as_query(rq, "container"));
+			return;
+		}
 		if (!ok)
 			goto notfound;
 	}
@@ -2728,6 +2764,8 @@ int as_internal_create(
 		return CU_EEXIST;
 	}
 	stamp_new(srv, k, obj);
+	if (strcmp(k->group, "batch") == 0 && strcmp(k->plural, "jobs") == 0)
+		as_sim_job_selector(srv, obj);
 	as_count_write(srv, user);
 	return as_store_put(srv, k, ns, name, obj);
 }

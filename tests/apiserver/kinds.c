@@ -23,6 +23,7 @@ static const char *const pod_fields[] = {"spec.nodeName", "spec.restartPolicy",
     "spec.schedulerName", "spec.serviceAccountName", "status.phase",
     "status.podIP", "status.nominatedNodeName", NULL};
 static const char *const job_fields[] = {"status.successful", NULL};
+static const char *const node_fields[] = {"spec.unschedulable", NULL};
 
 static const char *const cm_top[] = {"data", "binaryData", "immutable", NULL};
 static const char *const secret_top[] = {
@@ -63,6 +64,8 @@ static const struct builtin builtins[] = {
 	secret_top},
     {"", "v1", "events", "Event", "ev", NULL, NSD | UNC, ev_fields, ev_top},
     {"", "v1", "pods", "Pod", "po", "all", NSD | UNC | AS_STATUS, pod_fields,
+	spec_status_top},
+    {"", "v1", "nodes", "Node", "no", NULL, AS_STATUS | UNC, node_fields,
 	spec_status_top},
     {"", "v1", "serviceaccounts", "ServiceAccount", "sa", NULL, NSD | UNC, NULL,
 	sa_top},
@@ -316,6 +319,8 @@ const char *as_obj_field(
 		    buf, sizeof(buf), "%lld", (long long)json_integer_value(v));
 		return buf;
 	}
+	if (strcmp(field, "spec.unschedulable") == 0)
+		return json_is_true(as_jget(obj, field)) ? "true" : "false";
 	{
 		const char *s = as_jstr(obj, field);
 

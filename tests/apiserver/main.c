@@ -31,7 +31,8 @@ static void usage(FILE *f)
 	    "without SANs\n"
 	    "  --ca-out FILE          also write the CA certificate (PEM)\n"
 	    "  --token TOKEN          admin bearer token (default: random)\n"
-	    "  --simulate LIST        built-in controllers: jobs,jobsets\n"
+	    "  --simulate LIST        built-in controllers: jobs,jobsets,"
+	    "scheduler\n"
 	    "  --sim-tick-ms N        simulator step (default 100)\n"
 	    "  --watch-history N      events kept per resource type "
 	    "(default 10000)\n"
@@ -45,7 +46,15 @@ static void usage(FILE *f)
 	    "  --help                 this text\n"
 	    "\n"
 	    "Simulated Jobs complete after the milliseconds in annotation\n"
-	    "cueue.dev/sim-runtime-ms (default 1000) once unsuspended.\n");
+	    "cueue.dev/sim-runtime-ms (default 1000) once unsuspended.\n"
+	    "The scheduler stand-in acts once a v1 Node exists: it binds\n"
+	    "pending Pods to nodes that fit (resources, nodeSelector, node\n"
+	    "affinity, taints, spec.unschedulable, scheduling gates) or marks\n"
+	    "them Unschedulable with kube-scheduler's message; bound Pods\n"
+	    "become Ready after the milliseconds in their annotation\n"
+	    "cueue.dev/sim-ready-ms (default 0), and a Job's runtime starts\n"
+	    "when all its Pods are Ready. Without Nodes, simulated Jobs get\n"
+	    "Ready Pods at once.\n");
 }
 
 /* Decimal int >= 0, or -1 when malformed. */
@@ -216,6 +225,7 @@ int main(int argc, char **argv)
 				   strcmp(simulate, "jobs") == 0 ||
 				   strstr(simulate, ",jobs") != NULL);
 		srv.sim_jobsets = strstr(simulate, "jobsets") != NULL;
+		srv.sim_sched = strstr(simulate, "scheduler") != NULL;
 	}
 	srv.access_log = json_array();
 	srv.writes_by_user = json_object();
@@ -273,7 +283,8 @@ int main(int argc, char **argv)
 stop:
 	as_http_stop(&srv);
 out:
-	if (srv.loop != NULL && (srv.sim_jobs || srv.sim_jobsets))
+	if (srv.loop != NULL &&
+	    (srv.sim_jobs || srv.sim_jobsets || srv.sim_sched))
 		as_sim_stop(&srv);
 	as_kinds_free(&srv);
 	as_testapi_free(&srv);

@@ -30,6 +30,14 @@
  *   - status.replicatedJobsStatus, and Completed/Failed with
  *     terminalState once every child completed or one failed;
  *   - deleted: its child Jobs are deleted (garbage collection).
+ * With --simulate scheduler and at least one Node (sched.c), a Job's
+ * Pods are created Pending, carrying the template's scheduling fields and
+ * spec.priority resolved from priorityClassName; the scheduler stand-in
+ * binds them and the kubelet stand-in starts them. status.active counts
+ * the Job's unfinished Pods, status.ready its Ready ones; deleted Pods are
+ * recreated; the runtime starts once every Pod is Ready (and restarts if
+ * one stops being Ready), so a Job whose Pods cannot all run never
+ * completes.
  * Simulator writes go through the store directly (user
  * system:serviceaccount:kube-system:job-controller or
  * jobset-controller), so they appear in watches and write counters but
@@ -55,6 +63,8 @@
 static json_t *dirty_jobs;    /* "ns/name" -> true */
 static json_t *dirty_jobsets; /* "ns/name" -> true */
 static json_t *deadlines;     /* "ns/name" -> ms since epoch */
+static json_t *sched_jobs;    /* "ns/name" -> true: Jobs whose Pods wait
+			       * for the scheduler stand-in */
 
 static int64_t now_ms(void)
 {
@@ -98,6 +108,26 @@ void as_sim_notify(
 
 	if (dirty_jobs == NULL || ref == NULL)
 		return;
+	as_sched_notify(srv, k, obj, old);
+	if (k->group[0] == '\0' && strcmp(k->plural, "pods") == 0 &&
+	    json_object_size(sched_jobs) > 0) {
+		/* A Pod of a Job that follows its Pods changed. */
+		json_t *o =
+		    json_array_get(as_jget(ref, "metadata.ownerReferences"), 0);
+		char *key;
+
+		if (o == NULL ||
+		    !json_is_true(json_object_get(o, "controller")) ||
+		    as_jstr(o, "kind") == NULL ||
+		    strcmp(as_jstr(o, "kind"), "Job") != 0)
+			return;
+		key = cu_asprintf("%s/%s", as_jstr(ref, "metadata.namespace"),
+		    as_jstr(o, "name"));
+		if (key != NULL && json_object_get(sched_jobs, key) != NULL)
+			json_object_set_new(dirty_jobs, key, json_true());
+		cu_free(key);
+		return;
+	}
 	if (srv->sim_jobs && strcmp(k->group, "batch") == 0 &&
 	    strcmp(k->plural, "jobs") == 0) {
 		mark(dirty_jobs, ref);
@@ -195,39 +225,96 @@ static json_int_t int_or(json_t *obj, const char *path, json_int_t dflt)
 
 /* ---- Job controller ----------------------------------------------- */
 
-static void delete_pods_of(struct as_server *srv, json_t *job)
+/* Priority admission: spec.priority from the PriorityClass named in
+ * spec.priorityClassName, or from the globalDefault class, else 0. */
+static void resolve_priority(struct as_server *srv, json_t *spec)
+{
+	struct as_kind *pck =
+	    as_kind_find(srv, "scheduling.k8s.io", "v1", "priorityclasses");
+	const char *name = as_jstr(spec, "priorityClassName");
+	json_t *pc = NULL;
+	size_t i;
+
+	if (json_is_integer(json_object_get(spec, "priority")))
+		return;
+	if (pck != NULL && name != NULL)
+		pc = as_store_get(pck, "", name);
+	for (i = 0;
+	     pck != NULL && name == NULL && pc == NULL && i < pck->nitems;
+	     i++) {
+		if (json_is_true(as_jget(pck->items[i].obj, "globalDefault"))) {
+			pc = pck->items[i].obj;
+			json_object_set_new(spec, "priorityClassName",
+			    json_string(pck->items[i].name));
+		}
+	}
+	json_object_set_new(
+	    spec, "priority", json_integer(int_or(pc, "value", 0)));
+	if (json_object_get(spec, "preemptionPolicy") == NULL)
+		json_object_set_new(spec, "preemptionPolicy",
+		    json_string(as_jstr(pc, "preemptionPolicy")
+				    ? as_jstr(pc, "preemptionPolicy")
+				    : "PreemptLowerPriority"));
+}
+
+/* The Job's Pods, found by name prefix and controller-uid label
+ * [owned array of borrowed-then-increfed pods]. */
+static json_t *pods_of(struct as_server *srv, json_t *job)
 {
 	struct as_kind *pk = pods_kind(srv);
 	const char *uid = as_jstr(job, "metadata.uid");
 	const char *ns = as_jstr(job, "metadata.namespace");
-	json_t *names = json_array(), *n;
-	size_t i;
+	char *prefix = cu_asprintf("%s-", as_jstr(job, "metadata.name"));
+	json_t *out = json_array();
+	long at;
+	size_t i, plen;
 
-	for (i = 0; pk != NULL && uid != NULL && i < pk->nitems; i++) {
-		const char *puid =
+	if (pk == NULL || prefix == NULL || uid == NULL || ns == NULL) {
+		cu_free(prefix);
+		return out;
+	}
+	plen = strlen(prefix);
+	at = as_store_find(pk, ns, prefix);
+	for (i = at >= 0 ? (size_t)at : (size_t)(-at - 1); i < pk->nitems;
+	     i++) {
+		const char *puid;
+
+		if (strcmp(pk->items[i].ns, ns) != 0 ||
+		    strncmp(pk->items[i].name, prefix, plen) != 0)
+			break;
+		puid =
 		    as_jstr(pk->items[i].obj, "metadata.labels.controller-uid");
-
-		if (strcmp(pk->items[i].ns, ns) == 0 && puid != NULL &&
-		    strcmp(puid, uid) == 0)
-			json_array_append_new(
-			    names, json_string(pk->items[i].name));
+		if (puid != NULL && strcmp(puid, uid) == 0)
+			json_array_append(out, pk->items[i].obj);
 	}
-	json_array_foreach(names, i, n)
-	{
-		as_internal_delete(srv, pk, ns, json_string_value(n), JOB_USER);
-	}
-	json_decref(names);
+	cu_free(prefix);
+	return out;
 }
 
-static void create_pods(struct as_server *srv, json_t *job, json_int_t n)
+static void delete_pods_of(struct as_server *srv, json_t *job)
+{
+	struct as_kind *pk = pods_kind(srv);
+	json_t *pods = pods_of(srv, job), *p;
+	size_t i;
+
+	json_array_foreach(pods, i, p)
+	{
+		as_internal_delete(srv, pk, as_jstr(p, "metadata.namespace"),
+		    as_jstr(p, "metadata.name"), JOB_USER);
+	}
+	json_decref(pods);
+}
+
+static void create_pods(struct as_server *srv, json_t *job, json_int_t first,
+    json_int_t n, bool sched)
 {
 	struct as_kind *pk = pods_kind(srv);
 	const char *name = as_jstr(job, "metadata.name");
 	json_int_t i;
 
-	for (i = 0; pk != NULL && i < n && i < MAX_PODS; i++) {
+	for (i = first; pk != NULL && i < first + n && i < MAX_PODS; i++) {
 		json_t *tmpl = as_jget(job, "spec.template");
-		json_t *pod = json_object(), *md, *labels;
+		json_t *pod = json_object(), *md, *labels, *spec;
 		char *pname = cu_asprintf("%s-%lld-%05llx", name, (long long)i,
 		    (unsigned long long)(as_rand(srv) & 0xFFFFF));
 
@@ -258,13 +345,25 @@ static void create_pods(struct as_server *srv, json_t *job, json_int_t n)
 		json_object_set_new(pod, "apiVersion", json_string("v1"));
 		json_object_set_new(pod, "kind", json_string("Pod"));
 		json_object_set_new(pod, "metadata", md);
-		json_object_set(pod, "spec",
-		    json_object_get(tmpl, "spec")
-			? json_object_get(tmpl, "spec")
-			: json_object());
+		if (sched) {
+			spec = json_deep_copy(json_object_get(tmpl, "spec"));
+			if (!json_is_object(spec))
+				spec = json_object();
+			resolve_priority(srv, spec);
+			if (json_object_get(spec, "schedulerName") == NULL)
+				json_object_set_new(spec, "schedulerName",
+				    json_string("default-scheduler"));
+			json_object_set_new(pod, "spec", spec);
+		} else {
+			json_object_set(pod, "spec",
+			    json_object_get(tmpl, "spec")
+				? json_object_get(tmpl, "spec")
+				: json_object());
+		}
 		cu_free(pname);
 		as_internal_create(srv, pk, pod, JOB_USER);
-		/* stamp_new dropped the status; set it as a kubelet would. */
+		/* stamp_new dropped the status; set it as the API server
+		 * (Pending) or, without the scheduler, a kubelet would. */
 		{
 			json_t *stored =
 			    as_store_get(pk, as_jstr(job, "metadata.namespace"),
@@ -273,10 +372,16 @@ static void create_pods(struct as_server *srv, json_t *job, json_int_t n)
 			if (stored != NULL) {
 				json_t *upd = json_deep_copy(stored);
 
-				as_jset(upd, "status",
-				    json_pack("{s:s, s:[{s:s, s:s}]}", "phase",
-					"Running", "conditions", "type",
-					"Ready", "status", "True"));
+				if (sched)
+					as_jset(upd, "status",
+					    json_pack(
+						"{s:s}", "phase", "Pending"));
+				else
+					as_jset(upd, "status",
+					    json_pack("{s:s, s:[{s:s, s:s}]}",
+						"phase", "Running",
+						"conditions", "type", "Ready",
+						"status", "True"));
 				as_internal_update(
 				    srv, pk, upd, true, JOB_USER);
 			}
@@ -288,30 +393,108 @@ static void set_pods_phase(
     struct as_server *srv, json_t *job, const char *phase)
 {
 	struct as_kind *pk = pods_kind(srv);
-	const char *uid = as_jstr(job, "metadata.uid");
-	const char *ns = as_jstr(job, "metadata.namespace");
-	json_t *todo = json_array(), *p;
+	json_t *todo = pods_of(srv, job), *p;
 	size_t i;
 
-	for (i = 0; pk != NULL && i < pk->nitems; i++) {
-		const char *puid =
-		    as_jstr(pk->items[i].obj, "metadata.labels.controller-uid");
-
-		if (strcmp(pk->items[i].ns, ns) == 0 && puid != NULL &&
-		    strcmp(puid, uid) == 0)
-			json_array_append(todo, pk->items[i].obj);
-	}
 	json_array_foreach(todo, i, p)
 	{
-		json_t *upd = json_deep_copy(p);
+		json_t *upd = json_deep_copy(p), *cs, *c;
+		bool ok = strcmp(phase, "Succeeded") == 0;
+		size_t j;
 
 		as_jset(upd, "status.phase", json_string(phase));
-		as_jset(upd, "status.conditions",
-		    json_pack(
-			"[{s:s, s:s}]", "type", "Ready", "status", "False"));
+		cs = as_jget(upd, "status.containerStatuses");
+		if (!json_is_array(cs)) {
+			as_jset(upd, "status.conditions",
+			    json_pack("[{s:s, s:s}]", "type", "Ready", "status",
+				"False"));
+			as_internal_update(srv, pk, upd, true, JOB_USER);
+			continue;
+		}
+		/* Started by the kubelet stand-in: its containers exit. */
+		json_array_foreach(cs, j, c)
+		{
+			json_object_set_new(c, "ready", json_false());
+			json_object_set_new(c, "started", json_false());
+			json_object_set_new(c, "state",
+			    json_pack("{s:{s:i, s:s}}", "terminated",
+				"exitCode", ok ? 0 : 1, "reason",
+				ok ? "Completed" : "Error"));
+		}
+		condition_set(upd, "Ready", "False", "PodCompleted", "", false);
+		condition_set(
+		    upd, "ContainersReady", "False", "PodCompleted", "", false);
 		as_internal_update(srv, pk, upd, true, JOB_USER);
 	}
 	json_decref(todo);
+}
+
+static long long runtime_of(json_t *job)
+{
+	/* The annotation key has dots: look it up directly. */
+	json_t *anns = as_jget(job, "metadata.annotations");
+	const char *v = json_string_value(json_object_get(anns, RUNTIME_ANN));
+	long long runtime = v ? strtoll(v, NULL, 10) : 1000;
+
+	return runtime < 0 ? 0 : runtime;
+}
+
+/* A Job whose Pods go through the scheduler stand-in: create missing
+ * Pods, count active and ready ones into upd [consumed when false is
+ * returned], start the runtime once all are Ready. true: the runtime has
+ * elapsed with every Pod Ready, finish (upd kept). */
+static bool sched_job_step(struct as_server *srv, json_t *job, json_t *upd,
+    const char *key, json_int_t want)
+{
+	struct as_kind *jk = jobs_kind(srv);
+	json_int_t want_pods = want < MAX_PODS ? want : MAX_PODS;
+	json_int_t live = 0, ready = 0, extra = want - want_pods;
+	json_t *pods, *p, *dl;
+	char now[CU_TIME_RFC3339_LEN];
+	size_t i;
+
+	as_now_rfc3339(now);
+	if (json_object_get(sched_jobs, key) == NULL) {
+		json_object_set_new(sched_jobs, key, json_true());
+		if (as_jget(job, "status.startTime") == NULL)
+			as_jset(upd, "status.startTime", json_string(now));
+		if (condition_get(job, "Suspended") != NULL)
+			condition_set(upd, "Suspended", "False", "JobResumed",
+			    "Job resumed", true);
+	}
+	pods = pods_of(srv, job);
+	json_array_foreach(pods, i, p)
+	{
+		const char *ph = as_jstr(p, "status.phase");
+
+		if (as_jget(p, "metadata.deletionTimestamp") != NULL ||
+		    (ph != NULL && (strcmp(ph, "Succeeded") == 0 ||
+				       strcmp(ph, "Failed") == 0)))
+			continue;
+		live++;
+		if (condition_true(p, "Ready"))
+			ready++;
+	}
+	json_decref(pods);
+	if (live < want_pods) {
+		create_pods(srv, job, live, want_pods - live, true);
+		live = want_pods;
+	}
+	dl = json_object_get(deadlines, key);
+	if (ready >= want_pods) {
+		if (dl == NULL)
+			json_object_set_new(deadlines, key,
+			    json_integer(now_ms() + runtime_of(job)));
+		else if (json_integer_value(dl) <= now_ms())
+			return true;
+		ready += extra;
+	} else {
+		json_object_del(deadlines, key);
+	}
+	as_jset(upd, "status.active", json_integer(live + extra));
+	as_jset(upd, "status.ready", json_integer(ready));
+	as_internal_update(srv, jk, upd, true, JOB_USER);
+	return false;
 }
 
 static void reconcile_job(struct as_server *srv, const char *key)
@@ -330,10 +513,12 @@ static void reconcile_job(struct as_server *srv, const char *key)
 	job = as_store_get(jk, ns, name);
 	if (job == NULL) {
 		json_object_del(deadlines, key);
+		json_object_del(sched_jobs, key);
 		return; /* deleted: pods were cleaned at deletion */
 	}
 	if (condition_true(job, "Complete") || condition_true(job, "Failed")) {
 		json_object_del(deadlines, key);
+		json_object_del(sched_jobs, key);
 		return;
 	}
 	as_now_rfc3339(now);
@@ -343,6 +528,7 @@ static void reconcile_job(struct as_server *srv, const char *key)
 	upd = json_deep_copy(job);
 	if (json_is_true(as_jget(job, "spec.suspend"))) {
 		json_object_del(deadlines, key);
+		json_object_del(sched_jobs, key);
 		if (int_or(job, "status.active", 0) > 0 ||
 		    !condition_true(job, "Suspended")) {
 			delete_pods_of(srv, job);
@@ -356,18 +542,14 @@ static void reconcile_job(struct as_server *srv, const char *key)
 		json_decref(upd);
 		return;
 	}
-	if (json_object_get(deadlines, key) == NULL) {
+	if (json_object_get(sched_jobs, key) != NULL ||
+	    (json_object_get(deadlines, key) == NULL && as_sched_active(srv))) {
+		if (!sched_job_step(srv, job, upd, key, active))
+			return;
+	} else if (json_object_get(deadlines, key) == NULL) {
 		/* Starting (or resuming). */
-		/* The annotation key has dots: look it up directly. */
-		json_t *anns = as_jget(job, "metadata.annotations");
-		const char *v =
-		    json_string_value(json_object_get(anns, RUNTIME_ANN));
-		long long runtime = v ? strtoll(v, NULL, 10) : 1000;
-
-		if (runtime < 0)
-			runtime = 0;
 		json_object_set_new(
-		    deadlines, key, json_integer(now_ms() + runtime));
+		    deadlines, key, json_integer(now_ms() + runtime_of(job)));
 		if (as_jget(job, "status.startTime") == NULL)
 			as_jset(upd, "status.startTime", json_string(now));
 		as_jset(upd, "status.active", json_integer(active));
@@ -376,16 +558,17 @@ static void reconcile_job(struct as_server *srv, const char *key)
 			condition_set(upd, "Suspended", "False", "JobResumed",
 			    "Job resumed", true);
 		if (int_or(job, "status.active", 0) == 0)
-			create_pods(srv, job, active);
+			create_pods(srv, job, 0, active, false);
 		as_internal_update(srv, jk, upd, true, JOB_USER);
 		return;
-	}
-	if (json_integer_value(json_object_get(deadlines, key)) > now_ms()) {
+	} else if (json_integer_value(json_object_get(deadlines, key)) >
+		   now_ms()) {
 		json_decref(upd);
 		return;
 	}
 	/* Runtime elapsed: finish. */
 	json_object_del(deadlines, key);
+	json_object_del(sched_jobs, key);
 	{
 		json_t *anns = as_jget(job, "metadata.annotations");
 		const char *fail =
@@ -654,8 +837,19 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 			}
 			if (int_or(child, "status.active", 0) > 0)
 				act++;
-			if (int_or(child, "status.ready", 0) > 0)
-				ready++;
+			{
+				/* JobSet counts a Job ready when all its
+				 * pods are ready or succeeded. */
+				json_int_t pc = int_or(
+					       child, "spec.parallelism", 1),
+					   cc = int_or(
+					       child, "spec.completions", pc);
+
+				if (int_or(child, "status.ready", 0) +
+					int_or(child, "status.succeeded", 0) >=
+				    (cc < pc ? cc : pc))
+					ready++;
+			}
 			if (json_is_true(as_jget(child, "spec.suspend")))
 				susp++;
 			if (suspend &&
@@ -762,11 +956,12 @@ static void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
 		if (json_integer_value(v) <= now)
 			json_object_set_new(dirty_jobs, key, json_true());
 	}
-	/* A few rounds so that a chain (JobSet -> Job -> Pod -> status)
-	 * settles within one tick. */
-	for (rounds = 0; rounds < 4; rounds++) {
+	/* A few rounds so that a chain (JobSet -> Job -> Pod -> scheduler
+	 * -> kubelet -> status) settles within one tick. */
+	as_sched_tick(srv);
+	for (rounds = 0; rounds < 6; rounds++) {
 		if (json_object_size(dirty_jobsets) == 0 &&
-		    json_object_size(dirty_jobs) == 0)
+		    json_object_size(dirty_jobs) == 0 && !as_sched_busy(srv))
 			break;
 		batch = dirty_jobsets;
 		dirty_jobsets = json_object();
@@ -782,6 +977,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
 			reconcile_job(srv, key);
 		}
 		json_decref(batch);
+		as_sched_tick(srv);
 	}
 }
 
@@ -819,11 +1015,13 @@ static void ensure_jobset_crd(struct as_server *srv)
 
 void as_sim_start(struct as_server *srv)
 {
-	if (!srv->sim_jobs && !srv->sim_jobsets)
+	if (!srv->sim_jobs && !srv->sim_jobsets && !srv->sim_sched)
 		return;
 	dirty_jobs = json_object();
 	dirty_jobsets = json_object();
 	deadlines = json_object();
+	sched_jobs = json_object();
+	as_sched_start(srv);
 	if (srv->sim_jobsets)
 		ensure_jobset_crd(srv);
 	ev_timer_init(&srv->sim_timer, on_tick, srv->sim_tick_ms / 1000.0,
@@ -839,5 +1037,42 @@ void as_sim_stop(struct as_server *srv)
 	json_decref(dirty_jobs);
 	json_decref(dirty_jobsets);
 	json_decref(deadlines);
-	dirty_jobs = dirty_jobsets = deadlines = NULL;
+	json_decref(sched_jobs);
+	dirty_jobs = dirty_jobsets = deadlines = sched_jobs = NULL;
+	as_sched_stop(srv);
+}
+
+void as_sim_job_selector(struct as_server *srv, json_t *job)
+{
+	json_t *spec = json_object_get(job, "spec"), *md, *labels;
+	const char *uid = as_jstr(job, "metadata.uid");
+	const char *name = as_jstr(job, "metadata.name");
+
+	if (!srv->sim_jobs || !json_is_object(spec) || uid == NULL ||
+	    name == NULL ||
+	    json_is_true(json_object_get(spec, "manualSelector")))
+		return;
+	md = as_jget(spec, "template.metadata");
+	if (!json_is_object(md)) {
+		if (!json_is_object(json_object_get(spec, "template")))
+			json_object_set_new(spec, "template", json_object());
+		md = json_object();
+		json_object_set_new(
+		    json_object_get(spec, "template"), "metadata", md);
+	}
+	labels = json_object_get(md, "labels");
+	if (!json_is_object(labels)) {
+		labels = json_object();
+		json_object_set_new(md, "labels", labels);
+	}
+	json_object_set_new(
+	    labels, "batch.kubernetes.io/controller-uid", json_string(uid));
+	json_object_set_new(
+	    labels, "batch.kubernetes.io/job-name", json_string(name));
+	json_object_set_new(labels, "controller-uid", json_string(uid));
+	json_object_set_new(labels, "job-name", json_string(name));
+	if (json_object_get(spec, "selector") == NULL)
+		json_object_set_new(spec, "selector",
+		    json_pack("{s:{s:s}}", "matchLabels",
+			"batch.kubernetes.io/controller-uid", uid));
 }

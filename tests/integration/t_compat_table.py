@@ -65,11 +65,9 @@ def shipped_configmap(s):
                              capture_output=True, text=True, timeout=30)
     eq(out.returncode, 0, "--check-config exit status (%s)" % out.stderr)
     warnings = [l for l in out.stderr.splitlines() if "warning:" in l]
-    # v1beta2 turns waitForPodsReady on by default; cueue does not
-    # implement it and says so. Nothing else.
-    eq(len(warnings), 1, "warnings: %r" % warnings)
-    check("waitForPodsReady: not acted on by cueue (on by default)" in
-          warnings[0], warnings[0])
+    # v1beta2 turns waitForPodsReady on by default; cueue acts on it.
+    # Nothing to say.
+    eq(warnings, [], "warnings")
 
 
 @case("unknown-feature-gate-is-refused")

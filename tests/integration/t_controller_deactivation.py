@@ -303,7 +303,8 @@ def evictions_metric(port):
 @case("maximum-execution-time", simulate="jobs")
 def max_exec(s):
     """A Job labelled kueue.x-k8s.io/max-exec-time-seconds=2 is
-    deactivated once admitted for 2 s: Evicted (Deactivated, "... due to
+    deactivated once admitted for 2 s: Evicted (Kueue's reason
+    DeactivatedDueToMaximumExecutionTimeExceeded, "... due to
     exceeding the maximum execution time", underlying cause
     MaximumExecutionTimeExceeded), spec.active false, the job stopped;
     the DeactivationTarget condition is consumed."""
@@ -313,7 +314,7 @@ def max_exec(s):
         'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
     create_job(s, "x", labels={"kueue.x-k8s.io/max-exec-time-seconds": "2"})
     wait_for(lambda: job_running(s, "x"), 20, what="x running")
-    w = evicted(s, "x", "Deactivated",
+    w = evicted(s, "x", "DeactivatedDueToMaximumExecutionTimeExceeded",
                 "The workload is deactivated due to exceeding the maximum "
                 "execution time")
     eq(w["spec"].get("active"), False, "spec.active")

@@ -67,6 +67,10 @@ USED_BY_TIMING = {
     # (CTL_STOP_RESET_START); whether the preempted or deleted Job had
     # started when it was stopped depends on the simulator's tick.
     ("batch", "jobs/status", "patch"): "stopping a started Job",
+    # waitForPodsReady: a job still short of ready pods a moment after its
+    # admission gets its pods listed for the PodsReady cause (every run of
+    # t_pods_ready; here only when a Job's status lags).
+    ("", "pods", "list"): "the pods of a job that waits for them",
 }
 
 QUEUES = """

@@ -137,8 +137,10 @@ def job_completes(s):
 
 @case("sim-job-suspended-has-no-pods", simulate="jobs")
 def job_suspended(s):
+    # A long runtime: the Job must still be running when it is
+    # suspended again, however slow kubectl is on a loaded machine.
     p = write(s.dir, "job.yaml", JOB.replace("parallelism: 3",
-              "suspend: true\n  parallelism: 3"))
+              "suspend: true\n  parallelism: 3").replace('"500"', '"60000"'))
     s.kubectl("apply", "-f", p)
 
     def suspended():

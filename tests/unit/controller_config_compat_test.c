@@ -102,12 +102,13 @@ Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
 	ctl_config_dispose(&c);
 }
 
-Test(ctl_compat, wait_for_pods_ready_warns_when_in_effect)
+Test(ctl_compat, wait_for_pods_ready_is_acted_on)
 {
 	struct ctl_config c;
 	cu_error err;
 
-	/* Set explicitly, with a requeuing strategy: two fields, two lines. */
+	/* Set explicitly, with a requeuing strategy: both acted on, no
+	 * warning. */
 	cr_assert_eq(load_str(&c,
 			 "apiVersion: config.kueue.x-k8s.io/v1beta2\n"
 			 "kind: Configuration\n"
@@ -116,13 +117,10 @@ Test(ctl_compat, wait_for_pods_ready_warns_when_in_effect)
 			 "  requeuingStrategy: {backoffLimitCount: 3}\n",
 			 &err),
 	    CU_OK, "%s", err.msg);
-	cr_assert_eq(c.nwarnings, 2);
-	cr_assert_eq(count(&c, "line 3: waitForPodsReady: not acted on by "
-			       "cueue: no PodsReady"),
-	    1, "%s", c.warnings[0]);
-	cr_assert_eq(
-	    count(&c, "line 5: waitForPodsReady.requeuingStrategy: not acted"),
-	    1, "%s", c.warnings[1]);
+	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	cr_assert(c.wait_for_pods_ready.enable);
+	cr_assert(c.wait_for_pods_ready.has_backoff_limit_count);
+	cr_assert_eq(c.wait_for_pods_ready.backoff_limit_count, 3);
 	ctl_config_dispose(&c);
 
 	/* v1beta1 without enable: not in effect, nothing to say. */
@@ -132,6 +130,7 @@ Test(ctl_compat, wait_for_pods_ready_warns_when_in_effect)
 			 &err),
 	    CU_OK, "%s", err.msg);
 	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	cr_assert_not(c.wait_for_pods_ready.enable);
 	ctl_config_dispose(&c);
 }
 

@@ -237,7 +237,8 @@ static const struct row rows[] = {
 	.engine_uid = "u1",
 	.queued = true,
 	.where = QUE_WL_ADMITTED,
-	.want = "evicting u1 | evict Evicted:Deactivated:The workload is "
+	.want = "evicting u1 | evict Evicted:"
+		"DeactivatedDueToMaximumExecutionTimeExceeded:The workload is "
 		"deactivated due to exceeding the maximum execution time "
 		"[EvictedDueToDeactivatedDueToMaximumExecutionTimeExceeded]"},
     {.name = "cq_drain_evicts",
@@ -574,6 +575,9 @@ static void render(const struct rec_plan *p, int64_t now, char *buf, size_t cap)
 		case REC_ENGINE_SET_ELIGIBLE:
 			app(buf, cap, "eligible ",
 			    it->eligible ? "true" : "false", NULL);
+			break;
+		case REC_ENGINE_BACKOFF:
+			app(buf, cap, "backoff", NULL);
 			break;
 		}
 	}

@@ -704,8 +704,8 @@ Test(workload_status, pending_idempotent_and_ltt_kept)
 Test(workload_status, eviction_release_readmit)
 {
 	struct fixture f;
-	struct rec_eviction ev = {
-	    REC_EVICTED_PREEMPTED, NULL, "InCohortReclamation", NULL};
+	struct rec_eviction ev = {REC_EVICTED_PREEMPTED, NULL,
+	    "InCohortReclamation", NULL, false, 0, 0};
 	json_t *wl, *p, *st;
 	char *msg;
 
@@ -1394,7 +1394,7 @@ Test(workload_status, non_preemption_eviction_requeued_false)
 {
 	struct fixture f;
 	struct rec_eviction ev = {REC_EVICTED_CLUSTER_QUEUE_STOPPED,
-	    "The ClusterQueue is stopped", NULL, NULL};
+	    "The ClusterQueue is stopped", NULL, NULL, false, 0, 0};
 	json_t *wl, *p, *c;
 	size_t i;
 	bool requeued = false;
@@ -1455,7 +1455,7 @@ Test(workload_status, deactivation_by_target)
 	struct rec_eviction ev = {REC_EVICTED_DEACTIVATED,
 	    "The workload is deactivated due to exceeding the maximum "
 	    "execution time",
-	    NULL, REC_MAX_EXEC_EXCEEDED};
+	    NULL, REC_MAX_EXEC_EXCEEDED, false, 0, 0};
 	struct api_workload d;
 	json_t *wl, *p, *e;
 	cu_error err;
@@ -1499,7 +1499,7 @@ Test(workload_status, deactivation_by_target)
 	cr_assert_null(cond_of(wl, "DeactivationTarget"));
 	cr_assert_str_eq(json_string_value(
 			     json_object_get(cond_of(wl, "Evicted"), "reason")),
-	    "Deactivated");
+	    "DeactivatedDueToMaximumExecutionTimeExceeded");
 	e = json_array_get(
 	    json_object_get(json_object_get(json_object_get(wl, "status"),
 				"schedulingStats"),
