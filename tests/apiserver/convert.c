@@ -378,6 +378,56 @@ json_t *as_convert(struct as_server *srv, const struct as_kind *k, json_t *obj,
 	return out;
 }
 
+/* The real server validates a body against its own version's schema
+ * (after defaulting) before converting it: a wrong type is the 422 of
+ * that version, not a conversion failure. The check runs on a defaulted
+ * copy; the body converted is the one sent (pruning and unknown-field
+ * reporting happen at the storage version, in the handlers). */
+static bool valid_in_version(struct as_server *srv, const struct as_kind *k,
+    const char *version, json_t *obj, struct as_resp *resp)
+{
+	json_t *versions = as_jget(crd_of(srv, k), "spec.versions"), *v,
+	       *schema = NULL, *copy, *unknown;
+	struct as_kind tmp;
+	bool invalid = false, ok;
+	char *field = NULL, *msg;
+	size_t i;
+
+	json_array_foreach(versions, i, v)
+	{
+		if (as_jstr(v, "name") != NULL &&
+		    strcmp(as_jstr(v, "name"), version) == 0)
+			schema = as_jget(v, "schema.openAPIV3Schema");
+	}
+	if (schema == NULL)
+		return true;
+	tmp = *k;
+	tmp.schema = schema;
+	copy = json_deep_copy(obj);
+	unknown = json_array();
+	if (copy == NULL || unknown == NULL) {
+		json_decref(copy);
+		json_decref(unknown);
+		return true; /* the storage version's checks still run */
+	}
+	as_schema_apply(&tmp, copy, unknown);
+	msg = as_type_check(&tmp, copy, &invalid, &field);
+	ok = msg == NULL;
+	if (msg != NULL && invalid)
+		as_resp_invalid(resp, k,
+		    as_jstr(obj, "metadata.name")
+			? as_jstr(obj, "metadata.name")
+			: "",
+		    field ? field : "", "%s", msg);
+	else if (msg != NULL)
+		as_resp_error(resp, 400, "BadRequest", "%s", msg);
+	cu_free(msg);
+	cu_free(field);
+	json_decref(copy);
+	json_decref(unknown);
+	return ok;
+}
+
 bool as_convert_in(struct as_server *srv, const struct as_kind *k,
     const char *version, json_t **obj, struct as_resp *resp)
 {
@@ -385,6 +435,8 @@ bool as_convert_in(struct as_server *srv, const struct as_kind *k,
 
 	if (!as_convert_needed(srv, k, version))
 		return true;
+	if (!valid_in_version(srv, k, version, *obj, resp))
+		return false;
 	out = as_convert(srv, k, *obj, k->version, resp);
 	if (out == NULL)
 		return false;

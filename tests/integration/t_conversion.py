@@ -255,6 +255,13 @@ def examples(s):
     eq(ev[1]["object"]["spec"].get("cohort"), "team-xy",
        "MODIFIED in v1beta1 shape")
     st.close()
+    # A wrong type is the v1beta1 schema's 422, before any conversion.
+    code, _, body = s.raw("POST", V1 + "/clusterqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue",
+        "metadata": {"name": "bad"}, "spec": {"cohort": 5}})
+    eq(code, 422, "wrong type in v1beta1: %r" % body)
+    check("spec.cohort" in body.get("message", ""), "names the field: %r"
+          % body)
     # A PUT in v1beta1 (read-modify-write).
     cq1 = s.get_json(V1 + "/clusterqueues/team-a-cq")
     cq1["spec"]["cohort"] = "team-ab"
