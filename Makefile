@@ -105,7 +105,7 @@ ALL_CFLAGS  = $(STD) $(WARN) $(CFLAGS_$(BUILD)) $(PKG_CFLAGS) -I. \
               -DCUEUE_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS_$(BUILD)) $(EXTRA_LDFLAGS)
 
-MODULES  := lib api namespaces queues admission webhook store reconcile controller
+MODULES  := lib api namespaces queues tas admission webhook store reconcile controller
 LIB_SRC  := $(filter-out controller/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 LIBCUEUE := $(O)/libcueue.a

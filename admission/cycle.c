@@ -353,6 +353,36 @@ static int admit_decision(
 	return CU_OK;
 }
 
+#define TAS_REFUSED (-1)
+
+/* Topology-aware scheduling: place and charge the admission's TAS
+ * podSets through the hook. TAS_REFUSED: not placed (an earlier
+ * admission of this cycle took the capacity); wl is left pending. */
+static int tas_assume(que_state *st, struct entry *e, struct adm_decision *d,
+    struct adm_result *out)
+{
+	const struct que_tas_hook *h = que_tas_hook(st);
+	const char *flavors[ADM_MAX_PODSETS];
+	int32_t counts[ADM_MAX_PODSETS];
+	char msg[256];
+	size_t i;
+
+	if (h == NULL || h->assume == NULL)
+		return CU_OK;
+	for (i = 0; i < d->n_podsets && i < ADM_MAX_PODSETS; i++) {
+		flavors[i] =
+		    d->podsets[i].n_uses ? d->podsets[i].uses[0].flavor : NULL;
+		counts[i] = d->podsets[i].count;
+	}
+	if (h->assume(h->ctx, e->wl, flavors, counts, msg, sizeof(msg)) == 0)
+		return CU_OK;
+	if (pending(out, e->wl, ADM_REASON_WAITING_FOR_QUOTA, msg))
+		return CU_ENOMEM;
+	que_requeue(st, e->wl, QUE_RQ_FAILED_AFTER_NOMINATION);
+	e->done = true;
+	return TAS_REFUSED;
+}
+
 static int process(que_state *st, struct entry *e, int64_t now_ns,
     struct adm_result *out, struct que_wl ***victims, size_t *n_victims,
     size_t *cap_victims)
@@ -406,6 +436,12 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 	if (e->a.mode == ADM_MODE_FIT) {
 		if (reserve(out, 1) || admit_decision(st, e, &d))
 			return CU_ENOMEM;
+		if ((rc = tas_assume(st, e, &d, out)) != CU_OK) {
+			decision_dispose(&d);
+			if (rc != TAS_REFUSED)
+				return rc;
+			return CU_OK;
+		}
 		que_admit_counts(st, wl, e->a.frs, e->a.counts, now_ns);
 		out->v[out->n++] = d;
 		out->admitted++;

@@ -382,6 +382,23 @@ struct group_result {
 	enum adm_reason min_reason; /* the closest NoFit attempt */
 };
 
+/* Topology-aware scheduling: true when the hook says podSet ps cannot
+ * run count pods in flv, its message added to rs (*rc: CU_ENOMEM). */
+static bool tas_nofit(que_state *st, const struct que_wl *wl,
+    const struct que_podset *ps, const struct que_flavor *flv, int32_t count,
+    int *rc, struct reasons *rs)
+{
+	const struct que_tas_hook *h = que_tas_hook(st);
+	char msg[256];
+
+	if (h == NULL || h->check == NULL ||
+	    h->check(h->ctx, wl, (size_t)(ps - wl->podsets), flv, count, msg,
+		sizeof(msg)) == 0)
+		return false;
+	*rc = reasons_add(rs, "%s", msg);
+	return true;
+}
+
 static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
     const struct que_podset *ps, int32_t count, size_t off,
     const struct que_group *g, struct adm_assignment *a, struct reasons *rs,
@@ -428,6 +445,9 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 			rc = reasons_add(rs,
 			    "flavor %s doesn't match node affinity", flv->name);
 			flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
+			rep.mode = ADM_MODE_NOFIT;
+		} else if (tas_nofit(st, wl, ps, flv, count, &rc, rs)) {
+			flavor_reason = ADM_REASON_WAITING_FOR_QUOTA;
 			rep.mode = ADM_MODE_NOFIT;
 		} else {
 			for (k = 0; k < n; k++) {

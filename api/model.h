@@ -401,6 +401,20 @@ struct api_workload_priority_class {
 
 /* ---- Workload -------------------------------------------------------- */
 
+/* Workload.spec.podSets[].topologyRequest (Kueue PodSetTopologyRequest),
+ * the modelled subset; other keys pass through in raw. */
+struct api_topology_request {
+	char *required;	 /* [owned] level (node label) or NULL */
+	char *preferred; /* [owned] level or NULL */
+	bool has_unconstrained;
+	bool unconstrained;
+	char *slice_required; /* [owned] podSetSliceRequiredTopology */
+	bool has_slice_size;
+	int32_t slice_size; /* podSetSliceSize */
+};
+
+void api_topology_request_dispose(struct api_topology_request *t);
+
 struct api_podset {
 	char *name;	  /* [owned] (CRD default "main") */
 	json_t *template; /* [owned: json_decref] PodTemplateSpec, required */
@@ -408,6 +422,8 @@ struct api_podset {
 	int32_t count; /* CRD default 1 */
 	bool has_min_count;
 	int32_t min_count;
+	bool has_topology_request;
+	struct api_topology_request topology_request;
 };
 
 struct api_priority_class_ref {
@@ -422,6 +438,9 @@ struct api_podset_assignment {
 	struct api_qmap resource_usage;
 	bool has_count;
 	int32_t count;
+	/* topologyAssignment in Kueue v1beta2 wire form (levels + slices)
+	 * [owned: json_decref] or NULL; see api_topology_assignment_*. */
+	json_t *topology_assignment;
 };
 
 enum api_check_state {
@@ -646,12 +665,57 @@ struct api_event {
 	char *action;		   /* [owned] */
 };
 
+/* ---- kueue.x-k8s.io/v1beta2 Topology ---------------------------------- */
+
+struct api_topology {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct {
+		/* spec.levels[].nodeLabel, highest level first (1..16) */
+		struct api_strlist levels;
+	} spec;
+};
+
+/* One domain of a topology assignment: its value at every level of
+ * the assignment (highest first) and its pod count. */
+struct api_topology_domain {
+	char **values; /* [owned] n_levels strings, each [owned] */
+	int32_t count;
+};
+
+struct api_topology_assignment {
+	struct api_strlist levels;
+	struct api_topology_domain *domains; /* [owned] */
+	size_t n_domains;
+};
+
+void api_topology_assignment_dispose(struct api_topology_assignment *a);
+/* Kueue v1beta2 wire form (levels + slices; universal values and counts
+ * where every domain shares them) -> *out [owned: json_decref]. */
+CU_MUST_CHECK int api_topology_assignment_encode(
+    json_t **out, const struct api_topology_assignment *a, cu_error *err);
+/* Wire form j [borrowed] -> *out (initialised here; empty on failure):
+ * every slice flattened, prefix/suffix applied. CU_EINVAL on a shape
+ * Kueue's CRD rejects (lengths disagreeing with domainCount/levels). */
+CU_MUST_CHECK int api_topology_assignment_decode(
+    struct api_topology_assignment *out, const json_t *j, cu_error *err);
+
+/* Topology request of a pod template [borrowed] from its annotations
+ * kueue.x-k8s.io/podset-{required,preferred,unconstrained}-topology and
+ * podset-slice-{required-topology,size}; false when none is set. *out
+ * is initialised here. CU_ENOMEM (out left empty). */
+CU_MUST_CHECK int api_topology_request_from_template(const json_t *tpl,
+    struct api_topology_request *out, bool *found, cu_error *err);
+/* Wire form of t [borrowed] -> *out [owned: json_decref]. CU_ENOMEM. */
+CU_MUST_CHECK int api_topology_request_encode(
+    json_t **out, const struct api_topology_request *t, cu_error *err);
+
 /* ---- codecs ---------------------------------------------------------- */
 
 /*
  * For every kind K in cluster_queue, local_queue, resource_flavor,
  * workload, workload_priority_class, cohort, job, jobset, namespace,
- * priority_class, lease, event:
+ * priority_class, lease, event, topology:
  *
  *   int api_K_decode(struct api_K *out, const json_t *j, cu_error *err);
  *     *out is initialised here; on failure it is left empty (nothing to
@@ -687,6 +751,7 @@ API_MODEL_DECLARE_CODEC(namespace);
 API_MODEL_DECLARE_CODEC(priority_class);
 API_MODEL_DECLARE_CODEC(lease);
 API_MODEL_DECLARE_CODEC(event);
+API_MODEL_DECLARE_CODEC(topology);
 
 /* Decode/encode ObjectMeta alone (j is the `metadata` object [borrowed];
  * *out initialised here, left empty on failure). encode writes into dst
@@ -726,6 +791,9 @@ struct api_podset_info {
 	 * it in the Workload (Job: batch-controller labels removed). */
 	json_t *template;
 	char *priority_class_name; /* [owned] template spec, or NULL */
+	/* From the template's podset-*-topology annotations. */
+	bool has_topology_request;
+	struct api_topology_request topology_request;
 };
 
 struct api_podsets {

@@ -141,6 +141,11 @@ void apie_strlist(struct api_enc *e, json_t *dst, const char *key,
     const struct api_strlist *l);
 void apie_qmap(
     struct api_enc *e, json_t *dst, const char *key, const struct api_qmap *m);
+/* Workload podSet topologyRequest (api/model_topology.c). */
+void apid_topology_request(struct api_dec *d, const json_t *o, bool *has,
+    struct api_topology_request *t);
+void apie_topology_request(struct api_enc *e, json_t *dst, bool has,
+    const struct api_topology_request *t);
 /* Deep copy of v [borrowed] at key; NULL deletes. */
 void apie_json(
     struct api_enc *e, json_t *dst, const char *key, const json_t *v);

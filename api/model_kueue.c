@@ -817,6 +817,8 @@ static void dec_wl_podset(
 	ps->template = apid_json(d, e, "template", JSON_OBJECT, true);
 	apid_i32(d, e, "count", false, &ps->has_count, &ps->count);
 	apid_i32(d, e, "minCount", false, &ps->has_min_count, &ps->min_count);
+	apid_topology_request(
+	    d, e, &ps->has_topology_request, &ps->topology_request);
 }
 
 static void dec_wl_spec(
@@ -885,6 +887,8 @@ static void dec_podset_assignment(
 	apid_strmap(d, e, "flavors", &p->flavors);
 	apid_qmap(d, e, "resourceUsage", &p->resource_usage);
 	apid_i32(d, e, "count", false, &p->has_count, &p->count);
+	p->topology_assignment =
+	    apid_json(d, e, "topologyAssignment", JSON_OBJECT, false);
 }
 
 static void dec_wl_admission(
@@ -1013,6 +1017,8 @@ static void enc_wl_spec(
 		apie_json(e, po, "template", ps->template);
 		apie_i64(e, po, "count", ps->has_count, ps->count);
 		apie_i64(e, po, "minCount", ps->has_min_count, ps->min_count);
+		apie_topology_request(
+		    e, po, ps->has_topology_request, &ps->topology_request);
 	}
 	apie_str(e, spec, "queueName", wl->spec.queue_name);
 	o = apie_obj(
@@ -1052,6 +1058,7 @@ static void enc_wl_status(
 		apie_strmap(e, po, "flavors", &p->flavors);
 		apie_qmap(e, po, "resourceUsage", &p->resource_usage);
 		apie_i64(e, po, "count", p->has_count, p->count);
+		apie_json(e, po, "topologyAssignment", p->topology_assignment);
 	}
 	o = apie_obj(e, st, "requeueState", wl->status.has_requeue_state);
 	apie_i64(e, o, "count", wl->status.requeue_state.has_count,
@@ -1123,6 +1130,8 @@ static void workload_dispose_body(struct api_workload *wl)
 	for (i = 0; i < wl->spec.n_pod_sets; i++) {
 		cu_free(wl->spec.pod_sets[i].name);
 		json_decref(wl->spec.pod_sets[i].template);
+		api_topology_request_dispose(
+		    &wl->spec.pod_sets[i].topology_request);
 	}
 	cu_free(wl->spec.pod_sets);
 	cu_free(wl->spec.queue_name);
@@ -1138,6 +1147,7 @@ static void workload_dispose_body(struct api_workload *wl)
 		cu_free(p->name);
 		api_strmap_dispose(&p->flavors);
 		api_qmap_dispose(&p->resource_usage);
+		json_decref(p->topology_assignment);
 	}
 	cu_free(wl->status.admission.pod_set_assignments);
 	for (i = 0; i < wl->status.n_reclaimable_pods; i++)

@@ -207,6 +207,7 @@ void api_podsets_dispose(struct api_podsets *ps)
 		json_decref(p->required_node_affinity);
 		json_decref(p->template);
 		cu_free(p->priority_class_name);
+		api_topology_request_dispose(&p->topology_request);
 	}
 	cu_free(ps->items);
 	ps->items = NULL;
@@ -253,6 +254,13 @@ static void podset_from_template(struct api_dec *d, const json_t *tpl,
 	apid_pop(d, mark);
 	if (d->rc != CU_OK)
 		return;
+	if (api_topology_request_from_template(tpl, &p->topology_request,
+		&p->has_topology_request, NULL) != CU_OK) {
+		apid_fail(d, CU_EINVAL,
+		    "metadata.annotations: invalid podset "
+		    "topology annotation");
+		return;
+	}
 	p->template = json_deep_copy(tpl);
 	if (p->template == NULL) {
 		apid_nomem(d);

@@ -114,7 +114,13 @@ const struct ctl_compat ctl_compat_table[] = {
     {"LocalQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_TABLE_ONLY,
 	"the weight is ignored (no fair sharing)"},
+    {"ResourceFlavor", "spec.topologyName", N, CTL_COMPAT_WARN_EVENT,
+	"Workloads of a TAS flavor are admitted without topology placement"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Workload", "spec.podSets[].topologyRequest", P,
+	CTL_COMPAT_WARN_TABLE_ONLY,
+	"built from the podset-*-topology annotations (no podIndexLabel); "
+	"not yet acted on"},
     {"Workload", "spec.maximumExecutionTimeSeconds", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
@@ -303,10 +309,10 @@ int ctl_compat_markdown(cu_buf *out, cu_error *err)
 }
 
 /* Append "field (note)" to buf, "; "-separated, truncating. */
-static void add(
-    char *buf, size_t size, size_t *len, const char *field, int *count)
+static void add_kind(const char *kind, char *buf, size_t size, size_t *len,
+    const char *field, int *count)
 {
-	const struct ctl_compat *e = ctl_compat_find("ClusterQueue", field);
+	const struct ctl_compat *e = ctl_compat_find(kind, field);
 	int n;
 
 	(*count)++;
@@ -319,6 +325,12 @@ static void add(
 	*len += (size_t)n;
 	if (*len >= size)
 		*len = size - 1;
+}
+
+static void add(
+    char *buf, size_t size, size_t *len, const char *field, int *count)
+{
+	add_kind("ClusterQueue", buf, size, len, field, count);
 }
 
 int ctl_cq_unsupported(
@@ -339,5 +351,19 @@ int ctl_cq_unsupported(
 		add(buf, size, &len, "spec.admissionChecksStrategy", &count);
 	if (s->has_fair_sharing)
 		add(buf, size, &len, "spec.fairSharing", &count);
+	return count;
+}
+
+int ctl_rf_unsupported(
+    const struct api_resource_flavor *rf, char *buf, size_t size)
+{
+	size_t len = 0;
+	int count = 0;
+
+	if (size > 0)
+		buf[0] = '\0';
+	if (rf->spec.topology_name != NULL && rf->spec.topology_name[0] != '\0')
+		add_kind("ResourceFlavor", buf, size, &len, "spec.topologyName",
+		    &count);
 	return count;
 }

@@ -210,7 +210,9 @@ enum ctl_compat_warn {
 	CTL_COMPAT_WARN_PODS_READY,   /* waitForPodsReady is in effect
 					 (v1beta2: on by default) */
 	CTL_COMPAT_WARN_FAIR_SHARING, /* v1beta2: present; v1beta1: enable */
-	CTL_COMPAT_WARN_EVENT,	      /* ClusterQueue: ctl_cq_unsupported */
+	CTL_COMPAT_WARN_EVENT,	      /* ClusterQueue, ResourceFlavor: an
+					 UnsupportedField event
+					 (ctl_cq/rf_unsupported) */
 	CTL_COMPAT_WARN_TABLE_ONLY,   /* listed for README; nothing is
 					 emitted (fields of LocalQueues and
 					 Workloads) */
@@ -254,5 +256,11 @@ struct api_cluster_queue;
  */
 int ctl_cq_unsupported(
     const struct api_cluster_queue *cq, char *buf, size_t size);
+
+struct api_resource_flavor;
+
+/* The same for a ResourceFlavor's spec fields (spec.topologyName). */
+int ctl_rf_unsupported(
+    const struct api_resource_flavor *rf, char *buf, size_t size);
 
 #endif /* CU_CONTROLLER_CONFIG_H */

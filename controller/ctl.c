@@ -192,12 +192,35 @@ static void warn_cq_unsupported(ctl *c, json_t *old, json_t *obj)
 	api_cluster_queue_dispose(&cq);
 }
 
+/* The same for a ResourceFlavor (spec.topologyName). */
+static void warn_rf_unsupported(ctl *c, json_t *old, json_t *obj)
+{
+	struct api_resource_flavor rf;
+	char msg[1024];
+	cu_error err;
+
+	if (old != NULL &&
+	    json_equal(
+		json_object_get(json_object_get(old, "metadata"), "generation"),
+		json_object_get(
+		    json_object_get(obj, "metadata"), "generation")))
+		return;
+	cu_error_clear(&err);
+	if (api_resource_flavor_decode(&rf, obj, &err) != CU_OK)
+		return;
+	if (ctl_rf_unsupported(&rf, msg, sizeof(msg)) > 0)
+		ctl_emit(c, obj, REC_EVENT_WARNING, "UnsupportedField", msg);
+	api_resource_flavor_dispose(&rf);
+}
+
 static void on_add(json_t *obj, void *payload)
 {
 	struct inf_slot *s = payload;
 
 	if (s->id == INF_CQ)
 		warn_cq_unsupported(s->c, NULL, obj);
+	else if (s->id == INF_RF)
+		warn_rf_unsupported(s->c, NULL, obj);
 	mark(s->c, s->id, obj);
 }
 
@@ -236,6 +259,8 @@ static void on_update(json_t *old, json_t *obj, void *payload)
 		return;
 	if (s->id == INF_CQ)
 		warn_cq_unsupported(s->c, old, obj);
+	else if (s->id == INF_RF)
+		warn_rf_unsupported(s->c, old, obj);
 	mark(s->c, s->id, obj);
 }
 

@@ -683,6 +683,40 @@ CU_MUST_CHECK int que_workload_fits_recorded(que_state *st,
  * of range. */
 const char *que_refit_name(enum que_refit r);
 
+/* ---- topology-aware scheduling hook (queues/tas_hook.c) -------------- */
+
+/*
+ * Set by the caller while a TAS flavor exists; without one (the default)
+ * the cycle pays one NULL test per flavor. The engine stays pure: the
+ * hook answers from state the caller keeps (tas/), not from I/O.
+ *   check: while flavors are assigned, may podSet `podset` of wl run
+ *     `count` pods in flavor f? 0 yes (or not a TAS podSet/flavor), 1 no
+ *     with msg (NUL-terminated, truncated to len) saying why.
+ *   assume: when wl is admitted with flavors[i] (the flavor name of
+ *     podSet i, NULL if it has none) and counts[i] pods: place and
+ *     charge every TAS podSet; 0 done, 1 refused (nothing charged; msg
+ *     set): wl stays pending. The caller releases the charge when the
+ *     admission is undone (que_workload_unadmit), evicted or finished.
+ */
+struct que_tas_hook {
+	void *ctx; /* [borrowed] passed back to both */
+	int (*check)(void *ctx, const struct que_wl *wl, size_t podset,
+	    const struct que_flavor *f, int32_t count, char *msg, size_t len);
+	int (*assume)(void *ctx, const struct que_wl *wl,
+	    const char *const *flavors, const int32_t *counts, char *msg,
+	    size_t len);
+};
+
+/* h [borrowed; must stay valid until replaced or st is freed], or NULL
+ * to remove it. */
+void que_set_tas_hook(que_state *st, const struct que_tas_hook *h);
+/* The hook [borrowed] or NULL. */
+const struct que_tas_hook *que_tas_hook(const que_state *st);
+/* Topology capacity was freed (a Node added or made schedulable, a pod
+ * gone, an assignment released): inadmissible workloads of every
+ * ClusterQueue get another look at the next cycle. */
+void que_tas_capacity_changed(que_state *st);
+
 /* ---- checking ------------------------------------------------------- */
 
 /* Verify invariants 1-4 above. CU_OK, or CU_ERANGE / CU_EINVAL with a

@@ -55,6 +55,7 @@ struct que_state {
 	size_t n_heads, cap_heads;
 
 	bool dirty; /* configuration changed since the last rebuild */
+	const struct que_tas_hook *tas; /* [borrowed] NULL: no TAS flavor */
 };
 
 /* Grow an array of elem-sized items to hold at least need items. */

@@ -214,7 +214,7 @@ static int build_meta(json_t *wl, const struct rec_job *j,
 static int build_podsets(
     json_t *spec, const struct api_podsets *ps, cu_error *err)
 {
-	json_t *arr = arr_child(spec, "podSets"), *p;
+	json_t *arr = arr_child(spec, "podSets"), *p, *tr = NULL;
 	size_t i;
 
 	if (arr == NULL)
@@ -224,9 +224,15 @@ static int build_podsets(
 
 		p = json_pack("{s:s, s:O, s:i}", "name", in->name, "template",
 		    in->template, "count", (json_int_t)in->count);
-		if (p == NULL || (in->has_min_count &&
-				     json_object_set_new(p, "minCount",
-					 json_integer(in->min_count)) != 0)) {
+		if (p == NULL ||
+		    (in->has_min_count &&
+			json_object_set_new(
+			    p, "minCount", json_integer(in->min_count)) != 0) ||
+		    (in->has_topology_request &&
+			(api_topology_request_encode(
+			     &tr, &in->topology_request, err) != CU_OK ||
+			    json_object_set_new(p, "topologyRequest", tr) !=
+				0))) {
 			json_decref(p);
 			return rec__nomem(err, "workload spec.podSets");
 		}

@@ -6,6 +6,7 @@
  *   cueue-bench codec [FILE]                Workload decode+encode rate
  *   cueue-bench engine                      admission engine at scale
  *   cueue-bench store [DIR [SECONDS]]       ledger commits per second
+ *   cueue-bench tas                         topology placement decisions/s
  *   cueue-bench sched --generator FILE ...   Kueue's scheduler-perf test
  *
  * `make bench` (tests/bench/run.sh) starts the programs and runs these.
@@ -20,6 +21,7 @@ int bench_engine_main(int argc, char **argv);
 int bench_store_main(int argc, char **argv);
 int bench_codec_main(int argc, char **argv);
 int bench_sched_main(int argc, char **argv);
+int bench_tas_main(int argc, char **argv);
 
 static void usage(FILE *f)
 {
@@ -27,6 +29,7 @@ static void usage(FILE *f)
 		   "       cueue-bench codec [WORKLOAD.json]\n"
 		   "       cueue-bench engine\n"
 		   "       cueue-bench store [DIR [SECONDS]]\n"
+		   "       cueue-bench tas\n"
 		   "       cueue-bench sched --generator FILE [...] (see "
 		   "sched --help)\n");
 }
@@ -45,6 +48,8 @@ int main(int argc, char **argv)
 		return bench_sched_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "engine") == 0)
 		return bench_engine_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "tas") == 0)
+		return bench_tas_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)
 		return bench_store_main(argc - 1, argv + 1);
 	usage(stderr);

@@ -5,7 +5,8 @@
 # each program started here and stopped here. Results go to
 # build/bench/ and a summary to stdout. Never part of `make test`.
 #
-#   1. micro-benchmarks: codec, admission engine, ledger, apiserver;
+#   1. micro-benchmarks: codec, admission engine, topology placement,
+#      ledger, apiserver;
 #   2. Kueue's scheduler-perf baseline through cueue-controller at
 #      clientConnection QPS 50 / burst 100 (Kueue's setting), then
 #      unthrottled (cueue-bench sched; Kueue's inputs are kept in
@@ -66,6 +67,10 @@ echo "== admission engine: 1,000 ClusterQueues, 50,000 pending Workloads"
 "$CUEUE_BIN/cueue-bench" engine | tee "$out/engine.txt"
 echo "   targets: >= 50,000 decisions/s, <= 1 KiB per pending Workload,"
 echo "            a full cycle over all heads <= 10 ms"
+
+echo "== topology-aware placement: 1,000 Nodes in 3 levels, 10,000 podSets"
+"$CUEUE_BIN/cueue-bench" tas | tee "$out/tas.txt"
+echo "   target: >= 5,000 decisions/s"
 
 echo "== store: ledger commits per second (synchronous=FULL, this disk)"
 mkdir -p "$out/store-tmp"

@@ -18,6 +18,7 @@ deps() {
 	api) echo "lib" ;;
 	namespaces) echo "api lib" ;;
 	queues) echo "api lib" ;;
+	tas) echo "api lib" ;;
 	admission) echo "queues namespaces lib" ;;
 	webhook) echo "namespaces api lib" ;;
 	store) echo "lib" ;;
@@ -33,7 +34,7 @@ libs() {
 	lib) echo "" ;;
 	# OpenSSL in api/ only for the SHA-1 of Kueue's Workload names.
 	api) echo "jansson.h yaml.h curl/ ev.h openssl/evp.h" ;;
-	namespaces | queues | admission) echo "jansson.h" ;;
+	namespaces | queues | tas | admission) echo "jansson.h" ;;
 	webhook | reconcile) echo "jansson.h" ;;
 	store) echo "sqlite3.h" ;;
 	controller) echo "*" ;;
@@ -43,7 +44,7 @@ libs() {
 # Third-party headers: anything in <> that is not libc or POSIX.
 THIRD='^(jansson|yaml|curl/|ev\.h|openssl/|sqlite3|microhttpd|criterion)'
 
-MODULES=${MODULES:-"lib api namespaces queues admission webhook store reconcile controller"}
+MODULES=${MODULES:-"lib api namespaces queues tas admission webhook store reconcile controller"}
 fail=0
 for m in $MODULES; do
 	allowed=$(deps "$m") || {

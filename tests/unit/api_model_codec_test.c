@@ -196,7 +196,10 @@ Test(model_golden, workload_round_trips_and_keeps_unmodelled_status)
 	json_t *m = round_trip_workload(j);
 
 	cr_assert_null(at(m, "status.schedulingStats"));
-	cr_assert_null(at(m, "spec.podSets[0].topologyRequest"));
+	/* topologyRequest is modelled (topology-aware scheduling). */
+	cr_assert_str_eq(json_string_value(at(
+			     m, "spec.podSets[0].topologyRequest.preferred")),
+	    "cloud.example.com/rack");
 	cr_assert_str_eq(
 	    json_string_value(at(m, "status.admission.podSetAssignments[0]."
 				    "resourceUsage.memory")),

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tas/objects.c - v1 Nodes and Pods into a capacity tree: a Node's
+ * labels, allocatable and schedulability; and the tracker of the
+ * non-TAS Pods that take capacity on a node: bound there (spec.nodeName)
+ * or, until bound, nominated there (status.nominatedNodeName), so that
+ * a placement never counts capacity the scheduler already promised.
+ */
+#include <string.h>
+
+#include "api/quantity.h"
+#include "tas/tas_int.h"
+
+#define ANN_PREFIX "kueue.x-k8s.io/podset-"
+
+static const json_t *path2(const json_t *o, const char *a, const char *b)
+{
+	o = json_is_object(o) ? json_object_get(o, a) : NULL;
+	return json_is_object(o) && b ? json_object_get(o, b) : o;
+}
+
+static const char *str2(const json_t *o, const char *a, const char *b)
+{
+	const json_t *v = path2(o, a, b);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+/* Ready unless a Ready condition says otherwise (simulated Nodes often
+ * carry no conditions; Kueue requires Ready=True). */
+static bool node_ready(const json_t *node)
+{
+	const json_t *cs = path2(node, "status", "conditions"), *c;
+	size_t i;
+
+	json_array_foreach(cs, i, c)
+	{
+		const char *type = str2(c, "type", NULL);
+		const char *st = str2(c, "status", NULL);
+
+		if (type && strcmp(type, "Ready") == 0)
+			return st && strcmp(st, "True") == 0;
+	}
+	return true;
+}
+
+/* A NoSchedule or NoExecute taint keeps pods off the node. */
+static bool node_tainted(const json_t *node)
+{
+	const json_t *ts = path2(node, "spec", "taints"), *tn;
+	size_t i;
+
+	json_array_foreach(ts, i, tn)
+	{
+		const char *e = str2(tn, "effect", NULL);
+
+		if (e && (strcmp(e, "NoSchedule") == 0 ||
+			     strcmp(e, "NoExecute") == 0))
+			return true;
+	}
+	return false;
+}
+
+int tas_node_apply(struct tas_tree *t, const json_t *node, cu_error *err)
+{
+	const char *name = str2(node, "metadata", "name");
+	const json_t *labels = path2(node, "metadata", "labels");
+	const json_t *alloc = path2(node, "status", "allocatable"), *v;
+	const json_t *unsched = path2(node, "spec", "unschedulable");
+	struct tas_amount am[TAS_MAX_RESOURCES];
+	struct api_strmap lm = {NULL, 0};
+	const char *key;
+	size_t n = 0;
+	int rc = CU_OK;
+
+	if (name == NULL)
+		return cu_error_set(err, CU_EINVAL, "node: no metadata.name");
+	json_object_foreach((json_t *)labels, key, v)
+	{
+		if (json_is_string(v) &&
+		    (rc = api_strmap_set(
+			 &lm, key, json_string_value(v), err)) != CU_OK)
+			goto out;
+	}
+	json_object_foreach((json_t *)alloc, key, v)
+	{
+		int64_t milli;
+
+		if (!json_is_string(v) || n == TAS_MAX_RESOURCES ||
+		    api_quantity_parse_milli(
+			json_string_value(v), &milli, NULL) != CU_OK)
+			continue;
+		am[n].name = key;
+		/* pods are counted in pods, everything else in milli */
+		am[n++].value = strcmp(key, "pods") == 0 ? milli / 1000 : milli;
+	}
+	rc = tas_tree_node_set(t, name, &lm, am, n,
+	    !json_is_true(unsched) && node_ready(node) && !node_tainted(node),
+	    err);
+out:
+	api_strmap_dispose(&lm);
+	return rc;
+}
+
+const char *tas_pod_charged_node(const json_t *pod)
+{
+	const json_t *anns = path2(pod, "metadata", "annotations");
+	const char *phase = str2(pod, "status", "phase");
+	const char *node = str2(pod, "spec", "nodeName");
+	const char *key;
+	const json_t *v;
+
+	json_object_foreach((json_t *)anns, key, v)
+	{
+		/* a TAS pod: its usage is the Workload's assignment */
+		if (strncmp(key, ANN_PREFIX, strlen(ANN_PREFIX)) == 0 &&
+		    (strstr(key, "-topology") != NULL))
+			return NULL;
+	}
+	if (phase &&
+	    (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
+		return NULL;
+	if (node && *node)
+		return node;
+	node = str2(pod, "status", "nominatedNodeName");
+	return node && *node ? node : NULL;
+}
+
+struct tas_charge {
+	char *uid;		/* [owned] map key */
+	char *node;		/* [owned] */
+	struct tas_amount *req; /* [owned; names owned] */
+	size_t n_req;
+};
+
+struct tas_pods {
+	cu_map by_uid; /* uid -> struct tas_charge [owned] */
+};
+
+int tas_pods_new(struct tas_pods **out, cu_error *err)
+{
+	*out = cu_calloc(1, sizeof(**out));
+	if (*out == NULL)
+		return cu_error_set(err, CU_ENOMEM, "pods: out of memory");
+	cu_map_init_str(&(*out)->by_uid);
+	return CU_OK;
+}
+
+static void charge_free(struct tas_charge *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_req; i++)
+		cu_free((char *)c->req[i].name);
+	cu_free(c->req);
+	cu_free(c->node);
+	cu_free(c->uid);
+	cu_free(c);
+}
+
+void tas_pods_free(struct tas_pods *p)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	void *v;
+
+	if (p == NULL)
+		return;
+	while (cu_map_next(&p->by_uid, &it, NULL, &v))
+		charge_free(v);
+	cu_map_dispose(&p->by_uid);
+	cu_free(p);
+}
+
+size_t tas_pods_count(const struct tas_pods *p)
+{
+	return cu_map_count(&p->by_uid);
+}
+
+int tas_pods_update(struct tas_pods *p, struct tas_tree *t, const char *uid,
+    const json_t *pod, cu_error *err)
+{
+	struct tas_charge *old = cu_map_get(&p->by_uid, uid), *c = NULL;
+	const char *node = pod ? tas_pod_charged_node(pod) : NULL;
+	struct api_request *reqs = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	if (old != NULL && node != NULL && strcmp(old->node, node) == 0)
+		return CU_OK; /* requests of a placed pod do not change */
+	if (node != NULL) {
+		rc = api_pod_requests(pod, "pod", &reqs, &n, err);
+		if (rc != CU_OK)
+			return rc;
+		c = cu_calloc(1, sizeof(*c));
+		if (c == NULL || (c->uid = cu_strdup(uid)) == NULL ||
+		    (c->node = cu_strdup(node)) == NULL ||
+		    (c->req = cu_calloc(n ? n : 1, sizeof(*c->req))) == NULL)
+			goto nomem;
+		for (i = 0; i < n; i++) {
+			c->req[i].name = reqs[i].name; /* ownership moves */
+			c->req[i].value = reqs[i].milli;
+			reqs[i].name = NULL;
+		}
+		c->n_req = n;
+		if (cu_map_reserve(&p->by_uid, 1) != CU_OK)
+			goto nomem;
+		rc = tas_tree_node_usage(t, c->node, c->req, c->n_req, 1, err);
+		if (rc != CU_OK)
+			goto fail;
+	}
+	if (old != NULL) {
+		/* cannot fail: the columns exist since the charge */
+		rc = tas_tree_node_usage(
+		    t, old->node, old->req, old->n_req, -1, err);
+		cu_map_del(&p->by_uid, uid);
+		charge_free(old);
+		(void)rc;
+	}
+	if (c != NULL) {
+		rc = cu_map_put(&p->by_uid, c->uid, c, NULL); /* reserved */
+		(void)rc;
+	}
+	for (i = 0; i < n; i++)
+		cu_free(reqs[i].name);
+	cu_free(reqs);
+	return CU_OK;
+nomem:
+	rc = cu_error_set(err, CU_ENOMEM, "pods: out of memory");
+fail:
+	if (c != NULL)
+		charge_free(c);
+	for (i = 0; i < n; i++)
+		cu_free(reqs[i].name);
+	cu_free(reqs);
+	return rc;
+}

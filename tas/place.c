@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tas/place.c - placement of one podSet in a capacity tree, as Kueue's
+ * TAS does it for required, preferred and unconstrained requests with
+ * its default (best fit) profile: fit counts per domain, the fitting
+ * level, then a greedy descent that keeps the number of domains minimal
+ * at every level. See tas/tas.h for the rules.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tas/tas_int.h"
+
+struct dlist {
+	struct tas_domain **items; /* [owned array, borrowed items] */
+	size_t n;
+};
+
+static int cmp_fit_desc(const void *pa, const void *pb)
+{
+	const struct tas_domain *a = *(const struct tas_domain *const *)pa;
+	const struct tas_domain *b = *(const struct tas_domain *const *)pb;
+
+	if (a->fit != b->fit)
+		return a->fit > b->fit ? -1 : 1;
+	/* '\x1f' sorts below every label character: strcmp on the key is
+	 * the lexicographic order of the value paths. */
+	return strcmp(a->key, b->key);
+}
+
+static int cmp_key(const void *pa, const void *pb)
+{
+	const struct tas_domain *a = *(const struct tas_domain *const *)pa;
+	const struct tas_domain *b = *(const struct tas_domain *const *)pb;
+
+	return strcmp(a->key, b->key);
+}
+
+/* Pods of the request that fit in a leaf. */
+static int64_t leaf_fit(
+    const struct tas_domain *leaf, const int *cols, const struct tas_request *r)
+{
+	int64_t fit = leaf->free[TAS_PODS] > 0 ? leaf->free[TAS_PODS] : 0;
+	size_t i;
+
+	if (leaf->n_nodes == 0)
+		return 0;
+	for (i = 0; i < r->n_per_pod; i++) {
+		int64_t f;
+
+		if (r->per_pod[i].value <= 0 || cols[i] == TAS_PODS)
+			continue;
+		if (cols[i] < 0)
+			return 0; /* no node offers that resource */
+		f = leaf->free[cols[i]] / r->per_pod[i].value;
+		if (f < fit)
+			fit = f > 0 ? f : 0;
+	}
+	return fit;
+}
+
+static void fill_counts(
+    struct tas_tree *t, const int *cols, const struct tas_request *r)
+{
+	size_t l = t->n_levels, i;
+
+	while (l-- > 0) {
+		struct tas_level *lv = &t->per_level[l];
+
+		for (i = 0; i < lv->n; i++) {
+			struct tas_domain *d = lv->items[i];
+			size_t c;
+
+			d->take = 0;
+			if (l == t->n_levels - 1) {
+				d->fit = leaf_fit(d, cols, r);
+				continue;
+			}
+			d->fit = 0;
+			for (c = 0; c < d->n_children; c++)
+				d->fit += d->children[c]->fit;
+		}
+	}
+}
+
+/* First domain with the smallest fit >= need, else the first. */
+static struct tas_domain *best_fit(
+    struct tas_domain *const *ds, size_t n, int64_t need)
+{
+	struct tas_domain *best = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ds[i]->fit >= need &&
+		    (best == NULL || ds[i]->fit < best->fit))
+			best = ds[i];
+	return best != NULL ? best : ds[0];
+}
+
+/* Take pods greedily from sorted ds (best fit for the last domain);
+ * out gets the domains used. */
+static void take_greedy(
+    struct tas_domain *const *ds, size_t n, int64_t count, struct dlist *out)
+{
+	int64_t rem = count;
+	size_t i;
+
+	out->n = 0;
+	for (i = 0; i < n && rem > 0; i++) {
+		struct tas_domain *d = ds[i];
+
+		if (d->fit <= 0)
+			break;
+		if (d->fit >= rem) {
+			d = best_fit(ds + i, n - i, rem);
+			d->take = rem;
+			out->items[out->n++] = d;
+			return;
+		}
+		d->take = d->fit;
+		rem -= d->fit;
+		out->items[out->n++] = d;
+	}
+}
+
+static int sorted_copy(
+    struct tas_domain *const *src, size_t n, struct dlist *out, cu_error *err)
+{
+	out->items = cu_malloc((n ? n : 1) * sizeof(*out->items));
+	if (out->items == NULL)
+		return cu_error_set(err, CU_ENOMEM, "topology: out of memory");
+	memcpy(out->items, src, n * sizeof(*out->items));
+	out->n = n;
+	qsort(out->items, n, sizeof(*out->items), cmp_fit_desc);
+	return CU_OK;
+}
+
+static int no_fit(
+    const struct tas_tree *t, int64_t fit, int32_t count, char *msg, size_t len)
+{
+	if (fit <= 0)
+		snprintf(msg, len,
+		    "topology \"%s\" doesn't allow to fit any of %d pod(s)",
+		    t->name, count);
+	else
+		snprintf(msg, len,
+		    "topology \"%s\" allows to fit only %lld out of %d pod(s)",
+		    t->name, (long long)fit, count);
+	return TAS_NOFIT;
+}
+
+/* The fitting level at or above `l` and its chosen domains (*chosen,
+ * takes set). */
+static int find_level(struct tas_tree *t, const struct tas_request *r, size_t l,
+    size_t *at, struct dlist *chosen, char *msg, size_t len, cu_error *err)
+{
+	struct tas_level *lv = &t->per_level[l];
+	struct dlist s;
+	int64_t got = 0;
+	size_t i;
+	int rc;
+
+	if (lv->n == 0) {
+		snprintf(
+		    msg, len, "no topology domains at level: %s", t->levels[l]);
+		return TAS_NOFIT;
+	}
+	if ((rc = sorted_copy(lv->items, lv->n, &s, err)) != CU_OK)
+		return rc;
+	if (s.items[0]->fit >= r->count) {
+		struct tas_domain *d = best_fit(s.items, s.n, r->count);
+
+		d->take = r->count;
+		chosen->items[0] = d;
+		chosen->n = 1;
+		*at = l;
+		cu_free(s.items);
+		return CU_OK;
+	}
+	if (r->mode == TAS_REQUIRED) {
+		rc = no_fit(t, s.items[0]->fit, r->count, msg, len);
+		cu_free(s.items);
+		return rc;
+	}
+	if (l > 0 && r->mode == TAS_PREFERRED) {
+		cu_free(s.items);
+		return find_level(t, r, l - 1, at, chosen, msg, len, err);
+	}
+	take_greedy(s.items, s.n, r->count, chosen);
+	for (i = 0; i < chosen->n; i++)
+		got += chosen->items[i]->take;
+	cu_free(s.items);
+	*at = l;
+	if (got < r->count)
+		return no_fit(t, got, r->count, msg, len);
+	return CU_OK;
+}
+
+static int build(struct tas_tree *t, const struct dlist *leaves,
+    struct api_topology_assignment *out, cu_error *err)
+{
+	size_t first = t->host_lowest ? t->n_levels - 1 : 0;
+	size_t nl = t->n_levels - first, i, k;
+
+	qsort(leaves->items, leaves->n, sizeof(*leaves->items), cmp_key);
+	out->levels.items = cu_calloc(nl, sizeof(char *));
+	out->domains =
+	    cu_calloc(leaves->n ? leaves->n : 1, sizeof(*out->domains));
+	if (out->levels.items == NULL || out->domains == NULL)
+		goto nomem;
+	out->levels.n = nl;
+	for (k = 0; k < nl; k++)
+		if ((out->levels.items[k] = cu_strdup(t->levels[first + k])) ==
+		    NULL)
+			goto nomem;
+	for (i = 0; i < leaves->n; i++) {
+		const struct tas_domain *d = leaves->items[i];
+		struct api_topology_domain *o = &out->domains[out->n_domains];
+
+		if (d->take <= 0)
+			continue;
+		out->n_domains++;
+		o->count = (int32_t)d->take;
+		o->values = cu_calloc(nl, sizeof(char *));
+		if (o->values == NULL)
+			goto nomem;
+		for (k = nl; k-- > 0; d = d->parent)
+			if ((o->values[k] = cu_strdup(d->value)) == NULL)
+				goto nomem;
+	}
+	return CU_OK;
+nomem:
+	api_topology_assignment_dispose(out);
+	return cu_error_set(err, CU_ENOMEM, "topology: out of memory");
+}
+
+int tas_place(struct tas_tree *t, const struct tas_request *r,
+    struct api_topology_assignment *out, char *msg, size_t msg_len,
+    cu_error *err)
+{
+	int cols[TAS_MAX_RESOURCES * 4];
+	struct dlist chosen = {NULL, 0}, kids = {NULL, 0}, s = {NULL, 0};
+	size_t l = t->n_levels - 1, at = 0, i, c, n_all;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (msg_len > 0)
+		msg[0] = '\0';
+	if (r->count < 1 || r->n_per_pod > sizeof(cols) / sizeof(cols[0]))
+		return cu_error_set(err, CU_EINVAL, "topology: bad request");
+	if (r->mode != TAS_UNCONSTRAINED) {
+		for (l = 0; l < t->n_levels; l++)
+			if (r->level != NULL &&
+			    strcmp(t->levels[l], r->level) == 0)
+				break;
+		if (l == t->n_levels) {
+			snprintf(msg, msg_len,
+			    "no requested topology level: %s",
+			    r->level ? r->level : "");
+			return TAS_NOFIT;
+		}
+	}
+	for (i = 0; i < r->n_per_pod; i++)
+		cols[i] = tas__column(t, r->per_pod[i].name, false);
+	fill_counts(t, cols, r);
+	n_all = 0;
+	for (i = 0; i < t->n_levels; i++)
+		n_all = t->per_level[i].n > n_all ? t->per_level[i].n : n_all;
+	chosen.items = cu_malloc((n_all ? n_all : 1) * sizeof(*chosen.items));
+	if (chosen.items == NULL)
+		return cu_error_set(err, CU_ENOMEM, "topology: out of memory");
+	rc = find_level(t, r, l, &at, &chosen, msg, msg_len, err);
+	/* descend: children of the chosen domains, greedily, level by level */
+	for (; rc == CU_OK && at + 1 < t->n_levels; at++) {
+		kids.n = 0;
+		kids.items = cu_malloc(
+		    (t->per_level[at + 1].n ? t->per_level[at + 1].n : 1) *
+		    sizeof(*kids.items));
+		if (kids.items == NULL) {
+			rc = cu_error_set(
+			    err, CU_ENOMEM, "topology: out of memory");
+			break;
+		}
+		for (i = 0; i < chosen.n; i++)
+			for (c = 0; c < chosen.items[i]->n_children; c++)
+				kids.items[kids.n++] =
+				    chosen.items[i]->children[c];
+		rc = sorted_copy(kids.items, kids.n, &s, err);
+		cu_free(kids.items);
+		if (rc != CU_OK)
+			break;
+		take_greedy(s.items, s.n, r->count, &chosen);
+		cu_free(s.items);
+	}
+	if (rc == CU_OK)
+		rc = build(t, &chosen, out, err);
+	cu_free(chosen.items);
+	return rc;
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tas/tas.h - topology-aware scheduling (Kueue TAS) as pure logic: the
+ * capacity tree of one Topology over the Nodes of a flavor, kept up to
+ * date incrementally from Node and Pod events, and the placement of a
+ * podSet in it (required, preferred, unconstrained) with Kueue's
+ * algorithm and pending messages.
+ *
+ * No I/O, no clock reads; event-loop thread only. Prefix: tas_ / TAS_.
+ *
+ * Design notes
+ * ------------
+ * Domains form a tree: one domain per distinct value path at each level
+ * (block "b1" > rack "b1/r1" > host "b1/r1/h1"); the lowest level's
+ * domains are the leaves. Each leaf keeps, per resource column, the free
+ * capacity of its schedulable Nodes (allocatable minus the usage charged
+ * to them) minus the usage of admitted TAS podSets placed on it; every
+ * event adjusts one node's contribution (O(resources)), never the whole
+ * tree. A placement fills the pod counts per leaf (floor of free over
+ * the per-pod request, "pods" counted as one per pod when Nodes declare
+ * it), sums them up the tree, then, as Kueue does:
+ *   - find the fitting level: domains sorted by fit (desc, ties by value
+ *     path); if the first fits all pods, the best fit (the first domain
+ *     with the smallest fit >= count) is taken; otherwise required fails
+ *     ("topology "T" allows to fit only N out of M pod(s)"), preferred
+ *     moves one level up, and at the top (or for unconstrained, at the
+ *     lowest level) the pods are spread greedily over the largest
+ *     domains, the last one chosen by best fit;
+ *   - descend: at each lower level the children of the chosen domains
+ *     are taken greedily the same way, so pods pack into as few domains
+ *     as possible at every level.
+ * Usage charged to a node (tas_tree_node_usage) is what the caller
+ * counts as taken there: pods bound to it and pods nominated to it
+ * (status.nominatedNodeName), which Kueue leaves out.
+ */
+#ifndef CU_TAS_TAS_H
+#define CU_TAS_TAS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "api/model.h"
+#include "lib/cu.h"
+
+/* Resource columns a tree tracks (cpu, memory, pods, GPUs...). */
+#define TAS_MAX_RESOURCES 16
+/* Returned by tas_place when the podSet does not fit (not an error). */
+#define TAS_NOFIT 1
+
+#define TAS_HOSTNAME_LABEL "kubernetes.io/hostname"
+
+struct tas_tree;
+
+/* A per-resource amount in the caller's units (cueue uses milli-units;
+ * the same unit must be used for allocatable and requests). */
+struct tas_amount {
+	const char *name; /* [borrowed] resource name */
+	int64_t value;
+};
+
+/* New empty tree for Topology `name` with levels (node labels, highest
+ * first) [borrowed, copied]; *out [owned: tas_tree_free]. CU_EINVAL (no
+ * level), CU_ENOMEM. */
+CU_MUST_CHECK int tas_tree_new(const char *name, const char *const *levels,
+    size_t n_levels, struct tas_tree **out, cu_error *err);
+void tas_tree_free(struct tas_tree *t);
+
+/* Add or update Node `node` [borrowed, copied]: its labels (for the
+ * level values) and allocatable; a node missing a level label, or not
+ * schedulable (spec.unschedulable, NotReady, an untolerated NoSchedule
+ * taint: the caller decides), contributes no capacity. Usage already
+ * charged to the node is kept. CU_ENOMEM, CU_ERANGE (more resource
+ * names than TAS_MAX_RESOURCES). */
+CU_MUST_CHECK int tas_tree_node_set(struct tas_tree *t, const char *node,
+    const struct api_strmap *labels, const struct tas_amount *alloc,
+    size_t n_alloc, bool schedulable, cu_error *err);
+/* Remove a Node (its capacity goes; usage charged to it is forgotten). */
+void tas_tree_node_remove(struct tas_tree *t, const char *node);
+/* Charge (sign +1) or release (-1) one pod's usage on a node, e.g. a
+ * non-TAS pod bound or nominated to it (it also takes one of the node's
+ * "pods"; a "pods" entry in req is ignored). A node not seen yet is remembered
+ * and its usage applies once it appears. CU_ENOMEM, CU_ERANGE. */
+CU_MUST_CHECK int tas_tree_node_usage(struct tas_tree *t, const char *node,
+    const struct tas_amount *req, size_t n_req, int sign, cu_error *err);
+
+/* Charge (+1) or release (-1) an admitted TAS assignment: each domain's
+ * count times the per-pod request (and one "pods" per pod) on that leaf.
+ * Domains the tree does not know are skipped (a later node event brings them).
+ * CU_ERANGE, CU_ENOMEM. */
+CU_MUST_CHECK int tas_tree_assignment_usage(struct tas_tree *t,
+    const struct api_topology_assignment *a, const struct tas_amount *req,
+    size_t n_req, int sign, cu_error *err);
+
+enum tas_mode {
+	TAS_REQUIRED = 1,
+	TAS_PREFERRED,
+	TAS_UNCONSTRAINED,
+};
+
+struct tas_request {
+	enum tas_mode mode;
+	const char *level; /* [borrowed] node label; ignored if unconstrained */
+	int32_t count;	   /* pods, >= 1 */
+	const struct tas_amount *per_pod; /* [borrowed] */
+	size_t n_per_pod;
+};
+
+/* Place a podSet. CU_OK: *out [owned: api_topology_assignment_dispose]
+ * holds the leaves and their pod counts, in value order, with Kueue's
+ * levels (only the hostname level when the lowest level is
+ * kubernetes.io/hostname, else every level). TAS_NOFIT: msg gets
+ * Kueue's message (e.g. `topology "default" allows to fit only 3 out of
+ * 4 pod(s)`), *out is empty. CU_ENOMEM. The tree is not changed (the
+ * caller charges an admitted assignment with tas_tree_assignment_usage). */
+CU_MUST_CHECK int tas_place(struct tas_tree *t, const struct tas_request *r,
+    struct api_topology_assignment *out, char *msg, size_t msg_len,
+    cu_error *err);
+
+/* Free capacity of the leaf whose lowest-level value is `value` for
+ * resource `res`, or -1 if unknown (tests, diagnostics). */
+int64_t tas_tree_leaf_free(
+    const struct tas_tree *t, const char *value, const char *res);
+
+/* ---- actuation (tas/ungate.c) ------------------------------------------ */
+
+/* The scheduling gate TAS pods carry until their domain is chosen. */
+#define TAS_SCHEDULING_GATE "kueue.x-k8s.io/topology"
+
+/* The domain (index into a->domains) of the pod of rank `rank` (0-based,
+ * e.g. its completion index): domains are filled in order, each with its
+ * count, as Kueue's ungater assigns ranks. -1 when rank is outside the
+ * assignment's pods. */
+ssize_t tas_rank_domain(const struct api_topology_assignment *a, int64_t rank);
+/* The nodeSelector that pins a pod to domain `d` of a: one entry per
+ * level of the assignment (label -> value), merged into *sel (existing
+ * keys replaced). CU_ENOMEM, CU_ERANGE (d out of range). */
+CU_MUST_CHECK int tas_domain_selector(const struct api_topology_assignment *a,
+    size_t d, struct api_strmap *sel, cu_error *err);
+
+/* ---- v1 objects (tas/objects.c) ---------------------------------------- */
+
+/* Add or update the Node `node` [borrowed] (v1 JSON): labels, allocatable
+ * (pods in pods, the rest in milli-units) and schedulable = not
+ * spec.unschedulable, no NoSchedule/NoExecute taint, and Ready=True when
+ * a Ready condition is present (Kueue needs Ready=True; Nodes without
+ * conditions, as simulated ones, count as ready). CU_EINVAL (no name),
+ * CU_ENOMEM, CU_ERANGE. */
+CU_MUST_CHECK int tas_node_apply(
+    struct tas_tree *t, const json_t *node, cu_error *err);
+
+/* The node whose capacity Pod `pod` [borrowed] takes [borrowed from
+ * pod], or NULL: spec.nodeName when bound, else status.nominatedNodeName
+ * (KEP-5278: the scheduler promised it that node; Kueue counts bound
+ * pods only); NULL for terminated pods (Succeeded, Failed) and for TAS
+ * pods (a kueue.x-k8s.io/podset-*-topology annotation: their usage is
+ * their Workload's assignment). */
+const char *tas_pod_charged_node(const json_t *pod);
+
+/* Tracker of the charges of non-TAS pods in one tree, by pod uid. */
+struct tas_pods;
+
+CU_MUST_CHECK int tas_pods_new(struct tas_pods **out, cu_error *err);
+void tas_pods_free(struct tas_pods *p);
+size_t tas_pods_count(const struct tas_pods *p);
+/* Apply Pod `uid`'s current state (pod [borrowed] v1 JSON, or NULL when
+ * deleted): its charge moves to the node tas_pod_charged_node names
+ * (released when none, e.g. un-nominated or finished; moved when bound
+ * elsewhere than nominated). On failure nothing changed. CU_ENOMEM,
+ * CU_ERANGE, CU_EPARSE (bad requests). */
+CU_MUST_CHECK int tas_pods_update(struct tas_pods *p, struct tas_tree *t,
+    const char *uid, const json_t *pod, cu_error *err);
+
+#endif /* CU_TAS_TAS_H */

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tas/tas_int.h - the capacity tree's structures, shared by tas/tree.c
+ * (building and incremental updates) and tas/place.c (placement).
+ */
+#ifndef CU_TAS_TAS_INT_H
+#define CU_TAS_TAS_INT_H
+
+#include "tas/tas.h"
+
+struct tas_domain {
+	char *key;   /* [owned] value path joined with '\x1f' (map key) */
+	char *value; /* [borrowed from key] this level's value */
+	size_t level;
+	struct tas_domain *parent;    /* [borrowed] NULL at level 0 */
+	struct tas_domain **children; /* [owned array, borrowed items] */
+	size_t n_children, cap_children;
+	/* leaves: free capacity of schedulable nodes minus TAS usage */
+	int64_t free[TAS_MAX_RESOURCES];
+	size_t n_nodes; /* nodes contributing (leaves) */
+	/* placement scratch */
+	int64_t fit, take;
+};
+
+struct tas_node {
+	char *name;		 /* [owned] */
+	struct tas_domain *leaf; /* [borrowed] NULL: absent or unlabelled */
+	bool present, schedulable;
+	int64_t alloc[TAS_MAX_RESOURCES];
+	int64_t used[TAS_MAX_RESOURCES];
+};
+
+struct tas_level {
+	struct tas_domain **items; /* [owned array, owned items] */
+	size_t n, cap;
+};
+
+struct tas_tree {
+	char *name;    /* [owned] */
+	char **levels; /* [owned] node labels */
+	size_t n_levels;
+	bool host_lowest; /* lowest level is kubernetes.io/hostname */
+	char *res[TAS_MAX_RESOURCES]; /* [owned] column names */
+	size_t n_res;
+	cu_map nodes;	      /* name -> struct tas_node [owned] */
+	cu_map domains;	      /* key -> struct tas_domain [borrowed] */
+	cu_map leaf_by_value; /* lowest value -> leaf (host_lowest only) */
+	struct tas_level *per_level; /* [owned] n_levels */
+};
+
+/* Column 0 is always "pods": one per pod, unlimited on a Node that does
+ * not declare allocatable pods. */
+#define TAS_PODS 0
+#define TAS_PODS_UNLIMITED ((int64_t)1 << 40)
+
+/* Column of resource `name`, added when missing and `add`; -1 when
+ * missing (and not added), -2 when full. */
+int tas__column(struct tas_tree *t, const char *name, bool add);
+
+#endif /* CU_TAS_TAS_INT_H */
