@@ -43,6 +43,7 @@ static const struct inject_target {
     {&CRDS, "cohorts.kueue.x-k8s.io", true},
     {&CRDS, "resourceflavors.kueue.x-k8s.io", true},
     {&CRDS, "workloadpriorityclasses.kueue.x-k8s.io", true},
+    {&CRDS, "topologies.kueue.x-k8s.io", true},
 };
 #define NTARGETS (sizeof(TARGETS) / sizeof(TARGETS[0]))
 

@@ -17,7 +17,7 @@
 #define V2 WH_KUEUE_GROUP "/v1beta2"
 
 static const char *const KINDS[] = {"ClusterQueue", "LocalQueue", "Workload",
-    "Cohort", "ResourceFlavor", "WorkloadPriorityClass", NULL};
+    "Cohort", "ResourceFlavor", "WorkloadPriorityClass", "Topology", NULL};
 
 /* ---- small helpers ---------------------------------------------------- */
 

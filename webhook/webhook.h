@@ -319,8 +319,8 @@ CU_MUST_CHECK int wh_serve(const struct wh_options *opt, enum wh_mode mode,
  *
  * The CRD conversion webhook of the Kueue kinds cueue serves
  * (ClusterQueue, LocalQueue, Workload, Cohort, ResourceFlavor,
- * WorkloadPriorityClass) between kueue.x-k8s.io/v1beta1 and v1beta2, with
- * the semantics of Kueue's apis/kueue/v1beta1 conversion functions:
+ * WorkloadPriorityClass, Topology) between kueue.x-k8s.io/v1beta1 and v1beta2,
+ * with the semantics of Kueue's apis/kueue/v1beta1 conversion functions:
  *
  *   ClusterQueue  spec.cohort <-> spec.cohortName; v1beta1
  *                 spec.admissionChecks [names] -> v1beta2

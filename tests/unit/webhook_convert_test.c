@@ -110,6 +110,11 @@ Test(convert, workloadpriorityclass_both_ways)
 	both_ways("workloadpriorityclass");
 }
 
+Test(convert, topology_both_ways)
+{
+	both_ways("topology");
+}
+
 /* Kueue's one-way mappings: the list becomes a strategy, the deprecated
  * fungibility values become MayStopSearch, v1beta1-only status goes. */
 Test(convert, clusterqueue_deprecated_fields_one_way)
