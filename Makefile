@@ -22,10 +22,12 @@
 #                         allocation, references outside the repository,
 #                         cppcheck
 #   make format           reformat every source file in place
-#   make install          the release cueue-controller (hardened) into
-#                         $(DESTDIR)$(PREFIX)/bin, PREFIX=/usr/local
+#   make install          the release cueue-controller and kubectl-cueue
+#                         (hardened) into $(DESTDIR)$(PREFIX)/bin,
+#                         PREFIX=/usr/local
 #   make install-dev      every program of the current BUILD (controller,
-#                         cueue-apiserver, cueue-bench) into the same place
+#                         kubectl-cueue, cueue-apiserver, cueue-bench) into
+#                         the same place
 #   make clean
 #
 #   BUILD=debug|release|asan   build flavour (build/$(BUILD)/)
@@ -105,21 +107,24 @@ ALL_CFLAGS  = $(STD) $(WARN) $(CFLAGS_$(BUILD)) $(PKG_CFLAGS) -I. \
               -DCUEUE_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS_$(BUILD)) $(EXTRA_LDFLAGS)
 
-MODULES  := lib api namespaces queues tas admission webhook store reconcile controller
-LIB_SRC  := $(filter-out controller/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
+MODULES  := lib api namespaces queues tas admission webhook store reconcile controller cli
+LIB_SRC  := $(filter-out controller/main.c cli/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 LIBCUEUE := $(O)/libcueue.a
 
 # Programs. cueue-apiserver and cueue-bench live under tests/
 # (docs/architecture.md, "Layout").
 CTL_SRC    := controller/main.c
+# kubectl-cueue, the kubectl plugin (cli/).
+CLI_SRC    := cli/main.c
 APISRV_SRC := $(wildcard tests/apiserver/*.c)
 # The server's internals (all but main) as a library, so that unit tests
 # and fuzz targets can drive its handlers in-process.
 APISRV_LIB_SRC := $(filter-out tests/apiserver/main.c,$(APISRV_SRC))
 LIBAPISRV  := $(O)/libapiserver.a
 BENCH_SRC  := $(wildcard tests/bench/*.c)
-PROGRAMS   := $(O)/bin/cueue-controller $(O)/bin/cueue-apiserver \
+PROGRAMS   := $(O)/bin/cueue-controller $(O)/bin/kubectl-cueue \
+              $(O)/bin/cueue-apiserver \
               $(if $(BENCH_SRC),$(O)/bin/cueue-bench)
 
 UNIT_SRC   := $(wildcard tests/unit/*_test.c)
@@ -128,7 +133,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(O)/tests/unit/%)
 FUZZ_SRC   := $(wildcard tests/fuzz/*_fuzz.c)
 FUZZ_NAMES := $(FUZZ_SRC:tests/fuzz/%_fuzz.c=%)
 FUZZ_REPLAY:= $(FUZZ_NAMES:%=$(O)/tests/fuzz/%_replay)
-ALL_SRC    := $(LIB_SRC) $(CTL_SRC) $(APISRV_SRC) $(BENCH_SRC) $(UNIT_SRC) \
+ALL_SRC    := $(LIB_SRC) $(CTL_SRC) $(CLI_SRC) $(APISRV_SRC) $(BENCH_SRC) $(UNIT_SRC) \
               $(FUZZ_SRC) tests/fuzz/replay.c $(UNIT_FIX_SRC)
 FORMAT_SRC := $(ALL_SRC) $(wildcard */*.h tests/*/*.h)
 
@@ -159,6 +164,11 @@ $(LIBCUEUE): $(LIB_OBJ)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(O)/bin/cueue-controller: $(CTL_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
+
+$(O)/bin/kubectl-cueue: $(CLI_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
@@ -325,18 +335,20 @@ lint: format-check
 	  echo "raw allocation outside lib/mem.c"; exit 1; fi
 	@scripts/check-refs.sh
 	cppcheck -q --error-exitcode=1 --enable=warning,portability --inline-suppr \
-	  -I. --suppress=missingIncludeSystem $(LIB_SRC) $(CTL_SRC) $(APISRV_SRC) \
+	  -I. --suppress=missingIncludeSystem $(LIB_SRC) $(CTL_SRC) $(CLI_SRC) $(APISRV_SRC) \
 	  $(BENCH_SRC)
 
-# make install: what a user runs, the hardened release controller, built
+# make install: what a user runs, the hardened release controller and
+# the kubectl plugin, built
 # in its own directory whatever BUILD says. make install-dev: every
 # program of the current BUILD, for test harnesses outside the tree.
 RELEASE_DIR ?= build/release
 install: deps-quiet
 	@$(MAKE) --no-print-directory BUILD=release BUILDDIR=$(RELEASE_DIR) \
-	  $(RELEASE_DIR)/bin/cueue-controller
+	  $(RELEASE_DIR)/bin/cueue-controller $(RELEASE_DIR)/bin/kubectl-cueue
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(RELEASE_DIR)/bin/cueue-controller $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(RELEASE_DIR)/bin/cueue-controller \
+	  $(RELEASE_DIR)/bin/kubectl-cueue $(DESTDIR)$(PREFIX)/bin/
 
 install-dev: all
 	install -d $(DESTDIR)$(PREFIX)/bin
@@ -386,7 +398,7 @@ clean:
 	rm -rf build
 
 help:
-	@sed -n 3,39p Makefile
+	@sed -n 3,41p Makefile
 
 .SECONDARY:
 

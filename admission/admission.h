@@ -83,6 +83,14 @@ const char *adm_preempt_reason_string(enum adm_preempt_reason r);
 size_t adm_format_quantity(
     const char *resource, int64_t milli, char *buf, size_t n);
 
+/*
+ * Kueue's path of a ClusterQueue in preemption messages: "/<root
+ * cohort>/.../<parent cohort>/<cq>", "/<cq>" without a cohort. snprintf
+ * contract (truncated, terminated); returns the length needed. cq
+ * [borrowed].
+ */
+size_t adm_cq_path(const struct que_cq *cq, char *buf, size_t n);
+
 struct adm_flavor_use {
 	const char *resource; /* [borrowed; valid until que_state_free] */
 	const char *flavor;   /* [borrowed; valid until que_state_free] */

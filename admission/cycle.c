@@ -58,7 +58,9 @@ static int reserve(struct adm_result *r, size_t more)
 	return cu_grow((void **)&r->v, &r->cap, r->n + more, sizeof(*r->v));
 }
 
-/* Append a pending status unless it is the one last reported. */
+/* Append a pending status unless it is the one last reported, or the
+ * workload is looked at again without a cause (que_recheck_parked): what
+ * it reported stands until something changes for it. */
 static int pending(struct adm_result *out, struct que_wl *wl,
     enum adm_reason reason, const char *msg)
 {
@@ -66,7 +68,7 @@ static int pending(struct adm_result *out, struct que_wl *wl,
 	struct adm_decision *d;
 	char *m;
 
-	if (wl->pending_hash == h)
+	if (wl->pending_hash == h || wl->quiet)
 		return CU_OK;
 	m = cu_strdup(msg);
 	if (!m || reserve(out, 1)) {
@@ -290,11 +292,25 @@ static int entry_cmp(const void *pa, const void *pb)
 
 /* ---- processing -------------------------------------------------------- */
 
-static bool still_fits(struct entry *e)
+/*
+ * Does e still fit after this cycle's earlier decisions? A preemptor is
+ * checked as Kueue's fits() checks it: the victims of every earlier
+ * preemption of the cycle (their preemptors reserved what they need) and
+ * its own targets count as gone, so two preemptors of one cohort whose
+ * targets differ both go ahead in the same cycle. An admission counts
+ * every victim as still there: victims hold their quota until they are
+ * gone, and nothing is admitted on top of them (invariant 2).
+ */
+static bool still_fits(
+    struct entry *e, struct que_wl *const *victims, size_t n_victims)
 {
 	size_t i;
 	bool ok = true;
 
+	if (e->t.n == 0)
+		n_victims = 0;
+	for (i = 0; i < n_victims; i++)
+		que_wl_remove_usage(victims[i]);
 	for (i = 0; i < e->t.n; i++)
 		if (!e->t.v[i].wl->scratch)
 			que_wl_remove_usage(e->t.v[i].wl);
@@ -304,6 +320,8 @@ static bool still_fits(struct entry *e)
 	for (i = 0; i < e->t.n; i++)
 		if (!e->t.v[i].wl->scratch)
 			que_wl_add_usage(e->t.v[i].wl);
+	for (i = 0; i < n_victims; i++)
+		que_wl_add_usage(victims[i]);
 	return ok;
 }
 
@@ -423,7 +441,7 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 			e->done = true;
 			return CU_OK;
 		}
-	if (!still_fits(e)) {
+	if (!still_fits(e, *victims, *n_victims)) {
 		rc = pending(out, wl, ADM_REASON_WAITING_FOR_QUOTA,
 		    "Workload no longer fits after processing another "
 		    "workload");

@@ -93,8 +93,13 @@ struct gmode {
 	int borrow;
 };
 
-/* Kueue's isPreferred with the default BorrowingOverPreemption. */
-static bool preferred(struct gmode a, struct gmode b)
+/* Kueue's isPreferred: is a better than b? A flavor that cannot be had
+ * ranks last, one whose preemption found no candidates next; then
+ * BorrowingOverPreemption (the default) ranks by how the quota is had
+ * (fit > reclaim > preempt) before how far it is borrowed, and
+ * PreemptionOverBorrowing the other way round. */
+static bool preferred(
+    struct gmode a, struct gmode b, enum que_fungibility_preference pref)
 {
 	bool a_nc, b_nc;
 
@@ -106,6 +111,11 @@ static bool preferred(struct gmode a, struct gmode b)
 	b_nc = b.mode == ADM_MODE_NO_CANDIDATES;
 	if (a_nc != b_nc)
 		return !a_nc;
+	if (pref == QUE_PREEMPTION_OVER_BORROWING) {
+		if (a.borrow != b.borrow)
+			return a.borrow < b.borrow;
+		return a.mode > b.mode;
+	}
 	if (a.mode != b.mode)
 		return a.mode > b.mode;
 	return a.borrow < b.borrow;
@@ -429,16 +439,12 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 			flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
 			rep.mode = ADM_MODE_NOFIT;
 		} else if ((taint = untolerated(flv, ps))) {
-			if (taint->value && *taint->value)
-				rc = reasons_add(rs,
-				    "untolerated taint %s=%s:%s in flavor %s",
-				    taint->key, taint->value,
-				    effect_name(taint->effect), flv->name);
-			else
-				rc = reasons_add(rs,
-				    "untolerated taint %s:%s in flavor %s",
-				    taint->key, effect_name(taint->effect),
-				    flv->name);
+			/* Kueue prints the Taint struct as Go does: {key
+			 * value effect timeAdded}, timeAdded unset. */
+			rc = reasons_add(rs,
+			    "untolerated taint {%s %s %s <nil>} in flavor %s",
+			    taint->key, taint->value ? taint->value : "",
+			    effect_name(taint->effect), flv->name);
 			flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
 			rep.mode = ADM_MODE_NOFIT;
 		} else if (!affinity_ok(flv, ps)) {
@@ -464,7 +470,7 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 					return rc;
 				flavor_reason = most_severe(flavor_reason, why);
 				cur[k] = (uint8_t)m.mode;
-				if (preferred(rep, m))
+				if (preferred(rep, m, cq->preference))
 					rep = m;
 				if (rep.mode == ADM_MODE_NOFIT)
 					break;
@@ -480,7 +486,8 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 			attempted = true;
 			continue;
 		}
-		if (!try_next_flavor(rep, cq) || preferred(rep, best)) {
+		if (!try_next_flavor(rep, cq) ||
+		    preferred(rep, best, cq->preference)) {
 			best = rep;
 			best_flv = flv->id;
 			memcpy(best_modes, cur, n);

@@ -83,6 +83,28 @@ size_t adm_format_quantity(
 	return len < 0 ? 0 : (size_t)len;
 }
 
+size_t adm_cq_path(const struct que_cq *cq, char *buf, size_t n)
+{
+	const struct que_cohort *chain[64];
+	const struct que_cohort *c;
+	size_t depth = 0, len = 0, i;
+	int k;
+
+	for (c = cq->node.parent; c && depth < 64; c = c->node.parent)
+		chain[depth++] = c;
+	if (n > 0)
+		buf[0] = '\0';
+	for (i = depth + 1; i-- > 0;) {
+		const char *name = i == 0 ? cq->name : chain[i - 1]->name;
+
+		k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0,
+		    "/%s", name);
+		if (k > 0)
+			len += (size_t)k;
+	}
+	return len;
+}
+
 uint32_t adm_status_hash(enum adm_reason reason, const char *msg)
 {
 	uint32_t h = 2166136261u ^ (uint32_t)reason;

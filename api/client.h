@@ -87,6 +87,11 @@ struct api_client_opts {
  */
 CU_MUST_CHECK int api_client_opts_from_kubeconfig(
     struct api_client_opts *out, const char *path, cu_error *err);
+/* The same with context [borrowed; NULL or "" = current-context] in
+ * place of current-context, as kubectl's --context. */
+CU_MUST_CHECK int api_client_opts_from_kubeconfig_context(
+    struct api_client_opts *out, const char *path, const char *context,
+    cu_error *err);
 
 /*
  * Fill *out for the in-cluster service account: server from

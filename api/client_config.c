@@ -137,6 +137,12 @@ static int file_or_data(json_t *obj, const char *file_key, const char *data_key,
 int api_client_opts_from_kubeconfig(
     struct api_client_opts *out, const char *path, cu_error *err)
 {
+	return api_client_opts_from_kubeconfig_context(out, path, NULL, err);
+}
+
+int api_client_opts_from_kubeconfig_context(struct api_client_opts *out,
+    const char *path, const char *context, cu_error *err)
+{
 	json_t *root = NULL, *ctx, *cluster, *user = NULL, *v;
 	const char *cur, *cname, *uname, *s;
 	char *dir = NULL, *slash;
@@ -146,7 +152,9 @@ int api_client_opts_from_kubeconfig(
 	rc = api_yaml_load_file(&root, NULL, path, NULL, err);
 	if (rc != CU_OK)
 		return rc;
-	cur = str_of(root, "current-context");
+	cur = context != NULL && context[0] != '\0'
+		  ? context
+		  : str_of(root, "current-context");
 	if (cur == NULL) {
 		rc = cu_error_set(
 		    err, CU_EINVAL, "%s: no current-context", path);

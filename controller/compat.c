@@ -103,8 +103,8 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.flavorFungibility.whenCanPreempt", S,
 	CTL_COMPAT_WARN_NEVER, ""},
-    {"ClusterQueue", "spec.flavorFungibility.preference", N,
-	CTL_COMPAT_WARN_EVENT, "flavors are chosen as BorrowingOverPreemption"},
+    {"ClusterQueue", "spec.flavorFungibility.preference", S,
+	CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionChecksStrategy", N, CTL_COMPAT_WARN_EVENT,
 	"admission checks are not run: Workloads are admitted on quota alone"},
@@ -342,11 +342,6 @@ int ctl_cq_unsupported(
 
 	if (size > 0)
 		buf[0] = '\0';
-	if (s->has_flavor_fungibility &&
-	    s->flavor_fungibility.preference ==
-		API_FUNG_PREF_PREEMPTION_OVER_BORROWING)
-		add(buf, size, &len, "spec.flavorFungibility.preference",
-		    &count);
 	if (s->n_admission_checks > 0)
 		add(buf, size, &len, "spec.admissionChecksStrategy", &count);
 	if (s->has_fair_sharing)

@@ -269,9 +269,20 @@ static void unevict(ctl *c, struct que_wl *v, const char *why)
 static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	struct que_wl *pre = que_workload_get(c->st, d->uid);
+	const char *job_uid = NULL;
+	char pre_path[512], v_path[512];
 	size_t i;
 	cu_error err;
 
+	/* Kueue names the preemptor's job by its job-uid label. */
+	if (pre != NULL)
+		job_uid = json_string_value(json_object_get(
+		    json_object_get(
+			json_object_get(api_informer_get(
+					    c->inf[INF_WL], pre->ns, pre->name),
+			    "metadata"),
+			"labels"),
+		    REC_LABEL_JOB_UID));
 	for (i = 0; pre != NULL && i < d->n_victims; i++) {
 		struct que_wl *v = que_workload_get(c->st, d->victims[i].uid);
 		struct api_workload wl;
@@ -306,9 +317,13 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			       : "not in the cache");
 			continue;
 		}
-		msg =
-		    rec_preemption_message(pre->uid, NULL, d->victims[i].reason,
-			d->cluster_queue, d->victims[i].cluster_queue);
+		pre_path[0] = v_path[0] = '\0';
+		if (pre->cq != NULL)
+			adm_cq_path(pre->cq, pre_path, sizeof(pre_path));
+		if (v->cq != NULL)
+			adm_cq_path(v->cq, v_path, sizeof(v_path));
+		msg = rec_preemption_message(
+		    pre->uid, job_uid, d->victims[i].reason, pre_path, v_path);
 		ev.reason = REC_EVICTED_PREEMPTED;
 		ev.message = msg ? msg : "Preempted";
 		ev.preempted_reason =
@@ -357,15 +372,18 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 void ctl_run_cycle(ctl *c, int64_t now)
 {
 	struct adm_result r;
-	size_t i, nwrites = ctl_pipe_queued(c->pipe);
+	size_t i, npreempt = 0, nwrites = ctl_pipe_queued(c->pipe);
 	cu_error err;
 
 	adm_result_init(&r);
 	if (adm_cycle(c->st, now, &r, &err) != CU_OK)
 		cu_warn("admission cycle: %s", err.msg);
+	for (i = 0; i < r.n; i++)
+		npreempt += r.v[i].kind == ADM_PREEMPT;
 	if (r.n > 0)
-		cu_debug("cycle: %zu heads, %zu admitted, %zu decisions",
-		    r.heads, r.admitted, r.n);
+		cu_debug("cycle: %zu heads, %zu admitted, %zu preempting, %zu "
+			 "decisions",
+		    r.heads, r.admitted, npreempt, r.n);
 	for (i = 0; i < r.n; i++) {
 		const struct adm_decision *d = &r.v[i];
 

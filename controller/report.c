@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/json.h"
 #include "controller/ctl_int.h"
 
 /* Quantities are kept in milli-units; metrics report units (cores,
@@ -18,11 +19,72 @@ static double milli_to_units(int64_t milli)
 	return (double)milli / 1000.0;
 }
 
+/* The reason of the QuotaReserved condition the API shows for cached
+ * [borrowed], or NULL. */
+static const char *shown_reason(const json_t *cached)
+{
+	json_t *cond;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(cached, "status"), "conditions"), i,
+	    cond)
+	{
+		const char *t = api_json_str(cond, "type");
+
+		if (t != NULL && strcmp(t, REC_COND_QUOTA_RESERVED) == 0)
+			return api_json_str(cond, "reason");
+	}
+	return NULL;
+}
+
+/* Kueue's status.resourceRequests of a pending Workload: per podSet, its
+ * requests times its count. [owned: json_decref]; NULL when out of
+ * memory. */
+static json_t *resource_requests(ctl *c, const struct que_wl *qw)
+{
+	json_t *a = json_array();
+	uint32_t i, j;
+
+	for (i = 0; a != NULL && i < qw->n_podsets; i++) {
+		const struct que_podset *ps = &qw->podsets[i];
+		json_t *o = json_pack("{s:s}", "name", ps->name), *res;
+
+		if (o == NULL || json_array_append_new(a, o) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+		if (ps->n_spec_req == 0)
+			continue;
+		res = json_object();
+		if (res == NULL || json_object_set_new(o, "resources", res)) {
+			json_decref(a);
+			return NULL;
+		}
+		for (j = 0; j < ps->n_spec_req; j++) {
+			const char *name =
+			    que_resource_name(c->st, ps->req[j].res);
+			char q[64];
+			int64_t v;
+
+			if (__builtin_mul_overflow(ps->req[j].per_pod,
+				(int64_t)ps->full_count, &v))
+				v = INT64_MAX;
+			adm_format_quantity(name, v, q, sizeof(q));
+			json_object_set_new(res, name, json_string(q));
+		}
+	}
+	return a;
+}
+
 /*
  * Writing every pending reason as it changes would cost a write per
  * Workload per cycle; users read the reason of Workloads that wait, so it
  * is written once a Workload has waited pending_status_delay_ms, then at
- * most once per pending_status_period_ms.
+ * most once per pending_status_period_ms while the reason stays the same
+ * (a new message for it waits). A new reason (a ClusterQueue released
+ * from Hold is no longer Suspended) is written as soon as the budget
+ * allows.
  */
 void ctl_report_pending(ctl *c, int64_t now)
 {
@@ -37,7 +99,7 @@ void ctl_report_pending(ctl *c, int64_t now)
 		const char *uid = due[i]->k[0];
 		struct que_wl *qw = que_workload_get(c->st, uid);
 		struct api_workload wl;
-		json_t *patch = NULL;
+		json_t *patch = NULL, *requests;
 		cu_error err;
 
 		last = ctl_keys_get(&c->rep.pending_at, CTL_K1(uid));
@@ -47,10 +109,18 @@ void ctl_report_pending(ctl *c, int64_t now)
 			continue;
 		}
 		if (now - qw->created_ns <
-			CU_MS_TO_NS(c->opts.pending_status_delay_ms) ||
-		    (last != NULL &&
-			now_ms - last->n < c->opts.pending_status_period_ms))
+		    CU_MS_TO_NS(c->opts.pending_status_delay_ms))
 			continue;
+		if (last != NULL &&
+		    now_ms - last->n < c->opts.pending_status_period_ms) {
+			const char *was = shown_reason(
+			    api_informer_get(c->inf[INF_WL], qw->ns, qw->name));
+			const char *want = due[i]->s[0];
+
+			if (was == NULL || want == NULL ||
+			    strcmp(was, want) == 0)
+				continue;
+		}
 		if (!ctl_pipe_budget_take(
 			c->pipe, CTL_PIPE_BUDGET_PENDING, now_ms))
 			break; /* the oldest due ones go first next time */
@@ -58,8 +128,9 @@ void ctl_report_pending(ctl *c, int64_t now)
 			ctl_keys_del(&c->rep.pending_due, CTL_K1(uid));
 			continue;
 		}
-		if (rec_wl_status_pending(&wl, due[i]->s[0], due[i]->s[1], now,
-			&patch, &err) != CU_OK)
+		requests = resource_requests(c, qw);
+		if (rec_wl_status_pending_requests(&wl, due[i]->s[0],
+			due[i]->s[1], requests, now, &patch, &err) != CU_OK)
 			cu_warn("pending %s/%s: %s", qw->ns, qw->name, err.msg);
 		else if (patch != NULL) {
 			last = ctl_keys_put(&c->rep.pending_at, CTL_K1(uid));
@@ -68,6 +139,7 @@ void ctl_report_pending(ctl *c, int64_t now)
 			ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name,
 			    patch, NULL);
 		}
+		json_decref(requests);
 		api_workload_dispose(&wl);
 		ctl_keys_del(&c->rep.pending_due, CTL_K1(uid));
 	}
@@ -196,8 +268,9 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 		    json_pack("{s:s, s:s, s:s}", "name", rs, "total", q,
 			"borrowed", b));
 	}
-	set_usage_and_counts(st, &byflv, cq->n_heap + cq->inadmissible.n,
-	    cq->admitted.n, cq->admitted.n);
+	set_usage_and_counts(st, &byflv,
+	    cq->n_heap + cq->inadmissible.n + cq->n_backoff, cq->admitted.n,
+	    cq->admitted.n);
 	if (cq->refused != NULL) {
 		char *m = cu_asprintf(
 		    "Can't admit new workloads: its spec was refused: %s",
@@ -424,8 +497,17 @@ static void write_cq_status(ctl *c)
 				json_object_get(cached, "status"), want));
 		}
 		if (c->metrics != NULL) {
+			/* Kueue: the active heap and the parked
+			 * (inadmissible) ones, backoffs included; all of
+			 * them are inadmissible while the ClusterQueue is
+			 * inactive. */
 			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
-			    CTL_LV(cq->name, "active"), (double)cq->n_heap);
+			    CTL_LV(cq->name, "active"),
+			    cq->active ? (double)cq->n_heap : 0.0);
+			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
+			    CTL_LV(cq->name, "inadmissible"),
+			    (double)(cq->inadmissible.n + cq->n_backoff) +
+				(cq->active ? 0.0 : (double)cq->n_heap));
 			ctl_metric_set(c->metrics,
 			    CTL_M_ADMITTED_ACTIVE_WORKLOADS, CTL_LV(cq->name),
 			    (double)cq->admitted.n);
@@ -440,6 +522,7 @@ static void write_cq_status(ctl *c)
 /* Per-LocalQueue tallies for its status, from one pass over the CQs. */
 struct lq_tally {
 	size_t pending, admitted;
+	size_t parked;	/* of pending: inadmissible, as Kueue counts them */
 	int64_t *usage; /* per fr, milli */
 };
 
@@ -462,7 +545,7 @@ static struct lq_tally *lq_tally_of(struct lq_pass *p, const struct que_wl *wl)
 		return &p->v[pos->n];
 	if (cu_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v)) != CU_OK)
 		return NULL;
-	p->v[p->n].pending = p->v[p->n].admitted = 0;
+	p->v[p->n].pending = p->v[p->n].admitted = p->v[p->n].parked = 0;
 	p->v[p->n].usage = cu_calloc(p->nfr ? p->nfr : 1, sizeof(int64_t));
 	if (p->v[p->n].usage == NULL)
 		return NULL;
@@ -482,12 +565,16 @@ static void lq_count_cq(struct lq_pass *p, struct que_cq *cq)
 	uint32_t ps, r;
 
 	for (i = 0; i < cq->n_heap; i++)
-		if ((t = lq_tally_of(p, cq->heap[i])) != NULL)
+		if ((t = lq_tally_of(p, cq->heap[i])) != NULL) {
 			t->pending++;
+			t->parked += !cq->active;
+		}
 	wl = cq->inadmissible.head;
 	for (i = 0; i < cq->inadmissible.n; i++, wl = wl->next)
-		if ((t = lq_tally_of(p, wl)) != NULL)
+		if ((t = lq_tally_of(p, wl)) != NULL) {
 			t->pending++;
+			t->parked++;
+		}
 	wl = cq->admitted.head;
 	for (i = 0; i < cq->admitted.n; i++, wl = wl->next) {
 		if ((t = lq_tally_of(p, wl)) == NULL)
@@ -572,7 +659,8 @@ static bool lq_reported(const ctl *c, json_t *cached)
 		       json_object_get(cached, "metadata"), "labels"));
 }
 
-static void lq_metrics(ctl *c, json_t *cached, json_t *st)
+static void lq_metrics(
+    ctl *c, json_t *cached, json_t *st, const struct lq_tally *tally)
 {
 	static const char *const states[] = {"True", "False", "Unknown"};
 	const char *ns = ctl_jmeta(cached, "namespace"),
@@ -597,10 +685,16 @@ static void lq_metrics(ctl *c, json_t *cached, json_t *st)
 		ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_STATUS,
 		    CTL_LV(name, ns, states[i]),
 		    strcmp(states[i], now) == 0 ? 1.0 : 0.0);
+	/* As for the ClusterQueue: active and inadmissible (parked, or
+	 * waiting in an inactive ClusterQueue). */
 	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_PENDING_WORKLOADS,
 	    CTL_LV(name, ns, "active"),
 	    (double)json_integer_value(
-		json_object_get(st, "pendingWorkloads")));
+		json_object_get(st, "pendingWorkloads")) -
+		(tally ? (double)tally->parked : 0.0));
+	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_PENDING_WORKLOADS,
+	    CTL_LV(name, ns, "inadmissible"),
+	    tally ? (double)tally->parked : 0.0);
 	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_RESERVING_ACTIVE_WORKLOADS,
 	    CTL_LV(name, ns),
 	    (double)json_integer_value(
@@ -618,8 +712,13 @@ static void write_one_lq(json_t *cached, void *payload)
 	const char *ns = ctl_jmeta(cached, "namespace");
 	const char *name = ctl_jmeta(cached, "name");
 
-	if (p->c->metrics != NULL)
-		lq_metrics(p->c, cached, want);
+	if (p->c->metrics != NULL) {
+		struct ctl_kent *pos =
+		    name ? ctl_keys_get(&p->index, CTL_K2(ns ? ns : "", name))
+			 : NULL;
+
+		lq_metrics(p->c, cached, want, pos ? &p->v[pos->n] : NULL);
+	}
 
 	if (ns == NULL || name == NULL ||
 	    status_busy(p->c, CTL_K3(CTL_KIND_LQ, ns, name), cached) ||

@@ -663,6 +663,7 @@ int que_cq_set(que_state *st, const struct que_cq_spec *spec, cu_error *err)
 	cq->when_can_preempt = spec->when_can_preempt == QUE_FUNGIBILITY_DEFAULT
 				   ? QUE_TRY_NEXT_FLAVOR
 				   : spec->when_can_preempt;
+	cq->preference = spec->preference;
 	cq->exists = true;
 	cu_free(cq->refused);
 	cq->refused = NULL;

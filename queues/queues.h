@@ -181,6 +181,13 @@ enum que_fungibility {
 	QUE_TRY_NEXT_FLAVOR,
 };
 
+/* flavorFungibility.preference: how flavors that each need preemption,
+ * borrowing or both are ranked (Kueue's isPreferred). */
+enum que_fungibility_preference {
+	QUE_BORROWING_OVER_PREEMPTION = 0, /* Kueue's default */
+	QUE_PREEMPTION_OVER_BORROWING,
+};
+
 struct que_cq_spec {
 	const char *name;   /* [borrowed] */
 	const char *cohort; /* [borrowed]; NULL/"" = none */
@@ -191,6 +198,7 @@ struct que_cq_spec {
 	struct que_preemption preemption;
 	enum que_fungibility when_can_borrow;
 	enum que_fungibility when_can_preempt;
+	enum que_fungibility_preference preference;
 };
 
 struct que_cohort_spec {
@@ -315,13 +323,23 @@ struct que_cq {
 	struct que_preemption preemption;
 	enum que_fungibility when_can_borrow;  /* resolved, never DEFAULT */
 	enum que_fungibility when_can_preempt; /* resolved, never DEFAULT */
+	enum que_fungibility_preference preference;
 	/* pending heap, ordered by que_wl_before() */
 	struct que_wl **heap; /* owned array; entries borrowed */
 	size_t n_heap, cap_heap;
 	struct que_wlist inadmissible;
 	struct que_wlist admitted; /* ADMITTED and EVICTING */
 	bool requeue_needed;
+	/* que_recheck_parked: its parked workloads get another look that
+	 * changes nothing they report unless they can go ahead. */
+	bool recheck_needed;
+	bool has_quiet; /* its heap may hold quiet workloads */
+	/* What its parked workloads were last looked at for (rebuild):
+	 * activity, spec, flavors, and the quotas of it and its cohorts. */
+	uint64_t config_sig;
 	size_t n_members; /* workloads whose cq is this one (heap reserve) */
+	size_t
+	    n_backoff; /* of them, BACKOFF (Kueue counts them inadmissible) */
 };
 
 struct que_cohort {
@@ -417,7 +435,10 @@ struct que_wl {
 	int64_t requeue_at;  /* BACKOFF until then */
 	enum que_where where;
 	bool namespace_eligible;
-	bool sticky;	       /* preemptor waiting for its victims */
+	bool sticky; /* preemptor waiting for its victims */
+	/* Back from que_recheck_parked without a cause: the cycle admits or
+	 * preempts for it, but reports no new pending status. */
+	bool quiet;
 	uint32_t pending_hash; /* last reported pending status, 0 = none */
 	uint32_t scratch;      /* per-cycle marks of admission/, 0 between */
 	size_t heap_idx;       /* in the CQ heap or the backoff heap */
@@ -471,7 +492,10 @@ CU_MUST_CHECK int que_lq_delete(
     que_state *st, const char *ns, const char *name, cu_error *err);
 
 /* Apply pending configuration changes: link the cohort trees, detect
- * cycles, recompute subtree quotas, activity, routing of workloads.
+ * cycles, recompute subtree quotas, activity, routing of workloads. The
+ * parked workloads of a ClusterQueue get another look only if its
+ * activity, spec, flavors or the quotas of it and its cohorts changed
+ * (setting an object to the spec it had is no cause).
  * CU_ENOMEM (the state stays consistent but the change is retried). */
 CU_MUST_CHECK int que_rebuild(que_state *st, cu_error *err);
 
@@ -580,6 +604,17 @@ enum que_requeue_reason {
 	QUE_RQ_PENDING_PREEMPTION,	/* waiting for its victims */
 	QUE_RQ_NO_CANDIDATES,		/* preemption found no victims */
 };
+
+/*
+ * The safety net: parked (inadmissible) workloads of every ClusterQueue
+ * get another look in the next que_pop_heads, as if capacity had been
+ * freed, but quietly: nothing caused it, so a workload that still cannot
+ * go ahead keeps the pending status it reported (Kueue re-evaluates
+ * parked workloads only on changes to their cohort, queues, flavors or
+ * freed quota). A real cause before it is evaluated makes it loud again.
+ * Returns true when some ClusterQueue has parked workloads.
+ */
+bool que_recheck_parked(que_state *st);
 
 /* Give a HEAD back: StrictFIFO puts it back in the heap (it keeps
  * blocking) except on a namespace mismatch; BestEffortFIFO parks it as

@@ -188,6 +188,113 @@ void que_capacity_freed(struct que_cq *cq)
 
 /* ---- rebuild --------------------------------------------------------- */
 
+/* FNV-1a over the bytes of a value. */
+static uint64_t sig_mix(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+#define SIG(h, v) sig_mix((h), &(v), sizeof(v))
+
+static uint64_t sig_str(uint64_t h, const char *s)
+{
+	return sig_mix(h, s ? s : "", s ? strlen(s) + 1 : 1);
+}
+
+static uint64_t sig_node(uint64_t h, const struct que_node *n, uint32_t nfr)
+{
+	uint32_t fr;
+
+	for (fr = 0; fr < nfr && fr < n->ncells; fr++) {
+		const struct que_cell *c = &n->cells[fr];
+		unsigned char flags =
+		    (unsigned char)(c->q.has_borrowing_limit |
+				    c->q.has_lending_limit << 1 |
+				    c->q.defined << 2);
+
+		h = SIG(h, c->q.nominal);
+		h = SIG(h, c->q.borrowing_limit);
+		h = SIG(h, c->q.lending_limit);
+		h = SIG(h, c->subtree);
+		h = SIG(h, flags);
+	}
+	return h;
+}
+
+static uint64_t sig_flavor(uint64_t h, const struct que_flavor *f)
+{
+	size_t i;
+
+	h = SIG(h, f->exists);
+	for (i = 0; i < f->n_labels; i++) {
+		h = sig_str(h, f->labels[i].key);
+		h = sig_str(h, f->labels[i].value);
+	}
+	for (i = 0; i < f->n_taints; i++) {
+		h = sig_str(h, f->taints[i].key);
+		h = sig_str(h, f->taints[i].value);
+		h = SIG(h, f->taints[i].effect);
+	}
+	for (i = 0; i < f->n_tolerations; i++) {
+		h = sig_str(h, f->tolerations[i].key);
+		h = sig_str(h, f->tolerations[i].value);
+		h = SIG(h, f->tolerations[i].op);
+		h = SIG(h, f->tolerations[i].any_effect);
+		h = SIG(h, f->tolerations[i].effect);
+	}
+	return h;
+}
+
+/*
+ * What decides whether a parked workload of cq could now be admitted,
+ * apart from usage: whether cq is active, its spec (queueing, preemption,
+ * fungibility, resource groups and their flavors), and the quotas of cq
+ * and every cohort above it (a subtree quota there sums its children's).
+ * Kueue looks at parked workloads again when these change, not when the
+ * objects are merely written again (a status update).
+ */
+static uint64_t cq_signature(const que_state *st, const struct que_cq *cq)
+{
+	uint64_t h = 14695981039346656037ull;
+	const struct que_cohort *co;
+	size_t g, k;
+
+	h = SIG(h, cq->active);
+	h = sig_str(h, cq->inactive_reason);
+	h = SIG(h, cq->queueing);
+	h = SIG(h, cq->stop);
+	h = SIG(h, cq->preemption.within_cluster_queue);
+	h = SIG(h, cq->preemption.reclaim_within_cohort);
+	h = SIG(h, cq->preemption.borrow_within_cohort);
+	h = SIG(h, cq->preemption.has_max_priority_threshold);
+	h = SIG(h, cq->preemption.max_priority_threshold);
+	h = SIG(h, cq->when_can_borrow);
+	h = SIG(h, cq->when_can_preempt);
+	h = SIG(h, cq->preference);
+	for (g = 0; g < cq->n_groups; g++) {
+		h = SIG(h, cq->groups[g].n_res);
+		for (k = 0; k < cq->groups[g].n_res; k++)
+			h = SIG(h, cq->groups[g].res[k]);
+		for (k = 0; k < cq->groups[g].n_flv; k++) {
+			h = SIG(h, cq->groups[g].flv[k]);
+			h = sig_flavor(h, st->flavors[cq->groups[g].flv[k]]);
+		}
+	}
+	h = sig_node(h, &cq->node, st->n_fr);
+	for (co = cq->node.parent; co; co = co->node.parent) {
+		h = SIG(h, co);
+		h = sig_node(h, &co->node, st->n_fr);
+	}
+	return h ? h : 1;
+}
+
 static void accumulate(
     struct que_node *parent, const struct que_node *child, uint32_t nfr)
 {
@@ -353,9 +460,17 @@ int que_rebuild_trees(struct que_state *st, cu_error *err)
 		cq->active = !cq->inactive_reason;
 		if (cq->active)
 			cq->inactive_reason = "Ready";
-		/* Quota or flavors may have changed: what was inadmissible
-		 * deserves another look. */
-		cq->requeue_needed = true;
+	}
+	/* What is inadmissible deserves another look where quota, flavors,
+	 * the spec or activity changed (not on every configuration pass). */
+	for (i = 0; i < st->n_cqs; i++) {
+		struct que_cq *cq = st->cqs[i];
+		uint64_t sig = cq_signature(st, cq);
+
+		if (sig != cq->config_sig) {
+			cq->config_sig = sig;
+			cq->requeue_needed = true;
+		}
 	}
 	return CU_OK;
 out_nomem:

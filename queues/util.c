@@ -140,6 +140,8 @@ void que_backoff_push(struct que_state *st, struct que_wl *wl)
 	CU_ASSERT(st->n_backoff < st->cap_backoff);
 	heap_set(st->backoff, st->n_backoff, wl);
 	st->n_backoff++;
+	if (wl->cq)
+		wl->cq->n_backoff++;
 	heap_up(st->backoff, st->n_backoff - 1, backoff_less);
 }
 
@@ -148,4 +150,6 @@ void que_backoff_remove(struct que_state *st, struct que_wl *wl)
 	CU_ASSERT(
 	    wl->heap_idx < st->n_backoff && st->backoff[wl->heap_idx] == wl);
 	heap_del(st->backoff, &st->n_backoff, wl->heap_idx, backoff_less);
+	if (wl->cq)
+		wl->cq->n_backoff--;
 }

@@ -564,15 +564,40 @@ int que_workload_set_namespace_eligible(
 
 /* ---- cycle transitions ------------------------------------------------- */
 
-static void requeue_inadmissible(struct que_cq *cq)
+static void requeue_inadmissible(struct que_cq *cq, bool quiet)
 {
+	size_t i;
+
+	/* A cause: what waits in the heap from a quiet recheck is looked
+	 * at for it too (a pass over the heap at most once per recheck). */
+	if (!quiet && cq->has_quiet) {
+		for (i = 0; i < cq->n_heap; i++)
+			cq->heap[i]->quiet = false;
+		cq->has_quiet = false;
+	}
+	if (quiet && cq->inadmissible.n > 0)
+		cq->has_quiet = true;
 	while (cq->inadmissible.head) {
 		struct que_wl *wl = cq->inadmissible.head;
 
 		que_wlist_del(&cq->inadmissible, wl);
 		wl->where = QUE_WL_PENDING;
+		wl->quiet = quiet;
 		que_heap_push(cq, wl);
 	}
+}
+
+bool que_recheck_parked(que_state *st)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < st->n_cqs; i++)
+		if (st->cqs[i]->inadmissible.n > 0) {
+			st->cqs[i]->recheck_needed = true;
+			any = true;
+		}
+	return any;
 }
 
 int que_pop_heads(que_state *st, int64_t now_ns, struct que_wl ***heads,
@@ -602,8 +627,11 @@ int que_pop_heads(que_state *st, int64_t now_ns, struct que_wl ***heads,
 		    cq->node.parent ? cq->node.parent->root : NULL;
 
 		if (cq->requeue_needed || (root && root->requeue_needed))
-			requeue_inadmissible(cq);
+			requeue_inadmissible(cq, false);
+		else if (cq->recheck_needed)
+			requeue_inadmissible(cq, true);
 		cq->requeue_needed = false;
+		cq->recheck_needed = false;
 	}
 	for (i = 0; i < st->n_cohorts; i++)
 		st->cohorts[i]->requeue_needed = false;
@@ -658,6 +686,7 @@ void que_admit(
 			wl->podsets[i].fr[j] = frs[k++];
 	wl->admitted_ns = now_ns;
 	wl->sticky = false;
+	wl->quiet = false;
 	wl->pending_hash = 0;
 	que_wl_add_usage(wl);
 	wl->where = QUE_WL_ADMITTED;
@@ -713,6 +742,7 @@ int que_workload_adopt(que_state *st, const char *uid, const char *cq_name,
 			wl->podsets[i].fr[j] = frs[k++];
 	wl->admitted_ns = admitted_ns;
 	wl->sticky = false;
+	wl->quiet = false;
 	wl->pending_hash = 0;
 	que_wl_add_usage(wl);
 	wl->where = QUE_WL_ADMITTED;

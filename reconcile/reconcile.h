@@ -319,6 +319,16 @@ CU_MUST_CHECK int rec_wl_status_pending(const struct api_workload *wl,
     const char *reason, const char *message, int64_t now_ns, json_t **patch,
     cu_error *err);
 
+/*
+ * rec_wl_status_pending, and status.resourceRequests set to requests
+ * [borrowed; NULL = left as it is]: Kueue's PropagateResourceRequests,
+ * the podSets' total requests ([{name, resources: {resource:
+ * quantity}}], podset order) written with the pending status.
+ */
+CU_MUST_CHECK int rec_wl_status_pending_requests(const struct api_workload *wl,
+    const char *reason, const char *message, const json_t *requests,
+    int64_t now_ns, json_t **patch, cu_error *err);
+
 struct rec_eviction {
 	const char *reason;  /* [borrowed] Evicted reason: REC_EVICTED_* */
 	const char *message; /* [borrowed] */

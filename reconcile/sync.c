@@ -223,6 +223,10 @@ int rec_sync_cluster_queue(
 	    fungibility(cq->spec.flavor_fungibility.when_can_borrow);
 	spec.when_can_preempt =
 	    fungibility(cq->spec.flavor_fungibility.when_can_preempt);
+	spec.preference = cq->spec.flavor_fungibility.preference ==
+				  API_FUNG_PREF_PREEMPTION_OVER_BORROWING
+			      ? QUE_PREEMPTION_OVER_BORROWING
+			      : QUE_BORROWING_OVER_PREEMPTION;
 	rc = que_cq_set(st, &spec, err);
 	groups_dispose(&g);
 	return rc;

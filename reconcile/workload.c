@@ -858,9 +858,17 @@ int rec_wl_status_admit_wait(const struct api_workload *wl,
 int rec_wl_status_pending(const struct api_workload *wl, const char *reason,
     const char *message, int64_t now_ns, json_t **patch, cu_error *err)
 {
+	return rec_wl_status_pending_requests(
+	    wl, reason, message, NULL, now_ns, patch, err);
+}
+
+int rec_wl_status_pending_requests(const struct api_workload *wl,
+    const char *reason, const char *message, const json_t *requests,
+    int64_t now_ns, json_t **patch, cu_error *err)
+{
 	json_t *from, *to;
 	struct st s;
-	int rc;
+	int rc, edit;
 
 	*patch = NULL;
 	rc = need_reason(reason, "pending status", err);
@@ -868,8 +876,12 @@ int rec_wl_status_pending(const struct api_workload *wl, const char *reason,
 		rc = status_begin(wl, now_ns, &from, &to, &s, err);
 	if (rc != CU_OK)
 		return rc;
-	return status_end(
-	    from, to, unset_reservation(&s, reason, message), patch, err);
+	edit = unset_reservation(&s, reason, message);
+	if (edit == 0 && requests != NULL &&
+	    json_object_set_new(
+		s.status, "resourceRequests", json_deep_copy(requests)) != 0)
+		edit = -1;
+	return status_end(from, to, edit, patch, err);
 }
 
 /* resetChecksOnEviction */

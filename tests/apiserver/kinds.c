@@ -139,7 +139,12 @@ static struct as_kind *kind_new(struct as_server *srv, const char *group,
 	k->plural = cu_strdup(plural);
 	k->kind = cu_strdup(kind);
 	k->list_kind = cu_asprintf("%sList", kind);
-	k->singular = cu_strdup("");
+	/* kube-apiserver 1.27+ names built-in singulars: the kind,
+	 * lowercased (kubectl and kueuectl read it from discovery) */
+	k->singular = cu_strdup(kind);
+	for (char *p = k->singular; p != NULL && *p != '\0'; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
 	k->short_names = json_array();
 	k->categories = json_array();
 	k->ring_cap = srv->history ? srv->history : 1;

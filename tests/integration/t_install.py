@@ -2,14 +2,15 @@
 """make install and make install-dev (the contracts of the Makefile).
 
 - install-release-hardened: `make install DESTDIR=D PREFIX=/usr` installs
-  exactly one file, D/usr/bin/cueue-controller, and it is the hardened
-  release build: a position-independent executable (ELF type DYN with an
-  interpreter), full RELRO (GNU_RELRO and BIND_NOW), a non-executable
-  stack, the stack protector (__stack_chk_fail) and fortified libc calls
-  (*_chk symbols); it runs (--version).
+  exactly two files, D/usr/bin/cueue-controller and D/usr/bin/kubectl-cueue
+  (the kubectl plugin), and each is the hardened release build: a
+  position-independent executable (ELF type DYN with an interpreter), full
+  RELRO (GNU_RELRO and BIND_NOW), a non-executable stack, the stack
+  protector (__stack_chk_fail) and fortified libc calls (*_chk symbols);
+  each runs (--version, version).
 - install-dev-every-program: `make install-dev` of the build under test
   (CUEUE_BIN's directory, already up to date) installs the controller,
-  cueue-apiserver and cueue-bench.
+  kubectl-cueue, cueue-apiserver and cueue-bench.
 
 The release objects are built in build/release/ of the tree the first
 time (later runs reuse them)."""
@@ -57,8 +58,14 @@ def readelf(*args):
 
 def install_release(dest):
     make("install", "DESTDIR=" + dest, "PREFIX=/usr")
-    eq(installed(dest), ["usr/bin/cueue-controller"], "installed files")
-    exe = os.path.join(dest, "usr", "bin", "cueue-controller")
+    eq(installed(dest), ["usr/bin/cueue-controller", "usr/bin/kubectl-cueue"],
+       "installed files")
+    hardened(os.path.join(dest, "usr", "bin", "cueue-controller"),
+             "--version")
+    hardened(os.path.join(dest, "usr", "bin", "kubectl-cueue"), "version")
+
+
+def hardened(exe, version_arg):
     eq(os.stat(exe).st_mode & 0o777, 0o755, "mode")
     header = readelf("-h", exe)
     check(re.search(r"Type:\s+DYN", header), "PIE (ELF type DYN):\n" + header)
@@ -82,9 +89,11 @@ def install_release(dest):
     chk = sorted(s for s in syms if s.startswith("__") and s.endswith("_chk")
                  and s != "__stack_chk_fail")
     check(len(chk) >= 3, "fortified calls (*_chk): %r" % chk)
-    p = subprocess.run([exe, "--version"], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, universal_newlines=True)
-    eq(p.returncode, 0, "cueue-controller --version: " + p.stdout)
+    env = dict(os.environ, KUBECONFIG="/nonexistent/kubeconfig")
+    p = subprocess.run([exe, version_arg], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True,
+                       env=env)
+    eq(p.returncode, 0, "%s %s: %s" % (exe, version_arg, p.stdout))
     with open(os.path.join(ROOT, "VERSION")) as f:
         check(f.read().strip() in p.stdout, "version printed: " + p.stdout)
 
@@ -97,7 +106,8 @@ def install_dev(dest):
          "DESTDIR=" + dest, "PREFIX=/opt/cueue")
     eq(installed(dest), ["opt/cueue/bin/cueue-apiserver",
                          "opt/cueue/bin/cueue-bench",
-                         "opt/cueue/bin/cueue-controller"],
+                         "opt/cueue/bin/cueue-controller",
+                         "opt/cueue/bin/kubectl-cueue"],
        "installed files")
 
 

@@ -344,7 +344,7 @@ Test(admission_cycle, untolerated_taint_skips_the_flavor)
 	expect_admitted("w1", "plain");
 	expect_pending("w3", ADM_REASON_NO_MATCHING_FLAVOR,
 	    "couldn't assign flavors to pod set main: untolerated taint "
-	    "gpu=true:NoSchedule in flavor gpu");
+	    "{gpu true NoSchedule <nil>} in flavor gpu");
 	cycle();
 	expect_admitted("w2", "gpu");
 }

@@ -701,6 +701,41 @@ Test(workload_status, pending_idempotent_and_ltt_kept)
 	fixture_dispose(&f);
 }
 
+/* Kueue's PropagateResourceRequests: the podSets' total requests ride
+ * with the pending status, and only a difference is written. */
+Test(workload_status, pending_writes_resource_requests_with_it)
+{
+	struct fixture f;
+	struct api_workload w;
+	json_t *wl, *p = NULL, *req;
+	cu_error err;
+
+	fixture_load(&f, JOB_TEXT, false);
+	wl = stored_workload(&f);
+	req = json_pack(
+	    "[{s:s, s:{s:s}}]", "name", "main", "resources", "cpu", "2");
+	wl_decode(&w, wl);
+	cr_assert_eq(rec_wl_status_pending_requests(&w, "WaitingForQuota",
+			 "insufficient quota", req, NOW1, &p, &err),
+	    CU_OK, "%s", err.msg);
+	api_workload_dispose(&w);
+	cr_assert_not_null(p);
+	cr_assert(json_equal(
+	    json_object_get(json_object_get(p, "status"), "resourceRequests"),
+	    req));
+	apply_in_place(&wl, p);
+	/* Same status and requests: nothing to write. */
+	wl_decode(&w, wl);
+	cr_assert_eq(rec_wl_status_pending_requests(&w, "WaitingForQuota",
+			 "insufficient quota", req, NOW2, &p, &err),
+	    CU_OK, "%s", err.msg);
+	api_workload_dispose(&w);
+	cr_assert_null(p);
+	json_decref(req);
+	json_decref(wl);
+	fixture_dispose(&f);
+}
+
 Test(workload_status, eviction_release_readmit)
 {
 	struct fixture f;
