@@ -238,6 +238,25 @@ enum api_stop_policy {
 	API_STOP_HOLD_AND_DRAIN,
 };
 
+/* ---- AdmissionCheck (api/model_acheck.c) ------------------------------ */
+
+struct api_admission_check {
+	json_t *raw; /* [owned: json_decref] source document or NULL */
+	struct api_meta meta;
+	struct {
+		char *controller_name; /* [owned] required */
+		bool has_parameters;
+		struct {
+			char *api_group; /* [owned] required */
+			char *kind;	 /* [owned] required */
+			char *name;	 /* [owned] required */
+		} parameters;
+	} spec;
+	struct {
+		struct api_conditions conditions; /* Active */
+	} status;
+};
+
 /* ---- ResourceFlavor -------------------------------------------------- */
 
 struct api_resource_flavor {
@@ -715,7 +734,7 @@ CU_MUST_CHECK int api_topology_request_encode(
 /*
  * For every kind K in cluster_queue, local_queue, resource_flavor,
  * workload, workload_priority_class, cohort, job, jobset, namespace,
- * priority_class, lease, event, topology:
+ * priority_class, lease, event, topology, admission_check:
  *
  *   int api_K_decode(struct api_K *out, const json_t *j, cu_error *err);
  *     *out is initialised here; on failure it is left empty (nothing to
@@ -752,6 +771,7 @@ API_MODEL_DECLARE_CODEC(priority_class);
 API_MODEL_DECLARE_CODEC(lease);
 API_MODEL_DECLARE_CODEC(event);
 API_MODEL_DECLARE_CODEC(topology);
+API_MODEL_DECLARE_CODEC(admission_check);
 
 /* Decode/encode ObjectMeta alone (j is the `metadata` object [borrowed];
  * *out initialised here, left empty on failure). encode writes into dst

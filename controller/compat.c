@@ -106,8 +106,10 @@ const struct ctl_compat ctl_compat_table[] = {
     {"ClusterQueue", "spec.flavorFungibility.preference", S,
 	CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"ClusterQueue", "spec.admissionChecksStrategy", N, CTL_COMPAT_WARN_EVENT,
-	"admission checks are not run: Workloads are admitted on quota alone"},
+    {"ClusterQueue", "spec.admissionChecksStrategy", P, CTL_COMPAT_WARN_NEVER,
+	"checks (per flavor) gate Admitted, their podSetUpdates are applied; "
+	"states come from external controllers: no ProvisioningRequest "
+	"controller yet"},
     {"ClusterQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_EVENT,
 	"the weight is ignored (no fair sharing)"},
     {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},
@@ -342,8 +344,6 @@ int ctl_cq_unsupported(
 
 	if (size > 0)
 		buf[0] = '\0';
-	if (s->n_admission_checks > 0)
-		add(buf, size, &len, "spec.admissionChecksStrategy", &count);
 	if (s->has_fair_sharing)
 		add(buf, size, &len, "spec.fairSharing", &count);
 	return count;

@@ -53,6 +53,7 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_WL] = {"kueue.x-k8s.io", "v1beta2", "workloads", true},
     [INF_WPC] = {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false},
     [INF_PC] = {"scheduling.k8s.io", "v1", "priorityclasses", false},
+    [INF_ACHECK] = {"kueue.x-k8s.io", "v1beta2", "admissionchecks", false},
     [INF_JOB] = {"batch", "v1", "jobs", true},
     [INF_JOBSET] = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true},
 };
@@ -310,7 +311,7 @@ static bool integration_absent(ctl *c, size_t i)
 	const struct api_resource *r = &ctl_resources[i];
 	bool absent = api_informer_absent(c->inf[i]);
 
-	if (absent && !c->inf_absent[i])
+	if (absent && !c->inf_absent[i] && i != INF_ACHECK)
 		cu_warn("%s.%s is not served by the API server: the %s "
 			"integration waits for %s/%s",
 		    r->plural, r->group, i == INF_JOB ? "batch/job" : "JobSet",
@@ -324,7 +325,8 @@ static bool all_synced(ctl *c)
 	size_t i;
 
 	for (i = 0; i < INF__COUNT; i++) {
-		bool optional = i == INF_JOB || i == INF_JOBSET;
+		bool optional =
+		    i == INF_JOB || i == INF_JOBSET || i == INF_ACHECK;
 
 		if (c->inf[i] == NULL) {
 			if (!optional)

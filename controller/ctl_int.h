@@ -81,6 +81,7 @@ enum inf_id {
 	INF_WL,
 	INF_WPC,    /* WorkloadPriorityClasses */
 	INF_PC,	    /* scheduling.k8s.io PriorityClasses */
+	INF_ACHECK, /* AdmissionChecks (optional: the CRD may be absent) */
 	INF_JOB,    /* only with batch/job enabled */
 	INF_JOBSET, /* only with jobset.x-k8s.io/jobset enabled */
 	INF__COUNT
@@ -405,6 +406,19 @@ void ctl_pr_ready_metrics(ctl *c, const struct api_workload *wl, int64_t now);
  * in cq with reason and cause [borrowed; may be NULL]. */
 void ctl_pr_evicted_metrics(ctl *c, const struct api_workload *wl,
     const char *cq, const char *reason, const char *cause, int64_t now);
+
+/* ---- acheck.c --------------------------------------------------------- */
+
+/* Decode the cached ClusterQueue name [borrowed; may be NULL] into *cq
+ * [owned: api_cluster_queue_dispose when true] when its
+ * admissionChecksStrategy lists checks, or (force) whenever it exists. */
+bool ctl_acheck_cq(
+    ctl *c, const char *name, bool force, struct api_cluster_queue *cq);
+
+/* cq's [borrowed] admission checks into the engine: inactive
+ * (AdmissionCheckNotFound, AdmissionCheckInactive) while one it names is
+ * missing or not Active. */
+void ctl_acheck_sync_cq(ctl *c, const struct api_cluster_queue *cq);
 
 /* ---- tick.c ----------------------------------------------------------- */
 

@@ -129,13 +129,16 @@ out:
 void ctl_queue_admit(ctl *c, const struct que_wl *qw, json_t *patch, char *note)
 {
 	struct ctl_pipe_write *w;
+	/* With admission checks pending the write reserves quota only: its
+	 * events are QuotaReserved alone (ev_reason says so). */
+	bool quota_only = rec_acheck_patch_admitted(patch) == 0;
 
 	(void)ctl_keys_put(&c->dec.in_flight, CTL_K1(qw->uid));
 	w = ctl_pipe_queue(c->pipe, CTL_PIPE_ADMIT, CTL_RES(INF_WL), qw->ns,
 	    qw->name, qw->uid, patch);
 	ctl_pipe_expect(
 	    c->pipe, w, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), false);
-	ctl_pipe_set_event(w, NULL, note);
+	ctl_pipe_set_event(w, quota_only ? "QuotaReserved" : NULL, note);
 	ctl_pipe_set_admission(w, qw->created_ns, qw->cq ? qw->cq->name : NULL);
 }
 
@@ -143,8 +146,11 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	struct que_wl *qw = que_workload_get(c->st, d->uid);
 	struct api_workload wl;
+	struct api_cluster_queue cq;
 	json_t *patch = NULL;
 	cu_error err;
+	bool has_cq;
+	int rc;
 
 	if (qw == NULL)
 		return;
@@ -192,9 +198,12 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		ctl_withdraw(c, d->uid, now);
 		return;
 	}
-	if (rec_wl_status_admit_wait(
-		&wl, d, c->pr.cfg.enable, now, &patch, &err) != CU_OK ||
-	    record_admission(c, qw, d, now, &err) != CU_OK) {
+	has_cq = ctl_acheck_cq(c, d->cluster_queue, false, &cq);
+	rc = rec_wl_status_admit_checks(&wl, d, c->pr.cfg.enable,
+	    has_cq ? &cq.spec : NULL, now, &patch, &err);
+	if (has_cq)
+		api_cluster_queue_dispose(&cq);
+	if (rc != CU_OK || record_admission(c, qw, d, now, &err) != CU_OK) {
 		cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
 		json_decref(patch);
 		ctl_withdraw(c, d->uid, now);
@@ -427,8 +436,10 @@ static void write_event(ctl *c, const struct ctl_pipe_write *w)
 
 	if (w->kind == CTL_PIPE_ADMIT) {
 		ctl_emit(c, obj, "Normal", "QuotaReserved", w->note);
-		ctl_emit(
-		    c, obj, "Normal", "Admitted", "Admitted by ClusterQueue");
+		/* With admission checks pending, quota only. */
+		if (w->ev_reason == NULL)
+			ctl_emit(c, obj, "Normal", "Admitted",
+			    "Admitted by ClusterQueue");
 	} else if (w->ev_reason != NULL) {
 		ctl_emit(c, obj, "Normal", w->ev_reason, w->note);
 	}
@@ -449,8 +460,10 @@ static void admit_answered(ctl *c, const struct ctl_pipe_write *w,
 			c->ledger, w->uid, STORE_ADMITTED, now, &err) != CU_OK)
 			cu_warn("ledger: %s", err.msg);
 		if (c->metrics != NULL && w->cq != NULL) {
-			ctl_metric_inc(c->metrics,
-			    CTL_M_ADMITTED_WORKLOADS_TOTAL, CTL_LV(w->cq, ""));
+			if (w->ev_reason == NULL)
+				ctl_metric_inc(c->metrics,
+				    CTL_M_ADMITTED_WORKLOADS_TOTAL,
+				    CTL_LV(w->cq, ""));
 			ctl_metric_inc(c->metrics,
 			    CTL_M_QUOTA_RESERVED_WORKLOADS_TOTAL,
 			    CTL_LV(w->cq, ""));

@@ -168,6 +168,8 @@ static void sync_one(json_t *obj, void *payload)
 		rc = rec_sync_cluster_queue(c->st, &cq, &err);
 		if (rc == CU_EINVAL)
 			refuse_cq(c, p, name, &err);
+		if (rc == CU_OK)
+			ctl_acheck_sync_cq(c, &cq);
 		if (rc == CU_OK &&
 		    cu_grow((void **)&c->feed.sels, &c->feed.capsels,
 			c->feed.nsels + 1, sizeof(*c->feed.sels)) == CU_OK) {

@@ -76,7 +76,9 @@ struct ctl_pipe_write {
 	 * marked again when the answer comes. */
 	char *owner[3];
 	/* An event sent once the write succeeds (not per attempt): reason
-	 * [static] and message [owned]; ADMIT: QuotaReserved + Admitted. */
+	 * [static] and message [owned]; ADMIT: QuotaReserved + Admitted
+	 * (ev_reason NULL) or QuotaReserved alone (ev_reason
+	 * "QuotaReserved": admission checks pending). */
 	const char *ev_reason;
 	char *note;
 	/* ADMIT: the Workload's creation time and ClusterQueue [owned], for

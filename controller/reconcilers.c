@@ -102,6 +102,24 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 	} else if (it->expect == REC_EXPECT_RV) {
 		w = ctl_wl_write(c, kind, it->ns, it->name, body,
 		    it->for_job ? x->job_key : NULL);
+		/* Admitted once its admission checks are Ready. */
+		if (it->done_reason != NULL && x->wl != NULL &&
+		    c->metrics != NULL &&
+		    strcmp(it->done_reason, "Admitted") == 0 &&
+		    x->wl->status.admission.cluster_queue != NULL) {
+			const char *cq = x->wl->status.admission.cluster_queue;
+			const struct api_condition *qr = api_conditions_find(
+			    &x->wl->status.conditions, REC_COND_QUOTA_RESERVED);
+
+			ctl_metric_inc(c->metrics,
+			    CTL_M_ADMITTED_WORKLOADS_TOTAL, CTL_LV(cq, ""));
+			if (qr != NULL && qr->has_last_transition)
+				ctl_metric_observe(c->metrics,
+				    CTL_M_ADMISSION_CHECKS_WAIT_TIME_SECONDS,
+				    CTL_LV(cq, ""),
+				    cu_ns_to_secs(
+					x->now - qr->last_transition_ns));
+		}
 		if (it->reason != NULL && x->wl != NULL &&
 		    strcmp(it->reason, REC_PODS_READY_STARTED) == 0)
 			ctl_pr_ready_metrics(
@@ -222,7 +240,8 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 	struct plan_ctx x;
 	struct que_wl *qw;
 	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
-	bool have = false;
+	bool have = false, has_cq = false;
+	struct api_cluster_queue cq;
 
 	obj = api_informer_get(c->inf[INF_WL], ns, name);
 	if (obj != NULL) {
@@ -259,6 +278,11 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 			v.cq_stop = qw->cq->stop;
 		if (qw != NULL && qw->where == QUE_WL_BACKOFF)
 			v.backoff_until = qw->requeue_at;
+		if (wl.status.has_admission &&
+		    (has_cq =
+			    ctl_acheck_cq(c, wl.status.admission.cluster_queue,
+				wl.status.n_admission_checks > 0, &cq)))
+			v.cq_checks = &cq.spec;
 	}
 	v.pods_ready = &c->pr.cfg;
 	v.now_ns = now;
@@ -285,6 +309,8 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 		ctl_pr_track(c, v.engine_uid, false);
 	if (have)
 		api_workload_dispose(&wl);
+	if (has_cq)
+		api_cluster_queue_dispose(&cq);
 }
 
 /* Workloads in ns whose controller owner is kind/name. */

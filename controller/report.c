@@ -279,6 +279,10 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 		set_active(st, false, cq->inactive_reason,
 		    m ? m : "Can't admit new workloads");
 		cu_free(m);
+	} else if (!cq->active && cq->checks_reason != NULL &&
+		   cq->checks_message != NULL &&
+		   strcmp(cq->inactive_reason, cq->checks_reason) == 0) {
+		set_active(st, false, cq->inactive_reason, cq->checks_message);
 	} else {
 		set_active(st, cq->active,
 		    cq->active ? "Ready" : cq->inactive_reason,

@@ -149,8 +149,10 @@ static bool announce_recorded(
 	struct adm_decision d;
 	json_t *patch = NULL;
 	size_t i, n = 0;
-	bool sent = false;
+	bool sent = false, has_cq;
+	struct api_cluster_queue cq;
 	cu_error err;
+	int rc;
 
 	if (store_decision_get(c->ledger, uid, &sd, &err) != CU_OK) {
 		cu_warn("ledger: %s", err.msg);
@@ -197,8 +199,12 @@ static bool announce_recorded(
 	d.podsets = pa;
 	d.n_podsets = qw->n_podsets;
 	ctl_pr_track(c, uid, true);
-	if (rec_wl_status_admit_wait(
-		&wl, &d, c->pr.cfg.enable, now, &patch, &err) != CU_OK)
+	has_cq = ctl_acheck_cq(c, d.cluster_queue, false, &cq);
+	rc = rec_wl_status_admit_checks(&wl, &d, c->pr.cfg.enable,
+	    has_cq ? &cq.spec : NULL, now, &patch, &err);
+	if (has_cq)
+		api_cluster_queue_dispose(&cq);
+	if (rc != CU_OK)
 		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
 	else if (patch != NULL) {
 		if (adopt)

@@ -72,6 +72,7 @@ void que_state_free(que_state *st)
 		cu_free(cq->name);
 		cu_free(cq->cohort_name);
 		cu_free(cq->refused);
+		cu_free(cq->checks_message);
 		groups_free(cq->groups, cq->n_groups);
 		cu_free(cq->heap);
 		cu_free(cq);
@@ -699,6 +700,34 @@ out_nomem:
 	cu_free(w);
 	return cu_error_set(
 	    err, CU_ENOMEM, "clusterQueue %s: out of memory", name);
+}
+
+int que_cq_set_checks(que_state *st, const char *name, const char *reason,
+    const char *message, cu_error *err)
+{
+	struct que_cq *cq = que_cq_map_get(&st->cq_map, name);
+	char *m = NULL;
+
+	if (cq == NULL || !cq->exists)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "clusterQueue %s not found", name);
+	if (reason == NULL) {
+		if (cq->checks_reason == NULL)
+			return CU_OK;
+	} else if (cq->checks_reason != NULL &&
+		   strcmp(cq->checks_reason, reason) == 0 &&
+		   strcmp(cq->checks_message ? cq->checks_message : "",
+		       message ? message : "") == 0) {
+		return CU_OK;
+	}
+	if (reason != NULL && (m = cu_strdup(message ? message : "")) == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "clusterQueue %s: out of memory", name);
+	cu_free(cq->checks_message);
+	cq->checks_message = m;
+	cq->checks_reason = reason;
+	st->dirty = true;
+	return CU_OK;
 }
 
 int que_cq_delete(que_state *st, const char *name, cu_error *err)

@@ -316,6 +316,12 @@ struct que_cq {
 	 * it was accepted: the CQ is then inactive (reason InvalidSpec) and
 	 * keeps the spec it had before, if any. */
 	char *refused;
+	/* admission checks (que_cq_set_checks): Kueue's Active reason
+	 * (AdmissionCheckNotFound, AdmissionCheckInactive) [static] and
+	 * message [owned] while a check it names is missing or not Active;
+	 * NULL: none. */
+	const char *checks_reason;
+	char *checks_message;
 	struct que_group *groups; /* owned */
 	size_t n_groups;
 	enum que_queueing queueing;
@@ -486,6 +492,14 @@ CU_MUST_CHECK int que_cq_delete(que_state *st, const char *name, cu_error *err);
  * workloads say why. CU_ENOMEM. */
 CU_MUST_CHECK int que_cq_refuse(
     que_state *st, const char *name, const char *why, cu_error *err);
+/* The ClusterQueue name [borrowed] names admission checks that are
+ * missing or not Active: it is inactive with reason [static] and message
+ * [borrowed; copied] (Kueue's "Can't admit new workloads: references
+ * missing AdmissionCheck(s): a,b."); reason NULL: its checks are fine.
+ * Unchanged values are a no-op; a ClusterQueue not known yet is not
+ * created (CU_ENOTFOUND). CU_ENOMEM. */
+CU_MUST_CHECK int que_cq_set_checks(que_state *st, const char *name,
+    const char *reason, const char *message, cu_error *err);
 CU_MUST_CHECK int que_cohort_delete(
     que_state *st, const char *name, cu_error *err);
 CU_MUST_CHECK int que_lq_delete(

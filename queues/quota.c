@@ -446,6 +446,10 @@ int que_rebuild_trees(struct que_state *st, cu_error *err)
 			cq->inactive_reason = "Stopped";
 			continue;
 		}
+		if (cq->checks_reason != NULL) {
+			cq->inactive_reason = cq->checks_reason;
+			continue;
+		}
 		cq->inactive_reason = NULL;
 		for (g = 0; g < cq->n_groups && !cq->inactive_reason; g++)
 			for (f = 0; f < cq->groups[g].n_flv; f++)

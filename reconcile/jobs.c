@@ -166,6 +166,7 @@ struct info {
 	json_t *labels;	       /* object */
 	json_t *node_selector; /* object */
 	json_t *tolerations;   /* array */
+	json_t *annotations;   /* object or NULL */
 };
 
 static void info_dispose(struct info *in)
@@ -173,6 +174,7 @@ static void info_dispose(struct info *in)
 	json_decref(in->labels);
 	json_decref(in->node_selector);
 	json_decref(in->tolerations);
+	json_decref(in->annotations);
 }
 
 /* validation.IsDNS1123Label */
@@ -328,6 +330,9 @@ static int merge_template(json_t *tpl, const struct info *in, cu_error *err)
 		return rec__nomem(err, "pod template");
 	rc = merge_map(md, "labels", in->labels, "labels", err);
 	if (rc == CU_OK)
+		rc = merge_map(
+		    md, "annotations", in->annotations, "annotations", err);
+	if (rc == CU_OK)
 		rc = merge_map(spec, "nodeSelector", in->node_selector,
 		    "nodeSelector", err);
 	if (rc != CU_OK || json_array_size(in->tolerations) == 0)
@@ -394,6 +399,47 @@ static int set_parallelism(
 	return CU_OK;
 }
 
+/* podset.FromUpdate: the podSetUpdates for pod set `name` of the
+ * Workload's admission checks (status.admissionChecks[].podSetUpdates,
+ * read from wl->raw) merged into tpl [edited] after the flavors' info,
+ * as getPodSetsInfoFromStatus merges them. */
+static int merge_check_updates(
+    const struct api_workload *wl, const char *name, json_t *tpl, cu_error *err)
+{
+	json_t *checks = json_object_get(
+	    json_object_get(wl->raw, "status"), "admissionChecks");
+	json_t *c, *u;
+	size_t i, k;
+	int rc = CU_OK;
+
+	json_array_foreach(checks, i, c)
+	{
+		json_array_foreach(json_object_get(c, "podSetUpdates"), k, u)
+		{
+			struct info in;
+			json_t *t = json_object_get(u, "tolerations");
+			const char *n = api_json_str(u, "name");
+
+			if (n == NULL || strcmp(n, name) != 0)
+				continue;
+			in.labels = json_incref(json_object_get(u, "labels"));
+			in.annotations =
+			    json_incref(json_object_get(u, "annotations"));
+			in.node_selector =
+			    json_incref(json_object_get(u, "nodeSelector"));
+			in.tolerations =
+			    json_is_array(t) ? json_incref(t) : json_array();
+			rc = in.tolerations == NULL
+				 ? rec__nomem(err, "pod set info")
+				 : merge_template(tpl, &in, err);
+			info_dispose(&in);
+			if (rc != CU_OK)
+				return rc;
+		}
+	}
+	return rc;
+}
+
 static int start_edit(const struct rec_job *j, const struct api_workload *wl,
     const struct api_resource_flavor *flavors, size_t n_flavors, json_t *to,
     cu_error *err)
@@ -411,7 +457,7 @@ static int start_edit(const struct rec_job *j, const struct api_workload *wl,
 		const struct api_podset_assignment *a =
 		    &wl->status.admission.pod_set_assignments[i];
 		const struct api_podset *ps = wl_podset(wl, a->name, i);
-		struct info in = {NULL, NULL, NULL};
+		struct info in = {NULL, NULL, NULL, NULL};
 		json_t *tpl;
 
 		tpl = doc_template(to, j->kind, a->name);
@@ -423,6 +469,8 @@ static int start_edit(const struct rec_job *j, const struct api_workload *wl,
 		rc = build_info(wl, a, flavors, n_flavors, &in, err);
 		if (rc == CU_OK)
 			rc = merge_template(tpl, &in, err);
+		if (rc == CU_OK)
+			rc = merge_check_updates(wl, a->name, tpl, err);
 		info_dispose(&in);
 		if (rc != CU_OK)
 			return rc;

@@ -25,4 +25,20 @@ int rec__nomem(cu_error *err, const char *what);
 CU_MUST_CHECK int rec__strict_patch(
     const json_t *from, const json_t *to, json_t **patch, cu_error *err);
 
+/*
+ * Admission checks (reconcile/acheck.c), on a Workload status object
+ * [borrowed]: true when every entry of status.admissionChecks is Ready
+ * (none: true).
+ */
+bool rec__checks_all_ready(const json_t *status);
+
+/*
+ * status.admissionChecks synced with cq's admissionChecksStrategy and the
+ * flavors of status.admission, as rec_wl_status_admit_checks describes;
+ * now [borrowed] is the RFC 3339 time of new entries. 0 or -1 (out of
+ * memory).
+ */
+int rec__checks_sync(
+    json_t *status, const struct api_cluster_queue_spec *cq, const char *now);
+
 #endif /* CU_RECONCILE_REC_INT_H */

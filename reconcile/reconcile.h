@@ -297,6 +297,11 @@ CU_MUST_CHECK int rec_wl_status_admit(const struct api_workload *wl,
     const struct adm_decision *d, int64_t now_ns, json_t **patch,
     cu_error *err);
 
+/* Admitted=False while quota is reserved and a check is not Ready
+ * (UnadmittedWorkloadsObservability's reason and Kueue's message). */
+#define REC_ADMITTED_UNSATISFIED_CHECKS "UnsatisfiedAdmissionChecks"
+#define REC_MSG_UNSATISFIED_CHECKS "The workload has not all checks ready"
+
 /*
  * rec_wl_status_admit; with pods_ready (waitForPodsReady enabled) the same
  * write also sets PodsReady=False (WaitForStart, "Not all pods are ready or
@@ -306,6 +311,61 @@ CU_MUST_CHECK int rec_wl_status_admit(const struct api_workload *wl,
 CU_MUST_CHECK int rec_wl_status_admit_wait(const struct api_workload *wl,
     const struct adm_decision *d, bool pods_ready, int64_t now_ns,
     json_t **patch, cu_error *err);
+
+/* Does admissionChecksStrategy rule r [borrowed] apply to the Workload
+ * whose status object [borrowed] is given (no onFlavors, or one of them
+ * assigned in status.admission)? */
+bool rec_acheck_applies(
+    const struct api_admission_check_rule *r, const json_t *status);
+
+/* The Admitted condition a Workload status patch [borrowed; may be NULL]
+ * carries: 1 True, 0 another status (an admission write of a
+ * ClusterQueue with checks reserves quota only), -1 none. */
+int rec_acheck_patch_admitted(const json_t *patch);
+
+enum rec_acheck_verdict {
+	REC_ACHECK_NONE = 0, /* nothing to do (or already evicted) */
+	REC_ACHECK_RETRY,    /* evict: reason AdmissionCheck */
+	REC_ACHECK_REJECTED, /* deactivate: DeactivationTarget AdmissionCheck */
+	REC_ACHECK_NOMEM,
+};
+
+/*
+ * What the Workload's check states ask for (Kueue's
+ * reconcileCheckBasedEviction): a Rejected check deactivates, else a
+ * Retry check evicts; an evicted Workload is left alone. *message
+ * [owned: cu_free] is Kueue's text: `AdmissionCheck in Rejected state:
+ * "name" (message)` (several: "AdmissionChecks", by name, "; "), for
+ * Retry prefixed "Evicted due to ".
+ */
+enum rec_acheck_verdict rec_acheck_verdict(
+    const struct api_workload *wl, char **message);
+
+/*
+ * rec_wl_status_admit_wait for a ClusterQueue with admission checks: cq
+ * [borrowed; NULL: the checks are left as they are] is the spec of
+ * d->cluster_queue. status.admissionChecks becomes the checks of
+ * cq's admissionChecksStrategy that apply to the assigned flavors (a rule
+ * without onFlavors always applies), existing states kept, new ones
+ * Pending (message "", lastTransitionTime now), the others dropped, sorted
+ * by name; Admitted is True only when every listed check is Ready, else
+ * False (REC_ADMITTED_UNSATISFIED_CHECKS) and the job stays suspended.
+ */
+CU_MUST_CHECK int rec_wl_status_admit_checks(const struct api_workload *wl,
+    const struct adm_decision *d, bool pods_ready,
+    const struct api_cluster_queue_spec *cq, int64_t now_ns, json_t **patch,
+    cu_error *err);
+
+/*
+ * A Workload holding quota: its admission checks synced with cq [borrowed;
+ * NULL: left as they are] as rec_wl_status_admit_checks does, and Admitted
+ * synced with QuotaReserved and the checks (Kueue's
+ * reconcileSyncAdmissionChecks + SyncAdmittedCondition). *patch NULL when
+ * nothing changes (a Workload without checks that is Admitted).
+ */
+CU_MUST_CHECK int rec_wl_status_sync_checks(const struct api_workload *wl,
+    const struct api_cluster_queue_spec *cq, int64_t now_ns, json_t **patch,
+    cu_error *err);
 
 /*
  * Not admitted: QuotaReserved=False with reason [borrowed] (e.g.
@@ -1070,6 +1130,10 @@ struct rec_wl_view {
 	 * ns (queue NULL: true)? Required. */
 	bool (*eligible)(const char *ns, const char *queue, void *payload);
 	void *payload;
+	/* The spec of the ClusterQueue the Workload is admitted to [borrowed]
+	 * when it has admissionChecksStrategy or the Workload lists checks;
+	 * NULL: checks are not synced (no strategy, or the queue unknown). */
+	const struct api_cluster_queue_spec *cq_checks;
 };
 
 /*

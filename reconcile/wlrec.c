@@ -374,8 +374,10 @@ static int requeue(const struct rec_wl_view *view,
 		reason = REC_REQUEUED_CQ_RESTARTED;
 		msg = "The ClusterQueue was restarted after being stopped";
 	}
-	if (reason == NULL && cond_false_for(wl, REC_COND_REQUEUED,
-				  REC_EVICTED_PODS_READY_TIMEOUT)) {
+	if (reason == NULL && (cond_false_for(wl, REC_COND_REQUEUED,
+				   REC_EVICTED_PODS_READY_TIMEOUT) ||
+				  cond_false_for(wl, REC_COND_REQUEUED,
+				      REC_EVICTED_ADMISSION_CHECK))) {
 		int64_t at = wl->status.has_requeue_state &&
 				     wl->status.requeue_state.has_requeue_at
 				 ? wl->status.requeue_state.requeue_at_ns
@@ -398,6 +400,119 @@ static int requeue(const struct rec_wl_view *view,
 	return patch == NULL
 		   ? CU_OK
 		   : wl_write(out, wl, REC_WRITE_STATUS, patch, false, err);
+}
+
+/* Admission checks of a Workload holding quota: Rejected deactivates,
+ * Retry evicts (reason AdmissionCheck), else the list and Admitted are
+ * synced with the ClusterQueue (Admitted=True once all are Ready). */
+static int checks(const struct rec_wl_view *view, const struct api_workload *wl,
+    struct rec_plan *out, bool *done, cu_error *err)
+{
+	struct rec_eviction ev = {0};
+	const struct api_condition *qr;
+	struct rec_item *it;
+	json_t *patch = NULL;
+	char *msg = NULL, *text;
+	int rc = CU_OK;
+	bool admits;
+
+	*done = false;
+	if (view->cq_checks == NULL && wl->status.n_admission_checks == 0)
+		return CU_OK;
+	switch (rec_acheck_verdict(wl, &msg)) {
+	case REC_ACHECK_NOMEM:
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	case REC_ACHECK_RETRY:
+		*done = true;
+		ev.reason = REC_EVICTED_ADMISSION_CHECK;
+		ev.message = msg;
+		rc = evict(view, wl, &ev, out, err);
+		if (rc == CU_OK && out->n > 0 &&
+		    out->items[out->n - 1].reason == ev.reason)
+			out->items[out->n - 1].done_reason =
+			    "EvictedDueToAdmissionCheck";
+		cu_free(msg);
+		return rc;
+	case REC_ACHECK_REJECTED:
+		*done = true;
+		if (rec_wl_status_deactivation_target(wl,
+			REC_EVICTED_ADMISSION_CHECK, msg, view->now_ns, &patch,
+			err) != CU_OK ||
+		    patch == NULL) {
+			cu_free(msg);
+			return patch == NULL ? CU_OK : err->code;
+		}
+		rc = wl_write(out, wl, REC_WRITE_STATUS, patch, false, err);
+		text = rc == CU_OK ? cu_asprintf("Deactivated due to %s", msg)
+				   : NULL;
+		cu_free(msg);
+		if (rc != CU_OK)
+			return rc;
+		if (text == NULL || rec_plan_push(out, &it, err) != CU_OK) {
+			cu_free(text);
+			return cu_error_set(err, CU_ENOMEM,
+			    "workload reconciler: out of memory");
+		}
+		it->kind = REC_ITEM_EVENT;
+		it->type = REC_EVENT_WARNING;
+		it->reason = "AdmissionCheckRejected";
+		it->text = text;
+		return CU_OK;
+	default:
+		break;
+	}
+	if (api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
+		return CU_OK;
+	/* Re-admitted before its Requeued=False (AdmissionCheck) was
+	 * answered: Kueue sets BackoffFinished whatever the reservation. */
+	if (cond_false_for(
+		wl, REC_COND_REQUEUED, REC_EVICTED_ADMISSION_CHECK) &&
+	    !(wl->status.has_requeue_state &&
+		wl->status.requeue_state.has_requeue_at &&
+		wl->status.requeue_state.requeue_at_ns > view->now_ns)) {
+		if (rec_wl_status_backoff_finished(
+			wl, view->now_ns, &patch, err) != CU_OK)
+			return err->code;
+		if (patch != NULL) {
+			*done = true;
+			return wl_write(
+			    out, wl, REC_WRITE_STATUS, patch, false, err);
+		}
+	}
+	if (rec_wl_status_sync_checks(
+		wl, view->cq_checks, view->now_ns, &patch, err) != CU_OK)
+		return err->code;
+	if (patch == NULL)
+		return CU_OK;
+	*done = true;
+	admits =
+	    !api_conditions_true(&wl->status.conditions, REC_COND_ADMITTED) &&
+	    rec_acheck_patch_admitted(patch) == 1;
+	if (wl_write(out, wl, REC_WRITE_STATUS, patch, false, err) != CU_OK)
+		return err->code;
+	if (!admits)
+		return CU_OK;
+	/* Kueue's Admitted event, once the write lands. */
+	qr = api_conditions_find(
+	    &wl->status.conditions, REC_COND_QUOTA_RESERVED);
+	it = &out->items[out->n - 1];
+	it->done_reason = "Admitted";
+	it->text = cu_asprintf(
+	    "Admitted by ClusterQueue %s, wait time since reservation was "
+	    "%llds",
+	    wl->status.admission.cluster_queue
+		? wl->status.admission.cluster_queue
+		: "",
+	    qr != NULL && qr->has_last_transition
+		? (long long)((view->now_ns - qr->last_transition_ns +
+				  500000000LL) /
+			      1000000000LL)
+		: 0LL);
+	if (it->text == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	return CU_OK;
 }
 
 int rec_workload_reconcile(const struct rec_wl_view *view,
@@ -484,6 +599,10 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 					   false, err);
 	}
 	if (que_holds) {
+		if (checks(view, wl, out, &done, err) != CU_OK)
+			return err->code;
+		if (done)
+			return CU_OK;
 		if (pods_timeout(view, wl, out, &done, err) != CU_OK)
 			return err->code;
 		return done ? CU_OK : max_exec(view, wl, out, err);

@@ -663,10 +663,11 @@ static int sync_admitted(struct st *s)
 	json_t *ad = cond_find(s->status, REC_COND_ADMITTED);
 	bool reserved = cond_is_true(s->status, REC_COND_QUOTA_RESERVED);
 	bool was = cond_is_true(s->status, REC_COND_ADMITTED);
+	bool ready = rec__checks_all_ready(s->status);
 
 	if (qr == NULL && ad == NULL)
 		return 0;
-	if (was && !reserved) {
+	if (was && !(reserved && ready)) {
 		const char *ltt = api_json_str(ad, "lastTransitionTime");
 		json_t *acc;
 		int64_t t, d;
@@ -687,6 +688,10 @@ static int sync_admitted(struct st *s)
 				return -1;
 		}
 	}
+	if (reserved && !ready)
+		return cond_set(s, &(struct cond){REC_COND_ADMITTED, "False",
+				       REC_ADMITTED_UNSATISFIED_CHECKS,
+				       REC_MSG_UNSATISFIED_CHECKS, true});
 	if (reserved)
 		return cond_set(
 		    s, &(struct cond){REC_COND_ADMITTED, "True", "Admitted",
@@ -812,6 +817,15 @@ int rec_wl_status_admit_wait(const struct api_workload *wl,
     const struct adm_decision *d, bool pods_ready, int64_t now_ns,
     json_t **patch, cu_error *err)
 {
+	return rec_wl_status_admit_checks(
+	    wl, d, pods_ready, NULL, now_ns, patch, err);
+}
+
+int rec_wl_status_admit_checks(const struct api_workload *wl,
+    const struct adm_decision *d, bool pods_ready,
+    const struct api_cluster_queue_spec *cq, int64_t now_ns, json_t **patch,
+    cu_error *err)
+{
 	json_t *from, *to, *adm;
 	struct st s;
 	char *msg;
@@ -845,6 +859,8 @@ int rec_wl_status_admit_wait(const struct api_workload *wl,
 		if (e == 0)
 			e = cond_reset_active(
 			    &s, "BlockedOnPreemptionGates", "QuotaReserved");
+		if (e == 0 && cq != NULL)
+			e = rec__checks_sync(s.status, cq, s.now);
 		if (e == 0)
 			e = sync_admitted(&s);
 		if (e == 0 && pods_ready)
@@ -882,6 +898,24 @@ int rec_wl_status_pending_requests(const struct api_workload *wl,
 		s.status, "resourceRequests", json_deep_copy(requests)) != 0)
 		edit = -1;
 	return status_end(from, to, edit, patch, err);
+}
+
+int rec_wl_status_sync_checks(const struct api_workload *wl,
+    const struct api_cluster_queue_spec *cq, int64_t now_ns, json_t **patch,
+    cu_error *err)
+{
+	json_t *from, *to;
+	struct st s;
+	int rc, e;
+
+	*patch = NULL;
+	rc = status_begin(wl, now_ns, &from, &to, &s, err);
+	if (rc != CU_OK)
+		return rc;
+	e = cq != NULL ? rec__checks_sync(s.status, cq, s.now) : 0;
+	if (e == 0)
+		e = sync_admitted(&s);
+	return status_end(from, to, e, patch, err);
 }
 
 /* resetChecksOnEviction */

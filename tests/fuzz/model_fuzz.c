@@ -50,6 +50,7 @@ NO_EXTRA(namespace)
 NO_EXTRA(priority_class)
 NO_EXTRA(lease)
 NO_EXTRA(event)
+NO_EXTRA(admission_check)
 
 static void fuzz_extra_job(const struct api_job *x)
 {
@@ -85,6 +86,7 @@ FUZZ_KIND(namespace)
 FUZZ_KIND(priority_class)
 FUZZ_KIND(lease)
 FUZZ_KIND(event)
+FUZZ_KIND(admission_check)
 
 static void (*const kinds[])(const json_t *) = {
     fuzz_cluster_queue,
@@ -99,6 +101,7 @@ static void (*const kinds[])(const json_t *) = {
     fuzz_priority_class,
     fuzz_lease,
     fuzz_event,
+    fuzz_admission_check,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

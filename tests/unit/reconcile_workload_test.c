@@ -1068,6 +1068,91 @@ Test(job_start, conflict_and_missing_flavor)
 	fixture_dispose(&f);
 }
 
+/* The podSetUpdates of the Workload's admission checks are merged into
+ * the started job's template after the flavor's (labels, annotations,
+ * nodeSelector, tolerations); one that conflicts with the template is
+ * refused with Kueue's message. */
+Test(job_start, admission_check_pod_set_updates)
+{
+	struct fixture f;
+	struct api_workload wl, wl2;
+	struct api_resource_flavor fl[2];
+	json_t *p = NULL, *after, *wlj, *tpl;
+	cu_error err;
+
+	load_flavors(fl);
+	fixture_load(&f, JOB_TEXT, false);
+	admitted_workload(&f, JOB_ADMISSION, &wl);
+	wlj = json_deep_copy(wl.raw);
+	json_object_set_new(json_object_get(wlj, "status"), "admissionChecks",
+	    parse("[{\"name\":\"prov\",\"state\":\"Ready\",\"message\":"
+		  "\"\",\"lastTransitionTime\":\"" NOW1_S "\","
+		  "\"podSetUpdates\":[{\"name\":\"main\",\"labels\":{"
+		  "\"l1\":\"v1\"},\"annotations\":{\"a1\":\"v2\"},"
+		  "\"nodeSelector\":{\"pool\":\"p1\"},\"tolerations\":[{"
+		  "\"key\":\"pool\",\"operator\":\"Exists\",\"effect\":"
+		  "\"NoSchedule\"}]},{\"name\":\"other\",\"labels\":{"
+		  "\"l2\":\"x\"}}]}]"));
+	wl_decode(&wl2, wlj);
+	cr_assert_eq(rec_job_start_patch(&f.view, &wl2, fl, 2, &p, &err), CU_OK,
+	    "%s", err.msg);
+	after = apply(f.doc, p);
+	json_decref(p);
+	tpl = json_object_get(json_object_get(after, "spec"), "template");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(tpl, "metadata"), "labels"),
+		"l1")),
+	    "v1");
+	cr_assert_null(json_object_get(
+	    json_object_get(json_object_get(tpl, "metadata"), "labels"), "l2"));
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     json_object_get(json_object_get(tpl, "metadata"),
+				 "annotations"),
+			     "a1")),
+	    "v2");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(tpl, "spec"), "nodeSelector"),
+		"pool")),
+	    "p1");
+	/* the flavor's selector is kept */
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		json_object_get(json_object_get(tpl, "spec"), "nodeSelector"),
+		"zone")),
+	    "z1");
+	cr_assert_eq(json_array_size(json_object_get(
+			 json_object_get(tpl, "spec"), "tolerations")),
+	    3);
+	json_decref(after);
+	api_workload_dispose(&wl2);
+	/* An update that contradicts the flavor: refused. */
+	json_object_set_new(
+	    json_object_get(
+		json_array_get(
+		    json_object_get(
+			json_array_get(
+			    json_object_get(json_object_get(wlj, "status"),
+				"admissionChecks"),
+			    0),
+			"podSetUpdates"),
+		    0),
+		"nodeSelector"),
+	    "zone", json_string("z7"));
+	wl_decode(&wl2, wlj);
+	cr_assert_eq(
+	    rec_job_start_patch(&f.view, &wl2, fl, 2, &p, &err), CU_EINVAL);
+	cr_assert_str_eq(err.msg,
+	    "invalid admission check PodSetUpdate: conflict for nodeSelector: "
+	    "conflict for key=zone, value1=z1, value2=z7");
+	api_workload_dispose(&wl2);
+	json_decref(wlj);
+	api_workload_dispose(&wl);
+	dispose_flavors(fl);
+	fixture_dispose(&f);
+}
+
 /* Run the stop protocol on f to the end, applying each write; returns
  * the number of writes and checks the expected steps. */
 static int stop_all(struct fixture *f, const struct api_workload *wl,
