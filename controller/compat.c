@@ -66,8 +66,8 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_NEVER, "refused at load"},
     {"Configuration", "integrations.podOptions", N, CTL_COMPAT_WARN_IF_SET,
 	"deprecated; ignored"},
-    {"Configuration", "integrations.labelKeysToCopy", N,
-	CTL_COMPAT_WARN_IF_NONEMPTY, "job labels are not copied to Workloads"},
+    {"Configuration", "integrations.labelKeysToCopy", S, CTL_COMPAT_WARN_NEVER,
+	""},
     {"Configuration", "queueVisibility", N, CTL_COMPAT_WARN_IF_SET,
 	"ClusterQueue status has no pendingWorkloadsStatus"},
     {"Configuration", "multiKueue", N, CTL_COMPAT_WARN_IF_SET,
@@ -127,8 +127,7 @@ const struct ctl_compat ctl_compat_table[] = {
 	""},
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.requeueState", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"Workload", "status.reclaimablePods", N, CTL_COMPAT_WARN_TABLE_ONLY,
-	"quota of finished pods is held until the Workload finishes"},
+    {"Workload", "status.reclaimablePods", S, CTL_COMPAT_WARN_NEVER, ""},
 };
 
 const size_t ctl_compat_count =

@@ -260,8 +260,14 @@ bool ctl_may_write(const ctl *c);
  * a zeroed or partly initialized struct. */
 int ctl_feed_init(struct ctl_feed *f);
 void ctl_feed_dispose(struct ctl_feed *f);
-/* ResourceFlavors, Cohorts, ClusterQueues, LocalQueues into the engine. */
+/* ResourceFlavors, Cohorts, ClusterQueues, LocalQueues into the engine
+ * (a ClusterQueue being deleted leaves it: it admits nothing new while
+ * its finalizer holds it). */
 void ctl_sync_config(ctl *c);
+/* The resource-in-use finalizers of ClusterQueues and ResourceFlavors:
+ * added, and removed once nothing uses a deleted one
+ * (rec_in_use_finalizer_patch). Writers only. */
+void ctl_sync_finalizers(ctl *c);
 /* Does the ClusterQueue behind LocalQueue ns/queue [borrowed; queue may
  * be NULL] admit namespace ns? Unknown queues: true (the engine reports
  * the missing queue). */

@@ -160,6 +160,12 @@ static void sync_one(json_t *obj, void *payload)
 		struct api_cluster_queue cq;
 		struct cq_sel *s;
 
+		/* Being deleted (its finalizer holds it while Workloads use
+		 * it): it admits nothing new, as Kueue's terminating
+		 * ClusterQueue; what it admitted keeps its quota. */
+		if (json_object_get(json_object_get(obj, "metadata"),
+			"deletionTimestamp") != NULL)
+			return;
 		rc = api_cluster_queue_decode(&cq, obj, &err);
 		if (rc != CU_OK) {
 			refuse_cq(c, p, name, &err);
@@ -281,6 +287,81 @@ void ctl_sync_config(ctl *c)
 	if (que_rebuild(c->st, &err) != CU_OK)
 		cu_warn("engine rebuild: %s", err.msg);
 	c->dirty_config = false;
+}
+
+/* ---- the resource-in-use finalizers ---------------------------------- */
+
+/* The finalizer write of ClusterQueue or ResourceFlavor obj (id INF_CQ
+ * or INF_RF), unless one is awaited or waits for its retry. */
+static void finalizer_sync(ctl *c, enum inf_id id, json_t *obj, bool in_use)
+{
+	const char *name = ctl_jmeta(obj, "name");
+	const char *const *key =
+	    CTL_K3(id == INF_CQ ? CTL_KIND_CQ : CTL_KIND_RF, "", name);
+	struct ctl_pipe_write *w;
+	json_t *patch = NULL;
+	cu_error err;
+
+	if (name == NULL || ctl_pipe_stale(c->pipe, key, obj) ||
+	    ctl_pipe_retrying(c->pipe, key))
+		return;
+	if (rec_in_use_finalizer_patch(obj, in_use, &patch, &err) != CU_OK) {
+		cu_warn("%s %s: %s", key[0], name, err.msg);
+		return;
+	}
+	if (patch == NULL)
+		return;
+	w = ctl_pipe_queue(
+	    c->pipe, CTL_PIPE_WL_PATCH, CTL_RES(id), NULL, name, NULL, patch);
+	if (w != NULL)
+		ctl_pipe_expect(c->pipe, w, key, true);
+}
+
+struct flavor_pass {
+	ctl *c;
+	const char *flavor; /* the flavor looked for */
+	bool used;
+};
+
+static void cq_uses(json_t *cq, void *payload)
+{
+	struct flavor_pass *p = payload;
+
+	p->used = p->used || rec_cq_uses_flavor(cq, p->flavor);
+}
+
+static void flavor_finalizer(json_t *rf, void *payload)
+{
+	ctl *c = payload;
+	const char *name = ctl_jmeta(rf, "name");
+	struct flavor_pass p = {c, name, false};
+
+	if (name == NULL)
+		return;
+	/* Only a flavor being deleted needs the scan: Kueue's
+	 * ClusterQueuesUsingFlavor, every ClusterQueue that still exists. */
+	if (json_object_get(
+		json_object_get(rf, "metadata"), "deletionTimestamp") != NULL)
+		api_informer_foreach(c->inf[INF_CQ], cq_uses, &p);
+	finalizer_sync(c, INF_RF, rf, p.used);
+}
+
+void ctl_sync_finalizers(ctl *c)
+{
+	size_t i, n = que_cq_count(c->st);
+
+	/* The engine keeps a deleted ClusterQueue while Workloads it
+	 * admitted hold quota: that is what "in use" means (Kueue's
+	 * ClusterQueueEmpty). */
+	for (i = 0; i < n; i++) {
+		struct que_cq *cq = que_cq_at(c->st, i);
+		json_t *obj;
+
+		if (cq != NULL && (obj = api_informer_get(
+				       c->inf[INF_CQ], NULL, cq->name)) != NULL)
+			finalizer_sync(c, INF_CQ, obj, cq->admitted.n > 0);
+	}
+	api_informer_foreach(c->inf[INF_RF], flavor_finalizer, c);
 }
 
 /* Does the ClusterQueue behind LocalQueue ns/queue admit namespace ns?

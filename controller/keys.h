@@ -29,6 +29,7 @@
 #define CTL_KIND_JOBSET "JobSet"
 #define CTL_KIND_CQ "ClusterQueue"
 #define CTL_KIND_LQ "LocalQueue"
+#define CTL_KIND_RF "ResourceFlavor"
 
 /* Key tuples as compound literals [borrowed for the call]. */
 #define CTL_K1(a) ((const char *const[]){(a)})

@@ -46,7 +46,10 @@ enum ctl_pipe_kind {
 	CTL_PIPE_EVICT,		  /* Workload status: a preemption victim's
 				   * eviction (uid set) */
 	CTL_PIPE_QUEUE_STATUS,	  /* ClusterQueue or LocalQueue status */
-	CTL_PIPE_WL_PATCH,	  /* Workload metadata (its finalizer) */
+	CTL_PIPE_WL_PATCH,	  /* Workload metadata or spec (its
+				   * finalizer, queue, priority); also a
+				   * ClusterQueue's or ResourceFlavor's
+				   * finalizer */
 	CTL_PIPE_WL_CREATE,	  /* a new Workload (POST) */
 	CTL_PIPE_WL_DELETE,	  /* DELETE a Workload */
 	CTL_PIPE_JOB_START,	  /* job spec: unsuspend, admitted flavors */

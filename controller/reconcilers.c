@@ -186,6 +186,23 @@ static void apply_engine(
 			cu_warn("engine: %s", err.msg);
 		c->dirty_cycle = true;
 		break;
+	case REC_ENGINE_SET_PRIORITY: {
+		/* Preemption reads an admitted Workload's priority when it
+		 * runs; no heap holds it in order. */
+		struct que_wl *qw = que_workload_get(c->st, it->uid);
+
+		if (qw != NULL && (qw->where == QUE_WL_ADMITTED ||
+				      qw->where == QUE_WL_EVICTING))
+			qw->priority = it->priority;
+		c->dirty_cycle = true;
+		break;
+	}
+	case REC_ENGINE_SET_COUNTS:
+		if (que_workload_set_counts(c->st, it->uid, it->counts, &err) !=
+		    CU_OK)
+			cu_warn("engine: %s", err.msg);
+		c->dirty_cycle = true;
+		break;
 	case REC_ENGINE_SET_ELIGIBLE:
 		if (que_workload_set_namespace_eligible(
 			c->st, x->wl->meta.uid, it->eligible, &err) != CU_OK)
@@ -267,6 +284,7 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 		v.in_flight = ctl_keys_get(&c->dec.in_flight,
 				  CTL_K1(wl.meta.uid)) != NULL;
 		qw = que_workload_get(c->st, wl.meta.uid);
+		v.engine_wl = qw;
 		v.queued = qw != NULL;
 		v.where = qw != NULL ? qw->where : QUE_WL_BLOCKED;
 		v.namespace_eligible = qw != NULL && qw->namespace_eligible;
@@ -356,12 +374,18 @@ static bool view_lq_exists(const char *ns, const char *name, void *payload)
 	return api_informer_get(c->inf[INF_LQ], ns, name) != NULL;
 }
 
-static void job_view_init(ctl *c, struct rec_job_view *v)
+/* keys [caller's, outlives the view]: the labelKeysToCopy view of the
+ * configuration (its strings borrowed from c->cfg). */
+static void job_view_init(
+    ctl *c, struct rec_job_view *v, struct api_strlist *keys)
 {
 	memset(v, 0, sizeof(*v));
 	v->managed = true;
 	v->admitted_flavors = view_flavors;
 	v->local_queue_exists = view_lq_exists;
+	keys->items = c->cfg->integrations.label_keys_to_copy;
+	keys->n = c->cfg->integrations.nlabel_keys_to_copy;
+	v->label_keys_to_copy = keys;
 	v->payload = c;
 }
 
@@ -372,6 +396,7 @@ static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
 	    kind == 'J' ? "Job" : "JobSet", name, ns, json_array()};
 	struct api_workload *wls = NULL;
 	const struct api_workload **owned = NULL;
+	struct api_strlist keys;
 	struct rec_job_view v;
 	struct rec_job_in in;
 	struct rec_plan plan;
@@ -399,7 +424,7 @@ static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
 		owned[n] = &wls[n];
 		n++;
 	}
-	job_view_init(c, &v);
+	job_view_init(c, &v, &keys);
 	memset(&in, 0, sizeof(in));
 	in.kind = kind == 'J' ? REC_JOB_BATCH : REC_JOB_JOBSET;
 	in.ns = ns;
@@ -481,6 +506,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	struct api_jobset js;
 	struct api_workload wl;
 	struct rec_job j;
+	struct api_strlist keys;
 	struct rec_job_view v;
 	struct rec_job_in in;
 	struct rec_plan plan;
@@ -502,7 +528,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	if (ctl_pipe_stale(c->pipe, key, obj) ||
 	    ctl_pipe_retrying(c->pipe, key))
 		return;
-	job_view_init(c, &v);
+	job_view_init(c, &v, &keys);
 	if (!job_gate(c, obj, ns, &v.queue_name))
 		return; /* rec_job_reconcile would plan nothing */
 	memset(&j, 0, sizeof(j));

@@ -271,7 +271,12 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 	set_usage_and_counts(st, &byflv,
 	    cq->n_heap + cq->inadmissible.n + cq->n_backoff, cq->admitted.n,
 	    cq->admitted.n);
-	if (cq->refused != NULL) {
+	if (!cq->exists) {
+		/* Being deleted, held by its resource-in-use finalizer while
+		 * Workloads hold quota in it (feed.c): Kueue's Terminating. */
+		set_active(st, false, "Terminating",
+		    "Can't admit new workloads; clusterQueue is terminating");
+	} else if (cq->refused != NULL) {
 		char *m = cu_asprintf(
 		    "Can't admit new workloads: its spec was refused: %s",
 		    cq->refused);
@@ -306,7 +311,9 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
 {
 	static const char *const states[] = {
 	    "pending", "active", "terminating"};
-	const char *now = cq->active ? "active" : "pending";
+	const char *now = !cq->exists  ? "terminating"
+			  : cq->active ? "active"
+				       : "pending";
 	const char *cohort = cq->cohort_name ? cq->cohort_name : "";
 	uint32_t fr, nfr = que_fr_count(c->st);
 	size_t i;
@@ -482,8 +489,10 @@ static void write_cq_status(ctl *c)
 		struct que_cq *cq = que_cq_at(c->st, i);
 		json_t *cached, *want, *patch;
 
-		if (cq == NULL || !cq->exists)
+		if (cq == NULL)
 			continue;
+		/* A ClusterQueue the engine no longer has that the cache
+		 * still shows is being deleted: its status says so. */
 		cached = api_informer_get(c->inf[INF_CQ], NULL, cq->name);
 		if (cached == NULL)
 			continue;

@@ -101,8 +101,10 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	if (++c->tick.ticks % CTL_REQUEUE_ALL_TICKS == 0 &&
 	    que_recheck_parked(c->st))
 		c->dirty_cycle = true;
-	if (ctl_may_write(c))
+	if (ctl_may_write(c)) {
 		ctl_report_queues(c, cu_time_now_ms());
+		ctl_sync_finalizers(c);
+	}
 }
 
 void ctl_tick_start(ctl *c)

@@ -5,6 +5,7 @@
  * writes and events out (rec_job_reconcile). No I/O, no clock, no
  * controller state. Contract in reconcile/reconcile.h.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "reconcile/rec_int.h"
@@ -91,6 +92,19 @@ static int event(
     struct rec_plan *p, const char *reason, const char *message, cu_error *err)
 {
 	return add_text(p, REC_ITEM_EVENT, reason, message, err);
+}
+
+/* A warning line "<what> J/ns/name: msg". */
+static int warn_job(struct rec_plan *p, const struct rec_job_in *in,
+    const char *what, const char *msg, cu_error *err)
+{
+	char *m = cu_asprintf("%s %c/%s/%s: %s", what,
+	    in->kind == REC_JOB_BATCH ? 'J' : 'S', in->ns, in->name, msg);
+	int rc = m == NULL ? rec__nomem(err, "job reconciler")
+			   : add_text(p, REC_ITEM_WARN, NULL, m, err);
+
+	cu_free(m);
+	return rc;
 }
 
 /*
@@ -194,6 +208,215 @@ static int stop(const struct rec_job_in *in, const struct api_workload *wl,
 	return CU_OK;
 }
 
+/* ---- status.reclaimablePods ----------------------------------------- */
+
+struct span {
+	long first, last;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Intervals of an index list ("1,3-5") below limit appended to *v. */
+static int spans_add(
+    const char *list, long limit, struct span **v, size_t *n, size_t *cap)
+{
+	const char *p = list;
+
+	while (p != NULL && *p != '\0') {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			break; /* malformed: the rest is ignored, as Kueue */
+		if (*end == '-') {
+			const char *q = end + 1;
+
+			b = strtol(q, &end, 10);
+			if (end == q)
+				break;
+		}
+		if (b >= limit)
+			b = limit - 1;
+		if (a >= 0 && a <= b) {
+			if (cu_grow((void **)v, cap, *n + 1, sizeof(**v)) !=
+			    CU_OK)
+				return CU_ENOMEM;
+			(*v)[*n].first = a;
+			(*v)[*n].last = b;
+			(*n)++;
+		}
+		p = *end == ',' ? end + 1 : NULL;
+	}
+	return CU_OK;
+}
+
+/* Kueue's terminalIndexesCount: indexes below completions that are
+ * completed or failed (their union). -1: out of memory. */
+static long terminal_indexes(const json_t *status, long completions)
+{
+	struct span *v = NULL;
+	size_t n = 0, cap = 0, i;
+	long count = 0, counted = -1;
+
+	if (completions <= 0)
+		return 0;
+	if (spans_add(
+		json_string_value(json_object_get(status, "completedIndexes")),
+		completions, &v, &n, &cap) != CU_OK ||
+	    spans_add(
+		json_string_value(json_object_get(status, "failedIndexes")),
+		completions, &v, &n, &cap) != CU_OK) {
+		cu_free(v);
+		return -1;
+	}
+	if (n > 0)
+		qsort(v, n, sizeof(*v), span_cmp);
+	for (i = 0; i < n; i++) {
+		long from = v[i].first > counted ? v[i].first : counted + 1;
+
+		if (from <= v[i].last) {
+			count += v[i].last - from + 1;
+			counted = v[i].last;
+		}
+	}
+	cu_free(v);
+	return count;
+}
+
+/* Append {name, count} to arr. */
+static int reclaim_add(json_t *arr, const char *name, long count)
+{
+	return json_array_append_new(arr,
+	    json_pack("{s:s, s:I}", "name", name, "count", (json_int_t)count));
+}
+
+/* The job's reclaimable pods as Kueue's Job and JobSet integrations
+ * compute them, into arr [borrowed] as [{name, count}]. CU_ENOMEM. */
+static int job_reclaimable(const struct rec_job *j, json_t *arr)
+{
+	size_t i, k;
+
+	if (j->kind == REC_JOB_BATCH) {
+		const struct api_job *b = j->job;
+		long par = b->spec.has_parallelism ? b->spec.parallelism : 1;
+		long comp = b->spec.has_completions ? b->spec.completions : par;
+		long term = b->status.has_succeeded ? b->status.succeeded : 0;
+		long left;
+
+		if (b->spec.completion_mode != NULL &&
+		    strcmp(b->spec.completion_mode, "Indexed") == 0 &&
+		    (term = terminal_indexes(
+			 json_object_get(b->raw, "status"), comp)) < 0)
+			return CU_ENOMEM;
+		/* A single pod, no terminal pod, or remaining work that still
+		 * fills every parallel slot: nothing to reclaim. */
+		if (par <= 1 || term <= 0)
+			return CU_OK;
+		left = comp - term > 0 ? comp - term : 0;
+		if (left >= par)
+			return CU_OK;
+		return reclaim_add(arr, "main", par - left) == 0 ? CU_OK
+								 : CU_ENOMEM;
+	}
+	for (i = 0; i < j->jobset->spec.n_replicated_jobs; i++) {
+		const struct api_replicated_job *r =
+		    &j->jobset->spec.replicated_jobs[i];
+		long replicas = r->has_replicas ? r->replicas : 1;
+		long per = r->has_parallelism ? r->parallelism : 1;
+
+		if (r->has_completions && r->completions < per)
+			per = r->completions;
+		for (k = 0; k < j->jobset->status.n_replicated_jobs_status;
+		     k++) {
+			const struct api_replicated_job_status *st =
+			    &j->jobset->status.replicated_jobs_status[k];
+
+			if (st->name == NULL || strcmp(st->name, r->name) != 0)
+				continue;
+			if (st->succeeded > 0 && st->succeeded <= replicas &&
+			    reclaim_add(arr, r->name, st->succeeded * per) != 0)
+				return CU_ENOMEM;
+			break;
+		}
+	}
+	return CU_OK;
+}
+
+/* The count of pod set name in wl's status.reclaimablePods; -1: none. */
+static long wl_reclaimable(const struct api_workload *wl, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < wl->status.n_reclaimable_pods; i++)
+		if (wl->status.reclaimable_pods[i].name != NULL &&
+		    strcmp(wl->status.reclaimable_pods[i].name, name) == 0)
+			return wl->status.reclaimable_pods[i].count;
+	return -1;
+}
+
+/*
+ * 7b. status.reclaimablePods follows the job (Kueue's reconciler, step
+ * "update reclaimable counts"): each count capped at its pod set's count
+ * (LimitReclaimablePodsToPodSetSizes), written when it differs as a set
+ * from what the Workload says. *wrote: a write was planned.
+ */
+static int reclaimable(const struct rec_job_in *in,
+    const struct api_workload *wl, struct rec_plan *p, bool *wrote,
+    cu_error *err)
+{
+	json_t *want = json_array(), *e, *body;
+	bool same;
+	size_t i, k;
+
+	*wrote = false;
+	if (want == NULL || job_reclaimable(in->job, want) != CU_OK) {
+		json_decref(want);
+		return rec__nomem(err, "job reconciler");
+	}
+	json_array_foreach(want, i, e)
+	{
+		const char *name =
+		    json_string_value(json_object_get(e, "name"));
+
+		for (k = 0; k < wl->spec.n_pod_sets; k++) {
+			const struct api_podset *ps = &wl->spec.pod_sets[k];
+			long size = ps->has_count ? ps->count : 1;
+
+			if (strcmp(ps->name ? ps->name : "main", name) == 0 &&
+			    json_integer_value(json_object_get(e, "count")) >
+				size)
+				json_object_set_new(
+				    e, "count", json_integer(size));
+		}
+	}
+	same = json_array_size(want) == wl->status.n_reclaimable_pods;
+	json_array_foreach(want, i, e)
+	{
+		same = same &&
+		       wl_reclaimable(
+			   wl, json_string_value(json_object_get(e, "name"))) ==
+			   json_integer_value(json_object_get(e, "count"));
+	}
+	if (same || wl->meta.resource_version == NULL) {
+		json_decref(want);
+		return CU_OK;
+	}
+	body = json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
+	    wl->meta.resource_version, "status", "reclaimablePods",
+	    json_array_size(want) > 0 ? want : json_null());
+	if (json_array_size(want) == 0)
+		json_decref(want);
+	if (body == NULL)
+		return rec__nomem(err, "job reconciler");
+	*wrote = true;
+	return wl_write(p, in, REC_WRITE_STATUS, body, err);
+}
+
 /* 6. No Workload yet: keep the job suspended, then create one. */
 static int create_workload(const struct rec_job_view *view,
     const struct rec_job_in *in, struct rec_plan *p, cu_error *err)
@@ -211,14 +434,9 @@ static int create_workload(const struct rec_job_view *view,
 		return CU_OK; /* create the Workload once it is stopped */
 	memset(&bo, 0, sizeof(bo));
 	bo.lookup = view->priority;
+	bo.label_keys_to_copy = view->label_keys_to_copy;
 	if (rec_wl_build(in->job, &bo, &w, &berr) != CU_OK) {
-		m = cu_asprintf("workload for %c/%s/%s: %s",
-		    in->kind == REC_JOB_BATCH ? 'J' : 'S', in->ns, in->name,
-		    berr.msg);
-		rc = m == NULL ? rec__nomem(err, "job reconciler")
-			       : add_text(p, REC_ITEM_WARN, NULL, m, err);
-		cu_free(m);
-		return rc;
+		return warn_job(p, in, "workload for", berr.msg, err);
 	}
 	/* Kueue's LocalQueue defaulting: a managed job without a queue name
 	 * goes to the LocalQueue "default" of its namespace when there is
@@ -239,9 +457,18 @@ static int create_workload(const struct rec_job_view *view,
 	return rc;
 }
 
-/* 8. Admitted and not evicted: start the job (once). */
+/*
+ * 8. Admitted and not evicted: start the job (once). A start that can
+ * never work (rec_job_start_patch's CU_EINVAL: the pod sets do not match
+ * the admission, or a label or nodeSelector the start sets is already
+ * set to another value: Kueue's podset.IsPermanent) finishes the
+ * Workload with reason FailedToStart and the error as message, as
+ * Kueue's reconciler does; its quota is then given back. A flavor that
+ * cannot be read is not permanent: a warning, retried on the next
+ * change (as Kueue returns the error).
+ */
 static int start(const struct rec_job_view *view, const struct rec_job_in *in,
-    struct rec_plan *p, cu_error *err)
+    int64_t now_ns, struct rec_plan *p, cu_error *err)
 {
 	const struct api_workload *wl = in->wl;
 	struct api_resource_flavor *fl = NULL;
@@ -253,9 +480,12 @@ static int start(const struct rec_job_view *view, const struct rec_job_in *in,
 
 	if (!rec_job_is_suspended(in->job))
 		return CU_OK;
-	if (view->admitted_flavors(wl, &fl, &nfl, view->payload, &serr) ==
-		CU_OK &&
-	    rec_job_start_patch(in->job, wl, fl, nfl, &patch, &serr) == CU_OK) {
+	if (view->admitted_flavors(wl, &fl, &nfl, view->payload, &serr) !=
+	    CU_OK) {
+		if (serr.code == CU_EINVAL)
+			rc = warn_job(p, in, "start", serr.msg, err);
+	} else if (rec_job_start_patch(in->job, wl, fl, nfl, &patch, &serr) ==
+		   CU_OK) {
 		if (patch != NULL) {
 			rc = job_write(p, in, REC_JOB_START, patch, &it, err);
 			if (rc == CU_OK) {
@@ -270,17 +500,169 @@ static int start(const struct rec_job_view *view, const struct rec_job_in *in,
 			}
 		}
 	} else if (serr.code == CU_EINVAL) {
-		char *m = cu_asprintf("start %c/%s/%s: %s",
-		    in->kind == REC_JOB_BATCH ? 'J' : 'S', in->ns, in->name,
-		    serr.msg);
+		cu_error ferr;
 
-		rc = m == NULL ? rec__nomem(err, "job reconciler")
-			       : add_text(p, REC_ITEM_WARN, NULL, m, err);
-		cu_free(m);
+		rc = warn_job(p, in, "start", serr.msg, err);
+		if (rc == CU_OK &&
+		    rec_wl_status_finish(wl, REC_FINISHED_FAILED_TO_START,
+			serr.msg, now_ns, &patch, &ferr) == CU_OK &&
+		    patch != NULL)
+			rc = wl_write(p, in, REC_WRITE_STATUS, patch, err);
 	}
 	for (i = 0; i < nfl; i++)
 		api_resource_flavor_dispose(&fl[i]);
 	cu_free(fl);
+	return rc;
+}
+
+/* The job's priority-class label as Kueue's webhook leaves it: the label;
+ * or, for a job without one whose Workload got the "default"
+ * WorkloadPriorityClass at creation, "default" (Kueue's defaulting
+ * labels such a job with it when it is created, and only then). */
+static const char *job_priority_label(
+    const struct api_meta *m, const struct api_workload *wl)
+{
+	const char *l = api_strmap_get(&m->labels, API_LABEL_PRIORITY_CLASS);
+	const struct api_priority_class_ref *r = &wl->spec.priority_class_ref;
+
+	if (l != NULL && *l != '\0')
+		return l;
+	return wl->spec.has_priority_class_ref && r->name && r->kind &&
+		       strcmp(r->name, API_DEFAULT_WPC_NAME) == 0 &&
+		       strcmp(r->kind, "WorkloadPriorityClass") == 0
+		   ? API_DEFAULT_WPC_NAME
+		   : "";
+}
+
+/* spec.priorityClassRef and spec.priority of p [borrowed] into spec
+ * (priorityClassRef null when p has no class). */
+static int set_priority(json_t *spec, const struct api_priority *p)
+{
+	bool w = p->source == API_PRIO_WORKLOAD_PRIORITY_CLASS;
+	json_t *ref =
+	    p->source == API_PRIO_NONE
+		? json_null()
+		: json_pack("{s:s, s:s, s:s}", "group",
+		      w ? "kueue.x-k8s.io" : "scheduling.k8s.io", "kind",
+		      w ? "WorkloadPriorityClass" : "PriorityClass", "name",
+		      p->class_name ? p->class_name : "");
+
+	if (ref == NULL || json_object_set_new(spec, "priorityClassRef", ref) ||
+	    json_object_set_new(spec, "priority", json_integer(p->value)))
+		return -1;
+	return 0;
+}
+
+/* Does wl's priority already say p? */
+static bool priority_equal(
+    const struct api_workload *wl, const struct api_priority *p)
+{
+	const struct api_priority_class_ref *r = &wl->spec.priority_class_ref;
+	bool w = p->source == API_PRIO_WORKLOAD_PRIORITY_CLASS;
+
+	if (!wl->spec.has_priority || wl->spec.priority != p->value)
+		return false;
+	if (p->source == API_PRIO_NONE)
+		return !wl->spec.has_priority_class_ref;
+	return wl->spec.has_priority_class_ref && r->name && r->kind &&
+	       r->group && strcmp(r->name, p->class_name) == 0 &&
+	       strcmp(r->kind, w ? "WorkloadPriorityClass" : "PriorityClass") ==
+		   0 &&
+	       strcmp(r->group, w ? "kueue.x-k8s.io" : "scheduling.k8s.io") ==
+		   0;
+}
+
+/*
+ * A Workload that holds no quota follows its job's labels, as Kueue's
+ * reconciler does: the priority-class label (UpdateWorkloadPriority: only
+ * a Workload whose priority comes from a WorkloadPriorityClass, or that
+ * has none, follows it; the class is resolved again when its name
+ * changed, and the "UpdatedWorkload" event is sent once the write
+ * landed) and, unless it was evicted, the queue-name label
+ * (QueueNameChange). Both go in one spec PATCH; the Workload reconciler
+ * then queues the Workload again (its generation changed). *wrote: a
+ * write was planned.
+ */
+static int follow_job_labels(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl, bool queue,
+    bool holds, struct rec_plan *p, bool *wrote, cu_error *err)
+{
+	const struct api_meta *m = rec_job_meta(in->job);
+	const struct api_priority_class_ref *ref = &wl->spec.priority_class_ref;
+	const char *have_q = wl->spec.queue_name ? wl->spec.queue_name : "";
+	const char *want_q = view->queue_name;
+	const char *label = job_priority_label(m, wl);
+	/* One that reserved quota without a class can no longer get one
+	 * (the Workload's validation), so it does not follow. */
+	bool follows =
+	    (!holds && !wl->spec.has_priority_class_ref) ||
+	    (wl->spec.has_priority_class_ref && ref->kind && ref->group &&
+		strcmp(ref->kind, "WorkloadPriorityClass") == 0 &&
+		strcmp(ref->group, "kueue.x-k8s.io") == 0);
+	bool updated_priority = false;
+	json_t *spec, *body;
+	struct rec_item *it;
+	int rc = CU_OK;
+
+	*wrote = false;
+	spec = json_object();
+	if (spec == NULL)
+		return rec__nomem(err, "job reconciler");
+	/* A job managed without a queue name got LocalQueue "default" at
+	 * creation (Kueue's webhook would have labelled it so). */
+	if (want_q == NULL)
+		want_q = strcmp(have_q, "default") == 0 &&
+				 view->local_queue_exists(
+				     in->ns, "default", view->payload)
+			     ? "default"
+			     : "";
+	if (queue && strcmp(want_q, have_q) != 0 &&
+	    json_object_set_new(spec, "queueName",
+		*want_q ? json_string(want_q) : json_null()) != 0)
+		rc = rec__nomem(err, "job reconciler");
+	if (rc == CU_OK && follows && view->priority != NULL &&
+	    strcmp(label, wl->spec.has_priority_class_ref && ref->name
+			      ? ref->name
+			      : "") != 0) {
+		struct api_podsets ps = {NULL, 0};
+		struct api_priority prio = {API_PRIO_NONE, NULL, 0};
+		cu_error perr;
+
+		if (rec_job_podsets(in->job, &ps, &perr) != CU_OK ||
+		    api_resolve_priority(
+			&m->labels, &ps, view->priority, &prio, &perr) != CU_OK)
+			rc = warn_job(p, in, "priority of", perr.msg, err);
+		/* While it holds quota the class keeps its kind (the
+		 * Workload's validation): a change to another kind waits. */
+		else if (!priority_equal(wl, &prio) &&
+			 (!holds ||
+			     prio.source == API_PRIO_WORKLOAD_PRIORITY_CLASS)) {
+			updated_priority = true;
+			if (set_priority(spec, &prio) != 0)
+				rc = rec__nomem(err, "job reconciler");
+		}
+		api_podsets_dispose(&ps);
+		cu_free(prio.class_name);
+	}
+	if (rc != CU_OK || json_object_size(spec) == 0 ||
+	    wl->meta.resource_version == NULL) {
+		json_decref(spec);
+		return rc;
+	}
+	body = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion",
+	    wl->meta.resource_version, "spec", spec);
+	if (body == NULL)
+		return rec__nomem(err, "job reconciler");
+	*wrote = true;
+	rc = add_write(p, REC_TARGET_WORKLOAD, REC_WRITE_PATCH, in->ns,
+	    in->wl_name, body, REC_EXPECT_RV, true, &it, err);
+	if (rc == CU_OK && updated_priority) {
+		it->done_reason = "UpdatedWorkload";
+		it->text = cu_asprintf("Updated workload priority class: %s/%s",
+		    in->ns, in->wl_name);
+		if (it->text == NULL)
+			rc = rec__nomem(err, "job reconciler");
+	}
 	return rc;
 }
 
@@ -432,10 +814,23 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	if (!holds && rec_wl_equivalent(in->job, wl, &keep, &serr) == CU_OK &&
 	    !keep)
 		return wl_write(out, in, REC_WRITE_DELETE, NULL, err);
+	/* 7b. the pods the job no longer needs give their quota back */
+	if (reclaimable(in, wl, out, &wrote, err) != CU_OK)
+		return err->code;
+	if (wrote)
+		return CU_OK;
+	/* 7c. holding quota, it follows the job's priority-class label */
+	if (holds) {
+		if (follow_job_labels(
+			view, in, wl, false, true, out, &wrote, err) != CU_OK)
+			return err->code;
+		if (wrote)
+			return CU_OK;
+	}
 	/* 8. admitted: start it (once); then its pods' readiness */
 	if (admitted && !evicted)
 		return rec_job_is_suspended(in->job) || !view->pods_ready
-			   ? start(view, in, out, err)
+			   ? start(view, in, now_ns, out, err)
 			   : pods_ready(view, in, now_ns, out, err);
 	/* 9. not admitted, or evicted: keep it stopped with its original
 	 * templates; an evicted Workload gives its quota back once the job's
@@ -456,5 +851,10 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	    rec_wl_status_release(wl, now_ns, &patch, &serr) == CU_OK &&
 	    patch != NULL)
 		return wl_write(out, in, REC_WRITE_STATUS, patch, err);
+	/* 10. pending: the Workload follows the job's queue-name (unless
+	 * it was evicted) and priority-class labels */
+	if (!holds)
+		return follow_job_labels(
+		    view, in, wl, !evicted, false, out, &wrote, err);
 	return CU_OK;
 }

@@ -37,6 +37,7 @@ void rec_plan_free(struct rec_plan *p)
 		json_decref(it->body);
 		cu_free(it->text);
 		cu_free(it->uid);
+		cu_free(it->counts);
 	}
 	cu_free(p->items);
 	rec_plan_init(p);

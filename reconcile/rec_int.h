@@ -41,4 +41,15 @@ bool rec__checks_all_ready(const json_t *status);
 int rec__checks_sync(
     json_t *status, const struct api_cluster_queue_spec *cq, const char *now);
 
+/* The pods pod set `podset` [borrowed] of wl requests or holds: at
+ * most `admitted` (its admission's count, or the spec's count) and at
+ * most `full` (the spec's count) less its status.reclaimablePods count,
+ * never below 0 (Kueue's podSetsCountsAfterReclaim). */
+int32_t rec__count_after_reclaim(const struct api_workload *wl,
+    const char *podset, int32_t admitted, int32_t full);
+
+/* The spec's count of wl's pod set name [borrowed] (CRD default 1);
+ * -1 when wl has no such pod set. */
+int32_t rec__spec_count(const struct api_workload *wl, const char *name);
+
 #endif /* CU_RECONCILE_REC_INT_H */

@@ -407,7 +407,9 @@ struct rec_eviction {
 };
 
 /*
- * Eviction (Kueue's evict.Evict): Evicted=True (reason, message),
+ * Eviction (Kueue's evict.Evict): Evicted=True (reason, message; a
+ * Deactivated eviction with an underlying cause has the reason
+ * "DeactivatedDueTo<cause>", as Kueue writes it),
  * Preempted=True (preempted_reason, message) for preemptions,
  * status.clusterName and nominatedClusterNames cleared, admission checks
  * reset to Pending, BlockedOnPreemptionGates closed,
@@ -844,7 +846,8 @@ bool rec_workload_inactive(const struct api_workload *wl);
  * adopted as admitted in the ClusterQueue its admission names with the
  * flavors and the pod counts it records (a partial admission holds its
  * admitted counts; `pods` is held when the admission names a flavor for
- * it). ns_eligible: the caller evaluated the ClusterQueue's
+ * it; pods status.reclaimablePods gives back are neither requested nor
+ * held). ns_eligible: the caller evaluated the ClusterQueue's
  * namespaceSelector. Errors: CU_EEXIST (already queued), CU_EINVAL (a pod
  * set the engine cannot model; message names the field), CU_ENOTFOUND
  * (the admission names a flavor or ClusterQueue the engine does not know:
@@ -852,6 +855,26 @@ bool rec_workload_inactive(const struct api_workload *wl);
  */
 CU_MUST_CHECK int rec_sync_workload(que_state *st,
     const struct api_workload *wl, bool ns_eligible, cu_error *err);
+
+/* ---- the resource-in-use finalizer of ClusterQueues and flavors ------- */
+
+/*
+ * The kueue.x-k8s.io/resource-in-use finalizer of a ClusterQueue or
+ * ResourceFlavor obj [borrowed] as Kueue's controllers keep it: added
+ * (after the finalizers it has) while the object is not being deleted;
+ * once it is (metadata.deletionTimestamp), removed when in_use is false
+ * (a ClusterQueue: no Workload holds quota in it; a ResourceFlavor: no
+ * ClusterQueue names it, rec_cq_uses_flavor). *patch NULL when nothing
+ * changes (or obj has no resourceVersion to guard the patch with), else
+ * {"metadata":{"finalizers":[...],"resourceVersion"}} [owned:
+ * json_decref] for a merge PATCH of the object. CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_in_use_finalizer_patch(
+    const json_t *obj, bool in_use, json_t **patch, cu_error *err);
+
+/* Does ClusterQueue cq [borrowed, as JSON] name flavor [borrowed] in its
+ * spec.resourceGroups? */
+bool rec_cq_uses_flavor(const json_t *cq, const char *flavor);
 
 /* ==== 4. Reconcilers: decisions as plans ================================
  * The Job/JobSet reconciler and the Workload reconciler as pure functions:
@@ -924,6 +947,13 @@ enum rec_engine_op {
 	/* Reconcile the Workload again at at_ns (a deadline such as
 	 * maximumExecutionTimeSeconds; a timer, not a poll). */
 	REC_ENGINE_WAKE,
+	/* uid holds counts[0..n_counts) pods per pod set from now on
+	 * (que_workload_set_counts): status.reclaimablePods gave some
+	 * back. */
+	REC_ENGINE_SET_COUNTS,
+	/* uid, holding quota, has priority `priority` from now on (its
+	 * job's priority-class label changed): preemption sees it. */
+	REC_ENGINE_SET_PRIORITY,
 	/* The pending Workload uid waits out of scheduling until at_ns
 	 * (requeueState.requeueAt; INT64_MAX: until it is reconciled again;
 	 * 0: no longer, from the next cycle) (que_workload_backoff). */
@@ -960,9 +990,13 @@ struct rec_item {
 	char *text;
 	/* REC_ITEM_ENGINE */
 	enum rec_engine_op engine;
-	char *uid;     /* [owned: cu_free] FORGET, RELEASE, EVICTING, BACKOFF */
-	bool eligible; /* SET_ELIGIBLE */
-	int64_t at_ns; /* WAKE, BACKOFF, RELEASE */
+	char *uid;	 /* [owned: cu_free] FORGET, RELEASE, EVICTING, BACKOFF,
+			  * SET_COUNTS, SET_PRIORITY */
+	bool eligible;	 /* SET_ELIGIBLE */
+	int64_t at_ns;	 /* WAKE, BACKOFF, RELEASE */
+	int32_t *counts; /* [owned: cu_free] SET_COUNTS */
+	size_t n_counts;
+	int32_t priority; /* SET_PRIORITY */
 };
 
 /* An ordered list of items; zero-initialise (or rec_plan_init) before
@@ -1011,6 +1045,10 @@ struct rec_job_view {
 	    const char *ns, const char *name, void *payload);
 	/* Priority class lookups for rec_wl_build [borrowed]; NULL: none. */
 	const struct api_priority_lookup *priority;
+	/* The Configuration's integrations.labelKeysToCopy: these labels of
+	 * the job are copied to the Workload it gets [borrowed]; NULL:
+	 * none. */
+	const struct api_strlist *label_keys_to_copy;
 	/* waitForPodsReady is enabled: a started job's Workload carries the
 	 * PodsReady condition. */
 	bool pods_ready;
@@ -1068,8 +1106,13 @@ struct rec_job_in {
  *   7. a Workload that holds no quota and no longer matches its job is
  *      deleted.
  *   8. admitted and not evicted: a suspended job gets its start PATCH
- *      with a "Started" event on success; a permanent start error
- *      (CU_EINVAL) is a WARN. A started job, with view->pods_ready: the
+ *      with a "Started" event on success; a start that can never work
+ *      (rec_job_start_patch's CU_EINVAL) is a WARN and the Workload's
+ *      Finished STATUS (reason FailedToStart, the error as message), as
+ *      Kueue does; a flavor that cannot be read (CU_EINVAL from the
+ *      view) is a WARN only. A start the API server refuses is retried
+ *      by the controller with back-off (Kueue requeues it too). A
+ *      started job, with view->pods_ready: the
  *      PodsReady condition (rec_pods_ready_condition over
  *      rec_job_pods_ready; message Kueue's, or view->pods_not_ready when
  *      not ready) when it changes (STATUS; item reason = the condition's
@@ -1084,6 +1127,26 @@ struct rec_job_in {
  *   9. otherwise (pending or evicted): the job's next stop write (+
  *      "Stopped", message the eviction's); once stopped and inactive an
  *      evicted Workload that holds quota releases it (STATUS).
+ *   7b. status.reclaimablePods follows the job (Kueue's Job: with
+ *      parallelism > 1, the terminal pods - succeeded, or an Indexed
+ *      Job's completed and failed indexes below completions - beyond
+ *      what the remaining completions still need; a JobSet: per
+ *      replicated job, succeeded replicas times pods per replica), each
+ *      capped at its pod set's count: a STATUS write when it differs.
+ *   7c. a Workload that holds quota follows the job's priority-class
+ *      label as in step 10 (only from one WorkloadPriorityClass to
+ *      another: its validation keeps the class's presence and kind
+ *      while quota is reserved): a spec PATCH before anything else.
+ *  10. a stopped job whose Workload holds no quota: the Workload follows
+ *      the job's priority-class label (when its priority comes from a
+ *      WorkloadPriorityClass or it has none; the class resolved again
+ *      with view->priority, "UpdatedWorkload" event on success; a job
+ *      without the label whose Workload has the "default" class keeps
+ *      it, as Kueue's defaulting labelled it; a class
+ *      that cannot be resolved is a WARN) and, unless it was evicted,
+ *      its queue-name label (view->queue_name; a job managed without one
+ *      keeps LocalQueue "default"): one spec PATCH, as Kueue's
+ *      UpdateWorkloadPriority and QueueNameChange.
  * Job writes expect REC_EXPECT_RV; Workload writes too (for_job set),
  * except those of step 0. Errors of the pure helpers on the way end the
  * plan where the old decision tree ended (no error returned); the
@@ -1111,6 +1174,9 @@ struct rec_wl_view {
 	bool namespace_eligible; /* when queued */
 	/* metadata.generation the Workload was queued at (0 when unknown). */
 	int64_t queued_generation;
+	/* The engine's record of the Workload's uid when queued
+	 * [borrowed]; NULL: none (its pod counts: reclaimablePods). */
+	const struct que_wl *engine_wl;
 	/* The stopPolicy of the Workload's LocalQueue and of the
 	 * ClusterQueue it is queued in or admitted to (QUE_STOP_NONE when
 	 * unknown). */
@@ -1155,6 +1221,11 @@ struct rec_wl_view {
  *   - the engine holds quota (ADMITTED or EVICTING), the API does not
  *     (the eviction is complete): inactive: FORGET, else RELEASE;
  *   - inactive and pending: FORGET (it leaves the pending heap);
+ *   - inactive without quota in the API and not Evicted (queued or
+ *     not): the eviction STATUS write all the same (Evicted Deactivated,
+ *     message and cause as below; no event, no metric, no engine
+ *     EVICTING: it held nothing), as Kueue's Workload controller
+ *     evicts every inactive Workload;
  *   - holding quota, and inactive (Evicted reason Deactivated[DueTo<the
  *     target's reason>], message "The workload is deactivated[ due to
  *     <DeactivationTarget message>]", underlyingCause the target's
@@ -1166,6 +1237,11 @@ struct rec_wl_view {
  *     reconciler has stopped the job and cleared the admission;
  *   - DeactivationTarget True on an active Workload: the spec PATCH
  *     active=false;
+ *   - holding quota in both: SET_PRIORITY when spec.priority differs
+ *     from the engine's (engine_wl); SET_COUNTS when the pods it should hold
+ *     per pod set (the admitted count, less status.reclaimablePods,
+ *     never below 0: Kueue's podSetsCountsAfterReclaim) differ from the
+ *     engine's (engine_wl), then the steps below;
  *   - waitForPodsReady, ADMITTED and not Evicted in the API:
  *     rec_pods_ready_timeout; time left: WAKE then; expired: when
  *     requeueState.count + 1 exceeds backoffLimitCount, DeactivationTarget
@@ -1181,7 +1257,9 @@ struct rec_wl_view {
  *     since Admitted became True): WAKE at the deadline; none left:
  *     DeactivationTarget (MaximumExecutionTimeExceeded) STATUS write and
  *     a Warning event;
- *   - pending, generation changed since queued: READD;
+ *   - pending, generation changed since queued, or the pod counts it
+ *     requests after status.reclaimablePods differ from the engine's:
+ *     READD;
  *   - pending: SET_ELIGIBLE when the namespace eligibility changed; and
  *     Requeued=False by a deactivation (active again) or by a queue stop
  *     (that queue no longer stopped): Requeued=True (Reactivated,

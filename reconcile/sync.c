@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "reconcile/reconcile.h"
+#include "reconcile/rec_int.h"
 
 /* ---- small conversions ----------------------------------------------- */
 
@@ -547,6 +547,37 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 	return CU_OK;
 }
 
+int32_t rec__spec_count(const struct api_workload *wl, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < wl->spec.n_pod_sets; i++) {
+		const struct api_podset *ps = &wl->spec.pod_sets[i];
+
+		if (strcmp(ps->name ? ps->name : "main", name) == 0)
+			return ps->has_count ? ps->count : 1;
+	}
+	return -1;
+}
+
+int32_t rec__count_after_reclaim(const struct api_workload *wl,
+    const char *podset, int32_t admitted, int32_t full)
+{
+	size_t i;
+
+	for (i = 0; i < wl->status.n_reclaimable_pods; i++) {
+		const struct api_reclaimable_pod *r =
+		    &wl->status.reclaimable_pods[i];
+		int32_t rc;
+
+		if (r->name == NULL || strcmp(r->name, podset) != 0)
+			continue;
+		rc = r->count < 0 ? 0 : r->count > full ? full : r->count;
+		return admitted < full - rc ? admitted : full - rc;
+	}
+	return admitted;
+}
+
 int rec_sync_workload(que_state *st, const struct api_workload *wl,
     bool ns_eligible, cu_error *err)
 {
@@ -567,6 +598,14 @@ int rec_sync_workload(que_state *st, const struct api_workload *wl,
 	for (i = 0; i < n && rc == CU_OK; i++)
 		rc = podset_build(
 		    &own[i], &wl->spec.pod_sets[i], i, st, &ps[i], err);
+	/* Pods status.reclaimablePods gives back are neither requested nor
+	 * held (Kueue's podSetsCountsAfterReclaim): the engine's count of
+	 * a pod set is what is left; an admission's larger count is capped
+	 * to it when adopted. */
+	for (i = 0; i < n && rc == CU_OK; i++)
+		if (ps[i].name != NULL)
+			ps[i].count = rec__count_after_reclaim(
+			    wl, ps[i].name, ps[i].count, ps[i].count);
 	if (rc == CU_OK) {
 		memset(&spec, 0, sizeof(spec));
 		spec.uid = wl->meta.uid;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "reconcile/reconcile.h"
+#include "reconcile/rec_int.h"
 
 /* An engine item with a time (WAKE, BACKOFF). */
 static int engine_at(struct rec_plan *p, enum rec_engine_op op, const char *uid,
@@ -147,29 +147,70 @@ static int evict(const struct rec_wl_view *view, const struct api_workload *wl,
 	return CU_OK;
 }
 
+/* The eviction of an inactive Workload: reason Deactivated, message "The
+ * workload is deactivated[ due to <DeactivationTarget message>]", the
+ * target's reason as underlying cause. *msg [owned: cu_free] holds the
+ * message when it was built. */
+static int deactivation(const struct api_workload *wl, struct rec_eviction *ev,
+    char **msg, cu_error *err)
+{
+	const struct api_condition *dt = api_conditions_find(
+	    &wl->status.conditions, REC_COND_DEACTIVATION_TARGET);
+
+	*msg = NULL;
+	ev->reason = REC_EVICTED_DEACTIVATED;
+	ev->message = REC_MSG_DEACTIVATED;
+	if (dt != NULL && dt->status == API_COND_TRUE) {
+		*msg = cu_asprintf("%s due to %s", REC_MSG_DEACTIVATED,
+		    dt->message ? dt->message : "");
+		if (*msg == NULL)
+			return cu_error_set(err, CU_ENOMEM,
+			    "workload reconciler: out of memory");
+		ev->message = *msg;
+		ev->underlying_cause = dt->reason;
+	}
+	return CU_OK;
+}
+
+/*
+ * A Workload deactivated while it holds no quota is marked Evicted
+ * (Deactivated) all the same, as Kueue's Workload controller evicts every
+ * inactive Workload that is not Evicted yet: the status write only (no
+ * engine state to keep, and neither the event nor the metric, which
+ * Kueue reports only for a Workload that had an admission).
+ */
+static int evict_pending(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, cu_error *err)
+{
+	struct rec_eviction ev = {0};
+	json_t *patch = NULL;
+	char *msg;
+	int rc;
+
+	if (view->read_only ||
+	    api_conditions_true(&wl->status.conditions, REC_COND_EVICTED))
+		return CU_OK;
+	rc = deactivation(wl, &ev, &msg, err);
+	if (rc == CU_OK)
+		rc = rec_wl_status_evict(wl, &ev, view->now_ns, &patch, err);
+	cu_free(msg);
+	if (rc != CU_OK || patch == NULL)
+		return rc;
+	return wl_write(out, wl, REC_WRITE_STATUS, patch, false, err);
+}
+
 /* Deactivation, LocalQueue or ClusterQueue HoldAndDrain. */
 static int drain(const struct rec_wl_view *view, const struct api_workload *wl,
     bool inactive, struct rec_plan *out, bool *done, cu_error *err)
 {
-	const struct api_condition *dt = api_conditions_find(
-	    &wl->status.conditions, REC_COND_DEACTIVATION_TARGET);
 	struct rec_eviction ev = {0};
 	char *msg = NULL;
 	int rc;
 
 	*done = true;
 	if (inactive) {
-		ev.reason = REC_EVICTED_DEACTIVATED;
-		ev.message = REC_MSG_DEACTIVATED;
-		if (dt != NULL && dt->status == API_COND_TRUE) {
-			msg = cu_asprintf("%s due to %s", REC_MSG_DEACTIVATED,
-			    dt->message ? dt->message : "");
-			if (msg == NULL)
-				return cu_error_set(err, CU_ENOMEM,
-				    "workload reconciler: out of memory");
-			ev.message = msg;
-			ev.underlying_cause = dt->reason;
-		}
+		if (deactivation(wl, &ev, &msg, err) != CU_OK)
+			return err->code;
 	} else if (view->lq_stop == QUE_STOP_HOLD_AND_DRAIN) {
 		ev.reason = REC_EVICTED_LOCAL_QUEUE_STOPPED;
 		ev.message = REC_MSG_LOCAL_QUEUE_STOPPED;
@@ -515,6 +556,84 @@ static int checks(const struct rec_wl_view *view, const struct api_workload *wl,
 	return CU_OK;
 }
 
+/* The pods pod set i of qw should hold: its admission's count less the
+ * pods status.reclaimablePods gives back (counted from the spec's count,
+ * capped at what the engine queued it with). */
+static int32_t count_for(
+    const struct que_wl *qw, uint32_t i, const struct api_workload *wl)
+{
+	const struct que_podset *ps = &qw->podsets[i];
+	int32_t full = rec__spec_count(wl, ps->name), admitted, n;
+	size_t k;
+
+	if (full < 0)
+		full = ps->full_count;
+	admitted = full;
+	for (k = 0; k < wl->status.admission.n_pod_set_assignments; k++) {
+		const struct api_podset_assignment *a =
+		    &wl->status.admission.pod_set_assignments[k];
+
+		if (strcmp(a->name, ps->name) == 0 && a->has_count &&
+		    a->count >= 0 && a->count <= full)
+			admitted = a->count;
+	}
+	n = rec__count_after_reclaim(wl, ps->name, admitted, full);
+	return n < ps->full_count ? n : ps->full_count;
+}
+
+/* A pending Workload's requests follow status.reclaimablePods: does the
+ * engine queue it with other counts than it would now? */
+static bool pending_counts_changed(
+    const struct que_wl *qw, const struct api_workload *wl)
+{
+	uint32_t i;
+
+	for (i = 0; qw != NULL && i < qw->n_podsets; i++) {
+		int32_t full = rec__spec_count(wl, qw->podsets[i].name);
+
+		if (full >= 0 &&
+		    rec__count_after_reclaim(wl, qw->podsets[i].name, full,
+			full) != qw->podsets[i].full_count)
+			return true;
+	}
+	return false;
+}
+
+/* status.reclaimablePods: the engine holds, per pod set, what the
+ * admission gave less the pods the job no longer needs. */
+static int reclaim_counts(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, cu_error *err)
+{
+	const struct que_wl *qw = view->engine_wl;
+	struct rec_item *it;
+	int32_t *counts;
+	bool differ = false;
+	uint32_t i;
+
+	for (i = 0; qw != NULL && i < qw->n_podsets && !differ; i++)
+		differ = count_for(qw, i, wl) != qw->podsets[i].count;
+	if (!differ)
+		return CU_OK;
+	counts = cu_calloc(qw->n_podsets, sizeof(*counts));
+	if (counts == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	for (i = 0; i < qw->n_podsets; i++)
+		counts[i] = count_for(qw, i, wl);
+	if (rec_plan_push(out, &it, err) != CU_OK) {
+		cu_free(counts);
+		return err->code;
+	}
+	it->kind = REC_ITEM_ENGINE;
+	it->engine = REC_ENGINE_SET_COUNTS;
+	it->counts = counts;
+	it->n_counts = qw->n_podsets;
+	if ((it->uid = cu_strdup(wl->meta.uid)) == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "workload reconciler: out of memory");
+	return CU_OK;
+}
+
 int rec_workload_reconcile(const struct rec_wl_view *view,
     const struct api_workload *wl, struct rec_plan *out, cu_error *err)
 {
@@ -549,7 +668,7 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 	api_holds = rec_workload_holds_quota(wl);
 	if (!view->queued) {
 		if (inactive && !api_holds)
-			return CU_OK;
+			return evict_pending(view, wl, out, err);
 		if (engine(out, REC_ENGINE_ADD, NULL, false, err) != CU_OK)
 			return err->code;
 		return api_holds ? CU_OK : backoff(view, wl, false, out, err);
@@ -580,7 +699,9 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 	}
 	/* Never admitted while inactive: out of the pending heap. */
 	if (inactive && !que_holds)
-		return engine(out, REC_ENGINE_FORGET, uid, false, err);
+		return engine(out, REC_ENGINE_FORGET, uid, false, err) != CU_OK
+			   ? err->code
+			   : evict_pending(view, wl, out, err);
 	if (view->read_only && que_holds)
 		return CU_OK;
 	if (que_holds) {
@@ -598,6 +719,19 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 				     : wl_write(out, wl, REC_WRITE_PATCH, patch,
 					   false, err);
 	}
+	if (que_holds && view->engine_wl != NULL &&
+	    view->engine_wl->priority !=
+		(wl->spec.has_priority ? wl->spec.priority : 0)) {
+		struct rec_item *it;
+
+		if (engine(out, REC_ENGINE_SET_PRIORITY, uid, false, err) !=
+		    CU_OK)
+			return err->code;
+		it = &out->items[out->n - 1];
+		it->priority = wl->spec.has_priority ? wl->spec.priority : 0;
+	}
+	if (que_holds && reclaim_counts(view, wl, out, err) != CU_OK)
+		return err->code;
 	if (que_holds) {
 		if (checks(view, wl, out, &done, err) != CU_OK)
 			return err->code;
@@ -607,8 +741,10 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 			return err->code;
 		return done ? CU_OK : max_exec(view, wl, out, err);
 	}
-	/* The spec changed while pending: queue it anew. */
-	if (view->queued_generation != gen)
+	/* The spec changed while pending, or status.reclaimablePods: queue
+	 * it anew. */
+	if (view->queued_generation != gen ||
+	    pending_counts_changed(view->engine_wl, wl))
 		return engine(out, REC_ENGINE_READD, NULL, false, err) != CU_OK
 			   ? err->code
 			   : backoff(view, wl, false, out, err);

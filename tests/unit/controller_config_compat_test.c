@@ -38,9 +38,6 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 	static const struct {
 		const char *body, *want;
 	} cases[] = {
-	    {"integrations:\n  labelKeysToCopy: [team]\n",
-		"line 6: integrations.labelKeysToCopy: not acted on by cueue: "
-		"job labels are not copied"},
 	    {"metrics:\n  customLabels:\n  - name: team\n",
 		"metrics.customLabels: not acted on"},
 	    {"visibilityServer:\n  bindPort: 8082\n",
@@ -92,7 +89,7 @@ Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
 			     "  localQueueMetrics: {enable: false}\n"
 			     "health:\n  readinessEndpointName: ready\n"
 			     "  livenessEndpointName: alive\n"
-			     "integrations:\n  labelKeysToCopy: []\n"
+			     "integrations:\n  labelKeysToCopy: [team]\n"
 			     "pprofBindAddress: \"\"\n",
 			 &err),
 	    CU_OK, "%s", err.msg);

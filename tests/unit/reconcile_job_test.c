@@ -46,6 +46,17 @@
  *                               evicted_job_still_active,
  *                               evicted_released_nothing,
  *                               evicted_job_stopping (status step)
+ *   step 7b, reclaimablePods:   reclaimable_* (written when it differs,
+ *                               Indexed by terminal indexes, also for a
+ *                               pending Workload)
+ *   step 7c, admitted priority: admitted_priority_label_* (a class to a
+ *                               class only)
+ *   step 8, start impossible:   admitted_start_conflict_failed_to_start
+ *                               (WARN + Finished FailedToStart)
+ *   step 10, labels followed:   pending_queue_label_changed,
+ *                               pending_priority_label_*, evicted_*_label_*
+ *                               (an evicted Workload keeps its queue)
+ *   labelKeysToCopy:            absent_creates_copies_labels
  *   JobSet:                     jobset_absent_creates, jobset_running_
  *                               pending_stops (one patch + Stopped)
  *
@@ -142,7 +153,30 @@ struct row {
 	bool awaited;
 	bool default_lq; /* LocalQueue team-a/default exists */
 	enum flavors flavors;
-	bool owned;	  /* J_GONE: three owned Workloads */
+	bool owned; /* J_GONE: three owned Workloads */
+	/* the job is labelled team=a and tier=gold; the view's
+	 * labelKeysToCopy is [team]: the created Workload has team=a, not
+	 * tier */
+	bool copy_labels;
+	/* the pod template carries kueue.x-k8s.io/podset=other: the start
+	 * can never work */
+	bool podset_label;
+	/* the gate's queue name (the job's queue-name label) when not
+	 * "main": the Workload was built for "main" */
+	const char *queue_label;
+	/* the job's priority-class label once its Workload was built (the
+	 * class "high" exists, value 100) */
+	const char *prio_label;
+	/* the Workload's WorkloadPriorityClass (priority 1); NULL: none */
+	const char *wl_class;
+	/* parallelism = completions = 3, status.succeeded = `succeeded`;
+	 * the Workload already says reclaimablePods main=`reclaim_have`
+	 * (0: none) */
+	int succeeded;
+	int reclaim_have;
+	/* Indexed: completedIndexes "0,2-7" (beyond completions: capped),
+	 * failedIndexes "2": `succeeded` must be 2 */
+	bool indexed;
 	const char *want; /* rendered plan; a trailing '*' compares a prefix */
 	const char
 	    *queue_name; /* created Workload's spec.queueName, "-" none */
@@ -234,6 +268,12 @@ static const struct row rows[] = {
 	.want = "wl.create team-a/" WLN "* rv job | event CreatedWorkload: "
 		"Created Workload: team-a/" WLN "*",
 	.queue_name = "main"},
+    {.name = "absent_creates_copies_labels",
+	.job = J_SUSPENDED,
+	.copy_labels = true,
+	.want = "wl.create team-a/" WLN "* rv job | event CreatedWorkload: "
+		"Created Workload: team-a/" WLN "*",
+	.queue_name = "main"},
     {.name = "absent_mjwqn_default_lq",
 	.job = J_SUSPENDED,
 	.no_label = true,
@@ -265,6 +305,13 @@ static const struct row rows[] = {
 	.job = J_SUSPENDED,
 	.wl = W_ADMITTED,
 	.want = JWRITE_START " (Started: Admitted by clusterQueue cq-a)"},
+    {.name = "admitted_start_conflict_failed_to_start",
+	.job = J_SUSPENDED,
+	.wl = W_ADMITTED,
+	.podset_label = true,
+	.want = "warn start J/team-a/sample: invalid admission check "
+		"PodSetUpdate: conflict for labels: *"
+		" | wl.status team-a/" WLN "* rv job"},
     {.name = "admitted_running_nothing",
 	.job = J_RUNNING,
 	.wl = W_ADMITTED,
@@ -312,6 +359,100 @@ static const struct row rows[] = {
 	.job = J_STOPPING,
 	.wl = W_EVICTED,
 	.want = "job.reset-start team-a/sample rv"},
+    /* step 10: a Workload without quota follows the job's labels */
+    {.name = "pending_queue_label_changed",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.queue_label = "other",
+	.want = "wl.patch team-a/" WLN "* rv job"},
+    {.name = "pending_priority_label_changed",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.prio_label = "high",
+	.want = "wl.patch team-a/" WLN "* rv job (UpdatedWorkload: Updated "
+		"workload priority class: team-a/" WLN "*)"},
+    {.name = "pending_defaulted_class_kept",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.wl_class = "default",
+	.want = ""},
+    {.name = "pending_priority_label_missing_class",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.prio_label = "nope",
+	.want = "warn priority of J/team-a/sample: *"},
+    {.name = "pending_job_running_queue_label_changed_stops_first",
+	.job = J_RUNNING,
+	.wl = W_PENDING,
+	.queue_label = "other",
+	.want = JWRITE_SUSPEND " | " STOPPED_NA},
+    {.name = "admitted_queue_label_changed_starts",
+	.job = J_SUSPENDED,
+	.wl = W_ADMITTED,
+	.queue_label = "other",
+	.want = JWRITE_START " (Started: Admitted by clusterQueue cq-a)"},
+    {.name = "evicted_holding_queue_label_changed_releases",
+	.job = J_SUSPENDED,
+	.wl = W_EVICTED,
+	.queue_label = "other",
+	.want = "wl.status team-a/" WLN "* rv job"},
+    {.name = "evicted_released_queue_label_changed_nothing",
+	.job = J_SUSPENDED,
+	.wl = W_EVICTED_RELEASED,
+	.queue_label = "other",
+	.want = ""},
+    {.name = "evicted_released_priority_label_changed",
+	.job = J_SUSPENDED,
+	.wl = W_EVICTED_RELEASED,
+	.prio_label = "high",
+	.want = "wl.patch team-a/" WLN "* rv job (UpdatedWorkload: *)"},
+    /* step 7c: holding quota, the priority follows (a class only) */
+    {.name = "admitted_priority_label_no_class_starts",
+	.job = J_SUSPENDED,
+	.wl = W_ADMITTED,
+	.prio_label = "high",
+	.want = JWRITE_START " (Started: Admitted by clusterQueue cq-a)"},
+    {.name = "admitted_priority_label_changed",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.wl_class = "low",
+	.prio_label = "high",
+	.want = "wl.patch team-a/" WLN "* rv job (UpdatedWorkload: *)"},
+    {.name = "admitted_priority_label_same",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.wl_class = "high",
+	.prio_label = "high",
+	.want = ""},
+    /* step 7b: status.reclaimablePods */
+    {.name = "reclaimable_written",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.succeeded = 1,
+	.want = "wl.status team-a/" WLN "* rv job"},
+    {.name = "reclaimable_unchanged",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.succeeded = 1,
+	.reclaim_have = 1,
+	.want = ""},
+    {.name = "reclaimable_grows",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.succeeded = 2,
+	.reclaim_have = 1,
+	.want = "wl.status team-a/" WLN "* rv job"},
+    {.name = "reclaimable_indexed",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.succeeded = 2,
+	.indexed = true,
+	.want = "wl.status team-a/" WLN "* rv job"},
+    {.name = "reclaimable_pending_evicted_job",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.succeeded = 2,
+	.want = "wl.status team-a/" WLN "* rv job"},
     /* JobSet */
     {.name = "jobset_absent_creates",
 	.jobset = true,
@@ -359,6 +500,28 @@ static json_t *job_doc(const struct row *r)
 	if (r->bad_prio)
 		json_object_set_new(json_object_get(md, "labels"),
 		    API_LABEL_PRIORITY_CLASS, json_string("nope"));
+	if (r->succeeded > 0 || r->reclaim_have > 0) {
+		set_path(j, "spec", "parallelism", json_integer(3));
+		set_path(j, "spec", "completions", json_integer(3));
+		set_path(j, "status", "succeeded",
+		    json_integer(r->indexed ? 99 : r->succeeded));
+	}
+	if (r->indexed) {
+		set_path(j, "spec", "completionMode", json_string("Indexed"));
+		set_path(j, "status", "completedIndexes", json_string("0,2-7"));
+		set_path(j, "status", "failedIndexes", json_string("2"));
+	}
+	if (r->podset_label)
+		set_path(
+		    json_object_get(json_object_get(j, "spec"), "template"),
+		    "metadata", "labels",
+		    parse("{\"" REC_LABEL_PODSET "\":\"other\"}"));
+	if (r->copy_labels) {
+		json_object_set_new(
+		    json_object_get(md, "labels"), "team", json_string("a"));
+		json_object_set_new(
+		    json_object_get(md, "labels"), "tier", json_string("gold"));
+	}
 	switch (r->job) {
 	case J_RUNNING:
 		set_path(j, "spec", "suspend", json_false());
@@ -409,8 +572,20 @@ static json_t *wl_doc(const struct row *r, const struct rec_job *j)
 	json_object_set_new(md, "uid", json_string("wl-uid-1"));
 	json_object_set_new(md, "generation", json_integer(1));
 	json_object_set_new(md, "resourceVersion", json_string("100"));
+	if (r->wl_class != NULL) {
+		json_object_set_new(json_object_get(w, "spec"),
+		    "priorityClassRef",
+		    json_pack("{s:s, s:s, s:s}", "group", "kueue.x-k8s.io",
+			"kind", "WorkloadPriorityClass", "name", r->wl_class));
+		json_object_set_new(
+		    json_object_get(w, "spec"), "priority", json_integer(1));
+	}
 	st = json_object();
 	json_object_set_new(w, "status", st);
+	if (r->reclaim_have > 0)
+		json_object_set_new(st, "reclaimablePods",
+		    json_pack("[{s:s, s:i}]", "name", "main", "count",
+			r->reclaim_have));
 	switch (r->wl) {
 	case W_MISMATCH:
 		json_object_set_new(
@@ -530,8 +705,11 @@ static bool lq_cb(const char *ns, const char *name, void *payload)
 static int no_class(
     const char *name, int32_t *value, void *payload, cu_error *err)
 {
-	(void)value;
 	(void)payload;
+	if (strcmp(name, "high") == 0) {
+		*value = 100;
+		return CU_OK;
+	}
 	return cu_error_set(err, CU_ENOTFOUND, "class %s not found", name);
 }
 
@@ -633,6 +811,9 @@ static void run_row(const struct row *r)
 	struct rec_job j;
 	json_t *jd = NULL, *wd = NULL;
 	char *wlname = NULL, got[4096];
+	char team_key[] = "team";
+	char *copy_keys[] = {team_key};
+	struct api_strlist keys = {copy_keys, 1};
 	cu_error err;
 	size_t i;
 
@@ -643,11 +824,14 @@ static void run_row(const struct row *r)
 	memset(&js, 0, sizeof(js));
 	rec_plan_init(&plan);
 	v.managed = r->gate != G_NO;
-	v.queue_name = r->gate == G_LABEL ? "main" : NULL;
+	v.queue_name = r->gate != G_LABEL ? NULL
+		       : r->queue_label	  ? r->queue_label
+					  : "main";
 	v.wl_awaited = r->awaited;
 	v.admitted_flavors = flavors_cb;
 	v.local_queue_exists = lq_cb;
 	v.priority = &classes;
+	v.label_keys_to_copy = &keys;
 	v.payload = &vs;
 	in.kind = r->jobset ? REC_JOB_JOBSET : REC_JOB_BATCH;
 	in.ns = "team-a";
@@ -688,6 +872,17 @@ static void run_row(const struct row *r)
 			cr_assert_str_eq(wl.meta.name, wlname);
 			in.wl = &wl;
 		}
+		if (r->prio_label != NULL) {
+			/* the label changes after the Workload was built */
+			api_job_dispose(&job);
+			json_object_set_new(
+			    json_object_get(
+				json_object_get(jd, "metadata"), "labels"),
+			    API_LABEL_PRIORITY_CLASS,
+			    json_string(r->prio_label));
+			cr_assert_eq(api_job_decode(&job, jd, &err), CU_OK,
+			    "%s", err.msg);
+		}
 	}
 	cr_assert_eq(rec_job_reconcile(&v, &in, NOW, &plan, &err), CU_OK,
 	    "%s: %s", r->name, err.msg);
@@ -707,6 +902,71 @@ static void run_row(const struct row *r)
 		else
 			cr_expect(q != NULL && strcmp(q, r->queue_name) == 0,
 			    "%s: queueName %s", r->name, q ? q : "(none)");
+		/* labelKeysToCopy: only the keys named are copied */
+		{
+			const json_t *lab = json_object_get(
+			    json_object_get(plan.items[0].body, "metadata"),
+			    "labels");
+			const char *team =
+			    json_string_value(json_object_get(lab, "team"));
+
+			cr_expect(r->copy_labels
+				      ? team != NULL && strcmp(team, "a") == 0
+				      : team == NULL,
+			    "%s: label team %s", r->name, team ? team : "-");
+			cr_expect_null(
+			    json_object_get(lab, "tier"), "%s: tier", r->name);
+		}
+	}
+	/* The label-following patch says the new queue and priority. */
+	for (i = 0; i < plan.n; i++) {
+		const struct rec_item *it = &plan.items[i];
+		const json_t *spec = json_object_get(it->body, "spec");
+
+		if (it->kind != REC_ITEM_WRITE ||
+		    it->target != REC_TARGET_WORKLOAD ||
+		    it->op != REC_WRITE_PATCH || spec == NULL)
+			continue;
+		if (r->queue_label != NULL)
+			cr_expect_str_eq(json_string_value(json_object_get(
+					     spec, "queueName")),
+			    r->queue_label, "%s", r->name);
+		else
+			cr_expect_null(
+			    json_object_get(spec, "queueName"), "%s", r->name);
+		if (r->prio_label != NULL) {
+			cr_expect_eq(json_integer_value(
+					 json_object_get(spec, "priority")),
+			    100, "%s", r->name);
+			cr_expect_str_eq(
+			    json_string_value(json_object_get(
+				json_object_get(spec, "priorityClassRef"),
+				"name")),
+			    r->prio_label, "%s", r->name);
+			cr_expect_str_eq(
+			    json_string_value(json_object_get(
+				json_object_get(spec, "priorityClassRef"),
+				"kind")),
+			    "WorkloadPriorityClass", "%s", r->name);
+		} else
+			cr_expect_null(
+			    json_object_get(spec, "priority"), "%s", r->name);
+	}
+	/* The reclaimablePods write: succeeded pods beyond the remaining
+	 * work (3 slots, 3 completions). */
+	if (r->succeeded > 0 && plan.n == 1 &&
+	    plan.items[0].op == REC_WRITE_STATUS) {
+		char *b = json_dumps(
+		    json_object_get(
+			json_object_get(plan.items[0].body, "status"),
+			"reclaimablePods"),
+		    JSON_COMPACT | JSON_SORT_KEYS);
+		char want[64];
+
+		snprintf(want, sizeof(want),
+		    "[{\"count\":%d,\"name\":\"main\"}]", r->succeeded);
+		cr_expect_str_eq(b, want, "%s", r->name);
+		cu_free(b);
 	}
 	/* Every write carries a body but a DELETE; patches of existing
 	 * objects are guarded by their resourceVersion. */
@@ -781,6 +1041,71 @@ Test(job_reconcile, gone_finalizer_patch_body)
 	cr_expect_null(plan.items[1].body);
 	rec_plan_free(&plan);
 	api_workload_dispose(&wl);
+}
+
+/* The FailedToStart write: Finished=True, reason FailedToStart, the start
+ * error as message (Kueue's workloadfinish.Finish on a permanent podset
+ * error). */
+Test(job_reconcile, failed_to_start_body)
+{
+	static const struct row r = {.name = "fts",
+	    .job = J_SUSPENDED,
+	    .wl = W_ADMITTED,
+	    .podset_label = true};
+	struct view_state vs = {&r, 0};
+	struct rec_job_view v = {0};
+	struct rec_job_in in = {0};
+	struct rec_plan plan;
+	struct api_job job;
+	struct api_workload wl;
+	struct rec_job j = {0};
+	json_t *jd = job_doc(&r), *wd, *c;
+	cu_error err;
+	size_t i;
+
+	rec_plan_init(&plan);
+	cr_assert_eq(api_job_decode(&job, jd, &err), CU_OK, "%s", err.msg);
+	j.kind = REC_JOB_BATCH;
+	j.job = &job;
+	wd = wl_doc(&r, &j);
+	cr_assert_eq(api_workload_decode(&wl, wd, &err), CU_OK, "%s", err.msg);
+	v.managed = true;
+	v.queue_name = "main";
+	v.admitted_flavors = flavors_cb;
+	v.local_queue_exists = lq_cb;
+	v.payload = &vs;
+	in.job = &j;
+	in.kind = REC_JOB_BATCH;
+	in.ns = "team-a";
+	in.name = "sample";
+	in.wl_name = wl.meta.name;
+	in.wl = &wl;
+	cr_assert_eq(rec_job_reconcile(&v, &in, NOW, &plan, &err), CU_OK);
+	cr_assert_eq(plan.n, 2);
+	c = NULL;
+	json_array_foreach(
+	    json_object_get(
+		json_object_get(plan.items[1].body, "status"), "conditions"),
+	    i, c)
+	{
+		if (strcmp(json_string_value(json_object_get(c, "type")),
+			"Finished") == 0)
+			break;
+		c = NULL;
+	}
+	cr_assert_not_null(c, "no Finished condition");
+	cr_expect_str_eq(
+	    json_string_value(json_object_get(c, "status")), "True");
+	cr_expect_str_eq(json_string_value(json_object_get(c, "reason")),
+	    REC_FINISHED_FAILED_TO_START);
+	cr_expect(strstr(json_string_value(json_object_get(c, "message")),
+		      "conflict for labels") != NULL,
+	    "%s", json_string_value(json_object_get(c, "message")));
+	rec_plan_free(&plan);
+	api_workload_dispose(&wl);
+	api_job_dispose(&job);
+	json_decref(jd);
+	json_decref(wd);
 }
 
 Test(job_reconcile, missing_input)

@@ -321,6 +321,41 @@ Test(controller_sync, adopted_partial_admission_keeps_its_count_and_pods)
 	que_state_free(st);
 }
 
+/* status.reclaimablePods: the pods given back are neither held by an
+ * adopted Workload nor requested by a pending one (Kueue's
+ * podSetsCountsAfterReclaim). */
+Test(controller_sync, reclaimable_pods_are_not_counted)
+{
+	que_state *st = setup();
+	struct que_wl *w;
+	json_t *j, *stj;
+	cu_error err;
+
+	pods_queue(st);
+	/* Admitted with 4 of 20, 18 reclaimable: 2 held. */
+	j = pods_workload("u1", 20, 4);
+	json_object_set_new(json_object_get(j, "status"), "reclaimablePods",
+	    load("[{\"name\":\"main\",\"count\":18}]"));
+	add(st, j, CU_OK);
+	w = que_workload_get(st, "u1");
+	cr_assert_eq(w->where, QUE_WL_ADMITTED);
+	cr_assert_eq(w->podsets[0].count, 2);
+	cr_assert_eq(w->podsets[0].req[0].total, 200, "2 pods of 100m");
+	cr_assert_eq(w->podsets[0].req[1].total, 2000, "2 pods held");
+	/* Pending, 5 pods, 3 reclaimable: 2 requested. */
+	j = pods_workload("u3", 5, 0);
+	stj = json_object();
+	json_object_set_new(
+	    stj, "reclaimablePods", load("[{\"name\":\"main\",\"count\":3}]"));
+	json_object_set_new(j, "status", stj);
+	add(st, j, CU_OK);
+	w = que_workload_get(st, "u3");
+	cr_assert_eq(w->where, QUE_WL_PENDING);
+	cr_assert_eq(w->podsets[0].full_count, 2);
+	cr_assert_eq(que_check_invariants(st, &err), CU_OK, "%s", err.msg);
+	que_state_free(st);
+}
+
 /* A node-affinity requirement without a key is skipped; the values it
  * listed must not be counted into the requirement that follows it (the
  * slot is reused). */

@@ -28,7 +28,11 @@
  *                                inactive_released_forgotten,
  *                                inactive_pending_forgotten,
  *                                inactive_adopted_not_queued,
- *                                inactive_target_message
+ *                                inactive_target_message,
+ *                                inactive_not_queued and
+ *                                inactive_pending_forgotten (a Workload
+ *                                deactivated while pending is marked
+ *                                Evicted), inactive_pending_*
  *   HoldAndDrain:                cq_drain_evicts, lq_drain_evicts,
  *                                lq_drain_first, cq_hold_keeps,
  *                                drain_released_requeued
@@ -71,6 +75,12 @@ enum wl_state {
 	W_MAX_EXEC,	    /* holds, maximumExecutionTimeSeconds 3 */
 	W_REQUEUED_DEACT,   /* pending, Requeued=False (Deactivated) */
 	W_REQUEUED_CQ,	    /* pending, Requeued=False (ClusterQueueStopped) */
+	W_INACTIVE_PENDING_EVICTED, /* spec.active false, Evicted, no quota */
+	W_INACTIVE_PENDING_TARGET,  /* ... not Evicted, DeactivationTarget */
+	/* holds quota for 3 pods (count 3), reclaimablePods main=2 */
+	W_HOLDS_RECLAIM,
+	/* pending, 3 pods, reclaimablePods main=2 */
+	W_PENDING_RECLAIM,
 };
 
 struct row {
@@ -88,6 +98,10 @@ struct row {
 	int64_t now_s;	/* seconds after T0 (Admitted since T0); 0: 100 */
 	int32_t acc_s;	/* accumulatedPastExecutionTimeSeconds */
 	bool read_only; /* a follower: engine items only */
+	/* > 0: the engine's record holds this many pods of pod set main
+	 * (of 3) */
+	int32_t engine_count;
+	int32_t engine_priority; /* the engine record's priority */
 	const char *want;
 };
 
@@ -119,7 +133,21 @@ static const struct row rows[] = {
 	.queued = true,
 	.where = QUE_WL_ADMITTED,
 	.want = "forget u1"},
-    {.name = "inactive_not_queued", .wl = W_INACTIVE, .want = ""},
+    {.name = "inactive_not_queued",
+	.wl = W_INACTIVE,
+	.want = "status Evicted:Deactivated:The workload is deactivated"},
+    {.name = "inactive_pending_evicted_already",
+	.wl = W_INACTIVE_PENDING_EVICTED,
+	.want = ""},
+    {.name = "inactive_pending_target_message",
+	.wl = W_INACTIVE_PENDING_TARGET,
+	.want = "status Evicted:DeactivatedDueToMaximumExecutionTimeExceeded:"
+		"The workload is deactivated due to exceeding the maximum "
+		"execution time"},
+    {.name = "follower_inactive_not_queued",
+	.wl = W_INACTIVE,
+	.read_only = true,
+	.want = ""},
     {.name = "deleting_queued",
 	.wl = W_DELETING,
 	.engine_uid = "u1",
@@ -228,6 +256,14 @@ static const struct row rows[] = {
 	.engine_uid = "u1",
 	.queued = true,
 	.where = QUE_WL_PENDING,
+	.want = "forget u1 | status Evicted:Deactivated:The workload is "
+		"deactivated"},
+    {.name = "follower_inactive_pending_forgotten",
+	.wl = W_INACTIVE,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.read_only = true,
 	.want = "forget u1"},
     {.name = "inactive_adopted_not_queued",
 	.wl = W_INACTIVE_HOLDS,
@@ -355,6 +391,43 @@ static const struct row rows[] = {
 	.where = QUE_WL_PENDING,
 	.read_only = true,
 	.want = ""},
+    {.name = "reclaimable_shrinks_usage",
+	.wl = W_HOLDS_RECLAIM,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.engine_count = 3,
+	.want = "set-counts u1 1"},
+    {.name = "reclaimable_already_held",
+	.wl = W_HOLDS_RECLAIM,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.engine_count = 1,
+	.want = ""},
+    {.name = "priority_changed_while_admitted",
+	.wl = W_HOLDS_RECLAIM,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.engine_count = 1,
+	.engine_priority = 5,
+	.want = "set-priority u1 0"},
+    {.name = "reclaimable_pending_readded",
+	.wl = W_PENDING_RECLAIM,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.engine_count = 3,
+	.want = "readd"},
+    {.name = "reclaimable_follower",
+	.wl = W_HOLDS_RECLAIM,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.engine_count = 3,
+	.read_only = true,
+	.want = ""},
     {.name = "target_deactivates",
 	.wl = W_TARGET,
 	.engine_uid = "u1",
@@ -399,8 +472,21 @@ static void wl_of(const struct row *r, struct api_workload *wl)
 		    st, "conditions", parse("[" COND("Finished") "]"));
 		break;
 	case W_INACTIVE:
+	case W_INACTIVE_PENDING_EVICTED:
+	case W_INACTIVE_PENDING_TARGET:
 		json_object_set_new(
 		    json_object_get(d, "spec"), "active", json_false());
+		if (r->wl == W_INACTIVE_PENDING_EVICTED)
+			json_object_set_new(
+			    st, "conditions", parse("[" COND("Evicted") "]"));
+		if (r->wl == W_INACTIVE_PENDING_TARGET)
+			json_object_set_new(st, "conditions",
+			    parse("[{\"type\":\"DeactivationTarget\","
+				  "\"status\":\"True\",\"reason\":"
+				  "\"MaximumExecutionTimeExceeded\","
+				  "\"message\":\"exceeding the maximum "
+				  "execution time\",\"lastTransitionTime\":"
+				  "\"" T0 "\"}]"));
 		break;
 	case W_DELETING:
 		json_object_set_new(md, "deletionTimestamp", json_string(T0));
@@ -434,6 +520,22 @@ static void wl_of(const struct row *r, struct api_workload *wl)
 			json_object_set_new(st,
 			    "accumulatedPastExecutionTimeSeconds",
 			    json_integer(r->acc_s));
+		break;
+	case W_HOLDS_RECLAIM:
+		json_object_set_new(
+		    json_array_get(
+			json_object_get(json_object_get(d, "spec"), "podSets"),
+			0),
+		    "count", json_integer(3));
+		json_object_set_new(st, "admission",
+		    parse("{\"clusterQueue\":\"cq-a\",\"podSetAssignments\":"
+			  "[{\"name\":\"main\",\"flavors\":{\"cpu\":"
+			  "\"spot\"},\"resourceUsage\":{\"cpu\":\"3\"},"
+			  "\"count\":3}]}"));
+		json_object_set_new(st, "conditions",
+		    parse("[" COND("QuotaReserved") "," COND("Admitted") "]"));
+		json_object_set_new(st, "reclaimablePods",
+		    parse("[{\"name\":\"main\",\"count\":2}]"));
 		break;
 	case W_REQUEUED_DEACT:
 	case W_REQUEUED_CQ:
@@ -572,6 +674,17 @@ static void render(const struct rec_plan *p, int64_t now, char *buf, size_t cap)
 		case REC_ENGINE_RELEASE:
 			app(buf, cap, "release ", it->uid, NULL);
 			break;
+		case REC_ENGINE_SET_PRIORITY:
+			snprintf(n, sizeof(n), "set-priority %s %d", it->uid,
+			    (int)it->priority);
+			app(buf, cap, n, NULL);
+			break;
+		case REC_ENGINE_SET_COUNTS:
+			cr_assert_eq(it->n_counts, 1);
+			snprintf(n, sizeof(n), "set-counts %s %d", it->uid,
+			    (int)it->counts[0]);
+			app(buf, cap, n, NULL);
+			break;
 		case REC_ENGINE_SET_ELIGIBLE:
 			app(buf, cap, "eligible ",
 			    it->eligible ? "true" : "false", NULL);
@@ -593,6 +706,8 @@ Test(workload_reconcile, table)
 		struct rec_wl_view v;
 		struct rec_plan plan;
 		struct api_workload wl;
+		struct que_podset qps;
+		struct que_wl qw;
 		char got[1024];
 		cu_error err;
 
@@ -609,6 +724,17 @@ Test(workload_reconcile, table)
 		v.lq_stop = r->lq_stop;
 		v.cq_stop = r->cq_stop;
 		v.read_only = r->read_only;
+		if (r->engine_count > 0) {
+			memset(&qps, 0, sizeof(qps));
+			memset(&qw, 0, sizeof(qw));
+			qps.name = "main";
+			qps.count = r->engine_count;
+			qps.full_count = 3;
+			qw.n_podsets = 1;
+			qw.podsets = &qps;
+			qw.priority = r->engine_priority;
+			v.engine_wl = &qw;
+		}
 		cr_assert_eq(cu_time_parse(T0, &v.now_ns, &err), CU_OK);
 		v.now_ns += (r->now_s != 0 ? r->now_s : 100) * 1000000000LL;
 		if (r->wl != W_GONE)

@@ -1615,8 +1615,13 @@ Test(workload_status, deactivation_by_target)
 	cr_assert_eq(rec_wl_deactivate_patch(&d, &p, &err), CU_OK);
 	cr_assert_null(p, "already inactive");
 	api_workload_dispose(&d);
+	json_object_set_new(json_object_get(wl, "status"), "requeueState",
+	    json_pack("{s:i}", "count", 2));
 	apply_in_place(&wl, evict_patch(wl, &ev, NOW3));
 	cr_assert_null(cond_of(wl, "DeactivationTarget"));
+	cr_assert_null(
+	    json_object_get(json_object_get(wl, "status"), "requeueState"),
+	    "a deactivation clears the requeue state");
 	cr_assert_str_eq(json_string_value(
 			     json_object_get(cond_of(wl, "Evicted"), "reason")),
 	    "DeactivatedDueToMaximumExecutionTimeExceeded");
@@ -1628,6 +1633,8 @@ Test(workload_status, deactivation_by_target)
 	cr_assert_str_eq(
 	    json_string_value(json_object_get(e, "underlyingCause")),
 	    "MaximumExecutionTimeExceeded");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(e, "reason")), "Deactivated");
 	apply_in_place(&wl, release_patch(wl, NOW3));
 	cr_assert_str_eq(json_string_value(json_object_get(
 			     cond_of(wl, "Requeued"), "status")),
