@@ -2,15 +2,27 @@
 #
 # Makefile - one non-recursive GNU make file for the whole tree.
 #
-#   make                  all programs (debug build, build/debug/bin/)
+# Needs GNU make itself (a minimal Debian has none: `apt-get install
+# make`, or run scripts/install-deps.sh, which installs make and
+# everything else). Every target below installs what else is missing
+# through scripts/install-deps.sh (sudo, or as root) on first use.
+#
+#   make all              all programs (debug build, build/debug/bin/);
+#                         the default, so plain `make` too
 #   make test             everything that must pass (ASan+UBSan build):
 #                         lint, unit tests, fuzz-corpus replay,
 #                         integration tests, the image check; fails on
 #                         any sanitizer report
+#   make run              quickstart: a local API server with Job and
+#                         JobSet simulators, the controller, four Jobs
+#                         and a JobSet queued, admitted and finished; a
+#                         banner says how to reach it, Ctrl-C stops it
 #   make image            the controller image (build/image/*.tar)
 #   make image-check      build it and check it (part of make test)
+#   make image-rootfs     only the image's root file system
 #   make release          build/release/cueue.yaml, the install manifest
-#   make run              quickstart: local API server + simulators
+#                         (IMAGE=, RELEASE_PIN=1, JOBSET_CRD=0)
+#   make release-bin      the release cueue-controller in build/release/
 #   make bench            benchmarks (never part of make test)
 #   make bench-large      Kueue's large-scale scheduler-perf config
 #   make soak             crash, leader-failover and API-fault soaks
@@ -20,25 +32,43 @@
 #   make lint             format check, module dependencies
 #                         (tests/lint/deps.sh), banned functions, raw
 #                         allocation, references outside the repository,
-#                         cppcheck
+#                         cppcheck, this help naming every target
 #   make format           reformat every source file in place
+#   make format-check     only check the formatting (part of lint)
 #   make install          the release cueue-controller and kubectl-cueue
 #                         (hardened) into $(DESTDIR)$(PREFIX)/bin,
 #                         PREFIX=/usr/local
 #   make install-dev      every program of the current BUILD (controller,
 #                         kubectl-cueue, cueue-apiserver, cueue-bench) into
 #                         the same place
-#   make clean
+#   make deps             install the Debian packages that are missing
+#                         (scripts/install-deps.sh)
+#   make clean            remove build/
+#   make help             this text
+#   make help-check       fail unless this text names every target
+#                         (part of lint)
 #
-#   BUILD=debug|release|asan   build flavour (build/$(BUILD)/)
+# Parts of make test, in the current BUILD (make BUILD=asan unit ...):
+#   make test-run         lint unit fuzz-replay integration image-check,
+#                         without the dependency check
+#   make unit             every tests/unit/*_test.c (Criterion)
+#   make fuzz-replay      every fuzz target over its saved corpus
+#   make integration      tests/integration/run.sh; ONLY=t_faith_b runs
+#                         the files whose name contains it, CASE=F-B3 the
+#                         named cases of a case file
+#   make soak-run         the soaks in the current BUILD
+#
+#   BUILD=debug|release|asan|cov   build flavour (build/$(BUILD)/)
 #   BUILDDIR=DIR               override the output directory
+#   TEST_BUILD, SOAK_BUILD     flavour of make test / make soak (asan)
+#   FUZZ_SECONDS=N             seconds per fuzz target (30)
 #   V=1                        show full command lines
 #
 # New files need no edit here: every <module>/*.c goes into libcueue.a,
 # every tests/unit/*_test.c is a Criterion binary (linked with the
-# shared fixtures, the other tests/unit/*.c), every
-# tests/fuzz/*_fuzz.c is a fuzz target whose corpus
-# tests/fuzz/corpus/<name>/ is replayed by make test.
+# shared fixtures, the other tests/unit/*.c), every tests/fuzz/*_fuzz.c
+# is a fuzz target whose corpus tests/fuzz/corpus/<name>/ is replayed by
+# make test.
 
 BUILD    ?= debug
 BUILDDIR ?= build/$(BUILD)
@@ -141,7 +171,8 @@ FORMAT_SRC := $(ALL_SRC) $(wildcard */*.h tests/*/*.h)
 SAN_PATTERN := ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer
 
 .PHONY: all test test-run unit fuzz-replay integration run bench bench-large fuzz \
-        valgrind lint format format-check install install-dev clean help deps
+        valgrind lint format format-check install install-dev clean help deps \
+        help-check
 
 all: deps-quiet $(PROGRAMS)
 
@@ -328,7 +359,7 @@ format:
 	clang-format -i $(FORMAT_SRC)
 
 BANNED := \b(strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi|atol|system)\s*\(
-lint: format-check
+lint: format-check help-check
 	@tests/lint/deps.sh
 	@if grep -nE '$(BANNED)' $(ALL_SRC); then echo "banned function"; exit 1; fi
 	@if grep -nE '\b(malloc|calloc|realloc|strdup|free)\s*\(' $(filter-out lib/mem.c,$(ALL_SRC)) | grep -v 'cu_\|json_\|curl_\|sqlite3_\|yaml_\|MHD_\|OPENSSL\|X509\|EVP\|BIO\|BN_\|ASN1' ; then \
@@ -397,8 +428,18 @@ release:
 clean:
 	rm -rf build
 
+# The comment block at the top of this file, whole.
 help:
-	@sed -n 3,41p Makefile
+	@awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' Makefile
+
+# Every .PHONY target is named in that text as "make <target>".
+help-check:
+	@targets=$$(sed -e ':a' -e '/\\$$/N; s/\\\n//; ta' Makefile | \
+	  sed -n 's/^\.PHONY://p'); \
+	for t in $$targets; do \
+	  $(MAKE) --no-print-directory help | grep -qE "^  make $$t( |,|$$)" || \
+	  { echo "make help does not name make $$t"; exit 1; }; \
+	done
 
 .SECONDARY:
 

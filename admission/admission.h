@@ -66,6 +66,7 @@ enum adm_preempt_reason {
 	ADM_IN_CLUSTER_QUEUE = 0,
 	ADM_IN_COHORT_RECLAMATION,
 	ADM_IN_COHORT_RECLAIM_WHILE_BORROWING,
+	ADM_IN_COHORT_FAIR_SHARING,
 };
 
 /* Kueue's spelling: "WaitingForQuota", "InCohortReclamation", ...
@@ -135,6 +136,30 @@ struct adm_result {
 void adm_result_init(struct adm_result *r);
 /* Frees the decisions; r is reusable after adm_result_init. */
 void adm_result_dispose(struct adm_result *r);
+
+/* ---- fair sharing (admission/fairshare.c) ---------------------------- */
+
+/* Kueue's dominant resource share of a ClusterQueue or Cohort node. */
+struct adm_drs {
+	int64_t weight;	   /* fairSharing.weight, milli-units */
+	double ratio;	   /* unweighted: per mille of what it may borrow */
+	uint32_t dominant; /* resource id of the ratio; UINT32_MAX = none */
+	bool borrowing;	   /* uses more than its subtree quota somewhere */
+};
+
+/* The DRS of node n [borrowed] with its current usage. */
+void adm_drs_of(
+    const que_state *st, const struct que_node *n, struct adm_drs *out);
+/* The weighted share: 0 when not borrowing, +Inf for a borrowing node of
+ * weight 0, else ratio / weight (Kueue's PreciseWeightedShare; the
+ * kueue_*_weighted_share metrics report it, +Inf as NaN). */
+double adm_drs_share(const struct adm_drs *d);
+/* status.fairSharing.weightedShare: the share rounded up, INT64_MAX for
+ * +Inf. */
+int64_t adm_drs_rounded(const struct adm_drs *d);
+/* Kueue's CompareDRS: < 0 when a should be scheduled before b (and b
+ * preempted from before a). Borrowing nodes of weight 0 come last. */
+int adm_drs_cmp(const struct adm_drs *a, const struct adm_drs *b);
 
 /*
  * Run one scheduling cycle at now_ns and append its decisions to out

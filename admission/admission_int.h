@@ -78,4 +78,64 @@ int adm_borrow_level(
 /* Hash of a pending status, never 0 (0 means "nothing reported"). */
 uint32_t adm_status_hash(enum adm_reason reason, const char *msg);
 
+/* ---- fair sharing (fairshare.c) ---------------------------------------- */
+
+/* The DRS of n with usage req [n_req entries, borrowed] added. */
+void adm_drs_with(const que_state *st, const struct que_node *n,
+    const struct adm_fr_amount *req, size_t n_req, struct adm_drs *out);
+
+/* A candidate of the fair-sharing iterator: the head of cq with the
+ * usage its assignment would add. All [borrowed]. */
+struct adm_fs_cand {
+	struct que_cq *cq;
+	const struct adm_fr_amount *usage;
+	size_t n_usage;
+	int32_t priority;
+	int64_t queue_ts;
+};
+
+/*
+ * Kueue's fair-sharing iterator: which of the remaining candidates c[0..n)
+ * (in the classical order) to process next. c[0] without a cohort goes
+ * first; otherwise a tournament over c[0]'s cohort tree picks, at every
+ * cohort, the child whose share is lowest with its candidate admitted
+ * (not borrowing on the requested flavors first, then share, priority,
+ * queue timestamp, position). Simulated usage is undone before it
+ * returns. *out: an index into c. CU_ENOMEM.
+ */
+CU_MUST_CHECK int adm_fair_next(que_state *st, const struct adm_fs_cand *c,
+    size_t n, size_t *out, cu_error *err);
+
+/* The same for a whole cycle: adm_fs_iter_new over the candidates c
+ * [borrowed until adm_fs_iter_free] (marks their ClusterQueues), then
+ * adm_fs_iter_next for the index to process next (SIZE_MAX when every
+ * one is taken) and adm_fs_iter_done once it is processed (its usage may
+ * have changed the shares on its path). CU_ENOMEM. */
+struct adm_fs_iter;
+CU_MUST_CHECK int adm_fs_iter_new(que_state *st, const struct adm_fs_cand *c,
+    size_t n, struct adm_fs_iter **out, cu_error *err);
+CU_MUST_CHECK int adm_fs_iter_next(
+    struct adm_fs_iter *it, size_t *out, cu_error *err);
+void adm_fs_iter_done(struct adm_fs_iter *it, size_t k);
+/* Clears the marks and frees it [owned]; NULL is a no-op. */
+void adm_fs_iter_free(struct adm_fs_iter *it);
+
+/*
+ * Kueue's fair-sharing preemption (adm_find_targets' contract): candidates
+ * in cq (withinClusterQueue) and in the ClusterQueues of its cohort tree
+ * that borrow on need (reclaimWithinCohort), ordered as Kueue orders them;
+ * target ClusterQueues taken down the tree by highest share, victims
+ * admitted by the configured strategies (LessThanOrEqualToFinalShare:
+ * the preemptor's share with its workload at most the target's after the
+ * removal; LessThanInitialShare: below the target's before), shares taken
+ * at the children of the least common ancestor; a preemptor within its
+ * nominal quota reclaims without the strategies; fill back at the end.
+ * Reason InCohortFairSharing (InClusterQueue, InCohortReclamation as
+ * Kueue). CU_ENOMEM.
+ */
+CU_MUST_CHECK int adm_fair_find_targets(que_state *st, struct que_cq *cq,
+    struct que_wl *wl, const struct adm_fr_amount *req, size_t n_req,
+    const uint32_t *need, size_t n_need, struct adm_targets *out,
+    cu_error *err);
+
 #endif /* CU_ADMISSION_ADMISSION_INT_H */

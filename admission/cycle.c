@@ -6,6 +6,9 @@
  * assignment, preemption targets), order the entries (no borrowing first,
  * then priority, then queue timestamp) and process them one by one against
  * usage that already includes this cycle's earlier decisions.
+ * With fair sharing, Kueue's fair-sharing iterator picks each next entry
+ * instead, and preemption is Kueue's fair-sharing preemption
+ * (admission/fairshare.c).
  *
  * Preemptors reserve their usage for the rest of the cycle (so a later
  * head cannot take what the victims will free) and the reservation is
@@ -163,6 +166,9 @@ static int targets_for(que_state *st, struct que_cq *cq, struct que_wl *wl,
 				need[n_need++] = fr;
 		}
 	}
+	if (que_fair_sharing(st)->enable)
+		return adm_fair_find_targets(
+		    st, cq, wl, a->usage, a->n_usage, need, n_need, t, err);
 	return adm_find_targets(
 	    st, cq, wl, a->usage, a->n_usage, need, n_need, t, err);
 }
@@ -288,6 +294,41 @@ static int entry_cmp(const void *pa, const void *pb)
 	if (a->wl->queue_ts != b->wl->queue_ts)
 		return a->wl->queue_ts < b->wl->queue_ts ? -1 : 1;
 	return strcmp(a->wl->uid, b->wl->uid);
+}
+
+static int process(que_state *st, struct entry *e, int64_t now_ns,
+    struct adm_result *out, struct que_wl ***victims, size_t *n_victims,
+    size_t *cap_victims);
+
+/* Fair sharing: process the entries in the order of Kueue's fair-sharing
+ * iterator (admission/fairshare.c). */
+static int process_fair(que_state *st, struct entry **order, size_t n,
+    int64_t now_ns, struct adm_result *out, struct que_wl ***victims,
+    size_t *n_victims, size_t *cap_victims, cu_error *err)
+{
+	struct adm_fs_cand *c = cu_calloc(n ? n : 1, sizeof(*c));
+	struct adm_fs_iter *it = NULL;
+	size_t i, k;
+	int rc;
+
+	if (!c)
+		return cu_error_set(err, CU_ENOMEM, "cycle: out of memory");
+	for (i = 0; i < n; i++)
+		c[i] = (struct adm_fs_cand){order[i]->cq, order[i]->a.usage,
+		    order[i]->a.n_usage, order[i]->wl->priority,
+		    order[i]->wl->queue_ts};
+	rc = adm_fs_iter_new(st, c, n, &it, err);
+	while (rc == CU_OK && (rc = adm_fs_iter_next(it, &k, err)) == CU_OK &&
+	       k != SIZE_MAX) {
+		if (process(st, order[k], now_ns, out, victims, n_victims,
+			cap_victims))
+			rc = cu_error_set(
+			    err, CU_ENOMEM, "cycle: out of memory");
+		adm_fs_iter_done(it, k);
+	}
+	adm_fs_iter_free(it);
+	cu_free(c);
+	return rc;
 }
 
 /* ---- processing -------------------------------------------------------- */
@@ -554,6 +595,11 @@ int adm_cycle(
 	}
 	if (n_ord > 1)
 		qsort(order, n_ord, sizeof(*order), entry_cmp);
+	if (que_fair_sharing(st)->enable) {
+		rc = process_fair(st, order, n_ord, now_ns, out, &victims,
+		    &n_victims, &cap_victims, err);
+		n_ord = 0;
+	}
 	for (i = 0; i < n_ord; i++) {
 		if (process(st, order[i], now_ns, out, &victims, &n_victims,
 			&cap_victims)) {

@@ -299,7 +299,9 @@ static int oracle(que_state *st, struct que_cq *cq, struct que_wl *wl,
 	size_t i;
 	int rc;
 
-	rc = adm_find_targets(st, cq, wl, &req, 1, &fr, 1, &t, err);
+	rc = (que_fair_sharing(st)->enable
+		  ? adm_fair_find_targets
+		  : adm_find_targets)(st, cq, wl, &req, 1, &fr, 1, &t, err);
 	if (rc)
 		return rc;
 	if (t.n == 0) {
@@ -364,9 +366,12 @@ static int fits_quota(que_state *st, struct que_cq *cq, struct que_wl *wl,
 		goto out_nomem;
 	/* Preempting is only worth simulating when it could free enough:
 	 * within nominal quota, or from a subtree this CQ has a claim on, or
-	 * when borrowWithinCohort lets it preempt while borrowing. */
+	 * when borrowWithinCohort (or, with fair sharing, reclaimWithinCohort)
+	 * lets it preempt while borrowing. */
 	if (que_node_quota(&cq->node, fr)->nominal >= val || may_reclaim ||
-	    cq->preemption.borrow_within_cohort != QUE_PREEMPT_NEVER)
+	    cq->preemption.borrow_within_cohort != QUE_PREEMPT_NEVER ||
+	    (que_fair_sharing(st)->enable &&
+		cq->preemption.reclaim_within_cohort != QUE_PREEMPT_NEVER))
 		return oracle(st, cq, wl, fr, val, out, err);
 	out->mode = ADM_MODE_NOFIT;
 	*reason = ADM_REASON_WAITING_FOR_QUOTA;

@@ -41,6 +41,8 @@ const char *adm_preempt_reason_string(enum adm_preempt_reason r)
 		return "InCohortReclamation";
 	case ADM_IN_COHORT_RECLAIM_WHILE_BORROWING:
 		return "InCohortReclaimWhileBorrowing";
+	case ADM_IN_COHORT_FAIR_SHARING:
+		return "InCohortFairSharing";
 	}
 	return "Unknown";
 }

@@ -2,9 +2,9 @@
 /*
  * controller/compat.c - the one list of Kueue fields cueue knows, with how
  * far cueue acts on each (supported, partial, not yet): the Configuration,
- * the ClusterQueue spec, and the LocalQueue and Workload fields known to
- * differ. Also the feature gates Kueue accepts, and the ClusterQueue spec
- * fields set on an object that cueue does not act on (ctl_cq_unsupported).
+ * the ClusterQueue and Cohort specs, and the LocalQueue and Workload fields
+ * known to differ. Also the feature gates Kueue accepts, and the ClusterQueue
+ * spec fields set on an object that cueue does not act on (ctl_cq_unsupported).
  * The configuration loader warns from this table, `cueue-controller
  * --compat-table` prints it, and a test checks README's "Kueue
  * compatibility" table against that output. See controller/config.h.
@@ -72,9 +72,7 @@ const struct ctl_compat ctl_compat_table[] = {
 	"ClusterQueue status has no pendingWorkloadsStatus"},
     {"Configuration", "multiKueue", N, CTL_COMPAT_WARN_IF_SET,
 	"no MultiKueue: Workloads run in this cluster"},
-    {"Configuration", "fairSharing", N, CTL_COMPAT_WARN_FAIR_SHARING,
-	"queues are ordered and preempted by priority and creation time, as "
-	"without fair sharing"},
+    {"Configuration", "fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "admissionFairSharing", N, CTL_COMPAT_WARN_IF_SET,
 	"LocalQueues are not ordered by usage"},
     {"Configuration", "resources.excludeResourcePrefixes", N,
@@ -110,12 +108,12 @@ const struct ctl_compat ctl_compat_table[] = {
 	"checks (per flavor) gate Admitted, their podSetUpdates are applied; "
 	"states come from external controllers: no ProvisioningRequest "
 	"controller yet"},
-    {"ClusterQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_EVENT,
-	"the weight is ignored (no fair sharing)"},
+    {"ClusterQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Cohort", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_TABLE_ONLY,
-	"the weight is ignored (no fair sharing)"},
+	"the weight is ignored (no admission fair sharing)"},
     {"ResourceFlavor", "spec.topologyName", N, CTL_COMPAT_WARN_EVENT,
 	"Workloads of a TAS flavor are admitted without topology placement"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
@@ -328,24 +326,17 @@ static void add_kind(const char *kind, char *buf, size_t size, size_t *len,
 		*len = size - 1;
 }
 
-static void add(
-    char *buf, size_t size, size_t *len, const char *field, int *count)
-{
-	add_kind("ClusterQueue", buf, size, len, field, count);
-}
-
+/* Every ClusterQueue spec field cueue accepts is acted on now (fair
+ * sharing, admission checks and flavorFungibility.preference were the
+ * last ones); a field added to the table as not acted on gets its line
+ * here, through add_kind("ClusterQueue", ...). */
 int ctl_cq_unsupported(
     const struct api_cluster_queue *cq, char *buf, size_t size)
 {
-	const struct api_cluster_queue_spec *s = &cq->spec;
-	size_t len = 0;
-	int count = 0;
-
+	(void)cq;
 	if (size > 0)
 		buf[0] = '\0';
-	if (s->has_fair_sharing)
-		add(buf, size, &len, "spec.fairSharing", &count);
-	return count;
+	return 0;
 }
 
 int ctl_rf_unsupported(

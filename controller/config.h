@@ -35,6 +35,12 @@
 #define CTL_FRAMEWORK_JOB "batch/job"
 #define CTL_FRAMEWORK_JOBSET "jobset.x-k8s.io/jobset"
 
+/* fairSharing.preemptionStrategies entries. */
+enum ctl_fair_strategy {
+	CTL_FAIR_LE_FINAL_SHARE = 0, /* "LessThanOrEqualToFinalShare" */
+	CTL_FAIR_LT_INITIAL_SHARE,   /* "LessThanInitialShare" */
+};
+
 /* waitForPodsReady.requeuingStrategy.timestamp */
 enum ctl_requeue_timestamp {
 	CTL_REQUEUE_EVICTION = 0, /* "Eviction" (default) */
@@ -106,6 +112,15 @@ struct ctl_config {
 		double qps;
 		int32_t burst;
 	} client_connection;
+
+	/* fairSharing: v1beta2, present; v1beta1, `enable: true`. The
+	 * strategies are one of the lists Kueue accepts (v1beta1 defaults
+	 * an empty list to both). */
+	struct {
+		bool enable;
+		size_t nstrategies; /* 1 or 2 when enabled */
+		enum ctl_fair_strategy strategies[2];
+	} fair_sharing;
 
 	/* The webhook server's TLS (Kueue's `tls`: minVersion,
 	 * cipherSuites) as GnuTLS priorities (ctl_httpd_tls_priorities);

@@ -2,9 +2,10 @@
 /*
  * controller/config_checks.c - Configuration checks that are not about
  * types: the name and bind-address validators, what Kueue's validation
- * refuses in sections cueue does not act on (fairSharing, resources,
- * unknown feature gates), and the warnings for fields cueue loads but does
- * not act on, from the compatibility table (controller/compat.c).
+ * refuses in sections cueue does not act on (resources, unknown feature
+ * gates), fairSharing (loaded and validated as Kueue does), and the warnings
+ * for fields cueue loads but does not act on, from the compatibility table
+ * (controller/compat.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -151,43 +152,117 @@ static int check_gates(const struct ctl_config_dec *d, const json_t *root)
 	return CU_OK;
 }
 
-/* What Kueue's validation refuses in fairSharing and resources, though
- * cueue does not act on them: the file must be one Kueue would load. */
-static int check_fair_and_resources(
-    const struct ctl_config_dec *d, const json_t *root)
+static const char *const fair_names[] = {
+    "LessThanOrEqualToFinalShare", "LessThanInitialShare"};
+
+/* fairSharing: on in v1beta2 when present, in v1beta1 with enable: true
+ * (where an empty strategy list defaults to both). Kueue accepts exactly
+ * three lists: [LessThanOrEqualToFinalShare], [LessThanInitialShare] and
+ * both in that order; anything else is refused naming the field. */
+static int load_fair_sharing(const struct ctl_config_dec *d, const json_t *root)
 {
-	/* v1beta1: Kueue validates fairSharing only with enable: true. */
-	const json_t *ps =
-	    d->version == CTL_CONFIG_VER_1 &&
-		    !ctl_config_get_bool(
-			ctl_config_jget(root, "fairSharing"), "enable", false)
-		? NULL
-		: jpath(root, "fairSharing.preemptionStrategies");
+	const json_t *fs = ctl_config_jget(root, "fairSharing");
+	const json_t *ps = ctl_config_jget(fs, "preemptionStrategies");
+	const char *path = "fairSharing.preemptionStrategies";
+	struct ctl_config *c = d->c;
+	size_t i, n = json_array_size(ps);
+	cu_buf shown;
+	bool ok;
+	int rc;
+
+	memset(&c->fair_sharing, 0, sizeof(c->fair_sharing));
+	if (fs == NULL || (d->version == CTL_CONFIG_VER_1 &&
+			      !ctl_config_get_bool(fs, "enable", false)))
+		return CU_OK;
+	c->fair_sharing.enable = true;
+	if (n == 0 && d->version == CTL_CONFIG_VER_1) {
+		c->fair_sharing.nstrategies = 2;
+		c->fair_sharing.strategies[0] = CTL_FAIR_LE_FINAL_SHARE;
+		c->fair_sharing.strategies[1] = CTL_FAIR_LT_INITIAL_SHARE;
+		return CU_OK;
+	}
+	if (n == 0)
+		return ctl_config_fail(d, CU_EINVAL, path,
+		    "%s: Required value: must be specified", path);
+	ok = n <= 2;
+	for (i = 0; ok && i < n; i++) {
+		const char *s = json_string_value(json_array_get(ps, i));
+		size_t k = n == 2 ? i : (strcmp(s, fair_names[1]) == 0 ? 1 : 0);
+
+		ok = strcmp(s, fair_names[k]) == 0;
+		c->fair_sharing.strategies[i] = (enum ctl_fair_strategy)k;
+	}
+	if (ok) {
+		c->fair_sharing.nstrategies = n;
+		return CU_OK;
+	}
+	/* Go's field.NotSupported prints the list as %#v does. */
+	cu_buf_init(&shown, 4096);
+	rc = cu_buf_adds(&shown, "[]v1beta2.PreemptionStrategy{");
+	for (i = 0; rc == CU_OK && i < n; i++)
+		rc = cu_buf_addf(&shown, "%s\"%s\"", i ? ", " : "",
+		    json_string_value(json_array_get(ps, i)));
+	if (rc == CU_OK)
+		rc = cu_buf_adds(&shown, "}");
+	if (rc != CU_OK) {
+		cu_buf_dispose(&shown);
+		return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+	}
+	rc = ctl_config_fail(d, CU_EINVAL, path,
+	    "%s: Unsupported value: %s: supported values: \"%s\", \"%s\", "
+	    "\"%s,%s\"",
+	    path, shown.ptr, fair_names[0], fair_names[1], fair_names[0],
+	    fair_names[1]);
+	cu_buf_dispose(&shown);
+	return rc;
+}
+
+/* What Kueue's validation refuses in admissionFairSharing (not acted on
+ * yet): a negative half-life or sampling interval (0 defaults to 5m), a
+ * negative resource weight. */
+static int check_afs(const struct ctl_config_dec *d, const json_t *root)
+{
+	const json_t *afs = ctl_config_jget(root, "admissionFairSharing");
+	const json_t *rw = ctl_config_jget(afs, "resourceWeights");
+	struct ctl_config_path p, base = {0};
+	const char *name;
+	json_t *v;
+
+	if (afs == NULL)
+		return CU_OK;
+	if (ctl_config_get_dur(afs, "usageHalfLifeTime", 0) < 0)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "admissionFairSharing.usageHalfLifeTime",
+		    "admissionFairSharing.usageHalfLifeTime: Invalid value: "
+		    "must be greater than or equal to 0");
+	if (ctl_config_get_dur(afs, "usageSamplingInterval", 1) < 0)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "admissionFairSharing.usageSamplingInterval",
+		    "admissionFairSharing.usageSamplingInterval: Invalid "
+		    "value: must be greater than 0");
+	ctl_config_path_set(&base, "admissionFairSharing.resourceWeights");
+	json_object_foreach((json_t *)rw, name, v)
+	{
+		if (json_number_value(v) >= 0)
+			continue;
+		ctl_config_path_child(&p, &base, name, true);
+		return ctl_config_fail(d, CU_EINVAL, p.look,
+		    "%s: Invalid value: must be greater than or equal to 0",
+		    p.disp);
+	}
+	return CU_OK;
+}
+
+/* What Kueue's validation refuses in resources, though cueue does not act
+ * on them: the file must be one Kueue would load. */
+static int check_resources(const struct ctl_config_dec *d, const json_t *root)
+{
 	const json_t *tr = jpath(root, "resources.transformations");
 	const json_t *ex = jpath(root, "resources.excludeResourcePrefixes");
 	struct ctl_config_path p, base = {0};
 	size_t i, k;
 	json_t *v;
 
-	ctl_config_path_set(&base, "fairSharing.preemptionStrategies");
-	json_array_foreach((json_t *)ps, i, v)
-	{
-		const char *st = json_string_value(v);
-
-		ctl_config_path_index(&p, &base, i);
-		if (strcmp(st, "LessThanOrEqualToFinalShare") != 0 &&
-		    strcmp(st, "LessThanInitialShare") != 0)
-			return ctl_config_fail(d, CU_EINVAL, p.look,
-			    "%s: Unsupported value: \"%s\": supported values: "
-			    "\"LessThanOrEqualToFinalShare\", "
-			    "\"LessThanInitialShare\"",
-			    p.disp, st);
-		for (k = 0; k < i; k++)
-			if (strcmp(json_string_value(json_array_get(ps, k)),
-				st) == 0)
-				return ctl_config_fail(d, CU_EINVAL, p.look,
-				    "%s: Duplicate value: \"%s\"", p.disp, st);
-	}
 	ctl_config_path_set(&base, "resources.transformations");
 	json_array_foreach((json_t *)tr, i, v)
 	{
@@ -280,6 +355,10 @@ int ctl_config_warn_ignored(const struct ctl_config_dec *d, const json_t *root)
 		if (rc != CU_OK)
 			return rc;
 	}
-	rc = check_fair_and_resources(d, root);
+	rc = load_fair_sharing(d, root);
+	if (rc == CU_OK)
+		rc = check_afs(d, root);
+	if (rc == CU_OK)
+		rc = check_resources(d, root);
 	return rc != CU_OK ? rc : check_gates(d, root);
 }

@@ -308,7 +308,8 @@ static json_t *head_json(
 }
 
 /* waitForPodsReady (rq borrowed), or the gate that turns it off, then
- * clientConnection and integrations. Nonzero when out of memory. */
+ * clientConnection, integrations and fairSharing. Nonzero when out of memory.
+ */
 static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 {
 	json_t *in;
@@ -342,7 +343,24 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 		json_decref(in);
 		in = NULL;
 	}
-	return json_object_set_new(root, "integrations", in) != 0 ? -1 : 0;
+	if (json_object_set_new(root, "integrations", in) != 0)
+		return -1;
+	if (c->fair_sharing.enable) {
+		static const char *const names[] = {
+		    "LessThanOrEqualToFinalShare", "LessThanInitialShare"};
+		json_t *ps = json_array();
+		size_t i;
+
+		for (i = 0; ps != NULL && i < c->fair_sharing.nstrategies; i++)
+			if (json_array_append_new(ps,
+				json_string(
+				    names[c->fair_sharing.strategies[i]])) != 0)
+				return -1;
+		if (json_object_set_new(root, "fairSharing",
+			json_pack("{s:o}", "preemptionStrategies", ps)) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* The effective configuration as the JSON form of Kueue's v1beta2

@@ -560,6 +560,15 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		rc = api_client_new(&c->ev_client, loop, &c->copts, err);
 	if (rc == CU_OK)
 		rc = que_state_new(&c->st, err);
+	if (rc == CU_OK) {
+		struct que_fair_config fc = {cfg->fair_sharing.enable,
+		    cfg->fair_sharing.nstrategies,
+		    {(enum que_fair_strategy)cfg->fair_sharing.strategies[0],
+			(enum que_fair_strategy)
+			    cfg->fair_sharing.strategies[1]}};
+
+		que_fair_sharing_set(c->st, &fc);
+	}
 	/* A corrupt ledger is moved aside and rebuilt from the API (the
 	 * Workloads' status is the truth); read-only, full or newer ledgers
 	 * stop the start-up with their "ledger ...:" message (store.h). */

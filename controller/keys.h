@@ -30,6 +30,7 @@
 #define CTL_KIND_CQ "ClusterQueue"
 #define CTL_KIND_LQ "LocalQueue"
 #define CTL_KIND_RF "ResourceFlavor"
+#define CTL_KIND_COHORT "Cohort"
 
 /* Key tuples as compound literals [borrowed for the call]. */
 #define CTL_K1(a) ((const char *const[]){(a)})

@@ -4,6 +4,8 @@
  * (usage, counts, Active), written only where they changed and within the
  * queue-status budget, oldest report first; Workload pending reasons,
  * once due and within the pending budget; and the queue gauges.
+ * With fair sharing, also status.fairSharing.weightedShare of ClusterQueues
+ * and Cohorts and the weighted-share gauges.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -238,6 +240,33 @@ static void set_usage_and_counts(json_t *st, struct flv_usage *u,
 	    st, "admittedWorkloads", json_integer((json_int_t)admitted));
 }
 
+/* status.fairSharing.weightedShare of a ClusterQueue or Cohort node with
+ * fair sharing on; without, no fairSharing (as Kueue). */
+static void set_fair_sharing(ctl *c, json_t *st, const struct que_node *n)
+{
+	struct adm_drs d;
+
+	if (!que_fair_sharing(c->st)->enable) {
+		json_object_del(st, "fairSharing");
+		return;
+	}
+	adm_drs_of(c->st, n, &d);
+	json_object_set_new(st, "fairSharing",
+	    json_pack(
+		"{s:I}", "weightedShare", (json_int_t)adm_drs_rounded(&d)));
+}
+
+/* The kueue_*_weighted_share value: +Inf is reported as NaN. */
+static double share_metric(const struct que_node *n, ctl *c)
+{
+	struct adm_drs d;
+	double v;
+
+	adm_drs_of(c->st, n, &d);
+	v = adm_drs_share(&d);
+	return isinf(v) ? NAN : v;
+}
+
 static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 {
 	json_t *st = json_deep_copy(json_object_get(cached, "status"));
@@ -271,6 +300,7 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 	set_usage_and_counts(st, &byflv,
 	    cq->n_heap + cq->inadmissible.n + cq->n_backoff, cq->admitted.n,
 	    cq->admitted.n);
+	set_fair_sharing(c, st, &cq->node);
 	if (!cq->exists) {
 		/* Being deleted, held by its resource-in-use finalizer while
 		 * Workloads hold quota in it (feed.c): Kueue's Terminating. */
@@ -355,6 +385,11 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
 		    CTL_LV(cohort, cq->name, fl, rs),
 		    milli_to_units(cell->usage));
 	}
+	/* As Kueue: with the resource metrics, when fair sharing is on. */
+	if (c->cfg->metrics.enable_cluster_queue_resources &&
+	    que_fair_sharing(c->st)->enable)
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_WEIGHTED_SHARE,
+		    CTL_LV(cq->name, cohort), share_metric(&cq->node, c));
 }
 
 /* Does want [borrowed] change the Active condition's status of the
@@ -425,18 +460,23 @@ static void report_offer(ctl *c, const struct api_resource *res, const char *ns,
 	c->rep.noffers++;
 }
 
+static const char *kind_tag(const char *kind)
+{
+	if (strcmp(kind, CTL_KIND_CQ) == 0)
+		return "cq";
+	return strcmp(kind, CTL_KIND_COHORT) == 0 ? "co" : "lq";
+}
+
 /* Offers last reported at the same time go in the order of their keys
  * as "cq/name" and "lq/ns/name" strings (as they always did). */
 static int key_cmp(const struct offer *x, const struct offer *y)
 {
 	char a[600], b[600];
 
-	snprintf(a, sizeof(a), "%s/%s%s%s",
-	    strcmp(x->kind, CTL_KIND_CQ) == 0 ? "cq" : "lq", x->ns ? x->ns : "",
-	    x->ns ? "/" : "", x->name);
-	snprintf(b, sizeof(b), "%s/%s%s%s",
-	    strcmp(y->kind, CTL_KIND_CQ) == 0 ? "cq" : "lq", y->ns ? y->ns : "",
-	    y->ns ? "/" : "", y->name);
+	snprintf(a, sizeof(a), "%s/%s%s%s", kind_tag(x->kind),
+	    x->ns ? x->ns : "", x->ns ? "/" : "", x->name);
+	snprintf(b, sizeof(b), "%s/%s%s%s", kind_tag(y->kind),
+	    y->ns ? y->ns : "", y->ns ? "/" : "", y->name);
 	return strcmp(a, b);
 }
 
@@ -763,10 +803,43 @@ static void write_lq_status(ctl *c)
 	ctl_keys_dispose(&p.index);
 }
 
+/* Cohort status (only fairSharing), written only where it changed; and
+ * kueue_cohort_weighted_share. */
+static void write_one_cohort(json_t *cached, void *payload)
+{
+	ctl *c = payload;
+	const char *name = ctl_jmeta(cached, "name");
+	struct que_cohort *co = name ? que_cohort_get(c->st, name) : NULL;
+	json_t *have = json_object_get(cached, "status");
+	json_t *want;
+
+	if (co == NULL || co->in_cycle)
+		return;
+	if (c->metrics != NULL && que_fair_sharing(c->st)->enable)
+		ctl_metric_set(c->metrics, CTL_M_COHORT_WEIGHTED_SHARE,
+		    CTL_LV(name), share_metric(&co->node, c));
+	if (!que_fair_sharing(c->st)->enable &&
+	    json_object_get(have, "fairSharing") == NULL)
+		return;
+	want = json_is_object(have) ? json_deep_copy(have) : json_object();
+	if (want == NULL)
+		return;
+	set_fair_sharing(c, want, &co->node);
+	if (status_busy(c, CTL_K3(CTL_KIND_COHORT, "", name), cached) ||
+	    (have != NULL ? json_equal(want, have)
+			  : json_object_size(want) == 0))
+		json_decref(want);
+	else
+		report_offer(c, CTL_RES(INF_COHORT), NULL, name,
+		    json_pack("{s:o}", "status", want), CTL_KIND_COHORT, false);
+}
+
 void ctl_report_queues(ctl *c, int64_t now_ms)
 {
 	write_cq_status(c);
 	write_lq_status(c);
+	if (c->inf[INF_COHORT] != NULL)
+		api_informer_foreach(c->inf[INF_COHORT], write_one_cohort, c);
 	report_flush(c, now_ms);
 }
 

@@ -607,6 +607,7 @@ static int intern_cq(que_state *st, const char *name, struct que_cq **out)
 		}
 		cq->when_can_borrow = QUE_MAY_STOP_SEARCH;
 		cq->when_can_preempt = QUE_TRY_NEXT_FLAVOR;
+		cq->node.fair_weight = 1000;
 		st->cqs[st->n_cqs++] = cq;
 	}
 	*out = cq;
@@ -624,6 +625,10 @@ int que_cq_set(que_state *st, const struct que_cq_spec *spec, cu_error *err)
 
 	if (empty(spec->name))
 		return cu_error_set(err, CU_EINVAL, "clusterQueue: empty name");
+	if (spec->has_fair_weight && spec->fair_weight < 0)
+		return cu_error_set(err, CU_EINVAL,
+		    "clusterQueue %s: spec.fairSharing.weight: must be >= 0",
+		    spec->name);
 	if (spec->preemption.within_cluster_queue == QUE_PREEMPT_ANY ||
 	    spec->preemption.reclaim_within_cohort ==
 		QUE_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY ||
@@ -664,6 +669,7 @@ int que_cq_set(que_state *st, const struct que_cq_spec *spec, cu_error *err)
 	cq->when_can_preempt = spec->when_can_preempt == QUE_FUNGIBILITY_DEFAULT
 				   ? QUE_TRY_NEXT_FLAVOR
 				   : spec->when_can_preempt;
+	cq->node.fair_weight = spec->has_fair_weight ? spec->fair_weight : 1000;
 	cq->preference = spec->preference;
 	cq->exists = true;
 	cu_free(cq->refused);
@@ -775,6 +781,7 @@ int que_cohort_intern(que_state *st, const char *name, struct que_cohort **out)
 	co = cu_calloc(1, sizeof(*co));
 	if (!co)
 		return CU_ENOMEM;
+	co->node.fair_weight = 1000;
 	co->name = cu_strdup(name);
 	if (!co->name || que_node_reserve(&co->node, st->n_fr) ||
 	    que_cohort_map_put(&st->cohort_map, co->name, co)) {
@@ -800,6 +807,7 @@ int que_cohort_set(
 
 	if (empty(spec->name))
 		return cu_error_set(err, CU_EINVAL, "cohort: empty name");
+
 	rc =
 	    build_groups(st, "cohort", spec->name, spec->groups, spec->n_groups,
 		!empty(spec->parent), &groups, &items, &nitems, err);
@@ -844,6 +852,7 @@ int que_cohort_delete(que_state *st, const char *name, cu_error *err)
 	co->n_groups = 0;
 	cu_free(co->parent_name);
 	co->parent_name = NULL;
+	co->node.fair_weight = 1000;
 	st->dirty = true;
 	return CU_OK;
 }
@@ -890,6 +899,7 @@ int que_lq_set(que_state *st, const struct que_lq_spec *spec, cu_error *err)
 			cu_free(lq);
 			goto out_nomem;
 		}
+		lq->fair_weight = 1000;
 		st->lqs[st->n_lqs++] = lq;
 	}
 	cqn = cu_strdup(spec->cluster_queue);
@@ -925,4 +935,49 @@ struct que_lq *que_lq_get(que_state *st, const char *ns, const char *name)
 	struct que_lq *lq = que_lq_map_get(&st->lq_map, key);
 
 	return lq && lq->exists ? lq : NULL;
+}
+
+/* ---- fair sharing ------------------------------------------------------ */
+
+int que_cohort_set_fair_weight(
+    que_state *st, const char *name, bool has, int64_t milli, cu_error *err)
+{
+	struct que_cohort *co = que_cohort_map_get(&st->cohort_map, name);
+
+	if (!co || !co->is_explicit)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "cohort %s not found", name);
+	if (has && milli < 0)
+		return cu_error_set(err, CU_EINVAL,
+		    "cohort %s: spec.fairSharing.weight: must be >= 0", name);
+	co->node.fair_weight = has ? milli : 1000;
+	return CU_OK;
+}
+
+int que_lq_set_fair_weight(que_state *st, const char *ns, const char *name,
+    bool has, int64_t milli, cu_error *err)
+{
+	struct que_lq *lq = que_lq_get(st, ns, name);
+
+	if (!lq)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "localQueue %s/%s not found", ns, name);
+	if (has && milli < 0)
+		return cu_error_set(err, CU_EINVAL,
+		    "localQueue %s/%s: spec.fairSharing.weight: must be >= 0",
+		    ns, name);
+	lq->fair_weight = has ? milli : 1000;
+	return CU_OK;
+}
+
+void que_fair_sharing_set(que_state *st, const struct que_fair_config *cfg)
+{
+	st->fair = *cfg;
+	if (st->fair.n_strategies > 2)
+		st->fair.n_strategies = 2;
+}
+
+const struct que_fair_config *que_fair_sharing(const que_state *st)
+{
+	return &st->fair;
 }

@@ -198,6 +198,9 @@ struct que_cq_spec {
 	struct que_preemption preemption;
 	enum que_fungibility when_can_borrow;
 	enum que_fungibility when_can_preempt;
+	/* spec.fairSharing.weight in milli-units (>= 0); unset = 1. */
+	bool has_fair_weight;
+	int64_t fair_weight;
 	enum que_fungibility_preference preference;
 };
 
@@ -213,6 +216,20 @@ struct que_lq_spec {
 	const char *name;	   /* [borrowed] */
 	const char *cluster_queue; /* [borrowed] */
 	enum que_stop stop;
+};
+
+/* Kueue's fairSharing.preemptionStrategies. */
+enum que_fair_strategy {
+	QUE_FAIR_LE_FINAL_SHARE = 0, /* LessThanOrEqualToFinalShare */
+	QUE_FAIR_LT_INITIAL_SHARE,   /* LessThanInitialShare */
+};
+
+/* The Configuration's fairSharing: when enable is false (the default)
+ * the engine schedules and preempts classically. */
+struct que_fair_config {
+	bool enable;
+	size_t n_strategies; /* 1 or 2 */
+	enum que_fair_strategy strategies[2];
 };
 
 struct que_request {
@@ -276,6 +293,9 @@ struct que_node {
 	struct que_cell *cells; /* owned; indexed by fr, ncells long */
 	uint32_t ncells;
 	struct que_cohort *parent; /* [borrowed] NULL at a root */
+	/* spec.fairSharing.weight, milli-units: 1000 (Kueue's default of
+	 * 1) unless the object sets it. */
+	int64_t fair_weight;
 };
 
 struct que_flavor {
@@ -344,6 +364,7 @@ struct que_cq {
 	 * activity, spec, flavors, and the quotas of it and its cohorts. */
 	uint64_t config_sig;
 	size_t n_members; /* workloads whose cq is this one (heap reserve) */
+	uint32_t scratch; /* per-cycle marks of admission/, 0 between */
 	size_t
 	    n_backoff; /* of them, BACKOFF (Kueue counts them inadmissible) */
 };
@@ -365,6 +386,7 @@ struct que_cohort {
 	struct que_cohort *root; /* [borrowed] root of its tree */
 	int height;		 /* 1 + deepest child cohort */
 	bool requeue_needed;	 /* root only */
+	uint32_t scratch;	 /* per-cycle marks of admission/, 0 between */
 };
 
 struct que_lq {
@@ -374,6 +396,7 @@ struct que_lq {
 	char *cq_name;	    /* owned */
 	bool exists;
 	enum que_stop stop;
+	int64_t fair_weight; /* milli-units, 1000 unless set */
 };
 
 enum que_where {
@@ -504,6 +527,19 @@ CU_MUST_CHECK int que_cohort_delete(
     que_state *st, const char *name, cu_error *err);
 CU_MUST_CHECK int que_lq_delete(
     que_state *st, const char *ns, const char *name, cu_error *err);
+
+/* spec.fairSharing.weight of an existing Cohort or LocalQueue (set after
+ * que_cohort_set / que_lq_set; those keep the weight): has = false is
+ * Kueue's default of 1. CU_ENOTFOUND, CU_EINVAL (negative). */
+CU_MUST_CHECK int que_cohort_set_fair_weight(
+    que_state *st, const char *name, bool has, int64_t milli, cu_error *err);
+CU_MUST_CHECK int que_lq_set_fair_weight(que_state *st, const char *ns,
+    const char *name, bool has, int64_t milli, cu_error *err);
+
+/* Set the fair-sharing configuration cfg [borrowed; copied]. */
+void que_fair_sharing_set(que_state *st, const struct que_fair_config *cfg);
+/* [borrowed; valid until the next que_fair_sharing_set] */
+const struct que_fair_config *que_fair_sharing(const que_state *st);
 
 /* Apply pending configuration changes: link the cohort trees, detect
  * cycles, recompute subtree quotas, activity, routing of workloads. The

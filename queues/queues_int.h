@@ -55,6 +55,7 @@ struct que_state {
 	size_t n_heads, cap_heads;
 
 	bool dirty; /* configuration changed since the last rebuild */
+	struct que_fair_config fair;
 	const struct que_tas_hook *tas; /* [borrowed] NULL: no TAS flavor */
 };
 

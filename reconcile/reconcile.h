@@ -582,9 +582,10 @@ CU_MUST_CHECK int rec_wl_status_finish_ready(const struct api_workload *wl,
  * Kueue's preemption message: "Preempted to accommodate a workload (UID:
  * <uid>, JobUID: <job uid>) due to <prioritization in the ClusterQueue |
  * reclamation within the cohort | reclamation within the cohort while
- * borrowing>; preemptor path: <path>; preemptee path: <path>". Empty or
- * NULL strings print as UNKNOWN. Paths are "/<cohort>/.../<cq>". All
- * strings [borrowed]; returns [owned: cu_free] or NULL (out of memory).
+ * borrowing | Fair Sharing within the cohort>; preemptor path: <path>;
+ * preemptee path: <path>". Empty or NULL strings print as UNKNOWN. Paths are
+ * "/<cohort>/.../<cq>". All strings [borrowed]; returns [owned: cu_free] or
+ * NULL (out of memory).
  */
 char *rec_preemption_message(const char *preemptor_uid,
     const char *preemptor_job_uid, enum adm_preempt_reason reason,

@@ -223,6 +223,8 @@ int rec_sync_cluster_queue(
 	    fungibility(cq->spec.flavor_fungibility.when_can_borrow);
 	spec.when_can_preempt =
 	    fungibility(cq->spec.flavor_fungibility.when_can_preempt);
+	spec.has_fair_weight = cq->spec.has_fair_sharing_weight;
+	spec.fair_weight = cq->spec.fair_sharing_weight.milli;
 	spec.preference = cq->spec.flavor_fungibility.preference ==
 				  API_FUNG_PREF_PREEMPTION_OVER_BORROWING
 			      ? QUE_PREEMPTION_OVER_BORROWING
@@ -248,6 +250,10 @@ int rec_sync_cohort(que_state *st, const struct api_cohort *co, cu_error *err)
 	spec.n_groups = co->spec.resource_groups.n;
 	rc = que_cohort_set(st, &spec, err);
 	groups_dispose(&g);
+	if (rc == CU_OK)
+		rc = que_cohort_set_fair_weight(st, co->meta.name,
+		    co->spec.has_fair_sharing_weight,
+		    co->spec.fair_sharing_weight.milli, err);
 	return rc;
 }
 
@@ -255,13 +261,19 @@ int rec_sync_local_queue(
     que_state *st, const struct api_local_queue *lq, cu_error *err)
 {
 	struct que_lq_spec spec;
+	int rc;
 
 	memset(&spec, 0, sizeof(spec));
 	spec.ns = lq->meta.namespace_;
 	spec.name = lq->meta.name;
 	spec.cluster_queue = lq->spec.cluster_queue;
 	spec.stop = stop(lq->spec.stop_policy);
-	return que_lq_set(st, &spec, err);
+	rc = que_lq_set(st, &spec, err);
+	if (rc == CU_OK)
+		rc = que_lq_set_fair_weight(st, lq->meta.namespace_,
+		    lq->meta.name, lq->spec.has_fair_sharing_weight,
+		    lq->spec.fair_sharing_weight.milli, err);
+	return rc;
 }
 
 /* ---- Workloads ------------------------------------------------------- */

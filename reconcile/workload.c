@@ -1405,6 +1405,9 @@ char *rec_preemption_message(const char *preemptor_uid,
 	case ADM_IN_COHORT_RECLAIM_WHILE_BORROWING:
 		why = "reclamation within the cohort while borrowing";
 		break;
+	case ADM_IN_COHORT_FAIR_SHARING:
+		why = "Fair Sharing within the cohort";
+		break;
 	default:
 		why = "UNKNOWN";
 		break;

@@ -6,33 +6,83 @@
 # cueue's CRDs and a ClusterQueue with 9 CPUs, starts cueue-controller
 # with the default configuration plus the JobSet integration, submits four
 # Jobs and a JobSet, and shows their Workloads going from pending (with
-# the reason) to admitted to finished. Ctrl-C stops everything started
-# here.
+# the reason) to admitted to finished. A banner says how to reach it
+# (KUBECONFIG, metrics and health URLs, commands to try); when every
+# Workload has finished a summary follows (admitted, preempted, finished,
+# wall time) and everything keeps serving until Ctrl-C.
+#
+# Every way out (the end of the script, Ctrl-C, SIGTERM, SIGHUP, a closed
+# output pipe) stops the programs started here and removes the temporary
+# directory, which holds the admin token and the ledger.
+#
+#   CUEUE_BIN=DIR        the programs (make run sets it)
+#   QUICKSTART_TICK=S    seconds between progress updates (default 2)
+#   QUICKSTART_LOGS=P    on exit, copy the programs' logs to Papiserver.stderr
+#                        and Pcontroller.stderr (tests scan them)
 set -eu
 : "${CUEUE_BIN:?}"
 here=$(cd "$(dirname "$0")/.." && pwd)
-dir=$(mktemp -d)
-kc="$dir/kubeconfig"
+tick=${QUICKSTART_TICK:-2}
+start=$(date +%s)
 pids=""
+dir=""
 cleanup() {
-	echo
-	echo "quickstart: stopping"
-	for p in $pids; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$dir"
+	set +e
+	trap '' INT TERM HUP PIPE
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	for p in $pids; do wait "$p" 2>/dev/null; done
+	if [ -n "${QUICKSTART_LOGS:-}" ] && [ -n "$dir" ]; then
+		for l in apiserver controller; do
+			cp "$dir/$l.log" "$QUICKSTART_LOGS$l.stderr" 2>/dev/null
+		done
+	fi
+	[ -n "$dir" ] && rm -rf "$dir"
+	# stderr: stdout may be the pipe that just closed
+	echo "quickstart: stopped; $dir removed" >&2
 }
 trap cleanup EXIT
+# Ctrl-C and SIGTERM are the ways to stop it: exit 0. A hang-up or a
+# closed pipe is not: 128 + the signal's number.
 trap 'exit 0' INT TERM
+trap 'exit 129' HUP
+trap 'exit 141' PIPE
+dir=$(mktemp -d "${TMPDIR:-/tmp}/cueue-quickstart.XXXXXX")
+kc="$dir/kubeconfig"
+
+fail() {
+	echo "quickstart: $1" >&2
+	[ -n "${2:-}" ] && [ -f "$2" ] && tail -n 20 "$2" >&2
+	exit 1
+}
+# Wait up to 10 s for a line matching $2 in file $1; print its match.
+wait_line() {
+	i=0
+	while [ $i -lt 100 ]; do
+		m=$(sed -n "s/$2/\\1/p" "$1" 2>/dev/null | head -n 1)
+		[ -n "$m" ] && { echo "$m"; return 0; }
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
 
 "$CUEUE_BIN/cueue-apiserver" --listen 127.0.0.1:0 --kubeconfig-out "$kc" \
 	--tls --simulate jobs,jobsets >"$dir/apiserver.log" 2>&1 &
 pids="$pids $!"
 i=0
 while [ ! -s "$kc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-[ -s "$kc" ] || { cat "$dir/apiserver.log"; exit 1; }
+[ -s "$kc" ] || fail "cueue-apiserver did not start" "$dir/apiserver.log"
 k() { kubectl --kubeconfig "$kc" --cache-dir "$dir/cache" "$@"; }
 
-k apply -f "$here/manifests/crds/" >/dev/null
+# cueue's CRDs; the JobSet simulator registers JobSet's CRD itself
+# (applying it again would warn about a missing last-applied annotation).
+for f in "$here"/manifests/crds/*.yaml; do
+	case "$f" in
+	*/jobset.x-k8s.io_*)
+		k get -f "$f" >/dev/null 2>&1 && continue ;;
+	esac
+	k apply -f "$f" >/dev/null
+done
 k wait --for=condition=Established crd --all --timeout=30s >/dev/null
 cat >"$dir/queues.yaml" <<'YAML'
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -57,17 +107,32 @@ kind: LocalQueue
 metadata: {name: user-queue, namespace: default}
 spec: {clusterQueue: cluster-queue}
 YAML
-k apply -f "$dir/queues.yaml"
+k apply -f "$dir/queues.yaml" >/dev/null
+
+# The webhook server gets a throwaway certificate and a loopback port: no
+# webhook configuration points at it here (Jobs are created suspended
+# below), but without a certificate it would wait and warn.
+mkdir -p "$dir/certs"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	-keyout "$dir/certs/tls.key" -out "$dir/certs/tls.crt" -days 1 \
+	-subj /CN=127.0.0.1 >/dev/null 2>&1 ||
+	fail "openssl could not make the webhook certificate"
+whport=$(python3 -c 'import socket; s = socket.socket()
+s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 # The default Configuration of manifests/configmap.yaml, run locally:
 # endpoints on loopback, one replica, both integrations.
-cat >"$dir/config.yaml" <<'YAML'
+cat >"$dir/config.yaml" <<YAML
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
 health:
   healthProbeBindAddress: 127.0.0.1:0
 metrics:
   bindAddress: 127.0.0.1:0
+webhook:
+  host: 127.0.0.1
+  port: $whport
+  certDir: $dir/certs
 leaderElection:
   leaderElect: false
 internalCertManagement:
@@ -78,6 +143,12 @@ YAML
 "$CUEUE_BIN/cueue-controller" --config "$dir/config.yaml" \
 	--kubeconfig "$kc" --store "$dir/ledger.db" >"$dir/controller.log" 2>&1 &
 pids="$pids $!"
+metrics=$(wait_line "$dir/controller.log" \
+	'.*metrics: listening on \([^ ]*\) (http).*') ||
+	fail "cueue-controller did not start" "$dir/controller.log"
+health=$(wait_line "$dir/controller.log" \
+	'.*health: listening on \([^ ]*\) (http).*') ||
+	fail "cueue-controller did not start" "$dir/controller.log"
 
 # Jobs are created suspended: the quickstart does not install the
 # admission webhooks (manifests/webhooks), which suspend them on creation.
@@ -127,19 +198,57 @@ spec:
               image: busybox
               resources: {requests: {cpu: "2", memory: 1Gi}}
 YAML
+total=5
 
-echo
-echo "quickstart: API server at $(sed -n 's/.*server: "\(.*\)"/\1/p' "$kc")"
-echo "  kubectl --kubeconfig $kc get workloads,jobs,jobsets"
-echo "  controller log: $dir/controller.log"
-echo "Ctrl-C stops everything."
+banner() {
+	cat <<EOF
+==== cueue quickstart: 4 Jobs and a JobSet share ClusterQueue cluster-queue (9 CPUs)
+  export KUBECONFIG=$kc
+  metrics: http://$metrics/metrics
+  health:  http://$health/healthz  http://$health/readyz
+  try:     kubectl get workloads
+           kubectl describe clusterqueue cluster-queue
+           kubectl get jobs,jobsets -o wide
+  Ctrl-C stops everything and removes $dir
+EOF
+}
+
+# Sum of a counter over its series in the controller's /metrics.
+counter() {
+	curl -fsS "http://$metrics/metrics" 2>/dev/null |
+		awk -v n="$1" '$1 == n || index($1, n "{") == 1 { s += $NF }
+			END { printf "%d\n", s }'
+}
+
 wcols='NAME:.metadata.name'
 wcols="$wcols,RESERVED:.status.conditions[?(@.type==\"QuotaReserved\")].status"
 wcols="$wcols,FINISHED:.status.conditions[?(@.type==\"Finished\")].status"
 wcols="$wcols,REASON:.status.conditions[?(@.type==\"QuotaReserved\")].message"
+tty=0
+[ -t 1 ] && tty=1
+banner
+last=""
 while :; do
-	echo "---- $(date +%T)"
-	k get workloads -o custom-columns="$wcols" 2>&1 || true
-	k get clusterqueue cluster-queue 2>&1 || true
-	sleep 3
+	table=$(k get workloads -o custom-columns="$wcols" 2>&1 || true)
+	if [ "$table" != "$last" ]; then
+		# a terminal redraws under the banner; a pipe gets each change
+		[ $tty -eq 1 ] && { printf '\033[H\033[2J'; banner; }
+		printf '%s\n%s\n' "---- $(date +%T)" "$table"
+		last=$table
+	fi
+	done_n=$(k get workloads -o \
+		jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Finished")].status}{"\n"}{end}' \
+		2>/dev/null | grep -c '^True$' || true)
+	[ "$done_n" -ge "$total" ] && break
+	sleep "$tick"
+done
+secs=$(($(date +%s) - start))
+echo
+echo "==== done in ${secs}s: $(counter kueue_admitted_workloads_total) admitted," \
+	"$(counter kueue_preempted_workloads_total) preempted, $done_n finished" \
+	"(of $total workloads)"
+banner
+echo "Still serving: try the commands above; Ctrl-C stops."
+while :; do
+	sleep 1
 done

@@ -385,6 +385,24 @@ char *as_qualified_resource(const struct as_kind *k);
 /* Append a `299 - "text"` warn-value to resp->warning. */
 void as_resp_warn(struct as_resp *resp, const char *text);
 
+/* ---- durations (duration.c) ---------------------------------------- */
+
+#define AS_DURATION_LEN 32
+/* d as kube words ages in Tables ("45s", "3m20s", "6d3h"); "0s" for up
+ * to a second in the future, "<invalid>" beyond. */
+void as_human_duration(cu_ns_t d, char out[AS_DURATION_LEN]);
+/* The Table cell of a `type: date` column: the age at `now` of the
+ * RFC 3339 string v [borrowed], null for no value, "<invalid>" for a
+ * string that is no time. Returns a new reference. */
+json_t *as_age_cell(cu_ns_t now, json_t *v);
+
+/* ---- OpenAPI (openapi.c) ------------------------------------------ */
+
+/* The /openapi/v2 document (protobuf) for the kinds served now: a PATCH
+ * path per kind and version. Returns it [owned: cu_free] with its length
+ * in *len, or NULL on allocation failure. */
+char *as_openapi_v2(struct as_server *srv, size_t *len);
+
 /* ---- admission webhooks (webhooks.c) -------------------------------- */
 /* What is being admitted (admission.Attributes). All [borrowed]. */
 struct as_admit_attrs {

@@ -14,12 +14,6 @@
 #include "api/patch.h"
 #include "tests/apiserver/apiserver.h"
 
-/* The 30-byte gnostic openapi.v2.Document of docs/apiserver.md §1.6:
- * swagger "2.0", info{title "Kubernetes", version "v1.20.2"}, paths{}. */
-static const unsigned char openapi_v2[] = {0x0a, 0x03, 0x32, 0x2e, 0x30, 0x12,
-    0x15, 0x0a, 0x0a, 0x4b, 0x75, 0x62, 0x65, 0x72, 0x6e, 0x65, 0x74, 0x65,
-    0x73, 0x12, 0x07, 0x76, 0x31, 0x2e, 0x32, 0x30, 0x2e, 0x32, 0x42, 0x00};
-
 /* The path of a resource request, split. */
 struct route {
 	char group[128];
@@ -463,17 +457,18 @@ static bool check_unknown(const struct as_request *rq, const struct route *r,
 		cu_buf_dispose(&b);
 		return false;
 	}
-	if (b.ptr != NULL) {
-		char *w = cu_asprintf("%s%s299 - \"%s\"",
-		    resp->warning ? resp->warning : "",
-		    resp->warning ? ", " : "", b.ptr);
-
-		if (w != NULL) {
-			cu_free(resp->warning);
-			resp->warning = w;
-		}
-	}
 	cu_buf_dispose(&b);
+	/* Warn: one warning per field, as kube-apiserver adds them; the text
+	 * quoted and escaped (a client drops a malformed Warning header). */
+	json_array_foreach(unknown, i, u)
+	{
+		char *w =
+		    cu_asprintf("unknown field \"%s\"", json_string_value(u));
+
+		if (w != NULL)
+			as_resp_warn(resp, w);
+		cu_free(w);
+	}
 	return true;
 }
 
@@ -801,8 +796,34 @@ static bool obj_matches(const struct as_kind *k, json_t *obj,
 
 /* ---- tables (kubectl get) ------------------------------------------ */
 
+/* The filter "[?(@.key=='value')]" (or with double quotes) at p: the key
+ * and value into fk and fv; returns its closing ']' or NULL. */
+static const char *jsonpath_filter(const char *p, char fk[64], char fv[128])
+{
+	const char *k = p + 5, *eq, *v, *close;
+	char q;
+
+	if (strncmp(p, "[?(@.", 5) != 0 || (eq = strstr(k, "==")) == NULL ||
+	    eq == k || (size_t)(eq - k) >= 64)
+		return NULL;
+	q = eq[2];
+	if (q != '\'' && q != '"')
+		return NULL;
+	v = eq + 3;
+	close = strchr(v, q);
+	if (close == NULL || (size_t)(close - v) >= 128 ||
+	    strncmp(close + 1, ")]", 2) != 0)
+		return NULL;
+	memcpy(fk, k, (size_t)(eq - k));
+	fk[eq - k] = '\0';
+	memcpy(fv, v, (size_t)(close - v));
+	fv[close - v] = '\0';
+	return close + 2;
+}
+
 /* Minimal JSONPath for printer columns: ".a.b", ".a[0].b" and
- * ".a[?(@.type=="X")].b". Returns a borrowed value or NULL. */
+ * ".a[?(@.type=='X')].b" with single or double quotes (Kueue's CRDs use
+ * single). Returns a borrowed value or NULL. */
 static json_t *jsonpath(json_t *obj, const char *path)
 {
 	const char *p = path;
@@ -829,8 +850,9 @@ static json_t *jsonpath(json_t *obj, const char *path)
 				size_t i;
 				json_t *el, *found = NULL;
 
-				if (sscanf(p, "[?(@.%63[^=]==\"%127[^\"]\")]",
-					fk, fv) != 2)
+				/* the value may hold a ']' */
+				end = jsonpath_filter(p, fk, fv);
+				if (end == NULL)
 					return NULL;
 				json_array_foreach(cur, i, el)
 				{
@@ -869,6 +891,17 @@ static json_t *cell_value(json_t *v)
 	return json_incref(v);
 }
 
+/* A custom kind's cell: `date` columns as ages (kube-apiserver's CRD
+ * table convertor does so; kubectl prints cells as they come). */
+static json_t *custom_cell(cu_ns_t now, json_t *col, json_t *v)
+{
+	const char *type = as_jstr(col, "type");
+
+	if (type != NULL && strcmp(type, "date") == 0)
+		return as_age_cell(now, v);
+	return cell_value(v);
+}
+
 static json_t *table_for(const struct as_request *rq, const struct route *r,
     json_t *items, const char *rv, const char *cont)
 {
@@ -878,6 +911,8 @@ static json_t *table_for(const struct as_request *rq, const struct route *r,
 	const char *include = as_query(rq, "includeObject");
 	size_t i, j;
 	bool custom_age = false;
+	json_t *age_col = NULL;
+	cu_ns_t now = cu_time_now_ns();
 
 	if (builtin != NULL) {
 		/* pods, nodes, jobs, namespaces: kube's own printers */
@@ -891,6 +926,19 @@ static json_t *table_for(const struct as_request *rq, const struct route *r,
 			      "Name must be unique within a namespace.",
 			      "priority", 0));
 	pc = k->printer_columns;
+	/* A CRD without additionalPrinterColumns gets kube's default: an Age
+	 * column of metadata.creationTimestamp. */
+	if ((k->flags & AS_CUSTOM) && json_array_size(pc) == 0) {
+		age_col = json_pack("[{s:s, s:s, s:s, s:s}]", "name", "Age",
+		    "type", "date", "jsonPath", ".metadata.creationTimestamp",
+		    "description",
+		    "CreationTimestamp is a timestamp representing the server "
+		    "time when this object was created.");
+		pc = age_col;
+		custom_age = true;
+	} else if (k->flags & AS_CUSTOM) {
+		custom_age = true; /* only the CRD's own columns */
+	}
 	json_array_foreach(pc, i, c)
 	{
 		const char *type = as_jstr(c, "type");
@@ -931,8 +979,8 @@ static json_t *table_for(const struct as_request *rq, const struct route *r,
 		{
 			const char *jp = as_jstr(c, "jsonPath");
 
-			json_array_append_new(
-			    cells, cell_value(jp ? jsonpath(it, jp) : NULL));
+			json_array_append_new(cells,
+			    custom_cell(now, c, jp ? jsonpath(it, jp) : NULL));
 		}
 		if (!custom_age)
 			json_array_append_new(cells,
@@ -954,6 +1002,7 @@ static json_t *table_for(const struct as_request *rq, const struct route *r,
 			json_object_set_new(row, "object", o);
 		json_array_append_new(rows, row);
 	}
+	json_decref(age_col);
 	it = json_pack("{s:s, s:s, s:{s:s}, s:o, s:o}", "kind", "Table",
 	    "apiVersion", "meta.k8s.io/v1", "metadata", "resourceVersion", rv,
 	    "columnDefinitions", cols, "rows", rows);
@@ -2601,11 +2650,13 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 	}
 	if (n == 2 && strcmp(seg[0], "openapi") == 0 &&
 	    strcmp(seg[1], "v2") == 0) {
+		resp->raw = as_openapi_v2(rq->srv, &resp->raw_len);
+		if (resp->raw == NULL) {
+			as_resp_error(resp, 500, "InternalError",
+			    "out of memory building the OpenAPI document");
+			return;
+		}
 		resp->code = 200;
-		resp->raw = cu_malloc(sizeof(openapi_v2));
-		if (resp->raw != NULL)
-			memcpy(resp->raw, openapi_v2, sizeof(openapi_v2));
-		resp->raw_len = sizeof(openapi_v2);
 		resp->content_type =
 		    "application/com.github.proto-openapi.spec.v2.v1.0+"
 		    "protobuf";

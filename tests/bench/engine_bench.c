@@ -9,6 +9,11 @@
  * preempted victims release their quota. Reports decisions/s, cycle
  * latency p50/p99 and heap bytes per pending workload.
  *
+ * `cueue-bench engine fair` runs the same workloads with fair sharing on
+ * (both preemption strategies) in a 3-level cohort tree: one root, 10
+ * cohorts under it, 10 under each of those, 10 ClusterQueues in each leaf
+ * cohort, weights alternating 1 and 2.
+ *
  * Run it with `cueue-bench engine` (part of `make bench`).
  */
 #include <malloc.h>
@@ -42,8 +47,7 @@ int bench_engine_main(int argc, char **argv);
 
 int bench_engine_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	bool fair = argc > 1 && strcmp(argv[1], "fair") == 0;
 	static const char *const covered[] = {"cpu"};
 	static int64_t lat[MAX_CYCLES];
 	struct que_flavor_spec f = {.name = "default"};
@@ -58,17 +62,42 @@ int bench_engine_main(int argc, char **argv)
 
 	if (que_state_new(&st, &err) || que_flavor_set(st, &f, &err))
 		die("setup", &err);
+	if (fair) {
+		struct que_fair_config fc = {true, 2,
+		    {QUE_FAIR_LE_FINAL_SHARE, QUE_FAIR_LT_INITIAL_SHARE}};
+
+		que_fair_sharing_set(st, &fc);
+		for (i = 0; i < 110; i++) {
+			char cname[32], parent[32];
+			struct que_cohort_spec cs = {cname, NULL, NULL, 0};
+
+			snprintf(cname, sizeof(cname), "cohort-%d", i);
+			snprintf(
+			    parent, sizeof(parent), "%s", i < 10 ? "root" : "");
+			if (i >= 10)
+				snprintf(parent, sizeof(parent), "cohort-%d",
+				    (i - 10) / 10);
+			cs.parent = parent;
+			if (que_cohort_set(st, &cs, &err))
+				die("cohort", &err);
+		}
+	}
 	for (i = 0; i < N_CQS; i++) {
 		struct que_resource_quota rq = {
 		    "cpu", 20000, true, 100000, false, 0};
 		struct que_flavor_quotas fq = {"default", &rq, 1};
 		struct que_resource_group g = {covered, 1, &fq, 1};
 		struct que_cq_spec s = {0};
-		struct que_lq_spec lq = {"ns", NULL, NULL, QUE_STOP_NONE};
+		struct que_lq_spec lq = {.ns = "ns", .stop = QUE_STOP_NONE};
 		char cohort[32];
 
 		snprintf(name, sizeof(name), "cq-%d", i);
-		snprintf(cohort, sizeof(cohort), "cohort-%d", i % N_COHORTS);
+		snprintf(cohort, sizeof(cohort), "cohort-%d",
+		    fair ? 10 + i / 10 : i % N_COHORTS);
+		if (fair) {
+			s.has_fair_weight = true;
+			s.fair_weight = i % 2 ? 2000 : 1000;
+		}
 		s.name = name;
 		s.cohort = cohort;
 		s.groups = &g;
@@ -155,6 +184,8 @@ int bench_engine_main(int argc, char **argv)
 		}
 	}
 	qsort(lat, ncycles, sizeof(lat[0]), cmp_i64);
+	printf("%s\n", fair ? "fair sharing, 3-level cohort tree"
+			    : "classical, 10 cohorts");
 	printf("cycles: %zu, decisions: %zu, admitted: %zu, left: %zu\n",
 	    ncycles, decisions, admitted, que_workload_count(st));
 	printf("decisions/s: %.0f\n",

@@ -4,7 +4,7 @@
  *
  *   cueue-bench apiserver --url URL [...]   API server write/watch load
  *   cueue-bench codec [FILE]                Workload decode+encode rate
- *   cueue-bench engine                      admission engine at scale
+ *   cueue-bench engine [fair]               admission engine at scale
  *   cueue-bench store [DIR [SECONDS]]       ledger commits per second
  *   cueue-bench tas                         topology placement decisions/s
  *   cueue-bench sched --generator FILE ...   Kueue's scheduler-perf test
@@ -27,7 +27,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: cueue-bench apiserver --url URL [options]\n"
 		   "       cueue-bench codec [WORKLOAD.json]\n"
-		   "       cueue-bench engine\n"
+		   "       cueue-bench engine [fair]\n"
 		   "       cueue-bench store [DIR [SECONDS]]\n"
 		   "       cueue-bench tas\n"
 		   "       cueue-bench sched --generator FILE [...] (see "

@@ -68,6 +68,11 @@ echo "== admission engine: 1,000 ClusterQueues, 50,000 pending Workloads"
 echo "   targets: >= 50,000 decisions/s, <= 1 KiB per pending Workload,"
 echo "            a full cycle over all heads <= 10 ms"
 
+echo "== admission engine with fair sharing: 1,000 ClusterQueues in a"
+echo "   3-level cohort tree, 50,000 pending Workloads"
+"$CUEUE_BIN/cueue-bench" engine fair | tee "$out/engine-fair.txt"
+echo "   target: within 2x of the classical case"
+
 echo "== topology-aware placement: 1,000 Nodes in 3 levels, 10,000 podSets"
 "$CUEUE_BIN/cueue-bench" tas | tee "$out/tas.txt"
 echo "   target: >= 5,000 decisions/s"

@@ -5,11 +5,14 @@
 Adaptations to the modern kubectl (docs/apiserver.md §11): the client is a
 1.27-1.33 build behind a dispatcher that first GETs /version?timeout=5s;
 apply/create validate with OpenAPI v3 first and fall back to v2, so F-A3/F-A4
-accept either before the object requests."""
+accept either before the object requests. Debian's kubectl 1.20 (a fresh
+machine, §11) differs where the checks say so (kubectl_minor): no
+fieldValidation, its own error and version wording, verbs printed as a
+list, no CATEGORIES column."""
 import json
 import re
 
-from cuetest import case, check, data, eq, run_cases
+from cuetest import case, check, data, eq, kubectl_minor, run_cases
 
 API_RESOURCE_ROW = re.compile(r"^(\S+)\s+(?:(\S+)\s+)?(\S+/\S+|v1)\s+"
                               r"(true|false)\s+(\S+)(?:\s+(\S+))?")
@@ -22,6 +25,8 @@ def api_resources(s, version=None):
     head = lines[0]
     cols = ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND",
             "VERBS", "CATEGORIES"]
+    if kubectl_minor(version) < 21:
+        cols.pop()  # 1.20 prints no CATEGORIES column
     pos = [head.index(c) for c in cols]
     rows = {}
     for ln in lines[1:]:
@@ -29,6 +34,9 @@ def api_resources(s, version=None):
         for i, c in enumerate(cols):
             end = pos[i + 1] if i + 1 < len(cols) else None
             f[c] = ln[pos[i]:end].strip()
+        # 1.20 prints the verbs as a list: [create delete ...]
+        f["VERBS"] = ",".join(f["VERBS"].strip("[]").replace(",", " ")
+                              .split())
         rows[(f["NAME"], f["APIVERSION"])] = f
     return rows
 
@@ -178,13 +186,18 @@ def a3(s):
     mark = s.log_mark()
     p = s.kubectl("apply", "-f", s.dir + "/cm-a3.yaml", check=False)
     check(p.returncode != 0, "apply succeeded although /openapi/v2 is 404")
-    # 1.20: "error: the server could not find the requested resource";
-    # modern: "error validating data: failed to download openapi: the
-    # server could not find the requested resource" (docs/apiserver.md §11)
+    # 1.20: "Error from server (NotFound): the server could not find the
+    # requested resource"; modern: "error validating data: failed to
+    # download openapi: the server could not find the requested resource"
+    # (docs/apiserver.md §11)
     check("the server could not find the requested resource" in p.stderr,
           "stderr: %r" % p.stderr)
-    check("failed to download openapi" in p.stderr or
-          p.stderr.startswith("error: the server"), "stderr: %r" % p.stderr)
+    if kubectl_minor() >= 27:
+        check("failed to download openapi" in p.stderr,
+              "stderr: %r" % p.stderr)
+    else:
+        check(p.stderr.startswith("Error from server (NotFound): "),
+              "stderr: %r" % p.stderr)
     eq(object_requests(s, mark), [], "object requests after failed openapi")
     # 3. --validate=false never needs OpenAPI
     mark = s.log_mark()
@@ -193,8 +206,13 @@ def a3(s):
     posts = s.requests(mark, verb="POST")
     eq([(e["path"], e["code"]) for e in posts],
        [("/api/v1/namespaces/default/configmaps", 201)], "POSTs")
-    # --validate=false sends fieldValidation=Ignore (modern kubectl)
-    check("fieldValidation=Ignore" in posts[0]["query"], posts[0]["query"])
+    # --validate=false sends fieldValidation=Ignore (modern kubectl);
+    # 1.20 predates the parameter
+    if kubectl_minor() >= 27:
+        check("fieldValidation=Ignore" in posts[0]["query"],
+              posts[0]["query"])
+    else:
+        check("fieldValidation" not in posts[0]["query"], posts[0]["query"])
     s.faults([])
 
 
@@ -225,7 +243,10 @@ def a4(s):
     eq(len(post), 1, "POST count")
     check("fieldManager=kubectl-client-side-apply" in post[0]["query"],
           post[0]["query"])
-    check("fieldValidation=Strict" in post[0]["query"], post[0]["query"])
+    if kubectl_minor() >= 27:
+        check("fieldValidation=Strict" in post[0]["query"], post[0]["query"])
+    else:  # 1.20 validates on the client only
+        check("fieldValidation" not in post[0]["query"], post[0]["query"])
     # the OpenAPI and discovery requests come before the object request
     check(max(e["seq"] for e in v2) < post[0]["seq"], "openapi after POST")
 
@@ -234,10 +255,109 @@ def a4(s):
 def a5(s):
     p = s.kubectl("version")
     ver = s.get_json("/version")
-    check("Server Version: %s" % ver["gitVersion"] in p.stdout,
+    # modern: "Server Version: v1.33.0-cueue"; 1.20 prints the Go struct:
+    # "Server Version: version.Info{Major:"1", ... GitVersion:"v1.33..."
+    if kubectl_minor() >= 27:
+        want = "Server Version: %s" % ver["gitVersion"]
+    else:
+        want = 'GitVersion:"%s"' % ver["gitVersion"]
+    server_line = [ln for ln in p.stdout.splitlines()
+                   if ln.startswith("Server Version: ")]
+    check(len(server_line) == 1 and want in server_line[0],
           "kubectl version: %r" % p.stdout)
     j = json.loads(s.kubectl("version", "-o", "json").stdout)
     eq(j["serverVersion"], ver, "kubectl version -o json serverVersion")
+
+
+def pb_fields(buf):
+    """The top-level fields of a protobuf message: [(number, value)],
+    value bytes for length-delimited fields, int for varints."""
+    out, i = [], 0
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7f) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+    while i < len(buf):
+        key = varint()
+        if key & 7 == 2:
+            n = varint()
+            out.append((key >> 3, buf[i:i + n]))
+            i += n
+        elif key & 7 == 0:
+            out.append((key >> 3, varint()))
+        else:
+            raise AssertionError("wire type %d" % (key & 7))
+    return out
+
+
+def pb_get(buf, *path):
+    """The values at a path of field numbers (repeated fields fan out)."""
+    vals = [buf]
+    for num in path:
+        vals = [v for b in vals for n, v in pb_fields(b) if n == num]
+    return vals
+
+
+def v2_patch_paths(doc):
+    """{path: (gvk yaml, [query parameter names])} of the PATCH
+    operations in a gnostic openapi.v2.Document."""
+    out = {}
+    for named in pb_get(doc, 8, 2):  # Document.paths, Paths.path
+        name = pb_get(named, 1)[0].decode()
+        op = pb_get(named, 2, 8)  # NamedPathItem.value, PathItem.patch
+        if not op:
+            continue
+        # Operation.parameters -> parameter -> non_body_parameter ->
+        # query_parameter_sub_schema -> name
+        params = [n.decode() for n in pb_get(op[0], 8, 1, 2, 3, 4)]
+        gvk = [pb_get(ext, 2, 2)[0].decode() for ext in pb_get(op[0], 13)
+               if pb_get(ext, 1)[0] == b"x-kubernetes-group-version-kind"]
+        out[name] = (gvk[0] if gvk else None, params)
+    return out
+
+
+@case("F-A6")
+def a6(s):
+    # kube-apiserver's /openapi/v2 has a PATCH operation per kind naming
+    # its group/version/kind and the dryRun parameter; kubectl 1.20 looks
+    # them up before --dry-run=server (for a CR it looks up Namespace)
+    code, hdrs, doc = s.raw("GET", "/openapi/v2", headers={
+        "Accept": "application/com.github.proto-openapi.spec.v2@v1.0+"
+                  "protobuf"})
+    eq(code, 200, "/openapi/v2 code")
+    eq(hdrs.get("Content-Type"),
+       "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+       "/openapi/v2 Content-Type")
+    eq(pb_get(doc, 1), [b"2.0"], "swagger")
+    paths = v2_patch_paths(doc)
+    for path, gvk in (
+            ("/api/v1/namespaces/{namespace}/configmaps/{name}",
+             'group: ""\nkind: ConfigMap\nversion: v1\n'),
+            ("/api/v1/namespaces/{name}",
+             'group: ""\nkind: Namespace\nversion: v1\n'),
+            ("/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/"
+             "{name}", 'group: "coordination.k8s.io"\nkind: Lease\n'
+             'version: v1\n')):
+        check(path in paths, "no PATCH %s in /openapi/v2: %r" %
+              (path, sorted(paths)))
+        eq(paths[path][0], gvk, "%s x-kubernetes-group-version-kind" % path)
+        for q in ("dryRun", "fieldManager", "fieldValidation", "force"):
+            check(q in paths[path][1], "%s lacks %s: %r" %
+                  (path, q, paths[path][1]))
+    # a CRD's kind appears once it is served
+    wpath = "/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"
+    check(wpath not in paths, "widgets before the CRD")
+    s.apply_crd(data("crd-widgets.yaml"), "widgets.example.com")
+    _, _, doc = s.raw("GET", "/openapi/v2")
+    eq(v2_patch_paths(doc).get(wpath, (None,))[0],
+       'group: "example.com"\nkind: Widget\nversion: v1\n', "widgets path")
 
 
 if __name__ == "__main__":

@@ -42,9 +42,6 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 		"metrics.customLabels: not acted on"},
 	    {"visibilityServer:\n  bindPort: 8082\n",
 		"visibilityServer: not acted on"},
-	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare]\n",
-		"line 5: fairSharing: not acted on by cueue: queues are "
-		"ordered"},
 	    {"admissionFairSharing:\n  usageHalfLifeTime: 1h\n",
 		"admissionFairSharing: not acted on"},
 	    {"resources:\n  excludeResourcePrefixes: [example.com/]\n",
@@ -158,11 +155,37 @@ Test(ctl_compat, fair_sharing_and_resources_validated_as_kueue)
 		const char *body, *want;
 	} cases[] = {
 	    {"fairSharing:\n  preemptionStrategies: [Fastest]\n",
-		"line 6: fairSharing.preemptionStrategies[0]: Unsupported "
-		"value: \"Fastest\""},
+		"line 6: fairSharing.preemptionStrategies: Unsupported "
+		"value: []v1beta2.PreemptionStrategy{\"Fastest\"}: supported "
+		"values: \"LessThanOrEqualToFinalShare\", "
+		"\"LessThanInitialShare\", "
+		"\"LessThanOrEqualToFinalShare,LessThanInitialShare\""},
 	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare, "
 	     "LessThanInitialShare]\n",
-		"fairSharing.preemptionStrategies[1]: Duplicate value"},
+		"fairSharing.preemptionStrategies: Unsupported value: "
+		"[]v1beta2.PreemptionStrategy{\"LessThanInitialShare\", "
+		"\"LessThanInitialShare\"}"},
+	    /* Kueue accepts the pair in one order only. */
+	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare, "
+	     "LessThanOrEqualToFinalShare]\n",
+		"fairSharing.preemptionStrategies: Unsupported value"},
+	    {"fairSharing:\n  preemptionStrategies: [LessThanInitialShare, "
+	     "LessThanOrEqualToFinalShare, LessThanInitialShare]\n",
+		"fairSharing.preemptionStrategies: Unsupported value"},
+	    {"admissionFairSharing:\n  usageHalfLifeTime: -1m\n",
+		"line 6: admissionFairSharing.usageHalfLifeTime: Invalid "
+		"value: must be greater than or equal to 0"},
+	    {"admissionFairSharing:\n  usageHalfLifeTime: 1m\n"
+	     "  usageSamplingInterval: -5s\n",
+		"line 7: admissionFairSharing.usageSamplingInterval: Invalid "
+		"value: must be greater than 0"},
+	    {"admissionFairSharing:\n  usageHalfLifeTime: 1m\n"
+	     "  resourceWeights:\n    cpu: 1\n    memory: -0.5\n",
+		"admissionFairSharing.resourceWeights[memory]: Invalid value: "
+		"must be greater than or equal to 0"},
+	    {"fairSharing:\n  preemptionStrategies: []\n",
+		"fairSharing.preemptionStrategies: Required value: must be "
+		"specified"},
 	    {"resources:\n  transformations:\n  - input: a.com/x\n"
 	     "    strategy: Drop\n",
 		"resources.transformations[0].strategy: Unsupported value: "
@@ -214,9 +237,69 @@ Test(ctl_compat, v1beta1_fair_sharing_checked_only_when_enabled)
 			 "  preemptionStrategies: [Fastest]\n",
 			 &err),
 	    CU_EINVAL);
-	cr_assert(strstr(err.msg,
-		      "line 5: fairSharing.preemptionStrategies[0]") != NULL,
+	cr_assert(
+	    strstr(err.msg,
+		"line 5: fairSharing.preemptionStrategies: Unsupported") !=
+		NULL,
 	    "%s", err.msg);
+	/* v1beta1 defaults an empty list to both strategies. */
+	cr_assert_eq(load_str(&c,
+			 "apiVersion: config.kueue.x-k8s.io/v1beta1\n"
+			 "kind: Configuration\n"
+			 "fairSharing:\n"
+			 "  enable: true\n",
+			 &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert(c.fair_sharing.enable);
+	cr_assert_eq(c.fair_sharing.nstrategies, 2);
+	cr_assert_eq(c.fair_sharing.strategies[0], CTL_FAIR_LE_FINAL_SHARE);
+	cr_assert_eq(c.fair_sharing.strategies[1], CTL_FAIR_LT_INITIAL_SHARE);
+	ctl_config_dispose(&c);
+}
+
+/* The three lists Kueue accepts load in order, and print back. */
+Test(ctl_compat, fair_sharing_accepted_lists)
+{
+	static const struct {
+		const char *list;
+		size_t n;
+		enum ctl_fair_strategy s0, s1;
+	} cases[] = {
+	    {"[LessThanOrEqualToFinalShare]", 1, CTL_FAIR_LE_FINAL_SHARE, 0},
+	    {"[LessThanInitialShare]", 1, CTL_FAIR_LT_INITIAL_SHARE, 0},
+	    {"[LessThanOrEqualToFinalShare, LessThanInitialShare]", 2,
+		CTL_FAIR_LE_FINAL_SHARE, CTL_FAIR_LT_INITIAL_SHARE},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ctl_config c, again;
+		cu_error err;
+		cu_buf out;
+		char *doc =
+		    cu_asprintf("%sfairSharing:\n  preemptionStrategies: %s\n",
+			HDR, cases[i].list);
+
+		cr_assert_not_null(doc);
+		cr_assert_eq(
+		    load_str(&c, doc, &err), CU_OK, "case %zu: %s", i, err.msg);
+		cr_assert(c.fair_sharing.enable);
+		cr_assert_eq(c.fair_sharing.nstrategies, cases[i].n);
+		cr_assert_eq(c.fair_sharing.strategies[0], cases[i].s0);
+		if (cases[i].n == 2)
+			cr_assert_eq(c.fair_sharing.strategies[1], cases[i].s1);
+		cu_buf_init(&out, 1 << 20);
+		cr_assert_eq(ctl_config_to_yaml(&c, &out, &err), CU_OK);
+		cr_assert_eq(ctl_config_load_buffer(
+				 &again, out.ptr, out.len, "printed", &err),
+		    CU_OK, "%s", err.msg);
+		cr_assert_eq(again.fair_sharing.nstrategies, cases[i].n);
+		cr_assert_eq(again.fair_sharing.strategies[0], cases[i].s0);
+		ctl_config_dispose(&again);
+		cu_buf_dispose(&out);
+		ctl_config_dispose(&c);
+		cu_free(doc);
+	}
 }
 
 Test(ctl_compat, table_is_well_formed_and_printed_whole)
@@ -252,19 +335,18 @@ Test(ctl_compat, cq_unsupported_names_each_field_set)
 {
 	struct api_cluster_queue cq;
 	struct api_admission_check_rule rule;
+	struct api_resource_flavor rf;
 	char buf[512];
 
 	memset(&cq, 0, sizeof(cq));
 	cr_assert_eq(ctl_cq_unsupported(&cq, buf, sizeof(buf)), 0);
 	cr_assert_str_eq(buf, "");
 
-	cq.spec.has_flavor_fungibility = true;
-	cq.spec.flavor_fungibility.preference =
-	    API_FUNG_PREF_BORROWING_OVER_PREEMPTION;
-	cq.spec.stop_policy = API_STOP_HOLD;
-	cr_assert_eq(ctl_cq_unsupported(&cq, buf, sizeof(buf)), 0);
-
+	/* Every ClusterQueue spec field is acted on: both preferences,
+	 * HoldAndDrain (it drains), admission checks (they gate Admitted),
+	 * fair sharing. */
 	memset(&rule, 0, sizeof(rule));
+	cq.spec.has_flavor_fungibility = true;
 	cq.spec.flavor_fungibility.preference =
 	    API_FUNG_PREF_PREEMPTION_OVER_BORROWING;
 	cq.spec.stop_policy = API_STOP_HOLD_AND_DRAIN;
@@ -272,17 +354,17 @@ Test(ctl_compat, cq_unsupported_names_each_field_set)
 	cq.spec.admission_checks = &rule;
 	cq.spec.n_admission_checks = 1;
 	cq.spec.has_fair_sharing = true;
-	cr_assert_eq(ctl_cq_unsupported(&cq, buf, sizeof(buf)), 1);
-	/* Both preferences are acted on: no warning. */
-	cr_assert(strstr(buf, "flavorFungibility") == NULL, "%s", buf);
-	/* HoldAndDrain is acted on (it drains): no warning. */
-	cr_assert(strstr(buf, "spec.stopPolicy") == NULL, "%s", buf);
-	/* Admission checks are acted on (they gate Admitted): no warning. */
-	cr_assert(
-	    strstr(buf, "spec.admissionChecksStrategy") == NULL, "%s", buf);
-	cr_assert(strstr(buf, "spec.fairSharing: ") == buf, "%s", buf);
+	cr_assert_eq(ctl_cq_unsupported(&cq, buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "");
+
+	/* A ResourceFlavor's topologyName is not acted on yet. */
+	memset(&rf, 0, sizeof(rf));
+	cr_assert_eq(ctl_rf_unsupported(&rf, buf, sizeof(buf)), 0);
+	rf.spec.topology_name = "default";
+	cr_assert_eq(ctl_rf_unsupported(&rf, buf, sizeof(buf)), 1);
+	cr_assert(strstr(buf, "spec.topologyName: ") == buf, "%s", buf);
 
 	/* Truncated, still terminated, still counted. */
-	cr_assert_eq(ctl_cq_unsupported(&cq, buf, 10), 1);
+	cr_assert_eq(ctl_rf_unsupported(&rf, buf, 10), 1);
 	cr_assert_eq(strlen(buf), 9);
 }

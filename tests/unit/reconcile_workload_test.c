@@ -1508,6 +1508,15 @@ Test(job_state, preemption_message_unknowns)
 	    "UNKNOWN) due to prioritization in the ClusterQueue; preemptor "
 	    "path: /cq; preemptee path: UNKNOWN");
 	cu_free(m);
+	m = rec_preemption_message(
+	    "u", "j", ADM_IN_COHORT_FAIR_SHARING, "/co/a", "/co/b");
+	cr_assert_str_eq(m,
+	    "Preempted to accommodate a workload (UID: u, JobUID: j) due to "
+	    "Fair Sharing within the cohort; preemptor path: /co/a; "
+	    "preemptee path: /co/b");
+	cu_free(m);
+	cr_assert_str_eq(adm_preempt_reason_string(ADM_IN_COHORT_FAIR_SHARING),
+	    "InCohortFairSharing");
 }
 
 Test(workload_status, non_preemption_eviction_requeued_false)

@@ -25,13 +25,13 @@ from .env import BIN, DATA, LOGS, ROOT, TEST, data, write
 from .http import RawStream, maybe_json, retrying
 from .procs import (CONTROLLER_CONFIG, Controller, Server, _die_with_parent,
                     controller_config, flavor_and_queue, free_port,
-                    kubectl_available, mint_certs, reachable_copy,
+                    kubectl_available, kubectl_minor, mint_certs, reachable_copy,
                     stop_process)
 
 __all__ = ["BIN", "CONTROLLER_CONFIG", "Controller", "DATA", "Failure",
            "LOGS", "ROOT", "RawStream", "Server", "Soft", "TEST", "case",
            "check", "controller_config", "data", "eq", "flavor_and_queue", "free_port",
-           "kubectl_available", "maybe_json", "mint_certs", "reachable_copy",
+           "kubectl_available", "kubectl_minor", "maybe_json", "mint_certs", "reachable_copy",
            "retrying", "run_cases", "stop_process",
            "wait_for",
            "write", "_die_with_parent"]

@@ -12,6 +12,7 @@ the runners scan for sanitizer reports.
 import base64
 import json
 import os
+import re
 import shutil
 import socket
 import signal
@@ -273,6 +274,35 @@ def kubectl_available(version):
     if shutil.which("kubectl") is None:
         return False
     return os.access(_kubectl_exe(version), os.X_OK)
+
+
+_minor_cache = {}
+
+
+def kubectl_minor(version=None):
+    """The minor version of the kubectl a test's s.kubectl(...,
+    version=version) runs, for checks of behaviour that differs between
+    kubectl releases. A pinned build ("1.27") is that minor. Otherwise
+    `kubectl version --client -o json` tells: Debian's kubernetes-client
+    says 20; our machines' dispatcher ("v1.32.4-dispatcher") runs the
+    build matching the server's minor, and cueue-apiserver reports 1.33,
+    so it is the newest kubectl.1.N beside the dispatcher."""
+    if version:
+        return int(version.split(".")[1])
+    if version in _minor_cache:
+        return _minor_cache[version]
+    p = subprocess.run(["kubectl", "version", "--client", "-o", "json"],
+                       capture_output=True, text=True, timeout=30)
+    info = json.loads(p.stdout)["clientVersion"]
+    minor = int(re.match(r"\d+", info["minor"]).group(0))
+    if "dispatcher" in info.get("gitVersion", ""):
+        real = os.path.dirname(os.path.realpath(shutil.which("kubectl")))
+        builds = [int(m.group(1)) for m in (
+            re.match(r"^kubectl\.1\.(\d+)$", n) for n in os.listdir(real))
+            if m]
+        minor = max(builds) if builds else minor
+    _minor_cache[version] = minor
+    return minor
 
 
 def reachable_copy(dirpath, name="cueue-controller"):
