@@ -24,6 +24,28 @@ static const struct api_resource MUTATING = {"admissionregistration.k8s.io",
     "v1", "mutatingwebhookconfigurations", false};
 static const struct api_resource VALIDATING = {"admissionregistration.k8s.io",
     "v1", "validatingwebhookconfigurations", false};
+static const struct api_resource CRDS = {
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
+
+/* The objects whose caBundle a pass keeps, in order: the two webhook
+ * configurations (every webhook's clientConfig), then cueue's CRDs with
+ * a conversion webhook (spec.conversion.webhook.clientConfig). */
+static const struct inject_target {
+	const struct api_resource *res;
+	const char *name;
+	bool crd;
+} TARGETS[] = {
+    {&MUTATING, CTL_CERTROT_MUTATING, false},
+    {&VALIDATING, CTL_CERTROT_VALIDATING, false},
+    {&CRDS, "clusterqueues.kueue.x-k8s.io", true},
+    {&CRDS, "localqueues.kueue.x-k8s.io", true},
+    {&CRDS, "workloads.kueue.x-k8s.io", true},
+    {&CRDS, "cohorts.kueue.x-k8s.io", true},
+    {&CRDS, "resourceflavors.kueue.x-k8s.io", true},
+    {&CRDS, "workloadpriorityclasses.kueue.x-k8s.io", true},
+    {&CRDS, "topologies.kueue.x-k8s.io", true},
+};
+#define NTARGETS (sizeof(TARGETS) / sizeof(TARGETS[0]))
 
 struct ctl_certrot {
 	struct ev_loop *loop;
@@ -39,7 +61,7 @@ struct ctl_certrot {
 	unsigned passes;
 	/* The set being served: PEM [owned]. */
 	char *ca, *cert, *key;
-	int step; /* 0 mutating caBundle, 1 validating */
+	size_t step; /* index into TARGETS of the caBundle being kept */
 };
 
 static void pass_done(ctl_certrot *r)
@@ -199,8 +221,12 @@ static void on_config_put(const struct api_response *resp, void *payload)
 {
 	ctl_certrot *r = payload;
 
-	if (resp->canceled)
+	if (resp->canceled) {
+		/* The client may be freed first (ctl_free): the request is
+		 * gone, so ctl_certrot_free must not cancel it again. */
+		r->req = NULL;
 		return;
+	}
 	r->req = NULL;
 	if (resp->err != CU_OK) {
 		cu_warn("webhook caBundle: %s %s: %d %s", resp->method,
@@ -211,19 +237,37 @@ static void on_config_put(const struct api_response *resp, void *payload)
 	inject_next(r);
 }
 
-/* Set caBundle on every webhook of the configuration; PUT when changed. */
+/* Set clientConfig.caBundle when it is not `bundle`; true when set. */
+static bool set_bundle(json_t *cc, const char *bundle)
+{
+	const char *have = json_string_value(json_object_get(cc, "caBundle"));
+
+	if (!json_is_object(cc) || bundle == NULL ||
+	    (have != NULL && strcmp(have, bundle) == 0))
+		return false;
+	json_object_set_new(cc, "caBundle", json_string(bundle));
+	return true;
+}
+
+/* Set caBundle on every webhook of the configuration, or on the CRD's
+ * conversion webhook; PUT when changed. */
 static void on_config_get(const struct api_response *resp, void *payload)
 {
 	ctl_certrot *r = payload;
-	const struct api_resource *res = r->step == 0 ? &MUTATING : &VALIDATING;
+	const struct inject_target *t = &TARGETS[r->step];
+	const struct api_resource *res = t->res;
 	char *bundle;
 	json_t *hooks, *w, *obj;
 	size_t i;
 	bool changed = false;
 	cu_error err;
 
-	if (resp->canceled)
+	if (resp->canceled) {
+		/* The client may be freed first (ctl_free): the request is
+		 * gone, so ctl_certrot_free must not cancel it again. */
+		r->req = NULL;
 		return;
+	}
 	r->req = NULL;
 	if (resp->err == CU_ENOTFOUND) { /* webhooks not installed */
 		r->step++;
@@ -240,20 +284,22 @@ static void on_config_get(const struct api_response *resp, void *payload)
 	}
 	bundle = bundle_of(r);
 	obj = json_deep_copy(resp->body);
-	hooks = json_object_get(obj, "webhooks");
+	if (t->crd) {
+		json_t *conv =
+		    json_object_get(json_object_get(obj, "spec"), "conversion");
+		const char *strategy = api_json_str(conv, "strategy");
+
+		if (strategy != NULL && strcmp(strategy, "Webhook") == 0)
+			changed = set_bundle(
+			    json_object_get(json_object_get(conv, "webhook"),
+				"clientConfig"),
+			    bundle);
+	}
+	hooks = t->crd ? NULL : json_object_get(obj, "webhooks");
 	json_array_foreach(hooks, i, w)
 	{
-		json_t *cc = json_object_get(w, "clientConfig");
-		const char *have =
-		    json_string_value(json_object_get(cc, "caBundle"));
-
-		if (!json_is_object(cc) || bundle == NULL)
-			continue;
-		if (have == NULL || strcmp(have, bundle) != 0) {
-			json_object_set_new(
-			    cc, "caBundle", json_string(bundle));
+		if (set_bundle(json_object_get(w, "clientConfig"), bundle))
 			changed = true;
-		}
 	}
 	cu_free(bundle);
 	if (changed && api_update(&r->req, r->client, res, obj, false,
@@ -274,15 +320,13 @@ static void inject_next(ctl_certrot *r)
 {
 	cu_error err;
 
-	if (r->step > 1) {
+	if (r->step >= NTARGETS) {
 		write_files(r);
 		pass_done(r);
 		return;
 	}
-	if (api_get(&r->req, r->client, r->step == 0 ? &MUTATING : &VALIDATING,
-		NULL,
-		r->step == 0 ? CTL_CERTROT_MUTATING : CTL_CERTROT_VALIDATING,
-		on_config_get, r, &err) != CU_OK) {
+	if (api_get(&r->req, r->client, TARGETS[r->step].res, NULL,
+		TARGETS[r->step].name, on_config_get, r, &err) != CU_OK) {
 		cu_warn("webhook caBundle: %s", err.msg);
 		r->failed = true;
 		r->step++;
@@ -317,8 +361,12 @@ static void on_secret_written(const struct api_response *resp, void *payload)
 {
 	ctl_certrot *r = payload;
 
-	if (resp->canceled)
+	if (resp->canceled) {
+		/* The client may be freed first (ctl_free): the request is
+		 * gone, so ctl_certrot_free must not cancel it again. */
+		r->req = NULL;
 		return;
+	}
 	r->req = NULL;
 	if (resp->err != CU_OK) {
 		/* A conflict: someone else rotated; the next pass reads it. */
@@ -420,8 +468,12 @@ static void on_secret(const struct api_response *resp, void *payload)
 	bool valid = false;
 	cu_error err;
 
-	if (resp->canceled)
+	if (resp->canceled) {
+		/* The client may be freed first (ctl_free): the request is
+		 * gone, so ctl_certrot_free must not cancel it again. */
+		r->req = NULL;
 		return;
+	}
 	r->req = NULL;
 	if (resp->err == CU_ENOTFOUND) {
 		rotate(r, NULL);

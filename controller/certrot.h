@@ -4,16 +4,19 @@
  * serving certificate in the Secret <namespace>/<webhookSecretName>
  * (ca.crt, tls.crt, tls.key; controller/certs.h makes and checks them),
  * inject its CA into the caBundle of every webhook of cueue's two webhook
- * configurations, and write the files into webhook.certDir when that
- * directory is writable (on a cluster the kubelet mounts the Secret there;
- * controller/whsrv.h picks the files up either way).
+ * configurations and of the conversion webhook of cueue's seven Kueue CRDs
+ * (spec.conversion.webhook.clientConfig, when the strategy is Webhook;
+ * each read and replaced by name only), and write the files into
+ * webhook.certDir when that directory is writable (on a cluster the kubelet
+ * mounts the Secret there; controller/whsrv.h picks the files up either way).
  *
  * One pass: GET the Secret; keep it if ctl_certs_check accepts it (names
  * <service>.<namespace>.svc and .svc.cluster.local, renewed 90 days before
  * expiry), else generate a new set and create or replace the Secret
  * (guarded by its resourceVersion: two writers cannot both win); then the
- * caBundles (each configuration read, changed only where it differs, and
- * replaced with its resourceVersion; a missing configuration is skipped),
+ * caBundles (each configuration and CRD read, changed only where it
+ * differs, and replaced with its resourceVersion; a missing one is
+ * skipped),
  * then the files. The caBundles hold the Secret's CA and, while the
  * pair in certDir (the one being served) has another CA - after a
  * rotation, until the kubelet refreshes the Secret's mount and the server

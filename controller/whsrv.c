@@ -132,6 +132,33 @@ static void on_review(const struct ctl_http_request *req,
 	cu_free(out);
 }
 
+/* The CRD conversion webhook: pure, needs no cache, so no readiness
+ * guard (the API server cannot read a v1beta1 object without it). */
+static void on_convert(const struct ctl_http_request *req,
+    struct ctl_http_response *resp, void *payload)
+{
+	int status = 500;
+	char *out = NULL;
+	size_t len = 0;
+	cu_error err;
+
+	(void)payload;
+	cu_error_clear(&err);
+	resp->content_type = "application/json";
+	if (wh_convert_serve(
+		req->body, req->body_len, &status, &out, &len, &err) != CU_OK ||
+	    out == NULL) {
+		resp->status = 500;
+		return;
+	}
+	if (err.code != CU_OK)
+		cu_warn("webhook %s: %d: %s", req->path, status, err.msg);
+	resp->status = status;
+	if (cu_buf_add(&resp->body, out, len) != CU_OK)
+		resp->status = 500;
+	cu_free(out);
+}
+
 int ctl_whsrv_mount(ctl_whsrv *w, ctl_httpd *srv, cu_error *err)
 {
 	size_t i;
@@ -140,6 +167,9 @@ int ctl_whsrv_mount(ctl_whsrv *w, ctl_httpd *srv, cu_error *err)
 	for (i = 0; rc == CU_OK && wh_routes[i].path != NULL; i++)
 		rc = ctl_httpd_route(srv, "POST", wh_routes[i].path, on_review,
 		    &w->routes[i], err);
+	if (rc == CU_OK)
+		rc = ctl_httpd_route(
+		    srv, "POST", WH_CONVERT_PATH, on_convert, w, err);
 	return rc;
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * controller/whsrv.h - the admission-webhook HTTPS server: every path of
- * wh_routes (webhook/webhook.h) served over TLS on the controller's
- * loop (controller/httpd.h), with the serving certificate and key read
- * from files (the mounted Secret: <cert_dir>/tls.crt and tls.key) and
+ * wh_routes (webhook/webhook.h), and the CRD conversion webhook at
+ * WH_CONVERT_PATH (wh_convert_serve; no readiness guard), served over TLS on
+ * the controller's loop (controller/httpd.h), with the serving certificate and
+ * key read from files (the mounted Secret: <cert_dir>/tls.crt and tls.key) and
  * reloaded when either file changes. A reload rebinds the same port; a
  * reload that fails keeps the server running on the old certificate.
  * Files missing at start (a Secret not mounted yet) are waited for: the

@@ -36,6 +36,28 @@ def die(msg):
     sys.exit(1)
 
 
+def check_service_refs(docs):
+    """Every webhook clientConfig (admission webhooks, CRD conversion)
+    names a Service of the release: a conversion webhook pointing at a
+    Service that is not installed makes every v1beta1 request fail."""
+    objs = [yaml.safe_load(d) for d in docs]
+    services = {(o["metadata"].get("namespace"), o["metadata"]["name"])
+                for o in objs if o["kind"] == "Service"}
+    for o in objs:
+        ccs = [w.get("clientConfig") for w in o.get("webhooks") or []]
+        conv = (o.get("spec") or {}).get("conversion") or {} \
+            if o["kind"] == "CustomResourceDefinition" else {}
+        if conv.get("strategy") == "Webhook":
+            ccs.append((conv.get("webhook") or {}).get("clientConfig"))
+        for cc in ccs:
+            svc = (cc or {}).get("service")
+            if svc and (svc.get("namespace"), svc.get("name")) \
+                    not in services:
+                die("%s %s: webhook Service %s/%s is not in the release" %
+                    (o["kind"], o["metadata"]["name"],
+                     svc.get("namespace"), svc.get("name")))
+
+
 def resources(kdir):
     with open(os.path.join(kdir, "kustomization.yaml")) as f:
         k = yaml.safe_load(f)
@@ -132,6 +154,7 @@ def main():
                     d = set_image(d, image, digest, pin)
                 rel = os.path.relpath(path, ROOT)
                 docs.append("# Source: %s\n%s" % (rel, d))
+    check_service_refs(docs)
     head = ("# cueue %s: everything a cluster needs, in one file.\n"
             "#   kubectl apply --server-side -f cueue.yaml\n"
             "#   kubectl -n cueue-system rollout status deploy/cueue-controller\n"

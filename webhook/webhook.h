@@ -315,6 +315,79 @@ CU_MUST_CHECK int wh_serve(const struct wh_options *opt, enum wh_mode mode,
     const void *body, size_t len, int *http_status, char **out, size_t *out_len,
     cu_error *err);
 
+/* ---- Conversion (webhook/convert.c) ---------------------------------
+ *
+ * The CRD conversion webhook of the Kueue kinds cueue serves
+ * (ClusterQueue, LocalQueue, Workload, Cohort, ResourceFlavor,
+ * WorkloadPriorityClass, Topology) between kueue.x-k8s.io/v1beta1 and v1beta2,
+ * with the semantics of Kueue's apis/kueue/v1beta1 conversion functions:
+ *
+ *   ClusterQueue  spec.cohort <-> spec.cohortName; v1beta1
+ *                 spec.admissionChecks [names] -> v1beta2
+ *                 spec.admissionChecksStrategy.admissionChecks [{name}]
+ *                 (replacing any strategy; one way, as Kueue's: it reads
+ *                 back as admissionChecksStrategy); flavorFungibility
+ *                 whenCanPreempt Preempt and whenCanBorrow Borrow ->
+ *                 MayStopSearch (one way); v1beta1-only
+ *                 status.pendingWorkloadsStatus dropped;
+ *   LocalQueue    status.flavorUsage <-> status.flavorsUsage; v1beta1-only
+ *                 status.flavors dropped;
+ *   Workload      spec.priorityClassSource + priorityClassName <->
+ *                 spec.priorityClassRef {group, kind, name} for the two
+ *                 sources Kueue knows (others dropped, as Kueue's);
+ *                 status.accumulatedPastExexcutionTimeSeconds (sic) <->
+ *                 status.accumulatedPastExecutionTimeSeconds;
+ *                 status.admission.podSetAssignments[].topologyAssignment
+ *                 {levels, domains[{values, count}]} <-> {levels,
+ *                 slices}: up, one maximally compacted slice (common
+ *                 prefix/suffix, universal values and counts), Kueue's
+ *                 default encoding; down, every domain of every slice in
+ *                 order; v1beta2-only status.preemptionGates dropped;
+ *   all kinds     the fairSharing status' admissionFairSharingStatus of
+ *                 ClusterQueues and Cohorts dropped going up (v1beta2 has
+ *                 none there); everything else, metadata included, as is.
+ *
+ * v1beta2-only spec fields that v1beta1 has no home for
+ * (ClusterQueue spec.concurrentAdmissionPolicy, Workload
+ * spec.preemptionGates and podSets[].topologyRequest.
+ * podsetSliceRequiredTopologyConstraints) are kept, going down, as JSON in
+ * the annotation WH_CONVERT_ANNOTATION and restored from it going up
+ * (unless the object has them), so that a v1beta1 client's
+ * read-modify-write does not lose them; Kueue's own conversion drops
+ * them.
+ */
+#define WH_KUEUE_GROUP "kueue.x-k8s.io"
+#define WH_CONVERT_PATH "/convert"
+#define WH_CONVERT_API_VERSION "apiextensions.k8s.io/v1"
+#define WH_CONVERT_KIND "ConversionReview"
+#define WH_CONVERT_ANNOTATION "cueue.x-k8s.io/v1beta2-fields"
+
+/*
+ * Convert one object in [borrowed] to `desired` ("kueue.x-k8s.io/v1beta1"
+ * or ".../v1beta2") [borrowed]; the same version is a copy. *out [owned:
+ * json_decref], NULL on failure. Errors name the field: CU_EPARSE for a
+ * wrong JSON type ("spec.cohort: Invalid type: expected string, got
+ * integer"), CU_EINVAL for a missing or unsupported apiVersion/kind or
+ * a bad value ("apiVersion: Unsupported value: ..."), CU_ENOMEM.
+ */
+CU_MUST_CHECK int wh_convert_object(
+    const json_t *in, const char *desired, json_t **out, cu_error *err);
+
+/*
+ * The whole /convert call: a ConversionReview v1 body [borrowed; len
+ * bytes] in, a ConversionReview body out (*out [owned: cu_free],
+ * *out_len may be NULL) with response.uid echoed and result.status
+ * "Success" and every object converted in order, or "Failure" with the
+ * field-naming message (no object converted). *http_status: 200 for a
+ * review that was read (converted or not), 400 for one that could not be
+ * (not JSON, wrong apiVersion/kind, no request, uid or
+ * desiredAPIVersion), 413 past WH_MAX_BODY. err receives the reason of
+ * every failure, for the log. Returns CU_OK, or CU_ENOMEM when no body
+ * could be built (*out NULL: answer 500).
+ */
+CU_MUST_CHECK int wh_convert_serve(const void *body, size_t len,
+    int *http_status, char **out, size_t *out_len, cu_error *err);
+
 /* "CREATE", "UPDATE", "DELETE", "CONNECT", "" [static]. */
 const char *wh_op_name(enum wh_op op);
 

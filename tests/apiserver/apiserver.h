@@ -259,7 +259,33 @@ struct as_watch {
 	ev_timer bookmark;
 	struct as_watch *next, *prev;
 	bool attached;
+	/* owned; non-NULL: events go through the CRD's conversion webhook
+	 * to this version (convert.c) */
+	char *convert_to;
 };
+
+/* ---- CRD conversion webhooks (convert.c) ----------------------------- */
+struct as_resp;
+/* true when k [borrowed] at `version` is not its storage version and its
+ * CRD converts with a webhook. */
+bool as_convert_needed(
+    struct as_server *srv, const struct as_kind *k, const char *version);
+/* obj [borrowed] in `version` through the webhook [owned], or NULL with
+ * resp holding the 500. */
+json_t *as_convert(struct as_server *srv, const struct as_kind *k, json_t *obj,
+    const char *version, struct as_resp *resp);
+/* A request body *obj [owned; replaced] in `version` to the storage
+ * version when needed; false with resp holding the 500. */
+bool as_convert_in(struct as_server *srv, const struct as_kind *k,
+    const char *version, json_t **obj, struct as_resp *resp);
+/* A handler's 2xx reply at the storage version (an object of k, or a
+ * list of them) converted to `version` in place, when needed. */
+void as_convert_reply(struct as_server *srv, const struct as_kind *k,
+    const char *version, struct as_resp *resp);
+/* The JSON text of obj [borrowed] for w (w->convert_to set) [owned:
+ * cu_free]; NULL after queueing an ERROR event that ends the stream. */
+char *as_convert_event(
+    struct as_watch *w, json_t *obj, uint64_t rv_override, size_t *len);
 
 /* Deliver one change to every watcher of k (invariant 5). */
 void as_watch_dispatch(

@@ -25,7 +25,21 @@ struct route {
 	bool has_ns, has_name, has_sub, watch_prefix;
 	struct as_kind *kind; /* storage kind */
 	struct as_kind *view; /* the requested kind when it is a view */
+	/* The client's version when the CRD's conversion webhook converts
+	 * to and from it (convert.c); "" otherwise. The handlers then run at
+	 * the storage version (to_storage). */
+	char conv_from[64];
 };
+
+static void copy_seg(char *dst, size_t cap, const char *src);
+
+/* Run the handlers at the storage version; convert.c converts the body in
+ * and the reply out. */
+static void to_storage(struct route *r)
+{
+	if (r->conv_from[0] != '\0')
+		copy_seg(r->version, sizeof(r->version), r->kind->version);
+}
 
 /* The kind as the client named it (for list kinds and apiVersions). */
 static const struct as_kind *shown(const struct route *r)
@@ -1341,6 +1355,11 @@ static void do_watch(const struct as_request *rq, const struct route *r,
 	w->api_version = as_kind_api_version(
 	    shown(r), r->view ? r->view->version : r->version);
 	w->view = r->view;
+	if (r->conv_from[0] != '\0') {
+		cu_free(w->api_version);
+		w->api_version = as_kind_api_version(k, r->conv_from);
+		w->convert_to = cu_strdup(r->conv_from);
+	}
 	w->bookmarks = as_query_bool(rq, "allowWatchBookmarks");
 	cu_buf_init(&w->out, (size_t)1 << 30);
 	if (ts != NULL && ts[0] != '\0' && parse_u64(ts, &tsec) && tsec > 0)
@@ -2225,7 +2244,11 @@ static void do_patch(
 		goto out;
 	}
 	/* Patch the object as the client sees it (its version). */
-	base = out_object(r, old);
+	base = r->conv_from[0] != '\0'
+		   ? as_convert(rq->srv, k, old, r->conv_from, resp)
+		   : out_object(r, old);
+	if (base == NULL)
+		goto out;
 	if (strcmp(mt, "application/json-patch+json") == 0)
 		rc = api_json_patch_apply(&result, base, patch, &err);
 	else if (strcmp(mt, "application/merge-patch+json") == 0)
@@ -2256,7 +2279,9 @@ static void do_patch(
 		json_object_set(md_of(result), "resourceVersion",
 		    json_object_get(
 			json_object_get(old, "metadata"), "resourceVersion"));
-	if (!view_in(r, &result, false, resp))
+	if ((r->conv_from[0] != '\0' &&
+		!as_convert_in(rq->srv, k, r->conv_from, &result, resp)) ||
+	    !view_in(r, &result, false, resp))
 		goto out;
 	update_obj(rq, r, result, old, true, resp);
 out:
@@ -2663,6 +2688,8 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 		r.kind = r.kind->storage;
 		copy_seg(r.version, sizeof(r.version), r.kind->version);
 	}
+	if (as_convert_needed(rq->srv, r.kind, r.version))
+		copy_seg(r.conv_from, sizeof(r.conv_from), r.version);
 	if (!(r.kind->flags & AS_NAMESPACED) && r.has_ns)
 		goto notfound;
 	if (r.has_sub) {
@@ -2697,10 +2724,13 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 	    (r.has_name || strcmp(m, "GET") != 0))
 		goto notfound;
 	if (strcmp(m, "GET") == 0) {
+		to_storage(&r);
 		if (r.has_name && !r.watch_prefix)
 			do_get(rq, &r, resp);
 		else
 			do_list(rq, &r, resp);
+		if (r.conv_from[0] != '\0' && resp->watch == NULL)
+			as_convert_reply(rq->srv, r.kind, r.conv_from, resp);
 		return;
 	}
 	if (strcmp(m, "POST") == 0 && !r.has_name) {
@@ -2722,8 +2752,12 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 		    rq, resp, strcmp(field_validation(rq), "Strict") == 0);
 		if (obj == NULL || !view_in(&r, &obj, true, resp))
 			return;
-		if (check_gvk(&r, obj, resp))
+		if (check_gvk(&r, obj, resp) &&
+		    as_convert_in(rq->srv, r.kind, r.version, &obj, resp)) {
+			to_storage(&r);
 			create_obj(rq, &r, obj, resp);
+			as_convert_reply(rq->srv, r.kind, r.conv_from, resp);
+		}
 		json_decref(obj);
 		return;
 	}
@@ -2733,23 +2767,31 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 
 		if (obj == NULL || !view_in(&r, &obj, false, resp))
 			return;
-		if (check_gvk(&r, obj, resp))
+		if (check_gvk(&r, obj, resp) &&
+		    as_convert_in(rq->srv, r.kind, r.version, &obj, resp)) {
+			to_storage(&r);
 			update_obj(rq, &r, obj,
 			    as_store_get(r.kind, r.ns, r.name), false, resp);
+			as_convert_reply(rq->srv, r.kind, r.conv_from, resp);
+		}
 		json_decref(obj);
 		return;
 	}
+	to_storage(&r);
 	if (strcmp(m, "PATCH") == 0 && r.has_name) {
 		do_patch(rq, &r, resp);
+		as_convert_reply(rq->srv, r.kind, r.conv_from, resp);
 		return;
 	}
 	if (strcmp(m, "DELETE") == 0 && r.has_name && !r.has_sub) {
 		do_delete(rq, &r, resp);
+		as_convert_reply(rq->srv, r.kind, r.conv_from, resp);
 		return;
 	}
 	if (strcmp(m, "DELETE") == 0 && !r.has_name &&
 	    strcmp(r.kind->plural, "namespaces") != 0) {
 		do_delete_collection(rq, &r, resp);
+		as_convert_reply(rq->srv, r.kind, r.conv_from, resp);
 		return;
 	}
 	as_resp_error(resp, 405, "MethodNotAllowed",

@@ -129,11 +129,19 @@ void as_watch_queue(
     struct as_watch *w, const char *type, json_t *obj, uint64_t rv_override)
 {
 	const char *text;
+	char *owned = NULL;
 	size_t len;
 
 	if (w->done)
 		return;
-	text = serialise(obj, rv_override, w->api_version, w->view, &len);
+	if (w->convert_to != NULL) {
+		owned = as_convert_event(w, obj, rv_override, &len);
+		if (owned == NULL)
+			return; /* an ERROR event ended the stream */
+		text = owned;
+	} else
+		text =
+		    serialise(obj, rv_override, w->api_version, w->view, &len);
 	if (text == NULL || cu_buf_adds(&w->out, "{\"type\":\"") != CU_OK ||
 	    cu_buf_adds(&w->out, type) != CU_OK ||
 	    cu_buf_adds(&w->out, "\",\"object\":") != CU_OK ||
@@ -141,9 +149,11 @@ void as_watch_queue(
 	    cu_buf_adds(&w->out, "}\n") != CU_OK ||
 	    w->out.len > WATCH_MAX_BUFFER)
 		goto fail;
+	cu_free(owned);
 	wake(w);
 	return;
 fail:
+	cu_free(owned);
 	cu_buf_dispose(&w->out);
 	w->out_pos = 0;
 	w->done = true;
@@ -274,6 +284,7 @@ void as_watch_free(struct as_watch *w)
 	}
 	cu_free(w->ns);
 	cu_free(w->api_version);
+	cu_free(w->convert_to);
 	api_selector_dispose(&w->labels);
 	ns_fieldsel_dispose(&w->fields);
 	cu_buf_dispose(&w->out);

@@ -462,6 +462,24 @@ def runs(s):
             w["clientConfig"].get("caBundle") == ca for w in s.get_json(
                 "%s/%s/%s" % (ADM, kind, name))["webhooks"]),
             15, what="caBundle injected into " + name)
+    # The CRDs' conversion webhook gets the same CA; pointed at this
+    # machine, v1beta1 is served.
+    convert = [d["metadata"]["name"] for d in docs
+               if d["kind"] == "CustomResourceDefinition" and
+               (d["spec"].get("conversion") or {}).get("strategy") ==
+               "Webhook"]
+    eq(len(convert), 7, "the seven Kueue CRDs convert")
+    crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+    for name in convert:
+        wait_for(lambda: s.get_json(crd_path + name)["spec"]["conversion"]
+                 ["webhook"]["clientConfig"].get("caBundle") == ca, 15,
+                 what="caBundle injected into CRD " + name)
+    code, _, body = s.raw(
+        "PATCH", crd_path + "clusterqueues.kueue.x-k8s.io",
+        [{"op": "replace", "path": "/spec/conversion/webhook/clientConfig/"
+          "service/port", "value": port}],
+        headers={"Content-Type": "application/json-patch+json"})
+    eq(code, 200, "point the ClusterQueue conversion here: %r" % body)
     wait_for(lambda: http_ok("http://127.0.0.1:%d/readyz" % health), 20,
              what="/readyz (the readiness probe)")
     check(http_ok("http://127.0.0.1:%d/healthz" % health),
@@ -470,6 +488,10 @@ def runs(s):
     wait_for(lambda: s.kubectl("apply", "-f", os.path.join(
         MANIFESTS, "samples", "single-clusterqueue.yaml"),
         check=False).returncode == 0, 20, what="sample accepted")
+    cqs = json.loads(s.kubectl("get", "clusterqueues.v1beta1.kueue.x-k8s.io",
+                               "-o", "json").stdout)["items"]
+    check(cqs and all(c["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+                      for c in cqs), "ClusterQueues read in v1beta1: %r" % cqs)
     job = {"apiVersion": "batch/v1", "kind": "Job",
            "metadata": {"name": "hello", "namespace": "default",
                         "labels": {"kueue.x-k8s.io/queue-name":

@@ -331,6 +331,38 @@ def check_webhook_config_rules(rules):
               "verbs that resourceNames cannot restrict: %r" % r)
 
 
+def shipped_conversion_crds():
+    """Names of the shipped CRDs with a conversion webhook."""
+    out = []
+    crds = os.path.join(MANIFESTS, "crds")
+    for fname in sorted(os.listdir(crds)):
+        with open(os.path.join(crds, fname)) as f:
+            for d in yaml.safe_load_all(f):
+                conv = (d or {}).get("spec", {}).get("conversion") or {}
+                if conv.get("strategy") == "Webhook":
+                    out.append(d["metadata"]["name"])
+    return sorted(out)
+
+
+def check_crd_rules(rules):
+    """Rules on CustomResourceDefinitions (caBundle injection into the
+    conversion webhook) name exactly cueue's CRDs that convert, with
+    verbs resourceNames restricts: rewriting another CRD's conversion
+    webhook would hand its objects to whoever serves it."""
+    want = shipped_conversion_crds()
+    check(len(want) == 7, "the seven Kueue CRDs convert: %r" % want)
+    for _, r in rules:
+        if "customresourcedefinitions" not in r["resources"]:
+            continue
+        check(r["resources"] == ["customresourcedefinitions"],
+              "CRDs alone in their rule: %r" % r)
+        eq(sorted(r.get("resourceNames", [])), want,
+           "resourceNames of the rule on CRDs")
+        check(not set(r["verbs"]) & {"list", "watch", "create",
+                                     "deletecollection", "delete"},
+              "verbs that resourceNames cannot restrict: %r" % r)
+
+
 def load_rules():
     """[(namespace or None, rule)] from the ClusterRole and the Role."""
     out = []
@@ -345,6 +377,7 @@ def load_rules():
                   "no wildcards: %r" % r)
             out.append((ns, r))
     check_webhook_config_rules(out)
+    check_crd_rules(out)
     return out
 
 
@@ -367,6 +400,17 @@ def rbac_webhook_names(s):
     for r in bad:
         try:
             check_webhook_config_rules(rules + [(None, r)])
+        except Failure:
+            continue
+        raise Failure("the RBAC check accepted %r" % r)
+    crd = {"apiGroups": ["apiextensions.k8s.io"],
+           "resources": ["customresourcedefinitions"],
+           "verbs": ["get", "update"]}
+    for r in [dict(crd), dict(crd, resourceNames=["jobsets.jobset.x-k8s.io"]),
+              dict(crd, verbs=["list"],
+                   resourceNames=shipped_conversion_crds())]:
+        try:
+            check_crd_rules(rules + [(None, r)])
         except Failure:
             continue
         raise Failure("the RBAC check accepted %r" % r)

@@ -7,7 +7,8 @@
  * mount yet, so the pod serves the old certificate) the bundle trusts the
  * new CA and the old one; the next pass, with the new pair in place,
  * trusts the new CA alone. A first installation (nothing in certDir)
- * trusts the one CA.
+ * trusts the one CA. The CA goes into the conversion webhook of cueue's
+ * CRDs too (by name), and into no CRD whose strategy is not Webhook.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -33,6 +34,8 @@ static const struct api_resource MUTATING = {"admissionregistration.k8s.io",
 static const struct api_resource VALIDATING = {"admissionregistration.k8s.io",
     "v1", "validatingwebhookconfigurations", false};
 static const struct api_resource SECRETS = {"", "v1", "secrets", true};
+static const struct api_resource CRDS = {
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
 
 static struct ev_loop *loop;
 static struct as_server srv;
@@ -284,4 +287,74 @@ Test(ctl_certrot_bundle, first_installation_trusts_one_ca, .init = setup,
 	cr_expect_str_eq(mb, ca);
 	cu_free(mb);
 	cu_free(ca);
+}
+
+/* A Kueue CRD with the conversion webhook (strategy Webhook) or none. */
+static void create_crd(const char *plural, const char *kind, bool webhook)
+{
+	struct call c = {false, 0, NULL};
+	api_req *req;
+	cu_error err;
+	char name[128];
+	json_t *obj;
+
+	snprintf(name, sizeof(name), "%s.kueue.x-k8s.io", plural);
+	obj = json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:{s:s, s:s}, "
+			"s:[{s:s, s:b, s:b, s:{s:{s:s, s:b}}}]}}",
+	    "apiVersion", "apiextensions.k8s.io/v1", "kind",
+	    "CustomResourceDefinition", "metadata", "name", name, "spec",
+	    "group", "kueue.x-k8s.io", "scope", "Cluster", "names", "kind",
+	    kind, "plural", plural, "versions", "name", "v1beta2", "served", 1,
+	    "storage", 1, "schema", "openAPIV3Schema", "type", "object",
+	    "x-kubernetes-preserve-unknown-fields", 1);
+	cr_assert_not_null(obj);
+	json_object_set_new(json_object_get(obj, "spec"), "conversion",
+	    webhook ? json_pack("{s:s, s:{s:[s], s:{s:{s:s, s:s, s:s, s:i}}}}",
+			  "strategy", "Webhook", "webhook",
+			  "conversionReviewVersions", "v1", "clientConfig",
+			  "service", "name", "cueue-webhook-service",
+			  "namespace", NS, "path", "/convert", "port", 443)
+		    : json_pack("{s:s}", "strategy", "None"));
+	cr_assert_eq(
+	    api_create(&req, client, &CRDS, NULL, obj, on_resp, &c, &err),
+	    CU_OK, "%s", err.msg);
+	json_decref(obj);
+	wait_done(&c.done, 0);
+	cr_assert_eq(c.err, CU_OK, "create %s", name);
+	json_decref(c.body);
+}
+
+static const char *crd_bundle(json_t *crd)
+{
+	return json_string_value(json_object_get(
+	    json_object_get(
+		json_object_get(
+		    json_object_get(json_object_get(crd, "spec"), "conversion"),
+		    "webhook"),
+		"clientConfig"),
+	    "caBundle"));
+}
+
+Test(ctl_certrot_bundle, crd_conversion_webhooks_get_the_ca, .init = setup,
+    .fini = teardown, .timeout = 60)
+{
+	json_t *cq, *lq;
+	char *ca, *b;
+
+	create_crd("clusterqueues", "ClusterQueue", true);
+	create_crd("localqueues", "LocalQueue", false);
+	ctl_certrot_run(rot);
+	wait_done(NULL, 1);
+	ca = secret_ca();
+	cq = get(&CRDS, NULL, "clusterqueues.kueue.x-k8s.io");
+	lq = get(&CRDS, NULL, "localqueues.kueue.x-k8s.io");
+	b = decoded(crd_bundle(cq));
+	cr_expect_str_eq(b, ca);
+	cr_expect_null(json_object_get(
+	    json_object_get(json_object_get(lq, "spec"), "conversion"),
+	    "webhook"));
+	cu_free(b);
+	cu_free(ca);
+	json_decref(cq);
+	json_decref(lq);
 }
