@@ -336,7 +336,7 @@ Test(ctl_compat, cq_unsupported_names_each_field_set)
 	struct api_cluster_queue cq;
 	struct api_admission_check_rule rule;
 	struct api_resource_flavor rf;
-	char buf[512];
+	char buf[512], topology[] = "default";
 
 	memset(&cq, 0, sizeof(cq));
 	cr_assert_eq(ctl_cq_unsupported(&cq, buf, sizeof(buf)), 0);
@@ -360,7 +360,7 @@ Test(ctl_compat, cq_unsupported_names_each_field_set)
 	/* A ResourceFlavor's topologyName is not acted on yet. */
 	memset(&rf, 0, sizeof(rf));
 	cr_assert_eq(ctl_rf_unsupported(&rf, buf, sizeof(buf)), 0);
-	rf.spec.topology_name = "default";
+	rf.spec.topology_name = topology;
 	cr_assert_eq(ctl_rf_unsupported(&rf, buf, sizeof(buf)), 1);
 	cr_assert(strstr(buf, "spec.topologyName: ") == buf, "%s", buf);
 
