@@ -73,6 +73,14 @@ void adm_targets_dispose(struct adm_targets *t);
 int adm_borrow_level(
     const struct que_cq *cq, uint32_t fr, int64_t val, bool *may_reclaim);
 
+/* Does preemption policy p let pre [borrowed] preempt cand [borrowed]
+ * (priority, then newer queue time for the equal-priority policy)? */
+bool adm_policy_allows(enum que_preempt_policy p, const struct que_wl *pre,
+    const struct que_wl *cand);
+
+/* Does wl [borrowed] request any of the frs need[0..n)? */
+bool adm_uses_any(const struct que_wl *wl, const uint32_t *need, size_t n);
+
 /* Grow an array of elem-sized items to hold at least need. CU_ENOMEM. */
 
 /* Hash of a pending status, never 0 (0 means "nothing reported"). */

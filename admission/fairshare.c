@@ -719,37 +719,6 @@ static int second_strategy(struct fctx *f, struct adm_targets *t, bool *fit)
 	return f->oom ? CU_ENOMEM : CU_OK;
 }
 
-static bool uses_any(const struct que_wl *wl, const uint32_t *need, size_t n)
-{
-	uint32_t i, j;
-	size_t k;
-
-	for (i = 0; i < wl->n_podsets; i++)
-		for (j = 0; j < wl->podsets[i].n_req; j++)
-			for (k = 0; k < n; k++)
-				if (wl->podsets[i].fr[j] == need[k])
-					return true;
-	return false;
-}
-
-static bool policy_allows(enum que_preempt_policy p, const struct que_wl *pre,
-    const struct que_wl *cand)
-{
-	switch (p) {
-	case QUE_PREEMPT_NEVER:
-		return false;
-	case QUE_PREEMPT_LOWER_PRIORITY:
-		return cand->priority < pre->priority;
-	case QUE_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY:
-		return cand->priority < pre->priority ||
-		       (cand->priority == pre->priority &&
-			   cand->queue_ts > pre->queue_ts);
-	case QUE_PREEMPT_ANY:
-		return true;
-	}
-	return false;
-}
-
 static int add_cands(struct fctx *f, struct que_cq *cq,
     enum que_preempt_policy p, const uint32_t *need, size_t n_need, size_t *cap)
 {
@@ -757,7 +726,8 @@ static int add_cands(struct fctx *f, struct que_cq *cq,
 	size_t i;
 
 	for (i = 0; i < cq->admitted.n; i++, wl = wl->next) {
-		if (!policy_allows(p, f->wl, wl) || !uses_any(wl, need, n_need))
+		if (!adm_policy_allows(p, f->wl, wl) ||
+		    !adm_uses_any(wl, need, n_need))
 			continue;
 		if (cu_grow((void **)&f->c, cap, f->n + 1, sizeof(*f->c)))
 			return CU_ENOMEM;

@@ -43,15 +43,15 @@ struct ctx {
 	size_t n_need;
 };
 
-static bool uses_need(const struct ctx *c, const struct que_wl *wl)
+bool adm_uses_any(const struct que_wl *wl, const uint32_t *need, size_t n)
 {
 	uint32_t i, j;
 	size_t k;
 
 	for (i = 0; i < wl->n_podsets; i++)
 		for (j = 0; j < wl->podsets[i].n_req; j++)
-			for (k = 0; k < c->n_need; k++)
-				if (wl->podsets[i].fr[j] == c->need[k])
+			for (k = 0; k < n; k++)
+				if (wl->podsets[i].fr[j] == need[k])
 					return true;
 	return false;
 }
@@ -67,7 +67,7 @@ static bool within_nominal(const struct ctx *c, const struct que_node *n)
 	return true;
 }
 
-static bool satisfies(enum que_preempt_policy p, const struct que_wl *pre,
+bool adm_policy_allows(enum que_preempt_policy p, const struct que_wl *pre,
     const struct que_wl *cand)
 {
 	switch (p) {
@@ -91,9 +91,9 @@ static bool classify(const struct ctx *c, const struct que_wl *cand,
 	const struct que_preemption *p = &c->cq->preemption;
 	bool same = cand->cq == c->cq;
 
-	if (!uses_need(c, cand))
+	if (!adm_uses_any(cand, c->need, c->n_need))
 		return false;
-	if (!satisfies(
+	if (!adm_policy_allows(
 		same ? p->within_cluster_queue : p->reclaim_within_cohort,
 		c->wl, cand))
 		return false;

@@ -170,6 +170,16 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 	c->dirty_cycle = true;
 }
 
+/* Is obj the generation old [either borrowed; old may be NULL] was? */
+static bool same_generation(json_t *old, json_t *obj)
+{
+	return old != NULL &&
+	       json_equal(json_object_get(
+			      json_object_get(old, "metadata"), "generation"),
+		   json_object_get(
+		       json_object_get(obj, "metadata"), "generation"));
+}
+
 /* A ClusterQueue generation that sets spec fields cueue does not act on
  * gets one UnsupportedField Warning event naming them (the table of
  * controller/compat.c). */
@@ -179,11 +189,7 @@ static void warn_cq_unsupported(ctl *c, json_t *old, json_t *obj)
 	char msg[1024];
 	cu_error err;
 
-	if (old != NULL &&
-	    json_equal(
-		json_object_get(json_object_get(old, "metadata"), "generation"),
-		json_object_get(
-		    json_object_get(obj, "metadata"), "generation")))
+	if (same_generation(old, obj))
 		return;
 	cu_error_clear(&err);
 	if (api_cluster_queue_decode(&cq, obj, &err) != CU_OK)
@@ -200,11 +206,7 @@ static void warn_rf_unsupported(ctl *c, json_t *old, json_t *obj)
 	char msg[1024];
 	cu_error err;
 
-	if (old != NULL &&
-	    json_equal(
-		json_object_get(json_object_get(old, "metadata"), "generation"),
-		json_object_get(
-		    json_object_get(obj, "metadata"), "generation")))
+	if (same_generation(old, obj))
 		return;
 	cu_error_clear(&err);
 	if (api_resource_flavor_decode(&rf, obj, &err) != CU_OK)

@@ -86,7 +86,10 @@ static const char *opt_value(
 	return argv[++*i];
 }
 
-static int check_config(const char *path)
+/* --check-config prints the effective configuration (minimal false);
+ * --convert-config prints a v1beta1 (or v1beta2) file as the shortest
+ * v1beta2 file, for Kueue users migrating their ConfigMap (true). */
+static int print_config(const char *path, bool minimal)
 {
 	struct ctl_config cfg;
 	cu_error err;
@@ -104,37 +107,8 @@ static int check_config(const char *path)
 		fprintf(
 		    stderr, "cueue-controller: warning: %s\n", cfg.warnings[i]);
 	cu_buf_init(&out, (size_t)1 << 20);
-	rc = ctl_config_to_yaml(&cfg, &out, &err);
-	if (rc == CU_OK && out.len > 0)
-		fwrite(out.ptr, 1, out.len, stdout);
-	else if (rc != CU_OK)
-		fprintf(stderr, "cueue-controller: %s\n", err.msg);
-	cu_buf_dispose(&out);
-	ctl_config_dispose(&cfg);
-	return rc == CU_OK && fflush(stdout) == 0 ? 0 : 1;
-}
-
-/* --convert-config: a v1beta1 (or v1beta2) file as v1beta2, for Kueue
- * users migrating their ConfigMap. */
-static int convert_config(const char *path)
-{
-	struct ctl_config cfg;
-	cu_error err;
-	cu_buf out;
-	size_t i;
-	int rc;
-
-	cu_error_clear(&err);
-	if (ctl_config_load(&cfg, path, &err) != CU_OK) {
-		fprintf(stderr, "cueue-controller: invalid configuration: %s\n",
-		    err.msg);
-		return 1;
-	}
-	for (i = 0; i < cfg.nwarnings; i++)
-		fprintf(
-		    stderr, "cueue-controller: warning: %s\n", cfg.warnings[i]);
-	cu_buf_init(&out, (size_t)1 << 20);
-	rc = ctl_config_to_yaml_minimal(&cfg, &out, &err);
+	rc = minimal ? ctl_config_to_yaml_minimal(&cfg, &out, &err)
+		     : ctl_config_to_yaml(&cfg, &out, &err);
 	if (rc == CU_OK)
 		fwrite(out.ptr, 1, out.len, stdout);
 	else
@@ -328,7 +302,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (convert != NULL)
-		return convert_config(convert);
+		return print_config(convert, true);
 	if (config == NULL) {
 		fprintf(
 		    stderr, "cueue-controller: --config FILE is required\n");
@@ -336,6 +310,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (check)
-		return check_config(config);
+		return print_config(config, false);
 	return run(config, kubeconfig, store, json_logs);
 }

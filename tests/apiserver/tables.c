@@ -81,40 +81,6 @@ static const char *or_none(const char *s)
 	return s != NULL && s[0] != '\0' ? s : "<none>";
 }
 
-/* A short human duration as kubectl prints ages: "45s", "3m20s", "15m",
- * "5h2m", "3d4h", "2y10d". */
-static void human(int64_t secs, char *out, size_t n)
-{
-	int64_t min = secs / 60, h = secs / 3600, d = h / 24;
-
-	if (secs < -1)
-		snprintf(out, n, "<invalid>");
-	else if (secs < 0)
-		snprintf(out, n, "0s");
-	else if (secs < 120)
-		snprintf(out, n, "%llds", (long long)secs);
-	else if (min < 10 && secs % 60 != 0)
-		snprintf(out, n, "%lldm%llds", (long long)min,
-		    (long long)(secs % 60));
-	else if (min < 180)
-		snprintf(out, n, "%lldm", (long long)min);
-	else if (h < 8 && min % 60 != 0)
-		snprintf(
-		    out, n, "%lldh%lldm", (long long)h, (long long)(min % 60));
-	else if (h < 48)
-		snprintf(out, n, "%lldh", (long long)h);
-	else if (h < 24 * 8 && h % 24 != 0)
-		snprintf(
-		    out, n, "%lldd%lldh", (long long)d, (long long)(h % 24));
-	else if (h < 24 * 365 * 2)
-		snprintf(out, n, "%lldd", (long long)d);
-	else if (h < 24 * 365 * 8 && d % 365 != 0)
-		snprintf(out, n, "%lldy%lldd", (long long)(d / 365),
-		    (long long)(d % 365));
-	else
-		snprintf(out, n, "%lldy", (long long)(d / 365));
-}
-
 static bool parse_time(const char *s, int64_t *ns)
 {
 	cu_error err;
@@ -130,7 +96,7 @@ static json_t *since(json_t *obj, const char *path)
 
 	if (!parse_time(as_jstr(obj, path), &t))
 		return json_string("<unknown>");
-	human((cu_time_now_ns() - t) / 1000000000, buf, sizeof(buf));
+	as_human_duration(cu_time_now_ns() - t, buf);
 	return json_string(buf);
 }
 
@@ -359,7 +325,7 @@ static void job_cells(json_t *job, json_t *cells)
 	if (parse_time(as_jstr(job, "status.startTime"), &start)) {
 		if (!parse_time(as_jstr(job, "status.completionTime"), &end))
 			end = cu_time_now_ns();
-		human((end - start) / 1000000000, buf, sizeof(buf));
+		as_human_duration(end - start, buf);
 	}
 	json_array_append_new(cells, json_string(buf));
 	json_array_append_new(cells, since(job, "metadata.creationTimestamp"));
