@@ -52,6 +52,16 @@ bool que_wl_before(const struct que_wl *a, const struct que_wl *b)
 	return strcmp(a->uid, b->uid) < 0;
 }
 
+bool que_wl_before_afs(const struct que_wl *a, const struct que_wl *b)
+{
+	double ua = a->lq ? a->lq->afs_usage : 0.0;
+	double ub = b->lq ? b->lq->afs_usage : 0.0;
+
+	if (ua != ub)
+		return ua < ub;
+	return que_wl_before(a, b);
+}
+
 typedef bool (*heap_less)(const struct que_wl *, const struct que_wl *);
 
 static void heap_set(struct que_wl **h, size_t i, struct que_wl *wl)
@@ -105,28 +115,47 @@ static void heap_del(struct que_wl **h, size_t *n, size_t i, heap_less less)
 	heap_up(h, i, less);
 }
 
+/* The order of cq's heap: classical unless it opts in to admission fair
+ * sharing (chosen once per operation, not per comparison). */
+static heap_less cq_less(const struct que_cq *cq)
+{
+	return cq->admission_fair ? que_wl_before_afs : que_wl_before;
+}
+
 void que_heap_push(struct que_cq *cq, struct que_wl *wl)
 {
 	CU_ASSERT(cq->n_heap < cq->cap_heap);
 	heap_set(cq->heap, cq->n_heap, wl);
 	cq->n_heap++;
-	heap_up(cq->heap, cq->n_heap - 1, que_wl_before);
+	heap_up(cq->heap, cq->n_heap - 1, cq_less(cq));
 }
 
 void que_heap_remove(struct que_cq *cq, struct que_wl *wl)
 {
 	CU_ASSERT(wl->heap_idx < cq->n_heap && cq->heap[wl->heap_idx] == wl);
-	heap_del(cq->heap, &cq->n_heap, wl->heap_idx, que_wl_before);
+	heap_del(cq->heap, &cq->n_heap, wl->heap_idx, cq_less(cq));
+}
+
+/* Floyd's bottom-up heapify: O(n), after keys of many entries changed. */
+void que_heap_reorder(struct que_cq *cq)
+{
+	size_t i;
+
+	cq->afs_dirty = false;
+	for (i = cq->n_heap / 2; i-- > 0;)
+		heap_down(cq->heap, cq->n_heap, i, cq_less(cq));
 }
 
 struct que_wl *que_heap_pop(struct que_cq *cq)
 {
 	struct que_wl *top;
 
+	if (cq->afs_dirty)
+		que_heap_reorder(cq);
 	if (cq->n_heap == 0)
 		return NULL;
 	top = cq->heap[0];
-	heap_del(cq->heap, &cq->n_heap, 0, que_wl_before);
+	heap_del(cq->heap, &cq->n_heap, 0, cq_less(cq));
 	return top;
 }
 
