@@ -240,6 +240,11 @@ const char *que_resource_name(const que_state *st, uint32_t res)
 	return res < st->n_res ? st->res_names[res] : "?";
 }
 
+uint32_t que_resource_count(const que_state *st)
+{
+	return st->n_res;
+}
+
 const struct que_flavor *que_flavor_by_id(const que_state *st, uint32_t id)
 {
 	return id < st->n_flavors ? st->flavors[id] : NULL;

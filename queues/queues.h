@@ -592,6 +592,8 @@ struct que_cq *que_cq_at(que_state *st, size_t i);
 
 /* Interned names [borrowed; valid until que_state_free]. */
 const char *que_resource_name(const que_state *st, uint32_t res);
+/* Number of interned resource names (ids are 0 .. count-1). */
+uint32_t que_resource_count(const que_state *st);
 const struct que_flavor *que_flavor_by_id(const que_state *st, uint32_t id);
 /* fr id of (flavor id, resource id), or UINT32_MAX if never interned. */
 uint32_t que_fr_find(const que_state *st, uint32_t flavor, uint32_t res);
