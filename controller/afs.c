@@ -38,6 +38,8 @@ struct afs_lq {
 	double *live;	    /* owned; scratch of a sample */
 	unsigned char *has; /* owned; resource listed in consumedResources */
 	uint32_t nres;
+	char *series_cq; /* owned; cluster_queue label of its metric series,
+			  * NULL when it has none */
 	int64_t last_ns; /* the last sample (or when first seen) */
 	double usage;	 /* the last usage handed to the engine */
 	bool seen;	 /* in the current pass */
@@ -54,7 +56,19 @@ static void lq_free(struct afs_lq *e)
 	cu_free(e->penalty);
 	cu_free(e->live);
 	cu_free(e->has);
+	cu_free(e->series_cq);
 	cu_free(e);
+}
+
+/* Drop the entry's metric series, if any. */
+static void series_drop(ctl *c, struct afs_lq *e)
+{
+	if (e->series_cq != NULL && c->metrics != NULL)
+		(void)ctl_metric_remove(c->metrics,
+		    CTL_M_LOCAL_QUEUE_ADMISSION_FAIR_SHARING_USAGE,
+		    CTL_LV(e->name, e->ns, e->series_cq));
+	cu_free(e->series_cq);
+	e->series_cq = NULL;
 }
 
 int ctl_afs_init(struct ctl_afs *a)
@@ -198,13 +212,26 @@ static void publish(ctl *c, struct afs_lq *e)
 	e->usage = que_afs_usage(
 	    e->consumed, e->penalty, w, e->nres, (double)lq->fair_weight);
 	cu_free(w);
-	if (que_lq_set_afs(c->st, e->ns, e->name, e->usage, NULL) != CU_OK)
+	if (que_lq_set_afs(c->st, e->ns, e->name, e->usage, NULL) != CU_OK ||
+	    c->metrics == NULL)
 		return;
-	if (c->metrics != NULL)
-		ctl_metric_set(c->metrics,
-		    CTL_M_LOCAL_QUEUE_ADMISSION_FAIR_SHARING_USAGE,
-		    CTL_LV(e->name, e->ns, lq->cq_name ? lq->cq_name : ""),
-		    e->usage);
+	/* Reported as Kueue does: only for LocalQueues whose metrics are
+	 * exposed (metrics.localQueueMetrics), one series per LocalQueue
+	 * under its current ClusterQueue. */
+	if (!ctl_lq_reported(
+		c, api_informer_get(c->inf[INF_LQ], e->ns, e->name)) ||
+	    lq->cq_name == NULL) {
+		series_drop(c, e);
+		return;
+	}
+	if (e->series_cq != NULL && strcmp(e->series_cq, lq->cq_name) != 0)
+		series_drop(c, e);
+	if (e->series_cq == NULL &&
+	    (e->series_cq = cu_strdup(lq->cq_name)) == NULL)
+		return;
+	ctl_metric_set(c->metrics,
+	    CTL_M_LOCAL_QUEUE_ADMISSION_FAIR_SHARING_USAGE,
+	    CTL_LV(e->name, e->ns, e->series_cq), e->usage);
 }
 
 struct pass {
@@ -297,6 +324,7 @@ void ctl_afs_pass(ctl *c, int64_t now_ns)
 			/* The LocalQueue is gone: so are its history and
 			 * its series (Kueue deletes both). */
 			cu_map_del(&c->afs.map, e->ids);
+			series_drop(c, e);
 			lq_free(e);
 			continue;
 		}

@@ -365,12 +365,12 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 		json_t *rw = json_object();
 		size_t i;
 
-		for (i = 0; rw != NULL && i < c->admission_fair_sharing.nweights;
-		     i++)
+		for (i = 0;
+		     rw != NULL && i < c->admission_fair_sharing.nweights; i++)
 			if (json_object_set_new(rw,
 				c->admission_fair_sharing.resources[i],
-				json_real(c->admission_fair_sharing
-					      .weights[i])) != 0)
+				json_real(
+				    c->admission_fair_sharing.weights[i])) != 0)
 				return -1;
 		if (json_object_set_new(root, "admissionFairSharing",
 			json_pack("{s:o, s:o, s:o}", "usageHalfLifeTime",

@@ -350,6 +350,9 @@ void ctl_report_dispose(struct ctl_report *r);
 void ctl_report_pending(ctl *c, int64_t now);
 /* ClusterQueue and LocalQueue status (budgeted) and their metrics. */
 void ctl_report_queues(ctl *c, int64_t now_ms);
+/* metrics.localQueueMetrics: enabled, and the LocalQueue cached
+ * [borrowed] in localQueueSelector when there is one. */
+bool ctl_lq_reported(const ctl *c, json_t *cached);
 
 /* ---- views.c ---------------------------------------------------------- */
 
