@@ -340,6 +340,7 @@ void ctl_afs_pass(ctl *c, int64_t now_ns)
 				    e->consumed, e->live, e->nres, dt, half);
 			for (i = 0; i < e->nres; i++) {
 				e->consumed[i] += e->penalty[i];
+				e->has[i] |= e->penalty[i] > 0.0;
 				e->penalty[i] = 0.0;
 			}
 			e->last_ns = now_ns;
