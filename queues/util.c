@@ -70,7 +70,9 @@ static void heap_set(struct que_wl **h, size_t i, struct que_wl *wl)
 	wl->heap_idx = i;
 }
 
-static void heap_up(struct que_wl **h, size_t i, heap_less less)
+/* always inlined: each caller's comparator is a constant. */
+__attribute__((always_inline)) static inline void heap_up(
+    struct que_wl **h, size_t i, heap_less less)
 {
 	struct que_wl *wl = h[i];
 
@@ -85,7 +87,9 @@ static void heap_up(struct que_wl **h, size_t i, heap_less less)
 	heap_set(h, i, wl);
 }
 
-static void heap_down(struct que_wl **h, size_t n, size_t i, heap_less less)
+/* always inlined: each caller's comparator is a constant. */
+__attribute__((always_inline)) static inline void heap_down(
+    struct que_wl **h, size_t n, size_t i, heap_less less)
 {
 	struct que_wl *wl = h[i];
 
@@ -104,7 +108,9 @@ static void heap_down(struct que_wl **h, size_t n, size_t i, heap_less less)
 	heap_set(h, i, wl);
 }
 
-static void heap_del(struct que_wl **h, size_t *n, size_t i, heap_less less)
+/* always inlined: each caller's comparator is a constant. */
+__attribute__((always_inline)) static inline void heap_del(
+    struct que_wl **h, size_t *n, size_t i, heap_less less)
 {
 	struct que_wl *last = h[--*n];
 
@@ -115,11 +121,21 @@ static void heap_del(struct que_wl **h, size_t *n, size_t i, heap_less less)
 	heap_up(h, i, less);
 }
 
-/* The order of cq's heap: classical unless it opts in to admission fair
- * sharing (chosen once per operation, not per comparison). */
-static heap_less cq_less(const struct que_cq *cq)
+/*
+ * cq's heap is ordered classically unless it opts in to admission fair
+ * sharing. The classical bodies below are exactly what they were before
+ * admission fair sharing (the comparator a constant the compiler
+ * inlines); the other order lives in functions of its own, kept out of
+ * line so that the classical path pays one test per operation.
+ */
+__attribute__((noinline)) static void afs_push(struct que_cq *cq)
 {
-	return cq->admission_fair ? que_wl_before_afs : que_wl_before;
+	heap_up(cq->heap, cq->n_heap - 1, que_wl_before_afs);
+}
+
+__attribute__((noinline)) static void afs_del(struct que_cq *cq, size_t i)
+{
+	heap_del(cq->heap, &cq->n_heap, i, que_wl_before_afs);
 }
 
 void que_heap_push(struct que_cq *cq, struct que_wl *wl)
@@ -127,35 +143,53 @@ void que_heap_push(struct que_cq *cq, struct que_wl *wl)
 	CU_ASSERT(cq->n_heap < cq->cap_heap);
 	heap_set(cq->heap, cq->n_heap, wl);
 	cq->n_heap++;
-	heap_up(cq->heap, cq->n_heap - 1, cq_less(cq));
+	if (cq->admission_fair) {
+		afs_push(cq);
+		return;
+	}
+	heap_up(cq->heap, cq->n_heap - 1, que_wl_before);
 }
 
 void que_heap_remove(struct que_cq *cq, struct que_wl *wl)
 {
 	CU_ASSERT(wl->heap_idx < cq->n_heap && cq->heap[wl->heap_idx] == wl);
-	heap_del(cq->heap, &cq->n_heap, wl->heap_idx, cq_less(cq));
+	if (cq->admission_fair) {
+		afs_del(cq, wl->heap_idx);
+		return;
+	}
+	heap_del(cq->heap, &cq->n_heap, wl->heap_idx, que_wl_before);
 }
 
 /* Floyd's bottom-up heapify: O(n), after keys of many entries changed. */
-void que_heap_reorder(struct que_cq *cq)
+__attribute__((noinline)) void que_heap_reorder(struct que_cq *cq)
 {
 	size_t i;
 
 	cq->afs_dirty = false;
 	for (i = cq->n_heap / 2; i-- > 0;)
-		heap_down(cq->heap, cq->n_heap, i, cq_less(cq));
+		heap_down(cq->heap, cq->n_heap, i,
+		    cq->admission_fair ? que_wl_before_afs : que_wl_before);
 }
 
 struct que_wl *que_heap_pop(struct que_cq *cq)
 {
 	struct que_wl *top;
 
-	if (cq->afs_dirty)
-		que_heap_reorder(cq);
+	if (cq->afs_dirty || cq->admission_fair) {
+		if (cq->afs_dirty)
+			que_heap_reorder(cq);
+		if (cq->admission_fair) {
+			if (cq->n_heap == 0)
+				return NULL;
+			top = cq->heap[0];
+			afs_del(cq, 0);
+			return top;
+		}
+	}
 	if (cq->n_heap == 0)
 		return NULL;
 	top = cq->heap[0];
-	heap_del(cq->heap, &cq->n_heap, 0, cq_less(cq));
+	heap_del(cq->heap, &cq->n_heap, 0, que_wl_before);
 	return top;
 }
 
