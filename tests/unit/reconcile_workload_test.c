@@ -542,8 +542,8 @@ static struct adm_flavor_use worker_uses[] = {
     {"nvidia.com/gpu", "spot", 4000},
 };
 static struct adm_podset_assignment admit_podsets[] = {
-    {"driver", 1, driver_uses, 1},
-    {"workers", 4, worker_uses, 2},
+    {"driver", 1, driver_uses, 1, NULL},
+    {"workers", 4, worker_uses, 2, NULL},
 };
 
 static struct adm_decision admit_decision(void)
