@@ -1183,8 +1183,35 @@ fail:
 	return NULL;
 }
 
+/* Seconds since wl's [borrowed] Admitted=True, or -1 when it is not. */
+static double since_admitted(json_t *wl, int64_t now)
+{
+	json_t *conds =
+	    json_object_get(json_object_get(wl, "status"), "conditions");
+	json_t *cd;
+	size_t i;
+
+	json_array_foreach(conds, i, cd)
+	{
+		const char *t = api_json_str(cd, "type");
+		const char *st = api_json_str(cd, "status");
+		const char *at = api_json_str(cd, "lastTransitionTime");
+		int64_t ns;
+		cu_error err;
+
+		if (t == NULL || strcmp(t, "Admitted") != 0)
+			continue;
+		if (st == NULL || strcmp(st, "True") != 0 || at == NULL ||
+		    cu_time_parse(at, &ns, &err) != CU_OK)
+			return -1;
+		return now > ns ? (double)(now - ns) / 1e9 : 0.0;
+	}
+	return -1;
+}
+
 static void ungate_podset(ctl *c, const char *ns, const char *wl,
-    const char *podset, const struct api_topology_assignment *a, int64_t now)
+    const char *podset, const struct api_topology_assignment *a, int64_t now,
+    const char *cq, double admitted_s)
 {
 	struct pods_of p;
 	int64_t *used = cu_calloc(a->n_domains + 1, sizeof(*used));
@@ -1230,6 +1257,11 @@ static void ungate_podset(ctl *c, const char *ns, const char *wl,
 		if ((e = ctl_keys_put(&c->tas.ungating, CTL_K1(uid))) != NULL)
 			e->n = now + UNGATE_RETRY_NS;
 		c->tas.ungated++;
+		if (admitted_s >= 0 && cq != NULL)
+			ctl_metric_observe(c->metrics,
+			    CTL_M_POD_SCHEDULING_GATE_REMOVAL_SECONDS,
+			    CTL_LV(TAS_SCHEDULING_GATE, cq, "false"),
+			    admitted_s);
 	}
 	for (i = 0; i < p.n; i++)
 		json_decref(p.v[i].pod);
@@ -1244,6 +1276,10 @@ static void ungate_workload(
 	json_t *psas = json_object_get(
 	    json_object_get(json_object_get(obj, "status"), "admission"),
 	    "podSetAssignments");
+	const char *cq = api_json_str(
+	    json_object_get(json_object_get(obj, "status"), "admission"),
+	    "clusterQueue");
+	double admitted_s = since_admitted(obj, now);
 	json_t *psa;
 	size_t i;
 
@@ -1257,7 +1293,7 @@ static void ungate_workload(
 		if (ta == NULL || ps == NULL ||
 		    api_topology_assignment_decode(&a, ta, &err) != CU_OK)
 			continue;
-		ungate_podset(c, ns, name, ps, &a, now);
+		ungate_podset(c, ns, name, ps, &a, now, cq, admitted_s);
 		api_topology_assignment_dispose(&a);
 	}
 }

@@ -21,8 +21,10 @@ import os
 
 import yaml
 
+import urllib.request
+
 from cuetest import CONTROLLER_CONFIG, Controller, Failure, case, check, \
-    eq, run_cases, wait_for
+    eq, free_port, run_cases, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -244,11 +246,22 @@ def placement(s):
     unconstrained Job anywhere; then a Job too big for any rack's free
     capacity waits with Kueue's message until a Job is deleted."""
     cluster(s)
-    ctl = Controller(s, config=CONFIG)
+    port = free_port()
+    ctl = Controller(s, config=CONFIG.replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
     example_job(s, "required", "rack6", 6)
     nodes = placed(s, "rack6", 6)
     eq(len(set(rack_of(n) for n in nodes)), 1, "rack6 in one rack: %r" %
        nodes)
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port) as r:
+        text = r.read().decode()
+    want = ('kueue_pod_scheduling_gate_removal_seconds_count{name='
+            '"kueue.x-k8s.io/topology",cluster_queue="tas-cluster-queue",'
+            'is_group="false"')
+    check(any(l.startswith(want) and l.endswith(" 6")
+              for l in text.splitlines()),
+          "gate removals observed: %r" % [
+              l for l in text.splitlines() if "gate_removal" in l])
     ta = assignment(s, "rack6")
     eq(ta["levels"], [HOST], "levels of the assignment")
     check(ta.get("slices"), "slices in the v1beta2 wire form: %r" % ta)
