@@ -39,6 +39,8 @@
 #define LABEL_INDEX "batch.kubernetes.io/job-completion-index"
 /* An ungate write not seen in the cache after this long is sent again. */
 #define UNGATE_RETRY_NS (5LL * 1000000000LL)
+/* tas_place's message for a level the Topology does not have. */
+#define NO_LEVEL "no requested topology level"
 /* The most podSets a Workload has (the CRD's limit). */
 #define TAS_PODSETS_MAX 18
 
@@ -244,8 +246,6 @@ static bool tas_only_cq(ctl *c, const struct que_wl *wl)
 	       ctl_keys_get(&c->tas.tas_only, CTL_K1(wl->cq->name)) != NULL;
 }
 
-static bool tree_has_level(const struct tas_tree *t, const char *level);
-
 /* The request of podSet i of wl in flavor f: *mode (0: not a TAS
  * placement) and *level; 1 with msg when the flavor cannot serve it. */
 static int request_of(ctl *c, const struct que_wl *wl, size_t i,
@@ -279,12 +279,6 @@ static int request_of(ctl *c, const struct que_wl *wl, size_t i,
 		    "Flavor \"%s\" information missing in TAS cache", fname);
 		return 1;
 	}
-	if (*mode != TAS_UNCONSTRAINED && !tree_has_level(f->tree, *level)) {
-		snprintf(msg, len,
-		    "Flavor \"%s\" does not contain the requested level",
-		    fname);
-		return 1;
-	}
 	return 0;
 }
 
@@ -307,6 +301,13 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 		snprintf(msg, len, "%s", err.msg);
 		return TAS_NOFIT;
 	}
+	/* tas_place says so before looking at any capacity; Kueue's
+	 * flavor assigner words it per flavor. */
+	if (rc == TAS_NOFIT &&
+	    strncmp(msg, NO_LEVEL, sizeof(NO_LEVEL) - 1) == 0)
+		snprintf(msg, len,
+		    "Flavor \"%s\" does not contain the requested level",
+		    f->name);
 	return rc;
 }
 
@@ -397,25 +398,6 @@ static int hook_assume(void *ctx, const struct que_wl *wl,
 }
 
 /* ---- trees ------------------------------------------------------------ */
-
-static bool tree_has_level(const struct tas_tree *t, const char *level)
-{
-	struct api_topology_assignment a;
-	struct tas_request r = {TAS_REQUIRED, level, 1, NULL, 0};
-	char msg[64];
-	cu_error err;
-	int rc;
-
-	/* tas_place says "no requested topology level" before looking at
-	 * any capacity: a cheap probe that keeps tas/ unchanged. */
-	if (level == NULL)
-		return false;
-	rc = tas_place((struct tas_tree *)t, &r, &a, msg, sizeof(msg), &err);
-	if (rc == CU_OK)
-		api_topology_assignment_dispose(&a);
-	return !(rc == TAS_NOFIT &&
-		 strncmp(msg, "no requested topology level", 27) == 0);
-}
 
 static bool node_matches(const struct tas_flavor *f, json_t *node)
 {

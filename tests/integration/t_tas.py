@@ -278,6 +278,19 @@ def placement(s):
     check('topology "default" allows to fit only' in msg and
           "out of 8 pod(s)" in msg, msg)
     check(not admitted(s, "big8"), "big8 not admitted")
+    # A level the Topology does not have: Kueue's per-flavor message.
+    with open(os.path.join(DATA, "tas-job-required.yaml")) as f:
+        job = yaml.safe_load(f)
+    job["metadata"]["name"] = "zone1"
+    job["spec"]["parallelism"] = job["spec"]["completions"] = 1
+    job["spec"]["template"]["metadata"]["annotations"] = {
+        "kueue.x-k8s.io/podset-required-topology":
+            "cloud.provider.com/topology-zone"}
+    post(s, DJOBS, job)
+    msg = wait_for(lambda: pending_message(s, "zone1"), 20,
+                   what="zone1 pending")
+    check('Flavor "tas-flavor" does not contain the requested level' in msg,
+          msg)
     code, _, out = s.raw("DELETE", DJOBS + "/spread12",
                          {"propagationPolicy": "Background"})
     check(code in (200, 202), "delete spread12: %d %r" % (code, out))
