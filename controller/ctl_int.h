@@ -204,8 +204,12 @@ struct ctl_tas {
 	cu_map wls;	       /* uid -> struct tas_wl [owned] */
 	ctl_keys tas_only;     /* ClusterQueue names: every flavor is TAS */
 	ctl_keys dirty_ungate; /* {ns, Workload name}: gated pods seen */
-	ctl_keys ungating;     /* pod uid -> n: when to send again (ns) */
-	uint64_t ungated;      /* ungate writes sent */
+	/* "ns\x1fWorkload name" -> struct tas_wl_pods [owned]: the names of
+	 * the cached pods annotated with that Workload (the ungater's
+	 * index). */
+	cu_map pods_by_wl;
+	ctl_keys ungating; /* pod uid -> n: when to send again (ns) */
+	uint64_t ungated;  /* ungate writes sent */
 	struct que_tas_hook hook;
 };
 

@@ -595,6 +595,57 @@ static const char *pod_ann(json_t *pod, const char *key)
 	    key);
 }
 
+/* The pods of one Workload (by name) in the pod cache. */
+struct tas_wl_pods {
+	char *key; /* [owned] map key */
+	ctl_keys names;
+};
+
+static void wl_pods_free(struct tas_wl_pods *e)
+{
+	ctl_keys_dispose(&e->names);
+	cu_free(e->key);
+	cu_free(e);
+}
+
+/* Keep the ungater's index of pod [borrowed] up to date. */
+static void index_pod(ctl *c, json_t *pod, bool deleted)
+{
+	const char *wl = pod_ann(pod, ANN_WORKLOAD);
+	const char *ns = ctl_jmeta(pod, "namespace");
+	const char *name = ctl_jmeta(pod, "name");
+	struct tas_wl_pods *e;
+	char *key;
+
+	if (wl == NULL || ns == NULL || name == NULL ||
+	    (key = cu_asprintf("%s\x1f%s", ns, wl)) == NULL)
+		return;
+	e = cu_map_get(&c->tas.pods_by_wl, key);
+	if (deleted) {
+		if (e != NULL && ctl_keys_del(&e->names, CTL_K1(name)) &&
+		    ctl_keys_count(&e->names) == 0) {
+			cu_map_del(&c->tas.pods_by_wl, key);
+			wl_pods_free(e);
+		}
+		cu_free(key);
+		return;
+	}
+	if (e == NULL) {
+		e = cu_calloc(1, sizeof(*e));
+		if (e == NULL ||
+		    cu_map_put(&c->tas.pods_by_wl, key, e, NULL) != CU_OK) {
+			cu_free(e);
+			cu_free(key);
+			return;
+		}
+		e->key = key;
+		key = NULL;
+		ctl_keys_init(&e->names, 1);
+	}
+	cu_free(key);
+	(void)ctl_keys_put(&e->names, CTL_K1(name));
+}
+
 static void pod_event(json_t *obj, bool deleted, void *payload)
 {
 	ctl *c = payload;
@@ -614,6 +665,7 @@ static void pod_event(json_t *obj, bool deleted, void *payload)
 	}
 	if (deleted || tas_pod_charged_node(obj) == NULL)
 		capacity_changed(c);
+	index_pod(c, obj, deleted);
 	if (deleted || !has_gate(obj))
 		ctl_keys_del(&c->tas.ungating, CTL_K1(uid));
 	if (!deleted && wl != NULL && has_gate(obj)) {
@@ -1207,7 +1259,26 @@ static void ungate_podset(ctl *c, const char *ns, const char *wl,
 	p.used = used;
 	if (used == NULL)
 		return;
-	api_informer_foreach(c->tas.pods, collect_pod, &p);
+	{
+		char *key = cu_asprintf("%s\x1f%s", ns, wl);
+		struct tas_wl_pods *e =
+		    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
+		struct ctl_kent **v = NULL;
+		size_t k, nv = 0;
+
+		cu_free(key);
+		if (e != NULL &&
+		    ctl_keys_ordered(&e->names, &v, &nv) == CU_OK) {
+			for (k = 0; k < nv; k++) {
+				json_t *pod = api_informer_get(
+				    c->tas.pods, ns, v[k]->k[0]);
+
+				if (pod != NULL)
+					collect_pod(pod, &p);
+			}
+			cu_free(v);
+		}
+	}
 	if (p.n > 1)
 		qsort(p.v, p.n, sizeof(*p.v), cmp_gated);
 	for (i = 0; i < p.n && !p.nomem; i++) {
@@ -1303,6 +1374,7 @@ void ctl_tas_ungate(ctl *c, int64_t now)
 int ctl_tas_init(ctl *c)
 {
 	cu_map_init_str(&c->tas.wls);
+	cu_map_init_str(&c->tas.pods_by_wl);
 	ctl_keys_init(&c->tas.tas_only, 1);
 	ctl_keys_init(&c->tas.dirty_ungate, 2);
 	ctl_keys_init(&c->tas.ungating, 1);
@@ -1326,6 +1398,10 @@ void ctl_tas_dispose(ctl *c)
 	while (cu_map_next(&c->tas.wls, &it, NULL, &v))
 		wl_free(c, v);
 	cu_map_dispose(&c->tas.wls);
+	it = CU_MAP_ITER_INIT;
+	while (cu_map_next(&c->tas.pods_by_wl, &it, NULL, &v))
+		wl_pods_free(v);
+	cu_map_dispose(&c->tas.pods_by_wl);
 	ctl_keys_dispose(&c->tas.tas_only);
 	ctl_keys_dispose(&c->tas.dirty_ungate);
 	ctl_keys_dispose(&c->tas.ungating);
