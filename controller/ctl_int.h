@@ -79,11 +79,15 @@ enum inf_id {
 	INF_LQ,
 	INF_COHORT,
 	INF_WL,
-	INF_WPC,    /* WorkloadPriorityClasses */
-	INF_PC,	    /* scheduling.k8s.io PriorityClasses */
-	INF_ACHECK, /* AdmissionChecks (optional: the CRD may be absent) */
-	INF_JOB,    /* only with batch/job enabled */
-	INF_JOBSET, /* only with jobset.x-k8s.io/jobset enabled */
+	INF_WPC,	 /* WorkloadPriorityClasses */
+	INF_PC,		 /* scheduling.k8s.io PriorityClasses */
+	INF_ACHECK,	 /* AdmissionChecks (optional: the CRD may be absent) */
+	INF_PRC,	 /* ProvisioningRequestConfigs (optional) */
+	INF_PROVREQ,	 /* autoscaling.x-k8s.io ProvisioningRequests, label
+			  * kueue.x-k8s.io/managed=true (optional) */
+	INF_PODTEMPLATE, /* PodTemplates, the same label (optional) */
+	INF_JOB,	 /* only with batch/job enabled */
+	INF_JOBSET,	 /* only with jobset.x-k8s.io/jobset enabled */
 	INF__COUNT
 };
 
@@ -425,6 +429,18 @@ bool ctl_acheck_cq(
  * (AdmissionCheckNotFound, AdmissionCheckInactive) while one it names is
  * missing or not Active. */
 void ctl_acheck_sync_cq(ctl *c, const struct api_cluster_queue *cq);
+
+/* ---- provreq.c ------------------------------------------------------ */
+
+/* The ProvisioningRequest check controller: Active conditions of its
+ * AdmissionChecks (writers only). */
+void ctl_provreq_sync_checks(ctl *c);
+/* Its part of Workload key {ns, name} [borrowed]: requests created,
+ * deleted and mapped onto the check states (writers only). */
+void ctl_provreq_workload(ctl *c, const char *const *key);
+/* A request or template obj [borrowed] changed: its owner Workload is
+ * marked dirty. */
+void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj);
 
 /* ---- tick.c ----------------------------------------------------------- */
 

@@ -1045,3 +1045,21 @@ int rec_wl_status_check_requeue_at(const struct api_workload *wl,
 	json_decref(to);
 	return rc;
 }
+
+int rec_provreq_status_patch(
+    const json_t *wl, const json_t *checks, json_t **patch, cu_error *err)
+{
+	json_t *to = json_deep_copy(wl), *st;
+	int rc;
+
+	*patch = NULL;
+	st = to != NULL ? api_json_obj_child(to, "status") : NULL;
+	if (st == NULL ||
+	    json_object_set(st, "admissionChecks", (json_t *)checks) != 0) {
+		json_decref(to);
+		return rec__nomem(err, "workload status");
+	}
+	rc = rec__strict_patch(wl, to, patch, err);
+	json_decref(to);
+	return rc;
+}

@@ -1414,6 +1414,12 @@ bool rec_provreq_wants_new(
  * parameters. */
 bool rec_provreq_synced_with(const json_t *pr, const struct rec_prc *prc);
 
+/* The status merge patch of Workload document wl [borrowed] whose
+ * status.admissionChecks become checks [borrowed]: *patch [owned:
+ * json_decref] with metadata.resourceVersion, NULL when equal. CU_ENOMEM. */
+CU_MUST_CHECK int rec_provreq_status_patch(
+    const json_t *wl, const json_t *checks, json_t **patch, cu_error *err);
+
 /* Kueue's AdmissionCheckUpdated event text [owned: cu_free]. */
 char *rec_provreq_update_message(
     const char *check, const char *from, const char *to, const char *msg);
