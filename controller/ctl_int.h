@@ -331,6 +331,9 @@ void ctl_report_dispose(struct ctl_report *r);
 void ctl_report_pending(ctl *c, int64_t now);
 /* ClusterQueue and LocalQueue status (budgeted) and their metrics. */
 void ctl_report_queues(ctl *c, int64_t now_ms);
+/* Are LocalQueue metrics reported for the cached LocalQueue [borrowed]
+ * (metrics.enableLocalQueueMetrics and its localQueueSelector)? */
+bool ctl_lq_reported(const ctl *c, json_t *cached);
 
 /* ---- views.c ---------------------------------------------------------- */
 

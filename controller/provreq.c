@@ -503,6 +503,12 @@ void ctl_provreq_workload(ctl *c, const char *const *key)
 	    api_informer_count(c->inf[INF_ACHECK]) == 0)
 		return;
 	wl = api_informer_get(c->inf[INF_WL], ns, name);
+	/* The common case costs one lookup: no checks, no requests. */
+	if (wl != NULL &&
+	    json_array_size(json_object_get(
+		json_object_get(wl, "status"), "admissionChecks")) == 0 &&
+	    api_informer_count(c->inf[INF_PROVREQ]) == 0)
+		return;
 	if (wl == NULL ||
 	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, name), wl) ||
 	    ctl_pipe_awaits(c->pipe, CTL_K3(CTL_KIND_WL, ns, name)))

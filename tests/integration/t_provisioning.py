@@ -177,7 +177,8 @@ def provisioned(s):
     setup(s, params={"cueue.dev/sim-provision-ms": "700"})
     port = free_port()
     ctl = Controller(s, config=CONFIG.replace(
-        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n'
+        '  localQueueMetrics:\n    enable: true' % port))
     check_active(s)
     create_job(s, "a", runtime_ms=1500)
     # Quota reserved, the request created, the check Pending, the job
@@ -232,6 +233,10 @@ def provisioned(s):
           "AdmissionCheckUpdated event")
     eq(metric(port, "kueue_admission_checks_wait_time_seconds_count",
               cluster_queue="cq"), 1.0, "admission checks wait time")
+    eq(metric(port,
+              "kueue_local_queue_admission_checks_wait_time_seconds_count",
+              name="lq", namespace=NS), 1.0,
+       "admission checks wait time of the LocalQueue")
     # Finished: its request is deleted.
     wait_for(lambda: is_true(wl_of(s, "a"), "Finished"), 20,
              what="a finished")
