@@ -290,14 +290,23 @@ def failed(s):
     ctl.stop()
 
 
-@case("capacity-revoked-after-start-deactivates", simulate=SIM)
+@case("retried-then-provisioned-then-capacity-revoked", simulate=SIM)
 def revoked(s):
-    setup(s, params={"cueue.dev/sim-provision-ms": "100"})
+    """The first attempt fails, the retry (no backoff) is provisioned and
+    the job starts; capacity revoked after the start deactivates it."""
+    setup(s, params={"cueue.dev/sim-provision-ms": "100",
+                     "simFailAttempts": "1"},
+          retry={"backoffLimitCount": 3, "backoffBaseSeconds": 0})
     ctl = Controller(s, config=CONFIG)
     check_active(s)
     create_job(s, "a")
-    w, _ = started(s, "a")
-    prname = "%s-%s-1" % (w["metadata"]["name"], CHECK)
+    w, j = started(s, "a")
+    name = w["metadata"]["name"]
+    prname = "%s-%s-2" % (name, CHECK)
+    eq(check_state(w).get("retryCount"), 1, "admitted after one retry")
+    eq((j["spec"]["template"]["metadata"].get("annotations") or {}).get(
+        CONSUME), prname, "the second attempt is consumed")
+    eq(sorted(prs(s)), [prname], "the failed attempt's request deleted")
     code, _, body = s.raw("PATCH", PRS % NS + "/" + prname, {
         "metadata": {"annotations": {
             "cueue.dev/sim-capacity-revoked": "true"}}}, headers=MERGE)
