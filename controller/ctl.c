@@ -288,6 +288,16 @@ static void on_delete(json_t *obj, void *payload)
 	mark(s->c, s->id, obj);
 }
 
+/* The ProvisioningRequest API appeared after the start (its CRD
+ * installed later): every Workload is looked at again. */
+static void on_synced(void *payload)
+{
+	struct inf_slot *s = payload;
+
+	if (s->id == INF_PROVREQ && s->c->synced)
+		s->c->dirty_config = true;
+}
+
 static void mark_all_workloads(json_t *obj, void *payload)
 {
 	ctl *c = payload;
@@ -734,6 +744,8 @@ int ctl_start(ctl *c, cu_error *err)
 {
 	static const struct api_informer_handlers h = {
 	    on_add, on_update, on_delete, NULL};
+	static const struct api_informer_handlers hs = {
+	    on_add, on_update, on_delete, on_synced};
 	size_t i;
 	int rc;
 
@@ -748,7 +760,7 @@ int ctl_start(ctl *c, cu_error *err)
 		    i == INF_PROVREQ || i == INF_PODTEMPLATE ? REC_LABEL_MANAGED
 			"=true"
 							     : NULL,
-		    NULL, &h, &c->slots[i], err);
+		    NULL, i == INF_PROVREQ ? &hs : &h, &c->slots[i], err);
 		/* The caches that grow with the cluster's work are kept as
 		 * text: a Workload takes ~1.3 KiB instead of ~12 KiB. */
 		if (rc == CU_OK &&

@@ -498,7 +498,9 @@ void ctl_provreq_workload(ctl *c, const char *const *key)
 	json_t *wl;
 	cu_error err;
 
-	if (c->inf[INF_PROVREQ] == NULL || c->inf_absent[INF_PROVREQ] ||
+	if (c->inf[INF_PROVREQ] == NULL ||
+	    api_informer_absent(c->inf[INF_PROVREQ]) ||
+	    !api_informer_synced(c->inf[INF_PROVREQ]) ||
 	    c->inf[INF_ACHECK] == NULL || !ctl_may_write(c) ||
 	    api_informer_count(c->inf[INF_ACHECK]) == 0)
 		return;

@@ -358,10 +358,14 @@ def example(s):
     in the same shape: the GPU job gets a request with the job's
     provreq.kueue.x-k8s.io/ parameter and starts once provisioned; a job
     without GPUs needs no request (managedResources) and starts at
-    once."""
-    install_crds(s)
-    s.kubectl("apply", "-f", os.path.join(DATA, "provisioning-setup.yaml"))
+    once. The ProvisioningRequest CRD is installed after the controller
+    started (cluster-autoscaler installed later): it is taken up."""
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
     ctl = Controller(s, config=CONFIG)
+    s.kubectl("apply", "-f", PR_CRD)
+    s.kubectl("apply", "-f", os.path.join(DATA, "provisioning-setup.yaml"))
     check_active(s, "sample-prov")
     out = s.kubectl("create", "-f",
                     os.path.join(DATA, "provisioning-job.yaml"), "-o",
