@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "reconcile/rec_int.h"
 
 /* ---- ProvisioningRequestConfig --------------------------------------- */
@@ -193,21 +191,16 @@ bool rec_provreq_active(
  * and suffixed with "-" and the first 5 hex digits of their SHA-1. */
 static char *limit_name(char *full)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
-	char hex[2 * EVP_MAX_MD_SIZE + 1];
-	size_t n;
+	char hex[API_SHA1_HEX_LEN];
+	cu_error err;
 	char *out;
 
 	if (full == NULL || strlen(full) <= REC_PROVREQ_NAME_MAX)
 		return full;
-	n = strlen(full);
-	if (EVP_Digest(full, n, md, &mdlen, EVP_sha1(), NULL) != 1) {
+	if (api_sha1_hex(full, hex, &err) != CU_OK) {
 		cu_free(full);
 		return NULL;
 	}
-	for (i = 0; i < mdlen; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
 	out = cu_asprintf("%.*s-%.5s", (int)REC_PROVREQ_NAME_MAX, full, hex);
 	cu_free(full);
 	return out;
@@ -798,7 +791,11 @@ static json_t *ps_updates(
 					    api_json_str(sel, "key"),
 					    (json_t *)v);
 			}
-			json_object_set_new(u, "nodeSelector", nsel);
+			/* an empty map is left out (omitempty) */
+			if (json_object_size(nsel) > 0)
+				json_object_set_new(u, "nodeSelector", nsel);
+			else
+				json_decref(nsel);
 		}
 		json_array_append_new(out, u);
 	}

@@ -196,6 +196,8 @@ Test(provreq, names_and_attempts)
 	n = rec_provreq_name(longwl, "prov", 1);
 	cr_assert_eq(strlen(n), 253);
 	cr_assert_eq(n[247], '-');
+	/* Kueue's suffix: the first 5 hex digits of the full name's SHA-1 */
+	cr_assert_str_eq(n + 248, "4aad0");
 	cu_free(n);
 }
 
