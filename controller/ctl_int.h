@@ -441,6 +441,10 @@ void ctl_provreq_sync_checks(ctl *c);
 /* Its part of Workload key {ns, name} [borrowed]: requests created,
  * deleted and mapped onto the check states (writers only). */
 void ctl_provreq_workload(ctl *c, const char *const *key);
+/* The create of a request w [borrowed] was refused (resp [borrowed]):
+ * Kueue's FailedCreate Warning and the error on the check's message. */
+void ctl_provreq_create_failed(
+    ctl *c, const struct ctl_pipe_write *w, const struct api_response *resp);
 /* A request or template obj [borrowed] changed: its owner Workload is
  * marked dirty. */
 void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj);

@@ -338,11 +338,9 @@ static void create(ctl *c, json_t *wl, json_t *pr, json_t *templates)
 	if (w != NULL) {
 		ctl_pipe_expect(c->pipe, w, CTL_K3(KIND_PR, ns, name), true);
 		ctl_pipe_set_owner(w, CTL_K3(CTL_KIND_WL, ns, wname));
+		/* Kueue's event, once the create succeeded */
 		note = cu_asprintf("Created ProvisioningRequest: \"%s\"", name);
-		if (note != NULL)
-			ctl_emit(c, wl, REC_EVENT_NORMAL,
-			    "ProvisioningRequestCreated", note);
-		cu_free(note);
+		ctl_pipe_set_event(w, "ProvisioningRequestCreated", note);
 	}
 	json_decref(pr);
 }
@@ -366,7 +364,8 @@ static void maybe_create(ctl *c, json_t *wl, const struct api_workload *dwl,
 	name = rec_provreq_name(wname, pc->name, attempt);
 	if (name == NULL ||
 	    api_informer_get(c->inf[INF_PROVREQ], ns, name) != NULL ||
-	    ctl_pipe_awaits(c->pipe, CTL_K3(KIND_PR, ns, name))) {
+	    ctl_pipe_awaits(c->pipe, CTL_K3(KIND_PR, ns, name)) ||
+	    ctl_pipe_retrying(c->pipe, CTL_K3(KIND_PR, ns, name))) {
 		cu_free(name);
 		return;
 	}
@@ -523,6 +522,51 @@ void ctl_provreq_workload(ctl *c, const char *const *key)
 		api_workload_dispose(&dwl);
 	}
 	json_decref(wl);
+}
+
+void ctl_provreq_create_failed(
+    ctl *c, const struct ctl_pipe_write *w, const struct api_response *resp)
+{
+	const char *ns = w->owner[1], *wname = w->owner[2];
+	json_t *wl, *checks, *chk, *patch = NULL;
+	char *msg;
+	size_t i;
+	bool found = false;
+	cu_error err;
+
+	/* AlreadyExists: an earlier attempt of ours raced this one; the
+	 * cache will show it (Kueue reports nothing either). */
+	if (resp->code == 409 || ns == NULL || wname == NULL || w->name == NULL)
+		return;
+	wl = api_informer_get(c->inf[INF_WL], ns, wname);
+	if (wl == NULL)
+		return;
+	msg = cu_asprintf("Error creating ProvisioningRequest \"%s\": %s",
+	    w->name, resp->message[0] ? resp->message : resp->reason);
+	if (msg == NULL)
+		return;
+	ctl_emit(c, wl, REC_EVENT_WARNING, "FailedCreate", msg);
+	/* handleError: the message on the check the request was for */
+	checks = json_deep_copy(
+	    json_object_get(json_object_get(wl, "status"), "admissionChecks"));
+	json_array_foreach(checks, i, chk)
+	{
+		const char *cn = api_json_str(chk, "name");
+
+		if (cn != NULL &&
+		    rec_provreq_attempt(w->name, wname, cn) >= 0) {
+			json_object_set_new(chk, "message", json_string(msg));
+			found = true;
+		}
+	}
+	cu_error_clear(&err);
+	if (found && ctl_may_write(c) &&
+	    !ctl_pipe_awaits(c->pipe, CTL_K3(CTL_KIND_WL, ns, wname)) &&
+	    rec_provreq_status_patch(wl, checks, &patch, &err) == CU_OK &&
+	    patch != NULL)
+		ctl_wl_write(c, CTL_PIPE_WL_STATUS, ns, wname, patch, NULL);
+	json_decref(checks);
+	cu_free(msg);
 }
 
 void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj)

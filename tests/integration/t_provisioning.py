@@ -180,6 +180,10 @@ def provisioned(s):
         'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n'
         '  localQueueMetrics:\n    enable: true' % port))
     check_active(s)
+    # The first create of a request is refused: Kueue's FailedCreate
+    # Warning, and the create is retried.
+    s.faults([{"method": "POST", "code": 403, "count": 1,
+               "pathPrefix": PRS % NS}])
     create_job(s, "a", runtime_ms=1500)
     # Quota reserved, the request created, the check Pending, the job
     # suspended.
@@ -225,8 +229,14 @@ def provisioned(s):
     wait_for(lambda: events(s, name, "ProvisioningRequestCreated") and
              events(s, name, "AdmissionCheckUpdated"), 20,
              what="the controller's events")
-    eq(events(s, name, "ProvisioningRequestCreated")[0]["message"],
-       'Created ProvisioningRequest: "%s"' % prname, "created event")
+    failed = events(s, name, "FailedCreate")
+    eq([(e["type"], e["message"]) for e in failed],
+       [("Warning", 'Error creating ProvisioningRequest "%s": Internal '
+         'error occurred: injected fault' % prname)], "FailedCreate event")
+    created = events(s, name, "ProvisioningRequestCreated")
+    eq([(e["message"], e.get("count", 1)) for e in created],
+       [('Created ProvisioningRequest: "%s"' % prname, 1)],
+       "one created event, for the create that succeeded")
     check(any(e["message"] == "Admission check %s updated state from "
               "Pending to Ready with message: Capacity is provisioned"
               % CHECK for e in events(s, name, "AdmissionCheckUpdated")),
