@@ -19,6 +19,12 @@
  *     attempt (the number its name ends in) is at most
  *     cueue.dev/sim-fail-attempts (annotation, or parameter of that name or
  *     simFailAttempts);
+ *   - with --simulate scheduler, a provisioned request brings its
+ *     capacity: one Node per pod of each pod set, named
+ *     <request>-<podset index>-<pod index>, labeled
+ *     autoscaling.x-k8s.io/provisioning-request=<request> and with the
+ *     template's nodeSelector, its allocatable the pod's requests (the
+ *     sum of its containers') plus 110 pods;
  *   - a test that sets annotation cueue.dev/sim-capacity-revoked: "true"
  *     or cueue.dev/sim-booking-expired: "true" on a provisioned request
  *     gets CapacityRevoked=True or BookingExpired=True (reason and message
@@ -30,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/quantity.h"
 #include "tests/apiserver/apiserver.h"
 
 #define CA_USER "system:serviceaccount:kube-system:cluster-autoscaler"
@@ -158,6 +165,8 @@ static bool ann_true(json_t *pr, const char *ann)
 	return v != NULL && strcmp(v, "true") == 0;
 }
 
+static void add_nodes(struct as_server *srv, json_t *pr);
+
 static void reconcile_pr(struct as_server *srv, const char *key)
 {
 	struct as_kind *k = prs_kind(srv);
@@ -223,6 +232,7 @@ static void reconcile_pr(struct as_server *srv, const char *key)
 			    "Capacity is provisioned");
 			as_jset(upd, "status.provisioningClassDetails",
 			    json_pack("{s:s}", "simulated", "true"));
+			add_nodes(srv, pr);
 		}
 		as_internal_update(srv, k, upd, true, CA_USER);
 		return;
@@ -240,6 +250,90 @@ static void reconcile_pr(struct as_server *srv, const char *key)
 		return;
 	}
 	json_decref(upd);
+}
+
+/* The summed container requests of pod template pt [borrowed] as a
+ * resource list [owned], "pods": "110" added. */
+static json_t *pod_capacity(json_t *pt)
+{
+	json_t *out = json_object(), *c, *v;
+	const char *r;
+	size_t i;
+	char buf[API_QUANTITY_STR_MAX];
+	cu_error err;
+
+	json_array_foreach(as_jget(pt, "template.spec.containers"), i, c)
+	{
+		json_object_foreach(as_jget(c, "resources.requests"), r, v)
+		{
+			int64_t m = 0, have = 0;
+			json_t *cur = json_object_get(out, r);
+
+			if (!json_is_string(v) ||
+			    api_quantity_parse_milli(
+				json_string_value(v), &m, &err) != CU_OK)
+				continue;
+			if (json_is_string(cur) &&
+			    api_quantity_parse_milli(
+				json_string_value(cur), &have, &err) != CU_OK)
+				have = 0;
+			api_quantity_format_milli(have + m, buf, sizeof(buf));
+			json_object_set_new(out, r, json_string(buf));
+		}
+	}
+	json_object_set_new(out, "pods", json_string("110"));
+	return out;
+}
+
+/* --simulate scheduler: Nodes for what request pr [borrowed] provisions. */
+static void add_nodes(struct as_server *srv, json_t *pr)
+{
+	struct as_kind *nodes = as_kind_find(srv, "", "v1", "nodes");
+	struct as_kind *pts = as_kind_find(srv, "", "v1", "podtemplates");
+	const char *ns = as_jstr(pr, "metadata.namespace");
+	const char *name = as_jstr(pr, "metadata.name");
+	json_t *ps, *pt, *node, *labels, *cap;
+	size_t i;
+	json_int_t k, count;
+
+	if (!srv->sim_sched || nodes == NULL || pts == NULL || name == NULL)
+		return;
+	json_array_foreach(as_jget(pr, "spec.podSets"), i, ps)
+	{
+		pt = as_store_get(pts, ns, as_jstr(ps, "podTemplateRef.name"));
+		count = json_integer_value(json_object_get(ps, "count"));
+		if (pt == NULL)
+			continue;
+		for (k = 0; k < count && k < 64; k++) {
+			char *nn =
+			    cu_asprintf("%s-%zu-%lld", name, i, (long long)k);
+
+			if (nn == NULL || as_store_get(nodes, "", nn) != NULL) {
+				cu_free(nn);
+				continue;
+			}
+			labels = json_deep_copy(
+			    as_jget(pt, "template.spec.nodeSelector"));
+			if (!json_is_object(labels)) {
+				json_decref(labels);
+				labels = json_object();
+			}
+			json_object_set_new(labels,
+			    "autoscaling.x-k8s.io/provisioning-request",
+			    json_string(name));
+			json_object_set_new(
+			    labels, "kubernetes.io/hostname", json_string(nn));
+			cap = pod_capacity(pt);
+			node =
+			    json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:O, s:o}}",
+				"apiVersion", "v1", "kind", "Node", "metadata",
+				"name", nn, "labels", labels, "status",
+				"capacity", cap, "allocatable", cap);
+			if (node != NULL)
+				as_internal_create(srv, nodes, node, CA_USER);
+			cu_free(nn);
+		}
+	}
 }
 
 void as_provsim_tick(struct as_server *srv)

@@ -362,6 +362,31 @@ def restart(s):
     ctl.stop()
 
 
+@case("provisioned-capacity-becomes-nodes",
+      simulate="jobs,provisioning,scheduler")
+def nodes(s):
+    """With the scheduler stand-in, the provisioned capacity is one Node
+    per pod, and the job's pods run there."""
+    setup(s, params={"cueue.dev/sim-provision-ms": "100"})
+    ctl = Controller(s, config=CONFIG)
+    check_active(s)
+    create_job(s, "a")
+    w, _ = started(s, "a")
+    prname = "%s-%s-1" % (w["metadata"]["name"], CHECK)
+    made = [n["metadata"]["name"] for n in s.get_json(
+        "/api/v1/nodes?labelSelector=autoscaling.x-k8s.io/"
+        "provisioning-request%3D" + prname)["items"]]
+    eq(sorted(made), [prname + "-0-0", prname + "-0-1"],
+       "one Node per provisioned pod")
+
+    def bound():
+        pods = s.get_json("/api/v1/namespaces/%s/pods" % NS)["items"]
+        on = sorted(p["spec"].get("nodeName") or "" for p in pods)
+        return on if on == sorted(made) else None
+    wait_for(bound, 20, what="the job's pods on the provisioned Nodes")
+    ctl.stop()
+
+
 @case("kueue-provisioning-example", simulate=SIM)
 def example(s):
     """Kueue's site/static/examples/provisioning setup and job, written
