@@ -746,6 +746,7 @@ int ctl_start(ctl *c, cu_error *err)
 	    on_add, on_update, on_delete, NULL};
 	static const struct api_informer_handlers hs = {
 	    on_add, on_update, on_delete, on_synced};
+	const char *sel;
 	size_t i;
 	int rc;
 
@@ -755,12 +756,13 @@ int ctl_start(ctl *c, cu_error *err)
 		if ((i == INF_JOB && !c->cfg->integrations.job) ||
 		    (i == INF_JOBSET && !c->cfg->integrations.jobset))
 			continue;
+		/* The provisioning controller's objects only. */
+		sel = i == INF_PROVREQ || i == INF_PODTEMPLATE
+			  ? REC_LABEL_MANAGED "=true"
+			  : NULL;
 		rc = api_informer_new(&c->inf[i], c->client, &ctl_resources[i],
-		    NULL,
-		    i == INF_PROVREQ || i == INF_PODTEMPLATE ? REC_LABEL_MANAGED
-			"=true"
-							     : NULL,
-		    NULL, i == INF_PROVREQ ? &hs : &h, &c->slots[i], err);
+		    NULL, sel, NULL, i == INF_PROVREQ ? &hs : &h, &c->slots[i],
+		    err);
 		/* The caches that grow with the cluster's work are kept as
 		 * text: a Workload takes ~1.3 KiB instead of ~12 KiB. */
 		if (rc == CU_OK &&

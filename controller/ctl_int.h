@@ -29,6 +29,8 @@
  *              (struct ctl_tick)
  *   keys.c     ctl_keys: the maps below, by uid, {ns, name} or object
  *              key {kind, ns, name}, in insertion order (keys.h)
+ *   provreq.c  the ProvisioningRequest admission check controller
+ *              (reconcile/provreq.c's decisions; its own informers)
  *   podsready.c waitForPodsReady: the pods' own cause of a job that waits
  *              (on-demand LIST), blockAdmission's admitted-not-ready set
  *              (struct ctl_pr)
