@@ -273,7 +273,8 @@ Test(provreq, new_request_and_templates)
 	json_t *rfj = parse("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
 			    "\"kind\":\"ResourceFlavor\",\"metadata\":{"
 			    "\"name\":\"f\"},\"spec\":{\"nodeLabels\":{"
-			    "\"pool\":\"gpu\"}}}");
+			    "\"pool\":\"gpu\"},\"tolerations\":[{\"key\":"
+			    "\"gpu\",\"operator\":\"Exists\"}]}}");
 	cu_error err;
 
 	cr_assert_eq(api_resource_flavor_decode(&rf, rfj, &err), CU_OK);
@@ -313,6 +314,16 @@ Test(provreq, new_request_and_templates)
 	pt = json_array_get(pts, 0);
 	cr_assert_str_eq(api_json_str(json_object_get(pt, "metadata"), "name"),
 	    "ppt-w-prov-1-gpu");
+	/* the flavor's tolerations appended */
+	cr_assert_str_eq(
+	    api_json_str(
+		json_array_get(json_object_get(
+				   json_object_get(
+				       json_object_get(pt, "template"), "spec"),
+				   "tolerations"),
+		    0),
+		"key"),
+	    "gpu");
 	/* flavor node labels merged, limits copied to requests */
 	cr_assert_str_eq(
 	    api_json_str(
