@@ -355,7 +355,16 @@ struct que_cq {
 	enum que_fungibility when_can_borrow;  /* resolved, never DEFAULT */
 	enum que_fungibility when_can_preempt; /* resolved, never DEFAULT */
 	enum que_fungibility_preference preference;
-	/* pending heap, ordered by que_wl_before() */
+	/* Admission fair sharing (next to the heap they order, in what was
+	 * padding): spec_admission_fair is the spec's mode; admission_fair
+	 * (it and the state's switch) orders the heap by que_wl_before_afs;
+	 * afs_dirty: a LocalQueue's usage changed since the heap was last
+	 * ordered, it is re-heapified (O(n)) before its next pop. */
+	bool spec_admission_fair;
+	bool admission_fair;
+	bool afs_dirty;
+	/* pending heap, ordered by que_wl_before() (que_wl_before_afs with
+	 * admission_fair) */
 	struct que_wl **heap; /* owned array; entries borrowed */
 	size_t n_heap, cap_heap;
 	struct que_wlist inadmissible;
@@ -372,14 +381,6 @@ struct que_cq {
 	uint32_t scratch; /* per-cycle marks of admission/, 0 between */
 	size_t
 	    n_backoff; /* of them, BACKOFF (Kueue counts them inadmissible) */
-	/* Admission fair sharing: spec_admission_fair is the spec's mode;
-	 * admission_fair (it and the state's switch) orders the heap by
-	 * que_wl_before_afs; afs_dirty: a LocalQueue's usage changed since
-	 * the heap was last ordered, it is re-heapified (O(n)) before its
-	 * next pop. */
-	bool spec_admission_fair;
-	bool admission_fair;
-	bool afs_dirty;
 };
 
 struct que_cohort {
