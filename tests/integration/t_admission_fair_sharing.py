@@ -6,6 +6,7 @@ admissions in proportion to their weights once the early flood's usage has
 decayed; status.fairSharing.admissionFairSharingStatus and the usage
 metric are reported; and a restarted controller orders by the usage it
 recovers from the LocalQueue status."""
+import calendar
 import os
 import re
 import time
@@ -216,6 +217,13 @@ def restart(s):
     wait_for(used, 20, what="a's usage grows")
     ctl.stop()
     before = afs_status(s, "team-a")
+    # lastUpdate has a one-second resolution: let the clock leave the
+    # second of the last sample, so that the restarted controller's first
+    # write (stamped with its start) shows as a new lastUpdate.
+    stamp = calendar.timegm(time.strptime(before["lastUpdate"],
+                                          "%Y-%m-%dT%H:%M:%SZ"))
+    wait_for(lambda: time.time() >= stamp + 2 or None, 10,
+             what="the clock past the last sample's second")
     code, _, body = s.raw(
         "PATCH", KQ + "/clusterqueues/cq", {"spec": {"stopPolicy": "Hold"}},
         headers={"Content-Type": "application/merge-patch+json"})
