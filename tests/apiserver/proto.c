@@ -16,6 +16,7 @@
  * does not apply to protobuf there either.
  */
 #include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -289,6 +290,10 @@ static json_t *raw_json(const ProtobufCBinaryData *b, cu_error *err)
 	j = json_loadb((const char *)b->data, b->len, JSON_DECODE_ANY, &jerr);
 	if (j == NULL)
 		cu_error_set(err, CU_EPARSE, "embedded JSON: %s", jerr.text);
+	if (json_is_null(j)) { /* as absent: JSON has no way to keep it */
+		json_decref(j);
+		j = NULL;
+	}
 	return j;
 }
 
@@ -305,13 +310,20 @@ static json_t *special_to_json(
 		char buf[CU_TIME_MICRO_LEN];
 		int64_t ns;
 
-		if (t->seconds == 0 && t->nanos == 0)
+		/* zero as kube reads it; below the JSON form's precision
+		 * (seconds, microseconds) a 1970 instant reads as zero too */
+		if (t->seconds == 0 &&
+		    (is_named(d, "Time") || (t->nanos >= 0 && t->nanos < 1000)))
 			return NULL;
-		if (t->seconds > 253402300799 || t->seconds < -62135596800) {
-			cu_error_set(err, CU_EPARSE, "time out of range");
+		/* nanoseconds since 1970 in an int64: up to 2262 */
+		if (t->seconds < 0 || t->seconds > INT64_MAX / 1000000000 - 1 ||
+		    t->nanos < 0 || t->nanos > 999999999) {
+			cu_error_set(err, CU_EPARSE,
+			    "time out of range (%lld s, %d ns)",
+			    (long long)t->seconds, (int)t->nanos);
 			return NULL;
 		}
-		ns = t->seconds * 1000000000LL + (t->nanos % 1000000000);
+		ns = t->seconds * 1000000000LL + t->nanos;
 		if (is_named(d, "Time"))
 			cu_time_format_rfc3339(ns, buf);
 		else
@@ -450,6 +462,20 @@ static json_t *value_to_json(const ProtobufCMessageDescriptor *d,
 	return NULL;
 }
 
+/* The JSON of a map value the wire left out (string, bytes, Quantity). */
+static json_t *zero_value(const ProtobufCFieldDescriptor *f)
+{
+	if (f->type == PROTOBUF_C_TYPE_MESSAGE)
+		return is_named(f->descriptor, "Quantity") ? json_string("0")
+							   : json_object();
+	if (f->type == PROTOBUF_C_TYPE_STRING ||
+	    f->type == PROTOBUF_C_TYPE_BYTES)
+		return json_string("");
+	if (f->type == PROTOBUF_C_TYPE_BOOL)
+		return json_false();
+	return json_integer(0);
+}
+
 static json_t *map_to_json(const ProtobufCMessageDescriptor *d,
     ProtobufCMessage *const *ents, size_t n, cu_error *err)
 {
@@ -469,8 +495,8 @@ static json_t *map_to_json(const ProtobufCMessageDescriptor *d,
 			json_decref(o);
 			return NULL;
 		}
-		if (v == NULL)
-			v = json_null();
+		if (v == NULL) /* an entry without a value: Go's zero */
+			v = zero_value(&ed->fields[1]);
 		if (json_object_set_new(o, key ? key : "", v) != 0) {
 			cu_error_set(err, CU_EPARSE,
 			    "field %s: invalid UTF-8 in a key", d->short_name);
