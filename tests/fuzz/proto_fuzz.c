@@ -37,8 +37,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* a body that decodes has an envelope the peek reads alike */
 	if (prc != 0 ||
-	    strcmp(json_string_value(json_object_get(obj, "apiVersion")),
-		av) != 0 ||
+	    strcmp(json_string_value(json_object_get(obj, "apiVersion")), av) !=
+		0 ||
 	    strcmp(json_string_value(json_object_get(obj, "kind")), kind) != 0)
 		abort();
 	enc = as_proto_encode(obj, &len);
