@@ -191,8 +191,7 @@ deps:
 	@scripts/install-deps.sh --check 2>/dev/null || scripts/install-deps.sh
 
 deps-quiet:
-	@pkg-config --exists $(PKGS) libprotobuf-c && command -v protoc-c >/dev/null || \
-	  scripts/install-deps.sh
+	@pkg-config --exists $(PKGS) || scripts/install-deps.sh
 
 $(FLAVOR_FILE):
 	@mkdir -p $(@D) && echo $(BUILD) > $@
@@ -217,6 +216,8 @@ $(O)/bin/kubectl-cueue: $(CLI_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
 
 $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: %.proto
+	@command -v protoc-c >/dev/null && pkg-config --exists libprotobuf-c || \
+	  scripts/install-deps.sh
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  PROTOC  $<")
 	$(Q)protoc-c --proto_path=$(<D) --c_out=$(@D) $<

@@ -270,6 +270,20 @@ def unknown_fields_and_garbage(s):
         envelope("v1", "ConfigMap", raw),
         headers={"Content-Type": PB, "Accept": "application/json"})
     eq((code, body.get("data")), (200, {"k": "w"}), "PUT in protobuf")
+    # DeleteOptions in protobuf (typed clients): dryRun (5) All keeps it
+    code, _, body = s.raw(
+        "DELETE", "/api/v1/namespaces/default/configmaps/unk",
+        envelope("meta.k8s.io/v1", "DeleteOptions", ld(5, "All")),
+        headers={"Content-Type": PB, "Accept": "application/json"})
+    eq(code, 200, "dry-run DELETE in protobuf: %r" % (body,))
+    s.get_json("/api/v1/namespaces/default/configmaps/unk")
+    code, _, body = s.raw(
+        "DELETE", "/api/v1/namespaces/default/configmaps/unk",
+        envelope("v1", "DeleteOptions", ld(4, "Background")),
+        headers={"Content-Type": PB, "Accept": PB})
+    eq(code, 200, "DELETE in protobuf: %r" % (body,))
+    code, _, _ = s.raw("GET", "/api/v1/namespaces/default/configmaps/unk")
+    eq(code, 404, "deleted")
     # the envelope's kind must match the URL, as for JSON
     code, _, body = s.raw(
         "POST", "/api/v1/namespaces/default/configmaps",
