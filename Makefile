@@ -151,11 +151,11 @@ APISRV_SRC := $(wildcard tests/apiserver/*.c)
 # cueue-apiserver's protobuf messages: tests/apiserver/*.proto through
 # protoc-c into C at build time (the same for every flavour, build/gen/),
 # with libprotobuf-c as their runtime; the "zero kept" marks become
-# kube_keep.inc. Only cueue-apiserver and what links its library use them.
+# kube_marks.inc. Only cueue-apiserver and what links its library use them.
 PROTO_SRC  := $(wildcard tests/apiserver/*.proto)
 GEN        := build/gen
 PROTO_C    := $(PROTO_SRC:%.proto=$(GEN)/%.pb-c.c)
-PROTO_H    := $(PROTO_C:.c=.h) $(GEN)/tests/apiserver/kube_keep.inc
+PROTO_H    := $(PROTO_C:.c=.h) $(GEN)/tests/apiserver/kube_marks.inc
 PROTO_CFLAGS = -I$(GEN)/tests/apiserver \
                $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 PROTO_LIBS   = $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
@@ -222,9 +222,11 @@ $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: %.proto
 	$(if $(Q),@echo "  PROTOC  $<")
 	$(Q)protoc-c --proto_path=$(<D) --c_out=$(@D) $<
 
-$(GEN)/tests/apiserver/kube_keep.inc: tests/apiserver/kube.proto
+$(GEN)/tests/apiserver/kube_marks.inc: tests/apiserver/kube.proto
 	@mkdir -p $(@D)
-	$(Q)awk '/^message /{m=$$2} /\/\/ zero kept/{print "\"" m "." $$3 "\","}' $< | \
+	$(Q)awk '/^message /{m=$$2} \
+	  /\/\/ zero kept$$/{print "{\"" m "." $$3 "\", MARK_ZERO_KEPT},"} \
+	  /\/\/ inline$$/{print "{\"" m "." $$3 "\", MARK_INLINE},"}' $< | \
 	  LC_ALL=C sort > $@.tmp && mv $@.tmp $@
 
 # Generated code: the project's warnings are not its author's.
