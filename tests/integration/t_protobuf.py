@@ -156,18 +156,22 @@ GENERATORS = [
 
 
 def generators(s, version=None):
+    # kubectl before 1.21 (Debian's 1.20) creates batch/v1beta1 CronJobs,
+    # which the server does not serve
+    minor = kubectl_minor(version)
+    gens = [g for g in GENERATORS if minor >= 21 or "cronjob" not in g[0]]
     mark = s.log_mark()
-    for args, path, checker in GENERATORS:
+    for args, path, checker in gens:
         p = s.kubectl(*args, version=version)
         check("created" in p.stdout, "%s: %r" % (" ".join(args), p.stdout))
         checker(s.get_json(path))
     posts = [e for e in s.access_log(mark) if e["verb"] == "POST"]
-    eq(len(posts), len(GENERATORS), "POST count")
+    eq(len(posts), len(gens), "POST count")
     for e in posts:
         eq(e["code"], 201, "code of POST %s" % e["path"])
     # kubectl sends protobuf from 1.32 on (and asks for it back first);
     # older builds (1.27-1.31, Debian's 1.20) send JSON
-    if kubectl_minor(version) >= 32:
+    if minor >= 32:
         for e in posts:
             eq((e["contentType"], e["accept"].split(",")[0]), (PB, PB),
                "Content-Type, Accept of POST %s" % e["path"])
@@ -178,6 +182,8 @@ def generators(s, version=None):
     eq(leaves(json.loads(p.stdout)), leaves(s.get_json(
         "/apis/apps/v1/namespaces/default/deployments/pb-echo")),
        "kubectl's decoding of the answer")
+    if minor < 21:
+        return
     s.kubectl("create", "job", "pb-manual", "--from=cronjob/pb-cj",
               version=version)
     job = s.get_json("/apis/batch/v1/namespaces/default/jobs/pb-manual")
