@@ -73,17 +73,13 @@ static const struct top tops[] = {
     T("v1", "Node", node),
     T("v1", "NodeList", node_list),
     T("v1", "Status", status),
-    T("v1", "DeleteOptions", delete_options),
     T("meta.k8s.io/v1", "Status", status),
-    T("meta.k8s.io/v1", "DeleteOptions", delete_options),
     T("batch/v1", "Job", job),
     T("batch/v1", "JobList", job_list),
     T("batch/v1", "CronJob", cron_job),
     T("batch/v1", "CronJobList", cron_job_list),
-    T("batch/v1", "DeleteOptions", delete_options),
     T("apps/v1", "Deployment", deployment),
     T("apps/v1", "DeploymentList", deployment_list),
-    T("apps/v1", "DeleteOptions", delete_options),
     T("scheduling.k8s.io/v1", "PriorityClass", priority_class),
     T("scheduling.k8s.io/v1", "PriorityClassList", priority_class_list),
     T("coordination.k8s.io/v1", "Lease", lease),
@@ -110,6 +106,9 @@ static const ProtobufCMessageDescriptor *find_top(
 
 	if (api_version == NULL || kind == NULL)
 		return NULL;
+	/* typed clients send DeleteOptions in their own group's version */
+	if (strcmp(kind, "DeleteOptions") == 0)
+		return &cueue__kube__delete_options__descriptor;
 	for (i = 0; i < sizeof(tops) / sizeof(tops[0]); i++)
 		if (strcmp(tops[i].api_version, api_version) == 0 &&
 		    strcmp(tops[i].kind, kind) == 0)

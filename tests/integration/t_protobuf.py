@@ -308,7 +308,8 @@ def unknown_fields_and_garbage(s):
     s.get_json("/api/v1/namespaces/default/configmaps/unk")
     code, _, body = s.raw(
         "DELETE", "/api/v1/namespaces/default/configmaps/unk",
-        envelope("v1", "DeleteOptions", ld(4, "Background")),
+        envelope("coordination.k8s.io/v1", "DeleteOptions",
+                 ld(4, "Background")),
         headers={"Content-Type": PB, "Accept": PB})
     eq(code, 200, "DELETE in protobuf: %r" % (body,))
     code, _, _ = s.raw("GET", "/api/v1/namespaces/default/configmaps/unk")
