@@ -587,7 +587,8 @@ static json_t *msg_to_json(const ProtobufCMessage *m, cu_error *err)
 	return o;
 }
 
-/* The envelope at buf; *raw [borrowed from the returned message]. */
+/* The envelope at buf [owned: cueue__kube__unknown__free_unpacked with
+ * allocator], or NULL with err set. */
 static Cueue__Kube__Unknown *unwrap(const void *buf, size_t len, cu_error *err)
 {
 	Cueue__Kube__Unknown *u;
