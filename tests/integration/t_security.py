@@ -350,7 +350,7 @@ def check_crd_rules(rules):
     verbs resourceNames restricts: rewriting another CRD's conversion
     webhook would hand its objects to whoever serves it."""
     want = shipped_conversion_crds()
-    check(len(want) == 7, "the seven Kueue CRDs convert: %r" % want)
+    check(len(want) == 9, "the nine Kueue CRDs convert: %r" % want)
     for _, r in rules:
         if "customresourcedefinitions" not in r["resources"]:
             continue
