@@ -4,7 +4,8 @@ authentication and authorization, as controller-runtime's metrics filter
 does it, against cueue-apiserver's TokenReview and SubjectAccessReview.
 
 - secure-metrics: the controller runs with the shipped default
-  (--metrics-secure). The shipped cueue-metrics-reader ClusterRole is
+  (--metrics-secure), as a follower (another replica holds the leader
+  Lease: its writes are withheld, its reviews are not). The shipped cueue-metrics-reader ClusterRole is
   bound (manifests/prometheus/metrics_reader_binding.yaml) to
   monitoring/prometheus-k8s and, by a Group subject, to a group. A scrape
   without a token, with another scheme or with an unknown token is 401
@@ -18,6 +19,7 @@ does it, against cueue-apiserver's TokenReview and SubjectAccessReview.
   (nonResourceURLs with a '*' suffix, verbs, resource rules with
   resourceNames, RoleBindings only in their namespace, system:masters).
 """
+import datetime
 import os
 import ssl
 import urllib.error
@@ -90,8 +92,20 @@ def secure(s):
                     "user": "system:serviceaccount:team:intruder"},
                    {"token": "team-token", "user": "alice",
                     "groups": ["metrics-team"]}])
+    # A follower: another replica holds the leader Lease, so the
+    # controller's writes are withheld - but not its reviews.
+    now = datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%S.000000Z")
+    code, _, body = s.raw(
+        "POST", "/apis/coordination.k8s.io/v1/namespaces/default/leases", {
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "cueue-leader"},
+            "spec": {"holderIdentity": "another-replica",
+                     "leaseDurationSeconds": 3600, "acquireTime": now,
+                     "renewTime": now}})
+    eq(code, 201, "the other replica's Lease: %r" % body)
     mport = free_port()
-    cfg = controller_config().replace(
+    cfg = controller_config(leader=True).replace(
         'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % mport)
     ctl = Controller(s, config=cfg, args=["--metrics-secure"])
     wait_for(lambda: scrape(mport)[0] == 401, 20,
@@ -118,6 +132,9 @@ def secure(s):
     # The port speaks TLS only.
     code, _ = scrape(mport, "Bearer reader-token", scheme="http")
     check(code != 200, "plain HTTP on the HTTPS port: %r" % code)
+    check(s.get_json("/apis/coordination.k8s.io/v1/namespaces/default/"
+                     "leases/cueue-leader")["spec"]["holderIdentity"] ==
+          "another-replica", "the controller stayed a follower")
     ctl.stop()
 
 
