@@ -27,8 +27,9 @@ struct ctl_pipe_write *ctl_wl_write(ctl *c, enum ctl_pipe_kind kind,
 }
 
 /* Record an event about obj [borrowed] (a Job, JobSet or Workload as
- * cached): a new Event, or a count bump of an identical one (client-go's
- * dedup), or nothing (spam filter). Events are sent with the turn's
+ * cached), as Kueue's controller for it reports it: a new
+ * events.k8s.io Event, or the next count of an identical one's series,
+ * or nothing (spam filter). Events are sent with the turn's
  * writes; only real transitions call this (docs/architecture.md lesson 4). */
 void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
     const char *message)
@@ -45,7 +46,10 @@ void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
 	ev.namespace_ = ctl_jmeta(obj, "namespace");
 	ev.name = ctl_jmeta(obj, "name");
 	ev.uid = ctl_jmeta(obj, "uid");
-	ev.type = type;
+	rec_events_kueue_meta(ev.kind, reason, type == NULL ? &ev.type : NULL,
+	    &ev.reporting_controller);
+	if (type != NULL)
+		ev.type = type;
 	ev.reason = reason;
 	ev.message = message;
 	if (ev.kind == NULL || ev.name == NULL)

@@ -781,9 +781,20 @@ int rec_job_reconcile(const struct rec_job_view *view,
 			    : now_ns,
 			now_ns, &patch, &serr) == CU_OK &&
 		    patch != NULL) {
+			struct rec_item *it;
+
 			if (wl_write(out, in, REC_WRITE_STATUS, patch, err) !=
 			    CU_OK)
 				return err->code;
+			/* Kueue's FinishedWorkload on the job, once the
+			 * Finished condition is written. */
+			it = &out->items[out->n - 1];
+			it->done_reason = "FinishedWorkload";
+			it->text =
+			    cu_asprintf("Workload '%s/%s' is declared finished",
+				in->ns, in->wl_name);
+			if (it->text == NULL)
+				return rec__nomem(err, "job reconciler");
 			if (ready_reason != NULL &&
 			    !api_conditions_true(
 				&wl->status.conditions, REC_COND_PODS_READY))

@@ -231,11 +231,13 @@ static const struct row rows[] = {
     {.name = "job_complete_finishes_wl",
 	.job = J_COMPLETE,
 	.wl = W_ADMITTED,
-	.want = "wl.status team-a/" WLN "* rv job"},
+	.want = "wl.status team-a/" WLN "* rv job (FinishedWorkload: "
+		"Workload 'team-a/" WLN "*' is declared finished)"},
     {.name = "job_failed_finishes_wl",
 	.job = J_FAILED,
 	.wl = W_PENDING,
-	.want = "wl.status team-a/" WLN "* rv job"},
+	.want = "wl.status team-a/" WLN "* rv job (FinishedWorkload: "
+		"Workload 'team-a/" WLN "*' is declared finished)"},
     {.name = "job_finished_no_wl", .job = J_FAILED, .want = ""},
     /* step 5 */
     {.name = "deleting_job_running",
