@@ -718,6 +718,9 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 		unsent(c, w, outcome);
 		return;
 	}
+	/* An expired Event's series: the next repeat creates a new one. */
+	if (w->kind == CTL_PIPE_EVENT_PATCH && resp->err == CU_ENOTFOUND)
+		rec_events_forget_name(c->events, w->ns, w->name);
 	if (resp->err == CU_OK && w->note != NULL)
 		write_event(c, w);
 	if (w->kind == CTL_PIPE_ADMIT)

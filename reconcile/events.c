@@ -700,6 +700,21 @@ void rec_events_forget(rec_events *r, const struct rec_event *ev)
 	cu_buf_dispose(&ek);
 }
 
+void rec_events_forget_name(rec_events *r, const char *ns, const char *name)
+{
+	struct entry *e;
+
+	(void)ns; /* names are unique: <object>.<nanoseconds>, never reused */
+	if (r == NULL || name == NULL || r->dedup.head.next == NULL)
+		return;
+	for (e = r->dedup.head.next; e != &r->dedup.head; e = e->next)
+		if (e->ev_name != NULL && strcmp(e->ev_name, name) == 0) {
+			lru_unlink(&r->dedup, e);
+			entry_free(e);
+			return;
+		}
+}
+
 /* ---- Kueue's types and reporting controllers ------------------------------
  */
 

@@ -824,6 +824,11 @@ CU_MUST_CHECK int rec_events_recreate(rec_events *r, const struct rec_event *ev,
  * effort, when the key cannot be built for lack of memory). */
 void rec_events_forget(rec_events *r, const struct rec_event *ev);
 
+/* The series PATCH of Event ns/name [borrowed] came back 404 (the Event
+ * expired, --event-ttl): forget its series, so that the next repeat
+ * creates a new Event (client-go creates it again). No-op when unknown. */
+void rec_events_forget_name(rec_events *r, const char *ns, const char *name);
+
 /* Number of remembered dedup keys / spam buckets (tests, metrics). */
 size_t rec_events_size(const rec_events *r);
 size_t rec_events_spam_size(const rec_events *r);

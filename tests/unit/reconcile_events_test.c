@@ -845,3 +845,32 @@ Test(events, instance_cut_to_128)
 	rec_event_write_dispose(&w);
 	rec_events_free(r2);
 }
+
+/* A series PATCH answered 404: the series is forgotten by the Event's
+ * name, the next repeat creates a new Event. */
+Test(events, forget_by_name_after_404)
+{
+	struct rec_event ev = job_event("j", "Stopped", "m");
+	struct rec_event other = job_event("k", "Stopped", "m");
+	struct rec_event_write w;
+	char *name;
+
+	cr_assert_eq(emit(&other, T0, &w), REC_EVENT_CREATE);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, T0 + 1, &w), REC_EVENT_CREATE);
+	name = cu_strdup(w.name);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, T0 + 2, &w), REC_EVENT_PATCH);
+	rec_event_write_dispose(&w);
+	rec_events_forget_name(rec, "default", "nope");
+	cr_assert_eq(rec_events_size(rec), 2);
+	rec_events_forget_name(rec, "default", name);
+	cr_assert_eq(rec_events_size(rec), 1);
+	cr_assert_eq(emit(&ev, T0 + 3, &w), REC_EVENT_CREATE);
+	cr_assert_str_neq(w.name, name);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&other, T0 + 4, &w), REC_EVENT_PATCH, "kept");
+	rec_event_write_dispose(&w);
+	rec_events_forget_name(NULL, NULL, NULL);
+	cu_free(name);
+}
