@@ -282,5 +282,38 @@ def scenario(s):
     ctl.stop()
 
 
+@case("series-patch-through-events-k8s-io")
+def series(s):
+    """The writes the recorder sends for a repeat, as the server takes
+    them: a create through events.k8s.io, then a strategic-merge patch of
+    its series; both views show the series."""
+    path = "/apis/events.k8s.io/v1/namespaces/default/events"
+    ev = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+          "metadata": {"name": "w.187a", "namespace": "default"},
+          "eventTime": "2026-01-01T00:00:00.000000Z",
+          "reportingController": "kueue-admission",
+          "reportingInstance": "kueue-admission-h",
+          "action": "Pending", "reason": "Pending", "type": "Warning",
+          "regarding": {"kind": "Workload", "name": "w",
+                        "namespace": "default"},
+          "note": "waiting"}
+    code, _, body = s.raw("POST", path, ev)
+    eq(code, 201, "create: %r" % body)
+    code, _, body = s.raw("PATCH", path + "/w.187a", {"series": {
+        "count": 2, "lastObservedTime": "2026-01-01T00:00:05.000000Z"}},
+        headers={"Content-Type": "application/strategic-merge-patch+json"})
+    eq(code, 200, "series patch: %r" % body)
+    eq(body["series"], {"count": 2,
+                        "lastObservedTime": "2026-01-01T00:00:05.000000Z"})
+    eq((body["note"], body["action"]), ("waiting", "Pending"), "kept")
+    core = s.get_json("/api/v1/namespaces/default/events/w.187a")
+    eq(core["series"]["count"], 2, "core/v1 view of the series")
+    eq(core["message"], "waiting")
+    code, _, body = s.raw("PATCH", path + "/gone.1", {"series": {
+        "count": 2, "lastObservedTime": "2026-01-01T00:00:05.000000Z"}},
+        headers={"Content-Type": "application/strategic-merge-patch+json"})
+    eq(code, 404, "series patch of an expired Event")
+
+
 if __name__ == "__main__":
     run_cases()
