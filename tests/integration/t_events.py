@@ -279,6 +279,28 @@ def scenario(s):
         k = (x["regarding"]["name"], x["reason"], x["note"])
         seen[k] = seen.get(k, 0) + 1
     eq([k for k, n in seen.items() if n > 1], [], "repeated Events")
+
+    # 5. a repeat is the same Event's series: low's Workload deleted
+    # twice under its running Job stops it twice with the same note.
+    def running_with_new_wl(old_uid):
+        j = s.get_json(JOBS + "/low")
+        w = wl_of(s, "low")
+        return (j["spec"].get("suspend") is False and
+                w["metadata"]["uid"] != old_uid and w)
+    w = wait_for(lambda: running_with_new_wl(None), 30,
+                 what="low running again")
+    for i in range(2):
+        code, _, body = s.raw("DELETE", KQ + "/workloads/" +
+                              w["metadata"]["name"])
+        check(code in (200, 202), "delete low's Workload: %r" % body)
+        w = wait_for(lambda: running_with_new_wl(w["metadata"]["uid"]),
+                     30, what="low running under a new Workload %d" % i)
+    st = [x for x in about(events(s), "Job", "low", "Stopped")
+          if x["note"] == "The workload is deleted"]
+    eq(len(st), 1, "one Event for the repeated Stopped: %r" % st)
+    eq(st[0]["series"]["count"], 2, "series count: %r" % st[0])
+    check(re.match(r"^\d{4}-.*\.\d{6}Z$", st[0]["series"]
+                   ["lastObservedTime"]), st[0]["series"])
     ctl.stop()
 
 
