@@ -215,6 +215,17 @@ def scenario(s):
                          cond["reason"], cond["message"]),
        "re-queued log line %r" % ln)
 
+    # The job's priority class changed: the Workload follows, the job is
+    # told (UpdatedWorkload is about the job, as Kueue's).
+    code, _, body = s.raw("PATCH", JOBS + "/big", {"metadata": {"labels": {
+        "kueue.x-k8s.io/priority-class": "low"}}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "relabel big: %r" % body)
+    check_event(one(s, "Job", "big", "UpdatedWorkload"), "Normal", JOB_CTL,
+                re.escape("Updated workload priority class: team/" + bname))
+    eq(about(events(s), "Workload", bname, "UpdatedWorkload"), [],
+       "not on the Workload")
+
     # 3. preemption: victim, preemptor, the victim's Job.
     high_job = create(s, JOBS, job("high", "2", "high", runtime_ms=1500))
     high = wl_of(s, "high")
