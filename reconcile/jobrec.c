@@ -182,14 +182,16 @@ static int job_gone(
 }
 
 /* The job's next stop write, if any; `stopped_msg` is the "Stopped"
- * event's message for the suspend step. *wrote: a write was planned. A
- * stop patch that cannot be computed sets *failed (and nothing else). */
+ * event's message for the suspend step, sent once that write lands. *wrote: a
+ * write was planned. A stop patch that cannot be computed sets *failed (and
+ * nothing else). */
 static int stop(const struct rec_job_in *in, const struct api_workload *wl,
     const char *stopped_msg, struct rec_plan *p, bool *wrote, bool *failed,
     cu_error *err)
 {
 	enum rec_stop_step step;
 	json_t *patch = NULL;
+	struct rec_item *it;
 	cu_error serr;
 
 	*wrote = false;
@@ -201,10 +203,16 @@ static int stop(const struct rec_job_in *in, const struct api_workload *wl,
 	if (patch == NULL)
 		return CU_OK;
 	*wrote = true;
-	if (job_write(p, in, stop_write(step), patch, NULL, err) != CU_OK)
+	if (job_write(p, in, stop_write(step), patch, &it, err) != CU_OK)
 		return err->code;
-	if (step == REC_STOP_SUSPEND)
-		return event(p, "Stopped", stopped_msg, err);
+	/* Kueue's Stopped, once the suspend is written (not per plan: a
+	 * reconcile that runs again before it lands says nothing more). */
+	if (step == REC_STOP_SUSPEND) {
+		it->done_reason = "Stopped";
+		it->text = cu_strdup(stopped_msg ? stopped_msg : "");
+		if (it->text == NULL)
+			return rec__nomem(err, "job reconciler");
+	}
 	return CU_OK;
 }
 

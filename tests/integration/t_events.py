@@ -309,9 +309,7 @@ def scenario(s):
     st = [x for x in about(events(s), "Job", "low", "Stopped")
           if x["note"] == "The workload is deleted"]
     eq(len(st), 1, "one Event for the repeated Stopped: %r" % st)
-    # (at least 2: a stop in several writes may announce itself again
-    # before its last write lands; the series absorbs that too)
-    check(st[0]["series"]["count"] >= 2, "series count: %r" % st[0])
+    eq(st[0]["series"]["count"], 2, "series count: %r" % st[0])
     check(re.match(r"^\d{4}-.*\.\d{6}Z$", st[0]["series"]
                    ["lastObservedTime"]), st[0]["series"])
 
