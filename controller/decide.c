@@ -213,10 +213,8 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 	ctl_pr_track(c, d->uid, true);
 	if (patch != NULL)
 		ctl_queue_admit(c, qw, patch,
-		    cu_asprintf("Quota reserved in ClusterQueue %s, wait time "
-				"since queued was %llds",
-			d->cluster_queue,
-			(long long)cu_ns_to_s(now - qw->queue_ts)));
+		    rec_events_note_quota_reserved(
+			d->cluster_queue, now - qw->queue_ts));
 	api_workload_dispose(&wl);
 }
 
@@ -337,27 +335,16 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 		/* Kueue's Preempted note adds the priorities (no boost in
 		 * cueue: effective = base); the preemptor's
 		 * PreemptedWorkload names the victim. */
-		note = msg != NULL
-			   ? cu_asprintf("%s; preemptor effective priority: "
-					 "%d (base: %d, boost: 0); preemptee "
-					 "effective priority: %d (base: %d, "
-					 "boost: 0)",
-				 msg, pre->priority, pre->priority, v->priority,
-				 v->priority)
-			   : NULL;
+		note = msg != NULL ? rec_events_note_preempted(
+					 msg, pre->priority, v->priority)
+				   : NULL;
 		pre_ev = ctl_keys_put(&c->dec.preemptors, CTL_K1(v->uid));
 		if (pre_ev != NULL) {
 			pre_ev->n = msg != NULL ? (int64_t)strlen(msg) : 0;
 			char *who = cu_asprintf("%s/%s", pre->ns, pre->name);
-			char *pw =
-			    cu_asprintf("Preempted workload %s/%s (UID: %s) in "
-					"ClusterQueue %s; preemptor effective "
-					"priority: %d (base: %d, boost: 0); "
-					"preemptee effective priority: %d "
-					"(base: %d, boost: 0)",
-				v->ns, v->name, v->uid,
-				v->cq != NULL ? v->cq->name : "", pre->priority,
-				pre->priority, v->priority, v->priority);
+			char *pw = rec_events_note_preempted_workload(v->ns,
+			    v->name, v->uid, v->cq != NULL ? v->cq->name : "",
+			    pre->priority, v->priority);
 
 			if (who == NULL || pw == NULL ||
 			    ctl_keys_set_str(pre_ev, 0, who) != CU_OK ||
@@ -553,9 +540,7 @@ static void write_event(ctl *c, const struct ctl_pipe_write *w)
 		/* With admission checks pending, quota only. Kueue's
 		 * scheduler admits at once: no wait since the reservation. */
 		if (w->ev_reason == NULL) {
-			note = cu_asprintf("Admitted by ClusterQueue %s, wait "
-					   "time since reservation was 0s",
-			    w->cq != NULL ? w->cq : "");
+			note = rec_events_note_admitted(w->cq, 0);
 			ctl_emit(c, obj, NULL, "Admitted", note);
 		}
 		cu_info_kv(w->ev_reason == NULL ? "Workload admitted"

@@ -715,6 +715,54 @@ void rec_events_forget_name(rec_events *r, const char *ns, const char *name)
 		}
 }
 
+/* ---- Kueue's notes ------------------------------------------------------- */
+
+static const char *z(const char *s)
+{
+	return s != NULL ? s : "";
+}
+
+char *rec_events_note_quota_reserved(const char *cq, int64_t wait_ns)
+{
+	return cu_asprintf("Quota reserved in ClusterQueue %s, wait time since "
+			   "queued was %.0fs",
+	    z(cq), (double)wait_ns / 1e9);
+}
+
+char *rec_events_note_admitted(const char *cq, int64_t wait_ns)
+{
+	return cu_asprintf("Admitted by ClusterQueue %s, wait time since "
+			   "reservation was %.0fs",
+	    z(cq), (double)wait_ns / 1e9);
+}
+
+#define PRIO_FMT                                                               \
+	"; preemptor effective priority: %d (base: %d, boost: 0); preemptee "  \
+	"effective priority: %d (base: %d, boost: 0)"
+
+char *rec_events_note_preempted(
+    const char *msg, int32_t preemptor_prio, int32_t preemptee_prio)
+{
+	return cu_asprintf("%s" PRIO_FMT, z(msg), (int)preemptor_prio,
+	    (int)preemptor_prio, (int)preemptee_prio, (int)preemptee_prio);
+}
+
+char *rec_events_note_preempted_workload(const char *ns, const char *name,
+    const char *uid, const char *cq, int32_t preemptor_prio,
+    int32_t preemptee_prio)
+{
+	return cu_asprintf("Preempted workload %s/%s (UID: %s) in ClusterQueue "
+			   "%s" PRIO_FMT,
+	    z(ns), z(name), z(uid), z(cq), (int)preemptor_prio,
+	    (int)preemptor_prio, (int)preemptee_prio, (int)preemptee_prio);
+}
+
+char *rec_events_note_finished(const char *ns, const char *name)
+{
+	return cu_asprintf(
+	    "Workload '%s/%s' is declared finished", z(ns), z(name));
+}
+
 /* ---- Kueue's types and reporting controllers ------------------------------
  */
 

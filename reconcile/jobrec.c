@@ -799,8 +799,7 @@ int rec_job_reconcile(const struct rec_job_view *view,
 			it = &out->items[out->n - 1];
 			it->done_reason = "FinishedWorkload";
 			it->text =
-			    cu_asprintf("Workload '%s/%s' is declared finished",
-				in->ns, in->wl_name);
+			    rec_events_note_finished(in->ns, in->wl_name);
 			if (it->text == NULL)
 				return rec__nomem(err, "job reconciler");
 			if (ready_reason != NULL &&

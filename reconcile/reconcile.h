@@ -776,6 +776,30 @@ void rec_events_kueue_meta(const char *kind, const char *reason,
  * on a UTF-8 character boundary: [owned: cu_free], NULL on ENOMEM. */
 char *rec_events_truncate_note(const char *note);
 
+/*
+ * Kueue's notes, [owned: cu_free], NULL on ENOMEM; strings [borrowed],
+ * NULL read as "". Durations print as Go's "%.0f" of seconds (to the
+ * nearest second, halves to even).
+ *  quota_reserved: "Quota reserved in ClusterQueue <cq>, wait time since
+ *    queued was <n>s";
+ *  admitted: "Admitted by ClusterQueue <cq>, wait time since reservation
+ *    was <n>s";
+ *  preempted: msg + "; preemptor effective priority: <p> (base: <p>,
+ *    boost: 0); preemptee effective priority: <v> (base: <v>, boost: 0)"
+ *    (no priority boost in cueue);
+ *  preempted_workload: "Preempted workload <ns>/<name> (UID: <uid>) in
+ *    ClusterQueue <cq>" + the same priorities;
+ *  finished: "Workload '<ns>/<name>' is declared finished".
+ */
+char *rec_events_note_quota_reserved(const char *cq, int64_t wait_ns);
+char *rec_events_note_admitted(const char *cq, int64_t wait_ns);
+char *rec_events_note_preempted(
+    const char *msg, int32_t preemptor_prio, int32_t preemptee_prio);
+char *rec_events_note_preempted_workload(const char *ns, const char *name,
+    const char *uid, const char *cq, int32_t preemptor_prio,
+    int32_t preemptee_prio);
+char *rec_events_note_finished(const char *ns, const char *name);
+
 enum rec_event_action {
 	REC_EVENT_DROP = 0, /* spam filter: send nothing */
 	REC_EVENT_CREATE,   /* POST /apis/events.k8s.io/v1/namespaces/{ns}/

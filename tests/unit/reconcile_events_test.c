@@ -874,3 +874,59 @@ Test(events, forget_by_name_after_404)
 	rec_events_forget_name(NULL, NULL, NULL);
 	cu_free(name);
 }
+
+/* Kueue's notes, durations as Go's "%.0f" of seconds. */
+Test(events, kueue_notes)
+{
+	static const struct {
+		int64_t ns;
+		const char *want;
+	} waits[] = {
+	    {0, "0"},
+	    {499999999, "0"},
+	    {1500000000, "2"}, /* halves to even, as Go */
+	    {2500000000LL, "2"},
+	    {2500000001LL, "3"},
+	    {61400000000LL, "61"},
+	};
+	char want[256], *n;
+
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		n = rec_events_note_quota_reserved("cq", waits[i].ns);
+		snprintf(want, sizeof(want),
+		    "Quota reserved in ClusterQueue cq, wait time since "
+		    "queued was %ss",
+		    waits[i].want);
+		cr_assert_str_eq(n, want);
+		cu_free(n);
+		n = rec_events_note_admitted("cq", waits[i].ns);
+		snprintf(want, sizeof(want),
+		    "Admitted by ClusterQueue cq, wait time since reservation "
+		    "was %ss",
+		    waits[i].want);
+		cr_assert_str_eq(n, want);
+		cu_free(n);
+	}
+	n = rec_events_note_preempted("Preempted to accommodate a workload "
+				      "(UID: u, JobUID: j) due to x",
+	    1000, -5);
+	cr_assert_str_eq(n,
+	    "Preempted to accommodate a workload (UID: u, JobUID: j) due to "
+	    "x; preemptor effective priority: 1000 (base: 1000, boost: 0); "
+	    "preemptee effective priority: -5 (base: -5, boost: 0)");
+	cu_free(n);
+	n = rec_events_note_preempted_workload(
+	    "team", "low", "uid-1", "cq", 7, 3);
+	cr_assert_str_eq(n,
+	    "Preempted workload team/low (UID: uid-1) in ClusterQueue cq; "
+	    "preemptor effective priority: 7 (base: 7, boost: 0); preemptee "
+	    "effective priority: 3 (base: 3, boost: 0)");
+	cu_free(n);
+	n = rec_events_note_finished("team", "job-a-1");
+	cr_assert_str_eq(n, "Workload 'team/job-a-1' is declared finished");
+	cu_free(n);
+	n = rec_events_note_admitted(NULL, 0);
+	cr_assert_str_eq(
+	    n, "Admitted by ClusterQueue , wait time since reservation was 0s");
+	cu_free(n);
+}
