@@ -371,6 +371,10 @@ struct ctl_pipe_write *ctl_wl_write(ctl *c, enum ctl_pipe_kind kind,
  * (rec_events_kueue_meta), as is the reporting controller always. */
 void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
     const char *message);
+/* ctl_emit as reporting controller rc [static] instead of Kueue's by
+ * reason (an event two of Kueue's controllers send, e.g. Admitted). */
+void ctl_emit_as(ctl *c, json_t *obj, const char *rc, const char *reason,
+    const char *message);
 
 /* ---- reconcilers.c ---------------------------------------------------- */
 

@@ -586,7 +586,13 @@ static void write_event(ctl *c, const struct ctl_pipe_write *w)
 			    m != NULL ? m : w->note);
 			cu_free(m);
 		}
-		ctl_emit(c, obj, NULL, w->ev_reason, w->note);
+		/* Admitted here is the Workload controller's: the admission
+		 * checks became Ready (the scheduler's is above). */
+		if (strcmp(w->ev_reason, "Admitted") == 0)
+			ctl_emit_as(c, obj, REC_EVENTS_CTL_WORKLOAD,
+			    w->ev_reason, w->note);
+		else
+			ctl_emit(c, obj, NULL, w->ev_reason, w->note);
 		if (preempted)
 			preempted_written(c, w, obj);
 		else if (strncmp(w->ev_reason, "Evicted", 7) == 0 ||

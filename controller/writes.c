@@ -31,8 +31,8 @@ struct ctl_pipe_write *ctl_wl_write(ctl *c, enum ctl_pipe_kind kind,
  * events.k8s.io Event, or the next count of an identical one's series,
  * or nothing (spam filter). Events are sent with the turn's
  * writes; only real transitions call this (docs/architecture.md lesson 4). */
-void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
-    const char *message)
+static void emit(ctl *c, json_t *obj, const char *type, const char *rc,
+    const char *reason, const char *message)
 {
 	struct rec_event ev;
 	struct rec_event_write w;
@@ -50,6 +50,8 @@ void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
 	    &ev.reporting_controller);
 	if (type != NULL)
 		ev.type = type;
+	if (rc != NULL)
+		ev.reporting_controller = rc;
 	ev.reason = reason;
 	ev.message = message;
 	if (ev.kind == NULL || ev.name == NULL)
@@ -66,4 +68,16 @@ void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
 		ctl_pipe_queue(c->pipe, CTL_PIPE_EVENT_PATCH, &ctl_res_events,
 		    w.namespace_, w.name, NULL, json_incref(w.body));
 	rec_event_write_dispose(&w);
+}
+
+void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
+    const char *message)
+{
+	emit(c, obj, type, NULL, reason, message);
+}
+
+void ctl_emit_as(ctl *c, json_t *obj, const char *rc, const char *reason,
+    const char *message)
+{
+	emit(c, obj, NULL, rc, reason, message);
 }
