@@ -365,6 +365,7 @@ static void turn(ctl *c)
 	}
 	if (c->dirty_config) {
 		ctl_sync_config(c);
+		ctl_tas_sync_config(c);
 		/* Eligibility and routing may have changed for all. */
 		api_informer_foreach(c->inf[INF_WL], mark_all_workloads, c);
 	}
@@ -395,8 +396,12 @@ static void turn(ctl *c)
 	}
 	if (ctl_may_write(c) && ctl_keys_count(&c->dec.deferred) > 0)
 		ctl_announce_deferred(c, now);
-	if (ctl_may_write(c) && c->dirty_cycle)
+	if (ctl_may_write(c))
+		ctl_tas_ungate(c, now);
+	if (ctl_may_write(c) && c->dirty_cycle) {
+		ctl_tas_before_cycle(c, now);
 		ctl_run_cycle(c, now);
+	}
 	if (ctl_may_write(c) && c->rep.pending_scan) {
 		c->rep.pending_scan = false;
 		ctl_report_pending(c, now);
@@ -541,7 +546,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	c->gate.own_namespace = cfg->namespace;
 	if (ctl_feed_init(&c->feed) != CU_OK ||
 	    ctl_decide_init(&c->dec) != CU_OK ||
-	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK) {
+	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK ||
+	    ctl_tas_init(c) != CU_OK) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
@@ -813,6 +819,7 @@ void ctl_free(ctl *c)
 	ctl_leader_free(c->leader);
 	for (i = 0; i < INF__COUNT; i++)
 		api_informer_free(c->inf[i]);
+	ctl_tas_dispose(c);
 	api_client_free(c->ev_client);
 	api_client_free(c->client);
 	api_client_opts_dispose(&c->copts);

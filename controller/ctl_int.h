@@ -198,6 +198,26 @@ struct ctl_pr {
 	bool timer_init, armed;
 };
 
+/* tas.c: topology-aware scheduling. */
+struct tas_flavor;
+struct ctl_tas {
+	bool started; /* the informers below run (a flavor names a topology) */
+	api_informer *topo, *nodes, *pods;
+	struct tas_flavor *fl; /* [owned] the TAS flavors, by name */
+	size_t nfl;
+	bool dirty_rebuild;    /* the trees are built again before the cycle */
+	cu_map wls;	       /* uid -> struct tas_wl [owned] */
+	ctl_keys tas_only;     /* ClusterQueue names: every flavor is TAS */
+	ctl_keys dirty_ungate; /* {ns, Workload name}: gated pods seen */
+	/* "ns\x1fWorkload name" -> struct tas_wl_pods [owned]: the names of
+	 * the cached pods annotated with that Workload (the ungater's
+	 * index). */
+	cu_map pods_by_wl;
+	ctl_keys ungating; /* pod uid -> n: when to send again (ns) */
+	uint64_t ungated;  /* ungate writes sent */
+	struct que_tas_hook hook;
+};
+
 /* tick.c */
 struct ctl_tick {
 	ev_timer w;
@@ -245,6 +265,7 @@ struct ctl {
 	struct ctl_serve srv;
 	struct ctl_tick tick;
 	struct ctl_pr pr;
+	struct ctl_tas tas;
 
 	bool stopping;
 	void (*stop_done)(void *payload);
@@ -436,6 +457,34 @@ bool ctl_acheck_cq(
  * (AdmissionCheckNotFound, AdmissionCheckInactive) while one it names is
  * missing or not Active. */
 void ctl_acheck_sync_cq(ctl *c, const struct api_cluster_queue *cq);
+
+/* ---- tas.c ------------------------------------------------------------ */
+
+/* Init (CU_OK) and dispose (safe on a zeroed struct; before the client
+ * is freed). */
+int ctl_tas_init(ctl *c);
+void ctl_tas_dispose(ctl *c);
+/* The TAS flavors from the ResourceFlavor cache: the informers start
+ * with the first, the hook is set while there is one. */
+void ctl_tas_sync_config(ctl *c);
+/* wl [borrowed] was given to the engine: its topologyRequests are
+ * remembered, and an assignment its status holds is adopted (charged). */
+void ctl_tas_workload(ctl *c, const struct api_workload *wl);
+/* A restart adopts the ledger's decision sd [borrowed] for uid: its
+ * recorded assignments are charged without placing again. */
+void ctl_tas_adopt_recorded(ctl *c, const char *uid, const store_decision *sd);
+/* Workload uid [borrowed] is gone: its charges go. */
+void ctl_tas_forget(ctl *c, const char *uid);
+/* Before a cycle: trees rebuilt when due; charges of Workloads the
+ * engine no longer holds are released. */
+void ctl_tas_before_cycle(ctl *c, int64_t now);
+/* pa[i].topology [borrowed from the record] for uid's placed podSets. */
+void ctl_tas_fill(
+    ctl *c, const char *uid, struct adm_podset_assignment *pa, size_t n);
+/* podSet i's assignment of uid as JSON text [owned: cu_free] or NULL. */
+char *ctl_tas_ledger_text(ctl *c, const char *uid, size_t i);
+/* Ungate the gated pods of the Workloads whose pods changed. Writers. */
+void ctl_tas_ungate(ctl *c, int64_t now);
 
 /* ---- tick.c ----------------------------------------------------------- */
 

@@ -93,6 +93,7 @@ static int record_admission(ctl *c, const struct que_wl *qw,
 		ps[i].count = d->podsets[i].count;
 		ps[i].n_resources = d->podsets[i].n_uses;
 		ps[i].resources = rs[i];
+		ps[i].topology = ctl_tas_ledger_text(c, qw->uid, i);
 	}
 	memset(&sd, 0, sizeof(sd));
 	sd.uid = qw->uid;
@@ -117,6 +118,8 @@ out:
 		cu_error_set(err, CU_ENOMEM, "ledger record: out of memory");
 	for (i = 0; rs != NULL && i < d->n_podsets; i++)
 		cu_free(rs[i]);
+	for (i = 0; ps != NULL && i < d->n_podsets; i++)
+		cu_free((char *)ps[i].topology);
 	cu_free(rs);
 	cu_free(ps);
 	return rc;
@@ -199,8 +202,25 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		return;
 	}
 	has_cq = ctl_acheck_cq(c, d->cluster_queue, false, &cq);
-	rc = rec_wl_status_admit_checks(&wl, d, c->pr.cfg.enable,
-	    has_cq ? &cq.spec : NULL, now, &patch, &err);
+	{
+		/* The topology placements go with the admission. */
+		struct adm_decision td = *d;
+		struct adm_podset_assignment *pa =
+		    cu_calloc(d->n_podsets + 1, sizeof(*pa));
+
+		if (pa != NULL) {
+			memcpy(pa, d->podsets, d->n_podsets * sizeof(*pa));
+			ctl_tas_fill(c, d->uid, pa, d->n_podsets);
+			td.podsets = pa;
+		}
+		rc =
+		    pa == NULL
+			? cu_error_set(
+			      &err, CU_ENOMEM, "admission: out of memory")
+			: rec_wl_status_admit_checks(&wl, &td, c->pr.cfg.enable,
+			      has_cq ? &cq.spec : NULL, now, &patch, &err);
+		cu_free(pa);
+	}
 	if (has_cq)
 		api_cluster_queue_dispose(&cq);
 	if (rc != CU_OK || record_admission(c, qw, d, now, &err) != CU_OK) {

@@ -112,6 +112,11 @@
 #define REC_LABEL_JOB_UID "kueue.x-k8s.io/job-uid"
 #define REC_LABEL_MAX_EXEC_TIME "kueue.x-k8s.io/max-exec-time-seconds"
 #define REC_LABEL_PODSET "kueue.x-k8s.io/podset"
+/* Topology-aware scheduling: the scheduling gate a started job's pods
+ * carry when their podSet has a topologyAssignment, and the annotation
+ * naming their Workload (for the ungater). */
+#define REC_TAS_GATE "kueue.x-k8s.io/topology"
+#define REC_ANNOTATION_TAS_WORKLOAD "kueue.x-k8s.io/workload"
 #define REC_LABEL_LOCAL_QUEUE "kueue.x-k8s.io/local-queue-name"
 #define REC_LABEL_CLUSTER_QUEUE "kueue.x-k8s.io/cluster-queue-name"
 #define REC_ANNOTATION_STOPPING "kueue.x-k8s.io/stopping"

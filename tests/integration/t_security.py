@@ -71,6 +71,16 @@ USED_BY_TIMING = {
     # admission gets its pods listed for the PodsReady cause (every run of
     # t_pods_ready; here only when a Job's status lags).
     ("", "pods", "list"): "the pods of a job that waits for them",
+    # Topology-aware scheduling (t_tas): only once a ResourceFlavor names
+    # a Topology, which this scenario's flavors do not.
+    ("", "pods", "watch"): "topology-aware scheduling: pod capacity",
+    ("", "pods", "patch"): "topology-aware scheduling: the ungater",
+    ("", "nodes", "list"): "topology-aware scheduling: node capacity",
+    ("", "nodes", "watch"): "topology-aware scheduling: node capacity",
+    ("kueue.x-k8s.io", "topologies", "list"):
+        "topology-aware scheduling: levels",
+    ("kueue.x-k8s.io", "topologies", "watch"):
+        "topology-aware scheduling: levels",
 }
 
 QUEUES = """

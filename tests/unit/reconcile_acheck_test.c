@@ -164,7 +164,7 @@ Test(acheck, admission_write)
 	for (r = 0; r < sizeof(admit_rows) / sizeof(admit_rows[0]); r++) {
 		const struct admit_row *row = &admit_rows[r];
 		struct adm_flavor_use use = {"cpu", row->flavor, 1000};
-		struct adm_podset_assignment pa = {"main", 1, &use, 1};
+		struct adm_podset_assignment pa = {"main", 1, &use, 1, NULL};
 		struct adm_decision d = {0};
 		struct api_cluster_queue cq;
 		struct api_workload wl;
