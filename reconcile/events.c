@@ -790,6 +790,9 @@ void rec_events_kueue_meta(const char *kind, const char *reason,
 	static const char *const wl_warn[] = {"SecondPassFailed",
 	    "AdmissionCheckRejected", "MaximumExecutionTimeExceeded",
 	    "UnsupportedField", NULL};
+	/* Kueue's ProvisioningRequest admission check controller. */
+	static const char *const prov[] = {"ProvisioningRequestCreated",
+	    "AdmissionCheckUpdated", "FailedCreate", NULL};
 	static const char *const job_warn[] = {"JobNestingTooDeep",
 	    "WorkloadPriorityClassNotFound", "UnsupportedField", NULL};
 	const char *t = REC_EVENT_NORMAL, *c = NULL;
@@ -801,9 +804,11 @@ void rec_events_kueue_meta(const char *kind, const char *reason,
 	if (strcmp(kind, "Workload") == 0) {
 		bool pend = in_list(reason, pending);
 
-		if (pend || in_list(reason, wl_warn))
+		if (pend || in_list(reason, wl_warn) ||
+		    strcmp(reason, "FailedCreate") == 0)
 			t = REC_EVENT_WARNING;
 		c = pend || in_list(reason, sched) ? REC_EVENTS_CTL_ADMISSION
+		    : in_list(reason, prov)	   ? REC_EVENTS_CTL_PROVISIONING
 						   : REC_EVENTS_CTL_WORKLOAD;
 	} else if (strcmp(kind, "Job") == 0 || strcmp(kind, "JobSet") == 0 ||
 		   strcmp(kind, "Pod") == 0) {

@@ -727,6 +727,7 @@ bool rec_job_finished(
  * "<integration>-kueue-controller"). */
 #define REC_EVENTS_CTL_ADMISSION "kueue-admission"
 #define REC_EVENTS_CTL_WORKLOAD "kueue-workload-controller"
+#define REC_EVENTS_CTL_PROVISIONING "kueue-provisioning-request-controller"
 #define REC_EVENTS_CTL_JOB "batch/job-kueue-controller"
 #define REC_EVENTS_CTL_JOBSET "jobset.x-k8s.io/jobset-kueue-controller"
 
