@@ -41,6 +41,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "controller/certs.h"
 #include "controller/ctl_int.h"
@@ -64,7 +65,8 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_JOBSET] = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true},
 };
 
-const struct api_resource ctl_res_events = {"", "v1", "events", true};
+const struct api_resource ctl_res_events = {
+    "events.k8s.io", "v1", "events", true};
 
 /* ---- small helpers ------------------------------------------------- */
 
@@ -675,10 +677,18 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		rc = new_pipe(c, err);
 	if (rc == CU_OK) {
 		struct rec_events_opts eo;
+		char host[256];
 
+		/* reportingInstance: "<controller>-<host name>" as client-go
+		 * (the pod name when POD_NAME says it). */
 		memset(&eo, 0, sizeof(eo));
 		eo.component = "cueue-controller";
 		eo.instance = c->opts.identity;
+		if (eo.instance == NULL &&
+		    gethostname(host, sizeof(host) - 1) == 0) {
+			host[sizeof(host) - 1] = '\0';
+			eo.instance = host;
+		}
 		rc = rec_events_new(&c->events, &eo, err);
 	}
 	if (rc == CU_OK)

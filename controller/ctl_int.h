@@ -149,6 +149,11 @@ struct ctl_decide {
 	 * the Workload (ctl_announce_deferred; in insertion order). In
 	 * in_flight too. */
 	ctl_keys deferred;
+	/* Preemption victim uid -> s[0] "ns/name" of its preemptor, s[1]
+	 * the preemptor's PreemptedWorkload note, n the length of the
+	 * victim's eviction message in its Preempted note: sent once the
+	 * eviction is written. */
+	ctl_keys preemptors;
 };
 
 /* report.c: status reports. They have budgets of their own within the
@@ -416,8 +421,14 @@ int ctl_start_webhook(ctl *c, cu_error *err);
  * [borrowed] or NULL. */
 struct ctl_pipe_write *ctl_wl_write(ctl *c, enum ctl_pipe_kind kind,
     const char *ns, const char *name, json_t *patch, const char *const *owner);
-/* An Event about obj [borrowed], deduplicated (strings [borrowed]). */
+/* An Event about obj [borrowed], folded into a series when repeated
+ * (strings [borrowed]); type NULL: Kueue's type for the reason
+ * (rec_events_kueue_meta), as is the reporting controller always. */
 void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
+    const char *message);
+/* ctl_emit as reporting controller rc [static] instead of Kueue's by
+ * reason (an event two of Kueue's controllers send, e.g. Admitted). */
+void ctl_emit_as(ctl *c, json_t *obj, const char *rc, const char *reason,
     const char *message);
 
 /* ---- reconcilers.c ---------------------------------------------------- */

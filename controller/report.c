@@ -79,6 +79,21 @@ static json_t *resource_requests(ctl *c, const struct que_wl *qw)
 	return a;
 }
 
+/* The pending reason r as a [static] string for the Warning event the
+ * write announces (Kueue's event reason is the condition's reason). */
+static const char *pending_event_reason(const char *r)
+{
+	static const char *const known[] = {"WaitingForQuota",
+	    "NoMatchingFlavor", "ExceedsMaxQuota", "Misconfigured", "Suspended",
+	    "WaitingForPreemptedWorkloads", REC_REASON_WAITING_FOR_PODS_READY,
+	    "Inadmissible", NULL};
+
+	for (size_t i = 0; r != NULL && known[i] != NULL; i++)
+		if (strcmp(r, known[i]) == 0)
+			return known[i];
+	return "Pending";
+}
+
 /*
  * Writing every pending reason as it changes would cost a write per
  * Workload per cycle; users read the reason of Workloads that wait, so it
@@ -86,7 +101,9 @@ static json_t *resource_requests(ctl *c, const struct que_wl *qw)
  * most once per pending_status_period_ms while the reason stays the same
  * (a new message for it waits). A new reason (a ClusterQueue released
  * from Hold is no longer Suspended) is written as soon as the budget
- * allows.
+ * allows. Each status written announces itself with Kueue's Warning
+ * event (reason: the condition's, note: its message) and a log line;
+ * an unchanged status writes nothing and says nothing.
  */
 void ctl_report_pending(ctl *c, int64_t now)
 {
@@ -138,8 +155,19 @@ void ctl_report_pending(ctl *c, int64_t now)
 			last = ctl_keys_put(&c->rep.pending_at, CTL_K1(uid));
 			if (last != NULL)
 				last->n = now_ms;
-			ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name,
-			    patch, NULL);
+			struct ctl_pipe_write *w = ctl_wl_write(c,
+			    CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+
+			ctl_pipe_set_event(w,
+			    pending_event_reason(due[i]->s[0]),
+			    cu_strdup(due[i]->s[1] ? due[i]->s[1] : ""));
+			cu_info_kv("Workload re-queued",
+			    CU_LOGF_REF("workload", qw->ns, qw->name),
+			    CU_LOGF_REF("clusterQueue", NULL,
+				qw->cq != NULL ? qw->cq->name : ""),
+			    CU_LOGF_REF("localQueue", qw->ns, qw->queue_name),
+			    CU_LOGF_S("reason", due[i]->s[0]),
+			    CU_LOGF_S("message", due[i]->s[1]));
 		}
 		json_decref(requests);
 		api_workload_dispose(&wl);
