@@ -4,7 +4,8 @@
  * far cueue acts on each (supported, partial, not yet): the Configuration,
  * the ClusterQueue and Cohort specs, and the LocalQueue and Workload fields
  * known to differ. Also the feature gates Kueue accepts, and the ClusterQueue
- * spec fields set on an object that cueue does not act on (ctl_cq_unsupported).
+ * spec fields set on an object that cueue does not act on (ctl_cq_unsupported),
+ * and Kueue's metric families cueue does not export (kind "Metric").
  * The configuration loader warns from this table, `cueue-controller
  * --compat-table` prints it, and a test checks README's "Kueue
  * compatibility" table against that output. See controller/config.h.
@@ -126,6 +127,30 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.requeueState", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.reclaimablePods", S, CTL_COMPAT_WARN_NEVER, ""},
+    /* Kueue's metric families cueue does not export (pkg/metrics). */
+    {"Metric", "multikueue_workloads_dispatched_total", N,
+	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
+    {"Metric", "multikueue_workloads_admitted_total", N,
+	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
+    {"Metric", "kueue_pending_scheduling_hashes", N, CTL_COMPAT_WARN_TABLE_ONLY,
+	"no scheduling equivalence hashing: every head is tried"},
+    {"Metric", "kueue_preemption_target_recomputations_total", N,
+	CTL_COMPAT_WARN_TABLE_ONLY,
+	"overlapping preemption targets are not recomputed: the Workload "
+	"waits for the next cycle"},
+    {"Metric", "kueue_admission_cycle_preemption_skips", N,
+	CTL_COMPAT_WARN_TABLE_ONLY, "not yet counted"},
+    {"Metric", "kueue_pod_scheduling_gate_removal_seconds", N,
+	CTL_COMPAT_WARN_TABLE_ONLY, "no Pod integration: no scheduling gates"},
+    {"Metric", "kueue_workload_creation_latency_seconds", N,
+	CTL_COMPAT_WARN_TABLE_ONLY, "not yet measured"},
+    {"Metric", "kueue_unadmitted_workloads", N, CTL_COMPAT_WARN_TABLE_ONLY,
+	"not yet counted (the reasons are in the QuotaReserved condition)"},
+    {"Metric", "kueue_local_queue_unadmitted_workloads", N,
+	CTL_COMPAT_WARN_TABLE_ONLY,
+	"not yet counted (the reasons are in the QuotaReserved condition)"},
+    {"Metric", "kueue_cluster_queue_resource_pending", N,
+	CTL_COMPAT_WARN_TABLE_ONLY, "not yet summed"},
 };
 
 const size_t ctl_compat_count =

@@ -539,7 +539,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	c->gate.own_namespace = cfg->namespace;
 	if (ctl_feed_init(&c->feed) != CU_OK ||
 	    ctl_decide_init(&c->dec) != CU_OK ||
-	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK) {
+	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK ||
+	    ctl_wm_init(c) != CU_OK) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
@@ -822,5 +823,6 @@ void ctl_free(ctl *c)
 	ctl_decide_dispose(&c->dec);
 	ctl_report_dispose(&c->rep);
 	ctl_pr_dispose(c);
+	ctl_wm_dispose(c);
 	cu_free(c);
 }
