@@ -144,13 +144,6 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_TABLE_ONLY, "no Pod integration: no scheduling gates"},
     {"Metric", "kueue_workload_creation_latency_seconds", N,
 	CTL_COMPAT_WARN_TABLE_ONLY, "not yet measured"},
-    {"Metric", "kueue_unadmitted_workloads", N, CTL_COMPAT_WARN_TABLE_ONLY,
-	"not yet counted (the reasons are in the QuotaReserved condition)"},
-    {"Metric", "kueue_local_queue_unadmitted_workloads", N,
-	CTL_COMPAT_WARN_TABLE_ONLY,
-	"not yet counted (the reasons are in the QuotaReserved condition)"},
-    {"Metric", "kueue_cluster_queue_resource_pending", N,
-	CTL_COMPAT_WARN_TABLE_ONLY, "not yet summed"},
 };
 
 const size_t ctl_compat_count =

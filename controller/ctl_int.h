@@ -201,6 +201,10 @@ struct ctl_pr {
  * LocalQueue gauge (the kueue_*finished_workloads gauges). */
 struct ctl_wm {
 	ctl_keys finished;
+	/* {ns, name} of the Workloads not admitted -> s[0] their
+	 * ClusterQueue, s[1] "reason\x1funderlying cause\x1fLocalQueue",
+	 * n 1 when counted in the LocalQueue gauge (kueue_*unadmitted_*). */
+	ctl_keys unadmitted;
 	int64_t started_ns; /* wall clock at start */
 };
 
@@ -469,7 +473,7 @@ void ctl_wm_ready(ctl *c, const struct api_workload *wl, double queued_s,
  * [borrowed] as cached, NULL when gone. A Workload first seen finished
  * counts in the finished gauges (and, when it finished while this
  * process ran, the finished counters and execution time); one gone
- * leaves them. */
+ * leaves them. The unadmitted gauges follow its conditions. */
 void ctl_wm_seen(ctl *c, const char *const *key, const struct api_workload *wl);
 /* A deleted ClusterQueue or LocalQueue [borrowed]: its series go. */
 void ctl_wm_forget_cq(ctl *c, const char *name);

@@ -366,6 +366,62 @@ static void cq_info(ctl *c, const struct que_cq *cq)
 	    CTL_LV(cq->name, parent, root), 1.0);
 }
 
+/* kueue_cluster_queue_resource_pending: what the pending workloads of cq
+ * (its heap and parked ones) request, per resource, 0 for the resources
+ * it has quota for. Walks them: only with enableClusterQueueResources, in
+ * the status pass, which walks them for the LocalQueue counts too. */
+#define PENDING_RES_MAX 32
+struct res_sum {
+	uint32_t res;
+	int64_t milli;
+};
+
+static void res_add(struct res_sum *v, size_t *n, uint32_t res, int64_t milli)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (v[i].res == res) {
+			v[i].milli = v[i].milli > INT64_MAX - milli
+					 ? INT64_MAX
+					 : v[i].milli + milli;
+			return;
+		}
+	if (*n < PENDING_RES_MAX)
+		v[(*n)++] = (struct res_sum){res, milli};
+}
+
+static void res_add_wl(struct res_sum *v, size_t *n, const struct que_wl *wl)
+{
+	uint32_t ps, r;
+
+	for (ps = 0; ps < wl->n_podsets; ps++)
+		for (r = 0; r < wl->podsets[ps].n_req; r++)
+			res_add(v, n, wl->podsets[ps].req[r].res,
+			    wl->podsets[ps].req[r].total);
+}
+
+static void cq_pending_metrics(ctl *c, const struct que_cq *cq)
+{
+	struct res_sum v[PENDING_RES_MAX];
+	size_t n = 0, i;
+	uint32_t fr, nfr = que_fr_count(c->st);
+	const struct que_wl *wl;
+
+	for (fr = 0; fr < nfr && fr < cq->node.ncells; fr++)
+		if (cq->node.cells[fr].q.defined)
+			res_add(v, &n, que_fr_resource(c->st, fr), 0);
+	for (i = 0; i < cq->n_heap; i++)
+		res_add_wl(v, &n, cq->heap[i]);
+	wl = cq->inadmissible.head;
+	for (i = 0; i < cq->inadmissible.n && wl != NULL; i++, wl = wl->next)
+		res_add_wl(v, &n, wl);
+	for (i = 0; i < n; i++)
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_RESOURCE_PENDING,
+		    CTL_LV(cq->name, que_resource_name(c->st, v[i].res)),
+		    milli_to_units(v[i].milli));
+}
+
 /* Kueue's per-ClusterQueue gauges: status and, per flavor and resource,
  * nominal quota, reservation and usage (in units: cores, bytes). */
 static void cq_metrics(ctl *c, struct que_cq *cq)
@@ -417,6 +473,8 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
 		    CTL_LV(cohort, cq->name, fl, rs),
 		    milli_to_units(cell->usage));
 	}
+	if (c->cfg->metrics.enable_cluster_queue_resources)
+		cq_pending_metrics(c, cq);
 	/* As Kueue: with the resource metrics, when fair sharing is on. */
 	if (c->cfg->metrics.enable_cluster_queue_resources &&
 	    que_fair_sharing(c->st)->enable)

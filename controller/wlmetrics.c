@@ -3,17 +3,22 @@
  * controller/wlmetrics.c - Kueue's per-Workload metrics, fed where the
  * event happens: a quota reservation or an admission answered, an
  * eviction written, an eviction's quota released, a Workload first seen
- * finished or gone; and the series of a deleted ClusterQueue or
- * LocalQueue removed. Each call costs O(1) (plus the cohort depth for the
- * cohort subtree counters): nothing here walks the Workloads.
+ * finished or gone, its unadmitted status changed; and the series of a
+ * deleted ClusterQueue or LocalQueue removed. Each call costs O(1) (plus the
+ * cohort depth for the cohort subtree counters): nothing here walks the
+ * Workloads.
  *
  * Labels follow Kueue: priority_class is spec.priorityClassRef.name ("" when
  * unset); the LocalQueue families only with metrics.localQueueMetrics (and
  * the LocalQueue in its localQueueSelector).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "controller/ctl_int.h"
+
+/* reason, underlying cause and LocalQueue name, with two separators */
+#define CTL_WM_STATUS_LEN 1024
 
 static const char *jstr(json_t *obj, const char *a, const char *b)
 {
@@ -241,7 +246,8 @@ static bool execution_time(const struct api_workload *wl, double *out)
 	return true;
 }
 
-void ctl_wm_seen(ctl *c, const char *const *key, const struct api_workload *wl)
+static void finished_seen(
+    ctl *c, const char *const *key, const struct api_workload *wl)
 {
 	struct ctl_kent *e = ctl_keys_get(&c->wm.finished, key);
 	const struct api_condition *fi =
@@ -296,6 +302,118 @@ void ctl_wm_seen(ctl *c, const char *const *key, const struct api_workload *wl)
 		    CTL_LV(l.lq, l.ns, l.pc), xs);
 }
 
+/* ---- unadmitted Workloads -------------------------------------------- */
+
+#define SEP '\x1f'
+
+/* Add d to the unadmitted gauges of entry e; a series at 0 goes. */
+static void unadmitted_add(ctl *c, const struct ctl_kent *e, double d)
+{
+	char buf[CTL_WM_STATUS_LEN];
+	char *reason = buf, *cause, *lq;
+	double v;
+
+	if (c->metrics == NULL)
+		return;
+	snprintf(buf, sizeof(buf), "%s", e->s[1]);
+	cause = strchr(reason, SEP);
+	lq = cause != NULL ? strchr(cause + 1, SEP) : NULL;
+	if (cause == NULL || lq == NULL)
+		return;
+	*cause++ = '\0';
+	*lq++ = '\0';
+	ctl_metric_gauge_add(c->metrics, CTL_M_UNADMITTED_WORKLOADS,
+	    CTL_LV(e->s[0], reason, cause), d);
+	if (ctl_metric_value(&v, c->metrics, CTL_M_UNADMITTED_WORKLOADS,
+		CTL_LV(e->s[0], reason, cause)) == CU_OK &&
+	    v <= 0)
+		(void)ctl_metric_remove(c->metrics, CTL_M_UNADMITTED_WORKLOADS,
+		    CTL_LV(e->s[0], reason, cause));
+	if (!e->n)
+		return;
+	ctl_metric_gauge_add(c->metrics, CTL_M_LOCAL_QUEUE_UNADMITTED_WORKLOADS,
+	    CTL_LV(lq, e->k[0], e->s[0], reason, cause), d);
+	if (ctl_metric_value(&v, c->metrics,
+		CTL_M_LOCAL_QUEUE_UNADMITTED_WORKLOADS,
+		CTL_LV(lq, e->k[0], e->s[0], reason, cause)) == CU_OK &&
+	    v <= 0)
+		(void)ctl_metric_remove(c->metrics,
+		    CTL_M_LOCAL_QUEUE_UNADMITTED_WORKLOADS,
+		    CTL_LV(lq, e->k[0], e->s[0], reason, cause));
+}
+
+/* Kueue's unadmitted status of wl [borrowed; NULL: gone] into status
+ * ("reason SEP cause SEP LocalQueue"): false when it is admitted,
+ * finished, being deleted, deactivated or gone. */
+static bool unadmitted_status(
+    const struct api_workload *wl, char *status, size_t size)
+{
+	const struct api_condition *ad, *qr;
+	const char *cause;
+
+	if (wl == NULL || wl->meta.has_deletion ||
+	    (wl->spec.has_active && !wl->spec.active) ||
+	    api_conditions_true(&wl->status.conditions, REC_COND_ADMITTED) ||
+	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED))
+		return false;
+	ad = api_conditions_find(&wl->status.conditions, REC_COND_ADMITTED);
+	qr = api_conditions_find(
+	    &wl->status.conditions, REC_COND_QUOTA_RESERVED);
+	cause = qr == NULL		      ? "PendingEvaluation"
+		: qr->status == API_COND_TRUE ? ""
+					      : or_empty(qr->reason);
+	snprintf(status, size, "%s%c%s%c%s",
+	    ad != NULL && ad->reason != NULL ? ad->reason : "NoReservation",
+	    SEP, cause, SEP, or_empty(wl->spec.queue_name));
+	return true;
+}
+
+static void unadmitted_seen(
+    ctl *c, const char *const *key, const struct api_workload *wl)
+{
+	char status[CTL_WM_STATUS_LEN];
+	struct ctl_kent *e = ctl_keys_get(&c->wm.unadmitted, key);
+	bool is = unadmitted_status(wl, status, sizeof(status));
+	const char *cq = "";
+	bool lq_on = false;
+
+	if (is) {
+		const struct que_lq *lq =
+		    wl->spec.queue_name != NULL
+			? que_lq_get(c->st, key[0], wl->spec.queue_name)
+			: NULL;
+		json_t *lqobj = lq != NULL && c->inf[INF_LQ] != NULL
+				    ? api_informer_get(c->inf[INF_LQ], key[0],
+					  wl->spec.queue_name)
+				    : NULL;
+
+		cq = lq != NULL ? or_empty(lq->cq_name) : "";
+		lq_on = lqobj != NULL && ctl_lq_metrics_on(c, lqobj);
+	}
+	if (e != NULL && is && strcmp(e->s[0], cq) == 0 &&
+	    strcmp(e->s[1], status) == 0 && (e->n != 0) == lq_on)
+		return;
+	if (e != NULL) {
+		unadmitted_add(c, e, -1.0);
+		ctl_keys_del(&c->wm.unadmitted, key);
+	}
+	if (!is || (e = ctl_keys_put(&c->wm.unadmitted, key)) == NULL)
+		return;
+	if (ctl_keys_set_str(e, 0, cq) != CU_OK ||
+	    ctl_keys_set_str(e, 1, status) != CU_OK) {
+		ctl_keys_del(&c->wm.unadmitted, key);
+		return;
+	}
+	e->n = lq_on;
+	unadmitted_add(c, e, 1.0);
+}
+
+void ctl_wm_seen(ctl *c, const char *const *key, const struct api_workload *wl)
+{
+	unadmitted_seen(c, key, wl);
+	finished_seen(c, key, wl);
+}
+
 /* ---- deleted queues -------------------------------------------------- */
 
 void ctl_wm_forget_cq(ctl *c, const char *name)
@@ -318,6 +436,7 @@ void ctl_wm_forget_lq(ctl *c, const char *ns, const char *name)
 int ctl_wm_init(ctl *c)
 {
 	ctl_keys_init(&c->wm.finished, 2);
+	ctl_keys_init(&c->wm.unadmitted, 2);
 	c->wm.started_ns = cu_time_now_ns();
 	return CU_OK;
 }
@@ -325,4 +444,5 @@ int ctl_wm_init(ctl *c)
 void ctl_wm_dispose(ctl *c)
 {
 	ctl_keys_dispose(&c->wm.finished);
+	ctl_keys_dispose(&c->wm.unadmitted);
 }

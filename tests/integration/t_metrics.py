@@ -364,6 +364,10 @@ def scrape_after_scenario(s):
         ("kueue_cluster_queue_nominal_quota",
          dict(cohort="co", cluster_queue="a", flavor="default-flavor",
               resource="cpu"), 2),
+        ("kueue_cluster_queue_resource_pending",
+         dict(cluster_queue="a", resource="cpu"), 10),
+        ("kueue_cluster_queue_resource_pending",
+         dict(cluster_queue="b", resource="cpu"), 0),
         ("kueue_cluster_queue_borrowing_limit",
          dict(cluster_queue="a", resource="cpu"), float("inf")),
         ("kueue_local_queue_resource_usage",
@@ -437,6 +441,18 @@ def scrape_after_scenario(s):
             bad.append("%s%r = %r, want %r" % (name, labels, got, w))
     if bad:
         raise Failure("values:\n  " + "\n  ".join(bad))
+    # Unadmitted: the Workload that never fits, whatever its reasons; none
+    # in b (its Workloads finished).
+    def unadmitted(fam, **labels):
+        return sum(v for _, ls, v in fams.get(fam, {}).get("samples", [])
+                   if all(ls.get(k) == w for k, w in labels.items()))
+    eq(unadmitted("kueue_unadmitted_workloads", cluster_queue="a"), 1,
+       "unadmitted in a")
+    eq(unadmitted("kueue_unadmitted_workloads", cluster_queue="b"), 0,
+       "unadmitted in b")
+    eq(unadmitted("kueue_local_queue_unadmitted_workloads",
+                  namespace="team-a", cluster_queue="a"), 1,
+       "unadmitted in team-a/lq")
     # Admission attempts: one per cycle, some of them successes.
     check((value(fams, "kueue_admission_attempts_total",
                  result="success") or 0) >= 3, "successful attempts")
