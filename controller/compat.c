@@ -142,8 +142,6 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_TABLE_ONLY, "not yet counted"},
     {"Metric", "kueue_pod_scheduling_gate_removal_seconds", N,
 	CTL_COMPAT_WARN_TABLE_ONLY, "no Pod integration: no scheduling gates"},
-    {"Metric", "kueue_workload_creation_latency_seconds", N,
-	CTL_COMPAT_WARN_TABLE_ONLY, "not yet measured"},
 };
 
 const size_t ctl_compat_count =

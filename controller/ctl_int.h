@@ -475,6 +475,9 @@ void ctl_wm_ready(ctl *c, const struct api_workload *wl, double queued_s,
  * process ran, the finished counters and execution time); one gone
  * leaves them. The unadmitted gauges follow its conditions. */
 void ctl_wm_seen(ctl *c, const char *const *key, const struct api_workload *wl);
+/* Workload wl [borrowed: the create's answer] was created for its job:
+ * kueue_workload_creation_latency_seconds. */
+void ctl_wm_created(ctl *c, json_t *wl);
 /* A deleted ClusterQueue or LocalQueue [borrowed]: its series go. */
 void ctl_wm_forget_cq(ctl *c, const char *name);
 void ctl_wm_forget_lq(ctl *c, const char *ns, const char *name);

@@ -560,6 +560,8 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 	else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND)
 		cu_warn("write %s: %d %s %s", resp->path, resp->code,
 		    resp->reason, resp->message);
+	if (w->kind == CTL_PIPE_WL_CREATE && resp->err == CU_OK)
+		ctl_wm_created(c, resp->body);
 }
 
 int ctl_decide_init(struct ctl_decide *d)

@@ -38,7 +38,12 @@ static const double b_fast[] = {0.0001, 0.0002, 0.0004, 0.0008, 0.0016, 0.0032,
     0.0064, 0.0128, 0.0256, 0.0512, 0.1024, 0.2048, 0.4096, 0.8192, 1.6384,
     3.2768};
 
+/* Kueue's workload creation latency: 0.01 doubling, 11 bounds. */
+static const double b_exp001[] = {
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24};
+
 #define BUCKETS_NONE NULL, 0
+#define BUCKETS_EXP001 b_exp001, ARRAY_LEN(b_exp001)
 #define BUCKETS_KUEUE14 b_kueue16, 14
 #define BUCKETS_KUEUE16 b_kueue16, 16
 #define BUCKETS_DEFAULT b_default, ARRAY_LEN(b_default)

@@ -408,6 +408,48 @@ static void unadmitted_seen(
 	unadmitted_add(c, e, 1.0);
 }
 
+/* ---- created Workloads ---------------------------------------------- */
+
+void ctl_wm_created(ctl *c, json_t *wl)
+{
+	json_t *refs =
+	    json_object_get(json_object_get(wl, "metadata"), "ownerReferences");
+	const char *ns = jstr(wl, "metadata", "namespace");
+	const char *kind = NULL, *name = NULL, *ts;
+	json_t *r, *job = NULL;
+	int64_t job_ns, wl_ns;
+	size_t i;
+	cu_error err;
+
+	if (c->metrics == NULL || ns == NULL)
+		return;
+	json_array_foreach(refs, i, r)
+	{
+		if (!json_is_true(json_object_get(r, "controller")))
+			continue;
+		kind = json_string_value(json_object_get(r, "kind"));
+		name = json_string_value(json_object_get(r, "name"));
+		break;
+	}
+	if (kind != NULL && name != NULL && strcmp(kind, "Job") == 0 &&
+	    c->inf[INF_JOB] != NULL)
+		job = api_informer_get(c->inf[INF_JOB], ns, name);
+	else if (kind != NULL && name != NULL && strcmp(kind, "JobSet") == 0 &&
+		 c->inf[INF_JOBSET] != NULL)
+		job = api_informer_get(c->inf[INF_JOBSET], ns, name);
+	/* As Kueue: jobs of generation 1 only (not one changed since). */
+	if (job == NULL ||
+	    json_integer_value(json_object_get(
+		json_object_get(job, "metadata"), "generation")) > 1 ||
+	    (ts = jstr(job, "metadata", "creationTimestamp")) == NULL ||
+	    cu_time_parse(ts, &job_ns, &err) != CU_OK ||
+	    (ts = jstr(wl, "metadata", "creationTimestamp")) == NULL ||
+	    cu_time_parse(ts, &wl_ns, &err) != CU_OK)
+		return;
+	ctl_metric_observe(c->metrics, CTL_M_WORKLOAD_CREATION_LATENCY_SECONDS,
+	    CTL_LV(kind), cu_ns_to_secs(wl_ns - job_ns));
+}
+
 void ctl_wm_seen(ctl *c, const char *const *key, const struct api_workload *wl)
 {
 	unadmitted_seen(c, key, wl);

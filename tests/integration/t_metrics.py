@@ -428,6 +428,9 @@ def scrape_after_scenario(s):
          dict(cluster_queue="b", priority_class="high"), 2),
         ("kueue_local_queue_execution_time_seconds_count",
          dict(name="lq", namespace="team-b", priority_class="high"), 2),
+        # the job framework: every Job got its Workload
+        ("kueue_workload_creation_latency_seconds_count",
+         dict(job_kind="Job"), 6),
         # pods ready (the scheduler stand-in's pods are ready at once)
         ("kueue_ready_wait_time_seconds_count",
          dict(cluster_queue="b", priority_class="high"), 2),
