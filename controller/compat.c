@@ -138,8 +138,6 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_TABLE_ONLY,
 	"overlapping preemption targets are not recomputed: the Workload "
 	"waits for the next cycle"},
-    {"Metric", "kueue_admission_cycle_preemption_skips", N,
-	CTL_COMPAT_WARN_TABLE_ONLY, "not yet counted"},
     {"Metric", "kueue_pod_scheduling_gate_removal_seconds", N,
 	CTL_COMPAT_WARN_TABLE_ONLY, "no Pod integration: no scheduling gates"},
 };

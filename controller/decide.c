@@ -418,6 +418,21 @@ void ctl_run_cycle(ctl *c, int64_t now)
 		    CTL_M_ADMISSION_ATTEMPT_DURATION_SECONDS, CTL_LV(res),
 		    took);
 	}
+	/* As Kueue: set for the ClusterQueues that had skips this cycle. */
+	for (i = 0; c->metrics != NULL && i < r.n_skipped; i++) {
+		size_t j, n = 0;
+
+		for (j = 0; j < r.n_skipped; j++)
+			if (strcmp(r.skipped[j], r.skipped[i]) == 0) {
+				if (j < i)
+					break; /* counted at its first */
+				n++;
+			}
+		if (n > 0)
+			ctl_metric_set(c->metrics,
+			    CTL_M_ADMISSION_CYCLE_PREEMPTION_SKIPS,
+			    CTL_LV(r.skipped[i]), (double)n);
+	}
 	/* Heads that were requeued may fit after the writes land; the
 	 * engine asks for more work through its own dirty flags. Decisions
 	 * withdrawn because the cache is behind our own write (decide_admit)

@@ -36,6 +36,9 @@ NOT_REACHED = {
         "no admission checks here (t_admission_checks)",
     "kueue_local_queue_admission_checks_wait_time_seconds":
         "no admission checks here; not exported yet",
+    "kueue_admission_cycle_preemption_skips":
+        "needs two preemptors with overlapping targets in one cycle "
+        "(admission_kueue_test)",
     "kueue_cluster_queue_weighted_share": "fair sharing off here "
                                           "(t_fair_sharing)",
     "kueue_cohort_weighted_share": "fair sharing off here (t_fair_sharing)",
