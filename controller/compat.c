@@ -85,8 +85,9 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "resources.quotaCheckStrategy", N, CTL_COMPAT_WARN_IF_SET,
 	"quota is checked per flavor and resource"},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
-	"DisableWaitForPodsReady only; other known gates warn, unknown ones "
-	"are refused"},
+	"DisableWaitForPodsReady, and the metric gates MetricsForCohorts, "
+	"MetricForWorkloadCreationLatency, UnadmittedWorkloadsObservability; "
+	"other known gates warn, unknown ones are refused"},
     {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
 	"finished and deactivated Workloads are kept"},
     {"Configuration", "visibilityServer", N, CTL_COMPAT_WARN_IF_SET,
@@ -298,7 +299,18 @@ bool ctl_compat_gate_known(const char *name)
 
 bool ctl_compat_gate_honoured(const char *name)
 {
-	return strcmp(name, "DisableWaitForPodsReady") == 0;
+	static const char *const honoured[] = {
+	    "DisableWaitForPodsReady",
+	    "MetricForWorkloadCreationLatency",
+	    "MetricsForCohorts",
+	    "UnadmittedWorkloadsObservability",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(honoured) / sizeof(honoured[0]); i++)
+		if (strcmp(name, honoured[i]) == 0)
+			return true;
+	return false;
 }
 
 int ctl_compat_markdown(cu_buf *out, cu_error *err)

@@ -356,6 +356,8 @@ static void cq_info(ctl *c, const struct que_cq *cq)
 	double have;
 	size_t i;
 
+	if (!c->cfg->metrics.cohorts)
+		return;
 	if (ctl_metric_value(&have, c->metrics, CTL_M_CLUSTER_QUEUE_INFO,
 		CTL_LV(cq->name, parent, root)) == CU_OK)
 		return;
@@ -1071,7 +1073,7 @@ void ctl_report_queues(ctl *c, int64_t now_ms)
 	write_lq_status(c);
 	if (c->inf[INF_COHORT] != NULL)
 		api_informer_foreach(c->inf[INF_COHORT], write_one_cohort, c);
-	if (c->metrics != NULL)
+	if (c->metrics != NULL && c->cfg->metrics.cohorts)
 		write_cohort_metrics(c);
 	report_flush(c, now_ms);
 }

@@ -100,7 +100,9 @@ void ctl_wm_admitted(ctl *c, const struct ctl_wm_labels *l, double wait_s)
 	ctl_metric_observe(c->metrics, CTL_M_ADMISSION_WAIT_TIME_SECONDS,
 	    CTL_LV(l->cq, l->pc), wait_s);
 	/* Every cohort above the ClusterQueue (none in a cycle). */
-	cq = l->cq[0] != '\0' ? que_cq_get(c->st, l->cq) : NULL;
+	cq = l->cq[0] != '\0' && c->cfg->metrics.cohorts
+		 ? que_cq_get(c->st, l->cq)
+		 : NULL;
 	for (co = cq != NULL ? cq->node.parent : NULL;
 	     co != NULL && !co->in_cycle; co = co->node.parent)
 		ctl_metric_inc(c->metrics,
@@ -213,15 +215,25 @@ void ctl_wm_ready(ctl *c, const struct api_workload *wl, double queued_s,
 /* The finished set: {ns, name} -> s[0] ClusterQueue, s[1] LocalQueue
  * name, n 1 when counted in the LocalQueue gauge. */
 
+/* Add d to a gauge, never below 0: the series of a deleted queue go
+ * (ctl_wm_forget_*) while the set still holds its Workloads. */
+static void add_floor0(
+    ctl *c, enum ctl_metric_id id, const char *const *lv, size_t nlv, double d)
+{
+	double v;
+
+	ctl_metric_gauge_add(c->metrics, id, lv, nlv, d);
+	if (ctl_metric_value(&v, c->metrics, id, lv, nlv) == CU_OK && v < 0)
+		ctl_metric_set(c->metrics, id, lv, nlv, 0.0);
+}
+
 static void finished_gauges(ctl *c, const struct ctl_kent *e, double d)
 {
 	if (c->metrics == NULL)
 		return;
-	ctl_metric_gauge_add(
-	    c->metrics, CTL_M_FINISHED_WORKLOADS, CTL_LV(e->s[0]), d);
+	add_floor0(c, CTL_M_FINISHED_WORKLOADS, CTL_LV(e->s[0]), d);
 	if (e->n)
-		ctl_metric_gauge_add(c->metrics,
-		    CTL_M_LOCAL_QUEUE_FINISHED_WORKLOADS,
+		add_floor0(c, CTL_M_LOCAL_QUEUE_FINISHED_WORKLOADS,
 		    CTL_LV(e->s[1], e->k[0]), d);
 }
 
@@ -344,14 +356,16 @@ static void unadmitted_add(ctl *c, const struct ctl_kent *e, double d)
 
 /* Kueue's unadmitted status of wl [borrowed; NULL: gone] into status
  * ("reason SEP cause SEP LocalQueue"): false when it is admitted,
- * finished, being deleted, deactivated or gone. */
+ * finished, being deleted, deactivated or gone, or with the
+ * UnadmittedWorkloadsObservability gate off. */
 static bool unadmitted_status(
-    const struct api_workload *wl, char *status, size_t size)
+    ctl *c, const struct api_workload *wl, char *status, size_t size)
 {
 	const struct api_condition *ad, *qr;
 	const char *cause;
 
 	if (wl == NULL || wl->meta.has_deletion ||
+	    !c->cfg->metrics.unadmitted ||
 	    (wl->spec.has_active && !wl->spec.active) ||
 	    api_conditions_true(&wl->status.conditions, REC_COND_ADMITTED) ||
 	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED))
@@ -373,7 +387,7 @@ static void unadmitted_seen(
 {
 	char status[CTL_WM_STATUS_LEN];
 	struct ctl_kent *e = ctl_keys_get(&c->wm.unadmitted, key);
-	bool is = unadmitted_status(wl, status, sizeof(status));
+	bool is = unadmitted_status(c, wl, status, sizeof(status));
 	const char *cq = "";
 	bool lq_on = false;
 
@@ -421,7 +435,8 @@ void ctl_wm_created(ctl *c, json_t *wl)
 	size_t i;
 	cu_error err;
 
-	if (c->metrics == NULL || ns == NULL)
+	if (c->metrics == NULL || ns == NULL ||
+	    !c->cfg->metrics.creation_latency)
 		return;
 	json_array_foreach(refs, i, r)
 	{

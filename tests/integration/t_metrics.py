@@ -498,5 +498,63 @@ def scrape_after_scenario(s):
     ctl.stop()
 
 
+@case("families-gated-off", simulate="jobs")
+def families_gated_off(s):
+    """Kueue's options and gates turned off take their families away:
+    enableClusterQueueResources (quota, usage, pending resources),
+    localQueueMetrics.enable (every kueue_local_queue_*), and the gates
+    MetricsForCohorts, MetricForWorkloadCreationLatency and
+    UnadmittedWorkloadsObservability."""
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", s.file("setup.yaml", SETUP))
+    s.namespace("team-a")
+    post(s, KQ + "/namespaces/team-a/localqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "metadata": {"name": "lq", "namespace": "team-a"},
+        "spec": {"clusterQueue": "a"}})
+    port = free_port()
+    cfg = CONTROLLER_CONFIG.replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n'
+        '  localQueueMetrics:\n    enable: false' % port) + (
+        "integrations:\n  frameworks: [\"batch/job\"]\n"
+        "featureGates:\n  MetricsForCohorts: false\n"
+        "  MetricForWorkloadCreationLatency: false\n"
+        "  UnadmittedWorkloadsObservability: false\n")
+    ctl = Controller(s, config=cfg)
+    post(s, "/apis/batch/v1/namespaces/team-a/jobs",
+         job("team-a", "one", "low"))
+    post(s, "/apis/batch/v1/namespaces/team-a/jobs",
+         job("team-a", "huge", "low", cpu="10"))
+
+    def scraped():
+        try:
+            fams = parse(scrape(port))
+        except OSError:  # not listening yet
+            return None
+        return fams if (value(fams, "kueue_admitted_workloads_total",
+                              cluster_queue="a") == 1 and
+                        value(fams, "kueue_pending_workloads",
+                              cluster_queue="a", status="inadmissible") == 1
+                        ) else None
+    fams = wait_for(scraped, 30, interval=0.5, what="one admitted, one "
+                    "inadmissible")
+    gone = sorted(n for n in fams if n.startswith((
+        "kueue_local_queue_", "kueue_cohort_", "kueue_unadmitted_",
+        "kueue_workload_creation_latency_")) or n in (
+        "kueue_cluster_queue_info", "kueue_cluster_queue_nominal_quota",
+        "kueue_cluster_queue_borrowing_limit",
+        "kueue_cluster_queue_lending_limit",
+        "kueue_cluster_queue_resource_usage",
+        "kueue_cluster_queue_resource_reservation",
+        "kueue_cluster_queue_resource_pending"))
+    eq(gone, [], "families exported though turned off")
+    for name in ("kueue_cluster_queue_status", "kueue_admitted_active_workloads",
+                 "kueue_quota_reserved_workloads_total", "process_open_fds"):
+        check(name in fams, "%s missing" % name)
+    ctl.stop()
+
+
 if __name__ == "__main__":
     run_cases()
