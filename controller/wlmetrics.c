@@ -52,7 +52,7 @@ void ctl_wm_labels_json(
 	lq = l->lq[0] != '\0' && c->inf[INF_LQ] != NULL
 		 ? api_informer_get(c->inf[INF_LQ], l->ns, l->lq)
 		 : NULL;
-	l->lq_on = lq != NULL && ctl_lq_metrics_on(c, lq);
+	l->lq_on = lq != NULL && ctl_lq_reported(c, lq);
 }
 
 void ctl_wm_labels(ctl *c, struct ctl_wm_labels *l,
@@ -67,7 +67,7 @@ void ctl_wm_labels(ctl *c, struct ctl_wm_labels *l,
 	lq = l->lq[0] != '\0' && c->inf[INF_LQ] != NULL
 		 ? api_informer_get(c->inf[INF_LQ], l->ns, l->lq)
 		 : NULL;
-	l->lq_on = lq != NULL && ctl_lq_metrics_on(c, lq);
+	l->lq_on = lq != NULL && ctl_lq_reported(c, lq);
 }
 
 void ctl_wm_quota_reserved(ctl *c, const struct ctl_wm_labels *l, double wait_s)
@@ -402,7 +402,7 @@ static void unadmitted_seen(
 				    : NULL;
 
 		cq = lq != NULL ? or_empty(lq->cq_name) : "";
-		lq_on = lqobj != NULL && ctl_lq_metrics_on(c, lqobj);
+		lq_on = lqobj != NULL && ctl_lq_reported(c, lqobj);
 	}
 	if (e != NULL && is && strcmp(e->s[0], cq) == 0 &&
 	    strcmp(e->s[1], status) == 0 && (e->n != 0) == lq_on)

@@ -35,7 +35,9 @@ NOT_REACHED = {
     "kueue_admission_checks_wait_time_seconds":
         "no admission checks here (t_admission_checks)",
     "kueue_local_queue_admission_checks_wait_time_seconds":
-        "no admission checks here; not exported yet",
+        "no admission checks here (t_admission_checks)",
+    "kueue_pod_scheduling_gate_removal_seconds":
+        "topology-aware scheduling only (t_tas)",
     "kueue_admission_cycle_preemption_skips":
         "needs two preemptors with overlapping targets in one cycle "
         "(admission_kueue_test)",
