@@ -34,6 +34,8 @@
  *   podsready.c waitForPodsReady: the pods' own cause of a job that waits
  *              (on-demand LIST), blockAdmission's admitted-not-ready set
  *              (struct ctl_pr)
+ *   wlmetrics.c Kueue's per-Workload metrics where the event happens, the
+ *              finished and unadmitted gauges' sets (struct ctl_wm)
  *
  * Event-loop thread only. Prefix ctl_.
  */
