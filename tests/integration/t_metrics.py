@@ -45,7 +45,7 @@ NOT_REACHED = {
                                           "(t_fair_sharing)",
     "kueue_cohort_weighted_share": "fair sharing off here (t_fair_sharing)",
     "kueue_local_queue_admission_fair_sharing_usage":
-        "no admission fair sharing here; not exported yet",
+        "admission fair sharing off here (t_admission_fair_sharing)",
 }
 
 # Buckets of the data file's names, as the text format prints them.
