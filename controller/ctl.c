@@ -629,7 +629,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (ctl_feed_init(&c->feed) != CU_OK ||
 	    ctl_decide_init(&c->dec) != CU_OK ||
 	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK ||
-	    ctl_tas_init(c) != CU_OK || ctl_afs_init(&c->afs) != CU_OK) {
+	    ctl_wm_init(c) != CU_OK || ctl_tas_init(c) != CU_OK ||
+	    ctl_afs_init(&c->afs) != CU_OK) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
@@ -942,5 +943,6 @@ void ctl_free(ctl *c)
 	ctl_report_dispose(&c->rep);
 	ctl_afs_dispose(&c->afs);
 	ctl_pr_dispose(c);
+	ctl_wm_dispose(c);
 	cu_free(c);
 }

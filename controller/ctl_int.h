@@ -34,6 +34,8 @@
  *   podsready.c waitForPodsReady: the pods' own cause of a job that waits
  *              (on-demand LIST), blockAdmission's admitted-not-ready set
  *              (struct ctl_pr)
+ *   wlmetrics.c Kueue's per-Workload metrics where the event happens, the
+ *              finished and unadmitted gauges' sets (struct ctl_wm)
  *
  * Event-loop thread only. Prefix ctl_.
  */
@@ -175,6 +177,9 @@ struct ctl_report {
 	} * offers;	     /* queue status writes offered this tick */
 	size_t noffers, capoffers;
 	bool pending_scan; /* the tick asks the turn to write due ones */
+	/* Cohorts with metrics series after the last pass: one gone from
+	 * the next pass has its series removed. */
+	ctl_keys metric_cohorts;
 };
 
 /* ctl.c, views.c: the HTTP endpoints and webhook. */
@@ -204,6 +209,18 @@ struct ctl_pr {
 	size_t lists; /* LISTs in flight */
 	ev_timer timer;
 	bool timer_init, armed;
+};
+
+/* wlmetrics.c: {ns, name} of the Workloads seen finished -> s[0] their
+ * ClusterQueue, s[1] their LocalQueue's name, n 1 when counted in the
+ * LocalQueue gauge (the kueue_*finished_workloads gauges). */
+struct ctl_wm {
+	ctl_keys finished;
+	/* {ns, name} of the Workloads not admitted -> s[0] their
+	 * ClusterQueue, s[1] "reason\x1funderlying cause\x1fLocalQueue",
+	 * n 1 when counted in the LocalQueue gauge (kueue_*unadmitted_*). */
+	ctl_keys unadmitted;
+	int64_t started_ns; /* wall clock at start */
 };
 
 /* tas.c: topology-aware scheduling. */
@@ -279,6 +296,7 @@ struct ctl {
 	struct ctl_serve srv;
 	struct ctl_tick tick;
 	struct ctl_pr pr;
+	struct ctl_wm wm;
 	struct ctl_afs afs;
 	struct ctl_tas tas;
 
@@ -478,6 +496,59 @@ void ctl_pr_ready_metrics(ctl *c, const struct api_workload *wl, int64_t now);
  * in cq with reason and cause [borrowed; may be NULL]. */
 void ctl_pr_evicted_metrics(ctl *c, const struct api_workload *wl,
     const char *cq, const char *reason, const char *cause, int64_t now);
+
+/* ---- wlmetrics.c ----------------------------------------------------- */
+
+/* The labels of a Workload's metrics [all borrowed from the Workload or
+ * the ClusterQueue name given; "" when unset]. */
+struct ctl_wm_labels {
+	const char *cq, *ns, *lq, *pc;
+	bool lq_on; /* the LocalQueue families apply (ctl_lq_reported) */
+};
+
+/* spec.priorityClassRef.name of wl [borrowed; may be NULL], or "". */
+const char *ctl_wm_priority_class(const struct api_workload *wl);
+/* The labels of the cached Workload wl or the decoded one, counted in
+ * ClusterQueue cq [borrowed; may be NULL]. */
+void ctl_wm_labels_json(
+    ctl *c, struct ctl_wm_labels *l, json_t *wl, const char *cq);
+void ctl_wm_labels(ctl *c, struct ctl_wm_labels *l,
+    const struct api_workload *wl, const char *cq);
+/* When wl [borrowed] was queued: its Requeued condition's transition,
+ * else its creation (Kueue's QueuedWaitTime start). */
+int64_t ctl_wm_queued_ns(const struct api_workload *wl);
+/* Quota reserved / admitted, wait_s after it was queued: the
+ * ClusterQueue, LocalQueue and cohort subtree counters and wait times. */
+void ctl_wm_quota_reserved(
+    ctl *c, const struct ctl_wm_labels *l, double wait_s);
+void ctl_wm_admitted(ctl *c, const struct ctl_wm_labels *l, double wait_s);
+/* wl [borrowed; as before the eviction] is evicted from cq [borrowed]
+ * for reason and cause [borrowed; cause may be NULL]: the evicted and
+ * evicted-once counters. */
+void ctl_wm_evicted(ctl *c, const struct api_workload *wl, const char *cq,
+    const char *reason, const char *cause);
+/* The quota of evicted wl [borrowed] (of cq [borrowed; may be NULL]) is
+ * released now: kueue_workload_eviction_latency_seconds. */
+void ctl_wm_released(
+    ctl *c, const struct api_workload *wl, const char *cq, int64_t now);
+/* The LocalQueue PodsReady wait times of wl [borrowed] (ctl_pr_*). */
+void ctl_wm_ready(ctl *c, const struct api_workload *wl, double queued_s,
+    double admitted_s, bool has_admitted);
+/* The Workload reconciler looked at key {ns, name} [borrowed]: wl
+ * [borrowed] as cached, NULL when gone. A Workload first seen finished
+ * counts in the finished gauges (and, when it finished while this
+ * process ran, the finished counters and execution time); one gone
+ * leaves them. The unadmitted gauges follow its conditions. */
+void ctl_wm_seen(ctl *c, const char *const *key, const struct api_workload *wl);
+/* Workload wl [borrowed: the create's answer] was created for its job:
+ * kueue_workload_creation_latency_seconds. */
+void ctl_wm_created(ctl *c, json_t *wl);
+/* A deleted ClusterQueue or LocalQueue [borrowed]: its series go. */
+void ctl_wm_forget_cq(ctl *c, const char *name);
+void ctl_wm_forget_lq(ctl *c, const char *ns, const char *name);
+/* Init (CU_OK) and dispose (safe on a zeroed struct). */
+int ctl_wm_init(ctl *c);
+void ctl_wm_dispose(ctl *c);
 
 /* ---- acheck.c --------------------------------------------------------- */
 

@@ -142,7 +142,8 @@ void ctl_queue_admit(ctl *c, const struct que_wl *qw, json_t *patch, char *note)
 	ctl_pipe_expect(
 	    c->pipe, w, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), false);
 	ctl_pipe_set_event(w, quota_only ? "QuotaReserved" : NULL, note);
-	ctl_pipe_set_admission(w, qw->created_ns, qw->cq ? qw->cq->name : NULL);
+	/* Kueue's wait times start at creation, or the last requeue. */
+	ctl_pipe_set_admission(w, qw->queue_ts, qw->cq ? qw->cq->name : NULL);
 }
 
 static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
@@ -401,15 +402,9 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 		if (patch != NULL)
 			ctl_pr_evicted_metrics(c, &wl, v->cq ? v->cq->name : "",
 			    REC_EVICTED_PREEMPTED, "", now);
-		if (c->metrics != NULL && patch != NULL)
-			ctl_metric_inc(c->metrics,
-			    CTL_M_EVICTED_WORKLOADS_TOTAL,
-			    CTL_LV(v->cq ? v->cq->name : "",
-				REC_EVICTED_PREEMPTED, "",
-				wl.spec.has_priority_class_ref &&
-					wl.spec.priority_class_ref.name
-				    ? wl.spec.priority_class_ref.name
-				    : ""));
+		if (patch != NULL)
+			ctl_wm_evicted(c, &wl, v->cq ? v->cq->name : "",
+			    REC_EVICTED_PREEMPTED, "");
 		if (c->metrics != NULL && v->where == QUE_WL_EVICTING)
 			ctl_metric_inc(c->metrics,
 			    CTL_M_PREEMPTED_WORKLOADS_TOTAL,
@@ -439,11 +434,15 @@ void ctl_run_cycle(ctl *c, int64_t now)
 {
 	struct adm_result r;
 	size_t i, npreempt = 0, nwrites = ctl_pipe_queued(c->pipe);
+	cu_ns_t t0;
+	double took;
 	cu_error err;
 
 	adm_result_init(&r);
+	t0 = cu_time_mono_ns();
 	if (adm_cycle(c->st, now, &r, &err) != CU_OK)
 		cu_warn("admission cycle: %s", err.msg);
+	took = cu_ns_to_secs(cu_time_mono_ns() - t0);
 	for (i = 0; i < r.n; i++)
 		npreempt += r.v[i].kind == ADM_PREEMPT;
 	if (r.n > 0)
@@ -474,11 +473,31 @@ void ctl_run_cycle(ctl *c, int64_t now)
 		if (qw != NULL && qw->where == QUE_WL_ADMITTED)
 			ctl_afs_admitted(c, qw, now);
 	}
-	if (c->metrics != NULL) {
-		ctl_metric_add(c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL,
-		    CTL_LV("success"), r.admitted);
-		ctl_metric_add(c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL,
-		    CTL_LV("inadmissible"), r.heads - r.admitted);
+	/* As Kueue: one attempt per cycle that had heads, a success when it
+	 * admitted at least one of them. */
+	if (c->metrics != NULL && r.heads > 0) {
+		const char *res = r.admitted > 0 ? "success" : "inadmissible";
+
+		ctl_metric_inc(
+		    c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL, CTL_LV(res));
+		ctl_metric_observe(c->metrics,
+		    CTL_M_ADMISSION_ATTEMPT_DURATION_SECONDS, CTL_LV(res),
+		    took);
+	}
+	/* As Kueue: set for the ClusterQueues that had skips this cycle. */
+	for (i = 0; c->metrics != NULL && i < r.n_skipped; i++) {
+		size_t j, n = 0;
+
+		for (j = 0; j < r.n_skipped; j++)
+			if (strcmp(r.skipped[j], r.skipped[i]) == 0) {
+				if (j < i)
+					break; /* counted at its first */
+				n++;
+			}
+		if (n > 0)
+			ctl_metric_set(c->metrics,
+			    CTL_M_ADMISSION_CYCLE_PREEMPTION_SKIPS,
+			    CTL_LV(r.skipped[i]), (double)n);
 	}
 	/* Heads that were requeued may fit after the writes land; the
 	 * engine asks for more work through its own dirty flags. Decisions
@@ -658,17 +677,16 @@ static void admit_answered(ctl *c, const struct ctl_pipe_write *w,
 			c->ledger, w->uid, STORE_ADMITTED, now, &err) != CU_OK)
 			cu_warn("ledger: %s", err.msg);
 		if (c->metrics != NULL && w->cq != NULL) {
+			struct ctl_wm_labels l;
+			double wait = cu_ns_to_secs(now - w->created_ns);
+
+			ctl_wm_labels_json(c, &l,
+			    api_informer_get(c->inf[INF_WL], w->ns, w->name),
+			    w->cq);
+			ctl_wm_quota_reserved(c, &l, wait);
+			/* Admitted with it unless admission checks wait. */
 			if (w->ev_reason == NULL)
-				ctl_metric_inc(c->metrics,
-				    CTL_M_ADMITTED_WORKLOADS_TOTAL,
-				    CTL_LV(w->cq, ""));
-			ctl_metric_inc(c->metrics,
-			    CTL_M_QUOTA_RESERVED_WORKLOADS_TOTAL,
-			    CTL_LV(w->cq, ""));
-			ctl_metric_observe(c->metrics,
-			    CTL_M_ADMISSION_WAIT_TIME_SECONDS,
-			    CTL_LV(w->cq, ""),
-			    cu_ns_to_secs(now - w->created_ns));
+				ctl_wm_admitted(c, &l, wait);
 		}
 	} else {
 		cu_warn("admission write %s: %s %s", w->uid, resp->reason,
@@ -764,6 +782,8 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 	else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND)
 		cu_warn("write %s: %d %s %s", resp->path, resp->code,
 		    resp->reason, resp->message);
+	if (w->kind == CTL_PIPE_WL_CREATE && resp->err == CU_OK)
+		ctl_wm_created(c, resp->body);
 }
 
 int ctl_decide_init(struct ctl_decide *d)
