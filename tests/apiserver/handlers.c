@@ -2668,6 +2668,14 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 			return;
 		}
 	}
+	if (n >= 3 && strcmp(seg[0], "apis") == 0) {
+		json_t *apisvc = as_aggregated(rq->srv, seg[1], seg[2]);
+
+		if (apisvc != NULL) {
+			as_aggregator_proxy(rq, apisvc, resp);
+			return;
+		}
+	}
 	if (n >= 3 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
 		copy_seg(r.version, sizeof(r.version), "v1");
 		if (!parse_resource(rq->srv, seg, n, 2, &r))
