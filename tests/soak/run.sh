@@ -3,8 +3,10 @@
 #
 # tests/soak/run.sh - `make soak`: crash, leader-failover and API-fault
 # soaks (tests/soak/soak.py; the work is in tests/pylib/cuetest/
-# crashsoak.py) against programs in $CUEUE_BIN, bounded to 20 minutes,
-# then a scan of every log for sanitizer reports.
+# crashsoak.py), bounded to 20 minutes, and ten rounds of
+# t_ledger_recheck's leadership alternations (SOAK_ONLY=recheck runs
+# only those) against programs in $CUEUE_BIN, then a scan of every log
+# for sanitizer reports.
 #
 # Environment: CUEUE_BIN (programs), CUEUE_LOGS (log directory),
 # SAN_PATTERN (regex of sanitizer reports); SOAK_* as in soak.py.
@@ -19,6 +21,13 @@ export PYTHONPATH="$here/../pylib${PYTHONPATH:+:$PYTHONPATH}"
 timeout 1200 /usr/bin/python3 "$here/soak.py"
 rc=$?
 [ $rc -eq 124 ] && echo "soak: over the 20 minute bound"
+# The long form of make test's ledger re-check property case: ten
+# leadership alternations under write failures instead of four.
+if [ -z "${SOAK_ONLY:-}" ] || case ",$SOAK_ONLY," in *,recheck,*) true ;; *) false ;; esac; then
+	CUEUE_TEST_NAME=soak RECHECK_ROUNDS=${SOAK_RECHECK_ROUNDS:-10} \
+	    CASE=leadership-alternations-under-write-failures timeout 600 \
+	    /usr/bin/python3 "$here/../integration/t_ledger_recheck.py" || rc=1
+fi
 if [ -n "${SAN_PATTERN:-}" ] && grep -lE "$SAN_PATTERN" \
     "$CUEUE_LOGS"/soak.*.stderr 2>/dev/null; then
 	echo "soak: sanitizer report in the files above"
