@@ -14,7 +14,8 @@ wait.
   ClusterQueue and in their LocalQueue, priority, localQueueName and
   ownerless metadata; v1beta1 answers the same in its apiVersion; a
   LocalQueue lists its own with their ClusterQueue positions; limit and
-  offset page both; a priority raised moves a Workload to the front, a
+  offset page both; `kubectl cueue pending cq` shows the controller's
+  answer; a priority raised moves a Workload to the front, a
   deleted one leaves and the positions close up, and when w0 finishes
   (deleted) the head is admitted and leaves the list. Unknown queues are
   404 with Kueue's message.
@@ -27,12 +28,14 @@ wait.
   kubectl says "the server is currently unable to handle the request".
 """
 import base64
+import json
 import os
 import shutil
+import subprocess
 
 import yaml
 
-from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
+from cuetest import (BIN, CONTROLLER_CONFIG, Controller, case, check, eq,
                      free_port, mint_certs, run_cases, wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -180,6 +183,18 @@ def positions(s):
     eq(rows(items(s, LQB + "?offset=1")), [("w2", 2, 1)],
        "page of lq-b")
     eq(rows(items(s, CQ + "?limit=1")), [("w3", 0, 0)], "limit 1")
+    # kubectl-cueue pending reads the controller's answer (no Workload
+    # LIST for a local order).
+    mark = s.log_mark()
+    p = subprocess.run([os.path.join(BIN, "kubectl-cueue"), "--kubeconfig",
+                        s.kubeconfig, "pending", "cq", "-o", "json"],
+                       capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, "kubectl-cueue pending: %s" % p.stderr)
+    eq(rows(json.loads(p.stdout)["items"]), rows(doc["items"]),
+       "kubectl-cueue pending")
+    paths = [e["path"] for e in s.requests(since=mark)]
+    check(CQ in paths and not any(p.endswith("/workloads") for p in paths),
+          "kubectl-cueue asked the visibility API: %r" % paths)
     # A raised priority goes to the front.
     code, _, body = s.raw("PATCH", KQ + "/namespaces/team/workloads/w1",
                           {"spec": {"priority": 20}},
