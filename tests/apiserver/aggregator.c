@@ -195,6 +195,75 @@ void as_aggregated_groups(struct as_server *srv, json_t *groups)
 	}
 }
 
+/* ---- validation ---------------------------------------------------------- */
+
+/* One more cause: the first through as_resp_invalid, then added. */
+static void invalid(struct as_resp *resp, const struct as_kind *k,
+    const char *name, int *n, const char *field, const char *msg)
+{
+	if ((*n)++ == 0)
+		as_resp_invalid(resp, k, name, field, "%s", msg);
+	else
+		as_resp_invalid_add(resp, field, "%s", msg);
+}
+
+bool as_apiservice_prepare(
+    const struct as_kind *k, json_t *obj, struct as_resp *resp)
+{
+	const char *name = as_jstr(obj, "metadata.name");
+	const char *group = as_jstr(obj, "spec.group");
+	const char *version = as_jstr(obj, "spec.version");
+	json_t *spec = json_object_get(obj, "spec");
+	json_t *svc = json_object_get(spec, "service");
+	json_int_t gpm =
+	    json_integer_value(json_object_get(spec, "groupPriorityMinimum"));
+	json_int_t vp =
+	    json_integer_value(json_object_get(spec, "versionPriority"));
+	bool insecure =
+	    json_is_true(json_object_get(spec, "insecureSkipTLSVerify"));
+	const char *ca = as_jstr(obj, "spec.caBundle");
+	char want[600], msg[700];
+	int n = 0;
+
+	name = name ? name : "";
+	/* Defaults: a service's port is 443. */
+	if (json_is_object(svc) && json_object_get(svc, "port") == NULL)
+		json_object_set_new(svc, "port", json_integer(443));
+	snprintf(want, sizeof(want), "%s.%s", version ? version : "",
+	    group ? group : "");
+	if (version == NULL || version[0] == '\0')
+		invalid(resp, k, name, &n, "spec.version", "Required value");
+	if (strcmp(name, want) != 0) {
+		snprintf(msg, sizeof(msg),
+		    "Invalid value: \"%s\": must be `spec.version+\".\"+"
+		    "spec.group`",
+		    name);
+		invalid(resp, k, name, &n, "metadata.name", msg);
+	}
+	if (gpm <= 0 || gpm > 20000) {
+		snprintf(msg, sizeof(msg),
+		    "Invalid value: %lld: must be positive and less than "
+		    "20000",
+		    (long long)gpm);
+		invalid(resp, k, name, &n, "spec.groupPriorityMinimum", msg);
+	}
+	if (vp <= 0 || vp > 1000) {
+		snprintf(msg, sizeof(msg),
+		    "Invalid value: %lld: must be positive and less than 1000",
+		    (long long)vp);
+		invalid(resp, k, name, &n, "spec.versionPriority", msg);
+	}
+	if (!json_is_object(svc) && insecure)
+		invalid(resp, k, name, &n, "spec.insecureSkipTLSVerify",
+		    "Invalid value: true: local APIServices may not have "
+		    "insecureSkipTLSVerify");
+	if (insecure && ca != NULL && ca[0] != '\0')
+		invalid(resp, k, name, &n, "spec.insecureSkipTLSVerify",
+		    "Invalid value: true: may not be true if caBundle is "
+		    "present");
+	return n == 0;
+}
+
 /* ---- the proxy ----------------------------------------------------------- */
 
 struct call {

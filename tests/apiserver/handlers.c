@@ -1614,6 +1614,9 @@ static bool prepare_kind(const struct as_request *rq, const struct route *r,
 	if (strcmp(k->group, "admissionregistration.k8s.io") == 0 &&
 	    !as_webhook_config_prepare(k, obj, resp))
 		return false;
+	if (strcmp(k->group, "apiregistration.k8s.io") == 0 &&
+	    !as_apiservice_prepare(k, obj, resp))
+		return false;
 	if (k->flags & AS_CUSTOM || k->top_fields != NULL)
 		as_schema_apply(k, obj, unknown);
 	return unknown == NULL || check_unknown(rq, r, unknown, resp);

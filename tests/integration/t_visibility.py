@@ -21,7 +21,9 @@ wait.
   404 with Kueue's message.
 - discovery: /apis lists the group, /apis/visibility.kueue.x-k8s.io has
   v1beta2 (preferred) and v1beta1, the version documents come from the
-  controller and kubectl reads them without a discovery error.
+  controller and kubectl reads them without a discovery error;
+  `kubectl get apiservices` prints kube-aggregator's columns; an
+  APIService is defaulted (port 443) and validated as kube does.
 - tls-and-down: an APIService with the webhook CA as caBundle (and no
   insecureSkipTLSVerify) is served; another CA is a 503 with Go's x509
   wording; with the controller stopped every request is a 503 and
@@ -251,8 +253,35 @@ def discovery(s):
           "api-resources: %r" % p.stderr)
     rl = yaml.safe_load(s.kubectl("get", "--raw", VIS + "/v1beta1").stdout)
     eq(rl["kind"], "APIResourceList", "kubectl get --raw")
-    out = s.kubectl("get", "apiservices").stdout
-    check("v1beta2.visibility.kueue.x-k8s.io" in out, out)
+    out = s.kubectl("get", "apiservices").stdout.splitlines()
+    eq(out[0].split(), ["NAME", "SERVICE", "AVAILABLE", "AGE"], "columns")
+    row = [ln.split() for ln in out
+           if ln.startswith("v1beta2.visibility.kueue.x-k8s.io")]
+    eq(row[0][:3] if row else None,
+       ["v1beta2.visibility.kueue.x-k8s.io",
+        "cueue-system/cueue-webhook-service", "Unknown"], "table row")
+    # Defaults and kube-aggregator's validation.
+    svc = s.get_json("/apis/apiregistration.k8s.io/v1/apiservices/"
+                     "v1beta1.visibility.kueue.x-k8s.io")
+    check(svc["spec"]["service"]["port"] > 0, "port kept")
+    bad = {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+           "metadata": {"name": "v1.wrong.example.com"},
+           "spec": {"group": "example.com", "version": "v1",
+                    "groupPriorityMinimum": 100, "versionPriority": 0,
+                    "insecureSkipTLSVerify": True, "caBundle": "eA==",
+                    "service": {"name": "x", "namespace": "y"}}}
+    code, _, body = s.raw("POST", "/apis/apiregistration.k8s.io/v1/"
+                          "apiservices", bad)
+    eq((code, body.get("reason")), (422, "Invalid"), "invalid: %r" % body)
+    eq(sorted(c["field"] for c in body["details"]["causes"]),
+       ["metadata.name", "spec.insecureSkipTLSVerify",
+        "spec.versionPriority"], "causes")
+    bad["metadata"]["name"] = "v1.example.com"
+    bad["spec"].update({"versionPriority": 10, "caBundle": ""})
+    code, _, body = s.raw("POST", "/apis/apiregistration.k8s.io/v1/"
+                          "apiservices", bad)
+    eq(code, 201, "valid: %r" % body)
+    eq(body["spec"]["service"].get("port"), 443, "default port")
     ctl.stop()
 
 
