@@ -212,6 +212,10 @@ static void bound(int64_t *offset, int64_t *limit)
 		*limit = QUE_PENDING_MAX_LIMIT;
 	if (*offset < 0)
 		*offset = 0;
+	/* Positions are int32: nothing lies beyond (and offset + limit
+	 * cannot overflow). */
+	if (*offset > INT32_MAX)
+		*offset = INT32_MAX;
 }
 
 static int add_item(struct que_pending_item **out, size_t *n, size_t *cap,

@@ -162,6 +162,8 @@ Test(queues_pending, kueue_bounds)
 	list_cq(0, -1, NULL, 0);
 	list_cq(-5, 1000, w, 4);
 	list_cq(0, INT64_MAX, w, 4);
+	list_cq(INT64_MAX, INT64_MAX, NULL, 0);
+	list_lq("a", INT64_MAX, 10, NULL, 0);
 }
 
 Test(queues_pending, parked_and_backoff_merge_in_order)
