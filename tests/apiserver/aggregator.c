@@ -20,8 +20,10 @@
  * handle the request". Discovery lists the aggregated groups in /apis
  * and answers /apis/<group> from the APIServices (versions by
  * versionPriority, highest first); /apis/<group>/<version> is the
- * backend's own, proxied. There is no availability controller: the
- * status of an APIService is what clients write, and every request dials.
+ * backend's own, proxied. There is no availability controller polling
+ * the backends: every request dials, and what it saw is recorded in the
+ * Available condition (Passed, or FailedDiscoveryCheck with the reason)
+ * when that changes.
  *
  * Calls are synchronous (curl easy, 30 s), like conversion calls: a
  * backend never calls back into this server while answering.
@@ -495,6 +497,38 @@ static struct curl_slist *forward_headers(const struct as_request *rq)
 	return h;
 }
 
+/* The availability controller's condition, from what the last proxied
+ * request saw: Available True (Passed) or False (FailedDiscoveryCheck,
+ * why [borrowed]), written (status) only when it changes. apisvc
+ * [borrowed] may be freed by the write. */
+static void record_available(
+    struct as_server *srv, json_t *apisvc, const char *why)
+{
+	struct as_kind *k = apiservices(srv);
+	json_t *conds = as_jget(apisvc, "status.conditions"), *c, *upd;
+	const char *want = why == NULL ? "True" : "False";
+	char now[CU_TIME_RFC3339_LEN];
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+	{
+		if (strcmp(as_jstr(c, "type") ? as_jstr(c, "type") : "",
+			"Available") == 0 &&
+		    strcmp(as_jstr(c, "status") ? as_jstr(c, "status") : "",
+			want) == 0)
+			return;
+	}
+	if (k == NULL || (upd = json_deep_copy(apisvc)) == NULL)
+		return;
+	cu_time_format_rfc3339(cu_time_now_ns(), now);
+	json_object_set_new(upd, "status",
+	    json_pack("{s:[{s:s, s:s, s:s, s:s, s:s}]}", "conditions", "type",
+		"Available", "status", want, "lastTransitionTime", now,
+		"reason", why == NULL ? "Passed" : "FailedDiscoveryCheck",
+		"message", why == NULL ? "all checks passed" : why));
+	(void)as_internal_update(srv, k, upd, true, "system:apiserver");
+}
+
 void as_aggregator_proxy(
     const struct as_request *rq, json_t *apisvc, struct as_resp *resp)
 {
@@ -574,9 +608,19 @@ void as_aggregator_proxy(
 	}
 	rc = curl_easy_perform(e);
 	if (rc != CURLE_OK) {
+		char *msg;
+
 		why = transport_error(&c, rc);
 		unavailable(resp, why ? why : "unknown error");
+		msg = cu_asprintf("failing or missing response from %s: %s",
+		    c.url, why ? why : "unknown error");
 		cu_free(why);
+		curl_easy_cleanup(e);
+		call_dispose(&c);
+		if (msg != NULL)
+			record_available(rq->srv, apisvc, msg);
+		cu_free(msg);
+		return;
 	} else {
 		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
 		resp->code = (int)status;
@@ -590,4 +634,5 @@ void as_aggregator_proxy(
 	}
 	curl_easy_cleanup(e);
 	call_dispose(&c);
+	record_available(rq->srv, apisvc, NULL);
 }

@@ -22,12 +22,14 @@ wait.
 - discovery: /apis lists the group, /apis/visibility.kueue.x-k8s.io has
   v1beta2 (preferred) and v1beta1, the version documents come from the
   controller and kubectl reads them without a discovery error;
-  `kubectl get apiservices` prints kube-aggregator's columns; an
+  `kubectl get apiservices` prints kube-aggregator's columns (Available
+  True once a call went through); an
   APIService is defaulted (port 443) and validated as kube does.
 - tls-and-down: an APIService with the webhook CA as caBundle (and no
   insecureSkipTLSVerify) is served; another CA is a 503 with Go's x509
   wording; with the controller stopped every request is a 503 and
-  kubectl says "the server is currently unable to handle the request".
+  kubectl says "the server is currently unable to handle the request",
+  and the APIService shows "False (FailedDiscoveryCheck)".
 """
 import base64
 import json
@@ -259,7 +261,12 @@ def discovery(s):
            if ln.startswith("v1beta2.visibility.kueue.x-k8s.io")]
     eq(row[0][:3] if row else None,
        ["v1beta2.visibility.kueue.x-k8s.io",
-        "cueue-system/cueue-webhook-service", "Unknown"], "table row")
+        "cueue-system/cueue-webhook-service", "True"], "table row")
+    cond = s.get_json("/apis/apiregistration.k8s.io/v1/apiservices/"
+                      "v1beta2.visibility.kueue.x-k8s.io")["status"][
+                          "conditions"][0]
+    eq((cond["type"], cond["status"], cond["reason"]),
+       ("Available", "True", "Passed"), "Available after a proxied call")
     # Defaults and kube-aggregator's validation.
     svc = s.get_json("/apis/apiregistration.k8s.io/v1/apiservices/"
                      "v1beta1.visibility.kueue.x-k8s.io")
@@ -315,6 +322,15 @@ def tls_and_down(s):
     p = s.kubectl("get", "--raw", CQ, check=False)
     check(p.returncode != 0 and "the server is currently unable to handle "
           "the request" in p.stderr, "kubectl: %r" % p.stderr)
+    out = s.kubectl("get", "apiservice",
+                    "v1beta2.visibility.kueue.x-k8s.io").stdout
+    check("False (FailedDiscoveryCheck)" in out, out)
+    cond = s.get_json("/apis/apiregistration.k8s.io/v1/apiservices/"
+                      "v1beta2.visibility.kueue.x-k8s.io")["status"][
+                          "conditions"][0]
+    check("failing or missing response from https://" + SVC in
+          cond["message"] and "connection refused" in cond["message"],
+          "condition: %r" % cond)
     # The rest of the API is unaffected.
     eq(s.raw("GET", KQ + "/clusterqueues/cq")[0], 200, "kueue API")
 
