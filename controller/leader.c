@@ -433,6 +433,20 @@ static void attempt_done(ctl_leader *l, bool ok)
 			notify_new_leader(l);
 			return;
 		}
+		if (l->mono() - l->attempt_at >= l->rd) {
+			/* Taken, but the round trip outlasted RenewDeadline:
+			 * a lease renewed that long ago is not one to lead
+			 * on (ctl_leader_is_leader would say no while
+			 * on_started runs). Renew it at once, still a
+			 * candidate; the next attempt finds it ours. */
+			cu_debug("leader election: %s took lease %s/%s after "
+				 "%.3f s, renewing before leading",
+			    l->identity, l->ns, l->name,
+			    secs(l->mono() - l->attempt_at));
+			timer_arm(l, &l->retry, 0);
+			notify_new_leader(l);
+			return;
+		}
 		l->state = CTL_LEADER_LEADING;
 		l->in_cycle = false;
 		l->renewed_at = l->attempt_at;

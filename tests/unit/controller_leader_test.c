@@ -845,6 +845,43 @@ Test(leader, foreign_lease_expires_by_local_observation_only, .init = setup,
 	json_decref(l);
 }
 
+/* An acquisition whose round trip outlasts RenewDeadline (here: the
+ * PUT held by the server while the test clock jumps past RD) is not
+ * announced: a lease renewed more than RD ago may be someone else's by
+ * now, so is_leader is false and on_started (which asserts is_leader)
+ * must wait for an attempt that finishes in time. */
+Test(leader, acquisition_slower_than_renew_deadline_is_retried_first,
+    .init = setup, .fini = teardown)
+{
+	struct as_kind *k =
+	    as_kind_find(&srv, "coordination.k8s.io", "v1", "leases");
+
+	cr_assert_eq(
+	    as_internal_create(&srv, k,
+		json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:i, "
+			  "s:s, s:s, s:i}}",
+		    "apiVersion", "coordination.k8s.io/v1", "kind", "Lease",
+		    "metadata", "name", LEASE, "namespace", "default", "spec",
+		    "holderIdentity", "other", "leaseDurationSeconds", 15,
+		    "acquireTime", "2000-01-01T00:00:00.000000Z", "renewTime",
+		    "2000-01-01T00:00:00.000000Z", "leaseTransitions", 1),
+		"test"),
+	    CU_OK);
+	cand_new(&ca, "pod-a", FAST);
+	cand_start(&ca);
+	run_for(0.2); /* "other" observed now: LD from here */
+	cr_assert(!a_leads());
+	set_fault("PUT", 0, 400, 1);
+	clock_offset += 16 * NS_PER_S; /* expired: the next attempt PUTs */
+	run_for(0.15);		       /* ... and the server holds it */
+	cr_assert_eq(ca.started, 0);
+	clock_offset += 11 * NS_PER_S; /* past RD while it is held */
+	cr_assert(run_until(a_leads, 3.0));
+	cr_assert_eq(ca.started, 1);
+	cr_assert_eq(ca.stopped, 0);
+	cr_assert_geq(count_of(&ca, "PUT", 200), 2, "taken, then renewed");
+}
+
 /* ---- teardown from callbacks ----------------------------------------- */
 
 Test(leader, free_from_inside_callbacks, .init = setup, .fini = teardown)
