@@ -25,7 +25,8 @@
  * Available condition (Passed, or FailedDiscoveryCheck with the reason)
  * when that changes.
  *
- * Calls are synchronous (curl easy, 30 s), like conversion calls: a
+ * Calls are synchronous (curl easy; 30 s, 5 s for the version's
+ * discovery document as kube-aggregator allows), like conversion calls: a
  * backend never calls back into this server while answering.
  */
 #include <curl/curl.h>
@@ -38,6 +39,9 @@
 #include "tests/apiserver/apiserver.h"
 
 #define AGG_TIMEOUT_S 30
+/* kube-aggregator's deadline for a discovery request
+ * (/apis/<group>/<version> itself). */
+#define AGG_DISCOVERY_TIMEOUT_S 5
 #define AGG_MAX_RESPONSE (64u * 1024u * 1024u)
 
 static struct as_kind *apiservices(struct as_server *srv)
@@ -497,6 +501,19 @@ static struct curl_slist *forward_headers(const struct as_request *rq)
 	return h;
 }
 
+/* Is path /apis/<group>/<version> (a discovery request)? */
+static bool discovery(const char *path)
+{
+	int slashes = 0;
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	for (; n > 0; n--)
+		slashes += path[n - 1] == '/';
+	return slashes == 3;
+}
+
 /* The availability controller's condition, from what the last proxied
  * request saw: Available True (Passed) or False (FailedDiscoveryCheck,
  * why [borrowed]), written (status) only when it changes. apisvc
@@ -578,8 +595,10 @@ void as_aggregator_proxy(
 	rc |= curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 	rc |= curl_easy_setopt(e, CURLOPT_HEADERDATA, &c);
 	rc |= curl_easy_setopt(e, CURLOPT_USERAGENT, "kube-apiserver");
-	rc |= curl_easy_setopt(
-	    e, CURLOPT_TIMEOUT_MS, (long)AGG_TIMEOUT_S * 1000L);
+	rc |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+	    (long)(discovery(rq->path) ? AGG_DISCOVERY_TIMEOUT_S
+				       : AGG_TIMEOUT_S) *
+		1000L);
 	rc |= curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, rq->method);
 	if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0 &&
 	    strcmp(rq->method, "DELETE") != 0) {
