@@ -255,6 +255,14 @@ def discovery(s):
           "api-resources: %r" % p.stderr)
     rl = yaml.safe_load(s.kubectl("get", "--raw", VIS + "/v1beta1").stdout)
     eq(rl["kind"], "APIResourceList", "kubectl get --raw")
+    # The aggregated group comes after kueue.x-k8s.io in /apis, so the
+    # bare resource names keep meaning Kueue's kinds (as on a cluster,
+    # where CRD groups have a higher group priority).
+    names = [gr["name"] for gr in groups]
+    check(names.index("kueue.x-k8s.io") <
+          names.index("visibility.kueue.x-k8s.io"), "order: %r" % names)
+    eq(s.kubectl("get", "clusterqueues", "-o", "name").stdout,
+       "clusterqueue.kueue.x-k8s.io/cq\n", "kubectl get clusterqueues")
     out = s.kubectl("get", "apiservices").stdout.splitlines()
     eq(out[0].split(), ["NAME", "SERVICE", "AVAILABLE", "AGE"], "columns")
     row = [ln.split() for ln in out
