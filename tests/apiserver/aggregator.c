@@ -354,8 +354,11 @@ static char *query_of(const struct as_request *rq, CURL *e)
 		const char *key;
 		json_t *v;
 
-		json_object_foreach(rq->params, key, v) add_arg(
-		    &q, MHD_GET_ARGUMENT_KIND, key, json_string_value(v));
+		json_object_foreach(rq->params, key, v)
+		{
+			add_arg(&q, MHD_GET_ARGUMENT_KIND, key,
+			    json_string_value(v));
+		}
 	}
 	out = q.failed	? NULL
 	      : q.b.len ? cu_buf_detach(&q.b, NULL)
