@@ -103,6 +103,9 @@ struct adm_podset_assignment {
 	int32_t count;
 	struct adm_flavor_use *uses; /* owned by the result */
 	size_t n_uses;
+	/* topologyAssignment (Kueue v1beta2 wire form) [borrowed; set by the
+	 * controller after the cycle] or NULL: written with the admission. */
+	const struct json_t *topology;
 };
 
 struct adm_victim {

@@ -106,21 +106,23 @@ const struct ctl_compat ctl_compat_table[] = {
     {"ClusterQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionChecksStrategy", P, CTL_COMPAT_WARN_NEVER,
 	"checks (per flavor) gate Admitted, their podSetUpdates are applied; "
-	"states come from external controllers: no ProvisioningRequest "
-	"controller yet"},
+	"the ProvisioningRequest controller is built in, other check "
+	"controllers (MultiKueue) must run outside cueue"},
     {"ClusterQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Cohort", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_TABLE_ONLY,
 	"the weight is ignored (no admission fair sharing)"},
-    {"ResourceFlavor", "spec.topologyName", N, CTL_COMPAT_WARN_EVENT,
-	"Workloads of a TAS flavor are admitted without topology placement"},
+    {"ResourceFlavor", "spec.topologyName", P, CTL_COMPAT_WARN_NEVER,
+	"topology-aware placement (required, preferred, unconstrained, "
+	"implied), gating and ungating; no slices, podSet groups or "
+	"node-failure handling (docs/tas.md)"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "spec.podSets[].topologyRequest", P,
 	CTL_COMPAT_WARN_TABLE_ONLY,
 	"built from the podset-*-topology annotations (no podIndexLabel); "
-	"not yet acted on"},
+	"slices and podSetGroupName are recorded, not placed"},
     {"Workload", "spec.maximumExecutionTimeSeconds", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
@@ -307,29 +309,10 @@ int ctl_compat_markdown(cu_buf *out, cu_error *err)
 	return CU_OK;
 }
 
-/* Append "field (note)" to buf, "; "-separated, truncating. */
-static void add_kind(const char *kind, char *buf, size_t size, size_t *len,
-    const char *field, int *count)
-{
-	const struct ctl_compat *e = ctl_compat_find(kind, field);
-	int n;
-
-	(*count)++;
-	if (size == 0 || *len >= size - 1)
-		return;
-	n = snprintf(buf + *len, size - *len, "%s%s: %s", *len > 0 ? "; " : "",
-	    field, e != NULL ? e->note : "not acted on");
-	if (n < 0)
-		return;
-	*len += (size_t)n;
-	if (*len >= size)
-		*len = size - 1;
-}
-
 /* Every ClusterQueue spec field cueue accepts is acted on now (fair
  * sharing, admission checks and flavorFungibility.preference were the
  * last ones); a field added to the table as not acted on gets its line
- * here, through add_kind("ClusterQueue", ...). */
+ * here: "field: note", "; "-separated, from ctl_compat_find. */
 int ctl_cq_unsupported(
     const struct api_cluster_queue *cq, char *buf, size_t size)
 {
@@ -339,16 +322,13 @@ int ctl_cq_unsupported(
 	return 0;
 }
 
+/* The same for ResourceFlavors: spec.topologyName is acted on now
+ * (topology-aware scheduling, controller/tas.c). */
 int ctl_rf_unsupported(
     const struct api_resource_flavor *rf, char *buf, size_t size)
 {
-	size_t len = 0;
-	int count = 0;
-
+	(void)rf;
 	if (size > 0)
 		buf[0] = '\0';
-	if (rf->spec.topology_name != NULL && rf->spec.topology_name[0] != '\0')
-		add_kind("ResourceFlavor", buf, size, &len, "spec.topologyName",
-		    &count);
-	return count;
+	return 0;
 }

@@ -29,6 +29,8 @@
  *              (struct ctl_tick)
  *   keys.c     ctl_keys: the maps below, by uid, {ns, name} or object
  *              key {kind, ns, name}, in insertion order (keys.h)
+ *   provreq.c  the ProvisioningRequest admission check controller
+ *              (reconcile/provreq.c's decisions; its own informers)
  *   podsready.c waitForPodsReady: the pods' own cause of a job that waits
  *              (on-demand LIST), blockAdmission's admitted-not-ready set
  *              (struct ctl_pr)
@@ -80,11 +82,15 @@ enum inf_id {
 	INF_LQ,
 	INF_COHORT,
 	INF_WL,
-	INF_WPC,    /* WorkloadPriorityClasses */
-	INF_PC,	    /* scheduling.k8s.io PriorityClasses */
-	INF_ACHECK, /* AdmissionChecks (optional: the CRD may be absent) */
-	INF_JOB,    /* only with batch/job enabled */
-	INF_JOBSET, /* only with jobset.x-k8s.io/jobset enabled */
+	INF_WPC,	 /* WorkloadPriorityClasses */
+	INF_PC,		 /* scheduling.k8s.io PriorityClasses */
+	INF_ACHECK,	 /* AdmissionChecks (optional: the CRD may be absent) */
+	INF_PRC,	 /* ProvisioningRequestConfigs (optional) */
+	INF_PROVREQ,	 /* autoscaling.x-k8s.io ProvisioningRequests, label
+			  * kueue.x-k8s.io/managed=true (optional) */
+	INF_PODTEMPLATE, /* PodTemplates, the same label (optional) */
+	INF_JOB,	 /* only with batch/job enabled */
+	INF_JOBSET,	 /* only with jobset.x-k8s.io/jobset enabled */
 	INF__COUNT
 };
 
@@ -195,6 +201,26 @@ struct ctl_pr {
 	bool timer_init, armed;
 };
 
+/* tas.c: topology-aware scheduling. */
+struct tas_flavor;
+struct ctl_tas {
+	bool started; /* the informers below run (a flavor names a topology) */
+	api_informer *topo, *nodes, *pods;
+	struct tas_flavor *fl; /* [owned] the TAS flavors, by name */
+	size_t nfl;
+	bool dirty_rebuild;    /* the trees are built again before the cycle */
+	cu_map wls;	       /* uid -> struct tas_wl [owned] */
+	ctl_keys tas_only;     /* ClusterQueue names: every flavor is TAS */
+	ctl_keys dirty_ungate; /* {ns, Workload name}: gated pods seen */
+	/* "ns\x1fWorkload name" -> struct tas_wl_pods [owned]: the names of
+	 * the cached pods annotated with that Workload (the ungater's
+	 * index). */
+	cu_map pods_by_wl;
+	ctl_keys ungating; /* pod uid -> n: when to send again (ns) */
+	uint64_t ungated;  /* ungate writes sent */
+	struct que_tas_hook hook;
+};
+
 /* tick.c */
 struct ctl_tick {
 	ev_timer w;
@@ -242,6 +268,7 @@ struct ctl {
 	struct ctl_serve srv;
 	struct ctl_tick tick;
 	struct ctl_pr pr;
+	struct ctl_tas tas;
 
 	bool stopping;
 	void (*stop_done)(void *payload);
@@ -329,6 +356,9 @@ void ctl_report_dispose(struct ctl_report *r);
 void ctl_report_pending(ctl *c, int64_t now);
 /* ClusterQueue and LocalQueue status (budgeted) and their metrics. */
 void ctl_report_queues(ctl *c, int64_t now_ms);
+/* Are LocalQueue metrics reported for the cached LocalQueue [borrowed]
+ * (metrics.enableLocalQueueMetrics and its localQueueSelector)? */
+bool ctl_lq_reported(const ctl *c, json_t *cached);
 
 /* ---- views.c ---------------------------------------------------------- */
 
@@ -427,6 +457,50 @@ bool ctl_acheck_cq(
  * (AdmissionCheckNotFound, AdmissionCheckInactive) while one it names is
  * missing or not Active. */
 void ctl_acheck_sync_cq(ctl *c, const struct api_cluster_queue *cq);
+
+/* ---- tas.c ------------------------------------------------------------ */
+
+/* Init (CU_OK) and dispose (safe on a zeroed struct; before the client
+ * is freed). */
+int ctl_tas_init(ctl *c);
+void ctl_tas_dispose(ctl *c);
+/* The TAS flavors from the ResourceFlavor cache: the informers start
+ * with the first, the hook is set while there is one. */
+void ctl_tas_sync_config(ctl *c);
+/* wl [borrowed] was given to the engine: its topologyRequests are
+ * remembered, and an assignment its status holds is adopted (charged). */
+void ctl_tas_workload(ctl *c, const struct api_workload *wl);
+/* A restart adopts the ledger's decision sd [borrowed] for uid: its
+ * recorded assignments are charged without placing again. */
+void ctl_tas_adopt_recorded(ctl *c, const char *uid, const store_decision *sd);
+/* Workload uid [borrowed] is gone: its charges go. */
+void ctl_tas_forget(ctl *c, const char *uid);
+/* Before a cycle: trees rebuilt when due; charges of Workloads the
+ * engine no longer holds are released. */
+void ctl_tas_before_cycle(ctl *c, int64_t now);
+/* pa[i].topology [borrowed from the record] for uid's placed podSets. */
+void ctl_tas_fill(
+    ctl *c, const char *uid, struct adm_podset_assignment *pa, size_t n);
+/* podSet i's assignment of uid as JSON text [owned: cu_free] or NULL. */
+char *ctl_tas_ledger_text(ctl *c, const char *uid, size_t i);
+/* Ungate the gated pods of the Workloads whose pods changed. Writers. */
+void ctl_tas_ungate(ctl *c, int64_t now);
+
+/* ---- provreq.c ------------------------------------------------------ */
+
+/* The ProvisioningRequest check controller: Active conditions of its
+ * AdmissionChecks (writers only). */
+void ctl_provreq_sync_checks(ctl *c);
+/* Its part of Workload key {ns, name} [borrowed]: requests created,
+ * deleted and mapped onto the check states (writers only). */
+void ctl_provreq_workload(ctl *c, const char *const *key);
+/* The create of a request w [borrowed] was refused (resp [borrowed]):
+ * Kueue's FailedCreate Warning and the error on the check's message. */
+void ctl_provreq_create_failed(
+    ctl *c, const struct ctl_pipe_write *w, const struct api_response *resp);
+/* A request or template obj [borrowed] changed: its owner Workload is
+ * marked dirty. */
+void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj);
 
 /* ---- tick.c ----------------------------------------------------------- */
 

@@ -93,6 +93,7 @@ static int record_admission(ctl *c, const struct que_wl *qw,
 		ps[i].count = d->podsets[i].count;
 		ps[i].n_resources = d->podsets[i].n_uses;
 		ps[i].resources = rs[i];
+		ps[i].topology = ctl_tas_ledger_text(c, qw->uid, i);
 	}
 	memset(&sd, 0, sizeof(sd));
 	sd.uid = qw->uid;
@@ -117,6 +118,8 @@ out:
 		cu_error_set(err, CU_ENOMEM, "ledger record: out of memory");
 	for (i = 0; rs != NULL && i < d->n_podsets; i++)
 		cu_free(rs[i]);
+	for (i = 0; ps != NULL && i < d->n_podsets; i++)
+		cu_free((char *)ps[i].topology);
 	cu_free(rs);
 	cu_free(ps);
 	return rc;
@@ -199,8 +202,25 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 		return;
 	}
 	has_cq = ctl_acheck_cq(c, d->cluster_queue, false, &cq);
-	rc = rec_wl_status_admit_checks(&wl, d, c->pr.cfg.enable,
-	    has_cq ? &cq.spec : NULL, now, &patch, &err);
+	{
+		/* The topology placements go with the admission. */
+		struct adm_decision td = *d;
+		struct adm_podset_assignment *pa =
+		    cu_calloc(d->n_podsets + 1, sizeof(*pa));
+
+		if (pa != NULL) {
+			memcpy(pa, d->podsets, d->n_podsets * sizeof(*pa));
+			ctl_tas_fill(c, d->uid, pa, d->n_podsets);
+			td.podsets = pa;
+		}
+		rc =
+		    pa == NULL
+			? cu_error_set(
+			      &err, CU_ENOMEM, "admission: out of memory")
+			: rec_wl_status_admit_checks(&wl, &td, c->pr.cfg.enable,
+			      has_cq ? &cq.spec : NULL, now, &patch, &err);
+		cu_free(pa);
+	}
 	if (has_cq)
 		api_cluster_queue_dispose(&cq);
 	if (rc != CU_OK || record_admission(c, qw, d, now, &err) != CU_OK) {
@@ -434,6 +454,13 @@ static void write_event(ctl *c, const struct ctl_pipe_write *w)
 			  ? api_informer_get(c->inf[id], w->ns, w->name)
 			  : NULL;
 
+	/* A ProvisioningRequest's events are about its Workload (owner). */
+	if (w->res == CTL_RES(INF_PROVREQ))
+		obj = w->owner[1] && w->owner[2]
+			  ? api_informer_get(
+				c->inf[INF_WL], w->owner[1], w->owner[2])
+			  : NULL;
+
 	if (w->kind == CTL_PIPE_ADMIT) {
 		ctl_emit(c, obj, "Normal", "QuotaReserved", w->note);
 		/* With admission checks pending, quota only. */
@@ -554,6 +581,9 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 		admit_answered(c, w, resp, now);
 	else if (w->kind == CTL_PIPE_EVICT && w->uid != NULL)
 		evict_answered(c, w, resp, now);
+	else if (w->kind == CTL_PIPE_WL_CREATE &&
+		 w->res == CTL_RES(INF_PROVREQ) && resp->err != CU_OK)
+		ctl_provreq_create_failed(c, w, resp);
 	else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND)
 		cu_warn("write %s: %d %s %s", resp->path, resp->code,
 		    resp->reason, resp->message);

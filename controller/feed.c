@@ -490,6 +490,7 @@ void ctl_forget_workload(ctl *c, const char *const *key, const char *uid)
 	ctl_keys_del(&c->rep.pending_due, CTL_K1(uid));
 	ctl_keys_del(&c->feed.wl_uid, key);
 	ctl_keys_del(&c->feed.wake, key);
+	ctl_tas_forget(c, uid);
 	c->dirty_cycle = true;
 }
 
@@ -514,6 +515,7 @@ void ctl_add_workload(
 		ctl_keys_del(&c->feed.wl_uid, key);
 	if ((e = ctl_keys_put(&c->feed.wl_gen, CTL_K1(wl->meta.uid))) != NULL)
 		e->n = wl->meta.has_generation ? wl->meta.generation : 0;
+	ctl_tas_workload(c, wl);
 	c->dirty_cycle = true;
 }
 

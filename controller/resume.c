@@ -182,6 +182,9 @@ static bool announce_recorded(
 		ctl_ledger_release(c, uid, now);
 		goto out_wl;
 	}
+	if (adopt)
+		ctl_tas_adopt_recorded(c, uid, sd);
+	ctl_tas_fill(c, uid, pa, qw->n_podsets);
 	if (adopt) {
 		/* A partial admission holds the recorded counts, not the
 		 * podSets' full ones (which stay held if the record is off). */

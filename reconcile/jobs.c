@@ -208,6 +208,69 @@ static const struct api_resource_flavor *find_flavor(
 	return NULL;
 }
 
+/* A podSet placed by topology-aware scheduling: its pods name their
+ * Workload (kueue.x-k8s.io/workload, for the ungater) and, when the
+ * placement was implied (no topologyRequest), say unconstrained, as
+ * Kueue's podset.FromAssignment; the gate is added by add_tas_gate. */
+static int tas_info(const struct api_workload *wl,
+    const struct api_podset_assignment *a, struct info *in, cu_error *err)
+{
+	const struct api_podset *ps = NULL;
+	size_t i;
+
+	if (a->topology_assignment == NULL)
+		return CU_OK;
+	for (i = 0; i < wl->spec.n_pod_sets; i++)
+		if (strcmp(wl->spec.pod_sets[i].name ? wl->spec.pod_sets[i].name
+						     : "main",
+			a->name) == 0)
+			ps = &wl->spec.pod_sets[i];
+	if (in->annotations == NULL &&
+	    (in->annotations = json_object()) == NULL)
+		return rec__nomem(err, "pod set info");
+	if (json_object_set_new(in->annotations, REC_ANNOTATION_TAS_WORKLOAD,
+		json_string(wl->meta.name ? wl->meta.name : "")) != 0)
+		return rec__nomem(err, "pod set info");
+	if ((ps == NULL || !ps->has_topology_request ||
+		(ps->topology_request.required == NULL &&
+		    ps->topology_request.preferred == NULL &&
+		    !ps->topology_request.has_unconstrained)) &&
+	    json_object_set_new(in->annotations,
+		"kueue.x-k8s.io/podset-unconstrained-topology",
+		json_string("true")) != 0)
+		return rec__nomem(err, "pod set info");
+	return CU_OK;
+}
+
+/* The kueue.x-k8s.io/topology scheduling gate on tpl's pods [edited]
+ * (once): they wait for the ungater to pin them to their domain. */
+static int add_tas_gate(json_t *tpl, cu_error *err)
+{
+	json_t *spec = api_json_obj_child(tpl, "spec"), *gates, *g;
+	size_t i;
+
+	if (spec == NULL)
+		return rec__nomem(err, "pod template");
+	gates = json_object_get(spec, "schedulingGates");
+	json_array_foreach(gates, i, g)
+	{
+		const char *n = api_json_str(g, "name");
+
+		if (n != NULL && strcmp(n, REC_TAS_GATE) == 0)
+			return CU_OK;
+	}
+	if (!json_is_array(gates)) {
+		gates = json_array();
+		if (gates == NULL ||
+		    json_object_set_new(spec, "schedulingGates", gates) != 0)
+			return rec__nomem(err, "pod template");
+	}
+	if (json_array_append_new(
+		gates, json_pack("{s:s}", "name", REC_TAS_GATE)) != 0)
+		return rec__nomem(err, "pod template");
+	return CU_OK;
+}
+
 /* podset.FromAssignment + the labels getPodSetsInfoFromStatus adds. */
 static int build_info(const struct api_workload *wl,
     const struct api_podset_assignment *a,
@@ -267,7 +330,7 @@ static int build_info(const struct api_workload *wl,
 	    json_object_set_new(
 		in->labels, REC_LABEL_CLUSTER_QUEUE, json_string(cq)) != 0)
 		return rec__nomem(err, "pod set info");
-	return CU_OK;
+	return tas_info(wl, a, in, err);
 }
 
 /* utilmaps.HaveConflict(cur, add) then Copy: keys of add [borrowed] into
@@ -471,6 +534,8 @@ static int start_edit(const struct rec_job *j, const struct api_workload *wl,
 			rc = merge_template(tpl, &in, err);
 		if (rc == CU_OK)
 			rc = merge_check_updates(wl, a->name, tpl, err);
+		if (rc == CU_OK && a->topology_assignment != NULL)
+			rc = add_tas_gate(tpl, err);
 		info_dispose(&in);
 		if (rc != CU_OK)
 			return rc;

@@ -780,6 +780,10 @@ static json_t *admission_json(const struct adm_decision *d)
 		    "count", (json_int_t)a->count);
 		if (psa == NULL || json_array_append_new(psas, psa) != 0)
 			goto fail;
+		if (a->topology != NULL &&
+		    json_object_set_new(psa, "topologyAssignment",
+			json_deep_copy(a->topology)) != 0)
+			goto fail;
 		flavors = json_object_get(psa, "flavors");
 		usage = json_object_get(psa, "resourceUsage");
 		for (k = 0; k < a->n_uses; k++) {

@@ -270,6 +270,10 @@ static int store_put_rows(
 		STORE_BIND(
 		    sqlite3_bind_text(st, 3, ps->name, -1, SQLITE_STATIC));
 		STORE_BIND(sqlite3_bind_int(st, 4, ps->count));
+		STORE_BIND(ps->topology != NULL
+			       ? sqlite3_bind_text(
+				     st, 5, ps->topology, -1, SQLITE_STATIC)
+			       : sqlite3_bind_null(st, 5));
 		rc =
 		    store_exec_stmt(s, STORE_STMT_PS_INSERT, "put podset", err);
 		for (size_t j = 0; rc == CU_OK && j < ps->n_resources; j++) {
@@ -493,6 +497,7 @@ void store_decision_free(store_decision *d)
 		}
 		cu_free((void *)ps->resources);
 		cu_free((void *)ps->name);
+		cu_free((void *)ps->topology);
 	}
 	cu_free((void *)d->podsets);
 	cu_free((void *)d->uid);
@@ -565,6 +570,9 @@ static int store_load_podsets(store *s, store_decision *d, cu_error *err)
 		if (ps->name == NULL)
 			break;
 		d->n_podsets++;
+		if (sqlite3_column_type(st, 3) != SQLITE_NULL &&
+		    (ps->topology = store_col_dup(st, 3)) == NULL)
+			break;
 	}
 	if (rc == SQLITE_ROW) {
 		sqlite3_reset(st);

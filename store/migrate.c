@@ -29,6 +29,10 @@
  *   v3  decision.generation: the Workload's metadata.generation the
  *       decision was made for, so that a restart can tell a Workload
  *       changed since (0 = not recorded: decisions from before v3).
+ *   v4  podset.topology: the podSet's topologyAssignment (Kueue's v1beta2
+ *       wire form, JSON text) when it was placed by topology-aware
+ *       scheduling, NULL otherwise; a restart announces and adopts it
+ *       without placing again.
  *
  * Migration state diagram:
  *
@@ -103,6 +107,9 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     /* v2 -> v3 */
     "ALTER TABLE decision ADD COLUMN generation INTEGER NOT NULL DEFAULT 0"
     " CHECK (generation >= 0);",
+
+    /* v3 -> v4 */
+    "ALTER TABLE podset ADD COLUMN topology TEXT;",
 };
 
 _Static_assert(STORE_APP_ID == 1668631623, "application_id literal in v1");

@@ -64,7 +64,7 @@
 #include "lib/cu.h"
 
 /* Schema version this binary writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 typedef struct store store; /* opaque */
 
@@ -111,6 +111,9 @@ typedef struct store_podset {
 	int32_t count;	  /* >= 0 pods */
 	size_t n_resources;
 	const store_resource *resources; /* names unique within the podSet */
+	/* topologyAssignment as JSON text (Kueue v1beta2 wire form), or NULL
+	 * when the podSet was not placed by topology (schema v4). */
+	const char *topology;
 } store_podset;
 
 /*

@@ -41,10 +41,10 @@
 			 " WHERE uid = ?1")                                    \
 	X(DEC_LIVE, "SELECT uid, state FROM decision WHERE state != 3"         \
 		    " ORDER BY seq")                                           \
-	X(PS_INSERT, "INSERT INTO podset(uid, idx, name, count)"               \
-		     " VALUES (?1, ?2, ?3, ?4)")                               \
-	X(PS_LIST, "SELECT idx, name, count FROM podset WHERE uid = ?1"        \
-		   " ORDER BY idx")                                            \
+	X(PS_INSERT, "INSERT INTO podset(uid, idx, name, count, topology)"     \
+		     " VALUES (?1, ?2, ?3, ?4, ?5)")                           \
+	X(PS_LIST, "SELECT idx, name, count, topology FROM podset"             \
+		   " WHERE uid = ?1 ORDER BY idx")                             \
 	X(PR_INSERT, "INSERT INTO podset_resource(uid, idx, resource,"         \
 		     " flavor, milli) VALUES (?1, ?2, ?3, ?4, ?5)")            \
 	X(PR_LIST, "SELECT idx, resource, flavor, milli FROM podset_resource"  \

@@ -212,30 +212,4 @@ def unreachable(s):
     check(all(g >= 0.9 for g in gaps), "gaps between reports %r" % gaps)
 
 
-@case("flavor-topology-name-says-it-is-not-acted-on")
-def flavor_topology_name(s):
-    """A ResourceFlavor naming a Topology is accepted, but until placement
-    is wired into the controller its Workloads are admitted on quota
-    alone: the flavor gets one UnsupportedField Warning saying so."""
-    s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
-    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
-              "--timeout=30s")
-    docs = [d for d in yaml.safe_load_all(flavor_and_queue(4)) if d]
-    docs[0]["spec"] = dict(docs[0].get("spec") or {}, topologyName="default")
-    s.kubectl("apply", "-f", s.file("q.yaml", yaml.safe_dump_all(docs)))
-    ctl = Controller(s, config=controller_config())
-
-    def unsupported():
-        evs = s.get_json("/api/v1/namespaces/default/events")
-        return [e for e in evs.get("items", [])
-                if e.get("reason") == "UnsupportedField" and
-                e["involvedObject"].get("kind") == "ResourceFlavor"]
-    evs = wait_for(unsupported, 15, what="UnsupportedField event on the "
-                   "ResourceFlavor")
-    eq(len(evs), 1, "one event per generation")
-    eq(evs[0]["type"], "Warning")
-    check("spec.topologyName: " in evs[0]["message"], evs[0]["message"])
-    ctl.stop()
-
-
 run_cases()

@@ -71,6 +71,29 @@ USED_BY_TIMING = {
     # admission gets its pods listed for the PodsReady cause (every run of
     # t_pods_ready; here only when a Job's status lags).
     ("", "pods", "list"): "the pods of a job that waits for them",
+    # Topology-aware scheduling (t_tas): only once a ResourceFlavor names
+    # a Topology, which this scenario's flavors do not.
+    ("", "pods", "watch"): "topology-aware scheduling: pod capacity",
+    ("", "pods", "patch"): "topology-aware scheduling: the ungater",
+    ("", "nodes", "list"): "topology-aware scheduling: node capacity",
+    ("", "nodes", "watch"): "topology-aware scheduling: node capacity",
+    ("kueue.x-k8s.io", "topologies", "list"):
+        "topology-aware scheduling: levels",
+    ("kueue.x-k8s.io", "topologies", "watch"):
+        "topology-aware scheduling: levels",
+}
+
+# Rule entries of the ProvisioningRequest admission check controller: the
+# scenario has no such check (tests/integration/t_provisioning.py uses
+# them), only its informers' list and watch are reached here.
+USED_BY_PROVISIONING = {
+    ("kueue.x-k8s.io", "admissionchecks/status", "patch"),
+    ("autoscaling.x-k8s.io", "provisioningrequests", "list"),
+    ("autoscaling.x-k8s.io", "provisioningrequests", "watch"),
+    ("autoscaling.x-k8s.io", "provisioningrequests", "create"),
+    ("autoscaling.x-k8s.io", "provisioningrequests", "delete"),
+    ("", "podtemplates", "create"),
+    ("", "podtemplates", "patch"),
 }
 
 QUEUES = """
@@ -471,7 +494,8 @@ def rbac(s):
                 for v in r["verbs"]:
                     k = (g, res, v)
                     if k not in used and k not in ALLOWED_UNUSED and \
-                            k not in USED_BY_TIMING:
+                            k not in USED_BY_TIMING and \
+                            k not in USED_BY_PROVISIONING:
                         unused.append("%s %s/%s%s" % (
                             v, g or "core", res,
                             " in " + rns if rns else ""))

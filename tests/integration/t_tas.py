@@ -1,19 +1,34 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Topology-aware scheduling, end to end as far as it is built: the
-Topology CRD is served and a Topology with Kueue's example levels
-(block, rack, hostname) is stored; Nodes of a 2 blocks x 2 racks x 4
-hosts fixture carry those labels; a ResourceFlavor names the Topology;
-Jobs whose pod templates carry the podset-required-topology,
-podset-preferred-topology or podset-unconstrained-topology annotation
-get Workloads whose spec.podSets[].topologyRequest says so, in Kueue's
-wire form (and a Job without them gets none). Placement is not wired
-into admission yet: these Workloads are admitted on quota."""
+"""Topology-aware scheduling end to end on cueue-apiserver --simulate
+jobs,scheduler with 16 Nodes (2 blocks x 2 racks x 4 hosts, 2 cpu each)
+labelled as Kueue's TAS examples expect, and queues and Jobs of the
+examples' shape (tests/integration/data/tas-*.yaml):
+  - the podset-*-topology annotations become topologyRequests;
+  - a required-rack Job's pods all land in one rack, a preferred-block
+    one packs into one block, an unconstrained one anywhere; the
+    Workloads carry their topologyAssignment; pods are created with the
+    kueue.x-k8s.io/topology gate and ungated with their host's
+    nodeSelector;
+  - a Job too big for any rack's free capacity stays pending with
+    Kueue's message, and is admitted once capacity is freed;
+  - a pod nominated to a node (status.nominatedNodeName, not bound)
+    keeps that node's capacity out of placement until un-nominated
+    (Kueue, counting bound pods only, would place on it);
+  - a restarted controller keeps the assignments (adopted from the
+    status, not placed again) and places around them.
+The ResourceFlavor's topologyName gets no UnsupportedField event."""
 import os
 
-from cuetest import CONTROLLER_CONFIG, Controller, case, eq, run_cases, \
-    wait_for
+import yaml
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+import urllib.request
+
+from cuetest import CONTROLLER_CONFIG, Controller, Failure, case, check, \
+    eq, free_port, run_cases, wait_for
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+DATA = os.path.join(HERE, "data")
 MANIFESTS = os.path.join(ROOT, "manifests")
 NS = "team-a"
 KQ = "/apis/kueue.x-k8s.io/v1beta2"
@@ -122,6 +137,235 @@ def requests(s):
                      what="%s's Workload" % owner)
         eq(w["spec"]["podSets"][0].get("topologyRequest"), tr,
            "%s topologyRequest" % owner)
+
+
+# ---- placement, actuation and capacity -------------------------------
+
+DNS = "default"
+DJOBS = "/apis/batch/v1/namespaces/%s/jobs" % DNS
+DWLS = KQ + "/namespaces/%s/workloads" % DNS
+DPODS = "/api/v1/namespaces/%s/pods" % DNS
+GATE = "kueue.x-k8s.io/topology"
+
+
+def cluster(s):
+    """CRDs, the example-shaped queues and 16 Nodes of 2 cpu."""
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", os.path.join(DATA, "tas-queues.yaml"))
+    for b in (1, 2):
+        for r in (1, 2):
+            for h in range(1, 5):
+                name = "b%d-r%d-n%d" % (b, r, h)
+                alloc = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+                post(s, "/api/v1/nodes", {
+                    "apiVersion": "v1", "kind": "Node",
+                    "metadata": {"name": name, "labels": {
+                        BLOCK: "b%d" % b, RACK: "b%d-r%d" % (b, r),
+                        HOST: name,
+                        "cloud.provider.com/node-group": "tas-group"}},
+                    "spec": {},
+                    "status": {"allocatable": alloc, "capacity": alloc}})
+
+
+def example_job(s, mode, name, pods, runtime_ms=600000):
+    with open(os.path.join(DATA, "tas-job-%s.yaml" % mode)) as f:
+        job = yaml.safe_load(f)
+    job["metadata"]["name"] = name
+    job["metadata"].setdefault("annotations", {})[
+        "cueue.dev/sim-runtime-ms"] = str(runtime_ms)
+    job["spec"]["parallelism"] = job["spec"]["completions"] = pods
+    post(s, DJOBS, job)
+
+
+def pods_of(s, job):
+    return s.get_json(DPODS + "?labelSelector=job-name%%3D%s" %
+                      job)["items"]
+
+
+def placed(s, job, n, timeout=30):
+    """Wait until n pods of job are bound; their nodes."""
+    def f():
+        ps = [p for p in pods_of(s, job) if p["spec"].get("nodeName")]
+        return ps if len(ps) >= n else None
+    try:
+        ps = wait_for(f, timeout, what="%d pods of %s bound" % (n, job))
+    except Failure:
+        raise Failure("%s: %r" % (job, [
+            (p["metadata"]["name"], p["spec"].get("nodeName"),
+             p["spec"].get("schedulingGates"),
+             p["spec"].get("nodeSelector"),
+             [c.get("message") for c in
+              p.get("status", {}).get("conditions", [])])
+            for p in pods_of(s, job)]))
+    for p in ps:
+        check(not any(g.get("name") == GATE for g in
+                      p["spec"].get("schedulingGates") or []),
+              "%s ungated" % p["metadata"]["name"])
+        eq(p["spec"].get("nodeSelector", {}).get(HOST),
+           p["spec"]["nodeName"], "%s pinned to its host" %
+           p["metadata"]["name"])
+    return [p["spec"]["nodeName"] for p in ps]
+
+
+def rack_of(node):
+    return node.rsplit("-", 1)[0]
+
+
+def assignment(s, job):
+    w = wl_of_ns(s, job)
+    psa = w["status"]["admission"]["podSetAssignments"][0]
+    return psa.get("topologyAssignment")
+
+
+def wl_of_ns(s, owner):
+    for w in s.get_json(DWLS)["items"]:
+        refs = w["metadata"].get("ownerReferences") or [{}]
+        if refs[0].get("name") == owner:
+            return w
+    return None
+
+
+def pending_message(s, job):
+    w = wl_of_ns(s, job)
+    for c in (w or {}).get("status", {}).get("conditions", []):
+        if c["type"] == "QuotaReserved" and c["status"] == "False":
+            return c.get("message", "")
+    return None
+
+
+def admitted(s, job):
+    w = wl_of_ns(s, job)
+    return w is not None and w.get("status", {}).get("admission")
+
+
+@case("required-preferred-unconstrained-and-freed-capacity", simulate=SIM)
+def placement(s):
+    """Required rack in one rack, preferred block in one block, an
+    unconstrained Job anywhere; then a Job too big for any rack's free
+    capacity waits with Kueue's message until a Job is deleted."""
+    cluster(s)
+    port = free_port()
+    ctl = Controller(s, config=CONFIG.replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
+    example_job(s, "required", "rack6", 6)
+    nodes = placed(s, "rack6", 6)
+    eq(len(set(rack_of(n) for n in nodes)), 1, "rack6 in one rack: %r" %
+       nodes)
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port) as r:
+        text = r.read().decode()
+    want = ('kueue_pod_scheduling_gate_removal_seconds_count{name='
+            '"kueue.x-k8s.io/topology",cluster_queue="tas-cluster-queue",'
+            'is_group="false"')
+    check(any(l.startswith(want) and l.endswith(" 6")
+              for l in text.splitlines()),
+          "gate removals observed: %r" % [
+              l for l in text.splitlines() if "gate_removal" in l])
+    ta = assignment(s, "rack6")
+    eq(ta["levels"], [HOST], "levels of the assignment")
+    check(ta.get("slices"), "slices in the v1beta2 wire form: %r" % ta)
+    example_job(s, "preferred", "pref10", 10)
+    nodes = placed(s, "pref10", 10)
+    eq(len(set(n.split("-")[0] for n in nodes)), 1,
+       "pref10 packed in one block: %r" % nodes)
+    example_job(s, "unconstrained", "spread12", 12)
+    placed(s, "spread12", 12)
+    # 4 cpu are left, 2 in each of two racks at most: 8 pods wait.
+    example_job(s, "required", "big8", 8)
+    msg = wait_for(lambda: pending_message(s, "big8"), 20,
+                   what="big8 pending")
+    check('topology "default" allows to fit only' in msg and
+          "out of 8 pod(s)" in msg, msg)
+    check(not admitted(s, "big8"), "big8 not admitted")
+    # A level the Topology does not have: Kueue's per-flavor message.
+    with open(os.path.join(DATA, "tas-job-required.yaml")) as f:
+        job = yaml.safe_load(f)
+    job["metadata"]["name"] = "zone1"
+    job["spec"]["parallelism"] = job["spec"]["completions"] = 1
+    job["spec"]["template"]["metadata"]["annotations"] = {
+        "kueue.x-k8s.io/podset-required-topology":
+            "cloud.provider.com/topology-zone"}
+    post(s, DJOBS, job)
+    msg = wait_for(lambda: pending_message(s, "zone1"), 20,
+                   what="zone1 pending")
+    check('Flavor "tas-flavor" does not contain the requested level' in msg,
+          msg)
+    code, _, out = s.raw("DELETE", DJOBS + "/spread12",
+                         {"propagationPolicy": "Background"})
+    check(code in (200, 202), "delete spread12: %d %r" % (code, out))
+    # cueue-apiserver has no garbage collector: its pods go as well.
+    for p in pods_of(s, "spread12"):
+        s.raw("DELETE", DPODS + "/" + p["metadata"]["name"])
+    nodes = placed(s, "big8", 8, timeout=40)
+    eq(len(set(rack_of(n) for n in nodes)), 1, "big8 in one rack: %r" %
+       nodes)
+    evs = s.get_json("/api/v1/namespaces/default/events")["items"]
+    eq([e["message"] for e in evs if e.get("reason") == "UnsupportedField"
+        and e["involvedObject"].get("kind") == "ResourceFlavor"], [],
+       "no UnsupportedField for topologyName")
+    ctl.stop()
+
+
+@case("nominated-pods-keep-their-node", simulate=SIM)
+def nominated(s):
+    """One pod per rack nominated (not bound) to a host: no rack holds 8
+    pods until one nomination is cleared, then the Job lands there."""
+    cluster(s)
+    for b in (1, 2):
+        for r in (1, 2):
+            name = "nom-b%d-r%d" % (b, r)
+            post(s, DPODS, {
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": name, "namespace": DNS},
+                "spec": {"schedulerName": "other-scheduler",
+                         "containers": [{"name": "c", "image": "busybox",
+                                         "resources": {"requests": {
+                                             "cpu": "1"}}}]}})
+            code, _, out = s.raw(
+                "PATCH", DPODS + "/%s/status" % name,
+                {"status": {"nominatedNodeName": "b%d-r%d-n1" % (b, r)}},
+                headers={"Content-Type": "application/merge-patch+json"})
+            eq(code, 200, "nominate %s: %r" % (name, out))
+    ctl = Controller(s, config=CONFIG)
+    example_job(s, "required", "rack8", 8)
+    msg = wait_for(lambda: pending_message(s, "rack8"), 20,
+                   what="rack8 pending")
+    check('topology "default" allows to fit only 7 out of 8 pod(s)' in msg,
+          msg)
+    # Bound-only accounting (Kueue) would see 8 free cpu in every rack.
+    eq(len([p for p in s.get_json(DPODS)["items"]
+            if p["spec"].get("nodeName")]), 0, "nominated pods unbound")
+    code, _, out = s.raw(
+        "PATCH", DPODS + "/nom-b2-r2/status",
+        {"status": {"nominatedNodeName": None}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "un-nominate: %r" % (out,))
+    nodes = placed(s, "rack8", 8, timeout=40)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b2-r2"],
+       "rack8 in the rack whose nomination was cleared")
+    ctl.stop()
+
+
+@case("restart-keeps-assignments", simulate=SIM)
+def restart(s):
+    """A restarted controller adopts the admitted assignment (charged,
+    not placed again): the next Job goes around it."""
+    cluster(s)
+    ledger = os.path.join(s.dir, "ledger.db")
+    ctl = Controller(s, config=CONFIG, store=ledger)
+    example_job(s, "required", "first", 6)
+    nodes = placed(s, "first", 6)
+    before = assignment(s, "first")
+    ctl.stop()
+    ctl = Controller(s, config=CONFIG, store=ledger)
+    example_job(s, "required", "second", 8)
+    nodes2 = placed(s, "second", 8)
+    eq(len(set(rack_of(n) for n in nodes2)), 1, "second in one rack")
+    check(rack_of(nodes[0]) != rack_of(nodes2[0]),
+          "second avoids first's rack: %r %r" % (nodes, nodes2))
+    eq(assignment(s, "first"), before, "first's assignment kept")
+    ctl.stop()
 
 
 if __name__ == "__main__":

@@ -163,7 +163,7 @@ Test(pipeline, flush_commits_the_turn)
 {
 	ctl_pipe *p = new_pipe(50);
 	store_resource r = {"cpu", "default", 1000};
-	store_podset ps = {"main", 1, 1, &r};
+	store_podset ps = {"main", 1, 1, &r, NULL};
 	store_decision sd;
 	store_decision *got = NULL;
 	cu_error err;

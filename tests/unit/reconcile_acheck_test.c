@@ -164,7 +164,7 @@ Test(acheck, admission_write)
 	for (r = 0; r < sizeof(admit_rows) / sizeof(admit_rows[0]); r++) {
 		const struct admit_row *row = &admit_rows[r];
 		struct adm_flavor_use use = {"cpu", row->flavor, 1000};
-		struct adm_podset_assignment pa = {"main", 1, &use, 1};
+		struct adm_podset_assignment pa = {"main", 1, &use, 1, NULL};
 		struct adm_decision d = {0};
 		struct api_cluster_queue cq;
 		struct api_workload wl;
@@ -245,6 +245,18 @@ static const struct rec_row rec_rows[] = {
 	false, "status checks b:Ready Admitted=True:Admitted [Admitted]"},
     {"retry_evicts", "[{\"name\":\"a\"}]",
 	"[" CHECK("a", "Retry", "capacity gone") "]", "False", false,
+	"evicting u1 | evict checks a:Pending Evicted=True:AdmissionCheck "
+	"[EvictedDueToAdmissionCheck]"},
+    /* Retry with requeueAfterSeconds ahead: requeueState.requeueAt is
+     * written first (NeedsRequeueAtUpdate), the eviction follows */
+    {"retry_backoff_requeue_at_first", "[{\"name\":\"a\"}]",
+	"[{\"name\":\"a\",\"state\":\"Retry\",\"message\":\"\","
+	"\"lastTransitionTime\":\"" T0 "\",\"requeueAfterSeconds\":600}]",
+	"False", false, "status"},
+    {"retry_backoff_passed_evicts", "[{\"name\":\"a\"}]",
+	"[{\"name\":\"a\",\"state\":\"Retry\",\"message\":\"\","
+	"\"lastTransitionTime\":\"" T0 "\",\"requeueAfterSeconds\":60}]",
+	"False", false,
 	"evicting u1 | evict checks a:Pending Evicted=True:AdmissionCheck "
 	"[EvictedDueToAdmissionCheck]"},
     {"rejected_deactivates", "[{\"name\":\"a\"},{\"name\":\"b\"}]",

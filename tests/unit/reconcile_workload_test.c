@@ -542,8 +542,8 @@ static struct adm_flavor_use worker_uses[] = {
     {"nvidia.com/gpu", "spot", 4000},
 };
 static struct adm_podset_assignment admit_podsets[] = {
-    {"driver", 1, driver_uses, 1},
-    {"workers", 4, worker_uses, 2},
+    {"driver", 1, driver_uses, 1, NULL},
+    {"workers", 4, worker_uses, 2, NULL},
 };
 
 static struct adm_decision admit_decision(void)
@@ -658,6 +658,43 @@ Test(workload_status, admission_golden_and_idempotent)
 	apply_in_place(&wl, p);
 	/* The same decision again: nothing to write. */
 	cr_assert_null(admit_patch(wl, NOW2));
+	json_decref(wl);
+	fixture_dispose(&f);
+}
+
+/* A podSet placed by topology carries its topologyAssignment. */
+Test(workload_status, admission_carries_the_topology_assignment)
+{
+	struct fixture f;
+	struct api_workload w;
+	struct adm_decision d = admit_decision();
+	struct adm_podset_assignment pa[2];
+	json_t *wl,
+	    *p = NULL, *psas,
+	    *ta = parse("{\"levels\":[\"kubernetes.io/hostname\"],\"slices\":[{"
+			"\"domainCount\":1,\"podCounts\":{\"universal\":4},"
+			"\"valuesPerLevel\":[{\"universal\":\"n1\"}]}]}");
+	cu_error err;
+
+	fixture_load(&f, JOBSET_TEXT, true);
+	wl = stored_workload(&f);
+	memcpy(pa, admit_podsets, sizeof(pa));
+	pa[1].topology = ta;
+	d.podsets = pa;
+	wl_decode(&w, wl);
+	cr_assert_eq(
+	    rec_wl_status_admit(&w, &d, NOW1, &p, &err), CU_OK, "%s", err.msg);
+	api_workload_dispose(&w);
+	psas = json_object_get(
+	    json_object_get(json_object_get(p, "status"), "admission"),
+	    "podSetAssignments");
+	cr_assert_null(
+	    json_object_get(json_array_get(psas, 0), "topologyAssignment"));
+	cr_assert(json_equal(
+	    json_object_get(json_array_get(psas, 1), "topologyAssignment"),
+	    ta));
+	json_decref(p);
+	json_decref(ta);
 	json_decref(wl);
 	fixture_dispose(&f);
 }
@@ -976,6 +1013,50 @@ static void admitted_workload(
 	"\"main\",\"flavors\":{\"cpu\":\"spot\",\"memory\":\"spot\"},"         \
 	"\"resourceUsage\":{\"cpu\":\"3\",\"memory\":\"3Gi\"},"                \
 	"\"count\":3}]}"
+
+/* A podSet placed by topology-aware scheduling: its pods are created
+ * with the kueue.x-k8s.io/topology gate and name their Workload; the
+ * podSet has no topologyRequest (implied TAS), so they say
+ * unconstrained, as Kueue's podset.FromAssignment. */
+Test(job_start, topology_assignment_gates_the_pods)
+{
+	struct fixture f;
+	struct api_workload wl;
+	struct api_resource_flavor fl[2];
+	json_t *p = NULL, *after, *tpl, *anns;
+	cu_error err;
+
+	load_flavors(fl);
+	fixture_load(&f, JOB_TEXT, false);
+	admitted_workload(&f,
+	    "{\"clusterQueue\":\"cq-a\",\"podSetAssignments\":[{\"name\":"
+	    "\"main\",\"flavors\":{\"cpu\":\"spot\",\"memory\":\"spot\"},"
+	    "\"resourceUsage\":{\"cpu\":\"3\",\"memory\":\"3Gi\"},"
+	    "\"count\":3,\"topologyAssignment\":{\"levels\":["
+	    "\"kubernetes.io/hostname\"],\"slices\":[{\"domainCount\":1,"
+	    "\"podCounts\":{\"universal\":3},\"valuesPerLevel\":[{"
+	    "\"universal\":\"n1\"}]}]}}]}",
+	    &wl);
+	cr_assert_eq(rec_job_start_patch(&f.view, &wl, fl, 2, &p, &err), CU_OK,
+	    "%s", err.msg);
+	after = apply(f.doc, p);
+	json_decref(p);
+	tpl = json_object_get(json_object_get(after, "spec"), "template");
+	assert_json_text(
+	    json_object_get(json_object_get(tpl, "spec"), "schedulingGates"),
+	    "[{\"name\":\"kueue.x-k8s.io/topology\"}]");
+	anns = json_object_get(json_object_get(tpl, "metadata"), "annotations");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(anns, "kueue.x-k8s.io/workload")),
+	    wl.meta.name);
+	cr_assert_str_eq(json_string_value(json_object_get(anns,
+			     "kueue.x-k8s.io/podset-unconstrained-topology")),
+	    "true");
+	json_decref(after);
+	api_workload_dispose(&wl);
+	dispose_flavors(fl);
+	fixture_dispose(&f);
+}
 
 Test(job_start, job_golden_and_noop)
 {

@@ -61,10 +61,10 @@ static const store_resource res_big[] = {
     {.resource = "cpu", .flavor = "spot", .milli = 8000},
     {.resource = "nvidia.com/gpu", .flavor = "a100", .milli = 2000},
 };
-static const store_podset ps_small[] = {{"main", 1, 2, res_small}};
+static const store_podset ps_small[] = {{"main", 1, 2, res_small, NULL}};
 static const store_podset ps_big[] = {
-    {"driver", 1, 2, res_small},
-    {"workers", 4, 2, res_big},
+    {"driver", 1, 2, res_small, NULL},
+    {"workers", 4, 2, res_big, NULL},
 };
 
 static store_decision crash_dec(const char *uid, enum store_state st, int64_t t)

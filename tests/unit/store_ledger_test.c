@@ -431,9 +431,10 @@ Test(store, rejected_puts_leave_the_batch_untouched)
 	store_decision bad = dec("bad", "cq-a", STORE_RESERVED, 2);
 	store_resource neg[] = {{"cpu", "default", -1}};
 	store_resource dup[] = {{"cpu", "default", 1}, {"cpu", "spot", 2}};
-	store_podset ps_neg[] = {{"main", 1, 1, neg}};
-	store_podset ps_dup_res[] = {{"main", 1, 2, dup}};
-	store_podset ps_dup_name[] = {{"main", 1, 1, dup}, {"main", 1, 1, dup}};
+	store_podset ps_neg[] = {{"main", 1, 1, neg, NULL}};
+	store_podset ps_dup_res[] = {{"main", 1, 2, dup, NULL}};
+	store_podset ps_dup_name[] = {
+	    {"main", 1, 1, dup, NULL}, {"main", 1, 1, dup, NULL}};
 	store_decision *got = NULL;
 	cu_error err = {0};
 	int64_t last = 0;
@@ -604,7 +605,7 @@ static int collect_usage(const char *cq, const char *fl, const char *res,
 }
 
 static const store_resource zero_res[] = {{"cpu", "default", 0}};
-static const store_podset zero_ps[] = {{"idle", 3, 1, zero_res}};
+static const store_podset zero_ps[] = {{"idle", 3, 1, zero_res, NULL}};
 
 Test(store, usage_foreach_lists_held_quota_in_order)
 {

@@ -179,10 +179,11 @@ Test(store_restart, v2_ledger_migrates_with_generation_unknown)
 	s = open_ok();
 	cr_assert_eq(
 	    fx_raw_int(fx_tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
-	cr_assert_eq(STORE_SCHEMA_VERSION, 3);
+	cr_assert_eq(STORE_SCHEMA_VERSION, 4);
 	cr_assert_eq(
 	    store_decision_get(s, "u-res", &got, &err), CU_OK, "%s", err.msg);
 	cr_assert_eq(got->state, STORE_RESERVED);
+	cr_assert_null(got->podsets[0].topology, "no topology before v4");
 	cr_assert_eq(got->generation, 0, "not recorded before v3");
 	cr_assert_eq(got->state_ns, 111);
 	store_decision_free(got);
@@ -193,6 +194,41 @@ Test(store_restart, v2_ledger_migrates_with_generation_unknown)
 	cr_assert_eq(store_decision_get(s, "u-new", &got, &err), CU_OK);
 	cr_assert_eq(got->generation, 3);
 	cr_assert_eq(got->seq, 5);
+	store_decision_free(got);
+	store_close(s);
+}
+
+/* A podSet placed by topology keeps its topologyAssignment (v4). */
+Test(store_restart, topology_assignment_round_trips)
+{
+	static const char topo[] =
+	    "{\"levels\":[\"kubernetes.io/hostname\"],\"slices\":[]}";
+	store_podset ps[2];
+	store_decision d = {.uid = "u-tas",
+	    .ns = "ns",
+	    .name = "w",
+	    .cluster_queue = "cq",
+	    .state = STORE_RESERVED,
+	    .decided_ns = 10,
+	    .n_podsets = 2,
+	    .podsets = ps};
+	store_decision *got = NULL;
+	cu_error err = {0};
+	store *s = open_ok();
+
+	ps[0] = main6[0];
+	ps[0].topology = topo;
+	ps[1] = main6[0];
+	ps[1].name = "workers";
+	cr_assert_eq(store_begin(s, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(
+	    store_decision_put(s, &d, NULL, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(store_commit(s, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(
+	    store_decision_get(s, "u-tas", &got, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(got->n_podsets, 2);
+	cr_assert_str_eq(got->podsets[0].topology, topo);
+	cr_assert_null(got->podsets[1].topology);
 	store_decision_free(got);
 	store_close(s);
 }

@@ -1,0 +1,1408 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/tas.c - topology-aware scheduling in the controller: the
+ * Topology, Node and Pod informers (started once a ResourceFlavor names
+ * a topology; they never hold readiness back), one capacity tree per TAS
+ * flavor (tas/) fed incrementally from their events, the engine's hook
+ * (queues.h que_tas_hook: check and place during the scheduling cycle),
+ * the assignments of admitted Workloads (charged to the trees, written in
+ * the admission and the ledger, adopted from the status or the ledger
+ * after a restart) and the ungater (pods of TAS Workloads lose the
+ * kueue.x-k8s.io/topology gate and get their domain's nodeSelector, in
+ * rank order).
+ *
+ * Design notes
+ * ------------
+ * Workloads with a topologyRequest are known by uid (struct tas_wl) from
+ * the moment the engine gets them: the hook reads their request there,
+ * and the per-pod requests from the engine's podSet. A placed podSet
+ * keeps its assignment and whether it is charged to the current tree of
+ * its flavor. A tree is rebuilt (from the caches, then every charged
+ * assignment) only when the TAS configuration changes (a flavor, its
+ * Topology) or an informer syncs; Node and Pod events change one node's
+ * contribution. Charges of Workloads the engine no longer holds are
+ * released before each cycle (ctl_tas_before_cycle), so no engine path
+ * needs to know about topologies.
+ *
+ * Event-loop thread only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/json.h"
+#include "controller/ctl_int.h"
+#include "tas/tas.h"
+
+#define ANN_WORKLOAD "kueue.x-k8s.io/workload"
+#define LABEL_PODSET "kueue.x-k8s.io/podset"
+#define LABEL_INDEX "batch.kubernetes.io/job-completion-index"
+/* An ungate write not seen in the cache after this long is sent again. */
+#define UNGATE_RETRY_NS (5LL * 1000000000LL)
+/* tas_place's message for a level the Topology does not have. */
+#define NO_LEVEL "no requested topology level"
+/* The most podSets a Workload has (the CRD's limit). */
+#define TAS_PODSETS_MAX 18
+
+static const struct api_resource res_topo = {
+    "kueue.x-k8s.io", "v1beta2", "topologies", false};
+static const struct api_resource res_nodes = {"", "v1", "nodes", false};
+static const struct api_resource res_pods = {"", "v1", "pods", true};
+
+struct tas_flavor {
+	char *name;	       /* [owned] ResourceFlavor */
+	char *topology;	       /* [owned] spec.topologyName */
+	json_t *labels;	       /* [owned] spec.nodeLabels or NULL */
+	struct tas_tree *tree; /* [owned] NULL until built */
+	struct tas_pods *pods; /* [owned] charges of non-TAS pods */
+};
+
+struct tas_ps {
+	enum tas_mode mode; /* 0: no topologyRequest */
+	char *level;	    /* [owned] */
+	/* the placement while the Workload holds quota */
+	bool placed, charged;
+	char *flavor; /* [owned] */
+	struct api_topology_assignment a;
+	json_t *wire; /* [owned] a in the wire form */
+	struct tas_amount req[TAS_MAX_RESOURCES]; /* names [owned] */
+	size_t n_req;
+};
+
+struct tas_wl {
+	char *uid; /* [owned] map key */
+	size_t n;
+	struct tas_ps *ps; /* [owned] n */
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static struct tas_flavor *flavor_find(ctl *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; name != NULL && i < c->tas.nfl; i++)
+		if (strcmp(c->tas.fl[i].name, name) == 0)
+			return &c->tas.fl[i];
+	return NULL;
+}
+
+static bool informers_synced(const ctl *c)
+{
+	return c->tas.started && api_informer_synced(c->tas.topo) &&
+	       api_informer_synced(c->tas.nodes) &&
+	       api_informer_synced(c->tas.pods);
+}
+
+static void ps_unplace(ctl *c, struct tas_ps *p)
+{
+	struct tas_flavor *f;
+	cu_error err;
+
+	if (p->charged && (f = flavor_find(c, p->flavor)) != NULL &&
+	    f->tree != NULL &&
+	    tas_tree_assignment_usage(
+		f->tree, &p->a, p->req, p->n_req, -1, &err) != CU_OK)
+		cu_warn("topology: %s", err.msg);
+	p->charged = false;
+	p->placed = false;
+	api_topology_assignment_dispose(&p->a);
+	json_decref(p->wire);
+	p->wire = NULL;
+	cu_free(p->flavor);
+	p->flavor = NULL;
+}
+
+static void ps_reqs_free(struct tas_ps *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_req; i++)
+		cu_free((char *)p->req[i].name);
+	p->n_req = 0;
+}
+
+static void wl_free(ctl *c, struct tas_wl *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++) {
+		ps_unplace(c, &w->ps[i]);
+		ps_reqs_free(&w->ps[i]);
+		cu_free(w->ps[i].level);
+	}
+	cu_free(w->ps);
+	cu_free(w->uid);
+	cu_free(w);
+}
+
+static bool wl_placed(const struct tas_wl *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->ps[i].placed)
+			return true;
+	return false;
+}
+
+static bool wl_has_request(const struct tas_wl *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->ps[i].mode != 0)
+			return true;
+	return false;
+}
+
+static struct tas_wl *wl_get_or_new(ctl *c, const char *uid, size_t n)
+{
+	struct tas_wl *w = cu_map_get(&c->tas.wls, uid);
+
+	if (w != NULL && w->n >= n)
+		return w;
+	if (w != NULL) {
+		struct tas_ps *ps = cu_realloc(w->ps, n * sizeof(*ps));
+
+		if (ps == NULL)
+			return NULL;
+		memset(ps + w->n, 0, (n - w->n) * sizeof(*ps));
+		w->ps = ps;
+		w->n = n;
+		return w;
+	}
+	w = cu_calloc(1, sizeof(*w));
+	if (w == NULL || (w->uid = cu_strdup(uid)) == NULL ||
+	    (w->ps = cu_calloc(n ? n : 1, sizeof(*w->ps))) == NULL ||
+	    cu_map_put(&c->tas.wls, w->uid, w, NULL) != CU_OK) {
+		if (w != NULL) {
+			cu_free(w->ps);
+			cu_free(w->uid);
+		}
+		cu_free(w);
+		return NULL;
+	}
+	w->n = n;
+	return w;
+}
+
+/* The per-pod requests of podSet i of qw (the pods slot left out: the
+ * tree counts pods itself). */
+static size_t per_pod(ctl *c, const struct que_wl *qw, size_t i,
+    struct tas_amount *out, size_t cap)
+{
+	const struct que_podset *ps = &qw->podsets[i];
+	size_t n = 0, j;
+
+	for (j = 0; j < ps->n_spec_req && n < cap; j++) {
+		out[n].name = que_resource_name(c->st, ps->req[j].res);
+		out[n++].value = ps->req[j].per_pod;
+	}
+	return n;
+}
+
+static int ps_set_reqs(
+    ctl *c, struct tas_ps *p, const struct que_wl *qw, size_t i, cu_error *err)
+{
+	struct tas_amount tmp[TAS_MAX_RESOURCES];
+	size_t n = per_pod(c, qw, i, tmp, TAS_MAX_RESOURCES), k;
+
+	ps_reqs_free(p);
+	for (k = 0; k < n; k++) {
+		p->req[k].value = tmp[k].value;
+		p->req[k].name = cu_strdup(tmp[k].name ? tmp[k].name : "");
+		if (p->req[k].name == NULL) {
+			p->n_req = k;
+			return cu_error_set(
+			    err, CU_ENOMEM, "topology: out of memory");
+		}
+	}
+	p->n_req = n;
+	return CU_OK;
+}
+
+/* Charge p to its flavor's tree (when built). */
+static void ps_charge(ctl *c, struct tas_ps *p)
+{
+	struct tas_flavor *f = flavor_find(c, p->flavor);
+	cu_error err;
+
+	if (!p->placed || p->charged || f == NULL || f->tree == NULL)
+		return;
+	if (tas_tree_assignment_usage(
+		f->tree, &p->a, p->req, p->n_req, 1, &err) != CU_OK) {
+		cu_warn("topology: %s", err.msg);
+		return;
+	}
+	p->charged = true;
+}
+
+/* ---- the engine's hook ------------------------------------------------ */
+
+static bool tas_only_cq(ctl *c, const struct que_wl *wl)
+{
+	return wl->cq != NULL &&
+	       ctl_keys_get(&c->tas.tas_only, CTL_K1(wl->cq->name)) != NULL;
+}
+
+/* The request of podSet i of wl in flavor f: *mode (0: not a TAS
+ * placement) and *level; 1 with msg when the flavor cannot serve it. */
+static int request_of(ctl *c, const struct que_wl *wl, size_t i,
+    struct tas_flavor *f, const char *fname, enum tas_mode *mode,
+    const char **level, char *msg, size_t len)
+{
+	struct tas_wl *w = cu_map_get(&c->tas.wls, wl->uid);
+
+	*mode = w != NULL && i < w->n ? w->ps[i].mode : 0;
+	*level = w != NULL && i < w->n ? w->ps[i].level : NULL;
+	if (*mode == 0) {
+		if (f == NULL)
+			return 0;
+		if (tas_only_cq(c, wl)) {
+			*mode = TAS_UNCONSTRAINED; /* implied */
+			return 0;
+		}
+		snprintf(msg, len,
+		    "Flavor \"%s\" supports only TopologyAwareScheduling",
+		    fname);
+		return 1;
+	}
+	if (f == NULL) {
+		snprintf(msg, len,
+		    "Flavor \"%s\" does not support TopologyAwareScheduling",
+		    fname);
+		return 1;
+	}
+	if (f->tree == NULL) {
+		snprintf(msg, len,
+		    "Flavor \"%s\" information missing in TAS cache", fname);
+		return 1;
+	}
+	return 0;
+}
+
+static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
+    size_t i, enum tas_mode mode, const char *level, int32_t count,
+    struct api_topology_assignment *out, char *msg, size_t len)
+{
+	struct tas_amount req[TAS_MAX_RESOURCES];
+	struct tas_request r;
+	cu_error err;
+	int rc;
+
+	r.mode = mode;
+	r.level = level;
+	r.count = count;
+	r.per_pod = req;
+	r.n_per_pod = per_pod(c, wl, i, req, TAS_MAX_RESOURCES);
+	rc = tas_place(f->tree, &r, out, msg, len, &err);
+	if (rc != CU_OK && rc != TAS_NOFIT) {
+		snprintf(msg, len, "%s", err.msg);
+		return TAS_NOFIT;
+	}
+	/* tas_place says so before looking at any capacity; Kueue's
+	 * flavor assigner words it per flavor. */
+	if (rc == TAS_NOFIT &&
+	    strncmp(msg, NO_LEVEL, sizeof(NO_LEVEL) - 1) == 0)
+		snprintf(msg, len,
+		    "Flavor \"%s\" does not contain the requested level",
+		    f->name);
+	return rc;
+}
+
+static int hook_check(void *ctx, const struct que_wl *wl, size_t podset,
+    const struct que_flavor *fl, int32_t count, char *msg, size_t len)
+{
+	ctl *c = ctx;
+	struct tas_flavor *f = flavor_find(c, fl->name);
+	struct api_topology_assignment a;
+	enum tas_mode mode;
+	const char *level;
+	int rc;
+
+	if (request_of(c, wl, podset, f, fl->name, &mode, &level, msg, len))
+		return 1;
+	if (mode == 0 || count < 1)
+		return 0;
+	rc = place(c, f, wl, podset, mode, level, count, &a, msg, len);
+	if (rc == CU_OK)
+		api_topology_assignment_dispose(&a);
+	return rc == CU_OK ? 0 : 1;
+}
+
+static int hook_assume(void *ctx, const struct que_wl *wl,
+    const char *const *flavors, const int32_t *counts, char *msg, size_t len)
+{
+	ctl *c = ctx;
+	struct api_topology_assignment a[TAS_PODSETS_MAX];
+	bool got[TAS_PODSETS_MAX] = {false};
+	struct tas_wl *w = NULL;
+	size_t i, n = wl->n_podsets < TAS_PODSETS_MAX ? wl->n_podsets
+						      : TAS_PODSETS_MAX;
+	int rc = 0;
+	cu_error err;
+
+	for (i = 0; i < n && rc == 0; i++) {
+		struct tas_flavor *f = flavor_find(c, flavors[i]);
+		enum tas_mode mode;
+		const char *level;
+
+		if (flavors[i] == NULL || counts[i] < 1)
+			continue;
+		if (request_of(
+			c, wl, i, f, flavors[i], &mode, &level, msg, len)) {
+			rc = 1;
+			break;
+		}
+		if (mode == 0)
+			continue;
+		if (place(c, f, wl, i, mode, level, counts[i], &a[i], msg,
+			len) != CU_OK) {
+			rc = 1;
+			break;
+		}
+		got[i] = true;
+	}
+	if (rc == 0)
+		w = wl_get_or_new(c, wl->uid, wl->n_podsets);
+	for (i = 0; i < n; i++) {
+		struct tas_ps *p;
+
+		if (!got[i])
+			continue;
+		if (rc != 0 || w == NULL) {
+			api_topology_assignment_dispose(&a[i]);
+			continue;
+		}
+		p = &w->ps[i];
+		ps_unplace(c, p);
+		p->flavor = cu_strdup(flavors[i]);
+		p->a = a[i];
+		p->placed = true;
+		if (p->flavor == NULL ||
+		    ps_set_reqs(c, p, wl, i, &err) != CU_OK ||
+		    api_topology_assignment_encode(&p->wire, &p->a, &err) !=
+			CU_OK) {
+			ps_unplace(c, p);
+			rc = 1;
+			snprintf(msg, len, "topology: out of memory");
+			continue;
+		}
+		ps_charge(c, p);
+	}
+	if (rc != 0 && w != NULL)
+		for (i = 0; i < w->n; i++)
+			ps_unplace(c, &w->ps[i]);
+	return rc;
+}
+
+/* ---- trees ------------------------------------------------------------ */
+
+static bool node_matches(const struct tas_flavor *f, json_t *node)
+{
+	json_t *labels =
+	    json_object_get(json_object_get(node, "metadata"), "labels");
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(f->labels, k, v)
+	{
+		if (!json_equal(json_object_get(labels, k), v))
+			return false;
+	}
+	return true;
+}
+
+static void node_into(ctl *c, struct tas_flavor *f, json_t *node)
+{
+	cu_error err;
+
+	(void)c;
+	if (f->tree == NULL)
+		return;
+	if (!node_matches(f, node)) {
+		const char *name = ctl_jmeta(node, "name");
+
+		if (name != NULL)
+			tas_tree_node_remove(f->tree, name);
+		return;
+	}
+	if (tas_node_apply(f->tree, node, &err) != CU_OK)
+		cu_warn("topology %s: node: %s", f->topology, err.msg);
+}
+
+struct each {
+	ctl *c;
+	struct tas_flavor *f;
+};
+
+static void each_node(json_t *obj, void *payload)
+{
+	struct each *e = payload;
+
+	node_into(e->c, e->f, obj);
+}
+
+static void each_pod(json_t *obj, void *payload)
+{
+	struct each *e = payload;
+	const char *uid = ctl_jmeta(obj, "uid");
+	cu_error err;
+
+	if (uid != NULL &&
+	    tas_pods_update(e->f->pods, e->f->tree, uid, obj, &err) != CU_OK)
+		cu_warn("topology %s: pod: %s", e->f->topology, err.msg);
+}
+
+static void flavor_drop_tree(struct tas_flavor *f)
+{
+	tas_pods_free(f->pods);
+	tas_tree_free(f->tree);
+	f->pods = NULL;
+	f->tree = NULL;
+}
+
+/* Build f's tree from the caches (when its Topology is known). */
+static void flavor_build(ctl *c, struct tas_flavor *f)
+{
+	json_t *topo = api_informer_get(c->tas.topo, NULL, f->topology);
+	json_t *levels =
+	    json_object_get(json_object_get(topo, "spec"), "levels");
+	const char *names[16];
+	struct each e = {c, f};
+	size_t n = 0, i;
+	json_t *lv;
+	cu_error err;
+
+	flavor_drop_tree(f);
+	json_array_foreach(levels, i, lv)
+	{
+		const char *l = api_json_str(lv, "nodeLabel");
+
+		if (l != NULL && n < 16)
+			names[n++] = l;
+	}
+	if (n == 0)
+		return;
+	if (tas_tree_new(f->topology, names, n, &f->tree, &err) != CU_OK ||
+	    tas_pods_new(&f->pods, &err) != CU_OK) {
+		cu_warn("topology %s: %s", f->topology, err.msg);
+		flavor_drop_tree(f);
+		return;
+	}
+	api_informer_foreach(c->tas.nodes, each_node, &e);
+	api_informer_foreach(c->tas.pods, each_pod, &e);
+}
+
+static void rebuild(ctl *c)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	void *v;
+	size_t i;
+
+	c->tas.dirty_rebuild = false;
+	/* trees go first: nothing is charged to the new ones yet */
+	while (cu_map_next(&c->tas.wls, &it, NULL, &v)) {
+		struct tas_wl *w = v;
+
+		for (i = 0; i < w->n; i++)
+			w->ps[i].charged = false;
+	}
+	for (i = 0; i < c->tas.nfl; i++) {
+		if (informers_synced(c))
+			flavor_build(c, &c->tas.fl[i]);
+		else
+			flavor_drop_tree(&c->tas.fl[i]);
+	}
+	it = CU_MAP_ITER_INIT;
+	while (cu_map_next(&c->tas.wls, &it, NULL, &v)) {
+		struct tas_wl *w = v;
+
+		for (i = 0; i < w->n; i++)
+			ps_charge(c, &w->ps[i]);
+	}
+	que_tas_capacity_changed(c->st);
+	c->dirty_cycle = true;
+}
+
+/* ---- informers -------------------------------------------------------- */
+
+static void capacity_changed(ctl *c)
+{
+	que_tas_capacity_changed(c->st);
+	c->dirty_cycle = true;
+}
+
+static void node_event(json_t *obj, bool deleted, void *payload)
+{
+	ctl *c = payload;
+	const char *name = ctl_jmeta(obj, "name");
+	size_t i;
+
+	for (i = 0; i < c->tas.nfl; i++) {
+		struct tas_flavor *f = &c->tas.fl[i];
+
+		if (f->tree == NULL)
+			continue;
+		if (deleted) {
+			if (name != NULL)
+				tas_tree_node_remove(f->tree, name);
+		} else {
+			node_into(c, f, obj);
+		}
+	}
+	capacity_changed(c);
+}
+
+static void node_add(json_t *obj, void *payload)
+{
+	node_event(obj, false, payload);
+}
+
+static void node_update(json_t *old, json_t *obj, void *payload)
+{
+	(void)old;
+	node_event(obj, false, payload);
+}
+
+static void node_delete(json_t *obj, void *payload)
+{
+	node_event(obj, true, payload);
+}
+
+static bool has_gate(json_t *pod)
+{
+	json_t *g;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i,
+	    g)
+	{
+		const char *n = api_json_str(g, "name");
+
+		if (n != NULL && strcmp(n, TAS_SCHEDULING_GATE) == 0)
+			return true;
+	}
+	return false;
+}
+
+static const char *pod_ann(json_t *pod, const char *key)
+{
+	return api_json_str(
+	    json_object_get(json_object_get(pod, "metadata"), "annotations"),
+	    key);
+}
+
+/* The pods of one Workload (by name) in the pod cache. */
+struct tas_wl_pods {
+	char *key; /* [owned] map key */
+	ctl_keys names;
+};
+
+static void wl_pods_free(struct tas_wl_pods *e)
+{
+	ctl_keys_dispose(&e->names);
+	cu_free(e->key);
+	cu_free(e);
+}
+
+/* Keep the ungater's index of pod [borrowed] up to date. */
+static void index_pod(ctl *c, json_t *pod, bool deleted)
+{
+	const char *wl = pod_ann(pod, ANN_WORKLOAD);
+	const char *ns = ctl_jmeta(pod, "namespace");
+	const char *name = ctl_jmeta(pod, "name");
+	struct tas_wl_pods *e;
+	char *key;
+
+	if (wl == NULL || ns == NULL || name == NULL ||
+	    (key = cu_asprintf("%s\x1f%s", ns, wl)) == NULL)
+		return;
+	e = cu_map_get(&c->tas.pods_by_wl, key);
+	if (deleted) {
+		if (e != NULL && ctl_keys_del(&e->names, CTL_K1(name)) &&
+		    ctl_keys_count(&e->names) == 0) {
+			cu_map_del(&c->tas.pods_by_wl, key);
+			wl_pods_free(e);
+		}
+		cu_free(key);
+		return;
+	}
+	if (e == NULL) {
+		e = cu_calloc(1, sizeof(*e));
+		if (e == NULL ||
+		    cu_map_put(&c->tas.pods_by_wl, key, e, NULL) != CU_OK) {
+			cu_free(e);
+			cu_free(key);
+			return;
+		}
+		e->key = key;
+		key = NULL;
+		ctl_keys_init(&e->names, 1);
+	}
+	cu_free(key);
+	(void)ctl_keys_put(&e->names, CTL_K1(name));
+}
+
+static void pod_event(json_t *obj, bool deleted, void *payload)
+{
+	ctl *c = payload;
+	const char *uid = ctl_jmeta(obj, "uid");
+	const char *wl = pod_ann(obj, ANN_WORKLOAD);
+	size_t i;
+	cu_error err;
+
+	if (uid == NULL)
+		return;
+	for (i = 0; i < c->tas.nfl; i++) {
+		struct tas_flavor *f = &c->tas.fl[i];
+
+		if (f->tree != NULL && tas_pods_update(f->pods, f->tree, uid,
+					   deleted ? NULL : obj, &err) != CU_OK)
+			cu_warn("topology %s: pod: %s", f->topology, err.msg);
+	}
+	if (deleted || tas_pod_charged_node(obj) == NULL)
+		capacity_changed(c);
+	index_pod(c, obj, deleted);
+	if (deleted || !has_gate(obj))
+		ctl_keys_del(&c->tas.ungating, CTL_K1(uid));
+	if (!deleted && wl != NULL && has_gate(obj)) {
+		const char *ns = ctl_jmeta(obj, "namespace");
+
+		(void)ctl_keys_put(
+		    &c->tas.dirty_ungate, CTL_K2(ns ? ns : "", wl));
+	}
+}
+
+static void pod_add(json_t *obj, void *payload)
+{
+	pod_event(obj, false, payload);
+}
+
+static void pod_update(json_t *old, json_t *obj, void *payload)
+{
+	(void)old;
+	pod_event(obj, false, payload);
+}
+
+static void pod_delete(json_t *obj, void *payload)
+{
+	pod_event(obj, true, payload);
+}
+
+static void topo_event(json_t *obj, void *payload)
+{
+	ctl *c = payload;
+
+	(void)obj;
+	c->tas.dirty_rebuild = true;
+	c->dirty_cycle = true;
+}
+
+static void topo_update(json_t *old, json_t *obj, void *payload)
+{
+	(void)old;
+	topo_event(obj, payload);
+}
+
+static void synced(void *payload)
+{
+	ctl *c = payload;
+
+	c->tas.dirty_rebuild = true;
+	c->dirty_cycle = true;
+}
+
+static int start_informers(ctl *c, cu_error *err)
+{
+	static const struct api_informer_handlers th = {
+	    topo_event, topo_update, topo_event, synced};
+	static const struct api_informer_handlers nh = {
+	    node_add, node_update, node_delete, synced};
+	static const struct api_informer_handlers ph = {
+	    pod_add, pod_update, pod_delete, synced};
+	int rc;
+
+	rc = api_informer_new(
+	    &c->tas.topo, c->client, &res_topo, NULL, NULL, NULL, &th, c, err);
+	if (rc == CU_OK)
+		rc = api_informer_new(&c->tas.nodes, c->client, &res_nodes,
+		    NULL, NULL, NULL, &nh, c, err);
+	if (rc == CU_OK)
+		rc = api_informer_new(&c->tas.pods, c->client, &res_pods, NULL,
+		    NULL, NULL, &ph, c, err);
+	if (rc == CU_OK)
+		rc = api_informer_compact(c->tas.pods);
+	if (rc == CU_OK)
+		c->tas.started = true;
+	return rc;
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+struct cfg_scan {
+	struct tas_flavor *fl;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void scan_rf(json_t *obj, void *payload)
+{
+	struct cfg_scan *s = payload;
+	json_t *spec = json_object_get(obj, "spec");
+	const char *topo = api_json_str(spec, "topologyName");
+	const char *name = ctl_jmeta(obj, "name");
+	struct tas_flavor *f;
+
+	if (topo == NULL || name == NULL || s->nomem)
+		return;
+	if (cu_grow((void **)&s->fl, &s->cap, s->n + 1, sizeof(*s->fl))) {
+		s->nomem = true;
+		return;
+	}
+	f = &s->fl[s->n];
+	memset(f, 0, sizeof(*f));
+	f->name = cu_strdup(name);
+	f->topology = cu_strdup(topo);
+	f->labels = json_deep_copy(json_object_get(spec, "nodeLabels"));
+	if (f->name == NULL || f->topology == NULL) {
+		cu_free(f->name);
+		cu_free(f->topology);
+		json_decref(f->labels);
+		s->nomem = true;
+		return;
+	}
+	s->n++;
+}
+
+static int cmp_flavor(const void *a, const void *b)
+{
+	return strcmp(((const struct tas_flavor *)a)->name,
+	    ((const struct tas_flavor *)b)->name);
+}
+
+static bool same_flavors(const struct tas_flavor *a, size_t na,
+    const struct tas_flavor *b, size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i].name, b[i].name) != 0 ||
+		    strcmp(a[i].topology, b[i].topology) != 0 ||
+		    !((a[i].labels == NULL && b[i].labels == NULL) ||
+			json_equal(a[i].labels, b[i].labels)))
+			return false;
+	return true;
+}
+
+static void flavors_free(struct tas_flavor *fl, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		flavor_drop_tree(&fl[i]);
+		cu_free(fl[i].name);
+		cu_free(fl[i].topology);
+		json_decref(fl[i].labels);
+	}
+	cu_free(fl);
+}
+
+static void scan_cq(json_t *obj, void *payload)
+{
+	ctl *c = payload;
+	const char *name = ctl_jmeta(obj, "name");
+	json_t *g, *f;
+	size_t i, k, n = 0;
+	bool all = true;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(obj, "spec"), "resourceGroups"), i,
+	    g)
+	{
+		json_array_foreach(json_object_get(g, "flavors"), k, f)
+		{
+			n++;
+			if (flavor_find(c, api_json_str(f, "name")) == NULL)
+				all = false;
+		}
+	}
+	if (name != NULL && n > 0 && all)
+		(void)ctl_keys_put(&c->tas.tas_only, CTL_K1(name));
+}
+
+void ctl_tas_sync_config(ctl *c)
+{
+	struct cfg_scan s = {NULL, 0, 0, false};
+	cu_error err;
+
+	api_informer_foreach(c->inf[INF_RF], scan_rf, &s);
+	if (s.nomem) {
+		flavors_free(s.fl, s.n);
+		cu_warn("topology: out of memory");
+		return;
+	}
+	if (s.n > 1)
+		qsort(s.fl, s.n, sizeof(*s.fl), cmp_flavor);
+	if (same_flavors(s.fl, s.n, c->tas.fl, c->tas.nfl)) {
+		flavors_free(s.fl, s.n);
+	} else {
+		flavors_free(c->tas.fl, c->tas.nfl);
+		c->tas.fl = s.fl;
+		c->tas.nfl = s.n;
+		c->tas.dirty_rebuild = true;
+	}
+	ctl_keys_dispose(&c->tas.tas_only);
+	ctl_keys_init(&c->tas.tas_only, 1);
+	if (c->tas.nfl > 0)
+		api_informer_foreach(c->inf[INF_CQ], scan_cq, c);
+	if (c->tas.nfl > 0 && !c->tas.started) {
+		cu_info("topology-aware scheduling: %zu flavor(s) name a "
+			"topology; watching Topologies, Nodes and Pods",
+		    c->tas.nfl);
+		if (start_informers(c, &err) != CU_OK)
+			cu_warn("topology: %s", err.msg);
+	}
+	if (c->tas.nfl > 0) {
+		c->tas.hook.ctx = c;
+		c->tas.hook.check = hook_check;
+		c->tas.hook.assume = hook_assume;
+		que_set_tas_hook(c->st, &c->tas.hook);
+	} else {
+		que_set_tas_hook(c->st, NULL);
+	}
+}
+
+/* ---- Workloads -------------------------------------------------------- */
+
+/* The flavor podSet assignment psa [borrowed] uses for its TAS
+ * placement [borrowed]: the first of its flavors that is a TAS flavor,
+ * else the first. */
+static const char *psa_flavor(ctl *c, const struct api_podset_assignment *psa)
+{
+	size_t i;
+
+	for (i = 0; i < psa->flavors.n; i++)
+		if (flavor_find(c, psa->flavors.items[i].value) != NULL)
+			return psa->flavors.items[i].value;
+	return psa->flavors.n ? psa->flavors.items[0].value : NULL;
+}
+
+/* Adopt podSet i's assignment wire [borrowed] in flavor [borrowed]. */
+static void adopt(ctl *c, struct tas_wl *w, size_t i, const struct que_wl *qw,
+    const char *flavor, const json_t *wire)
+{
+	struct tas_ps *p = &w->ps[i];
+	struct api_topology_assignment a;
+	cu_error err;
+
+	if (p->placed && p->wire != NULL && json_equal(p->wire, wire) &&
+	    p->flavor != NULL && flavor != NULL &&
+	    strcmp(p->flavor, flavor) == 0)
+		return; /* ours already */
+	ps_unplace(c, p);
+	if (flavor == NULL ||
+	    api_topology_assignment_decode(&a, wire, &err) != CU_OK) {
+		if (flavor != NULL)
+			cu_warn("workload %s/%s: topologyAssignment: %s",
+			    qw->ns, qw->name, err.msg);
+		return;
+	}
+	p->a = a;
+	p->placed = true;
+	p->flavor = cu_strdup(flavor);
+	p->wire = json_deep_copy(wire);
+	if (p->flavor == NULL || p->wire == NULL ||
+	    ps_set_reqs(c, p, qw, i, &err) != CU_OK) {
+		ps_unplace(c, p);
+		return;
+	}
+	ps_charge(c, p);
+}
+
+void ctl_tas_workload(ctl *c, const struct api_workload *wl)
+{
+	const struct que_wl *qw = que_workload_get(c->st, wl->meta.uid);
+	struct tas_wl *w = cu_map_get(&c->tas.wls, wl->meta.uid);
+	size_t i, n = wl->spec.n_pod_sets;
+	bool want = false, holds;
+
+	for (i = 0; i < n; i++)
+		want = want || wl->spec.pod_sets[i].has_topology_request;
+	holds = qw != NULL && rec_workload_holds_quota(wl) &&
+		wl->status.has_admission;
+	for (i = 0; holds && i < wl->status.admission.n_pod_set_assignments;
+	     i++)
+		want = want || wl->status.admission.pod_set_assignments[i]
+				       .topology_assignment != NULL;
+	if (!want && w == NULL)
+		return;
+	if (w == NULL && (w = wl_get_or_new(c, wl->meta.uid, n)) == NULL)
+		return;
+	if (w->n < n && wl_get_or_new(c, wl->meta.uid, n) == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		const struct api_topology_request *r =
+		    &wl->spec.pod_sets[i].topology_request;
+		struct tas_ps *p = &w->ps[i];
+
+		cu_free(p->level);
+		p->level = NULL;
+		p->mode = 0;
+		if (!wl->spec.pod_sets[i].has_topology_request)
+			continue;
+		if (r->required != NULL) {
+			p->mode = TAS_REQUIRED;
+			p->level = cu_strdup(r->required);
+		} else if (r->preferred != NULL) {
+			p->mode = TAS_PREFERRED;
+			p->level = cu_strdup(r->preferred);
+		} else if (r->has_unconstrained && r->unconstrained) {
+			p->mode = TAS_UNCONSTRAINED;
+		}
+	}
+	for (i = 0; holds && i < wl->status.admission.n_pod_set_assignments &&
+		    i < w->n && i < qw->n_podsets;
+	     i++) {
+		const struct api_podset_assignment *psa =
+		    &wl->status.admission.pod_set_assignments[i];
+
+		if (psa->topology_assignment != NULL)
+			adopt(c, w, i, qw, psa_flavor(c, psa),
+			    psa->topology_assignment);
+	}
+}
+
+void ctl_tas_adopt_recorded(ctl *c, const char *uid, const store_decision *sd)
+{
+	const struct que_wl *qw = que_workload_get(c->st, uid);
+	struct tas_wl *w;
+	size_t i, j;
+
+	if (qw == NULL)
+		return;
+	for (i = 0; i < sd->n_podsets && i < qw->n_podsets; i++) {
+		const store_podset *sp = &sd->podsets[i];
+		const char *flavor = NULL;
+		json_t *wire;
+
+		if (sp->topology == NULL)
+			continue;
+		for (j = 0; j < sp->n_resources && flavor == NULL; j++)
+			if (flavor_find(c, sp->resources[j].flavor) != NULL)
+				flavor = sp->resources[j].flavor;
+		if (flavor == NULL && sp->n_resources > 0)
+			flavor = sp->resources[0].flavor;
+		wire = json_loads(sp->topology, 0, NULL);
+		w = wl_get_or_new(c, uid, qw->n_podsets);
+		if (wire != NULL && w != NULL)
+			adopt(c, w, i, qw, flavor, wire);
+		json_decref(wire);
+	}
+}
+
+void ctl_tas_forget(ctl *c, const char *uid)
+{
+	struct tas_wl *w = cu_map_del(&c->tas.wls, uid);
+
+	if (w == NULL)
+		return;
+	if (wl_placed(w))
+		capacity_changed(c);
+	wl_free(c, w);
+}
+
+void ctl_tas_before_cycle(ctl *c, int64_t now)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	struct tas_wl **drop = NULL;
+	size_t ndrop = 0, cap = 0, i;
+	void *v;
+
+	if (c->tas.started && c->tas.dirty_rebuild)
+		rebuild(c);
+	while (cu_map_next(&c->tas.wls, &it, NULL, &v)) {
+		struct tas_wl *w = v;
+		const struct que_wl *qw;
+
+		if (!wl_placed(w))
+			continue;
+		qw = que_workload_get(c->st, w->uid);
+		if (qw != NULL && (qw->where == QUE_WL_ADMITTED ||
+				      qw->where == QUE_WL_EVICTING))
+			continue;
+		for (i = 0; i < w->n; i++)
+			ps_unplace(c, &w->ps[i]);
+		capacity_changed(c);
+		if (!wl_has_request(w) &&
+		    !cu_grow((void **)&drop, &cap, ndrop + 1, sizeof(*drop)))
+			drop[ndrop++] = w;
+	}
+	for (i = 0; i < ndrop; i++) {
+		cu_map_del(&c->tas.wls, drop[i]->uid);
+		wl_free(c, drop[i]);
+	}
+	cu_free(drop);
+	(void)now;
+}
+
+void ctl_tas_fill(
+    ctl *c, const char *uid, struct adm_podset_assignment *pa, size_t n)
+{
+	struct tas_wl *w = cu_map_get(&c->tas.wls, uid);
+	size_t i;
+
+	for (i = 0; w != NULL && i < n && i < w->n; i++)
+		if (w->ps[i].placed)
+			pa[i].topology = w->ps[i].wire;
+}
+
+char *ctl_tas_ledger_text(ctl *c, const char *uid, size_t i)
+{
+	struct tas_wl *w = cu_map_get(&c->tas.wls, uid);
+
+	if (w == NULL || i >= w->n || !w->ps[i].placed || w->ps[i].wire == NULL)
+		return NULL;
+	/* json_dumps allocates with malloc; cu_free is free */
+	return json_dumps(w->ps[i].wire, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+/* ---- the ungater ------------------------------------------------------ */
+
+struct gated {
+	json_t *pod;   /* [borrowed: incref'd] */
+	int64_t index; /* -1: none */
+	const char *created, *name;
+};
+
+struct pods_of {
+	const char *ns, *wl, *podset;
+	struct gated *v;
+	size_t n, cap;
+	const struct api_topology_assignment *a;
+	int64_t *used; /* per domain: pods ungated there */
+	bool nomem;
+};
+
+static bool finished(json_t *pod)
+{
+	const char *ph = api_json_str(json_object_get(pod, "status"), "phase");
+
+	return ph != NULL &&
+	       (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0);
+}
+
+static ssize_t selector_domain(
+    const struct api_topology_assignment *a, json_t *pod)
+{
+	json_t *sel =
+	    json_object_get(json_object_get(pod, "spec"), "nodeSelector");
+	size_t d, l;
+
+	for (d = 0; d < a->n_domains; d++) {
+		for (l = 0; l < a->levels.n; l++) {
+			const char *v = api_json_str(sel, a->levels.items[l]);
+
+			if (v == NULL ||
+			    strcmp(v, a->domains[d].values[l]) != 0)
+				break;
+		}
+		if (l == a->levels.n)
+			return (ssize_t)d;
+	}
+	return -1;
+}
+
+static void collect_pod(json_t *pod, void *payload)
+{
+	struct pods_of *p = payload;
+	const char *ns = ctl_jmeta(pod, "namespace");
+	const char *wl = pod_ann(pod, ANN_WORKLOAD);
+	const char *ps = api_json_str(
+	    json_object_get(json_object_get(pod, "metadata"), "labels"),
+	    LABEL_PODSET);
+	const char *idx;
+	struct gated *g;
+
+	if (ns == NULL || wl == NULL || ps == NULL || strcmp(ns, p->ns) != 0 ||
+	    strcmp(wl, p->wl) != 0 || strcmp(ps, p->podset) != 0 ||
+	    finished(pod) || ctl_jmeta(pod, "deletionTimestamp") != NULL)
+		return;
+	if (!has_gate(pod)) {
+		ssize_t d = selector_domain(p->a, pod);
+
+		if (d >= 0)
+			p->used[d]++;
+		return;
+	}
+	if (cu_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v))) {
+		p->nomem = true;
+		return;
+	}
+	g = &p->v[p->n++];
+	g->pod = json_incref(pod);
+	idx = api_json_str(
+	    json_object_get(json_object_get(pod, "metadata"), "labels"),
+	    LABEL_INDEX);
+	if (idx == NULL)
+		idx = pod_ann(pod, LABEL_INDEX);
+	g->index = idx != NULL ? strtoll(idx, NULL, 10) : -1;
+	g->created = ctl_jmeta(pod, "creationTimestamp");
+	g->name = ctl_jmeta(pod, "name");
+}
+
+static int cmp_gated(const void *x, const void *y)
+{
+	const struct gated *a = x, *b = y;
+	int r;
+
+	if (a->index != b->index)
+		return a->index < b->index ? -1 : 1;
+	r = strcmp(a->created ? a->created : "", b->created ? b->created : "");
+	return r != 0 ? r
+		      : strcmp(a->name ? a->name : "", b->name ? b->name : "");
+}
+
+/* The merge patch that ungates pod [borrowed] onto domain d of a. */
+static json_t *ungate_patch(
+    json_t *pod, const struct api_topology_assignment *a, size_t d)
+{
+	json_t *patch = json_object(), *spec = json_object(),
+	       *sel = json_object(), *gates = json_array(), *g;
+	size_t i;
+
+	if (patch == NULL || spec == NULL || sel == NULL || gates == NULL)
+		goto fail;
+	json_array_foreach(
+	    json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i,
+	    g)
+	{
+		const char *n = api_json_str(g, "name");
+
+		if ((n == NULL || strcmp(n, TAS_SCHEDULING_GATE) != 0) &&
+		    json_array_append(gates, g) != 0)
+			goto fail;
+	}
+	for (i = 0; i < a->levels.n; i++)
+		if (json_object_set_new(sel, a->levels.items[i],
+			json_string(a->domains[d].values[i])) != 0)
+			goto fail;
+	if (json_object_set_new(spec, "nodeSelector", sel) != 0) {
+		sel = NULL;
+		goto fail;
+	}
+	sel = NULL;
+	if (json_object_set_new(spec, "schedulingGates",
+		json_array_size(gates) ? gates : json_null()) != 0) {
+		gates = NULL;
+		goto fail;
+	}
+	if (json_array_size(gates) == 0)
+		json_decref(gates);
+	gates = NULL;
+	if (json_object_set_new(patch, "spec", spec) != 0) {
+		spec = NULL;
+		goto fail;
+	}
+	return patch;
+fail:
+	json_decref(patch);
+	json_decref(spec);
+	json_decref(sel);
+	json_decref(gates);
+	return NULL;
+}
+
+/* Seconds since wl's [borrowed] Admitted=True, or -1 when it is not. */
+static double since_admitted(json_t *wl, int64_t now)
+{
+	json_t *conds =
+	    json_object_get(json_object_get(wl, "status"), "conditions");
+	json_t *cd;
+	size_t i;
+
+	json_array_foreach(conds, i, cd)
+	{
+		const char *t = api_json_str(cd, "type");
+		const char *st = api_json_str(cd, "status");
+		const char *at = api_json_str(cd, "lastTransitionTime");
+		int64_t ns;
+		cu_error err;
+
+		if (t == NULL || strcmp(t, "Admitted") != 0)
+			continue;
+		if (st == NULL || strcmp(st, "True") != 0 || at == NULL ||
+		    cu_time_parse(at, &ns, &err) != CU_OK)
+			return -1;
+		return now > ns ? (double)(now - ns) / 1e9 : 0.0;
+	}
+	return -1;
+}
+
+static void ungate_podset(ctl *c, const char *ns, const char *wl,
+    const char *podset, const struct api_topology_assignment *a, int64_t now,
+    const char *cq, double admitted_s)
+{
+	struct pods_of p;
+	int64_t *used = cu_calloc(a->n_domains + 1, sizeof(*used));
+	size_t i;
+
+	memset(&p, 0, sizeof(p));
+	p.ns = ns;
+	p.wl = wl;
+	p.podset = podset;
+	p.a = a;
+	p.used = used;
+	if (used == NULL)
+		return;
+	{
+		char *key = cu_asprintf("%s\x1f%s", ns, wl);
+		struct tas_wl_pods *e =
+		    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
+		struct ctl_kent **v = NULL;
+		size_t k, nv = 0;
+
+		cu_free(key);
+		if (e != NULL &&
+		    ctl_keys_ordered(&e->names, &v, &nv) == CU_OK) {
+			for (k = 0; k < nv; k++) {
+				json_t *pod = api_informer_get(
+				    c->tas.pods, ns, v[k]->k[0]);
+
+				if (pod != NULL)
+					collect_pod(pod, &p);
+			}
+			cu_free(v);
+		}
+	}
+	if (p.n > 1)
+		qsort(p.v, p.n, sizeof(*p.v), cmp_gated);
+	for (i = 0; i < p.n && !p.nomem; i++) {
+		const char *uid = ctl_jmeta(p.v[i].pod, "uid");
+		struct ctl_kent *e =
+		    uid ? ctl_keys_get(&c->tas.ungating, CTL_K1(uid)) : NULL;
+		ssize_t d = -1;
+		size_t k;
+		json_t *patch;
+
+		if (p.v[i].index >= 0) {
+			d = tas_rank_domain(a, p.v[i].index);
+			if (d >= 0 && used[d] >= a->domains[d].count)
+				d = -1;
+		}
+		for (k = 0; d < 0 && k < a->n_domains; k++)
+			if (used[k] < a->domains[k].count)
+				d = (ssize_t)k;
+		if (d < 0)
+			break; /* more gated pods than the assignment */
+		used[d]++;
+		if (uid == NULL || (e != NULL && now < e->n))
+			continue;
+		patch = ungate_patch(p.v[i].pod, a, (size_t)d);
+		if (patch == NULL)
+			continue;
+		ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_START, &res_pods, ns,
+		    p.v[i].name, NULL, patch);
+		if ((e = ctl_keys_put(&c->tas.ungating, CTL_K1(uid))) != NULL)
+			e->n = now + UNGATE_RETRY_NS;
+		c->tas.ungated++;
+		if (admitted_s >= 0 && cq != NULL)
+			ctl_metric_observe(c->metrics,
+			    CTL_M_POD_SCHEDULING_GATE_REMOVAL_SECONDS,
+			    CTL_LV(TAS_SCHEDULING_GATE, cq, "false"),
+			    admitted_s);
+	}
+	for (i = 0; i < p.n; i++)
+		json_decref(p.v[i].pod);
+	cu_free(p.v);
+	cu_free(used);
+}
+
+static void ungate_workload(
+    ctl *c, const char *ns, const char *name, int64_t now)
+{
+	json_t *obj = api_informer_get(c->inf[INF_WL], ns, name);
+	json_t *psas = json_object_get(
+	    json_object_get(json_object_get(obj, "status"), "admission"),
+	    "podSetAssignments");
+	const char *cq = api_json_str(
+	    json_object_get(json_object_get(obj, "status"), "admission"),
+	    "clusterQueue");
+	double admitted_s = since_admitted(obj, now);
+	json_t *psa;
+	size_t i;
+
+	json_array_foreach(psas, i, psa)
+	{
+		json_t *ta = json_object_get(psa, "topologyAssignment");
+		const char *ps = api_json_str(psa, "name");
+		struct api_topology_assignment a;
+		cu_error err;
+
+		if (ta == NULL || ps == NULL ||
+		    api_topology_assignment_decode(&a, ta, &err) != CU_OK)
+			continue;
+		ungate_podset(c, ns, name, ps, &a, now, cq, admitted_s);
+		api_topology_assignment_dispose(&a);
+	}
+}
+
+void ctl_tas_ungate(ctl *c, int64_t now)
+{
+	ctl_keys batch;
+	struct ctl_kent **v;
+	size_t i, n;
+
+	if (!c->tas.started || ctl_keys_count(&c->tas.dirty_ungate) == 0)
+		return;
+	ctl_keys_init(&batch, 2);
+	ctl_keys_move(&batch, &c->tas.dirty_ungate);
+	if (ctl_keys_ordered(&batch, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++)
+			ungate_workload(c, v[i]->k[0], v[i]->k[1], now);
+		cu_free(v);
+	}
+	ctl_keys_dispose(&batch);
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+int ctl_tas_init(ctl *c)
+{
+	cu_map_init_str(&c->tas.wls);
+	cu_map_init_str(&c->tas.pods_by_wl);
+	ctl_keys_init(&c->tas.tas_only, 1);
+	ctl_keys_init(&c->tas.dirty_ungate, 2);
+	ctl_keys_init(&c->tas.ungating, 1);
+	return CU_OK;
+}
+
+void ctl_tas_dispose(ctl *c)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	void *v;
+
+	api_informer_free(c->tas.topo);
+	api_informer_free(c->tas.nodes);
+	api_informer_free(c->tas.pods);
+	c->tas.topo = c->tas.nodes = c->tas.pods = NULL;
+	c->tas.started = false;
+	/* trees go first: releasing charges into freed trees is skipped */
+	flavors_free(c->tas.fl, c->tas.nfl);
+	c->tas.fl = NULL;
+	c->tas.nfl = 0;
+	while (cu_map_next(&c->tas.wls, &it, NULL, &v))
+		wl_free(c, v);
+	cu_map_dispose(&c->tas.wls);
+	it = CU_MAP_ITER_INIT;
+	while (cu_map_next(&c->tas.pods_by_wl, &it, NULL, &v))
+		wl_pods_free(v);
+	cu_map_dispose(&c->tas.pods_by_wl);
+	ctl_keys_dispose(&c->tas.tas_only);
+	ctl_keys_dispose(&c->tas.dirty_ungate);
+	ctl_keys_dispose(&c->tas.ungating);
+}
