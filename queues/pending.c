@@ -11,8 +11,10 @@
  * without being copied or changed: a small frontier heap of heap indices
  * (a node's children enter when it leaves), O(k log k) for k items. The
  * parked and backing-off ones have no order: their pointers are heapified
- * (O(m)) and popped lazily. The two streams are merged under
- * que_wl_before, the heap's own order.
+ * (O(m)) and popped lazily. The two streams are merged under the heap's
+ * own order (que_wl_before, or que_wl_before_afs with admission fair
+ * sharing: LocalQueue usage first); a heap whose order is stale
+ * (afs_dirty) is taken as unordered entries instead.
  */
 #include <string.h>
 
@@ -21,6 +23,10 @@
 /* The walk over one ClusterQueue. */
 struct walk {
 	const struct que_cq *cq;
+	/* The heap's order: que_wl_before, or que_wl_before_afs in a
+	 * ClusterQueue with admission fair sharing. */
+	bool (*before)(const struct que_wl *, const struct que_wl *);
+	bool use_heap; /* walk cq->heap in place (it is a heap now) */
 	size_t *front; /* owned; indices into cq->heap, a heap by their wl */
 	size_t n_front, cap_front;
 	struct que_wl **rest; /* owned; parked and backing-off, a heap */
@@ -29,7 +35,7 @@ struct walk {
 
 static bool front_less(const struct walk *w, size_t a, size_t b)
 {
-	return que_wl_before(w->cq->heap[a], w->cq->heap[b]);
+	return w->before(w->cq->heap[a], w->cq->heap[b]);
 }
 
 static void front_up(struct walk *w, size_t i)
@@ -69,7 +75,7 @@ static void front_down(struct walk *w, size_t i)
 
 static int front_push(struct walk *w, size_t idx)
 {
-	if (idx >= w->cq->n_heap)
+	if (!w->use_heap || idx >= w->cq->n_heap)
 		return CU_OK;
 	if (cu_grow((void **)&w->front, &w->cap_front, w->n_front + 1,
 		sizeof(*w->front)) != CU_OK)
@@ -88,10 +94,9 @@ static void rest_down(struct walk *w, size_t i)
 
 		if (c >= w->n_rest)
 			break;
-		if (c + 1 < w->n_rest &&
-		    que_wl_before(w->rest[c + 1], w->rest[c]))
+		if (c + 1 < w->n_rest && w->before(w->rest[c + 1], w->rest[c]))
 			c++;
-		if (!que_wl_before(w->rest[c], v))
+		if (!w->before(w->rest[c], v))
 			break;
 		w->rest[i] = w->rest[c];
 		i = c;
@@ -114,6 +119,13 @@ static int walk_begin(struct que_state *st, const struct que_cq *cq,
 
 	memset(w, 0, sizeof(*w));
 	w->cq = cq;
+	w->before = cq->admission_fair ? que_wl_before_afs : que_wl_before;
+	/* A LocalQueue's usage changed since the heap was last ordered
+	 * (afs_dirty): it is re-heapified before the next pop, and until
+	 * then its entries are taken as unordered ones. */
+	w->use_heap = !cq->afs_dirty;
+	if (!w->use_heap)
+		n += cq->n_heap;
 	for (i = 0; i < st->n_backoff; i++)
 		if (st->backoff[i]->cq == cq)
 			n++;
@@ -125,6 +137,8 @@ static int walk_begin(struct que_state *st, const struct que_cq *cq,
 	for (i = 0; i < st->n_backoff; i++)
 		if (st->backoff[i]->cq == cq)
 			w->rest[w->n_rest++] = st->backoff[i];
+	for (i = 0; !w->use_heap && i < cq->n_heap; i++)
+		w->rest[w->n_rest++] = cq->heap[i];
 	for (i = w->n_rest / 2; i-- > 0;)
 		rest_down(w, i);
 	if (front_push(w, 0) != CU_OK) {
@@ -144,7 +158,7 @@ static int walk_next(struct walk *w, const struct que_wl **out)
 	*out = NULL;
 	if (h == NULL && r == NULL)
 		return CU_OK;
-	if (h != NULL && (r == NULL || que_wl_before(h, r))) {
+	if (h != NULL && (r == NULL || w->before(h, r))) {
 		size_t idx = w->front[0];
 
 		w->front[0] = w->front[--w->n_front];

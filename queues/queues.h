@@ -827,8 +827,9 @@ const char *que_refit_name(enum que_refit r);
  * Kueue's visibility API (visibility.kueue.x-k8s.io pendingworkloads):
  * the pending Workloads of a ClusterQueue - its heap, its parked
  * (inadmissible) Workloads and those backing off - in the order its
- * scheduler would take them (que_wl_before), each with its position in
- * the ClusterQueue and in its LocalQueue (from 0). The heap is walked in
+ * scheduler would take them (its heap's order: que_wl_before, or
+ * que_wl_before_afs with admission fair sharing), each with its position
+ * in the ClusterQueue and in its LocalQueue (from 0). The heap is walked in
  * place: O(k log k) for the k Workloads up to the page's end, plus
  * O(parked + backing-off) for the unordered ones.
  */

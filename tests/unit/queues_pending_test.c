@@ -232,6 +232,43 @@ Test(queues_pending, unknown_queues)
 	cr_assert_null(it);
 }
 
+Test(queues_pending, admission_fair_sharing_order)
+{
+	static const char *const cpu[] = {"cpu"};
+	struct que_resource_quota rq = {"cpu", 10000, false, 0, false, 0};
+	struct que_flavor_quotas fq = {"default", &rq, 1};
+	struct que_resource_group g = {cpu, 1, &fq, 1};
+	struct que_cq_spec s = {
+	    .name = "cq", .groups = &g, .n_groups = 1, .admission_fair = true};
+	const struct want usage_b_lower[] = {
+	    {"w2", 0, 0}, {"w4", 1, 0}, {"w1", 2, 1}, {"w3", 3, 2}};
+	const struct want usage_a_lower[] = {
+	    {"w4", 0, 0}, {"w1", 1, 1}, {"w3", 2, 2}, {"w2", 3, 0}};
+	cu_error err;
+
+	cr_assert_eq(que_cq_set(st, &s, &err), CU_OK, "%s", err.msg);
+	que_admission_fair_sharing_set(st, true);
+	four();
+	cr_assert_eq(que_lq_set_afs(st, "ns", "a", 5.0, &err), CU_OK);
+	/* The heap's order is stale until its next pop: the listing sorts. */
+	list_cq(0, 1000, usage_b_lower, 4);
+	cr_assert_eq(que_lq_set_afs(st, "ns", "b", 9.0, &err), CU_OK);
+	list_cq(0, 1000, usage_a_lower, 4);
+	list_lq("b", 0, 1000, (const struct want[]){{"w2", 3, 0}}, 1);
+	/* Once popped and given back, the heap is ordered again and walked
+	 * in place: the same order. */
+	{
+		struct que_wl **heads;
+		size_t n;
+
+		cr_assert_eq(que_pop_heads(st, 10, &heads, &n, &err), CU_OK);
+		cr_assert_eq(n, 1);
+		cr_assert_str_eq(heads[0]->name, "w4");
+		que_requeue(st, heads[0], QUE_RQ_NO_FIT);
+	}
+	list_cq(0, 1000, usage_a_lower, 4);
+}
+
 static int by_order(const void *a, const void *b)
 {
 	const struct que_wl *x = *(const struct que_wl *const *)a;
