@@ -46,6 +46,7 @@
 
 #include "admission/admission.h"
 #include "api/client.h"
+#include "controller/mauth.h"
 #include "api/informer.h"
 #include "api/model.h"
 #include "controller/certrot.h"
@@ -176,6 +177,7 @@ struct ctl_report {
 struct ctl_serve {
 	ctl_health *health;
 	ctl_httpd *probe_srv, *metrics_srv;
+	ctl_mauth *mauth;     /* NULL: metrics off or plain HTTP */
 	ctl_whsrv *webhook;   /* NULL: no serving certificate */
 	ctl_certrot *certrot; /* NULL: internalCertManagement off */
 	struct wh_options wh; /* the webhook handlers' view of caches */

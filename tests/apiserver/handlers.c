@@ -2709,6 +2709,8 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 			return;
 		}
 	}
+	if (as_authz_route(rq, seg, n, resp))
+		return;
 	if (n >= 3 && strcmp(seg[0], "apis") == 0) {
 		json_t *apisvc = as_aggregated(rq->srv, seg[1], seg[2]);
 
