@@ -59,6 +59,7 @@
 #include "controller/leader.h"
 #include "controller/metrics.h"
 #include "controller/pipeline.h"
+#include "controller/visibility.h"
 #include "controller/whsrv.h"
 #include "namespaces/gate.h"
 #include "queues/queues.h"
@@ -190,6 +191,7 @@ struct ctl_serve {
 	ctl_whsrv *webhook;   /* NULL: no serving certificate */
 	ctl_certrot *certrot; /* NULL: internalCertManagement off */
 	struct wh_options wh; /* the webhook handlers' view of caches */
+	struct ctl_vis vis;   /* the visibility API's view (visibility.h) */
 };
 
 /* podsready.c: waitForPodsReady. */

@@ -264,6 +264,26 @@ struct as_watch {
 	char *convert_to;
 };
 
+/* ---- the aggregation layer (aggregator.c) ----------------------------- */
+struct as_request;
+struct as_resp;
+/* The APIService <version>.<group> [borrowed] when it proxies to a
+ * service, else NULL. */
+json_t *as_aggregated(
+    struct as_server *srv, const char *group, const char *version);
+/* The APIGroup document of an aggregated group [owned], or NULL. */
+json_t *as_aggregated_group(struct as_server *srv, const char *group);
+/* Append the aggregated groups missing from groups (an APIGroupList's
+ * array, entries without kind/apiVersion). */
+void as_aggregated_groups(struct as_server *srv, json_t *groups);
+/* Defaults (service port 443) and kube-aggregator's validation of an
+ * APIService obj [borrowed; changed]: false with a 422 in resp. */
+bool as_apiservice_prepare(
+    const struct as_kind *k, json_t *obj, struct as_resp *resp);
+/* Proxy rq to the backend of apisvc [borrowed]; the answer in resp. */
+void as_aggregator_proxy(
+    const struct as_request *rq, json_t *apisvc, struct as_resp *resp);
+
 /* ---- CRD conversion webhooks (convert.c) ----------------------------- */
 struct as_resp;
 /* true when k [borrowed] at `version` is not its storage version and its

@@ -1634,6 +1634,9 @@ static bool prepare_kind(const struct as_request *rq, const struct route *r,
 	if (strcmp(k->group, "admissionregistration.k8s.io") == 0 &&
 	    !as_webhook_config_prepare(k, obj, resp))
 		return false;
+	if (strcmp(k->group, "apiregistration.k8s.io") == 0 &&
+	    !as_apiservice_prepare(k, obj, resp))
+		return false;
 	if (k->flags & AS_CUSTOM || k->top_fields != NULL)
 		as_schema_apply(k, obj, unknown);
 	return unknown == NULL || check_unknown(rq, r, unknown, resp);
@@ -2708,6 +2711,14 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 	}
 	if (as_authz_route(rq, seg, n, resp))
 		return;
+	if (n >= 3 && strcmp(seg[0], "apis") == 0) {
+		json_t *apisvc = as_aggregated(rq->srv, seg[1], seg[2]);
+
+		if (apisvc != NULL) {
+			as_aggregator_proxy(rq, apisvc, resp);
+			return;
+		}
+	}
 	if (n >= 3 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
 		copy_seg(r.version, sizeof(r.version), "v1");
 		if (!parse_resource(rq->srv, seg, n, 2, &r))

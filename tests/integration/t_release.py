@@ -392,6 +392,24 @@ def user_roles(s):
                     if to_view:
                         agg["view"].setdefault(k, set()).update(v)
                         agg["edit"].setdefault(k, set()).update(v)
+    # The visibility API's viewers: Kueue's pending-workloads roles, in
+    # view, edit and admin; the LocalQueue one for batch users too.
+    for scope, res, in_user in (("cq", "clusterqueues", False),
+                                ("lq", "localqueues", True)):
+        name = "kueue-pending-workloads-%s-viewer-role" % scope
+        check(name in roles, "ClusterRole %s" % name)
+        labels = roles[name]["metadata"]["labels"]
+        eq(labels.get("rbac.kueue.x-k8s.io/role"),
+           "pending-workloads-%s-viewer" % scope, name + " role label")
+        eq(labels.get("rbac.kueue.x-k8s.io/batch-user"),
+           "true" if in_user else None, name + " batch-user label")
+        key = ("visibility.kueue.x-k8s.io", res + "/pendingworkloads")
+        eq(grants(roles[name]["rules"]), {key: VIEW}, name + " rules")
+        want_admin[key] = VIEW
+        if in_user:
+            want_user[key] = VIEW
+        for k8s in agg:
+            agg[k8s][key] = VIEW
     for name, label, want in (
             ("kueue-batch-admin-role", "rbac.kueue.x-k8s.io/batch-admin",
              want_admin),
