@@ -865,6 +865,12 @@ CU_MUST_CHECK int api_workload_name(const char *kind, const char *group,
     const char *name, const char *uid, int64_t generation, size_t max,
     char **out, cu_error *err);
 
+/* The SHA-1 of s [borrowed] in lower-case hex into hex (NUL-terminated):
+ * Kueue's hashed name suffixes. CU_EIO if OpenSSL fails. */
+#define API_SHA1_HEX_LEN 41
+CU_MUST_CHECK int api_sha1_hex(
+    const char *s, char hex[API_SHA1_HEX_LEN], cu_error *err);
+
 /* ---- priority ----------------------------------------------------------- */
 
 #define API_LABEL_PRIORITY_CLASS "kueue.x-k8s.io/priority-class"

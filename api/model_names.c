@@ -6,7 +6,6 @@
  * a job, the priority because it orders the queues.
  */
 #include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <openssl/evp.h>
@@ -44,6 +43,18 @@ static int sha1_hex(
 	}
 	hex[2 * len] = '\0';
 	return CU_OK;
+}
+
+int api_sha1_hex(const char *s, char hex[API_SHA1_HEX_LEN], cu_error *err)
+{
+	char full[2 * EVP_MAX_MD_SIZE + 1];
+	int rc = sha1_hex(&s, 1, full, err);
+
+	if (rc == CU_OK) {
+		memcpy(hex, full, API_SHA1_HEX_LEN - 1);
+		hex[API_SHA1_HEX_LEN - 1] = '\0';
+	}
+	return rc;
 }
 
 int api_workload_name(const char *kind, const char *group, const char *name,

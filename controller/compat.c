@@ -106,8 +106,8 @@ const struct ctl_compat ctl_compat_table[] = {
     {"ClusterQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionChecksStrategy", P, CTL_COMPAT_WARN_NEVER,
 	"checks (per flavor) gate Admitted, their podSetUpdates are applied; "
-	"states come from external controllers: no ProvisioningRequest "
-	"controller yet"},
+	"the ProvisioningRequest controller is built in, other check "
+	"controllers (MultiKueue) must run outside cueue"},
     {"ClusterQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Cohort", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},

@@ -54,6 +54,11 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_WPC] = {"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false},
     [INF_PC] = {"scheduling.k8s.io", "v1", "priorityclasses", false},
     [INF_ACHECK] = {"kueue.x-k8s.io", "v1beta2", "admissionchecks", false},
+    [INF_PRC] = {"kueue.x-k8s.io", "v1beta2", "provisioningrequestconfigs",
+	false},
+    [INF_PROVREQ] = {"autoscaling.x-k8s.io", "v1", "provisioningrequests",
+	true},
+    [INF_PODTEMPLATE] = {"", "v1", "podtemplates", true},
     [INF_JOB] = {"batch", "v1", "jobs", true},
     [INF_JOBSET] = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true},
 };
@@ -86,6 +91,12 @@ static api_informer *expect_informer(const char *const *key, void *payload)
 
 	if (strcmp(key[0], CTL_KIND_WL) == 0)
 		return c->inf[INF_WL];
+	if (strcmp(key[0], "ProvisioningRequest") == 0)
+		return c->inf[INF_PROVREQ];
+	if (strcmp(key[0], "PodTemplate") == 0)
+		return c->inf[INF_PODTEMPLATE];
+	if (strcmp(key[0], "AdmissionCheck") == 0)
+		return c->inf[INF_ACHECK];
 	return c->inf[strcmp(key[0], CTL_KIND_JOB) == 0 ? INF_JOB : INF_JOBSET];
 }
 
@@ -158,6 +169,9 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 			else if (strcmp(kind, "JobSet") == 0)
 				mark_job(c, CTL_KIND_JOBSET, ns, name);
 		}
+	} else if (id == INF_PROVREQ || id == INF_PODTEMPLATE) {
+		ctl_provreq_mark(c, id, obj);
+		return;
 	} else if (id == INF_JOB || id == INF_JOBSET) {
 		mark_job(c, id == INF_JOB ? CTL_KIND_JOB : CTL_KIND_JOBSET,
 		    ctl_jmeta(obj, "namespace"), ctl_jmeta(obj, "name"));
@@ -274,6 +288,16 @@ static void on_delete(json_t *obj, void *payload)
 	mark(s->c, s->id, obj);
 }
 
+/* The ProvisioningRequest API appeared after the start (its CRD
+ * installed later): every Workload is looked at again. */
+static void on_synced(void *payload)
+{
+	struct inf_slot *s = payload;
+
+	if (s->id == INF_PROVREQ && s->c->synced)
+		s->c->dirty_config = true;
+}
+
 static void mark_all_workloads(json_t *obj, void *payload)
 {
 	ctl *c = payload;
@@ -313,7 +337,8 @@ static bool integration_absent(ctl *c, size_t i)
 	const struct api_resource *r = &ctl_resources[i];
 	bool absent = api_informer_absent(c->inf[i]);
 
-	if (absent && !c->inf_absent[i] && i != INF_ACHECK)
+	if (absent && !c->inf_absent[i] && i != INF_ACHECK && i != INF_PRC &&
+	    i != INF_PROVREQ && i != INF_PODTEMPLATE)
 		cu_warn("%s.%s is not served by the API server: the %s "
 			"integration waits for %s/%s",
 		    r->plural, r->group, i == INF_JOB ? "batch/job" : "JobSet",
@@ -327,8 +352,9 @@ static bool all_synced(ctl *c)
 	size_t i;
 
 	for (i = 0; i < INF__COUNT; i++) {
-		bool optional =
-		    i == INF_JOB || i == INF_JOBSET || i == INF_ACHECK;
+		bool optional = i == INF_JOB || i == INF_JOBSET ||
+				i == INF_ACHECK || i == INF_PRC ||
+				i == INF_PROVREQ || i == INF_PODTEMPLATE;
 
 		if (c->inf[i] == NULL) {
 			if (!optional)
@@ -364,6 +390,7 @@ static void turn(ctl *c)
 	if (c->dirty_config) {
 		ctl_sync_config(c);
 		ctl_tas_sync_config(c);
+		ctl_provreq_sync_checks(c);
 		/* Eligibility and routing may have changed for all. */
 		api_informer_foreach(c->inf[INF_WL], mark_all_workloads, c);
 	}
@@ -371,9 +398,11 @@ static void turn(ctl *c)
 	ctl_keys_init(&batch, 2);
 	ctl_keys_move(&batch, &c->dirty_wl);
 	if (ctl_keys_ordered(&batch, &v, &n) == CU_OK) {
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			ctl_reconcile_workload(
 			    c, (const char *const *)v[i]->k, now);
+			ctl_provreq_workload(c, (const char *const *)v[i]->k);
+		}
 		cu_free(v);
 	}
 	ctl_keys_dispose(&batch);
@@ -721,6 +750,9 @@ int ctl_start(ctl *c, cu_error *err)
 {
 	static const struct api_informer_handlers h = {
 	    on_add, on_update, on_delete, NULL};
+	static const struct api_informer_handlers hs = {
+	    on_add, on_update, on_delete, on_synced};
+	const char *sel;
 	size_t i;
 	int rc;
 
@@ -730,8 +762,13 @@ int ctl_start(ctl *c, cu_error *err)
 		if ((i == INF_JOB && !c->cfg->integrations.job) ||
 		    (i == INF_JOBSET && !c->cfg->integrations.jobset))
 			continue;
+		/* The provisioning controller's objects only. */
+		sel = i == INF_PROVREQ || i == INF_PODTEMPLATE
+			  ? REC_LABEL_MANAGED "=true"
+			  : NULL;
 		rc = api_informer_new(&c->inf[i], c->client, &ctl_resources[i],
-		    NULL, NULL, NULL, &h, &c->slots[i], err);
+		    NULL, sel, NULL, i == INF_PROVREQ ? &hs : &h, &c->slots[i],
+		    err);
 		/* The caches that grow with the cluster's work are kept as
 		 * text: a Workload takes ~1.3 KiB instead of ~12 KiB. */
 		if (rc == CU_OK &&

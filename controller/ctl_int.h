@@ -29,6 +29,8 @@
  *              (struct ctl_tick)
  *   keys.c     ctl_keys: the maps below, by uid, {ns, name} or object
  *              key {kind, ns, name}, in insertion order (keys.h)
+ *   provreq.c  the ProvisioningRequest admission check controller
+ *              (reconcile/provreq.c's decisions; its own informers)
  *   podsready.c waitForPodsReady: the pods' own cause of a job that waits
  *              (on-demand LIST), blockAdmission's admitted-not-ready set
  *              (struct ctl_pr)
@@ -79,11 +81,15 @@ enum inf_id {
 	INF_LQ,
 	INF_COHORT,
 	INF_WL,
-	INF_WPC,    /* WorkloadPriorityClasses */
-	INF_PC,	    /* scheduling.k8s.io PriorityClasses */
-	INF_ACHECK, /* AdmissionChecks (optional: the CRD may be absent) */
-	INF_JOB,    /* only with batch/job enabled */
-	INF_JOBSET, /* only with jobset.x-k8s.io/jobset enabled */
+	INF_WPC,	 /* WorkloadPriorityClasses */
+	INF_PC,		 /* scheduling.k8s.io PriorityClasses */
+	INF_ACHECK,	 /* AdmissionChecks (optional: the CRD may be absent) */
+	INF_PRC,	 /* ProvisioningRequestConfigs (optional) */
+	INF_PROVREQ,	 /* autoscaling.x-k8s.io ProvisioningRequests, label
+			  * kueue.x-k8s.io/managed=true (optional) */
+	INF_PODTEMPLATE, /* PodTemplates, the same label (optional) */
+	INF_JOB,	 /* only with batch/job enabled */
+	INF_JOBSET,	 /* only with jobset.x-k8s.io/jobset enabled */
 	INF__COUNT
 };
 
@@ -348,6 +354,9 @@ void ctl_report_dispose(struct ctl_report *r);
 void ctl_report_pending(ctl *c, int64_t now);
 /* ClusterQueue and LocalQueue status (budgeted) and their metrics. */
 void ctl_report_queues(ctl *c, int64_t now_ms);
+/* Are LocalQueue metrics reported for the cached LocalQueue [borrowed]
+ * (metrics.enableLocalQueueMetrics and its localQueueSelector)? */
+bool ctl_lq_reported(const ctl *c, json_t *cached);
 
 /* ---- views.c ---------------------------------------------------------- */
 
@@ -474,6 +483,22 @@ void ctl_tas_fill(
 char *ctl_tas_ledger_text(ctl *c, const char *uid, size_t i);
 /* Ungate the gated pods of the Workloads whose pods changed. Writers. */
 void ctl_tas_ungate(ctl *c, int64_t now);
+
+/* ---- provreq.c ------------------------------------------------------ */
+
+/* The ProvisioningRequest check controller: Active conditions of its
+ * AdmissionChecks (writers only). */
+void ctl_provreq_sync_checks(ctl *c);
+/* Its part of Workload key {ns, name} [borrowed]: requests created,
+ * deleted and mapped onto the check states (writers only). */
+void ctl_provreq_workload(ctl *c, const char *const *key);
+/* The create of a request w [borrowed] was refused (resp [borrowed]):
+ * Kueue's FailedCreate Warning and the error on the check's message. */
+void ctl_provreq_create_failed(
+    ctl *c, const struct ctl_pipe_write *w, const struct api_response *resp);
+/* A request or template obj [borrowed] changed: its owner Workload is
+ * marked dirty. */
+void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj);
 
 /* ---- tick.c ----------------------------------------------------------- */
 

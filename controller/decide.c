@@ -454,6 +454,13 @@ static void write_event(ctl *c, const struct ctl_pipe_write *w)
 			  ? api_informer_get(c->inf[id], w->ns, w->name)
 			  : NULL;
 
+	/* A ProvisioningRequest's events are about its Workload (owner). */
+	if (w->res == CTL_RES(INF_PROVREQ))
+		obj = w->owner[1] && w->owner[2]
+			  ? api_informer_get(
+				c->inf[INF_WL], w->owner[1], w->owner[2])
+			  : NULL;
+
 	if (w->kind == CTL_PIPE_ADMIT) {
 		ctl_emit(c, obj, "Normal", "QuotaReserved", w->note);
 		/* With admission checks pending, quota only. */
@@ -574,6 +581,9 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 		admit_answered(c, w, resp, now);
 	else if (w->kind == CTL_PIPE_EVICT && w->uid != NULL)
 		evict_answered(c, w, resp, now);
+	else if (w->kind == CTL_PIPE_WL_CREATE &&
+		 w->res == CTL_RES(INF_PROVREQ) && resp->err != CU_OK)
+		ctl_provreq_create_failed(c, w, resp);
 	else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND)
 		cu_warn("write %s: %d %s %s", resp->path, resp->code,
 		    resp->reason, resp->message);

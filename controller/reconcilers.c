@@ -75,6 +75,24 @@ static void evict_metric(
 	ctl_pr_evicted_metrics(c, x->wl, cq, it->reason, it->cause, x->now);
 }
 
+/* kueue_local_queue_admission_checks_wait_time_seconds of wl [borrowed]
+ * admitted once its checks are Ready, when its LocalQueue's metrics are
+ * reported. */
+static void lq_checks_wait(ctl *c, const struct api_workload *wl, double s)
+{
+	const char *ns = wl->meta.namespace_, *lq = wl->spec.queue_name;
+	json_t *cached;
+
+	if (ns == NULL || lq == NULL || c->inf[INF_LQ] == NULL)
+		return;
+	cached = api_informer_get(c->inf[INF_LQ], ns, lq);
+	if (cached == NULL || !ctl_lq_reported(c, cached))
+		return;
+	ctl_metric_observe(c->metrics,
+	    CTL_M_LOCAL_QUEUE_ADMISSION_CHECKS_WAIT_TIME_SECONDS,
+	    CTL_LV(lq, ns, ""), s);
+}
+
 /* One write of a plan into the pipeline; it->body and it->text move
  * there. Job writes are expected under the job's key; Workload writes
  * under {CTL_KIND_WL, ns, name}, owned by the job when it->for_job. */
@@ -117,6 +135,10 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 				ctl_metric_observe(c->metrics,
 				    CTL_M_ADMISSION_CHECKS_WAIT_TIME_SECONDS,
 				    CTL_LV(cq, ""),
+				    cu_ns_to_secs(
+					x->now - qr->last_transition_ns));
+			if (qr != NULL && qr->has_last_transition)
+				lq_checks_wait(c, x->wl,
 				    cu_ns_to_secs(
 					x->now - qr->last_transition_ns));
 		}

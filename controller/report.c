@@ -701,7 +701,7 @@ static const char *lq_label(const char *key, void *payload)
 
 /* metrics.localQueueMetrics: enabled, and the LocalQueue [borrowed] in
  * localQueueSelector when there is one. */
-static bool lq_reported(const ctl *c, json_t *cached)
+bool ctl_lq_reported(const ctl *c, json_t *cached)
 {
 	if (!c->cfg->metrics.local_queue_metrics)
 		return false;
@@ -732,7 +732,7 @@ static void lq_metrics(
 			now =
 			    json_string_value(json_object_get(cond, "status"));
 	}
-	if (ns == NULL || name == NULL || !lq_reported(c, cached))
+	if (ns == NULL || name == NULL || !ctl_lq_reported(c, cached))
 		return;
 	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_STATUS,

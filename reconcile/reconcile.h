@@ -1286,4 +1286,158 @@ struct rec_wl_view {
 CU_MUST_CHECK int rec_workload_reconcile(const struct rec_wl_view *view,
     const struct api_workload *wl, struct rec_plan *out, cu_error *err);
 
+/* ---- the ProvisioningRequest admission check (reconcile/provreq.c) ---- */
+
+#define REC_PROVREQ_CONTROLLER "kueue.x-k8s.io/provisioning-request"
+#define REC_PRC_KIND "ProvisioningRequestConfig"
+#define REC_PROVREQ_ANN_CONSUME                                                \
+	"autoscaling.x-k8s.io/consume-provisioning-request"
+#define REC_PROVREQ_ANN_CLASS "autoscaling.x-k8s.io/provisioning-class-name"
+#define REC_LABEL_MANAGED "kueue.x-k8s.io/managed"
+#define REC_PROVREQ_MSG_INACTIVE "the check is not active"
+#define REC_PROVREQ_MSG_NOT_NEEDED "the provisioning request is not needed"
+/* Kueue's retryStrategy defaults. */
+#define REC_PRC_DEFAULT_LIMIT 3
+#define REC_PRC_DEFAULT_BASE_S 60
+#define REC_PRC_DEFAULT_MAX_S 1800
+/* Longest request/template name kept whole (253 - "-" - 5 hash digits). */
+#define REC_PROVREQ_NAME_MAX 247
+
+enum rec_prc_merge {
+	REC_PRC_MERGE_NONE = 0,
+	REC_PRC_MERGE_TEMPLATES,    /* IdenticalPodTemplates */
+	REC_PRC_MERGE_REQUIREMENTS, /* IdenticalWorkloadSchedulingRequirements
+				     */
+};
+
+/* A ProvisioningRequestConfig; every pointer [borrowed] from the decoded
+ * document, valid while it is. */
+struct rec_prc {
+	const char *name;
+	const char *class_name;	     /* spec.provisioningClassName */
+	const json_t *parameters;    /* object of strings, or NULL */
+	const json_t *managed;	     /* managedResources: strings, or NULL */
+	int32_t backoff_limit_count; /* retryStrategy, Kueue's defaults */
+	int32_t backoff_base_s;
+	int32_t backoff_max_s;
+	const json_t *node_selector; /* podSetUpdates.nodeSelector or NULL */
+	enum rec_prc_merge merge;    /* podSetMergePolicy */
+};
+
+/* obj [borrowed] decoded into *out (types checked; absent retryStrategy
+ * fields take Kueue's defaults 3, 60, 1800). CU_EINVAL. */
+CU_MUST_CHECK int rec_prc_decode(
+    const json_t *obj, struct rec_prc *out, cu_error *err);
+
+/* Kueue's provisioning acReconciler: is AdmissionCheck ac [borrowed]
+ * (controller REC_PROVREQ_CONTROLLER) Active, its parameters naming a
+ * ProvisioningRequestConfig that exists (prc [borrowed]: the cached one
+ * or NULL) and decodes? When not, *message [owned: cu_free; may be NULL
+ * out of memory] is Kueue's reason text (BadParametersRef). */
+bool rec_provreq_active(
+    const struct api_admission_check *ac, const json_t *prc, char **message);
+
+/* "<wl>-<check>-<attempt>", and the template "ppt-<pr>-<podset>", cut as
+ * Kueue's limitObjectName does. [owned: cu_free] or NULL (no memory). */
+char *rec_provreq_name(const char *wl, const char *check, int32_t attempt);
+char *rec_provreq_template_name(const char *pr, const char *podset);
+
+/* The attempt number in request name pr [borrowed] of wl's check, or -1
+ * when pr is not named after them. */
+int32_t rec_provreq_attempt(const char *pr, const char *wl, const char *check);
+
+/* reqIsNeeded: does the Workload document wl [borrowed] have an assigned
+ * pod set with pods that uses prc's managedResources (none: all)?
+ * CU_EINVAL when a required pod set has no assignment. */
+CU_MUST_CHECK int rec_provreq_needed(
+    const json_t *wl, const struct rec_prc *prc, bool *needed, cu_error *err);
+
+/* One pod set of a request: spec.podSets[index] of the Workload, name
+ * [borrowed from it], count (several merged: their sum). */
+struct rec_provreq_podset {
+	size_t index;
+	const char *name;
+	int32_t count;
+};
+
+/* The pod sets a request for wl [borrowed] covers (mergePodSets): *out
+ * [owned: cu_free], *n. CU_EINVAL (assignments inconsistent), CU_ENOMEM. */
+CU_MUST_CHECK int rec_provreq_podsets(const json_t *wl,
+    const struct rec_prc *prc, struct rec_provreq_podset **out, size_t *n,
+    cu_error *err);
+
+/* A controller owner reference to obj [borrowed] (apiVersion, kind
+ * [borrowed]): [owned: json_decref] or NULL. */
+json_t *rec_provreq_owner(
+    const json_t *obj, const char *api_version, const char *kind);
+
+/*
+ * The attempt-th ProvisioningRequest of wl's [borrowed] check for config
+ * prc: *pr [owned: json_decref] (label kueue.x-k8s.io/managed, controller
+ * owner the Workload, provisioningClassName, parameters: the config's and
+ * the Workload's provreq.kueue.x-k8s.io/ annotations, one podSet per
+ * rec_provreq_podsets entry referencing its template), and *templates
+ * [owned: json_decref] the array of its PodTemplates (owned by the
+ * Workload; the pod set's template with the assigned flavors' nodeLabels
+ * and tolerations (flavors [borrowed]) and limits as missing requests).
+ * CU_EINVAL, CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_provreq_new(const json_t *wl, const char *check,
+    const struct rec_prc *prc, int32_t attempt,
+    const struct api_resource_flavor *flavors, size_t n_flavors, json_t **pr,
+    json_t **templates, cu_error *err);
+
+/* Is condition type of request pr [borrowed] True? */
+bool rec_provreq_cond_true(const json_t *pr, const char *type);
+
+/*
+ * Kueue's syncCheckStates for one check: the Workload's status entry check
+ * [borrowed, changed in place] brought in line with its request pr
+ * [borrowed; NULL: none yet]. prc NULL: the check is not active (Pending,
+ * REC_PROVREQ_MSG_INACTIVE); !needed: Ready (REC_PROVREQ_MSG_NOT_NEEDED).
+ * Failed: Retry with requeueAfterSeconds (backoff for retryCount + 1)
+ * while the request's attempt <= backoffLimitCount and it is newer than
+ * retryCount, else Rejected; BookingExpired likewise while not Admitted;
+ * CapacityRevoked: Rejected (active, unfinished Workloads); Provisioned:
+ * Ready with podSetUpdates (the consume and class annotations, the
+ * config's nodeSelector from provisioningClassDetails); Accepted: the
+ * Provisioned condition's message (ETA); none: Pending, message "". A
+ * state change sets lastTransitionTime to now [borrowed RFC 3339].
+ * True when the entry changed.
+ */
+bool rec_provreq_sync_state(json_t *check, const json_t *wl,
+    const struct rec_prc *prc, bool needed, const json_t *pr, const char *now);
+
+/* Does check [borrowed] (after rec_provreq_sync_state) need a new request
+ * given its active or last one pr [borrowed; may be NULL]? None: attempt
+ * retryCount + 1; a Failed (or BookingExpired, not Admitted) one while
+ * the check is Pending again: its attempt + 1. Never for a Ready check. */
+bool rec_provreq_wants_new(
+    const json_t *check, const json_t *wl, const json_t *pr, int32_t *attempt);
+
+/* provReqSyncedWithConfig: pr's class is prc's and it has all of prc's
+ * parameters. */
+bool rec_provreq_synced_with(const json_t *pr, const struct rec_prc *prc);
+
+/* The status merge patch of Workload document wl [borrowed] whose
+ * status.admissionChecks become checks [borrowed]: *patch [owned:
+ * json_decref] with metadata.resourceVersion, NULL when equal. CU_ENOMEM. */
+CU_MUST_CHECK int rec_provreq_status_patch(
+    const json_t *wl, const json_t *checks, json_t **patch, cu_error *err);
+
+/* Kueue's AdmissionCheckUpdated event text [owned: cu_free]. */
+char *rec_provreq_update_message(
+    const char *check, const char *from, const char *to, const char *msg);
+
+/* NeedsRequeueAtUpdate's time: the latest lastTransitionTime +
+ * requeueAfterSeconds of wl's Retry checks (ns), 0 when none. */
+int64_t rec_acheck_requeue_at(const struct api_workload *wl);
+
+/* The workload controller's NeedsRequeueAtUpdate: status.requeueState.
+ * requeueAt moved to rec_acheck_requeue_at when that is ahead of now_ns
+ * and of the current requeueAt (the count is left alone). *patch [owned:
+ * json_decref] or NULL (nothing to do). CU_ENOMEM. */
+CU_MUST_CHECK int rec_wl_status_check_requeue_at(const struct api_workload *wl,
+    int64_t now_ns, json_t **patch, cu_error *err);
+
 #endif /* CU_RECONCILE_RECONCILE_H */

@@ -466,6 +466,19 @@ static int checks(const struct rec_wl_view *view, const struct api_workload *wl,
 		    err, CU_ENOMEM, "workload reconciler: out of memory");
 	case REC_ACHECK_RETRY:
 		*done = true;
+		/* Kueue's NeedsRequeueAtUpdate runs first: the checks' retry
+		 * time becomes requeueState.requeueAt, then the eviction
+		 * (which resets the checks) requeues after it. */
+		if (rec_wl_status_check_requeue_at(
+			wl, view->now_ns, &patch, err) != CU_OK) {
+			cu_free(msg);
+			return err->code;
+		}
+		if (patch != NULL) {
+			cu_free(msg);
+			return wl_write(
+			    out, wl, REC_WRITE_STATUS, patch, false, err);
+		}
 		ev.reason = REC_EVICTED_ADMISSION_CHECK;
 		ev.message = msg;
 		rc = evict(view, wl, &ev, out, err);

@@ -169,7 +169,7 @@ struct as_server {
 	uint64_t rand_state;
 
 	/* simulators */
-	bool sim_jobs, sim_jobsets, sim_sched;
+	bool sim_jobs, sim_jobsets, sim_sched, sim_prov;
 	int sim_tick_ms;
 
 	/* admission webhooks */
@@ -490,6 +490,14 @@ void as_sim_notify(
  * job-name labels on the pod template and spec.selector, unless
  * spec.manualSelector or a selector is given. job [borrowed, modified]. */
 void as_sim_job_selector(struct as_server *srv, json_t *job);
+
+/* ---- cluster-autoscaler's ProvisioningRequests (provsim.c) ---------- */
+void as_provsim_start(struct as_server *srv);
+void as_provsim_stop(void);
+/* A stored change of kind k, object ref [borrowed] (from as_sim_notify). */
+void as_provsim_notify(struct as_server *srv, struct as_kind *k, json_t *ref);
+/* One step: requests accepted, provisioned, failed, revoked. */
+void as_provsim_tick(struct as_server *srv);
 
 /* ---- Table columns of built-in kinds (tables.c) ---------------------- */
 /* Column definitions for `kubectl get` of pods, nodes, jobs and

@@ -41,6 +41,7 @@ static const char *const webhook_top[] = {"webhooks", NULL};
 static const char *const pc_top[] = {
     "value", "globalDefault", "description", "preemptionPolicy", NULL};
 static const char *const role_top[] = {"rules", "aggregationRule", NULL};
+static const char *const podtemplate_top[] = {"template", NULL};
 static const char *const binding_top[] = {"subjects", "roleRef", NULL};
 static const char *const evv1_top[] = {"eventTime", "series",
     "reportingController", "reportingInstance", "action", "reason", "regarding",
@@ -67,6 +68,8 @@ static const struct builtin builtins[] = {
 	spec_status_top},
     {"", "v1", "nodes", "Node", "no", NULL, AS_STATUS | UNC, node_fields,
 	spec_status_top},
+    {"", "v1", "podtemplates", "PodTemplate", NULL, NULL, NSD | UNC, NULL,
+	podtemplate_top},
     {"", "v1", "serviceaccounts", "ServiceAccount", "sa", NULL, NSD | UNC, NULL,
 	sa_top},
     {"", "v1", "services", "Service", "svc", "all", NSD | UNC | AS_STATUS, NULL,

@@ -32,7 +32,7 @@ static void usage(FILE *f)
 	    "  --ca-out FILE          also write the CA certificate (PEM)\n"
 	    "  --token TOKEN          admin bearer token (default: random)\n"
 	    "  --simulate LIST        built-in controllers: jobs,jobsets,"
-	    "scheduler\n"
+	    "scheduler,provisioning\n"
 	    "  --sim-tick-ms N        simulator step (default 100)\n"
 	    "  --watch-history N      events kept per resource type "
 	    "(default 10000)\n"
@@ -54,7 +54,13 @@ static void usage(FILE *f)
 	    "become Ready after the milliseconds in their annotation\n"
 	    "cueue.dev/sim-ready-ms (default 0), and a Job's runtime starts\n"
 	    "when all its Pods are Ready. Without Nodes, simulated Jobs get\n"
-	    "Ready Pods at once.\n");
+	    "Ready Pods at once.\n"
+	    "Simulated cluster-autoscaler (provisioning): a "
+	    "ProvisioningRequest\n"
+	    "is Accepted, then Provisioned after cueue.dev/sim-provision-ms\n"
+	    "(annotation or parameter; default 500), or Failed when\n"
+	    "cueue.dev/sim-provision-result is Failed; see "
+	    "docs/apiserver.md.\n");
 }
 
 /* Decimal int >= 0, or -1 when malformed. */
@@ -226,6 +232,7 @@ int main(int argc, char **argv)
 				   strstr(simulate, ",jobs") != NULL);
 		srv.sim_jobsets = strstr(simulate, "jobsets") != NULL;
 		srv.sim_sched = strstr(simulate, "scheduler") != NULL;
+		srv.sim_prov = strstr(simulate, "provisioning") != NULL;
 	}
 	srv.access_log = json_array();
 	srv.writes_by_user = json_object();
@@ -284,7 +291,7 @@ stop:
 	as_http_stop(&srv);
 out:
 	if (srv.loop != NULL &&
-	    (srv.sim_jobs || srv.sim_jobsets || srv.sim_sched))
+	    (srv.sim_jobs || srv.sim_jobsets || srv.sim_sched || srv.sim_prov))
 		as_sim_stop(&srv);
 	as_kinds_free(&srv);
 	as_testapi_free(&srv);

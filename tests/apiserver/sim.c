@@ -43,6 +43,9 @@
  * jobset-controller), so they appear in watches and write counters but
  * not in the HTTP access log.
  *
+ * --simulate provisioning: cluster-autoscaler's ProvisioningRequests
+ * (provsim.c).
+ *
  * Changes are noticed synchronously (as_sim_notify) but handled on the
  * next tick, never inside the write that caused them.
  */
@@ -108,6 +111,7 @@ void as_sim_notify(
 
 	if (dirty_jobs == NULL || ref == NULL)
 		return;
+	as_provsim_notify(srv, k, ref);
 	as_sched_notify(srv, k, obj, old);
 	if (k->group[0] == '\0' && strcmp(k->plural, "pods") == 0 &&
 	    json_object_size(sched_jobs) > 0) {
@@ -958,6 +962,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
 	}
 	/* A few rounds so that a chain (JobSet -> Job -> Pod -> scheduler
 	 * -> kubelet -> status) settles within one tick. */
+	as_provsim_tick(srv);
 	as_sched_tick(srv);
 	for (rounds = 0; rounds < 6; rounds++) {
 		if (json_object_size(dirty_jobsets) == 0 &&
@@ -1015,13 +1020,15 @@ static void ensure_jobset_crd(struct as_server *srv)
 
 void as_sim_start(struct as_server *srv)
 {
-	if (!srv->sim_jobs && !srv->sim_jobsets && !srv->sim_sched)
+	if (!srv->sim_jobs && !srv->sim_jobsets && !srv->sim_sched &&
+	    !srv->sim_prov)
 		return;
 	dirty_jobs = json_object();
 	dirty_jobsets = json_object();
 	deadlines = json_object();
 	sched_jobs = json_object();
 	as_sched_start(srv);
+	as_provsim_start(srv);
 	if (srv->sim_jobsets)
 		ensure_jobset_crd(srv);
 	ev_timer_init(&srv->sim_timer, on_tick, srv->sim_tick_ms / 1000.0,
@@ -1040,6 +1047,7 @@ void as_sim_stop(struct as_server *srv)
 	json_decref(sched_jobs);
 	dirty_jobs = dirty_jobsets = deadlines = sched_jobs = NULL;
 	as_sched_stop(srv);
+	as_provsim_stop();
 }
 
 void as_sim_job_selector(struct as_server *srv, json_t *job)

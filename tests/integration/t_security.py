@@ -83,6 +83,19 @@ USED_BY_TIMING = {
         "topology-aware scheduling: levels",
 }
 
+# Rule entries of the ProvisioningRequest admission check controller: the
+# scenario has no such check (tests/integration/t_provisioning.py uses
+# them), only its informers' list and watch are reached here.
+USED_BY_PROVISIONING = {
+    ("kueue.x-k8s.io", "admissionchecks/status", "patch"),
+    ("autoscaling.x-k8s.io", "provisioningrequests", "list"),
+    ("autoscaling.x-k8s.io", "provisioningrequests", "watch"),
+    ("autoscaling.x-k8s.io", "provisioningrequests", "create"),
+    ("autoscaling.x-k8s.io", "provisioningrequests", "delete"),
+    ("", "podtemplates", "create"),
+    ("", "podtemplates", "patch"),
+}
+
 QUEUES = """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -481,7 +494,8 @@ def rbac(s):
                 for v in r["verbs"]:
                     k = (g, res, v)
                     if k not in used and k not in ALLOWED_UNUSED and \
-                            k not in USED_BY_TIMING:
+                            k not in USED_BY_TIMING and \
+                            k not in USED_BY_PROVISIONING:
                         unused.append("%s %s/%s%s" % (
                             v, g or "core", res,
                             " in " + rns if rns else ""))

@@ -247,6 +247,18 @@ static const struct rec_row rec_rows[] = {
 	"[" CHECK("a", "Retry", "capacity gone") "]", "False", false,
 	"evicting u1 | evict checks a:Pending Evicted=True:AdmissionCheck "
 	"[EvictedDueToAdmissionCheck]"},
+    /* Retry with requeueAfterSeconds ahead: requeueState.requeueAt is
+     * written first (NeedsRequeueAtUpdate), the eviction follows */
+    {"retry_backoff_requeue_at_first", "[{\"name\":\"a\"}]",
+	"[{\"name\":\"a\",\"state\":\"Retry\",\"message\":\"\","
+	"\"lastTransitionTime\":\"" T0 "\",\"requeueAfterSeconds\":600}]",
+	"False", false, "status"},
+    {"retry_backoff_passed_evicts", "[{\"name\":\"a\"}]",
+	"[{\"name\":\"a\",\"state\":\"Retry\",\"message\":\"\","
+	"\"lastTransitionTime\":\"" T0 "\",\"requeueAfterSeconds\":60}]",
+	"False", false,
+	"evicting u1 | evict checks a:Pending Evicted=True:AdmissionCheck "
+	"[EvictedDueToAdmissionCheck]"},
     {"rejected_deactivates", "[{\"name\":\"a\"},{\"name\":\"b\"}]",
 	"[" CHECK("a", "Rejected", "no") "," CHECK("b", "Rejected", "") "]",
 	"False", false,

@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/provreq.c - the ProvisioningRequest admission check
+ * controller (controllerName kueue.x-k8s.io/provisioning-request), the
+ * process side of reconcile/provreq.c, as Kueue's
+ * pkg/controller/admissionchecks/provisioning:
+ *
+ *  - its AdmissionChecks are marked Active while their parameters name a
+ *    ProvisioningRequestConfig that exists (else Active=False,
+ *    BadParametersRef);
+ *  - a Workload holding quota whose check is not Ready gets a
+ *    ProvisioningRequest (autoscaling.x-k8s.io/v1) and one PodTemplate
+ *    per pod set it covers, both owned by the Workload; once the request
+ *    is cached, its templates are handed over to it (controller owner);
+ *  - the request's conditions become the check's state (Pending, Ready
+ *    with the consume annotations as podSetUpdates, Retry with a
+ *    backoff, Rejected), with Kueue's AdmissionCheckUpdated events; a
+ *    retried check gets a new request (attempt + 1);
+ *  - requests of finished or evicted Workloads, and requests no check
+ *    uses any more, are deleted.
+ *
+ * Everything is read from the informers' caches (the ProvisioningRequest
+ * and PodTemplate ones select label kueue.x-k8s.io/managed=true and are
+ * optional: a cluster without the ProvisioningRequest CRD is ready all
+ * the same); every write goes through the pipeline with an expectation,
+ * so a request is never created twice while the first is in flight.
+ */
+#include <string.h>
+
+#include "api/json.h"
+#include "controller/ctl_int.h"
+
+#define KIND_PR "ProvisioningRequest"
+#define KIND_PT "PodTemplate"
+#define KIND_AC "AdmissionCheck"
+
+/* ---- the AdmissionChecks' Active condition --------------------------- */
+
+static json_t *prc_of(ctl *c, const struct api_admission_check *ac)
+{
+	if (c->inf[INF_PRC] == NULL || !ac->spec.has_parameters ||
+	    ac->spec.parameters.name == NULL)
+		return NULL;
+	return api_informer_get(
+	    c->inf[INF_PRC], NULL, ac->spec.parameters.name);
+}
+
+static void sync_check(json_t *obj, void *payload)
+{
+	ctl *c = payload;
+	struct api_admission_check ac;
+	const char *name = ctl_jmeta(obj, "name");
+	const struct api_condition *cur;
+	char *msg = NULL, now[CU_TIME_RFC3339_LEN];
+	json_t *conds, *cond, *patch, *old;
+	struct ctl_pipe_write *w;
+	cu_error err;
+	bool active;
+	size_t i;
+
+	if (name == NULL ||
+	    ctl_pipe_stale(c->pipe, CTL_K3(KIND_AC, "", name), obj))
+		return;
+	cu_error_clear(&err);
+	if (api_admission_check_decode(&ac, obj, &err) != CU_OK)
+		return;
+	if (ac.spec.controller_name == NULL ||
+	    strcmp(ac.spec.controller_name, REC_PROVREQ_CONTROLLER) != 0) {
+		api_admission_check_dispose(&ac);
+		return;
+	}
+	active = rec_provreq_active(&ac, prc_of(c, &ac), &msg);
+	cur = api_conditions_find(&ac.status.conditions, "Active");
+	if (cur != NULL &&
+	    cur->status == (active ? API_COND_TRUE : API_COND_FALSE)) {
+		cu_free(msg);
+		api_admission_check_dispose(&ac);
+		return;
+	}
+	cu_time_format_rfc3339(cu_time_now_ns(), now);
+	cond = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "type", "Active",
+	    "status", active ? "True" : "False", "reason",
+	    active ? "Active" : "BadParametersRef", "message",
+	    active ? "The admission check is active" : (msg ? msg : ""),
+	    "observedGeneration",
+	    (json_int_t)(ac.meta.has_generation ? ac.meta.generation : 0),
+	    "lastTransitionTime", now);
+	conds = json_array();
+	old = json_object_get(json_object_get(obj, "status"), "conditions");
+	for (i = 0; conds != NULL && i < json_array_size(old); i++) {
+		const char *t = api_json_str(json_array_get(old, i), "type");
+
+		if (t == NULL || strcmp(t, "Active") != 0)
+			json_array_append(conds, json_array_get(old, i));
+	}
+	if (cond != NULL && conds != NULL)
+		json_array_append_new(conds, cond);
+	else
+		json_decref(cond);
+	patch =
+	    conds != NULL
+		? json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
+		      ac.meta.resource_version ? ac.meta.resource_version : "",
+		      "status", "conditions", conds)
+		: NULL;
+	if (patch != NULL) {
+		w = ctl_pipe_queue(c->pipe, CTL_PIPE_QUEUE_STATUS,
+		    CTL_RES(INF_ACHECK), NULL, name, NULL, patch);
+		if (w != NULL)
+			ctl_pipe_expect(
+			    c->pipe, w, CTL_K3(KIND_AC, "", name), true);
+	}
+	cu_free(msg);
+	api_admission_check_dispose(&ac);
+}
+
+void ctl_provreq_sync_checks(ctl *c)
+{
+	if (!ctl_may_write(c) || c->inf[INF_ACHECK] == NULL)
+		return;
+	api_informer_foreach(c->inf[INF_ACHECK], sync_check, c);
+}
+
+/* ---- a Workload's requests -------------------------------------------- */
+
+struct owned_prs {
+	json_t **v; /* [borrowed] cached requests */
+	size_t n, cap;
+};
+
+static void collect(json_t *obj, void *payload)
+{
+	struct owned_prs *o = payload;
+	json_t **nv;
+
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 4;
+
+		nv = cu_realloc(o->v, cap * sizeof(*nv));
+		if (nv == NULL)
+			return;
+		o->v = nv;
+		o->cap = cap;
+	}
+	o->v[o->n++] = obj;
+}
+
+static bool cond_true(const json_t *obj, const char *type)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(obj, "status"), "conditions"), i, c)
+	{
+		const char *t = api_json_str(c, "type");
+		const char *s = api_json_str(c, "status");
+
+		if (t != NULL && strcmp(t, type) == 0)
+			return s != NULL && strcmp(s, "True") == 0;
+	}
+	return false;
+}
+
+/* Is a write to kind ns/name in flight, or its result not cached yet? */
+static bool busy(
+    ctl *c, const char *kind, const char *ns, const char *name, json_t *cached)
+{
+	return cached != NULL
+		   ? ctl_pipe_stale(c->pipe, CTL_K3(kind, ns, name), cached)
+		   : ctl_pipe_awaits(c->pipe, CTL_K3(kind, ns, name));
+}
+
+static void delete_pr(ctl *c, json_t *pr, const char *wl_name)
+{
+	const char *ns = ctl_jmeta(pr, "namespace"),
+		   *name = ctl_jmeta(pr, "name");
+	struct ctl_pipe_write *w;
+
+	if (ns == NULL || name == NULL ||
+	    json_object_get(
+		json_object_get(pr, "metadata"), "deletionTimestamp") != NULL ||
+	    busy(c, KIND_PR, ns, name, pr))
+		return;
+	w = ctl_pipe_queue(c->pipe, CTL_PIPE_WL_DELETE, CTL_RES(INF_PROVREQ),
+	    ns, name, NULL, json_object());
+	if (w == NULL)
+		return;
+	ctl_pipe_expect(c->pipe, w, CTL_K3(KIND_PR, ns, name), true);
+	ctl_pipe_set_owner(w, CTL_K3(CTL_KIND_WL, ns, wl_name));
+}
+
+/* One check of the Workload this controller drives. */
+struct pcheck {
+	const char *name;   /* [borrowed from the new status] */
+	json_t *prc_obj;    /* [borrowed] cached config, NULL: inactive */
+	struct rec_prc prc; /* decoded from prc_obj */
+	bool needed;
+	json_t *pr; /* [borrowed] active or last request, or NULL */
+};
+
+/* The check's config when the check is ours; false when it is not. */
+static bool our_check(ctl *c, const char *name, struct pcheck *pc)
+{
+	json_t *obj = c->inf[INF_ACHECK] != NULL
+			  ? api_informer_get(c->inf[INF_ACHECK], NULL, name)
+			  : NULL;
+	struct api_admission_check ac;
+	char *msg = NULL;
+	cu_error err;
+	bool ours;
+
+	memset(pc, 0, sizeof(*pc));
+	pc->name = name;
+	if (obj == NULL || api_admission_check_decode(&ac, obj, &err) != CU_OK)
+		return false;
+	ours = ac.spec.controller_name != NULL &&
+	       strcmp(ac.spec.controller_name, REC_PROVREQ_CONTROLLER) == 0;
+	if (ours && rec_provreq_active(&ac, prc_of(c, &ac), &msg)) {
+		pc->prc_obj = prc_of(c, &ac);
+		if (rec_prc_decode(pc->prc_obj, &pc->prc, &err) != CU_OK)
+			pc->prc_obj = NULL;
+	}
+	cu_free(msg);
+	api_admission_check_dispose(&ac);
+	return ours;
+}
+
+/* activeOrLastPRForChecks: the owned request of the check with the
+ * highest attempt, matching the config. */
+static json_t *active_pr(
+    const struct owned_prs *o, const char *wl, const struct pcheck *pc)
+{
+	json_t *best = NULL;
+	int32_t best_a = -1, a;
+	size_t i;
+
+	if (pc->prc_obj == NULL || !pc->needed)
+		return NULL;
+	for (i = 0; i < o->n; i++) {
+		a = rec_provreq_attempt(
+		    ctl_jmeta(o->v[i], "name"), wl, pc->name);
+		if (a < 0 || !rec_provreq_synced_with(o->v[i], &pc->prc))
+			continue;
+		if (a > best_a) {
+			best_a = a;
+			best = o->v[i];
+		}
+	}
+	return best;
+}
+
+/* Templates of cached request pr [borrowed] still controlled by the
+ * Workload: handed over to the request. */
+static void adopt_templates(ctl *c, json_t *pr)
+{
+	const char *ns = ctl_jmeta(pr, "namespace");
+	json_t *ps, *pt, *refs, *r, *nrefs, *patch;
+	struct ctl_pipe_write *w;
+	const char *uid = ctl_jmeta(pr, "uid");
+	size_t i, k;
+	bool ok;
+
+	if (c->inf[INF_PODTEMPLATE] == NULL || uid == NULL || ns == NULL)
+		return;
+	json_array_foreach(
+	    json_object_get(json_object_get(pr, "spec"), "podSets"), i, ps)
+	{
+		const char *name =
+		    api_json_str(json_object_get(ps, "podTemplateRef"), "name");
+
+		if (name == NULL)
+			continue;
+		pt = api_informer_get(c->inf[INF_PODTEMPLATE], ns, name);
+		if (pt == NULL || busy(c, KIND_PT, ns, name, pt))
+			continue;
+		refs = json_object_get(
+		    json_object_get(pt, "metadata"), "ownerReferences");
+		ok = false;
+		nrefs = json_array();
+		json_array_foreach(refs, k, r)
+		{
+			const char *ru = api_json_str(r, "uid");
+
+			if (!json_is_true(json_object_get(r, "controller")))
+				json_array_append(nrefs, r);
+			else if (ru != NULL && strcmp(ru, uid) == 0)
+				ok = true;
+		}
+		if (ok || nrefs == NULL) {
+			json_decref(nrefs);
+			continue;
+		}
+		json_array_append_new(
+		    nrefs, rec_provreq_owner(pr, "autoscaling.x-k8s.io/v1",
+			       "ProvisioningRequest"));
+		patch = json_pack("{s:{s:o, s:s?}}", "metadata",
+		    "ownerReferences", nrefs, "resourceVersion",
+		    ctl_jmeta(pt, "resourceVersion"));
+		w = patch ? ctl_pipe_queue(c->pipe, CTL_PIPE_WL_PATCH,
+				CTL_RES(INF_PODTEMPLATE), ns, name, NULL, patch)
+			  : NULL;
+		if (w != NULL)
+			ctl_pipe_expect(
+			    c->pipe, w, CTL_K3(KIND_PT, ns, name), true);
+	}
+}
+
+/* Create the request pr [consumed] and its templates [consumed]. */
+static void create(ctl *c, json_t *wl, json_t *pr, json_t *templates)
+{
+	const char *ns = ctl_jmeta(pr, "namespace"),
+		   *name = ctl_jmeta(pr, "name");
+	const char *wname = ctl_jmeta(wl, "name");
+	struct ctl_pipe_write *w;
+	json_t *t;
+	size_t i;
+	char *note;
+
+	json_array_foreach(templates, i, t)
+	{
+		const char *tn = ctl_jmeta(t, "name");
+
+		if (tn == NULL ||
+		    (c->inf[INF_PODTEMPLATE] != NULL &&
+			api_informer_get(c->inf[INF_PODTEMPLATE], ns, tn)) ||
+		    ctl_pipe_awaits(c->pipe, CTL_K3(KIND_PT, ns, tn)))
+			continue;
+		w = ctl_pipe_queue(c->pipe, CTL_PIPE_WL_CREATE,
+		    CTL_RES(INF_PODTEMPLATE), ns, tn, NULL, json_incref(t));
+		if (w != NULL)
+			ctl_pipe_expect(
+			    c->pipe, w, CTL_K3(KIND_PT, ns, tn), true);
+	}
+	json_decref(templates);
+	w = ctl_pipe_queue(c->pipe, CTL_PIPE_WL_CREATE, CTL_RES(INF_PROVREQ),
+	    ns, name, NULL, json_incref(pr));
+	if (w != NULL) {
+		ctl_pipe_expect(c->pipe, w, CTL_K3(KIND_PR, ns, name), true);
+		ctl_pipe_set_owner(w, CTL_K3(CTL_KIND_WL, ns, wname));
+		/* Kueue's event, once the create succeeded */
+		note = cu_asprintf("Created ProvisioningRequest: \"%s\"", name);
+		ctl_pipe_set_event(w, "ProvisioningRequestCreated", note);
+	}
+	json_decref(pr);
+}
+
+/* A new request for check pc of wl when it needs one. */
+static void maybe_create(ctl *c, json_t *wl, const struct api_workload *dwl,
+    const json_t *check, const struct pcheck *pc)
+{
+	const char *ns = ctl_jmeta(wl, "namespace"),
+		   *wname = ctl_jmeta(wl, "name");
+	struct api_resource_flavor *fl = NULL;
+	size_t nfl = 0, i;
+	json_t *pr = NULL, *pts = NULL;
+	int32_t attempt;
+	char *name;
+	cu_error err;
+
+	if (pc->prc_obj == NULL || !pc->needed ||
+	    !rec_provreq_wants_new(check, wl, pc->pr, &attempt))
+		return;
+	name = rec_provreq_name(wname, pc->name, attempt);
+	if (name == NULL ||
+	    api_informer_get(c->inf[INF_PROVREQ], ns, name) != NULL ||
+	    ctl_pipe_awaits(c->pipe, CTL_K3(KIND_PR, ns, name)) ||
+	    ctl_pipe_retrying(c->pipe, CTL_K3(KIND_PR, ns, name))) {
+		cu_free(name);
+		return;
+	}
+	cu_free(name);
+	cu_error_clear(&err);
+	if (ctl_admitted_flavors(c, dwl, &fl, &nfl, &err) != CU_OK)
+		nfl = 0; /* the templates without the flavors' labels */
+	if (rec_provreq_new(wl, pc->name, &pc->prc, attempt, fl, nfl, &pr, &pts,
+		&err) != CU_OK)
+		cu_warn(
+		    "provisioning request for %s/%s: %s", ns, wname, err.msg);
+	else
+		create(c, wl, pr, pts);
+	for (i = 0; i < nfl; i++)
+		api_resource_flavor_dispose(&fl[i]);
+	cu_free(fl);
+}
+
+static void reconcile(ctl *c, json_t *wl, const struct api_workload *dwl)
+{
+	const char *ns = ctl_jmeta(wl, "namespace"),
+		   *wname = ctl_jmeta(wl, "name");
+	struct owned_prs o = {0};
+	json_t *checks, *from_checks, *chk, *patch;
+	struct pcheck *pcs = NULL;
+	char now[CU_TIME_RFC3339_LEN];
+	size_t i, k, n = 0;
+	bool changed = false, keep;
+	cu_error err;
+
+	api_informer_foreach_owned(
+	    c->inf[INF_PROVREQ], dwl->meta.uid, collect, &o);
+	if (cond_true(wl, REC_COND_FINISHED) ||
+	    cond_true(wl, REC_COND_EVICTED)) {
+		for (i = 0; i < o.n; i++)
+			delete_pr(c, o.v[i], wname);
+		cu_free(o.v);
+		return;
+	}
+	if (!rec_workload_holds_quota(dwl)) {
+		cu_free(o.v);
+		return;
+	}
+	from_checks =
+	    json_object_get(json_object_get(wl, "status"), "admissionChecks");
+	checks = json_deep_copy(from_checks);
+	pcs = cu_calloc(json_array_size(checks) + 1, sizeof(*pcs));
+	if (checks == NULL || pcs == NULL)
+		goto out;
+	cu_time_format_rfc3339(cu_time_now_ns(), now);
+	json_array_foreach(checks, i, chk)
+	{
+		const char *cn = api_json_str(chk, "name");
+		const char *before = api_json_str(chk, "state");
+		char *from = cu_strdup(before ? before : "");
+		struct pcheck *pc = &pcs[n];
+
+		if (cn == NULL || from == NULL || !our_check(c, cn, pc)) {
+			cu_free(from);
+			continue;
+		}
+		n++;
+		if (pc->prc_obj != NULL && rec_provreq_needed(wl, &pc->prc,
+					       &pc->needed, &err) != CU_OK) {
+			cu_warn("workload %s/%s: %s", ns, wname, err.msg);
+			pc->prc_obj = NULL;
+		}
+		pc->pr = active_pr(&o, wname, pc);
+		if (rec_provreq_sync_state(chk, wl,
+			pc->prc_obj ? &pc->prc : NULL, pc->needed, pc->pr,
+			now)) {
+			const char *to = api_json_str(chk, "state");
+
+			changed = true;
+			if (to != NULL && strcmp(from, to) != 0) {
+				char *m = rec_provreq_update_message(
+				    cn, from, to, api_json_str(chk, "message"));
+
+				if (m != NULL)
+					ctl_emit(c, wl, REC_EVENT_NORMAL,
+					    "AdmissionCheckUpdated", m);
+				cu_free(m);
+			}
+		}
+		cu_free(from);
+	}
+	if (changed) {
+		patch = NULL;
+		if (rec_provreq_status_patch(wl, checks, &patch, &err) != CU_OK)
+			cu_warn("workload %s/%s: %s", ns, wname, err.msg);
+		else if (patch != NULL)
+			ctl_wl_write(
+			    c, CTL_PIPE_WL_STATUS, ns, wname, patch, NULL);
+	}
+	/* requests no check uses */
+	for (i = 0; i < o.n; i++) {
+		keep = false;
+		for (k = 0; k < n && !keep; k++)
+			keep = pcs[k].pr == o.v[i];
+		if (!keep)
+			delete_pr(c, o.v[i], wname);
+	}
+	for (k = 0; k < n; k++) {
+		json_t *entry = NULL;
+
+		json_array_foreach(checks, i, chk)
+		{
+			const char *cn = api_json_str(chk, "name");
+
+			if (cn != NULL && strcmp(cn, pcs[k].name) == 0)
+				entry = chk;
+		}
+		if (entry == NULL)
+			continue;
+		maybe_create(c, wl, dwl, entry, &pcs[k]);
+		if (pcs[k].pr != NULL)
+			adopt_templates(c, pcs[k].pr);
+	}
+out:
+	cu_free(pcs);
+	json_decref(checks);
+	cu_free(o.v);
+}
+
+void ctl_provreq_workload(ctl *c, const char *const *key)
+{
+	const char *ns = key[0], *name = key[1];
+	struct api_workload dwl;
+	json_t *wl;
+	cu_error err;
+
+	if (c->inf[INF_PROVREQ] == NULL ||
+	    api_informer_absent(c->inf[INF_PROVREQ]) ||
+	    !api_informer_synced(c->inf[INF_PROVREQ]) ||
+	    c->inf[INF_ACHECK] == NULL || !ctl_may_write(c) ||
+	    api_informer_count(c->inf[INF_ACHECK]) == 0)
+		return;
+	wl = api_informer_get(c->inf[INF_WL], ns, name);
+	/* The common case costs one lookup: no checks, no requests. */
+	if (wl != NULL &&
+	    json_array_size(json_object_get(
+		json_object_get(wl, "status"), "admissionChecks")) == 0 &&
+	    api_informer_count(c->inf[INF_PROVREQ]) == 0)
+		return;
+	if (wl == NULL ||
+	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, name), wl) ||
+	    ctl_pipe_awaits(c->pipe, CTL_K3(CTL_KIND_WL, ns, name)))
+		return;
+	json_incref(wl);
+	cu_error_clear(&err);
+	if (api_workload_decode(&dwl, wl, &err) == CU_OK) {
+		if (dwl.meta.uid != NULL && !dwl.meta.has_deletion)
+			reconcile(c, wl, &dwl);
+		api_workload_dispose(&dwl);
+	}
+	json_decref(wl);
+}
+
+void ctl_provreq_create_failed(
+    ctl *c, const struct ctl_pipe_write *w, const struct api_response *resp)
+{
+	const char *ns = w->owner[1], *wname = w->owner[2];
+	json_t *wl, *checks, *chk, *patch = NULL;
+	char *msg;
+	size_t i;
+	bool found = false;
+	cu_error err;
+
+	/* AlreadyExists: an earlier attempt of ours raced this one; the
+	 * cache will show it (Kueue reports nothing either). */
+	if (resp->code == 409 || ns == NULL || wname == NULL || w->name == NULL)
+		return;
+	wl = api_informer_get(c->inf[INF_WL], ns, wname);
+	if (wl == NULL)
+		return;
+	msg = cu_asprintf("Error creating ProvisioningRequest \"%s\": %s",
+	    w->name, resp->message[0] ? resp->message : resp->reason);
+	if (msg == NULL)
+		return;
+	ctl_emit(c, wl, REC_EVENT_WARNING, "FailedCreate", msg);
+	/* handleError: the message on the check the request was for */
+	checks = json_deep_copy(
+	    json_object_get(json_object_get(wl, "status"), "admissionChecks"));
+	json_array_foreach(checks, i, chk)
+	{
+		const char *cn = api_json_str(chk, "name");
+
+		if (cn != NULL &&
+		    rec_provreq_attempt(w->name, wname, cn) >= 0) {
+			json_object_set_new(chk, "message", json_string(msg));
+			found = true;
+		}
+	}
+	cu_error_clear(&err);
+	if (found && ctl_may_write(c) &&
+	    !ctl_pipe_awaits(c->pipe, CTL_K3(CTL_KIND_WL, ns, wname)) &&
+	    rec_provreq_status_patch(wl, checks, &patch, &err) == CU_OK &&
+	    patch != NULL)
+		ctl_wl_write(c, CTL_PIPE_WL_STATUS, ns, wname, patch, NULL);
+	json_decref(checks);
+	cu_free(msg);
+}
+
+void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj)
+{
+	json_t *refs = json_object_get(
+		   json_object_get(obj, "metadata"), "ownerReferences"),
+	       *r;
+	const char *ns = ctl_jmeta(obj, "namespace");
+	size_t i;
+
+	(void)id;
+	json_array_foreach(refs, i, r)
+	{
+		const char *kind = api_json_str(r, "kind");
+		const char *name = api_json_str(r, "name");
+
+		if (kind != NULL && name != NULL &&
+		    strcmp(kind, "Workload") == 0)
+			(void)ctl_keys_put(
+			    &c->dirty_wl, CTL_K2(ns ? ns : "", name));
+	}
+}
