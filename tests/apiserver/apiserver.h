@@ -213,8 +213,8 @@ struct as_resp;
 json_t *as_schema_errors(json_t *schema, json_t *obj, json_t *old);
 /* Validate a custom resource as kube-apiserver: true when valid, else
  * false with a 400 (decode) or a 422 with one cause per error in resp. */
-bool as_schema_validate(const struct as_kind *k, json_t *obj, json_t *old,
-    struct as_resp *resp);
+bool as_schema_validate(
+    const struct as_kind *k, json_t *obj, json_t *old, struct as_resp *resp);
 /* Go RE2 pattern onto POSIX ERE (the documented subset) appended to out;
  * CU_EINVAL outside it. */
 int as_re_translate(const char *pat, cu_buf *out);

@@ -491,8 +491,8 @@ static bool types_ok(const struct as_kind *k, json_t *obj, struct as_resp *resp)
 
 /* Schema validation of a custom resource after defaulting (422). old:
  * the stored object on update, NULL on create. */
-static bool schema_ok(const struct as_kind *k, json_t *obj, json_t *old,
-    struct as_resp *resp)
+static bool schema_ok(
+    const struct as_kind *k, json_t *obj, json_t *old, struct as_resp *resp)
 {
 	return !(k->flags & AS_CUSTOM) || as_schema_validate(k, obj, old, resp);
 }

@@ -192,8 +192,8 @@ static void add_cause(json_t *errs, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
-	json_array_append_new(errs,
-	    json_pack("{s:s, s:s}", "field", path, "detail", detail));
+	json_array_append_new(
+	    errs, json_pack("{s:s, s:s}", "field", path, "detail", detail));
 }
 
 /* Go's %q of a string: quoted, with backslash escapes. */
@@ -265,8 +265,8 @@ static char *go_float(double d)
 	exp = (int)strtol(strchr(buf, 'e') + 1, NULL, 10);
 	if (exp < -4 || exp >= 6)
 		return cu_strdup(buf);
-	snprintf(buf, sizeof(buf), "%.*f", prec - 1 - exp > 0 ? prec - 1 - exp : 0,
-	    d);
+	snprintf(buf, sizeof(buf), "%.*f",
+	    prec - 1 - exp > 0 ? prec - 1 - exp : 0, d);
 	return cu_strdup(buf);
 }
 
@@ -277,7 +277,8 @@ static char *go_value(json_t *v)
 	if (json_is_string(v))
 		return go_quote(json_string_value(v));
 	if (json_is_integer(v))
-		return cu_asprintf("%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return cu_asprintf(
+		    "%" JSON_INTEGER_FORMAT, json_integer_value(v));
 	if (json_is_real(v))
 		return go_float(json_real_value(v));
 	if (json_is_true(v))
@@ -391,7 +392,8 @@ static int re_class(cu_buf *out, const char **pp)
 		if (c == '\x01') {
 			c = set.ptr[++i];
 			if (c == ']')
-				close = true, rc = CU_EINVAL; /* rare: give up */
+				close = true,
+				rc = CU_EINVAL; /* rare: give up */
 			else if (c == '-')
 				dash = true;
 			else
@@ -507,11 +509,10 @@ static int re_match(const char *pattern, const char *s)
 		}
 		cache[i].pat = cu_strdup(pattern);
 		cu_buf_init(&b, 1 << 16);
-		cache[i].ok = cache[i].pat != NULL &&
-			      as_re_translate(pattern, &b) == CU_OK &&
-			      b.ptr != NULL &&
-			      regcomp(&cache[i].re, b.ptr,
-				  REG_EXTENDED | REG_NOSUB) == 0;
+		cache[i].ok =
+		    cache[i].pat != NULL &&
+		    as_re_translate(pattern, &b) == CU_OK && b.ptr != NULL &&
+		    regcomp(&cache[i].re, b.ptr, REG_EXTENDED | REG_NOSUB) == 0;
 		cu_buf_dispose(&b);
 	}
 	if (!cache[i].ok)
@@ -539,7 +540,8 @@ static bool is_date(const char *s)
 	int y, m, d, dim[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 
 	if (strlen(s) != 10 || !all_in(s, 4, DIGITS) || s[4] != '-' ||
-	    !all_in(s + 5, 2, DIGITS) || s[7] != '-' || !all_in(s + 8, 2, DIGITS))
+	    !all_in(s + 5, 2, DIGITS) || s[7] != '-' ||
+	    !all_in(s + 8, 2, DIGITS))
 		return false;
 	y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 +
 	    (s[3] - '0');
@@ -740,7 +742,10 @@ int as_format_ok(const char *format, const char *s)
 	return -1;
 }
 
-static double num(json_t *v) { return json_number_value(v); }
+static double num(json_t *v)
+{
+	return json_number_value(v);
+}
 
 static char *child_path(const char *path, const char *key)
 {
@@ -772,8 +777,8 @@ static void check_number(
 	}
 	if ((b = json_object_get(schema, "maximum")) != NULL &&
 	    json_is_number(b)) {
-		bool exc = json_is_true(
-		    json_object_get(schema, "exclusiveMaximum"));
+		bool exc =
+		    json_is_true(json_object_get(schema, "exclusiveMaximum"));
 
 		if (exc ? d >= num(b) : d > num(b)) {
 			bs = go_float(num(b));
@@ -786,8 +791,8 @@ static void check_number(
 	}
 	if ((b = json_object_get(schema, "minimum")) != NULL &&
 	    json_is_number(b)) {
-		bool exc = json_is_true(
-		    json_object_get(schema, "exclusiveMinimum"));
+		bool exc =
+		    json_is_true(json_object_get(schema, "exclusiveMinimum"));
 
 		if (exc ? d <= num(b) : d < num(b)) {
 			bs = go_float(num(b));
@@ -824,8 +829,8 @@ static void check_string(
 	if ((b = json_object_get(schema, "pattern")) != NULL &&
 	    json_is_string(b) && re_match(json_string_value(b), s) == 0)
 		add_cause(errs, path,
-		    "Invalid value: %s: %s in body should match '%s'", vs,
-		    path, json_string_value(b));
+		    "Invalid value: %s: %s in body should match '%s'", vs, path,
+		    json_string_value(b));
 	if ((b = json_object_get(schema, "format")) != NULL &&
 	    json_is_string(b) && as_format_ok(json_string_value(b), s) == 0)
 		add_cause(errs, path,
@@ -834,7 +839,8 @@ static void check_string(
 	cu_free(vs);
 }
 
-static void check_enum(json_t *errs, json_t *schema, json_t *v, const char *path)
+static void check_enum(
+    json_t *errs, json_t *schema, json_t *v, const char *path)
 {
 	json_t *sub = json_object_get(schema, "enum"), *e;
 	size_t i;
@@ -1054,8 +1060,9 @@ static char *map_keys_value(json_t *item, json_t *keys)
 		if (kv == NULL)
 			continue;
 		vs = go_value(kv);
-		if (cu_buf_addf(&b, "%s\"%s\":%s", b.ptr[b.len - 1] == '{' ? "" : ", ",
-			names[i], vs ? vs : "") != CU_OK) {
+		if (cu_buf_addf(&b, "%s\"%s\":%s",
+			b.ptr[b.len - 1] == '{' ? "" : ", ", names[i],
+			vs ? vs : "") != CU_OK) {
 			cu_free(vs);
 			goto done;
 		}
@@ -1138,7 +1145,8 @@ static void check_lists(
 					      json_is_object(f) &&
 					      same_keys(e, f, keys)))
 					continue;
-				vs = set ? go_value(e) : map_keys_value(e, keys);
+				vs =
+				    set ? go_value(e) : map_keys_value(e, keys);
 				add_cause(errs, cp ? cp : "",
 				    "Duplicate value: %s", vs ? vs : "");
 				cu_free(vs);
@@ -1231,8 +1239,8 @@ char *as_type_check(
 	}
 }
 
-bool as_schema_validate(const struct as_kind *k, json_t *obj, json_t *old,
-    struct as_resp *resp)
+bool as_schema_validate(
+    const struct as_kind *k, json_t *obj, json_t *old, struct as_resp *resp)
 {
 	bool invalid;
 	char *field = NULL;

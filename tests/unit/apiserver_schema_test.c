@@ -23,8 +23,9 @@ static const struct vcase cases[] = {
     {"minimum", "{\"type\":\"integer\",\"minimum\":0}", "-1",
 	"spec: Invalid value: -1: spec in body should be greater than or "
 	"equal to 0"},
-    {"exclusiveMinimum", "{\"type\":\"integer\",\"minimum\":0,"
-			 "\"exclusiveMinimum\":true}",
+    {"exclusiveMinimum",
+	"{\"type\":\"integer\",\"minimum\":0,"
+	"\"exclusiveMinimum\":true}",
 	"0", "spec: Invalid value: 0: spec in body should be greater than 0"},
     {"maximum", "{\"type\":\"number\",\"maximum\":1.5}", "2",
 	"spec: Invalid value: 2: spec in body should be less than or equal "
@@ -64,8 +65,7 @@ static const struct vcase cases[] = {
 	"\"yesterday\"",
 	"spec: Invalid value: \"yesterday\": spec in body must be of type "
 	"date-time: \"yesterday\""},
-    {"format date-time ok",
-	"{\"type\":\"string\",\"format\":\"date-time\"}",
+    {"format date-time ok", "{\"type\":\"string\",\"format\":\"date-time\"}",
 	"\"2024-02-29T10:00:00.5+02:00\"", ""},
     {"format date", "{\"type\":\"string\",\"format\":\"date\"}",
 	"\"2023-02-29\"",
@@ -80,13 +80,15 @@ static const struct vcase cases[] = {
 	"\"x\"", ""},
     {"enum", "{\"type\":\"string\",\"enum\":[\"a\",\"b\"]}", "\"c\"",
 	"spec: Unsupported value: \"c\": supported values: \"a\", \"b\""},
-    {"maxItems", "{\"type\":\"array\",\"maxItems\":1,\"items\":{\"type\":"
-		 "\"integer\"}}",
+    {"maxItems",
+	"{\"type\":\"array\",\"maxItems\":1,\"items\":{\"type\":"
+	"\"integer\"}}",
 	"[1,2]", "spec: Too many: 2: must have at most 1 item"},
     {"minItems", "{\"type\":\"array\",\"minItems\":1}", "[]",
 	"spec: Invalid value: 0: spec in body should have at least 1 items"},
-    {"maxProperties", "{\"type\":\"object\",\"maxProperties\":1,"
-		      "\"additionalProperties\":{\"type\":\"string\"}}",
+    {"maxProperties",
+	"{\"type\":\"object\",\"maxProperties\":1,"
+	"\"additionalProperties\":{\"type\":\"string\"}}",
 	"{\"a\":\"x\",\"b\":\"y\"}",
 	"spec: Too many: 2: must have at most 1 item"},
     {"minProperties", "{\"type\":\"object\",\"minProperties\":1}", "{}",
@@ -119,8 +121,8 @@ static const struct vcase cases[] = {
 	"\"x-kubernetes-list-map-keys\":[\"name\",\"port\"]}",
 	"[{\"name\":\"a\",\"port\":1},{\"name\":\"a\",\"port\":2}]", ""},
     {"atomic list may repeat",
-	"{\"type\":\"array\",\"x-kubernetes-list-type\":\"atomic\"}",
-	"[1,1]", ""},
+	"{\"type\":\"array\",\"x-kubernetes-list-type\":\"atomic\"}", "[1,1]",
+	""},
 };
 
 static char *run(const struct vcase *c)
@@ -238,6 +240,6 @@ Test(schema, formats)
 	size_t i;
 
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		cr_expect_eq(as_format_ok(t[i].fmt, t[i].s), t[i].want,
-		    "%s %s", t[i].fmt, t[i].s);
+		cr_expect_eq(as_format_ok(t[i].fmt, t[i].s), t[i].want, "%s %s",
+		    t[i].fmt, t[i].s);
 }
