@@ -485,7 +485,7 @@ int as_re_translate(const char *pat, cu_buf *out)
 }
 
 /* Does s match pattern? -1 when the pattern is outside the subset. */
-static int re_match(const char *pattern, const char *s)
+int as_re_match(const char *pattern, const char *s)
 {
 	static struct {
 		char *pat;
@@ -827,7 +827,7 @@ static void check_string(
 		    "%" JSON_INTEGER_FORMAT " chars long",
 		    vs, path, json_integer_value(b));
 	if ((b = json_object_get(schema, "pattern")) != NULL &&
-	    json_is_string(b) && re_match(json_string_value(b), s) == 0)
+	    json_is_string(b) && as_re_match(json_string_value(b), s) == 0)
 		add_cause(errs, path,
 		    "Invalid value: %s: %s in body should match '%s'", vs, path,
 		    json_string_value(b));
@@ -1158,14 +1158,197 @@ static void check_lists(
 	}
 }
 
+/* ---- x-kubernetes-validations ---------------------------------------- */
+
+/* The stored item a list item corresponds to: by the map keys of a
+ * list-type map, none otherwise (as kube-apiserver correlates them for
+ * transition rules). */
+static json_t *old_item(json_t *schema, json_t *old, json_t *item)
+{
+	const char *lt = json_string_value(
+	    json_object_get(schema, "x-kubernetes-list-type"));
+	json_t *keys = json_object_get(schema, "x-kubernetes-list-map-keys");
+	json_t *o;
+	size_t i;
+
+	if (!json_is_array(old) || lt == NULL || strcmp(lt, "map") != 0 ||
+	    !json_is_array(keys) || !json_is_object(item))
+		return NULL;
+	json_array_foreach(old, i, o)
+	{
+		if (json_is_object(o) && same_keys(o, item, keys))
+			return o;
+	}
+	return NULL;
+}
+
+static void rule_cause(json_t *errs, json_t *schema, json_t *rule,
+    const char *path, const char *detail)
+{
+	const char *reason = json_string_value(json_object_get(rule, "reason"));
+	const char *fp = json_string_value(json_object_get(rule, "fieldPath"));
+	const char *type = json_string_value(json_object_get(schema, "type"));
+	char *full = NULL, *q;
+	const char *at = path[0] ? path : "<nil>";
+
+	if (fp != NULL && fp[0] != '\0') {
+		full = cu_asprintf(
+		    "%s%s", path, fp[0] == '.' && !path[0] ? fp + 1 : fp);
+		if (full != NULL)
+			at = full;
+	}
+	if (reason != NULL && strcmp(reason, "FieldValueForbidden") == 0)
+		add_cause(errs, at, "Forbidden: %s", detail);
+	else if (reason != NULL && strcmp(reason, "FieldValueRequired") == 0)
+		add_cause(errs, at, "Required value: %s", detail);
+	else if (reason != NULL && strcmp(reason, "FieldValueDuplicate") == 0) {
+		q = go_quote(detail);
+		add_cause(errs, at, "Duplicate value: %s", q ? q : "");
+		cu_free(q);
+	} else
+		add_cause(errs, at, "Invalid value: \"%s\": %s",
+		    type ? type : "object", detail);
+	cu_free(full);
+}
+
+static void eval_rules(
+    json_t *errs, json_t *schema, json_t *v, json_t *old, const char *path)
+{
+	json_t *rules = json_object_get(schema, "x-kubernetes-validations");
+	json_t *rule;
+	size_t i;
+
+	json_array_foreach(rules, i, rule)
+	{
+		const char *src =
+		    json_string_value(json_object_get(rule, "rule"));
+		struct as_cel *cel;
+		char *err = NULL;
+		json_t *r;
+
+		if (src == NULL)
+			continue;
+		cel = as_cel_parse(src, &err);
+		if (cel == NULL) {
+			/* Outside the subset: not evaluated. */
+			cu_free(err);
+			continue;
+		}
+		if (as_cel_uses_old(cel) && old == NULL) {
+			as_cel_free(cel);
+			continue; /* a transition rule runs on updates only */
+		}
+		r = as_cel_eval(cel, v, old, &err);
+		if (r == NULL) {
+			char *d = cu_asprintf("%s: %s", src, err ? err : "");
+
+			rule_cause(errs, schema, rule, path, d ? d : "");
+			cu_free(d);
+		} else if (!json_is_true(r)) {
+			const char *msg =
+			    json_string_value(json_object_get(rule, "message"));
+			const char *mx = json_string_value(
+			    json_object_get(rule, "messageExpression"));
+			struct as_cel *mc = NULL;
+			json_t *mv = NULL;
+			char *d = NULL, *merr = NULL;
+
+			if (mx != NULL &&
+			    (mc = as_cel_parse(mx, &merr)) != NULL)
+				mv = as_cel_eval(mc, v, old, &merr);
+			cu_free(merr);
+			if (json_is_string(mv) && json_string_length(mv) > 0)
+				d = cu_strdup(json_string_value(mv));
+			else if (msg != NULL && msg[0] != '\0')
+				d = cu_strdup(msg);
+			else
+				d = cu_asprintf("failed rule: %s", src);
+			rule_cause(errs, schema, rule, path, d ? d : "");
+			cu_free(d);
+			json_decref(mv);
+			as_cel_free(mc);
+		}
+		json_decref(r);
+		cu_free(err);
+		as_cel_free(cel);
+	}
+}
+
+static void check_rules(json_t *errs, json_t *schema, json_t *v, json_t *old,
+    const char *path, int depth)
+{
+	const char *key;
+	json_t *e;
+	size_t i;
+
+	if (!json_is_object(schema) || v == NULL || json_is_null(v) ||
+	    depth > 64)
+		return;
+	if (json_is_object(v)) {
+		json_t *props = json_object_get(schema, "properties");
+
+		json_object_foreach(v, key, e)
+		{
+			json_t *ps = json_object_get(props, key);
+			char *cp;
+
+			if (ps == NULL)
+				ps = json_object_get(
+				    schema, "additionalProperties");
+			if (!json_is_object(ps))
+				continue;
+			cp = child_path(path, key);
+			check_rules(errs, ps, e,
+			    json_is_object(old) ? json_object_get(old, key)
+						: NULL,
+			    cp ? cp : "", depth + 1);
+			cu_free(cp);
+		}
+	} else if (json_is_array(v)) {
+		json_t *items = json_object_get(schema, "items");
+
+		json_array_foreach(v, i, e)
+		{
+			char *cp = cu_asprintf("%s[%zu]", path, i);
+
+			check_rules(errs, items, e, old_item(schema, old, e),
+			    cp ? cp : "", depth + 1);
+			cu_free(cp);
+		}
+	}
+	eval_rules(errs, schema, v, old, path);
+}
+
+/* Does the schema carry any x-kubernetes-validations rule? */
+static bool has_rules(json_t *schema, int depth)
+{
+	const char *key;
+	json_t *e;
+
+	if (!json_is_object(schema) || depth > 64)
+		return false;
+	if (json_array_size(
+		json_object_get(schema, "x-kubernetes-validations")) > 0)
+		return true;
+	json_object_foreach(json_object_get(schema, "properties"), key, e)
+	{
+		if (has_rules(e, depth + 1))
+			return true;
+	}
+	return has_rules(json_object_get(schema, "items"), depth + 1) ||
+	       has_rules(
+		   json_object_get(schema, "additionalProperties"), depth + 1);
+}
+
 json_t *as_schema_errors(json_t *schema, json_t *obj, json_t *old)
 {
 	json_t *errs = json_array();
 	json_t *props = json_object_get(schema, "properties");
 	const char *key;
-	json_t *v;
+	json_t *v, *e;
+	size_t i;
+	bool blocked = false;
 
-	(void)old;
 	if (errs == NULL)
 		return NULL;
 	json_object_foreach(obj, key, v)
@@ -1182,6 +1365,24 @@ json_t *as_schema_errors(json_t *schema, json_t *obj, json_t *old)
 			continue;
 		check_lists(errs, json_object_get(props, key), v, key, 0);
 	}
+	/* CEL rules are skipped, with one more cause saying so, when a value
+	 * has the wrong type or is not in its enum (as kube-apiserver does:
+	 * a rule never sees a value of the wrong type). */
+	json_array_foreach(errs, i, e)
+	{
+		const char *d = as_jstr(e, "detail");
+
+		if (strncmp(d, "Unsupported value", 17) == 0 ||
+		    strstr(d, " in body must be of type ") != NULL)
+			blocked = true;
+	}
+	if (blocked && has_rules(schema, 0))
+		add_cause(errs, "<nil>",
+		    "Invalid value: \"null\": some validation rules were not "
+		    "checked because the object was invalid; correct the "
+		    "existing errors to complete validation");
+	else if (!blocked)
+		check_rules(errs, schema, obj, old, "", 0);
 	return errs;
 }
 
