@@ -871,7 +871,18 @@ static json_t *call(struct env *e, const struct node *n)
 			r = json_integer((json_int_t)json_number_value(target));
 		else if (strcmp(f, "string") == 0 && json_is_string(target))
 			r = json_incref(target);
-		else
+		else if (strcmp(f, "string") == 0 &&
+			 (json_is_integer(target) || json_is_boolean(target))) {
+			char *t =
+			    json_is_integer(target)
+				? cu_asprintf("%" JSON_INTEGER_FORMAT,
+				      json_integer_value(target))
+				: cu_strdup(
+				      json_is_true(target) ? "true" : "false");
+
+			r = t ? json_string(t) : fail(e, "out of memory");
+			cu_free(t);
+		} else
 			r = fail(e, "found no matching overload for '%s'", f);
 		goto out;
 	}

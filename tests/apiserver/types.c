@@ -1448,20 +1448,25 @@ bool as_schema_validate(
 	char *msg = as_type_check(k, obj, &invalid, &field);
 	json_t *errs, *e;
 	size_t i;
+	bool clean;
 
-	if (msg == NULL) {
-		cu_free(field);
-		return true;
-	}
-	if (!invalid) {
+	if (msg != NULL && !invalid) {
 		as_resp_error(resp, 400, "BadRequest", "%s", msg);
 		cu_free(msg);
 		cu_free(field);
 		return false;
 	}
+	clean = msg == NULL;
 	cu_free(msg);
 	cu_free(field);
+	if (clean && old == NULL)
+		return true;
+	/* Again with the stored object: transition rules. */
 	errs = as_schema_errors(k->schema, obj, old);
+	if (json_array_size(errs) == 0) {
+		json_decref(errs);
+		return true;
+	}
 	json_array_foreach(errs, i, e)
 	{
 		if (i == 0)

@@ -62,6 +62,7 @@ static const struct ccase cases[] = {
     {"self == oldSelf", "1", "1", "true"},
     {"self == oldSelf", "1", "2", "false"},
     {"1 == 1.0", "{}", NULL, "true"},
+    {"string(size(self)) + string(true)", "[1,2]", NULL, "\"2true\""},
     /* && and || absorb an error when the other side decides. */
     {"self.missing == 1 && false", "{}", NULL, "false"},
     {"self.missing == 1 || true", "{}", NULL, "true"},
