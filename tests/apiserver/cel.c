@@ -77,6 +77,7 @@ struct parser {
 	json_int_t i;
 	double d;
 	int depth;
+	int nodes;
 	char err[160];
 	bool uses_old;
 };
@@ -260,7 +261,15 @@ static void node_free(struct node *n)
 
 static struct node *mknode(struct parser *ps, enum nkind k)
 {
-	struct node *n = cu_calloc(1, sizeof(struct node));
+	struct node *n;
+
+	/* A bound on the tree keeps the recursion of evaluation and of
+	 * node_free shallow (left-deep chains such as 1+1+1+...). */
+	if (++ps->nodes > 2000) {
+		perr(ps, "expression too long");
+		return NULL;
+	}
+	n = cu_calloc(1, sizeof(struct node));
 
 	if (n == NULL)
 		perr(ps, "out of memory");

@@ -128,10 +128,24 @@ Test(cel, syntax_errors)
 	    "(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((("
 	    "((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1"};
 	size_t i;
+	cu_buf chain;
+	char *err = NULL;
+	struct as_cel *cel;
 
+	/* A long left-deep chain is refused, not evaluated recursively. */
+	cu_buf_init(&chain, 1 << 20);
+	cr_assert_eq(cu_buf_add(&chain, "1", 1), CU_OK);
+	for (i = 0; i < 5000; i++)
+		cr_assert_eq(cu_buf_add(&chain, "+1", 2), CU_OK);
+	cel = as_cel_parse(chain.ptr, &err);
+	cr_expect_null(cel);
+	cr_expect(err != NULL && strstr(err, "too long") != NULL);
+	as_cel_free(cel);
+	cu_free(err);
+	cu_buf_dispose(&chain);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		char *err = NULL;
-		struct as_cel *cel = as_cel_parse(bad[i], &err);
+		err = NULL;
+		cel = as_cel_parse(bad[i], &err);
 
 		cr_expect_null(cel, "%s parsed", bad[i]);
 		cr_expect_not_null(err, "%s: no message", bad[i]);
