@@ -2,7 +2,8 @@
 """CRD validation as kube-apiserver enforces it from the structural schema
 (docs/apiserver.md §4.8): `kubectl apply` of invalid Kueue objects (a
 Workload with count -1, 100 podSets, minCount above count, a repeated
-podSet name; a ClusterQueue whose flavors do not cover its resources)
+podSet name; a ClusterQueue whose flavors do not cover its resources; a
+ResourceFlavor toleration without key that is not Exists)
 and of a test CRD with one of each keyword and CEL rules gets kube's
 error text, every error of an object listed; a transition rule is
 checked on update only. With the real kubectl."""
@@ -75,6 +76,13 @@ def kueue_objects(s):
     out = apply(s, cq)
     has(out, 'spec.resourceGroups[0]: Invalid value: "object": flavors '
         "must have the same number of resources as the coveredResources")
+    rf = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+          "metadata": {"name": "rf"},
+          "spec": {"tolerations": [{"operator": "Equal", "value": "v"}]}}
+    out = apply(s, rf)
+    has(out, 'spec.tolerations: Invalid value: "array": operator must be '
+        "Exists when 'key' is empty, which means 'match all values and "
+        "all keys'")
     code, _, body = s.raw(
         "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads",
         workload("wl-raw", [podset("main", -1), podset("w", -2)]))
