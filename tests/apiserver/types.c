@@ -1202,12 +1202,13 @@ static void rule_cause(json_t *errs, json_t *schema, json_t *rule,
 	else if (reason != NULL && strcmp(reason, "FieldValueRequired") == 0)
 		add_cause(errs, at, "Required value: %s", detail);
 	else if (reason != NULL && strcmp(reason, "FieldValueDuplicate") == 0) {
-		q = go_quote(detail);
+		/* kube's Duplicate error carries the value, not the message */
+		q = go_quote(type ? type : "");
 		add_cause(errs, at, "Duplicate value: %s", q ? q : "");
 		cu_free(q);
 	} else
 		add_cause(errs, at, "Invalid value: \"%s\": %s",
-		    type ? type : "object", detail);
+		    type ? type : "", detail);
 	cu_free(full);
 }
 
@@ -1240,9 +1241,28 @@ static void eval_rules(
 		}
 		r = as_cel_eval(cel, v, old, &err);
 		if (r == NULL) {
-			char *d = cu_asprintf("%s: %s", src, err ? err : "");
+			/* As kube words a rule that could not be evaluated
+			 * (no such key, index out of bounds, overflow...). */
+			const char *msg =
+			    json_string_value(json_object_get(rule, "message"));
+			const char *what = msg && msg[0] ? msg : src;
+			const char *type =
+			    json_string_value(json_object_get(schema, "type"));
+			char *d =
+			    err && strncmp(err, "no such overload", 16) == 0
+				? cu_asprintf("Invalid value: \"%s\": "
+					      "'%s': call arguments did "
+					      "not match a supported "
+					      "operator, function or "
+					      "macro signature for "
+					      "rule: %s",
+				      type ? type : "", err, what)
+				: cu_asprintf("Invalid value: \"%s\": %s "
+					      "evaluating rule: %s",
+				      type ? type : "", err ? err : "", what);
 
-			rule_cause(errs, schema, rule, path, d ? d : "");
+			add_cause(
+			    errs, path[0] ? path : "<nil>", "%s", d ? d : "");
 			cu_free(d);
 		} else if (!json_is_true(r)) {
 			const char *msg =

@@ -303,6 +303,14 @@ Test(cel, rules_reported_as_kube)
 	cr_expect_str_eq(got,
 	    "spec.queueName: Invalid value: \"string\": field is immutable");
 	cu_free(got);
+	/* A rule that cannot be evaluated, as kube words it. */
+	got = causes("{\"type\":\"object\",\"properties\":{\"spec\":{"
+		     "\"type\":\"object\",\"x-kubernetes-validations\":[{"
+		     "\"rule\":\"self.a == 1\"}]}}}",
+	    "{\"spec\":{}}", NULL);
+	cr_expect_str_eq(got, "spec: Invalid value: \"object\": no such key: a "
+			      "evaluating rule: self.a == 1");
+	cu_free(got);
 	/* A type error stops the rules, with kube's note. */
 	got = causes(PODSETS,
 	    "{\"spec\":{\"podSets\":[{\"count\":\"x\",\"minCount\":2}]}}",
