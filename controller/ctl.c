@@ -423,6 +423,10 @@ static void turn(ctl *c)
 	}
 	if (ctl_may_write(c) && ctl_keys_count(&c->dec.deferred) > 0)
 		ctl_announce_deferred(c, now);
+	/* The first cycle orders by the usage the LocalQueues' status
+	 * recorded (a restart), not by none. */
+	if (ctl_may_write(c) && !c->afs.primed)
+		ctl_afs_pass(c, now);
 	if (ctl_may_write(c))
 		ctl_tas_ungate(c, now);
 	if (ctl_may_write(c) && c->dirty_cycle) {
@@ -574,7 +578,7 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (ctl_feed_init(&c->feed) != CU_OK ||
 	    ctl_decide_init(&c->dec) != CU_OK ||
 	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK ||
-	    ctl_tas_init(c) != CU_OK) {
+	    ctl_tas_init(c) != CU_OK || ctl_afs_init(&c->afs) != CU_OK) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
@@ -597,6 +601,9 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		rc = api_client_new(&c->ev_client, loop, &c->copts, err);
 	if (rc == CU_OK)
 		rc = que_state_new(&c->st, err);
+	if (rc == CU_OK)
+		que_admission_fair_sharing_set(
+		    c->st, cfg->admission_fair_sharing.enable);
 	if (rc == CU_OK) {
 		struct que_fair_config fc = {cfg->fair_sharing.enable,
 		    cfg->fair_sharing.nstrategies,
@@ -865,6 +872,7 @@ void ctl_free(ctl *c)
 	ctl_feed_dispose(&c->feed);
 	ctl_decide_dispose(&c->dec);
 	ctl_report_dispose(&c->rep);
+	ctl_afs_dispose(&c->afs);
 	ctl_pr_dispose(c);
 	cu_free(c);
 }
