@@ -205,6 +205,38 @@ json_t *as_discovery_resources(
  * [owned: cu_free]; *invalid tells 422 (true) from 400. */
 char *as_type_check(
     const struct as_kind *k, json_t *obj, bool *invalid, char **field);
+struct as_resp;
+/* Every structural-schema error of a custom resource body (after
+ * pruning and defaulting), as kube-apiserver lists them: an array of
+ * {"field", "detail"} [owned: json_decref], empty when valid. old: the
+ * stored object on update or NULL [borrowed]. */
+json_t *as_schema_errors(json_t *schema, json_t *obj, json_t *old);
+/* Validate a custom resource as kube-apiserver: true when valid, else
+ * false with a 400 (decode) or a 422 with one cause per error in resp. */
+bool as_schema_validate(
+    const struct as_kind *k, json_t *obj, json_t *old, struct as_resp *resp);
+/* Go RE2 pattern onto POSIX ERE (the documented subset) appended to out;
+ * CU_EINVAL outside it. */
+int as_re_translate(const char *pat, cu_buf *out);
+/* Does s match the pattern (searched, as Go's regexp.MatchString)? 1 yes,
+ * 0 no, -1 pattern outside the subset (compiled patterns are cached). */
+int as_re_match(const char *pattern, const char *s);
+
+/* CEL subset for x-kubernetes-validations rules (cel.c). */
+struct as_cel;
+/* Parse a rule [owned: as_cel_free]; NULL with *err [owned: cu_free] on
+ * a syntax error or a construct outside the subset. */
+struct as_cel *as_cel_parse(const char *src, char **err);
+void as_cel_free(struct as_cel *cel);
+/* Does the rule reference oldSelf (a transition rule)? */
+bool as_cel_uses_old(const struct as_cel *cel);
+/* Evaluate with self and oldSelf (NULL: unset) [borrowed]: the value
+ * [owned: json_decref], or NULL with *err [owned: cu_free]. */
+json_t *as_cel_eval(
+    const struct as_cel *cel, json_t *self, json_t *old, char **err);
+/* strfmt check kube-apiserver runs for a CRD `format`: 1 valid, 0 not,
+ * -1 a format not checked. */
+int as_format_ok(const char *format, const char *s);
 /* Is `field` selectable on this kind; and its value on obj (or NULL). */
 bool as_kind_field_ok(const struct as_kind *k, const char *field);
 const char *as_obj_field(

@@ -509,29 +509,12 @@ static bool types_ok(const struct as_kind *k, json_t *obj, struct as_resp *resp)
 	return false;
 }
 
-/* Schema validation of a custom resource after defaulting (422). */
+/* Schema validation of a custom resource after defaulting (422). old:
+ * the stored object on update, NULL on create. */
 static bool schema_ok(
-    const struct as_kind *k, json_t *obj, struct as_resp *resp)
+    const struct as_kind *k, json_t *obj, json_t *old, struct as_resp *resp)
 {
-	bool invalid;
-	char *field = NULL;
-	char *msg;
-
-	if (!(k->flags & AS_CUSTOM))
-		return true;
-	msg = as_type_check(k, obj, &invalid, &field);
-	if (msg == NULL) {
-		cu_free(field);
-		return true;
-	}
-	if (invalid)
-		as_resp_invalid(resp, k, md_str(obj, "name"),
-		    field ? field : "", "%s", msg);
-	else
-		as_resp_error(resp, 400, "BadRequest", "%s", msg);
-	cu_free(msg);
-	cu_free(field);
-	return false;
+	return !(k->flags & AS_CUSTOM) || as_schema_validate(k, obj, old, resp);
 }
 
 /* Output form of a stored object for the requested version. */
@@ -1945,7 +1928,7 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 	stamp_new(srv, k, obj);
 	stamp_stable(rq, obj);
 	if (!prepare_kind(rq, r, obj, NULL, resp, decoded ? NULL : unknown) ||
-	    !schema_ok(k, obj, resp))
+	    !schema_ok(k, obj, NULL, resp))
 		goto out;
 	at.object = obj;
 	at.name = name;
@@ -2182,7 +2165,7 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 	}
 	json_object_set(
 	    md, "resourceVersion", json_object_get(omd, "resourceVersion"));
-	if (!schema_ok(k, obj, resp))
+	if (!schema_ok(k, obj, old, resp))
 		goto out;
 	at.object = obj;
 	if (!as_admit_validate(rq, &at, resp))
