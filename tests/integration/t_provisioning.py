@@ -322,10 +322,13 @@ def revoked(s):
             "cueue.dev/sim-capacity-revoked": "true"}}}, headers=MERGE)
     eq(code, 200, "annotate %s: %r" % (prname, body))
 
+    # Deactivation (spec.active) and the Evicted condition are two
+    # writes, as in Kueue: wait for both.
     def deactivated():
         w = wl_of(s, "a")
         return w if w["spec"].get("active") is False and \
-            job(s, "a")["spec"].get("suspend") is True else None
+            job(s, "a")["spec"].get("suspend") is True and \
+            (cond(w, "Evicted") or {}).get("status") == "True" else None
     w = wait_for(deactivated, 20, what="a deactivated, its job suspended")
     ev = cond(w, "Evicted") or {}
     check('"%s" (Simulated capacity revocation)' % CHECK in
