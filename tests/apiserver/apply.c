@@ -526,8 +526,8 @@ int as_fields_decode(const json_t *fields, json_t **set, cu_error *err)
 	/* The root is the object itself, never a member. */
 	int rc = decode_node(fields, set, 0, err);
 
-	if (rc == CU_OK && json_object_size(fields) == 0)
-		json_object_clear(*set);
+	if (rc == CU_OK)
+		json_object_del(*set, ".");
 	return rc;
 }
 
@@ -1009,11 +1009,15 @@ static char *who_of(const json_t *e)
 	return out;
 }
 
+/* Managers sorted, each one's paths in the order found (stable). */
 static int by_who(const void *a, const void *b)
 {
 	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	int c = strcmp(entry_str(x, "who"), entry_str(y, "who"));
+	json_int_t i = json_integer_value(json_object_get(x, "i"));
+	json_int_t j = json_integer_value(json_object_get(y, "i"));
 
-	return strcmp(entry_str(x, "who"), entry_str(y, "who"));
+	return c != 0 ? c : (i > j) - (i < j);
 }
 
 int as_apply(const struct as_apply_type *t, const json_t *live,
@@ -1075,10 +1079,11 @@ int as_apply(const struct as_apply_type *t, const json_t *live,
 			paths = as_fields_paths(ch);
 			json_array_foreach(paths, j, p)
 			{
-				json_array_append_new(
-				    found, json_pack("{s:s, s:s, s:O}", "who",
-					       who ? who : "", "cause",
-					       cause ? cause : "", "path", p));
+				json_array_append_new(found,
+				    json_pack("{s:s, s:s, s:O, s:I}", "who",
+					who ? who : "", "cause",
+					cause ? cause : "", "path", p, "i",
+					(json_int_t)json_array_size(found)));
 			}
 			json_decref(paths);
 			cu_free(who);
