@@ -2330,6 +2330,9 @@ static void do_apply(const struct as_request *rq, const struct route *r,
 		    "object");
 		goto out;
 	}
+	/* The URL names the object (kube takes the name from it). */
+	if (md_str(cfg, "name") == NULL)
+		json_object_set_new(md_of(cfg), "name", json_string(r->name));
 	if (old != NULL) {
 		base = r->conv_from[0] != '\0'
 			   ? as_convert(rq->srv, k, old, r->conv_from, resp)

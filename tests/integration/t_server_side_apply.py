@@ -17,7 +17,10 @@ release manifest (`make release`) as Kueue's install command does.
   fields, and a Job applied twice (suspend changed) keeps its defaults.
 - SSA-4: the release manifest applied with --server-side, twice.
 - SSA-5: the API contract: fieldManager required (422), malformed YAML
-  (400), create-on-apply answers 201."""
+  (400), create-on-apply answers 201, the name comes from the URL.
+- SSA-6: Kueue's CRDs and sample applied server-side; a second manager
+  adds a field, conflicts on an atomic list of the CRD schema, and keeps
+  the field the first manager stops applying."""
 import json
 import os
 import re
@@ -211,6 +214,52 @@ def ssa_release(s):
     eq(after, before, "a second apply of the release changes no CRD")
 
 
+@case("SSA-6")
+def ssa_custom_resources(s):
+    s.kubectl("apply", "--server-side", "-f",
+              os.path.join(ROOT, "manifests", "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    sample = os.path.join(ROOT, "manifests", "samples",
+                          "single-clusterqueue.yaml")
+    with open(sample) as f:
+        docs = [d for d in yaml.safe_load_all(f) if d]
+    for d in docs:
+        if d["kind"] == "ClusterQueue":
+            d["spec"]["cohortName"] = "team"
+    mine = os.path.join(s.dir, "sample.yaml")
+    with open(mine, "w") as f:
+        yaml.safe_dump_all(docs, f)
+    p = s.kubectl("apply", "--server-side", "-f", mine)
+    check("clusterqueue.kueue.x-k8s.io/cluster-queue serverside-applied"
+          in p.stdout, p.stdout)
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+          "metadata": {"name": "cluster-queue"},
+          "spec": {"cohortName": "team"}}
+    s.kubectl("apply", "--server-side", "--field-manager=tuner", "-f",
+              write(s, "cq.yaml", cq))
+    got = get(s, "clusterqueue", "cluster-queue")
+    eq((got["spec"]["cohortName"],
+        got["spec"]["resourceGroups"][0]["flavors"][0]["name"]),
+       ("team", "default-flavor"), "both managers' fields")
+    # resourceGroups is an atomic list (x-kubernetes-list-type: atomic):
+    # another manager's different value conflicts on the whole list.
+    cq["spec"]["resourceGroups"] = [{
+        "coveredResources": ["cpu"], "flavors": [{
+            "name": "default-flavor",
+            "resources": [{"name": "cpu", "nominalQuota": 1}]}]}]
+    p = s.kubectl("apply", "--server-side", "--field-manager=tuner", "-f",
+                  write(s, "cq.yaml", cq), check=False)
+    check(p.returncode != 0 and
+          'conflict with "kubectl": .spec.resourceGroups' in p.stderr,
+          "stderr: %r" % p.stderr)
+    # The applier drops cohortName from its manifest: tuner (same value,
+    # shared) still owns it, so it stays.
+    s.kubectl("apply", "--server-side", "-f", sample)
+    eq(get(s, "clusterqueue", "cluster-queue")["spec"].get("cohortName"),
+       "team", "a field another manager owns stays")
+
+
 @case("SSA-5")
 def ssa_api(s):
     body = json.dumps(cm({"k": "v"})).encode()
@@ -231,6 +280,12 @@ def ssa_api(s):
     code, _, got = s.raw("PATCH", CMS + "/c1?fieldManager=t", body,
                          headers=yml)
     eq(code, 200, "update on apply")
+    # The URL names the object when the body does not.
+    code, _, got = s.raw("PATCH", CMS + "/c2?fieldManager=t",
+                         json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                                     "data": {"k": "v"}}).encode(),
+                         headers=yml)
+    eq((code, got["metadata"]["name"]), (201, "c2"), "name from the URL")
 
 
 if __name__ == "__main__":
