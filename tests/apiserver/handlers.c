@@ -2330,6 +2330,9 @@ static void do_apply(const struct as_request *rq, const struct route *r,
 		    "object");
 		goto out;
 	}
+	if (r->conv_from[0] == '\0' && r->view == NULL &&
+	    !check_gvk(r, cfg, resp))
+		goto out;
 	/* The URL names the object (kube takes the name from it). */
 	if (md_str(cfg, "name") == NULL)
 		json_object_set_new(md_of(cfg), "name", json_string(r->name));

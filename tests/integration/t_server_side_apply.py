@@ -280,6 +280,11 @@ def ssa_api(s):
     code, _, got = s.raw("PATCH", CMS + "/c1?fieldManager=t", body,
                          headers=yml)
     eq(code, 200, "update on apply")
+    code, _, st = s.raw("PATCH", CMS + "/c1?fieldManager=t", json.dumps(
+        {"apiVersion": "v1", "kind": "Secret"}).encode(), headers=yml)
+    eq(code, 400, "another kind: %r" % st)
+    check("the kind in the data (Secret) does not match" in st["message"],
+          st["message"])
     # The URL names the object when the body does not.
     code, _, got = s.raw("PATCH", CMS + "/c2?fieldManager=t",
                          json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
