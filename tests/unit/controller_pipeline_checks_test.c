@@ -71,7 +71,7 @@ Test(pipeline_checks, admitted_after_checks_is_committed_before_sent)
 {
 	struct ctl_pipe_opts o;
 	store_resource r = {"cpu", "default", 1000};
-	store_podset ps = {"main", 1, 1, &r};
+	store_podset ps = {"main", 1, 1, &r, NULL};
 	store_decision sd;
 	store *ledger = NULL;
 	ctl_pipe *p = NULL;
