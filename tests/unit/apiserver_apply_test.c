@@ -422,3 +422,47 @@ Test(apply, merge)
 	for (i = 0; i < sizeof(merge_cases) / sizeof(merge_cases[0]); i++)
 		check_merge(&merge_cases[i]);
 }
+
+Test(apply, crd_merge_by_schema)
+{
+	json_t *schema = J(crd_schema);
+	struct as_apply_type t = {schema, "Widget"};
+	json_t *live = J("{\"spec\":{\"m\":[{\"name\":\"x\",\"zone\":\"a\","
+			 "\"v\":1},{\"name\":\"x\",\"zone\":\"b\",\"v\":2}],"
+			 "\"s\":[1,2],\"a\":[1,2],\"am\":{\"p\":1},"
+			 "\"gm\":{\"k\":\"v\"}}}");
+	json_t *cfg = J("{\"spec\":{\"m\":[{\"name\":\"x\",\"zone\":\"b\","
+			"\"w\":3}],\"s\":[3],\"a\":[3],\"am\":{\"q\":2},"
+			"\"gm\":{\"l\":\"w\"}}}");
+	json_t *got = as_apply_merge(&t, live, cfg);
+
+	same(got,
+	    "{\"spec\":{\"m\":[{\"name\":\"x\",\"zone\":\"a\",\"v\":1},"
+	    "{\"name\":\"x\",\"zone\":\"b\",\"v\":2,\"w\":3}],\"s\":[1,2,3],"
+	    "\"a\":[3],\"am\":{\"q\":2},\"gm\":{\"k\":\"v\",\"l\":\"w\"}}}",
+	    "merge by the CRD's list and map types");
+	json_decref(got);
+	json_decref(live);
+	json_decref(cfg);
+	json_decref(schema);
+}
+
+Test(apply, defaulted_key_matches)
+{
+	struct as_apply_type t = {NULL, "Pod"};
+	json_t *live = J("{\"spec\":{\"containers\":[{\"name\":\"c\","
+			 "\"ports\":[{\"containerPort\":80,\"protocol\":"
+			 "\"TCP\"}]}]}}");
+	json_t *cfg = J("{\"spec\":{\"containers\":[{\"name\":\"c\","
+			"\"ports\":[{\"containerPort\":80,\"name\":\"http\"}]"
+			"}]}}");
+	json_t *got = as_apply_merge(&t, live, cfg);
+
+	same(got,
+	    "{\"spec\":{\"containers\":[{\"name\":\"c\",\"ports\":[{"
+	    "\"containerPort\":80,\"protocol\":\"TCP\",\"name\":\"http\"}]}]}}",
+	    "a port without protocol is the TCP one");
+	json_decref(got);
+	json_decref(live);
+	json_decref(cfg);
+}
