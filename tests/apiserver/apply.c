@@ -892,43 +892,267 @@ static bool is_entry(const json_t *e, const char *manager, const char *op,
 		   strcmp(entry_str(e, "apiVersion"), api_version) == 0);
 }
 
+/* Put child [owned; may be NULL] under key in *node (created). */
+static void put_child(json_t **node, const char *key, json_t *child)
+{
+	if (child == NULL)
+		return;
+	if (*node == NULL)
+		*node = json_object();
+	if (*node == NULL || json_object_set_new(*node, key, child) != 0)
+		json_decref(child);
+}
+
+static void put_prefixed(
+    json_t **node, const char *prefix, const json_t *v, json_t *child)
+{
+	char *k = prefixed_dump(prefix, v);
+
+	if (k == NULL)
+		json_decref(child);
+	else
+		put_child(node, k, child);
+	cu_free(k);
+}
+
+/* The members that differ between a and b (values at one path, either
+ * NULL) as the set node of that path in *ch, those only in a in *rm;
+ * NULL when none. Equal subtrees are skipped whole, so an update costs
+ * what it changed. level: 0 the object, 1 its metadata, 2 below. */
+static void diff_value(const struct ctx *c, const json_t *a, const json_t *b,
+    int level, json_t **ch, json_t **rm)
+{
+	struct list_info li;
+	json_t *v, *item;
+	const char *key;
+	size_t i, j;
+
+	*ch = *rm = NULL;
+	if (a != NULL && b != NULL && json_equal(a, b))
+		return;
+	if (b == NULL || json_is_null(b)) {
+		if (a == NULL || json_is_null(a))
+			return;
+		*rm = level == 0 ? fields_of_obj(c, a, true)
+				 : fields_of_value(c, a);
+		*ch = json_deep_copy(*rm);
+		return;
+	}
+	if (a == NULL || json_is_null(a)) {
+		*ch = level == 0 ? fields_of_obj(c, b, true)
+				 : fields_of_value(c, b);
+		return;
+	}
+	if (json_is_object(a) && json_is_object(b) && json_object_size(a) &&
+	    json_object_size(b) && (level < 2 || !atomic_map(c)) &&
+	    c->depth <= FIELDS_MAX_DEPTH) {
+		for (i = 0; i < 2; i++) {
+			const json_t *x = i == 0 ? b : a, *y = i == 0 ? a : b;
+
+			json_object_foreach((json_t *)x, key, v)
+			{
+				struct ctx cc = child_ctx(c, key);
+				json_t *sch, *srm;
+				char *k;
+
+				if (i == 1 && json_object_get(y, key) != NULL)
+					continue; /* seen from b */
+				if (untracked(level == 0, level == 1, key))
+					continue;
+				diff_value(&cc,
+				    i == 0 ? json_object_get(a, key) : v,
+				    i == 0 ? v : NULL,
+				    level == 0 && strcmp(key, "metadata") == 0
+					? 1
+					: 2,
+				    &sch, &srm);
+				if (sch == NULL && srm == NULL)
+					continue;
+				k = cu_asprintf("f:%s", key);
+				if (k == NULL) {
+					json_decref(sch);
+					json_decref(srm);
+					continue;
+				}
+				put_child(ch, k, sch);
+				put_child(rm, k, srm);
+				cu_free(k);
+			}
+		}
+		return;
+	}
+	list_info_of(c, &li);
+	if (json_is_array(a) && json_is_array(b) && li.kind != LIST_ATOMIC &&
+	    json_array_size(a) && json_array_size(b)) {
+		struct ctx ic = item_ctx(c);
+
+		if (li.kind == LIST_SET) {
+			for (i = 0; i < 2; i++) {
+				const json_t *x = i == 0 ? b : a;
+				const json_t *y = i == 0 ? a : b;
+
+				json_array_foreach(x, j, item)
+				{
+					size_t n;
+					bool in = false;
+
+					for (n = 0; n < json_array_size(y); n++)
+						in = in ||
+						     json_equal(item,
+							 json_array_get(y, n));
+					if (in)
+						continue;
+					put_prefixed(ch, "v:", item, leaf());
+					if (i == 1)
+						put_prefixed(
+						    rm, "v:", item, leaf());
+				}
+			}
+			return;
+		}
+		for (i = 0; i < 2; i++) {
+			const json_t *x = i == 0 ? b : a, *y = i == 0 ? a : b;
+
+			json_array_foreach(x, j, item)
+			{
+				json_t *ik = item_key(&li, item), *other = NULL;
+				json_t *sch, *srm;
+				size_t n;
+
+				if (ik == NULL)
+					continue;
+				for (n = 0; n < json_array_size(y) && !other;
+				     n++)
+					if (item_matches(
+						&li, json_array_get(y, n), ik))
+						other = json_array_get(y, n);
+				if (i == 1 && other != NULL) {
+					json_decref(ik);
+					continue;
+				}
+				diff_value(&ic, i == 0 ? other : item,
+				    i == 0 ? item : NULL, 2, &sch, &srm);
+				if (json_is_object(item) &&
+				    (i == 1 || other == NULL)) {
+					/* The item itself came or went. */
+					if (sch != NULL)
+						json_object_set_new(
+						    sch, ".", json_object());
+					if (srm != NULL)
+						json_object_set_new(
+						    srm, ".", json_object());
+				}
+				if (sch != NULL)
+					put_prefixed(ch, "k:", ik, sch);
+				if (srm != NULL)
+					put_prefixed(rm, "k:", ik, srm);
+				json_decref(ik);
+			}
+		}
+		return;
+	}
+	*ch = leaf();
+}
+
+/* Whether a member of the normalised set is not in the wire FieldsV1 w. */
+static bool wire_misses(const json_t *set, const json_t *w)
+{
+	json_t *v;
+	const char *key;
+
+	json_object_foreach((json_t *)set, key, v)
+	{
+		json_t *wc;
+
+		if (strcmp(key, ".") == 0) {
+			if (json_object_size(w) != 0 &&
+			    json_object_get(w, ".") == NULL)
+				return true;
+			continue;
+		}
+		wc = json_object_get(w, key);
+		if (!json_is_object(wc) || wire_misses(v, wc))
+			return true;
+	}
+	return false;
+}
+
+/* Whether the normalised set meets the wire FieldsV1 w in a member. */
+static bool wire_meets(const json_t *set, const json_t *w)
+{
+	json_t *v;
+	const char *key;
+
+	json_object_foreach((json_t *)set, key, v)
+	{
+		json_t *wc;
+
+		if (strcmp(key, ".") == 0) {
+			if (json_object_size(w) == 0 ||
+			    json_object_get(w, ".") != NULL)
+				return true;
+			continue;
+		}
+		wc = json_object_get(w, key);
+		if (json_is_object(wc) && wire_meets(v, wc))
+			return true;
+	}
+	return false;
+}
+
 int as_apply_track_update(const struct as_apply_type *t, const json_t *old,
     json_t *obj, const struct as_manager *m)
 {
 	struct ctx c = {t->schema, t->schema != NULL, NULL, t->kind, 0};
-	json_t *fo = as_fields_of(t, old), *fn = as_fields_of(t, obj);
-	json_t *all = fo && fn ? as_fields_union(fo, fn) : NULL;
-	json_t *ch = all ? changed(&c, all, old, obj) : NULL;
-	json_t *prev = managed_of(old), *out = json_array(), *e, *mine = NULL;
+	json_t *ch = NULL, *rm = NULL, *prev = managed_of(old), *e;
+	json_t *out = NULL, *mine = NULL, *mine_e = NULL;
 	size_t i;
 	int rc = CU_OK;
 
-	if (ch == NULL || out == NULL) {
-		rc = CU_ENOMEM;
-		goto done;
-	}
-	if (json_object_size(ch) == 0) {
+	diff_value(&c, old, obj, 0, &ch, &rm);
+	if (ch == NULL) {
 		/* Nothing changed: ownership stays as it was. */
 		set_managed(obj, prev ? json_deep_copy(prev) : json_array());
 		goto done;
 	}
+	out = json_array();
+	if (out == NULL) {
+		rc = CU_ENOMEM;
+		goto done;
+	}
 	json_array_foreach(prev, i, e)
 	{
-		json_t *s = entry_set(e), *rest;
+		json_t *s, *rest;
 
 		if (is_entry(e, m->manager, "Update", m->api_version)) {
-			mine = s;
+			mine_e = e;
 			continue;
 		}
+		if (!wire_meets(ch, json_object_get(e, "fieldsV1"))) {
+			json_array_append(out, e);
+			continue;
+		}
+		s = entry_set(e);
 		rest = as_fields_diff(s, ch);
 		if (json_object_size(rest) > 0)
 			json_array_append_new(out, with_set(e, rest));
 		json_decref(rest);
 		json_decref(s);
 	}
-	{
-		json_t *u = mine ? as_fields_union(mine, ch) : json_incref(ch);
-		json_t *p = present(&c, u, obj);
+	if (mine_e != NULL && rm == NULL &&
+	    !wire_misses(ch, json_object_get(mine_e, "fieldsV1"))) {
+		/* The manager already owns every changed field (the usual
+		 * controller write): its entry only gets the new time. */
+		json_t *cp = json_copy((json_t *)mine_e);
+
+		json_object_set_new(cp, "time", json_string(m->time));
+		json_array_append_new(out, cp);
+	} else {
+		json_t *u, *p;
+
+		mine = mine_e ? entry_set(mine_e) : NULL;
+		u = mine ? as_fields_union(mine, ch) : json_incref(ch);
+		p = rm ? as_fields_diff(u, rm) : json_incref(u);
 
 		if (json_object_size(p) > 0)
 			json_array_append_new(out, new_entry(m, "Update", p));
@@ -941,9 +1165,7 @@ done:
 	json_decref(mine);
 	json_decref(out);
 	json_decref(ch);
-	json_decref(all);
-	json_decref(fo);
-	json_decref(fn);
+	json_decref(rm);
 	return rc;
 }
 

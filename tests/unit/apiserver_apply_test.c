@@ -466,3 +466,39 @@ Test(apply, defaulted_key_matches)
 	json_decref(live);
 	json_decref(cfg);
 }
+
+/* An Update of a Pod's containers: a new container and a changed env var
+ * go to the updater, a removed container leaves every owner, the
+ * creator keeps what nobody changed. */
+Test(apply, update_of_keyed_lists)
+{
+	struct as_apply_type t = {NULL, "Pod"};
+	struct as_manager create = mgr("creator", false);
+	struct as_manager edit = mgr("editor", false);
+	json_t *old = J("{\"metadata\":{\"name\":\"p\"},"
+			"\"spec\":{\"containers\":[{\"name\":\"a\","
+			"\"image\":\"1\",\"env\":[{\"name\":\"X\",\"value\":"
+			"\"1\"}]},{\"name\":\"b\",\"image\":\"2\"}]}}");
+	json_t *next = J("{\"metadata\":{\"name\":\"p\"},"
+			 "\"spec\":{\"containers\":[{\"name\":\"a\","
+			 "\"image\":\"1\",\"env\":[{\"name\":\"X\",\"value\":"
+			 "\"2\"}]},{\"name\":\"c\",\"image\":\"3\"}]}}");
+
+	cr_assert_eq(as_apply_track_update(&t, NULL, old, &create), CU_OK);
+	cr_assert_eq(as_apply_track_update(&t, old, next, &edit), CU_OK);
+	same(fields_of_manager(next, "editor"),
+	    "{\"f:spec\":{\"f:containers\":{"
+	    "\"k:{\\\"name\\\":\\\"a\\\"}\":{\"f:env\":{"
+	    "\"k:{\\\"name\\\":\\\"X\\\"}\":{\"f:value\":{}}}},"
+	    "\"k:{\\\"name\\\":\\\"c\\\"}\":{\".\":{},\"f:name\":{},"
+	    "\"f:image\":{}}}}}",
+	    "editor");
+	same(fields_of_manager(next, "creator"),
+	    "{\"f:spec\":{\"f:containers\":{"
+	    "\"k:{\\\"name\\\":\\\"a\\\"}\":{\".\":{},\"f:name\":{},"
+	    "\"f:image\":{},\"f:env\":{\"k:{\\\"name\\\":\\\"X\\\"}\":{"
+	    "\".\":{},\"f:name\":{}}}}}}}",
+	    "creator");
+	json_decref(old);
+	json_decref(next);
+}
