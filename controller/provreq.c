@@ -207,7 +207,7 @@ static bool our_check(ctl *c, const char *name, struct pcheck *pc)
 			  : NULL;
 	struct api_admission_check ac;
 	char *msg = NULL;
-	cu_error err;
+	cu_error err = {0};
 	bool ours;
 
 	memset(pc, 0, sizeof(*pc));
