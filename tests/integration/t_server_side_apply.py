@@ -9,7 +9,7 @@ release manifest (`make release`) as Kueue's install command does.
 
 - SSA-1: a ConfigMap created, re-applied (no new revision), a key
   dropped from the manifest is removed; managedFields as kube writes it.
-- SSA-2: `kubectl patch` makes kubectl-patch an Update owner; applying
+- SSA-2: a patch by kubectl-patch makes it an Update owner; applying
   another value for its field is a 409 naming it and the path;
   `--force-conflicts` takes the field; the same value is shared.
 - SSA-3: a Deployment: a second manager adds an env var to the container
@@ -97,8 +97,11 @@ def ssa_configmap(s):
 def conflicts(s, version=None):
     path = write(s, "cm.yaml", cm({"k1": "v1", "k2": "v2"}))
     s.kubectl("apply", "--server-side", "-f", path, version=version)
-    s.kubectl("patch", "configmap", "c1", "-p", '{"data":{"k1":"patched"}}',
-              version=version)
+    # As kubectl patch sends it (1.20 may not name its manager).
+    code, _, got = s.raw("PATCH", CMS + "/c1?fieldManager=kubectl-patch",
+                         {"data": {"k1": "patched"}}, headers={
+                             "Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "patch: %r" % got)
     mf = managed(get(s, "configmap", "c1"))
     eq(mf[("kubectl-patch", "Update")]["fieldsV1"],
        {"f:data": {"f:k1": {}}}, "kubectl-patch owns what it changed")
@@ -285,6 +288,15 @@ def ssa_api(s):
     eq(code, 400, "another kind: %r" % st)
     check("the kind in the data (Secret) does not match" in st["message"],
           st["message"])
+    # Without fieldManager, an Update is the user agent's up to its '/'.
+    code, _, got = s.raw("PATCH", CMS + "/c1", {"data": {"k": "w"}},
+                         headers={"Content-Type":
+                                  "application/merge-patch+json",
+                                  "User-Agent": "tool/1.0 (linux)"})
+    eq(code, 200, "merge patch: %r" % got)
+    eq([(e["manager"], e["operation"])
+        for e in got["metadata"]["managedFields"]],
+       [("tool", "Update")], "the writer took the field it changed")
     # The URL names the object when the body does not.
     code, _, got = s.raw("PATCH", CMS + "/c2?fieldManager=t",
                          json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
