@@ -228,7 +228,7 @@ static char *prefixed_dump(const char *prefix, const json_t *v)
 	if (s == NULL)
 		return NULL;
 	out = cu_asprintf("%s%s", prefix, s);
-	free(s);
+	cu_free(s);
 	return out;
 }
 
@@ -704,7 +704,7 @@ static void path_text(cu_buf *b, const char *key)
 
 			adds(b, cu_asprintf("%s%s=%s", first ? "" : ",", f,
 				    s ? s : ""));
-			free(s);
+			cu_free(s);
 			first = false;
 		}
 		adds(b, cu_strdup("]"));

@@ -27,7 +27,7 @@ static void same(json_t *got, const char *want, const char *what)
 
 	cr_assert(json_equal(got, w), "%s: got %s, want %s", what,
 	    g ? g : "(null)", want);
-	free(g);
+	cu_free(g);
 	json_decref(w);
 }
 
