@@ -400,6 +400,7 @@ struct as_manager {
 	const char *api_version; /* [borrowed] apiVersion of the request */
 	const char *time;	 /* [borrowed] RFC 3339 */
 	bool force;		 /* apply: take over conflicting fields */
+	const char *subresource; /* [borrowed] "status" or NULL (the object) */
 };
 
 /* Field sets (normalised FieldsV1 trees, every member has a "." child).
@@ -427,7 +428,8 @@ int as_apply(const struct as_apply_type *t, const json_t *live,
     const json_t *cfg, const struct as_manager *m, json_t **out,
     json_t **conflict, cu_error *err);
 /* Record an Update by m: obj's managedFields [modified] become old's
- * (both objects) with the fields that changed moved to m. */
+ * (both objects) with the fields that changed moved to m; a status
+ * subresource write (m->subresource "status") owns fields of status. */
 int as_apply_track_update(const struct as_apply_type *t, const json_t *old,
     json_t *obj, const struct as_manager *m);
 

@@ -846,6 +846,9 @@ static json_t *new_entry(
 		"operation", op, "apiVersion", m->api_version, "time", m->time,
 		"fieldsType", "FieldsV1", "fieldsV1", as_fields_encode(set));
 
+	if (e != NULL && m->subresource != NULL && m->subresource[0] != '\0')
+		json_object_set_new(
+		    e, "subresource", json_string(m->subresource));
 	return e;
 }
 
@@ -883,11 +886,11 @@ static json_t *with_set(const json_t *e, const json_t *set)
 }
 
 static bool is_entry(const json_t *e, const char *manager, const char *op,
-    const char *api_version)
+    const char *api_version, const char *sub)
 {
 	return strcmp(entry_str(e, "manager"), manager) == 0 &&
 	       strcmp(entry_str(e, "operation"), op) == 0 &&
-	       strcmp(entry_str(e, "subresource"), "") == 0 &&
+	       strcmp(entry_str(e, "subresource"), sub ? sub : "") == 0 &&
 	       (api_version == NULL ||
 		   strcmp(entry_str(e, "apiVersion"), api_version) == 0);
 }
@@ -1109,7 +1112,18 @@ int as_apply_track_update(const struct as_apply_type *t, const json_t *old,
 	size_t i;
 	int rc = CU_OK;
 
-	diff_value(&c, old, obj, 0, &ch, &rm);
+	if (m->subresource != NULL && strcmp(m->subresource, "status") == 0) {
+		/* A status write owns fields of status only. */
+		struct ctx sc = child_ctx(&c, "status");
+		json_t *sch, *srm;
+
+		diff_value(&sc, json_object_get(old, "status"),
+		    json_object_get(obj, "status"), 2, &sch, &srm);
+		put_child(&ch, "f:status", sch);
+		put_child(&rm, "f:status", srm);
+	} else {
+		diff_value(&c, old, obj, 0, &ch, &rm);
+	}
 	if (ch == NULL) {
 		/* Nothing changed: ownership stays as it was. */
 		set_managed(obj, prev ? json_deep_copy(prev) : json_array());
@@ -1124,7 +1138,8 @@ int as_apply_track_update(const struct as_apply_type *t, const json_t *old,
 	{
 		json_t *s, *rest;
 
-		if (is_entry(e, m->manager, "Update", m->api_version)) {
+		if (is_entry(e, m->manager, "Update", m->api_version,
+			m->subresource)) {
 			mine_e = e;
 			continue;
 		}
@@ -1281,7 +1296,7 @@ int as_apply(const struct as_apply_type *t, const json_t *live,
 		json_t *s = entry_set(e), *both, *ch, *paths, *p;
 		size_t j;
 
-		if (is_entry(e, m->manager, "Apply", NULL)) {
+		if (is_entry(e, m->manager, "Apply", NULL, NULL)) {
 			json_decref(mine);
 			mine = s;
 			continue;
@@ -1359,7 +1374,7 @@ int as_apply(const struct as_apply_type *t, const json_t *live,
 
 		json_array_foreach(prev, i, e)
 		{
-			if (is_entry(e, m->manager, "Apply", NULL)) {
+			if (is_entry(e, m->manager, "Apply", NULL, NULL)) {
 				/* Unchanged ownership keeps its entry (and
 				 * time): a repeated apply is a no-op. */
 				if (!placed && json_equal(mine, cset) &&

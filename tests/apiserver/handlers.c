@@ -1768,6 +1768,8 @@ static void request_manager(const struct as_request *rq, const struct route *r,
 	m->api_version = *api_version ? *api_version : "";
 	m->time = now;
 	m->force = as_query_bool(rq, "force");
+	m->subresource =
+	    r->has_sub && strcmp(r->sub, "status") == 0 ? "status" : NULL;
 }
 
 /* Record the write of obj (old: NULL for a create) as an Update by the
@@ -2253,7 +2255,7 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 		goto out;
 	if (applied != NULL)
 		json_object_set(md_of(obj), "managedFields", applied);
-	else if (!status_sub && !finalize_sub)
+	else if (!finalize_sub)
 		track_update(rq, r, old, obj);
 	at.object = obj;
 	if (!as_admit_validate(rq, &at, resp))

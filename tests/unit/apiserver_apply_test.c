@@ -234,7 +234,7 @@ static const struct as_apply_type cm_type = {NULL, "ConfigMap"};
 
 static struct as_manager mgr(const char *name, bool force)
 {
-	struct as_manager m = {name, "v1", "2026-01-01T00:00:00Z", force};
+	struct as_manager m = {name, "v1", "2026-01-01T00:00:00Z", force, NULL};
 
 	return m;
 }
@@ -500,5 +500,32 @@ Test(apply, update_of_keyed_lists)
 	    "\".\":{},\"f:name\":{}}}}}}}",
 	    "creator");
 	json_decref(old);
+	json_decref(next);
+}
+
+/* A status write is an Update of the status subresource owning status
+ * fields only; the object's other managers keep theirs. */
+Test(apply, status_subresource_update)
+{
+	json_t *obj = NULL, *conflict = NULL, *next, *e;
+	struct as_manager st = mgr("controller", false);
+
+	st.subresource = "status";
+	cr_assert_eq(
+	    do_apply(&obj, CM("{\"a\":\"1\"}"), "app", false, &conflict),
+	    CU_OK);
+	next = json_deep_copy(obj);
+	json_object_set_new(next, "status", J("{\"phase\":\"Ready\"}"));
+	cr_assert_eq(as_apply_track_update(&cm_type, obj, next, &st), CU_OK);
+	same(fields_of_manager(next, "app"), "{\"f:data\":{\"f:a\":{}}}",
+	    "applier");
+	same(fields_of_manager(next, "controller"),
+	    "{\"f:status\":{\"f:phase\":{}}}", "status writer");
+	e = json_array_get(
+	    json_object_get(json_object_get(next, "metadata"), "managedFields"),
+	    1);
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(e, "subresource")), "status");
+	json_decref(obj);
 	json_decref(next);
 }
