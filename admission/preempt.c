@@ -181,8 +181,10 @@ static bool fit_in_quota(
 	return fits;
 }
 
-/* Kueue's CandidatesOrdering: evicted first, other CQs first, lower
- * priority first, most recently admitted first, then UID. */
+/* Kueue's CandidatesOrdering: evicted first, other CQs first, (admission
+ * fair sharing, same ClusterQueue, different LocalQueues) higher
+ * LocalQueue usage first, lower priority first, most recently admitted
+ * first, then UID. */
 static int cand_cmp(const void *pa, const void *pb)
 {
 	const struct cand *ca = pa, *cb = pb;
@@ -194,6 +196,10 @@ static int cand_cmp(const void *pa, const void *pb)
 		return ae ? -1 : 1;
 	if (ao != bo)
 		return ao ? -1 : 1;
+	if (a->cq == b->cq && a->cq != NULL && a->cq->admission_fair &&
+	    a->lq != NULL && b->lq != NULL && a->lq != b->lq &&
+	    a->lq->afs_usage != b->lq->afs_usage)
+		return a->lq->afs_usage > b->lq->afs_usage ? -1 : 1;
 	if (a->priority != b->priority)
 		return a->priority < b->priority ? -1 : 1;
 	if (a->admitted_ns != b->admitted_ns)

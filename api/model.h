@@ -340,6 +340,12 @@ struct api_cluster_queue_spec {
 	bool has_fair_sharing;
 	bool has_fair_sharing_weight;
 	struct api_quantity fair_sharing_weight;
+	/* spec.admissionScope.admissionMode */
+	bool has_admission_scope;
+	enum api_admission_mode {
+		API_NO_ADMISSION_FAIR_SHARING = 0,
+		API_USAGE_BASED_ADMISSION_FAIR_SHARING,
+	} admission_mode;
 };
 
 struct api_cluster_queue {

@@ -312,6 +312,12 @@ static const struct api_enum_name fung_pref_names[] = {
     {NULL, 0},
 };
 
+static const struct api_enum_name admission_mode_names[] = {
+    {"NoAdmissionFairSharing", API_NO_ADMISSION_FAIR_SHARING},
+    {"UsageBasedAdmissionFairSharing", API_USAGE_BASED_ADMISSION_FAIR_SHARING},
+    {NULL, 0},
+};
+
 static const struct api_enum_name reclaim_names[] = {
     {"Never", API_PREEMPT_NEVER},
     {"LowerPriority", API_PREEMPT_LOWER_PRIORITY},
@@ -446,6 +452,16 @@ static void dec_cq_spec(
 	s->stop_policy = (enum api_stop_policy)v;
 	dec_fair_weight(d, spec, &s->has_fair_sharing,
 	    &s->has_fair_sharing_weight, &s->fair_sharing_weight);
+	o = apid_field(d, spec, "admissionScope", JSON_OBJECT, false);
+	if (o != NULL) {
+		s->has_admission_scope = true;
+		mark = apid_push(d, "admissionScope");
+		v = 0;
+		apid_enum(
+		    d, o, "admissionMode", false, admission_mode_names, &v);
+		s->admission_mode = (enum api_admission_mode)v;
+		apid_pop(d, mark);
+	}
 }
 
 static void dec_queue_counts(struct api_dec *d, const json_t *st, bool *hp,
@@ -582,6 +598,9 @@ static void enc_cq_spec(
 	    e, spec, "stopPolicy", api_stop_policy_names, (int)s->stop_policy);
 	enc_fair_weight(e, spec, s->has_fair_sharing,
 	    s->has_fair_sharing_weight, &s->fair_sharing_weight);
+	o = apie_obj(e, spec, "admissionScope", s->has_admission_scope);
+	apie_enum(e, o, "admissionMode", admission_mode_names,
+	    (int)s->admission_mode);
 }
 
 /* status is written only when the model or the source has one, so that a

@@ -73,8 +73,7 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "multiKueue", N, CTL_COMPAT_WARN_IF_SET,
 	"no MultiKueue: Workloads run in this cluster"},
     {"Configuration", "fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"Configuration", "admissionFairSharing", N, CTL_COMPAT_WARN_IF_SET,
-	"LocalQueues are not ordered by usage"},
+    {"Configuration", "admissionFairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "resources.excludeResourcePrefixes", N,
 	CTL_COMPAT_WARN_IF_NONEMPTY, "every requested resource is counted"},
     {"Configuration", "resources.transformations", N,
@@ -84,7 +83,8 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "resources.quotaCheckStrategy", N, CTL_COMPAT_WARN_IF_SET,
 	"quota is checked per flavor and resource"},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
-	"DisableWaitForPodsReady only; other known gates warn, unknown ones "
+	"DisableWaitForPodsReady and AdmissionFairSharing only; other known "
+	"gates warn, unknown ones "
 	"are refused"},
     {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
 	"finished and deactivated Workloads are kept"},
@@ -109,11 +109,11 @@ const struct ctl_compat ctl_compat_table[] = {
 	"the ProvisioningRequest controller is built in, other check "
 	"controllers (MultiKueue) must run outside cueue"},
     {"ClusterQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"ClusterQueue", "spec.admissionScope", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Cohort", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.clusterQueue", S, CTL_COMPAT_WARN_NEVER, ""},
     {"LocalQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"LocalQueue", "spec.fairSharing", N, CTL_COMPAT_WARN_TABLE_ONLY,
-	"the weight is ignored (no admission fair sharing)"},
+    {"LocalQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ResourceFlavor", "spec.topologyName", P, CTL_COMPAT_WARN_NEVER,
 	"topology-aware placement (required, preferred, unconstrained, "
 	"implied), gating and ungating; no slices, podSet groups or "
@@ -286,7 +286,8 @@ bool ctl_compat_gate_known(const char *name)
 
 bool ctl_compat_gate_honoured(const char *name)
 {
-	return strcmp(name, "DisableWaitForPodsReady") == 0;
+	return strcmp(name, "DisableWaitForPodsReady") == 0 ||
+	       strcmp(name, "AdmissionFairSharing") == 0;
 }
 
 int ctl_compat_markdown(cu_buf *out, cu_error *err)

@@ -122,6 +122,20 @@ struct ctl_config {
 		enum ctl_fair_strategy strategies[2];
 	} fair_sharing;
 
+	/* admissionFairSharing: enable when the section is present (and the
+	 * AdmissionFairSharing feature gate is not false). half_life_ns 0
+	 * keeps no history; sampling_ns defaults to 5m. resourceWeights in
+	 * file order: names [owned], weights (>= 0; unlisted resources
+	 * weigh 1). */
+	struct {
+		bool enable;
+		int64_t half_life_ns;
+		int64_t sampling_ns;
+		char **resources; /* [owned] */
+		double *weights;  /* [owned] nweights long */
+		size_t nweights;
+	} admission_fair_sharing;
+
 	/* The webhook server's TLS (Kueue's `tls`: minVersion,
 	 * cipherSuites) as GnuTLS priorities (ctl_httpd_tls_priorities);
 	 * NULL without a `tls` section: CTL_HTTPD_TLS_PRIORITIES. Unknown

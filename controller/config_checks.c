@@ -217,18 +217,25 @@ static int load_fair_sharing(const struct ctl_config_dec *d, const json_t *root)
 	return rc;
 }
 
-/* What Kueue's validation refuses in admissionFairSharing (not acted on
- * yet): a negative half-life or sampling interval (0 defaults to 5m), a
- * negative resource weight. */
-static int check_afs(const struct ctl_config_dec *d, const json_t *root)
+/* admissionFairSharing, refused as Kueue's validation refuses it: a
+ * negative half-life or sampling interval (0 takes the default: no history,
+ * 5m), a negative resource weight. Loaded into c->admission_fair_sharing;
+ * on only when the section is present and featureGates does not turn
+ * AdmissionFairSharing off (a beta gate, on by default). */
+static int load_afs(const struct ctl_config_dec *d, const json_t *root)
 {
 	const json_t *afs = ctl_config_jget(root, "admissionFairSharing");
 	const json_t *rw = ctl_config_jget(afs, "resourceWeights");
+	const json_t *gate = jpath(root, "featureGates.AdmissionFairSharing");
+	struct ctl_config *c = d->c;
 	struct ctl_config_path p, base = {0};
 	const char *name;
+	size_t n = 0;
 	json_t *v;
 
-	if (afs == NULL)
+	memset(
+	    &c->admission_fair_sharing, 0, sizeof(c->admission_fair_sharing));
+	if (afs == NULL || json_is_null(afs))
 		return CU_OK;
 	if (ctl_config_get_dur(afs, "usageHalfLifeTime", 0) < 0)
 		return ctl_config_fail(d, CU_EINVAL,
@@ -249,6 +256,28 @@ static int check_afs(const struct ctl_config_dec *d, const json_t *root)
 		return ctl_config_fail(d, CU_EINVAL, p.look,
 		    "%s: Invalid value: must be greater than or equal to 0",
 		    p.disp);
+	}
+	c->admission_fair_sharing.enable = !json_is_false(gate);
+	c->admission_fair_sharing.half_life_ns =
+	    ctl_config_get_dur(afs, "usageHalfLifeTime", 0);
+	c->admission_fair_sharing.sampling_ns = ctl_config_get_dur(
+	    afs, "usageSamplingInterval", INT64_C(300000000000));
+	if (json_object_size(rw) == 0)
+		return CU_OK;
+	c->admission_fair_sharing.resources =
+	    cu_calloc(json_object_size(rw), sizeof(char *));
+	c->admission_fair_sharing.weights =
+	    cu_calloc(json_object_size(rw), sizeof(double));
+	if (c->admission_fair_sharing.resources == NULL ||
+	    c->admission_fair_sharing.weights == NULL)
+		return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+	json_object_foreach((json_t *)rw, name, v)
+	{
+		c->admission_fair_sharing.resources[n] = cu_strdup(name);
+		if (c->admission_fair_sharing.resources[n] == NULL)
+			return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+		c->admission_fair_sharing.weights[n] = json_number_value(v);
+		c->admission_fair_sharing.nweights = ++n;
 	}
 	return CU_OK;
 }
@@ -357,7 +386,7 @@ int ctl_config_warn_ignored(const struct ctl_config_dec *d, const json_t *root)
 	}
 	rc = load_fair_sharing(d, root);
 	if (rc == CU_OK)
-		rc = check_afs(d, root);
+		rc = load_afs(d, root);
 	if (rc == CU_OK)
 		rc = check_resources(d, root);
 	return rc != CU_OK ? rc : check_gates(d, root);

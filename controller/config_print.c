@@ -308,7 +308,8 @@ static json_t *head_json(
 }
 
 /* waitForPodsReady (rq borrowed), or the gate that turns it off, then
- * clientConnection, integrations and fairSharing. Nonzero when out of memory.
+ * clientConnection, integrations, fairSharing and admissionFairSharing.
+ * Nonzero when out of memory.
  */
 static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 {
@@ -358,6 +359,25 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 				return -1;
 		if (json_object_set_new(root, "fairSharing",
 			json_pack("{s:o}", "preemptionStrategies", ps)) != 0)
+			return -1;
+	}
+	if (c->admission_fair_sharing.enable) {
+		json_t *rw = json_object();
+		size_t i;
+
+		for (i = 0;
+		     rw != NULL && i < c->admission_fair_sharing.nweights; i++)
+			if (json_object_set_new(rw,
+				c->admission_fair_sharing.resources[i],
+				json_real(
+				    c->admission_fair_sharing.weights[i])) != 0)
+				return -1;
+		if (json_object_set_new(root, "admissionFairSharing",
+			json_pack("{s:o, s:o, s:o}", "usageHalfLifeTime",
+			    jdur(c->admission_fair_sharing.half_life_ns),
+			    "usageSamplingInterval",
+			    jdur(c->admission_fair_sharing.sampling_ns),
+			    "resourceWeights", rw)) != 0)
 			return -1;
 	}
 	return 0;

@@ -42,6 +42,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "controller/certs.h"
 #include "controller/ctl_int.h"
 
 const struct api_resource ctl_resources[INF__COUNT] = {
@@ -423,6 +424,10 @@ static void turn(ctl *c)
 	}
 	if (ctl_may_write(c) && ctl_keys_count(&c->dec.deferred) > 0)
 		ctl_announce_deferred(c, now);
+	/* The first cycle orders by the usage the LocalQueues' status
+	 * recorded (a restart), not by none. */
+	if (ctl_may_write(c) && !c->afs.primed)
+		ctl_afs_pass(c, now);
 	if (ctl_may_write(c))
 		ctl_tas_ungate(c, now);
 	if (ctl_may_write(c) && c->dirty_cycle) {
@@ -480,6 +485,37 @@ static int check_ledger(cu_error *err, void *payload)
 
 /* ---- lifecycle ------------------------------------------------------ */
 
+/* The secure metrics server's certificate: self-signed, made at start-up
+ * for the metrics Service's names (controller-runtime's default when no
+ * certificate directory is given; scrapers skip verification or pin it). */
+static int metrics_certs(ctl *c, struct ctl_certs *out, cu_error *err)
+{
+	const char *ns = c->cfg->namespace ? c->cfg->namespace : "cueue-system";
+	char *names[3];
+	struct ctl_certs_request req;
+	int rc;
+
+	names[0] = cu_asprintf("cueue-controller-metrics.%s.svc", ns);
+	names[1] =
+	    cu_asprintf("cueue-controller-metrics.%s.svc.cluster.local", ns);
+	names[2] = cu_strdup("localhost");
+	memset(&req, 0, sizeof(req));
+	req.dns_names = (const char *const *)names;
+	req.n_dns_names = 3;
+	req.ca_name = "cueue-metrics-ca";
+	rc = names[0] && names[1] && names[2]
+		 ? ctl_certs_generate(&req, out, err)
+		 : cu_error_set(err, CU_ENOMEM, "out of memory");
+	cu_free(names[0]);
+	cu_free(names[1]);
+	cu_free(names[2]);
+	if (rc != CU_OK)
+		return rc;
+	cu_free(out->ca_key_pem);
+	out->ca_key_pem = NULL;
+	return CU_OK;
+}
+
 static int start_http(ctl *c, cu_error *err)
 {
 	struct ctl_httpd_opts o;
@@ -512,13 +548,30 @@ static int start_http(ctl *c, cu_error *err)
 			return rc;
 	}
 	if (maddr != NULL && maddr[0] != '\0' && strcmp(maddr, "0") != 0) {
+		struct ctl_certs certs;
+
 		memset(&o, 0, sizeof(o));
+		memset(&certs, 0, sizeof(certs));
 		o.name = "metrics";
 		o.listen = maddr;
-		rc = ctl_httpd_new(&c->srv.metrics_srv, c->loop, &o, err);
+		if (!c->opts.metrics_insecure) {
+			rc = metrics_certs(c, &certs, err);
+			o.cert_pem = certs.cert_pem;
+			o.key_pem = certs.key_pem;
+			o.tls_priorities = c->cfg->tls.priorities;
+		}
+		if (rc == CU_OK)
+			rc = ctl_httpd_new(
+			    &c->srv.metrics_srv, c->loop, &o, err);
+		ctl_certs_dispose(&certs);
 		if (rc == CU_OK)
 			rc = ctl_metrics_mount(
 			    c->metrics, c->srv.metrics_srv, err);
+		if (rc == CU_OK && !c->opts.metrics_insecure)
+			rc = ctl_mauth_new(&c->srv.mauth, c->client, err);
+		if (rc == CU_OK && c->srv.mauth != NULL)
+			rc = ctl_mauth_mount(
+			    c->srv.mauth, c->srv.metrics_srv, err);
 		if (rc != CU_OK)
 			return rc;
 	}
@@ -574,7 +627,7 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (ctl_feed_init(&c->feed) != CU_OK ||
 	    ctl_decide_init(&c->dec) != CU_OK ||
 	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK ||
-	    ctl_tas_init(c) != CU_OK) {
+	    ctl_tas_init(c) != CU_OK || ctl_afs_init(&c->afs) != CU_OK) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
@@ -597,6 +650,9 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		rc = api_client_new(&c->ev_client, loop, &c->copts, err);
 	if (rc == CU_OK)
 		rc = que_state_new(&c->st, err);
+	if (rc == CU_OK)
+		que_admission_fair_sharing_set(
+		    c->st, cfg->admission_fair_sharing.enable);
 	if (rc == CU_OK) {
 		struct que_fair_config fc = {cfg->fair_sharing.enable,
 		    cfg->fair_sharing.nstrategies,
@@ -699,13 +755,19 @@ static void on_new_leader(const char *identity, void *payload)
 static bool write_gate(const char *method, const char *path, void *payload)
 {
 	static const char lease_api[] = "/apis/coordination.k8s.io/";
+	/* The metrics gate's reviews (controller/mauth.h) are POSTs that
+	 * write nothing: every replica serves /metrics. */
+	static const char authn_api[] = "/apis/authentication.k8s.io/";
+	static const char authz_api[] = "/apis/authorization.k8s.io/";
 	ctl *c = payload;
 
 	(void)method;
 	if (c->leader == NULL ||
 	    (c->leading && ctl_leader_is_leader(c->leader)))
 		return true;
-	return strncmp(path, lease_api, sizeof(lease_api) - 1) == 0;
+	return strncmp(path, lease_api, sizeof(lease_api) - 1) == 0 ||
+	       strncmp(path, authn_api, sizeof(authn_api) - 1) == 0 ||
+	       strncmp(path, authz_api, sizeof(authz_api) - 1) == 0;
 }
 
 static int start_leader(ctl *c, cu_error *err)
@@ -844,6 +906,9 @@ void ctl_free(ctl *c)
 	if (c->feed.wake_armed)
 		ev_timer_stop(c->loop, &c->feed.wake_w);
 	ctl_leader_free(c->leader);
+	/* Answers the scrapes waiting on a review before the client and the
+	 * metrics server go. */
+	ctl_mauth_free(c->srv.mauth);
 	for (i = 0; i < INF__COUNT; i++)
 		api_informer_free(c->inf[i]);
 	ctl_tas_dispose(c);
@@ -865,6 +930,7 @@ void ctl_free(ctl *c)
 	ctl_feed_dispose(&c->feed);
 	ctl_decide_dispose(&c->dec);
 	ctl_report_dispose(&c->rep);
+	ctl_afs_dispose(&c->afs);
 	ctl_pr_dispose(c);
 	cu_free(c);
 }

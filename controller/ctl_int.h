@@ -46,6 +46,7 @@
 
 #include "admission/admission.h"
 #include "api/client.h"
+#include "controller/mauth.h"
 #include "api/informer.h"
 #include "api/model.h"
 #include "controller/certrot.h"
@@ -175,6 +176,7 @@ struct ctl_report {
 struct ctl_serve {
 	ctl_health *health;
 	ctl_httpd *probe_srv, *metrics_srv;
+	ctl_mauth *mauth;     /* NULL: metrics off or plain HTTP */
 	ctl_whsrv *webhook;   /* NULL: no serving certificate */
 	ctl_certrot *certrot; /* NULL: internalCertManagement off */
 	struct wh_options wh; /* the webhook handlers' view of caches */
@@ -226,6 +228,12 @@ struct ctl_tick {
 	uint64_t ticks; /* on_tick calls */
 };
 
+/* Admission fair sharing (afs.c): per LocalQueue usage. */
+struct ctl_afs {
+	cu_map map;  /* {ns, name} -> struct afs_lq [owned] */
+	bool primed; /* a pass ran since start-up */
+};
+
 /* The controller: wiring, and the subsystems' state. */
 struct ctl {
 	struct ev_loop *loop;
@@ -266,6 +274,7 @@ struct ctl {
 	struct ctl_serve srv;
 	struct ctl_tick tick;
 	struct ctl_pr pr;
+	struct ctl_afs afs;
 	struct ctl_tas tas;
 
 	bool stopping;
@@ -306,6 +315,22 @@ void ctl_forget_workload(ctl *c, const char *const *key, const char *uid);
  * [borrowed], cached as key {ns, name} [borrowed]. */
 void ctl_add_workload(
     ctl *c, const char *const *key, const struct api_workload *wl);
+
+/* ---- afs.c ------------------------------------------------------------ */
+
+/* Init (always CU_OK) and dispose; dispose is safe on a zeroed struct. */
+int ctl_afs_init(struct ctl_afs *a);
+void ctl_afs_dispose(struct ctl_afs *a);
+/* With admissionFairSharing on: every LocalQueue's entry (new ones seeded
+ * from their status), a sample of those whose interval elapsed, and the
+ * usage handed to the engine and the metric. */
+void ctl_afs_pass(ctl *c, int64_t now_ns);
+/* wl [borrowed] was just admitted: its LocalQueue's entry penalty, when
+ * its ClusterQueue uses admission fair sharing. */
+void ctl_afs_admitted(ctl *c, const struct que_wl *wl, int64_t now_ns);
+/* The LocalQueue status' fairSharing [owned: json_decref] for ns/name
+ * [borrowed], or NULL (off, or not sampled yet). */
+json_t *ctl_afs_status(ctl *c, const char *ns, const char *name);
 
 /* ---- decide.c --------------------------------------------------------- */
 

@@ -428,6 +428,15 @@ void ctl_run_cycle(ctl *c, int64_t now)
 			break;
 		}
 	}
+	for (i = 0; c->cfg->admission_fair_sharing.enable && i < r.n; i++) {
+		struct que_wl *qw = r.v[i].kind == ADM_ADMIT
+					? que_workload_get(c->st, r.v[i].uid)
+					: NULL;
+
+		/* Still admitted: decide_admit may have withdrawn it. */
+		if (qw != NULL && qw->where == QUE_WL_ADMITTED)
+			ctl_afs_admitted(c, qw, now);
+	}
 	if (c->metrics != NULL) {
 		ctl_metric_add(c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL,
 		    CTL_LV("success"), r.admitted);

@@ -680,6 +680,12 @@ static json_t *lq_status(ctl *c, struct lq_pass *p, json_t *cached)
 	}
 	set_usage_and_counts(st, &byflv, t ? t->pending : 0,
 	    t ? t->admitted : 0, t ? t->admitted : 0);
+	{
+		json_t *afs = ctl_afs_status(c, ns, name);
+
+		if (afs != NULL)
+			json_object_set_new(st, "fairSharing", afs);
+	}
 	if (stop != NULL && strcmp(stop, "None") != 0)
 		set_active(st, false, "Stopped", "LocalQueue is stopped");
 	else if (cq == NULL || !cq->exists)

@@ -102,6 +102,7 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	    que_recheck_parked(c->st))
 		c->dirty_cycle = true;
 	if (ctl_may_write(c)) {
+		ctl_afs_pass(c, cu_time_now_ns());
 		ctl_report_queues(c, cu_time_now_ms());
 		ctl_sync_finalizers(c);
 	}

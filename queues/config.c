@@ -240,6 +240,11 @@ const char *que_resource_name(const que_state *st, uint32_t res)
 	return res < st->n_res ? st->res_names[res] : "?";
 }
 
+uint32_t que_resource_count(const que_state *st)
+{
+	return st->n_res;
+}
+
 const struct que_flavor *que_flavor_by_id(const que_state *st, uint32_t id)
 {
 	return id < st->n_flavors ? st->flavors[id] : NULL;
@@ -671,6 +676,11 @@ int que_cq_set(que_state *st, const struct que_cq_spec *spec, cu_error *err)
 				   : spec->when_can_preempt;
 	cq->node.fair_weight = spec->has_fair_weight ? spec->fair_weight : 1000;
 	cq->preference = spec->preference;
+	cq->spec_admission_fair = spec->admission_fair;
+	if (cq->admission_fair != (spec->admission_fair && st->afs_on)) {
+		cq->admission_fair = spec->admission_fair && st->afs_on;
+		cq->afs_dirty = true;
+	}
 	cq->exists = true;
 	cu_free(cq->refused);
 	cq->refused = NULL;
@@ -968,6 +978,44 @@ int que_lq_set_fair_weight(que_state *st, const char *ns, const char *name,
 		    ns, name);
 	lq->fair_weight = has ? milli : 1000;
 	return CU_OK;
+}
+
+int que_lq_set_afs(que_state *st, const char *ns, const char *name,
+    double usage, cu_error *err)
+{
+	struct que_lq *lq = que_lq_get(st, ns, name);
+	struct que_cq *cq;
+
+	if (!lq)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "localQueue %s/%s not found", ns, name);
+	if (lq->afs_usage == usage)
+		return CU_OK;
+	lq->afs_usage = usage;
+	cq = lq->cq_name ? que_cq_get(st, lq->cq_name) : NULL;
+	if (cq && cq->admission_fair)
+		cq->afs_dirty = true;
+	return CU_OK;
+}
+
+void que_admission_fair_sharing_set(que_state *st, bool on)
+{
+	size_t i;
+
+	st->afs_on = on;
+	for (i = 0; i < st->n_cqs; i++) {
+		struct que_cq *cq = st->cqs[i];
+
+		if (cq->admission_fair != (cq->spec_admission_fair && on)) {
+			cq->admission_fair = cq->spec_admission_fair && on;
+			cq->afs_dirty = true;
+		}
+	}
+}
+
+bool que_admission_fair_sharing(const que_state *st)
+{
+	return st->afs_on;
 }
 
 void que_fair_sharing_set(que_state *st, const struct que_fair_config *cfg)

@@ -202,6 +202,11 @@ struct que_cq_spec {
 	bool has_fair_weight;
 	int64_t fair_weight;
 	enum que_fungibility_preference preference;
+	/* spec.admissionScope.admissionMode is UsageBasedAdmissionFairSharing:
+	 * while que_admission_fair_sharing_set(st, true) (the Configuration
+	 * has admissionFairSharing), pending workloads are ordered by their
+	 * LocalQueue's usage first (que_lq_set_afs). */
+	bool admission_fair;
 };
 
 struct que_cohort_spec {
@@ -350,7 +355,16 @@ struct que_cq {
 	enum que_fungibility when_can_borrow;  /* resolved, never DEFAULT */
 	enum que_fungibility when_can_preempt; /* resolved, never DEFAULT */
 	enum que_fungibility_preference preference;
-	/* pending heap, ordered by que_wl_before() */
+	/* Admission fair sharing (next to the heap they order, in what was
+	 * padding): spec_admission_fair is the spec's mode; admission_fair
+	 * (it and the state's switch) orders the heap by que_wl_before_afs;
+	 * afs_dirty: a LocalQueue's usage changed since the heap was last
+	 * ordered, it is re-heapified (O(n)) before its next pop. */
+	bool spec_admission_fair;
+	bool admission_fair;
+	bool afs_dirty;
+	/* pending heap, ordered by que_wl_before() (que_wl_before_afs with
+	 * admission_fair) */
 	struct que_wl **heap; /* owned array; entries borrowed */
 	size_t n_heap, cap_heap;
 	struct que_wlist inadmissible;
@@ -397,6 +411,11 @@ struct que_lq {
 	bool exists;
 	enum que_stop stop;
 	int64_t fair_weight; /* milli-units, 1000 unless set */
+	/* Admission fair sharing: the LocalQueue's usage (resource-weighted
+	 * consumed resources plus entry penalties, over its weight; see
+	 * que_afs_usage), the first key of its workloads in a ClusterQueue
+	 * with admission_fair. 0 until que_lq_set_afs. */
+	double afs_usage;
 };
 
 enum que_where {
@@ -536,6 +555,19 @@ CU_MUST_CHECK int que_cohort_set_fair_weight(
 CU_MUST_CHECK int que_lq_set_fair_weight(que_state *st, const char *ns,
     const char *name, bool has, int64_t milli, cu_error *err);
 
+/* Admission fair sharing: the usage of LocalQueue ns/name (an input:
+ * the caller samples and decays it, que_afs_*). A change re-orders the
+ * pending heap of its ClusterQueue before that heap's next pop (one
+ * O(n) heapify however many LocalQueues changed). CU_ENOTFOUND. */
+CU_MUST_CHECK int que_lq_set_afs(que_state *st, const char *ns,
+    const char *name, double usage, cu_error *err);
+
+/* Admission fair sharing on (the Configuration has admissionFairSharing)
+ * or off (the default): ClusterQueues whose spec opts in order their
+ * heaps by LocalQueue usage only while it is on. */
+void que_admission_fair_sharing_set(que_state *st, bool on);
+bool que_admission_fair_sharing(const que_state *st);
+
 /* Set the fair-sharing configuration cfg [borrowed; copied]. */
 void que_fair_sharing_set(que_state *st, const struct que_fair_config *cfg);
 /* [borrowed; valid until the next que_fair_sharing_set] */
@@ -561,6 +593,8 @@ struct que_cq *que_cq_at(que_state *st, size_t i);
 
 /* Interned names [borrowed; valid until que_state_free]. */
 const char *que_resource_name(const que_state *st, uint32_t res);
+/* Number of interned resource names (ids are 0 .. count-1). */
+uint32_t que_resource_count(const que_state *st);
 const struct que_flavor *que_flavor_by_id(const que_state *st, uint32_t id);
 /* fr id of (flavor id, resource id), or UINT32_MAX if never interned. */
 uint32_t que_fr_find(const que_state *st, uint32_t flavor, uint32_t res);
@@ -636,6 +670,25 @@ struct que_wl *que_blocked_head(que_state *st);
 /* Heap order: sticky preemptor first (BestEffortFIFO), higher priority,
  * older queue timestamp, smaller UID. */
 bool que_wl_before(const struct que_wl *a, const struct que_wl *b);
+/* Heap order of a ClusterQueue with admission fair sharing (Kueue's
+ * queueOrderingFunc): lower LocalQueue usage first, then que_wl_before. */
+bool que_wl_before_afs(const struct que_wl *a, const struct que_wl *b);
+
+/* ---- admission fair sharing arithmetic (queues/afs.c) ----------------- */
+
+/* Kueue's decay rate over elapsed seconds with a half-life of half_life
+ * seconds: 1 - 0.5^(elapsed/half_life); 0 when half_life is 0. */
+double que_afs_alpha(double elapsed_s, double half_life_s);
+/* One sample: consumed[i] = consumed[i] * (1 - alpha) + live[i] * alpha
+ * for the n resources (Kueue's CalculateDecayedConsumed). Both [borrowed]. */
+void que_afs_decay(double *consumed, const double *live, size_t n,
+    double elapsed_s, double half_life_s);
+/* Kueue's CalculateUsage: sum over the n resources of weight[i] *
+ * (consumed[i] + penalty[i]) (weight NULL or penalty NULL: 1 and 0),
+ * divided by the LocalQueue's weight; +Inf for a weight <= 0. Amounts in
+ * the resource's base unit (cores, bytes). All [borrowed]. */
+double que_afs_usage(const double *consumed, const double *penalty,
+    const double *weight, size_t n, double lq_weight);
 
 /*
  * Start a cycle at now_ns: expired backoffs and (after a capacity change)

@@ -56,6 +56,7 @@ struct que_state {
 
 	bool dirty; /* configuration changed since the last rebuild */
 	struct que_fair_config fair;
+	bool afs_on;			/* que_admission_fair_sharing_set */
 	const struct que_tas_hook *tas; /* [borrowed] NULL: no TAS flavor */
 };
 
@@ -69,6 +70,9 @@ void que_wlist_del(struct que_wlist *l, struct que_wl *wl);
 void que_heap_push(struct que_cq *cq, struct que_wl *wl);
 void que_heap_remove(struct que_cq *cq, struct que_wl *wl);
 struct que_wl *que_heap_pop(struct que_cq *cq);
+/* Re-establish the heap order of cq (its keys changed); clears afs_dirty.
+ * que_heap_pop does it first when afs_dirty is set. */
+void que_heap_reorder(struct que_cq *cq);
 /* Backoff heap of the state. */
 void que_backoff_push(struct que_state *st, struct que_wl *wl);
 void que_backoff_remove(struct que_state *st, struct que_wl *wl);

@@ -615,9 +615,10 @@ int que_check_invariants(que_state *st, cu_error *err)
 		rc = check_limits(st, &cq->node, "clusterQueue", cq->name, err);
 		if (rc)
 			goto out;
-		for (j = 0; j < cq->n_heap; j++) {
-			if (j > 0 &&
-			    que_wl_before(cq->heap[j], cq->heap[(j - 1) / 2])) {
+		for (j = 0; !cq->afs_dirty && j < cq->n_heap; j++) {
+			if (j > 0 && (cq->admission_fair ? que_wl_before_afs
+							 : que_wl_before)(
+					 cq->heap[j], cq->heap[(j - 1) / 2])) {
 				rc = cu_error_set(err, CU_EINVAL,
 				    "clusterQueue %s: pending heap out of "
 				    "order",

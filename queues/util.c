@@ -52,6 +52,16 @@ bool que_wl_before(const struct que_wl *a, const struct que_wl *b)
 	return strcmp(a->uid, b->uid) < 0;
 }
 
+bool que_wl_before_afs(const struct que_wl *a, const struct que_wl *b)
+{
+	double ua = a->lq ? a->lq->afs_usage : 0.0;
+	double ub = b->lq ? b->lq->afs_usage : 0.0;
+
+	if (ua != ub)
+		return ua < ub;
+	return que_wl_before(a, b);
+}
+
 typedef bool (*heap_less)(const struct que_wl *, const struct que_wl *);
 
 static void heap_set(struct que_wl **h, size_t i, struct que_wl *wl)
@@ -60,7 +70,9 @@ static void heap_set(struct que_wl **h, size_t i, struct que_wl *wl)
 	wl->heap_idx = i;
 }
 
-static void heap_up(struct que_wl **h, size_t i, heap_less less)
+/* always inlined: each caller's comparator is a constant. */
+__attribute__((always_inline)) static inline void heap_up(
+    struct que_wl **h, size_t i, heap_less less)
 {
 	struct que_wl *wl = h[i];
 
@@ -75,7 +87,9 @@ static void heap_up(struct que_wl **h, size_t i, heap_less less)
 	heap_set(h, i, wl);
 }
 
-static void heap_down(struct que_wl **h, size_t n, size_t i, heap_less less)
+/* always inlined: each caller's comparator is a constant. */
+__attribute__((always_inline)) static inline void heap_down(
+    struct que_wl **h, size_t n, size_t i, heap_less less)
 {
 	struct que_wl *wl = h[i];
 
@@ -94,7 +108,9 @@ static void heap_down(struct que_wl **h, size_t n, size_t i, heap_less less)
 	heap_set(h, i, wl);
 }
 
-static void heap_del(struct que_wl **h, size_t *n, size_t i, heap_less less)
+/* always inlined: each caller's comparator is a constant. */
+__attribute__((always_inline)) static inline void heap_del(
+    struct que_wl **h, size_t *n, size_t i, heap_less less)
 {
 	struct que_wl *last = h[--*n];
 
@@ -105,24 +121,71 @@ static void heap_del(struct que_wl **h, size_t *n, size_t i, heap_less less)
 	heap_up(h, i, less);
 }
 
+/*
+ * cq's heap is ordered classically unless it opts in to admission fair
+ * sharing. The classical bodies below are exactly what they were before
+ * admission fair sharing (the comparator a constant the compiler
+ * inlines); the other order lives in functions of its own, kept out of
+ * line so that the classical path pays one test per operation.
+ */
+__attribute__((noinline)) static void afs_push(struct que_cq *cq)
+{
+	heap_up(cq->heap, cq->n_heap - 1, que_wl_before_afs);
+}
+
+__attribute__((noinline)) static void afs_del(struct que_cq *cq, size_t i)
+{
+	heap_del(cq->heap, &cq->n_heap, i, que_wl_before_afs);
+}
+
 void que_heap_push(struct que_cq *cq, struct que_wl *wl)
 {
 	CU_ASSERT(cq->n_heap < cq->cap_heap);
 	heap_set(cq->heap, cq->n_heap, wl);
 	cq->n_heap++;
+	if (cq->admission_fair) {
+		afs_push(cq);
+		return;
+	}
 	heap_up(cq->heap, cq->n_heap - 1, que_wl_before);
 }
 
 void que_heap_remove(struct que_cq *cq, struct que_wl *wl)
 {
 	CU_ASSERT(wl->heap_idx < cq->n_heap && cq->heap[wl->heap_idx] == wl);
+	if (cq->admission_fair) {
+		afs_del(cq, wl->heap_idx);
+		return;
+	}
 	heap_del(cq->heap, &cq->n_heap, wl->heap_idx, que_wl_before);
+}
+
+/* Floyd's bottom-up heapify: O(n), after keys of many entries changed. */
+__attribute__((noinline)) void que_heap_reorder(struct que_cq *cq)
+{
+	size_t i;
+
+	cq->afs_dirty = false;
+	for (i = cq->n_heap / 2; i-- > 0;)
+		heap_down(cq->heap, cq->n_heap, i,
+		    cq->admission_fair ? que_wl_before_afs : que_wl_before);
 }
 
 struct que_wl *que_heap_pop(struct que_cq *cq)
 {
 	struct que_wl *top;
 
+	if (cq->afs_dirty || cq->admission_fair) {
+		if (cq->afs_dirty)
+			que_heap_reorder(cq);
+		if (cq->admission_fair) {
+			if (cq->n_heap == 0)
+				return NULL;
+			top = cq->heap[0];
+			afs_del(cq, 0);
+			return top;
+		}
+	}
 	if (cq->n_heap == 0)
 		return NULL;
 	top = cq->heap[0];

@@ -229,6 +229,9 @@ int rec_sync_cluster_queue(
 				  API_FUNG_PREF_PREEMPTION_OVER_BORROWING
 			      ? QUE_PREEMPTION_OVER_BORROWING
 			      : QUE_BORROWING_OVER_PREEMPTION;
+	spec.admission_fair =
+	    cq->spec.has_admission_scope &&
+	    cq->spec.admission_mode == API_USAGE_BASED_ADMISSION_FAIR_SHARING;
 	rc = que_cq_set(st, &spec, err);
 	groups_dispose(&g);
 	return rc;

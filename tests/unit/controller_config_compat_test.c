@@ -42,8 +42,6 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 		"metrics.customLabels: not acted on"},
 	    {"visibilityServer:\n  bindPort: 8082\n",
 		"visibilityServer: not acted on"},
-	    {"admissionFairSharing:\n  usageHalfLifeTime: 1h\n",
-		"admissionFairSharing: not acted on"},
 	    {"resources:\n  excludeResourcePrefixes: [example.com/]\n",
 		"resources.excludeResourcePrefixes: not acted on"},
 	    {"resources:\n  transformations:\n  - input: nvidia.com/mig\n"
@@ -94,6 +92,65 @@ Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
 	cr_assert_str_eq(c.health.readiness_endpoint, "ready");
 	cr_assert_str_eq(c.health.liveness_endpoint, "alive");
 	ctl_config_dispose(&c);
+}
+
+Test(ctl_compat, admission_fair_sharing_is_loaded)
+{
+	static const struct {
+		const char *body;
+		bool enable;
+		int64_t half, sampling;
+		size_t nweights;
+	} cases[] = {
+	    /* absent: off */
+	    {"", false, 0, 0, 0},
+	    /* present: on; the interval defaults to 5m, the half-life to 0 */
+	    {"admissionFairSharing: {}\n", true, 0, INT64_C(300000000000), 0},
+	    {"admissionFairSharing:\n  usageHalfLifeTime: 10s\n"
+	     "  usageSamplingInterval: 1s\n  resourceWeights:\n"
+	     "    cpu: 2\n    memory: 0\n",
+		true, INT64_C(10000000000), INT64_C(1000000000), 2},
+	    /* the feature gate turns it off */
+	    {"admissionFairSharing:\n  usageHalfLifeTime: 10s\n"
+	     "featureGates:\n  AdmissionFairSharing: false\n",
+		false, 0, 0, 0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ctl_config c;
+		cu_error err;
+		const char *hdr = strstr(cases[i].body, "featureGates") != NULL
+				      ? "apiVersion: "
+					"config.kueue.x-k8s.io/v1beta2\n"
+					"kind: Configuration\n"
+				      : HDR;
+		char *doc = cu_asprintf("%s%s", hdr, cases[i].body);
+
+		cr_assert_not_null(doc);
+		cr_assert_eq(
+		    load_str(&c, doc, &err), CU_OK, "case %zu: %s", i, err.msg);
+		cr_expect_eq(c.nwarnings, 0, "case %zu: %s", i,
+		    c.nwarnings ? c.warnings[0] : "");
+		cr_expect_eq(c.admission_fair_sharing.enable, cases[i].enable,
+		    "case %zu", i);
+		if (cases[i].enable) {
+			cr_expect_eq(c.admission_fair_sharing.half_life_ns,
+			    cases[i].half, "case %zu", i);
+			cr_expect_eq(c.admission_fair_sharing.sampling_ns,
+			    cases[i].sampling, "case %zu", i);
+			cr_expect_eq(c.admission_fair_sharing.nweights,
+			    cases[i].nweights, "case %zu", i);
+		}
+		if (cases[i].nweights == 2) {
+			cr_expect_str_eq(
+			    c.admission_fair_sharing.resources[0], "cpu");
+			cr_expect_eq(c.admission_fair_sharing.weights[0], 2.0);
+			cr_expect_eq(c.admission_fair_sharing.weights[1], 0.0);
+		}
+		ctl_config_dispose(&c);
+		cu_free(doc);
+	}
 }
 
 Test(ctl_compat, wait_for_pods_ready_is_acted_on)
