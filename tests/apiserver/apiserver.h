@@ -483,6 +483,54 @@ char *as_qualified_resource(const struct as_kind *k);
 /* Append a `299 - "text"` warn-value to resp->warning. */
 void as_resp_warn(struct as_resp *resp, const char *text);
 
+/* ---- server-side apply (apply.c) ---------------------------------- */
+
+/* Where list and map semantics come from: a custom resource's structural
+ * schema, or (schema NULL) the built-in merge keys of the core kinds. */
+struct as_apply_type {
+	const json_t *schema; /* [borrowed] or NULL */
+	const char *kind;     /* [borrowed] e.g. "Service" */
+};
+
+/* Who writes, as recorded in metadata.managedFields. */
+struct as_manager {
+	const char *manager;	 /* [borrowed] */
+	const char *api_version; /* [borrowed] apiVersion of the request */
+	const char *time;	 /* [borrowed] RFC 3339 */
+	bool force;		 /* apply: take over conflicting fields */
+	const char *subresource; /* [borrowed] "status" or NULL (the object) */
+};
+
+/* Field sets (normalised FieldsV1 trees, every member has a "." child).
+ * Every function returns a new reference [owned], NULL only on ENOMEM.
+ * as_fields_of: the fields obj [borrowed] sets (NULL when an item of an
+ * associative list lacks a key); as_fields_paths: the members as kube
+ * prints them (".spec.containers[name=\"c\"].image"). */
+json_t *as_fields_of(const struct as_apply_type *t, const json_t *obj);
+json_t *as_fields_union(const json_t *a, const json_t *b);
+json_t *as_fields_diff(const json_t *a, const json_t *b);
+json_t *as_fields_intersect(const json_t *a, const json_t *b);
+json_t *as_fields_paths(const json_t *set);
+/* Wire FieldsV1 <-> normalised set. decode: CU_EPARSE for anything that
+ * is not FieldsV1 (*set NULL then); *set [owned]. */
+int as_fields_decode(const json_t *fields, json_t **set, cu_error *err);
+json_t *as_fields_encode(const json_t *set);
+/* The structured merge of cfg into live (both [borrowed]) [owned]. */
+json_t *as_apply_merge(
+    const struct as_apply_type *t, const json_t *live, const json_t *cfg);
+/* Server-side apply of cfg onto live (NULL: the object is created).
+ * CU_OK: *out is the new object with its managedFields [owned].
+ * CU_ECONFLICT: *conflict is the 409 Status [owned]. CU_EINVAL/CU_EPARSE:
+ * the configuration is unusable (err says why). */
+int as_apply(const struct as_apply_type *t, const json_t *live,
+    const json_t *cfg, const struct as_manager *m, json_t **out,
+    json_t **conflict, cu_error *err);
+/* Record an Update by m: obj's managedFields [modified] become old's
+ * (both objects) with the fields that changed moved to m; a status
+ * subresource write (m->subresource "status") owns fields of status. */
+int as_apply_track_update(const struct as_apply_type *t, const json_t *old,
+    json_t *obj, const struct as_manager *m);
+
 /* ---- durations (duration.c) ---------------------------------------- */
 
 #define AS_DURATION_LEN 32

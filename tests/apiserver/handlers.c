@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/patch.h"
+#include "api/yaml.h"
 #include "tests/apiserver/apiserver.h"
 
 /* The path of a resource request, split. */
@@ -1713,6 +1714,86 @@ static bool admit_delete(const struct as_request *rq, const struct route *r,
 	return ok;
 }
 
+/* ---- field managers (apply.c) ------------------------------------- */
+
+static bool is_apply_type(const char *mt)
+{
+	return mt != NULL &&
+	       (strcmp(mt, "application/apply-patch+yaml") == 0 ||
+		   strcmp(mt, "application/apply-patch+json") == 0);
+}
+
+/* Whether the request is a server-side apply (PATCH of an apply type). */
+static bool is_apply(const struct as_request *rq)
+{
+	char *mt = media_type(as_header(rq, "Content-Type"));
+	bool yes = is_apply_type(mt);
+
+	cu_free(mt);
+	return yes && rq->method != NULL && strcmp(rq->method, "PATCH") == 0;
+}
+
+/* The request's field manager: the fieldManager parameter, else the user
+ * agent up to its first '/' (kube's default), at most 128 bytes. */
+static void field_manager(const struct as_request *rq, char out[129])
+{
+	const char *fm = as_query(rq, "fieldManager");
+	size_t n;
+
+	if (fm == NULL || fm[0] == '\0') {
+		fm = as_header(rq, "User-Agent");
+		if (fm == NULL)
+			fm = "";
+		n = strcspn(fm, "/");
+	} else {
+		n = strlen(fm);
+	}
+	if (n > 128)
+		n = 128;
+	memcpy(out, fm, n);
+	out[n] = '\0';
+}
+
+static void apply_type(const struct as_kind *k, struct as_apply_type *t)
+{
+	t->schema = (k->flags & AS_CUSTOM) ? k->schema : NULL;
+	t->kind = k->kind;
+}
+
+/* The manager of this request, for managedFields. *api_version [owned:
+ * cu_free]. */
+static void request_manager(const struct as_request *rq, const struct route *r,
+    struct as_manager *m, char name[129], char now[CU_TIME_RFC3339_LEN],
+    char **api_version)
+{
+	field_manager(rq, name);
+	as_now_rfc3339(now);
+	*api_version = as_kind_api_version(
+	    r->kind, r->conv_from[0] != '\0' ? r->conv_from : r->version);
+	m->manager = name;
+	m->api_version = *api_version ? *api_version : "";
+	m->time = now;
+	m->force = as_query_bool(rq, "force");
+	m->subresource =
+	    r->has_sub && strcmp(r->sub, "status") == 0 ? "status" : NULL;
+}
+
+/* Record the write of obj (old: NULL for a create) as an Update by the
+ * request's manager. */
+static void track_update(const struct as_request *rq, const struct route *r,
+    json_t *old, json_t *obj)
+{
+	struct as_apply_type t;
+	struct as_manager m;
+	char name[129], now[CU_TIME_RFC3339_LEN], *av = NULL;
+
+	apply_type(r->kind, &t);
+	request_manager(rq, r, &m, name, now, &av);
+	if (as_apply_track_update(&t, old, obj, &m) != CU_OK)
+		json_object_del(md_of(obj), "managedFields");
+	cu_free(av);
+}
+
 /* ---- create -------------------------------------------------------- */
 
 static void stamp_new(
@@ -1814,10 +1895,13 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 	bool bad, dry = is_dry_run(rq, resp, &bad), decoded = false;
 	char *gen_name = NULL;
 	struct as_admit_attrs at;
+	json_t *applied = NULL;
 
 	if (bad || !types_ok(k, obj, resp))
 		goto out;
 	md = md_of(obj);
+	if (is_apply(rq))
+		applied = json_incref(json_object_get(md, "managedFields"));
 	if (k->flags & AS_NAMESPACED) {
 		ns = md_str(obj, "namespace");
 		if (ns != NULL && ns[0] != '\0' && strcmp(ns, r->ns) != 0) {
@@ -1930,6 +2014,10 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 	if (!prepare_kind(rq, r, obj, NULL, resp, decoded ? NULL : unknown) ||
 	    !schema_ok(k, obj, NULL, resp))
 		goto out;
+	if (applied != NULL)
+		json_object_set(md_of(obj), "managedFields", applied);
+	else
+		track_update(rq, r, NULL, obj);
 	at.object = obj;
 	at.name = name;
 	if (!as_admit_validate(rq, &at, resp))
@@ -1940,6 +2028,7 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 	}
 	store_and_answer(srv, r, name, obj, 201, resp);
 out:
+	json_decref(applied);
 	json_decref(unknown);
 	json_decref(options);
 	json_decref(obj);
@@ -1957,7 +2046,7 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 	struct as_server *srv = rq->srv;
 	struct as_kind *k = r->kind;
 	json_t *md, *omd, *unknown = json_array(), *merged = NULL;
-	json_t *mutated = NULL, *options = NULL;
+	json_t *mutated = NULL, *options = NULL, *applied = NULL;
 	const char *rv, *ns, *uid;
 	bool bad, dry = is_dry_run(rq, resp, &bad), decoded = false;
 	bool status_sub = r->has_sub && strcmp(r->sub, "status") == 0;
@@ -2112,6 +2201,9 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 			else
 				json_object_del(md, keep[i]);
 		}
+		if (is_apply(rq))
+			applied =
+			    json_incref(json_object_get(md, "managedFields"));
 		json_object_del(md, "managedFields");
 		json_object_del(md, "selfLink");
 		if (k->flags & AS_STATUS) {
@@ -2167,6 +2259,10 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 	    md, "resourceVersion", json_object_get(omd, "resourceVersion"));
 	if (!schema_ok(k, obj, old, resp))
 		goto out;
+	if (applied != NULL)
+		json_object_set(md_of(obj), "managedFields", applied);
+	else if (!finalize_sub)
+		track_update(rq, r, old, obj);
 	at.object = obj;
 	if (!as_admit_validate(rq, &at, resp))
 		goto out;
@@ -2201,6 +2297,7 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 	}
 	store_and_answer(srv, r, r->name, obj, 200, resp);
 out:
+	json_decref(applied);
 	json_decref(unknown);
 	json_decref(merged);
 	json_decref(mutated);
@@ -2208,6 +2305,83 @@ out:
 }
 
 /* ---- patch --------------------------------------------------------- */
+
+/* Server-side apply (apply.c): merge the applied configuration into the
+ * object as the client sees it, or create it. */
+static void do_apply(const struct as_request *rq, const struct route *r,
+    json_t *old, struct as_resp *resp)
+{
+	struct as_kind *k = r->kind;
+	struct as_apply_type t;
+	struct as_manager m;
+	char name[129], now[CU_TIME_RFC3339_LEN], *av = NULL;
+	json_t *cfg = NULL, *base = NULL, *result = NULL, *conflict = NULL;
+	const char *fm = as_query(rq, "fieldManager");
+	cu_error err;
+	int rc;
+
+	if (fm == NULL || fm[0] == '\0') {
+		as_resp_error(resp, 422, "Invalid",
+		    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: "
+		    "Required value: is required for apply patch");
+		return;
+	}
+	if (api_yaml_load(&cfg, NULL, rq->body ? rq->body : "", rq->body_len,
+		NULL, &err) != CU_OK) {
+		as_resp_error(resp, 400, "BadRequest",
+		    "error decoding YAML: %s", err.msg);
+		return;
+	}
+	if (!json_is_object(cfg)) {
+		as_resp_error(resp, 400, "BadRequest",
+		    "error decoding YAML: the applied configuration is not an "
+		    "object");
+		goto out;
+	}
+	if (r->conv_from[0] == '\0' && r->view == NULL &&
+	    !check_gvk(r, cfg, resp))
+		goto out;
+	/* The URL names the object (kube takes the name from it). */
+	if (md_str(cfg, "name") == NULL)
+		json_object_set_new(md_of(cfg), "name", json_string(r->name));
+	if (old != NULL) {
+		base = r->conv_from[0] != '\0'
+			   ? as_convert(rq->srv, k, old, r->conv_from, resp)
+			   : out_object(r, old);
+		if (base == NULL)
+			goto out;
+	}
+	apply_type(k, &t);
+	request_manager(rq, r, &m, name, now, &av);
+	rc = as_apply(&t, base, cfg, &m, &result, &conflict, &err);
+	if (rc == CU_ECONFLICT) {
+		as_resp_status(resp, 409, conflict);
+		conflict = NULL;
+		goto out;
+	}
+	if (rc == CU_EPARSE) {
+		as_resp_error(resp, 400, "BadRequest", "%s", err.msg);
+		goto out;
+	}
+	if (rc != CU_OK) {
+		as_resp_invalid(resp, k, r->name, "patch", "%s", err.msg);
+		goto out;
+	}
+	if ((r->conv_from[0] != '\0' &&
+		!as_convert_in(rq->srv, k, r->conv_from, &result, resp)) ||
+	    !view_in(r, &result, old == NULL, resp))
+		goto out;
+	if (old == NULL)
+		create_obj(rq, r, result, resp);
+	else
+		update_obj(rq, r, result, old, true, resp);
+out:
+	cu_free(av);
+	json_decref(conflict);
+	json_decref(result);
+	json_decref(base);
+	json_decref(cfg);
+}
 
 static void do_patch(
     const struct as_request *rq, const struct route *r, struct as_resp *resp)
@@ -2223,6 +2397,10 @@ static void do_patch(
 	if (mt == NULL) {
 		as_resp_error(resp, 500, "InternalError", "out of memory");
 		return;
+	}
+	if (is_apply_type(mt)) {
+		do_apply(rq, r, old, resp);
+		goto out;
 	}
 	if (strcmp(mt, "application/json-patch+json") != 0 &&
 	    strcmp(mt, "application/merge-patch+json") != 0 &&

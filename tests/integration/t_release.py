@@ -6,8 +6,8 @@ cueue-apiserver, applied with the machine's kubectl as one file.
   of `make image` with RELEASE_PIN=1) and has cueue's JobSet CRD unless
   JOBSET_CRD=0; `kubectl apply -f` accepts every
   object, each reads back with every field the file sets, a second apply
-  changes nothing. (Plain client-side apply: cueue-apiserver does not
-  implement server-side apply yet, so `--server-side` is not exercised.)
+  changes nothing. (Plain client-side apply; `--server-side` is
+  exercised by t_server_side_apply.py.)
 - release-pod-template: the Deployment's pod template is what the image
   expects and the ConfigMap's configuration says: user 65532, the
   entrypoint, the webhook, metrics and health ports of the configuration,
