@@ -90,8 +90,10 @@ const struct ctl_compat ctl_compat_table[] = {
 	"ones are refused"},
     {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
 	"finished and deactivated Workloads are kept"},
-    {"Configuration", "visibilityServer", N, CTL_COMPAT_WARN_IF_SET,
-	"no visibility API server"},
+    {"Configuration", "visibilityServer", P, CTL_COMPAT_WARN_IF_SET,
+	"the visibility API is served on the webhook port "
+	"(manifests/visibility.yaml); bindPort and bindAddress are not acted "
+	"on"},
     {"ClusterQueue", "spec.resourceGroups", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.resourceGroups[].coveredResources: pods", S,
 	CTL_COMPAT_WARN_NEVER, ""},
