@@ -149,6 +149,17 @@ CTL_SRC    := controller/main.c
 # kubectl-cueue, the kubectl plugin (cli/).
 CLI_SRC    := cli/main.c
 APISRV_SRC := $(wildcard tests/apiserver/*.c)
+# cueue-apiserver's protobuf messages: tests/apiserver/*.proto through
+# protoc-c into C at build time (the same for every flavour, build/gen/),
+# with libprotobuf-c as their runtime; the "zero kept" marks become
+# kube_marks.inc. Only cueue-apiserver and what links its library use them.
+PROTO_SRC  := $(wildcard tests/apiserver/*.proto)
+GEN        := build/gen
+PROTO_C    := $(PROTO_SRC:%.proto=$(GEN)/%.pb-c.c)
+PROTO_H    := $(PROTO_C:.c=.h) $(GEN)/tests/apiserver/kube_marks.inc
+PROTO_CFLAGS = -I$(GEN)/tests/apiserver \
+               $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
+PROTO_LIBS   = $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
 # The server's internals (all but main) as a library, so that unit tests
 # and fuzz targets can drive its handlers in-process.
 APISRV_LIB_SRC := $(filter-out tests/apiserver/main.c,$(APISRV_SRC))
@@ -205,14 +216,37 @@ $(O)/bin/kubectl-cueue: $(CLI_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
 
-$(LIBAPISRV): $(APISRV_LIB_SRC:%.c=$(O)/%.o)
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: %.proto
+	@command -v protoc-c >/dev/null && pkg-config --exists libprotobuf-c || \
+	  scripts/install-deps.sh
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  PROTOC  $<")
+	$(Q)protoc-c --proto_path=$(<D) --c_out=$(@D) $<
+
+$(GEN)/tests/apiserver/kube_marks.inc: tests/apiserver/kube.proto
+	@mkdir -p $(@D)
+	$(Q)awk '/^message /{m=$$2} \
+	  /\/\/ zero kept$$/{print "{\"" m "." $$3 "\", MARK_ZERO_KEPT},"} \
+	  /\/\/ inline$$/{print "{\"" m "." $$3 "\", MARK_INLINE},"}' $< | \
+	  LC_ALL=C sort > $@.tmp && mv $@.tmp $@
+
+# Generated code: the project's warnings are not its author's.
+$(O)/gen/%.pb-c.o: $(GEN)/%.pb-c.c | $(FLAVOR_FILE)
+	@mkdir -p $(@D)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(STD) $(CFLAGS_$(BUILD)) $(PROTO_CFLAGS) -w -c $< -o $@
+
+$(APISRV_LIB_SRC:%.c=$(O)/%.o): | $(PROTO_H)
+$(APISRV_LIB_SRC:%.c=$(O)/%.o): ALL_CFLAGS += $(PROTO_CFLAGS)
+
+$(LIBAPISRV): $(APISRV_LIB_SRC:%.c=$(O)/%.o) $(PROTO_SRC:%.proto=$(O)/gen/%.pb-c.o)
 	$(if $(Q),@echo "  AR      $@")
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(O)/bin/cueue-apiserver: $(O)/tests/apiserver/main.o $(LIBAPISRV) $(LIBCUEUE)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) $(PROTO_LIBS) -o $@
 
 $(O)/bin/cueue-bench: $(BENCH_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
 	@mkdir -p $(@D)
@@ -222,11 +256,11 @@ $(O)/bin/cueue-bench: $(BENCH_SRC:%.c=$(O)/%.o) $(LIBCUEUE)
 $(O)/tests/unit/%: $(O)/tests/unit/%.o $(UNIT_FIX_SRC:%.c=$(O)/%.o) \
     $(LIBAPISRV) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(TEST_LIBS) $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(TEST_LIBS) $(PKG_LIBS) $(PROTO_LIBS) -o $@
 
 $(O)/tests/fuzz/%_replay: $(O)/tests/fuzz/%_fuzz.o $(O)/tests/fuzz/replay.o $(LIBAPISRV) $(LIBCUEUE)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ $(PKG_LIBS) $(PROTO_LIBS) -o $@
 
 # ---- make test -------------------------------------------------------
 
@@ -302,12 +336,17 @@ FUZZ_DIR   := build/fuzz
 FUZZ_FLAGS := $(STD) -g -O1 -fsanitize=fuzzer-no-link,address,undefined \
               -fno-sanitize-recover=undefined -fno-omit-frame-pointer -I. \
               -DCUEUE_VERSION='"$(VERSION)"'
-FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRC) $(APISRV_LIB_SRC))
+FUZZ_LIB_OBJ := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(LIB_SRC) $(APISRV_LIB_SRC)) \
+                $(PROTO_SRC:%.proto=$(FUZZ_DIR)/obj/gen/%.pb-c.o)
 
-$(FUZZ_DIR)/obj/%.o: %.c
+$(FUZZ_DIR)/obj/%.o: %.c | $(PROTO_H)
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  FUZZCC  $<")
-	$(Q)$(CLANG) $(FUZZ_FLAGS) $(PKG_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CLANG) $(FUZZ_FLAGS) $(PKG_CFLAGS) $(PROTO_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FUZZ_DIR)/obj/gen/%.pb-c.o: $(GEN)/%.pb-c.c
+	@mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) $(PROTO_CFLAGS) -w -c $< -o $@
 
 $(FUZZ_DIR)/libcueue-fuzz.a: $(FUZZ_LIB_OBJ)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
@@ -316,7 +355,7 @@ $(FUZZ_DIR)/bin/%: tests/fuzz/%_fuzz.c $(FUZZ_DIR)/libcueue-fuzz.a
 	@mkdir -p $(@D)
 	$(if $(Q),@echo "  FUZZLD  $@")
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $< \
-	  $(FUZZ_DIR)/libcueue-fuzz.a $(PKG_LIBS) -o $@
+	  $(FUZZ_DIR)/libcueue-fuzz.a $(PKG_LIBS) $(PROTO_LIBS) -o $@
 
 fuzz: deps
 	@$(MAKE) --no-print-directory -k $(FUZZ_TARGETS:%=$(FUZZ_DIR)/bin/%) || true

@@ -19,7 +19,10 @@ cppcheck libclang-rt-14-dev valgrind libev-dev libcurl4-openssl-dev
 libsqlite3-dev sqlite3 libcriterion-dev libjansson-dev libyaml-dev
 libmicrohttpd-dev libssl-dev openssl curl jq python3 python3-kubernetes
 python3-yaml python3-jsonpatch python3-prometheus-client gnuplot-nox
-procps psmisc iproute2 ca-certificates umoci skopeo"
+procps psmisc iproute2 ca-certificates umoci skopeo protobuf-c-compiler
+libprotobuf-c-dev"
+# protobuf-c-compiler and libprotobuf-c-dev: cueue-apiserver's protobuf
+# bodies (tests/apiserver/kube.proto, compiled at build time).
 # umoci and skopeo: `make image` (scripts/image.sh) assembles the OCI
 # image and writes its archives without a daemon, a registry or root;
 # make test checks the image (make image-check).

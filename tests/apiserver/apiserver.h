@@ -350,11 +350,50 @@ struct as_request {
 	 * request (http.c owns the slot); NULL without a connection, and
 	 * then no webhook is called. */
 	struct as_admit **admit;
+	/* body holds JSON decoded from a protobuf body (proto.c): the
+	 * Content-Type header reads as application/json. */
+	bool proto_json;
 };
 
 const char *as_query(const struct as_request *rq, const char *name);
 bool as_query_bool(const struct as_request *rq, const char *name);
 const char *as_header(const struct as_request *rq, const char *name);
+
+/* ---- protobuf bodies (proto.c) ------------------------------------- */
+#define AS_PROTOBUF "application/vnd.kubernetes.protobuf"
+
+/* true when k [borrowed] has a protobuf message (kube.proto). */
+bool as_proto_kind(const struct as_kind *k);
+/* true when content_type [borrowed, may be NULL] is AS_PROTOBUF. */
+bool as_proto_is_protobuf(const char *content_type);
+/* The envelope's typeMeta: *api_version and *kind [owned: cu_free] ("" when
+ * absent); CU_EPARSE (one-line message in err) when buf is not one. */
+int as_proto_peek(const void *buf, size_t len, char **api_version, char **kind,
+    cu_error *err);
+/* A protobuf body (magic, envelope, message) as the JSON object a JSON
+ * client would send [owned], or NULL with err set (CU_EPARSE, CU_EINVAL for
+ * a kind without a message, CU_ENOMEM). */
+json_t *as_proto_decode(const void *buf, size_t len, cu_error *err);
+/* obj [borrowed] (an object or list of a kind with a message, or a
+ * Status) as a protobuf body [owned: cu_free] of *len bytes; NULL when no
+ * message covers it or on allocation failure. */
+char *as_proto_encode(json_t *obj, size_t *len);
+
+enum as_accept { AS_ACCEPT_JSON, AS_ACCEPT_PROTOBUF, AS_ACCEPT_NONE };
+/* What to answer for the Accept header [borrowed, may be NULL], as
+ * kube-apiserver negotiates: the first entry served wins; entries with
+ * "as=" (Tables) are left to the handlers; protobuf counts only when
+ * can_protobuf. NONE: only protobuf was asked for and cannot be given. */
+enum as_accept as_proto_accept(const char *accept, bool can_protobuf);
+/* Before a handler: a protobuf POST/PUT/DELETE body of a kind with a
+ * message becomes JSON in *json_out [owned: cu_free; NULL when the body
+ * stays as it is]; false after answering 400 in resp. */
+bool as_proto_request(
+    struct as_request *rq, struct as_resp *resp, char **json_out);
+/* After a handler: a JSON body re-encoded as protobuf when Accept asks
+ * for it first, or 406 when only protobuf is acceptable and the body has
+ * no message. */
+void as_proto_reply(const struct as_request *rq, struct as_resp *resp);
 
 /* ---- handlers (handlers.c) ----------------------------------------- */
 void as_handle(struct as_request *rq, struct as_resp *resp);

@@ -400,6 +400,26 @@ static json_t *decode_body(
 	return j;
 }
 
+/* The Content-Type of a POST or PUT body: JSON, or protobuf already
+ * turned into JSON by proto.c (a kind with a message); else 415 naming
+ * only what this resource takes. Frees mt [owned]. */
+static bool body_type_ok(const struct route *r, char *mt, struct as_resp *resp)
+{
+	bool have = mt != NULL;
+	bool ok =
+	    have && (mt[0] == '\0' || strcmp(mt, "application/json") == 0);
+
+	if (!have)
+		as_resp_error(resp, 500, "InternalError", "out of memory");
+	else if (!ok)
+		as_resp_error(resp, 415, "UnsupportedMediaType",
+		    "the body of the request was in an unknown format - "
+		    "accepted media types include: application/json%s",
+		    as_proto_kind(r->kind) ? ", " AS_PROTOBUF : "");
+	cu_free(mt);
+	return ok;
+}
+
 /* Check (and fill in when absent) apiVersion/kind against the URL. */
 static bool check_gvk(const struct route *r, json_t *obj, struct as_resp *resp)
 {
@@ -2645,12 +2665,30 @@ static void handle(struct as_request *rq, struct as_resp *resp);
 void as_handle(struct as_request *rq, struct as_resp *resp)
 {
 	bool write = strcmp(rq->method, "GET") != 0;
+	const char *body = rq->body;
+	size_t body_len = rq->body_len;
+	char *json = NULL;
 
+	/* protobuf in and out (proto.c); the handlers see JSON */
+	if (!as_proto_request(rq, resp, &json))
+		return;
+	if (json != NULL) {
+		rq->body = json;
+		rq->body_len = strlen(json);
+		rq->proto_json = true;
+	}
 	if (write)
 		as_admit_begin(rq);
 	handle(rq, resp);
 	if (write)
 		as_admit_end();
+	if (json != NULL) {
+		rq->body = body;
+		rq->body_len = body_len;
+		rq->proto_json = false;
+		cu_free(json);
+	}
+	as_proto_reply(rq, resp);
 }
 
 static void handle(struct as_request *rq, struct as_resp *resp)
@@ -2780,17 +2818,8 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 		char *mt = media_type(as_header(rq, "Content-Type"));
 		json_t *obj;
 
-		if (mt != NULL && mt[0] != '\0' &&
-		    strcmp(mt, "application/json") != 0) {
-			as_resp_error(resp, 415, "UnsupportedMediaType",
-			    "the body of the request was in an unknown format "
-			    "- accepted media types include: "
-			    "application/json, application/yaml, "
-			    "application/vnd.kubernetes.protobuf");
-			cu_free(mt);
+		if (!body_type_ok(&r, mt, resp))
 			return;
-		}
-		cu_free(mt);
 		obj = decode_body(
 		    rq, resp, strcmp(field_validation(rq), "Strict") == 0);
 		if (obj == NULL || !view_in(&r, &obj, true, resp))
@@ -2805,9 +2834,13 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 		return;
 	}
 	if (strcmp(m, "PUT") == 0 && r.has_name) {
-		json_t *obj = decode_body(
-		    rq, resp, strcmp(field_validation(rq), "Strict") == 0);
+		json_t *obj;
 
+		if (!body_type_ok(
+			&r, media_type(as_header(rq, "Content-Type")), resp))
+			return;
+		obj = decode_body(
+		    rq, resp, strcmp(field_validation(rq), "Strict") == 0);
 		if (obj == NULL || !view_in(&r, &obj, false, resp))
 			return;
 		if (check_gvk(&r, obj, resp) &&

@@ -63,6 +63,8 @@ bool as_query_bool(const struct as_request *rq, const char *name)
 
 const char *as_header(const struct as_request *rq, const char *name)
 {
+	if (rq->proto_json && strcasecmp(name, "Content-Type") == 0)
+		return "application/json";
 	if (rq->conn == NULL)
 		return json_string_value(json_object_get(rq->headers, name));
 	return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);

@@ -78,6 +78,8 @@ static const struct builtin builtins[] = {
 	NSD | UNC | AS_STATUS | AS_GENERATION, NULL, spec_status_top},
     {"batch", "v1", "jobs", "Job", NULL, "all",
 	NSD | UNC | AS_STATUS | AS_GENERATION, job_fields, spec_status_top},
+    {"batch", "v1", "cronjobs", "CronJob", "cj", "all",
+	NSD | UNC | AS_STATUS | AS_GENERATION, NULL, spec_status_top},
     {"coordination.k8s.io", "v1", "leases", "Lease", NULL, NULL,
 	NSD | AS_CREATE_ON_UPDATE, NULL, lease_top},
     {"events.k8s.io", "v1", "events", "Event", "ev", NULL, NSD | UNC, ev_fields,

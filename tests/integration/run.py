@@ -12,7 +12,8 @@ this file, a copy of one such run's), so the pool does not end on one long test.
 each other: they share build/release.
 
 Environment: CUEUE_BIN (programs), CUEUE_LOGS (log directory),
-SAN_PATTERN (regex of sanitizer reports), ONLY (substring filter),
+SAN_PATTERN (regex of sanitizer reports), ONLY (substring filter; a
+comma-separated list matches any),
 INT_JOBS (tests at a time, default 2; 1 runs them one after another)."""
 import glob
 import os
@@ -132,7 +133,8 @@ def main():
 
     tests = sorted(glob.glob(os.path.join(HERE, "t_*.sh")) +
                    glob.glob(os.path.join(HERE, "t_*.py")))
-    tests = [t for t in tests if only in os.path.basename(t)]
+    tests = [t for t in tests
+             if any(o in os.path.basename(t) for o in only.split(","))]
     # Longest first (a test never timed counts as a minute): the pool's
     # last slot then holds a short test.
     tests.sort(key=lambda t: -times.get(os.path.basename(t), 60))
