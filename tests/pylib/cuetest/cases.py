@@ -66,7 +66,10 @@ def run_cases():
             skipped += 1
             print("  skip %s (%s)" % (name, e), flush=True)
             if srv is not None:
-                srv.stop()
+                try:
+                    srv.stop()
+                except Exception:
+                    traceback.print_exc()
         except Exception:
             failed += 1
             print("  FAIL %s (%.1fs)" % (name, time.time() - start),
