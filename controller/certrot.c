@@ -44,6 +44,8 @@ static const struct inject_target {
     {&CRDS, "resourceflavors.kueue.x-k8s.io", true},
     {&CRDS, "workloadpriorityclasses.kueue.x-k8s.io", true},
     {&CRDS, "topologies.kueue.x-k8s.io", true},
+    {&CRDS, "admissionchecks.kueue.x-k8s.io", true},
+    {&CRDS, "provisioningrequestconfigs.kueue.x-k8s.io", true},
 };
 #define NTARGETS (sizeof(TARGETS) / sizeof(TARGETS[0]))
 

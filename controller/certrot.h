@@ -4,7 +4,7 @@
  * serving certificate in the Secret <namespace>/<webhookSecretName>
  * (ca.crt, tls.crt, tls.key; controller/certs.h makes and checks them),
  * inject its CA into the caBundle of every webhook of cueue's two webhook
- * configurations and of the conversion webhook of cueue's seven Kueue CRDs
+ * configurations and of the conversion webhook of cueue's nine Kueue CRDs
  * (spec.conversion.webhook.clientConfig, when the strategy is Webhook;
  * each read and replaced by name only), and write the files into
  * webhook.certDir when that directory is writable (on a cluster the kubelet

@@ -41,7 +41,9 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "controller/certs.h"
 #include "controller/ctl_int.h"
 
 const struct api_resource ctl_resources[INF__COUNT] = {
@@ -63,7 +65,8 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_JOBSET] = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true},
 };
 
-const struct api_resource ctl_res_events = {"", "v1", "events", true};
+const struct api_resource ctl_res_events = {
+    "events.k8s.io", "v1", "events", true};
 
 /* ---- small helpers ------------------------------------------------- */
 
@@ -484,6 +487,37 @@ static int check_ledger(cu_error *err, void *payload)
 
 /* ---- lifecycle ------------------------------------------------------ */
 
+/* The secure metrics server's certificate: self-signed, made at start-up
+ * for the metrics Service's names (controller-runtime's default when no
+ * certificate directory is given; scrapers skip verification or pin it). */
+static int metrics_certs(ctl *c, struct ctl_certs *out, cu_error *err)
+{
+	const char *ns = c->cfg->namespace ? c->cfg->namespace : "cueue-system";
+	char *names[3];
+	struct ctl_certs_request req;
+	int rc;
+
+	names[0] = cu_asprintf("cueue-controller-metrics.%s.svc", ns);
+	names[1] =
+	    cu_asprintf("cueue-controller-metrics.%s.svc.cluster.local", ns);
+	names[2] = cu_strdup("localhost");
+	memset(&req, 0, sizeof(req));
+	req.dns_names = (const char *const *)names;
+	req.n_dns_names = 3;
+	req.ca_name = "cueue-metrics-ca";
+	rc = names[0] && names[1] && names[2]
+		 ? ctl_certs_generate(&req, out, err)
+		 : cu_error_set(err, CU_ENOMEM, "out of memory");
+	cu_free(names[0]);
+	cu_free(names[1]);
+	cu_free(names[2]);
+	if (rc != CU_OK)
+		return rc;
+	cu_free(out->ca_key_pem);
+	out->ca_key_pem = NULL;
+	return CU_OK;
+}
+
 static int start_http(ctl *c, cu_error *err)
 {
 	struct ctl_httpd_opts o;
@@ -516,13 +550,30 @@ static int start_http(ctl *c, cu_error *err)
 			return rc;
 	}
 	if (maddr != NULL && maddr[0] != '\0' && strcmp(maddr, "0") != 0) {
+		struct ctl_certs certs;
+
 		memset(&o, 0, sizeof(o));
+		memset(&certs, 0, sizeof(certs));
 		o.name = "metrics";
 		o.listen = maddr;
-		rc = ctl_httpd_new(&c->srv.metrics_srv, c->loop, &o, err);
+		if (!c->opts.metrics_insecure) {
+			rc = metrics_certs(c, &certs, err);
+			o.cert_pem = certs.cert_pem;
+			o.key_pem = certs.key_pem;
+			o.tls_priorities = c->cfg->tls.priorities;
+		}
+		if (rc == CU_OK)
+			rc = ctl_httpd_new(
+			    &c->srv.metrics_srv, c->loop, &o, err);
+		ctl_certs_dispose(&certs);
 		if (rc == CU_OK)
 			rc = ctl_metrics_mount(
 			    c->metrics, c->srv.metrics_srv, err);
+		if (rc == CU_OK && !c->opts.metrics_insecure)
+			rc = ctl_mauth_new(&c->srv.mauth, c->client, err);
+		if (rc == CU_OK && c->srv.mauth != NULL)
+			rc = ctl_mauth_mount(
+			    c->srv.mauth, c->srv.metrics_srv, err);
 		if (rc != CU_OK)
 			return rc;
 	}
@@ -578,7 +629,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (ctl_feed_init(&c->feed) != CU_OK ||
 	    ctl_decide_init(&c->dec) != CU_OK ||
 	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK ||
-	    ctl_tas_init(c) != CU_OK || ctl_afs_init(&c->afs) != CU_OK) {
+	    ctl_wm_init(c) != CU_OK || ctl_tas_init(c) != CU_OK ||
+	    ctl_afs_init(&c->afs) != CU_OK) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
@@ -626,10 +678,18 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		rc = new_pipe(c, err);
 	if (rc == CU_OK) {
 		struct rec_events_opts eo;
+		char host[256];
 
+		/* reportingInstance: "<controller>-<host name>" as client-go
+		 * (the pod name when POD_NAME says it). */
 		memset(&eo, 0, sizeof(eo));
 		eo.component = "cueue-controller";
 		eo.instance = c->opts.identity;
+		if (eo.instance == NULL &&
+		    gethostname(host, sizeof(host) - 1) == 0) {
+			host[sizeof(host) - 1] = '\0';
+			eo.instance = host;
+		}
 		rc = rec_events_new(&c->events, &eo, err);
 	}
 	if (rc == CU_OK)
@@ -706,13 +766,19 @@ static void on_new_leader(const char *identity, void *payload)
 static bool write_gate(const char *method, const char *path, void *payload)
 {
 	static const char lease_api[] = "/apis/coordination.k8s.io/";
+	/* The metrics gate's reviews (controller/mauth.h) are POSTs that
+	 * write nothing: every replica serves /metrics. */
+	static const char authn_api[] = "/apis/authentication.k8s.io/";
+	static const char authz_api[] = "/apis/authorization.k8s.io/";
 	ctl *c = payload;
 
 	(void)method;
 	if (c->leader == NULL ||
 	    (c->leading && ctl_leader_is_leader(c->leader)))
 		return true;
-	return strncmp(path, lease_api, sizeof(lease_api) - 1) == 0;
+	return strncmp(path, lease_api, sizeof(lease_api) - 1) == 0 ||
+	       strncmp(path, authn_api, sizeof(authn_api) - 1) == 0 ||
+	       strncmp(path, authz_api, sizeof(authz_api) - 1) == 0;
 }
 
 static int start_leader(ctl *c, cu_error *err)
@@ -851,6 +917,9 @@ void ctl_free(ctl *c)
 	if (c->feed.wake_armed)
 		ev_timer_stop(c->loop, &c->feed.wake_w);
 	ctl_leader_free(c->leader);
+	/* Answers the scrapes waiting on a review before the client and the
+	 * metrics server go. */
+	ctl_mauth_free(c->srv.mauth);
 	for (i = 0; i < INF__COUNT; i++)
 		api_informer_free(c->inf[i]);
 	ctl_tas_dispose(c);
@@ -874,5 +943,6 @@ void ctl_free(ctl *c)
 	ctl_report_dispose(&c->rep);
 	ctl_afs_dispose(&c->afs);
 	ctl_pr_dispose(c);
+	ctl_wm_dispose(c);
 	cu_free(c);
 }

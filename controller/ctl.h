@@ -32,6 +32,13 @@ struct ctl_run_opts {
 	const char *own_username;
 	const char *identity; /* [borrowed] leader-election identity;
 			       * NULL = hostname_pid */
+	/* /metrics over plain HTTP with no authentication (local use,
+	 * `--metrics-secure=false`). Default false: HTTPS with a self-signed
+	 * certificate made at start-up, every scrape authenticated
+	 * (TokenReview) and authorized (SubjectAccessReview for the
+	 * non-resource URL /metrics, verb get), as Kueue's
+	 * (controller/mauth.h). */
+	bool metrics_insecure;
 	/* Write pending-status conditions (QuotaReserved=False with the
 	 * reason) only for Workloads pending at least this long, and at most
 	 * once per pending_status_period_ms per Workload: every write costs

@@ -79,12 +79,23 @@ struct conn_track {
 	struct conn_track *prev, *next;
 };
 
-/* Per HTTP request (MHD con_cls). */
+enum gate_state { GATE_NONE, GATE_WAIT, GATE_DONE };
+
+/* Per HTTP request (MHD con_cls); also the gate's call handle. */
 struct req_ctx {
 	const struct route *route;
 	cu_buf body;
 	bool too_big;
 	bool replied; /* a reply was queued early: drain and ignore */
+	/* The gate (ctl_httpd_set_gate): state, answer, and while the
+	 * connection is suspended its place in the server's list. */
+	enum gate_state gate;
+	int gate_status;     /* 0: allowed */
+	char gate_text[160]; /* the refusal's body */
+	bool suspended;
+	struct ctl_httpd *h;	     /* borrowed */
+	struct MHD_Connection *conn; /* borrowed */
+	struct req_ctx *gprev, *gnext;
 };
 
 struct ctl_httpd {
@@ -108,7 +119,10 @@ struct ctl_httpd {
 	ev_timer timer; /* MHD's next timeout */
 	ev_timer sweep; /* request deadlines */
 	struct conn_track *conns;
-	bool closed; /* a connection closed during this MHD_run() */
+	bool closed;		 /* a connection closed during this MHD_run() */
+	ctl_http_gate_fn gate;	 /* NULL: none */
+	void *gate_payload;	 /* borrowed */
+	struct req_ctx *waiting; /* suspended on the gate */
 };
 
 /* ---- addresses ---------------------------------------------------------- */
@@ -555,17 +569,39 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn,
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (rq->replied)
+	if (rq->replied || rq->gate == GATE_WAIT)
 		return MHD_YES;
-	rq->replied = true;
 	memset(&req, 0, sizeof(req));
 	req.method = method;
 	req.path = url;
 	req.body = rq->body.ptr != NULL ? rq->body.ptr : "";
 	req.body_len = rq->body.len;
 	req.conn = conn;
+	if (h->gate != NULL && rq->gate == GATE_NONE && !rq->too_big) {
+		/* Ask the gate; unless it answered inside the call, wait
+		 * suspended until ctl_http_gate_done resumes us. */
+		rq->gate = GATE_WAIT;
+		rq->h = h;
+		rq->conn = conn;
+		h->gate(rq, &req, h->gate_payload);
+		if (rq->gate == GATE_WAIT) {
+			rq->suspended = true;
+			rq->gnext = h->waiting;
+			if (h->waiting != NULL)
+				h->waiting->gprev = rq;
+			h->waiting = rq;
+			MHD_suspend_connection(conn);
+			return MHD_YES;
+		}
+	}
+	rq->replied = true;
 	response_init(&resp);
-	respond(h, rq->route, &req, rq->too_big, &resp);
+	if (rq->gate == GATE_DONE && rq->gate_status != 0) {
+		(void)ctl_http_reply(&resp, rq->gate_status, rq->gate_text);
+		cu_debug("%s: %s %s -> %d (gate)", h->name, method, url,
+		    resp.status);
+	} else
+		respond(h, rq->route, &req, rq->too_big, &resp);
 	ret = queue(conn, &resp);
 	cu_buf_dispose(&resp.body);
 	return ret;
@@ -603,6 +639,47 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(
 	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 		line[--n] = '\0';
 	cu_warn("%s: microhttpd: %s", h->name, line);
+}
+
+/* ---- the gate ------------------------------------------------------------ */
+
+void ctl_http_gate_done(ctl_http_gate_call *call, int status, const char *text)
+{
+	struct req_ctx *rq = call;
+	struct ctl_httpd *h = rq->h;
+
+	CU_ASSERT(rq->gate == GATE_WAIT);
+	rq->gate = GATE_DONE;
+	rq->gate_status = status;
+	snprintf(rq->gate_text, sizeof(rq->gate_text), "%s",
+	    text != NULL ? text : "");
+	if (!rq->suspended)
+		return; /* answered inside the gate call */
+	rq->suspended = false;
+	if (rq->gprev != NULL)
+		rq->gprev->gnext = rq->gnext;
+	else
+		h->waiting = rq->gnext;
+	if (rq->gnext != NULL)
+		rq->gnext->gprev = rq->gprev;
+	rq->gprev = rq->gnext = NULL;
+	MHD_resume_connection(rq->conn);
+	/* MHD serves it on its next run: make that now. */
+	ev_timer_stop(h->loop, &h->timer);
+	ev_timer_set(&h->timer, 0., 0.);
+	ev_timer_start(h->loop, &h->timer);
+}
+
+int ctl_httpd_set_gate(
+    ctl_httpd *h, ctl_http_gate_fn fn, void *payload, cu_error *err)
+{
+	if (h->mhd != NULL)
+		return cu_error_set(err, CU_EINVAL,
+		    "%s: the gate must be set before the server starts",
+		    h->name);
+	h->gate = fn;
+	h->gate_payload = payload;
+	return CU_OK;
 }
 
 /* ---- public ------------------------------------------------------------- */
@@ -870,6 +947,8 @@ static struct MHD_Daemon *start_daemon(
 
 	if (tls)
 		flags |= MHD_USE_TLS;
+	if (h->gate != NULL)
+		flags |= MHD_ALLOW_SUSPEND_RESUME;
 	/* MHD_OPTION_SOCK_ADDR with NULL keeps the default (any address on
 	 * h->port); the TLS options come last so that a plain server ends
 	 * the list early. No MHD_OPTION_LISTENING_ADDRESS_REUSE: it means
@@ -973,7 +1052,14 @@ void ctl_httpd_free(ctl_httpd *h)
 	if (h == NULL)
 		return;
 	CU_ASSERT(h->magic == HTTPD_MAGIC);
+	/* The gate's owner answers its calls before the server goes; any
+	 * left are refused so that MHD can close them. */
+	while (h->waiting != NULL)
+		ctl_http_gate_done(
+		    h->waiting, 503, "503 service unavailable\n");
 	if (h->mhd != NULL) {
+		if (h->gate != NULL)
+			MHD_run(h->mhd);
 		ev_io_stop(h->loop, &h->io);
 		ev_timer_stop(h->loop, &h->timer);
 		ev_timer_stop(h->loop, &h->sweep);

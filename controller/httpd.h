@@ -4,7 +4,8 @@
  * the controller's libev loop: MHD runs in external-loop epoll mode, its
  * epoll fd is one ev_io and its next timeout one ev_timer, so requests are
  * served on the loop thread between other work and never block it. Serves
- * /healthz, /readyz and /metrics (plain HTTP) and the admission webhooks
+ * /healthz, /readyz (plain HTTP), /metrics (HTTPS behind a gate that
+ * authenticates and authorizes, or plain HTTP) and the admission webhooks
  * (TLS from PEM cert/key).
  *
  * What it enforces for every route: a request-body cap (413, early when
@@ -132,6 +133,30 @@ struct ctl_http_response {
  * ctl_httpd_route. Never blocks; runs on the loop thread. */
 typedef void (*ctl_http_handler)(const struct ctl_http_request *req,
     struct ctl_http_response *resp, void *payload);
+
+/*
+ * The gate: a check every request to the server passes before its route's
+ * handler runs (the metrics server's authentication and authorization,
+ * controller/mauth.h). fn gets the request once its body is in (req
+ * [borrowed; valid only during the call: copy what is kept]) and a call
+ * handle [borrowed; valid until ctl_http_gate_done], and must answer with
+ * ctl_http_gate_done exactly once, inside the call or later from the
+ * loop; meanwhile the connection is suspended (MHD suspend/resume) and
+ * the loop keeps serving everything else. status 0 lets the request
+ * through; another status is the reply, with text [borrowed; copied, cut
+ * at 159 bytes] as its body. The gate's owner answers every open call
+ * before ctl_httpd_free (calls still open then are refused with 503).
+ * ctl_httpd_dispatch does not run the gate.
+ */
+typedef struct req_ctx ctl_http_gate_call;
+typedef void (*ctl_http_gate_fn)(ctl_http_gate_call *call,
+    const struct ctl_http_request *req, void *payload);
+
+/* Install fn (payload [borrowed; must outlive the server]) before
+ * ctl_httpd_start; CU_EINVAL after. */
+CU_MUST_CHECK int ctl_httpd_set_gate(
+    ctl_httpd *h, ctl_http_gate_fn fn, void *payload, cu_error *err);
+void ctl_http_gate_done(ctl_http_gate_call *call, int status, const char *text);
 
 /*
  * Create a server (nothing is bound yet). *out [owned: ctl_httpd_free].

@@ -43,6 +43,11 @@ static void usage(FILE *f)
 	    "                     created 0600; a corrupt one is moved to "
 	    "FILE.corrupt-TIME\n"
 	    "                     and rebuilt from the API server\n"
+	    "  --metrics-secure=false  serve /metrics over plain HTTP with no\n"
+	    "                     authentication (local use); default true:\n"
+	    "                     HTTPS, a bearer token checked with a\n"
+	    "                     TokenReview and a SubjectAccessReview\n"
+	    "                     (get on the non-resource URL /metrics)\n"
 	    "  --log-json         log one JSON object per line\n"
 	    "  --log-level LEVEL  debug, info (default), warn or error\n"
 	    "  --check-config     load and validate --config, print the "
@@ -168,7 +173,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 /* Run the controller until SIGTERM/SIGINT. Exit 0 after a clean shutdown,
  * 1 when the configuration or the start-up fails. */
 static int run(const char *config, const char *kubeconfig, const char *store,
-    bool json_logs)
+    bool json_logs, bool metrics_insecure)
 {
 	struct ctl_config cfg;
 	struct ctl_run_opts opts;
@@ -204,6 +209,7 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	memset(&opts, 0, sizeof(opts));
 	opts.kubeconfig = kubeconfig;
 	opts.store_path = store;
+	opts.metrics_insecure = metrics_insecure;
 	opts.sa_dir = getenv("CUEUE_SERVICE_ACCOUNT_DIR");
 	opts.identity = getenv("POD_NAME");
 	/* CUEUE_USERNAME overrides the service account of the manifests. */
@@ -242,7 +248,7 @@ int main(int argc, char **argv)
 {
 	const char *config = NULL, *kubeconfig = NULL, *store = NULL,
 		   *convert = NULL;
-	bool check = false, json_logs = false;
+	bool check = false, json_logs = false, metrics_secure = true;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -266,6 +272,15 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--log-json") == 0) {
 			json_logs = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--metrics-secure") == 0 ||
+		    strcmp(argv[i], "--metrics-secure=true") == 0) {
+			metrics_secure = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--metrics-secure=false") == 0) {
+			metrics_secure = false;
 			continue;
 		}
 		if ((v = opt_value(argc, argv, &i, "--log-level", &missing))) {
@@ -311,5 +326,5 @@ int main(int argc, char **argv)
 	}
 	if (check)
 		return print_config(config, false);
-	return run(config, kubeconfig, store, json_logs);
+	return run(config, kubeconfig, store, json_logs, !metrics_secure);
 }

@@ -172,7 +172,7 @@ make_image() {
 	    --config.workingdir / \
 	    --config.env PATH=/usr/local/bin \
 	    --config.env SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
-	    --config.exposedports 9443/tcp --config.exposedports 8080/tcp \
+	    --config.exposedports 9443/tcp --config.exposedports 8443/tcp \
 	    --config.exposedports 8081/tcp \
 	    --config.volume /var/lib/cueue \
 	    --config.label "org.opencontainers.image.title=cueue-controller" \

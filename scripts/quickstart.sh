@@ -140,8 +140,11 @@ internalCertManagement:
 integrations:
   frameworks: ["batch/job", "jobset.x-k8s.io/jobset"]
 YAML
+# Local use: plain-HTTP metrics without authentication (on a cluster they
+# are HTTPS with bearer-token authentication and authorization).
 "$CUEUE_BIN/cueue-controller" --config "$dir/config.yaml" \
-	--kubeconfig "$kc" --store "$dir/ledger.db" >"$dir/controller.log" 2>&1 &
+	--kubeconfig "$kc" --store "$dir/ledger.db" --metrics-secure=false \
+	>"$dir/controller.log" 2>&1 &
 pids="$pids $!"
 metrics=$(wait_line "$dir/controller.log" \
 	'.*metrics: listening on \([^ ]*\) (http).*') ||

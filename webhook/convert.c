@@ -17,7 +17,8 @@
 #define V2 WH_KUEUE_GROUP "/v1beta2"
 
 static const char *const KINDS[] = {"ClusterQueue", "LocalQueue", "Workload",
-    "Cohort", "ResourceFlavor", "WorkloadPriorityClass", "Topology", NULL};
+    "Cohort", "ResourceFlavor", "WorkloadPriorityClass", "Topology",
+    "AdmissionCheck", "ProvisioningRequestConfig", NULL};
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -761,6 +762,25 @@ out:
 	return rc;
 }
 
+/* ---- AdmissionCheck --------------------------------------------------- */
+
+/* v1beta1's deprecated spec.retryDelayMinutes has no v1beta2 field and
+ * Kueue keeps no annotation for it: dropped going up (its type is still
+ * checked). ProvisioningRequestConfig is the same in both versions. */
+static int ac_up(json_t *spec, cu_error *err)
+{
+	json_t *v;
+	int rc;
+
+	if (spec == NULL)
+		return CU_OK;
+	if ((rc = typed(spec, "retryDelayMinutes", "spec", JSON_INTEGER, &v,
+		 err)) != CU_OK)
+		return rc;
+	json_object_del(spec, "retryDelayMinutes");
+	return CU_OK;
+}
+
 /* ---- one object -------------------------------------------------------- */
 
 static bool known_kind(const char *k)
@@ -842,6 +862,8 @@ int wh_convert_object(
 			rc = wl_up(obj, spec, status, err);
 		else if (strcmp(kind, "Cohort") == 0 && status != NULL)
 			rc = fair_sharing_up(status, err);
+		else if (strcmp(kind, "AdmissionCheck") == 0)
+			rc = ac_up(spec, err);
 	} else if (from == 2 && to == 1) {
 		if (strcmp(kind, "ClusterQueue") == 0)
 			rc = cq_down(obj, spec, err);

@@ -319,7 +319,8 @@ CU_MUST_CHECK int wh_serve(const struct wh_options *opt, enum wh_mode mode,
  *
  * The CRD conversion webhook of the Kueue kinds cueue serves
  * (ClusterQueue, LocalQueue, Workload, Cohort, ResourceFlavor,
- * WorkloadPriorityClass, Topology) between kueue.x-k8s.io/v1beta1 and v1beta2,
+ * WorkloadPriorityClass, Topology, AdmissionCheck,
+ * ProvisioningRequestConfig) between kueue.x-k8s.io/v1beta1 and v1beta2,
  * with the semantics of Kueue's apis/kueue/v1beta1 conversion functions:
  *
  *   ClusterQueue  spec.cohort <-> spec.cohortName; v1beta1
@@ -343,6 +344,8 @@ CU_MUST_CHECK int wh_serve(const struct wh_options *opt, enum wh_mode mode,
  *                 prefix/suffix, universal values and counts), Kueue's
  *                 default encoding; down, every domain of every slice in
  *                 order; v1beta2-only status.preemptionGates dropped;
+ *   AdmissionCheck  v1beta1's deprecated spec.retryDelayMinutes dropped
+ *                 going up (no v1beta2 field, no annotation, as Kueue's);
  *   all kinds     the fairSharing status' admissionFairSharingStatus of
  *                 ClusterQueues and Cohorts dropped going up (v1beta2 has
  *                 none there); everything else, metadata included, as is.

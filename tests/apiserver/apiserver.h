@@ -395,6 +395,13 @@ bool as_proto_request(
  * no message. */
 void as_proto_reply(const struct as_request *rq, struct as_resp *resp);
 
+/* ---- review APIs (authz.c) ------------------------------------------ */
+/* POST /apis/authentication.k8s.io/v1/tokenreviews and
+ * /apis/authorization.k8s.io/v1/subjectaccessreviews (seg[0..n) the
+ * path's segments): true when the path is one of them (resp filled). */
+bool as_authz_route(
+    const struct as_request *rq, char seg[][256], int n, struct as_resp *resp);
+
 /* ---- handlers (handlers.c) ----------------------------------------- */
 void as_handle(struct as_request *rq, struct as_resp *resp);
 /* Internal writes used by simulators (no HTTP, no admission). */

@@ -38,6 +38,7 @@ int as_fixture_start(struct as_server *srv, struct ev_loop *loop,
 	}
 	srv->tokens[0].token = cu_strdup(token);
 	srv->tokens[0].user = cu_strdup("admin");
+	srv->tokens[0].groups = cu_strdup("system:masters");
 	srv->ntokens = 1;
 	rc = as_kinds_init(srv, err);
 	if (rc == CU_OK && tls != NULL) {

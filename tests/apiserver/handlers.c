@@ -2749,6 +2749,8 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 			return;
 		}
 	}
+	if (as_authz_route(rq, seg, n, resp))
+		return;
 	if (n >= 3 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
 		copy_seg(r.version, sizeof(r.version), "v1");
 		if (!parse_resource(rq->srv, seg, n, 2, &r))

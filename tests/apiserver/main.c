@@ -91,7 +91,9 @@ static int add_token(struct as_server *srv, const char *tok, const char *user)
 	srv->tokens = t;
 	t[srv->ntokens].token = cu_strdup(tok);
 	t[srv->ntokens].user = cu_strdup(user);
-	t[srv->ntokens].groups = NULL;
+	/* The admin token is kube's cluster admin (system:masters). */
+	t[srv->ntokens].groups =
+	    strcmp(user, "admin") == 0 ? cu_strdup("system:masters") : NULL;
 	srv->ntokens++;
 	return CU_OK;
 }

@@ -14,7 +14,7 @@
  *   DELETE /__test/faults          clear the rules
  *   POST   /__test/drop-watches    close every open watch now
  *   GET    /__test/writes          {"<user>": successful writes}
- *   POST   /__test/tokens          {"add":[{"token","user"}],
+ *   POST   /__test/tokens          {"add":[{"token","user","groups"}],
  *                                   "revoke":["token"]}
  *   GET    /__test/state           {"resourceVersion","compacted",
  *                                   "watches","connections",
@@ -150,6 +150,27 @@ static void set_faults(
 	ok(resp, NULL);
 }
 
+/* "a,b" of a JSON array of group names [owned], NULL when none. */
+static char *join_groups(json_t *groups)
+{
+	cu_buf b;
+	json_t *g;
+	size_t i;
+
+	if (json_array_size(groups) == 0)
+		return NULL;
+	cu_buf_init(&b, 64 * 1024);
+	json_array_foreach(groups, i, g)
+	{
+		if (!json_is_string(g))
+			continue;
+		if ((b.len > 0 && cu_buf_adds(&b, ",") != CU_OK) ||
+		    cu_buf_adds(&b, json_string_value(g)) != CU_OK)
+			break;
+	}
+	return cu_buf_detach(&b, NULL);
+}
+
 static void tokens(struct as_server *srv, json_t *body, struct as_resp *resp)
 {
 	json_t *add = json_object_get(body, "add"), *t;
@@ -179,7 +200,8 @@ static void tokens(struct as_server *srv, json_t *body, struct as_resp *resp)
 		nt[srv->ntokens].token = cu_strdup(as_jstr(t, "token"));
 		nt[srv->ntokens].user = cu_strdup(
 		    as_jstr(t, "user") ? as_jstr(t, "user") : "test-user");
-		nt[srv->ntokens].groups = NULL;
+		nt[srv->ntokens].groups =
+		    join_groups(json_object_get(t, "groups"));
 		srv->ntokens++;
 	}
 	ok(resp, NULL);

@@ -128,7 +128,8 @@ def kubeconfig_env_only(s):
     log = os.path.join(LOGS, "%s.ctl-env.stderr" % TEST)
     with open(log, "w") as errf:
         proc = subprocess.Popen(
-            [os.path.join(BIN, "cueue-controller"), "--config", cfgf],
+            [os.path.join(BIN, "cueue-controller"), "--config", cfgf,
+             "--metrics-secure=false"],
             stdout=errf, stderr=subprocess.STDOUT, env=env,
             preexec_fn=_die_with_parent)
         try:

@@ -19,6 +19,14 @@ cueue-apiserver calls the webhook as kube-apiserver does.
   both list them (table and JSON); a merge patch and a PUT in v1beta1
   land in the stored v1beta2 object; a v1beta1 watch sees ADDED and
   MODIFIED events in v1beta1 shape.
+- v1beta1-admission-checks: the v1beta1 shapes of Kueue's provisioning
+  and admission-check examples (tests/integration/data/v1beta1-*.yaml)
+  apply unchanged, re-apply as unchanged and read back in v1beta1 as
+  written and in v1beta2; AdmissionCheck's deprecated retryDelayMinutes
+  is accepted in v1beta1 and dropped in the stored v1beta2 object, as
+  Kueue does; AdmissionChecks and ProvisioningRequestConfigs created in
+  v1beta2 read back in v1beta1, and `kubectl get` lists both kinds in
+  both versions.
 - webhook-untrusted: a caBundle of another CA makes v1beta1 reads a 500
   with Go's x509 wording; the right one restores them.
 - webhook-down: with the controller stopped, v1beta2 reads and writes
@@ -33,8 +41,8 @@ import os
 
 import yaml
 
-from cuetest import (Controller, case, check, eq, free_port, mint_certs,
-                     run_cases, wait_for)
+from cuetest import (Controller, case, check, data, eq, free_port,
+                     mint_certs, run_cases, wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -162,7 +170,7 @@ def install(s):
             if not cc.get("caBundle"):
                 return False
         return b"BEGIN CERTIFICATE" in base64.b64decode(cc["caBundle"])
-    wait_for(injected, 30, what="caBundle injected into the seven CRDs")
+    wait_for(injected, 30, what="caBundle injected into the nine CRDs")
     # Serving: the webhook server picks the minted pair up on its
     # reload period.
     probe = {"apiVersion": "kueue.x-k8s.io/v1beta1",
@@ -274,6 +282,98 @@ def examples(s):
     eq(body["apiVersion"], "kueue.x-k8s.io/v1beta1", "PUT answer version")
     eq(spec_of(s, V2 + "/clusterqueues/team-a-cq").get("cohortName"),
        "team-ab", "PUT in v1beta1")
+    ctl.stop()
+
+
+def written_part(got, want):
+    """got reduced to the keys want sets (recursively into objects), so
+    that schema defaults and server-set fields do not count."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        return {k: written_part(got.get(k), v) for k, v in want.items()}
+    if isinstance(want, list) and isinstance(got, list) and \
+            len(want) == len(got):
+        return [written_part(g, w) for g, w in zip(got, want)]
+    return got
+
+
+@case("v1beta1-admission-checks", tls=True)
+def admission_checks(s):
+    ctl, _ = install(s)
+    files = [data("v1beta1-provisioning-setup.yaml"),
+             data("v1beta1-sample-admission-check.yaml")]
+    written = []
+    for path in files:
+        with open(path) as f:
+            written += [d for d in yaml.safe_load_all(f) if d]
+        out = s.kubectl("apply", "-f", path).stdout
+        check(out.count(" created") == out.count("\n"),
+              "created: %s" % out)
+    for path in files:
+        out = s.kubectl("apply", "-f", path).stdout
+        check(out.count(" unchanged") == out.count("\n"),
+              "re-applied unchanged: %s" % out)
+    plural = {"ResourceFlavor": "resourceflavors",
+              "ClusterQueue": "clusterqueues", "LocalQueue": "localqueues",
+              "AdmissionCheck": "admissionchecks",
+              "ProvisioningRequestConfig": "provisioningrequestconfigs"}
+    for d in written:
+        name = d["metadata"]["name"]
+        ns = d["metadata"].get("namespace")
+        rel = ("/namespaces/%s/" % ns if ns else "/") + \
+            plural[d["kind"]] + "/" + name
+        # Read back in v1beta1 as written (schema defaults aside), and in
+        # v1beta2 with the same fields: these kinds' specs do not differ
+        # for what the examples set.
+        want = {"apiVersion": d["apiVersion"], "kind": d["kind"],
+                "metadata": {"name": name}, "spec": d.get("spec")}
+        eq(written_part(s.get_json(V1 + rel), want), want,
+           "v1beta1 read of %s" % rel)
+        want["apiVersion"] = "kueue.x-k8s.io/v1beta2"
+        eq(written_part(s.get_json(V2 + rel), want), want,
+           "v1beta2 read of %s" % rel)
+    cq = spec_of(s, V2 + "/clusterqueues/prov-cq")
+    eq(cq.get("admissionChecksStrategy"),
+       {"admissionChecks": [{"name": "prov-check",
+                             "onFlavors": ["prov-flavor"]}]}, "strategy")
+    # The deprecated retryDelayMinutes: accepted, dropped going up.
+    code, _, body = s.raw("POST", V1 + "/admissionchecks", {
+        "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "AdmissionCheck",
+        "metadata": {"name": "legacy-check"},
+        "spec": {"controllerName": "example.com/approver",
+                 "retryDelayMinutes": 5}})
+    eq(code, 201, "create with retryDelayMinutes: %r" % body)
+    ac = s.get_json(V2 + "/admissionchecks/legacy-check")
+    eq(ac["spec"], {"controllerName": "example.com/approver"},
+       "v1beta2 has no retryDelayMinutes")
+    check(not ac["metadata"].get("annotations"),
+          "no annotation keeps it: %r" % ac["metadata"])
+    eq(spec_of(s, V1 + "/admissionchecks/legacy-check").get(
+        "controllerName"), "example.com/approver", "v1beta1 read")
+    # Created in v1beta2, read in v1beta1.
+    code, _, body = s.raw("POST", V2 + "/provisioningrequestconfigs", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ProvisioningRequestConfig",
+        "metadata": {"name": "v2-config"},
+        "spec": {"provisioningClassName": "queued-provisioning.gke.io",
+                 "podSetMergePolicy": "IdenticalPodTemplates"}})
+    eq(code, 201, "create v1beta2: %r" % body)
+    prc = s.get_json(V1 + "/provisioningrequestconfigs/v2-config")
+    eq((prc["apiVersion"], prc["spec"]["podSetMergePolicy"]),
+       ("kueue.x-k8s.io/v1beta1", "IdenticalPodTemplates"),
+       "v1beta2-created read in v1beta1")
+    for v in ("v1beta1", "v1beta2"):
+        for res, names in (("admissionchecks",
+                            ("prov-check", "v1-check", "legacy-check")),
+                           ("provisioningrequestconfigs",
+                            ("prov-config", "v1-check-config",
+                             "v2-config"))):
+            lst = yaml.safe_load(s.kubectl(
+                "get", "%s.%s.kueue.x-k8s.io" % (res, v), "-o",
+                "json").stdout)
+            eq(sorted(i["metadata"]["name"] for i in lst["items"]),
+               sorted(names), "kubectl get %s.%s" % (res, v))
+            check(all(i["apiVersion"] == "kueue.x-k8s.io/" + v
+                      for i in lst["items"]), "items in %s" % v)
     ctl.stop()
 
 

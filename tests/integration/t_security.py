@@ -31,8 +31,10 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import tempfile
+import urllib.request
 
 import yaml
 
@@ -130,13 +132,15 @@ value: 10
 """
 
 
-def config(port, cert_dir):
+def config(port, cert_dir, mport=None):
     """The shipped configuration (manifests/configmap.yaml) with this
-    test's webhook address, certificate directory and no probe ports."""
+    test's webhook address, certificate directory and no probe ports;
+    metrics on 127.0.0.1:mport when given, else off."""
     with open(os.path.join(MANIFESTS, "configmap.yaml")) as f:
         cfg = yaml.safe_load(yaml.safe_load(f)["data"]["config.yaml"])
     cfg["health"] = {"healthProbeBindAddress": "0"}
-    cfg["metrics"] = {"bindAddress": "0"}
+    cfg["metrics"] = {"bindAddress": "127.0.0.1:%d" % mport if mport
+                      else "0"}
     cfg["webhook"] = {"port": port, "host": "127.0.0.1",
                       "certDir": cert_dir}
     cfg["leaderElection"].update({"leaseDuration": "6s",
@@ -225,8 +229,29 @@ def job_state(s, name):
 def scenario(s, port, cert_dir):
     """Everything the controller does in a cluster. Returns the
     Controller (running)."""
-    ctl = Controller(s, config=config(port, cert_dir),
+    # Secure metrics, as shipped: one authorized scrape below makes the
+    # controller's TokenReview and SubjectAccessReview part of the record.
+    mport = free_port()
+    ctl = Controller(s, config=config(port, cert_dir, mport),
+                     args=["--metrics-secure"],
                      env={"POD_NAME": "cueue-controller-0"})
+
+    def scraped():
+        req = urllib.request.Request(
+            "https://127.0.0.1:%d/metrics" % mport,
+            headers={"Authorization": "Bearer " + s.token})
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        try:
+            with urllib.request.build_opener(
+                    urllib.request.ProxyHandler({}),
+                    urllib.request.HTTPSHandler(context=ctx)).open(
+                        req, timeout=5) as r:
+                return r.status == 200
+        except OSError:
+            return False
+    wait_for(scraped, 20, what="an authorized scrape of secure metrics")
 
     def stored():
         code, _, body = s.raw("GET", SECRET)
@@ -373,7 +398,7 @@ def check_crd_rules(rules):
     verbs resourceNames restricts: rewriting another CRD's conversion
     webhook would hand its objects to whoever serves it."""
     want = shipped_conversion_crds()
-    check(len(want) == 7, "the seven Kueue CRDs convert: %r" % want)
+    check(len(want) == 9, "the nine Kueue CRDs convert: %r" % want)
     for _, r in rules:
         if "customresourcedefinitions" not in r["resources"]:
             continue
@@ -477,7 +502,8 @@ def rbac(s):
             a = attributes(e)
             calls.setdefault(a, e["path"])
     check(calls, "the controller's requests are in the access log")
-    check(any(a[:3] == ("create", "", "events") for a in calls),
+    check(any(a[:3] == ("create", "events.k8s.io", "events")
+              for a in calls),
           "the controller recorded events")
     rules = load_rules()
     denied = sorted("%s %s" % (a[0], p) for a, p in calls.items()

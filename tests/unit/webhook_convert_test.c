@@ -115,6 +115,47 @@ Test(convert, topology_both_ways)
 	both_ways("topology");
 }
 
+Test(convert, admissioncheck_both_ways)
+{
+	both_ways("admissioncheck");
+}
+
+Test(convert, provisioningrequestconfig_both_ways)
+{
+	both_ways("provisioningrequestconfig");
+}
+
+/* AdmissionCheck's deprecated retryDelayMinutes: dropped going up (Kueue
+ * keeps no annotation), so it does not come back; a wrong type is an
+ * error naming it. */
+Test(convert, admissioncheck_retry_delay_one_way)
+{
+	json_t *a = golden("admissioncheck-retrydelay.v1beta1.json");
+	json_t *b = golden("admissioncheck-retrydelay.v1beta2.json");
+	json_t *up = conv(a, V2), *down, *out = NULL;
+	cu_error err;
+
+	assert_json_eq(up, b, "up");
+	down = conv(up, V1);
+	cr_assert_null(json_object_get(
+	    json_object_get(down, "spec"), "retryDelayMinutes"));
+	cr_assert_null(json_object_get(down, "metadata") != NULL
+			   ? json_object_get(json_object_get(down, "metadata"),
+				 "annotations")
+			   : NULL);
+	json_object_set_new(
+	    json_object_get(a, "spec"), "retryDelayMinutes", json_string("15"));
+	cu_error_clear(&err);
+	cr_assert_eq(wh_convert_object(a, V2, &out, &err), CU_EPARSE);
+	cr_assert_null(out);
+	cr_assert_str_eq(err.msg, "spec.retryDelayMinutes: Invalid type: "
+				  "expected integer, got string");
+	json_decref(a);
+	json_decref(b);
+	json_decref(up);
+	json_decref(down);
+}
+
 /* Kueue's one-way mappings: the list becomes a strategy, the deprecated
  * fungibility values become MayStopSearch, v1beta1-only status goes. */
 Test(convert, clusterqueue_deprecated_fields_one_way)

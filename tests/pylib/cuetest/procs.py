@@ -324,7 +324,8 @@ class Controller:
     config: Configuration YAML text (health/metrics ports default to 0,
     i.e. disabled here unless the text sets them). store: ledger path or
     None. Its stderr goes to LOGS/<test>.ctl<n>.stderr, which the runner
-    scans for sanitizer reports."""
+    scans for sanitizer reports. Metrics are plain HTTP
+    (--metrics-secure=false) unless args name --metrics-secure."""
 
     def __init__(self, srv, config=None, store=None, args=(), env=None):
         global _controllers
@@ -341,6 +342,8 @@ class Controller:
                "debug"]
         if store:
             cmd += ["--store", store]
+        if not any(a.startswith("--metrics-secure") for a in args):
+            cmd.append("--metrics-secure=false")
         cmd += list(args)
         self.errf = open(self.log, "w")
         full_env = dict(os.environ)
