@@ -377,6 +377,7 @@ struct as_resp {
 	const char *content_type; /* static */
 	int retry_after;	  /* >= 0: Retry-After header */
 	char *warning;		  /* owned; Warning header value */
+	char etag[136];		  /* ETag header value when non-empty */
 	struct as_watch *watch;	  /* a watch stream instead of a body */
 	bool delay;		  /* handler asks to be called again later */
 	int delay_ms;
@@ -548,6 +549,30 @@ json_t *as_age_cell(cu_ns_t now, json_t *v);
  * path per kind and version. Returns it [owned: cu_free] with its length
  * in *len, or NULL on allocation failure. */
 char *as_openapi_v2(struct as_server *srv, size_t *len);
+
+/* OpenAPI v3 (openapi3.c), custom resource groups only. The discovery
+ * document (GET /openapi/v3) [owned: json_decref]. */
+json_t *as_openapi3_root(struct as_server *srv);
+/* The document of one group and version, or NULL when no custom kind is
+ * served there [owned: json_decref]. */
+json_t *as_openapi3_gv(
+    struct as_server *srv, const char *group, const char *version);
+/* The same serialised as served (compact, sorted keys) with its length,
+ * or NULL [owned: cu_free]. */
+char *as_openapi3_gv_text(
+    struct as_server *srv, const char *group, const char *version, size_t *len);
+/* Upper-case hex SHA-512 of data: the hash and ETag of a document
+ * [owned: cu_free]. */
+char *as_openapi3_hash(const char *data, size_t len);
+/* Pure: the components.schemas entry of a kind built from the CRD's
+ * openAPIV3Schema crd_schema [borrowed, copied] as kube-apiserver does
+ * (apiVersion, kind, metadata -> ObjectMeta, GVK extension)
+ * [owned: json_decref]. */
+json_t *as_openapi3_kind_schema(const char *group, const char *version,
+    const char *kind, json_t *crd_schema);
+/* "io.x-k8s.kueue.v1beta1.ClusterQueue" for a kind [owned: cu_free]. */
+char *as_openapi3_schema_name(
+    const char *group, const char *version, const char *kind);
 
 /* ---- admission webhooks (webhooks.c) -------------------------------- */
 /* What is being admitted (admission.Attributes). All [borrowed]. */

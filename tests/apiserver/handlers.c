@@ -2786,6 +2786,44 @@ static void non_resource(
 	    "the server could not find the requested resource");
 }
 
+/* GET /openapi/v3 and /openapi/v3/apis/<group>/<version> (openapi3.c):
+ * custom resource groups only; other paths are 404 so kubectl falls back
+ * to /openapi/v2 for built-in kinds. */
+static void serve_openapi3(
+    const struct as_request *rq, struct as_resp *resp, char seg[][256], int n)
+{
+	char *hash;
+
+	if (strcmp(rq->method, "GET") != 0) {
+		as_resp_error(resp, 405, "MethodNotAllowed",
+		    "the server does not allow this method on the requested "
+		    "resource");
+		return;
+	}
+	if (n == 2) {
+		resp_json(resp, 200, as_openapi3_root(rq->srv));
+		if (resp->body == NULL)
+			as_resp_error(resp, 500, "InternalError",
+			    "out of memory building the OpenAPI document");
+		return;
+	}
+	if (n != 5 || strcmp(seg[2], "apis") != 0 ||
+	    (resp->raw = as_openapi3_gv_text(
+		 rq->srv, seg[3], seg[4], &resp->raw_len)) == NULL) {
+		as_resp_error(resp, 404, "NotFound",
+		    "the server could not "
+		    "find the requested "
+		    "resource");
+		return;
+	}
+	resp->code = 200;
+	resp->content_type = "application/json";
+	hash = as_openapi3_hash(resp->raw, resp->raw_len);
+	if (hash != NULL)
+		snprintf(resp->etag, sizeof(resp->etag), "\"%s\"", hash);
+	cu_free(hash);
+}
+
 static void handle(struct as_request *rq, struct as_resp *resp);
 
 void as_handle(struct as_request *rq, struct as_resp *resp)
@@ -2862,6 +2900,11 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 		resp->content_type =
 		    "application/com.github.proto-openapi.spec.v2.v1.0+"
 		    "protobuf";
+		return;
+	}
+	if (n >= 2 && strcmp(seg[0], "openapi") == 0 &&
+	    strcmp(seg[1], "v3") == 0) {
+		serve_openapi3(rq, resp, seg, n);
 		return;
 	}
 	if (n >= 1 && strcmp(seg[0], "__test") == 0) {
