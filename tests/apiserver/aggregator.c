@@ -370,25 +370,8 @@ static char *query_of(const struct as_request *rq, CURL *e)
 static bool endpoint(
     struct call *c, json_t *svc, const char *path, const char *query)
 {
-	json_int_t port = json_integer_value(json_object_get(svc, "port"));
-	char *host, *entry;
-
-	if (port <= 0)
-		port = 443;
-	host = cu_asprintf("%s.%s.svc",
-	    as_jstr(svc, "name") ? as_jstr(svc, "name") : "",
-	    as_jstr(svc, "namespace") ? as_jstr(svc, "namespace") : "");
-	if (host == NULL)
-		return false;
-	c->url = cu_asprintf(
-	    "https://%s:%lld%s%s", host, (long long)port, path, query);
-	c->addr = cu_asprintf("127.0.0.1:%lld", (long long)port);
-	entry = cu_asprintf("%s:%lld:127.0.0.1", host, (long long)port);
-	cu_free(host);
-	if (entry != NULL)
-		c->resolve = curl_slist_append(NULL, entry);
-	cu_free(entry);
-	return c->url != NULL && c->addr != NULL && c->resolve != NULL;
+	return as_service_target(
+	    svc, path, query, &c->url, &c->addr, &c->resolve);
 }
 
 static void call_dispose(struct call *c)

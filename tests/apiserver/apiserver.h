@@ -454,6 +454,17 @@ void as_proto_reply(const struct as_request *rq, struct as_resp *resp);
 bool as_authz_route(
     const struct as_request *rq, char seg[][256], int n, struct as_resp *resp);
 
+/* ---- service references (webhooks.c) ------------------------------- */
+struct curl_slist;
+/* A service reference svc [borrowed] ({name, namespace, port}) dialled
+ * as this server dials every service: *url is
+ * "https://<name>.<namespace>.svc:<port><path><query>", *addr the
+ * loopback address at that port and *resolve the curl entry mapping the
+ * name onto it [each owned: cu_free, curl_slist_free_all; set even on
+ * failure]. false when any could not be made. */
+bool as_service_target(json_t *svc, const char *path, const char *query,
+    char **url, char **addr, struct curl_slist **resolve);
+
 /* ---- handlers (handlers.c) ----------------------------------------- */
 void as_handle(struct as_request *rq, struct as_resp *resp);
 /* Internal writes used by simulators (no HTTP, no admission). */

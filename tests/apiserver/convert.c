@@ -107,27 +107,11 @@ static bool endpoint(struct call *c, json_t *cc)
 	}
 	if (json_is_object(svc)) {
 		const char *path = as_jstr(svc, "path");
-		json_int_t port =
-		    json_integer_value(json_object_get(svc, "port"));
-		char *host, *entry;
+		char query[32];
 
-		if (port <= 0)
-			port = 443;
-		host = cu_asprintf("%s.%s.svc",
-		    as_jstr(svc, "name") ? as_jstr(svc, "name") : "",
-		    as_jstr(svc, "namespace") ? as_jstr(svc, "namespace") : "");
-		if (host == NULL)
-			return false;
-		c->url = cu_asprintf("https://%s:%lld%s?timeout=%ds", host,
-		    (long long)port, path && path[0] ? path : "/",
-		    CONV_TIMEOUT_S);
-		c->addr = cu_asprintf("127.0.0.1:%lld", (long long)port);
-		entry = cu_asprintf("%s:%lld:127.0.0.1", host, (long long)port);
-		cu_free(host);
-		if (entry != NULL)
-			c->resolve = curl_slist_append(NULL, entry);
-		cu_free(entry);
-		return c->url != NULL && c->addr != NULL && c->resolve != NULL;
+		snprintf(query, sizeof(query), "?timeout=%ds", CONV_TIMEOUT_S);
+		return as_service_target(svc, path && path[0] ? path : "/",
+		    query, &c->url, &c->addr, &c->resolve);
 	}
 	return false;
 }

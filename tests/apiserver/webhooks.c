@@ -647,31 +647,38 @@ static bool endpoint(struct as_call *call, json_t *cc, int timeout)
 		return call->url != NULL && call->addr != NULL;
 	}
 	if (json_is_object(svc)) {
-		const char *name = jstr(svc, "name"),
-			   *ns = jstr(svc, "namespace");
 		const char *path = jstr(svc, "path");
-		json_int_t port =
-		    json_integer_value(json_object_get(svc, "port"));
-		char *host, *entry;
+		char query[32];
 
-		if (port <= 0)
-			port = 443;
-		host = cu_asprintf("%s.%s.svc", name ? name : "", ns ? ns : "");
-		if (host == NULL)
-			return false;
-		call->url = cu_asprintf("https://%s:%lld%s?timeout=%ds", host,
-		    (long long)port, path && path[0] ? path : "/", timeout);
-		call->addr = cu_asprintf("127.0.0.1:%lld", (long long)port);
-		entry = cu_asprintf("%s:%lld:127.0.0.1", host, (long long)port);
-		cu_free(host);
-		if (entry != NULL) {
-			call->resolve = curl_slist_append(NULL, entry);
-			cu_free(entry);
-		}
-		return call->url != NULL && call->addr != NULL &&
-		       call->resolve != NULL;
+		snprintf(query, sizeof(query), "?timeout=%ds", timeout);
+		return as_service_target(svc, path && path[0] ? path : "/",
+		    query, &call->url, &call->addr, &call->resolve);
 	}
 	return false;
+}
+
+bool as_service_target(json_t *svc, const char *path, const char *query,
+    char **url, char **addr, struct curl_slist **resolve)
+{
+	const char *name = jstr(svc, "name"), *ns = jstr(svc, "namespace");
+	json_int_t port = json_integer_value(json_object_get(svc, "port"));
+	char *host, *entry;
+
+	if (port <= 0)
+		port = 443;
+	host = cu_asprintf("%s.%s.svc", name ? name : "", ns ? ns : "");
+	if (host == NULL)
+		return false;
+	*url = cu_asprintf(
+	    "https://%s:%lld%s%s", host, (long long)port, path, query);
+	*addr = cu_asprintf("127.0.0.1:%lld", (long long)port);
+	entry = cu_asprintf("%s:%lld:127.0.0.1", host, (long long)port);
+	cu_free(host);
+	if (entry != NULL) {
+		*resolve = curl_slist_append(NULL, entry);
+		cu_free(entry);
+	}
+	return *url != NULL && *addr != NULL && *resolve != NULL;
 }
 
 static int hook_timeout(json_t *hook)
