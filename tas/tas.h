@@ -150,6 +150,26 @@ CU_MUST_CHECK int tas_domain_selector(const struct api_topology_assignment *a,
 CU_MUST_CHECK int tas_node_apply(
     struct tas_tree *t, const json_t *node, cu_error *err);
 
+/* Kueue's NodeFailureDelay: how long a Node stays NotReady before the
+ * TAS Workloads assigned to it record it as unhealthy. */
+#define TAS_NODE_FAILURE_DELAY_NS (30LL * 1000000000LL)
+
+enum tas_node_health {
+	TAS_NODE_HEALTHY = 0, /* Ready, or no Ready condition */
+	TAS_NODE_WAIT,	      /* NotReady for less than the delay */
+	TAS_NODE_FAILED,      /* deleted, or NotReady for the delay */
+};
+
+/* Health of Node `node` [borrowed] (v1 JSON; NULL: deleted) at now_ns,
+ * as Kueue's node failure controller judges it: deleted is failed at
+ * once; a Ready condition not True is failed once delay_ns has passed
+ * since its lastTransitionTime (an unparsable or missing time counts as
+ * now), else *due_ns (when non-NULL) is set to when it will be. A Node
+ * without a Ready condition is healthy (simulated Nodes carry none;
+ * Kueue fails them at once). */
+enum tas_node_health tas_node_health(
+    const json_t *node, int64_t now_ns, int64_t delay_ns, int64_t *due_ns);
+
 /* The node whose capacity Pod `pod` [borrowed] takes [borrowed from
  * pod], or NULL: spec.nodeName when bound, else status.nominatedNodeName
  * (KEP-5278: the scheduler promised it that node; Kueue counts bound
