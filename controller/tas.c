@@ -552,6 +552,7 @@ static void node_event(json_t *obj, bool deleted, void *payload)
 			node_into(c, f, obj);
 		}
 	}
+	c->tas.dirty_nodes = true;
 	capacity_changed(c);
 }
 
@@ -1351,12 +1352,101 @@ static void ungate_workload(
 	}
 }
 
+/* ---- node failures ---------------------------------------------------- */
+
+/* Kueue's node failure controller: an assigned node that failed
+ * (tas_node_health) is added to the Workload's status.unhealthyNodes. */
+static void mark_unhealthy(ctl *c, const struct que_wl *qw, const char *node)
+{
+	json_t *obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+	json_t *un =
+	    json_object_get(json_object_get(obj, "status"), "unhealthyNodes");
+	json_t *list, *e, *patch;
+	size_t i;
+
+	if (obj == NULL)
+		return;
+	json_array_foreach(un, i, e)
+	{
+		const char *n = json_string_value(json_object_get(e, "name"));
+
+		if (n != NULL && strcmp(n, node) == 0)
+			return;
+	}
+	list = json_is_array(un) ? json_deep_copy(un) : json_array();
+	json_array_append_new(list, json_pack("{s:s}", "name", node));
+	patch = json_pack("{s:{s:o}}", "status", "unhealthyNodes", list);
+	if (patch == NULL)
+		return;
+	cu_info("workload %s/%s: node %s failed; recorded in "
+		"status.unhealthyNodes",
+	    qw->ns, qw->name, node);
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+}
+
+static void check_podset_nodes(ctl *c, const struct que_wl *qw,
+    const struct tas_ps *p, int64_t now, int64_t *due)
+{
+	const struct api_topology_assignment *a = &p->a;
+	size_t nl = a->levels.n, d;
+
+	/* Kueue tracks nodes of assignments at the hostname level only. */
+	if (nl == 0 || strcmp(a->levels.items[nl - 1], TAS_HOSTNAME_LABEL) != 0)
+		return;
+	for (d = 0; d < a->n_domains; d++) {
+		const char *node = a->domains[d].values[nl - 1];
+		int64_t when = 0;
+		enum tas_node_health h =
+		    tas_node_health(api_informer_get(c->tas.nodes, NULL, node),
+			now, c->tas.node_delay_ns, &when);
+
+		if (h == TAS_NODE_FAILED)
+			mark_unhealthy(c, qw, node);
+		else if (h == TAS_NODE_WAIT && (*due == 0 || when < *due))
+			*due = when;
+	}
+}
+
+static void check_nodes(ctl *c, int64_t now)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	const struct que_wl *wake = NULL;
+	int64_t due = 0;
+	void *v;
+	size_t i;
+
+	if (!c->tas.started || !informers_synced(c) || c->inf[INF_WL] == NULL)
+		return;
+	if (!c->tas.dirty_nodes &&
+	    (c->tas.nodes_due == 0 || now < c->tas.nodes_due))
+		return;
+	c->tas.dirty_nodes = false;
+	while (cu_map_next(&c->tas.wls, &it, NULL, &v)) {
+		struct tas_wl *w = v;
+		const struct que_wl *qw = que_workload_get(c->st, w->uid);
+		int64_t before = due;
+
+		if (qw == NULL || qw->where != QUE_WL_ADMITTED)
+			continue;
+		for (i = 0; i < w->n; i++)
+			if (w->ps[i].placed)
+				check_podset_nodes(c, qw, &w->ps[i], now, &due);
+		if (due != before)
+			wake = qw;
+	}
+	c->tas.nodes_due = due;
+	/* a turn at the deadline: the Workload's reconcile wakes the loop */
+	if (wake != NULL)
+		ctl_wake_workload(c, CTL_K2(wake->ns, wake->name), due);
+}
+
 void ctl_tas_ungate(ctl *c, int64_t now)
 {
 	ctl_keys batch;
 	struct ctl_kent **v;
 	size_t i, n;
 
+	check_nodes(c, now);
 	if (!c->tas.started || ctl_keys_count(&c->tas.dirty_ungate) == 0)
 		return;
 	ctl_keys_init(&batch, 2);
@@ -1373,11 +1463,22 @@ void ctl_tas_ungate(ctl *c, int64_t now)
 
 int ctl_tas_init(ctl *c)
 {
+	const char *env;
+
 	cu_map_init_str(&c->tas.wls);
 	cu_map_init_str(&c->tas.pods_by_wl);
 	ctl_keys_init(&c->tas.tas_only, 1);
 	ctl_keys_init(&c->tas.dirty_ungate, 2);
 	ctl_keys_init(&c->tas.ungating, 1);
+	c->tas.node_delay_ns = TAS_NODE_FAILURE_DELAY_NS;
+	/* tests only: a shorter NodeFailureDelay */
+	if ((env = getenv("CUEUE_TAS_NODE_FAILURE_DELAY_MS")) != NULL) {
+		char *end = NULL;
+		long long ms = strtoll(env, &end, 10);
+
+		if (end != env && *end == '\0' && ms >= 0)
+			c->tas.node_delay_ns = ms * 1000000LL;
+	}
 	return CU_OK;
 }
 

@@ -368,5 +368,46 @@ def restart(s):
     ctl.stop()
 
 
+def unhealthy(s, job):
+    w = wl_of_ns(s, job) or {}
+    return [n["name"] for n in
+            w.get("status", {}).get("unhealthyNodes") or []]
+
+
+@case("node-failures-recorded", simulate=SIM)
+def node_failures(s):
+    """A deleted Node, and one NotReady for the (test-shortened)
+    NodeFailureDelay, under an admitted required-rack Workload are
+    recorded in its status.unhealthyNodes, as Kueue's node controller
+    does; a Node of no Workload is not."""
+    cluster(s)
+    os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"] = "300"
+    try:
+        ctl = Controller(s, config=CONFIG)
+    finally:
+        del os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"]
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    victim = sorted(nodes)[0]
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node: %r" % (out,))
+    wait_for(lambda: unhealthy(s, "rack4") == [victim] or None, 20,
+             what="%s in unhealthyNodes" % victim)
+    example_job(s, "required", "other4", 4)
+    others = placed(s, "other4", 4)
+    sick = sorted(others)[0]
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/%s/status" % sick,
+        {"status": {"conditions": [{
+            "type": "Ready", "status": "False", "reason": "KubeletDown",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "NotReady: %r" % (out,))
+    wait_for(lambda: unhealthy(s, "other4") == [sick] or None, 20,
+             what="%s in unhealthyNodes" % sick)
+    eq(unhealthy(s, "rack4"), [victim], "rack4 unchanged")
+    ctl.stop()
+
+
 if __name__ == "__main__":
     run_cases()
