@@ -118,6 +118,20 @@ CU_MUST_CHECK int tas_place(struct tas_tree *t, const struct tas_request *r,
     struct api_topology_assignment *out, char *msg, size_t msg_len,
     cu_error *err);
 
+/* Kueue's TASFailedNodeReplacement for one podSet: the pods a [borrowed]
+ * (charged in t) placed on node `node` move to other leaves of the
+ * domain of r->level that holds the rest of the assignment (the failed
+ * node's own when it holds all of it; any domain of that level when the
+ * tree no longer knows any), the failed node excluded; per pod as r
+ * (r->count is ignored). CU_OK: *out [owned:
+ * api_topology_assignment_dispose] is a without the node plus the new
+ * leaves, in value order. TAS_NOFIT: no room in that domain (msg says
+ * so), *out empty. CU_EINVAL: node not in a. CU_ENOMEM. */
+CU_MUST_CHECK int tas_replace(struct tas_tree *t,
+    const struct api_topology_assignment *a, const char *node,
+    const struct tas_request *r, struct api_topology_assignment *out, char *msg,
+    size_t msg_len, cu_error *err);
+
 /* Free capacity of the leaf whose lowest-level value is `value` for
  * resource `res`, or -1 if unknown (tests, diagnostics). */
 int64_t tas_tree_leaf_free(
