@@ -134,6 +134,12 @@ struct adm_result {
 	size_t n, cap;
 	size_t heads;	 /* heads considered this cycle */
 	size_t admitted; /* ADM_ADMIT decisions */
+	/* The ClusterQueue [borrowed; valid until que_state_free] of each
+	 * head that had preemption targets but was skipped: its targets
+	 * overlap an earlier head's, or it no longer fits (Kueue's
+	 * kueue_admission_cycle_preemption_skips). Owned array. */
+	const char **skipped;
+	size_t n_skipped, cap_skipped;
 };
 
 void adm_result_init(struct adm_result *r);

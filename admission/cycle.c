@@ -53,7 +53,17 @@ void adm_result_dispose(struct adm_result *r)
 	for (i = 0; i < r->n; i++)
 		decision_dispose(&r->v[i]);
 	cu_free(r->v);
+	cu_free(r->skipped);
 	memset(r, 0, sizeof(*r));
+}
+
+/* A head of cq [borrowed] that could preempt was skipped. A count lost to
+ * a failed allocation only makes the metric low. */
+static void skipped(struct adm_result *r, const struct que_cq *cq)
+{
+	if (cu_grow((void **)&r->skipped, &r->cap_skipped, r->n_skipped + 1,
+		sizeof(*r->skipped)) == CU_OK)
+		r->skipped[r->n_skipped++] = cq->name;
 }
 
 static int reserve(struct adm_result *r, size_t more)
@@ -473,6 +483,7 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 	}
 	for (i = 0; i < e->t.n; i++)
 		if (e->t.v[i].wl->scratch) {
+			skipped(out, e->cq);
 			rc = pending(out, wl, ADM_REASON_WAITING_FOR_QUOTA,
 			    "Workload has overlapping preemption targets with "
 			    "another workload");
@@ -483,6 +494,8 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 			return CU_OK;
 		}
 	if (!still_fits(e, *victims, *n_victims)) {
+		if (e->a.mode != ADM_MODE_FIT)
+			skipped(out, e->cq);
 		rc = pending(out, wl, ADM_REASON_WAITING_FOR_QUOTA,
 		    "Workload no longer fits after processing another "
 		    "workload");

@@ -4,7 +4,8 @@
  * far cueue acts on each (supported, partial, not yet): the Configuration,
  * the ClusterQueue and Cohort specs, and the LocalQueue and Workload fields
  * known to differ. Also the feature gates Kueue accepts, and the ClusterQueue
- * spec fields set on an object that cueue does not act on (ctl_cq_unsupported).
+ * spec fields set on an object that cueue does not act on (ctl_cq_unsupported),
+ * and Kueue's metric families cueue does not export (kind "Metric").
  * The configuration loader warns from this table, `cueue-controller
  * --compat-table` prints it, and a test checks README's "Kueue
  * compatibility" table against that output. See controller/config.h.
@@ -83,13 +84,16 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "resources.quotaCheckStrategy", N, CTL_COMPAT_WARN_IF_SET,
 	"quota is checked per flavor and resource"},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
-	"DisableWaitForPodsReady and AdmissionFairSharing only; other known "
-	"gates warn, unknown ones "
-	"are refused"},
+	"DisableWaitForPodsReady, AdmissionFairSharing, and the metric gates "
+	"MetricsForCohorts, MetricForWorkloadCreationLatency, "
+	"UnadmittedWorkloadsObservability; other known gates warn, unknown "
+	"ones are refused"},
     {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
 	"finished and deactivated Workloads are kept"},
-    {"Configuration", "visibilityServer", N, CTL_COMPAT_WARN_IF_SET,
-	"no visibility API server"},
+    {"Configuration", "visibilityServer", P, CTL_COMPAT_WARN_IF_SET,
+	"the visibility API is served on the webhook port "
+	"(manifests/visibility.yaml); bindPort and bindAddress are not acted "
+	"on"},
     {"ClusterQueue", "spec.resourceGroups", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.resourceGroups[].coveredResources: pods", S,
 	CTL_COMPAT_WARN_NEVER, ""},
@@ -128,6 +132,17 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.requeueState", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.reclaimablePods", S, CTL_COMPAT_WARN_NEVER, ""},
+    /* Kueue's metric families cueue does not export (pkg/metrics). */
+    {"Metric", "multikueue_workloads_dispatched_total", N,
+	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
+    {"Metric", "multikueue_workloads_admitted_total", N,
+	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
+    {"Metric", "kueue_pending_scheduling_hashes", N, CTL_COMPAT_WARN_TABLE_ONLY,
+	"no scheduling equivalence hashing: every head is tried"},
+    {"Metric", "kueue_preemption_target_recomputations_total", N,
+	CTL_COMPAT_WARN_TABLE_ONLY,
+	"overlapping preemption targets are not recomputed: the Workload "
+	"waits for the next cycle"},
 };
 
 const size_t ctl_compat_count =
@@ -286,8 +301,19 @@ bool ctl_compat_gate_known(const char *name)
 
 bool ctl_compat_gate_honoured(const char *name)
 {
-	return strcmp(name, "DisableWaitForPodsReady") == 0 ||
-	       strcmp(name, "AdmissionFairSharing") == 0;
+	static const char *const honoured[] = {
+	    "AdmissionFairSharing",
+	    "DisableWaitForPodsReady",
+	    "MetricForWorkloadCreationLatency",
+	    "MetricsForCohorts",
+	    "UnadmittedWorkloadsObservability",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(honoured) / sizeof(honoured[0]); i++)
+		if (strcmp(name, honoured[i]) == 0)
+			return true;
+	return false;
 }
 
 int ctl_compat_markdown(cu_buf *out, cu_error *err)

@@ -82,6 +82,12 @@ struct ctl_config {
 		bool local_queue_metrics;
 		bool has_local_queue_selector;
 		api_selector local_queue_selector; /* valid if has_... */
+		/* Kueue's metric feature gates (featureGates; all on unless
+		 * set false): MetricsForCohorts, MetricForWorkloadCreation-
+		 * Latency, UnadmittedWorkloadsObservability. */
+		bool cohorts;
+		bool creation_latency;
+		bool unadmitted;
 	} metrics;
 
 	struct {

@@ -331,6 +331,34 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 		 * waitForPodsReady.enable). */
 		return -1;
 	}
+	{
+		/* The metric gates cueue acts on, when turned off. */
+		const struct {
+			const char *name;
+			bool on;
+		} gates[] = {
+		    {"MetricsForCohorts", c->metrics.cohorts},
+		    {"MetricForWorkloadCreationLatency",
+			c->metrics.creation_latency},
+		    {"UnadmittedWorkloadsObservability", c->metrics.unadmitted},
+		};
+		json_t *fg = json_object_get(root, "featureGates");
+		size_t i;
+
+		for (i = 0; i < sizeof(gates) / sizeof(gates[0]); i++) {
+			if (gates[i].on)
+				continue;
+			if (fg == NULL) {
+				fg = json_object();
+				if (fg == NULL || json_object_set_new(
+						      root, "featureGates", fg))
+					return -1;
+			}
+			if (json_object_set_new(
+				fg, gates[i].name, json_false()) != 0)
+				return -1;
+		}
+	}
 	if (json_object_set_new(root, "clientConnection",
 		json_pack("{s:f, s:i}", "qps", c->client_connection.qps,
 		    "burst", (int)c->client_connection.burst)) != 0)

@@ -331,6 +331,12 @@ static int load_endpoints(const struct ctl_config_dec *d, const json_t *root)
 		    c->health.probe_bind_address);
 	c->metrics.enable_cluster_queue_resources =
 	    ctl_config_get_bool(m, "enableClusterQueueResources", false);
+	v = ctl_config_jget(root, "featureGates");
+	c->metrics.cohorts = ctl_config_get_bool(v, "MetricsForCohorts", true);
+	c->metrics.creation_latency =
+	    ctl_config_get_bool(v, "MetricForWorkloadCreationLatency", true);
+	c->metrics.unadmitted =
+	    ctl_config_get_bool(v, "UnadmittedWorkloadsObservability", true);
 	c->metrics.local_queue_metrics =
 	    lqm != NULL ? ctl_config_get_bool(lqm, "enable", false) : true;
 	v = ctl_config_jget(lqm, "localQueueSelector");

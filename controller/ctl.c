@@ -41,6 +41,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "controller/certs.h"
 #include "controller/ctl_int.h"
@@ -64,7 +65,8 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_JOBSET] = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true},
 };
 
-const struct api_resource ctl_res_events = {"", "v1", "events", true};
+const struct api_resource ctl_res_events = {
+    "events.k8s.io", "v1", "events", true};
 
 /* ---- small helpers ------------------------------------------------- */
 
@@ -627,7 +629,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (ctl_feed_init(&c->feed) != CU_OK ||
 	    ctl_decide_init(&c->dec) != CU_OK ||
 	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK ||
-	    ctl_tas_init(c) != CU_OK || ctl_afs_init(&c->afs) != CU_OK) {
+	    ctl_wm_init(c) != CU_OK || ctl_tas_init(c) != CU_OK ||
+	    ctl_afs_init(&c->afs) != CU_OK) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
@@ -675,10 +678,18 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		rc = new_pipe(c, err);
 	if (rc == CU_OK) {
 		struct rec_events_opts eo;
+		char host[256];
 
+		/* reportingInstance: "<controller>-<host name>" as client-go
+		 * (the pod name when POD_NAME says it). */
 		memset(&eo, 0, sizeof(eo));
 		eo.component = "cueue-controller";
 		eo.instance = c->opts.identity;
+		if (eo.instance == NULL &&
+		    gethostname(host, sizeof(host) - 1) == 0) {
+			host[sizeof(host) - 1] = '\0';
+			eo.instance = host;
+		}
 		rc = rec_events_new(&c->events, &eo, err);
 	}
 	if (rc == CU_OK)
@@ -932,5 +943,6 @@ void ctl_free(ctl *c)
 	ctl_report_dispose(&c->rep);
 	ctl_afs_dispose(&c->afs);
 	ctl_pr_dispose(c);
+	ctl_wm_dispose(c);
 	cu_free(c);
 }

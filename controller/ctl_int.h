@@ -34,6 +34,8 @@
  *   podsready.c waitForPodsReady: the pods' own cause of a job that waits
  *              (on-demand LIST), blockAdmission's admitted-not-ready set
  *              (struct ctl_pr)
+ *   wlmetrics.c Kueue's per-Workload metrics where the event happens, the
+ *              finished and unadmitted gauges' sets (struct ctl_wm)
  *
  * Event-loop thread only. Prefix ctl_.
  */
@@ -57,6 +59,7 @@
 #include "controller/leader.h"
 #include "controller/metrics.h"
 #include "controller/pipeline.h"
+#include "controller/visibility.h"
 #include "controller/whsrv.h"
 #include "namespaces/gate.h"
 #include "queues/queues.h"
@@ -149,6 +152,11 @@ struct ctl_decide {
 	 * the Workload (ctl_announce_deferred; in insertion order). In
 	 * in_flight too. */
 	ctl_keys deferred;
+	/* Preemption victim uid -> s[0] "ns/name" of its preemptor, s[1]
+	 * the preemptor's PreemptedWorkload note, n the length of the
+	 * victim's eviction message in its Preempted note: sent once the
+	 * eviction is written. */
+	ctl_keys preemptors;
 };
 
 /* report.c: status reports. They have budgets of their own within the
@@ -170,6 +178,9 @@ struct ctl_report {
 	} * offers;	     /* queue status writes offered this tick */
 	size_t noffers, capoffers;
 	bool pending_scan; /* the tick asks the turn to write due ones */
+	/* Cohorts with metrics series after the last pass: one gone from
+	 * the next pass has its series removed. */
+	ctl_keys metric_cohorts;
 };
 
 /* ctl.c, views.c: the HTTP endpoints and webhook. */
@@ -180,6 +191,7 @@ struct ctl_serve {
 	ctl_whsrv *webhook;   /* NULL: no serving certificate */
 	ctl_certrot *certrot; /* NULL: internalCertManagement off */
 	struct wh_options wh; /* the webhook handlers' view of caches */
+	struct ctl_vis vis;   /* the visibility API's view (visibility.h) */
 };
 
 /* podsready.c: waitForPodsReady. */
@@ -199,6 +211,18 @@ struct ctl_pr {
 	size_t lists; /* LISTs in flight */
 	ev_timer timer;
 	bool timer_init, armed;
+};
+
+/* wlmetrics.c: {ns, name} of the Workloads seen finished -> s[0] their
+ * ClusterQueue, s[1] their LocalQueue's name, n 1 when counted in the
+ * LocalQueue gauge (the kueue_*finished_workloads gauges). */
+struct ctl_wm {
+	ctl_keys finished;
+	/* {ns, name} of the Workloads not admitted -> s[0] their
+	 * ClusterQueue, s[1] "reason\x1funderlying cause\x1fLocalQueue",
+	 * n 1 when counted in the LocalQueue gauge (kueue_*unadmitted_*). */
+	ctl_keys unadmitted;
+	int64_t started_ns; /* wall clock at start */
 };
 
 /* tas.c: topology-aware scheduling. */
@@ -279,6 +303,7 @@ struct ctl {
 	struct ctl_serve srv;
 	struct ctl_tick tick;
 	struct ctl_pr pr;
+	struct ctl_wm wm;
 	struct ctl_afs afs;
 	struct ctl_tas tas;
 
@@ -421,8 +446,14 @@ int ctl_start_webhook(ctl *c, cu_error *err);
  * [borrowed] or NULL. */
 struct ctl_pipe_write *ctl_wl_write(ctl *c, enum ctl_pipe_kind kind,
     const char *ns, const char *name, json_t *patch, const char *const *owner);
-/* An Event about obj [borrowed], deduplicated (strings [borrowed]). */
+/* An Event about obj [borrowed], folded into a series when repeated
+ * (strings [borrowed]); type NULL: Kueue's type for the reason
+ * (rec_events_kueue_meta), as is the reporting controller always. */
 void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
+    const char *message);
+/* ctl_emit as reporting controller rc [static] instead of Kueue's by
+ * reason (an event two of Kueue's controllers send, e.g. Admitted). */
+void ctl_emit_as(ctl *c, json_t *obj, const char *rc, const char *reason,
     const char *message);
 
 /* ---- reconcilers.c ---------------------------------------------------- */
@@ -472,6 +503,59 @@ void ctl_pr_ready_metrics(ctl *c, const struct api_workload *wl, int64_t now);
  * in cq with reason and cause [borrowed; may be NULL]. */
 void ctl_pr_evicted_metrics(ctl *c, const struct api_workload *wl,
     const char *cq, const char *reason, const char *cause, int64_t now);
+
+/* ---- wlmetrics.c ----------------------------------------------------- */
+
+/* The labels of a Workload's metrics [all borrowed from the Workload or
+ * the ClusterQueue name given; "" when unset]. */
+struct ctl_wm_labels {
+	const char *cq, *ns, *lq, *pc;
+	bool lq_on; /* the LocalQueue families apply (ctl_lq_reported) */
+};
+
+/* spec.priorityClassRef.name of wl [borrowed; may be NULL], or "". */
+const char *ctl_wm_priority_class(const struct api_workload *wl);
+/* The labels of the cached Workload wl or the decoded one, counted in
+ * ClusterQueue cq [borrowed; may be NULL]. */
+void ctl_wm_labels_json(
+    ctl *c, struct ctl_wm_labels *l, json_t *wl, const char *cq);
+void ctl_wm_labels(ctl *c, struct ctl_wm_labels *l,
+    const struct api_workload *wl, const char *cq);
+/* When wl [borrowed] was queued: its Requeued condition's transition,
+ * else its creation (Kueue's QueuedWaitTime start). */
+int64_t ctl_wm_queued_ns(const struct api_workload *wl);
+/* Quota reserved / admitted, wait_s after it was queued: the
+ * ClusterQueue, LocalQueue and cohort subtree counters and wait times. */
+void ctl_wm_quota_reserved(
+    ctl *c, const struct ctl_wm_labels *l, double wait_s);
+void ctl_wm_admitted(ctl *c, const struct ctl_wm_labels *l, double wait_s);
+/* wl [borrowed; as before the eviction] is evicted from cq [borrowed]
+ * for reason and cause [borrowed; cause may be NULL]: the evicted and
+ * evicted-once counters. */
+void ctl_wm_evicted(ctl *c, const struct api_workload *wl, const char *cq,
+    const char *reason, const char *cause);
+/* The quota of evicted wl [borrowed] (of cq [borrowed; may be NULL]) is
+ * released now: kueue_workload_eviction_latency_seconds. */
+void ctl_wm_released(
+    ctl *c, const struct api_workload *wl, const char *cq, int64_t now);
+/* The LocalQueue PodsReady wait times of wl [borrowed] (ctl_pr_*). */
+void ctl_wm_ready(ctl *c, const struct api_workload *wl, double queued_s,
+    double admitted_s, bool has_admitted);
+/* The Workload reconciler looked at key {ns, name} [borrowed]: wl
+ * [borrowed] as cached, NULL when gone. A Workload first seen finished
+ * counts in the finished gauges (and, when it finished while this
+ * process ran, the finished counters and execution time); one gone
+ * leaves them. The unadmitted gauges follow its conditions. */
+void ctl_wm_seen(ctl *c, const char *const *key, const struct api_workload *wl);
+/* Workload wl [borrowed: the create's answer] was created for its job:
+ * kueue_workload_creation_latency_seconds. */
+void ctl_wm_created(ctl *c, json_t *wl);
+/* A deleted ClusterQueue or LocalQueue [borrowed]: its series go. */
+void ctl_wm_forget_cq(ctl *c, const char *name);
+void ctl_wm_forget_lq(ctl *c, const char *ns, const char *name);
+/* Init (CU_OK) and dispose (safe on a zeroed struct). */
+int ctl_wm_init(ctl *c);
+void ctl_wm_dispose(ctl *c);
 
 /* ---- acheck.c --------------------------------------------------------- */
 

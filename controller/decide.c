@@ -142,7 +142,8 @@ void ctl_queue_admit(ctl *c, const struct que_wl *qw, json_t *patch, char *note)
 	ctl_pipe_expect(
 	    c->pipe, w, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), false);
 	ctl_pipe_set_event(w, quota_only ? "QuotaReserved" : NULL, note);
-	ctl_pipe_set_admission(w, qw->created_ns, qw->cq ? qw->cq->name : NULL);
+	/* Kueue's wait times start at creation, or the last requeue. */
+	ctl_pipe_set_admission(w, qw->queue_ts, qw->cq ? qw->cq->name : NULL);
 }
 
 static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
@@ -233,10 +234,8 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 	ctl_pr_track(c, d->uid, true);
 	if (patch != NULL)
 		ctl_queue_admit(c, qw, patch,
-		    cu_asprintf("Quota reserved in ClusterQueue %s, wait time "
-				"since queued was %llds",
-			d->cluster_queue,
-			(long long)cu_ns_to_s(now - qw->queue_ts)));
+		    rec_events_note_quota_reserved(
+			d->cluster_queue, now - qw->queue_ts));
 	api_workload_dispose(&wl);
 }
 
@@ -298,9 +297,9 @@ static void unevict(ctl *c, struct que_wl *v, const char *why)
 static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	struct que_wl *pre = que_workload_get(c->st, d->uid);
-	const char *job_uid = NULL;
+	const char *job_uid = NULL, *v_ns[64], *v_name[64];
 	char pre_path[512], v_path[512];
-	size_t i;
+	size_t i, nv = 0;
 	cu_error err;
 
 	/* Kueue names the preemptor's job by its job-uid label. */
@@ -317,7 +316,8 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 		struct api_workload wl;
 		struct rec_eviction ev = {0};
 		json_t *patch = NULL, *obj;
-		char *msg;
+		struct ctl_kent *pre_ev;
+		char *msg, *note;
 		bool st;
 
 		if (v == NULL || v->where != QUE_WL_EVICTING)
@@ -353,12 +353,35 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 			adm_cq_path(v->cq, v_path, sizeof(v_path));
 		msg = rec_preemption_message(
 		    pre->uid, job_uid, d->victims[i].reason, pre_path, v_path);
+		/* Kueue's Preempted note adds the priorities (no boost in
+		 * cueue: effective = base); the preemptor's
+		 * PreemptedWorkload names the victim. */
+		note = msg != NULL ? rec_events_note_preempted(
+					 msg, pre->priority, v->priority)
+				   : NULL;
+		pre_ev = ctl_keys_put(&c->dec.preemptors, CTL_K1(v->uid));
+		if (pre_ev != NULL) {
+			pre_ev->n = msg != NULL ? (int64_t)strlen(msg) : 0;
+			char *who = cu_asprintf("%s/%s", pre->ns, pre->name);
+			char *pw = rec_events_note_preempted_workload(v->ns,
+			    v->name, v->uid, v->cq != NULL ? v->cq->name : "",
+			    pre->priority, v->priority);
+
+			if (who == NULL || pw == NULL ||
+			    ctl_keys_set_str(pre_ev, 0, who) != CU_OK ||
+			    ctl_keys_set_str(pre_ev, 1, pw) != CU_OK)
+				ctl_keys_del(
+				    &c->dec.preemptors, CTL_K1(v->uid));
+			cu_free(who);
+			cu_free(pw);
+		}
 		ev.reason = REC_EVICTED_PREEMPTED;
 		ev.message = msg ? msg : "Preempted";
 		ev.preempted_reason =
 		    adm_preempt_reason_string(d->victims[i].reason);
 		if (rec_wl_status_evict(&wl, &ev, now, &patch, &err) != CU_OK) {
 			cu_warn("evict %s/%s: %s", v->ns, v->name, err.msg);
+			ctl_keys_del(&c->dec.preemptors, CTL_K1(v->uid));
 			unevict(c, v, "no eviction patch");
 		} else if (patch != NULL) {
 			struct ctl_pipe_write *w =
@@ -367,25 +390,21 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 
 			ctl_pipe_expect(c->pipe, w,
 			    CTL_K3(CTL_KIND_WL, v->ns, v->name), true);
-			ctl_pipe_set_event(
-			    w, "Preempted", cu_strdup(ev.message));
+			ctl_pipe_set_event(w, "Preempted",
+			    note != NULL ? note : cu_strdup(ev.message));
+			note = NULL;
 		} else {
 			/* Evicted already (another reason): its release is
 			 * under way. */
+			ctl_keys_del(&c->dec.preemptors, CTL_K1(v->uid));
 			ctl_ledger_evicting(c, v->uid, now);
 		}
 		if (patch != NULL)
 			ctl_pr_evicted_metrics(c, &wl, v->cq ? v->cq->name : "",
 			    REC_EVICTED_PREEMPTED, "", now);
-		if (c->metrics != NULL && patch != NULL)
-			ctl_metric_inc(c->metrics,
-			    CTL_M_EVICTED_WORKLOADS_TOTAL,
-			    CTL_LV(v->cq ? v->cq->name : "",
-				REC_EVICTED_PREEMPTED, "",
-				wl.spec.has_priority_class_ref &&
-					wl.spec.priority_class_ref.name
-				    ? wl.spec.priority_class_ref.name
-				    : ""));
+		if (patch != NULL)
+			ctl_wm_evicted(c, &wl, v->cq ? v->cq->name : "",
+			    REC_EVICTED_PREEMPTED, "");
 		if (c->metrics != NULL && v->where == QUE_WL_EVICTING)
 			ctl_metric_inc(c->metrics,
 			    CTL_M_PREEMPTED_WORKLOADS_TOTAL,
@@ -393,8 +412,21 @@ static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 				adm_preempt_reason_string(
 				    d->victims[i].reason)));
 		cu_free(msg);
+		cu_free(note);
 		api_workload_dispose(&wl);
+		if (nv < sizeof(v_ns) / sizeof(v_ns[0])) {
+			v_ns[nv] = v->ns;
+			v_name[nv++] = v->name;
+		}
 	}
+	if (pre != NULL && d->n_victims > 0)
+		cu_info_kv("Workload preempting",
+		    CU_LOGF_REF("workload", pre->ns, pre->name),
+		    CU_LOGF_REF("clusterQueue", NULL, d->cluster_queue),
+		    CU_LOGF_REF("localQueue", pre->ns, pre->queue_name),
+		    CU_LOGF_S("reason",
+			adm_preempt_reason_string(d->victims[0].reason)),
+		    CU_LOGF_REFS("victims", v_ns, v_name, nv));
 	decide_pending(c, d, now);
 }
 
@@ -402,11 +434,15 @@ void ctl_run_cycle(ctl *c, int64_t now)
 {
 	struct adm_result r;
 	size_t i, npreempt = 0, nwrites = ctl_pipe_queued(c->pipe);
+	cu_ns_t t0;
+	double took;
 	cu_error err;
 
 	adm_result_init(&r);
+	t0 = cu_time_mono_ns();
 	if (adm_cycle(c->st, now, &r, &err) != CU_OK)
 		cu_warn("admission cycle: %s", err.msg);
+	took = cu_ns_to_secs(cu_time_mono_ns() - t0);
 	for (i = 0; i < r.n; i++)
 		npreempt += r.v[i].kind == ADM_PREEMPT;
 	if (r.n > 0)
@@ -437,11 +473,31 @@ void ctl_run_cycle(ctl *c, int64_t now)
 		if (qw != NULL && qw->where == QUE_WL_ADMITTED)
 			ctl_afs_admitted(c, qw, now);
 	}
-	if (c->metrics != NULL) {
-		ctl_metric_add(c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL,
-		    CTL_LV("success"), r.admitted);
-		ctl_metric_add(c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL,
-		    CTL_LV("inadmissible"), r.heads - r.admitted);
+	/* As Kueue: one attempt per cycle that had heads, a success when it
+	 * admitted at least one of them. */
+	if (c->metrics != NULL && r.heads > 0) {
+		const char *res = r.admitted > 0 ? "success" : "inadmissible";
+
+		ctl_metric_inc(
+		    c->metrics, CTL_M_ADMISSION_ATTEMPTS_TOTAL, CTL_LV(res));
+		ctl_metric_observe(c->metrics,
+		    CTL_M_ADMISSION_ATTEMPT_DURATION_SECONDS, CTL_LV(res),
+		    took);
+	}
+	/* As Kueue: set for the ClusterQueues that had skips this cycle. */
+	for (i = 0; c->metrics != NULL && i < r.n_skipped; i++) {
+		size_t j, n = 0;
+
+		for (j = 0; j < r.n_skipped; j++)
+			if (strcmp(r.skipped[j], r.skipped[i]) == 0) {
+				if (j < i)
+					break; /* counted at its first */
+				n++;
+			}
+		if (n > 0)
+			ctl_metric_set(c->metrics,
+			    CTL_M_ADMISSION_CYCLE_PREEMPTION_SKIPS,
+			    CTL_LV(r.skipped[i]), (double)n);
 	}
 	/* Heads that were requeued may fit after the writes land; the
 	 * engine asks for more work through its own dirty flags. Decisions
@@ -453,7 +509,69 @@ void ctl_run_cycle(ctl *c, int64_t now)
 	adm_result_dispose(&r);
 }
 
-/* The event a successful write announces, about the object as cached. */
+/* The ClusterQueue a cached Workload [borrowed] is admitted to, or "". */
+static const char *admitted_cq(json_t *wl)
+{
+	const char *cq = json_string_value(json_object_get(
+	    json_object_get(json_object_get(wl, "status"), "admission"),
+	    "clusterQueue"));
+
+	return cq != NULL ? cq : "";
+}
+
+static const char *queue_of(json_t *wl)
+{
+	const char *q = json_string_value(
+	    json_object_get(json_object_get(wl, "spec"), "queueName"));
+
+	return q != NULL ? q : "";
+}
+
+/* The job a Workload write was sent for (its owner key), as cached, or
+ * NULL. */
+static json_t *ctl_owner_obj(ctl *c, const struct ctl_pipe_write *w)
+{
+	enum inf_id id;
+
+	if (w->owner[0] == NULL || w->owner[1] == NULL || w->owner[2] == NULL)
+		return NULL;
+	id = strcmp(w->owner[0], CTL_KIND_JOBSET) == 0 ? INF_JOBSET : INF_JOB;
+	return c->inf[id] != NULL
+		   ? api_informer_get(c->inf[id], w->owner[1], w->owner[2])
+		   : NULL;
+}
+
+/* The preemptor's PreemptedWorkload event once its victim's eviction is
+ * written (Kueue sends it after the eviction), and the preemption's log
+ * line. */
+static void preempted_written(
+    ctl *c, const struct ctl_pipe_write *w, json_t *victim)
+{
+	struct ctl_kent *e =
+	    w->uid != NULL ? ctl_keys_get(&c->dec.preemptors, CTL_K1(w->uid))
+			   : NULL;
+	const char *ref = e != NULL ? e->s[0] : NULL;
+	const char *slash = ref != NULL ? strchr(ref, '/') : NULL;
+	char ns[256];
+	json_t *pre = NULL;
+
+	if (slash != NULL && (size_t)(slash - ref) < sizeof(ns)) {
+		memcpy(ns, ref, (size_t)(slash - ref));
+		ns[slash - ref] = '\0';
+		pre = api_informer_get(c->inf[INF_WL], ns, slash + 1);
+		ctl_emit(c, pre, NULL, "PreemptedWorkload", e->s[1]);
+	}
+	cu_info_kv("Preempted", CU_LOGF_REF("targetWorkload", w->ns, w->name),
+	    CU_LOGF_REF("preemptingWorkload", slash != NULL ? ns : "",
+		slash != NULL ? slash + 1 : ""),
+	    CU_LOGF_S("reason", "Preempted"), CU_LOGF_S("message", w->note),
+	    CU_LOGF_REF("targetClusterQueue", NULL, admitted_cq(victim)));
+	if (e != NULL)
+		ctl_keys_del(&c->dec.preemptors, CTL_K1(w->uid));
+}
+
+/* The event a successful write announces, about the object as cached,
+ * and the decision's log line. */
 static void write_event(ctl *c, const struct ctl_pipe_write *w)
 {
 	enum inf_id id = w->res == CTL_RES(INF_WL)    ? INF_WL
@@ -471,13 +589,76 @@ static void write_event(ctl *c, const struct ctl_pipe_write *w)
 			  : NULL;
 
 	if (w->kind == CTL_PIPE_ADMIT) {
-		ctl_emit(c, obj, "Normal", "QuotaReserved", w->note);
-		/* With admission checks pending, quota only. */
-		if (w->ev_reason == NULL)
-			ctl_emit(c, obj, "Normal", "Admitted",
-			    "Admitted by ClusterQueue");
+		char *note = NULL;
+
+		ctl_emit(c, obj, NULL, "QuotaReserved", w->note);
+		/* With admission checks pending, quota only. Kueue's
+		 * scheduler admits at once: no wait since the reservation. */
+		if (w->ev_reason == NULL) {
+			note = rec_events_note_admitted(w->cq, 0);
+			ctl_emit(c, obj, NULL, "Admitted", note);
+		}
+		cu_info_kv(w->ev_reason == NULL ? "Workload admitted"
+						: "Workload quota reserved",
+		    CU_LOGF_REF("workload", w->ns, w->name),
+		    CU_LOGF_REF("clusterQueue", NULL, w->cq),
+		    CU_LOGF_REF("localQueue", w->ns, queue_of(obj)),
+		    CU_LOGF_S("reason",
+			w->ev_reason == NULL ? "Admitted" : "QuotaReserved"),
+		    CU_LOGF_S("message", note != NULL ? note : w->note));
+		cu_free(note);
+	} else if (w->ev_reason != NULL &&
+		   strcmp(w->ev_reason, "UpdatedWorkload") == 0) {
+		/* The job reconciler's, about the job (as Kueue). */
+		ctl_emit(c, ctl_owner_obj(c, w), NULL, w->ev_reason, w->note);
+	} else if (w->ev_reason != NULL &&
+		   strcmp(w->ev_reason, "FinishedWorkload") == 0) {
+		ctl_emit(c, ctl_owner_obj(c, w), NULL, w->ev_reason, w->note);
+		cu_info_kv("Workload finished",
+		    CU_LOGF_REF("workload", w->ns, w->name),
+		    CU_LOGF_REF("clusterQueue", NULL, admitted_cq(obj)),
+		    CU_LOGF_REF("localQueue", w->ns, queue_of(obj)),
+		    CU_LOGF_S("reason", w->ev_reason),
+		    CU_LOGF_S("message", w->note));
 	} else if (w->ev_reason != NULL) {
-		ctl_emit(c, obj, "Normal", w->ev_reason, w->note);
+		bool preempted = strcmp(w->ev_reason, "Preempted") == 0;
+
+		/* Kueue's eviction announces itself (EvictedDueTo<reason>,
+		 * the condition's message) before the preemptor's Preempted
+		 * (that message and the priorities: n bytes of the note). */
+		if (preempted) {
+			struct ctl_kent *e =
+			    w->uid != NULL ? ctl_keys_get(&c->dec.preemptors,
+						 CTL_K1(w->uid))
+					   : NULL;
+			size_t len = strlen(w->note);
+			char *m;
+
+			if (e != NULL && e->n > 0 && (size_t)e->n < len)
+				len = (size_t)e->n;
+			m = cu_strndup(w->note, len);
+			ctl_emit(c, obj, NULL, "EvictedDueToPreempted",
+			    m != NULL ? m : w->note);
+			cu_free(m);
+		}
+		/* Admitted here is the Workload controller's: the admission
+		 * checks became Ready (the scheduler's is above). */
+		if (strcmp(w->ev_reason, "Admitted") == 0)
+			ctl_emit_as(c, obj, REC_EVENTS_CTL_WORKLOAD,
+			    w->ev_reason, w->note);
+		else
+			ctl_emit(c, obj, NULL, w->ev_reason, w->note);
+		if (preempted)
+			preempted_written(c, w, obj);
+		else if (strncmp(w->ev_reason, "Evicted", 7) == 0 ||
+			 strcmp(w->ev_reason, "Admitted") == 0)
+			cu_info_kv(w->ev_reason[0] == 'A' ? "Workload admitted"
+							  : "Workload evicted",
+			    CU_LOGF_REF("workload", w->ns, w->name),
+			    CU_LOGF_REF("clusterQueue", NULL, admitted_cq(obj)),
+			    CU_LOGF_REF("localQueue", w->ns, queue_of(obj)),
+			    CU_LOGF_S("reason", w->ev_reason),
+			    CU_LOGF_S("message", w->note));
 	}
 }
 
@@ -496,17 +677,16 @@ static void admit_answered(ctl *c, const struct ctl_pipe_write *w,
 			c->ledger, w->uid, STORE_ADMITTED, now, &err) != CU_OK)
 			cu_warn("ledger: %s", err.msg);
 		if (c->metrics != NULL && w->cq != NULL) {
+			struct ctl_wm_labels l;
+			double wait = cu_ns_to_secs(now - w->created_ns);
+
+			ctl_wm_labels_json(c, &l,
+			    api_informer_get(c->inf[INF_WL], w->ns, w->name),
+			    w->cq);
+			ctl_wm_quota_reserved(c, &l, wait);
+			/* Admitted with it unless admission checks wait. */
 			if (w->ev_reason == NULL)
-				ctl_metric_inc(c->metrics,
-				    CTL_M_ADMITTED_WORKLOADS_TOTAL,
-				    CTL_LV(w->cq, ""));
-			ctl_metric_inc(c->metrics,
-			    CTL_M_QUOTA_RESERVED_WORKLOADS_TOTAL,
-			    CTL_LV(w->cq, ""));
-			ctl_metric_observe(c->metrics,
-			    CTL_M_ADMISSION_WAIT_TIME_SECONDS,
-			    CTL_LV(w->cq, ""),
-			    cu_ns_to_secs(now - w->created_ns));
+				ctl_wm_admitted(c, &l, wait);
 		}
 	} else {
 		cu_warn("admission write %s: %s %s", w->uid, resp->reason,
@@ -525,6 +705,8 @@ static void evict_answered(ctl *c, const struct ctl_pipe_write *w,
 	struct que_wl *qw = que_workload_get(c->st, w->uid);
 	cu_error err;
 
+	if (resp->err != CU_OK)
+		ctl_keys_del(&c->dec.preemptors, CTL_K1(w->uid));
 	if (resp->err == CU_OK) {
 		ctl_ledger_evicting(c, w->uid, now);
 	} else if (qw != NULL && qw->where == QUE_WL_EVICTING) {
@@ -564,6 +746,7 @@ static void unsent(
 		   outcome == CTL_PIPE_SEND_FAILED) {
 		struct que_wl *v = que_workload_get(c->st, w->uid);
 
+		ctl_keys_del(&c->dec.preemptors, CTL_K1(w->uid));
 		if (v != NULL && v->where == QUE_WL_EVICTING) {
 			unevict(c, v, "the write was not sent");
 			/* A deactivation or drain is decided again by the
@@ -584,6 +767,9 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 		unsent(c, w, outcome);
 		return;
 	}
+	/* An expired Event's series: the next repeat creates a new one. */
+	if (w->kind == CTL_PIPE_EVENT_PATCH && resp->err == CU_ENOTFOUND)
+		rec_events_forget_name(c->events, w->ns, w->name);
 	if (resp->err == CU_OK && w->note != NULL)
 		write_event(c, w);
 	if (w->kind == CTL_PIPE_ADMIT)
@@ -596,12 +782,15 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 	else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND)
 		cu_warn("write %s: %d %s %s", resp->path, resp->code,
 		    resp->reason, resp->message);
+	if (w->kind == CTL_PIPE_WL_CREATE && resp->err == CU_OK)
+		ctl_wm_created(c, resp->body);
 }
 
 int ctl_decide_init(struct ctl_decide *d)
 {
 	ctl_keys_init(&d->in_flight, 1);
 	ctl_keys_init(&d->deferred, 1);
+	ctl_keys_init(&d->preemptors, 1);
 	return CU_OK;
 }
 
@@ -609,4 +798,5 @@ void ctl_decide_dispose(struct ctl_decide *d)
 {
 	ctl_keys_dispose(&d->in_flight);
 	ctl_keys_dispose(&d->deferred);
+	ctl_keys_dispose(&d->preemptors);
 }

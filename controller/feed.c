@@ -248,14 +248,17 @@ static void sync_deletions(
 
 		if (ctl_keys_get(seen, (const char *const *)v[i]->k) != NULL)
 			continue;
-		if (id == INF_RF)
+		if (id == INF_RF) {
 			rc = que_flavor_delete(c->st, key, &err);
-		else if (id == INF_CQ)
+		} else if (id == INF_CQ) {
 			rc = que_cq_delete(c->st, key, &err);
-		else if (id == INF_COHORT)
+			ctl_wm_forget_cq(c, key);
+		} else if (id == INF_COHORT) {
 			rc = que_cohort_delete(c->st, key, &err);
-		else if (id == INF_LQ)
+		} else if (id == INF_LQ) {
 			rc = que_lq_delete(c->st, key, v[i]->k[1], &err);
+			ctl_wm_forget_lq(c, key, v[i]->k[1]);
+		}
 		if (rc != CU_OK && rc != CU_ENOTFOUND)
 			cu_warn("delete %s%s%s: %s", key,
 			    id == INF_LQ ? "/" : "",

@@ -419,12 +419,24 @@ int ctl_http_reply(struct ctl_http_response *resp, int status, const char *text)
 static const struct route *find_route(
     const struct ctl_httpd *h, const char *path)
 {
-	const struct route *r;
+	const struct route *r, *best = NULL;
+	size_t best_len = 0;
 
 	for (r = h->routes; r != NULL; r = r->next)
 		if (strcmp(r->path, path) == 0)
 			return r;
-	return NULL;
+	/* A route ending in '*' serves every path under its prefix; the
+	 * longest prefix wins. */
+	for (r = h->routes; r != NULL; r = r->next) {
+		size_t n = strlen(r->path);
+
+		if (n > 0 && r->path[n - 1] == '*' &&
+		    strncmp(r->path, path, n - 1) == 0 && n - 1 >= best_len) {
+			best = r;
+			best_len = n - 1;
+		}
+	}
+	return best;
 }
 
 static bool method_allowed(const struct route *r, const char *method)
@@ -899,7 +911,10 @@ int ctl_httpd_route(ctl_httpd *h, const char *methods, const char *path,
 		    "%s: a route needs a path starting with '/', methods and "
 		    "a handler",
 		    h->name);
-	if (find_route(h, path) != NULL)
+	for (r = h->routes; r != NULL && strcmp(r->path, path) != 0;
+	     r = r->next)
+		;
+	if (r != NULL)
 		return cu_error_set(
 		    err, CU_EEXIST, "%s: %s is routed already", h->name, path);
 	r = cu_calloc(1, sizeof(*r));

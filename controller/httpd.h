@@ -167,7 +167,9 @@ CU_MUST_CHECK int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,
     const struct ctl_httpd_opts *opts, cu_error *err);
 
 /*
- * Serve `path` (exact match, no query) with fn. methods is a
+ * Serve `path` (exact match, no query) with fn; a path ending in '*'
+ * ("/apis/g/" then "*") serves every path starting with what precedes the '*'
+ * that has no exact route (the longest such prefix wins). methods is a
  * space-separated list ("GET", "POST", "GET POST"); GET implies HEAD.
  * path and methods [borrowed; copied]; payload [borrowed; must outlive the
  * server]. CU_EEXIST if path already has a route; CU_EINVAL; CU_ENOMEM.

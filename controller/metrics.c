@@ -38,7 +38,12 @@ static const double b_fast[] = {0.0001, 0.0002, 0.0004, 0.0008, 0.0016, 0.0032,
     0.0064, 0.0128, 0.0256, 0.0512, 0.1024, 0.2048, 0.4096, 0.8192, 1.6384,
     3.2768};
 
+/* Kueue's workload creation latency: 0.01 doubling, 11 bounds. */
+static const double b_exp001[] = {
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24};
+
 #define BUCKETS_NONE NULL, 0
+#define BUCKETS_EXP001 b_exp001, ARRAY_LEN(b_exp001)
 #define BUCKETS_KUEUE14 b_kueue16, 14
 #define BUCKETS_KUEUE16 b_kueue16, 16
 #define BUCKETS_DEFAULT b_default, ARRAY_LEN(b_default)
@@ -620,34 +625,63 @@ int ctl_metric_remove(
 	return CU_OK;
 }
 
+/* Remove the series of family f whose label idx[i] is values[i], for
+ * i < n. */
+static size_t remove_in_family(
+    struct family *f, const size_t *idx, const char *const *values, size_t n)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	struct series *s;
+	size_t removed = 0, i;
+
+	while (series_map_next(&f->series, &it, &s)) {
+		for (i = 0; i < n; i++)
+			if (strcmp(s->labels[idx[i]], values[i]) != 0)
+				break;
+		if (i < n)
+			continue;
+		/* deleting while iterating: allowed (lib/cu.h) */
+		series_map_del(&f->series, (const char *const *)s->labels);
+		removed++;
+		cu_free(s);
+	}
+	return removed;
+}
+
+size_t ctl_metrics_remove_match(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *names, size_t nnames, const char *const *values,
+    size_t nvalues)
+{
+	size_t removed = 0, fi, i, li, n = nnames;
+	size_t idx[CTL_METRICS_MAX_MATCH];
+
+	CU_ASSERT(m != NULL && m->magic == METRICS_MAGIC);
+	if (n == 0 || n > CTL_METRICS_MAX_MATCH || nvalues != n)
+		return 0;
+	for (fi = 0; fi < CTL_M__COUNT; fi++) {
+		struct family *f = &m->fam[fi];
+
+		if (id != CTL_M__COUNT && fi != (size_t)id)
+			continue;
+		for (i = 0; i < n; i++) {
+			for (li = 0; li < f->nlabels; li++)
+				if (strcmp(f->names[li], names[i]) == 0)
+					break;
+			if (li == f->nlabels)
+				break;
+			idx[i] = li;
+		}
+		if (i == n && series_map_count(&f->series) > 0)
+			removed += remove_in_family(f, idx, values, n);
+	}
+	return removed;
+}
+
 size_t ctl_metrics_remove_label(
     ctl_metrics *m, const char *label, const char *value)
 {
-	size_t removed = 0, id, li;
-
-	CU_ASSERT(m != NULL && m->magic == METRICS_MAGIC);
-	for (id = 0; id < CTL_M__COUNT; id++) {
-		struct family *f = &m->fam[id];
-
-		for (li = 0; li < f->nlabels; li++)
-			if (strcmp(f->names[li], label) == 0)
-				break;
-		if (li == f->nlabels)
-			continue;
-		cu_map_iter it = CU_MAP_ITER_INIT;
-		struct series *s;
-
-		while (series_map_next(&f->series, &it, &s)) {
-			if (strcmp(s->labels[li], value) != 0)
-				continue;
-			/* deleting while iterating: allowed (lib/cu.h) */
-			series_map_del(
-			    &f->series, (const char *const *)s->labels);
-			removed++;
-			cu_free(s);
-		}
-	}
-	return removed;
+	return ctl_metrics_remove_match(
+	    m, CTL_M__COUNT, CTL_LV(label), CTL_LV(value));
 }
 
 /* ---- rendering --------------------------------------------------------- */
@@ -800,6 +834,13 @@ static void serve_metrics(const struct ctl_http_request *req,
 	(void)req;
 	if (ctl_metrics_render(m, &resp->body, &err) != CU_OK) {
 		cu_errorf("metrics: %s", err.msg);
+		cu_buf_reset(&resp->body);
+		resp->status = 500;
+		return;
+	}
+	/* process_* sort after every registry family (cueue_, kueue_). */
+	if (ctl_proc_render(&resp->body) != CU_OK) {
+		cu_errorf("metrics: process metrics: out of memory");
 		cu_buf_reset(&resp->body);
 		resp->status = 500;
 		return;

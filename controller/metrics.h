@@ -136,6 +136,19 @@ int ctl_metric_remove(
 size_t ctl_metrics_remove_label(
     ctl_metrics *m, const char *label, const char *value);
 
+#define CTL_METRICS_MAX_MATCH 4u
+/*
+ * Remove every series of family id (every family when id is
+ * CTL_M__COUNT) whose labels names[i] are values[i] for i < n (n of
+ * them, 1..CTL_METRICS_MAX_MATCH; a family lacking one of the names is
+ * left alone): a deleted LocalQueue's series are those with its name and
+ * namespace. names and values [borrowed] (CTL_LV pairs). Returns the
+ * number removed.
+ */
+size_t ctl_metrics_remove_match(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *names, size_t nnames, const char *const *values,
+    size_t nvalues);
+
 /* Number of series a family holds (0 for a bad id). */
 size_t ctl_metric_series_count(const ctl_metrics *m, enum ctl_metric_id id);
 
@@ -171,5 +184,35 @@ CU_MUST_CHECK int ctl_prom_escape(cu_buf *out, const char *s, bool label_value);
 /* Format v the way Prometheus' Go client does (strconv 'g', shortest
  * round-trip): "1", "0.25", "2.5e-05", "1e+06", "+Inf", "-Inf", "NaN". */
 void ctl_prom_format_float(double v, char out[CTL_PROM_FLOAT_LEN]);
+
+/* ---- process_* (controller/procmetrics.c) --------------------------- */
+
+/* What /proc/self/stat says, in its units. */
+struct ctl_proc_stat {
+	uint64_t cpu_ticks;   /* utime + stime, clock ticks */
+	uint64_t start_ticks; /* starttime: ticks after boot */
+	uint64_t vsize;	      /* bytes */
+	uint64_t rss_pages;   /* pages */
+};
+
+/* Parse the text [borrowed] of /proc/<pid>/stat (the command may hold
+ * spaces and parentheses). CU_EINVAL when malformed. */
+CU_MUST_CHECK int ctl_proc_parse_stat(
+    const char *text, struct ctl_proc_stat *out);
+/* The boot time (seconds since the epoch) of /proc/stat's text
+ * [borrowed]. CU_ENOTFOUND without a btime line, CU_EINVAL. */
+CU_MUST_CHECK int ctl_proc_parse_btime(const char *text, uint64_t *btime);
+/* The soft "Max open files" of /proc/<pid>/limits' text [borrowed]
+ * (+Inf when unlimited). CU_ENOTFOUND, CU_EINVAL. */
+CU_MUST_CHECK int ctl_proc_parse_max_fds(const char *text, double *max);
+/*
+ * Append the process_* families (process_cpu_seconds_total,
+ * process_max_fds, process_open_fds, process_resident_memory_bytes,
+ * process_start_time_seconds, process_virtual_memory_bytes), sorted, as
+ * client libraries export them on Linux, read from /proc/self now; a
+ * family whose file cannot be read is left out. out [borrowed].
+ * CU_ENOMEM / CU_ETOOBIG.
+ */
+CU_MUST_CHECK int ctl_proc_render(cu_buf *out);
 
 #endif /* CU_CONTROLLER_METRICS_H */

@@ -378,15 +378,19 @@ void ctl_pr_ready_metrics(ctl *c, const struct api_workload *wl, int64_t now)
 			     ? rq->last_transition_ns
 			     : wl->meta.creation_ns;
 
+	bool has_ad = ad != NULL && ad->has_last_transition;
+
 	if (c->metrics == NULL)
 		return;
 	ctl_metric_observe(c->metrics, CTL_M_READY_WAIT_TIME_SECONDS,
 	    CTL_LV(cq, priority_class(wl)), cu_ns_to_secs(now - queued));
-	if (ad != NULL && ad->has_last_transition)
+	if (has_ad)
 		ctl_metric_observe(c->metrics,
 		    CTL_M_ADMITTED_UNTIL_READY_WAIT_TIME_SECONDS,
 		    CTL_LV(cq, priority_class(wl)),
 		    cu_ns_to_secs(now - ad->last_transition_ns));
+	ctl_wm_ready(c, wl, cu_ns_to_secs(now - queued),
+	    has_ad ? cu_ns_to_secs(now - ad->last_transition_ns) : 0, has_ad);
 }
 
 void ctl_pr_evicted_metrics(ctl *c, const struct api_workload *wl,

@@ -56,22 +56,16 @@ static enum ctl_pipe_kind plan_write_kind(const struct rec_item *it)
 	}
 }
 
-/* kueue_evicted_workloads_total of the Workload reconciler's eviction. */
+/* The eviction metrics of the Workload reconciler's eviction. */
 static void evict_metric(
     ctl *c, const struct plan_ctx *x, const struct rec_item *it)
 {
 	const struct que_wl *qw = que_workload_get(c->st, x->wl->meta.uid);
-	const char *pc = x->wl->spec.has_priority_class_ref &&
-				 x->wl->spec.priority_class_ref.name
-			     ? x->wl->spec.priority_class_ref.name
-			     : "";
-
 	const char *cq = qw != NULL && qw->cq != NULL ? qw->cq->name : "";
 
 	if (c->metrics == NULL || it->reason == NULL)
 		return;
-	ctl_metric_inc(c->metrics, CTL_M_EVICTED_WORKLOADS_TOTAL,
-	    CTL_LV(cq, it->reason, it->cause != NULL ? it->cause : "", pc));
+	ctl_wm_evicted(c, x->wl, cq, it->reason, it->cause);
 	ctl_pr_evicted_metrics(c, x->wl, cq, it->reason, it->cause, x->now);
 }
 
@@ -90,7 +84,7 @@ static void lq_checks_wait(ctl *c, const struct api_workload *wl, double s)
 		return;
 	ctl_metric_observe(c->metrics,
 	    CTL_M_LOCAL_QUEUE_ADMISSION_CHECKS_WAIT_TIME_SECONDS,
-	    CTL_LV(lq, ns, ""), s);
+	    CTL_LV(lq, ns, ctl_wm_priority_class(wl)), s);
 }
 
 /* One write of a plan into the pipeline; it->body and it->text move
@@ -128,13 +122,15 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 			const char *cq = x->wl->status.admission.cluster_queue;
 			const struct api_condition *qr = api_conditions_find(
 			    &x->wl->status.conditions, REC_COND_QUOTA_RESERVED);
+			struct ctl_wm_labels l;
 
-			ctl_metric_inc(c->metrics,
-			    CTL_M_ADMITTED_WORKLOADS_TOTAL, CTL_LV(cq, ""));
+			ctl_wm_labels(c, &l, x->wl, cq);
+			ctl_wm_admitted(c, &l,
+			    cu_ns_to_secs(x->now - ctl_wm_queued_ns(x->wl)));
 			if (qr != NULL && qr->has_last_transition)
 				ctl_metric_observe(c->metrics,
 				    CTL_M_ADMISSION_CHECKS_WAIT_TIME_SECONDS,
-				    CTL_LV(cq, ""),
+				    CTL_LV(cq, l.pc),
 				    cu_ns_to_secs(
 					x->now - qr->last_transition_ns));
 			if (qr != NULL && qr->has_last_transition)
@@ -178,9 +174,15 @@ static void apply_engine(
 		if (rec_workload_holds_quota(x->wl))
 			(void)ctl_keys_put(&c->dirty_wl, x->wl_key);
 		break;
-	case REC_ENGINE_RELEASE:
-		if (que_workload_release(c->st, it->uid,
-			it->at_ns != 0 ? it->at_ns : x->now, &err) != CU_OK)
+	case REC_ENGINE_RELEASE: {
+		const struct que_wl *rq = que_workload_get(c->st, it->uid);
+		int64_t at = it->at_ns != 0 ? it->at_ns : x->now;
+
+		if (x->wl != NULL)
+			ctl_wm_released(c, x->wl,
+			    rq != NULL && rq->cq != NULL ? rq->cq->name : NULL,
+			    at);
+		if (que_workload_release(c->st, it->uid, at, &err) != CU_OK)
 			cu_warn("engine: %s", err.msg);
 		if (ctl_pipe_begin(c->pipe) == CU_OK &&
 		    store_decision_delete(c->ledger, it->uid, &err) != CU_OK &&
@@ -188,6 +190,7 @@ static void apply_engine(
 			cu_warn("ledger: %s", err.msg);
 		c->dirty_cycle = true;
 		break;
+	}
 	case REC_ENGINE_EVICTING: {
 		struct que_wl *qw = que_workload_get(c->st, it->uid);
 
@@ -347,6 +350,7 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 			    &wl.status.conditions, REC_COND_PODS_READY));
 	else
 		ctl_pr_track(c, v.engine_uid, false);
+	ctl_wm_seen(c, key, have ? &wl : NULL);
 	if (have)
 		api_workload_dispose(&wl);
 	if (has_cq)

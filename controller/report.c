@@ -79,6 +79,21 @@ static json_t *resource_requests(ctl *c, const struct que_wl *qw)
 	return a;
 }
 
+/* The pending reason r as a [static] string for the Warning event the
+ * write announces (Kueue's event reason is the condition's reason). */
+static const char *pending_event_reason(const char *r)
+{
+	static const char *const known[] = {"WaitingForQuota",
+	    "NoMatchingFlavor", "ExceedsMaxQuota", "Misconfigured", "Suspended",
+	    "WaitingForPreemptedWorkloads", REC_REASON_WAITING_FOR_PODS_READY,
+	    "Inadmissible", NULL};
+
+	for (size_t i = 0; r != NULL && known[i] != NULL; i++)
+		if (strcmp(r, known[i]) == 0)
+			return known[i];
+	return "Pending";
+}
+
 /*
  * Writing every pending reason as it changes would cost a write per
  * Workload per cycle; users read the reason of Workloads that wait, so it
@@ -86,7 +101,9 @@ static json_t *resource_requests(ctl *c, const struct que_wl *qw)
  * most once per pending_status_period_ms while the reason stays the same
  * (a new message for it waits). A new reason (a ClusterQueue released
  * from Hold is no longer Suspended) is written as soon as the budget
- * allows.
+ * allows. Each status written announces itself with Kueue's Warning
+ * event (reason: the condition's, note: its message) and a log line;
+ * an unchanged status writes nothing and says nothing.
  */
 void ctl_report_pending(ctl *c, int64_t now)
 {
@@ -138,8 +155,19 @@ void ctl_report_pending(ctl *c, int64_t now)
 			last = ctl_keys_put(&c->rep.pending_at, CTL_K1(uid));
 			if (last != NULL)
 				last->n = now_ms;
-			ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name,
-			    patch, NULL);
+			struct ctl_pipe_write *w = ctl_wl_write(c,
+			    CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+
+			ctl_pipe_set_event(w,
+			    pending_event_reason(due[i]->s[0]),
+			    cu_strdup(due[i]->s[1] ? due[i]->s[1] : ""));
+			cu_info_kv("Workload re-queued",
+			    CU_LOGF_REF("workload", qw->ns, qw->name),
+			    CU_LOGF_REF("clusterQueue", NULL,
+				qw->cq != NULL ? qw->cq->name : ""),
+			    CU_LOGF_REF("localQueue", qw->ns, qw->queue_name),
+			    CU_LOGF_S("reason", due[i]->s[0]),
+			    CU_LOGF_S("message", due[i]->s[1]));
 		}
 		json_decref(requests);
 		api_workload_dispose(&wl);
@@ -335,6 +363,95 @@ static bool status_busy(ctl *c, const char *const *key, json_t *cached)
 	       ctl_pipe_retrying(c->pipe, key);
 }
 
+/* kueue_cluster_queue_info: 1, labeled by the parent and root cohort.
+ * When they change, the series labeled by the old cohort go (they are
+ * set again under the new one by cq_metrics). */
+static void cq_info(ctl *c, const struct que_cq *cq)
+{
+	static const enum ctl_metric_id by_cohort[] = {
+	    CTL_M_CLUSTER_QUEUE_RESOURCE_RESERVATION,
+	    CTL_M_CLUSTER_QUEUE_RESOURCE_USAGE,
+	    CTL_M_CLUSTER_QUEUE_NOMINAL_QUOTA,
+	    CTL_M_CLUSTER_QUEUE_BORROWING_LIMIT,
+	    CTL_M_CLUSTER_QUEUE_LENDING_LIMIT,
+	    CTL_M_CLUSTER_QUEUE_WEIGHTED_SHARE,
+	    CTL_M_CLUSTER_QUEUE_INFO,
+	};
+	const struct que_cohort *p = cq->node.parent;
+	const char *parent = cq->cohort_name ? cq->cohort_name : "";
+	const char *root =
+	    p != NULL && !p->in_cycle && p->root != NULL ? p->root->name : "";
+	double have;
+	size_t i;
+
+	if (!c->cfg->metrics.cohorts)
+		return;
+	if (ctl_metric_value(&have, c->metrics, CTL_M_CLUSTER_QUEUE_INFO,
+		CTL_LV(cq->name, parent, root)) == CU_OK)
+		return;
+	for (i = 0; i < sizeof(by_cohort) / sizeof(by_cohort[0]); i++)
+		(void)ctl_metrics_remove_match(c->metrics, by_cohort[i],
+		    CTL_LV("cluster_queue"), CTL_LV(cq->name));
+	ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_INFO,
+	    CTL_LV(cq->name, parent, root), 1.0);
+}
+
+/* kueue_cluster_queue_resource_pending: what the pending workloads of cq
+ * (its heap and parked ones) request, per resource, 0 for the resources
+ * it has quota for. Walks them: only with enableClusterQueueResources, in
+ * the status pass, which walks them for the LocalQueue counts too. */
+#define PENDING_RES_MAX 32
+struct res_sum {
+	uint32_t res;
+	int64_t milli;
+};
+
+static void res_add(struct res_sum *v, size_t *n, uint32_t res, int64_t milli)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (v[i].res == res) {
+			v[i].milli = v[i].milli > INT64_MAX - milli
+					 ? INT64_MAX
+					 : v[i].milli + milli;
+			return;
+		}
+	if (*n < PENDING_RES_MAX)
+		v[(*n)++] = (struct res_sum){res, milli};
+}
+
+static void res_add_wl(struct res_sum *v, size_t *n, const struct que_wl *wl)
+{
+	uint32_t ps, r;
+
+	for (ps = 0; ps < wl->n_podsets; ps++)
+		for (r = 0; r < wl->podsets[ps].n_req; r++)
+			res_add(v, n, wl->podsets[ps].req[r].res,
+			    wl->podsets[ps].req[r].total);
+}
+
+static void cq_pending_metrics(ctl *c, const struct que_cq *cq)
+{
+	struct res_sum v[PENDING_RES_MAX];
+	size_t n = 0, i;
+	uint32_t fr, nfr = que_fr_count(c->st);
+	const struct que_wl *wl;
+
+	for (fr = 0; fr < nfr && fr < cq->node.ncells; fr++)
+		if (cq->node.cells[fr].q.defined)
+			res_add(v, &n, que_fr_resource(c->st, fr), 0);
+	for (i = 0; i < cq->n_heap; i++)
+		res_add_wl(v, &n, cq->heap[i]);
+	wl = cq->inadmissible.head;
+	for (i = 0; i < cq->inadmissible.n && wl != NULL; i++, wl = wl->next)
+		res_add_wl(v, &n, wl);
+	for (i = 0; i < n; i++)
+		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_RESOURCE_PENDING,
+		    CTL_LV(cq->name, que_resource_name(c->st, v[i].res)),
+		    milli_to_units(v[i].milli));
+}
+
 /* Kueue's per-ClusterQueue gauges: status and, per flavor and resource,
  * nominal quota, reservation and usage (in units: cores, bytes). */
 static void cq_metrics(ctl *c, struct que_cq *cq)
@@ -348,6 +465,7 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
 	uint32_t fr, nfr = que_fr_count(c->st);
 	size_t i;
 
+	cq_info(c, cq);
 	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
 		ctl_metric_set(c->metrics, CTL_M_CLUSTER_QUEUE_STATUS,
 		    CTL_LV(cq->name, states[i]),
@@ -385,6 +503,8 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
 		    CTL_LV(cohort, cq->name, fl, rs),
 		    milli_to_units(cell->usage));
 	}
+	if (c->cfg->metrics.enable_cluster_queue_resources)
+		cq_pending_metrics(c, cq);
 	/* As Kueue: with the resource metrics, when fair sharing is on. */
 	if (c->cfg->metrics.enable_cluster_queue_resources &&
 	    que_fair_sharing(c->st)->enable)
@@ -718,6 +838,33 @@ bool ctl_lq_reported(const ctl *c, json_t *cached)
 		       json_object_get(cached, "metadata"), "labels"));
 }
 
+/* Kueue's LocalQueue reservation and usage, per flavor and resource its
+ * ClusterQueue has quota for. */
+static void lq_resource_metrics(ctl *c, json_t *cached, const char *name,
+    const char *ns, const struct lq_tally *t)
+{
+	const char *cqname = json_string_value(
+	    json_object_get(json_object_get(cached, "spec"), "clusterQueue"));
+	struct que_cq *cq = cqname ? que_cq_get(c->st, cqname) : NULL;
+	uint32_t fr, nfr = que_fr_count(c->st);
+
+	for (fr = 0; cq != NULL && fr < nfr && fr < cq->node.ncells; fr++) {
+		const char *fl, *rs;
+		double v;
+
+		if (!cq->node.cells[fr].q.defined)
+			continue;
+		fl = que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name;
+		rs = que_resource_name(c->st, que_fr_resource(c->st, fr));
+		v = milli_to_units(t != NULL ? t->usage[fr] : 0);
+		ctl_metric_set(c->metrics,
+		    CTL_M_LOCAL_QUEUE_RESOURCE_RESERVATION,
+		    CTL_LV(name, ns, fl, rs), v);
+		ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_RESOURCE_USAGE,
+		    CTL_LV(name, ns, fl, rs), v);
+	}
+}
+
 static void lq_metrics(
     ctl *c, json_t *cached, json_t *st, const struct lq_tally *tally)
 {
@@ -762,6 +909,7 @@ static void lq_metrics(
 	    CTL_LV(name, ns),
 	    (double)json_integer_value(
 		json_object_get(st, "admittedWorkloads")));
+	lq_resource_metrics(c, cached, name, ns, tally);
 }
 
 static void write_one_lq(json_t *cached, void *payload)
@@ -840,12 +988,127 @@ static void write_one_cohort(json_t *cached, void *payload)
 		    json_pack("{s:o}", "status", want), CTL_KIND_COHORT, false);
 }
 
+/* Admitted workloads of the ClusterQueues in co's [borrowed] subtree. */
+static size_t subtree_admitted(const struct que_cohort *co, int depth)
+{
+	size_t n = 0, i;
+
+	if (depth > 64) /* a cycle is never walked; a bound all the same */
+		return 0;
+	for (i = 0; i < co->n_cqs; i++)
+		n += co->cqs[i]->admitted.n;
+	for (i = 0; i < co->n_kids; i++)
+		n += subtree_admitted(co->kids[i], depth + 1);
+	return n;
+}
+
+/* Kueue's cohort gauges (MetricsForCohorts): info, the subtree's quota
+ * and reservations per flavor and resource (no series while 0), and its
+ * admitted workloads. Once per pass per cohort (seen). */
+static void cohort_metrics(ctl *c, const struct que_cohort *co, ctl_keys *seen)
+{
+	const char *parent = co->parent_name ? co->parent_name : "";
+	const char *root = co->root != NULL ? co->root->name : co->name;
+	uint32_t fr, nfr = que_fr_count(c->st);
+	double have;
+
+	if (co->in_cycle || ctl_keys_get(seen, CTL_K1(co->name)) != NULL ||
+	    ctl_keys_put(seen, CTL_K1(co->name)) == NULL)
+		return;
+	if (ctl_metric_value(&have, c->metrics, CTL_M_COHORT_INFO,
+		CTL_LV(co->name, parent, root)) != CU_OK) {
+		(void)ctl_metrics_remove_match(c->metrics, CTL_M_COHORT_INFO,
+		    CTL_LV("cohort"), CTL_LV(co->name));
+		ctl_metric_set(c->metrics, CTL_M_COHORT_INFO,
+		    CTL_LV(co->name, parent, root), 1.0);
+	}
+	for (fr = 0; fr < nfr && fr < co->node.ncells; fr++) {
+		const struct que_cell *cell = &co->node.cells[fr];
+		const char *fl =
+		    que_flavor_by_id(c->st, que_fr_flavor(c->st, fr))->name;
+		const char *rs =
+		    que_resource_name(c->st, que_fr_resource(c->st, fr));
+
+		if (cell->subtree > 0)
+			ctl_metric_set(c->metrics, CTL_M_COHORT_SUBTREE_QUOTA,
+			    CTL_LV(co->name, fl, rs),
+			    milli_to_units(cell->subtree));
+		else
+			(void)ctl_metric_remove(c->metrics,
+			    CTL_M_COHORT_SUBTREE_QUOTA,
+			    CTL_LV(co->name, fl, rs));
+		if (cell->usage > 0)
+			ctl_metric_set(c->metrics,
+			    CTL_M_COHORT_SUBTREE_RESOURCE_RESERVATIONS,
+			    CTL_LV(co->name, fl, rs),
+			    milli_to_units(cell->usage));
+		else
+			(void)ctl_metric_remove(c->metrics,
+			    CTL_M_COHORT_SUBTREE_RESOURCE_RESERVATIONS,
+			    CTL_LV(co->name, fl, rs));
+	}
+	ctl_metric_set(c->metrics,
+	    CTL_M_COHORT_SUBTREE_ADMITTED_ACTIVE_WORKLOADS, CTL_LV(co->name),
+	    (double)subtree_admitted(co, 0));
+}
+
+struct cohort_pass {
+	ctl *c;
+	ctl_keys seen;
+};
+
+static void cohort_object_metrics(json_t *cached, void *payload)
+{
+	struct cohort_pass *p = payload;
+	const char *name = ctl_jmeta(cached, "name");
+	const struct que_cohort *co =
+	    name != NULL ? que_cohort_get(p->c->st, name) : NULL;
+
+	if (co != NULL)
+		cohort_metrics(p->c, co, &p->seen);
+}
+
+/* Every cohort: those with an object, and those above a ClusterQueue.
+ * The series of a cohort gone since the last pass are removed. */
+static void write_cohort_metrics(ctl *c)
+{
+	struct cohort_pass p = {.c = c};
+	struct ctl_kent **v;
+	size_t i, n = que_cq_count(c->st);
+
+	ctl_keys_init(&p.seen, 1);
+	if (c->inf[INF_COHORT] != NULL)
+		api_informer_foreach(
+		    c->inf[INF_COHORT], cohort_object_metrics, &p);
+	for (i = 0; i < n; i++) {
+		const struct que_cq *cq = que_cq_at(c->st, i);
+		const struct que_cohort *co;
+		int depth = 0;
+
+		for (co = cq != NULL ? cq->node.parent : NULL;
+		     co != NULL && depth < 64; co = co->node.parent, depth++)
+			cohort_metrics(c, co, &p.seen);
+	}
+	if (ctl_keys_ordered(&c->rep.metric_cohorts, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++)
+			if (ctl_keys_get(
+				&p.seen, (const char *const *)v[i]->k) == NULL)
+				(void)ctl_metrics_remove_label(
+				    c->metrics, "cohort", v[i]->k[0]);
+		cu_free(v);
+	}
+	ctl_keys_move(&c->rep.metric_cohorts, &p.seen);
+	ctl_keys_dispose(&p.seen);
+}
+
 void ctl_report_queues(ctl *c, int64_t now_ms)
 {
 	write_cq_status(c);
 	write_lq_status(c);
 	if (c->inf[INF_COHORT] != NULL)
 		api_informer_foreach(c->inf[INF_COHORT], write_one_cohort, c);
+	if (c->metrics != NULL && c->cfg->metrics.cohorts)
+		write_cohort_metrics(c);
 	report_flush(c, now_ms);
 }
 
@@ -855,6 +1118,7 @@ int ctl_report_init(struct ctl_report *r)
 	ctl_keys_init(&r->pending_at, 1);
 	ctl_keys_init(&r->pending_due, 1);
 	ctl_keys_init(&r->reported_at, 3);
+	ctl_keys_init(&r->metric_cohorts, 1);
 	return CU_OK;
 }
 
@@ -865,6 +1129,7 @@ void ctl_report_dispose(struct ctl_report *r)
 	ctl_keys_dispose(&r->pending_at);
 	ctl_keys_dispose(&r->pending_due);
 	ctl_keys_dispose(&r->reported_at);
+	ctl_keys_dispose(&r->metric_cohorts);
 	for (i = 0; i < r->noffers; i++) {
 		cu_free(r->offers[i].ns);
 		cu_free(r->offers[i].name);

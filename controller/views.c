@@ -219,7 +219,24 @@ int ctl_start_certrot(ctl *c, cu_error *err)
 	return ctl_certrot_new(&c->srv.certrot, c->loop, &o, err);
 }
 
-/* The webhook server; it serves once its certificate is mounted. */
+/* The visibility API's view of the Workload cache. */
+static json_t *vis_workload(const char *ns, const char *name, void *payload)
+{
+	ctl *c = payload;
+
+	return c->inf[INF_WL] ? api_informer_get(c->inf[INF_WL], ns, name)
+			      : NULL;
+}
+
+static int vis_mount(struct ctl_httpd *srv, void *payload, cu_error *err)
+{
+	ctl *c = payload;
+
+	return ctl_vis_mount(&c->srv.vis, srv, err);
+}
+
+/* The webhook server, which also serves the visibility API (the
+ * APIService's backend); it serves once its certificate is mounted. */
 int ctl_start_webhook(ctl *c, cu_error *err)
 {
 	struct ctl_whsrv_opts o;
@@ -246,6 +263,11 @@ int ctl_start_webhook(ctl *c, cu_error *err)
 	o.wh = &c->srv.wh;
 	o.ready = wh_ready;
 	o.tls_priorities = c->cfg->tls.priorities;
+	c->srv.vis.st = c->st;
+	c->srv.vis.workload = vis_workload;
+	c->srv.vis.payload = c;
+	o.mount = vis_mount;
+	o.mount_payload = c;
 	rc = ctl_whsrv_new(&c->srv.webhook, c->loop, &o, err);
 	cu_free(listen);
 	return rc;

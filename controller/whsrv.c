@@ -22,6 +22,8 @@ struct ctl_whsrv {
 	char *tls_priorities; /* owned; NULL: the server's default */
 	const struct wh_options *wh;
 	bool (*ready)(void *payload);
+	int (*mount)(struct ctl_httpd *srv, void *payload, cu_error *err);
+	void *mount_payload;
 	ctl_httpd *http;  /* owned */
 	char *cert, *key; /* owned PEM */
 	struct timespec cert_mtime, key_mtime;
@@ -190,6 +192,8 @@ static int make_http(ctl_whsrv *w, const char *cert, const char *key,
 	rc = ctl_httpd_new(out, w->loop, &o, err);
 	if (rc == CU_OK)
 		rc = ctl_whsrv_mount(w, *out, err);
+	if (rc == CU_OK && w->mount != NULL)
+		rc = w->mount(*out, w->mount_payload, err);
 	if (rc != CU_OK) {
 		ctl_httpd_free(*out);
 		*out = NULL;
@@ -333,6 +337,8 @@ int ctl_whsrv_new(ctl_whsrv **out, struct ev_loop *loop,
 	w->loop = loop;
 	w->wh = opts->wh;
 	w->ready = opts->ready;
+	w->mount = opts->mount;
+	w->mount_payload = opts->mount_payload;
 	w->listen = cu_strdup(opts->listen);
 	w->cert_dir = cu_strdup(opts->cert_dir);
 	w->routes = cu_calloc(n ? n : 1, sizeof(*w->routes));

@@ -27,11 +27,12 @@ struct ctl_pipe_write *ctl_wl_write(ctl *c, enum ctl_pipe_kind kind,
 }
 
 /* Record an event about obj [borrowed] (a Job, JobSet or Workload as
- * cached): a new Event, or a count bump of an identical one (client-go's
- * dedup), or nothing (spam filter). Events are sent with the turn's
+ * cached), as Kueue's controller for it reports it: a new
+ * events.k8s.io Event, or the next count of an identical one's series,
+ * or nothing (spam filter). Events are sent with the turn's
  * writes; only real transitions call this (docs/architecture.md lesson 4). */
-void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
-    const char *message)
+static void emit(ctl *c, json_t *obj, const char *type, const char *rc,
+    const char *reason, const char *message)
 {
 	struct rec_event ev;
 	struct rec_event_write w;
@@ -45,7 +46,12 @@ void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
 	ev.namespace_ = ctl_jmeta(obj, "namespace");
 	ev.name = ctl_jmeta(obj, "name");
 	ev.uid = ctl_jmeta(obj, "uid");
-	ev.type = type;
+	rec_events_kueue_meta(ev.kind, reason, type == NULL ? &ev.type : NULL,
+	    &ev.reporting_controller);
+	if (type != NULL)
+		ev.type = type;
+	if (rc != NULL)
+		ev.reporting_controller = rc;
 	ev.reason = reason;
 	ev.message = message;
 	if (ev.kind == NULL || ev.name == NULL)
@@ -62,4 +68,16 @@ void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
 		ctl_pipe_queue(c->pipe, CTL_PIPE_EVENT_PATCH, &ctl_res_events,
 		    w.namespace_, w.name, NULL, json_incref(w.body));
 	rec_event_write_dispose(&w);
+}
+
+void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
+    const char *message)
+{
+	emit(c, obj, type, NULL, reason, message);
+}
+
+void ctl_emit_as(ctl *c, json_t *obj, const char *rc, const char *reason,
+    const char *message)
+{
+	emit(c, obj, NULL, rc, reason, message);
 }

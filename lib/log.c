@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * lib/log.c - levelled logging to stderr, as text or one JSON object per
- * line. Single-threaded by design (one event loop per process); a line is
- * written with one fwrite so concurrent processes do not interleave.
+ * line, with optional structured fields (cu_log_kv). Single-threaded by design
+ * (one event loop per process); a line is written with one fwrite so concurrent
+ * processes do not interleave.
  */
 #include <stdio.h>
 #include <string.h>
@@ -72,6 +73,163 @@ static size_t append_escaped(
 	}
 	out[pos] = '\0';
 	return pos;
+}
+
+/* A bounded line: appends stop at cap - 2 (room for "\n" and NUL). */
+struct line {
+	char *p;
+	size_t pos, cap;
+};
+
+static void put(struct line *l, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (l->pos + 2 >= l->cap)
+		return;
+	if (n > l->cap - 2 - l->pos)
+		n = l->cap - 2 - l->pos;
+	memcpy(l->p + l->pos, s, n);
+	l->pos += n;
+	l->p[l->pos] = '\0';
+}
+
+static void put_esc(struct line *l, const char *s, bool json)
+{
+	if (l->pos + 2 < l->cap)
+		l->pos = append_escaped(
+		    l->p, l->pos, l->cap - 2, s != NULL ? s : "", json);
+}
+
+/* A quoted string, escaped as JSON's (klog's text values read alike). */
+static void put_q(struct line *l, const char *s)
+{
+	put(l, "\"");
+	put_esc(l, s, true);
+	put(l, "\"");
+}
+
+static bool empty(const char *s)
+{
+	return s == NULL || s[0] == '\0';
+}
+
+static void put_ref(struct line *l, const char *ns, const char *name, bool json)
+{
+	if (json) {
+		put(l, "{\"name\":");
+		put_q(l, name);
+		if (!empty(ns)) {
+			put(l, ",\"namespace\":");
+			put_q(l, ns);
+		}
+		put(l, "}");
+		return;
+	}
+	put(l, "\"");
+	if (!empty(ns)) {
+		put_esc(l, ns, true);
+		put(l, "/");
+	}
+	put_esc(l, name, true);
+	put(l, "\"");
+}
+
+static void put_field(struct line *l, const struct cu_log_field *f, bool json)
+{
+	char num[32];
+	size_t i;
+
+	if (json) {
+		put(l, ",");
+		put_q(l, f->key);
+		put(l, ":");
+	} else {
+		put(l, " ");
+		put_esc(l, f->key, false);
+		put(l, "=");
+	}
+	switch (f->type) {
+	case CU_LOGF_STR:
+		put_q(l, f->s);
+		break;
+	case CU_LOGF_INT:
+		snprintf(num, sizeof(num), "%lld", (long long)f->i);
+		put(l, num);
+		break;
+	case CU_LOGF_REF:
+		put_ref(l, f->ns, f->s, json);
+		break;
+	case CU_LOGF_REFS:
+		put(l, "[");
+		for (i = 0; i < f->n; i++) {
+			if (i > 0)
+				put(l, json ? "," : " ");
+			put_ref(l, f->nss != NULL ? f->nss[i] : NULL,
+			    f->names != NULL ? f->names[i] : NULL, json);
+		}
+		put(l, "]");
+		break;
+	}
+}
+
+size_t cu_log_format(char *out, size_t cap, bool json, const char *ts,
+    enum cu_log_level level, const char *component, const char *msg,
+    const struct cu_log_field *f, size_t n)
+{
+	struct line l = {out, 0, cap};
+	const char *lv = level >= CU_LOG_DEBUG && level <= CU_LOG_ERROR
+			     ? level_names[level]
+			     : "info";
+	char head[64];
+	size_t i;
+
+	if (cap < 2) {
+		if (cap == 1)
+			out[0] = '\0';
+		return 0;
+	}
+	out[0] = '\0';
+	if (json) {
+		put(&l, "{\"ts\":");
+		put_q(&l, ts);
+		put(&l, ",\"level\":");
+		put_q(&l, lv);
+		put(&l, ",\"component\":");
+		put_q(&l, component);
+		put(&l, ",\"msg\":");
+		put_q(&l, msg);
+	} else {
+		snprintf(
+		    head, sizeof(head), "%s %-5s ", ts != NULL ? ts : "", lv);
+		put(&l, head);
+		put_esc(&l, component, false);
+		put(&l, ": ");
+		put_esc(&l, msg, false);
+	}
+	for (i = 0; i < n; i++)
+		put_field(&l, &f[i], json);
+	if (json) {
+		put(&l, "}");
+	}
+	out[l.pos++] = '\n';
+	out[l.pos] = '\0';
+	return l.pos;
+}
+
+void cu_log_kv(enum cu_log_level level, const char *msg,
+    const struct cu_log_field *f, size_t n)
+{
+	char line[8192], ts[CU_TIME_MICRO_LEN];
+	size_t len;
+
+	if (level < log_level)
+		return;
+	cu_time_format_micro(cu_time_now_ns(), ts);
+	len = cu_log_format(
+	    line, sizeof(line), log_json, ts, level, log_component, msg, f, n);
+	fwrite(line, 1, len, stderr);
+	fflush(stderr);
 }
 
 void cu_vlog(enum cu_log_level level, const char *fmt, va_list ap)

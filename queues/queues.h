@@ -821,6 +821,51 @@ CU_MUST_CHECK int que_workload_fits_recorded(que_state *st,
  * of range. */
 const char *que_refit_name(enum que_refit r);
 
+/* ---- pending Workloads in queue order (queues/pending.c) ------------ */
+
+/*
+ * Kueue's visibility API (visibility.kueue.x-k8s.io pendingworkloads):
+ * the pending Workloads of a ClusterQueue - its heap, its parked
+ * (inadmissible) Workloads and those backing off - in the order its
+ * scheduler would take them (its heap's order: que_wl_before, or
+ * que_wl_before_afs with admission fair sharing), each with its position
+ * in the ClusterQueue and in its LocalQueue (from 0). The heap is walked in
+ * place: O(k log k) for the k Workloads up to the page's end, plus
+ * O(parked + backing-off) for the unordered ones.
+ */
+struct que_pending_item {
+	const struct que_wl *wl; /* [borrowed; valid until the next state
+				    change] */
+	int32_t pos_cq;		 /* positionInClusterQueue */
+	int32_t pos_lq;		 /* positionInLocalQueue */
+};
+
+/* Kueue's bounds: limit is clamped to [0, this], offset to >= 0. */
+#define QUE_PENDING_MAX_LIMIT 100000
+/* Kueue's default limit (the caller applies it to an absent or 0 one). */
+#define QUE_PENDING_DEFAULT_LIMIT 1000
+
+/*
+ * Items offset .. offset+limit-1 of ClusterQueue cq_name [borrowed]
+ * (positions in LocalQueues count every Workload before the page) into
+ * *out [owned: cu_free; NULL when *n is 0]. CU_ENOTFOUND when the
+ * ClusterQueue does not exist; CU_ENOMEM.
+ */
+CU_MUST_CHECK int que_pending_cq(que_state *st, const char *cq_name,
+    int64_t offset, int64_t limit, struct que_pending_item **out, size_t *n,
+    cu_error *err);
+
+/*
+ * The same for LocalQueue ns/name [borrowed]: its own Workloads in its
+ * ClusterQueue's order, skipping the first offset of them; pos_cq is the
+ * position among all of the ClusterQueue's, pos_lq offset + the index in
+ * the page. CU_ENOTFOUND when the LocalQueue does not exist; none when
+ * its ClusterQueue does not. CU_ENOMEM.
+ */
+CU_MUST_CHECK int que_pending_lq(que_state *st, const char *ns,
+    const char *name, int64_t offset, int64_t limit,
+    struct que_pending_item **out, size_t *n, cu_error *err);
+
 /* ---- topology-aware scheduling hook (queues/tas_hook.c) -------------- */
 
 /*

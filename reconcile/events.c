@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * reconcile/events.c - the Event recorder's pure core (see reconcile.h):
- * two LRU maps on lib's cu_map (dedup keys -> recorded Event, spam keys
- * -> token bucket),
- * the CREATE/PATCH/DROP decision and the JSON bodies, and the
- * Suspended/Resumed transition guard. No I/O, no clock reads.
+ * reconcile/events.c - the events.k8s.io/v1 Event recorder's pure core (see
+ * reconcile.h): two LRU maps on lib's cu_map (series keys -> recorded
+ * Event, spam keys -> token bucket), the CREATE/PATCH/DROP decision and
+ * the JSON bodies, Kueue's event types and reporting controllers by
+ * reason, and the Suspended/Resumed transition guard. No I/O, no clock
+ * reads.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,11 +24,12 @@ struct bkey {
 struct entry {
 	struct bkey k;		   /* k.p [owned] */
 	struct entry *prev, *next; /* recency list, most recent first */
-	/* dedup entries */
+	/* series entries */
 	char *ev_name; /* [owned] */
 	int32_t count;
 	/* spam entries: tokens in nanoseconds of refill (one token =
-	 * refill_ns), and the time they were last topped up */
+	 * refill_ns), and the time they were last topped up; series
+	 * entries: the time of the last observation */
 	int64_t tokens;
 	int64_t last_ns;
 };
@@ -214,9 +216,12 @@ int rec_events_new(
 	r->refill_ns =
 	    opts->refill_ns ? opts->refill_ns : REC_EVENTS_SPAM_REFILL_NS;
 	r->component = cu_strdup(opts->component);
-	r->instance = opts->instance != NULL ? cu_strdup(opts->instance) : NULL;
+	r->instance = opts->instance != NULL && opts->instance[0] != '\0'
+			  ? cu_strdup(opts->instance)
+			  : NULL;
 	if (r->component == NULL ||
-	    (opts->instance != NULL && r->instance == NULL) ||
+	    (opts->instance != NULL && opts->instance[0] != '\0' &&
+		r->instance == NULL) ||
 	    lru_init(&r->dedup, lru_size) != CU_OK ||
 	    lru_init(&r->spam, lru_size) != CU_OK) {
 		rec_events_free(r);
@@ -294,7 +299,7 @@ static int validate(const struct rec_event *ev, cu_error *err)
 {
 	const char *fields[] = {ev->kind, ev->api_version, ev->namespace_,
 	    ev->name, ev->uid, ev->field_path, ev->type, ev->reason,
-	    ev->message, ev->reporting_controller};
+	    ev->message, ev->reporting_controller, ev->action};
 
 	if (ev->kind == NULL || ev->kind[0] == '\0' || ev->name == NULL ||
 	    ev->name[0] == '\0')
@@ -332,12 +337,13 @@ static int build_key(cu_buf *b, const char *const *fields, size_t n)
 	return CU_OK;
 }
 
-/* source.host is never set by cueue; it is part of client-go's keys. */
+/* client-go's isomorphic key (the instance is the recorder's), plus the
+ * note. */
 static int event_key(cu_buf *b, const struct rec_event *ev, const char *comp)
 {
-	const char *f[] = {comp, "", ev->kind, ev->namespace_, ev->name,
-	    ev->field_path, ev->uid, ev->api_version, ev->type, ev->reason,
-	    ev->message};
+	const char *f[] = {comp, ev->action != NULL ? ev->action : ev->reason,
+	    ev->kind, ev->namespace_, ev->name, ev->field_path, ev->uid,
+	    ev->api_version, ev->type, ev->reason, ev->message};
 	return build_key(b, f, sizeof(f) / sizeof(f[0]));
 }
 
@@ -360,41 +366,86 @@ static bool set_str_nonempty(json_t *o, const char *key, const char *v)
 	return set_str(o, key, v);
 }
 
+/* "<comp>-<instance>" cut to REC_EVENTS_INSTANCE_MAX bytes. [owned] */
+static char *instance_of(const rec_events *r, const char *comp)
+{
+	char *s = r->instance != NULL ? cu_asprintf("%s-%s", comp, r->instance)
+				      : cu_strdup(comp);
+
+	if (s != NULL && strlen(s) > REC_EVENTS_INSTANCE_MAX)
+		s[REC_EVENTS_INSTANCE_MAX] = '\0';
+	return s;
+}
+
+/* Byte length of the longest prefix of s, at most max bytes, that ends
+ * on a UTF-8 character boundary (s is valid UTF-8). */
+static size_t utf8_prefix(const char *s, size_t max)
+{
+	size_t n = max;
+
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+char *rec_events_truncate_note(const char *note)
+{
+	static const char suffix[] = " ...";
+	size_t len, keep;
+	char *out;
+
+	if (note == NULL)
+		note = "";
+	len = strlen(note);
+	if (len <= REC_EVENTS_NOTE_MAX)
+		return cu_strdup(note);
+	keep = utf8_prefix(note, REC_EVENTS_NOTE_MAX - (sizeof(suffix) - 1));
+	out = cu_malloc(keep + sizeof(suffix));
+	if (out == NULL)
+		return NULL;
+	memcpy(out, note, keep);
+	memcpy(out + keep, suffix, sizeof(suffix));
+	return out;
+}
+
 static json_t *create_body(const rec_events *r, const struct rec_event *ev,
     const char *comp, const char *ns, const char *name, int64_t now_ns)
 {
-	char ts[CU_TIME_RFC3339_LEN];
+	char ts[CU_TIME_MICRO_LEN];
+	char *inst = instance_of(r, comp),
+	     *note = rec_events_truncate_note(ev->message);
 	json_t *body = json_object(), *meta = json_object(),
-	       *io = json_object(), *src = json_object();
-	bool ok = body != NULL && meta != NULL && io != NULL && src != NULL;
+	       *reg = json_object();
+	bool ok = body != NULL && meta != NULL && reg != NULL && inst != NULL &&
+		  note != NULL;
 
-	cu_time_format_rfc3339(now_ns, ts);
-	ok = ok && set_str(body, "apiVersion", "v1") &&
+	cu_time_format_micro(now_ns, ts);
+	ok = ok && set_str(body, "apiVersion", "events.k8s.io/v1") &&
 	     set_str(body, "kind", "Event") && set_str(meta, "name", name) &&
-	     set_str(meta, "namespace", ns) && set_str(io, "kind", ev->kind) &&
-	     set_str_nonempty(io, "namespace", ev->namespace_) &&
-	     set_str(io, "name", ev->name) &&
-	     set_str_nonempty(io, "uid", ev->uid) &&
-	     set_str_nonempty(io, "apiVersion", ev->api_version) &&
-	     set_str_nonempty(io, "fieldPath", ev->field_path) &&
-	     set_str(src, "component", comp);
+	     set_str(meta, "namespace", ns) && set_str(reg, "kind", ev->kind) &&
+	     set_str_nonempty(reg, "namespace", ev->namespace_) &&
+	     set_str(reg, "name", ev->name) &&
+	     set_str_nonempty(reg, "uid", ev->uid) &&
+	     set_str_nonempty(reg, "apiVersion", ev->api_version) &&
+	     set_str_nonempty(reg, "fieldPath", ev->field_path);
 	if (ok) {
 		ok = json_object_set(body, "metadata", meta) == 0 &&
-		     json_object_set(body, "involvedObject", io) == 0 &&
+		     set_str(body, "eventTime", ts) &&
+		     set_str(body, "reportingController", comp) &&
+		     set_str(body, "reportingInstance", inst) &&
+		     set_str(body, "action",
+			 ev->action != NULL && ev->action[0] != '\0'
+			     ? ev->action
+			     : ev->reason) &&
 		     set_str(body, "reason", ev->reason) &&
-		     set_str(body, "message", s_or_empty(ev->message)) &&
-		     json_object_set(body, "source", src) == 0 &&
-		     set_str(body, "firstTimestamp", ts) &&
-		     set_str(body, "lastTimestamp", ts) &&
-		     json_object_set_new(body, "count", json_integer(1)) == 0 &&
-		     set_str(body, "type", ev->type) &&
-		     set_str(body, "reportingComponent", comp) &&
-		     (r->instance == NULL ||
-			 set_str(body, "reportingInstance", r->instance));
+		     json_object_set(body, "regarding", reg) == 0 &&
+		     set_str(body, "note", note) &&
+		     set_str(body, "type", ev->type);
 	}
 	json_decref(meta);
-	json_decref(io);
-	json_decref(src);
+	json_decref(reg);
+	cu_free(inst);
+	cu_free(note);
 	if (!ok) {
 		json_decref(body);
 		return NULL;
@@ -402,21 +453,15 @@ static json_t *create_body(const rec_events *r, const struct rec_event *ev,
 	return body;
 }
 
-static json_t *patch_body(
-    const struct rec_event *ev, int32_t count, int64_t now_ns)
+/* The strategic-merge patch of a series: {"series": {count,
+ * lastObservedTime}} (client-go's createPatchBytesForSeries). */
+static json_t *patch_body(int32_t count, int64_t now_ns)
 {
-	char ts[CU_TIME_RFC3339_LEN];
-	json_t *body = json_object();
+	char ts[CU_TIME_MICRO_LEN];
 
-	cu_time_format_rfc3339(now_ns, ts);
-	if (body == NULL ||
-	    json_object_set_new(body, "count", json_integer(count)) != 0 ||
-	    !set_str(body, "lastTimestamp", ts) ||
-	    !set_str(body, "message", s_or_empty(ev->message))) {
-		json_decref(body);
-		return NULL;
-	}
-	return body;
+	cu_time_format_micro(now_ns, ts);
+	return json_pack("{s:{s:i, s:s}}", "series", "count", (json_int_t)count,
+	    "lastObservedTime", ts);
 }
 
 /* Token bucket: top up by the time since last, capped at burst. */
@@ -509,13 +554,16 @@ static int plan_write(rec_events *r, const struct rec_event *ev,
 	int rc;
 
 	p->d = lru_find(&r->dedup, ek->ptr, ek->len);
-	if (p->d != NULL && !recreate) {
+	/* A series not observed for finishTime is over (client-go's
+	 * finishSeries): a new Event. */
+	if (p->d != NULL && !recreate &&
+	    now_ns - p->d->last_ns <= REC_EVENTS_SERIES_FINISH_NS) {
 		out->action = REC_EVENT_PATCH;
 		out->count =
 		    p->d->count < INT32_MAX ? p->d->count + 1 : INT32_MAX;
 		out->name = cu_strdup(p->d->ev_name);
 		out->namespace_ = cu_strdup(ns);
-		out->body = patch_body(ev, out->count, now_ns);
+		out->body = patch_body(out->count, now_ns);
 	} else {
 		rc = plan_create(r, ev, comp, ns, ek, now_ns, p, out);
 		if (rc != CU_OK)
@@ -529,7 +577,7 @@ static int plan_write(rec_events *r, const struct rec_event *ev,
 /* Apply p to the LRUs for the write out. CU_ENOMEM, with nothing
  * changed, when the LRUs cannot grow. */
 static int commit(rec_events *r, bool recreate, struct pending *p,
-    const struct rec_event_write *out)
+    const struct rec_event_write *out, int64_t now_ns)
 {
 	if (lru_reserve(&r->spam) != CU_OK || lru_reserve(&r->dedup) != CU_OK)
 		return CU_ENOMEM;
@@ -546,12 +594,14 @@ static int commit(rec_events *r, bool recreate, struct pending *p,
 	}
 	if (out->action == REC_EVENT_PATCH) {
 		p->d->count = out->count;
+		p->d->last_ns = now_ns;
 		lru_touch(&r->dedup, p->d);
 	} else if (out->action == REC_EVENT_CREATE) {
 		if (p->d != NULL) {
 			lru_unlink(&r->dedup, p->d);
 			entry_free(p->d);
 		}
+		p->new_d->last_ns = now_ns;
 		lru_link(&r->dedup, p->new_d);
 		p->new_d = NULL;
 		r->last_name_ns = p->name_ns;
@@ -603,7 +653,7 @@ static int record(rec_events *r, const struct rec_event *ev, int64_t now_ns,
 		rc =
 		    plan_write(r, ev, comp, ns, &ek, now_ns, recreate, &p, out);
 	if (rc == CU_OK)
-		rc = commit(r, recreate, &p, out);
+		rc = commit(r, recreate, &p, out, now_ns);
 	cu_buf_dispose(&ek);
 	cu_buf_dispose(&sk);
 	if (rc != CU_OK) {
@@ -648,6 +698,132 @@ void rec_events_forget(rec_events *r, const struct rec_event *ev)
 		}
 	}
 	cu_buf_dispose(&ek);
+}
+
+void rec_events_forget_name(rec_events *r, const char *ns, const char *name)
+{
+	struct entry *e;
+
+	(void)ns; /* names are unique: <object>.<nanoseconds>, never reused */
+	if (r == NULL || name == NULL || r->dedup.head.next == NULL)
+		return;
+	for (e = r->dedup.head.next; e != &r->dedup.head; e = e->next)
+		if (e->ev_name != NULL && strcmp(e->ev_name, name) == 0) {
+			lru_unlink(&r->dedup, e);
+			entry_free(e);
+			return;
+		}
+}
+
+/* ---- Kueue's notes ------------------------------------------------------- */
+
+static const char *z(const char *s)
+{
+	return s != NULL ? s : "";
+}
+
+char *rec_events_note_quota_reserved(const char *cq, int64_t wait_ns)
+{
+	return cu_asprintf("Quota reserved in ClusterQueue %s, wait time since "
+			   "queued was %.0fs",
+	    z(cq), (double)wait_ns / 1e9);
+}
+
+char *rec_events_note_admitted(const char *cq, int64_t wait_ns)
+{
+	return cu_asprintf("Admitted by ClusterQueue %s, wait time since "
+			   "reservation was %.0fs",
+	    z(cq), (double)wait_ns / 1e9);
+}
+
+#define PRIO_FMT                                                               \
+	"; preemptor effective priority: %d (base: %d, boost: 0); preemptee "  \
+	"effective priority: %d (base: %d, boost: 0)"
+
+char *rec_events_note_preempted(
+    const char *msg, int32_t preemptor_prio, int32_t preemptee_prio)
+{
+	return cu_asprintf("%s" PRIO_FMT, z(msg), (int)preemptor_prio,
+	    (int)preemptor_prio, (int)preemptee_prio, (int)preemptee_prio);
+}
+
+char *rec_events_note_preempted_workload(const char *ns, const char *name,
+    const char *uid, const char *cq, int32_t preemptor_prio,
+    int32_t preemptee_prio)
+{
+	return cu_asprintf("Preempted workload %s/%s (UID: %s) in ClusterQueue "
+			   "%s" PRIO_FMT,
+	    z(ns), z(name), z(uid), z(cq), (int)preemptor_prio,
+	    (int)preemptor_prio, (int)preemptee_prio, (int)preemptee_prio);
+}
+
+char *rec_events_note_finished(const char *ns, const char *name)
+{
+	return cu_asprintf(
+	    "Workload '%s/%s' is declared finished", z(ns), z(name));
+}
+
+/* ---- Kueue's types and reporting controllers ------------------------------
+ */
+
+static bool in_list(const char *s, const char *const *list)
+{
+	for (; *list != NULL; list++)
+		if (strcmp(s, *list) == 0)
+			return true;
+	return false;
+}
+
+void rec_events_kueue_meta(const char *kind, const char *reason,
+    const char **type, const char **controller)
+{
+	/* The scheduler's events (pkg/scheduler, its preemptor and the
+	 * eviction it writes); the pending ones are the QuotaReserved=False
+	 * reasons it writes (UnadmittedWorkloadsObservability). */
+	static const char *const sched[] = {"QuotaReserved", "Admitted",
+	    "Preempted", "PreemptedWorkload", "EvictedDueToPreempted",
+	    "SecondPassFailed", NULL};
+	static const char *const pending[] = {"Pending", "WaitingForQuota",
+	    "NoMatchingFlavor", "ExceedsMaxQuota", "Misconfigured", "Suspended",
+	    "WaitingForPreemptedWorkloads", "WaitingForPodsReady",
+	    "Inadmissible", NULL};
+	static const char *const wl_warn[] = {"SecondPassFailed",
+	    "AdmissionCheckRejected", "MaximumExecutionTimeExceeded",
+	    "UnsupportedField", NULL};
+	/* Kueue's ProvisioningRequest admission check controller. */
+	static const char *const prov[] = {"ProvisioningRequestCreated",
+	    "AdmissionCheckUpdated", "FailedCreate", NULL};
+	static const char *const job_warn[] = {"JobNestingTooDeep",
+	    "WorkloadPriorityClassNotFound", "UnsupportedField", NULL};
+	const char *t = REC_EVENT_NORMAL, *c = NULL;
+
+	if (kind == NULL)
+		kind = "";
+	if (reason == NULL)
+		reason = "";
+	if (strcmp(kind, "Workload") == 0) {
+		bool pend = in_list(reason, pending);
+
+		if (pend || in_list(reason, wl_warn) ||
+		    strcmp(reason, "FailedCreate") == 0)
+			t = REC_EVENT_WARNING;
+		c = pend || in_list(reason, sched) ? REC_EVENTS_CTL_ADMISSION
+		    : in_list(reason, prov)	   ? REC_EVENTS_CTL_PROVISIONING
+						   : REC_EVENTS_CTL_WORKLOAD;
+	} else if (strcmp(kind, "Job") == 0 || strcmp(kind, "JobSet") == 0 ||
+		   strcmp(kind, "Pod") == 0) {
+		if (in_list(reason, job_warn))
+			t = REC_EVENT_WARNING;
+		c = kind[0] == 'J' && kind[3] == '\0' ? REC_EVENTS_CTL_JOB
+		    : kind[0] == 'J'		      ? REC_EVENTS_CTL_JOBSET
+						      : "pod-kueue-controller";
+	} else if (strcmp(reason, "UnsupportedField") == 0) {
+		t = REC_EVENT_WARNING;
+	}
+	if (type != NULL)
+		*type = t;
+	if (controller != NULL)
+		*controller = c;
 }
 
 /* ---- transitions ----------------------------------------------------------

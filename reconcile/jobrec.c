@@ -182,14 +182,16 @@ static int job_gone(
 }
 
 /* The job's next stop write, if any; `stopped_msg` is the "Stopped"
- * event's message for the suspend step. *wrote: a write was planned. A
- * stop patch that cannot be computed sets *failed (and nothing else). */
+ * event's message for the suspend step, sent once that write lands. *wrote: a
+ * write was planned. A stop patch that cannot be computed sets *failed (and
+ * nothing else). */
 static int stop(const struct rec_job_in *in, const struct api_workload *wl,
     const char *stopped_msg, struct rec_plan *p, bool *wrote, bool *failed,
     cu_error *err)
 {
 	enum rec_stop_step step;
 	json_t *patch = NULL;
+	struct rec_item *it;
 	cu_error serr;
 
 	*wrote = false;
@@ -201,10 +203,16 @@ static int stop(const struct rec_job_in *in, const struct api_workload *wl,
 	if (patch == NULL)
 		return CU_OK;
 	*wrote = true;
-	if (job_write(p, in, stop_write(step), patch, NULL, err) != CU_OK)
+	if (job_write(p, in, stop_write(step), patch, &it, err) != CU_OK)
 		return err->code;
-	if (step == REC_STOP_SUSPEND)
-		return event(p, "Stopped", stopped_msg, err);
+	/* Kueue's Stopped, once the suspend is written (not per plan: a
+	 * reconcile that runs again before it lands says nothing more). */
+	if (step == REC_STOP_SUSPEND) {
+		it->done_reason = "Stopped";
+		it->text = cu_strdup(stopped_msg ? stopped_msg : "");
+		if (it->text == NULL)
+			return rec__nomem(err, "job reconciler");
+	}
 	return CU_OK;
 }
 
@@ -781,9 +789,19 @@ int rec_job_reconcile(const struct rec_job_view *view,
 			    : now_ns,
 			now_ns, &patch, &serr) == CU_OK &&
 		    patch != NULL) {
+			struct rec_item *it;
+
 			if (wl_write(out, in, REC_WRITE_STATUS, patch, err) !=
 			    CU_OK)
 				return err->code;
+			/* Kueue's FinishedWorkload on the job, once the
+			 * Finished condition is written. */
+			it = &out->items[out->n - 1];
+			it->done_reason = "FinishedWorkload";
+			it->text =
+			    rec_events_note_finished(in->ns, in->wl_name);
+			if (it->text == NULL)
+				return rec__nomem(err, "job reconciler");
 			if (ready_reason != NULL &&
 			    !api_conditions_true(
 				&wl->status.conditions, REC_COND_PODS_READY))

@@ -662,32 +662,39 @@ bool rec_job_finished(
     const struct rec_job *j, bool *success, const char **message);
 
 /* ==== 2. Events ==========================================================
- * The pure core of cueue's core/v1 Event recorder:
+ * The pure core of cueue's events.k8s.io/v1 Event recorder:
  * given an event to emit, decide whether to CREATE a new Event object,
- * PATCH the one recorded for an identical earlier event (count + 1), or
- * DROP it, and build the JSON body of that write. Plus a guard that lets
- * callers announce Suspended/Resumed only on real transitions.
+ * PATCH the series of the one recorded for an identical earlier event, or
+ * DROP it, and build the JSON body of that write. Plus the table of
+ * Kueue's event types and reporting controllers by reason, and a guard
+ * that lets callers announce Suspended/Resumed only on real transitions.
  *
- * Semantics follow client-go's tools/record EventCorrelator (notes
- * docs/apiserver.md §8.2):
- *  - An Event is named `<involvedObject.name>.<hex nanoseconds>`; count 1,
- *    firstTimestamp = lastTimestamp = now, source.component and
- *    reportingComponent = the reporting controller, reportingInstance =
- *    the recorder's instance. Objects without a namespace put their events
- *    in "default".
- *  - Dedup: an event identical to one recorded before (same source,
- *    involvedObject incl. uid and apiVersion, type, reason and message;
- *    client-go's getEventKey) becomes a strategic-merge PATCH of the
- *    earlier Event with {count, lastTimestamp, message}. The recorder
- *    remembers the last REC_EVENTS_LRU_SIZE keys (least recently used
- *    forgotten first).
- *  - Spam filter: a token bucket per source + involvedObject (an LRU of
- *    the same size), burst 25, one token back every 300 s, full at start.
- *    An event without a token is dropped before dedup, so it is neither
+ * Semantics follow client-go's tools/events broadcaster, which
+ * controller-runtime's GetEventRecorder uses (docs/events.md):
+ *  - An Event is named `<regarding.name>.<hex nanoseconds>`, with
+ *    eventTime = now (microseconds), reportingController = the event's
+ *    controller, reportingInstance = `<controller>-<instance>`, action
+ *    (the reason when none is given), reason, regarding, note (cut to
+ *    1024 bytes with " ..." as Kueue's TruncateEventMessage, on a UTF-8
+ *    boundary) and type. Objects without a namespace put their events in
+ *    "default".
+ *  - Series: an event isomorphic to one recorded before (same type,
+ *    action, reason, reporting controller and instance, regarding, and -
+ *    unlike client-go, which keeps the first note - the same note)
+ *    becomes a strategic-merge PATCH of that Event with
+ *    {"series": {"count", "lastObservedTime"}} (count 2 on the first
+ *    repeat). A series not observed for REC_EVENTS_SERIES_FINISH_NS (6
+ *    minutes, client-go's finishTime) is over: the next repeat creates a
+ *    new Event. Every repeat is written (client-go flushes counts every
+ *    30 minutes); the spam filter bounds them. The recorder remembers
+ *    the last REC_EVENTS_LRU_SIZE keys (least recently used forgotten
+ *    first).
+ *  - Spam filter (client-go's core/v1 EventCorrelator, which
+ *    controller-runtime's older recorder applies): a token bucket per
+ *    reporting controller + regarding object (an LRU of the same size),
+ *    burst 25, one token back every 300 s, full at start. An event
+ *    without a token is dropped before the series, so it is neither
  *    written nor counted.
- *  Not done: client-go's aggregation of events that differ only in their
- *  message ("(combined from similar events)"); each distinct message is its
- *  own Event.
  *
  * Why this matters (docs/architecture.md lesson 4, Kueue #7649's "x14709"):
  * folding hides a flapping controller, the spam filter bounds its API writes,
@@ -702,6 +709,11 @@ bool rec_job_finished(
 #define REC_EVENTS_LRU_SIZE 4096
 #define REC_EVENTS_SPAM_BURST 25
 #define REC_EVENTS_SPAM_REFILL_NS (300LL * 1000000000LL)
+#define REC_EVENTS_SERIES_FINISH_NS (360LL * 1000000000LL)
+/* Longest note (events.k8s.io's noteLengthLimit, Kueue's cut). */
+#define REC_EVENTS_NOTE_MAX 1024
+/* Longest reportingInstance the API accepts. */
+#define REC_EVENTS_INSTANCE_MAX 128
 /* Longest event key (all identifying strings together) accepted. */
 #define REC_EVENTS_KEY_MAX ((size_t)1 << 20)
 
@@ -710,14 +722,24 @@ bool rec_job_finished(
 #define REC_EVENT_REASON_SUSPENDED "Suspended"
 #define REC_EVENT_REASON_RESUMED "Resumed"
 
+/* Kueue's reporting controllers (constants.AdmissionName,
+ * WorkloadControllerName, and the job framework's
+ * "<integration>-kueue-controller"). */
+#define REC_EVENTS_CTL_ADMISSION "kueue-admission"
+#define REC_EVENTS_CTL_WORKLOAD "kueue-workload-controller"
+#define REC_EVENTS_CTL_PROVISIONING "kueue-provisioning-request-controller"
+#define REC_EVENTS_CTL_JOB "batch/job-kueue-controller"
+#define REC_EVENTS_CTL_JOBSET "jobset.x-k8s.io/jobset-kueue-controller"
+
 typedef struct rec_events rec_events;
 
 struct rec_events_opts {
 	/* Reporting controller used when an event names none, e.g.
-	 * "cueue.dev/job-controller". [borrowed, copied] required. */
+	 * "kueue-workload-controller". [borrowed, copied] required. */
 	const char *component;
-	/* reportingInstance, e.g. the pod name. [borrowed, copied]; NULL =
-	 * left out. */
+	/* Instance suffix: reportingInstance is "<controller>-<instance>"
+	 * (client-go: the host name), cut to REC_EVENTS_INSTANCE_MAX.
+	 * [borrowed, copied]; NULL = the controller alone. */
 	const char *instance;
 	/* 0 = the defaults above. Tests shrink them. */
 	size_t lru_size;
@@ -727,7 +749,7 @@ struct rec_events_opts {
 
 /* One event to emit. Every string [borrowed], read during the call only. */
 struct rec_event {
-	/* involvedObject */
+	/* regarding */
 	const char *kind;	 /* required, e.g. "Job" */
 	const char *api_version; /* e.g. "batch/v1"; NULL = "" */
 	const char *namespace_;	 /* NULL or "" for cluster-scoped objects */
@@ -736,15 +758,59 @@ struct rec_event {
 	const char *field_path;	 /* usually NULL */
 	const char *type;	 /* REC_EVENT_NORMAL or REC_EVENT_WARNING */
 	const char *reason;	 /* required, CamelCase */
-	const char *message;	 /* NULL = "" */
-	/* source.component / reportingComponent; NULL = opts.component */
+	const char *message;	 /* the note; NULL = "" */
+	/* reportingController; NULL = opts.component */
 	const char *reporting_controller;
+	const char *action; /* NULL = the reason (as Kueue passes it) */
 };
+
+/*
+ * Kueue's type and reporting controller of an event with reason about an
+ * object of kind (both [borrowed]): Warning for the reasons Kueue warns
+ * with (a Workload's pending reasons, SecondPassFailed,
+ * AdmissionCheckRejected, MaximumExecutionTimeExceeded,
+ * UnsupportedField, ...), else Normal; the scheduler's controller for
+ * QuotaReserved/Admitted/Preempted/PreemptedWorkload and pending
+ * reasons, the Workload controller for other Workload events, the job
+ * framework's for Job and JobSet events. Outputs [static]; either may be
+ * NULL to skip it. *controller is NULL for kinds it does not know.
+ */
+void rec_events_kueue_meta(const char *kind, const char *reason,
+    const char **type, const char **controller);
+
+/* note cut as Kueue's TruncateEventMessage (1024 bytes, " ..." suffix),
+ * on a UTF-8 character boundary: [owned: cu_free], NULL on ENOMEM. */
+char *rec_events_truncate_note(const char *note);
+
+/*
+ * Kueue's notes, [owned: cu_free], NULL on ENOMEM; strings [borrowed],
+ * NULL read as "". Durations print as Go's "%.0f" of seconds (to the
+ * nearest second, halves to even).
+ *  quota_reserved: "Quota reserved in ClusterQueue <cq>, wait time since
+ *    queued was <n>s";
+ *  admitted: "Admitted by ClusterQueue <cq>, wait time since reservation
+ *    was <n>s";
+ *  preempted: msg + "; preemptor effective priority: <p> (base: <p>,
+ *    boost: 0); preemptee effective priority: <v> (base: <v>, boost: 0)"
+ *    (no priority boost in cueue);
+ *  preempted_workload: "Preempted workload <ns>/<name> (UID: <uid>) in
+ *    ClusterQueue <cq>" + the same priorities;
+ *  finished: "Workload '<ns>/<name>' is declared finished".
+ */
+char *rec_events_note_quota_reserved(const char *cq, int64_t wait_ns);
+char *rec_events_note_admitted(const char *cq, int64_t wait_ns);
+char *rec_events_note_preempted(
+    const char *msg, int32_t preemptor_prio, int32_t preemptee_prio);
+char *rec_events_note_preempted_workload(const char *ns, const char *name,
+    const char *uid, const char *cq, int32_t preemptor_prio,
+    int32_t preemptee_prio);
+char *rec_events_note_finished(const char *ns, const char *name);
 
 enum rec_event_action {
 	REC_EVENT_DROP = 0, /* spam filter: send nothing */
-	REC_EVENT_CREATE,   /* POST /api/v1/namespaces/{ns}/events */
-	REC_EVENT_PATCH,    /* PATCH .../events/{name},
+	REC_EVENT_CREATE,   /* POST /apis/events.k8s.io/v1/namespaces/{ns}/
+			       events */
+	REC_EVENT_PATCH,    /* PATCH .../events/{name} (the series),
 			       application/strategic-merge-patch+json */
 };
 
@@ -753,7 +819,8 @@ struct rec_event_write {
 	enum rec_event_action action;
 	char *namespace_; /* [owned: cu_free] NULL for DROP */
 	char *name;	  /* [owned: cu_free] the Event's name; NULL for DROP */
-	int32_t count;	  /* count after this write; 0 for DROP */
+	int32_t count;	  /* occurrences after this write (1: no series yet); 0
+			     for DROP */
 	json_t *body;	  /* [owned: json_decref] NULL for DROP */
 };
 
@@ -776,8 +843,8 @@ CU_MUST_CHECK int rec_events_record(rec_events *r, const struct rec_event *ev,
 
 /*
  * The PATCH of an Event came back 404 (expired: --event-ttl): forget it
- * and build a CREATE for ev (new name, count 1), without spending a spam
- * token. Same errors as rec_events_record.
+ * and build a CREATE for ev (new name, no series), without spending a
+ * spam token. Same errors as rec_events_record.
  */
 CU_MUST_CHECK int rec_events_recreate(rec_events *r, const struct rec_event *ev,
     int64_t now_ns, struct rec_event_write *out, cu_error *err);
@@ -786,6 +853,11 @@ CU_MUST_CHECK int rec_events_recreate(rec_events *r, const struct rec_event *ev,
  * next identical event creates a new one. No-op when unknown (and, best
  * effort, when the key cannot be built for lack of memory). */
 void rec_events_forget(rec_events *r, const struct rec_event *ev);
+
+/* The series PATCH of Event ns/name [borrowed] came back 404 (the Event
+ * expired, --event-ttl): forget its series, so that the next repeat
+ * creates a new Event (client-go creates it again). No-op when unknown. */
+void rec_events_forget_name(rec_events *r, const char *ns, const char *name);
 
 /* Number of remembered dedup keys / spam buckets (tests, metrics). */
 size_t rec_events_size(const rec_events *r);

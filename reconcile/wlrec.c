@@ -552,17 +552,10 @@ static int checks(const struct rec_wl_view *view, const struct api_workload *wl,
 	    &wl->status.conditions, REC_COND_QUOTA_RESERVED);
 	it = &out->items[out->n - 1];
 	it->done_reason = "Admitted";
-	it->text = cu_asprintf(
-	    "Admitted by ClusterQueue %s, wait time since reservation was "
-	    "%llds",
-	    wl->status.admission.cluster_queue
-		? wl->status.admission.cluster_queue
-		: "",
+	it->text = rec_events_note_admitted(wl->status.admission.cluster_queue,
 	    qr != NULL && qr->has_last_transition
-		? (long long)((view->now_ns - qr->last_transition_ns +
-				  500000000LL) /
-			      1000000000LL)
-		: 0LL);
+		? view->now_ns - qr->last_transition_ns
+		: 0);
 	if (it->text == NULL)
 		return cu_error_set(
 		    err, CU_ENOMEM, "workload reconciler: out of memory");

@@ -205,6 +205,38 @@ json_t *as_discovery_resources(
  * [owned: cu_free]; *invalid tells 422 (true) from 400. */
 char *as_type_check(
     const struct as_kind *k, json_t *obj, bool *invalid, char **field);
+struct as_resp;
+/* Every structural-schema error of a custom resource body (after
+ * pruning and defaulting), as kube-apiserver lists them: an array of
+ * {"field", "detail"} [owned: json_decref], empty when valid. old: the
+ * stored object on update or NULL [borrowed]. */
+json_t *as_schema_errors(json_t *schema, json_t *obj, json_t *old);
+/* Validate a custom resource as kube-apiserver: true when valid, else
+ * false with a 400 (decode) or a 422 with one cause per error in resp. */
+bool as_schema_validate(
+    const struct as_kind *k, json_t *obj, json_t *old, struct as_resp *resp);
+/* Go RE2 pattern onto POSIX ERE (the documented subset) appended to out;
+ * CU_EINVAL outside it. */
+int as_re_translate(const char *pat, cu_buf *out);
+/* Does s match the pattern (searched, as Go's regexp.MatchString)? 1 yes,
+ * 0 no, -1 pattern outside the subset (compiled patterns are cached). */
+int as_re_match(const char *pattern, const char *s);
+
+/* CEL subset for x-kubernetes-validations rules (cel.c). */
+struct as_cel;
+/* Parse a rule [owned: as_cel_free]; NULL with *err [owned: cu_free] on
+ * a syntax error or a construct outside the subset. */
+struct as_cel *as_cel_parse(const char *src, char **err);
+void as_cel_free(struct as_cel *cel);
+/* Does the rule reference oldSelf (a transition rule)? */
+bool as_cel_uses_old(const struct as_cel *cel);
+/* Evaluate with self and oldSelf (NULL: unset) [borrowed]: the value
+ * [owned: json_decref], or NULL with *err [owned: cu_free]. */
+json_t *as_cel_eval(
+    const struct as_cel *cel, json_t *self, json_t *old, char **err);
+/* strfmt check kube-apiserver runs for a CRD `format`: 1 valid, 0 not,
+ * -1 a format not checked. */
+int as_format_ok(const char *format, const char *s);
 /* Is `field` selectable on this kind; and its value on obj (or NULL). */
 bool as_kind_field_ok(const struct as_kind *k, const char *field);
 const char *as_obj_field(
@@ -263,6 +295,26 @@ struct as_watch {
 	 * to this version (convert.c) */
 	char *convert_to;
 };
+
+/* ---- the aggregation layer (aggregator.c) ----------------------------- */
+struct as_request;
+struct as_resp;
+/* The APIService <version>.<group> [borrowed] when it proxies to a
+ * service, else NULL. */
+json_t *as_aggregated(
+    struct as_server *srv, const char *group, const char *version);
+/* The APIGroup document of an aggregated group [owned], or NULL. */
+json_t *as_aggregated_group(struct as_server *srv, const char *group);
+/* Append the aggregated groups missing from groups (an APIGroupList's
+ * array, entries without kind/apiVersion). */
+void as_aggregated_groups(struct as_server *srv, json_t *groups);
+/* Defaults (service port 443) and kube-aggregator's validation of an
+ * APIService obj [borrowed; changed]: false with a 422 in resp. */
+bool as_apiservice_prepare(
+    const struct as_kind *k, json_t *obj, struct as_resp *resp);
+/* Proxy rq to the backend of apisvc [borrowed]; the answer in resp. */
+void as_aggregator_proxy(
+    const struct as_request *rq, json_t *apisvc, struct as_resp *resp);
 
 /* ---- CRD conversion webhooks (convert.c) ----------------------------- */
 struct as_resp;
@@ -325,6 +377,7 @@ struct as_resp {
 	const char *content_type; /* static */
 	int retry_after;	  /* >= 0: Retry-After header */
 	char *warning;		  /* owned; Warning header value */
+	char etag[136];		  /* ETag header value when non-empty */
 	struct as_watch *watch;	  /* a watch stream instead of a body */
 	bool delay;		  /* handler asks to be called again later */
 	int delay_ms;
@@ -431,6 +484,54 @@ char *as_qualified_resource(const struct as_kind *k);
 /* Append a `299 - "text"` warn-value to resp->warning. */
 void as_resp_warn(struct as_resp *resp, const char *text);
 
+/* ---- server-side apply (apply.c) ---------------------------------- */
+
+/* Where list and map semantics come from: a custom resource's structural
+ * schema, or (schema NULL) the built-in merge keys of the core kinds. */
+struct as_apply_type {
+	const json_t *schema; /* [borrowed] or NULL */
+	const char *kind;     /* [borrowed] e.g. "Service" */
+};
+
+/* Who writes, as recorded in metadata.managedFields. */
+struct as_manager {
+	const char *manager;	 /* [borrowed] */
+	const char *api_version; /* [borrowed] apiVersion of the request */
+	const char *time;	 /* [borrowed] RFC 3339 */
+	bool force;		 /* apply: take over conflicting fields */
+	const char *subresource; /* [borrowed] "status" or NULL (the object) */
+};
+
+/* Field sets (normalised FieldsV1 trees, every member has a "." child).
+ * Every function returns a new reference [owned], NULL only on ENOMEM.
+ * as_fields_of: the fields obj [borrowed] sets (NULL when an item of an
+ * associative list lacks a key); as_fields_paths: the members as kube
+ * prints them (".spec.containers[name=\"c\"].image"). */
+json_t *as_fields_of(const struct as_apply_type *t, const json_t *obj);
+json_t *as_fields_union(const json_t *a, const json_t *b);
+json_t *as_fields_diff(const json_t *a, const json_t *b);
+json_t *as_fields_intersect(const json_t *a, const json_t *b);
+json_t *as_fields_paths(const json_t *set);
+/* Wire FieldsV1 <-> normalised set. decode: CU_EPARSE for anything that
+ * is not FieldsV1 (*set NULL then); *set [owned]. */
+int as_fields_decode(const json_t *fields, json_t **set, cu_error *err);
+json_t *as_fields_encode(const json_t *set);
+/* The structured merge of cfg into live (both [borrowed]) [owned]. */
+json_t *as_apply_merge(
+    const struct as_apply_type *t, const json_t *live, const json_t *cfg);
+/* Server-side apply of cfg onto live (NULL: the object is created).
+ * CU_OK: *out is the new object with its managedFields [owned].
+ * CU_ECONFLICT: *conflict is the 409 Status [owned]. CU_EINVAL/CU_EPARSE:
+ * the configuration is unusable (err says why). */
+int as_apply(const struct as_apply_type *t, const json_t *live,
+    const json_t *cfg, const struct as_manager *m, json_t **out,
+    json_t **conflict, cu_error *err);
+/* Record an Update by m: obj's managedFields [modified] become old's
+ * (both objects) with the fields that changed moved to m; a status
+ * subresource write (m->subresource "status") owns fields of status. */
+int as_apply_track_update(const struct as_apply_type *t, const json_t *old,
+    json_t *obj, const struct as_manager *m);
+
 /* ---- durations (duration.c) ---------------------------------------- */
 
 #define AS_DURATION_LEN 32
@@ -448,6 +549,30 @@ json_t *as_age_cell(cu_ns_t now, json_t *v);
  * path per kind and version. Returns it [owned: cu_free] with its length
  * in *len, or NULL on allocation failure. */
 char *as_openapi_v2(struct as_server *srv, size_t *len);
+
+/* OpenAPI v3 (openapi3.c), custom resource groups only. The discovery
+ * document (GET /openapi/v3) [owned: json_decref]. */
+json_t *as_openapi3_root(struct as_server *srv);
+/* The document of one group and version, or NULL when no custom kind is
+ * served there [owned: json_decref]. */
+json_t *as_openapi3_gv(
+    struct as_server *srv, const char *group, const char *version);
+/* The same serialised as served (compact, sorted keys) with its length,
+ * or NULL [owned: cu_free]. */
+char *as_openapi3_gv_text(
+    struct as_server *srv, const char *group, const char *version, size_t *len);
+/* Upper-case hex SHA-512 of data: the hash and ETag of a document
+ * [owned: cu_free]. */
+char *as_openapi3_hash(const char *data, size_t len);
+/* Pure: the components.schemas entry of a kind built from the CRD's
+ * openAPIV3Schema crd_schema [borrowed, copied] as kube-apiserver does
+ * (apiVersion, kind, metadata -> ObjectMeta, GVK extension)
+ * [owned: json_decref]. */
+json_t *as_openapi3_kind_schema(const char *group, const char *version,
+    const char *kind, json_t *crd_schema);
+/* "io.x-k8s.kueue.v1beta1.ClusterQueue" for a kind [owned: cu_free]. */
+char *as_openapi3_schema_name(
+    const char *group, const char *version, const char *kind);
 
 /* ---- admission webhooks (webhooks.c) -------------------------------- */
 /* What is being admitted (admission.Attributes). All [borrowed]. */

@@ -389,8 +389,7 @@ static bool valid_in_version(struct as_server *srv, const struct as_kind *k,
 	json_t *versions = as_jget(crd_of(srv, k), "spec.versions"), *v,
 	       *schema = NULL, *copy, *unknown;
 	struct as_kind tmp;
-	bool invalid = false, ok;
-	char *field = NULL, *msg;
+	bool ok;
 	size_t i;
 
 	json_array_foreach(versions, i, v)
@@ -411,18 +410,7 @@ static bool valid_in_version(struct as_server *srv, const struct as_kind *k,
 		return true; /* the storage version's checks still run */
 	}
 	as_schema_apply(&tmp, copy, unknown);
-	msg = as_type_check(&tmp, copy, &invalid, &field);
-	ok = msg == NULL;
-	if (msg != NULL && invalid)
-		as_resp_invalid(resp, k,
-		    as_jstr(obj, "metadata.name")
-			? as_jstr(obj, "metadata.name")
-			: "",
-		    field ? field : "", "%s", msg);
-	else if (msg != NULL)
-		as_resp_error(resp, 400, "BadRequest", "%s", msg);
-	cu_free(msg);
-	cu_free(field);
+	ok = as_schema_validate(&tmp, copy, NULL, resp);
 	json_decref(copy);
 	json_decref(unknown);
 	return ok;

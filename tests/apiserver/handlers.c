@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/patch.h"
+#include "api/yaml.h"
 #include "tests/apiserver/apiserver.h"
 
 /* The path of a resource request, split. */
@@ -509,29 +510,12 @@ static bool types_ok(const struct as_kind *k, json_t *obj, struct as_resp *resp)
 	return false;
 }
 
-/* Schema validation of a custom resource after defaulting (422). */
+/* Schema validation of a custom resource after defaulting (422). old:
+ * the stored object on update, NULL on create. */
 static bool schema_ok(
-    const struct as_kind *k, json_t *obj, struct as_resp *resp)
+    const struct as_kind *k, json_t *obj, json_t *old, struct as_resp *resp)
 {
-	bool invalid;
-	char *field = NULL;
-	char *msg;
-
-	if (!(k->flags & AS_CUSTOM))
-		return true;
-	msg = as_type_check(k, obj, &invalid, &field);
-	if (msg == NULL) {
-		cu_free(field);
-		return true;
-	}
-	if (invalid)
-		as_resp_invalid(resp, k, md_str(obj, "name"),
-		    field ? field : "", "%s", msg);
-	else
-		as_resp_error(resp, 400, "BadRequest", "%s", msg);
-	cu_free(msg);
-	cu_free(field);
-	return false;
+	return !(k->flags & AS_CUSTOM) || as_schema_validate(k, obj, old, resp);
 }
 
 /* Output form of a stored object for the requested version. */
@@ -1634,6 +1618,9 @@ static bool prepare_kind(const struct as_request *rq, const struct route *r,
 	if (strcmp(k->group, "admissionregistration.k8s.io") == 0 &&
 	    !as_webhook_config_prepare(k, obj, resp))
 		return false;
+	if (strcmp(k->group, "apiregistration.k8s.io") == 0 &&
+	    !as_apiservice_prepare(k, obj, resp))
+		return false;
 	if (k->flags & AS_CUSTOM || k->top_fields != NULL)
 		as_schema_apply(k, obj, unknown);
 	return unknown == NULL || check_unknown(rq, r, unknown, resp);
@@ -1725,6 +1712,86 @@ static bool admit_delete(const struct as_request *rq, const struct route *r,
 	json_decref(none);
 	json_decref(options);
 	return ok;
+}
+
+/* ---- field managers (apply.c) ------------------------------------- */
+
+static bool is_apply_type(const char *mt)
+{
+	return mt != NULL &&
+	       (strcmp(mt, "application/apply-patch+yaml") == 0 ||
+		   strcmp(mt, "application/apply-patch+json") == 0);
+}
+
+/* Whether the request is a server-side apply (PATCH of an apply type). */
+static bool is_apply(const struct as_request *rq)
+{
+	char *mt = media_type(as_header(rq, "Content-Type"));
+	bool yes = is_apply_type(mt);
+
+	cu_free(mt);
+	return yes && rq->method != NULL && strcmp(rq->method, "PATCH") == 0;
+}
+
+/* The request's field manager: the fieldManager parameter, else the user
+ * agent up to its first '/' (kube's default), at most 128 bytes. */
+static void field_manager(const struct as_request *rq, char out[129])
+{
+	const char *fm = as_query(rq, "fieldManager");
+	size_t n;
+
+	if (fm == NULL || fm[0] == '\0') {
+		fm = as_header(rq, "User-Agent");
+		if (fm == NULL)
+			fm = "";
+		n = strcspn(fm, "/");
+	} else {
+		n = strlen(fm);
+	}
+	if (n > 128)
+		n = 128;
+	memcpy(out, fm, n);
+	out[n] = '\0';
+}
+
+static void apply_type(const struct as_kind *k, struct as_apply_type *t)
+{
+	t->schema = (k->flags & AS_CUSTOM) ? k->schema : NULL;
+	t->kind = k->kind;
+}
+
+/* The manager of this request, for managedFields. *api_version [owned:
+ * cu_free]. */
+static void request_manager(const struct as_request *rq, const struct route *r,
+    struct as_manager *m, char name[129], char now[CU_TIME_RFC3339_LEN],
+    char **api_version)
+{
+	field_manager(rq, name);
+	as_now_rfc3339(now);
+	*api_version = as_kind_api_version(
+	    r->kind, r->conv_from[0] != '\0' ? r->conv_from : r->version);
+	m->manager = name;
+	m->api_version = *api_version ? *api_version : "";
+	m->time = now;
+	m->force = as_query_bool(rq, "force");
+	m->subresource =
+	    r->has_sub && strcmp(r->sub, "status") == 0 ? "status" : NULL;
+}
+
+/* Record the write of obj (old: NULL for a create) as an Update by the
+ * request's manager. */
+static void track_update(const struct as_request *rq, const struct route *r,
+    json_t *old, json_t *obj)
+{
+	struct as_apply_type t;
+	struct as_manager m;
+	char name[129], now[CU_TIME_RFC3339_LEN], *av = NULL;
+
+	apply_type(r->kind, &t);
+	request_manager(rq, r, &m, name, now, &av);
+	if (as_apply_track_update(&t, old, obj, &m) != CU_OK)
+		json_object_del(md_of(obj), "managedFields");
+	cu_free(av);
 }
 
 /* ---- create -------------------------------------------------------- */
@@ -1828,10 +1895,13 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 	bool bad, dry = is_dry_run(rq, resp, &bad), decoded = false;
 	char *gen_name = NULL;
 	struct as_admit_attrs at;
+	json_t *applied = NULL;
 
 	if (bad || !types_ok(k, obj, resp))
 		goto out;
 	md = md_of(obj);
+	if (is_apply(rq))
+		applied = json_incref(json_object_get(md, "managedFields"));
 	if (k->flags & AS_NAMESPACED) {
 		ns = md_str(obj, "namespace");
 		if (ns != NULL && ns[0] != '\0' && strcmp(ns, r->ns) != 0) {
@@ -1942,8 +2012,12 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 	stamp_new(srv, k, obj);
 	stamp_stable(rq, obj);
 	if (!prepare_kind(rq, r, obj, NULL, resp, decoded ? NULL : unknown) ||
-	    !schema_ok(k, obj, resp))
+	    !schema_ok(k, obj, NULL, resp))
 		goto out;
+	if (applied != NULL)
+		json_object_set(md_of(obj), "managedFields", applied);
+	else
+		track_update(rq, r, NULL, obj);
 	at.object = obj;
 	at.name = name;
 	if (!as_admit_validate(rq, &at, resp))
@@ -1954,6 +2028,7 @@ static void create_obj(const struct as_request *rq, const struct route *r,
 	}
 	store_and_answer(srv, r, name, obj, 201, resp);
 out:
+	json_decref(applied);
 	json_decref(unknown);
 	json_decref(options);
 	json_decref(obj);
@@ -1971,7 +2046,7 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 	struct as_server *srv = rq->srv;
 	struct as_kind *k = r->kind;
 	json_t *md, *omd, *unknown = json_array(), *merged = NULL;
-	json_t *mutated = NULL, *options = NULL;
+	json_t *mutated = NULL, *options = NULL, *applied = NULL;
 	const char *rv, *ns, *uid;
 	bool bad, dry = is_dry_run(rq, resp, &bad), decoded = false;
 	bool status_sub = r->has_sub && strcmp(r->sub, "status") == 0;
@@ -2126,6 +2201,9 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 			else
 				json_object_del(md, keep[i]);
 		}
+		if (is_apply(rq))
+			applied =
+			    json_incref(json_object_get(md, "managedFields"));
 		json_object_del(md, "managedFields");
 		json_object_del(md, "selfLink");
 		if (k->flags & AS_STATUS) {
@@ -2179,8 +2257,12 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 	}
 	json_object_set(
 	    md, "resourceVersion", json_object_get(omd, "resourceVersion"));
-	if (!schema_ok(k, obj, resp))
+	if (!schema_ok(k, obj, old, resp))
 		goto out;
+	if (applied != NULL)
+		json_object_set(md_of(obj), "managedFields", applied);
+	else if (!finalize_sub)
+		track_update(rq, r, old, obj);
 	at.object = obj;
 	if (!as_admit_validate(rq, &at, resp))
 		goto out;
@@ -2215,6 +2297,7 @@ static void update_obj(const struct as_request *rq, const struct route *r,
 	}
 	store_and_answer(srv, r, r->name, obj, 200, resp);
 out:
+	json_decref(applied);
 	json_decref(unknown);
 	json_decref(merged);
 	json_decref(mutated);
@@ -2222,6 +2305,83 @@ out:
 }
 
 /* ---- patch --------------------------------------------------------- */
+
+/* Server-side apply (apply.c): merge the applied configuration into the
+ * object as the client sees it, or create it. */
+static void do_apply(const struct as_request *rq, const struct route *r,
+    json_t *old, struct as_resp *resp)
+{
+	struct as_kind *k = r->kind;
+	struct as_apply_type t;
+	struct as_manager m;
+	char name[129], now[CU_TIME_RFC3339_LEN], *av = NULL;
+	json_t *cfg = NULL, *base = NULL, *result = NULL, *conflict = NULL;
+	const char *fm = as_query(rq, "fieldManager");
+	cu_error err;
+	int rc;
+
+	if (fm == NULL || fm[0] == '\0') {
+		as_resp_error(resp, 422, "Invalid",
+		    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: "
+		    "Required value: is required for apply patch");
+		return;
+	}
+	if (api_yaml_load(&cfg, NULL, rq->body ? rq->body : "", rq->body_len,
+		NULL, &err) != CU_OK) {
+		as_resp_error(resp, 400, "BadRequest",
+		    "error decoding YAML: %s", err.msg);
+		return;
+	}
+	if (!json_is_object(cfg)) {
+		as_resp_error(resp, 400, "BadRequest",
+		    "error decoding YAML: the applied configuration is not an "
+		    "object");
+		goto out;
+	}
+	if (r->conv_from[0] == '\0' && r->view == NULL &&
+	    !check_gvk(r, cfg, resp))
+		goto out;
+	/* The URL names the object (kube takes the name from it). */
+	if (md_str(cfg, "name") == NULL)
+		json_object_set_new(md_of(cfg), "name", json_string(r->name));
+	if (old != NULL) {
+		base = r->conv_from[0] != '\0'
+			   ? as_convert(rq->srv, k, old, r->conv_from, resp)
+			   : out_object(r, old);
+		if (base == NULL)
+			goto out;
+	}
+	apply_type(k, &t);
+	request_manager(rq, r, &m, name, now, &av);
+	rc = as_apply(&t, base, cfg, &m, &result, &conflict, &err);
+	if (rc == CU_ECONFLICT) {
+		as_resp_status(resp, 409, conflict);
+		conflict = NULL;
+		goto out;
+	}
+	if (rc == CU_EPARSE) {
+		as_resp_error(resp, 400, "BadRequest", "%s", err.msg);
+		goto out;
+	}
+	if (rc != CU_OK) {
+		as_resp_invalid(resp, k, r->name, "patch", "%s", err.msg);
+		goto out;
+	}
+	if ((r->conv_from[0] != '\0' &&
+		!as_convert_in(rq->srv, k, r->conv_from, &result, resp)) ||
+	    !view_in(r, &result, old == NULL, resp))
+		goto out;
+	if (old == NULL)
+		create_obj(rq, r, result, resp);
+	else
+		update_obj(rq, r, result, old, true, resp);
+out:
+	cu_free(av);
+	json_decref(conflict);
+	json_decref(result);
+	json_decref(base);
+	json_decref(cfg);
+}
 
 static void do_patch(
     const struct as_request *rq, const struct route *r, struct as_resp *resp)
@@ -2237,6 +2397,10 @@ static void do_patch(
 	if (mt == NULL) {
 		as_resp_error(resp, 500, "InternalError", "out of memory");
 		return;
+	}
+	if (is_apply_type(mt)) {
+		do_apply(rq, r, old, resp);
+		goto out;
 	}
 	if (strcmp(mt, "application/json-patch+json") != 0 &&
 	    strcmp(mt, "application/merge-patch+json") != 0 &&
@@ -2622,6 +2786,44 @@ static void non_resource(
 	    "the server could not find the requested resource");
 }
 
+/* GET /openapi/v3 and /openapi/v3/apis/<group>/<version> (openapi3.c):
+ * custom resource groups only; other paths are 404 so kubectl falls back
+ * to /openapi/v2 for built-in kinds. */
+static void serve_openapi3(
+    const struct as_request *rq, struct as_resp *resp, char seg[][256], int n)
+{
+	char *hash;
+
+	if (strcmp(rq->method, "GET") != 0) {
+		as_resp_error(resp, 405, "MethodNotAllowed",
+		    "the server does not allow this method on the requested "
+		    "resource");
+		return;
+	}
+	if (n == 2) {
+		resp_json(resp, 200, as_openapi3_root(rq->srv));
+		if (resp->body == NULL)
+			as_resp_error(resp, 500, "InternalError",
+			    "out of memory building the OpenAPI document");
+		return;
+	}
+	if (n != 5 || strcmp(seg[2], "apis") != 0 ||
+	    (resp->raw = as_openapi3_gv_text(
+		 rq->srv, seg[3], seg[4], &resp->raw_len)) == NULL) {
+		as_resp_error(resp, 404, "NotFound",
+		    "the server could not "
+		    "find the requested "
+		    "resource");
+		return;
+	}
+	resp->code = 200;
+	resp->content_type = "application/json";
+	hash = as_openapi3_hash(resp->raw, resp->raw_len);
+	if (hash != NULL)
+		snprintf(resp->etag, sizeof(resp->etag), "\"%s\"", hash);
+	cu_free(hash);
+}
+
 static void handle(struct as_request *rq, struct as_resp *resp);
 
 void as_handle(struct as_request *rq, struct as_resp *resp)
@@ -2700,6 +2902,11 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 		    "protobuf";
 		return;
 	}
+	if (n >= 2 && strcmp(seg[0], "openapi") == 0 &&
+	    strcmp(seg[1], "v3") == 0) {
+		serve_openapi3(rq, resp, seg, n);
+		return;
+	}
 	if (n >= 1 && strcmp(seg[0], "__test") == 0) {
 		if (rq->srv->test_endpoints) {
 			as_testapi_handle(rq, resp);
@@ -2708,6 +2915,14 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 	}
 	if (as_authz_route(rq, seg, n, resp))
 		return;
+	if (n >= 3 && strcmp(seg[0], "apis") == 0) {
+		json_t *apisvc = as_aggregated(rq->srv, seg[1], seg[2]);
+
+		if (apisvc != NULL) {
+			as_aggregator_proxy(rq, apisvc, resp);
+			return;
+		}
+	}
 	if (n >= 3 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
 		copy_seg(r.version, sizeof(r.version), "v1");
 		if (!parse_resource(rq->srv, seg, n, 2, &r))

@@ -220,6 +220,8 @@ static enum MHD_Result send_resp(
 	}
 	if (resp->warning != NULL)
 		MHD_add_response_header(r, "Warning", resp->warning);
+	if (resp->etag[0] != '\0')
+		MHD_add_response_header(r, "ETag", resp->etag);
 	ret = MHD_queue_response(rq->conn, (unsigned)resp->code, r);
 	MHD_destroy_response(r);
 	return ret;

@@ -102,6 +102,8 @@ static const struct builtin builtins[] = {
     {"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
 	"ValidatingWebhookConfiguration", NULL, "api-extensions",
 	UNC | AS_GENERATION, NULL, webhook_top},
+    {"apiregistration.k8s.io", "v1", "apiservices", "APIService", NULL,
+	"api-extensions", AS_STATUS | UNC, NULL, spec_status_top},
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions",
 	"CustomResourceDefinition", "crd,crds", "api-extensions",
 	AS_STATUS | AS_GENERATION, NULL, spec_status_top},
@@ -742,7 +744,9 @@ static json_t *group_doc(struct as_server *srv, const char *group)
 
 json_t *as_discovery_group(struct as_server *srv, const char *group)
 {
-	return group_doc(srv, group);
+	json_t *g = group_doc(srv, group);
+
+	return g != NULL ? g : as_aggregated_group(srv, group);
 }
 
 json_t *as_discovery_apis(struct as_server *srv)
@@ -768,6 +772,7 @@ json_t *as_discovery_apis(struct as_server *srv)
 			json_array_append_new(groups, g);
 		}
 	}
+	as_aggregated_groups(srv, groups);
 	return json_pack("{s:s, s:s, s:o}", "kind", "APIGroupList",
 	    "apiVersion", "v1", "groups", groups);
 }

@@ -35,6 +35,9 @@ static const struct col event_cols[] = {{"Last Seen", 0}, {"Type", 0},
     {"Reason", 0}, {"Object", 0}, {"Subobject", 1}, {"Source", 1},
     {"Message", 0}, {"First Seen", 1}, {"Count", 1}, {"Name", 1}, {NULL, 0}};
 
+static const struct col apisvc_cols[] = {
+    {"Name", 0}, {"Service", 0}, {"Available", 0}, {"Age", 0}, {NULL, 0}};
+
 static const struct col *cols_of(const struct as_kind *k)
 {
 	if (k->flags & AS_CUSTOM)
@@ -49,6 +52,8 @@ static const struct col *cols_of(const struct as_kind *k)
 		return event_cols;
 	if (strcmp(k->group, "batch") == 0 && strcmp(k->plural, "jobs") == 0)
 		return job_cols;
+	if (strcmp(k->group, "apiregistration.k8s.io") == 0)
+		return apisvc_cols;
 	return NULL;
 }
 
@@ -405,6 +410,40 @@ static void event_row(json_t *ev, json_t *cells)
 				   : ""));
 }
 
+/* kube-aggregator's columns: the service as namespace/name or "Local";
+ * the Available condition's status, "False (Reason)", or "Unknown". */
+static void apisvc_cells(json_t *obj, json_t *cells)
+{
+	json_t *svc = as_jget(obj, "spec.service");
+	json_t *conds = as_jget(obj, "status.conditions"), *c;
+	const char *avail = "Unknown";
+	char sbuf[600], abuf[300];
+	size_t i;
+
+	if (json_is_object(svc))
+		snprintf(sbuf, sizeof(sbuf), "%s/%s",
+		    as_jstr(svc, "namespace") ? as_jstr(svc, "namespace") : "",
+		    as_jstr(svc, "name") ? as_jstr(svc, "name") : "");
+	else
+		snprintf(sbuf, sizeof(sbuf), "Local");
+	json_array_foreach(conds, i, c)
+	{
+		const char *st = as_jstr(c, "status");
+
+		if (!streq(as_jstr(c, "type"), "Available") || st == NULL)
+			continue;
+		if (streq(st, "False")) {
+			snprintf(abuf, sizeof(abuf), "False (%s)",
+			    as_jstr(c, "reason") ? as_jstr(c, "reason") : "");
+			avail = abuf;
+		} else
+			avail = st;
+	}
+	json_array_append_new(cells, json_string(sbuf));
+	json_array_append_new(cells, json_string(avail));
+	json_array_append_new(cells, since(obj, "metadata.creationTimestamp"));
+}
+
 json_t *as_table_cells(const struct as_kind *k, json_t *obj)
 {
 	const struct col *c = cols_of(k);
@@ -425,6 +464,8 @@ json_t *as_table_cells(const struct as_kind *k, json_t *obj)
 		node_cells(obj, cells);
 	} else if (c == job_cols) {
 		job_cells(obj, cells);
+	} else if (c == apisvc_cols) {
+		apisvc_cells(obj, cells);
 	} else {
 		json_array_append_new(
 		    cells, json_string(as_jstr(obj, "status.phase")

@@ -328,8 +328,9 @@ def main():
     res = analyse(reqs, wl_events, job_events, wls)
     reasons = collections.Counter()
     for e in kevents:
+        # events.k8s.io series (core count for core-written ones)
         reasons["%s/%s" % (e["involvedObject"]["kind"], e["reason"])] += \
-            e.get("count", 1)
+            (e.get("series") or {}).get("count") or e.get("count") or 1
     res["event_reasons"] = dict(reasons.most_common())
     res["event_objects"] = len(kevents)
     res["requests_after_settled"] = ["%s %s %s -> %d" % (

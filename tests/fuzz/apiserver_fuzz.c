@@ -2,10 +2,12 @@
 /*
  * tests/fuzz/apiserver_fuzz.c - fuzz target over cueue-apiserver's request
  * handling: request bodies (objects, JSON patches, merge and strategic
- * merge patches, DeleteOptions), selectors and query parameters, against a
- * server populated with a ConfigMap, a Job, a Lease and a custom resource.
+ * merge patches, server-side apply, DeleteOptions), selectors and query
+ * parameters, against a server populated with a ConfigMap, a Job, a Lease
+ * and a custom resource.
  *
- * Input layout: byte 0 picks the method/content type, byte 1 the path,
+ * Input layout: byte 0 picks the method/content type (merge patch with
+ * bit 0x80: server-side apply, forced with 0x10), byte 1 the path,
  * the rest is the body (for GET: a label selector, a field selector and a
  * resourceVersion separated by NUL bytes).
  */
@@ -144,6 +146,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    params, "fieldValidation", json_string("Strict"));
 	if (data[0] & 0x20)
 		json_object_set_new(params, "dryRun", json_string("All"));
+	if (m == 2 && (data[0] & 0x80)) {
+		/* Server-side apply instead of the merge patch. */
+		json_object_set_new(headers, "Content-Type",
+		    json_string("application/apply-patch+yaml"));
+		json_object_set_new(params, "fieldManager", json_string("fz"));
+		if (data[0] & 0x10)
+			json_object_set_new(
+			    params, "force", json_string("true"));
+	}
 	if (data[0] & 0x40)
 		json_object_set_new(headers, "Accept",
 		    json_string("application/json;as=Table;v=v1;"

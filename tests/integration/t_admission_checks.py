@@ -245,6 +245,12 @@ def pending_then_ready(s):
     check(adm[0]["message"].startswith(
         "Admitted by ClusterQueue cq, wait time since reservation was "),
         "Admitted message: %r" % adm[0]["message"])
+    # Kueue's Workload controller sends this one (the scheduler, the
+    # QuotaReserved).
+    eq((adm[0]["reportingComponent"],
+        events("QuotaReserved")[0]["reportingComponent"]),
+       ("kueue-workload-controller", "kueue-admission"),
+       "reporting controllers")
     ctl.stop()
 
 

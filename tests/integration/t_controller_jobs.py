@@ -281,8 +281,12 @@ def events(s):
     by = {}
     for e in evs:
         k = (e["involvedObject"]["kind"], e["reason"])
-        by[k] = by.get(k, 0) + e.get("count", 1)
-        eq(e["source"]["component"], "cueue-controller")
+        by[k] = by.get(k, 0) + ((e.get("series") or {}).get("count") or
+                                e.get("count") or 1)
+        # events.k8s.io events, as Kueue's controllers report them.
+        eq(e["reportingComponent"], {
+            "Job": "batch/job-kueue-controller"}.get(
+                e["involvedObject"]["kind"], "kueue-admission"), str(e))
     eq(by.get(("Job", "CreatedWorkload")), 1, "CreatedWorkload: %r" % by)
     eq(by.get(("Job", "Started")), 1, "Started: %r" % by)
     eq(by.get(("Workload", "QuotaReserved")), 1, "QuotaReserved: %r" % by)
@@ -460,7 +464,7 @@ def preemption_eviction_fails(s):
     evs = [e for e in s.get_json("/api/v1/namespaces/team/events")["items"]
            if e["involvedObject"]["name"] == lowwl and
            e["reason"] == "Preempted"]
-    eq([e.get("count", 1) for e in evs], [1],
+    eq([(e.get("series") or {}).get("count", 1) for e in evs], [1],
        "one Preempted event, for the eviction written")
     check("preemption decided again" in open(ctl.log).read(),
           "the failed eviction was noticed")

@@ -249,9 +249,12 @@ def invalid_logged_once(s):
     once more when its spec changes."""
     setup(s, {"team": cluster_queue("good", 4)})
     bad = cluster_queue("bad", 4)
-    # Two covered resources, one quota: refused by the engine, accepted
-    # by the API server (Kueue's webhook would refuse it).
+    # A quota for a resource the group does not cover: refused by the
+    # engine, accepted by the API server (the CRD's rules only compare
+    # the counts; Kueue's webhook would refuse it).
     bad["spec"]["resourceGroups"][0]["coveredResources"] = ["cpu", "memory"]
+    bad["spec"]["resourceGroups"][0]["flavors"][0]["resources"].append(
+        {"name": "gpu", "nominalQuota": "1"})
     code, _, body = s.raw("POST", "/apis/kueue.x-k8s.io/v1beta2/"
                           "clusterqueues", bad)
     eq(code, 201, "bad ClusterQueue: %r" % body)

@@ -427,7 +427,8 @@ def fault_rules(p429, p429_queues):
              "localqueues/" % NS, p429_queues),
         rule("PATCH", "/apis/", p429),
         rule("POST", "/apis/kueue.x-k8s.io/", p429),
-        rule("POST", "/api/v1/namespaces/%s/events" % NS, p429),
+        rule("POST", "/apis/events.k8s.io/v1/namespaces/%s/events" % NS,
+             p429),
         # The controller's informers (cluster-wide paths; the test's
         # observers use namespaced ones).
         rule("GET", "/apis/kueue.x-k8s.io/v1beta2/workloads", p429),

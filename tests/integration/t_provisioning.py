@@ -237,6 +237,10 @@ def provisioned(s):
     eq([(e["message"], e.get("count", 1)) for e in created],
        [('Created ProvisioningRequest: "%s"' % prname, 1)],
        "one created event, for the create that succeeded")
+    # Kueue's provisioning controller reports them.
+    eq({e["reportingComponent"] for e in failed + created +
+        events(s, name, "AdmissionCheckUpdated")},
+       {"kueue-provisioning-request-controller"}, "reporting controller")
     check(any(e["message"] == "Admission check %s updated state from "
               "Pending to Ready with message: Capacity is provisioned"
               % CHECK for e in events(s, name, "AdmissionCheckUpdated")),

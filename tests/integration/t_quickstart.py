@@ -29,9 +29,11 @@ class Quickstart:
         env = dict(os.environ, CUEUE_BIN=BIN, QUICKSTART_TICK="0.5",
                    QUICKSTART_LOGS=os.path.join(
                        LOGS, "%s.%s-" % (TEST, name)))
+        # Its own process group: a quickstart that does not stop is
+        # killed with everything it started.
         self.proc = subprocess.Popen(
             ["sh", SCRIPT], stdout=subprocess.PIPE,
-            stderr=open(self.errlog, "w"), env=env)
+            stderr=open(self.errlog, "w"), env=env, start_new_session=True)
         self.lines = []
         self.dir = None
 
@@ -82,12 +84,19 @@ class Quickstart:
         try:
             rc = self.proc.wait(60)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
+            self.killpg()
             raise Failure("quickstart did not stop")
         eq(rc, want_rc, "exit status")
         check(self.dir is not None, "no directory seen in the banner")
         check(not os.path.exists(self.dir), "%s left behind" % self.dir)
         eq(leftovers(self.dir), [], "processes left")
+
+    def killpg(self):
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.proc.wait()
 
     def kill(self):
         if self.proc.poll() is None:
@@ -95,7 +104,7 @@ class Quickstart:
             try:
                 self.proc.wait(30)
             except subprocess.TimeoutExpired:
-                self.proc.kill()
+                self.killpg()
 
 
 def leftovers(d):

@@ -6,8 +6,8 @@ cueue-apiserver, applied with the machine's kubectl as one file.
   of `make image` with RELEASE_PIN=1) and has cueue's JobSet CRD unless
   JOBSET_CRD=0; `kubectl apply -f` accepts every
   object, each reads back with every field the file sets, a second apply
-  changes nothing. (Plain client-side apply: cueue-apiserver does not
-  implement server-side apply yet, so `--server-side` is not exercised.)
+  changes nothing. (Plain client-side apply; `--server-side` is
+  exercised by t_server_side_apply.py.)
 - release-pod-template: the Deployment's pod template is what the image
   expects and the ConfigMap's configuration says: user 65532, the
   entrypoint, the webhook, metrics and health ports of the configuration,
@@ -392,6 +392,24 @@ def user_roles(s):
                     if to_view:
                         agg["view"].setdefault(k, set()).update(v)
                         agg["edit"].setdefault(k, set()).update(v)
+    # The visibility API's viewers: Kueue's pending-workloads roles, in
+    # view, edit and admin; the LocalQueue one for batch users too.
+    for scope, res, in_user in (("cq", "clusterqueues", False),
+                                ("lq", "localqueues", True)):
+        name = "kueue-pending-workloads-%s-viewer-role" % scope
+        check(name in roles, "ClusterRole %s" % name)
+        labels = roles[name]["metadata"]["labels"]
+        eq(labels.get("rbac.kueue.x-k8s.io/role"),
+           "pending-workloads-%s-viewer" % scope, name + " role label")
+        eq(labels.get("rbac.kueue.x-k8s.io/batch-user"),
+           "true" if in_user else None, name + " batch-user label")
+        key = ("visibility.kueue.x-k8s.io", res + "/pendingworkloads")
+        eq(grants(roles[name]["rules"]), {key: VIEW}, name + " rules")
+        want_admin[key] = VIEW
+        if in_user:
+            want_user[key] = VIEW
+        for k8s in agg:
+            agg[k8s][key] = VIEW
     for name, label, want in (
             ("kueue-batch-admin-role", "rbac.kueue.x-k8s.io/batch-admin",
              want_admin),

@@ -194,6 +194,41 @@ Test(admission_kueue, two_preemptors_of_one_cohort_preempt_in_one_cycle)
 	expect_kind("b-high", ADM_ADMIT);
 }
 
+/*
+ * Two heads of one cycle reclaim the same borrowed quota: cq-c (no quota
+ * of its own) holds the whole cohort with c-big; a-new and b-new each need
+ * c-big gone. The first preempts it, the second is skipped (overlapping
+ * targets) and counted in res.skipped under its ClusterQueue, once.
+ */
+Test(admission_kueue, overlapping_preemptors_are_counted_as_skipped)
+{
+	struct cq_opts o = {.cohort = "co"};
+	const struct adm_decision *da, *db;
+
+	o.preemption.reclaim_within_cohort = QUE_PREEMPT_ANY;
+	flavor("default");
+	o.fl[0] = (struct fq){"default", CPU(2)};
+	cq("cq-a", &o);
+	cq("cq-b", &o);
+	o.fl[0] = (struct fq){"default", CPU(0)};
+	cq("cq-c", &o);
+	wl("c-big", "cq-c", 0, CPU(4));
+	cycle();
+	expect_kind("c-big", ADM_ADMIT);
+	cr_assert_eq(res.n_skipped, 0);
+	wl("a-new", "cq-a", 0, CPU(2));
+	wl("b-new", "cq-b", 0, CPU(2));
+	cycle();
+	da = find("a-new");
+	db = find("b-new");
+	cr_assert(da != NULL && db != NULL);
+	/* one preempts c-big, the other waits */
+	cr_assert((da->kind == ADM_PREEMPT) != (db->kind == ADM_PREEMPT));
+	cr_assert_eq(res.n_skipped, 1);
+	cr_assert_str_eq(
+	    res.skipped[0], da->kind == ADM_PREEMPT ? "cq-b" : "cq-a");
+}
+
 /* A plain admission later in the cycle still counts the victims of an
  * earlier preemption as present: nothing is admitted on top of them. */
 Test(admission_kueue, admission_never_uses_what_victims_still_hold)

@@ -678,3 +678,39 @@ Test(ctl_config, disable_wait_for_pods_ready_gate_turns_it_off)
 	ctl_config_dispose(&c);
 	ctl_config_dispose(&again);
 }
+
+/* Kueue's metric gates are on by default and honoured when turned off:
+ * no "not acted on" warning, and printed back so that a converted file
+ * keeps them. */
+Test(ctl_config, metric_feature_gates)
+{
+	struct ctl_config c, again;
+	cu_error err;
+	char *y;
+
+	cr_assert_eq(load_str(&c, HDR, &err), CU_OK, "%s", err.msg);
+	cr_assert(c.metrics.cohorts && c.metrics.creation_latency &&
+		  c.metrics.unadmitted);
+	y = print(&c);
+	cr_assert(strstr(y, "MetricsForCohorts") == NULL, "%s", y);
+	cu_free(y);
+	ctl_config_dispose(&c);
+	cr_assert_eq(load_str(&c,
+			 HDR "featureGates:\n  MetricsForCohorts: false\n"
+			     "  MetricForWorkloadCreationLatency: false\n"
+			     "  UnadmittedWorkloadsObservability: false\n",
+			 &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	cr_assert_not(c.metrics.cohorts);
+	cr_assert_not(c.metrics.creation_latency);
+	cr_assert_not(c.metrics.unadmitted);
+	y = print(&c);
+	cr_assert_eq(load_str(&again, y, &err), CU_OK, "%s", err.msg);
+	cr_assert_not(again.metrics.cohorts);
+	cr_assert_not(again.metrics.creation_latency);
+	cr_assert_not(again.metrics.unadmitted);
+	cu_free(y);
+	ctl_config_dispose(&c);
+	ctl_config_dispose(&again);
+}

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/unit/controller_events_test.c - controller/events: the Event
- * recorder's pure core (CREATE bodies, folding identical events into one
- * Event with count n, separate Events for different messages, the
+ * tests/unit/reconcile_events_test.c - reconcile/events: the
+ * events.k8s.io Event recorder's pure core (CREATE bodies, folding
+ * identical events into one Event's series, a series ending after six
+ * minutes, separate Events for different notes, note truncation, Kueue's
+ * types and reporting controllers by reason, the
  * per-object spam filter with its refill, LRU eviction, unique names,
  * re-creating expired Events, allocation failures) and the
  * Suspended/Resumed transition guard, including a 1,000-round flapping
@@ -96,32 +98,35 @@ Test(events, create_body)
 	cr_assert_str_eq(w.name, want);
 	cr_assert_str_eq(w.namespace_, "default");
 	cr_assert_eq(w.count, 1);
-	cr_assert_str_eq(jstr(w.body, "apiVersion"), "v1");
+	cr_assert_str_eq(jstr(w.body, "apiVersion"), "events.k8s.io/v1");
 	cr_assert_str_eq(jstr(w.body, "kind"), "Event");
 	cr_assert_str_eq(jstr(w.body, "metadata.name"), want);
 	cr_assert_str_eq(jstr(w.body, "metadata.namespace"), "default");
-	cr_assert_str_eq(jstr(w.body, "involvedObject.kind"), "Job");
-	cr_assert_str_eq(jstr(w.body, "involvedObject.apiVersion"), "batch/v1");
-	cr_assert_str_eq(jstr(w.body, "involvedObject.namespace"), "default");
-	cr_assert_str_eq(jstr(w.body, "involvedObject.name"), "sleep-driver-0");
-	cr_assert_str_eq(jstr(w.body, "involvedObject.uid"), ev.uid);
-	cr_assert_null(json_object_get(
-	    json_object_get(w.body, "involvedObject"), "fieldPath"));
+	cr_assert_str_eq(jstr(w.body, "regarding.kind"), "Job");
+	cr_assert_str_eq(jstr(w.body, "regarding.apiVersion"), "batch/v1");
+	cr_assert_str_eq(jstr(w.body, "regarding.namespace"), "default");
+	cr_assert_str_eq(jstr(w.body, "regarding.name"), "sleep-driver-0");
+	cr_assert_str_eq(jstr(w.body, "regarding.uid"), ev.uid);
+	cr_assert_null(
+	    json_object_get(json_object_get(w.body, "regarding"), "fieldPath"));
 	cr_assert_str_eq(jstr(w.body, "reason"), "Suspended");
+	cr_assert_str_eq(jstr(w.body, "action"), "Suspended");
 	cr_assert_str_eq(
-	    jstr(w.body, "message"), "Kueue managed child job suspended");
+	    jstr(w.body, "note"), "Kueue managed child job suspended");
 	cr_assert_str_eq(jstr(w.body, "type"), "Normal");
 	cr_assert_str_eq(
-	    jstr(w.body, "source.component"), "cueue.dev/job-controller");
+	    jstr(w.body, "reportingController"), "cueue.dev/job-controller");
+	cr_assert_str_eq(jstr(w.body, "reportingInstance"),
+	    "cueue.dev/job-controller-cueue-controller-7d9f-abcde");
 	cr_assert_str_eq(
-	    jstr(w.body, "reportingComponent"), "cueue.dev/job-controller");
-	cr_assert_str_eq(
-	    jstr(w.body, "reportingInstance"), "cueue-controller-7d9f-abcde");
-	cr_assert_str_eq(
-	    jstr(w.body, "firstTimestamp"), "2025-11-13T10:00:00Z");
-	cr_assert_str_eq(jstr(w.body, "lastTimestamp"), "2025-11-13T10:00:00Z");
-	cr_assert_eq(json_integer_value(json_object_get(w.body, "count")), 1);
-	cr_assert_null(json_object_get(w.body, "eventTime"));
+	    jstr(w.body, "eventTime"), "2025-11-13T10:00:00.000000Z");
+	/* The core/v1 fields events.k8s.io refuses on create. */
+	cr_assert_null(json_object_get(w.body, "series"));
+	cr_assert_null(json_object_get(w.body, "count"));
+	cr_assert_null(json_object_get(w.body, "source"));
+	cr_assert_null(json_object_get(w.body, "deprecatedCount"));
+	cr_assert_null(json_object_get(w.body, "message"));
+	cr_assert_null(json_object_get(w.body, "involvedObject"));
 	rec_event_write_dispose(&w);
 	cr_assert_null(w.body);
 	rec_event_write_dispose(&w); /* twice is fine */
@@ -141,15 +146,15 @@ Test(events, identical_events_fold_into_one)
 		cr_assert_str_eq(w.name, name);
 		cr_assert_str_eq(w.namespace_, "default");
 		cr_assert_eq(w.count, i);
-		/* strategic-merge patch: exactly count, lastTimestamp,
-		 * message */
-		cr_assert_eq(json_object_size(w.body), 3);
+		/* strategic-merge patch: exactly the series */
+		cr_assert_eq(json_object_size(w.body), 1);
+		json_t *series = json_object_get(w.body, "series");
+		cr_assert_eq(json_object_size(series), 2);
 		cr_assert_eq(
-		    json_integer_value(json_object_get(w.body, "count")), i);
-		cr_assert_str_eq(jstr(w.body, "message"), "Admitted by q");
-		char ts[CU_TIME_RFC3339_LEN];
-		cu_time_format_rfc3339(T0 + i * SEC, ts);
-		cr_assert_str_eq(jstr(w.body, "lastTimestamp"), ts);
+		    json_integer_value(json_object_get(series, "count")), i);
+		char ts[CU_TIME_MICRO_LEN];
+		cu_time_format_micro(T0 + i * SEC, ts);
+		cr_assert_str_eq(jstr(w.body, "series.lastObservedTime"), ts);
 		rec_event_write_dispose(&w);
 	}
 	cr_assert_eq(rec_events_size(rec), 1);
@@ -207,9 +212,9 @@ Test(events, reporting_controller_override)
 	ev.reporting_controller = "cueue.dev/jobset-controller";
 	cr_assert_eq(emit(&ev, T0, &w), REC_EVENT_CREATE);
 	cr_assert_str_eq(
-	    jstr(w.body, "source.component"), "cueue.dev/jobset-controller");
-	cr_assert_str_eq(
-	    jstr(w.body, "reportingComponent"), "cueue.dev/jobset-controller");
+	    jstr(w.body, "reportingController"), "cueue.dev/jobset-controller");
+	cr_assert_str_eq(jstr(w.body, "reportingInstance"),
+	    "cueue.dev/jobset-controller-cueue-controller-7d9f-abcde");
 	rec_event_write_dispose(&w);
 }
 
@@ -311,8 +316,10 @@ Test(events, spam_filter_custom_limits)
 		cr_assert_eq(
 		    rec_events_record(r2, &ev, 100 + i, &w, NULL), CU_OK);
 		cr_assert_eq(w.action, want[i], "step %d", i);
-		cr_assert_null(json_object_get(
-		    w.body ? w.body : json_null(), "reportingInstance"));
+		/* No instance: the controller alone. */
+		if (w.action == REC_EVENT_CREATE)
+			cr_assert_str_eq(
+			    jstr(w.body, "reportingInstance"), "c");
 		rec_event_write_dispose(&w);
 	}
 	cr_assert_eq(rec_events_record(r2, &ev, 113, &w, NULL), CU_OK);
@@ -431,13 +438,13 @@ Test(events, cluster_scoped_and_optional_fields)
 	cr_assert_eq(emit(&ev, T0, &w), REC_EVENT_CREATE);
 	cr_assert_str_eq(w.namespace_, "default");
 	cr_assert_str_eq(jstr(w.body, "metadata.namespace"), "default");
-	const json_t *io = json_object_get(w.body, "involvedObject");
+	const json_t *io = json_object_get(w.body, "regarding");
 	cr_assert_null(json_object_get(io, "namespace"));
 	cr_assert_null(json_object_get(io, "uid"));
 	cr_assert_null(json_object_get(io, "apiVersion"));
 	cr_assert_str_eq(
-	    jstr(w.body, "involvedObject.fieldPath"), "spec.resourceGroups");
-	cr_assert_str_eq(jstr(w.body, "message"), "");
+	    jstr(w.body, "regarding.fieldPath"), "spec.resourceGroups");
+	cr_assert_str_eq(jstr(w.body, "note"), "");
 	cr_assert_str_eq(jstr(w.body, "type"), "Warning");
 	rec_event_write_dispose(&w);
 }
@@ -681,4 +688,251 @@ Test(events, unguarded_flapping_is_bounded_by_the_recorder)
 	cr_assert_eq(drops, 2000 - REC_EVENTS_SPAM_BURST);
 	cr_assert_eq(rec_events_size(rec), 2);
 	cr_assert_eq(max_count, 13);
+}
+
+/* client-go's finishSeries: a series not observed for six minutes is
+ * over, the next repeat is a new Event; within six minutes it goes on. */
+Test(events, series_ends_after_six_minutes)
+{
+	struct rec_event ev = job_event("j", "Stopped", "No matching Workload");
+	struct rec_event_write w;
+	char *first;
+
+	cr_assert_eq(emit(&ev, T0, &w), REC_EVENT_CREATE);
+	first = cu_strdup(w.name);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(
+	    emit(&ev, T0 + REC_EVENTS_SERIES_FINISH_NS, &w), REC_EVENT_PATCH);
+	cr_assert_str_eq(w.name, first);
+	cr_assert_eq(w.count, 2);
+	rec_event_write_dispose(&w);
+	/* 6 min after the last observation (not the first): still on */
+	cr_assert_eq(emit(&ev, T0 + 2 * REC_EVENTS_SERIES_FINISH_NS, &w),
+	    REC_EVENT_PATCH);
+	cr_assert_eq(w.count, 3);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, T0 + 3 * REC_EVENTS_SERIES_FINISH_NS + 1, &w),
+	    REC_EVENT_CREATE);
+	cr_assert_str_neq(w.name, first);
+	cr_assert_eq(w.count, 1);
+	cr_assert_null(json_object_get(w.body, "series"));
+	rec_event_write_dispose(&w);
+	cu_free(first);
+}
+
+/* The action is part of the series key; it defaults to the reason. */
+Test(events, action_in_body_and_key)
+{
+	struct rec_event ev = job_event("j", "Deleted", "m");
+	struct rec_event_write w;
+
+	ev.action = "Delete";
+	cr_assert_eq(emit(&ev, T0, &w), REC_EVENT_CREATE);
+	cr_assert_str_eq(jstr(w.body, "action"), "Delete");
+	rec_event_write_dispose(&w);
+	ev.action = NULL;
+	cr_assert_eq(emit(&ev, T0 + 1, &w), REC_EVENT_CREATE);
+	cr_assert_str_eq(jstr(w.body, "action"), "Deleted");
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, T0 + 2, &w), REC_EVENT_PATCH);
+	rec_event_write_dispose(&w);
+}
+
+/* Kueue's TruncateEventMessage: 1024 bytes at most, " ..." at the end;
+ * cueue backs off to a UTF-8 boundary. */
+Test(events, note_truncated_as_kueue)
+{
+	char big[2000], *t;
+	struct rec_event ev;
+	struct rec_event_write w;
+
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	t = rec_events_truncate_note(big);
+	cr_assert_eq(strlen(t), 1024);
+	cr_assert_str_eq(t + 1020, " ...");
+	cr_assert_eq(t[1019], 'a');
+	cu_free(t);
+	big[1024] = '\0';
+	t = rec_events_truncate_note(big);
+	cr_assert_str_eq(t, big, "1024 bytes are kept whole");
+	cu_free(t);
+	/* a 2-byte character straddling byte 1020 is dropped whole */
+	memset(big, 'a', 1100);
+	big[1100] = '\0';
+	big[1019] = (char)0xC3;
+	big[1020] = (char)0xA9;
+	t = rec_events_truncate_note(big);
+	cr_assert_eq(strlen(t), 1023);
+	cr_assert_str_eq(t + 1019, " ...");
+	cu_free(t);
+	t = rec_events_truncate_note(NULL);
+	cr_assert_str_eq(t, "");
+	cu_free(t);
+	ev = job_event("j", "Stopped", big);
+	cr_assert_eq(emit(&ev, T0, &w), REC_EVENT_CREATE);
+	cr_assert_eq(strlen(jstr(w.body, "note")), 1023);
+	rec_event_write_dispose(&w);
+}
+
+/* Kueue's types and reporting controllers, by kind and reason. */
+Test(events, kueue_meta)
+{
+	static const struct {
+		const char *kind, *reason, *type, *ctl;
+	} cases[] = {
+	    {"Workload", "QuotaReserved", "Normal", "kueue-admission"},
+	    {"Workload", "Admitted", "Normal", "kueue-admission"},
+	    {"Workload", "Preempted", "Normal", "kueue-admission"},
+	    {"Workload", "PreemptedWorkload", "Normal", "kueue-admission"},
+	    {"Workload", "EvictedDueToPreempted", "Normal", "kueue-admission"},
+	    {"Workload", "Pending", "Warning", "kueue-admission"},
+	    {"Workload", "WaitingForQuota", "Warning", "kueue-admission"},
+	    {"Workload", "NoMatchingFlavor", "Warning", "kueue-admission"},
+	    {"Workload", "EvictedDueToPodsReadyTimeout", "Normal",
+		"kueue-workload-controller"},
+	    {"Workload", "AdmissionCheckRejected", "Warning",
+		"kueue-workload-controller"},
+	    {"Workload", "MaximumExecutionTimeExceeded", "Warning",
+		"kueue-workload-controller"},
+	    {"Workload", "ProvisioningRequestCreated", "Normal",
+		"kueue-provisioning-request-controller"},
+	    {"Workload", "AdmissionCheckUpdated", "Normal",
+		"kueue-provisioning-request-controller"},
+	    {"Workload", "FailedCreate", "Warning",
+		"kueue-provisioning-request-controller"},
+	    {"Job", "CreatedWorkload", "Normal", "batch/job-kueue-controller"},
+	    {"Job", "Suspended", "Normal", "batch/job-kueue-controller"},
+	    {"Job", "FinishedWorkload", "Normal", "batch/job-kueue-controller"},
+	    {"JobSet", "Started", "Normal",
+		"jobset.x-k8s.io/jobset-kueue-controller"},
+	    {"Pod", "Stopped", "Normal", "pod-kueue-controller"},
+	    {"Job", "WorkloadPriorityClassNotFound", "Warning",
+		"batch/job-kueue-controller"},
+	    {"ClusterQueue", "UnsupportedField", "Warning", NULL},
+	    {"ClusterQueue", "Whatever", "Normal", NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *type = NULL, *ctl = "unset";
+
+		rec_events_kueue_meta(
+		    cases[i].kind, cases[i].reason, &type, &ctl);
+		cr_assert_str_eq(type, cases[i].type, "%s %s", cases[i].kind,
+		    cases[i].reason);
+		if (cases[i].ctl == NULL)
+			cr_assert_null(
+			    ctl, "%s %s", cases[i].kind, cases[i].reason);
+		else
+			cr_assert_str_eq(ctl, cases[i].ctl, "%s %s",
+			    cases[i].kind, cases[i].reason);
+	}
+	rec_events_kueue_meta(NULL, NULL, NULL, NULL); /* no crash */
+}
+
+/* A long reportingInstance is cut to the 128 bytes the API accepts. */
+Test(events, instance_cut_to_128)
+{
+	char inst[300];
+	rec_events *r2;
+	struct rec_events_opts o = {.component = "kueue-admission"};
+	struct rec_event ev = job_event("j", "R", "m");
+	struct rec_event_write w;
+
+	memset(inst, 'x', sizeof(inst) - 1);
+	inst[sizeof(inst) - 1] = '\0';
+	o.instance = inst;
+	cr_assert_eq(rec_events_new(&r2, &o, NULL), CU_OK);
+	cr_assert_eq(rec_events_record(r2, &ev, T0, &w, NULL), CU_OK);
+	cr_assert_eq(strlen(jstr(w.body, "reportingInstance")), 128);
+	cr_assert_eq(
+	    strncmp(jstr(w.body, "reportingInstance"), "kueue-admission-", 16),
+	    0);
+	rec_event_write_dispose(&w);
+	rec_events_free(r2);
+}
+
+/* A series PATCH answered 404: the series is forgotten by the Event's
+ * name, the next repeat creates a new Event. */
+Test(events, forget_by_name_after_404)
+{
+	struct rec_event ev = job_event("j", "Stopped", "m");
+	struct rec_event other = job_event("k", "Stopped", "m");
+	struct rec_event_write w;
+	char *name;
+
+	cr_assert_eq(emit(&other, T0, &w), REC_EVENT_CREATE);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, T0 + 1, &w), REC_EVENT_CREATE);
+	name = cu_strdup(w.name);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, T0 + 2, &w), REC_EVENT_PATCH);
+	rec_event_write_dispose(&w);
+	rec_events_forget_name(rec, "default", "nope");
+	cr_assert_eq(rec_events_size(rec), 2);
+	rec_events_forget_name(rec, "default", name);
+	cr_assert_eq(rec_events_size(rec), 1);
+	cr_assert_eq(emit(&ev, T0 + 3, &w), REC_EVENT_CREATE);
+	cr_assert_str_neq(w.name, name);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&other, T0 + 4, &w), REC_EVENT_PATCH, "kept");
+	rec_event_write_dispose(&w);
+	rec_events_forget_name(NULL, NULL, NULL);
+	cu_free(name);
+}
+
+/* Kueue's notes, durations as Go's "%.0f" of seconds. */
+Test(events, kueue_notes)
+{
+	static const struct {
+		int64_t ns;
+		const char *want;
+	} waits[] = {
+	    {0, "0"},
+	    {499999999, "0"},
+	    {1500000000, "2"}, /* halves to even, as Go */
+	    {2500000000LL, "2"},
+	    {2500000001LL, "3"},
+	    {61400000000LL, "61"},
+	};
+	char want[256], *n;
+
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		n = rec_events_note_quota_reserved("cq", waits[i].ns);
+		snprintf(want, sizeof(want),
+		    "Quota reserved in ClusterQueue cq, wait time since "
+		    "queued was %ss",
+		    waits[i].want);
+		cr_assert_str_eq(n, want);
+		cu_free(n);
+		n = rec_events_note_admitted("cq", waits[i].ns);
+		snprintf(want, sizeof(want),
+		    "Admitted by ClusterQueue cq, wait time since reservation "
+		    "was %ss",
+		    waits[i].want);
+		cr_assert_str_eq(n, want);
+		cu_free(n);
+	}
+	n = rec_events_note_preempted("Preempted to accommodate a workload "
+				      "(UID: u, JobUID: j) due to x",
+	    1000, -5);
+	cr_assert_str_eq(n,
+	    "Preempted to accommodate a workload (UID: u, JobUID: j) due to "
+	    "x; preemptor effective priority: 1000 (base: 1000, boost: 0); "
+	    "preemptee effective priority: -5 (base: -5, boost: 0)");
+	cu_free(n);
+	n = rec_events_note_preempted_workload(
+	    "team", "low", "uid-1", "cq", 7, 3);
+	cr_assert_str_eq(n,
+	    "Preempted workload team/low (UID: uid-1) in ClusterQueue cq; "
+	    "preemptor effective priority: 7 (base: 7, boost: 0); preemptee "
+	    "effective priority: 3 (base: 3, boost: 0)");
+	cu_free(n);
+	n = rec_events_note_finished("team", "job-a-1");
+	cr_assert_str_eq(n, "Workload 'team/job-a-1' is declared finished");
+	cu_free(n);
+	n = rec_events_note_admitted(NULL, 0);
+	cr_assert_str_eq(
+	    n, "Admitted by ClusterQueue , wait time since reservation was 0s");
+	cu_free(n);
 }

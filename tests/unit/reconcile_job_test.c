@@ -185,7 +185,7 @@ struct row {
 #define WLN "job-sample-"
 #define JWRITE_SUSPEND "job.suspend team-a/sample rv"
 #define JWRITE_START "job.start team-a/sample rv"
-#define STOPPED_NA "event Stopped: Not admitted by cluster queue"
+#define STOPPED_NA "(Stopped: Not admitted by cluster queue)"
 
 static const struct row rows[] = {
     /* step 0 */
@@ -231,17 +231,19 @@ static const struct row rows[] = {
     {.name = "job_complete_finishes_wl",
 	.job = J_COMPLETE,
 	.wl = W_ADMITTED,
-	.want = "wl.status team-a/" WLN "* rv job"},
+	.want = "wl.status team-a/" WLN "* rv job (FinishedWorkload: "
+		"Workload 'team-a/" WLN "*' is declared finished)"},
     {.name = "job_failed_finishes_wl",
 	.job = J_FAILED,
 	.wl = W_PENDING,
-	.want = "wl.status team-a/" WLN "* rv job"},
+	.want = "wl.status team-a/" WLN "* rv job (FinishedWorkload: "
+		"Workload 'team-a/" WLN "*' is declared finished)"},
     {.name = "job_finished_no_wl", .job = J_FAILED, .want = ""},
     /* step 5 */
     {.name = "deleting_job_running",
 	.job = J_RUNNING,
 	.wl = W_DELETING,
-	.want = JWRITE_SUSPEND " | event Stopped: The workload is deleted"},
+	.want = JWRITE_SUSPEND " (Stopped: The workload is deleted)"},
     {.name = "deleting_job_stopping",
 	.job = J_STOPPING,
 	.wl = W_DELETING,
@@ -261,7 +263,7 @@ static const struct row rows[] = {
     /* step 6 */
     {.name = "absent_job_running",
 	.job = J_RUNNING,
-	.want = JWRITE_SUSPEND " | " STOPPED_NA},
+	.want = JWRITE_SUSPEND " " STOPPED_NA},
     {.name = "absent_creates",
 	.job = J_SUSPENDED,
 	.default_lq = true,
@@ -330,7 +332,7 @@ static const struct row rows[] = {
     {.name = "pending_job_running",
 	.job = J_RUNNING,
 	.wl = W_PENDING,
-	.want = JWRITE_SUSPEND " | " STOPPED_NA},
+	.want = JWRITE_SUSPEND " " STOPPED_NA},
     {.name = "pending_job_suspended",
 	.job = J_SUSPENDED,
 	.wl = W_PENDING,
@@ -342,7 +344,7 @@ static const struct row rows[] = {
     {.name = "evicted_job_running",
 	.job = J_RUNNING,
 	.wl = W_EVICTED,
-	.want = JWRITE_SUSPEND " | event Stopped: " EVICT_MSG},
+	.want = JWRITE_SUSPEND " (Stopped: " EVICT_MSG ")"},
     {.name = "evicted_job_stopped_releases",
 	.job = J_SUSPENDED,
 	.wl = W_EVICTED,
@@ -385,7 +387,7 @@ static const struct row rows[] = {
 	.job = J_RUNNING,
 	.wl = W_PENDING,
 	.queue_label = "other",
-	.want = JWRITE_SUSPEND " | " STOPPED_NA},
+	.want = JWRITE_SUSPEND " " STOPPED_NA},
     {.name = "admitted_queue_label_changed_starts",
 	.job = J_SUSPENDED,
 	.wl = W_ADMITTED,
@@ -464,7 +466,7 @@ static const struct row rows[] = {
 	.jobset = true,
 	.job = J_RUNNING,
 	.wl = W_PENDING,
-	.want = "job.suspend team-a/js rv | " STOPPED_NA},
+	.want = "job.suspend team-a/js rv " STOPPED_NA},
 };
 
 /* ---- building a row's inputs ------------------------------------------- */

@@ -19,7 +19,7 @@ python3-kubernetes).
 
 The names tests use most are importable from the package itself.
 """
-from .cases import case, run_cases
+from .cases import case, run_cases, skip
 from .checks import Failure, Soft, check, eq, wait_for
 from .env import BIN, DATA, LOGS, ROOT, TEST, data, write
 from .http import RawStream, maybe_json, retrying
@@ -32,6 +32,6 @@ __all__ = ["BIN", "CONTROLLER_CONFIG", "Controller", "DATA", "Failure",
            "LOGS", "ROOT", "RawStream", "Server", "Soft", "TEST", "case",
            "check", "controller_config", "data", "eq", "flavor_and_queue", "free_port",
            "kubectl_available", "kubectl_minor", "maybe_json", "mint_certs", "reachable_copy",
-           "retrying", "run_cases", "stop_process",
+           "retrying", "run_cases", "skip", "stop_process",
            "wait_for",
            "write", "_die_with_parent"]

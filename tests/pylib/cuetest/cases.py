@@ -12,6 +12,16 @@ from .procs import Server, kubectl_available
 _cases = []
 
 
+class Skipped(Exception):
+    """Raised by skip(): the case cannot run here (reported as skipped)."""
+
+
+def skip(why):
+    """End the running case as skipped, e.g. where the kubectl found
+    cannot do what the case checks; never counted as passed."""
+    raise Skipped(why)
+
+
 def case(name, **opts):
     def deco(fn):
         _cases.append((name, fn, opts))
@@ -52,6 +62,14 @@ def run_cases():
             passed += 1
             print("  ok   %s (%.1fs)" % (name, time.time() - start),
                   flush=True)
+        except Skipped as e:
+            skipped += 1
+            print("  skip %s (%s)" % (name, e), flush=True)
+            if srv is not None:
+                try:
+                    srv.stop()
+                except Exception:
+                    traceback.print_exc()
         except Exception:
             failed += 1
             print("  FAIL %s (%.1fs)" % (name, time.time() - start),
