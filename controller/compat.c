@@ -120,8 +120,8 @@ const struct ctl_compat ctl_compat_table[] = {
     {"LocalQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ResourceFlavor", "spec.topologyName", P, CTL_COMPAT_WARN_NEVER,
 	"topology-aware placement (required, preferred, unconstrained, "
-	"implied), gating and ungating; no slices, podSet groups or "
-	"node-failure handling (docs/tas.md)"},
+	"implied), gating and ungating, failed node replacement or "
+	"eviction; no slices or podSet groups (docs/tas.md)"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "spec.podSets[].topologyRequest", P,
 	CTL_COMPAT_WARN_TABLE_ONLY,

@@ -242,6 +242,11 @@ struct ctl_tas {
 	cu_map pods_by_wl;
 	ctl_keys ungating; /* pod uid -> n: when to send again (ns) */
 	uint64_t ungated;  /* ungate writes sent */
+	/* node failures: Node events since the last check; the next
+	 * NotReady deadline (0: none); Kueue's NodeFailureDelay
+	 * (CUEUE_TAS_NODE_FAILURE_DELAY_MS shortens it for tests) */
+	bool dirty_nodes;
+	int64_t nodes_due, node_delay_ns;
 	struct que_tas_hook hook;
 };
 

@@ -39,6 +39,8 @@
 #define LABEL_INDEX "batch.kubernetes.io/job-completion-index"
 /* An ungate write not seen in the cache after this long is sent again. */
 #define UNGATE_RETRY_NS (5LL * 1000000000LL)
+/* A failed node not yet handled is looked at again after this long. */
+#define NODE_RECHECK_NS (200LL * 1000000LL)
 /* tas_place's message for a level the Topology does not have. */
 #define NO_LEVEL "no requested topology level"
 /* The most podSets a Workload has (the CRD's limit). */
@@ -552,6 +554,7 @@ static void node_event(json_t *obj, bool deleted, void *payload)
 			node_into(c, f, obj);
 		}
 	}
+	c->tas.dirty_nodes = true;
 	capacity_changed(c);
 }
 
@@ -930,6 +933,10 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 	struct tas_wl *w = cu_map_get(&c->tas.wls, wl->meta.uid);
 	size_t i, n = wl->spec.n_pod_sets;
 	bool want = false, holds;
+
+	/* its status.unhealthyNodes may have changed: replace or evict */
+	if (w != NULL)
+		c->tas.dirty_nodes = true;
 
 	for (i = 0; i < n; i++)
 		want = want || wl->spec.pod_sets[i].has_topology_request;
@@ -1351,12 +1358,247 @@ static void ungate_workload(
 	}
 }
 
+/* ---- node failures ---------------------------------------------------- */
+
+/* Kueue's node failure controller: an assigned node that failed
+ * (tas_node_health) is added to the Workload's status.unhealthyNodes. */
+/* Kueue's eviction for node failures (reason NodeFailures): the
+ * Workload is requeued once its job stopped. */
+static void evict_node_failures(
+    ctl *c, const struct que_wl *qw, const char *msg, int64_t now)
+{
+	struct api_workload wl;
+	struct rec_eviction ev = {0};
+	json_t *patch = NULL;
+	cu_error err;
+
+	if (ctl_decode_cached(c, qw->ns, qw->name, &wl) != CU_OK)
+		return;
+	ev.reason = REC_EVICTED_NODE_FAILURES;
+	ev.message = msg;
+	if (rec_wl_status_evict(&wl, &ev, now, &patch, &err) != CU_OK)
+		cu_warn("evict %s/%s: %s", qw->ns, qw->name, err.msg);
+	else if (patch != NULL) {
+		cu_info("workload %s/%s evicted: %s", qw->ns, qw->name, msg);
+		ctl_ledger_evicting(c, qw->uid, now);
+		ctl_wl_write(
+		    c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+		if (c->metrics != NULL)
+			ctl_metric_inc(c->metrics,
+			    CTL_M_EVICTED_WORKLOADS_TOTAL,
+			    CTL_LV(qw->cq ? qw->cq->name : "",
+				REC_EVICTED_NODE_FAILURES, "",
+				wl.spec.has_priority_class_ref &&
+					wl.spec.priority_class_ref.name
+				    ? wl.spec.priority_class_ref.name
+				    : ""));
+	}
+	api_workload_dispose(&wl);
+}
+
+/* Kueue's replacement (TASFailedNodeReplacement, on by default): the
+ * podSet's pods on `node` move within its assigned domain; the
+ * admission's topologyAssignment is rewritten and unhealthyNodes
+ * cleared. No room: evicted (TASFailedNodeReplacementFailFast). */
+static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
+    struct tas_ps *p, size_t podset, const char *node, int64_t now)
+{
+	struct tas_flavor *f = flavor_find(c, p->flavor);
+	struct tas_request r = {p->mode ? p->mode : TAS_UNCONSTRAINED, p->level,
+	    1, p->req, p->n_req};
+	struct api_topology_assignment na;
+	json_t *adm, *psas, *wire = NULL, *patch;
+	char msg[512], nbuf[256];
+	cu_error err;
+	int rc;
+
+	if (f == NULL || f->tree == NULL)
+		return;
+	/* node is borrowed from p->a, which is replaced below */
+	snprintf(nbuf, sizeof(nbuf), "%s", node);
+	node = nbuf;
+	rc = tas_replace(f->tree, &p->a, node, &r, &na, msg, sizeof(msg), &err);
+	if (rc == TAS_NOFIT) {
+		snprintf(msg, sizeof(msg),
+		    "Workload was evicted as there was no replacement for "
+		    "unhealthy node(s): %s",
+		    node);
+		evict_node_failures(c, qw, msg, now);
+		return;
+	}
+	if (rc != CU_OK) {
+		cu_warn("topology: replace %s: %s", node, err.msg);
+		return;
+	}
+	adm = json_deep_copy(
+	    json_object_get(json_object_get(obj, "status"), "admission"));
+	psas = json_object_get(adm, "podSetAssignments");
+	if (adm == NULL || podset >= json_array_size(psas) ||
+	    api_topology_assignment_encode(&wire, &na, &err) != CU_OK) {
+		json_decref(adm);
+		api_topology_assignment_dispose(&na);
+		return;
+	}
+	if (p->charged && tas_tree_assignment_usage(f->tree, &p->a, p->req,
+			      p->n_req, -1, &err) != CU_OK)
+		cu_warn("topology: %s", err.msg);
+	api_topology_assignment_dispose(&p->a);
+	p->a = na;
+	json_decref(p->wire);
+	p->wire = json_deep_copy(wire);
+	if (tas_tree_assignment_usage(
+		f->tree, &p->a, p->req, p->n_req, 1, &err) != CU_OK)
+		cu_warn("topology: %s", err.msg);
+	p->charged = true;
+	json_object_set_new(
+	    json_array_get(psas, podset), "topologyAssignment", wire);
+	patch = json_pack(
+	    "{s:{s:o,s:n}}", "status", "admission", adm, "unhealthyNodes");
+	if (patch == NULL)
+		return;
+	cu_info("workload %s/%s: pods of unhealthy node %s replaced within "
+		"the assigned domain",
+	    qw->ns, qw->name, node);
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+	capacity_changed(c);
+}
+
+static void mark_unhealthy(ctl *c, const struct que_wl *qw, struct tas_ps *p,
+    size_t podset, const char *node, int64_t now)
+{
+	json_t *obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+	json_t *un =
+	    json_object_get(json_object_get(obj, "status"), "unhealthyNodes");
+	json_t *list, *e, *patch;
+	size_t i;
+	json_t *conds =
+	    json_object_get(json_object_get(obj, "status"), "conditions");
+
+	if (obj == NULL ||
+	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
+		return;
+	json_array_foreach(conds, i, e)
+	{
+		const char *t = json_string_value(json_object_get(e, "type"));
+		const char *st =
+		    json_string_value(json_object_get(e, "status"));
+
+		/* evicted already: its release is under way */
+		if (t && st && strcmp(t, REC_COND_EVICTED) == 0 &&
+		    strcmp(st, "True") == 0)
+			return;
+	}
+	json_array_foreach(un, i, e)
+	{
+		const char *n = json_string_value(json_object_get(e, "name"));
+
+		if (n != NULL && strcmp(n, node) == 0) {
+			replace_node(c, qw, obj, p, podset, node, now);
+			return;
+		}
+	}
+	if (json_array_size(un) > 0) {
+		/* Kueue: a second failed node evicts the Workload */
+		char msg[512];
+		size_t at;
+
+		at = (size_t)snprintf(msg, sizeof(msg),
+		    "Workload eviction triggered due to multiple TAS assigned "
+		    "node failures, including: ");
+		json_array_foreach(un, i, e)
+		{
+			const char *n =
+			    json_string_value(json_object_get(e, "name"));
+
+			if (n != NULL && at < sizeof(msg))
+				at += (size_t)snprintf(
+				    msg + at, sizeof(msg) - at, "%s, ", n);
+		}
+		if (at < sizeof(msg))
+			snprintf(msg + at, sizeof(msg) - at, "%s", node);
+		evict_node_failures(c, qw, msg, now);
+		return;
+	}
+	list = json_is_array(un) ? json_deep_copy(un) : json_array();
+	json_array_append_new(list, json_pack("{s:s}", "name", node));
+	patch = json_pack("{s:{s:o}}", "status", "unhealthyNodes", list);
+	if (patch == NULL)
+		return;
+	cu_info("workload %s/%s: node %s failed; recorded in "
+		"status.unhealthyNodes",
+	    qw->ns, qw->name, node);
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+}
+
+static void check_podset_nodes(ctl *c, const struct que_wl *qw,
+    struct tas_ps *p, size_t podset, int64_t now, int64_t *due)
+{
+	const struct api_topology_assignment *a = &p->a;
+	size_t nl = a->levels.n, d;
+
+	/* Kueue tracks nodes of assignments at the hostname level only. */
+	if (nl == 0 || strcmp(a->levels.items[nl - 1], TAS_HOSTNAME_LABEL) != 0)
+		return;
+	for (d = 0; d < a->n_domains; d++) {
+		const char *node = a->domains[d].values[nl - 1];
+		int64_t when = 0;
+		enum tas_node_health h =
+		    tas_node_health(api_informer_get(c->tas.nodes, NULL, node),
+			now, c->tas.node_delay_ns, &when);
+
+		if (h == TAS_NODE_FAILED) {
+			/* looked at again until handled: the Workload's
+			 * update may reach us before our write is seen */
+			if (*due == 0 || now + NODE_RECHECK_NS < *due)
+				*due = now + NODE_RECHECK_NS;
+			mark_unhealthy(c, qw, p, podset, node, now);
+			return; /* p may have changed */
+		} else if (h == TAS_NODE_WAIT && (*due == 0 || when < *due))
+			*due = when;
+	}
+}
+
+static void check_nodes(ctl *c, int64_t now)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	const struct que_wl *wake = NULL;
+	int64_t due = 0;
+	void *v;
+	size_t i;
+
+	if (!c->tas.started || !informers_synced(c) || c->inf[INF_WL] == NULL)
+		return;
+	if (!c->tas.dirty_nodes &&
+	    (c->tas.nodes_due == 0 || now < c->tas.nodes_due))
+		return;
+	c->tas.dirty_nodes = false;
+	while (cu_map_next(&c->tas.wls, &it, NULL, &v)) {
+		struct tas_wl *w = v;
+		const struct que_wl *qw = que_workload_get(c->st, w->uid);
+		int64_t before = due;
+
+		if (qw == NULL || qw->where != QUE_WL_ADMITTED)
+			continue;
+		for (i = 0; i < w->n; i++)
+			if (w->ps[i].placed)
+				check_podset_nodes(
+				    c, qw, &w->ps[i], i, now, &due);
+		if (due != before)
+			wake = qw;
+	}
+	c->tas.nodes_due = due;
+	/* a turn at the deadline: the Workload's reconcile wakes the loop */
+	if (wake != NULL)
+		ctl_wake_workload(c, CTL_K2(wake->ns, wake->name), due);
+}
+
 void ctl_tas_ungate(ctl *c, int64_t now)
 {
 	ctl_keys batch;
 	struct ctl_kent **v;
 	size_t i, n;
 
+	check_nodes(c, now);
 	if (!c->tas.started || ctl_keys_count(&c->tas.dirty_ungate) == 0)
 		return;
 	ctl_keys_init(&batch, 2);
@@ -1373,11 +1615,22 @@ void ctl_tas_ungate(ctl *c, int64_t now)
 
 int ctl_tas_init(ctl *c)
 {
+	const char *env;
+
 	cu_map_init_str(&c->tas.wls);
 	cu_map_init_str(&c->tas.pods_by_wl);
 	ctl_keys_init(&c->tas.tas_only, 1);
 	ctl_keys_init(&c->tas.dirty_ungate, 2);
 	ctl_keys_init(&c->tas.ungating, 1);
+	c->tas.node_delay_ns = TAS_NODE_FAILURE_DELAY_NS;
+	/* tests only: a shorter NodeFailureDelay */
+	if ((env = getenv("CUEUE_TAS_NODE_FAILURE_DELAY_MS")) != NULL) {
+		char *end = NULL;
+		long long ms = strtoll(env, &end, 10);
+
+		if (end != env && *end == '\0' && ms >= 0)
+			c->tas.node_delay_ns = ms * 1000000LL;
+	}
 	return CU_OK;
 }
 

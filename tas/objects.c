@@ -44,6 +44,38 @@ static bool node_ready(const json_t *node)
 	return true;
 }
 
+enum tas_node_health tas_node_health(
+    const json_t *node, int64_t now_ns, int64_t delay_ns, int64_t *due_ns)
+{
+	const json_t *cs, *c;
+	size_t i;
+
+	if (node == NULL)
+		return TAS_NODE_FAILED;
+	cs = path2(node, "status", "conditions");
+	json_array_foreach(cs, i, c)
+	{
+		const char *type = str2(c, "type", NULL);
+		const char *st = str2(c, "status", NULL);
+		const char *t = str2(c, "lastTransitionTime", NULL);
+		int64_t since = now_ns;
+		cu_error err;
+
+		if (type == NULL || strcmp(type, "Ready") != 0)
+			continue;
+		if (st != NULL && strcmp(st, "True") == 0)
+			return TAS_NODE_HEALTHY;
+		if (t == NULL || cu_time_parse(t, &since, &err) != CU_OK)
+			since = now_ns;
+		if (now_ns - since >= delay_ns)
+			return TAS_NODE_FAILED;
+		if (due_ns != NULL)
+			*due_ns = since + delay_ns;
+		return TAS_NODE_WAIT;
+	}
+	return TAS_NODE_HEALTHY;
+}
+
 /* A NoSchedule or NoExecute taint keeps pods off the node. */
 static bool node_tainted(const json_t *node)
 {

@@ -298,3 +298,178 @@ int tas_place(struct tas_tree *t, const struct tas_request *r,
 	cu_free(chosen.items);
 	return rc;
 }
+
+/* ---- replacement of a failed node ------------------------------------- */
+
+static int cmp_values(const void *pa, const void *pb, size_t nl)
+{
+	const struct api_topology_domain *a = pa, *b = pb;
+	size_t k;
+	int c;
+
+	for (k = 0; k < nl; k++)
+		if ((c = strcmp(a->values[k], b->values[k])) != 0)
+			return c;
+	return 0;
+}
+
+static size_t sort_nl;
+static int cmp_dom(const void *pa, const void *pb)
+{
+	return cmp_values(pa, pb, sort_nl);
+}
+
+/* out = a without domain `skip`, plus add's domains (merged). */
+static int merge(const struct api_topology_assignment *a, size_t skip,
+    const struct api_topology_assignment *add,
+    struct api_topology_assignment *out, cu_error *err)
+{
+	size_t nl = a->levels.n, i, j, k;
+
+	memset(out, 0, sizeof(*out));
+	out->levels.items = cu_calloc(nl ? nl : 1, sizeof(char *));
+	out->domains =
+	    cu_calloc(a->n_domains + add->n_domains + 1, sizeof(*out->domains));
+	if (out->levels.items == NULL || out->domains == NULL)
+		goto nomem;
+	out->levels.n = nl;
+	for (k = 0; k < nl; k++)
+		if ((out->levels.items[k] = cu_strdup(a->levels.items[k])) ==
+		    NULL)
+			goto nomem;
+	for (i = 0; i < a->n_domains + add->n_domains; i++) {
+		const struct api_topology_domain *d =
+		    i < a->n_domains ? &a->domains[i]
+				     : &add->domains[i - a->n_domains];
+		struct api_topology_domain *o;
+
+		if (i == skip)
+			continue;
+		for (j = 0; j < out->n_domains; j++)
+			if (cmp_values(&out->domains[j], d, nl) == 0)
+				break;
+		if (j < out->n_domains) {
+			out->domains[j].count += d->count;
+			continue;
+		}
+		o = &out->domains[out->n_domains++];
+		o->count = d->count;
+		if ((o->values = cu_calloc(nl ? nl : 1, sizeof(char *))) ==
+		    NULL)
+			goto nomem;
+		for (k = 0; k < nl; k++)
+			if ((o->values[k] = cu_strdup(d->values[k])) == NULL)
+				goto nomem;
+	}
+	sort_nl = nl;
+	qsort(out->domains, out->n_domains, sizeof(*out->domains), cmp_dom);
+	return CU_OK;
+nomem:
+	api_topology_assignment_dispose(out);
+	return cu_error_set(err, CU_ENOMEM, "topology: out of memory");
+}
+
+int tas_replace(struct tas_tree *t, const struct api_topology_assignment *a,
+    const char *node, const struct tas_request *r,
+    struct api_topology_assignment *out, char *msg, size_t msg_len,
+    cu_error *err)
+{
+	int cols[TAS_MAX_RESOURCES * 4];
+	struct dlist chosen = {NULL, 0}, kids = {NULL, 0}, s = {NULL, 0};
+	struct api_topology_assignment add = {{NULL, 0}, NULL, 0};
+	struct tas_domain *failed = NULL, *anchor = NULL, *d;
+	size_t nl = a->levels.n, f, l = 0, i, c, n_all = 0;
+	int64_t need;
+	int rc = CU_OK;
+
+	memset(out, 0, sizeof(*out));
+	if (msg_len > 0)
+		msg[0] = '\0';
+	if (r->n_per_pod > sizeof(cols) / sizeof(cols[0]) || nl == 0)
+		return cu_error_set(err, CU_EINVAL, "topology: bad request");
+	for (f = 0; f < a->n_domains; f++)
+		if (strcmp(a->domains[f].values[nl - 1], node) == 0)
+			break;
+	if (f == a->n_domains)
+		return cu_error_set(
+		    err, CU_EINVAL, "topology: node %s not assigned", node);
+	need = a->domains[f].count;
+	if (r->mode != TAS_UNCONSTRAINED && r->level != NULL)
+		for (l = 0; l < t->n_levels; l++)
+			if (strcmp(t->levels[l], r->level) == 0)
+				break;
+	if (l == t->n_levels)
+		l = 0;
+	for (i = 0; i < r->n_per_pod; i++)
+		cols[i] = tas__column(t, r->per_pod[i].name, false);
+	fill_counts(t, cols, r);
+	failed = tas__assigned_leaf(t, a, f);
+	if (failed != NULL) {
+		int64_t lost = failed->fit;
+
+		for (d = failed; d != NULL; d = d->parent)
+			d->fit -= lost;
+	}
+	for (i = 0; i < a->n_domains && anchor == NULL; i++)
+		if (i != f)
+			anchor = tas__assigned_leaf(t, a, i);
+	if (anchor == NULL)
+		anchor = failed;
+	while (anchor != NULL && anchor->level > l)
+		anchor = anchor->parent;
+	for (i = 0; i < t->n_levels; i++)
+		n_all = t->per_level[i].n > n_all ? t->per_level[i].n : n_all;
+	chosen.items = cu_malloc((n_all ? n_all : 1) * sizeof(*chosen.items));
+	if (chosen.items == NULL)
+		return cu_error_set(err, CU_ENOMEM, "topology: out of memory");
+	if (anchor != NULL) {
+		if (anchor->fit >= need) {
+			anchor->take = need;
+			chosen.items[chosen.n++] = anchor;
+		}
+	} else {
+		for (i = 0; i < t->per_level[l].n; i++) {
+			d = t->per_level[l].items[i];
+			if (d->fit >= need &&
+			    (chosen.n == 0 || d->fit < chosen.items[0]->fit))
+				chosen.items[0] = d, chosen.n = 1;
+		}
+	}
+	if (chosen.n == 0) {
+		snprintf(msg, msg_len,
+		    "no replacement for unhealthy node %s: %lld pod(s) do not "
+		    "fit in the assigned domain",
+		    node, (long long)need);
+		cu_free(chosen.items);
+		return TAS_NOFIT;
+	}
+	for (l = chosen.items[0]->level; rc == CU_OK && l + 1 < t->n_levels;
+	     l++) {
+		kids.n = 0;
+		kids.items = cu_malloc(
+		    (t->per_level[l + 1].n ? t->per_level[l + 1].n : 1) *
+		    sizeof(*kids.items));
+		if (kids.items == NULL) {
+			rc = cu_error_set(
+			    err, CU_ENOMEM, "topology: out of memory");
+			break;
+		}
+		for (i = 0; i < chosen.n; i++)
+			for (c = 0; c < chosen.items[i]->n_children; c++)
+				kids.items[kids.n++] =
+				    chosen.items[i]->children[c];
+		rc = sorted_copy(kids.items, kids.n, &s, err);
+		cu_free(kids.items);
+		if (rc != CU_OK)
+			break;
+		take_greedy(s.items, s.n, need, &chosen);
+		cu_free(s.items);
+	}
+	if (rc == CU_OK)
+		rc = build(t, &chosen, &add, err);
+	cu_free(chosen.items);
+	if (rc == CU_OK)
+		rc = merge(a, f, &add, out, err);
+	api_topology_assignment_dispose(&add);
+	return rc;
+}

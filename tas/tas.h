@@ -118,6 +118,20 @@ CU_MUST_CHECK int tas_place(struct tas_tree *t, const struct tas_request *r,
     struct api_topology_assignment *out, char *msg, size_t msg_len,
     cu_error *err);
 
+/* Kueue's TASFailedNodeReplacement for one podSet: the pods a [borrowed]
+ * (charged in t) placed on node `node` move to other leaves of the
+ * domain of r->level that holds the rest of the assignment (the failed
+ * node's own when it holds all of it; any domain of that level when the
+ * tree no longer knows any), the failed node excluded; per pod as r
+ * (r->count is ignored). CU_OK: *out [owned:
+ * api_topology_assignment_dispose] is a without the node plus the new
+ * leaves, in value order. TAS_NOFIT: no room in that domain (msg says
+ * so), *out empty. CU_EINVAL: node not in a. CU_ENOMEM. */
+CU_MUST_CHECK int tas_replace(struct tas_tree *t,
+    const struct api_topology_assignment *a, const char *node,
+    const struct tas_request *r, struct api_topology_assignment *out, char *msg,
+    size_t msg_len, cu_error *err);
+
 /* Free capacity of the leaf whose lowest-level value is `value` for
  * resource `res`, or -1 if unknown (tests, diagnostics). */
 int64_t tas_tree_leaf_free(
@@ -149,6 +163,26 @@ CU_MUST_CHECK int tas_domain_selector(const struct api_topology_assignment *a,
  * CU_ENOMEM, CU_ERANGE. */
 CU_MUST_CHECK int tas_node_apply(
     struct tas_tree *t, const json_t *node, cu_error *err);
+
+/* Kueue's NodeFailureDelay: how long a Node stays NotReady before the
+ * TAS Workloads assigned to it record it as unhealthy. */
+#define TAS_NODE_FAILURE_DELAY_NS (30LL * 1000000000LL)
+
+enum tas_node_health {
+	TAS_NODE_HEALTHY = 0, /* Ready, or no Ready condition */
+	TAS_NODE_WAIT,	      /* NotReady for less than the delay */
+	TAS_NODE_FAILED,      /* deleted, or NotReady for the delay */
+};
+
+/* Health of Node `node` [borrowed] (v1 JSON; NULL: deleted) at now_ns,
+ * as Kueue's node failure controller judges it: deleted is failed at
+ * once; a Ready condition not True is failed once delay_ns has passed
+ * since its lastTransitionTime (an unparsable or missing time counts as
+ * now), else *due_ns (when non-NULL) is set to when it will be. A Node
+ * without a Ready condition is healthy (simulated Nodes carry none;
+ * Kueue fails them at once). */
+enum tas_node_health tas_node_health(
+    const json_t *node, int64_t now_ns, int64_t delay_ns, int64_t *due_ns);
 
 /* The node whose capacity Pod `pod` [borrowed] takes [borrowed from
  * pod], or NULL: spec.nodeName when bound, else status.nominatedNodeName

@@ -57,4 +57,8 @@ struct tas_tree {
  * missing (and not added), -2 when full. */
 int tas__column(struct tas_tree *t, const char *name, bool add);
 
+/* The leaf domain i of a names [borrowed], or NULL. */
+struct tas_domain *tas__assigned_leaf(
+    struct tas_tree *t, const struct api_topology_assignment *a, size_t i);
+
 #endif /* CU_TAS_TAS_INT_H */

@@ -301,7 +301,7 @@ int tas_tree_node_usage(struct tas_tree *t, const char *node,
 }
 
 /* The leaf an assignment domain names, or NULL. */
-static struct tas_domain *assigned_leaf(
+struct tas_domain *tas__assigned_leaf(
     struct tas_tree *t, const struct api_topology_assignment *a, size_t i)
 {
 	const struct api_topology_domain *d = &a->domains[i];
@@ -349,7 +349,7 @@ int tas_tree_assignment_usage(struct tas_tree *t,
 		    CU_OK)
 			return rc;
 	for (i = 0; i < a->n_domains; i++) {
-		struct tas_domain *leaf = assigned_leaf(t, a, i);
+		struct tas_domain *leaf = tas__assigned_leaf(t, a, i);
 
 		if (leaf == NULL)
 			continue;

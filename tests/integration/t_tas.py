@@ -18,6 +18,7 @@ examples' shape (tests/integration/data/tas-*.yaml):
     status, not placed again) and places around them.
 The ResourceFlavor's topologyName gets no UnsupportedField event."""
 import os
+import re
 
 import yaml
 
@@ -365,6 +366,73 @@ def restart(s):
     check(rack_of(nodes[0]) != rack_of(nodes2[0]),
           "second avoids first's rack: %r %r" % (nodes, nodes2))
     eq(assignment(s, "first"), before, "first's assignment kept")
+    ctl.stop()
+
+
+def unhealthy(s, job):
+    w = wl_of_ns(s, job) or {}
+    return [n["name"] for n in
+            w.get("status", {}).get("unhealthyNodes") or []]
+
+
+@case("node-failures-replaced-or-evicted", simulate=SIM)
+def node_failures(s):
+    """Kueue's failed node handling (TASFailedNodeReplacement and
+    FailFast, on by default): a deleted Node of an admitted required-rack
+    Workload is recorded in status.unhealthyNodes and its pods replaced
+    within the rack; a Node NotReady for the (test-shortened)
+    NodeFailureDelay under a Workload filling its rack has no
+    replacement: evicted (NodeFailures), requeued, admitted elsewhere."""
+    cluster(s)
+    os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"] = "300"
+    try:
+        ctl = Controller(s, config=CONFIG)
+    finally:
+        del os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"]
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    rack = rack_of(nodes[0])
+    victim = sorted(nodes)[0]
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node: %r" % (out,))
+
+    def replaced():
+        a = assignment(s, "rack4") or {}
+        return a if victim not in repr(a) and not unhealthy(s, "rack4") \
+            else None
+    a = wait_for(replaced, 20, what="%s replaced" % victim)
+    hosts = re.findall(r"b\d-r\d-n\d", repr(a))
+    check(hosts and all(rack_of(h) == rack for h in hosts),
+          "replacement within %s: %r" % (rack, a))
+
+    example_job(s, "required", "full8", 8)
+    full = placed(s, "full8", 8)
+    frack = rack_of(full[0])
+    sick = sorted(full)[0]
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/%s/status" % sick,
+        {"status": {"conditions": [{
+            "type": "Ready", "status": "False", "reason": "KubeletDown",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "NotReady: %r" % (out,))
+
+    def evicted():
+        w = wl_of_ns(s, "full8") or {}
+        ev = w.get("status", {}).get("schedulingStats", {}).get(
+            "evictions") or []
+        return ev if any(e.get("reason") == "NodeFailures" for e in ev) \
+            else None
+    wait_for(evicted, 20, what="full8 evicted for NodeFailures")
+
+    def elsewhere():
+        a = admitted(s, "full8") and assignment(s, "full8")
+        return a if a and sick not in repr(a) and frack not in repr(a) \
+            else None
+    wait_for(elsewhere, 30, what="full8 admitted again elsewhere")
+    nodes = placed(s, "full8", 8, timeout=30)
+    eq(len(set(rack_of(n) for n in nodes)), 1, "full8 in one rack")
+    check(rack_of(nodes[0]) != frack, "full8 left %s: %r" % (frack, nodes))
     ctl.stop()
 
 

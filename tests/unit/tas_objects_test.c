@@ -210,3 +210,50 @@ Test(tas_objects, nominated_pod_keeps_capacity_out)
 	tas_tree_free(t);
 	tas_tree_free(bound_only);
 }
+
+/* Kueue's node failure rules: deleted at once, NotReady after the delay,
+ * no Ready condition healthy (simulated Nodes). */
+Test(tas_objects, node_health_table)
+{
+	/* 2026-01-01T00:00:00Z plus s seconds */
+	const int64_t t0 = 1767225600LL * 1000000000LL, s = 1000000000LL;
+	static const struct {
+		const char *conds; /* NULL: deleted */
+		int64_t at;	   /* seconds after t0 */
+		enum tas_node_health want;
+		int64_t due; /* seconds after t0, WAIT only */
+	} rows[] = {
+	    {NULL, 0, TAS_NODE_FAILED, 0},
+	    {"", 0, TAS_NODE_HEALTHY, 0},
+	    {"{\"type\":\"Ready\",\"status\":\"True\","
+	     "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}",
+		100, TAS_NODE_HEALTHY, 0},
+	    {"{\"type\":\"Ready\",\"status\":\"False\","
+	     "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}",
+		10, TAS_NODE_WAIT, 30},
+	    {"{\"type\":\"Ready\",\"status\":\"Unknown\","
+	     "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}",
+		29, TAS_NODE_WAIT, 30},
+	    {"{\"type\":\"Ready\",\"status\":\"False\","
+	     "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}",
+		30, TAS_NODE_FAILED, 0},
+	    {"{\"type\":\"MemoryPressure\",\"status\":\"True\"},"
+	     "{\"type\":\"Ready\",\"status\":\"False\"}",
+		5, TAS_NODE_WAIT, 35},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *n = rows[i].conds
+				? node_json("h1", "r1", "4", "", rows[i].conds)
+				: NULL;
+		int64_t due = -1;
+		enum tas_node_health h = tas_node_health(
+		    n, t0 + rows[i].at * s, TAS_NODE_FAILURE_DELAY_NS, &due);
+
+		cr_expect_eq(h, rows[i].want, "row %zu: %d", i, (int)h);
+		if (rows[i].want == TAS_NODE_WAIT)
+			cr_expect_eq(due, t0 + rows[i].due * s, "row %zu", i);
+		json_decref(n);
+	}
+}

@@ -349,3 +349,78 @@ Test(tas_place, rank_domain_counts)
 	cr_assert_eq(tas_rank_domain(&a, 3), 1);
 	cr_assert_eq(tas_rank_domain(&a, 4), -1);
 }
+
+/* Setups of a replacement: the failed node b1-r1-n2 deleted or
+ * unschedulable, with or without the rack's last free host taken. */
+static void n2_deleted(struct tas_tree *t)
+{
+	tas_tree_node_remove(t, "b1-r1-n2");
+}
+
+static void n2_notready(struct tas_tree *t)
+{
+	add_node(t, 1, 1, 2, 1000, false);
+}
+
+static void n2_deleted_rack_full(struct tas_tree *t)
+{
+	tas_tree_node_remove(t, "b1-r1-n2");
+	take(t, "b1-r1-n4");
+}
+
+/* Kueue's failed node replacement: within the assigned rack, never
+ * another one, else no fit. */
+Test(tas_place, replace_failed_node_table)
+{
+	static const struct {
+		const char *name;
+		void (*setup)(struct tas_tree *);
+		const char *node;
+		int rc;
+		const char *want;
+	} rows[] = {
+	    {"deleted", n2_deleted, "b1-r1-n2", CU_OK,
+		"b1-r1-n1:1,b1-r1-n3:1,b1-r1-n4:1"},
+	    {"notready", n2_notready, "b1-r1-n2", CU_OK,
+		"b1-r1-n1:1,b1-r1-n3:1,b1-r1-n4:1"},
+	    {"rack full: other racks are not used", n2_deleted_rack_full,
+		"b1-r1-n2", TAS_NOFIT,
+		"no replacement for unhealthy node b1-r1-n2: 1 pod(s) do "
+		"not fit in the assigned domain"},
+	    {"node not assigned", n2_deleted, "b2-r1-n1", CU_EINVAL, ""},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct tas_tree *t = fixture();
+		struct tas_request r = {TAS_REQUIRED, RACK, 3, one_cpu, 1};
+		struct api_topology_assignment a, b;
+		char msg[256], got[512];
+		cu_error err;
+		int rc;
+
+		cr_assert_eq(
+		    tas_place(t, &r, &a, msg, sizeof(msg), &err), CU_OK);
+		render(&a, got, sizeof(got));
+		cr_assert_str_eq(got, "b1-r1-n1:1,b1-r1-n2:1,b1-r1-n3:1");
+		cr_assert_eq(
+		    tas_tree_assignment_usage(t, &a, one_cpu, 1, 1, &err),
+		    CU_OK);
+		rows[i].setup(t);
+		rc = tas_replace(
+		    t, &a, rows[i].node, &r, &b, msg, sizeof(msg), &err);
+		cr_assert_eq(
+		    rc, rows[i].rc, "%s: rc %d (%s)", rows[i].name, rc, msg);
+		if (rc == CU_OK) {
+			render(&b, got, sizeof(got));
+			cr_assert_str_eq(got, rows[i].want, "%s", rows[i].name);
+			cr_assert_eq(b.levels.n, 1);
+		} else if (rc == TAS_NOFIT) {
+			cr_assert_str_eq(msg, rows[i].want, "%s", rows[i].name);
+			cr_assert_eq(b.n_domains, 0);
+		}
+		api_topology_assignment_dispose(&a);
+		api_topology_assignment_dispose(&b);
+		tas_tree_free(t);
+	}
+}
