@@ -717,7 +717,7 @@ static const struct jrow jrows[] = {
 	.since_s = 1,
 	.complete = true,
 	.want = "status PodsReady=True:Started:" REC_MSG_PODS_READY
-		"@-1sFinished=True:Succeeded:done"},
+		"@-1sFinished=True:Succeeded:done [FinishedWorkload]"},
     {.name = "finished_off_not_folded",
 	.ready = 0,
 	.succeeded = 2,
@@ -725,7 +725,7 @@ static const struct jrow jrows[] = {
 	.off = true,
 	.complete = true,
 	.want = "status PodsReady=False:WaitForStart:" REC_MSG_PODS_NOT_READY
-		"Finished=True:Succeeded:done"},
+		"Finished=True:Succeeded:done [FinishedWorkload]"},
     {.name = "jobset_children_ready",
 	.jobset = true,
 	.ready = 2,
