@@ -381,14 +381,19 @@ static void set_rv(api_informer *inf, const char *rv)
 	inf->rv = d;
 }
 
-/* Add or update obj [borrowed] (invariant 4). */
+/* Add or update obj [borrowed] (invariant 4). Its metadata.managedFields
+ * go first, as controller-runtime's cache strips them: nothing here reads
+ * them, and for an object written by several managers (a Workload: the
+ * job controller, the scheduler, status writers) they outweigh the rest. */
 static void upsert(api_informer *inf, json_t *obj)
 {
 	const char *k[2];
 	struct entry *e;
 	const char *nrv, *orv;
-	json_t *old;
+	json_t *old, *md = json_object_get(obj, "metadata");
 
+	if (json_is_object(md))
+		json_object_del(md, "managedFields");
 	if (!key_of(k, meta_str(obj, "namespace"), meta_str(obj, "name")))
 		return;
 	e = cache_find(inf, k);
