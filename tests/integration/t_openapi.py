@@ -140,6 +140,17 @@ def kubectl_still_works(s, version=None):
               '{"data":{"k2":"v2"}}', version=version)
     eq(s.get_json("/api/v1/namespaces/x/configmaps/cm")["data"],
        {"k": "v", "k2": "v2"}, "patched configmap")
+    if kubectl_minor(version) < 25:
+        # --validate is a boolean before 1.25 and such kubectl sends no
+        # fieldValidation: the object is created, the custom resource's
+        # unknown field pruned as a real server prunes it.
+        for f in ("cq-bad.yaml", "cm-bad.yaml"):
+            s.kubectl("create", "--validate=true", "-f", s.dir + "/" + f,
+                      version=version)
+        check("bogus" not in s.get_json(
+            "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq-bad")["spec"],
+              "cq-bad kept bogus")
+        return
     for f in ("cq-bad.yaml", "cm-bad.yaml"):
         p = s.kubectl("create", "--validate=strict", "-f",
                       s.dir + "/" + f, version=version, check=False)

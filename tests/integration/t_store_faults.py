@@ -8,7 +8,7 @@ outcomes):
 - ledger truncated to 0 bytes: a new ledger, with one warning saying the
   file was empty and the ledger is rebuilt from the API server;
 - old-schema (v1) ledger: migrated at start-up ("ledger migrated from
-  schema v1 to v3"), its decisions kept;
+  schema v1 to v4"), its decisions kept;
 - read-only ledger (a file the controller's user cannot write; as root the
   controller runs as uid 65534, since chmod does not stop root): start-up
   fails clearly with "ledger read-only: ..." and exit 1, before any write
@@ -24,6 +24,7 @@ once the fault is gone. A ledger of a newer schema stops the start-up
 with a message saying to upgrade or delete it."""
 import glob
 import os
+import re
 import resource
 import shutil
 import sqlite3
@@ -43,6 +44,12 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
 WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/default/workloads"
 NOBODY = 65534
+
+# The ledger's current schema (store/store.h STORE_SCHEMA_VERSION).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                       "store", "store.h")) as _f:
+    SCHEMA = int(re.search(r"#define STORE_SCHEMA_VERSION (\d+)",
+                           _f.read()).group(1))
 
 QUEUES = flavor_and_queue(3) + """---
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -217,7 +224,7 @@ def corrupt(s):
     check(c.proc.poll() is None, "still running")
     eq(c.stop(), 0, "clean stop")
     ver, rows = ledger_rows(ledger)
-    eq(ver, 3, "new ledger schema")
+    eq(ver, SCHEMA, "new ledger schema")
     eq(rows.get("w3"), 1, "w3 recorded ADMITTED in the new ledger")
 
 
@@ -238,7 +245,7 @@ def truncated(s):
     third_is_admitted_once(s, watch)
     eq(c.stop(), 0, "clean stop")
     ver, rows = ledger_rows(ledger)
-    eq(ver, 3, "new ledger schema")
+    eq(ver, SCHEMA, "new ledger schema")
     eq(rows.get("w3"), 1, "w3 recorded ADMITTED in the new ledger")
 
 
@@ -247,16 +254,17 @@ def old_schema(s):
     watch, ledger = setup(s)
     admit_two(s, ledger)
     db = sqlite3.connect(ledger)
-    db.executescript("ALTER TABLE decision DROP COLUMN generation;"
+    db.executescript("ALTER TABLE podset DROP COLUMN topology;"
+                     "ALTER TABLE decision DROP COLUMN generation;"
                      "ALTER TABLE decision DROP COLUMN state_ns;"
                      "DROP TABLE usage; PRAGMA user_version = 1;")
     db.close()
     eq(ledger_rows(ledger), (1, {"w1": 1, "w2": 1}), "a v1 ledger")
     c = Ctl(s, ledger)
-    c.wait_log("ledger migrated from schema v1 to v3")
+    c.wait_log("ledger migrated from schema v1 to v%d" % SCHEMA)
     third_is_admitted_once(s, watch)
     eq(c.stop(), 0, "clean stop")
-    eq(ledger_rows(ledger), (3, {"w1": 1, "w2": 1, "w3": 1}),
+    eq(ledger_rows(ledger), (SCHEMA, {"w1": 1, "w2": 1, "w3": 1}),
        "migrated, decisions kept, w3 added")
 
 
@@ -362,7 +370,7 @@ def full_disk(s):
     eq(admissions(watch), {"w1": 1, "w2": 1, "w3": 1},
        "QuotaReserved transitions per Workload")
     eq(c.stop(), 0, "clean stop")
-    eq(ledger_rows(ledger), (3, {"w1": 1, "w2": 1, "w3": 1}),
+    eq(ledger_rows(ledger), (SCHEMA, {"w1": 1, "w2": 1, "w3": 1}),
        "every announced admission is in the ledger")
 
 
