@@ -215,9 +215,13 @@ def rack_of(node):
 
 
 def assignment(s, job):
-    w = wl_of_ns(s, job)
-    psa = w["status"]["admission"]["podSetAssignments"][0]
-    return psa.get("topologyAssignment")
+    """The first podSet's topologyAssignment, or None while the Workload
+    is not admitted (read once: it may be evicted between two reads)."""
+    w = wl_of_ns(s, job) or {}
+    adm = w.get("status", {}).get("admission")
+    if not adm:
+        return None
+    return adm["podSetAssignments"][0].get("topologyAssignment")
 
 
 def wl_of_ns(s, owner):
@@ -426,7 +430,7 @@ def node_failures(s):
     wait_for(evicted, 20, what="full8 evicted for NodeFailures")
 
     def elsewhere():
-        a = admitted(s, "full8") and assignment(s, "full8")
+        a = assignment(s, "full8")
         return a if a and sick not in repr(a) and frack not in repr(a) \
             else None
     wait_for(elsewhere, 30, what="full8 admitted again elsewhere")
