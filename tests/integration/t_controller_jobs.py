@@ -184,6 +184,11 @@ def seed001_managed(s):
     setup(s, namespaces=("team",))
     ctl = Controller(s, config=SEED001_CONFIG)
     watch = SuspendWatch(s, "team")
+    # No webhook suspends it here: the JobSet must arrive once the
+    # controller watches, or it may run to completion before it is seen
+    # (its start-up grew with the provisioning and TAS informers).
+    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
+             what="the controller's informers synced")
     code, _, body = s.raw(
         "POST", "/apis/jobset.x-k8s.io/v1alpha2/namespaces/team/jobsets",
         jobset("team", "sleep-job-x5ffx"))
