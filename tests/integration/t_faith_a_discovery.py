@@ -12,7 +12,8 @@ list, no CATEGORIES column."""
 import json
 import re
 
-from cuetest import case, check, data, eq, kubectl_minor, run_cases
+from cuetest import (case, check, data, eq, kubectl_minor, pb_fields,
+                     run_cases)
 
 API_RESOURCE_ROW = re.compile(r"^(\S+)\s+(?:(\S+)\s+)?(\S+/\S+|v1)\s+"
                               r"(true|false)\s+(\S+)(?:\s+(\S+))?")
@@ -272,34 +273,6 @@ def a5(s):
           "kubectl version: %r" % p.stdout)
     j = json.loads(s.kubectl("version", "-o", "json").stdout)
     eq(j["serverVersion"], ver, "kubectl version -o json serverVersion")
-
-
-def pb_fields(buf):
-    """The top-level fields of a protobuf message: [(number, value)],
-    value bytes for length-delimited fields, int for varints."""
-    out, i = [], 0
-
-    def varint():
-        nonlocal i
-        v = shift = 0
-        while True:
-            b = buf[i]
-            i += 1
-            v |= (b & 0x7f) << shift
-            shift += 7
-            if not b & 0x80:
-                return v
-    while i < len(buf):
-        key = varint()
-        if key & 7 == 2:
-            n = varint()
-            out.append((key >> 3, buf[i:i + n]))
-            i += n
-        elif key & 7 == 0:
-            out.append((key >> 3, varint()))
-        else:
-            raise AssertionError("wire type %d" % (key & 7))
-    return out
 
 
 def pb_get(buf, *path):

@@ -10,41 +10,13 @@ them (strict field validation does not apply to protobuf); garbage
 answered with a Status."""
 import json
 
-from cuetest import case, check, eq, kubectl_minor, run_cases
+from cuetest import case, check, eq, kubectl_minor, pb_fields, run_cases
 
 PB = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
 
 
 # ---- a small protobuf wire reader and writer (tests only) ------------
-def pb_fields(buf):
-    """[(number, value)]: bytes for length-delimited fields, int for
-    varints."""
-    out, i = [], 0
-
-    def varint():
-        nonlocal i
-        v = shift = 0
-        while True:
-            b = buf[i]
-            i += 1
-            v |= (b & 0x7f) << shift
-            shift += 7
-            if not b & 0x80:
-                return v
-    while i < len(buf):
-        key = varint()
-        if key & 7 == 2:
-            n = varint()
-            out.append((key >> 3, buf[i:i + n]))
-            i += n
-        elif key & 7 == 0:
-            out.append((key >> 3, varint()))
-        else:
-            raise AssertionError("wire type %d" % (key & 7))
-    return out
-
-
 def pb_get(buf, *path):
     """The first value at a path of field numbers."""
     for num in path:

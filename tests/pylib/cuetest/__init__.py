@@ -22,7 +22,7 @@ The names tests use most are importable from the package itself.
 from .cases import case, run_cases, skip
 from .checks import Failure, Soft, check, eq, wait_for
 from .env import BIN, DATA, LOGS, ROOT, TEST, data, write
-from .http import RawStream, maybe_json, retrying
+from .http import RawStream, maybe_json, pb_fields, retrying
 from .procs import (CONTROLLER_CONFIG, Controller, Server, _die_with_parent,
                     controller_config, flavor_and_queue, free_port,
                     kubectl_available, kubectl_minor, mint_certs, reachable_copy,
@@ -31,7 +31,8 @@ from .procs import (CONTROLLER_CONFIG, Controller, Server, _die_with_parent,
 __all__ = ["BIN", "CONTROLLER_CONFIG", "Controller", "DATA", "Failure",
            "LOGS", "ROOT", "RawStream", "Server", "Soft", "TEST", "case",
            "check", "controller_config", "data", "eq", "flavor_and_queue", "free_port",
-           "kubectl_available", "kubectl_minor", "maybe_json", "mint_certs", "reachable_copy",
+           "kubectl_available", "kubectl_minor", "maybe_json", "mint_certs",
+           "pb_fields", "reachable_copy",
            "retrying", "run_cases", "skip", "stop_process",
            "wait_for",
            "write", "_die_with_parent"]

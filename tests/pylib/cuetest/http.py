@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """cuetest.http - HTTP below the python3-kubernetes client: RawStream (a
 streaming GET whose wire framing the test can inspect, used for watches)
-and retrying (a request of the test itself, retried through injected
-429/5xx when the server is told to misbehave)."""
+retrying (a request of the test itself, retried through injected
+429/5xx when the server is told to misbehave) and pb_fields (the fields
+of a protobuf answer, for OpenAPI v2 and Kubernetes protobuf bodies)."""
 import json
 import random
 import time
@@ -170,3 +171,31 @@ class RawStream:
             self.sock.close()
         except OSError:
             pass
+
+
+def pb_fields(buf):
+    """The top-level fields of a protobuf message: [(number, value)],
+    value bytes for length-delimited fields, int for varints."""
+    out, i = [], 0
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7f) << shift
+            shift += 7
+            if not b & 0x80:
+                return v
+    while i < len(buf):
+        key = varint()
+        if key & 7 == 2:
+            n = varint()
+            out.append((key >> 3, buf[i:i + n]))
+            i += n
+        elif key & 7 == 0:
+            out.append((key >> 3, varint()))
+        else:
+            raise AssertionError("wire type %d" % (key & 7))
+    return out
