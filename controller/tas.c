@@ -52,16 +52,23 @@ static const struct api_resource res_nodes = {"", "v1", "nodes", false};
 static const struct api_resource res_pods = {"", "v1", "pods", true};
 
 struct tas_flavor {
-	char *name;	       /* [owned] ResourceFlavor */
-	char *topology;	       /* [owned] spec.topologyName */
-	json_t *labels;	       /* [owned] spec.nodeLabels or NULL */
-	struct tas_tree *tree; /* [owned] NULL until built */
-	struct tas_pods *pods; /* [owned] charges of non-TAS pods */
+	char *name;		   /* [owned] ResourceFlavor */
+	char *topology;		   /* [owned] spec.topologyName */
+	json_t *labels;		   /* [owned] spec.nodeLabels or NULL */
+	json_t *tols;		   /* [owned] spec.tolerations or NULL */
+	struct tas_filter *tols_f; /* [owned] its parse (strings in tols) */
+	struct tas_tree *tree;	   /* [owned] NULL until built */
+	struct tas_pods *pods;	   /* [owned] charges of non-TAS pods */
 };
 
 struct tas_ps {
 	enum tas_mode mode; /* 0: no topologyRequest */
 	char *level;	    /* [owned] */
+	/* the pod template's tolerations, nodeSelector and required node
+	 * affinity: sched [owned] (a copy of those fields), filter [owned,
+	 * strings in sched], both NULL when it has none */
+	json_t *sched;
+	struct tas_filter *filter;
 	/* the placement while the Workload holds quota */
 	bool placed, charged;
 	char *flavor; /* [owned] */
@@ -132,6 +139,8 @@ static void wl_free(ctl *c, struct tas_wl *w)
 		ps_unplace(c, &w->ps[i]);
 		ps_reqs_free(&w->ps[i]);
 		cu_free(w->ps[i].level);
+		tas_filter_free(w->ps[i].filter);
+		json_decref(w->ps[i].sched);
 	}
 	cu_free(w->ps);
 	cu_free(w->uid);
@@ -153,7 +162,7 @@ static bool wl_has_request(const struct tas_wl *w)
 	size_t i;
 
 	for (i = 0; i < w->n; i++)
-		if (w->ps[i].mode != 0)
+		if (w->ps[i].mode != 0 || w->ps[i].filter != NULL)
 			return true;
 	return false;
 }
@@ -284,20 +293,40 @@ static int request_of(ctl *c, const struct que_wl *wl, size_t i,
 	return 0;
 }
 
+/* The nodes podSet p (NULL: none known) may use in flavor f: its pod
+ * template's filter and the flavor's tolerations, into *out (borrowing
+ * from both). The flavor's nodeLabels are not added: only Nodes that
+ * carry them are in f's tree. */
+static void filter_of(
+    const struct tas_flavor *f, const struct tas_ps *p, struct tas_filter *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (p != NULL && p->filter != NULL)
+		*out = *p->filter;
+	if (f != NULL && f->tols_f != NULL) {
+		out->flavor_tolerations = f->tols_f->tolerations;
+		out->n_flavor_tolerations = f->tols_f->n_tolerations;
+	}
+}
+
 static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
     size_t i, enum tas_mode mode, const char *level, int32_t count,
     struct api_topology_assignment *out, char *msg, size_t len)
 {
 	struct tas_amount req[TAS_MAX_RESOURCES];
+	struct tas_wl *w = cu_map_get(&c->tas.wls, wl->uid);
+	struct tas_filter filter;
 	struct tas_request r;
 	cu_error err;
 	int rc;
 
+	filter_of(f, w != NULL && i < w->n ? &w->ps[i] : NULL, &filter);
 	r.mode = mode;
 	r.level = level;
 	r.count = count;
 	r.per_pod = req;
 	r.n_per_pod = per_pod(c, wl, i, req, TAS_MAX_RESOURCES);
+	r.filter = &filter;
 	rc = tas_place(f->tree, &r, out, msg, len, &err);
 	if (rc != CU_OK && rc != TAS_NOFIT) {
 		snprintf(msg, len, "%s", err.msg);
@@ -758,6 +787,7 @@ static void scan_rf(json_t *obj, void *payload)
 	const char *topo = api_json_str(spec, "topologyName");
 	const char *name = ctl_jmeta(obj, "name");
 	struct tas_flavor *f;
+	cu_error err;
 
 	if (topo == NULL || name == NULL || s->nomem)
 		return;
@@ -770,10 +800,17 @@ static void scan_rf(json_t *obj, void *payload)
 	f->name = cu_strdup(name);
 	f->topology = cu_strdup(topo);
 	f->labels = json_deep_copy(json_object_get(spec, "nodeLabels"));
-	if (f->name == NULL || f->topology == NULL) {
+	if (json_array_size(json_object_get(spec, "tolerations")) > 0)
+		f->tols = json_pack("{s:o}", "tolerations",
+		    json_deep_copy(json_object_get(spec, "tolerations")));
+	if (f->name == NULL || f->topology == NULL ||
+	    (json_array_size(json_object_get(spec, "tolerations")) > 0 &&
+		f->tols == NULL) ||
+	    tas_filter_parse(f->tols, &f->tols_f, &err) != CU_OK) {
 		cu_free(f->name);
 		cu_free(f->topology);
 		json_decref(f->labels);
+		json_decref(f->tols);
 		s->nomem = true;
 		return;
 	}
@@ -797,7 +834,9 @@ static bool same_flavors(const struct tas_flavor *a, size_t na,
 		if (strcmp(a[i].name, b[i].name) != 0 ||
 		    strcmp(a[i].topology, b[i].topology) != 0 ||
 		    !((a[i].labels == NULL && b[i].labels == NULL) ||
-			json_equal(a[i].labels, b[i].labels)))
+			json_equal(a[i].labels, b[i].labels)) ||
+		    !((a[i].tols == NULL && b[i].tols == NULL) ||
+			json_equal(a[i].tols, b[i].tols)))
 			return false;
 	return true;
 }
@@ -811,6 +850,8 @@ static void flavors_free(struct tas_flavor *fl, size_t n)
 		cu_free(fl[i].name);
 		cu_free(fl[i].topology);
 		json_decref(fl[i].labels);
+		tas_filter_free(fl[i].tols_f);
+		json_decref(fl[i].tols);
 	}
 	cu_free(fl);
 }
@@ -927,6 +968,72 @@ static void adopt(ctl *c, struct tas_wl *w, size_t i, const struct que_wl *qw,
 	ps_charge(c, p);
 }
 
+/* The scheduling fields of a pod template [borrowed] that decide which
+ * nodes its pods may use (tolerations, nodeSelector, required node
+ * affinity), copied [owned], or NULL when it has none. */
+static json_t *sched_of(const json_t *template)
+{
+	json_t *spec = json_object_get(template, "spec");
+	json_t *tols = json_object_get(spec, "tolerations");
+	json_t *sel = json_object_get(spec, "nodeSelector");
+	json_t *req = json_object_get(
+	    json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+	    "requiredDuringSchedulingIgnoredDuringExecution");
+	json_t *o;
+
+	if (json_array_size(tols) == 0 && json_object_size(sel) == 0 &&
+	    req == NULL)
+		return NULL;
+	o = json_object();
+	if (o == NULL)
+		return NULL;
+	if ((json_array_size(tols) > 0 && json_object_set_new(o, "tolerations",
+					      json_deep_copy(tols)) != 0) ||
+	    (json_object_size(sel) > 0 && json_object_set_new(o, "nodeSelector",
+					      json_deep_copy(sel)) != 0) ||
+	    (req != NULL &&
+		json_object_set_new(o, "affinity",
+		    json_pack("{s:{s:o}}", "nodeAffinity",
+			"requiredDuringSchedulingIgnoredDuringExecution",
+			json_deep_copy(req))) != 0)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Podset p's filter from its template [borrowed] (kept when unchanged). */
+static void ps_set_filter(struct tas_ps *p, const json_t *template)
+{
+	json_t *sched = sched_of(template);
+	cu_error err;
+
+	if ((sched == NULL && p->sched == NULL) ||
+	    (sched != NULL && p->sched != NULL &&
+		json_equal(sched, p->sched))) {
+		json_decref(sched);
+		return;
+	}
+	tas_filter_free(p->filter);
+	json_decref(p->sched);
+	p->filter = NULL;
+	p->sched = sched;
+	if (sched != NULL && tas_filter_parse(sched, &p->filter, &err) != CU_OK)
+		cu_warn("topology: %s", err.msg);
+}
+
+static bool has_sched(const json_t *template)
+{
+	json_t *spec = json_object_get(template, "spec");
+
+	return json_array_size(json_object_get(spec, "tolerations")) > 0 ||
+	       json_object_size(json_object_get(spec, "nodeSelector")) > 0 ||
+	       json_object_get(
+		   json_object_get(
+		       json_object_get(spec, "affinity"), "nodeAffinity"),
+		   "requiredDuringSchedulingIgnoredDuringExecution") != NULL;
+}
+
 void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 {
 	const struct que_wl *qw = que_workload_get(c->st, wl->meta.uid);
@@ -939,7 +1046,9 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 		c->tas.dirty_nodes = true;
 
 	for (i = 0; i < n; i++)
-		want = want || wl->spec.pod_sets[i].has_topology_request;
+		want = want || wl->spec.pod_sets[i].has_topology_request ||
+		       (c->tas.nfl > 0 &&
+			   has_sched(wl->spec.pod_sets[i].template));
 	holds = qw != NULL && rec_workload_holds_quota(wl) &&
 		wl->status.has_admission;
 	for (i = 0; holds && i < wl->status.admission.n_pod_set_assignments;
@@ -960,6 +1069,7 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 		cu_free(p->level);
 		p->level = NULL;
 		p->mode = 0;
+		ps_set_filter(p, wl->spec.pod_sets[i].template);
 		if (!wl->spec.pod_sets[i].has_topology_request)
 			continue;
 		if (r->required != NULL) {
@@ -1404,8 +1514,9 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
     struct tas_ps *p, size_t podset, const char *node, int64_t now)
 {
 	struct tas_flavor *f = flavor_find(c, p->flavor);
+	struct tas_filter filter;
 	struct tas_request r = {p->mode ? p->mode : TAS_UNCONSTRAINED, p->level,
-	    1, p->req, p->n_req};
+	    1, p->req, p->n_req, &filter};
 	struct api_topology_assignment na;
 	json_t *adm, *psas, *wire = NULL, *patch;
 	char msg[512], nbuf[256];
@@ -1414,6 +1525,7 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 
 	if (f == NULL || f->tree == NULL)
 		return;
+	filter_of(f, p, &filter);
 	/* node is borrowed from p->a, which is replaced below */
 	snprintf(nbuf, sizeof(nbuf), "%s", node);
 	node = nbuf;

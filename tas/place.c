@@ -4,7 +4,8 @@
  * TAS does it for required, preferred and unconstrained requests with
  * its default (best fit) profile: fit counts per domain, the fitting
  * level, then a greedy descent that keeps the number of domains minimal
- * at every level. See tas/tas.h for the rules.
+ * at every level; with a filter, a leaf counts only the nodes the
+ * podSet may use. See tas/tas.h for the rules.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +38,14 @@ static int cmp_key(const void *pa, const void *pb)
 	return strcmp(a->key, b->key);
 }
 
-/* Pods of the request that fit in a leaf. */
-static int64_t leaf_fit(
-    const struct tas_domain *leaf, const int *cols, const struct tas_request *r)
+/* Pods of the request that fit in free capacity `free` of n nodes. */
+static int64_t fit_in(
+    const int64_t *free, size_t n, const int *cols, const struct tas_request *r)
 {
-	int64_t fit = leaf->free[TAS_PODS] > 0 ? leaf->free[TAS_PODS] : 0;
+	int64_t fit = free[TAS_PODS] > 0 ? free[TAS_PODS] : 0;
 	size_t i;
 
-	if (leaf->n_nodes == 0)
+	if (n == 0)
 		return 0;
 	for (i = 0; i < r->n_per_pod; i++) {
 		int64_t f;
@@ -53,17 +54,69 @@ static int64_t leaf_fit(
 			continue;
 		if (cols[i] < 0)
 			return 0; /* no node offers that resource */
-		f = leaf->free[cols[i]] / r->per_pod[i].value;
+		f = free[cols[i]] / r->per_pod[i].value;
 		if (f < fit)
 			fit = f > 0 ? f : 0;
 	}
 	return fit;
 }
 
+/* Pods of the request that fit in a leaf. */
+static int64_t leaf_fit(
+    const struct tas_domain *leaf, const int *cols, const struct tas_request *r)
+{
+	return fit_in(leaf->free, leaf->n_nodes, cols, r);
+}
+
+/* Pods of a filtered request that fit in a leaf: its nodes the filter
+ * admits. With tolerations only, the untainted capacity (leaf->free)
+ * plus the tolerated tainted nodes; with selectors, the admitted nodes
+ * minus all the leaf's TAS usage (see tas/tas.h). */
+static int64_t leaf_fit_filtered(const struct tas_tree *t,
+    const struct tas_domain *leaf, const int *cols, const struct tas_request *r,
+    bool selects)
+{
+	int64_t free[TAS_MAX_RESOURCES];
+	size_t n = 0, i, c;
+
+	if (!selects && leaf->n_tainted == 0)
+		return leaf_fit(leaf, cols, r);
+	if (!selects) {
+		memcpy(free, leaf->free, sizeof(free));
+		n = leaf->n_nodes;
+	} else {
+		for (c = 0; c < t->n_res; c++)
+			free[c] = -leaf->tas[c];
+	}
+	for (i = 0; i < leaf->n_all; i++) {
+		const struct tas_node *nd = leaf->nodes[i];
+
+		if (!nd->present || !nd->schedulable)
+			continue;
+		if (!selects) {
+			if (!nd->tainted || !tas_filter_tolerates(r->filter,
+						nd->taints, nd->n_taints))
+				continue;
+		} else if (!tas_filter_matches(r->filter, nd->name, &nd->labels,
+			       nd->taints, nd->n_taints)) {
+			continue;
+		}
+		for (c = 0; c < t->n_res; c++)
+			free[c] += nd->alloc[c] - nd->used[c];
+		n++;
+	}
+	return fit_in(free, n, cols, r);
+}
+
 static void fill_counts(
     struct tas_tree *t, const int *cols, const struct tas_request *r)
 {
 	size_t l = t->n_levels, i;
+	bool filtered =
+	    r->filter != NULL && (r->filter->n_tolerations > 0 ||
+				     r->filter->n_flavor_tolerations > 0 ||
+				     tas_filter_selects(r->filter));
+	bool selects = tas_filter_selects(r->filter);
 
 	while (l-- > 0) {
 		struct tas_level *lv = &t->per_level[l];
@@ -74,7 +127,9 @@ static void fill_counts(
 
 			d->take = 0;
 			if (l == t->n_levels - 1) {
-				d->fit = leaf_fit(d, cols, r);
+				d->fit = filtered ? leaf_fit_filtered(
+							t, d, cols, r, selects)
+						  : leaf_fit(d, cols, r);
 				continue;
 			}
 			d->fit = 0;

@@ -15,9 +15,15 @@ struct tas_domain {
 	struct tas_domain *parent;    /* [borrowed] NULL at level 0 */
 	struct tas_domain **children; /* [owned array, borrowed items] */
 	size_t n_children, cap_children;
-	/* leaves: free capacity of schedulable nodes minus TAS usage */
+	/* leaves: free capacity of schedulable untainted nodes minus TAS
+	 * usage */
 	int64_t free[TAS_MAX_RESOURCES];
 	size_t n_nodes; /* nodes contributing (leaves) */
+	/* leaves: usage of admitted TAS assignments (in free already) */
+	int64_t tas[TAS_MAX_RESOURCES];
+	size_t n_tainted;	 /* schedulable nodes with a scheduling taint */
+	struct tas_node **nodes; /* [owned array, borrowed items] its nodes */
+	size_t n_all, cap_all;
 	/* placement scratch */
 	int64_t fit, take;
 };
@@ -26,6 +32,10 @@ struct tas_node {
 	char *name;		 /* [owned] */
 	struct tas_domain *leaf; /* [borrowed] NULL: absent or unlabelled */
 	bool present, schedulable;
+	bool tainted;		  /* a NoSchedule/NoExecute taint */
+	struct api_strmap labels; /* [owned] */
+	struct tas_taint *taints; /* [owned, strings owned] scheduling ones */
+	size_t n_taints;
 	int64_t alloc[TAS_MAX_RESOURCES];
 	int64_t used[TAS_MAX_RESOURCES];
 };
@@ -56,6 +66,10 @@ struct tas_tree {
 /* Column of resource `name`, added when missing and `add`; -1 when
  * missing (and not added), -2 when full. */
 int tas__column(struct tas_tree *t, const char *name, bool add);
+
+/* Whether a taint of this effect keeps pods off (NoSchedule,
+ * NoExecute). */
+bool tas__scheduling_taint(const char *effect);
 
 /* The leaf domain i of a names [borrowed], or NULL. */
 struct tas_domain *tas__assigned_leaf(
