@@ -38,8 +38,9 @@ static int cmp_key(const void *pa, const void *pb)
 	return strcmp(a->key, b->key);
 }
 
-/* Pods of the request that fit in free capacity `free` of n nodes. */
-static int64_t fit_in(
+/* Pods of the request that fit in free capacity `free` of n nodes
+ * (inlined: every placement calls it once per leaf). */
+static inline __attribute__((always_inline)) int64_t fit_in(
     const int64_t *free, size_t n, const int *cols, const struct tas_request *r)
 {
 	int64_t fit = free[TAS_PODS] > 0 ? free[TAS_PODS] : 0;
@@ -61,13 +62,6 @@ static int64_t fit_in(
 	return fit;
 }
 
-/* Pods of the request that fit in a leaf. */
-static int64_t leaf_fit(
-    const struct tas_domain *leaf, const int *cols, const struct tas_request *r)
-{
-	return fit_in(leaf->free, leaf->n_nodes, cols, r);
-}
-
 /* Pods of a filtered request that fit in a leaf: its nodes the filter
  * admits. With tolerations only, the untainted capacity (leaf->free)
  * plus the tolerated tainted nodes; with selectors, the admitted nodes
@@ -80,7 +74,7 @@ static int64_t leaf_fit_filtered(const struct tas_tree *t,
 	size_t n = 0, i, c;
 
 	if (!selects && leaf->n_tainted == 0)
-		return leaf_fit(leaf, cols, r);
+		return fit_in(leaf->free, leaf->n_nodes, cols, r);
 	if (!selects) {
 		memcpy(free, leaf->free, sizeof(free));
 		n = leaf->n_nodes;
@@ -117,7 +111,24 @@ static void fill_counts(
 				     r->filter->n_flavor_tolerations > 0 ||
 				     tas_filter_selects(r->filter));
 	bool selects = tas_filter_selects(r->filter);
+	struct tas_level *leaves = &t->per_level[l - 1];
 
+	/* the leaves: the unfiltered loop is the common case */
+	if (!filtered)
+		for (i = 0; i < leaves->n; i++) {
+			struct tas_domain *d = leaves->items[i];
+
+			d->take = 0;
+			d->fit = fit_in(d->free, d->n_nodes, cols, r);
+		}
+	else
+		for (i = 0; i < leaves->n; i++) {
+			struct tas_domain *d = leaves->items[i];
+
+			d->take = 0;
+			d->fit = leaf_fit_filtered(t, d, cols, r, selects);
+		}
+	l--;
 	while (l-- > 0) {
 		struct tas_level *lv = &t->per_level[l];
 
@@ -126,12 +137,6 @@ static void fill_counts(
 			size_t c;
 
 			d->take = 0;
-			if (l == t->n_levels - 1) {
-				d->fit = filtered ? leaf_fit_filtered(
-							t, d, cols, r, selects)
-						  : leaf_fit(d, cols, r);
-				continue;
-			}
 			d->fit = 0;
 			for (c = 0; c < d->n_children; c++)
 				d->fit += d->children[c]->fit;

@@ -19,13 +19,15 @@ struct tas_domain {
 	 * usage */
 	int64_t free[TAS_MAX_RESOURCES];
 	size_t n_nodes; /* nodes contributing (leaves) */
-	/* leaves: usage of admitted TAS assignments (in free already) */
-	int64_t tas[TAS_MAX_RESOURCES];
+	/* placement scratch */
+	int64_t fit, take;
+	/* leaves, read by filtered placements only (kept after the fields
+	 * every placement reads): */
 	size_t n_tainted;	 /* schedulable nodes with a scheduling taint */
 	struct tas_node **nodes; /* [owned array, borrowed items] its nodes */
 	size_t n_all, cap_all;
-	/* placement scratch */
-	int64_t fit, take;
+	/* usage of admitted TAS assignments (in free already) */
+	int64_t tas[TAS_MAX_RESOURCES];
 };
 
 struct tas_node {
