@@ -15,7 +15,9 @@ examples' shape (tests/integration/data/tas-*.yaml):
     keeps that node's capacity out of placement until un-nominated
     (Kueue, counting bound pods only, would place on it);
   - a restarted controller keeps the assignments (adopted from the
-    status, not placed again) and places around them.
+    status, not placed again) and places around them;
+  - a tainted rack is used only by Jobs that tolerate its taint, and a
+    nodeSelector keeps a Job's pods on the hosts that carry the label.
 The ResourceFlavor's topologyName gets no UnsupportedField event."""
 import os
 import re
@@ -437,6 +439,63 @@ def node_failures(s):
     nodes = placed(s, "full8", 8, timeout=30)
     eq(len(set(rack_of(n) for n in nodes)), 1, "full8 in one rack")
     check(rack_of(nodes[0]) != frack, "full8 left %s: %r" % (frack, nodes))
+    ctl.stop()
+
+
+def filtered_job(s, name, pods, spec_extra, mode="required"):
+    """An example Job of `mode` whose pod template spec gets spec_extra
+    (tolerations, nodeSelector, affinity)."""
+    with open(os.path.join(DATA, "tas-job-%s.yaml" % mode)) as f:
+        job = yaml.safe_load(f)
+    job["metadata"]["name"] = name
+    job["metadata"].setdefault("annotations", {})[
+        "cueue.dev/sim-runtime-ms"] = "600000"
+    job["spec"]["parallelism"] = job["spec"]["completions"] = pods
+    job["spec"]["template"]["spec"].update(spec_extra)
+    post(s, DJOBS, job)
+
+
+def patch_node(s, name, patch):
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/" + name, patch,
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "patch node %s: %r" % (name, out))
+
+
+@case("taints-and-selectors-choose-nodes", simulate=SIM)
+def taints_and_selectors(s):
+    """Rack b1-r1 is tainted NoSchedule: a required-rack Job without the
+    toleration fills another rack (b1-r1 comes first when all are free),
+    one with it is placed in b1-r1; a Job whose nodeSelector names a
+    label only host b2-r2-n3 has lands there alone, and one pod more
+    than that host holds waits with Kueue's message."""
+    cluster(s)
+    for h in range(1, 5):
+        patch_node(s, "b1-r1-n%d" % h, {"spec": {"taints": [{
+            "key": "dedicated", "value": "ml", "effect": "NoSchedule"}]}})
+    patch_node(s, "b2-r2-n3", {"metadata": {"labels": {
+        "example.com/special": "yes"}}})
+    ctl = Controller(s, config=CONFIG)
+    filtered_job(s, "plain8", 8, {})
+    nodes = placed(s, "plain8", 8)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b1-r2"],
+       "plain8 skips the tainted rack")
+    filtered_job(s, "tol8", 8, {"tolerations": [{
+        "key": "dedicated", "operator": "Equal", "value": "ml",
+        "effect": "NoSchedule"}]})
+    nodes = placed(s, "tol8", 8)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b1-r1"],
+       "tol8 uses the tainted rack")
+    filtered_job(s, "sel2", 2, {"nodeSelector": {
+        "example.com/special": "yes"}})
+    nodes = placed(s, "sel2", 2)
+    eq(sorted(set(nodes)), ["b2-r2-n3"], "sel2 on the labelled host")
+    filtered_job(s, "sel1", 1, {"nodeSelector": {
+        "example.com/special": "yes"}}, mode="unconstrained")
+    msg = wait_for(lambda: pending_message(s, "sel1"), 20,
+                   what="sel1 pending")
+    check('topology "default" doesn\'t allow to fit any of 1 pod(s)' in msg,
+          msg)
     ctl.stop()
 
 
