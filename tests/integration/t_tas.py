@@ -16,7 +16,8 @@ examples' shape (tests/integration/data/tas-*.yaml):
     (Kueue, counting bound pods only, would place on it);
   - a restarted controller keeps the assignments (adopted from the
     status, not placed again) and places around them;
-  - a tainted rack is used only by Jobs that tolerate its taint, and a
+  - a tainted rack is used only by Jobs that tolerate its taint (in
+    their pod template or through the flavor's tolerations), and a
     nodeSelector keeps a Job's pods on the hosts that carry the label.
 The ResourceFlavor's topologyName gets no UnsupportedField event."""
 import os
@@ -468,7 +469,9 @@ def taints_and_selectors(s):
     toleration fills another rack (b1-r1 comes first when all are free),
     one with it is placed in b1-r1; a Job whose nodeSelector names a
     label only host b2-r2-n3 has lands there alone, and one pod more
-    than that host holds waits with Kueue's message."""
+    than that host holds waits with Kueue's message; a rack tainted
+    NoExecute is used by a Job without tolerations once the flavor's
+    spec.tolerations tolerate it."""
     cluster(s)
     for h in range(1, 5):
         patch_node(s, "b1-r1-n%d" % h, {"spec": {"taints": [{
@@ -496,6 +499,25 @@ def taints_and_selectors(s):
                    what="sel1 pending")
     check('topology "default" doesn\'t allow to fit any of 1 pod(s)' in msg,
           msg)
+    # Rack b2-r1 tainted NoExecute, tolerated by the flavor only: a Job
+    # without tolerations of its own is placed there (the only rack with
+    # 8 free cpu) once the flavor tolerates it.
+    for h in range(1, 5):
+        patch_node(s, "b2-r1-n%d" % h, {"spec": {"taints": [{
+            "key": "flavor-only", "effect": "NoExecute"}]}})
+    filtered_job(s, "fl8", 8, {})
+    msg = wait_for(lambda: pending_message(s, "fl8"), 20,
+                   what="fl8 pending")
+    check("allows to fit only 6 out of 8 pod(s)" in msg, msg)
+    code, _, out = s.raw(
+        "PATCH", KQ + "/resourceflavors/tas-flavor",
+        {"spec": {"tolerations": [{"key": "flavor-only",
+                                   "operator": "Exists"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "flavor tolerations: %r" % (out,))
+    nodes = placed(s, "fl8", 8, timeout=40)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b2-r1"],
+       "fl8 in the rack the flavor tolerates")
     ctl.stop()
 
 
