@@ -83,8 +83,35 @@ static bool parse_int(const char *s, long long *out)
 	       !(s[0] == ' ' || s[0] == '\t' || s[0] == '\n');
 }
 
+/* Label `key` of labels (NULL: none): by binary search when the items
+ * are sorted by key (the tree keeps its nodes' labels so), else in
+ * order. */
+static const char *label(
+    const struct api_strmap *labels, bool sorted, const char *key)
+{
+	size_t lo = 0, hi;
+
+	if (labels == NULL || key == NULL)
+		return NULL;
+	if (!sorted)
+		return api_strmap_get(labels, key);
+	hi = labels->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(labels->items[mid].key, key);
+
+		if (c == 0)
+			return labels->items[mid].value;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 static bool req_matches(const struct tas_node_req *r, const char *node,
-    const struct api_strmap *labels)
+    const struct api_strmap *labels, bool sorted)
 {
 	const char *v;
 	long long a, b;
@@ -95,9 +122,7 @@ static bool req_matches(const struct tas_node_req *r, const char *node,
 			? node
 			: NULL;
 	else
-		v = r->key != NULL && labels != NULL
-			? api_strmap_get(labels, r->key)
-			: NULL;
+		v = label(labels, sorted, r->key);
 	switch (r->op) {
 	case TAS_SEL_IN:
 	case TAS_SEL_NOT_IN:
@@ -122,22 +147,22 @@ static bool req_matches(const struct tas_node_req *r, const char *node,
 	}
 }
 
-static bool term_matches(
-    const struct tas_term *t, const char *node, const struct api_strmap *labels)
+static bool term_matches(const struct tas_term *t, const char *node,
+    const struct api_strmap *labels, bool sorted)
 {
 	size_t i;
 
 	if (t->n_reqs == 0)
 		return false;
 	for (i = 0; i < t->n_reqs; i++)
-		if (!req_matches(&t->reqs[i], node, labels))
+		if (!req_matches(&t->reqs[i], node, labels, sorted))
 			return false;
 	return true;
 }
 
-bool tas_filter_matches(const struct tas_filter *f, const char *node,
-    const struct api_strmap *labels, const struct tas_taint *taints,
-    size_t n_taints)
+static bool matches(const struct tas_filter *f, const char *node,
+    const struct api_strmap *labels, bool sorted,
+    const struct tas_taint *taints, size_t n_taints)
 {
 	size_t i;
 	const char *v;
@@ -147,8 +172,7 @@ bool tas_filter_matches(const struct tas_filter *f, const char *node,
 	if (f == NULL)
 		return true;
 	for (i = 0; i < f->n_selector; i++) {
-		v = labels != NULL ? api_strmap_get(labels, f->selector[i].key)
-				   : NULL;
+		v = label(labels, sorted, f->selector[i].key);
 		if (v == NULL || f->selector[i].value == NULL ||
 		    strcmp(v, f->selector[i].value) != 0)
 			return false;
@@ -156,9 +180,21 @@ bool tas_filter_matches(const struct tas_filter *f, const char *node,
 	if (f->n_terms == 0)
 		return true;
 	for (i = 0; i < f->n_terms; i++)
-		if (term_matches(&f->terms[i], node, labels))
+		if (term_matches(&f->terms[i], node, labels, sorted))
 			return true;
 	return false;
+}
+
+bool tas_filter_matches(const struct tas_filter *f, const char *node,
+    const struct api_strmap *labels, const struct tas_taint *taints,
+    size_t n_taints)
+{
+	return matches(f, node, labels, false, taints, n_taints);
+}
+
+bool tas__node_matches(const struct tas_filter *f, const struct tas_node *n)
+{
+	return matches(f, n->name, &n->labels, true, n->taints, n->n_taints);
 }
 
 /* ---- parsing ------------------------------------------------------------ */

@@ -91,8 +91,7 @@ static int64_t leaf_fit_filtered(const struct tas_tree *t,
 			if (!nd->tainted || !tas_filter_tolerates(r->filter,
 						nd->taints, nd->n_taints))
 				continue;
-		} else if (!tas_filter_matches(r->filter, nd->name, &nd->labels,
-			       nd->taints, nd->n_taints)) {
+		} else if (!tas__node_matches(r->filter, nd)) {
 			continue;
 		}
 		for (c = 0; c < t->n_res; c++)

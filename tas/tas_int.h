@@ -35,7 +35,7 @@ struct tas_node {
 	struct tas_domain *leaf; /* [borrowed] NULL: absent or unlabelled */
 	bool present, schedulable;
 	bool tainted;		  /* a NoSchedule/NoExecute taint */
-	struct api_strmap labels; /* [owned] */
+	struct api_strmap labels; /* [owned] items sorted by key */
 	struct tas_taint *taints; /* [owned, strings owned] scheduling ones */
 	size_t n_taints;
 	int64_t alloc[TAS_MAX_RESOURCES];
@@ -72,6 +72,9 @@ int tas__column(struct tas_tree *t, const char *name, bool add);
 /* Whether a taint of this effect keeps pods off (NoSchedule,
  * NoExecute). */
 bool tas__scheduling_taint(const char *effect);
+
+/* tas_filter_matches for a node of the tree (its labels sorted by key). */
+bool tas__node_matches(const struct tas_filter *f, const struct tas_node *n);
 
 /* The leaf domain i of a names [borrowed], or NULL. */
 struct tas_domain *tas__assigned_leaf(

@@ -7,6 +7,7 @@
  * scheduling taints, and each leaf the list of its nodes, for the
  * placements that filter nodes (tas/filter.c, tas/place.c).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tas/tas_int.h"
@@ -256,6 +257,12 @@ int tas_tree_node_set(struct tas_tree *t, const char *node,
 	    t, node, labels, alloc, n_alloc, NULL, 0, schedulable, err);
 }
 
+static int cmp_label(const void *a, const void *b)
+{
+	return strcmp(
+	    ((const struct api_kv *)a)->key, ((const struct api_kv *)b)->key);
+}
+
 /* Take n out of its leaf's node list. */
 static void leaf_unlist(struct tas_node *n)
 {
@@ -336,6 +343,8 @@ int tas_tree_node_put(struct tas_tree *t, const char *node,
 		if (api_strmap_set(&lcopy, labels->items[i].key,
 			labels->items[i].value, err) != CU_OK)
 			goto nomem;
+	if (lcopy.n > 1)
+		qsort(lcopy.items, lcopy.n, sizeof(*lcopy.items), cmp_label);
 	if (!taints_copy(taints, n_taints, &tcopy, &n_tcopy))
 		goto nomem;
 	if ((n = node_get(t, node, err)) == NULL)

@@ -9,7 +9,8 @@
  * the p50/p99 time of one decision.
  *
  * `cueue-bench tas filter`: the same with every 10th host tainted
- * (NoSchedule) and 9 hosts out of 10 labelled pool=a; the podSets
+ * (NoSchedule), 20 labels per host and 9 hosts out of 10 labelled
+ * pool=a; the podSets
  * alternate a toleration of the taint and a nodeSelector pool=a (the
  * filtered placement path).
  */
@@ -50,7 +51,7 @@ int bench_tas_main(int argc, char **argv)
 	size_t n_held = 0, oldest = 0, admitted = 0, i;
 	int64_t t0, total;
 	cu_error err;
-	int b, r, h, rc = 1;
+	int b, r, h, k, rc = 1;
 
 	if (tas_tree_new("bench", levels, 3, &t, &err) != CU_OK)
 		goto fail;
@@ -64,6 +65,15 @@ int bench_tas_main(int argc, char **argv)
 				snprintf(rv, sizeof(rv), "b%d-r%d", b, r);
 				snprintf(
 				    hv, sizeof(hv), "b%d-r%d-h%d", b, r, h);
+				/* filtered: labels as real Nodes carry them */
+				for (k = 0; filtered && k < 16; k++) {
+					char lk[48];
+
+					snprintf(lk, sizeof(lk),
+					    "node.example.com/label-%02d", k);
+					if (api_strmap_set(&l, lk, "x", &err))
+						goto fail;
+				}
 				if (api_strmap_set(&l, "block", bv, &err) ||
 				    api_strmap_set(&l, "rack", rv, &err) ||
 				    api_strmap_set(
