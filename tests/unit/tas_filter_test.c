@@ -491,3 +491,37 @@ Test(tas_filter, node_apply_taints)
 	json_decref(n);
 	tas_tree_free(t);
 }
+
+/* A failed node's pods are replaced on nodes the filter admits only: the
+ * tainted rack's other host with the toleration, none without it. */
+Test(tas_filter, replacement_follows_the_filter)
+{
+	struct tas_tree *t = fixture(true);
+	json_t *spec = parse(TOL);
+	struct tas_filter *f = NULL;
+	struct tas_request r = {TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL};
+	struct api_topology_assignment a, b;
+	char msg[256], got[64];
+	cu_error err;
+
+	cr_assert_eq(tas_filter_parse(spec, &f, &err), CU_OK);
+	r.filter = f;
+	cr_assert_eq(tas_place(t, &r, &a, msg, sizeof(msg), &err), CU_OK);
+	show(&a, got, sizeof(got));
+	cr_assert_str_eq(got, "h1:2");
+	cr_assert_eq(
+	    tas_tree_assignment_usage(t, &a, one_cpu, 1, 1, &err), CU_OK);
+	r.filter = NULL;
+	cr_expect_eq(tas_replace(t, &a, "h1", &r, &b, msg, sizeof(msg), &err),
+	    TAS_NOFIT);
+	r.filter = f;
+	cr_assert_eq(tas_replace(t, &a, "h1", &r, &b, msg, sizeof(msg), &err),
+	    CU_OK, "%s", msg);
+	show(&b, got, sizeof(got));
+	cr_expect_str_eq(got, "h2:2");
+	api_topology_assignment_dispose(&b);
+	api_topology_assignment_dispose(&a);
+	tas_filter_free(f);
+	json_decref(spec);
+	tas_tree_free(t);
+}
