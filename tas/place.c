@@ -62,25 +62,24 @@ static inline __attribute__((always_inline)) int64_t fit_in(
 	return fit;
 }
 
-/* Pods of a filtered request that fit in a leaf: its nodes the filter
- * admits. With tolerations only, the untainted capacity (leaf->free)
- * plus the tolerated tainted nodes; with selectors, the admitted nodes
- * minus all the leaf's TAS usage (see tas/tas.h). */
-static int64_t leaf_fit_filtered(const struct tas_tree *t,
-    const struct tas_domain *leaf, const int *cols, const struct tas_request *r,
-    bool selects)
+const int64_t *tas__leaf_free(const struct tas_tree *t,
+    const struct tas_domain *leaf, const struct tas_filter *f, int64_t *buf,
+    size_t *n_nodes)
 {
-	int64_t free[TAS_MAX_RESOURCES];
-	size_t n = 0, i, c;
+	bool selects = tas_filter_selects(f);
+	size_t i, c, n = 0;
 
-	if (!selects && leaf->n_tainted == 0)
-		return fit_in(leaf->free, leaf->n_nodes, cols, r);
+	if (!selects && (leaf->n_tainted == 0 || f == NULL ||
+			    f->n_tolerations + f->n_flavor_tolerations == 0)) {
+		*n_nodes = leaf->n_nodes;
+		return leaf->free;
+	}
 	if (!selects) {
-		memcpy(free, leaf->free, sizeof(free));
+		memcpy(buf, leaf->free, sizeof(leaf->free));
 		n = leaf->n_nodes;
 	} else {
 		for (c = 0; c < t->n_res; c++)
-			free[c] = -leaf->tas[c];
+			buf[c] = -leaf->tas[c];
 	}
 	for (i = 0; i < leaf->n_all; i++) {
 		const struct tas_node *nd = leaf->nodes[i];
@@ -88,16 +87,28 @@ static int64_t leaf_fit_filtered(const struct tas_tree *t,
 		if (!nd->present || !nd->schedulable)
 			continue;
 		if (!selects) {
-			if (!nd->tainted || !tas_filter_tolerates(r->filter,
-						nd->taints, nd->n_taints))
+			if (!nd->tainted ||
+			    !tas_filter_tolerates(f, nd->taints, nd->n_taints))
 				continue;
-		} else if (!tas__node_matches(r->filter, nd)) {
+		} else if (!tas__node_matches(f, nd)) {
 			continue;
 		}
 		for (c = 0; c < t->n_res; c++)
-			free[c] += nd->alloc[c] - nd->used[c];
+			buf[c] += nd->alloc[c] - nd->used[c];
 		n++;
 	}
+	*n_nodes = n;
+	return buf;
+}
+
+/* Pods of a filtered request that fit in a leaf (tas__leaf_free). */
+static int64_t leaf_fit_filtered(const struct tas_tree *t,
+    const struct tas_domain *leaf, const int *cols, const struct tas_request *r)
+{
+	int64_t buf[TAS_MAX_RESOURCES];
+	size_t n;
+	const int64_t *free = tas__leaf_free(t, leaf, r->filter, buf, &n);
+
 	return fit_in(free, n, cols, r);
 }
 
@@ -109,7 +120,6 @@ static void fill_counts(
 	    r->filter != NULL && (r->filter->n_tolerations > 0 ||
 				     r->filter->n_flavor_tolerations > 0 ||
 				     tas_filter_selects(r->filter));
-	bool selects = tas_filter_selects(r->filter);
 	struct tas_level *leaves = &t->per_level[l - 1];
 
 	/* the leaves: the unfiltered loop is the common case */
@@ -125,7 +135,7 @@ static void fill_counts(
 			struct tas_domain *d = leaves->items[i];
 
 			d->take = 0;
-			d->fit = leaf_fit_filtered(t, d, cols, r, selects);
+			d->fit = leaf_fit_filtered(t, d, cols, r);
 		}
 	l--;
 	while (l-- > 0) {

@@ -73,6 +73,16 @@ int tas__column(struct tas_tree *t, const char *name, bool add);
  * NoExecute). */
 bool tas__scheduling_taint(const char *effect);
 
+/* The free capacity of leaf [borrowed] for the requests of filter f
+ * (NULL: none): per resource column, the leaf's own free array when no
+ * node is left out, else buf [TAS_MAX_RESOURCES] filled with the free
+ * capacity of the nodes f admits (less all the leaf's TAS usage when f
+ * selects on labels: see tas/tas.h). *n_nodes: the nodes counted (0: no
+ * pod fits). Every leaf count of a placement goes through it. */
+const int64_t *tas__leaf_free(const struct tas_tree *t,
+    const struct tas_domain *leaf, const struct tas_filter *f, int64_t *buf,
+    size_t *n_nodes);
+
 /* tas_filter_matches for a node of the tree (its labels sorted by key). */
 bool tas__node_matches(const struct tas_filter *f, const struct tas_node *n);
 
