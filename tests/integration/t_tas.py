@@ -469,7 +469,8 @@ def taints_and_selectors(s):
     toleration fills another rack (b1-r1 comes first when all are free),
     one with it is placed in b1-r1; a Job whose nodeSelector names a
     label only host b2-r2-n3 has lands there alone, and one pod more
-    than that host holds waits with Kueue's message; a rack tainted
+    than that host holds waits with Kueue's message; a required node
+    affinity (Gt) picks its host the same way; a rack tainted
     NoExecute is used by a Job without tolerations once the flavor's
     spec.tolerations tolerate it."""
     cluster(s)
@@ -478,6 +479,10 @@ def taints_and_selectors(s):
             "key": "dedicated", "value": "ml", "effect": "NoSchedule"}]}})
     patch_node(s, "b2-r2-n3", {"metadata": {"labels": {
         "example.com/special": "yes"}}})
+    patch_node(s, "b2-r2-n2", {"metadata": {"labels": {
+        "example.com/gen": "2"}}})
+    patch_node(s, "b2-r2-n4", {"metadata": {"labels": {
+        "example.com/gen": "5"}}})
     ctl = Controller(s, config=CONFIG)
     filtered_job(s, "plain8", 8, {})
     nodes = placed(s, "plain8", 8)
@@ -499,6 +504,14 @@ def taints_and_selectors(s):
                    what="sel1 pending")
     check('topology "default" doesn\'t allow to fit any of 1 pod(s)' in msg,
           msg)
+    # Required node affinity: generation above 3 is b2-r2-n4 alone.
+    filtered_job(s, "aff2", 2, {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{
+                "key": "example.com/gen", "operator": "Gt",
+                "values": ["3"]}]}]}}}})
+    nodes = placed(s, "aff2", 2)
+    eq(sorted(set(nodes)), ["b2-r2-n4"], "aff2 on the host of gen > 3")
     # Rack b2-r1 tainted NoExecute, tolerated by the flavor only: a Job
     # without tolerations of its own is placed there (the only rack with
     # 8 free cpu) once the flavor tolerates it.
@@ -508,7 +521,7 @@ def taints_and_selectors(s):
     filtered_job(s, "fl8", 8, {})
     msg = wait_for(lambda: pending_message(s, "fl8"), 20,
                    what="fl8 pending")
-    check("allows to fit only 6 out of 8 pod(s)" in msg, msg)
+    check("allows to fit only 4 out of 8 pod(s)" in msg, msg)
     code, _, out = s.raw(
         "PATCH", KQ + "/resourceflavors/tas-flavor",
         {"spec": {"tolerations": [{"key": "flavor-only",
