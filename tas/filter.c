@@ -320,9 +320,14 @@ int tas_filter_parse(const json_t *spec, struct tas_filter **out, cu_error *err)
 	b->f.terms = b->terms;
 	json_array_foreach(tols, i, t)
 	{
-		struct tas_toleration *o = &b->tols[b->f.n_tolerations++];
+		struct tas_toleration *o = &b->tols[b->f.n_tolerations];
 		const char *op = jstr(t, "operator");
 
+		/* another operator tolerates nothing (core/v1) */
+		if (op != NULL && *op != '\0' && strcmp(op, "Equal") != 0 &&
+		    strcmp(op, "Exists") != 0)
+			continue;
+		b->f.n_tolerations++;
 		o->key = jstr(t, "key");
 		o->value = jstr(t, "value");
 		o->effect = jstr(t, "effect");
