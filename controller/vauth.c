@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include <ev.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -31,6 +32,8 @@ struct ctl_vauth {
 	void (*failed)(const cu_error *err, void *payload);
 	void *payload;
 	api_req *cm_req; /* the ConfigMap read in flight, or NULL */
+	ev_timer retry;	 /* the next read, after a transport failure */
+	double backoff;	 /* seconds before the next read */
 	struct ctl_vauth_settings set;
 	ctl_httpd *srv;
 	ctl_mauth *mauth;
@@ -703,6 +706,31 @@ static int serve(ctl_vauth *v, cu_error *err)
 	return rc;
 }
 
+static void on_configmap(const struct api_response *resp, void *payload);
+
+static int read_configmap(ctl_vauth *v, cu_error *err)
+{
+	return api_request(&v->cm_req, v->client, "GET",
+	    "/api/v1/namespaces/" CTL_VAUTH_CONFIGMAP_NS
+	    "/configmaps/" CTL_VAUTH_CONFIGMAP,
+	    NULL, NULL, on_configmap, v, err);
+}
+
+static void on_retry(struct ev_loop *loop, ev_timer *t, int revents)
+{
+	ctl_vauth *v = t->data;
+	cu_error err;
+
+	(void)loop;
+	(void)revents;
+	cu_error_clear(&err);
+	if (read_configmap(v, &err) != CU_OK) {
+		cu_errorf("visibility: %s", err.msg);
+		if (v->failed != NULL)
+			v->failed(&err, v->payload);
+	}
+}
+
 static void on_configmap(const struct api_response *resp, void *payload)
 {
 	ctl_vauth *v = payload;
@@ -713,6 +741,18 @@ static void on_configmap(const struct api_response *resp, void *payload)
 	if (resp->canceled)
 		return;
 	cu_error_clear(&err);
+	if (resp->err != CU_OK && resp->err != CU_ENOTFOUND &&
+	    resp->err != CU_EDENIED) {
+		/* The API server is not answering yet (the informers report
+		 * it): read again later; nothing is served meanwhile. */
+		cu_debug("visibility: ConfigMap %s/%s: %d %s; again in %.0f s",
+		    CTL_VAUTH_CONFIGMAP_NS, CTL_VAUTH_CONFIGMAP, resp->code,
+		    resp->message, v->backoff);
+		ev_timer_set(&v->retry, v->backoff, 0.);
+		ev_timer_start(v->loop, &v->retry);
+		v->backoff = v->backoff * 2 > 30 ? 30 : v->backoff * 2;
+		return;
+	}
 	if (resp->err == CU_OK)
 		rc = ctl_vauth_settings_from(&v->set, resp->body, &err);
 	else
@@ -740,6 +780,9 @@ int ctl_vauth_start(ctl_vauth **out, struct ev_loop *loop, api_client *client,
 	if (v == NULL)
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
 	v->loop = loop;
+	ev_init(&v->retry, on_retry);
+	v->retry.data = v;
+	v->backoff = 1;
 	v->client = client;
 	v->vis = o->vis;
 	v->failed = o->failed;
@@ -756,10 +799,7 @@ int ctl_vauth_start(ctl_vauth **out, struct ev_loop *loop, api_client *client,
 		ctl_vauth_free(v);
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
 	}
-	rc = api_request(&v->cm_req, client, "GET",
-	    "/api/v1/namespaces/" CTL_VAUTH_CONFIGMAP_NS
-	    "/configmaps/" CTL_VAUTH_CONFIGMAP,
-	    NULL, NULL, on_configmap, v, err);
+	rc = read_configmap(v, err);
 	if (rc != CU_OK) {
 		ctl_vauth_free(v);
 		return rc;
@@ -779,6 +819,8 @@ void ctl_vauth_free(ctl_vauth *v)
 		return;
 	if (v->cm_req != NULL)
 		api_request_cancel(v->cm_req);
+	if (v->loop != NULL)
+		ev_timer_stop(v->loop, &v->retry);
 	ctl_mauth_free(v->mauth);
 	ctl_httpd_free(v->srv);
 	ctl_vauth_settings_dispose(&v->set);

@@ -10,9 +10,10 @@
  *    publishes: client-ca-file, requestheader-client-ca-file,
  *    requestheader-allowed-names, requestheader-username-headers,
  *    requestheader-group-headers, requestheader-extra-headers-prefix and
- *    requestheader-uid-headers (JSON string lists). It is read once, when
- *    the server starts; a ConfigMap that cannot be read leaves only bearer
- *    tokens (logged);
+ *    requestheader-uid-headers (JSON string lists). It is read once,
+ *    before the server starts (again, with back-off up to 30 s, while the
+ *    API server does not answer); a ConfigMap that is missing or may not
+ *    be read leaves only bearer tokens (logged);
  *  - a client certificate that verifies against the request-header CA
  *    (extended key usage clientAuth) and whose CN is an allowed name (any,
  *    when the list is empty) is the front proxy: the user is the first
