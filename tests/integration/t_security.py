@@ -143,6 +143,9 @@ def config(port, cert_dir, mport=None):
                       else "0"}
     cfg["webhook"] = {"port": port, "host": "127.0.0.1",
                       "certDir": cert_dir}
+    # The visibility server's fixed port would be shared by tests running
+    # side by side (t_visibility covers it).
+    cfg.setdefault("featureGates", {})["VisibilityOnDemand"] = False
     cfg["leaderElection"].update({"leaseDuration": "6s",
                                   "renewDeadline": "4s",
                                   "retryPeriod": "1s"})
