@@ -420,7 +420,7 @@ oom:
 
 json_t *ctl_vauth_attributes(const char *method, const char *path)
 {
-	char buf[1024], *parts[MAX_PARTS], *p;
+	char buf[1024], *parts[MAX_PARTS] = {NULL}, *p;
 	const char *verb = "", *ns = "", *res = "", *name = "", *sub = "";
 	char lower[16];
 	size_t n = 0, i;
