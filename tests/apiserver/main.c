@@ -131,6 +131,60 @@ static int publish_authentication(struct as_server *srv)
 		   : CU_ENOMEM;
 }
 
+/* Three of kube-apiserver's bootstrap RBAC objects: system:discovery
+ * (the discovery paths for every authenticated user), and the Role that
+ * lets aggregated API servers read the ConfigMap above. */
+static int bootstrap_rbac(struct as_server *srv)
+{
+	static const char rbac[] = "rbac.authorization.k8s.io";
+	struct as_kind *cr = as_kind_find(srv, rbac, "v1", "clusterroles");
+	struct as_kind *crb =
+	    as_kind_find(srv, rbac, "v1", "clusterrolebindings");
+	struct as_kind *r = as_kind_find(srv, rbac, "v1", "roles");
+	json_t *labels =
+	    json_pack("{s:s}", "kubernetes.io/bootstrapping", "rbac-defaults");
+	int rc = CU_ENOMEM;
+
+	if (cr == NULL || crb == NULL || r == NULL || labels == NULL) {
+		json_decref(labels);
+		return CU_ENOMEM;
+	}
+	rc = as_internal_create(srv, cr,
+	    json_pack(
+		"{s:s+, s:s, s:{s:s, s:O}, s:[{s:[s,s,s,s,s,s,s,s,s,s,s], "
+		"s:[s]}]}",
+		"apiVersion", rbac, "/v1", "kind", "ClusterRole", "metadata",
+		"name", "system:discovery", "labels", labels, "rules",
+		"nonResourceURLs", "/api", "/api/*", "/apis", "/apis/*",
+		"/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
+		"/version", "/version/", "verbs", "get"),
+	    "system:apiserver");
+	if (rc == CU_OK)
+		rc = as_internal_create(srv, crb,
+		    json_pack("{s:s+, s:s, s:{s:s, s:O}, s:{s:s, s:s, s:s}, "
+			      "s:[{s:s, s:s, s:s}]}",
+			"apiVersion", rbac, "/v1", "kind", "ClusterRoleBinding",
+			"metadata", "name", "system:discovery", "labels",
+			labels, "roleRef", "apiGroup", rbac, "kind",
+			"ClusterRole", "name", "system:discovery", "subjects",
+			"apiGroup", rbac, "kind", "Group", "name",
+			"system:authenticated"),
+		    "system:apiserver");
+	if (rc == CU_OK)
+		rc = as_internal_create(srv, r,
+		    json_pack("{s:s+, s:s, s:{s:s, s:s, s:O}, s:[{s:[s], "
+			      "s:[s], s:[s], s:[s,s,s]}]}",
+			"apiVersion", rbac, "/v1", "kind", "Role", "metadata",
+			"name", "extension-apiserver-authentication-reader",
+			"namespace", "kube-system", "labels", labels, "rules",
+			"apiGroups", "", "resources", "configmaps",
+			"resourceNames", "extension-apiserver-authentication",
+			"verbs", "get", "list", "watch"),
+		    "system:apiserver");
+	json_decref(labels);
+	return rc;
+}
+
 static char *random_token(struct as_server *srv)
 {
 	return cu_asprintf("%016llx%016llx", (unsigned long long)as_rand(srv),
@@ -292,7 +346,8 @@ int main(int argc, char **argv)
 	    create_namespace(&srv, "kube-system") != CU_OK ||
 	    create_namespace(&srv, "kube-public") != CU_OK ||
 	    create_namespace(&srv, "kube-node-lease") != CU_OK ||
-	    publish_authentication(&srv) != CU_OK) {
+	    publish_authentication(&srv) != CU_OK ||
+	    bootstrap_rbac(&srv) != CU_OK) {
 		fprintf(stderr, "cueue-apiserver: cannot create namespaces\n");
 		goto out;
 	}

@@ -38,7 +38,9 @@ wait.
   is served; a user token without RBAC gets kube's Forbidden message
   naming the resource, group and scope; the pending-workloads viewer
   roles (manifests/rbac/user_roles.yaml) bound to the user let it read
-  the ClusterQueue, and in its namespace the LocalQueue. Asked directly,
+  the ClusterQueue, and in its namespace the LocalQueue; discovery is
+  authorized as a non-resource URL (kube's system:discovery role for
+  every authenticated user). Asked directly,
   without the front proxy's certificate: no credentials is
   system:anonymous (403, as k8s.io/apiserver's anonymous authentication),
   forged X-Remote-User headers are ignored, a bad token is a 401, a
@@ -440,6 +442,12 @@ def authz(s):
                            "kind": "localqueues"}), "lq: %r" % body)
     check(body["message"].endswith(forbidden(
         "alice", "localqueues", 'in the namespace "team"')), body["message"])
+    # Discovery is a non-resource request: kube's system:discovery role
+    # lets every authenticated user read it.
+    code, _, body = s.raw("GET", VIS + "/v1beta2", headers={
+        "Authorization": "Bearer alice-token"})
+    eq((code, body.get("kind")), (200, "APIResourceList"),
+       "alice's discovery: %r" % body)
     # Kueue's viewer roles, bound to alice (the denials were cached for
     # 10 s at most).
     s.kubectl("apply", "-f", os.path.join(MANIFESTS, "rbac",
@@ -478,6 +486,10 @@ def authz(s):
     check(forbidden("system:anonymous", "clusterqueues",
                     "at the cluster scope") in body["message"],
           body["message"])
+    code, body = direct(port, certs, "/apis")
+    eq((code, body["message"]), (403, 'forbidden: User "system:anonymous" '
+                                      'cannot get path "/apis"'),
+       "anonymous discovery")
     code, body = direct(port, certs, CQ, {"X-Remote-User": "admin",
                                           "X-Remote-Group": "system:masters"})
     check(code == 403 and "system:anonymous" in body["message"],
