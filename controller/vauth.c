@@ -31,9 +31,10 @@ struct ctl_vauth {
 	const struct ctl_vis *vis;
 	void (*failed)(const cu_error *err, void *payload);
 	void *payload;
-	api_req *cm_req; /* the ConfigMap read in flight, or NULL */
-	ev_timer retry;	 /* the next read, after a transport failure */
-	double backoff;	 /* seconds before the next read */
+	api_req *cm_req;  /* the ConfigMap read in flight, or NULL */
+	ev_timer retry;	  /* the next read, after a transport failure */
+	double backoff;	  /* seconds before the next read */
+	double refresh_s; /* between reads while serving */
 	struct ctl_vauth_settings set;
 	ctl_httpd *srv;
 	ctl_mauth *mauth;
@@ -708,6 +709,12 @@ static int serve(ctl_vauth *v, cu_error *err)
 
 static void on_configmap(const struct api_response *resp, void *payload);
 
+static bool same_pem(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) ||
+	       (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
 static int read_configmap(ctl_vauth *v, cu_error *err)
 {
 	return api_request(&v->cm_req, v->client, "GET",
@@ -731,6 +738,37 @@ static void on_retry(struct ev_loop *loop, ev_timer *t, int revents)
 	}
 }
 
+/* A periodic read while serving: new settings replace the old ones (a
+ * rotated CA, other allowed names); a failed read keeps them. */
+static void refreshed(ctl_vauth *v, const struct api_response *resp)
+{
+	struct ctl_vauth_settings set;
+	cu_error err;
+
+	ev_timer_set(&v->retry, v->refresh_s, 0.);
+	ev_timer_start(v->loop, &v->retry);
+	if (resp->err != CU_OK) {
+		cu_debug(
+		    "visibility: ConfigMap %s/%s: %d %s; the settings read "
+		    "before stay",
+		    CTL_VAUTH_CONFIGMAP_NS, CTL_VAUTH_CONFIGMAP, resp->code,
+		    resp->message);
+		return;
+	}
+	cu_error_clear(&err);
+	if (ctl_vauth_settings_from(&set, resp->body, &err) != CU_OK) {
+		cu_warn(
+		    "visibility: %s; the settings read before stay", err.msg);
+		return;
+	}
+	if (!same_pem(set.rh_ca_pem, v->set.rh_ca_pem) ||
+	    !same_pem(set.client_ca_pem, v->set.client_ca_pem))
+		cu_info("visibility: the client CAs of ConfigMap %s/%s changed",
+		    CTL_VAUTH_CONFIGMAP_NS, CTL_VAUTH_CONFIGMAP);
+	ctl_vauth_settings_dispose(&v->set);
+	v->set = set;
+}
+
 static void on_configmap(const struct api_response *resp, void *payload)
 {
 	ctl_vauth *v = payload;
@@ -741,6 +779,10 @@ static void on_configmap(const struct api_response *resp, void *payload)
 	if (resp->canceled)
 		return;
 	cu_error_clear(&err);
+	if (v->srv != NULL) {
+		refreshed(v, resp);
+		return;
+	}
 	if (resp->err != CU_OK && resp->err != CU_ENOTFOUND &&
 	    resp->err != CU_EDENIED) {
 		/* The API server is not answering yet (the informers report
@@ -762,6 +804,10 @@ static void on_configmap(const struct api_response *resp, void *payload)
 		    resp->message);
 	if (rc == CU_OK)
 		rc = serve(v, &err);
+	if (rc == CU_OK) {
+		ev_timer_set(&v->retry, v->refresh_s, 0.);
+		ev_timer_start(v->loop, &v->retry);
+	}
 	if (rc != CU_OK) {
 		cu_errorf(
 		    "visibility: unable to start the server: %s", err.msg);
@@ -783,6 +829,7 @@ int ctl_vauth_start(ctl_vauth **out, struct ev_loop *loop, api_client *client,
 	ev_init(&v->retry, on_retry);
 	v->retry.data = v;
 	v->backoff = 1;
+	v->refresh_s = o->refresh_s > 0 ? o->refresh_s : CTL_VAUTH_REFRESH_S;
 	v->client = client;
 	v->vis = o->vis;
 	v->failed = o->failed;
@@ -811,6 +858,11 @@ int ctl_vauth_start(ctl_vauth **out, struct ev_loop *loop, api_client *client,
 uint16_t ctl_vauth_port(const ctl_vauth *v)
 {
 	return v != NULL && v->srv != NULL ? ctl_httpd_port(v->srv) : 0;
+}
+
+const struct ctl_vauth_settings *ctl_vauth_settings(const ctl_vauth *v)
+{
+	return &v->set;
 }
 
 void ctl_vauth_free(ctl_vauth *v)

@@ -10,10 +10,14 @@
  *    publishes: client-ca-file, requestheader-client-ca-file,
  *    requestheader-allowed-names, requestheader-username-headers,
  *    requestheader-group-headers, requestheader-extra-headers-prefix and
- *    requestheader-uid-headers (JSON string lists). It is read once,
- *    before the server starts (again, with back-off up to 30 s, while the
- *    API server does not answer); a ConfigMap that is missing or may not
- *    be read leaves only bearer tokens (logged);
+ *    requestheader-uid-headers (JSON string lists). It is read before
+ *    the server starts (again, with back-off up to 30 s, while the API
+ *    server does not answer; a ConfigMap that is missing or may not be
+ *    read leaves only bearer tokens, logged), then every refresh_s
+ *    (CTL_VAUTH_REFRESH_S) while serving: new settings replace the old
+ *    (a rotated CA), a failed read keeps them. The CAs a client is asked
+ *    to present a certificate of (the TLS handshake's certificate
+ *    request) stay those of the first read;
  *  - a client certificate that verifies against the request-header CA
  *    (extended key usage clientAuth) and whose CN is an allowed name (any,
  *    when the list is empty) is the front proxy: the user is the first
@@ -57,6 +61,8 @@ struct ev_loop;
 /* k8s.io/apiserver's delegated authentication and authorization cache
  * lifetimes (CacheTTL, AllowCacheTTL, DenyCacheTTL). */
 #define CTL_VAUTH_TTL_NS (10LL * CU_NS_PER_S)
+/* How often the ConfigMap is read again while serving. */
+#define CTL_VAUTH_REFRESH_S 60.0
 /* Most certificates of a client chain looked at. */
 #define CTL_VAUTH_MAX_CHAIN 8u
 
@@ -125,6 +131,7 @@ struct ctl_vauth_opts {
 	 * controller stops, as Kueue exits. [borrowed] */
 	void (*failed)(const cu_error *err, void *payload);
 	void *payload;
+	double refresh_s; /* the ConfigMap's re-reads; 0: CTL_VAUTH_REFRESH_S */
 };
 
 /*
@@ -137,6 +144,9 @@ CU_MUST_CHECK int ctl_vauth_start(ctl_vauth **out, struct ev_loop *loop,
 
 /* The bound port; 0 until serving. */
 uint16_t ctl_vauth_port(const ctl_vauth *v);
+
+/* The settings in use [borrowed; valid until the next loop turn]. */
+const struct ctl_vauth_settings *ctl_vauth_settings(const ctl_vauth *v);
 
 /* Stop serving and free (reviews in flight answered 503). NULL: no-op. */
 void ctl_vauth_free(ctl_vauth *v);

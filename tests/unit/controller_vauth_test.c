@@ -17,6 +17,7 @@
 #include "api/json.h"
 #include "controller/vauth.h"
 #include "tests/apiserver/tls.c"
+#include "tests/unit/fixtures.h"
 
 #define G "visibility.kueue.x-k8s.io"
 
@@ -310,4 +311,75 @@ Test(ctl_vauth, forbidden_as_kube_words_it)
 	cr_assert_str_eq(forbidden_msg("/apis", "bob", NULL, &st),
 	    "forbidden: User \"bob\" cannot get path \"/apis\"");
 	json_decref(st);
+}
+
+/* ---- the server's settings follow the ConfigMap ------------------------- */
+
+static json_t *cm_object(const char *allowed)
+{
+	return json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s}}", "apiVersion",
+	    "v1", "kind", "ConfigMap", "metadata", "name", CTL_VAUTH_CONFIGMAP,
+	    "namespace", CTL_VAUTH_CONFIGMAP_NS, "data",
+	    "requestheader-client-ca-file", fx_tls.ca_cert_pem,
+	    "requestheader-allowed-names", allowed);
+}
+
+static bool allowed_is(const ctl_vauth *v, const char *name)
+{
+	const struct ctl_vauth_settings *s = ctl_vauth_settings(v);
+
+	return s->nallowed == 1 && strcmp(s->allowed_names[0], name) == 0;
+}
+
+Test(ctl_vauth, settings_follow_the_configmap, .init = fx_setup,
+    .fini = fx_teardown, .timeout = 60)
+{
+	static const struct ctl_vis vis; /* no request is served */
+	struct ctl_vauth_opts o;
+	struct fx_result r;
+	ctl_vauth *v = NULL;
+	cu_error err;
+	int i;
+
+	/* The fixture's CA stands for the front proxy's. */
+	cr_assert_eq(as_tls_generate(&fx_tls, NULL, false, &err), CU_OK);
+	fx_call(&r, "POST", "/api/v1/namespaces", NULL,
+	    json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
+		"Namespace", "metadata", "name", CTL_VAUTH_CONFIGMAP_NS));
+	fx_result_dispose(&r);
+	fx_call(&r, "POST",
+	    "/api/v1/namespaces/" CTL_VAUTH_CONFIGMAP_NS "/configmaps", NULL,
+	    cm_object("[\"front-proxy-client\"]"));
+	cr_assert_eq(r.code, 201, "%d %s", r.code, r.msg);
+	fx_result_dispose(&r);
+	memset(&o, 0, sizeof(o));
+	o.listen = "127.0.0.1:0";
+	o.cert_dir = fx_tmpdir; /* no tls.crt: self-signed */
+	o.vis = &vis;
+	o.refresh_s = 0.05;
+	cr_assert_eq(ctl_vauth_start(&v, fx_loop, fx_cl, &o, &err), CU_OK, "%s",
+	    err.msg);
+	for (i = 0; i < 400 && ctl_vauth_port(v) == 0; i++)
+		fx_run_for(0.05);
+	cr_assert_neq(ctl_vauth_port(v), 0, "serving");
+	cr_assert(allowed_is(v, "front-proxy-client"));
+	cr_assert_str_eq(ctl_vauth_settings(v)->rh_ca_pem, fx_tls.ca_cert_pem);
+	fx_call(&r, "PUT",
+	    "/api/v1/namespaces/" CTL_VAUTH_CONFIGMAP_NS
+	    "/configmaps/" CTL_VAUTH_CONFIGMAP,
+	    NULL, cm_object("[\"another-proxy\"]"));
+	cr_assert_eq(r.code, 200, "%d %s", r.code, r.msg);
+	fx_result_dispose(&r);
+	for (i = 0; i < 400 && !allowed_is(v, "another-proxy"); i++)
+		fx_run_for(0.05);
+	cr_assert(allowed_is(v, "another-proxy"), "the new settings");
+	/* Gone: the settings read before stay. */
+	fx_call(&r, "DELETE",
+	    "/api/v1/namespaces/" CTL_VAUTH_CONFIGMAP_NS
+	    "/configmaps/" CTL_VAUTH_CONFIGMAP,
+	    NULL, NULL);
+	fx_result_dispose(&r);
+	fx_run_for(0.3);
+	cr_assert(allowed_is(v, "another-proxy"));
+	ctl_vauth_free(v);
 }
