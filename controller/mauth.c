@@ -2,7 +2,10 @@
 /*
  * controller/mauth.c - the secure metrics endpoint's gate: bearer token ->
  * TokenReview -> SubjectAccessReview for the request's non-resource URL,
- * with controller-runtime's cache lifetimes (see mauth.h).
+ * with controller-runtime's cache lifetimes; and the visibility server's,
+ * as k8s.io/apiserver's delegated filters: the connection's certificate
+ * or the token or system:anonymous, the request's resource attributes,
+ * Status refusals (see mauth.h).
  */
 #include <ctype.h>
 #include <stdio.h>
