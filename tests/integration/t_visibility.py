@@ -47,12 +47,15 @@ wait.
   client certificate of another CA is a 401, the user's own token is
   served.
 - gate-off: with the VisibilityOnDemand feature gate off nothing listens
-  on the port and the APIService is unavailable.
+  on the port and the APIService is unavailable; on, it is served; with
+  the port taken the controller exits 1.
 """
 import base64
 import json
 import os
 import shutil
+import signal
+import socket
 import ssl
 import subprocess
 import urllib.error
@@ -540,6 +543,18 @@ def gate_off(s):
     wait_for(lambda: s.raw("GET", VIS + "/v1beta2")[0] == 200, 30,
              what="served with the gate on")
     ctl.stop()
+    # The port taken: the controller stops (exit 1), as Kueue exits.
+    with socket.socket() as so:
+        so.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        so.bind(("127.0.0.1", port))
+        so.listen()
+        ctl = Controller(s, config=vis_config(port, gate=True))
+        wait_for(lambda: not ctl.alive(), 30, what="the controller exits")
+        ctl.stop(sig=signal.SIGKILL)
+        eq(ctl.proc.returncode, 1, "exit status")
+        with open(ctl.log) as f:
+            check("visibility: unable to start the server" in f.read(),
+                  "logged")
 
 
 if __name__ == "__main__":
