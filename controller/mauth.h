@@ -29,7 +29,8 @@
  * `identify` hook, controller/vauth.h), then the bearer token, then, with
  * neither, the user system:anonymous (group system:unauthenticated) -
  * but a certificate or token that failed is a 401; members of
- * system:masters are allowed without a review; the review carries the
+ * system:masters, and /healthz, /readyz and /livez, are allowed without
+ * a review; the review carries the
  * request's resource attributes (`attributes` hook); refusals are Status
  * objects: 401 Unauthorized, 403 Forbidden with kube's message
  * (ctl_mauth_forbidden), 500 InternalError.

@@ -660,6 +660,15 @@ static char *trust_pem(const struct ctl_vauth_settings *s)
 	return NULL;
 }
 
+/* k8s.io/apiserver's health endpoints (no checks of their own here). */
+static void healthy(const struct ctl_http_request *req,
+    struct ctl_http_response *resp, void *payload)
+{
+	(void)req;
+	(void)payload;
+	(void)ctl_http_reply(resp, 200, "ok");
+}
+
 static int serve(ctl_vauth *v, cu_error *err)
 {
 	struct ctl_httpd_opts o;
@@ -692,6 +701,13 @@ static int serve(ctl_vauth *v, cu_error *err)
 	mo.payload = v;
 	if (rc == CU_OK)
 		rc = ctl_vis_mount(v->vis, v->srv, err);
+	if (rc == CU_OK)
+		rc =
+		    ctl_httpd_route(v->srv, "GET", "/healthz", healthy, v, err);
+	if (rc == CU_OK)
+		rc = ctl_httpd_route(v->srv, "GET", "/readyz", healthy, v, err);
+	if (rc == CU_OK)
+		rc = ctl_httpd_route(v->srv, "GET", "/livez", healthy, v, err);
 	if (rc == CU_OK)
 		rc = ctl_mauth_new_opts(&v->mauth, v->client, &mo, err);
 	if (rc == CU_OK)

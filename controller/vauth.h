@@ -32,7 +32,9 @@
  *    SubjectAccessReview for the request's attributes (controller/mauth.h:
  *    the gate, its caches - 10 s, as k8s.io/apiserver's - and its Status
  *    replies). X-Remote-* headers without a verified front-proxy
- *    certificate are ignored.
+ *    certificate are ignored. /healthz, /readyz and /livez answer "ok"
+ *    to anyone authenticated or anonymous (k8s.io/apiserver's
+ *    AlwaysAllowPaths).
  *
  * The serving certificate is <certDir>/tls.crt and tls.key (certDir: the
  * CUEUE_VISIBILITY_CERT_DIR environment variable, default /visibility, as

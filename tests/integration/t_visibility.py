@@ -43,7 +43,8 @@ wait.
   every authenticated user). Asked directly,
   without the front proxy's certificate: no credentials is
   system:anonymous (403, as k8s.io/apiserver's anonymous authentication),
-  forged X-Remote-User headers are ignored, a bad token is a 401, a
+  forged X-Remote-User headers are ignored, a bad token is a 401 (also
+  on /readyz; /healthz is always allowed otherwise), a
   client certificate of another CA is a 401, the user's own token is
   served.
 - gate-off: with the VisibilityOnDemand feature gate off nothing listens
@@ -396,9 +397,13 @@ def direct(port, certs, path, headers=None, cert=None):
                                  headers=headers or {})
     try:
         with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
-            return r.status, json.loads(r.read())
+            code, raw = r.status, r.read()
     except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
+        code, raw = e.code, e.read()
+    try:
+        return code, json.loads(raw)
+    except ValueError:
+        return code, raw.decode()
 
 
 def mint_client(d):
@@ -489,6 +494,9 @@ def authz(s):
     check(forbidden("system:anonymous", "clusterqueues",
                     "at the cluster scope") in body["message"],
           body["message"])
+    eq(direct(port, certs, "/healthz"), (200, "ok"), "healthz, anonymous")
+    eq(direct(port, certs, "/readyz", {"Authorization": "Bearer nope"})[0],
+       401, "readyz with a bad token")
     code, body = direct(port, certs, "/apis")
     eq((code, body["message"]), (403, 'forbidden: User "system:anonymous" '
                                       'cannot get path "/apis"'),
