@@ -562,6 +562,13 @@ static enum ctl_mauth_who identify(
 		cu_error_clear(&err);
 		if (ctl_vauth_verify(chain, n, v->set.client_ca_pem, &cn, &orgs,
 			&err) == CU_OK) {
+			/* Go's CommonNameUserConversion: no CN, nobody. */
+			if (cn[0] == '\0') {
+				cu_free(cn);
+				json_decref(orgs);
+				return failed ? CTL_MAUTH_WHO_ERROR
+					      : CTL_MAUTH_WHO_NONE;
+			}
 			*user = json_pack(
 			    "{s:s, s:o}", "username", cn, "groups", orgs);
 			cu_free(cn);
