@@ -47,6 +47,9 @@ wait.
   on /readyz; /healthz is always allowed otherwise), a
   client certificate of another CA is a 401, the user's own token is
   served.
+- client-ca: with client-ca-file in the ConfigMap, a client certificate
+  it signs is the user CN in the groups O (refused, then allowed once
+  the group is bound); its X-Remote-User header is ignored.
 - gate-off: with the VisibilityOnDemand feature gate off nothing listens
   on the port and the APIService is unavailable; on, it is served; with
   the port taken the controller exits 1.
@@ -123,10 +126,11 @@ def vis_config(port, gate=None):
     return cfg
 
 
-def setup(s):
+def setup(s, before=None):
     """CRDs, queues, the APIServices and a controller serving on a
-    certificate for the visibility Service. Returns (Controller, port,
-    cert directory)."""
+    certificate for the visibility Service; before(cert directory) runs
+    just before the controller starts. Returns (Controller, port, cert
+    directory)."""
     s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
     s.kubectl("wait", "--for=condition=Established", "crd", "--all",
               "--timeout=30s")
@@ -156,6 +160,8 @@ def setup(s):
             "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
             "metadata": {"name": lq, "namespace": "team"},
             "spec": {"clusterQueue": "cq"}})
+    if before is not None:
+        before(certs)
     ctl = Controller(s, config=vis_config(port),
                      env={"CUEUE_VISIBILITY_CERT_DIR": certs})
     wait_for(lambda: s.raw("GET", VIS + "/v1beta2")[0] == 200, 30,
@@ -406,16 +412,16 @@ def direct(port, certs, path, headers=None, cert=None):
         return code, raw.decode()
 
 
-def mint_client(d):
-    """client.crt/client.key in d: a client certificate (CN
-    front-proxy-client, the allowed name) signed by d's CA, which is not
-    the front proxy's."""
+def mint_client(d, subj="/CN=front-proxy-client"):
+    """client.crt/client.key in d: a client certificate (subject subj; by
+    default CN front-proxy-client, the allowed name) signed by d's CA,
+    which is not the front proxy's."""
     def ossl(*args):
         subprocess.run(["openssl"] + list(args), cwd=d, check=True,
                        capture_output=True)
     ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
          "-nodes", "-keyout", "client.key", "-out", "client.csr", "-subj",
-         "/CN=front-proxy-client")
+         subj)
     with open(os.path.join(d, "client.cnf"), "w") as f:
         f.write("extendedKeyUsage=clientAuth\n")
     ossl("x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey",
@@ -520,6 +526,48 @@ def authz(s):
     code, body = direct(port, certs, CQ, {
         "Authorization": "Bearer " + s.token})
     eq(code, 200, "admin's token")
+    ctl.stop()
+
+
+@case("client-ca")
+def client_ca(s):
+    """With a client-ca-file in the ConfigMap (as kube-apiserver publishes
+    its --client-ca-file), a client certificate it signs is the user CN in
+    the groups O."""
+    cm = "/api/v1/namespaces/kube-system/configmaps/" \
+        "extension-apiserver-authentication"
+
+    def add_client_ca(certs):
+        with open(os.path.join(certs, "ca.crt")) as f:
+            code, _, body = s.raw("PATCH", cm, {"data": {
+                "client-ca-file": f.read()}}, headers={
+                    "Content-Type": "application/merge-patch+json"})
+        eq(code, 200, "client-ca-file: %r" % body)
+    ctl, port, certs = setup(s, before=add_client_ca)
+    mint_client(certs, "/O=team-readers/CN=carol")
+    me = (os.path.join(certs, "client.crt"), os.path.join(certs, "client.key"))
+    code, body = direct(port, certs, CQ, cert=me)
+    eq(code, 403, "carol without RBAC: %r" % body)
+    check(forbidden("carol", "clusterqueues", "at the cluster scope")
+          in body["message"], body["message"])
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "rbac",
+                                          "user_roles.yaml"))
+    post(s, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding", "metadata": {"name": "readers-cq"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "kueue-pending-workloads-cq-viewer-role"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io",
+                      "kind": "Group", "name": "team-readers"}]})
+    wait_for(lambda: direct(port, certs, CQ, cert=me)[0] == 200, 30,
+             what="carol's group reads cq")
+    # A certificate of the client CA names its own CN: X-Remote-User is
+    # the front proxy's header only.
+    code, body = direct(port, certs, LQA, {"X-Remote-User": "admin"},
+                        cert=me)
+    check(code == 403 and 'User "carol"' in body["message"],
+          "headers ignored: %d %r" % (code, body))
     ctl.stop()
 
 
