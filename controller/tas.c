@@ -298,6 +298,8 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	r.count = count;
 	r.per_pod = req;
 	r.n_per_pod = per_pod(c, wl, i, req, TAS_MAX_RESOURCES);
+	r.slice_level = NULL;
+	r.slice_size = 0;
 	rc = tas_place(f->tree, &r, out, msg, len, &err);
 	if (rc != CU_OK && rc != TAS_NOFIT) {
 		snprintf(msg, len, "%s", err.msg);
@@ -1405,7 +1407,7 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 {
 	struct tas_flavor *f = flavor_find(c, p->flavor);
 	struct tas_request r = {p->mode ? p->mode : TAS_UNCONSTRAINED, p->level,
-	    1, p->req, p->n_req};
+	    1, p->req, p->n_req, NULL, 0};
 	struct api_topology_assignment na;
 	json_t *adm, *psas, *wire = NULL, *patch;
 	char msg[512], nbuf[256];

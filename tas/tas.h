@@ -29,6 +29,12 @@
  *   - descend: at each lower level the children of the chosen domains
  *     are taken greedily the same way, so pods pack into as few domains
  *     as possible at every level.
+ * Slices and podSet groups (tas/slice.c) run Kueue's general form of the
+ * same algorithm: counts are in slices down to the slice level (a
+ * domain's slices: its pods / slice size at the slice level, summed
+ * above), then in pods within each slice domain; a group's leader is
+ * counted per domain as "fits" (0/1) with the workers' capacity that is
+ * left beside it.
  * Usage charged to a node (tas_tree_node_usage) is what the caller
  * counts as taken there: pods bound to it and pods nominated to it
  * (status.nominatedNodeName), which Kueue leaves out.
@@ -101,10 +107,18 @@ enum tas_mode {
 
 struct tas_request {
 	enum tas_mode mode;
-	const char *level; /* [borrowed] node label; ignored if unconstrained */
-	int32_t count;	   /* pods, >= 1 */
+	/* [borrowed] node label; for unconstrained: ignored (the lowest
+	 * level; the highest when slices are requested, as Kueue) */
+	const char *level;
+	int32_t count;			  /* pods, >= 1 */
 	const struct tas_amount *per_pod; /* [borrowed] */
 	size_t n_per_pod;
+	/* Slices (podset-slice-required-topology, podset-slice-size): the
+	 * pods in slices of slice_size, each slice inside one domain of
+	 * slice_level [borrowed], all within the podSet's domain. NULL: no
+	 * slices (one pod per slice at the lowest level). */
+	const char *slice_level;
+	int32_t slice_size;
 };
 
 /* Place a podSet. CU_OK: *out [owned: api_topology_assignment_dispose]
@@ -116,6 +130,23 @@ struct tas_request {
  * caller charges an admitted assignment with tas_tree_assignment_usage). */
 CU_MUST_CHECK int tas_place(struct tas_tree *t, const struct tas_request *r,
     struct api_topology_assignment *out, char *msg, size_t msg_len,
+    cu_error *err);
+
+/* Place a podSet group (kueue.x-k8s.io/podset-group-name): the
+ * `leader` podSet (count 1, its own per-pod requests) and the `workers`
+ * podSet together, as Kueue does it: one domain of the workers' level
+ * (required or preferred, with their fallback) must hold the leader and
+ * the workers, and the leader's node is taken into account when the
+ * workers are packed (the leader goes where the workers' capacity loses
+ * least). Slices are not allowed in a group (r->slice_level NULL).
+ * CU_OK: *workers_out and *leader_out [owned:
+ * api_topology_assignment_dispose] as tas_place's. TAS_NOFIT: msg as
+ * tas_place's (counted in workers' pods), both empty. CU_EINVAL (leader
+ * count not 1, slices), CU_ENOMEM. The tree is not changed. */
+CU_MUST_CHECK int tas_place_group(struct tas_tree *t,
+    const struct tas_request *workers, const struct tas_request *leader,
+    struct api_topology_assignment *workers_out,
+    struct api_topology_assignment *leader_out, char *msg, size_t msg_len,
     cu_error *err);
 
 /* Kueue's TASFailedNodeReplacement for one podSet: the pods a [borrowed]

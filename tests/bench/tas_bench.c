@@ -69,7 +69,7 @@ int bench_tas_main(int argc, char **argv)
 	total = cu_time_mono_ns();
 	for (i = 0; i < N_DECISIONS; i++) {
 		struct tas_request q = {(enum tas_mode)(1 + i % 3), "rack",
-		    1 + rand() % 16, cpu, 1};
+		    1 + rand() % 16, cpu, 1, NULL, 0};
 		struct api_topology_assignment a;
 		char msg[160];
 		int prc;
