@@ -440,5 +440,123 @@ def node_failures(s):
     ctl.stop()
 
 
+# ---- slices and podSet groups ----------------------------------------
+
+JS_CONFIG = CONTROLLER_CONFIG + (
+    "integrations:\n"
+    "  frameworks: [\"batch/job\", \"jobset.x-k8s.io/jobset\"]\n")
+JSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets" % DNS
+
+
+def nominate(s, name, node, cpu):
+    """A pod of another scheduler nominated to node: its cpu is taken."""
+    post(s, DPODS, {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": DNS},
+        "spec": {"schedulerName": "other-scheduler",
+                 "containers": [{"name": "c", "image": "busybox",
+                                 "resources": {"requests": {
+                                     "cpu": cpu}}}]}})
+    code, _, out = s.raw(
+        "PATCH", DPODS + "/%s/status" % name,
+        {"status": {"nominatedNodeName": node}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "nominate %s: %r" % (name, out))
+
+
+@case("slices-each-inside-one-host", simulate=SIM)
+def sliced(s):
+    """A Job of 8 half-cpu pods, required rack, in host slices of 4
+    (podset-slice-required-topology + podset-slice-size): every host
+    holds 4 pods (2 cpu) only where nothing else is; the hosts of three
+    racks have half a cpu taken by a nominated pod (room for 3 pods
+    each, 12 per rack: the best fit without slices), so both slices go
+    to the fourth rack, 4 pods on each of two hosts."""
+    cluster(s)
+    for rack in ("b1-r1", "b1-r2", "b2-r1"):
+        for h in range(1, 5):
+            nominate(s, "nom-%s-n%d" % (rack, h), "%s-n%d" % (rack, h),
+                     "500m")
+    ctl = Controller(s, config=CONFIG)
+    with open(os.path.join(DATA, "tas-job-required.yaml")) as f:
+        job = yaml.safe_load(f)
+    job["metadata"]["name"] = "sliced8"
+    job["metadata"]["annotations"] = {"cueue.dev/sim-runtime-ms": "600000"}
+    job["spec"]["parallelism"] = job["spec"]["completions"] = 8
+    tpl = job["spec"]["template"]
+    tpl["metadata"]["annotations"].update({
+        "kueue.x-k8s.io/podset-slice-required-topology": HOST,
+        "kueue.x-k8s.io/podset-slice-size": "4"})
+    tpl["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "500m"
+    post(s, DJOBS, job)
+    w = wait_for(lambda: wl_of_ns(s, "sliced8"), 15, what="Workload")
+    eq(w["spec"]["podSets"][0]["topologyRequest"],
+       {"required": RACK, "podSetSliceRequiredTopology": HOST,
+        "podSetSliceSize": 4}, "topologyRequest with slices")
+    nodes = placed(s, "sliced8", 8)
+    per = {}
+    for n in nodes:
+        per[n] = per.get(n, 0) + 1
+    eq(sorted(per.values()), [4, 4], "two host slices of 4: %r" % per)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b2-r2"],
+       "the only rack with whole host slices: %r" % per)
+    # A slice size that does not divide the pods: pending, Kueue's
+    # placement would drop the remainder.
+    job["metadata"]["name"] = "sliced6"
+    job["spec"]["parallelism"] = job["spec"]["completions"] = 6
+    post(s, DJOBS, job)
+    msg = wait_for(lambda: pending_message(s, "sliced6"), 20,
+                   what="sliced6 pending")
+    check("podset slice size 4 does not divide the pod count 6" in msg, msg)
+    ctl.stop()
+
+
+def group_jobset(name, workers):
+    """A JobSet of a 2-cpu leader and `workers` 1-cpu workers, both
+    required rack, in podSet group "g" (a leader/workers pair)."""
+    def rj(rname, n, cpu):
+        return {"name": rname, "replicas": 1, "template": {
+            "metadata": {"annotations": {
+                "cueue.dev/sim-runtime-ms": "600000"}},
+            "spec": {"parallelism": n, "completions": n,
+                     "completionMode": "Indexed", "template": {
+                         "metadata": {"annotations": {
+                             "kueue.x-k8s.io/podset-required-topology":
+                                 RACK,
+                             "kueue.x-k8s.io/podset-group-name": "g"}},
+                         "spec": {"restartPolicy": "Never", "containers": [{
+                             "name": "c", "image": "busybox",
+                             "resources": {"requests": {"cpu": cpu}}}]}}}}}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": name, "namespace": DNS, "labels": {
+                "kueue.x-k8s.io/queue-name": "tas-user-queue"}},
+            "spec": {"suspend": True, "replicatedJobs": [
+                rj("leader", 1, "2"), rj("workers", workers, "1")]}}
+
+
+@case("podset-group-in-one-rack", simulate="jobs,jobsets,scheduler")
+def group(s):
+    """A JobSet's leader and workers in one podSet group land in one
+    rack: every host of b1-r1 has a cpu taken (room for the 4 workers,
+    their best fit alone, but not for the 2-cpu leader), so the group
+    goes to b1-r2, the leader on a host of its own."""
+    cluster(s)
+    for h in range(1, 5):
+        nominate(s, "nom-b1-r1-n%d" % h, "b1-r1-n%d" % h, "1")
+    ctl = Controller(s, config=JS_CONFIG)
+    post(s, JSETS, group_jobset("grp", 4))
+    w = wait_for(lambda: wl_of_ns(s, "grp"), 15, what="Workload")
+    eq([p["topologyRequest"] for p in w["spec"]["podSets"]],
+       [{"required": RACK, "podSetGroupName": "g"}] * 2,
+       "topologyRequests with the group")
+    leader = placed(s, "grp-leader-0", 1)
+    workers = placed(s, "grp-workers-0", 4)
+    eq(sorted(set(rack_of(n) for n in leader + workers)), ["b1-r2"],
+       "group in one rack: %r %r" % (leader, workers))
+    check(leader[0] not in workers, "the leader's host is its own: %r %r"
+          % (leader, workers))
+    ctl.stop()
+
+
 if __name__ == "__main__":
     run_cases()
