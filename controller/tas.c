@@ -423,12 +423,33 @@ static int hook_check(void *ctx, const struct que_wl *wl, size_t podset,
 	return rc == CU_OK ? 0 : 1;
 }
 
+/* Charge (+1) or release (-1) podSet i's placement a [borrowed] in
+ * flavor while the Workload's other podSets are placed, as Kueue's
+ * assumed usage: they do not take the same capacity. */
+static bool tmp_charge(ctl *c, const struct que_wl *wl, size_t i,
+    const char *flavor, const struct api_topology_assignment *a, int sign)
+{
+	struct tas_flavor *f = flavor_find(c, flavor);
+	struct tas_amount req[TAS_MAX_RESOURCES];
+	size_t n = per_pod(c, wl, i, req, TAS_MAX_RESOURCES);
+	cu_error err;
+
+	if (f == NULL || f->tree == NULL)
+		return false;
+	if (tas_tree_assignment_usage(f->tree, a, req, n, sign, &err) !=
+	    CU_OK) {
+		cu_warn("topology: %s", err.msg);
+		return false;
+	}
+	return true;
+}
+
 static int hook_assume(void *ctx, const struct que_wl *wl,
     const char *const *flavors, const int32_t *counts, char *msg, size_t len)
 {
 	ctl *c = ctx;
 	struct api_topology_assignment a[TAS_PODSETS_MAX];
-	bool got[TAS_PODSETS_MAX] = {false};
+	bool got[TAS_PODSETS_MAX] = {false}, tmp[TAS_PODSETS_MAX] = {false};
 	struct tas_wl *w = NULL;
 	size_t i, n = wl->n_podsets < TAS_PODSETS_MAX ? wl->n_podsets
 						      : TAS_PODSETS_MAX;
@@ -475,6 +496,9 @@ static int hook_assume(void *ctx, const struct que_wl *wl,
 				break;
 			}
 			got[i] = got[j] = true;
+			tmp[i] = tmp_charge(c, wl, i, flavors[i], &a[i], 1);
+			tmp[j] =
+			    tmp_charge(c, wl, (size_t)j, flavors[j], &a[j], 1);
 			continue;
 		}
 		if (place(c, f, wl, i, mode, level, counts[i], &a[i], msg,
@@ -483,7 +507,11 @@ static int hook_assume(void *ctx, const struct que_wl *wl,
 			break;
 		}
 		got[i] = true;
+		tmp[i] = tmp_charge(c, wl, i, flavors[i], &a[i], 1);
 	}
+	for (i = 0; i < n; i++)
+		if (tmp[i])
+			tmp_charge(c, wl, i, flavors[i], &a[i], -1);
 	if (rc == 0)
 		w = wl_get_or_new(c, wl->uid, wl->n_podsets);
 	for (i = 0; i < n; i++) {

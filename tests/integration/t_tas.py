@@ -511,19 +511,19 @@ def sliced(s):
     ctl.stop()
 
 
-def group_jobset(name, workers):
-    """A JobSet of a 2-cpu leader and `workers` 1-cpu workers, both
-    required rack, in podSet group "g" (a leader/workers pair)."""
+def tas_jobset(name, jobs, group=None):
+    """A JobSet of replicated jobs (name, pods, cpu per pod), each of
+    one required-rack podSet, all in podSet group `group` if given."""
     def rj(rname, n, cpu):
+        anns = {"kueue.x-k8s.io/podset-required-topology": RACK}
+        if group:
+            anns["kueue.x-k8s.io/podset-group-name"] = group
         return {"name": rname, "replicas": 1, "template": {
             "metadata": {"annotations": {
                 "cueue.dev/sim-runtime-ms": "600000"}},
             "spec": {"parallelism": n, "completions": n,
                      "completionMode": "Indexed", "template": {
-                         "metadata": {"annotations": {
-                             "kueue.x-k8s.io/podset-required-topology":
-                                 RACK,
-                             "kueue.x-k8s.io/podset-group-name": "g"}},
+                         "metadata": {"annotations": anns},
                          "spec": {"restartPolicy": "Never", "containers": [{
                              "name": "c", "image": "busybox",
                              "resources": {"requests": {"cpu": cpu}}}]}}}}}
@@ -531,7 +531,7 @@ def group_jobset(name, workers):
             "metadata": {"name": name, "namespace": DNS, "labels": {
                 "kueue.x-k8s.io/queue-name": "tas-user-queue"}},
             "spec": {"suspend": True, "replicatedJobs": [
-                rj("leader", 1, "2"), rj("workers", workers, "1")]}}
+                rj(*j) for j in jobs]}}
 
 
 @case("podset-group-in-one-rack", simulate="jobs,jobsets,scheduler")
@@ -539,12 +539,15 @@ def group(s):
     """A JobSet's leader and workers in one podSet group land in one
     rack: every host of b1-r1 has a cpu taken (room for the 4 workers,
     their best fit alone, but not for the 2-cpu leader), so the group
-    goes to b1-r2, the leader on a host of its own."""
+    goes to b1-r2, the leader on a host of its own. Then a JobSet of two
+    podSets of 4 pods, not grouped: each in a rack, the second not on
+    the capacity the first was just given (b1-r1, both's best fit)."""
     cluster(s)
     for h in range(1, 5):
         nominate(s, "nom-b1-r1-n%d" % h, "b1-r1-n%d" % h, "1")
     ctl = Controller(s, config=JS_CONFIG)
-    post(s, JSETS, group_jobset("grp", 4))
+    post(s, JSETS, tas_jobset("grp", [("leader", 1, "2"),
+                                      ("workers", 4, "1")], group="g"))
     w = wait_for(lambda: wl_of_ns(s, "grp"), 15, what="Workload")
     eq([p["topologyRequest"] for p in w["spec"]["podSets"]],
        [{"required": RACK, "podSetGroupName": "g"}] * 2,
@@ -555,6 +558,12 @@ def group(s):
        "group in one rack: %r %r" % (leader, workers))
     check(leader[0] not in workers, "the leader's host is its own: %r %r"
           % (leader, workers))
+    post(s, JSETS, tas_jobset("pair", [("a", 4, "1"), ("b", 4, "1")]))
+    a = placed(s, "pair-a-0", 4)
+    b = placed(s, "pair-b-0", 4)
+    eq(sorted(set(rack_of(n) for n in a)), ["b1-r1"], "a: %r" % a)
+    eq(len(set(rack_of(n) for n in b)), 1, "b in one rack: %r" % b)
+    check(rack_of(b[0]) != "b1-r1", "b not on a's capacity: %r" % b)
     ctl.stop()
 
 
