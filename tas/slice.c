@@ -368,6 +368,8 @@ static int take(struct gen *g, struct tas_domain **ds, size_t n, int64_t count,
 	int64_t rem = slices ? count / size : count, rem_l = lc;
 	size_t i;
 
+	if (rem <= 0 && rem_l <= 0)
+		return CU_OK; /* nothing to place below (Kueue: count 0) */
 	prioritize(g, ds, n, count, lc, size, slices);
 	for (i = 0; i < n; i++) {
 		struct tas_domain *d = ds[i];

@@ -218,6 +218,14 @@ static const struct group_case group_cases[] = {
     {"preferred rack falls back to block", none, TAS_PREFERRED, RACK, 8,
 	one_cpu, CU_OK,
 	"b1-r1-n1:1,b1-r1-n2:2,b1-r1-n3:2,b1-r1-n4:2,b1-r2-n1:1", "b1-r1-n1:1"},
+    /* no block holds 20 workers and the leader: spread from the top,
+     * the leader's block first, the workers packed around it */
+    {"preferred spreads from the leader's block", none, TAS_PREFERRED, RACK, 20,
+	one_cpu, CU_OK,
+	"b1-r1-n1:1,b1-r1-n2:2,b1-r1-n3:2,b1-r1-n4:2,b1-r2-n1:2,"
+	"b1-r2-n2:2,b1-r2-n3:2,b1-r2-n4:2,b2-r1-n1:2,b2-r1-n2:2,"
+	"b2-r1-n3:1",
+	"b1-r1-n1:1"},
     /* b1-r1 would be the workers' best fit (4 free), but no 2-cpu
      * leader fits there: the group goes to a rack that takes both */
     {"the leader's rack", r1_all_halves, TAS_REQUIRED, RACK, 4, two_cpu, CU_OK,
