@@ -1315,6 +1315,7 @@ static void collect_pod(json_t *pod, void *payload)
 	if (idx == NULL)
 		idx = pod_ann(pod, LABEL_INDEX);
 	g->index = idx != NULL ? strtoll(idx, NULL, 10) : -1;
+	g->index = tas_pod_rank(p->a, pod, g->index);
 	g->created = ctl_jmeta(pod, "creationTimestamp");
 	g->name = ctl_jmeta(pod, "name");
 }

@@ -178,6 +178,16 @@ int64_t tas_tree_leaf_free(
  * count, as Kueue's ungater assigns ranks. -1 when rank is outside the
  * assignment's pods. */
 ssize_t tas_rank_domain(const struct api_topology_assignment *a, int64_t rank);
+/* The rank of pod [borrowed] (v1 JSON) whose completion index is
+ * `index` (-1: none) in a podSet placed as a, as Kueue's ungater ranks
+ * a JobSet's pods by its subgroups: with the labels (or annotations)
+ * jobset.sigs.k8s.io/job-index J and replicatedjob-replicas R, J times
+ * the pods of one Job (a's pods / R) plus the index, so each child
+ * Job's pods take consecutive ranks (and a Job the size of a slice is
+ * one slice); otherwise the index. -1 when the index is out of its
+ * Job's range. */
+int64_t tas_pod_rank(
+    const struct api_topology_assignment *a, const json_t *pod, int64_t index);
 /* The nodeSelector that pins a pod to domain `d` of a: one entry per
  * level of the assignment (label -> value), merged into *sel (existing
  * keys replaced). CU_ENOMEM, CU_ERANGE (d out of range). */

@@ -511,14 +511,16 @@ def sliced(s):
     ctl.stop()
 
 
-def tas_jobset(name, jobs, group=None):
-    """A JobSet of replicated jobs (name, pods, cpu per pod), each of
-    one required-rack podSet, all in podSet group `group` if given."""
+def tas_jobset(name, jobs, group=None, replicas=1, extra=None):
+    """A JobSet of replicated jobs (name, pods, cpu per pod) of
+    `replicas` Jobs, each of one required-rack podSet, all in podSet
+    group `group` if given, `extra` annotations on their pods."""
     def rj(rname, n, cpu):
         anns = {"kueue.x-k8s.io/podset-required-topology": RACK}
+        anns.update(extra or {})
         if group:
             anns["kueue.x-k8s.io/podset-group-name"] = group
-        return {"name": rname, "replicas": 1, "template": {
+        return {"name": rname, "replicas": replicas, "template": {
             "metadata": {"annotations": {
                 "cueue.dev/sim-runtime-ms": "600000"}},
             "spec": {"parallelism": n, "completions": n,
@@ -564,6 +566,19 @@ def group(s):
     eq(sorted(set(rack_of(n) for n in a)), ["b1-r1"], "a: %r" % a)
     eq(len(set(rack_of(n) for n in b)), 1, "b in one rack: %r" % b)
     check(rack_of(b[0]) != "b1-r1", "b not on a's capacity: %r" % b)
+    # Two Jobs of 4 half-cpu pods in host slices of 4: each Job's pods
+    # take consecutive ranks (job index, then completion index, as
+    # Kueue's ungater with the JobSet's subgroups), so each Job is one
+    # slice on one host.
+    post(s, JSETS, tas_jobset("sl", [("w", 4, "500m")], replicas=2, extra={
+        "kueue.x-k8s.io/podset-slice-required-topology": HOST,
+        "kueue.x-k8s.io/podset-slice-size": "4"}))
+    w0 = placed(s, "sl-w-0", 4)
+    w1 = placed(s, "sl-w-1", 4)
+    eq((len(set(w0)), len(set(w1))), (1, 1), "a host per Job: %r %r"
+       % (w0, w1))
+    check(w0[0] != w1[0] and rack_of(w0[0]) == rack_of(w1[0]),
+          "two hosts of one rack: %r %r" % (w0, w1))
     ctl.stop()
 
 

@@ -354,3 +354,56 @@ Test(tas_slices, one_pod_slices_are_plain_placement)
 		tas_tree_free(t);
 	}
 }
+
+/* Pods of a JobSet's child Jobs (jobset.sigs.k8s.io/job-index of
+ * replicatedjob-replicas) take consecutive ranks per Job, so each Job
+ * of a slice's size lands in one slice's domain; other pods rank by
+ * their completion index. */
+Test(tas_slices, jobset_pods_rank_by_job)
+{
+	static char h1[] = "h1", h2[] = "h2", host[] = HOST;
+	char *v1[] = {h1}, *v2[] = {h2}, *lv[] = {host};
+	struct api_topology_domain doms[] = {{v1, 4}, {v2, 4}};
+	struct api_topology_assignment a = {{lv, 1}, doms, 2};
+	static const struct {
+		const char *meta; /* metadata members */
+		int64_t index, rank;
+		ssize_t domain;
+	} cases[] = {
+	    {"\"labels\":{\"jobset.sigs.k8s.io/job-index\":\"0\","
+	     "\"jobset.sigs.k8s.io/replicatedjob-replicas\":\"2\"}",
+		2, 2, 0},
+	    {"\"labels\":{\"jobset.sigs.k8s.io/job-index\":\"1\","
+	     "\"jobset.sigs.k8s.io/replicatedjob-replicas\":\"2\"}",
+		0, 4, 1},
+	    {"\"labels\":{\"jobset.sigs.k8s.io/job-index\":\"1\"},"
+	     "\"annotations\":{"
+	     "\"jobset.sigs.k8s.io/replicatedjob-replicas\":\"2\"}",
+		3, 7, 1},
+	    /* beyond one Job's pods: no rank */
+	    {"\"labels\":{\"jobset.sigs.k8s.io/job-index\":\"1\","
+	     "\"jobset.sigs.k8s.io/replicatedjob-replicas\":\"2\"}",
+		4, -1, -1},
+	    /* a plain Job's pod: its completion index */
+	    {"\"labels\":{}", 1, 1, 0},
+	    {"\"labels\":{}", -1, -1, -1},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[512];
+		json_t *pod;
+		int64_t r;
+
+		snprintf(
+		    buf, sizeof(buf), "{\"metadata\":{%s}}", cases[i].meta);
+		pod = json_loads(buf, 0, NULL);
+		cr_assert_not_null(pod, "case %zu", i);
+		r = tas_pod_rank(&a, pod, cases[i].index);
+		cr_assert_eq(
+		    r, cases[i].rank, "case %zu: %lld", i, (long long)r);
+		cr_assert_eq(
+		    tas_rank_domain(&a, r), cases[i].domain, "case %zu", i);
+		json_decref(pod);
+	}
+}
