@@ -406,6 +406,13 @@ int tas_replace(struct tas_tree *t, const struct api_topology_assignment *a,
 		return cu_error_set(
 		    err, CU_EINVAL, "topology: node %s not assigned", node);
 	need = a->domains[f].count;
+	if (r->slice_level != NULL) { /* slices: tas/slice.c */
+		rc = tas__replace_sliced(t, a, f, r, &add, msg, msg_len, err);
+		if (rc == CU_OK)
+			rc = merge(a, f, &add, out, err);
+		api_topology_assignment_dispose(&add);
+		return rc;
+	}
 	if (r->mode != TAS_UNCONSTRAINED && r->level != NULL)
 		for (l = 0; l < t->n_levels; l++)
 			if (strcmp(t->levels[l], r->level) == 0)

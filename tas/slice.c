@@ -38,6 +38,9 @@ struct gen {
 	int64_t count, size, lc;	 /* workers, slice size, leaders */
 	size_t rl, sl;			 /* requested and slice levels */
 	bool required, unconstrained;
+	/* replacement: only leaves under `within` (when set), never
+	 * `skip` (the failed node's) */
+	const struct tas_domain *within, *skip;
 	char *msg;
 	size_t len;
 };
@@ -91,8 +94,16 @@ static void leaf_counts(struct gen *g, struct tas_domain *d)
 	size_t i;
 
 	d->fit = d->fit_wl = d->leader = 0;
-	if (d->n_nodes == 0)
+	if (d->n_nodes == 0 || d == g->skip)
 		return;
+	if (g->within != NULL) {
+		const struct tas_domain *up = d;
+
+		while (up != NULL && up != g->within)
+			up = up->parent;
+		if (up == NULL)
+			return;
+	}
 	d->fit = d->fit_wl = fit_in(d->free, g->cw, g->w);
 	if (g->l == NULL || fit_in(d->free, g->cl, g->l) < 1)
 		return;
@@ -529,8 +540,24 @@ static int setup(struct gen *g, const struct tas_request *r)
 	return CU_OK;
 }
 
+static int place_in(struct tas_tree *t, const struct tas_request *r,
+    const struct tas_request *leader, const struct tas_domain *within,
+    const struct tas_domain *skip, struct api_topology_assignment *out,
+    struct api_topology_assignment *leader_out, char *msg, size_t msg_len,
+    cu_error *err);
+
 int tas__place_general(struct tas_tree *t, const struct tas_request *r,
     const struct tas_request *leader, struct api_topology_assignment *out,
+    struct api_topology_assignment *leader_out, char *msg, size_t msg_len,
+    cu_error *err)
+{
+	return place_in(
+	    t, r, leader, NULL, NULL, out, leader_out, msg, msg_len, err);
+}
+
+static int place_in(struct tas_tree *t, const struct tas_request *r,
+    const struct tas_request *leader, const struct tas_domain *within,
+    const struct tas_domain *skip, struct api_topology_assignment *out,
     struct api_topology_assignment *leader_out, char *msg, size_t msg_len,
     cu_error *err)
 {
@@ -555,6 +582,8 @@ int tas__place_general(struct tas_tree *t, const struct tas_request *r,
 	g.l = leader;
 	g.lc = leader != NULL ? 1 : 0;
 	g.count = r->count;
+	g.within = within;
+	g.skip = skip;
 	g.msg = msg;
 	g.len = msg_len;
 	if ((rc = setup(&g, r)) != CU_OK)
@@ -603,4 +632,72 @@ int tas_place_group(struct tas_tree *t, const struct tas_request *workers,
 {
 	return tas__place_general(
 	    t, workers, leader, workers_out, leader_out, msg, msg_len, err);
+}
+
+/* ---- replacement of a failed node with slices ----------------------- */
+
+static struct tas_domain *up_to(struct tas_domain *d, size_t level)
+{
+	while (d != NULL && d->level > level)
+		d = d->parent;
+	return d;
+}
+
+/* Kueue's findReplacementAssignment for a sliced podSet: the failed
+ * node's `need` pods are placed again, the node excluded. When they are
+ * not whole slices, the domain of the slice level whose pods they
+ * complete (the remaining pods there plus `need` a multiple of the slice
+ * size) takes them, pod by pod; otherwise they are placed in slices,
+ * within the required domain of the rest of the assignment (anywhere the
+ * request allows when preferred or unconstrained). */
+int tas__replace_sliced(struct tas_tree *t,
+    const struct api_topology_assignment *a, size_t f,
+    const struct tas_request *r, struct api_topology_assignment *add, char *msg,
+    size_t msg_len, cu_error *err)
+{
+	struct tas_request q = *r;
+	struct tas_domain *within = NULL, *failed = tas__assigned_leaf(t, a, f);
+	int32_t need = a->domains[f].count;
+	size_t sl, rl = 0, i, j;
+	int rc;
+
+	memset(add, 0, sizeof(*add));
+	if (msg_len > 0)
+		msg[0] = '\0';
+	if (!level_of(t, r->slice_level, &sl) || r->slice_size < 1)
+		return place_in(t, &q, NULL, NULL, failed, add, NULL, msg,
+		    msg_len, err); /* setup says why */
+	q.count = need;
+	if (need % r->slice_size != 0) {
+		/* the incomplete slice's domain */
+		for (i = 0; i < a->n_domains && within == NULL; i++) {
+			struct tas_domain *d =
+			    i == f ? NULL
+				   : up_to(tas__assigned_leaf(t, a, i), sl);
+			int64_t used = 0;
+
+			if (d == NULL)
+				continue;
+			for (j = 0; j < a->n_domains; j++)
+				if (j != f &&
+				    up_to(tas__assigned_leaf(t, a, j), sl) == d)
+					used += a->domains[j].count;
+			if ((used + need) % r->slice_size == 0)
+				within = d;
+		}
+		q.slice_level = NULL;
+		q.slice_size = 0;
+	} else if (r->mode == TAS_REQUIRED && level_of(t, r->level, &rl)) {
+		for (i = 0; i < a->n_domains && within == NULL; i++)
+			if (i != f)
+				within = up_to(tas__assigned_leaf(t, a, i), rl);
+	}
+	rc =
+	    place_in(t, &q, NULL, within, failed, add, NULL, msg, msg_len, err);
+	if (rc == TAS_NOFIT)
+		snprintf(msg, msg_len,
+		    "no replacement for unhealthy node %s: %d pod(s) do not "
+		    "fit in the assigned domain",
+		    a->domains[f].values[a->levels.n - 1], need);
+	return rc;
 }

@@ -157,7 +157,12 @@ CU_MUST_CHECK int tas_place_group(struct tas_tree *t,
  * (r->count is ignored). CU_OK: *out [owned:
  * api_topology_assignment_dispose] is a without the node plus the new
  * leaves, in value order. TAS_NOFIT: no room in that domain (msg says
- * so), *out empty. CU_EINVAL: node not in a. CU_ENOMEM. */
+ * so), *out empty. CU_EINVAL: node not in a. CU_ENOMEM.
+ * With slices (r->slice_level), as Kueue: pods that are not whole slices
+ * go back, pod by pod, to the slice-level domain whose slice they
+ * complete; whole slices are placed again in slices, within the required
+ * domain of the rest of the assignment (anywhere the request allows when
+ * it is preferred or unconstrained). */
 CU_MUST_CHECK int tas_replace(struct tas_tree *t,
     const struct api_topology_assignment *a, const char *node,
     const struct tas_request *r, struct api_topology_assignment *out, char *msg,

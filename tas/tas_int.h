@@ -72,6 +72,13 @@ int tas__place_general(struct tas_tree *t, const struct tas_request *r,
     struct api_topology_assignment *leader_out, char *msg, size_t msg_len,
     cu_error *err);
 
+/* tas/slice.c: tas_replace for a sliced request: *add [owned] gets the
+ * new leaves of domain f's pods (f excluded). */
+int tas__replace_sliced(struct tas_tree *t,
+    const struct api_topology_assignment *a, size_t f,
+    const struct tas_request *r, struct api_topology_assignment *add, char *msg,
+    size_t msg_len, cu_error *err);
+
 /* The leaf domain i of a names [borrowed], or NULL. */
 struct tas_domain *tas__assigned_leaf(
     struct tas_tree *t, const struct api_topology_assignment *a, size_t i);

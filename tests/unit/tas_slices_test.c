@@ -407,3 +407,95 @@ Test(tas_slices, jobset_pods_rank_by_job)
 		json_decref(pod);
 	}
 }
+
+/* Replacement of a failed node of a sliced podSet (Kueue's
+ * TASFailedNodeReplacement with slices). */
+struct replace_case {
+	const char *name;
+	void (*setup)(struct tas_tree *); /* after the placement */
+	enum tas_mode mode;
+	const char *level;
+	int32_t count;
+	const char *slice_level;
+	int32_t slice_size;
+	const char *failed;
+	int rc;
+	const char *want; /* the new assignment, or the message */
+};
+
+/* n3 and n4 of b1-r1 keep one free cpu each: room for 2 pods, not for
+ * a host slice of 2. */
+static void r1_n3_n4_halves(struct tas_tree *t)
+{
+	take(t, "b1-r1-n3");
+	take(t, "b1-r1-n4");
+}
+
+static void r1_n3_half(struct tas_tree *t)
+{
+	take(t, "b1-r1-n3");
+}
+
+/* n3 and n4 of b1-r1 full. */
+static void r1_n3_n4_full(struct tas_tree *t)
+{
+	r1_n3_n4_halves(t);
+	r1_n3_n4_halves(t);
+}
+
+static const struct replace_case replace_cases[] = {
+    /* host slices of 2 on n1, n2; n1 fails: a whole host slice needed */
+    {"a whole host slice", r1_n3_half, TAS_REQUIRED, RACK, 4, HOST, 2,
+	"b1-r1-n1", CU_OK, "b1-r1-n2:2,b1-r1-n4:2"},
+    /* pod by pod would split the slice over n3 and n4 */
+    {"no host holds the slice", r1_n3_n4_halves, TAS_REQUIRED, RACK, 4, HOST, 2,
+	"b1-r1-n1", TAS_NOFIT,
+	"no replacement for unhealthy node b1-r1-n1: 2 pod(s) do not fit in "
+	"the assigned domain"},
+    /* a rack slice of 4 on n1, n2: n1's 2 pods complete it in b1-r1 */
+    {"the incomplete slice's rack", none, TAS_REQUIRED, BLOCK, 4, RACK, 4,
+	"b1-r1-n1", CU_OK, "b1-r1-n2:2,b1-r1-n3:2"},
+    /* b1-r2 has room, but the slice is b1-r1's */
+    {"only in the incomplete slice's rack", r1_n3_n4_full, TAS_REQUIRED, BLOCK,
+	4, RACK, 4, "b1-r1-n1", TAS_NOFIT,
+	"no replacement for unhealthy node b1-r1-n1: 2 pod(s) do not fit in "
+	"the assigned domain"},
+};
+
+Test(tas_slices, replace_failed_node)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(replace_cases) / sizeof(replace_cases[0]); i++) {
+		const struct replace_case *c = &replace_cases[i];
+		struct tas_tree *t = fixture();
+		struct tas_request r = {c->mode, c->level, c->count, one_cpu, 1,
+		    c->slice_level, c->slice_size};
+		struct api_topology_assignment a, b;
+		char msg[256], got[512];
+		cu_error err;
+		int rc;
+
+		cr_assert_eq(tas_place(t, &r, &a, msg, sizeof(msg), &err),
+		    CU_OK, "%s: %s", c->name, msg);
+		cr_assert_eq(
+		    tas_tree_assignment_usage(t, &a, one_cpu, 1, 1, &err),
+		    CU_OK);
+		c->setup(t);
+		render(&a, got, sizeof(got));
+		cr_assert(strstr(got, c->failed) != NULL, "%s: placed %s",
+		    c->name, got);
+		rc = tas_replace(
+		    t, &a, c->failed, &r, &b, msg, sizeof(msg), &err);
+		cr_assert_eq(rc, c->rc, "%s: rc %d (%s)", c->name, rc, msg);
+		if (rc == CU_OK) {
+			render(&b, got, sizeof(got));
+			cr_assert_str_eq(got, c->want, "%s", c->name);
+		} else {
+			cr_assert_str_eq(msg, c->want, "%s", c->name);
+		}
+		api_topology_assignment_dispose(&a);
+		api_topology_assignment_dispose(&b);
+		tas_tree_free(t);
+	}
+}
