@@ -587,6 +587,10 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl);
 void ctl_tas_adopt_recorded(ctl *c, const char *uid, const store_decision *sd);
 /* Workload uid [borrowed] is gone: its charges go. */
 void ctl_tas_forget(ctl *c, const char *uid);
+/* A restart: uid's Workload, admitted, still lists unhealthyNodes while
+ * its recorded decision has a replacement not using them (the status
+ * write after the ledger commit was lost): announce the recorded one. */
+void ctl_tas_resume_replaced(ctl *c, const char *uid);
 /* Before a cycle: trees rebuilt when due; charges of Workloads the
  * engine no longer holds are released. */
 void ctl_tas_before_cycle(ctl *c, int64_t now);

@@ -1078,6 +1078,98 @@ char *ctl_tas_ledger_text(ctl *c, const char *uid, size_t i)
 	return json_dumps(w->ps[i].wire, JSON_COMPACT | JSON_SORT_KEYS);
 }
 
+/* Does assignment wire [borrowed] place pods on a node named in the
+ * unhealthyNodes list un [borrowed]? true when undecodable. */
+static bool wire_uses_node(const json_t *wire, const json_t *un)
+{
+	struct api_topology_assignment a;
+	bool uses = false;
+	size_t d, i, nl;
+	json_t *e;
+	cu_error err;
+
+	if (api_topology_assignment_decode(&a, wire, &err) != CU_OK)
+		return true;
+	nl = a.levels.n;
+	for (d = 0; nl > 0 && d < a.n_domains && !uses; d++)
+		json_array_foreach(un, i, e)
+		{
+			const char *n =
+			    json_string_value(json_object_get(e, "name"));
+
+			if (n != NULL &&
+			    strcmp(n, a.domains[d].values[nl - 1]) == 0)
+				uses = true;
+		}
+	api_topology_assignment_dispose(&a);
+	return uses;
+}
+
+void ctl_tas_resume_replaced(ctl *c, const char *uid)
+{
+	const struct que_wl *qw = que_workload_get(c->st, uid);
+	json_t *obj, *st, *un, *adm, *psas, *psa, *patch;
+	store_decision *sd = NULL;
+	bool changed = false;
+	size_t i, j;
+	cu_error err;
+
+	if (qw == NULL || qw->where != QUE_WL_ADMITTED ||
+	    (obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name)) ==
+		NULL ||
+	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
+		return;
+	st = json_object_get(obj, "status");
+	un = json_object_get(st, "unhealthyNodes");
+	if (json_array_size(un) == 0)
+		return; /* no replacement under way */
+	if (store_decision_get(c->ledger, uid, &sd, &err) != CU_OK) {
+		if (err.code != CU_ENOTFOUND)
+			cu_warn("ledger: %s", err.msg);
+		return;
+	}
+	adm = json_deep_copy(json_object_get(st, "admission"));
+	psas = json_object_get(adm, "podSetAssignments");
+	for (i = 0; i < sd->n_podsets; i++) {
+		const char *name = sd->podsets[i].name;
+		json_t *rec, *cur;
+
+		if (sd->podsets[i].topology == NULL)
+			continue;
+		json_array_foreach(psas, j, psa)
+		{
+			const char *n =
+			    json_string_value(json_object_get(psa, "name"));
+
+			if (n == NULL || strcmp(n, name) != 0)
+				continue;
+			cur = json_object_get(psa, "topologyAssignment");
+			rec = json_loads(sd->podsets[i].topology, 0, NULL);
+			if (cur != NULL && rec != NULL &&
+			    !json_equal(cur, rec) && wire_uses_node(cur, un) &&
+			    !wire_uses_node(rec, un)) {
+				json_object_set(psa, "topologyAssignment", rec);
+				changed = true;
+			}
+			json_decref(rec);
+			break;
+		}
+	}
+	store_decision_free(sd);
+	if (!changed) {
+		json_decref(adm);
+		return;
+	}
+	patch = json_pack(
+	    "{s:{s:o,s:n}}", "status", "admission", adm, "unhealthyNodes");
+	if (patch == NULL)
+		return;
+	cu_info("workload %s/%s: announcing the recorded replacement of its "
+		"unhealthy node(s)",
+	    qw->ns, qw->name);
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+}
+
 /* ---- the ungater ------------------------------------------------------ */
 
 struct gated {
@@ -1396,6 +1488,22 @@ static void evict_node_failures(
 	api_workload_dispose(&wl);
 }
 
+/* The ledger first: podSet i's new assignment replaces the recorded one
+ * in the turn's transaction, committed before the status write is sent
+ * (WL_STATUS announces). A restart between the two finds the status
+ * still listing the node in unhealthyNodes and the ledger past it:
+ * ctl_tas_resume_replaced announces the recorded replacement. */
+static void record_replacement(ctl *c, const char *uid, size_t i)
+{
+	char *text = ctl_tas_ledger_text(c, uid, i);
+	cu_error err;
+
+	if (text != NULL && ctl_pipe_begin(c->pipe) == CU_OK &&
+	    store_podset_set_topology(c->ledger, uid, i, text, &err) != CU_OK)
+		cu_warn("ledger: %s", err.msg);
+	cu_free(text);
+}
+
 /* Kueue's replacement (TASFailedNodeReplacement, on by default): the
  * podSet's pods on `node` move within its assigned domain; the
  * admission's topologyAssignment is rewritten and unhealthyNodes
@@ -1456,6 +1564,7 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 	    "{s:{s:o,s:n}}", "status", "admission", adm, "unhealthyNodes");
 	if (patch == NULL)
 		return;
+	record_replacement(c, qw->uid, podset);
 	cu_info("workload %s/%s: pods of unhealthy node %s replaced within "
 		"the assigned domain",
 	    qw->ns, qw->name, node);

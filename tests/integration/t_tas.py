@@ -15,10 +15,16 @@ examples' shape (tests/integration/data/tas-*.yaml):
     keeps that node's capacity out of placement until un-nominated
     (Kueue, counting bound pods only, would place on it);
   - a restarted controller keeps the assignments (adopted from the
-    status, not placed again) and places around them.
+    status, not placed again) and places around them;
+  - failed nodes (deleted, NotReady, tainted) of admitted Workloads are
+    replaced within the assigned domain or evict the Workload, as
+    Kueue's node failure controller with its default gates; a
+    replacement is recorded in the ledger first and survives a restart.
 The ResourceFlavor's topologyName gets no UnsupportedField event."""
+import json
 import os
 import re
+import sqlite3
 
 import yaml
 
@@ -437,6 +443,78 @@ def node_failures(s):
     nodes = placed(s, "full8", 8, timeout=30)
     eq(len(set(rack_of(n) for n in nodes)), 1, "full8 in one rack")
     check(rack_of(nodes[0]) != frack, "full8 left %s: %r" % (frack, nodes))
+    ctl.stop()
+
+
+def node_obj(name):
+    """Node b<B>-r<R>-n<H> as cluster() creates it."""
+    alloc = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {
+                BLOCK: name.split("-")[0], RACK: rack_of(name),
+                HOST: name, "cloud.provider.com/node-group": "tas-group"}},
+            "spec": {}, "status": {"allocatable": alloc, "capacity": alloc}}
+
+
+def ledger_topology(path, uid):
+    """podset.topology of uid's recorded decision (first podSet)."""
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        row = db.execute("SELECT topology FROM podset WHERE uid = ? AND "
+                         "idx = 0", (uid,)).fetchone()
+    finally:
+        db.close()
+    return json.loads(row[0]) if row and row[0] else None
+
+
+@case("node-replacement-in-ledger-survives-restart", simulate=SIM)
+def replacement_restart(s):
+    """A failed node's replacement is recorded in the ledger's
+    podset.topology before the status write. A crash between the ledger
+    commit and the status write (simulated: while the controller is down
+    the status is put back to the original assignment with the node in
+    unhealthyNodes, and the node comes back) is resumed from the ledger:
+    the restarted controller announces the recorded replacement, not
+    the original."""
+    cluster(s)
+    ledger = os.path.join(s.dir, "ledger.db")
+    ctl = Controller(s, config=CONFIG, store=ledger)
+    example_job(s, "required", "rack4", 4)
+    placed(s, "rack4", 4)
+    original = assignment(s, "rack4")
+    wl = wl_of_ns(s, "rack4")
+    uid, name = wl["metadata"]["uid"], wl["metadata"]["name"]
+    eq(ledger_topology(ledger, uid), original, "ledger has the admission")
+    victim = sorted(re.findall(r"b\d-r\d-n\d", repr(original)))[0]
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node: %r" % (out,))
+
+    def replaced():
+        a = assignment(s, "rack4") or {}
+        return a if victim not in repr(a) and not unhealthy(s, "rack4") \
+            else None
+    new = wait_for(replaced, 20, what="%s replaced" % victim)
+    eq(ledger_topology(ledger, uid), new, "ledger has the replacement")
+    ctl.stop()
+
+    post(s, "/api/v1/nodes", node_obj(victim))
+    adm = wl_of_ns(s, "rack4")["status"]["admission"]
+    adm["podSetAssignments"][0]["topologyAssignment"] = original
+    code, _, out = s.raw(
+        "PATCH", DWLS + "/%s/status" % name,
+        {"status": {"admission": adm, "unhealthyNodes": [
+            {"name": victim}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "status as before the lost write: %r" % (out,))
+    eq(assignment(s, "rack4"), original, "status shows the original")
+
+    ctl = Controller(s, config=CONFIG, store=ledger)
+
+    def resumed():
+        a = assignment(s, "rack4")
+        return a if a == new and not unhealthy(s, "rack4") else None
+    wait_for(resumed, 20, what="the recorded replacement announced")
+    eq(ledger_topology(ledger, uid), new, "ledger unchanged")
     ctl.stop()
 
 
