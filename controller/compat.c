@@ -84,10 +84,12 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "resources.quotaCheckStrategy", N, CTL_COMPAT_WARN_IF_SET,
 	"quota is checked per flavor and resource"},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
-	"DisableWaitForPodsReady, AdmissionFairSharing, and the metric gates "
+	"DisableWaitForPodsReady, AdmissionFairSharing, the metric gates "
 	"MetricsForCohorts, MetricForWorkloadCreationLatency, "
-	"UnadmittedWorkloadsObservability; other known gates warn, unknown "
-	"ones are refused"},
+	"UnadmittedWorkloadsObservability, and the TAS node failure gates "
+	"TASFailedNodeReplacement, TASReplaceNodeOnPodTermination, "
+	"TASReplaceNodeOnNodeTaints, TASReplaceNodeDueToNotReadyOverFixedTime; "
+	"other known gates warn, unknown ones are refused"},
     {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
 	"finished and deactivated Workloads are kept"},
     {"Configuration", "visibilityServer", P, CTL_COMPAT_WARN_IF_SET,
@@ -306,6 +308,10 @@ bool ctl_compat_gate_honoured(const char *name)
 	    "DisableWaitForPodsReady",
 	    "MetricForWorkloadCreationLatency",
 	    "MetricsForCohorts",
+	    "TASFailedNodeReplacement",
+	    "TASReplaceNodeDueToNotReadyOverFixedTime",
+	    "TASReplaceNodeOnNodeTaints",
+	    "TASReplaceNodeOnPodTermination",
 	    "UnadmittedWorkloadsObservability",
 	};
 	size_t i;

@@ -247,6 +247,7 @@ struct ctl_tas {
 	 * (CUEUE_TAS_NODE_FAILURE_DELAY_MS shortens it for tests) */
 	bool dirty_nodes;
 	int64_t nodes_due, node_delay_ns;
+	ctl_keys terminating; /* pod uid -> n: stray pod failed, resend at */
 	struct que_tas_hook hook;
 };
 

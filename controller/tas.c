@@ -79,6 +79,9 @@ struct tas_wl {
 
 /* ---- small helpers ---------------------------------------------------- */
 
+static bool finished(json_t *pod); /* Succeeded or Failed */
+static const char *pinned_host(json_t *pod);
+
 static struct tas_flavor *flavor_find(ctl *c, const char *name)
 {
 	size_t i;
@@ -669,6 +672,18 @@ static void pod_event(json_t *obj, bool deleted, void *payload)
 	if (deleted || tas_pod_charged_node(obj) == NULL)
 		capacity_changed(c);
 	index_pod(c, obj, deleted);
+	/* Kueue's node failure controller looks at a node again when a
+	 * TAS pod bound there ends or goes (TASReplaceNodeOnPodTermination),
+	 * and when an ungated pod waits for its host (a stray one) */
+	if (wl != NULL &&
+	    api_json_str(json_object_get(obj, "spec"), "nodeName") != NULL &&
+	    (deleted || finished(obj) ||
+		ctl_jmeta(obj, "deletionTimestamp") != NULL))
+		c->tas.dirty_nodes = true;
+	if (wl != NULL && !deleted && pinned_host(obj) != NULL)
+		c->tas.dirty_nodes = true;
+	if (deleted || finished(obj))
+		ctl_keys_del(&c->tas.terminating, CTL_K1(uid));
 	if (deleted || !has_gate(obj))
 		ctl_keys_del(&c->tas.ungating, CTL_K1(uid));
 	if (!deleted && wl != NULL && has_gate(obj)) {
@@ -1639,10 +1654,254 @@ static void mark_unhealthy(ctl *c, const struct que_wl *qw, struct tas_ps *p,
 	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
 }
 
+/* Kueue's rules with the configured gates (all at Kueue's defaults
+ * without a configuration). */
+static struct tas_health_rules health_rules(const ctl *c)
+{
+	struct tas_health_rules r = {c->tas.node_delay_ns, false, true, true};
+
+	if (c->cfg != NULL) {
+		r.fixed_delay = c->cfg->tas_gates.not_ready_fixed_time;
+		r.on_pod_termination = c->cfg->tas_gates.on_pod_termination;
+		r.on_taints = c->cfg->tas_gates.on_node_taints;
+	}
+	return r;
+}
+
+/* Does Node `node` [borrowed] need the Workload's pods or tolerations to
+ * be judged: a Ready condition not True (pods), or taints? */
+static bool node_not_ready(const json_t *node)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(node, "status"), "conditions"), i,
+	    c)
+	{
+		const char *t = api_json_str(c, "type");
+		const char *st = api_json_str(c, "status");
+
+		if (t != NULL && strcmp(t, "Ready") == 0)
+			return st == NULL || strcmp(st, "True") != 0;
+	}
+	return false;
+}
+
+static bool node_has_taints(const json_t *node)
+{
+	return json_array_size(json_object_get(
+		   json_object_get(node, "spec"), "taints")) > 0;
+}
+
+/* Kueue's progressing pods: has Workload ns/wl a pod bound to `node`,
+ * not being deleted and not Succeeded or Failed? */
+static bool progressing_on(
+    ctl *c, const char *ns, const char *wl, const char *node)
+{
+	char *key = cu_asprintf("%s\x1f%s", ns, wl);
+	struct tas_wl_pods *e =
+	    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
+	struct ctl_kent **v = NULL;
+	bool found = false;
+	size_t i, n = 0;
+
+	cu_free(key);
+	if (e == NULL || ctl_keys_ordered(&e->names, &v, &n) != CU_OK)
+		return false;
+	for (i = 0; i < n && !found; i++) {
+		json_t *pod = api_informer_get(c->tas.pods, ns, v[i]->k[0]);
+		const char *bound =
+		    api_json_str(json_object_get(pod, "spec"), "nodeName");
+
+		found = pod != NULL && bound != NULL &&
+			strcmp(bound, node) == 0 && !finished(pod) &&
+			ctl_jmeta(pod, "deletionTimestamp") == NULL;
+	}
+	cu_free(v);
+	return found;
+}
+
+/* podSet i's effective tolerations, as Kueue's podset.FromAssignment and
+ * the admission checks' podSetUpdates make them: its template's, its
+ * flavor's (spec.tolerations), and the updates' for its name. A new
+ * array [owned: json_decref], NULL when out of memory. */
+static json_t *podset_tolerations(
+    ctl *c, json_t *obj, size_t i, const char *flavor)
+{
+	json_t *out = json_array();
+	json_t *ps = json_array_get(
+	    json_object_get(json_object_get(obj, "spec"), "podSets"), i);
+	const char *name = api_json_str(ps, "name");
+	json_t *rf = c->inf[INF_RF] != NULL && flavor != NULL
+			 ? api_informer_get(c->inf[INF_RF], NULL, flavor)
+			 : NULL;
+	json_t *ac, *u;
+	size_t j, k;
+
+	if (out == NULL)
+		return NULL;
+	json_array_extend(
+	    out, json_object_get(
+		     json_object_get(json_object_get(ps, "template"), "spec"),
+		     "tolerations"));
+	json_array_extend(
+	    out, json_object_get(json_object_get(rf, "spec"), "tolerations"));
+	json_array_foreach(
+	    json_object_get(json_object_get(obj, "status"), "admissionChecks"),
+	    j, ac)
+	{
+		json_array_foreach(json_object_get(ac, "podSetUpdates"), k, u)
+		{
+			const char *n = api_json_str(u, "name");
+
+			if (n != NULL && name != NULL && strcmp(n, name) == 0)
+				json_array_extend(
+				    out, json_object_get(u, "tolerations"));
+		}
+	}
+	return out;
+}
+
+/* Kueue's handleHealthyNode: a node of the Workload's unhealthyNodes
+ * that is healthy again leaves the list. */
+static void unlist_healthy(
+    ctl *c, const struct que_wl *qw, json_t *obj, const char *node)
+{
+	json_t *un =
+	    json_object_get(json_object_get(obj, "status"), "unhealthyNodes");
+	json_t *list, *e, *patch;
+	bool listed = false;
+	size_t i;
+
+	if (json_array_size(un) == 0 ||
+	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
+		return;
+	list = json_array();
+	json_array_foreach(un, i, e)
+	{
+		const char *n = api_json_str(e, "name");
+
+		if (n != NULL && strcmp(n, node) == 0)
+			listed = true;
+		else
+			json_array_append(list, e);
+	}
+	if (!listed) {
+		json_decref(list);
+		return;
+	}
+	patch = json_pack("{s:{s:o}}", "status", "unhealthyNodes", list);
+	if (patch == NULL)
+		return;
+	cu_info("workload %s/%s: node %s is healthy again; removed from "
+		"status.unhealthyNodes",
+	    qw->ns, qw->name, node);
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+}
+
+/* The host an ungated, unbound, unfinished pod [borrowed] waits for
+ * (its nodeSelector's kubernetes.io/hostname) [borrowed from pod], or
+ * NULL. */
+static const char *pinned_host(json_t *pod)
+{
+	json_t *spec = json_object_get(pod, "spec");
+	const char *ph = api_json_str(json_object_get(pod, "status"), "phase");
+
+	if (api_json_str(spec, "nodeName") != NULL || has_gate(pod) ||
+	    (ph != NULL && strcmp(ph, "Pending") != 0) ||
+	    ctl_jmeta(pod, "deletionTimestamp") != NULL)
+		return NULL;
+	return api_json_str(
+	    json_object_get(spec, "nodeSelector"), TAS_HOSTNAME_LABEL);
+}
+
+/* Kueue's late pods: a pod of the Workload ungated to a host its podSet's
+ * assignment no longer has (its node was replaced) would wait there for
+ * ever; it is marked Failed (condition TerminatedByKueue) so that its
+ * job makes a new one, ungated to the new assignment. */
+static void fail_strays(
+    ctl *c, const struct que_wl *qw, struct tas_wl *w, json_t *obj, int64_t now)
+{
+	char *key = cu_asprintf("%s\x1f%s", qw->ns, qw->name);
+	struct tas_wl_pods *e =
+	    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
+	json_t *spec_ps =
+	    json_object_get(json_object_get(obj, "spec"), "podSets");
+	struct ctl_kent **v = NULL;
+	size_t i, n = 0;
+
+	cu_free(key);
+	if (e == NULL || ctl_keys_ordered(&e->names, &v, &n) != CU_OK)
+		return;
+	for (i = 0; i < n; i++) {
+		json_t *pod = api_informer_get(c->tas.pods, qw->ns, v[i]->k[0]);
+		const char *host = pod ? pinned_host(pod) : NULL;
+		const char *ps = api_json_str(
+		    json_object_get(json_object_get(pod, "metadata"), "labels"),
+		    LABEL_PODSET);
+		const char *uid = pod ? ctl_jmeta(pod, "uid") : NULL;
+		const struct tas_ps *p = NULL;
+		struct ctl_kent *t;
+		json_t *conds, *patch, *x;
+		char ts[CU_TIME_RFC3339_LEN];
+		size_t j, d, nl;
+		bool kept = false;
+
+		if (host == NULL || ps == NULL || uid == NULL)
+			continue;
+		for (j = 0; j < w->n && j < json_array_size(spec_ps); j++) {
+			const char *name =
+			    api_json_str(json_array_get(spec_ps, j), "name");
+
+			if (name != NULL && strcmp(name, ps) == 0)
+				p = &w->ps[j];
+		}
+		if (p == NULL || !p->placed || (nl = p->a.levels.n) == 0 ||
+		    strcmp(p->a.levels.items[nl - 1], TAS_HOSTNAME_LABEL) != 0)
+			continue;
+		for (d = 0; d < p->a.n_domains && !kept; d++)
+			kept =
+			    strcmp(p->a.domains[d].values[nl - 1], host) == 0;
+		t = ctl_keys_get(&c->tas.terminating, CTL_K1(uid));
+		if (kept || (t != NULL && now < t->n))
+			continue;
+		cu_time_format_rfc3339(now, ts);
+		conds = json_deep_copy(json_object_get(
+		    json_object_get(pod, "status"), "conditions"));
+		if (!json_is_array(conds)) {
+			json_decref(conds);
+			conds = json_array();
+		}
+		x = json_pack("{s:s,s:s,s:s,s:s,s:s}", "type",
+		    "TerminatedByKueue", "status", "True", "reason",
+		    "UnschedulableOnAssignedNode", "message",
+		    "Pod terminated by Kueue NodeController due to node taint",
+		    "lastTransitionTime", ts);
+		json_array_append_new(conds, x);
+		patch = json_pack("{s:{s:s,s:o}}", "status", "phase", "Failed",
+		    "conditions", conds);
+		if (patch == NULL)
+			continue;
+		cu_info("pod %s/%s of workload %s: waits for %s, which its "
+			"assignment no longer has; marked Failed",
+		    qw->ns, v[i]->k[0], qw->name, host);
+		ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_RESET_START, &res_pods,
+		    qw->ns, v[i]->k[0], NULL, patch);
+		if ((t = ctl_keys_put(&c->tas.terminating, CTL_K1(uid))) !=
+		    NULL)
+			t->n = now + UNGATE_RETRY_NS;
+	}
+	cu_free(v);
+}
+
 static void check_podset_nodes(ctl *c, const struct que_wl *qw,
     struct tas_ps *p, size_t podset, int64_t now, int64_t *due)
 {
 	const struct api_topology_assignment *a = &p->a;
+	struct tas_health_rules rules = health_rules(c);
+	json_t *obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+	json_t *tols = NULL;
 	size_t nl = a->levels.n, d;
 
 	/* Kueue tracks nodes of assignments at the hostname level only. */
@@ -1650,21 +1909,36 @@ static void check_podset_nodes(ctl *c, const struct que_wl *qw,
 		return;
 	for (d = 0; d < a->n_domains; d++) {
 		const char *node = a->domains[d].values[nl - 1];
+		json_t *nobj = api_informer_get(c->tas.nodes, NULL, node);
+		struct tas_node_usage u = {false, NULL};
 		int64_t when = 0;
-		enum tas_node_health h =
-		    tas_node_health(api_informer_get(c->tas.nodes, NULL, node),
-			now, c->tas.node_delay_ns, &when);
+		enum tas_node_health h;
 
+		if (nobj != NULL &&
+		    (node_not_ready(nobj) ||
+			(rules.on_taints && node_has_taints(nobj))))
+			u.progressing =
+			    progressing_on(c, qw->ns, qw->name, node);
+		if (nobj != NULL && rules.on_taints && node_has_taints(nobj) &&
+		    tols == NULL)
+			tols = podset_tolerations(c, obj, podset, p->flavor);
+		u.tolerations = tols;
+		h = tas_node_health(nobj, &u, &rules, now, &when);
 		if (h == TAS_NODE_FAILED) {
 			/* looked at again until handled: the Workload's
 			 * update may reach us before our write is seen */
 			if (*due == 0 || now + NODE_RECHECK_NS < *due)
 				*due = now + NODE_RECHECK_NS;
+			json_decref(tols);
 			mark_unhealthy(c, qw, p, podset, node, now);
 			return; /* p may have changed */
-		} else if (h == TAS_NODE_WAIT && (*due == 0 || when < *due))
+		}
+		if (h == TAS_NODE_WAIT && (*due == 0 || when < *due))
 			*due = when;
+		if (obj != NULL)
+			unlist_healthy(c, qw, obj, node);
 	}
+	json_decref(tols);
 }
 
 static void check_nodes(ctl *c, int64_t now)
@@ -1677,6 +1951,9 @@ static void check_nodes(ctl *c, int64_t now)
 
 	if (!c->tas.started || !informers_synced(c) || c->inf[INF_WL] == NULL)
 		return;
+	/* TASFailedNodeReplacement off: Kueue leaves failed nodes alone */
+	if (c->cfg != NULL && !c->cfg->tas_gates.node_replacement)
+		return;
 	if (!c->tas.dirty_nodes &&
 	    (c->tas.nodes_due == 0 || now < c->tas.nodes_due))
 		return;
@@ -1685,6 +1962,7 @@ static void check_nodes(ctl *c, int64_t now)
 		struct tas_wl *w = v;
 		const struct que_wl *qw = que_workload_get(c->st, w->uid);
 		int64_t before = due;
+		json_t *obj;
 
 		if (qw == NULL || qw->where != QUE_WL_ADMITTED)
 			continue;
@@ -1692,6 +1970,17 @@ static void check_nodes(ctl *c, int64_t now)
 			if (w->ps[i].placed)
 				check_podset_nodes(
 				    c, qw, &w->ps[i], i, now, &due);
+		obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+		/* strays are judged against the assignment the cache shows;
+		 * while our write is in flight, looked at again soon (its
+		 * answer may come after the Workload's event) */
+		if (obj != NULL &&
+		    !ctl_pipe_stale(
+			c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
+			fail_strays(c, qw, w, obj, now);
+		else if (obj != NULL &&
+			 (due == 0 || now + NODE_RECHECK_NS < due))
+			due = now + NODE_RECHECK_NS;
 		if (due != before)
 			wake = qw;
 	}
@@ -1731,6 +2020,7 @@ int ctl_tas_init(ctl *c)
 	ctl_keys_init(&c->tas.tas_only, 1);
 	ctl_keys_init(&c->tas.dirty_ungate, 2);
 	ctl_keys_init(&c->tas.ungating, 1);
+	ctl_keys_init(&c->tas.terminating, 1);
 	c->tas.node_delay_ns = TAS_NODE_FAILURE_DELAY_NS;
 	/* tests only: a shorter NodeFailureDelay */
 	if ((env = getenv("CUEUE_TAS_NODE_FAILURE_DELAY_MS")) != NULL) {
@@ -1767,4 +2057,5 @@ void ctl_tas_dispose(ctl *c)
 	ctl_keys_dispose(&c->tas.tas_only);
 	ctl_keys_dispose(&c->tas.dirty_ungate);
 	ctl_keys_dispose(&c->tas.ungating);
+	ctl_keys_dispose(&c->tas.terminating);
 }

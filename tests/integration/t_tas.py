@@ -379,6 +379,10 @@ def restart(s):
     ctl.stop()
 
 
+FIXED_DELAY = ("featureGates:\n"
+               "  TASReplaceNodeDueToNotReadyOverFixedTime: true\n")
+
+
 def unhealthy(s, job):
     w = wl_of_ns(s, job) or {}
     return [n["name"] for n in
@@ -390,13 +394,15 @@ def node_failures(s):
     """Kueue's failed node handling (TASFailedNodeReplacement and
     FailFast, on by default): a deleted Node of an admitted required-rack
     Workload is recorded in status.unhealthyNodes and its pods replaced
-    within the rack; a Node NotReady for the (test-shortened)
-    NodeFailureDelay under a Workload filling its rack has no
-    replacement: evicted (NodeFailures), requeued, admitted elsewhere."""
+    within the rack; with TASReplaceNodeDueToNotReadyOverFixedTime (off
+    by default, turned on here), a Node NotReady for the (test-shortened)
+    NodeFailureDelay under a Workload filling its rack fails while its
+    pods still run, and has no replacement: evicted (NodeFailures),
+    requeued, admitted elsewhere."""
     cluster(s)
     os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"] = "300"
     try:
-        ctl = Controller(s, config=CONFIG)
+        ctl = Controller(s, config=CONFIG + FIXED_DELAY)
     finally:
         del os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"]
     example_job(s, "required", "rack4", 4)
@@ -443,6 +449,115 @@ def node_failures(s):
     nodes = placed(s, "full8", 8, timeout=30)
     eq(len(set(rack_of(n) for n in nodes)), 1, "full8 in one rack")
     check(rack_of(nodes[0]) != frack, "full8 left %s: %r" % (frack, nodes))
+    ctl.stop()
+
+
+def evict_pods_on(s, job, node):
+    """Delete job's pods bound to node, as the taint manager or the node
+    lifecycle controller would; the Job (simulated) creates them again."""
+    n = 0
+    for p in pods_of(s, job):
+        if p["spec"].get("nodeName") == node:
+            code, _, out = s.raw("DELETE", DPODS + "/" +
+                                 p["metadata"]["name"])
+            check(code in (200, 202), "delete pod: %r" % (out,))
+            n += 1
+    check(n > 0, "%s has pods on %s" % (job, node))
+
+
+def barrier(s, name):
+    """A later Job admitted and running: the controller has handled
+    every event before its creation (the Node change) by now."""
+    example_job(s, "required", name, 1)
+    placed(s, name, 1)
+
+
+def replaced_within(s, job, node, rack):
+    def f():
+        a = assignment(s, job) or {}
+        return a if a and node not in repr(a) and not unhealthy(s, job) \
+            else None
+    a = wait_for(f, 20, what="%s replaced in %s" % (node, job))
+    hosts = re.findall(r"b\d-r\d-n\d", repr(a))
+    check(hosts and all(rack_of(h) == rack for h in hosts),
+          "replacement within %s: %r" % (rack, a))
+    nodes = placed(s, job, 4, timeout=30)
+    check(node not in nodes and all(rack_of(n) == rack for n in nodes),
+          "%s's pods run in %s without %s: %r" % (job, rack, node, nodes))
+
+
+@case("node-notready-fails-once-its-pods-ended", simulate=SIM)
+def notready_pod_termination(s):
+    """Kueue's default gates (TASReplaceNodeOnPodTermination on, the
+    fixed delay off): a Node NotReady for long under running pods of an
+    admitted Workload is not failed while they run; once they are gone
+    (deleted, as the node lifecycle controller does) the node has failed
+    and the pods are replaced within the rack."""
+    cluster(s)
+    os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"] = "300"
+    try:
+        ctl = Controller(s, config=CONFIG)
+    finally:
+        del os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"]
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    rack = rack_of(nodes[0])
+    sick = sorted(nodes)[0]
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/%s/status" % sick,
+        {"status": {"conditions": [{
+            "type": "Ready", "status": "False", "reason": "KubeletDown",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "NotReady: %r" % (out,))
+    # the node lifecycle controller's taint: nothing new is bound there
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/%s" % sick,
+        {"spec": {"taints": [{"key": "node.kubernetes.io/not-ready",
+                              "effect": "NoSchedule"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "not-ready taint: %r" % (out,))
+    barrier(s, "later")
+    before = assignment(s, "rack4")
+    check(sick in repr(before) and not unhealthy(s, "rack4"),
+          "%s not failed while its pods run: %r %r" % (
+              sick, before, unhealthy(s, "rack4")))
+    evict_pods_on(s, "rack4", sick)
+    replaced_within(s, "rack4", sick, rack)
+    ctl.stop()
+
+
+@case("node-tainted-fails-for-untolerating-pods", simulate=SIM)
+def tainted(s):
+    """TASReplaceNodeOnNodeTaints (on by default): a Ready Node gaining a
+    NoExecute taint the Workload's pods do not tolerate has failed once
+    they are gone (the taint manager evicts them; deleted here), and the
+    pods are replaced within the rack; a Node tainted with one they
+    tolerate stays in the assignment."""
+    cluster(s)
+    ctl = Controller(s, config=CONFIG)
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    rack = rack_of(nodes[0])
+    hosts = sorted(set(nodes))
+    sick, other = hosts[0], hosts[-1]
+    check(sick != other, "rack4 on two hosts at least: %r" % (nodes,))
+    for node, key in ((sick, "maintenance"), (other, "soft")):
+        code, _, out = s.raw(
+            "PATCH", "/api/v1/nodes/%s" % node,
+            {"spec": {"taints": [{"key": key, "value": "x",
+                                  "effect": "NoExecute" if key ==
+                                  "maintenance" else "PreferNoSchedule"}]}},
+            headers={"Content-Type": "application/merge-patch+json"})
+        eq(code, 200, "taint %s: %r" % (node, out))
+    barrier(s, "later")
+    check(sick in repr(assignment(s, "rack4")) and
+          not unhealthy(s, "rack4"),
+          "%s not failed while the pods run" % sick)
+    evict_pods_on(s, "rack4", sick)
+    replaced_within(s, "rack4", sick, rack)
+    check(other in repr(assignment(s, "rack4")),
+          "%s (PreferNoSchedule) kept" % other)
     ctl.stop()
 
 
