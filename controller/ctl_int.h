@@ -248,6 +248,7 @@ struct ctl_tas {
 	bool dirty_nodes;
 	int64_t nodes_due, node_delay_ns;
 	ctl_keys terminating; /* pod uid -> n: stray pod failed, resend at */
+	ctl_keys strays;      /* {ns, Workload name}: its pods to look at */
 	struct que_tas_hook hook;
 };
 

@@ -680,8 +680,11 @@ static void pod_event(json_t *obj, bool deleted, void *payload)
 	    (deleted || finished(obj) ||
 		ctl_jmeta(obj, "deletionTimestamp") != NULL))
 		c->tas.dirty_nodes = true;
-	if (wl != NULL && !deleted && pinned_host(obj) != NULL)
-		c->tas.dirty_nodes = true;
+	if (wl != NULL && !deleted && pinned_host(obj) != NULL) {
+		const char *ns = ctl_jmeta(obj, "namespace");
+
+		(void)ctl_keys_put(&c->tas.strays, CTL_K2(ns ? ns : "", wl));
+	}
 	if (deleted || finished(obj))
 		ctl_keys_del(&c->tas.terminating, CTL_K1(uid));
 	if (deleted || !has_gate(obj))
@@ -949,9 +952,14 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 	size_t i, n = wl->spec.n_pod_sets;
 	bool want = false, holds;
 
-	/* its status.unhealthyNodes may have changed: replace or evict */
-	if (w != NULL)
+	/* its status.unhealthyNodes may have changed: replace or evict;
+	 * its assignment too: pods waiting for a host it lost */
+	if (w != NULL) {
 		c->tas.dirty_nodes = true;
+		(void)ctl_keys_put(&c->tas.strays,
+		    CTL_K2(wl->meta.namespace_ ? wl->meta.namespace_ : "",
+			wl->meta.name ? wl->meta.name : ""));
+	}
 
 	for (i = 0; i < n; i++)
 		want = want || wl->spec.pod_sets[i].has_topology_request;
@@ -1183,6 +1191,7 @@ void ctl_tas_resume_replaced(ctl *c, const char *uid)
 		"unhealthy node(s)",
 	    qw->ns, qw->name);
 	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+	(void)ctl_keys_put(&c->tas.strays, CTL_K2(qw->ns, qw->name));
 }
 
 /* ---- the ungater ------------------------------------------------------ */
@@ -1584,6 +1593,8 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 		"the assigned domain",
 	    qw->ns, qw->name, node);
 	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+	/* pods ungated to the failed node wait there: check_strays */
+	(void)ctl_keys_put(&c->tas.strays, CTL_K2(qw->ns, qw->name));
 	capacity_changed(c);
 }
 
@@ -1962,7 +1973,6 @@ static void check_nodes(ctl *c, int64_t now)
 		struct tas_wl *w = v;
 		const struct que_wl *qw = que_workload_get(c->st, w->uid);
 		int64_t before = due;
-		json_t *obj;
 
 		if (qw == NULL || qw->where != QUE_WL_ADMITTED)
 			continue;
@@ -1970,17 +1980,6 @@ static void check_nodes(ctl *c, int64_t now)
 			if (w->ps[i].placed)
 				check_podset_nodes(
 				    c, qw, &w->ps[i], i, now, &due);
-		obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
-		/* strays are judged against the assignment the cache shows;
-		 * while our write is in flight, looked at again soon (its
-		 * answer may come after the Workload's event) */
-		if (obj != NULL &&
-		    !ctl_pipe_stale(
-			c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
-			fail_strays(c, qw, w, obj, now);
-		else if (obj != NULL &&
-			 (due == 0 || now + NODE_RECHECK_NS < due))
-			due = now + NODE_RECHECK_NS;
 		if (due != before)
 			wake = qw;
 	}
@@ -1990,6 +1989,50 @@ static void check_nodes(ctl *c, int64_t now)
 		ctl_wake_workload(c, CTL_K2(wake->ns, wake->name), due);
 }
 
+/* The Workloads whose pods wait for a host, or whose assignment
+ * changed: stray pods are failed (fail_strays), judged against the
+ * assignment the cache shows; while our write to the Workload is in
+ * flight it is looked at again soon (the answer may come after the
+ * Workload's event). */
+static void check_strays(ctl *c, int64_t now)
+{
+	ctl_keys batch;
+	struct ctl_kent **v;
+	size_t i, n;
+
+	if (!c->tas.started || !informers_synced(c) || c->inf[INF_WL] == NULL ||
+	    ctl_keys_count(&c->tas.strays) == 0 ||
+	    (c->cfg != NULL && !c->cfg->tas_gates.node_replacement))
+		return;
+	ctl_keys_init(&batch, 2);
+	ctl_keys_move(&batch, &c->tas.strays);
+	if (ctl_keys_ordered(&batch, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++) {
+			const char *const *k = (const char *const *)v[i]->k;
+			json_t *obj =
+			    api_informer_get(c->inf[INF_WL], k[0], k[1]);
+			const char *uid = obj ? ctl_jmeta(obj, "uid") : NULL;
+			struct tas_wl *w =
+			    uid ? cu_map_get(&c->tas.wls, uid) : NULL;
+			const struct que_wl *qw =
+			    uid ? que_workload_get(c->st, uid) : NULL;
+
+			if (w == NULL || qw == NULL ||
+			    qw->where != QUE_WL_ADMITTED)
+				continue;
+			if (ctl_pipe_stale(c->pipe,
+				CTL_K3(CTL_KIND_WL, k[0], k[1]), obj)) {
+				(void)ctl_keys_put(&c->tas.strays, k);
+				ctl_wake_workload(c, k, now + NODE_RECHECK_NS);
+				continue;
+			}
+			fail_strays(c, qw, w, obj, now);
+		}
+		cu_free(v);
+	}
+	ctl_keys_dispose(&batch);
+}
+
 void ctl_tas_ungate(ctl *c, int64_t now)
 {
 	ctl_keys batch;
@@ -1997,6 +2040,7 @@ void ctl_tas_ungate(ctl *c, int64_t now)
 	size_t i, n;
 
 	check_nodes(c, now);
+	check_strays(c, now);
 	if (!c->tas.started || ctl_keys_count(&c->tas.dirty_ungate) == 0)
 		return;
 	ctl_keys_init(&batch, 2);
@@ -2021,6 +2065,7 @@ int ctl_tas_init(ctl *c)
 	ctl_keys_init(&c->tas.dirty_ungate, 2);
 	ctl_keys_init(&c->tas.ungating, 1);
 	ctl_keys_init(&c->tas.terminating, 1);
+	ctl_keys_init(&c->tas.strays, 2);
 	c->tas.node_delay_ns = TAS_NODE_FAILURE_DELAY_NS;
 	/* tests only: a shorter NodeFailureDelay */
 	if ((env = getenv("CUEUE_TAS_NODE_FAILURE_DELAY_MS")) != NULL) {
@@ -2058,4 +2103,5 @@ void ctl_tas_dispose(ctl *c)
 	ctl_keys_dispose(&c->tas.dirty_ungate);
 	ctl_keys_dispose(&c->tas.ungating);
 	ctl_keys_dispose(&c->tas.terminating);
+	ctl_keys_dispose(&c->tas.strays);
 }

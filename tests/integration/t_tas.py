@@ -590,7 +590,7 @@ def replacement_restart(s):
     the status is put back to the original assignment with the node in
     unhealthyNodes, and the node comes back) is resumed from the ledger:
     the restarted controller announces the recorded replacement, not
-    the original."""
+    the original. A healthy node found in unhealthyNodes leaves it."""
     cluster(s)
     ledger = os.path.join(s.dir, "ledger.db")
     ctl = Controller(s, config=CONFIG, store=ledger)
@@ -630,6 +630,20 @@ def replacement_restart(s):
         return a if a == new and not unhealthy(s, "rack4") else None
     wait_for(resumed, 20, what="the recorded replacement announced")
     eq(ledger_topology(ledger, uid), new, "ledger unchanged")
+    ctl.stop()
+
+    # A node listed in unhealthyNodes but healthy (Kueue's
+    # handleHealthyNode): it leaves the list, the assignment stays.
+    healthy = sorted(re.findall(r"b\d-r\d-n\d", repr(new)))[0]
+    code, _, out = s.raw(
+        "PATCH", DWLS + "/%s/status" % name,
+        {"status": {"unhealthyNodes": [{"name": healthy}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "unhealthyNodes: %r" % (out,))
+    ctl = Controller(s, config=CONFIG, store=ledger)
+    wait_for(lambda: not unhealthy(s, "rack4"), 20,
+             what="%s removed from unhealthyNodes" % healthy)
+    eq(assignment(s, "rack4"), new, "assignment kept")
     ctl.stop()
 
 
