@@ -1128,6 +1128,25 @@ static bool wire_uses_node(const json_t *wire, const json_t *un)
 	return uses;
 }
 
+/* The restart took podSet i's assignment from the status; its recorded
+ * replacement wire [borrowed] is charged instead (the status write that
+ * follows changes no engine state: ctl_tas_workload is not called for
+ * an admitted Workload's status). */
+static void adopt_replacement(ctl *c, const char *uid, size_t i,
+    const struct que_wl *qw, const json_t *wire)
+{
+	struct tas_wl *w = cu_map_get(&c->tas.wls, uid);
+	char *flavor;
+
+	if (w == NULL || i >= w->n || !w->ps[i].placed ||
+	    w->ps[i].flavor == NULL ||
+	    (flavor = cu_strdup(w->ps[i].flavor)) == NULL)
+		return;
+	adopt(c, w, i, qw, flavor, wire); /* frees the old flavor */
+	cu_free(flavor);
+	capacity_changed(c);
+}
+
 void ctl_tas_resume_replaced(ctl *c, const char *uid)
 {
 	const struct que_wl *qw = que_workload_get(c->st, uid);
@@ -1173,6 +1192,7 @@ void ctl_tas_resume_replaced(ctl *c, const char *uid)
 			    !wire_uses_node(rec, un)) {
 				json_object_set(psa, "topologyAssignment", rec);
 				changed = true;
+				adopt_replacement(c, uid, j, qw, rec);
 			}
 			json_decref(rec);
 			break;

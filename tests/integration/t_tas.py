@@ -630,6 +630,13 @@ def replacement_restart(s):
         return a if a == new and not unhealthy(s, "rack4") else None
     wait_for(resumed, 20, what="the recorded replacement announced")
     eq(ledger_topology(ledger, uid), new, "ledger unchanged")
+    # the controller holds the announced assignment, not the status it
+    # started from: the original's node failing again changes nothing
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node again: %r" % (out,))
+    barrier(s, "later")
+    eq(assignment(s, "rack4"), new, "assignment kept")
+    eq(unhealthy(s, "rack4"), [], "no unhealthy node")
     ctl.stop()
 
     # A node listed in unhealthyNodes but healthy (Kueue's
