@@ -591,7 +591,8 @@ void ctl_tas_adopt_recorded(ctl *c, const char *uid, const store_decision *sd);
 void ctl_tas_forget(ctl *c, const char *uid);
 /* A restart: uid's Workload, admitted, still lists unhealthyNodes while
  * its recorded decision has a replacement not using them (the status
- * write after the ledger commit was lost): announce the recorded one. */
+ * write after the ledger commit was lost): the recorded one is charged
+ * and announced. */
 void ctl_tas_resume_replaced(ctl *c, const char *uid);
 /* Before a cycle: trees rebuilt when due; charges of Workloads the
  * engine no longer holds are released. */

@@ -558,6 +558,27 @@ def tainted(s):
     replaced_within(s, "rack4", sick, rack)
     check(other in repr(assignment(s, "rack4")),
           "%s (PreferNoSchedule) kept" % other)
+    # pods ungated to the tainted node before its replacement (the Job
+    # makes new ones at once) waited there: Kueue marks them Failed, with
+    # a condition and an event (their replacements ran: checked above)
+    strays = [p for p in pods_of(s, "rack4")
+              if p["spec"].get("nodeSelector", {}).get(HOST) == sick and
+              not p["spec"].get("nodeName")]
+    check(all(
+        p["status"].get("phase") == "Failed" and
+        any(c["type"] == "TerminatedByKueue" and
+            c.get("reason") == "UnschedulableOnAssignedNode"
+            for c in p["status"].get("conditions", []))
+        for p in strays), "strays failed: %r" % (
+            [(p["metadata"]["name"], p["status"]) for p in strays],))
+
+    def event():
+        return [e for e in s.get_json(
+            "/apis/events.k8s.io/v1/namespaces/%s/events" % DNS)["items"]
+            if e.get("reason") == "PodTerminatedByKueue" and
+            e.get("regarding", {}).get("kind") == "Pod"] or None
+    if strays:
+        wait_for(event, 10, what="PodTerminatedByKueue event")
     ctl.stop()
 
 
