@@ -1919,11 +1919,14 @@ static void fail_strays(
 		    qw->ns, v[i]->k[0], qw->name, host);
 		ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_RESET_START, &res_pods,
 		    qw->ns, v[i]->k[0], NULL, patch);
-		/* Kueue's event on the pod (the cache's pods carry no kind) */
+		/* Kueue's event on the pod, by the recorder its node
+		 * controller shares with the ResourceFlavor one (the
+		 * cache's pods carry no kind) */
 		x = json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "apiVersion", "v1",
 		    "kind", "Pod", "metadata", "namespace", qw->ns, "name",
 		    v[i]->k[0], "uid", uid);
-		ctl_emit(c, x, "Normal", "PodTerminatedByKueue",
+		ctl_emit_as(c, x, "tas-resource-flavor-controller",
+		    "PodTerminatedByKueue",
 		    "Pod terminated by Kueue NodeController due to node taint");
 		json_decref(x);
 		if ((t = ctl_keys_put(&c->tas.terminating, CTL_K1(uid))) !=

@@ -576,6 +576,9 @@ def tainted(s):
         return [e for e in s.get_json(
             "/apis/events.k8s.io/v1/namespaces/%s/events" % DNS)["items"]
             if e.get("reason") == "PodTerminatedByKueue" and
+            e.get("type") == "Normal" and
+            e.get("reportingController") ==
+            "tas-resource-flavor-controller" and
             e.get("regarding", {}).get("kind") == "Pod"] or None
     if strays:
         wait_for(event, 10, what="PodTerminatedByKueue event")
