@@ -585,6 +585,26 @@ def tainted(s):
     ctl.stop()
 
 
+@case("node-failures-off-with-the-gate", simulate=SIM)
+def replacement_gate_off(s):
+    """TASFailedNodeReplacement: false (featureGates): a deleted Node of
+    an admitted Workload is left alone, as Kueue's node controller does
+    without the gate."""
+    cluster(s)
+    ctl = Controller(s, config=CONFIG + "featureGates:\n"
+                     "  TASFailedNodeReplacement: false\n")
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    before = assignment(s, "rack4")
+    victim = sorted(nodes)[0]
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node: %r" % (out,))
+    barrier(s, "later")
+    eq(assignment(s, "rack4"), before, "assignment kept")
+    eq(unhealthy(s, "rack4"), [], "no unhealthy node recorded")
+    ctl.stop()
+
+
 def node_obj(name):
     """Node b<B>-r<R>-n<H> as cluster() creates it."""
     alloc = {"cpu": "2", "memory": "8Gi", "pods": "110"}
