@@ -211,24 +211,59 @@ CU_MUST_CHECK int tas_node_apply(
     struct tas_tree *t, const json_t *node, cu_error *err);
 
 /* Kueue's NodeFailureDelay: how long a Node stays NotReady before the
- * TAS Workloads assigned to it record it as unhealthy. */
+ * TAS Workloads assigned to it record it as unhealthy (with the
+ * TASReplaceNodeDueToNotReadyOverFixedTime gate, off by default, or
+ * without TASReplaceNodeOnPodTermination). */
 #define TAS_NODE_FAILURE_DELAY_NS (30LL * 1000000000LL)
 
 enum tas_node_health {
-	TAS_NODE_HEALTHY = 0, /* Ready, or no Ready condition */
-	TAS_NODE_WAIT,	      /* NotReady for less than the delay */
-	TAS_NODE_FAILED,      /* deleted, or NotReady for the delay */
+	TAS_NODE_HEALTHY = 0, /* not failed */
+	TAS_NODE_WAIT,	      /* NotReady, failed at *due_ns unless Ready */
+	TAS_NODE_FAILED,      /* the Workload's pods there are to be moved */
 };
 
-/* Health of Node `node` [borrowed] (v1 JSON; NULL: deleted) at now_ns,
- * as Kueue's node failure controller judges it: deleted is failed at
- * once; a Ready condition not True is failed once delay_ns has passed
- * since its lastTransitionTime (an unparsable or missing time counts as
- * now), else *due_ns (when non-NULL) is set to when it will be. A Node
- * without a Ready condition is healthy (simulated Nodes carry none;
- * Kueue fails them at once). */
-enum tas_node_health tas_node_health(
-    const json_t *node, int64_t now_ns, int64_t delay_ns, int64_t *due_ns);
+/* Kueue's node failure rules and the feature gates that shape them. */
+struct tas_health_rules {
+	int64_t delay_ns;	 /* NodeFailureDelay */
+	bool fixed_delay;	 /* TASReplaceNodeDueToNotReadyOverFixedTime */
+	bool on_pod_termination; /* TASReplaceNodeOnPodTermination */
+	bool on_taints;		 /* TASReplaceNodeOnNodeTaints */
+};
+
+/* What one podSet of a Workload has on the node. */
+struct tas_node_usage {
+	/* a pod of the Workload bound to the node (spec.nodeName), not
+	 * being deleted and not Succeeded or Failed */
+	bool progressing;
+	/* the podSet's effective tolerations (its template's, its
+	 * flavor's, admission checks' podSetUpdates'): a JSON array
+	 * [borrowed] or NULL */
+	const json_t *tolerations;
+};
+
+/*
+ * Health of Node `node` [borrowed] (v1 JSON; NULL: deleted) for the
+ * podSet u [borrowed] at now_ns, as Kueue's node failure controller
+ * judges it with the gates in r [borrowed]:
+ *  - deleted: failed;
+ *  - Ready condition not True: failed once delay_ns has passed since its
+ *    lastTransitionTime (an unparsable or missing time counts as now)
+ *    when fixed_delay is on or on_pod_termination off (else *due_ns, when
+ *    non-NULL, is set to that time: WAIT); with on_pod_termination,
+ *    failed as soon as u has no progressing pod there, healthy while it
+ *    has one;
+ *  - Ready (or no Ready condition: healthy here, simulated Nodes carry
+ *    none; Kueue fails them at once) with on_taints: a NoSchedule or
+ *    NoExecute taint no toleration matches fails the node (with
+ *    on_pod_termination only once u has no progressing pod there); one
+ *    tolerated only with tolerationSeconds fails it once u has no
+ *    progressing pod there; tolerations without tolerationSeconds keep
+ *    it healthy. Kubernetes' matching: effect (empty: any), key (empty:
+ *    any), operator Exists or Equal (the default: same value).
+ */
+enum tas_node_health tas_node_health(const json_t *node,
+    const struct tas_node_usage *u, const struct tas_health_rules *r,
+    int64_t now_ns, int64_t *due_ns);
 
 /* The node whose capacity Pod `pod` [borrowed] takes [borrowed from
  * pod], or NULL: spec.nodeName when bound, else status.nominatedNodeName
