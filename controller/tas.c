@@ -64,6 +64,9 @@ struct tas_flavor {
 struct tas_ps {
 	enum tas_mode mode; /* 0: no topologyRequest */
 	char *level;	    /* [owned] */
+	char *slice_level;  /* [owned] podSetSliceRequiredTopology or NULL */
+	int32_t slice_size;
+	char *group; /* [owned] podSetGroupName or NULL */
 	/* the pod template's tolerations, nodeSelector and required node
 	 * affinity: sched [owned] (a copy of those fields), filter [owned,
 	 * strings in sched], both NULL when it has none */
@@ -85,6 +88,9 @@ struct tas_wl {
 };
 
 /* ---- small helpers ---------------------------------------------------- */
+
+static bool finished(json_t *pod); /* Succeeded or Failed */
+static const char *pinned_host(json_t *pod);
 
 static struct tas_flavor *flavor_find(ctl *c, const char *name)
 {
@@ -139,6 +145,8 @@ static void wl_free(ctl *c, struct tas_wl *w)
 		ps_unplace(c, &w->ps[i]);
 		ps_reqs_free(&w->ps[i]);
 		cu_free(w->ps[i].level);
+		cu_free(w->ps[i].slice_level);
+		cu_free(w->ps[i].group);
 		tas_filter_free(w->ps[i].filter);
 		json_decref(w->ps[i].sched);
 	}
@@ -313,19 +321,22 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
     size_t i, enum tas_mode mode, const char *level, int32_t count,
     struct api_topology_assignment *out, char *msg, size_t len)
 {
-	struct tas_amount req[TAS_MAX_RESOURCES];
 	struct tas_wl *w = cu_map_get(&c->tas.wls, wl->uid);
+	const struct tas_ps *p = w != NULL && i < w->n ? &w->ps[i] : NULL;
+	struct tas_amount req[TAS_MAX_RESOURCES];
 	struct tas_filter filter;
 	struct tas_request r;
 	cu_error err;
 	int rc;
 
-	filter_of(f, w != NULL && i < w->n ? &w->ps[i] : NULL, &filter);
+	filter_of(f, p, &filter);
 	r.mode = mode;
 	r.level = level;
 	r.count = count;
 	r.per_pod = req;
 	r.n_per_pod = per_pod(c, wl, i, req, TAS_MAX_RESOURCES);
+	r.slice_level = p != NULL ? p->slice_level : NULL;
+	r.slice_size = p != NULL ? p->slice_size : 0;
 	r.filter = &filter;
 	rc = tas_place(f->tree, &r, out, msg, len, &err);
 	if (rc != CU_OK && rc != TAS_NOFIT) {
@@ -342,24 +353,132 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	return rc;
 }
 
+/* The other podSet of podSet i's group (podSetGroupName), or -1. */
+static ssize_t group_partner(ctl *c, const struct que_wl *wl, size_t i)
+{
+	struct tas_wl *w = cu_map_get(&c->tas.wls, wl->uid);
+	size_t j;
+
+	if (w == NULL || i >= w->n || w->ps[i].group == NULL)
+		return -1;
+	for (j = 0; j < w->n && j < wl->n_podsets; j++)
+		if (j != i && w->ps[j].group != NULL &&
+		    strcmp(w->ps[j].group, w->ps[i].group) == 0)
+			return (ssize_t)j;
+	return -1;
+}
+
+/* Place podSets i and j of wl (one group) together in flavor f, with
+ * ci and cj pods: as Kueue's findLeaderAndWorkers, the first of the two
+ * in podSet order is the workers' podSet unless it has fewer pods than
+ * the second, which is then the leader. *ai, *aj: their assignments. */
+static int place_group(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
+    size_t i, size_t j, int32_t ci, int32_t cj,
+    struct api_topology_assignment *ai, struct api_topology_assignment *aj,
+    char *msg, size_t len)
+{
+	struct tas_amount rw[TAS_MAX_RESOURCES], rl[TAS_MAX_RESOURCES];
+	struct tas_request w, l;
+	struct tas_wl *tw = cu_map_get(&c->tas.wls, wl->uid);
+	struct tas_filter fw, fl;
+	size_t wi = i < j ? i : j, li = i < j ? j : i;
+	int32_t cw = i < j ? ci : cj, cl = i < j ? cj : ci;
+	struct api_topology_assignment aw, al;
+	const char *level;
+	enum tas_mode mode;
+	cu_error err;
+	int rc;
+
+	if (cl > cw) {
+		size_t t = wi;
+		int32_t tc = cw;
+
+		wi = li, li = t;
+		cw = cl, cl = tc;
+	}
+	if (request_of(c, wl, wi, f, f->name, &mode, &level, msg, len))
+		return TAS_NOFIT;
+	w.mode = mode;
+	w.level = level;
+	w.count = cw;
+	w.per_pod = rw;
+	w.n_per_pod = per_pod(c, wl, wi, rw, TAS_MAX_RESOURCES);
+	w.slice_level = NULL;
+	w.slice_size = 0;
+	filter_of(f, tw != NULL && wi < tw->n ? &tw->ps[wi] : NULL, &fw);
+	w.filter = &fw;
+	l = w;
+	l.count = cl;
+	l.per_pod = rl;
+	l.n_per_pod = per_pod(c, wl, li, rl, TAS_MAX_RESOURCES);
+	filter_of(f, tw != NULL && li < tw->n ? &tw->ps[li] : NULL, &fl);
+	l.filter = &fl;
+	rc = tas_place_group(f->tree, &w, &l, &aw, &al, msg, len, &err);
+	if (rc != CU_OK && rc != TAS_NOFIT) {
+		snprintf(msg, len, "%s", err.msg);
+		return TAS_NOFIT;
+	}
+	if (rc == TAS_NOFIT &&
+	    strncmp(msg, NO_LEVEL, sizeof(NO_LEVEL) - 1) == 0)
+		snprintf(msg, len,
+		    "Flavor \"%s\" does not contain the requested level",
+		    f->name);
+	if (rc != CU_OK)
+		return rc;
+	*ai = wi == i ? aw : al;
+	*aj = wi == i ? al : aw;
+	return CU_OK;
+}
+
 static int hook_check(void *ctx, const struct que_wl *wl, size_t podset,
     const struct que_flavor *fl, int32_t count, char *msg, size_t len)
 {
 	ctl *c = ctx;
 	struct tas_flavor *f = flavor_find(c, fl->name);
-	struct api_topology_assignment a;
+	struct api_topology_assignment a, b;
 	enum tas_mode mode;
 	const char *level;
+	ssize_t j;
 	int rc;
 
 	if (request_of(c, wl, podset, f, fl->name, &mode, &level, msg, len))
 		return 1;
 	if (mode == 0 || count < 1)
 		return 0;
-	rc = place(c, f, wl, podset, mode, level, count, &a, msg, len);
+	j = group_partner(c, wl, podset);
+	if (j >= 0 && wl->podsets[j].count >= 1) {
+		/* the group in this flavor, with the other podSet's pods */
+		rc = place_group(c, f, wl, podset, (size_t)j, count,
+		    wl->podsets[j].count, &a, &b, msg, len);
+		if (rc == CU_OK)
+			api_topology_assignment_dispose(&b);
+	} else {
+		rc = place(c, f, wl, podset, mode, level, count, &a, msg, len);
+	}
 	if (rc == CU_OK)
 		api_topology_assignment_dispose(&a);
 	return rc == CU_OK ? 0 : 1;
+}
+
+/* Charge (+1) or release (-1) podSet i's placement a [borrowed] in
+ * flavor while the Workload's other podSets are placed, as Kueue's
+ * assumed usage: they do not take the same capacity. */
+static bool tmp_charge(ctl *c, const struct que_wl *wl, size_t i,
+    const char *flavor, const struct api_topology_assignment *a, int sign)
+{
+	struct tas_flavor *f = flavor_find(c, flavor);
+	struct tas_amount req[TAS_MAX_RESOURCES];
+	size_t n = per_pod(c, wl, i, req, TAS_MAX_RESOURCES);
+	cu_error err;
+
+	if (f == NULL || f->tree == NULL)
+		return false;
+	if (tas_tree_assignment_usage(f->tree, a, req, n, sign, &err) !=
+	    CU_OK) {
+		cu_warn("topology: %s", err.msg);
+		return false;
+	}
+	return true;
 }
 
 static int hook_assume(void *ctx, const struct que_wl *wl,
@@ -367,7 +486,7 @@ static int hook_assume(void *ctx, const struct que_wl *wl,
 {
 	ctl *c = ctx;
 	struct api_topology_assignment a[TAS_PODSETS_MAX];
-	bool got[TAS_PODSETS_MAX] = {false};
+	bool got[TAS_PODSETS_MAX] = {false}, tmp[TAS_PODSETS_MAX] = {false};
 	struct tas_wl *w = NULL;
 	size_t i, n = wl->n_podsets < TAS_PODSETS_MAX ? wl->n_podsets
 						      : TAS_PODSETS_MAX;
@@ -378,8 +497,9 @@ static int hook_assume(void *ctx, const struct que_wl *wl,
 		struct tas_flavor *f = flavor_find(c, flavors[i]);
 		enum tas_mode mode;
 		const char *level;
+		ssize_t j;
 
-		if (flavors[i] == NULL || counts[i] < 1)
+		if (flavors[i] == NULL || counts[i] < 1 || got[i])
 			continue;
 		if (request_of(
 			c, wl, i, f, flavors[i], &mode, &level, msg, len)) {
@@ -388,13 +508,47 @@ static int hook_assume(void *ctx, const struct que_wl *wl,
 		}
 		if (mode == 0)
 			continue;
+		j = group_partner(c, wl, i);
+		if (j >= 0 && (size_t)j < n && flavors[j] != NULL &&
+		    counts[j] >= 1) {
+			/* a podSet group: placed together, in one flavor */
+			if (strcmp(flavors[i], flavors[j]) != 0) {
+				struct tas_wl *gw =
+				    cu_map_get(&c->tas.wls, wl->uid);
+
+				snprintf(msg, len,
+				    "podSet group \"%s\": podSets %s and %s "
+				    "assigned different flavors",
+				    gw->ps[i].group,
+				    wl->podsets[i].name ? wl->podsets[i].name
+							: "",
+				    wl->podsets[j].name ? wl->podsets[j].name
+							: "");
+				rc = 1;
+				break;
+			}
+			if (place_group(c, f, wl, i, (size_t)j, counts[i],
+				counts[j], &a[i], &a[j], msg, len) != CU_OK) {
+				rc = 1;
+				break;
+			}
+			got[i] = got[j] = true;
+			tmp[i] = tmp_charge(c, wl, i, flavors[i], &a[i], 1);
+			tmp[j] =
+			    tmp_charge(c, wl, (size_t)j, flavors[j], &a[j], 1);
+			continue;
+		}
 		if (place(c, f, wl, i, mode, level, counts[i], &a[i], msg,
 			len) != CU_OK) {
 			rc = 1;
 			break;
 		}
 		got[i] = true;
+		tmp[i] = tmp_charge(c, wl, i, flavors[i], &a[i], 1);
 	}
+	for (i = 0; i < n; i++)
+		if (tmp[i])
+			tmp_charge(c, wl, i, flavors[i], &a[i], -1);
 	if (rc == 0)
 		w = wl_get_or_new(c, wl->uid, wl->n_podsets);
 	for (i = 0; i < n; i++) {
@@ -698,6 +852,21 @@ static void pod_event(json_t *obj, bool deleted, void *payload)
 	if (deleted || tas_pod_charged_node(obj) == NULL)
 		capacity_changed(c);
 	index_pod(c, obj, deleted);
+	/* Kueue's node failure controller looks at a node again when a
+	 * TAS pod bound there ends or goes (TASReplaceNodeOnPodTermination),
+	 * and when an ungated pod waits for its host (a stray one) */
+	if (wl != NULL &&
+	    api_json_str(json_object_get(obj, "spec"), "nodeName") != NULL &&
+	    (deleted || finished(obj) ||
+		ctl_jmeta(obj, "deletionTimestamp") != NULL))
+		c->tas.dirty_nodes = true;
+	if (wl != NULL && !deleted && pinned_host(obj) != NULL) {
+		const char *ns = ctl_jmeta(obj, "namespace");
+
+		(void)ctl_keys_put(&c->tas.strays, CTL_K2(ns ? ns : "", wl));
+	}
+	if (deleted || finished(obj))
+		ctl_keys_del(&c->tas.terminating, CTL_K1(uid));
 	if (deleted || !has_gate(obj))
 		ctl_keys_del(&c->tas.ungating, CTL_K1(uid));
 	if (!deleted && wl != NULL && has_gate(obj)) {
@@ -1041,9 +1210,14 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 	size_t i, n = wl->spec.n_pod_sets;
 	bool want = false, holds;
 
-	/* its status.unhealthyNodes may have changed: replace or evict */
-	if (w != NULL)
+	/* its status.unhealthyNodes may have changed: replace or evict;
+	 * its assignment too: pods waiting for a host it lost */
+	if (w != NULL) {
 		c->tas.dirty_nodes = true;
+		(void)ctl_keys_put(&c->tas.strays,
+		    CTL_K2(wl->meta.namespace_ ? wl->meta.namespace_ : "",
+			wl->meta.name ? wl->meta.name : ""));
+	}
 
 	for (i = 0; i < n; i++)
 		want = want || wl->spec.pod_sets[i].has_topology_request ||
@@ -1067,18 +1241,29 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 		struct tas_ps *p = &w->ps[i];
 
 		cu_free(p->level);
-		p->level = NULL;
+		cu_free(p->slice_level);
+		cu_free(p->group);
+		p->level = p->slice_level = p->group = NULL;
+		p->slice_size = 0;
 		p->mode = 0;
 		ps_set_filter(p, wl->spec.pod_sets[i].template);
 		if (!wl->spec.pod_sets[i].has_topology_request)
 			continue;
+		if (r->slice_required != NULL && r->has_slice_size) {
+			p->slice_level = cu_strdup(r->slice_required);
+			p->slice_size = r->slice_size;
+		}
+		if (r->group_name != NULL)
+			p->group = cu_strdup(r->group_name);
 		if (r->required != NULL) {
 			p->mode = TAS_REQUIRED;
 			p->level = cu_strdup(r->required);
 		} else if (r->preferred != NULL) {
 			p->mode = TAS_PREFERRED;
 			p->level = cu_strdup(r->preferred);
-		} else if (r->has_unconstrained && r->unconstrained) {
+		} else if ((r->has_unconstrained && r->unconstrained) ||
+			   p->slice_level != NULL) {
+			/* Kueue: a slice request alone is unconstrained */
 			p->mode = TAS_UNCONSTRAINED;
 		}
 	}
@@ -1188,6 +1373,119 @@ char *ctl_tas_ledger_text(ctl *c, const char *uid, size_t i)
 	return json_dumps(w->ps[i].wire, JSON_COMPACT | JSON_SORT_KEYS);
 }
 
+/* Does assignment wire [borrowed] place pods on a node named in the
+ * unhealthyNodes list un [borrowed]? true when undecodable. */
+static bool wire_uses_node(const json_t *wire, const json_t *un)
+{
+	struct api_topology_assignment a;
+	bool uses = false;
+	size_t d, i, nl;
+	json_t *e;
+	cu_error err;
+
+	if (api_topology_assignment_decode(&a, wire, &err) != CU_OK)
+		return true;
+	nl = a.levels.n;
+	for (d = 0; nl > 0 && d < a.n_domains && !uses; d++)
+		json_array_foreach(un, i, e)
+		{
+			const char *n =
+			    json_string_value(json_object_get(e, "name"));
+
+			if (n != NULL &&
+			    strcmp(n, a.domains[d].values[nl - 1]) == 0)
+				uses = true;
+		}
+	api_topology_assignment_dispose(&a);
+	return uses;
+}
+
+/* The restart took podSet i's assignment from the status; its recorded
+ * replacement wire [borrowed] is charged instead (the status write that
+ * follows changes no engine state: ctl_tas_workload is not called for
+ * an admitted Workload's status). */
+static void adopt_replacement(ctl *c, const char *uid, size_t i,
+    const struct que_wl *qw, const json_t *wire)
+{
+	struct tas_wl *w = cu_map_get(&c->tas.wls, uid);
+	char *flavor;
+
+	if (w == NULL || i >= w->n || !w->ps[i].placed ||
+	    w->ps[i].flavor == NULL ||
+	    (flavor = cu_strdup(w->ps[i].flavor)) == NULL)
+		return;
+	adopt(c, w, i, qw, flavor, wire); /* frees the old flavor */
+	cu_free(flavor);
+	capacity_changed(c);
+}
+
+void ctl_tas_resume_replaced(ctl *c, const char *uid)
+{
+	const struct que_wl *qw = que_workload_get(c->st, uid);
+	json_t *obj, *st, *un, *adm, *psas, *psa, *patch;
+	store_decision *sd = NULL;
+	bool changed = false;
+	size_t i, j;
+	cu_error err;
+
+	if (qw == NULL || qw->where != QUE_WL_ADMITTED ||
+	    (obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name)) ==
+		NULL ||
+	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
+		return;
+	st = json_object_get(obj, "status");
+	un = json_object_get(st, "unhealthyNodes");
+	if (json_array_size(un) == 0)
+		return; /* no replacement under way */
+	if (store_decision_get(c->ledger, uid, &sd, &err) != CU_OK) {
+		if (err.code != CU_ENOTFOUND)
+			cu_warn("ledger: %s", err.msg);
+		return;
+	}
+	adm = json_deep_copy(json_object_get(st, "admission"));
+	psas = json_object_get(adm, "podSetAssignments");
+	for (i = 0; i < sd->n_podsets; i++) {
+		const char *name = sd->podsets[i].name;
+		json_t *rec, *cur;
+
+		if (sd->podsets[i].topology == NULL)
+			continue;
+		json_array_foreach(psas, j, psa)
+		{
+			const char *n =
+			    json_string_value(json_object_get(psa, "name"));
+
+			if (n == NULL || strcmp(n, name) != 0)
+				continue;
+			cur = json_object_get(psa, "topologyAssignment");
+			rec = json_loads(sd->podsets[i].topology, 0, NULL);
+			if (cur != NULL && rec != NULL &&
+			    !json_equal(cur, rec) && wire_uses_node(cur, un) &&
+			    !wire_uses_node(rec, un)) {
+				json_object_set(psa, "topologyAssignment", rec);
+				changed = true;
+				adopt_replacement(c, uid, j, qw, rec);
+			}
+			json_decref(rec);
+			break;
+		}
+	}
+	store_decision_free(sd);
+	if (!changed) {
+		json_decref(adm);
+		return;
+	}
+	patch = json_pack(
+	    "{s:{s:o,s:n}}", "status", "admission", adm, "unhealthyNodes");
+	if (patch == NULL)
+		return;
+	cu_info("workload %s/%s: announcing the recorded replacement of its "
+		"unhealthy node(s)",
+	    qw->ns, qw->name);
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+	(void)ctl_keys_put(&c->tas.strays, CTL_K2(qw->ns, qw->name));
+}
+
 /* ---- the ungater ------------------------------------------------------ */
 
 struct gated {
@@ -1268,6 +1566,7 @@ static void collect_pod(json_t *pod, void *payload)
 	if (idx == NULL)
 		idx = pod_ann(pod, LABEL_INDEX);
 	g->index = idx != NULL ? strtoll(idx, NULL, 10) : -1;
+	g->index = tas_pod_rank(p->a, pod, g->index);
 	g->created = ctl_jmeta(pod, "creationTimestamp");
 	g->name = ctl_jmeta(pod, "name");
 }
@@ -1506,6 +1805,22 @@ static void evict_node_failures(
 	api_workload_dispose(&wl);
 }
 
+/* The ledger first: podSet i's new assignment replaces the recorded one
+ * in the turn's transaction, committed before the status write is sent
+ * (WL_STATUS announces). A restart between the two finds the status
+ * still listing the node in unhealthyNodes and the ledger past it:
+ * ctl_tas_resume_replaced announces the recorded replacement. */
+static void record_replacement(ctl *c, const char *uid, size_t i)
+{
+	char *text = ctl_tas_ledger_text(c, uid, i);
+	cu_error err;
+
+	if (text != NULL && ctl_pipe_begin(c->pipe) == CU_OK &&
+	    store_podset_set_topology(c->ledger, uid, i, text, &err) != CU_OK)
+		cu_warn("ledger: %s", err.msg);
+	cu_free(text);
+}
+
 /* Kueue's replacement (TASFailedNodeReplacement, on by default): the
  * podSet's pods on `node` move within its assigned domain; the
  * admission's topologyAssignment is rewritten and unhealthyNodes
@@ -1516,7 +1831,7 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 	struct tas_flavor *f = flavor_find(c, p->flavor);
 	struct tas_filter filter;
 	struct tas_request r = {p->mode ? p->mode : TAS_UNCONSTRAINED, p->level,
-	    1, p->req, p->n_req, &filter};
+	    1, p->req, p->n_req, p->slice_level, p->slice_size, &filter};
 	struct api_topology_assignment na;
 	json_t *adm, *psas, *wire = NULL, *patch;
 	char msg[512], nbuf[256];
@@ -1568,10 +1883,13 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 	    "{s:{s:o,s:n}}", "status", "admission", adm, "unhealthyNodes");
 	if (patch == NULL)
 		return;
+	record_replacement(c, qw->uid, podset);
 	cu_info("workload %s/%s: pods of unhealthy node %s replaced within "
 		"the assigned domain",
 	    qw->ns, qw->name, node);
 	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+	/* pods ungated to the failed node wait there: check_strays */
+	(void)ctl_keys_put(&c->tas.strays, CTL_K2(qw->ns, qw->name));
 	capacity_changed(c);
 }
 
@@ -1642,10 +1960,264 @@ static void mark_unhealthy(ctl *c, const struct que_wl *qw, struct tas_ps *p,
 	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
 }
 
+/* Kueue's rules with the configured gates (all at Kueue's defaults
+ * without a configuration). */
+static struct tas_health_rules health_rules(const ctl *c)
+{
+	struct tas_health_rules r = {c->tas.node_delay_ns, false, true, true};
+
+	if (c->cfg != NULL) {
+		r.fixed_delay = c->cfg->tas_gates.not_ready_fixed_time;
+		r.on_pod_termination = c->cfg->tas_gates.on_pod_termination;
+		r.on_taints = c->cfg->tas_gates.on_node_taints;
+	}
+	return r;
+}
+
+/* Does Node `node` [borrowed] need the Workload's pods or tolerations to
+ * be judged: a Ready condition not True (pods), or taints? */
+static bool node_not_ready(const json_t *node)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(node, "status"), "conditions"), i,
+	    c)
+	{
+		const char *t = api_json_str(c, "type");
+		const char *st = api_json_str(c, "status");
+
+		if (t != NULL && strcmp(t, "Ready") == 0)
+			return st == NULL || strcmp(st, "True") != 0;
+	}
+	return false;
+}
+
+static bool node_has_taints(const json_t *node)
+{
+	return json_array_size(json_object_get(
+		   json_object_get(node, "spec"), "taints")) > 0;
+}
+
+/* Kueue's progressing pods: has Workload ns/wl a pod bound to `node`,
+ * not being deleted and not Succeeded or Failed? */
+static bool progressing_on(
+    ctl *c, const char *ns, const char *wl, const char *node)
+{
+	char *key = cu_asprintf("%s\x1f%s", ns, wl);
+	struct tas_wl_pods *e =
+	    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
+	struct ctl_kent **v = NULL;
+	bool found = false;
+	size_t i, n = 0;
+
+	cu_free(key);
+	if (e == NULL || ctl_keys_ordered(&e->names, &v, &n) != CU_OK)
+		return false;
+	for (i = 0; i < n && !found; i++) {
+		json_t *pod = api_informer_get(c->tas.pods, ns, v[i]->k[0]);
+		const char *bound =
+		    api_json_str(json_object_get(pod, "spec"), "nodeName");
+
+		found = pod != NULL && bound != NULL &&
+			strcmp(bound, node) == 0 && !finished(pod) &&
+			ctl_jmeta(pod, "deletionTimestamp") == NULL;
+	}
+	cu_free(v);
+	return found;
+}
+
+/* podSet i's effective tolerations, as Kueue's podset.FromAssignment and
+ * the admission checks' podSetUpdates make them: its template's, its
+ * flavor's (spec.tolerations), and the updates' for its name. A new
+ * array [owned: json_decref], NULL when out of memory. */
+static json_t *podset_tolerations(
+    ctl *c, json_t *obj, size_t i, const char *flavor)
+{
+	json_t *out = json_array();
+	json_t *ps = json_array_get(
+	    json_object_get(json_object_get(obj, "spec"), "podSets"), i);
+	const char *name = api_json_str(ps, "name");
+	json_t *rf = c->inf[INF_RF] != NULL && flavor != NULL
+			 ? api_informer_get(c->inf[INF_RF], NULL, flavor)
+			 : NULL;
+	json_t *ac, *u;
+	size_t j, k;
+
+	if (out == NULL)
+		return NULL;
+	json_array_extend(
+	    out, json_object_get(
+		     json_object_get(json_object_get(ps, "template"), "spec"),
+		     "tolerations"));
+	json_array_extend(
+	    out, json_object_get(json_object_get(rf, "spec"), "tolerations"));
+	json_array_foreach(
+	    json_object_get(json_object_get(obj, "status"), "admissionChecks"),
+	    j, ac)
+	{
+		json_array_foreach(json_object_get(ac, "podSetUpdates"), k, u)
+		{
+			const char *n = api_json_str(u, "name");
+
+			if (n != NULL && name != NULL && strcmp(n, name) == 0)
+				json_array_extend(
+				    out, json_object_get(u, "tolerations"));
+		}
+	}
+	return out;
+}
+
+/* Kueue's handleHealthyNode: a node of the Workload's unhealthyNodes
+ * that is healthy again leaves the list. */
+static void unlist_healthy(
+    ctl *c, const struct que_wl *qw, json_t *obj, const char *node)
+{
+	json_t *un =
+	    json_object_get(json_object_get(obj, "status"), "unhealthyNodes");
+	json_t *list, *e, *patch;
+	bool listed = false;
+	size_t i;
+
+	if (json_array_size(un) == 0 ||
+	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
+		return;
+	list = json_array();
+	json_array_foreach(un, i, e)
+	{
+		const char *n = api_json_str(e, "name");
+
+		if (n != NULL && strcmp(n, node) == 0)
+			listed = true;
+		else
+			json_array_append(list, e);
+	}
+	if (!listed) {
+		json_decref(list);
+		return;
+	}
+	patch = json_pack("{s:{s:o}}", "status", "unhealthyNodes", list);
+	if (patch == NULL)
+		return;
+	cu_info("workload %s/%s: node %s is healthy again; removed from "
+		"status.unhealthyNodes",
+	    qw->ns, qw->name, node);
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+}
+
+/* The host an ungated, unbound, unfinished pod [borrowed] waits for
+ * (its nodeSelector's kubernetes.io/hostname) [borrowed from pod], or
+ * NULL. */
+static const char *pinned_host(json_t *pod)
+{
+	json_t *spec = json_object_get(pod, "spec");
+	const char *ph = api_json_str(json_object_get(pod, "status"), "phase");
+
+	if (api_json_str(spec, "nodeName") != NULL || has_gate(pod) ||
+	    (ph != NULL && strcmp(ph, "Pending") != 0) ||
+	    ctl_jmeta(pod, "deletionTimestamp") != NULL)
+		return NULL;
+	return api_json_str(
+	    json_object_get(spec, "nodeSelector"), TAS_HOSTNAME_LABEL);
+}
+
+/* Kueue's late pods: a pod of the Workload ungated to a host its podSet's
+ * assignment no longer has (its node was replaced) would wait there for
+ * ever; it is marked Failed (condition TerminatedByKueue) so that its
+ * job makes a new one, ungated to the new assignment. */
+static void fail_strays(
+    ctl *c, const struct que_wl *qw, struct tas_wl *w, json_t *obj, int64_t now)
+{
+	char *key = cu_asprintf("%s\x1f%s", qw->ns, qw->name);
+	struct tas_wl_pods *e =
+	    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
+	json_t *spec_ps =
+	    json_object_get(json_object_get(obj, "spec"), "podSets");
+	struct ctl_kent **v = NULL;
+	size_t i, n = 0;
+
+	cu_free(key);
+	if (e == NULL || ctl_keys_ordered(&e->names, &v, &n) != CU_OK)
+		return;
+	for (i = 0; i < n; i++) {
+		json_t *pod = api_informer_get(c->tas.pods, qw->ns, v[i]->k[0]);
+		const char *host = pod ? pinned_host(pod) : NULL;
+		const char *ps = api_json_str(
+		    json_object_get(json_object_get(pod, "metadata"), "labels"),
+		    LABEL_PODSET);
+		const char *uid = pod ? ctl_jmeta(pod, "uid") : NULL;
+		const struct tas_ps *p = NULL;
+		struct ctl_kent *t;
+		json_t *conds, *patch, *x;
+		char ts[CU_TIME_RFC3339_LEN];
+		size_t j, d, nl;
+		bool kept = false;
+
+		if (host == NULL || ps == NULL || uid == NULL)
+			continue;
+		for (j = 0; j < w->n && j < json_array_size(spec_ps); j++) {
+			const char *name =
+			    api_json_str(json_array_get(spec_ps, j), "name");
+
+			if (name != NULL && strcmp(name, ps) == 0)
+				p = &w->ps[j];
+		}
+		if (p == NULL || !p->placed || (nl = p->a.levels.n) == 0 ||
+		    strcmp(p->a.levels.items[nl - 1], TAS_HOSTNAME_LABEL) != 0)
+			continue;
+		for (d = 0; d < p->a.n_domains && !kept; d++)
+			kept =
+			    strcmp(p->a.domains[d].values[nl - 1], host) == 0;
+		t = ctl_keys_get(&c->tas.terminating, CTL_K1(uid));
+		if (kept || (t != NULL && now < t->n))
+			continue;
+		cu_time_format_rfc3339(now, ts);
+		conds = json_deep_copy(json_object_get(
+		    json_object_get(pod, "status"), "conditions"));
+		if (!json_is_array(conds)) {
+			json_decref(conds);
+			conds = json_array();
+		}
+		x = json_pack("{s:s,s:s,s:s,s:s,s:s}", "type",
+		    "TerminatedByKueue", "status", "True", "reason",
+		    "UnschedulableOnAssignedNode", "message",
+		    "Pod terminated by Kueue NodeController due to node taint",
+		    "lastTransitionTime", ts);
+		json_array_append_new(conds, x);
+		patch = json_pack("{s:{s:s,s:o}}", "status", "phase", "Failed",
+		    "conditions", conds);
+		if (patch == NULL)
+			continue;
+		cu_info("pod %s/%s of workload %s: waits for %s, which its "
+			"assignment no longer has; marked Failed",
+		    qw->ns, v[i]->k[0], qw->name, host);
+		ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_RESET_START, &res_pods,
+		    qw->ns, v[i]->k[0], NULL, patch);
+		/* Kueue's event on the pod, by the recorder its node
+		 * controller shares with the ResourceFlavor one (the
+		 * cache's pods carry no kind) */
+		x = json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "apiVersion", "v1",
+		    "kind", "Pod", "metadata", "namespace", qw->ns, "name",
+		    v[i]->k[0], "uid", uid);
+		ctl_emit_as(c, x, "tas-resource-flavor-controller",
+		    "PodTerminatedByKueue",
+		    "Pod terminated by Kueue NodeController due to node taint");
+		json_decref(x);
+		if ((t = ctl_keys_put(&c->tas.terminating, CTL_K1(uid))) !=
+		    NULL)
+			t->n = now + UNGATE_RETRY_NS;
+	}
+	cu_free(v);
+}
+
 static void check_podset_nodes(ctl *c, const struct que_wl *qw,
     struct tas_ps *p, size_t podset, int64_t now, int64_t *due)
 {
 	const struct api_topology_assignment *a = &p->a;
+	struct tas_health_rules rules = health_rules(c);
+	json_t *obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+	json_t *tols = NULL;
 	size_t nl = a->levels.n, d;
 
 	/* Kueue tracks nodes of assignments at the hostname level only. */
@@ -1653,21 +2225,36 @@ static void check_podset_nodes(ctl *c, const struct que_wl *qw,
 		return;
 	for (d = 0; d < a->n_domains; d++) {
 		const char *node = a->domains[d].values[nl - 1];
+		json_t *nobj = api_informer_get(c->tas.nodes, NULL, node);
+		struct tas_node_usage u = {false, NULL};
 		int64_t when = 0;
-		enum tas_node_health h =
-		    tas_node_health(api_informer_get(c->tas.nodes, NULL, node),
-			now, c->tas.node_delay_ns, &when);
+		enum tas_node_health h;
 
+		if (nobj != NULL &&
+		    (node_not_ready(nobj) ||
+			(rules.on_taints && node_has_taints(nobj))))
+			u.progressing =
+			    progressing_on(c, qw->ns, qw->name, node);
+		if (nobj != NULL && rules.on_taints && node_has_taints(nobj) &&
+		    tols == NULL)
+			tols = podset_tolerations(c, obj, podset, p->flavor);
+		u.tolerations = tols;
+		h = tas_node_health(nobj, &u, &rules, now, &when);
 		if (h == TAS_NODE_FAILED) {
 			/* looked at again until handled: the Workload's
 			 * update may reach us before our write is seen */
 			if (*due == 0 || now + NODE_RECHECK_NS < *due)
 				*due = now + NODE_RECHECK_NS;
+			json_decref(tols);
 			mark_unhealthy(c, qw, p, podset, node, now);
 			return; /* p may have changed */
-		} else if (h == TAS_NODE_WAIT && (*due == 0 || when < *due))
+		}
+		if (h == TAS_NODE_WAIT && (*due == 0 || when < *due))
 			*due = when;
+		if (obj != NULL)
+			unlist_healthy(c, qw, obj, node);
 	}
+	json_decref(tols);
 }
 
 static void check_nodes(ctl *c, int64_t now)
@@ -1679,6 +2266,9 @@ static void check_nodes(ctl *c, int64_t now)
 	size_t i;
 
 	if (!c->tas.started || !informers_synced(c) || c->inf[INF_WL] == NULL)
+		return;
+	/* TASFailedNodeReplacement off: Kueue leaves failed nodes alone */
+	if (c->cfg != NULL && !c->cfg->tas_gates.node_replacement)
 		return;
 	if (!c->tas.dirty_nodes &&
 	    (c->tas.nodes_due == 0 || now < c->tas.nodes_due))
@@ -1704,6 +2294,50 @@ static void check_nodes(ctl *c, int64_t now)
 		ctl_wake_workload(c, CTL_K2(wake->ns, wake->name), due);
 }
 
+/* The Workloads whose pods wait for a host, or whose assignment
+ * changed: stray pods are failed (fail_strays), judged against the
+ * assignment the cache shows; while our write to the Workload is in
+ * flight it is looked at again soon (the answer may come after the
+ * Workload's event). */
+static void check_strays(ctl *c, int64_t now)
+{
+	ctl_keys batch;
+	struct ctl_kent **v;
+	size_t i, n;
+
+	if (!c->tas.started || !informers_synced(c) || c->inf[INF_WL] == NULL ||
+	    ctl_keys_count(&c->tas.strays) == 0 ||
+	    (c->cfg != NULL && !c->cfg->tas_gates.node_replacement))
+		return;
+	ctl_keys_init(&batch, 2);
+	ctl_keys_move(&batch, &c->tas.strays);
+	if (ctl_keys_ordered(&batch, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++) {
+			const char *const *k = (const char *const *)v[i]->k;
+			json_t *obj =
+			    api_informer_get(c->inf[INF_WL], k[0], k[1]);
+			const char *uid = obj ? ctl_jmeta(obj, "uid") : NULL;
+			struct tas_wl *w =
+			    uid ? cu_map_get(&c->tas.wls, uid) : NULL;
+			const struct que_wl *qw =
+			    uid ? que_workload_get(c->st, uid) : NULL;
+
+			if (w == NULL || qw == NULL ||
+			    qw->where != QUE_WL_ADMITTED)
+				continue;
+			if (ctl_pipe_stale(c->pipe,
+				CTL_K3(CTL_KIND_WL, k[0], k[1]), obj)) {
+				(void)ctl_keys_put(&c->tas.strays, k);
+				ctl_wake_workload(c, k, now + NODE_RECHECK_NS);
+				continue;
+			}
+			fail_strays(c, qw, w, obj, now);
+		}
+		cu_free(v);
+	}
+	ctl_keys_dispose(&batch);
+}
+
 void ctl_tas_ungate(ctl *c, int64_t now)
 {
 	ctl_keys batch;
@@ -1711,6 +2345,7 @@ void ctl_tas_ungate(ctl *c, int64_t now)
 	size_t i, n;
 
 	check_nodes(c, now);
+	check_strays(c, now);
 	if (!c->tas.started || ctl_keys_count(&c->tas.dirty_ungate) == 0)
 		return;
 	ctl_keys_init(&batch, 2);
@@ -1734,6 +2369,8 @@ int ctl_tas_init(ctl *c)
 	ctl_keys_init(&c->tas.tas_only, 1);
 	ctl_keys_init(&c->tas.dirty_ungate, 2);
 	ctl_keys_init(&c->tas.ungating, 1);
+	ctl_keys_init(&c->tas.terminating, 1);
+	ctl_keys_init(&c->tas.strays, 2);
 	c->tas.node_delay_ns = TAS_NODE_FAILURE_DELAY_NS;
 	/* tests only: a shorter NodeFailureDelay */
 	if ((env = getenv("CUEUE_TAS_NODE_FAILURE_DELAY_MS")) != NULL) {
@@ -1770,4 +2407,6 @@ void ctl_tas_dispose(ctl *c)
 	ctl_keys_dispose(&c->tas.tas_only);
 	ctl_keys_dispose(&c->tas.dirty_ungate);
 	ctl_keys_dispose(&c->tas.ungating);
+	ctl_keys_dispose(&c->tas.terminating);
+	ctl_keys_dispose(&c->tas.strays);
 }

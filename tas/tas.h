@@ -29,6 +29,12 @@
  *   - descend: at each lower level the children of the chosen domains
  *     are taken greedily the same way, so pods pack into as few domains
  *     as possible at every level.
+ * Slices and podSet groups (tas/slice.c) run Kueue's general form of the
+ * same algorithm: counts are in slices down to the slice level (a
+ * domain's slices: its pods / slice size at the slice level, summed
+ * above), then in pods within each slice domain; a group's leader is
+ * counted per domain as "fits" (0/1) with the workers' capacity that is
+ * left beside it.
  * Usage charged to a node (tas_tree_node_usage) is what the caller
  * counts as taken there: pods bound to it and pods nominated to it
  * (status.nominatedNodeName), which Kueue leaves out.
@@ -215,10 +221,18 @@ void tas_filter_free(struct tas_filter *f);
 
 struct tas_request {
 	enum tas_mode mode;
-	const char *level; /* [borrowed] node label; ignored if unconstrained */
-	int32_t count;	   /* pods, >= 1 */
+	/* [borrowed] node label; for unconstrained: ignored (the lowest
+	 * level; the highest when slices are requested, as Kueue) */
+	const char *level;
+	int32_t count;			  /* pods, >= 1 */
 	const struct tas_amount *per_pod; /* [borrowed] */
 	size_t n_per_pod;
+	/* Slices (podset-slice-required-topology, podset-slice-size): the
+	 * pods in slices of slice_size, each slice inside one domain of
+	 * slice_level [borrowed], all within the podSet's domain. NULL: no
+	 * slices (one pod per slice at the lowest level). */
+	const char *slice_level;
+	int32_t slice_size;
 	/* [borrowed] NULL: every node without a scheduling taint */
 	const struct tas_filter *filter;
 };
@@ -234,6 +248,23 @@ CU_MUST_CHECK int tas_place(struct tas_tree *t, const struct tas_request *r,
     struct api_topology_assignment *out, char *msg, size_t msg_len,
     cu_error *err);
 
+/* Place a podSet group (kueue.x-k8s.io/podset-group-name): the
+ * `leader` podSet (count 1, its own per-pod requests) and the `workers`
+ * podSet together, as Kueue does it: one domain of the workers' level
+ * (required or preferred, with their fallback) must hold the leader and
+ * the workers, and the leader's node is taken into account when the
+ * workers are packed (the leader goes where the workers' capacity loses
+ * least). Slices are not allowed in a group (r->slice_level NULL).
+ * CU_OK: *workers_out and *leader_out [owned:
+ * api_topology_assignment_dispose] as tas_place's. TAS_NOFIT: msg as
+ * tas_place's (counted in workers' pods), both empty. CU_EINVAL (leader
+ * count not 1, slices), CU_ENOMEM. The tree is not changed. */
+CU_MUST_CHECK int tas_place_group(struct tas_tree *t,
+    const struct tas_request *workers, const struct tas_request *leader,
+    struct api_topology_assignment *workers_out,
+    struct api_topology_assignment *leader_out, char *msg, size_t msg_len,
+    cu_error *err);
+
 /* Kueue's TASFailedNodeReplacement for one podSet: the pods a [borrowed]
  * (charged in t) placed on node `node` move to other leaves of the
  * domain of r->level that holds the rest of the assignment (the failed
@@ -242,7 +273,12 @@ CU_MUST_CHECK int tas_place(struct tas_tree *t, const struct tas_request *r,
  * (r->count is ignored). CU_OK: *out [owned:
  * api_topology_assignment_dispose] is a without the node plus the new
  * leaves, in value order. TAS_NOFIT: no room in that domain (msg says
- * so), *out empty. CU_EINVAL: node not in a. CU_ENOMEM. */
+ * so), *out empty. CU_EINVAL: node not in a. CU_ENOMEM.
+ * With slices (r->slice_level), as Kueue: pods that are not whole slices
+ * go back, pod by pod, to the slice-level domain whose slice they
+ * complete; whole slices are placed again in slices, within the required
+ * domain of the rest of the assignment (anywhere the request allows when
+ * it is preferred or unconstrained). */
 CU_MUST_CHECK int tas_replace(struct tas_tree *t,
     const struct api_topology_assignment *a, const char *node,
     const struct tas_request *r, struct api_topology_assignment *out, char *msg,
@@ -263,6 +299,16 @@ int64_t tas_tree_leaf_free(
  * count, as Kueue's ungater assigns ranks. -1 when rank is outside the
  * assignment's pods. */
 ssize_t tas_rank_domain(const struct api_topology_assignment *a, int64_t rank);
+/* The rank of pod [borrowed] (v1 JSON) whose completion index is
+ * `index` (-1: none) in a podSet placed as a, as Kueue's ungater ranks
+ * a JobSet's pods by its subgroups: with the labels (or annotations)
+ * jobset.sigs.k8s.io/job-index J and replicatedjob-replicas R, J times
+ * the pods of one Job (a's pods / R) plus the index, so each child
+ * Job's pods take consecutive ranks (and a Job the size of a slice is
+ * one slice); otherwise the index. -1 when the index is out of its
+ * Job's range. */
+int64_t tas_pod_rank(
+    const struct api_topology_assignment *a, const json_t *pod, int64_t index);
 /* The nodeSelector that pins a pod to domain `d` of a: one entry per
  * level of the assignment (label -> value), merged into *sel (existing
  * keys replaced). CU_ENOMEM, CU_ERANGE (d out of range). */
@@ -282,24 +328,59 @@ CU_MUST_CHECK int tas_node_apply(
     struct tas_tree *t, const json_t *node, cu_error *err);
 
 /* Kueue's NodeFailureDelay: how long a Node stays NotReady before the
- * TAS Workloads assigned to it record it as unhealthy. */
+ * TAS Workloads assigned to it record it as unhealthy (with the
+ * TASReplaceNodeDueToNotReadyOverFixedTime gate, off by default, or
+ * without TASReplaceNodeOnPodTermination). */
 #define TAS_NODE_FAILURE_DELAY_NS (30LL * 1000000000LL)
 
 enum tas_node_health {
-	TAS_NODE_HEALTHY = 0, /* Ready, or no Ready condition */
-	TAS_NODE_WAIT,	      /* NotReady for less than the delay */
-	TAS_NODE_FAILED,      /* deleted, or NotReady for the delay */
+	TAS_NODE_HEALTHY = 0, /* not failed */
+	TAS_NODE_WAIT,	      /* NotReady, failed at *due_ns unless Ready */
+	TAS_NODE_FAILED,      /* the Workload's pods there are to be moved */
 };
 
-/* Health of Node `node` [borrowed] (v1 JSON; NULL: deleted) at now_ns,
- * as Kueue's node failure controller judges it: deleted is failed at
- * once; a Ready condition not True is failed once delay_ns has passed
- * since its lastTransitionTime (an unparsable or missing time counts as
- * now), else *due_ns (when non-NULL) is set to when it will be. A Node
- * without a Ready condition is healthy (simulated Nodes carry none;
- * Kueue fails them at once). */
-enum tas_node_health tas_node_health(
-    const json_t *node, int64_t now_ns, int64_t delay_ns, int64_t *due_ns);
+/* Kueue's node failure rules and the feature gates that shape them. */
+struct tas_health_rules {
+	int64_t delay_ns;	 /* NodeFailureDelay */
+	bool fixed_delay;	 /* TASReplaceNodeDueToNotReadyOverFixedTime */
+	bool on_pod_termination; /* TASReplaceNodeOnPodTermination */
+	bool on_taints;		 /* TASReplaceNodeOnNodeTaints */
+};
+
+/* What one podSet of a Workload has on the node. */
+struct tas_node_usage {
+	/* a pod of the Workload bound to the node (spec.nodeName), not
+	 * being deleted and not Succeeded or Failed */
+	bool progressing;
+	/* the podSet's effective tolerations (its template's, its
+	 * flavor's, admission checks' podSetUpdates'): a JSON array
+	 * [borrowed] or NULL */
+	const json_t *tolerations;
+};
+
+/*
+ * Health of Node `node` [borrowed] (v1 JSON; NULL: deleted) for the
+ * podSet u [borrowed] at now_ns, as Kueue's node failure controller
+ * judges it with the gates in r [borrowed]:
+ *  - deleted: failed;
+ *  - Ready condition not True: failed once delay_ns has passed since its
+ *    lastTransitionTime (an unparsable or missing time counts as now)
+ *    when fixed_delay is on or on_pod_termination off (else *due_ns, when
+ *    non-NULL, is set to that time: WAIT); with on_pod_termination,
+ *    failed as soon as u has no progressing pod there, healthy while it
+ *    has one;
+ *  - Ready (or no Ready condition: healthy here, simulated Nodes carry
+ *    none; Kueue fails them at once) with on_taints: a NoSchedule or
+ *    NoExecute taint no toleration matches fails the node (with
+ *    on_pod_termination only once u has no progressing pod there); one
+ *    tolerated only with tolerationSeconds fails it once u has no
+ *    progressing pod there; tolerations without tolerationSeconds keep
+ *    it healthy. Kubernetes' matching: effect (empty: any), key (empty:
+ *    any), operator Exists or Equal (the default: same value).
+ */
+enum tas_node_health tas_node_health(const json_t *node,
+    const struct tas_node_usage *u, const struct tas_health_rules *r,
+    int64_t now_ns, int64_t *due_ns);
 
 /* The node whose capacity Pod `pod` [borrowed] takes [borrowed from
  * pod], or NULL: spec.nodeName when bound, else status.nominatedNodeName

@@ -6,13 +6,13 @@
  * preferred rack and unconstrained, 1..16 pods of 1 cpu); a podSet that
  * fits is charged to the tree and the oldest admitted one released once
  * 500 are held, so the tree stays partly full. Reports decisions/s and
- * the p50/p99 time of one decision.
+ * the p50/p99 time of one decision. `cueue-bench tas slices`: the same
+ * with 2..16 pods in host slices of 2 (tas/slice.c's general form).
  *
  * `cueue-bench tas filter`: the same with every 10th host tainted
  * (NoSchedule), 20 labels per host and 9 hosts out of 10 labelled
- * pool=a; the podSets
- * alternate a toleration of the taint and a nodeSelector pool=a (the
- * filtered placement path).
+ * pool=a; the podSets alternate a toleration of the taint and a
+ * nodeSelector pool=a (the filtered placement path).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +52,7 @@ int bench_tas_main(int argc, char **argv)
 	int64_t t0, total;
 	cu_error err;
 	int b, r, h, k, rc = 1;
+	bool slices = argc > 1 && strcmp(argv[1], "slices") == 0;
 
 	if (tas_tree_new("bench", levels, 3, &t, &err) != CU_OK)
 		goto fail;
@@ -93,10 +94,16 @@ int bench_tas_main(int argc, char **argv)
 	total = cu_time_mono_ns();
 	for (i = 0; i < N_DECISIONS; i++) {
 		struct tas_request q = {(enum tas_mode)(1 + i % 3), "rack",
-		    1 + rand() % 16, cpu, 1,
+		    1 + rand() % 16, cpu, 1, NULL, 0,
 		    !filtered ? NULL
 		    : i % 2   ? &fsel
 			      : &ftol};
+
+		if (slices) {
+			q.count = 2 * (1 + q.count / 2 % 8);
+			q.slice_level = TAS_HOSTNAME_LABEL;
+			q.slice_size = 2;
+		}
 		struct api_topology_assignment a;
 		char msg[160];
 		int prc;
@@ -127,8 +134,10 @@ int bench_tas_main(int argc, char **argv)
 	qsort(lat, N_DECISIONS, sizeof(lat[0]), cmp_i64);
 	printf("tas%s: %d placement decisions on 1000 nodes (3 levels), %zu "
 	       "placed: %.0f decisions/s, p50 %.1f us, p99 %.1f us\n",
-	    filtered ? " (filtered)" : "", N_DECISIONS, admitted,
-	    (double)N_DECISIONS / ((double)total / 1e9),
+	    slices     ? " (host slices of 2)"
+	    : filtered ? " (filtered)"
+		       : "",
+	    N_DECISIONS, admitted, (double)N_DECISIONS / ((double)total / 1e9),
 	    (double)lat[N_DECISIONS / 2] / 1e3,
 	    (double)lat[N_DECISIONS * 99 / 100] / 1e3);
 	rc = 0;

@@ -16,12 +16,18 @@ examples' shape (tests/integration/data/tas-*.yaml):
     (Kueue, counting bound pods only, would place on it);
   - a restarted controller keeps the assignments (adopted from the
     status, not placed again) and places around them;
+  - failed nodes (deleted, NotReady, tainted) of admitted Workloads are
+    replaced within the assigned domain or evict the Workload, as
+    Kueue's node failure controller with its default gates; a
+    replacement is recorded in the ledger first and survives a restart;
   - a tainted rack is used only by Jobs that tolerate its taint (in
     their pod template or through the flavor's tolerations), and a
     nodeSelector keeps a Job's pods on the hosts that carry the label.
 The ResourceFlavor's topologyName gets no UnsupportedField event."""
+import json
 import os
 import re
+import sqlite3
 
 import yaml
 
@@ -376,6 +382,10 @@ def restart(s):
     ctl.stop()
 
 
+FIXED_DELAY = ("featureGates:\n"
+               "  TASReplaceNodeDueToNotReadyOverFixedTime: true\n")
+
+
 def unhealthy(s, job):
     w = wl_of_ns(s, job) or {}
     return [n["name"] for n in
@@ -387,13 +397,15 @@ def node_failures(s):
     """Kueue's failed node handling (TASFailedNodeReplacement and
     FailFast, on by default): a deleted Node of an admitted required-rack
     Workload is recorded in status.unhealthyNodes and its pods replaced
-    within the rack; a Node NotReady for the (test-shortened)
-    NodeFailureDelay under a Workload filling its rack has no
-    replacement: evicted (NodeFailures), requeued, admitted elsewhere."""
+    within the rack; with TASReplaceNodeDueToNotReadyOverFixedTime (off
+    by default, turned on here), a Node NotReady for the (test-shortened)
+    NodeFailureDelay under a Workload filling its rack fails while its
+    pods still run, and has no replacement: evicted (NodeFailures),
+    requeued, admitted elsewhere."""
     cluster(s)
     os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"] = "300"
     try:
-        ctl = Controller(s, config=CONFIG)
+        ctl = Controller(s, config=CONFIG + FIXED_DELAY)
     finally:
         del os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"]
     example_job(s, "required", "rack4", 4)
@@ -441,6 +453,393 @@ def node_failures(s):
     eq(len(set(rack_of(n) for n in nodes)), 1, "full8 in one rack")
     check(rack_of(nodes[0]) != frack, "full8 left %s: %r" % (frack, nodes))
     ctl.stop()
+
+
+def evict_pods_on(s, job, node):
+    """Delete job's pods bound to node, as the taint manager or the node
+    lifecycle controller would; the Job (simulated) creates them again."""
+    n = 0
+    for p in pods_of(s, job):
+        if p["spec"].get("nodeName") == node:
+            code, _, out = s.raw("DELETE", DPODS + "/" +
+                                 p["metadata"]["name"])
+            check(code in (200, 202), "delete pod: %r" % (out,))
+            n += 1
+    check(n > 0, "%s has pods on %s" % (job, node))
+
+
+def barrier(s, name):
+    """A later Job admitted and running: the controller has handled
+    every event before its creation (the Node change) by now."""
+    example_job(s, "required", name, 1)
+    placed(s, name, 1)
+
+
+def replaced_within(s, job, node, rack):
+    def f():
+        a = assignment(s, job) or {}
+        return a if a and node not in repr(a) and not unhealthy(s, job) \
+            else None
+    a = wait_for(f, 20, what="%s replaced in %s" % (node, job))
+    hosts = re.findall(r"b\d-r\d-n\d", repr(a))
+    check(hosts and all(rack_of(h) == rack for h in hosts),
+          "replacement within %s: %r" % (rack, a))
+    nodes = placed(s, job, 4, timeout=30)
+    check(node not in nodes and all(rack_of(n) == rack for n in nodes),
+          "%s's pods run in %s without %s: %r" % (job, rack, node, nodes))
+
+
+@case("node-notready-fails-once-its-pods-ended", simulate=SIM)
+def notready_pod_termination(s):
+    """Kueue's default gates (TASReplaceNodeOnPodTermination on, the
+    fixed delay off): a Node NotReady for long under running pods of an
+    admitted Workload is not failed while they run; once they are gone
+    (deleted, as the node lifecycle controller does) the node has failed
+    and the pods are replaced within the rack."""
+    cluster(s)
+    os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"] = "300"
+    try:
+        ctl = Controller(s, config=CONFIG)
+    finally:
+        del os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"]
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    rack = rack_of(nodes[0])
+    sick = sorted(nodes)[0]
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/%s/status" % sick,
+        {"status": {"conditions": [{
+            "type": "Ready", "status": "False", "reason": "KubeletDown",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "NotReady: %r" % (out,))
+    # the node lifecycle controller's taint: nothing new is bound there
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/%s" % sick,
+        {"spec": {"taints": [{"key": "node.kubernetes.io/not-ready",
+                              "effect": "NoSchedule"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "not-ready taint: %r" % (out,))
+    barrier(s, "later")
+    before = assignment(s, "rack4")
+    check(sick in repr(before) and not unhealthy(s, "rack4"),
+          "%s not failed while its pods run: %r %r" % (
+              sick, before, unhealthy(s, "rack4")))
+    evict_pods_on(s, "rack4", sick)
+    replaced_within(s, "rack4", sick, rack)
+    ctl.stop()
+
+
+@case("node-tainted-fails-for-untolerating-pods", simulate=SIM)
+def tainted(s):
+    """TASReplaceNodeOnNodeTaints (on by default): a Ready Node gaining a
+    NoExecute taint the Workload's pods do not tolerate has failed once
+    they are gone (the taint manager evicts them; deleted here), and the
+    pods are replaced within the rack; a Node tainted with one they
+    tolerate stays in the assignment."""
+    cluster(s)
+    ctl = Controller(s, config=CONFIG)
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    rack = rack_of(nodes[0])
+    hosts = sorted(set(nodes))
+    sick, other = hosts[0], hosts[-1]
+    check(sick != other, "rack4 on two hosts at least: %r" % (nodes,))
+    for node, key in ((sick, "maintenance"), (other, "soft")):
+        code, _, out = s.raw(
+            "PATCH", "/api/v1/nodes/%s" % node,
+            {"spec": {"taints": [{"key": key, "value": "x",
+                                  "effect": "NoExecute" if key ==
+                                  "maintenance" else "PreferNoSchedule"}]}},
+            headers={"Content-Type": "application/merge-patch+json"})
+        eq(code, 200, "taint %s: %r" % (node, out))
+    barrier(s, "later")
+    check(sick in repr(assignment(s, "rack4")) and
+          not unhealthy(s, "rack4"),
+          "%s not failed while the pods run" % sick)
+    evict_pods_on(s, "rack4", sick)
+    replaced_within(s, "rack4", sick, rack)
+    check(other in repr(assignment(s, "rack4")),
+          "%s (PreferNoSchedule) kept" % other)
+    # pods ungated to the tainted node before its replacement (the Job
+    # makes new ones at once) waited there: Kueue marks them Failed, with
+    # a condition and an event (their replacements ran: checked above)
+    strays = [p for p in pods_of(s, "rack4")
+              if p["spec"].get("nodeSelector", {}).get(HOST) == sick and
+              not p["spec"].get("nodeName")]
+    check(all(
+        p["status"].get("phase") == "Failed" and
+        any(c["type"] == "TerminatedByKueue" and
+            c.get("reason") == "UnschedulableOnAssignedNode"
+            for c in p["status"].get("conditions", []))
+        for p in strays), "strays failed: %r" % (
+            [(p["metadata"]["name"], p["status"]) for p in strays],))
+
+    def event():
+        return [e for e in s.get_json(
+            "/apis/events.k8s.io/v1/namespaces/%s/events" % DNS)["items"]
+            if e.get("reason") == "PodTerminatedByKueue" and
+            e.get("type") == "Normal" and
+            e.get("reportingController") ==
+            "tas-resource-flavor-controller" and
+            e.get("regarding", {}).get("kind") == "Pod"] or None
+    if strays:
+        wait_for(event, 10, what="PodTerminatedByKueue event")
+    ctl.stop()
+
+
+@case("node-failures-off-with-the-gate", simulate=SIM)
+def replacement_gate_off(s):
+    """TASFailedNodeReplacement: false (featureGates): a deleted Node of
+    an admitted Workload is left alone, as Kueue's node controller does
+    without the gate."""
+    cluster(s)
+    ctl = Controller(s, config=CONFIG + "featureGates:\n"
+                     "  TASFailedNodeReplacement: false\n")
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    before = assignment(s, "rack4")
+    victim = sorted(nodes)[0]
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node: %r" % (out,))
+    barrier(s, "later")
+    eq(assignment(s, "rack4"), before, "assignment kept")
+    eq(unhealthy(s, "rack4"), [], "no unhealthy node recorded")
+    ctl.stop()
+
+
+def node_obj(name):
+    """Node b<B>-r<R>-n<H> as cluster() creates it."""
+    alloc = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {
+                BLOCK: name.split("-")[0], RACK: rack_of(name),
+                HOST: name, "cloud.provider.com/node-group": "tas-group"}},
+            "spec": {}, "status": {"allocatable": alloc, "capacity": alloc}}
+
+
+def ledger_topology(path, uid):
+    """podset.topology of uid's recorded decision (first podSet)."""
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        row = db.execute("SELECT topology FROM podset WHERE uid = ? AND "
+                         "idx = 0", (uid,)).fetchone()
+    finally:
+        db.close()
+    return json.loads(row[0]) if row and row[0] else None
+
+
+@case("node-replacement-in-ledger-survives-restart", simulate=SIM)
+def replacement_restart(s):
+    """A failed node's replacement is recorded in the ledger's
+    podset.topology before the status write. A crash between the ledger
+    commit and the status write (simulated: while the controller is down
+    the status is put back to the original assignment with the node in
+    unhealthyNodes, and the node comes back) is resumed from the ledger:
+    the restarted controller announces the recorded replacement, not
+    the original. A healthy node found in unhealthyNodes leaves it."""
+    cluster(s)
+    ledger = os.path.join(s.dir, "ledger.db")
+    ctl = Controller(s, config=CONFIG, store=ledger)
+    example_job(s, "required", "rack4", 4)
+    placed(s, "rack4", 4)
+    original = assignment(s, "rack4")
+    wl = wl_of_ns(s, "rack4")
+    uid, name = wl["metadata"]["uid"], wl["metadata"]["name"]
+    eq(ledger_topology(ledger, uid), original, "ledger has the admission")
+    victim = sorted(re.findall(r"b\d-r\d-n\d", repr(original)))[0]
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node: %r" % (out,))
+
+    def replaced():
+        a = assignment(s, "rack4") or {}
+        return a if victim not in repr(a) and not unhealthy(s, "rack4") \
+            else None
+    new = wait_for(replaced, 20, what="%s replaced" % victim)
+    eq(ledger_topology(ledger, uid), new, "ledger has the replacement")
+    ctl.stop()
+
+    post(s, "/api/v1/nodes", node_obj(victim))
+    adm = wl_of_ns(s, "rack4")["status"]["admission"]
+    adm["podSetAssignments"][0]["topologyAssignment"] = original
+    code, _, out = s.raw(
+        "PATCH", DWLS + "/%s/status" % name,
+        {"status": {"admission": adm, "unhealthyNodes": [
+            {"name": victim}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "status as before the lost write: %r" % (out,))
+    eq(assignment(s, "rack4"), original, "status shows the original")
+
+    ctl = Controller(s, config=CONFIG, store=ledger)
+
+    def resumed():
+        a = assignment(s, "rack4")
+        return a if a == new and not unhealthy(s, "rack4") else None
+    wait_for(resumed, 20, what="the recorded replacement announced")
+    eq(ledger_topology(ledger, uid), new, "ledger unchanged")
+    # the controller holds the announced assignment, not the status it
+    # started from: the original's node failing again changes nothing
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node again: %r" % (out,))
+    barrier(s, "later")
+    eq(assignment(s, "rack4"), new, "assignment kept")
+    eq(unhealthy(s, "rack4"), [], "no unhealthy node")
+    ctl.stop()
+
+    # A node listed in unhealthyNodes but healthy (Kueue's
+    # handleHealthyNode): it leaves the list, the assignment stays.
+    healthy = sorted(re.findall(r"b\d-r\d-n\d", repr(new)))[0]
+    code, _, out = s.raw(
+        "PATCH", DWLS + "/%s/status" % name,
+        {"status": {"unhealthyNodes": [{"name": healthy}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "unhealthyNodes: %r" % (out,))
+    ctl = Controller(s, config=CONFIG, store=ledger)
+    wait_for(lambda: not unhealthy(s, "rack4"), 20,
+             what="%s removed from unhealthyNodes" % healthy)
+    eq(assignment(s, "rack4"), new, "assignment kept")
+    ctl.stop()
+
+
+# ---- slices and podSet groups ----------------------------------------
+
+JS_CONFIG = CONTROLLER_CONFIG + (
+    "integrations:\n"
+    "  frameworks: [\"batch/job\", \"jobset.x-k8s.io/jobset\"]\n")
+JSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets" % DNS
+
+
+def nominate(s, name, node, cpu):
+    """A pod of another scheduler nominated to node: its cpu is taken."""
+    post(s, DPODS, {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": DNS},
+        "spec": {"schedulerName": "other-scheduler",
+                 "containers": [{"name": "c", "image": "busybox",
+                                 "resources": {"requests": {
+                                     "cpu": cpu}}}]}})
+    code, _, out = s.raw(
+        "PATCH", DPODS + "/%s/status" % name,
+        {"status": {"nominatedNodeName": node}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "nominate %s: %r" % (name, out))
+
+
+@case("slices-each-inside-one-host", simulate=SIM)
+def sliced(s):
+    """A Job of 8 half-cpu pods, required rack, in host slices of 4
+    (podset-slice-required-topology + podset-slice-size): every host
+    holds 4 pods (2 cpu) only where nothing else is; the hosts of three
+    racks have half a cpu taken by a nominated pod (room for 3 pods
+    each, 12 per rack: the best fit without slices), so both slices go
+    to the fourth rack, 4 pods on each of two hosts."""
+    cluster(s)
+    for rack in ("b1-r1", "b1-r2", "b2-r1"):
+        for h in range(1, 5):
+            nominate(s, "nom-%s-n%d" % (rack, h), "%s-n%d" % (rack, h),
+                     "500m")
+    ctl = Controller(s, config=CONFIG)
+    with open(os.path.join(DATA, "tas-job-required.yaml")) as f:
+        job = yaml.safe_load(f)
+    job["metadata"]["name"] = "sliced8"
+    job["metadata"]["annotations"] = {"cueue.dev/sim-runtime-ms": "600000"}
+    job["spec"]["parallelism"] = job["spec"]["completions"] = 8
+    tpl = job["spec"]["template"]
+    tpl["metadata"]["annotations"].update({
+        "kueue.x-k8s.io/podset-slice-required-topology": HOST,
+        "kueue.x-k8s.io/podset-slice-size": "4"})
+    tpl["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "500m"
+    post(s, DJOBS, job)
+    w = wait_for(lambda: wl_of_ns(s, "sliced8"), 15, what="Workload")
+    eq(w["spec"]["podSets"][0]["topologyRequest"],
+       {"required": RACK, "podSetSliceRequiredTopology": HOST,
+        "podSetSliceSize": 4}, "topologyRequest with slices")
+    nodes = placed(s, "sliced8", 8)
+    per = {}
+    for n in nodes:
+        per[n] = per.get(n, 0) + 1
+    eq(sorted(per.values()), [4, 4], "two host slices of 4: %r" % per)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b2-r2"],
+       "the only rack with whole host slices: %r" % per)
+    # A slice size that does not divide the pods: pending, Kueue's
+    # placement would drop the remainder.
+    job["metadata"]["name"] = "sliced6"
+    job["spec"]["parallelism"] = job["spec"]["completions"] = 6
+    post(s, DJOBS, job)
+    msg = wait_for(lambda: pending_message(s, "sliced6"), 20,
+                   what="sliced6 pending")
+    check("podset slice size 4 does not divide the pod count 6" in msg, msg)
+    ctl.stop()
+
+
+def tas_jobset(name, jobs, group=None, replicas=1, extra=None):
+    """A JobSet of replicated jobs (name, pods, cpu per pod) of
+    `replicas` Jobs, each of one required-rack podSet, all in podSet
+    group `group` if given, `extra` annotations on their pods."""
+    def rj(rname, n, cpu):
+        anns = {"kueue.x-k8s.io/podset-required-topology": RACK}
+        anns.update(extra or {})
+        if group:
+            anns["kueue.x-k8s.io/podset-group-name"] = group
+        return {"name": rname, "replicas": replicas, "template": {
+            "metadata": {"annotations": {
+                "cueue.dev/sim-runtime-ms": "600000"}},
+            "spec": {"parallelism": n, "completions": n,
+                     "completionMode": "Indexed", "template": {
+                         "metadata": {"annotations": anns},
+                         "spec": {"restartPolicy": "Never", "containers": [{
+                             "name": "c", "image": "busybox",
+                             "resources": {"requests": {"cpu": cpu}}}]}}}}}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": name, "namespace": DNS, "labels": {
+                "kueue.x-k8s.io/queue-name": "tas-user-queue"}},
+            "spec": {"suspend": True, "replicatedJobs": [
+                rj(*j) for j in jobs]}}
+
+
+@case("podset-group-in-one-rack", simulate="jobs,jobsets,scheduler")
+def group(s):
+    """A JobSet's leader and workers in one podSet group land in one
+    rack: every host of b1-r1 has a cpu taken (room for the 4 workers,
+    their best fit alone, but not for the 2-cpu leader), so the group
+    goes to b1-r2, the leader on a host of its own. Then a JobSet of two
+    podSets of 4 pods, not grouped: each in a rack, the second not on
+    the capacity the first was just given (b1-r1, both's best fit)."""
+    cluster(s)
+    for h in range(1, 5):
+        nominate(s, "nom-b1-r1-n%d" % h, "b1-r1-n%d" % h, "1")
+    ctl = Controller(s, config=JS_CONFIG)
+    post(s, JSETS, tas_jobset("grp", [("leader", 1, "2"),
+                                      ("workers", 4, "1")], group="g"))
+    w = wait_for(lambda: wl_of_ns(s, "grp"), 15, what="Workload")
+    eq([p["topologyRequest"] for p in w["spec"]["podSets"]],
+       [{"required": RACK, "podSetGroupName": "g"}] * 2,
+       "topologyRequests with the group")
+    leader = placed(s, "grp-leader-0", 1)
+    workers = placed(s, "grp-workers-0", 4)
+    eq(sorted(set(rack_of(n) for n in leader + workers)), ["b1-r2"],
+       "group in one rack: %r %r" % (leader, workers))
+    check(leader[0] not in workers, "the leader's host is its own: %r %r"
+          % (leader, workers))
+    post(s, JSETS, tas_jobset("pair", [("a", 4, "1"), ("b", 4, "1")]))
+    a = placed(s, "pair-a-0", 4)
+    b = placed(s, "pair-b-0", 4)
+    eq(sorted(set(rack_of(n) for n in a)), ["b1-r1"], "a: %r" % a)
+    eq(len(set(rack_of(n) for n in b)), 1, "b in one rack: %r" % b)
+    check(rack_of(b[0]) != "b1-r1", "b not on a's capacity: %r" % b)
+    # Two Jobs of 4 half-cpu pods in host slices of 4: each Job's pods
+    # take consecutive ranks (job index, then completion index, as
+    # Kueue's ungater with the JobSet's subgroups), so each Job is one
+    # slice on one host.
+    post(s, JSETS, tas_jobset("sl", [("w", 4, "500m")], replicas=2, extra={
+        "kueue.x-k8s.io/podset-slice-required-topology": HOST,
+        "kueue.x-k8s.io/podset-slice-size": "4"}))
+    w0 = placed(s, "sl-w-0", 4)
+    w1 = placed(s, "sl-w-1", 4)
+    eq((len(set(w0)), len(set(w1))), (1, 1), "a host per Job: %r %r"
+       % (w0, w1))
+    check(w0[0] != w1[0] and rack_of(w0[0]) == rack_of(w1[0]),
+          "two hosts of one rack: %r %r" % (w0, w1))
 
 
 def filtered_job(s, name, pods, spec_extra, mode="required"):

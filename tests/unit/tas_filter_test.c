@@ -349,7 +349,7 @@ Test(tas_filter, placement_table)
 		json_t *spec = parse(c->spec), *fl = NULL;
 		struct tas_filter *f = NULL, *ff = NULL, comb;
 		struct tas_request r = {
-		    c->mode, RACK, c->count, one_cpu, 1, &comb};
+		    c->mode, RACK, c->count, one_cpu, 1, NULL, 0, &comb};
 		struct api_topology_assignment a;
 		char msg[256], got[256];
 		cu_error err;
@@ -391,8 +391,10 @@ Test(tas_filter, rack_leaf_tas_usage_counts_against_selected_nodes)
 	struct tas_tree *t = fixture(false);
 	json_t *spec = parse("{\"nodeSelector\":{\"gpu\":\"a100\"}}");
 	struct tas_filter *f = NULL;
-	struct tas_request plain = {TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL};
-	struct tas_request sel = {TAS_REQUIRED, RACK, 1, one_cpu, 1, NULL};
+	struct tas_request plain = {
+	    TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL, 0, NULL};
+	struct tas_request sel = {
+	    TAS_REQUIRED, RACK, 1, one_cpu, 1, NULL, 0, NULL};
 	struct api_topology_assignment a, b;
 	char msg[256];
 	cu_error err;
@@ -423,8 +425,9 @@ Test(tas_filter, node_changes_are_followed)
 	json_t *spec = parse("{\"nodeSelector\":{\"gpu\":\"a100\"}}");
 	struct tas_filter *f = NULL;
 	struct tas_request plain = {
-	    TAS_UNCONSTRAINED, NULL, 1, one_cpu, 1, NULL};
-	struct tas_request sel = {TAS_UNCONSTRAINED, NULL, 4, one_cpu, 1, NULL};
+	    TAS_UNCONSTRAINED, NULL, 1, one_cpu, 1, NULL, 0, NULL};
+	struct tas_request sel = {
+	    TAS_UNCONSTRAINED, NULL, 4, one_cpu, 1, NULL, 0, NULL};
 	struct api_topology_assignment a;
 	char msg[256];
 	cu_error err;
@@ -474,7 +477,8 @@ Test(tas_filter, node_apply_taints)
 	json_t *spec = parse("{\"tolerations\":[{\"key\":\"gpu\","
 			     "\"operator\":\"Equal\",\"value\":\"true\"}]}");
 	struct tas_filter *f = NULL;
-	struct tas_request r = {TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL};
+	struct tas_request r = {
+	    TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0, NULL};
 	struct api_topology_assignment a;
 	struct tas_tree *t;
 	char msg[256];
@@ -502,7 +506,8 @@ Test(tas_filter, replacement_follows_the_filter)
 	struct tas_tree *t = fixture(true);
 	json_t *spec = parse(TOL);
 	struct tas_filter *f = NULL;
-	struct tas_request r = {TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL};
+	struct tas_request r = {
+	    TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL, 0, NULL};
 	struct api_topology_assignment a, b;
 	char msg[256], got[64];
 	cu_error err;
