@@ -52,11 +52,13 @@ static const struct api_resource res_nodes = {"", "v1", "nodes", false};
 static const struct api_resource res_pods = {"", "v1", "pods", true};
 
 struct tas_flavor {
-	char *name;	       /* [owned] ResourceFlavor */
-	char *topology;	       /* [owned] spec.topologyName */
-	json_t *labels;	       /* [owned] spec.nodeLabels or NULL */
-	struct tas_tree *tree; /* [owned] NULL until built */
-	struct tas_pods *pods; /* [owned] charges of non-TAS pods */
+	char *name;		   /* [owned] ResourceFlavor */
+	char *topology;		   /* [owned] spec.topologyName */
+	json_t *labels;		   /* [owned] spec.nodeLabels or NULL */
+	json_t *tols;		   /* [owned] spec.tolerations or NULL */
+	struct tas_filter *tols_f; /* [owned] its parse (strings in tols) */
+	struct tas_tree *tree;	   /* [owned] NULL until built */
+	struct tas_pods *pods;	   /* [owned] charges of non-TAS pods */
 };
 
 struct tas_ps {
@@ -65,6 +67,11 @@ struct tas_ps {
 	char *slice_level;  /* [owned] podSetSliceRequiredTopology or NULL */
 	int32_t slice_size;
 	char *group; /* [owned] podSetGroupName or NULL */
+	/* the pod template's tolerations, nodeSelector and required node
+	 * affinity: sched [owned] (a copy of those fields), filter [owned,
+	 * strings in sched], both NULL when it has none */
+	json_t *sched;
+	struct tas_filter *filter;
 	/* the placement while the Workload holds quota */
 	bool placed, charged;
 	char *flavor; /* [owned] */
@@ -140,6 +147,8 @@ static void wl_free(ctl *c, struct tas_wl *w)
 		cu_free(w->ps[i].level);
 		cu_free(w->ps[i].slice_level);
 		cu_free(w->ps[i].group);
+		tas_filter_free(w->ps[i].filter);
+		json_decref(w->ps[i].sched);
 	}
 	cu_free(w->ps);
 	cu_free(w->uid);
@@ -161,7 +170,7 @@ static bool wl_has_request(const struct tas_wl *w)
 	size_t i;
 
 	for (i = 0; i < w->n; i++)
-		if (w->ps[i].mode != 0)
+		if (w->ps[i].mode != 0 || w->ps[i].filter != NULL)
 			return true;
 	return false;
 }
@@ -292,6 +301,22 @@ static int request_of(ctl *c, const struct que_wl *wl, size_t i,
 	return 0;
 }
 
+/* The nodes podSet p (NULL: none known) may use in flavor f: its pod
+ * template's filter and the flavor's tolerations, into *out (borrowing
+ * from both). The flavor's nodeLabels are not added: only Nodes that
+ * carry them are in f's tree. */
+static void filter_of(
+    const struct tas_flavor *f, const struct tas_ps *p, struct tas_filter *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (p != NULL && p->filter != NULL)
+		*out = *p->filter;
+	if (f != NULL && f->tols_f != NULL) {
+		out->flavor_tolerations = f->tols_f->tolerations;
+		out->n_flavor_tolerations = f->tols_f->n_tolerations;
+	}
+}
+
 static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
     size_t i, enum tas_mode mode, const char *level, int32_t count,
     struct api_topology_assignment *out, char *msg, size_t len)
@@ -299,10 +324,12 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	struct tas_wl *w = cu_map_get(&c->tas.wls, wl->uid);
 	const struct tas_ps *p = w != NULL && i < w->n ? &w->ps[i] : NULL;
 	struct tas_amount req[TAS_MAX_RESOURCES];
+	struct tas_filter filter;
 	struct tas_request r;
 	cu_error err;
 	int rc;
 
+	filter_of(f, p, &filter);
 	r.mode = mode;
 	r.level = level;
 	r.count = count;
@@ -310,6 +337,7 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	r.n_per_pod = per_pod(c, wl, i, req, TAS_MAX_RESOURCES);
 	r.slice_level = p != NULL ? p->slice_level : NULL;
 	r.slice_size = p != NULL ? p->slice_size : 0;
+	r.filter = &filter;
 	rc = tas_place(f->tree, &r, out, msg, len, &err);
 	if (rc != CU_OK && rc != TAS_NOFIT) {
 		snprintf(msg, len, "%s", err.msg);
@@ -351,6 +379,8 @@ static int place_group(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 {
 	struct tas_amount rw[TAS_MAX_RESOURCES], rl[TAS_MAX_RESOURCES];
 	struct tas_request w, l;
+	struct tas_wl *tw = cu_map_get(&c->tas.wls, wl->uid);
+	struct tas_filter fw, fl;
 	size_t wi = i < j ? i : j, li = i < j ? j : i;
 	int32_t cw = i < j ? ci : cj, cl = i < j ? cj : ci;
 	struct api_topology_assignment aw, al;
@@ -375,10 +405,14 @@ static int place_group(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	w.n_per_pod = per_pod(c, wl, wi, rw, TAS_MAX_RESOURCES);
 	w.slice_level = NULL;
 	w.slice_size = 0;
+	filter_of(f, tw != NULL && wi < tw->n ? &tw->ps[wi] : NULL, &fw);
+	w.filter = &fw;
 	l = w;
 	l.count = cl;
 	l.per_pod = rl;
 	l.n_per_pod = per_pod(c, wl, li, rl, TAS_MAX_RESOURCES);
+	filter_of(f, tw != NULL && li < tw->n ? &tw->ps[li] : NULL, &fl);
+	l.filter = &fl;
 	rc = tas_place_group(f->tree, &w, &l, &aw, &al, msg, len, &err);
 	if (rc != CU_OK && rc != TAS_NOFIT) {
 		snprintf(msg, len, "%s", err.msg);
@@ -922,6 +956,7 @@ static void scan_rf(json_t *obj, void *payload)
 	const char *topo = api_json_str(spec, "topologyName");
 	const char *name = ctl_jmeta(obj, "name");
 	struct tas_flavor *f;
+	cu_error err;
 
 	if (topo == NULL || name == NULL || s->nomem)
 		return;
@@ -934,10 +969,17 @@ static void scan_rf(json_t *obj, void *payload)
 	f->name = cu_strdup(name);
 	f->topology = cu_strdup(topo);
 	f->labels = json_deep_copy(json_object_get(spec, "nodeLabels"));
-	if (f->name == NULL || f->topology == NULL) {
+	if (json_array_size(json_object_get(spec, "tolerations")) > 0)
+		f->tols = json_pack("{s:o}", "tolerations",
+		    json_deep_copy(json_object_get(spec, "tolerations")));
+	if (f->name == NULL || f->topology == NULL ||
+	    (json_array_size(json_object_get(spec, "tolerations")) > 0 &&
+		f->tols == NULL) ||
+	    tas_filter_parse(f->tols, &f->tols_f, &err) != CU_OK) {
 		cu_free(f->name);
 		cu_free(f->topology);
 		json_decref(f->labels);
+		json_decref(f->tols);
 		s->nomem = true;
 		return;
 	}
@@ -961,7 +1003,9 @@ static bool same_flavors(const struct tas_flavor *a, size_t na,
 		if (strcmp(a[i].name, b[i].name) != 0 ||
 		    strcmp(a[i].topology, b[i].topology) != 0 ||
 		    !((a[i].labels == NULL && b[i].labels == NULL) ||
-			json_equal(a[i].labels, b[i].labels)))
+			json_equal(a[i].labels, b[i].labels)) ||
+		    !((a[i].tols == NULL && b[i].tols == NULL) ||
+			json_equal(a[i].tols, b[i].tols)))
 			return false;
 	return true;
 }
@@ -975,6 +1019,8 @@ static void flavors_free(struct tas_flavor *fl, size_t n)
 		cu_free(fl[i].name);
 		cu_free(fl[i].topology);
 		json_decref(fl[i].labels);
+		tas_filter_free(fl[i].tols_f);
+		json_decref(fl[i].tols);
 	}
 	cu_free(fl);
 }
@@ -1091,6 +1137,72 @@ static void adopt(ctl *c, struct tas_wl *w, size_t i, const struct que_wl *qw,
 	ps_charge(c, p);
 }
 
+/* The scheduling fields of a pod template [borrowed] that decide which
+ * nodes its pods may use (tolerations, nodeSelector, required node
+ * affinity), copied [owned], or NULL when it has none. */
+static json_t *sched_of(const json_t *template)
+{
+	json_t *spec = json_object_get(template, "spec");
+	json_t *tols = json_object_get(spec, "tolerations");
+	json_t *sel = json_object_get(spec, "nodeSelector");
+	json_t *req = json_object_get(
+	    json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+	    "requiredDuringSchedulingIgnoredDuringExecution");
+	json_t *o;
+
+	if (json_array_size(tols) == 0 && json_object_size(sel) == 0 &&
+	    req == NULL)
+		return NULL;
+	o = json_object();
+	if (o == NULL)
+		return NULL;
+	if ((json_array_size(tols) > 0 && json_object_set_new(o, "tolerations",
+					      json_deep_copy(tols)) != 0) ||
+	    (json_object_size(sel) > 0 && json_object_set_new(o, "nodeSelector",
+					      json_deep_copy(sel)) != 0) ||
+	    (req != NULL &&
+		json_object_set_new(o, "affinity",
+		    json_pack("{s:{s:o}}", "nodeAffinity",
+			"requiredDuringSchedulingIgnoredDuringExecution",
+			json_deep_copy(req))) != 0)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Podset p's filter from its template [borrowed] (kept when unchanged). */
+static void ps_set_filter(struct tas_ps *p, const json_t *template)
+{
+	json_t *sched = sched_of(template);
+	cu_error err;
+
+	if ((sched == NULL && p->sched == NULL) ||
+	    (sched != NULL && p->sched != NULL &&
+		json_equal(sched, p->sched))) {
+		json_decref(sched);
+		return;
+	}
+	tas_filter_free(p->filter);
+	json_decref(p->sched);
+	p->filter = NULL;
+	p->sched = sched;
+	if (sched != NULL && tas_filter_parse(sched, &p->filter, &err) != CU_OK)
+		cu_warn("topology: %s", err.msg);
+}
+
+static bool has_sched(const json_t *template)
+{
+	json_t *spec = json_object_get(template, "spec");
+
+	return json_array_size(json_object_get(spec, "tolerations")) > 0 ||
+	       json_object_size(json_object_get(spec, "nodeSelector")) > 0 ||
+	       json_object_get(
+		   json_object_get(
+		       json_object_get(spec, "affinity"), "nodeAffinity"),
+		   "requiredDuringSchedulingIgnoredDuringExecution") != NULL;
+}
+
 void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 {
 	const struct que_wl *qw = que_workload_get(c->st, wl->meta.uid);
@@ -1108,7 +1220,9 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 	}
 
 	for (i = 0; i < n; i++)
-		want = want || wl->spec.pod_sets[i].has_topology_request;
+		want = want || wl->spec.pod_sets[i].has_topology_request ||
+		       (c->tas.nfl > 0 &&
+			   has_sched(wl->spec.pod_sets[i].template));
 	holds = qw != NULL && rec_workload_holds_quota(wl) &&
 		wl->status.has_admission;
 	for (i = 0; holds && i < wl->status.admission.n_pod_set_assignments;
@@ -1132,6 +1246,7 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 		p->level = p->slice_level = p->group = NULL;
 		p->slice_size = 0;
 		p->mode = 0;
+		ps_set_filter(p, wl->spec.pod_sets[i].template);
 		if (!wl->spec.pod_sets[i].has_topology_request)
 			continue;
 		if (r->slice_required != NULL && r->has_slice_size) {
@@ -1714,8 +1829,9 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
     struct tas_ps *p, size_t podset, const char *node, int64_t now)
 {
 	struct tas_flavor *f = flavor_find(c, p->flavor);
+	struct tas_filter filter;
 	struct tas_request r = {p->mode ? p->mode : TAS_UNCONSTRAINED, p->level,
-	    1, p->req, p->n_req, p->slice_level, p->slice_size};
+	    1, p->req, p->n_req, p->slice_level, p->slice_size, &filter};
 	struct api_topology_assignment na;
 	json_t *adm, *psas, *wire = NULL, *patch;
 	char msg[512], nbuf[256];
@@ -1724,6 +1840,7 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 
 	if (f == NULL || f->tree == NULL)
 		return;
+	filter_of(f, p, &filter);
 	/* node is borrowed from p->a, which is replaced below */
 	snprintf(nbuf, sizeof(nbuf), "%s", node);
 	node = nbuf;

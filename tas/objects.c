@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tas/objects.c - v1 Nodes and Pods into a capacity tree: a Node's
- * labels, allocatable and schedulability; and the tracker of the
+ * labels, taints, allocatable and schedulability; and the tracker of the
  * non-TAS Pods that take capacity on a node: bound there (spec.nodeName)
  * or, until bound, nominated there (status.nominatedNodeName), so that
  * a placement never counts capacity the scheduler already promised.
@@ -167,22 +167,8 @@ enum tas_node_health tas_node_health(const json_t *node,
 	return TAS_NODE_HEALTHY;
 }
 
-/* A NoSchedule or NoExecute taint keeps pods off the node. */
-static bool node_tainted(const json_t *node)
-{
-	const json_t *ts = path2(node, "spec", "taints"), *tn;
-	size_t i;
-
-	json_array_foreach(ts, i, tn)
-	{
-		const char *e = str2(tn, "effect", NULL);
-
-		if (e && (strcmp(e, "NoSchedule") == 0 ||
-			     strcmp(e, "NoExecute") == 0))
-			return true;
-	}
-	return false;
-}
+/* The most taints of a Node looked at (more are not expected). */
+#define MAX_TAINTS 64
 
 int tas_node_apply(struct tas_tree *t, const json_t *node, cu_error *err)
 {
@@ -190,10 +176,12 @@ int tas_node_apply(struct tas_tree *t, const json_t *node, cu_error *err)
 	const json_t *labels = path2(node, "metadata", "labels");
 	const json_t *alloc = path2(node, "status", "allocatable"), *v;
 	const json_t *unsched = path2(node, "spec", "unschedulable");
+	const json_t *taints = path2(node, "spec", "taints");
 	struct tas_amount am[TAS_MAX_RESOURCES];
+	struct tas_taint tt[MAX_TAINTS];
 	struct api_strmap lm = {NULL, 0};
 	const char *key;
-	size_t n = 0;
+	size_t n = 0, nt = 0, i;
 	int rc = CU_OK;
 
 	if (name == NULL)
@@ -217,9 +205,27 @@ int tas_node_apply(struct tas_tree *t, const json_t *node, cu_error *err)
 		/* pods are counted in pods, everything else in milli */
 		am[n++].value = strcmp(key, "pods") == 0 ? milli / 1000 : milli;
 	}
-	rc = tas_tree_node_set(t, name, &lm, am, n,
-	    !json_is_true(unsched) && node_ready(node) && !node_tainted(node),
-	    err);
+	json_array_foreach(taints, i, v)
+	{
+		const char *e = str2(v, "effect", NULL);
+
+		/* only the scheduling ones matter; beyond MAX_TAINTS, the
+		 * node is kept off as if a taint were not tolerated */
+		if (e == NULL || (strcmp(e, "NoSchedule") != 0 &&
+				     strcmp(e, "NoExecute") != 0))
+			continue;
+		if (nt == MAX_TAINTS) {
+			tt[0].key = "";
+			tt[0].effect = "NoSchedule";
+			tt[0].value = "cueue.x-k8s.io/too-many-taints";
+			break;
+		}
+		tt[nt].key = str2(v, "key", NULL);
+		tt[nt].value = str2(v, "value", NULL);
+		tt[nt++].effect = e;
+	}
+	rc = tas_tree_node_put(t, name, &lm, am, n, tt, nt,
+	    !json_is_true(unsched) && node_ready(node), err);
 out:
 	api_strmap_dispose(&lm);
 	return rc;

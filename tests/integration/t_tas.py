@@ -19,7 +19,10 @@ examples' shape (tests/integration/data/tas-*.yaml):
   - failed nodes (deleted, NotReady, tainted) of admitted Workloads are
     replaced within the assigned domain or evict the Workload, as
     Kueue's node failure controller with its default gates; a
-    replacement is recorded in the ledger first and survives a restart.
+    replacement is recorded in the ledger first and survives a restart;
+  - a tainted rack is used only by Jobs that tolerate its taint (in
+    their pod template or through the flavor's tolerations), and a
+    nodeSelector keeps a Job's pods on the hosts that carry the label.
 The ResourceFlavor's topologyName gets no UnsupportedField event."""
 import json
 import os
@@ -837,6 +840,96 @@ def group(s):
        % (w0, w1))
     check(w0[0] != w1[0] and rack_of(w0[0]) == rack_of(w1[0]),
           "two hosts of one rack: %r %r" % (w0, w1))
+
+
+def filtered_job(s, name, pods, spec_extra, mode="required"):
+    """An example Job of `mode` whose pod template spec gets spec_extra
+    (tolerations, nodeSelector, affinity)."""
+    with open(os.path.join(DATA, "tas-job-%s.yaml" % mode)) as f:
+        job = yaml.safe_load(f)
+    job["metadata"]["name"] = name
+    job["metadata"].setdefault("annotations", {})[
+        "cueue.dev/sim-runtime-ms"] = "600000"
+    job["spec"]["parallelism"] = job["spec"]["completions"] = pods
+    job["spec"]["template"]["spec"].update(spec_extra)
+    post(s, DJOBS, job)
+
+
+def patch_node(s, name, patch):
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/" + name, patch,
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "patch node %s: %r" % (name, out))
+
+
+@case("taints-and-selectors-choose-nodes", simulate=SIM)
+def taints_and_selectors(s):
+    """Rack b1-r1 is tainted NoSchedule: a required-rack Job without the
+    toleration fills another rack (b1-r1 comes first when all are free),
+    one with it is placed in b1-r1; a Job whose nodeSelector names a
+    label only host b2-r2-n3 has lands there alone, and one pod more
+    than that host holds waits with Kueue's message; a required node
+    affinity (Gt) picks its host the same way; a rack tainted
+    NoExecute is used by a Job without tolerations once the flavor's
+    spec.tolerations tolerate it."""
+    cluster(s)
+    for h in range(1, 5):
+        patch_node(s, "b1-r1-n%d" % h, {"spec": {"taints": [{
+            "key": "dedicated", "value": "ml", "effect": "NoSchedule"}]}})
+    patch_node(s, "b2-r2-n3", {"metadata": {"labels": {
+        "example.com/special": "yes"}}})
+    patch_node(s, "b2-r2-n2", {"metadata": {"labels": {
+        "example.com/gen": "2"}}})
+    patch_node(s, "b2-r2-n4", {"metadata": {"labels": {
+        "example.com/gen": "5"}}})
+    ctl = Controller(s, config=CONFIG)
+    filtered_job(s, "plain8", 8, {})
+    nodes = placed(s, "plain8", 8)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b1-r2"],
+       "plain8 skips the tainted rack")
+    filtered_job(s, "tol8", 8, {"tolerations": [{
+        "key": "dedicated", "operator": "Equal", "value": "ml",
+        "effect": "NoSchedule"}]})
+    nodes = placed(s, "tol8", 8)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b1-r1"],
+       "tol8 uses the tainted rack")
+    filtered_job(s, "sel2", 2, {"nodeSelector": {
+        "example.com/special": "yes"}})
+    nodes = placed(s, "sel2", 2)
+    eq(sorted(set(nodes)), ["b2-r2-n3"], "sel2 on the labelled host")
+    filtered_job(s, "sel1", 1, {"nodeSelector": {
+        "example.com/special": "yes"}}, mode="unconstrained")
+    msg = wait_for(lambda: pending_message(s, "sel1"), 20,
+                   what="sel1 pending")
+    check('topology "default" doesn\'t allow to fit any of 1 pod(s)' in msg,
+          msg)
+    # Required node affinity: generation above 3 is b2-r2-n4 alone.
+    filtered_job(s, "aff2", 2, {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{
+                "key": "example.com/gen", "operator": "Gt",
+                "values": ["3"]}]}]}}}})
+    nodes = placed(s, "aff2", 2)
+    eq(sorted(set(nodes)), ["b2-r2-n4"], "aff2 on the host of gen > 3")
+    # Rack b2-r1 tainted NoExecute, tolerated by the flavor only: a Job
+    # without tolerations of its own is placed there (the only rack with
+    # 8 free cpu) once the flavor tolerates it.
+    for h in range(1, 5):
+        patch_node(s, "b2-r1-n%d" % h, {"spec": {"taints": [{
+            "key": "flavor-only", "effect": "NoExecute"}]}})
+    filtered_job(s, "fl8", 8, {})
+    msg = wait_for(lambda: pending_message(s, "fl8"), 20,
+                   what="fl8 pending")
+    check("allows to fit only 4 out of 8 pod(s)" in msg, msg)
+    code, _, out = s.raw(
+        "PATCH", KQ + "/resourceflavors/tas-flavor",
+        {"spec": {"tolerations": [{"key": "flavor-only",
+                                   "operator": "Exists"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "flavor tolerations: %r" % (out,))
+    nodes = placed(s, "fl8", 8, timeout=40)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b2-r1"],
+       "fl8 in the rack the flavor tolerates")
     ctl.stop()
 
 
