@@ -119,13 +119,15 @@ const struct ctl_compat ctl_compat_table[] = {
     {"LocalQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ResourceFlavor", "spec.topologyName", P, CTL_COMPAT_WARN_NEVER,
 	"topology-aware placement (required, preferred, unconstrained, "
-	"implied), gating and ungating, failed node replacement or "
-	"eviction; no slices or podSet groups (docs/tas.md)"},
+	"implied, slices, podSet groups), tolerations, nodeSelector and "
+	"required node affinity, gating and ungating, failed node replacement "
+	"or eviction; no balanced placement, no LeastFreeCapacity or Mixed "
+	"profiles (docs/tas.md)"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "spec.podSets[].topologyRequest", P,
 	CTL_COMPAT_WARN_TABLE_ONLY,
-	"built from the podset-*-topology annotations (no podIndexLabel); "
-	"slices and podSetGroupName are recorded, not placed"},
+	"built from the podset-*-topology and podset-group-name annotations "
+	"(no podIndexLabel, no multi-layer slice constraints)"},
     {"Workload", "spec.maximumExecutionTimeSeconds", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
