@@ -475,10 +475,13 @@ Test(admission_tas, preemption_frees_topology_capacity)
 		{{"a", 4, 0}, {"b", 4, 0}}, 4, 10, QUE_PREEMPT_LOWER_PRIORITY,
 		true, NULL, "allows to fit only 0 out of 4 pod(s)"},
 	};
+	const size_t n = sizeof(cases) / sizeof(cases[0]);
 	size_t i, j;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const struct tas_preempt_case *c = &cases[i];
+	/* Every case with the classical search, then with fair sharing's. */
+	for (i = 0; i < 2 * n; i++) {
+		const struct tas_preempt_case *c = &cases[i % n];
+		bool fair = i >= n;
 		struct fake_racks t = {{0}, 0, {{{0}, 0, 0}}, 0, 0};
 		struct que_tas_hook h = {
 		    &t, racks_check, racks_assume, racks_without};
@@ -494,6 +497,13 @@ Test(admission_tas, preemption_frees_topology_capacity)
 		if (c->no_without)
 			h.check_without = NULL;
 		p.within_cluster_queue = c->within;
+		if (fair) {
+			struct que_fair_config fc = {true, 2,
+			    {QUE_FAIR_LE_FINAL_SHARE,
+				QUE_FAIR_LT_INITIAL_SHARE}};
+
+			que_fair_sharing_set(st, &fc);
+		}
 		queues_preempting(&p);
 		que_set_tas_hook(st, &h);
 		for (j = 0; j < 6 && c->run[j].uid; j++) {
@@ -521,7 +531,8 @@ Test(admission_tas, preemption_frees_topology_capacity)
 		cr_assert_str_eq(adm_reason_string(d->reason),
 		    "WaitingForPreemptedWorkloads");
 		victims_of(d, got, sizeof(got));
-		cr_assert_str_eq(got, c->victims, "%s", c->name);
+		cr_assert_str_eq(got, c->victims, "%s%s", c->name,
+		    fair ? " (fair sharing)" : "");
 		for (j = 0; j < d->n_victims; j++)
 			cr_assert_str_eq(
 			    adm_preempt_reason_string(d->victims[j].reason),
