@@ -28,7 +28,7 @@ COPY --from=build /image/rootfs/ /
 COPY --from=build --chown=65532:65532 /ledger/ /var/lib/
 USER 65532:65532
 ENV PATH=/usr/local/bin SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
-EXPOSE 9443/tcp 8443/tcp 8081/tcp
+EXPOSE 9443/tcp 8443/tcp 8081/tcp 8082/tcp
 VOLUME /var/lib/cueue
 ENTRYPOINT ["/usr/local/bin/cueue-controller"]
 LABEL org.opencontainers.image.title="cueue-controller" \

@@ -84,16 +84,13 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "resources.quotaCheckStrategy", N, CTL_COMPAT_WARN_IF_SET,
 	"quota is checked per flavor and resource"},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
-	"DisableWaitForPodsReady, AdmissionFairSharing, and the metric gates "
-	"MetricsForCohorts, MetricForWorkloadCreationLatency, "
-	"UnadmittedWorkloadsObservability; other known gates warn, unknown "
-	"ones are refused"},
+	"DisableWaitForPodsReady, AdmissionFairSharing, VisibilityOnDemand, "
+	"and the metric gates MetricsForCohorts, "
+	"MetricForWorkloadCreationLatency, UnadmittedWorkloadsObservability; "
+	"other known gates warn, unknown ones are refused"},
     {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
 	"finished and deactivated Workloads are kept"},
-    {"Configuration", "visibilityServer", P, CTL_COMPAT_WARN_IF_SET,
-	"the visibility API is served on the webhook port "
-	"(manifests/visibility.yaml); bindPort and bindAddress are not acted "
-	"on"},
+    {"Configuration", "visibilityServer", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.resourceGroups", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.resourceGroups[].coveredResources: pods", S,
 	CTL_COMPAT_WARN_NEVER, ""},
@@ -307,6 +304,7 @@ bool ctl_compat_gate_honoured(const char *name)
 	    "MetricForWorkloadCreationLatency",
 	    "MetricsForCohorts",
 	    "UnadmittedWorkloadsObservability",
+	    "VisibilityOnDemand",
 	};
 	size_t i;
 

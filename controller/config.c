@@ -290,6 +290,7 @@ void ctl_config_dispose(struct ctl_config *c)
 	cu_free(c->leader_election.resource_name);
 	cu_free(c->leader_election.resource_namespace);
 	cu_free(c->metrics.bind_address);
+	cu_free(c->visibility.bind_address);
 	api_selector_dispose(&c->metrics.local_queue_selector);
 	cu_free(c->health.probe_bind_address);
 	cu_free(c->health.readiness_endpoint);

@@ -28,6 +28,8 @@
 
 /* Kueue's defaults (apis/config/v1beta2/defaults.go). */
 #define CTL_CONFIG_DEFAULT_NAMESPACE "kueue-system"
+/* Kueue's visibilityServer.bindPort default. */
+#define CTL_CONFIG_VISIBILITY_PORT 8082
 #define CTL_CONFIG_SA_NAMESPACE_FILE                                           \
 	"/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
@@ -89,6 +91,16 @@ struct ctl_config {
 		bool creation_latency;
 		bool unadmitted;
 	} metrics;
+
+	/* The visibility API's own HTTPS server (controller/vauth.h):
+	 * started when the VisibilityOnDemand feature gate is on (Kueue's
+	 * default); visibilityServer.bindPort (1-65535, default 8082) and
+	 * bindAddress (an IP address; NULL: every interface). */
+	struct {
+		bool enable;
+		int bind_port;
+		char *bind_address; /* owned */
+	} visibility;
 
 	struct {
 		char *probe_bind_address;

@@ -341,6 +341,7 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 		    {"MetricForWorkloadCreationLatency",
 			c->metrics.creation_latency},
 		    {"UnadmittedWorkloadsObservability", c->metrics.unadmitted},
+		    {"VisibilityOnDemand", c->visibility.enable},
 		};
 		json_t *fg = json_object_get(root, "featureGates");
 		size_t i;
@@ -358,6 +359,17 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 				fg, gates[i].name, json_false()) != 0)
 				return -1;
 		}
+	}
+	{
+		json_t *vs = json_pack(
+		    "{s:i}", "bindPort", (json_int_t)c->visibility.bind_port);
+
+		if (vs != NULL && c->visibility.bind_address != NULL)
+			json_object_set_new(vs, "bindAddress",
+			    json_string(c->visibility.bind_address));
+		if (vs == NULL ||
+		    json_object_set_new(root, "visibilityServer", vs) != 0)
+			return -1;
 	}
 	if (json_object_set_new(root, "clientConnection",
 		json_pack("{s:f, s:i}", "qps", c->client_connection.qps,

@@ -7,6 +7,7 @@
  * metrics and probe endpoints, internal certificates, the client
  * connection, tls, the namespace and the managed-jobs selector.
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
@@ -440,6 +441,43 @@ static int load_tls(const struct ctl_config_dec *d, const json_t *root)
 	return CU_OK;
 }
 
+/* visibilityServer and the VisibilityOnDemand gate, validated as Kueue
+ * validates them. */
+static int load_visibility(const struct ctl_config_dec *d, const json_t *root)
+{
+	struct ctl_config *c = d->c;
+	const json_t *vs = ctl_config_jget(root, "visibilityServer");
+	json_t *v = ctl_config_jget(vs, "bindPort");
+	unsigned char ip[16];
+	int rc;
+
+	c->visibility.enable = ctl_config_get_bool(
+	    ctl_config_jget(root, "featureGates"), "VisibilityOnDemand", true);
+	c->visibility.bind_port =
+	    v != NULL ? (int)json_integer_value(v) : CTL_CONFIG_VISIBILITY_PORT;
+	if (v != NULL &&
+	    (json_integer_value(v) < 1 || json_integer_value(v) > 65535))
+		return ctl_config_fail(d, CU_EINVAL,
+		    "visibilityServer.bindPort",
+		    "visibilityServer.bindPort: Invalid value: "
+		    "%" JSON_INTEGER_FORMAT
+		    ": must be a valid port number (1-65535)",
+		    json_integer_value(v));
+	rc = ctl_config_dup_str(
+	    d, &c->visibility.bind_address, vs, "bindAddress", NULL);
+	if (rc != CU_OK)
+		return rc;
+	if (c->visibility.bind_address != NULL &&
+	    inet_pton(AF_INET, c->visibility.bind_address, ip) != 1 &&
+	    inet_pton(AF_INET6, c->visibility.bind_address, ip) != 1)
+		return ctl_config_fail(d, CU_EINVAL,
+		    "visibilityServer.bindAddress",
+		    "visibilityServer.bindAddress: Invalid value: \"%s\": "
+		    "must be a valid IP address",
+		    c->visibility.bind_address);
+	return CU_OK;
+}
+
 int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 {
 	struct ctl_config *c = d->c;
@@ -490,6 +528,8 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 		rc = load_integrations(d, root);
 	if (rc == CU_OK)
 		rc = load_tls(d, root);
+	if (rc == CU_OK)
+		rc = load_visibility(d, root);
 	if (rc == CU_OK)
 		rc = ctl_config_warn_ignored(d, root);
 	return rc;

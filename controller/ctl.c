@@ -861,6 +861,8 @@ int ctl_start(ctl *c, cu_error *err)
 	if (c->srv.metrics_srv != NULL &&
 	    (rc = ctl_httpd_start(c->srv.metrics_srv, err)) != CU_OK)
 		return rc;
+	if ((rc = ctl_start_visibility(c, err)) != CU_OK)
+		return rc;
 	if ((rc = start_leader(c, err)) != CU_OK)
 		return rc;
 	ev_prepare_init(&c->turn_w, on_turn);
@@ -920,6 +922,7 @@ void ctl_free(ctl *c)
 	/* Answers the scrapes waiting on a review before the client and the
 	 * metrics server go. */
 	ctl_mauth_free(c->srv.mauth);
+	ctl_vauth_free(c->srv.vauth);
 	for (i = 0; i < INF__COUNT; i++)
 		api_informer_free(c->inf[i]);
 	ctl_tas_dispose(c);

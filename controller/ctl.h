@@ -39,6 +39,9 @@ struct ctl_run_opts {
 	 * non-resource URL /metrics, verb get), as Kueue's
 	 * (controller/mauth.h). */
 	bool metrics_insecure;
+	/* [borrowed] the visibility server's tls.crt and tls.key
+	 * (controller/vauth.h); NULL: /visibility. */
+	const char *visibility_cert_dir;
 	/* Write pending-status conditions (QuotaReserved=False with the
 	 * reason) only for Workloads pending at least this long, and at most
 	 * once per pending_status_period_ms per Workload: every write costs

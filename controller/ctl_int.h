@@ -59,6 +59,7 @@
 #include "controller/leader.h"
 #include "controller/metrics.h"
 #include "controller/pipeline.h"
+#include "controller/vauth.h"
 #include "controller/visibility.h"
 #include "controller/whsrv.h"
 #include "namespaces/gate.h"
@@ -192,6 +193,7 @@ struct ctl_serve {
 	ctl_certrot *certrot; /* NULL: internalCertManagement off */
 	struct wh_options wh; /* the webhook handlers' view of caches */
 	struct ctl_vis vis;   /* the visibility API's view (visibility.h) */
+	ctl_vauth *vauth;     /* its server; NULL: VisibilityOnDemand off */
 };
 
 /* podsready.c: waitForPodsReady. */
@@ -437,6 +439,7 @@ int ctl_admitted_flavors(ctl *c, const struct api_workload *wl,
  * port is set), built on the caches' view. */
 int ctl_start_certrot(ctl *c, cu_error *err);
 int ctl_start_webhook(ctl *c, cu_error *err);
+int ctl_start_visibility(ctl *c, cu_error *err);
 
 /* ---- writes.c --------------------------------------------------------- */
 

@@ -49,6 +49,7 @@
 #include <sys/socket.h>
 
 #include <ev.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
 #include "controller/httpd.h"
@@ -90,8 +91,10 @@ struct req_ctx {
 	/* The gate (ctl_httpd_set_gate): state, answer, and while the
 	 * connection is suspended its place in the server's list. */
 	enum gate_state gate;
-	int gate_status;     /* 0: allowed */
-	char gate_text[160]; /* the refusal's body */
+	int gate_status;	/* 0: allowed */
+	char gate_text[160];	/* the refusal's body */
+	char *gate_body;	/* owned: a refusal's body when set (JSON) */
+	const char *gate_ctype; /* gate_body's Content-Type [static] */
 	bool suspended;
 	struct ctl_httpd *h;	     /* borrowed */
 	struct MHD_Connection *conn; /* borrowed */
@@ -113,6 +116,7 @@ struct ctl_httpd {
 	unsigned per_ip_limit; /* 0: none */
 	unsigned nconns;       /* tracked connections */
 	char *tls_priorities;  /* owned; NULL: CTL_HTTPD_TLS_PRIORITIES */
+	char *client_ca_pem;   /* owned; NULL: no client certificate asked */
 	struct route *routes;  /* owned list */
 	struct MHD_Daemon *mhd;
 	ev_io io;
@@ -608,7 +612,16 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn,
 	}
 	rq->replied = true;
 	response_init(&resp);
-	if (rq->gate == GATE_DONE && rq->gate_status != 0) {
+	if (rq->gate == GATE_DONE && rq->gate_status != 0 &&
+	    rq->gate_body != NULL) {
+		resp.status = rq->gate_status;
+		resp.content_type = rq->gate_ctype;
+		if (cu_buf_add(&resp.body, rq->gate_body,
+			strlen(rq->gate_body)) != CU_OK)
+			resp.status = 500;
+		cu_debug("%s: %s %s -> %d (gate)", h->name, method, url,
+		    resp.status);
+	} else if (rq->gate == GATE_DONE && rq->gate_status != 0) {
 		(void)ctl_http_reply(&resp, rq->gate_status, rq->gate_text);
 		cu_debug("%s: %s %s -> %d (gate)", h->name, method, url,
 		    resp.status);
@@ -629,6 +642,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	(void)toe;
 	if (rq != NULL) {
 		cu_buf_dispose(&rq->body);
+		cu_free(rq->gate_body);
 		cu_free(rq);
 		*con_cls = NULL;
 	}
@@ -682,6 +696,47 @@ void ctl_http_gate_done(ctl_http_gate_call *call, int status, const char *text)
 	ev_timer_start(h->loop, &h->timer);
 }
 
+void ctl_http_gate_done_body(ctl_http_gate_call *call, int status,
+    const char *content_type, const char *body)
+{
+	struct req_ctx *rq = call;
+
+	cu_free(rq->gate_body);
+	rq->gate_body = NULL;
+	if (status != 0 && body != NULL) {
+		rq->gate_body = cu_strdup(body);
+		rq->gate_ctype =
+		    content_type != NULL ? content_type : CTL_HTTP_TEXT;
+	}
+	ctl_http_gate_done(call, status,
+	    rq->gate_body == NULL && status != 0 && body != NULL
+		? "out of memory\n"
+		: NULL);
+}
+
+size_t ctl_http_peer_chain(
+    const struct ctl_http_request *req, struct ctl_http_der *out, size_t max)
+{
+	const union MHD_ConnectionInfo *ci;
+	const gnutls_datum_t *d;
+	unsigned int n = 0, i;
+
+	if (req->conn == NULL)
+		return 0;
+	ci = MHD_get_connection_info(
+	    req->conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (ci == NULL || ci->tls_session == NULL)
+		return 0;
+	d = gnutls_certificate_get_peers((gnutls_session_t)ci->tls_session, &n);
+	if (d == NULL)
+		return 0;
+	for (i = 0; i < n && i < max; i++) {
+		out[i].data = d[i].data;
+		out[i].len = d[i].size;
+	}
+	return i;
+}
+
 int ctl_httpd_set_gate(
     ctl_httpd *h, ctl_http_gate_fn fn, void *payload, cu_error *err)
 {
@@ -714,6 +769,42 @@ const char *ctl_http_header(
 		if (strcasecmp(hv[0], name) == 0)
 			return hv[1];
 	return NULL;
+}
+
+struct headers_each {
+	bool (*fn)(const char *name, const char *value, void *payload);
+	void *payload;
+	bool stop;
+};
+
+static enum MHD_Result header_iter(
+    void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct headers_each *e = cls;
+
+	(void)kind;
+	if (e->stop || key == NULL)
+		return MHD_NO;
+	e->stop = !e->fn(key, value != NULL ? value : "", e->payload);
+	return e->stop ? MHD_NO : MHD_YES;
+}
+
+void ctl_http_headers_each(const struct ctl_http_request *req,
+    bool (*fn)(const char *name, const char *value, void *payload),
+    void *payload)
+{
+	struct headers_each e = {fn, payload, false};
+	const char *const *hv;
+
+	if (req->local == NULL) {
+		if (req->conn != NULL)
+			MHD_get_connection_values(
+			    req->conn, MHD_HEADER_KIND, header_iter, &e);
+		return;
+	}
+	for (hv = req->local->headers; hv != NULL && hv[0] != NULL && !e.stop;
+	     hv += 2)
+		e.stop = !fn(hv[0], hv[1] != NULL ? hv[1] : "", payload);
 }
 
 struct query_find {
@@ -873,6 +964,11 @@ int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,
 			goto out_free;
 		}
 	}
+	if (opts->cert_pem != NULL && opts->client_ca_pem != NULL &&
+	    (h->client_ca_pem = cu_strdup(opts->client_ca_pem)) == NULL) {
+		ctl_httpd_free(h);
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
 	if (opts->tls_priorities != NULL &&
 	    (h->tls_priorities = cu_strdup(opts->tls_priorities)) == NULL) {
 		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
@@ -982,7 +1078,9 @@ static struct MHD_Daemon *start_daemon(
 	    MHD_OPTION_HTTPS_MEM_CERT, h->cert_pem, MHD_OPTION_HTTPS_PRIORITIES,
 	    h->tls_priorities != NULL ? h->tls_priorities
 				      : CTL_HTTPD_TLS_PRIORITIES,
-	    MHD_OPTION_END);
+	    h->client_ca_pem != NULL ? MHD_OPTION_HTTPS_MEM_TRUST
+				     : MHD_OPTION_END,
+	    h->client_ca_pem, MHD_OPTION_END);
 }
 
 int ctl_httpd_start(ctl_httpd *h, cu_error *err)
@@ -1095,6 +1193,7 @@ void ctl_httpd_free(ctl_httpd *h)
 	cu_free(h->cert_pem);
 	wipe_free(h->key_pem);
 	cu_free(h->tls_priorities);
+	cu_free(h->client_ca_pem);
 	h->magic = 0;
 	cu_free(h);
 }

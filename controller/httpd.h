@@ -82,6 +82,12 @@ struct ctl_httpd_opts {
 	const char *tls_priorities;  /* GnuTLS priorities with cert_pem
 					(ctl_httpd_tls_priorities);
 					NULL: CTL_HTTPD_TLS_PRIORITIES */
+	const char *client_ca_pem;   /* with cert_pem: ask clients for a
+					certificate (optional; the CAs named
+					in the request are these). Nothing
+					is verified here: the handler or
+					gate checks ctl_http_peer_chain.
+					NULL: none asked */
 };
 
 /*
@@ -151,6 +157,13 @@ typedef void (*ctl_http_handler)(const struct ctl_http_request *req,
 typedef struct req_ctx ctl_http_gate_call;
 typedef void (*ctl_http_gate_fn)(ctl_http_gate_call *call,
     const struct ctl_http_request *req, void *payload);
+
+/* ctl_http_gate_done with a refusal body of any length: body [borrowed;
+ * copied] sent with content_type [borrowed; must be a static string;
+ * NULL: CTL_HTTP_TEXT] (a Status object as JSON). status 0 ignores
+ * both. */
+void ctl_http_gate_done_body(ctl_http_gate_call *call, int status,
+    const char *content_type, const char *body);
 
 /* Install fn (payload [borrowed; must outlive the server]) before
  * ctl_httpd_start; CU_EINVAL after. */
@@ -228,6 +241,27 @@ const char *ctl_http_query(
  * handler], or NULL. */
 const char *ctl_http_header(
     const struct ctl_http_request *req, const char *name);
+
+/* Every request header in arrival order (a name sent twice comes twice):
+ * fn(name, value, payload) [both borrowed; valid during the call] until it
+ * returns false. */
+void ctl_http_headers_each(const struct ctl_http_request *req,
+    bool (*fn)(const char *name, const char *value, void *payload),
+    void *payload);
+
+/* One certificate of a TLS peer, DER [borrowed; valid during the handler
+ * or gate call]. */
+struct ctl_http_der {
+	const unsigned char *data;
+	size_t len;
+};
+
+/* The client's certificate chain (leaf first) as it sent it in the TLS
+ * handshake (servers with client_ca_pem), into out[0..max): the count;
+ * 0 when it sent none, over plain HTTP and for ctl_httpd_dispatch.
+ * Unverified. */
+size_t ctl_http_peer_chain(
+    const struct ctl_http_request *req, struct ctl_http_der *out, size_t max);
 
 /* Convenience: set status and replace the body with text [borrowed;
  * copied]. Returns CU_OK or CU_ENOMEM (then status is 500, body empty). */

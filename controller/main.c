@@ -211,6 +211,7 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	opts.store_path = store;
 	opts.metrics_insecure = metrics_insecure;
 	opts.sa_dir = getenv("CUEUE_SERVICE_ACCOUNT_DIR");
+	opts.visibility_cert_dir = getenv("CUEUE_VISIBILITY_CERT_DIR");
 	opts.identity = getenv("POD_NAME");
 	/* CUEUE_USERNAME overrides the service account of the manifests. */
 	own_user =

@@ -2,7 +2,10 @@
 /*
  * controller/mauth.c - the secure metrics endpoint's gate: bearer token ->
  * TokenReview -> SubjectAccessReview for the request's non-resource URL,
- * with controller-runtime's cache lifetimes (see mauth.h).
+ * with controller-runtime's cache lifetimes; and the visibility server's,
+ * as k8s.io/apiserver's delegated filters: the connection's certificate
+ * or the token or system:anonymous, the request's resource attributes,
+ * Status refusals (see mauth.h).
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -38,13 +41,15 @@ struct waiter {
 	ctl_http_gate_call *call; /* borrowed until answered */
 	api_req *req;		  /* in flight, or NULL */
 	char tkey[KEY_LEN];
-	char *path, *verb; /* owned */
-	json_t *user;	   /* owned: the reviewed user */
+	json_t *attrs;	/* owned: the review's request attributes */
+	json_t *user;	/* owned: the reviewed user */
+	bool id_failed; /* the connection's identity did not verify */
 	struct waiter *prev, *next;
 };
 
 struct ctl_mauth {
 	api_client *client; /* borrowed */
+	struct ctl_mauth_opts o;
 	struct cache authn, authz;
 	struct waiter *waiters; /* with a review in flight */
 	struct ctl_mauth_stats stats;
@@ -124,12 +129,127 @@ static void cache_free(struct cache *c)
 	c->e = NULL;
 }
 
+/* ---- identities and refusals --------------------------------------------- */
+
+/* A Status failure as k8s.io/apiserver writes it [owned], or NULL. */
+static json_t *status_doc(int code, const char *reason, const char *message)
+{
+	return json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:i}", "kind",
+	    "Status", "apiVersion", "v1", "metadata", "status", "Failure",
+	    "message", message, "reason", reason, "code", code);
+}
+
+static bool json_array_contains(const json_t *a, const char *v)
+{
+	size_t i;
+	json_t *x;
+
+	json_array_foreach((json_t *)a, i, x)
+	{
+		if (json_is_string(x) && strcmp(json_string_value(x), v) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* k8s.io/apiserver's AuthenticatedGroupAdder: an authenticated user is in
+ * system:authenticated (user [borrowed; changed]). */
+static void add_authenticated(json_t *user)
+{
+	json_t *g = json_object_get(user, "groups");
+	const char *name = api_json_str(user, "username");
+
+	if (name != NULL && strcmp(name, CTL_MAUTH_ANONYMOUS) == 0)
+		return;
+	if (!json_is_array(g)) {
+		g = json_array();
+		if (g == NULL || json_object_set_new(user, "groups", g) != 0)
+			return;
+	}
+	if (!json_array_contains(g, "system:authenticated") &&
+	    !json_array_contains(g, "system:unauthenticated"))
+		json_array_append_new(g, json_string("system:authenticated"));
+}
+
+json_t *ctl_mauth_forbidden(
+    const json_t *attrs, const char *user, const char *reason)
+{
+	json_t *ra = json_object_get(attrs, "resourceAttributes");
+	json_t *nra = json_object_get(attrs, "nonResourceAttributes");
+	const char *verb = api_json_str(ra != NULL ? ra : nra, "verb");
+	const char *group = api_json_str(ra, "group");
+	const char *res = api_json_str(ra, "resource");
+	const char *sub = api_json_str(ra, "subresource");
+	const char *ns = api_json_str(ra, "namespace");
+	const char *name = api_json_str(ra, "name");
+	char *what = NULL, *msg = NULL;
+	json_t *st;
+
+	verb = verb ? verb : "";
+	group = group ? group : "";
+	res = res ? res : "";
+	name = name ? name : "";
+	if (ra == NULL)
+		what = cu_asprintf("User \"%s\" cannot %s path \"%s\"", user,
+		    verb,
+		    api_json_str(nra, "path") ? api_json_str(nra, "path") : "");
+	else
+		what = cu_asprintf("User \"%s\" cannot %s resource "
+				   "\"%s%s%s\" in API group \"%s\" %s%s%s",
+		    user, verb, res, sub && sub[0] ? "/" : "",
+		    sub && sub[0] ? sub : "", group,
+		    ns && ns[0] ? "in the namespace \""
+				: "at the cluster scope",
+		    ns && ns[0] ? ns : "", ns && ns[0] ? "\"" : "");
+	if (what == NULL)
+		return NULL;
+	/* apierrors.NewForbidden(group resource, name, err). */
+	if (ra == NULL || res[0] == '\0')
+		msg = cu_asprintf("forbidden: %s%s%s", what,
+		    reason && reason[0] ? ": " : "", reason ? reason : "");
+	else
+		msg = cu_asprintf("%s%s%s%s%s%sis forbidden: %s%s%s", res,
+		    group[0] ? "." : "", group, name[0] ? " \"" : "", name,
+		    name[0] ? "\" " : " ", what,
+		    reason && reason[0] ? ": " : "", reason ? reason : "");
+	cu_free(what);
+	if (msg == NULL)
+		return NULL;
+	st = status_doc(403, "Forbidden", msg);
+	cu_free(msg);
+	if (st != NULL) {
+		json_t *d = json_object();
+
+		if (d != NULL && name[0])
+			json_object_set_new(d, "name", json_string(name));
+		if (d != NULL && group[0])
+			json_object_set_new(d, "group", json_string(group));
+		if (d != NULL && res[0])
+			json_object_set_new(d, "kind", json_string(res));
+		json_object_set_new(st, "details", d);
+	}
+	return st;
+}
+
+/* k8s.io/apiserver's AlwaysAllowPaths: /healthz, /readyz, /livez. */
+static bool always_allowed(const json_t *attrs)
+{
+	static const char *const paths[] = {"/healthz", "/readyz", "/livez"};
+	const char *p = api_json_str(
+	    json_object_get(attrs, "nonResourceAttributes"), "path");
+	size_t i;
+
+	for (i = 0; p != NULL && i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (strcmp(p, paths[i]) == 0)
+			return true;
+	return false;
+}
+
 /* ---- waiters ----------------------------------------------------------- */
 
 static void waiter_free(struct waiter *w)
 {
-	cu_free(w->path);
-	cu_free(w->verb);
+	json_decref(w->attrs);
 	json_decref(w->user);
 	cu_free(w);
 }
@@ -169,12 +289,59 @@ static const char *user_name(const struct waiter *w)
 	return n != NULL ? n : "";
 }
 
-/* controller-runtime's refusals naming the user: 403 "Authorization
- * denied for user <name>", 500 "Authorization for user <name> failed". */
-static void deny(struct waiter *w, int status)
+/* Answer with st [consumed] as JSON, or text when it is NULL. */
+static void finish_status(struct waiter *w, int code, json_t *st)
+{
+	char *out = NULL;
+
+	if (st == NULL ||
+	    api_json_dumps(st, JSON_COMPACT, 0, &out, NULL) != CU_OK) {
+		json_decref(st);
+		finish(w, code, "out of memory\n");
+		return;
+	}
+	json_decref(st);
+	unlink_waiter(w);
+	ctl_http_gate_done_body(w->call, code, "application/json", out);
+	cu_free(out);
+	waiter_free(w);
+}
+
+static void unauthorized(struct waiter *w)
+{
+	if (w->m->o.apiserver)
+		finish_status(
+		    w, 401, status_doc(401, "Unauthorized", "Unauthorized"));
+	else
+		finish(w, 401, "Unauthorized\n");
+}
+
+/* The refusals naming the user: controller-runtime's 403 "Authorization
+ * denied for user <name>" and 500 "Authorization for user <name>
+ * failed", or k8s.io/apiserver's Forbidden and InternalError Status. */
+static void deny(struct waiter *w, int status, const char *reason)
 {
 	char text[160];
 
+	if (w->m->o.apiserver) {
+		json_t *st;
+
+		if (status == 403)
+			st =
+			    ctl_mauth_forbidden(w->attrs, user_name(w), reason);
+		else {
+			char *msg =
+			    cu_asprintf("Internal error occurred: "
+					"authorization of user %s failed",
+				user_name(w));
+
+			st = status_doc(500, "InternalError",
+			    msg != NULL ? msg : "Internal error occurred");
+			cu_free(msg);
+		}
+		finish_status(w, status, st);
+		return;
+	}
 	if (status == 403)
 		snprintf(text, sizeof(text),
 		    "Authorization denied for user %s\n", user_name(w));
@@ -186,12 +353,12 @@ static void deny(struct waiter *w, int status)
 
 /* ---- SubjectAccessReview ------------------------------------------------ */
 
-static void decided(struct waiter *w, bool allowed)
+static void decided(struct waiter *w, bool allowed, const char *reason)
 {
 	if (allowed)
 		finish(w, 0, NULL);
 	else
-		deny(w, 403);
+		deny(w, 403, reason);
 }
 
 static void on_access_review(const struct api_response *resp, void *payload)
@@ -199,6 +366,8 @@ static void on_access_review(const struct api_response *resp, void *payload)
 	struct waiter *w = payload;
 	json_t *st = json_object_get(resp->body, "status");
 	char key[KEY_LEN];
+	const char *reason;
+	json_t *rj;
 	bool allowed;
 
 	w->req = NULL;
@@ -207,32 +376,38 @@ static void on_access_review(const struct api_response *resp, void *payload)
 		return;
 	}
 	if (resp->err != CU_OK || !json_is_object(st)) {
-		cu_warn("metrics: SubjectAccessReview for user %s failed: %d "
-			"%s",
-		    user_name(w), resp->code, resp->message);
-		deny(w, 500);
+		cu_warn("%s: SubjectAccessReview for user %s failed: %d %s",
+		    w->m->o.name, user_name(w), resp->code, resp->message);
+		deny(w, 500, NULL);
 		return;
 	}
 	allowed = json_is_true(json_object_get(st, "allowed"));
 	snprintf(key, sizeof(key), "%s", w->tkey);
-	cache_put(&w->m->authz, key, allowed, NULL,
-	    allowed ? CTL_MAUTH_ALLOW_TTL_NS : CTL_MAUTH_DENY_TTL_NS,
+	reason = api_json_str(st, "reason");
+	/* The reason goes along (k8s.io/apiserver's Forbidden message ends
+	 * with it), kept as the entry's "user" value. */
+	rj = reason != NULL && reason[0] != '\0' ? json_string(reason) : NULL;
+	cache_put(&w->m->authz, key, allowed, rj,
+	    allowed ? w->m->o.allow_ttl_ns : w->m->o.deny_ttl_ns,
 	    cu_time_mono_ns());
+	json_decref(rj);
 	if (!allowed)
-		cu_debug("metrics: access denied for user %s: %s", user_name(w),
-		    api_json_str(st, "reason") ? api_json_str(st, "reason")
-					       : "");
-	decided(w, allowed);
+		cu_debug("%s: access denied for user %s: %s", w->m->o.name,
+		    user_name(w), reason ? reason : "");
+	decided(w, allowed, reason);
 }
 
 /* The review's spec for w's user and request [owned], or NULL. */
 static json_t *access_spec(const struct waiter *w)
 {
-	json_t *spec = json_pack("{sss{ssss}}", "user", user_name(w),
-	    "nonResourceAttributes", "path", w->path, "verb", w->verb);
+	json_t *spec = json_pack("{ss}", "user", user_name(w));
 	const char *keys[] = {"groups", "uid", "extra"};
 	size_t i;
 
+	if (spec != NULL && json_object_update(spec, w->attrs) != 0) {
+		json_decref(spec);
+		return NULL;
+	}
 	for (i = 0; spec != NULL && i < sizeof(keys) / sizeof(keys[0]); i++) {
 		json_t *v = json_object_get(w->user, keys[i]);
 
@@ -250,10 +425,21 @@ static void authorize(struct waiter *w)
 	char *text = NULL;
 	cu_error err;
 
+	if (m->o.apiserver &&
+	    (json_array_contains(
+		 json_object_get(w->user, "groups"), "system:masters") ||
+		always_allowed(w->attrs))) {
+		/* k8s.io/apiserver's delegated authorizer: the super-user
+		 * group and the health paths are always allowed, without a
+		 * review. */
+		json_decref(spec);
+		decided(w, true, NULL);
+		return;
+	}
 	if (spec == NULL || api_json_dumps(spec, JSON_COMPACT | JSON_SORT_KEYS,
 				0, &text, NULL) != CU_OK) {
 		json_decref(spec);
-		deny(w, 500);
+		deny(w, 500, NULL);
 		return;
 	}
 	/* w->tkey now keys the decision: the digest of the review's spec. */
@@ -262,7 +448,7 @@ static void authorize(struct waiter *w)
 	if ((e = cache_find(&m->authz, w->tkey, cu_time_mono_ns())) != NULL) {
 		m->stats.cache_hits++;
 		json_decref(spec);
-		decided(w, e->yes);
+		decided(w, e->yes, json_string_value(e->user));
 		return;
 	}
 	body = json_pack("{sssssO}", "apiVersion", "authorization.k8s.io/v1",
@@ -273,7 +459,7 @@ static void authorize(struct waiter *w)
 	    api_request(&w->req, m->client, "POST", ACCESSREVIEWS, NULL, body,
 		on_access_review, w, &err) != CU_OK) {
 		json_decref(body);
-		deny(w, 500);
+		deny(w, 500, NULL);
 		return;
 	}
 	json_decref(body);
@@ -287,10 +473,16 @@ static void authorize(struct waiter *w)
 static void authenticated(struct waiter *w, bool yes, json_t *user)
 {
 	if (!yes || !json_is_object(user)) {
-		finish(w, 401, "Unauthorized\n");
+		unauthorized(w);
 		return;
 	}
-	w->user = json_incref(user);
+	w->user = json_deep_copy(user);
+	if (w->user == NULL) {
+		deny(w, 500, NULL);
+		return;
+	}
+	if (w->m->o.apiserver)
+		add_authenticated(w->user);
 	authorize(w);
 }
 
@@ -307,14 +499,18 @@ static void on_token_review(const struct api_response *resp, void *payload)
 		return;
 	}
 	if (resp->err != CU_OK || !json_is_object(st)) {
-		cu_warn("metrics: TokenReview failed: %d %s", resp->code,
-		    resp->message);
-		finish(w, 500, "Authentication failed\n");
+		cu_warn("%s: TokenReview failed: %d %s", w->m->o.name,
+		    resp->code, resp->message);
+		/* k8s.io/apiserver: an authenticator's error is a 401. */
+		if (w->m->o.apiserver)
+			unauthorized(w);
+		else
+			finish(w, 500, "Authentication failed\n");
 		return;
 	}
 	yes = json_is_true(json_object_get(st, "authenticated"));
 	cache_put(&w->m->authn, w->tkey, yes, json_object_get(st, "user"),
-	    CTL_MAUTH_AUTHN_TTL_NS, cu_time_mono_ns());
+	    w->m->o.authn_ttl_ns, cu_time_mono_ns());
 	authenticated(w, yes, json_object_get(st, "user"));
 }
 
@@ -330,6 +526,45 @@ static const char *bearer(const char *h)
 	return *h != '\0' ? h : NULL;
 }
 
+/* The SAR attributes of a request by default: its path as a non-resource
+ * URL, the method in lower case as the verb [owned], or NULL. */
+static json_t *default_attrs(const struct ctl_http_request *req)
+{
+	char verb[16];
+	size_t i;
+
+	for (i = 0; req->method[i] != '\0' && i + 1 < sizeof(verb); i++)
+		verb[i] = (char)tolower((unsigned char)req->method[i]);
+	verb[i] = '\0';
+	return json_pack("{s{ssss}}", "nonResourceAttributes", "path",
+	    req->path, "verb", verb);
+}
+
+static void send_token_review(struct waiter *w, const char *token)
+{
+	ctl_mauth *m = w->m;
+	json_t *body;
+	cu_error err;
+
+	body =
+	    json_pack("{sssss{ss}}", "apiVersion", "authentication.k8s.io/v1",
+		"kind", "TokenReview", "spec", "token", token);
+	cu_error_clear(&err);
+	if (body == NULL ||
+	    api_request(&w->req, m->client, "POST", TOKENREVIEWS, NULL, body,
+		on_token_review, w, &err) != CU_OK) {
+		json_decref(body);
+		if (m->o.apiserver)
+			unauthorized(w);
+		else
+			finish(w, 500, "Authentication failed\n");
+		return;
+	}
+	json_decref(body);
+	m->stats.token_reviews++;
+	link_waiter(w);
+}
+
 static void gate(
     ctl_http_gate_call *call, const struct ctl_http_request *req, void *payload)
 {
@@ -337,11 +572,9 @@ static void gate(
 	const char *token = bearer(ctl_http_header(req, "Authorization"));
 	struct waiter *w;
 	struct entry *e;
-	json_t *body;
-	cu_error err;
-	size_t i;
+	json_t *user = NULL;
 
-	if (token == NULL) {
+	if (token == NULL && m->o.identify == NULL && !m->o.apiserver) {
 		ctl_http_gate_done(call, 401, "Unauthorized\n");
 		return;
 	}
@@ -352,39 +585,59 @@ static void gate(
 	}
 	w->m = m;
 	w->call = call;
-	w->path = cu_strdup(req->path);
-	w->verb = cu_strdup(req->method);
-	if (w->path == NULL || w->verb == NULL) {
+	w->attrs = m->o.attributes != NULL ? m->o.attributes(req, m->o.payload)
+					   : default_attrs(req);
+	if (w->attrs == NULL) {
 		finish(w, 500, "Authentication failed\n");
 		return;
 	}
-	for (i = 0; w->verb[i] != '\0'; i++)
-		w->verb[i] = (char)tolower((unsigned char)w->verb[i]);
+	/* k8s.io/apiserver's order: the connection's certificate (front
+	 * proxy, then client CA), then the bearer token, then anonymous -
+	 * unless an authenticator failed. */
+	switch (m->o.identify != NULL ? m->o.identify(req, &user, m->o.payload)
+				      : CTL_MAUTH_WHO_NONE) {
+	case CTL_MAUTH_WHO_USER:
+		authenticated(w, true, user);
+		json_decref(user);
+		return;
+	case CTL_MAUTH_WHO_ERROR:
+		w->id_failed = true;
+		break;
+	case CTL_MAUTH_WHO_NONE:
+		break;
+	}
+	if (token == NULL) {
+		if (!m->o.apiserver || w->id_failed) {
+			unauthorized(w);
+			return;
+		}
+		user = json_pack("{s:s, s:[s]}", "username",
+		    CTL_MAUTH_ANONYMOUS, "groups", "system:unauthenticated");
+		w->user = user;
+		if (user == NULL)
+			deny(w, 500, NULL);
+		else
+			authorize(w);
+		return;
+	}
 	digest_hex(token, strlen(token), w->tkey);
 	if ((e = cache_find(&m->authn, w->tkey, cu_time_mono_ns())) != NULL) {
 		m->stats.cache_hits++;
 		authenticated(w, e->yes, e->user);
 		return;
 	}
-	body =
-	    json_pack("{sssss{ss}}", "apiVersion", "authentication.k8s.io/v1",
-		"kind", "TokenReview", "spec", "token", token);
-	cu_error_clear(&err);
-	if (body == NULL ||
-	    api_request(&w->req, m->client, "POST", TOKENREVIEWS, NULL, body,
-		on_token_review, w, &err) != CU_OK) {
-		json_decref(body);
-		finish(w, 500, "Authentication failed\n");
-		return;
-	}
-	json_decref(body);
-	m->stats.token_reviews++;
-	link_waiter(w);
+	send_token_review(w, token);
 }
 
 /* ---- public -------------------------------------------------------------- */
 
 int ctl_mauth_new(ctl_mauth **out, api_client *client, cu_error *err)
+{
+	return ctl_mauth_new_opts(out, client, NULL, err);
+}
+
+int ctl_mauth_new_opts(ctl_mauth **out, api_client *client,
+    const struct ctl_mauth_opts *o, cu_error *err)
 {
 	ctl_mauth *m = cu_calloc(1, sizeof(*m));
 
@@ -392,6 +645,16 @@ int ctl_mauth_new(ctl_mauth **out, api_client *client, cu_error *err)
 	if (m == NULL)
 		return cu_error_set(err, CU_ENOMEM, "metrics: out of memory");
 	m->client = client;
+	if (o != NULL)
+		m->o = *o;
+	if (m->o.name == NULL)
+		m->o.name = "metrics";
+	if (m->o.authn_ttl_ns <= 0)
+		m->o.authn_ttl_ns = CTL_MAUTH_AUTHN_TTL_NS;
+	if (m->o.allow_ttl_ns <= 0)
+		m->o.allow_ttl_ns = CTL_MAUTH_ALLOW_TTL_NS;
+	if (m->o.deny_ttl_ns <= 0)
+		m->o.deny_ttl_ns = CTL_MAUTH_DENY_TTL_NS;
 	*out = m;
 	return CU_OK;
 }

@@ -23,10 +23,24 @@
  * Failed reviews are not cached. Reviews are POSTs that the leader-only
  * write gate must let through (controller/ctl.c does).
  *
+ * The same gate serves the visibility API as k8s.io/apiserver's delegated
+ * filters do (struct ctl_mauth_opts, `apiserver`): the connection's
+ * client certificate first (front-proxy headers or a client CA: the
+ * `identify` hook, controller/vauth.h), then the bearer token, then, with
+ * neither, the user system:anonymous (group system:unauthenticated) -
+ * but a certificate or token that failed is a 401; members of
+ * system:masters, and /healthz, /readyz and /livez, are allowed without
+ * a review; the review carries the
+ * request's resource attributes (`attributes` hook); refusals are Status
+ * objects: 401 Unauthorized, 403 Forbidden with kube's message
+ * (ctl_mauth_forbidden), 500 InternalError.
+ *
  * Event-loop thread only. Prefix: ctl_mauth_.
  */
 #ifndef CU_CONTROLLER_MAUTH_H
 #define CU_CONTROLLER_MAUTH_H
+
+#include <jansson.h>
 
 #include "api/client.h"
 #include "controller/httpd.h"
@@ -37,12 +51,56 @@
 #define CTL_MAUTH_ALLOW_TTL_NS (300LL * CU_NS_PER_S)
 #define CTL_MAUTH_DENY_TTL_NS (30LL * CU_NS_PER_S)
 
+#define CTL_MAUTH_ANONYMOUS "system:anonymous"
+
 typedef struct ctl_mauth ctl_mauth;
+
+/* What an identify hook found on the connection. */
+enum ctl_mauth_who {
+	CTL_MAUTH_WHO_NONE,  /* no certificate: try the token */
+	CTL_MAUTH_WHO_USER,  /* *user set */
+	CTL_MAUTH_WHO_ERROR, /* a certificate that does not verify */
+};
+
+/* Options of ctl_mauth_new_opts. Zero fields take the defaults named. */
+struct ctl_mauth_opts {
+	const char *name; /* log prefix [borrowed; static]; "metrics" */
+	/* Cache lifetimes; 0: CTL_MAUTH_AUTHN/ALLOW/DENY_TTL_NS. */
+	cu_ns_t authn_ttl_ns, allow_ttl_ns, deny_ttl_ns;
+	/* k8s.io/apiserver's behaviour (see above) instead of
+	 * controller-runtime's. */
+	bool apiserver;
+	/* The connection's user, before the token: *user [owned by the
+	 * caller] a TokenReview-style user object ({"username", "groups",
+	 * "uid", "extra"}). NULL: none. */
+	enum ctl_mauth_who (*identify)(
+	    const struct ctl_http_request *req, json_t **user, void *payload);
+	/* The review's request attributes [owned by the caller]:
+	 * {"resourceAttributes": {...}} or {"nonResourceAttributes":
+	 * {...}}; NULL on failure (500). NULL hook: the request's path as a
+	 * non-resource URL and its method in lower case as the verb. */
+	json_t *(*attributes)(
+	    const struct ctl_http_request *req, void *payload);
+	void *payload; /* [borrowed; must outlive m] */
+};
 
 /* *out [owned: ctl_mauth_free]; client [borrowed; must outlive it].
  * CU_ENOMEM. */
 CU_MUST_CHECK int ctl_mauth_new(
     ctl_mauth **out, api_client *client, cu_error *err);
+
+/* As ctl_mauth_new, with o [borrowed; copied; NULL: the defaults]. */
+CU_MUST_CHECK int ctl_mauth_new_opts(ctl_mauth **out, api_client *client,
+    const struct ctl_mauth_opts *o, cu_error *err);
+
+/* k8s.io/apiserver's 403 Status [owned] for user [borrowed] refused the
+ * request attrs [borrowed] (as in ctl_mauth_opts.attributes), reason
+ * [borrowed; NULL or "": none] appended: e.g. `clusterqueues.visibility.
+ * kueue.x-k8s.io "cq" is forbidden: User "u" cannot get resource
+ * "clusterqueues/pendingworkloads" in API group "visibility.kueue.x-k8s.io"
+ * at the cluster scope`. NULL when out of memory. */
+json_t *ctl_mauth_forbidden(
+    const json_t *attrs, const char *user, const char *reason);
 
 /* Gate every request of srv [borrowed; freed after m] through m
  * (ctl_httpd_set_gate; before ctl_httpd_start). */

@@ -228,15 +228,50 @@ static json_t *vis_workload(const char *ns, const char *name, void *payload)
 			      : NULL;
 }
 
-static int vis_mount(struct ctl_httpd *srv, void *payload, cu_error *err)
+/* The visibility server could not start: stop, as Kueue exits. */
+static void vis_failed(const cu_error *err, void *payload)
 {
 	ctl *c = payload;
 
-	return ctl_vis_mount(&c->srv.vis, srv, err);
+	(void)err;
+	c->failed = true;
+	ev_break(c->loop, EVBREAK_ALL);
 }
 
-/* The webhook server, which also serves the visibility API (the
- * APIService's backend); it serves once its certificate is mounted. */
+/* The visibility API's own server (controller/vauth.h), when the
+ * VisibilityOnDemand feature gate is on. */
+int ctl_start_visibility(ctl *c, cu_error *err)
+{
+	struct ctl_vauth_opts o;
+	const char *a = c->cfg->visibility.bind_address;
+	char *listen;
+	int rc;
+
+	if (!c->cfg->visibility.enable)
+		return CU_OK;
+	c->srv.vis.st = c->st;
+	c->srv.vis.workload = vis_workload;
+	c->srv.vis.payload = c;
+	listen = cu_asprintf(
+	    a != NULL && strchr(a, ':') != NULL ? "[%s]:%d" : "%s:%d",
+	    a != NULL ? a : "", c->cfg->visibility.bind_port);
+	if (listen == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	memset(&o, 0, sizeof(o));
+	o.listen = listen;
+	o.namespace_ = c->cfg->namespace;
+	o.cert_dir = c->opts.visibility_cert_dir;
+	o.tls_priorities = c->cfg->tls.priorities;
+	o.vis = &c->srv.vis;
+	o.failed = vis_failed;
+	o.payload = c;
+	rc = ctl_vauth_start(&c->srv.vauth, c->loop, c->client, &o, err);
+	cu_free(listen);
+	return rc;
+}
+
+/* The admission-webhook server; it serves once its certificate is
+ * mounted. */
 int ctl_start_webhook(ctl *c, cu_error *err)
 {
 	struct ctl_whsrv_opts o;
@@ -263,11 +298,6 @@ int ctl_start_webhook(ctl *c, cu_error *err)
 	o.wh = &c->srv.wh;
 	o.ready = wh_ready;
 	o.tls_priorities = c->cfg->tls.priorities;
-	c->srv.vis.st = c->st;
-	c->srv.vis.workload = vis_workload;
-	c->srv.vis.payload = c;
-	o.mount = vis_mount;
-	o.mount_payload = c;
 	rc = ctl_whsrv_new(&c->srv.webhook, c->loop, &o, err);
 	cu_free(listen);
 	return rc;

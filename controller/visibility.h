@@ -20,6 +20,9 @@
  * (404 `clusterqueue.visibility.kueue.x-k8s.io "x" not found`, 400 for a
  * malformed limit or offset).
  *
+ * Mounted on the visibility server of controller/vauth.h (its own port,
+ * authenticated and authorized as an aggregated API server).
+ *
  * Event-loop thread only: handlers read the engine between turns.
  * Prefix: ctl_vis_.
  */

@@ -57,8 +57,7 @@ struct ctl_whsrv_opts {
 	 * copied]; NULL: CTL_HTTPD_TLS_PRIORITIES. */
 	const char *tls_priorities;
 	/* More routes on every server built (at start and after each
-	 * certificate reload), e.g. the visibility API
-	 * (controller/visibility.h); NULL: none. */
+	 * certificate reload); NULL: none. */
 	int (*mount)(struct ctl_httpd *srv, void *payload, cu_error *err);
 	void *mount_payload; /* [borrowed; must outlive the server] */
 };

@@ -173,7 +173,7 @@ make_image() {
 	    --config.env PATH=/usr/local/bin \
 	    --config.env SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
 	    --config.exposedports 9443/tcp --config.exposedports 8443/tcp \
-	    --config.exposedports 8081/tcp \
+	    --config.exposedports 8081/tcp --config.exposedports 8082/tcp \
 	    --config.volume /var/lib/cueue \
 	    --config.label "org.opencontainers.image.title=cueue-controller" \
 	    --config.label "org.opencontainers.image.description=Kueue-compatible job-queueing controller" \

@@ -119,6 +119,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
 	fail "openssl could not make the webhook certificate"
 whport=$(python3 -c 'import socket; s = socket.socket()
 s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+visport=$(python3 -c 'import socket; s = socket.socket()
+s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 
 # The default Configuration of manifests/configmap.yaml, run locally:
 # endpoints on loopback, one replica, both integrations.
@@ -133,6 +135,9 @@ webhook:
   host: 127.0.0.1
   port: $whport
   certDir: $dir/certs
+visibilityServer:
+  bindAddress: 127.0.0.1
+  bindPort: $visport
 leaderElection:
   leaderElect: false
 internalCertManagement:

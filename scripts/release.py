@@ -125,7 +125,10 @@ def main():
     if os.environ.get("JOBSET_CRD", "1") == "0":
         files = [f for f in files
                  if os.path.basename(f) != "jobset.x-k8s.io_jobsets.yaml"]
-    docs, seen_ns, seen_crd = [], set(), set()
+    # The cluster's own namespaces exist before any release (the
+    # visibility server's RoleBinding lives in kube-system).
+    docs, seen_crd = [], set()
+    seen_ns = {"default", "kube-system", "kube-public", "kube-node-lease"}
     for path in files:
         with open(path) as f:
             for d in split_docs(f.read()):

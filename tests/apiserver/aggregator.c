@@ -10,8 +10,13 @@
  * server certificate is checked against spec.caBundle for that name, or
  * not at all with spec.insecureSkipTLSVerify. The user the request was
  * authenticated as goes along in X-Remote-User and X-Remote-Group (the
- * front-proxy headers; this server has no front-proxy client
- * certificate, so a backend cannot verify them). The backend's status,
+ * front-proxy headers, the groups: the token's and system:authenticated),
+ * on a connection authenticated with the front-proxy client certificate
+ * (CN front-proxy-client, made at start-up by its own CA), so that the
+ * backend trusts them: the CA, the allowed name and the header names are
+ * published in ConfigMap kube-system/extension-apiserver-authentication as
+ * kube-apiserver publishes them. Headers the client sent are not
+ * forwarded (only Accept and Content-Type). The backend's status,
  * Content-Type and body come back as they are.
  *
  * A backend that cannot be reached is a 503 with kube's plain-text body
@@ -25,9 +30,12 @@
  * Available condition (Passed, or FailedDiscoveryCheck with the reason)
  * when that changes.
  *
- * Calls are synchronous (curl easy; 30 s, 5 s for the version's
- * discovery document as kube-aggregator allows), like conversion calls: a
- * backend never calls back into this server while answering.
+ * Calls do not block the server (30 s, 5 s for the version's discovery
+ * document as kube-aggregator allows): they run on a libcurl multi handle
+ * on the server's loop while the request's connection is suspended, so a
+ * backend may call back into this server while answering (the visibility
+ * server's TokenReview and SubjectAccessReview). Requests without a
+ * connection (in-process) are proxied synchronously.
  */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -532,6 +540,281 @@ static void record_available(
 	(void)as_internal_update(srv, k, upd, true, "system:apiserver");
 }
 
+/* The easy handle's options for the call c [borrowed; must outlive e]. */
+static CURLcode setup_easy(
+    const struct as_request *rq, CURL *e, struct call *c, bool insecure)
+{
+	CURLcode rc = CURLE_OK;
+
+	rc |= curl_easy_setopt(e, CURLOPT_URL, c->url);
+	rc |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c->errbuf);
+	rc |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");
+	rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+	rc |= curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
+	rc |= curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	rc |= curl_easy_setopt(e, CURLOPT_HEADERDATA, c);
+	rc |= curl_easy_setopt(e, CURLOPT_USERAGENT, "kube-apiserver");
+	rc |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+	    (long)(discovery(rq->path) ? AGG_DISCOVERY_TIMEOUT_S
+				       : AGG_TIMEOUT_S) *
+		1000L);
+	rc |= curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, rq->method);
+	if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0 &&
+	    strcmp(rq->method, "DELETE") != 0) {
+		/* A copy: the call may outlive this run of the handler. */
+		rc |= curl_easy_setopt(
+		    e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
+		rc |= curl_easy_setopt(
+		    e, CURLOPT_COPYPOSTFIELDS, rq->body ? rq->body : "");
+	}
+	if (strcmp(rq->method, "HEAD") == 0)
+		rc |= curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c->hdrs);
+	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, insecure ? 0L : 1L);
+	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, insecure ? 0L : 2L);
+	rc |= curl_easy_setopt(e, CURLOPT_RESOLVE, c->resolve);
+	if (c->ca != NULL) {
+		struct curl_blob b = {c->ca, c->ca_len, CURL_BLOB_COPY};
+
+		rc |= curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &b);
+	}
+	if (rq->srv->proxy.cert_pem != NULL) {
+		struct curl_blob cb = {rq->srv->proxy.cert_pem,
+		    strlen(rq->srv->proxy.cert_pem), CURL_BLOB_COPY};
+		struct curl_blob kb = {rq->srv->proxy.key_pem,
+		    strlen(rq->srv->proxy.key_pem), CURL_BLOB_COPY};
+
+		rc |= curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &cb);
+		rc |= curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+		rc |= curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &kb);
+		rc |= curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	return rc;
+}
+
+/* ---- the asynchronous client -------------------------------------------
+ *
+ * A backend may call this server while it answers (the visibility server's
+ * TokenReview and SubjectAccessReview): calls run on a libcurl multi handle
+ * driven by the server's loop, the request's connection suspended (the
+ * handler answers "delay") until the call is done, then the handler runs
+ * again and takes the answer.
+ */
+
+struct job {
+	struct job *next, *prev;
+	struct as_server *srv;
+	struct MHD_Connection *conn; /* the suspended request's */
+	struct call c;
+	CURL *e;
+	bool done;
+	CURLcode rc;
+};
+
+struct sock {
+	ev_io io;
+	struct agg_client *c;
+};
+
+struct agg_client {
+	struct as_server *srv;
+	CURLM *multi;
+	ev_timer timer;
+	int running;
+	struct job *jobs;
+};
+
+static struct agg_client *aggc; /* one server per process */
+static bool agg_stopped;	/* shutting down: no new calls */
+
+static void drain(struct agg_client *c)
+{
+	CURLMsg *msg;
+	int left;
+
+	while ((msg = curl_multi_info_read(c->multi, &left)) != NULL) {
+		struct job *j = NULL;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(
+		    msg->easy_handle, CURLINFO_PRIVATE, (char **)&j);
+		if (j == NULL)
+			continue;
+		j->rc = msg->data.result;
+		j->done = true;
+		curl_multi_remove_handle(c->multi, j->e);
+		as_http_resume(j->srv, j->conn);
+	}
+}
+
+static void on_sock(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct sock *ws = w->data;
+	struct agg_client *c = ws->c; /* ws may go in the action */
+	int flags = 0;
+
+	(void)loop;
+	if (revents & EV_READ)
+		flags |= CURL_CSELECT_IN;
+	if (revents & EV_WRITE)
+		flags |= CURL_CSELECT_OUT;
+	curl_multi_socket_action(c->multi, w->fd, flags, &c->running);
+	drain(c);
+}
+
+static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	struct agg_client *c = w->data;
+
+	(void)loop;
+	(void)revents;
+	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &c->running);
+	drain(c);
+}
+
+static int socket_cb(
+    CURL *e, curl_socket_t s, int what, void *userp, void *sockp)
+{
+	struct agg_client *c = userp;
+	struct sock *ws = sockp;
+	int ev = 0;
+
+	(void)e;
+	if (what == CURL_POLL_REMOVE) {
+		if (ws != NULL) {
+			ev_io_stop(c->srv->loop, &ws->io);
+			cu_free(ws);
+			curl_multi_assign(c->multi, s, NULL);
+		}
+		return 0;
+	}
+	if (ws == NULL) {
+		if ((ws = cu_calloc(1, sizeof(*ws))) == NULL)
+			return -1;
+		ws->c = c;
+		curl_multi_assign(c->multi, s, ws);
+	} else
+		ev_io_stop(c->srv->loop, &ws->io);
+	if (what & CURL_POLL_IN)
+		ev |= EV_READ;
+	if (what & CURL_POLL_OUT)
+		ev |= EV_WRITE;
+	ev_io_init(&ws->io, on_sock, s, ev);
+	ws->io.data = ws;
+	ev_io_start(c->srv->loop, &ws->io);
+	return 0;
+}
+
+static int timer_cb(CURLM *m, long ms, void *userp)
+{
+	struct agg_client *c = userp;
+
+	(void)m;
+	ev_timer_stop(c->srv->loop, &c->timer);
+	if (ms >= 0) {
+		ev_timer_set(&c->timer, (double)ms / 1000.0, 0.);
+		ev_timer_start(c->srv->loop, &c->timer);
+	}
+	return 0;
+}
+
+static struct agg_client *client_get(struct as_server *srv)
+{
+	struct agg_client *c = aggc;
+
+	if (c != NULL)
+		return c;
+	if ((c = cu_calloc(1, sizeof(*c))) == NULL)
+		return NULL;
+	c->srv = srv;
+	c->multi = curl_multi_init();
+	if (c->multi == NULL) {
+		cu_free(c);
+		return NULL;
+	}
+	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+	ev_init(&c->timer, on_timer);
+	c->timer.data = c;
+	aggc = c;
+	return c;
+}
+
+static void job_free(struct job *j)
+{
+	if (aggc != NULL) {
+		if (!j->done)
+			curl_multi_remove_handle(aggc->multi, j->e);
+		if (j->prev != NULL)
+			j->prev->next = j->next;
+		else if (aggc->jobs == j)
+			aggc->jobs = j->next;
+		if (j->next != NULL)
+			j->next->prev = j->prev;
+	}
+	curl_easy_cleanup(j->e);
+	call_dispose(&j->c);
+	cu_free(j);
+}
+
+void as_aggregator_stop(struct as_server *srv)
+{
+	struct agg_client *c = aggc;
+
+	(void)srv;
+	agg_stopped = true;
+	if (c == NULL)
+		return;
+	while (c->jobs != NULL)
+		job_free(c->jobs);
+	curl_multi_cleanup(c->multi); /* may call socket_cb */
+	ev_timer_stop(c->srv->loop, &c->timer);
+	cu_free(c);
+	aggc = NULL;
+}
+
+static struct job *job_of(const struct as_request *rq)
+{
+	struct job *j;
+
+	for (j = aggc != NULL ? aggc->jobs : NULL; j != NULL; j = j->next)
+		if (j->conn == rq->conn)
+			return j;
+	return NULL;
+}
+
+/* The answer of a finished call into resp; the Available condition. */
+static void answered(const struct as_request *rq, json_t *apisvc,
+    struct call *c, CURL *e, CURLcode rc, struct as_resp *resp)
+{
+	long status = 0;
+	char *why, *msg;
+
+	if (rc != CURLE_OK) {
+		why = transport_error(c, rc);
+		unavailable(resp, why ? why : "unknown error");
+		msg = cu_asprintf("failing or missing response from %s: %s",
+		    c->url, why ? why : "unknown error");
+		cu_free(why);
+		if (msg != NULL)
+			record_available(rq->srv, apisvc, msg);
+		cu_free(msg);
+		return;
+	}
+	curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+	resp->code = (int)status;
+	resp->content_type = static_ctype(c->ctype);
+	resp->raw_len = c->in.len;
+	resp->raw = c->in.len ? cu_buf_detach(&c->in, NULL) : cu_strdup("");
+	if (resp->raw == NULL)
+		as_resp_error(resp, 500, "InternalError", "out of memory");
+	record_available(rq->srv, apisvc, NULL);
+}
+
 void as_aggregator_proxy(
     const struct as_request *rq, json_t *apisvc, struct as_resp *resp)
 {
@@ -539,12 +822,29 @@ void as_aggregator_proxy(
 	const char *ca = as_jstr(apisvc, "spec.caBundle");
 	bool insecure =
 	    json_is_true(as_jget(apisvc, "spec.insecureSkipTLSVerify"));
+	struct job *j = rq->conn != NULL ? job_of(rq) : NULL;
+	struct agg_client *ac;
 	struct call c;
-	CURL *e = curl_easy_init();
+	CURL *e;
 	CURLcode rc = CURLE_OK;
-	long status = 0;
-	char *query, *why;
+	char *query;
 
+	if (j == NULL && rq->conn != NULL && agg_stopped) {
+		unavailable(resp, "the API server is shutting down");
+		return;
+	}
+	if (j != NULL) {
+		if (!j->done) {
+			/* Woken before the answer: wait on. */
+			resp->delay = true;
+			resp->delay_ms = (AGG_TIMEOUT_S + 5) * 1000;
+			return;
+		}
+		answered(rq, apisvc, &j->c, j->e, j->rc, resp);
+		job_free(j);
+		return;
+	}
+	e = curl_easy_init();
 	memset(&c, 0, sizeof(c));
 	cu_buf_init(&c.in, AGG_MAX_RESPONSE);
 	if (e == NULL || svc == NULL) {
@@ -572,38 +872,43 @@ void as_aggregator_proxy(
 		return;
 	}
 	c.hdrs = forward_headers(rq);
-	rc |= curl_easy_setopt(e, CURLOPT_URL, c.url);
-	rc |= curl_easy_setopt(e, CURLOPT_ERRORBUFFER, c.errbuf);
-	rc |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	rc |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");
-	rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
-	rc |= curl_easy_setopt(e, CURLOPT_WRITEDATA, &c);
-	rc |= curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-	rc |= curl_easy_setopt(e, CURLOPT_HEADERDATA, &c);
-	rc |= curl_easy_setopt(e, CURLOPT_USERAGENT, "kube-apiserver");
-	rc |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
-	    (long)(discovery(rq->path) ? AGG_DISCOVERY_TIMEOUT_S
-				       : AGG_TIMEOUT_S) *
-		1000L);
-	rc |= curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, rq->method);
-	if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0 &&
-	    strcmp(rq->method, "DELETE") != 0) {
-		rc |= curl_easy_setopt(
-		    e, CURLOPT_POSTFIELDS, rq->body ? rq->body : "");
-		rc |= curl_easy_setopt(
-		    e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)rq->body_len);
+	if (rq->conn != NULL) {
+		/* The call's state moves into the job before curl is told
+		 * where it lives. */
+		j = cu_calloc(1, sizeof(*j));
+		ac = client_get(rq->srv);
+		if (j == NULL || ac == NULL) {
+			cu_free(j);
+			curl_easy_cleanup(e);
+			call_dispose(&c);
+			as_resp_error(
+			    resp, 500, "InternalError", "out of memory");
+			return;
+		}
+		j->srv = rq->srv;
+		j->conn = rq->conn;
+		j->e = e;
+		j->c = c;
+		rc = setup_easy(rq, e, &j->c, insecure);
+		rc |= curl_easy_setopt(e, CURLOPT_PRIVATE, j);
+		if (j->c.hdrs == NULL || rc != CURLE_OK ||
+		    curl_multi_add_handle(ac->multi, e) != CURLM_OK) {
+			j->done = true; /* not in the multi handle */
+			job_free(j);
+			as_resp_error(resp, 500, "InternalError",
+			    "cannot set up the HTTPS client");
+			return;
+		}
+		j->next = ac->jobs;
+		if (ac->jobs != NULL)
+			ac->jobs->prev = j;
+		ac->jobs = j;
+		resp->delay = true;
+		resp->delay_ms = (AGG_TIMEOUT_S + 5) * 1000;
+		return;
 	}
-	if (strcmp(rq->method, "HEAD") == 0)
-		rc |= curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-	rc |= curl_easy_setopt(e, CURLOPT_HTTPHEADER, c.hdrs);
-	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, insecure ? 0L : 1L);
-	rc |= curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, insecure ? 0L : 2L);
-	rc |= curl_easy_setopt(e, CURLOPT_RESOLVE, c.resolve);
-	if (c.ca != NULL) {
-		struct curl_blob b = {c.ca, c.ca_len, CURL_BLOB_COPY};
-
-		rc |= curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &b);
-	}
+	/* In-process requests (no connection to suspend): synchronous. */
+	rc = setup_easy(rq, e, &c, insecure);
 	if (c.hdrs == NULL || rc != CURLE_OK) {
 		curl_easy_cleanup(e);
 		call_dispose(&c);
@@ -612,32 +917,7 @@ void as_aggregator_proxy(
 		return;
 	}
 	rc = curl_easy_perform(e);
-	if (rc != CURLE_OK) {
-		char *msg;
-
-		why = transport_error(&c, rc);
-		unavailable(resp, why ? why : "unknown error");
-		msg = cu_asprintf("failing or missing response from %s: %s",
-		    c.url, why ? why : "unknown error");
-		cu_free(why);
-		curl_easy_cleanup(e);
-		call_dispose(&c);
-		if (msg != NULL)
-			record_available(rq->srv, apisvc, msg);
-		cu_free(msg);
-		return;
-	} else {
-		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-		resp->code = (int)status;
-		resp->content_type = static_ctype(c.ctype);
-		resp->raw_len = c.in.len;
-		resp->raw =
-		    c.in.len ? cu_buf_detach(&c.in, NULL) : cu_strdup("");
-		if (resp->raw == NULL)
-			as_resp_error(
-			    resp, 500, "InternalError", "out of memory");
-	}
+	answered(rq, apisvc, &c, e, rc, resp);
 	curl_easy_cleanup(e);
 	call_dispose(&c);
-	record_available(rq->srv, apisvc, NULL);
 }

@@ -126,6 +126,9 @@ struct as_fault {
 	int latency_ms;	    /* added before answering */
 };
 
+/* The front-proxy client certificate's CN (kube's usual name). */
+#define AS_PROXY_CN "front-proxy-client"
+
 struct as_token {
 	char *token;  /* owned */
 	char *user;   /* owned */
@@ -154,6 +157,12 @@ struct as_server {
 	char *listen_host;
 	char *kubeconfig_out;
 	char *cert_pem, *key_pem, *ca_pem; /* owned */
+	/* The front-proxy client certificate the aggregator presents to
+	 * APIService backends, and its CA (published in the ConfigMap
+	 * kube-system/extension-apiserver-authentication) [owned]. */
+	struct {
+		char *cert_pem, *key_pem, *ca_pem;
+	} proxy;
 
 	struct as_token *tokens; /* owned */
 	size_t ntokens;
@@ -312,9 +321,13 @@ void as_aggregated_groups(struct as_server *srv, json_t *groups);
  * APIService obj [borrowed; changed]: false with a 422 in resp. */
 bool as_apiservice_prepare(
     const struct as_kind *k, json_t *obj, struct as_resp *resp);
-/* Proxy rq to the backend of apisvc [borrowed]; the answer in resp. */
+/* Proxy rq to the backend of apisvc [borrowed]; the answer in resp, or
+ * resp->delay while the call is in flight (the handler runs again once it
+ * is answered). */
 void as_aggregator_proxy(
     const struct as_request *rq, json_t *apisvc, struct as_resp *resp);
+/* Cancel the calls in flight and free the client (at shutdown). */
+void as_aggregator_stop(struct as_server *srv);
 
 /* ---- CRD conversion webhooks (convert.c) ----------------------------- */
 struct as_resp;

@@ -576,6 +576,7 @@ void as_http_stop(struct as_server *srv)
 	/* Calls in flight end now; handlers re-run below see them failed
 	 * and start no new ones. */
 	as_webhooks_stop(srv);
+	as_aggregator_stop(srv);
 	/* MHD must not be stopped with suspended connections. */
 	for (k = srv->kinds; k != NULL; k = k->next)
 		for (w = k->watchers; w != NULL; w = w->next) {

@@ -110,6 +110,81 @@ static int create_namespace(struct as_server *srv, const char *name)
 	return as_internal_create(srv, k, ns, "system:apiserver");
 }
 
+/* kube-apiserver's ConfigMap for aggregated API servers' delegated
+ * authentication (the front-proxy settings; this server authenticates no
+ * client certificates itself, so there is no client-ca-file). */
+static int publish_authentication(struct as_server *srv)
+{
+	struct as_kind *k = as_kind_find(srv, "", "v1", "configmaps");
+	json_t *cm = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, "
+			       "s:s, s:s}}",
+	    "apiVersion", "v1", "kind", "ConfigMap", "metadata", "name",
+	    "extension-apiserver-authentication", "namespace", "kube-system",
+	    "data", "requestheader-client-ca-file", srv->proxy.ca_pem,
+	    "requestheader-allowed-names", "[\"" AS_PROXY_CN "\"]",
+	    "requestheader-username-headers", "[\"X-Remote-User\"]",
+	    "requestheader-group-headers", "[\"X-Remote-Group\"]",
+	    "requestheader-extra-headers-prefix", "[\"X-Remote-Extra-\"]");
+
+	return k != NULL && cm != NULL
+		   ? as_internal_create(srv, k, cm, "system:apiserver")
+		   : CU_ENOMEM;
+}
+
+/* Three of kube-apiserver's bootstrap RBAC objects: system:discovery
+ * (the discovery paths for every authenticated user), and the Role that
+ * lets aggregated API servers read the ConfigMap above. */
+static int bootstrap_rbac(struct as_server *srv)
+{
+	static const char rbac[] = "rbac.authorization.k8s.io";
+	struct as_kind *cr = as_kind_find(srv, rbac, "v1", "clusterroles");
+	struct as_kind *crb =
+	    as_kind_find(srv, rbac, "v1", "clusterrolebindings");
+	struct as_kind *r = as_kind_find(srv, rbac, "v1", "roles");
+	json_t *labels =
+	    json_pack("{s:s}", "kubernetes.io/bootstrapping", "rbac-defaults");
+	int rc = CU_ENOMEM;
+
+	if (cr == NULL || crb == NULL || r == NULL || labels == NULL) {
+		json_decref(labels);
+		return CU_ENOMEM;
+	}
+	rc = as_internal_create(srv, cr,
+	    json_pack(
+		"{s:s+, s:s, s:{s:s, s:O}, s:[{s:[s,s,s,s,s,s,s,s,s,s,s], "
+		"s:[s]}]}",
+		"apiVersion", rbac, "/v1", "kind", "ClusterRole", "metadata",
+		"name", "system:discovery", "labels", labels, "rules",
+		"nonResourceURLs", "/api", "/api/*", "/apis", "/apis/*",
+		"/healthz", "/livez", "/openapi", "/openapi/*", "/readyz",
+		"/version", "/version/", "verbs", "get"),
+	    "system:apiserver");
+	if (rc == CU_OK)
+		rc = as_internal_create(srv, crb,
+		    json_pack("{s:s+, s:s, s:{s:s, s:O}, s:{s:s, s:s, s:s}, "
+			      "s:[{s:s, s:s, s:s}]}",
+			"apiVersion", rbac, "/v1", "kind", "ClusterRoleBinding",
+			"metadata", "name", "system:discovery", "labels",
+			labels, "roleRef", "apiGroup", rbac, "kind",
+			"ClusterRole", "name", "system:discovery", "subjects",
+			"apiGroup", rbac, "kind", "Group", "name",
+			"system:authenticated"),
+		    "system:apiserver");
+	if (rc == CU_OK)
+		rc = as_internal_create(srv, r,
+		    json_pack("{s:s+, s:s, s:{s:s, s:s, s:O}, s:[{s:[s], "
+			      "s:[s], s:[s], s:[s,s,s]}]}",
+			"apiVersion", rbac, "/v1", "kind", "Role", "metadata",
+			"name", "extension-apiserver-authentication-reader",
+			"namespace", "kube-system", "labels", labels, "rules",
+			"apiGroups", "", "resources", "configmaps",
+			"resourceNames", "extension-apiserver-authentication",
+			"verbs", "get", "list", "watch"),
+		    "system:apiserver");
+	json_decref(labels);
+	return rc;
+}
+
 static char *random_token(struct as_server *srv)
 {
 	return cu_asprintf("%016llx%016llx", (unsigned long long)as_rand(srv),
@@ -254,10 +329,25 @@ int main(int argc, char **argv)
 		srv.key_pem = tls.key_pem;
 		srv.ca_pem = tls.ca_cert_pem;
 	}
+	{
+		struct as_tls_material px;
+
+		if (as_tls_client(&px, "front-proxy-ca", AS_PROXY_CN, &err) !=
+		    CU_OK) {
+			fprintf(stderr, "cueue-apiserver: TLS: %s\n", err.msg);
+			goto out;
+		}
+		srv.proxy.cert_pem = px.cert_pem;
+		srv.proxy.key_pem = px.key_pem;
+		srv.proxy.ca_pem = px.ca_cert_pem;
+		cu_free(px.ca_key_pem);
+	}
 	if (create_namespace(&srv, "default") != CU_OK ||
 	    create_namespace(&srv, "kube-system") != CU_OK ||
 	    create_namespace(&srv, "kube-public") != CU_OK ||
-	    create_namespace(&srv, "kube-node-lease") != CU_OK) {
+	    create_namespace(&srv, "kube-node-lease") != CU_OK ||
+	    publish_authentication(&srv) != CU_OK ||
+	    bootstrap_rbac(&srv) != CU_OK) {
 		fprintf(stderr, "cueue-apiserver: cannot create namespaces\n");
 		goto out;
 	}
@@ -306,6 +396,9 @@ out:
 	json_decref(srv.access_log);
 	json_decref(srv.writes_by_user);
 	as_tls_material_dispose(&tls);
+	cu_free(srv.proxy.cert_pem);
+	cu_free(srv.proxy.key_pem);
+	cu_free(srv.proxy.ca_pem);
 	cu_free(srv.listen_host);
 	cu_free(token);
 	cu_free(url);

@@ -227,7 +227,8 @@ fail:
 	return NULL;
 }
 
-static int as_make_ca(X509 **ca_out, EVP_PKEY **key_out, cu_error *err)
+static int as_make_ca(
+    X509 **ca_out, EVP_PKEY **key_out, const char *cn, cu_error *err)
 {
 	EVP_PKEY *key = as_new_key();
 	X509 *ca = NULL;
@@ -237,7 +238,7 @@ static int as_make_ca(X509 **ca_out, EVP_PKEY **key_out, cu_error *err)
 	*key_out = NULL;
 	if (key == NULL)
 		return as_ssl_fail(err, "generating CA key");
-	ca = as_new_cert(key, "cueue-apiserver-ca", err);
+	ca = as_new_cert(key, cn, err);
 	if (ca == NULL) {
 		EVP_PKEY_free(key);
 		return CU_EIO;
@@ -268,11 +269,13 @@ fail:
 	return rc;
 }
 
-/* Issue a serving cert; dns/ips lists may each be NULL; with no_san (or
- * no name at all) the SAN extension is left out. */
+/* Issue a certificate for cn with extended key usage eku ("serverAuth",
+ * "clientAuth"); dns/ips lists may each be NULL; with no_san (or no name
+ * at all) the SAN extension is left out. */
 static int as_issue_with(char **cert_pem, char **key_pem, X509 *ca,
     EVP_PKEY *ca_key, const char *const *dns1, const char *const *dns2,
-    const char *const *ips, bool no_san, cu_error *err)
+    const char *const *ips, bool no_san, const char *cn, const char *eku,
+    cu_error *err)
 {
 	EVP_PKEY *key = NULL;
 	X509 *x = NULL;
@@ -297,7 +300,7 @@ static int as_issue_with(char **cert_pem, char **key_pem, X509 *ca,
 		rc = as_ssl_fail(err, "generating key");
 		goto out;
 	}
-	x = as_new_cert(key, "localhost", err);
+	x = as_new_cert(key, cn, err);
 	if (x == NULL) {
 		rc = CU_EIO;
 		goto out;
@@ -311,7 +314,7 @@ static int as_issue_with(char **cert_pem, char **key_pem, X509 *ca,
 		rc = as_add_ext(
 		    x, ca, NID_key_usage, "critical,digitalSignature", err);
 	if (rc == CU_OK)
-		rc = as_add_ext(x, ca, NID_ext_key_usage, "serverAuth", err);
+		rc = as_add_ext(x, ca, NID_ext_key_usage, eku, err);
 	if (rc == CU_OK)
 		rc = as_add_ext(
 		    x, ca, NID_authority_key_identifier, "keyid:always", err);
@@ -360,11 +363,36 @@ int as_tls_generate(struct as_tls_material *out, const char *const *extra_dns,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = as_make_ca(&ca, &ca_key, err);
+	rc = as_make_ca(&ca, &ca_key, "cueue-apiserver-ca", err);
 	if (rc != CU_OK)
 		return rc;
 	rc = as_issue_with(&out->cert_pem, &out->key_pem, ca, ca_key,
-	    as_default_dns, extra_dns, as_default_ips, no_san, err);
+	    as_default_dns, extra_dns, as_default_ips, no_san, "localhost",
+	    "serverAuth", err);
+	if (rc == CU_OK)
+		rc = as_pem_cert(ca, &out->ca_cert_pem, err);
+	if (rc == CU_OK)
+		rc = as_pem_key(ca_key, &out->ca_key_pem, err);
+	X509_free(ca);
+	EVP_PKEY_free(ca_key);
+	if (rc != CU_OK)
+		as_tls_material_dispose(out);
+	return rc;
+}
+
+int as_tls_client(struct as_tls_material *out, const char *ca_cn,
+    const char *cn, cu_error *err)
+{
+	X509 *ca = NULL;
+	EVP_PKEY *ca_key = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = as_make_ca(&ca, &ca_key, ca_cn, err);
+	if (rc != CU_OK)
+		return rc;
+	rc = as_issue_with(&out->cert_pem, &out->key_pem, ca, ca_key, NULL,
+	    NULL, NULL, true, cn, "clientAuth", err);
 	if (rc == CU_OK)
 		rc = as_pem_cert(ca, &out->ca_cert_pem, err);
 	if (rc == CU_OK)
@@ -407,7 +435,7 @@ int as_tls_issue(char **cert_pem, char **key_pem, const char *ca_cert_pem,
 		    "tls: CA key does not match the CA certificate");
 	} else {
 		rc = as_issue_with(cert_pem, key_pem, ca, ca_key, dns_names,
-		    NULL, ip_addrs, false, err);
+		    NULL, ip_addrs, false, "localhost", "serverAuth", err);
 	}
 	X509_free(ca);
 	EVP_PKEY_free(ca_key);

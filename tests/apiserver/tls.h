@@ -45,6 +45,16 @@ CU_MUST_CHECK int as_tls_generate(struct as_tls_material *out,
 void as_tls_material_dispose(struct as_tls_material *m);
 
 /*
+ * A new CA (CN ca_cn) and a client certificate it signs (EC P-256, CN cn,
+ * keyUsage digitalSignature, EKU clientAuth, no SAN): kube-apiserver's
+ * front-proxy CA and client certificate (--requestheader-client-ca-file,
+ * --proxy-client-cert-file). Both strings [borrowed]. *out as for
+ * as_tls_generate.
+ */
+CU_MUST_CHECK int as_tls_client(struct as_tls_material *out, const char *ca_cn,
+    const char *cn, cu_error *err);
+
+/*
  * Issue a serving cert (as above) for dns_names / ip_addrs (NULL-terminated,
  * either may be NULL; IPv4 or IPv6 text) signed by an existing CA.
  * All inputs [borrowed]. *cert_pem, *key_pem [owned: cu_free]; both NULL on

@@ -230,7 +230,9 @@ def pod_template(s):
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     eq(ports, {"webhook": cfg["webhook"]["port"],
                "metrics": port_of(cfg["metrics"]["bindAddress"]),
-               "health": port_of(cfg["health"]["healthProbeBindAddress"])},
+               "health": port_of(cfg["health"]["healthProbeBindAddress"]),
+               "visibility": cfg.get("visibilityServer", {}).get(
+                   "bindPort", 8082)},
        "container ports are the configuration's")
     for probe, path_ in (("livenessProbe", "/healthz"),
                          ("readinessProbe", "/readyz")):

@@ -143,6 +143,9 @@ def config(port, cert_dir, mport=None):
                       else "0"}
     cfg["webhook"] = {"port": port, "host": "127.0.0.1",
                       "certDir": cert_dir}
+    # The visibility server's fixed port would be shared by tests running
+    # side by side (t_visibility covers it).
+    cfg.setdefault("featureGates", {})["VisibilityOnDemand"] = False
     cfg["leaderElection"].update({"leaseDuration": "6s",
                                   "renewDeadline": "4s",
                                   "retryPeriod": "1s"})
@@ -566,7 +569,8 @@ def no_secrets_in_log(s, log, secrets):
 @case("network-policy", tls=False)
 def network_policy(s):
     """manifests/network_policy.yaml selects the controller pod, admits
-    the webhook port from anywhere (the API server has no pod selector),
+    the webhook and visibility ports from anywhere (the API server has
+    no pod selector),
     metrics only from namespaces labelled metrics=enabled, and lists no
     rule for the health port (only the node's kubelet reaches it); it is
     part of the kustomization, and its named ports are the Deployment's
@@ -599,8 +603,11 @@ def network_policy(s):
         for p in rule["ports"]:
             check(p["port"] in ports, "named port %r" % p["port"])
             opened[p["port"]] = rule.get("from")
-    eq(sorted(opened), ["metrics", "webhook"], "ports opened")
+    eq(ports.get("visibility"), cfg.get("visibilityServer", {}).get(
+        "bindPort", 8082), "visibility port")
+    eq(sorted(opened), ["metrics", "visibility", "webhook"], "ports opened")
     eq(opened["webhook"], None, "webhook from anywhere")
+    eq(opened["visibility"], None, "visibility API from anywhere")
     eq(opened["metrics"], [{"namespaceSelector": {
         "matchLabels": {"metrics": "enabled"}}}], "metrics sources")
 

@@ -38,6 +38,7 @@ import urllib.request
 from cuetest import (BIN, CONTROLLER_CONFIG, LOGS, TEST, Failure, case,
                      check, eq, flavor_and_queue, free_port,
                      reachable_copy, run_cases, stop_process, wait_for,
+                     without_visibility,
                      _die_with_parent)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -75,7 +76,7 @@ class Ctl:
         self.dir = d
         cfg = os.path.join(d, "config.yaml")
         with open(cfg, "w") as f:
-            f.write(config)
+            f.write(without_visibility(config))
         kc = os.path.join(d, "kubeconfig")
         shutil.copy(srv.kubeconfig, kc)
         if user is not None:

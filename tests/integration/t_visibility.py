@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Kueue's visibility API (visibility.kueue.x-k8s.io) end to end (issue
-20): cueue-controller serves it on its webhook port, the shipped
-APIServices (manifests/visibility.yaml, Service port pointed at this
-test's controller) register it with cueue-apiserver, which proxies to it
-as kube-apiserver's aggregation layer does.
+20): cueue-controller serves it on its own HTTPS port
+(visibilityServer.bindPort), the shipped APIServices
+(manifests/visibility.yaml, Service port pointed at this test's
+controller) register it with cueue-apiserver, which proxies to it as
+kube-apiserver's aggregation layer does: with its front-proxy client
+certificate and the caller in X-Remote-User/X-Remote-Group, trusted
+through ConfigMap kube-system/extension-apiserver-authentication.
 
 One ClusterQueue `cq` (1 cpu) and LocalQueues team/lq-a and team/lq-b; w0
 (1 cpu) is admitted, then w1..w4 (1 cpu each, priorities 1, 2, 10, 5)
@@ -30,12 +33,37 @@ wait.
   wording; with the controller stopped every request is a 503 and
   kubectl says "the server is currently unable to handle the request",
   and the APIService shows "False (FailedDiscoveryCheck)".
+- authz: the visibility server authorizes every request with a
+  SubjectAccessReview of its resource attributes: admin (system:masters)
+  is served; a user token without RBAC gets kube's Forbidden message
+  naming the resource, group and scope; the pending-workloads viewer
+  roles (manifests/rbac/user_roles.yaml) bound to the user let it read
+  the ClusterQueue, and in its namespace the LocalQueue; discovery is
+  authorized as a non-resource URL (kube's system:discovery role for
+  every authenticated user). Asked directly,
+  without the front proxy's certificate: no credentials is
+  system:anonymous (403, as k8s.io/apiserver's anonymous authentication),
+  forged X-Remote-User headers are ignored, a bad token is a 401 (also
+  on /readyz; /healthz is always allowed otherwise), a
+  client certificate of another CA is a 401, the user's own token is
+  served.
+- client-ca: with client-ca-file in the ConfigMap, a client certificate
+  it signs is the user CN in the groups O (refused, then allowed once
+  the group is bound); its X-Remote-User header is ignored.
+- gate-off: with the VisibilityOnDemand feature gate off nothing listens
+  on the port and the APIService is unavailable; on, it is served; with
+  the port taken the controller exits 1.
 """
 import base64
 import json
 import os
 import shutil
+import signal
+import socket
+import ssl
 import subprocess
+import urllib.error
+import urllib.request
 
 import yaml
 
@@ -46,7 +74,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
 VIS = "/apis/visibility.kueue.x-k8s.io"
 KQ = "/apis/kueue.x-k8s.io/v1beta2"
-SVC = "cueue-webhook-service.cueue-system.svc"
+SVC = "cueue-visibility-server.cueue-system.svc"
 
 
 def post(s, path, obj):
@@ -68,7 +96,13 @@ def apiservices(port, ca=None):
     """The shipped APIServices with this test's Service port; with ca
     (PEM bytes) verified against it instead of insecureSkipTLSVerify."""
     with open(os.path.join(MANIFESTS, "visibility.yaml")) as f:
-        docs = [d for d in yaml.safe_load_all(f) if d]
+        shipped = [d for d in yaml.safe_load_all(f) if d]
+    eq(sorted((d["kind"], d["metadata"]["name"]) for d in shipped
+              if d["kind"] != "APIService"),
+       [("RoleBinding", "cueue-visibility-server-auth-reader"),
+        ("Service", "cueue-visibility-server")], "shipped Service, "
+       "RoleBinding")
+    docs = [d for d in shipped if d["kind"] == "APIService"]
     eq([d["metadata"]["name"] for d in docs],
        ["v1beta2.visibility.kueue.x-k8s.io",
         "v1beta1.visibility.kueue.x-k8s.io"], "shipped APIServices")
@@ -80,10 +114,23 @@ def apiservices(port, ca=None):
     return yaml.safe_dump_all(docs)
 
 
-def setup(s):
+def vis_config(port, gate=None):
+    """The controller's Configuration: the visibility server on
+    127.0.0.1:port; gate True/False sets VisibilityOnDemand."""
+    cfg = CONTROLLER_CONFIG + (
+        "visibilityServer:\n  bindPort: %d\n  bindAddress: 127.0.0.1\n"
+        % port)
+    if gate is not None:
+        cfg += "featureGates:\n  VisibilityOnDemand: %s\n" % (
+            "true" if gate else "false")
+    return cfg
+
+
+def setup(s, before=None):
     """CRDs, queues, the APIServices and a controller serving on a
-    certificate for the webhook Service. Returns (Controller, port,
-    cert directory)."""
+    certificate for the visibility Service; before(cert directory) runs
+    just before the controller starts. Returns (Controller, port, cert
+    directory)."""
     s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
     s.kubectl("wait", "--for=condition=Established", "crd", "--all",
               "--timeout=30s")
@@ -113,9 +160,10 @@ def setup(s):
             "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
             "metadata": {"name": lq, "namespace": "team"},
             "spec": {"clusterQueue": "cq"}})
-    ctl = Controller(s, config=CONTROLLER_CONFIG + (
-        "webhook:\n  port: %d\n  host: 127.0.0.1\n  certDir: %s\n"
-        % (port, certs)))
+    if before is not None:
+        before(certs)
+    ctl = Controller(s, config=vis_config(port),
+                     env={"CUEUE_VISIBILITY_CERT_DIR": certs})
     wait_for(lambda: s.raw("GET", VIS + "/v1beta2")[0] == 200, 30,
              what="the visibility API through the APIService")
     return ctl, port, certs
@@ -269,7 +317,7 @@ def discovery(s):
            if ln.startswith("v1beta2.visibility.kueue.x-k8s.io")]
     eq(row[0][:3] if row else None,
        ["v1beta2.visibility.kueue.x-k8s.io",
-        "cueue-system/cueue-webhook-service", "True"], "table row")
+        "cueue-system/cueue-visibility-server", "True"], "table row")
     cond = s.get_json("/apis/apiregistration.k8s.io/v1/apiservices/"
                       "v1beta2.visibility.kueue.x-k8s.io")["status"][
                           "conditions"][0]
@@ -341,6 +389,228 @@ def tls_and_down(s):
           "condition: %r" % cond)
     # The rest of the API is unaffected.
     eq(s.raw("GET", KQ + "/clusterqueues/cq")[0], 200, "kueue API")
+
+
+def direct(port, certs, path, headers=None, cert=None):
+    """GET https://127.0.0.1:port<path> verified against the test CA,
+    without the aggregator; cert: (crt, key) files to present.
+    Returns (status, body)."""
+    ctx = ssl.create_default_context(cafile=os.path.join(certs, "ca.crt"))
+    ctx.check_hostname = False
+    if cert is not None:
+        ctx.load_cert_chain(*cert)
+    req = urllib.request.Request("https://127.0.0.1:%d%s" % (port, path),
+                                 headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as r:
+            code, raw = r.status, r.read()
+    except urllib.error.HTTPError as e:
+        code, raw = e.code, e.read()
+    try:
+        return code, json.loads(raw)
+    except ValueError:
+        return code, raw.decode()
+
+
+def mint_client(d, subj="/CN=front-proxy-client"):
+    """client.crt/client.key in d: a client certificate (subject subj; by
+    default CN front-proxy-client, the allowed name) signed by d's CA,
+    which is not the front proxy's."""
+    def ossl(*args):
+        subprocess.run(["openssl"] + list(args), cwd=d, check=True,
+                       capture_output=True)
+    ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+         "-nodes", "-keyout", "client.key", "-out", "client.csr", "-subj",
+         subj)
+    with open(os.path.join(d, "client.cnf"), "w") as f:
+        f.write("extendedKeyUsage=clientAuth\n")
+    ossl("x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey",
+         "ca.key", "-CAcreateserial", "-out", "client.crt", "-days", "2",
+         "-extfile", "client.cnf")
+
+
+def forbidden(user, res, scope):
+    return ('User "%s" cannot get resource "%s/pendingworkloads" in API '
+            'group "visibility.kueue.x-k8s.io" %s' % (user, res, scope))
+
+
+@case("authz")
+def authz(s):
+    ctl, port, certs = setup(s)
+    pending_four(s)
+    s.tokens(add=[("alice-token", "alice")])
+    # The aggregator's admin is system:masters: no review needed.
+    eq(len(yaml.safe_load(s.kubectl("get", "--raw", CQ).stdout)["items"]),
+       4, "admin")
+    # A user without RBAC: kube's Forbidden, from the backend.
+    p = s.kubectl("get", "--raw", CQ, "--token", "alice-token", check=False)
+    check(p.returncode != 0 and 'clusterqueues.visibility.kueue.x-k8s.io '
+          '"cq" is forbidden: ' + forbidden("alice", "clusterqueues",
+                                            "at the cluster scope")
+          in p.stderr, "alice, no RBAC: %r" % p.stderr)
+    code, _, body = s.raw("GET", LQA, headers={
+        "Authorization": "Bearer alice-token"})
+    eq((code, body.get("reason"), body.get("details")),
+       (403, "Forbidden", {"name": "lq-a", "group":
+                           "visibility.kueue.x-k8s.io",
+                           "kind": "localqueues"}), "lq: %r" % body)
+    check(body["message"].endswith(forbidden(
+        "alice", "localqueues", 'in the namespace "team"')), body["message"])
+    # Discovery is a non-resource request: kube's system:discovery role
+    # lets every authenticated user read it.
+    code, _, body = s.raw("GET", VIS + "/v1beta2", headers={
+        "Authorization": "Bearer alice-token"})
+    eq((code, body.get("kind")), (200, "APIResourceList"),
+       "alice's discovery: %r" % body)
+    # Kueue's viewer roles, bound to alice (the denials were cached for
+    # 10 s at most).
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "rbac",
+                                          "user_roles.yaml"))
+    post(s, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding", "metadata": {"name": "alice-cq"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "kueue-pending-workloads-cq-viewer-role"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io",
+                      "kind": "User", "name": "alice"}]})
+    post(s, "/apis/rbac.authorization.k8s.io/v1/namespaces/team/"
+         "rolebindings", {
+             "apiVersion": "rbac.authorization.k8s.io/v1",
+             "kind": "RoleBinding",
+             "metadata": {"name": "alice-lq", "namespace": "team"},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                         "kind": "ClusterRole",
+                         "name": "kueue-pending-workloads-lq-viewer-role"},
+             "subjects": [{"apiGroup": "rbac.authorization.k8s.io",
+                           "kind": "User", "name": "alice"}]})
+
+    def alice(path):
+        return s.raw("GET", path, headers={
+            "Authorization": "Bearer alice-token"})
+    wait_for(lambda: alice(CQ)[0] == 200, 30, what="alice reads cq")
+    eq(rows(alice(CQ)[2]["items"]), [("w3", 0, 0), ("w4", 1, 0),
+                                     ("w2", 2, 1), ("w1", 3, 1)], "alice cq")
+    wait_for(lambda: alice(LQA)[0] == 200, 30, what="alice reads lq-a")
+    p = s.kubectl("get", "--raw", LQB, "--token", "alice-token")
+    eq(len(yaml.safe_load(p.stdout)["items"]), 2, "alice lq-b (kubectl)")
+    # Straight to the port, past the aggregator.
+    code, body = direct(port, certs, CQ)
+    eq((code, body["reason"]), (403, "Forbidden"), "no credentials")
+    check(forbidden("system:anonymous", "clusterqueues",
+                    "at the cluster scope") in body["message"],
+          body["message"])
+    eq(direct(port, certs, "/healthz"), (200, "ok"), "healthz, anonymous")
+    eq(direct(port, certs, "/readyz", {"Authorization": "Bearer nope"})[0],
+       401, "readyz with a bad token")
+    code, body = direct(port, certs, "/apis")
+    eq((code, body["message"]), (403, 'forbidden: User "system:anonymous" '
+                                      'cannot get path "/apis"'),
+       "anonymous discovery")
+    code, body = direct(port, certs, CQ, {"X-Remote-User": "admin",
+                                          "X-Remote-Group": "system:masters"})
+    check(code == 403 and "system:anonymous" in body["message"],
+          "forged front-proxy headers: %d %r" % (code, body))
+    code, body = direct(port, certs, CQ, {"Authorization": "Bearer nope"})
+    eq((code, body["reason"], body["message"]),
+       (401, "Unauthorized", "Unauthorized"), "bad token")
+    mint_client(certs)
+    code, body = direct(port, certs, CQ, {"X-Remote-User": "admin"},
+                        cert=(os.path.join(certs, "client.crt"),
+                              os.path.join(certs, "client.key")))
+    eq((code, body["reason"]), (401, "Unauthorized"),
+       "a client certificate of another CA")
+    code, body = direct(port, certs, CQ, {
+        "Authorization": "Bearer alice-token"})
+    eq((code, len(body["items"])), (200, 4), "alice's own token")
+    code, body = direct(port, certs, CQ, {
+        "Authorization": "Bearer " + s.token})
+    eq(code, 200, "admin's token")
+    ctl.stop()
+
+
+@case("client-ca")
+def client_ca(s):
+    """With a client-ca-file in the ConfigMap (as kube-apiserver publishes
+    its --client-ca-file), a client certificate it signs is the user CN in
+    the groups O."""
+    cm = "/api/v1/namespaces/kube-system/configmaps/" \
+        "extension-apiserver-authentication"
+
+    def add_client_ca(certs):
+        with open(os.path.join(certs, "ca.crt")) as f:
+            code, _, body = s.raw("PATCH", cm, {"data": {
+                "client-ca-file": f.read()}}, headers={
+                    "Content-Type": "application/merge-patch+json"})
+        eq(code, 200, "client-ca-file: %r" % body)
+    ctl, port, certs = setup(s, before=add_client_ca)
+    mint_client(certs, "/O=team-readers/CN=carol")
+    me = (os.path.join(certs, "client.crt"), os.path.join(certs, "client.key"))
+    code, body = direct(port, certs, CQ, cert=me)
+    eq(code, 403, "carol without RBAC: %r" % body)
+    check(forbidden("carol", "clusterqueues", "at the cluster scope")
+          in body["message"], body["message"])
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "rbac",
+                                          "user_roles.yaml"))
+    post(s, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding", "metadata": {"name": "readers-cq"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "kueue-pending-workloads-cq-viewer-role"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io",
+                      "kind": "Group", "name": "team-readers"}]})
+    wait_for(lambda: direct(port, certs, CQ, cert=me)[0] == 200, 30,
+             what="carol's group reads cq")
+    # A certificate of the client CA names its own CN: X-Remote-User is
+    # the front proxy's header only.
+    code, body = direct(port, certs, LQA, {"X-Remote-User": "admin"},
+                        cert=me)
+    check(code == 403 and 'User "carol"' in body["message"],
+          "headers ignored: %d %r" % (code, body))
+    ctl.stop()
+
+
+@case("gate-off")
+def gate_off(s):
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.namespace("cueue-system")
+    port = free_port()
+    s.kubectl("apply", "-f", s.file("apiservices.yaml", apiservices(port)))
+    post(s, KQ + "/resourceflavors", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+        "metadata": {"name": "default-flavor"}})
+    post(s, KQ + "/clusterqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+        "metadata": {"name": "cq"}, "spec": {"resourceGroups": []}})
+    ctl = Controller(s, config=vis_config(port, gate=False))
+    # The controller is up once it reported on the ClusterQueue.
+    wait_for(lambda: s.get_json(KQ + "/clusterqueues/cq").get(
+        "status", {}).get("conditions"), 30, what="controller up")
+    code, _, body = s.raw("GET", VIS + "/v1beta2")
+    check(code == 503 and "connection refused" in str(body),
+          "not served: %d %r" % (code, body))
+    check(ctl.alive(), "the controller runs on")
+    ctl.stop()
+    # And on (Kueue's default): served.
+    ctl = Controller(s, config=vis_config(port, gate=True))
+    wait_for(lambda: s.raw("GET", VIS + "/v1beta2")[0] == 200, 30,
+             what="served with the gate on")
+    ctl.stop()
+    # The port taken: the controller stops (exit 1), as Kueue exits.
+    with socket.socket() as so:
+        so.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        so.bind(("127.0.0.1", port))
+        so.listen()
+        ctl = Controller(s, config=vis_config(port, gate=True))
+        wait_for(lambda: not ctl.alive(), 30, what="the controller exits")
+        ctl.stop(sig=signal.SIGKILL)
+        eq(ctl.proc.returncode, 1, "exit status")
+        with open(ctl.log) as f:
+            check("visibility: unable to start the server" in f.read(),
+                  "logged")
 
 
 if __name__ == "__main__":

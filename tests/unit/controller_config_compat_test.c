@@ -40,9 +40,6 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 	} cases[] = {
 	    {"metrics:\n  customLabels:\n  - name: team\n",
 		"metrics.customLabels: not acted on"},
-	    {"visibilityServer:\n  bindPort: 8082\n",
-		"visibilityServer: partly supported by cueue: the visibility "
-		"API is served on the webhook port"},
 	    {"resources:\n  excludeResourcePrefixes: [example.com/]\n",
 		"resources.excludeResourcePrefixes: not acted on"},
 	    {"resources:\n  transformations:\n  - input: nvidia.com/mig\n"

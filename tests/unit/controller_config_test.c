@@ -714,3 +714,44 @@ Test(ctl_config, metric_feature_gates)
 	ctl_config_dispose(&c);
 	ctl_config_dispose(&again);
 }
+
+/* visibilityServer and VisibilityOnDemand are acted on (Kueue's defaults:
+ * on, port 8082, every interface) and validated as Kueue validates them. */
+Test(ctl_config, visibility_server)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	cr_assert_eq(load_str(&c, HDR, &err), CU_OK, "%s", err.msg);
+	cr_assert(c.visibility.enable);
+	cr_assert_eq(c.visibility.bind_port, 8082);
+	cr_assert_null(c.visibility.bind_address);
+	cr_assert_eq(c.nwarnings, 0);
+	ctl_config_dispose(&c);
+	cr_assert_eq(load_str(&c,
+			 HDR "visibilityServer:\n  bindPort: 9090\n"
+			     "  bindAddress: \"::1\"\n"
+			     "featureGates:\n  VisibilityOnDemand: false\n",
+			 &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_not(c.visibility.enable);
+	cr_assert_eq(c.visibility.bind_port, 9090);
+	cr_assert_str_eq(c.visibility.bind_address, "::1");
+	cr_assert_eq(c.nwarnings, 0, "%s", c.warnings[0]);
+	ctl_config_dispose(&c);
+	cr_assert_eq(
+	    load_str(&c, HDR "visibilityServer:\n  bindPort: 0\n", &err),
+	    CU_EINVAL);
+	cr_assert(strstr(err.msg, "visibilityServer.bindPort: Invalid value: "
+				  "0: must be a valid port number "
+				  "(1-65535)") != NULL,
+	    "%s", err.msg);
+	cr_assert_eq(
+	    load_str(
+		&c, HDR "visibilityServer:\n  bindAddress: localhost\n", &err),
+	    CU_EINVAL);
+	cr_assert(strstr(err.msg, "visibilityServer.bindAddress: Invalid "
+				  "value: \"localhost\": must be a valid IP "
+				  "address") != NULL,
+	    "%s", err.msg);
+}

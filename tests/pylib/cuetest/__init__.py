@@ -26,7 +26,7 @@ from .http import RawStream, maybe_json, pb_fields, retrying
 from .procs import (CONTROLLER_CONFIG, Controller, Server, _die_with_parent,
                     controller_config, flavor_and_queue, free_port,
                     kubectl_available, kubectl_minor, mint_certs, reachable_copy,
-                    stop_process)
+                    stop_process, without_visibility)
 
 __all__ = ["BIN", "CONTROLLER_CONFIG", "Controller", "DATA", "Failure",
            "LOGS", "ROOT", "RawStream", "Server", "Soft", "TEST", "case",
@@ -34,5 +34,5 @@ __all__ = ["BIN", "CONTROLLER_CONFIG", "Controller", "DATA", "Failure",
            "kubectl_available", "kubectl_minor", "maybe_json", "mint_certs",
            "pb_fields", "reachable_copy",
            "retrying", "run_cases", "skip", "stop_process",
-           "wait_for",
+           "wait_for", "without_visibility",
            "write", "_die_with_parent"]

@@ -324,7 +324,9 @@ class Controller:
     config: Configuration YAML text (health/metrics ports default to 0,
     i.e. disabled here unless the text sets them). store: ledger path or
     None. Its stderr goes to LOGS/<test>.ctl<n>.stderr, which the runner
-    scans for sanitizer reports. Metrics are plain HTTP
+    scans for sanitizer reports. The visibility server is off unless the
+    config names VisibilityOnDemand or visibilityServer
+    (without_visibility). Metrics are plain HTTP
     (--metrics-secure=false) unless args name --metrics-secure."""
 
     def __init__(self, srv, config=None, store=None, args=(), env=None):
@@ -334,7 +336,7 @@ class Controller:
         self.cfg = os.path.join(srv.dir, "cueue-config-%d.yaml" %
                                 _controllers)
         with open(self.cfg, "w") as f:
-            f.write(config or CONTROLLER_CONFIG)
+            f.write(without_visibility(config or CONTROLLER_CONFIG))
         self.log = os.path.join(LOGS, "%s.ctl%d.stderr" % (TEST,
                                                           _controllers))
         cmd = [os.path.join(BIN, "cueue-controller"), "--config",
@@ -438,6 +440,20 @@ internalCertManagement:
     else:
         cfg += "leaderElection:\n  leaderElect: false\n"
     return cfg
+
+
+def without_visibility(cfg):
+    """cfg with the VisibilityOnDemand gate off unless it says otherwise:
+    the visibility server listens on a fixed port (8082 by default), which
+    tests running side by side, and replicas of one test, would share."""
+    if "VisibilityOnDemand" in cfg or "visibilityServer" in cfg:
+        return cfg
+    if "\nfeatureGates:\n" in cfg:
+        return cfg.replace("\nfeatureGates:\n",
+                           "\nfeatureGates:\n  VisibilityOnDemand: false\n")
+    if not cfg.endswith("\n"):
+        cfg += "\n"
+    return cfg + "featureGates:\n  VisibilityOnDemand: false\n"
 
 
 def free_port():
