@@ -436,6 +436,7 @@ struct api_topology_request {
 	char *slice_required; /* [owned] podSetSliceRequiredTopology */
 	bool has_slice_size;
 	int32_t slice_size; /* podSetSliceSize */
+	char *group_name;   /* [owned] podSetGroupName or NULL */
 };
 
 void api_topology_request_dispose(struct api_topology_request *t);
@@ -726,8 +727,9 @@ CU_MUST_CHECK int api_topology_assignment_decode(
     struct api_topology_assignment *out, const json_t *j, cu_error *err);
 
 /* Topology request of a pod template [borrowed] from its annotations
- * kueue.x-k8s.io/podset-{required,preferred,unconstrained}-topology and
- * podset-slice-{required-topology,size}; false when none is set. *out
+ * kueue.x-k8s.io/podset-{required,preferred,unconstrained}-topology,
+ * podset-slice-{required-topology,size} and podset-group-name (kept
+ * with required or preferred only, as Kueue); false when none is set. *out
  * is initialised here. CU_ENOMEM (out left empty). */
 CU_MUST_CHECK int api_topology_request_from_template(const json_t *tpl,
     struct api_topology_request *out, bool *found, cu_error *err);

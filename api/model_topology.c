@@ -20,6 +20,7 @@
 #define ANN_UNCONSTRAINED "kueue.x-k8s.io/podset-unconstrained-topology"
 #define ANN_SLICE_REQUIRED "kueue.x-k8s.io/podset-slice-required-topology"
 #define ANN_SLICE_SIZE "kueue.x-k8s.io/podset-slice-size"
+#define ANN_GROUP "kueue.x-k8s.io/podset-group-name"
 
 /* ---- Topology ----------------------------------------------------------- */
 
@@ -81,6 +82,7 @@ void api_topology_request_dispose(struct api_topology_request *t)
 	cu_free(t->required);
 	cu_free(t->preferred);
 	cu_free(t->slice_required);
+	cu_free(t->group_name);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -101,6 +103,7 @@ void apid_topology_request(struct api_dec *d, const json_t *o, bool *has,
 		    &t->slice_required);
 		apid_i32(d, tr, "podSetSliceSize", false, &t->has_slice_size,
 		    &t->slice_size);
+		apid_str(d, tr, "podSetGroupName", false, &t->group_name);
 	}
 	apid_pop(d, mark);
 }
@@ -118,6 +121,7 @@ void apie_topology_request(struct api_enc *e, json_t *dst, bool has,
 	    e, o, "unconstrained", t->has_unconstrained, t->unconstrained);
 	apie_str(e, o, "podSetSliceRequiredTopology", t->slice_required);
 	apie_i64(e, o, "podSetSliceSize", t->has_slice_size, t->slice_size);
+	apie_str(e, o, "podSetGroupName", t->group_name);
 }
 
 int api_topology_request_encode(
@@ -193,6 +197,7 @@ int api_topology_request_from_template(const json_t *tpl,
 	const char *unc = ann(anns, ANN_UNCONSTRAINED);
 	const char *slice = ann(anns, ANN_SLICE_REQUIRED);
 	const char *size = ann(anns, ANN_SLICE_SIZE);
+	const char *group = ann(anns, ANN_GROUP);
 	bool b = false;
 
 	memset(out, 0, sizeof(*out));
@@ -229,6 +234,9 @@ int api_topology_request_from_template(const json_t *tpl,
 		if (out->slice_required == NULL)
 			goto nomem;
 	}
+	if (group != NULL && (req != NULL || pref != NULL) &&
+	    (out->group_name = cu_strdup(group)) == NULL)
+		goto nomem;
 	*found = true;
 	return CU_OK;
 nomem:

@@ -62,6 +62,9 @@ struct tas_flavor {
 struct tas_ps {
 	enum tas_mode mode; /* 0: no topologyRequest */
 	char *level;	    /* [owned] */
+	char *slice_level;  /* [owned] podSetSliceRequiredTopology or NULL */
+	int32_t slice_size;
+	char *group; /* [owned] podSetGroupName or NULL */
 	/* the placement while the Workload holds quota */
 	bool placed, charged;
 	char *flavor; /* [owned] */
@@ -132,6 +135,8 @@ static void wl_free(ctl *c, struct tas_wl *w)
 		ps_unplace(c, &w->ps[i]);
 		ps_reqs_free(&w->ps[i]);
 		cu_free(w->ps[i].level);
+		cu_free(w->ps[i].slice_level);
+		cu_free(w->ps[i].group);
 	}
 	cu_free(w->ps);
 	cu_free(w->uid);
@@ -288,6 +293,8 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
     size_t i, enum tas_mode mode, const char *level, int32_t count,
     struct api_topology_assignment *out, char *msg, size_t len)
 {
+	struct tas_wl *w = cu_map_get(&c->tas.wls, wl->uid);
+	const struct tas_ps *p = w != NULL && i < w->n ? &w->ps[i] : NULL;
 	struct tas_amount req[TAS_MAX_RESOURCES];
 	struct tas_request r;
 	cu_error err;
@@ -298,6 +305,8 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	r.count = count;
 	r.per_pod = req;
 	r.n_per_pod = per_pod(c, wl, i, req, TAS_MAX_RESOURCES);
+	r.slice_level = p != NULL ? p->slice_level : NULL;
+	r.slice_size = p != NULL ? p->slice_size : 0;
 	rc = tas_place(f->tree, &r, out, msg, len, &err);
 	if (rc != CU_OK && rc != TAS_NOFIT) {
 		snprintf(msg, len, "%s", err.msg);
@@ -313,21 +322,102 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	return rc;
 }
 
+/* The other podSet of podSet i's group (podSetGroupName), or -1. */
+static ssize_t group_partner(ctl *c, const struct que_wl *wl, size_t i)
+{
+	struct tas_wl *w = cu_map_get(&c->tas.wls, wl->uid);
+	size_t j;
+
+	if (w == NULL || i >= w->n || w->ps[i].group == NULL)
+		return -1;
+	for (j = 0; j < w->n && j < wl->n_podsets; j++)
+		if (j != i && w->ps[j].group != NULL &&
+		    strcmp(w->ps[j].group, w->ps[i].group) == 0)
+			return (ssize_t)j;
+	return -1;
+}
+
+/* Place podSets i and j of wl (one group) together in flavor f, with
+ * ci and cj pods: as Kueue's findLeaderAndWorkers, the first of the two
+ * in podSet order is the workers' podSet unless it has fewer pods than
+ * the second, which is then the leader. *ai, *aj: their assignments. */
+static int place_group(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
+    size_t i, size_t j, int32_t ci, int32_t cj,
+    struct api_topology_assignment *ai, struct api_topology_assignment *aj,
+    char *msg, size_t len)
+{
+	struct tas_amount rw[TAS_MAX_RESOURCES], rl[TAS_MAX_RESOURCES];
+	struct tas_request w, l;
+	size_t wi = i < j ? i : j, li = i < j ? j : i;
+	int32_t cw = i < j ? ci : cj, cl = i < j ? cj : ci;
+	struct api_topology_assignment aw, al;
+	const char *level;
+	enum tas_mode mode;
+	cu_error err;
+	int rc;
+
+	if (cl > cw) {
+		size_t t = wi;
+		int32_t tc = cw;
+
+		wi = li, li = t;
+		cw = cl, cl = tc;
+	}
+	if (request_of(c, wl, wi, f, f->name, &mode, &level, msg, len))
+		return TAS_NOFIT;
+	w.mode = mode;
+	w.level = level;
+	w.count = cw;
+	w.per_pod = rw;
+	w.n_per_pod = per_pod(c, wl, wi, rw, TAS_MAX_RESOURCES);
+	w.slice_level = NULL;
+	w.slice_size = 0;
+	l = w;
+	l.count = cl;
+	l.per_pod = rl;
+	l.n_per_pod = per_pod(c, wl, li, rl, TAS_MAX_RESOURCES);
+	rc = tas_place_group(f->tree, &w, &l, &aw, &al, msg, len, &err);
+	if (rc != CU_OK && rc != TAS_NOFIT) {
+		snprintf(msg, len, "%s", err.msg);
+		return TAS_NOFIT;
+	}
+	if (rc == TAS_NOFIT &&
+	    strncmp(msg, NO_LEVEL, sizeof(NO_LEVEL) - 1) == 0)
+		snprintf(msg, len,
+		    "Flavor \"%s\" does not contain the requested level",
+		    f->name);
+	if (rc != CU_OK)
+		return rc;
+	*ai = wi == i ? aw : al;
+	*aj = wi == i ? al : aw;
+	return CU_OK;
+}
+
 static int hook_check(void *ctx, const struct que_wl *wl, size_t podset,
     const struct que_flavor *fl, int32_t count, char *msg, size_t len)
 {
 	ctl *c = ctx;
 	struct tas_flavor *f = flavor_find(c, fl->name);
-	struct api_topology_assignment a;
+	struct api_topology_assignment a, b;
 	enum tas_mode mode;
 	const char *level;
+	ssize_t j;
 	int rc;
 
 	if (request_of(c, wl, podset, f, fl->name, &mode, &level, msg, len))
 		return 1;
 	if (mode == 0 || count < 1)
 		return 0;
-	rc = place(c, f, wl, podset, mode, level, count, &a, msg, len);
+	j = group_partner(c, wl, podset);
+	if (j >= 0 && wl->podsets[j].count >= 1) {
+		/* the group in this flavor, with the other podSet's pods */
+		rc = place_group(c, f, wl, podset, (size_t)j, count,
+		    wl->podsets[j].count, &a, &b, msg, len);
+		if (rc == CU_OK)
+			api_topology_assignment_dispose(&b);
+	} else {
+		rc = place(c, f, wl, podset, mode, level, count, &a, msg, len);
+	}
 	if (rc == CU_OK)
 		api_topology_assignment_dispose(&a);
 	return rc == CU_OK ? 0 : 1;
@@ -370,9 +460,9 @@ static void usage_of(ctl *c, struct tas_flavor *f,
 	}
 }
 
-/* The hook's check_without (TAS preemption): place podSet `podset` of wl
- * with the topology usage of gone (or, with `empty`, of every admitted
- * Workload) released for the time of the placement; the tree is as it
+/* The hook's check_without (TAS preemption): hook_check (a podSet group
+ * placed together) with the topology usage of gone (or, with `empty`, of every
+ * admitted Workload) released for the time of the placement; the tree is as it
  * was when it returns. */
 static int hook_check_without(void *ctx, const struct que_wl *wl, size_t podset,
     const struct que_flavor *fl, int32_t count,
@@ -381,7 +471,6 @@ static int hook_check_without(void *ctx, const struct que_wl *wl, size_t podset,
 {
 	ctl *c = ctx;
 	struct tas_flavor *f = flavor_find(c, fl->name);
-	struct api_topology_assignment a;
 	enum tas_mode mode;
 	const char *level;
 	int rc;
@@ -391,11 +480,30 @@ static int hook_check_without(void *ctx, const struct que_wl *wl, size_t podset,
 	if (mode == 0 || count < 1)
 		return 0;
 	usage_of(c, f, gone, n_gone, empty, -1);
-	rc = place(c, f, wl, podset, mode, level, count, &a, msg, len);
+	rc = hook_check(ctx, wl, podset, fl, count, msg, len);
 	usage_of(c, f, gone, n_gone, empty, 1);
-	if (rc == CU_OK)
-		api_topology_assignment_dispose(&a);
-	return rc == CU_OK ? 0 : 1;
+	return rc;
+}
+
+/* Charge (+1) or release (-1) podSet i's placement a [borrowed] in
+ * flavor while the Workload's other podSets are placed, as Kueue's
+ * assumed usage: they do not take the same capacity. */
+static bool tmp_charge(ctl *c, const struct que_wl *wl, size_t i,
+    const char *flavor, const struct api_topology_assignment *a, int sign)
+{
+	struct tas_flavor *f = flavor_find(c, flavor);
+	struct tas_amount req[TAS_MAX_RESOURCES];
+	size_t n = per_pod(c, wl, i, req, TAS_MAX_RESOURCES);
+	cu_error err;
+
+	if (f == NULL || f->tree == NULL)
+		return false;
+	if (tas_tree_assignment_usage(f->tree, a, req, n, sign, &err) !=
+	    CU_OK) {
+		cu_warn("topology: %s", err.msg);
+		return false;
+	}
+	return true;
 }
 
 static int hook_assume(void *ctx, const struct que_wl *wl,
@@ -403,7 +511,7 @@ static int hook_assume(void *ctx, const struct que_wl *wl,
 {
 	ctl *c = ctx;
 	struct api_topology_assignment a[TAS_PODSETS_MAX];
-	bool got[TAS_PODSETS_MAX] = {false};
+	bool got[TAS_PODSETS_MAX] = {false}, tmp[TAS_PODSETS_MAX] = {false};
 	struct tas_wl *w = NULL;
 	size_t i, n = wl->n_podsets < TAS_PODSETS_MAX ? wl->n_podsets
 						      : TAS_PODSETS_MAX;
@@ -414,8 +522,9 @@ static int hook_assume(void *ctx, const struct que_wl *wl,
 		struct tas_flavor *f = flavor_find(c, flavors[i]);
 		enum tas_mode mode;
 		const char *level;
+		ssize_t j;
 
-		if (flavors[i] == NULL || counts[i] < 1)
+		if (flavors[i] == NULL || counts[i] < 1 || got[i])
 			continue;
 		if (request_of(
 			c, wl, i, f, flavors[i], &mode, &level, msg, len)) {
@@ -424,13 +533,47 @@ static int hook_assume(void *ctx, const struct que_wl *wl,
 		}
 		if (mode == 0)
 			continue;
+		j = group_partner(c, wl, i);
+		if (j >= 0 && (size_t)j < n && flavors[j] != NULL &&
+		    counts[j] >= 1) {
+			/* a podSet group: placed together, in one flavor */
+			if (strcmp(flavors[i], flavors[j]) != 0) {
+				struct tas_wl *gw =
+				    cu_map_get(&c->tas.wls, wl->uid);
+
+				snprintf(msg, len,
+				    "podSet group \"%s\": podSets %s and %s "
+				    "assigned different flavors",
+				    gw->ps[i].group,
+				    wl->podsets[i].name ? wl->podsets[i].name
+							: "",
+				    wl->podsets[j].name ? wl->podsets[j].name
+							: "");
+				rc = 1;
+				break;
+			}
+			if (place_group(c, f, wl, i, (size_t)j, counts[i],
+				counts[j], &a[i], &a[j], msg, len) != CU_OK) {
+				rc = 1;
+				break;
+			}
+			got[i] = got[j] = true;
+			tmp[i] = tmp_charge(c, wl, i, flavors[i], &a[i], 1);
+			tmp[j] =
+			    tmp_charge(c, wl, (size_t)j, flavors[j], &a[j], 1);
+			continue;
+		}
 		if (place(c, f, wl, i, mode, level, counts[i], &a[i], msg,
 			len) != CU_OK) {
 			rc = 1;
 			break;
 		}
 		got[i] = true;
+		tmp[i] = tmp_charge(c, wl, i, flavors[i], &a[i], 1);
 	}
+	for (i = 0; i < n; i++)
+		if (tmp[i])
+			tmp_charge(c, wl, i, flavors[i], &a[i], -1);
 	if (rc == 0)
 		w = wl_get_or_new(c, wl->uid, wl->n_podsets);
 	for (i = 0; i < n; i++) {
@@ -1024,17 +1167,28 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 		struct tas_ps *p = &w->ps[i];
 
 		cu_free(p->level);
-		p->level = NULL;
+		cu_free(p->slice_level);
+		cu_free(p->group);
+		p->level = p->slice_level = p->group = NULL;
+		p->slice_size = 0;
 		p->mode = 0;
 		if (!wl->spec.pod_sets[i].has_topology_request)
 			continue;
+		if (r->slice_required != NULL && r->has_slice_size) {
+			p->slice_level = cu_strdup(r->slice_required);
+			p->slice_size = r->slice_size;
+		}
+		if (r->group_name != NULL)
+			p->group = cu_strdup(r->group_name);
 		if (r->required != NULL) {
 			p->mode = TAS_REQUIRED;
 			p->level = cu_strdup(r->required);
 		} else if (r->preferred != NULL) {
 			p->mode = TAS_PREFERRED;
 			p->level = cu_strdup(r->preferred);
-		} else if (r->has_unconstrained && r->unconstrained) {
+		} else if ((r->has_unconstrained && r->unconstrained) ||
+			   p->slice_level != NULL) {
+			/* Kueue: a slice request alone is unconstrained */
 			p->mode = TAS_UNCONSTRAINED;
 		}
 	}
@@ -1224,6 +1378,7 @@ static void collect_pod(json_t *pod, void *payload)
 	if (idx == NULL)
 		idx = pod_ann(pod, LABEL_INDEX);
 	g->index = idx != NULL ? strtoll(idx, NULL, 10) : -1;
+	g->index = tas_pod_rank(p->a, pod, g->index);
 	g->created = ctl_jmeta(pod, "creationTimestamp");
 	g->name = ctl_jmeta(pod, "name");
 }
@@ -1471,7 +1626,7 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 {
 	struct tas_flavor *f = flavor_find(c, p->flavor);
 	struct tas_request r = {p->mode ? p->mode : TAS_UNCONSTRAINED, p->level,
-	    1, p->req, p->n_req};
+	    1, p->req, p->n_req, p->slice_level, p->slice_size};
 	struct api_topology_assignment na;
 	json_t *adm, *psas, *wire = NULL, *patch;
 	char msg[512], nbuf[256];

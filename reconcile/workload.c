@@ -242,6 +242,127 @@ static int build_podsets(
 	return CU_OK;
 }
 
+/* ---- podSet groups (Kueue's TAS annotation validation) ------------------ */
+
+#define ANN_GROUP "kueue.x-k8s.io/podset-group-name"
+#define ANN_REQ "kueue.x-k8s.io/podset-required-topology"
+#define ANN_PREF "kueue.x-k8s.io/podset-preferred-topology"
+
+static const char *tpl_ann(const json_t *tpl, const char *key)
+{
+	const json_t *a =
+	    json_object_get(json_object_get(tpl, "metadata"), "annotations");
+
+	return json_string_value(json_object_get(a, key));
+}
+
+/* Go's strconv.ParseUint(s, 10, 64) succeeds. */
+static bool is_uint(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > 20)
+		return false;
+	for (i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return n < 20 || strcmp(s, "18446744073709551615") <= 0;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* Kueue's job webhooks refuse a job whose podset-group-name annotation
+ * is a number, comes with slices or without a required or preferred
+ * level, or whose groups are not of exactly 2 podSets, one of them of
+ * 1 pod, with the same required or preferred level. The first error,
+ * CU_EINVAL. */
+static int validate_groups(const struct api_podsets *ps, cu_error *err)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < ps->n; i++) {
+		const json_t *tpl = ps->items[i].template;
+		const char *g = tpl_ann(tpl, ANN_GROUP);
+		const char *what = NULL;
+
+		if (g == NULL)
+			continue;
+		if (is_uint(g))
+			return cu_error_set(err, CU_EINVAL,
+			    "podSet %s: metadata.annotations[%s]: Invalid "
+			    "value: \"%s\": must not be a number",
+			    ps->items[i].name, ANN_GROUP, g);
+		if (tpl_ann(tpl, "kueue.x-k8s.io/podset-slice-size") != NULL)
+			what = "'kueue.x-k8s.io/podset-slice-size' is "
+			       "specified";
+		else if (tpl_ann(tpl, "kueue.x-k8s.io/"
+				      "podset-slice-required-topology") != NULL)
+			what = "'kueue.x-k8s.io/podset-slice-required-topology'"
+			       " is specified";
+		else if (tpl_ann(tpl, ANN_REQ) == NULL &&
+			 tpl_ann(tpl, ANN_PREF) == NULL)
+			what = "neither '" ANN_PREF "' nor '" ANN_REQ
+			       "' is specified";
+		if (what != NULL)
+			return cu_error_set(err, CU_EINVAL,
+			    "podSet %s: metadata.annotations[%s]: Forbidden: "
+			    "may not be set when %s",
+			    ps->items[i].name, ANN_GROUP, what);
+	}
+	for (i = 0; i < ps->n; i++) {
+		const struct api_topology_request *a =
+		    &ps->items[i].topology_request;
+		size_t n = 0, other = i;
+
+		if (!ps->items[i].has_topology_request || a->group_name == NULL)
+			continue;
+		for (j = 0; j < ps->n; j++) {
+			const struct api_topology_request *b =
+			    &ps->items[j].topology_request;
+
+			if (!ps->items[j].has_topology_request ||
+			    !same_str(a->group_name, b->group_name))
+				continue;
+			if (j < i)
+				break; /* reported with the first */
+			n++;
+			if (j != i)
+				other = j;
+		}
+		if (j < ps->n)
+			continue;
+		if (n != 2)
+			return cu_error_set(err, CU_EINVAL,
+			    "podSet %s: metadata.annotations[%s]: Invalid "
+			    "value: \"%s\": can only define groups of exactly "
+			    "2 pod sets, got: %zu pod set(s)",
+			    ps->items[i].name, ANN_GROUP, a->group_name, n);
+		k = other;
+		if (ps->items[i].count != 1 && ps->items[k].count != 1)
+			return cu_error_set(err, CU_EINVAL,
+			    "podSet %s: metadata.annotations[%s]: Invalid "
+			    "value: \"%s\": can only define groups where at "
+			    "least one pod set has only 1 replica, got: %d "
+			    "replica(s) and %d replica(s) in the group",
+			    ps->items[i].name, ANN_GROUP, a->group_name,
+			    ps->items[i].count, ps->items[k].count);
+		if (!same_str(
+			a->required, ps->items[k].topology_request.required) ||
+		    !same_str(
+			a->preferred, ps->items[k].topology_request.preferred))
+			return cu_error_set(err, CU_EINVAL,
+			    "podSet %s: metadata.annotations: Invalid value: "
+			    "must specify '%s' or '%s' topology consistent "
+			    "with podSet %s in group '%s'",
+			    ps->items[i].name, ANN_REQ, ANN_PREF,
+			    ps->items[k].name, a->group_name);
+	}
+	return CU_OK;
+}
+
 static int build_priority(
     json_t *spec, const struct api_priority *p, cu_error *err)
 {
@@ -283,6 +404,9 @@ int rec_wl_build(const struct rec_job *j, const struct rec_wl_build_opts *opts,
 	rc = rec_job_podsets(j, &ps, err);
 	if (rc != CU_OK)
 		return rc;
+	rc = validate_groups(&ps, err);
+	if (rc != CU_OK)
+		goto out;
 	if (pp == NULL && o->lookup != NULL) {
 		rc = api_resolve_priority(
 		    &m->labels, &ps, o->lookup, &prio, err);

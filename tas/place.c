@@ -235,6 +235,15 @@ nomem:
 	return cu_error_set(err, CU_ENOMEM, "topology: out of memory");
 }
 
+int tas__build(struct tas_tree *t, struct tas_domain **leaves, size_t n,
+    struct api_topology_assignment *out, cu_error *err)
+{
+	struct dlist l = {leaves, n};
+
+	memset(out, 0, sizeof(*out));
+	return build(t, &l, out, err);
+}
+
 int tas_place(struct tas_tree *t, const struct tas_request *r,
     struct api_topology_assignment *out, char *msg, size_t msg_len,
     cu_error *err)
@@ -244,6 +253,9 @@ int tas_place(struct tas_tree *t, const struct tas_request *r,
 	size_t l = t->n_levels - 1, at = 0, i, c, n_all;
 	int rc;
 
+	if (r->slice_level != NULL) /* slices: Kueue's general form */
+		return tas__place_general(
+		    t, r, NULL, out, NULL, msg, msg_len, err);
 	memset(out, 0, sizeof(*out));
 	if (msg_len > 0)
 		msg[0] = '\0';
@@ -394,6 +406,13 @@ int tas_replace(struct tas_tree *t, const struct api_topology_assignment *a,
 		return cu_error_set(
 		    err, CU_EINVAL, "topology: node %s not assigned", node);
 	need = a->domains[f].count;
+	if (r->slice_level != NULL) { /* slices: tas/slice.c */
+		rc = tas__replace_sliced(t, a, f, r, &add, msg, msg_len, err);
+		if (rc == CU_OK)
+			rc = merge(a, f, &add, out, err);
+		api_topology_assignment_dispose(&add);
+		return rc;
+	}
 	if (r->mode != TAS_UNCONSTRAINED && r->level != NULL)
 		for (l = 0; l < t->n_levels; l++)
 			if (strcmp(t->levels[l], r->level) == 0)

@@ -29,6 +29,12 @@
  *   - descend: at each lower level the children of the chosen domains
  *     are taken greedily the same way, so pods pack into as few domains
  *     as possible at every level.
+ * Slices and podSet groups (tas/slice.c) run Kueue's general form of the
+ * same algorithm: counts are in slices down to the slice level (a
+ * domain's slices: its pods / slice size at the slice level, summed
+ * above), then in pods within each slice domain; a group's leader is
+ * counted per domain as "fits" (0/1) with the workers' capacity that is
+ * left beside it.
  * Usage charged to a node (tas_tree_node_usage) is what the caller
  * counts as taken there: pods bound to it and pods nominated to it
  * (status.nominatedNodeName), which Kueue leaves out.
@@ -101,10 +107,18 @@ enum tas_mode {
 
 struct tas_request {
 	enum tas_mode mode;
-	const char *level; /* [borrowed] node label; ignored if unconstrained */
-	int32_t count;	   /* pods, >= 1 */
+	/* [borrowed] node label; for unconstrained: ignored (the lowest
+	 * level; the highest when slices are requested, as Kueue) */
+	const char *level;
+	int32_t count;			  /* pods, >= 1 */
 	const struct tas_amount *per_pod; /* [borrowed] */
 	size_t n_per_pod;
+	/* Slices (podset-slice-required-topology, podset-slice-size): the
+	 * pods in slices of slice_size, each slice inside one domain of
+	 * slice_level [borrowed], all within the podSet's domain. NULL: no
+	 * slices (one pod per slice at the lowest level). */
+	const char *slice_level;
+	int32_t slice_size;
 };
 
 /* Place a podSet. CU_OK: *out [owned: api_topology_assignment_dispose]
@@ -118,6 +132,23 @@ CU_MUST_CHECK int tas_place(struct tas_tree *t, const struct tas_request *r,
     struct api_topology_assignment *out, char *msg, size_t msg_len,
     cu_error *err);
 
+/* Place a podSet group (kueue.x-k8s.io/podset-group-name): the
+ * `leader` podSet (count 1, its own per-pod requests) and the `workers`
+ * podSet together, as Kueue does it: one domain of the workers' level
+ * (required or preferred, with their fallback) must hold the leader and
+ * the workers, and the leader's node is taken into account when the
+ * workers are packed (the leader goes where the workers' capacity loses
+ * least). Slices are not allowed in a group (r->slice_level NULL).
+ * CU_OK: *workers_out and *leader_out [owned:
+ * api_topology_assignment_dispose] as tas_place's. TAS_NOFIT: msg as
+ * tas_place's (counted in workers' pods), both empty. CU_EINVAL (leader
+ * count not 1, slices), CU_ENOMEM. The tree is not changed. */
+CU_MUST_CHECK int tas_place_group(struct tas_tree *t,
+    const struct tas_request *workers, const struct tas_request *leader,
+    struct api_topology_assignment *workers_out,
+    struct api_topology_assignment *leader_out, char *msg, size_t msg_len,
+    cu_error *err);
+
 /* Kueue's TASFailedNodeReplacement for one podSet: the pods a [borrowed]
  * (charged in t) placed on node `node` move to other leaves of the
  * domain of r->level that holds the rest of the assignment (the failed
@@ -126,7 +157,12 @@ CU_MUST_CHECK int tas_place(struct tas_tree *t, const struct tas_request *r,
  * (r->count is ignored). CU_OK: *out [owned:
  * api_topology_assignment_dispose] is a without the node plus the new
  * leaves, in value order. TAS_NOFIT: no room in that domain (msg says
- * so), *out empty. CU_EINVAL: node not in a. CU_ENOMEM. */
+ * so), *out empty. CU_EINVAL: node not in a. CU_ENOMEM.
+ * With slices (r->slice_level), as Kueue: pods that are not whole slices
+ * go back, pod by pod, to the slice-level domain whose slice they
+ * complete; whole slices are placed again in slices, within the required
+ * domain of the rest of the assignment (anywhere the request allows when
+ * it is preferred or unconstrained). */
 CU_MUST_CHECK int tas_replace(struct tas_tree *t,
     const struct api_topology_assignment *a, const char *node,
     const struct tas_request *r, struct api_topology_assignment *out, char *msg,
@@ -147,6 +183,16 @@ int64_t tas_tree_leaf_free(
  * count, as Kueue's ungater assigns ranks. -1 when rank is outside the
  * assignment's pods. */
 ssize_t tas_rank_domain(const struct api_topology_assignment *a, int64_t rank);
+/* The rank of pod [borrowed] (v1 JSON) whose completion index is
+ * `index` (-1: none) in a podSet placed as a, as Kueue's ungater ranks
+ * a JobSet's pods by its subgroups: with the labels (or annotations)
+ * jobset.sigs.k8s.io/job-index J and replicatedjob-replicas R, J times
+ * the pods of one Job (a's pods / R) plus the index, so each child
+ * Job's pods take consecutive ranks (and a Job the size of a slice is
+ * one slice); otherwise the index. -1 when the index is out of its
+ * Job's range. */
+int64_t tas_pod_rank(
+    const struct api_topology_assignment *a, const json_t *pod, int64_t index);
 /* The nodeSelector that pins a pod to domain `d` of a: one entry per
  * level of the assignment (label -> value), merged into *sel (existing
  * keys replaced). CU_ENOMEM, CU_ERANGE (d out of range). */

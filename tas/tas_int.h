@@ -20,6 +20,9 @@ struct tas_domain {
 	size_t n_nodes; /* nodes contributing (leaves) */
 	/* placement scratch */
 	int64_t fit, take;
+	/* slices and groups (tas/slice.c): workers' pods beside the
+	 * leader, slices (with it), leader fits (0/1), leaders taken */
+	int64_t fit_wl, slices, slices_wl, leader, take_leader;
 };
 
 struct tas_node {
@@ -56,6 +59,25 @@ struct tas_tree {
 /* Column of resource `name`, added when missing and `add`; -1 when
  * missing (and not added), -2 when full. */
 int tas__column(struct tas_tree *t, const char *name, bool add);
+
+/* tas/place.c: the assignment of leaves [edited: sorted] with their
+ * `take` pod counts (0 left out), in Kueue's levels. CU_ENOMEM. */
+int tas__build(struct tas_tree *t, struct tas_domain **leaves, size_t n,
+    struct api_topology_assignment *out, cu_error *err);
+
+/* tas/slice.c: tas_place with slices and/or a group's leader (NULL: no
+ * leader; then leader_out is unused). */
+int tas__place_general(struct tas_tree *t, const struct tas_request *r,
+    const struct tas_request *leader, struct api_topology_assignment *out,
+    struct api_topology_assignment *leader_out, char *msg, size_t msg_len,
+    cu_error *err);
+
+/* tas/slice.c: tas_replace for a sliced request: *add [owned] gets the
+ * new leaves of domain f's pods (f excluded). */
+int tas__replace_sliced(struct tas_tree *t,
+    const struct api_topology_assignment *a, size_t f,
+    const struct tas_request *r, struct api_topology_assignment *add, char *msg,
+    size_t msg_len, cu_error *err);
 
 /* The leaf domain i of a names [borrowed], or NULL. */
 struct tas_domain *tas__assigned_leaf(

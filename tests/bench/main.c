@@ -6,7 +6,7 @@
  *   cueue-bench codec [FILE]                Workload decode+encode rate
  *   cueue-bench engine [fair]               admission engine at scale
  *   cueue-bench store [DIR [SECONDS]]       ledger commits per second
- *   cueue-bench tas                         topology placement decisions/s
+ *   cueue-bench tas [slices]                topology placement decisions/s
  *   cueue-bench sched --generator FILE ...   Kueue's scheduler-perf test
  *
  * `make bench` (tests/bench/run.sh) starts the programs and runs these.
@@ -29,7 +29,7 @@ static void usage(FILE *f)
 		   "       cueue-bench codec [WORKLOAD.json]\n"
 		   "       cueue-bench engine [fair]\n"
 		   "       cueue-bench store [DIR [SECONDS]]\n"
-		   "       cueue-bench tas\n"
+		   "       cueue-bench tas [slices]\n"
 		   "       cueue-bench sched --generator FILE [...] (see "
 		   "sched --help)\n");
 }

@@ -531,5 +531,147 @@ def preemption(s):
     ctl.stop()
 
 
+# ---- slices and podSet groups ----------------------------------------
+
+JS_CONFIG = CONTROLLER_CONFIG + (
+    "integrations:\n"
+    "  frameworks: [\"batch/job\", \"jobset.x-k8s.io/jobset\"]\n")
+JSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets" % DNS
+
+
+def nominate(s, name, node, cpu):
+    """A pod of another scheduler nominated to node: its cpu is taken."""
+    post(s, DPODS, {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": DNS},
+        "spec": {"schedulerName": "other-scheduler",
+                 "containers": [{"name": "c", "image": "busybox",
+                                 "resources": {"requests": {
+                                     "cpu": cpu}}}]}})
+    code, _, out = s.raw(
+        "PATCH", DPODS + "/%s/status" % name,
+        {"status": {"nominatedNodeName": node}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "nominate %s: %r" % (name, out))
+
+
+@case("slices-each-inside-one-host", simulate=SIM)
+def sliced(s):
+    """A Job of 8 half-cpu pods, required rack, in host slices of 4
+    (podset-slice-required-topology + podset-slice-size): every host
+    holds 4 pods (2 cpu) only where nothing else is; the hosts of three
+    racks have half a cpu taken by a nominated pod (room for 3 pods
+    each, 12 per rack: the best fit without slices), so both slices go
+    to the fourth rack, 4 pods on each of two hosts."""
+    cluster(s)
+    for rack in ("b1-r1", "b1-r2", "b2-r1"):
+        for h in range(1, 5):
+            nominate(s, "nom-%s-n%d" % (rack, h), "%s-n%d" % (rack, h),
+                     "500m")
+    ctl = Controller(s, config=CONFIG)
+    with open(os.path.join(DATA, "tas-job-required.yaml")) as f:
+        job = yaml.safe_load(f)
+    job["metadata"]["name"] = "sliced8"
+    job["metadata"]["annotations"] = {"cueue.dev/sim-runtime-ms": "600000"}
+    job["spec"]["parallelism"] = job["spec"]["completions"] = 8
+    tpl = job["spec"]["template"]
+    tpl["metadata"]["annotations"].update({
+        "kueue.x-k8s.io/podset-slice-required-topology": HOST,
+        "kueue.x-k8s.io/podset-slice-size": "4"})
+    tpl["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "500m"
+    post(s, DJOBS, job)
+    w = wait_for(lambda: wl_of_ns(s, "sliced8"), 15, what="Workload")
+    eq(w["spec"]["podSets"][0]["topologyRequest"],
+       {"required": RACK, "podSetSliceRequiredTopology": HOST,
+        "podSetSliceSize": 4}, "topologyRequest with slices")
+    nodes = placed(s, "sliced8", 8)
+    per = {}
+    for n in nodes:
+        per[n] = per.get(n, 0) + 1
+    eq(sorted(per.values()), [4, 4], "two host slices of 4: %r" % per)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b2-r2"],
+       "the only rack with whole host slices: %r" % per)
+    # A slice size that does not divide the pods: pending, Kueue's
+    # placement would drop the remainder.
+    job["metadata"]["name"] = "sliced6"
+    job["spec"]["parallelism"] = job["spec"]["completions"] = 6
+    post(s, DJOBS, job)
+    msg = wait_for(lambda: pending_message(s, "sliced6"), 20,
+                   what="sliced6 pending")
+    check("podset slice size 4 does not divide the pod count 6" in msg, msg)
+    ctl.stop()
+
+
+def tas_jobset(name, jobs, group=None, replicas=1, extra=None):
+    """A JobSet of replicated jobs (name, pods, cpu per pod) of
+    `replicas` Jobs, each of one required-rack podSet, all in podSet
+    group `group` if given, `extra` annotations on their pods."""
+    def rj(rname, n, cpu):
+        anns = {"kueue.x-k8s.io/podset-required-topology": RACK}
+        anns.update(extra or {})
+        if group:
+            anns["kueue.x-k8s.io/podset-group-name"] = group
+        return {"name": rname, "replicas": replicas, "template": {
+            "metadata": {"annotations": {
+                "cueue.dev/sim-runtime-ms": "600000"}},
+            "spec": {"parallelism": n, "completions": n,
+                     "completionMode": "Indexed", "template": {
+                         "metadata": {"annotations": anns},
+                         "spec": {"restartPolicy": "Never", "containers": [{
+                             "name": "c", "image": "busybox",
+                             "resources": {"requests": {"cpu": cpu}}}]}}}}}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": name, "namespace": DNS, "labels": {
+                "kueue.x-k8s.io/queue-name": "tas-user-queue"}},
+            "spec": {"suspend": True, "replicatedJobs": [
+                rj(*j) for j in jobs]}}
+
+
+@case("podset-group-in-one-rack", simulate="jobs,jobsets,scheduler")
+def group(s):
+    """A JobSet's leader and workers in one podSet group land in one
+    rack: every host of b1-r1 has a cpu taken (room for the 4 workers,
+    their best fit alone, but not for the 2-cpu leader), so the group
+    goes to b1-r2, the leader on a host of its own. Then a JobSet of two
+    podSets of 4 pods, not grouped: each in a rack, the second not on
+    the capacity the first was just given (b1-r1, both's best fit)."""
+    cluster(s)
+    for h in range(1, 5):
+        nominate(s, "nom-b1-r1-n%d" % h, "b1-r1-n%d" % h, "1")
+    ctl = Controller(s, config=JS_CONFIG)
+    post(s, JSETS, tas_jobset("grp", [("leader", 1, "2"),
+                                      ("workers", 4, "1")], group="g"))
+    w = wait_for(lambda: wl_of_ns(s, "grp"), 15, what="Workload")
+    eq([p["topologyRequest"] for p in w["spec"]["podSets"]],
+       [{"required": RACK, "podSetGroupName": "g"}] * 2,
+       "topologyRequests with the group")
+    leader = placed(s, "grp-leader-0", 1)
+    workers = placed(s, "grp-workers-0", 4)
+    eq(sorted(set(rack_of(n) for n in leader + workers)), ["b1-r2"],
+       "group in one rack: %r %r" % (leader, workers))
+    check(leader[0] not in workers, "the leader's host is its own: %r %r"
+          % (leader, workers))
+    post(s, JSETS, tas_jobset("pair", [("a", 4, "1"), ("b", 4, "1")]))
+    a = placed(s, "pair-a-0", 4)
+    b = placed(s, "pair-b-0", 4)
+    eq(sorted(set(rack_of(n) for n in a)), ["b1-r1"], "a: %r" % a)
+    eq(len(set(rack_of(n) for n in b)), 1, "b in one rack: %r" % b)
+    check(rack_of(b[0]) != "b1-r1", "b not on a's capacity: %r" % b)
+    # Two Jobs of 4 half-cpu pods in host slices of 4: each Job's pods
+    # take consecutive ranks (job index, then completion index, as
+    # Kueue's ungater with the JobSet's subgroups), so each Job is one
+    # slice on one host.
+    post(s, JSETS, tas_jobset("sl", [("w", 4, "500m")], replicas=2, extra={
+        "kueue.x-k8s.io/podset-slice-required-topology": HOST,
+        "kueue.x-k8s.io/podset-slice-size": "4"}))
+    w0 = placed(s, "sl-w-0", 4)
+    w1 = placed(s, "sl-w-1", 4)
+    eq((len(set(w0)), len(set(w1))), (1, 1), "a host per Job: %r %r"
+       % (w0, w1))
+    check(w0[0] != w1[0] and rack_of(w0[0]) == rack_of(w1[0]),
+          "two hosts of one rack: %r %r" % (w0, w1))
+    ctl.stop()
+
+
 if __name__ == "__main__":
     run_cases()

@@ -254,3 +254,77 @@ Test(topology, assignment_decode_caps_the_domain_count)
 	cr_assert(strstr(err.msg, "100000") != NULL, "%s", err.msg);
 	json_decref(j);
 }
+
+/* kueue.x-k8s.io/podset-group-name becomes podSetGroupName with a
+ * required or preferred level only (Kueue's builder), and round-trips
+ * through the Workload's topologyRequest. */
+Test(topology, group_name_from_annotations)
+{
+	static const struct {
+		const char *annotations;
+		const char *group;
+	} cases[] = {
+	    {"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+	     "\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+		"g"},
+	    {"\"kueue.x-k8s.io/podset-preferred-topology\":\"rack\","
+	     "\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+		"g"},
+	    {"\"kueue.x-k8s.io/podset-unconstrained-topology\":\"true\","
+	     "\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+		NULL},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[512];
+		struct api_topology_request r;
+		bool found = false;
+		json_t *tpl, *enc = NULL;
+		cu_error err;
+
+		snprintf(buf, sizeof(buf),
+		    "{\"metadata\":{\"annotations\":{%s}}}",
+		    cases[i].annotations);
+		tpl = parse(buf);
+		cr_assert_eq(
+		    api_topology_request_from_template(tpl, &r, &found, &err),
+		    CU_OK);
+		cr_assert(found);
+		cr_assert_eq(
+		    api_topology_request_encode(&enc, &r, &err), CU_OK);
+		if (cases[i].group) {
+			cr_assert_str_eq(r.group_name, cases[i].group);
+			cr_assert_str_eq(json_string_value(json_object_get(
+					     enc, "podSetGroupName")),
+			    cases[i].group);
+		} else {
+			cr_assert_null(r.group_name, "case %zu", i);
+			cr_assert_null(json_object_get(enc, "podSetGroupName"));
+		}
+		json_decref(enc);
+		api_topology_request_dispose(&r);
+		json_decref(tpl);
+	}
+}
+
+Test(topology, workload_round_trips_group_name)
+{
+	json_t *j = parse(
+	    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\","
+	    "\"metadata\":{\"name\":\"w\",\"namespace\":\"d\"},\"spec\":{"
+	    "\"podSets\":[{\"name\":\"main\",\"count\":2,\"template\":{},"
+	    "\"topologyRequest\":{\"required\":\"rack\","
+	    "\"podSetGroupName\":\"g\"}}]}}");
+	struct api_workload wl;
+	json_t *out = NULL;
+	cu_error err;
+
+	cr_assert_eq(api_workload_decode(&wl, j, &err), CU_OK, "%s", err.msg);
+	cr_assert_str_eq(wl.spec.pod_sets[0].topology_request.group_name, "g");
+	cr_assert_eq(api_workload_encode(&out, &wl, &err), CU_OK);
+	cr_assert(json_equal(out, j));
+	json_decref(out);
+	api_workload_dispose(&wl);
+	json_decref(j);
+}

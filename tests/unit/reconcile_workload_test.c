@@ -411,6 +411,123 @@ Test(workload_build, job_without_uid_is_rejected)
 	fixture_dispose(&f);
 }
 
+/* kueue.x-k8s.io/podset-group-name: Kueue's JobSet webhook rules on the
+ * driver (1 pod) and Workers (4 pods) podSets; a refused job gets no
+ * Workload. */
+struct group_case {
+	const char *driver, *workers; /* annotations JSON members */
+	int driver_parallelism;
+	const char *err; /* NULL: built with podSetGroupName "g" */
+};
+
+static const struct group_case group_cases[] = {
+    {"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+     "\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+	"\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	1, NULL},
+    {"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+     "\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	"\"kueue.x-k8s.io/podset-preferred-topology\":\"rack\","
+	"\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	1, "topology consistent with podSet workers in group 'g'"},
+    {"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+     "\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	"\"kueue.x-k8s.io/podset-required-topology\":\"block\","
+	"\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	1, "topology consistent with podSet workers in group 'g'"},
+    {"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+     "\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	"\"kueue.x-k8s.io/podset-required-topology\":\"rack\"", 1,
+	"can only define groups of exactly 2 pod sets, got: 1 pod set(s)"},
+    {"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+     "\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+	"\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	2,
+	"can only define groups where at least one pod set has only 1 "
+	"replica, got: 2 replica(s) and 4 replica(s) in the group"},
+    {"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+     "\"kueue.x-k8s.io/podset-group-name\":\"42\"",
+	"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+	"\"kueue.x-k8s.io/podset-group-name\":\"42\"",
+	1, "Invalid value: \"42\": must not be a number"},
+    {"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+     "\"kueue.x-k8s.io/podset-group-name\":\"g\","
+     "\"kueue.x-k8s.io/podset-slice-required-topology\":\"host\","
+     "\"kueue.x-k8s.io/podset-slice-size\":\"1\"",
+	"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+	"\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	1,
+	"Forbidden: may not be set when 'kueue.x-k8s.io/podset-slice-size' "
+	"is specified"},
+    {"\"kueue.x-k8s.io/podset-unconstrained-topology\":\"true\","
+     "\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	"\"kueue.x-k8s.io/podset-required-topology\":\"rack\","
+	"\"kueue.x-k8s.io/podset-group-name\":\"g\"",
+	1,
+	"Forbidden: may not be set when neither "
+	"'kueue.x-k8s.io/podset-preferred-topology' nor "
+	"'kueue.x-k8s.io/podset-required-topology' is specified"},
+};
+
+static void set_rj(json_t *doc, size_t i, const char *anns, int par)
+{
+	json_t *rj = json_array_get(
+	    json_object_get(json_object_get(doc, "spec"), "replicatedJobs"), i);
+	json_t *js = json_object_get(json_object_get(rj, "template"), "spec");
+	json_t *md =
+	    json_object_get(json_object_get(js, "template"), "metadata");
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "{%s}", anns);
+	json_object_set_new(md, "annotations", parse(buf));
+	if (par > 0) {
+		json_object_set_new(js, "parallelism", json_integer(par));
+		json_object_set_new(js, "completions", json_integer(par));
+	}
+}
+
+Test(workload_build, podset_groups)
+{
+	size_t i, k;
+
+	for (i = 0; i < sizeof(group_cases) / sizeof(group_cases[0]); i++) {
+		const struct group_case *c = &group_cases[i];
+		struct fixture f;
+		json_t *wl = NULL;
+		cu_error err;
+		int rc;
+
+		fixture_load(&f, JOBSET_TEXT, true);
+		set_rj(f.doc, 0, c->driver, c->driver_parallelism);
+		set_rj(f.doc, 1, c->workers, 0);
+		fixture_reload(&f);
+		rc = rec_wl_build(&f.view, NULL, &wl, &err);
+		if (c->err == NULL) {
+			json_t *ps;
+
+			cr_assert_eq(rc, CU_OK, "case %zu: %s", i, err.msg);
+			ps = json_object_get(
+			    json_object_get(wl, "spec"), "podSets");
+			for (k = 0; k < 2; k++)
+				cr_assert_str_eq(
+				    json_string_value(json_object_get(
+					json_object_get(json_array_get(ps, k),
+					    "topologyRequest"),
+					"podSetGroupName")),
+				    "g", "case %zu", i);
+		} else {
+			cr_assert_eq(rc, CU_EINVAL, "case %zu", i);
+			cr_assert(strstr(err.msg, c->err) != NULL,
+			    "case %zu: %s", i, err.msg);
+			cr_assert_null(wl);
+		}
+		json_decref(wl);
+		fixture_dispose(&f);
+	}
+}
+
 /* ---- 2. equivalence ---------------------------------------------------- */
 
 static bool equivalent(const struct fixture *f, const json_t *wlj)
