@@ -85,8 +85,10 @@ const struct ctl_compat ctl_compat_table[] = {
 	"quota is checked per flavor and resource"},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
 	"DisableWaitForPodsReady, AdmissionFairSharing, VisibilityOnDemand, "
-	"and the metric gates MetricsForCohorts, "
-	"MetricForWorkloadCreationLatency, UnadmittedWorkloadsObservability; "
+	"the metric gates MetricsForCohorts, MetricForWorkloadCreationLatency, "
+	"UnadmittedWorkloadsObservability, and the TAS node failure gates "
+	"TASFailedNodeReplacement, TASReplaceNodeOnPodTermination, "
+	"TASReplaceNodeOnNodeTaints, TASReplaceNodeDueToNotReadyOverFixedTime; "
 	"other known gates warn, unknown ones are refused"},
     {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
 	"finished and deactivated Workloads are kept"},
@@ -303,6 +305,10 @@ bool ctl_compat_gate_honoured(const char *name)
 	    "DisableWaitForPodsReady",
 	    "MetricForWorkloadCreationLatency",
 	    "MetricsForCohorts",
+	    "TASFailedNodeReplacement",
+	    "TASReplaceNodeDueToNotReadyOverFixedTime",
+	    "TASReplaceNodeOnNodeTaints",
+	    "TASReplaceNodeOnPodTermination",
 	    "UnadmittedWorkloadsObservability",
 	    "VisibilityOnDemand",
 	};

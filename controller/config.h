@@ -172,6 +172,20 @@ struct ctl_config {
 		size_t nlabel_keys_to_copy;
 	} integrations;
 
+	/* Kueue's TAS node failure gates (featureGates), at Kueue's
+	 * defaults unless set: TASFailedNodeReplacement (on: failed nodes
+	 * are handled at all), TASReplaceNodeOnPodTermination (on: a
+	 * NotReady or tainted node fails once the Workload's pods there
+	 * ended), TASReplaceNodeOnNodeTaints (on: untolerated taints fail a
+	 * node), TASReplaceNodeDueToNotReadyOverFixedTime (off: NotReady for
+	 * NodeFailureDelay fails a node whatever its pods). */
+	struct {
+		bool node_replacement;
+		bool on_pod_termination;
+		bool on_node_taints;
+		bool not_ready_fixed_time;
+	} tas_gates;
+
 	/* Fields Kueue accepts that cueue reads but does not act on, one
 	 * message each ("line 12: multiKueue: accepted but ignored by
 	 * cueue"). [owned] */

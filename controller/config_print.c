@@ -332,22 +332,31 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 		return -1;
 	}
 	{
-		/* The metric gates cueue acts on, when turned off. */
+		/* The gates cueue acts on, when not at Kueue's default. */
 		const struct {
 			const char *name;
-			bool on;
+			bool on, def;
 		} gates[] = {
-		    {"MetricsForCohorts", c->metrics.cohorts},
+		    {"MetricsForCohorts", c->metrics.cohorts, true},
 		    {"MetricForWorkloadCreationLatency",
-			c->metrics.creation_latency},
-		    {"UnadmittedWorkloadsObservability", c->metrics.unadmitted},
-		    {"VisibilityOnDemand", c->visibility.enable},
+			c->metrics.creation_latency, true},
+		    {"UnadmittedWorkloadsObservability", c->metrics.unadmitted,
+			true},
+		    {"TASFailedNodeReplacement", c->tas_gates.node_replacement,
+			true},
+		    {"TASReplaceNodeOnPodTermination",
+			c->tas_gates.on_pod_termination, true},
+		    {"TASReplaceNodeOnNodeTaints", c->tas_gates.on_node_taints,
+			true},
+		    {"TASReplaceNodeDueToNotReadyOverFixedTime",
+			c->tas_gates.not_ready_fixed_time, false},
+		    {"VisibilityOnDemand", c->visibility.enable, true},
 		};
 		json_t *fg = json_object_get(root, "featureGates");
 		size_t i;
 
 		for (i = 0; i < sizeof(gates) / sizeof(gates[0]); i++) {
-			if (gates[i].on)
+			if (gates[i].on == gates[i].def)
 				continue;
 			if (fg == NULL) {
 				fg = json_object();
@@ -355,8 +364,8 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 						      root, "featureGates", fg))
 					return -1;
 			}
-			if (json_object_set_new(
-				fg, gates[i].name, json_false()) != 0)
+			if (json_object_set_new(fg, gates[i].name,
+				json_boolean(gates[i].on)) != 0)
 				return -1;
 		}
 	}

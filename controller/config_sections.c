@@ -506,6 +506,15 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 
 	c->manage_jobs_without_queue_name =
 	    ctl_config_get_bool(root, "manageJobsWithoutQueueName", false);
+	v = ctl_config_jget(root, "featureGates");
+	c->tas_gates.node_replacement =
+	    ctl_config_get_bool(v, "TASFailedNodeReplacement", true);
+	c->tas_gates.on_pod_termination =
+	    ctl_config_get_bool(v, "TASReplaceNodeOnPodTermination", true);
+	c->tas_gates.on_node_taints =
+	    ctl_config_get_bool(v, "TASReplaceNodeOnNodeTaints", true);
+	c->tas_gates.not_ready_fixed_time = ctl_config_get_bool(
+	    v, "TASReplaceNodeDueToNotReadyOverFixedTime", false);
 	v = ctl_config_jget(root, "managedJobsNamespaceSelector");
 	if (v != NULL) {
 		rc = ctl_config_decode_selector(d, &c->managed_jobs_ns_selector,

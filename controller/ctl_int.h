@@ -249,6 +249,8 @@ struct ctl_tas {
 	 * (CUEUE_TAS_NODE_FAILURE_DELAY_MS shortens it for tests) */
 	bool dirty_nodes;
 	int64_t nodes_due, node_delay_ns;
+	ctl_keys terminating; /* pod uid -> n: stray pod failed, resend at */
+	ctl_keys strays;      /* {ns, Workload name}: its pods to look at */
 	struct que_tas_hook hook;
 };
 
@@ -590,6 +592,11 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl);
 void ctl_tas_adopt_recorded(ctl *c, const char *uid, const store_decision *sd);
 /* Workload uid [borrowed] is gone: its charges go. */
 void ctl_tas_forget(ctl *c, const char *uid);
+/* A restart: uid's Workload, admitted, still lists unhealthyNodes while
+ * its recorded decision has a replacement not using them (the status
+ * write after the ledger commit was lost): the recorded one is charged
+ * and announced. */
+void ctl_tas_resume_replaced(ctl *c, const char *uid);
 /* Before a cycle: trees rebuilt when due; charges of Workloads the
  * engine no longer holds are released. */
 void ctl_tas_before_cycle(ctl *c, int64_t now);

@@ -294,6 +294,8 @@ void ctl_resume_ledger(ctl *c, int64_t now)
 		if (qw == NULL || (qw->where != QUE_WL_ADMITTED &&
 				      qw->where != QUE_WL_EVICTING))
 			ctl_ledger_release(c, uid, now);
+		else
+			ctl_tas_resume_replaced(c, uid);
 	}
 	json_decref(uids);
 }

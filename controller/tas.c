@@ -52,11 +52,13 @@ static const struct api_resource res_nodes = {"", "v1", "nodes", false};
 static const struct api_resource res_pods = {"", "v1", "pods", true};
 
 struct tas_flavor {
-	char *name;	       /* [owned] ResourceFlavor */
-	char *topology;	       /* [owned] spec.topologyName */
-	json_t *labels;	       /* [owned] spec.nodeLabels or NULL */
-	struct tas_tree *tree; /* [owned] NULL until built */
-	struct tas_pods *pods; /* [owned] charges of non-TAS pods */
+	char *name;		   /* [owned] ResourceFlavor */
+	char *topology;		   /* [owned] spec.topologyName */
+	json_t *labels;		   /* [owned] spec.nodeLabels or NULL */
+	json_t *tols;		   /* [owned] spec.tolerations or NULL */
+	struct tas_filter *tols_f; /* [owned] its parse (strings in tols) */
+	struct tas_tree *tree;	   /* [owned] NULL until built */
+	struct tas_pods *pods;	   /* [owned] charges of non-TAS pods */
 };
 
 struct tas_ps {
@@ -65,6 +67,11 @@ struct tas_ps {
 	char *slice_level;  /* [owned] podSetSliceRequiredTopology or NULL */
 	int32_t slice_size;
 	char *group; /* [owned] podSetGroupName or NULL */
+	/* the pod template's tolerations, nodeSelector and required node
+	 * affinity: sched [owned] (a copy of those fields), filter [owned,
+	 * strings in sched], both NULL when it has none */
+	json_t *sched;
+	struct tas_filter *filter;
 	/* the placement while the Workload holds quota */
 	bool placed, charged;
 	char *flavor; /* [owned] */
@@ -81,6 +88,9 @@ struct tas_wl {
 };
 
 /* ---- small helpers ---------------------------------------------------- */
+
+static bool finished(json_t *pod); /* Succeeded or Failed */
+static const char *pinned_host(json_t *pod);
 
 static struct tas_flavor *flavor_find(ctl *c, const char *name)
 {
@@ -137,6 +147,8 @@ static void wl_free(ctl *c, struct tas_wl *w)
 		cu_free(w->ps[i].level);
 		cu_free(w->ps[i].slice_level);
 		cu_free(w->ps[i].group);
+		tas_filter_free(w->ps[i].filter);
+		json_decref(w->ps[i].sched);
 	}
 	cu_free(w->ps);
 	cu_free(w->uid);
@@ -158,7 +170,7 @@ static bool wl_has_request(const struct tas_wl *w)
 	size_t i;
 
 	for (i = 0; i < w->n; i++)
-		if (w->ps[i].mode != 0)
+		if (w->ps[i].mode != 0 || w->ps[i].filter != NULL)
 			return true;
 	return false;
 }
@@ -289,6 +301,22 @@ static int request_of(ctl *c, const struct que_wl *wl, size_t i,
 	return 0;
 }
 
+/* The nodes podSet p (NULL: none known) may use in flavor f: its pod
+ * template's filter and the flavor's tolerations, into *out (borrowing
+ * from both). The flavor's nodeLabels are not added: only Nodes that
+ * carry them are in f's tree. */
+static void filter_of(
+    const struct tas_flavor *f, const struct tas_ps *p, struct tas_filter *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (p != NULL && p->filter != NULL)
+		*out = *p->filter;
+	if (f != NULL && f->tols_f != NULL) {
+		out->flavor_tolerations = f->tols_f->tolerations;
+		out->n_flavor_tolerations = f->tols_f->n_tolerations;
+	}
+}
+
 static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
     size_t i, enum tas_mode mode, const char *level, int32_t count,
     struct api_topology_assignment *out, char *msg, size_t len)
@@ -296,10 +324,12 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	struct tas_wl *w = cu_map_get(&c->tas.wls, wl->uid);
 	const struct tas_ps *p = w != NULL && i < w->n ? &w->ps[i] : NULL;
 	struct tas_amount req[TAS_MAX_RESOURCES];
+	struct tas_filter filter;
 	struct tas_request r;
 	cu_error err;
 	int rc;
 
+	filter_of(f, p, &filter);
 	r.mode = mode;
 	r.level = level;
 	r.count = count;
@@ -307,6 +337,7 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	r.n_per_pod = per_pod(c, wl, i, req, TAS_MAX_RESOURCES);
 	r.slice_level = p != NULL ? p->slice_level : NULL;
 	r.slice_size = p != NULL ? p->slice_size : 0;
+	r.filter = &filter;
 	rc = tas_place(f->tree, &r, out, msg, len, &err);
 	if (rc != CU_OK && rc != TAS_NOFIT) {
 		snprintf(msg, len, "%s", err.msg);
@@ -348,6 +379,8 @@ static int place_group(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 {
 	struct tas_amount rw[TAS_MAX_RESOURCES], rl[TAS_MAX_RESOURCES];
 	struct tas_request w, l;
+	struct tas_wl *tw = cu_map_get(&c->tas.wls, wl->uid);
+	struct tas_filter fw, fl;
 	size_t wi = i < j ? i : j, li = i < j ? j : i;
 	int32_t cw = i < j ? ci : cj, cl = i < j ? cj : ci;
 	struct api_topology_assignment aw, al;
@@ -372,10 +405,14 @@ static int place_group(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	w.n_per_pod = per_pod(c, wl, wi, rw, TAS_MAX_RESOURCES);
 	w.slice_level = NULL;
 	w.slice_size = 0;
+	filter_of(f, tw != NULL && wi < tw->n ? &tw->ps[wi] : NULL, &fw);
+	w.filter = &fw;
 	l = w;
 	l.count = cl;
 	l.per_pod = rl;
 	l.n_per_pod = per_pod(c, wl, li, rl, TAS_MAX_RESOURCES);
+	filter_of(f, tw != NULL && li < tw->n ? &tw->ps[li] : NULL, &fl);
+	l.filter = &fl;
 	rc = tas_place_group(f->tree, &w, &l, &aw, &al, msg, len, &err);
 	if (rc != CU_OK && rc != TAS_NOFIT) {
 		snprintf(msg, len, "%s", err.msg);
@@ -877,6 +914,21 @@ static void pod_event(json_t *obj, bool deleted, void *payload)
 	if (deleted || tas_pod_charged_node(obj) == NULL)
 		capacity_changed(c);
 	index_pod(c, obj, deleted);
+	/* Kueue's node failure controller looks at a node again when a
+	 * TAS pod bound there ends or goes (TASReplaceNodeOnPodTermination),
+	 * and when an ungated pod waits for its host (a stray one) */
+	if (wl != NULL &&
+	    api_json_str(json_object_get(obj, "spec"), "nodeName") != NULL &&
+	    (deleted || finished(obj) ||
+		ctl_jmeta(obj, "deletionTimestamp") != NULL))
+		c->tas.dirty_nodes = true;
+	if (wl != NULL && !deleted && pinned_host(obj) != NULL) {
+		const char *ns = ctl_jmeta(obj, "namespace");
+
+		(void)ctl_keys_put(&c->tas.strays, CTL_K2(ns ? ns : "", wl));
+	}
+	if (deleted || finished(obj))
+		ctl_keys_del(&c->tas.terminating, CTL_K1(uid));
 	if (deleted || !has_gate(obj))
 		ctl_keys_del(&c->tas.ungating, CTL_K1(uid));
 	if (!deleted && wl != NULL && has_gate(obj)) {
@@ -966,6 +1018,7 @@ static void scan_rf(json_t *obj, void *payload)
 	const char *topo = api_json_str(spec, "topologyName");
 	const char *name = ctl_jmeta(obj, "name");
 	struct tas_flavor *f;
+	cu_error err;
 
 	if (topo == NULL || name == NULL || s->nomem)
 		return;
@@ -978,10 +1031,17 @@ static void scan_rf(json_t *obj, void *payload)
 	f->name = cu_strdup(name);
 	f->topology = cu_strdup(topo);
 	f->labels = json_deep_copy(json_object_get(spec, "nodeLabels"));
-	if (f->name == NULL || f->topology == NULL) {
+	if (json_array_size(json_object_get(spec, "tolerations")) > 0)
+		f->tols = json_pack("{s:o}", "tolerations",
+		    json_deep_copy(json_object_get(spec, "tolerations")));
+	if (f->name == NULL || f->topology == NULL ||
+	    (json_array_size(json_object_get(spec, "tolerations")) > 0 &&
+		f->tols == NULL) ||
+	    tas_filter_parse(f->tols, &f->tols_f, &err) != CU_OK) {
 		cu_free(f->name);
 		cu_free(f->topology);
 		json_decref(f->labels);
+		json_decref(f->tols);
 		s->nomem = true;
 		return;
 	}
@@ -1005,7 +1065,9 @@ static bool same_flavors(const struct tas_flavor *a, size_t na,
 		if (strcmp(a[i].name, b[i].name) != 0 ||
 		    strcmp(a[i].topology, b[i].topology) != 0 ||
 		    !((a[i].labels == NULL && b[i].labels == NULL) ||
-			json_equal(a[i].labels, b[i].labels)))
+			json_equal(a[i].labels, b[i].labels)) ||
+		    !((a[i].tols == NULL && b[i].tols == NULL) ||
+			json_equal(a[i].tols, b[i].tols)))
 			return false;
 	return true;
 }
@@ -1019,6 +1081,8 @@ static void flavors_free(struct tas_flavor *fl, size_t n)
 		cu_free(fl[i].name);
 		cu_free(fl[i].topology);
 		json_decref(fl[i].labels);
+		tas_filter_free(fl[i].tols_f);
+		json_decref(fl[i].tols);
 	}
 	cu_free(fl);
 }
@@ -1136,6 +1200,72 @@ static void adopt(ctl *c, struct tas_wl *w, size_t i, const struct que_wl *qw,
 	ps_charge(c, p);
 }
 
+/* The scheduling fields of a pod template [borrowed] that decide which
+ * nodes its pods may use (tolerations, nodeSelector, required node
+ * affinity), copied [owned], or NULL when it has none. */
+static json_t *sched_of(const json_t *template)
+{
+	json_t *spec = json_object_get(template, "spec");
+	json_t *tols = json_object_get(spec, "tolerations");
+	json_t *sel = json_object_get(spec, "nodeSelector");
+	json_t *req = json_object_get(
+	    json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
+	    "requiredDuringSchedulingIgnoredDuringExecution");
+	json_t *o;
+
+	if (json_array_size(tols) == 0 && json_object_size(sel) == 0 &&
+	    req == NULL)
+		return NULL;
+	o = json_object();
+	if (o == NULL)
+		return NULL;
+	if ((json_array_size(tols) > 0 && json_object_set_new(o, "tolerations",
+					      json_deep_copy(tols)) != 0) ||
+	    (json_object_size(sel) > 0 && json_object_set_new(o, "nodeSelector",
+					      json_deep_copy(sel)) != 0) ||
+	    (req != NULL &&
+		json_object_set_new(o, "affinity",
+		    json_pack("{s:{s:o}}", "nodeAffinity",
+			"requiredDuringSchedulingIgnoredDuringExecution",
+			json_deep_copy(req))) != 0)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Podset p's filter from its template [borrowed] (kept when unchanged). */
+static void ps_set_filter(struct tas_ps *p, const json_t *template)
+{
+	json_t *sched = sched_of(template);
+	cu_error err;
+
+	if ((sched == NULL && p->sched == NULL) ||
+	    (sched != NULL && p->sched != NULL &&
+		json_equal(sched, p->sched))) {
+		json_decref(sched);
+		return;
+	}
+	tas_filter_free(p->filter);
+	json_decref(p->sched);
+	p->filter = NULL;
+	p->sched = sched;
+	if (sched != NULL && tas_filter_parse(sched, &p->filter, &err) != CU_OK)
+		cu_warn("topology: %s", err.msg);
+}
+
+static bool has_sched(const json_t *template)
+{
+	json_t *spec = json_object_get(template, "spec");
+
+	return json_array_size(json_object_get(spec, "tolerations")) > 0 ||
+	       json_object_size(json_object_get(spec, "nodeSelector")) > 0 ||
+	       json_object_get(
+		   json_object_get(
+		       json_object_get(spec, "affinity"), "nodeAffinity"),
+		   "requiredDuringSchedulingIgnoredDuringExecution") != NULL;
+}
+
 void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 {
 	const struct que_wl *qw = que_workload_get(c->st, wl->meta.uid);
@@ -1143,12 +1273,19 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 	size_t i, n = wl->spec.n_pod_sets;
 	bool want = false, holds;
 
-	/* its status.unhealthyNodes may have changed: replace or evict */
-	if (w != NULL)
+	/* its status.unhealthyNodes may have changed: replace or evict;
+	 * its assignment too: pods waiting for a host it lost */
+	if (w != NULL) {
 		c->tas.dirty_nodes = true;
+		(void)ctl_keys_put(&c->tas.strays,
+		    CTL_K2(wl->meta.namespace_ ? wl->meta.namespace_ : "",
+			wl->meta.name ? wl->meta.name : ""));
+	}
 
 	for (i = 0; i < n; i++)
-		want = want || wl->spec.pod_sets[i].has_topology_request;
+		want = want || wl->spec.pod_sets[i].has_topology_request ||
+		       (c->tas.nfl > 0 &&
+			   has_sched(wl->spec.pod_sets[i].template));
 	holds = qw != NULL && rec_workload_holds_quota(wl) &&
 		wl->status.has_admission;
 	for (i = 0; holds && i < wl->status.admission.n_pod_set_assignments;
@@ -1172,6 +1309,7 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 		p->level = p->slice_level = p->group = NULL;
 		p->slice_size = 0;
 		p->mode = 0;
+		ps_set_filter(p, wl->spec.pod_sets[i].template);
 		if (!wl->spec.pod_sets[i].has_topology_request)
 			continue;
 		if (r->slice_required != NULL && r->has_slice_size) {
@@ -1296,6 +1434,119 @@ char *ctl_tas_ledger_text(ctl *c, const char *uid, size_t i)
 		return NULL;
 	/* json_dumps allocates with malloc; cu_free is free */
 	return json_dumps(w->ps[i].wire, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+/* Does assignment wire [borrowed] place pods on a node named in the
+ * unhealthyNodes list un [borrowed]? true when undecodable. */
+static bool wire_uses_node(const json_t *wire, const json_t *un)
+{
+	struct api_topology_assignment a;
+	bool uses = false;
+	size_t d, i, nl;
+	json_t *e;
+	cu_error err;
+
+	if (api_topology_assignment_decode(&a, wire, &err) != CU_OK)
+		return true;
+	nl = a.levels.n;
+	for (d = 0; nl > 0 && d < a.n_domains && !uses; d++)
+		json_array_foreach(un, i, e)
+		{
+			const char *n =
+			    json_string_value(json_object_get(e, "name"));
+
+			if (n != NULL &&
+			    strcmp(n, a.domains[d].values[nl - 1]) == 0)
+				uses = true;
+		}
+	api_topology_assignment_dispose(&a);
+	return uses;
+}
+
+/* The restart took podSet i's assignment from the status; its recorded
+ * replacement wire [borrowed] is charged instead (the status write that
+ * follows changes no engine state: ctl_tas_workload is not called for
+ * an admitted Workload's status). */
+static void adopt_replacement(ctl *c, const char *uid, size_t i,
+    const struct que_wl *qw, const json_t *wire)
+{
+	struct tas_wl *w = cu_map_get(&c->tas.wls, uid);
+	char *flavor;
+
+	if (w == NULL || i >= w->n || !w->ps[i].placed ||
+	    w->ps[i].flavor == NULL ||
+	    (flavor = cu_strdup(w->ps[i].flavor)) == NULL)
+		return;
+	adopt(c, w, i, qw, flavor, wire); /* frees the old flavor */
+	cu_free(flavor);
+	capacity_changed(c);
+}
+
+void ctl_tas_resume_replaced(ctl *c, const char *uid)
+{
+	const struct que_wl *qw = que_workload_get(c->st, uid);
+	json_t *obj, *st, *un, *adm, *psas, *psa, *patch;
+	store_decision *sd = NULL;
+	bool changed = false;
+	size_t i, j;
+	cu_error err;
+
+	if (qw == NULL || qw->where != QUE_WL_ADMITTED ||
+	    (obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name)) ==
+		NULL ||
+	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
+		return;
+	st = json_object_get(obj, "status");
+	un = json_object_get(st, "unhealthyNodes");
+	if (json_array_size(un) == 0)
+		return; /* no replacement under way */
+	if (store_decision_get(c->ledger, uid, &sd, &err) != CU_OK) {
+		if (err.code != CU_ENOTFOUND)
+			cu_warn("ledger: %s", err.msg);
+		return;
+	}
+	adm = json_deep_copy(json_object_get(st, "admission"));
+	psas = json_object_get(adm, "podSetAssignments");
+	for (i = 0; i < sd->n_podsets; i++) {
+		const char *name = sd->podsets[i].name;
+		json_t *rec, *cur;
+
+		if (sd->podsets[i].topology == NULL)
+			continue;
+		json_array_foreach(psas, j, psa)
+		{
+			const char *n =
+			    json_string_value(json_object_get(psa, "name"));
+
+			if (n == NULL || strcmp(n, name) != 0)
+				continue;
+			cur = json_object_get(psa, "topologyAssignment");
+			rec = json_loads(sd->podsets[i].topology, 0, NULL);
+			if (cur != NULL && rec != NULL &&
+			    !json_equal(cur, rec) && wire_uses_node(cur, un) &&
+			    !wire_uses_node(rec, un)) {
+				json_object_set(psa, "topologyAssignment", rec);
+				changed = true;
+				adopt_replacement(c, uid, j, qw, rec);
+			}
+			json_decref(rec);
+			break;
+		}
+	}
+	store_decision_free(sd);
+	if (!changed) {
+		json_decref(adm);
+		return;
+	}
+	patch = json_pack(
+	    "{s:{s:o,s:n}}", "status", "admission", adm, "unhealthyNodes");
+	if (patch == NULL)
+		return;
+	cu_info("workload %s/%s: announcing the recorded replacement of its "
+		"unhealthy node(s)",
+	    qw->ns, qw->name);
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+	(void)ctl_keys_put(&c->tas.strays, CTL_K2(qw->ns, qw->name));
 }
 
 /* ---- the ungater ------------------------------------------------------ */
@@ -1617,6 +1868,22 @@ static void evict_node_failures(
 	api_workload_dispose(&wl);
 }
 
+/* The ledger first: podSet i's new assignment replaces the recorded one
+ * in the turn's transaction, committed before the status write is sent
+ * (WL_STATUS announces). A restart between the two finds the status
+ * still listing the node in unhealthyNodes and the ledger past it:
+ * ctl_tas_resume_replaced announces the recorded replacement. */
+static void record_replacement(ctl *c, const char *uid, size_t i)
+{
+	char *text = ctl_tas_ledger_text(c, uid, i);
+	cu_error err;
+
+	if (text != NULL && ctl_pipe_begin(c->pipe) == CU_OK &&
+	    store_podset_set_topology(c->ledger, uid, i, text, &err) != CU_OK)
+		cu_warn("ledger: %s", err.msg);
+	cu_free(text);
+}
+
 /* Kueue's replacement (TASFailedNodeReplacement, on by default): the
  * podSet's pods on `node` move within its assigned domain; the
  * admission's topologyAssignment is rewritten and unhealthyNodes
@@ -1625,8 +1892,9 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
     struct tas_ps *p, size_t podset, const char *node, int64_t now)
 {
 	struct tas_flavor *f = flavor_find(c, p->flavor);
+	struct tas_filter filter;
 	struct tas_request r = {p->mode ? p->mode : TAS_UNCONSTRAINED, p->level,
-	    1, p->req, p->n_req, p->slice_level, p->slice_size};
+	    1, p->req, p->n_req, p->slice_level, p->slice_size, &filter};
 	struct api_topology_assignment na;
 	json_t *adm, *psas, *wire = NULL, *patch;
 	char msg[512], nbuf[256];
@@ -1635,6 +1903,7 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 
 	if (f == NULL || f->tree == NULL)
 		return;
+	filter_of(f, p, &filter);
 	/* node is borrowed from p->a, which is replaced below */
 	snprintf(nbuf, sizeof(nbuf), "%s", node);
 	node = nbuf;
@@ -1677,10 +1946,13 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 	    "{s:{s:o,s:n}}", "status", "admission", adm, "unhealthyNodes");
 	if (patch == NULL)
 		return;
+	record_replacement(c, qw->uid, podset);
 	cu_info("workload %s/%s: pods of unhealthy node %s replaced within "
 		"the assigned domain",
 	    qw->ns, qw->name, node);
 	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+	/* pods ungated to the failed node wait there: check_strays */
+	(void)ctl_keys_put(&c->tas.strays, CTL_K2(qw->ns, qw->name));
 	capacity_changed(c);
 }
 
@@ -1751,10 +2023,264 @@ static void mark_unhealthy(ctl *c, const struct que_wl *qw, struct tas_ps *p,
 	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
 }
 
+/* Kueue's rules with the configured gates (all at Kueue's defaults
+ * without a configuration). */
+static struct tas_health_rules health_rules(const ctl *c)
+{
+	struct tas_health_rules r = {c->tas.node_delay_ns, false, true, true};
+
+	if (c->cfg != NULL) {
+		r.fixed_delay = c->cfg->tas_gates.not_ready_fixed_time;
+		r.on_pod_termination = c->cfg->tas_gates.on_pod_termination;
+		r.on_taints = c->cfg->tas_gates.on_node_taints;
+	}
+	return r;
+}
+
+/* Does Node `node` [borrowed] need the Workload's pods or tolerations to
+ * be judged: a Ready condition not True (pods), or taints? */
+static bool node_not_ready(const json_t *node)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(node, "status"), "conditions"), i,
+	    c)
+	{
+		const char *t = api_json_str(c, "type");
+		const char *st = api_json_str(c, "status");
+
+		if (t != NULL && strcmp(t, "Ready") == 0)
+			return st == NULL || strcmp(st, "True") != 0;
+	}
+	return false;
+}
+
+static bool node_has_taints(const json_t *node)
+{
+	return json_array_size(json_object_get(
+		   json_object_get(node, "spec"), "taints")) > 0;
+}
+
+/* Kueue's progressing pods: has Workload ns/wl a pod bound to `node`,
+ * not being deleted and not Succeeded or Failed? */
+static bool progressing_on(
+    ctl *c, const char *ns, const char *wl, const char *node)
+{
+	char *key = cu_asprintf("%s\x1f%s", ns, wl);
+	struct tas_wl_pods *e =
+	    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
+	struct ctl_kent **v = NULL;
+	bool found = false;
+	size_t i, n = 0;
+
+	cu_free(key);
+	if (e == NULL || ctl_keys_ordered(&e->names, &v, &n) != CU_OK)
+		return false;
+	for (i = 0; i < n && !found; i++) {
+		json_t *pod = api_informer_get(c->tas.pods, ns, v[i]->k[0]);
+		const char *bound =
+		    api_json_str(json_object_get(pod, "spec"), "nodeName");
+
+		found = pod != NULL && bound != NULL &&
+			strcmp(bound, node) == 0 && !finished(pod) &&
+			ctl_jmeta(pod, "deletionTimestamp") == NULL;
+	}
+	cu_free(v);
+	return found;
+}
+
+/* podSet i's effective tolerations, as Kueue's podset.FromAssignment and
+ * the admission checks' podSetUpdates make them: its template's, its
+ * flavor's (spec.tolerations), and the updates' for its name. A new
+ * array [owned: json_decref], NULL when out of memory. */
+static json_t *podset_tolerations(
+    ctl *c, json_t *obj, size_t i, const char *flavor)
+{
+	json_t *out = json_array();
+	json_t *ps = json_array_get(
+	    json_object_get(json_object_get(obj, "spec"), "podSets"), i);
+	const char *name = api_json_str(ps, "name");
+	json_t *rf = c->inf[INF_RF] != NULL && flavor != NULL
+			 ? api_informer_get(c->inf[INF_RF], NULL, flavor)
+			 : NULL;
+	json_t *ac, *u;
+	size_t j, k;
+
+	if (out == NULL)
+		return NULL;
+	json_array_extend(
+	    out, json_object_get(
+		     json_object_get(json_object_get(ps, "template"), "spec"),
+		     "tolerations"));
+	json_array_extend(
+	    out, json_object_get(json_object_get(rf, "spec"), "tolerations"));
+	json_array_foreach(
+	    json_object_get(json_object_get(obj, "status"), "admissionChecks"),
+	    j, ac)
+	{
+		json_array_foreach(json_object_get(ac, "podSetUpdates"), k, u)
+		{
+			const char *n = api_json_str(u, "name");
+
+			if (n != NULL && name != NULL && strcmp(n, name) == 0)
+				json_array_extend(
+				    out, json_object_get(u, "tolerations"));
+		}
+	}
+	return out;
+}
+
+/* Kueue's handleHealthyNode: a node of the Workload's unhealthyNodes
+ * that is healthy again leaves the list. */
+static void unlist_healthy(
+    ctl *c, const struct que_wl *qw, json_t *obj, const char *node)
+{
+	json_t *un =
+	    json_object_get(json_object_get(obj, "status"), "unhealthyNodes");
+	json_t *list, *e, *patch;
+	bool listed = false;
+	size_t i;
+
+	if (json_array_size(un) == 0 ||
+	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
+		return;
+	list = json_array();
+	json_array_foreach(un, i, e)
+	{
+		const char *n = api_json_str(e, "name");
+
+		if (n != NULL && strcmp(n, node) == 0)
+			listed = true;
+		else
+			json_array_append(list, e);
+	}
+	if (!listed) {
+		json_decref(list);
+		return;
+	}
+	patch = json_pack("{s:{s:o}}", "status", "unhealthyNodes", list);
+	if (patch == NULL)
+		return;
+	cu_info("workload %s/%s: node %s is healthy again; removed from "
+		"status.unhealthyNodes",
+	    qw->ns, qw->name, node);
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+}
+
+/* The host an ungated, unbound, unfinished pod [borrowed] waits for
+ * (its nodeSelector's kubernetes.io/hostname) [borrowed from pod], or
+ * NULL. */
+static const char *pinned_host(json_t *pod)
+{
+	json_t *spec = json_object_get(pod, "spec");
+	const char *ph = api_json_str(json_object_get(pod, "status"), "phase");
+
+	if (api_json_str(spec, "nodeName") != NULL || has_gate(pod) ||
+	    (ph != NULL && strcmp(ph, "Pending") != 0) ||
+	    ctl_jmeta(pod, "deletionTimestamp") != NULL)
+		return NULL;
+	return api_json_str(
+	    json_object_get(spec, "nodeSelector"), TAS_HOSTNAME_LABEL);
+}
+
+/* Kueue's late pods: a pod of the Workload ungated to a host its podSet's
+ * assignment no longer has (its node was replaced) would wait there for
+ * ever; it is marked Failed (condition TerminatedByKueue) so that its
+ * job makes a new one, ungated to the new assignment. */
+static void fail_strays(
+    ctl *c, const struct que_wl *qw, struct tas_wl *w, json_t *obj, int64_t now)
+{
+	char *key = cu_asprintf("%s\x1f%s", qw->ns, qw->name);
+	struct tas_wl_pods *e =
+	    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
+	json_t *spec_ps =
+	    json_object_get(json_object_get(obj, "spec"), "podSets");
+	struct ctl_kent **v = NULL;
+	size_t i, n = 0;
+
+	cu_free(key);
+	if (e == NULL || ctl_keys_ordered(&e->names, &v, &n) != CU_OK)
+		return;
+	for (i = 0; i < n; i++) {
+		json_t *pod = api_informer_get(c->tas.pods, qw->ns, v[i]->k[0]);
+		const char *host = pod ? pinned_host(pod) : NULL;
+		const char *ps = api_json_str(
+		    json_object_get(json_object_get(pod, "metadata"), "labels"),
+		    LABEL_PODSET);
+		const char *uid = pod ? ctl_jmeta(pod, "uid") : NULL;
+		const struct tas_ps *p = NULL;
+		struct ctl_kent *t;
+		json_t *conds, *patch, *x;
+		char ts[CU_TIME_RFC3339_LEN];
+		size_t j, d, nl;
+		bool kept = false;
+
+		if (host == NULL || ps == NULL || uid == NULL)
+			continue;
+		for (j = 0; j < w->n && j < json_array_size(spec_ps); j++) {
+			const char *name =
+			    api_json_str(json_array_get(spec_ps, j), "name");
+
+			if (name != NULL && strcmp(name, ps) == 0)
+				p = &w->ps[j];
+		}
+		if (p == NULL || !p->placed || (nl = p->a.levels.n) == 0 ||
+		    strcmp(p->a.levels.items[nl - 1], TAS_HOSTNAME_LABEL) != 0)
+			continue;
+		for (d = 0; d < p->a.n_domains && !kept; d++)
+			kept =
+			    strcmp(p->a.domains[d].values[nl - 1], host) == 0;
+		t = ctl_keys_get(&c->tas.terminating, CTL_K1(uid));
+		if (kept || (t != NULL && now < t->n))
+			continue;
+		cu_time_format_rfc3339(now, ts);
+		conds = json_deep_copy(json_object_get(
+		    json_object_get(pod, "status"), "conditions"));
+		if (!json_is_array(conds)) {
+			json_decref(conds);
+			conds = json_array();
+		}
+		x = json_pack("{s:s,s:s,s:s,s:s,s:s}", "type",
+		    "TerminatedByKueue", "status", "True", "reason",
+		    "UnschedulableOnAssignedNode", "message",
+		    "Pod terminated by Kueue NodeController due to node taint",
+		    "lastTransitionTime", ts);
+		json_array_append_new(conds, x);
+		patch = json_pack("{s:{s:s,s:o}}", "status", "phase", "Failed",
+		    "conditions", conds);
+		if (patch == NULL)
+			continue;
+		cu_info("pod %s/%s of workload %s: waits for %s, which its "
+			"assignment no longer has; marked Failed",
+		    qw->ns, v[i]->k[0], qw->name, host);
+		ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_RESET_START, &res_pods,
+		    qw->ns, v[i]->k[0], NULL, patch);
+		/* Kueue's event on the pod, by the recorder its node
+		 * controller shares with the ResourceFlavor one (the
+		 * cache's pods carry no kind) */
+		x = json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "apiVersion", "v1",
+		    "kind", "Pod", "metadata", "namespace", qw->ns, "name",
+		    v[i]->k[0], "uid", uid);
+		ctl_emit_as(c, x, "tas-resource-flavor-controller",
+		    "PodTerminatedByKueue",
+		    "Pod terminated by Kueue NodeController due to node taint");
+		json_decref(x);
+		if ((t = ctl_keys_put(&c->tas.terminating, CTL_K1(uid))) !=
+		    NULL)
+			t->n = now + UNGATE_RETRY_NS;
+	}
+	cu_free(v);
+}
+
 static void check_podset_nodes(ctl *c, const struct que_wl *qw,
     struct tas_ps *p, size_t podset, int64_t now, int64_t *due)
 {
 	const struct api_topology_assignment *a = &p->a;
+	struct tas_health_rules rules = health_rules(c);
+	json_t *obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+	json_t *tols = NULL;
 	size_t nl = a->levels.n, d;
 
 	/* Kueue tracks nodes of assignments at the hostname level only. */
@@ -1762,21 +2288,36 @@ static void check_podset_nodes(ctl *c, const struct que_wl *qw,
 		return;
 	for (d = 0; d < a->n_domains; d++) {
 		const char *node = a->domains[d].values[nl - 1];
+		json_t *nobj = api_informer_get(c->tas.nodes, NULL, node);
+		struct tas_node_usage u = {false, NULL};
 		int64_t when = 0;
-		enum tas_node_health h =
-		    tas_node_health(api_informer_get(c->tas.nodes, NULL, node),
-			now, c->tas.node_delay_ns, &when);
+		enum tas_node_health h;
 
+		if (nobj != NULL &&
+		    (node_not_ready(nobj) ||
+			(rules.on_taints && node_has_taints(nobj))))
+			u.progressing =
+			    progressing_on(c, qw->ns, qw->name, node);
+		if (nobj != NULL && rules.on_taints && node_has_taints(nobj) &&
+		    tols == NULL)
+			tols = podset_tolerations(c, obj, podset, p->flavor);
+		u.tolerations = tols;
+		h = tas_node_health(nobj, &u, &rules, now, &when);
 		if (h == TAS_NODE_FAILED) {
 			/* looked at again until handled: the Workload's
 			 * update may reach us before our write is seen */
 			if (*due == 0 || now + NODE_RECHECK_NS < *due)
 				*due = now + NODE_RECHECK_NS;
+			json_decref(tols);
 			mark_unhealthy(c, qw, p, podset, node, now);
 			return; /* p may have changed */
-		} else if (h == TAS_NODE_WAIT && (*due == 0 || when < *due))
+		}
+		if (h == TAS_NODE_WAIT && (*due == 0 || when < *due))
 			*due = when;
+		if (obj != NULL)
+			unlist_healthy(c, qw, obj, node);
 	}
+	json_decref(tols);
 }
 
 static void check_nodes(ctl *c, int64_t now)
@@ -1788,6 +2329,9 @@ static void check_nodes(ctl *c, int64_t now)
 	size_t i;
 
 	if (!c->tas.started || !informers_synced(c) || c->inf[INF_WL] == NULL)
+		return;
+	/* TASFailedNodeReplacement off: Kueue leaves failed nodes alone */
+	if (c->cfg != NULL && !c->cfg->tas_gates.node_replacement)
 		return;
 	if (!c->tas.dirty_nodes &&
 	    (c->tas.nodes_due == 0 || now < c->tas.nodes_due))
@@ -1813,6 +2357,50 @@ static void check_nodes(ctl *c, int64_t now)
 		ctl_wake_workload(c, CTL_K2(wake->ns, wake->name), due);
 }
 
+/* The Workloads whose pods wait for a host, or whose assignment
+ * changed: stray pods are failed (fail_strays), judged against the
+ * assignment the cache shows; while our write to the Workload is in
+ * flight it is looked at again soon (the answer may come after the
+ * Workload's event). */
+static void check_strays(ctl *c, int64_t now)
+{
+	ctl_keys batch;
+	struct ctl_kent **v;
+	size_t i, n;
+
+	if (!c->tas.started || !informers_synced(c) || c->inf[INF_WL] == NULL ||
+	    ctl_keys_count(&c->tas.strays) == 0 ||
+	    (c->cfg != NULL && !c->cfg->tas_gates.node_replacement))
+		return;
+	ctl_keys_init(&batch, 2);
+	ctl_keys_move(&batch, &c->tas.strays);
+	if (ctl_keys_ordered(&batch, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++) {
+			const char *const *k = (const char *const *)v[i]->k;
+			json_t *obj =
+			    api_informer_get(c->inf[INF_WL], k[0], k[1]);
+			const char *uid = obj ? ctl_jmeta(obj, "uid") : NULL;
+			struct tas_wl *w =
+			    uid ? cu_map_get(&c->tas.wls, uid) : NULL;
+			const struct que_wl *qw =
+			    uid ? que_workload_get(c->st, uid) : NULL;
+
+			if (w == NULL || qw == NULL ||
+			    qw->where != QUE_WL_ADMITTED)
+				continue;
+			if (ctl_pipe_stale(c->pipe,
+				CTL_K3(CTL_KIND_WL, k[0], k[1]), obj)) {
+				(void)ctl_keys_put(&c->tas.strays, k);
+				ctl_wake_workload(c, k, now + NODE_RECHECK_NS);
+				continue;
+			}
+			fail_strays(c, qw, w, obj, now);
+		}
+		cu_free(v);
+	}
+	ctl_keys_dispose(&batch);
+}
+
 void ctl_tas_ungate(ctl *c, int64_t now)
 {
 	ctl_keys batch;
@@ -1820,6 +2408,7 @@ void ctl_tas_ungate(ctl *c, int64_t now)
 	size_t i, n;
 
 	check_nodes(c, now);
+	check_strays(c, now);
 	if (!c->tas.started || ctl_keys_count(&c->tas.dirty_ungate) == 0)
 		return;
 	ctl_keys_init(&batch, 2);
@@ -1843,6 +2432,8 @@ int ctl_tas_init(ctl *c)
 	ctl_keys_init(&c->tas.tas_only, 1);
 	ctl_keys_init(&c->tas.dirty_ungate, 2);
 	ctl_keys_init(&c->tas.ungating, 1);
+	ctl_keys_init(&c->tas.terminating, 1);
+	ctl_keys_init(&c->tas.strays, 2);
 	c->tas.node_delay_ns = TAS_NODE_FAILURE_DELAY_NS;
 	/* tests only: a shorter NodeFailureDelay */
 	if ((env = getenv("CUEUE_TAS_NODE_FAILURE_DELAY_MS")) != NULL) {
@@ -1879,4 +2470,6 @@ void ctl_tas_dispose(ctl *c)
 	ctl_keys_dispose(&c->tas.tas_only);
 	ctl_keys_dispose(&c->tas.dirty_ungate);
 	ctl_keys_dispose(&c->tas.ungating);
+	ctl_keys_dispose(&c->tas.terminating);
+	ctl_keys_dispose(&c->tas.strays);
 }

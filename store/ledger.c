@@ -480,6 +480,46 @@ int store_decision_withdraw(store *s, const char *uid, cu_error *err)
 	return store_decision_delete(s, uid, err);
 }
 
+int store_podset_set_topology(
+    store *s, const char *uid, size_t idx, const char *topology, cu_error *err)
+{
+	enum store_state cur = STORE_RELEASED;
+	sqlite3_stmt *st;
+	bool found;
+	int rc;
+
+	rc = store_write_guard(s, "store_podset_set_topology", err);
+	if (rc != CU_OK)
+		return rc;
+	if (!store_str_ok(uid))
+		return cu_error_set(
+		    err, CU_EINVAL, "store_podset_set_topology: empty uid");
+	rc = store_lookup(s, uid, &found, &cur, NULL, err);
+	if (rc != CU_OK)
+		return rc;
+	if (!found)
+		return cu_error_set(err, CU_ENOTFOUND,
+		    "store_podset_set_topology: no decision for uid %s", uid);
+	if (!store_live(cur))
+		return cu_error_set(err, CU_ECONFLICT,
+		    "store_podset_set_topology: the decision for uid %s is "
+		    "released",
+		    uid);
+	st = store_stmt(s, STORE_STMT_PS_SET_TOPOLOGY);
+	STORE_BIND(sqlite3_bind_text(st, 1, uid, -1, SQLITE_STATIC));
+	STORE_BIND(sqlite3_bind_int64(st, 2, (int64_t)idx));
+	STORE_BIND(topology != NULL
+		       ? sqlite3_bind_text(st, 3, topology, -1, SQLITE_STATIC)
+		       : sqlite3_bind_null(st, 3));
+	rc = store_exec_stmt(
+	    s, STORE_STMT_PS_SET_TOPOLOGY, "set podset topology", err);
+	if (rc == CU_OK && sqlite3_changes(s->db) == 0)
+		rc = cu_error_set(err, CU_ENOTFOUND,
+		    "store_podset_set_topology: decision %s has no podSet %zu",
+		    uid, idx);
+	return rc;
+}
+
 /* ---- reads ------------------------------------------------------------ */
 
 void store_decision_free(store_decision *d)

@@ -223,6 +223,16 @@ CU_MUST_CHECK int store_decision_delete(
 CU_MUST_CHECK int store_decision_withdraw(
     store *s, const char *uid, cu_error *err);
 
+/*
+ * Replace the topologyAssignment of podSet idx (put order) of uid's live
+ * decision with topology [borrowed] (JSON text; NULL clears it): a failed
+ * node's pods moved within their domain (controller/tas.c). The state,
+ * sequence number and usage stay. CU_ENOTFOUND (no decision, or no such
+ * podSet), CU_ECONFLICT (the decision is RELEASED).
+ */
+CU_MUST_CHECK int store_podset_set_topology(
+    store *s, const char *uid, size_t idx, const char *topology, cu_error *err);
+
 /* Load one decision; podSets come back in put order, the resources of a
  * podSet ordered by resource name. uid [borrowed]. *out [owned: free with
  * store_decision_free]; NULL on failure. CU_ENOTFOUND if absent. */

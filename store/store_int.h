@@ -45,6 +45,8 @@
 		     " VALUES (?1, ?2, ?3, ?4, ?5)")                           \
 	X(PS_LIST, "SELECT idx, name, count, topology FROM podset"             \
 		   " WHERE uid = ?1 ORDER BY idx")                             \
+	X(PS_SET_TOPOLOGY, "UPDATE podset SET topology = ?3"                   \
+			   " WHERE uid = ?1 AND idx = ?2")                     \
 	X(PR_INSERT, "INSERT INTO podset_resource(uid, idx, resource,"         \
 		     " flavor, milli) VALUES (?1, ?2, ?3, ?4, ?5)")            \
 	X(PR_LIST, "SELECT idx, resource, flavor, milli FROM podset_resource"  \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tas/objects.c - v1 Nodes and Pods into a capacity tree: a Node's
- * labels, allocatable and schedulability; and the tracker of the
+ * labels, taints, allocatable and schedulability; and the tracker of the
  * non-TAS Pods that take capacity on a node: bound there (spec.nodeName)
  * or, until bound, nominated there (status.nominatedNodeName), so that
  * a placement never counts capacity the scheduler already promised.
@@ -44,10 +44,84 @@ static bool node_ready(const json_t *node)
 	return true;
 }
 
-enum tas_node_health tas_node_health(
-    const json_t *node, int64_t now_ns, int64_t delay_ns, int64_t *due_ns)
+/* Kubernetes' ToleratesTaint: toleration tol [borrowed] matches taint
+ * [borrowed] (effect, key, and value unless the operator is Exists). */
+static bool health_tolerates(const json_t *tol, const json_t *taint)
+{
+	const char *te = str2(tol, "effect", NULL);
+	const char *tk = str2(tol, "key", NULL);
+	const char *op = str2(tol, "operator", NULL);
+	const char *tv = str2(tol, "value", NULL);
+	const char *e = str2(taint, "effect", NULL);
+	const char *k = str2(taint, "key", NULL);
+	const char *v = str2(taint, "value", NULL);
+
+	if (te != NULL && *te != '\0' && (e == NULL || strcmp(te, e) != 0))
+		return false;
+	if (tk != NULL && *tk != '\0' && (k == NULL || strcmp(tk, k) != 0))
+		return false;
+	if (op != NULL && strcmp(op, "Exists") == 0)
+		return true;
+	if (op != NULL && *op != '\0' && strcmp(op, "Equal") != 0)
+		return false;
+	return strcmp(tv ? tv : "", v ? v : "") == 0;
+}
+
+enum health_taint {
+	HEALTH_TOLERATED,   /* by a toleration without tolerationSeconds */
+	HEALTH_TEMPORARY,   /* only for tolerationSeconds */
+	HEALTH_UNTOLERATED, /* not at all */
+};
+
+static enum health_taint health_classify(
+    const json_t *tolerations, const json_t *taint)
+{
+	const json_t *t;
+	bool any = false;
+	size_t i;
+
+	json_array_foreach(tolerations, i, t)
+	{
+		if (!health_tolerates(t, taint))
+			continue;
+		if (json_object_get(t, "tolerationSeconds") == NULL ||
+		    json_is_null(json_object_get(t, "tolerationSeconds")))
+			return HEALTH_TOLERATED;
+		any = true;
+	}
+	return any ? HEALTH_TEMPORARY : HEALTH_UNTOLERATED;
+}
+
+/* Kueue's rules for a Ready node's taints: the worst NoSchedule or
+ * NoExecute taint for the podSet's tolerations. */
+static enum health_taint health_taints(
+    const json_t *node, const json_t *tolerations)
+{
+	const json_t *ts = path2(node, "spec", "taints"), *tn;
+	enum health_taint worst = HEALTH_TOLERATED;
+	size_t i;
+
+	json_array_foreach(ts, i, tn)
+	{
+		const char *e = str2(tn, "effect", NULL);
+		enum health_taint h;
+
+		if (e == NULL || (strcmp(e, "NoSchedule") != 0 &&
+				     strcmp(e, "NoExecute") != 0))
+			continue;
+		h = health_classify(tolerations, tn);
+		if (h > worst)
+			worst = h;
+	}
+	return worst;
+}
+
+enum tas_node_health tas_node_health(const json_t *node,
+    const struct tas_node_usage *u, const struct tas_health_rules *r,
+    int64_t now_ns, int64_t *due_ns)
 {
 	const json_t *cs, *c;
+	bool by_delay = r->fixed_delay || !r->on_pod_termination;
 	size_t i;
 
 	if (node == NULL)
@@ -64,34 +138,37 @@ enum tas_node_health tas_node_health(
 		if (type == NULL || strcmp(type, "Ready") != 0)
 			continue;
 		if (st != NULL && strcmp(st, "True") == 0)
-			return TAS_NODE_HEALTHY;
+			break;
 		if (t == NULL || cu_time_parse(t, &since, &err) != CU_OK)
 			since = now_ns;
-		if (now_ns - since >= delay_ns)
+		if (by_delay && now_ns - since >= r->delay_ns)
 			return TAS_NODE_FAILED;
+		if (r->on_pod_termination && !u->progressing)
+			return TAS_NODE_FAILED;
+		if (!by_delay)
+			return TAS_NODE_HEALTHY; /* its pods still run */
 		if (due_ns != NULL)
-			*due_ns = since + delay_ns;
+			*due_ns = since + r->delay_ns;
 		return TAS_NODE_WAIT;
+	}
+	/* Ready, or no Ready condition (counted as ready here) */
+	if (!r->on_taints)
+		return TAS_NODE_HEALTHY;
+	switch (health_taints(node, u->tolerations)) {
+	case HEALTH_UNTOLERATED:
+		if (!r->on_pod_termination)
+			return TAS_NODE_FAILED;
+		return u->progressing ? TAS_NODE_HEALTHY : TAS_NODE_FAILED;
+	case HEALTH_TEMPORARY:
+		return u->progressing ? TAS_NODE_HEALTHY : TAS_NODE_FAILED;
+	case HEALTH_TOLERATED:
+		break;
 	}
 	return TAS_NODE_HEALTHY;
 }
 
-/* A NoSchedule or NoExecute taint keeps pods off the node. */
-static bool node_tainted(const json_t *node)
-{
-	const json_t *ts = path2(node, "spec", "taints"), *tn;
-	size_t i;
-
-	json_array_foreach(ts, i, tn)
-	{
-		const char *e = str2(tn, "effect", NULL);
-
-		if (e && (strcmp(e, "NoSchedule") == 0 ||
-			     strcmp(e, "NoExecute") == 0))
-			return true;
-	}
-	return false;
-}
+/* The most taints of a Node looked at (more are not expected). */
+#define MAX_TAINTS 64
 
 int tas_node_apply(struct tas_tree *t, const json_t *node, cu_error *err)
 {
@@ -99,10 +176,12 @@ int tas_node_apply(struct tas_tree *t, const json_t *node, cu_error *err)
 	const json_t *labels = path2(node, "metadata", "labels");
 	const json_t *alloc = path2(node, "status", "allocatable"), *v;
 	const json_t *unsched = path2(node, "spec", "unschedulable");
+	const json_t *taints = path2(node, "spec", "taints");
 	struct tas_amount am[TAS_MAX_RESOURCES];
+	struct tas_taint tt[MAX_TAINTS];
 	struct api_strmap lm = {NULL, 0};
 	const char *key;
-	size_t n = 0;
+	size_t n = 0, nt = 0, i;
 	int rc = CU_OK;
 
 	if (name == NULL)
@@ -126,9 +205,27 @@ int tas_node_apply(struct tas_tree *t, const json_t *node, cu_error *err)
 		/* pods are counted in pods, everything else in milli */
 		am[n++].value = strcmp(key, "pods") == 0 ? milli / 1000 : milli;
 	}
-	rc = tas_tree_node_set(t, name, &lm, am, n,
-	    !json_is_true(unsched) && node_ready(node) && !node_tainted(node),
-	    err);
+	json_array_foreach(taints, i, v)
+	{
+		const char *e = str2(v, "effect", NULL);
+
+		/* only the scheduling ones matter; beyond MAX_TAINTS, the
+		 * node is kept off as if a taint were not tolerated */
+		if (e == NULL || (strcmp(e, "NoSchedule") != 0 &&
+				     strcmp(e, "NoExecute") != 0))
+			continue;
+		if (nt == MAX_TAINTS) {
+			tt[0].key = "";
+			tt[0].effect = "NoSchedule";
+			tt[0].value = "cueue.x-k8s.io/too-many-taints";
+			break;
+		}
+		tt[nt].key = str2(v, "key", NULL);
+		tt[nt].value = str2(v, "value", NULL);
+		tt[nt++].effect = e;
+	}
+	rc = tas_tree_node_put(t, name, &lm, am, n, tt, nt,
+	    !json_is_true(unsched) && node_ready(node), err);
 out:
 	api_strmap_dispose(&lm);
 	return rc;

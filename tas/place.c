@@ -4,7 +4,8 @@
  * TAS does it for required, preferred and unconstrained requests with
  * its default (best fit) profile: fit counts per domain, the fitting
  * level, then a greedy descent that keeps the number of domains minimal
- * at every level. See tas/tas.h for the rules.
+ * at every level; with a filter, a leaf counts only the nodes the
+ * podSet may use. See tas/tas.h for the rules.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +38,15 @@ static int cmp_key(const void *pa, const void *pb)
 	return strcmp(a->key, b->key);
 }
 
-/* Pods of the request that fit in a leaf. */
-static int64_t leaf_fit(
-    const struct tas_domain *leaf, const int *cols, const struct tas_request *r)
+/* Pods of the request that fit in free capacity `free` of n nodes
+ * (inlined: every placement calls it once per leaf). */
+static inline __attribute__((always_inline)) int64_t fit_in(
+    const int64_t *free, size_t n, const int *cols, const struct tas_request *r)
 {
-	int64_t fit = leaf->free[TAS_PODS] > 0 ? leaf->free[TAS_PODS] : 0;
+	int64_t fit = free[TAS_PODS] > 0 ? free[TAS_PODS] : 0;
 	size_t i;
 
-	if (leaf->n_nodes == 0)
+	if (n == 0)
 		return 0;
 	for (i = 0; i < r->n_per_pod; i++) {
 		int64_t f;
@@ -53,18 +55,89 @@ static int64_t leaf_fit(
 			continue;
 		if (cols[i] < 0)
 			return 0; /* no node offers that resource */
-		f = leaf->free[cols[i]] / r->per_pod[i].value;
+		f = free[cols[i]] / r->per_pod[i].value;
 		if (f < fit)
 			fit = f > 0 ? f : 0;
 	}
 	return fit;
 }
 
+const int64_t *tas__leaf_free(const struct tas_tree *t,
+    const struct tas_domain *leaf, const struct tas_filter *f, int64_t *buf,
+    size_t *n_nodes)
+{
+	bool selects = tas_filter_selects(f);
+	size_t i, c, n = 0;
+
+	if (!selects && (leaf->n_tainted == 0 || f == NULL ||
+			    f->n_tolerations + f->n_flavor_tolerations == 0)) {
+		*n_nodes = leaf->n_nodes;
+		return leaf->free;
+	}
+	if (!selects) {
+		memcpy(buf, leaf->free, sizeof(leaf->free));
+		n = leaf->n_nodes;
+	} else {
+		for (c = 0; c < t->n_res; c++)
+			buf[c] = -leaf->tas[c];
+	}
+	for (i = 0; i < leaf->n_all; i++) {
+		const struct tas_node *nd = leaf->nodes[i];
+
+		if (!nd->present || !nd->schedulable)
+			continue;
+		if (!selects) {
+			if (!nd->tainted ||
+			    !tas_filter_tolerates(f, nd->taints, nd->n_taints))
+				continue;
+		} else if (!tas__node_matches(f, nd)) {
+			continue;
+		}
+		for (c = 0; c < t->n_res; c++)
+			buf[c] += nd->alloc[c] - nd->used[c];
+		n++;
+	}
+	*n_nodes = n;
+	return buf;
+}
+
+/* Pods of a filtered request that fit in a leaf (tas__leaf_free). */
+static int64_t leaf_fit_filtered(const struct tas_tree *t,
+    const struct tas_domain *leaf, const int *cols, const struct tas_request *r)
+{
+	int64_t buf[TAS_MAX_RESOURCES];
+	size_t n;
+	const int64_t *free = tas__leaf_free(t, leaf, r->filter, buf, &n);
+
+	return fit_in(free, n, cols, r);
+}
+
 static void fill_counts(
     struct tas_tree *t, const int *cols, const struct tas_request *r)
 {
 	size_t l = t->n_levels, i;
+	bool filtered =
+	    r->filter != NULL && (r->filter->n_tolerations > 0 ||
+				     r->filter->n_flavor_tolerations > 0 ||
+				     tas_filter_selects(r->filter));
+	struct tas_level *leaves = &t->per_level[l - 1];
 
+	/* the leaves: the unfiltered loop is the common case */
+	if (!filtered)
+		for (i = 0; i < leaves->n; i++) {
+			struct tas_domain *d = leaves->items[i];
+
+			d->take = 0;
+			d->fit = fit_in(d->free, d->n_nodes, cols, r);
+		}
+	else
+		for (i = 0; i < leaves->n; i++) {
+			struct tas_domain *d = leaves->items[i];
+
+			d->take = 0;
+			d->fit = leaf_fit_filtered(t, d, cols, r);
+		}
+	l--;
 	while (l-- > 0) {
 		struct tas_level *lv = &t->per_level[l];
 
@@ -73,10 +146,6 @@ static void fill_counts(
 			size_t c;
 
 			d->take = 0;
-			if (l == t->n_levels - 1) {
-				d->fit = leaf_fit(d, cols, r);
-				continue;
-			}
 			d->fit = 0;
 			for (c = 0; c < d->n_children; c++)
 				d->fit += d->children[c]->fit;

@@ -90,11 +90,17 @@ static int64_t fit_in(
 
 static void leaf_counts(struct gen *g, struct tas_domain *d)
 {
-	int64_t tmp[TAS_MAX_RESOURCES];
-	size_t i;
+	int64_t tmp[TAS_MAX_RESOURCES], wbuf[TAS_MAX_RESOURCES],
+	    lbuf[TAS_MAX_RESOURCES];
+	const int64_t *wfree, *lfree;
+	size_t i, nw, nl;
 
 	d->fit = d->fit_wl = d->leader = 0;
-	if (d->n_nodes == 0 || d == g->skip)
+	if (d->n_nodes + d->n_tainted == 0 || d == g->skip)
+		return;
+	/* the nodes each podSet may use (tas/filter.c) */
+	wfree = tas__leaf_free(g->t, d, g->w->filter, wbuf, &nw);
+	if (nw == 0)
 		return;
 	if (g->within != NULL) {
 		const struct tas_domain *up = d;
@@ -104,11 +110,14 @@ static void leaf_counts(struct gen *g, struct tas_domain *d)
 		if (up == NULL)
 			return;
 	}
-	d->fit = d->fit_wl = fit_in(d->free, g->cw, g->w);
-	if (g->l == NULL || fit_in(d->free, g->cl, g->l) < 1)
+	d->fit = d->fit_wl = fit_in(wfree, g->cw, g->w);
+	if (g->l == NULL)
+		return;
+	lfree = tas__leaf_free(g->t, d, g->l->filter, lbuf, &nl);
+	if (nl == 0 || fit_in(lfree, g->cl, g->l) < 1)
 		return;
 	d->leader = 1;
-	memcpy(tmp, d->free, sizeof(tmp));
+	memcpy(tmp, wfree, sizeof(tmp));
 	tmp[TAS_PODS] -= 1;
 	for (i = 0; i < g->l->n_per_pod; i++)
 		if (g->cl[i] > TAS_PODS && g->l->per_pod[i].value > 0)

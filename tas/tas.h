@@ -38,6 +38,17 @@
  * Usage charged to a node (tas_tree_node_usage) is what the caller
  * counts as taken there: pods bound to it and pods nominated to it
  * (status.nominatedNodeName), which Kueue leaves out.
+ *
+ * Which nodes a placement may use (struct tas_filter): each leaf's free
+ * capacity counts its untainted nodes only, so a request without
+ * tolerations or selectors (the common case) reads it as is. A request
+ * with a filter counts, per leaf, the nodes the filter admits: with
+ * tolerations only, the leaf's free capacity plus its tolerated tainted
+ * nodes (leaves without tainted nodes are read as is); with a selector
+ * or affinity, the admitted nodes' free capacity minus all the TAS
+ * usage of the leaf (when a leaf holds several nodes the scheduler may
+ * have put those pods on any of them: counted against the admitted ones,
+ * so nothing is over-placed).
  */
 #ifndef CU_TAS_TAS_H
 #define CU_TAS_TAS_H
@@ -82,6 +93,25 @@ void tas_tree_free(struct tas_tree *t);
 CU_MUST_CHECK int tas_tree_node_set(struct tas_tree *t, const char *node,
     const struct api_strmap *labels, const struct tas_amount *alloc,
     size_t n_alloc, bool schedulable, cu_error *err);
+/* A Node's taint; only NoSchedule and NoExecute ones keep pods off
+ * (PreferNoSchedule and others are ignored, as the scheduler's
+ * TaintToleration filter does). */
+struct tas_taint {
+	const char *key;    /* [borrowed] */
+	const char *value;  /* [borrowed] NULL: none */
+	const char *effect; /* [borrowed] */
+};
+
+/* tas_tree_node_set with the Node's taints [borrowed, the scheduling
+ * ones copied]: a tainted node contributes only to the placements of
+ * requests whose filter tolerates all its scheduling taints; its
+ * labels are kept for the filters' node selectors. `schedulable` is
+ * then spec.unschedulable and readiness only. Errors as
+ * tas_tree_node_set. */
+CU_MUST_CHECK int tas_tree_node_put(struct tas_tree *t, const char *node,
+    const struct api_strmap *labels, const struct tas_amount *alloc,
+    size_t n_alloc, const struct tas_taint *taints, size_t n_taints,
+    bool schedulable, cu_error *err);
 /* Remove a Node (its capacity goes; usage charged to it is forgotten). */
 void tas_tree_node_remove(struct tas_tree *t, const char *node);
 /* Charge (sign +1) or release (-1) one pod's usage on a node, e.g. a
@@ -105,6 +135,90 @@ enum tas_mode {
 	TAS_UNCONSTRAINED,
 };
 
+/* ---- which nodes a podSet may use (tas/filter.c) ------------------------ */
+
+/* A toleration, as core/v1: an empty key with `exists` tolerates every
+ * taint; an empty effect every effect; otherwise key, effect and (unless
+ * `exists`) value must equal the taint's. */
+struct tas_toleration {
+	const char *key;    /* [borrowed] NULL or "": every key */
+	const char *value;  /* [borrowed] NULL: "" */
+	const char *effect; /* [borrowed] NULL or "": every effect */
+	bool exists;	    /* operator Exists (else Equal) */
+};
+
+enum tas_sel_op {
+	TAS_SEL_IN = 1,
+	TAS_SEL_NOT_IN,
+	TAS_SEL_EXISTS,
+	TAS_SEL_DOES_NOT_EXIST,
+	TAS_SEL_GT,
+	TAS_SEL_LT,
+	TAS_SEL_NEVER, /* an unknown operator or a bad Gt/Lt value */
+};
+
+/* One requirement of a node selector term: on a label, or (`field`,
+ * matchFields) on metadata.name. Gt/Lt compare the label's value and
+ * values[0] as integers (a label that is not one does not match). */
+struct tas_node_req {
+	const char *key; /* [borrowed] */
+	enum tas_sel_op op;
+	const char *const *values; /* [borrowed] */
+	size_t n_values;
+	bool field;
+};
+
+/* One nodeSelector entry: the node's label `key` equals `value`. */
+struct tas_label {
+	const char *key;   /* [borrowed] */
+	const char *value; /* [borrowed] */
+};
+
+/* A node selector term: all its requirements hold (an empty term
+ * matches no node, as core/v1). */
+struct tas_term {
+	const struct tas_node_req *reqs; /* [borrowed] */
+	size_t n_reqs;
+};
+
+/* The nodes a podSet's pods may run on: every NoSchedule/NoExecute taint
+ * of the node tolerated by one of the tolerations (the pod template's
+ * and the flavor's), every nodeSelector entry equal to the node's
+ * label, and, when there are terms (required node affinity), one of
+ * them matching. A NULL or empty filter tolerates no taint and selects
+ * every node. */
+struct tas_filter {
+	const struct tas_toleration *tolerations; /* [borrowed] */
+	size_t n_tolerations;
+	const struct tas_toleration *flavor_tolerations; /* [borrowed] */
+	size_t n_flavor_tolerations;
+	const struct tas_label *selector; /* [borrowed] nodeSelector */
+	size_t n_selector;
+	const struct tas_term *terms; /* [borrowed] ORed */
+	size_t n_terms;
+};
+
+/* Whether a filter (NULL: none) admits a node with these name, labels
+ * and taints [all borrowed]. */
+bool tas_filter_matches(const struct tas_filter *f, const char *node,
+    const struct api_strmap *labels, const struct tas_taint *taints,
+    size_t n_taints);
+/* Whether f selects on labels (nodeSelector or affinity terms). */
+bool tas_filter_selects(const struct tas_filter *f);
+/* Whether f tolerates every scheduling taint of taints. */
+bool tas_filter_tolerates(
+    const struct tas_filter *f, const struct tas_taint *taints, size_t n);
+
+/* A filter parsed from a v1 PodSpec `spec` [borrowed: the strings of *out
+ * point into it; keep it alive and unchanged]: its tolerations,
+ * nodeSelector and required node affinity terms (matchExpressions and
+ * matchFields). *out [owned: tas_filter_free] is NULL when the spec has
+ * none of them. CU_ENOMEM. */
+CU_MUST_CHECK int tas_filter_parse(
+    const json_t *spec, struct tas_filter **out, cu_error *err);
+/* Free a filter of tas_filter_parse (NULL: nothing). */
+void tas_filter_free(struct tas_filter *f);
+
 struct tas_request {
 	enum tas_mode mode;
 	/* [borrowed] node label; for unconstrained: ignored (the lowest
@@ -119,6 +233,8 @@ struct tas_request {
 	 * slices (one pod per slice at the lowest level). */
 	const char *slice_level;
 	int32_t slice_size;
+	/* [borrowed] NULL: every node without a scheduling taint */
+	const struct tas_filter *filter;
 };
 
 /* Place a podSet. CU_OK: *out [owned: api_topology_assignment_dispose]
@@ -201,34 +317,70 @@ CU_MUST_CHECK int tas_domain_selector(const struct api_topology_assignment *a,
 
 /* ---- v1 objects (tas/objects.c) ---------------------------------------- */
 
-/* Add or update the Node `node` [borrowed] (v1 JSON): labels, allocatable
- * (pods in pods, the rest in milli-units) and schedulable = not
- * spec.unschedulable, no NoSchedule/NoExecute taint, and Ready=True when
- * a Ready condition is present (Kueue needs Ready=True; Nodes without
- * conditions, as simulated ones, count as ready). CU_EINVAL (no name),
- * CU_ENOMEM, CU_ERANGE. */
+/* Add or update the Node `node` [borrowed] (v1 JSON): labels, taints,
+ * allocatable (pods in pods, the rest in milli-units) and schedulable =
+ * not spec.unschedulable and Ready=True when a Ready condition is
+ * present (Kueue needs Ready=True; Nodes without conditions, as
+ * simulated ones, count as ready). Its NoSchedule/NoExecute taints keep
+ * it from the placements whose filter does not tolerate them. CU_EINVAL
+ * (no name), CU_ENOMEM, CU_ERANGE. */
 CU_MUST_CHECK int tas_node_apply(
     struct tas_tree *t, const json_t *node, cu_error *err);
 
 /* Kueue's NodeFailureDelay: how long a Node stays NotReady before the
- * TAS Workloads assigned to it record it as unhealthy. */
+ * TAS Workloads assigned to it record it as unhealthy (with the
+ * TASReplaceNodeDueToNotReadyOverFixedTime gate, off by default, or
+ * without TASReplaceNodeOnPodTermination). */
 #define TAS_NODE_FAILURE_DELAY_NS (30LL * 1000000000LL)
 
 enum tas_node_health {
-	TAS_NODE_HEALTHY = 0, /* Ready, or no Ready condition */
-	TAS_NODE_WAIT,	      /* NotReady for less than the delay */
-	TAS_NODE_FAILED,      /* deleted, or NotReady for the delay */
+	TAS_NODE_HEALTHY = 0, /* not failed */
+	TAS_NODE_WAIT,	      /* NotReady, failed at *due_ns unless Ready */
+	TAS_NODE_FAILED,      /* the Workload's pods there are to be moved */
 };
 
-/* Health of Node `node` [borrowed] (v1 JSON; NULL: deleted) at now_ns,
- * as Kueue's node failure controller judges it: deleted is failed at
- * once; a Ready condition not True is failed once delay_ns has passed
- * since its lastTransitionTime (an unparsable or missing time counts as
- * now), else *due_ns (when non-NULL) is set to when it will be. A Node
- * without a Ready condition is healthy (simulated Nodes carry none;
- * Kueue fails them at once). */
-enum tas_node_health tas_node_health(
-    const json_t *node, int64_t now_ns, int64_t delay_ns, int64_t *due_ns);
+/* Kueue's node failure rules and the feature gates that shape them. */
+struct tas_health_rules {
+	int64_t delay_ns;	 /* NodeFailureDelay */
+	bool fixed_delay;	 /* TASReplaceNodeDueToNotReadyOverFixedTime */
+	bool on_pod_termination; /* TASReplaceNodeOnPodTermination */
+	bool on_taints;		 /* TASReplaceNodeOnNodeTaints */
+};
+
+/* What one podSet of a Workload has on the node. */
+struct tas_node_usage {
+	/* a pod of the Workload bound to the node (spec.nodeName), not
+	 * being deleted and not Succeeded or Failed */
+	bool progressing;
+	/* the podSet's effective tolerations (its template's, its
+	 * flavor's, admission checks' podSetUpdates'): a JSON array
+	 * [borrowed] or NULL */
+	const json_t *tolerations;
+};
+
+/*
+ * Health of Node `node` [borrowed] (v1 JSON; NULL: deleted) for the
+ * podSet u [borrowed] at now_ns, as Kueue's node failure controller
+ * judges it with the gates in r [borrowed]:
+ *  - deleted: failed;
+ *  - Ready condition not True: failed once delay_ns has passed since its
+ *    lastTransitionTime (an unparsable or missing time counts as now)
+ *    when fixed_delay is on or on_pod_termination off (else *due_ns, when
+ *    non-NULL, is set to that time: WAIT); with on_pod_termination,
+ *    failed as soon as u has no progressing pod there, healthy while it
+ *    has one;
+ *  - Ready (or no Ready condition: healthy here, simulated Nodes carry
+ *    none; Kueue fails them at once) with on_taints: a NoSchedule or
+ *    NoExecute taint no toleration matches fails the node (with
+ *    on_pod_termination only once u has no progressing pod there); one
+ *    tolerated only with tolerationSeconds fails it once u has no
+ *    progressing pod there; tolerations without tolerationSeconds keep
+ *    it healthy. Kubernetes' matching: effect (empty: any), key (empty:
+ *    any), operator Exists or Equal (the default: same value).
+ */
+enum tas_node_health tas_node_health(const json_t *node,
+    const struct tas_node_usage *u, const struct tas_health_rules *r,
+    int64_t now_ns, int64_t *due_ns);
 
 /* The node whose capacity Pod `pod` [borrowed] takes [borrowed from
  * pod], or NULL: spec.nodeName when bound, else status.nominatedNodeName

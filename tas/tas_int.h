@@ -15,7 +15,8 @@ struct tas_domain {
 	struct tas_domain *parent;    /* [borrowed] NULL at level 0 */
 	struct tas_domain **children; /* [owned array, borrowed items] */
 	size_t n_children, cap_children;
-	/* leaves: free capacity of schedulable nodes minus TAS usage */
+	/* leaves: free capacity of schedulable untainted nodes minus TAS
+	 * usage */
 	int64_t free[TAS_MAX_RESOURCES];
 	size_t n_nodes; /* nodes contributing (leaves) */
 	/* placement scratch */
@@ -23,12 +24,23 @@ struct tas_domain {
 	/* slices and groups (tas/slice.c): workers' pods beside the
 	 * leader, slices (with it), leader fits (0/1), leaders taken */
 	int64_t fit_wl, slices, slices_wl, leader, take_leader;
+	/* leaves, read by filtered placements only (kept after the fields
+	 * every placement reads): */
+	size_t n_tainted;	 /* schedulable nodes with a scheduling taint */
+	struct tas_node **nodes; /* [owned array, borrowed items] its nodes */
+	size_t n_all, cap_all;
+	/* usage of admitted TAS assignments (in free already) */
+	int64_t tas[TAS_MAX_RESOURCES];
 };
 
 struct tas_node {
 	char *name;		 /* [owned] */
 	struct tas_domain *leaf; /* [borrowed] NULL: absent or unlabelled */
 	bool present, schedulable;
+	bool tainted;		  /* a NoSchedule/NoExecute taint */
+	struct api_strmap labels; /* [owned] items sorted by key */
+	struct tas_taint *taints; /* [owned, strings owned] scheduling ones */
+	size_t n_taints;
 	int64_t alloc[TAS_MAX_RESOURCES];
 	int64_t used[TAS_MAX_RESOURCES];
 };
@@ -59,6 +71,23 @@ struct tas_tree {
 /* Column of resource `name`, added when missing and `add`; -1 when
  * missing (and not added), -2 when full. */
 int tas__column(struct tas_tree *t, const char *name, bool add);
+
+/* Whether a taint of this effect keeps pods off (NoSchedule,
+ * NoExecute). */
+bool tas__scheduling_taint(const char *effect);
+
+/* The free capacity of leaf [borrowed] for the requests of filter f
+ * (NULL: none): per resource column, the leaf's own free array when no
+ * node is left out, else buf [TAS_MAX_RESOURCES] filled with the free
+ * capacity of the nodes f admits (less all the leaf's TAS usage when f
+ * selects on labels: see tas/tas.h). *n_nodes: the nodes counted (0: no
+ * pod fits). Every leaf count of a placement goes through it. */
+const int64_t *tas__leaf_free(const struct tas_tree *t,
+    const struct tas_domain *leaf, const struct tas_filter *f, int64_t *buf,
+    size_t *n_nodes);
+
+/* tas_filter_matches for a node of the tree (its labels sorted by key). */
+bool tas__node_matches(const struct tas_filter *f, const struct tas_node *n);
 
 /* tas/place.c: the assignment of leaves [edited: sorted] with their
  * `take` pod counts (0 left out), in Kueue's levels. CU_ENOMEM. */

@@ -3,8 +3,11 @@
  * tas/tree.c - the capacity tree of a Topology: domains created from the
  * level labels of Nodes, and the incremental updates of leaf capacity
  * from Node changes, usage charged to nodes (bound and nominated pods)
- * and admitted TAS assignments.
+ * and admitted TAS assignments. Each node keeps its labels and
+ * scheduling taints, and each leaf the list of its nodes, for the
+ * placements that filter nodes (tas/filter.c, tas/place.c).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tas/tas_int.h"
@@ -76,6 +79,26 @@ nomem:
 	return cu_error_set(err, CU_ENOMEM, "topology: out of memory");
 }
 
+static void taints_free(struct tas_taint *ts, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		cu_free((char *)ts[i].key);
+		cu_free((char *)ts[i].value);
+		cu_free((char *)ts[i].effect);
+	}
+	cu_free(ts);
+}
+
+static void node_free(struct tas_node *n)
+{
+	api_strmap_dispose(&n->labels);
+	taints_free(n->taints, n->n_taints);
+	cu_free(n->name);
+	cu_free(n);
+}
+
 void tas_tree_free(struct tas_tree *t)
 {
 	cu_map_iter it = CU_MAP_ITER_INIT;
@@ -84,16 +107,13 @@ void tas_tree_free(struct tas_tree *t)
 
 	if (t == NULL)
 		return;
-	while (cu_map_next(&t->nodes, &it, NULL, &v)) {
-		struct tas_node *n = v;
-
-		cu_free(n->name);
-		cu_free(n);
-	}
+	while (cu_map_next(&t->nodes, &it, NULL, &v))
+		node_free(v);
 	for (i = 0; t->per_level && i < t->n_levels; i++) {
 		for (k = 0; k < t->per_level[i].n; k++) {
 			cu_free(t->per_level[i].items[k]->key);
 			cu_free(t->per_level[i].items[k]->children);
+			cu_free(t->per_level[i].items[k]->nodes);
 			cu_free(t->per_level[i].items[k]);
 		}
 		cu_free(t->per_level[i].items);
@@ -195,6 +215,13 @@ static void contribute(struct tas_tree *t, struct tas_node *n, int sign)
 
 	if (!n->present || !n->schedulable || n->leaf == NULL)
 		return;
+	if (n->tainted) { /* counted by the filters that tolerate it */
+		if (sign > 0)
+			n->leaf->n_tainted++;
+		else
+			n->leaf->n_tainted--;
+		return;
+	}
 	for (r = 0; r < t->n_res; r++)
 		n->leaf->free[r] += sign * (n->alloc[r] - n->used[r]);
 	if (sign > 0)
@@ -226,6 +253,67 @@ int tas_tree_node_set(struct tas_tree *t, const char *node,
     const struct api_strmap *labels, const struct tas_amount *alloc,
     size_t n_alloc, bool schedulable, cu_error *err)
 {
+	return tas_tree_node_put(
+	    t, node, labels, alloc, n_alloc, NULL, 0, schedulable, err);
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+	return strcmp(
+	    ((const struct api_kv *)a)->key, ((const struct api_kv *)b)->key);
+}
+
+/* Take n out of its leaf's node list. */
+static void leaf_unlist(struct tas_node *n)
+{
+	struct tas_domain *d = n->leaf;
+	size_t i;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < d->n_all; i++)
+		if (d->nodes[i] == n) {
+			d->nodes[i] = d->nodes[--d->n_all];
+			return;
+		}
+}
+
+/* Copies of the scheduling taints of ts into *out; false when out of
+ * memory. */
+static bool taints_copy(
+    const struct tas_taint *ts, size_t n, struct tas_taint **out, size_t *n_out)
+{
+	size_t i;
+
+	*out = NULL;
+	*n_out = 0;
+	for (i = 0; i < n; i++) {
+		struct tas_taint *o;
+
+		if (!tas__scheduling_taint(ts[i].effect))
+			continue;
+		if (*out == NULL &&
+		    (*out = cu_calloc(n, sizeof(**out))) == NULL)
+			return false;
+		o = &(*out)[(*n_out)++];
+		o->key = cu_strdup(ts[i].key ? ts[i].key : "");
+		o->value = ts[i].value ? cu_strdup(ts[i].value) : NULL;
+		o->effect = cu_strdup(ts[i].effect);
+		if (o->key == NULL || o->effect == NULL ||
+		    (ts[i].value != NULL && o->value == NULL))
+			return false;
+	}
+	return true;
+}
+
+int tas_tree_node_put(struct tas_tree *t, const char *node,
+    const struct api_strmap *labels, const struct tas_amount *alloc,
+    size_t n_alloc, const struct tas_taint *taints, size_t n_taints,
+    bool schedulable, cu_error *err)
+{
+	struct api_strmap lcopy = {NULL, 0};
+	struct tas_taint *tcopy = NULL;
+	size_t n_tcopy = 0;
 	const char *values[16];
 	struct tas_domain *leaf = NULL;
 	struct tas_node *n;
@@ -251,9 +339,23 @@ int tas_tree_node_set(struct tas_tree *t, const char *node,
 			return cu_error_set(
 			    err, CU_ENOMEM, "topology: out of memory");
 	}
+	for (i = 0; labels != NULL && i < labels->n; i++)
+		if (api_strmap_set(&lcopy, labels->items[i].key,
+			labels->items[i].value, err) != CU_OK)
+			goto nomem;
+	if (lcopy.n > 1)
+		qsort(lcopy.items, lcopy.n, sizeof(*lcopy.items), cmp_label);
+	if (!taints_copy(taints, n_taints, &tcopy, &n_tcopy))
+		goto nomem;
 	if ((n = node_get(t, node, err)) == NULL)
-		return CU_ENOMEM;
+		goto nomem;
+	if (leaf != NULL && leaf != n->leaf &&
+	    append_ptr((void ***)&leaf->nodes, &leaf->n_all, &leaf->cap_all,
+		n) != CU_OK)
+		goto nomem; /* a new node stays absent: contributes nothing */
 	contribute(t, n, -1);
+	if (leaf != n->leaf)
+		leaf_unlist(n);
 	memset(n->alloc, 0, sizeof(n->alloc));
 	n->alloc[TAS_PODS] = TAS_PODS_UNLIMITED;
 	for (i = 0; i < n_alloc; i++)
@@ -261,8 +363,18 @@ int tas_tree_node_set(struct tas_tree *t, const char *node,
 	n->leaf = leaf;
 	n->present = true;
 	n->schedulable = schedulable;
+	api_strmap_dispose(&n->labels);
+	n->labels = lcopy;
+	taints_free(n->taints, n->n_taints);
+	n->taints = tcopy;
+	n->n_taints = n_tcopy;
+	n->tainted = n_tcopy > 0;
 	contribute(t, n, 1);
 	return CU_OK;
+nomem:
+	api_strmap_dispose(&lcopy);
+	taints_free(tcopy, n_tcopy);
+	return cu_error_set(err, CU_ENOMEM, "topology: out of memory");
 }
 
 void tas_tree_node_remove(struct tas_tree *t, const char *node)
@@ -272,9 +384,9 @@ void tas_tree_node_remove(struct tas_tree *t, const char *node)
 	if (n == NULL)
 		return;
 	contribute(t, n, -1);
+	leaf_unlist(n);
 	cu_map_del(&t->nodes, node);
-	cu_free(n->name);
-	cu_free(n);
+	node_free(n);
 }
 
 int tas_tree_node_usage(struct tas_tree *t, const char *node,
@@ -354,11 +466,16 @@ int tas_tree_assignment_usage(struct tas_tree *t,
 		if (leaf == NULL)
 			continue;
 		for (r = 0; r < n_req; r++)
-			if (cols[r] != TAS_PODS)
-				leaf->free[cols[r]] -=
-				    sign * (int64_t)a->domains[i].count *
-				    req[r].value;
+			if (cols[r] != TAS_PODS) {
+				int64_t u = sign *
+					    (int64_t)a->domains[i].count *
+					    req[r].value;
+
+				leaf->free[cols[r]] -= u;
+				leaf->tas[cols[r]] += u;
+			}
 		leaf->free[TAS_PODS] -= sign * (int64_t)a->domains[i].count;
+		leaf->tas[TAS_PODS] += sign * (int64_t)a->domains[i].count;
 	}
 	return CU_OK;
 }

@@ -8,6 +8,11 @@
  * 500 are held, so the tree stays partly full. Reports decisions/s and
  * the p50/p99 time of one decision. `cueue-bench tas slices`: the same
  * with 2..16 pods in host slices of 2 (tas/slice.c's general form).
+ *
+ * `cueue-bench tas filter`: the same with every 10th host tainted
+ * (NoSchedule), 20 labels per host and 9 hosts out of 10 labelled
+ * pool=a; the podSets alternate a toleration of the taint and a
+ * nodeSelector pool=a (the filtered placement path).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,11 +40,18 @@ int bench_tas_main(int argc, char **argv)
 	static int64_t lat[N_DECISIONS];
 	struct tas_amount cpu[] = {{"cpu", 1000}};
 	struct tas_amount alloc[] = {{"cpu", 8000}, {"pods", 110}};
+	static const struct tas_toleration tol[] = {
+	    {"dedicated", NULL, NULL, true}};
+	static const struct tas_label pool[] = {{"pool", "a"}};
+	const struct tas_filter ftol = {tol, 1, NULL, 0, NULL, 0, NULL, 0};
+	const struct tas_filter fsel = {NULL, 0, NULL, 0, pool, 1, NULL, 0};
+	const struct tas_taint taint = {"dedicated", NULL, "NoSchedule"};
+	bool filtered = argc > 1 && strcmp(argv[1], "filter") == 0;
 	struct tas_tree *t;
 	size_t n_held = 0, oldest = 0, admitted = 0, i;
 	int64_t t0, total;
 	cu_error err;
-	int b, r, h, rc = 1;
+	int b, r, h, k, rc = 1;
 	bool slices = argc > 1 && strcmp(argv[1], "slices") == 0;
 
 	if (tas_tree_new("bench", levels, 3, &t, &err) != CU_OK)
@@ -54,12 +66,25 @@ int bench_tas_main(int argc, char **argv)
 				snprintf(rv, sizeof(rv), "b%d-r%d", b, r);
 				snprintf(
 				    hv, sizeof(hv), "b%d-r%d-h%d", b, r, h);
+				/* filtered: labels as real Nodes carry them */
+				for (k = 0; filtered && k < 16; k++) {
+					char lk[48];
+
+					snprintf(lk, sizeof(lk),
+					    "node.example.com/label-%02d", k);
+					if (api_strmap_set(&l, lk, "x", &err))
+						goto fail;
+				}
 				if (api_strmap_set(&l, "block", bv, &err) ||
 				    api_strmap_set(&l, "rack", rv, &err) ||
 				    api_strmap_set(
 					&l, TAS_HOSTNAME_LABEL, hv, &err) ||
-				    tas_tree_node_set(
-					t, hv, &l, alloc, 2, true, &err)) {
+				    (filtered && h != 0 &&
+					api_strmap_set(
+					    &l, "pool", "a", &err)) ||
+				    tas_tree_node_put(t, hv, &l, alloc, 2,
+					&taint, filtered && h == 0 ? 1 : 0,
+					true, &err)) {
 					api_strmap_dispose(&l);
 					goto fail;
 				}
@@ -69,7 +94,10 @@ int bench_tas_main(int argc, char **argv)
 	total = cu_time_mono_ns();
 	for (i = 0; i < N_DECISIONS; i++) {
 		struct tas_request q = {(enum tas_mode)(1 + i % 3), "rack",
-		    1 + rand() % 16, cpu, 1, NULL, 0};
+		    1 + rand() % 16, cpu, 1, NULL, 0,
+		    !filtered ? NULL
+		    : i % 2   ? &fsel
+			      : &ftol};
 
 		if (slices) {
 			q.count = 2 * (1 + q.count / 2 % 8);
@@ -106,8 +134,10 @@ int bench_tas_main(int argc, char **argv)
 	qsort(lat, N_DECISIONS, sizeof(lat[0]), cmp_i64);
 	printf("tas%s: %d placement decisions on 1000 nodes (3 levels), %zu "
 	       "placed: %.0f decisions/s, p50 %.1f us, p99 %.1f us\n",
-	    slices ? " (host slices of 2)" : "", N_DECISIONS, admitted,
-	    (double)N_DECISIONS / ((double)total / 1e9),
+	    slices     ? " (host slices of 2)"
+	    : filtered ? " (filtered)"
+		       : "",
+	    N_DECISIONS, admitted, (double)N_DECISIONS / ((double)total / 1e9),
 	    (double)lat[N_DECISIONS / 2] / 1e3,
 	    (double)lat[N_DECISIONS * 99 / 100] / 1e3);
 	rc = 0;

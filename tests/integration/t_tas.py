@@ -16,13 +16,22 @@ examples' shape (tests/integration/data/tas-*.yaml):
     (Kueue, counting bound pods only, would place on it);
   - a restarted controller keeps the assignments (adopted from the
     status, not placed again) and places around them;
+  - failed nodes (deleted, NotReady, tainted) of admitted Workloads are
+    replaced within the assigned domain or evict the Workload, as
+    Kueue's node failure controller with its default gates; a
+    replacement is recorded in the ledger first and survives a restart;
+  - a tainted rack is used only by Jobs that tolerate its taint (in
+    their pod template or through the flavor's tolerations), and a
+    nodeSelector keeps a Job's pods on the hosts that carry the label;
   - TAS preemption: a high-priority required-rack Job that fits the
     ClusterQueue's quota but no rack preempts the low-priority Jobs
     filling one rack (Kueue's Preempted condition and events) and lands
     there; low-priority Jobs in the other racks are untouched.
 The ResourceFlavor's topologyName gets no UnsupportedField event."""
+import json
 import os
 import re
+import sqlite3
 
 import yaml
 
@@ -380,6 +389,10 @@ def restart(s):
     ctl.stop()
 
 
+FIXED_DELAY = ("featureGates:\n"
+               "  TASReplaceNodeDueToNotReadyOverFixedTime: true\n")
+
+
 def unhealthy(s, job):
     w = wl_of_ns(s, job) or {}
     return [n["name"] for n in
@@ -391,13 +404,15 @@ def node_failures(s):
     """Kueue's failed node handling (TASFailedNodeReplacement and
     FailFast, on by default): a deleted Node of an admitted required-rack
     Workload is recorded in status.unhealthyNodes and its pods replaced
-    within the rack; a Node NotReady for the (test-shortened)
-    NodeFailureDelay under a Workload filling its rack has no
-    replacement: evicted (NodeFailures), requeued, admitted elsewhere."""
+    within the rack; with TASReplaceNodeDueToNotReadyOverFixedTime (off
+    by default, turned on here), a Node NotReady for the (test-shortened)
+    NodeFailureDelay under a Workload filling its rack fails while its
+    pods still run, and has no replacement: evicted (NodeFailures),
+    requeued, admitted elsewhere."""
     cluster(s)
     os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"] = "300"
     try:
-        ctl = Controller(s, config=CONFIG)
+        ctl = Controller(s, config=CONFIG + FIXED_DELAY)
     finally:
         del os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"]
     example_job(s, "required", "rack4", 4)
@@ -528,6 +543,252 @@ def preemption(s):
               conditions(s, job)["Evicted"]["status"] != "True",
               "%s not evicted" % job)
         eq(assignment(s, job), before[job], "%s keeps its rack" % job)
+    ctl.stop()
+
+
+def evict_pods_on(s, job, node):
+    """Delete job's pods bound to node, as the taint manager or the node
+    lifecycle controller would; the Job (simulated) creates them again."""
+    n = 0
+    for p in pods_of(s, job):
+        if p["spec"].get("nodeName") == node:
+            code, _, out = s.raw("DELETE", DPODS + "/" +
+                                 p["metadata"]["name"])
+            check(code in (200, 202), "delete pod: %r" % (out,))
+            n += 1
+    check(n > 0, "%s has pods on %s" % (job, node))
+
+
+def barrier(s, name):
+    """A later Job admitted and running: the controller has handled
+    every event before its creation (the Node change) by now."""
+    example_job(s, "required", name, 1)
+    placed(s, name, 1)
+
+
+def replaced_within(s, job, node, rack):
+    def f():
+        a = assignment(s, job) or {}
+        return a if a and node not in repr(a) and not unhealthy(s, job) \
+            else None
+    a = wait_for(f, 20, what="%s replaced in %s" % (node, job))
+    hosts = re.findall(r"b\d-r\d-n\d", repr(a))
+    check(hosts and all(rack_of(h) == rack for h in hosts),
+          "replacement within %s: %r" % (rack, a))
+    nodes = placed(s, job, 4, timeout=30)
+    check(node not in nodes and all(rack_of(n) == rack for n in nodes),
+          "%s's pods run in %s without %s: %r" % (job, rack, node, nodes))
+
+
+@case("node-notready-fails-once-its-pods-ended", simulate=SIM)
+def notready_pod_termination(s):
+    """Kueue's default gates (TASReplaceNodeOnPodTermination on, the
+    fixed delay off): a Node NotReady for long under running pods of an
+    admitted Workload is not failed while they run; once they are gone
+    (deleted, as the node lifecycle controller does) the node has failed
+    and the pods are replaced within the rack."""
+    cluster(s)
+    os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"] = "300"
+    try:
+        ctl = Controller(s, config=CONFIG)
+    finally:
+        del os.environ["CUEUE_TAS_NODE_FAILURE_DELAY_MS"]
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    rack = rack_of(nodes[0])
+    sick = sorted(nodes)[0]
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/%s/status" % sick,
+        {"status": {"conditions": [{
+            "type": "Ready", "status": "False", "reason": "KubeletDown",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "NotReady: %r" % (out,))
+    # the node lifecycle controller's taint: nothing new is bound there
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/%s" % sick,
+        {"spec": {"taints": [{"key": "node.kubernetes.io/not-ready",
+                              "effect": "NoSchedule"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "not-ready taint: %r" % (out,))
+    barrier(s, "later")
+    before = assignment(s, "rack4")
+    check(sick in repr(before) and not unhealthy(s, "rack4"),
+          "%s not failed while its pods run: %r %r" % (
+              sick, before, unhealthy(s, "rack4")))
+    evict_pods_on(s, "rack4", sick)
+    replaced_within(s, "rack4", sick, rack)
+    ctl.stop()
+
+
+@case("node-tainted-fails-for-untolerating-pods", simulate=SIM)
+def tainted(s):
+    """TASReplaceNodeOnNodeTaints (on by default): a Ready Node gaining a
+    NoExecute taint the Workload's pods do not tolerate has failed once
+    they are gone (the taint manager evicts them; deleted here), and the
+    pods are replaced within the rack; a Node tainted with one they
+    tolerate stays in the assignment."""
+    cluster(s)
+    ctl = Controller(s, config=CONFIG)
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    rack = rack_of(nodes[0])
+    hosts = sorted(set(nodes))
+    sick, other = hosts[0], hosts[-1]
+    check(sick != other, "rack4 on two hosts at least: %r" % (nodes,))
+    for node, key in ((sick, "maintenance"), (other, "soft")):
+        code, _, out = s.raw(
+            "PATCH", "/api/v1/nodes/%s" % node,
+            {"spec": {"taints": [{"key": key, "value": "x",
+                                  "effect": "NoExecute" if key ==
+                                  "maintenance" else "PreferNoSchedule"}]}},
+            headers={"Content-Type": "application/merge-patch+json"})
+        eq(code, 200, "taint %s: %r" % (node, out))
+    barrier(s, "later")
+    check(sick in repr(assignment(s, "rack4")) and
+          not unhealthy(s, "rack4"),
+          "%s not failed while the pods run" % sick)
+    evict_pods_on(s, "rack4", sick)
+    replaced_within(s, "rack4", sick, rack)
+    check(other in repr(assignment(s, "rack4")),
+          "%s (PreferNoSchedule) kept" % other)
+    # pods ungated to the tainted node before its replacement (the Job
+    # makes new ones at once) waited there: Kueue marks them Failed, with
+    # a condition and an event (their replacements ran: checked above)
+    strays = [p for p in pods_of(s, "rack4")
+              if p["spec"].get("nodeSelector", {}).get(HOST) == sick and
+              not p["spec"].get("nodeName")]
+    check(all(
+        p["status"].get("phase") == "Failed" and
+        any(c["type"] == "TerminatedByKueue" and
+            c.get("reason") == "UnschedulableOnAssignedNode"
+            for c in p["status"].get("conditions", []))
+        for p in strays), "strays failed: %r" % (
+            [(p["metadata"]["name"], p["status"]) for p in strays],))
+
+    def event():
+        return [e for e in s.get_json(
+            "/apis/events.k8s.io/v1/namespaces/%s/events" % DNS)["items"]
+            if e.get("reason") == "PodTerminatedByKueue" and
+            e.get("type") == "Normal" and
+            e.get("reportingController") ==
+            "tas-resource-flavor-controller" and
+            e.get("regarding", {}).get("kind") == "Pod"] or None
+    if strays:
+        wait_for(event, 10, what="PodTerminatedByKueue event")
+    ctl.stop()
+
+
+@case("node-failures-off-with-the-gate", simulate=SIM)
+def replacement_gate_off(s):
+    """TASFailedNodeReplacement: false (featureGates): a deleted Node of
+    an admitted Workload is left alone, as Kueue's node controller does
+    without the gate."""
+    cluster(s)
+    ctl = Controller(s, config=CONFIG + "featureGates:\n"
+                     "  TASFailedNodeReplacement: false\n")
+    example_job(s, "required", "rack4", 4)
+    nodes = placed(s, "rack4", 4)
+    before = assignment(s, "rack4")
+    victim = sorted(nodes)[0]
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node: %r" % (out,))
+    barrier(s, "later")
+    eq(assignment(s, "rack4"), before, "assignment kept")
+    eq(unhealthy(s, "rack4"), [], "no unhealthy node recorded")
+    ctl.stop()
+
+
+def node_obj(name):
+    """Node b<B>-r<R>-n<H> as cluster() creates it."""
+    alloc = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {
+                BLOCK: name.split("-")[0], RACK: rack_of(name),
+                HOST: name, "cloud.provider.com/node-group": "tas-group"}},
+            "spec": {}, "status": {"allocatable": alloc, "capacity": alloc}}
+
+
+def ledger_topology(path, uid):
+    """podset.topology of uid's recorded decision (first podSet)."""
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        row = db.execute("SELECT topology FROM podset WHERE uid = ? AND "
+                         "idx = 0", (uid,)).fetchone()
+    finally:
+        db.close()
+    return json.loads(row[0]) if row and row[0] else None
+
+
+@case("node-replacement-in-ledger-survives-restart", simulate=SIM)
+def replacement_restart(s):
+    """A failed node's replacement is recorded in the ledger's
+    podset.topology before the status write. A crash between the ledger
+    commit and the status write (simulated: while the controller is down
+    the status is put back to the original assignment with the node in
+    unhealthyNodes, and the node comes back) is resumed from the ledger:
+    the restarted controller announces the recorded replacement, not
+    the original. A healthy node found in unhealthyNodes leaves it."""
+    cluster(s)
+    ledger = os.path.join(s.dir, "ledger.db")
+    ctl = Controller(s, config=CONFIG, store=ledger)
+    example_job(s, "required", "rack4", 4)
+    placed(s, "rack4", 4)
+    original = assignment(s, "rack4")
+    wl = wl_of_ns(s, "rack4")
+    uid, name = wl["metadata"]["uid"], wl["metadata"]["name"]
+    eq(ledger_topology(ledger, uid), original, "ledger has the admission")
+    victim = sorted(re.findall(r"b\d-r\d-n\d", repr(original)))[0]
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node: %r" % (out,))
+
+    def replaced():
+        a = assignment(s, "rack4") or {}
+        return a if victim not in repr(a) and not unhealthy(s, "rack4") \
+            else None
+    new = wait_for(replaced, 20, what="%s replaced" % victim)
+    eq(ledger_topology(ledger, uid), new, "ledger has the replacement")
+    ctl.stop()
+
+    post(s, "/api/v1/nodes", node_obj(victim))
+    adm = wl_of_ns(s, "rack4")["status"]["admission"]
+    adm["podSetAssignments"][0]["topologyAssignment"] = original
+    code, _, out = s.raw(
+        "PATCH", DWLS + "/%s/status" % name,
+        {"status": {"admission": adm, "unhealthyNodes": [
+            {"name": victim}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "status as before the lost write: %r" % (out,))
+    eq(assignment(s, "rack4"), original, "status shows the original")
+
+    ctl = Controller(s, config=CONFIG, store=ledger)
+
+    def resumed():
+        a = assignment(s, "rack4")
+        return a if a == new and not unhealthy(s, "rack4") else None
+    wait_for(resumed, 20, what="the recorded replacement announced")
+    eq(ledger_topology(ledger, uid), new, "ledger unchanged")
+    # the controller holds the announced assignment, not the status it
+    # started from: the original's node failing again changes nothing
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node again: %r" % (out,))
+    barrier(s, "later")
+    eq(assignment(s, "rack4"), new, "assignment kept")
+    eq(unhealthy(s, "rack4"), [], "no unhealthy node")
+    ctl.stop()
+
+    # A node listed in unhealthyNodes but healthy (Kueue's
+    # handleHealthyNode): it leaves the list, the assignment stays.
+    healthy = sorted(re.findall(r"b\d-r\d-n\d", repr(new)))[0]
+    code, _, out = s.raw(
+        "PATCH", DWLS + "/%s/status" % name,
+        {"status": {"unhealthyNodes": [{"name": healthy}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "unhealthyNodes: %r" % (out,))
+    ctl = Controller(s, config=CONFIG, store=ledger)
+    wait_for(lambda: not unhealthy(s, "rack4"), 20,
+             what="%s removed from unhealthyNodes" % healthy)
+    eq(assignment(s, "rack4"), new, "assignment kept")
     ctl.stop()
 
 
@@ -670,6 +931,96 @@ def group(s):
        % (w0, w1))
     check(w0[0] != w1[0] and rack_of(w0[0]) == rack_of(w1[0]),
           "two hosts of one rack: %r %r" % (w0, w1))
+
+
+def filtered_job(s, name, pods, spec_extra, mode="required"):
+    """An example Job of `mode` whose pod template spec gets spec_extra
+    (tolerations, nodeSelector, affinity)."""
+    with open(os.path.join(DATA, "tas-job-%s.yaml" % mode)) as f:
+        job = yaml.safe_load(f)
+    job["metadata"]["name"] = name
+    job["metadata"].setdefault("annotations", {})[
+        "cueue.dev/sim-runtime-ms"] = "600000"
+    job["spec"]["parallelism"] = job["spec"]["completions"] = pods
+    job["spec"]["template"]["spec"].update(spec_extra)
+    post(s, DJOBS, job)
+
+
+def patch_node(s, name, patch):
+    code, _, out = s.raw(
+        "PATCH", "/api/v1/nodes/" + name, patch,
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "patch node %s: %r" % (name, out))
+
+
+@case("taints-and-selectors-choose-nodes", simulate=SIM)
+def taints_and_selectors(s):
+    """Rack b1-r1 is tainted NoSchedule: a required-rack Job without the
+    toleration fills another rack (b1-r1 comes first when all are free),
+    one with it is placed in b1-r1; a Job whose nodeSelector names a
+    label only host b2-r2-n3 has lands there alone, and one pod more
+    than that host holds waits with Kueue's message; a required node
+    affinity (Gt) picks its host the same way; a rack tainted
+    NoExecute is used by a Job without tolerations once the flavor's
+    spec.tolerations tolerate it."""
+    cluster(s)
+    for h in range(1, 5):
+        patch_node(s, "b1-r1-n%d" % h, {"spec": {"taints": [{
+            "key": "dedicated", "value": "ml", "effect": "NoSchedule"}]}})
+    patch_node(s, "b2-r2-n3", {"metadata": {"labels": {
+        "example.com/special": "yes"}}})
+    patch_node(s, "b2-r2-n2", {"metadata": {"labels": {
+        "example.com/gen": "2"}}})
+    patch_node(s, "b2-r2-n4", {"metadata": {"labels": {
+        "example.com/gen": "5"}}})
+    ctl = Controller(s, config=CONFIG)
+    filtered_job(s, "plain8", 8, {})
+    nodes = placed(s, "plain8", 8)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b1-r2"],
+       "plain8 skips the tainted rack")
+    filtered_job(s, "tol8", 8, {"tolerations": [{
+        "key": "dedicated", "operator": "Equal", "value": "ml",
+        "effect": "NoSchedule"}]})
+    nodes = placed(s, "tol8", 8)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b1-r1"],
+       "tol8 uses the tainted rack")
+    filtered_job(s, "sel2", 2, {"nodeSelector": {
+        "example.com/special": "yes"}})
+    nodes = placed(s, "sel2", 2)
+    eq(sorted(set(nodes)), ["b2-r2-n3"], "sel2 on the labelled host")
+    filtered_job(s, "sel1", 1, {"nodeSelector": {
+        "example.com/special": "yes"}}, mode="unconstrained")
+    msg = wait_for(lambda: pending_message(s, "sel1"), 20,
+                   what="sel1 pending")
+    check('topology "default" doesn\'t allow to fit any of 1 pod(s)' in msg,
+          msg)
+    # Required node affinity: generation above 3 is b2-r2-n4 alone.
+    filtered_job(s, "aff2", 2, {"affinity": {"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": [{
+                "key": "example.com/gen", "operator": "Gt",
+                "values": ["3"]}]}]}}}})
+    nodes = placed(s, "aff2", 2)
+    eq(sorted(set(nodes)), ["b2-r2-n4"], "aff2 on the host of gen > 3")
+    # Rack b2-r1 tainted NoExecute, tolerated by the flavor only: a Job
+    # without tolerations of its own is placed there (the only rack with
+    # 8 free cpu) once the flavor tolerates it.
+    for h in range(1, 5):
+        patch_node(s, "b2-r1-n%d" % h, {"spec": {"taints": [{
+            "key": "flavor-only", "effect": "NoExecute"}]}})
+    filtered_job(s, "fl8", 8, {})
+    msg = wait_for(lambda: pending_message(s, "fl8"), 20,
+                   what="fl8 pending")
+    check("allows to fit only 4 out of 8 pod(s)" in msg, msg)
+    code, _, out = s.raw(
+        "PATCH", KQ + "/resourceflavors/tas-flavor",
+        {"spec": {"tolerations": [{"key": "flavor-only",
+                                   "operator": "Exists"}]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "flavor tolerations: %r" % (out,))
+    nodes = placed(s, "fl8", 8, timeout=40)
+    eq(sorted(set(rack_of(n) for n in nodes)), ["b2-r1"],
+       "fl8 in the rack the flavor tolerates")
     ctl.stop()
 
 

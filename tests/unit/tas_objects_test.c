@@ -175,7 +175,7 @@ Test(tas_objects, tracker_moves_charges)
 Test(tas_objects, nominated_pod_keeps_capacity_out)
 {
 	struct tas_amount cpu[] = {{"cpu", 1000}};
-	struct tas_request r = {TAS_REQUIRED, RACK, 2, cpu, 1, NULL, 0};
+	struct tas_request r = {TAS_REQUIRED, RACK, 2, cpu, 1, NULL, 0, NULL};
 	struct api_topology_assignment a, b;
 	struct tas_tree *t = tree(), *bound_only = tree();
 	struct tas_pods *ps, *ps_bound;
@@ -248,8 +248,12 @@ Test(tas_objects, node_health_table)
 				? node_json("h1", "r1", "4", "", rows[i].conds)
 				: NULL;
 		int64_t due = -1;
-		enum tas_node_health h = tas_node_health(
-		    n, t0 + rows[i].at * s, TAS_NODE_FAILURE_DELAY_NS, &due);
+		/* the fixed delay alone (tas_health_test.c: the gates) */
+		const struct tas_health_rules r = {
+		    TAS_NODE_FAILURE_DELAY_NS, true, false, true};
+		const struct tas_node_usage u = {true, NULL};
+		enum tas_node_health h =
+		    tas_node_health(n, &u, &r, t0 + rows[i].at * s, &due);
 
 		cr_expect_eq(h, rows[i].want, "row %zu: %d", i, (int)h);
 		if (rows[i].want == TAS_NODE_WAIT)

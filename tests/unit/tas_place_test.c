@@ -189,7 +189,7 @@ Test(tas_place, table)
 		const struct place_case *c = &cases[i];
 		struct tas_tree *t = fixture();
 		struct tas_request r = {
-		    c->mode, c->level, c->count, one_cpu, 1, NULL, 0};
+		    c->mode, c->level, c->count, one_cpu, 1, NULL, 0, NULL};
 		struct api_topology_assignment a;
 		char msg[256], got[512];
 		cu_error err;
@@ -217,7 +217,8 @@ Test(tas_place, table)
 Test(tas_place, admitted_assignments_take_capacity)
 {
 	struct tas_tree *t = fixture();
-	struct tas_request r = {TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0};
+	struct tas_request r = {
+	    TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0, NULL};
 	struct api_topology_assignment a, b, c;
 	char msg[256], got[512];
 	cu_error err;
@@ -277,7 +278,8 @@ Test(tas_place, non_host_lowest_level_lists_all_levels)
 	struct tas_tree *t;
 	struct api_strmap labels = {NULL, 0};
 	struct tas_amount alloc[] = {{"cpu", 3000}};
-	struct tas_request r = {TAS_REQUIRED, BLOCK, 2, one_cpu, 1, NULL, 0};
+	struct tas_request r = {
+	    TAS_REQUIRED, BLOCK, 2, one_cpu, 1, NULL, 0, NULL};
 	struct api_topology_assignment a;
 	char msg[128];
 	cu_error err;
@@ -297,7 +299,7 @@ Test(tas_place, non_host_lowest_level_lists_all_levels)
 	{
 		struct tas_amount gpu[] = {{"nvidia.com/gpu", 1}};
 		struct tas_request g = {
-		    TAS_UNCONSTRAINED, NULL, 1, gpu, 1, NULL, 0};
+		    TAS_UNCONSTRAINED, NULL, 1, gpu, 1, NULL, 0, NULL};
 		struct api_topology_assignment none;
 
 		cr_assert_eq(
@@ -315,7 +317,8 @@ Test(tas_place, non_host_lowest_level_lists_all_levels)
 Test(tas_place, ranks_map_to_domains_and_selectors)
 {
 	struct tas_tree *t = fixture();
-	struct tas_request r = {TAS_PREFERRED, RACK, 5, one_cpu, 1, NULL, 0};
+	struct tas_request r = {
+	    TAS_PREFERRED, RACK, 5, one_cpu, 1, NULL, 0, NULL};
 	struct api_topology_assignment a;
 	struct api_strmap sel = {NULL, 0};
 	char msg[128];
@@ -395,7 +398,7 @@ Test(tas_place, replace_failed_node_table)
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct tas_tree *t = fixture();
 		struct tas_request r = {
-		    TAS_REQUIRED, RACK, 3, one_cpu, 1, NULL, 0};
+		    TAS_REQUIRED, RACK, 3, one_cpu, 1, NULL, 0, NULL};
 		struct api_topology_assignment a, b;
 		char msg[256], got[512];
 		cu_error err;

@@ -172,7 +172,7 @@ Test(tas_slices, table)
 		const struct slice_case *c = &slice_cases[i];
 		struct tas_tree *t = fixture();
 		struct tas_request r = {c->mode, c->level, c->count, one_cpu, 1,
-		    c->slice_level, c->slice_size};
+		    c->slice_level, c->slice_size, NULL};
 		struct api_topology_assignment a;
 		char msg[256], got[512];
 		cu_error err;
@@ -240,9 +240,9 @@ Test(tas_slices, groups)
 		const struct group_case *c = &group_cases[i];
 		struct tas_tree *t = fixture();
 		struct tas_request w = {
-		    c->mode, c->level, c->workers, one_cpu, 1, NULL, 0};
+		    c->mode, c->level, c->workers, one_cpu, 1, NULL, 0, NULL};
 		struct tas_request l = {
-		    c->mode, c->level, 1, c->leader_req, 1, NULL, 0};
+		    c->mode, c->level, 1, c->leader_req, 1, NULL, 0, NULL};
 		struct api_topology_assignment a, b;
 		char msg[256], got[512];
 		cu_error err;
@@ -269,8 +269,10 @@ Test(tas_slices, groups)
 Test(tas_slices, bad_group_requests)
 {
 	struct tas_tree *t = fixture();
-	struct tas_request w = {TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0};
-	struct tas_request l = {TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL, 0};
+	struct tas_request w = {
+	    TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0, NULL};
+	struct tas_request l = {
+	    TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL, 0, NULL};
 	struct api_topology_assignment a, b;
 	char msg[256];
 	cu_error err;
@@ -292,7 +294,8 @@ Test(tas_slices, bad_group_requests)
 Test(tas_slices, charged_slices_take_capacity)
 {
 	struct tas_tree *t = fixture();
-	struct tas_request r = {TAS_REQUIRED, RACK, 8, one_cpu, 1, HOST, 2};
+	struct tas_request r = {
+	    TAS_REQUIRED, RACK, 8, one_cpu, 1, HOST, 2, NULL};
 	struct api_topology_assignment a, b;
 	char msg[256], got[512];
 	cu_error err;
@@ -322,7 +325,7 @@ Test(tas_slices, one_pod_slices_are_plain_placement)
 		struct tas_tree *t = fixture();
 		enum tas_mode mode = (enum tas_mode)(1 + round % 2);
 		struct tas_request r = {mode, levels[round % 3 % 2],
-		    1 + round % 13, one_cpu, 1, NULL, 0};
+		    1 + round % 13, one_cpu, 1, NULL, 0, NULL};
 		struct tas_request s = r;
 		struct api_topology_assignment a, b;
 		char m1[256], m2[256], g1[512], g2[512];
@@ -470,7 +473,7 @@ Test(tas_slices, replace_failed_node)
 		const struct replace_case *c = &replace_cases[i];
 		struct tas_tree *t = fixture();
 		struct tas_request r = {c->mode, c->level, c->count, one_cpu, 1,
-		    c->slice_level, c->slice_size};
+		    c->slice_level, c->slice_size, NULL};
 		struct api_topology_assignment a, b;
 		char msg[256], got[512];
 		cu_error err;
