@@ -57,15 +57,47 @@ CU_MUST_CHECK int adm_assign_flavors(que_state *st, struct que_cq *cq,
     cu_error *err);
 void adm_assignment_dispose(struct adm_assignment *a);
 
+/* ---- topology-aware scheduling in the preemption search (tas.c) ------ */
+
+/*
+ * The TAS podSets of a preemptor, for Kueue's workloadFits: with the
+ * candidates removed so far, every podSet must also be placed in its
+ * flavor's topology (the hook's check_without). Built from an
+ * assignment; without a hook (or without check_without) it checks
+ * nothing, so the classical path pays one NULL test per fits.
+ */
+struct adm_tas_fit {
+	const struct que_tas_hook *h; /* [borrowed] NULL: no topology check */
+	const struct que_wl *wl;      /* [borrowed] the preemptor */
+	const struct que_flavor *flv[ADM_MAX_PODSETS]; /* [borrowed] or NULL */
+	int32_t counts[ADM_MAX_PODSETS];
+	size_t n;
+	const struct que_wl **gone; /* [owned] scratch */
+	size_t cap_gone;
+};
+
+/* Fill f for wl [borrowed] admitted as a [borrowed] (each podSet with
+ * the flavor of its first assigned request and a->counts). */
+void adm_tas_fit_init(que_state *st, const struct que_wl *wl,
+    const struct adm_assignment *a, struct adm_tas_fit *f);
+void adm_tas_fit_dispose(struct adm_tas_fit *f);
+/* Does every podSet of f fit its topology with the usage of t->v[i].wl
+ * released, for every i < t->n but `skip` (SIZE_MAX: none)? true when f
+ * (or f->h) is NULL. An allocation failure answers false. */
+bool adm_tas_fits(
+    struct adm_tas_fit *f, const struct adm_targets *t, size_t skip);
+
 /*
  * Kueue's classical preemption: the minimal set of workloads to evict so
  * that `req` fits in cq, considering only workloads that use one of the
- * frs in `need`. out is reset first; empty when impossible. CU_ENOMEM.
+ * frs in `need`; with tas [borrowed, may be NULL] the preemptor must also
+ * fit its topology without them. out is reset first; empty when
+ * impossible. CU_ENOMEM.
  */
 CU_MUST_CHECK int adm_find_targets(que_state *st, struct que_cq *cq,
     struct que_wl *wl, const struct adm_fr_amount *req, size_t n_req,
-    const uint32_t *need, size_t n_need, struct adm_targets *out,
-    cu_error *err);
+    const uint32_t *need, size_t n_need, struct adm_tas_fit *tas,
+    struct adm_targets *out, cu_error *err);
 void adm_targets_dispose(struct adm_targets *t);
 
 /* Lowest cohort height at which usage val of fr fits (0 = no
@@ -143,7 +175,7 @@ void adm_fs_iter_free(struct adm_fs_iter *it);
  */
 CU_MUST_CHECK int adm_fair_find_targets(que_state *st, struct que_cq *cq,
     struct que_wl *wl, const struct adm_fr_amount *req, size_t n_req,
-    const uint32_t *need, size_t n_need, struct adm_targets *out,
-    cu_error *err);
+    const uint32_t *need, size_t n_need, struct adm_tas_fit *tas,
+    struct adm_targets *out, cu_error *err);
 
 #endif /* CU_ADMISSION_ADMISSION_INT_H */

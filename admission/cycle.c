@@ -154,12 +154,15 @@ static int report_blocked(que_state *st, struct adm_result *out)
 /* ---- nomination -------------------------------------------------------- */
 
 /* Preemption targets for assignment a (left empty unless a needs
- * preemption). */
+ * preemption); with a topology hook the preemptor's TAS podSets must be
+ * placed too once the targets are gone. */
 static int targets_for(que_state *st, struct que_cq *cq, struct que_wl *wl,
     const struct adm_assignment *a, struct adm_targets *t, cu_error *err)
 {
 	uint32_t need[64];
+	struct adm_tas_fit tas;
 	size_t n_need = 0, i, off = 0, j, k;
+	int rc;
 
 	if (a->mode != ADM_MODE_PREEMPT && a->mode != ADM_MODE_RECLAIM)
 		return CU_OK;
@@ -176,11 +179,15 @@ static int targets_for(que_state *st, struct que_cq *cq, struct que_wl *wl,
 				need[n_need++] = fr;
 		}
 	}
+	adm_tas_fit_init(st, wl, a, &tas);
 	if (que_fair_sharing(st)->enable)
-		return adm_fair_find_targets(
-		    st, cq, wl, a->usage, a->n_usage, need, n_need, t, err);
-	return adm_find_targets(
-	    st, cq, wl, a->usage, a->n_usage, need, n_need, t, err);
+		rc = adm_fair_find_targets(st, cq, wl, a->usage, a->n_usage,
+		    need, n_need, &tas, t, err);
+	else
+		rc = adm_find_targets(st, cq, wl, a->usage, a->n_usage, need,
+		    n_need, &tas, t, err);
+	adm_tas_fit_dispose(&tas);
+	return rc;
 }
 
 /*

@@ -414,7 +414,8 @@ struct fctx {
 	size_t n_req;
 	struct fcand *c; /* sorted as Kueue's CandidatesOrdering */
 	size_t n;
-	bool second; /* iterating the retry candidates */
+	bool second;		 /* iterating the retry candidates */
+	struct adm_tas_fit *tas; /* NULL: no topology check */
 	/* pruned nodes of the current ordering */
 	const void **pruned;
 	size_t n_pruned, cap_pruned;
@@ -589,8 +590,10 @@ static void shares(const struct fctx *f, const struct que_cq *target,
 }
 
 /* The preemptor fits (borrowing allowed) with its simulated usage taken
- * out. */
-static bool fits_fair(const struct fctx *f, bool simulated)
+ * out, and (topology-aware scheduling) its TAS podSets are placed with
+ * the usage of t's victims (but t->v[skip]) released. */
+static bool fits_fair(const struct fctx *f, bool simulated,
+    const struct adm_targets *t, size_t skip)
 {
 	size_t i;
 	bool ok = true;
@@ -606,7 +609,7 @@ static bool fits_fair(const struct fctx *f, bool simulated)
 		for (i = 0; i < f->n_req; i++)
 			que_node_add_usage(
 			    &f->cq->node, f->req[i].fr, f->req[i].v);
-	return ok;
+	return ok && adm_tas_fits(f->tas, t, skip);
 }
 
 static bool strategy_passes(enum que_fair_strategy s,
@@ -662,7 +665,7 @@ static int first_strategy(struct fctx *f, enum que_fair_strategy s,
 				tq == f->cq ? ADM_IN_CLUSTER_QUEUE
 					    : ADM_IN_COHORT_RECLAMATION))
 				return CU_ENOMEM;
-			if ((*fit = fits_fair(f, true)))
+			if ((*fit = fits_fair(f, true, t, SIZE_MAX)))
 				return CU_OK;
 			continue;
 		}
@@ -684,7 +687,7 @@ static int first_strategy(struct fctx *f, enum que_fair_strategy s,
 			}
 			if (take(f, t, k, ADM_IN_COHORT_FAIR_SHARING))
 				return CU_ENOMEM;
-			if ((*fit = fits_fair(f, true)))
+			if ((*fit = fits_fair(f, true, t, SIZE_MAX)))
 				return CU_OK;
 			break; /* the shares changed: choose again */
 		}
@@ -709,7 +712,7 @@ static int second_strategy(struct fctx *f, struct adm_targets *t, bool *fit)
 		if (adm_drs_cmp(&pre_new, &tgt_old) < 0) {
 			if (take(f, t, k, ADM_IN_COHORT_FAIR_SHARING))
 				return CU_ENOMEM;
-			if ((*fit = fits_fair(f, true)))
+			if ((*fit = fits_fair(f, true, t, SIZE_MAX)))
 				return CU_OK;
 		} else {
 			k->used = true;
@@ -765,7 +768,8 @@ static int add_tree(struct fctx *f, const struct que_cohort *co,
 
 int adm_fair_find_targets(que_state *st, struct que_cq *cq, struct que_wl *wl,
     const struct adm_fr_amount *req, size_t n_req, const uint32_t *need,
-    size_t n_need, struct adm_targets *out, cu_error *err)
+    size_t n_need, struct adm_tas_fit *tas, struct adm_targets *out,
+    cu_error *err)
 {
 	const struct que_fair_config *cfg = que_fair_sharing(st);
 	struct fctx f;
@@ -779,6 +783,7 @@ int adm_fair_find_targets(que_state *st, struct que_cq *cq, struct que_wl *wl,
 	f.wl = wl;
 	f.req = req;
 	f.n_req = n_req;
+	f.tas = tas;
 	out->n = 0;
 	if (cq->preemption.within_cluster_queue != QUE_PREEMPT_NEVER)
 		rc = add_cands(&f, cq, cq->preemption.within_cluster_queue,
@@ -813,7 +818,7 @@ int adm_fair_find_targets(que_state *st, struct que_cq *cq, struct que_wl *wl,
 		/* Fill back, newest removed first. */
 		while (k-- > 0) {
 			que_wl_add_usage(out->v[k].wl);
-			if (fits_fair(&f, false)) {
+			if (fits_fair(&f, false, out, k)) {
 				out->v[k] = out->v[out->n - 1];
 				out->n--;
 			} else {

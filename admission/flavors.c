@@ -64,6 +64,16 @@ static int reasons_take(struct reasons *dst, struct reasons *src)
 	return CU_OK;
 }
 
+/* Remove reason i of r (if any). */
+static void reasons_drop(struct reasons *r, size_t i)
+{
+	if (i >= r->n)
+		return;
+	cu_free(r->v[i]);
+	memmove(r->v + i, r->v + i + 1, (r->n - i - 1) * sizeof(*r->v));
+	r->n--;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -299,9 +309,9 @@ static int oracle(que_state *st, struct que_cq *cq, struct que_wl *wl,
 	size_t i;
 	int rc;
 
-	rc = (que_fair_sharing(st)->enable
-		  ? adm_fair_find_targets
-		  : adm_find_targets)(st, cq, wl, &req, 1, &fr, 1, &t, err);
+	rc = (que_fair_sharing(st)->enable ? adm_fair_find_targets
+					   : adm_find_targets)(
+	    st, cq, wl, &req, 1, &fr, 1, NULL, &t, err);
 	if (rc)
 		return rc;
 	if (t.n == 0) {
@@ -414,6 +424,28 @@ static bool tas_nofit(que_state *st, const struct que_wl *wl,
 	return true;
 }
 
+/* Topology-aware scheduling, when the hook said no: would podSet ps fit
+ * flv's topology once every admitted Workload's topology usage were
+ * released (Kueue's simulateEmpty), in a ClusterQueue that may preempt?
+ * Then the flavor is Preempt at best instead of NoFit, and the
+ * preemption search looks for victims whose removal makes it fit. */
+static bool tas_preemptible(que_state *st, const struct que_cq *cq,
+    const struct que_wl *wl, const struct que_podset *ps,
+    const struct que_flavor *flv, int32_t count)
+{
+	const struct que_tas_hook *h = que_tas_hook(st);
+	char msg[256];
+
+	if (h == NULL || h->check_without == NULL)
+		return false;
+	if (cq->preemption.within_cluster_queue == QUE_PREEMPT_NEVER &&
+	    (cq->node.parent == NULL ||
+		cq->preemption.reclaim_within_cohort == QUE_PREEMPT_NEVER))
+		return false;
+	return h->check_without(h->ctx, wl, (size_t)(ps - wl->podsets), flv,
+		   count, NULL, 0, true, msg, sizeof(msg)) == 0;
+}
+
 static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
     const struct que_podset *ps, int32_t count, size_t off,
     const struct que_group *g, struct adm_assignment *a, struct reasons *rs,
@@ -437,6 +469,8 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 		const struct que_taint *taint;
 		struct gmode rep = {ADM_MODE_FIT, 0};
 		enum adm_reason flavor_reason = ADM_REASON_NONE;
+		bool tas_preempt = false;
+		size_t tas_msg = rs->n;
 
 		rc = CU_OK;
 		if (!flv->exists) {
@@ -457,7 +491,9 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 			    "flavor %s doesn't match node affinity", flv->name);
 			flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
 			rep.mode = ADM_MODE_NOFIT;
-		} else if (tas_nofit(st, wl, ps, flv, count, &rc, rs)) {
+		} else if (tas_nofit(st, wl, ps, flv, count, &rc, rs) &&
+			   (rc != CU_OK || !(tas_preempt = tas_preemptible(st,
+						 cq, wl, ps, flv, count)))) {
 			flavor_reason = ADM_REASON_WAITING_FOR_QUOTA;
 			rep.mode = ADM_MODE_NOFIT;
 		} else {
@@ -479,6 +515,18 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 					rep = m;
 				if (rep.mode == ADM_MODE_NOFIT)
 					break;
+			}
+			/* Topology preemption: Kueue looks at the topology
+			 * only once the quota fits (otherwise the quota's
+			 * reasons alone), then, as its updateMode(Preempt),
+			 * every resource of the group needs preemption. */
+			if (tas_preempt && rep.mode != ADM_MODE_FIT)
+				reasons_drop(rs, tas_msg);
+			if (tas_preempt && rep.mode >= ADM_MODE_PREEMPT) {
+				rep.mode = ADM_MODE_PREEMPT;
+				for (k = 0; k < n; k++)
+					if (cur[k] > ADM_MODE_PREEMPT)
+						cur[k] = ADM_MODE_PREEMPT;
 			}
 		}
 		if (rc)

@@ -7,8 +7,10 @@
  * when the preemptor fits in a subtree they borrow from, and
  * borrowWithinCohort with maxPriorityThreshold), order them, remove them
  * greedily until the preemptor fits, then add back every victim that is
- * not needed, in reverse order. The search works on the live usage and
- * restores it before returning.
+ * not needed, in reverse order. With topology-aware scheduling the
+ * preemptor fits only when its TAS podSets are also placed with the
+ * removed candidates' topology usage released (Kueue's workloadFits).
+ * The search works on the live usage and restores it before returning.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,7 @@ struct ctx {
 	size_t n_req;
 	const uint32_t *need;
 	size_t n_need;
+	struct adm_tas_fit *tas; /* NULL: no topology check */
 };
 
 bool adm_uses_any(const struct que_wl *wl, const uint32_t *need, size_t n)
@@ -234,7 +237,10 @@ static bool valid(const struct ctx *c, const struct cand *k, bool borrow)
 	return true;
 }
 
-static bool fits(const struct ctx *c, bool borrow)
+/* Does the preemptor fit with the usage of t's victims (but t->v[skip])
+ * removed: quota, then topology. */
+static bool fits(
+    const struct ctx *c, bool borrow, const struct adm_targets *t, size_t skip)
 {
 	size_t i;
 
@@ -247,7 +253,7 @@ static bool fits(const struct ctx *c, bool borrow)
 		if (v > que_node_available(&c->cq->node, fr))
 			return false;
 	}
-	return true;
+	return adm_tas_fits(c->tas, t, skip);
 }
 
 static int push_target(struct adm_targets *t, const struct cand *k)
@@ -285,7 +291,7 @@ static int attempt(const struct ctx *c, const struct cand *all, size_t n,
 			break;
 		}
 		que_wl_remove_usage(all[i].wl);
-		*found = fits(c, borrow);
+		*found = fits(c, borrow, t, SIZE_MAX);
 	}
 	if (*found && t->n >= 2) {
 		size_t k = t->n - 1;
@@ -294,7 +300,7 @@ static int attempt(const struct ctx *c, const struct cand *all, size_t n,
 		 * fit), re-add the others newest-removed first. */
 		while (k-- > 0) {
 			que_wl_add_usage(t->v[k].wl);
-			if (fits(c, borrow)) {
+			if (fits(c, borrow, t, k)) {
 				t->v[k] = t->v[t->n - 1];
 				t->n--;
 			} else {
@@ -317,9 +323,10 @@ void adm_targets_dispose(struct adm_targets *t)
 
 int adm_find_targets(que_state *st, struct que_cq *cq, struct que_wl *wl,
     const struct adm_fr_amount *req, size_t n_req, const uint32_t *need,
-    size_t n_need, struct adm_targets *out, cu_error *err)
+    size_t n_need, struct adm_tas_fit *tas, struct adm_targets *out,
+    cu_error *err)
 {
-	struct ctx c = {cq, wl, req, n_req, need, n_need};
+	struct ctx c = {cq, wl, req, n_req, need, n_need, tas};
 	struct cands same = {0}, hier = {0}, prio = {0};
 	struct cand *all = NULL;
 	int64_t *remaining = NULL;

@@ -460,6 +460,68 @@ static int hook_check(void *ctx, const struct que_wl *wl, size_t podset,
 	return rc == CU_OK ? 0 : 1;
 }
 
+/* Give back (sign -1) or charge again (+1) the topology usage in flavor
+ * f of the Workloads gone[0..n_gone), or with `empty` of every Workload
+ * charged there. The same set both ways: nothing else runs between. */
+static void usage_of(ctl *c, struct tas_flavor *f,
+    const struct que_wl *const *gone, size_t n_gone, bool empty, int sign)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	struct tas_wl *w;
+	size_t g = 0, i;
+	void *v;
+	cu_error err;
+
+	for (;;) {
+		if (empty) {
+			if (!cu_map_next(&c->tas.wls, &it, NULL, &v))
+				break;
+			w = v;
+		} else {
+			if (g == n_gone)
+				break;
+			w = cu_map_get(&c->tas.wls, gone[g++]->uid);
+			if (w == NULL)
+				continue;
+		}
+		for (i = 0; i < w->n; i++) {
+			struct tas_ps *p = &w->ps[i];
+
+			if (!p->charged || p->flavor == NULL ||
+			    strcmp(p->flavor, f->name) != 0)
+				continue;
+			if (tas_tree_assignment_usage(f->tree, &p->a, p->req,
+				p->n_req, sign, &err) != CU_OK)
+				cu_warn("topology: %s", err.msg);
+		}
+	}
+}
+
+/* The hook's check_without (TAS preemption): hook_check (a podSet group
+ * placed together) with the topology usage of gone (or, with `empty`, of every
+ * admitted Workload) released for the time of the placement; the tree is as it
+ * was when it returns. */
+static int hook_check_without(void *ctx, const struct que_wl *wl, size_t podset,
+    const struct que_flavor *fl, int32_t count,
+    const struct que_wl *const *gone, size_t n_gone, bool empty, char *msg,
+    size_t len)
+{
+	ctl *c = ctx;
+	struct tas_flavor *f = flavor_find(c, fl->name);
+	enum tas_mode mode;
+	const char *level;
+	int rc;
+
+	if (request_of(c, wl, podset, f, fl->name, &mode, &level, msg, len))
+		return 1;
+	if (mode == 0 || count < 1)
+		return 0;
+	usage_of(c, f, gone, n_gone, empty, -1);
+	rc = hook_check(ctx, wl, podset, fl, count, msg, len);
+	usage_of(c, f, gone, n_gone, empty, 1);
+	return rc;
+}
+
 /* Charge (+1) or release (-1) podSet i's placement a [borrowed] in
  * flavor while the Workload's other podSets are placed, as Kueue's
  * assumed usage: they do not take the same capacity. */
@@ -1084,6 +1146,7 @@ void ctl_tas_sync_config(ctl *c)
 		c->tas.hook.ctx = c;
 		c->tas.hook.check = hook_check;
 		c->tas.hook.assume = hook_assume;
+		c->tas.hook.check_without = hook_check_without;
 		que_set_tas_hook(c->st, &c->tas.hook);
 	} else {
 		que_set_tas_hook(c->st, NULL);

@@ -880,14 +880,26 @@ CU_MUST_CHECK int que_pending_lq(que_state *st, const char *ns,
  *     charge every TAS podSet; 0 done, 1 refused (nothing charged; msg
  *     set): wl stays pending. The caller releases the charge when the
  *     admission is undone (que_workload_unadmit), evicted or finished.
+ *   check_without (optional; NULL: topology capacity is never freed by
+ *     preemption): as check, with the topology usage of the admitted
+ *     Workloads gone[0..n_gone) [borrowed] taken away first (and given
+ *     back before it returns), or with `empty` the usage of every
+ *     admitted Workload (Kueue's simulateEmpty: only capacity that
+ *     preemption could free counts). The flavor assigner asks it with
+ *     `empty` when check said no, to decide between Preempt and NoFit;
+ *     the preemption search asks it with the candidates it removed.
  */
 struct que_tas_hook {
-	void *ctx; /* [borrowed] passed back to both */
+	void *ctx; /* [borrowed] passed back to all */
 	int (*check)(void *ctx, const struct que_wl *wl, size_t podset,
 	    const struct que_flavor *f, int32_t count, char *msg, size_t len);
 	int (*assume)(void *ctx, const struct que_wl *wl,
 	    const char *const *flavors, const int32_t *counts, char *msg,
 	    size_t len);
+	int (*check_without)(void *ctx, const struct que_wl *wl, size_t podset,
+	    const struct que_flavor *f, int32_t count,
+	    const struct que_wl *const *gone, size_t n_gone, bool empty,
+	    char *msg, size_t len);
 };
 
 /* h [borrowed; must stay valid until replaced or st is freed], or NULL

@@ -22,7 +22,11 @@ examples' shape (tests/integration/data/tas-*.yaml):
     replacement is recorded in the ledger first and survives a restart;
   - a tainted rack is used only by Jobs that tolerate its taint (in
     their pod template or through the flavor's tolerations), and a
-    nodeSelector keeps a Job's pods on the hosts that carry the label.
+    nodeSelector keeps a Job's pods on the hosts that carry the label;
+  - TAS preemption: a high-priority required-rack Job that fits the
+    ClusterQueue's quota but no rack preempts the low-priority Jobs
+    filling one rack (Kueue's Preempted condition and events) and lands
+    there; low-priority Jobs in the other racks are untouched.
 The ResourceFlavor's topologyName gets no UnsupportedField event."""
 import json
 import os
@@ -179,10 +183,13 @@ def cluster(s):
                     "status": {"allocatable": alloc, "capacity": alloc}})
 
 
-def example_job(s, mode, name, pods, runtime_ms=600000):
+def example_job(s, mode, name, pods, runtime_ms=600000, priority=None):
     with open(os.path.join(DATA, "tas-job-%s.yaml" % mode)) as f:
         job = yaml.safe_load(f)
     job["metadata"]["name"] = name
+    if priority:
+        job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = \
+            priority
     job["metadata"].setdefault("annotations", {})[
         "cueue.dev/sim-runtime-ms"] = str(runtime_ms)
     job["spec"]["parallelism"] = job["spec"]["completions"] = pods
@@ -452,6 +459,90 @@ def node_failures(s):
     nodes = placed(s, "full8", 8, timeout=30)
     eq(len(set(rack_of(n) for n in nodes)), 1, "full8 in one rack")
     check(rack_of(nodes[0]) != frack, "full8 left %s: %r" % (frack, nodes))
+    ctl.stop()
+
+
+PRIORITIES = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 10
+"""
+
+
+def conditions(s, job):
+    w = wl_of_ns(s, job) or {}
+    return {c["type"]: c for c in w.get("status", {}).get("conditions", [])}
+
+
+@case("preemption-frees-a-rack", simulate=SIM)
+def preemption(s):
+    """Four racks of 8 cpu filled by low-priority required-rack Jobs (one
+    of 8 pods in each of three racks, two of 4 in the last) with quota to
+    spare: a high-priority Job of 8 pods fits the quota but no rack, so
+    it preempts the minimal set of lower-priority Workloads whose release
+    frees a rack (Kueue's candidate order: the newest first, then fill
+    back): the two in the last rack, and is placed there."""
+    cluster(s)
+    s.kubectl("apply", "-f", s.file("priorities.yaml", PRIORITIES))
+    code, _, out = s.raw(
+        "PATCH", KQ + "/clusterqueues/tas-cluster-queue",
+        {"spec": {"preemption": {"withinClusterQueue": "LowerPriority"}}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "preemption policy: %r" % (out,))
+    ctl = Controller(s, config=CONFIG)
+    racks = {}
+    for name, pods in (("low1", 8), ("low2", 8), ("low3", 8), ("low4", 4),
+                       ("low5", 4)):
+        example_job(s, "required", name, pods, priority="low")
+        nodes = placed(s, name, pods)
+        eq(len(set(rack_of(n) for n in nodes)), 1, "%s in one rack" % name)
+        racks[name] = rack_of(nodes[0])
+    eq(racks["low4"], racks["low5"], "low4 and low5 share a rack")
+    eq(len(set(racks.values())), 4, "every rack full: %r" % racks)
+    before = {n: assignment(s, n) for n in ("low1", "low2", "low3")}
+    example_job(s, "required", "high", 8, priority="high")
+    high = wait_for(lambda: wl_of_ns(s, "high"), 20, what="high Workload")
+
+    def preempted(job):
+        c = conditions(s, job)
+        return c if c.get("Evicted", {}).get("status") == "True" else None
+    for job in ("low4", "low5"):
+        c = wait_for(lambda: preempted(job), 20, what="%s preempted" % job)
+        eq(c["Evicted"]["reason"], "Preempted", "%s evicted by "
+           "preemption" % job)
+        eq((c["Preempted"]["status"], c["Preempted"]["reason"]),
+           ("True", "InClusterQueue"), "%s Preempted condition" % job)
+        check(c["Preempted"]["message"].startswith(
+            "Preempted to accommodate a workload (UID: %s" %
+            high["metadata"]["uid"]) and "due to prioritization in the "
+            "ClusterQueue" in c["Preempted"]["message"],
+            c["Preempted"]["message"])
+        lname = wl_of_ns(s, job)["metadata"]["name"]
+
+        def events():
+            evs = [e for e in s.get_json(
+                "/api/v1/namespaces/%s/events" % DNS)["items"]
+                if e["involvedObject"]["name"] == lname and
+                e["reason"] == "Preempted"]
+            return evs or None
+        evs = wait_for(events, 20, what="Preempted event on %s" % job)
+        eq(len(evs), 1, "one Preempted event on %s" % job)
+        check(evs[0]["message"].startswith(c["Preempted"]["message"]),
+              evs[0]["message"])
+    nodes = placed(s, "high", 8, timeout=40)
+    eq(sorted(set(rack_of(n) for n in nodes)), [racks["low4"]],
+       "high in the freed rack")
+    for job in ("low1", "low2", "low3"):
+        check("Evicted" not in conditions(s, job) or
+              conditions(s, job)["Evicted"]["status"] != "True",
+              "%s not evicted" % job)
+        eq(assignment(s, job), before[job], "%s keeps its rack" % job)
     ctl.stop()
 
 
