@@ -86,8 +86,9 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
 	"DisableWaitForPodsReady, AdmissionFairSharing, VisibilityOnDemand, "
 	"the metric gates MetricsForCohorts, MetricForWorkloadCreationLatency, "
-	"UnadmittedWorkloadsObservability, and the TAS node failure gates "
-	"TASFailedNodeReplacement, TASReplaceNodeOnPodTermination, "
+	"UnadmittedWorkloadsObservability, TASProfileMixed, and the TAS node "
+	"failure gates TASFailedNodeReplacement, "
+	"TASReplaceNodeOnPodTermination, "
 	"TASReplaceNodeOnNodeTaints, TASReplaceNodeDueToNotReadyOverFixedTime; "
 	"other known gates warn, unknown ones are refused"},
     {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
@@ -121,8 +122,8 @@ const struct ctl_compat ctl_compat_table[] = {
 	"topology-aware placement (required, preferred, unconstrained, "
 	"implied, slices, podSet groups), tolerations, nodeSelector and "
 	"required node affinity, gating and ungating, failed node replacement "
-	"or eviction; no balanced placement, no LeastFreeCapacity or Mixed "
-	"profiles (docs/tas.md)"},
+	"or eviction, the Mixed profile (TASProfileMixed); no balanced "
+	"placement, no LeastFreeCapacity profile (docs/tas.md)"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "spec.podSets[].topologyRequest", P,
 	CTL_COMPAT_WARN_TABLE_ONLY,
@@ -308,6 +309,7 @@ bool ctl_compat_gate_honoured(const char *name)
 	    "MetricForWorkloadCreationLatency",
 	    "MetricsForCohorts",
 	    "TASFailedNodeReplacement",
+	    "TASProfileMixed",
 	    "TASReplaceNodeDueToNotReadyOverFixedTime",
 	    "TASReplaceNodeOnNodeTaints",
 	    "TASReplaceNodeOnPodTermination",

@@ -178,8 +178,11 @@ struct ctl_config {
 	 * NotReady or tainted node fails once the Workload's pods there
 	 * ended), TASReplaceNodeOnNodeTaints (on: untolerated taints fail a
 	 * node), TASReplaceNodeDueToNotReadyOverFixedTime (off: NotReady for
-	 * NodeFailureDelay fails a node whatever its pods). */
+	 * NodeFailureDelay fails a node whatever its pods); and
+	 * TASProfileMixed (on: unconstrained podSets are spread over the
+	 * domains with the least free capacity first). */
 	struct {
+		bool profile_mixed;
 		bool node_replacement;
 		bool on_pod_termination;
 		bool on_node_taints;

@@ -342,6 +342,7 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 			c->metrics.creation_latency, true},
 		    {"UnadmittedWorkloadsObservability", c->metrics.unadmitted,
 			true},
+		    {"TASProfileMixed", c->tas_gates.profile_mixed, true},
 		    {"TASFailedNodeReplacement", c->tas_gates.node_replacement,
 			true},
 		    {"TASReplaceNodeOnPodTermination",

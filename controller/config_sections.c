@@ -507,6 +507,8 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 	c->manage_jobs_without_queue_name =
 	    ctl_config_get_bool(root, "manageJobsWithoutQueueName", false);
 	v = ctl_config_jget(root, "featureGates");
+	c->tas_gates.profile_mixed =
+	    ctl_config_get_bool(v, "TASProfileMixed", true);
 	c->tas_gates.node_replacement =
 	    ctl_config_get_bool(v, "TASFailedNodeReplacement", true);
 	c->tas_gates.on_pod_termination =

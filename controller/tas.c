@@ -738,6 +738,8 @@ static void flavor_build(ctl *c, struct tas_flavor *f)
 		flavor_drop_tree(f);
 		return;
 	}
+	tas_tree_set_mixed_profile(
+	    f->tree, c->cfg == NULL || c->cfg->tas_gates.profile_mixed);
 	api_informer_foreach(c->tas.nodes, each_node, &e);
 	api_informer_foreach(c->tas.pods, each_pod, &e);
 }

@@ -30,6 +30,16 @@ static int cmp_fit_desc(const void *pa, const void *pb)
 	return strcmp(a->key, b->key);
 }
 
+static int cmp_fit_asc(const void *pa, const void *pb)
+{
+	const struct tas_domain *a = *(const struct tas_domain *const *)pa;
+	const struct tas_domain *b = *(const struct tas_domain *const *)pb;
+
+	if (a->fit != b->fit)
+		return a->fit < b->fit ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
 static int cmp_key(const void *pa, const void *pb)
 {
 	const struct tas_domain *a = *(const struct tas_domain *const *)pa;
@@ -193,6 +203,28 @@ static void take_greedy(
 	}
 }
 
+/* Kueue's least-free-capacity spread: domains in ascending fit, each
+ * taken whole (none that holds no pod), the last for the rest; out gets
+ * the domains used. */
+static void take_least_free(
+    struct tas_domain **ds, size_t n, int64_t count, struct dlist *out)
+{
+	int64_t rem = count;
+	size_t i;
+
+	qsort(ds, n, sizeof(*ds), cmp_fit_asc);
+	out->n = 0;
+	for (i = 0; i < n && rem > 0; i++) {
+		struct tas_domain *d = ds[i];
+
+		if (d->fit <= 0)
+			continue;
+		d->take = d->fit < rem ? d->fit : rem;
+		rem -= d->take;
+		out->items[out->n++] = d;
+	}
+}
+
 static int sorted_copy(
     struct tas_domain *const *src, size_t n, struct dlist *out, cu_error *err)
 {
@@ -256,7 +288,12 @@ static int find_level(struct tas_tree *t, const struct tas_request *r, size_t l,
 		cu_free(s.items);
 		return find_level(t, r, l - 1, at, chosen, msg, len, err);
 	}
-	take_greedy(s.items, s.n, r->count, chosen);
+	/* No domain holds them all (the one domain chosen above is the same
+	 * under both of Kueue's profiles). */
+	if (r->mode == TAS_UNCONSTRAINED && t->mixed)
+		take_least_free(s.items, s.n, r->count, chosen);
+	else
+		take_greedy(s.items, s.n, r->count, chosen);
 	for (i = 0; i < chosen->n; i++)
 		got += chosen->items[i]->take;
 	cu_free(s.items);

@@ -112,6 +112,12 @@ CU_MUST_CHECK int tas_tree_node_put(struct tas_tree *t, const char *node,
     const struct api_strmap *labels, const struct tas_amount *alloc,
     size_t n_alloc, const struct tas_taint *taints, size_t n_taints,
     bool schedulable, cu_error *err);
+/* Kueue's TASProfileMixed (on by default in Kueue since v0.15): an
+ * unconstrained podSet that no single domain holds is spread over the
+ * lowest level's domains with the least free capacity first (each taken
+ * whole, the last for the rest), not the largest first; every other
+ * placement stays best fit. A new tree has it off (best fit only). */
+void tas_tree_set_mixed_profile(struct tas_tree *t, bool on);
 /* Remove a Node (its capacity goes; usage charged to it is forgotten). */
 void tas_tree_node_remove(struct tas_tree *t, const char *node);
 /* Charge (sign +1) or release (-1) one pod's usage on a node, e.g. a

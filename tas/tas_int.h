@@ -55,6 +55,7 @@ struct tas_tree {
 	char **levels; /* [owned] node labels */
 	size_t n_levels;
 	bool host_lowest; /* lowest level is kubernetes.io/hostname */
+	bool mixed; /* Kueue's Mixed profile (tas_tree_set_mixed_profile) */
 	char *res[TAS_MAX_RESOURCES]; /* [owned] column names */
 	size_t n_res;
 	cu_map nodes;	      /* name -> struct tas_node [owned] */

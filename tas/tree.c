@@ -99,6 +99,11 @@ static void node_free(struct tas_node *n)
 	cu_free(n);
 }
 
+void tas_tree_set_mixed_profile(struct tas_tree *t, bool on)
+{
+	t->mixed = on;
+}
+
 void tas_tree_free(struct tas_tree *t)
 {
 	cu_map_iter it = CU_MAP_ITER_INIT;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/controller_config_tasgates_test.c - Kueue's TAS node failure
- * gates in the Configuration: at Kueue's defaults without featureGates
- * (TASFailedNodeReplacement, TASReplaceNodeOnPodTermination and
+ * gates and TASProfileMixed in the Configuration: at Kueue's defaults without
+ * featureGates (TASFailedNodeReplacement, TASReplaceNodeOnPodTermination and
  * TASReplaceNodeOnNodeTaints on, TASReplaceNodeDueToNotReadyOverFixedTime
  * off), honoured when set (no "not acted on" warning), and printed back
  * when not at the default so that a converted file keeps them.
@@ -45,6 +45,7 @@ Test(ctl_config_tasgates, kueue_defaults_and_not_printed)
 	char *y;
 
 	load_ok(&c, HDR);
+	cr_assert(c.tas_gates.profile_mixed);
 	cr_assert(c.tas_gates.node_replacement);
 	cr_assert(c.tas_gates.on_pod_termination);
 	cr_assert(c.tas_gates.on_node_taints);
@@ -61,11 +62,13 @@ Test(ctl_config_tasgates, honoured_and_printed_back)
 	char *y;
 
 	load_ok(&c, HDR "featureGates:\n"
+			"  TASProfileMixed: false\n"
 			"  TASFailedNodeReplacement: false\n"
 			"  TASReplaceNodeOnPodTermination: false\n"
 			"  TASReplaceNodeOnNodeTaints: false\n"
 			"  TASReplaceNodeDueToNotReadyOverFixedTime: true\n");
 	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	cr_assert_not(c.tas_gates.profile_mixed);
 	cr_assert_not(c.tas_gates.node_replacement);
 	cr_assert_not(c.tas_gates.on_pod_termination);
 	cr_assert_not(c.tas_gates.on_node_taints);
@@ -75,6 +78,7 @@ Test(ctl_config_tasgates, honoured_and_printed_back)
 	    strstr(y, "TASReplaceNodeDueToNotReadyOverFixedTime: true") != NULL,
 	    "%s", y);
 	load_ok(&again, y);
+	cr_assert_not(again.tas_gates.profile_mixed);
 	cr_assert_not(again.tas_gates.node_replacement);
 	cr_assert_not(again.tas_gates.on_pod_termination);
 	cr_assert_not(again.tas_gates.on_node_taints);

@@ -429,3 +429,73 @@ Test(tas_place, replace_failed_node_table)
 		tas_tree_free(t);
 	}
 }
+
+/* Kueue's Mixed profile (TASProfileMixed): hosts h1..h4 hold 4, 1, 2
+ * and 3 pods. An unconstrained podSet that no host holds alone is
+ * spread from the least free host up (best fit: from the largest); one
+ * host that holds it all is the same under both; required stays best
+ * fit. */
+static struct tas_tree *uneven_hosts(bool mixed)
+{
+	const char *levels[] = {TAS_HOSTNAME_LABEL};
+	const int64_t cpu[] = {4000, 1000, 2000, 3000};
+	struct tas_tree *t;
+	cu_error err;
+	int h;
+
+	cr_assert_eq(tas_tree_new("default", levels, 1, &t, &err), CU_OK);
+	tas_tree_set_mixed_profile(t, mixed);
+	for (h = 0; h < 4; h++) {
+		struct api_strmap labels = {NULL, 0};
+		struct tas_amount alloc[] = {{"cpu", cpu[h]}, {"pods", 110}};
+		char name[16];
+
+		snprintf(name, sizeof(name), "h%d", h + 1);
+		cr_assert_eq(
+		    api_strmap_set(&labels, TAS_HOSTNAME_LABEL, name, &err),
+		    CU_OK);
+		cr_assert_eq(
+		    tas_tree_node_set(t, name, &labels, alloc, 2, true, &err),
+		    CU_OK, "%s", err.msg);
+		api_strmap_dispose(&labels);
+	}
+	return t;
+}
+
+Test(tas_place, mixed_profile_spreads_least_free_first)
+{
+	static const struct {
+		bool mixed;
+		enum tas_mode mode;
+		int32_t count;
+		const char *want;
+	} mcases[] = {
+	    {false, TAS_UNCONSTRAINED, 5, "h1:4,h2:1"},
+	    {true, TAS_UNCONSTRAINED, 5, "h2:1,h3:2,h4:2"},
+	    {true, TAS_UNCONSTRAINED, 10, "h1:4,h2:1,h3:2,h4:3"},
+	    {false, TAS_UNCONSTRAINED, 2, "h3:2"},
+	    {true, TAS_UNCONSTRAINED, 2, "h3:2"},
+	    {true, TAS_UNCONSTRAINED, 4, "h1:4"},
+	    {true, TAS_PREFERRED, 5, "h1:4,h2:1"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(mcases) / sizeof(mcases[0]); i++) {
+		struct tas_tree *t = uneven_hosts(mcases[i].mixed);
+		struct tas_request r = {mcases[i].mode,
+		    mcases[i].mode == TAS_UNCONSTRAINED ? NULL
+							: TAS_HOSTNAME_LABEL,
+		    mcases[i].count, one_cpu, 1, NULL, 0, NULL};
+		struct api_topology_assignment a;
+		char msg[256], got[256];
+		cu_error err;
+
+		cr_assert_eq(tas_place(t, &r, &a, msg, sizeof(msg), &err),
+		    CU_OK, "case %zu: %s", i, msg);
+		render(&a, got, sizeof(got));
+		cr_assert_str_eq(got, mcases[i].want, "case %zu (mixed %d)", i,
+		    mcases[i].mixed);
+		api_topology_assignment_dispose(&a);
+		tas_tree_free(t);
+	}
+}
