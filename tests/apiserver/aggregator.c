@@ -612,112 +612,28 @@ struct job {
 	CURLcode rc;
 };
 
-struct sock {
-	ev_io io;
-	struct agg_client *c;
-};
-
 struct agg_client {
 	struct as_server *srv;
-	CURLM *multi;
-	ev_timer timer;
-	int running;
+	struct as_curlev cl;
 	struct job *jobs;
 };
 
 static struct agg_client *aggc; /* one server per process */
 static bool agg_stopped;	/* shutting down: no new calls */
 
-static void drain(struct agg_client *c)
+/* A finished transfer: its request is resumed to answer. */
+static void transfer_done(CURL *e, CURLcode rc, void *ctx)
 {
-	CURLMsg *msg;
-	int left;
+	struct agg_client *c = ctx;
+	struct job *j = NULL;
 
-	while ((msg = curl_multi_info_read(c->multi, &left)) != NULL) {
-		struct job *j = NULL;
-
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		curl_easy_getinfo(
-		    msg->easy_handle, CURLINFO_PRIVATE, (char **)&j);
-		if (j == NULL)
-			continue;
-		j->rc = msg->data.result;
-		j->done = true;
-		curl_multi_remove_handle(c->multi, j->e);
-		as_http_resume(j->srv, j->conn);
-	}
-}
-
-static void on_sock(struct ev_loop *loop, ev_io *w, int revents)
-{
-	struct sock *ws = w->data;
-	struct agg_client *c = ws->c; /* ws may go in the action */
-	int flags = 0;
-
-	(void)loop;
-	if (revents & EV_READ)
-		flags |= CURL_CSELECT_IN;
-	if (revents & EV_WRITE)
-		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(c->multi, w->fd, flags, &c->running);
-	drain(c);
-}
-
-static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct agg_client *c = w->data;
-
-	(void)loop;
-	(void)revents;
-	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &c->running);
-	drain(c);
-}
-
-static int socket_cb(
-    CURL *e, curl_socket_t s, int what, void *userp, void *sockp)
-{
-	struct agg_client *c = userp;
-	struct sock *ws = sockp;
-	int ev = 0;
-
-	(void)e;
-	if (what == CURL_POLL_REMOVE) {
-		if (ws != NULL) {
-			ev_io_stop(c->srv->loop, &ws->io);
-			cu_free(ws);
-			curl_multi_assign(c->multi, s, NULL);
-		}
-		return 0;
-	}
-	if (ws == NULL) {
-		if ((ws = cu_calloc(1, sizeof(*ws))) == NULL)
-			return -1;
-		ws->c = c;
-		curl_multi_assign(c->multi, s, ws);
-	} else
-		ev_io_stop(c->srv->loop, &ws->io);
-	if (what & CURL_POLL_IN)
-		ev |= EV_READ;
-	if (what & CURL_POLL_OUT)
-		ev |= EV_WRITE;
-	ev_io_init(&ws->io, on_sock, s, ev);
-	ws->io.data = ws;
-	ev_io_start(c->srv->loop, &ws->io);
-	return 0;
-}
-
-static int timer_cb(CURLM *m, long ms, void *userp)
-{
-	struct agg_client *c = userp;
-
-	(void)m;
-	ev_timer_stop(c->srv->loop, &c->timer);
-	if (ms >= 0) {
-		ev_timer_set(&c->timer, (double)ms / 1000.0, 0.);
-		ev_timer_start(c->srv->loop, &c->timer);
-	}
-	return 0;
+	curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&j);
+	if (j == NULL)
+		return;
+	j->rc = rc;
+	j->done = true;
+	curl_multi_remove_handle(c->cl.multi, j->e);
+	as_http_resume(j->srv, j->conn);
 }
 
 static struct agg_client *client_get(struct as_server *srv)
@@ -729,17 +645,10 @@ static struct agg_client *client_get(struct as_server *srv)
 	if ((c = cu_calloc(1, sizeof(*c))) == NULL)
 		return NULL;
 	c->srv = srv;
-	c->multi = curl_multi_init();
-	if (c->multi == NULL) {
+	if (as_curlev_init(&c->cl, srv->loop, transfer_done, c) != CU_OK) {
 		cu_free(c);
 		return NULL;
 	}
-	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-	ev_init(&c->timer, on_timer);
-	c->timer.data = c;
 	aggc = c;
 	return c;
 }
@@ -748,7 +657,7 @@ static void job_free(struct job *j)
 {
 	if (aggc != NULL) {
 		if (!j->done)
-			curl_multi_remove_handle(aggc->multi, j->e);
+			curl_multi_remove_handle(aggc->cl.multi, j->e);
 		if (j->prev != NULL)
 			j->prev->next = j->next;
 		else if (aggc->jobs == j)
@@ -771,8 +680,7 @@ void as_aggregator_stop(struct as_server *srv)
 		return;
 	while (c->jobs != NULL)
 		job_free(c->jobs);
-	curl_multi_cleanup(c->multi); /* may call socket_cb */
-	ev_timer_stop(c->srv->loop, &c->timer);
+	as_curlev_dispose(&c->cl);
 	cu_free(c);
 	aggc = NULL;
 }
@@ -892,7 +800,7 @@ void as_aggregator_proxy(
 		rc = setup_easy(rq, e, &j->c, insecure);
 		rc |= curl_easy_setopt(e, CURLOPT_PRIVATE, j);
 		if (j->c.hdrs == NULL || rc != CURLE_OK ||
-		    curl_multi_add_handle(ac->multi, e) != CURLM_OK) {
+		    curl_multi_add_handle(ac->cl.multi, e) != CURLM_OK) {
 			j->done = true; /* not in the multi handle */
 			job_free(j);
 			as_resp_error(resp, 500, "InternalError",

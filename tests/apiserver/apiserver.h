@@ -34,6 +34,7 @@
 #ifndef CU_TESTS_APISERVER_H
 #define CU_TESTS_APISERVER_H
 
+#include <curl/curl.h>
 #include <ev.h>
 #include <jansson.h>
 #include <microhttpd.h>
@@ -635,6 +636,27 @@ void as_admit_end(void);
 void as_admit_free(struct as_admit *a); /* NULL is a no-op */
 /* Cancel calls in flight and free the client; later calls fail. */
 void as_webhooks_stop(struct as_server *srv);
+
+/* ---- libcurl multi on the server's loop (curlev.c) --------------------- */
+
+/* One multi handle driven by loop: transfers added to `multi` run
+ * without blocking the server; each finished one is handed to done(e,
+ * rc, ctx) (the easy handle is still in the multi handle: done removes
+ * it). Embedded by its owner; must not move once initialised. */
+struct as_curlev {
+	struct ev_loop *loop; /* [borrowed] */
+	CURLM *multi;	      /* [owned] */
+	ev_timer timer;
+	int running;
+	void (*done)(CURL *e, CURLcode rc, void *ctx);
+	void *ctx; /* [borrowed] */
+};
+
+/* CU_OK, or CU_ENOMEM (no multi handle). */
+CU_MUST_CHECK int as_curlev_init(struct as_curlev *c, struct ev_loop *loop,
+    void (*done)(CURL *e, CURLcode rc, void *ctx), void *ctx);
+/* Clean the multi handle up (its transfers must be removed first). */
+void as_curlev_dispose(struct as_curlev *c);
 /* Default and validate a Mutating/ValidatingWebhookConfiguration (v1
  * rules); false with a 422 in resp. */
 bool as_webhook_config_prepare(

@@ -80,15 +80,8 @@ struct as_admit {
 /* The HTTPS client: one multi handle on the server's loop. */
 struct as_whclient {
 	struct as_server *srv;
-	CURLM *multi;
-	ev_timer timer;
-	int running;
+	struct as_curlev cl;
 	struct as_call *inflight;
-};
-
-struct wh_sock {
-	ev_io io;
-	struct as_whclient *c;
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -128,94 +121,15 @@ static long b64_decode(const char *s, char **out, size_t *len)
 
 static void call_finish(struct as_call *c, CURLcode rc);
 
-static void drain(struct as_whclient *c)
+/* A finished transfer: its call. */
+static void transfer_done(CURL *e, CURLcode rc, void *ctx)
 {
-	CURLMsg *msg;
-	int left;
+	struct as_call *call = NULL;
 
-	while ((msg = curl_multi_info_read(c->multi, &left)) != NULL) {
-		struct as_call *call = NULL;
-
-		if (msg->msg != CURLMSG_DONE)
-			continue;
-		curl_easy_getinfo(
-		    msg->easy_handle, CURLINFO_PRIVATE, (char **)&call);
-		if (call != NULL)
-			call_finish(call, msg->data.result);
-	}
-}
-
-static void on_sock(struct ev_loop *loop, ev_io *w, int revents)
-{
-	struct wh_sock *ws = w->data;
-	struct as_whclient *c = ws->c;
-	int flags = 0;
-
-	(void)loop;
-	if (revents & EV_READ)
-		flags |= CURL_CSELECT_IN;
-	if (revents & EV_WRITE)
-		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(c->multi, w->fd, flags, &c->running);
-	drain(c);
-}
-
-static void on_timer(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	struct as_whclient *c = w->data;
-
-	(void)loop;
-	(void)revents;
-	curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &c->running);
-	drain(c);
-}
-
-static int socket_cb(
-    CURL *e, curl_socket_t s, int what, void *userp, void *sockp)
-{
-	struct as_whclient *c = userp;
-	struct wh_sock *ws = sockp;
-	int ev = 0;
-
-	(void)e;
-	if (what == CURL_POLL_REMOVE) {
-		if (ws != NULL) {
-			ev_io_stop(c->srv->loop, &ws->io);
-			cu_free(ws);
-			curl_multi_assign(c->multi, s, NULL);
-		}
-		return 0;
-	}
-	if (ws == NULL) {
-		ws = cu_calloc(1, sizeof(*ws));
-		if (ws == NULL)
-			return -1;
-		ws->c = c;
-		curl_multi_assign(c->multi, s, ws);
-	} else {
-		ev_io_stop(c->srv->loop, &ws->io);
-	}
-	if (what & CURL_POLL_IN)
-		ev |= EV_READ;
-	if (what & CURL_POLL_OUT)
-		ev |= EV_WRITE;
-	ev_io_init(&ws->io, on_sock, s, ev);
-	ws->io.data = ws;
-	ev_io_start(c->srv->loop, &ws->io);
-	return 0;
-}
-
-static int timer_cb(CURLM *m, long ms, void *userp)
-{
-	struct as_whclient *c = userp;
-
-	(void)m;
-	ev_timer_stop(c->srv->loop, &c->timer);
-	if (ms >= 0) {
-		ev_timer_set(&c->timer, (double)ms / 1000.0, 0.);
-		ev_timer_start(c->srv->loop, &c->timer);
-	}
-	return 0;
+	(void)ctx;
+	curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&call);
+	if (call != NULL)
+		call_finish(call, rc);
 }
 
 static struct as_whclient *client_get(struct as_server *srv)
@@ -232,18 +146,11 @@ static struct as_whclient *client_get(struct as_server *srv)
 		return NULL;
 	}
 	c->srv = srv;
-	c->multi = curl_multi_init();
-	if (c->multi == NULL) {
+	if (as_curlev_init(&c->cl, srv->loop, transfer_done, c) != CU_OK) {
 		curl_global_cleanup();
 		cu_free(c);
 		return NULL;
 	}
-	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-	ev_init(&c->timer, on_timer);
-	c->timer.data = c;
 	srv->whc = c;
 	return c;
 }
@@ -255,7 +162,7 @@ static void call_release(struct as_call *call)
 
 	if (call->easy != NULL) {
 		if (c != NULL)
-			curl_multi_remove_handle(c->multi, call->easy);
+			curl_multi_remove_handle(c->cl.multi, call->easy);
 		curl_easy_cleanup(call->easy);
 		call->easy = NULL;
 		if (c != NULL) {
@@ -308,8 +215,7 @@ void as_webhooks_stop(struct as_server *srv)
 		call_fail(call,
 		    "failed to call webhook: the API server is shutting down");
 	}
-	curl_multi_cleanup(c->multi); /* may call socket_cb */
-	ev_timer_stop(srv->loop, &c->timer);
+	as_curlev_dispose(&c->cl);
 	curl_global_cleanup();
 	cu_free(c);
 	srv->whc = NULL;
@@ -777,7 +683,7 @@ static void call_start(struct as_call *call, json_t *hook)
 				"HTTPS client");
 		return;
 	}
-	if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+	if (curl_multi_add_handle(c->cl.multi, e) != CURLM_OK) {
 		curl_easy_cleanup(e);
 		call_fail(
 		    call, "failed to call webhook: cannot start the call");
