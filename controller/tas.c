@@ -317,6 +317,25 @@ static void filter_of(
 	}
 }
 
+/* The outcome of a placement in flavor f: an error (err) is a NoFit
+ * with its message; a level the Topology lacks (tas_place says so before
+ * looking at any capacity) is worded per flavor, as Kueue's flavor
+ * assigner does. */
+static int placed(const struct tas_flavor *f, int rc, const cu_error *err,
+    char *msg, size_t len)
+{
+	if (rc != CU_OK && rc != TAS_NOFIT) {
+		snprintf(msg, len, "%s", err->msg);
+		return TAS_NOFIT;
+	}
+	if (rc == TAS_NOFIT &&
+	    strncmp(msg, NO_LEVEL, sizeof(NO_LEVEL) - 1) == 0)
+		snprintf(msg, len,
+		    "Flavor \"%s\" does not contain the requested level",
+		    f->name);
+	return rc;
+}
+
 static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
     size_t i, enum tas_mode mode, const char *level, int32_t count,
     struct api_topology_assignment *out, char *msg, size_t len)
@@ -339,18 +358,7 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	r.slice_size = p != NULL ? p->slice_size : 0;
 	r.filter = &filter;
 	rc = tas_place(f->tree, &r, out, msg, len, &err);
-	if (rc != CU_OK && rc != TAS_NOFIT) {
-		snprintf(msg, len, "%s", err.msg);
-		return TAS_NOFIT;
-	}
-	/* tas_place says so before looking at any capacity; Kueue's
-	 * flavor assigner words it per flavor. */
-	if (rc == TAS_NOFIT &&
-	    strncmp(msg, NO_LEVEL, sizeof(NO_LEVEL) - 1) == 0)
-		snprintf(msg, len,
-		    "Flavor \"%s\" does not contain the requested level",
-		    f->name);
-	return rc;
+	return placed(f, rc, &err, msg, len);
 }
 
 /* The other podSet of podSet i's group (podSetGroupName), or -1. */
@@ -414,15 +422,7 @@ static int place_group(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	filter_of(f, tw != NULL && li < tw->n ? &tw->ps[li] : NULL, &fl);
 	l.filter = &fl;
 	rc = tas_place_group(f->tree, &w, &l, &aw, &al, msg, len, &err);
-	if (rc != CU_OK && rc != TAS_NOFIT) {
-		snprintf(msg, len, "%s", err.msg);
-		return TAS_NOFIT;
-	}
-	if (rc == TAS_NOFIT &&
-	    strncmp(msg, NO_LEVEL, sizeof(NO_LEVEL) - 1) == 0)
-		snprintf(msg, len,
-		    "Flavor \"%s\" does not contain the requested level",
-		    f->name);
+	rc = placed(f, rc, &err, msg, len);
 	if (rc != CU_OK)
 		return rc;
 	*ai = wi == i ? aw : al;

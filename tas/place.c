@@ -48,30 +48,6 @@ static int cmp_key(const void *pa, const void *pb)
 	return strcmp(a->key, b->key);
 }
 
-/* Pods of the request that fit in free capacity `free` of n nodes
- * (inlined: every placement calls it once per leaf). */
-static inline __attribute__((always_inline)) int64_t fit_in(
-    const int64_t *free, size_t n, const int *cols, const struct tas_request *r)
-{
-	int64_t fit = free[TAS_PODS] > 0 ? free[TAS_PODS] : 0;
-	size_t i;
-
-	if (n == 0)
-		return 0;
-	for (i = 0; i < r->n_per_pod; i++) {
-		int64_t f;
-
-		if (r->per_pod[i].value <= 0 || cols[i] == TAS_PODS)
-			continue;
-		if (cols[i] < 0)
-			return 0; /* no node offers that resource */
-		f = free[cols[i]] / r->per_pod[i].value;
-		if (f < fit)
-			fit = f > 0 ? f : 0;
-	}
-	return fit;
-}
-
 const int64_t *tas__leaf_free(const struct tas_tree *t,
     const struct tas_domain *leaf, const struct tas_filter *f, int64_t *buf,
     size_t *n_nodes)
@@ -119,7 +95,7 @@ static int64_t leaf_fit_filtered(const struct tas_tree *t,
 	size_t n;
 	const int64_t *free = tas__leaf_free(t, leaf, r->filter, buf, &n);
 
-	return fit_in(free, n, cols, r);
+	return tas__fit_in(free, n, cols, r);
 }
 
 static void fill_counts(
@@ -138,7 +114,7 @@ static void fill_counts(
 			struct tas_domain *d = leaves->items[i];
 
 			d->take = 0;
-			d->fit = fit_in(d->free, d->n_nodes, cols, r);
+			d->fit = tas__fit_in(d->free, d->n_nodes, cols, r);
 		}
 	else
 		for (i = 0; i < leaves->n; i++) {

@@ -67,27 +67,6 @@ static int dl_push(struct dl *d, struct tas_domain *x)
 
 /* ---- 1. counts -------------------------------------------------------- */
 
-/* Pods of request r (columns cols) that fit in free. */
-static int64_t fit_in(
-    const int64_t *free, const int *cols, const struct tas_request *r)
-{
-	int64_t fit = free[TAS_PODS] > 0 ? free[TAS_PODS] : 0;
-	size_t i;
-
-	for (i = 0; i < r->n_per_pod; i++) {
-		int64_t f;
-
-		if (r->per_pod[i].value <= 0 || cols[i] == TAS_PODS)
-			continue;
-		if (cols[i] < 0)
-			return 0; /* no node offers that resource */
-		f = free[cols[i]] / r->per_pod[i].value;
-		if (f < fit)
-			fit = f > 0 ? f : 0;
-	}
-	return fit;
-}
-
 static void leaf_counts(struct gen *g, struct tas_domain *d)
 {
 	int64_t tmp[TAS_MAX_RESOURCES], wbuf[TAS_MAX_RESOURCES],
@@ -110,11 +89,11 @@ static void leaf_counts(struct gen *g, struct tas_domain *d)
 		if (up == NULL)
 			return;
 	}
-	d->fit = d->fit_wl = fit_in(wfree, g->cw, g->w);
+	d->fit = d->fit_wl = tas__fit_in(wfree, nw, g->cw, g->w);
 	if (g->l == NULL)
 		return;
 	lfree = tas__leaf_free(g->t, d, g->l->filter, lbuf, &nl);
-	if (nl == 0 || fit_in(lfree, g->cl, g->l) < 1)
+	if (nl == 0 || tas__fit_in(lfree, nl, g->cl, g->l) < 1)
 		return;
 	d->leader = 1;
 	memcpy(tmp, wfree, sizeof(tmp));
@@ -122,7 +101,7 @@ static void leaf_counts(struct gen *g, struct tas_domain *d)
 	for (i = 0; i < g->l->n_per_pod; i++)
 		if (g->cl[i] > TAS_PODS && g->l->per_pod[i].value > 0)
 			tmp[g->cl[i]] -= g->l->per_pod[i].value;
-	d->fit_wl = fit_in(tmp, g->cw, g->w);
+	d->fit_wl = tas__fit_in(tmp, nw, g->cw, g->w);
 }
 
 /* Bottom-up, as Kueue's fillInCounts: a parent's capacity beside the

@@ -77,6 +77,31 @@ int tas__column(struct tas_tree *t, const char *name, bool add);
  * NoExecute). */
 bool tas__scheduling_taint(const char *effect);
 
+/* Pods of request r (resource columns cols) that fit in free capacity
+ * `free` of n nodes (inlined: every placement calls it once per leaf;
+ * tas/place.c and tas/slice.c). */
+static inline __attribute__((always_inline)) int64_t tas__fit_in(
+    const int64_t *free, size_t n, const int *cols, const struct tas_request *r)
+{
+	int64_t fit = free[TAS_PODS] > 0 ? free[TAS_PODS] : 0;
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < r->n_per_pod; i++) {
+		int64_t f;
+
+		if (r->per_pod[i].value <= 0 || cols[i] == TAS_PODS)
+			continue;
+		if (cols[i] < 0)
+			return 0; /* no node offers that resource */
+		f = free[cols[i]] / r->per_pod[i].value;
+		if (f < fit)
+			fit = f > 0 ? f : 0;
+	}
+	return fit;
+}
+
 /* The free capacity of leaf [borrowed] for the requests of filter f
  * (NULL: none): per resource column, the leaf's own free array when no
  * node is left out, else buf [TAS_MAX_RESOURCES] filled with the free
