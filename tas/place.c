@@ -25,9 +25,8 @@ static int cmp_fit_desc(const void *pa, const void *pb)
 
 	if (a->fit != b->fit)
 		return a->fit > b->fit ? -1 : 1;
-	/* '\x1f' sorts below every label character: strcmp on the key is
-	 * the lexicographic order of the value paths. */
-	return strcmp(a->key, b->key);
+	/* the lexicographic order of the value paths (tas__order) */
+	return a->ord < b->ord ? -1 : a->ord > b->ord;
 }
 
 static int cmp_fit_asc(const void *pa, const void *pb)
@@ -37,7 +36,7 @@ static int cmp_fit_asc(const void *pa, const void *pb)
 
 	if (a->fit != b->fit)
 		return a->fit < b->fit ? -1 : 1;
-	return strcmp(a->key, b->key);
+	return a->ord < b->ord ? -1 : a->ord > b->ord;
 }
 
 static int cmp_key(const void *pa, const void *pb)
@@ -45,7 +44,33 @@ static int cmp_key(const void *pa, const void *pb)
 	const struct tas_domain *a = *(const struct tas_domain *const *)pa;
 	const struct tas_domain *b = *(const struct tas_domain *const *)pb;
 
+	/* '\x1f' sorts below every label character: strcmp on the key is
+	 * the lexicographic order of the value paths. */
 	return strcmp(a->key, b->key);
+}
+
+int tas__order(struct tas_tree *t, cu_error *err)
+{
+	struct tas_domain **tmp = NULL;
+	size_t l, i, cap = 0;
+
+	if (!t->ord_stale)
+		return CU_OK;
+	for (l = 0; l < t->n_levels; l++)
+		cap = t->per_level[l].n > cap ? t->per_level[l].n : cap;
+	if ((tmp = cu_malloc((cap ? cap : 1) * sizeof(*tmp))) == NULL)
+		return cu_error_set(err, CU_ENOMEM, "topology: out of memory");
+	for (l = 0; l < t->n_levels; l++) {
+		const struct tas_level *lv = &t->per_level[l];
+
+		memcpy(tmp, lv->items, lv->n * sizeof(*tmp));
+		qsort(tmp, lv->n, sizeof(*tmp), cmp_key);
+		for (i = 0; i < lv->n; i++)
+			tmp[i]->ord = i;
+	}
+	cu_free(tmp);
+	t->ord_stale = false;
+	return CU_OK;
 }
 
 const int64_t *tas__leaf_free(const struct tas_tree *t,
@@ -233,6 +258,7 @@ static int find_level(struct tas_tree *t, const struct tas_request *r, size_t l,
     size_t *at, struct dlist *chosen, char *msg, size_t len, cu_error *err)
 {
 	struct tas_level *lv = &t->per_level[l];
+	struct tas_domain *top = NULL, *best = NULL;
 	struct dlist s;
 	int64_t got = 0;
 	size_t i;
@@ -243,27 +269,33 @@ static int find_level(struct tas_tree *t, const struct tas_request *r, size_t l,
 		    msg, len, "no topology domains at level: %s", t->levels[l]);
 		return TAS_NOFIT;
 	}
-	if ((rc = sorted_copy(lv->items, lv->n, &s, err)) != CU_OK)
-		return rc;
-	if (s.items[0]->fit >= r->count) {
-		struct tas_domain *d = best_fit(s.items, s.n, r->count);
+	/* One pass finds the largest fit and the best fit (the smallest fit
+	 * that holds them all; ties by value path, as the first of the
+	 * sorted order): sorting is only needed to spread. */
+	for (i = 0; i < lv->n; i++) {
+		struct tas_domain *d = lv->items[i];
 
-		d->take = r->count;
-		chosen->items[0] = d;
+		if (top == NULL || d->fit > top->fit ||
+		    (d->fit == top->fit && d->ord < top->ord))
+			top = d;
+		if (d->fit >= r->count &&
+		    (best == NULL || d->fit < best->fit ||
+			(d->fit == best->fit && d->ord < best->ord)))
+			best = d;
+	}
+	if (best != NULL) {
+		best->take = r->count;
+		chosen->items[0] = best;
 		chosen->n = 1;
 		*at = l;
-		cu_free(s.items);
 		return CU_OK;
 	}
-	if (r->mode == TAS_REQUIRED) {
-		rc = no_fit(t, s.items[0]->fit, r->count, msg, len);
-		cu_free(s.items);
-		return rc;
-	}
-	if (l > 0 && r->mode == TAS_PREFERRED) {
-		cu_free(s.items);
+	if (r->mode == TAS_REQUIRED)
+		return no_fit(t, top->fit, r->count, msg, len);
+	if (l > 0 && r->mode == TAS_PREFERRED)
 		return find_level(t, r, l - 1, at, chosen, msg, len, err);
-	}
+	if ((rc = sorted_copy(lv->items, lv->n, &s, err)) != CU_OK)
+		return rc;
 	/* No domain holds them all (the one domain chosen above is the same
 	 * under both of Kueue's profiles). */
 	if (r->mode == TAS_UNCONSTRAINED && t->mixed)
@@ -335,10 +367,12 @@ int tas_place(struct tas_tree *t, const struct tas_request *r,
 	size_t l = t->n_levels - 1, at = 0, i, c, n_all;
 	int rc;
 
+	memset(out, 0, sizeof(*out));
+	if ((rc = tas__order(t, err)) != CU_OK)
+		return rc;
 	if (r->slice_level != NULL) /* slices: Kueue's general form */
 		return tas__place_general(
 		    t, r, NULL, out, NULL, msg, msg_len, err);
-	memset(out, 0, sizeof(*out));
 	if (msg_len > 0)
 		msg[0] = '\0';
 	if (r->count < 1 || r->n_per_pod > sizeof(cols) / sizeof(cols[0]))
@@ -479,6 +513,8 @@ int tas_replace(struct tas_tree *t, const struct api_topology_assignment *a,
 	memset(out, 0, sizeof(*out));
 	if (msg_len > 0)
 		msg[0] = '\0';
+	if ((rc = tas__order(t, err)) != CU_OK)
+		return rc;
 	if (r->n_per_pod > sizeof(cols) / sizeof(cols[0]) || nl == 0)
 		return cu_error_set(err, CU_EINVAL, "topology: bad request");
 	for (f = 0; f < a->n_domains; f++)

@@ -12,6 +12,8 @@ struct tas_domain {
 	char *key;   /* [owned] value path joined with '\x1f' (map key) */
 	char *value; /* [borrowed from key] this level's value */
 	size_t level;
+	size_t
+	    ord; /* rank of key at its level (tas__order); sorts compare it */
 	struct tas_domain *parent;    /* [borrowed] NULL at level 0 */
 	struct tas_domain **children; /* [owned array, borrowed items] */
 	size_t n_children, cap_children;
@@ -55,7 +57,8 @@ struct tas_tree {
 	char **levels; /* [owned] node labels */
 	size_t n_levels;
 	bool host_lowest; /* lowest level is kubernetes.io/hostname */
-	bool mixed; /* Kueue's Mixed profile (tas_tree_set_mixed_profile) */
+	bool mixed;	/* Kueue's Mixed profile (tas_tree_set_mixed_profile) */
+	bool ord_stale; /* a domain was added since tas__order */
 	char *res[TAS_MAX_RESOURCES]; /* [owned] column names */
 	size_t n_res;
 	cu_map nodes;	      /* name -> struct tas_node [owned] */
@@ -117,6 +120,11 @@ bool tas__node_matches(const struct tas_filter *f, const struct tas_node *n);
 
 /* tas/place.c: the assignment of leaves [edited: sorted] with their
  * `take` pod counts (0 left out), in Kueue's levels. CU_ENOMEM. */
+/* Rank every domain's key at its level (struct tas_domain.ord) once a
+ * domain was added since the last call; placements call it first, so
+ * their sorts compare integers, not value paths. CU_ENOMEM (the ranks
+ * stay stale; the next call retries). */
+CU_MUST_CHECK int tas__order(struct tas_tree *t, cu_error *err);
 int tas__build(struct tas_tree *t, struct tas_domain **leaves, size_t n,
     struct api_topology_assignment *out, cu_error *err);
 

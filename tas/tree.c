@@ -202,6 +202,7 @@ static struct tas_domain *domain_at(
 		cu_free(d);
 		goto fail;
 	}
+	t->ord_stale = true;
 	/* Both cannot fail: room was reserved above. */
 	rc = cu_map_put(&t->domains, d->key, d, NULL);
 	if (rc == CU_OK && level == t->n_levels - 1 && t->host_lowest)

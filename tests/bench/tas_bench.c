@@ -22,6 +22,7 @@
 #include "tas/tas.h"
 
 int bench_tas_main(int argc, char **argv);
+int bench_tas_cycle(void); /* tas_cycle_bench.c */
 
 #define N_DECISIONS 10000
 #define HELD 500
@@ -47,6 +48,9 @@ int bench_tas_main(int argc, char **argv)
 	const struct tas_filter fsel = {NULL, 0, NULL, 0, pool, 1, NULL, 0};
 	const struct tas_taint taint = {"dedicated", NULL, "NoSchedule"};
 	bool filtered = argc > 1 && strcmp(argv[1], "filter") == 0;
+
+	if (argc > 1 && strcmp(argv[1], "cycle") == 0)
+		return bench_tas_cycle();
 	struct tas_tree *t;
 	size_t n_held = 0, oldest = 0, admitted = 0, i;
 	int64_t t0, total;
