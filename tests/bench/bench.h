@@ -10,4 +10,7 @@
  * (a scratch directory of a run: nothing to report if it fails). */
 void bench_rm_tree(const char *dir);
 
+/* qsort comparator of int64_t values (latency samples), ascending. */
+int bench_cmp_i64(const void *a, const void *b);
+
 #endif /* CU_BENCH_BENCH_H */

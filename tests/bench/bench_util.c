@@ -4,6 +4,7 @@
  * (see bench.h): removing a run's scratch directory.
  */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,4 +27,11 @@ void bench_rm_tree(const char *dir)
 	}
 	closedir(d);
 	rmdir(dir);
+}
+
+int bench_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
 }

@@ -23,6 +23,7 @@
 
 #include "admission/admission.h"
 #include "lib/cu.h"
+#include "tests/bench/bench.h"
 #include "queues/queues.h"
 
 #define N_COHORTS 10
@@ -34,13 +35,6 @@ static void die(const char *what, const cu_error *err)
 {
 	fprintf(stderr, "engine_bench: %s: %s\n", what, err->msg);
 	exit(1);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 int bench_engine_main(int argc, char **argv);
@@ -183,7 +177,7 @@ int bench_engine_main(int argc, char **argv)
 			break;
 		}
 	}
-	qsort(lat, ncycles, sizeof(lat[0]), cmp_i64);
+	qsort(lat, ncycles, sizeof(lat[0]), bench_cmp_i64);
 	printf("%s\n", fair ? "fair sharing, 3-level cohort tree"
 			    : "classical, 10 cohorts");
 	printf("cycles: %zu, decisions: %zu, admitted: %zu, left: %zu\n",

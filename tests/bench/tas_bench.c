@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "lib/cu.h"
+#include "tests/bench/bench.h"
 #include "tas/tas.h"
 
 int bench_tas_main(int argc, char **argv);
@@ -26,13 +27,6 @@ int bench_tas_cycle(void); /* tas_cycle_bench.c */
 
 #define N_DECISIONS 10000
 #define HELD 500
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int bench_tas_main(int argc, char **argv)
 {
@@ -135,7 +129,7 @@ int bench_tas_main(int argc, char **argv)
 		lat[i] = cu_time_mono_ns() - t0;
 	}
 	total = cu_time_mono_ns() - total;
-	qsort(lat, N_DECISIONS, sizeof(lat[0]), cmp_i64);
+	qsort(lat, N_DECISIONS, sizeof(lat[0]), bench_cmp_i64);
 	printf("tas%s: %d placement decisions on 1000 nodes (3 levels), %zu "
 	       "placed: %.0f decisions/s, p50 %.1f us, p99 %.1f us\n",
 	    slices     ? " (host slices of 2)"

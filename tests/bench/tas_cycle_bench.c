@@ -17,6 +17,7 @@
 
 #include "admission/admission.h"
 #include "lib/cu.h"
+#include "tests/bench/bench.h"
 #include "queues/queues.h"
 #include "tas/tas.h"
 
@@ -89,13 +90,6 @@ static void die(const char *what, const cu_error *err)
 {
 	fprintf(stderr, "cueue-bench tas cycle: %s: %s\n", what, err->msg);
 	exit(1);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* Finish held Workload i: its quota and its topology charge go. */
@@ -235,7 +229,7 @@ int bench_tas_cycle(void)
 		}
 		adm_result_dispose(&res);
 	}
-	qsort(lat, ncycles, sizeof(lat[0]), cmp_i64);
+	qsort(lat, ncycles, sizeof(lat[0]), bench_cmp_i64);
 	printf("tas cycle: %d Workloads in %d ClusterQueues on 1000 nodes "
 	       "(3 levels): %zu cycles, %zu decisions, %zu admitted: %.0f "
 	       "decisions/s, cycle p50 %.3f ms, p99 %.3f ms\n",
