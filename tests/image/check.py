@@ -357,7 +357,9 @@ def case_runs(rootfs):
         shutil.copy(kc, os.path.join(etc, "kubeconfig"))
         port = free_port()
         with open(os.path.join(etc, "run.yaml"), "w") as f:
-            f.write(RUN_CONFIG % (port, free_port()))
+            # Free ports: 8082, the visibility server's default, may be
+            # taken on the machine running the check.
+            f.write(RUN_CONFIG % (port, free_port(), free_port()))
         for n in ("kubeconfig", "run.yaml"):
             os.chmod(os.path.join(etc, n), 0o644)
         ctl = subprocess.Popen(
@@ -415,6 +417,9 @@ internalCertManagement:
   enable: false
 leaderElection:
   leaderElect: false
+visibilityServer:
+  bindPort: %d
+  bindAddress: 127.0.0.1
 """
 
 

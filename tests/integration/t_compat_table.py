@@ -17,7 +17,7 @@ import urllib.request
 import yaml
 
 from cuetest import (Controller, Failure, case, check, controller_config, eq,
-                     flavor_and_queue, run_cases, wait_for)
+                     flavor_and_queue, run_cases, wait_for, without_visibility)
 from cuetest.env import BIN, LOGS, TEST
 from cuetest.procs import _die_with_parent, free_port, stop_process
 
@@ -111,7 +111,9 @@ def kubeconfig_env_only(s):
                      "spec": {"clusterQueue": "cq"}})
     s.kubectl("apply", "-f", s.file("q.yaml", yaml.safe_dump_all(docs)))
     hport, mport = free_port(), free_port()
-    cfg = controller_config().replace(
+    # The visibility server's fixed port is shared by tests running side
+    # by side: off here, as cuetest.Controller does.
+    cfg = without_visibility(controller_config()).replace(
         'healthProbeBindAddress: "0"',
         'healthProbeBindAddress: "127.0.0.1:%d"\n'
         '  readinessEndpointName: ready\n'
@@ -174,7 +176,8 @@ def unreachable(s):
     kc["clusters"][0]["cluster"]["server"] = endpoint
     kcf = s.file("dead-kubeconfig", yaml.safe_dump(kc))
     hport = free_port()
-    cfgf = s.file("config.yaml", controller_config().replace(
+    cfgf = s.file("config.yaml", without_visibility(
+        controller_config()).replace(
         'healthProbeBindAddress: "0"',
         'healthProbeBindAddress: "127.0.0.1:%d"' % hport))
     log = os.path.join(LOGS, "%s.ctl-dead.stderr" % TEST)
