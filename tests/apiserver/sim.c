@@ -30,6 +30,10 @@
  *   - status.replicatedJobsStatus, and Completed/Failed with
  *     terminalState once every child completed or one failed;
  *   - deleted: its child Jobs are deleted (garbage collection).
+ * A Job whose spec.managedBy is neither unset nor
+ * kubernetes.io/job-controller, and a JobSet whose spec.managedBy is
+ * neither unset nor jobset.sigs.k8s.io/jobset-controller, is left alone
+ * (no pods, no child Jobs, no status), as those controllers do.
  * With --simulate scheduler and at least one Node (sched.c), a Job's
  * Pods are created Pending, carrying the template's scheduling fields and
  * spec.priority resolved from priorityClassName; the scheduler stand-in
@@ -62,6 +66,8 @@
 #define MAX_PODS 64
 #define RUNTIME_ANN "cueue.dev/sim-runtime-ms"
 #define FAIL_ANN "cueue.dev/sim-fail"
+#define JOB_MANAGER "kubernetes.io/job-controller"
+#define JS_MANAGER "jobset.sigs.k8s.io/jobset-controller"
 
 static json_t *dirty_jobs;    /* "ns/name" -> true */
 static json_t *dirty_jobsets; /* "ns/name" -> true */
@@ -218,6 +224,16 @@ static void condition_set(json_t *obj, const char *type, const char *status,
 	json_object_set_new(c, "message", json_string(message));
 	if (job_style)
 		json_object_set_new(c, "lastProbeTime", json_string(now));
+}
+
+/* Does spec.managedBy leave obj to its own controller `mine` (unset or
+ * equal)? Kube's Job controller and the JobSet controller skip every
+ * object that names another (KEP-4368). */
+static bool managed_here(json_t *obj, const char *mine)
+{
+	const char *by = as_jstr(obj, "spec.managedBy");
+
+	return by == NULL || strcmp(by, mine) == 0;
 }
 
 static json_int_t int_or(json_t *obj, const char *path, json_int_t dflt)
@@ -520,7 +536,8 @@ static void reconcile_job(struct as_server *srv, const char *key)
 		json_object_del(sched_jobs, key);
 		return; /* deleted: pods were cleaned at deletion */
 	}
-	if (condition_true(job, "Complete") || condition_true(job, "Failed")) {
+	if (condition_true(job, "Complete") || condition_true(job, "Failed") ||
+	    !managed_here(job, JOB_MANAGER)) {
 		json_object_del(deadlines, key);
 		json_object_del(sched_jobs, key);
 		return;
@@ -798,7 +815,8 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 		json_decref(victims);
 		return;
 	}
-	if (as_jstr(js, "status.terminalState") != NULL)
+	if (as_jstr(js, "status.terminalState") != NULL ||
+	    !managed_here(js, JS_MANAGER))
 		return;
 	suspend = json_is_true(as_jget(js, "spec.suspend"));
 	rjs = as_jget(js, "spec.replicatedJobs");
