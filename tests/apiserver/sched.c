@@ -1018,6 +1018,14 @@ static void start_pod(
 	as_internal_update(srv, pk, upd, true, KUBELET_USER);
 }
 
+void as_sched_run_pod(struct as_server *srv, json_t *pod, bool ready)
+{
+	struct as_kind *pk = pods_kind(srv);
+
+	if (pk != NULL)
+		start_pod(srv, pk, pod, ready);
+}
+
 /* A pod to start, copied out of the starting set before any write. */
 struct due {
 	char *ns, *name; /* owned */

@@ -48,7 +48,7 @@
  * not in the HTTP access log.
  *
  * --simulate provisioning: cluster-autoscaler's ProvisioningRequests
- * (provsim.c).
+ * (provsim.c); pods and the framework controllers: fwkit.c.
  *
  * Changes are noticed synchronously (as_sim_notify) but handled on the
  * next tick, never inside the write that caused them.
@@ -117,6 +117,7 @@ void as_sim_notify(
 
 	if (dirty_jobs == NULL || ref == NULL)
 		return;
+	as_fw_notify(srv, k, obj, old);
 	as_provsim_notify(srv, k, ref);
 	as_sched_notify(srv, k, obj, old);
 	if (k->group[0] == '\0' && strcmp(k->plural, "pods") == 0 &&
@@ -983,7 +984,9 @@ static void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
 	as_provsim_tick(srv);
 	as_sched_tick(srv);
 	for (rounds = 0; rounds < 6; rounds++) {
-		if (json_object_size(dirty_jobsets) == 0 &&
+		bool fw = as_fw_tick(srv);
+
+		if (!fw && json_object_size(dirty_jobsets) == 0 &&
 		    json_object_size(dirty_jobs) == 0 && !as_sched_busy(srv))
 			break;
 		batch = dirty_jobsets;
@@ -1039,7 +1042,7 @@ static void ensure_jobset_crd(struct as_server *srv)
 void as_sim_start(struct as_server *srv)
 {
 	if (!srv->sim_jobs && !srv->sim_jobsets && !srv->sim_sched &&
-	    !srv->sim_prov)
+	    !srv->sim_prov && srv->sim_fw == 0)
 		return;
 	dirty_jobs = json_object();
 	dirty_jobsets = json_object();
@@ -1049,6 +1052,7 @@ void as_sim_start(struct as_server *srv)
 	as_provsim_start(srv);
 	if (srv->sim_jobsets)
 		ensure_jobset_crd(srv);
+	as_fw_start(srv);
 	ev_timer_init(&srv->sim_timer, on_tick, srv->sim_tick_ms / 1000.0,
 	    srv->sim_tick_ms / 1000.0);
 	srv->sim_timer.data = srv;
@@ -1064,6 +1068,7 @@ void as_sim_stop(struct as_server *srv)
 	json_decref(deadlines);
 	json_decref(sched_jobs);
 	dirty_jobs = dirty_jobsets = deadlines = sched_jobs = NULL;
+	as_fw_stop(srv);
 	as_sched_stop(srv);
 	as_provsim_stop();
 }
