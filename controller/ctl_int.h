@@ -227,7 +227,7 @@ struct ctl_wm {
 	int64_t started_ns; /* wall clock at start */
 };
 
-/* tas.c: topology-aware scheduling. */
+/* tas*.c: topology-aware scheduling (controller/tas_int.h). */
 struct tas_flavor;
 struct ctl_tas {
 	bool started; /* the informers below run (a flavor names a topology) */
