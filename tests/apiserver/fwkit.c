@@ -320,6 +320,19 @@ static bool api_version_of(const char *av, const struct as_fw_ctl *c)
 	       strncmp(av, c->group, n) == 0;
 }
 
+/* Objects of kind k may own what a simulator created. */
+static bool owner_kind(struct as_server *srv, const struct as_kind *k)
+{
+	size_t i;
+
+	if (strcmp(k->group, "batch") == 0 || strcmp(k->plural, "jobsets") == 0)
+		return true;
+	for (i = 0; i < NCTLS; i++)
+		if ((srv->sim_fw & ctls[i]->sim) && kind_is(k, ctls[i]))
+			return true;
+	return false;
+}
+
 void as_fw_notify(
     struct as_server *srv, struct as_kind *k, json_t *obj, json_t *old)
 {
@@ -345,8 +358,10 @@ void as_fw_notify(
 			    api_version_of(as_jstr(o, "apiVersion"), ctls[i]))
 				mark_i((int)i, ns, as_jstr(o, "name"));
 	}
-	/* A deleted object: its dependents go (the garbage collector). */
-	if (obj == NULL && as_jstr(old, "metadata.uid") != NULL)
+	/* A deleted owner: its dependents go (the garbage collector's part,
+	 * for the kinds whose children these simulators make). */
+	if (obj == NULL && as_jstr(old, "metadata.uid") != NULL &&
+	    owner_kind(srv, k))
 		json_object_set_new(fw.gone, as_jstr(old, "metadata.uid"),
 		    json_string(ns ? ns : ""));
 }
@@ -709,6 +724,18 @@ static char *collection_path(struct as_kind *k, const char *ns)
 	    ns, k->plural);
 }
 
+/* Where this server answers: its listen address, loopback for a
+ * wildcard. */
+static const char *self_host(const struct as_server *srv)
+{
+	const char *h = srv->listen_host;
+
+	if (h == NULL || h[0] == '\0' || strcmp(h, "0.0.0.0") == 0 ||
+	    strchr(h, ':') != NULL)
+		return "127.0.0.1";
+	return h;
+}
+
 void as_fw_create(struct as_server *srv, const struct as_fw_ctl *c,
     struct as_kind *k, json_t *obj, json_t *owner)
 {
@@ -735,8 +762,9 @@ void as_fw_create(struct as_server *srv, const struct as_fw_ctl *c,
 	call->owner = cu_strdup(as_jstr(owner, "metadata.uid"));
 	call->body = as_json_dump(obj, NULL);
 	path = collection_path(k, ns);
-	url = cu_asprintf("%s://127.0.0.1:%u%s?fieldManager=%s",
-	    srv->tls ? "https" : "http", (unsigned)srv->port, path ? path : "",
+	url = cu_asprintf("%s://%s:%u%s?fieldManager=%s",
+	    srv->tls ? "https" : "http", self_host(srv), (unsigned)srv->port,
+	    path ? path : "",
 	    strrchr(c->user, ':') ? strrchr(c->user, ':') + 1 : c->user);
 	auth = cu_asprintf("Authorization: Bearer %s", tok);
 	ua = cu_asprintf("kube-controller-manager/v1.33.0 (linux/amd64) "

@@ -184,18 +184,22 @@ static void kf_conditions(const struct kf_kind *kk, json_t *upd,
 	}
 	if (run == AS_FW_IDLE) {
 		R("Suspended");
-		snprintf(msg, sizeof(msg),
-		    mpi ? "MPIJob suspended" : "%s %s is suspended.", kk->kind,
-		    name);
+		if (mpi)
+			snprintf(msg, sizeof(msg), "MPIJob suspended");
+		else
+			snprintf(msg, sizeof(msg), "%s %s is suspended.",
+			    kk->kind, name);
 		as_fw_cond(upd, "Running", "False", reason, msg, true);
 		as_fw_cond(upd, "Suspended", "True", reason, msg, true);
 		return;
 	}
 	if (was_suspended) {
 		R("Resumed");
-		snprintf(msg, sizeof(msg),
-		    mpi ? "MPIJob resumed" : "%s %s is resumed.", kk->kind,
-		    name);
+		if (mpi)
+			snprintf(msg, sizeof(msg), "MPIJob resumed");
+		else
+			snprintf(msg, sizeof(msg), "%s %s is resumed.",
+			    kk->kind, name);
 		as_fw_cond(upd, "Suspended", "False", reason, msg, true);
 	}
 	if (run == AS_FW_RUNNING) {
