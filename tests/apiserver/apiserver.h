@@ -783,8 +783,8 @@ void as_fw_wake(
     const struct as_fw_ctl *c, const char *ns, const char *name, int64_t at_ms);
 int64_t as_fw_now_ms(void);
 struct as_kind *as_fw_kind(struct as_server *srv, const struct as_fw_ctl *c);
-/* Install CRDs from YAML documents [static] unless their kinds exist. */
-void as_fw_install_crds(struct as_server *srv, const char *const *docs);
+/* Install CRDs [borrowed array] unless they exist. */
+void as_fw_install_crds(struct as_server *srv, json_t *crds);
 /* Objects of kind k in owner's namespace whose controller reference is
  * owner [borrowed], each increfed, in name order [owned array]. */
 json_t *as_fw_owned(struct as_kind *k, json_t *owner);
@@ -807,6 +807,21 @@ void as_fw_stop_pod(
  * [borrowed] named name, with a controller reference [owned]. */
 json_t *as_fw_pod(json_t *owner, const char *api_version, const char *kind,
     json_t *tmpl, const char *name);
+/* [{apiVersion, kind, name, uid, controller, blockOwnerDeletion}] naming
+ * owner [borrowed] [owned]. */
+json_t *as_fw_controller_ref(
+    json_t *owner, const char *api_version, const char *kind);
+/* dst_parent[key] (an object, made if missing) updated from src, new
+ * values winning; unioned as a set of JSON values for lists. src
+ * [borrowed]; nothing happens when src has another type. */
+void as_fw_merge_map(json_t *dst_parent, const char *key, json_t *src);
+void as_fw_union_list(json_t *dst_parent, const char *key, json_t *src);
+/* Pod template src's labels, annotations and nodeSelector merged into
+ * pod template pt [modified], its tolerations and schedulingGates unioned
+ * (JobSet's resume merge; Trainer's runtime patches). */
+void as_fw_merge_template(json_t *pt, json_t *src);
+/* Lower-case hex SHA-1 of s. */
+void as_fw_sha1_hex(const char *s, char out[41]);
 /* Set condition type on obj [borrowed, modified]; lastTransitionTime
  * kept while the status is unchanged; with_update also sets
  * lastUpdateTime (the Kubeflow and apps styles). */
@@ -887,8 +902,9 @@ extern const struct as_fw_ctl as_fw_deployments, as_fw_statefulsets, as_fw_lws,
     as_fw_pytorchjobs, as_fw_tfjobs, as_fw_xgboostjobs, as_fw_paddlejobs,
     as_fw_jaxjobs, as_fw_mpijobs, as_fw_trainjobs, as_fw_rayclusters,
     as_fw_rayjobs, as_fw_rayservices, as_fw_appwrappers, as_fw_sparkapps;
-/* The CRD documents an AS_SIM_* family installs [static], or NULL. */
-const char *const *as_fw_crds(unsigned sim);
+/* The CRDs the AS_SIM_* families in sim install [owned array], or NULL
+ * with err set. */
+json_t *as_fw_crds(unsigned sim, cu_error *err);
 
 /* ---- utilities (util.c) ------------------------------------------- */
 const char *as_jstr(json_t *obj, const char *path);	   /* dotted path */

@@ -54,7 +54,7 @@ static void template_hash(json_t *tmpl, char out[16])
 	}
 	cu_free(s);
 	snprintf(digits, sizeof(digits), "%u", (unsigned)h);
-	for (i = 0; digits[i] != '\0' && i < 15; i++)
+	for (i = 0; i < 15 && digits[i] != '\0'; i++)
 		out[i] = alnum[(unsigned char)digits[i] % (sizeof(alnum) - 1)];
 	out[i] = '\0';
 }

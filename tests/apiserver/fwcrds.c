@@ -2,638 +2,183 @@
 /*
  * tests/apiserver/fwcrds.c - the CustomResourceDefinitions the framework
  * stand-ins install (docs/apiserver.md §15): our own minimal schemas,
- * written from the upstream APIs' documented fields. Spec and status keep
- * every field (x-kubernetes-preserve-unknown-fields); declared are only
- * the fields whose OpenAPI defaults change what Kueue reads (suspend,
- * replica counts, RayJob's submission mode, a TrainJob's runtime kind),
- * the scale subresource of LeaderWorkerSet and kubectl's columns.
+ * written from the upstream APIs' documented fields. Every CRD has one
+ * shape: spec and status keep every field
+ * (x-kubernetes-preserve-unknown-fields); declared are only the spec
+ * fields whose OpenAPI defaults change what Kueue reads (suspend, replica
+ * counts, RayJob's submission mode, a TrainJob's runtime kind), the status
+ * and scale subresources and kubectl's columns.
  */
-#include <stddef.h>
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "api/yaml.h"
 #include "tests/apiserver/apiserver.h"
 
-static const char *const lws_crds[] = {
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: leaderworkersets.leaderworkerset.x-k8s.io\n"
-    "spec:\n"
-    "  group: leaderworkerset.x-k8s.io\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: LeaderWorkerSet\n"
-    "    listKind: LeaderWorkerSetList\n"
-    "    plural: leaderworkersets\n"
-    "    singular: leaderworkerset\n"
-    "    shortNames: [lws]\n"
-    "  versions:\n"
-    "  - name: v1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "      scale:\n"
-    "        specReplicasPath: .spec.replicas\n"
-    "        statusReplicasPath: .status.replicas\n"
-    "        labelSelectorPath: .status.hpaPodSelector\n"
-    "    additionalPrinterColumns:\n"
-    "    - {name: Replicas, type: integer, jsonPath: \".spec.replicas\"}\n"
-    "    - {name: Ready, type: integer, jsonPath: \".status.readyReplicas\"}\n"
-    "    - {name: Age, type: date, jsonPath: \".metadata.creationTimestamp\"}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              replicas: {type: integer, format: int32, default: 1}\n"
-    "              leaderWorkerTemplate:\n"
-    "                type: object\n"
-    "                x-kubernetes-preserve-unknown-fields: true\n"
-    "                properties:\n"
-    "                  size: {type: integer, format: int32, default: 1}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    NULL};
+struct crd {
+	unsigned sim;				     /* the family */
+	const char *group, *version, *kind, *plural; /* [static] */
+	const char *shorts;  /* YAML flow list, or NULL */
+	bool cluster;	     /* cluster-scoped */
+	bool no_status;	     /* no status subresource */
+	const char *scale;   /* YAML flow map of subresources.scale, or NULL */
+	const char *props;   /* YAML flow map: spec properties, or NULL */
+	const char *columns; /* YAML flow list of printer columns, or NULL */
+};
 
-static const char *const kubeflow_crds[] = {
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: pytorchjobs.kubeflow.org\n"
-    "spec:\n"
-    "  group: kubeflow.org\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: PyTorchJob\n"
-    "    listKind: PyTorchJobList\n"
-    "    plural: pytorchjobs\n"
-    "    singular: pytorchjob\n"
-    "  versions:\n"
-    "  - name: v1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              runPolicy:\n"
-    "                type: object\n"
-    "                x-kubernetes-preserve-unknown-fields: true\n"
-    "                properties:\n"
-    "                  suspend: {type: boolean, default: false}\n"
-    "                  managedBy: {type: string}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: tfjobs.kubeflow.org\n"
-    "spec:\n"
-    "  group: kubeflow.org\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: TFJob\n"
-    "    listKind: TFJobList\n"
-    "    plural: tfjobs\n"
-    "    singular: tfjob\n"
-    "  versions:\n"
-    "  - name: v1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              runPolicy:\n"
-    "                type: object\n"
-    "                x-kubernetes-preserve-unknown-fields: true\n"
-    "                properties:\n"
-    "                  suspend: {type: boolean, default: false}\n"
-    "                  managedBy: {type: string}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: xgboostjobs.kubeflow.org\n"
-    "spec:\n"
-    "  group: kubeflow.org\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: XGBoostJob\n"
-    "    listKind: XGBoostJobList\n"
-    "    plural: xgboostjobs\n"
-    "    singular: xgboostjob\n"
-    "  versions:\n"
-    "  - name: v1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              runPolicy:\n"
-    "                type: object\n"
-    "                x-kubernetes-preserve-unknown-fields: true\n"
-    "                properties:\n"
-    "                  suspend: {type: boolean, default: false}\n"
-    "                  managedBy: {type: string}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: paddlejobs.kubeflow.org\n"
-    "spec:\n"
-    "  group: kubeflow.org\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: PaddleJob\n"
-    "    listKind: PaddleJobList\n"
-    "    plural: paddlejobs\n"
-    "    singular: paddlejob\n"
-    "  versions:\n"
-    "  - name: v1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              runPolicy:\n"
-    "                type: object\n"
-    "                x-kubernetes-preserve-unknown-fields: true\n"
-    "                properties:\n"
-    "                  suspend: {type: boolean, default: false}\n"
-    "                  managedBy: {type: string}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: jaxjobs.kubeflow.org\n"
-    "spec:\n"
-    "  group: kubeflow.org\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: JAXJob\n"
-    "    listKind: JAXJobList\n"
-    "    plural: jaxjobs\n"
-    "    singular: jaxjob\n"
-    "  versions:\n"
-    "  - name: v1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              runPolicy:\n"
-    "                type: object\n"
-    "                x-kubernetes-preserve-unknown-fields: true\n"
-    "                properties:\n"
-    "                  suspend: {type: boolean, default: false}\n"
-    "                  managedBy: {type: string}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    NULL};
+#define OBJ "type: object, x-kubernetes-preserve-unknown-fields: true"
+#define RUN_POLICY                                                             \
+	"{runPolicy: {" OBJ ", properties: {suspend: {type: boolean, "         \
+	"default: false}, managedBy: {type: string}}}}"
+#define WORKER_GROUPS                                                          \
+	"workerGroupSpecs: {type: array, items: {" OBJ ", properties: "        \
+	"{replicas: {type: integer, format: int32, default: 0}, "              \
+	"numOfHosts: {type: integer, format: int32, default: 1}}}}"
+#define AGE "{name: Age, type: date, jsonPath: .metadata.creationTimestamp}"
 
-static const char *const mpijobs_crds[] = {
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: mpijobs.kubeflow.org\n"
-    "spec:\n"
-    "  group: kubeflow.org\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: MPIJob\n"
-    "    listKind: MPIJobList\n"
-    "    plural: mpijobs\n"
-    "    singular: mpijob\n"
-    "  versions:\n"
-    "  - name: v2beta1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              runPolicy:\n"
-    "                type: object\n"
-    "                x-kubernetes-preserve-unknown-fields: true\n"
-    "                properties:\n"
-    "                  suspend: {type: boolean, default: false}\n"
-    "                  managedBy: {type: string}\n"
-    "              \n"
-    "              slotsPerWorker: {type: integer, format: int32, default: 1}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    NULL};
+static const struct crd crds[] = {
+    {AS_SIM_LWS, "leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet",
+	"leaderworkersets", "[lws]", false, false,
+	"{specReplicasPath: .spec.replicas, statusReplicasPath: "
+	".status.replicas, labelSelectorPath: .status.hpaPodSelector}",
+	"{replicas: {type: integer, format: int32, default: 1}, "
+	"leaderWorkerTemplate: {" OBJ ", properties: {size: {type: integer, "
+	"format: int32, default: 1}}}}",
+	"[{name: Replicas, type: integer, jsonPath: .spec.replicas}, "
+	"{name: Ready, type: integer, jsonPath: .status.readyReplicas}, " AGE
+	"]"},
+    {AS_SIM_KUBEFLOW, "kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", NULL,
+	false, false, NULL, RUN_POLICY, NULL},
+    {AS_SIM_KUBEFLOW, "kubeflow.org", "v1", "TFJob", "tfjobs", NULL, false,
+	false, NULL, RUN_POLICY, NULL},
+    {AS_SIM_KUBEFLOW, "kubeflow.org", "v1", "XGBoostJob", "xgboostjobs", NULL,
+	false, false, NULL, RUN_POLICY, NULL},
+    {AS_SIM_KUBEFLOW, "kubeflow.org", "v1", "PaddleJob", "paddlejobs", NULL,
+	false, false, NULL, RUN_POLICY, NULL},
+    {AS_SIM_KUBEFLOW, "kubeflow.org", "v1", "JAXJob", "jaxjobs", NULL, false,
+	false, NULL, RUN_POLICY, NULL},
+    {AS_SIM_MPIJOBS, "kubeflow.org", "v2beta1", "MPIJob", "mpijobs", NULL,
+	false, false, NULL,
+	"{slotsPerWorker: {type: integer, format: int32, default: 1}, "
+	"runPolicy: {" OBJ ", properties: {suspend: {type: boolean, default: "
+	"false}, managedBy: {type: string}}}}",
+	NULL},
+    {AS_SIM_TRAINJOBS, "trainer.kubeflow.org", "v1alpha1", "TrainJob",
+	"trainjobs", NULL, false, false, NULL,
+	"{suspend: {type: boolean, default: false}, managedBy: {type: string}, "
+	"runtimeRef: {" OBJ ", properties: {name: {type: string}, apiGroup: "
+	"{type: string, default: trainer.kubeflow.org}, kind: {type: string, "
+	"default: ClusterTrainingRuntime}}}}",
+	NULL},
+    {AS_SIM_TRAINJOBS, "trainer.kubeflow.org", "v1alpha1", "TrainingRuntime",
+	"trainingruntimes", NULL, false, true, NULL, NULL, NULL},
+    {AS_SIM_TRAINJOBS, "trainer.kubeflow.org", "v1alpha1",
+	"ClusterTrainingRuntime", "clustertrainingruntimes", NULL, true, true,
+	NULL, NULL, NULL},
+    {AS_SIM_RAY, "ray.io", "v1", "RayCluster", "rayclusters", NULL, false,
+	false, NULL,
+	"{suspend: {type: boolean}, managedBy: {type: string}, " WORKER_GROUPS
+	"}",
+	"[{name: Desired workers, type: integer, jsonPath: "
+	".status.desiredWorkerReplicas}, {name: Available workers, type: "
+	"integer, jsonPath: .status.availableWorkerReplicas}, {name: Status, "
+	"type: string, jsonPath: .status.state}, " AGE "]"},
+    {AS_SIM_RAY, "ray.io", "v1", "RayJob", "rayjobs", NULL, false, false, NULL,
+	"{suspend: {type: boolean, default: false}, managedBy: {type: string}, "
+	"submissionMode: {type: string, default: K8sJobMode}, "
+	"shutdownAfterJobFinishes: {type: boolean}, rayClusterSpec: {" OBJ
+	", properties: {" WORKER_GROUPS "}}}",
+	"[{name: Job status, type: string, jsonPath: .status.jobStatus}, "
+	"{name: Deployment status, type: string, jsonPath: "
+	".status.jobDeploymentStatus}, {name: Ray cluster name, type: string, "
+	"jsonPath: .status.rayClusterName}, " AGE "]"},
+    {AS_SIM_RAY, "ray.io", "v1", "RayService", "rayservices", NULL, false,
+	false, NULL,
+	"{managedBy: {type: string}, rayClusterConfig: {" OBJ
+	", properties: {suspend: {type: boolean}, " WORKER_GROUPS "}}}",
+	"[{name: Service status, type: string, jsonPath: "
+	".status.serviceStatus}, " AGE "]"},
+    {AS_SIM_APPWRAPPERS, "workload.codeflare.dev", "v1beta2", "AppWrapper",
+	"appwrappers", "[aw]", false, false, NULL,
+	"{suspend: {type: boolean}, managedBy: {type: string}, components: "
+	"{type: array, items: {" OBJ ", properties: {template: {" OBJ
+	", x-kubernetes-embedded-resource: true}}}}}",
+	"[{name: Status, type: string, jsonPath: .status.phase}, {name: Quota "
+	"reserved, type: string, jsonPath: "
+	"\".status.conditions[?(@.type=='QuotaReserved')].status\"}, {name: "
+	"Resources deployed, type: string, jsonPath: "
+	"\".status.conditions[?(@.type=='ResourcesDeployed')].status\"}, " AGE
+	"]"},
+    {AS_SIM_SPARK, "sparkoperator.k8s.io", "v1beta2", "SparkApplication",
+	"sparkapplications", "[sparkapp]", false, false, NULL,
+	"{suspend: {type: boolean}}",
+	"[{name: Status, type: string, jsonPath: "
+	".status.applicationState.state}, {name: Attempts, type: string, "
+	"jsonPath: .status.submissionAttempts}, " AGE "]"},
+};
 
-static const char *const trainjobs_crds[] = {
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: trainjobs.trainer.kubeflow.org\n"
-    "spec:\n"
-    "  group: trainer.kubeflow.org\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: TrainJob\n"
-    "    listKind: TrainJobList\n"
-    "    plural: trainjobs\n"
-    "    singular: trainjob\n"
-    "  versions:\n"
-    "  - name: v1alpha1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              suspend: {type: boolean, default: false}\n"
-    "              managedBy: {type: string}\n"
-    "              runtimeRef:\n"
-    "                type: object\n"
-    "                x-kubernetes-preserve-unknown-fields: true\n"
-    "                properties:\n"
-    "                  name: {type: string}\n"
-    "                  apiGroup: {type: string, default: "
-    "trainer.kubeflow.org}\n"
-    "                  kind: {type: string, default: ClusterTrainingRuntime}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: trainingruntimes.trainer.kubeflow.org\n"
-    "spec:\n"
-    "  group: trainer.kubeflow.org\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: TrainingRuntime\n"
-    "    listKind: TrainingRuntimeList\n"
-    "    plural: trainingruntimes\n"
-    "    singular: trainingruntime\n"
-    "  versions:\n"
-    "  - name: v1alpha1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: clustertrainingruntimes.trainer.kubeflow.org\n"
-    "spec:\n"
-    "  group: trainer.kubeflow.org\n"
-    "  scope: Cluster\n"
-    "  names:\n"
-    "    kind: ClusterTrainingRuntime\n"
-    "    listKind: ClusterTrainingRuntimeList\n"
-    "    plural: clustertrainingruntimes\n"
-    "    singular: clustertrainingruntime\n"
-    "  versions:\n"
-    "  - name: v1alpha1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    NULL};
-
-static const char *const ray_crds[] = {
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: rayclusters.ray.io\n"
-    "spec:\n"
-    "  group: ray.io\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: RayCluster\n"
-    "    listKind: RayClusterList\n"
-    "    plural: rayclusters\n"
-    "    singular: raycluster\n"
-    "  versions:\n"
-    "  - name: v1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    additionalPrinterColumns:\n"
-    "    - {name: Desired workers, type: integer, jsonPath: "
-    "\".status.desiredWorkerReplicas\"}\n"
-    "    - {name: Available workers, type: integer, jsonPath: "
-    "\".status.availableWorkerReplicas\"}\n"
-    "    - {name: Status, type: string, jsonPath: \".status.state\"}\n"
-    "    - {name: Age, type: date, jsonPath: \".metadata.creationTimestamp\"}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              suspend: {type: boolean}\n"
-    "              managedBy: {type: string}\n"
-    "              \n"
-    "              workerGroupSpecs:\n"
-    "                type: array\n"
-    "                items:\n"
-    "                  type: object\n"
-    "                  x-kubernetes-preserve-unknown-fields: true\n"
-    "                  properties:\n"
-    "                    replicas: {type: integer, format: int32, default: 0}\n"
-    "                    numOfHosts: {type: integer, format: int32, default: "
-    "1}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: rayjobs.ray.io\n"
-    "spec:\n"
-    "  group: ray.io\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: RayJob\n"
-    "    listKind: RayJobList\n"
-    "    plural: rayjobs\n"
-    "    singular: rayjob\n"
-    "  versions:\n"
-    "  - name: v1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    additionalPrinterColumns:\n"
-    "    - {name: Job status, type: string, jsonPath: \".status.jobStatus\"}\n"
-    "    - {name: Deployment status, type: string, jsonPath: "
-    "\".status.jobDeploymentStatus\"}\n"
-    "    - {name: Ray cluster name, type: string, jsonPath: "
-    "\".status.rayClusterName\"}\n"
-    "    - {name: Age, type: date, jsonPath: \".metadata.creationTimestamp\"}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              suspend: {type: boolean, default: false}\n"
-    "              managedBy: {type: string}\n"
-    "              submissionMode: {type: string, default: K8sJobMode}\n"
-    "              shutdownAfterJobFinishes: {type: boolean}\n"
-    "              rayClusterSpec:\n"
-    "                type: object\n"
-    "                x-kubernetes-preserve-unknown-fields: true\n"
-    "                properties:\n"
-    "                  workerGroupSpecs:\n"
-    "                    type: array\n"
-    "                    items:\n"
-    "                      type: object\n"
-    "                      x-kubernetes-preserve-unknown-fields: true\n"
-    "                      properties:\n"
-    "                        replicas: {type: integer, format: int32, default: "
-    "0}\n"
-    "                        numOfHosts: {type: integer, format: int32, "
-    "default: 1}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: rayservices.ray.io\n"
-    "spec:\n"
-    "  group: ray.io\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: RayService\n"
-    "    listKind: RayServiceList\n"
-    "    plural: rayservices\n"
-    "    singular: rayservice\n"
-    "  versions:\n"
-    "  - name: v1\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    additionalPrinterColumns:\n"
-    "    - {name: Service status, type: string, jsonPath: "
-    "\".status.serviceStatus\"}\n"
-    "    - {name: Age, type: date, jsonPath: \".metadata.creationTimestamp\"}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              managedBy: {type: string}\n"
-    "              rayClusterConfig:\n"
-    "                type: object\n"
-    "                x-kubernetes-preserve-unknown-fields: true\n"
-    "                properties:\n"
-    "                  suspend: {type: boolean}\n"
-    "                  workerGroupSpecs:\n"
-    "                    type: array\n"
-    "                    items:\n"
-    "                      type: object\n"
-    "                      x-kubernetes-preserve-unknown-fields: true\n"
-    "                      properties:\n"
-    "                        replicas: {type: integer, format: int32, default: "
-    "0}\n"
-    "                        numOfHosts: {type: integer, format: int32, "
-    "default: 1}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    NULL};
-
-static const char *const appwrappers_crds[] = {
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: appwrappers.workload.codeflare.dev\n"
-    "spec:\n"
-    "  group: workload.codeflare.dev\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: AppWrapper\n"
-    "    listKind: AppWrapperList\n"
-    "    plural: appwrappers\n"
-    "    singular: appwrapper\n"
-    "    shortNames: [aw]\n"
-    "  versions:\n"
-    "  - name: v1beta2\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    additionalPrinterColumns:\n"
-    "    - {name: Status, type: string, jsonPath: \".status.phase\"}\n"
-    "    - {name: Quota reserved, type: string, jsonPath: "
-    "\".status.conditions[?(@.type=='QuotaReserved')].status\"}\n"
-    "    - {name: Resources deployed, type: string, jsonPath: "
-    "\".status.conditions[?(@.type=='ResourcesDeployed')].status\"}\n"
-    "    - {name: Age, type: date, jsonPath: \".metadata.creationTimestamp\"}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              suspend: {type: boolean}\n"
-    "              managedBy: {type: string}\n"
-    "              components:\n"
-    "                type: array\n"
-    "                items:\n"
-    "                  type: object\n"
-    "                  x-kubernetes-preserve-unknown-fields: true\n"
-    "                  properties:\n"
-    "                    template: {type: object, "
-    "x-kubernetes-embedded-resource: true, "
-    "x-kubernetes-preserve-unknown-fields: true}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    NULL};
-
-static const char *const spark_crds[] = {
-    "apiVersion: apiextensions.k8s.io/v1\n"
-    "kind: CustomResourceDefinition\n"
-    "metadata:\n"
-    "  name: sparkapplications.sparkoperator.k8s.io\n"
-    "spec:\n"
-    "  group: sparkoperator.k8s.io\n"
-    "  scope: Namespaced\n"
-    "  names:\n"
-    "    kind: SparkApplication\n"
-    "    listKind: SparkApplicationList\n"
-    "    plural: sparkapplications\n"
-    "    singular: sparkapplication\n"
-    "    shortNames: [sparkapp]\n"
-    "  versions:\n"
-    "  - name: v1beta2\n"
-    "    served: true\n"
-    "    storage: true\n"
-    "    subresources:\n"
-    "      status: {}\n"
-    "    additionalPrinterColumns:\n"
-    "    - {name: Status, type: string, jsonPath: "
-    "\".status.applicationState.state\"}\n"
-    "    - {name: Attempts, type: string, jsonPath: "
-    "\".status.submissionAttempts\"}\n"
-    "    - {name: Age, type: date, jsonPath: \".metadata.creationTimestamp\"}\n"
-    "    schema:\n"
-    "      openAPIV3Schema:\n"
-    "        type: object\n"
-    "        properties:\n"
-    "          spec:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n"
-    "            properties:\n"
-    "              suspend: {type: boolean}\n"
-    "          status:\n"
-    "            type: object\n"
-    "            x-kubernetes-preserve-unknown-fields: true\n",
-    NULL};
-
-const char *const *as_fw_crds(unsigned sim)
+/* The YAML document of c [owned: cu_free]. */
+static char *crd_yaml(const struct crd *c)
 {
-	switch (sim) {
-	case AS_SIM_LWS:
-		return lws_crds;
-	case AS_SIM_KUBEFLOW:
-		return kubeflow_crds;
-	case AS_SIM_MPIJOBS:
-		return mpijobs_crds;
-	case AS_SIM_TRAINJOBS:
-		return trainjobs_crds;
-	case AS_SIM_RAY:
-		return ray_crds;
-	case AS_SIM_APPWRAPPERS:
-		return appwrappers_crds;
-	case AS_SIM_SPARK:
-		return spark_crds;
-	default:
-		return NULL;
+	char singular[64], sub[512];
+	size_t i;
+
+	for (i = 0; c->kind[i] != '\0' && i + 1 < sizeof(singular); i++)
+		singular[i] = (char)tolower((unsigned char)c->kind[i]);
+	singular[i] = '\0';
+	snprintf(sub, sizeof(sub), "{%s%s%s%s}",
+	    c->no_status ? "" : "status: {}",
+	    c->scale && !c->no_status ? ", " : "", c->scale ? "scale: " : "",
+	    c->scale ? c->scale : "");
+	return cu_asprintf(
+	    "apiVersion: apiextensions.k8s.io/v1\n"
+	    "kind: CustomResourceDefinition\n"
+	    "metadata: {name: %s.%s}\n"
+	    "spec:\n"
+	    "  group: %s\n"
+	    "  scope: %s\n"
+	    "  names: {kind: %s, listKind: %sList, plural: %s, singular: %s, "
+	    "shortNames: %s}\n"
+	    "  versions:\n"
+	    "  - name: %s\n"
+	    "    served: true\n"
+	    "    storage: true\n"
+	    "    subresources: %s\n"
+	    "    additionalPrinterColumns: %s\n"
+	    "    schema:\n"
+	    "      openAPIV3Schema:\n"
+	    "        type: object\n"
+	    "        properties:\n"
+	    "          spec: {" OBJ ", properties: %s}\n"
+	    "          status: {" OBJ "}\n",
+	    c->plural, c->group, c->group,
+	    c->cluster ? "Cluster" : "Namespaced", c->kind, c->kind, c->plural,
+	    singular, c->shorts ? c->shorts : "[]", c->version, sub,
+	    c->columns ? c->columns : "[" AGE "]", c->props ? c->props : "{}");
+}
+
+json_t *as_fw_crds(unsigned sim, cu_error *err)
+{
+	json_t *out = json_array();
+	size_t i;
+
+	for (i = 0; out != NULL && i < sizeof(crds) / sizeof(crds[0]); i++) {
+		char *y;
+		json_t *doc = NULL;
+		int rc;
+
+		if (!(crds[i].sim & sim))
+			continue;
+		y = crd_yaml(&crds[i]);
+		rc = y ? api_yaml_load(&doc, NULL, y, strlen(y), NULL, err)
+		       : cu_error_set(err, CU_ENOMEM, "no memory");
+		cu_free(y);
+		if (rc != CU_OK) {
+			json_decref(out);
+			return NULL;
+		}
+		json_array_append_new(out, doc);
 	}
+	return out;
 }

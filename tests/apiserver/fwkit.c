@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/yaml.h"
+#include <openssl/evp.h>
+
 #include "tests/apiserver/apiserver.h"
 
 #define RUNTIME_ANN "cueue.dev/sim-runtime-ms"
@@ -544,11 +545,7 @@ json_t *as_fw_pod(json_t *owner, const char *api_version, const char *kind,
 	json_object_set_new(
 	    md, "namespace", json_string(as_jstr(owner, "metadata.namespace")));
 	json_object_set_new(md, "ownerReferences",
-	    json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
-		api_version, "kind", kind, "name",
-		as_jstr(owner, "metadata.name"), "uid",
-		as_jstr(owner, "metadata.uid"), "controller", 1,
-		"blockOwnerDeletion", 1));
+	    as_fw_controller_ref(owner, api_version, kind));
 	json_object_set_new(pod, "apiVersion", json_string("v1"));
 	json_object_set_new(pod, "kind", json_string("Pod"));
 	json_object_set_new(pod, "metadata", md);
@@ -556,36 +553,112 @@ json_t *as_fw_pod(json_t *owner, const char *api_version, const char *kind,
 	return pod;
 }
 
+json_t *as_fw_controller_ref(
+    json_t *owner, const char *api_version, const char *kind)
+{
+	return json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
+	    api_version, "kind", kind, "name", as_jstr(owner, "metadata.name"),
+	    "uid", as_jstr(owner, "metadata.uid"), "controller", 1,
+	    "blockOwnerDeletion", 1);
+}
+
+void as_fw_merge_map(json_t *dst_parent, const char *key, json_t *src)
+{
+	json_t *dst = json_object_get(dst_parent, key);
+
+	if (!json_is_object(src) || !json_is_object(dst_parent))
+		return;
+	if (!json_is_object(dst)) {
+		dst = json_object();
+		json_object_set_new(dst_parent, key, dst);
+	}
+	json_object_update(dst, src);
+}
+
+void as_fw_union_list(json_t *dst_parent, const char *key, json_t *src)
+{
+	json_t *dst = json_object_get(dst_parent, key), *v, *w;
+	size_t i, j;
+
+	if (!json_is_array(src) || !json_is_object(dst_parent))
+		return;
+	if (!json_is_array(dst)) {
+		dst = json_array();
+		json_object_set_new(dst_parent, key, dst);
+	}
+	json_array_foreach(src, i, v)
+	{
+		bool found = false;
+
+		json_array_foreach(dst, j, w)
+		{
+			if (json_equal(v, w))
+				found = true;
+		}
+		if (!found)
+			json_array_append(dst, v);
+	}
+}
+
+void as_fw_merge_template(json_t *pt, json_t *src)
+{
+	json_t *md, *spec;
+
+	if (!json_is_object(pt) || !json_is_object(src))
+		return;
+	if (!json_is_object(json_object_get(pt, "metadata")))
+		json_object_set_new(pt, "metadata", json_object());
+	if (!json_is_object(json_object_get(pt, "spec")))
+		json_object_set_new(pt, "spec", json_object());
+	md = json_object_get(pt, "metadata");
+	spec = json_object_get(pt, "spec");
+	as_fw_merge_map(md, "labels", as_jget(src, "metadata.labels"));
+	as_fw_merge_map(
+	    md, "annotations", as_jget(src, "metadata.annotations"));
+	as_fw_merge_map(
+	    spec, "nodeSelector", as_jget(src, "spec.nodeSelector"));
+	as_fw_union_list(spec, "tolerations", as_jget(src, "spec.tolerations"));
+	as_fw_union_list(
+	    spec, "schedulingGates", as_jget(src, "spec.schedulingGates"));
+}
+
+void as_fw_sha1_hex(const char *s, char out[41])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+
+	EVP_Digest(s, strlen(s), md, &n, EVP_sha1(), NULL);
+	for (i = 0; i < n && i < 20; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	out[40] = '\0';
+}
+
 /* ---- CRDs ---------------------------------------------------------------- */
 
-void as_fw_install_crds(struct as_server *srv, const char *const *docs)
+void as_fw_install_crds(struct as_server *srv, json_t *list)
 {
 	struct as_kind *crds = as_kind_find(
 	    srv, "apiextensions.k8s.io", "v1", "customresourcedefinitions");
+	json_t *crd;
 	size_t i;
 
-	for (i = 0; crds != NULL && docs != NULL && docs[i] != NULL; i++) {
-		json_t *crd = NULL;
+	json_array_foreach(list, i, crd)
+	{
+		json_t *copy;
 		cu_error err;
 
-		if (api_yaml_load(&crd, NULL, docs[i], strlen(docs[i]), NULL,
-			&err) != CU_OK) {
-			cu_warn("simulators: CRD %zu: %s", i, err.msg);
+		if (crds == NULL || as_store_get(crds, "",
+					as_jstr(crd, "metadata.name")) != NULL)
 			continue;
-		}
-		if (as_store_get(crds, "", as_jstr(crd, "metadata.name")) !=
-		    NULL) {
-			json_decref(crd);
-			continue;
-		}
-		if (as_crd_prepare(crd, &err) != CU_OK ||
-		    as_crd_register(srv, crd, &err) != CU_OK ||
-		    as_internal_create(srv, crds, json_incref(crd),
+		copy = json_deep_copy(crd);
+		if (copy == NULL || as_crd_prepare(copy, &err) != CU_OK ||
+		    as_crd_register(srv, copy, &err) != CU_OK ||
+		    as_internal_create(srv, crds, json_incref(copy),
 			"system:serviceaccount:kube-system:simulators") !=
 			CU_OK)
 			cu_warn("simulators: cannot install CRD %s",
 			    as_jstr(crd, "metadata.name"));
-		json_decref(crd);
+		json_decref(copy);
 	}
 }
 
@@ -857,8 +930,6 @@ bool as_fw_tick(struct as_server *srv)
 
 void as_fw_start(struct as_server *srv)
 {
-	unsigned bit;
-
 	if (srv->sim_fw == 0 || fw.on)
 		return;
 	fw.dirty = json_object();
@@ -871,9 +942,15 @@ void as_fw_start(struct as_server *srv)
 	fw.calls = json_array();
 	fw.cl_ok = as_curlev_init(&fw.cl, srv->loop, on_done, NULL) == CU_OK;
 	fw.on = true;
-	for (bit = 1; bit != 0 && bit <= AS_SIM_SPARK; bit <<= 1)
-		if (srv->sim_fw & bit)
-			as_fw_install_crds(srv, as_fw_crds(bit));
+	{
+		cu_error err;
+		json_t *list = as_fw_crds(srv->sim_fw, &err);
+
+		if (list == NULL)
+			cu_warn("simulators: CRDs: %s", err.msg);
+		as_fw_install_crds(srv, list);
+		json_decref(list);
+	}
 	as_podsim_start(srv);
 }
 

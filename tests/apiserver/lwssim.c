@@ -22,23 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "tests/apiserver/apiserver.h"
 
 #define LWS_USER "system:serviceaccount:lws-system:lws-controller-manager"
 #define L "leaderworkerset.sigs.k8s.io/"
-
-static void sha1_hex(const char *s, char out[41])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0, i;
-
-	EVP_Digest(s, strlen(s), md, &n, EVP_sha1(), NULL);
-	for (i = 0; i < n && i < 20; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	out[40] = '\0';
-}
 
 static json_t *group_pod(
     json_t *lws, json_int_t g, json_int_t w, json_int_t size, const char *rev)
@@ -69,7 +56,7 @@ static json_t *group_pod(
 		as_jset(pod, "metadata.annotations", a);
 	}
 	kin = cu_asprintf("%s/%s", ns, leader);
-	sha1_hex(kin ? kin : "", key);
+	as_fw_sha1_hex(kin ? kin : "", key);
 	cu_free(kin);
 	json_object_set_new(l, L "name", json_string(name));
 	snprintf(buf, sizeof(buf), "%lld", (long long)g);
@@ -113,7 +100,7 @@ static void lws_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		char *t = json_dumps(as_jget(lws, "spec.leaderWorkerTemplate"),
 		    JSON_COMPACT | JSON_SORT_KEYS);
 
-		sha1_hex(t ? t : "", rev);
+		as_fw_sha1_hex(t ? t : "", rev);
 		cu_free(t);
 		rev[16] = '\0';
 	}

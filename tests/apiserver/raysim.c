@@ -99,7 +99,7 @@ static void rc_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 {
 	struct as_kind *k = as_fw_kind(srv, c);
 	json_t *rc = k ? as_store_get(k, ns, name) : NULL, *upd;
-	struct as_fw_role roles[AS_FW_MAX_ROLES];
+	struct as_fw_role roles[AS_FW_MAX_ROLES] = {0};
 	struct as_fw_tally t;
 	enum as_fw_run run;
 	bool suspended;
@@ -195,14 +195,11 @@ static void make_cluster(struct as_server *srv, const struct as_fw_ctl *c,
 	if (!json_is_object(s))
 		s = json_object();
 	json_object_set_new(s, "suspend", json_boolean(suspend));
-	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b, "
-			"s:b}]}, s:o}",
-	    "apiVersion", "ray.io/v1", "kind", "RayCluster", "metadata", "name",
-	    name, "namespace", as_jstr(owner, "metadata.namespace"),
-	    "ownerReferences", "apiVersion", "ray.io/v1", "kind", c->kind,
-	    "name", as_jstr(owner, "metadata.name"), "uid",
-	    as_jstr(owner, "metadata.uid"), "controller", 1,
-	    "blockOwnerDeletion", 1, "spec", s);
+	obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:o}", "apiVersion",
+	    "ray.io/v1", "kind", "RayCluster", "metadata", "name", name,
+	    "namespace", as_jstr(owner, "metadata.namespace"),
+	    "ownerReferences",
+	    as_fw_controller_ref(owner, "ray.io/v1", c->kind), "spec", s);
 	as_fw_create(srv, c, rk, obj, owner);
 }
 

@@ -57,8 +57,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "tests/apiserver/apiserver.h"
 
 #define JOB_USER "system:serviceaccount:kube-system:job-controller"
@@ -359,10 +357,7 @@ static void create_pods(struct as_server *srv, json_t *job, json_int_t first,
 		json_object_set_new(md, "namespace",
 		    json_string(as_jstr(job, "metadata.namespace")));
 		json_object_set_new(md, "ownerReferences",
-		    json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
-			"batch/v1", "kind", "Job", "name", name, "uid",
-			as_jstr(job, "metadata.uid"), "controller", 1,
-			"blockOwnerDeletion", 1));
+		    as_fw_controller_ref(job, "batch/v1", "Job"));
 		json_object_set_new(pod, "apiVersion", json_string("v1"));
 		json_object_set_new(pod, "kind", json_string("Pod"));
 		json_object_set_new(pod, "metadata", md);
@@ -643,17 +638,6 @@ static void set_label_ann(json_t *md, const char *k, const char *v)
 	json_object_set_new(a, k, json_string(v));
 }
 
-static void sha1_hex(const char *s, char out[41])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0, i;
-
-	EVP_Digest(s, strlen(s), md, &n, EVP_sha1(), NULL);
-	for (i = 0; i < n && i < 20; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	out[40] = '\0';
-}
-
 static json_t *child_job(json_t *js, json_t *rj, int idx, long long global,
     long long global_replicas)
 {
@@ -680,7 +664,7 @@ static json_t *child_job(json_t *js, json_t *rj, int idx, long long global,
 	{
 		char *keyin = cu_asprintf("%s/%s", ns, name);
 
-		sha1_hex(keyin ? keyin : "", hash);
+		as_fw_sha1_hex(keyin ? keyin : "", hash);
 		cu_free(keyin);
 	}
 	{
@@ -722,10 +706,7 @@ static json_t *child_job(json_t *js, json_t *rj, int idx, long long global,
 	json_object_set_new(md, "name", json_string(name));
 	json_object_set_new(md, "namespace", json_string(ns));
 	json_object_set_new(md, "ownerReferences",
-	    json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
-		"jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "name", jsname,
-		"uid", as_jstr(js, "metadata.uid"), "controller", 1,
-		"blockOwnerDeletion", 1));
+	    as_fw_controller_ref(js, "jobset.x-k8s.io/v1alpha2", "JobSet"));
 	json_object_set_new(spec, "suspend",
 	    json_boolean(json_is_true(as_jget(js, "spec.suspend"))));
 	json_object_set_new(job, "apiVersion", json_string("batch/v1"));
@@ -733,46 +714,6 @@ static json_t *child_job(json_t *js, json_t *rj, int idx, long long global,
 	json_object_set_new(job, "metadata", md);
 	json_object_set_new(job, "spec", spec);
 	return job;
-}
-
-/* JobSet's resume merge: maps merged with the new value winning, lists
- * unioned; nothing is ever removed (docs/jobset.md §2.1). */
-static void merge_map(json_t *dst_parent, const char *key, json_t *src)
-{
-	json_t *dst = json_object_get(dst_parent, key);
-
-	if (!json_is_object(src))
-		return;
-	if (!json_is_object(dst)) {
-		dst = json_object();
-		json_object_set_new(dst_parent, key, dst);
-	}
-	json_object_update(dst, src);
-}
-
-static void union_list(json_t *dst_parent, const char *key, json_t *src)
-{
-	json_t *dst = json_object_get(dst_parent, key), *v, *w;
-	size_t i, j;
-
-	if (!json_is_array(src))
-		return;
-	if (!json_is_array(dst)) {
-		dst = json_array();
-		json_object_set_new(dst_parent, key, dst);
-	}
-	json_array_foreach(src, i, v)
-	{
-		bool found = false;
-
-		json_array_foreach(dst, j, w)
-		{
-			if (json_equal(v, w))
-				found = true;
-		}
-		if (!found)
-			json_array_append(dst, v);
-	}
 }
 
 static void reconcile_jobset(struct as_server *srv, const char *key)
@@ -886,7 +827,6 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 				json_t *u = json_deep_copy(child);
 				json_t *src =
 				    as_jget(rj, "template.spec.template");
-				json_t *dt;
 
 				if (as_jget(u, "status.startTime") != NULL) {
 					json_t *s = json_deep_copy(child);
@@ -900,29 +840,8 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 					    json_object_get(u, "status"),
 					    "startTime");
 				}
-				if (!json_is_object(
-					as_jget(u, "spec.template.metadata")))
-					as_jset(u, "spec.template.metadata",
-					    json_object());
-				if (!json_is_object(
-					as_jget(u, "spec.template.spec")))
-					as_jset(u, "spec.template.spec",
-					    json_object());
-				dt = as_jget(u, "spec.template");
-				merge_map(json_object_get(dt, "metadata"),
-				    "labels", as_jget(src, "metadata.labels"));
-				merge_map(json_object_get(dt, "metadata"),
-				    "annotations",
-				    as_jget(src, "metadata.annotations"));
-				merge_map(json_object_get(dt, "spec"),
-				    "nodeSelector",
-				    as_jget(src, "spec.nodeSelector"));
-				union_list(json_object_get(dt, "spec"),
-				    "tolerations",
-				    as_jget(src, "spec.tolerations"));
-				union_list(json_object_get(dt, "spec"),
-				    "schedulingGates",
-				    as_jget(src, "spec.schedulingGates"));
+				as_fw_merge_template(
+				    as_jget(u, "spec.template"), src);
 				as_jset(u, "spec.suspend", json_false());
 				as_internal_update(srv, jk, u, false, JS_USER);
 			}

@@ -240,7 +240,7 @@ static void kf_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	const struct kf_kind *kk = kf_of(c->kind);
 	struct as_kind *k = as_fw_kind(srv, c);
 	json_t *obj = k ? as_store_get(k, ns, name) : NULL, *upd, *rs;
-	struct as_fw_role roles[AS_FW_MAX_ROLES];
+	struct as_fw_role roles[AS_FW_MAX_ROLES] = {0};
 	struct as_fw_podjob pj = kf_podjob;
 	struct as_fw_tally t;
 	enum as_fw_run run;
@@ -339,32 +339,6 @@ static bool is_trainer_step(json_t *rj)
 	       (name != NULL && strcmp(name, "node") == 0);
 }
 
-static void merge_obj(json_t *dst, const char *key, json_t *src)
-{
-	json_t *d = json_object_get(dst, key);
-
-	if (!json_is_object(src))
-		return;
-	if (!json_is_object(d)) {
-		d = json_object();
-		json_object_set_new(dst, key, d);
-	}
-	json_object_update(d, src);
-}
-
-static void append_arr(json_t *dst, const char *key, json_t *src)
-{
-	json_t *d = json_object_get(dst, key);
-
-	if (!json_is_array(src))
-		return;
-	if (!json_is_array(d)) {
-		d = json_array();
-		json_object_set_new(dst, key, d);
-	}
-	json_array_extend(d, src);
-}
-
 /* The trainer's overrides and the runtime patches on the JobSet spec. */
 static void render_trainer(json_t *tj, json_t *spec)
 {
@@ -422,28 +396,7 @@ static void render_trainer(json_t *tj, json_t *spec)
 					as_jstr(pr, "name")) != 0 ||
 				    !json_is_object(pt))
 					continue;
-				if (!json_is_object(
-					json_object_get(pt, "metadata")))
-					json_object_set_new(
-					    pt, "metadata", json_object());
-				if (!json_is_object(
-					json_object_get(pt, "spec")))
-					json_object_set_new(
-					    pt, "spec", json_object());
-				merge_obj(json_object_get(pt, "metadata"),
-				    "labels", as_jget(src, "metadata.labels"));
-				merge_obj(json_object_get(pt, "metadata"),
-				    "annotations",
-				    as_jget(src, "metadata.annotations"));
-				merge_obj(json_object_get(pt, "spec"),
-				    "nodeSelector",
-				    as_jget(src, "spec.nodeSelector"));
-				append_arr(json_object_get(pt, "spec"),
-				    "tolerations",
-				    as_jget(src, "spec.tolerations"));
-				append_arr(json_object_get(pt, "spec"),
-				    "schedulingGates",
-				    as_jget(src, "spec.schedulingGates"));
+				as_fw_merge_template(pt, src);
 			}
 		}
 	}
@@ -505,16 +458,15 @@ static void trainjob_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 
 		if (!as_fw_pending(tj)) {
 			obj = json_pack(
-			    "{s:s, s:s, s:{s:s, s:s, s:{s:s}, "
-			    "s:[{s:s, s:s, s:s, s:s, s:b, s:b}]}, s:o}",
+			    "{s:s, s:s, s:{s:s, s:s, s:{s:s}, s:o}, "
+			    "s:o}",
 			    "apiVersion", "jobset.x-k8s.io/v1alpha2", "kind",
 			    "JobSet", "metadata", "name", name, "namespace", ns,
 			    "labels", "trainer.kubeflow.org/trainjob-name",
-			    name, "ownerReferences", "apiVersion",
-			    "trainer.kubeflow.org/v1alpha1", "kind", "TrainJob",
-			    "name", name, "uid", as_jstr(tj, "metadata.uid"),
-			    "controller", 1, "blockOwnerDeletion", 1, "spec",
-			    render_jobset(tj, rt));
+			    name, "ownerReferences",
+			    as_fw_controller_ref(tj,
+				"trainer.kubeflow.org/v1alpha1", "TrainJob"),
+			    "spec", render_jobset(tj, rt));
 			as_fw_create(srv, c, jsk, obj, tj);
 		}
 	} else if (json_is_true(as_jget(js, "spec.suspend")) != suspend) {

@@ -144,11 +144,11 @@ static json_t *implied_paths(json_t *tmpl)
 	return out;
 }
 
+/* A PodSetInfo-like info [borrowed] (labels, annotations, nodeSelector,
+ * tolerations, schedulingGates) merged into pod template pt. */
 static void merge_into(json_t *pt, json_t *info)
 {
-	static const char *const maps[] = {"labels", "annotations", NULL};
-	json_t *md, *spec, *v;
-	size_t i;
+	json_t *spec;
 
 	if (!json_is_object(pt) || !json_is_object(info))
 		return;
@@ -156,36 +156,17 @@ static void merge_into(json_t *pt, json_t *info)
 		json_object_set_new(pt, "metadata", json_object());
 	if (!json_is_object(json_object_get(pt, "spec")))
 		json_object_set_new(pt, "spec", json_object());
-	md = json_object_get(pt, "metadata");
 	spec = json_object_get(pt, "spec");
-	for (i = 0; maps[i] != NULL; i++) {
-		v = json_object_get(info, maps[i]);
-		if (!json_is_object(v))
-			continue;
-		if (!json_is_object(json_object_get(md, maps[i])))
-			json_object_set_new(md, maps[i], json_object());
-		json_object_update(json_object_get(md, maps[i]), v);
-	}
-	v = json_object_get(info, "nodeSelector");
-	if (json_is_object(v)) {
-		if (!json_is_object(json_object_get(spec, "nodeSelector")))
-			json_object_set_new(
-			    spec, "nodeSelector", json_object());
-		json_object_update(json_object_get(spec, "nodeSelector"), v);
-	}
-	v = json_object_get(info, "tolerations");
-	if (json_is_array(v)) {
-		if (!json_is_array(json_object_get(spec, "tolerations")))
-			json_object_set_new(spec, "tolerations", json_array());
-		json_array_extend(json_object_get(spec, "tolerations"), v);
-	}
-	v = json_object_get(info, "schedulingGates");
-	if (json_is_array(v)) {
-		if (!json_is_array(json_object_get(spec, "schedulingGates")))
-			json_object_set_new(
-			    spec, "schedulingGates", json_array());
-		json_array_extend(json_object_get(spec, "schedulingGates"), v);
-	}
+	as_fw_merge_map(json_object_get(pt, "metadata"), "labels",
+	    json_object_get(info, "labels"));
+	as_fw_merge_map(json_object_get(pt, "metadata"), "annotations",
+	    json_object_get(info, "annotations"));
+	as_fw_merge_map(
+	    spec, "nodeSelector", json_object_get(info, "nodeSelector"));
+	as_fw_union_list(
+	    spec, "tolerations", json_object_get(info, "tolerations"));
+	as_fw_union_list(
+	    spec, "schedulingGates", json_object_get(info, "schedulingGates"));
 }
 
 /* The object component i describes, podSetInfos applied [owned]. */
@@ -231,11 +212,8 @@ static json_t *component_object(json_t *aw, json_t *comp)
 	    "workload.codeflare.dev/appwrapper",
 	    json_string(as_jstr(aw, "metadata.name")));
 	json_object_set_new(md, "ownerReferences",
-	    json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
-		"workload.codeflare.dev/v1beta2", "kind", "AppWrapper", "name",
-		as_jstr(aw, "metadata.name"), "uid",
-		as_jstr(aw, "metadata.uid"), "controller", 1,
-		"blockOwnerDeletion", 1));
+	    as_fw_controller_ref(
+		aw, "workload.codeflare.dev/v1beta2", "AppWrapper"));
 	return obj;
 }
 
@@ -495,7 +473,7 @@ static void spark_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	struct as_kind *pk = as_kind_find(srv, "", "v1", "pods");
 	json_t *app = k ? as_store_get(k, ns, name) : NULL, *upd, *es, *pods,
 	       *p;
-	struct as_fw_role roles[2];
+	struct as_fw_role roles[2] = {0};
 	struct as_fw_tally t;
 	enum as_fw_run run;
 	const char *state;

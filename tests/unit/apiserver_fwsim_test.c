@@ -9,7 +9,6 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "api/yaml.h"
 #include "tests/apiserver/apiserver.h"
 
 static json_t *load(const char *text)
@@ -198,25 +197,65 @@ Test(fwsim, condition_keeps_transition_time)
 /* Every CRD a family installs parses and is a valid CRD. */
 Test(fwsim, crds_are_valid)
 {
-	unsigned bit;
-	int n = 0;
+	static const struct {
+		unsigned sim;
+		size_t n;
+	} fam[] = {{AS_SIM_PODS, 0}, {AS_SIM_DEPLOYMENTS, 0}, {AS_SIM_LWS, 1},
+	    {AS_SIM_KUBEFLOW, 5}, {AS_SIM_MPIJOBS, 1}, {AS_SIM_TRAINJOBS, 3},
+	    {AS_SIM_RAY, 3}, {AS_SIM_APPWRAPPERS, 1}, {AS_SIM_SPARK, 1},
+	    {~0u, 15}};
+	size_t f;
 
-	for (bit = 1; bit <= AS_SIM_SPARK; bit <<= 1) {
-		const char *const *docs = as_fw_crds(bit);
+	for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		cu_error err;
+		json_t *list = as_fw_crds(fam[f].sim, &err), *crd;
 		size_t i;
 
-		for (i = 0; docs != NULL && docs[i] != NULL; i++) {
-			json_t *crd = NULL;
-			cu_error err;
+		cr_assert_not_null(list, "%#x: %s", fam[f].sim, err.msg);
+		cr_expect_eq(
+		    json_array_size(list), fam[f].n, "family %#x", fam[f].sim);
+		json_array_foreach(list, i, crd)
+		{
+			json_t *copy = json_deep_copy(crd);
 
-			cr_assert_eq(api_yaml_load(&crd, NULL, docs[i],
-					 strlen(docs[i]), NULL, &err),
-			    CU_OK, "family %#x doc %zu: %s", bit, i, err.msg);
-			cr_expect_eq(as_crd_prepare(crd, &err), CU_OK, "%s: %s",
-			    as_jstr(crd, "metadata.name"), err.msg);
-			n++;
-			json_decref(crd);
+			cr_expect_eq(as_crd_prepare(copy, &err), CU_OK,
+			    "%s: %s", as_jstr(crd, "metadata.name"), err.msg);
+			json_decref(copy);
 		}
+		json_decref(list);
 	}
-	cr_expect_eq(n, 15, "CRDs installed by the families");
+}
+
+Test(fwsim, crd_defaults_and_scale)
+{
+	cu_error err;
+	json_t *list = as_fw_crds(AS_SIM_LWS | AS_SIM_RAY, &err), *crd;
+	json_t *lws = NULL, *rayjob = NULL;
+	size_t i;
+
+	cr_assert_not_null(list, "%s", err.msg);
+	json_array_foreach(list, i, crd)
+	{
+		const char *n = as_jstr(crd, "metadata.name");
+
+		if (strcmp(n, "leaderworkersets.leaderworkerset.x-k8s.io") == 0)
+			lws = json_array_get(as_jget(crd, "spec.versions"), 0);
+		if (strcmp(n, "rayjobs.ray.io") == 0)
+			rayjob =
+			    json_array_get(as_jget(crd, "spec.versions"), 0);
+	}
+	cr_assert_not_null(lws);
+	cr_assert_not_null(rayjob);
+	cr_expect_str_eq(as_jstr(lws, "subresources.scale.labelSelectorPath"),
+	    ".status.hpaPodSelector");
+	cr_expect_not_null(as_jget(lws, "subresources.status"));
+	cr_expect_eq(json_integer_value(as_jget(lws,
+			 "schema.openAPIV3Schema.properties.spec.properties."
+			 "leaderWorkerTemplate.properties.size.default")),
+	    1);
+	cr_expect_str_eq(as_jstr(rayjob, "schema.openAPIV3Schema.properties."
+					 "spec.properties.submissionMode."
+					 "default"),
+	    "K8sJobMode");
+	json_decref(list);
 }
