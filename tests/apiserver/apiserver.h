@@ -828,6 +828,10 @@ void as_fw_sha1_hex(const char *s, char out[41]);
 void as_fw_cond(json_t *obj, const char *type, const char *status,
     const char *reason, const char *message, bool with_update);
 bool as_fw_cond_true(json_t *obj, const char *type);
+/* obj's status condition of type [borrowed], or NULL; _slot adds an empty
+ * one ({type}) when there is none. */
+json_t *as_fw_cond_get(json_t *obj, const char *type);
+json_t *as_fw_cond_slot(json_t *obj, const char *type);
 /* An annotation of obj [borrowed] (keys have dots), or NULL. */
 const char *as_fw_ann(json_t *obj, const char *key);
 /* cueue.dev/sim-runtime-ms of obj, else of tmpl (a pod template), else

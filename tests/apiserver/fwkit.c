@@ -187,7 +187,7 @@ bool as_fw_pod_live(json_t *pod)
 	       as_jget(pod, "metadata.deletionTimestamp") == NULL;
 }
 
-static json_t *cond_get(json_t *obj, const char *type)
+json_t *as_fw_cond_get(json_t *obj, const char *type)
 {
 	json_t *c;
 	size_t i;
@@ -202,9 +202,28 @@ static json_t *cond_get(json_t *obj, const char *type)
 	return NULL;
 }
 
+json_t *as_fw_cond_slot(json_t *obj, const char *type)
+{
+	json_t *c = as_fw_cond_get(obj, type), *conds;
+
+	if (c != NULL)
+		return c;
+	if (!json_is_object(json_object_get(obj, "status")))
+		json_object_set_new(obj, "status", json_object());
+	conds = as_jget(obj, "status.conditions");
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		as_jset(obj, "status.conditions", conds);
+	}
+	c = json_object();
+	json_array_append_new(conds, c);
+	json_object_set_new(c, "type", json_string(type));
+	return c;
+}
+
 bool as_fw_cond_true(json_t *obj, const char *type)
 {
-	const char *st = as_jstr(cond_get(obj, type), "status");
+	const char *st = as_jstr(as_fw_cond_get(obj, type), "status");
 
 	return st != NULL && strcmp(st, "True") == 0;
 }
@@ -217,23 +236,11 @@ bool as_fw_pod_ready(json_t *pod)
 void as_fw_cond(json_t *obj, const char *type, const char *status,
     const char *reason, const char *message, bool with_update)
 {
-	json_t *c = cond_get(obj, type), *conds;
+	json_t *c = as_fw_cond_slot(obj, type);
 	char now[CU_TIME_RFC3339_LEN];
 	const char *old;
 
 	as_now_rfc3339(now);
-	if (c == NULL) {
-		if (!json_is_object(json_object_get(obj, "status")))
-			json_object_set_new(obj, "status", json_object());
-		conds = as_jget(obj, "status.conditions");
-		if (!json_is_array(conds)) {
-			conds = json_array();
-			as_jset(obj, "status.conditions", conds);
-		}
-		c = json_object();
-		json_array_append_new(conds, c);
-		json_object_set_new(c, "type", json_string(type));
-	}
 	old = as_jstr(c, "status");
 	if (old == NULL || strcmp(old, status) != 0) {
 		json_object_set_new(c, "lastTransitionTime", json_string(now));

@@ -170,22 +170,9 @@ void as_sim_notify(
 
 /* ---- helpers ------------------------------------------------------ */
 
-static json_t *condition_get(json_t *obj, const char *type)
-{
-	json_t *conds = as_jget(obj, "status.conditions"), *c;
-	size_t i;
-
-	json_array_foreach(conds, i, c)
-	{
-		if (as_jstr(c, "type") && strcmp(as_jstr(c, "type"), type) == 0)
-			return c;
-	}
-	return NULL;
-}
-
 static bool condition_true(json_t *obj, const char *type)
 {
-	json_t *c = condition_get(obj, type);
+	json_t *c = as_fw_cond_get(obj, type);
 
 	return c != NULL && as_jstr(c, "status") != NULL &&
 	       strcmp(as_jstr(c, "status"), "True") == 0;
@@ -196,33 +183,13 @@ static bool condition_true(json_t *obj, const char *type)
 static void condition_set(json_t *obj, const char *type, const char *status,
     const char *reason, const char *message, bool job_style)
 {
-	json_t *st = json_object_get(obj, "status"), *conds, *c;
 	char now[CU_TIME_RFC3339_LEN];
 
+	as_fw_cond(obj, type, status, reason, message, false);
 	as_now_rfc3339(now);
-	if (!json_is_object(st)) {
-		st = json_object();
-		json_object_set_new(obj, "status", st);
-	}
-	conds = json_object_get(st, "conditions");
-	if (!json_is_array(conds)) {
-		conds = json_array();
-		json_object_set_new(st, "conditions", conds);
-	}
-	c = condition_get(obj, type);
-	if (c == NULL) {
-		c = json_object();
-		json_array_append_new(conds, c);
-		json_object_set_new(c, "type", json_string(type));
-	}
-	if (as_jstr(c, "status") == NULL ||
-	    strcmp(as_jstr(c, "status"), status) != 0)
-		json_object_set_new(c, "lastTransitionTime", json_string(now));
-	json_object_set_new(c, "status", json_string(status));
-	json_object_set_new(c, "reason", json_string(reason));
-	json_object_set_new(c, "message", json_string(message));
 	if (job_style)
-		json_object_set_new(c, "lastProbeTime", json_string(now));
+		json_object_set_new(as_fw_cond_get(obj, type), "lastProbeTime",
+		    json_string(now));
 }
 
 /* Does spec.managedBy leave obj to its own controller `mine` (unset or
@@ -474,7 +441,7 @@ static bool sched_job_step(struct as_server *srv, json_t *job, json_t *upd,
 		json_object_set_new(sched_jobs, key, json_true());
 		if (as_jget(job, "status.startTime") == NULL)
 			as_jset(upd, "status.startTime", json_string(now));
-		if (condition_get(job, "Suspended") != NULL)
+		if (as_fw_cond_get(job, "Suspended") != NULL)
 			condition_set(upd, "Suspended", "False", "JobResumed",
 			    "Job resumed", true);
 	}
@@ -571,7 +538,7 @@ static void reconcile_job(struct as_server *srv, const char *key)
 			as_jset(upd, "status.startTime", json_string(now));
 		as_jset(upd, "status.active", json_integer(active));
 		as_jset(upd, "status.ready", json_integer(active));
-		if (condition_get(job, "Suspended") != NULL)
+		if (as_fw_cond_get(job, "Suspended") != NULL)
 			condition_set(upd, "Suspended", "False", "JobResumed",
 			    "Job resumed", true);
 		if (int_or(job, "status.active", 0) == 0)
@@ -871,7 +838,7 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 	} else if (suspend) {
 		condition_set(upd, "Suspended", "True", "SuspendedJobs",
 		    "jobset is suspended", false);
-	} else if (condition_get(js, "Suspended") != NULL) {
+	} else if (as_fw_cond_get(js, "Suspended") != NULL) {
 		/* JobSet only writes False over an existing condition. */
 		condition_set(upd, "Suspended", "False", "ResumeJobs",
 		    "jobset is resumed", false);
