@@ -10,7 +10,8 @@
  * Deployment: spec.replicas (default 1) Pods named
  * <deployment>-<pod-template-hash>-<5 random characters>, labelled
  * pod-template-hash; a template change creates Pods of the new hash and
- * deletes old ones as new ones become Ready (extra unready ones first);
+ * deletes old ones as new ones become Ready (extra unready ones first;
+ * strategy Recreate: every old one first);
  * status replicas, updatedReplicas, readyReplicas, availableReplicas,
  * unavailableReplicas, observedGeneration, conditions Available and
  * Progressing.
@@ -102,6 +103,13 @@ static void count(json_t *upd, const char *field, json_int_t v)
 
 /* ---- Deployment ------------------------------------------------------- */
 
+static bool recreate(json_t *d)
+{
+	const char *t = as_jstr(d, "spec.strategy.type");
+
+	return t != NULL && strcmp(t, "Recreate") == 0;
+}
+
 static void deploy_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
     const char *ns, const char *name)
 {
@@ -143,6 +151,8 @@ static void deploy_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		}
 	}
 	allowed_old = replicas - fresh_ready > 0 ? replicas - fresh_ready : 0;
+	if (recreate(d))
+		allowed_old = 0;
 	{
 		json_int_t drop_new = fresh - replicas,
 			   drop_old = old - allowed_old;
@@ -172,6 +182,9 @@ static void deploy_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	d = as_store_get(dk, ns, name);
 	if (d == NULL)
 		return;
+	/* Recreate: every old Pod goes before a new one is made. */
+	if (old > 0 && recreate(d))
+		fresh = replicas;
 	if (fresh < replicas && !as_fw_pending(d)) {
 		json_int_t n;
 

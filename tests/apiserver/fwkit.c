@@ -54,6 +54,7 @@ static struct {
 	json_t *owners;	  /* owner uid -> creates in flight */
 	json_t *backoff;  /* owner uid -> ms before which nothing is sent */
 	json_t *tokens;	  /* user -> bearer token */
+	json_t *refusals; /* owner uid -> the last refusal logged */
 	struct as_curlev cl;
 	bool cl_ok;
 	json_t *calls; /* array of integers: struct call pointers */
@@ -743,8 +744,19 @@ static void on_done(CURL *e, CURLcode rc, void *ctx)
 	json_object_del(fw.inflight, c->key);
 	owner_count(c->owner, -1);
 	if (rc != CURLE_OK || (code != 201 && code != 200 && code != 409)) {
-		cu_warn("simulators: create %s refused (%ld): %.300s", c->key,
-		    code, c->resp ? c->resp : curl_easy_strerror(rc));
+		const char *why = c->resp ? c->resp : curl_easy_strerror(rc);
+		const char *last = c->owner ? json_string_value(json_object_get(
+						  fw.refusals, c->owner))
+					    : NULL;
+
+		/* Once per owner and answer: a refusing webhook is retried
+		 * every second. */
+		if (last == NULL || strcmp(last, why) != 0)
+			cu_warn("simulators: create %s refused (%ld): %.300s",
+			    c->key, code, why);
+		if (c->owner != NULL)
+			json_object_set_new(
+			    fw.refusals, c->owner, json_string(why));
 		if (c->owner != NULL)
 			json_object_set_new(fw.backoff, c->owner,
 			    json_integer(as_fw_now_ms() + BACKOFF_MS));
@@ -752,6 +764,8 @@ static void on_done(CURL *e, CURLcode rc, void *ctx)
 			as_fw_wake(ctls[c->ctl], c->ons, c->oname,
 			    as_fw_now_ms() + BACKOFF_MS);
 	} else if (c->ctl >= 0) {
+		if (c->owner != NULL)
+			json_object_del(fw.refusals, c->owner);
 		mark_i(c->ctl, c->ons, c->oname);
 	}
 	call_free(c);
@@ -946,6 +960,7 @@ void as_fw_start(struct as_server *srv)
 	fw.owners = json_object();
 	fw.backoff = json_object();
 	fw.tokens = json_object();
+	fw.refusals = json_object();
 	fw.calls = json_array();
 	fw.cl_ok = as_curlev_init(&fw.cl, srv->loop, on_done, NULL) == CU_OK;
 	fw.on = true;
@@ -989,6 +1004,7 @@ void as_fw_stop(struct as_server *srv)
 	json_decref(fw.owners);
 	json_decref(fw.backoff);
 	json_decref(fw.tokens);
+	json_decref(fw.refusals);
 	json_decref(fw.calls);
 	memset(&fw, 0, sizeof(fw));
 }

@@ -17,8 +17,11 @@
  * (cueue.dev/sim-runtime-ms on the RayJob or its head template, default
  * 1000), then SUCCEEDED / Complete (FAILED / Failed with
  * cueue.dev/sim-fail: "true"), the cluster deleted when
- * spec.shutdownAfterJobFinishes. spec.suspend deletes the cluster
- * (Suspended). No submitter Job is created.
+ * spec.shutdownAfterJobFinishes. In K8sJobMode (the default) with the Job
+ * simulator, the runtime is that of KubeRay's submitter Job <rayjob>
+ * (spec.submitterPodTemplate, or ray-job-submitter with 500m / 200Mi
+ * requested), which gets the RayJob's runtime annotations. spec.suspend
+ * deletes the cluster and the submitter (Suspended).
  * RayService: a RayCluster <service>-raycluster-<5 characters> from
  * spec.rayClusterConfig whose suspend follows rayClusterConfig.suspend;
  * condition Ready and serviceStatus Running while it is ready;
@@ -235,14 +238,103 @@ static void rj_finish(struct as_server *srv, const struct as_fw_ctl *c,
 		as_fw_stop_all(srv, rc, ok, c->user);
 }
 
+#define HEAD_TMPL "spec.rayClusterSpec.headGroupSpec.template"
+
+/* K8sJobMode (the CRD's default) with the Job simulator: KubeRay's
+ * submitter Job runs the job; else the runtime is timed here. */
+static bool with_submitter(struct as_server *srv, json_t *rj)
+{
+	const char *mode = as_jstr(rj, "spec.submissionMode");
+
+	return srv->sim_jobs &&
+	       (mode == NULL || strcmp(mode, "K8sJobMode") == 0);
+}
+
+/* The submitter Job KubeRay makes: named after the RayJob, from
+ * spec.submitterPodTemplate or its default (ray-job-submitter with the
+ * head's image, 500m / 200Mi requested); the runtime annotations of the
+ * RayJob go with it. */
+static json_t *submitter_job(json_t *rj)
+{
+	json_t *tmpl = json_deep_copy(as_jget(rj, "spec.submitterPodTemplate"));
+	json_t *ann = json_object(), *job;
+	const char *keys[] = {"cueue.dev/sim-runtime-ms", "cueue.dev/sim-fail"};
+	const char *img = as_jstr(
+	    json_array_get(as_jget(rj, HEAD_TMPL ".spec.containers"), 0),
+	    "image");
+	size_t i;
+
+	if (!json_is_object(tmpl))
+		tmpl = json_pack("{s:{s:s, s:[{s:s, s:s, s:[s,s,s], s:{s:{s:s, "
+				 "s:s}, s:{s:s, s:s}}}]}}",
+		    "spec", "restartPolicy", "Never", "containers", "name",
+		    "ray-job-submitter", "image", img ? img : "rayproject/ray",
+		    "command", "ray", "job", "submit", "resources", "requests",
+		    "cpu", "500m", "memory", "200Mi", "limits", "cpu", "1",
+		    "memory", "1Gi");
+	for (i = 0; i < 2; i++)
+		if (as_fw_ann(rj, keys[i]) != NULL)
+			json_object_set_new(
+			    ann, keys[i], json_string(as_fw_ann(rj, keys[i])));
+	job = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:o}, s:{s:i, s:o}}",
+	    "apiVersion", "batch/v1", "kind", "Job", "metadata", "name",
+	    as_jstr(rj, "metadata.name"), "namespace",
+	    as_jstr(rj, "metadata.namespace"), "annotations", ann,
+	    "ownerReferences", as_fw_controller_ref(rj, "ray.io/v1", "RayJob"),
+	    "spec", "backoffLimit", 2, "template", tmpl);
+	return job;
+}
+
+/* The ready cluster runs the job: 1 done well, -1 failed, 0 running. */
+static int rj_run(struct as_server *srv, const struct as_fw_ctl *c, json_t *rj,
+    json_t *upd, const char *key)
+{
+	const char *ns = as_jstr(rj, "metadata.namespace");
+	const char *name = as_jstr(rj, "metadata.name");
+	json_t *due = json_object_get(job_due, key);
+	char ts[CU_TIME_RFC3339_LEN];
+
+	if (with_submitter(srv, rj)) {
+		struct as_kind *jk = as_kind_find(srv, "batch", "v1", "jobs");
+		json_t *owned = as_fw_owned(jk, rj);
+		json_t *job = json_array_get(owned, 0);
+		int out = job == NULL			     ? 0
+			  : as_fw_cond_true(job, "Complete") ? 1
+			  : as_fw_cond_true(job, "Failed")   ? -1
+							     : 0;
+
+		if (job == NULL && jk != NULL && !as_fw_pending(rj))
+			as_fw_create(srv, c, jk, submitter_job(rj), rj);
+		json_decref(owned);
+		if (out != 0)
+			return out;
+	} else if (due == NULL) {
+		int64_t at = as_fw_now_ms() +
+			     as_fw_runtime(rj, as_jget(rj, HEAD_TMPL), 1000);
+
+		json_object_set_new(job_due, key, json_integer(at));
+		as_fw_wake(c, ns, name, at);
+	} else if (json_integer_value(due) <= as_fw_now_ms()) {
+		json_object_del(job_due, key);
+		return as_fw_fails(rj, as_jget(rj, HEAD_TMPL)) ? -1 : 1;
+	}
+	as_now_rfc3339(ts);
+	as_jset(upd, "status.jobDeploymentStatus", json_string("Running"));
+	as_jset(upd, "status.jobStatus", json_string("RUNNING"));
+	as_jset(upd, "status.jobId", json_string(name));
+	if (as_jget(upd, "status.startTime") == NULL)
+		as_jset(upd, "status.startTime", json_string(ts));
+	return 0;
+}
+
 static void rj_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
     const char *ns, const char *name)
 {
 	struct as_kind *k = as_fw_kind(srv, c);
-	json_t *rj = k ? as_store_get(k, ns, name) : NULL, *rc, *upd, *due;
+	struct as_kind *jk = as_kind_find(srv, "batch", "v1", "jobs");
+	json_t *rj = k ? as_store_get(k, ns, name) : NULL, *rc, *upd;
 	const char *dep;
 	char *key = cu_asprintf("%s/%s", ns, name);
-	int64_t now = as_fw_now_ms();
 
 	if (job_due == NULL)
 		job_due = json_object();
@@ -267,6 +359,7 @@ static void rj_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		if (rc != NULL)
 			as_fw_delete(srv, as_fw_kind(srv, &as_fw_rayclusters),
 			    rc, c->user);
+		as_fw_delete_all(srv, jk, rj, c->user);
 		as_jset(upd, "status.jobDeploymentStatus",
 		    json_string("Suspended"));
 		as_jset(upd, "status.jobStatus", json_string(""));
@@ -280,42 +373,22 @@ static void rj_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		as_jset(upd, "status.jobDeploymentStatus",
 		    json_string("Initializing"));
 	} else {
+		int done = 0;
+
 		as_jset(upd, "status.rayClusterName",
 		    json_string(as_jstr(rc, "metadata.name")));
 		if (as_jget(rc, "status") != NULL)
 			as_jset(upd, "status.rayClusterStatus",
 			    json_deep_copy(as_jget(rc, "status")));
-		due = json_object_get(job_due, key);
 		if (!cluster_ready(rc)) {
 			json_object_del(job_due, key);
 			as_jset(upd, "status.jobDeploymentStatus",
 			    json_string("Initializing"));
-		} else if (due == NULL) {
-			char ts[CU_TIME_RFC3339_LEN];
-			int64_t at =
-			    now + as_fw_runtime(rj,
-				      as_jget(rj, "spec.rayClusterSpec."
-						  "headGroupSpec.template"),
-				      1000);
-
-			as_now_rfc3339(ts);
-			json_object_set_new(job_due, key, json_integer(at));
-			as_fw_wake(c, ns, name, at);
-			as_jset(upd, "status.jobDeploymentStatus",
-			    json_string("Running"));
-			as_jset(
-			    upd, "status.jobStatus", json_string("RUNNING"));
-			as_jset(upd, "status.jobId", json_string(name));
-			if (as_jget(upd, "status.startTime") == NULL)
-				as_jset(
-				    upd, "status.startTime", json_string(ts));
-		} else if (json_integer_value(due) <= now) {
-			json_object_del(job_due, key);
-			rj_finish(srv, c, upd, rc,
-			    !as_fw_fails(
-				rj, as_jget(rj, "spec.rayClusterSpec."
-						"headGroupSpec.template")));
+		} else {
+			done = rj_run(srv, c, rj, upd, key);
 		}
+		if (done != 0)
+			rj_finish(srv, c, upd, rc, done > 0);
 	}
 	json_decref(rc);
 	cu_free(key);

@@ -126,6 +126,20 @@ static void kf_decorate(
 	if (strcmp(r->name, "Launcher") == 0 ||
 	    (kk != NULL && strcmp(kk->kind, "MPIJob") == 0))
 		put_label(pod, "training.kubeflow.org/job-role", t);
+	/* The replica's restartPolicy is the pod's (ExitCode: Never). */
+	if (kk != NULL) {
+		const char *rp =
+		    as_jstr(json_object_get(
+				json_object_get(
+				    json_object_get(obj, "spec"), kk->specs),
+				r->name),
+			"restartPolicy");
+
+		if (rp != NULL)
+			as_jset(pod, "spec.restartPolicy",
+			    json_string(
+				strcmp(rp, "ExitCode") == 0 ? "Never" : rp));
+	}
 }
 
 /* MPI: the launcher waits for every worker to be Ready. */

@@ -307,9 +307,17 @@ def batch_samples(s):
     c = cond(get(s, "kubeflow.org/v1", "pytorchjobs", "pytorch-simple"),
              "Succeeded")
     eq(c["reason"], "PyTorchJobSucceeded", "kubeflow reason")
-    # The RayJob's cluster went with shutdownAfterJobFinishes.
+    eq(ps["pytorch-simple-master-0"]["spec"]["restartPolicy"], "OnFailure",
+       "the replica's restartPolicy")
+    # KubeRay's submitter Job ran the RayJob; its cluster went with
+    # shutdownAfterJobFinishes.
     rj = get(s, "ray.io/v1", "rayjobs", "rayjob-sample")
     eq(rj["status"]["jobStatus"], "SUCCEEDED", "rayjob status")
+    sub = get(s, "batch/v1", "jobs", "rayjob-sample")
+    check(cond_true(sub, "Complete"), "submitter job complete")
+    eq((sub["metadata"]["ownerReferences"][0]["kind"],
+        sub["spec"]["template"]["spec"]["containers"][0]["name"]),
+       ("RayJob", "ray-job-submitter"), "submitter job")
     wait_for(lambda: get(s, "ray.io/v1", "rayclusters",
                          rj["status"]["rayClusterName"]) is None, 10,
              what="rayjob cluster deleted")
