@@ -205,6 +205,8 @@ def serving(s):
     eq(ps["serving-0"]["spec"]["containers"][0]["name"], "leader",
        "leader template")
     eq(cond(d, "Available")["reason"], "MinimumReplicasAvailable")
+    out = s.kubectl("get", "deployment/web", "statefulset/store").stdout
+    check("3/3" in out and "UP-TO-DATE" in out, "kubectl get: " + out)
     eq(st["status"]["currentRevision"], st["status"]["updateRevision"],
        "revisions")
     # The pods went through the front door, as a controller's creates.
