@@ -7,11 +7,15 @@ tests/data/frameworks is applied with kubectl and runs to completion;
 suspending deletes the Pods; spec.managedBy naming another controller
 leaves the object alone; the pod stand-in honours scheduling gates,
 runtime, failure and finalizers."""
+import base64
+import http.server
 import json
 import os
+import ssl
 import subprocess
+import threading
 
-from cuetest import case, check, eq, run_cases, wait_for, write
+from cuetest import case, check, eq, mint_certs, run_cases, wait_for, write
 from cuetest.env import BIN, ROOT
 
 SAMPLES = os.path.join(ROOT, "tests", "data", "frameworks")
@@ -454,6 +458,107 @@ def managed_by(s):
        "pods of objects managed elsewhere")
     eq(s.get_json("/apis/jobset.x-k8s.io/v1alpha2" + NS + "jobsets")
        ["items"], [], "trainjob's jobset")
+
+
+# ---- admission webhooks see the simulators' creates ---------------------
+
+class GateHook:
+    """An HTTPS mutating webhook that gates every Pod, as Kueue's pod
+    webhook does, or refuses it while `refuse` is set."""
+
+    def __init__(self, d):
+        mint_certs(d, "IP:127.0.0.1")
+        with open(os.path.join(d, "ca.crt"), "rb") as f:
+            self.ca = base64.b64encode(f.read()).decode()
+        self.refuse = True
+        self.seen = []
+        hook = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                req = json.loads(self.rfile.read(n))["request"]
+                hook.seen.append(req["userInfo"]["username"])
+                resp = {"uid": req["uid"], "allowed": not hook.refuse}
+                if hook.refuse:
+                    resp["status"] = {"code": 403, "message": "not yet"}
+                else:
+                    ops = [{"op": "add", "path": "/spec/schedulingGates",
+                            "value": [{"name": "example.com/admission"}]}]
+                    resp["patchType"] = "JSONPatch"
+                    resp["patch"] = base64.b64encode(
+                        json.dumps(ops).encode()).decode()
+                body = json.dumps({"apiVersion": "admission.k8s.io/v1",
+                                   "kind": "AdmissionReview",
+                                   "response": resp}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(os.path.join(d, "srv.crt"),
+                            os.path.join(d, "srv.key"))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                     Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket,
+                                            server_side=True)
+        threading.Thread(target=self.httpd.serve_forever,
+                         daemon=True).start()
+
+    def config(self):
+        return {"apiVersion": "admissionregistration.k8s.io/v1",
+                "kind": "MutatingWebhookConfiguration",
+                "metadata": {"name": "gate-pods"},
+                "webhooks": [{
+                    "name": "gate.example.com", "sideEffects": "None",
+                    "admissionReviewVersions": ["v1"],
+                    "failurePolicy": "Fail",
+                    "clientConfig": {
+                        "url": "https://127.0.0.1:%d/gate" %
+                        self.httpd.server_address[1], "caBundle": self.ca},
+                    "rules": [{"operations": ["CREATE"], "apiGroups": [""],
+                               "apiVersions": ["v1"],
+                               "resources": ["pods"]}]}]}
+
+
+@case("sim-creates-pass-admission-webhooks", simulate="deployments")
+def webhooks_see_creates(s):
+    hook = GateHook(s.dir)
+    try:
+        code, _, body = s.raw(
+            "POST", "/apis/admissionregistration.k8s.io/v1/"
+            "mutatingwebhookconfigurations", hook.config())
+        eq(code, 201, "webhook configuration: %r" % body)
+        s.kubectl("apply", "-f", sample("deployment.yaml"))
+        # Refused: no pod, and the controller keeps trying.
+        wait_for(lambda: len(hook.seen) >= 2, 10, what="retried creates")
+        eq(pods(s), {}, "pods while the webhook refuses")
+        eq(set(hook.seen),
+           {"system:serviceaccount:kube-system:deployment-controller"},
+           "who the webhook saw")
+        hook.refuse = False
+        gated = wait_for(lambda: (lambda ps: ps if len(ps) == 3 and all(
+            cond(p, "PodScheduled") for p in ps.values()) else None)(
+            pods(s, "web-")), 15, what="gated pods")
+        for p in gated.values():
+            eq(p["spec"]["schedulingGates"],
+               [{"name": "example.com/admission"}], "gate added")
+            eq((phase(p), cond(p, "PodScheduled")["reason"]),
+               ("Pending", "SchedulingGated"), "waits gated")
+        name = sorted(gated)[0]
+        s.kubectl("patch", "pod", name, "--type=json", "-p",
+                  '[{"op":"remove","path":"/spec/schedulingGates"}]')
+        wait_for(lambda: ready(pods(s)[name]), 10, what="ungated pod runs")
+        wait_for(lambda: get(s, "apps/v1", "deployments", "web")["status"]
+                 .get("readyReplicas") == 1, 10, what="one ready")
+    finally:
+        hook.httpd.shutdown()
 
 
 @case("sim-unknown-simulator-refused")
