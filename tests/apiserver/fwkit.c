@@ -743,7 +743,9 @@ static void on_done(CURL *e, CURLcode rc, void *ctx)
 	forget_call(c);
 	json_object_del(fw.inflight, c->key);
 	owner_count(c->owner, -1);
-	if (rc != CURLE_OK || (code != 201 && code != 200 && code != 409)) {
+	/* 409 too: the name is taken by an object this controller does
+	 * not own (a real one reports the error and backs off). */
+	if (rc != CURLE_OK || (code != 201 && code != 200)) {
 		const char *why = c->resp ? c->resp : curl_easy_strerror(rc);
 		const char *last = c->owner ? json_string_value(json_object_get(
 						  fw.refusals, c->owner))

@@ -254,6 +254,23 @@ static bool ready(json_t *o)
 	       as_fw_int(o, "status.active", 0) > 0;
 }
 
+static bool controlled_by(json_t *obj, json_t *owner)
+{
+	json_t *o;
+	size_t i;
+
+	json_array_foreach(as_jget(obj, "metadata.ownerReferences"), i, o)
+	{
+		const char *u = as_jstr(o, "uid");
+
+		if (json_is_true(json_object_get(o, "controller")) &&
+		    u != NULL && as_jstr(owner, "metadata.uid") != NULL &&
+		    strcmp(u, as_jstr(owner, "metadata.uid")) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
     const char *ns, const char *name)
 {
@@ -261,7 +278,7 @@ static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	json_t *aw = k ? as_store_get(k, ns, name) : NULL, *comp, *upd, *cs;
 	const char *phase;
 	bool suspend, any_left = false, all_ready = true;
-	int done_ok = 0, done_fail = 0, ncomp;
+	int done_ok = 0, done_fail = 0, ncomp, clash = 0;
 	size_t i;
 
 	if (aw == NULL || !as_fw_managed_here(aw, "spec.managedBy", AW_MANAGER))
@@ -284,6 +301,14 @@ static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		int f;
 
 		cur = ck && cname ? as_store_get(ck, ns, cname) : NULL;
+		if (cur != NULL && !controlled_by(cur, aw)) {
+			/* Someone else's object of that name: never ours to
+			 * run or delete (the create would fail). */
+			all_ready = false;
+			clash++;
+			json_decref(obj);
+			continue;
+		}
 		if (suspend) {
 			if (cur != NULL) {
 				any_left = true;
@@ -330,12 +355,19 @@ static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 
 		as_fw_cond(upd, "QuotaReserved", "True", "Resuming",
 		    "AppWrapper is running", false);
-		as_fw_cond(upd, "ResourcesDeployed",
-		    deployed ? "True" : "False",
-		    deployed ? "ComponentsCreated" : "Resuming",
-		    deployed ? "AppWrapper components are deployed"
-			     : "Creating the components",
-		    false);
+		if (clash > 0)
+			as_fw_cond(upd, "ResourcesDeployed", "False",
+			    "CreateFailed",
+			    "a component's name is taken by an object the "
+			    "AppWrapper does not own",
+			    false);
+		else
+			as_fw_cond(upd, "ResourcesDeployed",
+			    deployed ? "True" : "False",
+			    deployed ? "ComponentsCreated" : "Resuming",
+			    deployed ? "AppWrapper components are deployed"
+				     : "Creating the components",
+			    false);
 		as_fw_cond(upd, "PodsReady", all_ready ? "True" : "False",
 		    all_ready ? "PodsReady" : "InsufficientPodsReady",
 		    all_ready ? "All pods are ready" : "Not all pods are ready",

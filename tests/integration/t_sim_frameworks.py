@@ -458,6 +458,24 @@ def managed_by(s):
        "pods of objects managed elsewhere")
     eq(s.get_json("/apis/jobset.x-k8s.io/v1alpha2" + NS + "jobsets")
        ["items"], [], "trainjob's jobset")
+    # An AppWrapper never adopts (nor deletes) an object it does not own.
+    s.kubectl("apply", "-f", sample("deployment.yaml"))
+    s.kubectl("apply", "-f", write(s.dir, "aw.yaml", read(
+        "appwrapper-deployment.yaml").replace("name: wrapped-web\n",
+                                              "name: web\n", 1)))
+    aw = wait_for(lambda: (lambda o: o if cond(o, "ResourcesDeployed")
+                           else None)(get(s, "workload.codeflare.dev/"
+                                          "v1beta2", "appwrappers",
+                                          "wrapped-deployment")), 10,
+                  what="appwrapper status")
+    eq(cond(aw, "ResourcesDeployed")["reason"], "CreateFailed", "clash")
+    s.kubectl("patch", "appwrapper", "wrapped-deployment", "--type=merge",
+              "-p", '{"spec":{"suspend":true}}')
+    wait_for(lambda: get(s, "workload.codeflare.dev/v1beta2", "appwrappers",
+                         "wrapped-deployment")["status"]["phase"] ==
+             "Suspended", 10, what="suspended")
+    check(get(s, "apps/v1", "deployments", "web") is not None,
+          "the Deployment it does not own stays")
 
 
 # ---- admission webhooks see the simulators' creates ---------------------
