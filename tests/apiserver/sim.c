@@ -28,7 +28,9 @@
  *     unioned from the replicatedJob's current template, then suspend
  *     false; condition Suspended=False (ResumeJobs) if it existed;
  *   - status.replicatedJobsStatus, and Completed/Failed with
- *     terminalState once every child completed or one failed;
+ *     terminalState once every child completed or one failed (message
+ *     naming the first failed Job); a finished JobSet's active Jobs are
+ *     deleted;
  *   - deleted: its child Jobs are deleted (garbage collection).
  * A Job whose spec.managedBy is neither unset nor
  * kubernetes.io/job-controller, and a JobSet whose spec.managedBy is
@@ -693,6 +695,7 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 	long long global = 0, global_replicas = 0, total = 0, completed = 0,
 		  failed = 0;
 	bool suspend;
+	char first_failed[512] = "";
 
 	if (jsk == NULL || jk == NULL || slash == NULL)
 		return;
@@ -724,9 +727,24 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 		json_decref(victims);
 		return;
 	}
-	if (as_jstr(js, "status.terminalState") != NULL ||
-	    !managed_here(js, JS_MANAGER))
+	if (!managed_here(js, JS_MANAGER))
 		return;
+	if (as_jstr(js, "status.terminalState") != NULL) {
+		/* A finished JobSet deletes its active Jobs. */
+		json_t *kids = as_fw_owned(jk, js), *v;
+
+		json_array_foreach(kids, i, v)
+		{
+			if (condition_true(v, "Complete") ||
+			    condition_true(v, "Failed"))
+				continue;
+			delete_pods_of(srv, v);
+			as_internal_delete(
+			    srv, jk, ns, as_jstr(v, "metadata.name"), JS_USER);
+		}
+		json_decref(kids);
+		return;
+	}
 	suspend = json_is_true(as_jget(js, "spec.suspend"));
 	rjs = as_jget(js, "spec.replicatedJobs");
 	json_array_foreach(rjs, i, rj)
@@ -762,6 +780,9 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 				continue;
 			}
 			if (condition_true(child, "Failed")) {
+				if (failed == 0)
+					snprintf(first_failed,
+					    sizeof(first_failed), "%s", cname);
 				fail++;
 				failed++;
 				continue;
@@ -828,8 +849,13 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 	upd = json_deep_copy(js);
 	as_jset(upd, "status.replicatedJobsStatus", rjstatus);
 	if (failed > 0) {
-		condition_set(upd, "Failed", "True", "FailedJobs",
-		    "jobset failed due to one or more job failures", false);
+		char msg[700];
+
+		snprintf(msg, sizeof(msg),
+		    "jobset failed due to one or more job failures (first "
+		    "failed job: %s)",
+		    first_failed);
+		condition_set(upd, "Failed", "True", "FailedJobs", msg, false);
 		as_jset(upd, "status.terminalState", json_string("Failed"));
 	} else if (total > 0 && completed == total) {
 		condition_set(upd, "Completed", "True", "AllJobsCompleted",

@@ -210,4 +210,54 @@ def managed_by_elsewhere(s):
     eq(js.get("status", {}), {}, "status of a JobSet managed elsewhere")
 
 
+@case("sim-jobset-failure-deletes-active-jobs", simulate="jobs,jobsets")
+def jobset_failure(s):
+    # One replicated Job fails fast, the other would run a minute: the
+    # JobSet fails naming the first failed Job and deletes the active one
+    # (and so its pods), as the JobSet controller does once finished.
+    js = JOBSET.replace("suspend: true", "suspend: false").replace(
+        """    template:
+      spec:
+        parallelism: 2""", """    template:
+      metadata:
+        annotations:
+          cueue.dev/sim-runtime-ms: "200"
+          cueue.dev/sim-fail: "true"
+      spec:
+        parallelism: 2""").replace(
+        """  - name: driver
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:""", """  - name: driver
+    replicas: 1
+    template:
+      metadata:
+        annotations:
+          cueue.dev/sim-runtime-ms: "60000"
+      spec:
+        template:
+          spec:""")
+    p = write(s.dir, "js.yaml", js)
+    s.kubectl("apply", "-f", p)
+
+    def failed():
+        o = s.get_json("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/"
+                       "jobsets/js1")
+        return o if o.get("status", {}).get("terminalState") else None
+    o = wait_for(failed, 15, what="jobset finished")
+    eq(o["status"]["terminalState"], "Failed")
+    c = {x["type"]: x for x in o["status"]["conditions"]}["Failed"]
+    check(c["message"].startswith("jobset failed due to one or more job "
+                                  "failures (first failed job: js1-workers-"),
+          c["message"])
+    wait_for(lambda: "js1-driver-0" not in jobs_of(s, "js1"), 10,
+             what="active driver job deleted")
+    wait_for(lambda: not [p for p in s.get_json(
+        "/api/v1/namespaces/default/pods")["items"]
+        if p["metadata"]["name"].startswith("js1-driver-")], 10,
+        what="driver pods gone")
+
+
 run_cases()
