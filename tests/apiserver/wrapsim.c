@@ -14,7 +14,8 @@
  * RayCluster, LeaderWorkerSet); suspending deletes them. status.phase
  * Suspended, Resuming, Running, Suspending, Succeeded (every component
  * that can finish finished well) or Failed (one failed); conditions
- * QuotaReserved, ResourcesDeployed and PodsReady. Components are whatever
+ * QuotaReserved, ResourcesDeployed (False once a failed AppWrapper's
+ * components are deleted) and PodsReady. Components are whatever
  * their own simulators make of them. spec.managedBy other than
  * workload.codeflare.dev/appwrapper-controller: left alone.
  *
@@ -271,6 +272,36 @@ static bool controlled_by(json_t *obj, json_t *owner)
 	return false;
 }
 
+/* Delete every component aw controls; how many were still there. */
+static int aw_delete(
+    struct as_server *srv, const struct as_fw_ctl *c, json_t *aw)
+{
+	json_t *comp;
+	size_t i;
+	int n = 0;
+
+	json_array_foreach(as_jget(aw, "spec.components"), i, comp)
+	{
+		json_t *obj = component_object(aw, comp), *cur;
+		struct as_kind *ck =
+		    obj ? as_kind_by_gvk(srv, as_jstr(obj, "apiVersion"),
+			      as_jstr(obj, "kind"))
+			: NULL;
+		const char *cname = as_jstr(obj, "metadata.name");
+
+		cur = ck && cname
+			  ? as_store_get(
+				ck, as_jstr(aw, "metadata.namespace"), cname)
+			  : NULL;
+		if (cur != NULL && controlled_by(cur, aw)) {
+			n++;
+			as_fw_delete(srv, ck, cur, c->user);
+		}
+		json_decref(obj);
+	}
+	return n;
+}
+
 static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
     const char *ns, const char *name)
 {
@@ -310,10 +341,6 @@ static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 			continue;
 		}
 		if (suspend) {
-			if (cur != NULL) {
-				any_left = true;
-				as_fw_delete(srv, ck, cur, c->user);
-			}
 			json_decref(obj);
 			continue;
 		}
@@ -334,6 +361,10 @@ static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 			    as_jstr(obj, "apiVersion")));
 		json_decref(obj);
 	}
+	/* Suspended or failed: the components go (a failed AppWrapper is
+	 * finished once they are, ResourcesDeployed False). */
+	if (suspend || done_fail > 0)
+		any_left = aw_delete(srv, c, aw) > 0;
 	aw = as_store_get(k, ns, name);
 	if (aw == NULL) {
 		json_decref(cs);
@@ -372,9 +403,13 @@ static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		    all_ready ? "PodsReady" : "InsufficientPodsReady",
 		    all_ready ? "All pods are ready" : "Not all pods are ready",
 		    false);
-		if (done_fail > 0)
+		if (done_fail > 0) {
 			as_jset(upd, "status.phase", json_string("Failed"));
-		else if (deployed && done_ok == ncomp && ncomp > 0)
+			as_fw_cond(upd, "ResourcesDeployed", "False", "Failed",
+			    "AppWrapper failed: its resources were deleted",
+			    false);
+			(void)any_left;
+		} else if (deployed && done_ok == ncomp && ncomp > 0)
 			as_jset(upd, "status.phase", json_string("Succeeded"));
 		else
 			as_jset(upd, "status.phase",

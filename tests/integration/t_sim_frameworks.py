@@ -290,12 +290,27 @@ def batch_samples(s):
         args += ["-f", sample(f)]
     s.kubectl("apply", *args)
     s.kubectl("create", "-f", sample("job.yaml"), "-f", sample("jobset.yaml"))
+    # A wrapped job that fails: the AppWrapper fails and deletes it.
+    s.kubectl("apply", "-f", write(s.dir, "awf.yaml", read(
+        "appwrapper-pytorchjob.yaml").replace(
+        "name: wrapped-pytorch\n", "name: aw-fail\n").replace(
+        "        name: wrapped-pytorch-job\n",
+        "        name: aw-fail-job\n        annotations:\n"
+        "          cueue.dev/sim-fail: \"true\"\n")))
 
     def left():
         return [n for gv, pl, n, ok in DONE
                 if not (lambda o: bool(o and o.get("status") and ok(o)))(
                     get(s, gv, pl, n))]
     wait_for(lambda: not left(), 40, what="every sample done")
+    awf = wait_for(lambda: (lambda o: o if o and o.get("status", {}).get(
+        "phase") == "Failed" else None)(get(
+            s, "workload.codeflare.dev/v1beta2", "appwrappers", "aw-fail")),
+        15, what="failed appwrapper")
+    eq(cond(awf, "ResourcesDeployed")["status"], "False", "deployed")
+    wait_for(lambda: get(s, "kubeflow.org/v1", "pytorchjobs",
+                         "aw-fail-job") is None, 10,
+             what="failed component deleted")
     ps = pods(s)
     # Finished objects leave no pod running; parameter servers included.
     for prefix in ("pytorch-simple-", "tf-dist-mnist-", "pi-", "spark-pi-",
