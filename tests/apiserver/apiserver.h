@@ -702,6 +702,10 @@ void as_sim_notify(
  * job-name labels on the pod template and spec.selector, unless
  * spec.manualSelector or a selector is given. job [borrowed, modified]. */
 void as_sim_job_selector(struct as_server *srv, json_t *job);
+/* kube-apiserver's Priority admission for a pod spec [borrowed,
+ * modified]: spec.priority (and preemptionPolicy) from the PriorityClass
+ * named in priorityClassName, or the globalDefault class, else 0. */
+void as_sim_resolve_priority(struct as_server *srv, json_t *spec);
 
 /* ---- cluster-autoscaler's ProvisioningRequests (provsim.c) ---------- */
 void as_provsim_start(struct as_server *srv);

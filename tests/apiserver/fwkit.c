@@ -856,6 +856,11 @@ void as_fw_create(struct as_server *srv, const struct as_fw_ctl *c,
 	call->ons = cu_strdup(as_jstr(owner, "metadata.namespace"));
 	call->oname = cu_strdup(as_jstr(owner, "metadata.name"));
 	call->owner = cu_strdup(as_jstr(owner, "metadata.uid"));
+	/* What kube-apiserver's Priority admission adds to a Pod (the
+	 * scheduler stand-in orders by it). */
+	if (k->group[0] == '\0' && strcmp(k->plural, "pods") == 0 &&
+	    json_is_object(json_object_get(obj, "spec")))
+		as_sim_resolve_priority(srv, json_object_get(obj, "spec"));
 	call->body = as_json_dump(obj, NULL);
 	path = collection_path(k, ns);
 	url = cu_asprintf("%s://%s:%u%s?fieldManager=%s",

@@ -215,7 +215,7 @@ static json_int_t int_or(json_t *obj, const char *path, json_int_t dflt)
 
 /* Priority admission: spec.priority from the PriorityClass named in
  * spec.priorityClassName, or from the globalDefault class, else 0. */
-static void resolve_priority(struct as_server *srv, json_t *spec)
+void as_sim_resolve_priority(struct as_server *srv, json_t *spec)
 {
 	struct as_kind *pck =
 	    as_kind_find(srv, "scheduling.k8s.io", "v1", "priorityclasses");
@@ -334,7 +334,7 @@ static void create_pods(struct as_server *srv, json_t *job, json_int_t first,
 			spec = json_deep_copy(json_object_get(tmpl, "spec"));
 			if (!json_is_object(spec))
 				spec = json_object();
-			resolve_priority(srv, spec);
+			as_sim_resolve_priority(srv, spec);
 			if (json_object_get(spec, "schedulerName") == NULL)
 				json_object_set_new(spec, "schedulerName",
 				    json_string("default-scheduler"));

@@ -143,7 +143,7 @@ spec:
     wait_for(lambda: "kept" not in pods(s), 10, what="kept pod gone")
 
 
-@case("sim-pods-with-scheduler", simulate="pods,scheduler")
+@case("sim-pods-with-scheduler", simulate="pods,scheduler,deployments")
 def pods_with_scheduler(s):
     s.kubectl("apply", "-f", write(s.dir, "n.yaml", """
 apiVersion: v1
@@ -168,6 +168,24 @@ spec:
     p = wait_for(lambda: (lambda p: p if phase(p) == "Succeeded" else None)(
         pods(s).get("p1")), 10, what="pod done on the node")
     eq(p["spec"]["nodeName"], "n1", "bound by the scheduler stand-in")
+    # A controller's pods get their priority as kube's admission gives it.
+    s.kubectl("apply", "-f", write(s.dir, "pc.yaml", """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: high
+value: 1000
+"""))
+    s.kubectl("apply", "-f", write(s.dir, "d.yaml", read(
+        "deployment.yaml").replace("    spec:\n      containers:",
+                                   "    spec:\n      priorityClassName: "
+                                   "high\n      containers:")))
+    ps = wait_for(lambda: (lambda ps: ps if len(ps) == 3 and all(
+        ready(p) for p in ps.values()) else None)(pods(s, "web-")), 15,
+        what="deployment pods running on the node")
+    for p in ps.values():
+        eq((p["spec"]["priority"], p["spec"]["nodeName"]), (1000, "n1"),
+           "priority and node")
 
 
 # ---- serving ------------------------------------------------------------
