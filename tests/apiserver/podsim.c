@@ -9,7 +9,9 @@
  *   - with --simulate scheduler and a Node, the scheduler and kubelet
  *     stand-ins (sched.c) bind and start it; without Nodes it is bound to
  *     the node "cueue-sim-node" (PodScheduled=True) and started after the
- *     milliseconds of cueue.dev/sim-ready-ms (Running, Ready);
+ *     milliseconds of cueue.dev/sim-ready-ms (Running, Ready); a Pod for
+ *     another spec.schedulerName waits for that scheduler (or a test) to
+ *     set its nodeName;
  *   - a Pod without a controller (a plain Pod) then runs for the
  *     milliseconds of cueue.dev/sim-runtime-ms, or 1000 when it has none
  *     and its restartPolicy is Never or OnFailure (with restartPolicy
@@ -122,6 +124,14 @@ static long long runtime_of(json_t *pod)
 	return -1;
 }
 
+static bool default_scheduler(json_t *pod)
+{
+	const char *sn = as_jstr(pod, "spec.schedulerName");
+
+	return sn == NULL || sn[0] == '\0' ||
+	       strcmp(sn, "default-scheduler") == 0;
+}
+
 static bool gated(json_t *pod)
 {
 	return json_array_size(as_jget(pod, "spec.schedulingGates")) > 0;
@@ -204,8 +214,8 @@ static void step(struct as_server *srv, const char *key)
 	node = as_jstr(pod, "spec.nodeName");
 	due = json_object_get(ps.due, key);
 	if (node == NULL || node[0] == '\0') {
-		if (as_sched_active(srv))
-			return; /* sched.c binds it */
+		if (as_sched_active(srv) || !default_scheduler(pod))
+			return; /* sched.c binds it, or another scheduler */
 		if (gated(pod))
 			set_gated(srv, pod);
 		else

@@ -101,8 +101,10 @@ spec:
                              "finalizers: [example.com/keep]\n  annotations:")
     serving = extra.replace("NAME", "serving").replace("ANN", "").replace(
         "GATES", "").replace("restartPolicy: Never", "restartPolicy: Always")
+    other = extra.replace("NAME", "other").replace("ANN", "").replace(
+        "GATES", "schedulerName: my-scheduler")
     s.kubectl("apply", "-f", write(s.dir, "p.yaml", "---".join(
-        [gated, failing, kept, serving])))
+        [gated, failing, kept, serving, other])))
     # The samples (restartPolicy Never, no annotation) run 1 s and end.
     done = wait_for(lambda: (lambda ps: ps if len(ps) == 3 and all(
         phase(p) == "Succeeded" for p in ps.values()) else None)(
@@ -124,6 +126,9 @@ spec:
     eq((c["status"], c["reason"]), ("False", "SchedulingGated"),
        "gated condition")
     check("nodeName" not in g["spec"], "gated pod unbound")
+    o = pods(s)["other"]
+    check("nodeName" not in o["spec"] and phase(o) == "Pending",
+          "a pod for another scheduler waits for it")
     # Running for ever without a runtime under restartPolicy Always.
     check(ready(wait_for(lambda: (lambda p: p if ready(p) else None)(
         pods(s)["serving"]), 10, what="serving pod running")), "ready")
