@@ -21,7 +21,7 @@ from cuetest.env import BIN, ROOT
 SAMPLES = os.path.join(ROOT, "tests", "data", "frameworks")
 NS = "/namespaces/default/"
 BATCH = ("jobs,jobsets,kubeflow,mpijobs,trainjobs,ray,appwrappers,"
-         "sparkapplications,deployments")
+         "sparkapplications,deployments,leaderworkersets")
 
 
 def sample(name):
@@ -294,6 +294,8 @@ DONE = [
      lambda o: o["status"].get("phase") == "Succeeded"),
     ("workload.codeflare.dev/v1beta2", "appwrappers", "wrapped-deployment",
      lambda o: cond_true(o, "PodsReady")),
+    ("workload.codeflare.dev/v1beta2", "appwrappers", "wrapped-lws",
+     lambda o: cond_true(o, "PodsReady")),
     ("sparkoperator.k8s.io/v1beta2", "sparkapplications", "spark-pi",
      lambda o: o["status"].get("applicationState", {}).get("state") ==
      "COMPLETED"),
@@ -303,7 +305,7 @@ FILES = ["pytorchjob.yaml", "tfjob.yaml", "xgboostjob.yaml",
          "paddlejob.yaml", "jaxjob.yaml", "mpijob.yaml", "trainjob.yaml",
          "rayjob.yaml", "raycluster.yaml", "rayservice.yaml",
          "appwrapper-pytorchjob.yaml", "appwrapper-deployment.yaml",
-         "sparkapplication.yaml"]
+         "appwrapper-leaderworkerset.yaml", "sparkapplication.yaml"]
 
 
 @case("sim-batch-samples-complete", simulate=BATCH)
@@ -367,6 +369,8 @@ def batch_samples(s):
              what="rayjob cluster deleted")
     eq(len(live(pods(s, "raycluster-sample-"))), 3, "raycluster pods")
     eq(len(live(pods(s, "wrapped-web-"))), 2, "wrapped deployment pods")
+    eq(sorted(live(pods(s, "wrapped-serving-"))),
+       ["wrapped-serving-0", "wrapped-serving-0-1"], "wrapped lws pods")
     js = s.get_json("/apis/jobset.x-k8s.io/v1alpha2" + NS + "jobsets/"
                     "pytorch-mnist")
     eq(js["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"],
