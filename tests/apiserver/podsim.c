@@ -20,7 +20,8 @@
  *     runs until its controller stops it;
  *   - a Pod being deleted that finalizers keep (deletionTimestamp set) has
  *     its containers killed: phase Failed (exit code 137) unless it had
- *     already finished; it goes once its finalizers are removed.
+ *     already finished (an unbound one is just marked Failed, as the pod
+ *     garbage collector does); it goes once its finalizers are removed.
  * Writes are as system:node:cueue-sim-node (kubelet) and
  * system:kube-scheduler (binding).
  */
@@ -180,15 +181,25 @@ static void bind_fake(struct as_server *srv, json_t *pod, const char *key)
 	json_object_set_new(ps.dirty, key, json_true());
 }
 
-/* A pod being deleted: its containers are killed. */
+/* A pod being deleted: the kubelet kills its containers; one never
+ * bound is marked Failed by the pod garbage collector. */
 static void kill_pod(struct as_server *srv, json_t *pod)
 {
 	const char *ph = as_jstr(pod, "status.phase");
+	const char *node = as_jstr(pod, "spec.nodeName");
+	json_t *upd;
 
 	if (ph != NULL &&
 	    (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0))
 		return;
-	as_fw_stop_pod(srv, pod, false, KUBELET);
+	if (node != NULL && node[0] != '\0') {
+		as_fw_stop_pod(srv, pod, false, KUBELET);
+		return;
+	}
+	upd = json_deep_copy(pod);
+	as_jset(upd, "status.phase", json_string("Failed"));
+	as_internal_update(srv, pods_kind(srv), upd, true,
+	    "system:serviceaccount:kube-system:pod-garbage-collector");
 }
 
 static void step(struct as_server *srv, const char *key)

@@ -103,8 +103,11 @@ spec:
         "GATES", "").replace("restartPolicy: Never", "restartPolicy: Always")
     other = extra.replace("NAME", "other").replace("ANN", "").replace(
         "GATES", "schedulerName: my-scheduler")
+    held = extra.replace("NAME", "held").replace("ANN", "").replace(
+        "GATES", "schedulingGates: [{name: example.com/wait}]").replace(
+        "annotations:", "finalizers: [example.com/keep]\n  annotations:")
     s.kubectl("apply", "-f", write(s.dir, "p.yaml", "---".join(
-        [gated, failing, kept, serving, other])))
+        [gated, failing, kept, serving, other, held])))
     # The samples (restartPolicy Never, no annotation) run 1 s and end.
     done = wait_for(lambda: (lambda ps: ps if len(ps) == 3 and all(
         phase(p) == "Succeeded" for p in ps.values()) else None)(
@@ -143,9 +146,16 @@ spec:
     k = wait_for(lambda: (lambda p: p if phase(p) == "Failed" else None)(
         pods(s).get("kept")), 10, what="deleted pod killed")
     check(k["metadata"].get("deletionTimestamp"), "deletionTimestamp")
-    s.kubectl("patch", "pod", "kept", "--type=merge", "-p",
-              '{"metadata":{"finalizers":null}}')
-    wait_for(lambda: "kept" not in pods(s), 10, what="kept pod gone")
+    # One that never ran is only marked Failed (the pod GC's part).
+    s.kubectl("delete", "pod", "held", "--wait=false")
+    h = wait_for(lambda: (lambda p: p if phase(p) == "Failed" else None)(
+        pods(s).get("held")), 10, what="deleted gated pod failed")
+    check("containerStatuses" not in h["status"], "never started")
+    for name in ("kept", "held"):
+        s.kubectl("patch", "pod", name, "--type=merge", "-p",
+                  '{"metadata":{"finalizers":null}}')
+    wait_for(lambda: "kept" not in pods(s) and "held" not in pods(s), 10,
+             what="finalized pods gone")
 
 
 @case("sim-pods-with-scheduler", simulate="pods,scheduler,deployments")
