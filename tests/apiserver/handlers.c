@@ -2598,7 +2598,7 @@ static void delete_one(const struct as_request *rq, const struct route *r,
 /* PUT or PATCH of a /scale subresource: the object's replicas are
  * written as an update of the object; the answer is the new Scale. */
 static void do_scale(
-    const struct as_request *rq, struct route *r, struct as_resp *resp)
+    const struct as_request *rq, const struct route *r, struct as_resp *resp)
 {
 	json_t *old = as_store_get(r->kind, r->ns, r->name), *scale;
 	json_int_t want = 0;
@@ -2613,11 +2613,12 @@ static void do_scale(
 		return;
 	}
 	json_decref(scale);
+	/* An update of the object whose admission names the subresource
+	 * "scale": webhooks registered for <plural>/scale see it, those for
+	 * <plural> do not, as in kube. */
 	scale = as_scale_set(r->kind, old, want);
-	r->has_sub = false;
 	if (scale != NULL)
 		update_obj(rq, r, scale, old, false, resp);
-	r->has_sub = true;
 	json_decref(scale);
 	if (resp->code == 200 && resp->body != NULL && resp->watch == NULL &&
 	    !resp->delay) {
