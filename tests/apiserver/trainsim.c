@@ -306,6 +306,8 @@ static void kf_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	as_jset(upd, "status.replicaStatuses", rs);
 	if (run == AS_FW_RUNNING && as_jget(upd, "status.startTime") == NULL)
 		as_jset(upd, "status.startTime", json_string(now));
+	if (run == AS_FW_IDLE) /* the operators clear it on suspension */
+		json_object_del(json_object_get(upd, "status"), "startTime");
 	if (run == AS_FW_SUCCEEDED || run == AS_FW_FAILED)
 		as_jset(upd, "status.completionTime", json_string(now));
 	as_internal_update(srv, k, upd, true, c->user);
