@@ -24,6 +24,8 @@
 #define RUNTIME_ANN "cueue.dev/sim-runtime-ms"
 #define FAIL_ANN "cueue.dev/sim-fail"
 #define BACKOFF_MS 1000
+#define MAX_BATCH 64 /* creates in flight per owner */
+#define MAX_CONNS 8L /* connections to this server */
 
 static const struct as_fw_ctl *const ctls[] = {&as_fw_deployments,
     &as_fw_statefulsets, &as_fw_lws, &as_fw_pytorchjobs, &as_fw_tfjobs,
@@ -845,6 +847,11 @@ void as_fw_create(struct as_server *srv, const struct as_fw_ctl *c,
 
 	if (!fw.cl_ok || k == NULL || ns == NULL || name == NULL || tok == NULL)
 		goto out;
+	/* Batches, as kube's controllers create: the rest on the answers. */
+	if (as_jstr(owner, "metadata.uid") != NULL &&
+	    json_integer_value(json_object_get(
+		fw.owners, as_jstr(owner, "metadata.uid"))) >= MAX_BATCH)
+		goto out;
 	call = cu_calloc(1, sizeof(*call));
 	if (call == NULL)
 		goto out;
@@ -970,6 +977,9 @@ void as_fw_start(struct as_server *srv)
 	fw.refusals = json_object();
 	fw.calls = json_array();
 	fw.cl_ok = as_curlev_init(&fw.cl, srv->loop, on_done, NULL) == CU_OK;
+	if (fw.cl_ok)
+		curl_multi_setopt(
+		    fw.cl.multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, MAX_CONNS);
 	fw.on = true;
 	{
 		cu_error err;
