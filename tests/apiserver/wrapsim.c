@@ -272,6 +272,23 @@ static bool controlled_by(json_t *obj, json_t *owner)
 	return false;
 }
 
+/* Component comp of aw as an object *obj [owned, may be NULL] of kind *ck
+ * [may be NULL]; the stored object of that name [borrowed], or NULL. */
+static json_t *component(struct as_server *srv, json_t *aw, json_t *comp,
+    json_t **obj, struct as_kind **ck)
+{
+	const char *cname;
+
+	*obj = component_object(aw, comp);
+	*ck = *obj ? as_kind_by_gvk(srv, as_jstr(*obj, "apiVersion"),
+			 as_jstr(*obj, "kind"))
+		   : NULL;
+	cname = as_jstr(*obj, "metadata.name");
+	return *ck && cname
+		   ? as_store_get(*ck, as_jstr(aw, "metadata.namespace"), cname)
+		   : NULL;
+}
+
 /* Delete every component aw controls; how many were still there. */
 static int aw_delete(
     struct as_server *srv, const struct as_fw_ctl *c, json_t *aw)
@@ -282,17 +299,9 @@ static int aw_delete(
 
 	json_array_foreach(as_jget(aw, "spec.components"), i, comp)
 	{
-		json_t *obj = component_object(aw, comp), *cur;
-		struct as_kind *ck =
-		    obj ? as_kind_by_gvk(srv, as_jstr(obj, "apiVersion"),
-			      as_jstr(obj, "kind"))
-			: NULL;
-		const char *cname = as_jstr(obj, "metadata.name");
+		struct as_kind *ck;
+		json_t *obj, *cur = component(srv, aw, comp, &obj, &ck);
 
-		cur = ck && cname
-			  ? as_store_get(
-				ck, as_jstr(aw, "metadata.namespace"), cname)
-			  : NULL;
 		if (cur != NULL && controlled_by(cur, aw)) {
 			n++;
 			as_fw_delete(srv, ck, cur, c->user);
@@ -323,15 +332,11 @@ static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	cs = json_array();
 	json_array_foreach(as_jget(aw, "spec.components"), i, comp)
 	{
-		json_t *obj = component_object(aw, comp), *cur;
-		struct as_kind *ck =
-		    obj ? as_kind_by_gvk(srv, as_jstr(obj, "apiVersion"),
-			      as_jstr(obj, "kind"))
-			: NULL;
+		struct as_kind *ck;
+		json_t *obj, *cur = component(srv, aw, comp, &obj, &ck);
 		const char *cname = as_jstr(obj, "metadata.name");
 		int f;
 
-		cur = ck && cname ? as_store_get(ck, ns, cname) : NULL;
 		if (cur != NULL && !controlled_by(cur, aw)) {
 			/* Someone else's object of that name: never ours to
 			 * run or delete (the create would fail). */
