@@ -10,8 +10,10 @@
  * Kubeflow jobs and MPIJobs: each present replica type (in the kind's
  * order) gets replicas (default 1) Pods <job>-<type>-<index>, labelled
  * training.kubeflow.org/{job-name,operator-name,replica-type,
- * replica-index,job-role}; an MPIJob's launcher (a Pod <job>-launcher
- * here, a Job upstream) is created once every worker is Ready.
+ * replica-index,job-role}. An MPIJob's launcher is, with --simulate jobs,
+ * mpi-operator's batch/v1 Job <job>-launcher (created at start, suspended
+ * and resumed with the MPIJob; its completion ends the MPIJob), else a
+ * Pod <job>-launcher created once every worker is Ready.
  * spec.runPolicy.suspend deletes the Pods; the runtime (rolesim.c) ends
  * with every Pod stopped; conditions Created, Running, Suspended,
  * Succeeded, Failed with the operators' reasons (<Kind>Created, ...) and
@@ -248,6 +250,76 @@ static void kf_conditions(const struct kf_kind *kk, json_t *upd,
 static const struct as_fw_podjob kf_podjob = {
     NULL, NULL, true, kf_pod_name, kf_decorate, NULL};
 
+/* MPI v2beta1 with the Job simulator: the launcher is a batch/v1 Job
+ * <mpijob>-launcher (mpi-operator's), created at start-up, suspended and
+ * resumed with the MPIJob (its pod template merged from the Launcher
+ * replica's on resume). 1 once it completed, -1 failed, else 0;
+ * *active: its active pods. */
+static int mpi_launcher(struct as_server *srv, const struct as_fw_ctl *c,
+    json_t *mpi, bool suspended, json_int_t *active)
+{
+	struct as_kind *jk = as_kind_find(srv, "batch", "v1", "jobs");
+	json_t *tmpl = as_jget(mpi, "spec.mpiReplicaSpecs.Launcher.template");
+	json_t *owned = as_fw_owned(jk, mpi), *job = NULL, *j;
+	char name[320];
+	size_t i;
+	int out = 0;
+
+	*active = 0;
+	snprintf(
+	    name, sizeof(name), "%s-launcher", as_jstr(mpi, "metadata.name"));
+	json_array_foreach(owned, i, j)
+	{
+		if (strcmp(as_jstr(j, "metadata.name"), name) == 0)
+			job = j;
+	}
+	if (job == NULL && jk != NULL && !as_fw_pending(mpi)) {
+		json_t *t = json_deep_copy(tmpl), *ann = json_object(), *obj;
+		const char *keys[] = {
+		    "cueue.dev/sim-runtime-ms", "cueue.dev/sim-fail"};
+
+		if (!json_is_object(t))
+			t = json_object();
+		if (as_jstr(t, "spec.restartPolicy") == NULL)
+			as_jset(
+			    t, "spec.restartPolicy", json_string("OnFailure"));
+		for (i = 0; i < 2; i++)
+			if (as_fw_ann(mpi, keys[i]) != NULL)
+				json_object_set_new(ann, keys[i],
+				    json_string(as_fw_ann(mpi, keys[i])));
+		obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}, s:o, "
+				"s:o}, s:{s:b, s:i, s:o}}",
+		    "apiVersion", "batch/v1", "kind", "Job", "metadata", "name",
+		    name, "namespace", as_jstr(mpi, "metadata.namespace"),
+		    "labels", "training.kubeflow.org/job-name",
+		    as_jstr(mpi, "metadata.name"),
+		    "training.kubeflow.org/job-role", "launcher", "annotations",
+		    ann, "ownerReferences",
+		    as_fw_controller_ref(mpi, "kubeflow.org/v2beta1", "MPIJob"),
+		    "spec", "suspend", suspended, "backoffLimit", 6, "template",
+		    t);
+		as_fw_create(srv, c, jk, obj, mpi);
+	} else if (job != NULL) {
+		*active = as_fw_int(job, "status.active", 0);
+		if (as_fw_cond_true(job, "Complete"))
+			out = 1;
+		else if (as_fw_cond_true(job, "Failed"))
+			out = -1;
+		else if (json_is_true(as_jget(job, "spec.suspend")) !=
+			 suspended) {
+			json_t *u = json_deep_copy(job);
+
+			if (!suspended)
+				as_fw_merge_template(
+				    as_jget(u, "spec.template"), tmpl);
+			as_jset(u, "spec.suspend", json_boolean(suspended));
+			as_internal_update(srv, jk, u, false, c->user);
+		}
+	}
+	json_decref(owned);
+	return out;
+}
+
 static void kf_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
     const char *ns, const char *name)
 {
@@ -259,7 +331,9 @@ static void kf_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	struct as_fw_tally t;
 	enum as_fw_run run;
 	int types[AS_FW_MAX_ROLES], n, i;
-	bool suspended, was;
+	bool suspended, was, launcher;
+	json_int_t lactive = 0;
+	int lj;
 	char now[CU_TIME_RFC3339_LEN];
 
 	pj.api_version = kk ? kk->api_version : "";
@@ -282,7 +356,24 @@ static void kf_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	suspended = json_is_true(as_jget(obj, "spec.runPolicy.suspend"));
 	was = as_fw_cond_true(obj, "Suspended");
 	n = kf_roles(kk, obj, roles, types);
-	run = as_fw_run_pods(srv, c, &pj, obj, roles, n, suspended, &t);
+	launcher = strcmp(c->kind, "MPIJob") == 0 && srv->sim_jobs && n > 0 &&
+		   strcmp(roles[0].name, "Launcher") == 0;
+	if (launcher) {
+		/* The workers run until the launcher Job ends. */
+		pj.finishes = false;
+		pj.before = NULL;
+		run = as_fw_run_pods(
+		    srv, c, &pj, obj, roles + 1, n - 1, suspended, &t);
+		lj = mpi_launcher(srv, c, obj, suspended, &lactive);
+		if (lj != 0 && !suspended) {
+			as_fw_stop_all(srv, obj, lj > 0, c->user);
+			run = lj > 0 ? AS_FW_SUCCEEDED : AS_FW_FAILED;
+		} else if (run == AS_FW_RUNNING && lactive == 0) {
+			run = AS_FW_STARTING;
+		}
+	} else {
+		run = as_fw_run_pods(srv, c, &pj, obj, roles, n, suspended, &t);
+	}
 	obj = as_store_get(k, ns, name);
 	if (obj == NULL)
 		return;
@@ -293,7 +384,9 @@ static void kf_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	for (i = 0; i < n; i++) {
 		json_int_t act = run == AS_FW_SUCCEEDED || run == AS_FW_FAILED
 				     ? 0
-				     : t.active[i];
+				 : !launcher ? t.active[i]
+				 : i == 0    ? lactive
+					     : t.active[i - 1];
 		json_t *one = json_pack("{s:I}", "active", act);
 
 		if (run == AS_FW_SUCCEEDED)

@@ -358,8 +358,12 @@ def batch_samples(s):
        ["tf-dist-mnist-ps-0", "tf-dist-mnist-worker-0"], "tfjob pods")
     eq(ps["pytorch-simple-master-0"]["metadata"]["labels"]
        ["training.kubeflow.org/replica-type"], "master", "replica type")
-    eq(sorted(n for n in ps if n.startswith("pi-")),
-       ["pi-launcher", "pi-worker-0", "pi-worker-1"], "mpijob pods")
+    eq(sorted(n for n in ps if n.startswith("pi-worker-")),
+       ["pi-worker-0", "pi-worker-1"], "mpijob workers")
+    lj = get(s, "batch/v1", "jobs", "pi-launcher")
+    check(cond_true(lj, "Complete"), "launcher job complete")
+    eq(lj["metadata"]["ownerReferences"][0]["kind"], "MPIJob",
+       "launcher job owner")
     c = cond(get(s, "kubeflow.org/v1", "pytorchjobs", "pytorch-simple"),
              "Succeeded")
     eq(c["reason"], "PyTorchJobSucceeded", "kubeflow reason")
