@@ -906,10 +906,11 @@ void as_podsim_stop(void);
 
 /* The families' controllers (appsim.c, lwssim.c, trainsim.c, raysim.c,
  * wrapsim.c) and their CRDs (fwcrds.c). */
-extern const struct as_fw_ctl as_fw_deployments, as_fw_statefulsets, as_fw_lws,
-    as_fw_pytorchjobs, as_fw_tfjobs, as_fw_xgboostjobs, as_fw_paddlejobs,
-    as_fw_jaxjobs, as_fw_mpijobs, as_fw_trainjobs, as_fw_rayclusters,
-    as_fw_rayjobs, as_fw_rayservices, as_fw_appwrappers, as_fw_sparkapps;
+extern const struct as_fw_ctl as_fw_deployments, as_fw_replicasets,
+    as_fw_statefulsets, as_fw_lws, as_fw_pytorchjobs, as_fw_tfjobs,
+    as_fw_xgboostjobs, as_fw_paddlejobs, as_fw_jaxjobs, as_fw_mpijobs,
+    as_fw_trainjobs, as_fw_rayclusters, as_fw_rayjobs, as_fw_rayservices,
+    as_fw_appwrappers, as_fw_sparkapps;
 /* The CRDs the AS_SIM_* families in sim install [owned array], or NULL
  * with err set. */
 json_t *as_fw_crds(unsigned sim, cu_error *err);

@@ -1,20 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/apiserver/appsim.c - stand-ins for the Deployment and StatefulSet
- * controllers (--simulate deployments, statefulsets; docs/apiserver.md
- * §15.2), simplified: no ReplicaSets or ControllerRevisions; Pods are
- * created from the template through the front door (so that admission
- * webhooks gate them as they gate a ReplicaSet's) and controlled by the
- * Deployment or StatefulSet itself.
+ * tests/apiserver/appsim.c - stand-ins for the Deployment, ReplicaSet and
+ * StatefulSet controllers (--simulate deployments, statefulsets;
+ * docs/apiserver.md §15.2), simplified (no ControllerRevisions, no
+ * maxSurge/maxUnavailable arithmetic). Pods and ReplicaSets are created
+ * through the front door, so admission webhooks gate them as they gate
+ * kube-controller-manager's.
  *
- * Deployment: spec.replicas (default 1) Pods named
- * <deployment>-<pod-template-hash>-<5 random characters>, labelled
- * pod-template-hash; a template change creates Pods of the new hash and
- * deletes old ones as new ones become Ready (extra unready ones first;
- * strategy Recreate: every old one first);
- * status replicas, updatedReplicas, readyReplicas, availableReplicas,
- * unavailableReplicas, observedGeneration, conditions Available and
- * Progressing.
+ * Deployment: a ReplicaSet <deployment>-<pod-template-hash> per template
+ * (label and selector pod-template-hash, annotation
+ * deployment.kubernetes.io/revision); the new one is scaled to
+ * spec.replicas (default 1) at once, the old ones down as the new one's
+ * Pods become Ready (strategy Recreate: the old ones to 0 first, the new
+ * one after); status replicas, updatedReplicas, readyReplicas,
+ * availableReplicas, unavailableReplicas, observedGeneration, conditions
+ * Available and Progressing, from the ReplicaSets'.
+ * ReplicaSet: spec.replicas Pods <replicaset>-<5 random characters>;
+ * extra ones go, unready first; status replicas, fullyLabeledReplicas,
+ * readyReplicas, availableReplicas.
  * StatefulSet: Pods <statefulset>-<ordinal> labelled
  * controller-revision-hash, statefulset.kubernetes.io/pod-name and
  * apps.kubernetes.io/pod-index; OrderedReady (the default) creates the
@@ -33,6 +36,7 @@
 #include "tests/apiserver/apiserver.h"
 
 #define DEPLOY_USER "system:serviceaccount:kube-system:deployment-controller"
+#define RS_USER "system:serviceaccount:kube-system:replicaset-controller"
 #define STS_USER "system:serviceaccount:kube-system:statefulset-controller"
 #define HASH_LABEL "pod-template-hash"
 #define REV_LABEL "controller-revision-hash"
@@ -110,108 +114,139 @@ static bool recreate(json_t *d)
 	return t != NULL && strcmp(t, "Recreate") == 0;
 }
 
-static void deploy_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
+/* Extra live pods of a ReplicaSet go, unready ones first. */
+static void scale_down(struct as_server *srv, struct as_kind *pk, json_t *pods,
+    json_int_t extra, const char *user)
+{
+	json_t *doomed = json_array(), *p;
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2 && extra > 0; pass++)
+		json_array_foreach(pods, i, p)
+		{
+			if (extra <= 0 || !as_fw_pod_live(p) ||
+			    as_fw_pod_ready(p) != (pass == 1))
+				continue;
+			json_array_append(doomed, p);
+			extra--;
+		}
+	json_array_foreach(doomed, i, p)
+	{
+		as_fw_delete(srv, pk, p, user);
+	}
+	json_decref(doomed);
+}
+
+static void rs_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
     const char *ns, const char *name)
 {
-	struct as_kind *dk = as_fw_kind(srv, c);
+	struct as_kind *rk = as_fw_kind(srv, c);
 	struct as_kind *pk = as_kind_find(srv, "", "v1", "pods");
-	json_t *d = dk ? as_store_get(dk, ns, name) : NULL;
-	json_t *pods, *p, *upd, *doomed;
-	json_int_t replicas, live = 0, fresh = 0, ready = 0, fresh_ready = 0;
-	json_int_t old = 0, allowed_old, maxu;
-	char hash[16], rs[300], msg[400];
+	json_t *rs = rk ? as_store_get(rk, ns, name) : NULL, *pods, *p, *upd;
+	json_int_t replicas, live = 0, ready = 0, n;
 	size_t i;
 
-	if (d == NULL || pk == NULL ||
-	    as_jget(d, "metadata.deletionTimestamp") != NULL)
+	if (rs == NULL || pk == NULL ||
+	    as_jget(rs, "metadata.deletionTimestamp") != NULL)
 		return;
-	replicas = as_fw_int(d, "spec.replicas", 1);
-	template_hash(as_jget(d, "spec.template"), hash);
-	snprintf(rs, sizeof(rs), "%s-%s", name, hash);
-	pods = as_fw_owned(pk, d);
-	doomed = json_array();
-	/* Count; extra new Pods go, unready ones first (list order is by
-	 * name, so readiness is the only preference here). */
+	replicas = as_fw_int(rs, "spec.replicas", 1);
+	pods = as_fw_owned(pk, rs);
 	json_array_foreach(pods, i, p)
 	{
-		const char *h = label(p, HASH_LABEL);
-		bool is_new = h != NULL && strcmp(h, hash) == 0;
-
 		if (!as_fw_pod_live(p))
 			continue;
 		live++;
-		if (as_fw_pod_ready(p))
-			ready++;
-		if (is_new) {
-			fresh++;
-			if (as_fw_pod_ready(p))
-				fresh_ready++;
-		} else {
-			old++;
-		}
+		ready += as_fw_pod_ready(p);
 	}
-	allowed_old = replicas - fresh_ready > 0 ? replicas - fresh_ready : 0;
-	if (recreate(d))
-		allowed_old = 0;
-	{
-		json_int_t drop_new = fresh - replicas,
-			   drop_old = old - allowed_old;
-		int pass;
-
-		for (pass = 0; pass < 2; pass++)
-			json_array_foreach(pods, i, p)
-			{
-				const char *h = label(p, HASH_LABEL);
-				bool is_new = h != NULL && strcmp(h, hash) == 0;
-				json_int_t *budget =
-				    is_new ? &drop_new : &drop_old;
-
-				if (!as_fw_pod_live(p) || *budget <= 0 ||
-				    as_fw_pod_ready(p) != (pass == 1))
-					continue;
-				json_array_append(doomed, p);
-				(*budget)--;
-			}
-	}
-	json_array_foreach(doomed, i, p)
-	{
-		as_fw_delete(srv, pk, p, c->user);
-	}
-	json_decref(doomed);
+	if (live > replicas)
+		scale_down(srv, pk, pods, live - replicas, c->user);
 	json_decref(pods);
-	d = as_store_get(dk, ns, name);
-	if (d == NULL)
+	rs = as_store_get(rk, ns, name);
+	if (rs == NULL)
 		return;
-	/* Recreate: every old Pod goes before a new one is made. */
-	if (old > 0 && recreate(d))
-		fresh = replicas;
-	if (fresh < replicas && !as_fw_pending(d)) {
-		json_int_t n;
+	for (n = as_fw_pending(rs) ? replicas : live; n < replicas; n++) {
+		char pname[400], sfx[6];
+		int j;
 
-		for (n = fresh; n < replicas; n++) {
-			char pname[400], sfx[6];
-			json_t *pod;
-			int j;
-
-			for (j = 0; j < 5; j++)
-				sfx[j] =
-				    alnum[as_rand(srv) % (sizeof(alnum) - 1)];
-			sfx[5] = '\0';
-			snprintf(pname, sizeof(pname), "%s-%s", rs, sfx);
-			pod = as_fw_pod(d, "apps/v1", "Deployment",
-			    as_jget(d, "spec.template"), pname);
-			set_label(pod, HASH_LABEL, hash);
-			as_fw_create(srv, c, pk, pod, d);
-		}
+		for (j = 0; j < 5; j++)
+			sfx[j] = alnum[as_rand(srv) % (sizeof(alnum) - 1)];
+		sfx[5] = '\0';
+		snprintf(pname, sizeof(pname), "%s-%s", name, sfx);
+		as_fw_create(srv, c, pk,
+		    as_fw_pod(rs, "apps/v1", "ReplicaSet",
+			as_jget(rs, "spec.template"), pname),
+		    rs);
 	}
-	upd = status_copy(d);
+	upd = status_copy(rs);
+	as_jset(upd, "status.replicas",
+	    json_integer(live < replicas ? live : replicas));
+	count(upd, "fullyLabeledReplicas", live < replicas ? live : replicas);
+	count(upd, "readyReplicas", ready);
+	count(upd, "availableReplicas", ready);
+	as_internal_update(srv, rk, upd, true, c->user);
+}
+
+const struct as_fw_ctl as_fw_replicasets = {"apps", "v1", "replicasets",
+    "ReplicaSet", AS_SIM_DEPLOYMENTS, RS_USER, rs_reconcile};
+
+/* The new ReplicaSet of d for its template hash [owned]. */
+static json_t *new_rs(json_t *d, const char *rsname, const char *hash,
+    json_int_t replicas, size_t revision)
+{
+	json_t *tmpl = json_deep_copy(as_jget(d, "spec.template"));
+	json_t *sel = json_deep_copy(as_jget(d, "spec.selector"));
+	json_t *labels, *rs;
+	char rev[24];
+
+	if (!json_is_object(tmpl))
+		tmpl = json_object();
+	if (!json_is_object(sel))
+		sel = json_object();
+	set_label(tmpl, HASH_LABEL, hash);
+	labels = json_deep_copy(as_jget(tmpl, "metadata.labels"));
+	if (!json_is_object(json_object_get(sel, "matchLabels")))
+		json_object_set_new(sel, "matchLabels", json_object());
+	json_object_set_new(
+	    json_object_get(sel, "matchLabels"), HASH_LABEL, json_string(hash));
+	snprintf(rev, sizeof(rev), "%zu", revision);
+	rs = json_pack("{s:s, s:s, s:{s:s, s:s, s:o, s:{s:s}, s:o}, "
+		       "s:{s:I, s:o, s:o}}",
+	    "apiVersion", "apps/v1", "kind", "ReplicaSet", "metadata", "name",
+	    rsname, "namespace", as_jstr(d, "metadata.namespace"), "labels",
+	    labels, "annotations", "deployment.kubernetes.io/revision", rev,
+	    "ownerReferences", as_fw_controller_ref(d, "apps/v1", "Deployment"),
+	    "spec", "replicas", replicas, "selector", sel, "template", tmpl);
+	return rs;
+}
+
+static void set_rs_replicas(struct as_server *srv, struct as_kind *rk,
+    json_t *rs, json_int_t want, const char *user)
+{
+	json_t *u;
+
+	if (as_fw_int(rs, "spec.replicas", 1) == want)
+		return;
+	u = json_deep_copy(rs);
+	as_jset(u, "spec.replicas", json_integer(want));
+	as_internal_update(srv, rk, u, false, user);
+}
+
+static void deploy_status(struct as_server *srv, struct as_kind *dk, json_t *d,
+    json_int_t live, json_int_t fresh, json_int_t ready, bool done,
+    const char *rsname, const char *user)
+{
+	json_int_t replicas = as_fw_int(d, "spec.replicas", 1);
+	json_int_t maxu = replicas / 4; /* maxUnavailable 25%, rounded down */
+	json_t *upd = status_copy(d);
+	char msg[400];
+
 	count(upd, "replicas", live);
 	count(upd, "updatedReplicas", fresh);
 	count(upd, "readyReplicas", ready);
 	count(upd, "availableReplicas", ready);
 	count(upd, "unavailableReplicas",
 	    replicas - ready > 0 ? replicas - ready : 0);
-	maxu = replicas / 4; /* maxUnavailable 25%, rounded down */
 	if (ready >= replicas - maxu)
 		as_fw_cond(upd, "Available", "True", "MinimumReplicasAvailable",
 		    "Deployment has minimum availability.", true);
@@ -219,18 +254,76 @@ static void deploy_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		as_fw_cond(upd, "Available", "False",
 		    "MinimumReplicasUnavailable",
 		    "Deployment does not have minimum availability.", true);
-	if (fresh_ready >= replicas && old == 0) {
+	if (done)
 		snprintf(msg, sizeof(msg),
-		    "ReplicaSet \"%s\" has successfully progressed.", rs);
-		as_fw_cond(upd, "Progressing", "True", "NewReplicaSetAvailable",
-		    msg, true);
-	} else {
-		snprintf(
-		    msg, sizeof(msg), "ReplicaSet \"%s\" is progressing.", rs);
-		as_fw_cond(
-		    upd, "Progressing", "True", "ReplicaSetUpdated", msg, true);
+		    "ReplicaSet \"%s\" has successfully progressed.", rsname);
+	else
+		snprintf(msg, sizeof(msg), "ReplicaSet \"%s\" is progressing.",
+		    rsname);
+	as_fw_cond(upd, "Progressing", "True",
+	    done ? "NewReplicaSetAvailable" : "ReplicaSetUpdated", msg, true);
+	as_internal_update(srv, dk, upd, true, user);
+}
+
+static void deploy_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
+    const char *ns, const char *name)
+{
+	struct as_kind *dk = as_fw_kind(srv, c);
+	struct as_kind *rk = as_fw_kind(srv, &as_fw_replicasets);
+	json_t *d = dk ? as_store_get(dk, ns, name) : NULL, *sets, *rs;
+	json_t *fresh_rs = NULL;
+	json_int_t replicas, live = 0, ready = 0, fresh = 0, fresh_ready = 0;
+	json_int_t old = 0, budget, want;
+	char hash[16], rsname[300];
+	size_t i;
+
+	if (d == NULL || rk == NULL ||
+	    as_jget(d, "metadata.deletionTimestamp") != NULL)
+		return;
+	replicas = as_fw_int(d, "spec.replicas", 1);
+	template_hash(as_jget(d, "spec.template"), hash);
+	snprintf(rsname, sizeof(rsname), "%s-%s", name, hash);
+	sets = as_fw_owned(rk, d);
+	json_array_foreach(sets, i, rs)
+	{
+		json_int_t n = as_fw_int(rs, "status.replicas", 0);
+
+		live += n;
+		ready += as_fw_int(rs, "status.readyReplicas", 0);
+		if (strcmp(as_jstr(rs, "metadata.name"), rsname) == 0) {
+			fresh_rs = rs;
+			fresh = n;
+			fresh_ready = as_fw_int(rs, "status.readyReplicas", 0);
+		} else {
+			old += n;
+		}
 	}
-	as_internal_update(srv, dk, upd, true, c->user);
+	/* New Pods first; old ones go as new ones are Ready (Recreate: the
+	 * old ones first, the new ones after). */
+	want = recreate(d) && old > 0 ? 0 : replicas;
+	if (fresh_rs == NULL && !as_fw_pending(d))
+		as_fw_create(srv, c, rk,
+		    new_rs(d, rsname, hash, want, json_array_size(sets) + 1),
+		    d);
+	else if (fresh_rs != NULL)
+		set_rs_replicas(srv, rk, fresh_rs, want, c->user);
+	budget =
+	    recreate(d) || replicas <= fresh_ready ? 0 : replicas - fresh_ready;
+	json_array_foreach(sets, i, rs)
+	{
+		json_int_t cur = as_fw_int(rs, "spec.replicas", 1);
+
+		if (rs == fresh_rs)
+			continue;
+		set_rs_replicas(
+		    srv, rk, rs, cur < budget ? cur : budget, c->user);
+		budget -= cur < budget ? cur : budget;
+	}
+	json_decref(sets);
+	d = as_store_get(dk, ns, name);
+	if (d != NULL)
+		deploy_status(srv, dk, d, live, fresh, ready,
+		    fresh_ready >= replicas && old == 0, rsname, c->user);
 }
 
 const struct as_fw_ctl as_fw_deployments = {"apps", "v1", "deployments",
@@ -275,6 +368,7 @@ static json_int_t ordinal_of(json_t *sts, json_t *pod)
 static void sts_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
     const char *ns, const char *name)
 {
+	bool can_create;
 	struct as_kind *sk = as_fw_kind(srv, c);
 	struct as_kind *pk = as_kind_find(srv, "", "v1", "pods");
 	json_t *sts = sk ? as_store_get(sk, ns, name) : NULL;
@@ -290,6 +384,8 @@ static void sts_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	    as_jget(sts, "metadata.deletionTimestamp") != NULL)
 		return;
 	replicas = as_fw_int(sts, "spec.replicas", 1);
+	/* Creates answered before more are sent (one batch per pass). */
+	can_create = !as_fw_pending(sts);
 	policy = as_jstr(sts, "spec.podManagementPolicy");
 	parallel = policy != NULL && strcmp(policy, "Parallel") == 0;
 	strategy = as_jstr(sts, "spec.updateStrategy.type");
@@ -326,7 +422,7 @@ static void sts_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		p = json_object_get(byord, key);
 		if (p == NULL) {
 			all_ready = false;
-			if (!as_fw_pending(sts))
+			if (can_create)
 				as_fw_create(
 				    srv, c, pk, sts_pod(sts, rev, i), sts);
 			if (!parallel)

@@ -28,10 +28,10 @@
 #define MAX_CONNS 8L /* connections to this server */
 
 static const struct as_fw_ctl *const ctls[] = {&as_fw_deployments,
-    &as_fw_statefulsets, &as_fw_lws, &as_fw_pytorchjobs, &as_fw_tfjobs,
-    &as_fw_xgboostjobs, &as_fw_paddlejobs, &as_fw_jaxjobs, &as_fw_mpijobs,
-    &as_fw_trainjobs, &as_fw_rayclusters, &as_fw_rayjobs, &as_fw_rayservices,
-    &as_fw_appwrappers, &as_fw_sparkapps};
+    &as_fw_replicasets, &as_fw_statefulsets, &as_fw_lws, &as_fw_pytorchjobs,
+    &as_fw_tfjobs, &as_fw_xgboostjobs, &as_fw_paddlejobs, &as_fw_jaxjobs,
+    &as_fw_mpijobs, &as_fw_trainjobs, &as_fw_rayclusters, &as_fw_rayjobs,
+    &as_fw_rayservices, &as_fw_appwrappers, &as_fw_sparkapps};
 #define NCTLS (sizeof(ctls) / sizeof(ctls[0]))
 
 /* One create in flight. */
@@ -764,9 +764,17 @@ static void on_done(CURL *e, CURLcode rc, void *ctx)
 		if (c->owner != NULL)
 			json_object_set_new(fw.backoff, c->owner,
 			    json_integer(as_fw_now_ms() + BACKOFF_MS));
-		if (c->ctl >= 0)
-			as_fw_wake(ctls[c->ctl], c->ons, c->oname,
-			    as_fw_now_ms() + BACKOFF_MS);
+		/* Again when the back-off ends: the latest refusal sets
+		 * both (a wake-up before it would find the owner held). */
+		if (c->ctl >= 0 && c->ons != NULL && c->oname != NULL) {
+			char *key =
+			    cu_asprintf("%d/%s/%s", c->ctl, c->ons, c->oname);
+
+			if (key != NULL)
+				json_object_set_new(fw.wake, key,
+				    json_integer(as_fw_now_ms() + BACKOFF_MS));
+			cu_free(key);
+		}
 	} else if (c->ctl >= 0) {
 		if (c->owner != NULL)
 			json_object_del(fw.refusals, c->owner);

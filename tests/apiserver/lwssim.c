@@ -81,6 +81,7 @@ static const char *label(json_t *o, const char *k)
 static void lws_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
     const char *ns, const char *name)
 {
+	bool can_create;
 	struct as_kind *k = as_fw_kind(srv, c);
 	struct as_kind *pk = as_kind_find(srv, "", "v1", "pods");
 	json_t *lws = k ? as_store_get(k, ns, name) : NULL, *pods, *p, *have,
@@ -94,6 +95,8 @@ static void lws_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	    as_jget(lws, "metadata.deletionTimestamp") != NULL)
 		return;
 	replicas = as_fw_int(lws, "spec.replicas", 1);
+	/* Creates answered before more are sent (one batch per pass). */
+	can_create = !as_fw_pending(lws);
 	size = as_fw_int(lws, "spec.leaderWorkerTemplate.size", 1);
 	policy = as_jstr(lws, "spec.startupPolicy");
 	{
@@ -129,7 +132,7 @@ static void lws_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		snprintf(pname, sizeof(pname), "%s-%lld", name, (long long)g);
 		leader = json_object_get(have, pname);
 		if (leader == NULL) {
-			if (!as_fw_pending(lws))
+			if (can_create)
 				as_fw_create(srv, c, pk,
 				    group_pod(lws, g, 0, size, rev), lws);
 			continue;
@@ -151,7 +154,7 @@ static void lws_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 			    strcmp(policy, "LeaderReady") == 0 &&
 			    !as_fw_pod_ready(leader))
 				continue;
-			if (!as_fw_pending(lws))
+			if (can_create)
 				as_fw_create(srv, c, pk,
 				    group_pod(lws, g, w, size, rev), lws);
 		}

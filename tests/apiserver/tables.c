@@ -3,7 +3,7 @@
  * tests/apiserver/tables.c - the server-side Table columns of the
  * built-in kinds whose kubectl output tests read (`kubectl get pods`,
  * `get nodes`, `get jobs`, `get namespaces`, `get events`, `get
- * deployments`, `get statefulsets`), with the
+ * deployments`, `get replicasets`, `get statefulsets`), with the
  * columns, -o wide
  * extras (priority 1) and cell texts kube-apiserver's printers produce.
  * Other built-in kinds get the default NAME / CREATED AT table
@@ -39,6 +39,9 @@ static const struct col event_cols[] = {{"Last Seen", 0}, {"Type", 0},
 static const struct col deploy_cols[] = {{"Name", 0}, {"Ready", 0},
     {"Up-to-date", 0}, {"Available", 0}, {"Age", 0}, {"Containers", 1},
     {"Images", 1}, {"Selector", 1}, {NULL, 0}};
+static const struct col rs_cols[] = {{"Name", 0}, {"Desired", 0},
+    {"Current", 0}, {"Ready", 0}, {"Age", 0}, {"Containers", 1}, {"Images", 1},
+    {"Selector", 1}, {NULL, 0}};
 static const struct col sts_cols[] = {{"Name", 0}, {"Ready", 0}, {"Age", 0},
     {"Containers", 1}, {"Images", 1}, {NULL, 0}};
 
@@ -67,6 +70,9 @@ static const struct col *cols_of(const struct as_kind *k)
 	if (strcmp(k->group, "apps") == 0 &&
 	    strcmp(k->plural, "statefulsets") == 0)
 		return sts_cols;
+	if (strcmp(k->group, "apps") == 0 &&
+	    strcmp(k->plural, "replicasets") == 0)
+		return rs_cols;
 	return NULL;
 }
 
@@ -458,21 +464,33 @@ static void apisvc_cells(json_t *obj, json_t *cells)
 }
 
 /* Deployments and StatefulSets: READY (ready/desired), then for
- * Deployments UP-TO-DATE and AVAILABLE, AGE, and the template's
- * containers and images (-o wide; Deployments add the selector). */
+ * Deployments UP-TO-DATE and AVAILABLE; ReplicaSets: DESIRED, CURRENT,
+ * READY; then AGE and the template's containers and images (-o wide;
+ * Deployments and ReplicaSets add the selector). */
 static void apps_cells(
-    const struct as_kind *k, json_t *obj, json_t *cells, bool deploy)
+    const struct as_kind *k, json_t *obj, json_t *cells, bool deploy, bool rs)
 {
 	json_t *c, *sc;
 	char buf[64], names[1024] = "", images[1024] = "";
 	size_t i, nl = 0, il = 0;
 
-	snprintf(buf, sizeof(buf), "%lld/%lld",
-	    (long long)json_integer_value(as_jget(obj, "status.readyReplicas")),
+	long long want =
 	    json_is_integer(as_jget(obj, "spec.replicas"))
 		? (long long)json_integer_value(as_jget(obj, "spec.replicas"))
-		: 1LL);
-	json_array_append_new(cells, json_string(buf));
+		: 1LL;
+	long long ready =
+	    (long long)json_integer_value(as_jget(obj, "status.readyReplicas"));
+
+	if (rs) {
+		json_array_append_new(cells, json_integer(want));
+		json_array_append_new(cells,
+		    json_integer(
+			json_integer_value(as_jget(obj, "status.replicas"))));
+		json_array_append_new(cells, json_integer(ready));
+	} else {
+		snprintf(buf, sizeof(buf), "%lld/%lld", ready, want);
+		json_array_append_new(cells, json_string(buf));
+	}
 	if (deploy) {
 		json_array_append_new(
 		    cells, json_integer(json_integer_value(
@@ -496,7 +514,7 @@ static void apps_cells(
 	}
 	json_array_append_new(cells, json_string(names));
 	json_array_append_new(cells, json_string(images));
-	if (!deploy)
+	if (!deploy && !rs)
 		return;
 	sc = as_scale_get(k, obj);
 	json_array_append_new(
@@ -528,8 +546,8 @@ json_t *as_table_cells(const struct as_kind *k, json_t *obj)
 		job_cells(obj, cells);
 	} else if (c == apisvc_cols) {
 		apisvc_cells(obj, cells);
-	} else if (c == deploy_cols || c == sts_cols) {
-		apps_cells(k, obj, cells, c == deploy_cols);
+	} else if (c == deploy_cols || c == sts_cols || c == rs_cols) {
+		apps_cells(k, obj, cells, c == deploy_cols, c == rs_cols);
 	} else {
 		json_array_append_new(
 		    cells, json_string(as_jstr(obj, "status.phase")

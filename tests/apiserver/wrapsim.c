@@ -314,6 +314,7 @@ static int aw_delete(
 static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
     const char *ns, const char *name)
 {
+	bool can_create;
 	struct as_kind *k = as_fw_kind(srv, c);
 	json_t *aw = k ? as_store_get(k, ns, name) : NULL, *comp, *upd, *cs;
 	const char *phase;
@@ -328,6 +329,8 @@ static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	    (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
 		return;
 	suspend = json_is_true(as_jget(aw, "spec.suspend"));
+	/* Creates answered before more are sent (one batch per pass). */
+	can_create = !as_fw_pending(aw);
 	ncomp = (int)json_array_size(as_jget(aw, "spec.components"));
 	cs = json_array();
 	json_array_foreach(as_jget(aw, "spec.components"), i, comp)
@@ -351,7 +354,7 @@ static void aw_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		}
 		if (cur == NULL) {
 			all_ready = false;
-			if (ck != NULL && cname != NULL && !as_fw_pending(aw))
+			if (ck != NULL && cname != NULL && can_create)
 				as_fw_create(srv, c, ck, json_incref(obj), aw);
 			json_decref(obj);
 			continue;

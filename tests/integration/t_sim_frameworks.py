@@ -229,6 +229,12 @@ def serving(s):
     h = ps[web[0]]["metadata"]["labels"]["pod-template-hash"]
     check(all(n.startswith("web-%s-" % h) and len(n) == len(web[0])
               for n in web), "deployment pod names %r" % web)
+    # Deployment -> ReplicaSet web-<hash> -> Pods, as kube's controllers.
+    rs = get(s, "apps/v1", "replicasets", "web-" + h)
+    eq((rs["metadata"]["ownerReferences"][0]["kind"],
+        ps[web[0]]["metadata"]["ownerReferences"][0]["kind"],
+        ps[web[0]]["metadata"]["ownerReferences"][0]["name"]),
+       ("Deployment", "ReplicaSet", "web-" + h), "owners")
     eq(sorted(n for n in ps if n.startswith("store-")),
        ["store-0", "store-1", "store-2"], "statefulset ordinals")
     eq(ps["store-1"]["metadata"]["labels"]["apps.kubernetes.io/pod-index"],
@@ -250,7 +256,7 @@ def serving(s):
     users = {e["user"] for e in s.requests(mark, verb="POST",
                                            prefix="/api/v1/namespaces/"
                                                   "default/pods")}
-    eq(users, {"system:serviceaccount:kube-system:deployment-controller",
+    eq(users, {"system:serviceaccount:kube-system:replicaset-controller",
                "system:serviceaccount:kube-system:statefulset-controller",
                "system:serviceaccount:lws-system:lws-controller-manager"},
        "pod creators")
@@ -270,6 +276,8 @@ def serving(s):
     s.kubectl("set", "image", "deployment/web", "web=nginx:2")
     wait_for(lambda: (lambda ps: len(ps) == 1 and h not in list(ps)[0])(
         live(pods(s, "web-"))), 15, what="deployment rolled")
+    wait_for(lambda: get(s, "apps/v1", "replicasets", "web-" + h)["spec"]
+             ["replicas"] == 0, 10, what="old replicaset scaled to 0")
     # Deleting the owners deletes their pods.
     s.kubectl("delete", "deployment", "web")
     s.kubectl("delete", "statefulset", "store")
@@ -614,7 +622,7 @@ def webhooks_see_creates(s):
         wait_for(lambda: len(hook.seen) >= 2, 10, what="retried creates")
         eq(pods(s), {}, "pods while the webhook refuses")
         eq(set(hook.seen),
-           {"system:serviceaccount:kube-system:deployment-controller"},
+           {"system:serviceaccount:kube-system:replicaset-controller"},
            "who the webhook saw")
         hook.refuse = False
         gated = wait_for(lambda: (lambda ps: ps if len(ps) == 3 and all(
