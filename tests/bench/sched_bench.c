@@ -1027,7 +1027,10 @@ static void start_controller(struct run *r)
 		   "health:\n  healthProbeBindAddress: \"0\"\n"
 		   "metrics:\n  bindAddress: \"0\"\n"
 		   "internalCertManagement:\n  enable: false\n"
-		   "leaderElection:\n  leaderElect: false\n");
+		   "leaderElection:\n  leaderElect: false\n"
+		   /* the visibility server's fixed port (8082) would keep
+		    * two runs from going side by side */
+		   "featureGates:\n  VisibilityOnDemand: false\n");
 	if (r->o.qps > 0)
 		fprintf(f, "clientConnection:\n  qps: %s\n  burst: %s\n", qps,
 		    burst);
