@@ -1383,6 +1383,12 @@ int api_client_new(api_client **out, struct ev_loop *loop,
 	/* Streams (watches) hold a connection each beyond the requests'. */
 	curl_multi_setopt(
 	    c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->max_active + 32);
+	/* Keep as many connections as may be open: libcurl's default cache
+	 * (4 per transfer in progress) closes the connections of a burst
+	 * once it is over, and the next burst pays a TLS handshake per
+	 * connection again (about 4,000 allocations each with OpenSSL 3). */
+	curl_multi_setopt(
+	    c->multi, CURLMOPT_MAXCONNECTS, (long)c->max_active + 32);
 	if (c->token_file != NULL) {
 		double p = (double)c->token_reload_ms / 1000.0;
 
