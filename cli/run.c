@@ -436,6 +436,7 @@ static int pending_of(struct ctx *x, const char *cq, long limit, long offset,
 	cu_error ignore;
 
 	*keep = NULL;
+	cu_error_clear(&ignore);
 	if (e == NULL)
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
 	path = cu_asprintf("/apis/visibility.kueue.x-k8s.io/v1beta2/"
@@ -457,7 +458,19 @@ static int pending_of(struct ctx *x, const char *cq, long limit, long offset,
 		return rc;
 	}
 	json_decref(body);
-	/* Not served (404, 503 ...): compute it. */
+	/* Not served (404, 503 ...): compute it, and say so. */
+	if (code > 0)
+		fprintf(x->errout,
+		    "note: the visibility API is not served (HTTP %d): "
+		    "positions computed locally; see `kubectl cueue pending "
+		    "--help`\n",
+		    code);
+	else
+		fprintf(x->errout,
+		    "note: the visibility API could not be reached (%s): "
+		    "positions computed locally; see `kubectl cueue pending "
+		    "--help`\n",
+		    ignore.msg);
 	rc = fetch_cluster_wide(x, err);
 	if (rc != CU_OK)
 		return rc;

@@ -311,6 +311,11 @@ def cli_pending(s):
                         ("1", "0", "default", "p-mid", "lq", "50"),
                         ("2", "1", "default", "p-low", "lq", "0")],
        "pending before admissions")
+    # No visibility API here: the local order, labelled as such.
+    code, _, err = cli(s, "pending", "cq")
+    eq(code, 0, "pending")
+    check(err.startswith("note: the visibility API is not served (HTTP "
+                         "404): positions computed locally;"), err)
     eq(pending_rows("--offset", "1", "--limit", "1"),
        [("1", "0", "default", "p-mid", "lq", "50")], "--offset/--limit")
     summ = json.loads(ok(s, "pending", "cq", "-o", "json"))
