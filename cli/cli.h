@@ -15,8 +15,10 @@
  * runner that talks to the API server (cli_run).
  *
  * Files: args.c (parser and help texts), table.c (table, durations,
- * YAML), render.c (rows and the pending order), run.c (requests), main.c
- * (the program). Prefix: cli_, CLI_.
+ * YAML), render.c (rows and the pending order), run.c (requests, output
+ * formats, dispatch), lists.c (list, pending), writes.c (stop, resume,
+ * create), main.c (the program); cli_int.h is what they share. Prefix:
+ * cli_, CLI_.
  */
 #ifndef CU_CLI_CLI_H
 #define CU_CLI_CLI_H
