@@ -18,6 +18,8 @@
 #include "lib/cu.h"
 
 #define KUEUE_GROUP "kueue.x-k8s.io"
+/* An error already written to errout (cli_run adds no line). */
+#define CLI_EREPORTED CU_ECANCELED
 
 extern const struct api_resource cli_res_cq, cli_res_lq, cli_res_rf, cli_res_wl,
     cli_res_pod, cli_res_job, cli_res_deploy;
@@ -30,6 +32,7 @@ struct ctx {
 	FILE *out, *errout;
 	long page;
 	const char *for_uid; /* [borrowed] --for: the owner kept */
+	cli_jsonpath *jp;    /* [owned] -o jsonpath, compiled once */
 	/* lazily fetched, for the local pending order */
 	json_t *all_wls, *all_lqs;
 };
@@ -70,6 +73,11 @@ void cli_no_resources(struct ctx *x, bool cluster_scoped);
 CU_MUST_CHECK int cli_print_list(struct ctx *x, json_t *list, const char *kind,
     const char *group, const char *table, bool cluster_scoped);
 
+/* usage.c: the help text of each command */
+extern const char cli_usage_root[], cli_usage_list[], cli_usage_stop[],
+    cli_usage_resume[], cli_usage_create[], cli_usage_delete[],
+    cli_usage_completion[], cli_usage_pending[], cli_usage_version[];
+
 /* lists.c */
 CU_MUST_CHECK int cli_list_workloads(struct ctx *x, cu_error *err);
 CU_MUST_CHECK int cli_list_queues(struct ctx *x, bool cluster, cu_error *err);
@@ -79,6 +87,13 @@ CU_MUST_CHECK int cli_pending(struct ctx *x, cu_error *err);
 
 /* writes.c */
 CU_MUST_CHECK int cli_patch_spec(struct ctx *x, cu_error *err);
-CU_MUST_CHECK int cli_create_lq(struct ctx *x, cu_error *err);
+/* create localqueue|clusterqueue|resourceflavor */
+CU_MUST_CHECK int cli_create(struct ctx *x, cu_error *err);
+/* delete workload: the owning jobs after confirmation, else itself */
+CU_MUST_CHECK int cli_delete_workloads(struct ctx *x, cu_error *err);
+
+/* complete.c */
+/* completion bash|zsh: the script on x->out */
+CU_MUST_CHECK int cli_completion(struct ctx *x, cu_error *err);
 
 #endif /* CU_CLI_CLI_INT_H */

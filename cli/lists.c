@@ -627,7 +627,8 @@ int cli_pending(struct ctx *x, cu_error *err)
 	    x, x->a->name, x->a->limit, x->a->offset, &p, &n, &keep, err);
 	if (rc != CU_OK)
 		return rc;
-	if (x->a->output == CLI_OUT_JSON || x->a->output == CLI_OUT_YAML) {
+	if (x->a->output == CLI_OUT_JSON || x->a->output == CLI_OUT_YAML ||
+	    x->a->output == CLI_OUT_JSONPATH) {
 		rc = cli_pending_json(p, n, &summary, err);
 		if (rc == CU_OK)
 			rc = cli_print_obj(x, summary);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "api/client.h"
@@ -216,12 +217,180 @@ int cli_filter(
 
 /* ---- printing ------------------------------------------------------- */
 
-int cli_print_obj(struct ctx *x, const json_t *obj)
+/* The -o template's text: as given, or the file's [owned: cu_free]. */
+static int template_text(struct ctx *x, char **out, cu_error *err)
 {
+	const char *t = x->a->template_;
+	FILE *f;
+	cu_buf b;
+	char chunk[4096];
+	size_t n;
+	int rc = CU_OK;
+
+	if (!x->a->template_file) {
+		*out = cu_strdup(t);
+		return *out ? CU_OK
+			    : cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	f = fopen(t, "r");
+	if (f == NULL)
+		return cu_error_set(err, CU_ENOTFOUND,
+		    "template file %s: %s (check the path of -o ...-file=)", t,
+		    strerror(errno));
+	cu_buf_init(&b, (size_t)1 << 20);
+	while (rc == CU_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		rc = cu_buf_add(&b, chunk, n);
+	if (rc == CU_OK)
+		rc = cu_buf_adds(&b, "");
+	(void)fclose(f);
+	if (rc != CU_OK) {
+		cu_buf_dispose(&b);
+		return cu_error_set(
+		    err, rc, "template file %s: larger than 1 MiB", t);
+	}
+	*out = cu_buf_detach(&b, NULL);
+	cu_buf_dispose(&b);
+	return *out ? CU_OK : cu_error_set(err, CU_ENOMEM, "out of memory");
+}
+
+static int print_jsonpath(struct ctx *x, const json_t *obj, cu_error *err)
+{
+	cu_buf b;
+	int rc = CU_OK;
+
+	if (x->jp == NULL) {
+		char *t = NULL;
+
+		rc = template_text(x, &t, err);
+		if (rc == CU_OK)
+			rc = cli_jsonpath_parse(t, &x->jp, err);
+		cu_free(t);
+		if (rc != CU_OK)
+			return rc;
+	}
+	cu_buf_init(&b, (size_t)1 << 30);
+	rc = cli_jsonpath_exec(x->jp, obj, &b, err);
+	if (rc == CU_OK)
+		fwrite(b.ptr, 1, b.len, x->out);
+	cu_buf_dispose(&b);
+	return rc;
+}
+
+/*
+ * -o go-template runs kubectl's own templates (Go's text/template with
+ * kubectl's functions): obj is written to a private temporary file and
+ * kubectl prints it - a list with `kubectl get -f FILE` (the same
+ * objects, read again, as kubectl get prints a List), one object with
+ * `kubectl create --dry-run=client -f FILE` (this object as it is, the
+ * server not written to).
+ */
+static int print_go_template(
+    struct ctx *x, const json_t *obj, bool list, cu_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *path, *opt;
+	const char *argv[16];
+	json_t *doc = json_deep_copy(obj);
+	int fd, n = 0, status = 0, rc = CU_OK;
+	pid_t pid;
+
+	path = cu_asprintf("%s/kubectl-cueue-XXXXXX",
+	    tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+	opt = cu_asprintf("-o=go-template%s=%s",
+	    x->a->template_file ? "-file" : "", x->a->template_);
+	if (doc == NULL || path == NULL || opt == NULL) {
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (list) {
+		/* kubectl needs each item's apiVersion and kind */
+		const char *av = api_json_str(doc, "apiVersion");
+		const char *lk = api_json_str(doc, "kind");
+		json_t *it;
+		size_t i;
+
+		json_array_foreach(json_object_get(doc, "items"), i, it)
+		{
+			if (av != NULL && !json_object_get(it, "apiVersion"))
+				(void)json_object_set_new(
+				    it, "apiVersion", json_string(av));
+			if (lk != NULL && strlen(lk) > 4 &&
+			    !json_object_get(it, "kind"))
+				(void)json_object_set_new(it, "kind",
+				    json_stringn(lk, strlen(lk) - 4));
+		}
+	}
+	fd = mkstemp(path);
+	if (fd < 0 || json_dumpfd(doc, fd, JSON_COMPACT) != 0) {
+		rc = cu_error_set(err, CU_EIO,
+		    "go-template: cannot write a temporary file in %s (set "
+		    "TMPDIR to a writable directory)",
+		    tmp != NULL ? tmp : "/tmp");
+		if (fd >= 0)
+			(void)close(fd);
+		goto out;
+	}
+	(void)close(fd);
+	argv[n++] = "kubectl";
+	if (x->a->kubeconfig != NULL)
+		argv[n++] = "--kubeconfig", argv[n++] = x->a->kubeconfig;
+	if (x->a->context != NULL)
+		argv[n++] = "--context", argv[n++] = x->a->context;
+	if (list) {
+		argv[n++] = "get";
+	} else {
+		argv[n++] = "create";
+		argv[n++] = "--dry-run=client";
+		argv[n++] = "--validate=false";
+	}
+	argv[n++] = "-f";
+	argv[n++] = path;
+	argv[n++] = opt;
+	argv[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		if (fileno(x->out) != STDOUT_FILENO)
+			(void)dup2(fileno(x->out), STDOUT_FILENO);
+		execvp("kubectl", (char *const *)argv);
+		fprintf(stderr, "error: -o go-template runs kubectl: %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		rc = cu_error_set(
+		    err, CU_EIO, "go-template: cannot run kubectl");
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		rc = cu_error_set(err, CU_EINVAL,
+		    "go-template: kubectl exited with %d (its message is "
+		    "above); "
+		    "-o jsonpath=TEMPLATE needs no kubectl",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	(void)unlink(path);
+out:
+	json_decref(doc);
+	cu_free(path);
+	cu_free(opt);
+	return rc;
+}
+
+static int print_formatted(struct ctx *x, const json_t *obj, bool list)
+{
+	cu_error err;
 	cu_buf b;
 	char *s;
 	int rc;
 
+	cu_error_clear(&err);
+	if (x->a->output == CLI_OUT_JSONPATH ||
+	    x->a->output == CLI_OUT_GO_TEMPLATE) {
+		rc = x->a->output == CLI_OUT_JSONPATH
+			 ? print_jsonpath(x, obj, &err)
+			 : print_go_template(x, obj, list, &err);
+		if (rc != CU_OK)
+			fprintf(x->errout, "error: %s\n", err.msg);
+		return rc == CU_OK ? CU_OK : CLI_EREPORTED;
+	}
 	if (x->a->output == CLI_OUT_YAML) {
 		cu_buf_init(&b, (size_t)1 << 30);
 		rc = cli_yaml_dump(obj, &b);
@@ -236,6 +405,11 @@ int cli_print_obj(struct ctx *x, const json_t *obj)
 	fprintf(x->out, "%s\n", s);
 	cu_free(s);
 	return CU_OK;
+}
+
+int cli_print_obj(struct ctx *x, const json_t *obj)
+{
+	return print_formatted(x, obj, false);
 }
 
 /* "clusterqueue.kueue.x-k8s.io/NAME[ op]" as kubectl's name printer. */
@@ -258,7 +432,7 @@ void cli_print_name(struct ctx *x, const char *kind, const char *group,
 int cli_print_result(struct ctx *x, const json_t *obj, const char *kind,
     const char *group, const char *op)
 {
-	if (x->a->output == CLI_OUT_JSON || x->a->output == CLI_OUT_YAML)
+	if (x->a->output != CLI_OUT_TABLE && x->a->output != CLI_OUT_NAME)
 		return cli_print_obj(x, obj);
 	cli_print_name(x, kind, group,
 	    api_json_str(json_object_get(obj, "metadata"), "name"), op);
@@ -282,12 +456,15 @@ int cli_print_list(struct ctx *x, json_t *list, const char *kind,
 	size_t i;
 	json_t *it;
 
-	if (x->a->output == CLI_OUT_JSON || x->a->output == CLI_OUT_YAML)
-		return cli_print_obj(x, list);
+	if (x->a->output == CLI_OUT_JSON || x->a->output == CLI_OUT_YAML ||
+	    x->a->output == CLI_OUT_JSONPATH)
+		return print_formatted(x, list, true);
 	if (json_array_size(items) == 0) {
 		cli_no_resources(x, cluster_scoped);
 		return CU_OK;
 	}
+	if (x->a->output == CLI_OUT_GO_TEMPLATE)
+		return print_formatted(x, list, true);
 	if (x->a->output == CLI_OUT_NAME) {
 		for (i = 0; i < json_array_size(items); i++) {
 			it = json_array_get(items, i);
@@ -459,12 +636,22 @@ int cli_run(const struct cli_args *a, FILE *out, FILE *errout)
 		fputs(a->usage != NULL ? a->usage : cli_usage(), out);
 		return 0;
 	}
+	if (a->verb == CLI_COMPLETION && strcmp(a->shell, "__complete") != 0)
+		return cli_completion(&x, &err) == CU_OK ? 0 : 1;
 	x.loop = ev_loop_new(EVFLAG_AUTO);
 	if (x.loop == NULL) {
 		fprintf(errout, "error: cannot create an event loop\n");
 		return 1;
 	}
 	rc = open_client(&x, &o, &err);
+	if (a->verb == CLI_COMPLETION) {
+		/* names from the server when it answers, else none */
+		x.ns = a->namespace_ != NULL	  ? a->namespace_
+		       : o.namespace_name != NULL ? o.namespace_name
+						  : "default";
+		rc = cli_completion(&x, &err);
+		goto done;
+	}
 	if (rc != CU_OK && a->verb == CLI_VERSION) {
 		/* the client version needs no server */
 		rc = version(&x, &err);
@@ -503,7 +690,10 @@ int cli_run(const struct cli_args *a, FILE *out, FILE *errout)
 		rc = cli_patch_spec(&x, &err);
 		break;
 	case CLI_CREATE:
-		rc = cli_create_lq(&x, &err);
+		rc = cli_create(&x, &err);
+		break;
+	case CLI_DELETE:
+		rc = cli_delete_workloads(&x, &err);
 		break;
 	case CLI_PENDING:
 		rc = cli_pending(&x, &err);
@@ -511,14 +701,16 @@ int cli_run(const struct cli_args *a, FILE *out, FILE *errout)
 	case CLI_VERSION:
 		rc = version(&x, &err);
 		break;
+	case CLI_COMPLETION:
 	case CLI_HELP:
 	case CLI_PASSTHROUGH:
 		break;
 	}
 done:
-	if (rc != CU_OK)
+	if (rc != CU_OK && rc != CLI_EREPORTED)
 		fprintf(errout, "error: %s\n",
 		    err.msg[0] ? err.msg : cu_err_desc(rc));
+	cli_jsonpath_free(x.jp);
 	json_decref(x.all_wls);
 	json_decref(x.all_lqs);
 	api_client_free(x.c);
