@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # scripts/quickstart.sh - `make run`: cueue on this machine, no cluster
-# needed. Starts cueue-apiserver (TLS, Job and JobSet simulators), applies
+# needed. Starts cueue-apiserver (TLS; simulated Job and JobSet
+# controllers, scheduler - once Nodes exist - and cluster-autoscaler
+# ProvisioningRequests), applies
 # cueue's CRDs and a ClusterQueue with 9 CPUs, starts cueue-controller
 # with the default configuration plus the JobSet integration, installs
 # what a cluster install has around it (the webhook and visibility
@@ -90,7 +92,7 @@ wait_line() {
 }
 
 "$CUEUE_BIN/cueue-apiserver" --listen 127.0.0.1:0 --kubeconfig-out "$kc" \
-	--tls --simulate jobs,jobsets >"$dir/apiserver.log" 2>&1 &
+	--tls --simulate jobs,jobsets,scheduler,provisioning >"$dir/apiserver.log" 2>&1 &
 pids="$pids $!"
 i=0
 while [ ! -s "$kc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -135,6 +137,9 @@ for f in "$here"/manifests/crds/*.yaml; do
 	esac
 	at_port "$f" "$whport" "$ca" | k apply -f - >/dev/null
 done
+# The ProvisioningRequest CRD, which cluster-autoscaler brings on a real
+# cluster (the API server's simulator stands in for the autoscaler).
+k apply -f "$here/tests/data/crds" >/dev/null
 k wait --for=condition=Established crd --all --timeout=30s >/dev/null
 # The webhook Service of a cluster install.
 k create namespace cueue-system >/dev/null
