@@ -639,12 +639,16 @@ static int scan_flags(int argc, const char *const *argv, struct cli_args *a,
 
 			if (id < 0)
 				return cu_error_set(err, CU_EINVAL,
-				    "unknown flag: --%.*s", (int)n, name);
+				    "unknown flag: --%.*s (kubectl cueue "
+				    "COMMAND --help lists the flags)",
+				    (int)n, name);
 			if (FLAGS[id].value && val == NULL) {
 				if (i + 1 >= argc)
 					return cu_error_set(err, CU_EINVAL,
-					    "flag needs an argument: --%s",
-					    FLAGS[id].lng);
+					    "flag needs an argument: --%s "
+					    "(write "
+					    "--%s=VALUE)",
+					    FLAGS[id].lng, FLAGS[id].lng);
 				val = argv[++i];
 			}
 			if (id == F_HELP)
@@ -663,8 +667,10 @@ static int scan_flags(int argc, const char *const *argv, struct cli_args *a,
 
 			if (id < 0)
 				return cu_error_set(err, CU_EINVAL,
-				    "unknown shorthand flag: '%c' in %s", *p,
-				    s);
+				    "unknown shorthand flag: '%c' in %s "
+				    "(kubectl "
+				    "cueue COMMAND --help lists the flags)",
+				    *p, s);
 			sc->seen |= BIT(id);
 			if (id == F_HELP)
 				sc->help = true;
@@ -738,7 +744,9 @@ static int take_words(struct cli_args *a, const struct scan *sc, cu_error *err)
 		}
 		if (sc->npos < 3)
 			return cu_error_set(err, CU_EINVAL,
-			    "%s %s: missing NAME", sc->pos[0],
+			    "%s %s: missing NAME (write kubectl cueue %s %s "
+			    "NAME)",
+			    sc->pos[0], kind_word(a->kind), sc->pos[0],
 			    kind_word(a->kind));
 		if (sc->npos > 3)
 			return cu_error_set(err, CU_EINVAL,
@@ -760,8 +768,10 @@ static int take_words(struct cli_args *a, const struct scan *sc, cu_error *err)
 		break;
 	case CLI_PENDING:
 		if (sc->npos < 2)
-			return cu_error_set(
-			    err, CU_EINVAL, "pending: missing CLUSTER_QUEUE");
+			return cu_error_set(err, CU_EINVAL,
+			    "pending: missing CLUSTER_QUEUE "
+			    "(write kubectl cueue pending "
+			    "CLUSTER_QUEUE)");
 		if (sc->npos > 2)
 			return cu_error_set(err, CU_EINVAL,
 			    "pending: accepts 1 CLUSTER_QUEUE, received %zu",
@@ -905,7 +915,10 @@ int cli_parse(
 	vd = find_verb(sc.pos[0]);
 	if (vd == NULL)
 		return cu_error_set(err, CU_EINVAL,
-		    "unknown command \"%s\" for \"kubectl cueue\"", sc.pos[0]);
+		    "unknown command \"%s\" for \"kubectl cueue\" (kubectl "
+		    "cueue "
+		    "--help lists the commands)",
+		    sc.pos[0]);
 	a->verb = vd->verb;
 	rc = take_words(a, &sc, err);
 	if (rc != CU_OK)

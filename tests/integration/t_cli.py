@@ -533,7 +533,7 @@ def cli_kueuectl_verbs(s):
                  "{range .items[*]}{.metadata.name}:{.spec.cohortName}"
                  "{\"\\n\"}{end}",
                  "{.items[?(@.spec.cohortName==\"org\")].spec."
-                 "preemption}"):
+                 "preemption.withinClusterQueue}"):
         want = s.kubectl("get", "clusterqueues.kueue.x-k8s.io", "-o",
                          "jsonpath=" + tmpl).stdout
         eq(ok(s, "list", "cq", "-o", "jsonpath=" + tmpl), want,
