@@ -303,6 +303,9 @@ static const struct {
     {"jsonpath-file=", CLI_OUT_JSONPATH, true},
     {"go-template=", CLI_OUT_GO_TEMPLATE, false},
     {"go-template-file=", CLI_OUT_GO_TEMPLATE, true},
+    /* kubectl's other names of the go-template printers */
+    {"template=", CLI_OUT_GO_TEMPLATE, false},
+    {"templatefile=", CLI_OUT_GO_TEMPLATE, true},
 };
 
 #define FORMATS                                                                \

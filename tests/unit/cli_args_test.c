@@ -260,3 +260,30 @@ Test(cli_args, refusals_name_what_is_wrong)
 	REFUSED("--namespace must not be empty", "list", "workload", "-n", "");
 	REFUSED("unknown flag: --output", "version", "-o", "json");
 }
+
+Test(cli_args, output_templates)
+{
+	struct cli_args a;
+	cu_error e;
+
+	cr_assert_eq(PARSE(&a, &e, "list", "cq", "-o", "jsonpath={.items}"),
+	    CU_OK, "%s", e.msg);
+	cr_assert_eq(a.output, CLI_OUT_JSONPATH);
+	cr_assert_str_eq(a.template_, "{.items}");
+	cr_assert_not(a.template_file);
+	cr_assert_eq(PARSE(&a, &e, "list", "cq", "-o=jsonpath-file=/t"), CU_OK,
+	    "%s", e.msg);
+	cr_assert(a.template_file);
+	cr_assert_str_eq(a.template_, "/t");
+	cr_assert_eq(PARSE(&a, &e, "list", "cq", "--output", "template={{.}}"),
+	    CU_OK, "%s", e.msg);
+	cr_assert_eq(a.output, CLI_OUT_GO_TEMPLATE);
+	cr_assert_eq(PARSE(&a, &e, "list", "cq", "-o", "go-template-file=f"),
+	    CU_OK, "%s", e.msg);
+	cr_assert(a.template_file && a.output == CLI_OUT_GO_TEMPLATE);
+	cr_assert_eq(
+	    PARSE(&a, &e, "list", "cq", "-o", "go-template="), CU_EINVAL);
+	cr_assert(strstr(e.msg, "no template given") != NULL, "%s", e.msg);
+	cr_assert_eq(PARSE(&a, &e, "list", "cq", "-o", "xml"), CU_EINVAL);
+	cr_assert(strstr(e.msg, "jsonpath=TEMPLATE") != NULL, "%s", e.msg);
+}
