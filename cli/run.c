@@ -82,8 +82,9 @@ int cli_call(struct ctx *x, const char *method, const char *path,
 	if (s.err != CU_OK) {
 		json_decref(s.body);
 		if (s.code == 0)
-			return cu_error_set(err, s.err, "%s: %s",
-			    "cannot reach the API server",
+			return cu_error_set(err, s.err,
+			    "cannot reach the API server: %s (check "
+			    "--kubeconfig, KUBECONFIG or --context)",
 			    s.msg[0] ? s.msg : cu_err_desc(s.err));
 		return cu_error_set(
 		    err, s.err, "%s", s.msg[0] ? s.msg : cu_err_desc(s.err));
@@ -99,12 +100,26 @@ int cli_get_obj(struct ctx *x, const struct api_resource *res, const char *ns,
     const char *name, json_t **out, cu_error *err)
 {
 	char *path = api_resource_path(res, ns, name, NULL);
-	int rc;
+	int rc, code = 0;
 
 	if (path == NULL)
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	rc = cli_call(x, "GET", path, NULL, NULL, out, NULL, err);
+	rc = cli_call(x, "GET", path, NULL, NULL, out, &code, err);
 	cu_free(path);
+	if (rc != CU_OK && code == 404 && err != NULL) {
+		/* what to do: see what there is */
+		const char *kind = res == &cli_res_cq	? "clusterqueue"
+				   : res == &cli_res_lq ? "localqueue"
+				   : res == &cli_res_wl ? "workload"
+				   : res == &cli_res_rf ? "resourceflavor"
+							: NULL;
+		size_t n = strlen(err->msg);
+
+		if (kind != NULL)
+			snprintf(err->msg + n, sizeof(err->msg) - n,
+			    " (kubectl cueue list %s%s lists them)", kind,
+			    res->namespaced ? " -n NAMESPACE" : "");
+	}
 	return rc;
 }
 

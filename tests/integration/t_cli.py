@@ -444,7 +444,8 @@ def cli_stop_resume_create(s):
     eq(lq["spec"]["clusterQueue"], "cq", "created LocalQueue")
     code, out, err = cli(s, "create", "lq", "other", "-c", "nope")
     eq((code, out), (1, ""), "unknown ClusterQueue")
-    eq(err, 'error: clusterqueues.kueue.x-k8s.io "nope" not found\n',
+    eq(err, 'error: clusterqueues.kueue.x-k8s.io "nope" not found '
+            '(kubectl cueue list clusterqueue lists them)\n',
        "unknown ClusterQueue message")
     ok(s, "create", "lq", "other", "--clusterqueue=nope", "-i")
     eq(s.get_json(KQ + "/namespaces/default/localqueues/other")["spec"]
