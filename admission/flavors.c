@@ -659,8 +659,10 @@ int adm_assign_flavors(que_state *st, struct que_cq *cq, struct que_wl *wl,
 			g = group_of(cq, ps->req[j].res);
 			if (!g) {
 				/* A zero request for an uncovered resource
-				 * needs no flavor (Kueue #8079). */
-				if (req_total(ps, j, a->counts[i]) == 0)
+				 * needs no flavor (Kueue #8079), nor any with
+				 * quotaCheckStrategy IgnoreUndeclared. */
+				if (req_total(ps, j, a->counts[i]) == 0 ||
+				    que_resources_ignore_undeclared(st))
 					continue;
 				if (reasons_add(&ps_rs,
 					"resource %s unavailable in "

@@ -304,6 +304,7 @@ void ctl_config_dispose(struct ctl_config *c)
 	free_strv(c->admission_fair_sharing.resources,
 	    c->admission_fair_sharing.nweights);
 	cu_free(c->admission_fair_sharing.weights);
+	ctl_config_dispose_resources(c);
 	free_strv(c->warnings, c->nwarnings);
 	memset(c, 0, sizeof(*c));
 }

@@ -37,6 +37,16 @@
 #define CTL_FRAMEWORK_JOB "batch/job"
 #define CTL_FRAMEWORK_JOBSET "jobset.x-k8s.io/jobset"
 
+/* One resources.transformations entry (strategy defaulted to Retain). */
+struct ctl_config_transform {
+	char *input;	       /* [owned] */
+	bool replace;	       /* Replace; false: Retain */
+	char *multiply_by;     /* [owned] NULL: unset */
+	char **outputs;	       /* [owned] names, file order */
+	int64_t *output_milli; /* [owned] per unit of input */
+	size_t noutputs;
+};
+
 /* fairSharing.preemptionStrategies entries. */
 enum ctl_fair_strategy {
 	CTL_FAIR_LE_FINAL_SHARE = 0, /* "LessThanOrEqualToFinalShare" */
@@ -189,6 +199,18 @@ struct ctl_config {
 		bool not_ready_fixed_time;
 	} tas_gates;
 
+	/* resources: what the quota model counts of each request
+	 * (controller/config_resources.c, queues/resources.c). All arrays
+	 * [owned]. ignore_undeclared: quotaCheckStrategy IgnoreUndeclared
+	 * (with the QuotaCheckStrategy gate on; default BlockUndeclared). */
+	struct {
+		char **exclude_prefixes;
+		size_t nexclude;
+		struct ctl_config_transform *transforms;
+		size_t ntransforms;
+		bool ignore_undeclared;
+	} resources;
+
 	/* Fields Kueue accepts that cueue reads but does not act on, one
 	 * message each ("line 12: multiKueue: accepted but ignored by
 	 * cueue"). [owned] */
@@ -215,6 +237,13 @@ CU_MUST_CHECK int ctl_config_load(
  */
 CU_MUST_CHECK int ctl_config_load_buffer(struct ctl_config *out,
     const char *buf, size_t len, const char *name, cu_error *err);
+
+struct que_state;
+
+/* Hand c's resources section [borrowed] to the quota model st (before
+ * any Workload is added). CU_ENOMEM. */
+CU_MUST_CHECK int ctl_config_resources_apply(
+    const struct ctl_config *c, struct que_state *st, cu_error *err);
 
 /* Free everything c owns and zero it; a zeroed struct is a no-op. */
 void ctl_config_dispose(struct ctl_config *c);

@@ -19,6 +19,9 @@
  *                     "not acted on" warnings
  *   config_print.c    the effective configuration as v1beta2 YAML
  *                     (--check-config)
+ *   config_resources.c the resources section (excluded prefixes,
+ *                     transformations, quotaCheckStrategy): loading,
+ *                     printing, handing it to the quota model
  *
  * Prefix: ctl_config_.
  */
@@ -130,5 +133,14 @@ bool ctl_config_valid_bind_address(const char *s);
 /* Kueue's checks on fairSharing, resources and featureGates, and one
  * warning per set field cueue does not act on (controller/compat.c). */
 int ctl_config_warn_ignored(const struct ctl_config_dec *d, const json_t *root);
+
+/* ---- config_resources.c: the resources section ---------------------- */
+
+int ctl_config_load_resources(
+    const struct ctl_config_dec *d, const json_t *root);
+void ctl_config_dispose_resources(struct ctl_config *c);
+/* [owned] resources in v1beta2 form, json null when unset, NULL when out
+ * of memory. */
+json_t *ctl_config_resources_json(const struct ctl_config *c);
 
 #endif

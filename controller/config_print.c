@@ -411,6 +411,16 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 			json_pack("{s:o}", "preemptionStrategies", ps)) != 0)
 			return -1;
 	}
+	{
+		json_t *res = ctl_config_resources_json(c);
+
+		if (res == NULL)
+			return -1;
+		if (json_is_null(res))
+			json_decref(res);
+		else if (json_object_set_new(root, "resources", res) != 0)
+			return -1;
+	}
 	if (c->admission_fair_sharing.enable) {
 		json_t *rw = json_object();
 		size_t i;

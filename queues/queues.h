@@ -866,6 +866,55 @@ CU_MUST_CHECK int que_pending_lq(que_state *st, const char *ns,
     const char *name, int64_t offset, int64_t limit,
     struct que_pending_item **out, size_t *n, cu_error *err);
 
+/* ---- the Configuration's `resources` (queues/resources.c) ------------- */
+
+/* resources.quotaCheckStrategy: BlockUndeclared (Kueue's default) makes a
+ * requested resource no resource group of the ClusterQueue covers a
+ * NoMatchingFlavor; IgnoreUndeclared skips it (never charged). */
+enum que_quota_check {
+	QUE_BLOCK_UNDECLARED = 0,
+	QUE_IGNORE_UNDECLARED,
+};
+
+/* One resources.transformations entry. */
+struct que_transform {
+	const char *input;	 /* [borrowed] */
+	bool replace;		 /* strategy Replace; false: Retain */
+	const char *multiply_by; /* [borrowed] NULL: none */
+	/* [borrowed] per output: milli-units of it per unit of input
+	 * (may be negative: an allowance) */
+	const struct que_request *outputs;
+	size_t n_outputs;
+};
+
+struct que_resources_spec {
+	const char *const *exclude_prefixes; /* [borrowed] */
+	size_t n_exclude;
+	const struct que_transform *transforms; /* [borrowed] inputs unique */
+	size_t n_transforms;
+	enum que_quota_check quota_check;
+};
+
+/* Set spec [borrowed; copied] for the workloads added from now on (Kueue
+ * reads it once at start-up). CU_EINVAL (an empty input), CU_ENOMEM. */
+CU_MUST_CHECK int que_resources_set(
+    que_state *st, const struct que_resources_spec *spec, cu_error *err);
+
+/*
+ * The per-pod requests in[0..n) [borrowed] of one podSet as quota counts
+ * them: excluded prefixes dropped, then transformations applied (outputs
+ * summed per name, a negative sum counted as 0). *out [owned: cu_free]
+ * holds *n_out requests whose names are borrowed from in or from st (valid
+ * until the next que_resources_set). Without resources set, a copy of in.
+ * CU_ENOMEM.
+ */
+CU_MUST_CHECK int que_resources_apply(const que_state *st,
+    const struct que_request *in, size_t n, struct que_request **out,
+    size_t *n_out, cu_error *err);
+
+/* quotaCheckStrategy is IgnoreUndeclared. */
+bool que_resources_ignore_undeclared(const que_state *st);
+
 /* ---- topology-aware scheduling hook (queues/tas_hook.c) -------------- */
 
 /*

@@ -297,7 +297,8 @@ bool rec_workload_inactive(const struct api_workload *wl)
 struct podset {
 	struct api_request *reqs;
 	size_t n_reqs;
-	struct que_request *qreqs;
+	struct que_request *qreqs; /* as quota counts them (resources) */
+	size_t n_qreqs;
 	struct que_kv *selector;
 	size_t n_selector;
 	struct que_toleration *tols;
@@ -457,7 +458,6 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 	json_t *v;
 	int rc;
 
-	(void)st;
 	memset(p, 0, sizeof(*p));
 	snprintf(path, sizeof(path), "spec.podSets[%zu].template", idx);
 	rc = api_pod_requests(ps->template, path, &p->reqs, &p->n_reqs, err);
@@ -468,6 +468,17 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 	for (i = 0; i < p->n_reqs; i++) {
 		p->qreqs[i].resource = p->reqs[i].name;
 		p->qreqs[i].per_pod = p->reqs[i].milli;
+	}
+	{
+		/* The Configuration's resources (excluded prefixes,
+		 * transformations) decide what quota counts. */
+		struct que_request *q = p->qreqs;
+
+		rc = que_resources_apply(
+		    st, q, p->n_reqs, &p->qreqs, &p->n_qreqs, err);
+		cu_free(q);
+		if (rc)
+			return rc;
 	}
 	json_object_foreach(sel, key, v)
 	{
@@ -483,7 +494,7 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 	out->has_min_count = ps->has_min_count;
 	out->min_count = ps->min_count;
 	out->requests = p->qreqs;
-	out->n_requests = p->n_reqs;
+	out->n_requests = p->n_qreqs;
 	out->tolerations = p->tols;
 	out->n_tolerations = p->n_tols;
 	out->node_selector = p->selector;
@@ -540,8 +551,12 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 			struct que_flavor *f =
 			    fname ? que_flavor_get(st, fname) : NULL;
 
-			if (j == qw->podsets[i].n_spec_req && fname == NULL) {
-				frs[k] = UINT32_MAX; /* pods not covered */
+			if (fname == NULL &&
+			    (j == qw->podsets[i].n_spec_req ||
+				que_resources_ignore_undeclared(st))) {
+				/* pods, or a resource quotaCheckStrategy
+				 * IgnoreUndeclared leaves uncharged */
+				frs[k] = UINT32_MAX;
 				continue;
 			}
 			if (f == NULL ||

@@ -40,11 +40,6 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 	} cases[] = {
 	    {"metrics:\n  customLabels:\n  - name: team\n",
 		"metrics.customLabels: not acted on"},
-	    {"resources:\n  excludeResourcePrefixes: [example.com/]\n",
-		"resources.excludeResourcePrefixes: not acted on"},
-	    {"resources:\n  transformations:\n  - input: nvidia.com/mig\n"
-	     "    strategy: Replace\n",
-		"resources.transformations: not acted on"},
 	    {"pprofBindAddress: :8082\n", "pprofBindAddress: not acted on"},
 	    {"tls:\n  curvePreferences: [23]\n",
 		"tls.curvePreferences: not acted on"},
@@ -83,6 +78,11 @@ Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
 			     "health:\n  readinessEndpointName: ready\n"
 			     "  livenessEndpointName: alive\n"
 			     "integrations:\n  labelKeysToCopy: [team]\n"
+			     "resources:\n"
+			     "  excludeResourcePrefixes: [example.com/]\n"
+			     "  transformations:\n  - input: nvidia.com/mig\n"
+			     "    strategy: Replace\n"
+			     "  quotaCheckStrategy: BlockUndeclared\n"
 			     "pprofBindAddress: \"\"\n",
 			 &err),
 	    CU_OK, "%s", err.msg);
@@ -252,6 +252,18 @@ Test(ctl_compat, fair_sharing_and_resources_validated_as_kueue)
 		"resources.transformations[1].input: Duplicate value"},
 	    {"resources:\n  excludeResourcePrefixes: [\"\"]\n",
 		"resources.excludeResourcePrefixes[0]: Invalid value"},
+	    {"resources:\n  quotaCheckStrategy: Whatever\n",
+		"line 6: resources.quotaCheckStrategy: Unsupported value: "
+		"\"Whatever\""},
+	    {"resources:\n  quotaCheckStrategy: IgnoreUndeclared\n"
+	     "  excludeResourcePrefixes: [a.com/]\n",
+		"resources.excludeResourcePrefixes: Invalid value: "
+		"excludeResourcePrefixes is not allowed when "
+		"quotaCheckStrategy is IgnoreUndeclared"},
+	    {"resources:\n  transformations:\n  - input: a.com/x\n"
+	     "    outputs: {credits: 1x}\n",
+		"line 8: resources.transformations[0].outputs[credits]: "
+		"Invalid value: \"1x\""},
 	};
 	size_t i;
 
@@ -419,4 +431,48 @@ Test(ctl_compat, cq_unsupported_names_each_field_set)
 	rf.spec.topology_name = topology;
 	cr_assert_eq(ctl_rf_unsupported(&rf, buf, sizeof(buf)), 0);
 	cr_assert_str_eq(buf, "");
+}
+
+Test(ctl_compat, resources_loaded_and_printed_back)
+{
+	struct ctl_config c, again;
+	cu_buf out;
+	cu_error err;
+
+	cr_assert_eq(
+	    load_str(&c,
+		HDR "resources:\n"
+		    "  excludeResourcePrefixes: [example.com/]\n"
+		    "  transformations:\n"
+		    "  - input: cpu\n"
+		    "    outputs: {cpu_credits: 1, mem_credits: 500m}\n"
+		    "  - input: nvidia.com/gpumem\n"
+		    "    strategy: Replace\n"
+		    "    multiplyBy: nvidia.com/gpu\n"
+		    "    outputs: {total-gpumem: 1}\n",
+		&err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.resources.nexclude, 1);
+	cr_assert_str_eq(c.resources.exclude_prefixes[0], "example.com/");
+	cr_assert_eq(c.resources.ntransforms, 2);
+	cr_assert_not(c.resources.transforms[0].replace, "Retain by default");
+	cr_assert_eq(c.resources.transforms[0].noutputs, 2);
+	cr_assert_eq(c.resources.transforms[0].output_milli[1], 500);
+	cr_assert(c.resources.transforms[1].replace);
+	cr_assert_str_eq(
+	    c.resources.transforms[1].multiply_by, "nvidia.com/gpu");
+	cr_assert_not(c.resources.ignore_undeclared);
+	cu_buf_init(&out, 1 << 20);
+	cr_assert_eq(ctl_config_to_yaml(&c, &out, &err), CU_OK, "%s", err.msg);
+	cr_assert(strstr(out.ptr, "multiplyBy: nvidia.com/gpu") != NULL, "%s",
+	    out.ptr);
+	cr_assert_eq(
+	    ctl_config_load_buffer(&again, out.ptr, out.len, "again", &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(again.resources.ntransforms, 2);
+	cr_assert_eq(again.resources.transforms[0].output_milli[1], 500);
+	cr_assert(again.resources.transforms[1].replace);
+	ctl_config_dispose(&again);
+	cu_buf_dispose(&out);
+	ctl_config_dispose(&c);
 }
