@@ -92,8 +92,7 @@ const struct ctl_compat ctl_compat_table[] = {
 	"TASReplaceNodeOnPodTermination, "
 	"TASReplaceNodeOnNodeTaints, TASReplaceNodeDueToNotReadyOverFixedTime; "
 	"other known gates warn, unknown ones are refused"},
-    {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
-	"finished and deactivated Workloads are kept"},
+    {"Configuration", "objectRetentionPolicies", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "visibilityServer", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.resourceGroups", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.resourceGroups[].coveredResources: pods", S,

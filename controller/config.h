@@ -211,6 +211,15 @@ struct ctl_config {
 		bool ignore_undeclared;
 	} resources;
 
+	/* objectRetentionPolicies.workloads (controller/retention.c): an
+	 * unset duration never deletes, 0 deletes at once. */
+	struct {
+		bool has_after_finished;
+		int64_t after_finished_ns;
+		bool has_after_deactivated; /* afterDeactivatedByKueue */
+		int64_t after_deactivated_ns;
+	} retention;
+
 	/* Fields Kueue accepts that cueue reads but does not act on, one
 	 * message each ("line 12: multiKueue: accepted but ignored by
 	 * cueue"). [owned] */

@@ -21,7 +21,8 @@
  *                     (--check-config)
  *   config_resources.c the resources section (excluded prefixes,
  *                     transformations, quotaCheckStrategy): loading,
- *                     printing, handing it to the quota model
+ *                     printing, handing it to the quota model; and
+ *                     objectRetentionPolicies
  *
  * Prefix: ctl_config_.
  */
@@ -142,5 +143,10 @@ void ctl_config_dispose_resources(struct ctl_config *c);
 /* [owned] resources in v1beta2 form, json null when unset, NULL when out
  * of memory. */
 json_t *ctl_config_resources_json(const struct ctl_config *c);
+/* objectRetentionPolicies: load (negative durations refused) and print
+ * (json null when unset, NULL when out of memory). */
+int ctl_config_load_retention(
+    const struct ctl_config_dec *d, const json_t *root);
+json_t *ctl_config_retention_json(const struct ctl_config *c);
 
 #endif

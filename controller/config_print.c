@@ -413,12 +413,23 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 	}
 	{
 		json_t *res = ctl_config_resources_json(c);
+		json_t *ret = ctl_config_retention_json(c);
 
-		if (res == NULL)
+		if (res == NULL || ret == NULL) {
+			json_decref(res);
+			json_decref(ret);
 			return -1;
+		}
 		if (json_is_null(res))
 			json_decref(res);
-		else if (json_object_set_new(root, "resources", res) != 0)
+		else if (json_object_set_new(root, "resources", res) != 0) {
+			json_decref(ret);
+			return -1;
+		}
+		if (json_is_null(ret))
+			json_decref(ret);
+		else if (json_object_set_new(
+			     root, "objectRetentionPolicies", ret) != 0)
 			return -1;
 	}
 	if (c->admission_fair_sharing.enable) {

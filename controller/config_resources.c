@@ -4,7 +4,9 @@
  * (excludeResourcePrefixes, transformations, quotaCheckStrategy) loaded
  * and validated as Kueue does, printed back for --check-config, and handed
  * to the quota model (queues/resources.c), which applies it to every
- * Workload's requests.
+ * Workload's requests. Also objectRetentionPolicies (durations after which
+ * finished Workloads and the jobs of Workloads Kueue deactivated are
+ * deleted, by controller/retention.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -291,4 +293,74 @@ int ctl_config_resources_apply(
 	cu_free(tr);
 	cu_free(outs);
 	return rc;
+}
+
+/* One objectRetentionPolicies.workloads duration: unset stays unset, 0 is
+ * kept (delete at once), negative is refused as Kueue does. */
+static int load_retention_dur(const struct ctl_config_dec *d, const json_t *w,
+    const char *key, bool *has, int64_t *ns)
+{
+	const json_t *v = ctl_config_jget(w, key);
+	char look[96];
+
+	*has = false;
+	if (v == NULL)
+		return CU_OK;
+	if (ctl_config_parse_duration(json_string_value(v), ns, NULL) != CU_OK)
+		return CU_OK; /* the schema walk reported it */
+	snprintf(
+	    look, sizeof(look), "objectRetentionPolicies.workloads.%s", key);
+	if (*ns < 0)
+		return ctl_config_fail(d, CU_EINVAL, look,
+		    "%s: Invalid value: \"%s\": must be greater than or equal "
+		    "to 0",
+		    look, json_string_value(v));
+	*has = true;
+	return CU_OK;
+}
+
+int ctl_config_load_retention(
+    const struct ctl_config_dec *d, const json_t *root)
+{
+	const json_t *w = ctl_config_jget(
+	    ctl_config_jget(root, "objectRetentionPolicies"), "workloads");
+	struct ctl_config *c = d->c;
+	int rc, rc2;
+
+	rc = load_retention_dur(d, w, "afterFinished",
+	    &c->retention.has_after_finished, &c->retention.after_finished_ns);
+	rc2 = load_retention_dur(d, w, "afterDeactivatedByKueue",
+	    &c->retention.has_after_deactivated,
+	    &c->retention.after_deactivated_ns);
+	return rc != CU_OK ? rc : rc2;
+}
+
+json_t *ctl_config_retention_json(const struct ctl_config *c)
+{
+	json_t *w;
+	char buf[64];
+
+	if (!c->retention.has_after_finished &&
+	    !c->retention.has_after_deactivated)
+		return json_null();
+	w = json_object();
+	if (w == NULL)
+		return NULL;
+	if (c->retention.has_after_finished) {
+		ctl_config_format_duration(
+		    c->retention.after_finished_ns, buf, sizeof(buf));
+		if (json_object_set_new(w, "afterFinished", json_string(buf)))
+			goto nomem;
+	}
+	if (c->retention.has_after_deactivated) {
+		ctl_config_format_duration(
+		    c->retention.after_deactivated_ns, buf, sizeof(buf));
+		if (json_object_set_new(
+			w, "afterDeactivatedByKueue", json_string(buf)))
+			goto nomem;
+	}
+	return json_pack("{s:o}", "workloads", w);
+nomem:
+	json_decref(w);
+	return NULL;
 }

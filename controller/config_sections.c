@@ -544,6 +544,8 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 	if (rc == CU_OK)
 		rc = ctl_config_load_resources(d, root);
 	if (rc == CU_OK)
+		rc = ctl_config_load_retention(d, root);
+	if (rc == CU_OK)
 		rc = ctl_config_warn_ignored(d, root);
 	return rc;
 }

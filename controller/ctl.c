@@ -405,6 +405,8 @@ static void turn(ctl *c)
 			ctl_reconcile_workload(
 			    c, (const char *const *)v[i]->k, now);
 			ctl_provreq_workload(c, (const char *const *)v[i]->k);
+			ctl_retention_workload(
+			    c, (const char *const *)v[i]->k, now);
 		}
 		cu_free(v);
 	}

@@ -624,6 +624,13 @@ void ctl_provreq_create_failed(
  * marked dirty. */
 void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj);
 
+/* ---- retention.c -------------------------------------------------- */
+
+/* objectRetentionPolicies for Workload key {ns, name} [borrowed]: the
+ * finished Workload or the deactivated Workload's job deleted when due,
+ * else a wake-up at the deadline (writers only; nothing when unset). */
+void ctl_retention_workload(ctl *c, const char *const *key, int64_t now);
+
 /* ---- tick.c ----------------------------------------------------------- */
 
 /* Start and stop the one-second tick timer. */

@@ -954,6 +954,32 @@ CU_MUST_CHECK int rec_in_use_finalizer_patch(
  * spec.resourceGroups? */
 bool rec_cq_uses_flavor(const json_t *cq, const char *flavor);
 
+/* ---- objectRetentionPolicies (reconcile/retention.c) ---------------- */
+
+/* objectRetentionPolicies.workloads; an unset duration never deletes, 0
+ * deletes at once. */
+struct rec_retention {
+	bool has_after_finished;
+	int64_t after_finished_ns;
+	bool has_after_deactivated; /* afterDeactivatedByKueue */
+	int64_t after_deactivated_ns;
+};
+
+enum rec_retention_action {
+	REC_RETAIN_KEEP = 0,	    /* no policy applies */
+	REC_RETAIN_WAIT,	    /* one applies, due at *due_ns */
+	REC_RETAIN_DELETE_WORKLOAD, /* finished and due: delete the Workload */
+	REC_RETAIN_DELETE_JOB,	    /* deactivated by Kueue and due: delete
+				       its job (controller owner), Background
+				       propagation */
+};
+
+/* What cfg [borrowed] says about wl [borrowed] at now_ns; *due_ns the
+ * deadline when a policy applies (else INT64_MAX). A Workload being
+ * deleted is kept (nothing more to do). */
+enum rec_retention_action rec_retention_decide(const struct rec_retention *cfg,
+    const struct api_workload *wl, int64_t now_ns, int64_t *due_ns);
+
 /* ==== 4. Reconcilers: decisions as plans ================================
  * The Job/JobSet reconciler and the Workload reconciler as pure functions:
  * decoded objects and a read-only view of the controller's caches in, a

@@ -44,8 +44,6 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 	    {"tls:\n  curvePreferences: [23]\n",
 		"tls.curvePreferences: not acted on"},
 	    {"multiKueue:\n  gcInterval: 1m\n", "multiKueue: not acted on"},
-	    {"objectRetentionPolicies:\n  workloads:\n    afterFinished: 1h\n",
-		"objectRetentionPolicies: not acted on"},
 	};
 	size_t i;
 
@@ -83,10 +81,15 @@ Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
 			     "  transformations:\n  - input: nvidia.com/mig\n"
 			     "    strategy: Replace\n"
 			     "  quotaCheckStrategy: BlockUndeclared\n"
+			     "objectRetentionPolicies:\n  workloads:\n"
+			     "    afterFinished: 0s\n"
 			     "pprofBindAddress: \"\"\n",
 			 &err),
 	    CU_OK, "%s", err.msg);
 	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	cr_assert(c.retention.has_after_finished, "afterFinished 0s is set");
+	cr_assert_eq(c.retention.after_finished_ns, 0);
+	cr_assert_not(c.retention.has_after_deactivated);
 	cr_assert_str_eq(c.health.readiness_endpoint, "ready");
 	cr_assert_str_eq(c.health.liveness_endpoint, "alive");
 	ctl_config_dispose(&c);
@@ -252,6 +255,11 @@ Test(ctl_compat, fair_sharing_and_resources_validated_as_kueue)
 		"resources.transformations[1].input: Duplicate value"},
 	    {"resources:\n  excludeResourcePrefixes: [\"\"]\n",
 		"resources.excludeResourcePrefixes[0]: Invalid value"},
+	    {"objectRetentionPolicies:\n  workloads:\n"
+	     "    afterDeactivatedByKueue: -1m\n",
+		"line 7: objectRetentionPolicies.workloads."
+		"afterDeactivatedByKueue: Invalid value: \"-1m\": must be "
+		"greater than or equal to 0"},
 	    {"resources:\n  quotaCheckStrategy: Whatever\n",
 		"line 6: resources.quotaCheckStrategy: Unsupported value: "
 		"\"Whatever\""},
