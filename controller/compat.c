@@ -80,8 +80,13 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "resources.transformations", P, CTL_COMPAT_WARN_NEVER,
 	"Retain/Replace, multiplyBy and outputs as in Kueue; topology-aware "
 	"placement sees the transformed requests (Kueue's sees the pods' own)"},
-    {"Configuration", "resources.deviceClassMappings", N,
-	CTL_COMPAT_WARN_IF_NONEMPTY, "DRA devices are not counted"},
+    {"Configuration", "resources.deviceClassMappings", P, CTL_COMPAT_WARN_NEVER,
+	"devices of ResourceClaimTemplates (Exactly, count) and DRA-backed "
+	"extended resources are charged to the mapping as in Kueue "
+	"(KueueDRAIntegration, ...ExtendedResource); counter sources "
+	"(...PartitionableDevices) and capacity sources (alpha "
+	"...ConsumableCapacity) are not counted: Workloads using them are "
+	"Misconfigured; no ResourceSlice check of CEL selectors"},
     {"Configuration", "resources.quotaCheckStrategy", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
@@ -306,6 +311,9 @@ bool ctl_compat_gate_honoured(const char *name)
 	static const char *const honoured[] = {
 	    "AdmissionFairSharing",
 	    "DisableWaitForPodsReady",
+	    "KueueDRAIntegration",
+	    "KueueDRAIntegrationExtendedResource",
+	    "KueueDRARejectWorkloadsWhenDRADisabled",
 	    "MetricForWorkloadCreationLatency",
 	    "MetricsForCohorts",
 	    "QuotaCheckStrategy",

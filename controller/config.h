@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "lib/cu.h"
 #include "namespaces/selector.h"
 
@@ -45,6 +47,16 @@ struct ctl_config_transform {
 	char **outputs;	       /* [owned] names, file order */
 	int64_t *output_milli; /* [owned] per unit of input */
 	size_t noutputs;
+};
+
+/* One resources.deviceClassMappings entry. */
+struct ctl_config_dcm {
+	char *name;	/* [owned] the quota resource */
+	char **classes; /* [owned] DeviceClass names */
+	size_t nclasses;
+	bool counter_sources;  /* sources[].counter set */
+	bool capacity_sources; /* sources[].capacity set */
+	json_t *sources;       /* [owned] as written, NULL: none */
 };
 
 /* fairSharing.preemptionStrategies entries. */
@@ -211,6 +223,21 @@ struct ctl_config {
 		bool ignore_undeclared;
 	} resources;
 
+	/* Dynamic resource allocation (controller/config_dra.c,
+	 * controller/dra.c): Kueue's DRA gates at their defaults unless set
+	 * (KueueDRAIntegration, ...ExtendedResource, ...PartitionableDevices,
+	 * KueueDRARejectWorkloadsWhenDRADisabled on; ...ConsumableCapacity
+	 * off) and resources.deviceClassMappings [owned]. */
+	struct {
+		bool enabled;
+		bool extended;
+		bool partitionable;
+		bool consumable;
+		bool reject_disabled;
+		struct ctl_config_dcm *mappings;
+		size_t nmappings;
+	} dra;
+
 	/* objectRetentionPolicies.workloads (controller/retention.c): an
 	 * unset duration never deletes, 0 deletes at once. */
 	struct {
@@ -239,6 +266,21 @@ struct ctl_config {
  */
 CU_MUST_CHECK int ctl_config_load(
     struct ctl_config *out, const char *path, cu_error *err);
+
+/*
+ * As ctl_config_load, and every error of the file, not only the first:
+ * *errors [owned: ctl_config_errors_free] holds *nerrors lines in the
+ * order found, each "path: line N: field: what" (NULL and 0 on success).
+ * The schema's errors (unknown fields, wrong types) are all reported; when
+ * there are none, every section's validation errors are. err holds the
+ * first, followed by "; and N more errors".
+ */
+CU_MUST_CHECK int ctl_config_load_all(struct ctl_config *out, const char *path,
+    char ***errors, size_t *nerrors, cu_error *err);
+CU_MUST_CHECK int ctl_config_load_buffer_all(struct ctl_config *out,
+    const char *buf, size_t len, const char *name, char ***errors,
+    size_t *nerrors, cu_error *err);
+void ctl_config_errors_free(char **errors, size_t n);
 
 /*
  * As ctl_config_load for buf[0..len) [borrowed; need not be NUL-terminated].

@@ -125,7 +125,7 @@ static int check_gates(const struct ctl_config_dec *d, const json_t *root)
 	const json_t *gates = ctl_config_jget(root, "featureGates");
 	const char *name;
 	json_t *v;
-	int rc;
+	int rc, first = CU_OK;
 
 	json_object_foreach((json_t *)gates, name, v)
 	{
@@ -134,9 +134,13 @@ static int check_gates(const struct ctl_config_dec *d, const json_t *root)
 
 		ctl_config_path_set(&base, "featureGates");
 		ctl_config_path_child(&p, &base, name, true);
-		if (!ctl_compat_gate_known(name))
-			return ctl_config_fail(d, CU_EINVAL, p.look,
+		if (!ctl_compat_gate_known(name)) {
+			rc = ctl_config_fail(d, CU_EINVAL, p.look,
 			    "%s: unrecognized feature gate: %s", p.disp, name);
+			if (first == CU_OK)
+				first = rc;
+			continue;
+		}
 		if (ctl_compat_gate_honoured(name))
 			continue;
 		what = cu_asprintf("not acted on by cueue: it behaves as "
@@ -149,7 +153,7 @@ static int check_gates(const struct ctl_config_dec *d, const json_t *root)
 		if (rc != CU_OK)
 			return rc;
 	}
-	return CU_OK;
+	return first;
 }
 
 static const char *const fair_names[] = {
@@ -335,8 +339,13 @@ int ctl_config_warn_ignored(const struct ctl_config_dec *d, const json_t *root)
 		if (rc != CU_OK)
 			return rc;
 	}
-	rc = load_fair_sharing(d, root);
-	if (rc == CU_OK)
-		rc = load_afs(d, root);
-	return rc != CU_OK ? rc : check_gates(d, root);
+	{
+		int r1 = load_fair_sharing(d, root);
+		int r2 = r1 == CU_ENOMEM ? r1 : load_afs(d, root);
+		int r3 = r2 == CU_ENOMEM ? r2 : check_gates(d, root);
+
+		if (r2 == CU_ENOMEM || r3 == CU_ENOMEM)
+			return CU_ENOMEM;
+		return r1 != CU_OK ? r1 : r2 != CU_OK ? r2 : r3;
+	}
 }

@@ -352,6 +352,15 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 		    {"TASReplaceNodeDueToNotReadyOverFixedTime",
 			c->tas_gates.not_ready_fixed_time, false},
 		    {"VisibilityOnDemand", c->visibility.enable, true},
+		    {"KueueDRAIntegration", c->dra.enabled, true},
+		    {"KueueDRAIntegrationExtendedResource", c->dra.extended,
+			true},
+		    {"KueueDRAIntegrationPartitionableDevices",
+			c->dra.partitionable, true},
+		    {"KueueDRAIntegrationConsumableCapacity", c->dra.consumable,
+			false},
+		    {"KueueDRARejectWorkloadsWhenDRADisabled",
+			c->dra.reject_disabled, true},
 		};
 		json_t *fg = json_object_get(root, "featureGates");
 		size_t i;

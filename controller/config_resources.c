@@ -193,7 +193,7 @@ json_t *ctl_config_resources_json(const struct ctl_config *c)
 	size_t i, k;
 
 	if (c->resources.nexclude == 0 && c->resources.ntransforms == 0 &&
-	    !c->resources.ignore_undeclared)
+	    !c->resources.ignore_undeclared && c->dra.nmappings == 0)
 		return json_null();
 	res = json_object();
 	ex = json_array();
@@ -239,6 +239,15 @@ json_t *ctl_config_resources_json(const struct ctl_config *c)
 	    json_object_set_new(res, "transformations", trs) != 0) {
 		ex = trs = NULL;
 		goto nomem;
+	}
+	if (c->dra.nmappings > 0) {
+		json_t *m = ctl_config_dra_json(c);
+
+		if (m == NULL ||
+		    json_object_set_new(res, "deviceClassMappings", m) != 0) {
+			ex = trs = NULL;
+			goto nomem;
+		}
 	}
 	return res;
 nomem:

@@ -130,6 +130,7 @@ static int load_pods_ready(const struct ctl_config_dec *d, const json_t *root)
 	const json_t *rq = ctl_config_jget(w, "requeuingStrategy");
 	json_t *v;
 	int64_t def_timeout;
+	int first = CU_OK;
 
 	if (d->version == CTL_CONFIG_VER_1) {
 		/* v1beta1: only `enable: true` keeps the section through
@@ -188,30 +189,38 @@ static int load_pods_ready(const struct ctl_config_dec *d, const json_t *root)
 	if (!c->wait_for_pods_ready.enable)
 		return CU_OK;
 	if (c->wait_for_pods_ready.timeout_ns < 0)
-		return ctl_config_fail(d, CU_EINVAL, "waitForPodsReady.timeout",
-		    "waitForPodsReady.timeout: Invalid value: must be greater "
-		    "than or equal to 0");
+		first = ctl_config_keep(first,
+		    ctl_config_fail(d, CU_EINVAL, "waitForPodsReady.timeout",
+			"waitForPodsReady.timeout: Invalid value: must be "
+			"greater "
+			"than or equal to 0"));
 	if (c->wait_for_pods_ready.recovery_timeout_ns < 0)
-		return ctl_config_fail(d, CU_EINVAL,
-		    "waitForPodsReady.recoveryTimeout",
-		    "waitForPodsReady.recoveryTimeout: Invalid value: must be "
-		    "greater than or equal to 0");
+		first = ctl_config_keep(
+		    first, ctl_config_fail(d, CU_EINVAL,
+			       "waitForPodsReady.recoveryTimeout",
+			       "waitForPodsReady.recoveryTimeout: Invalid "
+			       "value: must be "
+			       "greater than or equal to 0"));
 	if (c->wait_for_pods_ready.backoff_limit_count < 0)
-		return ctl_config_fail(d, CU_EINVAL,
-		    "waitForPodsReady.requeuingStrategy.backoffLimitCount",
-		    "waitForPodsReady.requeuingStrategy.backoffLimitCount: "
-		    "Invalid value: must be greater than or equal to 0");
+		first = ctl_config_keep(first,
+		    ctl_config_fail(d, CU_EINVAL,
+			"waitForPodsReady.requeuingStrategy.backoffLimitCount",
+			"waitForPodsReady.requeuingStrategy.backoffLimitCount: "
+			"Invalid value: must be greater than or equal to 0"));
 	if (c->wait_for_pods_ready.backoff_base_seconds < 0)
-		return ctl_config_fail(d, CU_EINVAL,
-		    "waitForPodsReady.requeuingStrategy.backoffBaseSeconds",
-		    "waitForPodsReady.requeuingStrategy.backoffBaseSeconds: "
-		    "Invalid value: must be greater than or equal to 0");
+		first = ctl_config_keep(first,
+		    ctl_config_fail(d, CU_EINVAL,
+			"waitForPodsReady.requeuingStrategy.backoffBaseSeconds",
+			"waitForPodsReady.requeuingStrategy.backoffBaseSeconds:"
+			" "
+			"Invalid value: must be greater than or equal to 0"));
 	if (c->wait_for_pods_ready.backoff_max_seconds < 0)
-		return ctl_config_fail(d, CU_EINVAL,
-		    "waitForPodsReady.requeuingStrategy.backoffMaxSeconds",
-		    "waitForPodsReady.requeuingStrategy.backoffMaxSeconds: "
-		    "Invalid value: must be greater than or equal to 0");
-	return CU_OK;
+		first = ctl_config_keep(first,
+		    ctl_config_fail(d, CU_EINVAL,
+			"waitForPodsReady.requeuingStrategy.backoffMaxSeconds",
+			"waitForPodsReady.requeuingStrategy.backoffMaxSeconds: "
+			"Invalid value: must be greater than or equal to 0"));
+	return first;
 }
 
 static int load_leader_election(
@@ -289,13 +298,13 @@ static int load_endpoints(const struct ctl_config_dec *d, const json_t *root)
 	const json_t *h = ctl_config_jget(root, "health");
 	const json_t *lqm = ctl_config_jget(m, "localQueueMetrics");
 	json_t *v;
-	int rc;
+	int rc, first = CU_OK, web = CU_OK;
 
 	v = ctl_config_jget(wh, "port");
 	c->webhook.port = v != NULL ? (int)json_integer_value(v) : 9443;
 	if (v != NULL &&
 	    (json_integer_value(v) < 1 || json_integer_value(v) > 65535))
-		return ctl_config_fail(d, CU_EINVAL, "webhook.port",
+		web = ctl_config_fail(d, CU_EINVAL, "webhook.port",
 		    "webhook.port: Invalid value: %" JSON_INTEGER_FORMAT
 		    ": must be between 1 and 65535, inclusive",
 		    json_integer_value(v));
@@ -319,17 +328,19 @@ static int load_endpoints(const struct ctl_config_dec *d, const json_t *root)
 	if (rc != CU_OK)
 		return rc;
 	if (!ctl_config_valid_bind_address(c->metrics.bind_address))
-		return ctl_config_fail(d, CU_EINVAL, "metrics.bindAddress",
+		first = ctl_config_fail(d, CU_EINVAL, "metrics.bindAddress",
 		    "metrics.bindAddress: Invalid value: \"%s\": must be "
 		    "[host]:port with a port in 0-65535, or \"0\" to disable",
 		    c->metrics.bind_address);
 	if (!ctl_config_valid_bind_address(c->health.probe_bind_address))
-		return ctl_config_fail(d, CU_EINVAL,
-		    "health.healthProbeBindAddress",
-		    "health.healthProbeBindAddress: Invalid value: \"%s\": "
-		    "must be [host]:port with a port in 0-65535, or \"0\" to "
-		    "disable",
-		    c->health.probe_bind_address);
+		first = ctl_config_keep(first,
+		    ctl_config_fail(d, CU_EINVAL,
+			"health.healthProbeBindAddress",
+			"health.healthProbeBindAddress: Invalid value: \"%s\": "
+			"must be [host]:port with a port in 0-65535, or \"0\" "
+			"to "
+			"disable",
+			c->health.probe_bind_address));
 	c->metrics.enable_cluster_queue_resources =
 	    ctl_config_get_bool(m, "enableClusterQueueResources", false);
 	v = ctl_config_jget(root, "featureGates");
@@ -349,7 +360,7 @@ static int load_endpoints(const struct ctl_config_dec *d, const json_t *root)
 			return rc;
 		c->metrics.has_local_queue_selector = true;
 	}
-	return CU_OK;
+	return web != CU_OK ? web : first;
 }
 
 static int load_cert_and_client(
@@ -478,11 +489,22 @@ static int load_visibility(const struct ctl_config_dec *d, const json_t *root)
 	return CU_OK;
 }
 
+/* Keep the first error of the sections in *first; every section runs
+ * (one run reports all errors) unless memory runs out. */
+#define STEP(call)                                                             \
+	do {                                                                   \
+		int r_ = (call);                                               \
+		if (r_ == CU_ENOMEM)                                           \
+			return r_;                                             \
+		if (r_ != CU_OK && first == CU_OK)                             \
+			first = r_;                                            \
+	} while (0)
+
 int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 {
 	struct ctl_config *c = d->c;
 	json_t *v;
-	int rc;
+	int rc, first = CU_OK;
 
 	rc = ctl_config_dup_str(d, &c->namespace, root, "namespace", NULL);
 	if (rc != CU_OK)
@@ -494,15 +516,12 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 			return cu_error_set(d->err, CU_ENOMEM, "out of memory");
 	}
 	if (!ctl_config_is_dns1123_label(c->namespace))
-		return ctl_config_fail(d, CU_EINVAL, "namespace",
+		STEP(ctl_config_fail(d, CU_EINVAL, "namespace",
 		    "namespace: Invalid value: \"%s\": must be a lowercase RFC "
 		    "1123 label",
-		    c->namespace);
-	rc = load_endpoints(d, root);
-	if (rc == CU_OK)
-		rc = load_leader_election(d, root);
-	if (rc != CU_OK)
-		return rc;
+		    c->namespace));
+	STEP(load_endpoints(d, root));
+	STEP(load_leader_election(d, root));
 
 	c->manage_jobs_without_queue_name =
 	    ctl_config_get_bool(root, "manageJobsWithoutQueueName", false);
@@ -519,8 +538,8 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 	    v, "TASReplaceNodeDueToNotReadyOverFixedTime", false);
 	v = ctl_config_jget(root, "managedJobsNamespaceSelector");
 	if (v != NULL) {
-		rc = ctl_config_decode_selector(d, &c->managed_jobs_ns_selector,
-		    v, "managedJobsNamespaceSelector");
+		STEP(ctl_config_decode_selector(d, &c->managed_jobs_ns_selector,
+		    v, "managedJobsNamespaceSelector"));
 	} else {
 		/* Kueue's default: every namespace but kube-system and
 		 * its own. */
@@ -530,22 +549,17 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 		rc = api_selector_add(&c->managed_jobs_ns_selector,
 		    "kubernetes.io/metadata.name", API_SEL_OP_NOT_IN, vals, 2,
 		    "managedJobsNamespaceSelector", d->err);
+		if (rc != CU_OK)
+			return rc; /* memory: the default cannot be wrong */
 	}
-	if (rc == CU_OK)
-		rc = load_cert_and_client(d, root);
-	if (rc == CU_OK)
-		rc = load_pods_ready(d, root);
-	if (rc == CU_OK)
-		rc = load_integrations(d, root);
-	if (rc == CU_OK)
-		rc = load_tls(d, root);
-	if (rc == CU_OK)
-		rc = load_visibility(d, root);
-	if (rc == CU_OK)
-		rc = ctl_config_load_resources(d, root);
-	if (rc == CU_OK)
-		rc = ctl_config_load_retention(d, root);
-	if (rc == CU_OK)
-		rc = ctl_config_warn_ignored(d, root);
-	return rc;
+	STEP(load_cert_and_client(d, root));
+	STEP(load_pods_ready(d, root));
+	STEP(load_integrations(d, root));
+	STEP(load_tls(d, root));
+	STEP(load_visibility(d, root));
+	STEP(ctl_config_load_dra(d, root));
+	STEP(ctl_config_load_resources(d, root));
+	STEP(ctl_config_load_retention(d, root));
+	STEP(ctl_config_warn_ignored(d, root));
+	return first;
 }

@@ -102,10 +102,21 @@ static int print_config(const char *path, bool minimal)
 	size_t i;
 	int rc;
 
+	char **errs = NULL;
+	size_t nerrs = 0;
+
 	cu_error_clear(&err);
-	if (ctl_config_load(&cfg, path, &err) != CU_OK) {
-		fprintf(stderr, "cueue-controller: invalid configuration: %s\n",
-		    err.msg);
+	/* Every error of the file, one line each (path, line, field). */
+	if (ctl_config_load_all(&cfg, path, &errs, &nerrs, &err) != CU_OK) {
+		for (i = 0; i < nerrs; i++)
+			fprintf(stderr,
+			    "cueue-controller: invalid configuration: %s\n",
+			    errs[i]);
+		if (nerrs == 0)
+			fprintf(stderr,
+			    "cueue-controller: invalid configuration: %s\n",
+			    err.msg);
+		ctl_config_errors_free(errs, nerrs);
 		return 1;
 	}
 	for (i = 0; i < cfg.nwarnings; i++)
@@ -198,9 +209,19 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	json_set_alloc_funcs(cu_malloc, cu_free);
 	/* Refuse a bad configuration before anything else, as Kueue does
 	 * (exit 1). */
-	if (ctl_config_load(&cfg, config, &err) != CU_OK) {
-		cu_errorf("invalid configuration: %s", err.msg);
-		return 1;
+	{
+		char **errs = NULL;
+		size_t nerrs = 0;
+
+		if (ctl_config_load_all(&cfg, config, &errs, &nerrs, &err) !=
+		    CU_OK) {
+			for (i = 0; i < nerrs; i++)
+				cu_errorf("invalid configuration: %s", errs[i]);
+			if (nerrs == 0)
+				cu_errorf("invalid configuration: %s", err.msg);
+			ctl_config_errors_free(errs, nerrs);
+			return 1;
+		}
 	}
 	for (i = 0; i < cfg.nwarnings; i++)
 		cu_warn("%s", cfg.warnings[i]);

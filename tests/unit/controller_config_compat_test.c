@@ -260,6 +260,32 @@ Test(ctl_compat, fair_sharing_and_resources_validated_as_kueue)
 		"line 7: objectRetentionPolicies.workloads."
 		"afterDeactivatedByKueue: Invalid value: \"-1m\": must be "
 		"greater than or equal to 0"},
+	    {"resources:\n  deviceClassMappings:\n"
+	     "  - {name: example.com/gpu, deviceClassNames: [a.example.com]}\n"
+	     "  - {name: example.com/gpu, deviceClassNames: [b.example.com]}\n",
+		"resources.deviceClassMappings[1].name: Duplicate value: "
+		"\"example.com/gpu\""},
+	    {"resources:\n  deviceClassMappings:\n"
+	     "  - {name: example.com/gpu, deviceClassNames: [a.example.com]}\n"
+	     "  - {name: example.com/x, deviceClassNames: [a.example.com]}\n",
+		"resources.deviceClassMappings[1].deviceClassNames[0]: Invalid "
+		"value: \"a.example.com\": device class already mapped to "
+		"resource example.com/gpu"},
+	    {"resources:\n  deviceClassMappings:\n"
+	     "  - {name: example.com/gpu, deviceClassNames: []}\n",
+		"resources.deviceClassMappings[0].deviceClassNames: Invalid "
+		"value: 0: must have between 1 and 8 items"},
+	    {"resources:\n  deviceClassMappings:\n"
+	     "  - name: gpu.memory\n    deviceClassNames: [a.example.com]\n"
+	     "    sources: [{capacity: {name: memory, driver: d}}]\n",
+		"capacity sources require "
+		"KueueDRAIntegrationConsumableCapacity "
+		"to be enabled"},
+	    {"  KueueDRAIntegration: false\n",
+		"featureGates: Invalid value: "
+		"KueueDRAIntegrationExtendedResource "
+		"is enabled, but depends on features that are disabled: "
+		"[KueueDRAIntegration]"},
 	    {"resources:\n  quotaCheckStrategy: Whatever\n",
 		"line 6: resources.quotaCheckStrategy: Unsupported value: "
 		"\"Whatever\""},
@@ -482,5 +508,35 @@ Test(ctl_compat, resources_loaded_and_printed_back)
 	cr_assert(again.resources.transforms[1].replace);
 	ctl_config_dispose(&again);
 	cu_buf_dispose(&out);
+	ctl_config_dispose(&c);
+}
+
+Test(ctl_compat, dra_mappings_and_gates_loaded)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	cr_assert_eq(
+	    load_str(&c,
+		"apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+		"kind: Configuration\n"
+		"featureGates:\n"
+		"  KueueDRAIntegration: false\n"
+		"  KueueDRAIntegrationExtendedResource: false\n"
+		"  KueueDRAIntegrationPartitionableDevices: false\n"
+		"resources:\n  deviceClassMappings:\n"
+		"  - name: example.com/gpu\n"
+		"    deviceClassNames: [gpu.example.com, b.example.com]\n",
+		&err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_not(c.dra.enabled);
+	cr_assert(c.dra.reject_disabled, "rejection stays on by default");
+	cr_assert_eq(c.dra.nmappings, 1);
+	cr_assert_eq(c.dra.mappings[0].nclasses, 2);
+	cr_assert_str_eq(c.dra.mappings[0].classes[1], "b.example.com");
+	ctl_config_dispose(&c);
+	cr_assert_eq(load_str(&c, HDR, &err), CU_OK, "%s", err.msg);
+	cr_assert(c.dra.enabled && c.dra.extended && c.dra.partitionable);
+	cr_assert_not(c.dra.consumable);
 	ctl_config_dispose(&c);
 }
