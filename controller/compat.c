@@ -38,8 +38,11 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "metrics.localQueueMetrics.localQueueSelector", S,
 	CTL_COMPAT_WARN_NEVER, ""},
-    {"Configuration", "metrics.customLabels", N, CTL_COMPAT_WARN_IF_SET,
-	"metrics carry no custom labels"},
+    {"Configuration", "metrics.customLabels", P, CTL_COMPAT_WARN_NEVER,
+	"with CustomMetricLabels (alpha, off by default as in Kueue): "
+	"ClusterQueue, Cohort and LocalQueue labels on Kueue's metrics as in "
+	"Kueue; Workload-sourced labels (sourceKind Workload) are not added "
+	"yet"},
     {"Configuration", "health.healthProbeBindAddress", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Configuration", "health.readinessEndpointName", S, CTL_COMPAT_WARN_NEVER,
@@ -310,6 +313,7 @@ bool ctl_compat_gate_honoured(const char *name)
 {
 	static const char *const honoured[] = {
 	    "AdmissionFairSharing",
+	    "CustomMetricLabels",
 	    "DisableWaitForPodsReady",
 	    "KueueDRAIntegration",
 	    "KueueDRAIntegrationExtendedResource",

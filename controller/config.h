@@ -49,6 +49,24 @@ struct ctl_config_transform {
 	size_t noutputs;
 };
 
+/* metrics.customLabels[].sourceKind */
+enum ctl_custom_kind {
+	CTL_CUSTOM_CLUSTER_QUEUE = 0, /* the default */
+	CTL_CUSTOM_COHORT,
+	CTL_CUSTOM_LOCAL_QUEUE,
+	CTL_CUSTOM_WORKLOAD,
+};
+
+/* One metrics.customLabels entry. */
+struct ctl_config_custom_label {
+	char *name; /* [owned] the label is custom_<name> */
+	enum ctl_custom_kind kind;
+	char *key;	 /* [owned] label (or annotation) key; default name */
+	bool annotation; /* key is sourceAnnotationKey */
+	char **tracked;	 /* [owned] trackedValues */
+	size_t ntracked;
+};
+
 /* One resources.deviceClassMappings entry. */
 struct ctl_config_dcm {
 	char *name;	/* [owned] the quota resource */
@@ -112,6 +130,12 @@ struct ctl_config {
 		bool cohorts;
 		bool creation_latency;
 		bool unadmitted;
+		/* metrics.customLabels [owned] (controller/config_labels.c),
+		 * applied when the CustomMetricLabels gate (alpha, off by
+		 * default) is on: custom_enable. */
+		bool custom_enable;
+		struct ctl_config_custom_label *custom;
+		size_t ncustom;
 	} metrics;
 
 	/* The visibility API's own HTTPS server (controller/vauth.h):

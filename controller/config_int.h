@@ -24,6 +24,7 @@
  *                     printing, handing it to the quota model; and
  *                     objectRetentionPolicies
  *   config_dra.c      the DRA feature gates and deviceClassMappings
+ *   config_labels.c   metrics.customLabels
  *
  * Prefix: ctl_config_.
  */
@@ -160,6 +161,13 @@ void ctl_config_dispose_resources(struct ctl_config *c);
 /* [owned] resources in v1beta2 form, json null when unset, NULL when out
  * of memory. */
 json_t *ctl_config_resources_json(const struct ctl_config *c);
+/* ---- config_labels.c: metrics.customLabels --------------------------- */
+
+int ctl_config_load_labels(const struct ctl_config_dec *d, const json_t *root);
+void ctl_config_dispose_labels(struct ctl_config *c);
+/* [owned] customLabels as a JSON array; NULL when out of memory. */
+json_t *ctl_config_labels_json(const struct ctl_config *c);
+
 /* ---- config_dra.c: DRA gates and deviceClassMappings ---------------- */
 
 int ctl_config_load_dra(const struct ctl_config_dec *d, const json_t *root);

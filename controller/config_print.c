@@ -352,6 +352,7 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 		    {"TASReplaceNodeDueToNotReadyOverFixedTime",
 			c->tas_gates.not_ready_fixed_time, false},
 		    {"VisibilityOnDemand", c->visibility.enable, true},
+		    {"CustomMetricLabels", c->metrics.custom_enable, false},
 		    {"KueueDRAIntegration", c->dra.enabled, true},
 		    {"KueueDRAIntegrationExtendedResource", c->dra.extended,
 			true},
@@ -492,6 +493,16 @@ static int build_json(const struct ctl_config *c, json_t **out, cu_error *err)
 	json_decref(sel);
 	json_decref(lqm);
 	json_decref(ic);
+	if (root != NULL && c->metrics.ncustom > 0) {
+		json_t *cl = ctl_config_labels_json(c);
+
+		if (cl == NULL ||
+		    json_object_set_new(json_object_get(root, "metrics"),
+			"customLabels", cl) != 0) {
+			json_decref(root);
+			root = NULL;
+		}
+	}
 	if (root != NULL && tail_json(root, c, rq) != 0) {
 		json_decref(root);
 		root = NULL;

@@ -686,6 +686,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (rc == CU_OK)
 		rc = ctl_metrics_new(&c->metrics, NULL, err);
 	if (rc == CU_OK)
+		rc = ctl_metrics_labels_setup(c, err);
+	if (rc == CU_OK)
 		rc = new_pipe(c, err);
 	if (rc == CU_OK) {
 		struct rec_events_opts eo;

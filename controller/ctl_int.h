@@ -627,6 +627,12 @@ void ctl_provreq_create_failed(
  * marked dirty. */
 void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj);
 
+/* ---- metrics_labels.c ------------------------------------------------ */
+
+/* metrics.customLabels (with CustomMetricLabels on) into c->metrics,
+ * resolved from the caches. CU_ENOMEM. */
+int ctl_metrics_labels_setup(ctl *c, cu_error *err);
+
 /* ---- dra.c ---------------------------------------------------------- */
 
 struct ctl_dra;

@@ -38,8 +38,6 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 	static const struct {
 		const char *body, *want;
 	} cases[] = {
-	    {"metrics:\n  customLabels:\n  - name: team\n",
-		"metrics.customLabels: not acted on"},
 	    {"pprofBindAddress: :8082\n", "pprofBindAddress: not acted on"},
 	    {"tls:\n  curvePreferences: [23]\n",
 		"tls.curvePreferences: not acted on"},
@@ -286,6 +284,28 @@ Test(ctl_compat, fair_sharing_and_resources_validated_as_kueue)
 		"KueueDRAIntegrationExtendedResource "
 		"is enabled, but depends on features that are disabled: "
 		"[KueueDRAIntegration]"},
+	    {"metrics:\n  customLabels:\n  - name: 9team\n",
+		"line 7: metrics.customLabels[0].name: Invalid value: "
+		"\"9team\": "
+		"must match ^[a-zA-Z][a-zA-Z0-9_]*$"},
+	    {"metrics:\n  customLabels:\n  - name: team\n"
+	     "    sourceLabelKey: a\n    sourceAnnotationKey: b\n",
+		"metrics.customLabels[0]: Invalid value: sourceLabelKey and "
+		"sourceAnnotationKey are mutually exclusive"},
+	    {"metrics:\n  customLabels:\n  - name: team\n"
+	     "    sourceKind: Workload\n",
+		"metrics.customLabels[0].trackedValues: Required value"},
+	    {"metrics:\n  customLabels:\n  - name: team\n"
+	     "    sourceKind: Queue\n",
+		"metrics.customLabels[0].sourceKind: Unsupported value: "
+		"\"Queue\""},
+	    {"metrics:\n  customLabels:\n  - {name: a}\n  - {name: a}\n",
+		"metrics.customLabels[1].name: Duplicate value: \"a\""},
+	    {"metrics:\n  customLabels:\n  - {name: a1}\n  - {name: a2}\n"
+	     "  - {name: a3}\n  - {name: a4}\n  - {name: a5}\n"
+	     "  - {name: a6}\n  - {name: a7}\n",
+		"metrics.customLabels: Too many: must have at most 6 items of "
+		"sourceKind ClusterQueue"},
 	    {"resources:\n  quotaCheckStrategy: Whatever\n",
 		"line 6: resources.quotaCheckStrategy: Unsupported value: "
 		"\"Whatever\""},
