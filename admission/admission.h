@@ -59,6 +59,8 @@ enum adm_reason {
 	ADM_REASON_MISCONFIGURED,
 	ADM_REASON_SUSPENDED,
 	ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS,
+	/* the topology has no room even with every Workload gone */
+	ADM_REASON_TOPOLOGY_PLACEMENT_FAILED,
 };
 
 /* Preempted condition reasons. */

@@ -49,15 +49,23 @@ const struct ctl_compat ctl_compat_table[] = {
 	""},
     {"Configuration", "health.livenessEndpointName", S, CTL_COMPAT_WARN_NEVER,
 	""},
-    {"Configuration", "pprofBindAddress", N, CTL_COMPAT_WARN_IF_NONEMPTY,
-	"no profiling endpoint is served"},
-    {"Configuration", "controller", N, CTL_COMPAT_WARN_IF_SET,
-	"one event loop reconciles everything; concurrency and cache sync "
-	"timeout are ignored"},
+    {"Configuration", "pprofBindAddress", P, CTL_COMPAT_WARN_IF_NONEMPTY,
+	"accepted, meaningless here: Go's pprof profiles have no equivalent "
+	"in a C program, so nothing is served; profile with perf(1), read the "
+	"cueue_* metrics (docs/performance.md)"},
+    {"Configuration", "controller", P, CTL_COMPAT_WARN_IF_SET,
+	"accepted, meaningless here: groupKindConcurrency sets the worker "
+	"goroutines per kind, and cueue's one event loop reconciles every "
+	"kind in turn (a slow kind never waits for free workers); "
+	"cacheSyncTimeout: the caches wait for their first list without a "
+	"limit"},
     {"Configuration", "tls.minVersion", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "tls.cipherSuites", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"Configuration", "tls.curvePreferences", N, CTL_COMPAT_WARN_IF_NONEMPTY,
-	"the TLS library's default groups are used"},
+    {"Configuration", "tls.curvePreferences", P, CTL_COMPAT_WARN_NEVER,
+	"Go's curve IDs 23, 24, 25, 29 (P-256, P-384, P-521, X25519) become "
+	"the GnuTLS groups offered, in order, by the webhook, metrics and "
+	"visibility servers; the post-quantum hybrids (4587-4589) are refused: "
+	"GnuTLS 3.7 lacks them"},
     {"Configuration", "internalCertManagement", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "waitForPodsReady", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "waitForPodsReady.requeuingStrategy", S,
@@ -72,8 +80,10 @@ const struct ctl_compat ctl_compat_table[] = {
 	"deprecated; ignored"},
     {"Configuration", "integrations.labelKeysToCopy", S, CTL_COMPAT_WARN_NEVER,
 	""},
-    {"Configuration", "queueVisibility", N, CTL_COMPAT_WARN_IF_SET,
-	"ClusterQueue status has no pendingWorkloadsStatus"},
+    {"Configuration", "queueVisibility", S, CTL_COMPAT_WARN_NEVER,
+	"v1beta1 only; accepted and dropped as Kueue does at HEAD (its "
+	"ClusterQueue status.pendingWorkloadsStatus is never written; the "
+	"visibility API serves pending Workloads)"},
     {"Configuration", "multiKueue", N, CTL_COMPAT_WARN_IF_SET,
 	"no MultiKueue: Workloads run in this cluster"},
     {"Configuration", "fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
@@ -95,11 +105,17 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
 	"DisableWaitForPodsReady, AdmissionFairSharing, VisibilityOnDemand, "
 	"the metric gates MetricsForCohorts, MetricForWorkloadCreationLatency, "
-	"UnadmittedWorkloadsObservability, TASProfileMixed, and the TAS node "
-	"failure gates TASFailedNodeReplacement, "
-	"TASReplaceNodeOnPodTermination, "
+	"UnadmittedWorkloadsObservability (its reasons, "
+	"TopologyPlacementFailed "
+	"included), CustomMetricLabels, QuotaCheckStrategy, the DRA gates "
+	"KueueDRAIntegration, KueueDRAIntegrationExtendedResource, "
+	"KueueDRARejectWorkloadsWhenDRADisabled (with Kueue's dependency "
+	"check), TASProfileMixed, and the TAS node failure gates "
+	"TASFailedNodeReplacement, TASReplaceNodeOnPodTermination, "
 	"TASReplaceNodeOnNodeTaints, TASReplaceNodeDueToNotReadyOverFixedTime; "
-	"other known gates warn, unknown ones are refused"},
+	"what cueue does with each of Kueue's default-on gates is in "
+	"docs/kueue-gates.md; other known gates set in the file warn, unknown "
+	"ones are refused"},
     {"Configuration", "objectRetentionPolicies", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "visibilityServer", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.resourceGroups", S, CTL_COMPAT_WARN_NEVER, ""},

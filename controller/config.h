@@ -392,7 +392,7 @@ struct ctl_compat {
 	const char *field; /* dotted path, e.g. "waitForPodsReady" */
 	enum ctl_compat_level level;
 	enum ctl_compat_warn warn;
-	const char *note; /* "" when supported */
+	const char *note; /* "" when supported, unless how needs a word */
 };
 
 /* The table, in README order; ctl_compat_count rows. */

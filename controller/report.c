@@ -84,9 +84,9 @@ static json_t *resource_requests(ctl *c, const struct que_wl *qw)
 static const char *pending_event_reason(const char *r)
 {
 	static const char *const known[] = {"WaitingForQuota",
-	    "NoMatchingFlavor", "ExceedsMaxQuota", "Misconfigured", "Suspended",
-	    "WaitingForPreemptedWorkloads", REC_REASON_WAITING_FOR_PODS_READY,
-	    "Inadmissible", NULL};
+	    "NoMatchingFlavor", "ExceedsMaxQuota", "TopologyPlacementFailed",
+	    "Misconfigured", "Suspended", "WaitingForPreemptedWorkloads",
+	    REC_REASON_WAITING_FOR_PODS_READY, "Inadmissible", NULL};
 
 	for (size_t i = 0; r != NULL && known[i] != NULL; i++)
 		if (strcmp(r, known[i]) == 0)

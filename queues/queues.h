@@ -923,6 +923,9 @@ bool que_resources_ignore_undeclared(const que_state *st);
  * hook answers from state the caller keeps (tas/), not from I/O.
  *   check: while flavors are assigned, may podSet `podset` of wl run
  *     `count` pods in flavor f? 0 yes (or not a TAS podSet/flavor), 1 no
+ *     for lack of topology capacity, 2 no because the flavor cannot serve
+ *     the request at all (not a TAS flavor, no such level: Kueue's
+ *     NoMatchingFlavor), each
  *     with msg (NUL-terminated, truncated to len) saying why.
  *   assume: when wl is admitted with flavors[i] (the flavor name of
  *     podSet i, NULL if it has none) and counts[i] pods: place and

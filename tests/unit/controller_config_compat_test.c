@@ -38,9 +38,12 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 	static const struct {
 		const char *body, *want;
 	} cases[] = {
-	    {"pprofBindAddress: :8082\n", "pprofBindAddress: not acted on"},
-	    {"tls:\n  curvePreferences: [23]\n",
-		"tls.curvePreferences: not acted on"},
+	    {"pprofBindAddress: :8082\n",
+		"pprofBindAddress: partly supported by cueue: accepted, "
+		"meaningless here"},
+	    {"controller:\n  groupKindConcurrency: {Job.batch: 5}\n",
+		"controller: partly supported by cueue: accepted, meaningless "
+		"here"},
 	    {"multiKueue:\n  gcInterval: 1m\n", "multiKueue: not acted on"},
 	};
 	size_t i;
