@@ -163,12 +163,6 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
     {"Metric", "multikueue_workloads_admitted_total", N,
 	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
-    {"Metric", "kueue_pending_scheduling_hashes", N, CTL_COMPAT_WARN_TABLE_ONLY,
-	"no scheduling equivalence hashing: every head is tried"},
-    {"Metric", "kueue_preemption_target_recomputations_total", N,
-	CTL_COMPAT_WARN_TABLE_ONLY,
-	"overlapping preemption targets are not recomputed: the Workload "
-	"waits for the next cycle"},
 };
 
 const size_t ctl_compat_count =
@@ -337,6 +331,8 @@ bool ctl_compat_gate_honoured(const char *name)
 	    "MetricForWorkloadCreationLatency",
 	    "MetricsForCohorts",
 	    "QuotaCheckStrategy",
+	    "RecomputeAssignmentUponPreemptionTargetsOverlap",
+	    "SchedulingEquivalenceHashing",
 	    "TASFailedNodeReplacement",
 	    "TASProfileMixed",
 	    "TASReplaceNodeDueToNotReadyOverFixedTime",

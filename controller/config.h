@@ -130,6 +130,12 @@ struct ctl_config {
 		bool cohorts;
 		bool creation_latency;
 		bool unadmitted;
+		/* SchedulingEquivalenceHashing (Beta, on):
+		 * kueue_pending_scheduling_hashes is exported. */
+		bool scheduling_hashes;
+		/* RecomputeAssignmentUponPreemptionTargetsOverlap (Beta,
+		 * on): que_recompute_overlap_set. */
+		bool recompute_overlap;
 		/* metrics.customLabels [owned] (controller/config_labels.c),
 		 * applied when the CustomMetricLabels gate (alpha, off by
 		 * default) is on: custom_enable. */

@@ -349,6 +349,10 @@ static int load_endpoints(const struct ctl_config_dec *d, const json_t *root)
 	    ctl_config_get_bool(v, "MetricForWorkloadCreationLatency", true);
 	c->metrics.unadmitted =
 	    ctl_config_get_bool(v, "UnadmittedWorkloadsObservability", true);
+	c->metrics.scheduling_hashes =
+	    ctl_config_get_bool(v, "SchedulingEquivalenceHashing", true);
+	c->metrics.recompute_overlap = ctl_config_get_bool(
+	    v, "RecomputeAssignmentUponPreemptionTargetsOverlap", true);
 	c->metrics.local_queue_metrics =
 	    lqm != NULL ? ctl_config_get_bool(lqm, "enable", false) : true;
 	v = ctl_config_jget(lqm, "localQueueSelector");

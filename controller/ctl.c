@@ -665,6 +665,9 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (rc == CU_OK)
 		rc = ctl_config_resources_apply(cfg, c->st, err);
 	if (rc == CU_OK)
+		que_recompute_overlap_set(
+		    c->st, cfg->metrics.recompute_overlap);
+	if (rc == CU_OK)
 		que_admission_fair_sharing_set(
 		    c->st, cfg->admission_fair_sharing.enable);
 	if (rc == CU_OK) {

@@ -568,6 +568,13 @@ CU_MUST_CHECK int que_lq_set_afs(que_state *st, const char *ns,
 void que_admission_fair_sharing_set(que_state *st, bool on);
 bool que_admission_fair_sharing(const que_state *st);
 
+/* Kueue's RecomputeAssignmentUponPreemptionTargetsOverlap (Beta, on by
+ * default, and so in a new state): a head whose preemption targets
+ * overlap an earlier head's in the same cycle is assigned again as if
+ * those victims were gone (admission/cycle.c). */
+void que_recompute_overlap_set(que_state *st, bool on);
+bool que_recompute_overlap(const que_state *st);
+
 /* Set the fair-sharing configuration cfg [borrowed; copied]. */
 void que_fair_sharing_set(que_state *st, const struct que_fair_config *cfg);
 /* [borrowed; valid until the next que_fair_sharing_set] */
@@ -865,6 +872,21 @@ CU_MUST_CHECK int que_pending_cq(que_state *st, const char *cq_name,
 CU_MUST_CHECK int que_pending_lq(que_state *st, const char *ns,
     const char *name, int64_t offset, int64_t limit,
     struct que_pending_item **out, size_t *n, cu_error *err);
+
+/* ---- scheduling equivalence hashes (queues/hashes.c) ------------------ */
+
+/* wl's shape [borrowed]: equal for Workloads asking for the same thing
+ * (podSets' names, counts, minCount, per-pod requests, node selectors,
+ * tolerations, required affinity; priority). */
+uint64_t que_wl_shape_hash(const que_state *st, const struct que_wl *wl);
+
+/* Distinct shapes among cq's [borrowed] pending Workloads: *active in its
+ * heap (none while cq is inactive), *inadmissible parked, backing off,
+ * and the heap of an inactive cq (Kueue's kueue_pending_scheduling_hashes).
+ * CU_ENOMEM. */
+CU_MUST_CHECK int que_cq_scheduling_hashes(que_state *st,
+    const struct que_cq *cq, size_t *active, size_t *inadmissible,
+    cu_error *err);
 
 /* ---- the Configuration's `resources` (queues/resources.c) ------------- */
 

@@ -58,7 +58,8 @@ struct que_state {
 	struct que_fair_config fair;
 	bool afs_on;			 /* que_admission_fair_sharing_set */
 	struct que_resources *resources; /* owned; NULL: none (resources.c) */
-	const struct que_tas_hook *tas;	 /* [borrowed] NULL: no TAS flavor */
+	bool no_recompute_overlap; /* que_recompute_overlap_set(st, false) */
+	const struct que_tas_hook *tas; /* [borrowed] NULL: no TAS flavor */
 };
 
 /* Grow an array of elem-sized items to hold at least need items. */

@@ -16,8 +16,9 @@
 #include "api/quantity.h"
 #include "webhook/webhook_int.h"
 
-#define ANNOTATIONS_MAX (256 * 1024) /* Kubernetes' TotalAnnotationSizeLimit   \
-				      */
+#define ANNOTATIONS_MAX                                                        \
+	(256 * 1024) /* Kubernetes' TotalAnnotationSizeLimit                   \
+		      */
 
 static int resource_list(const json_t *list, const char *path, cu_error *err)
 {
