@@ -9,7 +9,7 @@ resource is NoMatchingFlavor; IgnoreUndeclared: it is skipped)."""
 import os
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     wait_for)
+                     flavor_and_queue, wait_for)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -98,22 +98,7 @@ def shared_quota(s):
 
 def undeclared_setup(s):
     crds(s)
-    s.kubectl("apply", "-f", "-", input="""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["cpu"]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 4}]
----
+    s.kubectl("apply", "-f", "-", input=flavor_and_queue(4) + """---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {namespace: default, name: lq}

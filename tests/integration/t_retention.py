@@ -9,26 +9,11 @@ import os
 import time
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     wait_for)
+                     flavor_and_queue, wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
-SETUP = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["cpu"]
-    flavors:
-    - name: default-flavor
-      resources: [{name: cpu, nominalQuota: 10}]
----
+LQ = """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {namespace: default, name: lq}
@@ -40,7 +25,7 @@ def setup(s):
     s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
     s.kubectl("wait", "--for=condition=Established", "crd", "--all",
               "--timeout=30s")
-    s.kubectl("apply", "-f", "-", input=SETUP)
+    s.kubectl("apply", "-f", "-", input=flavor_and_queue(10) + "---" + LQ)
 
 
 def job(name, runtime_ms, labels=""):
