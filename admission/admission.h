@@ -59,6 +59,8 @@ enum adm_reason {
 	ADM_REASON_MISCONFIGURED,
 	ADM_REASON_SUSPENDED,
 	ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS,
+	/* the topology has no room even with every Workload gone */
+	ADM_REASON_TOPOLOGY_PLACEMENT_FAILED,
 };
 
 /* Preempted condition reasons. */
@@ -140,6 +142,17 @@ struct adm_result {
 	 * kueue_admission_cycle_preemption_skips). Owned array. */
 	const char **skipped;
 	size_t n_skipped, cap_skipped;
+	/* Kueue's RecomputeAssignmentUponPreemptionTargetsOverlap: each
+	 * head whose targets overlapped an earlier head's was assigned again
+	 * as if those victims were gone (que_recompute_overlap_set); its
+	 * ClusterQueue [borrowed] and the outcome, "deferred_fit",
+	 * "new_targets" or "skipped" [static]
+	 * (kueue_preemption_target_recomputations_total). Owned array. */
+	struct adm_recompute {
+		const char *cluster_queue;
+		const char *result;
+	} * recomputed;
+	size_t n_recomputed, cap_recomputed;
 };
 
 void adm_result_init(struct adm_result *r);

@@ -54,6 +54,7 @@ void adm_result_dispose(struct adm_result *r)
 		decision_dispose(&r->v[i]);
 	cu_free(r->v);
 	cu_free(r->skipped);
+	cu_free(r->recomputed);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -64,6 +65,16 @@ static void skipped(struct adm_result *r, const struct que_cq *cq)
 	if (cu_grow((void **)&r->skipped, &r->cap_skipped, r->n_skipped + 1,
 		sizeof(*r->skipped)) == CU_OK)
 		r->skipped[r->n_skipped++] = cq->name;
+}
+
+static void recomputed(
+    struct adm_result *r, const struct que_cq *cq, const char *result)
+{
+	if (cu_grow((void **)&r->recomputed, &r->cap_recomputed,
+		r->n_recomputed + 1, sizeof(*r->recomputed)) == CU_OK) {
+		r->recomputed[r->n_recomputed].cluster_queue = cq->name;
+		r->recomputed[r->n_recomputed++].result = result;
+	}
 }
 
 static int reserve(struct adm_result *r, size_t more)
@@ -459,6 +470,80 @@ static int tas_assume(que_state *st, struct entry *e, struct adm_decision *d,
 	return TAS_REFUSED;
 }
 
+/* ---- overlapping preemption targets ----------------------------------- */
+
+enum overlap {
+	OVERLAP_SKIPPED = 0,
+	OVERLAP_DEFERRED_FIT, /* fits once this cycle's victims are gone */
+	OVERLAP_NEW_TARGETS,  /* other targets, none of them claimed */
+};
+
+/*
+ * Kueue's RecomputeAssignmentUponPreemptionTargetsOverlap: e's targets
+ * overlap an earlier head's. Assign e again as if every victim of this
+ * cycle were gone: if it then fits, it only waits for those preemptions
+ * (DeferredFit); if it needs other targets, none of them claimed and
+ * fitting once gone, they replace e's (e->a and e->t); otherwise it is
+ * skipped. The victims' usage is given back afterwards.
+ */
+static enum overlap recompute(que_state *st, struct entry *e,
+    struct que_wl *const *victims, size_t n_victims)
+{
+	struct adm_assignment a;
+	struct adm_targets t = {0};
+	enum overlap o = OVERLAP_SKIPPED;
+	cu_error err;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n_victims; i++)
+		que_wl_remove_usage(victims[i]);
+	rc = adm_assign_flavors(st, e->cq, e->wl, e->a.counts, &a, &err);
+	if (rc == CU_OK && a.mode == ADM_MODE_FIT)
+		o = OVERLAP_DEFERRED_FIT;
+	else if (rc == CU_OK && a.mode != ADM_MODE_NOFIT &&
+		 targets_for(st, e->cq, e->wl, &a, &t, &err) == CU_OK &&
+		 t.n > 0) {
+		for (i = 0; i < t.n && !t.v[i].wl->scratch; i++)
+			;
+		if (i == t.n)
+			o = OVERLAP_NEW_TARGETS;
+	}
+	for (i = 0; i < n_victims; i++)
+		que_wl_add_usage(victims[i]);
+	if (o != OVERLAP_SKIPPED) {
+		adm_assignment_dispose(&e->a);
+		adm_targets_dispose(&e->t);
+		e->a = a;
+		e->t = t;
+		return o;
+	}
+	if (rc == CU_OK)
+		adm_assignment_dispose(&a);
+	adm_targets_dispose(&t);
+	return o;
+}
+
+/* DeferredFit: e waits for this cycle's preemptions, its quota reserved
+ * meanwhile and its place at the head kept (Kueue's PendingPreemption
+ * requeue). */
+static int deferred_fit(que_state *st, struct entry *e, struct adm_result *out)
+{
+	size_t i;
+
+	if (pending(out, e->wl, ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS,
+		"Workload has overlapping preemption targets with another "
+		"workload, but will fit after these preemptions complete"))
+		return CU_ENOMEM;
+	for (i = 0; i < e->a.n_usage; i++)
+		que_node_add_usage(
+		    &e->cq->node, e->a.usage[i].fr, e->a.usage[i].v);
+	e->reserved = true;
+	que_requeue(st, e->wl, QUE_RQ_PENDING_PREEMPTION);
+	e->done = true;
+	return CU_OK;
+}
+
 static int process(que_state *st, struct entry *e, int64_t now_ns,
     struct adm_result *out, struct que_wl ***victims, size_t *n_victims,
     size_t *cap_victims)
@@ -489,7 +574,21 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 		return CU_OK;
 	}
 	for (i = 0; i < e->t.n; i++)
-		if (e->t.v[i].wl->scratch) {
+		if (e->t.v[i].wl->scratch)
+			break;
+	if (i < e->t.n) {
+		enum overlap o = OVERLAP_SKIPPED;
+
+		if (que_recompute_overlap(st)) {
+			o = recompute(st, e, *victims, *n_victims);
+			recomputed(out, e->cq,
+			    o == OVERLAP_DEFERRED_FIT  ? "deferred_fit"
+			    : o == OVERLAP_NEW_TARGETS ? "new_targets"
+						       : "skipped");
+		}
+		if (o == OVERLAP_DEFERRED_FIT)
+			return deferred_fit(st, e, out);
+		if (o != OVERLAP_NEW_TARGETS) {
 			skipped(out, e->cq);
 			rc = pending(out, wl, ADM_REASON_WAITING_FOR_QUOTA,
 			    "Workload has overlapping preemption targets with "
@@ -500,6 +599,7 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 			e->done = true;
 			return CU_OK;
 		}
+	}
 	if (!still_fits(e, *victims, *n_victims)) {
 		if (e->a.mode != ADM_MODE_FIT)
 			skipped(out, e->cq);

@@ -88,6 +88,8 @@ static int severity(enum adm_reason r)
 		return 3;
 	case ADM_REASON_WAITING_FOR_QUOTA:
 		return 2;
+	case ADM_REASON_TOPOLOGY_PLACEMENT_FAILED:
+		return 1;
 	default:
 		return 0;
 	}
@@ -407,43 +409,49 @@ struct group_result {
 	enum adm_reason min_reason; /* the closest NoFit attempt */
 };
 
-/* Topology-aware scheduling: true when the hook says podSet ps cannot
- * run count pods in flv, its message added to rs (*rc: CU_ENOMEM). */
-static bool tas_nofit(que_state *st, const struct que_wl *wl,
+/* Topology-aware scheduling: the hook's answer for podSet ps running
+ * count pods in flv (0 it may; 1 no room; 2 the flavor cannot serve the
+ * request), its message added to rs when not 0 (*rc: CU_ENOMEM). */
+static int tas_nofit(que_state *st, const struct que_wl *wl,
     const struct que_podset *ps, const struct que_flavor *flv, int32_t count,
     int *rc, struct reasons *rs)
 {
 	const struct que_tas_hook *h = que_tas_hook(st);
 	char msg[256];
+	int r;
 
 	if (h == NULL || h->check == NULL ||
-	    h->check(h->ctx, wl, (size_t)(ps - wl->podsets), flv, count, msg,
-		sizeof(msg)) == 0)
-		return false;
+	    (r = h->check(h->ctx, wl, (size_t)(ps - wl->podsets), flv, count,
+		 msg, sizeof(msg))) == 0)
+		return 0;
 	*rc = reasons_add(rs, "%s", msg);
-	return true;
+	return r;
 }
 
-/* Topology-aware scheduling, when the hook said no: would podSet ps fit
- * flv's topology once every admitted Workload's topology usage were
- * released (Kueue's simulateEmpty), in a ClusterQueue that may preempt?
- * Then the flavor is Preempt at best instead of NoFit, and the
+/* Topology-aware scheduling, when the hook said no room: would podSet ps
+ * fit flv's topology once every admitted Workload's topology usage were
+ * released (Kueue's simulateEmpty)? If not, the flavor is NoFit with
+ * TopologyPlacementFailed (*placement_failed); if so and the ClusterQueue
+ * may preempt, the flavor is Preempt at best instead of NoFit, and the
  * preemption search looks for victims whose removal makes it fit. */
 static bool tas_preemptible(que_state *st, const struct que_cq *cq,
     const struct que_wl *wl, const struct que_podset *ps,
-    const struct que_flavor *flv, int32_t count)
+    const struct que_flavor *flv, int32_t count, bool *placement_failed)
 {
 	const struct que_tas_hook *h = que_tas_hook(st);
 	char msg[256];
 
+	*placement_failed = false;
 	if (h == NULL || h->check_without == NULL)
 		return false;
-	if (cq->preemption.within_cluster_queue == QUE_PREEMPT_NEVER &&
-	    (cq->node.parent == NULL ||
-		cq->preemption.reclaim_within_cohort == QUE_PREEMPT_NEVER))
+	if (h->check_without(h->ctx, wl, (size_t)(ps - wl->podsets), flv, count,
+		NULL, 0, true, msg, sizeof(msg)) != 0) {
+		*placement_failed = true;
 		return false;
-	return h->check_without(h->ctx, wl, (size_t)(ps - wl->podsets), flv,
-		   count, NULL, 0, true, msg, sizeof(msg)) == 0;
+	}
+	return cq->preemption.within_cluster_queue != QUE_PREEMPT_NEVER ||
+	       (cq->node.parent != NULL &&
+		   cq->preemption.reclaim_within_cohort != QUE_PREEMPT_NEVER);
 }
 
 static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
@@ -469,7 +477,8 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 		const struct que_taint *taint;
 		struct gmode rep = {ADM_MODE_FIT, 0};
 		enum adm_reason flavor_reason = ADM_REASON_NONE;
-		bool tas_preempt = false;
+		bool tas_preempt = false, tas_failed = false;
+		int tas_r;
 		size_t tas_msg = rs->n;
 
 		rc = CU_OK;
@@ -491,10 +500,19 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 			    "flavor %s doesn't match node affinity", flv->name);
 			flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
 			rep.mode = ADM_MODE_NOFIT;
-		} else if (tas_nofit(st, wl, ps, flv, count, &rc, rs) &&
-			   (rc != CU_OK || !(tas_preempt = tas_preemptible(st,
-						 cq, wl, ps, flv, count)))) {
-			flavor_reason = ADM_REASON_WAITING_FOR_QUOTA;
+		} else if ((tas_r = tas_nofit(
+				st, wl, ps, flv, count, &rc, rs)) != 0 &&
+			   (rc != CU_OK || tas_r == 2 ||
+			       !(tas_preempt = tas_preemptible(st, cq, wl, ps,
+				     flv, count, &tas_failed)))) {
+			/* Kueue's reasons: the flavor cannot serve the
+			 * request at all; no room even with every Workload
+			 * gone; room only after preemptions it may not
+			 * make. */
+			flavor_reason =
+			    tas_r == 2	 ? ADM_REASON_NO_MATCHING_FLAVOR
+			    : tas_failed ? ADM_REASON_TOPOLOGY_PLACEMENT_FAILED
+					 : ADM_REASON_WAITING_FOR_QUOTA;
 			rep.mode = ADM_MODE_NOFIT;
 		} else {
 			for (k = 0; k < n; k++) {
@@ -659,8 +677,10 @@ int adm_assign_flavors(que_state *st, struct que_cq *cq, struct que_wl *wl,
 			g = group_of(cq, ps->req[j].res);
 			if (!g) {
 				/* A zero request for an uncovered resource
-				 * needs no flavor (Kueue #8079). */
-				if (req_total(ps, j, a->counts[i]) == 0)
+				 * needs no flavor (Kueue #8079), nor any with
+				 * quotaCheckStrategy IgnoreUndeclared. */
+				if (req_total(ps, j, a->counts[i]) == 0 ||
+				    que_resources_ignore_undeclared(st))
 					continue;
 				if (reasons_add(&ps_rs,
 					"resource %s unavailable in "

@@ -28,6 +28,8 @@ const char *adm_reason_string(enum adm_reason r)
 		return "Suspended";
 	case ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS:
 		return "WaitingForPreemptedWorkloads";
+	case ADM_REASON_TOPOLOGY_PLACEMENT_FAILED:
+		return "TopologyPlacementFailed";
 	}
 	return "Unknown";
 }

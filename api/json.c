@@ -511,9 +511,15 @@ void api_json_drop_managed_fields(json_t *v)
 	if (json_is_object(v)) {
 		json_object_del(
 		    json_object_get(v, "metadata"), "managedFields");
-		json_object_foreach(v, k, c) api_json_drop_managed_fields(c);
+		json_object_foreach(v, k, c)
+		{
+			api_json_drop_managed_fields(c);
+		}
 	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, c) api_json_drop_managed_fields(c);
+		json_array_foreach(v, i, c)
+		{
+			api_json_drop_managed_fields(c);
+		}
 	}
 }
 

@@ -38,23 +38,34 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "metrics.localQueueMetrics.localQueueSelector", S,
 	CTL_COMPAT_WARN_NEVER, ""},
-    {"Configuration", "metrics.customLabels", N, CTL_COMPAT_WARN_IF_SET,
-	"metrics carry no custom labels"},
+    {"Configuration", "metrics.customLabels", P, CTL_COMPAT_WARN_NEVER,
+	"with CustomMetricLabels (alpha, off by default as in Kueue): "
+	"ClusterQueue, Cohort and LocalQueue labels on Kueue's metrics as in "
+	"Kueue; Workload-sourced labels (sourceKind Workload) are not added "
+	"yet"},
     {"Configuration", "health.healthProbeBindAddress", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Configuration", "health.readinessEndpointName", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Configuration", "health.livenessEndpointName", S, CTL_COMPAT_WARN_NEVER,
 	""},
-    {"Configuration", "pprofBindAddress", N, CTL_COMPAT_WARN_IF_NONEMPTY,
-	"no profiling endpoint is served"},
-    {"Configuration", "controller", N, CTL_COMPAT_WARN_IF_SET,
-	"one event loop reconciles everything; concurrency and cache sync "
-	"timeout are ignored"},
+    {"Configuration", "pprofBindAddress", P, CTL_COMPAT_WARN_IF_NONEMPTY,
+	"accepted, meaningless here: Go's pprof profiles have no equivalent "
+	"in a C program, so nothing is served; profile with perf(1), read the "
+	"cueue_* metrics (docs/performance.md)"},
+    {"Configuration", "controller", P, CTL_COMPAT_WARN_IF_SET,
+	"accepted, meaningless here: groupKindConcurrency sets the worker "
+	"goroutines per kind, and cueue's one event loop reconciles every "
+	"kind in turn (a slow kind never waits for free workers); "
+	"cacheSyncTimeout: the caches wait for their first list without a "
+	"limit"},
     {"Configuration", "tls.minVersion", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "tls.cipherSuites", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"Configuration", "tls.curvePreferences", N, CTL_COMPAT_WARN_IF_NONEMPTY,
-	"the TLS library's default groups are used"},
+    {"Configuration", "tls.curvePreferences", P, CTL_COMPAT_WARN_NEVER,
+	"Go's curve IDs 23, 24, 25, 29 (P-256, P-384, P-521, X25519) become "
+	"the GnuTLS groups offered, in order, by the webhook, metrics and "
+	"visibility servers; the post-quantum hybrids (4587-4589) are refused: "
+	"GnuTLS 3.7 lacks them"},
     {"Configuration", "internalCertManagement", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "waitForPodsReady", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "waitForPodsReady.requeuingStrategy", S,
@@ -69,30 +80,43 @@ const struct ctl_compat ctl_compat_table[] = {
 	"deprecated; ignored"},
     {"Configuration", "integrations.labelKeysToCopy", S, CTL_COMPAT_WARN_NEVER,
 	""},
-    {"Configuration", "queueVisibility", N, CTL_COMPAT_WARN_IF_SET,
-	"ClusterQueue status has no pendingWorkloadsStatus"},
+    {"Configuration", "queueVisibility", S, CTL_COMPAT_WARN_NEVER,
+	"v1beta1 only; accepted and dropped as Kueue does at HEAD (its "
+	"ClusterQueue status.pendingWorkloadsStatus is never written; the "
+	"visibility API serves pending Workloads)"},
     {"Configuration", "multiKueue", N, CTL_COMPAT_WARN_IF_SET,
 	"no MultiKueue: Workloads run in this cluster"},
     {"Configuration", "fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "admissionFairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"Configuration", "resources.excludeResourcePrefixes", N,
-	CTL_COMPAT_WARN_IF_NONEMPTY, "every requested resource is counted"},
-    {"Configuration", "resources.transformations", N,
-	CTL_COMPAT_WARN_IF_NONEMPTY, "requests are counted as written"},
-    {"Configuration", "resources.deviceClassMappings", N,
-	CTL_COMPAT_WARN_IF_NONEMPTY, "DRA devices are not counted"},
-    {"Configuration", "resources.quotaCheckStrategy", N, CTL_COMPAT_WARN_IF_SET,
-	"quota is checked per flavor and resource"},
+    {"Configuration", "resources.excludeResourcePrefixes", S,
+	CTL_COMPAT_WARN_NEVER, ""},
+    {"Configuration", "resources.transformations", P, CTL_COMPAT_WARN_NEVER,
+	"Retain/Replace, multiplyBy and outputs as in Kueue; topology-aware "
+	"placement sees the transformed requests (Kueue's sees the pods' own)"},
+    {"Configuration", "resources.deviceClassMappings", P, CTL_COMPAT_WARN_NEVER,
+	"devices of ResourceClaimTemplates (Exactly, count) and DRA-backed "
+	"extended resources are charged to the mapping as in Kueue "
+	"(KueueDRAIntegration, ...ExtendedResource); counter sources "
+	"(...PartitionableDevices) and capacity sources (alpha "
+	"...ConsumableCapacity) are not counted: Workloads using them are "
+	"Misconfigured; no ResourceSlice check of CEL selectors"},
+    {"Configuration", "resources.quotaCheckStrategy", S, CTL_COMPAT_WARN_NEVER,
+	""},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
 	"DisableWaitForPodsReady, AdmissionFairSharing, VisibilityOnDemand, "
 	"the metric gates MetricsForCohorts, MetricForWorkloadCreationLatency, "
-	"UnadmittedWorkloadsObservability, TASProfileMixed, and the TAS node "
-	"failure gates TASFailedNodeReplacement, "
-	"TASReplaceNodeOnPodTermination, "
+	"UnadmittedWorkloadsObservability (its reasons, "
+	"TopologyPlacementFailed "
+	"included), CustomMetricLabels, QuotaCheckStrategy, the DRA gates "
+	"KueueDRAIntegration, KueueDRAIntegrationExtendedResource, "
+	"KueueDRARejectWorkloadsWhenDRADisabled (with Kueue's dependency "
+	"check), TASProfileMixed, and the TAS node failure gates "
+	"TASFailedNodeReplacement, TASReplaceNodeOnPodTermination, "
 	"TASReplaceNodeOnNodeTaints, TASReplaceNodeDueToNotReadyOverFixedTime; "
-	"other known gates warn, unknown ones are refused"},
-    {"Configuration", "objectRetentionPolicies", N, CTL_COMPAT_WARN_IF_SET,
-	"finished and deactivated Workloads are kept"},
+	"what cueue does with each of Kueue's default-on gates is in "
+	"docs/kueue-gates.md; other known gates set in the file warn, unknown "
+	"ones are refused"},
+    {"Configuration", "objectRetentionPolicies", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "visibilityServer", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.resourceGroups", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.resourceGroups[].coveredResources: pods", S,
@@ -143,12 +167,6 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
     {"Metric", "multikueue_workloads_admitted_total", N,
 	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
-    {"Metric", "kueue_pending_scheduling_hashes", N, CTL_COMPAT_WARN_TABLE_ONLY,
-	"no scheduling equivalence hashing: every head is tried"},
-    {"Metric", "kueue_preemption_target_recomputations_total", N,
-	CTL_COMPAT_WARN_TABLE_ONLY,
-	"overlapping preemption targets are not recomputed: the Workload "
-	"waits for the next cycle"},
 };
 
 const size_t ctl_compat_count =
@@ -309,9 +327,16 @@ bool ctl_compat_gate_honoured(const char *name)
 {
 	static const char *const honoured[] = {
 	    "AdmissionFairSharing",
+	    "CustomMetricLabels",
 	    "DisableWaitForPodsReady",
+	    "KueueDRAIntegration",
+	    "KueueDRAIntegrationExtendedResource",
+	    "KueueDRARejectWorkloadsWhenDRADisabled",
 	    "MetricForWorkloadCreationLatency",
 	    "MetricsForCohorts",
+	    "QuotaCheckStrategy",
+	    "RecomputeAssignmentUponPreemptionTargetsOverlap",
+	    "SchedulingEquivalenceHashing",
 	    "TASFailedNodeReplacement",
 	    "TASProfileMixed",
 	    "TASReplaceNodeDueToNotReadyOverFixedTime",

@@ -173,9 +173,10 @@ void ctl_config_format_duration(int64_t ns, char *out, size_t size)
 }
 
 static int load_json(struct ctl_config *out, const json_t *root,
-    const api_yaml_lines *lines, const char *name, cu_error *err)
+    const api_yaml_lines *lines, const char *name, struct ctl_config_errs *errs,
+    cu_error *err)
 {
-	struct ctl_config_dec d = {name, lines, 0, out, err};
+	struct ctl_config_dec d = {name, lines, 0, out, err, errs};
 	json_t *av, *kind;
 	const char *api;
 	int rc;
@@ -205,6 +206,8 @@ static int load_json(struct ctl_config *out, const json_t *root,
 		return ctl_config_fail(&d, CU_EPARSE, "kind",
 		    "kind \"%s\" is not supported: expected \"Configuration\"",
 		    json_string_value(kind));
+	/* Values of the wrong type cannot be read: the schema's errors
+	 * (all of them) end the run. */
 	rc = ctl_config_check_schema(&d, root);
 	if (rc != CU_OK)
 		return rc;
@@ -224,60 +227,105 @@ static const struct api_yaml_limits config_limits = {
     .max_nodes = 100000,
 };
 
-int ctl_config_load_buffer(struct ctl_config *out, const char *buf, size_t len,
-    const char *name, cu_error *err)
+void ctl_config_errors_free(char **errors, size_t n)
+{
+	size_t i;
+
+	for (i = 0; errors != NULL && i < n; i++)
+		cu_free(errors[i]);
+	cu_free(errors);
+}
+
+/* Decode root (NULL: the YAML failed, err says why) into out; every error
+ * into *errors when asked, and "; and N more errors" on err's first. */
+static int finish_load(struct ctl_config *out, json_t *root,
+    api_yaml_lines *lines, const char *name, char ***errors, size_t *nerrors,
+    int rc, cu_error *err)
+{
+	struct ctl_config_errs errs = {NULL, 0};
+
+	if (rc == CU_OK)
+		rc = load_json(out, root, lines, name, &errs, err);
+	json_decref(root);
+	api_yaml_lines_free(lines);
+	if (rc != CU_OK && errs.n == 0 &&
+	    (errs.lines = cu_calloc(1, sizeof(char *))) != NULL &&
+	    (errs.lines[0] = cu_strdup(err->msg)) != NULL)
+		errs.n = 1; /* a YAML or memory error, not a field's */
+	if (rc != CU_OK && errs.n > 1) {
+		char first[CU_ERROR_MSG_MAX];
+
+		snprintf(first, sizeof(first), "%s", err->msg);
+		cu_error_set(err, rc, "%s; and %zu more error%s", first,
+		    errs.n - 1, errs.n > 2 ? "s" : "");
+	}
+	if (rc != CU_OK)
+		ctl_config_dispose(out);
+	if (errors != NULL) {
+		*errors = errs.lines;
+		*nerrors = errs.n;
+	} else {
+		ctl_config_errors_free(errs.lines, errs.n);
+	}
+	return rc;
+}
+
+static void init_out(struct ctl_config *out)
+{
+	memset(out, 0, sizeof(*out));
+	api_selector_init(&out->managed_jobs_ns_selector);
+	api_selector_init(&out->metrics.local_queue_selector);
+}
+
+int ctl_config_load_buffer_all(struct ctl_config *out, const char *buf,
+    size_t len, const char *name, char ***errors, size_t *nerrors,
+    cu_error *err)
 {
 	json_t *root = NULL;
 	api_yaml_lines *lines = NULL;
 	cu_error e;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	api_selector_init(&out->managed_jobs_ns_selector);
-	api_selector_init(&out->metrics.local_queue_selector);
+	init_out(out);
 	cu_error_clear(&e);
 	rc = api_yaml_load(&root, &lines, buf, len, &config_limits, &e);
 	if (rc != CU_OK)
-		return cu_error_set(err, rc, "%s%s%s", name ? name : "",
+		cu_error_set(err, rc, "%s%s%s", name ? name : "",
 		    name ? ": " : "", e.msg);
-	rc = load_json(out, root, lines, name, err);
-	json_decref(root);
-	api_yaml_lines_free(lines);
-	if (rc != CU_OK)
-		ctl_config_dispose(out);
-	return rc;
+	return finish_load(out, root, lines, name, errors, nerrors, rc, err);
 }
 
-int ctl_config_load(struct ctl_config *out, const char *path, cu_error *err)
+int ctl_config_load_buffer(struct ctl_config *out, const char *buf, size_t len,
+    const char *name, cu_error *err)
+{
+	return ctl_config_load_buffer_all(out, buf, len, name, NULL, NULL, err);
+}
+
+int ctl_config_load_all(struct ctl_config *out, const char *path,
+    char ***errors, size_t *nerrors, cu_error *err)
 {
 	json_t *root = NULL;
 	api_yaml_lines *lines = NULL;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	api_selector_init(&out->managed_jobs_ns_selector);
-	api_selector_init(&out->metrics.local_queue_selector);
+	init_out(out);
 	rc = api_yaml_load_file(&root, &lines, path, &config_limits, err);
-	if (rc != CU_OK)
-		return rc;
-	rc = load_json(out, root, lines, path, err);
-	json_decref(root);
-	api_yaml_lines_free(lines);
-	if (rc != CU_OK)
-		ctl_config_dispose(out);
-	return rc;
+	return finish_load(out, root, lines, path, errors, nerrors, rc, err);
+}
+
+int ctl_config_load(struct ctl_config *out, const char *path, cu_error *err)
+{
+	return ctl_config_load_all(out, path, NULL, NULL, err);
 }
 
 int ctl_config_load_flags(struct ctl_config *out, const char *path,
-    const json_t *gates, cu_error *err)
+    const json_t *gates, char ***errors, size_t *nerrors, cu_error *err)
 {
 	json_t *root = NULL;
 	api_yaml_lines *lines = NULL;
 	int rc = CU_OK;
 
-	memset(out, 0, sizeof(*out));
-	api_selector_init(&out->managed_jobs_ns_selector);
-	api_selector_init(&out->metrics.local_queue_selector);
+	init_out(out);
 	if (path != NULL)
 		rc = api_yaml_load_file(
 		    &root, &lines, path, &config_limits, err);
@@ -295,14 +343,8 @@ int ctl_config_load_flags(struct ctl_config *out, const char *path,
 			     root, "featureGates", (json_t *)gates) != 0)
 			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
 	}
-	if (rc == CU_OK)
-		rc = load_json(
-		    out, root, lines, path != NULL ? path : "(defaults)", err);
-	json_decref(root);
-	api_yaml_lines_free(lines);
-	if (rc != CU_OK)
-		ctl_config_dispose(out);
-	return rc;
+	return finish_load(out, root, lines, path != NULL ? path : "(defaults)",
+	    errors, nerrors, rc, err);
 }
 
 static void free_strv(char **v, size_t n)
@@ -341,6 +383,9 @@ void ctl_config_dispose(struct ctl_config *c)
 	free_strv(c->admission_fair_sharing.resources,
 	    c->admission_fair_sharing.nweights);
 	cu_free(c->admission_fair_sharing.weights);
+	ctl_config_dispose_resources(c);
+	ctl_config_dispose_dra(c);
+	ctl_config_dispose_labels(c);
 	free_strv(c->warnings, c->nwarnings);
 	memset(c, 0, sizeof(*c));
 }

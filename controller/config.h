@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "lib/cu.h"
 #include "namespaces/selector.h"
 
@@ -36,6 +38,44 @@
 /* Job frameworks cueue can manage (integrations.frameworks). */
 #define CTL_FRAMEWORK_JOB "batch/job"
 #define CTL_FRAMEWORK_JOBSET "jobset.x-k8s.io/jobset"
+
+/* One resources.transformations entry (strategy defaulted to Retain). */
+struct ctl_config_transform {
+	char *input;	       /* [owned] */
+	bool replace;	       /* Replace; false: Retain */
+	char *multiply_by;     /* [owned] NULL: unset */
+	char **outputs;	       /* [owned] names, file order */
+	int64_t *output_milli; /* [owned] per unit of input */
+	size_t noutputs;
+};
+
+/* metrics.customLabels[].sourceKind */
+enum ctl_custom_kind {
+	CTL_CUSTOM_CLUSTER_QUEUE = 0, /* the default */
+	CTL_CUSTOM_COHORT,
+	CTL_CUSTOM_LOCAL_QUEUE,
+	CTL_CUSTOM_WORKLOAD,
+};
+
+/* One metrics.customLabels entry. */
+struct ctl_config_custom_label {
+	char *name; /* [owned] the label is custom_<name> */
+	enum ctl_custom_kind kind;
+	char *key;	 /* [owned] label (or annotation) key; default name */
+	bool annotation; /* key is sourceAnnotationKey */
+	char **tracked;	 /* [owned] trackedValues */
+	size_t ntracked;
+};
+
+/* One resources.deviceClassMappings entry. */
+struct ctl_config_dcm {
+	char *name;	/* [owned] the quota resource */
+	char **classes; /* [owned] DeviceClass names */
+	size_t nclasses;
+	bool counter_sources;  /* sources[].counter set */
+	bool capacity_sources; /* sources[].capacity set */
+	json_t *sources;       /* [owned] as written, NULL: none */
+};
 
 /* fairSharing.preemptionStrategies entries. */
 enum ctl_fair_strategy {
@@ -90,6 +130,18 @@ struct ctl_config {
 		bool cohorts;
 		bool creation_latency;
 		bool unadmitted;
+		/* SchedulingEquivalenceHashing (Beta, on):
+		 * kueue_pending_scheduling_hashes is exported. */
+		bool scheduling_hashes;
+		/* RecomputeAssignmentUponPreemptionTargetsOverlap (Beta,
+		 * on): que_recompute_overlap_set. */
+		bool recompute_overlap;
+		/* metrics.customLabels [owned] (controller/config_labels.c),
+		 * applied when the CustomMetricLabels gate (alpha, off by
+		 * default) is on: custom_enable. */
+		bool custom_enable;
+		struct ctl_config_custom_label *custom;
+		size_t ncustom;
 	} metrics;
 
 	/* The visibility API's own HTTPS server (controller/vauth.h):
@@ -189,6 +241,42 @@ struct ctl_config {
 		bool not_ready_fixed_time;
 	} tas_gates;
 
+	/* resources: what the quota model counts of each request
+	 * (controller/config_resources.c, queues/resources.c). All arrays
+	 * [owned]. ignore_undeclared: quotaCheckStrategy IgnoreUndeclared
+	 * (with the QuotaCheckStrategy gate on; default BlockUndeclared). */
+	struct {
+		char **exclude_prefixes;
+		size_t nexclude;
+		struct ctl_config_transform *transforms;
+		size_t ntransforms;
+		bool ignore_undeclared;
+	} resources;
+
+	/* Dynamic resource allocation (controller/config_dra.c,
+	 * controller/dra.c): Kueue's DRA gates at their defaults unless set
+	 * (KueueDRAIntegration, ...ExtendedResource, ...PartitionableDevices,
+	 * KueueDRARejectWorkloadsWhenDRADisabled on; ...ConsumableCapacity
+	 * off) and resources.deviceClassMappings [owned]. */
+	struct {
+		bool enabled;
+		bool extended;
+		bool partitionable;
+		bool consumable;
+		bool reject_disabled;
+		struct ctl_config_dcm *mappings;
+		size_t nmappings;
+	} dra;
+
+	/* objectRetentionPolicies.workloads (controller/retention.c): an
+	 * unset duration never deletes, 0 deletes at once. */
+	struct {
+		bool has_after_finished;
+		int64_t after_finished_ns;
+		bool has_after_deactivated; /* afterDeactivatedByKueue */
+		int64_t after_deactivated_ns;
+	} retention;
+
 	/* Fields Kueue accepts that cueue reads but does not act on, one
 	 * message each ("line 12: multiKueue: accepted but ignored by
 	 * cueue"). [owned] */
@@ -210,6 +298,21 @@ CU_MUST_CHECK int ctl_config_load(
     struct ctl_config *out, const char *path, cu_error *err);
 
 /*
+ * As ctl_config_load, and every error of the file, not only the first:
+ * *errors [owned: ctl_config_errors_free] holds *nerrors lines in the
+ * order found, each "path: line N: field: what" (NULL and 0 on success).
+ * The schema's errors (unknown fields, wrong types) are all reported; when
+ * there are none, every section's validation errors are. err holds the
+ * first, followed by "; and N more errors".
+ */
+CU_MUST_CHECK int ctl_config_load_all(struct ctl_config *out, const char *path,
+    char ***errors, size_t *nerrors, cu_error *err);
+CU_MUST_CHECK int ctl_config_load_buffer_all(struct ctl_config *out,
+    const char *buf, size_t len, const char *name, char ***errors,
+    size_t *nerrors, cu_error *err);
+void ctl_config_errors_free(char **errors, size_t n);
+
+/*
  * As ctl_config_load for buf[0..len) [borrowed; need not be NUL-terminated].
  * name [borrowed; may be NULL] prefixes error messages ("name: line 3: ...").
  */
@@ -221,10 +324,19 @@ CU_MUST_CHECK int ctl_config_load_buffer(struct ctl_config *out,
  * with path NULL Kueue's defaults (an empty v1beta2 Configuration), and
  * gates [borrowed; may be NULL], the --feature-gates flag as an object of
  * booleans, taking the place of featureGates; a file that also sets
- * featureGates is refused (CU_EINVAL), as Kueue refuses it.
+ * featureGates is refused (CU_EINVAL), as Kueue refuses it. errors and
+ * nerrors as ctl_config_load_all (may be NULL).
  */
 CU_MUST_CHECK int ctl_config_load_flags(struct ctl_config *out,
-    const char *path, const json_t *gates, cu_error *err);
+    const char *path, const json_t *gates, char ***errors, size_t *nerrors,
+    cu_error *err);
+
+struct que_state;
+
+/* Hand c's resources section [borrowed] to the quota model st (before
+ * any Workload is added). CU_ENOMEM. */
+CU_MUST_CHECK int ctl_config_resources_apply(
+    const struct ctl_config *c, struct que_state *st, cu_error *err);
 
 /* Free everything c owns and zero it; a zeroed struct is a no-op. */
 void ctl_config_dispose(struct ctl_config *c);
@@ -298,7 +410,7 @@ struct ctl_compat {
 	const char *field; /* dotted path, e.g. "waitForPodsReady" */
 	enum ctl_compat_level level;
 	enum ctl_compat_warn warn;
-	const char *note; /* "" when supported */
+	const char *note; /* "" when supported, unless how needs a word */
 };
 
 /* The table, in README order; ctl_compat_count rows. */

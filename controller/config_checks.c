@@ -2,9 +2,9 @@
 /*
  * controller/config_checks.c - Configuration checks that are not about
  * types: the name and bind-address validators, what Kueue's validation
- * refuses in sections cueue does not act on (resources, unknown feature
- * gates), fairSharing (loaded and validated as Kueue does), and the warnings
- * for fields cueue loads but does not act on, from the compatibility table
+ * refuses in sections cueue does not act on (unknown feature gates),
+ * fairSharing (loaded and validated as Kueue does), and the warnings for fields
+ * cueue loads but does not act on, from the compatibility table
  * (controller/compat.c).
  */
 #include <ctype.h>
@@ -125,7 +125,7 @@ static int check_gates(const struct ctl_config_dec *d, const json_t *root)
 	const json_t *gates = ctl_config_jget(root, "featureGates");
 	const char *name;
 	json_t *v;
-	int rc;
+	int rc, first = CU_OK;
 
 	json_object_foreach((json_t *)gates, name, v)
 	{
@@ -134,9 +134,13 @@ static int check_gates(const struct ctl_config_dec *d, const json_t *root)
 
 		ctl_config_path_set(&base, "featureGates");
 		ctl_config_path_child(&p, &base, name, true);
-		if (!ctl_compat_gate_known(name))
-			return ctl_config_fail(d, CU_EINVAL, p.look,
+		if (!ctl_compat_gate_known(name)) {
+			rc = ctl_config_fail(d, CU_EINVAL, p.look,
 			    "%s: unrecognized feature gate: %s", p.disp, name);
+			if (first == CU_OK)
+				first = rc;
+			continue;
+		}
 		if (ctl_compat_gate_honoured(name))
 			continue;
 		what = cu_asprintf("not acted on by cueue: it behaves as "
@@ -149,7 +153,7 @@ static int check_gates(const struct ctl_config_dec *d, const json_t *root)
 		if (rc != CU_OK)
 			return rc;
 	}
-	return CU_OK;
+	return first;
 }
 
 static const char *const fair_names[] = {
@@ -282,55 +286,6 @@ static int load_afs(const struct ctl_config_dec *d, const json_t *root)
 	return CU_OK;
 }
 
-/* What Kueue's validation refuses in resources, though cueue does not act
- * on them: the file must be one Kueue would load. */
-static int check_resources(const struct ctl_config_dec *d, const json_t *root)
-{
-	const json_t *tr = jpath(root, "resources.transformations");
-	const json_t *ex = jpath(root, "resources.excludeResourcePrefixes");
-	struct ctl_config_path p, base = {0};
-	size_t i, k;
-	json_t *v;
-
-	ctl_config_path_set(&base, "resources.transformations");
-	json_array_foreach((json_t *)tr, i, v)
-	{
-		const char *in = json_string_value(ctl_config_jget(v, "input"));
-		const char *st =
-		    json_string_value(ctl_config_jget(v, "strategy"));
-
-		ctl_config_path_index(&p, &base, i);
-		if (in == NULL || in[0] == '\0')
-			return ctl_config_fail(d, CU_EINVAL, p.look,
-			    "%s.input: Required value", p.disp);
-		for (k = 0; k < i; k++) {
-			const char *prev = json_string_value(
-			    ctl_config_jget(json_array_get(tr, k), "input"));
-
-			if (prev != NULL && strcmp(prev, in) == 0)
-				return ctl_config_fail(d, CU_EINVAL, p.look,
-				    "%s.input: Duplicate value: \"%s\"", p.disp,
-				    in);
-		}
-		if (st != NULL && strcmp(st, "Retain") != 0 &&
-		    strcmp(st, "Replace") != 0)
-			return ctl_config_fail(d, CU_EINVAL, p.look,
-			    "%s.strategy: Unsupported value: \"%s\": supported "
-			    "values: \"Retain\", \"Replace\"",
-			    p.disp, st);
-	}
-	ctl_config_path_set(&base, "resources.excludeResourcePrefixes");
-	json_array_foreach((json_t *)ex, i, v)
-	{
-		ctl_config_path_index(&p, &base, i);
-		if (json_string_value(v)[0] == '\0')
-			return ctl_config_fail(d, CU_EINVAL, p.look,
-			    "%s: Invalid value: \"\": must not be empty",
-			    p.disp);
-	}
-	return CU_OK;
-}
-
 /* One warning per field of the compatibility table (controller/compat.c)
  * that is set, or defaulted on, and that cueue does not act on. */
 int ctl_config_warn_ignored(const struct ctl_config_dec *d, const json_t *root)
@@ -384,10 +339,13 @@ int ctl_config_warn_ignored(const struct ctl_config_dec *d, const json_t *root)
 		if (rc != CU_OK)
 			return rc;
 	}
-	rc = load_fair_sharing(d, root);
-	if (rc == CU_OK)
-		rc = load_afs(d, root);
-	if (rc == CU_OK)
-		rc = check_resources(d, root);
-	return rc != CU_OK ? rc : check_gates(d, root);
+	{
+		int r1 = load_fair_sharing(d, root);
+		int r2 = r1 == CU_ENOMEM ? r1 : load_afs(d, root);
+		int r3 = r2 == CU_ENOMEM ? r2 : check_gates(d, root);
+
+		if (r2 == CU_ENOMEM || r3 == CU_ENOMEM)
+			return CU_ENOMEM;
+		return r1 != CU_OK ? r1 : r2 != CU_OK ? r2 : r3;
+	}
 }

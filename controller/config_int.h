@@ -19,6 +19,12 @@
  *                     "not acted on" warnings
  *   config_print.c    the effective configuration as v1beta2 YAML
  *                     (--check-config)
+ *   config_resources.c the resources section (excluded prefixes,
+ *                     transformations, quotaCheckStrategy): loading,
+ *                     printing, handing it to the quota model; and
+ *                     objectRetentionPolicies
+ *   config_dra.c      the DRA feature gates and deviceClassMappings
+ *   config_labels.c   metrics.customLabels
  *
  * Prefix: ctl_config_.
  */
@@ -56,13 +62,21 @@ struct ctl_config_path {
 	char look[CTL_CONFIG_PATH_MAX];
 };
 
+/* Every error of one run, in the order found: each a full message line
+ * ("name: line N: path: what") [owned]. */
+struct ctl_config_errs {
+	char **lines;
+	size_t n;
+};
+
 /* One decoding run. Borrowed pointers, none owned. */
 struct ctl_config_dec {
 	const char *name; /* message prefix, may be NULL */
 	const api_yaml_lines *lines;
 	unsigned version; /* CTL_CONFIG_VER_1 or CTL_CONFIG_VER_2 */
 	struct ctl_config *c;
-	cu_error *err;
+	cu_error *err;		      /* the first error */
+	struct ctl_config_errs *errs; /* NULL: first error only */
 };
 
 /* ---- config_schema.c: strict decoding and messages ------------------ */
@@ -71,11 +85,19 @@ struct ctl_config_dec {
  * unknown fields and wrong types fail with path and line. */
 int ctl_config_check_schema(const struct ctl_config_dec *d, const json_t *root);
 
-/* Set d->err to "name: line N: <fmt>" (line of `look`, when known; look
- * may be NULL) and return code. */
+/* Record the error "name: line N: <fmt>" (line of `look`, when known;
+ * look may be NULL) in d->errs and, when it is the first, in d->err;
+ * return code. The loaders go on after an error so that one run reports
+ * them all; only CU_ENOMEM stops them. */
 __attribute__((format(printf, 4, 5))) int ctl_config_fail(
     const struct ctl_config_dec *d, int code, const char *look, const char *fmt,
     ...);
+
+/* The first error of a section that goes on after its errors. */
+static inline int ctl_config_keep(int first, int rc)
+{
+	return first != CU_OK ? first : rc;
+}
 
 /* Append a warning "name: line N: disp: what" to d->c->warnings (a copy;
  * what stays the caller's). */
@@ -130,5 +152,33 @@ bool ctl_config_valid_bind_address(const char *s);
 /* Kueue's checks on fairSharing, resources and featureGates, and one
  * warning per set field cueue does not act on (controller/compat.c). */
 int ctl_config_warn_ignored(const struct ctl_config_dec *d, const json_t *root);
+
+/* ---- config_resources.c: the resources section ---------------------- */
+
+int ctl_config_load_resources(
+    const struct ctl_config_dec *d, const json_t *root);
+void ctl_config_dispose_resources(struct ctl_config *c);
+/* [owned] resources in v1beta2 form, json null when unset, NULL when out
+ * of memory. */
+json_t *ctl_config_resources_json(const struct ctl_config *c);
+/* ---- config_labels.c: metrics.customLabels --------------------------- */
+
+int ctl_config_load_labels(const struct ctl_config_dec *d, const json_t *root);
+void ctl_config_dispose_labels(struct ctl_config *c);
+/* [owned] customLabels as a JSON array; NULL when out of memory. */
+json_t *ctl_config_labels_json(const struct ctl_config *c);
+
+/* ---- config_dra.c: DRA gates and deviceClassMappings ---------------- */
+
+int ctl_config_load_dra(const struct ctl_config_dec *d, const json_t *root);
+void ctl_config_dispose_dra(struct ctl_config *c);
+/* [owned] deviceClassMappings as a JSON array; NULL when out of memory. */
+json_t *ctl_config_dra_json(const struct ctl_config *c);
+
+/* objectRetentionPolicies: load (negative durations refused) and print
+ * (json null when unset, NULL when out of memory). */
+int ctl_config_load_retention(
+    const struct ctl_config_dec *d, const json_t *root);
+json_t *ctl_config_retention_json(const struct ctl_config *c);
 
 #endif

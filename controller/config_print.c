@@ -352,6 +352,20 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 		    {"TASReplaceNodeDueToNotReadyOverFixedTime",
 			c->tas_gates.not_ready_fixed_time, false},
 		    {"VisibilityOnDemand", c->visibility.enable, true},
+		    {"CustomMetricLabels", c->metrics.custom_enable, false},
+		    {"SchedulingEquivalenceHashing",
+			c->metrics.scheduling_hashes, true},
+		    {"RecomputeAssignmentUponPreemptionTargetsOverlap",
+			c->metrics.recompute_overlap, true},
+		    {"KueueDRAIntegration", c->dra.enabled, true},
+		    {"KueueDRAIntegrationExtendedResource", c->dra.extended,
+			true},
+		    {"KueueDRAIntegrationPartitionableDevices",
+			c->dra.partitionable, true},
+		    {"KueueDRAIntegrationConsumableCapacity", c->dra.consumable,
+			false},
+		    {"KueueDRARejectWorkloadsWhenDRADisabled",
+			c->dra.reject_disabled, true},
 		};
 		json_t *fg = json_object_get(root, "featureGates");
 		size_t i;
@@ -411,6 +425,27 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 			json_pack("{s:o}", "preemptionStrategies", ps)) != 0)
 			return -1;
 	}
+	{
+		json_t *res = ctl_config_resources_json(c);
+		json_t *ret = ctl_config_retention_json(c);
+
+		if (res == NULL || ret == NULL) {
+			json_decref(res);
+			json_decref(ret);
+			return -1;
+		}
+		if (json_is_null(res))
+			json_decref(res);
+		else if (json_object_set_new(root, "resources", res) != 0) {
+			json_decref(ret);
+			return -1;
+		}
+		if (json_is_null(ret))
+			json_decref(ret);
+		else if (json_object_set_new(
+			     root, "objectRetentionPolicies", ret) != 0)
+			return -1;
+	}
 	if (c->admission_fair_sharing.enable) {
 		json_t *rw = json_object();
 		size_t i;
@@ -462,6 +497,16 @@ static int build_json(const struct ctl_config *c, json_t **out, cu_error *err)
 	json_decref(sel);
 	json_decref(lqm);
 	json_decref(ic);
+	if (root != NULL && c->metrics.ncustom > 0) {
+		json_t *cl = ctl_config_labels_json(c);
+
+		if (cl == NULL ||
+		    json_object_set_new(json_object_get(root, "metrics"),
+			"customLabels", cl) != 0) {
+			json_decref(root);
+			root = NULL;
+		}
+	}
 	if (root != NULL && tail_json(root, c, rq) != 0) {
 		json_decref(root);
 		root = NULL;

@@ -295,6 +295,23 @@ __attribute__((format(printf, 4, 5))) int ctl_config_fail(
 	va_end(ap);
 	if (line > 0)
 		snprintf(where, sizeof(where), "line %d: ", line);
+	if (d->errs != NULL) {
+		char *full =
+		    cu_asprintf("%s%s%s%s", d->name != NULL ? d->name : "",
+			d->name != NULL ? ": " : "", where, msg);
+		char **v = full != NULL ? cu_realloc(d->errs->lines,
+					      (d->errs->n + 1) * sizeof(*v))
+					: NULL;
+
+		if (v == NULL) {
+			cu_free(full);
+			return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+		}
+		d->errs->lines = v;
+		v[d->errs->n++] = full;
+		if (d->errs->n > 1)
+			return code; /* d->err keeps the first */
+	}
 	return cu_error_set(d->err, code, "%s%s%s%s",
 	    d->name != NULL ? d->name : "", d->name != NULL ? ": " : "", where,
 	    msg);
@@ -381,7 +398,7 @@ static int check(const struct ctl_config_dec *d, const json_t *j,
     const struct schema *s, const struct ctl_config_path *p, bool in_collection)
 {
 	struct ctl_config_path cp;
-	int rc;
+	int rc, first = CU_OK;
 
 	if (s->kind == SK_ANY)
 		return CU_OK;
@@ -403,14 +420,18 @@ static int check(const struct ctl_config_dec *d, const json_t *j,
 				if (strcmp(f->name, key) == 0 &&
 				    (f->versions & d->version) != 0)
 					break;
-			if (f->name == NULL)
-				return ctl_config_fail(d, CU_EPARSE, cp.look,
+			if (f->name == NULL) {
+				rc = ctl_config_fail(d, CU_EPARSE, cp.look,
 				    "unknown field \"%s\"", cp.disp);
-			rc = check(d, v, f->schema, &cp, false);
-			if (rc != CU_OK)
+			} else {
+				rc = check(d, v, f->schema, &cp, false);
+			}
+			if (rc == CU_ENOMEM)
 				return rc;
+			if (rc != CU_OK && first == CU_OK)
+				first = rc;
 		}
-		return CU_OK;
+		return first;
 	}
 	case SK_LIST: {
 		size_t i;
@@ -422,10 +443,12 @@ static int check(const struct ctl_config_dec *d, const json_t *j,
 		{
 			ctl_config_path_index(&cp, p, i);
 			rc = check(d, v, s->elem, &cp, true);
-			if (rc != CU_OK)
+			if (rc == CU_ENOMEM)
 				return rc;
+			if (rc != CU_OK && first == CU_OK)
+				first = rc;
 		}
-		return CU_OK;
+		return first;
 	}
 	case SK_MAP: {
 		const char *key;
@@ -437,10 +460,12 @@ static int check(const struct ctl_config_dec *d, const json_t *j,
 		{
 			ctl_config_path_child(&cp, p, key, true);
 			rc = check(d, v, s->elem, &cp, true);
-			if (rc != CU_OK)
+			if (rc == CU_ENOMEM)
 				return rc;
+			if (rc != CU_OK && first == CU_OK)
+				first = rc;
 		}
-		return CU_OK;
+		return first;
 	}
 	case SK_STRING:
 		return json_is_string(j) ? CU_OK

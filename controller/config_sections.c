@@ -130,6 +130,7 @@ static int load_pods_ready(const struct ctl_config_dec *d, const json_t *root)
 	const json_t *rq = ctl_config_jget(w, "requeuingStrategy");
 	json_t *v;
 	int64_t def_timeout;
+	int first = CU_OK;
 
 	if (d->version == CTL_CONFIG_VER_1) {
 		/* v1beta1: only `enable: true` keeps the section through
@@ -188,30 +189,38 @@ static int load_pods_ready(const struct ctl_config_dec *d, const json_t *root)
 	if (!c->wait_for_pods_ready.enable)
 		return CU_OK;
 	if (c->wait_for_pods_ready.timeout_ns < 0)
-		return ctl_config_fail(d, CU_EINVAL, "waitForPodsReady.timeout",
-		    "waitForPodsReady.timeout: Invalid value: must be greater "
-		    "than or equal to 0");
+		first = ctl_config_keep(first,
+		    ctl_config_fail(d, CU_EINVAL, "waitForPodsReady.timeout",
+			"waitForPodsReady.timeout: Invalid value: must be "
+			"greater "
+			"than or equal to 0"));
 	if (c->wait_for_pods_ready.recovery_timeout_ns < 0)
-		return ctl_config_fail(d, CU_EINVAL,
-		    "waitForPodsReady.recoveryTimeout",
-		    "waitForPodsReady.recoveryTimeout: Invalid value: must be "
-		    "greater than or equal to 0");
+		first = ctl_config_keep(
+		    first, ctl_config_fail(d, CU_EINVAL,
+			       "waitForPodsReady.recoveryTimeout",
+			       "waitForPodsReady.recoveryTimeout: Invalid "
+			       "value: must be "
+			       "greater than or equal to 0"));
 	if (c->wait_for_pods_ready.backoff_limit_count < 0)
-		return ctl_config_fail(d, CU_EINVAL,
-		    "waitForPodsReady.requeuingStrategy.backoffLimitCount",
-		    "waitForPodsReady.requeuingStrategy.backoffLimitCount: "
-		    "Invalid value: must be greater than or equal to 0");
+		first = ctl_config_keep(first,
+		    ctl_config_fail(d, CU_EINVAL,
+			"waitForPodsReady.requeuingStrategy.backoffLimitCount",
+			"waitForPodsReady.requeuingStrategy.backoffLimitCount: "
+			"Invalid value: must be greater than or equal to 0"));
 	if (c->wait_for_pods_ready.backoff_base_seconds < 0)
-		return ctl_config_fail(d, CU_EINVAL,
-		    "waitForPodsReady.requeuingStrategy.backoffBaseSeconds",
-		    "waitForPodsReady.requeuingStrategy.backoffBaseSeconds: "
-		    "Invalid value: must be greater than or equal to 0");
+		first = ctl_config_keep(first,
+		    ctl_config_fail(d, CU_EINVAL,
+			"waitForPodsReady.requeuingStrategy.backoffBaseSeconds",
+			"waitForPodsReady.requeuingStrategy.backoffBaseSeconds:"
+			" "
+			"Invalid value: must be greater than or equal to 0"));
 	if (c->wait_for_pods_ready.backoff_max_seconds < 0)
-		return ctl_config_fail(d, CU_EINVAL,
-		    "waitForPodsReady.requeuingStrategy.backoffMaxSeconds",
-		    "waitForPodsReady.requeuingStrategy.backoffMaxSeconds: "
-		    "Invalid value: must be greater than or equal to 0");
-	return CU_OK;
+		first = ctl_config_keep(first,
+		    ctl_config_fail(d, CU_EINVAL,
+			"waitForPodsReady.requeuingStrategy.backoffMaxSeconds",
+			"waitForPodsReady.requeuingStrategy.backoffMaxSeconds: "
+			"Invalid value: must be greater than or equal to 0"));
+	return first;
 }
 
 static int load_leader_election(
@@ -289,13 +298,13 @@ static int load_endpoints(const struct ctl_config_dec *d, const json_t *root)
 	const json_t *h = ctl_config_jget(root, "health");
 	const json_t *lqm = ctl_config_jget(m, "localQueueMetrics");
 	json_t *v;
-	int rc;
+	int rc, first = CU_OK, web = CU_OK;
 
 	v = ctl_config_jget(wh, "port");
 	c->webhook.port = v != NULL ? (int)json_integer_value(v) : 9443;
 	if (v != NULL &&
 	    (json_integer_value(v) < 1 || json_integer_value(v) > 65535))
-		return ctl_config_fail(d, CU_EINVAL, "webhook.port",
+		web = ctl_config_fail(d, CU_EINVAL, "webhook.port",
 		    "webhook.port: Invalid value: %" JSON_INTEGER_FORMAT
 		    ": must be between 1 and 65535, inclusive",
 		    json_integer_value(v));
@@ -319,17 +328,19 @@ static int load_endpoints(const struct ctl_config_dec *d, const json_t *root)
 	if (rc != CU_OK)
 		return rc;
 	if (!ctl_config_valid_bind_address(c->metrics.bind_address))
-		return ctl_config_fail(d, CU_EINVAL, "metrics.bindAddress",
+		first = ctl_config_fail(d, CU_EINVAL, "metrics.bindAddress",
 		    "metrics.bindAddress: Invalid value: \"%s\": must be "
 		    "[host]:port with a port in 0-65535, or \"0\" to disable",
 		    c->metrics.bind_address);
 	if (!ctl_config_valid_bind_address(c->health.probe_bind_address))
-		return ctl_config_fail(d, CU_EINVAL,
-		    "health.healthProbeBindAddress",
-		    "health.healthProbeBindAddress: Invalid value: \"%s\": "
-		    "must be [host]:port with a port in 0-65535, or \"0\" to "
-		    "disable",
-		    c->health.probe_bind_address);
+		first = ctl_config_keep(first,
+		    ctl_config_fail(d, CU_EINVAL,
+			"health.healthProbeBindAddress",
+			"health.healthProbeBindAddress: Invalid value: \"%s\": "
+			"must be [host]:port with a port in 0-65535, or \"0\" "
+			"to "
+			"disable",
+			c->health.probe_bind_address));
 	c->metrics.enable_cluster_queue_resources =
 	    ctl_config_get_bool(m, "enableClusterQueueResources", false);
 	v = ctl_config_jget(root, "featureGates");
@@ -338,6 +349,10 @@ static int load_endpoints(const struct ctl_config_dec *d, const json_t *root)
 	    ctl_config_get_bool(v, "MetricForWorkloadCreationLatency", true);
 	c->metrics.unadmitted =
 	    ctl_config_get_bool(v, "UnadmittedWorkloadsObservability", true);
+	c->metrics.scheduling_hashes =
+	    ctl_config_get_bool(v, "SchedulingEquivalenceHashing", true);
+	c->metrics.recompute_overlap = ctl_config_get_bool(
+	    v, "RecomputeAssignmentUponPreemptionTargetsOverlap", true);
 	c->metrics.local_queue_metrics =
 	    lqm != NULL ? ctl_config_get_bool(lqm, "enable", false) : true;
 	v = ctl_config_jget(lqm, "localQueueSelector");
@@ -349,7 +364,7 @@ static int load_endpoints(const struct ctl_config_dec *d, const json_t *root)
 			return rc;
 		c->metrics.has_local_queue_selector = true;
 	}
-	return CU_OK;
+	return web != CU_OK ? web : first;
 }
 
 static int load_cert_and_client(
@@ -408,9 +423,84 @@ static int load_cert_and_client(
 	return CU_OK;
 }
 
+/* tls.curvePreferences: Go's tls.CurveID numbers, in preference order,
+ * as GnuTLS groups appended to the priorities (the webhook, metrics and
+ * visibility servers offer only those, server order first). An ID Go
+ * does not know is refused as Kueue refuses it; the hybrid post-quantum
+ * ones Go knows but this GnuTLS lacks are refused too, naming why. */
+static int load_curves(const struct ctl_config_dec *d, const json_t *curves)
+{
+	static const struct {
+		json_int_t id;
+		const char *group; /* NULL: Go knows it, GnuTLS does not */
+	} known[] = {
+	    {23, "SECP256R1"}, {24, "SECP384R1"}, {25, "SECP521R1"},
+	    {29, "X25519"}, {4587, NULL}, /* SecP256r1MLKEM768 */
+	    {4588, NULL},		  /* X25519MLKEM768 */
+	    {4589, NULL},		  /* SecP384r1MLKEM1024 */
+	};
+	struct ctl_config_path p, base = {0};
+	char *prio;
+	cu_buf groups;
+	size_t i, k;
+	json_t *v;
+	int first = CU_OK;
+
+	if (json_array_size(curves) == 0)
+		return CU_OK;
+	ctl_config_path_set(&base, "tls.curvePreferences");
+	cu_buf_init(&groups, 4096);
+	if (cu_buf_adds(&groups, ":-GROUP-ALL") != CU_OK)
+		goto nomem;
+	json_array_foreach(curves, i, v)
+	{
+		json_int_t id = json_integer_value(v);
+
+		ctl_config_path_index(&p, &base, i);
+		for (k = 0; k < sizeof(known) / sizeof(known[0]); k++)
+			if (known[k].id == id)
+				break;
+		if (k == sizeof(known) / sizeof(known[0]) ||
+		    known[k].group == NULL) {
+			first = ctl_config_keep(first,
+			    ctl_config_fail(d, CU_EINVAL, p.look,
+				"%s: Invalid value: %" JSON_INTEGER_FORMAT
+				": %s",
+				p.disp, id,
+				k == sizeof(known) / sizeof(known[0])
+				    ? "unsupported curve ID (Go's "
+				      "tls.CurveID: 23 P-256, 24 P-384, 25 "
+				      "P-521, 29 X25519)"
+				    : "a post-quantum hybrid group this "
+				      "build's TLS library (GnuTLS) does not "
+				      "offer"));
+			continue;
+		}
+		if (cu_buf_addf(&groups, ":+GROUP-%s", known[k].group) != CU_OK)
+			goto nomem;
+	}
+	if (first != CU_OK) {
+		cu_buf_dispose(&groups);
+		return first;
+	}
+	prio = cu_asprintf("%s%s",
+	    d->c->tls.priorities != NULL ? d->c->tls.priorities
+					 : CTL_HTTPD_TLS_PRIORITIES,
+	    groups.ptr);
+	cu_buf_dispose(&groups);
+	if (prio == NULL)
+		return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+	cu_free(d->c->tls.priorities);
+	d->c->tls.priorities = prio;
+	return CU_OK;
+nomem:
+	cu_buf_dispose(&groups);
+	return cu_error_set(d->err, CU_ENOMEM, "out of memory");
+}
+
 /* tls: minVersion and cipherSuites become the webhook server's GnuTLS
- * priorities; an unknown or insecure value is refused, naming the field.
- * curvePreferences is not honoured (GnuTLS keeps its groups). */
+ * priorities; an unknown or insecure value is refused, naming the field;
+ * curvePreferences restricts and orders the key-exchange groups. */
 static int load_tls(const struct ctl_config_dec *d, const json_t *root)
 {
 	const json_t *tls = ctl_config_jget(root, "tls");
@@ -438,7 +528,7 @@ static int load_tls(const struct ctl_config_dec *d, const json_t *root)
 		    "%s", e.msg);
 	if (rc != CU_OK)
 		return cu_error_set(d->err, rc, "%s", e.msg);
-	return CU_OK;
+	return load_curves(d, ctl_config_jget(tls, "curvePreferences"));
 }
 
 /* visibilityServer and the VisibilityOnDemand gate, validated as Kueue
@@ -478,11 +568,22 @@ static int load_visibility(const struct ctl_config_dec *d, const json_t *root)
 	return CU_OK;
 }
 
+/* Keep the first error of the sections in *first; every section runs
+ * (one run reports all errors) unless memory runs out. */
+#define STEP(call)                                                             \
+	do {                                                                   \
+		int r_ = (call);                                               \
+		if (r_ == CU_ENOMEM)                                           \
+			return r_;                                             \
+		if (r_ != CU_OK && first == CU_OK)                             \
+			first = r_;                                            \
+	} while (0)
+
 int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 {
 	struct ctl_config *c = d->c;
 	json_t *v;
-	int rc;
+	int rc, first = CU_OK;
 
 	rc = ctl_config_dup_str(d, &c->namespace, root, "namespace", NULL);
 	if (rc != CU_OK)
@@ -494,15 +595,12 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 			return cu_error_set(d->err, CU_ENOMEM, "out of memory");
 	}
 	if (!ctl_config_is_dns1123_label(c->namespace))
-		return ctl_config_fail(d, CU_EINVAL, "namespace",
+		STEP(ctl_config_fail(d, CU_EINVAL, "namespace",
 		    "namespace: Invalid value: \"%s\": must be a lowercase RFC "
 		    "1123 label",
-		    c->namespace);
-	rc = load_endpoints(d, root);
-	if (rc == CU_OK)
-		rc = load_leader_election(d, root);
-	if (rc != CU_OK)
-		return rc;
+		    c->namespace));
+	STEP(load_endpoints(d, root));
+	STEP(load_leader_election(d, root));
 
 	c->manage_jobs_without_queue_name =
 	    ctl_config_get_bool(root, "manageJobsWithoutQueueName", false);
@@ -519,8 +617,8 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 	    v, "TASReplaceNodeDueToNotReadyOverFixedTime", false);
 	v = ctl_config_jget(root, "managedJobsNamespaceSelector");
 	if (v != NULL) {
-		rc = ctl_config_decode_selector(d, &c->managed_jobs_ns_selector,
-		    v, "managedJobsNamespaceSelector");
+		STEP(ctl_config_decode_selector(d, &c->managed_jobs_ns_selector,
+		    v, "managedJobsNamespaceSelector"));
 	} else {
 		/* Kueue's default: every namespace but kube-system and
 		 * its own. */
@@ -530,18 +628,18 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 		rc = api_selector_add(&c->managed_jobs_ns_selector,
 		    "kubernetes.io/metadata.name", API_SEL_OP_NOT_IN, vals, 2,
 		    "managedJobsNamespaceSelector", d->err);
+		if (rc != CU_OK)
+			return rc; /* memory: the default cannot be wrong */
 	}
-	if (rc == CU_OK)
-		rc = load_cert_and_client(d, root);
-	if (rc == CU_OK)
-		rc = load_pods_ready(d, root);
-	if (rc == CU_OK)
-		rc = load_integrations(d, root);
-	if (rc == CU_OK)
-		rc = load_tls(d, root);
-	if (rc == CU_OK)
-		rc = load_visibility(d, root);
-	if (rc == CU_OK)
-		rc = ctl_config_warn_ignored(d, root);
-	return rc;
+	STEP(load_cert_and_client(d, root));
+	STEP(load_pods_ready(d, root));
+	STEP(load_integrations(d, root));
+	STEP(load_tls(d, root));
+	STEP(load_visibility(d, root));
+	STEP(ctl_config_load_dra(d, root));
+	STEP(ctl_config_load_labels(d, root));
+	STEP(ctl_config_load_resources(d, root));
+	STEP(ctl_config_load_retention(d, root));
+	STEP(ctl_config_warn_ignored(d, root));
+	return first;
 }

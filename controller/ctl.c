@@ -61,6 +61,8 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_PROVREQ] = {"autoscaling.x-k8s.io", "v1", "provisioningrequests",
 	true},
     [INF_PODTEMPLATE] = {"", "v1", "podtemplates", true},
+    [INF_DEVICECLASS] = {"resource.k8s.io", "v1", "deviceclasses", false},
+    [INF_RCT] = {"resource.k8s.io", "v1", "resourceclaimtemplates", true},
     [INF_JOB] = {"batch", "v1", "jobs", true},
     [INF_JOBSET] = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true},
 };
@@ -172,6 +174,9 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 			else if (strcmp(kind, "JobSet") == 0)
 				mark_job(c, CTL_KIND_JOBSET, ns, name);
 		}
+	} else if (id == INF_DEVICECLASS || id == INF_RCT) {
+		ctl_dra_mark(c);
+		return;
 	} else if (id == INF_PROVREQ || id == INF_PODTEMPLATE) {
 		ctl_provreq_mark(c, id, obj);
 		return;
@@ -341,7 +346,8 @@ static bool integration_absent(ctl *c, size_t i)
 	bool absent = api_informer_absent(c->inf[i]);
 
 	if (absent && !c->inf_absent[i] && i != INF_ACHECK && i != INF_PRC &&
-	    i != INF_PROVREQ && i != INF_PODTEMPLATE)
+	    i != INF_PROVREQ && i != INF_PODTEMPLATE && i != INF_DEVICECLASS &&
+	    i != INF_RCT)
 		cu_warn("%s.%s is not served by the API server: the %s "
 			"integration waits for %s/%s",
 		    r->plural, r->group, i == INF_JOB ? "batch/job" : "JobSet",
@@ -357,7 +363,8 @@ static bool all_synced(ctl *c)
 	for (i = 0; i < INF__COUNT; i++) {
 		bool optional = i == INF_JOB || i == INF_JOBSET ||
 				i == INF_ACHECK || i == INF_PRC ||
-				i == INF_PROVREQ || i == INF_PODTEMPLATE;
+				i == INF_PROVREQ || i == INF_PODTEMPLATE ||
+				i == INF_DEVICECLASS || i == INF_RCT;
 
 		if (c->inf[i] == NULL) {
 			if (!optional)
@@ -425,6 +432,8 @@ static void turn(ctl *c)
 			ctl_reconcile_workload(
 			    c, (const char *const *)v[i]->k, now);
 			ctl_provreq_workload(c, (const char *const *)v[i]->k);
+			ctl_retention_workload(
+			    c, (const char *const *)v[i]->k, now);
 		}
 		cu_free(v);
 	}
@@ -651,7 +660,7 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	    ctl_decide_init(&c->dec) != CU_OK ||
 	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK ||
 	    ctl_wm_init(c) != CU_OK || ctl_tas_init(c) != CU_OK ||
-	    ctl_afs_init(&c->afs) != CU_OK) {
+	    ctl_dra_init(c) != CU_OK || ctl_afs_init(&c->afs) != CU_OK) {
 		rc = cu_error_set(err, CU_ENOMEM, "controller: out of memory");
 		goto fail;
 	}
@@ -678,6 +687,11 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	if (rc == CU_OK)
 		rc = que_state_new(&c->st, err);
 	if (rc == CU_OK)
+		rc = ctl_config_resources_apply(cfg, c->st, err);
+	if (rc == CU_OK)
+		que_recompute_overlap_set(
+		    c->st, cfg->metrics.recompute_overlap);
+	if (rc == CU_OK)
 		que_admission_fair_sharing_set(
 		    c->st, cfg->admission_fair_sharing.enable);
 	if (rc == CU_OK) {
@@ -698,6 +712,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		    err);
 	if (rc == CU_OK)
 		rc = ctl_metrics_new(&c->metrics, NULL, err);
+	if (rc == CU_OK)
+		rc = ctl_metrics_labels_setup(c, err);
 	if (rc == CU_OK)
 		rc = new_pipe(c, err);
 	if (rc == CU_OK) {
@@ -857,7 +873,9 @@ int ctl_start(ctl *c, cu_error *err)
 		c->slots[i].c = c;
 		c->slots[i].id = (enum inf_id)i;
 		if ((i == INF_JOB && !c->cfg->integrations.job) ||
-		    (i == INF_JOBSET && !c->cfg->integrations.jobset))
+		    (i == INF_JOBSET && !c->cfg->integrations.jobset) ||
+		    ((i == INF_DEVICECLASS || i == INF_RCT) &&
+			!c->cfg->dra.enabled))
 			continue;
 		/* The provisioning controller's objects only. */
 		sel = i == INF_PROVREQ || i == INF_PODTEMPLATE
@@ -950,6 +968,7 @@ void ctl_free(ctl *c)
 	for (i = 0; i < INF__COUNT; i++)
 		api_informer_free(c->inf[i]);
 	ctl_tas_dispose(c);
+	ctl_dra_dispose(c);
 	api_client_free(c->ev_client);
 	api_client_free(c->client);
 	api_client_opts_dispose(&c->copts);

@@ -65,6 +65,8 @@ enum inf_id {
 	INF_PROVREQ,	 /* autoscaling.x-k8s.io ProvisioningRequests, label
 			  * kueue.x-k8s.io/managed=true (optional) */
 	INF_PODTEMPLATE, /* PodTemplates, the same label (optional) */
+	INF_DEVICECLASS, /* resource.k8s.io DeviceClasses (optional; DRA) */
+	INF_RCT,	 /* ResourceClaimTemplates (optional; DRA) */
 	INF_JOB,	 /* only with batch/job enabled */
 	INF_JOBSET,	 /* only with jobset.x-k8s.io/jobset enabled */
 	INF__COUNT
@@ -282,6 +284,7 @@ struct ctl {
 	struct ctl_wm wm;
 	struct ctl_afs afs;
 	struct ctl_tas tas;
+	struct ctl_dra *dra; /* owned (dra.c) */
 
 	bool stopping;
 	void (*stop_done)(void *payload);
@@ -595,6 +598,34 @@ void ctl_provreq_create_failed(
 /* A request or template obj [borrowed] changed: its owner Workload is
  * marked dirty. */
 void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj);
+
+/* ---- metrics_labels.c ------------------------------------------------ */
+
+/* metrics.customLabels (with CustomMetricLabels on) into c->metrics,
+ * resolved from the caches. CU_ENOMEM. */
+int ctl_metrics_labels_setup(ctl *c, cu_error *err);
+
+/* ---- dra.c ---------------------------------------------------------- */
+
+struct ctl_dra;
+/* Init (CU_ENOMEM) and dispose the DRA state from c->cfg. */
+int ctl_dra_init(ctl *c);
+void ctl_dra_dispose(ctl *c);
+/* rec_sync_workload with Kueue's DRA counting; a Workload it refuses
+ * shows QuotaReserved=False Misconfigured (writers) and is looked at
+ * again on ctl_dra_mark. Errors as rec_sync_workload_dra. */
+int ctl_dra_sync_workload(
+    ctl *c, const struct api_workload *wl, bool eligible, cu_error *err);
+/* A DeviceClass or ResourceClaimTemplate changed: the refused Workloads
+ * are reconciled again. */
+void ctl_dra_mark(ctl *c);
+
+/* ---- retention.c -------------------------------------------------- */
+
+/* objectRetentionPolicies for Workload key {ns, name} [borrowed]: the
+ * finished Workload or the deactivated Workload's job deleted when due,
+ * else a wake-up at the deadline (writers only; nothing when unset). */
+void ctl_retention_workload(ctl *c, const char *const *key, int64_t now);
 
 /* ---- tick.c ----------------------------------------------------------- */
 

@@ -496,6 +496,11 @@ void ctl_run_cycle(ctl *c, int64_t now)
 			    CTL_M_ADMISSION_CYCLE_PREEMPTION_SKIPS,
 			    CTL_LV(r.skipped[i]), (double)n);
 	}
+	for (i = 0; c->metrics != NULL && i < r.n_recomputed; i++)
+		ctl_metric_inc(c->metrics,
+		    CTL_M_PREEMPTION_TARGET_RECOMPUTATIONS_TOTAL,
+		    CTL_LV(
+			r.recomputed[i].cluster_queue, r.recomputed[i].result));
 	/* Heads that were requeued may fit after the writes land; the
 	 * engine asks for more work through its own dirty flags. Decisions
 	 * withdrawn because the cache is behind our own write (decide_admit)

@@ -502,7 +502,7 @@ void ctl_add_workload(
 {
 	struct ctl_kent *e;
 	cu_error err;
-	int rc = rec_sync_workload(c->st, wl,
+	int rc = ctl_dra_sync_workload(c, wl,
 	    ctl_eligible(c, wl->meta.namespace_, wl->spec.queue_name), &err);
 
 	if (rc != CU_OK && rc != CU_ENOTFOUND) {

@@ -52,10 +52,22 @@ static int print_config(const char *path, const json_t *gates, bool minimal)
 	size_t i;
 	int rc;
 
+	char **errs = NULL;
+	size_t nerrs = 0;
+
 	cu_error_clear(&err);
-	if (ctl_config_load_flags(&cfg, path, gates, &err) != CU_OK) {
-		fprintf(stderr, "cueue-controller: invalid configuration: %s\n",
-		    err.msg);
+	/* Every error of the file, one line each (path, line, field). */
+	if (ctl_config_load_flags(&cfg, path, gates, &errs, &nerrs, &err) !=
+	    CU_OK) {
+		for (i = 0; i < nerrs; i++)
+			fprintf(stderr,
+			    "cueue-controller: invalid configuration: %s\n",
+			    errs[i]);
+		if (nerrs == 0)
+			fprintf(stderr,
+			    "cueue-controller: invalid configuration: %s\n",
+			    err.msg);
+		ctl_config_errors_free(errs, nerrs);
 		return 1;
 	}
 	for (i = 0; i < cfg.nwarnings; i++)
@@ -145,9 +157,19 @@ static int run(const struct ctl_flags *f, const json_t *gates)
 	(void)umask(077);
 	/* Refuse a bad configuration before anything else, as Kueue does
 	 * (exit 1). */
-	if (ctl_config_load_flags(&cfg, f->config, gates, &err) != CU_OK) {
-		cu_errorf("invalid configuration: %s", err.msg);
-		return 1;
+	{
+		char **errs = NULL;
+		size_t nerrs = 0;
+
+		if (ctl_config_load_flags(
+			&cfg, f->config, gates, &errs, &nerrs, &err) != CU_OK) {
+			for (i = 0; i < nerrs; i++)
+				cu_errorf("invalid configuration: %s", errs[i]);
+			if (nerrs == 0)
+				cu_errorf("invalid configuration: %s", err.msg);
+			ctl_config_errors_free(errs, nerrs);
+			return 1;
+		}
 	}
 	for (i = 0; i < cfg.nwarnings; i++)
 		cu_warn("%s", cfg.warnings[i]);

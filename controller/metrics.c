@@ -93,8 +93,20 @@ struct family {
 	const struct metric_def *def;
 	char **names; /* nlabels label names + NULL; owned, one block */
 	size_t nlabels;
+	size_t nbase;	   /* label values callers pass; the rest are custom */
+	size_t *extra;	   /* owned: the custom label of names[nbase + i] */
 	series_map series; /* series [owned] by label values */
 	bool warned;	   /* a misuse was logged already */
+};
+
+/* One metrics.customLabels entry (copied). */
+struct custom {
+	char *name; /* "custom_" + the configured name */
+	enum ctl_metric_object kind;
+	char *key;
+	bool annotation;
+	char **tracked;
+	size_t ntracked;
 };
 
 struct ctl_metrics {
@@ -103,6 +115,10 @@ struct ctl_metrics {
 	enum ctl_replica_role role;
 	struct family fam[CTL_M__COUNT];
 	size_t order[CTL_M__COUNT]; /* family indexes sorted by name */
+	struct custom *custom;	    /* owned, ncustom */
+	size_t ncustom;
+	ctl_metric_resolve_fn resolve;
+	void *rpayload;
 };
 
 /* ---- text-format helpers --------------------------------------------- */
@@ -264,6 +280,7 @@ static int family_init(
 	}
 	f->names[n] = NULL;
 	f->nlabels = n;
+	f->nbase = n;
 	series_map_init_parts(&f->series, (unsigned)n);
 	for (i = 0; i < n; i++) {
 		const char *name = f->names[i];
@@ -300,7 +317,18 @@ void ctl_metrics_free(ctl_metrics *m)
 	for (i = 0; i < CTL_M__COUNT; i++) {
 		series_free_all(&m->fam[i]);
 		cu_free(m->fam[i].names);
+		cu_free(m->fam[i].extra);
 	}
+	for (i = 0; i < m->ncustom; i++) {
+		size_t k;
+
+		cu_free(m->custom[i].name);
+		cu_free(m->custom[i].key);
+		for (k = 0; k < m->custom[i].ntracked; k++)
+			cu_free(m->custom[i].tracked[k]);
+		cu_free(m->custom[i].tracked);
+	}
+	cu_free(m->custom);
 	m->magic = 0;
 	cu_free(m);
 }
@@ -400,7 +428,7 @@ static int check_args(ctl_metrics *m, enum ctl_metric_id id,
 	if ((unsigned)id >= CTL_M__COUNT)
 		return CU_EINVAL;
 	f = &m->fam[id];
-	if (nlv != f->nlabels)
+	if (nlv != f->nbase)
 		why = "wrong number of label values";
 	else if ((types & T_BIT(f->def->type)) == 0)
 		why = "operation does not fit the metric type";
@@ -511,6 +539,195 @@ static struct series *lookup(ctl_metrics *m, enum ctl_metric_id id,
 	return s;
 }
 
+/* ---- metrics.customLabels --------------------------------------------- */
+
+#define MAX_LABELS 48 /* base labels + custom ones of one family */
+#define UNTRACKED "kueue.x-k8s.io/_UNTRACKED_VALUE_"
+
+static long label_index(const struct family *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->nbase; i++)
+		if (strcmp(f->names[i], name) == 0)
+			return (long)i;
+	return -1;
+}
+
+/* Does Kueue put custom labels of kind k on family f? ClusterQueue ones
+ * on the ClusterQueue families, LocalQueue ones on kueue_local_queue_*,
+ * Cohort ones on kueue_cohort_*. */
+static bool family_takes(const struct family *f, enum ctl_metric_object k)
+{
+	const char *n = f->def->name;
+	bool lq = strncmp(n, "kueue_local_queue_", 18) == 0;
+	bool co = strncmp(n, "kueue_cohort_", 13) == 0;
+
+	switch (k) {
+	case CTL_MOBJ_CLUSTER_QUEUE:
+		return !lq && !co &&
+		       (label_index(f, "cluster_queue") >= 0 ||
+			   label_index(f, "preempting_cluster_queue") >= 0);
+	case CTL_MOBJ_COHORT:
+		return co && label_index(f, "cohort") >= 0;
+	case CTL_MOBJ_LOCAL_QUEUE:
+		return lq && label_index(f, "name") >= 0 &&
+		       label_index(f, "namespace") >= 0;
+	}
+	return false;
+}
+
+static int copy_custom(struct custom *d, const struct ctl_metric_custom *c)
+{
+	size_t k;
+
+	d->kind = c->kind;
+	d->annotation = c->annotation;
+	d->name = cu_asprintf("custom_%s", c->name);
+	d->key = cu_strdup(c->key);
+	d->tracked = cu_calloc(c->ntracked + 1, sizeof(char *));
+	if (d->name == NULL || d->key == NULL || d->tracked == NULL)
+		return CU_ENOMEM;
+	for (k = 0; k < c->ntracked; k++) {
+		if ((d->tracked[k] = cu_strdup(c->tracked[k])) == NULL)
+			return CU_ENOMEM;
+		d->ntracked = k + 1;
+	}
+	return CU_OK;
+}
+
+/* Append the custom labels that apply to f to its names (Kueue's order:
+ * ClusterQueue, Cohort, LocalQueue, each in configuration order). */
+static int family_extend(ctl_metrics *m, struct family *f)
+{
+	static const enum ctl_metric_object order[] = {
+	    CTL_MOBJ_CLUSTER_QUEUE, CTL_MOBJ_COHORT, CTL_MOBJ_LOCAL_QUEUE};
+	size_t idx[MAX_LABELS], n = 0, len = 0, i, k;
+	char **names, *str;
+
+	for (k = 0; k < ARRAY_LEN(order); k++)
+		for (i = 0; family_takes(f, order[k]) && i < m->ncustom; i++)
+			if (m->custom[i].kind == order[k] &&
+			    f->nbase + n < MAX_LABELS)
+				idx[n++] = i;
+	if (n == 0)
+		return CU_OK;
+	for (i = 0; i < f->nbase; i++)
+		len += strlen(f->names[i]) + 1;
+	for (i = 0; i < n; i++)
+		len += strlen(m->custom[idx[i]].name) + 1;
+	names = cu_malloc((f->nbase + n + 1) * sizeof(char *) + len);
+	f->extra = cu_calloc(n, sizeof(*f->extra));
+	if (names == NULL || f->extra == NULL) {
+		cu_free(names);
+		return CU_ENOMEM;
+	}
+	str = (char *)(names + f->nbase + n + 1);
+	for (i = 0; i < f->nbase + n; i++) {
+		const char *src = i < f->nbase
+				      ? f->names[i]
+				      : m->custom[idx[i - f->nbase]].name;
+
+		names[i] = str;
+		memcpy(str, src, strlen(src) + 1);
+		str += strlen(src) + 1;
+	}
+	names[f->nbase + n] = NULL;
+	memcpy(f->extra, idx, n * sizeof(*idx));
+	cu_free(f->names);
+	f->names = names;
+	f->nlabels = f->nbase + n;
+	series_map_dispose(&f->series);
+	series_map_init_parts(&f->series, (unsigned)f->nlabels);
+	return CU_OK;
+}
+
+int ctl_metrics_set_custom(ctl_metrics *m, const struct ctl_metric_custom *c,
+    size_t n, ctl_metric_resolve_fn resolve, void *payload, cu_error *err)
+{
+	size_t i;
+
+	CU_ASSERT(m != NULL && m->magic == METRICS_MAGIC && m->ncustom == 0);
+	if (n == 0)
+		return CU_OK;
+	m->custom = cu_calloc(n, sizeof(*m->custom));
+	if (m->custom == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		m->ncustom = i + 1;
+		if (copy_custom(&m->custom[i], &c[i]) != CU_OK)
+			return cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	m->resolve = resolve;
+	m->rpayload = payload;
+	for (i = 0; i < CTL_M__COUNT; i++) {
+		if (series_map_count(&m->fam[i].series) > 0)
+			continue; /* build_info: never a queue family */
+		if (family_extend(m, &m->fam[i]) != CU_OK)
+			return cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	return CU_OK;
+}
+
+/* The value of custom label c for the object the base values lv of f
+ * name: its label or annotation, "" when absent, the untracked marker
+ * when trackedValues does not list it (Kueue's rules). */
+static const char *custom_value(const ctl_metrics *m, const struct family *f,
+    const struct custom *c, const char *const *lv)
+{
+	const char *v = NULL, *ns = NULL, *name = NULL;
+	long a = -1, b = -1;
+	size_t k;
+
+	if (c->kind == CTL_MOBJ_CLUSTER_QUEUE) {
+		a = label_index(f, "cluster_queue");
+		if (a < 0)
+			a = label_index(f, "preempting_cluster_queue");
+	} else if (c->kind == CTL_MOBJ_COHORT) {
+		a = label_index(f, "cohort");
+	} else {
+		a = label_index(f, "name");
+		b = label_index(f, "namespace");
+		ns = b >= 0 ? lv[b] : NULL;
+	}
+	name = a >= 0 ? lv[a] : NULL;
+	if (name != NULL && m->resolve != NULL)
+		v = m->resolve(
+		    m->rpayload, c->kind, ns, name, c->key, c->annotation);
+	if (v == NULL)
+		v = "";
+	if (c->ntracked == 0)
+		return v;
+	for (k = 0; k < c->ntracked; k++)
+		if (strcmp(c->tracked[k], v) == 0)
+			return v;
+	return UNTRACKED;
+}
+
+/* lv with the custom label values of family id appended (into buf, which
+ * holds MAX_LABELS), or lv itself when it has none. */
+static const char *const *compose(const ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, const char **buf)
+{
+	const struct family *f = &m->fam[id];
+	size_t i;
+
+	if (f->nlabels == f->nbase)
+		return lv;
+	for (i = 0; i < f->nbase; i++)
+		buf[i] = lv[i];
+	for (i = f->nbase; i < f->nlabels; i++)
+		buf[i] =
+		    custom_value(m, f, &m->custom[f->extra[i - f->nbase]], lv);
+	return buf;
+}
+
+/* Turn the caller's base label values into the family's full set. */
+#define COMPOSE(m, id, lv, nlv)                                                \
+	const char *full_[MAX_LABELS];                                         \
+	lv = compose(m, id, lv, full_);                                        \
+	nlv = (m)->fam[id].nlabels
+
 int ctl_metric_add(ctl_metrics *m, enum ctl_metric_id id, const char *const *lv,
     size_t nlv, uint64_t n)
 {
@@ -519,10 +736,13 @@ int ctl_metric_add(ctl_metrics *m, enum ctl_metric_id id, const char *const *lv,
 
 	if (rc != CU_OK)
 		return rc;
-	if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
-		return rc;
-	s->counter += n;
-	return CU_OK;
+	{
+		COMPOSE(m, id, lv, nlv);
+		if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
+			return rc;
+		s->counter += n;
+		return CU_OK;
+	}
 }
 
 int ctl_metric_inc(
@@ -533,13 +753,16 @@ int ctl_metric_inc(
 
 	if (rc != CU_OK)
 		return rc;
-	if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
-		return rc;
-	if (defs[id].type == CTL_METRIC_GAUGE)
-		s->gauge += 1.0;
-	else
-		s->counter++;
-	return CU_OK;
+	{
+		COMPOSE(m, id, lv, nlv);
+		if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
+			return rc;
+		if (defs[id].type == CTL_METRIC_GAUGE)
+			s->gauge += 1.0;
+		else
+			s->counter++;
+		return CU_OK;
+	}
 }
 
 int ctl_metric_set(ctl_metrics *m, enum ctl_metric_id id, const char *const *lv,
@@ -550,10 +773,13 @@ int ctl_metric_set(ctl_metrics *m, enum ctl_metric_id id, const char *const *lv,
 
 	if (rc != CU_OK)
 		return rc;
-	if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
-		return rc;
-	s->gauge = v;
-	return CU_OK;
+	{
+		COMPOSE(m, id, lv, nlv);
+		if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
+			return rc;
+		s->gauge = v;
+		return CU_OK;
+	}
 }
 
 int ctl_metric_gauge_add(ctl_metrics *m, enum ctl_metric_id id,
@@ -564,10 +790,13 @@ int ctl_metric_gauge_add(ctl_metrics *m, enum ctl_metric_id id,
 
 	if (rc != CU_OK)
 		return rc;
-	if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
-		return rc;
-	s->gauge += d;
-	return CU_OK;
+	{
+		COMPOSE(m, id, lv, nlv);
+		if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
+			return rc;
+		s->gauge += d;
+		return CU_OK;
+	}
 }
 
 int ctl_metric_observe(ctl_metrics *m, enum ctl_metric_id id,
@@ -580,17 +809,20 @@ int ctl_metric_observe(ctl_metrics *m, enum ctl_metric_id id,
 
 	if (rc != CU_OK)
 		return rc;
-	if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
-		return rc;
-	def = &defs[id];
-	/* First bound >= v (le semantics); NaN lands in +Inf. */
-	for (i = 0; i < def->nbounds; i++)
-		if (v <= def->bounds[i])
-			break;
-	s->buckets[i]++;
-	s->gauge += v;
-	s->counter++;
-	return CU_OK;
+	{
+		COMPOSE(m, id, lv, nlv);
+		if ((s = lookup(m, id, lv, nlv, &rc)) == NULL)
+			return rc;
+		def = &defs[id];
+		/* First bound >= v (le semantics); NaN lands in +Inf. */
+		for (i = 0; i < def->nbounds; i++)
+			if (v <= def->bounds[i])
+				break;
+		s->buckets[i]++;
+		s->gauge += v;
+		s->counter++;
+		return CU_OK;
+	}
 }
 
 int ctl_metric_value(double *out, ctl_metrics *m, enum ctl_metric_id id,
@@ -602,12 +834,15 @@ int ctl_metric_value(double *out, ctl_metrics *m, enum ctl_metric_id id,
 	*out = 0;
 	if (rc != CU_OK)
 		return rc;
-	s = find(&m->fam[id], lv);
-	if (s == NULL)
-		return CU_ENOTFOUND;
-	*out =
-	    defs[id].type == CTL_METRIC_GAUGE ? s->gauge : (double)s->counter;
-	return CU_OK;
+	{
+		COMPOSE(m, id, lv, nlv);
+		s = find(&m->fam[id], lv);
+		if (s == NULL)
+			return CU_ENOTFOUND;
+		*out = defs[id].type == CTL_METRIC_GAUGE ? s->gauge
+							 : (double)s->counter;
+		return CU_OK;
+	}
 }
 
 int ctl_metric_remove(
@@ -618,11 +853,14 @@ int ctl_metric_remove(
 
 	if (rc != CU_OK)
 		return rc;
-	s = series_map_del(&m->fam[id].series, lv);
-	if (s == NULL)
-		return CU_ENOTFOUND;
-	cu_free(s);
-	return CU_OK;
+	{
+		COMPOSE(m, id, lv, nlv);
+		s = series_map_del(&m->fam[id].series, lv);
+		if (s == NULL)
+			return CU_ENOTFOUND;
+		cu_free(s);
+		return CU_OK;
+	}
 }
 
 /* Remove the series of family f whose label idx[i] is values[i], for

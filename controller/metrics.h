@@ -83,6 +83,46 @@ struct ctl_metrics_opts {
 CU_MUST_CHECK int ctl_metrics_new(
     ctl_metrics **out, const struct ctl_metrics_opts *opts, cu_error *err);
 
+/* ---- metrics.customLabels (Kueue's CustomMetricLabels) --------------- */
+
+/* The object a custom label's value comes from. */
+enum ctl_metric_object {
+	CTL_MOBJ_CLUSTER_QUEUE = 0,
+	CTL_MOBJ_COHORT,
+	CTL_MOBJ_LOCAL_QUEUE,
+};
+
+/* One custom label: rendered as custom_<name>; all [borrowed]. */
+struct ctl_metric_custom {
+	const char *name;
+	enum ctl_metric_object kind;
+	const char *key; /* label (or annotation) key of the object */
+	bool annotation;
+	const char *const *tracked; /* ntracked; none: any value */
+	size_t ntracked;
+};
+
+/* The value [borrowed, valid until the caller's next turn] of label or
+ * annotation key of object (kind, ns: LocalQueues only, name), or NULL
+ * when the object or the key is absent. */
+typedef const char *(*ctl_metric_resolve_fn)(void *payload,
+    enum ctl_metric_object kind, const char *ns, const char *name,
+    const char *key, bool annotation);
+
+/*
+ * Give the families Kueue names the custom labels c[0..n) [borrowed;
+ * copied]: ClusterQueue ones on the families with a cluster_queue (or
+ * preempting_cluster_queue) label, Cohort ones on kueue_cohort_*,
+ * LocalQueue ones on kueue_local_queue_*, after the family's own labels.
+ * Callers keep passing only the family's own label values; the registry
+ * resolves the custom ones with resolve(payload, ...) on every update ("" when
+ * absent, kueue.x-k8s.io/_UNTRACKED_VALUE_ when trackedValues does not list
+ * the value). Call once, right after ctl_metrics_new. CU_ENOMEM.
+ */
+CU_MUST_CHECK int ctl_metrics_set_custom(ctl_metrics *m,
+    const struct ctl_metric_custom *c, size_t n, ctl_metric_resolve_fn resolve,
+    void *payload, cu_error *err);
+
 /* Free the registry and every series. NULL is a no-op. */
 void ctl_metrics_free(ctl_metrics *m);
 

@@ -548,8 +548,11 @@ static int send_write(ctl_pipe *p, const struct ctl_pipe_write *w, json_t *body,
 		return api_create(
 		    NULL, cl, w->res, w->ns, body, on_write_done, f, err);
 	case V_DELETE:
-		return api_delete(NULL, cl, w->res, w->ns, w->name, NULL,
-		    on_write_done, f, err);
+		/* A non-empty body is the DeleteOptions (preconditions,
+		 * propagationPolicy). */
+		return api_delete(NULL, cl, w->res, w->ns, w->name,
+		    json_object_size(body) > 0 ? body : NULL, on_write_done, f,
+		    err);
 	case V_STATUS:
 		break;
 	}

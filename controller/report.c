@@ -84,9 +84,9 @@ static json_t *resource_requests(ctl *c, const struct que_wl *qw)
 static const char *pending_event_reason(const char *r)
 {
 	static const char *const known[] = {"WaitingForQuota",
-	    "NoMatchingFlavor", "ExceedsMaxQuota", "Misconfigured", "Suspended",
-	    "WaitingForPreemptedWorkloads", REC_REASON_WAITING_FOR_PODS_READY,
-	    "Inadmissible", NULL};
+	    "NoMatchingFlavor", "ExceedsMaxQuota", "TopologyPlacementFailed",
+	    "Misconfigured", "Suspended", "WaitingForPreemptedWorkloads",
+	    REC_REASON_WAITING_FOR_PODS_READY, "Inadmissible", NULL};
 
 	for (size_t i = 0; r != NULL && known[i] != NULL; i++)
 		if (strcmp(r, known[i]) == 0)
@@ -684,6 +684,22 @@ static void write_cq_status(ctl *c)
 			ctl_metric_set(c->metrics,
 			    CTL_M_ADMITTED_ACTIVE_WORKLOADS, CTL_LV(cq->name),
 			    (double)cq->admitted.n);
+			if (c->cfg->metrics.scheduling_hashes) {
+				size_t act, in;
+				cu_error e;
+
+				if (que_cq_scheduling_hashes(
+					c->st, cq, &act, &in, &e) == CU_OK) {
+					ctl_metric_set(c->metrics,
+					    CTL_M_PENDING_SCHEDULING_HASHES,
+					    CTL_LV(cq->name, "active"),
+					    (double)act);
+					ctl_metric_set(c->metrics,
+					    CTL_M_PENDING_SCHEDULING_HASHES,
+					    CTL_LV(cq->name, "inadmissible"),
+					    (double)in);
+				}
+			}
 			ctl_metric_set(c->metrics,
 			    CTL_M_RESERVING_ACTIVE_WORKLOADS, CTL_LV(cq->name),
 			    (double)cq->admitted.n);

@@ -201,7 +201,7 @@ int ctl_tas__hook_check(void *ctx, const struct que_wl *wl, size_t podset,
 	int rc;
 
 	if (request_of(c, wl, podset, f, fl->name, &mode, &level, msg, len))
-		return 1;
+		return 2; /* the flavor cannot serve it: NoMatchingFlavor */
 	if (mode == 0 || count < 1)
 		return 0;
 	j = group_partner(c, wl, podset);
@@ -216,6 +216,8 @@ int ctl_tas__hook_check(void *ctx, const struct que_wl *wl, size_t podset,
 	}
 	if (rc == CU_OK)
 		api_topology_assignment_dispose(&a);
+	if (rc != CU_OK && strstr(msg, "does not contain the requested level"))
+		return 2;
 	return rc == CU_OK ? 0 : 1;
 }
 

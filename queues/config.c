@@ -56,6 +56,7 @@ void que_state_free(que_state *st)
 	while (que_wl_map_next(&st->wl_index, &it, &wl))
 		cu_free(wl);
 	que_wl_map_dispose(&st->wl_index);
+	que_resources_free(st);
 	for (i = 0; i < st->n_res; i++)
 		cu_free(st->res_names[i]);
 	cu_free(st->res_names);

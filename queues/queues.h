@@ -568,6 +568,13 @@ CU_MUST_CHECK int que_lq_set_afs(que_state *st, const char *ns,
 void que_admission_fair_sharing_set(que_state *st, bool on);
 bool que_admission_fair_sharing(const que_state *st);
 
+/* Kueue's RecomputeAssignmentUponPreemptionTargetsOverlap (Beta, on by
+ * default, and so in a new state): a head whose preemption targets
+ * overlap an earlier head's in the same cycle is assigned again as if
+ * those victims were gone (admission/cycle.c). */
+void que_recompute_overlap_set(que_state *st, bool on);
+bool que_recompute_overlap(const que_state *st);
+
 /* Set the fair-sharing configuration cfg [borrowed; copied]. */
 void que_fair_sharing_set(que_state *st, const struct que_fair_config *cfg);
 /* [borrowed; valid until the next que_fair_sharing_set] */
@@ -866,6 +873,70 @@ CU_MUST_CHECK int que_pending_lq(que_state *st, const char *ns,
     const char *name, int64_t offset, int64_t limit,
     struct que_pending_item **out, size_t *n, cu_error *err);
 
+/* ---- scheduling equivalence hashes (queues/hashes.c) ------------------ */
+
+/* wl's shape [borrowed]: equal for Workloads asking for the same thing
+ * (podSets' names, counts, minCount, per-pod requests, node selectors,
+ * tolerations, required affinity; priority). */
+uint64_t que_wl_shape_hash(const que_state *st, const struct que_wl *wl);
+
+/* Distinct shapes among cq's [borrowed] pending Workloads: *active in its
+ * heap (none while cq is inactive), *inadmissible parked, backing off,
+ * and the heap of an inactive cq (Kueue's kueue_pending_scheduling_hashes).
+ * CU_ENOMEM. */
+CU_MUST_CHECK int que_cq_scheduling_hashes(que_state *st,
+    const struct que_cq *cq, size_t *active, size_t *inadmissible,
+    cu_error *err);
+
+/* ---- the Configuration's `resources` (queues/resources.c) ------------- */
+
+/* resources.quotaCheckStrategy: BlockUndeclared (Kueue's default) makes a
+ * requested resource no resource group of the ClusterQueue covers a
+ * NoMatchingFlavor; IgnoreUndeclared skips it (never charged). */
+enum que_quota_check {
+	QUE_BLOCK_UNDECLARED = 0,
+	QUE_IGNORE_UNDECLARED,
+};
+
+/* One resources.transformations entry. */
+struct que_transform {
+	const char *input;	 /* [borrowed] */
+	bool replace;		 /* strategy Replace; false: Retain */
+	const char *multiply_by; /* [borrowed] NULL: none */
+	/* [borrowed] per output: milli-units of it per unit of input
+	 * (may be negative: an allowance) */
+	const struct que_request *outputs;
+	size_t n_outputs;
+};
+
+struct que_resources_spec {
+	const char *const *exclude_prefixes; /* [borrowed] */
+	size_t n_exclude;
+	const struct que_transform *transforms; /* [borrowed] inputs unique */
+	size_t n_transforms;
+	enum que_quota_check quota_check;
+};
+
+/* Set spec [borrowed; copied] for the workloads added from now on (Kueue
+ * reads it once at start-up). CU_EINVAL (an empty input), CU_ENOMEM. */
+CU_MUST_CHECK int que_resources_set(
+    que_state *st, const struct que_resources_spec *spec, cu_error *err);
+
+/*
+ * The per-pod requests in[0..n) [borrowed] of one podSet as quota counts
+ * them: excluded prefixes dropped, then transformations applied (outputs
+ * summed per name, a negative sum counted as 0). *out [owned: cu_free]
+ * holds *n_out requests whose names are borrowed from in or from st (valid
+ * until the next que_resources_set). Without resources set, a copy of in.
+ * CU_ENOMEM.
+ */
+CU_MUST_CHECK int que_resources_apply(const que_state *st,
+    const struct que_request *in, size_t n, struct que_request **out,
+    size_t *n_out, cu_error *err);
+
+/* quotaCheckStrategy is IgnoreUndeclared. */
+bool que_resources_ignore_undeclared(const que_state *st);
+
 /* ---- topology-aware scheduling hook (queues/tas_hook.c) -------------- */
 
 /*
@@ -874,6 +945,9 @@ CU_MUST_CHECK int que_pending_lq(que_state *st, const char *ns,
  * hook answers from state the caller keeps (tas/), not from I/O.
  *   check: while flavors are assigned, may podSet `podset` of wl run
  *     `count` pods in flavor f? 0 yes (or not a TAS podSet/flavor), 1 no
+ *     for lack of topology capacity, 2 no because the flavor cannot serve
+ *     the request at all (not a TAS flavor, no such level: Kueue's
+ *     NoMatchingFlavor), each
  *     with msg (NUL-terminated, truncated to len) saying why.
  *   assume: when wl is admitted with flavors[i] (the flavor name of
  *     podSet i, NULL if it has none) and counts[i] pods: place and

@@ -56,7 +56,9 @@ struct que_state {
 
 	bool dirty; /* configuration changed since the last rebuild */
 	struct que_fair_config fair;
-	bool afs_on;			/* que_admission_fair_sharing_set */
+	bool afs_on;			 /* que_admission_fair_sharing_set */
+	struct que_resources *resources; /* owned; NULL: none (resources.c) */
+	bool no_recompute_overlap; /* que_recompute_overlap_set(st, false) */
 	const struct que_tas_hook *tas; /* [borrowed] NULL: no TAS flavor */
 };
 
@@ -112,5 +114,11 @@ int que_adopt_begin(
 void que_wl_set_counts(struct que_wl *wl, const int32_t *counts);
 /* The spec's podset asks for `pods` itself (then there is no slot). */
 bool que_spec_requests_pods(const struct que_podset_spec *ps);
+
+/* queues/resources.c: free st->resources. */
+void que_resources_free(que_state *st);
+/* a x b of milli-unit values in milli-units, rounded away from zero,
+ * saturated. */
+int64_t que_milli_mul(int64_t a, int64_t b);
 
 #endif /* CU_QUEUES_QUEUES_INT_H */

@@ -160,7 +160,8 @@ void que_wl_add_usage(struct que_wl *wl)
 
 	for (i = 0; i < wl->n_podsets; i++)
 		for (j = 0; j < wl->podsets[i].n_req; j++)
-			if (wl->podsets[i].req[j].total > 0)
+			if (wl->podsets[i].req[j].total > 0 &&
+			    wl->podsets[i].fr[j] != UINT32_MAX)
 				que_node_add_usage(&wl->cq->node,
 				    wl->podsets[i].fr[j],
 				    wl->podsets[i].req[j].total);
@@ -172,7 +173,8 @@ void que_wl_remove_usage(struct que_wl *wl)
 
 	for (i = 0; i < wl->n_podsets; i++)
 		for (j = 0; j < wl->podsets[i].n_req; j++)
-			if (wl->podsets[i].req[j].total > 0)
+			if (wl->podsets[i].req[j].total > 0 &&
+			    wl->podsets[i].fr[j] != UINT32_MAX)
 				que_node_remove_usage(&wl->cq->node,
 				    wl->podsets[i].fr[j],
 				    wl->podsets[i].req[j].total);
@@ -597,7 +599,8 @@ static int check_all(que_state *st, bool limits, cu_error *err)
 
 			for (p = 0; p < wl->n_podsets; p++)
 				for (r = 0; r < wl->podsets[p].n_req; r++)
-					if (wl->podsets[p].req[r].total > 0)
+					if (wl->podsets[p].req[r].total > 0 &&
+					    wl->podsets[p].fr[r] < nfr)
 						sum[wl->podsets[p].fr[r]] +=
 						    wl->podsets[p].req[r].total;
 		}

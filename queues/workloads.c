@@ -727,7 +727,9 @@ int que_workload_adopt(que_state *st, const char *uid, const char *cq_name,
 		    "workload %s: ClusterQueue %s not found", uid, cq_name);
 	for (i = 0; i < wl->n_podsets; i++)
 		for (j = 0; j < wl->podsets[i].n_req; j++, k++)
-			if (frs[k] >= que_fr_count(st))
+			if (frs[k] >= que_fr_count(st) &&
+			    !(frs[k] == UINT32_MAX &&
+				que_resources_ignore_undeclared(st)))
 				return cu_error_set(err, CU_EINVAL,
 				    "workload %s: podset %s: unknown flavor "
 				    "assignment",

@@ -969,6 +969,80 @@ bool rec_workload_inactive(const struct api_workload *wl);
 CU_MUST_CHECK int rec_sync_workload(que_state *st,
     const struct api_workload *wl, bool ns_eligible, cu_error *err);
 
+/* ---- dynamic resource allocation (reconcile/dra.c) -------------------- */
+
+/* One resources.deviceClassMappings entry [all borrowed]. */
+struct rec_dra_mapping {
+	const char *name; /* the quota resource */
+	const char *const *classes;
+	size_t n_classes;
+	/* false: counter or capacity sources (not counted by cueue yet) */
+	bool by_device_count;
+};
+
+/* Kueue's DRA gates and mappings [borrowed]. */
+struct rec_dra_config {
+	bool enabled;	      /* KueueDRAIntegration */
+	bool extended;	      /* KueueDRAIntegrationExtendedResource */
+	bool reject_disabled; /* KueueDRARejectWorkloadsWhenDRADisabled */
+	const struct rec_dra_mapping *mappings;
+	size_t n_mappings;
+};
+
+/* The caches DRA reads, as callbacks (NULL: none cached). */
+struct rec_dra_lookup {
+	/* [borrowed] ResourceClaimTemplate ns/name, or NULL */
+	json_t *(*claim_template)(
+	    void *payload, const char *ns, const char *name);
+	/* [borrowed] the DeviceClass whose spec.extendedResourceName is name
+	 * (the newest when several), or NULL */
+	const char *(*extended_class)(void *payload, const char *name);
+	void *payload;
+};
+
+/* Per podSet: requests to add (names [borrowed] from the config) and
+ * extended resources to drop (names [borrowed] from the requests). */
+struct rec_dra_podset {
+	struct que_request *add; /* [owned] */
+	size_t n_add;
+	const char **drop; /* [owned] array */
+	size_t n_drop;
+};
+
+struct rec_dra_result {
+	struct rec_dra_podset *podsets; /* [owned] n of them, or NULL */
+	size_t n;
+	bool uses_dra; /* claims or DRA-backed extended resources */
+	/* [owned] why the Workload cannot be counted (Kueue's message for
+	 * QuotaReserved=False, Misconfigured), NULL when it can */
+	char *refused;
+	bool retry; /* refused on cluster state (a template missing) */
+};
+
+/*
+ * Evaluate wl [borrowed] under cfg and lk: reqs[i][0..n_reqs[i]) are podSet
+ * i's raw per-pod requests [borrowed] (may be NULL: no extended-resource
+ * path). *out [owned: rec_dra_result_dispose] is filled; a refusal is
+ * out->refused, not an error. CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_dra_evaluate(const struct rec_dra_config *cfg,
+    const struct rec_dra_lookup *lk, const struct api_workload *wl,
+    const struct que_request *const *reqs, const size_t *n_reqs,
+    struct rec_dra_result *out, cu_error *err);
+void rec_dra_result_dispose(struct rec_dra_result *r);
+
+/*
+ * rec_sync_workload with DRA: cfg and lk [borrowed; cfg NULL: no DRA]
+ * decide the devices each podSet adds to its requests (after the
+ * Configuration's transformations, as Kueue). A Workload DRA refuses is
+ * not queued: CU_EINVAL with the refusal as err's message and *refused
+ * [owned: cu_free] the same text (*retry: cluster state may cure it).
+ */
+CU_MUST_CHECK int rec_sync_workload_dra(que_state *st,
+    const struct api_workload *wl, bool ns_eligible,
+    const struct rec_dra_config *cfg, const struct rec_dra_lookup *lk,
+    char **refused, bool *retry, cu_error *err);
+
 /* ---- the resource-in-use finalizer of ClusterQueues and flavors ------- */
 
 /*
@@ -988,6 +1062,32 @@ CU_MUST_CHECK int rec_in_use_finalizer_patch(
 /* Does ClusterQueue cq [borrowed, as JSON] name flavor [borrowed] in its
  * spec.resourceGroups? */
 bool rec_cq_uses_flavor(const json_t *cq, const char *flavor);
+
+/* ---- objectRetentionPolicies (reconcile/retention.c) ---------------- */
+
+/* objectRetentionPolicies.workloads; an unset duration never deletes, 0
+ * deletes at once. */
+struct rec_retention {
+	bool has_after_finished;
+	int64_t after_finished_ns;
+	bool has_after_deactivated; /* afterDeactivatedByKueue */
+	int64_t after_deactivated_ns;
+};
+
+enum rec_retention_action {
+	REC_RETAIN_KEEP = 0,	    /* no policy applies */
+	REC_RETAIN_WAIT,	    /* one applies, due at *due_ns */
+	REC_RETAIN_DELETE_WORKLOAD, /* finished and due: delete the Workload */
+	REC_RETAIN_DELETE_JOB,	    /* deactivated by Kueue and due: delete
+				       its job (controller owner), Background
+				       propagation */
+};
+
+/* What cfg [borrowed] says about wl [borrowed] at now_ns; *due_ns the
+ * deadline when a policy applies (else INT64_MAX). A Workload being
+ * deleted is kept (nothing more to do). */
+enum rec_retention_action rec_retention_decide(const struct rec_retention *cfg,
+    const struct api_workload *wl, int64_t now_ns, int64_t *due_ns);
 
 /* ==== 4. Reconcilers: decisions as plans ================================
  * The Job/JobSet reconciler and the Workload reconciler as pure functions:

@@ -297,7 +297,9 @@ bool rec_workload_inactive(const struct api_workload *wl)
 struct podset {
 	struct api_request *reqs;
 	size_t n_reqs;
-	struct que_request *qreqs;
+	struct que_request *qreqs; /* as quota counts them (resources) */
+	size_t n_qreqs;
+	struct que_request *raw; /* the pod's own requests, n_reqs */
 	struct que_kv *selector;
 	size_t n_selector;
 	struct que_toleration *tols;
@@ -316,6 +318,7 @@ static void podset_dispose(struct podset *p)
 		cu_free(p->reqs[i].name);
 	cu_free(p->reqs);
 	cu_free(p->qreqs);
+	cu_free(p->raw);
 	cu_free(p->selector);
 	cu_free(p->tols);
 	cu_free(p->terms);
@@ -457,7 +460,6 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 	json_t *v;
 	int rc;
 
-	(void)st;
 	memset(p, 0, sizeof(*p));
 	snprintf(path, sizeof(path), "spec.podSets[%zu].template", idx);
 	rc = api_pod_requests(ps->template, path, &p->reqs, &p->n_reqs, err);
@@ -468,6 +470,16 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 	for (i = 0; i < p->n_reqs; i++) {
 		p->qreqs[i].resource = p->reqs[i].name;
 		p->qreqs[i].per_pod = p->reqs[i].milli;
+	}
+	{
+		/* The Configuration's resources (excluded prefixes,
+		 * transformations) decide what quota counts. */
+		p->raw = p->qreqs;
+		p->qreqs = NULL;
+		rc = que_resources_apply(
+		    st, p->raw, p->n_reqs, &p->qreqs, &p->n_qreqs, err);
+		if (rc)
+			return rc;
 	}
 	json_object_foreach(sel, key, v)
 	{
@@ -483,7 +495,7 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 	out->has_min_count = ps->has_min_count;
 	out->min_count = ps->min_count;
 	out->requests = p->qreqs;
-	out->n_requests = p->n_reqs;
+	out->n_requests = p->n_qreqs;
 	out->tolerations = p->tols;
 	out->n_tolerations = p->n_tols;
 	out->node_selector = p->selector;
@@ -540,8 +552,12 @@ static int admission_frs(que_state *st, const struct api_workload *wl,
 			struct que_flavor *f =
 			    fname ? que_flavor_get(st, fname) : NULL;
 
-			if (j == qw->podsets[i].n_spec_req && fname == NULL) {
-				frs[k] = UINT32_MAX; /* pods not covered */
+			if (fname == NULL &&
+			    (j == qw->podsets[i].n_spec_req ||
+				que_resources_ignore_undeclared(st))) {
+				/* pods, or a resource quotaCheckStrategy
+				 * IgnoreUndeclared leaves uncharged */
+				frs[k] = UINT32_MAX;
 				continue;
 			}
 			if (f == NULL ||
@@ -593,8 +609,92 @@ int32_t rec__count_after_reclaim(const struct api_workload *wl,
 	return admitted;
 }
 
+/* Podset i's requests with the DRA result applied: drops taken out,
+ * additions summed in (after the transformations, as Kueue). */
+static int dra_apply(struct podset *p, const struct rec_dra_podset *d,
+    struct que_podset_spec *out, cu_error *err)
+{
+	struct que_request *q;
+	size_t i, k, n = 0;
+
+	if (d->n_add == 0 && d->n_drop == 0)
+		return CU_OK;
+	q = cu_calloc(p->n_qreqs + d->n_add + 1, sizeof(*q));
+	if (q == NULL)
+		return cu_error_set(err, CU_ENOMEM, "DRA: out of memory");
+	for (i = 0; i < p->n_qreqs; i++) {
+		for (k = 0; k < d->n_drop; k++)
+			if (strcmp(d->drop[k], p->qreqs[i].resource) == 0)
+				break;
+		if (k == d->n_drop)
+			q[n++] = p->qreqs[i];
+	}
+	for (k = 0; k < d->n_add; k++) {
+		for (i = 0; i < n; i++)
+			if (strcmp(q[i].resource, d->add[k].resource) == 0)
+				break;
+		if (i == n)
+			q[n++] = d->add[k];
+		else if (__builtin_add_overflow(
+			     q[i].per_pod, d->add[k].per_pod, &q[i].per_pod))
+			q[i].per_pod = INT64_MAX;
+	}
+	cu_free(p->qreqs);
+	p->qreqs = q;
+	p->n_qreqs = n;
+	out->requests = q;
+	out->n_requests = n;
+	return CU_OK;
+}
+
 int rec_sync_workload(que_state *st, const struct api_workload *wl,
     bool ns_eligible, cu_error *err)
+{
+	return rec_sync_workload_dra(
+	    st, wl, ns_eligible, NULL, NULL, NULL, NULL, err);
+}
+
+/* DRA's refusal or additions for the built podsets own[0..n). */
+static int sync_dra(const struct rec_dra_config *cfg,
+    const struct rec_dra_lookup *lk, const struct api_workload *wl,
+    struct podset *own, struct que_podset_spec *ps, size_t n, char **refused,
+    bool *retry, cu_error *err)
+{
+	const struct que_request **raw = cu_calloc(n + 1, sizeof(*raw));
+	size_t *nraw = cu_calloc(n + 1, sizeof(*nraw)), i;
+	struct rec_dra_result r;
+	int rc;
+
+	if (raw == NULL || nraw == NULL) {
+		cu_free(raw);
+		cu_free(nraw);
+		return cu_error_set(err, CU_ENOMEM, "DRA: out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		raw[i] = own[i].raw;
+		nraw[i] = own[i].n_reqs;
+	}
+	rc = rec_dra_evaluate(cfg, lk, wl, raw, nraw, &r, err);
+	cu_free(raw);
+	cu_free(nraw);
+	if (rc == CU_OK && r.refused != NULL) {
+		rc = cu_error_set(err, CU_EINVAL, "%s", r.refused);
+		if (retry != NULL)
+			*retry = r.retry;
+		if (refused != NULL) {
+			*refused = r.refused;
+			r.refused = NULL;
+		}
+	}
+	for (i = 0; rc == CU_OK && i < r.n && i < n; i++)
+		rc = dra_apply(&own[i], &r.podsets[i], &ps[i], err);
+	rec_dra_result_dispose(&r);
+	return rc;
+}
+
+int rec_sync_workload_dra(que_state *st, const struct api_workload *wl,
+    bool ns_eligible, const struct rec_dra_config *cfg,
+    const struct rec_dra_lookup *lk, char **refused, bool *retry, cu_error *err)
 {
 	struct que_workload_spec spec;
 	struct que_podset_spec *ps;
@@ -610,9 +710,13 @@ int rec_sync_workload(que_state *st, const struct api_workload *wl,
 		return cu_error_set(err, CU_ENOMEM,
 		    "workload %s: out of memory", wl->meta.name);
 	}
+	if (refused != NULL)
+		*refused = NULL;
 	for (i = 0; i < n && rc == CU_OK; i++)
 		rc = podset_build(
 		    &own[i], &wl->spec.pod_sets[i], i, st, &ps[i], err);
+	if (rc == CU_OK && cfg != NULL)
+		rc = sync_dra(cfg, lk, wl, own, ps, n, refused, retry, err);
 	/* Pods status.reclaimablePods gives back are neither requested nor
 	 * held (Kueue's podSetsCountsAfterReclaim): the engine's count of
 	 * a pod set is what is left; an admission's larger count is capped

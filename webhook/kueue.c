@@ -754,6 +754,8 @@ static int wl_podsets(const struct api_workload *wl, cu_error *err)
 			    "spec.podSets[%zu].count: Invalid value: "
 			    "%d: " NEGATIVE,
 			    i, (int)ps->count);
+		if (wh__podset_template(ps->template, i, true, err) != CU_OK)
+			return CU_EDENIED;
 		with_min += ps->has_min_count;
 	}
 	if (with_min > 1)

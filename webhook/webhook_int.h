@@ -2,7 +2,8 @@
 /*
  * webhook/webhook_int.h - internals shared by the admission-webhook
  * files (webhook.c: the AdmissionReview codec and dispatch;
- * jobs.c: Job/JobSet; kueue.c: the Kueue kinds). Never
+ * jobs.c: Job/JobSet; kueue.c: the Kueue kinds; podset.c: a Workload
+ * podSet's pod template). Never
  * included from another folder.
  *
  * Verdict convention of the check functions: CU_OK = passed; CU_EPARSE =
@@ -47,6 +48,13 @@ int wh__cb_error(int rc, const char *what, cu_error *err);
  * first use). path [borrowed]; value [stolen, even on failure]. */
 int wh__patch_add(struct wh_response *out, const char *op, const char *path,
     json_t *value, cu_error *err);
+
+/* A Workload podSet i's pod template [borrowed] as Kueue validates it
+ * (podset.c): labels and annotations (when check_metadata: Kueue's
+ * WorkloadValidationForPodSetMetadata), requests and limits (no `pods`
+ * key, none negative). CU_EDENIED with the field path. */
+int wh__podset_template(
+    const json_t *tpl, size_t i, bool check_metadata, cu_error *err);
 
 /* Job and JobSet (jobs.c). */
 int wh__jobs(struct wh_ctx *c, cu_error *err);

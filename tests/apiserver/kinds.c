@@ -95,6 +95,16 @@ static const struct builtin builtins[] = {
 	NULL, NSD | UNC | AS_GENERATION, NULL, spec_top},
     {"scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", "pc", NULL,
 	UNC, NULL, pc_top},
+    /* Dynamic resource allocation (resource.k8s.io/v1): what Kueue's DRA
+     * integration reads. */
+    {"resource.k8s.io", "v1", "deviceclasses", "DeviceClass", NULL, NULL,
+	UNC | AS_GENERATION, NULL, spec_top},
+    {"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim", NULL, NULL,
+	NSD | UNC | AS_STATUS, NULL, spec_status_top},
+    {"resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate",
+	NULL, NULL, NSD | UNC, NULL, spec_top},
+    {"resource.k8s.io", "v1", "resourceslices", "ResourceSlice", NULL, NULL,
+	UNC | AS_GENERATION, NULL, spec_top},
     {"rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", NULL,
 	NULL, UNC, NULL, role_top},
     {"rbac.authorization.k8s.io", "v1", "clusterrolebindings",

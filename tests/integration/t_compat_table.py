@@ -85,6 +85,33 @@ def unknown_gate(s):
           out.stderr, out.stderr)
 
 
+@case("every-configuration-error-in-one-run")
+def every_error(s):
+    """A file with errors in three sections: --check-config and the
+    controller's start both name all three, each with its line."""
+    text = ("apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+            "kind: Configuration\n"
+            "webhook:\n  port: 0\n"
+            "metrics:\n  bindAddress: nowhere\n"
+            "featureGates:\n  NoSuchGate: true\n")
+    want = ["line 4: webhook.port: Invalid value: 0",
+            'line 6: metrics.bindAddress: Invalid value: "nowhere"',
+            "line 8: featureGates[NoSuchGate]: unrecognized feature gate"]
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        f.write(text)
+        f.flush()
+        for args in (["--check-config"], ["--kubeconfig", "/nonexistent"]):
+            out = subprocess.run([CTL, "--config", f.name] + args,
+                                 capture_output=True, text=True,
+                                 timeout=30)
+            eq(out.returncode, 1, "exit status (%s)" % args)
+            lines = [l for l in out.stderr.splitlines()
+                     if "invalid configuration" in l]
+            eq(len(lines), 3, "one line per error: %r" % out.stderr)
+            for line, w in zip(lines, want):
+                check(w in line, "%r lacks %r" % (line, w))
+
+
 def http_get(port, path):
     """(status, body) of GET http://127.0.0.1:port/path."""
     direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -41,6 +41,9 @@ NOT_REACHED = {
     "kueue_admission_cycle_preemption_skips":
         "needs two preemptors with overlapping targets in one cycle "
         "(admission_kueue_test)",
+    "kueue_preemption_target_recomputations_total":
+        "needs two preemptors with overlapping targets in one cycle "
+        "(admission_kueue_test overlapping_preemptor_recomputed_defers)",
     "kueue_cluster_queue_weighted_share": "fair sharing off here "
                                           "(t_fair_sharing)",
     "kueue_cohort_weighted_share": "fair sharing off here (t_fair_sharing)",

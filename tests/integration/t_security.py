@@ -73,6 +73,12 @@ USED_BY_TIMING = {
     # admission gets its pods listed for the PodsReady cause (every run of
     # t_pods_ready; here only when a Job's status lags).
     ("", "pods", "list"): "the pods of a job that waits for them",
+    # objectRetentionPolicies.workloads.afterDeactivatedByKueue
+    # (t_retention): this scenario configures no retention.
+    ("batch", "jobs", "delete"): "retention: the job of a deactivated "
+        "Workload",
+    ("jobset.x-k8s.io", "jobsets", "delete"): "retention: the JobSet of a "
+        "deactivated Workload",
     # Topology-aware scheduling (t_tas): only once a ResourceFlavor names
     # a Topology, which this scenario's flavors do not.
     ("", "pods", "watch"): "topology-aware scheduling: pod capacity",

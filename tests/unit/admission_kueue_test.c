@@ -197,14 +197,16 @@ Test(admission_kueue, two_preemptors_of_one_cohort_preempt_in_one_cycle)
 /*
  * Two heads of one cycle reclaim the same borrowed quota: cq-c (no quota
  * of its own) holds the whole cohort with c-big; a-new and b-new each need
- * c-big gone. The first preempts it, the second is skipped (overlapping
- * targets) and counted in res.skipped under its ClusterQueue, once.
+ * c-big gone. With RecomputeAssignmentUponPreemptionTargetsOverlap off,
+ * the first preempts it, the second is skipped (overlapping targets) and
+ * counted in res.skipped under its ClusterQueue, once.
  */
 Test(admission_kueue, overlapping_preemptors_are_counted_as_skipped)
 {
 	struct cq_opts o = {.cohort = "co"};
 	const struct adm_decision *da, *db;
 
+	que_recompute_overlap_set(st, false);
 	o.preemption.reclaim_within_cohort = QUE_PREEMPT_ANY;
 	flavor("default");
 	o.fl[0] = (struct fq){"default", CPU(2)};
@@ -227,6 +229,53 @@ Test(admission_kueue, overlapping_preemptors_are_counted_as_skipped)
 	cr_assert_eq(res.n_skipped, 1);
 	cr_assert_str_eq(
 	    res.skipped[0], da->kind == ADM_PREEMPT ? "cq-b" : "cq-a");
+}
+
+/*
+ * The same with the gate on (Kueue's default): the second head is
+ * assigned again as if c-big were gone, fits, and waits for that
+ * preemption (DeferredFit: WaitingForPreemptedWorkloads, Kueue's message,
+ * its quota reserved, no skip counted; recomputed as deferred_fit). Once
+ * c-big is gone both are admitted in one cycle.
+ */
+Test(admission_kueue, overlapping_preemptor_recomputed_defers)
+{
+	struct cq_opts o = {.cohort = "co"};
+	const struct adm_decision *da, *db, *dp, *dw;
+
+	o.preemption.reclaim_within_cohort = QUE_PREEMPT_ANY;
+	flavor("default");
+	o.fl[0] = (struct fq){"default", CPU(2)};
+	cq("cq-a", &o);
+	cq("cq-b", &o);
+	o.fl[0] = (struct fq){"default", CPU(0)};
+	cq("cq-c", &o);
+	wl("c-big", "cq-c", 0, CPU(4));
+	cycle();
+	expect_kind("c-big", ADM_ADMIT);
+	wl("a-new", "cq-a", 0, CPU(2));
+	wl("b-new", "cq-b", 0, CPU(2));
+	cycle();
+	da = find("a-new");
+	db = find("b-new");
+	cr_assert(da != NULL && db != NULL);
+	cr_assert((da->kind == ADM_PREEMPT) != (db->kind == ADM_PREEMPT));
+	dp = da->kind == ADM_PREEMPT ? da : db;
+	dw = dp == da ? db : da;
+	cr_assert_eq(dw->kind, ADM_PENDING);
+	cr_assert_eq(dw->reason, ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS);
+	cr_assert_str_eq(dw->message,
+	    "Workload has overlapping preemption targets with another "
+	    "workload, but will fit after these preemptions complete");
+	cr_assert_eq(res.n_skipped, 0);
+	cr_assert_eq(res.n_recomputed, 1);
+	cr_assert_str_eq(res.recomputed[0].result, "deferred_fit");
+	cr_assert_str_eq(
+	    res.recomputed[0].cluster_queue, dw == db ? "cq-b" : "cq-a");
+	cr_assert_eq(que_workload_release(st, "c-big", clock_ns, NULL), CU_OK);
+	cycle();
+	expect_kind("a-new", ADM_ADMIT);
+	expect_kind("b-new", ADM_ADMIT);
 }
 
 /* A plain admission later in the cycle still counts the victims of an

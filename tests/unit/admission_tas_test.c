@@ -622,3 +622,79 @@ Test(admission_tas, quota_preemption_also_needs_the_topology)
 		cr_assert_str_eq(got, want[round], "round %zu", round);
 	}
 }
+
+/* A hook answering every check with `code` (1: no room, 2: the flavor
+ * cannot serve the request) and every empty-topology check with
+ * `empty_code`. */
+struct fixed_answers {
+	int code, empty_code;
+};
+
+static int fixed_check(void *ctx, const struct que_wl *wl, size_t podset,
+    const struct que_flavor *f, int32_t count, char *msg, size_t len)
+{
+	const struct fixed_answers *a = ctx;
+
+	(void)wl;
+	(void)podset;
+	(void)count;
+	snprintf(msg, len,
+	    a->code == 2 ? "Flavor \"%s\" does not contain the requested level"
+			 : "topology in flavor %s is full",
+	    f->name);
+	return a->code;
+}
+
+static int fixed_without(void *ctx, const struct que_wl *wl, size_t podset,
+    const struct que_flavor *f, int32_t count, const struct que_wl *const *gone,
+    size_t n_gone, bool empty, char *msg, size_t len)
+{
+	const struct fixed_answers *a = ctx;
+
+	(void)wl;
+	(void)podset;
+	(void)count;
+	(void)gone;
+	(void)n_gone;
+	(void)empty;
+	snprintf(msg, len, "still full in %s", f->name);
+	return a->empty_code;
+}
+
+/* Kueue's UnadmittedWorkloadsObservability reasons for topology NoFits:
+ * NoMatchingFlavor when the flavor cannot serve the request (no such
+ * level), TopologyPlacementFailed when even an empty topology has no
+ * room, WaitingForQuota when room would come only from preemptions the
+ * ClusterQueue may not make (or cannot be simulated). */
+Test(admission_tas, nofit_reasons_as_kueue)
+{
+	static const struct {
+		int code, empty_code;
+		bool with_without;
+		const char *reason;
+	} cases[] = {
+	    {2, 0, true, "NoMatchingFlavor"},
+	    {1, 1, true, "TopologyPlacementFailed"},
+	    {1, 0, true, "WaitingForQuota"},
+	    {1, 1, false, "WaitingForQuota"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fixed_answers a = {cases[i].code, cases[i].empty_code};
+		struct que_tas_hook h = {&a, fixed_check, fake_assume,
+		    cases[i].with_without ? fixed_without : NULL};
+		const struct adm_decision *d;
+
+		teardown();
+		setup();
+		queues(false);
+		que_set_tas_hook(st, &h);
+		job("w", 2);
+		cycle();
+		d = find("w");
+		cr_assert(d != NULL && d->kind == ADM_PENDING, "case %zu", i);
+		cr_assert_str_eq(adm_reason_string(d->reason), cases[i].reason,
+		    "case %zu: %s", i, d->message);
+	}
+}

@@ -190,12 +190,14 @@ Test(api_json_lean, nesting_is_bounded)
 		*p++ = ']';
 	cr_assert_eq(api_json_lean(&l, deep, 2 * n, NULL), CU_EPARSE);
 	/* the same bound inside a dropped value */
-	p = deep + sprintf(deep, "{\"metadata\":{\"managedFields\":");
+	memcpy(deep, "{\"metadata\":{\"managedFields\":", 29);
+	p = deep + 29;
 	for (i = 0; i < n; i++)
 		*p++ = '[';
 	for (i = 0; i < n; i++)
 		*p++ = ']';
-	p += sprintf(p, "}}");
+	memcpy(p, "}}", 2);
+	p += 2;
 	cr_assert_eq(
 	    api_json_lean(&l, deep, (size_t)(p - deep), NULL), CU_EPARSE);
 	/* at the bound: fine */

@@ -38,19 +38,13 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 	static const struct {
 		const char *body, *want;
 	} cases[] = {
-	    {"metrics:\n  customLabels:\n  - name: team\n",
-		"metrics.customLabels: not acted on"},
-	    {"resources:\n  excludeResourcePrefixes: [example.com/]\n",
-		"resources.excludeResourcePrefixes: not acted on"},
-	    {"resources:\n  transformations:\n  - input: nvidia.com/mig\n"
-	     "    strategy: Replace\n",
-		"resources.transformations: not acted on"},
-	    {"pprofBindAddress: :8082\n", "pprofBindAddress: not acted on"},
-	    {"tls:\n  curvePreferences: [23]\n",
-		"tls.curvePreferences: not acted on"},
+	    {"pprofBindAddress: :8082\n",
+		"pprofBindAddress: partly supported by cueue: accepted, "
+		"meaningless here"},
+	    {"controller:\n  groupKindConcurrency: {Job.batch: 5}\n",
+		"controller: partly supported by cueue: accepted, meaningless "
+		"here"},
 	    {"multiKueue:\n  gcInterval: 1m\n", "multiKueue: not acted on"},
-	    {"objectRetentionPolicies:\n  workloads:\n    afterFinished: 1h\n",
-		"objectRetentionPolicies: not acted on"},
 	};
 	size_t i;
 
@@ -83,10 +77,20 @@ Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
 			     "health:\n  readinessEndpointName: ready\n"
 			     "  livenessEndpointName: alive\n"
 			     "integrations:\n  labelKeysToCopy: [team]\n"
+			     "resources:\n"
+			     "  excludeResourcePrefixes: [example.com/]\n"
+			     "  transformations:\n  - input: nvidia.com/mig\n"
+			     "    strategy: Replace\n"
+			     "  quotaCheckStrategy: BlockUndeclared\n"
+			     "objectRetentionPolicies:\n  workloads:\n"
+			     "    afterFinished: 0s\n"
 			     "pprofBindAddress: \"\"\n",
 			 &err),
 	    CU_OK, "%s", err.msg);
 	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	cr_assert(c.retention.has_after_finished, "afterFinished 0s is set");
+	cr_assert_eq(c.retention.after_finished_ns, 0);
+	cr_assert_not(c.retention.has_after_deactivated);
 	cr_assert_str_eq(c.health.readiness_endpoint, "ready");
 	cr_assert_str_eq(c.health.liveness_endpoint, "alive");
 	ctl_config_dispose(&c);
@@ -252,6 +256,71 @@ Test(ctl_compat, fair_sharing_and_resources_validated_as_kueue)
 		"resources.transformations[1].input: Duplicate value"},
 	    {"resources:\n  excludeResourcePrefixes: [\"\"]\n",
 		"resources.excludeResourcePrefixes[0]: Invalid value"},
+	    {"objectRetentionPolicies:\n  workloads:\n"
+	     "    afterDeactivatedByKueue: -1m\n",
+		"line 7: objectRetentionPolicies.workloads."
+		"afterDeactivatedByKueue: Invalid value: \"-1m\": must be "
+		"greater than or equal to 0"},
+	    {"resources:\n  deviceClassMappings:\n"
+	     "  - {name: example.com/gpu, deviceClassNames: [a.example.com]}\n"
+	     "  - {name: example.com/gpu, deviceClassNames: [b.example.com]}\n",
+		"resources.deviceClassMappings[1].name: Duplicate value: "
+		"\"example.com/gpu\""},
+	    {"resources:\n  deviceClassMappings:\n"
+	     "  - {name: example.com/gpu, deviceClassNames: [a.example.com]}\n"
+	     "  - {name: example.com/x, deviceClassNames: [a.example.com]}\n",
+		"resources.deviceClassMappings[1].deviceClassNames[0]: Invalid "
+		"value: \"a.example.com\": device class already mapped to "
+		"resource example.com/gpu"},
+	    {"resources:\n  deviceClassMappings:\n"
+	     "  - {name: example.com/gpu, deviceClassNames: []}\n",
+		"resources.deviceClassMappings[0].deviceClassNames: Invalid "
+		"value: 0: must have between 1 and 8 items"},
+	    {"resources:\n  deviceClassMappings:\n"
+	     "  - name: gpu.memory\n    deviceClassNames: [a.example.com]\n"
+	     "    sources: [{capacity: {name: memory, driver: d}}]\n",
+		"capacity sources require "
+		"KueueDRAIntegrationConsumableCapacity "
+		"to be enabled"},
+	    {"  KueueDRAIntegration: false\n",
+		"featureGates: Invalid value: "
+		"KueueDRAIntegrationExtendedResource "
+		"is enabled, but depends on features that are disabled: "
+		"[KueueDRAIntegration]"},
+	    {"metrics:\n  customLabels:\n  - name: 9team\n",
+		"line 7: metrics.customLabels[0].name: Invalid value: "
+		"\"9team\": "
+		"must match ^[a-zA-Z][a-zA-Z0-9_]*$"},
+	    {"metrics:\n  customLabels:\n  - name: team\n"
+	     "    sourceLabelKey: a\n    sourceAnnotationKey: b\n",
+		"metrics.customLabels[0]: Invalid value: sourceLabelKey and "
+		"sourceAnnotationKey are mutually exclusive"},
+	    {"metrics:\n  customLabels:\n  - name: team\n"
+	     "    sourceKind: Workload\n",
+		"metrics.customLabels[0].trackedValues: Required value"},
+	    {"metrics:\n  customLabels:\n  - name: team\n"
+	     "    sourceKind: Queue\n",
+		"metrics.customLabels[0].sourceKind: Unsupported value: "
+		"\"Queue\""},
+	    {"metrics:\n  customLabels:\n  - {name: a}\n  - {name: a}\n",
+		"metrics.customLabels[1].name: Duplicate value: \"a\""},
+	    {"metrics:\n  customLabels:\n  - {name: a1}\n  - {name: a2}\n"
+	     "  - {name: a3}\n  - {name: a4}\n  - {name: a5}\n"
+	     "  - {name: a6}\n  - {name: a7}\n",
+		"metrics.customLabels: Too many: must have at most 6 items of "
+		"sourceKind ClusterQueue"},
+	    {"resources:\n  quotaCheckStrategy: Whatever\n",
+		"line 6: resources.quotaCheckStrategy: Unsupported value: "
+		"\"Whatever\""},
+	    {"resources:\n  quotaCheckStrategy: IgnoreUndeclared\n"
+	     "  excludeResourcePrefixes: [a.com/]\n",
+		"resources.excludeResourcePrefixes: Invalid value: "
+		"excludeResourcePrefixes is not allowed when "
+		"quotaCheckStrategy is IgnoreUndeclared"},
+	    {"resources:\n  transformations:\n  - input: a.com/x\n"
+	     "    outputs: {credits: 1x}\n",
+		"line 8: resources.transformations[0].outputs[credits]: "
+		"Invalid value: \"1x\""},
 	};
 	size_t i;
 
@@ -419,4 +488,78 @@ Test(ctl_compat, cq_unsupported_names_each_field_set)
 	rf.spec.topology_name = topology;
 	cr_assert_eq(ctl_rf_unsupported(&rf, buf, sizeof(buf)), 0);
 	cr_assert_str_eq(buf, "");
+}
+
+Test(ctl_compat, resources_loaded_and_printed_back)
+{
+	struct ctl_config c, again;
+	cu_buf out;
+	cu_error err;
+
+	cr_assert_eq(
+	    load_str(&c,
+		HDR "resources:\n"
+		    "  excludeResourcePrefixes: [example.com/]\n"
+		    "  transformations:\n"
+		    "  - input: cpu\n"
+		    "    outputs: {cpu_credits: 1, mem_credits: 500m}\n"
+		    "  - input: nvidia.com/gpumem\n"
+		    "    strategy: Replace\n"
+		    "    multiplyBy: nvidia.com/gpu\n"
+		    "    outputs: {total-gpumem: 1}\n",
+		&err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.resources.nexclude, 1);
+	cr_assert_str_eq(c.resources.exclude_prefixes[0], "example.com/");
+	cr_assert_eq(c.resources.ntransforms, 2);
+	cr_assert_not(c.resources.transforms[0].replace, "Retain by default");
+	cr_assert_eq(c.resources.transforms[0].noutputs, 2);
+	cr_assert_eq(c.resources.transforms[0].output_milli[1], 500);
+	cr_assert(c.resources.transforms[1].replace);
+	cr_assert_str_eq(
+	    c.resources.transforms[1].multiply_by, "nvidia.com/gpu");
+	cr_assert_not(c.resources.ignore_undeclared);
+	cu_buf_init(&out, 1 << 20);
+	cr_assert_eq(ctl_config_to_yaml(&c, &out, &err), CU_OK, "%s", err.msg);
+	cr_assert(strstr(out.ptr, "multiplyBy: nvidia.com/gpu") != NULL, "%s",
+	    out.ptr);
+	cr_assert_eq(
+	    ctl_config_load_buffer(&again, out.ptr, out.len, "again", &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(again.resources.ntransforms, 2);
+	cr_assert_eq(again.resources.transforms[0].output_milli[1], 500);
+	cr_assert(again.resources.transforms[1].replace);
+	ctl_config_dispose(&again);
+	cu_buf_dispose(&out);
+	ctl_config_dispose(&c);
+}
+
+Test(ctl_compat, dra_mappings_and_gates_loaded)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	cr_assert_eq(
+	    load_str(&c,
+		"apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+		"kind: Configuration\n"
+		"featureGates:\n"
+		"  KueueDRAIntegration: false\n"
+		"  KueueDRAIntegrationExtendedResource: false\n"
+		"  KueueDRAIntegrationPartitionableDevices: false\n"
+		"resources:\n  deviceClassMappings:\n"
+		"  - name: example.com/gpu\n"
+		"    deviceClassNames: [gpu.example.com, b.example.com]\n",
+		&err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_not(c.dra.enabled);
+	cr_assert(c.dra.reject_disabled, "rejection stays on by default");
+	cr_assert_eq(c.dra.nmappings, 1);
+	cr_assert_eq(c.dra.mappings[0].nclasses, 2);
+	cr_assert_str_eq(c.dra.mappings[0].classes[1], "b.example.com");
+	ctl_config_dispose(&c);
+	cr_assert_eq(load_str(&c, HDR, &err), CU_OK, "%s", err.msg);
+	cr_assert(c.dra.enabled && c.dra.extended && c.dra.partitionable);
+	cr_assert_not(c.dra.consumable);
+	ctl_config_dispose(&c);
 }

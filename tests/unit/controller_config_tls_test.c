@@ -220,3 +220,47 @@ Test(ctl_config_tls, tls13_names_with_min_version_13)
 	cr_assert_str_eq(list, "TLS_AES_256_GCM_SHA384 ", "%s", prio);
 	cu_free(prio);
 }
+
+Test(ctl_config_tls, curve_preferences_become_gnutls_groups_in_order)
+{
+	struct ctl_config c;
+	gnutls_priority_t p;
+	const unsigned *groups = NULL;
+	const char *errpos = NULL;
+	cu_error err;
+	int n;
+
+	cr_assert_eq(
+	    load_str(&c, HDR "tls:\n  curvePreferences: [29, 23]\n", &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_not_null(c.tls.priorities);
+	cr_assert(strstr(c.tls.priorities,
+		      ":-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1") != NULL,
+	    "%s", c.tls.priorities);
+	cr_assert_eq(gnutls_priority_init(&p, c.tls.priorities, &errpos), 0,
+	    "GnuTLS refuses %s at %s", c.tls.priorities, errpos);
+	n = gnutls_priority_group_list(p, &groups);
+	cr_assert_eq(n, 2, "%d groups", n);
+	cr_assert_eq(groups[0], GNUTLS_GROUP_X25519);
+	cr_assert_eq(groups[1], GNUTLS_GROUP_SECP256R1);
+	gnutls_priority_deinit(p);
+	ctl_config_dispose(&c);
+}
+
+Test(ctl_config_tls, unknown_and_unavailable_curves_are_refused)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	cr_assert_eq(
+	    load_str(&c, HDR "tls:\n  curvePreferences: [23, 0]\n", &err),
+	    CU_EINVAL);
+	cr_assert(strstr(err.msg, "line 4: tls.curvePreferences[1]: Invalid "
+				  "value: 0: unsupported curve ID") != NULL,
+	    "%s", err.msg);
+	cr_assert_eq(
+	    load_str(&c, HDR "tls:\n  curvePreferences: [4588]\n", &err),
+	    CU_EINVAL);
+	cr_assert(strstr(err.msg, "post-quantum hybrid group") != NULL, "%s",
+	    err.msg);
+}

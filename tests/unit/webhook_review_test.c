@@ -1528,6 +1528,52 @@ static const struct kcase wl_cases[] = {
 	WL("q", "{'name':'a','count':-1,'template':{}}", ""), NULL, 403,
 	"spec.podSets[0].count: Invalid value: -1: must be greater than or "
 	"equal to 0"},
+    {"negative request (WorkloadValidateResourcesAreNonNegative)", "Workload",
+	"CREATE",
+	WL("q",
+	    "{'name':'a','template':{'spec':{'containers':[{'name':'c',"
+	    "'resources':{'requests':{'cpu':'-3'}}}]}}}",
+	    ""),
+	NULL, 403,
+	"spec.podSets[0].template.spec.containers[0].resources.requests[cpu]: "
+	"Invalid value: \"-3\": must be greater than or equal to 0"},
+    {"negative init container limit", "Workload", "CREATE",
+	WL("q",
+	    "{'name':'a','template':{'spec':{'initContainers':[{'name':'i',"
+	    "'resources':{'limits':{'memory':'-1Gi'}}}],'containers':[]}}}",
+	    ""),
+	NULL, 403,
+	"spec.podSets[0].template.spec.initContainers[0].resources.limits["
+	"memory]: Invalid value: \"-1Gi\""},
+    {"the pods key is reserved", "Workload", "CREATE",
+	WL("q",
+	    "{'name':'a','template':{'spec':{'containers':[{'name':'c',"
+	    "'resources':{'requests':{'pods':'1'}}}]}}}",
+	    ""),
+	NULL, 403,
+	"resources.requests[pods]: Invalid value: \"pods\": the key is "
+	"reserved for internal kueue use"},
+    {"podSet template label (WorkloadValidationForPodSetMetadata)", "Workload",
+	"CREATE",
+	WL("q",
+	    "{'name':'a','template':{'metadata':{'labels':{'bad key':'x'}},"
+	    "'spec':{}}}",
+	    ""),
+	NULL, 403, "spec.podSets[0].template.metadata.labels"},
+    {"podSet template annotation key", "Workload", "CREATE",
+	WL("q",
+	    "{'name':'a','template':{'metadata':{'annotations':{'a/b/c':'x'}},"
+	    "'spec':{}}}",
+	    ""),
+	NULL, 403, "spec.podSets[0].template.metadata.annotations"},
+    {"valid requests and metadata", "Workload", "CREATE",
+	WL("q",
+	    "{'name':'a','template':{'metadata':{'labels':{'app':'x'},"
+	    "'annotations':{'Example.com/Note':'free text'}},'spec':{"
+	    "'containers':[{'name':'c','resources':{'requests':{'cpu':'1'},"
+	    "'limits':{'cpu':'2'}}}]}}}",
+	    ""),
+	NULL, 0, NULL},
     {"two minCounts", "Workload", "CREATE",
 	WL("q",
 	    "{'name':'a','count':2,'minCount':1,'template':{}},"

@@ -1,0 +1,210 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Dynamic resource allocation counted against quota, as Kueue's
+KueueDRAIntegration: the local cluster serves resource.k8s.io/v1
+DeviceClasses and ResourceClaimTemplates; Jobs whose pods claim a GPU
+through a template are charged example.com/gpu through
+resources.deviceClassMappings, so 8 GPUs of quota admit 8 of 10 such Jobs
+(never more devices than quota) and the others wait for quota; a class
+with no mapping, a direct ResourceClaim and a missing template are
+refused with Kueue's messages (QuotaReserved=False, Misconfigured), the
+last one admitted once its template appears; an extended resource a
+DeviceClass backs is charged to the class's mapping."""
+import os
+
+from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
+                     wait_for)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+DATA = os.path.join(HERE, "data")
+
+MAPPED = """resources:
+  deviceClassMappings:
+  - name: example.com/gpu
+    deviceClassNames: [gpu.example.com]
+"""
+
+
+def setup(s):
+    s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", os.path.join(DATA, "dra-queues.yaml"))
+
+
+def sample():
+    with open(os.path.join(DATA, "dra-rct-job.yaml")) as f:
+        template, job = f.read().split("\n---\n")
+    return template, job
+
+
+def workloads(s):
+    return s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/default/"
+                      "workloads")["items"]
+
+
+def cond(w, t):
+    for c in w.get("status", {}).get("conditions", []):
+        if c["type"] == t:
+            return c
+    return None
+
+
+def decided(w):
+    return cond(w, "QuotaReserved") is not None
+
+
+@case("claim-templates-charged-to-mapped-quota", simulate="jobs")
+def charged(s):
+    """10 Jobs of one GPU each through the template, 8 GPUs of quota: 8
+    admitted with example.com/gpu 1 in resourceUsage, 2 WaitingForQuota
+    with Kueue's message; the ClusterQueue reserves 8."""
+    setup(s)
+    template, job = sample()
+    s.kubectl("apply", "-f", "-", input=template)
+    ctl = Controller(s, config=CONTROLLER_CONFIG + MAPPED)
+    for _ in range(10):
+        s.kubectl("create", "-f", "-", input=job)
+
+    def settled():
+        ws = workloads(s)
+        return ws if len(ws) == 10 and all(decided(w) for w in ws) else None
+    ws = wait_for(settled, 45, what="ten Workloads decided")
+    admitted = [w for w in ws if cond(w, "QuotaReserved")["status"] ==
+                "True"]
+    eq(len(admitted), 8, "admitted")
+    for w in admitted:
+        psa = w["status"]["admission"]["podSetAssignments"][0]
+        eq(psa["resourceUsage"], {"cpu": "1", "memory": "200Mi",
+                                  "example.com/gpu": "1"}, "resourceUsage")
+        eq(psa["flavors"]["example.com/gpu"], "default-flavor")
+    for w in ws:
+        c = cond(w, "QuotaReserved")
+        if c["status"] == "True":
+            continue
+        eq(c["reason"], "WaitingForQuota")
+        eq(c["message"], "couldn't assign flavors to pod set main: "
+           "insufficient unused quota for example.com/gpu in flavor "
+           "default-flavor, 1 more needed")
+    cq = s.get_json("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/"
+                    "cluster-queue")
+    used = {r["name"]: r["total"]
+            for f in cq["status"]["flavorsReservation"]
+            for r in f["resources"]}
+    eq(used.get("example.com/gpu"), "8", "GPUs reserved")
+    ctl.stop()
+
+
+def job_with(name, claims, requests=None):
+    req = {"cpu": "1"}
+    req.update(requests or {})
+    lim = dict(requests or {})
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": "default",
+                         "labels": {"kueue.x-k8s.io/queue-name":
+                                    "user-queue"},
+                         "annotations": {"cueue.dev/sim-runtime-ms":
+                                         "600000"}},
+            "spec": {"suspend": True, "template": {"spec": {
+                "restartPolicy": "Never",
+                "resourceClaims": claims,
+                "containers": [{"name": "c", "image": "busybox",
+                                "resources": {"requests": req,
+                                              "limits": lim}}]}}}}
+
+
+def by_job(s, name):
+    for w in workloads(s):
+        for o in w["metadata"].get("ownerReferences", []):
+            if o["name"] == name:
+                return w
+    return None
+
+
+def condition_of(s, name, status=None):
+    w = by_job(s, name)
+    c = cond(w, "QuotaReserved") if w else None
+    if c is None or (status is not None and c["status"] != status):
+        return None
+    return c
+
+
+def post_job(s, obj):
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/default/jobs",
+                          obj)
+    eq(code, 201, "create job: %r" % body)
+
+
+@case("refusals-and-retries", simulate="jobs")
+def refusals(s):
+    """A class no mapping names, a direct ResourceClaim and a missing
+    template are Misconfigured with Kueue's messages; the Workload of the
+    missing template is admitted once the template is created."""
+    setup(s)
+    ctl = Controller(s, config=CONTROLLER_CONFIG + MAPPED)
+    s.kubectl("apply", "-f", "-", input="""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {namespace: default, name: other-class}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: fpga
+        exactly: {deviceClassName: fpga.example.com, count: 2}
+""")
+    post_job(s, job_with("unmapped", [
+        {"name": "x", "resourceClaimTemplateName": "other-class"}]))
+    post_job(s, job_with("direct", [
+        {"name": "x", "resourceClaimName": "shared-gpu"}]))
+    post_job(s, job_with("later", [
+        {"name": "x", "resourceClaimTemplateName": "single-gpu"}]))
+    c = wait_for(lambda: condition_of(s, "unmapped"), 30, what="unmapped")
+    eq((c["status"], c["reason"]), ("False", "Misconfigured"))
+    eq(c["message"], 'spec.podSets[0].template.spec.resourceClaims[0].'
+       'resourceClaimTemplateName: Not found: "DeviceClass fpga.example.com '
+       'is not mapped in DRA configuration for podset main"')
+    c = wait_for(lambda: condition_of(s, "direct"), 30, what="direct")
+    eq((c["status"], c["reason"], c["message"]),
+       ("False", "Misconfigured", "KueueDRAIntegration feature does not "
+        "support use of resource claims"))
+    c = wait_for(lambda: condition_of(s, "later"), 30, what="later")
+    eq((c["status"], c["reason"]), ("False", "Misconfigured"))
+    check("ResourceClaimTemplate single-gpu" in c["message"], c["message"])
+    template, _ = sample()
+    s.kubectl("apply", "-f", "-", input=template)
+    wait_for(lambda: condition_of(s, "later", "True"), 30,
+             what="admitted once its template exists")
+    eq(condition_of(s, "unmapped")["status"], "False", "still refused")
+    ctl.stop()
+
+
+@case("extended-resource-charged-to-mapping", simulate="jobs")
+def extended(s):
+    """A DeviceClass declaring extendedResourceName example.com/accel,
+    mapped to example.com/gpu: a Job asking for 3 example.com/accel is
+    charged 3 example.com/gpu (the raw name is not charged)."""
+    setup(s)
+    s.kubectl("apply", "-f", "-", input="""
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: accel.example.com}
+spec: {extendedResourceName: example.com/accel}
+""")
+    ctl = Controller(s, config=CONTROLLER_CONFIG + """resources:
+  deviceClassMappings:
+  - name: example.com/gpu
+    deviceClassNames: [gpu.example.com, accel.example.com]
+""")
+    post_job(s, job_with("accel", [], {"example.com/accel": "3"}))
+    c = wait_for(lambda: condition_of(s, "accel"), 30, what="accel")
+    eq(c["status"], "True", "admitted: %r" % c)
+    psa = by_job(s, "accel")["status"]["admission"]["podSetAssignments"][0]
+    eq(psa["resourceUsage"], {"cpu": "1", "example.com/gpu": "3"},
+       "resourceUsage")
+    ctl.stop()
+
+
+if __name__ == "__main__":
+    from cuetest import run_cases
+    run_cases()

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: Apache-2.0
+"""metrics.customLabels as in Kueue's "custom metric labels" task: with
+the CustomMetricLabels gate on, a ClusterQueue label and a LocalQueue
+annotation become custom_<name> labels on Kueue's ClusterQueue and
+LocalQueue metrics (a value trackedValues does not list is
+kueue.x-k8s.io/_UNTRACKED_VALUE_); with the gate off (Kueue's default)
+the configuration loads and no label is added."""
+import os
+import urllib.request
+
+from cuetest import (CONTROLLER_CONFIG, Controller, case, check, free_port,
+                     wait_for)
+
+SETUP = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: cq
+  labels: {team: ml}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default-flavor
+      resources: [{name: cpu, nominalQuota: 4}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  namespace: default
+  name: lq
+  annotations: {example.com/cost-center: gold}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  namespace: default
+  name: other
+  annotations: {example.com/cost-center: lead}
+spec: {clusterQueue: cq}
+"""
+
+LABELS = """  customLabels:
+  - name: team
+  - name: cost_center
+    sourceAnnotationKey: example.com/cost-center
+    sourceKind: LocalQueue
+    trackedValues: [gold, silver]
+"""
+
+JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: %s
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: %s}
+  annotations: {cueue.dev/sim-runtime-ms: "600000"}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+        resources: {requests: {cpu: "1"}}
+"""
+
+
+def config(port, gate):
+    cfg = CONTROLLER_CONFIG.replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n' % port + LABELS)
+    if gate:
+        cfg += "featureGates:\n  CustomMetricLabels: true\n"
+    return cfg
+
+
+def scrape(port):
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with direct.open("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
+        return r.read().decode()
+
+
+def run(s, gate):
+    s.kubectl("apply", "-f", os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "manifests",
+        "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", "-", input=SETUP)
+    port = free_port()
+    ctl = Controller(s, config=config(port, gate))
+    s.kubectl("apply", "-f", "-", input=JOB % ("a", "lq"))
+    s.kubectl("apply", "-f", "-", input=JOB % ("b", "other"))
+    text = wait_for(lambda: (lambda t: t if t.count(
+        "kueue_local_queue_admitted_workloads_total{") >= 2 else None)(
+        scrape(port)), 30, what="both admitted in the metrics")
+    return ctl, text
+
+
+@case("custom-labels-on-kueue-metrics", simulate="jobs")
+def custom_labels(s):
+    ctl, text = run(s, True)
+    check('kueue_admitted_workloads_total{cluster_queue="cq",'
+          'priority_class="",custom_team="ml",replica_role="standalone"} 2'
+          in text, text)
+    check('kueue_local_queue_admitted_workloads_total{name="lq",'
+          'namespace="default",priority_class="",custom_cost_center="gold",'
+          in text, text)
+    check('kueue_local_queue_admitted_workloads_total{name="other",'
+          'namespace="default",priority_class="",custom_cost_center='
+          '"kueue.x-k8s.io/_UNTRACKED_VALUE_",' in text, text)
+    check('kueue_admission_attempts_total{result="success",'
+          'replica_role="standalone"}' in text, "no custom labels there")
+    ctl.stop()
+
+
+@case("gate-off-no-custom-labels", simulate="jobs")
+def gate_off(s):
+    ctl, text = run(s, False)
+    check("custom_" not in text, text)
+    ctl.stop()
+
+
+if __name__ == "__main__":
+    from cuetest import run_cases
+    run_cases()
