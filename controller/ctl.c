@@ -561,6 +561,7 @@ static int start_http(ctl *c, cu_error *err)
 			o.cert_pem = certs.cert_pem;
 			o.key_pem = certs.key_pem;
 			o.tls_priorities = c->cfg->tls.priorities;
+			o.per_ip_limit = CTL_HTTPD_AUTH_PER_IP_LIMIT;
 		}
 		if (rc == CU_OK)
 			rc = ctl_httpd_new(
@@ -570,7 +571,7 @@ static int start_http(ctl *c, cu_error *err)
 			rc = ctl_metrics_mount(
 			    c->metrics, c->srv.metrics_srv, err);
 		if (rc == CU_OK && !c->opts.metrics_insecure)
-			rc = ctl_mauth_new(&c->srv.mauth, c->client, err);
+			rc = ctl_mauth_new(&c->srv.mauth, c->auth_client, err);
 		if (rc == CU_OK && c->srv.mauth != NULL)
 			rc = ctl_mauth_mount(
 			    c->srv.mauth, c->srv.metrics_srv, err);
@@ -596,6 +597,32 @@ static int new_pipe(ctl *c, cu_error *err)
 	po.hooks.drained = drained;
 	po.hooks.payload = c;
 	return ctl_pipe_new(&c->pipe, &po, err);
+}
+
+/* The reviews' and the Lease's clients (see ctl_int.h): the same server
+ * and credentials, their own limiters and connection slots. Reviews get
+ * the configured qps/burst, a few connections, short attempts and one
+ * retry (a waiting scraper gives up long before the admission path's
+ * patience); the Lease a small fixed budget - it asks about once per
+ * retryPeriod. */
+static int side_clients(ctl *c, cu_error *err)
+{
+	struct api_client_opts o = c->copts;
+	int rc;
+
+	o.user_agent = "cueue-controller/" CUEUE_VERSION " (reviews)";
+	o.max_connections = CTL_AUTH_CLIENT_CONNECTIONS;
+	o.request_timeout_ms = CTL_AUTH_CLIENT_TIMEOUT_MS;
+	o.max_attempts = 2;
+	rc = api_client_new(&c->auth_client, c->loop, &o, err);
+	if (rc != CU_OK)
+		return rc;
+	o = c->copts;
+	o.user_agent = "cueue-controller/" CUEUE_VERSION " (leader-election)";
+	o.qps = CTL_LEASE_CLIENT_QPS;
+	o.burst = (int)CTL_LEASE_CLIENT_QPS * 2;
+	o.max_connections = 2;
+	return api_client_new(&c->lease_client, c->loop, &o, err);
 }
 
 int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
@@ -651,6 +678,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	rc = api_client_new(&c->client, loop, &c->copts, err);
 	if (rc == CU_OK)
 		rc = api_client_new(&c->ev_client, loop, &c->copts, err);
+	if (rc == CU_OK)
+		rc = side_clients(c, err);
 	if (rc == CU_OK)
 		rc = que_state_new(&c->st, err);
 	if (rc == CU_OK)
@@ -805,7 +834,8 @@ static int start_leader(ctl *c, cu_error *err)
 	o.renew_deadline_ns = c->cfg->leader_election.renew_deadline_ns;
 	o.retry_period_ns = c->cfg->leader_election.retry_period_ns;
 	ctl_metrics_set_role(c->metrics, CTL_ROLE_FOLLOWER);
-	rc = ctl_leader_new(&c->leader, c->client, c->loop, &o, &cbs, c, err);
+	rc = ctl_leader_new(
+	    &c->leader, c->lease_client, c->loop, &o, &cbs, c, err);
 	if (rc == CU_OK) {
 		api_client_set_write_gate(c->client, write_gate, c);
 		api_client_set_write_gate(c->ev_client, write_gate, c);
@@ -927,6 +957,8 @@ void ctl_free(ctl *c)
 		api_informer_free(c->inf[i]);
 	ctl_tas_dispose(c);
 	api_client_free(c->ev_client);
+	api_client_free(c->auth_client);
+	api_client_free(c->lease_client);
 	api_client_free(c->client);
 	api_client_opts_dispose(&c->copts);
 	ctl_pipe_free(c->pipe); /* rolls back an open transaction */

@@ -71,6 +71,11 @@
 
 /* The tick (metrics, backoffs, due pending statuses), in seconds. */
 #define CTL_TICK_S 1.0
+/* The authentication reviews' client (ctl.c side_clients). */
+#define CTL_AUTH_CLIENT_CONNECTIONS 4
+#define CTL_AUTH_CLIENT_TIMEOUT_MS 5000
+/* The Lease client's own budget. */
+#define CTL_LEASE_CLIENT_QPS 5.0
 /* Every this many ticks, parked Workloads get another look (on_tick). */
 #define CTL_REQUEUE_ALL_TICKS 10
 /* How long a PodsReady=True write may wait for the job's Finished write
@@ -278,6 +283,14 @@ struct ctl {
 	 * as controller-runtime's event recorder does: they never take the
 	 * admission path's rate budget. */
 	api_client *ev_client;
+	/* Authentication reviews of the metrics and visibility ports
+	 * (TokenReview, SubjectAccessReview): their own client, rate
+	 * limiter and connections, so that nobody outside spends the
+	 * admission path's budget (controller/mauth.h). */
+	api_client *auth_client;
+	/* Leader election's Lease reads and writes: a path nothing else can
+	 * fill, so that renewals never wait behind writes or reviews. */
+	api_client *lease_client;
 	api_informer *inf[INF__COUNT];
 	/* an integration's API was found not served, and said so */
 	bool inf_absent[INF__COUNT];

@@ -86,6 +86,9 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	if (c->metrics != NULL && !c->freeing)
 		own_metrics(c, ev_now(loop));
 	c->tick.due = ev_now(loop) + CTL_TICK_S;
+	/* Rate-limited warnings say what they held back once their period
+	 * ends, even when no new line comes. */
+	(void)cu_log_limits_flush(cu_time_mono_ns());
 	if (c->freeing || !c->synced)
 		return;
 	/* Backoffs expire and pending statuses come due with time. */

@@ -569,8 +569,9 @@ def no_secrets_in_log(s, log, secrets):
 @case("network-policy", tls=False)
 def network_policy(s):
     """manifests/network_policy.yaml selects the controller pod, admits
-    the webhook and visibility ports from anywhere (the API server has
-    no pod selector),
+    the webhook port from anywhere (the API server has no pod selector),
+    the visibility port only from outside the pod network (the API
+    server, not pods), its comment naming the metrics port it opens,
     metrics only from namespaces labelled metrics=enabled, and lists no
     rule for the health port (only the node's kubelet reaches it); it is
     part of the kustomization, and its named ports are the Deployment's
@@ -607,7 +608,13 @@ def network_policy(s):
         "bindPort", 8082), "visibility port")
     eq(sorted(opened), ["metrics", "visibility", "webhook"], "ports opened")
     eq(opened["webhook"], None, "webhook from anywhere")
-    eq(opened["visibility"], None, "visibility API from anywhere")
+    eq(opened["visibility"], [
+        {"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.244.0.0/16"]}},
+        {"ipBlock": {"cidr": "::/0"}}],
+       "visibility API only from outside the pod network (the API server)")
+    with open(os.path.join(MANIFESTS, "network_policy.yaml")) as f:
+        check("metrics (%d)" % ports["metrics"] in f.read(),
+              "the comment names the metrics port %d" % ports["metrics"])
     eq(opened["metrics"], [{"namespaceSelector": {
         "matchLabels": {"metrics": "enabled"}}}], "metrics sources")
 
