@@ -390,7 +390,7 @@ static void turn(ctl *c)
 		    api_informer_count(c->inf[INF_WL]),
 		    api_informer_count(c->inf[INF_CQ]));
 	}
-	if (c->dirty_config) {
+	if (c->dirty_config && ctl_config_due(c)) {
 		ctl_sync_config(c);
 		ctl_tas_sync_config(c);
 		ctl_provreq_sync_checks(c);
@@ -948,6 +948,8 @@ void ctl_free(ctl *c)
 	ctl_tick_stop(c);
 	if (c->feed.wake_armed)
 		ev_timer_stop(c->loop, &c->feed.wake_w);
+	if (c->feed.sync_armed)
+		ev_timer_stop(c->loop, &c->feed.sync_w);
 	ctl_leader_free(c->leader);
 	/* Answers the scrapes waiting on a review before the client and the
 	 * metrics server go. */

@@ -76,6 +76,9 @@
 #define CTL_AUTH_CLIENT_TIMEOUT_MS 5000
 /* The Lease client's own budget. */
 #define CTL_LEASE_CLIENT_QPS 5.0
+/* Configuration syncs under churn (feed.c ctl_config_due). */
+#define CTL_SYNC_SPACING 4
+#define CTL_SYNC_SPACING_MAX_NS (1000LL * 1000000LL)
 /* Every this many ticks, parked Workloads get another look (on_tick). */
 #define CTL_REQUEUE_ALL_TICKS 10
 /* How long a PodsReady=True write may wait for the job's Finished write
@@ -148,6 +151,12 @@ struct ctl_feed {
 	 * generation, not on every configuration change. */
 	cu_map warned;
 	unsigned pass; /* ctl_sync_config's pass: entries not seen go */
+	/* Configuration churn (ctl_config_due): the next sync not before
+	 * sync_next_ns (monotonic), and the timer that wakes the loop for
+	 * it. */
+	int64_t sync_next_ns;
+	ev_timer sync_w;
+	bool sync_armed;
 };
 
 /* decide.c, resume.c: decisions whose announcement is under way. */
@@ -347,6 +356,12 @@ void ctl_feed_dispose(struct ctl_feed *f);
  * (a ClusterQueue being deleted leaves it: it admits nothing new while
  * its finalizer holds it). */
 void ctl_sync_config(ctl *c);
+/* May the configuration be synced now (ctl_sync_config)? Each sync reads
+ * every configuration object, so a burst of thousands of events is
+ * batched: a sync comes at least CTL_SYNC_SPACING times the last one's
+ * cost after it (at most CTL_SYNC_SPACING_MAX_NS later); when not yet,
+ * a timer wakes the loop in time and false is returned. */
+bool ctl_config_due(ctl *c);
 /* The resource-in-use finalizers of ClusterQueues and ResourceFlavors:
  * added, and removed once nothing uses a deleted one
  * (rec_in_use_finalizer_patch). Writers only. */

@@ -36,6 +36,8 @@
 #define CTL_REPORT_RATE_MIN 1.0
 #define CTL_REPORT_RATE_MAX 5.0
 #define CTL_REPORT_BURST 10.0
+/* Finalizer writes a second when the client has no qps limit. */
+#define CTL_FINALIZER_RATE_UNLIMITED 100.0
 /* Writes waiting in the main client (its rate limiter) from which
  * reports hold back: decisions go first. */
 #define CTL_REPORT_BACKLOG 8
@@ -201,6 +203,12 @@ int ctl_pipe_new(
 		p->budgets[i].burst = CTL_REPORT_BURST;
 		p->budgets[i].tokens = CTL_REPORT_BURST;
 	}
+	/* Configuration finalizers: a quarter of the client's qps (they
+	 * complete deletions, so not starved like reports). */
+	p->budgets[CTL_PIPE_BUDGET_FINALIZERS].rate =
+	    !(opts->qps > 0)	     ? CTL_FINALIZER_RATE_UNLIMITED
+	    : opts->qps / 4.0 >= 1.0 ? opts->qps / 4.0
+				     : 1.0;
 	*out = p;
 	return CU_OK;
 }
