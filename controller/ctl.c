@@ -575,6 +575,12 @@ static int start_http(ctl *c, cu_error *err)
 		if (rc == CU_OK && c->srv.mauth != NULL)
 			rc = ctl_mauth_mount(
 			    c->srv.mauth, c->srv.metrics_srv, err);
+		/* The reasons of /readyz?verbose only to callers the gate
+		 * authenticated and authorized (the probe port withholds
+		 * them). */
+		if (rc == CU_OK && c->srv.mauth != NULL)
+			rc = ctl_health_mount_detailed(
+			    c->srv.health, c->srv.metrics_srv, err);
 		if (rc != CU_OK)
 			return rc;
 	}

@@ -326,9 +326,19 @@ static int ledger_commit(ctl_pipe *p, cu_error *err)
 
 	if (rc == CU_OK)
 		p->ledger_fail[0] = '\0';
-	else
+	else {
+		cu_error ck;
+
 		snprintf(
 		    p->ledger_fail, sizeof(p->ledger_fail), "%s", err->msg);
+		/* SQLite checkpoints only after a commit that succeeds: a
+		 * WAL at its limit (a full disk, a file-size limit) would
+		 * stay full for good. Fold it back and truncate it, so
+		 * that the next turn's commit starts a new WAL. */
+		store_rollback(p->o.ledger);
+		if (store_checkpoint(p->o.ledger, &ck) != CU_OK)
+			cu_debug("ledger: %s", ck.msg);
+	}
 	return rc;
 }
 
