@@ -12,6 +12,7 @@
 #include <ev.h>
 #include <openssl/crypto.h>
 
+#include "api/informer.h"
 #include "api/json.h"
 #include "controller/certrot.h"
 #include "controller/certs.h"
@@ -49,6 +50,12 @@ static const struct inject_target {
 };
 #define NTARGETS (sizeof(TARGETS) / sizeof(TARGETS[0]))
 
+/* One watched target: its informer's handler payload. */
+struct watched {
+	struct ctl_certrot *r;
+	size_t i; /* index into TARGETS */
+};
+
 struct ctl_certrot {
 	struct ev_loop *loop;
 	api_client *client;
@@ -64,7 +71,15 @@ struct ctl_certrot {
 	/* The set being served: PEM [owned]. */
 	char *ca, *cert, *key;
 	size_t step; /* index into TARGETS of the caBundle being kept */
+	/* Every target watched by name: a caBundle found missing or stale
+	 * (applied after the start, re-created, replaced by an older
+	 * manifest) asks for a pass at once. */
+	api_informer *inf[NTARGETS];
+	struct watched w[NTARGETS];
+	bool again; /* a pass was asked for while one ran */
 };
+
+static void start_pass(ctl_certrot *r);
 
 static void pass_done(ctl_certrot *r)
 {
@@ -72,6 +87,10 @@ static void pass_done(ctl_certrot *r)
 	r->req = NULL;
 	if (!r->failed)
 		r->passes++;
+	if (r->again) {
+		r->again = false;
+		start_pass(r);
+	}
 }
 
 /* Write `data` to dir/name through a temporary file and a rename, so a
@@ -316,6 +335,121 @@ static void on_config_get(const struct api_response *resp, void *payload)
 	json_decref(obj);
 	r->step++;
 	inject_next(r);
+}
+
+/* ---- the targets watched ---------------------------------------------- */
+
+/* Does caBundle have [borrowed; base64, NULL: none] hold the PEM ca? */
+static bool holds_ca(const char *have, const char *ca)
+{
+	char *pem = NULL;
+	size_t n;
+	bool yes;
+
+	if (have == NULL || have[0] == '\0' ||
+	    api_base64_decode(have, &pem, &n, NULL) != CU_OK)
+		return false;
+	yes = strstr(pem, ca) != NULL;
+	cu_free(pem);
+	return yes;
+}
+
+/* Does target i's object obj [borrowed] lack the Secret's CA in a
+ * caBundle (missing, or another CA: applied after the start, re-created,
+ * replaced by an older manifest)? Unknown until a pass has read the
+ * Secret (r->ca). A bundle that also holds the CA still being served
+ * during a rotation is not stale: the periodic pass drops that one once
+ * the new pair is in place. */
+static bool stale(const ctl_certrot *r, size_t i, json_t *obj)
+{
+	json_t *hooks, *w;
+	size_t k;
+	bool bad = false;
+
+	if (r->ca == NULL)
+		return false;
+	if (TARGETS[i].crd) {
+		json_t *conv =
+		    json_object_get(json_object_get(obj, "spec"), "conversion");
+		const char *strategy = api_json_str(conv, "strategy");
+		const char *have = api_json_str(
+		    json_object_get(
+			json_object_get(conv, "webhook"), "clientConfig"),
+		    "caBundle");
+
+		bad = strategy != NULL && strcmp(strategy, "Webhook") == 0 &&
+		      !holds_ca(have, r->ca);
+	}
+	hooks = TARGETS[i].crd ? NULL : json_object_get(obj, "webhooks");
+	json_array_foreach(hooks, k, w)
+	{
+		if (!holds_ca(api_json_str(json_object_get(w, "clientConfig"),
+				  "caBundle"),
+			r->ca))
+			bad = true;
+	}
+	return bad;
+}
+
+/* A pass now, or right after the one running. */
+static void ask_pass(ctl_certrot *r)
+{
+	if (r->running)
+		r->again = true;
+	else
+		start_pass(r);
+}
+
+static void on_target(json_t *obj, void *payload)
+{
+	struct watched *w = payload;
+
+	if (stale(w->r, w->i, obj)) {
+		cu_info("webhook caBundle: %s %s lacks the current CA: "
+			"injecting it",
+		    TARGETS[w->i].res->plural, TARGETS[w->i].name);
+		ask_pass(w->r);
+	}
+}
+
+static void on_target_update(json_t *old, json_t *obj, void *payload)
+{
+	(void)old;
+	on_target(obj, payload);
+}
+
+static void on_target_delete(json_t *obj, void *payload)
+{
+	(void)obj;
+	(void)payload;
+}
+
+static const struct api_informer_handlers TARGET_HANDLERS = {
+    on_target, on_target_update, on_target_delete, NULL};
+
+/* Watch every target by name (a field selector on metadata.name, which
+ * RBAC authorizes against the rules' resourceNames). Best effort: a
+ * target not watched is still kept by the periodic pass. */
+static void watch_targets(ctl_certrot *r)
+{
+	char sel[256];
+	size_t i;
+	cu_error err;
+
+	for (i = 0; i < NTARGETS; i++) {
+		if (r->inf[i] != NULL)
+			continue;
+		r->w[i].r = r;
+		r->w[i].i = i;
+		snprintf(sel, sizeof(sel), "metadata.name=%s", TARGETS[i].name);
+		if (api_informer_new(&r->inf[i], r->client, TARGETS[i].res,
+			NULL, NULL, sel, &TARGET_HANDLERS, &r->w[i],
+			&err) != CU_OK) {
+			cu_warn("webhook caBundle: not watching %s: %s",
+			    TARGETS[i].name, err.msg);
+			r->inf[i] = NULL;
+		}
+	}
 }
 
 static void inject_next(ctl_certrot *r)
@@ -572,6 +706,7 @@ void ctl_certrot_run(ctl_certrot *r)
 		return;
 	if (!ev_is_active(&r->period_w))
 		ev_timer_start(r->loop, &r->period_w);
+	watch_targets(r);
 	start_pass(r);
 }
 
@@ -582,8 +717,12 @@ unsigned ctl_certrot_passes(const ctl_certrot *r)
 
 void ctl_certrot_free(ctl_certrot *r)
 {
+	size_t i;
+
 	if (r == NULL)
 		return;
+	for (i = 0; i < NTARGETS; i++)
+		api_informer_free(r->inf[i]);
 	ev_timer_stop(r->loop, &r->period_w);
 	if (r->req != NULL) {
 		api_req *q = r->req;

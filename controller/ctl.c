@@ -963,6 +963,9 @@ void ctl_free(ctl *c)
 	ctl_vauth_free(c->srv.vauth);
 	for (i = 0; i < INF__COUNT; i++)
 		api_informer_free(c->inf[i]);
+	/* Its informers before the client. */
+	ctl_certrot_free(c->srv.certrot);
+	c->srv.certrot = NULL;
 	ctl_tas_dispose(c);
 	api_client_free(c->ev_client);
 	api_client_free(c->auth_client);
