@@ -30,8 +30,11 @@
 #   make fuzz             libFuzzer targets, FUZZ_SECONDS each (clang)
 #   make valgrind         unit tests under memcheck
 #   make lint             format check, module dependencies
-#                         (tests/lint/deps.sh), banned functions, raw
-#                         allocation, references outside the repository,
+#                         (tests/lint/deps.sh), file and function sizes
+#                         and internal names (tests/lint/size.sh), banned
+#                         functions, raw allocation, references outside
+#                         the repository and the file map of
+#                         docs/architecture.md (scripts/check-refs.sh),
 #                         cppcheck, this help naming every target
 #   make format           reformat every source file in place
 #   make format-check     only check the formatting (part of lint)
@@ -126,12 +129,12 @@ HARDEN := -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=$(FORTIFY_LEVEL) \
   $(call cc_flag,-fcf-protection)
 endif
 
-CFLAGS_debug    := -O0 -g3
+CFLAGS_debug    := -O0 -g3 -DCUEUE_CHECK_INVARIANTS
 CFLAGS_release  := -O2 -g $(HARDEN) -fPIE
 LDFLAGS_release := -pie -Wl,-z,relro,-z,now,-z,noexecstack
-CFLAGS_asan     := -O1 -g $(SAN)
+CFLAGS_asan     := -O1 -g $(SAN) -DCUEUE_CHECK_INVARIANTS
 LDFLAGS_asan    := $(SAN)
-CFLAGS_cov      := -O0 -g --coverage
+CFLAGS_cov      := -O0 -g --coverage -DCUEUE_CHECK_INVARIANTS
 LDFLAGS_cov     := --coverage
 
 ALL_CFLAGS  = $(STD) $(WARN) $(CFLAGS_$(BUILD)) $(PKG_CFLAGS) -I. \
@@ -401,6 +404,7 @@ format:
 BANNED := \b(strcpy|strcat|sprintf|vsprintf|gets|strtok|atoi|atol|system)\s*\(
 lint: format-check help-check
 	@tests/lint/deps.sh
+	@tests/lint/size.sh
 	@if grep -nE '$(BANNED)' $(ALL_SRC); then echo "banned function"; exit 1; fi
 	@if grep -nE '\b(malloc|calloc|realloc|strdup|free)\s*\(' $(filter-out lib/mem.c,$(ALL_SRC)) | grep -v 'cu_\|json_\|curl_\|sqlite3_\|yaml_\|MHD_\|OPENSSL\|X509\|EVP\|BIO\|BN_\|ASN1' ; then \
 	  echo "raw allocation outside lib/mem.c"; exit 1; fi

@@ -134,6 +134,10 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.requeueState", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Workload", "status.reclaimablePods", S, CTL_COMPAT_WARN_NEVER, ""},
+    /* Kueue's job contract (jobframework): what a job may do. */
+    {"Job", "pod sets changed after admission", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Job", "kueue.x-k8s.io/prebuilt-workload-name", S, CTL_COMPAT_WARN_NEVER,
+	""},
     /* Kueue's metric families cueue does not export (pkg/metrics). */
     {"Metric", "multikueue_workloads_dispatched_total", N,
 	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},

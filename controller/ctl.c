@@ -370,6 +370,26 @@ static bool all_synced(ctl *c)
 	return true;
 }
 
+#ifdef CUEUE_CHECK_INVARIANTS
+/* Debug, ASan and coverage builds: the engine's structural invariants
+ * (queues.h, 1, 2 and 4) after every turn, so every integration test
+ * checks them; a violation is a programming error. */
+static void check_invariants(ctl *c)
+{
+	cu_error err;
+
+	if (c->st != NULL && que_check_structure(c->st, &err) != CU_OK) {
+		cu_errorf("engine invariant violated: %s", err.msg);
+		cu_assert_fail("que_check_structure", __FILE__, __LINE__);
+	}
+}
+#else
+static void check_invariants(ctl *c)
+{
+	(void)c;
+}
+#endif
+
 static void turn(ctl *c)
 {
 	int64_t now = cu_time_now_ns();
@@ -441,6 +461,7 @@ static void turn(ctl *c)
 		ctl_report_pending(c, now);
 	}
 	ctl_pipe_flush(c->pipe);
+	check_invariants(c);
 }
 
 static void on_turn(struct ev_loop *loop, ev_prepare *w, int revents)

@@ -3,39 +3,11 @@
  * controller/ctl_int.h - the controller's internal header: the shared
  * struct ctl (wiring, plus one sub-struct per subsystem file) and the
  * functions the controller's files call across each other. Only the
- * controller's own files (ctl.c, decide.c, feed.c, report.c, resume.c,
- * tick.c, views.c, writes.c) include it; the public interface is ctl.h.
+ * controller's own files include it; the public interface is ctl.h.
  *
- * Files and what they own:
- *   ctl.c      the wiring: informer handlers -> dirty sets, the turn,
- *              the Job and Workload reconcilers, lifecycle, leadership
- *   pipeline.c every write (its own object, ctl_pipe; pipeline.h)
- *   feed.c     configuration and Workloads into the engine (struct
- *              ctl_feed)
- *   decide.c   the scheduling cycle: decisions -> ledger + writes, and
- *              the answers to those writes (struct ctl_decide)
- *   resume.c   restart: the ledger's decisions first; deferred
- *              announcements
- *   report.c   ClusterQueue/LocalQueue status and pending reasons, within
- *              their budgets (struct ctl_report)
- *   views.c    read-only views of the caches: the gate's owner lookup,
- *              priority classes, admitted flavors, the webhook handlers'
- *              view; the webhook and certificate servers (struct
- *              ctl_serve)
- *   writes.c   the controller's writes by object: Workload writes with
- *              expectations, job stop/start steps, events, a deleted
- *              job's Workloads
- *   tick.c     the one-second tick: metrics, retries, requeue safety net
- *              (struct ctl_tick)
- *   keys.c     ctl_keys: the maps below, by uid, {ns, name} or object
- *              key {kind, ns, name}, in insertion order (keys.h)
- *   provreq.c  the ProvisioningRequest admission check controller
- *              (reconcile/provreq.c's decisions; its own informers)
- *   podsready.c waitForPodsReady: the pods' own cause of a job that waits
- *              (on-demand LIST), blockAdmission's admitted-not-ready set
- *              (struct ctl_pr)
- *   wlmetrics.c Kueue's per-Workload metrics where the event happens, the
- *              finished and unadmitted gauges' sets (struct ctl_wm)
+ * Which file holds what: docs/architecture.md section 2.3 (checked
+ * against the tree by scripts/check-refs.sh). The declarations below are
+ * grouped by the file that defines them.
  *
  * Event-loop thread only. Prefix ctl_.
  */
@@ -241,7 +213,7 @@ struct ctl_wm {
 	int64_t started_ns; /* wall clock at start */
 };
 
-/* tas.c: topology-aware scheduling. */
+/* tas*.c: topology-aware scheduling (controller/tas_int.h). */
 struct tas_flavor;
 struct ctl_tas {
 	bool started; /* the informers below run (a flavor names a topology) */
@@ -378,6 +350,9 @@ void ctl_forget_workload(ctl *c, const char *const *key, const char *uid);
 void ctl_add_workload(
     ctl *c, const char *const *key, const struct api_workload *wl);
 
+/* Reconcile Workload key ({ns, name} [borrowed]) again at at_ns (a timer). */
+void ctl_wake_workload(ctl *c, const char *const *key, int64_t at_ns);
+
 /* ---- afs.c ------------------------------------------------------------ */
 
 /* Init (always CU_OK) and dispose; dispose is safe on a zeroed struct. */
@@ -410,9 +385,6 @@ void ctl_ledger_release(ctl *c, const char *uid, int64_t now);
  * decision there is not an error); committed before the eviction write
  * is sent. */
 void ctl_ledger_evicting(ctl *c, const char *uid, int64_t now);
-/* Reconcile Workload key ({ns, name} [borrowed]) again at at_ns (feed.c's
- * timer). */
-void ctl_wake_workload(ctl *c, const char *const *key, int64_t at_ns);
 /* Decode the cached Workload ns/name [borrowed] into *wl [owned:
  * api_workload_dispose on CU_OK]. CU_ENOTFOUND, decode errors (logged). */
 int ctl_decode_cached(

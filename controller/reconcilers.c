@@ -540,6 +540,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	bool have_wl = false, ok_job;
 	json_t *obj;
 	char *wlname = NULL;
+	const char *prebuilt;
 	cu_error err;
 
 	if (inf == NULL)
@@ -572,10 +573,17 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 		    name, err.msg);
 		return;
 	}
-	if (api_workload_name(kind == 'J' ? "Job" : "JobSet",
-		kind == 'J' ? "batch" : "jobset.x-k8s.io", name,
-		rec_job_meta(&j)->uid, -1, API_WORKLOAD_NAME_MAX, &wlname,
-		&err) != CU_OK)
+	/* The job's Workload: its prebuilt one when it names one (adopted,
+	 * never created), else the one Kueue names after it. */
+	prebuilt = rec_prebuilt_workload_name(rec_job_meta(&j));
+	if (prebuilt != NULL) {
+		wlname = cu_strdup(prebuilt);
+		if (wlname == NULL)
+			goto out;
+	} else if (api_workload_name(kind == 'J' ? "Job" : "JobSet",
+		       kind == 'J' ? "batch" : "jobset.x-k8s.io", name,
+		       rec_job_meta(&j)->uid, -1, API_WORKLOAD_NAME_MAX,
+		       &wlname, &err) != CU_OK)
 		goto out;
 	job_workload(c, ns, wlname, &wl, &have_wl, &v.wl_awaited);
 	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,
@@ -619,6 +627,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	in.ns = ns;
 	in.name = name;
 	in.wl_name = wlname;
+	in.prebuilt = prebuilt != NULL;
 	in.wl = have_wl ? &wl : NULL;
 	rec_plan_init(&plan);
 	if (rec_job_reconcile(&v, &in, now, &plan, &err) != CU_OK)

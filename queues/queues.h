@@ -918,4 +918,10 @@ void que_tas_capacity_changed(que_state *st);
  * message naming the first violation. Call between cycles. */
 CU_MUST_CHECK int que_check_invariants(que_state *st, cu_error *err);
 
+/* Invariants 1, 2 and 4 only: what must hold whatever the configuration
+ * did (invariant 3 breaks on purpose when a quota is lowered under existing
+ * usage). The controller checks it after every loop turn in debug, ASan and
+ * coverage builds (CUEUE_CHECK_INVARIANTS). */
+CU_MUST_CHECK int que_check_structure(que_state *st, cu_error *err);
+
 #endif /* CU_QUEUES_QUEUES_H */

@@ -567,7 +567,8 @@ static int check_wl_place(const struct que_wl *wl, cu_error *err)
 	return CU_OK;
 }
 
-int que_check_invariants(que_state *st, cu_error *err)
+/* Invariants 1, 2 and 4, and 3 when `limits`. */
+static int check_all(que_state *st, bool limits, cu_error *err)
 {
 	cu_map_iter it = CU_MAP_ITER_INIT;
 	struct que_wl *iw;
@@ -612,8 +613,8 @@ int que_check_invariants(que_state *st, cu_error *err)
 				    (long long)sum[fr]);
 				goto out;
 			}
-		rc = check_limits(st, &cq->node, "clusterQueue", cq->name, err);
-		if (rc)
+		if (limits && (rc = check_limits(st, &cq->node, "clusterQueue",
+				   cq->name, err)) != CU_OK)
 			goto out;
 		for (j = 0; !cq->afs_dirty && j < cq->n_heap; j++) {
 			if (j > 0 && (cq->admission_fair ? que_wl_before_afs
@@ -655,8 +656,8 @@ int que_check_invariants(que_state *st, cu_error *err)
 				    (long long)sum[fr]);
 				goto out;
 			}
-		rc = check_limits(st, &co->node, "cohort", co->name, err);
-		if (rc)
+		if (limits && (rc = check_limits(st, &co->node, "cohort",
+				   co->name, err)) != CU_OK)
 			goto out;
 	}
 	while (que_wl_map_next(&st->wl_index, &it, &iw)) {
@@ -676,4 +677,14 @@ int que_check_invariants(que_state *st, cu_error *err)
 out:
 	cu_free(sum);
 	return rc;
+}
+
+int que_check_invariants(que_state *st, cu_error *err)
+{
+	return check_all(st, true, err);
+}
+
+int que_check_structure(que_state *st, cu_error *err)
+{
+	return check_all(st, false, err);
 }

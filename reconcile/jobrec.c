@@ -11,6 +11,9 @@
 #include "reconcile/rec_int.h"
 
 #define MSG_NOT_ADMITTED "Not admitted by cluster queue"
+#define MSG_NO_MATCHING                                                        \
+	"No matching Workload; restoring pod templates according to "          \
+	"existent Workload"
 
 /* Append a write; body [owned: taken even on failure]. */
 static int add_write(struct rec_plan *p, enum rec_target target,
@@ -425,37 +428,51 @@ static int reclaimable(const struct rec_job_in *in,
 	return wl_write(p, in, REC_WRITE_STATUS, body, err);
 }
 
-/* 6. No Workload yet: keep the job suspended, then create one. */
+/* The Workload the job should have now (rec_wl_build), with Kueue's
+ * LocalQueue defaulting: a managed job without a queue name goes to the
+ * LocalQueue "default" of its namespace when there is one. *w NULL: it
+ * cannot be built (a WARN was planned). */
+static int build_workload(const struct rec_job_view *view,
+    const struct rec_job_in *in, struct rec_plan *p, json_t **w, cu_error *err)
+{
+	struct rec_wl_build_opts bo;
+	cu_error berr;
+
+	*w = NULL;
+	memset(&bo, 0, sizeof(bo));
+	bo.lookup = view->priority;
+	bo.label_keys_to_copy = view->label_keys_to_copy;
+	if (rec_wl_build(in->job, &bo, w, &berr) != CU_OK) {
+		*w = NULL;
+		return warn_job(p, in, "workload for", berr.msg, err);
+	}
+	if (view->queue_name == NULL &&
+	    view->local_queue_exists(in->ns, "default", view->payload) &&
+	    json_object_set_new(json_object_get(*w, "spec"), "queueName",
+		json_string("default")) != 0) {
+		json_decref(*w);
+		*w = NULL;
+		return rec__nomem(err, "job reconciler");
+	}
+	return CU_OK;
+}
+
+/* 6. No Workload yet: keep the job suspended, wait for its pods to be
+ * gone (Kueue's handleJobWithNoWorkload), then create one. */
 static int create_workload(const struct rec_job_view *view,
     const struct rec_job_in *in, struct rec_plan *p, cu_error *err)
 {
-	struct rec_wl_build_opts bo;
 	json_t *w = NULL;
-	cu_error berr;
 	bool wrote, failed;
 	char *m;
 	int rc;
 
 	if (stop(in, NULL, MSG_NOT_ADMITTED, p, &wrote, &failed, err) != CU_OK)
 		return err->code;
-	if (wrote)
+	if (wrote || rec_job_is_active(in->job))
 		return CU_OK; /* create the Workload once it is stopped */
-	memset(&bo, 0, sizeof(bo));
-	bo.lookup = view->priority;
-	bo.label_keys_to_copy = view->label_keys_to_copy;
-	if (rec_wl_build(in->job, &bo, &w, &berr) != CU_OK) {
-		return warn_job(p, in, "workload for", berr.msg, err);
-	}
-	/* Kueue's LocalQueue defaulting: a managed job without a queue name
-	 * goes to the LocalQueue "default" of its namespace when there is
-	 * one. */
-	if (view->queue_name == NULL &&
-	    view->local_queue_exists(in->ns, "default", view->payload) &&
-	    json_object_set_new(json_object_get(w, "spec"), "queueName",
-		json_string("default")) != 0) {
-		json_decref(w);
-		return rec__nomem(err, "job reconciler");
-	}
+	if (build_workload(view, in, p, &w, err) != CU_OK || w == NULL)
+		return err->code;
 	if (wl_write(p, in, REC_WRITE_CREATE, w, err) != CU_OK)
 		return err->code;
 	m = cu_asprintf("Created Workload: %s/%s", in->ns, in->wl_name);
@@ -463,6 +480,137 @@ static int create_workload(const struct rec_job_view *view,
 		       : event(p, "CreatedWorkload", m, err);
 	cu_free(m);
 	return rc;
+}
+
+/* A Workload write with Kueue's event "<what>: ns/name" on the job once
+ * it lands. */
+static int wl_write_noted(struct rec_plan *p, const struct rec_job_in *in,
+    enum rec_write_op op, json_t *body, const char *reason, const char *what,
+    cu_error *err)
+{
+	struct rec_item *it;
+
+	if (add_write(p, REC_TARGET_WORKLOAD, op, in->ns, in->wl_name, body,
+		REC_EXPECT_RV, true, &it, err) != CU_OK)
+		return err->code;
+	it->done_reason = reason;
+	it->text = cu_asprintf("%s: %s/%s", what, in->ns, in->wl_name);
+	return it->text == NULL ? rec__nomem(err, "job reconciler") : CU_OK;
+}
+
+/* Kueue's updateWorkloadToMatchJob: the spec of wl, which holds no quota,
+ * rebuilt from the suspended job (spec.active kept), fields the new spec
+ * lacks removed. */
+static int update_to_match(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl,
+    struct rec_plan *p, cu_error *err)
+{
+	json_t *w = NULL, *spec, *old_spec, *v, *body;
+	const char *key;
+
+	if (build_workload(view, in, p, &w, err) != CU_OK || w == NULL)
+		return err->code;
+	spec = json_incref(json_object_get(w, "spec"));
+	json_decref(w);
+	old_spec = json_object_get(wl->raw, "spec");
+	if (json_object_set_new(spec, "active",
+		json_boolean(!wl->spec.has_active || wl->spec.active)) != 0)
+		goto nomem;
+	json_object_foreach(old_spec, key, v)
+	{
+		if (json_object_get(spec, key) == NULL &&
+		    json_object_set_new(spec, key, json_null()) != 0)
+			goto nomem;
+	}
+	if (wl->meta.resource_version == NULL) {
+		json_decref(spec);
+		return CU_OK;
+	}
+	body = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion",
+	    wl->meta.resource_version, "spec", spec);
+	if (body == NULL)
+		return rec__nomem(err, "job reconciler");
+	return wl_write_noted(p, in, REC_WRITE_PATCH, body, "UpdatedWorkload",
+	    "Updated not matching Workload for suspended job", err);
+nomem:
+	json_decref(spec);
+	return rec__nomem(err, "job reconciler");
+}
+
+/*
+ * 7. The job no longer matches its Workload (Kueue's ensureOneWorkload
+ * with no match): a running job is stopped first, its templates restored
+ * from that Workload; then a Workload without quota is updated in place,
+ * and one that holds quota is deleted once the job's pods are gone (a
+ * new one is created on a later pass and queued): the pods never run
+ * beyond what a Workload holds quota for.
+ */
+static int replace_workload(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl, bool holds,
+    struct rec_plan *p, cu_error *err)
+{
+	bool wrote, failed;
+
+	if (stop(in, wl, MSG_NO_MATCHING, p, &wrote, &failed, err) != CU_OK)
+		return err->code;
+	if (wrote || failed)
+		return CU_OK;
+	if (!holds && !wl->meta.has_deletion)
+		return update_to_match(view, in, wl, p, err);
+	if (rec_job_is_active(in->job))
+		return CU_OK;
+	return wl_write_noted(p, in, REC_WRITE_DELETE, NULL, "DeletedWorkload",
+	    "Deleted not matching Workload", err);
+}
+
+/*
+ * 2b. The job's prebuilt Workload (Kueue's ensureOneWorkload with a
+ * prebuilt name): adopted when nobody controls it, finished OutOfSync
+ * when it no longer matches the job; *wlp set NULL when it is absent,
+ * another object's, or out of sync and finished, and then the job is
+ * kept stopped ("missing workload"). *done: the plan is complete.
+ */
+static int prebuilt(const struct rec_job_in *in,
+    const struct api_workload **wlp, int64_t now_ns, struct rec_plan *p,
+    bool *done, cu_error *err)
+{
+	const struct api_workload *wl = *wlp;
+	bool other = false, keep = true, wrote, failed;
+	json_t *patch = NULL;
+	cu_error serr;
+
+	*done = true;
+	if (wl != NULL &&
+	    !rec_wl_controlled_by(wl, rec_job_meta(in->job), &other) &&
+	    !other) {
+		if (rec_wl_adopt_patch(in->job, wl, &patch, err) != CU_OK)
+			return err->code;
+		return patch == NULL
+			   ? CU_OK
+			   : wl_write(p, in, REC_WRITE_PATCH, patch, err);
+	}
+	if (wl != NULL && !other) {
+		if (rec_wl_equivalent(in->job, wl, &keep, &serr) != CU_OK)
+			keep = true; /* pod sets unreadable: as step 7 */
+		if (keep) {
+			*done = false;
+			return CU_OK;
+		}
+		if (!api_conditions_true(
+			&wl->status.conditions, REC_COND_FINISHED)) {
+			if (rec_wl_status_finish(wl, REC_FINISHED_OUT_OF_SYNC,
+				"The prebuilt workload is out of sync with "
+				"its user job",
+				now_ns, &patch, &serr) != CU_OK ||
+			    patch == NULL)
+				return CU_OK;
+			return wl_write(p, in, REC_WRITE_STATUS, patch, err);
+		}
+	}
+	*wlp = NULL;
+	if (rec_job_finished(in->job, NULL, NULL))
+		return CU_OK;
+	return stop(in, NULL, "missing workload", p, &wrote, &failed, err);
 }
 
 /*
@@ -766,6 +914,15 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	if (view->wl_awaited)
 		return CU_OK;
 	wl = in->wl;
+	/* 2b. a prebuilt Workload is adopted, never created */
+	if (in->prebuilt) {
+		bool done;
+
+		if (prebuilt(in, &wl, now_ns, out, &done, err) != CU_OK)
+			return err->code;
+		if (done)
+			return CU_OK;
+	}
 	/* 3. a finished Workload holds no resources: its finalizer goes */
 	if (wl != NULL &&
 	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED))
@@ -827,11 +984,9 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	admitted = holds && api_conditions_true(
 				&wl->status.conditions, REC_COND_ADMITTED);
 	evicted = api_conditions_true(&wl->status.conditions, REC_COND_EVICTED);
-	/* 7. a Workload that no longer matches its job is replaced (only
-	 * while it holds no quota) */
-	if (!holds && rec_wl_equivalent(in->job, wl, &keep, &serr) == CU_OK &&
-	    !keep)
-		return wl_write(out, in, REC_WRITE_DELETE, NULL, err);
+	/* 7. a Workload that no longer matches its job is replaced */
+	if (rec_wl_equivalent(in->job, wl, &keep, &serr) == CU_OK && !keep)
+		return replace_workload(view, in, wl, holds, out, err);
 	/* 7b. the pods the job no longer needs give their quota back */
 	if (reclaimable(in, wl, out, &wrote, err) != CU_OK)
 		return err->code;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * reconcile/rec_int.h - internals shared by the reconcile/ files
- * (jobs.c, workload.c): the strict merge patch every actuation and status
- * write is built as, and the one-line out-of-memory error. Implemented in
+ * (jobs.c, workload.c, prebuilt.c): the strict merge patch every
+ * actuation and status write is built as, the one-line out-of-memory
+ * error, a Workload's owner reference and label-value check. Implemented in
  * reconcile/patch.c. Never included from another folder. Prefix: rec__.
  */
 #ifndef CU_RECONCILE_REC_INT_H
@@ -51,5 +52,14 @@ int32_t rec__count_after_reclaim(const struct api_workload *wl,
 /* The spec's count of wl's pod set name [borrowed] (CRD default 1);
  * -1 when wl has no such pod set. */
 int32_t rec__spec_count(const struct api_workload *wl, const char *name);
+
+/* content.IsLabelValue: at most 63 bytes, [A-Za-z0-9] at both ends and
+ * [-_.A-Za-z0-9] inside; "" is valid. s [borrowed]. */
+bool rec__is_label_value(const char *s);
+
+/* The controller owner reference a Workload of job j [borrowed] carries
+ * (controller and blockOwnerDeletion true) [owned: json_decref]; NULL
+ * when out of memory. */
+json_t *rec__owner_ref(const struct rec_job *j);
 
 #endif /* CU_RECONCILE_REC_INT_H */

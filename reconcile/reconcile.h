@@ -124,6 +124,8 @@
 	"kueue.x-k8s.io/job-completions-equal-parallelism"
 #define REC_ANNOTATION_PROVREQ_PREFIX "provreq.kueue.x-k8s.io/"
 #define REC_FINALIZER_RESOURCE_IN_USE "kueue.x-k8s.io/resource-in-use"
+/* A job's prebuilt Workload: its name, as annotation (first) or label. */
+#define REC_PREBUILT_WORKLOAD "kueue.x-k8s.io/prebuilt-workload-name"
 
 /* Workload condition types. */
 #define REC_COND_QUOTA_RESERVED "QuotaReserved"
@@ -190,6 +192,7 @@
 #define REC_FINISHED_SUCCEEDED "Succeeded"
 #define REC_FINISHED_FAILED "Failed"
 #define REC_FINISHED_FAILED_TO_START "FailedToStart"
+#define REC_FINISHED_OUT_OF_SYNC "OutOfSync"
 
 /* QuotaReserved=False reason once an evicted Workload released quota. */
 #define REC_REASON_PENDING_EVALUATION "PendingEvaluation"
@@ -255,6 +258,35 @@ struct rec_wl_build_opts {
  */
 CU_MUST_CHECK int rec_wl_build(const struct rec_job *j,
     const struct rec_wl_build_opts *opts, json_t **out, cu_error *err);
+
+/* ---- 1b. a job's ownership of its Workload (reconcile/prebuilt.c) ----- */
+
+/*
+ * Kueue's PrebuiltWorkloadNameFor (WorkloadIdentifierAnnotations on, its
+ * default): the job's kueue.x-k8s.io/prebuilt-workload-name annotation
+ * when not empty, else that label; NULL when neither [borrowed from m].
+ * Any job kind: it reads metadata only.
+ */
+const char *rec_prebuilt_workload_name(const struct api_meta *m);
+
+/*
+ * Is wl's controller owner the object m describes (same uid)? *other:
+ * wl has a controller owner that is another object (a Workload Kueue
+ * ignores for this job).
+ */
+bool rec_wl_controlled_by(
+    const struct api_workload *wl, const struct api_meta *m, bool *other);
+
+/*
+ * EnsurePrebuiltWorkloadOwnership: the merge patch making job j the
+ * controller owner of wl (its reference replaces any other to the same
+ * uid; the other references stay) and setting label
+ * kueue.x-k8s.io/job-uid (when the uid is a label value), guarded by
+ * wl's resourceVersion. *patch [owned: json_decref]; NULL when wl has no
+ * resourceVersion. CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_wl_adopt_patch(const struct rec_job *j,
+    const struct api_workload *wl, json_t **patch, cu_error *err);
 
 /* ---- 2. does the Workload still match its job? ------------------------ */
 
@@ -1158,6 +1190,9 @@ struct rec_job_in {
 	/* That Workload as cached and decoded, NULL when absent (or not
 	 * decodable). */
 	const struct api_workload *wl;
+	/* wl_name is the job's prebuilt Workload (rec_prebuilt_workload_name):
+	 * it is adopted, never created (see rec_job_reconcile). */
+	bool prebuilt;
 	/* job NULL: the Workloads in ns whose controller owner is this job,
 	 * as cached; owned[0..n_owned). */
 	const struct api_workload *const *owned;
@@ -1172,17 +1207,34 @@ struct rec_job_in {
  *      when it has it) and is deleted (unless already being deleted).
  *   1. gate: a job that is not managed gets an empty plan, whatever else.
  *   2. wl_awaited: empty plan.
+ *   2b. prebuilt (Kueue's ensureOneWorkload for a prebuilt Workload): a
+ *      Workload controlled by another object is ignored (as absent); one
+ *      not controlled by the job is adopted (rec_wl_adopt_patch, PATCH);
+ *      one that no longer matches the job (rec_wl_equivalent) is
+ *      finished (STATUS, reason OutOfSync, "The prebuilt workload is out
+ *      of sync with its user job") unless it is finished already, then
+ *      ignored. An absent or ignored one: an unfinished job gets its
+ *      next stop write (+ "Stopped", "missing workload"); nothing is
+ *      ever created.
  *   3. Workload Finished: its finalizer goes (PATCH, when present).
  *   4. job finished: its Workload (if any) is finished (STATUS).
  *   5. Workload being deleted: the job's next stop write (+ "Stopped"
  *      event for the suspend step); once stopped and inactive, the
  *      Workload's finalizer goes.
- *   6. no Workload: the job's next stop write (+ "Stopped"), else the
- *      Workload is created (queue "default" when the gate gave no queue
- *      name and that LocalQueue exists) + "CreatedWorkload" event; a
- *      Workload that cannot be built is a WARN.
- *   7. a Workload that holds no quota and no longer matches its job is
- *      deleted.
+ *   6. no Workload: the job's next stop write (+ "Stopped"), else, once
+ *      the job has no active pods, the Workload is created (queue
+ *      "default" when the gate gave no queue name and that LocalQueue
+ *      exists) + "CreatedWorkload" event; a Workload that cannot be built
+ *      is a WARN.
+ *   7. a Workload that no longer matches its job (rec_wl_equivalent;
+ *      Kueue's ensureOneWorkload without a match): the job's next stop
+ *      write (+ "Stopped", "No matching Workload; restoring pod templates
+ *      according to existent Workload", templates restored from that
+ *      Workload); once stopped, a Workload without quota gets its spec
+ *      rebuilt from the job (PATCH, spec.active kept, + "UpdatedWorkload"
+ *      once written), and one that holds quota is deleted once the job
+ *      has no active pods (DELETE + "DeletedWorkload" once written; step
+ *      5 then 6 create its replacement).
  *   8. admitted and not evicted: a suspended job gets its start PATCH
  *      with a "Started" event on success; a start that can never work
  *      (rec_job_start_patch's CU_EINVAL) is a WARN and the Workload's

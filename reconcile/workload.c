@@ -81,31 +81,6 @@ int rec_job_podsets(
 
 /* ---- 1. building the Workload ----------------------------------------- */
 
-/* content.IsLabelValue: at most 63 bytes, [A-Za-z0-9] at both ends and
- * [-_.A-Za-z0-9] inside; "" is valid. */
-static bool is_label_value(const char *s)
-{
-	size_t n = strlen(s), i;
-
-	if (n == 0)
-		return true;
-	if (n > 63)
-		return false;
-	for (i = 0; i < n; i++) {
-		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			     (c >= '0' && c <= '9');
-
-		if (alnum)
-			continue;
-		if (i == 0 || i == n - 1)
-			return false;
-		if (c != '-' && c != '_' && c != '.')
-			return false;
-	}
-	return true;
-}
-
 /* strconv.ParseInt(s, 10, 32) > 0, as MaximumExecutionTimeSecondsForObject
  * reads the label. */
 static bool parse_max_exec(const char *s, int32_t *out)
@@ -174,7 +149,7 @@ static int build_meta(json_t *wl, const struct rec_job *j,
 			m->labels.items[i].value) != 0)
 			return rec__nomem(err, "workload metadata.labels");
 	/* Kueue leaves the label out when the uid is not a label value. */
-	if (is_label_value(m->uid) &&
+	if (rec__is_label_value(m->uid) &&
 	    set_str(labels, REC_LABEL_JOB_UID, m->uid) != 0)
 		return rec__nomem(err, "workload metadata.labels");
 
@@ -196,10 +171,7 @@ static int build_meta(json_t *wl, const struct rec_job *j,
 	else if (json_object_set_new(md, "annotations", ann) != 0)
 		return rec__nomem(err, "workload metadata.annotations");
 
-	ref = json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "apiVersion",
-	    jobset ? "jobset.x-k8s.io/v1alpha2" : "batch/v1", "kind",
-	    jobset ? "JobSet" : "Job", "name", m->name, "uid", m->uid,
-	    "controller", 1, "blockOwnerDeletion", 1);
+	ref = rec__owner_ref(j);
 	/* json_pack "o" steals ref, also on failure. */
 	refs = ref ? json_pack("[o]", ref) : NULL;
 	if (refs == NULL ||

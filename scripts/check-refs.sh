@@ -9,6 +9,11 @@
 # on live in docs/ (docs/architecture.md, docs/apiserver.md,
 # docs/jobset.md); point there instead.
 #
+# It also checks the map of the house: section 2.3 of docs/architecture.md
+# ("Every file, once") names every source file of every module folder
+# exactly once, and nothing else, so a new, renamed or deleted file is
+# (un)listed there in the same change.
+#
 # The files checked are the tracked ones (git ls-files), or every file
 # under the current directory outside .git and build/ when this is not a
 # git checkout.
@@ -39,3 +44,30 @@ if [ -n "$hits" ]; then
 	exit 1
 fi
 echo "  refs: no references outside the repository"
+
+# ---- the map of the house: docs/architecture.md section 2.3 -------------
+map=docs/architecture.md
+modules="lib api namespaces queues admission tas webhook store reconcile controller cli"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for m in $modules; do
+	list_files | tr '\0' '\n' | grep -E "^$m/[^/]+\.(c|h|def)$" || true
+done | sort >"$tmp/tree"
+awk '/^### 2\.3 /{on=1; next} on && /^##/{exit}
+	on && /^\| `[^`]+` \|/{ split($0, a, "`"); print a[2] }' "$map" |
+	sort >"$tmp/listed"
+bad=0
+for f in $(uniq -d "$tmp/listed"); do
+	echo "$map 2.3: $f is listed more than once"
+	bad=1
+done
+for f in $(comm -23 "$tmp/tree" "$tmp/listed"); do
+	echo "$map 2.3: $f is not listed (add a row saying what it holds)"
+	bad=1
+done
+for f in $(sort -u "$tmp/listed" | comm -13 "$tmp/tree" -); do
+	echo "$map 2.3: $f is listed but is not a file of a module"
+	bad=1
+done
+[ $bad -eq 0 ] || exit 1
+echo "  map: $(wc -l <"$tmp/tree") module files, each listed once in $map 2.3"

@@ -17,7 +17,7 @@ deps() {
 	lib) echo "" ;;
 	api) echo "lib" ;;
 	namespaces) echo "api lib" ;;
-	queues) echo "api lib" ;;
+	queues) echo "lib" ;;
 	tas) echo "api lib" ;;
 	admission) echo "queues namespaces lib" ;;
 	webhook) echo "namespaces api lib" ;;

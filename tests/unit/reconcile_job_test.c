@@ -29,9 +29,16 @@
  *                               "default" exists: queueName default),
  *                               absent_mjwqn_no_default_lq,
  *                               absent_build_fails (WARN)
- *   step 7, mismatch:           mismatch_pending_deleted,
- *                               mismatch_admitted_kept (holds quota: no
- *                               delete, started instead)
+ *   step 2b, prebuilt:          prebuilt_* (absent: stopped, never
+ *                               created; unowned: adopted; another
+ *                               object's: ignored; out of sync: Finished
+ *                               OutOfSync, then ignored)
+ *   step 7, mismatch:           mismatch_pending_updated (in place),
+ *                               mismatch_*_running_stopped (Stopped, No
+ *                               matching Workload), mismatch_admitted_
+ *                               deleted (holds quota: deleted once the
+ *                               job is stopped), mismatch_admitted_pods_
+ *                               left_kept (not while its pods run)
  *   step 8, admitted:           admitted_starts (Started on success),
  *                               admitted_running_nothing,
  *                               admitted_flavor_error_warns (CU_EINVAL),
@@ -139,6 +146,9 @@ enum wl_state {
 };
 
 enum gate { G_LABEL, G_NO, G_MJWQN };
+/* The job names a prebuilt Workload (in.prebuilt); the Workload has no
+ * owner, the job as controller owner, or another object's. */
+enum prebuilt { P_NO, P_UNOWNED, P_OWNED, P_FOREIGN };
 enum flavors { F_OK, F_EINVAL, F_MISSING };
 
 struct row {
@@ -177,6 +187,8 @@ struct row {
 	/* Indexed: completedIndexes "0,2-7" (beyond completions: capped),
 	 * failedIndexes "2": `succeeded` must be 2 */
 	bool indexed;
+	enum prebuilt prebuilt;
+	bool mismatch;	  /* the Workload's count differs from the job's */
 	const char *want; /* rendered plan; a trailing '*' compares a prefix */
 	const char
 	    *queue_name; /* created Workload's spec.queueName, "-" none */
@@ -186,6 +198,9 @@ struct row {
 #define JWRITE_SUSPEND "job.suspend team-a/sample rv"
 #define JWRITE_START "job.start team-a/sample rv"
 #define STOPPED_NA "(Stopped: Not admitted by cluster queue)"
+#define NO_MATCH                                                               \
+	"No matching Workload; restoring pod templates according to "          \
+	"existent Workload"
 
 static const struct row rows[] = {
     /* step 0 */
@@ -294,14 +309,69 @@ static const struct row rows[] = {
 	.bad_prio = true,
 	.want = "warn workload for J/team-a/sample: *"},
     /* step 7 */
-    {.name = "mismatch_pending_deleted",
+    {.name = "mismatch_pending_updated",
 	.job = J_SUSPENDED,
 	.wl = W_MISMATCH,
-	.want = "wl.delete team-a/" WLN "* rv job"},
-    {.name = "mismatch_admitted_kept",
+	.want = "wl.patch team-a/" WLN "* rv job (UpdatedWorkload: Updated "
+		"not matching Workload for suspended job: team-a/" WLN "*"},
+    {.name = "mismatch_pending_running_stopped",
+	.job = J_RUNNING,
+	.wl = W_MISMATCH,
+	.want = JWRITE_SUSPEND " (Stopped: " NO_MATCH ")"},
+    {.name = "mismatch_admitted_deleted",
 	.job = J_SUSPENDED,
 	.wl = W_ADMITTED_MISMATCH,
+	.want = "wl.delete team-a/" WLN "* rv job (DeletedWorkload: Deleted "
+		"not matching Workload: team-a/" WLN "*"},
+    {.name = "mismatch_admitted_running_stopped",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED_MISMATCH,
+	.want = JWRITE_SUSPEND " (Stopped: " NO_MATCH ")"},
+    {.name = "mismatch_admitted_pods_left_kept",
+	.job = J_SUSPENDED_ACTIVE,
+	.wl = W_ADMITTED_MISMATCH,
+	.want = ""},
+    /* step 2b: prebuilt Workloads */
+    {.name = "prebuilt_absent_running_stopped",
+	.job = J_RUNNING,
+	.prebuilt = P_OWNED,
+	.want = JWRITE_SUSPEND " (Stopped: missing workload)"},
+    {.name = "prebuilt_absent_never_created",
+	.job = J_SUSPENDED,
+	.prebuilt = P_OWNED,
+	.default_lq = true,
+	.want = ""},
+    {.name = "prebuilt_unowned_adopted",
+	.job = J_SUSPENDED,
+	.wl = W_PENDING,
+	.prebuilt = P_UNOWNED,
+	.want = "wl.patch team-a/" WLN "* rv job"},
+    {.name = "prebuilt_foreign_ignored",
+	.job = J_RUNNING,
+	.wl = W_ADMITTED,
+	.prebuilt = P_FOREIGN,
+	.want = JWRITE_SUSPEND " (Stopped: missing workload)"},
+    {.name = "prebuilt_foreign_finished_untouched",
+	.job = J_SUSPENDED,
+	.wl = W_FINISHED,
+	.prebuilt = P_FOREIGN,
+	.want = ""},
+    {.name = "prebuilt_owned_admitted_starts",
+	.job = J_SUSPENDED,
+	.wl = W_ADMITTED,
+	.prebuilt = P_OWNED,
 	.want = JWRITE_START " (Started: Admitted by clusterQueue cq-a)"},
+    {.name = "prebuilt_out_of_sync_finished",
+	.job = J_SUSPENDED,
+	.wl = W_MISMATCH,
+	.prebuilt = P_OWNED,
+	.want = "wl.status team-a/" WLN "* rv job"},
+    {.name = "prebuilt_out_of_sync_and_finished_stops",
+	.job = J_RUNNING,
+	.wl = W_FINISHED,
+	.prebuilt = P_OWNED,
+	.mismatch = true,
+	.want = JWRITE_SUSPEND " (Stopped: missing workload)"},
     /* step 8 */
     {.name = "admitted_starts",
 	.job = J_SUSPENDED,
@@ -588,6 +658,18 @@ static json_t *wl_doc(const struct row *r, const struct rec_job *j)
 		json_object_set_new(st, "reclaimablePods",
 		    json_pack("[{s:s, s:i}]", "name", "main", "count",
 			r->reclaim_have));
+	if (r->prebuilt == P_UNOWNED)
+		json_object_del(md, "ownerReferences");
+	else if (r->prebuilt == P_FOREIGN)
+		json_object_set_new(
+		    json_array_get(json_object_get(md, "ownerReferences"), 0),
+		    "uid", json_string("someone-else"));
+	if (r->mismatch)
+		json_object_set_new(
+		    json_array_get(
+			json_object_get(json_object_get(w, "spec"), "podSets"),
+			0),
+		    "count", json_integer(99));
 	switch (r->wl) {
 	case W_MISMATCH:
 		json_object_set_new(
@@ -867,6 +949,7 @@ static void run_row(const struct row *r)
 				 API_WORKLOAD_NAME_MAX, &wlname, &err),
 		    CU_OK);
 		in.wl_name = wlname;
+		in.prebuilt = r->prebuilt != P_NO;
 		if (r->wl != W_ABSENT) {
 			wd = wl_doc(r, &j);
 			cr_assert_eq(api_workload_decode(&wl, wd, &err), CU_OK,
@@ -929,6 +1012,23 @@ static void run_row(const struct row *r)
 		    it->target != REC_TARGET_WORKLOAD ||
 		    it->op != REC_WRITE_PATCH || spec == NULL)
 			continue;
+		/* The in-place update: the whole spec rebuilt from the job
+		 * (one pod), spec.active kept. */
+		if (it->text != NULL &&
+		    strncmp(it->text, "Updated not matching", 20) == 0) {
+			cr_expect_eq(
+			    json_integer_value(json_object_get(
+				json_array_get(
+				    json_object_get(spec, "podSets"), 0),
+				"count")),
+			    1, "%s: podSets[0].count", r->name);
+			cr_expect(json_is_true(json_object_get(spec, "active")),
+			    "%s: active", r->name);
+			cr_expect_str_eq(json_string_value(json_object_get(
+					     spec, "queueName")),
+			    "main", "%s", r->name);
+			continue;
+		}
 		if (r->queue_label != NULL)
 			cr_expect_str_eq(json_string_value(json_object_get(
 					     spec, "queueName")),
@@ -953,6 +1053,29 @@ static void run_row(const struct row *r)
 		} else
 			cr_expect_null(
 			    json_object_get(spec, "priority"), "%s", r->name);
+	}
+	/* The adoption: the job becomes the controller owner. */
+	if (r->prebuilt == P_UNOWNED && plan.n == 1) {
+		const json_t *md =
+		    json_object_get(plan.items[0].body, "metadata");
+		const json_t *ref =
+		    json_array_get(json_object_get(md, "ownerReferences"), 0);
+
+		cr_expect_eq(
+		    json_array_size(json_object_get(md, "ownerReferences")), 1,
+		    "%s: one owner", r->name);
+		cr_expect_str_eq(json_string_value(json_object_get(ref, "uid")),
+		    "job-uid-1", "%s: owner uid", r->name);
+		cr_expect_str_eq(
+		    json_string_value(json_object_get(ref, "kind")), "Job");
+		cr_expect(json_is_true(json_object_get(ref, "controller")));
+		cr_expect_str_eq(
+		    json_string_value(json_object_get(
+			json_object_get(md, "labels"), REC_LABEL_JOB_UID)),
+		    "job-uid-1", "%s: job-uid label", r->name);
+		cr_expect_str_eq(
+		    json_string_value(json_object_get(md, "resourceVersion")),
+		    "100", "%s: guarded", r->name);
 	}
 	/* The reclaimablePods write: succeeded pods beyond the remaining
 	 * work (3 slots, 3 completions). */

@@ -837,6 +837,24 @@ Test(pods_ready, job_reconcile_table)
 			   "\"containers\":[{\"name\":\"c\",\"image\":"
 			   "\"i\"}]}}}]},\"status\":{\"admission\":" ADMISSION
 			   ",\"conditions\":[]}}");
+		/* The job's own Workload (it matches the job: step 7 keeps
+		 * it). */
+		json_object_set_new(json_object_get(wd, "metadata"),
+		    "ownerReferences",
+		    json_pack("[{s:s, s:s, s:s, s:s, s:b}]", "apiVersion",
+			r->jobset ? "jobset.x-k8s.io/v1alpha2" : "batch/v1",
+			"kind", r->jobset ? "JobSet" : "Job", "name",
+			r->jobset ? "js" : "j", "uid",
+			r->jobset ? "js-uid" : "j-uid", "controller", 1));
+		if (r->jobset)
+			json_object_set_new(json_object_get(wd, "spec"),
+			    "podSets",
+			    parse("[{\"name\":\"leader\",\"count\":1,"
+				  "\"template\":{\"spec\":{\"containers\":"
+				  "[{\"name\":\"c\",\"image\":\"i\"}]}}},"
+				  "{\"name\":\"workers\",\"count\":1,"
+				  "\"template\":{\"spec\":{\"containers\":"
+				  "[{\"name\":\"c\",\"image\":\"i\"}]}}}]"));
 		cs = json_object_get(
 		    json_object_get(wd, "status"), "conditions");
 		json_array_append_new(

@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/tas_trees.c - the capacity trees of the TAS flavors: built
+ * from the Node and Pod caches and the charged assignments when the TAS
+ * configuration changes or an informer syncs, changed one node at a time
+ * by Node and Pod events; the Topology, Node and Pod informers (started
+ * once a ResourceFlavor names a topology); which ResourceFlavors are TAS
+ * flavors (ctl_tas_sync_config), which installs the engine's hook.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/json.h"
+#include "controller/tas_int.h"
+
+/* ---- trees ------------------------------------------------------------ */
+
+static bool node_matches(const struct tas_flavor *f, json_t *node)
+{
+	json_t *labels =
+	    json_object_get(json_object_get(node, "metadata"), "labels");
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(f->labels, k, v)
+	{
+		if (!json_equal(json_object_get(labels, k), v))
+			return false;
+	}
+	return true;
+}
+
+static void node_into(ctl *c, struct tas_flavor *f, json_t *node)
+{
+	cu_error err;
+
+	(void)c;
+	if (f->tree == NULL)
+		return;
+	if (!node_matches(f, node)) {
+		const char *name = ctl_jmeta(node, "name");
+
+		if (name != NULL)
+			tas_tree_node_remove(f->tree, name);
+		return;
+	}
+	if (tas_node_apply(f->tree, node, &err) != CU_OK)
+		cu_warn("topology %s: node: %s", f->topology, err.msg);
+}
+
+struct each {
+	ctl *c;
+	struct tas_flavor *f;
+};
+
+static void each_node(json_t *obj, void *payload)
+{
+	struct each *e = payload;
+
+	node_into(e->c, e->f, obj);
+}
+
+static void each_pod(json_t *obj, void *payload)
+{
+	struct each *e = payload;
+	const char *uid = ctl_jmeta(obj, "uid");
+	cu_error err;
+
+	if (uid != NULL &&
+	    tas_pods_update(e->f->pods, e->f->tree, uid, obj, &err) != CU_OK)
+		cu_warn("topology %s: pod: %s", e->f->topology, err.msg);
+}
+
+static void flavor_drop_tree(struct tas_flavor *f)
+{
+	tas_pods_free(f->pods);
+	tas_tree_free(f->tree);
+	f->pods = NULL;
+	f->tree = NULL;
+}
+
+/* Build f's tree from the caches (when its Topology is known). */
+static void flavor_build(ctl *c, struct tas_flavor *f)
+{
+	json_t *topo = api_informer_get(c->tas.topo, NULL, f->topology);
+	json_t *levels =
+	    json_object_get(json_object_get(topo, "spec"), "levels");
+	const char *names[16];
+	struct each e = {c, f};
+	size_t n = 0, i;
+	json_t *lv;
+	cu_error err;
+
+	flavor_drop_tree(f);
+	json_array_foreach(levels, i, lv)
+	{
+		const char *l = api_json_str(lv, "nodeLabel");
+
+		if (l != NULL && n < 16)
+			names[n++] = l;
+	}
+	if (n == 0)
+		return;
+	if (tas_tree_new(f->topology, names, n, &f->tree, &err) != CU_OK ||
+	    tas_pods_new(&f->pods, &err) != CU_OK) {
+		cu_warn("topology %s: %s", f->topology, err.msg);
+		flavor_drop_tree(f);
+		return;
+	}
+	tas_tree_set_mixed_profile(
+	    f->tree, c->cfg == NULL || c->cfg->tas_gates.profile_mixed);
+	api_informer_foreach(c->tas.nodes, each_node, &e);
+	api_informer_foreach(c->tas.pods, each_pod, &e);
+}
+
+void ctl_tas__rebuild(ctl *c)
+{
+	cu_map_iter it = CU_MAP_ITER_INIT;
+	void *v;
+	size_t i;
+
+	c->tas.dirty_rebuild = false;
+	/* trees go first: nothing is charged to the new ones yet */
+	while (cu_map_next(&c->tas.wls, &it, NULL, &v)) {
+		struct tas_wl *w = v;
+
+		for (i = 0; i < w->n; i++)
+			w->ps[i].charged = false;
+	}
+	for (i = 0; i < c->tas.nfl; i++) {
+		if (ctl_tas__informers_synced(c))
+			flavor_build(c, &c->tas.fl[i]);
+		else
+			flavor_drop_tree(&c->tas.fl[i]);
+	}
+	it = CU_MAP_ITER_INIT;
+	while (cu_map_next(&c->tas.wls, &it, NULL, &v)) {
+		struct tas_wl *w = v;
+
+		for (i = 0; i < w->n; i++)
+			ctl_tas__ps_charge(c, &w->ps[i]);
+	}
+	que_tas_capacity_changed(c->st);
+	c->dirty_cycle = true;
+}
+
+/* ---- informers -------------------------------------------------------- */
+
+void ctl_tas__capacity_changed(ctl *c)
+{
+	que_tas_capacity_changed(c->st);
+	c->dirty_cycle = true;
+}
+
+static void node_event(json_t *obj, bool deleted, void *payload)
+{
+	ctl *c = payload;
+	const char *name = ctl_jmeta(obj, "name");
+	size_t i;
+
+	for (i = 0; i < c->tas.nfl; i++) {
+		struct tas_flavor *f = &c->tas.fl[i];
+
+		if (f->tree == NULL)
+			continue;
+		if (deleted) {
+			if (name != NULL)
+				tas_tree_node_remove(f->tree, name);
+		} else {
+			node_into(c, f, obj);
+		}
+	}
+	c->tas.dirty_nodes = true;
+	ctl_tas__capacity_changed(c);
+}
+
+static void node_add(json_t *obj, void *payload)
+{
+	node_event(obj, false, payload);
+}
+
+static void node_update(json_t *old, json_t *obj, void *payload)
+{
+	(void)old;
+	node_event(obj, false, payload);
+}
+
+static void node_delete(json_t *obj, void *payload)
+{
+	node_event(obj, true, payload);
+}
+
+bool ctl_tas__has_gate(json_t *pod)
+{
+	json_t *g;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i,
+	    g)
+	{
+		const char *n = api_json_str(g, "name");
+
+		if (n != NULL && strcmp(n, TAS_SCHEDULING_GATE) == 0)
+			return true;
+	}
+	return false;
+}
+
+const char *ctl_tas__pod_ann(json_t *pod, const char *key)
+{
+	return api_json_str(
+	    json_object_get(json_object_get(pod, "metadata"), "annotations"),
+	    key);
+}
+
+/* The pods of one Workload (by name) in the pod cache. */
+void ctl_tas__wl_pods_free(struct tas_wl_pods *e)
+{
+	ctl_keys_dispose(&e->names);
+	cu_free(e->key);
+	cu_free(e);
+}
+
+/* Keep the ungater's index of pod [borrowed] up to date. */
+static void index_pod(ctl *c, json_t *pod, bool deleted)
+{
+	const char *wl = ctl_tas__pod_ann(pod, ANN_WORKLOAD);
+	const char *ns = ctl_jmeta(pod, "namespace");
+	const char *name = ctl_jmeta(pod, "name");
+	struct tas_wl_pods *e;
+	char *key;
+
+	if (wl == NULL || ns == NULL || name == NULL ||
+	    (key = cu_asprintf("%s\x1f%s", ns, wl)) == NULL)
+		return;
+	e = cu_map_get(&c->tas.pods_by_wl, key);
+	if (deleted) {
+		if (e != NULL && ctl_keys_del(&e->names, CTL_K1(name)) &&
+		    ctl_keys_count(&e->names) == 0) {
+			cu_map_del(&c->tas.pods_by_wl, key);
+			ctl_tas__wl_pods_free(e);
+		}
+		cu_free(key);
+		return;
+	}
+	if (e == NULL) {
+		e = cu_calloc(1, sizeof(*e));
+		if (e == NULL ||
+		    cu_map_put(&c->tas.pods_by_wl, key, e, NULL) != CU_OK) {
+			cu_free(e);
+			cu_free(key);
+			return;
+		}
+		e->key = key;
+		key = NULL;
+		ctl_keys_init(&e->names, 1);
+	}
+	cu_free(key);
+	(void)ctl_keys_put(&e->names, CTL_K1(name));
+}
+
+static void pod_event(json_t *obj, bool deleted, void *payload)
+{
+	ctl *c = payload;
+	const char *uid = ctl_jmeta(obj, "uid");
+	const char *wl = ctl_tas__pod_ann(obj, ANN_WORKLOAD);
+	size_t i;
+	cu_error err;
+
+	if (uid == NULL)
+		return;
+	for (i = 0; i < c->tas.nfl; i++) {
+		struct tas_flavor *f = &c->tas.fl[i];
+
+		if (f->tree != NULL && tas_pods_update(f->pods, f->tree, uid,
+					   deleted ? NULL : obj, &err) != CU_OK)
+			cu_warn("topology %s: pod: %s", f->topology, err.msg);
+	}
+	if (deleted || tas_pod_charged_node(obj) == NULL)
+		ctl_tas__capacity_changed(c);
+	index_pod(c, obj, deleted);
+	/* Kueue's node failure controller looks at a node again when a
+	 * TAS pod bound there ends or goes (TASReplaceNodeOnPodTermination),
+	 * and when an ungated pod waits for its host (a stray one) */
+	if (wl != NULL &&
+	    api_json_str(json_object_get(obj, "spec"), "nodeName") != NULL &&
+	    (deleted || ctl_tas__finished(obj) ||
+		ctl_jmeta(obj, "deletionTimestamp") != NULL))
+		c->tas.dirty_nodes = true;
+	if (wl != NULL && !deleted && ctl_tas__pinned_host(obj) != NULL) {
+		const char *ns = ctl_jmeta(obj, "namespace");
+
+		(void)ctl_keys_put(&c->tas.strays, CTL_K2(ns ? ns : "", wl));
+	}
+	if (deleted || ctl_tas__finished(obj))
+		ctl_keys_del(&c->tas.terminating, CTL_K1(uid));
+	if (deleted || !ctl_tas__has_gate(obj))
+		ctl_keys_del(&c->tas.ungating, CTL_K1(uid));
+	if (!deleted && wl != NULL && ctl_tas__has_gate(obj)) {
+		const char *ns = ctl_jmeta(obj, "namespace");
+
+		(void)ctl_keys_put(
+		    &c->tas.dirty_ungate, CTL_K2(ns ? ns : "", wl));
+	}
+}
+
+static void pod_add(json_t *obj, void *payload)
+{
+	pod_event(obj, false, payload);
+}
+
+static void pod_update(json_t *old, json_t *obj, void *payload)
+{
+	(void)old;
+	pod_event(obj, false, payload);
+}
+
+static void pod_delete(json_t *obj, void *payload)
+{
+	pod_event(obj, true, payload);
+}
+
+static void topo_event(json_t *obj, void *payload)
+{
+	ctl *c = payload;
+
+	(void)obj;
+	c->tas.dirty_rebuild = true;
+	c->dirty_cycle = true;
+}
+
+static void topo_update(json_t *old, json_t *obj, void *payload)
+{
+	(void)old;
+	topo_event(obj, payload);
+}
+
+static void synced(void *payload)
+{
+	ctl *c = payload;
+
+	c->tas.dirty_rebuild = true;
+	c->dirty_cycle = true;
+}
+
+static int start_informers(ctl *c, cu_error *err)
+{
+	static const struct api_informer_handlers th = {
+	    topo_event, topo_update, topo_event, synced};
+	static const struct api_informer_handlers nh = {
+	    node_add, node_update, node_delete, synced};
+	static const struct api_informer_handlers ph = {
+	    pod_add, pod_update, pod_delete, synced};
+	int rc;
+
+	rc = api_informer_new(&c->tas.topo, c->client, &ctl_tas__res_topo, NULL,
+	    NULL, NULL, &th, c, err);
+	if (rc == CU_OK)
+		rc = api_informer_new(&c->tas.nodes, c->client,
+		    &ctl_tas__res_nodes, NULL, NULL, NULL, &nh, c, err);
+	if (rc == CU_OK)
+		rc = api_informer_new(&c->tas.pods, c->client,
+		    &ctl_tas__res_pods, NULL, NULL, NULL, &ph, c, err);
+	if (rc == CU_OK)
+		rc = api_informer_compact(c->tas.pods);
+	if (rc == CU_OK)
+		c->tas.started = true;
+	return rc;
+}
+
+/* ---- configuration ------------------------------------------------------ */
+
+struct cfg_scan {
+	struct tas_flavor *fl;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void scan_rf(json_t *obj, void *payload)
+{
+	struct cfg_scan *s = payload;
+	json_t *spec = json_object_get(obj, "spec");
+	const char *topo = api_json_str(spec, "topologyName");
+	const char *name = ctl_jmeta(obj, "name");
+	struct tas_flavor *f;
+	cu_error err;
+
+	if (topo == NULL || name == NULL || s->nomem)
+		return;
+	if (cu_grow((void **)&s->fl, &s->cap, s->n + 1, sizeof(*s->fl))) {
+		s->nomem = true;
+		return;
+	}
+	f = &s->fl[s->n];
+	memset(f, 0, sizeof(*f));
+	f->name = cu_strdup(name);
+	f->topology = cu_strdup(topo);
+	f->labels = json_deep_copy(json_object_get(spec, "nodeLabels"));
+	if (json_array_size(json_object_get(spec, "tolerations")) > 0)
+		f->tols = json_pack("{s:o}", "tolerations",
+		    json_deep_copy(json_object_get(spec, "tolerations")));
+	if (f->name == NULL || f->topology == NULL ||
+	    (json_array_size(json_object_get(spec, "tolerations")) > 0 &&
+		f->tols == NULL) ||
+	    tas_filter_parse(f->tols, &f->tols_f, &err) != CU_OK) {
+		cu_free(f->name);
+		cu_free(f->topology);
+		json_decref(f->labels);
+		json_decref(f->tols);
+		s->nomem = true;
+		return;
+	}
+	s->n++;
+}
+
+static int cmp_flavor(const void *a, const void *b)
+{
+	return strcmp(((const struct tas_flavor *)a)->name,
+	    ((const struct tas_flavor *)b)->name);
+}
+
+static bool same_flavors(const struct tas_flavor *a, size_t na,
+    const struct tas_flavor *b, size_t nb)
+{
+	size_t i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i].name, b[i].name) != 0 ||
+		    strcmp(a[i].topology, b[i].topology) != 0 ||
+		    !((a[i].labels == NULL && b[i].labels == NULL) ||
+			json_equal(a[i].labels, b[i].labels)) ||
+		    !((a[i].tols == NULL && b[i].tols == NULL) ||
+			json_equal(a[i].tols, b[i].tols)))
+			return false;
+	return true;
+}
+
+void ctl_tas__flavors_free(struct tas_flavor *fl, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		flavor_drop_tree(&fl[i]);
+		cu_free(fl[i].name);
+		cu_free(fl[i].topology);
+		json_decref(fl[i].labels);
+		tas_filter_free(fl[i].tols_f);
+		json_decref(fl[i].tols);
+	}
+	cu_free(fl);
+}
+
+static void scan_cq(json_t *obj, void *payload)
+{
+	ctl *c = payload;
+	const char *name = ctl_jmeta(obj, "name");
+	json_t *g, *f;
+	size_t i, k, n = 0;
+	bool all = true;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(obj, "spec"), "resourceGroups"), i,
+	    g)
+	{
+		json_array_foreach(json_object_get(g, "flavors"), k, f)
+		{
+			n++;
+			if (ctl_tas__flavor_find(c, api_json_str(f, "name")) ==
+			    NULL)
+				all = false;
+		}
+	}
+	if (name != NULL && n > 0 && all)
+		(void)ctl_keys_put(&c->tas.tas_only, CTL_K1(name));
+}
+
+void ctl_tas_sync_config(ctl *c)
+{
+	struct cfg_scan s = {NULL, 0, 0, false};
+	cu_error err;
+
+	api_informer_foreach(c->inf[INF_RF], scan_rf, &s);
+	if (s.nomem) {
+		ctl_tas__flavors_free(s.fl, s.n);
+		cu_warn("topology: out of memory");
+		return;
+	}
+	if (s.n > 1)
+		qsort(s.fl, s.n, sizeof(*s.fl), cmp_flavor);
+	if (same_flavors(s.fl, s.n, c->tas.fl, c->tas.nfl)) {
+		ctl_tas__flavors_free(s.fl, s.n);
+	} else {
+		ctl_tas__flavors_free(c->tas.fl, c->tas.nfl);
+		c->tas.fl = s.fl;
+		c->tas.nfl = s.n;
+		c->tas.dirty_rebuild = true;
+	}
+	ctl_keys_dispose(&c->tas.tas_only);
+	ctl_keys_init(&c->tas.tas_only, 1);
+	if (c->tas.nfl > 0)
+		api_informer_foreach(c->inf[INF_CQ], scan_cq, c);
+	if (c->tas.nfl > 0 && !c->tas.started) {
+		cu_info("topology-aware scheduling: %zu flavor(s) name a "
+			"topology; watching Topologies, Nodes and Pods",
+		    c->tas.nfl);
+		if (start_informers(c, &err) != CU_OK)
+			cu_warn("topology: %s", err.msg);
+	}
+	if (c->tas.nfl > 0) {
+		c->tas.hook.ctx = c;
+		c->tas.hook.check = ctl_tas__hook_check;
+		c->tas.hook.assume = ctl_tas__hook_assume;
+		c->tas.hook.check_without = ctl_tas__hook_check_without;
+		que_set_tas_hook(c->st, &c->tas.hook);
+	} else {
+		que_set_tas_hook(c->st, NULL);
+	}
+}

@@ -1,0 +1,304 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The job-level Kueue contract (jobframework's ensureOneWorkload and the
+job annotations Kueue documents), cueue-controller against
+cueue-apiserver simulating the Job controller.
+
+  parallelism-patch-replaces-workload  a running Job's parallelism raised
+      beyond its admission: the Job is suspended (templates restored from
+      the old Workload) before any other Workload is admitted, the old
+      Workload is replaced by one for the new count, and at no observed
+      resourceVersion does a running Job exceed what its Workload admitted
+      or the Workloads hold more than the quota
+  prebuilt-workload-adopted   a Job naming a prebuilt Workload
+      (kueue.x-k8s.io/prebuilt-workload-name) adopts it (controller owner,
+      job-uid label) and runs on it: one Workload, 1 cpu reserved; a Job
+      whose prebuilt Workload does not exist stays suspended, no Workload
+      created
+
+Every case follows Jobs and Workloads with cuetest.observe.Observer and
+checks the merged history in resourceVersion order (History)."""
+import os
+import threading
+
+from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
+                     flavor_and_queue, run_cases, wait_for)
+from cuetest.kobj import cond, is_true, milli
+from cuetest.observe import Observer
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+MANIFESTS = os.path.join(ROOT, "manifests")
+
+CONFIG = CONTROLLER_CONFIG + """manageJobsWithoutQueueName: false
+integrations:
+  frameworks: ["batch/job"]
+"""
+
+NS = "team"
+JOBS = "/apis/batch/v1/namespaces/%s/jobs" % NS
+WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads" % NS
+EVENTS = "/api/v1/namespaces/%s/events" % NS
+MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+def job(name, cpu="1", parallelism=1, runtime_ms=600000, annotations=None,
+        labels=None):
+    """A suspended Job (no mutating webhook here) of `parallelism` pods
+    asking `cpu` each, running runtime_ms once started."""
+    ann = {"cueue.dev/sim-runtime-ms": str(runtime_ms)}
+    ann.update(annotations or {})
+    lab = {"kueue.x-k8s.io/queue-name": "default"}
+    lab.update(labels or {})
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": NS, "labels": lab,
+                         "annotations": ann},
+            "spec": {"parallelism": parallelism, "suspend": True,
+                     "template": {"spec": {
+                         "containers": [{
+                             "name": "c", "image": "busybox",
+                             "resources": {"requests": {"cpu": cpu}}}],
+                         "restartPolicy": "Never"}}}}
+
+
+def setup(s, cpu):
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", s.file("queues.yaml", flavor_and_queue(cpu)))
+    s.namespace(NS)
+    code, _, body = s.raw(
+        "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues"
+        % NS, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+               "metadata": {"name": "default", "namespace": NS},
+               "spec": {"clusterQueue": "cq"}})
+    eq(code, 201, "LocalQueue: %r" % body)
+
+
+def create(s, obj, path=JOBS):
+    code, _, body = s.raw("POST", path, obj)
+    eq(code, 201, "create %s: %r" % (obj["metadata"]["name"], body))
+    return body
+
+
+def owner(wl):
+    for r in wl["metadata"].get("ownerReferences") or []:
+        if r.get("controller"):
+            return r.get("name")
+    return None
+
+
+def wl_usage(wl):
+    """Milli-cpu a Workload holds: QuotaReserved and not Finished."""
+    if not is_true(wl, "QuotaReserved") or is_true(wl, "Finished"):
+        return 0
+    adm = (wl.get("status") or {}).get("admission") or {}
+    return sum(milli(a.get("resourceUsage", {}).get("cpu", "0"))
+               for a in adm.get("podSetAssignments", []))
+
+
+def wl_admitted_count(wl):
+    """Pods the Workload's admission allows (0 without quota)."""
+    if not is_true(wl, "QuotaReserved") or is_true(wl, "Finished"):
+        return 0
+    adm = (wl.get("status") or {}).get("admission") or {}
+    return sum(a.get("count", 0) for a in adm.get("podSetAssignments", []))
+
+
+def job_pods(j):
+    """Pods an unsuspended, unfinished Job may run (its parallelism)."""
+    if j is None or j["spec"].get("suspend") or is_true(j, "Complete") or \
+            is_true(j, "Failed"):
+        return 0
+    return j["spec"].get("parallelism", 1)
+
+
+class History:
+    """Jobs and Workloads of NS as observed, every change recorded with
+    its resourceVersion; check() replays them in resourceVersion order
+    (one counter for every kind on cueue-apiserver)."""
+
+    def __init__(self, s):
+        self.lock = threading.Lock()
+        self.log = []  # (rv, kind, name, new object or None)
+        self.jobs = Observer(s, JOBS, self._rec("job"))
+        self.wls = Observer(s, WLS, self._rec("wl"))
+
+    def _rec(self, kind):
+        def f(name, old, new, rv, relisting):
+            o = new or old
+            r = int((o or {}).get("metadata", {}).get("resourceVersion") or
+                    rv or 0)
+            if new is None and rv:
+                r = int(rv)
+            with self.lock:
+                self.log.append((r, kind, name, new))
+        return f
+
+    def stop(self):
+        self.jobs.stop()
+        self.wls.stop()
+
+    def replay(self):
+        """[(rv, jobs, wls)] states after each change, in rv order."""
+        with self.lock:
+            log = sorted(self.log, key=lambda e: e[0])
+        jobs, wls, out = {}, {}, []
+        for rv, kind, name, obj in log:
+            d = jobs if kind == "job" else wls
+            if obj is None:
+                d.pop(name, None)
+            else:
+                d[name] = obj
+            out.append((rv, dict(jobs), dict(wls)))
+        return out
+
+    def check(self, quota_milli, patched=()):
+        """At no state do the Workloads hold more than quota_milli; at the
+        state where any Workload gets QuotaReserved=True, no running Job
+        runs more pods than its Workload admitted (`patched`: Jobs whose
+        spec the test changed; a running Job that was never changed is
+        checked always)."""
+        prev_reserved = set()
+        for rv, jobs, wls in self.replay():
+            used = sum(wl_usage(w) for w in wls.values())
+            check(used <= quota_milli, "rv %d: Workloads hold %dm > %dm" %
+                  (rv, used, quota_milli))
+            reserved = {n for n, w in wls.items() if wl_usage(w) > 0}
+            newly = reserved - prev_reserved
+            prev_reserved = reserved
+            by_job = {}
+            for w in wls.values():
+                by_job[owner(w)] = by_job.get(owner(w), 0) + \
+                    wl_admitted_count(w)
+            for n, j in jobs.items():
+                pods = job_pods(j)
+                if pods == 0 or (n in patched and not newly):
+                    continue
+                check(pods <= by_job.get(n, 0),
+                      "rv %d: job %s runs %d pods, its Workloads admit %d"
+                      " (admitted now: %s)" % (rv, n, pods,
+                                               by_job.get(n, 0),
+                                               sorted(newly)))
+
+
+def events_about(s, name, reason=None):
+    return [e for e in s.get_json(EVENTS)["items"]
+            if e["involvedObject"]["name"] == name and
+            (reason is None or e["reason"] == reason)]
+
+
+def wls_of(s, job_name):
+    return [w for w in s.get_json(WLS)["items"] if owner(w) == job_name]
+
+
+def get_job(s, name):
+    return s.get_json(JOBS + "/" + name)
+
+
+def running(s, name):
+    j = get_job(s, name)
+    return not j["spec"].get("suspend") and \
+        j.get("status", {}).get("active", 0) > 0
+
+
+@case("parallelism-patch-replaces-workload", simulate="jobs")
+def parallelism_patch(s):
+    setup(s, 4)
+    h = History(s)
+    ctl = Controller(s, config=CONFIG)
+    create(s, job("par-1", parallelism=2))
+    wait_for(lambda: running(s, "par-1"), 20, what="par-1 running")
+    old = wls_of(s, "par-1")
+    eq(len(old), 1, "one Workload for par-1")
+    old_uid = old[0]["metadata"]["uid"]
+    # The user raises parallelism on the running Job (6 cpu > 4).
+    code, _, body = s.raw("PATCH", JOBS + "/par-1",
+                          {"spec": {"parallelism": 6}}, MERGE)
+    eq(code, 200, "patch parallelism: %r" % body)
+    create(s, job("par-2", parallelism=2))
+    # par-1 is suspended; its Workload is replaced by one for 6 pods,
+    # which cannot fit and stays pending; par-2 runs in the freed quota.
+    wait_for(lambda: get_job(s, "par-1")["spec"].get("suspend"), 20,
+             what="par-1 suspended")
+
+    def replaced():
+        w = wls_of(s, "par-1")
+        return len(w) == 1 and w[0]["metadata"]["uid"] != old_uid and \
+            w[0]["spec"]["podSets"][0]["count"] == 6 and w[0]
+
+    new = wait_for(replaced, 20, what="par-1's Workload replaced (6 pods)")
+    wait_for(lambda: running(s, "par-2"), 20, what="par-2 running")
+    c = wait_for(lambda: cond(wls_of(s, "par-1")[0], "QuotaReserved"), 20,
+                 what="par-1's new Workload pending")
+    eq(c["status"], "False", "par-1's new Workload holds no quota")
+    check(not is_true(new, "QuotaReserved"), "new Workload not admitted")
+    # Kueue's events on the job.
+    st = [e for e in events_about(s, "par-1", "Stopped")
+          if "No matching Workload" in e["message"]]
+    eq(len(st), 1, "one Stopped (NoMatchingWorkload) event: %r" %
+       [e["message"] for e in events_about(s, "par-1", "Stopped")])
+    eq(st[0]["message"], "No matching Workload; restoring pod templates "
+       "according to existent Workload")
+    dl = events_about(s, "par-1", "DeletedWorkload")
+    eq([e["message"] for e in dl], ["Deleted not matching Workload: %s/%s"
+                                    % (NS, old[0]["metadata"]["name"])])
+    # The replacement has the same name: one Event, counted twice.
+    eq([(e.get("series") or {}).get("count", 1)
+        for e in events_about(s, "par-1", "CreatedWorkload")], [2],
+       "CreatedWorkload twice (first and replacement)")
+    h.stop()
+    h.check(4000, patched=("par-1",))
+    ctl.stop()
+
+
+def cq_reserved(s):
+    """Milli-cpu ClusterQueue cq reports reserved."""
+    st = s.get_json("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq").get(
+        "status", {})
+    return sum(milli(r.get("total", "0"))
+               for f in st.get("flavorsReservation", [])
+               for r in f.get("resources", []) if r["name"] == "cpu")
+
+
+def prebuilt_workload(name, cpu="1", count=1):
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"queueName": "default", "podSets": [{
+                "name": "main", "count": count, "template": {"spec": {
+                    "containers": [{"name": "c", "image": "busybox",
+                                    "resources": {"requests": {
+                                        "cpu": cpu}}}],
+                    "restartPolicy": "Never"}}}]}}
+
+
+@case("prebuilt-workload-adopted", simulate="jobs")
+def prebuilt(s):
+    setup(s, 4)
+    h = History(s)
+    ctl = Controller(s, config=CONFIG)
+    create(s, prebuilt_workload("pre-1"), WLS)
+    pre = {"kueue.x-k8s.io/prebuilt-workload-name": "pre-1"}
+    j = create(s, job("pb-1", annotations=pre))
+    wait_for(lambda: running(s, "pb-1"), 20, what="pb-1 running")
+    wls = s.get_json(WLS)["items"]
+    eq([w["metadata"]["name"] for w in wls], ["pre-1"], "one Workload")
+    refs = wls[0]["metadata"].get("ownerReferences") or []
+    eq([(r["kind"], r["name"], r["uid"], r.get("controller"))
+        for r in refs], [("Job", "pb-1", j["metadata"]["uid"], True)],
+       "pre-1 adopted by pb-1")
+    eq(wls[0]["metadata"]["labels"].get("kueue.x-k8s.io/job-uid"),
+       j["metadata"]["uid"], "job-uid label")
+    wait_for(lambda: cq_reserved(s) == 1000, 10, what="cq reserves 1 cpu")
+    # A Job whose prebuilt Workload is missing waits, suspended.
+    create(s, job("pb-2", annotations={
+        "kueue.x-k8s.io/prebuilt-workload-name": "missing"}))
+    create(s, job("marker"))
+    wait_for(lambda: running(s, "marker"), 20, what="a later job runs")
+    eq(sorted(w["metadata"]["name"] for w in s.get_json(WLS)["items"]
+              if owner(w) != "marker"), ["pre-1"], "no Workload for pb-2")
+    check(get_job(s, "pb-2")["spec"].get("suspend"), "pb-2 suspended")
+    h.stop()
+    h.check(4000)
+    ctl.stop()
+
+
+run_cases()
