@@ -165,7 +165,18 @@ size_t cu_log_format(char *out, size_t cap, bool json, const char *ts,
 
 #define cu_debug(...) cu_log(CU_LOG_DEBUG, __VA_ARGS__)
 #define cu_info(...) cu_log(CU_LOG_INFO, __VA_ARGS__)
-#define cu_warn(...) cu_log(CU_LOG_WARN, __VA_ARGS__)
+/* Every cu_warn call site is rate-limited (CU_LOG_SITE_BURST lines a
+ * minute, then one line with the count, see cu_log_limited): a warning
+ * said once per connection, request or object cannot flood the log. */
+#define CU_LOG_SITE_BURST 30
+#define CU_STR_(x) #x
+#define CU_STR(x) CU_STR_(x)
+#define cu_warn(...)                                                           \
+	do {                                                                   \
+		static struct cu_log_limit cu_site_ = CU_LOG_LIMIT(            \
+		    __FILE__ ":" CU_STR(__LINE__), 60, CU_LOG_SITE_BURST);     \
+		cu_log_limited(&cu_site_, CU_LOG_WARN, __VA_ARGS__);           \
+	} while (0)
 #define cu_errorf(...) cu_log(CU_LOG_ERROR, __VA_ARGS__)
 
 /* ---- assertions ----------------------------------------------------- */
