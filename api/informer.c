@@ -1060,3 +1060,8 @@ void api_informer_stats(const api_informer *inf, struct api_informer_stats *out)
 {
 	*out = inf->stats;
 }
+
+void api_informer_feed_line(api_informer *inf, const char *line, size_t len)
+{
+	on_watch_line(line, len, inf);
+}

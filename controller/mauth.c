@@ -488,10 +488,25 @@ static void decided(struct waiter *w, bool allowed, const char *reason)
 		deny(w, 403, reason);
 }
 
+int ctl_mauth_access_answer(
+    const json_t *body, bool *allowed, const char **reason)
+{
+	json_t *st = json_object_get(body, "status");
+	const char *r;
+
+	*allowed = false;
+	*reason = NULL;
+	if (!json_is_object(st))
+		return CU_EINVAL;
+	*allowed = json_is_true(json_object_get(st, "allowed"));
+	r = api_json_str(st, "reason");
+	*reason = r != NULL && r[0] != '\0' ? r : NULL;
+	return CU_OK;
+}
+
 static void on_access_review(const struct api_response *resp, void *payload)
 {
 	struct waiter *w = payload;
-	json_t *st = json_object_get(resp->body, "status");
 	char key[KEY_LEN];
 	const char *reason;
 	json_t *rj;
@@ -503,19 +518,18 @@ static void on_access_review(const struct api_response *resp, void *payload)
 		finish(w, 503, "503 service unavailable\n");
 		return;
 	}
-	if (resp->err != CU_OK || !json_is_object(st)) {
+	if (resp->err != CU_OK ||
+	    ctl_mauth_access_answer(resp->body, &allowed, &reason) != CU_OK) {
 		cu_log_limited(&failed_log, CU_LOG_WARN,
 		    "%s: SubjectAccessReview for user %s failed: %d %s",
 		    w->m->o.name, user_name(w), resp->code, resp->message);
 		deny(w, 500, NULL);
 		return;
 	}
-	allowed = json_is_true(json_object_get(st, "allowed"));
 	snprintf(key, sizeof(key), "%s", w->tkey);
-	reason = api_json_str(st, "reason");
 	/* The reason goes along (k8s.io/apiserver's Forbidden message ends
 	 * with it), kept as the entry's "user" value. */
-	rj = reason != NULL && reason[0] != '\0' ? json_string(reason) : NULL;
+	rj = reason != NULL ? json_string(reason) : NULL;
 	cache_put(&w->m->authz, key, allowed, rj,
 	    allowed ? w->m->o.allow_ttl_ns : w->m->o.deny_ttl_ns,
 	    cu_time_mono_ns());
@@ -621,10 +635,38 @@ static void authenticated(struct waiter *w, bool yes, json_t *user)
 	authorize(w);
 }
 
+int ctl_mauth_token_answer(
+    const json_t *body, bool *authenticated, json_t **user)
+{
+	json_t *st = json_object_get(body, "status"), *u, *g, *x;
+	const char *name;
+	size_t i;
+
+	*authenticated = false;
+	*user = NULL;
+	if (!json_is_object(st))
+		return CU_EINVAL;
+	u = json_object_get(st, "user");
+	name = api_json_str(u, "username");
+	g = json_object_get(u, "groups");
+	if (!json_is_true(json_object_get(st, "authenticated")) ||
+	    !json_is_object(u) || name == NULL || name[0] == '\0' ||
+	    (g != NULL && !json_is_null(g) && !json_is_array(g)))
+		return CU_OK;
+	json_array_foreach(g, i, x)
+	{
+		if (!json_is_string(x))
+			return CU_OK;
+	}
+	*authenticated = true;
+	*user = u;
+	return CU_OK;
+}
+
 static void on_token_review(const struct api_response *resp, void *payload)
 {
 	struct waiter *w = payload;
-	json_t *st = json_object_get(resp->body, "status");
+	json_t *user;
 	bool yes;
 
 	w->req = NULL;
@@ -634,7 +676,8 @@ static void on_token_review(const struct api_response *resp, void *payload)
 		finish(w, 503, "503 service unavailable\n");
 		return;
 	}
-	if (resp->err != CU_OK || !json_is_object(st)) {
+	if (resp->err != CU_OK ||
+	    ctl_mauth_token_answer(resp->body, &yes, &user) != CU_OK) {
 		failed_once(w);
 		cu_log_limited(&failed_log, CU_LOG_WARN,
 		    "%s: TokenReview failed: %d %s", w->m->o.name, resp->code,
@@ -646,17 +689,15 @@ static void on_token_review(const struct api_response *resp, void *payload)
 			finish(w, 500, "Authentication failed\n");
 		return;
 	}
-	yes = json_is_true(json_object_get(st, "authenticated"));
 	if (yes)
-		cache_put(&w->m->authn, w->tkey, true,
-		    json_object_get(st, "user"), w->m->o.authn_ttl_ns,
-		    cu_time_mono_ns());
+		cache_put(&w->m->authn, w->tkey, true, user,
+		    w->m->o.authn_ttl_ns, cu_time_mono_ns());
 	else {
 		failed_once(w);
 		cache_put(&w->m->refused, w->tkey, false, NULL,
 		    w->m->o.refused_ttl_ns, cu_time_mono_ns());
 	}
-	authenticated(w, yes, json_object_get(st, "user"));
+	authenticated(w, yes, user);
 }
 
 /* The token of an "Authorization: Bearer <token>" header [borrowed from

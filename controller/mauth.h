@@ -126,6 +126,25 @@ CU_MUST_CHECK int ctl_mauth_new_opts(ctl_mauth **out, api_client *client,
 json_t *ctl_mauth_forbidden(
     const json_t *attrs, const char *user, const char *reason);
 
+/*
+ * The answer of a TokenReview, body [borrowed]: CU_OK with *authenticated
+ * and *user [borrowed from body], the reviewed user - an object with a
+ * non-empty string username and, when present, groups a list of strings
+ * (anything else is not authenticated, *user NULL); CU_EINVAL when the
+ * body has no status object (a failed review).
+ */
+CU_MUST_CHECK int ctl_mauth_token_answer(
+    const json_t *body, bool *authenticated, json_t **user);
+
+/*
+ * The answer of a SubjectAccessReview, body [borrowed]: CU_OK with
+ * *allowed (status.allowed true; false otherwise, denied or not) and
+ * *reason [borrowed from body; NULL when none or empty]; CU_EINVAL when
+ * the body has no status object.
+ */
+CU_MUST_CHECK int ctl_mauth_access_answer(
+    const json_t *body, bool *allowed, const char **reason);
+
 /* Gate every request of srv [borrowed; freed after m] through m
  * (ctl_httpd_set_gate; before ctl_httpd_start). */
 CU_MUST_CHECK int ctl_mauth_mount(ctl_mauth *m, ctl_httpd *srv, cu_error *err);
