@@ -77,6 +77,13 @@ struct ctl_certrot {
 	api_informer *inf[NTARGETS];
 	struct watched w[NTARGETS];
 	bool again; /* a pass was asked for while one ran */
+	/* The CA of the pair this process just replaced in certDir [owned;
+	 * NULL: none], kept in the bundles until grace_until (monotonic):
+	 * whsrv serves the old pair until its next reload, and a pass asked
+	 * for meanwhile must not drop that CA. */
+	char *grace_ca;
+	cu_ns_t grace_until;
+	cu_ns_t grace_ns;
 };
 
 static void start_pass(ctl_certrot *r);
@@ -164,12 +171,15 @@ static bool same_file(const char *dir, const char *name, const char *data)
 	return same;
 }
 
+static char *served_ca(const ctl_certrot *r);
+
 static void write_files(ctl_certrot *r)
 {
 	static const char *const names[] = {"ca.crt", "tls.crt", "tls.key"};
 	const char *data[] = {r->ca, r->cert, r->key};
 	size_t i;
 	bool same = true;
+	char *old;
 
 	if (r->cert_dir == NULL)
 		return;
@@ -177,6 +187,13 @@ static void write_files(ctl_certrot *r)
 		same = same && same_file(r->cert_dir, names[i], data[i]);
 	if (same)
 		return;
+	/* The CA of the pair still being served stays trusted for a while
+	 * (see grace_ca). */
+	if ((old = served_ca(r)) != NULL) {
+		cu_free(r->grace_ca);
+		r->grace_ca = old;
+		r->grace_until = cu_time_mono_ns() + r->grace_ns;
+	}
 	/* The key before the certificate: whsrv reloads on either. */
 	write_file(r->cert_dir, names[0], data[0]);
 	write_file(r->cert_dir, names[2], data[2]);
@@ -226,10 +243,19 @@ static char *bundle_of(const ctl_certrot *r)
 {
 	char *old = served_ca(r), *pem, *b64;
 	size_t n = strlen(r->ca);
+	const char *grace =
+	    r->grace_ca != NULL && cu_time_mono_ns() < r->grace_until &&
+		    strcmp(r->grace_ca, r->ca) != 0 &&
+		    (old == NULL || strcmp(r->grace_ca, old) != 0)
+		? r->grace_ca
+		: "";
 
-	pem = old == NULL ? cu_strdup(r->ca)
-			  : cu_asprintf("%s%s%s", r->ca,
-				n > 0 && r->ca[n - 1] == '\n' ? "" : "\n", old);
+	pem = old == NULL
+		  ? cu_asprintf("%s%s%s", r->ca,
+			grace[0] && n > 0 && r->ca[n - 1] != '\n' ? "\n" : "",
+			grace)
+		  : cu_asprintf("%s%s%s%s", r->ca,
+			n > 0 && r->ca[n - 1] == '\n' ? "" : "\n", old, grace);
 	cu_free(old);
 	if (pem == NULL)
 		return NULL;
@@ -506,8 +532,13 @@ static void on_secret_written(const struct api_response *resp, void *payload)
 	r->req = NULL;
 	if (resp->err != CU_OK) {
 		/* A conflict: someone else rotated; the next pass reads it. */
-		cu_warn("webhook certificate Secret: %s %s: %d %s",
-		    resp->method, resp->path, resp->code, resp->message);
+		cu_warn("webhook certificate Secret: %s %s: %d %s%s",
+		    resp->method, resp->path, resp->code, resp->message,
+		    resp->code == 403 && strcmp(resp->method, "POST") == 0
+			? " (the shipped Role grants no create on Secrets: "
+			  "apply manifests/webhook_secret.yaml, which the "
+			  "kustomization installs)"
+			: "");
 		r->failed = true;
 		pass_done(r);
 		return;
@@ -549,12 +580,25 @@ static void rotate(ctl_certrot *r, const json_t *existing)
 	cu_free(crt);
 	cu_free(key);
 	if (obj != NULL && existing != NULL) {
-		const char *rv = json_string_value(json_object_get(
-		    json_object_get(existing, "metadata"), "resourceVersion"));
+		json_t *em = json_object_get(existing, "metadata");
+		json_t *md = json_object_get(obj, "metadata");
+		const char *rv = api_json_str(em, "resourceVersion");
+		const char *type = api_json_str(existing, "type");
+		static const char *const keep[] = {"labels", "annotations"};
+		size_t i;
 
 		if (rv != NULL)
-			json_object_set_new(json_object_get(obj, "metadata"),
-			    "resourceVersion", json_string(rv));
+			json_object_set_new(
+			    md, "resourceVersion", json_string(rv));
+		/* A Secret's type cannot change: the shipped one
+		 * (manifests/webhook_secret.yaml) is Opaque. Its labels and
+		 * annotations stay. */
+		if (type != NULL && type[0] != '\0')
+			json_object_set_new(obj, "type", json_string(type));
+		for (i = 0; i < 2; i++)
+			if (json_is_object(json_object_get(em, keep[i])))
+				json_object_set(
+				    md, keep[i], json_object_get(em, keep[i]));
 	}
 	/* The set is served only once stored: r keeps it from here. */
 	cu_free(r->ca);
@@ -681,6 +725,8 @@ int ctl_certrot_new(ctl_certrot **out, struct ev_loop *loop,
 	r->client = opts->client;
 	r->may_run = opts->may_run;
 	r->payload = opts->payload;
+	r->grace_ns =
+	    opts->grace_ns > 0 ? opts->grace_ns : CTL_CERTROT_GRACE_NS;
 	r->ns = cu_strdup(opts->namespace_);
 	r->secret = cu_strdup(opts->secret_name);
 	r->cert_dir = opts->cert_dir ? cu_strdup(opts->cert_dir) : NULL;
@@ -740,5 +786,6 @@ void ctl_certrot_free(ctl_certrot *r)
 	if (r->key != NULL)
 		OPENSSL_cleanse(r->key, strlen(r->key));
 	cu_free(r->key);
+	cu_free(r->grace_ca);
 	cu_free(r);
 }

@@ -162,6 +162,9 @@ def install(s):
               "--timeout=30s")
     for ns in ("team", "cueue-system"):
         s.namespace(ns)
+    # The certificate Secret comes with the manifests (shipped empty):
+    # the Role grants no create on Secrets.
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "webhook_secret.yaml"))
     s.kubectl("apply", "-f", s.file("queues.yaml", QUEUES))
     code, _, body = s.raw("POST", KQ + "/namespaces/team/localqueues", {
         "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
