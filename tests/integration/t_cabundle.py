@@ -19,7 +19,8 @@ import time
 import yaml
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     flavor_and_queue, free_port, run_cases, wait_for)
+                     flavor_and_queue, free_port, queued_job, run_cases,
+                     wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -78,16 +79,6 @@ def timed(what, fn, deadline=60):
     return took
 
 
-def job(name):
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": "team",
-                         "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-            "spec": {"parallelism": 1, "template": {"spec": {
-                "containers": [{"name": "c", "image": "busybox",
-                                "resources": {"requests": {"cpu": "1"}}}],
-                "restartPolicy": "Never"}}}}
-
-
 @case("cabundle-kept")
 def cabundle_kept(s):
     s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
@@ -133,7 +124,7 @@ def cabundle_kept(s):
               "clientConfig"].get("caBundle") == ca)
     # The API server trusts the webhook: Jobs pass it.
     wait_for(lambda: s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
-                           job("after"), timeout=10)[0] == 201, 30,
+                           queued_job("team", "after", suspend=False), timeout=10)[0] == 201, 30,
              what="a Job through the webhook")
     check(s.get_json("/apis/batch/v1/namespaces/team/jobs/after")["spec"][
         "suspend"], "suspended by the webhook")

@@ -7,8 +7,8 @@
   is admitted (unsuspended). The controller synced its configuration far
   fewer times than there were events (one engine rebuild per batch, not
   one per event: its debug line "configuration synced" is counted), and
-  it sent no more ResourceFlavor finalizer writes than its finalizer
-  budget allows. The slowest admission is printed (the README's
+  it sent no more ResourceFlavor finalizer writes than their budget
+  allows (a quarter of clientConnection qps 20, burst 10). The slowest admission is printed (the README's
   Reliability section quotes a release build's); no assertion is made on
   times."""
 import http.client
@@ -19,26 +19,14 @@ import threading
 import time
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     flavor_and_queue, run_cases, wait_for)
+                     queued_job, queues_setup, run_cases, wait_for)
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-MANIFESTS = os.path.join(ROOT, "manifests")
 FLAVORS = int(os.environ.get("CHURN_FLAVORS", "2000"))
+QPS = 20  # clientConnection.qps: finalizers get a quarter of it
+FINALIZER_BURST = 10  # controller/pipeline.c CTL_REPORT_BURST
 CLIENTS = 4
 RF = "/apis/kueue.x-k8s.io/v1beta2/resourceflavors"
 JOBS = "/apis/batch/v1/namespaces/team/jobs"
-
-
-def job(name):
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": "team",
-                         "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-            "spec": {"parallelism": 1, "suspend": True,
-                     "template": {"spec": {
-                         "containers": [{"name": "c", "image": "busybox",
-                                         "resources": {"requests": {
-                                             "cpu": "100m"}}}],
-                         "restartPolicy": "Never"}}}}
 
 
 class Churn:
@@ -105,37 +93,53 @@ def suspended(s, name):
 
 @case("flavor-churn", tls=True)
 def flavor_churn(s):
-    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
-    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
-              "--timeout=30s")
-    s.namespace("team")
-    s.kubectl("apply", "-f", s.file("queues.yaml", flavor_and_queue(1000)))
-    code, _, body = s.raw(
-        "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/localqueues",
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-         "metadata": {"name": "lq", "namespace": "team"},
-         "spec": {"clusterQueue": "cq"}})
-    eq(code, 201, "LocalQueue: %r" % body)
-    ctl = Controller(s, config=CONTROLLER_CONFIG)
-    eq(s.raw("POST", JOBS, job("warm"))[0], 201, "Job warm")
+    queues_setup(s, 1000)
+    ctl = Controller(s, config=CONTROLLER_CONFIG +
+                     "clientConnection:\n  qps: %d\n  burst: 30\n" % QPS)
+    eq(s.raw("POST", JOBS, queued_job("team", "warm", "100m"))[0], 201,
+       "Job warm")
     wait_for(lambda: not suspended(s, "warm"), 30, what="Job warm admitted")
     mark = s.log_mark()
+    t_start = time.monotonic()
     churn = Churn(s)
+    jobs = []  # (name, churn phase at creation, creation time)
+    admitted = {}  # name -> first time seen unsuspended
+    stop = threading.Event()
+
+    def create():
+        # One Job a second while the churn runs (and three after),
+        # without waiting for their admission.
+        n = 0
+        while not churn.done.is_set() or n < 3:
+            n += 1
+            name = "j%d" % n
+            phase, t0 = churn.phase, time.monotonic()
+            eq(s.raw("POST", JOBS, queued_job("team", name, "100m"))[0],
+               201, "Job " + name)
+            jobs.append((name, phase, t0))
+            time.sleep(1.0)
+
+    def observe():
+        while not stop.is_set():
+            for j in s.get_json(JOBS)["items"]:
+                n = j["metadata"]["name"]
+                if n not in admitted and not j["spec"].get("suspend"):
+                    admitted[n] = time.monotonic()
+            time.sleep(0.1)
+    creator = threading.Thread(target=create, daemon=True)
+    watcher = threading.Thread(target=observe, daemon=True)
+    watcher.start()
     churn.start()
-    times, phases, n = [], set(), 0
-    while not churn.done.is_set() or n < 3:
-        n += 1
-        name = "j%d" % n
-        phase = churn.phase
-        t0 = time.monotonic()
-        eq(s.raw("POST", JOBS, job(name))[0], 201, "Job " + name)
-        wait_for(lambda: not suspended(s, name), 120,
-                 what="Job %s admitted during the churn (%s)" % (name, phase))
-        times.append(time.monotonic() - t0)
-        phases.add(phase)
-        time.sleep(0.5)
+    creator.start()
+    creator.join(600)
+    wait_for(lambda: all(name in admitted for name, _, _ in jobs), 120,
+             what="every Job created during the churn admitted")
+    stop.set()
+    watcher.join(10)
+    times = [admitted[name] - t0 for name, _, t0 in jobs]
+    phases = {phase for _, phase, _ in jobs}
     eq(churn.errors[:5], [], "the churn's requests")
-    check({"create", "delete"} <= phases, "Jobs admitted while flavors "
+    check({"create", "delete"} <= phases, "Jobs created while flavors "
           "were created and while they were deleted: %r" % phases)
     print("    %d flavors created and deleted; %d Jobs admitted during the "
           "churn, slowest %.3f s, median %.3f s" %
@@ -149,7 +153,12 @@ def flavor_churn(s):
           "%d events" % (syncs, 2 * FLAVORS))
     patches = [e for e in s.access_log(mark) if e["verb"] == "PATCH" and
                e["path"].startswith(RF + "/churn-")]
-    print("    %d flavor finalizer writes" % len(patches), flush=True)
+    elapsed = time.monotonic() - t_start
+    bound = FINALIZER_BURST + QPS / 4.0 * elapsed + 5
+    print("    %d flavor finalizer writes in %.1f s (budget %d)" %
+          (len(patches), elapsed, bound), flush=True)
+    check(len(patches) <= bound, "finalizer writes within their budget: "
+          "%d > %d" % (len(patches), bound))
     check(ctl.alive(), "controller alive")
     ctl.stop()
 

@@ -18,14 +18,11 @@
   Workload is printed (README, Reliability); the deadline asserted is a
   generous one."""
 import json
-import os
 import time
 
 from cuetest import (CONTROLLER_CONFIG, Controller, RawStream, case, check,
-                     eq, flavor_and_queue, run_cases, wait_for)
+                     eq, queued_job, queues_setup, run_cases, wait_for)
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-MANIFESTS = os.path.join(ROOT, "manifests")
 JOBS = "/apis/batch/v1/namespaces/team/jobs"
 WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/workloads"
 
@@ -68,18 +65,6 @@ def watch_future(s):
     eq(current_rv(s), rv - 1, "the revision went back")
 
 
-def job(name):
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": "team",
-                         "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-            "spec": {"parallelism": 1, "suspend": True,
-                     "template": {"spec": {
-                         "containers": [{"name": "c", "image": "busybox",
-                                         "resources": {"requests": {
-                                             "cpu": "1"}}}],
-                         "restartPolicy": "Never"}}}}
-
-
 def workload_of(s, name):
     for w in s.get_json(WLS)["items"]:
         for o in w["metadata"].get("ownerReferences", []):
@@ -90,20 +75,10 @@ def workload_of(s, name):
 
 @case("jobs-created-after-a-restore", tls=True)
 def after_restore(s):
-    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
-    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
-              "--timeout=30s")
-    s.namespace("team")
-    s.kubectl("apply", "-f", s.file("queues.yaml", flavor_and_queue(100)))
-    code, _, body = s.raw(
-        "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/team/localqueues",
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-         "metadata": {"name": "lq", "namespace": "team"},
-         "spec": {"clusterQueue": "cq"}})
-    eq(code, 201, "LocalQueue: %r" % body)
+    queues_setup(s, 100)
     backup = current_rv(s)
     ctl = Controller(s, config=CONTROLLER_CONFIG)
-    eq(s.raw("POST", JOBS, job("before"))[0], 201, "Job before")
+    eq(s.raw("POST", JOBS, queued_job("team", "before"))[0], 201, "Job before")
     wait_for(lambda: not s.get_json(JOBS + "/before")["spec"].get(
         "suspend"), 30, what="Job before admitted")
     # Revisions well past the backup's, seen by every informer.
@@ -118,7 +93,7 @@ def after_restore(s):
     t0 = time.monotonic()
     names = ["gap-%d" % i for i in range(3)]
     for n in names:
-        eq(s.raw("POST", JOBS, job(n))[0], 201, "Job " + n)
+        eq(s.raw("POST", JOBS, queued_job("team", n))[0], 201, "Job " + n)
     wait_for(lambda: all(workload_of(s, n) is not None for n in names), 60,
              what="Workloads for the Jobs created after the restore")
     took = time.monotonic() - t0

@@ -397,14 +397,21 @@ def full_disk(s):
        "every announced admission is in the ledger")
 
 
-@case("wal-limit-that-stays")
-def wal_limit_stays(s):
+def two_admitted(s):
+    """setup(), then a controller that admitted w1 and w2 and committed
+    their ADMITTED state. Returns (watch, ledger, Ctl)."""
     watch, ledger = setup(s)
     c = Ctl(s, ledger)
     for n in ("w1", "w2"):
         s.raw("POST", WLS, workload(n))
     wait_for(lambda: reserved(s) == ["w1", "w2"], 20, what="w1, w2 admitted")
     time.sleep(0.5)
+    return watch, ledger, c
+
+
+@case("wal-limit-that-stays")
+def wal_limit_stays(s):
+    watch, ledger, c = two_admitted(s)
     wal = ledger + "-wal"
     limit = max(os.path.getsize(wal) if os.path.exists(wal) else 0,
                 os.path.getsize(ledger)) + 16384
@@ -422,9 +429,10 @@ def wal_limit_stays(s):
             if name not in ("w1", "w2"):
                 s.raw("DELETE", WLS + "/" + name)
     c.wait_log("ledger disk full:")
-    for name in reserved(s):
-        if name not in ("w1", "w2"):
-            s.raw("DELETE", WLS + "/" + name)
+    # Every Workload but w1 and w2 goes (admitted or not yet), so that
+    # the next one has quota.
+    for i in range(3, n + 1):
+        s.raw("DELETE", WLS + "/w%d" % i)
     wait_for(lambda: reserved(s) == ["w1", "w2"], 30,
              what="quota freed for one more")
     last = "w%d" % (n + 1)
@@ -444,12 +452,7 @@ def wal_limit_stays(s):
 
 @case("ledger-deleted-while-running")
 def deleted_while_running(s):
-    watch, ledger = setup(s)
-    c = Ctl(s, ledger)
-    for n in ("w1", "w2"):
-        s.raw("POST", WLS, workload(n))
-    wait_for(lambda: reserved(s) == ["w1", "w2"], 20, what="w1, w2 admitted")
-    time.sleep(0.5)
+    watch, ledger, c = two_admitted(s)
     os.unlink(ledger)
     c.wait_log("was deleted (or moved away) while the controller runs")
     c.wait_log("live decisions carried over")

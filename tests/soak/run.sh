@@ -5,8 +5,9 @@
 # soaks (tests/soak/soak.py; the work is in tests/pylib/cuetest/
 # crashsoak.py), bounded to 20 minutes, ten rounds of t_ledger_recheck's
 # leadership alternations (SOAK_ONLY=recheck runs only those) and
-# t_auth_flood with 300 connections per port (SOAK_ONLY=authflood)
-# against programs in $CUEUE_BIN, then a scan of every log
+# t_auth_flood with 300 connections per port (SOAK_ONLY=authflood) and
+# t_config_churn with 10,000 flavors (SOAK_ONLY=churn) against programs
+# in $CUEUE_BIN, then a scan of every log
 # for sanitizer reports.
 #
 # Environment: CUEUE_BIN (programs), CUEUE_LOGS (log directory),
@@ -34,6 +35,11 @@ fi
 if [ -z "${SOAK_ONLY:-}" ] || case ",$SOAK_ONLY," in *,authflood,*) true ;; *) false ;; esac; then
 	CUEUE_TEST_NAME=soak AUTH_FLOOD_PER_PORT=300 timeout 600 \
 	    /usr/bin/python3 "$here/../integration/t_auth_flood.py" || rc=1
+fi
+# The long form of make test's configuration churn: 10,000 flavors.
+if [ -z "${SOAK_ONLY:-}" ] || case ",$SOAK_ONLY," in *,churn,*) true ;; *) false ;; esac; then
+	CUEUE_TEST_NAME=soak CHURN_FLAVORS=10000 timeout 900 \
+	    /usr/bin/python3 "$here/../integration/t_config_churn.py" || rc=1
 fi
 if [ -n "${SAN_PATTERN:-}" ] && grep -lE "$SAN_PATTERN" \
     "$CUEUE_LOGS"/soak.*.stderr 2>/dev/null; then

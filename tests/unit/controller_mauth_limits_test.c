@@ -141,17 +141,6 @@ static void serve(const struct ctl_http_request *req,
 	(void)ctl_http_reply(resp, 200, "# metrics\n");
 }
 
-static void set_faults(const char *rules_json)
-{
-	struct fx_result r;
-	json_t *body = json_loads(rules_json, 0, NULL);
-
-	cr_assert_not_null(body, "bad rules JSON");
-	fx_call(&r, "POST", "/__test/faults", NULL, body);
-	cr_assert_eq(r.code, 200, "faults: %d %s", r.code, r.msg);
-	fx_result_dispose(&r);
-}
-
 static ctl_httpd *gated_server(ctl_mauth **m)
 {
 	struct ctl_httpd_opts o = {.name = "metrics", .listen = "127.0.0.1:0"};
@@ -184,8 +173,8 @@ Test(ctl_mauth_limits, a_flood_of_made_up_tokens_is_capped_and_answered_429,
 	scrape(FX_TOKEN, &out[0]);
 	cr_assert_eq(out[0].status, 200, "%s", out[0].body);
 	/* Every review now takes a second: they pile up. */
-	set_faults("{\"rules\":[{\"pathPrefix\":\"/apis/authentication.k8s.io"
-		   "/\",\"latencyMs\":1000}]}");
+	fx_faults("{\"rules\":[{\"pathPrefix\":\"/apis/authentication.k8s.io"
+		  "/\",\"latencyMs\":1000}]}");
 	for (i = 0; i < FLOOD; i++) {
 		snprintf(names[i], sizeof(names[i]), "made-up-%d", i);
 		tokens[i] = names[i];

@@ -11,10 +11,8 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -192,23 +190,6 @@ Test(store_selfwatch, memory_ledgers_are_not_watched)
 	store_close(s);
 }
 
-static int64_t file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
-}
-
-static void fsize_limit(rlim_t soft)
-{
-	struct rlimit rl;
-
-	signal(SIGXFSZ, SIG_IGN);
-	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
-	rl.rlim_cur = soft;
-	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
-}
-
 /* One transaction of n decisions "<prefix>-i"; its result. */
 static int put_many(store *s, const char *prefix, int n, cu_error *err)
 {
@@ -253,22 +234,22 @@ Test(store_selfwatch, a_checkpoint_makes_room_in_a_wal_at_its_limit)
 		snprintf(p, sizeof(p), "w%d", i);
 		cr_assert_eq(put_many(s, p, 10, &err), CU_OK, "%s", err.msg);
 	}
-	limit = file_size(wal);
-	if (file_size(fx_tpath) > limit)
-		limit = file_size(fx_tpath);
+	limit = fx_file_size(wal);
+	if (fx_file_size(fx_tpath) > limit)
+		limit = fx_file_size(fx_tpath);
 	cr_assert_gt(limit, 0);
-	fsize_limit((rlim_t)limit + 8192);
+	fx_fsize_limit((rlim_t)limit + 8192);
 	for (i = 0; i < 5; i++) {
 		rc = put_many(s, "late", 40, &err);
 		cr_assert_eq(rc, CU_EQUOTA, "turn %d: %s: %s", i,
 		    cu_err_name(rc), err.msg);
 	}
 	cr_assert_eq(store_checkpoint(s, &err), CU_OK, "%s", err.msg);
-	cr_assert_eq(file_size(wal), 0, "the WAL truncated");
+	cr_assert_eq(fx_file_size(wal), 0, "the WAL truncated");
 	rc = put_many(s, "late", 40, &err);
 	cr_assert_eq(rc, CU_OK, "under the same limit: %s: %s", cu_err_name(rc),
 	    err.msg);
-	fsize_limit(RLIM_INFINITY);
+	fx_fsize_limit(RLIM_INFINITY);
 	cr_assert_eq(store_check_consistency(s, &err), CU_OK, "%s", err.msg);
 	store_close(s);
 }
