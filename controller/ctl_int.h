@@ -129,6 +129,9 @@ struct ctl_feed {
 	int64_t sync_next_ns;
 	ev_timer sync_w;
 	bool sync_armed;
+	/* The finalizer budget ran out in this ctl_sync_finalizers pass:
+	 * the objects after it wait for the next tick unexamined. */
+	bool fin_spent;
 };
 
 /* decide.c, resume.c: decisions whose announcement is under way. */

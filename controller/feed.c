@@ -352,7 +352,8 @@ static void finalizer_sync(ctl *c, enum inf_id id, json_t *obj, bool in_use)
 	json_t *patch = NULL;
 	cu_error err;
 
-	if (name == NULL || ctl_pipe_stale(c->pipe, key, obj) ||
+	if (name == NULL || c->feed.fin_spent ||
+	    ctl_pipe_stale(c->pipe, key, obj) ||
 	    ctl_pipe_retrying(c->pipe, key))
 		return;
 	if (rec_in_use_finalizer_patch(obj, in_use, &patch, &err) != CU_OK) {
@@ -366,6 +367,7 @@ static void finalizer_sync(ctl *c, enum inf_id id, json_t *obj, bool in_use)
 	 * own; the rest wait for the next tick. */
 	if (!ctl_pipe_budget_take(
 		c->pipe, CTL_PIPE_BUDGET_FINALIZERS, cu_time_now_ms())) {
+		c->feed.fin_spent = true;
 		json_decref(patch);
 		return;
 	}
@@ -394,7 +396,7 @@ static void flavor_finalizer(json_t *rf, void *payload)
 	const char *name = ctl_jmeta(rf, "name");
 	struct flavor_pass p = {c, name, false};
 
-	if (name == NULL)
+	if (name == NULL || c->feed.fin_spent)
 		return;
 	/* Only a flavor being deleted needs the scan: Kueue's
 	 * ClusterQueuesUsingFlavor, every ClusterQueue that still exists. */
@@ -408,6 +410,7 @@ void ctl_sync_finalizers(ctl *c)
 {
 	size_t i, n = que_cq_count(c->st);
 
+	c->feed.fin_spent = false;
 	/* The engine keeps a deleted ClusterQueue while Workloads it
 	 * admitted hold quota: that is what "in use" means (Kueue's
 	 * ClusterQueueEmpty). */

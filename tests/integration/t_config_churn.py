@@ -137,6 +137,11 @@ def flavor_churn(s):
     stop.set()
     watcher.join(10)
     times = [admitted[name] - t0 for name, _, t0 in jobs]
+    for ph in ("create", "delete", "done"):
+        pt = sorted(admitted[n] - t0 for n, p, t0 in jobs if p == ph)
+        if pt:
+            print("    while %s: %d Jobs, slowest %.3f s, median %.3f s" %
+                  (ph, len(pt), pt[-1], pt[len(pt) // 2]), flush=True)
     phases = {phase for _, phase, _ in jobs}
     eq(churn.errors[:5], [], "the churn's requests")
     check({"create", "delete"} <= phases, "Jobs created while flavors "
