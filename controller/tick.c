@@ -23,9 +23,9 @@ static void count_to(ctl *c, enum ctl_metric_id id, const char *const *lv,
 		ctl_metric_add(c->metrics, id, lv, nlv, total - (uint64_t)have);
 }
 
-/* Requests of both API clients (the main one and the events one), summed
- * per {verb, code} into payload [borrowed ctl_keys] before they are
- * counted. */
+/* Requests of every API client (the main one, the events', the
+ * authentication reviews' and the Lease's), summed per {verb, code} into
+ * payload [borrowed ctl_keys] before they are counted. */
 static void api_sum(const char *verb, int code, uint64_t n, void *payload)
 {
 	char k[16];
@@ -46,6 +46,10 @@ static void api_count(ctl *c)
 	api_client_stats_foreach(c->client, api_sum, &sum);
 	if (c->ev_client != NULL)
 		api_client_stats_foreach(c->ev_client, api_sum, &sum);
+	if (c->auth_client != NULL)
+		api_client_stats_foreach(c->auth_client, api_sum, &sum);
+	if (c->lease_client != NULL)
+		api_client_stats_foreach(c->lease_client, api_sum, &sum);
 	while (cu_map_next(&sum.map, &it, NULL, &v)) {
 		const struct ctl_kent *e = v;
 
