@@ -442,10 +442,11 @@ install-dev: all
 # everything a cluster needs in one file, with IMAGE (and the digest of
 # make image when it was built; RELEASE_PIN=1 pins the image by that
 # digest; JOBSET_CRD=0 leaves out cueue's JobSet CRD where JobSet is
-# installed). IMAGE_SOURCE: the image's source label (the https remote).
+# installed). IMAGE_SOURCE: the image's source label (default: this
+# clone's git remote as an https URL, `scripts/image.sh source`).
 IMAGE        ?= cueue-controller:$(VERSION)
 IMAGE_DIR    ?= build/image
-IMAGE_SOURCE ?= $(shell git config --get remote.origin.url 2>/dev/null | grep -E '^https://' || echo unknown)
+IMAGE_SOURCE ?=
 RELEASE_OUT  ?= build/release/cueue.yaml
 IMAGE_ENV     = VERSION='$(VERSION)' IMAGE='$(IMAGE)' SOURCE='$(IMAGE_SOURCE)' \
                 REVISION=$$(git rev-parse HEAD 2>/dev/null || echo unknown)

@@ -70,6 +70,10 @@ struct api_client_opts {
 				     * in the client's queue, where no timeout
 				     * runs: a burst must not become a
 				     * connection storm */
+	bool lean_bodies;	    /* parse 2xx bodies without their
+				     * metadata.managedFields
+				     * (api_json_loadb_lean): for callers
+				     * that never read them */
 };
 
 /*

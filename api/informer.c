@@ -145,6 +145,7 @@ struct api_informer {
 };
 
 #define POOL_CAP 1024
+#define POOL_KEEP 128
 
 static void start_list(api_informer *inf);
 static void start_watch(api_informer *inf);
@@ -157,6 +158,16 @@ static void pool_clear(api_informer *inf)
 {
 	for (; inf->pool_min < inf->pool_seq; inf->pool_min++)
 		json_decref(inf->pool[inf->pool_min % POOL_CAP]);
+}
+
+/* Drop the oldest parsed objects until at most keep are handed out: a
+ * watch line trims the pool to POOL_KEEP, so that the objects of a burst
+ * of events are still parsed when the loop turn reconciles them (and the
+ * old object of an update is at hand), while the pool stays small. */
+static void pool_trim(api_informer *inf, uint64_t keep)
+{
+	while (inf->pool_seq - inf->pool_min > keep)
+		json_decref(inf->pool[inf->pool_min++ % POOL_CAP]);
 }
 
 /* Keep obj [consumed] in the pool; returns its seq. */
@@ -187,14 +198,21 @@ static inline json_t *entry_obj(const api_informer *cinf, struct entry *e)
 }
 
 /* Make obj [borrowed] the content of e: a reference, or in compact mode
- * its text (the parsed object stays in the pool for this turn). */
-static void entry_set(api_informer *inf, struct entry *e, json_t *obj)
+ * its text (the parsed object stays in the pool for this turn). raw
+ * [borrowed; may be NULL], raw_len: compact JSON text of exactly obj (a
+ * watch event's lean "object"), kept as it is instead of writing obj
+ * out again. */
+static void entry_set(api_informer *inf, struct entry *e, json_t *obj,
+    const char *raw, size_t raw_len)
 {
 	char *text = NULL;
 	size_t len = 0;
 
-	if (inf->compact &&
-	    api_json_dumps(obj, JSON_COMPACT, 0, &text, &len) == CU_OK) {
+	if (inf->compact && raw != NULL &&
+	    (text = cu_strndup(raw, raw_len)) != NULL)
+		len = raw_len;
+	if (inf->compact && (text != NULL || api_json_dumps(obj, JSON_COMPACT,
+						 0, &text, &len) == CU_OK)) {
 		e->text = text;
 		e->len = len;
 		e->parsed_seq = pool_put(inf, json_incref(obj));
@@ -320,9 +338,10 @@ static void owners_link(api_informer *inf, struct entry *e)
 	}
 }
 
-/* Insert obj [reference taken] under ns/name [copied]. NULL on ENOMEM. */
-static struct entry *cache_insert(
-    api_informer *inf, const char *const *k, json_t *obj)
+/* Insert obj [reference taken] under ns/name [copied], raw as for
+ * entry_set. NULL on ENOMEM. */
+static struct entry *cache_insert(api_informer *inf, const char *const *k,
+    json_t *obj, const char *raw, size_t raw_len)
 {
 	size_t lns = strlen(k[0]) + 1, lname = strlen(k[1]) + 1;
 	struct entry *e = cu_calloc(1, sizeof(*e) + lns + lname);
@@ -339,19 +358,21 @@ static struct entry *cache_insert(
 		cu_free(e);
 		return NULL;
 	}
-	entry_set(inf, e, obj);
+	entry_set(inf, e, obj, raw, raw_len);
 	owners_link(inf, e);
 	return e;
 }
 
-/* Swap the object of e; returns the old one [owned by the caller]. */
-static json_t *cache_replace(api_informer *inf, struct entry *e, json_t *obj)
+/* Swap the object of e (raw as for entry_set); returns the old one
+ * [owned by the caller]. */
+static json_t *cache_replace(api_informer *inf, struct entry *e, json_t *obj,
+    const char *raw, size_t raw_len)
 {
 	json_t *old = json_incref(entry_obj(inf, e));
 
 	owners_unlink(inf, e);
 	entry_clear(e);
-	entry_set(inf, e, obj);
+	entry_set(inf, e, obj, raw, raw_len);
 	owners_link(inf, e);
 	return old;
 }
@@ -384,24 +405,28 @@ static void set_rv(api_informer *inf, const char *rv)
 	inf->rv = d;
 }
 
-/* Add or update obj [borrowed] (invariant 4). Its metadata.managedFields
- * go first, as controller-runtime's cache strips them: nothing here reads
- * them, and for an object written by several managers (a Workload: the
- * job controller, the scheduler, status writers) they outweigh the rest. */
-static void upsert(api_informer *inf, json_t *obj)
+/* Add or update obj [borrowed] (invariant 4); raw as for entry_set.
+ * Its metadata.managedFields are gone, as controller-runtime's cache
+ * strips them: nothing here reads them, and for an object written by
+ * several managers (a Workload: the job controller, the scheduler, status
+ * writers) they outweigh the rest. Watch lines and list pages come here
+ * lean (api_json_loadb_lean); the delete catches a key spelled with
+ * escapes, which the lean text keeps (raw is then not obj's text). */
+static void upsert(
+    api_informer *inf, json_t *obj, const char *raw, size_t raw_len)
 {
 	const char *k[2];
 	struct entry *e;
 	const char *nrv, *orv;
 	json_t *old, *md = json_object_get(obj, "metadata");
 
-	if (json_is_object(md))
-		json_object_del(md, "managedFields");
+	if (json_is_object(md) && json_object_del(md, "managedFields") == 0)
+		raw = NULL;
 	if (!key_of(k, meta_str(obj, "namespace"), meta_str(obj, "name")))
 		return;
 	e = cache_find(inf, k);
 	if (e == NULL) {
-		e = cache_insert(inf, k, obj);
+		e = cache_insert(inf, k, obj, raw, raw_len);
 		if (e != NULL && inf->h.on_add != NULL && entry_obj(inf, e))
 			inf->h.on_add(entry_obj(inf, e), inf->payload);
 		return;
@@ -413,7 +438,7 @@ static void upsert(api_informer *inf, json_t *obj)
 		inf->stats.skipped++;
 		return;
 	}
-	old = cache_replace(inf, e, obj);
+	old = cache_replace(inf, e, obj, raw, raw_len);
 	if (inf->h.on_update != NULL && entry_obj(inf, e) != NULL)
 		inf->h.on_update(old, entry_obj(inf, e), inf->payload);
 	json_decref(old);
@@ -515,7 +540,7 @@ static void apply_list(api_informer *inf, const char *list_rv)
 	}
 	set_rv(inf, list_rv);
 	for (i = 0; i < json_array_size(inf->pending); i++)
-		upsert(inf, json_array_get(inf->pending, i));
+		upsert(inf, json_array_get(inf->pending, i), NULL, 0);
 	for (i = 0; i < ngone; i++) {
 		json_t *old = cache_remove(inf, gone[i]);
 
@@ -729,15 +754,19 @@ static void start_list(api_informer *inf)
 static void on_watch_line(const char *line, size_t len, void *payload)
 {
 	api_informer *inf = payload;
-	json_t *ev, *obj;
+	struct api_json_lean lean;
+	json_t *ev = NULL, *obj;
 	const char *type;
 
 	if (inf->watch_gone || inf->watch_error)
 		return;
-	pool_clear(inf);
-	/* Any failure (bad JSON, or out of memory: a half-parsed event is
+	pool_trim(inf, POOL_KEEP);
+	/* Decode only what is read: the line without its managedFields
+	 * (api_json_lean), whose "object" becomes the cached text as it is.
+	 * Any failure (bad JSON, or out of memory: a half-parsed event is
 	 * not trusted) restarts the watch from a relist. */
-	if (api_json_loadb(&ev, line, len, 0, NULL) != CU_OK)
+	if (api_json_lean(&lean, line, len, "object") != CU_OK ||
+	    api_json_loadb(&ev, lean.text, lean.len, 0, NULL) != CU_OK)
 		ev = NULL;
 	type = json_string_value(json_object_get(ev, "type"));
 	obj = json_object_get(ev, "object");
@@ -747,6 +776,7 @@ static void on_watch_line(const char *line, size_t len, void *payload)
 		inf->self_cancel = true;
 		api_request_cancel(inf->req); /* completes after we return */
 		json_decref(ev);
+		api_json_lean_dispose(&lean);
 		return;
 	}
 	if (strcmp(type, "ERROR") == 0) {
@@ -780,7 +810,9 @@ static void on_watch_line(const char *line, size_t len, void *payload)
 		inf->stats.events++;
 		inf->watch_events++;
 		set_rv(inf, meta_str(obj, "resourceVersion"));
-		upsert(inf, obj);
+		upsert(inf, obj,
+		    lean.span_len > 0 ? lean.text + lean.span_off : NULL,
+		    lean.span_len);
 	} else if (strcmp(type, "DELETED") == 0) {
 		inf->stats.events++;
 		inf->watch_events++;
@@ -788,6 +820,7 @@ static void on_watch_line(const char *line, size_t len, void *payload)
 		remove_obj(inf, obj);
 	}
 	json_decref(ev);
+	api_json_lean_dispose(&lean);
 }
 
 static void on_watch_done(const struct api_response *resp, void *payload)

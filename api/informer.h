@@ -112,6 +112,8 @@ size_t api_informer_foreach_owned(const api_informer *inf, const char *uid,
  * api_informer_get and friends are then [borrowed] until the informer
  * next applies data from the server, or until 1,024 further objects have
  * been parsed, whichever comes first: json_incref to keep one longer.
+ * (The 128 parsed last stay parsed over a watch event, so that a burst
+ * of events is not parsed twice; nobody may count on that.)
  * Call before the first LIST completes (CU_EINVAL once objects are
  * cached); CU_ENOMEM.
  */

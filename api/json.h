@@ -43,6 +43,63 @@
 CU_MUST_CHECK int api_json_loadb(json_t **out, const void *buf, size_t len,
     size_t flags, json_error_t *jerr);
 
+/* ---- decoding only what is read ---------------------------------- */
+
+/*
+ * The text of one JSON document without the members cueue never reads,
+ * made before jansson builds a tree of it (parsing them would cost more
+ * than everything the controller reads: a Workload's managedFields are
+ * half its bytes and most of its JSON nodes).
+ *
+ * Dropped: the member "managedFields" of every object that is the value
+ * of a member "metadata" (an object's ObjectMeta: top-level objects,
+ * watch events' "object", list items, embedded objects), as
+ * controller-runtime's cache strips them. Whitespace outside strings is
+ * dropped too, so the text is compact. Everything else is copied byte
+ * for byte; it is not checked here (the parser that reads the text does
+ * that). A dropped value is checked for its structure (balanced
+ * containers, members and elements separated as JSON requires, strings
+ * terminated and their escapes valid, literals and numbers made of the
+ * right characters): text that is not JSON there is CU_EPARSE, as a
+ * parser would answer, never passed on as if it were.
+ */
+struct api_json_lean {
+	char *text;	/* [owned: cu_free] NUL-terminated, or NULL */
+	size_t len;	/* bytes of text */
+	size_t dropped; /* input bytes of the members dropped */
+	/* Where the value of the top-level member named by `span` of
+	 * api_json_lean starts in text and how long it is (0, 0 when absent
+	 * or not asked for): a watch event's "object", kept as the cached
+	 * object's text without being written again from the tree. */
+	size_t span_off, span_len;
+};
+
+/*
+ * Make lean text of in[0..len) [borrowed; need not be NUL-terminated]
+ * into *out (zeroed first; free with api_json_lean_dispose). span
+ * [borrowed; NULL = none]: a top-level member whose value's place in the
+ * lean text is wanted. CU_EPARSE: a dropped value is not JSON, or the
+ * document nests deeper than API_JSON_MAX_DEPTH; CU_ENOMEM. Sets no
+ * cu_error: callers name the document.
+ */
+#define API_JSON_MAX_DEPTH 2048
+CU_MUST_CHECK int api_json_lean(
+    struct api_json_lean *out, const char *in, size_t len, const char *span);
+void api_json_lean_dispose(struct api_json_lean *l);
+
+/* Delete metadata.managedFields from the tree v [modified] wherever
+ * api_json_lean drops them from text (a key spelled with escapes
+ * included): the tree counterpart, for checks of the lean text. */
+void api_json_drop_managed_fields(json_t *v);
+
+/*
+ * api_json_loadb of the lean text of buf[0..len): the tree without the
+ * members api_json_lean drops. Same results and ownership as
+ * api_json_loadb (CU_EPARSE also for a dropped value that is not JSON).
+ */
+CU_MUST_CHECK int api_json_loadb_lean(json_t **out, const void *buf, size_t len,
+    size_t flags, json_error_t *jerr);
+
 /*
  * JSON text of v [borrowed] as json_dumps(v, flags) would write it, at
  * most max bytes (0 = no limit). *out [owned: cu_free] NUL-terminated,

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "cli/cli.h"
+#include "cli/cli_int.h"
 
 enum flag_id {
 	F_KUBECONFIG,
@@ -31,6 +32,19 @@ enum flag_id {
 	F_IGNORE,
 	F_LIMIT,
 	F_OFFSET,
+	F_COHORT,
+	F_QSTRAT,
+	F_NSSEL,
+	F_RECLAIM,
+	F_PREEMPT,
+	F_NOMINAL,
+	F_BORROW,
+	F_LEND,
+	F_NODELABELS,
+	F_NODETAINTS,
+	F_TOLERATIONS,
+	F_YES,
+	F_ALL,
 	F_COUNT
 };
 
@@ -59,7 +73,22 @@ static const struct flag_def FLAGS[F_COUNT] = {
     [F_IGNORE] = {"ignore-unknown-cq", 'i', false},
     [F_LIMIT] = {"limit", 0, true},
     [F_OFFSET] = {"offset", 0, true},
+    [F_COHORT] = {"cohort", 0, true},
+    [F_QSTRAT] = {"queuing-strategy", 0, true},
+    [F_NSSEL] = {"namespace-selector", 0, true},
+    [F_RECLAIM] = {"reclaim-within-cohort", 0, true},
+    [F_PREEMPT] = {"preemption-within-cluster-queue", 0, true},
+    [F_NOMINAL] = {"nominal-quota", 0, true},
+    [F_BORROW] = {"borrowing-limit", 0, true},
+    [F_LEND] = {"lending-limit", 0, true},
+    [F_NODELABELS] = {"node-labels", 0, true},
+    [F_NODETAINTS] = {"node-taints", 0, true},
+    [F_TOLERATIONS] = {"tolerations", 0, true},
+    [F_YES] = {"yes", 'y', false},
+    [F_ALL] = {"all", 0, false},
 };
+
+_Static_assert(F_COUNT <= 32, "flag bits fit an unsigned");
 
 #define BIT(f) (1u << (f))
 #define GLOBAL                                                                 \
@@ -67,186 +96,9 @@ static const struct flag_def FLAGS[F_COUNT] = {
 
 #define MAX_POS 16
 
-/* ---- help texts ----------------------------------------------------- */
-
-static const char USAGE_ROOT[] =
-    "kubectl cueue controls the cueue (Kueue-compatible) queueing "
-    "manager.\n"
-    "\n"
-    "Usage:\n"
-    "  kubectl cueue COMMAND [flags]\n"
-    "\n"
-    "Commands:\n"
-    "  list      List Workloads, ClusterQueues, LocalQueues, "
-    "ResourceFlavors or Pods\n"
-    "  stop      Stop a ClusterQueue, LocalQueue or Workload\n"
-    "  resume    Resume a ClusterQueue, LocalQueue or Workload\n"
-    "  create    Create a LocalQueue\n"
-    "  pending   Show the pending Workloads of a ClusterQueue in queue "
-    "order\n"
-    "  version   Print the client version and the controller image\n"
-    "  get, describe, edit, patch, delete\n"
-    "            of a workload, clusterqueue, localqueue or "
-    "resourceflavor: run\n"
-    "            kubectl with the same arguments (not delete workload)\n"
-    "\n"
-    "Flags of every command:\n"
-    "      --kubeconfig FILE   kubeconfig file (default: $KUBECONFIG, "
-    "else the\n"
-    "                          in-cluster service account, else "
-    "~/.kube/config)\n"
-    "      --context NAME      kubeconfig context (default: "
-    "current-context)\n"
-    "  -n, --namespace NS      namespace (default: the context's, else "
-    "default)\n"
-    "  -h, --help              help for a command\n";
-
-static const char USAGE_LIST[] =
-    "List Workloads, ClusterQueues, LocalQueues, ResourceFlavors or "
-    "Pods.\n"
-    "\n"
-    "Usage:\n"
-    "  kubectl cueue list workload [-c CLUSTER_QUEUE] [-q LOCAL_QUEUE] "
-    "[--status STATUS]...\n"
-    "      [-l SELECTOR] [--field-selector SELECTOR] [--for "
-    "TYPE[.GROUP]/NAME] [-A] [-o FORMAT]\n"
-    "  kubectl cueue list clusterqueue [-l SELECTOR] [--field-selector "
-    "SELECTOR] [--active=true|false] [-o FORMAT]\n"
-    "  kubectl cueue list localqueue [-c CLUSTER_QUEUE] [-l SELECTOR] "
-    "[--field-selector SELECTOR] [-A] [-o FORMAT]\n"
-    "  kubectl cueue list resourceflavor [-l SELECTOR] [--field-selector "
-    "SELECTOR] [-o FORMAT]\n"
-    "  kubectl cueue list pods --for TYPE[.GROUP]/NAME [-l SELECTOR] "
-    "[--field-selector SELECTOR] [-A] [-o FORMAT]\n"
-    "\n"
-    "Resource types (and aliases): workload (workloads, kwl, "
-    "kueueworkload, kueueworkloads),\n"
-    "clusterqueue (clusterqueues, cq), localqueue (localqueues, lq), "
-    "resourceflavor (resourceflavors, rf),\n"
-    "pods (pod, po).\n"
-    "\n"
-    "Flags:\n"
-    "  -A, --all-namespaces        list across all namespaces\n"
-    "  -c, --clusterqueue NAME     only those of this ClusterQueue\n"
-    "  -q, --localqueue NAME       only Workloads of this LocalQueue\n"
-    "      --status STATUS         Workload status: all, pending, "
-    "quotareserved, admitted,\n"
-    "                              finished (repeatable)\n"
-    "  -l, --selector SELECTOR     label selector (key1=value1,...)\n"
-    "      --field-selector SEL    field selector (key1=value1,...)\n"
-    "      --active true|false     ClusterQueues that are (not) active\n"
-    "      --for TYPE/NAME         Workloads or Pods of this object "
-    "(job/NAME, pod/NAME)\n"
-    "  -o, --output FORMAT         json, yaml or name (pods also: "
-    "wide)\n"
-    "\n"
-    "POSITION IN QUEUE is the Workload's position in its LocalQueue, from "
-    "the visibility\n"
-    "API (visibility.kueue.x-k8s.io/v1beta2); when that API is not "
-    "served it is computed\n"
-    "locally from the Workloads as Kueue orders them (see `kubectl cueue "
-    "pending --help`).\n"
-    "KUEUECTL_LIST_REQUEST_LIMIT sets the page size of the LIST requests "
-    "(default 100).\n";
-
-static const char USAGE_STOP[] =
-    "Stop a ClusterQueue, LocalQueue or Workload.\n"
-    "\n"
-    "Usage:\n"
-    "  kubectl cueue stop clusterqueue NAME [--keep-already-running] "
-    "[--dry-run STRATEGY] [-o FORMAT]\n"
-    "  kubectl cueue stop localqueue NAME [--keep-already-running] "
-    "[--dry-run STRATEGY] [-o FORMAT]\n"
-    "  kubectl cueue stop workload NAME [--dry-run STRATEGY] [-o FORMAT]\n"
-    "\n"
-    "A ClusterQueue or LocalQueue gets spec.stopPolicy HoldAndDrain (its "
-    "admitted Workloads\n"
-    "are evicted), or Hold with --keep-already-running. A Workload gets "
-    "spec.active false:\n"
-    "it is not admitted, and if admitted it goes back to its queue as if "
-    "preempted.\n"
-    "\n"
-    "Flags:\n"
-    "      --keep-already-running  keep the admitted Workloads running "
-    "(stopPolicy Hold)\n"
-    "      --dry-run STRATEGY      none, client or server\n"
-    "  -o, --output FORMAT         json, yaml or name\n";
-
-static const char USAGE_RESUME[] =
-    "Resume a ClusterQueue, LocalQueue or Workload.\n"
-    "\n"
-    "Usage:\n"
-    "  kubectl cueue resume clusterqueue NAME [--dry-run STRATEGY] [-o "
-    "FORMAT]\n"
-    "  kubectl cueue resume localqueue NAME [--dry-run STRATEGY] [-o "
-    "FORMAT]\n"
-    "  kubectl cueue resume workload NAME [--dry-run STRATEGY] [-o "
-    "FORMAT]\n"
-    "\n"
-    "A ClusterQueue or LocalQueue gets spec.stopPolicy None, a Workload "
-    "spec.active true.\n"
-    "\n"
-    "Flags:\n"
-    "      --dry-run STRATEGY      none, client or server\n"
-    "  -o, --output FORMAT         json, yaml or name\n";
-
-static const char USAGE_CREATE[] =
-    "Create a LocalQueue in the namespace.\n"
-    "\n"
-    "Usage:\n"
-    "  kubectl cueue create localqueue NAME -c CLUSTER_QUEUE "
-    "[--ignore-unknown-cq] [--dry-run STRATEGY] [-o FORMAT]\n"
-    "\n"
-    "Flags:\n"
-    "  -c, --clusterqueue NAME     the ClusterQueue of the LocalQueue "
-    "(required)\n"
-    "  -i, --ignore-unknown-cq     create it even if that ClusterQueue "
-    "does not exist\n"
-    "      --dry-run STRATEGY      none, client or server\n"
-    "  -o, --output FORMAT         json, yaml or name\n";
-
-static const char USAGE_PENDING[] =
-    "Show the pending Workloads of a ClusterQueue in queue order.\n"
-    "\n"
-    "Usage:\n"
-    "  kubectl cueue pending CLUSTER_QUEUE [--limit N] [--offset N] [-o "
-    "FORMAT]\n"
-    "\n"
-    "The positions come from the visibility API\n"
-    "(/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/NAME/"
-    "pendingworkloads).\n"
-    "When that API is not served, they are computed locally from the "
-    "Workloads and\n"
-    "LocalQueues of every namespace as Kueue orders a ClusterQueue: "
-    "higher priority\n"
-    "first, then the older creation time (the eviction time after an "
-    "eviction by\n"
-    "PodsReadyTimeout or an AdmissionCheck), then the UID. A Workload is "
-    "pending when\n"
-    "it has no quota reservation, is not finished and is active. The "
-    "local order does\n"
-    "not know the controller's in-memory state (a sticky preemptor, fair "
-    "sharing), so\n"
-    "it may differ from the controller's for such Workloads.\n"
-    "\n"
-    "Flags:\n"
-    "      --limit N               at most N Workloads (default 1000)\n"
-    "      --offset N              skip the first N (default 0)\n"
-    "  -o, --output FORMAT         json or yaml (a PendingWorkloadsSummary)"
-    "\n";
-
-static const char USAGE_VERSION[] =
-    "Print the client version and the image of the cueue controller, if "
-    "installed\n"
-    "(Deployment cueue-system/cueue-controller-manager, else "
-    "kueue-system/kueue-controller-manager).\n"
-    "\n"
-    "Usage:\n"
-    "  kubectl cueue version\n";
-
 const char *cli_usage(void)
 {
-	return USAGE_ROOT;
+	return cli_usage_root;
 }
 
 /* ---- parsing -------------------------------------------------------- */
@@ -258,12 +110,14 @@ struct verb_def {
 };
 
 static const struct verb_def VERBS[] = {
-    {"list", CLI_LIST, USAGE_LIST},
-    {"stop", CLI_STOP, USAGE_STOP},
-    {"resume", CLI_RESUME, USAGE_RESUME},
-    {"create", CLI_CREATE, USAGE_CREATE},
-    {"pending", CLI_PENDING, USAGE_PENDING},
-    {"version", CLI_VERSION, USAGE_VERSION},
+    {"list", CLI_LIST, cli_usage_list},
+    {"stop", CLI_STOP, cli_usage_stop},
+    {"resume", CLI_RESUME, cli_usage_resume},
+    {"create", CLI_CREATE, cli_usage_create},
+    {"pending", CLI_PENDING, cli_usage_pending},
+    {"version", CLI_VERSION, cli_usage_version},
+    {"delete", CLI_DELETE, cli_usage_delete},
+    {"completion", CLI_COMPLETION, cli_usage_completion},
 };
 
 static const struct verb_def *find_verb(const char *s)
@@ -357,7 +211,21 @@ static unsigned allowed_flags(enum cli_verb v, enum cli_kind k)
 	case CLI_RESUME:
 		return GLOBAL | out | BIT(F_DRYRUN);
 	case CLI_CREATE:
+		if (k == CLI_KIND_CLUSTERQUEUE)
+			return GLOBAL | out | BIT(F_DRYRUN) | BIT(F_COHORT) |
+			       BIT(F_QSTRAT) | BIT(F_NSSEL) | BIT(F_RECLAIM) |
+			       BIT(F_PREEMPT) | BIT(F_NOMINAL) | BIT(F_BORROW) |
+			       BIT(F_LEND);
+		if (k == CLI_KIND_RESOURCEFLAVOR)
+			return GLOBAL | out | BIT(F_DRYRUN) |
+			       BIT(F_NODELABELS) | BIT(F_NODETAINTS) |
+			       BIT(F_TOLERATIONS);
 		return GLOBAL | out | BIT(F_DRYRUN) | BIT(F_CQ) | BIT(F_IGNORE);
+	case CLI_DELETE:
+		return GLOBAL | BIT(F_DRYRUN) | BIT(F_YES) | BIT(F_ALL) |
+		       BIT(F_ALLNS);
+	case CLI_COMPLETION:
+		return GLOBAL;
 	case CLI_PENDING:
 		return GLOBAL | out | BIT(F_LIMIT) | BIT(F_OFFSET);
 	case CLI_VERSION:
@@ -425,8 +293,29 @@ static int set_status(struct cli_args *a, const char *val, cu_error *err)
 	return CU_OK;
 }
 
+/* The -o formats that take a template: FORMAT=TEMPLATE. */
+static const struct {
+	const char *prefix;
+	enum cli_output out;
+	bool file;
+} TEMPLATES[] = {
+    {"jsonpath=", CLI_OUT_JSONPATH, false},
+    {"jsonpath-file=", CLI_OUT_JSONPATH, true},
+    {"go-template=", CLI_OUT_GO_TEMPLATE, false},
+    {"go-template-file=", CLI_OUT_GO_TEMPLATE, true},
+    /* kubectl's other names of the go-template printers */
+    {"template=", CLI_OUT_GO_TEMPLATE, false},
+    {"templatefile=", CLI_OUT_GO_TEMPLATE, true},
+};
+
+#define FORMATS                                                                \
+	"json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, "            \
+	"go-template=TEMPLATE, go-template-file=FILE"
+
 static int set_output(struct cli_args *a, const char *val, cu_error *err)
 {
+	size_t i;
+
 	if (strcmp(val, "json") == 0)
 		a->output = CLI_OUT_JSON;
 	else if (strcmp(val, "yaml") == 0)
@@ -435,11 +324,28 @@ static int set_output(struct cli_args *a, const char *val, cu_error *err)
 		a->output = CLI_OUT_NAME;
 	else if (strcmp(val, "wide") == 0)
 		a->output = CLI_OUT_WIDE;
-	else
+	else {
+		for (i = 0; i < sizeof(TEMPLATES) / sizeof(TEMPLATES[0]); i++) {
+			size_t n = strlen(TEMPLATES[i].prefix);
+
+			if (strncmp(val, TEMPLATES[i].prefix, n - 1) != 0 ||
+			    (val[n - 1] != '=' && val[n - 1] != '\0'))
+				continue;
+			if (val[n - 1] != '=' || val[n] == '\0')
+				return cu_error_set(err, CU_EINVAL,
+				    "template format specified but no "
+				    "template given: write -o %sTEMPLATE",
+				    TEMPLATES[i].prefix);
+			a->output = TEMPLATES[i].out;
+			a->template_ = val + n;
+			a->template_file = TEMPLATES[i].file;
+			return CU_OK;
+		}
 		return cu_error_set(err, CU_EINVAL,
 		    "unable to match a printer suitable for the output format "
-		    "\"%s\", allowed formats are: json,name,yaml",
+		    "\"%s\", allowed formats are: " FORMATS,
 		    val);
+	}
 	return CU_OK;
 }
 
@@ -486,6 +392,19 @@ static int set_dry_run(struct cli_args *a, const char *val, cu_error *err)
 		    "invalid dry-run value (%s). Must be \"none\", "
 		    "\"server\", or \"client\"",
 		    val);
+	return CU_OK;
+}
+
+/* One more value of a repeatable flag. */
+static int repeat(
+    const char **v, size_t *n, const char *flag, const char *val, cu_error *err)
+{
+	if (*n == CLI_MAX_REPEAT)
+		return cu_error_set(err, CU_EINVAL,
+		    "--%s given more than %d times: join the values with "
+		    "commas",
+		    flag, CLI_MAX_REPEAT);
+	v[(*n)++] = val;
 	return CU_OK;
 }
 
@@ -550,6 +469,40 @@ static int set_flag(struct cli_args *a, enum flag_id id, const char *val,
 		return parse_count(val, "limit", &a->limit, err);
 	case F_OFFSET:
 		return parse_count(val, "offset", &a->offset, err);
+	case F_COHORT:
+		a->cohort = val;
+		break;
+	case F_QSTRAT:
+		a->queuing_strategy = val;
+		break;
+	case F_NSSEL:
+		a->ns_selector = val;
+		break;
+	case F_RECLAIM:
+		a->reclaim = val;
+		break;
+	case F_PREEMPT:
+		a->preempt_within = val;
+		break;
+	case F_NOMINAL:
+	case F_BORROW:
+	case F_LEND:
+		return repeat(a->quota[id - F_NOMINAL],
+		    &a->nquota[id - F_NOMINAL], FLAGS[id].lng, val, err);
+	case F_NODELABELS:
+		a->node_labels = val;
+		break;
+	case F_NODETAINTS:
+		return repeat(a->taints, &a->ntaints, FLAGS[id].lng, val, err);
+	case F_TOLERATIONS:
+		return repeat(
+		    a->tolerations, &a->ntolerations, FLAGS[id].lng, val, err);
+	case F_YES:
+		a->yes = b;
+		break;
+	case F_ALL:
+		a->delete_all = b;
+		break;
 	case F_COUNT:
 		break;
 	}
@@ -583,7 +536,7 @@ static const char *usage_of(const char *const *pos, size_t npos)
 		npos--;
 	}
 	v = npos > 0 ? find_verb(pos[0]) : NULL;
-	return v != NULL ? v->usage : USAGE_ROOT;
+	return v != NULL ? v->usage : cli_usage_root;
 }
 
 static const char *const PASS_VERBS[] = {
@@ -625,6 +578,7 @@ static int pass_through(int argc, const char *const *argv, struct cli_args *a,
 	const char *w0, *w1;
 	enum cli_kind k;
 
+	(void)err;
 	*is = false;
 	first_words(argc, argv, &w0, &w1);
 	if (w0 == NULL || w1 == NULL)
@@ -636,9 +590,7 @@ static int pass_through(int argc, const char *const *argv, struct cli_args *a,
 		if (k == CLI_KIND_NONE || k == CLI_KIND_POD)
 			return CU_OK;
 		if (k == CLI_KIND_WORKLOAD && strcmp(w0, "delete") == 0)
-			return cu_error_set(err, CU_EINVAL,
-			    "delete workload: not in kubectl cueue (kueuectl's "
-			    "also deletes the job); use kubectl delete");
+			return CU_OK; /* ours: CLI_DELETE */
 		a->verb = CLI_PASSTHROUGH;
 		a->kind = k;
 		a->argv = argv + 1;
@@ -690,12 +642,16 @@ static int scan_flags(int argc, const char *const *argv, struct cli_args *a,
 
 			if (id < 0)
 				return cu_error_set(err, CU_EINVAL,
-				    "unknown flag: --%.*s", (int)n, name);
+				    "unknown flag: --%.*s (kubectl cueue "
+				    "COMMAND --help lists the flags)",
+				    (int)n, name);
 			if (FLAGS[id].value && val == NULL) {
 				if (i + 1 >= argc)
 					return cu_error_set(err, CU_EINVAL,
-					    "flag needs an argument: --%s",
-					    FLAGS[id].lng);
+					    "flag needs an argument: --%s "
+					    "(write "
+					    "--%s=VALUE)",
+					    FLAGS[id].lng, FLAGS[id].lng);
 				val = argv[++i];
 			}
 			if (id == F_HELP)
@@ -714,8 +670,10 @@ static int scan_flags(int argc, const char *const *argv, struct cli_args *a,
 
 			if (id < 0)
 				return cu_error_set(err, CU_EINVAL,
-				    "unknown shorthand flag: '%c' in %s", *p,
-				    s);
+				    "unknown shorthand flag: '%c' in %s "
+				    "(kubectl "
+				    "cueue COMMAND --help lists the flags)",
+				    *p, s);
 			sc->seen |= BIT(id);
 			if (id == F_HELP)
 				sc->help = true;
@@ -752,6 +710,7 @@ static int take_words(struct cli_args *a, const struct scan *sc, cu_error *err)
 	case CLI_STOP:
 	case CLI_RESUME:
 	case CLI_CREATE:
+	case CLI_DELETE:
 		if (sc->npos < 2)
 			return cu_error_set(err, CU_EINVAL,
 			    "%s: missing resource type (one of %s)", sc->pos[0],
@@ -759,17 +718,21 @@ static int take_words(struct cli_args *a, const struct scan *sc, cu_error *err)
 						  "localqueue, resourceflavor, "
 						  "pods"
 			    : a->verb == CLI_CREATE
-				? "localqueue"
+				? "localqueue, clusterqueue, resourceflavor"
+			    : a->verb == CLI_DELETE
+				? "workload"
 				: "workload, clusterqueue, localqueue");
 		a->kind = find_kind(sc->pos[1]);
 		if (a->kind == CLI_KIND_NONE ||
-		    (a->verb != CLI_LIST &&
-			(a->kind == CLI_KIND_POD ||
-			    a->kind == CLI_KIND_RESOURCEFLAVOR)) ||
-		    (a->verb == CLI_CREATE && a->kind != CLI_KIND_LOCALQUEUE))
+		    (a->verb != CLI_LIST && a->kind == CLI_KIND_POD) ||
+		    ((a->verb == CLI_STOP || a->verb == CLI_RESUME) &&
+			a->kind == CLI_KIND_RESOURCEFLAVOR) ||
+		    (a->verb == CLI_CREATE && a->kind == CLI_KIND_WORKLOAD) ||
+		    (a->verb == CLI_DELETE && a->kind != CLI_KIND_WORKLOAD))
 			return cu_error_set(err, CU_EINVAL,
-			    "unknown resource type \"%s\" for \"%s\"",
-			    sc->pos[1], sc->pos[0]);
+			    "unknown resource type \"%s\" for \"%s\" (see "
+			    "kubectl cueue %s --help)",
+			    sc->pos[1], sc->pos[0], sc->pos[0]);
 		if (a->verb == CLI_LIST) {
 			if (sc->npos > 2)
 				return cu_error_set(err, CU_EINVAL,
@@ -777,9 +740,16 @@ static int take_words(struct cli_args *a, const struct scan *sc, cu_error *err)
 				    kind_word(a->kind), sc->pos[2]);
 			break;
 		}
+		if (a->verb == CLI_DELETE) {
+			for (size_t i = 2; i < sc->npos; i++)
+				a->names[a->nnames++] = sc->pos[i];
+			break;
+		}
 		if (sc->npos < 3)
 			return cu_error_set(err, CU_EINVAL,
-			    "%s %s: missing NAME", sc->pos[0],
+			    "%s %s: missing NAME (write kubectl cueue %s %s "
+			    "NAME)",
+			    sc->pos[0], kind_word(a->kind), sc->pos[0],
 			    kind_word(a->kind));
 		if (sc->npos > 3)
 			return cu_error_set(err, CU_EINVAL,
@@ -791,10 +761,20 @@ static int take_words(struct cli_args *a, const struct scan *sc, cu_error *err)
 			    "%s %s: NAME must not be empty", sc->pos[0],
 			    kind_word(a->kind));
 		break;
+	case CLI_COMPLETION:
+		if (sc->npos != 2 || (strcmp(sc->pos[1], "bash") != 0 &&
+					 strcmp(sc->pos[1], "zsh") != 0))
+			return cu_error_set(err, CU_EINVAL,
+			    "completion: name the shell: kubectl cueue "
+			    "completion bash (or zsh)");
+		a->shell = sc->pos[1];
+		break;
 	case CLI_PENDING:
 		if (sc->npos < 2)
-			return cu_error_set(
-			    err, CU_EINVAL, "pending: missing CLUSTER_QUEUE");
+			return cu_error_set(err, CU_EINVAL,
+			    "pending: missing CLUSTER_QUEUE "
+			    "(write kubectl cueue pending "
+			    "CLUSTER_QUEUE)");
 		if (sc->npos > 2)
 			return cu_error_set(err, CU_EINVAL,
 			    "pending: accepts 1 CLUSTER_QUEUE, received %zu",
@@ -839,15 +819,33 @@ static int check_flags(const struct cli_args *a, const struct scan *sc,
 	if (a->output == CLI_OUT_WIDE && a->kind != CLI_KIND_POD)
 		return cu_error_set(err, CU_EINVAL,
 		    "unable to match a printer suitable for the output "
-		    "format \"wide\", allowed formats are: json,name,yaml");
+		    "format \"wide\", allowed formats are: " FORMATS);
 	if (a->verb == CLI_PENDING && a->output == CLI_OUT_NAME)
 		return cu_error_set(err, CU_EINVAL,
 		    "unable to match a printer suitable for the output "
-		    "format \"name\", allowed formats are: json,yaml");
-	if (a->verb == CLI_CREATE &&
+		    "format \"name\", allowed formats are: json, yaml, "
+		    "jsonpath=TEMPLATE, jsonpath-file=FILE");
+	if (a->verb == CLI_PENDING && a->output == CLI_OUT_GO_TEMPLATE)
+		return cu_error_set(err, CU_EINVAL,
+		    "-o go-template is not available for pending (kubectl, "
+		    "which runs the templates, cannot read a "
+		    "PendingWorkloadsSummary): use -o jsonpath=TEMPLATE or "
+		    "-o json");
+	if (a->verb == CLI_CREATE && a->kind == CLI_KIND_LOCALQUEUE &&
 	    (a->clusterqueue == NULL || a->clusterqueue[0] == '\0'))
 		return cu_error_set(err, CU_EINVAL,
-		    "required flag(s) \"clusterqueue\" not set");
+		    "required flag(s) \"clusterqueue\" not set: write -c "
+		    "CLUSTER_QUEUE");
+	if (a->verb == CLI_DELETE && !a->delete_all && a->nnames == 0)
+		return cu_error_set(err, CU_EINVAL,
+		    "delete workload: requires at least 1 NAME, or --all");
+	if (a->verb == CLI_DELETE && a->delete_all && a->nnames > 0)
+		return cu_error_set(err, CU_EINVAL,
+		    "delete workload: NAME cannot be given with --all");
+	if (a->verb == CLI_DELETE && a->all_namespaces && !a->delete_all)
+		return cu_error_set(err, CU_EINVAL,
+		    "delete workload: a resource cannot be retrieved by name "
+		    "across all namespaces: drop -A, or use --all -A");
 	if (a->verb == CLI_LIST && a->kind == CLI_KIND_POD &&
 	    (a->for_object == NULL || a->for_object[0] == '\0'))
 		return cu_error_set(
@@ -873,12 +871,39 @@ int cli_parse(
 {
 	struct scan sc = {.npos = 0};
 	const struct verb_def *vd;
+	const char *w0, *w1;
 	bool pass;
 	int rc;
 
 	memset(a, 0, sizeof(*a));
 	a->active = -1;
 	a->limit = 1000;
+	first_words(argc, argv, &w0, &w1);
+	if (w0 != NULL && strcmp(w0, "__complete") == 0) {
+		/* the shell's words, the last one partial (complete.c) */
+		a->verb = CLI_COMPLETION;
+		a->shell = "__complete";
+		for (int i = 1; i < argc && a->nnames < CLI_MAX_REPEAT; i++) {
+			if (argv[i] == w0)
+				continue;
+			if (i + 1 < argc &&
+			    strcmp(argv[i], "--kubeconfig") == 0)
+				a->kubeconfig = argv[i + 1];
+			else if (i + 1 < argc &&
+				 strcmp(argv[i], "--context") == 0)
+				a->context = argv[i + 1];
+			else if (i + 1 < argc &&
+				 (strcmp(argv[i], "-n") == 0 ||
+				     strcmp(argv[i], "--namespace") == 0))
+				a->namespace_ = argv[i + 1];
+			else {
+				a->names[a->nnames++] = argv[i];
+				continue;
+			}
+			i++;
+		}
+		return CU_OK;
+	}
 	rc = pass_through(argc, argv, a, &pass, err);
 	if (rc != CU_OK || pass)
 		return rc;
@@ -893,7 +918,10 @@ int cli_parse(
 	vd = find_verb(sc.pos[0]);
 	if (vd == NULL)
 		return cu_error_set(err, CU_EINVAL,
-		    "unknown command \"%s\" for \"kubectl cueue\"", sc.pos[0]);
+		    "unknown command \"%s\" for \"kubectl cueue\" (kubectl "
+		    "cueue "
+		    "--help lists the commands)",
+		    sc.pos[0]);
 	a->verb = vd->verb;
 	rc = take_words(a, &sc, err);
 	if (rc != CU_OK)

@@ -15,8 +15,10 @@
  * runner that talks to the API server (cli_run).
  *
  * Files: args.c (parser and help texts), table.c (table, durations,
- * YAML), render.c (rows and the pending order), run.c (requests), main.c
- * (the program). Prefix: cli_, CLI_.
+ * YAML), render.c (rows and the pending order), run.c (requests, output
+ * formats, dispatch), lists.c (list, pending), writes.c (stop, resume,
+ * create), main.c (the program); cli_int.h is what they share. Prefix:
+ * cli_, CLI_.
  */
 #ifndef CU_CLI_CLI_H
 #define CU_CLI_CLI_H
@@ -40,6 +42,8 @@ enum cli_verb {
 	CLI_CREATE,
 	CLI_PENDING,
 	CLI_VERSION,
+	CLI_DELETE,	 /* delete workload: the owning job, else itself */
+	CLI_COMPLETION,	 /* completion bash|zsh: the script on stdout */
 	CLI_PASSTHROUGH, /* get/describe/edit/patch/delete: run kubectl */
 };
 
@@ -57,7 +61,9 @@ enum cli_output {
 	CLI_OUT_JSON,
 	CLI_OUT_YAML,
 	CLI_OUT_NAME,
-	CLI_OUT_WIDE, /* list pods only, as a table */
+	CLI_OUT_WIDE,	     /* list pods only, as a table */
+	CLI_OUT_JSONPATH,    /* jsonpath=T, jsonpath-file=F (cli_jsonpath) */
+	CLI_OUT_GO_TEMPLATE, /* go-template=T, go-template-file=F: kubectl's */
 };
 
 enum cli_dry_run {
@@ -72,6 +78,9 @@ enum cli_dry_run {
 #define CLI_ST_ADMITTED 0x4u
 #define CLI_ST_FINISHED 0x8u
 #define CLI_ST_ALL 0xfu
+
+/* Most values of a repeatable flag, and NAMEs of delete. */
+#define CLI_MAX_REPEAT 16
 
 /*
  * A parsed command line. Every string is [borrowed] from argv (or a
@@ -98,6 +107,28 @@ struct cli_args {
 	bool ignore_unknown_cq;	    /* -i/--ignore-unknown-cq */
 	enum cli_dry_run dry_run;   /* --dry-run */
 	enum cli_output output;	    /* -o/--output */
+	const char *template_;	    /* jsonpath or go-template: text or file */
+	bool template_file;	    /* template_ names a file */
+	/* create clusterqueue */
+	const char *cohort;	      /* --cohort */
+	const char *queuing_strategy; /* --queuing-strategy */
+	const char *ns_selector;      /* --namespace-selector k=v,... */
+	const char *reclaim;	      /* --reclaim-within-cohort */
+	const char *preempt_within;   /* --preemption-within-cluster-queue */
+	/* --nominal-quota, --borrowing-limit, --lending-limit (repeatable) */
+	const char *quota[3][CLI_MAX_REPEAT];
+	size_t nquota[3];
+	/* create resourceflavor */
+	const char *node_labels; /* --node-labels k=v,... */
+	const char *taints[CLI_MAX_REPEAT], *tolerations[CLI_MAX_REPEAT];
+	size_t ntaints, ntolerations;
+	/* delete workload */
+	const char *names[CLI_MAX_REPEAT]; /* NAME... */
+	size_t nnames;
+	bool yes;	 /* -y/--yes: no prompt */
+	bool delete_all; /* --all */
+	/* completion */
+	const char *shell; /* bash or zsh */
 	/* pending */
 	long limit;  /* --limit, default 1000 */
 	long offset; /* --offset, default 0 */
@@ -282,6 +313,61 @@ CU_MUST_CHECK int cli_render_pending(const struct cli_pending *p, size_t n,
     int64_t now_ns, char **out, cu_error *err);
 CU_MUST_CHECK int cli_pending_json(
     const struct cli_pending *p, size_t n, json_t **out, cu_error *err);
+
+/* ---- create clusterqueue / resourceflavor flags ---------------------- */
+
+/*
+ * kueuectl's quota flags: flags[w][0..nflags[w]) are the values of
+ * --nominal-quota (w 0), --borrowing-limit (1) and --lending-limit (2),
+ * each a comma-separated list of "FLAVOR:RESOURCE=QUANTITY[;...]". The
+ * specs of one flavor merge (the same resources in each, the first value
+ * of each kind kept; a flavor without a nominal quota gets "0"); flavors
+ * covering the same resources form one group, in the order flavors first
+ * appear; a resource in two groups is refused. *out [owned] is
+ * spec.resourceGroups. Errors (CU_EINVAL) name the flag, the value and
+ * the form to write.
+ */
+CU_MUST_CHECK int cli_resource_groups(const char *const *flags[3],
+    const size_t nflags[3], json_t **out, cu_error *err);
+
+/* "k=v[,k=v]" of flag [borrowed, for messages] as a JSON object [owned],
+ * keys and values checked as label keys and values. */
+CU_MUST_CHECK int cli_key_values(
+    const char *flag, const char *spec, json_t **out, cu_error *err);
+
+/*
+ * --node-taints (taints true: "KEY[=VALUE]:EFFECT", one per key and
+ * effect) or --tolerations ("KEY[=VALUE][:EFFECT]", ":EFFECT" or "KEY";
+ * operator Equal with a value, else Exists) as a JSON array [owned].
+ */
+CU_MUST_CHECK int cli_taints_or_tolerations(
+    bool taints, const char *spec, json_t **out, cu_error *err);
+
+/* ---- JSONPath (-o jsonpath=...) -------------------------------------- */
+
+/*
+ * kubectl's JSONPath templates (client-go util/jsonpath). Text outside
+ * {} is copied; inside: a path ($ the document, @ or nothing the current
+ * value) of .name, ['name'], ['a','b'], [i], [s:e:step], [i,j], .* and
+ * [*], ..name (recursive), [?(@.path OP value)] with OP ==, !=, <, <=,
+ * >, >= against a quoted string, a number, true/false or another path,
+ * [?(@.path)] (exists); {range PATH}...{end} repeats its body with each
+ * value as @; {"text"} a literal with \n, \t escapes. Each value prints
+ * bare if a string, else as compact JSON (keys sorted); the values of
+ * one {} are separated by a space. Missing keys print nothing, as
+ * kubectl's printer allows them.
+ */
+typedef struct cli_jsonpath cli_jsonpath;
+
+/* Compile tmpl [borrowed] into *out [owned: cli_jsonpath_free].
+ * CU_EINVAL with the position of a syntax error, CU_ENOMEM. */
+CU_MUST_CHECK int cli_jsonpath_parse(
+    const char *tmpl, cli_jsonpath **out, cu_error *err);
+/* Append the template's text for doc [borrowed] to out. CU_ENOMEM,
+ * CU_ETOOBIG (more than 100,000 values, or out's maximum). */
+CU_MUST_CHECK int cli_jsonpath_exec(
+    const cli_jsonpath *jp, const json_t *doc, cu_buf *out, cu_error *err);
+void cli_jsonpath_free(cli_jsonpath *jp);
 
 /* ---- running a command ---------------------------------------------- */
 

@@ -3,47 +3,37 @@
  * cli/run.c - kubectl-cueue's commands against the API server: one
  * api/ client on a private libev loop, each request awaited in turn
  * (a command line tool has nothing else to do meanwhile), LISTs paged
- * as kueuectl pages them, and kubectl's messages and exit status. See
- * cli/cli.h.
+ * as kueuectl pages them, kubectl's output formats, messages and exit
+ * status, and the dispatch of each command (cli_run). The commands live
+ * in lists.c (list, pending) and writes.c (stop, resume, create,
+ * delete). See cli/cli.h and cli/cli_int.h.
  */
 #include <errno.h>
 #include <ev.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "api/client.h"
 #include "api/json.h"
 #include "cli/cli.h"
+#include "cli/cli_int.h"
 
-#define KUEUE_GROUP "kueue.x-k8s.io"
 #define LIST_LIMIT_ENV "KUEUECTL_LIST_REQUEST_LIMIT"
 
-static const struct api_resource RES_CQ = {
+const struct api_resource cli_res_cq = {
     KUEUE_GROUP, "v1beta2", "clusterqueues", false};
-static const struct api_resource RES_LQ = {
+const struct api_resource cli_res_lq = {
     KUEUE_GROUP, "v1beta2", "localqueues", true};
-static const struct api_resource RES_RF = {
+const struct api_resource cli_res_rf = {
     KUEUE_GROUP, "v1beta2", "resourceflavors", false};
-static const struct api_resource RES_WL = {
+const struct api_resource cli_res_wl = {
     KUEUE_GROUP, "v1beta2", "workloads", true};
-static const struct api_resource RES_POD = {"", "v1", "pods", true};
-static const struct api_resource RES_JOB = {"batch", "v1", "jobs", true};
-static const struct api_resource RES_DEPLOY = {
-    "apps", "v1", "deployments", true};
-
-struct ctx {
-	const struct cli_args *a;
-	struct ev_loop *loop;
-	api_client *c;
-	const char *ns; /* [borrowed] the namespace in effect */
-	FILE *out, *errout;
-	long page;
-	const char *for_uid; /* [borrowed] --for: the owner kept */
-	/* lazily fetched, for the local pending order */
-	json_t *all_wls, *all_lqs;
-};
+const struct api_resource cli_res_pod = {"", "v1", "pods", true};
+const struct api_resource cli_res_job = {"batch", "v1", "jobs", true};
+const struct api_resource cli_res_deploy = {"apps", "v1", "deployments", true};
 
 /* ---- one request, awaited ------------------------------------------- */
 
@@ -72,7 +62,7 @@ static void on_resp(const struct api_response *r, void *payload)
  * classification with the server's message (kubectl's "Error from
  * server (Reason): message" is shortened to the message).
  */
-static int call(struct ctx *x, const char *method, const char *path,
+int cli_call(struct ctx *x, const char *method, const char *path,
     const char *ctype, json_t *body, json_t **body_out, int *code,
     cu_error *err)
 {
@@ -92,8 +82,9 @@ static int call(struct ctx *x, const char *method, const char *path,
 	if (s.err != CU_OK) {
 		json_decref(s.body);
 		if (s.code == 0)
-			return cu_error_set(err, s.err, "%s: %s",
-			    "cannot reach the API server",
+			return cu_error_set(err, s.err,
+			    "cannot reach the API server: %s (check "
+			    "--kubeconfig, KUBECONFIG or --context)",
 			    s.msg[0] ? s.msg : cu_err_desc(s.err));
 		return cu_error_set(
 		    err, s.err, "%s", s.msg[0] ? s.msg : cu_err_desc(s.err));
@@ -105,16 +96,30 @@ static int call(struct ctx *x, const char *method, const char *path,
 	return CU_OK;
 }
 
-static int get_obj(struct ctx *x, const struct api_resource *res,
-    const char *ns, const char *name, json_t **out, cu_error *err)
+int cli_get_obj(struct ctx *x, const struct api_resource *res, const char *ns,
+    const char *name, json_t **out, cu_error *err)
 {
 	char *path = api_resource_path(res, ns, name, NULL);
-	int rc;
+	int rc, code = 0;
 
 	if (path == NULL)
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	rc = call(x, "GET", path, NULL, NULL, out, NULL, err);
+	rc = cli_call(x, "GET", path, NULL, NULL, out, &code, err);
 	cu_free(path);
+	if (rc != CU_OK && code == 404 && err != NULL) {
+		/* what to do: see what there is */
+		const char *kind = res == &cli_res_cq	? "clusterqueue"
+				   : res == &cli_res_lq ? "localqueue"
+				   : res == &cli_res_wl ? "workload"
+				   : res == &cli_res_rf ? "resourceflavor"
+							: NULL;
+		size_t n = strlen(err->msg);
+
+		if (kind != NULL)
+			snprintf(err->msg + n, sizeof(err->msg) - n,
+			    " (kubectl cueue list %s%s lists them)", kind,
+			    res->namespaced ? " -n NAMESPACE" : "");
+	}
 	return rc;
 }
 
@@ -139,9 +144,8 @@ static int add_query(cu_buf *b, const char *k, const char *v)
  * selectors; *list [owned] is the first page's list object with the
  * items of every page.
  */
-static int list_all(struct ctx *x, const struct api_resource *res,
-    const char *ns, const char *labels, const char *fields, json_t **list,
-    cu_error *err)
+int cli_list_all(struct ctx *x, const struct api_resource *res, const char *ns,
+    const char *labels, const char *fields, json_t **list, cu_error *err)
 {
 	char *base = api_resource_path(res, ns, NULL, NULL), *cont = NULL;
 	json_t *all = NULL, *page = NULL;
@@ -167,7 +171,7 @@ static int list_all(struct ctx *x, const struct api_resource *res,
 			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
 			break;
 		}
-		rc = call(x, "GET", q.ptr, NULL, NULL, &page, NULL, err);
+		rc = cli_call(x, "GET", q.ptr, NULL, NULL, &page, NULL, err);
 		cu_buf_dispose(&q);
 		if (rc != CU_OK)
 			break;
@@ -211,7 +215,7 @@ static int list_all(struct ctx *x, const struct api_resource *res,
 }
 
 /* Keep only the items for which keep(item, x) is true. */
-static int filter(
+int cli_filter(
     json_t *list, bool (*keep)(const json_t *, struct ctx *), struct ctx *x)
 {
 	json_t *items = json_object_get(list, "items");
@@ -228,12 +232,180 @@ static int filter(
 
 /* ---- printing ------------------------------------------------------- */
 
-static int print_obj(struct ctx *x, const json_t *obj)
+/* The -o template's text: as given, or the file's [owned: cu_free]. */
+static int template_text(struct ctx *x, char **out, cu_error *err)
 {
+	const char *t = x->a->template_;
+	FILE *f;
+	cu_buf b;
+	char chunk[4096];
+	size_t n;
+	int rc = CU_OK;
+
+	if (!x->a->template_file) {
+		*out = cu_strdup(t);
+		return *out ? CU_OK
+			    : cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	f = fopen(t, "r");
+	if (f == NULL)
+		return cu_error_set(err, CU_ENOTFOUND,
+		    "template file %s: %s (check the path of -o ...-file=)", t,
+		    strerror(errno));
+	cu_buf_init(&b, (size_t)1 << 20);
+	while (rc == CU_OK && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		rc = cu_buf_add(&b, chunk, n);
+	if (rc == CU_OK)
+		rc = cu_buf_adds(&b, "");
+	(void)fclose(f);
+	if (rc != CU_OK) {
+		cu_buf_dispose(&b);
+		return cu_error_set(
+		    err, rc, "template file %s: larger than 1 MiB", t);
+	}
+	*out = cu_buf_detach(&b, NULL);
+	cu_buf_dispose(&b);
+	return *out ? CU_OK : cu_error_set(err, CU_ENOMEM, "out of memory");
+}
+
+static int print_jsonpath(struct ctx *x, const json_t *obj, cu_error *err)
+{
+	cu_buf b;
+	int rc = CU_OK;
+
+	if (x->jp == NULL) {
+		char *t = NULL;
+
+		rc = template_text(x, &t, err);
+		if (rc == CU_OK)
+			rc = cli_jsonpath_parse(t, &x->jp, err);
+		cu_free(t);
+		if (rc != CU_OK)
+			return rc;
+	}
+	cu_buf_init(&b, (size_t)1 << 30);
+	rc = cli_jsonpath_exec(x->jp, obj, &b, err);
+	if (rc == CU_OK)
+		fwrite(b.ptr, 1, b.len, x->out);
+	cu_buf_dispose(&b);
+	return rc;
+}
+
+/*
+ * -o go-template runs kubectl's own templates (Go's text/template with
+ * kubectl's functions): obj is written to a private temporary file and
+ * kubectl prints it - a list with `kubectl get -f FILE` (the same
+ * objects, read again, as kubectl get prints a List), one object with
+ * `kubectl create --dry-run=client -f FILE` (this object as it is, the
+ * server not written to).
+ */
+static int print_go_template(
+    struct ctx *x, const json_t *obj, bool list, cu_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *path, *opt;
+	const char *argv[16];
+	json_t *doc = json_deep_copy(obj);
+	int fd, n = 0, status = 0, rc = CU_OK;
+	pid_t pid;
+
+	path = cu_asprintf("%s/kubectl-cueue-XXXXXX",
+	    tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+	opt = cu_asprintf("-o=go-template%s=%s",
+	    x->a->template_file ? "-file" : "", x->a->template_);
+	if (doc == NULL || path == NULL || opt == NULL) {
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (list) {
+		/* kubectl needs each item's apiVersion and kind */
+		const char *av = api_json_str(doc, "apiVersion");
+		const char *lk = api_json_str(doc, "kind");
+		json_t *it;
+		size_t i;
+
+		json_array_foreach(json_object_get(doc, "items"), i, it)
+		{
+			if (av != NULL && !json_object_get(it, "apiVersion"))
+				(void)json_object_set_new(
+				    it, "apiVersion", json_string(av));
+			if (lk != NULL && strlen(lk) > 4 &&
+			    !json_object_get(it, "kind"))
+				(void)json_object_set_new(it, "kind",
+				    json_stringn(lk, strlen(lk) - 4));
+		}
+	}
+	fd = mkstemp(path);
+	if (fd < 0 || json_dumpfd(doc, fd, JSON_COMPACT) != 0) {
+		rc = cu_error_set(err, CU_EIO,
+		    "go-template: cannot write a temporary file in %s (set "
+		    "TMPDIR to a writable directory)",
+		    tmp != NULL ? tmp : "/tmp");
+		if (fd >= 0)
+			(void)close(fd);
+		goto out;
+	}
+	(void)close(fd);
+	argv[n++] = "kubectl";
+	if (x->a->kubeconfig != NULL)
+		argv[n++] = "--kubeconfig", argv[n++] = x->a->kubeconfig;
+	if (x->a->context != NULL)
+		argv[n++] = "--context", argv[n++] = x->a->context;
+	if (list) {
+		argv[n++] = "get";
+	} else {
+		argv[n++] = "create";
+		argv[n++] = "--dry-run=client";
+		argv[n++] = "--validate=false";
+	}
+	argv[n++] = "-f";
+	argv[n++] = path;
+	argv[n++] = opt;
+	argv[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		if (fileno(x->out) != STDOUT_FILENO)
+			(void)dup2(fileno(x->out), STDOUT_FILENO);
+		execvp("kubectl", (char *const *)argv);
+		fprintf(stderr, "error: -o go-template runs kubectl: %s\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		rc = cu_error_set(
+		    err, CU_EIO, "go-template: cannot run kubectl");
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		rc = cu_error_set(err, CU_EINVAL,
+		    "go-template: kubectl exited with %d (its message is "
+		    "above); "
+		    "-o jsonpath=TEMPLATE needs no kubectl",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	(void)unlink(path);
+out:
+	json_decref(doc);
+	cu_free(path);
+	cu_free(opt);
+	return rc;
+}
+
+static int print_formatted(struct ctx *x, const json_t *obj, bool list)
+{
+	cu_error err;
 	cu_buf b;
 	char *s;
 	int rc;
 
+	cu_error_clear(&err);
+	if (x->a->output == CLI_OUT_JSONPATH ||
+	    x->a->output == CLI_OUT_GO_TEMPLATE) {
+		rc = x->a->output == CLI_OUT_JSONPATH
+			 ? print_jsonpath(x, obj, &err)
+			 : print_go_template(x, obj, list, &err);
+		if (rc != CU_OK)
+			fprintf(x->errout, "error: %s\n", err.msg);
+		return rc == CU_OK ? CU_OK : CLI_EREPORTED;
+	}
 	if (x->a->output == CLI_OUT_YAML) {
 		cu_buf_init(&b, (size_t)1 << 30);
 		rc = cli_yaml_dump(obj, &b);
@@ -250,8 +422,13 @@ static int print_obj(struct ctx *x, const json_t *obj)
 	return CU_OK;
 }
 
+int cli_print_obj(struct ctx *x, const json_t *obj)
+{
+	return print_formatted(x, obj, false);
+}
+
 /* "clusterqueue.kueue.x-k8s.io/NAME[ op]" as kubectl's name printer. */
-static void print_name(struct ctx *x, const char *kind, const char *group,
+void cli_print_name(struct ctx *x, const char *kind, const char *group,
     const char *name, const char *op)
 {
 	const char *dry = x->a->dry_run == CLI_DRY_CLIENT   ? "client"
@@ -267,17 +444,17 @@ static void print_name(struct ctx *x, const char *kind, const char *group,
 }
 
 /* -o json|yaml prints the object, else its name. */
-static int print_result(struct ctx *x, const json_t *obj, const char *kind,
+int cli_print_result(struct ctx *x, const json_t *obj, const char *kind,
     const char *group, const char *op)
 {
-	if (x->a->output == CLI_OUT_JSON || x->a->output == CLI_OUT_YAML)
-		return print_obj(x, obj);
-	print_name(x, kind, group,
+	if (x->a->output != CLI_OUT_TABLE && x->a->output != CLI_OUT_NAME)
+		return cli_print_obj(x, obj);
+	cli_print_name(x, kind, group,
 	    api_json_str(json_object_get(obj, "metadata"), "name"), op);
 	return CU_OK;
 }
 
-static void no_resources(struct ctx *x, bool cluster_scoped)
+void cli_no_resources(struct ctx *x, bool cluster_scoped)
 {
 	if (cluster_scoped || x->a->all_namespaces)
 		fprintf(x->errout, "No resources found\n");
@@ -287,19 +464,22 @@ static void no_resources(struct ctx *x, bool cluster_scoped)
 }
 
 /* A list in the output format of -o, or the table text. */
-static int print_list(struct ctx *x, json_t *list, const char *kind,
+int cli_print_list(struct ctx *x, json_t *list, const char *kind,
     const char *group, const char *table, bool cluster_scoped)
 {
 	json_t *items = json_object_get(list, "items");
 	size_t i;
 	json_t *it;
 
-	if (x->a->output == CLI_OUT_JSON || x->a->output == CLI_OUT_YAML)
-		return print_obj(x, list);
+	if (x->a->output == CLI_OUT_JSON || x->a->output == CLI_OUT_YAML ||
+	    x->a->output == CLI_OUT_JSONPATH)
+		return print_formatted(x, list, true);
 	if (json_array_size(items) == 0) {
-		no_resources(x, cluster_scoped);
+		cli_no_resources(x, cluster_scoped);
 		return CU_OK;
 	}
+	if (x->a->output == CLI_OUT_GO_TEMPLATE)
+		return print_formatted(x, list, true);
 	if (x->a->output == CLI_OUT_NAME) {
 		for (i = 0; i < json_array_size(items); i++) {
 			it = json_array_get(items, i);
@@ -314,730 +494,6 @@ static int print_list(struct ctx *x, json_t *list, const char *kind,
 	return CU_OK;
 }
 
-/* ---- list workload -------------------------------------------------- */
-
-static const json_t *path_get(const json_t *o, const char *a, const char *b)
-{
-	const json_t *v = json_object_get(o, a);
-
-	return b != NULL ? json_object_get(v, b) : v;
-}
-
-static bool keep_wl(const json_t *wl, struct ctx *x)
-{
-	const struct cli_args *a = x->a;
-	const char *lq = api_json_str(path_get(wl, "spec", NULL), "queueName");
-	const char *cq =
-	    api_json_str(path_get(wl, "status", "admission"), "clusterQueue");
-
-	if (a->localqueue != NULL &&
-	    (lq == NULL || strcmp(lq, a->localqueue) != 0))
-		return false;
-	/* as kueuectl: the admission's ClusterQueue only */
-	if (a->clusterqueue != NULL &&
-	    (cq == NULL || strcmp(cq, a->clusterqueue) != 0))
-		return false;
-	if (a->statuses != 0 &&
-	    (a->statuses & cli_workload_status_bit(wl)) == 0)
-		return false;
-	return true;
-}
-
-static bool keep_owned(const json_t *wl, struct ctx *x)
-{
-	const json_t *refs = path_get(wl, "metadata", "ownerReferences");
-	size_t i;
-	json_t *r;
-
-	json_array_foreach((json_t *)refs, i, r)
-	{
-		const char *u = api_json_str(r, "uid");
-
-		if (u != NULL && strcmp(u, x->for_uid) == 0)
-			return true;
-	}
-	return false;
-}
-
-/*
- * The object of --for TYPE[.GROUP]/NAME in the namespace: job (batch
- * Jobs) and pod are known. *obj NULL when it does not exist.
- */
-static int for_object(
-    struct ctx *x, const struct api_resource **res, json_t **obj, cu_error *err)
-{
-	const char *f = x->a->for_object, *slash = strchr(f, '/');
-	char type[128];
-	size_t n = (size_t)(slash - f);
-	int code = 0, rc;
-	char *path;
-
-	*obj = NULL;
-	if (n >= sizeof(type))
-		n = sizeof(type) - 1;
-	memcpy(type, f, n);
-	type[n] = '\0';
-	for (char *p = type; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
-	if (strcmp(type, "job") == 0 || strcmp(type, "jobs") == 0 ||
-	    strcmp(type, "job.batch") == 0 || strcmp(type, "jobs.batch") == 0)
-		*res = &RES_JOB;
-	else if (strcmp(type, "pod") == 0 || strcmp(type, "pods") == 0 ||
-		 strcmp(type, "po") == 0)
-		*res = &RES_POD;
-	else
-		return cu_error_set(err, CU_EINVAL,
-		    "the server doesn't have a resource type \"%s\" (--for "
-		    "knows job and pod)",
-		    type);
-	path = api_resource_path(*res, x->ns, slash + 1, NULL);
-	if (path == NULL)
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	rc = call(x, "GET", path, NULL, NULL, obj, &code, err);
-	cu_free(path);
-	if (rc == CU_ENOTFOUND) {
-		cu_error_clear(err);
-		return CU_OK;
-	}
-	return rc;
-}
-
-/* Pending positions of one ClusterQueue, cached. */
-struct pend_cache {
-	char *cq;
-	struct cli_pending *p;
-	size_t n;
-	json_t *keep; /* what p points into */
-};
-
-static int fetch_cluster_wide(struct ctx *x, cu_error *err)
-{
-	int rc = CU_OK;
-
-	if (x->all_wls == NULL)
-		rc = list_all(x, &RES_WL, NULL, NULL, NULL, &x->all_wls, err);
-	if (rc == CU_OK && x->all_lqs == NULL)
-		rc = list_all(x, &RES_LQ, NULL, NULL, NULL, &x->all_lqs, err);
-	return rc;
-}
-
-/*
- * The pending Workloads of cq: the visibility API's answer, else (not
- * served) the local order. *keep [owned] holds what *p points into
- * (NULL when it points into x's cluster-wide lists).
- */
-static int pending_of(struct ctx *x, const char *cq, long limit, long offset,
-    struct cli_pending **p, size_t *n, json_t **keep, cu_error *err)
-{
-	char *e = api_escape(cq), *path;
-	json_t *body = NULL;
-	int rc, code = 0;
-	cu_error ignore;
-
-	*keep = NULL;
-	if (e == NULL)
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	path = cu_asprintf("/apis/visibility.kueue.x-k8s.io/v1beta2/"
-			   "clusterqueues/%s/pendingworkloads?limit=%ld&"
-			   "offset=%ld",
-	    e, limit, offset);
-	cu_free(e);
-	if (path == NULL)
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	rc = call(x, "GET", path, NULL, NULL, &body, &code, &ignore);
-	cu_free(path);
-	if (rc == CU_OK && json_is_object(body)) {
-		rc = cli_pending_from_visibility(
-		    json_object_get(body, "items"), p, n, err);
-		if (rc != CU_OK)
-			json_decref(body);
-		else
-			*keep = body;
-		return rc;
-	}
-	json_decref(body);
-	/* Not served (404, 503 ...): compute it. */
-	rc = fetch_cluster_wide(x, err);
-	if (rc != CU_OK)
-		return rc;
-	rc = cli_pending_order(json_object_get(x->all_wls, "items"),
-	    json_object_get(x->all_lqs, "items"), cq, p, n, err);
-	if (rc != CU_OK)
-		return rc;
-	if ((size_t)offset >= *n) {
-		cu_free(*p);
-		*p = NULL;
-		*n = 0;
-		return CU_OK;
-	}
-	if (offset > 0)
-		memmove(*p, *p + offset, (*n - (size_t)offset) * sizeof(**p));
-	*n -= (size_t)offset;
-	if ((size_t)limit < *n)
-		*n = (size_t)limit;
-	return CU_OK;
-}
-
-/* "job.batch" for an owner apiVersion/kind, from discovery; cached by
- * apiVersion in *disc (an object apiVersion -> APIResourceList|null). */
-static int job_type(struct ctx *x, json_t *disc, const char *api_version,
-    const char *kind, char *out, size_t outn, cu_error *err)
-{
-	json_t *rl = json_object_get(disc, api_version), *r;
-	const char *slash = strchr(api_version, '/');
-	size_t i;
-	int rc;
-
-	out[0] = '\0';
-	if (rl == NULL) {
-		char *path = slash != NULL
-				 ? cu_asprintf("/apis/%s", api_version)
-				 : cu_asprintf("/api/%s", api_version);
-		cu_error ignore;
-
-		if (path == NULL)
-			return cu_error_set(err, CU_ENOMEM, "out of memory");
-		rc = call(x, "GET", path, NULL, NULL, &rl, NULL, &ignore);
-		cu_free(path);
-		if (rc != CU_OK || rl == NULL)
-			rl = json_null();
-		if (json_object_set_new(disc, api_version, rl) != 0)
-			return cu_error_set(err, CU_ENOMEM, "out of memory");
-	}
-	json_array_foreach(json_object_get(rl, "resources"), i, r)
-	{
-		const char *k = api_json_str(r, "kind");
-		const char *s = api_json_str(r, "singularName");
-		char full[256];
-		size_t gl = slash != NULL ? (size_t)(slash - api_version) : 0;
-
-		if (k == NULL || s == NULL || s[0] == '\0' ||
-		    strcmp(k, kind) != 0 ||
-		    strchr(
-			api_json_str(r, "name") ? api_json_str(r, "name") : "",
-			'/') != NULL)
-			continue;
-		if (gl > 0)
-			snprintf(full, sizeof(full), "%s.%.*s", s, (int)gl,
-			    api_version);
-		else
-			snprintf(full, sizeof(full), "%s", s);
-		/* kueuectl cuts the type at 20 characters */
-		snprintf(
-		    out, outn, "%.20s%s", full, strlen(full) > 20 ? "..." : "");
-		return CU_OK;
-	}
-	return CU_OK;
-}
-
-/* What the rows of list workload look up, cached across rows. */
-struct wl_ctx {
-	json_t *lqs;	       /* "ns/name" -> LocalQueue or null */
-	json_t *disc;	       /* apiVersion -> APIResourceList or null */
-	struct pend_cache *pc; /* one per ClusterQueue asked */
-	size_t npc;
-};
-
-static void wl_ctx_dispose(struct wl_ctx *w)
-{
-	for (size_t i = 0; i < w->npc; i++) {
-		cu_free(w->pc[i].cq);
-		cu_free(w->pc[i].p);
-		json_decref(w->pc[i].keep);
-	}
-	cu_free(w->pc);
-	json_decref(w->lqs);
-	json_decref(w->disc);
-}
-
-/* The ClusterQueue of LocalQueue ns/lq [borrowed from w->lqs], or NULL. */
-static int lq_cluster_queue(struct ctx *x, struct wl_ctx *w, const char *ns,
-    const char *lq, const char **cq, cu_error *err)
-{
-	char *k = cu_asprintf("%s/%s", ns, lq);
-	json_t *lqo;
-
-	*cq = NULL;
-	if (k == NULL)
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	lqo = json_object_get(w->lqs, k);
-	if (lqo == NULL) {
-		cu_error ignore;
-
-		if (get_obj(x, &RES_LQ, ns, lq, &lqo, &ignore) != CU_OK ||
-		    lqo == NULL)
-			lqo = json_null();
-		if (json_object_set_new(w->lqs, k, lqo) != 0) {
-			cu_free(k);
-			return cu_error_set(err, CU_ENOMEM, "out of memory");
-		}
-	}
-	cu_free(k);
-	*cq = api_json_str(json_object_get(lqo, "spec"), "clusterQueue");
-	return CU_OK;
-}
-
-/* JOB TYPE: the first owner whose kind discovery names. */
-static int wl_job_type(struct ctx *x, struct wl_ctx *w, const json_t *wl,
-    char *out, size_t outn, cu_error *err)
-{
-	const json_t *refs = path_get(wl, "metadata", "ownerReferences");
-	size_t j;
-	json_t *r;
-	int rc;
-
-	out[0] = '\0';
-	json_array_foreach((json_t *)refs, j, r)
-	{
-		const char *av = api_json_str(r, "apiVersion");
-		const char *kd = api_json_str(r, "kind");
-
-		if (av == NULL || kd == NULL)
-			continue;
-		rc = job_type(x, w->disc, av, kd, out, outn, err);
-		if (rc != CU_OK)
-			return rc;
-		if (out[0] != '\0')
-			break;
-	}
-	return CU_OK;
-}
-
-/* POSITION IN QUEUE of a pending Workload of cq (-1 when not found). */
-static int wl_position(struct ctx *x, struct wl_ctx *w, const json_t *wl,
-    const char *cq, long *pos, cu_error *err)
-{
-	const char *name =
-	    api_json_str(json_object_get(wl, "metadata"), "name");
-	const char *ns =
-	    api_json_str(json_object_get(wl, "metadata"), "namespace");
-	struct pend_cache *c;
-	size_t k;
-	int rc;
-
-	*pos = -1;
-	for (k = 0; k < w->npc; k++)
-		if (strcmp(w->pc[k].cq, cq) == 0)
-			break;
-	c = &w->pc[k];
-	if (k == w->npc) {
-		c->cq = cu_strdup(cq);
-		if (c->cq == NULL)
-			return cu_error_set(err, CU_ENOMEM, "out of memory");
-		w->npc++;
-		rc = pending_of(x, cq, 1000000, 0, &c->p, &c->n, &c->keep, err);
-		if (rc != CU_OK)
-			return rc;
-	}
-	for (size_t j = 0; j < c->n; j++)
-		if (name != NULL && ns != NULL &&
-		    strcmp(c->p[j].name, name) == 0 &&
-		    strcmp(c->p[j].namespace_, ns) == 0)
-			*pos = c->p[j].pos_lq;
-	return CU_OK;
-}
-
-/* The Workloads kueuectl's filters keep; *list NULL when the --for
- * object does not exist ("No resources found" said). */
-static int wl_list(struct ctx *x, json_t **list, cu_error *err)
-{
-	const char *ns = x->a->all_namespaces ? NULL : x->ns;
-	json_t *forobj = NULL;
-	int rc;
-
-	*list = NULL;
-	if (x->a->for_object != NULL) {
-		const struct api_resource *res;
-
-		rc = for_object(x, &res, &forobj, err);
-		if (rc != CU_OK)
-			return rc;
-		if (forobj == NULL) {
-			no_resources(x, false);
-			return CU_OK;
-		}
-	}
-	rc = list_all(
-	    x, &RES_WL, ns, x->a->selector, x->a->field_selector, list, err);
-	if (rc == CU_OK && filter(*list, keep_wl, x) != CU_OK)
-		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-	if (rc == CU_OK && forobj != NULL) {
-		x->for_uid =
-		    api_json_str(json_object_get(forobj, "metadata"), "uid");
-		if (x->for_uid == NULL)
-			x->for_uid = "";
-		if (filter(*list, keep_owned, x) != CU_OK)
-			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-		x->for_uid = NULL;
-	}
-	json_decref(forobj);
-	if (rc != CU_OK) {
-		json_decref(*list);
-		*list = NULL;
-	}
-	return rc;
-}
-
-static int list_workloads(struct ctx *x, cu_error *err)
-{
-	json_t *list = NULL, *items, *wl;
-	struct cli_wl_extra *extra = NULL;
-	char(*types)[64] = NULL;
-	struct wl_ctx w = {0};
-	size_t i, n;
-	char *table = NULL;
-	int rc;
-
-	rc = wl_list(x, &list, err);
-	if (rc != CU_OK || list == NULL)
-		return rc;
-	items = json_object_get(list, "items");
-	n = json_array_size(items);
-	if (x->a->output != CLI_OUT_TABLE || n == 0) {
-		rc = print_list(x, list, "workload", KUEUE_GROUP, "", false);
-		json_decref(list);
-		return rc;
-	}
-	extra = cu_calloc(n, sizeof(*extra));
-	types = cu_calloc(n, sizeof(*types));
-	w.pc = cu_calloc(n, sizeof(*w.pc));
-	w.lqs = json_object();
-	w.disc = json_object();
-	if (extra == NULL || types == NULL || w.pc == NULL || w.lqs == NULL ||
-	    w.disc == NULL)
-		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-	for (i = 0; rc == CU_OK && i < n; i++) {
-		const char *cq, *lq, *ns;
-
-		wl = json_array_get(items, i);
-		cq = api_json_str(
-		    path_get(wl, "status", "admission"), "clusterQueue");
-		lq = api_json_str(json_object_get(wl, "spec"), "queueName");
-		ns = api_json_str(json_object_get(wl, "metadata"), "namespace");
-		extra[i].position = -1;
-		if ((cq == NULL || cq[0] == '\0') && lq != NULL && ns != NULL)
-			rc = lq_cluster_queue(x, &w, ns, lq, &cq, err);
-		extra[i].cluster_queue = cq;
-		if (rc == CU_OK)
-			rc = wl_job_type(
-			    x, &w, wl, types[i], sizeof(types[i]), err);
-		extra[i].job_type = types[i];
-		if (rc == CU_OK &&
-		    strcmp(cli_workload_status(wl), "pending") == 0 &&
-		    cq != NULL && cq[0] != '\0')
-			rc =
-			    wl_position(x, &w, wl, cq, &extra[i].position, err);
-	}
-	if (rc == CU_OK)
-		rc = cli_render_workloads(items, extra, x->a->all_namespaces,
-		    cu_time_now_ns(), &table, err);
-	if (rc == CU_OK)
-		fputs(table, x->out);
-	wl_ctx_dispose(&w);
-	cu_free(table);
-	cu_free(extra);
-	cu_free(types);
-	json_decref(list);
-	return rc;
-}
-
-/* ---- list clusterqueue / localqueue / pods -------------------------- */
-
-static bool keep_cq(const json_t *cq, struct ctx *x)
-{
-	const json_t *conds = path_get(cq, "status", "conditions");
-	bool active = false;
-	size_t i;
-	json_t *c;
-
-	if (x->a->active < 0)
-		return true;
-	json_array_foreach((json_t *)conds, i, c)
-	{
-		const char *t = api_json_str(c, "type");
-		const char *s = api_json_str(c, "status");
-
-		if (t != NULL && s != NULL && strcmp(t, "Active") == 0)
-			active = strcmp(s, "True") == 0;
-	}
-	return active == (x->a->active == 1);
-}
-
-static bool keep_lq(const json_t *lq, struct ctx *x)
-{
-	const char *cq =
-	    api_json_str(json_object_get(lq, "spec"), "clusterQueue");
-
-	return x->a->clusterqueue == NULL ||
-	       (cq != NULL && strcmp(cq, x->a->clusterqueue) == 0);
-}
-
-static int list_queues(struct ctx *x, bool cluster, cu_error *err)
-{
-	json_t *list = NULL;
-	char *table = NULL;
-	int rc;
-
-	rc = list_all(x, cluster ? &RES_CQ : &RES_LQ,
-	    cluster || x->a->all_namespaces ? NULL : x->ns, x->a->selector,
-	    x->a->field_selector, &list, err);
-	if (rc != CU_OK)
-		return rc;
-	if (filter(list, cluster ? keep_cq : keep_lq, x) != CU_OK) {
-		json_decref(list);
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	}
-	if (x->a->output == CLI_OUT_TABLE)
-		rc = cluster ? cli_render_clusterqueues(
-				   json_object_get(list, "items"),
-				   cu_time_now_ns(), &table, err)
-			     : cli_render_localqueues(
-				   json_object_get(list, "items"),
-				   x->a->all_namespaces, cu_time_now_ns(),
-				   &table, err);
-	if (rc == CU_OK)
-		rc =
-		    print_list(x, list, cluster ? "clusterqueue" : "localqueue",
-			KUEUE_GROUP, table, cluster);
-	cu_free(table);
-	json_decref(list);
-	return rc;
-}
-
-static int list_flavors(struct ctx *x, cu_error *err)
-{
-	json_t *list = NULL;
-	char *table = NULL;
-	int rc;
-
-	rc = list_all(
-	    x, &RES_RF, NULL, x->a->selector, x->a->field_selector, &list, err);
-	if (rc == CU_OK && x->a->output == CLI_OUT_TABLE)
-		rc = cli_render_resourceflavors(json_object_get(list, "items"),
-		    cu_time_now_ns(), &table, err);
-	if (rc == CU_OK)
-		rc = print_list(
-		    x, list, "resourceflavor", KUEUE_GROUP, table, true);
-	cu_free(table);
-	json_decref(list);
-	return rc;
-}
-
-static int list_pods(struct ctx *x, cu_error *err)
-{
-	const struct api_resource *res;
-	json_t *obj = NULL, *list = NULL;
-	char *sel = NULL, *table = NULL, *fields = NULL;
-	const char *name;
-	int rc;
-
-	rc = for_object(x, &res, &obj, err);
-	if (rc != CU_OK)
-		return rc;
-	if (obj == NULL) {
-		no_resources(x, false);
-		return CU_OK;
-	}
-	name = api_json_str(json_object_get(obj, "metadata"), "name");
-	if (res == &RES_JOB) {
-		sel = cu_asprintf("batch.kubernetes.io/job-name=%s", name);
-	} else {
-		const char *grp =
-		    api_json_str(path_get(obj, "metadata", "labels"),
-			"kueue.x-k8s.io/pod-group-name");
-
-		if (grp != NULL)
-			sel = cu_asprintf(
-			    "kueue.x-k8s.io/pod-group-name=%s", grp);
-		else
-			fields = cu_asprintf("metadata.name=%s", name);
-	}
-	if ((sel == NULL && fields == NULL)) {
-		json_decref(obj);
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	}
-	if (sel != NULL && x->a->selector != NULL) {
-		char *both = cu_asprintf("%s,%s", x->a->selector, sel);
-
-		cu_free(sel);
-		sel = both;
-	}
-	if (fields != NULL && x->a->field_selector != NULL) {
-		char *both = cu_asprintf("%s,%s", x->a->field_selector, fields);
-
-		cu_free(fields);
-		fields = both;
-	}
-	rc = list_all(x, &RES_POD, x->a->all_namespaces ? NULL : x->ns,
-	    sel != NULL ? sel : x->a->selector,
-	    fields != NULL ? fields : x->a->field_selector, &list, err);
-	if (rc == CU_OK &&
-	    (x->a->output == CLI_OUT_TABLE || x->a->output == CLI_OUT_WIDE))
-		rc = cli_render_pods(json_object_get(list, "items"),
-		    x->a->all_namespaces, x->a->output == CLI_OUT_WIDE,
-		    cu_time_now_ns(), &table, err);
-	if (rc == CU_OK)
-		rc = print_list(x, list, "pod", "", table, false);
-	cu_free(table);
-	cu_free(sel);
-	cu_free(fields);
-	json_decref(list);
-	json_decref(obj);
-	return rc;
-}
-
-/* ---- stop / resume / create ----------------------------------------- */
-
-static int patch_spec(struct ctx *x, cu_error *err)
-{
-	const struct cli_args *a = x->a;
-	const struct api_resource *res =
-	    a->kind == CLI_KIND_CLUSTERQUEUE ? &RES_CQ
-	    : a->kind == CLI_KIND_LOCALQUEUE ? &RES_LQ
-					     : &RES_WL;
-	const char *kind = a->kind == CLI_KIND_CLUSTERQUEUE ? "clusterqueue"
-			   : a->kind == CLI_KIND_LOCALQUEUE ? "localqueue"
-							    : "workload";
-	bool stop = a->verb == CLI_STOP;
-	const char *op = a->kind != CLI_KIND_WORKLOAD ? ""
-			 : stop			      ? "stopped"
-						      : "resumed";
-	json_t *spec, *patch, *obj = NULL;
-	char *path;
-	int rc;
-
-	if (a->kind == CLI_KIND_WORKLOAD)
-		spec = json_pack("{s:b}", "active", !stop);
-	else
-		spec = json_pack("{s:s}", "stopPolicy",
-		    !stop	      ? "None"
-		    : a->keep_running ? "Hold"
-				      : "HoldAndDrain");
-	patch = spec != NULL ? json_pack("{s:o}", "spec", spec) : NULL;
-	if (patch == NULL)
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	/* The object must exist, as kueuectl GETs it first. */
-	rc = get_obj(x, res, x->ns, a->name, &obj, err);
-	if (rc != CU_OK)
-		goto out;
-	if (a->dry_run == CLI_DRY_CLIENT) {
-		json_t *s = json_object_get(obj, "spec");
-
-		if (!json_is_object(s) || json_object_update(s, spec) != 0) {
-			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-			goto out;
-		}
-	} else {
-		char *p = api_resource_path(res, x->ns, a->name, NULL);
-
-		path = p == NULL ? NULL
-		       : a->dry_run == CLI_DRY_SERVER
-			   ? cu_asprintf("%s?dryRun=All", p)
-			   : cu_strdup(p);
-		cu_free(p);
-		if (path == NULL) {
-			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-			goto out;
-		}
-		json_decref(obj);
-		obj = NULL;
-		rc = call(x, "PATCH", path, "application/merge-patch+json",
-		    patch, &obj, NULL, err);
-		cu_free(path);
-		if (rc != CU_OK)
-			goto out;
-	}
-	rc = print_result(x, obj, kind, KUEUE_GROUP, op);
-out:
-	json_decref(patch);
-	json_decref(obj);
-	return rc;
-}
-
-static int create_lq(struct ctx *x, cu_error *err)
-{
-	const struct cli_args *a = x->a;
-	json_t *lq, *made = NULL;
-	char *path, *p;
-	int rc;
-
-	if (!a->ignore_unknown_cq) {
-		json_t *cq = NULL;
-
-		rc = get_obj(x, &RES_CQ, NULL, a->clusterqueue, &cq, err);
-		json_decref(cq);
-		if (rc != CU_OK)
-			return rc;
-	}
-	lq = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}", "apiVersion",
-	    KUEUE_GROUP "/v1beta2", "kind", "LocalQueue", "metadata", "name",
-	    a->name, "namespace", x->ns, "spec", "clusterQueue",
-	    a->clusterqueue);
-	if (lq == NULL)
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	if (a->dry_run == CLI_DRY_CLIENT) {
-		rc = print_result(x, lq, "localqueue", KUEUE_GROUP, "created");
-		json_decref(lq);
-		return rc;
-	}
-	p = api_resource_path(&RES_LQ, x->ns, NULL, NULL);
-	path = p == NULL		      ? NULL
-	       : a->dry_run == CLI_DRY_SERVER ? cu_asprintf("%s?dryRun=All", p)
-					      : cu_strdup(p);
-	cu_free(p);
-	if (path == NULL) {
-		json_decref(lq);
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	}
-	rc = call(x, "POST", path, NULL, lq, &made, NULL, err);
-	cu_free(path);
-	json_decref(lq);
-	if (rc == CU_OK)
-		rc =
-		    print_result(x, made, "localqueue", KUEUE_GROUP, "created");
-	json_decref(made);
-	return rc;
-}
-
-/* ---- pending / version ---------------------------------------------- */
-
-static int pending(struct ctx *x, cu_error *err)
-{
-	struct cli_pending *p = NULL;
-	json_t *keep = NULL, *cq = NULL, *summary = NULL;
-	char *table = NULL;
-	size_t n = 0;
-	int rc;
-
-	/* A ClusterQueue that does not exist is an error, not "none". */
-	rc = get_obj(x, &RES_CQ, NULL, x->a->name, &cq, err);
-	json_decref(cq);
-	if (rc != CU_OK)
-		return rc;
-	rc = pending_of(
-	    x, x->a->name, x->a->limit, x->a->offset, &p, &n, &keep, err);
-	if (rc != CU_OK)
-		return rc;
-	if (x->a->output == CLI_OUT_JSON || x->a->output == CLI_OUT_YAML) {
-		rc = cli_pending_json(p, n, &summary, err);
-		if (rc == CU_OK)
-			rc = print_obj(x, summary);
-	} else if (n == 0) {
-		fprintf(x->errout, "No pending workloads in ClusterQueue %s\n",
-		    x->a->name);
-	} else {
-		rc = cli_render_pending(p, n, cu_time_now_ns(), &table, err);
-		if (rc == CU_OK)
-			fputs(table, x->out);
-	}
-	cu_free(table);
-	json_decref(summary);
-	cu_free(p);
-	json_decref(keep);
-	return rc;
-}
-
 static int version(struct ctx *x, cu_error *err)
 {
 	json_t *d = NULL, *cs;
@@ -1049,11 +505,11 @@ static int version(struct ctx *x, cu_error *err)
 	fflush(x->out);
 	if (x->c == NULL)
 		return CU_OK;
-	if (get_obj(x, &RES_DEPLOY, "cueue-system", "cueue-controller", &d,
-		&ignore) != CU_OK)
+	if (cli_get_obj(x, &cli_res_deploy, "cueue-system", "cueue-controller",
+		&d, &ignore) != CU_OK)
 		return CU_OK; /* not installed, or not readable: as kueuectl */
 	cs = json_object_get(
-	    path_get(path_get(d, "spec", "template"), "spec", NULL),
+	    cli_path_get(cli_path_get(d, "spec", "template"), "spec", NULL),
 	    "containers");
 	for (i = 0; i < json_array_size(cs); i++) {
 		const char *n = api_json_str(json_array_get(cs, i), "name");
@@ -1195,12 +651,22 @@ int cli_run(const struct cli_args *a, FILE *out, FILE *errout)
 		fputs(a->usage != NULL ? a->usage : cli_usage(), out);
 		return 0;
 	}
+	if (a->verb == CLI_COMPLETION && strcmp(a->shell, "__complete") != 0)
+		return cli_completion(&x, &err) == CU_OK ? 0 : 1;
 	x.loop = ev_loop_new(EVFLAG_AUTO);
 	if (x.loop == NULL) {
 		fprintf(errout, "error: cannot create an event loop\n");
 		return 1;
 	}
 	rc = open_client(&x, &o, &err);
+	if (a->verb == CLI_COMPLETION) {
+		/* names from the server when it answers, else none */
+		x.ns = a->namespace_ != NULL	  ? a->namespace_
+		       : o.namespace_name != NULL ? o.namespace_name
+						  : "default";
+		rc = cli_completion(&x, &err);
+		goto done;
+	}
 	if (rc != CU_OK && a->verb == CLI_VERSION) {
 		/* the client version needs no server */
 		rc = version(&x, &err);
@@ -1215,19 +681,19 @@ int cli_run(const struct cli_args *a, FILE *out, FILE *errout)
 	case CLI_LIST:
 		switch (a->kind) {
 		case CLI_KIND_WORKLOAD:
-			rc = list_workloads(&x, &err);
+			rc = cli_list_workloads(&x, &err);
 			break;
 		case CLI_KIND_CLUSTERQUEUE:
-			rc = list_queues(&x, true, &err);
+			rc = cli_list_queues(&x, true, &err);
 			break;
 		case CLI_KIND_LOCALQUEUE:
-			rc = list_queues(&x, false, &err);
+			rc = cli_list_queues(&x, false, &err);
 			break;
 		case CLI_KIND_POD:
-			rc = list_pods(&x, &err);
+			rc = cli_list_pods(&x, &err);
 			break;
 		case CLI_KIND_RESOURCEFLAVOR:
-			rc = list_flavors(&x, &err);
+			rc = cli_list_flavors(&x, &err);
 			break;
 		case CLI_KIND_NONE:
 			rc = cu_error_set(&err, CU_EINVAL, "no resource type");
@@ -1236,25 +702,30 @@ int cli_run(const struct cli_args *a, FILE *out, FILE *errout)
 		break;
 	case CLI_STOP:
 	case CLI_RESUME:
-		rc = patch_spec(&x, &err);
+		rc = cli_patch_spec(&x, &err);
 		break;
 	case CLI_CREATE:
-		rc = create_lq(&x, &err);
+		rc = cli_create(&x, &err);
+		break;
+	case CLI_DELETE:
+		rc = cli_delete_workloads(&x, &err);
 		break;
 	case CLI_PENDING:
-		rc = pending(&x, &err);
+		rc = cli_pending(&x, &err);
 		break;
 	case CLI_VERSION:
 		rc = version(&x, &err);
 		break;
+	case CLI_COMPLETION:
 	case CLI_HELP:
 	case CLI_PASSTHROUGH:
 		break;
 	}
 done:
-	if (rc != CU_OK)
+	if (rc != CU_OK && rc != CLI_EREPORTED)
 		fprintf(errout, "error: %s\n",
 		    err.msg[0] ? err.msg : cu_err_desc(rc));
+	cli_jsonpath_free(x.jp);
 	json_decref(x.all_wls);
 	json_decref(x.all_lqs);
 	api_client_free(x.c);

@@ -268,6 +268,43 @@ int ctl_config_load(struct ctl_config *out, const char *path, cu_error *err)
 	return rc;
 }
 
+int ctl_config_load_flags(struct ctl_config *out, const char *path,
+    const json_t *gates, cu_error *err)
+{
+	json_t *root = NULL;
+	api_yaml_lines *lines = NULL;
+	int rc = CU_OK;
+
+	memset(out, 0, sizeof(*out));
+	api_selector_init(&out->managed_jobs_ns_selector);
+	api_selector_init(&out->metrics.local_queue_selector);
+	if (path != NULL)
+		rc = api_yaml_load_file(
+		    &root, &lines, path, &config_limits, err);
+	else if ((root = json_pack("{s:s, s:s}", "apiVersion",
+		      CTL_CONFIG_V1BETA2, "kind", "Configuration")) == NULL)
+		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+	if (rc == CU_OK && gates != NULL && json_is_object(root)) {
+		if (json_object_get(root, "featureGates") != NULL)
+			rc = cu_error_set(err, CU_EINVAL,
+			    "%s: featureGates: feature gates for the "
+			    "--feature-gates flag and the configuration "
+			    "cannot both be set",
+			    path);
+		else if (json_object_set(
+			     root, "featureGates", (json_t *)gates) != 0)
+			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
+	}
+	if (rc == CU_OK)
+		rc = load_json(
+		    out, root, lines, path != NULL ? path : "(defaults)", err);
+	json_decref(root);
+	api_yaml_lines_free(lines);
+	if (rc != CU_OK)
+		ctl_config_dispose(out);
+	return rc;
+}
+
 static void free_strv(char **v, size_t n)
 {
 	size_t i;

@@ -216,6 +216,16 @@ CU_MUST_CHECK int ctl_config_load(
 CU_MUST_CHECK int ctl_config_load_buffer(struct ctl_config *out,
     const char *buf, size_t len, const char *name, cu_error *err);
 
+/*
+ * As Kueue's manager loads it (cmd/kueue): the file at path [borrowed], or
+ * with path NULL Kueue's defaults (an empty v1beta2 Configuration), and
+ * gates [borrowed; may be NULL], the --feature-gates flag as an object of
+ * booleans, taking the place of featureGates; a file that also sets
+ * featureGates is refused (CU_EINVAL), as Kueue refuses it.
+ */
+CU_MUST_CHECK int ctl_config_load_flags(struct ctl_config *out,
+    const char *path, const json_t *gates, cu_error *err);
+
 /* Free everything c owns and zero it; a zeroed struct is a no-op. */
 void ctl_config_dispose(struct ctl_config *c);
 

@@ -702,6 +702,9 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 		goto fail;
 	c->copts.qps = cfg->client_connection.qps;
 	c->copts.burst = cfg->client_connection.burst;
+	/* Nothing here reads managedFields: list pages and write answers
+	 * are parsed without them, as watch lines are (api/informer.c). */
+	c->copts.lean_bodies = true;
 	rc = api_client_new(&c->client, loop, &c->copts, err);
 	if (rc == CU_OK)
 		rc = api_client_new(&c->ev_client, loop, &c->copts, err);

@@ -146,97 +146,109 @@ void ctl_queue_admit(ctl *c, const struct que_wl *qw, json_t *patch, char *note)
 	ctl_pipe_set_admission(w, qw->queue_ts, qw->cq ? qw->cq->name : NULL);
 }
 
+/* What the controller knows of Workload qw [borrowed] when it carries a
+ * decision about it out. *wl is decoded from the cache (api_workload_dispose
+ * it when *decoded) unless our own last write has not reached it, or, for
+ * a victim, its admission is still in flight or deferred (nothing to
+ * decode it for). */
+static struct rec_cycle_wl cycle_wl(ctl *c, const struct que_wl *qw,
+    bool victim, struct api_workload *wl, bool *decoded)
+{
+	struct rec_cycle_wl w = {.where = qw->where};
+	json_t *obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+
+	w.deferred = ctl_keys_get(&c->dec.deferred, CTL_K1(qw->uid)) != NULL;
+	w.in_flight = ctl_keys_get(&c->dec.in_flight, CTL_K1(qw->uid)) != NULL;
+	w.stale =
+	    obj != NULL &&
+	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj);
+	*decoded = !w.stale && !(victim && (w.in_flight || w.deferred)) &&
+		   ctl_decode_cached(c, qw->ns, qw->name, wl) == CU_OK;
+	w.wl = *decoded ? wl : NULL;
+	return w;
+}
+
 static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	struct que_wl *qw = que_workload_get(c->st, d->uid);
+	struct rec_admit_in in = {.d = d};
+	struct rec_admit_plan plan;
+	struct adm_decision td;
+	struct adm_podset_assignment *pa = NULL;
 	struct api_workload wl;
 	struct api_cluster_queue cq;
-	json_t *patch = NULL;
+	bool decoded = false, has_cq = false;
+	struct ctl_kent *e;
 	cu_error err;
-	bool has_cq;
-	int rc;
 
 	if (qw == NULL)
 		return;
-	if (ctl_pr_blocked(c)) {
-		struct ctl_kent *e;
-
-		/* blockAdmission: an admitted Workload waits for its pods;
-		 * this one waits for them too, and says so (as Kueue). */
-		if (que_workload_unadmit(c->st, d->uid, &err) != CU_OK)
-			cu_warn("engine: %s", err.msg);
-		e = ctl_keys_put(&c->rep.pending_due, CTL_K1(d->uid));
-		if (e != NULL &&
-		    (ctl_keys_set_str(
-			 e, 0, REC_REASON_WAITING_FOR_PODS_READY) != CU_OK ||
-			ctl_keys_set_str(
-			    e, 1, REC_MSG_WAITING_FOR_PODS_READY) != CU_OK))
-			ctl_keys_del(&c->rep.pending_due, CTL_K1(d->uid));
-		return;
-	}
-	{
-		/* Our own write to it (a pending status) has not reached the
-		 * cache: a patch on the older object would only conflict. The
-		 * decision stands (quota held, ledger first); its announcement
-		 * waits for the cache (ctl_announce_deferred). Withdrawing it
-		 * would leave the Workload at the head of its queue, blocking
-		 * it. */
-		json_t *obj =
-		    api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
-		bool st = obj != NULL &&
-			  ctl_pipe_stale(c->pipe,
-			      CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj);
-
-		if (st && record_admission(c, qw, d, now, &err) == CU_OK) {
-			ctl_pr_track(c, d->uid, true);
-			(void)ctl_keys_put(&c->dec.in_flight, CTL_K1(d->uid));
-			(void)ctl_keys_put(&c->dec.deferred, CTL_K1(d->uid));
-			return;
-		}
-		if (st) {
-			ctl_withdraw(c, d->uid, now);
-			return;
-		}
-	}
-	if (ctl_decode_cached(c, qw->ns, qw->name, &wl) != CU_OK) {
-		ctl_withdraw(c, d->uid, now);
-		return;
-	}
-	has_cq = ctl_acheck_cq(c, d->cluster_queue, false, &cq);
-	{
+	in.blocked = ctl_pr_blocked(c);
+	if (!in.blocked) {
+		in.w = cycle_wl(c, qw, false, &wl, &decoded);
+		has_cq =
+		    decoded && ctl_acheck_cq(c, d->cluster_queue, false, &cq);
+		in.cq = has_cq ? &cq.spec : NULL;
 		/* The topology placements go with the admission. */
-		struct adm_decision td = *d;
-		struct adm_podset_assignment *pa =
-		    cu_calloc(d->n_podsets + 1, sizeof(*pa));
-
+		td = *d;
+		pa = cu_calloc(d->n_podsets + 1, sizeof(*pa));
 		if (pa != NULL) {
 			memcpy(pa, d->podsets, d->n_podsets * sizeof(*pa));
 			ctl_tas_fill(c, d->uid, pa, d->n_podsets);
 			td.podsets = pa;
+		} else {
+			in.w.wl = NULL; /* out of memory: withdrawn */
 		}
-		rc =
-		    pa == NULL
-			? cu_error_set(
-			      &err, CU_ENOMEM, "admission: out of memory")
-			: rec_wl_status_admit_checks(&wl, &td, c->pr.cfg.enable,
-			      has_cq ? &cq.spec : NULL, now, &patch, &err);
-		cu_free(pa);
+		in.d = &td;
 	}
+	in.pods_ready = c->pr.cfg.enable;
+	in.queued_ns = qw->queue_ts;
+	rec_cycle_admit(&in, now, &plan);
+	switch (plan.step) {
+	case REC_ADMIT_BLOCKED:
+		if (que_workload_unadmit(c->st, d->uid, &err) != CU_OK)
+			cu_warn("engine: %s", err.msg);
+		e = ctl_keys_put(&c->rep.pending_due, CTL_K1(d->uid));
+		if (e != NULL &&
+		    (ctl_keys_set_str(e, 0, plan.reason) != CU_OK ||
+			ctl_keys_set_str(e, 1, plan.message) != CU_OK))
+			ctl_keys_del(&c->rep.pending_due, CTL_K1(d->uid));
+		break;
+	case REC_ADMIT_DEFER:
+		if (record_admission(c, qw, d, now, &err) != CU_OK) {
+			ctl_withdraw(c, d->uid, now);
+			break;
+		}
+		ctl_pr_track(c, d->uid, true);
+		(void)ctl_keys_put(&c->dec.in_flight, CTL_K1(d->uid));
+		(void)ctl_keys_put(&c->dec.deferred, CTL_K1(d->uid));
+		break;
+	case REC_ADMIT_WITHDRAW:
+		if (plan.warning != NULL)
+			cu_warn(
+			    "admit %s/%s: %s", qw->ns, qw->name, plan.warning);
+		ctl_withdraw(c, d->uid, now);
+		break;
+	case REC_ADMIT_ANNOUNCE:
+		if (record_admission(c, qw, d, now, &err) != CU_OK) {
+			cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
+			ctl_withdraw(c, d->uid, now);
+			break;
+		}
+		ctl_pr_track(c, d->uid, true);
+		if (plan.patch != NULL) {
+			ctl_queue_admit(c, qw, plan.patch, plan.note);
+			plan.patch = NULL;
+			plan.note = NULL;
+		}
+		break;
+	}
+	rec_admit_plan_dispose(&plan);
+	cu_free(pa);
 	if (has_cq)
 		api_cluster_queue_dispose(&cq);
-	if (rc != CU_OK || record_admission(c, qw, d, now, &err) != CU_OK) {
-		cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
-		json_decref(patch);
-		ctl_withdraw(c, d->uid, now);
+	if (decoded)
 		api_workload_dispose(&wl);
-		return;
-	}
-	ctl_pr_track(c, d->uid, true);
-	if (patch != NULL)
-		ctl_queue_admit(c, qw, patch,
-		    rec_events_note_quota_reserved(
-			d->cluster_queue, now - qw->queue_ts));
-	api_workload_dispose(&wl);
 }
 
 /* The engine reports a pending reason once, when it changes; it is kept
@@ -276,150 +288,135 @@ static void unevict(ctl *c, struct que_wl *v, const char *why)
 		cu_warn("engine: %s", err.msg);
 }
 
+/* Victim v [borrowed] of decision d [borrowed] carried out as plan p
+ * says (rec_cycle_victim; p's patch and note are taken). */
+static void victim_step(ctl *c, const struct adm_decision *d,
+    enum adm_preempt_reason reason, struct que_wl *v, struct rec_victim_plan *p,
+    const struct api_workload *wl, int64_t now)
+{
+	struct ctl_pipe_write *w;
+	struct ctl_kent *e;
+
+	switch (p->step) {
+	case REC_VICTIM_NONE:
+		return;
+	case REC_VICTIM_WITHDRAW:
+		cu_debug("preemption victim %s/%s was never announced; "
+			 "withdrawn",
+		    v->ns, v->name);
+		ctl_keys_del(&c->dec.deferred, CTL_K1(v->uid));
+		ctl_keys_del(&c->dec.in_flight, CTL_K1(v->uid));
+		ctl_ledger_release(c, v->uid, now);
+		ctl_withdraw(c, v->uid, now);
+		return;
+	case REC_VICTIM_POSTPONE:
+		if (p->warning != NULL)
+			cu_warn("evict %s/%s: %s", v->ns, v->name, p->warning);
+		unevict(c, v, p->why);
+		return;
+	case REC_VICTIM_EVICTING:
+		ctl_ledger_evicting(c, v->uid, now);
+		break;
+	case REC_VICTIM_EVICT:
+		e = p->preemptor_ref != NULL && p->preemptor_note != NULL
+			? ctl_keys_put(&c->dec.preemptors, CTL_K1(v->uid))
+			: NULL;
+		if (e != NULL) {
+			e->n = (int64_t)p->message_len;
+			if (ctl_keys_set_str(e, 0, p->preemptor_ref) != CU_OK ||
+			    ctl_keys_set_str(e, 1, p->preemptor_note) != CU_OK)
+				ctl_keys_del(
+				    &c->dec.preemptors, CTL_K1(v->uid));
+		}
+		w = ctl_pipe_queue(c->pipe, CTL_PIPE_EVICT, CTL_RES(INF_WL),
+		    v->ns, v->name, v->uid, p->patch);
+		p->patch = NULL;
+		ctl_pipe_expect(
+		    c->pipe, w, CTL_K3(CTL_KIND_WL, v->ns, v->name), true);
+		ctl_pipe_set_event(w, "Preempted", p->note);
+		p->note = NULL;
+		ctl_pr_evicted_metrics(c, wl, v->cq ? v->cq->name : "",
+		    REC_EVICTED_PREEMPTED, "", now);
+		ctl_wm_evicted(
+		    c, wl, v->cq ? v->cq->name : "", REC_EVICTED_PREEMPTED, "");
+		break;
+	}
+	if (c->metrics != NULL)
+		ctl_metric_inc(c->metrics, CTL_M_PREEMPTED_WORKLOADS_TOTAL,
+		    CTL_LV(d->cluster_queue ? d->cluster_queue : "",
+			adm_preempt_reason_string(reason)));
+}
+
 /*
- * Evict the victims of a preemption. The engine marked them EVICTING; what
- * the API shows decides what is written:
- *  - an admission recorded but not announced (deferred): it never reached
- *    the API, so it is withdrawn - released and requeued, nothing written;
- *  - an admission write in flight, or our own last write to the victim
- *    not yet in the cache: a status patch would be built on an object
- *    older than the server's (and conflict, or evict a Workload that was
- *    never admitted there): the victim is ADMITTED again and the
- *    preemption decided anew once the cache has caught up (that update
- *    marks the cycle);
- *  - else the Evicted patch (CTL_PIPE_EVICT); if it fails, settle makes
- *    the victim ADMITTED again. A victim left EVICTING without an
- *    eviction in the API would hold its quota until its job ends on its
- *    own, and the preemptor would wait that long.
+ * Evict the victims of a preemption, each as rec_cycle_victim plans it
+ * (reconcile.h section 5): what the API shows decides what is written.
  * The ledger records EVICTING and the Preempted event is sent once the
- * eviction is written.
+ * eviction is written; a victim whose eviction cannot be written is
+ * ADMITTED again, never left EVICTING without an eviction in the API
+ * (it would hold its quota until its job ends on its own).
  */
 static void decide_preempt(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	struct que_wl *pre = que_workload_get(c->st, d->uid);
-	const char *job_uid = NULL, *v_ns[64], *v_name[64];
+	const char *v_ns[64], *v_name[64];
 	char pre_path[512], v_path[512];
+	struct api_workload pw;
+	bool pre_decoded;
 	size_t i, nv = 0;
-	cu_error err;
 
+	if (pre == NULL) {
+		decide_pending(c, d, now);
+		return;
+	}
 	/* Kueue names the preemptor's job by its job-uid label. */
-	if (pre != NULL)
-		job_uid = json_string_value(json_object_get(
-		    json_object_get(
-			json_object_get(api_informer_get(
-					    c->inf[INF_WL], pre->ns, pre->name),
-			    "metadata"),
-			"labels"),
-		    REC_LABEL_JOB_UID));
-	for (i = 0; pre != NULL && i < d->n_victims; i++) {
+	pre_decoded = d->n_victims > 0 &&
+		      ctl_decode_cached(c, pre->ns, pre->name, &pw) == CU_OK;
+	pre_path[0] = '\0';
+	if (pre->cq != NULL)
+		adm_cq_path(pre->cq, pre_path, sizeof(pre_path));
+	for (i = 0; i < d->n_victims; i++) {
 		struct que_wl *v = que_workload_get(c->st, d->victims[i].uid);
+		struct rec_victim_in in = {0};
+		struct rec_victim_plan plan;
 		struct api_workload wl;
-		struct rec_eviction ev = {0};
-		json_t *patch = NULL, *obj;
-		struct ctl_kent *pre_ev;
-		char *msg, *note;
-		bool st;
+		bool decoded = false;
 
-		if (v == NULL || v->where != QUE_WL_EVICTING)
+		if (v == NULL)
 			continue;
-		if (ctl_keys_get(&c->dec.deferred, CTL_K1(v->uid)) != NULL) {
-			cu_debug("preemption victim %s/%s was never announced; "
-				 "withdrawn",
-			    v->ns, v->name);
-			ctl_keys_del(&c->dec.deferred, CTL_K1(v->uid));
-			ctl_keys_del(&c->dec.in_flight, CTL_K1(v->uid));
-			ctl_ledger_release(c, v->uid, now);
-			ctl_withdraw(c, v->uid, now);
-			continue;
-		}
-		if (ctl_keys_get(&c->dec.in_flight, CTL_K1(v->uid)) != NULL) {
-			unevict(c, v, "its admission is in flight");
-			continue;
-		}
-		obj = api_informer_get(c->inf[INF_WL], v->ns, v->name);
-		st = obj != NULL &&
-		     ctl_pipe_stale(
-			 c->pipe, CTL_K3(CTL_KIND_WL, v->ns, v->name), obj);
-		if (st || ctl_decode_cached(c, v->ns, v->name, &wl) != CU_OK) {
-			unevict(c, v,
-			    st ? "the cache is behind our write"
-			       : "not in the cache");
-			continue;
-		}
-		pre_path[0] = v_path[0] = '\0';
-		if (pre->cq != NULL)
-			adm_cq_path(pre->cq, pre_path, sizeof(pre_path));
+		in.w = cycle_wl(c, v, true, &wl, &decoded);
+		v_path[0] = '\0';
 		if (v->cq != NULL)
 			adm_cq_path(v->cq, v_path, sizeof(v_path));
-		msg = rec_preemption_message(
-		    pre->uid, job_uid, d->victims[i].reason, pre_path, v_path);
-		/* Kueue's Preempted note adds the priorities (no boost in
-		 * cueue: effective = base); the preemptor's
-		 * PreemptedWorkload names the victim. */
-		note = msg != NULL ? rec_events_note_preempted(
-					 msg, pre->priority, v->priority)
-				   : NULL;
-		pre_ev = ctl_keys_put(&c->dec.preemptors, CTL_K1(v->uid));
-		if (pre_ev != NULL) {
-			pre_ev->n = msg != NULL ? (int64_t)strlen(msg) : 0;
-			char *who = cu_asprintf("%s/%s", pre->ns, pre->name);
-			char *pw = rec_events_note_preempted_workload(v->ns,
-			    v->name, v->uid, v->cq != NULL ? v->cq->name : "",
-			    pre->priority, v->priority);
-
-			if (who == NULL || pw == NULL ||
-			    ctl_keys_set_str(pre_ev, 0, who) != CU_OK ||
-			    ctl_keys_set_str(pre_ev, 1, pw) != CU_OK)
-				ctl_keys_del(
-				    &c->dec.preemptors, CTL_K1(v->uid));
-			cu_free(who);
-			cu_free(pw);
-		}
-		ev.reason = REC_EVICTED_PREEMPTED;
-		ev.message = msg ? msg : "Preempted";
-		ev.preempted_reason =
-		    adm_preempt_reason_string(d->victims[i].reason);
-		if (rec_wl_status_evict(&wl, &ev, now, &patch, &err) != CU_OK) {
-			cu_warn("evict %s/%s: %s", v->ns, v->name, err.msg);
-			ctl_keys_del(&c->dec.preemptors, CTL_K1(v->uid));
-			unevict(c, v, "no eviction patch");
-		} else if (patch != NULL) {
-			struct ctl_pipe_write *w =
-			    ctl_pipe_queue(c->pipe, CTL_PIPE_EVICT,
-				CTL_RES(INF_WL), v->ns, v->name, v->uid, patch);
-
-			ctl_pipe_expect(c->pipe, w,
-			    CTL_K3(CTL_KIND_WL, v->ns, v->name), true);
-			ctl_pipe_set_event(w, "Preempted",
-			    note != NULL ? note : cu_strdup(ev.message));
-			note = NULL;
-		} else {
-			/* Evicted already (another reason): its release is
-			 * under way. */
-			ctl_keys_del(&c->dec.preemptors, CTL_K1(v->uid));
-			ctl_ledger_evicting(c, v->uid, now);
-		}
-		if (patch != NULL)
-			ctl_pr_evicted_metrics(c, &wl, v->cq ? v->cq->name : "",
-			    REC_EVICTED_PREEMPTED, "", now);
-		if (patch != NULL)
-			ctl_wm_evicted(c, &wl, v->cq ? v->cq->name : "",
-			    REC_EVICTED_PREEMPTED, "");
-		if (c->metrics != NULL && v->where == QUE_WL_EVICTING)
-			ctl_metric_inc(c->metrics,
-			    CTL_M_PREEMPTED_WORKLOADS_TOTAL,
-			    CTL_LV(d->cluster_queue ? d->cluster_queue : "",
-				adm_preempt_reason_string(
-				    d->victims[i].reason)));
-		cu_free(msg);
-		cu_free(note);
-		api_workload_dispose(&wl);
-		if (nv < sizeof(v_ns) / sizeof(v_ns[0])) {
+		in.reason = d->victims[i].reason;
+		in.pre_uid = pre->uid;
+		in.pre_job_uid = pre_decoded ? api_strmap_get(&pw.meta.labels,
+						   REC_LABEL_JOB_UID)
+					     : NULL;
+		in.pre_ns = pre->ns;
+		in.pre_name = pre->name;
+		in.pre_path = pre_path;
+		in.pre_priority = pre->priority;
+		in.ns = v->ns;
+		in.name = v->name;
+		in.uid = v->uid;
+		in.cq = v->cq != NULL ? v->cq->name : NULL;
+		in.path = v_path;
+		in.priority = v->priority;
+		rec_cycle_victim(&in, now, &plan);
+		victim_step(
+		    c, d, in.reason, v, &plan, decoded ? &wl : NULL, now);
+		if (plan.step != REC_VICTIM_NONE &&
+		    nv < sizeof(v_ns) / sizeof(v_ns[0])) {
 			v_ns[nv] = v->ns;
 			v_name[nv++] = v->name;
 		}
+		rec_victim_plan_dispose(&plan);
+		if (decoded)
+			api_workload_dispose(&wl);
 	}
-	if (pre != NULL && d->n_victims > 0)
+	if (pre_decoded)
+		api_workload_dispose(&pw);
+	if (d->n_victims > 0)
 		cu_info_kv("Workload preempting",
 		    CU_LOGF_REF("workload", pre->ns, pre->name),
 		    CU_LOGF_REF("clusterQueue", NULL, d->cluster_queue),
@@ -663,98 +660,59 @@ static void write_event(ctl *c, const struct ctl_pipe_write *w)
 	}
 }
 
-/* An admission write answered: the ledger says ADMITTED, or, not
- * announced, the decision is undone (the cached Workload will be
- * reconciled again). */
-static void admit_answered(ctl *c, const struct ctl_pipe_write *w,
-    const struct api_response *resp, int64_t now)
-{
-	cu_error err;
-
-	ctl_keys_del(&c->dec.in_flight, CTL_K1(w->uid));
-	if (resp->err == CU_OK) {
-		if (ctl_pipe_begin(c->pipe) == CU_OK &&
-		    store_decision_set_state(
-			c->ledger, w->uid, STORE_ADMITTED, now, &err) != CU_OK)
-			cu_warn("ledger: %s", err.msg);
-		if (c->metrics != NULL && w->cq != NULL) {
-			struct ctl_wm_labels l;
-			double wait = cu_ns_to_secs(now - w->created_ns);
-
-			ctl_wm_labels_json(c, &l,
-			    api_informer_get(c->inf[INF_WL], w->ns, w->name),
-			    w->cq);
-			ctl_wm_quota_reserved(c, &l, wait);
-			/* Admitted with it unless admission checks wait. */
-			if (w->ev_reason == NULL)
-				ctl_wm_admitted(c, &l, wait);
-		}
-	} else {
-		cu_warn("admission write %s: %s %s", w->uid, resp->reason,
-		    resp->message);
-		ctl_withdraw(c, w->uid, now);
-		ctl_ledger_release(c, w->uid, now);
-	}
-	c->dirty_cycle = true;
-}
-
-/* An eviction answered: the ledger records it, or the preemption did not
- * happen and is decided anew. */
-static void evict_answered(ctl *c, const struct ctl_pipe_write *w,
-    const struct api_response *resp, int64_t now)
+/* The steps rec_cycle_answer gives for an admission or eviction write
+ * w [borrowed] and what became of it, carried out. */
+static void answered(ctl *c, const struct ctl_pipe_write *w,
+    enum rec_answer_outcome outcome, int64_t now)
 {
 	struct que_wl *qw = que_workload_get(c->st, w->uid);
+	enum rec_answer_write kind =
+	    w->kind == CTL_PIPE_ADMIT ? REC_ANSWER_ADMIT : REC_ANSWER_EVICT;
+	unsigned s = rec_cycle_answer(
+	    kind, outcome, qw != NULL ? qw->where : QUE_WL_BLOCKED);
 	cu_error err;
 
-	if (resp->err != CU_OK)
-		ctl_keys_del(&c->dec.preemptors, CTL_K1(w->uid));
-	if (resp->err == CU_OK) {
-		ctl_ledger_evicting(c, w->uid, now);
-	} else if (qw != NULL && qw->where == QUE_WL_EVICTING) {
-
-		cu_info("eviction of %s/%s not written (%d %s); preemption "
-			"decided again (a deactivation or drain: "
-			"reconciled again)",
-		    qw->ns, qw->name, resp->code, resp->reason);
-		if (que_workload_unevict(c->st, w->uid, &err) != CU_OK)
-			cu_warn("engine: %s", err.msg);
-		/* An eviction the Workload reconciler recorded first. */
-		if (ctl_pipe_begin(c->pipe) == CU_OK &&
-		    store_decision_set_state(c->ledger, w->uid, STORE_ADMITTED,
-			now, &err) != CU_OK &&
-		    err.code != CU_ENOTFOUND)
-			cu_warn("ledger: %s", err.msg);
-		/* A deactivation or a drain is decided again by the Workload
-		 * reconciler, a preemption by the cycle. */
-		(void)ctl_keys_put(&c->dirty_wl, CTL_K2(qw->ns, qw->name));
-		c->dirty_cycle = true;
-	}
-}
-
-/* A write that will not be sent: its decision is withdrawn. */
-static void unsent(
-    ctl *c, const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome)
-{
-	if (w->uid == NULL)
-		return;
-	if (w->kind == CTL_PIPE_ADMIT) {
-		ctl_withdraw(c, w->uid, cu_time_now_ns());
+	if (s & REC_ANS_FORGET_IN_FLIGHT)
 		ctl_keys_del(&c->dec.in_flight, CTL_K1(w->uid));
-		/* A failed commit took the decision with it. */
-		if (outcome == CTL_PIPE_SEND_FAILED)
-			ctl_ledger_release(c, w->uid, 0);
-	} else if (w->kind == CTL_PIPE_EVICT &&
-		   outcome == CTL_PIPE_SEND_FAILED) {
-		struct que_wl *v = que_workload_get(c->st, w->uid);
-
+	if (s & REC_ANS_FORGET_PREEMPTOR)
 		ctl_keys_del(&c->dec.preemptors, CTL_K1(w->uid));
-		if (v != NULL && v->where == QUE_WL_EVICTING) {
-			unevict(c, v, "the write was not sent");
-			/* A deactivation or drain is decided again by the
-			 * Workload reconciler. */
-			(void)ctl_keys_put(
-			    &c->dirty_wl, CTL_K2(v->ns, v->name));
-		}
+	if ((s & REC_ANS_LEDGER_ADMITTED) && ctl_pipe_begin(c->pipe) == CU_OK &&
+	    store_decision_set_state(
+		c->ledger, w->uid, STORE_ADMITTED, now, &err) != CU_OK)
+		cu_warn("ledger: %s", err.msg);
+	if (s & REC_ANS_LEDGER_EVICTING)
+		ctl_ledger_evicting(c, w->uid, now);
+	if (s & REC_ANS_WITHDRAW)
+		ctl_withdraw(c, w->uid, now);
+	if (s & REC_ANS_LEDGER_FORGET)
+		ctl_ledger_release(c, w->uid, now);
+	if ((s & REC_ANS_UNEVICT) && qw != NULL) {
+		if (outcome == REC_ANSWER_REFUSED)
+			cu_info("eviction of %s/%s not written; preemption "
+				"decided again (a deactivation or drain: "
+				"reconciled again)",
+			    qw->ns, qw->name);
+		unevict(c, qw, "the eviction was not written");
+	}
+	if ((s & REC_ANS_LEDGER_READMIT) && ctl_pipe_begin(c->pipe) == CU_OK &&
+	    store_decision_set_state(
+		c->ledger, w->uid, STORE_ADMITTED, now, &err) != CU_OK &&
+	    err.code != CU_ENOTFOUND)
+		cu_warn("ledger: %s", err.msg);
+	if ((s & REC_ANS_RECONCILE) && qw != NULL)
+		(void)ctl_keys_put(&c->dirty_wl, CTL_K2(qw->ns, qw->name));
+	if (s & REC_ANS_CYCLE)
+		c->dirty_cycle = true;
+	if ((s & REC_ANS_METRICS) && c->metrics != NULL && w->cq != NULL) {
+		struct ctl_wm_labels l;
+		double wait = cu_ns_to_secs(now - w->created_ns);
+
+		ctl_wm_labels_json(c, &l,
+		    api_informer_get(c->inf[INF_WL], w->ns, w->name), w->cq);
+		ctl_wm_quota_reserved(c, &l, wait);
+		/* Admitted with it unless admission checks wait. */
+		if (w->ev_reason == NULL)
+			ctl_wm_admitted(c, &l, wait);
 	}
 }
 
@@ -763,9 +721,16 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 {
 	ctl *c = payload;
 	int64_t now = cu_time_now_ns();
+	bool decision = w->uid != NULL && (w->kind == CTL_PIPE_ADMIT ||
+					      w->kind == CTL_PIPE_EVICT);
 
 	if (outcome != CTL_PIPE_ANSWERED) {
-		unsent(c, w, outcome);
+		if (decision)
+			answered(c, w,
+			    outcome == CTL_PIPE_UNCOMMITTED
+				? REC_ANSWER_UNCOMMITTED
+				: REC_ANSWER_SEND_FAILED,
+			    now);
 		return;
 	}
 	/* An expired Event's series: the next repeat creates a new one. */
@@ -773,16 +738,21 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 		rec_events_forget_name(c->events, w->ns, w->name);
 	if (resp->err == CU_OK && w->note != NULL)
 		write_event(c, w);
-	if (w->kind == CTL_PIPE_ADMIT)
-		admit_answered(c, w, resp, now);
-	else if (w->kind == CTL_PIPE_EVICT && w->uid != NULL)
-		evict_answered(c, w, resp, now);
-	else if (w->kind == CTL_PIPE_WL_CREATE &&
-		 w->res == CTL_RES(INF_PROVREQ) && resp->err != CU_OK)
+	if (decision) {
+		/* A refused eviction says so where it is undone. */
+		if (resp->err != CU_OK && w->kind == CTL_PIPE_ADMIT)
+			cu_warn("admission write %s/%s: %d %s %s", w->ns,
+			    w->name, resp->code, resp->reason, resp->message);
+		answered(c, w,
+		    resp->err == CU_OK ? REC_ANSWER_OK : REC_ANSWER_REFUSED,
+		    now);
+	} else if (w->kind == CTL_PIPE_WL_CREATE &&
+		   w->res == CTL_RES(INF_PROVREQ) && resp->err != CU_OK) {
 		ctl_provreq_create_failed(c, w, resp);
-	else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND)
+	} else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND) {
 		cu_warn("write %s: %d %s %s", resp->path, resp->code,
 		    resp->reason, resp->message);
+	}
 	if (w->kind == CTL_PIPE_WL_CREATE && resp->err == CU_OK)
 		ctl_wm_created(c, resp->body);
 }

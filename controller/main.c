@@ -2,7 +2,8 @@
 /*
  * controller/main.c - entry point of cueue-controller.
  *
- * Parses the documented command line, validates the configuration
+ * Parses the command line (controller/flags.h: cueue's options and Kueue's
+ * manager flags), validates the configuration
  * (--check-config prints the effective one, --convert-config a v1beta1
  * file as the shortest v1beta2 one) and runs the controller
  * (controller/ctl.h) on one libev loop until SIGTERM or SIGINT.
@@ -17,84 +18,33 @@
 
 #include "controller/config.h"
 #include "controller/ctl.h"
+#include "controller/flags.h"
 #include "lib/cu.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: cueue-controller --config FILE [--kubeconfig FILE] "
-	    "[--store FILE]\n"
-	    "       cueue-controller --config FILE --check-config\n"
+	    "usage: cueue-controller [--config FILE] [--kubeconfig FILE] "
+	    "[--store FILE] [flags]\n"
+	    "       cueue-controller [--config FILE] --check-config\n"
 	    "       cueue-controller --convert-config FILE\n"
 	    "\n"
-	    "Kueue-compatible job-queueing controller.\n"
+	    "Kueue-compatible job-queueing controller. Kueue's manager flags "
+	    "(--config,\n"
+	    "--feature-gates, --kubeconfig, --zap-*) work with Kueue's "
+	    "meaning.\n"
 	    "\n"
-	    "  --config FILE      Kueue Configuration YAML "
-	    "(config.kueue.x-k8s.io\n"
-	    "                     v1beta2 or v1beta1), e.g. the mounted "
-	    "ConfigMap\n"
-	    "  --kubeconfig FILE  API server credentials; default: "
-	    "$KUBECONFIG, "
-	    "else the\n"
-	    "                     in-cluster service account, else "
-	    "~/.kube/config\n"
-	    "  --store FILE       SQLite admission ledger (default: in memory, "
-	    "no restart safety);\n"
-	    "                     created 0600; a corrupt one is moved to "
-	    "FILE.corrupt-TIME\n"
-	    "                     and rebuilt from the API server\n"
-	    "  --metrics-secure=false  serve /metrics over plain HTTP with no\n"
-	    "                     authentication (local use); default true:\n"
-	    "                     HTTPS, a bearer token checked with a\n"
-	    "                     TokenReview and a SubjectAccessReview\n"
-	    "                     (get on the non-resource URL /metrics)\n"
-	    "  --log-json         log one JSON object per line\n"
-	    "  --log-level LEVEL  debug, info (default), warn or error\n"
-	    "  --check-config     load and validate --config, print the "
-	    "effective\n"
-	    "                     configuration (defaults filled, v1beta2 "
-	    "YAML) on stdout\n"
-	    "                     and exit 0; on an error print it on stderr "
-	    "and exit 1\n"
-	    "  --convert-config FILE  print the Configuration FILE (v1beta1 "
-	    "or v1beta2)\n"
-	    "                     as the shortest v1beta2 file that means the "
-	    "same\n"
-	    "                     (fields at their defaults left out) and "
-	    "exit\n"
-	    "  --compat-table     print which Kueue fields cueue supports "
-	    "(Markdown) and exit\n"
-	    "  --version          print the version and exit\n"
-	    "  --help             this text\n"
+	    "%s"
 	    "\n"
 	    "Exit status: 0 success, 1 invalid configuration, 2 usage "
-	    "error.\n");
-}
-
-/* Accept both "--opt VALUE" and "--opt=VALUE" (Kueue's own manifests use
- * the latter). Returns the value or NULL if argv[*i] is not opt. */
-static const char *opt_value(
-    int argc, char **argv, int *i, const char *opt, bool *missing)
-{
-	size_t n = strlen(opt);
-
-	if (strncmp(argv[*i], opt, n) != 0)
-		return NULL;
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (argv[*i][n] != '\0')
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = true;
-		return NULL;
-	}
-	return argv[++*i];
+	    "error.\n",
+	    ctl_flags_help);
 }
 
 /* --check-config prints the effective configuration (minimal false);
  * --convert-config prints a v1beta1 (or v1beta2) file as the shortest
  * v1beta2 file, for Kueue users migrating their ConfigMap (true). */
-static int print_config(const char *path, bool minimal)
+static int print_config(const char *path, const json_t *gates, bool minimal)
 {
 	struct ctl_config cfg;
 	cu_error err;
@@ -103,7 +53,7 @@ static int print_config(const char *path, bool minimal)
 	int rc;
 
 	cu_error_clear(&err);
-	if (ctl_config_load(&cfg, path, &err) != CU_OK) {
+	if (ctl_config_load_flags(&cfg, path, gates, &err) != CU_OK) {
 		fprintf(stderr, "cueue-controller: invalid configuration: %s\n",
 		    err.msg);
 		return 1;
@@ -172,8 +122,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 
 /* Run the controller until SIGTERM/SIGINT. Exit 0 after a clean shutdown,
  * 1 when the configuration or the start-up fails. */
-static int run(const char *config, const char *kubeconfig, const char *store,
-    bool json_logs, bool metrics_insecure)
+static int run(const struct ctl_flags *f, const json_t *gates)
 {
 	struct ctl_config cfg;
 	struct ctl_run_opts opts;
@@ -186,7 +135,6 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	int rc = 1;
 
 	cu_log_set_component("cueue-controller");
-	cu_log_set_json(json_logs);
 	/* A file size limit (RLIMIT_FSIZE) must end in EFBIG, which the
 	 * ledger reports as "ledger disk full" and survives, not in a
 	 * SIGXFSZ that kills the process mid-commit. */
@@ -195,10 +143,9 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	 * every workload and certDir receives the webhook's private key
 	 * (controller/certrot.c writes it with fopen, i.e. 0666 & ~umask). */
 	(void)umask(077);
-	json_set_alloc_funcs(cu_malloc, cu_free);
 	/* Refuse a bad configuration before anything else, as Kueue does
 	 * (exit 1). */
-	if (ctl_config_load(&cfg, config, &err) != CU_OK) {
+	if (ctl_config_load_flags(&cfg, f->config, gates, &err) != CU_OK) {
 		cu_errorf("invalid configuration: %s", err.msg);
 		return 1;
 	}
@@ -207,9 +154,9 @@ static int run(const char *config, const char *kubeconfig, const char *store,
 	loop = ev_default_loop(EVFLAG_AUTO);
 	main_loop = loop;
 	memset(&opts, 0, sizeof(opts));
-	opts.kubeconfig = kubeconfig;
-	opts.store_path = store;
-	opts.metrics_insecure = metrics_insecure;
+	opts.kubeconfig = f->kubeconfig;
+	opts.store_path = f->store;
+	opts.metrics_insecure = !f->metrics_secure;
 	opts.sa_dir = getenv("CUEUE_SERVICE_ACCOUNT_DIR");
 	opts.visibility_cert_dir = getenv("CUEUE_VISIBILITY_CERT_DIR");
 	opts.identity = getenv("POD_NAME");
@@ -247,85 +194,47 @@ out:
 
 int main(int argc, char **argv)
 {
-	const char *config = NULL, *kubeconfig = NULL, *store = NULL,
-		   *convert = NULL;
-	bool check = false, json_logs = false, metrics_secure = true;
-	int i;
+	struct ctl_flags f;
+	json_t *gates = NULL;
+	cu_error err;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		bool missing = false;
-		const char *v;
-
-		if (strcmp(argv[i], "--help") == 0 ||
-		    strcmp(argv[i], "-h") == 0) {
-			usage(stdout);
-			return 0;
-		}
-		if (strcmp(argv[i], "--version") == 0) {
-			printf("cueue-controller %s\n", CUEUE_VERSION);
-			return 0;
-		}
-		if (strcmp(argv[i], "--compat-table") == 0)
-			return compat_table();
-		if (strcmp(argv[i], "--check-config") == 0) {
-			check = true;
-			continue;
-		}
-		if (strcmp(argv[i], "--log-json") == 0) {
-			json_logs = true;
-			continue;
-		}
-		if (strcmp(argv[i], "--metrics-secure") == 0 ||
-		    strcmp(argv[i], "--metrics-secure=true") == 0) {
-			metrics_secure = true;
-			continue;
-		}
-		if (strcmp(argv[i], "--metrics-secure=false") == 0) {
-			metrics_secure = false;
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--log-level", &missing))) {
-			enum cu_log_level l;
-
-			if (cu_log_parse_level(v, &l) != CU_OK) {
-				fprintf(stderr,
-				    "cueue-controller: --log-level: debug, "
-				    "info, warn or error\n");
-				return 2;
-			}
-			cu_log_set_level(l);
-			continue;
-		}
-		if ((v = opt_value(argc, argv, &i, "--config", &missing)))
-			config = v;
-		else if ((v = opt_value(
-			      argc, argv, &i, "--kubeconfig", &missing)))
-			kubeconfig = v;
-		else if ((v = opt_value(argc, argv, &i, "--store", &missing)))
-			store = v;
-		else if ((v = opt_value(
-			      argc, argv, &i, "--convert-config", &missing)))
-			convert = v;
-		if (v != NULL)
-			continue;
-		if (missing)
-			fprintf(stderr, "cueue-controller: %s needs a value\n",
-			    argv[i]);
-		else
-			fprintf(stderr, "cueue-controller: unknown option %s\n",
-			    argv[i]);
-		usage(stderr);
+	json_set_alloc_funcs(cu_malloc, cu_free);
+	cu_error_clear(&err);
+	if (ctl_flags_parse(argc, (const char *const *)argv, &f, &err) !=
+	    CU_OK) {
+		fprintf(stderr, "cueue-controller: %s\n", err.msg);
 		return 2;
 	}
-	if (convert != NULL)
-		return print_config(convert, true);
-	if (config == NULL) {
-		fprintf(
-		    stderr, "cueue-controller: --config FILE is required\n");
-		usage(stderr);
-		return 2;
+	if (f.level_set)
+		cu_log_set_level(f.level);
+	if (f.json_set)
+		cu_log_set_json(f.json);
+	switch (f.action) {
+	case CTL_FLAGS_HELP:
+		usage(stdout);
+		return 0;
+	case CTL_FLAGS_VERSION:
+		printf("cueue-controller %s\n", CUEUE_VERSION);
+		return 0;
+	case CTL_FLAGS_COMPAT_TABLE:
+		return compat_table();
+	case CTL_FLAGS_CONVERT_CONFIG:
+		return print_config(f.convert, NULL, true);
+	default:
+		break;
 	}
-	if (check)
-		return print_config(config, false);
-	return run(config, kubeconfig, store, json_logs, !metrics_secure);
+	/* A bad --feature-gates value is a configuration error (exit 1),
+	 * as in Kueue, where the flag is checked with the file. */
+	if (f.feature_gates != NULL &&
+	    ctl_flags_gates(f.feature_gates, &gates, &err) != CU_OK) {
+		fprintf(stderr, "cueue-controller: invalid configuration: %s\n",
+		    err.msg);
+		return 1;
+	}
+	rc = f.action == CTL_FLAGS_CHECK_CONFIG
+		 ? print_config(f.config, gates, false)
+		 : run(&f, gates);
+	json_decref(gates);
+	return rc;
 }

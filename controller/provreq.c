@@ -145,23 +145,6 @@ static void collect(json_t *obj, void *payload)
 	o->v[o->n++] = obj;
 }
 
-static bool cond_true(const json_t *obj, const char *type)
-{
-	const json_t *c;
-	size_t i;
-
-	json_array_foreach(
-	    json_object_get(json_object_get(obj, "status"), "conditions"), i, c)
-	{
-		const char *t = api_json_str(c, "type");
-		const char *s = api_json_str(c, "status");
-
-		if (t != NULL && strcmp(t, type) == 0)
-			return s != NULL && strcmp(s, "True") == 0;
-	}
-	return false;
-}
-
 /* Is a write to kind ns/name in flight, or its result not cached yet? */
 static bool busy(
     ctl *c, const char *kind, const char *ns, const char *name, json_t *cached)
@@ -398,8 +381,8 @@ static void reconcile(ctl *c, json_t *wl, const struct api_workload *dwl)
 
 	api_informer_foreach_owned(
 	    c->inf[INF_PROVREQ], dwl->meta.uid, collect, &o);
-	if (cond_true(wl, REC_COND_FINISHED) ||
-	    cond_true(wl, REC_COND_EVICTED)) {
+	if (api_conditions_true(&dwl->status.conditions, REC_COND_FINISHED) ||
+	    api_conditions_true(&dwl->status.conditions, REC_COND_EVICTED)) {
 		for (i = 0; i < o.n; i++)
 			delete_pr(c, o.v[i], wname);
 		cu_free(o.v);

@@ -2,7 +2,7 @@
 /*
  * reconcile/reconcile.h - the pure reconcile layer of cueue: everything the
  * controller decides about one object that needs no I/O and no clock read.
- * Four parts, each described below in its own section:
+ * Five parts, each described below in its own section:
  *
  *   1. Workloads and jobs (rec_wl_*, rec_job_*): the Workload a job gets,
  *      the status writes of each decision, the job writes that start and
@@ -13,7 +13,10 @@
  *      model of the admission engine;
  *   4. the reconcilers (rec_job_reconcile, rec_workload_reconcile): the
  *      decision tree of one job or one Workload, returned as a plan of
- *      writes, events and engine actions for the controller to carry out.
+ *      writes, events and engine actions for the controller to carry out;
+ *   5. the scheduling cycle (rec_cycle_*): what is done with each admission
+ *      and preemption decision and with the answers to the writes that
+ *      announce them.
  *
  * Pure: no I/O, no clock reads (time is passed in as now_ns), no access to
  * the controller's state. Module prefix rec_ (constants REC_).
@@ -1563,5 +1566,154 @@ int64_t rec_acheck_requeue_at(const struct api_workload *wl);
  * json_decref] or NULL (nothing to do). CU_ENOMEM. */
 CU_MUST_CHECK int rec_wl_status_check_requeue_at(const struct api_workload *wl,
     int64_t now_ns, json_t **patch, cu_error *err);
+
+/* ==== 5. the scheduling cycle's decisions, carried out =================
+ * What the controller does with each decision of an admission cycle
+ * (admit, preempt) and with the answer to each write announcing one,
+ * given what it knows of the Workload at that moment (reconcile/cycle.c).
+ * controller/decide.c gathers these inputs and carries the steps out; the
+ * ledger is always written before the write that announces a decision.
+ */
+
+/* What the controller knows of one Workload when it carries out a
+ * decision about it. */
+struct rec_cycle_wl {
+	enum que_where where; /* the engine's state of it */
+	bool deferred; /* admission recorded, announcement waiting for the cache
+			*/
+	bool in_flight; /* admission write sent and not answered */
+	bool stale;	/* our last write to it has not reached the cache */
+	/* [borrowed] as cached, decoded; NULL: not cached or undecodable */
+	const struct api_workload *wl;
+};
+
+enum rec_admit_step {
+	/* record in the ledger, then send patch (NULL: nothing to write) */
+	REC_ADMIT_ANNOUNCE = 1,
+	/* record in the ledger; announce once the cache caught up (if the
+	 * record fails: withdraw) */
+	REC_ADMIT_DEFER,
+	/* blockAdmission: back to pending with reason and message */
+	REC_ADMIT_BLOCKED,
+	/* give the quota back; warning says why when not NULL */
+	REC_ADMIT_WITHDRAW,
+};
+
+struct rec_admit_in {
+	/* [borrowed] an ADM_ADMIT decision, its podSets with their
+	 * topology assignments filled in */
+	const struct adm_decision *d;
+	struct rec_cycle_wl w;
+	bool blocked; /* waitForPodsReady's blockAdmission holds admissions */
+	bool pods_ready; /* waitForPodsReady on: PodsReady=False goes with it */
+	/* [borrowed] the spec of d->cluster_queue; NULL: checks left alone */
+	const struct api_cluster_queue_spec *cq;
+	int64_t queued_ns; /* creation or last requeue: the note's wait */
+};
+
+struct rec_admit_plan {
+	enum rec_admit_step step;
+	json_t *patch; /* [owned] ANNOUNCE: the admission status patch */
+	char *note;    /* [owned] ANNOUNCE: the QuotaReserved event's note */
+	const char *reason, *message; /* [static] BLOCKED: pending status */
+	char *warning; /* [owned] WITHDRAW: what failed, or NULL */
+};
+
+/*
+ * An admission decision carried out (decide_admit): blocked -> BLOCKED;
+ * our last write not in the cache yet -> DEFER; not cached -> WITHDRAW;
+ * else the admission patch (rec_wl_status_admit_checks) -> ANNOUNCE, or
+ * WITHDRAW with its error. in [borrowed]; *out initialised here
+ * (rec_admit_plan_dispose). Out of memory leaves a note or warning NULL.
+ */
+void rec_cycle_admit(
+    const struct rec_admit_in *in, int64_t now_ns, struct rec_admit_plan *out);
+void rec_admit_plan_dispose(struct rec_admit_plan *p);
+
+enum rec_victim_step {
+	REC_VICTIM_NONE = 0, /* not being evicted (any more): nothing */
+	/* its admission was never announced: withdrawn, the ledger forgets
+	 * it, nothing is written */
+	REC_VICTIM_WITHDRAW,
+	/* ADMITTED again; the preemption is decided anew later (why) */
+	REC_VICTIM_POSTPONE,
+	/* send patch (Evicted + Preempted), events when it is answered */
+	REC_VICTIM_EVICT,
+	/* Evicted already for another reason: the ledger records EVICTING */
+	REC_VICTIM_EVICTING,
+};
+
+struct rec_victim_in {
+	struct rec_cycle_wl w;
+	enum adm_preempt_reason reason;
+	/* the preemptor [borrowed]: uid, its job's uid (NULL: unknown),
+	 * namespace, name, ClusterQueue path ("/cohort/.../cq"), priority */
+	const char *pre_uid, *pre_job_uid, *pre_ns, *pre_name, *pre_path;
+	int32_t pre_priority;
+	/* the victim [borrowed]: namespace, name, uid, ClusterQueue name
+	 * (NULL: none) and path, priority */
+	const char *ns, *name, *uid, *cq, *path;
+	int32_t priority;
+};
+
+struct rec_victim_plan {
+	enum rec_victim_step step;
+	const char *why; /* [static] POSTPONE */
+	char *warning;	 /* [owned] POSTPONE after a failed patch, or NULL */
+	json_t *patch;	 /* [owned] EVICT */
+	/* [owned] EVICT: the Preempted event's note (Kueue's message and
+	 * the priorities); its first message_len bytes are the message, the
+	 * EvictedDueToPreempted note */
+	char *note;
+	size_t message_len;
+	/* [owned] EVICT: the preemptor "ns/name" and its PreemptedWorkload
+	 * note, sent once the eviction is written; NULL (out of memory):
+	 * not sent */
+	char *preemptor_ref, *preemptor_note;
+};
+
+/*
+ * A preemption victim carried out (decide_preempt): not EVICTING -> NONE;
+ * deferred -> WITHDRAW; admission in flight, cache stale or not cached ->
+ * POSTPONE; else Kueue's eviction (rec_preemption_message,
+ * rec_wl_status_evict) -> EVICT, EVICTING when already Evicted, POSTPONE
+ * when no patch can be built. in [borrowed]; *out initialised here
+ * (rec_victim_plan_dispose).
+ */
+void rec_cycle_victim(const struct rec_victim_in *in, int64_t now_ns,
+    struct rec_victim_plan *out);
+void rec_victim_plan_dispose(struct rec_victim_plan *p);
+
+enum rec_answer_write { REC_ANSWER_ADMIT = 1, REC_ANSWER_EVICT };
+enum rec_answer_outcome {
+	REC_ANSWER_OK,		/* answered with success */
+	REC_ANSWER_REFUSED,	/* answered with an error */
+	REC_ANSWER_UNCOMMITTED, /* not sent: the ledger commit failed */
+	REC_ANSWER_SEND_FAILED, /* not sent: the client refused it */
+};
+
+/* The steps an answer (or non-answer) of an admission or eviction write
+ * takes, as a set of these bits. */
+enum {
+	REC_ANS_FORGET_IN_FLIGHT = 1 << 0, /* no longer in flight */
+	REC_ANS_FORGET_PREEMPTOR = 1 << 1, /* no PreemptedWorkload event */
+	REC_ANS_LEDGER_ADMITTED = 1 << 2,  /* ledger: announced */
+	REC_ANS_LEDGER_EVICTING = 1 << 3,  /* ledger: eviction written */
+	/* ledger: back to ADMITTED (an eviction the Workload reconciler
+	 * recorded first); no decision there is not an error */
+	REC_ANS_LEDGER_READMIT = 1 << 4,
+	REC_ANS_LEDGER_FORGET = 1 << 5, /* ledger: the decision removed */
+	REC_ANS_WITHDRAW = 1 << 6,	/* engine: quota given back */
+	REC_ANS_UNEVICT = 1 << 7,	/* engine: ADMITTED again */
+	REC_ANS_RECONCILE = 1 << 8,	/* reconcile the Workload again */
+	REC_ANS_CYCLE = 1 << 9,		/* run a scheduling cycle */
+	REC_ANS_METRICS = 1 << 10,	/* quota-reserved/admitted metrics */
+};
+
+/* The REC_ANS_* steps of an answer of kind to a Workload the engine
+ * holds in state where (ledger and engine kept in agreement whatever
+ * happened to the write). */
+unsigned rec_cycle_answer(enum rec_answer_write kind,
+    enum rec_answer_outcome outcome, enum que_where where);
 
 #endif /* CU_RECONCILE_RECONCILE_H */

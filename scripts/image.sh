@@ -12,7 +12,13 @@
 #       /etc/os-release, the copyright file and dpkg status entry of every
 #       package a file came from (for licence and vulnerability scanners),
 #       the mount point of the ledger (/var/lib/cueue, owned by 65532) and
-#       of /tmp. No shell, no package manager.
+#       of /tmp, and /manager (a link to the binary: Kueue's Deployment
+#       runs /manager). No shell, no package manager.
+#   scripts/image.sh source [URL]
+#       the image's source label: URL (a git remote's, of any form) as an
+#       https URL without credentials or ".git", or, without URL, that of
+#       this clone's remote (the current branch's, else origin, else the
+#       first); nothing when there is none
 #   scripts/image.sh image BINARY OUTDIR
 #       the rootfs, then with umoci (OCI layout, one layer, config) and
 #       skopeo (archives): OUTDIR/cueue-controller-oci.tar (oci-archive),
@@ -21,18 +27,50 @@
 #       layout), OUTDIR/digest (the manifest's sha256 digest) and
 #       OUTDIR/image-ref (the name the docker archive carries).
 #
-# Environment: VERSION, REVISION (git commit), SOURCE (repository URL),
+# Environment: VERSION, REVISION (git commit; default HEAD's), SOURCE
+# (repository URL; default: `source` above, the label left out when
+# there is none),
 # IMAGE (name:tag of the docker archive, default cueue-controller:VERSION),
 # SOURCE_DATE_EPOCH (timestamps of files and image; default: the commit's
 # time, so that two builds of one commit give one digest).
 set -eu
 
-mode=${1:?usage: scripts/image.sh rootfs|image BINARY OUTDIR}
+# A git remote's URL as the https URL of its repository: scp-like and
+# ssh:// forms turned into https, user and password dropped, ".git" cut;
+# empty for what is not a network URL (a local path).
+source_url() {
+	printf '%s\n' "$1" | sed -E \
+	    -e 's#^[^@/:]+@([^:/]+):#https://\1/#' \
+	    -e 's#^(ssh|git|git\+ssh)://([^@/]+@)?([^/:]+)(:[0-9]+)?/#https://\3/#' \
+	    -e 's#^(https?)://[^@/]+@#\1://#' \
+	    -e 's#/+$##' -e 's#\.git$##' |
+	    grep -E '^https?://[^/]+/.+' || true
+}
+
+# The remote this clone's branch tracks, else origin, else the first.
+git_source() {
+	b=$(git symbolic-ref --short -q HEAD 2>/dev/null || true)
+	r=""
+	[ -n "$b" ] && r=$(git config "branch.$b.remote" 2>/dev/null || true)
+	[ -n "$r" ] || r=$(git remote 2>/dev/null | grep -x origin || true)
+	[ -n "$r" ] || r=$(git remote 2>/dev/null | head -n 1)
+	[ -n "$r" ] || return 0
+	source_url "$(git remote get-url "$r" 2>/dev/null || true)"
+}
+
+if [ "${1:-}" = source ]; then
+	if [ $# -ge 2 ]; then source_url "$2"; else git_source; fi
+	exit 0
+fi
+
+mode=${1:?usage: scripts/image.sh rootfs|image BINARY OUTDIR | source [URL]}
 bin=${2:?binary}
 out=${3:?output directory}
 : "${VERSION:?}"
-REVISION=${REVISION:-unknown}
-SOURCE=${SOURCE:-unknown}
+REVISION=${REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
+if [ -z "${SOURCE:-}" ] || [ "$SOURCE" = unknown ]; then
+	SOURCE=$(git_source)
+fi
 IMAGE=${IMAGE:-cueue-controller:$VERSION}
 if [ -z "${SOURCE_DATE_EPOCH:-}" ]; then
 	SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || echo 0)
@@ -95,6 +133,8 @@ make_rootfs() {
 	    "$root/var/lib/cueue" "$root/var/lib/dpkg/status.d" "$root/tmp" \
 	    "$root/usr/share/doc"
 	install -m 0755 "$bin" "$root/usr/local/bin/cueue-controller"
+	# Kueue's Deployment runs /manager: the same program.
+	ln -s usr/local/bin/cueue-controller "$root/manager"
 	pkgs=""
 	# The dynamic loader and every library, as this machine resolves
 	# them for this binary.
@@ -179,11 +219,14 @@ make_image() {
 	    --config.label "org.opencontainers.image.description=Kueue-compatible job-queueing controller" \
 	    --config.label "org.opencontainers.image.version=$VERSION" \
 	    --config.label "org.opencontainers.image.revision=$REVISION" \
-	    --config.label "org.opencontainers.image.source=$SOURCE" \
+	    ${SOURCE:+--config.label "org.opencontainers.image.source=$SOURCE"} \
 	    --config.label "org.opencontainers.image.licenses=Apache-2.0" \
 	    --config.label "org.opencontainers.image.created=$stamp" \
 	    --manifest.annotation "org.opencontainers.image.version=$VERSION" \
-	    --manifest.annotation "org.opencontainers.image.revision=$REVISION"
+	    --manifest.annotation "org.opencontainers.image.revision=$REVISION" \
+	    ${SOURCE:+--manifest.annotation "org.opencontainers.image.source=$SOURCE"}
+	[ -n "$SOURCE" ] || echo "image.sh: this clone has no network git remote:" \
+	    "label org.opencontainers.image.source left out (SOURCE=URL sets it)" >&2
 	umoci gc --layout "$layout"
 	rm -f "$out/layer.tar"
 	# skopeo writes both archives from the layout (the policy only

@@ -2,18 +2,28 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # scripts/quickstart.sh - `make run`: cueue on this machine, no cluster
-# needed. Starts cueue-apiserver (TLS, Job and JobSet simulators), applies
+# needed. Starts cueue-apiserver (TLS; simulated Job and JobSet
+# controllers, scheduler - once Nodes exist - and cluster-autoscaler
+# ProvisioningRequests), applies
 # cueue's CRDs and a ClusterQueue with 9 CPUs, starts cueue-controller
-# with the default configuration plus the JobSet integration, submits four
-# Jobs and a JobSet, and shows their Workloads going from pending (with
-# the reason) to admitted to finished. A banner says how to reach it
-# (KUBECONFIG, metrics and health URLs, commands to try); when every
-# Workload has finished a summary follows (admitted, preempted, finished,
-# wall time) and everything keeps serving until Ctrl-C.
+# with the default configuration plus the JobSet integration, installs
+# what a cluster install has around it (the webhook and visibility
+# Services, the admission webhooks, the conversion webhook of the v1beta1
+# CRD versions, the visibility APIServices: each pointed at the
+# controller's loopback port, as cueue-apiserver dials a Service on
+# 127.0.0.1 at its port), submits four Jobs and a JobSet, and shows
+# their Workloads going from pending (with the reason) to admitted to
+# finished. A banner says how to reach it (KUBECONFIG, the PATH line for
+# `kubectl cueue`, metrics, health, webhook and visibility addresses,
+# commands to try); when every Workload has finished a summary follows
+# (admitted, preempted, finished, wall time) and everything keeps serving
+# until Ctrl-C.
 #
 # Every way out (the end of the script, Ctrl-C, SIGTERM, SIGHUP, a closed
 # output pipe) stops the programs started here and removes the temporary
-# directory, which holds the admin token and the ledger.
+# directory, which holds the admin token and the ledger. Run in the
+# foreground of a terminal (make run), it takes the terminal for its own
+# process group, so that Ctrl-C reaches it alone and make exits quietly.
 #
 #   CUEUE_BIN=DIR        the programs (make run sets it)
 #   QUICKSTART_TICK=S    seconds between progress updates (default 2)
@@ -21,6 +31,21 @@
 #                        and Pcontroller.stderr (tests scan them)
 set -eu
 : "${CUEUE_BIN:?}"
+# At a prompt (make run in the terminal's foreground process group), run
+# again as a job of our own: job control gives its new process group the
+# terminal, so Ctrl-C reaches the quickstart alone and not make, which
+# would report "Interrupt" for a run that ended as asked. Fields 5 and 8
+# of /proc/PID/stat: the process group and the terminal's foreground one.
+if [ -z "${QUICKSTART_JOB:-}" ] && [ -t 0 ] && [ -r /proc/$$/stat ]; then
+	# shellcheck disable=SC2046 # split into fields on purpose
+	set -- $(cat /proc/$$/stat)
+	if [ "$5" = "$8" ]; then
+		set -m
+		rc=0
+		QUICKSTART_JOB=1 sh "$0" || rc=$?
+		exit $rc
+	fi
+fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 tick=${QUICKSTART_TICK:-2}
 start=$(date +%s)
@@ -67,23 +92,58 @@ wait_line() {
 }
 
 "$CUEUE_BIN/cueue-apiserver" --listen 127.0.0.1:0 --kubeconfig-out "$kc" \
-	--tls --simulate jobs,jobsets >"$dir/apiserver.log" 2>&1 &
+	--tls --simulate jobs,jobsets,scheduler,provisioning >"$dir/apiserver.log" 2>&1 &
 pids="$pids $!"
 i=0
 while [ ! -s "$kc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 [ -s "$kc" ] || fail "cueue-apiserver did not start" "$dir/apiserver.log"
 k() { kubectl --kubeconfig "$kc" --cache-dir "$dir/cache" "$@"; }
 
-# cueue's CRDs; the JobSet simulator registers JobSet's CRD itself
-# (applying it again would warn about a missing last-applied annotation).
+# The webhook server's certificate, for the name the API server dials
+# (the Service's DNS name, on 127.0.0.1), and its own CA: the conversion
+# and admission webhook configurations carry it as their caBundle.
+mkdir -p "$dir/certs"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+	-keyout "$dir/certs/tls.key" -out "$dir/certs/tls.crt" -days 1 \
+	-subj /CN=cueue-webhook-service.cueue-system.svc -addext \
+	"subjectAltName=DNS:cueue-webhook-service.cueue-system.svc,IP:127.0.0.1" \
+	>/dev/null 2>&1 || fail "openssl could not make the webhook certificate"
+ca=$(base64 "$dir/certs/tls.crt" | tr -d '\n')
+whport=$(python3 -c 'import socket; s = socket.socket()
+s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+visport=$(python3 -c 'import socket; s = socket.socket()
+s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+
+# A shipped manifest with its Service port 443 replaced by $2 (the API
+# server dials a Service on 127.0.0.1 at its port) and, given $3, that
+# caBundle in every clientConfig.
+at_port() {
+	awk -v port="$2" -v ca="${3:-}" '
+		/^ *port: 443$/ { sub(/443$/, port) }
+		{ print }
+		ca != "" && /^ *clientConfig:$/ {
+			match($0, /^ */)
+			printf "%*scaBundle: %s\n", RLENGTH + 2, "", ca
+		}' "$1"
+}
+
+# cueue's CRDs, their v1beta1 versions converted by the controller's
+# /convert; the JobSet simulator registers JobSet's CRD itself (applying
+# it again would warn about a missing last-applied annotation).
 for f in "$here"/manifests/crds/*.yaml; do
 	case "$f" in
 	*/jobset.x-k8s.io_*)
 		k get -f "$f" >/dev/null 2>&1 && continue ;;
 	esac
-	k apply -f "$f" >/dev/null
+	at_port "$f" "$whport" "$ca" | k apply -f - >/dev/null
 done
+# The ProvisioningRequest CRD, which cluster-autoscaler brings on a real
+# cluster (the API server's simulator stands in for the autoscaler).
+k apply -f "$here/tests/data/crds" >/dev/null
 k wait --for=condition=Established crd --all --timeout=30s >/dev/null
+# The webhook Service of a cluster install.
+k create namespace cueue-system >/dev/null
+at_port "$here/manifests/service.yaml" "$whport" | k apply -f - >/dev/null
 cat >"$dir/queues.yaml" <<'YAML'
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -109,21 +169,9 @@ spec: {clusterQueue: cluster-queue}
 YAML
 k apply -f "$dir/queues.yaml" >/dev/null
 
-# The webhook server gets a throwaway certificate and a loopback port: no
-# webhook configuration points at it here (Jobs are created suspended
-# below), but without a certificate it would wait and warn.
-mkdir -p "$dir/certs"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-	-keyout "$dir/certs/tls.key" -out "$dir/certs/tls.crt" -days 1 \
-	-subj /CN=127.0.0.1 >/dev/null 2>&1 ||
-	fail "openssl could not make the webhook certificate"
-whport=$(python3 -c 'import socket; s = socket.socket()
-s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-visport=$(python3 -c 'import socket; s = socket.socket()
-s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-
 # The default Configuration of manifests/configmap.yaml, run locally:
-# endpoints on loopback, one replica, both integrations.
+# endpoints on loopback, one replica, both integrations, the webhook
+# certificate made above.
 cat >"$dir/config.yaml" <<YAML
 apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -157,9 +205,29 @@ metrics=$(wait_line "$dir/controller.log" \
 health=$(wait_line "$dir/controller.log" \
 	'.*health: listening on \([^ ]*\) (http).*') ||
 	fail "cueue-controller did not start" "$dir/controller.log"
+wait_line "$dir/controller.log" '.*\(webhook\): listening on .*' \
+	>/dev/null || fail "the webhook server did not start" \
+	"$dir/controller.log"
+# The admission webhooks, once their server listens (they fail closed).
+at_port "$here/manifests/webhooks/webhooks.yaml" "$whport" "$ca" |
+	k apply -f - >/dev/null
+# The visibility APIServices and Service, once their server listens (an
+# APIService without its backend makes kubectl's discovery complain).
+wait_line "$dir/controller.log" '.*\(visibility\): listening on .*' \
+	>/dev/null || fail "the visibility server did not start" \
+	"$dir/controller.log"
+at_port "$here/manifests/visibility.yaml" "$visport" |
+	k apply -f - >/dev/null
+i=0
+until k get --raw /apis/visibility.kueue.x-k8s.io/v1beta2 >/dev/null 2>&1; do
+	[ $i -lt 100 ] || fail "the visibility API is not served" \
+		"$dir/controller.log"
+	sleep 0.1
+	i=$((i + 1))
+done
 
-# Jobs are created suspended: the quickstart does not install the
-# admission webhooks (manifests/webhooks), which suspend them on creation.
+# Created as a user would: the admission webhook suspends them until
+# their Workloads are admitted.
 for n in 1 2 3 4; do
 	cat <<YAML | k create -f - >/dev/null
 apiVersion: batch/v1
@@ -170,7 +238,6 @@ metadata:
   labels: {kueue.x-k8s.io/queue-name: user-queue}
   annotations: {cueue.dev/sim-runtime-ms: "6000"}
 spec:
-  suspend: true
   parallelism: 2
   completions: 2
   template:
@@ -190,7 +257,6 @@ metadata:
   namespace: default
   labels: {kueue.x-k8s.io/queue-name: user-queue}
 spec:
-  suspend: true
   replicatedJobs:
   - name: workers
     replicas: 2
@@ -208,15 +274,23 @@ spec:
 YAML
 total=5
 
+vis=/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue
 banner() {
 	cat <<EOF
 ==== cueue quickstart: 4 Jobs and a JobSet share ClusterQueue cluster-queue (9 CPUs)
   export KUBECONFIG=$kc
-  metrics: http://$metrics/metrics
-  health:  http://$health/healthz  http://$health/readyz
-  try:     kubectl get workloads
-           kubectl describe clusterqueue cluster-queue
-           kubectl get jobs,jobsets -o wide
+  export PATH=$CUEUE_BIN:\$PATH   # for kubectl cueue
+  metrics:    http://$metrics/metrics
+  health:     http://$health/healthz  http://$health/readyz
+  webhooks:   https://127.0.0.1:$whport (Service cueue-webhook-service: admission, v1beta1 conversion)
+  visibility: https://127.0.0.1:$visport (APIService v1beta2.visibility.kueue.x-k8s.io)
+  try:        kubectl get workloads
+              kubectl describe clusterqueue cluster-queue
+              kubectl get jobs,jobsets -o wide
+  next:       kubectl cueue pending cluster-queue
+              kubectl get --raw $vis/pendingworkloads
+              kubectl get clusterqueues.v1beta1.kueue.x-k8s.io
+  guides:     $here/docs/tasks/README.md
   Ctrl-C stops everything and removes $dir
 EOF
 }

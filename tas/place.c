@@ -441,10 +441,21 @@ static int cmp_values(const void *pa, const void *pb, size_t nl)
 	return 0;
 }
 
-static size_t sort_nl;
-static int cmp_dom(const void *pa, const void *pb)
+/* Sort n domains of nl levels by their values. An insertion sort, with
+ * the level count passed in rather than left in file-static state for a
+ * qsort comparator: the input is the sorted assignment with one domain
+ * replaced, so nearly in order already. */
+static void sort_domains(struct api_topology_domain *d, size_t n, size_t nl)
 {
-	return cmp_values(pa, pb, sort_nl);
+	size_t i, j;
+
+	for (i = 1; i < n; i++) {
+		struct api_topology_domain x = d[i];
+
+		for (j = i; j > 0 && cmp_values(&d[j - 1], &x, nl) > 0; j--)
+			d[j] = d[j - 1];
+		d[j] = x;
+	}
 }
 
 /* out = a without domain `skip`, plus add's domains (merged). */
@@ -489,8 +500,7 @@ static int merge(const struct api_topology_assignment *a, size_t skip,
 			if ((o->values[k] = cu_strdup(d->values[k])) == NULL)
 				goto nomem;
 	}
-	sort_nl = nl;
-	qsort(out->domains, out->n_domains, sizeof(*out->domains), cmp_dom);
+	sort_domains(out->domains, out->n_domains, nl);
 	return CU_OK;
 nomem:
 	api_topology_assignment_dispose(out);

@@ -180,6 +180,7 @@ struct as_server {
 
 	/* simulators */
 	bool sim_jobs, sim_jobsets, sim_sched, sim_prov;
+	unsigned sim_fw; /* AS_SIM_* bits: the framework stand-ins */
 	int sim_tick_ms;
 
 	/* admission webhooks */
@@ -490,6 +491,16 @@ int as_internal_delete(struct as_server *srv, struct as_kind *k, const char *ns,
     const char *name, const char *user);
 void as_count_write(struct as_server *srv, const char *user);
 
+/* ---- the /scale subresource (scale.c) ------------------------------- */
+/* The autoscaling/v1 Scale of obj [borrowed] of kind k [owned]. */
+json_t *as_scale_get(const struct as_kind *k, json_t *obj);
+/* The replicas a PUT (a Scale) or PATCH (of scale [borrowed]) of rq asks
+ * for; an error code with the answer in resp otherwise. */
+int as_scale_wanted(const struct as_request *rq, json_t *scale,
+    json_int_t *replicas, struct as_resp *resp);
+/* A copy of obj [borrowed] with its spec replicas set [owned]. */
+json_t *as_scale_set(const struct as_kind *k, json_t *obj, json_int_t replicas);
+
 /* ---- status bodies (status.c) -------------------------------------- */
 json_t *as_status(int code, const char *reason, const char *message);
 void as_resp_error(struct as_resp *resp, int code, const char *reason,
@@ -691,6 +702,10 @@ void as_sim_notify(
  * job-name labels on the pod template and spec.selector, unless
  * spec.manualSelector or a selector is given. job [borrowed, modified]. */
 void as_sim_job_selector(struct as_server *srv, json_t *job);
+/* kube-apiserver's Priority admission for a pod spec [borrowed,
+ * modified]: spec.priority (and preemptionPolicy) from the PriorityClass
+ * named in priorityClassName, or the globalDefault class, else 0. */
+void as_sim_resolve_priority(struct as_server *srv, json_t *spec);
 
 /* ---- cluster-autoscaler's ProvisioningRequests (provsim.c) ---------- */
 void as_provsim_start(struct as_server *srv);
@@ -723,6 +738,182 @@ void as_sched_tick(struct as_server *srv);
 void as_sched_pod_log(struct as_resp *resp, json_t *pod, const char *container);
 /* A pass is due (something changed since the last one). */
 bool as_sched_busy(struct as_server *srv);
+
+/* Start pod [borrowed] as the kubelet stand-in does: Running with Ready
+ * and ContainersReady True, or (ready false) Pending in
+ * ContainerCreating. */
+void as_sched_run_pod(struct as_server *srv, json_t *pod, bool ready);
+
+/* ---- framework stand-ins (fwkit.c and the *sim.c families) ---------- */
+/* --simulate names beyond jobs, jobsets, scheduler and provisioning. */
+enum {
+	AS_SIM_PODS = 1u << 0,	       /* podsim.c */
+	AS_SIM_DEPLOYMENTS = 1u << 1,  /* appsim.c */
+	AS_SIM_STATEFULSETS = 1u << 2, /* appsim.c */
+	AS_SIM_LWS = 1u << 3,	       /* lwssim.c */
+	AS_SIM_KUBEFLOW = 1u << 4,     /* trainsim.c */
+	AS_SIM_MPIJOBS = 1u << 5,      /* trainsim.c */
+	AS_SIM_TRAINJOBS = 1u << 6,    /* trainsim.c */
+	AS_SIM_RAY = 1u << 7,	       /* raysim.c */
+	AS_SIM_APPWRAPPERS = 1u << 8,  /* wrapsim.c */
+	AS_SIM_SPARK = 1u << 9,	       /* wrapsim.c */
+};
+
+/* Parse a --simulate list into srv's flags; false with a one-line
+ * message in err naming the unknown entry. list [borrowed]. */
+bool as_sim_parse(struct as_server *srv, const char *list, cu_error *err);
+
+/* One simulated controller: what it reconciles, who it writes as, and
+ * its step for one object (which may be gone: garbage-collect then). */
+struct as_fw_ctl {
+	const char *group, *version, *plural, *kind; /* [static] */
+	unsigned sim;	  /* the AS_SIM_* bit that enables it */
+	const char *user; /* [static] the controller's service account */
+	void (*reconcile)(struct as_server *srv, const struct as_fw_ctl *c,
+	    const char *ns, const char *name);
+};
+
+void as_fw_start(struct as_server *srv);
+void as_fw_stop(struct as_server *srv);
+/* A stored change (from as_sim_notify): marks the object, its
+ * controller owner and the pod stand-in dirty. */
+void as_fw_notify(
+    struct as_server *srv, struct as_kind *k, json_t *obj, json_t *old);
+/* Run the dirty and due objects; true when anything ran. */
+bool as_fw_tick(struct as_server *srv);
+/* Reconcile (ns, name) of c on the next tick / at at_ms. */
+void as_fw_mark(const struct as_fw_ctl *c, const char *ns, const char *name);
+void as_fw_wake(
+    const struct as_fw_ctl *c, const char *ns, const char *name, int64_t at_ms);
+int64_t as_fw_now_ms(void);
+struct as_kind *as_fw_kind(struct as_server *srv, const struct as_fw_ctl *c);
+/* Install CRDs [borrowed array] unless they exist. */
+void as_fw_install_crds(struct as_server *srv, json_t *crds);
+/* Objects of kind k in owner's namespace whose controller reference is
+ * owner [borrowed], each increfed, in name order [owned array]. */
+json_t *as_fw_owned(struct as_kind *k, json_t *owner);
+/* Create obj [consumed] through this server's own HTTP front door as c's
+ * user, so that admission webhooks see it as they see a controller's
+ * writes; owner [borrowed] is reconciled again when the answer comes. */
+void as_fw_create(struct as_server *srv, const struct as_fw_ctl *c,
+    struct as_kind *k, json_t *obj, json_t *owner);
+/* A create for owner [borrowed] is still waiting for its answer. */
+bool as_fw_pending(json_t *owner);
+/* Delete obj [borrowed] of kind k as kube's API would for a controller's
+ * DELETE: with finalizers it only gets its deletionTimestamp. */
+void as_fw_delete(
+    struct as_server *srv, struct as_kind *k, json_t *obj, const char *user);
+/* Stop pod [borrowed]: phase Succeeded (ok) or Failed, its containers
+ * terminated (Completed / Error), Ready False. */
+void as_fw_stop_pod(
+    struct as_server *srv, json_t *pod, bool ok, const char *user);
+/* A Pod for owner [borrowed] of (api_version, kind) from template tmpl
+ * [borrowed] named name, with a controller reference [owned]. */
+json_t *as_fw_pod(json_t *owner, const char *api_version, const char *kind,
+    json_t *tmpl, const char *name);
+/* [{apiVersion, kind, name, uid, controller, blockOwnerDeletion}] naming
+ * owner [borrowed] [owned]. */
+json_t *as_fw_controller_ref(
+    json_t *owner, const char *api_version, const char *kind);
+/* dst_parent[key] (an object, made if missing) updated from src, new
+ * values winning; unioned as a set of JSON values for lists. src
+ * [borrowed]; nothing happens when src has another type. */
+void as_fw_merge_map(json_t *dst_parent, const char *key, json_t *src);
+void as_fw_union_list(json_t *dst_parent, const char *key, json_t *src);
+/* Pod template src's labels, annotations and nodeSelector merged into
+ * pod template pt [modified], its tolerations and schedulingGates unioned
+ * (JobSet's resume merge; Trainer's runtime patches). */
+void as_fw_merge_template(json_t *pt, json_t *src);
+/* Lower-case hex SHA-1 of s. */
+void as_fw_sha1_hex(const char *s, char out[41]);
+/* Set condition type on obj [borrowed, modified]; lastTransitionTime
+ * kept while the status is unchanged; with_update also sets
+ * lastUpdateTime (the Kubeflow and apps styles). */
+void as_fw_cond(json_t *obj, const char *type, const char *status,
+    const char *reason, const char *message, bool with_update);
+bool as_fw_cond_true(json_t *obj, const char *type);
+/* obj's status condition of type [borrowed], or NULL; _slot adds an empty
+ * one ({type}) when there is none. */
+json_t *as_fw_cond_get(json_t *obj, const char *type);
+json_t *as_fw_cond_slot(json_t *obj, const char *type);
+/* An annotation of obj [borrowed] (keys have dots), or NULL. */
+const char *as_fw_ann(json_t *obj, const char *key);
+/* cueue.dev/sim-runtime-ms of obj, else of tmpl (a pod template), else
+ * dflt; cueue.dev/sim-fail: "true" likewise. */
+long long as_fw_runtime(json_t *obj, json_t *tmpl, long long dflt);
+bool as_fw_fails(json_t *obj, json_t *tmpl);
+json_int_t as_fw_int(json_t *obj, const char *path, json_int_t dflt);
+/* spec.managedBy-style field at path is unset or names `mine`. */
+bool as_fw_managed_here(json_t *obj, const char *path, const char *mine);
+/* Not terminal and not being deleted. */
+bool as_fw_pod_live(json_t *pod);
+bool as_fw_pod_ready(json_t *pod);
+/* Split "ns/name" key into buffers; false when malformed. */
+bool as_fw_split(const char *key, char *ns, size_t nsz, char *name, size_t nmz);
+
+/* The role engine (rolesim.c): one Pod per replica of each role. */
+#define AS_FW_MAX_ROLES 8
+#define AS_FW_MAX_PODS 256 /* per role */
+struct as_fw_role {
+	char name[64];	     /* as the kind names it ("Worker", "head") */
+	json_int_t replicas; /* Pods wanted */
+	json_t *tmpl;	     /* [borrowed] the pod template */
+};
+struct as_fw_tally {
+	json_int_t want, live, ready, succeeded, failed;
+	json_int_t active[AS_FW_MAX_ROLES], ready_r[AS_FW_MAX_ROLES];
+};
+struct as_fw_podjob {
+	const char *api_version, *kind; /* [static] of the owner */
+	bool finishes; /* false: runs until suspended or deleted */
+	/* The name of replica idx of role r. */
+	void (*pod_name)(json_t *obj, const struct as_fw_role *r, int idx,
+	    char *buf, size_t n);
+	/* Labels and annotations the controller adds to pod [modified]. */
+	void (*decorate)(
+	    json_t *obj, const struct as_fw_role *r, int idx, json_t *pod);
+	/* May role r's Pods be created yet (t: what exists)? NULL: yes. */
+	bool (*before)(json_t *obj, int r, const struct as_fw_tally *t);
+};
+enum as_fw_run {
+	AS_FW_IDLE,	 /* suspended: Pods deleted */
+	AS_FW_STARTING,	 /* Pods missing or not all Ready */
+	AS_FW_RUNNING,	 /* every Pod Ready */
+	AS_FW_SUCCEEDED, /* the runtime elapsed: Pods stopped */
+	AS_FW_FAILED
+};
+/* One step for obj [borrowed] of c; t [out] counts its Pods. */
+enum as_fw_run as_fw_run_pods(struct as_server *srv, const struct as_fw_ctl *c,
+    const struct as_fw_podjob *d, json_t *obj, const struct as_fw_role *roles,
+    int nroles, bool suspended, struct as_fw_tally *t);
+/* Forget the runtime of a deleted object. */
+void as_fw_forget(
+    const struct as_fw_podjob *d, const char *ns, const char *name);
+/* Stop every live Pod obj [borrowed] controls. */
+void as_fw_stop_all(
+    struct as_server *srv, json_t *obj, bool ok, const char *user);
+/* Delete every object of kind k that obj [borrowed] controls. */
+void as_fw_delete_all(
+    struct as_server *srv, struct as_kind *k, json_t *obj, const char *user);
+void as_fw_roles_free(void);
+void as_raysim_free(void);
+
+/* The pod stand-in (podsim.c). */
+void as_podsim_notify(struct as_server *srv, json_t *obj, json_t *old);
+bool as_podsim_tick(struct as_server *srv);
+void as_podsim_start(struct as_server *srv);
+void as_podsim_stop(void);
+
+/* The families' controllers (appsim.c, lwssim.c, trainsim.c, raysim.c,
+ * wrapsim.c) and their CRDs (fwcrds.c). */
+extern const struct as_fw_ctl as_fw_deployments, as_fw_replicasets,
+    as_fw_statefulsets, as_fw_lws, as_fw_pytorchjobs, as_fw_tfjobs,
+    as_fw_xgboostjobs, as_fw_paddlejobs, as_fw_jaxjobs, as_fw_mpijobs,
+    as_fw_trainjobs, as_fw_rayclusters, as_fw_rayjobs, as_fw_rayservices,
+    as_fw_appwrappers, as_fw_sparkapps;
+/* The CRDs the AS_SIM_* families in sim install [owned array], or NULL
+ * with err set. */
+json_t *as_fw_crds(unsigned sim, cu_error *err);
 
 /* ---- utilities (util.c) ------------------------------------------- */
 const char *as_jstr(json_t *obj, const char *path);	   /* dotted path */

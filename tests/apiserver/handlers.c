@@ -1036,8 +1036,7 @@ static void do_get(
 		return;
 	}
 	if (r->has_sub && strcmp(r->sub, "scale") == 0) {
-		as_resp_error(resp, 404, "NotFound",
-		    "the server could not find the requested resource");
+		resp_json(resp, 200, as_scale_get(r->kind, obj));
 		return;
 	}
 	if (wants_table(rq)) {
@@ -1846,8 +1845,8 @@ static void stamp_new(
 		json_object_del(obj, "status");
 	/* A new Pod is Pending (the Pod strategy); only with the scheduler
 	 * stand-in, so that other tests see the objects they always did. */
-	if (srv->sim_sched && k->group[0] == '\0' &&
-	    strcmp(k->plural, "pods") == 0)
+	if ((srv->sim_sched || (srv->sim_fw & AS_SIM_PODS)) &&
+	    k->group[0] == '\0' && strcmp(k->plural, "pods") == 0)
 		json_object_set_new(
 		    obj, "status", json_pack("{s:s}", "phase", "Pending"));
 }
@@ -2618,6 +2617,40 @@ static void delete_one(const struct as_request *rq, const struct route *r,
 	as_store_remove(srv, k, ns, name);
 }
 
+/* PUT or PATCH of a /scale subresource: the object's replicas are
+ * written as an update of the object; the answer is the new Scale. */
+static void do_scale(
+    const struct as_request *rq, const struct route *r, struct as_resp *resp)
+{
+	json_t *old = as_store_get(r->kind, r->ns, r->name), *scale;
+	json_int_t want = 0;
+
+	if (old == NULL) {
+		as_resp_not_found(resp, r->kind, r->name);
+		return;
+	}
+	scale = as_scale_get(r->kind, old);
+	if (scale == NULL || as_scale_wanted(rq, scale, &want, resp) != CU_OK) {
+		json_decref(scale);
+		return;
+	}
+	json_decref(scale);
+	/* An update of the object whose admission names the subresource
+	 * "scale": webhooks registered for <plural>/scale see it, those for
+	 * <plural> do not, as in kube. */
+	scale = as_scale_set(r->kind, old, want);
+	if (scale != NULL)
+		update_obj(rq, r, scale, old, false, resp);
+	json_decref(scale);
+	if (resp->code == 200 && resp->body != NULL && resp->watch == NULL &&
+	    !resp->delay) {
+		json_t *now = as_store_get(r->kind, r->ns, r->name);
+
+		json_decref(resp->body);
+		resp->body = now ? as_scale_get(r->kind, now) : NULL;
+	}
+}
+
 static json_t *delete_options(const struct as_request *rq, struct as_resp *resp)
 {
 	json_t *opts;
@@ -3050,6 +3083,11 @@ static void handle(struct as_request *rq, struct as_resp *resp)
 		return;
 	}
 	to_storage(&r);
+	if ((strcmp(m, "PATCH") == 0 || strcmp(m, "PUT") == 0) && r.has_name &&
+	    r.has_sub && strcmp(r.sub, "scale") == 0) {
+		do_scale(rq, &r, resp);
+		return;
+	}
 	if (strcmp(m, "PATCH") == 0 && r.has_name) {
 		do_patch(rq, &r, resp);
 		as_convert_reply(rq->srv, r.kind, r.conv_from, resp);

@@ -32,7 +32,11 @@ static void usage(FILE *f)
 	    "  --ca-out FILE          also write the CA certificate (PEM)\n"
 	    "  --token TOKEN          admin bearer token (default: random)\n"
 	    "  --simulate LIST        built-in controllers: jobs,jobsets,"
-	    "scheduler,provisioning\n"
+	    "scheduler,provisioning,\n"
+	    "                         pods,deployments,statefulsets,"
+	    "leaderworkersets,kubeflow,\n"
+	    "                         mpijobs,trainjobs,ray,appwrappers,"
+	    "sparkapplications\n"
 	    "  --sim-tick-ms N        simulator step (default 100)\n"
 	    "  --watch-history N      events kept per resource type "
 	    "(default 10000)\n"
@@ -60,7 +64,13 @@ static void usage(FILE *f)
 	    "is Accepted, then Provisioned after cueue.dev/sim-provision-ms\n"
 	    "(annotation or parameter; default 500), or Failed when\n"
 	    "cueue.dev/sim-provision-result is Failed; see "
-	    "docs/apiserver.md.\n");
+	    "docs/apiserver.md.\n"
+	    "pods: plain Pods honour scheduling gates, run for\n"
+	    "cueue.dev/sim-runtime-ms and end Succeeded (Failed with\n"
+	    "cueue.dev/sim-fail: \"true\"); the framework controllers install\n"
+	    "their CRDs, create Pods (or children) from templates, honour\n"
+	    "suspend and spec.managedBy, and finish after the runtime\n"
+	    "(docs/apiserver.md §15).\n");
 }
 
 /* Decimal int >= 0, or -1 when malformed. */
@@ -302,14 +312,11 @@ int main(int argc, char **argv)
 		srv.rand_state = 88172645463325252ULL;
 	if (token == NULL)
 		token = random_token(&srv);
-	if (simulate != NULL) {
-		srv.sim_jobs = strstr(simulate, "jobs") != NULL &&
-			       (strstr(simulate, "jobs,") != NULL ||
-				   strcmp(simulate, "jobs") == 0 ||
-				   strstr(simulate, ",jobs") != NULL);
-		srv.sim_jobsets = strstr(simulate, "jobsets") != NULL;
-		srv.sim_sched = strstr(simulate, "scheduler") != NULL;
-		srv.sim_prov = strstr(simulate, "provisioning") != NULL;
+	if (simulate != NULL && !as_sim_parse(&srv, simulate, &err)) {
+		fprintf(stderr, "cueue-apiserver: %s\n", err.msg);
+		cu_free(token);
+		cu_free(srv.listen_host);
+		return 2;
 	}
 	srv.access_log = json_array();
 	srv.writes_by_user = json_object();
@@ -383,7 +390,8 @@ stop:
 	as_http_stop(&srv);
 out:
 	if (srv.loop != NULL &&
-	    (srv.sim_jobs || srv.sim_jobsets || srv.sim_sched || srv.sim_prov))
+	    (srv.sim_jobs || srv.sim_jobsets || srv.sim_sched || srv.sim_prov ||
+		srv.sim_fw != 0))
 		as_sim_stop(&srv);
 	as_kinds_free(&srv);
 	as_testapi_free(&srv);

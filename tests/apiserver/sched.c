@@ -152,22 +152,9 @@ static bool is_pending(json_t *pod)
 	       as_jget(pod, "metadata.deletionTimestamp") == NULL;
 }
 
-static json_t *condition(json_t *obj, const char *type)
-{
-	json_t *c;
-	size_t i;
-
-	json_array_foreach(as_jget(obj, "status.conditions"), i, c)
-	{
-		if (streq(as_jstr(c, "type"), type))
-			return c;
-	}
-	return NULL;
-}
-
 static bool is_ready(json_t *pod)
 {
-	json_t *c = condition(pod, "Ready");
+	json_t *c = as_fw_cond_get(pod, "Ready");
 
 	return c != NULL && streq(as_jstr(c, "status"), "True");
 }
@@ -399,7 +386,7 @@ void as_sched_notify(
 		dirty = true;
 		name = as_jstr(obj, "metadata.name");
 		if (obj != NULL && name != NULL &&
-		    condition(obj, "Ready") == NULL &&
+		    as_fw_cond_get(obj, "Ready") == NULL &&
 		    cu_map_get(&new_nodes, name) == NULL) {
 			char *copy = cu_strdup(name);
 
@@ -475,7 +462,7 @@ static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 static bool set_cond(json_t *obj, const char *type, const char *status,
     const char *reason, const char *message)
 {
-	json_t *c = condition(obj, type), *conds;
+	json_t *c = as_fw_cond_get(obj, type);
 	char now[CU_TIME_RFC3339_LEN];
 
 	if (c != NULL && streq(as_jstr(c, "status"), status) &&
@@ -483,18 +470,7 @@ static bool set_cond(json_t *obj, const char *type, const char *status,
 	    same_str(as_jstr(c, "message"), message))
 		return false;
 	as_now_rfc3339(now);
-	if (c == NULL) {
-		if (!json_is_object(json_object_get(obj, "status")))
-			json_object_set_new(obj, "status", json_object());
-		conds = as_jget(obj, "status.conditions");
-		if (!json_is_array(conds)) {
-			conds = json_array();
-			as_jset(obj, "status.conditions", conds);
-		}
-		c = json_object();
-		json_array_append_new(conds, c);
-		json_object_set_new(c, "type", json_string(type));
-	}
+	c = as_fw_cond_slot(obj, type);
 	if (!streq(as_jstr(c, "status"), status))
 		json_object_set_new(c, "lastTransitionTime", json_string(now));
 	json_object_set_new(c, "status", json_string(status));
@@ -1018,6 +994,14 @@ static void start_pod(
 	as_internal_update(srv, pk, upd, true, KUBELET_USER);
 }
 
+void as_sched_run_pod(struct as_server *srv, json_t *pod, bool ready)
+{
+	struct as_kind *pk = pods_kind(srv);
+
+	if (pk != NULL)
+		start_pod(srv, pk, pod, ready);
+}
+
 /* A pod to start, copied out of the starting set before any write. */
 struct due {
 	char *ns, *name; /* owned */
@@ -1044,7 +1028,7 @@ static void kubelet(struct as_server *srv)
 	for (j = 0; j < i; j++) {
 		json_t *node = nk ? as_store_get(nk, "", d[j].name) : NULL;
 
-		if (node != NULL && condition(node, "Ready") == NULL) {
+		if (node != NULL && as_fw_cond_get(node, "Ready") == NULL) {
 			json_t *upd = json_deep_copy(node);
 
 			set_cond(upd, "Ready", "True", "KubeletReady",
@@ -1077,7 +1061,7 @@ static void kubelet(struct as_server *srv)
 			start_pod(srv, pk, pod, true);
 			pod_del(&starting, d[j].ns, d[j].name);
 		} else if (!streq(as_jstr(pod, "status.phase"), "Pending") ||
-			   condition(pod, "ContainersReady") == NULL) {
+			   as_fw_cond_get(pod, "ContainersReady") == NULL) {
 			start_pod(srv, pk, pod, false);
 		}
 		cu_free(d[j].ns);

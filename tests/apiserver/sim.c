@@ -28,8 +28,14 @@
  *     unioned from the replicatedJob's current template, then suspend
  *     false; condition Suspended=False (ResumeJobs) if it existed;
  *   - status.replicatedJobsStatus, and Completed/Failed with
- *     terminalState once every child completed or one failed;
+ *     terminalState once every child completed or one failed (message
+ *     naming the first failed Job); a finished JobSet's active Jobs are
+ *     deleted;
  *   - deleted: its child Jobs are deleted (garbage collection).
+ * A Job whose spec.managedBy is neither unset nor
+ * kubernetes.io/job-controller, and a JobSet whose spec.managedBy is
+ * neither unset nor jobset.sigs.k8s.io/jobset-controller, is left alone
+ * (no pods, no child Jobs, no status), as those controllers do.
  * With --simulate scheduler and at least one Node (sched.c), a Job's
  * Pods are created Pending, carrying the template's scheduling fields and
  * spec.priority resolved from priorityClassName; the scheduler stand-in
@@ -44,7 +50,7 @@
  * not in the HTTP access log.
  *
  * --simulate provisioning: cluster-autoscaler's ProvisioningRequests
- * (provsim.c).
+ * (provsim.c); pods and the framework controllers: fwkit.c.
  *
  * Changes are noticed synchronously (as_sim_notify) but handled on the
  * next tick, never inside the write that caused them.
@@ -53,8 +59,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "tests/apiserver/apiserver.h"
 
 #define JOB_USER "system:serviceaccount:kube-system:job-controller"
@@ -62,6 +66,8 @@
 #define MAX_PODS 64
 #define RUNTIME_ANN "cueue.dev/sim-runtime-ms"
 #define FAIL_ANN "cueue.dev/sim-fail"
+#define JOB_MANAGER "kubernetes.io/job-controller"
+#define JS_MANAGER "jobset.sigs.k8s.io/jobset-controller"
 
 static json_t *dirty_jobs;    /* "ns/name" -> true */
 static json_t *dirty_jobsets; /* "ns/name" -> true */
@@ -111,6 +117,7 @@ void as_sim_notify(
 
 	if (dirty_jobs == NULL || ref == NULL)
 		return;
+	as_fw_notify(srv, k, obj, old);
 	as_provsim_notify(srv, k, ref);
 	as_sched_notify(srv, k, obj, old);
 	if (k->group[0] == '\0' && strcmp(k->plural, "pods") == 0 &&
@@ -165,22 +172,9 @@ void as_sim_notify(
 
 /* ---- helpers ------------------------------------------------------ */
 
-static json_t *condition_get(json_t *obj, const char *type)
-{
-	json_t *conds = as_jget(obj, "status.conditions"), *c;
-	size_t i;
-
-	json_array_foreach(conds, i, c)
-	{
-		if (as_jstr(c, "type") && strcmp(as_jstr(c, "type"), type) == 0)
-			return c;
-	}
-	return NULL;
-}
-
 static bool condition_true(json_t *obj, const char *type)
 {
-	json_t *c = condition_get(obj, type);
+	json_t *c = as_fw_cond_get(obj, type);
 
 	return c != NULL && as_jstr(c, "status") != NULL &&
 	       strcmp(as_jstr(c, "status"), "True") == 0;
@@ -191,33 +185,23 @@ static bool condition_true(json_t *obj, const char *type)
 static void condition_set(json_t *obj, const char *type, const char *status,
     const char *reason, const char *message, bool job_style)
 {
-	json_t *st = json_object_get(obj, "status"), *conds, *c;
 	char now[CU_TIME_RFC3339_LEN];
 
+	as_fw_cond(obj, type, status, reason, message, false);
 	as_now_rfc3339(now);
-	if (!json_is_object(st)) {
-		st = json_object();
-		json_object_set_new(obj, "status", st);
-	}
-	conds = json_object_get(st, "conditions");
-	if (!json_is_array(conds)) {
-		conds = json_array();
-		json_object_set_new(st, "conditions", conds);
-	}
-	c = condition_get(obj, type);
-	if (c == NULL) {
-		c = json_object();
-		json_array_append_new(conds, c);
-		json_object_set_new(c, "type", json_string(type));
-	}
-	if (as_jstr(c, "status") == NULL ||
-	    strcmp(as_jstr(c, "status"), status) != 0)
-		json_object_set_new(c, "lastTransitionTime", json_string(now));
-	json_object_set_new(c, "status", json_string(status));
-	json_object_set_new(c, "reason", json_string(reason));
-	json_object_set_new(c, "message", json_string(message));
 	if (job_style)
-		json_object_set_new(c, "lastProbeTime", json_string(now));
+		json_object_set_new(as_fw_cond_get(obj, type), "lastProbeTime",
+		    json_string(now));
+}
+
+/* Does spec.managedBy leave obj to its own controller `mine` (unset or
+ * equal)? Kube's Job controller and the JobSet controller skip every
+ * object that names another (KEP-4368). */
+static bool managed_here(json_t *obj, const char *mine)
+{
+	const char *by = as_jstr(obj, "spec.managedBy");
+
+	return by == NULL || strcmp(by, mine) == 0;
 }
 
 static json_int_t int_or(json_t *obj, const char *path, json_int_t dflt)
@@ -231,7 +215,7 @@ static json_int_t int_or(json_t *obj, const char *path, json_int_t dflt)
 
 /* Priority admission: spec.priority from the PriorityClass named in
  * spec.priorityClassName, or from the globalDefault class, else 0. */
-static void resolve_priority(struct as_server *srv, json_t *spec)
+void as_sim_resolve_priority(struct as_server *srv, json_t *spec)
 {
 	struct as_kind *pck =
 	    as_kind_find(srv, "scheduling.k8s.io", "v1", "priorityclasses");
@@ -342,10 +326,7 @@ static void create_pods(struct as_server *srv, json_t *job, json_int_t first,
 		json_object_set_new(md, "namespace",
 		    json_string(as_jstr(job, "metadata.namespace")));
 		json_object_set_new(md, "ownerReferences",
-		    json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
-			"batch/v1", "kind", "Job", "name", name, "uid",
-			as_jstr(job, "metadata.uid"), "controller", 1,
-			"blockOwnerDeletion", 1));
+		    as_fw_controller_ref(job, "batch/v1", "Job"));
 		json_object_set_new(pod, "apiVersion", json_string("v1"));
 		json_object_set_new(pod, "kind", json_string("Pod"));
 		json_object_set_new(pod, "metadata", md);
@@ -353,7 +334,7 @@ static void create_pods(struct as_server *srv, json_t *job, json_int_t first,
 			spec = json_deep_copy(json_object_get(tmpl, "spec"));
 			if (!json_is_object(spec))
 				spec = json_object();
-			resolve_priority(srv, spec);
+			as_sim_resolve_priority(srv, spec);
 			if (json_object_get(spec, "schedulerName") == NULL)
 				json_object_set_new(spec, "schedulerName",
 				    json_string("default-scheduler"));
@@ -462,7 +443,7 @@ static bool sched_job_step(struct as_server *srv, json_t *job, json_t *upd,
 		json_object_set_new(sched_jobs, key, json_true());
 		if (as_jget(job, "status.startTime") == NULL)
 			as_jset(upd, "status.startTime", json_string(now));
-		if (condition_get(job, "Suspended") != NULL)
+		if (as_fw_cond_get(job, "Suspended") != NULL)
 			condition_set(upd, "Suspended", "False", "JobResumed",
 			    "Job resumed", true);
 	}
@@ -520,7 +501,8 @@ static void reconcile_job(struct as_server *srv, const char *key)
 		json_object_del(sched_jobs, key);
 		return; /* deleted: pods were cleaned at deletion */
 	}
-	if (condition_true(job, "Complete") || condition_true(job, "Failed")) {
+	if (condition_true(job, "Complete") || condition_true(job, "Failed") ||
+	    !managed_here(job, JOB_MANAGER)) {
 		json_object_del(deadlines, key);
 		json_object_del(sched_jobs, key);
 		return;
@@ -558,7 +540,7 @@ static void reconcile_job(struct as_server *srv, const char *key)
 			as_jset(upd, "status.startTime", json_string(now));
 		as_jset(upd, "status.active", json_integer(active));
 		as_jset(upd, "status.ready", json_integer(active));
-		if (condition_get(job, "Suspended") != NULL)
+		if (as_fw_cond_get(job, "Suspended") != NULL)
 			condition_set(upd, "Suspended", "False", "JobResumed",
 			    "Job resumed", true);
 		if (int_or(job, "status.active", 0) == 0)
@@ -625,17 +607,6 @@ static void set_label_ann(json_t *md, const char *k, const char *v)
 	json_object_set_new(a, k, json_string(v));
 }
 
-static void sha1_hex(const char *s, char out[41])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0, i;
-
-	EVP_Digest(s, strlen(s), md, &n, EVP_sha1(), NULL);
-	for (i = 0; i < n && i < 20; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	out[40] = '\0';
-}
-
 static json_t *child_job(json_t *js, json_t *rj, int idx, long long global,
     long long global_replicas)
 {
@@ -662,7 +633,7 @@ static json_t *child_job(json_t *js, json_t *rj, int idx, long long global,
 	{
 		char *keyin = cu_asprintf("%s/%s", ns, name);
 
-		sha1_hex(keyin ? keyin : "", hash);
+		as_fw_sha1_hex(keyin ? keyin : "", hash);
 		cu_free(keyin);
 	}
 	{
@@ -704,10 +675,7 @@ static json_t *child_job(json_t *js, json_t *rj, int idx, long long global,
 	json_object_set_new(md, "name", json_string(name));
 	json_object_set_new(md, "namespace", json_string(ns));
 	json_object_set_new(md, "ownerReferences",
-	    json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
-		"jobset.x-k8s.io/v1alpha2", "kind", "JobSet", "name", jsname,
-		"uid", as_jstr(js, "metadata.uid"), "controller", 1,
-		"blockOwnerDeletion", 1));
+	    as_fw_controller_ref(js, "jobset.x-k8s.io/v1alpha2", "JobSet"));
 	json_object_set_new(spec, "suspend",
 	    json_boolean(json_is_true(as_jget(js, "spec.suspend"))));
 	json_object_set_new(job, "apiVersion", json_string("batch/v1"));
@@ -715,46 +683,6 @@ static json_t *child_job(json_t *js, json_t *rj, int idx, long long global,
 	json_object_set_new(job, "metadata", md);
 	json_object_set_new(job, "spec", spec);
 	return job;
-}
-
-/* JobSet's resume merge: maps merged with the new value winning, lists
- * unioned; nothing is ever removed (docs/jobset.md §2.1). */
-static void merge_map(json_t *dst_parent, const char *key, json_t *src)
-{
-	json_t *dst = json_object_get(dst_parent, key);
-
-	if (!json_is_object(src))
-		return;
-	if (!json_is_object(dst)) {
-		dst = json_object();
-		json_object_set_new(dst_parent, key, dst);
-	}
-	json_object_update(dst, src);
-}
-
-static void union_list(json_t *dst_parent, const char *key, json_t *src)
-{
-	json_t *dst = json_object_get(dst_parent, key), *v, *w;
-	size_t i, j;
-
-	if (!json_is_array(src))
-		return;
-	if (!json_is_array(dst)) {
-		dst = json_array();
-		json_object_set_new(dst_parent, key, dst);
-	}
-	json_array_foreach(src, i, v)
-	{
-		bool found = false;
-
-		json_array_foreach(dst, j, w)
-		{
-			if (json_equal(v, w))
-				found = true;
-		}
-		if (!found)
-			json_array_append(dst, v);
-	}
 }
 
 static void reconcile_jobset(struct as_server *srv, const char *key)
@@ -767,6 +695,7 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 	long long global = 0, global_replicas = 0, total = 0, completed = 0,
 		  failed = 0;
 	bool suspend;
+	char first_failed[512] = "";
 
 	if (jsk == NULL || jk == NULL || slash == NULL)
 		return;
@@ -798,8 +727,24 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 		json_decref(victims);
 		return;
 	}
-	if (as_jstr(js, "status.terminalState") != NULL)
+	if (!managed_here(js, JS_MANAGER))
 		return;
+	if (as_jstr(js, "status.terminalState") != NULL) {
+		/* A finished JobSet deletes its active Jobs. */
+		json_t *kids = as_fw_owned(jk, js), *v;
+
+		json_array_foreach(kids, i, v)
+		{
+			if (condition_true(v, "Complete") ||
+			    condition_true(v, "Failed"))
+				continue;
+			delete_pods_of(srv, v);
+			as_internal_delete(
+			    srv, jk, ns, as_jstr(v, "metadata.name"), JS_USER);
+		}
+		json_decref(kids);
+		return;
+	}
 	suspend = json_is_true(as_jget(js, "spec.suspend"));
 	rjs = as_jget(js, "spec.replicatedJobs");
 	json_array_foreach(rjs, i, rj)
@@ -835,6 +780,9 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 				continue;
 			}
 			if (condition_true(child, "Failed")) {
+				if (failed == 0)
+					snprintf(first_failed,
+					    sizeof(first_failed), "%s", cname);
 				fail++;
 				failed++;
 				continue;
@@ -867,7 +815,6 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 				json_t *u = json_deep_copy(child);
 				json_t *src =
 				    as_jget(rj, "template.spec.template");
-				json_t *dt;
 
 				if (as_jget(u, "status.startTime") != NULL) {
 					json_t *s = json_deep_copy(child);
@@ -881,29 +828,8 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 					    json_object_get(u, "status"),
 					    "startTime");
 				}
-				if (!json_is_object(
-					as_jget(u, "spec.template.metadata")))
-					as_jset(u, "spec.template.metadata",
-					    json_object());
-				if (!json_is_object(
-					as_jget(u, "spec.template.spec")))
-					as_jset(u, "spec.template.spec",
-					    json_object());
-				dt = as_jget(u, "spec.template");
-				merge_map(json_object_get(dt, "metadata"),
-				    "labels", as_jget(src, "metadata.labels"));
-				merge_map(json_object_get(dt, "metadata"),
-				    "annotations",
-				    as_jget(src, "metadata.annotations"));
-				merge_map(json_object_get(dt, "spec"),
-				    "nodeSelector",
-				    as_jget(src, "spec.nodeSelector"));
-				union_list(json_object_get(dt, "spec"),
-				    "tolerations",
-				    as_jget(src, "spec.tolerations"));
-				union_list(json_object_get(dt, "spec"),
-				    "schedulingGates",
-				    as_jget(src, "spec.schedulingGates"));
+				as_fw_merge_template(
+				    as_jget(u, "spec.template"), src);
 				as_jset(u, "spec.suspend", json_false());
 				as_internal_update(srv, jk, u, false, JS_USER);
 			}
@@ -923,8 +849,13 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 	upd = json_deep_copy(js);
 	as_jset(upd, "status.replicatedJobsStatus", rjstatus);
 	if (failed > 0) {
-		condition_set(upd, "Failed", "True", "FailedJobs",
-		    "jobset failed due to one or more job failures", false);
+		char msg[700];
+
+		snprintf(msg, sizeof(msg),
+		    "jobset failed due to one or more job failures (first "
+		    "failed job: %s)",
+		    first_failed);
+		condition_set(upd, "Failed", "True", "FailedJobs", msg, false);
 		as_jset(upd, "status.terminalState", json_string("Failed"));
 	} else if (total > 0 && completed == total) {
 		condition_set(upd, "Completed", "True", "AllJobsCompleted",
@@ -933,7 +864,7 @@ static void reconcile_jobset(struct as_server *srv, const char *key)
 	} else if (suspend) {
 		condition_set(upd, "Suspended", "True", "SuspendedJobs",
 		    "jobset is suspended", false);
-	} else if (condition_get(js, "Suspended") != NULL) {
+	} else if (as_fw_cond_get(js, "Suspended") != NULL) {
 		/* JobSet only writes False over an existing condition. */
 		condition_set(upd, "Suspended", "False", "ResumeJobs",
 		    "jobset is resumed", false);
@@ -965,7 +896,9 @@ static void on_tick(struct ev_loop *loop, ev_timer *t, int revents)
 	as_provsim_tick(srv);
 	as_sched_tick(srv);
 	for (rounds = 0; rounds < 6; rounds++) {
-		if (json_object_size(dirty_jobsets) == 0 &&
+		bool fw = as_fw_tick(srv);
+
+		if (!fw && json_object_size(dirty_jobsets) == 0 &&
 		    json_object_size(dirty_jobs) == 0 && !as_sched_busy(srv))
 			break;
 		batch = dirty_jobsets;
@@ -1021,7 +954,7 @@ static void ensure_jobset_crd(struct as_server *srv)
 void as_sim_start(struct as_server *srv)
 {
 	if (!srv->sim_jobs && !srv->sim_jobsets && !srv->sim_sched &&
-	    !srv->sim_prov)
+	    !srv->sim_prov && srv->sim_fw == 0)
 		return;
 	dirty_jobs = json_object();
 	dirty_jobsets = json_object();
@@ -1031,6 +964,7 @@ void as_sim_start(struct as_server *srv)
 	as_provsim_start(srv);
 	if (srv->sim_jobsets)
 		ensure_jobset_crd(srv);
+	as_fw_start(srv);
 	ev_timer_init(&srv->sim_timer, on_tick, srv->sim_tick_ms / 1000.0,
 	    srv->sim_tick_ms / 1000.0);
 	srv->sim_timer.data = srv;
@@ -1046,6 +980,7 @@ void as_sim_stop(struct as_server *srv)
 	json_decref(deadlines);
 	json_decref(sched_jobs);
 	dirty_jobs = dirty_jobsets = deadlines = sched_jobs = NULL;
+	as_fw_stop(srv);
 	as_sched_stop(srv);
 	as_provsim_stop();
 }

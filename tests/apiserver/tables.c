@@ -2,7 +2,8 @@
 /*
  * tests/apiserver/tables.c - the server-side Table columns of the
  * built-in kinds whose kubectl output tests read (`kubectl get pods`,
- * `get nodes`, `get jobs`, `get namespaces`, `get events`), with the
+ * `get nodes`, `get jobs`, `get namespaces`, `get events`, `get
+ * deployments`, `get replicasets`, `get statefulsets`), with the
  * columns, -o wide
  * extras (priority 1) and cell texts kube-apiserver's printers produce.
  * Other built-in kinds get the default NAME / CREATED AT table
@@ -35,6 +36,15 @@ static const struct col event_cols[] = {{"Last Seen", 0}, {"Type", 0},
     {"Reason", 0}, {"Object", 0}, {"Subobject", 1}, {"Source", 1},
     {"Message", 0}, {"First Seen", 1}, {"Count", 1}, {"Name", 1}, {NULL, 0}};
 
+static const struct col deploy_cols[] = {{"Name", 0}, {"Ready", 0},
+    {"Up-to-date", 0}, {"Available", 0}, {"Age", 0}, {"Containers", 1},
+    {"Images", 1}, {"Selector", 1}, {NULL, 0}};
+static const struct col rs_cols[] = {{"Name", 0}, {"Desired", 0},
+    {"Current", 0}, {"Ready", 0}, {"Age", 0}, {"Containers", 1}, {"Images", 1},
+    {"Selector", 1}, {NULL, 0}};
+static const struct col sts_cols[] = {{"Name", 0}, {"Ready", 0}, {"Age", 0},
+    {"Containers", 1}, {"Images", 1}, {NULL, 0}};
+
 static const struct col apisvc_cols[] = {
     {"Name", 0}, {"Service", 0}, {"Available", 0}, {"Age", 0}, {NULL, 0}};
 
@@ -54,6 +64,15 @@ static const struct col *cols_of(const struct as_kind *k)
 		return job_cols;
 	if (strcmp(k->group, "apiregistration.k8s.io") == 0)
 		return apisvc_cols;
+	if (strcmp(k->group, "apps") == 0 &&
+	    strcmp(k->plural, "deployments") == 0)
+		return deploy_cols;
+	if (strcmp(k->group, "apps") == 0 &&
+	    strcmp(k->plural, "statefulsets") == 0)
+		return sts_cols;
+	if (strcmp(k->group, "apps") == 0 &&
+	    strcmp(k->plural, "replicasets") == 0)
+		return rs_cols;
 	return NULL;
 }
 
@@ -444,6 +463,67 @@ static void apisvc_cells(json_t *obj, json_t *cells)
 	json_array_append_new(cells, since(obj, "metadata.creationTimestamp"));
 }
 
+/* Deployments and StatefulSets: READY (ready/desired), then for
+ * Deployments UP-TO-DATE and AVAILABLE; ReplicaSets: DESIRED, CURRENT,
+ * READY; then AGE and the template's containers and images (-o wide;
+ * Deployments and ReplicaSets add the selector). */
+static void apps_cells(
+    const struct as_kind *k, json_t *obj, json_t *cells, bool deploy, bool rs)
+{
+	json_t *c, *sc;
+	char buf[64], names[1024] = "", images[1024] = "";
+	size_t i, nl = 0, il = 0;
+
+	long long want =
+	    json_is_integer(as_jget(obj, "spec.replicas"))
+		? (long long)json_integer_value(as_jget(obj, "spec.replicas"))
+		: 1LL;
+	long long ready =
+	    (long long)json_integer_value(as_jget(obj, "status.readyReplicas"));
+
+	if (rs) {
+		json_array_append_new(cells, json_integer(want));
+		json_array_append_new(cells,
+		    json_integer(
+			json_integer_value(as_jget(obj, "status.replicas"))));
+		json_array_append_new(cells, json_integer(ready));
+	} else {
+		snprintf(buf, sizeof(buf), "%lld/%lld", ready, want);
+		json_array_append_new(cells, json_string(buf));
+	}
+	if (deploy) {
+		json_array_append_new(
+		    cells, json_integer(json_integer_value(
+			       as_jget(obj, "status.updatedReplicas"))));
+		json_array_append_new(
+		    cells, json_integer(json_integer_value(
+			       as_jget(obj, "status.availableReplicas"))));
+	}
+	json_array_append_new(cells, since(obj, "metadata.creationTimestamp"));
+	json_array_foreach(as_jget(obj, "spec.template.spec.containers"), i, c)
+	{
+		int a = snprintf(names + nl, sizeof(names) - nl, "%s%s",
+		    i ? "," : "", or_none(as_jstr(c, "name")));
+		int b = snprintf(images + il, sizeof(images) - il, "%s%s",
+		    i ? "," : "", or_none(as_jstr(c, "image")));
+
+		if (a > 0 && nl + (size_t)a < sizeof(names))
+			nl += (size_t)a;
+		if (b > 0 && il + (size_t)b < sizeof(images))
+			il += (size_t)b;
+	}
+	json_array_append_new(cells, json_string(names));
+	json_array_append_new(cells, json_string(images));
+	if (!deploy && !rs)
+		return;
+	sc = as_scale_get(k, obj);
+	json_array_append_new(
+	    cells, json_string(as_jstr(sc, "status.selector")
+				   ? as_jstr(sc, "status.selector")
+				   : "<none>"));
+	json_decref(sc);
+}
+
 json_t *as_table_cells(const struct as_kind *k, json_t *obj)
 {
 	const struct col *c = cols_of(k);
@@ -466,6 +546,8 @@ json_t *as_table_cells(const struct as_kind *k, json_t *obj)
 		job_cells(obj, cells);
 	} else if (c == apisvc_cols) {
 		apisvc_cells(obj, cells);
+	} else if (c == deploy_cols || c == sts_cols || c == rs_cols) {
+		apps_cells(k, obj, cells, c == deploy_cols, c == rs_cols);
 	} else {
 		json_array_append_new(
 		    cells, json_string(as_jstr(obj, "status.phase")

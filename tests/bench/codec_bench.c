@@ -11,32 +11,16 @@
 
 #include "api/model.h"
 #include "lib/cu.h"
+#include "tests/bench/bench.h"
 
 int bench_codec_main(int argc, char **argv);
-
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	cu_buf b;
-	char chunk[8192];
-	size_t n;
-
-	if (f == NULL)
-		return NULL;
-	cu_buf_init(&b, 16u << 20);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (cu_buf_add(&b, chunk, n) != CU_OK)
-			break;
-	fclose(f);
-	return cu_buf_detach(&b, len);
-}
 
 int bench_codec_main(int argc, char **argv)
 {
 	const char *path =
 	    argc > 1 ? argv[1] : "tests/data/golden/workload.json";
 	size_t len, i, n = 0;
-	char *text = slurp(path, &len);
+	char *text = bench_slurp(path, &len);
 	int64_t t0, t_dec = 0, t_enc = 0, deadline;
 	cu_error err;
 	int rc = 1;

@@ -31,9 +31,16 @@ Sanity checks (the run fails on any): all N Jobs succeeded, exactly one
 Workload per Job (owner reference), each Workload Admitted and Finished,
 no Job ran beyond quota.
 
+BENCH_MIX=1 runs the mix instead: three ClusterQueues sharing QUOTA cpu
+(default 60) in a cohort with preemption, three WorkloadPriorityClasses,
+the Jobs spread over them and created at BENCH_RATE per second (default
+200); wall is then compared with the capacity bound (N x runtime / quota).
+
 Environment: CUEUE_BIN (the programs), BENCH_OUT (results directory,
 default build/bench), BENCH_JOBS (default 1000), BENCH_QUOTA (default 50),
-BENCH_RUNTIME_MS (default 1000), BENCH_DUMP_WATCH=1 (also keep both
+BENCH_RUNTIME_MS (default 1000), BENCH_TIMEOUT_S (default 600: the
+flow's limit, for a loaded machine), BENCH_CTL_WRAP (a command the
+controller runs under, such as "heaptrack -o FILE"), BENCH_DUMP_WATCH=1 (also keep both
 watch streams). Writes to BENCH_OUT: controller.txt (the report),
 controller.json (every figure, examples), controller-access-log.json (the
 controller's requests), controller-events.json (the Events it wrote),
@@ -62,7 +69,9 @@ os.environ.setdefault("CUEUE_TEST_NAME", "controller-bench")
 import cuetest  # noqa: E402
 
 N = int(os.environ.get("BENCH_JOBS", "1000"))
-QUOTA = int(os.environ.get("BENCH_QUOTA", "50"))
+QUOTA = int(os.environ.get("BENCH_QUOTA",
+                           "60" if os.environ.get("BENCH_MIX") == "1"
+                           else "50"))
 RUNTIME_MS = int(os.environ.get("BENCH_RUNTIME_MS", "1000"))
 NS = "bench"
 TARGET_WRITES = 3
@@ -73,20 +82,72 @@ TARGET_WRITES = 3
 REF_MCPU = 500
 REF_RSS_KIB = 512 * 1024
 
-CONFIG = cuetest.CONTROLLER_CONFIG + """manageJobsWithoutQueueName: false
+# Without the visibility server: its fixed port (8082) would keep two
+# runs from going side by side.
+CONFIG = cuetest.without_visibility(
+    cuetest.CONTROLLER_CONFIG + """manageJobsWithoutQueueName: false
 integrations:
   frameworks: ["batch/job"]
-"""
+""")
 
-QUEUES = cuetest.flavor_and_queue(QUOTA)
+# BENCH_MIX=1: the mix. Three ClusterQueues in one cohort share QUOTA cpu
+# (a third each, borrowing allowed; preemption within a ClusterQueue of
+# lower priority, reclaim within the cohort), three WorkloadPriorityClasses,
+# and the Jobs spread over the three LocalQueues and priorities, created
+# at BENCH_RATE per second (default 200).
+MIX = os.environ.get("BENCH_MIX") == "1"
+RATE = float(os.environ.get("BENCH_RATE", "200" if MIX else "0"))
+MIX_QUEUES = ("a", "b", "c")
+MIX_PRIORITIES = (("low", 100), ("mid", 200), ("high", 300))
+
+if MIX:
+    QUEUES = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+""" + "".join("""---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: %s}
+value: %d
+""" % p for p in MIX_PRIORITIES) + "".join("""---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq-%s}
+spec:
+  cohortName: mix
+  namespaceSelector: {}
+  preemption:
+    withinClusterQueue: LowerPriority
+    reclaimWithinCohort: Any
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: %d}
+""" % (q, QUOTA // len(MIX_QUEUES)) for q in MIX_QUEUES)
+    QUOTA = QUOTA // len(MIX_QUEUES) * len(MIX_QUEUES)
+    LOCAL_QUEUES = [("lq-%s" % q, "cq-%s" % q) for q in MIX_QUEUES]
+else:
+    QUEUES = cuetest.flavor_and_queue(QUOTA)
+    LOCAL_QUEUES = [("default", "cq")]
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def job(name):
+def job_labels(i):
+    if not MIX:
+        return {"kueue.x-k8s.io/queue-name": "default"}
+    return {"kueue.x-k8s.io/queue-name": LOCAL_QUEUES[i % 3][0],
+            "kueue.x-k8s.io/priority-class":
+            MIX_PRIORITIES[(i // 3) % 3][0]}
+
+
+def job(name, i=0):
     return {"apiVersion": "batch/v1", "kind": "Job",
             "metadata": {"name": name, "namespace": NS,
-                         "labels": {"kueue.x-k8s.io/queue-name": "default"},
+                         "labels": job_labels(i),
                          "annotations": {"cueue.dev/sim-runtime-ms":
                                          str(RUNTIME_MS)}},
             "spec": {"parallelism": 1, "completions": 1, "suspend": True,
@@ -165,19 +226,22 @@ def main():
                     "--timeout=30s")
         srv.kubectl("apply", "-f", srv.file("queues.yaml", QUEUES))
         srv.namespace(NS)
-        code, _, body = srv.raw(
-            "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues"
-            % NS, {"apiVersion": "kueue.x-k8s.io/v1beta2",
-                   "kind": "LocalQueue",
-                   "metadata": {"name": "default", "namespace": NS},
-                   "spec": {"clusterQueue": "cq"}})
-        cuetest.eq(code, 201, "LocalQueue: %r" % body)
+        for lq, cq in LOCAL_QUEUES:
+            code, _, body = srv.raw(
+                "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/"
+                "localqueues" % NS, {"apiVersion": "kueue.x-k8s.io/v1beta2",
+                                     "kind": "LocalQueue",
+                                     "metadata": {"name": lq,
+                                                  "namespace": NS},
+                                     "spec": {"clusterQueue": cq}})
+            cuetest.eq(code, 201, "LocalQueue: %r" % body)
 
         cfg = cuetest.write(work, "config.yaml", CONFIG)
         ctl_log = os.path.join(OUT, "controller-bench.controller.stderr")
         ctl_err = open(ctl_log, "w")
         mark0 = srv.log_mark()
         ctl = subprocess.Popen(
+            os.environ.get("BENCH_CTL_WRAP", "").split() +
             [os.path.join(cuetest.BIN, "cueue-controller"), "--config", cfg,
              "--kubeconfig", srv.kubeconfig, "--store",
              os.path.join(work, "ledger.db"), "--log-level", "info"],
@@ -220,10 +284,13 @@ def main():
         t0 = time.monotonic()
 
         def create(i):
+            if RATE > 0:  # paced: Job i at t0 + i / RATE
+                time.sleep(max(0.0, t0 + i / RATE - time.monotonic()))
             c, _, b = srv.raw("POST", "/apis/batch/v1/namespaces/%s/jobs"
-                              % NS, job("j%04d" % i))
+                              % NS, job("j%04d" % i, i))
             cuetest.eq(c, 201, "create j%04d: %r" % (i, b))
-        with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        with concurrent.futures.ThreadPoolExecutor(8 if RATE > 0 else 4) \
+                as ex:
             list(ex.map(create, range(N)))
         t_created = time.monotonic()
 
@@ -231,7 +298,7 @@ def main():
         active_max = 0
         active_samples = []
         t_jobs_done = t_finished = None
-        deadline = t0 + 170
+        deadline = t0 + float(os.environ.get("BENCH_TIMEOUT_S", "600"))
         while True:
             cuetest.check(ctl.poll() is None, "controller exited %r, see %s"
                           % (ctl.returncode, ctl_log))
@@ -333,11 +400,15 @@ def main():
             (e.get("series") or {}).get("count") or e.get("count") or 1
     res["event_reasons"] = dict(reasons.most_common())
     res["event_objects"] = len(kevents)
+    res["kueue_events"] = kueue_events(wl_events, job_events)
     res["requests_after_settled"] = ["%s %s %s -> %d" % (
         e["time"][11:], e["verb"], e["path"], e["code"]) for e in late]
     res.update({
         "jobs": N, "quota_cpu": QUOTA, "runtime_ms": RUNTIME_MS,
         "capacity_bound_s": round(N * RUNTIME_MS / 1000.0 / QUOTA, 1),
+        "wall_over_capacity_bound": round(
+            wall_jobs / (N * RUNTIME_MS / 1000.0 / QUOTA), 3),
+        "mix": MIX, "rate_per_s": RATE,
         "create_s": round(t_created - t0, 2),
         "wall_all_jobs_succeeded_s": round(wall_jobs, 2),
         "wall_all_workloads_finished_s": round(t_finished - t0, 2),
@@ -396,6 +467,75 @@ def latencies(wl_lines, job_lines):
                 "p90": round(d[len(d) * 9 // 10], 1), "max": round(d[-1], 1)}
     return {"admitted_to_job_resumed": stats(admitted, resumed),
             "job_succeeded_to_workload_finished": stats(succeeded, finished)}
+
+
+def cond_of(obj, typ):
+    for c in obj.get("status", {}).get("conditions", []) or []:
+        if c["type"] == typ:
+            return c
+    return {}
+
+
+def kueue_events(wl_events, job_events):
+    """The events Kueue records for the transitions these watches show,
+    by kind/reason (its sources: pkg/controller/jobframework/reconciler.go
+    CreatedWorkload, Started, Stopped, FinishedWorkload;
+    pkg/scheduler/scheduler.go QuotaReserved, Admitted and the pending
+    reason on a requeue; pkg/scheduler/preemption/preemption.go Preempted,
+    PreemptedWorkload; pkg/workload/evict/evict.go EvictedDueTo<reason>).
+    A pending reason counts once per change of the QuotaReserved=False
+    condition: Kueue records one per failed scheduling attempt, folded
+    by client-go into a series only while the Workload is unchanged, so
+    this is its least."""
+    n = collections.Counter()
+    last = {}
+    for ev in wl_events:
+        o = ev["object"]
+        name = o["metadata"]["name"]
+        prev = last.get(name, {})
+        last[name] = o
+        if ev["type"] == "DELETED":
+            continue
+        if ev["type"] == "ADDED" and o["metadata"].get("ownerReferences"):
+            n["Job/CreatedWorkload"] += 1
+        st, pst = o.get("status") or {}, prev.get("status") or {}
+        if st.get("admission") and not pst.get("admission"):
+            n["Workload/QuotaReserved"] += 1
+            if cond_of(o, "Admitted").get("status") == "True":
+                n["Workload/Admitted"] += 1
+        elif cond_of(o, "Admitted").get("status") == "True" and \
+                cond_of(prev, "Admitted").get("status") != "True":
+            n["Workload/Admitted"] += 1
+        ev_c, pev_c = cond_of(o, "Evicted"), cond_of(prev, "Evicted")
+        if ev_c.get("status") == "True" and (
+                pev_c.get("status") != "True" or
+                pev_c.get("lastTransitionTime") !=
+                ev_c.get("lastTransitionTime")):
+            n["Workload/EvictedDueTo%s" % ev_c.get("reason")] += 1
+            if ev_c.get("reason") == "Preempted":
+                n["Workload/Preempted"] += 1
+                n["Workload/PreemptedWorkload"] += 1
+        if cond_of(o, "Finished").get("status") == "True" and \
+                cond_of(prev, "Finished").get("status") != "True":
+            n["Job/FinishedWorkload"] += 1
+        qr, pqr = cond_of(o, "QuotaReserved"), cond_of(prev, "QuotaReserved")
+        if qr.get("status") == "False" and qr.get("reason") not in (
+                "Pending", None) and st.get("admission") is None and \
+                (qr.get("reason"), qr.get("message")) != (
+                    pqr.get("reason"), pqr.get("message")):
+            n["Workload/%s" % qr.get("reason")] += 1
+    suspended = {}
+    for ev in job_events:
+        o = ev["object"]
+        name = o["metadata"]["name"]
+        s = (o.get("spec") or {}).get("suspend")
+        p = suspended.get(name)
+        suspended[name] = s
+        if p is True and s is False:
+            n["Job/Started"] += 1
+        elif p is False and s is True:
+            n["Job/Stopped"] += 1
+    return dict(n.most_common())
 
 
 def cond(obj, typ):
@@ -624,13 +764,21 @@ ROWS = (("workload_create", "Workload create", "1"),
 def report(r):
     per, failed = r["writes_per_job"], r["writes_failed_by_category"]
     n = float(r["jobs"])
-    L = ["controller: %d Jobs (1 cpu, %d ms) through one %d-cpu "
-         "ClusterQueue" % (r["jobs"], r["runtime_ms"], r["quota_cpu"])]
+    if r["mix"]:
+        L = ["controller: the mix, %d Jobs (1 cpu, %d ms, 3 priorities, "
+             "%s/s) through 3 ClusterQueues sharing %d cpu in a cohort" % (
+                 r["jobs"], r["runtime_ms"], r["rate_per_s"],
+                 r["quota_cpu"])]
+    else:
+        L = ["controller: %d Jobs (1 cpu, %d ms) through one %d-cpu "
+             "ClusterQueue" % (r["jobs"], r["runtime_ms"], r["quota_cpu"])]
     f = "  %-36s %11s  %s"
     L.append(f % ("", "measured", "target / reference"))
     L.append(f % ("wall: create -> all Jobs succeeded", "%.1f s" %
                   r["wall_all_jobs_succeeded_s"],
                   ">= %.0f s (capacity bound)" % r["capacity_bound_s"]))
+    L.append(f % ("      / capacity bound", "%.2f" %
+                  r["wall_over_capacity_bound"], "<= 1.10"))
     L.append(f % ("      -> all Workloads Finished", "%.1f s" %
                   r["wall_all_workloads_finished_s"], ""))
     L.append(f % ("      -> settled (finalizers gone)", "%.1f s" %
@@ -681,6 +829,15 @@ def report(r):
         or "none"))
     L.append("  events: %d objects; %s" % (r["event_objects"], ", ".join(
         "%s %d" % kv for kv in r["event_reasons"].items())))
+    kq = r["kueue_events"]
+    L.append("  events against Kueue's for the same transitions (cueue / "
+             "Kueue): %.2f / %.2f per Job" % (
+                 sum(r["event_reasons"].values()) / n,
+                 sum(kq.values()) / n))
+    for k in sorted(set(kq) | set(r["event_reasons"])):
+        a, b = r["event_reasons"].get(k, 0), kq.get(k, 0)
+        L.append("    %-40s %6d %6d%s" % (k, a, b, "  MORE" if a > b
+                                            else ""))
     L.append("  per Workload, status writes: %s; per Job, Job writes: %s" % (
         " ".join("%sx%d" % kv for kv in
                  r["workload_status_writes_histogram"].items()),

@@ -7,6 +7,7 @@
  *   cueue-bench engine [fair]               admission engine at scale
  *   cueue-bench store [DIR [SECONDS]]       ledger commits per second
  *   cueue-bench tas [slices]                topology placement decisions/s
+ *   cueue-bench watch [FILE...]             watch-event decode cost
  *   cueue-bench sched --generator FILE ...   Kueue's scheduler-perf test
  *
  * `make bench` (tests/bench/run.sh) starts the programs and runs these.
@@ -22,6 +23,7 @@ int bench_store_main(int argc, char **argv);
 int bench_codec_main(int argc, char **argv);
 int bench_sched_main(int argc, char **argv);
 int bench_tas_main(int argc, char **argv);
+int bench_watch_main(int argc, char **argv);
 
 static void usage(FILE *f)
 {
@@ -30,6 +32,7 @@ static void usage(FILE *f)
 		   "       cueue-bench engine [fair]\n"
 		   "       cueue-bench store [DIR [SECONDS]]\n"
 		   "       cueue-bench tas [slices]\n"
+		   "       cueue-bench watch [EVENTS.ndjson...]\n"
 		   "       cueue-bench sched --generator FILE [...] (see "
 		   "sched --help)\n");
 }
@@ -50,6 +53,8 @@ int main(int argc, char **argv)
 		return bench_engine_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "tas") == 0)
 		return bench_tas_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "watch") == 0)
+		return bench_watch_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)
 		return bench_store_main(argc - 1, argv + 1);
 	usage(stderr);

@@ -5,8 +5,8 @@
 # each program started here and stopped here. Results go to
 # build/bench/ and a summary to stdout. Never part of `make test`.
 #
-#   1. micro-benchmarks: codec, admission engine, topology placement,
-#      ledger, apiserver;
+#   1. micro-benchmarks: codec, watch-event decoding, admission engine,
+#      topology placement, ledger, apiserver;
 #   2. Kueue's scheduler-perf baseline through cueue-controller at
 #      clientConnection QPS 50 / burst 100 (Kueue's setting), then
 #      unthrottled (cueue-bench sched; Kueue's inputs are kept in
@@ -63,6 +63,9 @@ echo "== codec: Workload JSON -> typed model -> JSON"
 "$CUEUE_BIN/cueue-bench" codec tests/data/golden/workload.json \
 	| tee "$out/codec.txt"
 
+echo "== watch events: decoded whole vs. lean (managedFields dropped first)"
+"$CUEUE_BIN/cueue-bench" watch | tee "$out/watch.txt"
+
 echo "== admission engine: 1,000 ClusterQueues, 50,000 pending Workloads"
 "$CUEUE_BIN/cueue-bench" engine | tee "$out/engine.txt"
 echo "   targets: >= 50,000 decisions/s, <= 1 KiB per pending Workload,"
@@ -115,7 +118,7 @@ sched baseline-unthrottled baseline baseline-unthrottled --qps 0 \
 echo "== controller: 1,000 Jobs through cueue-controller (simulated Jobs)"
 # Starts its own cueue-apiserver (TLS, --simulate jobs) and controller;
 # results in controller.txt, controller.json, controller-access-log.json.
-BENCH_OUT="$out" CUEUE_BIN="$CUEUE_BIN" timeout 300 \
+BENCH_OUT="$out" CUEUE_BIN="$CUEUE_BIN" timeout 900 \
 	/usr/bin/python3 tests/bench/controller_bench.py
 echo "   targets: 3 API writes per admitted Job (Workload create + one"
 echo "            status write + one Job patch), events reported apart"

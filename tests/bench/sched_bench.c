@@ -118,6 +118,11 @@ struct run {
 	struct opts o;
 	struct sched_gen g;
 	api_client *client;
+	/* The runner's own status writes (Finished, a cleared eviction) on a
+	 * client of their own, as Kueue's runner reacts apart from its
+	 * generator: behind a backlog of creates (a loaded machine) they
+	 * would hold quota the controller has freed. */
+	api_client *status_client;
 	api_informer *inf;
 	char tmp[256];
 	pid_t apiserver, controller;
@@ -379,8 +384,8 @@ static void send_status(struct wl *w, json_t *obj, json_t *conds, bool clear)
 	if (clear)
 		json_object_set_new(
 		    json_object_get(patch, "status"), "admission", json_null());
-	if (api_merge_patch(NULL, w->r->client, &R_WL, w->ns, w->name, patch,
-		true, status_done, w, &err) != CU_OK)
+	if (api_merge_patch(NULL, w->r->status_client, &R_WL, w->ns, w->name,
+		patch, true, status_done, w, &err) != CU_OK)
 		fprintf(stderr, "cueue-bench sched: patch: %s\n", err.msg);
 	else if (clear)
 		w->clear_inflight = true;
@@ -1027,7 +1032,10 @@ static void start_controller(struct run *r)
 		   "health:\n  healthProbeBindAddress: \"0\"\n"
 		   "metrics:\n  bindAddress: \"0\"\n"
 		   "internalCertManagement:\n  enable: false\n"
-		   "leaderElection:\n  leaderElect: false\n");
+		   "leaderElection:\n  leaderElect: false\n"
+		   /* the visibility server's fixed port (8082) would keep
+		    * two runs from going side by side */
+		   "featureGates:\n  VisibilityOnDemand: false\n");
 	if (r->o.qps > 0)
 		fprintf(f, "clientConnection:\n  qps: %s\n  burst: %s\n", qps,
 		    burst);
@@ -1606,6 +1614,7 @@ static void free_run(struct run *r)
 	size_t i;
 
 	api_informer_free(r->inf);
+	api_client_free(r->status_client);
 	api_client_free(r->client);
 	for (i = 0; i < r->nwls; i++) {
 		cu_free(r->wls[i]->ns);
@@ -1884,6 +1893,9 @@ int bench_sched_main(int argc, char **argv)
 		co.qps = 0;
 		co.max_attempts = 10;
 		rc = api_client_new(&r.client, r.loop, &co, &err);
+		if (rc == CU_OK)
+			rc =
+			    api_client_new(&r.status_client, r.loop, &co, &err);
 		co.user_agent = ua;
 	}
 	api_client_opts_dispose(&co);

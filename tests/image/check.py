@@ -6,7 +6,11 @@ expects and nothing more.
   manifest, one gzip layer, under 40 MB;
 - config: user 65532:65532, entrypoint /usr/local/bin/cueue-controller,
   the org.opencontainers.image labels (version = VERSION, revision = the
-  commit, source, licenses Apache-2.0), the ports of the Deployment;
+  commit, source = this clone's git remote as `scripts/image.sh source`
+  gives it - left out, never "unknown", without one - licenses
+  Apache-2.0), the ports of the Deployment;
+- source-url: `scripts/image.sh source URL` turns git remotes of every
+  form into the https URL of the repository, credentials dropped;
 - docker-archive: cueue-controller-docker.tar carries the same config and
   layer under the image name;
 - layer-files: every entry is root's and not writable by others, except
@@ -17,6 +21,8 @@ expects and nothing more.
 - entrypoint: in a chroot of the rootfs unpacked by umoci, as 65532
   (as root) or in an unprivileged user namespace, --version prints
   VERSION and --check-config accepts manifests/configmap.yaml's config;
+  /manager is the same program and takes Kueue's Deployment arguments
+  (--config=FILE --zap-log-level=2);
 - runs: the controller in that chroot, with the Deployment's arguments
   (the ledger in /var/lib/cueue), against cueue-apiserver over TLS with
   the CRDs applied, reports ready on /readyz (informers synced, ledger
@@ -126,8 +132,12 @@ def case_config(img):
     for k, v in want.items():
         check(labels.get(k) == v, "label %s=%r, want %r" %
               (k, labels.get(k), v))
-    check(labels.get("org.opencontainers.image.source"),
-          "label org.opencontainers.image.source")
+    src = subprocess.run(["sh", os.path.join(ROOT, "scripts", "image.sh"),
+                          "source"], capture_output=True, text=True,
+                         cwd=ROOT).stdout.strip()
+    got = labels.get("org.opencontainers.image.source")
+    check(got == (src or None), "label org.opencontainers.image.source=%r, "
+          "want %r (this clone's remote)" % (got, src or None))
     ports = set(cfg.get("ExposedPorts") or {})
     dep = deployment()
     ctr = dep["spec"]["template"]["spec"]["containers"][0]
@@ -139,6 +149,22 @@ def case_config(img):
     sc = dep["spec"]["template"]["spec"]["securityContext"]
     check(sc["runAsUser"] == UID and sc["runAsGroup"] == UID,
           "deployment.yaml runs as the image's user")
+
+
+def case_source_url():
+    script = os.path.join(ROOT, "scripts", "image.sh")
+    for url, want in (
+            ("git@github.com:acme/cueue.git", "https://github.com/acme/cueue"),
+            ("ssh://git@github.com:22/acme/cueue.git",
+             "https://github.com/acme/cueue"),
+            ("https://user:token@github.com/acme/cueue.git",
+             "https://github.com/acme/cueue"),
+            ("https://gitlab.example.org/group/sub/cueue/",
+             "https://gitlab.example.org/group/sub/cueue"),
+            ("/srv/git/cueue", ""), ("", "")):
+        got = subprocess.run(["sh", script, "source", url],
+                             capture_output=True, text=True).stdout.strip()
+        check(got == want, "source %r: %r, want %r" % (url, got, want))
 
 
 def case_docker_archive(img):
@@ -315,6 +341,13 @@ def case_entrypoint(rootfs):
           (p.returncode, p.stderr))
     check("apiVersion: config.kueue.x-k8s.io/v1beta2" in p.stdout,
           "--check-config prints the effective configuration: " + p.stdout)
+    # Kueue's Deployment: command /manager, Kueue's arguments.
+    check(os.readlink(os.path.join(rootfs, "manager")) ==
+          ENTRYPOINT.lstrip("/"), "/manager links the controller")
+    p = chroot_cmd(rootfs, ["/manager", "--config=" + cfg,
+                            "--zap-log-level=2", "--check-config"])
+    check(p.returncode == 0, "/manager with Kueue's arguments: exit %d: %s"
+          % (p.returncode, p.stderr))
     # Only the ledger directory is writable by the runtime user.
     if os.geteuid() == 0:
         for dp, dns, fns in os.walk(rootfs):
@@ -449,6 +482,7 @@ def main():
     img = Image()
     run("oci-layout", case_oci_layout, img)
     run("config", case_config, img)
+    run("source-url", case_source_url)
     run("docker-archive", case_docker_archive, img)
     run("layer-files", case_layer_files, img)
     tmp = tempfile.mkdtemp(prefix="cueue-image-check-")

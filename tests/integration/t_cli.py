@@ -23,7 +23,7 @@ WL_HEADER = ["NAME", "JOB TYPE", "JOB NAME", "LOCALQUEUE", "CLUSTERQUEUE",
              "STATUS", "POSITION IN QUEUE", "EXEC TIME", "AGE"]
 
 
-def cli(s, *args, env=None, kubeconfig=True):
+def cli(s, *args, env=None, kubeconfig=True, stdin=None):
     """Run kubectl-cueue; returns (exit code, stdout, stderr)."""
     cmd = [os.path.join(BIN, "kubectl-cueue")]
     if kubeconfig:
@@ -32,7 +32,7 @@ def cli(s, *args, env=None, kubeconfig=True):
     full.pop("KUBECONFIG", None)
     full.update(env or {})
     p = subprocess.run(cmd + list(args), capture_output=True, text=True,
-                       timeout=60, env=full)
+                       timeout=60, env=full, input=stdin or "")
     check("Sanitizer" not in p.stderr and "runtime error:" not in
           p.stderr, "sanitizer report from kubectl-cueue %s: %s" % (
               " ".join(args), p.stderr))
@@ -311,6 +311,11 @@ def cli_pending(s):
                         ("1", "0", "default", "p-mid", "lq", "50"),
                         ("2", "1", "default", "p-low", "lq", "0")],
        "pending before admissions")
+    # No visibility API here: the local order, labelled as such.
+    code, _, err = cli(s, "pending", "cq")
+    eq(code, 0, "pending")
+    check(err.startswith("note: the visibility API is not served (HTTP "
+                         "404): positions computed locally;"), err)
     eq(pending_rows("--offset", "1", "--limit", "1"),
        [("1", "0", "default", "p-mid", "lq", "50")], "--offset/--limit")
     summ = json.loads(ok(s, "pending", "cq", "-o", "json"))
@@ -439,7 +444,8 @@ def cli_stop_resume_create(s):
     eq(lq["spec"]["clusterQueue"], "cq", "created LocalQueue")
     code, out, err = cli(s, "create", "lq", "other", "-c", "nope")
     eq((code, out), (1, ""), "unknown ClusterQueue")
-    eq(err, 'error: clusterqueues.kueue.x-k8s.io "nope" not found\n',
+    eq(err, 'error: clusterqueues.kueue.x-k8s.io "nope" not found '
+            '(kubectl cueue list clusterqueue lists them)\n',
        "unknown ClusterQueue message")
     ok(s, "create", "lq", "other", "--clusterqueue=nope", "-i")
     eq(s.get_json(KQ + "/namespaces/default/localqueues/other")["spec"]
@@ -454,8 +460,10 @@ def cli_stop_resume_create(s):
     out = ok(s, "get", "lq", "-n", "team",
              "-o", "jsonpath={.items[*].metadata.name}")
     eq(sorted(out.split()), ["new", "tq"], "get lq (kubectl)")
-    code, out, err = cli(s, "delete", "workload", "w")
-    eq((code, out), (1, ""), "delete workload refused")
+    # delete workload is kubectl-cueue's own (a Workload without owner:
+    # deleted itself; see cli-create-delete-formats-completion)
+    eq(ok(s, "delete", "workload", "w"),
+       "workload.kueue.x-k8s.io/w deleted\n", "delete workload")
     # KUBECONFIG and --context
     code, out, err = cli(s, "list", "lq", "-n", "team", kubeconfig=False,
                          env={"KUBECONFIG": s.kubeconfig})
@@ -468,6 +476,146 @@ def cli_stop_resume_create(s):
     with open(s.kubeconfig) as f:
         ctxname = yaml.safe_load(f)["contexts"][0]["name"]
     ok(s, "list", "cq", "--context", ctxname)
+
+
+@case("cli-create-delete-formats-completion")
+def cli_kueuectl_verbs(s):
+    """kueuectl's create clusterqueue / resourceflavor (its examples),
+    delete workload (the owning Job after confirmation, else the Workload),
+    -o jsonpath (as kubectl prints it) and go-template (run by kubectl),
+    completion; each bad input named with what to write."""
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    out = ok(s, "create", "clusterqueue", "team-a", "--cohort", "org",
+             "--queuing-strategy", "StrictFIFO", "--namespace-selector",
+             "fooX=barX,fooY=barY", "--reclaim-within-cohort", "Any",
+             "--preemption-within-cluster-queue", "LowerPriority",
+             "--nominal-quota", "alpha:cpu=9;memory=36Gi;nvidia.com/gpu=10,"
+             "beta:cpu=18;memory=72Gi;nvidia.com/gpu=20",
+             "--borrowing-limit", "alpha:cpu=1;memory=1Gi;nvidia.com/gpu=1",
+             "--lending-limit", "beta:cpu=2;memory=2Gi;nvidia.com/gpu=2")
+    eq(out, "clusterqueue.kueue.x-k8s.io/team-a created\n", "create cq")
+    spec = s.get_json(KQ + "/clusterqueues/team-a")["spec"]
+    eq((spec["cohortName"], spec["queueingStrategy"],
+        spec["namespaceSelector"], spec["preemption"]["reclaimWithinCohort"],
+        spec["preemption"]["withinClusterQueue"]),
+       ("org", "StrictFIFO", {"matchLabels": {"fooX": "barX",
+                                              "fooY": "barY"}},
+        "Any", "LowerPriority"), "cq spec")
+    rg = spec["resourceGroups"]
+    eq(len(rg), 1, "one resource group")
+    eq(rg[0]["coveredResources"], ["cpu", "memory", "nvidia.com/gpu"],
+       "covered")
+    alpha, beta = rg[0]["flavors"]
+    eq((alpha["name"], alpha["resources"][0]["nominalQuota"],
+        alpha["resources"][0]["borrowingLimit"],
+        beta["resources"][1]["lendingLimit"]),
+       ("alpha", "9", "1", "2Gi"), "quotas merged by flavor")
+    out = ok(s, "create", "cq", "open", "-o", "jsonpath={.spec}")
+    eq(json.loads(out)["namespaceSelector"], {}, "every namespace")
+    out = ok(s, "create", "rf", "gpu", "--node-labels",
+             "kubernetes.io/arch=arm64,kubernetes.io/os=linux",
+             "--node-taints", "key1=value:NoSchedule,key2:NoExecute",
+             "--tolerations", "key1=value:NoSchedule,key3,:PreferNoSchedule")
+    eq(out, "resourceflavor.kueue.x-k8s.io/gpu created\n", "create rf")
+    rf = s.get_json(KQ + "/resourceflavors/gpu")["spec"]
+    eq((rf["nodeLabels"]["kubernetes.io/arch"], len(rf["nodeTaints"]),
+        rf["tolerations"][1], rf["tolerations"][2]["operator"]),
+       ("arm64", 2, {"key": "key3", "operator": "Exists"}, "Exists"),
+       "rf spec")
+    out = ok(s, "create", "rf", "dry", "--dry-run", "client", "-o",
+             "jsonpath={.kind}/{.metadata.name}")
+    eq(out, "ResourceFlavor/dry", "client dry run, jsonpath")
+    code, _, _ = s.raw("GET", KQ + "/resourceflavors/dry")
+    eq(code, 404, "dry run created nothing")
+    # -o jsonpath prints what kubectl prints for the same template
+    for tmpl in ("{.items[*].metadata.name}",
+                 "{range .items[*]}{.metadata.name}:{.spec.cohortName}"
+                 "{\"\\n\"}{end}",
+                 "{.items[?(@.spec.cohortName==\"org\")].spec."
+                 "preemption.withinClusterQueue}"):
+        want = s.kubectl("get", "clusterqueues.kueue.x-k8s.io", "-o",
+                         "jsonpath=" + tmpl).stdout
+        eq(ok(s, "list", "cq", "-o", "jsonpath=" + tmpl), want,
+           "jsonpath %s" % tmpl)
+    tmpl = "{{range .items}}{{.metadata.name}},{{end}}"
+    want = s.kubectl("get", "clusterqueues.kueue.x-k8s.io", "-o",
+                     "go-template=" + tmpl).stdout
+    eq(ok(s, "list", "cq", "-o", "go-template=" + tmpl), want,
+       "go-template through kubectl")
+    eq(ok(s, "create", "cq", "gt", "--dry-run", "client", "-o",
+          "go-template={{.spec.queueingStrategy}}"), "BestEffortFIFO",
+       "go-template of one object")
+    # delete workload: the owning Job, after confirmation
+    jb = post(s, "/apis/batch/v1/namespaces/default/jobs", {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "owner"},
+        "spec": {"suspend": True, "template": {"spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "c", "image": "busybox"}]}}}})
+    for name, owners in (("owned", [{
+            "apiVersion": "batch/v1", "kind": "Job", "name": "owner",
+            "uid": jb["metadata"]["uid"], "controller": True}]),
+            ("orphan", [])):
+        wl = workload("default", name, "lq", "1", 0)
+        wl["metadata"]["ownerReferences"] = owners
+        post(s, KQ + "/namespaces/default/workloads", wl)
+    code, out, err = cli(s, "delete", "workload", "owned", stdin="n\n")
+    eq((code, out), (0, "This operation will also delete:\n  - "
+                        "jobs.batch/owner associated with the "
+                        "default/owned workload\nDo you want to proceed "
+                        "(y/n)? Deletion is canceled\n"), "declined")
+    eq(s.raw("GET", "/apis/batch/v1/namespaces/default/jobs/owner")[0],
+       200, "job kept")
+    eq(ok(s, "delete", "kwl", "owned", "--dry-run", "server"),
+       "jobs.batch/owner deleted (server dry run)\n", "server dry run")
+    code, out, err = cli(s, "delete", "workload", "owned", "missing",
+                         stdin="y\n")
+    eq(code, 0, "delete: %s" % err)
+    check(out.endswith("(y/n)? jobs.batch/owner deleted\n"), out)
+    check('"missing" not found' in err, err)
+    eq(s.raw("GET", "/apis/batch/v1/namespaces/default/jobs/owner")[0],
+       404, "job deleted")
+    eq(ok(s, "delete", "workload", "orphan"),
+       "workload.kueue.x-k8s.io/orphan deleted\n", "no owner: itself")
+    # completion
+    check("complete -F _kubectl_cueue kubectl-cueue" in
+          ok(s, "completion", "bash"), "bash script")
+    check("compdef _kubectl_cueue kubectl-cueue" in
+          ok(s, "completion", "zsh"), "zsh script")
+    eq(ok(s, "__complete", "cr"), "create\n:4\n", "verbs")
+    eq(ok(s, "__complete", "create", ""),
+       "localqueue\nclusterqueue\nresourceflavor\n:4\n", "kinds")
+    eq(ok(s, "__complete", "stop", "cq", "te"), "team-a\n:4\n", "names")
+    eq(ok(s, "__complete", "pending", ""), "open\nteam-a\n:4\n",
+       "ClusterQueues of pending")
+    check("--nominal-quota\n" in ok(s, "__complete", "create", "cq", "x",
+                                     "--n"), "flags")
+    bad = [
+        (["list", "cq", "-o", "jsonpath"],
+         "template format specified but no template given: write -o "
+         "jsonpath=TEMPLATE"),
+        (["list", "cq", "-o", "jsonpath={.items[0"], "jsonpath: "),
+        (["create", "cq", "x", "--nominal-quota", "alpha:cpu"],
+         "write FLAVOR:RESOURCE=QUANTITY"),
+        (["create", "rf", "x", "--node-taints", "k=v"],
+         "write KEY[=VALUE]:EFFECT"),
+        (["create", "rf", "x", "--cohort", "c"],
+         'unknown flag: --cohort (not a flag of "create resourceflavor")'),
+        (["delete", "workload"], "requires at least 1 NAME, or --all"),
+        (["delete", "workload", "w", "-A"], "use --all -A"),
+        (["pending", "cq", "-o", "go-template={{.}}"],
+         "use -o jsonpath=TEMPLATE or -o json"),
+        (["completion", "fish"], "kubectl cueue completion bash"),
+        (["list", "cq", "-o", "jsonpath-file=/nonexistent"],
+         "template file /nonexistent"),
+    ]
+    for args, want in bad:
+        code, out, err = cli(s, *args)
+        eq(code, 1, "exit code of %r (stderr %r)" % (args, err))
+        check(err.startswith("error: ") and want in err and
+              err.count("\n") == 1, "%r: %r not in %r" % (args, want, err))
 
 
 @case("cli-version-and-bad-input")
@@ -518,8 +666,9 @@ def cli_version_bad(s):
         (["resume", "lq"], "missing NAME"),
         (["stop", "cq", "x", "--dry-run", "maybe"],
          "invalid dry-run value (maybe)"),
-        (["create", "localqueue", "x"], 'required flag(s) "clusterqueue"'),
-        (["create", "clusterqueue", "x"], 'unknown resource type'),
+        (["create", "localqueue", "x"], 'required flag(s) "clusterqueue" '
+                                        'not set: write -c'),
+        (["create", "workload", "x"], 'unknown resource type'),
         (["pending"], "missing CLUSTER_QUEUE"),
         (["pending", "cq", "--limit", "-1"], '"--limit"'),
         (["pending", "nope"], 'clusterqueues.kueue.x-k8s.io "nope" not '

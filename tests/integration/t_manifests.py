@@ -3,7 +3,9 @@
 with the machine's kubectl (CRDs first, then `kubectl wait` for
 Established, as on a real cluster) and reads back unchanged: each field the
 file sets has the same value on the server (the server may add defaults
-and metadata, nothing may be lost or altered)."""
+and metadata, nothing may be lost or altered). Kueue's kinds have Kueue's
+short names, and their CRDs describe every field for `kubectl explain`:
+what it does, each enum value and the default."""
 import glob
 import os
 
@@ -108,6 +110,71 @@ def install(s):
         check(r + ".kueue.x-k8s.io" in p.stdout, p.stdout)
     p = s.kubectl("get", "cq")
     eq(p.returncode, 0, "short name cq")
+
+
+def schema_fields(node, path, out):
+    """(path, schema) of every property under node, arrays' items and
+    maps' values included (their fields under the same path)."""
+    for k, v in (node.get("properties") or {}).items():
+        p = path + "." + k if path else k
+        out.append((p, v))
+        schema_fields(v, p, out)
+    for sub in ("items", "additionalProperties"):
+        if isinstance(node.get(sub), dict):
+            schema_fields(node[sub], path, out)
+
+
+# Kueue's short names (config/components/crd/bases), MultiKueue's aside.
+SHORT_NAMES = {
+    "admissionchecks": ["ac"], "clusterqueues": ["cq"], "cohorts": ["co"],
+    "localqueues": ["queue", "queues", "lq"],
+    "provisioningrequestconfigs": ["prc"],
+    "resourceflavors": ["flavor", "flavors", "rf"], "topologies": ["topo"],
+    "workloadpriorityclasses": ["wpc"],
+    "workloads": ["kwl", "kueueworkload", "kueueworkloads"]}
+
+
+@case("manifests-crd-docs-and-short-names")
+def crd_docs(s):
+    """Every field of every served version says what it does (at least a
+    sentence), names each enum value and, for a scalar default, says
+    "default" and the value; Kueue's short names resolve."""
+    bad = []
+    crds = sorted(glob.glob(os.path.join(MANIFESTS, "crds",
+                                         "kueue.x-k8s.io_*.yaml")))
+    eq(len(crds), len(SHORT_NAMES), "Kueue CRDs")
+    for f in crds:
+        d = docs(f)[0]
+        names = d["spec"]["names"]
+        eq(names.get("shortNames"), SHORT_NAMES[names["plural"]],
+           names["plural"] + " short names")
+        for ver in d["spec"]["versions"]:
+            top = ver["schema"]["openAPIV3Schema"]
+            out = [("", top)]
+            schema_fields(top, "", out)
+            for path, v in out:
+                where = "%s %s %s" % (names["kind"], ver["name"],
+                                      path or "(kind)")
+                desc = v.get("description", "")
+                if path != "metadata" and len(desc) < 24:
+                    bad.append("%s: description %r" % (where, desc))
+                    continue
+                for e in v.get("enum", []):
+                    if str(e) not in desc:
+                        bad.append("%s: enum value %s not described" %
+                                   (where, e))
+                dflt = v.get("default")
+                if isinstance(dflt, (str, int)) and not isinstance(
+                        dflt, bool) and (str(dflt) not in desc or
+                                         "efault" not in desc):
+                    bad.append("%s: default %r not said" % (where, dflt))
+    check(not bad, "%d fields:\n  %s" % (len(bad), "\n  ".join(bad)))
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    for short in ("ac", "prc", "topo", "wpc", "kwl", "co", "rf", "lq"):
+        p = s.kubectl("get", short, "-A", check=False)
+        eq(p.returncode, 0, "kubectl get %s: %s" % (short, p.stderr))
 
 
 @case("manifests-samples")

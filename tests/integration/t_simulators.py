@@ -162,4 +162,102 @@ def job_suspended(s):
              ["items"] == [], 5, what="pods gone after suspend")
 
 
+@case("sim-managed-by-elsewhere-left-alone", simulate="jobs,jobsets")
+def managed_by_elsewhere(s):
+    # As kube's Job controller and the JobSet controller: an object whose
+    # spec.managedBy names another controller gets no pods, no child
+    # Jobs and no status. A control Job and JobSet beside them do run,
+    # so the check is not a matter of time.
+    mine = JOB.replace("name: j1", "name: mine")
+    other = JOB.replace("name: j1", "name: other").replace(
+        "parallelism: 3", "managedBy: kueue.x-k8s.io/multikueue\n"
+        "  parallelism: 3")
+    dflt = JOB.replace("name: j1", "name: dflt").replace(
+        "parallelism: 3", "managedBy: kubernetes.io/job-controller\n"
+        "  parallelism: 3")
+    js_other = JOBSET.replace("name: js1", "name: jsother").replace(
+        "suspend: true", "suspend: false\n  managedBy: "
+        "kueue.x-k8s.io/multikueue")
+    js_mine = JOBSET.replace("name: js1", "name: jsmine").replace(
+        "suspend: true", "suspend: false\n  managedBy: "
+        "jobset.sigs.k8s.io/jobset-controller")
+    p = write(s.dir, "all.yaml", "---".join(
+        [mine, other, dflt, js_other, js_mine]))
+    s.kubectl("apply", "-f", p)
+
+    def complete(name):
+        j = s.get_json("/apis/batch/v1/namespaces/default/jobs/" + name)
+        return any(c["type"] == "Complete" and c["status"] == "True"
+                   for c in j.get("status", {}).get("conditions", []))
+    wait_for(lambda: complete("mine") and complete("dflt"), 15,
+             what="control jobs complete")
+
+    def js_done(name):
+        js = s.get_json("/apis/jobset.x-k8s.io/v1alpha2/namespaces/"
+                        "default/jobsets/" + name)
+        return js.get("status", {}).get("terminalState") == "Completed"
+    wait_for(lambda: js_done("jsmine"), 20, what="control jobset done")
+    j = s.get_json("/apis/batch/v1/namespaces/default/jobs/other")
+    eq(j.get("status", {}), {}, "status of a Job managed elsewhere")
+    pods = s.get_json("/api/v1/namespaces/default/pods")["items"]
+    eq([p["metadata"]["name"] for p in pods
+        if p["metadata"]["name"].startswith("other-")], [],
+       "pods of a Job managed elsewhere")
+    eq(sorted(jobs_of(s, "jsother")), [], "child jobs of a JobSet "
+       "managed elsewhere")
+    js = s.get_json("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/"
+                    "jobsets/jsother")
+    eq(js.get("status", {}), {}, "status of a JobSet managed elsewhere")
+
+
+@case("sim-jobset-failure-deletes-active-jobs", simulate="jobs,jobsets")
+def jobset_failure(s):
+    # One replicated Job fails fast, the other would run a minute: the
+    # JobSet fails naming the first failed Job and deletes the active one
+    # (and so its pods), as the JobSet controller does once finished.
+    js = JOBSET.replace("suspend: true", "suspend: false").replace(
+        """    template:
+      spec:
+        parallelism: 2""", """    template:
+      metadata:
+        annotations:
+          cueue.dev/sim-runtime-ms: "200"
+          cueue.dev/sim-fail: "true"
+      spec:
+        parallelism: 2""").replace(
+        """  - name: driver
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:""", """  - name: driver
+    replicas: 1
+    template:
+      metadata:
+        annotations:
+          cueue.dev/sim-runtime-ms: "60000"
+      spec:
+        template:
+          spec:""")
+    p = write(s.dir, "js.yaml", js)
+    s.kubectl("apply", "-f", p)
+
+    def failed():
+        o = s.get_json("/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/"
+                       "jobsets/js1")
+        return o if o.get("status", {}).get("terminalState") else None
+    o = wait_for(failed, 15, what="jobset finished")
+    eq(o["status"]["terminalState"], "Failed")
+    c = {x["type"]: x for x in o["status"]["conditions"]}["Failed"]
+    check(c["message"].startswith("jobset failed due to one or more job "
+                                  "failures (first failed job: js1-workers-"),
+          c["message"])
+    wait_for(lambda: "js1-driver-0" not in jobs_of(s, "js1"), 10,
+             what="active driver job deleted")
+    wait_for(lambda: not [p for p in s.get_json(
+        "/api/v1/namespaces/default/pods")["items"]
+        if p["metadata"]["name"].startswith("js1-driver-")], 10,
+        what="driver pods gone")
+
+
 run_cases()

@@ -1017,3 +1017,49 @@ Test(api_client, tls_with_server_written_kubeconfig)
 	fx_result_dispose(&r);
 	fx_teardown();
 }
+
+/* lean_bodies: 2xx bodies come parsed without metadata.managedFields
+ * (lists and single objects alike); error bodies as sent. */
+Test(api_client, lean_bodies_drop_managed_fields, .init = fx_setup_server_only,
+    .fini = fx_teardown)
+{
+	struct api_client_opts o;
+	struct fx_result r;
+	json_t *items;
+
+	memset(&o, 0, sizeof(o));
+	o.lean_bodies = true;
+	fx_client_start(&o);
+	fx_call(&r, "POST", "/api/v1/namespaces/default/configmaps", NULL,
+	    fx_configmap("lean", "1"));
+	cr_assert_eq(r.code, 201);
+	cr_assert_not_null(
+	    json_object_get(json_object_get(r.body, "metadata"), "uid"));
+	cr_assert_null(json_object_get(
+	    json_object_get(r.body, "metadata"), "managedFields"));
+	fx_result_dispose(&r);
+	fx_call(&r, "GET", "/api/v1/namespaces/default/configmaps", NULL, NULL);
+	cr_assert_eq(r.code, 200);
+	items = json_object_get(r.body, "items");
+	cr_assert_eq(json_array_size(items), 1);
+	cr_assert_null(json_object_get(
+	    json_object_get(json_array_get(items, 0), "metadata"),
+	    "managedFields"));
+	fx_result_dispose(&r);
+	fx_call(&r, "GET", "/api/v1/namespaces/default/configmaps/nope", NULL,
+	    NULL);
+	cr_assert_eq(r.code, 404);
+	cr_assert_str_eq(r.reason, "NotFound");
+	fx_result_dispose(&r);
+	/* the same server sends them: a client without the option sees them */
+	api_client_free(fx_cl);
+	fx_cl = NULL;
+	memset(&o, 0, sizeof(o));
+	fx_client_start(&o);
+	fx_call(&r, "GET", "/api/v1/namespaces/default/configmaps/lean", NULL,
+	    NULL);
+	cr_assert_eq(r.code, 200);
+	cr_assert_not_null(json_object_get(
+	    json_object_get(r.body, "metadata"), "managedFields"));
+	fx_result_dispose(&r);
+}

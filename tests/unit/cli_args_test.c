@@ -161,8 +161,12 @@ Test(cli_args, kueuectl_pass_through)
 	cr_assert_eq(a.verb, CLI_PASSTHROUGH);
 	/* not a pass-through: pods, unknown kinds, delete workload */
 	cr_assert_eq(PARSE(&a, &e, "get", "pods"), CU_EINVAL);
-	cr_assert_eq(PARSE(&a, &e, "delete", "workload", "w"), CU_EINVAL);
-	cr_assert_not_null(strstr(e.msg, "delete workload"), "%s", e.msg);
+	cr_assert_eq(
+	    PARSE(&a, &e, "delete", "workload", "w", "v", "-y"), CU_OK);
+	cr_assert_eq(a.verb, CLI_DELETE);
+	cr_assert_eq(a.nnames, 2);
+	cr_assert_str_eq(a.names[1], "v");
+	cr_assert(a.yes);
 }
 
 Test(cli_args, help)
@@ -211,8 +215,11 @@ Test(cli_args, refusals_name_what_is_wrong)
 	    "widgets");
 	REFUSED(
 	    "unknown resource type \"pods\" for \"stop\"", "stop", "pods", "p");
-	REFUSED("unknown resource type \"clusterqueue\" for \"create\"",
+	REFUSED("unknown flag: --clusterqueue (not a flag of \"create "
+		"clusterqueue\")",
 	    "create", "clusterqueue", "x", "-c", "y");
+	REFUSED("unknown resource type \"workload\" for \"create\"", "create",
+	    "workload", "x");
 	REFUSED("unexpected argument \"x\"", "list", "cq", "x");
 	REFUSED("unknown flag: --bogus", "list", "workload", "--bogus");
 	REFUSED("unknown shorthand flag: 'Z' in -Z", "list", "workload", "-Z");
@@ -252,4 +259,31 @@ Test(cli_args, refusals_name_what_is_wrong)
 	REFUSED("unexpected argument \"extra\"", "version", "extra");
 	REFUSED("--namespace must not be empty", "list", "workload", "-n", "");
 	REFUSED("unknown flag: --output", "version", "-o", "json");
+}
+
+Test(cli_args, output_templates)
+{
+	struct cli_args a;
+	cu_error e;
+
+	cr_assert_eq(PARSE(&a, &e, "list", "cq", "-o", "jsonpath={.items}"),
+	    CU_OK, "%s", e.msg);
+	cr_assert_eq(a.output, CLI_OUT_JSONPATH);
+	cr_assert_str_eq(a.template_, "{.items}");
+	cr_assert_not(a.template_file);
+	cr_assert_eq(PARSE(&a, &e, "list", "cq", "-o=jsonpath-file=/t"), CU_OK,
+	    "%s", e.msg);
+	cr_assert(a.template_file);
+	cr_assert_str_eq(a.template_, "/t");
+	cr_assert_eq(PARSE(&a, &e, "list", "cq", "--output", "template={{.}}"),
+	    CU_OK, "%s", e.msg);
+	cr_assert_eq(a.output, CLI_OUT_GO_TEMPLATE);
+	cr_assert_eq(PARSE(&a, &e, "list", "cq", "-o", "go-template-file=f"),
+	    CU_OK, "%s", e.msg);
+	cr_assert(a.template_file && a.output == CLI_OUT_GO_TEMPLATE);
+	cr_assert_eq(
+	    PARSE(&a, &e, "list", "cq", "-o", "go-template="), CU_EINVAL);
+	cr_assert(strstr(e.msg, "no template given") != NULL, "%s", e.msg);
+	cr_assert_eq(PARSE(&a, &e, "list", "cq", "-o", "xml"), CU_EINVAL);
+	cr_assert(strstr(e.msg, "jsonpath=TEMPLATE") != NULL, "%s", e.msg);
 }

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cli/complete.c - shell completion of kubectl-cueue: `completion bash`
+ * and `completion zsh` print a script that asks the program itself,
+ * `kubectl-cueue __complete WORD... PARTIAL`, which answers as cobra's
+ * __complete does (one candidate a line, then ":4", no file names), so
+ * that kubectl 1.26 and later complete `kubectl cueue ...` through an
+ * executable kubectl_complete-cueue running it. Candidates: the
+ * commands, the resource types of each, its flags, and the names of the
+ * ClusterQueues, LocalQueues, ResourceFlavors and Workloads the API
+ * server has. See cli/cli_int.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/json.h"
+#include "cli/cli.h"
+#include "cli/cli_int.h"
+
+static const char BASH[] =
+    "# bash completion of kubectl-cueue (and `kubectl cueue` through "
+    "kubectl_complete-cueue)\n"
+    "_kubectl_cueue() {\n"
+    "    local cur=\"${COMP_WORDS[COMP_CWORD]}\" IFS=$'\\n'\n"
+    "    local out\n"
+    "    out=$(kubectl-cueue __complete \"${COMP_WORDS[@]:1:COMP_CWORD}\" "
+    "2>/dev/null) || return\n"
+    "    COMPREPLY=($(compgen -W \"$(printf '%s\\n' \"$out\" | grep -v "
+    "'^:')\" -- \"$cur\"))\n"
+    "}\n"
+    "complete -F _kubectl_cueue kubectl-cueue\n";
+
+static const char ZSH[] =
+    "#compdef kubectl-cueue\n"
+    "# zsh completion of kubectl-cueue\n"
+    "_kubectl_cueue() {\n"
+    "    local -a c\n"
+    "    c=(${(f)\"$(kubectl-cueue __complete \"${(@)words[2,CURRENT]}\" "
+    "2>/dev/null | grep -v '^:')\"})\n"
+    "    compadd -- $c\n"
+    "}\n"
+    "compdef _kubectl_cueue kubectl-cueue\n";
+
+static const char *const VERBS[] = {"list", "stop", "resume", "create",
+    "delete", "pending", "version", "completion", "get", "describe", "edit",
+    "patch", NULL};
+
+static const char *const *kinds_of(const char *verb)
+{
+	static const char *const list[] = {"workload", "clusterqueue",
+	    "localqueue", "resourceflavor", "pods", NULL};
+	static const char *const queues[] = {
+	    "workload", "clusterqueue", "localqueue", NULL};
+	static const char *const create[] = {
+	    "localqueue", "clusterqueue", "resourceflavor", NULL};
+	static const char *const del[] = {
+	    "workload", "clusterqueue", "localqueue", "resourceflavor", NULL};
+	static const char *const shells[] = {"bash", "zsh", NULL};
+
+	if (strcmp(verb, "list") == 0)
+		return list;
+	if (strcmp(verb, "stop") == 0 || strcmp(verb, "resume") == 0)
+		return queues;
+	if (strcmp(verb, "create") == 0)
+		return create;
+	if (strcmp(verb, "completion") == 0)
+		return shells;
+	if (strcmp(verb, "delete") == 0 || strcmp(verb, "get") == 0 ||
+	    strcmp(verb, "describe") == 0 || strcmp(verb, "edit") == 0 ||
+	    strcmp(verb, "patch") == 0)
+		return del;
+	return NULL;
+}
+
+static void emit(struct ctx *x, const char *const *v, const char *prefix)
+{
+	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+		if (strncmp(v[i], prefix, strlen(prefix)) == 0)
+			fprintf(x->out, "%s\n", v[i]);
+}
+
+/* Names of the objects of kind on the server. */
+static void names(struct ctx *x, const char *kind, const char *prefix)
+{
+	const struct api_resource *res =
+	    strncmp(kind, "clusterqueue", 12) == 0 || strcmp(kind, "cq") == 0
+		? &cli_res_cq
+	    : strncmp(kind, "localqueue", 10) == 0 || strcmp(kind, "lq") == 0
+		? &cli_res_lq
+	    : strncmp(kind, "resourceflavor", 14) == 0 ||
+		    strcmp(kind, "rf") == 0
+		? &cli_res_rf
+	    : strncmp(kind, "workload", 8) == 0 || strcmp(kind, "kwl") == 0
+		? &cli_res_wl
+		: NULL;
+	json_t *list = NULL, *it;
+	cu_error ignore;
+	size_t i;
+
+	if (res == NULL || x->c == NULL ||
+	    cli_list_all(x, res, res->namespaced ? x->ns : NULL, NULL, NULL,
+		&list, &ignore) != CU_OK)
+		return;
+	json_array_foreach(json_object_get(list, "items"), i, it)
+	{
+		const char *n =
+		    api_json_str(json_object_get(it, "metadata"), "name");
+
+		if (n != NULL && strncmp(n, prefix, strlen(prefix)) == 0)
+			fprintf(x->out, "%s\n", n);
+	}
+	json_decref(list);
+}
+
+static const char *const FLAGS[] = {"--kubeconfig", "--context", "--namespace",
+    "--help", "--output", "--all-namespaces", "--clusterqueue", "--localqueue",
+    "--status", "--selector", "--field-selector", "--for", "--active",
+    "--keep-already-running", "--dry-run", "--ignore-unknown-cq", "--limit",
+    "--offset", "--cohort", "--queuing-strategy", "--namespace-selector",
+    "--reclaim-within-cohort", "--preemption-within-cluster-queue",
+    "--nominal-quota", "--borrowing-limit", "--lending-limit", "--node-labels",
+    "--node-taints", "--tolerations", "--yes", "--all", NULL};
+
+/* `__complete WORD... PARTIAL`: the words are a->names (parsed as
+ * positional words by cli_parse). */
+static void complete_words(struct ctx *x)
+{
+	const char *w[CLI_MAX_REPEAT];
+	size_t n = 0, i;
+	const char *cur;
+
+	for (i = 0; i < x->a->nnames; i++)
+		if (x->a->names[i][0] != '-' || i + 1 == x->a->nnames)
+			w[n++] = x->a->names[i];
+	cur = n > 0 ? w[n - 1] : "";
+	if (cur[0] == '-')
+		emit(x, FLAGS, cur);
+	else if (n <= 1)
+		emit(x, VERBS, cur);
+	else if (n == 2 && strcmp(w[0], "pending") == 0)
+		names(x, "clusterqueue", cur);
+	else if (n == 2)
+		emit(x, kinds_of(w[0]), cur);
+	else if (n >= 3 && strcmp(w[0], "list") != 0 &&
+		 strcmp(w[0], "create") != 0)
+		names(x, w[1], cur);
+	fputs(":4\n", x->out);
+}
+
+int cli_completion(struct ctx *x, cu_error *err)
+{
+	(void)err;
+	if (strcmp(x->a->shell, "bash") == 0)
+		fputs(BASH, x->out);
+	else if (strcmp(x->a->shell, "zsh") == 0)
+		fputs(ZSH, x->out);
+	else
+		complete_words(x);
+	return CU_OK;
+}
