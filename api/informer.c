@@ -2,7 +2,10 @@
 /*
  * api/informer.c - list/watch informers over api/client.h: paginated
  * LIST, WATCH with bookmarks, resume from the last resourceVersion, relist
- * on 410 with a diff delivered to the handlers, and a cache indexed by
+ * on 410 - and from scratch when the server refuses the last
+ * resourceVersion as ahead of its own ("Too large resource version": its
+ * revision went backwards, an etcd restore) - with a diff delivered to
+ * the handlers, and a cache indexed by
  * namespace/name and by owner UID. See api/informer.h.
  *
  * States (one request or one timer at a time):
@@ -549,6 +552,44 @@ static void apply_list(api_informer *inf, const char *list_rv)
 	list_reset(inf);
 }
 
+/* ---- a resourceVersion ahead of the server's (etcd restored) --------- */
+
+/* Is st [borrowed] kube's "Too large resource version" (504 Timeout,
+ * cause ResourceVersionTooLarge)? The server's revision is behind the
+ * one asked for: after an etcd restore it went backwards, and waiting
+ * for it would miss everything written meanwhile (client-go relists
+ * from scratch, reflector.go isTooLargeResourceVersionError). */
+static bool rv_too_large(const json_t *st)
+{
+	const json_t *causes =
+	    json_object_get(json_object_get(st, "details"), "causes");
+	const char *msg = json_string_value(json_object_get(st, "message"));
+	size_t i;
+	json_t *c;
+
+	if (json_integer_value(json_object_get(st, "code")) != 504)
+		return false;
+	json_array_foreach((json_t *)causes, i, c)
+	{
+		const char *r = json_string_value(json_object_get(c, "reason"));
+
+		if (r != NULL && strcmp(r, "ResourceVersionTooLarge") == 0)
+			return true;
+	}
+	return msg != NULL && strstr(msg, "Too large resource version") != NULL;
+}
+
+/* Forget the last resourceVersion: the next LIST is a consistent read. */
+static void rv_forget(api_informer *inf)
+{
+	char *e = cu_strdup("");
+
+	if (e == NULL)
+		return; /* keep it: the next list asks again */
+	cu_free(inf->rv);
+	inf->rv = e;
+}
+
 static void on_list(const struct api_response *resp, void *payload)
 {
 	api_informer *inf = payload;
@@ -559,12 +600,21 @@ static void on_list(const struct api_response *resp, void *payload)
 	inf->req = NULL;
 	if (resp->canceled)
 		return;
-	if (resp->err == CU_EGONE) {
-		/* too old: the last RV, or an expired continue token */
+	if (resp->err == CU_EGONE ||
+	    (inf->list_with_rv && rv_too_large(resp->body))) {
+		/* too old: the last RV, or an expired continue token; too
+		 * large: the server's revision went backwards */
 		bool again = inf->list_with_rv || inf->cont != NULL;
 
-		cu_info("informer %s: list: 410 Gone, relisting from scratch",
-		    inf->plural);
+		if (resp->err == CU_EGONE)
+			cu_info("informer %s: list: 410 Gone, relisting from "
+				"scratch",
+			    inf->plural);
+		else
+			cu_warn("informer %s: list: resourceVersion %s is "
+				"ahead of the server's (etcd restored?): "
+				"relisting from scratch",
+			    inf->plural, inf->rv);
 		list_reset(inf);
 		inf->list_with_rv = false;
 		cu_free(inf->rv);
@@ -735,7 +785,16 @@ static void on_watch_line(const char *line, size_t len, void *payload)
 
 		if (code == 410)
 			inf->watch_gone = true;
-		else
+		else if (rv_too_large(obj)) {
+			/* the server's revision went backwards: relist from
+			 * scratch, as after a 410 */
+			cu_warn("informer %s: watch from resourceVersion %s "
+				"refused as ahead of the server's (etcd "
+				"restored?): relisting from scratch",
+			    inf->plural, inf->rv);
+			rv_forget(inf);
+			inf->watch_gone = true;
+		} else
 			inf->watch_error = true;
 		cu_info("informer %s: watch error %d: %s", inf->plural,
 		    (int)code,
@@ -1033,4 +1092,9 @@ const char *api_informer_resource_version(const api_informer *inf)
 void api_informer_stats(const api_informer *inf, struct api_informer_stats *out)
 {
 	*out = inf->stats;
+}
+
+void api_informer_feed_line(api_informer *inf, const char *line, size_t len)
+{
+	on_watch_line(line, len, inf);
 }

@@ -72,6 +72,12 @@ CU_MUST_CHECK int api_informer_new(api_informer **out, api_client *c,
  * Not from inside its own handlers. NULL is a no-op. inf [consumed]. */
 void api_informer_free(api_informer *inf);
 
+/* Apply one watch-stream line to inf as if its watch had delivered it:
+ * the event updates the cache and runs the handlers, or a line that does
+ * not decode marks the watch failed (it is then restarted). For fuzzing
+ * and tests (tests/fuzz/informer_fuzz.c). line [borrowed]. */
+void api_informer_feed_line(api_informer *inf, const char *line, size_t len);
+
 /* True once the first LIST has been delivered. */
 bool api_informer_synced(const api_informer *inf);
 

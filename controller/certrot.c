@@ -12,6 +12,7 @@
 #include <ev.h>
 #include <openssl/crypto.h>
 
+#include "api/informer.h"
 #include "api/json.h"
 #include "controller/certrot.h"
 #include "controller/certs.h"
@@ -49,6 +50,12 @@ static const struct inject_target {
 };
 #define NTARGETS (sizeof(TARGETS) / sizeof(TARGETS[0]))
 
+/* One watched target: its informer's handler payload. */
+struct watched {
+	struct ctl_certrot *r;
+	size_t i; /* index into TARGETS */
+};
+
 struct ctl_certrot {
 	struct ev_loop *loop;
 	api_client *client;
@@ -64,7 +71,22 @@ struct ctl_certrot {
 	/* The set being served: PEM [owned]. */
 	char *ca, *cert, *key;
 	size_t step; /* index into TARGETS of the caBundle being kept */
+	/* Every target watched by name: a caBundle found missing or stale
+	 * (applied after the start, re-created, replaced by an older
+	 * manifest) asks for a pass at once. */
+	api_informer *inf[NTARGETS];
+	struct watched w[NTARGETS];
+	bool again; /* a pass was asked for while one ran */
+	/* The CA of the pair this process just replaced in certDir [owned;
+	 * NULL: none], kept in the bundles until grace_until (monotonic):
+	 * whsrv serves the old pair until its next reload, and a pass asked
+	 * for meanwhile must not drop that CA. */
+	char *grace_ca;
+	cu_ns_t grace_until;
+	cu_ns_t grace_ns;
 };
+
+static void start_pass(ctl_certrot *r);
 
 static void pass_done(ctl_certrot *r)
 {
@@ -72,6 +94,10 @@ static void pass_done(ctl_certrot *r)
 	r->req = NULL;
 	if (!r->failed)
 		r->passes++;
+	if (r->again) {
+		r->again = false;
+		start_pass(r);
+	}
 }
 
 /* Write `data` to dir/name through a temporary file and a rename, so a
@@ -145,12 +171,15 @@ static bool same_file(const char *dir, const char *name, const char *data)
 	return same;
 }
 
+static char *served_ca(const ctl_certrot *r);
+
 static void write_files(ctl_certrot *r)
 {
 	static const char *const names[] = {"ca.crt", "tls.crt", "tls.key"};
 	const char *data[] = {r->ca, r->cert, r->key};
 	size_t i;
 	bool same = true;
+	char *old;
 
 	if (r->cert_dir == NULL)
 		return;
@@ -158,6 +187,13 @@ static void write_files(ctl_certrot *r)
 		same = same && same_file(r->cert_dir, names[i], data[i]);
 	if (same)
 		return;
+	/* The CA of the pair still being served stays trusted for a while
+	 * (see grace_ca). */
+	if ((old = served_ca(r)) != NULL) {
+		cu_free(r->grace_ca);
+		r->grace_ca = old;
+		r->grace_until = cu_time_mono_ns() + r->grace_ns;
+	}
 	/* The key before the certificate: whsrv reloads on either. */
 	write_file(r->cert_dir, names[0], data[0]);
 	write_file(r->cert_dir, names[2], data[2]);
@@ -207,10 +243,19 @@ static char *bundle_of(const ctl_certrot *r)
 {
 	char *old = served_ca(r), *pem, *b64;
 	size_t n = strlen(r->ca);
+	const char *grace =
+	    r->grace_ca != NULL && cu_time_mono_ns() < r->grace_until &&
+		    strcmp(r->grace_ca, r->ca) != 0 &&
+		    (old == NULL || strcmp(r->grace_ca, old) != 0)
+		? r->grace_ca
+		: "";
 
-	pem = old == NULL ? cu_strdup(r->ca)
-			  : cu_asprintf("%s%s%s", r->ca,
-				n > 0 && r->ca[n - 1] == '\n' ? "" : "\n", old);
+	pem = old == NULL
+		  ? cu_asprintf("%s%s%s", r->ca,
+			grace[0] && n > 0 && r->ca[n - 1] != '\n' ? "\n" : "",
+			grace)
+		  : cu_asprintf("%s%s%s%s", r->ca,
+			n > 0 && r->ca[n - 1] == '\n' ? "" : "\n", old, grace);
 	cu_free(old);
 	if (pem == NULL)
 		return NULL;
@@ -318,6 +363,121 @@ static void on_config_get(const struct api_response *resp, void *payload)
 	inject_next(r);
 }
 
+/* ---- the targets watched ---------------------------------------------- */
+
+/* Does caBundle have [borrowed; base64, NULL: none] hold the PEM ca? */
+static bool holds_ca(const char *have, const char *ca)
+{
+	char *pem = NULL;
+	size_t n;
+	bool yes;
+
+	if (have == NULL || have[0] == '\0' ||
+	    api_base64_decode(have, &pem, &n, NULL) != CU_OK)
+		return false;
+	yes = strstr(pem, ca) != NULL;
+	cu_free(pem);
+	return yes;
+}
+
+/* Does target i's object obj [borrowed] lack the Secret's CA in a
+ * caBundle (missing, or another CA: applied after the start, re-created,
+ * replaced by an older manifest)? Unknown until a pass has read the
+ * Secret (r->ca). A bundle that also holds the CA still being served
+ * during a rotation is not stale: the periodic pass drops that one once
+ * the new pair is in place. */
+static bool stale(const ctl_certrot *r, size_t i, json_t *obj)
+{
+	json_t *hooks, *w;
+	size_t k;
+	bool bad = false;
+
+	if (r->ca == NULL)
+		return false;
+	if (TARGETS[i].crd) {
+		json_t *conv =
+		    json_object_get(json_object_get(obj, "spec"), "conversion");
+		const char *strategy = api_json_str(conv, "strategy");
+		const char *have = api_json_str(
+		    json_object_get(
+			json_object_get(conv, "webhook"), "clientConfig"),
+		    "caBundle");
+
+		bad = strategy != NULL && strcmp(strategy, "Webhook") == 0 &&
+		      !holds_ca(have, r->ca);
+	}
+	hooks = TARGETS[i].crd ? NULL : json_object_get(obj, "webhooks");
+	json_array_foreach(hooks, k, w)
+	{
+		if (!holds_ca(api_json_str(json_object_get(w, "clientConfig"),
+				  "caBundle"),
+			r->ca))
+			bad = true;
+	}
+	return bad;
+}
+
+/* A pass now, or right after the one running. */
+static void ask_pass(ctl_certrot *r)
+{
+	if (r->running)
+		r->again = true;
+	else
+		start_pass(r);
+}
+
+static void on_target(json_t *obj, void *payload)
+{
+	struct watched *w = payload;
+
+	if (stale(w->r, w->i, obj)) {
+		cu_info("webhook caBundle: %s %s lacks the current CA: "
+			"injecting it",
+		    TARGETS[w->i].res->plural, TARGETS[w->i].name);
+		ask_pass(w->r);
+	}
+}
+
+static void on_target_update(json_t *old, json_t *obj, void *payload)
+{
+	(void)old;
+	on_target(obj, payload);
+}
+
+static void on_target_delete(json_t *obj, void *payload)
+{
+	(void)obj;
+	(void)payload;
+}
+
+static const struct api_informer_handlers TARGET_HANDLERS = {
+    on_target, on_target_update, on_target_delete, NULL};
+
+/* Watch every target by name (a field selector on metadata.name, which
+ * RBAC authorizes against the rules' resourceNames). Best effort: a
+ * target not watched is still kept by the periodic pass. */
+static void watch_targets(ctl_certrot *r)
+{
+	char sel[256];
+	size_t i;
+	cu_error err;
+
+	for (i = 0; i < NTARGETS; i++) {
+		if (r->inf[i] != NULL)
+			continue;
+		r->w[i].r = r;
+		r->w[i].i = i;
+		snprintf(sel, sizeof(sel), "metadata.name=%s", TARGETS[i].name);
+		if (api_informer_new(&r->inf[i], r->client, TARGETS[i].res,
+			NULL, NULL, sel, &TARGET_HANDLERS, &r->w[i],
+			&err) != CU_OK) {
+			cu_warn("webhook caBundle: not watching %s: %s",
+			    TARGETS[i].name, err.msg);
+			r->inf[i] = NULL;
+		}
+	}
+}
+
 static void inject_next(ctl_certrot *r)
 {
 	cu_error err;
@@ -372,8 +532,13 @@ static void on_secret_written(const struct api_response *resp, void *payload)
 	r->req = NULL;
 	if (resp->err != CU_OK) {
 		/* A conflict: someone else rotated; the next pass reads it. */
-		cu_warn("webhook certificate Secret: %s %s: %d %s",
-		    resp->method, resp->path, resp->code, resp->message);
+		cu_warn("webhook certificate Secret: %s %s: %d %s%s",
+		    resp->method, resp->path, resp->code, resp->message,
+		    resp->code == 403 && strcmp(resp->method, "POST") == 0
+			? " (the shipped Role grants no create on Secrets: "
+			  "apply manifests/webhook_secret.yaml, which the "
+			  "kustomization installs)"
+			: "");
 		r->failed = true;
 		pass_done(r);
 		return;
@@ -415,12 +580,25 @@ static void rotate(ctl_certrot *r, const json_t *existing)
 	cu_free(crt);
 	cu_free(key);
 	if (obj != NULL && existing != NULL) {
-		const char *rv = json_string_value(json_object_get(
-		    json_object_get(existing, "metadata"), "resourceVersion"));
+		json_t *em = json_object_get(existing, "metadata");
+		json_t *md = json_object_get(obj, "metadata");
+		const char *rv = api_json_str(em, "resourceVersion");
+		const char *type = api_json_str(existing, "type");
+		static const char *const keep[] = {"labels", "annotations"};
+		size_t i;
 
 		if (rv != NULL)
-			json_object_set_new(json_object_get(obj, "metadata"),
-			    "resourceVersion", json_string(rv));
+			json_object_set_new(
+			    md, "resourceVersion", json_string(rv));
+		/* A Secret's type cannot change: the shipped one
+		 * (manifests/webhook_secret.yaml) is Opaque. Its labels and
+		 * annotations stay. */
+		if (type != NULL && type[0] != '\0')
+			json_object_set_new(obj, "type", json_string(type));
+		for (i = 0; i < 2; i++)
+			if (json_is_object(json_object_get(em, keep[i])))
+				json_object_set(
+				    md, keep[i], json_object_get(em, keep[i]));
 	}
 	/* The set is served only once stored: r keeps it from here. */
 	cu_free(r->ca);
@@ -547,6 +725,8 @@ int ctl_certrot_new(ctl_certrot **out, struct ev_loop *loop,
 	r->client = opts->client;
 	r->may_run = opts->may_run;
 	r->payload = opts->payload;
+	r->grace_ns =
+	    opts->grace_ns > 0 ? opts->grace_ns : CTL_CERTROT_GRACE_NS;
 	r->ns = cu_strdup(opts->namespace_);
 	r->secret = cu_strdup(opts->secret_name);
 	r->cert_dir = opts->cert_dir ? cu_strdup(opts->cert_dir) : NULL;
@@ -572,6 +752,7 @@ void ctl_certrot_run(ctl_certrot *r)
 		return;
 	if (!ev_is_active(&r->period_w))
 		ev_timer_start(r->loop, &r->period_w);
+	watch_targets(r);
 	start_pass(r);
 }
 
@@ -582,8 +763,12 @@ unsigned ctl_certrot_passes(const ctl_certrot *r)
 
 void ctl_certrot_free(ctl_certrot *r)
 {
+	size_t i;
+
 	if (r == NULL)
 		return;
+	for (i = 0; i < NTARGETS; i++)
+		api_informer_free(r->inf[i]);
 	ev_timer_stop(r->loop, &r->period_w);
 	if (r->req != NULL) {
 		api_req *q = r->req;
@@ -601,5 +786,6 @@ void ctl_certrot_free(ctl_certrot *r)
 	if (r->key != NULL)
 		OPENSSL_cleanse(r->key, strlen(r->key));
 	cu_free(r->key);
+	cu_free(r->grace_ca);
 	cu_free(r);
 }

@@ -21,10 +21,14 @@
  * pair in certDir (the one being served) has another CA - after a
  * rotation, until the kubelet refreshes the Secret's mount and the server
  * reloads it - that CA too, so the API server trusts the pod throughout;
- * the next pass after the new pair is in place drops the old CA. A pass
- * runs on ctl_certrot_run and every
- * CTL_CERTROT_PERIOD_S while `may_run` allows it (the leader only); a
- * failed step is retried on the next period.
+ * the next pass after the new pair is in place drops the old CA (when
+ * this process wrote the new pair into certDir itself, not before
+ * grace_ns has passed: the server reloads it a few seconds later). A
+ * pass runs on ctl_certrot_run, every CTL_CERTROT_PERIOD_S, and at once
+ * when a watched target (each configuration and CRD, by name) shows a
+ * caBundle without the Secret's CA - applied after the start,
+ * re-created, replaced by an older manifest - while `may_run` allows
+ * it (the leader only); a failed step is retried on the next period.
  *
  * Event-loop thread only. Prefix: ctl_certrot_.
  */
@@ -41,6 +45,9 @@ struct ev_loop;
 typedef struct ctl_certrot ctl_certrot;
 
 #define CTL_CERTROT_PERIOD_S 3600.0
+/* How long the CA of a pair replaced in certDir stays in the caBundles
+ * (several of whsrv's reload periods). */
+#define CTL_CERTROT_GRACE_NS (60LL * 1000000000LL)
 #define CTL_CERTROT_RENEW_BEFORE_NS (90LL * 24 * 3600 * 1000000000LL)
 #define CTL_CERTROT_MUTATING "cueue-mutating-webhook-configuration"
 #define CTL_CERTROT_VALIDATING "cueue-validating-webhook-configuration"
@@ -54,6 +61,10 @@ struct ctl_certrot_opts {
 	const char *cert_dir;	  /* webhook.certDir; NULL: no files */
 	bool (*may_run)(void *payload); /* NULL: always */
 	void *payload;
+	/* How long the CA of a pair replaced in certDir stays in the
+	 * bundles after this process wrote the new pair; 0:
+	 * CTL_CERTROT_GRACE_NS (tests set it short). */
+	cu_ns_t grace_ns;
 };
 
 /* *out [owned: ctl_certrot_free]. CU_EINVAL for missing names, CU_ENOMEM. */

@@ -417,7 +417,7 @@ static void turn(ctl *c)
 		    api_informer_count(c->inf[INF_WL]),
 		    api_informer_count(c->inf[INF_CQ]));
 	}
-	if (c->dirty_config) {
+	if (c->dirty_config && ctl_config_due(c)) {
 		ctl_sync_config(c);
 		ctl_tas_sync_config(c);
 		ctl_provreq_sync_checks(c);
@@ -591,6 +591,7 @@ static int start_http(ctl *c, cu_error *err)
 			o.cert_pem = certs.cert_pem;
 			o.key_pem = certs.key_pem;
 			o.tls_priorities = c->cfg->tls.priorities;
+			o.per_ip_limit = CTL_HTTPD_AUTH_PER_IP_LIMIT;
 		}
 		if (rc == CU_OK)
 			rc = ctl_httpd_new(
@@ -600,10 +601,16 @@ static int start_http(ctl *c, cu_error *err)
 			rc = ctl_metrics_mount(
 			    c->metrics, c->srv.metrics_srv, err);
 		if (rc == CU_OK && !c->opts.metrics_insecure)
-			rc = ctl_mauth_new(&c->srv.mauth, c->client, err);
+			rc = ctl_mauth_new(&c->srv.mauth, c->auth_client, err);
 		if (rc == CU_OK && c->srv.mauth != NULL)
 			rc = ctl_mauth_mount(
 			    c->srv.mauth, c->srv.metrics_srv, err);
+		/* The reasons of /readyz?verbose only to callers the gate
+		 * authenticated and authorized (the probe port withholds
+		 * them). */
+		if (rc == CU_OK && c->srv.mauth != NULL)
+			rc = ctl_health_mount_detailed(
+			    c->srv.health, c->srv.metrics_srv, err);
 		if (rc != CU_OK)
 			return rc;
 	}
@@ -626,6 +633,32 @@ static int new_pipe(ctl *c, cu_error *err)
 	po.hooks.drained = drained;
 	po.hooks.payload = c;
 	return ctl_pipe_new(&c->pipe, &po, err);
+}
+
+/* The reviews' and the Lease's clients (see ctl_int.h): the same server
+ * and credentials, their own limiters and connection slots. Reviews get
+ * the configured qps/burst, a few connections, short attempts and one
+ * retry (a waiting scraper gives up long before the admission path's
+ * patience); the Lease a small fixed budget - it asks about once per
+ * retryPeriod. */
+static int side_clients(ctl *c, cu_error *err)
+{
+	struct api_client_opts o = c->copts;
+	int rc;
+
+	o.user_agent = "cueue-controller/" CUEUE_VERSION " (reviews)";
+	o.max_connections = CTL_AUTH_CLIENT_CONNECTIONS;
+	o.request_timeout_ms = CTL_AUTH_CLIENT_TIMEOUT_MS;
+	o.max_attempts = 2;
+	rc = api_client_new(&c->auth_client, c->loop, &o, err);
+	if (rc != CU_OK)
+		return rc;
+	o = c->copts;
+	o.user_agent = "cueue-controller/" CUEUE_VERSION " (leader-election)";
+	o.qps = CTL_LEASE_CLIENT_QPS;
+	o.burst = (int)CTL_LEASE_CLIENT_QPS * 2;
+	o.max_connections = 2;
+	return api_client_new(&c->lease_client, c->loop, &o, err);
 }
 
 int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
@@ -684,6 +717,8 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	rc = api_client_new(&c->client, loop, &c->copts, err);
 	if (rc == CU_OK)
 		rc = api_client_new(&c->ev_client, loop, &c->copts, err);
+	if (rc == CU_OK)
+		rc = side_clients(c, err);
 	if (rc == CU_OK)
 		rc = que_state_new(&c->st, err);
 	if (rc == CU_OK)
@@ -845,7 +880,8 @@ static int start_leader(ctl *c, cu_error *err)
 	o.renew_deadline_ns = c->cfg->leader_election.renew_deadline_ns;
 	o.retry_period_ns = c->cfg->leader_election.retry_period_ns;
 	ctl_metrics_set_role(c->metrics, CTL_ROLE_FOLLOWER);
-	rc = ctl_leader_new(&c->leader, c->client, c->loop, &o, &cbs, c, err);
+	rc = ctl_leader_new(
+	    &c->leader, c->lease_client, c->loop, &o, &cbs, c, err);
 	if (rc == CU_OK) {
 		api_client_set_write_gate(c->client, write_gate, c);
 		api_client_set_write_gate(c->ev_client, write_gate, c);
@@ -960,6 +996,8 @@ void ctl_free(ctl *c)
 	ctl_tick_stop(c);
 	if (c->feed.wake_armed)
 		ev_timer_stop(c->loop, &c->feed.wake_w);
+	if (c->feed.sync_armed)
+		ev_timer_stop(c->loop, &c->feed.sync_w);
 	ctl_leader_free(c->leader);
 	/* Answers the scrapes waiting on a review before the client and the
 	 * metrics server go. */
@@ -967,9 +1005,14 @@ void ctl_free(ctl *c)
 	ctl_vauth_free(c->srv.vauth);
 	for (i = 0; i < INF__COUNT; i++)
 		api_informer_free(c->inf[i]);
+	/* Its informers before the client. */
+	ctl_certrot_free(c->srv.certrot);
+	c->srv.certrot = NULL;
 	ctl_tas_dispose(c);
 	ctl_dra_dispose(c);
 	api_client_free(c->ev_client);
+	api_client_free(c->auth_client);
+	api_client_free(c->lease_client);
 	api_client_free(c->client);
 	api_client_opts_dispose(&c->copts);
 	ctl_pipe_free(c->pipe); /* rolls back an open transaction */

@@ -43,6 +43,14 @@
 
 /* The tick (metrics, backoffs, due pending statuses), in seconds. */
 #define CTL_TICK_S 1.0
+/* The authentication reviews' client (ctl.c side_clients). */
+#define CTL_AUTH_CLIENT_CONNECTIONS 4
+#define CTL_AUTH_CLIENT_TIMEOUT_MS 5000
+/* The Lease client's own budget. */
+#define CTL_LEASE_CLIENT_QPS 5.0
+/* Configuration syncs under churn (feed.c ctl_config_due). */
+#define CTL_SYNC_SPACING 4
+#define CTL_SYNC_SPACING_MAX_NS (1000LL * 1000000LL)
 /* Every this many ticks, parked Workloads get another look (on_tick). */
 #define CTL_REQUEUE_ALL_TICKS 10
 /* How long a PodsReady=True write may wait for the job's Finished write
@@ -117,6 +125,15 @@ struct ctl_feed {
 	 * generation, not on every configuration change. */
 	cu_map warned;
 	unsigned pass; /* ctl_sync_config's pass: entries not seen go */
+	/* Configuration churn (ctl_config_due): the next sync not before
+	 * sync_next_ns (monotonic), and the timer that wakes the loop for
+	 * it. */
+	int64_t sync_next_ns;
+	ev_timer sync_w;
+	bool sync_armed;
+	/* The finalizer budget ran out in this ctl_sync_finalizers pass:
+	 * the objects after it wait for the next tick unexamined. */
+	bool fin_spent;
 };
 
 /* decide.c, resume.c: decisions whose announcement is under way. */
@@ -252,6 +269,14 @@ struct ctl {
 	 * as controller-runtime's event recorder does: they never take the
 	 * admission path's rate budget. */
 	api_client *ev_client;
+	/* Authentication reviews of the metrics and visibility ports
+	 * (TokenReview, SubjectAccessReview): their own client, rate
+	 * limiter and connections, so that nobody outside spends the
+	 * admission path's budget (controller/mauth.h). */
+	api_client *auth_client;
+	/* Leader election's Lease reads and writes: a path nothing else can
+	 * fill, so that renewals never wait behind writes or reviews. */
+	api_client *lease_client;
 	api_informer *inf[INF__COUNT];
 	/* an integration's API was found not served, and said so */
 	bool inf_absent[INF__COUNT];
@@ -309,6 +334,12 @@ void ctl_feed_dispose(struct ctl_feed *f);
  * (a ClusterQueue being deleted leaves it: it admits nothing new while
  * its finalizer holds it). */
 void ctl_sync_config(ctl *c);
+/* May the configuration be synced now (ctl_sync_config)? Each sync reads
+ * every configuration object, so a burst of thousands of events is
+ * batched: a sync comes at least CTL_SYNC_SPACING times the last one's
+ * cost after it (at most CTL_SYNC_SPACING_MAX_NS later); when not yet,
+ * a timer wakes the loop in time and false is returned. */
+bool ctl_config_due(ctl *c);
 /* The resource-in-use finalizers of ClusterQueues and ResourceFlavors:
  * added, and removed once nothing uses a deleted one
  * (rec_in_use_finalizer_patch). Writers only. */

@@ -268,14 +268,47 @@ static void sync_deletions(
 	ctl_keys_move(known, seen);
 }
 
+/* The loop wakes for a sync that had to wait: the turn that follows
+ * (ev_prepare) does it. */
+static void on_sync_due(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	ctl *c = w->data;
+
+	(void)loop;
+	(void)revents;
+	c->feed.sync_armed = false;
+}
+
+bool ctl_config_due(ctl *c)
+{
+	int64_t now = cu_time_mono_ns();
+
+	if (now >= c->feed.sync_next_ns)
+		return true;
+	if (!c->feed.sync_armed) {
+		ev_init(&c->feed.sync_w, on_sync_due);
+		c->feed.sync_w.data = c;
+		ev_timer_set(&c->feed.sync_w,
+		    cu_ns_to_secs(c->feed.sync_next_ns - now) + 0.001, 0.);
+		ev_timer_start(c->loop, &c->feed.sync_w);
+		c->feed.sync_armed = true;
+	}
+	return false;
+}
+
 void ctl_sync_config(ctl *c)
 {
 	static const enum inf_id order[] = {INF_RF, INF_COHORT, INF_CQ, INF_LQ};
 	ctl_keys *known[] = {&c->feed.rf_names, &c->feed.cohort_names,
 	    &c->feed.cq_names, &c->feed.lq_names};
+	int64_t start = cu_time_mono_ns(), cost;
 	size_t i;
 	cu_error err;
 
+	if (c->feed.sync_armed) {
+		ev_timer_stop(c->loop, &c->feed.sync_w);
+		c->feed.sync_armed = false;
+	}
 	sels_clear(&c->feed);
 	c->feed.pass++;
 	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -290,6 +323,20 @@ void ctl_sync_config(ctl *c)
 	if (que_rebuild(c->st, &err) != CU_OK)
 		cu_warn("engine rebuild: %s", err.msg);
 	c->dirty_config = false;
+	/* Churn is batched: the next sync waits a few times this one's
+	 * cost, so that a burst of configuration events costs a few
+	 * rebuilds and the turns between keep admitting. */
+	cost = cu_time_mono_ns() - start;
+	c->feed.sync_next_ns =
+	    start + cost +
+	    (cost * CTL_SYNC_SPACING < CTL_SYNC_SPACING_MAX_NS
+		    ? cost * CTL_SYNC_SPACING
+		    : CTL_SYNC_SPACING_MAX_NS);
+	cu_debug("configuration synced: %zu flavors, %zu cluster queues, %zu "
+		 "local queues in %.3f ms",
+	    ctl_keys_count(&c->feed.rf_names),
+	    ctl_keys_count(&c->feed.cq_names),
+	    ctl_keys_count(&c->feed.lq_names), (double)cost / 1e6);
 }
 
 /* ---- the resource-in-use finalizers ---------------------------------- */
@@ -305,7 +352,8 @@ static void finalizer_sync(ctl *c, enum inf_id id, json_t *obj, bool in_use)
 	json_t *patch = NULL;
 	cu_error err;
 
-	if (name == NULL || ctl_pipe_stale(c->pipe, key, obj) ||
+	if (name == NULL || c->feed.fin_spent ||
+	    ctl_pipe_stale(c->pipe, key, obj) ||
 	    ctl_pipe_retrying(c->pipe, key))
 		return;
 	if (rec_in_use_finalizer_patch(obj, in_use, &patch, &err) != CU_OK) {
@@ -314,6 +362,15 @@ static void finalizer_sync(ctl *c, enum inf_id id, json_t *obj, bool in_use)
 	}
 	if (patch == NULL)
 		return;
+	/* Thousands of new or deleted flavors must not queue thousands of
+	 * writes ahead of admissions: finalizers have a budget of their
+	 * own; the rest wait for the next tick. */
+	if (!ctl_pipe_budget_take(
+		c->pipe, CTL_PIPE_BUDGET_FINALIZERS, cu_time_now_ms())) {
+		c->feed.fin_spent = true;
+		json_decref(patch);
+		return;
+	}
 	w = ctl_pipe_queue(
 	    c->pipe, CTL_PIPE_WL_PATCH, CTL_RES(id), NULL, name, NULL, patch);
 	if (w != NULL)
@@ -339,7 +396,7 @@ static void flavor_finalizer(json_t *rf, void *payload)
 	const char *name = ctl_jmeta(rf, "name");
 	struct flavor_pass p = {c, name, false};
 
-	if (name == NULL)
+	if (name == NULL || c->feed.fin_spent)
 		return;
 	/* Only a flavor being deleted needs the scan: Kueue's
 	 * ClusterQueuesUsingFlavor, every ClusterQueue that still exists. */
@@ -353,6 +410,7 @@ void ctl_sync_finalizers(ctl *c)
 {
 	size_t i, n = que_cq_count(c->st);
 
+	c->feed.fin_spent = false;
 	/* The engine keeps a deleted ClusterQueue while Workloads it
 	 * admitted hold quota: that is what "in use" means (Kueue's
 	 * ClusterQueueEmpty). */

@@ -87,8 +87,12 @@ int ctl_health_add_check(ctl_health *h, const char *name,
 	return CU_OK;
 }
 
-bool ctl_health_ready(ctl_health *h, cu_buf *out, bool verbose)
+/* The checks' verdict into out (see ctl_health_ready); reasons shown
+ * with details, else withheld (and logged). */
+static bool ready(ctl_health *h, cu_buf *out, bool verbose, bool details)
 {
+	static struct cu_log_limit why =
+	    CU_LOG_LIMIT("readyz: failed checks", 60, 3);
 	cu_buf lines;
 	bool ok = true;
 	size_t i;
@@ -113,10 +117,12 @@ bool ctl_health_ready(ctl_health *h, cu_buf *out, bool verbose)
 			cu_error_set(&err, crc, "%s", cu_err_desc(crc));
 		if (rc == CU_OK)
 			rc = cu_buf_addf(&lines, "[-]%s failed: %s\n", c->name,
-			    verbose ? err.msg : "reason withheld");
-		/* The reason is withheld from a non-verbose reply (as the
+			    verbose && details ? err.msg : "reason withheld");
+		/* The reason is withheld from a reply without details (as
 		 * kube-apiserver does) but never lost. */
-		cu_debug("readyz: %s failed: %s", c->name, err.msg);
+		if (!details)
+			cu_log_limited(&why, CU_LOG_INFO,
+			    "readyz: %s failed: %s", c->name, err.msg);
 	}
 	if (out != NULL) {
 		if (ok && !verbose)
@@ -132,6 +138,11 @@ bool ctl_health_ready(ctl_health *h, cu_buf *out, bool verbose)
 	return ok;
 }
 
+bool ctl_health_ready(ctl_health *h, cu_buf *out, bool verbose)
+{
+	return ready(h, out, verbose, verbose);
+}
+
 static void serve_healthz(const struct ctl_http_request *req,
     struct ctl_http_response *resp, void *payload)
 {
@@ -144,9 +155,25 @@ static void serve_readyz(const struct ctl_http_request *req,
     struct ctl_http_response *resp, void *payload)
 {
 	bool verbose = ctl_http_query(req, "verbose") != NULL;
-	bool ok = ctl_health_ready(payload, &resp->body, verbose);
+	bool ok = ready(payload, &resp->body, verbose, false);
 
 	resp->status = ok ? 200 : 500;
+}
+
+/* /readyz behind a gate that authenticated the caller: reasons given. */
+static void serve_readyz_detailed(const struct ctl_http_request *req,
+    struct ctl_http_response *resp, void *payload)
+{
+	bool verbose = ctl_http_query(req, "verbose") != NULL;
+	bool ok = ready(payload, &resp->body, verbose, true);
+
+	resp->status = ok ? 200 : 500;
+}
+
+int ctl_health_mount_detailed(ctl_health *h, ctl_httpd *srv, cu_error *err)
+{
+	return ctl_httpd_route(
+	    srv, "GET", "/readyz", serve_readyz_detailed, h, err);
 }
 
 /* "/" + name, a leading '/' of name kept once. [owned] or NULL. */

@@ -10,9 +10,15 @@
  *   /readyz           200 "ok" only when every registered check passes,
  *                     else 500 listing the checks ("[-]name failed: reason
  *                     withheld") and "readyz check failed".
- *   /readyz?verbose   one "[+]name ok" or "[-]name failed: <reason>" line
- *                     per check, then "readyz check passed" or "readyz
- *                     check failed".
+ *   /readyz?verbose   one "[+]name ok" or "[-]name failed: reason
+ *                     withheld" line per check, then "readyz check
+ *                     passed" or "readyz check failed". The probe port
+ *                     authenticates nobody, so reasons (a ledger's path
+ *                     and error, the API server's address) go to the log
+ *                     only, as kube-apiserver withholds them; on a server
+ *                     that authenticates every request (the secure
+ *                     metrics port, ctl_health_mount_detailed) verbose
+ *                     gives "[-]name failed: <reason>".
  *
  * Checks are callbacks registered by name (informers-synced, ledger-open,
  * webhook-cert-loaded, ...), run in registration order on every /readyz.
@@ -73,6 +79,11 @@ CU_MUST_CHECK int ctl_health_mount(
  * served as well unless one of the names takes it. CU_EINVAL when both
  * names are the same path; errors of ctl_httpd_route.
  */
+/* GET /readyz with the reasons in its verbose form, on srv [borrowed],
+ * a server whose gate authenticates and authorizes every request. */
+CU_MUST_CHECK int ctl_health_mount_detailed(
+    ctl_health *h, ctl_httpd *srv, cu_error *err);
+
 CU_MUST_CHECK int ctl_health_mount_at(ctl_health *h, ctl_httpd *srv,
     const char *readiness, const char *liveness, cu_error *err);
 

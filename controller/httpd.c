@@ -27,17 +27,19 @@
  *  5. Bounds per server: conn_limit connections, HTTPD_CONN_MEMORY bytes
  *     of MHD memory each, max_body bytes of body each (413), the idle
  *     timeout and the request deadline (note 2).
- *  6. Every decision about a request is made in admit() (route, method,
- *     Content-Length) and respond() (body overflow, handler), which the
- *     MHD callbacks and ctl_httpd_dispatch share. Dispatch redoes only
+ *  6. Every decision about a request is made in ctl_httpd__admit() (route,
+ * method, Content-Length) and ctl_httpd__respond() (body overflow, handler),
+ * which the MHD callbacks and ctl_httpd_dispatch share. Dispatch redoes only
  *     what MHD does before calling us: %-decoding the path and splitting
  *     the query (split_query), and header lookup (struct ctl_http_local).
  *  7. Above conn_limit - headroom live connections, each new one cuts
  *     (as note 2) the connection that has waited longest for a request:
  *     with a static flood the newest clients are served at once, and the
  *     flood is trimmed instead of the service. Connections being answered
- *     are never cut. The per-IP limit is MHD's: more connections from one
- *     address are closed as soon as accepted.
+ *     are never cut, nor those whose request waits for the gate (its
+ *     authentication review): a flood of new connections must not drop
+ *     the callers already read in full. The per-IP limit is MHD's: more
+ *     connections from one address are closed as soon as accepted.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -52,82 +54,7 @@
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
 
-#include "controller/httpd.h"
-
-#define HTTPD_MAGIC 0x48545450u /* "HTTP" */
-/* MHD's memory per connection (request line, headers, read/write
- * buffers; the body goes to the capped cu_buf). Headers beyond it are
- * answered 431 and the connection closed. Stated rather than left to
- * MHD's default (32 KiB), so the bound is ours: 256 connections x 64 KiB
- * = 16 MiB at most. Kubernetes' own header limit is far below this. */
-#define HTTPD_CONN_MEMORY (64u * 1024u)
-
-struct route {
-	char *path;    /* owned */
-	char *methods; /* owned; " GET HEAD " style, spaces around each */
-	ctl_http_handler fn;
-	void *payload; /* borrowed */
-	struct route *next;
-};
-
-/* Per TCP connection (MHD socket context). */
-struct conn_track {
-	struct ctl_httpd *h;
-	int fd;
-	int64_t deadline_ns; /* mono; valid while armed */
-	bool armed;
-	bool cut; /* socket shut down by the sweep */
-	struct conn_track *prev, *next;
-};
-
-enum gate_state { GATE_NONE, GATE_WAIT, GATE_DONE };
-
-/* Per HTTP request (MHD con_cls); also the gate's call handle. */
-struct req_ctx {
-	const struct route *route;
-	cu_buf body;
-	bool too_big;
-	bool replied; /* a reply was queued early: drain and ignore */
-	/* The gate (ctl_httpd_set_gate): state, answer, and while the
-	 * connection is suspended its place in the server's list. */
-	enum gate_state gate;
-	int gate_status;	/* 0: allowed */
-	char gate_text[160];	/* the refusal's body */
-	char *gate_body;	/* owned: a refusal's body when set (JSON) */
-	const char *gate_ctype; /* gate_body's Content-Type [static] */
-	bool suspended;
-	struct ctl_httpd *h;	     /* borrowed */
-	struct MHD_Connection *conn; /* borrowed */
-	struct req_ctx *gprev, *gnext;
-};
-
-struct ctl_httpd {
-	uint32_t magic;
-	struct ev_loop *loop; /* borrowed */
-	char *name;	      /* owned */
-	char *host;	      /* owned; "" = all interfaces */
-	uint16_t port;	      /* requested, then bound */
-	char *cert_pem;	      /* owned; NULL for plain HTTP */
-	char *key_pem;	      /* owned */
-	size_t max_body;
-	unsigned conn_timeout_s;
-	unsigned request_timeout_ms;
-	unsigned conn_limit;
-	unsigned per_ip_limit; /* 0: none */
-	unsigned nconns;       /* tracked connections */
-	char *tls_priorities;  /* owned; NULL: CTL_HTTPD_TLS_PRIORITIES */
-	char *client_ca_pem;   /* owned; NULL: no client certificate asked */
-	struct route *routes;  /* owned list */
-	struct MHD_Daemon *mhd;
-	ev_io io;
-	ev_timer timer; /* MHD's next timeout */
-	ev_timer sweep; /* request deadlines */
-	struct conn_track *conns;
-	bool closed;		 /* a connection closed during this MHD_run() */
-	ctl_http_gate_fn gate;	 /* NULL: none */
-	void *gate_payload;	 /* borrowed */
-	struct req_ctx *waiting; /* suspended on the gate */
-};
+#include "controller/httpd_int.h"
 
 /* ---- addresses ---------------------------------------------------------- */
 
@@ -303,7 +230,10 @@ static void evict(struct ctl_httpd *h, const struct conn_track *fresh)
 		if (t->cut)
 			continue;
 		live++;
-		if (t != fresh && t->armed &&
+		/* A request waiting for its review (the gate) has been
+		 * read whole: cutting it would let a flood of new
+		 * connections starve every authenticated caller. */
+		if (t != fresh && t->armed && !t->gated &&
 		    (oldest == NULL || t->deadline_ns < oldest->deadline_ns))
 			oldest = t;
 	}
@@ -368,14 +298,6 @@ static struct conn_track *track_of(struct MHD_Connection *conn)
 
 /* ---- replies ------------------------------------------------------------- */
 
-static void response_init(struct ctl_http_response *resp)
-{
-	resp->status = 200;
-	resp->content_type = CTL_HTTP_TEXT;
-	cu_buf_init(&resp->body, CTL_HTTPD_MAX_RESPONSE);
-	resp->allow[0] = '\0';
-}
-
 /* Send resp on conn; its body goes to MHD (resp->body is left empty). */
 static enum MHD_Result queue(
     struct MHD_Connection *conn, struct ctl_http_response *resp)
@@ -400,139 +322,14 @@ static enum MHD_Result queue(
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	if (resp->allow[0] != '\0')
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, resp->allow);
+	/* As kube-apiserver's max-in-flight filter: come back in a second. */
+	if (resp->status == 429)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	ret = MHD_queue_response(conn, (unsigned)resp->status, r);
 	MHD_destroy_response(r);
 	if ((t = track_of(conn)) != NULL)
 		t->armed = false;
 	return ret;
-}
-
-int ctl_http_reply(struct ctl_http_response *resp, int status, const char *text)
-{
-	cu_buf_reset(&resp->body);
-	resp->status = status;
-	if (cu_buf_adds(&resp->body, text) != CU_OK) {
-		resp->status = 500;
-		return CU_ENOMEM;
-	}
-	return CU_OK;
-}
-
-/* ---- routing ------------------------------------------------------------- */
-
-static const struct route *find_route(
-    const struct ctl_httpd *h, const char *path)
-{
-	const struct route *r, *best = NULL;
-	size_t best_len = 0;
-
-	for (r = h->routes; r != NULL; r = r->next)
-		if (strcmp(r->path, path) == 0)
-			return r;
-	/* A route ending in '*' serves every path under its prefix; the
-	 * longest prefix wins. */
-	for (r = h->routes; r != NULL; r = r->next) {
-		size_t n = strlen(r->path);
-
-		if (n > 0 && r->path[n - 1] == '*' &&
-		    strncmp(r->path, path, n - 1) == 0 && n - 1 >= best_len) {
-			best = r;
-			best_len = n - 1;
-		}
-	}
-	return best;
-}
-
-static bool method_allowed(const struct route *r, const char *method)
-{
-	char word[24];
-	int n;
-
-	/* One word: "GET HEAD" must not match " GET HEAD " (a method from
-	 * the wire has no space; one given to ctl_httpd_dispatch may). */
-	if (method[0] == '\0' || strchr(method, ' ') != NULL)
-		return false;
-	n = snprintf(word, sizeof(word), " %s ", method);
-	return n > 0 && (size_t)n < sizeof(word) &&
-	       strstr(r->methods, word) != NULL;
-}
-
-/* "GET, HEAD" from " GET HEAD " into out. */
-static void allow_header(const struct route *r, char *out, size_t cap)
-{
-	const char *p = r->methods;
-	size_t n = 0;
-
-	out[0] = '\0';
-	while (*p != '\0') {
-		size_t len;
-
-		p += strspn(p, " ");
-		len = strcspn(p, " ");
-		if (len == 0)
-			break;
-		if (n + len + 3 >= cap)
-			break;
-		if (n > 0) {
-			memcpy(out + n, ", ", 2);
-			n += 2;
-		}
-		memcpy(out + n, p, len);
-		n += len;
-		out[n] = '\0';
-		p += len;
-	}
-}
-
-/*
- * What the request line and headers alone decide, for a request from MHD
- * (first_call) and from ctl_httpd_dispatch alike: the route, or an early
- * reply in resp - 404 for an unknown path, 405 (with allow) for a method
- * the route does not take, 413 when content_length [borrowed; NULL when
- * absent] says more than the cap. Returns true when the body is to be
- * read and the route's handler run (*route set).
- */
-static bool admit(const struct ctl_httpd *h, const char *path,
-    const char *method, const char *content_length, const struct route **route,
-    struct ctl_http_response *resp)
-{
-	const struct route *r = find_route(h, path);
-
-	*route = r;
-	if (r == NULL) {
-		(void)ctl_http_reply(resp, 404, "404 page not found\n");
-		return false;
-	}
-	if (!method_allowed(r, method)) {
-		allow_header(r, resp->allow, sizeof(resp->allow));
-		(void)ctl_http_reply(resp, 405, "405 method not allowed\n");
-		return false;
-	}
-	if (content_length != NULL) {
-		char *end;
-		unsigned long long n = strtoull(content_length, &end, 10);
-
-		if (end != content_length && n > h->max_body) {
-			(void)ctl_http_reply(
-			    resp, 413, "413 request body too large\n");
-			return false;
-		}
-	}
-	return true;
-}
-
-/* The body is in: 413 when it overflowed the cap (too_big), else the
- * route's handler fills resp. Both paths end here. */
-static void respond(const struct ctl_httpd *h, const struct route *r,
-    const struct ctl_http_request *req, bool too_big,
-    struct ctl_http_response *resp)
-{
-	if (too_big)
-		(void)ctl_http_reply(resp, 413, "413 request body too large\n");
-	else
-		r->fn(req, resp, r->payload);
-	cu_debug(
-	    "%s: %s %s -> %d", h->name, req->method, req->path, resp->status);
 }
 
 /* ---- the access handler ------------------------------------------------- */
@@ -549,8 +346,8 @@ static enum MHD_Result first_call(struct ctl_httpd *h,
 		return MHD_NO;
 	*con_cls = rq;
 	cu_buf_init(&rq->body, h->max_body);
-	response_init(&resp);
-	if (admit(h, url, method,
+	ctl_httpd__response_init(&resp);
+	if (ctl_httpd__admit(h, url, method,
 		MHD_lookup_connection_value(
 		    conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH),
 		&rq->route, &resp)) {
@@ -601,6 +398,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn,
 		rq->conn = conn;
 		h->gate(rq, &req, h->gate_payload);
 		if (rq->gate == GATE_WAIT) {
+			struct conn_track *t = track_of(conn);
+
+			if (t != NULL)
+				t->gated = true;
 			rq->suspended = true;
 			rq->gnext = h->waiting;
 			if (h->waiting != NULL)
@@ -611,7 +412,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn,
 		}
 	}
 	rq->replied = true;
-	response_init(&resp);
+	ctl_httpd__response_init(&resp);
 	if (rq->gate == GATE_DONE && rq->gate_status != 0 &&
 	    rq->gate_body != NULL) {
 		resp.status = rq->gate_status;
@@ -626,7 +427,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn,
 		cu_debug("%s: %s %s -> %d (gate)", h->name, method, url,
 		    resp.status);
 	} else
-		respond(h, rq->route, &req, rq->too_big, &resp);
+		ctl_httpd__respond(h, rq->route, &req, rq->too_big, &resp);
 	ret = queue(conn, &resp);
 	cu_buf_dispose(&resp.body);
 	return ret;
@@ -664,7 +465,10 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(
 	n = strlen(line);
 	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 		line[--n] = '\0';
-	cu_warn("%s: microhttpd: %s", h->name, line);
+	/* Per connection (a reset, a failed handshake): a flood must not
+	 * flood the log. */
+	cu_log_limited(
+	    &h->mhd_log, CU_LOG_WARN, "%s: microhttpd: %s", h->name, line);
 }
 
 /* ---- the gate ------------------------------------------------------------ */
@@ -673,6 +477,7 @@ void ctl_http_gate_done(ctl_http_gate_call *call, int status, const char *text)
 {
 	struct req_ctx *rq = call;
 	struct ctl_httpd *h = rq->h;
+	struct conn_track *t;
 
 	CU_ASSERT(rq->gate == GATE_WAIT);
 	rq->gate = GATE_DONE;
@@ -689,6 +494,8 @@ void ctl_http_gate_done(ctl_http_gate_call *call, int status, const char *text)
 	if (rq->gnext != NULL)
 		rq->gnext->gprev = rq->gprev;
 	rq->gprev = rq->gnext = NULL;
+	if ((t = track_of(rq->conn)) != NULL)
+		t->gated = false;
 	MHD_resume_connection(rq->conn);
 	/* MHD serves it on its next run: make that now. */
 	ev_timer_stop(h->loop, &h->timer);
@@ -737,6 +544,30 @@ size_t ctl_http_peer_chain(
 	return i;
 }
 
+const char *ctl_http_peer_ip(
+    const struct ctl_http_request *req, char *out, size_t cap)
+{
+	const union MHD_ConnectionInfo *ci;
+	const struct sockaddr *sa;
+	socklen_t len;
+
+	if (cap == 0)
+		return "";
+	out[0] = '\0';
+	if (req->conn == NULL)
+		return out;
+	ci = MHD_get_connection_info(
+	    req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci == NULL || (sa = ci->client_addr) == NULL)
+		return out;
+	len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+					: sizeof(struct sockaddr_in);
+	if (getnameinfo(
+		sa, len, out, (socklen_t)cap, NULL, 0, NI_NUMERICHOST) != 0)
+		out[0] = '\0';
+	return out;
+}
+
 int ctl_httpd_set_gate(
     ctl_httpd *h, ctl_http_gate_fn fn, void *payload, cu_error *err)
 {
@@ -750,188 +581,6 @@ int ctl_httpd_set_gate(
 }
 
 /* ---- public ------------------------------------------------------------- */
-
-/* An in-process request's query arguments and headers (dispatch). */
-struct ctl_http_local {
-	char **args;		    /* name, value|NULL, ..., NULL; owned */
-	const char *const *headers; /* name, value, ..., NULL; borrowed */
-};
-
-const char *ctl_http_header(
-    const struct ctl_http_request *req, const char *name)
-{
-	const char *const *hv;
-
-	if (req->local == NULL)
-		return MHD_lookup_connection_value(
-		    req->conn, MHD_HEADER_KIND, name);
-	for (hv = req->local->headers; hv != NULL && hv[0] != NULL; hv += 2)
-		if (strcasecmp(hv[0], name) == 0)
-			return hv[1];
-	return NULL;
-}
-
-struct headers_each {
-	bool (*fn)(const char *name, const char *value, void *payload);
-	void *payload;
-	bool stop;
-};
-
-static enum MHD_Result header_iter(
-    void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
-{
-	struct headers_each *e = cls;
-
-	(void)kind;
-	if (e->stop || key == NULL)
-		return MHD_NO;
-	e->stop = !e->fn(key, value != NULL ? value : "", e->payload);
-	return e->stop ? MHD_NO : MHD_YES;
-}
-
-void ctl_http_headers_each(const struct ctl_http_request *req,
-    bool (*fn)(const char *name, const char *value, void *payload),
-    void *payload)
-{
-	struct headers_each e = {fn, payload, false};
-	const char *const *hv;
-
-	if (req->local == NULL) {
-		if (req->conn != NULL)
-			MHD_get_connection_values(
-			    req->conn, MHD_HEADER_KIND, header_iter, &e);
-		return;
-	}
-	for (hv = req->local->headers; hv != NULL && hv[0] != NULL && !e.stop;
-	     hv += 2)
-		e.stop = !fn(hv[0], hv[1] != NULL ? hv[1] : "", payload);
-}
-
-struct query_find {
-	const char *name;
-	const char *value;
-};
-
-static enum MHD_Result query_iter(
-    void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
-{
-	struct query_find *q = cls;
-
-	(void)kind;
-	if (strcmp(key, q->name) != 0)
-		return MHD_YES;
-	q->value = value != NULL ? value : "";
-	return MHD_NO;
-}
-
-const char *ctl_http_query(const struct ctl_http_request *req, const char *name)
-{
-	struct query_find q = {name, NULL};
-	char *const *a;
-
-	if (req->local == NULL) {
-		MHD_get_connection_values(
-		    req->conn, MHD_GET_ARGUMENT_KIND, query_iter, &q);
-		return q.value;
-	}
-	for (a = req->local->args; a != NULL && a[0] != NULL; a += 2)
-		if (query_iter(&q, MHD_GET_ARGUMENT_KIND, a[0], a[1]) == MHD_NO)
-			break;
-	return q.value;
-}
-
-/* '+' is a space in a query, then %XX (MHD_parse_arguments_). */
-static void unescape_arg(char *s)
-{
-	char *p;
-
-	for (p = s; *p != '\0'; p++)
-		if (*p == '+')
-			*p = ' ';
-	MHD_http_unescape(s);
-}
-
-/* Split query [owned; decoded in place] into *args [owned: cu_free;
- * pointers into query] as MHD_parse_arguments_ does for a request line:
- * at '&', each "name" or "name=value"; an empty last one is dropped. */
-static int split_query(char *query, char ***args)
-{
-	size_t n = 1, i = 0;
-	char *p, *amp, *eq;
-
-	for (p = query; *p != '\0'; p++)
-		n += *p == '&';
-	*args = cu_calloc(2 * n + 1, sizeof(**args));
-	if (*args == NULL)
-		return CU_ENOMEM;
-	for (p = query; p != NULL && *p != '\0'; p = amp) {
-		amp = strchr(p, '&');
-		if (amp != NULL)
-			*amp++ = '\0';
-		eq = strchr(p, '=');
-		if (eq != NULL)
-			*eq++ = '\0';
-		unescape_arg(p);
-		if (eq != NULL)
-			unescape_arg(eq);
-		(*args)[i++] = p;
-		(*args)[i++] = eq;
-	}
-	(*args)[i] = NULL;
-	return CU_OK;
-}
-
-int ctl_httpd_dispatch(ctl_httpd *h, const char *method, const char *target,
-    const char *const *headers, const void *body, size_t body_len,
-    struct ctl_http_response *out, cu_error *err)
-{
-	struct ctl_http_local local = {NULL, headers};
-	struct ctl_http_request req;
-	const struct route *r;
-	const char *q;
-	char *path = NULL, *query = NULL;
-	cu_buf b;
-	bool too_big;
-	int rc = CU_OK;
-
-	CU_ASSERT(h != NULL && h->magic == HTTPD_MAGIC);
-	response_init(out);
-	if (method == NULL || target == NULL) {
-		out->status = 500;
-		return cu_error_set(err, CU_EINVAL,
-		    "%s: dispatch needs a method and a target", h->name);
-	}
-	q = strchr(target, '?');
-	path = cu_strndup(
-	    target, q != NULL ? (size_t)(q - target) : strlen(target));
-	if (path == NULL || (q != NULL && (query = cu_strdup(q + 1)) == NULL) ||
-	    (query != NULL && split_query(query, &local.args) != CU_OK)) {
-		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-		out->status = 500;
-		goto out;
-	}
-	MHD_http_unescape(path);
-	memset(&req, 0, sizeof(req));
-	req.method = method;
-	req.path = path;
-	req.local = &local;
-	if (admit(h, path, method,
-		ctl_http_header(&req, MHD_HTTP_HEADER_CONTENT_LENGTH), &r,
-		out)) {
-		cu_buf_init(&b, h->max_body);
-		too_big =
-		    body_len > 0 && cu_buf_add(&b, body, body_len) != CU_OK;
-		req.body = b.ptr != NULL ? b.ptr : "";
-		req.body_len = b.len;
-		respond(h, r, &req, too_big, out);
-		cu_buf_dispose(&b);
-	}
-out:
-	cu_free(local.args);
-	cu_free(query);
-	cu_free(path);
-	return rc;
-}
 
 int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,
     const struct ctl_httpd_opts *opts, cu_error *err)
@@ -950,6 +599,7 @@ int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,
 	h->magic = HTTPD_MAGIC;
 	h->loop = loop;
 	h->name = cu_strdup(opts->name != NULL ? opts->name : "http");
+	h->mhd_log = (struct cu_log_limit)CU_LOG_LIMIT(h->name, 60, 5);
 	if (h->name == NULL) {
 		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
 		goto out_free;
@@ -990,65 +640,6 @@ int ctl_httpd_new(ctl_httpd **out, struct ev_loop *loop,
 out_free:
 	ctl_httpd_free(h);
 	return rc;
-}
-
-int ctl_httpd_route(ctl_httpd *h, const char *methods, const char *path,
-    ctl_http_handler fn, void *payload, cu_error *err)
-{
-	struct route *r;
-	const char *p;
-	size_t n = 0;
-	bool get = false;
-
-	CU_ASSERT(h != NULL && h->magic == HTTPD_MAGIC);
-	if (path == NULL || path[0] != '/' || fn == NULL || methods == NULL ||
-	    methods[0] == '\0')
-		return cu_error_set(err, CU_EINVAL,
-		    "%s: a route needs a path starting with '/', methods and "
-		    "a handler",
-		    h->name);
-	for (r = h->routes; r != NULL && strcmp(r->path, path) != 0;
-	     r = r->next)
-		;
-	if (r != NULL)
-		return cu_error_set(
-		    err, CU_EEXIST, "%s: %s is routed already", h->name, path);
-	r = cu_calloc(1, sizeof(*r));
-	if (r == NULL)
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	r->path = cu_strdup(path);
-	/* " M1 M2 " plus " HEAD" when GET is listed. */
-	r->methods = cu_malloc(strlen(methods) + 9);
-	if (r->path == NULL || r->methods == NULL) {
-		cu_free(r->path);
-		cu_free(r->methods);
-		cu_free(r);
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	}
-	r->methods[n++] = ' ';
-	for (p = methods; *p != '\0';) {
-		size_t len;
-
-		p += strspn(p, " ");
-		len = strcspn(p, " ");
-		if (len == 0)
-			break;
-		memcpy(r->methods + n, p, len);
-		n += len;
-		r->methods[n++] = ' ';
-		get = get || (len == 3 && strncmp(p, "GET", 3) == 0);
-		p += len;
-	}
-	r->methods[n] = '\0';
-	if (get && strstr(r->methods, " HEAD ") == NULL) {
-		memcpy(r->methods + n, "HEAD ", 6);
-		n += 5;
-	}
-	r->fn = fn;
-	r->payload = payload;
-	r->next = h->routes;
-	h->routes = r;
-	return CU_OK;
 }
 
 static struct MHD_Daemon *start_daemon(
@@ -1188,6 +779,7 @@ void ctl_httpd_free(ctl_httpd *h)
 		cu_free(r->methods);
 		cu_free(r);
 	}
+	cu_log_limit_unlink(&h->mhd_log);
 	cu_free(h->name);
 	cu_free(h->host);
 	cu_free(h->cert_pem);
@@ -1196,159 +788,4 @@ void ctl_httpd_free(ctl_httpd *h)
 	cu_free(h->client_ca_pem);
 	h->magic = 0;
 	cu_free(h);
-}
-
-/* ---- TLS configuration --------------------------------------------------- */
-
-/* Go's TLS 1.2 suites with ECDHE and an AEAD cipher, and the TLS 1.3 ones
- * (kx NULL), with their GnuTLS key exchange and cipher. */
-static const struct tls_suite {
-	const char *go, *kx, *cipher;
-} TLS_SUITES[] = {
-    {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA", "AES-128-GCM"},
-    {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA", "AES-128-GCM"},
-    {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA", "AES-256-GCM"},
-    {"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA", "AES-256-GCM"},
-    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA",
-	"CHACHA20-POLY1305"},
-    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA",
-	"CHACHA20-POLY1305"},
-    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "ECDHE-ECDSA",
-	"CHACHA20-POLY1305"},
-    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305", "ECDHE-RSA", "CHACHA20-POLY1305"},
-    {"TLS_AES_128_GCM_SHA256", NULL, "AES-128-GCM"},
-    {"TLS_AES_256_GCM_SHA384", NULL, "AES-256-GCM"},
-    {"TLS_CHACHA20_POLY1305_SHA256", NULL, "CHACHA20-POLY1305"},
-};
-
-/* Go's suites that are refused: RSA key exchange (no forward secrecy),
- * CBC mode, RC4, 3DES. */
-static const char *const TLS_INSECURE[] = {
-    "TLS_RSA_WITH_RC4_128_SHA",
-    "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
-    "TLS_RSA_WITH_AES_128_CBC_SHA",
-    "TLS_RSA_WITH_AES_256_CBC_SHA",
-    "TLS_RSA_WITH_AES_128_CBC_SHA256",
-    "TLS_RSA_WITH_AES_128_GCM_SHA256",
-    "TLS_RSA_WITH_AES_256_GCM_SHA384",
-    "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA",
-    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
-    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
-    "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
-    "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
-    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
-    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
-    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
-    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
-};
-
-#define TLS_NSUITES (sizeof(TLS_SUITES) / sizeof(TLS_SUITES[0]))
-
-static bool tls_insecure(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(TLS_INSECURE) / sizeof(TLS_INSECURE[0]); i++)
-		if (strcmp(name, TLS_INSECURE[i]) == 0)
-			return true;
-	return false;
-}
-
-/* Append ":+item" to b unless an earlier suite added it already. */
-static int tls_add(cu_buf *b, const char *item)
-{
-	char probe[64];
-
-	snprintf(probe, sizeof(probe), ":+%s:", item);
-	if (b->ptr != NULL && strstr(b->ptr, probe) != NULL)
-		return CU_OK;
-	return cu_buf_addf(b, "+%s:", item);
-}
-
-int ctl_httpd_tls_priorities(const char *min_version, const char *const *suites,
-    size_t n, char **out, cu_error *err)
-{
-	const char *vers;
-	bool tls12 = true;
-	cu_buf kx, ciphers;
-	size_t i, j;
-	int rc = CU_OK;
-
-	*out = NULL;
-	if (min_version == NULL || min_version[0] == '\0' ||
-	    strcmp(min_version, "VersionTLS12") == 0)
-		vers = "-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2";
-	else if (strcmp(min_version, "VersionTLS13") == 0) {
-		vers = "-VERS-ALL:+VERS-TLS1.3";
-		tls12 = false;
-	} else
-		return cu_error_set(err, CU_EINVAL,
-		    "tls.minVersion: Unsupported value: \"%.64s\": %s; "
-		    "supported values: \"VersionTLS12\", \"VersionTLS13\"",
-		    min_version,
-		    strcmp(min_version, "VersionTLS10") == 0 ||
-			    strcmp(min_version, "VersionTLS11") == 0
-			? "insecure"
-			: "unknown");
-	if (n == 0) {
-		*out = cu_asprintf(
-		    "NORMAL:%%SERVER_PRECEDENCE:%s:" CTL_HTTPD_TLS_KX
-		    ":" CTL_HTTPD_TLS_CIPHERS ":-MAC-ALL:+AEAD",
-		    vers);
-		return *out != NULL
-			   ? CU_OK
-			   : cu_error_set(err, CU_ENOMEM, "out of memory");
-	}
-	/* ":" first so that tls_add finds ":+item:" for the first item. */
-	cu_buf_init(&kx, 1024);
-	cu_buf_init(&ciphers, 1024);
-	if (cu_buf_add(&kx, ":", 1) != CU_OK ||
-	    cu_buf_add(&ciphers, ":", 1) != CU_OK)
-		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-	for (i = 0; rc == CU_OK && i < n; i++) {
-		const char *s = suites[i] != NULL ? suites[i] : "";
-
-		for (j = 0; j < TLS_NSUITES; j++)
-			if (strcmp(s, TLS_SUITES[j].go) == 0)
-				break;
-		if (j == TLS_NSUITES) {
-			rc = cu_error_set(err, CU_EINVAL,
-			    "tls.cipherSuites[%zu]: Unsupported value: "
-			    "\"%.64s\": %s; TLS 1.2 suites must use ECDHE key "
-			    "exchange and an AEAD cipher (e.g. "
-			    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)",
-			    i, s, tls_insecure(s) ? "insecure" : "unknown");
-			break;
-		}
-		if (TLS_SUITES[j].kx != NULL)
-			rc = tls_add(&kx, TLS_SUITES[j].kx);
-		if (rc == CU_OK)
-			rc = tls_add(&ciphers, TLS_SUITES[j].cipher);
-		if (rc != CU_OK)
-			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-	}
-	/* Only TLS 1.3 names: TLS 1.3 needs an ECDHE key exchange enabled
-	 * in GnuTLS, and TLS 1.2 would have no suite. */
-	if (rc == CU_OK && kx.len == 1) {
-		if (tls12)
-			rc = cu_error_set(err, CU_EINVAL,
-			    "tls.cipherSuites: Invalid value: no TLS 1.2 suite "
-			    "while minVersion allows TLS 1.2; add one (e.g. "
-			    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256) or set "
-			    "tls.minVersion: VersionTLS13");
-		else if (cu_buf_addf(&kx, "+ECDHE-ECDSA:+ECDHE-RSA:") != CU_OK)
-			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-	}
-	if (rc == CU_OK) {
-		kx.ptr[kx.len - 1] = '\0';
-		ciphers.ptr[ciphers.len - 1] = '\0';
-		*out = cu_asprintf("NORMAL:%%SERVER_PRECEDENCE:%s:-KX-ALL%s:"
-				   "-CIPHER-ALL%s:-MAC-ALL:+AEAD",
-		    vers, kx.ptr, ciphers.ptr);
-		if (*out == NULL)
-			rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-	}
-	cu_buf_dispose(&kx);
-	cu_buf_dispose(&ciphers);
-	return rc;
 }

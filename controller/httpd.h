@@ -41,6 +41,10 @@ typedef struct ctl_httpd ctl_httpd;
 #define CTL_HTTPD_DEFAULT_MAX_BODY (1024u * 1024u)
 #define CTL_HTTPD_DEFAULT_CONN_TIMEOUT_S 10u
 #define CTL_HTTPD_DEFAULT_CONN_LIMIT 256u
+/* Connections from one client address on the ports that authenticate
+ * every request (metrics, visibility): a scraper or the API server needs
+ * a few; one address cannot take the whole server. */
+#define CTL_HTTPD_AUTH_PER_IP_LIMIT 64u
 #define CTL_HTTP_TEXT "text/plain; charset=utf-8"
 /* GnuTLS priorities of TLS servers by default, the secure defaults of
  * Kubernetes components: TLS 1.2 and 1.3 only; TLS 1.2 only with
@@ -255,6 +259,11 @@ struct ctl_http_der {
 	const unsigned char *data;
 	size_t len;
 };
+
+/* The client's address as numeric text ("10.0.0.7", "::1") in out[cap],
+ * which is returned; "" for ctl_httpd_dispatch or when unknown. */
+const char *ctl_http_peer_ip(
+    const struct ctl_http_request *req, char *out, size_t cap);
 
 /* The client's certificate chain (leaf first) as it sent it in the TLS
  * handshake (servers with client_ca_pem), into out[0..max): the count;

@@ -35,15 +35,28 @@ struct cache {
 	size_t n;
 };
 
+/* A client address: its reviews in flight and its budget of failed
+ * authentications (a token bucket). A slot is reused, oldest first, only
+ * when nothing of its is in flight, so a waiter's pointer stays valid. */
+struct peer {
+	char ip[48];
+	unsigned inflight;
+	double fails;	  /* refused tokens it may still cost */
+	cu_ns_t refilled; /* when fails was last topped up */
+	cu_ns_t used;	  /* last request */
+};
+
 /* A request waiting for a review. */
 struct waiter {
 	ctl_mauth *m;
 	ctl_http_gate_call *call; /* borrowed until answered */
 	api_req *req;		  /* in flight, or NULL */
 	char tkey[KEY_LEN];
-	json_t *attrs;	/* owned: the review's request attributes */
-	json_t *user;	/* owned: the reviewed user */
-	bool id_failed; /* the connection's identity did not verify */
+	json_t *attrs;	   /* owned: the review's request attributes */
+	json_t *user;	   /* owned: the reviewed user */
+	bool id_failed;	   /* the connection's identity did not verify */
+	struct peer *peer; /* borrowed; NULL: no slot for the address */
+	bool reviewing;	   /* counted in flight */
 	struct waiter *prev, *next;
 };
 
@@ -51,6 +64,9 @@ struct ctl_mauth {
 	api_client *client; /* borrowed */
 	struct ctl_mauth_opts o;
 	struct cache authn, authz;
+	struct cache refused;	/* tokens the API server did not accept */
+	struct peer *peers;	/* owned array of CTL_MAUTH_PEERS_MAX */
+	unsigned inflight;	/* reviews in flight */
 	struct waiter *waiters; /* with a review in flight */
 	struct ctl_mauth_stats stats;
 };
@@ -245,6 +261,102 @@ static bool always_allowed(const json_t *attrs)
 	return false;
 }
 
+/* ---- limits ------------------------------------------------------------ */
+
+static struct cu_log_limit throttle_log = CU_LOG_LIMIT(
+    "authentication: requests refused 429 (reviews limited)", 60, 1);
+static struct cu_log_limit failed_log =
+    CU_LOG_LIMIT("authentication: reviews failed", 60, 3);
+
+/* The slot of address ip [borrowed] at now, or NULL when every slot has
+ * reviews in flight. */
+static struct peer *peer_get(ctl_mauth *m, const char *ip, cu_ns_t now)
+{
+	struct peer *p, *free_slot = NULL;
+	size_t i;
+
+	if (m->peers == NULL && (m->peers = cu_calloc(CTL_MAUTH_PEERS_MAX,
+				     sizeof(*m->peers))) == NULL)
+		return NULL;
+	for (i = 0; i < CTL_MAUTH_PEERS_MAX; i++) {
+		p = &m->peers[i];
+		if (p->used != 0 && strcmp(p->ip, ip) == 0) {
+			p->used = now;
+			return p;
+		}
+		if (p->inflight == 0 &&
+		    (free_slot == NULL || p->used < free_slot->used))
+			free_slot = p;
+	}
+	if (free_slot == NULL)
+		return NULL;
+	memset(free_slot, 0, sizeof(*free_slot));
+	snprintf(free_slot->ip, sizeof(free_slot->ip), "%s", ip);
+	free_slot->fails = m->o.fail_burst;
+	free_slot->refilled = free_slot->used = now;
+	return free_slot;
+}
+
+static void refill(const ctl_mauth *m, struct peer *p, cu_ns_t now)
+{
+	p->fails += cu_ns_to_secs(now - p->refilled) * m->o.fail_per_s;
+	if (p->fails > m->o.fail_burst)
+		p->fails = m->o.fail_burst;
+	p->refilled = now;
+}
+
+/* May w send a review now (a TokenReview with `token`)? */
+static bool may_review(struct waiter *w, bool token)
+{
+	ctl_mauth *m = w->m;
+	struct peer *p = w->peer;
+
+	if (p == NULL || p->inflight >= m->o.per_ip_inflight)
+		return false;
+	/* An address with nothing in flight gets its review even when
+	 * others fill the cap (up to twice the cap): a flood from a few
+	 * addresses does not lock out everyone else. */
+	if (m->inflight >= 2 * m->o.max_inflight ||
+	    (m->inflight >= m->o.max_inflight && p->inflight > 0))
+		return false;
+	if (token) {
+		refill(m, p, cu_time_mono_ns());
+		if (p->fails < 1.0)
+			return false;
+	}
+	return true;
+}
+
+static void review_begin(struct waiter *w)
+{
+	w->reviewing = true;
+	w->m->inflight++;
+	w->peer->inflight++;
+	if (w->m->inflight > w->m->stats.inflight_peak)
+		w->m->stats.inflight_peak = w->m->inflight;
+}
+
+static void review_end(struct waiter *w)
+{
+	if (!w->reviewing)
+		return;
+	w->reviewing = false;
+	w->m->inflight--;
+	w->peer->inflight--;
+}
+
+/* A failed authentication from w's address costs one of its budget. */
+static void failed_once(struct waiter *w)
+{
+	if (w->peer == NULL)
+		return;
+	refill(w->m, w->peer, cu_time_mono_ns());
+	if (w->peer->fails >= 1.0)
+		w->peer->fails -= 1.0;
+	else
+		w->peer->fails = 0;
+}
+
 /* ---- waiters ----------------------------------------------------------- */
 
 static void waiter_free(struct waiter *w)
@@ -316,6 +428,21 @@ static void unauthorized(struct waiter *w)
 		finish(w, 401, "Unauthorized\n");
 }
 
+/* Beyond the review limits: kube-apiserver's max-in-flight answer. */
+static void too_many(struct waiter *w)
+{
+	ctl_mauth *m = w->m;
+
+	m->stats.throttled++;
+	cu_log_limited(&throttle_log, CU_LOG_WARN,
+	    "%s: %s from %s refused 429: %u reviews in flight (at most %u, "
+	    "%u per address)",
+	    m->o.name, w->id_failed ? "a request" : "an unreviewed request",
+	    w->peer != NULL && w->peer->ip[0] ? w->peer->ip : "?", m->inflight,
+	    m->o.max_inflight, m->o.per_ip_inflight);
+	finish(w, 429, CTL_MAUTH_TOO_MANY);
+}
+
 /* The refusals naming the user: controller-runtime's 403 "Authorization
  * denied for user <name>" and 500 "Authorization for user <name>
  * failed", or k8s.io/apiserver's Forbidden and InternalError Status. */
@@ -361,32 +488,48 @@ static void decided(struct waiter *w, bool allowed, const char *reason)
 		deny(w, 403, reason);
 }
 
+int ctl_mauth_access_answer(
+    const json_t *body, bool *allowed, const char **reason)
+{
+	json_t *st = json_object_get(body, "status");
+	const char *r;
+
+	*allowed = false;
+	*reason = NULL;
+	if (!json_is_object(st))
+		return CU_EINVAL;
+	*allowed = json_is_true(json_object_get(st, "allowed"));
+	r = api_json_str(st, "reason");
+	*reason = r != NULL && r[0] != '\0' ? r : NULL;
+	return CU_OK;
+}
+
 static void on_access_review(const struct api_response *resp, void *payload)
 {
 	struct waiter *w = payload;
-	json_t *st = json_object_get(resp->body, "status");
 	char key[KEY_LEN];
 	const char *reason;
 	json_t *rj;
 	bool allowed;
 
 	w->req = NULL;
+	review_end(w);
 	if (resp->canceled) {
 		finish(w, 503, "503 service unavailable\n");
 		return;
 	}
-	if (resp->err != CU_OK || !json_is_object(st)) {
-		cu_warn("%s: SubjectAccessReview for user %s failed: %d %s",
+	if (resp->err != CU_OK ||
+	    ctl_mauth_access_answer(resp->body, &allowed, &reason) != CU_OK) {
+		cu_log_limited(&failed_log, CU_LOG_WARN,
+		    "%s: SubjectAccessReview for user %s failed: %d %s",
 		    w->m->o.name, user_name(w), resp->code, resp->message);
 		deny(w, 500, NULL);
 		return;
 	}
-	allowed = json_is_true(json_object_get(st, "allowed"));
 	snprintf(key, sizeof(key), "%s", w->tkey);
-	reason = api_json_str(st, "reason");
 	/* The reason goes along (k8s.io/apiserver's Forbidden message ends
 	 * with it), kept as the entry's "user" value. */
-	rj = reason != NULL && reason[0] != '\0' ? json_string(reason) : NULL;
+	rj = reason != NULL ? json_string(reason) : NULL;
 	cache_put(&w->m->authz, key, allowed, rj,
 	    allowed ? w->m->o.allow_ttl_ns : w->m->o.deny_ttl_ns,
 	    cu_time_mono_ns());
@@ -451,6 +594,11 @@ static void authorize(struct waiter *w)
 		decided(w, e->yes, json_string_value(e->user));
 		return;
 	}
+	if (!may_review(w, false)) {
+		json_decref(spec);
+		too_many(w);
+		return;
+	}
 	body = json_pack("{sssssO}", "apiVersion", "authorization.k8s.io/v1",
 	    "kind", "SubjectAccessReview", "spec", spec);
 	json_decref(spec);
@@ -464,6 +612,7 @@ static void authorize(struct waiter *w)
 	}
 	json_decref(body);
 	m->stats.access_reviews++;
+	review_begin(w);
 	link_waiter(w);
 }
 
@@ -486,21 +635,53 @@ static void authenticated(struct waiter *w, bool yes, json_t *user)
 	authorize(w);
 }
 
+int ctl_mauth_token_answer(
+    const json_t *body, bool *authenticated, json_t **user)
+{
+	json_t *st = json_object_get(body, "status"), *u, *g, *x;
+	const char *name;
+	size_t i;
+
+	*authenticated = false;
+	*user = NULL;
+	if (!json_is_object(st))
+		return CU_EINVAL;
+	u = json_object_get(st, "user");
+	name = api_json_str(u, "username");
+	g = json_object_get(u, "groups");
+	if (!json_is_true(json_object_get(st, "authenticated")) ||
+	    !json_is_object(u) || name == NULL || name[0] == '\0' ||
+	    (g != NULL && !json_is_null(g) && !json_is_array(g)))
+		return CU_OK;
+	json_array_foreach(g, i, x)
+	{
+		if (!json_is_string(x))
+			return CU_OK;
+	}
+	*authenticated = true;
+	*user = u;
+	return CU_OK;
+}
+
 static void on_token_review(const struct api_response *resp, void *payload)
 {
 	struct waiter *w = payload;
-	json_t *st = json_object_get(resp->body, "status");
+	json_t *user;
 	bool yes;
 
 	w->req = NULL;
+	review_end(w);
 	unlink_waiter(w);
 	if (resp->canceled) {
 		finish(w, 503, "503 service unavailable\n");
 		return;
 	}
-	if (resp->err != CU_OK || !json_is_object(st)) {
-		cu_warn("%s: TokenReview failed: %d %s", w->m->o.name,
-		    resp->code, resp->message);
+	if (resp->err != CU_OK ||
+	    ctl_mauth_token_answer(resp->body, &yes, &user) != CU_OK) {
+		failed_once(w);
+		cu_log_limited(&failed_log, CU_LOG_WARN,
+		    "%s: TokenReview failed: %d %s", w->m->o.name, resp->code,
+		    resp->message);
 		/* k8s.io/apiserver: an authenticator's error is a 401. */
 		if (w->m->o.apiserver)
 			unauthorized(w);
@@ -508,10 +689,15 @@ static void on_token_review(const struct api_response *resp, void *payload)
 			finish(w, 500, "Authentication failed\n");
 		return;
 	}
-	yes = json_is_true(json_object_get(st, "authenticated"));
-	cache_put(&w->m->authn, w->tkey, yes, json_object_get(st, "user"),
-	    w->m->o.authn_ttl_ns, cu_time_mono_ns());
-	authenticated(w, yes, json_object_get(st, "user"));
+	if (yes)
+		cache_put(&w->m->authn, w->tkey, true, user,
+		    w->m->o.authn_ttl_ns, cu_time_mono_ns());
+	else {
+		failed_once(w);
+		cache_put(&w->m->refused, w->tkey, false, NULL,
+		    w->m->o.refused_ttl_ns, cu_time_mono_ns());
+	}
+	authenticated(w, yes, user);
 }
 
 /* The token of an "Authorization: Bearer <token>" header [borrowed from
@@ -549,6 +735,11 @@ static void send_token_review(struct waiter *w, const char *token)
 	body =
 	    json_pack("{sssss{ss}}", "apiVersion", "authentication.k8s.io/v1",
 		"kind", "TokenReview", "spec", "token", token);
+	if (!may_review(w, true)) {
+		json_decref(body);
+		too_many(w);
+		return;
+	}
 	cu_error_clear(&err);
 	if (body == NULL ||
 	    api_request(&w->req, m->client, "POST", TOKENREVIEWS, NULL, body,
@@ -562,6 +753,7 @@ static void send_token_review(struct waiter *w, const char *token)
 	}
 	json_decref(body);
 	m->stats.token_reviews++;
+	review_begin(w);
 	link_waiter(w);
 }
 
@@ -573,6 +765,8 @@ static void gate(
 	struct waiter *w;
 	struct entry *e;
 	json_t *user = NULL;
+	char ip[48];
+	cu_ns_t now = cu_time_mono_ns();
 
 	if (token == NULL && m->o.identify == NULL && !m->o.apiserver) {
 		ctl_http_gate_done(call, 401, "Unauthorized\n");
@@ -585,6 +779,7 @@ static void gate(
 	}
 	w->m = m;
 	w->call = call;
+	w->peer = peer_get(m, ctl_http_peer_ip(req, ip, sizeof(ip)), now);
 	w->attrs = m->o.attributes != NULL ? m->o.attributes(req, m->o.payload)
 					   : default_attrs(req);
 	if (w->attrs == NULL) {
@@ -621,7 +816,8 @@ static void gate(
 		return;
 	}
 	digest_hex(token, strlen(token), w->tkey);
-	if ((e = cache_find(&m->authn, w->tkey, cu_time_mono_ns())) != NULL) {
+	if ((e = cache_find(&m->authn, w->tkey, now)) != NULL ||
+	    (e = cache_find(&m->refused, w->tkey, now)) != NULL) {
 		m->stats.cache_hits++;
 		authenticated(w, e->yes, e->user);
 		return;
@@ -655,6 +851,16 @@ int ctl_mauth_new_opts(ctl_mauth **out, api_client *client,
 		m->o.allow_ttl_ns = CTL_MAUTH_ALLOW_TTL_NS;
 	if (m->o.deny_ttl_ns <= 0)
 		m->o.deny_ttl_ns = CTL_MAUTH_DENY_TTL_NS;
+	if (m->o.refused_ttl_ns <= 0)
+		m->o.refused_ttl_ns = CTL_MAUTH_REFUSED_TTL_NS;
+	if (m->o.max_inflight == 0)
+		m->o.max_inflight = CTL_MAUTH_MAX_INFLIGHT;
+	if (m->o.per_ip_inflight == 0)
+		m->o.per_ip_inflight = CTL_MAUTH_PER_IP_INFLIGHT;
+	if (m->o.fail_burst == 0)
+		m->o.fail_burst = CTL_MAUTH_FAIL_BURST;
+	if (m->o.fail_per_s <= 0)
+		m->o.fail_per_s = CTL_MAUTH_FAIL_PER_S;
 	*out = m;
 	return CU_OK;
 }
@@ -684,5 +890,7 @@ void ctl_mauth_free(ctl_mauth *m)
 	}
 	cache_free(&m->authn);
 	cache_free(&m->authz);
+	cache_free(&m->refused);
+	cu_free(m->peers);
 	cu_free(m);
 }

@@ -16,12 +16,24 @@
  *                              500 "Authorization for user <name> failed"
  *
  * Results are cached as controller-runtime's delegating authenticator and
- * authorizer cache them: a token's review for 1 minute (authenticated or
- * not), an allowed decision for 5 minutes and a denied one for 30
- * seconds. Tokens are kept only as SHA-256 digests; at most
- * CTL_MAUTH_CACHE_MAX entries of each cache (the oldest go first).
- * Failed reviews are not cached. Reviews are POSTs that the leader-only
- * write gate must let through (controller/ctl.c does).
+ * authorizer cache them: an authenticated token's review for 1 minute, an
+ * allowed decision for 5 minutes and a denied one for 30 seconds; a
+ * refused token for 10 seconds, in a cache of its own, so that a flood of
+ * made-up tokens never pushes a good token out. Tokens are kept only as
+ * SHA-256 digests; at most CTL_MAUTH_CACHE_MAX entries of each cache (the
+ * oldest go first). Failed reviews are not cached.
+ *
+ * Nobody outside may spend the controller's API budget: reviews go
+ * through the client given here, which the controller keeps for reviews
+ * alone (its own rate limiter and connections, controller/ctl.c); at most
+ * max_inflight reviews are in flight (an address with none in flight may
+ * still have one, up to twice that), at most per_ip_inflight for one
+ * client address, and an address whose tokens kept failing (more than
+ * fail_burst refused, refilled at fail_per_s a second) gets no new
+ * TokenReview for a while. A request beyond these limits is answered
+ * 429 "Too many requests, please try again later." (Retry-After: 1), as
+ * kube-apiserver's max-in-flight filter answers; cached answers are
+ * never limited. One rate-limited log line says so.
  *
  * The same gate serves the visibility API as k8s.io/apiserver's delegated
  * filters do (struct ctl_mauth_opts, `apiserver`): the connection's
@@ -50,6 +62,13 @@
 #define CTL_MAUTH_AUTHN_TTL_NS (60LL * CU_NS_PER_S)
 #define CTL_MAUTH_ALLOW_TTL_NS (300LL * CU_NS_PER_S)
 #define CTL_MAUTH_DENY_TTL_NS (30LL * CU_NS_PER_S)
+#define CTL_MAUTH_REFUSED_TTL_NS (10LL * CU_NS_PER_S)
+#define CTL_MAUTH_MAX_INFLIGHT 32u
+#define CTL_MAUTH_PER_IP_INFLIGHT 8u
+#define CTL_MAUTH_FAIL_BURST 10u
+#define CTL_MAUTH_FAIL_PER_S 1.0
+#define CTL_MAUTH_PEERS_MAX 1024u
+#define CTL_MAUTH_TOO_MANY "Too many requests, please try again later.\n"
 
 #define CTL_MAUTH_ANONYMOUS "system:anonymous"
 
@@ -82,6 +101,11 @@ struct ctl_mauth_opts {
 	json_t *(*attributes)(
 	    const struct ctl_http_request *req, void *payload);
 	void *payload; /* [borrowed; must outlive m] */
+	/* Limits (see above); 0: CTL_MAUTH_MAX_INFLIGHT, _PER_IP_INFLIGHT,
+	 * _FAIL_BURST, _FAIL_PER_S, _REFUSED_TTL_NS. */
+	unsigned max_inflight, per_ip_inflight, fail_burst;
+	double fail_per_s;
+	cu_ns_t refused_ttl_ns;
 };
 
 /* *out [owned: ctl_mauth_free]; client [borrowed; must outlive it].
@@ -102,6 +126,25 @@ CU_MUST_CHECK int ctl_mauth_new_opts(ctl_mauth **out, api_client *client,
 json_t *ctl_mauth_forbidden(
     const json_t *attrs, const char *user, const char *reason);
 
+/*
+ * The answer of a TokenReview, body [borrowed]: CU_OK with *authenticated
+ * and *user [borrowed from body], the reviewed user - an object with a
+ * non-empty string username and, when present, groups a list of strings
+ * (anything else is not authenticated, *user NULL); CU_EINVAL when the
+ * body has no status object (a failed review).
+ */
+CU_MUST_CHECK int ctl_mauth_token_answer(
+    const json_t *body, bool *authenticated, json_t **user);
+
+/*
+ * The answer of a SubjectAccessReview, body [borrowed]: CU_OK with
+ * *allowed (status.allowed true; false otherwise, denied or not) and
+ * *reason [borrowed from body; NULL when none or empty]; CU_EINVAL when
+ * the body has no status object.
+ */
+CU_MUST_CHECK int ctl_mauth_access_answer(
+    const json_t *body, bool *allowed, const char **reason);
+
 /* Gate every request of srv [borrowed; freed after m] through m
  * (ctl_httpd_set_gate; before ctl_httpd_start). */
 CU_MUST_CHECK int ctl_mauth_mount(ctl_mauth *m, ctl_httpd *srv, cu_error *err);
@@ -109,6 +152,8 @@ CU_MUST_CHECK int ctl_mauth_mount(ctl_mauth *m, ctl_httpd *srv, cu_error *err);
 /* Reviews sent and cache hits so far (tests, debug logs). */
 struct ctl_mauth_stats {
 	unsigned long token_reviews, access_reviews, cache_hits;
+	unsigned long throttled;     /* answered 429 */
+	unsigned long inflight_peak; /* most reviews in flight at once */
 };
 void ctl_mauth_stats(const ctl_mauth *m, struct ctl_mauth_stats *out);
 

@@ -36,6 +36,8 @@
 #define CTL_REPORT_RATE_MIN 1.0
 #define CTL_REPORT_RATE_MAX 5.0
 #define CTL_REPORT_BURST 10.0
+/* Finalizer writes a second when the client has no qps limit. */
+#define CTL_FINALIZER_RATE_UNLIMITED 100.0
 /* Writes waiting in the main client (its rate limiter) from which
  * reports hold back: decisions go first. */
 #define CTL_REPORT_BACKLOG 8
@@ -201,6 +203,12 @@ int ctl_pipe_new(
 		p->budgets[i].burst = CTL_REPORT_BURST;
 		p->budgets[i].tokens = CTL_REPORT_BURST;
 	}
+	/* Configuration finalizers: a quarter of the client's qps (they
+	 * complete deletions, so not starved like reports). */
+	p->budgets[CTL_PIPE_BUDGET_FINALIZERS].rate =
+	    !(opts->qps > 0)	     ? CTL_FINALIZER_RATE_UNLIMITED
+	    : opts->qps / 4.0 >= 1.0 ? opts->qps / 4.0
+				     : 1.0;
 	*out = p;
 	return CU_OK;
 }
@@ -318,9 +326,19 @@ static int ledger_commit(ctl_pipe *p, cu_error *err)
 
 	if (rc == CU_OK)
 		p->ledger_fail[0] = '\0';
-	else
+	else {
+		cu_error ck;
+
 		snprintf(
 		    p->ledger_fail, sizeof(p->ledger_fail), "%s", err->msg);
+		/* SQLite checkpoints only after a commit that succeeds: a
+		 * WAL at its limit (a full disk, a file-size limit) would
+		 * stay full for good. Fold it back and truncate it, so
+		 * that the next turn's commit starts a new WAL. */
+		store_rollback(p->o.ledger);
+		if (store_checkpoint(p->o.ledger, &ck) != CU_OK)
+			cu_debug("ledger: %s", ck.msg);
+	}
 	return rc;
 }
 

@@ -223,6 +223,8 @@ void ctl_pipe_retry_due(ctl_pipe *p, int64_t now_ms);
 enum ctl_pipe_budget {
 	CTL_PIPE_BUDGET_QUEUE_STATUS, /* ClusterQueue/LocalQueue status */
 	CTL_PIPE_BUDGET_PENDING,      /* Workload pending reasons */
+	CTL_PIPE_BUDGET_FINALIZERS,   /* ResourceFlavor/ClusterQueue
+					 finalizers (feed.c) */
 	CTL_PIPE_BUDGET__COUNT
 };
 

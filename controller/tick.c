@@ -23,9 +23,9 @@ static void count_to(ctl *c, enum ctl_metric_id id, const char *const *lv,
 		ctl_metric_add(c->metrics, id, lv, nlv, total - (uint64_t)have);
 }
 
-/* Requests of both API clients (the main one and the events one), summed
- * per {verb, code} into payload [borrowed ctl_keys] before they are
- * counted. */
+/* Requests of every API client (the main one, the events', the
+ * authentication reviews' and the Lease's), summed per {verb, code} into
+ * payload [borrowed ctl_keys] before they are counted. */
 static void api_sum(const char *verb, int code, uint64_t n, void *payload)
 {
 	char k[16];
@@ -46,6 +46,10 @@ static void api_count(ctl *c)
 	api_client_stats_foreach(c->client, api_sum, &sum);
 	if (c->ev_client != NULL)
 		api_client_stats_foreach(c->ev_client, api_sum, &sum);
+	if (c->auth_client != NULL)
+		api_client_stats_foreach(c->auth_client, api_sum, &sum);
+	if (c->lease_client != NULL)
+		api_client_stats_foreach(c->lease_client, api_sum, &sum);
 	while (cu_map_next(&sum.map, &it, NULL, &v)) {
 		const struct ctl_kent *e = v;
 
@@ -78,6 +82,53 @@ static void own_metrics(ctl *c, ev_tstamp now)
 	}
 }
 
+/* The ledger watches itself: deleted or replaced while running, it is
+ * written anew at its path with the live decisions of the file still
+ * open (store_relink, docs/ledger.md). Between turns only (never inside
+ * the turn's transaction). */
+static void watch_ledger(ctl *c)
+{
+	static struct cu_log_limit failed =
+	    CU_LOG_LIMIT("ledger: self-check failures", 60, 2);
+	static struct cu_log_limit found =
+	    CU_LOG_LIMIT("ledger: deleted or replaced", 60, 1);
+	enum store_file_state st;
+	const char *path = c->opts.store_path;
+	size_t n = 0;
+	cu_error err;
+
+	if (c->ledger == NULL || store_in_txn(c->ledger))
+		return;
+	if (store_file_check(c->ledger, &st, &err) != CU_OK) {
+		cu_log_limited(&failed, CU_LOG_WARN, "%s", err.msg);
+		return;
+	}
+	if (st == STORE_FILE_OK)
+		return;
+	cu_log_limited(&found, CU_LOG_WARN,
+	    "ledger %s was %s while the controller runs: writing a new "
+	    "ledger there with the live decisions of the file still open",
+	    path,
+	    st == STORE_FILE_DELETED ? "deleted (or moved away)"
+				     : "replaced by another file");
+	if (store_relink(c->ledger, &n, &err) == CU_OK) {
+		cu_warn("ledger %s rebuilt: %zu live decisions carried over%s",
+		    path, n,
+		    st == STORE_FILE_REPLACED
+			? "; the replacement was moved aside (.replaced-*)"
+			: "");
+		return;
+	}
+	if (store_is_open(c->ledger)) {
+		cu_log_limited(&failed, CU_LOG_WARN,
+		    "%s; the ledger goes on in the file still open", err.msg);
+		return;
+	}
+	cu_errorf("%s; no ledger to write: stopping", err.msg);
+	c->failed = true;
+	ev_break(c->loop, EVBREAK_ALL);
+}
+
 static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	ctl *c = w->data;
@@ -86,6 +137,11 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	if (c->metrics != NULL && !c->freeing)
 		own_metrics(c, ev_now(loop));
 	c->tick.due = ev_now(loop) + CTL_TICK_S;
+	/* Rate-limited warnings say what they held back once their period
+	 * ends, even when no new line comes. */
+	(void)cu_log_limits_flush(cu_time_mono_ns());
+	if (!c->freeing)
+		watch_ledger(c);
 	if (c->freeing || !c->synced)
 		return;
 	/* Backoffs expire and pending statuses come due with time. */

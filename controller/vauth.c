@@ -24,6 +24,7 @@
 struct ctl_vauth {
 	struct ev_loop *loop; /* borrowed */
 	api_client *client;   /* borrowed */
+	api_client *reviews;  /* borrowed: the reviews' client */
 	char *listen;	      /* owned */
 	char *namespace_;     /* owned */
 	char *cert_dir;	      /* owned */
@@ -691,6 +692,7 @@ static int serve(ctl_vauth *v, cu_error *err)
 	o.key_pem = key;
 	o.client_ca_pem = trust;
 	o.tls_priorities = v->tls_priorities;
+	o.per_ip_limit = CTL_HTTPD_AUTH_PER_IP_LIMIT;
 	if (rc == CU_OK)
 		rc = ctl_httpd_new(&v->srv, v->loop, &o, err);
 	cu_free(cert);
@@ -716,7 +718,7 @@ static int serve(ctl_vauth *v, cu_error *err)
 	if (rc == CU_OK)
 		rc = ctl_httpd_route(v->srv, "GET", "/livez", healthy, v, err);
 	if (rc == CU_OK)
-		rc = ctl_mauth_new_opts(&v->mauth, v->client, &mo, err);
+		rc = ctl_mauth_new_opts(&v->mauth, v->reviews, &mo, err);
 	if (rc == CU_OK)
 		rc = ctl_mauth_mount(v->mauth, v->srv, err);
 	if (rc == CU_OK)
@@ -854,6 +856,7 @@ int ctl_vauth_start(ctl_vauth **out, struct ev_loop *loop, api_client *client,
 	v->backoff = 1;
 	v->refresh_s = o->refresh_s > 0 ? o->refresh_s : CTL_VAUTH_REFRESH_S;
 	v->client = client;
+	v->reviews = o->review_client != NULL ? o->review_client : client;
 	v->vis = o->vis;
 	v->failed = o->failed;
 	v->payload = o->payload;

@@ -134,6 +134,9 @@ struct ctl_vauth_opts {
 	void (*failed)(const cu_error *err, void *payload);
 	void *payload;
 	double refresh_s; /* the ConfigMap's re-reads; 0: CTL_VAUTH_REFRESH_S */
+	/* The client of the authentication reviews (controller/mauth.h)
+	 * [borrowed; must outlive v]; NULL: the client of ctl_vauth_start. */
+	api_client *review_client;
 };
 
 /*

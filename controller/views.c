@@ -265,6 +265,7 @@ int ctl_start_visibility(ctl *c, cu_error *err)
 	o.vis = &c->srv.vis;
 	o.failed = vis_failed;
 	o.payload = c;
+	o.review_client = c->auth_client;
 	rc = ctl_vauth_start(&c->srv.vauth, c->loop, c->client, &o, err);
 	cu_free(listen);
 	return rc;

@@ -165,7 +165,18 @@ size_t cu_log_format(char *out, size_t cap, bool json, const char *ts,
 
 #define cu_debug(...) cu_log(CU_LOG_DEBUG, __VA_ARGS__)
 #define cu_info(...) cu_log(CU_LOG_INFO, __VA_ARGS__)
-#define cu_warn(...) cu_log(CU_LOG_WARN, __VA_ARGS__)
+/* Every cu_warn call site is rate-limited (CU_LOG_SITE_BURST lines a
+ * minute, then one line with the count, see cu_log_limited): a warning
+ * said once per connection, request or object cannot flood the log. */
+#define CU_LOG_SITE_BURST 30
+#define CU_STR_(x) #x
+#define CU_STR(x) CU_STR_(x)
+#define cu_warn(...)                                                           \
+	do {                                                                   \
+		static struct cu_log_limit cu_site_ = CU_LOG_LIMIT(            \
+		    __FILE__ ":" CU_STR(__LINE__), 60, CU_LOG_SITE_BURST);     \
+		cu_log_limited(&cu_site_, CU_LOG_WARN, __VA_ARGS__);           \
+	} while (0)
 #define cu_errorf(...) cu_log(CU_LOG_ERROR, __VA_ARGS__)
 
 /* ---- assertions ----------------------------------------------------- */
@@ -268,6 +279,55 @@ static inline double cu_ms_to_secs(int64_t ms)
 /* Wall clock in nanoseconds since the epoch, and a monotonic clock. */
 cu_ns_t cu_time_now_ns(void);
 cu_ns_t cu_time_mono_ns(void);
+
+/*
+ * Rate-limited lines, for warnings one per connection, request or object
+ * (a flood must not flood the log): a site writes at most `burst` lines
+ * per `period_s` seconds; the lines beyond are counted, and one summary
+ * line "<what>: N more suppressed in the last P s" is written when the
+ * period ends - at the site's next line, or by cu_log_limits_flush (the
+ * controller's tick) if none comes. Declare one static limit per site:
+ *
+ *   static struct cu_log_limit lim = CU_LOG_LIMIT("webhook: TLS", 60, 5);
+ *   cu_log_limited(&lim, CU_LOG_WARN, "webhook: TLS handshake: %s", e);
+ *
+ * `what` [borrowed; static]. Loop thread only (the limits are linked into
+ * one process-wide list on first use).
+ */
+struct cu_log_limit {
+	const char *what;
+	int period_s;
+	unsigned burst;
+	/* State, zero at first. */
+	enum cu_log_level level;  /* of the last line, for the summary */
+	cu_ns_t start;		  /* of the current period; 0: none yet */
+	unsigned used;		  /* lines written in this period */
+	unsigned long suppressed; /* lines counted, not written */
+	bool linked;
+	struct cu_log_limit *next;
+};
+#define CU_LOG_LIMIT(what_, period_s_, burst_)                                 \
+	{                                                                      \
+		.what = (what_), .period_s = (period_s_), .burst = (burst_)    \
+	}
+
+/* The pure step: may a line be written at `now`? *ended is set to the
+ * number of lines suppressed in a period that `now` ended (0: nothing to
+ * report), which the caller reports before its own line. */
+bool cu_log_limit_take(
+    struct cu_log_limit *l, cu_ns_t now, unsigned long *ended);
+
+void cu_log_limited(struct cu_log_limit *l, enum cu_log_level level,
+    const char *fmt, ...) CU_PRINTF(3, 4);
+
+/* Take l out of the process-wide list (a limit inside an object that is
+ * freed), writing its pending summary first. */
+void cu_log_limit_unlink(struct cu_log_limit *l);
+
+/* Write the summary of every limit whose period has ended with lines
+ * suppressed (and start their next period). Returns how many summary
+ * lines were written. */
+size_t cu_log_limits_flush(cu_ns_t now);
 /* The same clocks in milliseconds. */
 int64_t cu_time_now_ms(void);
 int64_t cu_time_mono_ms(void);

@@ -271,3 +271,98 @@ void cu_log(enum cu_log_level level, const char *fmt, ...)
 	cu_vlog(level, fmt, ap);
 	va_end(ap);
 }
+
+/* ---- rate-limited lines ------------------------------------------------ */
+
+static struct cu_log_limit *limits; /* every limit used so far */
+
+bool cu_log_limit_take(
+    struct cu_log_limit *l, cu_ns_t now, unsigned long *ended)
+{
+	cu_ns_t period = CU_S_TO_NS(l->period_s > 0 ? l->period_s : 60);
+
+	*ended = 0;
+	if (l->start == 0 || now - l->start >= period) {
+		*ended = l->suppressed;
+		l->start = now;
+		l->used = 0;
+		l->suppressed = 0;
+	}
+	if (l->used < (l->burst > 0 ? l->burst : 1)) {
+		l->used++;
+		return true;
+	}
+	l->suppressed++;
+	return false;
+}
+
+static void summary(const struct cu_log_limit *l, unsigned long n)
+{
+	cu_log(l->level,
+	    "%s: %lu more suppressed in the last %d s (at most "
+	    "%u lines per %d s)",
+	    l->what, n, l->period_s > 0 ? l->period_s : 60,
+	    l->burst > 0 ? l->burst : 1, l->period_s > 0 ? l->period_s : 60);
+}
+
+void cu_log_limited(
+    struct cu_log_limit *l, enum cu_log_level level, const char *fmt, ...)
+{
+	unsigned long ended;
+	bool ok;
+	va_list ap;
+
+	if (level < log_level)
+		return;
+	if (!l->linked) {
+		l->linked = true;
+		l->next = limits;
+		limits = l;
+	}
+	ok = cu_log_limit_take(l, cu_time_mono_ns(), &ended);
+	if (ended > 0)
+		summary(l, ended);
+	l->level = level;
+	if (!ok)
+		return;
+	va_start(ap, fmt);
+	cu_vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+size_t cu_log_limits_flush(cu_ns_t now)
+{
+	struct cu_log_limit *l;
+	size_t n = 0;
+
+	for (l = limits; l != NULL; l = l->next) {
+		cu_ns_t period = CU_S_TO_NS(l->period_s > 0 ? l->period_s : 60);
+
+		if (l->suppressed == 0 || now - l->start < period)
+			continue;
+		summary(l, l->suppressed);
+		l->suppressed = 0;
+		l->used = 0;
+		l->start = now;
+		n++;
+	}
+	return n;
+}
+
+void cu_log_limit_unlink(struct cu_log_limit *l)
+{
+	struct cu_log_limit **pp;
+
+	if (!l->linked)
+		return;
+	if (l->suppressed > 0)
+		summary(l, l->suppressed);
+	for (pp = &limits; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == l) {
+			*pp = l->next;
+			break;
+		}
+	l->linked = false;
+	l->next = NULL;
+	l->suppressed = 0;
+}

@@ -506,6 +506,7 @@ int store_open(store **out, const char *path, cu_error *err)
 	if (s == NULL)
 		return cu_error_set(
 		    err, CU_ENOMEM, "store_open: out of memory");
+	s->watch_fd = -1;
 	s->path = cu_strdup(path);
 	if (s->path == NULL) {
 		cu_free(s);
@@ -540,6 +541,7 @@ int store_open(store **out, const char *path, cu_error *err)
 			"but never written): started a new ledger; decisions "
 			"it held, if any, are rebuilt from the API server",
 		    s->path);
+	store_watch_arm(s);
 	*out = s;
 	return CU_OK;
 fail:
@@ -613,18 +615,29 @@ int store_open_or_rebuild(
 	return rc;
 }
 
-void store_close(store *s)
+void store_shut(store *s)
 {
-	if (s == NULL)
-		return;
 	if (s->db != NULL && !sqlite3_get_autocommit(s->db))
 		(void)sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	for (int i = 0; i < STORE_STMT_COUNT; i++)
+	for (int i = 0; i < STORE_STMT_COUNT; i++) {
 		sqlite3_finalize(s->stmt[i]);
+		s->stmt[i] = NULL;
+	}
 	/* All statements are finalized, so close cannot report SQLITE_BUSY;
 	 * an I/O error on the final checkpoint loses nothing committed. */
 	if (s->db != NULL)
 		(void)sqlite3_close(s->db);
+	s->db = NULL;
+	if (s->watch_fd >= 0)
+		close(s->watch_fd);
+	s->watch_fd = -1;
+}
+
+void store_close(store *s)
+{
+	if (s == NULL)
+		return;
+	store_shut(s);
 	cu_free(s->path);
 	cu_free(s);
 }

@@ -326,6 +326,52 @@ typedef int (*store_recon_cb)(
 CU_MUST_CHECK int store_reconcile(store *s, const store_api_view *views,
     size_t n, store_recon_cb cb, void *payload, cu_error *err);
 
+/* ---- the ledger watches itself (selfwatch.c) ------------------------ */
+
+/* What store_file_check found at the ledger's path. */
+enum store_file_state {
+	STORE_FILE_OK = 0,	 /* the file open is the one at the path */
+	STORE_FILE_DELETED = 1,	 /* unlinked, or moved away: no file */
+	STORE_FILE_REPLACED = 2, /* another file is at the path */
+};
+
+/*
+ * Is the file this store writes still the one at its path? The open
+ * file's link count (0: deleted) and the inode at the path (another:
+ * replaced; none: deleted or moved away). Two system calls, no SQL.
+ * Always STORE_FILE_OK for ":memory:" and "file:" URIs. CU_EIO when the
+ * open file cannot be examined.
+ */
+CU_MUST_CHECK int store_file_check(
+    store *s, enum store_file_state *out, cu_error *err);
+
+/*
+ * Continue on a new file at the ledger's path, holding the live
+ * decisions of the file open now (read from it: an unlinked file stays
+ * readable while open) with their states and times, in sequence order:
+ * after the file was deleted or replaced while running (docs/ledger.md).
+ * A replacement is moved aside to "<path>.replaced-<unix seconds>" (kept,
+ * never deleted). Outside a transaction (CU_EINVAL). *copied (may be
+ * NULL) is how many decisions were carried over. On failure before the
+ * switch the store goes on with the file it had; a failure after it (the
+ * new file cannot be opened) leaves the store unusable: CU_EIO, the
+ * controller stops.
+ */
+CU_MUST_CHECK int store_relink(store *s, size_t *copied, cu_error *err);
+
+/*
+ * Fold the WAL into the database file and truncate it to zero bytes
+ * (SQLite's TRUNCATE checkpoint), outside a transaction (CU_EINVAL).
+ * After failed commits (a full disk, a file-size limit at the WAL): the
+ * WAL of a connection whose commits keep failing is never checkpointed
+ * (SQLite does it after a commit that succeeds), so without this a WAL at
+ * its limit stays full for good. Errors as store_commit's.
+ */
+CU_MUST_CHECK int store_checkpoint(store *s, cu_error *err);
+
+/* False once a store_relink failed after closing the old file. */
+bool store_is_open(const store *s);
+
 /* ---- names ---------------------------------------------------------- */
 
 /* Static lower-case names ("reserved", "unannounced"); "unknown" if out

@@ -9,6 +9,8 @@
 #ifndef CU_STORE_STORE_INT_H
 #define CU_STORE_STORE_INT_H
 
+#include <sys/types.h>
+
 #include <sqlite3.h>
 
 #include "store/store.h"
@@ -91,6 +93,13 @@ struct store {
 	int64_t max_pages; /* SQLite's own max_page_count, for "no limit" */
 	bool found_empty;  /* the file existed with 0 bytes before open */
 	int64_t opened_version; /* user_version found at open (migrate.c) */
+	/* The self-watch (selfwatch.c): a descriptor of the file opened
+	 * (-1: none, for ":memory:" and "file:" URIs) and its identity.
+	 * Closed only after the connection: closing any descriptor of a
+	 * file drops the process's POSIX locks on it. */
+	int watch_fd;
+	dev_t dev;
+	ino_t ino;
 	sqlite3_stmt *stmt[STORE_STMT_COUNT]; /* [owned: sqlite3_finalize] */
 };
 
@@ -111,6 +120,13 @@ sqlite3_stmt *store_stmt(store *s, enum store_stmt_id id);
  * completion, then reset it. */
 CU_MUST_CHECK int store_exec_stmt(
     store *s, enum store_stmt_id id, const char *what, cu_error *err);
+
+/* Start watching the file at s->path (selfwatch.c); best effort. */
+void store_watch_arm(store *s);
+
+/* Finalize the statements and close the connection and the watch
+ * descriptor; s keeps its path (selfwatch.c, store_close). */
+void store_shut(store *s);
 
 /* Bring the open connection's schema to STORE_SCHEMA_VERSION (migrate.c).
  * CU_EUNSUPPORTED for newer or foreign databases. */

@@ -1051,6 +1051,27 @@ static void do_get(
 	resp_json(resp, 200, out_object(r, obj));
 }
 
+/* kube's "Too large resource version" Status [owned] for a request at
+ * revision want while the server is at cur (storage.
+ * NewTooLargeResourceVersionError: 504 Timeout, cause
+ * ResourceVersionTooLarge, retry after 1 s). */
+static json_t *too_large(uint64_t want, uint64_t cur)
+{
+	char msg[256];
+	json_t *st;
+
+	snprintf(msg, sizeof(msg),
+	    "Timeout: Too large resource version: %llu, current: %llu",
+	    (unsigned long long)want, (unsigned long long)cur);
+	st = as_status(504, "Timeout", msg);
+	if (st != NULL)
+		json_object_set_new(st, "details",
+		    json_pack("{s:[{s:s, s:s}], s:i}", "causes", "reason",
+			"ResourceVersionTooLarge", "message",
+			"Too large resource version", "retryAfterSeconds", 1));
+	return st;
+}
+
 static void do_watch(const struct as_request *rq, const struct route *r,
     struct as_resp *resp, api_selector *labels, ns_fieldsel *fields);
 
@@ -1148,6 +1169,16 @@ static void do_list(
 		    "invalid resource version: %s", rvq);
 		goto out;
 	}
+	if (watch && want > srv->rv &&
+	    cu_time_mono_ns() - rq->first_ns < 3000000000LL) {
+		/* A watch from a revision the server has not reached: kube's
+		 * watch cache waits up to 3 s for it, then refuses it
+		 * (do_watch) - after an etcd restore that refusal is what
+		 * makes clients relist. */
+		resp->delay = true;
+		resp->delay_ms = 100;
+		goto out;
+	}
 	if (watch) {
 		do_watch(rq, r, resp, &labels, &fields);
 		return; /* do_watch took the selectors */
@@ -1180,24 +1211,8 @@ static void do_list(
 				resp->delay_ms = 100;
 				goto out;
 			}
-			{
-				char msg[256];
-				json_t *st;
-
-				snprintf(msg, sizeof(msg),
-				    "Timeout: Too large resource version: "
-				    "%llu, current: %llu",
-				    (unsigned long long)want,
-				    (unsigned long long)srv->rv);
-				st = as_status(504, "Timeout", msg);
-				json_object_set_new(st, "details",
-				    json_pack("{s:[{s:s, s:s}], s:i}", "causes",
-					"reason", "ResourceVersionTooLarge",
-					"message", "Too large resource version",
-					"retryAfterSeconds", 1));
-				as_resp_status(resp, 504, st);
-				goto out;
-			}
+			as_resp_status(resp, 504, too_large(want, srv->rv));
+			goto out;
 		}
 	}
 	if (rvq != NULL && strcmp(rvq, "0") == 0 && !use_snap)
@@ -1385,7 +1400,14 @@ static void do_watch(const struct as_request *rq, const struct route *r,
 
 		parse_u64(rvq, &from);
 		floor = as_store_floor(srv, k);
-		if (from < floor) {
+		if (from > srv->rv) {
+			/* Still ahead after the wait (the handler's delay):
+			 * kube's cacher answers with an ERROR event. */
+			json_t *st = too_large(from, srv->rv);
+
+			as_watch_error(w, st);
+			json_decref(st);
+		} else if (from < floor) {
 			char msg[128];
 			json_t *st;
 

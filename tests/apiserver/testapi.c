@@ -21,6 +21,10 @@
  *                                   "peakConnections"}
  *   POST   /__test/objects         store the body object as is (no
  *                                   validation, no admission)
+ *   POST   /__test/restore         {"resourceVersion": N}: an etcd
+ *                                   restore - the revision goes back to
+ *                                   N (below the current one), see
+ *                                   restore()
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,6 +211,55 @@ static void tokens(struct as_server *srv, json_t *body, struct as_resp *resp)
 	ok(resp, NULL);
 }
 
+/* An etcd restore from a backup taken at revision N, as the API server
+ * sees it after restarting on the restored etcd: every watch ends, the
+ * watch history is gone (a watch from before N is 410, one from after N
+ * is refused as too large), and the revision counter is back at N, so
+ * new writes get revisions the clients have seen before. The objects
+ * keep their content (only a resourceVersion above N is lowered to N):
+ * what matters to clients is the revision going backwards. */
+static void restore(struct as_server *srv, json_t *body, struct as_resp *resp)
+{
+	json_t *v = json_object_get(body, "resourceVersion");
+	uint64_t n = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+	struct as_kind *k;
+	size_t i;
+
+	if (n == 0 || n >= srv->rv) {
+		as_resp_error(resp, 422, "Invalid",
+		    "resourceVersion: must be an integer between 1 and %llu",
+		    (unsigned long long)(srv->rv > 0 ? srv->rv - 1 : 0));
+		return;
+	}
+	as_watch_drop_all(srv);
+	as_store_compact(srv);
+	srv->rv = n;
+	srv->compacted = n;
+	for (k = srv->kinds; k != NULL; k = k->next) {
+		k->ring_floor = n;
+		for (i = 0; i < k->nitems; i++) {
+			const char *rv = as_jstr(
+			    k->items[i].obj, "metadata.resourceVersion");
+			json_t *c;
+			char buf[32];
+
+			if (rv == NULL || strtoull(rv, NULL, 10) <= n)
+				continue;
+			/* Stored objects are immutable (shared): a copy. */
+			c = json_deep_copy(k->items[i].obj);
+			if (c == NULL)
+				continue;
+			snprintf(
+			    buf, sizeof(buf), "%llu", (unsigned long long)n);
+			as_jset(
+			    c, "metadata.resourceVersion", json_string(buf));
+			json_decref(k->items[i].obj);
+			k->items[i].obj = c;
+		}
+	}
+	ok(resp, json_pack("{s:I}", "resourceVersion", (json_int_t)srv->rv));
+}
+
 void as_testapi_handle(struct as_request *rq, struct as_resp *resp)
 {
 	struct as_server *srv = rq->srv;
@@ -242,6 +295,9 @@ void as_testapi_handle(struct as_request *rq, struct as_resp *resp)
 		ok(resp, NULL);
 	} else if (strcmp(p, "faults") == 0) {
 		set_faults(srv, body, resp);
+	} else if (strcmp(p, "restore") == 0 &&
+		   strcmp(rq->method, "POST") == 0) {
+		restore(srv, body, resp);
 	} else if (strcmp(p, "drop-watches") == 0) {
 		as_watch_drop_all(srv);
 		ok(resp, NULL);

@@ -115,26 +115,30 @@ bool as_valid_dns_label(const char *s)
 	return s[0] != '-' && s[n - 1] != '-';
 }
 
+/* apimachinery's IsDNS1123Subdomain: at most 253 characters of
+ * [a-z0-9-.], each dot-separated part starting and ending with a letter
+ * or digit. Unlike a label, a part has no length limit of its own
+ * (kube's regular expression has none): "a.<100 letters>.b" is valid. */
 bool as_valid_dns_subdomain(const char *s)
 {
-	size_t n = strlen(s);
-	const char *p = s;
-	char label[64];
+	size_t n = strlen(s), i;
 
 	if (n == 0 || n > 253)
 		return false;
-	while (*p != '\0') {
-		const char *dot = strchr(p, '.');
-		size_t l = dot ? (size_t)(dot - p) : strlen(p);
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+		bool edge =
+		    i == 0 || i == n - 1 || s[i - 1] == '.' || s[i + 1] == '.';
 
-		if (l == 0 || l > 63)
+		if (c == '.') {
+			if (i == 0 || i == n - 1 || s[i + 1] == '.')
+				return false;
+			continue;
+		}
+		if (!(islower((unsigned char)c) || isdigit((unsigned char)c) ||
+			c == '-'))
 			return false;
-		memcpy(label, p, l);
-		label[l] = '\0';
-		if (!as_valid_dns_label(label))
-			return false;
-		p += l + (dot ? 1 : 0);
-		if (dot && *p == '\0')
+		if (edge && c == '-')
 			return false;
 	}
 	return true;

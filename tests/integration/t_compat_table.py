@@ -195,7 +195,9 @@ def kubeconfig_env_only(s):
 def unreachable(s):
     """A kubeconfig naming a port nobody listens on: one log line per
     back-off step naming the endpoint and the cause in words (no internal
-    error code, no line per informer), and /readyz?verbose says why."""
+    error code, no line per informer), and /readyz?verbose says it
+    failed (the reason is logged, withheld from the unauthenticated probe
+    port)."""
     with open(s.kubeconfig) as f:
         kc = yaml.safe_load(f)
     dead = free_port()
@@ -223,8 +225,12 @@ def unreachable(s):
                      what="three back-off steps reported")
             st, body = http_get(hport, "/readyz?verbose")
             eq(st, 500, "not ready")
-            check("[-]api-server failed: API server %s: Failed to connect"
-                  % endpoint in body, body)
+            # The probe port authenticates nobody: the reason is
+            # withheld there, and logged.
+            check("[-]api-server failed: reason withheld" in body, body)
+            wait_for(lambda: "readyz: api-server failed: API server %s: "
+                     "Failed to connect" % endpoint in open(log).read(), 10,
+                     what="the reason in the log")
         finally:
             stop_process(proc, "cueue-controller", signal.SIGTERM)
     warned = [l for l in lines() if "waitForPodsReady" not in l and

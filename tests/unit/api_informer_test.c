@@ -787,3 +787,55 @@ Test(api_informer, compact_only_before_objects_are_cached, .init = fx_setup,
 	cr_assert_eq(api_informer_compact(inf), CU_EINVAL);
 	api_informer_free(inf);
 }
+
+/* An etcd restore: the server's revision goes back below the informer's.
+ * Its watch from the old revision is refused as too large (after the
+ * server's 3 s wait), and the informer relists from scratch: objects
+ * created after the restore are delivered, and it watches again. */
+Test(api_informer, relists_when_the_server_revision_goes_backwards,
+    .init = fx_setup, .fini = fx_teardown, .timeout = 60)
+{
+	struct api_informer_stats st;
+	struct fx_result r;
+	struct seen s;
+	api_informer *inf;
+	uint64_t before;
+	int i;
+
+	seed_configmaps(3, "r");
+	start_informer(&s, "default", NULL, &inf);
+	cr_assert(synced_flag(inf));
+	/* Changes the informer sees, so its revision is well ahead. */
+	for (i = 0; i < 20; i++) {
+		json_t *obj =
+		    json_deep_copy(as_store_get(cm_kind(), "default", "r0000"));
+
+		json_object_set_new(
+		    json_object_get(obj, "data"), "k", json_integer(i));
+		cr_assert_eq(
+		    as_internal_update(&fx_srv, cm_kind(), obj, false, "test"),
+		    CU_OK);
+	}
+	cr_assert(wait_count(&s.updates, 20));
+	before = fx_srv.rv;
+	fx_call(&r, "POST", "/__test/restore", NULL,
+	    json_pack("{s:I}", "resourceVersion", (json_int_t)(before - 15)));
+	cr_assert_eq(r.code, 200, "restore: %d %s", r.code, r.msg);
+	fx_result_dispose(&r);
+	cr_assert_eq(fx_srv.rv, before - 15);
+	/* Written after the restore: revisions the informer has passed. */
+	cr_assert_eq(as_internal_create(&fx_srv, cm_kind(),
+			 fx_configmap("after-restore", "x"), "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.adds, 4), "the new object delivered");
+	cr_assert_not_null(api_informer_get(inf, "default", "after-restore"));
+	api_informer_stats(inf, &st);
+	cr_assert_geq(st.relists, 1);
+	cr_assert_str_neq(api_informer_resource_version(inf), "");
+	/* and it watches again afterwards */
+	cr_assert_eq(as_internal_create(&fx_srv, cm_kind(),
+			 fx_configmap("later", "x"), "test"),
+	    CU_OK);
+	cr_assert(wait_count(&s.adds, 5));
+	api_informer_free(inf);
+}

@@ -179,6 +179,8 @@ static char *secret_ca(void)
 	return ca;
 }
 
+static cu_ns_t grace_ns = 1;
+
 static void setup(void)
 {
 	struct api_client_opts co;
@@ -208,6 +210,9 @@ static void setup(void)
 	ro.secret_name = SECRET;
 	ro.service_name = "cueue-webhook-service";
 	ro.cert_dir = dir;
+	/* The replaced pair's CA is dropped at the next pass (the grace
+	 * after writing a new pair has its own test). */
+	ro.grace_ns = grace_ns;
 	cr_assert_eq(
 	    ctl_certrot_new(&rot, loop, &ro, &err), CU_OK, "%s", err.msg);
 }
@@ -357,4 +362,44 @@ Test(ctl_certrot_bundle, crd_conversion_webhooks_get_the_ca, .init = setup,
 	cu_free(ca);
 	json_decref(cq);
 	json_decref(lq);
+}
+
+/* Within the grace after this process wrote a new pair into certDir, a
+ * pass keeps the replaced pair's CA: the webhook server still serves the
+ * old pair until its next reload (a pass asked for by the watch right
+ * after a rotation must not drop it). */
+static void setup_grace(void)
+{
+	grace_ns = 60LL * CU_NS_PER_S;
+	setup();
+}
+
+Test(ctl_certrot_bundle, replaced_ca_kept_within_the_grace, .init = setup_grace,
+    .fini = teardown, .timeout = 90)
+{
+	const char *const dns[] = {"cueue-webhook-service.default.svc"};
+	struct ctl_certs_request q;
+	struct ctl_certs old;
+	char *ca, *mb;
+	cu_error err;
+
+	memset(&q, 0, sizeof(q));
+	q.dns_names = dns;
+	q.n_dns_names = 1;
+	cr_assert_eq(ctl_certs_generate(&q, &old, &err), CU_OK, "%s", err.msg);
+	write_file("ca.crt", old.ca_cert_pem);
+	write_file("tls.crt", old.cert_pem);
+	write_file("tls.key", old.key_pem);
+	ctl_certrot_run(rot);
+	wait_done(NULL, 1);
+	ctl_certrot_run(rot);
+	wait_done(NULL, 2);
+	ca = secret_ca();
+	mb = bundle(&MUTATING, CTL_CERTROT_MUTATING);
+	cr_expect(strstr(mb, ca) == mb, "the new CA first:\n%s", mb);
+	cr_expect(strstr(mb, old.ca_cert_pem) != NULL,
+	    "the replaced CA still trusted within the grace:\n%s", mb);
+	cu_free(mb);
+	cu_free(ca);
+	ctl_certs_dispose(&old);
 }

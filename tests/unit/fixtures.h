@@ -25,6 +25,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 
 #include "api/client.h"
 #include "store/store.h"
@@ -68,6 +69,9 @@ void fx_run_for(double seconds);
 /* A new loop, the server on it (TLS material in fx_tls when with_tls),
  * fx_url and fx_tmpdir. */
 void fx_server_start(bool with_tls);
+/* Replace the server's fault rules: rules_json is the body of POST
+ * /__test/faults ({"rules": [...]}); asserts success. */
+void fx_faults(const char *rules_json);
 /* fx_cl from *o, defaulting server (fx_url), token (FX_TOKEN) and
  * retry_base_ms (50); o may be modified. */
 void fx_client_start(struct api_client_opts *o);
@@ -104,5 +108,10 @@ store *fx_open_ok(const char *path);
 void fx_raw_exec(const char *path, const char *sql);
 /* The first column of the first row of a query on the file directly. */
 int64_t fx_raw_int(const char *path, const char *sql);
+/* A file's size in bytes, -1 when it does not exist. */
+int64_t fx_file_size(const char *path);
+/* Lower (or, with RLIM_INFINITY, lift) the soft file size limit; SIGXFSZ
+ * ignored, so a write past it fails with EFBIG (as in the controller). */
+void fx_fsize_limit(rlim_t soft);
 
 #endif

@@ -171,3 +171,14 @@ json_t *fx_configmap(const char *name, const char *value)
 	    "v1", "kind", "ConfigMap", "metadata", "name", name, "namespace",
 	    "default", "data", "k", value);
 }
+
+void fx_faults(const char *rules_json)
+{
+	struct fx_result r;
+	json_t *body = json_loads(rules_json, 0, NULL);
+
+	cr_assert_not_null(body, "bad rules JSON");
+	fx_call(&r, "POST", "/__test/faults", NULL, body);
+	cr_assert_eq(r.code, 200, "faults: %d %s", r.code, r.msg);
+	fx_result_dispose(&r);
+}

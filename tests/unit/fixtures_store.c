@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,4 +86,21 @@ int64_t fx_raw_int(const char *path, const char *sql)
 	sqlite3_finalize(st);
 	sqlite3_close(db);
 	return v;
+}
+
+int64_t fx_file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+void fx_fsize_limit(rlim_t soft)
+{
+	struct rlimit rl;
+
+	signal(SIGXFSZ, SIG_IGN);
+	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
+	rl.rlim_cur = soft;
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
 }

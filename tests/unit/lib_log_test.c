@@ -133,3 +133,53 @@ Test(log, bounded)
 	    cu_log_format(line, 1, true, "t", CU_LOG_INFO, "c", "m", f, 1), 0);
 	cr_assert_eq(line[0], '\0');
 }
+
+/* A rate-limited site: burst lines per period, the rest counted and
+ * reported once when the period ends. */
+Test(log, limited_lines_burst_then_one_count_per_period)
+{
+	static const struct {
+		cu_ns_t at_s;
+		bool written;
+		unsigned long ended; /* reported suppressed count */
+	} steps[] = {
+	    {1, true, 0},   /* the period starts */
+	    {2, true, 0},   /* burst 2 */
+	    {3, false, 0},  /* suppressed */
+	    {4, false, 0},  /* suppressed */
+	    {59, false, 0}, /* still the same period */
+	    {61, true, 3},  /* a new period: 3 reported */
+	    {62, true, 0},
+	    {200, true, 0}, /* nothing suppressed: nothing to report */
+	};
+	struct cu_log_limit l = CU_LOG_LIMIT("test", 60, 2);
+	unsigned long ended;
+	size_t i;
+
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		bool w =
+		    cu_log_limit_take(&l, CU_S_TO_NS(steps[i].at_s), &ended);
+
+		cr_expect_eq(w, steps[i].written, "step %zu", i);
+		cr_expect_eq(ended, steps[i].ended, "step %zu", i);
+	}
+}
+
+/* The flush writes a due summary once and starts a new period. */
+Test(log, limits_flush_reports_due_summaries)
+{
+	static struct cu_log_limit l = CU_LOG_LIMIT("flush test", 1, 1);
+	cu_ns_t t0 = cu_time_mono_ns();
+
+	cu_log_set_level(CU_LOG_WARN);
+	cu_log_limited(&l, CU_LOG_WARN, "one");
+	cu_log_limited(&l, CU_LOG_WARN, "two");
+	cu_log_limited(&l, CU_LOG_WARN, "three");
+	cr_expect_eq(l.suppressed, 2);
+	cr_expect_eq(cu_log_limits_flush(t0), 0, "not due yet");
+	cr_expect_eq(cu_log_limits_flush(t0 + CU_S_TO_NS(2)), 1);
+	cr_expect_eq(l.suppressed, 0);
+	cr_expect_eq(cu_log_limits_flush(t0 + CU_S_TO_NS(4)), 0, "once");
+	cu_log_limit_unlink(&l);
+	cr_expect_eq(cu_log_limits_flush(t0 + CU_S_TO_NS(10)), 0);
+}

@@ -118,26 +118,6 @@ static int64_t cpu_usage(store *s)
 	return v;
 }
 
-static int64_t file_size(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
-}
-
-/* Lower (or, with RLIM_INFINITY, lift) the soft file size limit. A write
- * past it then fails with EFBIG, as SIGXFSZ is ignored (the controller
- * ignores it too, controller/main.c). */
-static void fsize_limit(rlim_t soft)
-{
-	struct rlimit rl;
-
-	signal(SIGXFSZ, SIG_IGN);
-	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
-	rl.rlim_cur = soft;
-	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
-}
-
 static bool starts_with(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -159,8 +139,8 @@ Test(store_faults, file_size_limit_mid_operation_is_disk_full)
 
 	snprintf(wal, sizeof(wal), "%s-wal", fx_tpath);
 	put_range_ok(s, "before", 0, 5);
-	cr_assert_gt(file_size(wal), 0, "the WAL holds the commits");
-	fsize_limit((rlim_t)file_size(wal));
+	cr_assert_gt(fx_file_size(wal), 0, "the WAL holds the commits");
+	fx_fsize_limit((rlim_t)fx_file_size(wal));
 	rc = put_range(s, "during", 0, 20, &err);
 	cr_assert_eq(rc, CU_EQUOTA, "%s: %s", cu_err_name(rc), err.msg);
 	cr_assert(starts_with(err.msg, "ledger disk full:"), "%s", err.msg);
@@ -179,7 +159,7 @@ Test(store_faults, file_size_limit_mid_operation_is_disk_full)
 	cr_assert_eq(cpu_usage(s), 5 * 1000);
 	cr_assert_eq(store_check_consistency(s, &err), CU_OK, "%s", err.msg);
 	/* Room again: the same connection commits. */
-	fsize_limit(RLIM_INFINITY);
+	fx_fsize_limit(RLIM_INFINITY);
 	put_range_ok(s, "after", 0, 3);
 	store_close(s);
 	/* And a restart sees exactly the committed decisions. */
@@ -221,12 +201,12 @@ Test(store_faults, disk_full_during_migration_keeps_the_old_schema)
 
 	make_v1_ledger(3000);
 	/* Room for the -shm index (32 KiB) but not for the migration. */
-	fsize_limit(32768);
+	fx_fsize_limit(32768);
 	rc = store_open(&s, fx_tpath, &err);
 	cr_assert_eq(rc, CU_EQUOTA, "%s: %s", cu_err_name(rc), err.msg);
 	cr_assert_null(s);
 	cr_assert(starts_with(err.msg, "ledger disk full:"), "%s", err.msg);
-	fsize_limit(RLIM_INFINITY);
+	fx_fsize_limit(RLIM_INFINITY);
 	cr_assert_eq(fx_raw_int(fx_tpath, "PRAGMA user_version"), 1);
 	cr_assert_eq(
 	    fx_raw_int(fx_tpath, "SELECT count(*) FROM decision"), 3000);
@@ -286,7 +266,7 @@ Test(store_faults, unwritable_ledger_file_is_refused_untouched)
 
 	put_range_ok(s, "kept", 0, 3);
 	store_close(s);
-	size = file_size(fx_tpath);
+	size = fx_file_size(fx_tpath);
 	become_unprivileged();
 	cr_assert_eq(chmod(fx_tpath, 0400), 0);
 	s = NULL;
@@ -297,7 +277,7 @@ Test(store_faults, unwritable_ledger_file_is_refused_untouched)
 	/* Not "repaired" by a rebuild either. */
 	rc = store_open_or_rebuild(&s, fx_tpath, NULL, &err);
 	cr_assert_eq(rc, CU_EDENIED, "%s: %s", cu_err_name(rc), err.msg);
-	cr_assert_eq(file_size(fx_tpath), size);
+	cr_assert_eq(fx_file_size(fx_tpath), size);
 	cr_assert_eq(chmod(fx_tpath, 0600), 0);
 	s = fx_open_ok(fx_tpath);
 	has(s, "kept-2", true);
@@ -336,7 +316,7 @@ Test(store_faults, unwritable_ledger_directory_is_refused)
 static void damage_pages(const char *path)
 {
 	char junk[4096];
-	int64_t size = file_size(path);
+	int64_t size = fx_file_size(path);
 	int fd = open(path, O_WRONLY);
 
 	cr_assert_geq(fd, 0);
@@ -417,14 +397,14 @@ Test(store_faults, corrupt_ledger_is_moved_aside_and_rebuilt)
 	put_range_ok(s, "gone", 0, 300);
 	store_close(s);
 	damage_pages(fx_tpath);
-	size = file_size(fx_tpath);
+	size = fx_file_size(fx_tpath);
 	capture_stderr(log, sizeof(log), run_rebuild, &r);
 	cr_assert_eq(r.rc, CU_OK, "%s: %s", cu_err_name(r.rc), r.err.msg);
 	cr_assert_not_null(r.s);
 	cr_assert_not_null(r.moved_to);
 	cr_assert(starts_with(r.moved_to, fx_tpath), "%s", r.moved_to);
 	cr_assert(strstr(r.moved_to, ".corrupt-") != NULL, "%s", r.moved_to);
-	cr_assert_eq(file_size(r.moved_to), size, "moved, not rewritten");
+	cr_assert_eq(fx_file_size(r.moved_to), size, "moved, not rewritten");
 	snprintf(moved_wal, sizeof(moved_wal), "%s-wal", r.moved_to);
 	cr_assert(strstr(log, "ledger corrupt:") != NULL, "log: %s", log);
 	cr_assert(strstr(log, r.moved_to) != NULL, "log: %s", log);

@@ -23,8 +23,10 @@ from .cases import case, run_cases, skip
 from .checks import Failure, Soft, check, eq, wait_for
 from .env import BIN, DATA, LOGS, ROOT, TEST, data, write
 from .http import RawStream, maybe_json, pb_fields, retrying
+from .kobj import queued_job
 from .procs import (CONTROLLER_CONFIG, Controller, Server, _die_with_parent,
                     controller_config, flavor_and_queue, free_port,
+                    queues_setup,
                     kubectl_available, kubectl_minor, mint_certs, reachable_copy,
                     stop_process, without_visibility)
 
@@ -32,7 +34,7 @@ __all__ = ["BIN", "CONTROLLER_CONFIG", "Controller", "DATA", "Failure",
            "LOGS", "ROOT", "RawStream", "Server", "Soft", "TEST", "case",
            "check", "controller_config", "data", "eq", "flavor_and_queue", "free_port",
            "kubectl_available", "kubectl_minor", "maybe_json", "mint_certs",
-           "pb_fields", "reachable_copy",
+           "pb_fields", "queued_job", "queues_setup", "reachable_copy",
            "retrying", "run_cases", "skip", "stop_process",
            "wait_for", "without_visibility",
            "write", "_die_with_parent"]

@@ -23,7 +23,7 @@ import urllib.error
 import urllib.request
 
 from .checks import Failure, check, wait_for
-from .env import BIN, LOGS, TEST, write
+from .env import BIN, LOGS, ROOT, TEST, write
 from .http import RawStream, maybe_json
 
 _servers = 0
@@ -408,6 +408,24 @@ spec:
       resources:
       - {name: cpu, nominalQuota: %s}
 """ % (name, cpu)
+
+
+def queues_setup(srv, cpu, ns="team", lq="lq", namespaces=()):
+    """The shipped CRDs (Established), namespace ns and `namespaces`,
+    flavor_and_queue(cpu) and LocalQueue ns/lq on ClusterQueue cq."""
+    srv.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
+    srv.kubectl("wait", "--for=condition=Established", "crd", "--all",
+                "--timeout=30s")
+    for n in (ns,) + tuple(namespaces):
+        srv.namespace(n)
+    srv.kubectl("apply", "-f", srv.file("queues.yaml", flavor_and_queue(cpu)))
+    code, _, body = srv.raw(
+        "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues" % ns,
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+         "metadata": {"name": lq, "namespace": ns},
+         "spec": {"clusterQueue": "cq"}})
+    if code != 201:
+        raise Failure("LocalQueue %s/%s: %d %r" % (ns, lq, code, body))
 
 
 def controller_config(leader=False, qps=None, burst=None):
