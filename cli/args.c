@@ -886,13 +886,14 @@ int cli_parse(
 		for (int i = 1; i < argc && a->nnames < CLI_MAX_REPEAT; i++) {
 			if (argv[i] == w0)
 				continue;
-			if (i + 1 < argc &&
+			/* a value being completed (the last word) stays */
+			if (i + 2 < argc &&
 			    strcmp(argv[i], "--kubeconfig") == 0)
 				a->kubeconfig = argv[i + 1];
-			else if (i + 1 < argc &&
+			else if (i + 2 < argc &&
 				 strcmp(argv[i], "--context") == 0)
 				a->context = argv[i + 1];
-			else if (i + 1 < argc &&
+			else if (i + 2 < argc &&
 				 (strcmp(argv[i], "-n") == 0 ||
 				     strcmp(argv[i], "--namespace") == 0))
 				a->namespace_ = argv[i + 1];

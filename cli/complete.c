@@ -10,6 +10,7 @@
  * ClusterQueues, LocalQueues, ResourceFlavors and Workloads the API
  * server has. See cli/cli_int.h.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,6 +83,8 @@ static void emit(struct ctx *x, const char *const *v, const char *prefix)
 /* Names of the objects of kind on the server. */
 static void names(struct ctx *x, const char *kind, const char *prefix)
 {
+	static const struct api_resource ns_res = {
+	    "", "v1", "namespaces", false};
 	const struct api_resource *res =
 	    strncmp(kind, "clusterqueue", 12) == 0 || strcmp(kind, "cq") == 0
 		? &cli_res_cq
@@ -92,7 +95,8 @@ static void names(struct ctx *x, const char *kind, const char *prefix)
 		? &cli_res_rf
 	    : strncmp(kind, "workload", 8) == 0 || strcmp(kind, "kwl") == 0
 		? &cli_res_wl
-		: NULL;
+	    : strcmp(kind, "namespace") == 0 ? &ns_res
+					     : NULL;
 	json_t *list = NULL, *it;
 	cu_error ignore;
 	size_t i;
@@ -121,27 +125,97 @@ static const char *const FLAGS[] = {"--kubeconfig", "--context", "--namespace",
     "--nominal-quota", "--borrowing-limit", "--lending-limit", "--node-labels",
     "--node-taints", "--tolerations", "--yes", "--all", NULL};
 
-/* `__complete WORD... PARTIAL`: the words are a->names (parsed as
- * positional words by cli_parse). */
+/* Whether flag word f (no inline "=") is followed by its value. */
+static bool takes_value(const char *f)
+{
+	static const char *const bools[] = {"--help", "--all-namespaces",
+	    "--keep-already-running", "--ignore-unknown-cq", "--yes", "--all",
+	    NULL};
+
+	if (strchr(f, '=') != NULL)
+		return false;
+	if (f[1] != '-')
+		return f[2] == '\0' && strchr("nclqo", f[1]) != NULL;
+	for (size_t i = 0; bools[i] != NULL; i++)
+		if (strcmp(f, bools[i]) == 0)
+			return false;
+	return true;
+}
+
+/* The values of flag f that begin with cur. */
+static void flag_values(struct ctx *x, const char *f, const char *cur)
+{
+	static const char *const status[] = {
+	    "all", "pending", "quotareserved", "admitted", "finished", NULL};
+	static const char *const out[] = {"json", "yaml", "name", "wide",
+	    "jsonpath=", "jsonpath-file=", "go-template=", "go-template-file=",
+	    NULL};
+	static const char *const dry[] = {"none", "client", "server", NULL};
+	static const char *const strat[] = {
+	    "StrictFIFO", "BestEffortFIFO", NULL};
+	static const char *const reclaim[] = {
+	    "Never", "LowerPriority", "Any", NULL};
+	static const char *const within[] = {
+	    "Never", "LowerPriority", "LowerOrNewerEqualPriority", NULL};
+	static const char *const tf[] = {"true", "false", NULL};
+
+	if (strcmp(f, "-c") == 0 || strcmp(f, "--clusterqueue") == 0)
+		names(x, "clusterqueue", cur);
+	else if (strcmp(f, "-q") == 0 || strcmp(f, "--localqueue") == 0)
+		names(x, "localqueue", cur);
+	else if (strcmp(f, "-n") == 0 || strcmp(f, "--namespace") == 0)
+		names(x, "namespace", cur);
+	else if (strcmp(f, "--status") == 0)
+		emit(x, status, cur);
+	else if (strcmp(f, "-o") == 0 || strcmp(f, "--output") == 0)
+		emit(x, out, cur);
+	else if (strcmp(f, "--dry-run") == 0)
+		emit(x, dry, cur);
+	else if (strcmp(f, "--queuing-strategy") == 0)
+		emit(x, strat, cur);
+	else if (strcmp(f, "--reclaim-within-cohort") == 0)
+		emit(x, reclaim, cur);
+	else if (strcmp(f, "--preemption-within-cluster-queue") == 0)
+		emit(x, within, cur);
+	else if (strcmp(f, "--active") == 0)
+		emit(x, tf, cur);
+}
+
+/* `__complete WORD... PARTIAL`: the words are a->names (cli_parse keeps
+ * them as given, but for the connection flags and their values). */
 static void complete_words(struct ctx *x)
 {
-	const char *w[CLI_MAX_REPEAT];
-	size_t n = 0, i;
-	const char *cur;
+	const char *w[CLI_MAX_REPEAT], *cur = "";
+	size_t n = 0, i, last = x->a->nnames;
 
-	for (i = 0; i < x->a->nnames; i++)
-		if (x->a->names[i][0] != '-' || i + 1 == x->a->nnames)
-			w[n++] = x->a->names[i];
-	cur = n > 0 ? w[n - 1] : "";
+	for (i = 0; i + 1 < last; i++) {
+		const char *s = x->a->names[i];
+
+		if (s[0] != '-' || s[1] == '\0') {
+			w[n++] = s;
+			continue;
+		}
+		if (!takes_value(s))
+			continue;
+		if (i + 2 == last) {
+			/* completing this flag's value */
+			flag_values(x, s, x->a->names[last - 1]);
+			fputs(":4\n", x->out);
+			return;
+		}
+		i++; /* its value */
+	}
+	if (last > 0)
+		cur = x->a->names[last - 1];
 	if (cur[0] == '-')
 		emit(x, FLAGS, cur);
-	else if (n <= 1)
+	else if (n == 0)
 		emit(x, VERBS, cur);
-	else if (n == 2 && strcmp(w[0], "pending") == 0)
+	else if (n == 1 && strcmp(w[0], "pending") == 0)
 		names(x, "clusterqueue", cur);
-	else if (n == 2)
+	else if (n == 1)
 		emit(x, kinds_of(w[0]), cur);
-	else if (n >= 3 && strcmp(w[0], "list") != 0 &&
+	else if (n >= 2 && strcmp(w[0], "list") != 0 &&
 		 strcmp(w[0], "create") != 0)
 		names(x, w[1], cur);
 	fputs(":4\n", x->out);

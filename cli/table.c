@@ -190,6 +190,9 @@ static bool plain_ok(const char *s)
 	    "ON", "OFF"};
 	size_t n = strlen(s);
 	bool numeric = true, digit = false;
+	/* after an optional sign, "0x": hexadecimal digits are digits */
+	const char *h = s + (s[0] == '+' || s[0] == '-');
+	bool hex = h[0] == '0' && (h[1] == 'x' || h[1] == 'X');
 
 	if (n == 0)
 		return false;
@@ -217,9 +220,13 @@ static bool plain_ok(const char *s)
 			return false;
 		if (c >= '0' && c <= '9')
 			digit = true;
+		/* YAML 1.1 numbers: 1_000, 0o17, 0O17, 0x1F, 0b101, 1e3 */
 		if (!((c >= '0' && c <= '9') || c == '.' || c == '+' ||
 			c == '-' || c == 'e' || c == 'E' || c == '_' ||
-			c == 'x' || c == 'o'))
+			c == 'x' || c == 'X' || c == 'o' || c == 'O' ||
+			c == 'b' || c == 'B' ||
+			(hex && ((c >= 'a' && c <= 'f') ||
+				    (c >= 'A' && c <= 'F')))))
 			numeric = false;
 	}
 	/* anything that could read as a number stays quoted */

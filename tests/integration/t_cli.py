@@ -592,6 +592,14 @@ def cli_kueuectl_verbs(s):
        "ClusterQueues of pending")
     check("--nominal-quota\n" in ok(s, "__complete", "create", "cq", "x",
                                      "--n"), "flags")
+    eq(ok(s, "__complete", "list", "workload", "-c", "t"), "team-a\n:4\n",
+       "a flag's value: ClusterQueue names")
+    eq(ok(s, "__complete", "list", "workload", "--status", "p"),
+       "pending\n:4\n", "a flag's value: statuses")
+    eq(ok(s, "__complete", "list", "lq", "-n", "kube-s"),
+       "kube-system\n:4\n", "a flag's value: namespaces")
+    eq(ok(s, "__complete", "-n", "default", "stop", "cq", "o"),
+       "open\n:4\n", "names after a flag and its value")
     bad = [
         (["list", "cq", "-o", "jsonpath"],
          "template format specified but no template given: write -o "

@@ -28,6 +28,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 import urllib.request
@@ -398,39 +399,59 @@ CASES = [("QS-readme", readme, False),
          ("QS-make-ctrl-c", make_ctrl_c, None)]
 
 
+def run_case(name, fn, shared):
+    """(status, seconds, report) of one case: status ok, skip or FAIL."""
+    start = time.time()
+    q = None if shared is not False else Quickstart(name)
+    try:
+        fn(q)
+        return "ok", time.time() - start, ""
+    except Skipped as e:
+        return "skip", time.time() - start, str(e)
+    except Exception:
+        q = q or SHARED.get("q")
+        return "FAIL", time.time() - start, traceback.format_exc() + (
+            "  output:\n    " + "\n    ".join(q.lines[-40:])
+            if q is not None else "")
+    finally:
+        if q is not None and q is not SHARED.get("q"):
+            q.kill()
+
+
 def main():
+    """The cases sharing one quickstart in turn, then the others (each
+    its own quickstart) side by side."""
     only = os.environ.get("CASE")
-    passed = failed = skipped = 0
-    for name, fn, shared in CASES:
-        if only and name not in only.split(","):
-            continue
-        start = time.time()
-        q = None if shared is not False else Quickstart(name)
-        try:
-            fn(q)
-            passed += 1
-            print("  ok   %s (%.1fs)" % (name, time.time() - start),
-                  flush=True)
-        except Skipped as e:
-            skipped += 1
-            print("  skip %s (%s)" % (name, e), flush=True)
-        except Exception:
-            failed += 1
-            print("  FAIL %s (%.1fs)" % (name, time.time() - start),
-                  flush=True)
-            traceback.print_exc()
-            q = q or SHARED.get("q")
-            if q is not None:
-                print("  output:\n    " + "\n    ".join(q.lines[-40:]))
-        finally:
-            if q is not None and q is not SHARED.get("q"):
-                q.kill()
+    todo = [c for c in CASES if not only or c[0] in only.split(",")]
+    results = {}
+    for name, fn, shared in todo:
+        if name in ("QS-readme",) or shared is True:
+            results[name] = run_case(name, fn, shared)
     if SHARED.get("q") is not None:
         SHARED["q"].kill()
-    print("%d passed, %d failed%s" % (passed, failed,
-                                      ", %d skipped" % skipped
-                                      if skipped else ""))
-    sys.exit(1 if failed else 0)
+    threads = []
+    for name, fn, shared in todo:
+        if name not in results:
+            def work(name=name, fn=fn, shared=shared):
+                results[name] = run_case(name, fn, shared)
+            threads.append(threading.Thread(target=work))
+            threads[-1].start()
+    for t in threads:
+        t.join()
+    counts = {"ok": 0, "skip": 0, "FAIL": 0}
+    for name, _, _ in todo:
+        status, secs, report = results[name]
+        counts[status] += 1
+        if status == "skip":
+            print("  skip %s (%s)" % (name, report), flush=True)
+        else:
+            print("  %-4s %s (%.1fs)" % (status, name, secs), flush=True)
+        if status == "FAIL":
+            print(report, flush=True)
+    print("%d passed, %d failed%s" % (
+        counts["ok"], counts["FAIL"],
+        ", %d skipped" % counts["skip"] if counts["skip"] else ""))
+    sys.exit(1 if counts["FAIL"] else 0)
 
 
 if __name__ == "__main__":
