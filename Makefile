@@ -481,8 +481,9 @@ help:
 help-check:
 	@targets=$$(sed -e ':a' -e '/\\$$/N; s/\\\n//; ta' Makefile | \
 	  sed -n 's/^\.PHONY://p'); \
+	text=$$($(MAKE) --no-print-directory help); \
 	for t in $$targets; do \
-	  $(MAKE) --no-print-directory help | grep -qE "^  make $$t( |,|$$)" || \
+	  echo "$$text" | grep -E "^  make $$t( |,|$$)" >/dev/null || \
 	  { echo "make help does not name make $$t"; exit 1; }; \
 	done
 

@@ -38,6 +38,10 @@ class Churn:
         self.phase = "create"
         self.errors = []
         self.done = threading.Event()
+        # A phase starts once a Job was created in it: on a fast machine
+        # the deletes can take less than the creator's one second.
+        self.job_in = {"create": threading.Event(),
+                       "delete": threading.Event()}
         self.thread = threading.Thread(target=self._main, daemon=True)
 
     def _conn(self):
@@ -77,8 +81,10 @@ class Churn:
             t.join()
 
     def _main(self):
+        self.job_in["create"].wait(30)
         self._run("POST")
         self.phase = "delete"
+        self.job_in["delete"].wait(30)
         self._run("DELETE")
         self.phase = "done"
         self.done.set()
@@ -117,7 +123,13 @@ def flavor_churn(s):
             eq(s.raw("POST", JOBS, queued_job("team", name, "100m"))[0],
                201, "Job " + name)
             jobs.append((name, phase, t0))
-            time.sleep(1.0)
+            if phase in churn.job_in:
+                churn.job_in[phase].set()
+            # One second, or less when the churn enters a new phase.
+            for _ in range(20):
+                if churn.phase != phase:
+                    break
+                time.sleep(0.05)
 
     def observe():
         while not stop.is_set():
