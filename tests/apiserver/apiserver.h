@@ -926,6 +926,10 @@ void as_now_rfc3339(char out[CU_TIME_RFC3339_LEN]);
 void as_clock_pin(int64_t ns);
 bool as_valid_dns_subdomain(const char *s);
 bool as_valid_dns_label(const char *s);
+/* kube's validation of the requests and limits in a built-in kind's pod
+ * spec (podres.c): false with a 422 in resp when one is negative. */
+bool as_pod_resources_ok(const struct as_kind *k, json_t *obj, const char *name,
+    struct as_resp *resp);
 char *as_json_dump(json_t *j, size_t *len); /* compact [owned: cu_free] */
 
 #endif /* CU_TESTS_APISERVER_H */

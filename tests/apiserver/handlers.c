@@ -1611,6 +1611,8 @@ static bool prepare_kind(const struct as_request *rq, const struct route *r,
 		if (old != NULL && !job_update_ok(old, obj, resp, k))
 			return false;
 	}
+	if (!as_pod_resources_ok(k, obj, md_str(obj, "name"), resp))
+		return false;
 	if (strcmp(k->group, "coordination.k8s.io") == 0 &&
 	    !lease_ok(obj, resp, k))
 		return false;
