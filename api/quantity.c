@@ -257,7 +257,7 @@ int api_quantity_parse(struct api_quantity *out, const char *s, cu_error *err)
 	if (rc != CU_OK)
 		return cu_error_set(err, CU_ERANGE,
 		    "quantity \"%.64s\": value does not fit in int64 "
-		    "milli-units",
+		    "milli-units (at most 9223372036854775807m)",
 		    s);
 	out->milli = negative ? -(int64_t)mag : (int64_t)mag;
 	out->format = format;

@@ -794,7 +794,8 @@ void rec_events_kueue_meta(const char *kind, const char *reason,
 	static const char *const prov[] = {"ProvisioningRequestCreated",
 	    "AdmissionCheckUpdated", "FailedCreate", NULL};
 	static const char *const job_warn[] = {"JobNestingTooDeep",
-	    "WorkloadPriorityClassNotFound", "UnsupportedField", NULL};
+	    "ErrWorkloadCompose", "WorkloadPriorityClassNotFound",
+	    "UnsupportedField", NULL};
 	const char *t = REC_EVENT_NORMAL, *c = NULL;
 
 	if (kind == NULL)

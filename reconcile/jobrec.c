@@ -442,9 +442,13 @@ static int build_workload(const struct rec_job_view *view,
 	memset(&bo, 0, sizeof(bo));
 	bo.lookup = view->priority;
 	bo.label_keys_to_copy = view->label_keys_to_copy;
-	if (rec_wl_build(in->job, &bo, w, &berr) != CU_OK) {
+	if (rec_wl_build(in->job, &bo, w, &berr) != CU_OK ||
+	    rec_wl_requests_valid(*w, &berr) != CU_OK) {
+		json_decref(*w);
 		*w = NULL;
-		return warn_job(p, in, "workload for", berr.msg, err);
+		if (warn_job(p, in, "workload for", berr.msg, err) != CU_OK)
+			return err->code;
+		return rec__plan_compose_error(p, &berr, err);
 	}
 	if (view->queue_name == NULL &&
 	    view->local_queue_exists(in->ns, "default", view->payload) &&

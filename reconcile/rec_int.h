@@ -62,4 +62,11 @@ bool rec__is_label_value(const char *s);
  * when out of memory. */
 json_t *rec__owner_ref(const struct rec_job *j);
 
+/* Plan the Warning event ErrWorkloadCompose about the reconciled job
+ * with why's message when why says the job itself is invalid (CU_EINVAL,
+ * CU_EPARSE, CU_ERANGE); nothing for other failures
+ * (reconcile/badreq.c). CU_ENOMEM. why [borrowed]. */
+CU_MUST_CHECK int rec__plan_compose_error(
+    struct rec_plan *p, const cu_error *why, cu_error *err);
+
 #endif /* CU_RECONCILE_REC_INT_H */

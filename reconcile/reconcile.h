@@ -262,6 +262,20 @@ struct rec_wl_build_opts {
 CU_MUST_CHECK int rec_wl_build(const struct rec_job *j,
     const struct rec_wl_build_opts *opts, json_t **out, cu_error *err);
 
+/*
+ * Kueue's Workload validation of requests and limits
+ * (WorkloadValidateResourcesAreNonNegative, on by default) on a built
+ * Workload wl [borrowed] (reconcile/badreq.c): CU_EINVAL naming the first
+ * negative one ("spec.podSets[0].template.spec.containers[0].resources.
+ * requests[cpu]: Invalid value: \"-3\": must be greater than or equal to
+ * 0"), else CU_OK.
+ */
+CU_MUST_CHECK int rec_wl_requests_valid(const json_t *wl, cu_error *err);
+
+/* The reason of the Warning event on a job whose Workload cannot be built
+ * (Kueue's jobframework ReasonErrWorkloadCompose). */
+#define REC_ERR_WORKLOAD_COMPOSE "ErrWorkloadCompose"
+
 /* ---- 1b. a job's ownership of its Workload (reconcile/prebuilt.c) ----- */
 
 /*

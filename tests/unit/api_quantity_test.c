@@ -160,6 +160,26 @@ Test(api_quantity, rejects_values_beyond_int64_milli)
 	cr_assert_eq(api_quantity_parse(&q, "10P", NULL), CU_ERANGE);
 }
 
+/* Kubernetes accepts both (resource.Quantity keeps 1e1000 exactly and
+ * caps 8Ei at 2^63-1 units); cueue cannot account them and says so with
+ * its bound, which is what a job asking them is told (issue 32). */
+Test(api_quantity, out_of_range_names_the_bound)
+{
+	static const char *const big[] = {
+	    "1e1000", "8Ei", "-1e1000", "9223372036854775.808"};
+	struct api_quantity q;
+	cu_error err;
+	size_t i;
+
+	for (i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+		cr_assert_eq(api_quantity_parse(&q, big[i], &err), CU_ERANGE,
+		    "%s", big[i]);
+		cr_expect(
+		    strstr(err.msg, "(at most 9223372036854775807m)") != NULL,
+		    "msg: %s", err.msg);
+	}
+}
+
 Test(api_quantity, formats_canonically_like_kubernetes)
 {
 	assert_canonical("1000m", "1");
