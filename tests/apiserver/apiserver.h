@@ -926,6 +926,11 @@ void as_now_rfc3339(char out[CU_TIME_RFC3339_LEN]);
 void as_clock_pin(int64_t ns);
 bool as_valid_dns_subdomain(const char *s);
 bool as_valid_dns_label(const char *s);
+/* The name rule of kind k for obj's name (names.c): 1 valid by the kind's
+ * own rule, 0 invalid (a 422 in resp), -1 the generic DNS-1123 rule
+ * applies. */
+int as_kind_name_rule(const struct as_kind *k, json_t *obj, const char *name,
+    struct as_resp *resp);
 /* kube's validation of the requests and limits in a built-in kind's pod
  * spec (podres.c): false with a 422 in resp when one is negative. */
 bool as_pod_resources_ok(const struct as_kind *k, json_t *obj, const char *name,

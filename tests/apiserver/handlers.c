@@ -226,10 +226,13 @@ static bool validate_meta(
 	size_t i, nctl = 0;
 
 	if (name != NULL) {
-		bool ok = strcmp(k->plural, "namespaces") == 0
-			      ? as_valid_dns_label(name)
-			      : as_valid_dns_subdomain(name);
+		int rule = as_kind_name_rule(k, obj, name, resp);
+		bool ok = rule > 0 || (strcmp(k->plural, "namespaces") == 0
+					      ? as_valid_dns_label(name)
+					      : as_valid_dns_subdomain(name));
 
+		if (rule == 0)
+			return false;
 		if (!ok) {
 			as_resp_invalid(resp, k, name, "metadata.name",
 			    "Invalid value: \"%s\": a lowercase RFC 1123 %s "
