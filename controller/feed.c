@@ -555,6 +555,20 @@ void ctl_forget_workload(ctl *c, const char *const *key, const char *uid)
 	c->dirty_cycle = true;
 }
 
+/* A Workload the engine refuses because of what it asks (a negative
+ * request: Kueue's webhook refuses those, but none may run) is said on
+ * the Workload, not only in the log: a Warning event Pending with the
+ * validation's message (the events recorder folds repeats into a series
+ * and limits their rate). */
+static void say_invalid(ctl *c, const char *const *key)
+{
+	json_t *obj = api_informer_get(c->inf[INF_WL], key[0], key[1]);
+	cu_error why;
+
+	if (obj != NULL && rec_wl_requests_valid(obj, &why) != CU_OK)
+		ctl_emit(c, obj, REC_EVENT_WARNING, "Pending", why.msg);
+}
+
 void ctl_add_workload(
     ctl *c, const char *const *key, const struct api_workload *wl)
 {
@@ -565,6 +579,8 @@ void ctl_add_workload(
 
 	if (rc != CU_OK && rc != CU_ENOTFOUND) {
 		cu_warn("workload %s/%s: %s", key[0], key[1], err.msg);
+		if (rc == CU_EINVAL)
+			say_invalid(c, key);
 		return;
 	}
 	if (rc == CU_ENOTFOUND)

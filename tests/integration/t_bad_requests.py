@@ -11,7 +11,11 @@
   milli-units) and builds no Workload for them: it says so on the Job
   with a Warning event ErrWorkloadCompose naming the field and the value
   (as Kueue does when it cannot compose a Workload), keeps the Job
-  suspended, stays up and admits an ordinary Job created afterwards."""
+  suspended, stays up and admits an ordinary Job created afterwards.
+- invalid-workload-said: a Workload written with a negative request
+  where no webhook runs (Kueue's webhook would refuse it) is not queued;
+  a Warning event Pending on the Workload names the field and says "must
+  be greater than or equal to 0"."""
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
                      queued_job, queues_setup, run_cases, wait_for)
 
@@ -79,6 +83,36 @@ def too_large(s):
         check(s.get_json(JOBS + "/" + name)["spec"]["suspend"],
               "Job %s stays suspended" % name)
         eq(workloads_of(s, name), [], "no Workload for " + name)
+    check(ctl.alive(), "controller alive")
+    ctl.stop()
+
+
+@case("invalid-workload-said", tls=True)
+def invalid_workload(s):
+    queues_setup(s, 100)
+    ctl = Controller(s, config=CONTROLLER_CONFIG)
+    wl = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+          "metadata": {"name": "wl-neg", "namespace": "team"},
+          "spec": {"queueName": "lq", "podSets": [{
+              "name": "main", "count": 1, "template": {"spec": {
+                  "restartPolicy": "Never", "containers": [{
+                      "name": "c", "image": "busybox", "resources": {
+                          "requests": {"cpu": "-3"}}}]}}}]}}
+    code, _, body = s.raw("POST", WLS, wl)
+    eq(code, 201, "Workload wl-neg (no webhook here): %r" % body)
+
+    def said():
+        return [e for e in s.get_json(EVENTS)["items"]
+                if e["involvedObject"].get("kind") == "Workload"
+                and e["involvedObject"].get("name") == "wl-neg"]
+    ev = wait_for(said, 30, what="an event on Workload wl-neg")[0]
+    print("    Workload wl-neg: %s %s: %s" % (ev["type"], ev["reason"],
+                                             ev["message"]), flush=True)
+    eq((ev["type"], ev["reason"]), ("Warning", "Pending"), "event")
+    check(ev["message"] ==
+          'spec.podSets[0].template.spec.containers[0].resources.'
+          'requests[cpu]: Invalid value: "-3": must be greater than or '
+          'equal to 0', ev["message"])
     check(ctl.alive(), "controller alive")
     ctl.stop()
 
