@@ -663,10 +663,18 @@ void ctl_pipe_flush(ctl_pipe *p)
 	cu_error err;
 
 	commit_before_sending(p);
-	for (i = 0; i < p->nwrites; i++) {
-		send_one(p, &p->writes[i]);
-		write_dispose(&p->writes[i]);
-	}
+	/* Decisions first: a turn's Events (their own client and budget)
+	 * are sent after its admission and status writes, never ahead. */
+	for (i = 0; i < p->nwrites; i++)
+		if (!kinds[p->writes[i].kind].events) {
+			send_one(p, &p->writes[i]);
+			write_dispose(&p->writes[i]);
+		}
+	for (i = 0; i < p->nwrites; i++)
+		if (kinds[p->writes[i].kind].events) {
+			send_one(p, &p->writes[i]);
+			write_dispose(&p->writes[i]);
+		}
 	p->nwrites = 0;
 	/* A failure path above may have reopened the transaction. */
 	if (p->txn) {

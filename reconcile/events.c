@@ -27,6 +27,9 @@ struct entry {
 	/* series entries */
 	char *ev_name; /* [owned] */
 	int32_t count;
+	/* the count last written (1: the create) and when */
+	int32_t sent;
+	int64_t sent_ns;
 	/* spam entries: tokens in nanoseconds of refill (one token =
 	 * refill_ns), and the time they were last topped up; series
 	 * entries: the time of the last observation */
@@ -337,13 +340,13 @@ static int build_key(cu_buf *b, const char *const *fields, size_t n)
 	return CU_OK;
 }
 
-/* client-go's isomorphic key (the instance is the recorder's), plus the
- * note. */
+/* client-go's isomorphic key (the instance is the recorder's): the note
+ * is not part of it, a repeat with a newer note joins the series. */
 static int event_key(cu_buf *b, const struct rec_event *ev, const char *comp)
 {
 	const char *f[] = {comp, ev->action != NULL ? ev->action : ev->reason,
 	    ev->kind, ev->namespace_, ev->name, ev->field_path, ev->uid,
-	    ev->api_version, ev->type, ev->reason, ev->message};
+	    ev->api_version, ev->type, ev->reason};
 	return build_key(b, f, sizeof(f) / sizeof(f[0]));
 }
 
@@ -536,6 +539,8 @@ static int plan_create(rec_events *r, const struct rec_event *ev,
 	p->new_d = entry_new(ek->ptr, ek->len);
 	if (p->new_d != NULL) {
 		p->new_d->count = 1;
+		p->new_d->sent = 1;
+		p->new_d->sent_ns = now_ns;
 		p->new_d->ev_name = out->name ? cu_strdup(out->name) : NULL;
 	}
 	if (out->name != NULL && out->namespace_ != NULL)
@@ -558,9 +563,16 @@ static int plan_write(rec_events *r, const struct rec_event *ev,
 	 * finishSeries): a new Event. */
 	if (p->d != NULL && !recreate &&
 	    now_ns - p->d->last_ns <= REC_EVENTS_SERIES_FINISH_NS) {
-		out->action = REC_EVENT_PATCH;
 		out->count =
 		    p->d->count < INT32_MAX ? p->d->count + 1 : INT32_MAX;
+		/* client-go writes the first repeat (the series starts),
+		 * then only counts until its refresh is due. */
+		if (p->d->sent > 1 &&
+		    now_ns - p->d->sent_ns < REC_EVENTS_SERIES_REFRESH_NS) {
+			out->action = REC_EVENT_FOLD;
+			return CU_OK;
+		}
+		out->action = REC_EVENT_PATCH;
 		out->name = cu_strdup(p->d->ev_name);
 		out->namespace_ = cu_strdup(ns);
 		out->body = patch_body(out->count, now_ns);
@@ -592,9 +604,13 @@ static int commit(rec_events *r, bool recreate, struct pending *p,
 		p->spam->tokens = p->tokens;
 		p->spam->last_ns = p->last_ns;
 	}
-	if (out->action == REC_EVENT_PATCH) {
+	if (out->action == REC_EVENT_PATCH || out->action == REC_EVENT_FOLD) {
 		p->d->count = out->count;
 		p->d->last_ns = now_ns;
+		if (out->action == REC_EVENT_PATCH) {
+			p->d->sent = out->count;
+			p->d->sent_ns = now_ns;
+		}
 		lru_touch(&r->dedup, p->d);
 	} else if (out->action == REC_EVENT_CREATE) {
 		if (p->d != NULL) {

@@ -727,17 +727,19 @@ bool rec_job_finished(
  *    1024 bytes with " ..." as Kueue's TruncateEventMessage, on a UTF-8
  *    boundary) and type. Objects without a namespace put their events in
  *    "default".
- *  - Series: an event isomorphic to one recorded before (same type,
- *    action, reason, reporting controller and instance, regarding, and -
- *    unlike client-go, which keeps the first note - the same note)
- *    becomes a strategic-merge PATCH of that Event with
- *    {"series": {"count", "lastObservedTime"}} (count 2 on the first
- *    repeat). A series not observed for REC_EVENTS_SERIES_FINISH_NS (6
- *    minutes, client-go's finishTime) is over: the next repeat creates a
- *    new Event. Every repeat is written (client-go flushes counts every
- *    30 minutes); the spam filter bounds them. The recorder remembers
- *    the last REC_EVENTS_LRU_SIZE keys (least recently used forgotten
- *    first).
+ *  - Series: an event isomorphic to one recorded before (client-go's
+ *    key: same type, action, reason, reporting controller and instance,
+ *    regarding; the note is not part of it, the Event keeps the first
+ *    one) is a repeat. The first repeat is a strategic-merge PATCH of
+ *    that Event with {"series": {"count": 2, "lastObservedTime"}};
+ *    later ones are only counted (REC_EVENT_FOLD) until
+ *    REC_EVENTS_SERIES_REFRESH_NS (30 minutes, client-go's refresh)
+ *    after the last PATCH, when the next repeat writes the count. So a
+ *    series costs at most two writes per half hour, as Kueue's. A series
+ *    not observed for REC_EVENTS_SERIES_FINISH_NS (6 minutes, client-go's
+ *    finishTime) is over: the next repeat creates a new Event. The
+ *    recorder remembers the last REC_EVENTS_LRU_SIZE keys (least
+ *    recently used forgotten first).
  *  - Spam filter (client-go's core/v1 EventCorrelator, which
  *    controller-runtime's older recorder applies): a token bucket per
  *    reporting controller + regarding object (an LRU of the same size),
@@ -759,6 +761,7 @@ bool rec_job_finished(
 #define REC_EVENTS_SPAM_BURST 25
 #define REC_EVENTS_SPAM_REFILL_NS (300LL * 1000000000LL)
 #define REC_EVENTS_SERIES_FINISH_NS (360LL * 1000000000LL)
+#define REC_EVENTS_SERIES_REFRESH_NS (1800LL * 1000000000LL)
 /* Longest note (events.k8s.io's noteLengthLimit, Kueue's cut). */
 #define REC_EVENTS_NOTE_MAX 1024
 /* Longest reportingInstance the API accepts. */
@@ -861,6 +864,8 @@ enum rec_event_action {
 			       events */
 	REC_EVENT_PATCH,    /* PATCH .../events/{name} (the series),
 			       application/strategic-merge-patch+json */
+	REC_EVENT_FOLD,	    /* a repeat counted in the series, nothing to
+			       send (count set, no name or body) */
 };
 
 /* What to send. Release with rec_event_write_dispose. */

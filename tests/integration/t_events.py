@@ -292,7 +292,7 @@ def scenario(s):
     eq([k for k, n in seen.items() if n > 1], [], "repeated Events")
 
     # 5. a repeat is the same Event's series: low's Workload deleted
-    # twice under its running Job stops it twice with the same note.
+    # twice under its running Job stops it twice more.
     def running_with_new_wl(old_uid):
         j = s.get_json(JOBS + "/low")
         w = wl_of(s, "low")
@@ -306,10 +306,14 @@ def scenario(s):
         check(code in (200, 202), "delete low's Workload: %r" % body)
         w = wait_for(lambda: running_with_new_wl(w["metadata"]["uid"]),
                      30, what="low running under a new Workload %d" % i)
-    st = [x for x in about(events(s), "Job", "low", "Stopped")
-          if x["note"] == "The workload is deleted"]
+    # client-go's series: the note is not part of the key, so both stops
+    # join the preemption's Stopped; the first repeat writes count 2,
+    # the second is only counted (written with the 30-minute refresh).
+    st = about(events(s), "Job", "low", "Stopped")
     eq(len(st), 1, "one Event for the repeated Stopped: %r" % st)
     eq(st[0]["series"]["count"], 2, "series count: %r" % st[0])
+    check(st[0]["note"].startswith("Preempted to accommodate"),
+          "the first note is kept: %r" % st[0]["note"])
     check(re.match(r"^\d{4}-.*\.\d{6}Z$", st[0]["series"]
                    ["lastObservedTime"]), st[0]["series"])
 
@@ -329,6 +333,137 @@ def scenario(s):
         ln["message"]), (ref("cq"), ref("default", "team"),
                          "EvictedDueToDeactivated", ev_cond["message"]),
        "evicted log line %r" % ln)
+    ctl.stop()
+
+
+# Kueue's events per Job lifecycle (docs/events.md section 3), as Event
+# objects and as writes: {(object, reason): (Events, writes)}. A series
+# is one Event: its create, then one patch when it first repeats
+# (client-go's events.k8s.io recorder, which Kueue uses, writes the later
+# counts only every 30 minutes). Kueue's FinishedWorkload is a series of
+# two (its job reconciler says it when it finishes the Workload and again
+# when it finalizes the job); cueue's is one write.
+LIFECYCLE_ADMITTED = {
+    ("Job", "CreatedWorkload"): (1, 1),
+    ("Job", "Started"): (1, 1),
+    ("Job", "FinishedWorkload"): (1, 1),
+    ("Workload", "QuotaReserved"): (1, 1),
+    ("Workload", "Admitted"): (1, 1),
+}
+# Preempted twice, then admitted and finished: QuotaReserved, Admitted
+# and Started repeat on each of the three admissions, Stopped,
+# EvictedDueToPreempted and Preempted on each eviction (notes differing
+# in the preemptor's UID and the wait times): one series each, two
+# writes (None: one write per eviction, at most two).
+LIFECYCLE_PREEMPTED = {
+    ("Job", "CreatedWorkload"): (1, 1),
+    ("Job", "Started"): (1, 2),
+    ("Job", "Stopped"): (1, None),
+    ("Job", "FinishedWorkload"): (1, 1),
+    ("Workload", "QuotaReserved"): (1, 2),
+    ("Workload", "Admitted"): (1, 2),
+    ("Workload", "EvictedDueToPreempted"): (1, None),
+    ("Workload", "Preempted"): (1, None),
+}
+# The pending reason a re-queued Workload shows (Kueue: one per failed
+# scheduling attempt, folded into one series): at most one Event, two
+# writes, per reason.
+PENDING_REASONS = ("WaitingForQuota", "Pending", "Inadmissible",
+                   "NoMatchingFlavor", "WaitingForPreemptedWorkloads")
+
+
+def tally(evs, kind, name):
+    """{reason: (Events, writes)} about kind/name: a series' stored count
+    n means n - 1 patches."""
+    out = {}
+    for e in evs:
+        if e["regarding"]["kind"] != kind or e["regarding"]["name"] != name:
+            continue
+        n, w = out.get(e["reason"], (0, 0))
+        out[e["reason"]] = (n + 1, w + (e.get("series") or {}).get(
+            "count", 1))
+    return out
+
+
+def check_lifecycle(evs, job_name, wl_name, want, evictions):
+    got = {("Job", r): v for r, v in tally(evs, "Job", job_name).items()}
+    got.update({("Workload", r): v for r, v in
+                tally(evs, "Workload", wl_name).items()})
+    for k, (n, w) in list(got.items()):
+        if k[0] == "Workload" and k[1] in PENDING_REASONS:
+            check(n == 1 and w <= 2, "%s on %s: %r Events/writes, Kueue "
+                  "records one series" % (k[1], job_name, (n, w)))
+            del got[k]
+    exp = {}
+    for k, (n, w) in want.items():
+        exp[k] = (n, min(evictions, 2) if w is None else w)
+    eq(got, exp, "events of %s's lifecycle (Kueue's)" % job_name)
+
+
+@case("events-per-lifecycle-as-kueue", simulate="jobs")
+def per_lifecycle(s):
+    """created -> queued -> admitted -> finished, and preempted twice ->
+    requeued -> admitted -> finished: each Job and Workload gets exactly
+    the Events (and no more writes) Kueue records for the same
+    transitions."""
+    s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", s.file("queues.yaml", QUEUES))
+    s.namespace("team")
+    create(s, KQ + "/localqueues", {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "metadata": {"name": "default", "namespace": "team"},
+        "spec": {"clusterQueue": "cq"}})
+    ctl = Controller(s, config=CONFIG)
+
+    def finished(name):
+        return lambda: any(
+            c["type"] == "Complete" and c["status"] == "True"
+            for c in (s.get_json(JOBS + "/" + name).get("status") or {})
+            .get("conditions", []) or [])
+
+    def said(kind, name, reason):
+        return lambda: about(events(s), kind, name, reason)
+
+    def running(name):
+        return lambda: s.get_json(JOBS + "/" + name)["spec"].get(
+            "suspend") is False
+
+    # 1. admitted at once, finished.
+    create(s, JOBS, job("plain", "1", "low", runtime_ms=300))
+    plain = wl_of(s, "plain")["metadata"]["name"]
+    wait_for(finished("plain"), 30, what="plain finished")
+    wait_for(said("Job", "plain", "FinishedWorkload"), 30,
+             what="plain's FinishedWorkload")
+
+    # 2. victim preempted twice, re-queued, admitted again, finished.
+    create(s, JOBS, job("victim", "3", "low", runtime_ms=4000))
+    victim = wl_of(s, "victim")
+    vname = victim["metadata"]["name"]
+    wait_for(running("victim"), 30, what="victim running")
+    for i in range(2):
+        name = "pre%d" % i
+        create(s, JOBS, job(name, "3", "high", runtime_ms=300))
+        wait_for(finished(name), 30, what=name + " finished")
+        wait_for(running("victim"), 30, what="victim running again")
+    wait_for(finished("victim"), 60, what="victim finished")
+    wait_for(said("Job", "victim", "FinishedWorkload"), 30,
+             what="victim's FinishedWorkload")
+    for i in range(2):
+        wait_for(said("Job", "pre%d" % i, "FinishedWorkload"), 30,
+                 what="pre%d's FinishedWorkload" % i)
+    # The last announcements of the preemptions are in: every Event
+    # above follows its write, so nothing more is on its way.
+    evs = events(s)
+    check_lifecycle(evs, "plain", plain, LIFECYCLE_ADMITTED, 0)
+    check_lifecycle(evs, "victim", vname, LIFECYCLE_PREEMPTED, 2)
+    for i in range(2):
+        name = "pre%d" % i
+        wname = wl_of(s, name)["metadata"]["name"]
+        pre = dict(LIFECYCLE_ADMITTED)
+        pre[("Workload", "PreemptedWorkload")] = (1, 1)
+        check_lifecycle(evs, name, wname, pre, 0)
     ctl.stop()
 
 

@@ -193,3 +193,55 @@ Test(pipeline, flush_commits_the_turn)
 	store_decision_free(got);
 	free_pipe(p);
 }
+
+static enum ctl_pipe_kind sent_order[4];
+static size_t nsent;
+
+static void record_send(const struct ctl_pipe_write *w,
+    enum ctl_pipe_outcome outcome, const struct api_response *resp,
+    void *payload)
+{
+	(void)resp;
+	(void)payload;
+	cr_assert_eq(outcome, CTL_PIPE_SEND_FAILED);
+	cr_assert_lt(nsent, 4);
+	sent_order[nsent++] = w->kind;
+}
+
+/* A turn's Events never go ahead of its decisions: queued first, they
+ * are still sent after the admission and status writes (sending fails
+ * here, without a resource, and the failures come back in send order). */
+Test(pipeline, events_are_sent_after_the_turns_decisions)
+{
+	struct ctl_pipe_opts o;
+	ctl_pipe *p = NULL;
+	cu_error err;
+	enum ctl_pipe_kind want[] = {CTL_PIPE_ADMIT, CTL_PIPE_WL_STATUS,
+	    CTL_PIPE_EVENT_CREATE, CTL_PIPE_EVENT_PATCH};
+
+	cr_assert_eq(
+	    store_open(&ledger, ":memory:", &err), CU_OK, "%s", err.msg);
+	memset(&o, 0, sizeof(o));
+	o.ledger = ledger;
+	o.qps = 50;
+	o.hooks.settle = record_send;
+	o.hooks.mark = no_mark;
+	o.hooks.informer = no_informer;
+	o.hooks.drained = no_drained;
+	cr_assert_eq(ctl_pipe_new(&p, &o, &err), CU_OK, "%s", err.msg);
+	nsent = 0;
+	cr_assert_not_null(ctl_pipe_queue(p, CTL_PIPE_EVENT_CREATE, NULL,
+	    "team", "wl-1.1", NULL, json_object()));
+	cr_assert_not_null(ctl_pipe_queue(
+	    p, CTL_PIPE_ADMIT, NULL, "team", "wl-1", "uid-1", json_object()));
+	cr_assert_not_null(ctl_pipe_queue(p, CTL_PIPE_EVENT_PATCH, NULL, "team",
+	    "wl-2.1", NULL, json_object()));
+	cr_assert_not_null(ctl_pipe_queue(p, CTL_PIPE_WL_STATUS, NULL, "team",
+	    "wl-2", "uid-2", json_object()));
+	ctl_pipe_flush(p);
+	cr_assert_eq(nsent, 4);
+	for (size_t i = 0; i < 4; i++)
+		cr_assert_eq(sent_order[i], want[i], "write %zu", i);
+	cr_assert_eq(ctl_pipe_queued(p), 0);
+	free_pipe(p);
+}

@@ -141,24 +141,56 @@ Test(events, identical_events_fold_into_one)
 	cr_assert_eq(emit(&ev, T0, &w), REC_EVENT_CREATE);
 	name = cu_strdup(w.name);
 	rec_event_write_dispose(&w);
-	for (int i = 2; i <= 20; i++) {
-		cr_assert_eq(emit(&ev, T0 + i * SEC, &w), REC_EVENT_PATCH);
-		cr_assert_str_eq(w.name, name);
-		cr_assert_str_eq(w.namespace_, "default");
+	/* the first repeat starts the series (client-go: count 2) */
+	cr_assert_eq(emit(&ev, T0 + 2 * SEC, &w), REC_EVENT_PATCH);
+	cr_assert_str_eq(w.name, name);
+	cr_assert_str_eq(w.namespace_, "default");
+	cr_assert_eq(w.count, 2);
+	/* strategic-merge patch: exactly the series */
+	cr_assert_eq(json_object_size(w.body), 1);
+	json_t *series = json_object_get(w.body, "series");
+	cr_assert_eq(json_object_size(series), 2);
+	cr_assert_eq(json_integer_value(json_object_get(series, "count")), 2);
+	char ts[CU_TIME_MICRO_LEN];
+	cu_time_format_micro(T0 + 2 * SEC, ts);
+	cr_assert_str_eq(jstr(w.body, "series.lastObservedTime"), ts);
+	rec_event_write_dispose(&w);
+	/* later repeats are counted, not written, with a newer note too */
+	for (int i = 3; i <= 20; i++) {
+		ev.message = i % 2 ? "Admitted by q again" : "Admitted by q";
+		cr_assert_eq(emit(&ev, T0 + i * SEC, &w), REC_EVENT_FOLD);
 		cr_assert_eq(w.count, i);
-		/* strategic-merge patch: exactly the series */
-		cr_assert_eq(json_object_size(w.body), 1);
-		json_t *series = json_object_get(w.body, "series");
-		cr_assert_eq(json_object_size(series), 2);
-		cr_assert_eq(
-		    json_integer_value(json_object_get(series, "count")), i);
-		char ts[CU_TIME_MICRO_LEN];
-		cu_time_format_micro(T0 + i * SEC, ts);
-		cr_assert_str_eq(jstr(w.body, "series.lastObservedTime"), ts);
+		cr_assert_null(w.name);
+		cr_assert_null(w.body);
 		rec_event_write_dispose(&w);
 	}
 	cr_assert_eq(rec_events_size(rec), 1);
 	cu_free(name);
+}
+
+/* client-go's refresh: a series' count is written again 30 minutes after
+ * its last write (on the next repeat), then counted again. */
+Test(events, series_count_refreshed_after_30_minutes)
+{
+	struct rec_event ev = job_event("j", "Pending", "waiting");
+	struct rec_event_write w;
+	int64_t t = T0;
+
+	cr_assert_eq(emit(&ev, t, &w), REC_EVENT_CREATE);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, t += SEC, &w), REC_EVENT_PATCH);
+	rec_event_write_dispose(&w);
+	/* a repeat every 5 minutes keeps the series on (finish: 6) */
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(emit(&ev, t += 300 * SEC, &w), REC_EVENT_FOLD);
+		rec_event_write_dispose(&w);
+	}
+	cr_assert_eq(emit(&ev, t += 300 * SEC, &w), REC_EVENT_PATCH);
+	cr_assert_eq(w.count, 8);
+	rec_event_write_dispose(&w);
+	cr_assert_eq(emit(&ev, t += SEC, &w), REC_EVENT_FOLD);
+	cr_assert_eq(w.count, 9);
+	rec_event_write_dispose(&w);
 }
 
 Test(events, differing_fields_make_separate_events)
@@ -170,7 +202,7 @@ Test(events, differing_fields_make_separate_events)
 
 	for (int i = 0; i < 6; i++)
 		variants[i] = base;
-	variants[0].message = "m2";
+	variants[0].action = "Start";
 	variants[1].reason = "Stopped";
 	variants[2].uid = "another-uid";
 	variants[3].type = REC_EVENT_WARNING;
@@ -191,10 +223,16 @@ Test(events, differing_fields_make_separate_events)
 		for (int j = i + 1; j < 7; j++)
 			cr_assert_str_neq(names[i], names[j]);
 	cr_assert_eq(rec_events_size(rec), 7);
+	/* a newer note is no new Event: the base's series (client-go) */
+	struct rec_event newer = base;
+	newer.message = "m2";
+	cr_assert_eq(emit(&newer, T0 + 1, &w), REC_EVENT_PATCH);
+	cr_assert_str_eq(w.name, names[0]);
+	rec_event_write_dispose(&w);
 
 	/* each folds on its own */
-	cr_assert_eq(emit(&variants[0], T0 + 2, &w), REC_EVENT_PATCH);
-	cr_assert_str_eq(w.name, names[1]);
+	cr_assert_eq(emit(&variants[1], T0 + 2, &w), REC_EVENT_PATCH);
+	cr_assert_str_eq(w.name, names[2]);
 	cr_assert_eq(w.count, 2);
 	rec_event_write_dispose(&w);
 	cr_assert_eq(emit(&variants[4], T0 + 3, &w), REC_EVENT_PATCH);
@@ -226,8 +264,8 @@ Test(events, names_unique_per_nanosecond)
 
 	/* distinct nanoseconds give distinct hex suffixes */
 	for (int i = 0; i < 20; i++) {
-		snprintf(msg, sizeof(msg), "m%d", i);
-		struct rec_event ev = job_event("j", "R", msg);
+		snprintf(msg, sizeof(msg), "R%d", i);
+		struct rec_event ev = job_event("j", msg, "m");
 		cr_assert_eq(emit(&ev, now + i, &w), REC_EVENT_CREATE);
 		char want[64];
 		snprintf(want, sizeof(want), "j.%" PRIx64, (uint64_t)(now + i));
@@ -237,8 +275,8 @@ Test(events, names_unique_per_nanosecond)
 	/* the same nanosecond (coarse clock) or a clock step back still
 	 * gives a new name */
 	for (int i = 0; i < 5; i++) {
-		snprintf(msg, sizeof(msg), "same%d", i);
-		struct rec_event ev = job_event("k", "R", msg);
+		snprintf(msg, sizeof(msg), "Same%d", i);
+		struct rec_event ev = job_event("k", msg, "m");
 		cr_assert_eq(emit(&ev, now - i * SEC, &w), REC_EVENT_CREATE);
 		cr_assert_str_neq(w.name, prev);
 		snprintf(prev, sizeof(prev), "%s", w.name);
@@ -249,13 +287,13 @@ Test(events, names_unique_per_nanosecond)
 Test(events, spam_filter_drops_after_burst_and_refills)
 {
 	struct rec_event_write w;
-	char msg[32];
+	char reason[32];
 	int created = 0, dropped = 0;
 
-	/* 40 different messages about one object in one second */
+	/* 40 different reasons about one object in one second */
 	for (int i = 0; i < 40; i++) {
-		snprintf(msg, sizeof(msg), "attempt %d", i);
-		struct rec_event ev = job_event("j", "Failed", msg);
+		snprintf(reason, sizeof(reason), "Failed%d", i);
+		struct rec_event ev = job_event("j", reason, "attempt");
 		enum rec_event_action a = emit(&ev, T0 + i, &w);
 		if (a == REC_EVENT_CREATE)
 			created++;
@@ -272,7 +310,7 @@ Test(events, spam_filter_drops_after_burst_and_refills)
 	cr_assert_eq(rec_events_size(rec), REC_EVENTS_SPAM_BURST);
 
 	/* identical events spend tokens too */
-	struct rec_event first = job_event("j", "Failed", "attempt 0");
+	struct rec_event first = job_event("j", "Failed0", "attempt");
 	cr_assert_eq(emit(&first, T0 + SEC, &w), REC_EVENT_DROP);
 	rec_event_write_dispose(&w);
 
@@ -286,7 +324,7 @@ Test(events, spam_filter_drops_after_burst_and_refills)
 	rec_event_write_dispose(&w);
 
 	/* another object has its own bucket */
-	struct rec_event other = job_event("other", "Failed", "attempt 0");
+	struct rec_event other = job_event("other", "Failed0", "attempt");
 	cr_assert_eq(emit(&other, T0 + 301 * SEC, &w), REC_EVENT_CREATE);
 	rec_event_write_dispose(&w);
 
@@ -323,7 +361,7 @@ Test(events, spam_filter_custom_limits)
 		rec_event_write_dispose(&w);
 	}
 	cr_assert_eq(rec_events_record(r2, &ev, 113, &w, NULL), CU_OK);
-	cr_assert_eq(w.action, REC_EVENT_PATCH);
+	cr_assert_eq(w.action, REC_EVENT_FOLD);
 	cr_assert_eq(w.count, 3);
 	rec_event_write_dispose(&w);
 	rec_events_free(r2);
@@ -363,7 +401,7 @@ Test(events, lru_eviction)
 	cr_assert_str_neq(w.name, first_name);
 	rec_event_write_dispose(&w);
 	/* which pushed out job-2 (least recent), not job-1 */
-	cr_assert_eq(emit(&one, T0 + 3 * SEC, &w), REC_EVENT_PATCH);
+	cr_assert_eq(emit(&one, T0 + 3 * SEC, &w), REC_EVENT_FOLD);
 	rec_event_write_dispose(&w);
 	struct rec_event two = job_event("job-2", "Created", "m");
 	cr_assert_eq(emit(&two, T0 + 3 * SEC, &w), REC_EVENT_CREATE);
@@ -668,15 +706,18 @@ Test(events, flapping_without_memory_repeats)
  * recorder then folds and rate-limits what reaches the API server. */
 Test(events, unguarded_flapping_is_bounded_by_the_recorder)
 {
-	int writes = 0, drops = 0, max_count = 0;
+	int writes = 0, folds = 0, drops = 0, max_count = 0;
 	int64_t now = T0;
 
 	for (int i = 0; i < 2000; i++) {
 		const char *reason = i % 2 ? "Resumed" : "Suspended";
 		struct rec_event ev = job_event("flappy", reason, "x");
 		struct rec_event_write w;
-		if (emit(&ev, now, &w) == REC_EVENT_DROP)
+		enum rec_event_action a = emit(&ev, now, &w);
+		if (a == REC_EVENT_DROP)
 			drops++;
+		else if (a == REC_EVENT_FOLD)
+			folds++;
 		else
 			writes++;
 		if (w.count > max_count)
@@ -684,7 +725,9 @@ Test(events, unguarded_flapping_is_bounded_by_the_recorder)
 		rec_event_write_dispose(&w);
 		now += SEC / 25; /* 2,000 in 80 s */
 	}
-	cr_assert_eq(writes, REC_EVENTS_SPAM_BURST);
+	/* two series (a create and a patch each), the rest counted */
+	cr_assert_eq(writes, 4);
+	cr_assert_eq(folds, REC_EVENTS_SPAM_BURST - 4);
 	cr_assert_eq(drops, 2000 - REC_EVENTS_SPAM_BURST);
 	cr_assert_eq(rec_events_size(rec), 2);
 	cr_assert_eq(max_count, 13);
@@ -708,7 +751,7 @@ Test(events, series_ends_after_six_minutes)
 	rec_event_write_dispose(&w);
 	/* 6 min after the last observation (not the first): still on */
 	cr_assert_eq(emit(&ev, T0 + 2 * REC_EVENTS_SERIES_FINISH_NS, &w),
-	    REC_EVENT_PATCH);
+	    REC_EVENT_FOLD);
 	cr_assert_eq(w.count, 3);
 	rec_event_write_dispose(&w);
 	cr_assert_eq(emit(&ev, T0 + 3 * REC_EVENTS_SERIES_FINISH_NS + 1, &w),
