@@ -90,9 +90,8 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "admissionFairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "resources.excludeResourcePrefixes", S,
 	CTL_COMPAT_WARN_NEVER, ""},
-    {"Configuration", "resources.transformations", P, CTL_COMPAT_WARN_NEVER,
-	"Retain/Replace, multiplyBy and outputs as in Kueue; topology-aware "
-	"placement sees the transformed requests (Kueue's sees the pods' own)"},
+    {"Configuration", "resources.transformations", S, CTL_COMPAT_WARN_NEVER,
+	""},
     {"Configuration", "resources.deviceClassMappings", P, CTL_COMPAT_WARN_NEVER,
 	"devices of ResourceClaimTemplates (Exactly, count) and DRA-backed "
 	"extended resources are charged to the mapping as in Kueue "
