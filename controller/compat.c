@@ -53,12 +53,12 @@ const struct ctl_compat ctl_compat_table[] = {
 	"accepted, meaningless here: Go's pprof profiles have no equivalent "
 	"in a C program, so nothing is served; profile with perf(1), read the "
 	"cueue_* metrics (docs/performance.md)"},
-    {"Configuration", "controller", P, CTL_COMPAT_WARN_IF_SET,
-	"accepted, meaningless here: groupKindConcurrency sets the worker "
-	"goroutines per kind, and cueue's one event loop reconciles every "
-	"kind in turn (a slow kind never waits for free workers); "
-	"cacheSyncTimeout: the caches wait for their first list without a "
-	"limit"},
+    {"Configuration", "controller.groupKindConcurrency", S,
+	CTL_COMPAT_WARN_NEVER,
+	"a bound on parallel reconciles per kind: cueue reconciles one object "
+	"at a time, within any bound"},
+    {"Configuration", "controller.cacheSyncTimeout", S, CTL_COMPAT_WARN_NEVER,
+	""},
     {"Configuration", "tls.minVersion", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "tls.cipherSuites", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "tls.curvePreferences", P, CTL_COMPAT_WARN_NEVER,
@@ -90,9 +90,8 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "admissionFairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "resources.excludeResourcePrefixes", S,
 	CTL_COMPAT_WARN_NEVER, ""},
-    {"Configuration", "resources.transformations", P, CTL_COMPAT_WARN_NEVER,
-	"Retain/Replace, multiplyBy and outputs as in Kueue; topology-aware "
-	"placement sees the transformed requests (Kueue's sees the pods' own)"},
+    {"Configuration", "resources.transformations", S, CTL_COMPAT_WARN_NEVER,
+	""},
     {"Configuration", "resources.deviceClassMappings", P, CTL_COMPAT_WARN_NEVER,
 	"devices of ResourceClaimTemplates (Exactly, count) and DRA-backed "
 	"extended resources are charged to the mapping as in Kueue "

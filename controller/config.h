@@ -183,6 +183,16 @@ struct ctl_config {
 		int32_t burst;
 	} client_connection;
 
+	/* controller: cacheSyncTimeout (Kueue's 2 minutes when unset or 0):
+	 * informers not synced that long after the controller starts
+	 * reconciling (started, or leading with leader election) stop it
+	 * with an error, as controller-runtime's WaitForCacheSync.
+	 * groupKindConcurrency is only a bound on parallel reconciles, which
+	 * one object at a time always keeps: nothing to store. */
+	struct {
+		int64_t cache_sync_timeout_ns;
+	} controller;
+
 	/* fairSharing: v1beta2, present; v1beta1, `enable: true`. The
 	 * strategies are one of the lists Kueue accepts (v1beta1 defaults
 	 * an empty list to both). */

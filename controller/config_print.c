@@ -307,14 +307,9 @@ static json_t *head_json(
 	    "managedJobsNamespaceSelector", sel, "internalCertManagement", ic);
 }
 
-/* waitForPodsReady (rq borrowed), or the gate that turns it off, then
- * clientConnection, integrations, fairSharing and admissionFairSharing.
- * Nonzero when out of memory.
- */
-static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
+/* waitForPodsReady (rq borrowed), or the gate that turns it off. */
+static int pods_ready_json(json_t *root, const struct ctl_config *c, json_t *rq)
 {
-	json_t *in;
-
 	if (c->wait_for_pods_ready.enable) {
 		json_t *w = json_pack("{s:o, s:b, s:O, s:o}", "timeout",
 		    jdur(c->wait_for_pods_ready.timeout_ns), "blockAdmission",
@@ -331,59 +326,65 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 		 * waitForPodsReady.enable). */
 		return -1;
 	}
-	{
-		/* The gates cueue acts on, when not at Kueue's default. */
-		const struct {
-			const char *name;
-			bool on, def;
-		} gates[] = {
-		    {"MetricsForCohorts", c->metrics.cohorts, true},
-		    {"MetricForWorkloadCreationLatency",
-			c->metrics.creation_latency, true},
-		    {"UnadmittedWorkloadsObservability", c->metrics.unadmitted,
-			true},
-		    {"TASProfileMixed", c->tas_gates.profile_mixed, true},
-		    {"TASFailedNodeReplacement", c->tas_gates.node_replacement,
-			true},
-		    {"TASReplaceNodeOnPodTermination",
-			c->tas_gates.on_pod_termination, true},
-		    {"TASReplaceNodeOnNodeTaints", c->tas_gates.on_node_taints,
-			true},
-		    {"TASReplaceNodeDueToNotReadyOverFixedTime",
-			c->tas_gates.not_ready_fixed_time, false},
-		    {"VisibilityOnDemand", c->visibility.enable, true},
-		    {"CustomMetricLabels", c->metrics.custom_enable, false},
-		    {"SchedulingEquivalenceHashing",
-			c->metrics.scheduling_hashes, true},
-		    {"RecomputeAssignmentUponPreemptionTargetsOverlap",
-			c->metrics.recompute_overlap, true},
-		    {"KueueDRAIntegration", c->dra.enabled, true},
-		    {"KueueDRAIntegrationExtendedResource", c->dra.extended,
-			true},
-		    {"KueueDRAIntegrationPartitionableDevices",
-			c->dra.partitionable, true},
-		    {"KueueDRAIntegrationConsumableCapacity", c->dra.consumable,
-			false},
-		    {"KueueDRARejectWorkloadsWhenDRADisabled",
-			c->dra.reject_disabled, true},
-		};
-		json_t *fg = json_object_get(root, "featureGates");
-		size_t i;
+	return 0;
+}
 
-		for (i = 0; i < sizeof(gates) / sizeof(gates[0]); i++) {
-			if (gates[i].on == gates[i].def)
-				continue;
-			if (fg == NULL) {
-				fg = json_object();
-				if (fg == NULL || json_object_set_new(
-						      root, "featureGates", fg))
-					return -1;
-			}
-			if (json_object_set_new(fg, gates[i].name,
-				json_boolean(gates[i].on)) != 0)
+/* The gates cueue acts on, when not at Kueue's default. */
+static int gates_json(json_t *root, const struct ctl_config *c)
+{
+	const struct {
+		const char *name;
+		bool on, def;
+	} gates[] = {
+	    {"MetricsForCohorts", c->metrics.cohorts, true},
+	    {"MetricForWorkloadCreationLatency", c->metrics.creation_latency,
+		true},
+	    {"UnadmittedWorkloadsObservability", c->metrics.unadmitted, true},
+	    {"TASProfileMixed", c->tas_gates.profile_mixed, true},
+	    {"TASFailedNodeReplacement", c->tas_gates.node_replacement, true},
+	    {"TASReplaceNodeOnPodTermination", c->tas_gates.on_pod_termination,
+		true},
+	    {"TASReplaceNodeOnNodeTaints", c->tas_gates.on_node_taints, true},
+	    {"TASReplaceNodeDueToNotReadyOverFixedTime",
+		c->tas_gates.not_ready_fixed_time, false},
+	    {"VisibilityOnDemand", c->visibility.enable, true},
+	    {"CustomMetricLabels", c->metrics.custom_enable, false},
+	    {"SchedulingEquivalenceHashing", c->metrics.scheduling_hashes,
+		true},
+	    {"RecomputeAssignmentUponPreemptionTargetsOverlap",
+		c->metrics.recompute_overlap, true},
+	    {"KueueDRAIntegration", c->dra.enabled, true},
+	    {"KueueDRAIntegrationExtendedResource", c->dra.extended, true},
+	    {"KueueDRAIntegrationPartitionableDevices", c->dra.partitionable,
+		true},
+	    {"KueueDRAIntegrationConsumableCapacity", c->dra.consumable, false},
+	    {"KueueDRARejectWorkloadsWhenDRADisabled", c->dra.reject_disabled,
+		true},
+	};
+	json_t *fg = json_object_get(root, "featureGates");
+	size_t i;
+
+	for (i = 0; i < sizeof(gates) / sizeof(gates[0]); i++) {
+		if (gates[i].on == gates[i].def)
+			continue;
+		if (fg == NULL) {
+			fg = json_object();
+			if (fg == NULL ||
+			    json_object_set_new(root, "featureGates", fg))
 				return -1;
 		}
+		if (json_object_set_new(
+			fg, gates[i].name, json_boolean(gates[i].on)) != 0)
+			return -1;
 	}
+	return 0;
+}
+
+/* visibilityServer, clientConnection and integrations. */
+static int servers_json(json_t *root, const struct ctl_config *c)
+{
+	json_t *in;
+
 	{
 		json_t *vs = json_pack(
 		    "{s:i}", "bindPort", (json_int_t)c->visibility.bind_port);
@@ -410,6 +411,12 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 	}
 	if (json_object_set_new(root, "integrations", in) != 0)
 		return -1;
+	return 0;
+}
+
+/* fairSharing, then resources and objectRetentionPolicies. */
+static int sharing_resources_json(json_t *root, const struct ctl_config *c)
+{
 	if (c->fair_sharing.enable) {
 		static const char *const names[] = {
 		    "LessThanOrEqualToFinalShare", "LessThanInitialShare"};
@@ -425,27 +432,30 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 			json_pack("{s:o}", "preemptionStrategies", ps)) != 0)
 			return -1;
 	}
-	{
-		json_t *res = ctl_config_resources_json(c);
-		json_t *ret = ctl_config_retention_json(c);
+	json_t *res = ctl_config_resources_json(c);
+	json_t *ret = ctl_config_retention_json(c);
 
-		if (res == NULL || ret == NULL) {
-			json_decref(res);
-			json_decref(ret);
-			return -1;
-		}
-		if (json_is_null(res))
-			json_decref(res);
-		else if (json_object_set_new(root, "resources", res) != 0) {
-			json_decref(ret);
-			return -1;
-		}
-		if (json_is_null(ret))
-			json_decref(ret);
-		else if (json_object_set_new(
-			     root, "objectRetentionPolicies", ret) != 0)
-			return -1;
+	if (res == NULL || ret == NULL) {
+		json_decref(res);
+		json_decref(ret);
+		return -1;
 	}
+	if (json_is_null(res))
+		json_decref(res);
+	else if (json_object_set_new(root, "resources", res) != 0) {
+		json_decref(ret);
+		return -1;
+	}
+	if (json_is_null(ret))
+		json_decref(ret);
+	else if (json_object_set_new(root, "objectRetentionPolicies", ret) != 0)
+		return -1;
+	return 0;
+}
+
+/* admissionFairSharing, when enabled. */
+static int afs_json(json_t *root, const struct ctl_config *c)
+{
 	if (c->admission_fair_sharing.enable) {
 		json_t *rw = json_object();
 		size_t i;
@@ -465,6 +475,20 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 			    "resourceWeights", rw)) != 0)
 			return -1;
 	}
+	return 0;
+}
+
+/* waitForPodsReady (rq borrowed), or the gate that turns it off, then the
+ * gates, servers, clientConnection, integrations, fairSharing, resources,
+ * retention and admissionFairSharing, in Kueue's field order. Nonzero
+ * when out of memory.
+ */
+static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
+{
+	if (pods_ready_json(root, c, rq) || gates_json(root, c) ||
+	    servers_json(root, c) || sharing_resources_json(root, c) ||
+	    afs_json(root, c))
+		return -1;
 	return 0;
 }
 

@@ -404,6 +404,11 @@ static int load_cert_and_client(
 		    "\"%s\": must be a lowercase RFC 1123 subdomain",
 		    c->internal_cert.webhook_secret_name);
 
+	v = ctl_config_jget(
+	    ctl_config_jget(root, "controller"), "cacheSyncTimeout");
+	c->controller.cache_sync_timeout_ns =
+	    v != NULL && json_integer_value(v) != 0 ? json_integer_value(v)
+						    : 120 * CU_NS_PER_S;
 	v = ctl_config_jget(cc, "qps");
 	c->client_connection.qps = v != NULL ? json_number_value(v) : 300.0;
 	v = ctl_config_jget(cc, "burst");

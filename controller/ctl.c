@@ -800,6 +800,9 @@ static void on_started_leading(void *payload)
 
 	cu_info("leader election: %s leads", ctl_leader_identity(c->leader));
 	c->leading = true;
+	if (c->sync_deadline_ns == 0)
+		c->sync_deadline_ns = cu_time_mono_ns() +
+				      c->cfg->controller.cache_sync_timeout_ns;
 	ctl_metrics_set_role(c->metrics, CTL_ROLE_LEADER);
 	ctl_certrot_run(c->srv.certrot);
 	/* Everything the follower watched may need a decision now. */
@@ -865,6 +868,8 @@ static int start_leader(ctl *c, cu_error *err)
 	int rc;
 
 	if (!c->cfg->leader_election.leader_elect) {
+		c->sync_deadline_ns = cu_time_mono_ns() +
+				      c->cfg->controller.cache_sync_timeout_ns;
 		ctl_metrics_set_role(c->metrics, CTL_ROLE_STANDALONE);
 		return CU_OK;
 	}

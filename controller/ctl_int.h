@@ -292,7 +292,10 @@ struct ctl {
 	bool failed; /* lost leadership: the process must exit (as Kueue) */
 
 	ev_prepare turn_w;
-	bool synced;	   /* every informer delivered its first LIST */
+	bool synced; /* every informer delivered its first LIST */
+	/* Monotonic time by which informers must have synced (controller.
+	 * cacheSyncTimeout from when reconciling starts); 0: not started. */
+	int64_t sync_deadline_ns;
 	bool resumed;	   /* the ledger's open decisions were taken up */
 	bool dirty_config; /* flavors/queues/cohorts/namespaces changed */
 	bool dirty_cycle;  /* something may be admissible now */

@@ -154,13 +154,21 @@ struct tas_wl *ctl_tas__wl_get_or_new(ctl *c, const char *uid, size_t n)
 }
 
 /* The per-pod requests of podSet i of qw (the pods slot left out: the
- * tree counts pods itself). */
+ * tree counts pods itself): the pods' own, as Kueue's placement reads
+ * them, not what quota counts after the Configuration's resources. */
 size_t ctl_tas__per_pod(ctl *c, const struct que_wl *qw, size_t i,
     struct tas_amount *out, size_t cap)
 {
 	const struct que_podset *ps = &qw->podsets[i];
 	size_t n = 0, j;
 
+	if (ps->pod_req != NULL) {
+		for (j = 0; j < ps->n_pod_req && n < cap; j++) {
+			out[n].name = ps->pod_req[j].resource;
+			out[n++].value = ps->pod_req[j].per_pod;
+		}
+		return n;
+	}
 	for (j = 0; j < ps->n_spec_req && n < cap; j++) {
 		out[n].name = que_resource_name(c->st, ps->req[j].res);
 		out[n++].value = ps->req[j].per_pod;

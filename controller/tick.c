@@ -129,6 +129,22 @@ static void watch_ledger(ctl *c)
 	ev_break(c->loop, EVBREAK_ALL);
 }
 
+/* controller.cacheSyncTimeout as controller-runtime's WaitForCacheSync:
+ * informers still without their first list when it runs out stop the
+ * controller with an error (to be restarted, as Kueue's manager is). */
+static bool cache_sync_timed_out(ctl *c)
+{
+	if (c->sync_deadline_ns == 0 || cu_time_mono_ns() < c->sync_deadline_ns)
+		return false;
+	cu_errorf("failed to wait for caches to sync: timed out waiting for "
+		  "cache to be synced (controller.cacheSyncTimeout %.3gs); "
+		  "stopping",
+	    (double)c->cfg->controller.cache_sync_timeout_ns / 1e9);
+	c->failed = true;
+	ev_break(c->loop, EVBREAK_ALL);
+	return true;
+}
+
 static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	ctl *c = w->data;
@@ -142,6 +158,8 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	(void)cu_log_limits_flush(cu_time_mono_ns());
 	if (!c->freeing)
 		watch_ledger(c);
+	if (!c->freeing && !c->synced && cache_sync_timed_out(c))
+		return;
 	if (c->freeing || !c->synced)
 		return;
 	/* Backoffs expire and pending statuses come due with time. */

@@ -377,6 +377,85 @@ struct quota_item {
  * quotas. `limits` says whether borrowing/lending limits may be set
  * (Kueue: only with a cohort / only for a cohort with a parent).
  */
+/* One resource quota rq of flavor fid (fq) in group qg, appended to
+ * it[*ni] after Kueue's checks: named, covered by the group, not
+ * negative, limits only in a cohort, not twice. */
+static int add_quota_item(que_state *st, const char *what, const char *name,
+    const struct que_group *qg, uint32_t fid,
+    const struct que_flavor_quotas *fq, const struct que_resource_quota *rq,
+    bool limits, struct quota_item *it, size_t *ni, cu_error *err)
+{
+	uint32_t res, fr;
+	size_t m;
+
+	if (empty(rq->resource))
+		return cu_error_set(err, CU_EINVAL,
+		    "%s %s: flavor %s: empty resource name", what, name,
+		    fq->flavor);
+	if (intern_res(st, rq->resource, &res))
+		return cu_error_set(
+		    err, CU_ENOMEM, "%s %s: out of memory", what, name);
+	for (m = 0; m < qg->n_res && qg->res[m] != res; m++)
+		;
+	if (m == qg->n_res)
+		return cu_error_set(err, CU_EINVAL,
+		    "%s %s: flavor %s: resource %s is not in coveredResources",
+		    what, name, fq->flavor, rq->resource);
+	if (rq->nominal < 0 ||
+	    (rq->has_borrowing_limit && rq->borrowing_limit < 0) ||
+	    (rq->has_lending_limit && rq->lending_limit < 0))
+		return cu_error_set(err, CU_EINVAL,
+		    "%s %s: flavor %s: resource %s: negative quota", what, name,
+		    fq->flavor, rq->resource);
+	if (!limits && (rq->has_borrowing_limit || rq->has_lending_limit))
+		return cu_error_set(err, CU_EINVAL,
+		    "%s %s: flavor %s: resource %s: borrowingLimit and "
+		    "lendingLimit must be nil when cohort is empty",
+		    what, name, fq->flavor, rq->resource);
+	if (intern_fr(st, fid, res, &fr))
+		return cu_error_set(
+		    err, CU_ENOMEM, "%s %s: out of memory", what, name);
+	for (m = 0; m < *ni && it[m].fr != fr; m++)
+		;
+	if (m < *ni)
+		return cu_error_set(err, CU_EINVAL,
+		    "%s %s: flavor %s: resource %s appears twice", what, name,
+		    fq->flavor, rq->resource);
+	it[*ni].fr = fr;
+	it[*ni].q.nominal = rq->nominal;
+	it[*ni].q.has_borrowing_limit = rq->has_borrowing_limit;
+	it[*ni].q.borrowing_limit = rq->borrowing_limit;
+	it[*ni].q.has_lending_limit = rq->has_lending_limit;
+	it[*ni].q.lending_limit = rq->lending_limit;
+	it[*ni].q.defined = true;
+	(*ni)++;
+	return CU_OK;
+}
+
+/* A resource may be covered by one group only, so that the flavor search
+ * for it is unambiguous. */
+static int check_covered_once(const que_state *st, const char *what,
+    const char *name, const struct que_group *groups, size_t n, cu_error *err)
+{
+	size_t i, j, a, b;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < groups[i].n_res; j++)
+			for (a = i; a < n; a++)
+				for (b = (a == i ? j + 1 : 0);
+				     b < groups[a].n_res; b++)
+					if (groups[a].res[b] ==
+					    groups[i].res[j])
+						return cu_error_set(err,
+						    CU_EINVAL,
+						    "%s %s: resource %s is "
+						    "covered twice",
+						    what, name,
+						    st->res_names[groups[i]
+								      .res[j]]);
+	return CU_OK;
+}
+
 static int build_groups(que_state *st, const char *what, const char *name,
     const struct que_resource_group *g, size_t n, bool limits,
     struct que_group **out, struct quota_item **items, size_t *nitems,
@@ -457,100 +536,15 @@ static int build_groups(que_state *st, const char *what, const char *name,
 			if (intern_flavor(st, fq->flavor, &f))
 				goto out_nomem;
 			qg->flv[j] = f->id;
-			for (k = 0; k < fq->n_resources; k++) {
-				const struct que_resource_quota *rq =
-				    &fq->resources[k];
-				uint32_t res, fr;
-				size_t m;
-
-				if (empty(rq->resource)) {
-					rc = cu_error_set(err, CU_EINVAL,
-					    "%s %s: flavor %s: empty resource "
-					    "name",
-					    what, name, fq->flavor);
+			for (k = 0; k < fq->n_resources; k++)
+				if ((rc = add_quota_item(st, what, name, qg,
+					 f->id, fq, &fq->resources[k], limits,
+					 it, &ni, err)) != CU_OK)
 					goto out_fail;
-				}
-				if (intern_res(st, rq->resource, &res))
-					goto out_nomem;
-				for (m = 0; m < qg->n_res && qg->res[m] != res;
-				     m++)
-					;
-				if (m == qg->n_res) {
-					rc = cu_error_set(err, CU_EINVAL,
-					    "%s %s: flavor %s: resource %s is "
-					    "not in coveredResources",
-					    what, name, fq->flavor,
-					    rq->resource);
-					goto out_fail;
-				}
-				if (rq->nominal < 0 ||
-				    (rq->has_borrowing_limit &&
-					rq->borrowing_limit < 0) ||
-				    (rq->has_lending_limit &&
-					rq->lending_limit < 0)) {
-					rc = cu_error_set(err, CU_EINVAL,
-					    "%s %s: flavor %s: resource %s: "
-					    "negative quota",
-					    what, name, fq->flavor,
-					    rq->resource);
-					goto out_fail;
-				}
-				if (!limits && (rq->has_borrowing_limit ||
-						   rq->has_lending_limit)) {
-					rc = cu_error_set(err, CU_EINVAL,
-					    "%s %s: flavor %s: resource %s: "
-					    "borrowingLimit and lendingLimit "
-					    "must be nil when cohort is empty",
-					    what, name, fq->flavor,
-					    rq->resource);
-					goto out_fail;
-				}
-				if (intern_fr(st, f->id, res, &fr))
-					goto out_nomem;
-				for (m = 0; m < ni && it[m].fr != fr; m++)
-					;
-				if (m < ni) {
-					rc = cu_error_set(err, CU_EINVAL,
-					    "%s %s: flavor %s: resource %s "
-					    "appears twice",
-					    what, name, fq->flavor,
-					    rq->resource);
-					goto out_fail;
-				}
-				it[ni].fr = fr;
-				it[ni].q.nominal = rq->nominal;
-				it[ni].q.has_borrowing_limit =
-				    rq->has_borrowing_limit;
-				it[ni].q.borrowing_limit = rq->borrowing_limit;
-				it[ni].q.has_lending_limit =
-				    rq->has_lending_limit;
-				it[ni].q.lending_limit = rq->lending_limit;
-				it[ni].q.defined = true;
-				ni++;
-			}
 		}
 	}
-	/* A resource may be covered by one group only, so that the flavor
-	 * search for it is unambiguous. */
-	for (i = 0; i < n; i++)
-		for (j = 0; j < groups[i].n_res; j++) {
-			size_t a, b;
-
-			for (a = i; a < n; a++)
-				for (b = (a == i ? j + 1 : 0);
-				     b < groups[a].n_res; b++)
-					if (groups[a].res[b] ==
-					    groups[i].res[j]) {
-						rc = cu_error_set(err,
-						    CU_EINVAL,
-						    "%s %s: resource %s is "
-						    "covered twice",
-						    what, name,
-						    st->res_names[groups[i]
-								      .res[j]]);
-						goto out_fail;
-					}
-		}
+	if ((rc = check_covered_once(st, what, name, groups, n, err)) != CU_OK)
+		goto out_fail;
 	*out = groups;
 	*items = it;
 	*nitems = ni;

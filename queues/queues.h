@@ -251,6 +251,11 @@ struct que_podset_spec {
 	int32_t min_count;
 	const struct que_request *requests; /* [borrowed] */
 	size_t n_requests;
+	/* The pods' own requests when the Configuration's resources
+	 * (exclusions, transformations) made requests differ from them:
+	 * topology placement reads these, as Kueue's does. NULL: requests. */
+	const struct que_request *pod_requests; /* [borrowed] */
+	size_t n_pod_requests;
 	const struct que_toleration *tolerations; /* [borrowed] */
 	size_t n_tolerations;
 	const struct que_kv *node_selector; /* [borrowed] */
@@ -465,6 +470,10 @@ struct que_podset {
 	bool pods_slot;	     /* req[n_spec_req] is the implicit pods request */
 	struct que_req *req; /* totals are per_pod * count */
 	uint32_t *fr;	     /* per req: assigned fr while ADMITTED/EVICTING */
+	/* The pods' own requests (que_podset_spec.pod_requests), names in
+	 * the Workload's block; NULL when they are req's. */
+	struct que_request *pod_req;
+	uint32_t n_pod_req;
 	struct que_toleration *tolerations;
 	uint32_t n_tolerations;
 	struct que_kv *selector;

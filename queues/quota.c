@@ -355,6 +355,45 @@ static bool cq_linked(const struct que_cq *cq)
 	return cq->exists || cq->admitted.n > 0;
 }
 
+/* Whether cq may admit, and Kueue's reason when it may not (its
+ * ClusterQueue Active condition): terminating, invalid, stopped, checks
+ * missing, a flavor missing, or its cohort in a cycle. */
+static void cq_set_activity(const struct que_state *st, struct que_cq *cq)
+{
+	size_t g, f;
+
+	cq->active = false;
+	if (!cq->exists) {
+		cq->inactive_reason = "Terminating";
+		return;
+	}
+	if (cq->refused != NULL) {
+		cq->inactive_reason = "InvalidSpec";
+		return;
+	}
+	if (cq->stop != QUE_STOP_NONE) {
+		cq->inactive_reason = "Stopped";
+		return;
+	}
+	if (cq->checks_reason != NULL) {
+		cq->inactive_reason = cq->checks_reason;
+		return;
+	}
+	cq->inactive_reason = NULL;
+	for (g = 0; g < cq->n_groups && !cq->inactive_reason; g++)
+		for (f = 0; f < cq->groups[g].n_flv; f++)
+			if (!st->flavors[cq->groups[g].flv[f]]->exists) {
+				cq->inactive_reason = "FlavorNotFound";
+				break;
+			}
+	if (!cq->inactive_reason && cq->node.parent &&
+	    cq->node.parent->in_cycle)
+		cq->inactive_reason = "Unknown";
+	cq->active = !cq->inactive_reason;
+	if (cq->active)
+		cq->inactive_reason = "Ready";
+}
+
 int que_rebuild_trees(struct que_state *st, cu_error *err)
 {
 	size_t i, n0, steps;
@@ -430,42 +469,9 @@ int que_rebuild_trees(struct que_state *st, cu_error *err)
 		if (!st->cohorts[i]->node.parent)
 			compute_tree(st->cohorts[i], st->cohorts[i], nfr);
 	for (i = 0; i < st->n_cqs; i++) {
-		struct que_cq *cq = st->cqs[i];
-		size_t g, f;
-
-		if (!cq->node.parent)
-			cq_own_subtree(cq, nfr);
-		cq->active = false;
-		if (!cq->exists) {
-			cq->inactive_reason = "Terminating";
-			continue;
-		}
-		if (cq->refused != NULL) {
-			cq->inactive_reason = "InvalidSpec";
-			continue;
-		}
-		if (cq->stop != QUE_STOP_NONE) {
-			cq->inactive_reason = "Stopped";
-			continue;
-		}
-		if (cq->checks_reason != NULL) {
-			cq->inactive_reason = cq->checks_reason;
-			continue;
-		}
-		cq->inactive_reason = NULL;
-		for (g = 0; g < cq->n_groups && !cq->inactive_reason; g++)
-			for (f = 0; f < cq->groups[g].n_flv; f++)
-				if (!st->flavors[cq->groups[g].flv[f]]
-					 ->exists) {
-					cq->inactive_reason = "FlavorNotFound";
-					break;
-				}
-		if (!cq->inactive_reason && cq->node.parent &&
-		    cq->node.parent->in_cycle)
-			cq->inactive_reason = "Unknown";
-		cq->active = !cq->inactive_reason;
-		if (cq->active)
-			cq->inactive_reason = "Ready";
+		if (!st->cqs[i]->node.parent)
+			cq_own_subtree(st->cqs[i], nfr);
+		cq_set_activity(st, st->cqs[i]);
 	}
 	/* What is inadmissible deserves another look where quota, flavors,
 	 * the spec or activity changed (not on every configuration pass). */

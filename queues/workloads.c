@@ -170,6 +170,29 @@ int que_route_all(que_state *st, cu_error *err)
 
 /* ---- add / remove ------------------------------------------------------ */
 
+/* Whether the pods' own requests are what quota counts (any order). */
+static bool pod_requests_counted(const struct que_podset_spec *ps)
+{
+	size_t i, j;
+
+	if (ps->pod_requests == NULL)
+		return true;
+	if (ps->n_pod_requests != ps->n_requests)
+		return false;
+	for (i = 0; i < ps->n_pod_requests; i++) {
+		const struct que_request *r = &ps->pod_requests[i];
+
+		for (j = 0; j < ps->n_requests; j++)
+			if (strcmp(ps->requests[j].resource, r->resource) ==
+				0 &&
+			    ps->requests[j].per_pod == r->per_pod)
+				break;
+		if (j == ps->n_requests)
+			return false;
+	}
+	return true;
+}
+
 static size_t wl_arrays_size(const struct que_workload_spec *sp)
 {
 	size_t a = r8(sizeof(struct que_wl)) +
@@ -180,11 +203,15 @@ static size_t wl_arrays_size(const struct que_workload_spec *sp)
 		const struct que_podset_spec *ps = &sp->podsets[i];
 		size_t nr = ps->n_requests + !que_spec_requests_pods(ps);
 
-		a += r8(nr * sizeof(struct que_req)) +
-		     r8(nr * sizeof(uint32_t)) +
-		     r8(ps->n_tolerations * sizeof(struct que_toleration)) +
-		     r8(ps->n_node_selector * sizeof(struct que_kv)) +
-		     r8(ps->n_affinity * sizeof(struct que_term));
+		a +=
+		    r8(nr * sizeof(struct que_req)) +
+		    r8(nr * sizeof(uint32_t)) +
+		    r8(pod_requests_counted(ps)
+			    ? 0
+			    : ps->n_pod_requests * sizeof(struct que_request)) +
+		    r8(ps->n_tolerations * sizeof(struct que_toleration)) +
+		    r8(ps->n_node_selector * sizeof(struct que_kv)) +
+		    r8(ps->n_affinity * sizeof(struct que_term));
 		for (t = 0; t < ps->n_affinity; t++) {
 			size_t r;
 
@@ -208,6 +235,9 @@ static size_t wl_strings_size(const struct que_workload_spec *sp)
 		const struct que_podset_spec *ps = &sp->podsets[i];
 
 		s += slen(ps->name ? ps->name : "main");
+		if (!pod_requests_counted(ps))
+			for (j = 0; j < ps->n_pod_requests; j++)
+				s += slen(ps->pod_requests[j].resource);
 		for (j = 0; j < ps->n_tolerations; j++)
 			s += slen(ps->tolerations[j].key) +
 			     slen(ps->tolerations[j].value);
@@ -249,6 +279,23 @@ static const char *put(struct bump *b, const char *src)
 	memcpy(p, src ? src : "", l);
 	b->s += l;
 	return p;
+}
+
+/* The pods' own requests, kept for topology placement when they differ
+ * from what quota counts. */
+static void fill_pod_requests(
+    struct que_podset *q, struct bump *b, const struct que_podset_spec *ps)
+{
+	size_t j;
+
+	if (pod_requests_counted(ps))
+		return;
+	q->pod_req = take(b, ps->n_pod_requests * sizeof(*q->pod_req));
+	q->n_pod_req = (uint32_t)ps->n_pod_requests;
+	for (j = 0; j < ps->n_pod_requests; j++) {
+		q->pod_req[j].resource = put(b, ps->pod_requests[j].resource);
+		q->pod_req[j].per_pod = ps->pod_requests[j].per_pod;
+	}
 }
 
 static int validate(const struct que_workload_spec *sp, cu_error *err)
@@ -349,6 +396,7 @@ static int fill(que_state *st, struct que_wl *wl, struct bump *b,
 			q->req[j].total = total;
 			q->fr[j] = UINT32_MAX;
 		}
+		fill_pod_requests(q, b, ps);
 		q->n_tolerations = (uint32_t)ps->n_tolerations;
 		q->tolerations =
 		    take(b, ps->n_tolerations * sizeof(struct que_toleration));

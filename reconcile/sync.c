@@ -496,6 +496,8 @@ static int podset_build(struct podset *p, const struct api_podset *ps,
 	out->min_count = ps->min_count;
 	out->requests = p->qreqs;
 	out->n_requests = p->n_qreqs;
+	out->pod_requests = p->raw; /* topology placement reads these */
+	out->n_pod_requests = p->n_reqs;
 	out->tolerations = p->tols;
 	out->n_tolerations = p->n_tols;
 	out->node_selector = p->selector;

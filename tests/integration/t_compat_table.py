@@ -249,4 +249,50 @@ def unreachable(s):
     check(all(g >= 0.9 for g in gaps), "gaps between reports %r" % gaps)
 
 
+@case("kueue-controller-section-acts")
+def controller_section(s):
+    """Kueue's shipped configuration sets controller.groupKindConcurrency
+    (a bound on parallel reconciles per kind, which cueue's one object at
+    a time keeps): it loads without a warning. controller.cacheSyncTimeout
+    (Kueue's default 2 minutes) acts as controller-runtime's: caches not
+    synced in time stop the controller with an error, here after 2 s
+    against an API server nobody listens on."""
+    shipped = ("apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+               "kind: Configuration\n"
+               "controller:\n"
+               "  groupKindConcurrency:\n"
+               "    Job.batch: 5\n"
+               "    Workload.kueue.x-k8s.io: 10\n"
+               "    ClusterQueue.kueue.x-k8s.io: 5\n")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        f.write(shipped)
+        f.flush()
+        out = subprocess.run([CTL, "--config", f.name, "--check-config"],
+                             capture_output=True, text=True, timeout=30)
+    eq(out.returncode, 0, "--check-config exit status (%s)" % out.stderr)
+    warnings = [l for l in out.stderr.splitlines() if "warning:" in l and
+                "controller" in l]
+    eq(warnings, [], "controller section warnings")
+    with open(s.kubeconfig) as f:
+        kc = yaml.safe_load(f)
+    kc["clusters"][0]["cluster"]["server"] = \
+        "https://127.0.0.1:%d" % free_port()
+    kcf = s.file("dead-kubeconfig", yaml.safe_dump(kc))
+    cfgf = s.file("config.yaml", without_visibility(controller_config()) +
+                  "controller:\n  cacheSyncTimeout: 2000000000\n")
+    log = os.path.join(LOGS, "%s.ctl-sync-timeout.stderr" % TEST)
+    with open(log, "w") as errf:
+        proc = subprocess.Popen(
+            [CTL, "--config", cfgf, "--kubeconfig", kcf], stdout=errf,
+            stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+        try:
+            rc = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            stop_process(proc, "cueue-controller", signal.SIGTERM)
+            raise Failure("still running 30 s after a 2 s cacheSyncTimeout")
+    check(rc != 0, "exit status %d" % rc)
+    text = open(log).read()
+    check("timed out waiting for cache to be synced" in text, text[-2000:])
+
+
 run_cases()

@@ -189,6 +189,105 @@ def ignore_undeclared(s):
     ctl.stop()
 
 
+TAS_SETUP = """apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: hosts}
+spec:
+  levels: [{nodeLabel: kubernetes.io/hostname}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: tas}
+spec:
+  nodeLabels: {pool: tas}
+  topologyName: hosts
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu_credits]
+    flavors:
+    - name: tas
+      resources:
+      - {name: cpu_credits, nominalQuota: 100}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: default, name: lq}
+spec: {clusterQueue: cq}
+"""
+
+
+def tas_job(name, pods, memory):
+    return """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: %s
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  suspend: true
+  parallelism: %d
+  completions: %d
+  template:
+    metadata:
+      annotations:
+        kueue.x-k8s.io/podset-required-topology: kubernetes.io/hostname
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+        resources:
+          requests: {cpu: "1", memory: "%s"}
+""" % (name, pods, pods, memory)
+
+
+@case("topology-places-by-pod-requests", simulate="jobs")
+def topology_pod_requests(s):
+    """Kueue's topology-aware placement reads the pods' own requests,
+    not what quota counts after the Configuration's resources: with cpu
+    replaced by cpu_credits and memory excluded, a 2-pod Job of 1 cpu
+    fits a 2-cpu host and is admitted (no node offers cpu_credits), and
+    a pod of 4Gi memory fits no 1Gi host and stays pending although
+    quota does not count memory."""
+    crds(s)
+    s.kubectl("apply", "-f", "-", input=TAS_SETUP)
+    for h in ("h1", "h2"):
+        alloc = {"cpu": "2", "memory": "1Gi", "pods": "110"}
+        code, _, body = s.raw("POST", "/api/v1/nodes", {
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": h, "labels": {
+                "kubernetes.io/hostname": h, "pool": "tas"}},
+            "spec": {}, "status": {"allocatable": alloc, "capacity": alloc}})
+        eq(code, 201, "node %s: %r" % (h, body))
+    ctl = Controller(s, config=CONTROLLER_CONFIG + """resources:
+  excludeResourcePrefixes: ["memory"]
+  transformations:
+  - input: cpu
+    strategy: Replace
+    outputs:
+      cpu_credits: 1
+""")
+    s.kubectl("apply", "-f", "-", input=tas_job("fits", 2, "256Mi"))
+    w, c = wait_for(lambda: state(s, "fits"), 30, what="fits decided")
+    eq(c["status"], "True", "fits admitted: %r" % c)
+    psa = w["status"]["admission"]["podSetAssignments"][0]
+    eq(psa["resourceUsage"], {"cpu_credits": "2"}, "quota charged")
+    doms = psa["topologyAssignment"]
+    check(doms, "topologyAssignment written: %r" % psa)
+    s.kubectl("apply", "-f", "-", input=tas_job("toobig", 1, "4Gi"))
+    w, c = wait_for(lambda: state(s, "toobig"), 30, what="toobig decided")
+    eq(c["status"], "False", "toobig pending: %r" % c)
+    check("memory" in c["message"] or "topology" in c["message"].lower(),
+          c["message"])
+    ctl.stop()
+
+
 if __name__ == "__main__":
     from cuetest import run_cases
     run_cases()

@@ -41,9 +41,6 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 	    {"pprofBindAddress: :8082\n",
 		"pprofBindAddress: partly supported by cueue: accepted, "
 		"meaningless here"},
-	    {"controller:\n  groupKindConcurrency: {Job.batch: 5}\n",
-		"controller: partly supported by cueue: accepted, meaningless "
-		"here"},
 	    {"multiKueue:\n  gcInterval: 1m\n", "multiKueue: not acted on"},
 	};
 	size_t i;
@@ -71,23 +68,27 @@ Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
 	struct ctl_config c;
 	cu_error err;
 
-	cr_assert_eq(load_str(&c,
-			 HDR "metrics:\n  enableClusterQueueResources: true\n"
-			     "  localQueueMetrics: {enable: false}\n"
-			     "health:\n  readinessEndpointName: ready\n"
-			     "  livenessEndpointName: alive\n"
-			     "integrations:\n  labelKeysToCopy: [team]\n"
-			     "resources:\n"
-			     "  excludeResourcePrefixes: [example.com/]\n"
-			     "  transformations:\n  - input: nvidia.com/mig\n"
-			     "    strategy: Replace\n"
-			     "  quotaCheckStrategy: BlockUndeclared\n"
-			     "objectRetentionPolicies:\n  workloads:\n"
-			     "    afterFinished: 0s\n"
-			     "pprofBindAddress: \"\"\n",
-			 &err),
+	cr_assert_eq(
+	    load_str(&c,
+		HDR "metrics:\n  enableClusterQueueResources: true\n"
+		    "  localQueueMetrics: {enable: false}\n"
+		    "health:\n  readinessEndpointName: ready\n"
+		    "  livenessEndpointName: alive\n"
+		    "integrations:\n  labelKeysToCopy: [team]\n"
+		    "resources:\n"
+		    "  excludeResourcePrefixes: [example.com/]\n"
+		    "  transformations:\n  - input: nvidia.com/mig\n"
+		    "    strategy: Replace\n"
+		    "  quotaCheckStrategy: BlockUndeclared\n"
+		    "objectRetentionPolicies:\n  workloads:\n"
+		    "    afterFinished: 0s\n"
+		    "pprofBindAddress: \"\"\n"
+		    "controller:\n  groupKindConcurrency: {Job.batch: 5}\n"
+		    "  cacheSyncTimeout: 30000000000\n",
+		&err),
 	    CU_OK, "%s", err.msg);
 	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
+	cr_assert_eq(c.controller.cache_sync_timeout_ns, 30 * CU_NS_PER_S);
 	cr_assert(c.retention.has_after_finished, "afterFinished 0s is set");
 	cr_assert_eq(c.retention.after_finished_ns, 0);
 	cr_assert_not(c.retention.has_after_deactivated);
@@ -561,5 +562,22 @@ Test(ctl_compat, dra_mappings_and_gates_loaded)
 	cr_assert_eq(load_str(&c, HDR, &err), CU_OK, "%s", err.msg);
 	cr_assert(c.dra.enabled && c.dra.extended && c.dra.partitionable);
 	cr_assert_not(c.dra.consumable);
+	ctl_config_dispose(&c);
+}
+
+/* controller.cacheSyncTimeout: Kueue's (controller-runtime's) 2 minutes
+ * when unset or 0. */
+Test(ctl_compat, cache_sync_timeout_defaults_to_two_minutes)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	cr_assert_eq(load_str(&c, HDR, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(c.controller.cache_sync_timeout_ns, 120 * CU_NS_PER_S);
+	ctl_config_dispose(&c);
+	cr_assert_eq(
+	    load_str(&c, HDR "controller:\n  cacheSyncTimeout: 0\n", &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.controller.cache_sync_timeout_ns, 120 * CU_NS_PER_S);
 	ctl_config_dispose(&c);
 }

@@ -9,7 +9,9 @@
  * a retained request); exclusion before transformation (an excluded input
  * gives no outputs, an excluded multiplier does not scale); plain string
  * prefixes; Kueue's documented examples (administer_cluster_quotas,
- * HAMi, the shared-quota credits); rounding and saturation.
+ * HAMi, the shared-quota credits); rounding and saturation. A Workload keeps
+ * its pods' own requests (for topology placement) only when they differ from
+ * what is counted.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -179,5 +181,63 @@ Test(queues_resources, empty_input_refused)
 	cr_assert_eq(que_resources_set(st, &spec, &err), CU_EINVAL);
 	cr_assert(strstr(err.msg, "transformations[0].input") != NULL);
 	cr_assert_not(que_resources_ignore_undeclared(st));
+	que_state_free(st);
+}
+
+/* A Workload keeps its pods' own requests for topology placement only
+ * when the Configuration's resources made quota count something else. */
+Test(queues_resources, pod_requests_kept_when_they_differ)
+{
+	static const char *const cpu[] = {"cpu_credits"};
+	struct que_resource_quota rq = {
+	    "cpu_credits", 1000000, false, 0, false, 0};
+	struct que_flavor_quotas fq = {"default", &rq, 1};
+	struct que_resource_group g = {cpu, 1, &fq, 1};
+	struct que_flavor_spec f = {.name = "default"};
+	struct que_cq_spec cq = {.name = "cq", .groups = &g, .n_groups = 1};
+	struct que_lq_spec lq = {"ns", "lq", "cq", QUE_STOP_NONE};
+	struct que_request counted = {"cpu_credits", 2000};
+	struct que_request own[] = {{"cpu", 2000}, {"memory", 4096000}};
+	struct que_podset_spec ps = {0};
+	struct que_workload_spec w = {0};
+	const struct que_wl *qw;
+	que_state *st;
+	cu_error err;
+
+	cr_assert_eq(que_state_new(&st, NULL), CU_OK);
+	cr_assert_eq(que_flavor_set(st, &f, &err), CU_OK);
+	cr_assert_eq(que_cq_set(st, &cq, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(que_lq_set(st, &lq, &err), CU_OK);
+	ps.count = 1;
+	ps.requests = &counted;
+	ps.n_requests = 1;
+	ps.pod_requests = own;
+	ps.n_pod_requests = 2;
+	w.ns = "ns";
+	w.queue_name = "lq";
+	w.namespace_eligible = true;
+	w.podsets = &ps;
+	w.n_podsets = 1;
+	w.uid = w.name = "differ";
+	cr_assert_eq(que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+	qw = que_workload_get(st, "differ");
+	cr_assert_eq(qw->podsets[0].n_pod_req, 2);
+	cr_assert_str_eq(qw->podsets[0].pod_req[1].resource, "memory");
+	cr_assert_eq(qw->podsets[0].pod_req[1].per_pod, 4096000);
+	cr_assert_eq(qw->podsets[0].n_spec_req, 1);
+
+	/* the same requests in another order: nothing kept */
+	ps.requests = own;
+	ps.n_requests = 2;
+	{
+		struct que_request swapped[] = {own[1], own[0]};
+
+		ps.pod_requests = swapped;
+		w.uid = w.name = "same";
+		cr_assert_eq(
+		    que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+	}
+	qw = que_workload_get(st, "same");
+	cr_assert_null(qw->podsets[0].pod_req);
 	que_state_free(st);
 }
