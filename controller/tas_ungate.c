@@ -162,29 +162,22 @@ fail:
 }
 
 /* Seconds since wl's [borrowed] Admitted=True, or -1 when it is not. */
-static double since_admitted(json_t *wl, int64_t now)
+static double since_admitted(const json_t *wl, int64_t now)
 {
-	json_t *conds =
-	    json_object_get(json_object_get(wl, "status"), "conditions");
-	json_t *cd;
-	size_t i;
+	struct api_conditions cs;
+	const struct api_condition *adm;
+	double s = -1;
 
-	json_array_foreach(conds, i, cd)
-	{
-		const char *t = api_json_str(cd, "type");
-		const char *st = api_json_str(cd, "status");
-		const char *at = api_json_str(cd, "lastTransitionTime");
-		int64_t ns;
-		cu_error err;
-
-		if (t == NULL || strcmp(t, "Admitted") != 0)
-			continue;
-		if (st == NULL || strcmp(st, "True") != 0 || at == NULL ||
-		    cu_time_parse(at, &ns, &err) != CU_OK)
-			return -1;
-		return now > ns ? (double)(now - ns) / 1e9 : 0.0;
-	}
-	return -1;
+	if (api_conditions_decode(wl, &cs, NULL) != CU_OK)
+		return -1;
+	adm = api_conditions_find(&cs, "Admitted");
+	if (adm != NULL && adm->status == API_COND_TRUE &&
+	    adm->has_last_transition)
+		s = now > adm->last_transition_ns
+			? (double)(now - adm->last_transition_ns) / 1e9
+			: 0.0;
+	api_conditions_dispose(&cs);
+	return s;
 }
 
 static void ungate_podset(ctl *c, const char *ns, const char *wl,
