@@ -544,13 +544,76 @@ static int deferred_fit(que_state *st, struct entry *e, struct adm_result *out)
 	return CU_OK;
 }
 
+/* e needs preemptions: mark its victims (appended to *victims) evicting,
+ * reserve its usage meanwhile and, when some victim is still admitted,
+ * put an ADM_PREEMPT decision in out. */
+static int preempt(que_state *st, struct entry *e, struct adm_result *out,
+    struct que_wl ***victims, size_t *n_victims, size_t *cap_victims)
+{
+	struct que_wl *wl = e->wl;
+	struct adm_decision d;
+	size_t i, fresh = 0;
+
+	/* Preempt: everything that can fail comes before the state changes. */
+	if (cu_grow((void **)victims, cap_victims, *n_victims + e->t.n,
+		sizeof(**victims)) ||
+	    reserve(out, 1) ||
+	    cu_buf_addf(&e->a.msg,
+		". Pending the preemption of %zu "
+		"workload(s)",
+		e->t.n))
+		return CU_ENOMEM;
+	memset(&d, 0, sizeof(d));
+	for (i = 0; i < e->t.n; i++)
+		fresh += e->t.v[i].wl->where == QUE_WL_ADMITTED;
+	if (fresh) {
+		d.kind = ADM_PREEMPT;
+		d.uid = wl->uid;
+		d.cluster_queue = e->cq->name;
+		d.reason = ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS;
+		d.victims = cu_calloc(fresh, sizeof(*d.victims));
+		d.message = cu_strdup(e->a.msg.ptr);
+		if (!d.victims || !d.message) {
+			decision_dispose(&d);
+			return CU_ENOMEM;
+		}
+	} else if (pending(out, wl, ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS,
+		       e->a.msg.ptr)) {
+		return CU_ENOMEM;
+	}
+	for (i = 0; i < e->t.n; i++) {
+		struct que_wl *v = e->t.v[i].wl;
+
+		v->scratch = 1;
+		(*victims)[(*n_victims)++] = v;
+		if (v->where != QUE_WL_ADMITTED)
+			continue; /* already evicting: never preempted twice */
+		d.victims[d.n_victims].uid = v->uid;
+		d.victims[d.n_victims].cluster_queue = v->cq->name;
+		d.victims[d.n_victims].reason = e->t.v[i].reason;
+		d.n_victims++;
+		que_mark_evicting(st, v);
+	}
+	if (fresh) {
+		out->v[out->n++] = d;
+		wl->pending_hash = adm_status_hash(d.reason, d.message);
+	}
+	for (i = 0; i < e->a.n_usage; i++)
+		que_node_add_usage(
+		    &e->cq->node, e->a.usage[i].fr, e->a.usage[i].v);
+	e->reserved = true;
+	que_requeue(st, wl, QUE_RQ_PENDING_PREEMPTION);
+	e->done = true;
+	return CU_OK;
+}
+
 static int process(que_state *st, struct entry *e, int64_t now_ns,
     struct adm_result *out, struct que_wl ***victims, size_t *n_victims,
     size_t *cap_victims)
 {
 	struct que_wl *wl = e->wl;
 	struct adm_decision d;
-	size_t i, fresh = 0;
+	size_t i;
 	int rc;
 
 	if (e->a.mode == ADM_MODE_NOFIT) {
@@ -627,57 +690,7 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 		e->done = true;
 		return CU_OK;
 	}
-	/* Preempt: everything that can fail comes before the state changes. */
-	if (cu_grow((void **)victims, cap_victims, *n_victims + e->t.n,
-		sizeof(**victims)) ||
-	    reserve(out, 1) ||
-	    cu_buf_addf(&e->a.msg,
-		". Pending the preemption of %zu "
-		"workload(s)",
-		e->t.n))
-		return CU_ENOMEM;
-	memset(&d, 0, sizeof(d));
-	for (i = 0; i < e->t.n; i++)
-		fresh += e->t.v[i].wl->where == QUE_WL_ADMITTED;
-	if (fresh) {
-		d.kind = ADM_PREEMPT;
-		d.uid = wl->uid;
-		d.cluster_queue = e->cq->name;
-		d.reason = ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS;
-		d.victims = cu_calloc(fresh, sizeof(*d.victims));
-		d.message = cu_strdup(e->a.msg.ptr);
-		if (!d.victims || !d.message) {
-			decision_dispose(&d);
-			return CU_ENOMEM;
-		}
-	} else if (pending(out, wl, ADM_REASON_WAITING_FOR_PREEMPTED_WORKLOADS,
-		       e->a.msg.ptr)) {
-		return CU_ENOMEM;
-	}
-	for (i = 0; i < e->t.n; i++) {
-		struct que_wl *v = e->t.v[i].wl;
-
-		v->scratch = 1;
-		(*victims)[(*n_victims)++] = v;
-		if (v->where != QUE_WL_ADMITTED)
-			continue; /* already evicting: never preempted twice */
-		d.victims[d.n_victims].uid = v->uid;
-		d.victims[d.n_victims].cluster_queue = v->cq->name;
-		d.victims[d.n_victims].reason = e->t.v[i].reason;
-		d.n_victims++;
-		que_mark_evicting(st, v);
-	}
-	if (fresh) {
-		out->v[out->n++] = d;
-		wl->pending_hash = adm_status_hash(d.reason, d.message);
-	}
-	for (i = 0; i < e->a.n_usage; i++)
-		que_node_add_usage(
-		    &e->cq->node, e->a.usage[i].fr, e->a.usage[i].v);
-	e->reserved = true;
-	que_requeue(st, wl, QUE_RQ_PENDING_PREEMPTION);
-	e->done = true;
-	return CU_OK;
+	return preempt(st, e, out, victims, n_victims, cap_victims);
 }
 
 int adm_cycle(

@@ -454,6 +454,94 @@ static bool tas_preemptible(que_state *st, const struct que_cq *cq,
 		   cq->preemption.reclaim_within_cohort != QUE_PREEMPT_NEVER);
 }
 
+/* Try one flavor flv for the n requests idx[] of pod set ps: its mode
+ * (*rep_out; cur[k] for each request) and, when it does not fit, the most
+ * severe reason why (*why_out). Reasons go to rs. */
+static int try_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
+    const struct que_podset *ps, int32_t count, const struct que_flavor *flv,
+    const uint32_t *idx, size_t n, const struct adm_assignment *a,
+    struct reasons *rs, struct gmode *rep_out, enum adm_reason *why_out,
+    uint8_t *cur, cu_error *err)
+{
+	const struct que_taint *taint;
+	struct gmode rep = {ADM_MODE_FIT, 0};
+	enum adm_reason flavor_reason = ADM_REASON_NONE;
+	bool tas_preempt = false, tas_failed = false;
+	int tas_r, rc;
+	size_t k;
+	size_t tas_msg = rs->n;
+
+	rc = CU_OK;
+	if (!flv->exists) {
+		rc = reasons_add(rs, "flavor %s not found", flv->name);
+		flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
+		rep.mode = ADM_MODE_NOFIT;
+	} else if ((taint = untolerated(flv, ps))) {
+		/* Kueue prints the Taint struct as Go does: {key
+		 * value effect timeAdded}, timeAdded unset. */
+		rc = reasons_add(rs,
+		    "untolerated taint {%s %s %s <nil>} in flavor %s",
+		    taint->key, taint->value ? taint->value : "",
+		    effect_name(taint->effect), flv->name);
+		flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
+		rep.mode = ADM_MODE_NOFIT;
+	} else if (!affinity_ok(flv, ps)) {
+		rc = reasons_add(
+		    rs, "flavor %s doesn't match node affinity", flv->name);
+		flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
+		rep.mode = ADM_MODE_NOFIT;
+	} else if ((tas_r = tas_nofit(st, wl, ps, flv, count, &rc, rs)) != 0 &&
+		   (rc != CU_OK || tas_r == 2 ||
+		       !(tas_preempt = tas_preemptible(
+			     st, cq, wl, ps, flv, count, &tas_failed)))) {
+		/* Kueue's reasons: the flavor cannot serve the
+		 * request at all; no room even with every Workload
+		 * gone; room only after preemptions it may not
+		 * make. */
+		flavor_reason = tas_r == 2 ? ADM_REASON_NO_MATCHING_FLAVOR
+				: tas_failed
+				    ? ADM_REASON_TOPOLOGY_PLACEMENT_FAILED
+				    : ADM_REASON_WAITING_FOR_QUOTA;
+		rep.mode = ADM_MODE_NOFIT;
+	} else {
+		for (k = 0; k < n; k++) {
+			const struct que_req *r = &ps->req[idx[k]];
+			uint32_t fr = que_fr_find(st, flv->id, r->res);
+			struct gmode m;
+			enum adm_reason why;
+
+			rc = fits_quota(st, cq, wl, fr, assumed_usage(a, fr),
+			    req_total(ps, idx[k], count), &m, &why, rs, err);
+			if (rc)
+				return rc;
+			flavor_reason = most_severe(flavor_reason, why);
+			cur[k] = (uint8_t)m.mode;
+			if (preferred(rep, m, cq->preference))
+				rep = m;
+			if (rep.mode == ADM_MODE_NOFIT)
+				break;
+		}
+		/* Topology preemption: Kueue looks at the topology
+		 * only once the quota fits (otherwise the quota's
+		 * reasons alone), then, as its updateMode(Preempt),
+		 * every resource of the group needs preemption. */
+		if (tas_preempt && rep.mode != ADM_MODE_FIT)
+			reasons_drop(rs, tas_msg);
+		if (tas_preempt && rep.mode >= ADM_MODE_PREEMPT) {
+			rep.mode = ADM_MODE_PREEMPT;
+			for (k = 0; k < n; k++)
+				if (cur[k] > ADM_MODE_PREEMPT)
+					cur[k] = ADM_MODE_PREEMPT;
+		}
+	}
+	if (rc)
+		return cu_error_set(
+		    err, CU_ENOMEM, "flavor assignment: out of memory");
+	*rep_out = rep;
+	*why_out = flavor_reason;
+	return CU_OK;
+}
+
 static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
     const struct que_podset *ps, int32_t count, size_t off,
     const struct que_group *g, struct adm_assignment *a, struct reasons *rs,
@@ -474,82 +562,13 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 	gr->min_reason = ADM_REASON_NONE;
 	for (f = 0; f < g->n_flv; f++) {
 		const struct que_flavor *flv = que_flavor_by_id(st, g->flv[f]);
-		const struct que_taint *taint;
-		struct gmode rep = {ADM_MODE_FIT, 0};
-		enum adm_reason flavor_reason = ADM_REASON_NONE;
-		bool tas_preempt = false, tas_failed = false;
-		int tas_r;
-		size_t tas_msg = rs->n;
+		struct gmode rep;
+		enum adm_reason flavor_reason;
 
-		rc = CU_OK;
-		if (!flv->exists) {
-			rc = reasons_add(rs, "flavor %s not found", flv->name);
-			flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
-			rep.mode = ADM_MODE_NOFIT;
-		} else if ((taint = untolerated(flv, ps))) {
-			/* Kueue prints the Taint struct as Go does: {key
-			 * value effect timeAdded}, timeAdded unset. */
-			rc = reasons_add(rs,
-			    "untolerated taint {%s %s %s <nil>} in flavor %s",
-			    taint->key, taint->value ? taint->value : "",
-			    effect_name(taint->effect), flv->name);
-			flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
-			rep.mode = ADM_MODE_NOFIT;
-		} else if (!affinity_ok(flv, ps)) {
-			rc = reasons_add(rs,
-			    "flavor %s doesn't match node affinity", flv->name);
-			flavor_reason = ADM_REASON_NO_MATCHING_FLAVOR;
-			rep.mode = ADM_MODE_NOFIT;
-		} else if ((tas_r = tas_nofit(
-				st, wl, ps, flv, count, &rc, rs)) != 0 &&
-			   (rc != CU_OK || tas_r == 2 ||
-			       !(tas_preempt = tas_preemptible(st, cq, wl, ps,
-				     flv, count, &tas_failed)))) {
-			/* Kueue's reasons: the flavor cannot serve the
-			 * request at all; no room even with every Workload
-			 * gone; room only after preemptions it may not
-			 * make. */
-			flavor_reason =
-			    tas_r == 2	 ? ADM_REASON_NO_MATCHING_FLAVOR
-			    : tas_failed ? ADM_REASON_TOPOLOGY_PLACEMENT_FAILED
-					 : ADM_REASON_WAITING_FOR_QUOTA;
-			rep.mode = ADM_MODE_NOFIT;
-		} else {
-			for (k = 0; k < n; k++) {
-				const struct que_req *r = &ps->req[idx[k]];
-				uint32_t fr = que_fr_find(st, flv->id, r->res);
-				struct gmode m;
-				enum adm_reason why;
-
-				rc = fits_quota(st, cq, wl, fr,
-				    assumed_usage(a, fr),
-				    req_total(ps, idx[k], count), &m, &why, rs,
-				    err);
-				if (rc)
-					return rc;
-				flavor_reason = most_severe(flavor_reason, why);
-				cur[k] = (uint8_t)m.mode;
-				if (preferred(rep, m, cq->preference))
-					rep = m;
-				if (rep.mode == ADM_MODE_NOFIT)
-					break;
-			}
-			/* Topology preemption: Kueue looks at the topology
-			 * only once the quota fits (otherwise the quota's
-			 * reasons alone), then, as its updateMode(Preempt),
-			 * every resource of the group needs preemption. */
-			if (tas_preempt && rep.mode != ADM_MODE_FIT)
-				reasons_drop(rs, tas_msg);
-			if (tas_preempt && rep.mode >= ADM_MODE_PREEMPT) {
-				rep.mode = ADM_MODE_PREEMPT;
-				for (k = 0; k < n; k++)
-					if (cur[k] > ADM_MODE_PREEMPT)
-						cur[k] = ADM_MODE_PREEMPT;
-			}
-		}
+		rc = try_flavor(st, cq, wl, ps, count, flv, idx, n, a, rs, &rep,
+		    &flavor_reason, cur, err);
 		if (rc)
-			return cu_error_set(
-			    err, CU_ENOMEM, "flavor assignment: out of memory");
+			return rc;
 		if (rep.mode == ADM_MODE_NOFIT) {
 			if (!attempted ||
 			    severity(flavor_reason) < severity(gr->min_reason))

@@ -2,7 +2,9 @@
 /*
  * api/client.c - the Kubernetes API client: libcurl multi driven by the
  * process's libev loop, auth, rate limiting, retries, cancellation,
- * streaming (watch) bodies and request counters. See api/client.h.
+ * streaming (watch) bodies: the request engine. The client's lifecycle,
+ * token and counters are in client_life.c, paths and per-verb wrappers in
+ * client_paths.c, what they share in client_int.h. See api/client.h.
  *
  * Design notes
  * ------------
@@ -48,8 +50,6 @@
  *      nor times out waiting in libcurl's own queue. A freed slot pumps
  *      the queue on the next loop iteration (slot_free).
  */
-#include <arpa/inet.h>
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -59,112 +59,8 @@
 #include <curl/curl.h>
 
 #include "api/client.h"
+#include "api/client_int.h"
 #include "api/json.h"
-
-#define CLIENT_MAGIC 0x41504943u /* "APIC" */
-#define REQ_MAGIC 0x41505251u	 /* "APRQ" */
-#define DEAD_MAGIC 0xdeadbeefu
-
-#define MAX_BODY ((size_t)256 << 20) /* non-stream responses */
-#define MAX_LINE ((size_t)16 << 20)  /* one watch event */
-#define MAX_TOKEN ((size_t)64 << 10) /* token file */
-#define MAX_PEM ((size_t)4 << 20)    /* CA bundle etc. */
-
-enum req_state { REQ_NEW, REQ_QUEUED, REQ_ACTIVE, REQ_BACKOFF };
-
-enum { VERB_GET, VERB_POST, VERB_PUT, VERB_PATCH, VERB_DELETE, VERB_OTHER };
-static const char *const verb_names[] = {
-    "GET", "POST", "PUT", "PATCH", "DELETE", "OTHER"};
-
-struct api_sock {
-	ev_io io; /* first member: the ev_io callback casts back */
-	api_client *c;
-	struct api_sock *prev, *next;
-};
-
-struct stat_entry {
-	int verb;
-	int code;
-	uint64_t count;
-};
-
-struct api_client {
-	unsigned magic;
-	struct ev_loop *loop;
-	CURLM *multi;
-	ev_timer timer;	      /* libcurl's single timeout */
-	ev_timer limit_timer; /* next token of the rate limiter */
-	ev_timer token_timer; /* token file re-read */
-	int running;
-
-	char *server; /* owned; no trailing '/' */
-	char *ca_file, *ca_pem, *cert_file, *key_file, *cert_pem, *key_pem;
-	bool insecure;
-	bool lean;	  /* opts.lean_bodies */
-	char *token;	  /* owned; NULL = no Authorization header */
-	char *token_file; /* owned */
-	char *user_agent; /* owned */
-
-	double qps, tokens, last_refill;
-	int burst;
-	int request_timeout_ms, connect_timeout_ms, max_attempts;
-	/* Attempts (streams apart) with libcurl now, and how many may be: the
-	 * rest wait in the queue, where no timeout runs (invariant 8). */
-	size_t active, max_active;
-	int retry_base_ms, retry_max_ms, retry_after_max_ms, token_reload_ms;
-
-	struct api_req *all;	       /* every live request */
-	struct api_req *qhead, *qtail; /* waiting for the rate limiter */
-	struct api_req *dirty;	       /* streams with unread bytes */
-	struct api_sock *socks;	       /* every watched socket */
-
-	struct stat_entry *stats; /* owned */
-	size_t nstats, capstats;
-	struct api_client_stats totals;
-	uint64_t rand;
-	bool closing;
-	api_write_gate_fn may_write; /* NULL: no write gate */
-	void *gate_payload;	     /* borrowed */
-
-	/* The API server not answering (transport failures): one log line
-	 * per back-off step for the whole client, the cause in words. */
-	char unreach[CURL_ERROR_SIZE + 64]; /* "" while reachable */
-	double unreach_next, unreach_step;
-};
-
-struct api_req {
-	unsigned magic;
-	api_client *c;
-	struct api_req *prev, *next; /* c->all */
-	struct api_req *qnext;	     /* limiter queue */
-	struct api_req *dnext;	     /* dirty list */
-	bool dirty;
-	enum req_state state;
-	int verb;
-	char *method;	    /* owned */
-	char *path;	    /* owned; path and query */
-	char *content_type; /* owned or NULL */
-	char *body;	    /* owned (api_json_dumps; cu_free) or NULL */
-	size_t body_len;
-	api_response_cb cb;
-	api_line_cb line_cb; /* streams only */
-	void *payload;
-	bool stream;
-	int timeout_ms;
-	CURL *easy;		 /* owned */
-	struct curl_slist *hdrs; /* owned; rebuilt per attempt */
-	char errbuf[CURL_ERROR_SIZE];
-	cu_buf resp;   /* body, or the unconsumed tail of a stream */
-	bool streamed; /* a 2xx stream byte arrived: no more retries */
-	bool too_big;  /* a buffer cap was hit */
-	int attempts;
-	bool auth_retried;
-	int fail_code; /* != 0: complete with this on the backoff timer */
-	const char *fail_msg; /* static; the message that goes with it */
-	ev_timer backoff;
-	int busy;
-	bool cancel_pending;
-};
 
 static void after_action(api_client *c);
 static void limiter_pump(api_client *c);
@@ -181,155 +77,6 @@ static uint64_t next_rand(api_client *c)
 	return c->rand * 2685821657736338717ULL;
 }
 
-static int verb_index(const char *m)
-{
-	int i;
-
-	for (i = 0; i < VERB_OTHER; i++)
-		if (strcmp(m, verb_names[i]) == 0)
-			return i;
-	return VERB_OTHER;
-}
-
-static void count_attempt(api_client *c, int verb, int code)
-{
-	size_t i;
-
-	for (i = 0; i < c->nstats; i++)
-		if (c->stats[i].verb == verb && c->stats[i].code == code) {
-			c->stats[i].count++;
-			return;
-		}
-	if (cu_grow((void **)&c->stats, &c->capstats, c->nstats + 1,
-		sizeof(*c->stats)) != CU_OK)
-		return; /* a lost sample is not worth failing a request */
-	c->stats[c->nstats].verb = verb;
-	c->stats[c->nstats].code = code;
-	c->stats[c->nstats].count = 1;
-	c->nstats++;
-}
-
-static char *dup_opt(const char *s, bool *fail)
-{
-	char *d;
-
-	if (s == NULL || s[0] == '\0')
-		return NULL;
-	d = cu_strdup(s);
-	if (d == NULL)
-		*fail = true;
-	return d;
-}
-
-/* Read a whole file [owned: cu_free] of at most max bytes. */
-static int read_file(
-    const char *path, size_t max, char **out, size_t *len, cu_error *err)
-{
-	FILE *f = fopen(path, "rb");
-	cu_buf b;
-	char chunk[4096];
-	size_t n;
-
-	*out = NULL;
-	if (f == NULL)
-		return cu_error_set(err,
-		    errno == ENOENT ? CU_ENOTFOUND : CU_EIO, "%s: %s", path,
-		    strerror(errno));
-	cu_buf_init(&b, max);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		int rc = cu_buf_add(&b, chunk, n);
-
-		if (rc != CU_OK) {
-			fclose(f);
-			return cu_error_set(err, rc, "%s: %s", path,
-			    rc == CU_ETOOBIG ? "file too large"
-					     : "out of memory");
-		}
-	}
-	if (ferror(f)) {
-		fclose(f);
-		cu_buf_dispose(&b);
-		return cu_error_set(err, CU_EIO, "%s: read error", path);
-	}
-	fclose(f);
-	*out = cu_buf_detach(&b, len);
-	if (*out == NULL)
-		return cu_error_set(err, CU_ENOMEM, "%s: out of memory", path);
-	return CU_OK;
-}
-
-/* Read and trim a token file; an empty token is an error. */
-static int read_token(const char *path, char **out, cu_error *err)
-{
-	char *t, *s, *e;
-	size_t len;
-	int rc = read_file(path, MAX_TOKEN, &t, &len, err);
-
-	if (rc != CU_OK)
-		return rc;
-	s = t;
-	while (*s != '\0' && isspace((unsigned char)*s))
-		s++;
-	e = s + strlen(s);
-	while (e > s && isspace((unsigned char)e[-1]))
-		e--;
-	if (e == s) {
-		cu_free(t);
-		return cu_error_set(
-		    err, CU_EINVAL, "%s: token file is empty", path);
-	}
-	*out = cu_strndup(s, (size_t)(e - s));
-	cu_free(t);
-	if (*out == NULL)
-		return cu_error_set(err, CU_ENOMEM, "%s: out of memory", path);
-	return CU_OK;
-}
-
-/* Replace c->token from the token file; *changed tells whether it did. */
-static int token_reload(api_client *c, bool *changed, cu_error *err)
-{
-	char *t;
-	int rc;
-
-	*changed = false;
-	if (c->token_file == NULL)
-		return CU_OK;
-	rc = read_token(c->token_file, &t, err);
-	if (rc != CU_OK)
-		return rc; /* keep the old token: it may still be valid */
-	if (c->token != NULL && strcmp(c->token, t) == 0) {
-		cu_free(t);
-		return CU_OK;
-	}
-	cu_free(c->token);
-	c->token = t;
-	c->totals.token_reloads++;
-	*changed = true;
-	return CU_OK;
-}
-
-int api_client_reload_token(api_client *c, cu_error *err)
-{
-	bool changed;
-
-	CU_ASSERT(c != NULL && c->magic == CLIENT_MAGIC);
-	return token_reload(c, &changed, err);
-}
-
-static void on_token_timer(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	api_client *c = w->data;
-	bool changed;
-	cu_error err;
-
-	(void)loop;
-	(void)revents;
-	if (token_reload(c, &changed, &err) != CU_OK)
-		cu_warn("api client: token reload: %s", err.msg);
-}
-
-/* ---- libcurl <-> libev glue ----------------------------------------- */
-
 static void on_io(struct ev_loop *loop, ev_io *w, int revents)
 {
 	api_client *c = ((struct api_sock *)w)->c;
@@ -342,7 +89,7 @@ static void on_io(struct ev_loop *loop, ev_io *w, int revents)
 	after_action(c);
 }
 
-static void on_curl_timer(struct ev_loop *loop, ev_timer *w, int revents)
+void api__on_curl_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	api_client *c = w->data;
 
@@ -352,7 +99,7 @@ static void on_curl_timer(struct ev_loop *loop, ev_timer *w, int revents)
 	after_action(c);
 }
 
-static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
+int api__timer_cb(CURLM *multi, long timeout_ms, void *userp)
 {
 	api_client *c = userp;
 
@@ -366,7 +113,7 @@ static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
 	return 0;
 }
 
-static void sock_free(api_client *c, struct api_sock *as)
+void api__sock_free(api_client *c, struct api_sock *as)
 {
 	ev_io_stop(c->loop, &as->io);
 	if (as->prev != NULL)
@@ -378,7 +125,7 @@ static void sock_free(api_client *c, struct api_sock *as)
 	cu_free(as);
 }
 
-static int socket_cb(
+int api__socket_cb(
     CURL *easy, curl_socket_t s, int what, void *userp, void *socketp)
 {
 	api_client *c = userp;
@@ -388,7 +135,8 @@ static int socket_cb(
 	(void)easy;
 	if (what == CURL_POLL_REMOVE) {
 		if (as != NULL)
-			sock_free(c, as); /* libcurl drops the assignment */
+			api__sock_free(
+			    c, as); /* libcurl drops the assignment */
 		return 0;
 	}
 	events = ((what & CURL_POLL_IN) ? EV_READ : 0) |
@@ -868,7 +616,7 @@ static void limiter_pump(api_client *c)
 	}
 }
 
-static void on_limit_timer(struct ev_loop *loop, ev_timer *w, int revents)
+void api__on_limit_timer(struct ev_loop *loop, ev_timer *w, int revents)
 {
 	(void)loop;
 	(void)revents;
@@ -929,7 +677,7 @@ static long retry_after(struct api_req *r)
 }
 
 static void deliver_lines(struct api_req *r, bool final);
-static void cancel_now(struct api_req *r);
+void api__cancel_now(struct api_req *r);
 
 /* A transport failure: remember the cause; log it when the client's
  * report back-off allows (1 s doubling to 60 s). */
@@ -977,11 +725,11 @@ static void attempt_done(struct api_req *r, CURLcode res)
 	if (res != CURLE_OK) {
 		char msg[CURL_ERROR_SIZE + 64];
 
-		count_attempt(c, r->verb, 0);
+		api__count_attempt(c, r->verb, 0);
 		if (r->stream && r->streamed) {
 			deliver_lines(r, false);
 			if (r->cancel_pending) {
-				cancel_now(r);
+				api__cancel_now(r);
 				return;
 			}
 			if (res == CURLE_OPERATION_TIMEDOUT && !r->too_big) {
@@ -1010,14 +758,14 @@ static void attempt_done(struct api_req *r, CURLcode res)
 		    false, msg);
 		return;
 	}
-	count_attempt(c, r->verb, (int)code);
+	api__count_attempt(c, r->verb, (int)code);
 	if (code != 0)
 		note_reachable(c);
 	if (code == 401 && c->token_file != NULL && !r->auth_retried) {
 		bool changed = false;
 		cu_error err;
 
-		if (token_reload(c, &changed, &err) != CU_OK)
+		if (api__token_reload(c, &changed, &err) != CU_OK)
 			cu_warn("api client: token reload: %s", err.msg);
 		if (changed) {
 			r->auth_retried = true;
@@ -1042,7 +790,7 @@ static void attempt_done(struct api_req *r, CURLcode res)
 	if (r->stream && code >= 200 && code < 300) {
 		deliver_lines(r, true);
 		if (r->cancel_pending) {
-			cancel_now(r);
+			api__cancel_now(r);
 			return;
 		}
 	}
@@ -1081,7 +829,7 @@ static void deliver_lines(struct api_req *r, bool final)
 	}
 }
 
-static void cancel_now(struct api_req *r)
+void api__cancel_now(struct api_req *r)
 {
 	finish_err(r, CU_EAGAIN, true, "canceled");
 }
@@ -1099,7 +847,7 @@ static void after_action(api_client *c)
 		r->dirty = false;
 		deliver_lines(r, false);
 		if (r->cancel_pending)
-			cancel_now(r);
+			api__cancel_now(r);
 	}
 	while ((msg = curl_multi_info_read(c->multi, &left)) != NULL) {
 		CURL *e = msg->easy_handle;
@@ -1142,7 +890,7 @@ static int request_new(api_req **out, api_client *c, const char *method,
 	r->c = c;
 	r->cb = cb;
 	r->payload = payload;
-	r->verb = verb_index(method);
+	r->verb = api__verb_index(method);
 	cu_buf_init(&r->resp, MAX_BODY);
 	ev_init(&r->backoff, on_backoff);
 	r->backoff.data = r;
@@ -1217,408 +965,5 @@ void api_request_cancel(api_req *r)
 		r->cancel_pending = true;
 		return;
 	}
-	cancel_now(r);
-}
-
-/* ---- public: client ------------------------------------------------- */
-
-static bool curl_ready;
-
-/* true when the http:// URL's host is a loopback address literal
- * (127.0.0.0/8, ::1): a token sent there never leaves the machine. Names
- * ("localhost") do not count: they resolve through files an attacker may
- * control. */
-static bool loopback_url(const char *url)
-{
-	const char *h = url + strlen("http://");
-	char host[64];
-	size_t n;
-	unsigned char a[16];
-
-	if (*h == '[') {
-		n = strcspn(h + 1, "]");
-		if (n >= sizeof(host) || h[1 + n] != ']')
-			return false;
-		memcpy(host, h + 1, n);
-		host[n] = '\0';
-		return inet_pton(AF_INET6, host, a) == 1 &&
-		       memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16) == 0;
-	}
-	n = strcspn(h, ":/?#");
-	if (n >= sizeof(host))
-		return false;
-	memcpy(host, h, n);
-	host[n] = '\0';
-	return inet_pton(AF_INET, host, a) == 1 && a[0] == 127;
-}
-
-/* What kubectl refuses too: a bearer token over plain http (except to a
- * loopback address), a CA together with skipping verification. */
-static int check_security(const struct api_client_opts *opts, cu_error *err)
-{
-	bool token = (opts->token != NULL && opts->token[0] != '\0') ||
-		     opts->token_file != NULL;
-
-	if (token && strncmp(opts->server, "http://", 7) == 0 &&
-	    !loopback_url(opts->server))
-		return cu_error_set(err, CU_EINVAL,
-		    "api client: server \"%.200s\": a bearer token (user token "
-		    "or tokenFile) is never sent over plain http; use an "
-		    "https:// server",
-		    opts->server);
-	if (opts->insecure && (opts->ca_file != NULL || opts->ca_pem != NULL))
-		return cu_error_set(err, CU_EINVAL,
-		    "api client: certificate-authority with "
-		    "insecure-skip-tls-verify: specifying a root certificates "
-		    "file with the insecure flag is not allowed");
-	return CU_OK;
-}
-
-int api_client_new(api_client **out, struct ev_loop *loop,
-    const struct api_client_opts *opts, cu_error *err)
-{
-	api_client *c;
-	bool fail = false;
-	size_t n;
-	int rc;
-
-	*out = NULL;
-	if (loop == NULL || opts == NULL || opts->server == NULL ||
-	    (strncmp(opts->server, "http://", 7) != 0 &&
-		strncmp(opts->server, "https://", 8) != 0))
-		return cu_error_set(err, CU_EINVAL,
-		    "api client: server must be an http(s):// URL");
-	if ((rc = check_security(opts, err)) != CU_OK)
-		return rc;
-	if (!curl_ready) {
-		if (curl_global_init_mem(CURL_GLOBAL_DEFAULT, cu_malloc,
-			cu_free, cu_realloc, cu_strdup, cu_calloc) != CURLE_OK)
-			return cu_error_set(
-			    err, CU_EIO, "api client: curl_global_init failed");
-		curl_ready = true;
-	}
-	c = cu_calloc(1, sizeof(*c));
-	if (c == NULL)
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	c->magic = CLIENT_MAGIC;
-	c->loop = loop;
-	c->server = dup_opt(opts->server, &fail);
-	if (c->server != NULL) {
-		n = strlen(c->server);
-		while (n > 0 && c->server[n - 1] == '/')
-			c->server[--n] = '\0';
-	}
-	c->ca_file = dup_opt(opts->ca_file, &fail);
-	c->ca_pem = dup_opt(opts->ca_pem, &fail);
-	c->cert_file = dup_opt(opts->client_cert_file, &fail);
-	c->key_file = dup_opt(opts->client_key_file, &fail);
-	c->cert_pem = dup_opt(opts->client_cert_pem, &fail);
-	c->key_pem = dup_opt(opts->client_key_pem, &fail);
-	c->insecure = opts->insecure;
-	c->lean = opts->lean_bodies;
-	c->token = dup_opt(opts->token, &fail);
-	c->token_file = dup_opt(opts->token_file, &fail);
-	if (opts->user_agent != NULL && opts->user_agent[0] != '\0')
-		c->user_agent = cu_strdup(opts->user_agent);
-	else
-		c->user_agent = cu_strdup("cueue-controller/" CUEUE_VERSION);
-	if (c->user_agent == NULL)
-		fail = true;
-	c->qps = opts->qps > 0 ? opts->qps : 0;
-	c->burst =
-	    opts->burst > 0 ? opts->burst : (c->qps >= 1 ? (int)c->qps : 1);
-	c->tokens = c->burst;
-	c->last_refill = ev_time();
-	c->request_timeout_ms =
-	    opts->request_timeout_ms > 0 ? opts->request_timeout_ms : 30000;
-	c->connect_timeout_ms =
-	    opts->connect_timeout_ms > 0 ? opts->connect_timeout_ms : 10000;
-	c->max_attempts = opts->max_attempts > 0 ? opts->max_attempts : 5;
-	c->max_active = opts->max_connections > 0
-			    ? (size_t)opts->max_connections
-			    : API_DEFAULT_MAX_CONNECTIONS;
-	c->retry_base_ms = opts->retry_base_ms > 0 ? opts->retry_base_ms : 200;
-	c->retry_max_ms = opts->retry_max_ms > 0 ? opts->retry_max_ms : 10000;
-	c->retry_after_max_ms =
-	    opts->retry_after_max_ms > 0 ? opts->retry_after_max_ms : 30000;
-	c->token_reload_ms =
-	    opts->token_reload_ms > 0 ? opts->token_reload_ms : 60000;
-	c->rand = (uint64_t)cu_time_now_ns() | 1;
-	ev_init(&c->timer, on_curl_timer);
-	c->timer.data = c;
-	ev_init(&c->limit_timer, on_limit_timer);
-	c->limit_timer.data = c;
-	ev_init(&c->token_timer, on_token_timer);
-	c->token_timer.data = c;
-	if (fail) {
-		rc = cu_error_set(err, CU_ENOMEM, "out of memory");
-		goto out_free;
-	}
-	if (c->token_file != NULL) {
-		bool changed;
-
-		rc = token_reload(c, &changed, err);
-		if (rc != CU_OK)
-			goto out_free;
-		c->totals.token_reloads = 0; /* the first read is no reload */
-	}
-	if (c->ca_file != NULL) {
-		char *pem;
-
-		/* fail now, not on the first request */
-		rc = read_file(c->ca_file, MAX_PEM, &pem, &n, err);
-		if (rc != CU_OK)
-			goto out_free;
-		cu_free(pem);
-	}
-	c->multi = curl_multi_init();
-	if (c->multi == NULL) {
-		rc = cu_error_set(err, CU_ENOMEM, "curl_multi_init failed");
-		goto out_free;
-	}
-	curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-	curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-	curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-	/* Streams (watches) hold a connection each beyond the requests'. */
-	curl_multi_setopt(
-	    c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->max_active + 32);
-	/* Keep as many connections as may be open: libcurl's default cache
-	 * (4 per transfer in progress) closes the connections of a burst
-	 * once it is over, and the next burst pays a TLS handshake per
-	 * connection again (about 4,000 allocations each with OpenSSL 3). */
-	curl_multi_setopt(
-	    c->multi, CURLMOPT_MAXCONNECTS, (long)c->max_active + 32);
-	if (c->token_file != NULL) {
-		double p = (double)c->token_reload_ms / 1000.0;
-
-		ev_timer_set(&c->token_timer, p, p);
-		ev_timer_start(loop, &c->token_timer);
-		ev_unref(loop); /* invariant 6 */
-	}
-	*out = c;
-	return CU_OK;
-out_free:
-	c->closing = true;
-	api_client_free(c);
-	return rc;
-}
-
-void api_client_free(api_client *c)
-{
-	if (c == NULL)
-		return;
-	CU_ASSERT(c->magic == CLIENT_MAGIC);
-	c->closing = true;
-	while (c->all != NULL)
-		cancel_now(c->all);
-	if (ev_is_active(&c->token_timer)) {
-		ev_ref(c->loop);
-		ev_timer_stop(c->loop, &c->token_timer);
-	}
-	ev_timer_stop(c->loop, &c->limit_timer);
-	if (c->multi != NULL)
-		curl_multi_cleanup(c->multi); /* may call socket_cb */
-	while (c->socks != NULL)
-		sock_free(c, c->socks);
-	ev_timer_stop(c->loop, &c->timer);
-	cu_free(c->server);
-	cu_free(c->ca_file);
-	cu_free(c->ca_pem);
-	cu_free(c->cert_file);
-	cu_free(c->key_file);
-	cu_free(c->cert_pem);
-	cu_free(c->key_pem);
-	cu_free(c->token);
-	cu_free(c->token_file);
-	cu_free(c->user_agent);
-	cu_free(c->stats);
-	c->magic = DEAD_MAGIC;
-	cu_free(c);
-}
-
-void api_client_set_write_gate(
-    api_client *c, api_write_gate_fn fn, void *payload)
-{
-	CU_ASSERT(c != NULL && c->magic == CLIENT_MAGIC);
-	c->may_write = fn;
-	c->gate_payload = fn != NULL ? payload : NULL;
-}
-
-struct ev_loop *api_client_loop(const api_client *c)
-{
-	CU_ASSERT(c != NULL && c->magic == CLIENT_MAGIC);
-	return c->loop;
-}
-
-/* ---- public: metrics ------------------------------------------------ */
-
-void api_client_stats(const api_client *c, struct api_client_stats *out)
-{
-	CU_ASSERT(c != NULL && c->magic == CLIENT_MAGIC);
-	*out = c->totals;
-}
-
-uint64_t api_client_stats_count(const api_client *c, const char *verb, int code)
-{
-	int v = verb_index(verb);
-	size_t i;
-
-	for (i = 0; i < c->nstats; i++)
-		if (c->stats[i].verb == v && c->stats[i].code == code)
-			return c->stats[i].count;
-	return 0;
-}
-
-void api_client_stats_foreach(const api_client *c,
-    void (*fn)(const char *verb, int code, uint64_t count, void *payload),
-    void *payload)
-{
-	size_t i;
-
-	for (i = 0; i < c->nstats; i++)
-		fn(verb_names[c->stats[i].verb], c->stats[i].code,
-		    c->stats[i].count, payload);
-}
-
-/* ---- public: paths and wrappers ------------------------------------- */
-
-char *api_escape(const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n = strlen(s), i, j = 0;
-	char *o = cu_malloc(3 * n + 1);
-
-	if (o == NULL)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (isalnum(ch) || ch == '-' || ch == '.' || ch == '_' ||
-		    ch == '~') {
-			o[j++] = (char)ch;
-		} else {
-			o[j++] = '%';
-			o[j++] = hex[ch >> 4];
-			o[j++] = hex[ch & 15];
-		}
-	}
-	o[j] = '\0';
-	return o;
-}
-
-char *api_resource_path(const struct api_resource *res, const char *ns,
-    const char *name, const char *subresource)
-{
-	cu_buf b;
-	char *e;
-	int rc;
-
-	cu_buf_init(&b, 64 * 1024);
-	if (res->group == NULL || res->group[0] == '\0')
-		rc = cu_buf_addf(&b, "/api/%s", res->version);
-	else
-		rc = cu_buf_addf(&b, "/apis/%s/%s", res->group, res->version);
-	if (rc == CU_OK && res->namespaced && ns != NULL) {
-		e = api_escape(ns);
-		rc = e ? cu_buf_addf(&b, "/namespaces/%s", e) : CU_ENOMEM;
-		cu_free(e);
-	}
-	if (rc == CU_OK)
-		rc = cu_buf_addf(&b, "/%s", res->plural);
-	if (rc == CU_OK && name != NULL) {
-		e = api_escape(name);
-		rc = e ? cu_buf_addf(&b, "/%s", e) : CU_ENOMEM;
-		cu_free(e);
-	}
-	if (rc == CU_OK && subresource != NULL)
-		rc = cu_buf_addf(&b, "/%s", subresource);
-	if (rc != CU_OK)
-		return NULL; /* the buffer freed itself */
-	return cu_buf_detach(&b, NULL);
-}
-
-static int path_request(api_req **out, api_client *c,
-    const struct api_resource *res, const char *ns, const char *name,
-    const char *sub, const char *method, const char *ctype, json_t *body,
-    api_response_cb cb, void *payload, cu_error *err)
-{
-	char *path;
-	int rc;
-
-	if (res == NULL)
-		return cu_error_set(err, CU_EINVAL, "no resource");
-	path = api_resource_path(res, ns, name, sub);
-	if (path == NULL)
-		return cu_error_set(err, CU_ENOMEM, "out of memory");
-	rc = api_request(out, c, method, path, ctype, body, cb, payload, err);
-	cu_free(path);
-	return rc;
-}
-
-int api_get(api_req **out, api_client *c, const struct api_resource *res,
-    const char *ns, const char *name, api_response_cb cb, void *payload,
-    cu_error *err)
-{
-	if (name == NULL)
-		return cu_error_set(err, CU_EINVAL, "get: no name");
-	return path_request(
-	    out, c, res, ns, name, NULL, "GET", NULL, NULL, cb, payload, err);
-}
-
-int api_create(api_req **out, api_client *c, const struct api_resource *res,
-    const char *ns, json_t *obj, api_response_cb cb, void *payload,
-    cu_error *err)
-{
-	if (!json_is_object(obj))
-		return cu_error_set(err, CU_EINVAL, "create: no object");
-	return path_request(
-	    out, c, res, ns, NULL, NULL, "POST", NULL, obj, cb, payload, err);
-}
-
-int api_update(api_req **out, api_client *c, const struct api_resource *res,
-    json_t *obj, bool status, api_response_cb cb, void *payload, cu_error *err)
-{
-	json_t *md = json_object_get(obj, "metadata");
-	const char *ns = json_string_value(json_object_get(md, "namespace"));
-	const char *name = json_string_value(json_object_get(md, "name"));
-
-	if (name == NULL)
-		return cu_error_set(
-		    err, CU_EINVAL, "update: object has no metadata.name");
-	return path_request(out, c, res, ns, name, status ? "status" : NULL,
-	    "PUT", NULL, obj, cb, payload, err);
-}
-
-int api_merge_patch(api_req **out, api_client *c,
-    const struct api_resource *res, const char *ns, const char *name,
-    json_t *patch, bool status, api_response_cb cb, void *payload,
-    cu_error *err)
-{
-	if (name == NULL || !json_is_object(patch))
-		return cu_error_set(
-		    err, CU_EINVAL, "merge patch: needs a name and an object");
-	return path_request(out, c, res, ns, name, status ? "status" : NULL,
-	    "PATCH", "application/merge-patch+json", patch, cb, payload, err);
-}
-
-int api_json_patch(api_req **out, api_client *c, const struct api_resource *res,
-    const char *ns, const char *name, json_t *patch, bool status,
-    api_response_cb cb, void *payload, cu_error *err)
-{
-	if (name == NULL || !json_is_array(patch))
-		return cu_error_set(
-		    err, CU_EINVAL, "json patch: needs a name and an array");
-	return path_request(out, c, res, ns, name, status ? "status" : NULL,
-	    "PATCH", "application/json-patch+json", patch, cb, payload, err);
-}
-
-int api_delete(api_req **out, api_client *c, const struct api_resource *res,
-    const char *ns, const char *name, json_t *options, api_response_cb cb,
-    void *payload, cu_error *err)
-{
-	if (name == NULL)
-		return cu_error_set(err, CU_EINVAL, "delete: no name");
-	return path_request(out, c, res, ns, name, NULL, "DELETE", NULL,
-	    options, cb, payload, err);
+	api__cancel_now(r);
 }

@@ -118,6 +118,17 @@ const struct api_condition *api_conditions_find(
     const struct api_conditions *cs, const char *type);
 /* True when the condition exists with status True. */
 bool api_conditions_true(const struct api_conditions *cs, const char *type);
+/*
+ * The status.conditions of any object obj [borrowed] decoded into out
+ * [api_conditions_dispose it], for a reader that needs nothing else of
+ * the object (kubectl-cueue's listings). Only type and status are
+ * required of each condition. CU_OK (no conditions: out empty),
+ * CU_EINVAL naming the bad field, CU_ENOMEM; out is empty on failure.
+ */
+CU_MUST_CHECK int api_conditions_decode(
+    const json_t *obj, struct api_conditions *out, cu_error *err);
+/* Free what cs holds and leave it empty. */
+void api_conditions_dispose(struct api_conditions *cs);
 
 struct api_owner_ref {
 	char *api_version; /* [owned] */
@@ -788,6 +799,10 @@ CU_MUST_CHECK int api_meta_decode(
     struct api_meta *out, const json_t *j, cu_error *err);
 CU_MUST_CHECK int api_meta_encode(
     json_t *dst, const struct api_meta *m, cu_error *err);
+/* The metadata of any object obj [borrowed] (none: *out empty), for a
+ * reader that needs nothing else of it; *out as api_meta_decode. */
+CU_MUST_CHECK int api_object_meta_decode(
+    struct api_meta *out, const json_t *obj, cu_error *err);
 void api_meta_dispose(struct api_meta *m);
 
 /* ---- pod sets ---------------------------------------------------------- */

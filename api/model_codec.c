@@ -651,6 +651,24 @@ void apid_conditions(struct api_dec *d, const json_t *o, const char *key,
 	    dec_condition, &job_style);
 }
 
+int api_conditions_decode(
+    const json_t *obj, struct api_conditions *out, cu_error *err)
+{
+	struct api_dec d;
+	const json_t *st;
+	size_t mark;
+
+	memset(out, 0, sizeof(*out));
+	apid_init(&d, err);
+	st = apid_section(&d, obj, "status", false, &mark);
+	if (st != NULL)
+		apid_conditions(&d, st, "conditions", true, out);
+	apid_pop(&d, mark);
+	if (d.rc != CU_OK)
+		api_conditions_dispose(out);
+	return d.rc;
+}
+
 void api_meta_dispose(struct api_meta *m)
 {
 	size_t i;
@@ -734,6 +752,19 @@ int api_meta_decode(struct api_meta *out, const json_t *j, cu_error *err)
 		return apid_fail(
 		    &d, CU_EPARSE, "Invalid type: expected object");
 	apid_meta_fields(&d, j, out);
+	if (d.rc != CU_OK)
+		api_meta_dispose(out);
+	return d.rc;
+}
+
+int api_object_meta_decode(
+    struct api_meta *out, const json_t *obj, cu_error *err)
+{
+	struct api_dec d;
+
+	apid_init(&d, err);
+	memset(out, 0, sizeof(*out));
+	apid_meta(&d, obj, out);
 	if (d.rc != CU_OK)
 		api_meta_dispose(out);
 	return d.rc;

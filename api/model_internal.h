@@ -162,8 +162,7 @@ void apie_meta(struct api_enc *e, json_t *dst, const struct api_meta *m);
 void apie_tolerations(struct api_enc *e, json_t *dst, const char *key,
     const struct api_toleration *t, size_t n);
 
-/* Dispose helpers for shared pieces. */
-void api_conditions_dispose(struct api_conditions *cs);
+/* Dispose helpers for shared pieces (api_conditions_dispose: model.h). */
 void api_tolerations_dispose(struct api_toleration *t, size_t n);
 void api_resource_groups_dispose(struct api_resource_groups *rg);
 void api_flavor_usages_dispose(struct api_flavor_usages *fu);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "api/json.h"
+#include "api/model.h"
 #include "cli/cli.h"
 
 /* ---- small readers -------------------------------------------------- */
@@ -37,25 +38,21 @@ static int64_t int2(const json_t *o, const char *a, const char *b)
 	return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
 }
 
-/* Status condition of type t with status True, or NULL. */
-static const json_t *cond_true(const json_t *obj, const char *t)
+/* obj's status.conditions [api_conditions_dispose]; none when they cannot
+ * be read (a listing shows what it can). */
+static void conds_of(const json_t *obj, struct api_conditions *out)
 {
-	const json_t *conds = member(obj, "status", "conditions");
-	size_t i;
-	json_t *c;
+	if (api_conditions_decode(obj, out, NULL) != CU_OK)
+		return; /* out is empty */
+}
 
-	if (!json_is_array(conds))
-		return NULL;
-	json_array_foreach((json_t *)conds, i, c)
-	{
-		const char *ty = api_json_str(c, "type");
-		const char *st = api_json_str(c, "status");
+/* The condition of type t in cs when its status is True, or NULL. */
+static const struct api_condition *true_cond(
+    const struct api_conditions *cs, const char *t)
+{
+	const struct api_condition *c = api_conditions_find(cs, t);
 
-		if (ty != NULL && st != NULL && strcmp(ty, t) == 0 &&
-		    strcmp(st, "True") == 0)
-			return c;
-	}
-	return NULL;
+	return c != NULL && c->status == API_COND_TRUE ? c : NULL;
 }
 
 /* A metav1.Time string as ns; false when absent or unparsable. */
@@ -91,13 +88,18 @@ static const char *meta_ns(const json_t *o)
 
 const char *cli_workload_status(const json_t *wl)
 {
-	if (cond_true(wl, "Finished") != NULL)
-		return "finished";
-	if (cond_true(wl, "Admitted") != NULL)
-		return "admitted";
-	if (cond_true(wl, "QuotaReserved") != NULL)
-		return "quotaReserved";
-	return "pending";
+	struct api_conditions cs;
+	const char *s = "pending";
+
+	conds_of(wl, &cs);
+	if (api_conditions_true(&cs, "Finished"))
+		s = "finished";
+	else if (api_conditions_true(&cs, "Admitted"))
+		s = "admitted";
+	else if (api_conditions_true(&cs, "QuotaReserved"))
+		s = "quotaReserved";
+	api_conditions_dispose(&cs);
+	return s;
 }
 
 unsigned cli_workload_status_bit(const json_t *wl)
@@ -203,7 +205,8 @@ int cli_render_workloads(const json_t *items, const struct cli_wl_extra *extra,
 		char status[32], pos[32] = "", exec[CLI_DURATION_MAX] = "",
 				 ag[CLI_DURATION_MAX];
 		const char *st = cli_workload_status(wl), *cells[9], *lq;
-		const json_t *adm = cond_true(wl, "Admitted");
+		struct api_conditions cs;
+		const struct api_condition *adm, *fin;
 		cu_buf names;
 		size_t k;
 
@@ -214,20 +217,17 @@ int cli_render_workloads(const json_t *items, const struct cli_wl_extra *extra,
 		status[k] = '\0';
 		if (extra[i].position >= 0)
 			snprintf(pos, sizeof(pos), "%ld", extra[i].position);
-		if (adm != NULL) {
-			const json_t *fin = cond_true(wl, "Finished");
-			int64_t a, f = now_ns;
-
-			if (time_of(
-				api_json_str(adm, "lastTransitionTime"), &a)) {
-				if (fin != NULL &&
-				    !time_of(
-					api_json_str(fin, "lastTransitionTime"),
-					&f))
-					f = now_ns;
-				cli_human_duration(f - a, exec);
-			}
-		}
+		conds_of(wl, &cs);
+		adm = true_cond(&cs, "Admitted");
+		fin = true_cond(&cs, "Finished");
+		if (adm != NULL && adm->has_last_transition)
+			cli_human_duration(
+			    (fin != NULL && fin->has_last_transition
+				    ? fin->last_transition_ns
+				    : now_ns) -
+				adm->last_transition_ns,
+			    exec);
+		api_conditions_dispose(&cs);
 		age(str2(wl, "metadata", "creationTimestamp"), now_ns, ag);
 		cu_buf_init(&names, (size_t)1 << 20);
 		if (owner_names(wl, &names) != CU_OK) {
@@ -275,6 +275,7 @@ int cli_render_clusterqueues(
 	{
 		char pend[24], adm[24], ag[CLI_DURATION_MAX];
 		const char *cohort = str2(cq, "spec", "cohortName"), *cells[6];
+		struct api_conditions cs;
 
 		if (cohort == NULL) /* v1beta1 */
 			cohort = str2(cq, "spec", "cohort");
@@ -287,7 +288,10 @@ int cli_render_clusterqueues(
 		cells[1] = cohort;
 		cells[2] = pend;
 		cells[3] = adm;
-		cells[4] = cond_true(cq, "Active") != NULL ? "true" : "false";
+		conds_of(cq, &cs);
+		cells[4] =
+		    api_conditions_true(&cs, "Active") ? "true" : "false";
+		api_conditions_dispose(&cs);
 		cells[5] = ag;
 		rc = cli_table_add(&t, cells, err);
 		if (rc != CU_OK) {
@@ -584,29 +588,36 @@ int cli_pending_order(const json_t *workloads, const json_t *localqueues,
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
 	json_array_foreach((json_t *)workloads, i, wl)
 	{
-		const char *lq = str2(wl, "spec", "queueName"), *reason;
-		const json_t *ev, *active = member(wl, "spec", "active");
+		const char *lq = str2(wl, "spec", "queueName");
+		const json_t *active = member(wl, "spec", "active");
+		const struct api_condition *ev;
+		struct api_conditions cs;
 		int64_t ts = 0;
+		bool skip;
 
-		if (!json_is_object(wl) || lq == NULL ||
-		    json_is_false(active) ||
-		    cond_true(wl, "QuotaReserved") != NULL ||
-		    cond_true(wl, "Finished") != NULL ||
-		    !json_is_array(localqueues) ||
-		    !lq_points_at(localqueues, meta_ns(wl), lq, cq))
-			continue;
+		conds_of(wl, &cs);
+		skip = !json_is_object(wl) || lq == NULL ||
+		       json_is_false(active) ||
+		       api_conditions_true(&cs, "QuotaReserved") ||
+		       api_conditions_true(&cs, "Finished") ||
+		       !json_is_array(localqueues) ||
+		       !lq_points_at(localqueues, meta_ns(wl), lq, cq);
 		/* Kueue's queue order timestamp: the eviction time after
 		 * an eviction by PodsReadyTimeout (requeuingStrategy
 		 * timestamp Eviction, the default) or by an AdmissionCheck,
 		 * else the creation time */
-		ev = cond_true(wl, "Evicted");
-		reason = api_json_str(ev, "reason");
-		if (ev == NULL || reason == NULL ||
-		    (strcmp(reason, "PodsReadyTimeout") != 0 &&
-			strcmp(reason, "AdmissionCheck") != 0) ||
-		    !time_of(api_json_str(ev, "lastTransitionTime"), &ts))
+		ev = true_cond(&cs, "Evicted");
+		if (ev != NULL && ev->reason != NULL &&
+		    (strcmp(ev->reason, "PodsReadyTimeout") == 0 ||
+			strcmp(ev->reason, "AdmissionCheck") == 0) &&
+		    ev->has_last_transition)
+			ts = ev->last_transition_ns;
+		else
 			(void)time_of(
 			    str2(wl, "metadata", "creationTimestamp"), &ts);
+		api_conditions_dispose(&cs);
+		if (skip)
+			continue;
 		p[k].namespace_ = meta_ns(wl);
 		p[k].name = meta_name(wl);
 		p[k].local_queue = lq;

@@ -572,8 +572,8 @@ static void preempted_written(
 		ctl_keys_del(&c->dec.preemptors, CTL_K1(w->uid));
 }
 
-/* The event a successful write announces, about the object as cached,
- * and the decision's log line. */
+/* The events a successful write announces (rec_cycle_written), about the
+ * object as cached or its job, and the decision's log line. */
 static void write_event(ctl *c, const struct ctl_pipe_write *w)
 {
 	enum inf_id id = w->res == CTL_RES(INF_WL)    ? INF_WL
@@ -582,6 +582,16 @@ static void write_event(ctl *c, const struct ctl_pipe_write *w)
 	json_t *obj = c->inf[id] && w->ns && w->name
 			  ? api_informer_get(c->inf[id], w->ns, w->name)
 			  : NULL;
+	struct ctl_kent *pe =
+	    w->uid != NULL ? ctl_keys_get(&c->dec.preemptors, CTL_K1(w->uid))
+			   : NULL;
+	struct rec_written_in in = {.admit = w->kind == CTL_PIPE_ADMIT,
+	    .ev_reason = w->ev_reason,
+	    .note = w->note,
+	    .cq = w->cq,
+	    .message_len = pe != NULL && pe->n > 0 ? (size_t)pe->n : 0};
+	struct rec_written_plan p;
+	size_t i;
 
 	/* A ProvisioningRequest's events are about its Workload (owner). */
 	if (w->res == CTL_RES(INF_PROVREQ))
@@ -589,80 +599,33 @@ static void write_event(ctl *c, const struct ctl_pipe_write *w)
 			  ? api_informer_get(
 				c->inf[INF_WL], w->owner[1], w->owner[2])
 			  : NULL;
+	rec_cycle_written(&in, &p);
+	for (i = 0; i < p.n; i++) {
+		const struct rec_written_event *ev = &p.ev[i];
+		json_t *about =
+		    ev->about == REC_WRITTEN_OWNER ? ctl_owner_obj(c, w) : obj;
+		char *m = ev->note != NULL && ev->note_len < strlen(ev->note)
+			      ? cu_strndup(ev->note, ev->note_len)
+			      : NULL;
+		const char *note = m != NULL ? m : ev->note;
 
-	if (w->kind == CTL_PIPE_ADMIT) {
-		char *note = NULL;
-
-		ctl_emit(c, obj, NULL, "QuotaReserved", w->note);
-		/* With admission checks pending, quota only. Kueue's
-		 * scheduler admits at once: no wait since the reservation. */
-		if (w->ev_reason == NULL) {
-			note = rec_events_note_admitted(w->cq, 0);
-			ctl_emit(c, obj, NULL, "Admitted", note);
-		}
-		cu_info_kv(w->ev_reason == NULL ? "Workload admitted"
-						: "Workload quota reserved",
-		    CU_LOGF_REF("workload", w->ns, w->name),
-		    CU_LOGF_REF("clusterQueue", NULL, w->cq),
-		    CU_LOGF_REF("localQueue", w->ns, queue_of(obj)),
-		    CU_LOGF_S("reason",
-			w->ev_reason == NULL ? "Admitted" : "QuotaReserved"),
-		    CU_LOGF_S("message", note != NULL ? note : w->note));
-		cu_free(note);
-	} else if (w->ev_reason != NULL &&
-		   (strcmp(w->ev_reason, "UpdatedWorkload") == 0 ||
-		       strcmp(w->ev_reason, "DeletedWorkload") == 0)) {
-		/* The job reconciler's, about the job (as Kueue). */
-		ctl_emit(c, ctl_owner_obj(c, w), NULL, w->ev_reason, w->note);
-	} else if (w->ev_reason != NULL &&
-		   strcmp(w->ev_reason, "FinishedWorkload") == 0) {
-		ctl_emit(c, ctl_owner_obj(c, w), NULL, w->ev_reason, w->note);
-		cu_info_kv("Workload finished",
-		    CU_LOGF_REF("workload", w->ns, w->name),
-		    CU_LOGF_REF("clusterQueue", NULL, admitted_cq(obj)),
-		    CU_LOGF_REF("localQueue", w->ns, queue_of(obj)),
-		    CU_LOGF_S("reason", w->ev_reason),
-		    CU_LOGF_S("message", w->note));
-	} else if (w->ev_reason != NULL) {
-		bool preempted = strcmp(w->ev_reason, "Preempted") == 0;
-
-		/* Kueue's eviction announces itself (EvictedDueTo<reason>,
-		 * the condition's message) before the preemptor's Preempted
-		 * (that message and the priorities: n bytes of the note). */
-		if (preempted) {
-			struct ctl_kent *e =
-			    w->uid != NULL ? ctl_keys_get(&c->dec.preemptors,
-						 CTL_K1(w->uid))
-					   : NULL;
-			size_t len = strlen(w->note);
-			char *m;
-
-			if (e != NULL && e->n > 0 && (size_t)e->n < len)
-				len = (size_t)e->n;
-			m = cu_strndup(w->note, len);
-			ctl_emit(c, obj, NULL, "EvictedDueToPreempted",
-			    m != NULL ? m : w->note);
-			cu_free(m);
-		}
-		/* Admitted here is the Workload controller's: the admission
-		 * checks became Ready (the scheduler's is above). */
-		if (strcmp(w->ev_reason, "Admitted") == 0)
-			ctl_emit_as(c, obj, REC_EVENTS_CTL_WORKLOAD,
-			    w->ev_reason, w->note);
+		if (ev->workload_ctl)
+			ctl_emit_as(c, about, REC_EVENTS_CTL_WORKLOAD,
+			    ev->reason, note);
 		else
-			ctl_emit(c, obj, NULL, w->ev_reason, w->note);
-		if (preempted)
-			preempted_written(c, w, obj);
-		else if (strncmp(w->ev_reason, "Evicted", 7) == 0 ||
-			 strcmp(w->ev_reason, "Admitted") == 0)
-			cu_info_kv(w->ev_reason[0] == 'A' ? "Workload admitted"
-							  : "Workload evicted",
-			    CU_LOGF_REF("workload", w->ns, w->name),
-			    CU_LOGF_REF("clusterQueue", NULL, admitted_cq(obj)),
-			    CU_LOGF_REF("localQueue", w->ns, queue_of(obj)),
-			    CU_LOGF_S("reason", w->ev_reason),
-			    CU_LOGF_S("message", w->note));
+			ctl_emit(c, about, NULL, ev->reason, note);
+		cu_free(m);
 	}
+	if (p.preempted)
+		preempted_written(c, w, obj);
+	else if (p.log != NULL)
+		cu_info_kv(p.log, CU_LOGF_REF("workload", w->ns, w->name),
+		    CU_LOGF_REF("clusterQueue", NULL,
+			in.admit ? w->cq : admitted_cq(obj)),
+		    CU_LOGF_REF("localQueue", w->ns, queue_of(obj)),
+		    CU_LOGF_S("reason", p.log_reason),
+		    CU_LOGF_S("message", p.log_message));
+	rec_written_plan_dispose(&p);
 }
 
 /* The steps rec_cycle_answer gives for an admission or eviction write

@@ -554,21 +554,16 @@ void ctl_provreq_create_failed(
 
 void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj)
 {
-	json_t *refs = json_object_get(
-		   json_object_get(obj, "metadata"), "ownerReferences"),
-	       *r;
-	const char *ns = ctl_jmeta(obj, "namespace");
+	struct api_meta m;
 	size_t i;
 
 	(void)id;
-	json_array_foreach(refs, i, r)
-	{
-		const char *kind = api_json_str(r, "kind");
-		const char *name = api_json_str(r, "name");
-
-		if (kind != NULL && name != NULL &&
-		    strcmp(kind, "Workload") == 0)
-			(void)ctl_keys_put(
-			    &c->dirty_wl, CTL_K2(ns ? ns : "", name));
-	}
+	if (api_object_meta_decode(&m, obj, NULL) != CU_OK)
+		return;
+	for (i = 0; i < m.n_owner_refs; i++)
+		if (strcmp(m.owner_refs[i].kind, "Workload") == 0)
+			(void)ctl_keys_put(&c->dirty_wl,
+			    CTL_K2(m.namespace_ ? m.namespace_ : "",
+				m.owner_refs[i].name));
+	api_meta_dispose(&m);
 }

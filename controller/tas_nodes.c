@@ -148,23 +148,17 @@ static void mark_unhealthy(ctl *c, const struct que_wl *qw, struct tas_ps *p,
 	    json_object_get(json_object_get(obj, "status"), "unhealthyNodes");
 	json_t *list, *e, *patch;
 	size_t i;
-	json_t *conds =
-	    json_object_get(json_object_get(obj, "status"), "conditions");
+	struct api_conditions cs;
+	bool evicted;
 
 	if (obj == NULL ||
 	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
 		return;
-	json_array_foreach(conds, i, e)
-	{
-		const char *t = json_string_value(json_object_get(e, "type"));
-		const char *st =
-		    json_string_value(json_object_get(e, "status"));
-
-		/* evicted already: its release is under way */
-		if (t && st && strcmp(t, REC_COND_EVICTED) == 0 &&
-		    strcmp(st, "True") == 0)
-			return;
-	}
+	evicted = api_conditions_decode(obj, &cs, NULL) == CU_OK &&
+		  api_conditions_true(&cs, REC_COND_EVICTED);
+	api_conditions_dispose(&cs);
+	if (evicted)
+		return; /* evicted already: its release is under way */
 	json_array_foreach(un, i, e)
 	{
 		const char *n = json_string_value(json_object_get(e, "name"));
@@ -225,20 +219,16 @@ static struct tas_health_rules health_rules(const ctl *c)
  * be judged: a Ready condition not True (pods), or taints? */
 static bool node_not_ready(const json_t *node)
 {
-	json_t *c;
-	size_t i;
+	struct api_conditions cs;
+	const struct api_condition *ready;
+	bool not_ready;
 
-	json_array_foreach(
-	    json_object_get(json_object_get(node, "status"), "conditions"), i,
-	    c)
-	{
-		const char *t = api_json_str(c, "type");
-		const char *st = api_json_str(c, "status");
-
-		if (t != NULL && strcmp(t, "Ready") == 0)
-			return st == NULL || strcmp(st, "True") != 0;
-	}
-	return false;
+	if (api_conditions_decode(node, &cs, NULL) != CU_OK)
+		return true; /* a Ready condition without a status */
+	ready = api_conditions_find(&cs, "Ready");
+	not_ready = ready != NULL && ready->status != API_COND_TRUE;
+	api_conditions_dispose(&cs);
+	return not_ready;
 }
 
 static bool node_has_taints(const json_t *node)

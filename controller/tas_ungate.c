@@ -161,30 +161,17 @@ fail:
 	return NULL;
 }
 
-/* Seconds since wl's [borrowed] Admitted=True, or -1 when it is not. */
-static double since_admitted(json_t *wl, int64_t now)
+/* Seconds since Admitted=True in cs [borrowed], or -1 when it is not. */
+static double since_admitted(const struct api_conditions *cs, int64_t now)
 {
-	json_t *conds =
-	    json_object_get(json_object_get(wl, "status"), "conditions");
-	json_t *cd;
-	size_t i;
+	const struct api_condition *adm = api_conditions_find(cs, "Admitted");
 
-	json_array_foreach(conds, i, cd)
-	{
-		const char *t = api_json_str(cd, "type");
-		const char *st = api_json_str(cd, "status");
-		const char *at = api_json_str(cd, "lastTransitionTime");
-		int64_t ns;
-		cu_error err;
-
-		if (t == NULL || strcmp(t, "Admitted") != 0)
-			continue;
-		if (st == NULL || strcmp(st, "True") != 0 || at == NULL ||
-		    cu_time_parse(at, &ns, &err) != CU_OK)
-			return -1;
-		return now > ns ? (double)(now - ns) / 1e9 : 0.0;
-	}
-	return -1;
+	if (adm == NULL || adm->status != API_COND_TRUE ||
+	    !adm->has_last_transition)
+		return -1;
+	return now > adm->last_transition_ns
+		   ? (double)(now - adm->last_transition_ns) / 1e9
+		   : 0.0;
 }
 
 static void ungate_podset(ctl *c, const char *ns, const char *wl,
@@ -269,30 +256,30 @@ static void ungate_podset(ctl *c, const char *ns, const char *wl,
 static void ungate_workload(
     ctl *c, const char *ns, const char *name, int64_t now)
 {
-	json_t *obj = api_informer_get(c->inf[INF_WL], ns, name);
-	json_t *psas = json_object_get(
-	    json_object_get(json_object_get(obj, "status"), "admission"),
-	    "podSetAssignments");
-	const char *cq = api_json_str(
-	    json_object_get(json_object_get(obj, "status"), "admission"),
-	    "clusterQueue");
-	double admitted_s = since_admitted(obj, now);
-	json_t *psa;
+	struct api_workload wl;
+	double admitted_s;
 	size_t i;
 
-	json_array_foreach(psas, i, psa)
-	{
-		json_t *ta = json_object_get(psa, "topologyAssignment");
-		const char *ps = api_json_str(psa, "name");
+	if (ctl_decode_cached(c, ns, name, &wl) != CU_OK)
+		return;
+	admitted_s = since_admitted(&wl.status.conditions, now);
+	for (i = 0; wl.status.has_admission &&
+		    i < wl.status.admission.n_pod_set_assignments;
+	     i++) {
+		const struct api_podset_assignment *psa =
+		    &wl.status.admission.pod_set_assignments[i];
 		struct api_topology_assignment a;
 		cu_error err;
 
-		if (ta == NULL || ps == NULL ||
-		    api_topology_assignment_decode(&a, ta, &err) != CU_OK)
+		if (psa->topology_assignment == NULL ||
+		    api_topology_assignment_decode(
+			&a, psa->topology_assignment, &err) != CU_OK)
 			continue;
-		ungate_podset(c, ns, name, ps, &a, now, cq, admitted_s);
+		ungate_podset(c, ns, name, psa->name, &a, now,
+		    wl.status.admission.cluster_queue, admitted_s);
 		api_topology_assignment_dispose(&a);
 	}
+	api_workload_dispose(&wl);
 }
 
 void ctl_tas_ungate(ctl *c, int64_t now)

@@ -185,3 +185,88 @@ unsigned rec_cycle_answer(enum rec_answer_write kind,
 	}
 	return 0;
 }
+
+/* ---- the events of a written decision --------------------------------- */
+
+static void written_event(struct rec_written_plan *p,
+    enum rec_written_about about, const char *reason, const char *note,
+    bool workload_ctl)
+{
+	struct rec_written_event *e = &p->ev[p->n++];
+
+	e->about = about;
+	e->reason = reason;
+	e->note = note;
+	e->note_len = note != NULL ? strlen(note) : 0;
+	e->workload_ctl = workload_ctl;
+}
+
+void rec_cycle_written(
+    const struct rec_written_in *in, struct rec_written_plan *out)
+{
+	const char *r = in->ev_reason;
+
+	memset(out, 0, sizeof(*out));
+	if (in->admit) {
+		written_event(
+		    out, REC_WRITTEN_OBJECT, "QuotaReserved", in->note, false);
+		out->log = "Workload quota reserved";
+		out->log_reason = "QuotaReserved";
+		out->log_message = in->note;
+		/* With admission checks pending, quota only. Kueue's
+		 * scheduler admits at once: no wait since the reservation. */
+		if (r == NULL) {
+			out->note = rec_events_note_admitted(in->cq, 0);
+			written_event(out, REC_WRITTEN_OBJECT, "Admitted",
+			    out->note, false);
+			out->log = "Workload admitted";
+			out->log_reason = "Admitted";
+			if (out->note != NULL)
+				out->log_message = out->note;
+		}
+		return;
+	}
+	if (r == NULL)
+		return;
+	if (strcmp(r, "UpdatedWorkload") == 0 ||
+	    strcmp(r, "DeletedWorkload") == 0 ||
+	    strcmp(r, "FinishedWorkload") == 0) {
+		/* The job reconciler's, about the job (as Kueue). */
+		written_event(out, REC_WRITTEN_OWNER, r, in->note, false);
+		if (r[0] == 'F') {
+			out->log = "Workload finished";
+			out->log_reason = r;
+			out->log_message = in->note;
+		}
+		return;
+	}
+	out->preempted = strcmp(r, "Preempted") == 0;
+	/* Kueue's eviction announces itself (EvictedDueTo<reason>, the
+	 * condition's message) before the preemptor's Preempted. */
+	if (out->preempted) {
+		written_event(out, REC_WRITTEN_OBJECT, "EvictedDueToPreempted",
+		    in->note, false);
+		if (in->message_len > 0 &&
+		    in->message_len < out->ev[0].note_len)
+			out->ev[0].note_len = in->message_len;
+	}
+	/* Admitted here is the Workload controller's: the admission checks
+	 * became Ready (the scheduler's is above). */
+	written_event(
+	    out, REC_WRITTEN_OBJECT, r, in->note, strcmp(r, "Admitted") == 0);
+	if (!out->preempted &&
+	    (strncmp(r, "Evicted", 7) == 0 || strcmp(r, "Admitted") == 0)) {
+		out->log =
+		    r[0] == 'A' ? "Workload admitted" : "Workload evicted";
+		out->log_reason = r;
+		out->log_message = in->note;
+	}
+}
+
+void rec_written_plan_dispose(struct rec_written_plan *p)
+{
+	if (p == NULL)
+		return;
+	cu_free(p->note);
+	memset(p, 0, sizeof(*p));
+}

@@ -1835,4 +1835,58 @@ enum {
 unsigned rec_cycle_answer(enum rec_answer_write kind,
     enum rec_answer_outcome outcome, enum que_where where);
 
+/* ---- the events of a written decision (controller/decide.c) ---------- */
+
+/* Whom an event of an answered write is about. */
+enum rec_written_about {
+	REC_WRITTEN_OBJECT, /* the object written (a ProvisioningRequest's
+			     * events: its Workload) */
+	REC_WRITTEN_OWNER,  /* the job the Workload write was for */
+};
+
+struct rec_written_in {
+	bool admit;	       /* an admission write (the scheduler's) */
+	const char *ev_reason; /* [borrowed] the write's event reason or NULL */
+	const char *note;      /* [borrowed] the write's note, not NULL */
+	const char *cq;	       /* [borrowed] admit: its ClusterQueue */
+	/* Preempted: how many bytes of note are Kueue's message (the rest
+	 * are the priorities); 0 when not known */
+	size_t message_len;
+};
+
+struct rec_written_event {
+	enum rec_written_about about;
+	const char *reason; /* [static or borrowed from in] */
+	const char *note;   /* [borrowed from in or the plan] NULL: none */
+	size_t note_len;    /* bytes of note to send (a prefix of it) */
+	bool workload_ctl;  /* sent as the Workload controller */
+};
+
+struct rec_written_plan {
+	struct rec_written_event ev[2]; /* sent in this order */
+	size_t n;
+	/* the victim's eviction was written: the preemptor's
+	 * PreemptedWorkload event and the "Preempted" log line follow */
+	bool preempted;
+	/* [static] the decision's log line, NULL: none; with its reason
+	 * [static or borrowed from in] and message [borrowed from in or
+	 * the plan] */
+	const char *log, *log_reason, *log_message;
+	char *note; /* [owned] the scheduler's Admitted note, or NULL */
+};
+
+/*
+ * What a successful write announces (Kueue's events and log lines): an
+ * admission: QuotaReserved, and Admitted unless admission checks wait
+ * (ev_reason set); UpdatedWorkload, DeletedWorkload and FinishedWorkload
+ * about the job; an eviction by preemption: EvictedDueToPreempted (the
+ * message alone) then Preempted; Admitted by the Workload controller;
+ * any other reason about the object. in [borrowed]; *out initialised
+ * here (rec_written_plan_dispose). Out of memory leaves the Admitted
+ * note NULL.
+ */
+void rec_cycle_written(
+    const struct rec_written_in *in, struct rec_written_plan *out);
+void rec_written_plan_dispose(struct rec_written_plan *p);
+
 #endif /* CU_RECONCILE_RECONCILE_H */

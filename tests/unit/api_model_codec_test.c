@@ -792,3 +792,75 @@ Test(model_errors, allocation_failures_are_reported_and_leak_free)
 	cr_assert_gt(ok, 0);
 	json_decref(j);
 }
+
+Test(model_conditions, decoded_from_any_object_status)
+{
+	json_t *j = json_loads(
+	    "{\"status\":{\"conditions\":[{\"type\":\"Evicted\",\"status\":"
+	    "\"True\",\"reason\":\"PodsReadyTimeout\",\"lastTransitionTime\":"
+	    "\"2024-01-02T03:04:05Z\"},{\"type\":\"Admitted\",\"status\":"
+	    "\"False\"}]}}",
+	    0, NULL);
+	struct api_conditions cs;
+	const struct api_condition *ev;
+	cu_error err;
+
+	cr_assert_eq(api_conditions_decode(j, &cs, &err), CU_OK);
+	cr_assert_eq(cs.n, 2);
+	ev = api_conditions_find(&cs, "Evicted");
+	cr_assert_not_null(ev);
+	cr_assert_str_eq(ev->reason, "PodsReadyTimeout");
+	cr_assert(ev->has_last_transition);
+	cr_assert_eq(ev->last_transition_ns, 1704164645LL * 1000000000LL);
+	cr_assert(!api_conditions_true(&cs, "Admitted"));
+	cr_assert_null(api_conditions_find(&cs, "Finished"));
+	api_conditions_dispose(&cs);
+	json_decref(j);
+}
+
+Test(model_conditions, absent_status_is_no_conditions_and_bad_ones_fail)
+{
+	json_t *none = json_loads("{\"metadata\":{}}", 0, NULL);
+	json_t *bad = json_loads(
+	    "{\"status\":{\"conditions\":[{\"type\":\"Admitted\"}]}}", 0, NULL);
+	struct api_conditions cs;
+	cu_error err;
+
+	cr_assert_eq(api_conditions_decode(none, &cs, &err), CU_OK);
+	cr_assert_eq(cs.n, 0);
+	cr_assert_eq(api_conditions_decode(bad, &cs, &err), CU_EINVAL);
+	cr_assert_eq(cs.n, 0);
+	cr_assert(strstr(err.msg, "status.conditions[0].status") != NULL, "%s",
+	    err.msg);
+	json_decref(none);
+	json_decref(bad);
+}
+
+Test(model_meta, object_meta_decoded_from_the_whole_object)
+{
+	json_t *j = json_loads(
+	    "{\"kind\":\"PodTemplate\",\"metadata\":{\"name\":\"p\","
+	    "\"namespace\":\"ns\",\"ownerReferences\":[{\"apiVersion\":"
+	    "\"kueue.x-k8s.io/v1beta2\",\"kind\":\"Workload\",\"name\":\"w\","
+	    "\"uid\":\"u1\"}]}}",
+	    0, NULL);
+	json_t *bad =
+	    json_loads("{\"metadata\":{\"ownerReferences\":[{}]}}", 0, NULL);
+	json_t *none = json_loads("{}", 0, NULL);
+	struct api_meta m;
+	cu_error err;
+
+	cr_assert_eq(api_object_meta_decode(&m, j, &err), CU_OK);
+	cr_assert_str_eq(m.namespace_, "ns");
+	cr_assert_eq(m.n_owner_refs, 1);
+	cr_assert_str_eq(m.owner_refs[0].kind, "Workload");
+	cr_assert_str_eq(m.owner_refs[0].name, "w");
+	api_meta_dispose(&m);
+	cr_assert_eq(api_object_meta_decode(&m, none, &err), CU_OK);
+	cr_assert_null(m.name);
+	cr_assert_neq(api_object_meta_decode(&m, bad, &err), CU_OK);
+	cr_assert_eq(m.n_owner_refs, 0);
+	json_decref(j);
+	json_decref(bad);
+	json_decref(none);
+}
