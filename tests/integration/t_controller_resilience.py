@@ -610,6 +610,11 @@ def sigkill(s):
         names.append(hi)
         wait_for(lambda: any(owner(w) == hi for w in list(
             books.wls.objs.values())), 10, what="Workload of " + hi)
+        if r == 0:
+            # Round 0 is checked below for all four decisions: under load
+            # the cycle records them over more than 0.2 s.
+            wait_for(lambda: len(ledger_live(store)) >= 4, 10,
+                     what="the four decisions of round 0 recorded")
         time.sleep(max(0, t0 + 0.2 - time.time()))
         ctl.stop(signal.SIGKILL)
         killed = time.time()

@@ -172,6 +172,10 @@ def crd_docs(s):
     s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
     s.kubectl("wait", "--for=condition=Established", "crd", "--all",
               "--timeout=30s")
+    # kubectl before 1.2x expands a short name from its discovery cache
+    # (kept 10 minutes) without a refresh: list the kinds anew, as a
+    # user of such a kubectl does after installing CRDs.
+    s.kubectl("api-resources")
     for short in ("ac", "prc", "topo", "wpc", "kwl", "co", "rf", "lq"):
         p = s.kubectl("get", short, "-A", check=False)
         eq(p.returncode, 0, "kubectl get %s: %s" % (short, p.stderr))

@@ -390,13 +390,18 @@ def restart(s):
     time.sleep(1.0)  # into the wait (not an assertion)
     ctl.stop(signal.SIGTERM)
     time.sleep(2.5)  # the controller is down (not an assertion)
+    restarted = time.time()
     ctl = Controller(s, config=cfg, store=store)
     wait_for(lambda: hist.times("x", "Evicted", "True", "PodsReadyTimeout"),
              20, what="x evicted")
     adm = hist.times("x", "Admitted", "True")[0]
     ev = hist.times("x", "Evicted", "True", "PodsReadyTimeout")[0]
-    # From zero it would be >= 1 + 2.5 + 4 = 7.5 s after the admission.
-    check(ev - adm < 6.0, "evicted %.2fs after the admission" % (ev - adm))
+    # From zero it would be >= 4 s after the restart began (and >= 7.5 s
+    # after the admission); resumed, it is due 0.5 s after the restart
+    # began and comes as soon as the controller is up, however slow its
+    # start-up is on a loaded machine.
+    check(ev - restarted < 3.5, "evicted %.2fs after the restart began "
+          "(%.2fs after the admission)" % (ev - restarted, ev - adm))
     check(ev - adm >= 2.75, "not before the timeout: %.2fs" % (ev - adm))
     hist.stop()
     ctl.stop()

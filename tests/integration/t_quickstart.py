@@ -337,6 +337,20 @@ def closed_pipe(q):
     q.finish(141)
 
 
+def drain(fd):
+    """What is left to read on a pty whose process ended."""
+    rest = b""
+    while select.select([fd], [], [], 0.5)[0]:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        rest += chunk
+    return rest
+
+
 def make_ctrl_c(_):
     """make run in a terminal, Ctrl-C once the banner is out."""
     build = os.path.relpath(BIN, os.path.join(ROOT, "build")).split(os.sep)
@@ -353,6 +367,7 @@ def make_ctrl_c(_):
                            "BUILD=" + build[0]])
     out = b""
     sent = False
+    status = None
     deadline = time.time() + 240
     d = None
     try:
@@ -362,24 +377,33 @@ def make_ctrl_c(_):
                 try:
                     chunk = os.read(fd, 4096)
                 except OSError:
-                    break
-                if not chunk:
-                    break
+                    chunk = b""
                 out += chunk
             m = re.search(rb"export KUBECONFIG=(/\S+)/kubeconfig", out)
             if m and not sent and b"Ctrl-C stops" in out:
                 d = m.group(1).decode()
                 os.write(fd, b"\x03")
                 sent = True
-        _, status = os.waitpid(pid, 0)
+                deadline = min(deadline, time.time() + 60)
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                status = st
+                out += drain(fd)
+                break
     finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+        if status is None:
+            # No banner, or no exit within 60 s of Ctrl-C: everything
+            # make started is killed and the case fails, never hangs.
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
         os.close(fd)
     text = out.decode(errors="replace")
     check(sent, "no banner from make run: %r" % text[-2000:])
+    check(status is not None, "make run did not exit within 60 s of "
+          "Ctrl-C: %r" % text[-2000:])
     eq(os.waitstatus_to_exitcode(status), 0, "make's exit status: %r"
        % text[-500:])
     check("Interrupt" not in text and "***" not in text,
