@@ -13,8 +13,8 @@ import threading
 import time
 import urllib.request
 
-from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     free_port, run_cases, wait_for)
+from cuetest import (CONTROLLER_CONFIG, Controller, Failure, case, check,
+                     eq, free_port, run_cases, wait_for)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -340,11 +340,20 @@ def refused_status_backs_off(s):
         # what the API holds for as long as the writes are refused.
         create(s, job("team", "j1", "1", 120000))
 
+        seen = [0]
+
         def refused():
             r = [e for e in s.requests(mark, verb="PATCH", path=path)
                  if e["code"] == 422]
+            seen[0] = len(r)
             return r if len(r) >= 4 else None
-        r = wait_for(refused, 60, interval=0.5, what="four refused writes")
+        # 2 + 4 + 8 s after the first refusal; the cap is for a loaded
+        # machine, the gaps are checked below.
+        try:
+            r = wait_for(refused, 120, interval=0.5,
+                         what="four refused writes")
+        except Failure:
+            raise Failure("%d refused writes in 120 s" % seen[0])
     finally:
         s.faults([])
 
