@@ -3,14 +3,14 @@
  * queues/hashes.c - Kueue's scheduling equivalence hashes
  * (SchedulingEquivalenceHashing): two pending Workloads are equivalent
  * when they ask for the same thing - per podSet its name, count, minCount,
- * per-pod requests, node selector, tolerations and required node affinity,
- * and the Workload's priority - whatever their names, namespaces and
- * queues. Here: the number of distinct shapes among a ClusterQueue's
- * pending Workloads, active (in the heap) and inadmissible (parked or
- * backing off; all of them while the ClusterQueue is inactive), for
- * kueue_pending_scheduling_hashes. The hash is cueue's own (64-bit FNV-1a
- * over the shape); only the counts are Kueue's. Also the switch of the
- * other scheduling gate whose cost is in the cycle,
+ * per-pod requests (and the pods' own when quota counts others), node
+ * selector, tolerations and required node affinity, and the Workload's
+ * priority - whatever their names, namespaces and queues. Here: the
+ * number of distinct shapes among a ClusterQueue's pending Workloads, active
+ * (in the heap) and inadmissible (parked or backing off; all of them while the
+ * ClusterQueue is inactive), for kueue_pending_scheduling_hashes. The hash is
+ * cueue's own (64-bit FNV-1a over the shape); only the counts are Kueue's. Also
+ * the switch of the other scheduling gate whose cost is in the cycle,
  * RecomputeAssignmentUponPreemptionTargetsOverlap.
  */
 #include <stdlib.h>
@@ -58,6 +58,12 @@ uint64_t que_wl_shape_hash(const que_state *st, const struct que_wl *wl)
 		for (j = 0; j < ps->n_spec_req; j++) {
 			h = mix_str(h, st->res_names[ps->req[j].res]);
 			h = mix_i64(h, ps->req[j].per_pod);
+		}
+		/* The pods' own requests, which topology placement reads,
+		 * when quota counts others. */
+		for (j = 0; j < ps->n_pod_req; j++) {
+			h = mix_str(h, ps->pod_req[j].resource);
+			h = mix_i64(h, ps->pod_req[j].per_pod);
 		}
 		for (j = 0; j < ps->n_selector; j++) {
 			h = mix_str(h, ps->selector[j].key);

@@ -104,3 +104,34 @@ Test(queues_hashes, parked_ones_are_inadmissible)
 	que_requeue(st, heads[0], QUE_RQ_NO_FIT);
 	counts(2, 1); /* heap: small, big2; parked: big1 */
 }
+
+/* Two Workloads counted alike whose pods ask for different things (the
+ * Configuration's resources made them equal for quota) are placed
+ * differently by topology: two shapes. */
+Test(queues_hashes, pods_own_requests_are_part_of_the_shape)
+{
+	struct que_request counted = {"cpu", 500};
+	struct que_request own[] = {{"cpu", 500}, {"memory", 1000}};
+	struct que_podset_spec ps = {0};
+	struct que_workload_spec w = {0};
+	cu_error err;
+
+	add("plain", "ns", "a", 500, 1, 0);
+	ps.name = "main";
+	ps.count = 1;
+	ps.requests = &counted;
+	ps.n_requests = 1;
+	ps.pod_requests = own;
+	ps.n_pod_requests = 2;
+	w.uid = w.name = "excluded-memory";
+	w.ns = "ns";
+	w.queue_name = "a";
+	w.created_ns = clock_ns++;
+	w.namespace_eligible = true;
+	w.podsets = &ps;
+	w.n_podsets = 1;
+	cr_assert_eq(que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+	cr_assert_neq(que_wl_shape_hash(st, que_workload_get(st, "plain")),
+	    que_wl_shape_hash(st, que_workload_get(st, "excluded-memory")));
+	counts(2, 0);
+}
