@@ -352,6 +352,7 @@ static int tail_json(json_t *root, const struct ctl_config *c, json_t *rq)
 		    {"TASReplaceNodeDueToNotReadyOverFixedTime",
 			c->tas_gates.not_ready_fixed_time, false},
 		    {"VisibilityOnDemand", c->visibility.enable, true},
+		    {"AdmissionGatedBy", c->job_gates.admission_gated_by, true},
 		    {"CustomMetricLabels", c->metrics.custom_enable, false},
 		    {"SchedulingEquivalenceHashing",
 			c->metrics.scheduling_hashes, true},

@@ -446,6 +446,12 @@ static int build_workload(const struct rec_job_view *view,
 		*w = NULL;
 		return warn_job(p, in, "workload for", berr.msg, err);
 	}
+	if (!view->no_admission_gated_by &&
+	    rec_gate_copy(rec_job_meta(in->job), *w, err) != CU_OK) {
+		json_decref(*w);
+		*w = NULL;
+		return err->code;
+	}
 	if (view->queue_name == NULL &&
 	    view->local_queue_exists(in->ns, "default", view->payload) &&
 	    json_object_set_new(json_object_get(*w, "spec"), "queueName",
@@ -884,6 +890,34 @@ static int pods_ready(const struct rec_job_view *view,
 	return CU_OK;
 }
 
+/* 7a. Kueue's UpdateAdmissionGatedBy (reconcile/gates.c): the job's
+ * admission-gated-by annotation onto its Workload, with the job's
+ * UpdatedWorkload event once written. */
+static int follow_gates(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl,
+    struct rec_plan *p, bool *wrote, cu_error *err)
+{
+	json_t *patch = NULL;
+	char *ev = NULL;
+
+	*wrote = false;
+	if (view->no_admission_gated_by)
+		return CU_OK;
+	if (rec_gate_follow_patch(
+		rec_job_meta(in->job), wl, &patch, &ev, err) != CU_OK)
+		return err->code;
+	if (patch == NULL)
+		return CU_OK;
+	*wrote = true;
+	if (wl_write(p, in, REC_WRITE_PATCH, patch, err) != CU_OK) {
+		cu_free(ev);
+		return err->code;
+	}
+	p->items[p->n - 1].done_reason = "UpdatedWorkload";
+	p->items[p->n - 1].text = ev;
+	return CU_OK;
+}
+
 int rec_job_reconcile(const struct rec_job_view *view,
     const struct rec_job_in *in, int64_t now_ns, struct rec_plan *out,
     cu_error *err)
@@ -987,6 +1021,11 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	/* 7. a Workload that no longer matches its job is replaced */
 	if (rec_wl_equivalent(in->job, wl, &keep, &serr) == CU_OK && !keep)
 		return replace_workload(view, in, wl, holds, out, err);
+	/* 7a. the Workload follows the job's admission gates */
+	if (follow_gates(view, in, wl, out, &wrote, err) != CU_OK)
+		return err->code;
+	if (wrote)
+		return CU_OK;
 	/* 7b. the pods the job no longer needs give their quota back */
 	if (reclaimable(in, wl, out, &wrote, err) != CU_OK)
 		return err->code;

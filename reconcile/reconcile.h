@@ -129,6 +129,10 @@
 #define REC_FINALIZER_RESOURCE_IN_USE "kueue.x-k8s.io/resource-in-use"
 /* A job's prebuilt Workload: its name, as annotation (first) or label. */
 #define REC_PREBUILT_WORKLOAD "kueue.x-k8s.io/prebuilt-workload-name"
+/* A job's (and its Workload's) admission gates, comma-separated. */
+#define REC_ADMISSION_GATED_BY "kueue.x-k8s.io/admission-gated-by"
+/* QuotaReserved=False reason of a Workload held by its gates. */
+#define REC_REASON_ADMISSION_GATED "AdmissionGated"
 
 /* Workload condition types. */
 #define REC_COND_QUOTA_RESERVED "QuotaReserved"
@@ -261,6 +265,50 @@ struct rec_wl_build_opts {
  */
 CU_MUST_CHECK int rec_wl_build(const struct rec_job *j,
     const struct rec_wl_build_opts *opts, json_t **out, cu_error *err);
+
+/* ---- 1a. admission gates (reconcile/gates.c) ------------------------ */
+
+/* The non-empty admission-gated-by annotation of m [borrowed], or NULL
+ * (absent or "": not gated, as Kueue's HasAdmissionGate). */
+const char *rec_gate_value(const struct api_meta *m);
+
+/* Copy the job's (job [borrowed]) gate onto the Workload object wl being
+ * built (metadata.annotations). CU_ENOMEM. */
+CU_MUST_CHECK int rec_gate_copy(
+    const struct api_meta *job, json_t *wl, cu_error *err);
+
+/*
+ * Kueue's UpdateAdmissionGatedBy: when the job's gate differs from its
+ * Workload's, *patch [owned] sets (or removes) the Workload's annotation
+ * under its resourceVersion and *event [owned: cu_free] is the job's
+ * UpdatedWorkload message ("Updated workload AdmissionGatedBy to
+ * \"<value>\""); both NULL when they agree. CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_gate_follow_patch(const struct api_meta *job,
+    const struct api_workload *wl, json_t **patch, char **event, cu_error *err);
+
+/* "Updated workload AdmissionGatedBy to <Go %q of v>" [owned: cu_free];
+ * NULL when out of memory. */
+char *rec_gate_quote_event(const char *v);
+
+struct rec_wl_view;
+struct rec_plan;
+
+/*
+ * The gate in the Workload reconciler (Kueue's IsAdmissible and
+ * mayUpdateConditionForAdmissionGatedBy), for a Workload that holds no
+ * quota: gated, it leaves the engine (FORGET when queued) and gets
+ * QuotaReserved=False AdmissionGated "Admission is gated by: <gates>"
+ * (event AdmissionGated on the Workload the first time); no longer gated
+ * while the condition says so, the status write "AdmissionGatedBy
+ * cleared, waiting for quota reservation" (event AdmissionGateCleared)
+ * comes first and the next pass queues it. *done: the plan is complete.
+ * A Workload holding quota, or the gate switched off: nothing, *done
+ * false.
+ */
+CU_MUST_CHECK int rec_gate_workload(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, bool *done,
+    cu_error *err);
 
 /* ---- 1b. a job's ownership of its Workload (reconcile/prebuilt.c) ----- */
 
@@ -1277,6 +1325,9 @@ struct rec_job_view {
 	 * job that finishes by then gets it in its Finished write: one write
 	 * less); 0: written at once (blockAdmission waits on it). */
 	int64_t pods_ready_defer_ns;
+	/* Kueue's AdmissionGatedBy gate switched off: the job's
+	 * admission-gated-by annotation is not copied to its Workload. */
+	bool no_admission_gated_by;
 	void *payload; /* passed to the callbacks */
 };
 
@@ -1433,6 +1484,13 @@ struct rec_wl_view {
 	 * when it has admissionChecksStrategy or the Workload lists checks;
 	 * NULL: checks are not synced (no strategy, or the queue unknown). */
 	const struct api_cluster_queue_spec *cq_checks;
+	/* Kueue's AdmissionGatedBy gate switched off: admission-gated-by
+	 * holds nothing back. */
+	bool no_admission_gated_by;
+	/* The QuotaReserved=False reason of a Workload whose gate was
+	 * cleared [static]: "Pending" with UnadmittedWorkloadsObservability
+	 * off; NULL: PendingEvaluation. */
+	const char *pending_reason;
 };
 
 /*

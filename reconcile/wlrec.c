@@ -672,6 +672,13 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 			   : CU_OK;
 	inactive = rec_workload_inactive(wl);
 	api_holds = rec_workload_holds_quota(wl);
+	/* Held by its admission gates (reconcile/gates.c). */
+	if (!inactive) {
+		if (rec_gate_workload(view, wl, out, &done, err) != CU_OK)
+			return err->code;
+		if (done)
+			return CU_OK;
+	}
 	if (!view->queued) {
 		if (inactive && !api_holds)
 			return evict_pending(view, wl, out, err);

@@ -14,6 +14,13 @@ cueue-apiserver simulating the Job controller.
       job-uid label) and runs on it: one Workload, 1 cpu reserved; a Job
       whose prebuilt Workload does not exist stays suspended, no Workload
       created
+  admission-gated-by          a Job created with
+      kueue.x-k8s.io/admission-gated-by: its Workload carries the gates,
+      is never admitted while they are there (QuotaReserved=False
+      AdmissionGated, "Admission is gated by: ..."; a later Job runs),
+      follows the removal of one gate, and is admitted once the
+      annotation is gone (AdmissionGateCleared; the job's
+      UpdatedWorkload events)
 
 Every case follows Jobs and Workloads with cuetest.observe.Observer and
 checks the merged history in resourceVersion order (History)."""
@@ -297,6 +304,70 @@ def prebuilt(s):
               if owner(w) != "marker"), ["pre-1"], "no Workload for pb-2")
     check(get_job(s, "pb-2")["spec"].get("suspend"), "pb-2 suspended")
     h.stop()
+    h.check(4000)
+    ctl.stop()
+
+
+GATE = "kueue.x-k8s.io/admission-gated-by"
+
+
+@case("admission-gated-by", simulate="jobs")
+def admission_gated_by(s):
+    setup(s, 4)
+    h = History(s)
+    ctl = Controller(s, config=CONFIG)
+    create(s, job("g-1", annotations={GATE: "a.example.com/one,"
+                                            "b.example.com/two"}))
+    create(s, job("marker"))
+    wait_for(lambda: running(s, "marker"), 20, what="a later job runs")
+
+    def gated(msg):
+        def f():
+            w = wls_of(s, "g-1")
+            c = w and cond(w[0], "QuotaReserved")
+            return c and c["reason"] == "AdmissionGated" and \
+                c["message"] == msg and w[0]
+        return f
+
+    w = wait_for(gated("Admission is gated by: a.example.com/one,"
+                       "b.example.com/two"), 20, what="g-1 gated")
+    eq(w["metadata"]["annotations"].get(GATE),
+       "a.example.com/one,b.example.com/two", "the Workload's gates")
+    wname = w["metadata"]["name"]
+    eq([e["message"] for e in events_about(s, wname, "AdmissionGated")],
+       ["Workload admission is gated by: a.example.com/one,"
+        "b.example.com/two"], "AdmissionGated event")
+    check(get_job(s, "g-1")["spec"].get("suspend"), "g-1 suspended")
+    # One gate removed: the Workload follows, still gated.
+    code, _, body = s.raw("PATCH", JOBS + "/g-1", {"metadata": {
+        "annotations": {GATE: "b.example.com/two"}}}, MERGE)
+    eq(code, 200, "remove one gate: %r" % body)
+    w = wait_for(gated("Admission is gated by: b.example.com/two"), 20,
+                 what="g-1 gated by b only")
+    eq(w["metadata"]["annotations"].get(GATE), "b.example.com/two")
+    check(get_job(s, "g-1")["spec"].get("suspend"), "g-1 still suspended")
+    # Every gate removed: admitted and running.
+    code, _, body = s.raw("PATCH", JOBS + "/g-1", {"metadata": {
+        "annotations": {GATE: None}}}, MERGE)
+    eq(code, 200, "remove the annotation: %r" % body)
+    opened = int(body["metadata"]["resourceVersion"])
+    wait_for(lambda: running(s, "g-1"), 20, what="g-1 running")
+    w = wls_of(s, "g-1")[0]
+    check(GATE not in (w["metadata"].get("annotations") or {}),
+          "the Workload's annotation is gone")
+    eq([e["message"] for e in events_about(s, wname,
+                                            "AdmissionGateCleared")],
+       ["Admission gate cleared, workload is now admissible"])
+    eq(sorted(e["message"] for e in events_about(s, "g-1",
+                                                  "UpdatedWorkload")),
+       ['Updated workload AdmissionGatedBy to ""',
+        'Updated workload AdmissionGatedBy to "b.example.com/two"'])
+    h.stop()
+    for rv, jobs, wls in h.replay():
+        for n, wl in wls.items():
+            if owner(wl) == "g-1" and is_true(wl, "QuotaReserved"):
+                check(rv > opened, "rv %d: g-1's Workload reserved quota "
+                      "before its gates were removed (rv %d)" % (rv, opened))
     h.check(4000)
     ctl.stop()
 
