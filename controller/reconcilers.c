@@ -624,6 +624,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 			? c->pr.cfg.timeout_ns / 2
 			: CTL_PR_READY_DEFER_NS;
 	v.no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;
+	v.no_elastic_jobs = !c->cfg->job_gates.elastic_jobs;
 	memset(&in, 0, sizeof(in));
 	in.job = &j;
 	in.kind = j.kind;

@@ -131,6 +131,13 @@
 #define REC_PREBUILT_WORKLOAD "kueue.x-k8s.io/prebuilt-workload-name"
 /* A job's (and its Workload's) admission gates, comma-separated. */
 #define REC_ADMISSION_GATED_BY "kueue.x-k8s.io/admission-gated-by"
+/* Kueue's elastic jobs (ElasticJobsViaWorkloadSlices): the job's (and
+ * its Workloads') opt-in, "true"; a slice's origin Workload name and the
+ * ns/name of the slice it replaces. */
+#define REC_ELASTIC_JOB "kueue.x-k8s.io/elastic-job"
+#define REC_WORKLOAD_SLICE_NAME "kueue.x-k8s.io/workload-slice-name"
+#define REC_WORKLOAD_SLICE_REPLACEMENT_FOR                                     \
+	"kueue.x-k8s.io/workload-slice-replacement-for"
 /* QuotaReserved=False reason of a Workload held by its gates. */
 #define REC_REASON_ADMISSION_GATED "AdmissionGated"
 
@@ -309,6 +316,52 @@ struct rec_plan;
 CU_MUST_CHECK int rec_gate_workload(const struct rec_wl_view *view,
     const struct api_workload *wl, struct rec_plan *out, bool *done,
     cu_error *err);
+
+/* ---- 1b'. elastic jobs (reconcile/elastic.c) ------------------------ */
+
+/* kueue.x-k8s.io/elastic-job is "true" on m [borrowed]. */
+bool rec_elastic_job(const struct api_meta *m);
+
+/* One pod set's name [borrowed] and count. */
+struct rec_elastic_count {
+	const char *name;
+	int32_t count;
+};
+
+enum rec_elastic_change {
+	REC_ELASTIC_SAME,	  /* every count equal */
+	REC_ELASTIC_DOWN,	  /* some fewer, none more (ScaledDown) */
+	REC_ELASTIC_UP,		  /* some more, none fewer */
+	REC_ELASTIC_MIXED,	  /* some fewer and some more */
+	REC_ELASTIC_INCOMPATIBLE, /* not the same pod set names */
+};
+
+/* The job's counts job[0..nj) against its Workload's wl[0..nw), pod sets
+ * matched by name (Kueue's PodSetsCounts comparisons). */
+enum rec_elastic_change rec_elastic_compare(const struct rec_elastic_count *job,
+    size_t nj, const struct rec_elastic_count *wl, size_t nw);
+
+/*
+ * An elastic job scaled down (rec_elastic_compare says DOWN): *patch
+ * [owned] sets wl's spec.podSets counts to the job's, under wl's
+ * resourceVersion (Kueue's EnsureWorkloadSlices updates the slice in
+ * place; its admission stays, and its quota shrinks to the new counts
+ * at once). NULL when the job did not scale down. CU_ENOMEM, or the
+ * job's pod sets error.
+ */
+CU_MUST_CHECK int rec_elastic_scale_down_patch(const struct rec_job *j,
+    const struct api_workload *wl, json_t **patch, cu_error *err);
+
+/*
+ * The annotations of a Workload slice (Kueue's prepareWorkloadSlice) set
+ * on the Workload object wl being built, named name [borrowed]:
+ * elastic-job "true"; workload-slice-name the origin's name (name itself
+ * for the first slice, old == NULL); with old [borrowed] the slice it
+ * replaces, workload-slice-replacement-for "<ns>/<old name>" and old's
+ * origin name. CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_elastic_slice_annotations(const struct api_workload *old,
+    const char *name, json_t *wl, cu_error *err);
 
 /* ---- 1b. a job's ownership of its Workload (reconcile/prebuilt.c) ----- */
 
@@ -1328,6 +1381,9 @@ struct rec_job_view {
 	/* Kueue's AdmissionGatedBy gate switched off: the job's
 	 * admission-gated-by annotation is not copied to its Workload. */
 	bool no_admission_gated_by;
+	/* Kueue's ElasticJobsViaWorkloadSlices switched off: an elastic
+	 * job is handled as any other. */
+	bool no_elastic_jobs;
 	void *payload; /* passed to the callbacks */
 };
 

@@ -21,6 +21,13 @@ cueue-apiserver simulating the Job controller.
       follows the removal of one gate, and is admitted once the
       annotation is gone (AdmissionGateCleared; the job's
       UpdatedWorkload events)
+  elastic-scale-down          Kueue's sample-scalable-job shape
+      (kueue.x-k8s.io/elastic-job: "true", parallelism 3, completions
+      100) running; scaled down to 1 it keeps running on the same
+      Workload (first slice annotations, counts 1, admission kept) and
+      the freed quota admits a waiting Job at once; scaled up again it
+      never runs beyond what its Workloads hold, and the Workloads never
+      hold more than the quota
 
 Every case follows Jobs and Workloads with cuetest.observe.Observer and
 checks the merged history in resourceVersion order (History)."""
@@ -94,12 +101,22 @@ def owner(wl):
 
 
 def wl_usage(wl):
-    """Milli-cpu a Workload holds: QuotaReserved and not Finished."""
+    """Milli-cpu a Workload holds: QuotaReserved and not Finished; an
+    assignment counts for at most the pod set's spec count, as Kueue's
+    totalRequestsFromAdmission scales it (an elastic Workload scaled down
+    keeps its admission)."""
     if not is_true(wl, "QuotaReserved") or is_true(wl, "Finished"):
         return 0
     adm = (wl.get("status") or {}).get("admission") or {}
-    return sum(milli(a.get("resourceUsage", {}).get("cpu", "0"))
-               for a in adm.get("podSetAssignments", []))
+    spec = {p.get("name", "main"): p.get("count", 1)
+            for p in wl["spec"].get("podSets", [])}
+    total = 0
+    for a in adm.get("podSetAssignments", []):
+        use = milli(a.get("resourceUsage", {}).get("cpu", "0"))
+        n = a.get("count", spec.get(a["name"], 1))
+        now = min(n, spec.get(a["name"], n))
+        total += use * now // n if n else 0
+    return total
 
 
 def wl_admitted_count(wl):
@@ -369,6 +386,56 @@ def admission_gated_by(s):
                 check(rv > opened, "rv %d: g-1's Workload reserved quota "
                       "before its gates were removed (rv %d)" % (rv, opened))
     h.check(4000)
+    ctl.stop()
+
+
+def elastic_job(name, parallelism):
+    j = job(name, parallelism=parallelism,
+            annotations={"kueue.x-k8s.io/elastic-job": "true"})
+    j["spec"]["completions"] = 100
+    return j
+
+
+@case("elastic-scale-down", simulate="jobs")
+def elastic_scale_down(s):
+    setup(s, 4)
+    h = History(s)
+    ctl = Controller(s, config=CONFIG)
+    create(s, elastic_job("el-1", 3))
+    wait_for(lambda: running(s, "el-1"), 20, what="el-1 running")
+    w = wls_of(s, "el-1")
+    eq(len(w), 1, "one Workload")
+    uid, wname = w[0]["metadata"]["uid"], w[0]["metadata"]["name"]
+    ann = w[0]["metadata"].get("annotations") or {}
+    eq((ann.get("kueue.x-k8s.io/elastic-job"),
+        ann.get("kueue.x-k8s.io/workload-slice-name")), ("true", wname),
+       "first slice annotations")
+    create(s, job("other", parallelism=2))
+    wait_for(lambda: wls_of(s, "other") and
+             cond(wls_of(s, "other")[0], "QuotaReserved"), 20,
+             what="other's Workload pending")
+    check(not running(s, "other"), "other waits (3 + 2 > 4)")
+    code, _, body = s.raw("PATCH", JOBS + "/el-1",
+                          {"spec": {"parallelism": 1}}, MERGE)
+    eq(code, 200, "scale down: %r" % body)
+    wait_for(lambda: running(s, "other"), 20, what="other admitted")
+    w = wls_of(s, "el-1")
+    eq([(x["metadata"]["uid"], x["spec"]["podSets"][0]["count"])
+        for x in w], [(uid, 1)], "same Workload, count 1")
+    check(is_true(w[0], "QuotaReserved"), "el-1 keeps its admission")
+    check(running(s, "el-1"), "el-1 never stopped")
+    check(not [e for e in events_about(s, "el-1", "Stopped")],
+          "no Stopped event on el-1")
+    wait_for(lambda: cq_reserved(s) == 3000, 10, what="cq reserves 1 + 2")
+    # Scaled up beyond the free quota: never beyond what is held.
+    code, _, body = s.raw("PATCH", JOBS + "/el-1",
+                          {"spec": {"parallelism": 3}}, MERGE)
+    eq(code, 200, "scale up: %r" % body)
+    wait_for(lambda: not running(s, "el-1") or
+             sum(wl_admitted_count(x) for x in wls_of(s, "el-1")) >= 3,
+             20, what="el-1 stopped or admitted for 3")
+    h.stop()
+    h.check(4000, patched=("el-1",))
     ctl.stop()
 
 
