@@ -181,7 +181,7 @@ static void apply_engine(
 		if (x->wl != NULL)
 			ctl_wm_released(c, x->wl,
 			    rq != NULL && rq->cq != NULL ? rq->cq->name : NULL,
-			    at);
+			    x->now);
 		if (que_workload_release(c->st, it->uid, at, &err) != CU_OK)
 			cu_warn("engine: %s", err.msg);
 		if (ctl_pipe_begin(c->pipe) == CU_OK &&

@@ -317,6 +317,20 @@ CU_MUST_CHECK int rec_gate_workload(const struct rec_wl_view *view,
     const struct api_workload *wl, struct rec_plan *out, bool *done,
     cu_error *err);
 
+/* ---- 1c. queue order (reconcile/order.c) ---------------------------- */
+
+struct rec_pods_ready_cfg;
+
+/*
+ * Kueue's GetQueueOrderTimestamp for wl [borrowed] queued again after
+ * its quota was released: its creation time; the eviction's time (its
+ * condition's lastTransitionTime, else now_ns) after a PodsReady timeout
+ * with requeuingStrategy timestamp Eviction (pods_ready [borrowed; NULL:
+ * off]) or after an admission check's eviction.
+ */
+int64_t rec_queue_order_ns(const struct rec_pods_ready_cfg *pods_ready,
+    const struct api_workload *wl, int64_t now_ns);
+
 /* ---- 1b'. elastic jobs (reconcile/elastic.c) ------------------------ */
 
 /* kueue.x-k8s.io/elastic-job is "true" on m [borrowed]. */

@@ -28,11 +28,17 @@ cueue-apiserver simulating the Job controller.
       the freed quota admits a waiting Job at once; scaled up again it
       never runs beyond what its Workloads hold, and the Workloads never
       hold more than the quota
+  requeue-order-after-preemption  low-a, low-b running, low-c, low-d
+      waiting; a high-priority Job preempts low-a and low-b and
+      finishes: low-a and low-b run again before low-c and low-d (Kueue
+      queues a preempted Workload by its creation time, not by its
+      eviction's)
 
 Every case follows Jobs and Workloads with cuetest.observe.Observer and
 checks the merged history in resourceVersion order (History)."""
 import os
 import threading
+import time
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
                      flavor_and_queue, run_cases, wait_for)
@@ -436,6 +442,70 @@ def elastic_scale_down(s):
              20, what="el-1 stopped or admitted for 3")
     h.stop()
     h.check(4000, patched=("el-1",))
+    ctl.stop()
+
+
+PREEMPTING_CQ = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 2}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 1
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 100
+"""
+
+
+@case("requeue-order-after-preemption", simulate="jobs")
+def requeue_order(s):
+    setup(s, 2)
+    s.kubectl("apply", "-f", s.file("preempting.yaml", PREEMPTING_CQ))
+    h = History(s)
+    ctl = Controller(s, config=CONFIG)
+    low = {"kueue.x-k8s.io/priority-class": "low"}
+    # creationTimestamp has one-second resolution: one second apart, so
+    # that the creation order is the queue order.
+    for n in ("low-a", "low-b"):
+        create(s, job(n, labels=low))
+        wait_for(lambda: running(s, n), 20, what="%s running" % n)
+        time.sleep(1.1)
+    for n in ("low-c", "low-d"):
+        create(s, job(n, labels=low))
+        wait_for(lambda: wls_of(s, n), 20, what="%s's Workload" % n)
+        time.sleep(1.1)
+    create(s, job("high", cpu="2", runtime_ms=3000,
+                  labels={"kueue.x-k8s.io/priority-class": "high"}))
+    wait_for(lambda: running(s, "high"), 30, what="high running")
+    wait_for(lambda: is_true(get_job(s, "high"), "Complete"), 30,
+             what="high complete")
+
+    def two_running():
+        r = sorted(n for n in ("low-a", "low-b", "low-c", "low-d")
+                   if running(s, n))
+        return len(r) == 2 and r
+    eq(wait_for(two_running, 30, what="two low jobs running again"),
+       ["low-a", "low-b"], "the preempted (older) Workloads first")
+    h.stop()
+    h.check(2000)
     ctl.stop()
 
 
