@@ -243,6 +243,8 @@ struct wh_options {
 	/* Kueue's AdmissionGatedBy gate switched off: the
 	 * admission-gated-by annotation is not validated. */
 	bool no_admission_gated_by;
+	/* Kueue's ElasticJobsViaWorkloadSlices switched off. */
+	bool no_elastic_jobs;
 	void *payload;
 };
 
@@ -335,6 +337,18 @@ const char *wh_gated_by_value(const json_t *obj);
  */
 CU_MUST_CHECK int wh_admission_gated_by(
     const json_t *old_obj, const json_t *obj, cu_error *err);
+
+/*
+ * Kueue's partial-admission rules of a batch/v1 Job (webhook/partial.c)
+ * on CREATE (old_obj NULL) or UPDATE: kueue.x-k8s.io/job-min-parallelism,
+ * when set (on update: when changed), is an integer between 1 and the
+ * job's pod count - 1 and is not combined with an elastic job
+ * (elastic_gate: ElasticJobsViaWorkloadSlices on); an unsuspended job
+ * with it cannot change spec.parallelism. CU_OK or CU_EDENIED with
+ * Kueue's messages aggregated.
+ */
+CU_MUST_CHECK int wh_job_partial_admission(
+    const json_t *old_obj, const json_t *obj, bool elastic_gate, cu_error *err);
 
 /* ---- Conversion (webhook/convert.c) ---------------------------------
  *
