@@ -161,6 +161,7 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Job", "pod sets changed after admission", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Job", "kueue.x-k8s.io/prebuilt-workload-name", S, CTL_COMPAT_WARN_NEVER,
 	""},
+    {"Job", "kueue.x-k8s.io/admission-gated-by", S, CTL_COMPAT_WARN_NEVER, ""},
     /* Kueue's metric families cueue does not export (pkg/metrics). */
     {"Metric", "multikueue_workloads_dispatched_total", N,
 	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
@@ -326,8 +327,10 @@ bool ctl_compat_gate_honoured(const char *name)
 {
 	static const char *const honoured[] = {
 	    "AdmissionFairSharing",
+	    "AdmissionGatedBy",
 	    "CustomMetricLabels",
 	    "DisableWaitForPodsReady",
+	    "ElasticJobsViaWorkloadSlices",
 	    "KueueDRAIntegration",
 	    "KueueDRAIntegrationExtendedResource",
 	    "KueueDRARejectWorkloadsWhenDRADisabled",

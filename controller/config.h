@@ -251,6 +251,15 @@ struct ctl_config {
 		bool not_ready_fixed_time;
 	} tas_gates;
 
+	/* Kueue's job-level gates (featureGates), on unless set:
+	 * AdmissionGatedBy (the kueue.x-k8s.io/admission-gated-by
+	 * annotation holds admission) and ElasticJobsViaWorkloadSlices
+	 * (kueue.x-k8s.io/elastic-job: scaled through Workload slices). */
+	struct {
+		bool admission_gated_by;
+		bool elastic_jobs;
+	} job_gates;
+
 	/* resources: what the quota model counts of each request
 	 * (controller/config_resources.c, queues/resources.c). All arrays
 	 * [owned]. ignore_undeclared: quotaCheckStrategy IgnoreUndeclared

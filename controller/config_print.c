@@ -348,6 +348,8 @@ static int gates_json(json_t *root, const struct ctl_config *c)
 	    {"TASReplaceNodeDueToNotReadyOverFixedTime",
 		c->tas_gates.not_ready_fixed_time, false},
 	    {"VisibilityOnDemand", c->visibility.enable, true},
+	    {"AdmissionGatedBy", c->job_gates.admission_gated_by, true},
+	    {"ElasticJobsViaWorkloadSlices", c->job_gates.elastic_jobs, true},
 	    {"CustomMetricLabels", c->metrics.custom_enable, false},
 	    {"SchedulingEquivalenceHashing", c->metrics.scheduling_hashes,
 		true},

@@ -620,6 +620,10 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 	    ctl_config_get_bool(v, "TASReplaceNodeOnNodeTaints", true);
 	c->tas_gates.not_ready_fixed_time = ctl_config_get_bool(
 	    v, "TASReplaceNodeDueToNotReadyOverFixedTime", false);
+	c->job_gates.admission_gated_by =
+	    ctl_config_get_bool(v, "AdmissionGatedBy", true);
+	c->job_gates.elastic_jobs =
+	    ctl_config_get_bool(v, "ElasticJobsViaWorkloadSlices", true);
 	v = ctl_config_jget(root, "managedJobsNamespaceSelector");
 	if (v != NULL) {
 		STEP(ctl_config_decode_selector(d, &c->managed_jobs_ns_selector,

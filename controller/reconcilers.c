@@ -181,7 +181,7 @@ static void apply_engine(
 		if (x->wl != NULL)
 			ctl_wm_released(c, x->wl,
 			    rq != NULL && rq->cq != NULL ? rq->cq->name : NULL,
-			    at);
+			    x->now);
 		if (que_workload_release(c->st, it->uid, at, &err) != CU_OK)
 			cu_warn("engine: %s", err.msg);
 		if (ctl_pipe_begin(c->pipe) == CU_OK &&
@@ -330,6 +330,8 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 	v.pods_ready = &c->pr.cfg;
 	v.now_ns = now;
 	v.read_only = !ctl_may_write(c);
+	v.no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;
+	v.pending_reason = c->cfg->metrics.unadmitted ? NULL : "Pending";
 	rec_plan_init(&plan);
 	if (rec_workload_reconcile(&v, have ? &wl : NULL, &plan, &err) != CU_OK)
 		cu_warn("workload %s/%s: %s", ns, name, err.msg);
@@ -621,6 +623,8 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 		    c->pr.cfg.timeout_ns / 2 < CTL_PR_READY_DEFER_NS
 			? c->pr.cfg.timeout_ns / 2
 			: CTL_PR_READY_DEFER_NS;
+	v.no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;
+	v.no_elastic_jobs = !c->cfg->job_gates.elastic_jobs;
 	memset(&in, 0, sizeof(in));
 	in.job = &j;
 	in.kind = j.kind;

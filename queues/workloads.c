@@ -538,7 +538,9 @@ int que_workload_release(
 		return rc;
 	que_detach(st, wl);
 	release_quota(wl);
-	/* Kueue requeues an evicted workload by its eviction time. */
+	/* It queues by now_ns: the caller's Kueue queue-order time
+	 * (reconcile/order.c: creation, or the eviction's time after a
+	 * PodsReady timeout or an admission check). */
 	wl->queue_ts = now_ns;
 	wl->sticky = false;
 	wl->pending_hash = 0;

@@ -450,6 +450,15 @@ static int build_workload(const struct rec_job_view *view,
 			return err->code;
 		return rec__plan_compose_error(p, &berr, err);
 	}
+	if ((!view->no_admission_gated_by &&
+		rec_gate_copy(rec_job_meta(in->job), *w, err) != CU_OK) ||
+	    (!view->no_elastic_jobs && rec_elastic_job(rec_job_meta(in->job)) &&
+		rec_elastic_slice_annotations(NULL, in->wl_name, *w, err) !=
+		    CU_OK)) {
+		json_decref(*w);
+		*w = NULL;
+		return err->code;
+	}
 	if (view->queue_name == NULL &&
 	    view->local_queue_exists(in->ns, "default", view->payload) &&
 	    json_object_set_new(json_object_get(*w, "spec"), "queueName",
@@ -888,6 +897,53 @@ static int pods_ready(const struct rec_job_view *view,
 	return CU_OK;
 }
 
+/* 7, elastic: a running elastic job scaled down keeps its Workload, whose
+ * counts follow the job (its quota shrinks at once). */
+static int scale_down(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl, bool holds,
+    struct rec_plan *p, bool *wrote, cu_error *err)
+{
+	json_t *patch = NULL;
+	cu_error serr;
+
+	*wrote = false;
+	if (view->no_elastic_jobs || !holds ||
+	    !rec_elastic_job(rec_job_meta(in->job)) ||
+	    rec_elastic_scale_down_patch(in->job, wl, &patch, &serr) != CU_OK ||
+	    patch == NULL)
+		return CU_OK;
+	*wrote = true;
+	return wl_write(p, in, REC_WRITE_PATCH, patch, err);
+}
+
+/* 7a. Kueue's UpdateAdmissionGatedBy (reconcile/gates.c): the job's
+ * admission-gated-by annotation onto its Workload, with the job's
+ * UpdatedWorkload event once written. */
+static int follow_gates(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl,
+    struct rec_plan *p, bool *wrote, cu_error *err)
+{
+	json_t *patch = NULL;
+	char *ev = NULL;
+
+	*wrote = false;
+	if (view->no_admission_gated_by)
+		return CU_OK;
+	if (rec_gate_follow_patch(
+		rec_job_meta(in->job), wl, &patch, &ev, err) != CU_OK)
+		return err->code;
+	if (patch == NULL)
+		return CU_OK;
+	*wrote = true;
+	if (wl_write(p, in, REC_WRITE_PATCH, patch, err) != CU_OK) {
+		cu_free(ev);
+		return err->code;
+	}
+	p->items[p->n - 1].done_reason = "UpdatedWorkload";
+	p->items[p->n - 1].text = ev;
+	return CU_OK;
+}
+
 int rec_job_reconcile(const struct rec_job_view *view,
     const struct rec_job_in *in, int64_t now_ns, struct rec_plan *out,
     cu_error *err)
@@ -988,9 +1044,20 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	admitted = holds && api_conditions_true(
 				&wl->status.conditions, REC_COND_ADMITTED);
 	evicted = api_conditions_true(&wl->status.conditions, REC_COND_EVICTED);
-	/* 7. a Workload that no longer matches its job is replaced */
-	if (rec_wl_equivalent(in->job, wl, &keep, &serr) == CU_OK && !keep)
-		return replace_workload(view, in, wl, holds, out, err);
+	/* 7. a Workload that no longer matches its job is replaced, unless
+	 * the job is elastic and scaled down (reconcile/elastic.c) */
+	if (rec_wl_equivalent(in->job, wl, &keep, &serr) == CU_OK && !keep) {
+		if (scale_down(view, in, wl, holds && !evicted, out, &wrote,
+			err) != CU_OK)
+			return err->code;
+		return wrote ? CU_OK
+			     : replace_workload(view, in, wl, holds, out, err);
+	}
+	/* 7a. the Workload follows the job's admission gates */
+	if (follow_gates(view, in, wl, out, &wrote, err) != CU_OK)
+		return err->code;
+	if (wrote)
+		return CU_OK;
 	/* 7b. the pods the job no longer needs give their quota back */
 	if (reclaimable(in, wl, out, &wrote, err) != CU_OK)
 		return err->code;

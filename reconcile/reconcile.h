@@ -129,6 +129,17 @@
 #define REC_FINALIZER_RESOURCE_IN_USE "kueue.x-k8s.io/resource-in-use"
 /* A job's prebuilt Workload: its name, as annotation (first) or label. */
 #define REC_PREBUILT_WORKLOAD "kueue.x-k8s.io/prebuilt-workload-name"
+/* A job's (and its Workload's) admission gates, comma-separated. */
+#define REC_ADMISSION_GATED_BY "kueue.x-k8s.io/admission-gated-by"
+/* Kueue's elastic jobs (ElasticJobsViaWorkloadSlices): the job's (and
+ * its Workloads') opt-in, "true"; a slice's origin Workload name and the
+ * ns/name of the slice it replaces. */
+#define REC_ELASTIC_JOB "kueue.x-k8s.io/elastic-job"
+#define REC_WORKLOAD_SLICE_NAME "kueue.x-k8s.io/workload-slice-name"
+#define REC_WORKLOAD_SLICE_REPLACEMENT_FOR                                     \
+	"kueue.x-k8s.io/workload-slice-replacement-for"
+/* QuotaReserved=False reason of a Workload held by its gates. */
+#define REC_REASON_ADMISSION_GATED "AdmissionGated"
 
 /* Workload condition types. */
 #define REC_COND_QUOTA_RESERVED "QuotaReserved"
@@ -275,6 +286,110 @@ CU_MUST_CHECK int rec_wl_requests_valid(const json_t *wl, cu_error *err);
 /* The reason of the Warning event on a job whose Workload cannot be built
  * (Kueue's jobframework ReasonErrWorkloadCompose). */
 #define REC_ERR_WORKLOAD_COMPOSE "ErrWorkloadCompose"
+
+/* ---- 1a. admission gates (reconcile/gates.c) ------------------------ */
+
+/* The non-empty admission-gated-by annotation of m [borrowed], or NULL
+ * (absent or "": not gated, as Kueue's HasAdmissionGate). */
+const char *rec_gate_value(const struct api_meta *m);
+
+/* Copy the job's (job [borrowed]) gate onto the Workload object wl being
+ * built (metadata.annotations). CU_ENOMEM. */
+CU_MUST_CHECK int rec_gate_copy(
+    const struct api_meta *job, json_t *wl, cu_error *err);
+
+/*
+ * Kueue's UpdateAdmissionGatedBy: when the job's gate differs from its
+ * Workload's, *patch [owned] sets (or removes) the Workload's annotation
+ * under its resourceVersion and *event [owned: cu_free] is the job's
+ * UpdatedWorkload message ("Updated workload AdmissionGatedBy to
+ * \"<value>\""); both NULL when they agree. CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_gate_follow_patch(const struct api_meta *job,
+    const struct api_workload *wl, json_t **patch, char **event, cu_error *err);
+
+/* "Updated workload AdmissionGatedBy to <Go %q of v>" [owned: cu_free];
+ * NULL when out of memory. */
+char *rec_gate_quote_event(const char *v);
+
+struct rec_wl_view;
+struct rec_plan;
+
+/*
+ * The gate in the Workload reconciler (Kueue's IsAdmissible and
+ * mayUpdateConditionForAdmissionGatedBy), for a Workload that holds no
+ * quota: gated, it leaves the engine (FORGET when queued) and gets
+ * QuotaReserved=False AdmissionGated "Admission is gated by: <gates>"
+ * (event AdmissionGated on the Workload the first time); no longer gated
+ * while the condition says so, the status write "AdmissionGatedBy
+ * cleared, waiting for quota reservation" (event AdmissionGateCleared)
+ * comes first and the next pass queues it. *done: the plan is complete.
+ * A Workload holding quota, or the gate switched off: nothing, *done
+ * false.
+ */
+CU_MUST_CHECK int rec_gate_workload(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, bool *done,
+    cu_error *err);
+
+/* ---- 1c. queue order (reconcile/order.c) ---------------------------- */
+
+struct rec_pods_ready_cfg;
+
+/*
+ * Kueue's GetQueueOrderTimestamp for wl [borrowed] queued again after
+ * its quota was released: its creation time; the eviction's time (its
+ * condition's lastTransitionTime, else now_ns) after a PodsReady timeout
+ * with requeuingStrategy timestamp Eviction (pods_ready [borrowed; NULL:
+ * off]) or after an admission check's eviction.
+ */
+int64_t rec_queue_order_ns(const struct rec_pods_ready_cfg *pods_ready,
+    const struct api_workload *wl, int64_t now_ns);
+
+/* ---- 1b'. elastic jobs (reconcile/elastic.c) ------------------------ */
+
+/* kueue.x-k8s.io/elastic-job is "true" on m [borrowed]. */
+bool rec_elastic_job(const struct api_meta *m);
+
+/* One pod set's name [borrowed] and count. */
+struct rec_elastic_count {
+	const char *name;
+	int32_t count;
+};
+
+enum rec_elastic_change {
+	REC_ELASTIC_SAME,	  /* every count equal */
+	REC_ELASTIC_DOWN,	  /* some fewer, none more (ScaledDown) */
+	REC_ELASTIC_UP,		  /* some more, none fewer */
+	REC_ELASTIC_MIXED,	  /* some fewer and some more */
+	REC_ELASTIC_INCOMPATIBLE, /* not the same pod set names */
+};
+
+/* The job's counts job[0..nj) against its Workload's wl[0..nw), pod sets
+ * matched by name (Kueue's PodSetsCounts comparisons). */
+enum rec_elastic_change rec_elastic_compare(const struct rec_elastic_count *job,
+    size_t nj, const struct rec_elastic_count *wl, size_t nw);
+
+/*
+ * An elastic job scaled down (rec_elastic_compare says DOWN): *patch
+ * [owned] sets wl's spec.podSets counts to the job's, under wl's
+ * resourceVersion (Kueue's EnsureWorkloadSlices updates the slice in
+ * place; its admission stays, and its quota shrinks to the new counts
+ * at once). NULL when the job did not scale down. CU_ENOMEM, or the
+ * job's pod sets error.
+ */
+CU_MUST_CHECK int rec_elastic_scale_down_patch(const struct rec_job *j,
+    const struct api_workload *wl, json_t **patch, cu_error *err);
+
+/*
+ * The annotations of a Workload slice (Kueue's prepareWorkloadSlice) set
+ * on the Workload object wl being built, named name [borrowed]:
+ * elastic-job "true"; workload-slice-name the origin's name (name itself
+ * for the first slice, old == NULL); with old [borrowed] the slice it
+ * replaces, workload-slice-replacement-for "<ns>/<old name>" and old's
+ * origin name. CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_elastic_slice_annotations(const struct api_workload *old,
+    const char *name, json_t *wl, cu_error *err);
 
 /* ---- 1b. a job's ownership of its Workload (reconcile/prebuilt.c) ----- */
 
@@ -1296,6 +1411,12 @@ struct rec_job_view {
 	 * job that finishes by then gets it in its Finished write: one write
 	 * less); 0: written at once (blockAdmission waits on it). */
 	int64_t pods_ready_defer_ns;
+	/* Kueue's AdmissionGatedBy gate switched off: the job's
+	 * admission-gated-by annotation is not copied to its Workload. */
+	bool no_admission_gated_by;
+	/* Kueue's ElasticJobsViaWorkloadSlices switched off: an elastic
+	 * job is handled as any other. */
+	bool no_elastic_jobs;
 	void *payload; /* passed to the callbacks */
 };
 
@@ -1452,6 +1573,13 @@ struct rec_wl_view {
 	 * when it has admissionChecksStrategy or the Workload lists checks;
 	 * NULL: checks are not synced (no strategy, or the queue unknown). */
 	const struct api_cluster_queue_spec *cq_checks;
+	/* Kueue's AdmissionGatedBy gate switched off: admission-gated-by
+	 * holds nothing back. */
+	bool no_admission_gated_by;
+	/* The QuotaReserved=False reason of a Workload whose gate was
+	 * cleared [static]: "Pending" with UnadmittedWorkloadsObservability
+	 * off; NULL: PendingEvaluation. */
+	const char *pending_reason;
 };
 
 /*

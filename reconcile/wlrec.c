@@ -672,6 +672,13 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 			   : CU_OK;
 	inactive = rec_workload_inactive(wl);
 	api_holds = rec_workload_holds_quota(wl);
+	/* Held by its admission gates (reconcile/gates.c). */
+	if (!inactive) {
+		if (rec_gate_workload(view, wl, out, &done, err) != CU_OK)
+			return err->code;
+		if (done)
+			return CU_OK;
+	}
 	if (!view->queued) {
 		if (inactive && !api_holds)
 			return evict_pending(view, wl, out, err);
@@ -693,14 +700,10 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 			return engine(out, REC_ENGINE_FORGET, uid, false, err);
 		if (engine(out, REC_ENGINE_RELEASE, uid, false, err) != CU_OK)
 			return err->code;
-		/* requeuingStrategy timestamp Creation: a PodsReadyTimeout
-		 * eviction keeps the Workload's place by creation time. */
-		if (pods_ready_on(view) &&
-		    view->pods_ready->creation_timestamp &&
-		    wl->meta.has_creation &&
-		    cond_false_for(
-			wl, REC_COND_REQUEUED, REC_EVICTED_PODS_READY_TIMEOUT))
-			out->items[out->n - 1].at_ns = wl->meta.creation_ns;
+		/* Kueue's queue order: by creation, but for a few evictions
+		 * (reconcile/order.c). */
+		out->items[out->n - 1].at_ns =
+		    rec_queue_order_ns(view->pods_ready, wl, view->now_ns);
 		return backoff(view, wl, false, out, err);
 	}
 	/* Never admitted while inactive: out of the pending heap. */

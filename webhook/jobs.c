@@ -6,7 +6,8 @@
  * LocalQueue label when the namespace has one (Kueue's Default():
  * ApplyDefaultLocalQueue, then ApplyDefaultForSuspend). Validating
  * CREATE/UPDATE of a job that is ours (before or after the update): the
- * queue-name label is a DNS-1123 subdomain, cannot change while the
+ * queue-name label is a DNS-1123 subdomain, admission-gated-by is valid
+ * (webhook/gatedby.c, with AdmissionGatedBy), cannot change while the
  * Workload holds quota, and spec.suspend cannot go true -> false while
  * the Workload is not admitted. Anything the gate does not call ours
  * passes untouched: no patch, no denial.
@@ -288,8 +289,15 @@ static int validate(struct wh_ctx *c, cu_error *err)
 	    (is_update &&
 		(rc = suspend_of(old, "oldObject.", &op, &ov, err)) != CU_OK))
 		return rc;
-	/* 4. the label names a LocalQueue */
+	/* 4. the label names a LocalQueue; admission-gated-by and a Job's
+	 * job-min-parallelism are valid */
 	if ((rc = check_queue_name(gnew.queue_name, err)) != CU_OK ||
+	    (!c->opt->no_admission_gated_by &&
+		(rc = wh_admission_gated_by(
+		     is_update ? old : NULL, obj, err)) != CU_OK) ||
+	    (gnew.kind == NS_GATE_KIND_JOB &&
+		(rc = wh_job_partial_admission(is_update ? old : NULL, obj,
+		     !c->opt->no_elastic_jobs, err)) != CU_OK) ||
 	    !is_update)
 		return rc;
 	/* 5. the queue cannot change under a quota reservation */

@@ -240,6 +240,11 @@ struct wh_options {
 	 * ResourceFlavors on CREATE, as Kueue does. Only set this when the
 	 * controller removes that finalizer again, or deletions hang. */
 	bool add_resource_in_use_finalizer;
+	/* Kueue's AdmissionGatedBy gate switched off: the
+	 * admission-gated-by annotation is not validated. */
+	bool no_admission_gated_by;
+	/* Kueue's ElasticJobsViaWorkloadSlices switched off. */
+	bool no_elastic_jobs;
 	void *payload;
 };
 
@@ -314,6 +319,36 @@ int wh_http_status(int rc);
 CU_MUST_CHECK int wh_serve(const struct wh_options *opt, enum wh_mode mode,
     const void *body, size_t len, int *http_status, char **out, size_t *out_len,
     cu_error *err);
+
+/* ---- kueue.x-k8s.io/admission-gated-by (webhook/gatedby.c) ---------- */
+
+#define WH_ADMISSION_GATED_BY "kueue.x-k8s.io/admission-gated-by"
+
+/* The annotation's value on obj [borrowed] or NULL when absent. */
+const char *wh_gated_by_value(const json_t *obj);
+
+/*
+ * Kueue's validation of the annotation (AdmissionGatedBy) on a job's
+ * CREATE (old_obj NULL) or UPDATE (old_obj [borrowed] the stored job):
+ * the value's format (comma-separated domain-prefixed paths of at most
+ * 63 bytes, none empty, none repeated), no gate added after creation,
+ * only removals on update. CU_OK, CU_EDENIED with every failure in
+ * err as apimachinery aggregates them, CU_ENOMEM.
+ */
+CU_MUST_CHECK int wh_admission_gated_by(
+    const json_t *old_obj, const json_t *obj, cu_error *err);
+
+/*
+ * Kueue's partial-admission rules of a batch/v1 Job (webhook/partial.c)
+ * on CREATE (old_obj NULL) or UPDATE: kueue.x-k8s.io/job-min-parallelism,
+ * when set (on update: when changed), is an integer between 1 and the
+ * job's pod count - 1 and is not combined with an elastic job
+ * (elastic_gate: ElasticJobsViaWorkloadSlices on); an unsuspended job
+ * with it cannot change spec.parallelism. CU_OK or CU_EDENIED with
+ * Kueue's messages aggregated.
+ */
+CU_MUST_CHECK int wh_job_partial_admission(
+    const json_t *old_obj, const json_t *obj, bool elastic_gate, cu_error *err);
 
 /* ---- Conversion (webhook/convert.c) ---------------------------------
  *

@@ -9,6 +9,9 @@ caBundle; the service reference is dialled on 127.0.0.1).
   stored unchanged, runs, and the controller never writes to it.
 - A user cannot unsuspend a managed Job that is not admitted.
 - A ClusterQueue with a negative quota is refused with the field named.
+- Kueue's job annotations are validated with Kueue's messages:
+  job-min-parallelism out of range, a malformed admission-gated-by, a
+  gate added after creation.
 - With the controller down, Jobs in unmanaged namespaces are still
   created (the webhook configuration's namespaceSelector mirrors the
   managed-namespace selector); in managed ones creation fails closed."""
@@ -187,6 +190,36 @@ def suspends_managed_only(s):
     eq(code, 403, "negative quota refused: %r" % body)
     check("spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
           in body["message"], body["message"])
+
+    # Kueue's job annotations are validated with Kueue's messages:
+    # job-min-parallelism out of range, a malformed admission gate, a
+    # gate added after creation.
+    j = job("team", "minpar")
+    j["spec"]["parallelism"] = 5
+    j["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = \
+        "50"
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs", j)
+    eq(code, 403, "min-parallelism 50 of 5 refused: %r" % body)
+    check(body["message"].endswith(
+        "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: "
+        "Invalid value: 50: should be between 0 and 4"), body["message"])
+    j = job("team", "gated")
+    j["metadata"]["annotations"]["kueue.x-k8s.io/admission-gated-by"] = \
+        "no-domain"
+    code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs", j)
+    eq(code, 403, "malformed gate refused: %r" % body)
+    check("must be a domain-prefixed path" in body["message"],
+          body["message"])
+    code, _, body = s.raw(
+        "PATCH", "/apis/batch/v1/namespaces/team/jobs/big",
+        {"metadata": {"annotations": {
+            "kueue.x-k8s.io/admission-gated-by": "example.com/late"}}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 403, "gate added after creation refused: %r" % body)
+    check(body["message"].endswith(
+        "metadata.annotations[kueue.x-k8s.io/admission-gated-by]: "
+        "Forbidden: cannot add admission gate after creation"),
+        body["message"])
     ctl.stop()
 
 

@@ -14,11 +14,31 @@ cueue-apiserver simulating the Job controller.
       job-uid label) and runs on it: one Workload, 1 cpu reserved; a Job
       whose prebuilt Workload does not exist stays suspended, no Workload
       created
+  admission-gated-by          a Job created with
+      kueue.x-k8s.io/admission-gated-by: its Workload carries the gates,
+      is never admitted while they are there (QuotaReserved=False
+      AdmissionGated, "Admission is gated by: ..."; a later Job runs),
+      follows the removal of one gate, and is admitted once the
+      annotation is gone (AdmissionGateCleared; the job's
+      UpdatedWorkload events)
+  elastic-scale-down          Kueue's sample-scalable-job shape
+      (kueue.x-k8s.io/elastic-job: "true", parallelism 3, completions
+      100) running; scaled down to 1 it keeps running on the same
+      Workload (first slice annotations, counts 1, admission kept) and
+      the freed quota admits a waiting Job at once; scaled up again it
+      never runs beyond what its Workloads hold, and the Workloads never
+      hold more than the quota
+  requeue-order-after-preemption  low-a, low-b running, low-c, low-d
+      waiting; a high-priority Job preempts low-a and low-b and
+      finishes: low-a and low-b run again before low-c and low-d (Kueue
+      queues a preempted Workload by its creation time, not by its
+      eviction's)
 
 Every case follows Jobs and Workloads with cuetest.observe.Observer and
 checks the merged history in resourceVersion order (History)."""
 import os
 import threading
+import time
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
                      flavor_and_queue, run_cases, wait_for)
@@ -87,12 +107,22 @@ def owner(wl):
 
 
 def wl_usage(wl):
-    """Milli-cpu a Workload holds: QuotaReserved and not Finished."""
+    """Milli-cpu a Workload holds: QuotaReserved and not Finished; an
+    assignment counts for at most the pod set's spec count, as Kueue's
+    totalRequestsFromAdmission scales it (an elastic Workload scaled down
+    keeps its admission)."""
     if not is_true(wl, "QuotaReserved") or is_true(wl, "Finished"):
         return 0
     adm = (wl.get("status") or {}).get("admission") or {}
-    return sum(milli(a.get("resourceUsage", {}).get("cpu", "0"))
-               for a in adm.get("podSetAssignments", []))
+    spec = {p.get("name", "main"): p.get("count", 1)
+            for p in wl["spec"].get("podSets", [])}
+    total = 0
+    for a in adm.get("podSetAssignments", []):
+        use = milli(a.get("resourceUsage", {}).get("cpu", "0"))
+        n = a.get("count", spec.get(a["name"], 1))
+        now = min(n, spec.get(a["name"], n))
+        total += use * now // n if n else 0
+    return total
 
 
 def wl_admitted_count(wl):
@@ -298,6 +328,184 @@ def prebuilt(s):
     check(get_job(s, "pb-2")["spec"].get("suspend"), "pb-2 suspended")
     h.stop()
     h.check(4000)
+    ctl.stop()
+
+
+GATE = "kueue.x-k8s.io/admission-gated-by"
+
+
+@case("admission-gated-by", simulate="jobs")
+def admission_gated_by(s):
+    setup(s, 4)
+    h = History(s)
+    ctl = Controller(s, config=CONFIG)
+    create(s, job("g-1", annotations={GATE: "a.example.com/one,"
+                                            "b.example.com/two"}))
+    create(s, job("marker"))
+    wait_for(lambda: running(s, "marker"), 20, what="a later job runs")
+
+    def gated(msg):
+        def f():
+            w = wls_of(s, "g-1")
+            c = w and cond(w[0], "QuotaReserved")
+            return c and c["reason"] == "AdmissionGated" and \
+                c["message"] == msg and w[0]
+        return f
+
+    w = wait_for(gated("Admission is gated by: a.example.com/one,"
+                       "b.example.com/two"), 20, what="g-1 gated")
+    eq(w["metadata"]["annotations"].get(GATE),
+       "a.example.com/one,b.example.com/two", "the Workload's gates")
+    wname = w["metadata"]["name"]
+    eq([e["message"] for e in events_about(s, wname, "AdmissionGated")],
+       ["Workload admission is gated by: a.example.com/one,"
+        "b.example.com/two"], "AdmissionGated event")
+    check(get_job(s, "g-1")["spec"].get("suspend"), "g-1 suspended")
+    # One gate removed: the Workload follows, still gated.
+    code, _, body = s.raw("PATCH", JOBS + "/g-1", {"metadata": {
+        "annotations": {GATE: "b.example.com/two"}}}, MERGE)
+    eq(code, 200, "remove one gate: %r" % body)
+    w = wait_for(gated("Admission is gated by: b.example.com/two"), 20,
+                 what="g-1 gated by b only")
+    eq(w["metadata"]["annotations"].get(GATE), "b.example.com/two")
+    check(get_job(s, "g-1")["spec"].get("suspend"), "g-1 still suspended")
+    # Every gate removed: admitted and running.
+    code, _, body = s.raw("PATCH", JOBS + "/g-1", {"metadata": {
+        "annotations": {GATE: None}}}, MERGE)
+    eq(code, 200, "remove the annotation: %r" % body)
+    opened = int(body["metadata"]["resourceVersion"])
+    wait_for(lambda: running(s, "g-1"), 20, what="g-1 running")
+    w = wls_of(s, "g-1")[0]
+    check(GATE not in (w["metadata"].get("annotations") or {}),
+          "the Workload's annotation is gone")
+    eq([e["message"] for e in events_about(s, wname,
+                                            "AdmissionGateCleared")],
+       ["Admission gate cleared, workload is now admissible"])
+    eq(sorted(e["message"] for e in events_about(s, "g-1",
+                                                  "UpdatedWorkload")),
+       ['Updated workload AdmissionGatedBy to ""',
+        'Updated workload AdmissionGatedBy to "b.example.com/two"'])
+    h.stop()
+    for rv, jobs, wls in h.replay():
+        for n, wl in wls.items():
+            if owner(wl) == "g-1" and is_true(wl, "QuotaReserved"):
+                check(rv > opened, "rv %d: g-1's Workload reserved quota "
+                      "before its gates were removed (rv %d)" % (rv, opened))
+    h.check(4000)
+    ctl.stop()
+
+
+def elastic_job(name, parallelism):
+    j = job(name, parallelism=parallelism,
+            annotations={"kueue.x-k8s.io/elastic-job": "true"})
+    j["spec"]["completions"] = 100
+    return j
+
+
+@case("elastic-scale-down", simulate="jobs")
+def elastic_scale_down(s):
+    setup(s, 4)
+    h = History(s)
+    ctl = Controller(s, config=CONFIG)
+    create(s, elastic_job("el-1", 3))
+    wait_for(lambda: running(s, "el-1"), 20, what="el-1 running")
+    w = wls_of(s, "el-1")
+    eq(len(w), 1, "one Workload")
+    uid, wname = w[0]["metadata"]["uid"], w[0]["metadata"]["name"]
+    ann = w[0]["metadata"].get("annotations") or {}
+    eq((ann.get("kueue.x-k8s.io/elastic-job"),
+        ann.get("kueue.x-k8s.io/workload-slice-name")), ("true", wname),
+       "first slice annotations")
+    create(s, job("other", parallelism=2))
+    wait_for(lambda: wls_of(s, "other") and
+             cond(wls_of(s, "other")[0], "QuotaReserved"), 20,
+             what="other's Workload pending")
+    check(not running(s, "other"), "other waits (3 + 2 > 4)")
+    code, _, body = s.raw("PATCH", JOBS + "/el-1",
+                          {"spec": {"parallelism": 1}}, MERGE)
+    eq(code, 200, "scale down: %r" % body)
+    wait_for(lambda: running(s, "other"), 20, what="other admitted")
+    w = wls_of(s, "el-1")
+    eq([(x["metadata"]["uid"], x["spec"]["podSets"][0]["count"])
+        for x in w], [(uid, 1)], "same Workload, count 1")
+    check(is_true(w[0], "QuotaReserved"), "el-1 keeps its admission")
+    check(running(s, "el-1"), "el-1 never stopped")
+    check(not [e for e in events_about(s, "el-1", "Stopped")],
+          "no Stopped event on el-1")
+    wait_for(lambda: cq_reserved(s) == 3000, 10, what="cq reserves 1 + 2")
+    # Scaled up beyond the free quota: never beyond what is held.
+    code, _, body = s.raw("PATCH", JOBS + "/el-1",
+                          {"spec": {"parallelism": 3}}, MERGE)
+    eq(code, 200, "scale up: %r" % body)
+    wait_for(lambda: not running(s, "el-1") or
+             sum(wl_admitted_count(x) for x in wls_of(s, "el-1")) >= 3,
+             20, what="el-1 stopped or admitted for 3")
+    h.stop()
+    h.check(4000, patched=("el-1",))
+    ctl.stop()
+
+
+PREEMPTING_CQ = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 2}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 1
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 100
+"""
+
+
+@case("requeue-order-after-preemption", simulate="jobs")
+def requeue_order(s):
+    setup(s, 2)
+    s.kubectl("apply", "-f", s.file("preempting.yaml", PREEMPTING_CQ))
+    h = History(s)
+    ctl = Controller(s, config=CONFIG)
+    low = {"kueue.x-k8s.io/priority-class": "low"}
+    # creationTimestamp has one-second resolution: one second apart, so
+    # that the creation order is the queue order.
+    for n in ("low-a", "low-b"):
+        create(s, job(n, labels=low))
+        wait_for(lambda: running(s, n), 20, what="%s running" % n)
+        time.sleep(1.1)
+    for n in ("low-c", "low-d"):
+        create(s, job(n, labels=low))
+        wait_for(lambda: wls_of(s, n), 20, what="%s's Workload" % n)
+        time.sleep(1.1)
+    create(s, job("high", cpu="2", runtime_ms=3000,
+                  labels={"kueue.x-k8s.io/priority-class": "high"}))
+    wait_for(lambda: running(s, "high"), 30, what="high running")
+    wait_for(lambda: is_true(get_job(s, "high"), "Complete"), 30,
+             what="high complete")
+
+    def two_running():
+        r = sorted(n for n in ("low-a", "low-b", "low-c", "low-d")
+                   if running(s, n))
+        return len(r) == 2 and r
+    eq(wait_for(two_running, 30, what="two low jobs running again"),
+       ["low-a", "low-b"], "the preempted (older) Workloads first")
+    h.stop()
+    h.check(2000)
     ctl.stop()
 
 

@@ -203,7 +203,9 @@ static void render(const struct rec_plan *p, int64_t now, int64_t created,
 				app(buf, cap, "release",
 				    it->at_ns == 0	   ? ""
 				    : it->at_ns == created ? " @created"
-							   : " @?",
+				    /* the Requeued=False condition's time */
+				    : it->at_ns == t0() + 4 * S ? " @evicted"
+								: " @?",
 				    NULL);
 				break;
 			case REC_ENGINE_EVICTING:
@@ -416,7 +418,8 @@ static const struct wrow wrows[] = {
 	.queued = true,
 	.where = QUE_WL_EVICTING,
 	.now_s = 5,
-	.want = "release | backoff +10s"},
+	/* requeuingStrategy timestamp Eviction: by the eviction's time */
+	.want = "release @evicted | backoff +10s"},
     {.name = "released_creation_timestamp",
 	.requeued = "PodsReadyTimeout",
 	.count = 1,
@@ -431,7 +434,8 @@ static const struct wrow wrows[] = {
 	.queued = true,
 	.where = QUE_WL_EVICTING,
 	.now_s = 5,
-	.want = "release"},
+	/* Kueue's queue order: by creation after a preemption */
+	.want = "release @created"},
     {.name = "added_backs_off",
 	.requeued = "PodsReadyTimeout",
 	.count = 1,
