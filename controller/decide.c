@@ -611,7 +611,8 @@ static void write_event(ctl *c, const struct ctl_pipe_write *w)
 		cu_free(note);
 	} else if (w->ev_reason != NULL &&
 		   (strcmp(w->ev_reason, "UpdatedWorkload") == 0 ||
-		       strcmp(w->ev_reason, "DeletedWorkload") == 0)) {
+		       strcmp(w->ev_reason, "DeletedWorkload") == 0 ||
+		       strcmp(w->ev_reason, "CreatedWorkload") == 0)) {
 		/* The job reconciler's, about the job (as Kueue). */
 		ctl_emit(c, ctl_owner_obj(c, w), NULL, w->ev_reason, w->note);
 	} else if (w->ev_reason != NULL &&
