@@ -230,6 +230,7 @@ void rec_cycle_written(
 		return;
 	if (strcmp(r, "UpdatedWorkload") == 0 ||
 	    strcmp(r, "DeletedWorkload") == 0 ||
+	    strcmp(r, "CreatedWorkload") == 0 ||
 	    strcmp(r, "FinishedWorkload") == 0) {
 		/* The job reconciler's, about the job (as Kueue). */
 		written_event(out, REC_WRITTEN_OWNER, r, in->note, false);

@@ -91,12 +91,6 @@ static int add_text(struct rec_plan *p, enum rec_item_kind kind,
 	return it->text == NULL ? rec__nomem(err, "job reconciler") : CU_OK;
 }
 
-static int event(
-    struct rec_plan *p, const char *reason, const char *message, cu_error *err)
-{
-	return add_text(p, REC_ITEM_EVENT, reason, message, err);
-}
-
 /* A warning line "<what> J/ns/name: msg". */
 static int warn_job(struct rec_plan *p, const struct rec_job_in *in,
     const char *what, const char *msg, cu_error *err)
@@ -470,6 +464,10 @@ static int build_workload(const struct rec_job_view *view,
 	return CU_OK;
 }
 
+static int wl_write_noted(struct rec_plan *p, const struct rec_job_in *in,
+    enum rec_write_op op, json_t *body, const char *reason, const char *what,
+    cu_error *err);
+
 /* 6. No Workload yet: keep the job suspended, wait for its pods to be
  * gone (Kueue's handleJobWithNoWorkload), then create one. */
 static int create_workload(const struct rec_job_view *view,
@@ -477,8 +475,6 @@ static int create_workload(const struct rec_job_view *view,
 {
 	json_t *w = NULL;
 	bool wrote, failed;
-	char *m;
-	int rc;
 
 	if (stop(in, NULL, MSG_NOT_ADMITTED, p, &wrote, &failed, err) != CU_OK)
 		return err->code;
@@ -486,13 +482,10 @@ static int create_workload(const struct rec_job_view *view,
 		return CU_OK; /* create the Workload once it is stopped */
 	if (build_workload(view, in, p, &w, err) != CU_OK || w == NULL)
 		return err->code;
-	if (wl_write(p, in, REC_WRITE_CREATE, w, err) != CU_OK)
-		return err->code;
-	m = cu_asprintf("Created Workload: %s/%s", in->ns, in->wl_name);
-	rc = m == NULL ? rec__nomem(err, "job reconciler")
-		       : event(p, "CreatedWorkload", m, err);
-	cu_free(m);
-	return rc;
+	/* Kueue's CreatedWorkload, once the create succeeded (a refused
+	 * create retried says nothing). */
+	return wl_write_noted(p, in, REC_WRITE_CREATE, w, "CreatedWorkload",
+	    "Created Workload", err);
 }
 
 /* A Workload write with Kueue's event "<what>: ns/name" on the job once

@@ -430,7 +430,10 @@ def per_lifecycle(s):
         return lambda: s.get_json(JOBS + "/" + name)["spec"].get(
             "suspend") is False
 
-    # 1. admitted at once, finished.
+    # 1. admitted at once, finished; its Workload's first create is
+    # refused and retried: Kueue says CreatedWorkload once it succeeded.
+    s.faults([{"method": "POST", "code": 403, "count": 1,
+               "pathPrefix": KQ + "/workloads"}])
     create(s, JOBS, job("plain", "1", "low", runtime_ms=300))
     plain = wl_of(s, "plain")["metadata"]["name"]
     wait_for(finished("plain"), 30, what="plain finished")

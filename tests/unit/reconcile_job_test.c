@@ -282,14 +282,14 @@ static const struct row rows[] = {
     {.name = "absent_creates",
 	.job = J_SUSPENDED,
 	.default_lq = true,
-	.want = "wl.create team-a/" WLN "* rv job | event CreatedWorkload: "
-		"Created Workload: team-a/" WLN "*",
+	.want = "wl.create team-a/" WLN "* rv job (CreatedWorkload: "
+		"Created Workload: team-a/" WLN "*)",
 	.queue_name = "main"},
     {.name = "absent_creates_copies_labels",
 	.job = J_SUSPENDED,
 	.copy_labels = true,
-	.want = "wl.create team-a/" WLN "* rv job | event CreatedWorkload: "
-		"Created Workload: team-a/" WLN "*",
+	.want = "wl.create team-a/" WLN "* rv job (CreatedWorkload: "
+		"Created Workload: team-a/" WLN "*)",
 	.queue_name = "main"},
     {.name = "absent_mjwqn_default_lq",
 	.job = J_SUSPENDED,
@@ -529,8 +529,8 @@ static const struct row rows[] = {
     {.name = "jobset_absent_creates",
 	.jobset = true,
 	.job = J_SUSPENDED,
-	.want = "wl.create team-a/jobset-js-* rv job | event "
-		"CreatedWorkload: *",
+	.want = "wl.create team-a/jobset-js-* rv job (CreatedWorkload: "
+		"*)",
 	.queue_name = "main"},
     {.name = "jobset_running_pending_stops",
 	.jobset = true,
