@@ -23,9 +23,9 @@ int ctl_gate_lookup(const struct ns_gate_owner *ref, const char *ns,
 {
 	ctl *c = payload;
 	enum ns_gate_kind kind = ns_gate_kind_of(ref->api_version, ref->kind);
-	api_informer *inf = kind == NS_GATE_KIND_JOB	  ? c->inf[INF_JOB]
-			    : kind == NS_GATE_KIND_JOBSET ? c->inf[INF_JOBSET]
-							  : NULL;
+	enum inf_id id = ctl_fw_inf(ref->kind);
+	api_informer *inf =
+	    kind != NS_GATE_KIND_OTHER && id != INF__COUNT ? c->inf[id] : NULL;
 	json_t *obj = inf ? api_informer_get(inf, ns, ref->name) : NULL;
 
 	if (obj == NULL)

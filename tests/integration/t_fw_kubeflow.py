@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cueue-controller with the Kubeflow framework descriptors
+(docs/frameworks.md): PyTorchJobs and an MPIJob, with cueue-apiserver
+--simulate kubeflow,mpijobs standing in for the training operators.
+
+Each job is queued (one Workload, pod sets per replica type), admitted
+within the ClusterQueue's quota (sampled from the pods: at no observed
+instant do the running pods of managed jobs ask more cpu than the quota),
+started with the flavor's node labels in every replica template, and
+finished. A job whose namespace the gate excludes is never written to."""
+import os
+import threading
+import time
+
+from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
+                     run_cases, wait_for)
+from cuetest.env import ROOT
+
+CONFIG = CONTROLLER_CONFIG + """managedJobsNamespaceSelector:
+  matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values: [kube-system, kueue-system, outside]
+integrations:
+  frameworks: ["batch/job", "kubeflow.org/pytorchjob", "kubeflow.org/mpijob"]
+"""
+
+QUEUES = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: pool-a}
+spec:
+  nodeLabels: {pool: a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: pool-a
+      resources:
+      - {name: cpu, nominalQuota: 3}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: team}
+spec: {clusterQueue: cq}
+"""
+
+KF = "/apis/kubeflow.org/v1/namespaces/%s/pytorchjobs"
+MPI = "/apis/kubeflow.org/v2beta1/namespaces/%s/mpijobs"
+WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads"
+
+
+def template(cpu, runtime_ms):
+    return {"metadata": {"annotations": {
+        "cueue.dev/sim-runtime-ms": str(runtime_ms)}},
+        "spec": {"containers": [{"name": "c", "image": "busybox",
+                                 "resources": {"requests": {"cpu": cpu}}}]}}
+
+
+def pytorchjob(ns, name, runtime_ms=1200, suspend=True):
+    """Master 1 + Worker 1, one cpu each. Created suspended: the webhook
+    that suspends on create is not part of this step."""
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+            "metadata": {"name": name, "namespace": ns, "labels": {
+                "kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": {"runPolicy": {"suspend": suspend},
+                     "pytorchReplicaSpecs": {
+                         "Master": {"replicas": 1, "restartPolicy": "Never",
+                                    "template": template("1", runtime_ms)},
+                         "Worker": {"replicas": 1, "restartPolicy": "Never",
+                                    "template": template("1", runtime_ms)}}}}
+
+
+def mpijob(ns, name):
+    return {"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+            "metadata": {"name": name, "namespace": ns, "labels": {
+                "kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": {"runPolicy": {"suspend": True}, "mpiReplicaSpecs": {
+                "Launcher": {"replicas": 1,
+                             "template": template("500m", 800)},
+                "Worker": {"replicas": 2, "template": template("1", 800)}}}}
+
+
+def cond_true(obj, typ):
+    return any(c["type"] == typ and c["status"] == "True"
+               for c in obj.get("status", {}).get("conditions", []))
+
+
+def setup(s):
+    s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.namespace("team")
+    s.namespace("outside")
+    s.kubectl("apply", "-f", s.file("queues.yaml", QUEUES))
+
+
+def cpu_milli(q):
+    return int(q[:-1]) if q.endswith("m") else int(q) * 1000
+
+
+class PodSampler:
+    """The most cpu the running pods of a namespace asked at once."""
+
+    def __init__(self, s, ns):
+        self.s, self.ns, self.peak = s, ns, 0
+        self.stop = threading.Event()
+        self.t = threading.Thread(target=self.run, daemon=True)
+        self.t.start()
+
+    def run(self):
+        while not self.stop.is_set():
+            items = self.s.get_json("/api/v1/namespaces/%s/pods"
+                                    % self.ns)["items"]
+            used = sum(cpu_milli(c["resources"]["requests"]["cpu"])
+                       for p in items
+                       if p.get("status", {}).get("phase") == "Running"
+                       for c in p["spec"]["containers"])
+            self.peak = max(self.peak, used)
+            time.sleep(0.05)
+
+    def done(self):
+        self.stop.set()
+        self.t.join()
+        return self.peak
+
+
+@case("fw-pytorchjob-quota-start-finish", simulate="kubeflow")
+def pytorch_quota(s):
+    setup(s)
+    ctl = Controller(s, config=CONFIG)
+    sampler = PodSampler(s, "team")
+    for i in range(3):
+        code, _, body = s.raw("POST", KF % "team",
+                              pytorchjob("team", "pt%d" % i))
+        eq(code, 201, "create pt%d: %r" % (i, body))
+    seen_selector = {}
+
+    def done():
+        items = s.get_json(KF % "team")["items"]
+        for j in items:
+            if not j["spec"]["runPolicy"].get("suspend"):
+                ns = (j["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]
+                      ["spec"].get("nodeSelector"))
+                seen_selector[j["metadata"]["name"]] = ns
+        return len(items) == 3 and all(cond_true(j, "Succeeded")
+                                       for j in items)
+    wait_for(done, 45, what="three PyTorchJobs succeeded")
+    peak = sampler.done()
+    check(peak <= 3000, "running pods within 3 cpu, saw %dm" % peak)
+    check(peak >= 2000, "jobs ran (peak %dm)" % peak)
+    eq(sorted(seen_selector), ["pt0", "pt1", "pt2"], "each job started")
+    for name, sel in seen_selector.items():
+        eq(sel, {"pool": "a"}, "%s worker template node selector" % name)
+    wls = s.get_json(WLS % "team")["items"]
+    eq(len(wls), 3, "one Workload per job")
+    for wl in wls:
+        eq([p["name"] for p in wl["spec"]["podSets"]], ["master", "worker"])
+        check(wl["metadata"]["name"].startswith("pytorchjob-pt"),
+              wl["metadata"]["name"])
+        eq(wl["metadata"]["ownerReferences"][0]["kind"], "PyTorchJob")
+        check(cond_true(wl, "Finished"), "Workload finished")
+    ctl.stop()
+
+
+@case("fw-mpijob-and-excluded-namespace", simulate="kubeflow,mpijobs")
+def mpijob_and_outside(s):
+    setup(s)
+    ctl = Controller(s, config=CONFIG)
+    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
+             what="the controller's informers synced")
+    mark = s.log_mark()
+    code, _, body = s.raw("POST", KF % "outside",
+                          pytorchjob("outside", "free", runtime_ms=600,
+                                     suspend=False))
+    eq(code, 201, "create in outside: %r" % body)
+    code, _, body = s.raw("POST", MPI % "team", mpijob("team", "pi"))
+    eq(code, 201, "create MPIJob: %r" % body)
+    wait_for(lambda: cond_true(s.get_json(MPI % "team" + "/pi"),
+                               "Succeeded"), 40, what="MPIJob succeeded")
+    wls = s.get_json(WLS % "team")["items"]
+    eq(len(wls), 1)
+    eq([(p["name"], p["count"]) for p in wls[0]["spec"]["podSets"]],
+       [("launcher", 1), ("worker", 2)])
+    wait_for(lambda: cond_true(s.get_json(KF % "outside" + "/free"),
+                               "Succeeded"), 30,
+             what="the job in the excluded namespace ran on its own")
+    writes = [(e["verb"], e["path"]) for e in s.access_log(mark)
+              if e["userAgent"].startswith("cueue-controller/")
+              and e["verb"] in ("POST", "PUT", "PATCH", "DELETE")
+              and "/namespaces/outside/" in e["path"]]
+    eq(writes, [], "controller writes in namespace outside")
+    eq(s.get_json(WLS % "outside")["items"], [], "no Workload in outside")
+    ctl.stop()
+
+
+if __name__ == "__main__":
+    run_cases()
