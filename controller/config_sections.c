@@ -90,7 +90,9 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 				    p.look,
 				    "%s: framework \"%s\" is not supported by "
 				    "cueue (supported: " CTL_FRAMEWORK_JOB
-				    ", " CTL_FRAMEWORK_JOBSET ")",
+				    ", " CTL_FRAMEWORK_JOBSET
+				    ", kubeflow.org/{pytorchjob,tfjob,"
+				    "xgboostjob,paddlejob,jaxjob,mpijob})",
 				    p.disp, name);
 			return ctl_config_fail(d, CU_EINVAL, p.look,
 			    "%s: Unsupported value: \"%s\": supported values: "

@@ -109,6 +109,30 @@ enum ns_gate_kind ns_gate_kind_of(const char *api_version, const char *kind)
 	return NS_GATE_KIND_OTHER;
 }
 
+bool ns_gate_kind_names(enum ns_gate_kind k, const char **group,
+    const char **kind, bool *run_policy)
+{
+	const char *g = "", *n = "";
+
+	if (is_other(k)) {
+		g = others[k].group;
+		n = others[k].kind;
+	} else if (k == NS_GATE_KIND_JOB) {
+		g = "batch";
+		n = "Job";
+	} else if (k == NS_GATE_KIND_JOBSET) {
+		g = "jobset.x-k8s.io";
+		n = "JobSet";
+	}
+	if (group != NULL)
+		*group = g;
+	if (kind != NULL)
+		*kind = n;
+	if (run_policy != NULL)
+		*run_policy = is_other(k); /* every other kind is Kubeflow's */
+	return *n != '\0';
+}
+
 static bool framework_enabled(
     const struct ns_gate_config *cfg, enum ns_gate_kind k)
 {

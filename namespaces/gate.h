@@ -209,6 +209,13 @@ CU_MUST_CHECK int ns_gate_decide(const struct ns_gate_config *cfg,
  * be "batch" / "jobset.x-k8s.io" (any version). */
 enum ns_gate_kind ns_gate_kind_of(const char *api_version, const char *kind);
 
+/* The API group and kind of k [static]; false (both "") for
+ * NS_GATE_KIND_OTHER. *run_policy: the kind suspends through
+ * spec.runPolicy.suspend (Kubeflow), not spec.suspend. Any out may be
+ * NULL. */
+bool ns_gate_kind_names(enum ns_gate_kind k, const char **group,
+    const char **kind, bool *run_policy);
+
 /*
  * Fill *out from decoded metadata m [borrowed; out borrows its strings,
  * so m must outlive out]. kind is what m belongs to (the caller knows:

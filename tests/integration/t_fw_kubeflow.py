@@ -7,13 +7,18 @@ Each job is queued (one Workload, pod sets per replica type), admitted
 within the ClusterQueue's quota (sampled from the pods: at no observed
 instant do the running pods of managed jobs ask more cpu than the quota),
 started with the flavor's node labels in every replica template, and
-finished. A job whose namespace the gate excludes is never written to."""
+finished. A job whose namespace the gate excludes is never written to.
+With the shipped webhook configurations, a PyTorchJob created unsuspended
+is stored with spec.runPolicy.suspend true, then admitted and run."""
+import base64
 import os
 import threading
 import time
 
+import yaml
+
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     run_cases, wait_for)
+                     free_port, mint_certs, run_cases, wait_for)
 from cuetest.env import ROOT
 
 CONFIG = CONTROLLER_CONFIG + """managedJobsNamespaceSelector:
@@ -196,6 +201,53 @@ def mpijob_and_outside(s):
               and "/namespaces/outside/" in e["path"]]
     eq(writes, [], "controller writes in namespace outside")
     eq(s.get_json(WLS % "outside")["items"], [], "no Workload in outside")
+    ctl.stop()
+
+
+def webhooks(s):
+    """The shipped webhook configurations pointed at a fresh port and CA;
+    returns the config lines that serve them."""
+    d = os.path.join(s.dir, "webhook-certs")
+    os.mkdir(d)
+    mint_certs(d, "DNS:cueue-webhook-service.cueue-system.svc")
+    os.rename(os.path.join(d, "srv.crt"), os.path.join(d, "tls.crt"))
+    os.rename(os.path.join(d, "srv.key"), os.path.join(d, "tls.key"))
+    with open(os.path.join(d, "ca.crt"), "rb") as f:
+        ca = base64.b64encode(f.read()).decode()
+    port = free_port()
+    with open(os.path.join(ROOT, "manifests", "webhooks",
+                           "webhooks.yaml")) as f:
+        docs = list(yaml.safe_load_all(f))
+    for doc in docs:
+        for w in doc["webhooks"]:
+            w["clientConfig"]["service"]["port"] = port
+            w["clientConfig"]["caBundle"] = ca
+        code, _, body = s.raw("POST", "/apis/admissionregistration.k8s.io/"
+                              "v1/%ss" % doc["kind"].lower(), doc)
+        eq(code, 201, "%s: %r" % (doc["kind"], body))
+    s.namespace("cueue-system")
+    return ("namespace: cueue-system\nwebhook:\n  port: %d\n"
+            "  host: 127.0.0.1\n  certDir: %s\n" % (port, d))
+
+
+@case("fw-pytorchjob-webhook-suspends-on-create", simulate="kubeflow")
+def pytorch_webhook(s):
+    setup(s)
+    ctl = Controller(s, config=CONFIG + webhooks(s))
+    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
+             what="the controller's informers synced")
+    body = None
+    for _ in range(50):  # the webhook server may still be starting
+        code, _, body = s.raw("POST", KF % "team",
+                              pytorchjob("team", "hooked", suspend=False))
+        if code == 201:
+            break
+        time.sleep(0.2)
+    eq(code, 201, "create: %r" % body)
+    eq(body["spec"]["runPolicy"].get("suspend"), True,
+       "stored suspended by the webhook")
+    wait_for(lambda: cond_true(s.get_json(KF % "team" + "/hooked"),
+                               "Succeeded"), 30, what="admitted and run")
     ctl.stop()
 
 
