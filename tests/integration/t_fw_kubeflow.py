@@ -7,10 +7,12 @@ Each job is queued (one Workload, pod sets per replica type), admitted
 within the ClusterQueue's quota (sampled from the pods: at no observed
 instant do the running pods of managed jobs ask more cpu than the quota),
 started with the flavor's node labels in every replica template, and
-finished. A job whose namespace the gate excludes is never written to.
+finished, and, preempted, suspended with its templates restored. A job
+whose namespace the gate excludes is never written to.
 With the shipped webhook configurations, a PyTorchJob created unsuspended
 is stored with spec.runPolicy.suspend true, then admitted and run."""
 import base64
+import json
 import os
 import threading
 import time
@@ -96,13 +98,13 @@ def cond_true(obj, typ):
                for c in obj.get("status", {}).get("conditions", []))
 
 
-def setup(s):
+def setup(s, queues=QUEUES):
     s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
     s.kubectl("wait", "--for=condition=Established", "crd", "--all",
               "--timeout=30s")
     s.namespace("team")
     s.namespace("outside")
-    s.kubectl("apply", "-f", s.file("queues.yaml", QUEUES))
+    s.kubectl("apply", "-f", s.file("queues.yaml", queues))
 
 
 def cpu_milli(q):
@@ -201,6 +203,72 @@ def mpijob_and_outside(s):
               and "/namespaces/outside/" in e["path"]]
     eq(writes, [], "controller writes in namespace outside")
     eq(s.get_json(WLS % "outside")["items"], [], "no Workload in outside")
+    ctl.stop()
+
+
+PRIORITIES = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 10
+"""
+
+
+@case("fw-pytorchjob-preempted-restored", simulate="kubeflow")
+def pytorch_preempted(s):
+    """A high-priority PyTorchJob preempts a running low-priority one:
+    the low job is suspended with every replica template restored (no
+    flavor node selector left), the high one runs and finishes, and the
+    low one is admitted again and finishes."""
+    setup(s, QUEUES.replace(
+        "  namespaceSelector: {}\n", "  namespaceSelector: {}\n"
+        "  preemption:\n    withinClusterQueue: LowerPriority\n")
+        + "---" + PRIORITIES)
+    ctl = Controller(s, config=CONFIG)
+    sampler = PodSampler(s, "team")
+    low = pytorchjob("team", "low", runtime_ms=4000)
+    low["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "low"
+    eq(s.raw("POST", KF % "team", low)[0], 201)
+
+    def running(name):
+        j = s.get_json(KF % "team" + "/" + name)
+        return j["spec"]["runPolicy"].get("suspend") is False and j
+    lj = wait_for(lambda: running("low"), 20, what="low job started")
+    eq(lj["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]
+       .get("nodeSelector"), {"pool": "a"}, "flavor node labels injected")
+    high = pytorchjob("team", "high", runtime_ms=800)
+    high["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high"
+    eq(s.raw("POST", KF % "team", high)[0], 201)
+
+    def preempted():
+        j = s.get_json(KF % "team" + "/low")
+        return j["spec"]["runPolicy"].get("suspend") is True and j
+    lj = wait_for(preempted, 20, what="low job suspended")
+    for role in ("Master", "Worker"):
+        eq(lj["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]
+           .get("nodeSelector"), None, "%s template restored" % role)
+    wait_for(lambda: cond_true(s.get_json(KF % "team" + "/high"),
+                               "Succeeded"), 30, what="high job succeeded")
+    try:
+        wait_for(lambda: cond_true(s.get_json(KF % "team" + "/low"),
+                                   "Succeeded"), 40,
+                 what="low job admitted again and succeeded")
+    except Exception:
+        # Seen once under load, not reproduced since: keep the evidence.
+        print("low job:", json.dumps(s.get_json(KF % "team" + "/low")))
+        print("workloads:", json.dumps(s.get_json(WLS % "team")))
+        print("pods:", json.dumps([
+            (p["metadata"]["name"], p.get("status", {}).get("phase"),
+             p["metadata"].get("deletionTimestamp"))
+            for p in s.get_json("/api/v1/namespaces/team/pods")["items"]]))
+        raise
+    peak = sampler.done()
+    check(peak <= 3000, "running pods within 3 cpu, saw %dm" % peak)
     ctl.stop()
 
 
