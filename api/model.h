@@ -870,6 +870,15 @@ CU_MUST_CHECK int api_job_podsets(
 CU_MUST_CHECK int api_jobset_podsets(
     const struct api_jobset *js, struct api_podsets *out, cu_error *err);
 
+/* Pod set i of any framework: name and count [name borrowed] with the
+ * pod template tpl [borrowed] found at `path` [borrowed] of the object
+ * (errors name it). *p [zeroed by the caller] filled as the Job's pod set
+ * is (requests, node selector, tolerations, affinity, topology request,
+ * a deep copy of the template); it belongs to the api_podsets it is an
+ * item of (api_podsets_dispose). CU_EINVAL, CU_ENOMEM. */
+CU_MUST_CHECK int api_podset_from_template(const json_t *tpl, const char *name,
+    int32_t count, const char *path, struct api_podset_info *p, cu_error *err);
+
 /* ---- names ------------------------------------------------------------ */
 
 #define API_WORKLOAD_NAME_MAX 253

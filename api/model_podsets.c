@@ -388,3 +388,21 @@ int api_jobset_podsets(
 		api_podsets_dispose(out);
 	return d.rc;
 }
+
+int api_podset_from_template(const json_t *tpl, const char *name, int32_t count,
+    const char *path, struct api_podset_info *p, cu_error *err)
+{
+	struct api_dec d;
+
+	apid_init(&d, err);
+	p->count = count;
+	p->name = cu_strdup(name ? name : "");
+	if (p->name == NULL)
+		return cu_error_set(err, CU_ENOMEM, "podsets: out of memory");
+	apid_push(&d, path);
+	if (!json_is_object(tpl))
+		apid_fail(&d, CU_EINVAL, "Required value");
+	else
+		podset_from_template(&d, tpl, false, p);
+	return d.rc;
+}

@@ -72,8 +72,9 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "clientConnection", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "integrations.frameworks", P, CTL_COMPAT_WARN_NEVER,
-	"batch/job and jobset.x-k8s.io/jobset only (others are refused at "
-	"load)"},
+	"batch/job, jobset.x-k8s.io/jobset and kubeflow.org/{pytorchjob,"
+	"tfjob,xgboostjob,paddlejob,jaxjob,mpijob} (others are refused at "
+	"load; docs/frameworks.md)"},
     {"Configuration", "integrations.externalFrameworks", N,
 	CTL_COMPAT_WARN_NEVER, "refused at load"},
     {"Configuration", "integrations.podOptions", N, CTL_COMPAT_WARN_IF_SET,

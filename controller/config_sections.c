@@ -17,6 +17,7 @@
 #include "api/labelselector.h"
 #include "controller/config_int.h"
 #include "controller/httpd.h"
+#include "reconcile/reconcile.h"
 
 /* ---- sections -------------------------------------------------------- */
 
@@ -74,6 +75,8 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 			c->integrations.job = true;
 		} else if (strcmp(name, CTL_FRAMEWORK_JOBSET) == 0) {
 			c->integrations.jobset = true;
+		} else if (rec_fw_by_name(name) != NULL) {
+			/* a framework descriptor (docs/frameworks.md) */
 		} else {
 			bool kueue = false;
 
@@ -87,7 +90,9 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 				    p.look,
 				    "%s: framework \"%s\" is not supported by "
 				    "cueue (supported: " CTL_FRAMEWORK_JOB
-				    ", " CTL_FRAMEWORK_JOBSET ")",
+				    ", " CTL_FRAMEWORK_JOBSET
+				    ", kubeflow.org/{pytorchjob,tfjob,"
+				    "xgboostjob,paddlejob,jaxjob,mpijob})",
 				    p.disp, name);
 			return ctl_config_fail(d, CU_EINVAL, p.look,
 			    "%s: Unsupported value: \"%s\": supported values: "

@@ -65,6 +65,12 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_RCT] = {"resource.k8s.io", "v1", "resourceclaimtemplates", true},
     [INF_JOB] = {"batch", "v1", "jobs", true},
     [INF_JOBSET] = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true},
+    [INF_PYTORCHJOB] = {"kubeflow.org", "v1", "pytorchjobs", true},
+    [INF_TFJOB] = {"kubeflow.org", "v1", "tfjobs", true},
+    [INF_XGBOOSTJOB] = {"kubeflow.org", "v1", "xgboostjobs", true},
+    [INF_PADDLEJOB] = {"kubeflow.org", "v1", "paddlejobs", true},
+    [INF_JAXJOB] = {"kubeflow.org", "v1", "jaxjobs", true},
+    [INF_MPIJOB] = {"kubeflow.org", "v2beta1", "mpijobs", true},
 };
 
 const struct api_resource ctl_res_events = {
@@ -102,7 +108,9 @@ static api_informer *expect_informer(const char *const *key, void *payload)
 		return c->inf[INF_PODTEMPLATE];
 	if (strcmp(key[0], "AdmissionCheck") == 0)
 		return c->inf[INF_ACHECK];
-	return c->inf[strcmp(key[0], CTL_KIND_JOB) == 0 ? INF_JOB : INF_JOBSET];
+	enum inf_id id = ctl_fw_inf(key[0]);
+
+	return c->inf[id == INF__COUNT ? INF_JOBSET : id];
 }
 
 /* ---- informer handlers -------------------------------------------- */
@@ -135,14 +143,15 @@ static void mark_ns_job(json_t *obj, void *payload)
 static void mark_namespace_jobs(ctl *c, const char *ns)
 {
 	struct ns_jobs n = {c, CTL_KIND_JOB, ns};
+	size_t i;
 
 	if (ns == NULL)
 		return;
-	if (c->inf[INF_JOB] != NULL)
-		api_informer_foreach(c->inf[INF_JOB], mark_ns_job, &n);
-	n.kind = CTL_KIND_JOBSET;
-	if (c->inf[INF_JOBSET] != NULL)
-		api_informer_foreach(c->inf[INF_JOBSET], mark_ns_job, &n);
+	for (i = INF_JOB; i < INF__COUNT; i++) {
+		n.kind = ctl_fw_kind((enum inf_id)i);
+		if (c->inf[i] != NULL)
+			api_informer_foreach(c->inf[i], mark_ns_job, &n);
+	}
 }
 
 static void mark(ctl *c, enum inf_id id, json_t *obj)
@@ -169,10 +178,9 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 			if (!json_is_true(json_object_get(r, "controller")) ||
 			    kind == NULL || name == NULL)
 				continue;
-			if (strcmp(kind, "Job") == 0)
-				mark_job(c, CTL_KIND_JOB, ns, name);
-			else if (strcmp(kind, "JobSet") == 0)
-				mark_job(c, CTL_KIND_JOBSET, ns, name);
+			if (ctl_fw_inf(kind) != INF__COUNT)
+				mark_job(
+				    c, ctl_fw_kind(ctl_fw_inf(kind)), ns, name);
 		}
 	} else if (id == INF_DEVICECLASS || id == INF_RCT) {
 		ctl_dra_mark(c);
@@ -180,9 +188,9 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 	} else if (id == INF_PROVREQ || id == INF_PODTEMPLATE) {
 		ctl_provreq_mark(c, id, obj);
 		return;
-	} else if (id == INF_JOB || id == INF_JOBSET) {
-		mark_job(c, id == INF_JOB ? CTL_KIND_JOB : CTL_KIND_JOBSET,
-		    ctl_jmeta(obj, "namespace"), ctl_jmeta(obj, "name"));
+	} else if (ctl_fw_is_job(id)) {
+		mark_job(c, ctl_fw_kind(id), ctl_jmeta(obj, "namespace"),
+		    ctl_jmeta(obj, "name"));
 		return;
 	} else {
 		if (id == INF_NS)
@@ -322,8 +330,7 @@ static void mark_key(const char *const *key, void *payload)
 {
 	ctl *c = payload;
 
-	if (strcmp(key[0], CTL_KIND_JOB) == 0 ||
-	    strcmp(key[0], CTL_KIND_JOBSET) == 0)
+	if (ctl_fw_inf(key[0]) != INF__COUNT)
 		(void)ctl_keys_put(&c->dirty_jobs, key);
 	else if (strcmp(key[0], CTL_KIND_WL) == 0)
 		(void)ctl_keys_put(&c->dirty_wl, key + 1);
@@ -350,7 +357,10 @@ static bool integration_absent(ctl *c, size_t i)
 	    i != INF_RCT)
 		cu_warn("%s.%s is not served by the API server: the %s "
 			"integration waits for %s/%s",
-		    r->plural, r->group, i == INF_JOB ? "batch/job" : "JobSet",
+		    r->plural, r->group,
+		    i == INF_JOB      ? "batch/job"
+		    : i == INF_JOBSET ? "JobSet"
+				      : rec_fw_at(i - INF_JOB)->name,
 		    r->group, r->version);
 	c->inf_absent[i] = absent;
 	return absent;
@@ -361,7 +371,7 @@ static bool all_synced(ctl *c)
 	size_t i;
 
 	for (i = 0; i < INF__COUNT; i++) {
-		bool optional = i == INF_JOB || i == INF_JOBSET ||
+		bool optional = ctl_fw_is_job((enum inf_id)i) ||
 				i == INF_ACHECK || i == INF_PRC ||
 				i == INF_PROVREQ || i == INF_PODTEMPLATE ||
 				i == INF_DEVICECLASS || i == INF_RCT;
@@ -685,6 +695,7 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	ctl_keys_init(&c->dirty_jobs, 3);
 	c->gate.job_enabled = cfg->integrations.job;
 	c->gate.jobset_enabled = cfg->integrations.jobset;
+	ctl_fw_gate_config(cfg, &c->gate);
 	c->gate.manage_jobs_without_queue_name =
 	    cfg->manage_jobs_without_queue_name;
 	c->gate.ns_selector = &cfg->managed_jobs_ns_selector;
@@ -788,8 +799,8 @@ static void mark_all_jobs(json_t *obj, void *payload)
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 
 	mark_job(c,
-	    kind != NULL && strcmp(kind, "JobSet") == 0 ? CTL_KIND_JOBSET
-							: CTL_KIND_JOB,
+	    ctl_fw_inf(kind) != INF__COUNT ? ctl_fw_kind(ctl_fw_inf(kind))
+					   : CTL_KIND_JOB,
 	    ctl_jmeta(obj, "namespace"), ctl_jmeta(obj, "name"));
 }
 
@@ -809,7 +820,7 @@ static void on_started_leading(void *payload)
 	c->dirty_config = true;
 	c->dirty_cycle = true;
 	api_informer_foreach(c->inf[INF_WL], mark_all_workloads, c);
-	for (i = INF_JOB; i <= INF_JOBSET; i++)
+	for (i = INF_JOB; i < INF__COUNT; i++)
 		if (c->inf[i] != NULL)
 			api_informer_foreach(c->inf[i], mark_all_jobs, c);
 }
@@ -913,8 +924,8 @@ int ctl_start(ctl *c, cu_error *err)
 	for (i = 0; i < INF__COUNT; i++) {
 		c->slots[i].c = c;
 		c->slots[i].id = (enum inf_id)i;
-		if ((i == INF_JOB && !c->cfg->integrations.job) ||
-		    (i == INF_JOBSET && !c->cfg->integrations.jobset) ||
+		if ((ctl_fw_is_job((enum inf_id)i) &&
+			!ctl_fw_enabled(c->cfg, (enum inf_id)i)) ||
 		    ((i == INF_DEVICECLASS || i == INF_RCT) &&
 			!c->cfg->dra.enabled))
 			continue;
@@ -928,7 +939,7 @@ int ctl_start(ctl *c, cu_error *err)
 		/* The caches that grow with the cluster's work are kept as
 		 * text: a Workload takes ~1.3 KiB instead of ~12 KiB. */
 		if (rc == CU_OK &&
-		    (i == INF_WL || i == INF_JOB || i == INF_JOBSET) &&
+		    (i == INF_WL || ctl_fw_is_job((enum inf_id)i)) &&
 		    (rc = api_informer_compact(c->inf[i])) != CU_OK)
 			cu_error_set(err, rc, "informer %s: out of memory",
 			    ctl_resources[i].plural);

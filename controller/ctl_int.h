@@ -75,10 +75,37 @@ enum inf_id {
 	INF_PODTEMPLATE, /* PodTemplates, the same label (optional) */
 	INF_DEVICECLASS, /* resource.k8s.io DeviceClasses (optional; DRA) */
 	INF_RCT,	 /* ResourceClaimTemplates (optional; DRA) */
-	INF_JOB,	 /* only with batch/job enabled */
-	INF_JOBSET,	 /* only with jobset.x-k8s.io/jobset enabled */
+	/* The jobs, one informer per framework descriptor, in the order of
+	 * the descriptor table (rec_fw_at(id - INF_JOB)); each only with
+	 * its framework enabled (controller/frameworks.c). */
+	INF_JOB,	/* batch/job */
+	INF_JOBSET,	/* jobset.x-k8s.io/jobset */
+	INF_PYTORCHJOB, /* kubeflow.org/pytorchjob */
+	INF_TFJOB,	/* kubeflow.org/tfjob */
+	INF_XGBOOSTJOB, /* kubeflow.org/xgboostjob */
+	INF_PADDLEJOB,	/* kubeflow.org/paddlejob */
+	INF_JAXJOB,	/* kubeflow.org/jaxjob */
+	INF_MPIJOB,	/* kubeflow.org/mpijob */
 	INF__COUNT
 };
+
+/* ---- frameworks (controller/frameworks.c) ----------------------------- */
+
+/* The job informer of objects of kind `kind` [borrowed] (a descriptor's
+ * kind, e.g. CTL_KIND_JOB), or INF__COUNT when no framework has it. */
+enum inf_id ctl_fw_inf(const char *kind);
+
+/* The kind (key[0] of a job key) of job informer id [static]. */
+const char *ctl_fw_kind(enum inf_id id);
+
+/* Is id a job informer? */
+bool ctl_fw_is_job(enum inf_id id);
+
+/* Is the framework of job informer id listed in integrations.frameworks? */
+bool ctl_fw_enabled(const struct ctl_config *cfg, enum inf_id id);
+
+/* The gate's per-kind switches (ns_gate_config.enabled) from cfg. */
+void ctl_fw_gate_config(const struct ctl_config *cfg, struct ns_gate_config *g);
 
 /* The resource of each informer (ctl.c), and of Events. */
 extern const struct api_resource ctl_resources[INF__COUNT];

@@ -537,7 +537,9 @@ static json_t *ctl_owner_obj(ctl *c, const struct ctl_pipe_write *w)
 
 	if (w->owner[0] == NULL || w->owner[1] == NULL || w->owner[2] == NULL)
 		return NULL;
-	id = strcmp(w->owner[0], CTL_KIND_JOBSET) == 0 ? INF_JOBSET : INF_JOB;
+	id = ctl_fw_inf(w->owner[0]);
+	if (id == INF__COUNT)
+		id = INF_JOB;
 	return c->inf[id] != NULL
 		   ? api_informer_get(c->inf[id], w->owner[1], w->owner[2])
 		   : NULL;
@@ -576,9 +578,14 @@ static void preempted_written(
  * object as cached or its job, and the decision's log line. */
 static void write_event(ctl *c, const struct ctl_pipe_write *w)
 {
-	enum inf_id id = w->res == CTL_RES(INF_WL)    ? INF_WL
-			 : w->res == CTL_RES(INF_JOB) ? INF_JOB
-						      : INF_JOBSET;
+	enum inf_id id = INF_WL;
+
+	for (size_t i = INF_JOB; w->res != CTL_RES(INF_WL) && i < INF__COUNT;
+	     i++)
+		if (w->res == CTL_RES(i))
+			id = (enum inf_id)i;
+	if (w->res != CTL_RES(INF_WL) && id == INF_WL)
+		id = INF_JOBSET; /* as before: the queue status writes */
 	json_t *obj = c->inf[id] && w->ns && w->name
 			  ? api_informer_get(c->inf[id], w->ns, w->name)
 			  : NULL;

@@ -240,7 +240,10 @@ const char *ctl_pr_cause(ctl *c, const char *const *job_key,
 		    j->kind == REC_JOB_BATCH
 			? cu_asprintf("batch.kubernetes.io/controller-uid=%s",
 			      m->uid ? m->uid : "")
-			: cu_asprintf("jobset.sigs.k8s.io/jobset-name=%s",
+		    : j->kind == REC_JOB_JOBSET
+			? cu_asprintf("jobset.sigs.k8s.io/jobset-name=%s",
+			      m->name ? m->name : "")
+			: cu_asprintf("training.kubeflow.org/job-name=%s",
 			      m->name ? m->name : "");
 		d->delay_ns = CTL_PR_RETRY_MS * MS;
 		/* The first LIST once the job has had a moment to start its

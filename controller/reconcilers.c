@@ -17,7 +17,7 @@
 
 /* What the items of a plan refer to [all borrowed]. */
 struct plan_ctx {
-	char kind; /* the job's: 'J' (Job), 'S' (JobSet); 0: none */
+	enum inf_id inf; /* the job's informer (its resource) */
 	/* the job's object key {"Job" or "JobSet", ns, name}, or NULL */
 	const char *const *job_key;
 	json_t *job_obj; /* the job as cached: events are about it */
@@ -106,9 +106,8 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 		    CTL_K3(CTL_KIND_WL, it->ns ? it->ns : "", it->name), true);
 		evict_metric(c, x, it);
 	} else if (it->target == REC_TARGET_JOB) {
-		w = ctl_pipe_queue(c->pipe, kind,
-		    x->kind == 'J' ? CTL_RES(INF_JOB) : CTL_RES(INF_JOBSET),
-		    it->ns, it->name, NULL, body);
+		w = ctl_pipe_queue(c->pipe, kind, CTL_RES(x->inf), it->ns,
+		    it->name, NULL, body);
 		if (it->expect == REC_EXPECT_RV)
 			ctl_pipe_expect(c->pipe, w, x->job_key, true);
 	} else if (it->expect == REC_EXPECT_RV) {
@@ -418,10 +417,10 @@ static void job_view_init(
 }
 
 /* The job is gone: its Workloads go too (rec_job_reconcile, step 0). */
-static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
+static void job_deleted(
+    ctl *c, enum inf_id inf, const char *ns, const char *name)
 {
-	struct owned o = {
-	    kind == 'J' ? "Job" : "JobSet", name, ns, json_array()};
+	struct owned o = {ctl_fw_kind(inf), name, ns, json_array()};
 	struct api_workload *wls = NULL;
 	const struct api_workload **owned = NULL;
 	struct api_strlist keys;
@@ -454,7 +453,9 @@ static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
 	}
 	job_view_init(c, &v, &keys);
 	memset(&in, 0, sizeof(in));
-	in.kind = kind == 'J' ? REC_JOB_BATCH : REC_JOB_JOBSET;
+	in.kind = inf == INF_JOB      ? REC_JOB_BATCH
+		  : inf == INF_JOBSET ? REC_JOB_JOBSET
+				      : REC_JOB_DOC;
 	in.ns = ns;
 	in.name = name;
 	in.owned = owned;
@@ -463,7 +464,7 @@ static void job_deleted(ctl *c, char kind, const char *ns, const char *name)
 	if (rec_job_reconcile(&v, &in, 0, &plan, &err) != CU_OK)
 		cu_warn("job %s/%s gone: %s", ns, name, err.msg);
 	memset(&x, 0, sizeof(x));
-	x.kind = kind;
+	x.inf = inf;
 	apply_plan(c, &x, &plan);
 out:
 	for (i = 0; i < n; i++)
@@ -522,16 +523,63 @@ static void job_workload(ctl *c, const char *ns, const char *wlname,
 	}
 }
 
-/* The job reconciler for one Job ('J') or JobSet ('S'): gather the inputs
+/* A job of informer id as cached (obj [borrowed]) decoded into *j: the
+ * typed kinds into d's job or jobset, the others as their document and
+ * its metadata (framework descriptors). false (logged) when it cannot be
+ * read; then nothing is to be disposed. */
+struct job_dec {
+	struct api_job job;
+	struct api_jobset js;
+	struct api_meta meta;
+};
+
+static bool job_decode(enum inf_id id, json_t *obj, const char *ns,
+    const char *name, struct rec_job *j, struct job_dec *d)
+{
+	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	if (id == INF_JOB) {
+		rc = api_job_decode(&d->job, obj, &err);
+		j->kind = REC_JOB_BATCH;
+		j->job = &d->job;
+	} else if (id == INF_JOBSET) {
+		rc = api_jobset_decode(&d->js, obj, &err);
+		j->kind = REC_JOB_JOBSET;
+		j->jobset = &d->js;
+	} else {
+		rc = api_meta_decode(
+		    &d->meta, json_object_get(obj, "metadata"), &err);
+		j->kind = REC_JOB_DOC;
+		j->fw = rec_fw_at((size_t)(id - INF_JOB));
+		j->doc = obj;
+		j->meta = &d->meta;
+	}
+	if (rc != CU_OK)
+		cu_warn("%s %s/%s: %s", ctl_fw_kind(id), ns, name, err.msg);
+	return rc == CU_OK;
+}
+
+static void job_dispose(const struct rec_job *j, struct job_dec *d)
+{
+	if (j->kind == REC_JOB_BATCH)
+		api_job_dispose(&d->job);
+	else if (j->kind == REC_JOB_JOBSET)
+		api_jobset_dispose(&d->js);
+	else
+		api_meta_dispose(&d->meta);
+}
+
+/* The job reconciler for one job of any framework: gather the inputs
  * (the gate first: a job that is not ours is neither decoded nor written
  * to, docs/architecture.md lesson 1), rec_job_reconcile, carry out its plan. */
 void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 {
-	char kind = strcmp(key[0], CTL_KIND_JOB) == 0 ? 'J' : 'S';
+	enum inf_id id = ctl_fw_inf(key[0]);
 	const char *ns = key[1], *name = key[2];
-	api_informer *inf = c->inf[kind == 'J' ? INF_JOB : INF_JOBSET];
-	struct api_job job;
-	struct api_jobset js;
+	api_informer *inf = id != INF__COUNT ? c->inf[id] : NULL;
+	struct job_dec jd;
 	struct api_workload wl;
 	struct rec_job j;
 	struct api_strlist keys;
@@ -539,7 +587,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	struct rec_job_in in;
 	struct rec_plan plan;
 	struct plan_ctx x;
-	bool have_wl = false, ok_job;
+	bool have_wl = false;
 	json_t *obj;
 	char *wlname = NULL;
 	const char *prebuilt;
@@ -551,7 +599,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	if (obj == NULL) {
 		ctl_pr_done(c, key);
 		(void)ctl_pr_ready_since(c, key, false, now);
-		job_deleted(c, kind, ns, name);
+		job_deleted(c, id, ns, name);
 		return;
 	}
 	if (ctl_pipe_stale(c->pipe, key, obj) ||
@@ -560,21 +608,8 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	job_view_init(c, &v, &keys);
 	if (!job_gate(c, obj, ns, &v.queue_name))
 		return; /* rec_job_reconcile would plan nothing */
-	memset(&j, 0, sizeof(j));
-	if (kind == 'J') {
-		ok_job = api_job_decode(&job, obj, &err) == CU_OK;
-		j.kind = REC_JOB_BATCH;
-		j.job = &job;
-	} else {
-		ok_job = api_jobset_decode(&js, obj, &err) == CU_OK;
-		j.kind = REC_JOB_JOBSET;
-		j.jobset = &js;
-	}
-	if (!ok_job) {
-		cu_warn("%s %s/%s: %s", kind == 'J' ? "job" : "jobset", ns,
-		    name, err.msg);
+	if (!job_decode(id, obj, ns, name, &j, &jd))
 		return;
-	}
 	/* The job's Workload: its prebuilt one when it names one (adopted,
 	 * never created), else the one Kueue names after it. */
 	prebuilt = rec_prebuilt_workload_name(rec_job_meta(&j));
@@ -582,10 +617,9 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 		wlname = cu_strdup(prebuilt);
 		if (wlname == NULL)
 			goto out;
-	} else if (api_workload_name(kind == 'J' ? "Job" : "JobSet",
-		       kind == 'J' ? "batch" : "jobset.x-k8s.io", name,
-		       rec_job_meta(&j)->uid, -1, API_WORKLOAD_NAME_MAX,
-		       &wlname, &err) != CU_OK)
+	} else if (api_workload_name(rec_job_fw(&j)->kind,
+		       rec_job_fw(&j)->group, name, rec_job_meta(&j)->uid, -1,
+		       API_WORKLOAD_NAME_MAX, &wlname, &err) != CU_OK)
 		goto out;
 	job_workload(c, ns, wlname, &wl, &have_wl, &v.wl_awaited);
 	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,
@@ -637,7 +671,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	if (rec_job_reconcile(&v, &in, now, &plan, &err) != CU_OK)
 		cu_warn("%s %s/%s: %s", key[0], ns, name, err.msg);
 	memset(&x, 0, sizeof(x));
-	x.kind = kind;
+	x.inf = id;
 	x.job_key = key;
 	x.job_obj = obj;
 	x.wl = have_wl ? &wl : NULL; /* PodsReady timings */
@@ -647,9 +681,6 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 out:
 	if (have_wl)
 		api_workload_dispose(&wl);
-	if (kind == 'J')
-		api_job_dispose(&job);
-	else
-		api_jobset_dispose(&js);
+	job_dispose(&j, &jd);
 	cu_free(wlname);
 }

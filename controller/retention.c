@@ -80,15 +80,10 @@ static void delete_job(ctl *c, const struct api_workload *wl)
 
 	if (o == NULL || o->kind == NULL || o->name == NULL)
 		return;
-	if (strcmp(o->kind, "Job") == 0) {
-		id = INF_JOB;
-		kind = CTL_KIND_JOB;
-	} else if (strcmp(o->kind, "JobSet") == 0) {
-		id = INF_JOBSET;
-		kind = CTL_KIND_JOBSET;
-	} else {
+	id = ctl_fw_inf(o->kind);
+	if (id == INF__COUNT)
 		return; /* a kind this controller does not manage */
-	}
+	kind = ctl_fw_kind(id);
 	if (c->inf[id] == NULL ||
 	    (job = api_informer_get(c->inf[id], ns, o->name)) == NULL ||
 	    json_object_get(json_object_get(job, "metadata"),

@@ -23,9 +23,9 @@ int ctl_gate_lookup(const struct ns_gate_owner *ref, const char *ns,
 {
 	ctl *c = payload;
 	enum ns_gate_kind kind = ns_gate_kind_of(ref->api_version, ref->kind);
-	api_informer *inf = kind == NS_GATE_KIND_JOB	  ? c->inf[INF_JOB]
-			    : kind == NS_GATE_KIND_JOBSET ? c->inf[INF_JOBSET]
-							  : NULL;
+	enum inf_id id = ctl_fw_inf(ref->kind);
+	api_informer *inf =
+	    kind != NS_GATE_KIND_OTHER && id != INF__COUNT ? c->inf[id] : NULL;
 	json_t *obj = inf ? api_informer_get(inf, ns, ref->name) : NULL;
 
 	if (obj == NULL)
@@ -169,15 +169,16 @@ static int wh_workload(const struct wh_job_ref *job,
     struct wh_workload_state *out, void *payload, cu_error *err)
 {
 	ctl *c = payload;
-	bool js = job->kind == NS_GATE_KIND_JOBSET;
+	const char *group = "", *kind = "";
 	char *wlname = NULL;
 	json_t *wl;
 	struct api_workload w;
 	int rc;
 
 	out->quota_reserved = out->admitted = false;
-	rc = api_workload_name(js ? "JobSet" : "Job",
-	    js ? "jobset.x-k8s.io" : "batch", job->name, job->uid, -1,
+	if (!ns_gate_kind_names(job->kind, &group, &kind, NULL))
+		return CU_ENOTFOUND;
+	rc = api_workload_name(kind, group, job->name, job->uid, -1,
 	    API_WORKLOAD_NAME_MAX, &wlname, err);
 	if (rc != CU_OK)
 		return rc;

@@ -446,12 +446,9 @@ void ctl_wm_created(ctl *c, json_t *wl)
 		name = json_string_value(json_object_get(r, "name"));
 		break;
 	}
-	if (kind != NULL && name != NULL && strcmp(kind, "Job") == 0 &&
-	    c->inf[INF_JOB] != NULL)
-		job = api_informer_get(c->inf[INF_JOB], ns, name);
-	else if (kind != NULL && name != NULL && strcmp(kind, "JobSet") == 0 &&
-		 c->inf[INF_JOBSET] != NULL)
-		job = api_informer_get(c->inf[INF_JOBSET], ns, name);
+	if (kind != NULL && name != NULL && ctl_fw_inf(kind) != INF__COUNT &&
+	    c->inf[ctl_fw_inf(kind)] != NULL)
+		job = api_informer_get(c->inf[ctl_fw_inf(kind)], ns, name);
 	/* As Kueue: jobs of generation 1 only (not one changed since). */
 	if (job == NULL ||
 	    json_integer_value(json_object_get(

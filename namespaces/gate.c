@@ -37,14 +37,36 @@ const char *ns_gate_managed_name(enum ns_gate_managed m)
 	return "unknown";
 }
 
+/* The frameworks beyond Job and JobSet, by enum ns_gate_kind. */
+static const struct {
+	const char *group, *kind, *framework;
+} others[NS_GATE_KIND__COUNT] = {
+    [NS_GATE_KIND_PYTORCHJOB] = {"kubeflow.org", "PyTorchJob",
+	"kubeflow.org/pytorchjob"},
+    [NS_GATE_KIND_TFJOB] = {"kubeflow.org", "TFJob", "kubeflow.org/tfjob"},
+    [NS_GATE_KIND_XGBOOSTJOB] = {"kubeflow.org", "XGBoostJob",
+	"kubeflow.org/xgboostjob"},
+    [NS_GATE_KIND_PADDLEJOB] = {"kubeflow.org", "PaddleJob",
+	"kubeflow.org/paddlejob"},
+    [NS_GATE_KIND_JAXJOB] = {"kubeflow.org", "JAXJob", "kubeflow.org/jaxjob"},
+    [NS_GATE_KIND_MPIJOB] = {"kubeflow.org", "MPIJob", "kubeflow.org/mpijob"},
+};
+
+static bool is_other(enum ns_gate_kind k)
+{
+	return k > NS_GATE_KIND_JOBSET && k < NS_GATE_KIND__COUNT;
+}
+
 static const char *kind_label(enum ns_gate_kind k)
 {
+	if (is_other(k))
+		return others[k].kind;
 	switch (k) {
 	case NS_GATE_KIND_JOB:
 		return "Job";
 	case NS_GATE_KIND_JOBSET:
 		return "JobSet";
-	case NS_GATE_KIND_OTHER:
+	default:
 		break;
 	}
 	return "object";
@@ -71,6 +93,8 @@ static bool group_is(const char *api_version, const char *group)
 
 enum ns_gate_kind ns_gate_kind_of(const char *api_version, const char *kind)
 {
+	int k;
+
 	api_version = str_or_empty(api_version);
 	kind = str_or_empty(kind);
 	if (strcmp(kind, "Job") == 0 && group_is(api_version, "batch"))
@@ -78,18 +102,48 @@ enum ns_gate_kind ns_gate_kind_of(const char *api_version, const char *kind)
 	if (strcmp(kind, "JobSet") == 0 &&
 	    group_is(api_version, "jobset.x-k8s.io"))
 		return NS_GATE_KIND_JOBSET;
+	for (k = NS_GATE_KIND_JOBSET + 1; k < NS_GATE_KIND__COUNT; k++)
+		if (strcmp(kind, others[k].kind) == 0 &&
+		    group_is(api_version, others[k].group))
+			return (enum ns_gate_kind)k;
 	return NS_GATE_KIND_OTHER;
+}
+
+bool ns_gate_kind_names(enum ns_gate_kind k, const char **group,
+    const char **kind, bool *run_policy)
+{
+	const char *g = "", *n = "";
+
+	if (is_other(k)) {
+		g = others[k].group;
+		n = others[k].kind;
+	} else if (k == NS_GATE_KIND_JOB) {
+		g = "batch";
+		n = "Job";
+	} else if (k == NS_GATE_KIND_JOBSET) {
+		g = "jobset.x-k8s.io";
+		n = "JobSet";
+	}
+	if (group != NULL)
+		*group = g;
+	if (kind != NULL)
+		*kind = n;
+	if (run_policy != NULL)
+		*run_policy = is_other(k); /* every other kind is Kubeflow's */
+	return *n != '\0';
 }
 
 static bool framework_enabled(
     const struct ns_gate_config *cfg, enum ns_gate_kind k)
 {
+	if (is_other(k))
+		return cfg->enabled[k];
 	switch (k) {
 	case NS_GATE_KIND_JOB:
 		return cfg->job_enabled;
 	case NS_GATE_KIND_JOBSET:
 		return cfg->jobset_enabled;
-	case NS_GATE_KIND_OTHER:
+	default:
 		break;
 	}
 	return false;
@@ -97,6 +151,8 @@ static bool framework_enabled(
 
 static const char *framework_name(enum ns_gate_kind k)
 {
+	if (is_other(k))
+		return others[k].framework;
 	return k == NS_GATE_KIND_JOB ? "batch/job" : "jobset.x-k8s.io/jobset";
 }
 

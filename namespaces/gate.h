@@ -8,8 +8,9 @@
  * Kueue #13374). The checks run in causal order and the first that settles the
  * question is reported:
  *
- *   1. kind: only batch/v1 Job and jobset.x-k8s.io JobSet, and only when
- *      its framework is listed in integrations.frameworks;
+ *   1. kind: batch/v1 Job, jobset.x-k8s.io JobSet and the other kinds of
+ *      the framework descriptors (enum ns_gate_kind), and only when its
+ *      framework is listed in integrations.frameworks;
  *   2. namespace: kube-system and cueue's own namespace never; a namespace
  *      missing from the cache never; else it must match
  *      managedJobsNamespaceSelector. This applies with and without a
@@ -63,6 +64,16 @@ enum ns_gate_kind {
 	NS_GATE_KIND_OTHER = 0, /* anything cueue does not manage */
 	NS_GATE_KIND_JOB,	/* batch/<any version> Job */
 	NS_GATE_KIND_JOBSET,	/* jobset.x-k8s.io/<any version> JobSet */
+	/* The other frameworks cueue knows (docs/frameworks.md), one value
+	 * each, in this order: kubeflow.org PyTorchJob, TFJob, XGBoostJob,
+	 * PaddleJob, JAXJob, MPIJob. */
+	NS_GATE_KIND_PYTORCHJOB,
+	NS_GATE_KIND_TFJOB,
+	NS_GATE_KIND_XGBOOSTJOB,
+	NS_GATE_KIND_PADDLEJOB,
+	NS_GATE_KIND_JAXJOB,
+	NS_GATE_KIND_MPIJOB,
+	NS_GATE_KIND__COUNT
 };
 
 enum ns_gate_managed {
@@ -145,6 +156,8 @@ struct ns_gate_namespace {
 struct ns_gate_config {
 	bool job_enabled;    /* "batch/job" in integrations.frameworks */
 	bool jobset_enabled; /* "jobset.x-k8s.io/jobset" */
+	/* The other kinds' frameworks, indexed by enum ns_gate_kind. */
+	bool enabled[NS_GATE_KIND__COUNT];
 	bool manage_jobs_without_queue_name;
 	/* managedJobsNamespaceSelector, compiled; NULL = every namespace
 	 * (Kueue's nil selector). A match_nothing selector matches none. */
@@ -195,6 +208,13 @@ CU_MUST_CHECK int ns_gate_decide(const struct ns_gate_config *cfg,
 /* Kind of apiVersion + kind [borrowed; NULL reads as ""]: the group must
  * be "batch" / "jobset.x-k8s.io" (any version). */
 enum ns_gate_kind ns_gate_kind_of(const char *api_version, const char *kind);
+
+/* The API group and kind of k [static]; false (both "") for
+ * NS_GATE_KIND_OTHER. *run_policy: the kind suspends through
+ * spec.runPolicy.suspend (Kubeflow), not spec.suspend. Any out may be
+ * NULL. */
+bool ns_gate_kind_names(enum ns_gate_kind k, const char **group,
+    const char **kind, bool *run_policy);
 
 /*
  * Fill *out from decoded metadata m [borrowed; out borrows its strings,

@@ -96,7 +96,10 @@ static int warn_job(struct rec_plan *p, const struct rec_job_in *in,
     const char *what, const char *msg, cu_error *err)
 {
 	char *m = cu_asprintf("%s %c/%s/%s: %s", what,
-	    in->kind == REC_JOB_BATCH ? 'J' : 'S', in->ns, in->name, msg);
+	    in->kind == REC_JOB_BATCH	 ? 'J'
+	    : in->kind == REC_JOB_JOBSET ? 'S'
+					 : 'D',
+	    in->ns, in->name, msg);
 	int rc = m == NULL ? rec__nomem(err, "job reconciler")
 			   : add_text(p, REC_ITEM_WARN, NULL, m, err);
 
@@ -306,6 +309,8 @@ static int job_reclaimable(const struct rec_job *j, json_t *arr)
 {
 	size_t i, k;
 
+	if (j->kind == REC_JOB_DOC) /* not JobWithReclaimablePods */
+		return CU_OK;
 	if (j->kind == REC_JOB_BATCH) {
 		const struct api_job *b = j->job;
 		long par = b->spec.has_parallelism ? b->spec.parallelism : 1;

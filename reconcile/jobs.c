@@ -30,7 +30,10 @@ static int job_docs(
 	int rc;
 
 	*from = *to = NULL;
-	if (j->kind == REC_JOB_JOBSET)
+	if (j->kind == REC_JOB_DOC) {
+		*from = json_deep_copy(j->doc);
+		rc = *from == NULL ? rec__nomem(err, "job") : CU_OK;
+	} else if (j->kind == REC_JOB_JOBSET)
 		rc = api_jobset_encode(from, j->jobset, err);
 	else
 		rc = api_job_encode(from, j->job, err);
@@ -46,6 +49,8 @@ bool rec_job_is_suspended(const struct rec_job *j)
 {
 	const char *stopping;
 
+	if (j->kind == REC_JOB_DOC)
+		return rec__doc_suspended(j->fw, j->doc);
 	if (j->kind == REC_JOB_JOBSET)
 		return j->jobset->spec.has_suspend && j->jobset->spec.suspend;
 	if (!j->job->spec.has_suspend || !j->job->spec.suspend)
@@ -59,6 +64,8 @@ bool rec_job_is_active(const struct rec_job *j)
 {
 	size_t i;
 
+	if (j->kind == REC_JOB_DOC)
+		return rec__doc_active(j->fw, j->doc);
 	if (j->kind == REC_JOB_BATCH)
 		return j->job->status.has_active && j->job->status.active != 0;
 	for (i = 0; i < j->jobset->status.n_replicated_jobs_status; i++)
@@ -74,6 +81,8 @@ bool rec_job_finished(
 	bool ok = false;
 	size_t i;
 
+	if (j->kind == REC_JOB_DOC)
+		return rec__doc_finished(j->fw, j->doc, success, message);
 	if (j->kind == REC_JOB_BATCH) {
 		const struct api_conditions *cs = &j->job->status.conditions;
 
@@ -112,51 +121,17 @@ bool rec_job_finished(
 	return true;
 }
 
-/* ---- pod templates in the job document ------------------------------- */
+/* ---- pod templates in the job document: through the descriptor ------ */
 
-static void lower(char *s)
-{
-	for (; *s; s++)
-		if (*s >= 'A' && *s <= 'Z')
-			*s = (char)(*s - 'A' + 'a');
-}
-
-/* The pod template of pod set `name` in the encoded job doc [borrowed],
- * or NULL. Job: spec.template (one pod set); JobSet: the replicatedJob
- * whose lower-cased name is `name`, template.spec.template. */
 static json_t *doc_template(
-    json_t *doc, enum rec_job_kind kind, const char *name)
+    json_t *doc, const struct rec_job *j, const char *name)
 {
-	json_t *spec = json_object_get(doc, "spec"), *rjs, *rj, *t;
-	char buf[256];
-	size_t i;
-
-	if (kind == REC_JOB_BATCH)
-		return json_object_get(spec, "template");
-	rjs = json_object_get(spec, "replicatedJobs");
-	json_array_foreach(rjs, i, rj)
-	{
-		const char *n = api_json_str(rj, "name");
-
-		if (n == NULL || strlen(n) >= sizeof(buf))
-			continue;
-		snprintf(buf, sizeof(buf), "%s", n);
-		lower(buf);
-		if (strcmp(buf, name) != 0)
-			continue;
-		t = json_object_get(rj, "template");
-		t = json_object_get(t, "spec");
-		return json_object_get(t, "template");
-	}
-	return NULL;
+	return rec__fw_template(rec_job_fw(j), doc, name);
 }
 
-static size_t doc_n_podsets(json_t *doc, enum rec_job_kind kind)
+static size_t doc_n_podsets(json_t *doc, const struct rec_job *j)
 {
-	if (kind == REC_JOB_BATCH)
-		return 1;
-	return json_array_size(
-	    json_object_get(json_object_get(doc, "spec"), "replicatedJobs"));
+	return rec__fw_n_podsets(rec_job_fw(j), doc);
 }
 
 /* ---- 4. start ---------------------------------------------------------- */
@@ -508,8 +483,7 @@ static int start_edit(const struct rec_job *j, const struct api_workload *wl,
     cu_error *err)
 {
 	size_t n = wl->status.admission.n_pod_set_assignments, i;
-	size_t want = doc_n_podsets(to, j->kind);
-	json_t *spec;
+	size_t want = doc_n_podsets(to, j);
 	int rc;
 
 	if (n != want)
@@ -523,7 +497,7 @@ static int start_edit(const struct rec_job *j, const struct api_workload *wl,
 		struct info in = {NULL, NULL, NULL, NULL};
 		json_t *tpl;
 
-		tpl = doc_template(to, j->kind, a->name);
+		tpl = doc_template(to, j, a->name);
 		if (!json_is_object(tpl))
 			return cu_error_set(err, CU_EINVAL,
 			    "invalid podset infos: the job has no pod "
@@ -550,11 +524,7 @@ static int start_edit(const struct rec_job *j, const struct api_workload *wl,
 				return rc;
 		}
 	}
-	spec = api_json_obj_child(to, "spec");
-	if (spec == NULL ||
-	    json_object_set_new(spec, "suspend", json_false()) != 0)
-		return rec__nomem(err, "job spec.suspend");
-	return CU_OK;
+	return rec__fw_set_suspend(rec_job_fw(j), to, false, err);
 }
 
 int rec_job_start_patch(const struct rec_job *j, const struct api_workload *wl,
@@ -660,12 +630,11 @@ static int restore_all(const struct rec_job *j, const struct api_workload *wl,
 	if (wl == NULL || wl->spec.n_pod_sets == 0)
 		return CU_OK;
 	/* Kueue skips the restore when the pod set count does not match. */
-	if (wl->spec.n_pod_sets != doc_n_podsets(to, j->kind))
+	if (wl->spec.n_pod_sets != doc_n_podsets(to, j))
 		return CU_OK;
 	for (i = 0; i < wl->spec.n_pod_sets; i++) {
 		const struct api_podset *ps = &wl->spec.pod_sets[i];
-		json_t *tpl =
-		    doc_template(to, j->kind, ps->name ? ps->name : "main");
+		json_t *tpl = doc_template(to, j, ps->name ? ps->name : "main");
 
 		if (!json_is_object(tpl) || ps->template == NULL)
 			continue;
@@ -740,12 +709,13 @@ int rec_job_stop_patch(const struct rec_job *j, const struct api_workload *wl,
 
 	*patch = NULL;
 	*step = REC_STOP_DONE;
-	if (j->kind == REC_JOB_JOBSET && rec_job_is_suspended(j))
+	if (j->kind != REC_JOB_BATCH && rec_job_is_suspended(j))
 		return CU_OK;
 	rc = job_docs(j, &from, &to, err);
-	if (rc == CU_OK && j->kind == REC_JOB_JOBSET) {
+	if (rc == CU_OK && j->kind != REC_JOB_BATCH) {
+		/* Kueue's generic stop: Suspend + RestorePodSetsInfo. */
 		*step = REC_STOP_SUSPEND;
-		rc = set_suspend(to, err);
+		rc = rec__fw_set_suspend(rec_job_fw(j), to, true, err);
 		if (rc == CU_OK)
 			rc = restore_all(j, wl, to, err);
 	} else if (rc == CU_OK) {

@@ -7,6 +7,7 @@
  * patch that adopts such a Workload (EnsurePrebuiltWorkloadOwnership).
  * Pure: no I/O. Contract in reconcile/reconcile.h.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "reconcile/rec_int.h"
@@ -37,11 +38,13 @@ bool rec__is_label_value(const char *s)
 json_t *rec__owner_ref(const struct rec_job *j)
 {
 	const struct api_meta *m = rec_job_meta(j);
-	bool jobset = j->kind == REC_JOB_JOBSET;
+	const struct rec_fw *fw = rec_job_fw(j);
+	char av[128];
 
-	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "apiVersion",
-	    jobset ? "jobset.x-k8s.io/v1alpha2" : "batch/v1", "kind",
-	    jobset ? "JobSet" : "Job", "name", m->name ? m->name : "", "uid",
+	snprintf(av, sizeof(av), "%s%s%s", fw->group, *fw->group ? "/" : "",
+	    fw->version);
+	return json_pack("{s:s, s:s, s:s, s:s, s:b, s:b}", "apiVersion", av,
+	    "kind", fw->kind, "name", m->name ? m->name : "", "uid",
 	    m->uid ? m->uid : "", "controller", 1, "blockOwnerDeletion", 1);
 }
 

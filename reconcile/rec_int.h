@@ -69,4 +69,36 @@ json_t *rec__owner_ref(const struct rec_job *j);
 CU_MUST_CHECK int rec__plan_compose_error(
     struct rec_plan *p, const cu_error *why, cu_error *err);
 
+/* ---- framework descriptors (reconcile/framework.c) ------------------ */
+
+/* How many pod sets the job document doc [borrowed] has for fw. */
+size_t rec__fw_n_podsets(const struct rec_fw *fw, const json_t *doc);
+
+/* The pod template of pod set `name` in doc [borrowed, editable through
+ * the result], or NULL: Job spec.template; JobSet the replicatedJob whose
+ * lower-cased name is name; replica map the present replica type whose
+ * lower-cased key is name. */
+json_t *rec__fw_template(
+    const struct rec_fw *fw, const json_t *doc, const char *name);
+
+/* doc's suspend field (fw->suspend) set to `suspend` [doc edited].
+ * CU_ENOMEM. */
+int rec__fw_set_suspend(
+    const struct rec_fw *fw, json_t *doc, bool suspend, cu_error *err);
+
+/* A job read as JSON (REC_JOB_DOC) through its descriptor: the suspend
+ * field is true; managedBy [borrowed] or NULL; a success or failure
+ * condition is True (*success, *message [borrowed] as rec_job_finished);
+ * some replica status counts active pods; the ready condition is True;
+ * its pod sets (*out initialised here; CU_EINVAL naming the field,
+ * CU_ENOMEM). */
+bool rec__doc_suspended(const struct rec_fw *fw, const json_t *doc);
+const char *rec__doc_managed_by(const struct rec_fw *fw, const json_t *doc);
+bool rec__doc_finished(const struct rec_fw *fw, const json_t *doc,
+    bool *success, const char **message);
+bool rec__doc_active(const struct rec_fw *fw, const json_t *doc);
+bool rec__doc_pods_ready(const struct rec_fw *fw, const json_t *doc);
+CU_MUST_CHECK int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,
+    struct api_podsets *out, cu_error *err);
+
 #endif /* CU_RECONCILE_REC_INT_H */

@@ -219,15 +219,64 @@
 enum rec_job_kind {
 	REC_JOB_BATCH = 1, /* batch/v1 Job */
 	REC_JOB_JOBSET,	   /* jobset.x-k8s.io/v1alpha2 JobSet */
+	REC_JOB_DOC,	   /* any other descriptor: the object as JSON */
 };
 
-/* A borrowed view of one managed job: exactly the member named by kind
- * is set. */
+/* ---- framework descriptors (reconcile/framework.c, docs/frameworks.md) */
+
+/* How a kind lays out its pod sets, suspension and state. */
+enum rec_fw_shape {
+	REC_FW_SHAPE_BATCH = 1,	  /* batch/v1 Job */
+	REC_FW_SHAPE_JOBSET,	  /* spec.replicatedJobs[] */
+	REC_FW_SHAPE_REPLICA_MAP, /* spec.<x>ReplicaSpecs.<Type> (Kubeflow) */
+};
+
+/* One framework Kueue integrates, as data. Every string [static]. */
+struct rec_fw {
+	const char *name; /* integrations.frameworks, e.g. batch/job */
+	const char *group, *version, *kind, *plural;
+	enum rec_fw_shape shape;
+	/* JSON path of the suspend boolean, NULL-terminated. */
+	const char *const *suspend;
+	/* REC_FW_SHAPE_REPLICA_MAP: the map under spec and its keys in
+	 * Kueue's order (NULL-terminated); absent keys are skipped. */
+	const char *replicas_field;
+	const char *const *replica_order;
+	/* Condition types (status True): finished with success, finished
+	 * with failure, all pods running (NULL: not a condition). */
+	const char *cond_success, *cond_failed, *cond_ready;
+	/* JSON path of managedBy (NULL-terminated) and the owning
+	 * controller's own name (managedBy absent or equal: not someone
+	 * else's object). */
+	const char *const *managed_by;
+	const char *own_controller;
+	const char *pod_index_label; /* TAS pod index label */
+};
+
+/* The descriptor of integrations.frameworks name `name` [borrowed], or
+ * NULL when cueue has none. */
+const struct rec_fw *rec_fw_by_name(const char *name);
+
+/* The descriptor of objects of group (API group, "" for core) and kind
+ * [both borrowed], or NULL. */
+const struct rec_fw *rec_fw_by_kind(const char *group, const char *kind);
+
+/* The table, for iteration: descriptor i, NULL past the end. */
+const struct rec_fw *rec_fw_at(size_t i);
+
+/* A borrowed view of one managed job: the members named by kind are
+ * set (REC_JOB_DOC: fw, doc and meta). */
 struct rec_job {
 	enum rec_job_kind kind;
 	const struct api_job *job;	 /* [borrowed] REC_JOB_BATCH */
 	const struct api_jobset *jobset; /* [borrowed] REC_JOB_JOBSET */
+	const struct rec_fw *fw;	 /* [static] REC_JOB_DOC */
+	const json_t *doc;		 /* [borrowed] REC_JOB_DOC */
+	const struct api_meta *meta;	 /* [borrowed] REC_JOB_DOC: doc's */
 };
+
+/* The descriptor of j's kind [static]; never NULL. */
+const struct rec_fw *rec_job_fw(const struct rec_job *j);
 
 /* The job's metadata [borrowed from j]. */
 const struct api_meta *rec_job_meta(const struct rec_job *j);

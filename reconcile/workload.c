@@ -66,6 +66,8 @@ static json_t *message_string(const char *msg)
 
 const struct api_meta *rec_job_meta(const struct rec_job *j)
 {
+	if (j->kind == REC_JOB_DOC)
+		return j->meta;
 	if (j->kind == REC_JOB_JOBSET)
 		return &j->jobset->meta;
 	return &j->job->meta;
@@ -74,6 +76,8 @@ const struct api_meta *rec_job_meta(const struct rec_job *j)
 int rec_job_podsets(
     const struct rec_job *j, struct api_podsets *out, cu_error *err)
 {
+	if (j->kind == REC_JOB_DOC)
+		return rec__doc_podsets(j->fw, j->doc, out, err);
 	if (j->kind == REC_JOB_JOBSET)
 		return api_jobset_podsets(j->jobset, out, err);
 	return api_job_podsets(j->job, out, err);
@@ -113,7 +117,7 @@ static int build_meta(json_t *wl, const struct rec_job *j,
     const struct rec_wl_build_opts *o, cu_error *err)
 {
 	const struct api_meta *m = rec_job_meta(j);
-	bool jobset = j->kind == REC_JOB_JOBSET;
+	const struct rec_fw *fw = rec_job_fw(j);
 	json_t *md, *labels, *ann, *refs, *ref, *fin;
 	char *name = NULL;
 	size_t i;
@@ -125,8 +129,7 @@ static int build_meta(json_t *wl, const struct rec_job *j,
 	if (m->uid == NULL || *m->uid == '\0')
 		return cu_error_set(
 		    err, CU_EINVAL, "job metadata.uid: Required value");
-	rc = api_workload_name(jobset ? "JobSet" : "Job",
-	    jobset ? "jobset.x-k8s.io" : "batch", m->name, m->uid, -1,
+	rc = api_workload_name(fw->kind, fw->group, m->name, m->uid, -1,
 	    o->name_max ? o->name_max : API_WORKLOAD_NAME_MAX, &name, err);
 	if (rc != CU_OK)
 		return rc;
@@ -1388,6 +1391,16 @@ bool rec_job_pods_ready(const struct rec_job *j, int32_t *ready, int32_t *total)
 	int32_t r = 0, t = 0;
 	size_t i;
 
+	if (j->kind == REC_JOB_DOC) {
+		bool ok = rec__doc_pods_ready(j->fw, j->doc);
+
+		/* The kind says ready or not, not how many pods are. */
+		if (ready != NULL)
+			*ready = ok ? 1 : 0;
+		if (total != NULL)
+			*total = 1;
+		return ok;
+	}
 	if (j->kind == REC_JOB_BATCH) {
 		const struct api_job *job = j->job;
 

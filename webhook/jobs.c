@@ -12,6 +12,7 @@
  * the Workload is not admitted. Anything the gate does not call ours
  * passes untouched: no patch, no denial.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "webhook/webhook_int.h"
@@ -21,8 +22,19 @@
 
 static enum ns_gate_kind request_kind(const struct wh_request *req)
 {
-	return strcmp(req->kind.group, "batch") == 0 ? NS_GATE_KIND_JOB
-						     : NS_GATE_KIND_JOBSET;
+	char gv[256];
+
+	snprintf(gv, sizeof(gv), "%s/%s", req->kind.group, req->kind.version);
+	return ns_gate_kind_of(gv, req->kind.kind);
+}
+
+/* Does the request's kind suspend through spec.runPolicy.suspend? */
+static bool run_policy(const struct wh_request *req)
+{
+	bool rp = false;
+
+	(void)ns_gate_kind_names(request_kind(req), NULL, NULL, &rp);
+	return rp;
 }
 
 /* The object's namespace: the request's, else metadata.namespace. */
@@ -89,10 +101,10 @@ static int decide(struct wh_ctx *c, const json_t *obj,
 	return gate(c, gobj, ns, d, err);
 }
 
-/* The spec.suspend member: *present, *value; CU_EPARSE when spec or
- * suspend has the wrong type. */
-static int suspend_of(const json_t *obj, const char *field, bool *present,
-    bool *value, cu_error *err)
+/* The spec.suspend member (spec.runPolicy.suspend when rp): *present,
+ * *value; CU_EPARSE when spec, runPolicy or suspend has the wrong type. */
+static int suspend_of(const json_t *obj, const char *field, bool rp,
+    bool *present, bool *value, cu_error *err)
 {
 	const json_t *spec = json_object_get(obj, "spec"), *s;
 
@@ -104,6 +116,16 @@ static int suspend_of(const json_t *obj, const char *field, bool *present,
 		return cu_error_set(err, CU_EPARSE,
 		    "%sspec: Invalid type: expected object, got %s", field,
 		    api_json_type_name(spec, false));
+	if (rp) {
+		spec = json_object_get(spec, "runPolicy");
+		if (spec == NULL || json_is_null(spec))
+			return CU_OK;
+		if (!json_is_object(spec))
+			return cu_error_set(err, CU_EPARSE,
+			    "%sspec.runPolicy: Invalid type: expected object, "
+			    "got %s",
+			    field, api_json_type_name(spec, false));
+	}
 	s = json_object_get(spec, "suspend");
 	if (s == NULL || json_is_null(s))
 		return CU_OK;
@@ -155,6 +177,21 @@ static int patch_suspend(struct wh_ctx *c, const json_t *obj, bool present,
 
 	if (value)
 		return CU_OK;
+	if (run_policy(c->req)) {
+		const json_t *rp = json_object_get(spec, "runPolicy");
+
+		if (!json_is_object(spec))
+			return wh__patch_add(c->out, "add", "/spec",
+			    json_pack("{s:{s:b}}", "runPolicy", "suspend", 1),
+			    err);
+		if (!json_is_object(rp))
+			return wh__patch_add(c->out,
+			    rp != NULL ? "replace" : "add", "/spec/runPolicy",
+			    json_pack("{s:b}", "suspend", 1), err);
+		return wh__patch_add(c->out,
+		    json_object_get(rp, "suspend") != NULL ? "replace" : "add",
+		    "/spec/runPolicy/suspend", json_true(), err);
+	}
 	if (!json_is_object(spec))
 		return wh__patch_add(c->out, "add", "/spec",
 		    json_pack("{s:b}", "suspend", 1), err);
@@ -204,7 +241,8 @@ static int mutate_create(struct wh_ctx *c, cu_error *err)
 	/* Not ours: untouched, even when malformed. */
 	if (d.managed != NS_GATE_YES)
 		return CU_OK;
-	if ((rc = suspend_of(obj, "", &present, &value, err)) != CU_OK)
+	if ((rc = suspend_of(
+		 obj, "", run_policy(c->req), &present, &value, err)) != CU_OK)
 		return rc;
 	if (inject && (rc = patch_queue_label(c, obj, err)) != CU_OK)
 		return rc;
@@ -285,9 +323,10 @@ static int validate(struct wh_ctx *c, cu_error *err)
 	/* 3. ours before or after the update, else hands off */
 	if (dnew.managed != NS_GATE_YES && dold.managed != NS_GATE_YES)
 		return CU_OK;
-	if ((rc = suspend_of(obj, "", &np, &nv, err)) != CU_OK ||
-	    (is_update &&
-		(rc = suspend_of(old, "oldObject.", &op, &ov, err)) != CU_OK))
+	if ((rc = suspend_of(obj, "", run_policy(req), &np, &nv, err)) !=
+		CU_OK ||
+	    (is_update && (rc = suspend_of(old, "oldObject.", run_policy(req),
+			       &op, &ov, err)) != CU_OK))
 		return rc;
 	/* 4. the label names a LocalQueue; admission-gated-by and a Job's
 	 * job-min-parallelism are valid */

@@ -18,6 +18,18 @@ const struct wh_route wh_routes[] = {
     {"/validate-batch-v1-job", WH_VALIDATE},
     {"/mutate-jobset-x-k8s-io-v1alpha2-jobset", WH_MUTATE},
     {"/validate-jobset-x-k8s-io-v1alpha2-jobset", WH_VALIDATE},
+    {"/mutate-kubeflow-org-v1-pytorchjob", WH_MUTATE},
+    {"/validate-kubeflow-org-v1-pytorchjob", WH_VALIDATE},
+    {"/mutate-kubeflow-org-v1-tfjob", WH_MUTATE},
+    {"/validate-kubeflow-org-v1-tfjob", WH_VALIDATE},
+    {"/mutate-kubeflow-org-v1-xgboostjob", WH_MUTATE},
+    {"/validate-kubeflow-org-v1-xgboostjob", WH_VALIDATE},
+    {"/mutate-kubeflow-org-v1-paddlejob", WH_MUTATE},
+    {"/validate-kubeflow-org-v1-paddlejob", WH_VALIDATE},
+    {"/mutate-kubeflow-org-v1-jaxjob", WH_MUTATE},
+    {"/validate-kubeflow-org-v1-jaxjob", WH_VALIDATE},
+    {"/mutate-kubeflow-org-v2beta1-mpijob", WH_MUTATE},
+    {"/validate-kubeflow-org-v2beta1-mpijob", WH_VALIDATE},
     {"/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_MUTATE},
     {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_VALIDATE},
     {"/validate-kueue-x-k8s-io-v1beta2-localqueue", WH_VALIDATE},
@@ -588,10 +600,11 @@ static int check_object(const json_t *o, const char *field,
 static int dispatch(struct wh_ctx *c, cu_error *err)
 {
 	const struct wh_request *req = c->req;
-	bool job =
-	    (is(req->kind.group, "batch") && is(req->kind.kind, "Job")) ||
-	    (is(req->kind.group, "jobset.x-k8s.io") &&
-		is(req->kind.kind, "JobSet"));
+	char gv[256];
+	bool job;
+
+	snprintf(gv, sizeof(gv), "%s/%s", req->kind.group, req->kind.version);
+	job = ns_gate_kind_of(gv, req->kind.kind) != NS_GATE_KIND_OTHER;
 	bool kueue = is(req->kind.group, "kueue.x-k8s.io");
 	char q[WH_QUOTE_MAX];
 	int rc;

@@ -354,6 +354,12 @@ Test(ctl_config, validation_errors_name_field_and_line)
 		CU_EUNSUPPORTED,
 		"line 5: integrations.frameworks[0]: framework "
 		"\"ray.io/rayjob\" is not supported by cueue"},
+	    {"integrations:\n  frameworks: [kubeflow.org/mpijob, pod]\n",
+		CU_EUNSUPPORTED,
+		"integrations.frameworks[1]: framework \"pod\" is not "
+		"supported by cueue (supported: batch/job, "
+		"jobset.x-k8s.io/jobset, kubeflow.org/{pytorchjob,tfjob,"
+		"xgboostjob,paddlejob,jaxjob,mpijob})"},
 	    {"integrations:\n  frameworks: [example.com/thing]\n", CU_EINVAL,
 		"integrations.frameworks[0]: Unsupported value: "
 		"\"example.com/thing\""},

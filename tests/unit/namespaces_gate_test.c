@@ -505,6 +505,60 @@ Test(gate, names)
 	cr_assert_eq(ns_gate_kind_of("batch/v1", "job"), NS_GATE_KIND_OTHER);
 }
 
+/* The Kubeflow kinds: known (so their children are never managed alone),
+ * each behind its own framework switch, named for the webhook. */
+Test(gate, kubeflow_kinds)
+{
+	struct ns_gate_config cfg = cfgs[SEED];
+	struct ns_gate_object obj;
+	struct ns_gate_namespace ns;
+	struct ns_gate_decision d;
+	const char *group = NULL, *kind = NULL;
+	bool rp = false;
+	cu_error err;
+
+	cr_assert_eq(ns_gate_kind_of("kubeflow.org/v1", "PyTorchJob"),
+	    NS_GATE_KIND_PYTORCHJOB);
+	cr_assert_eq(ns_gate_kind_of("kubeflow.org/v2beta1", "MPIJob"),
+	    NS_GATE_KIND_MPIJOB);
+	cr_assert_eq(
+	    ns_gate_kind_of("kubeflow.org/v1", "Job"), NS_GATE_KIND_OTHER);
+	cr_assert_eq(
+	    ns_gate_kind_of("other.org/v1", "TFJob"), NS_GATE_KIND_OTHER);
+	cr_assert(ns_gate_kind_names(NS_GATE_KIND_JAXJOB, &group, &kind, &rp));
+	cr_assert_str_eq(group, "kubeflow.org");
+	cr_assert_str_eq(kind, "JAXJob");
+	cr_assert(rp);
+	cr_assert(ns_gate_kind_names(NS_GATE_KIND_JOBSET, NULL, &kind, &rp));
+	cr_assert_str_eq(kind, "JobSet");
+	cr_assert(!rp);
+	cr_assert(!ns_gate_kind_names(NS_GATE_KIND_OTHER, NULL, NULL, NULL));
+
+	memset(&obj, 0, sizeof(obj));
+	obj.kind = NS_GATE_KIND_PYTORCHJOB;
+	obj.name = "pt";
+	obj.queue_name = "main";
+	ns_of("default", &ns);
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, world_lookup, NULL, &d, &err),
+	    CU_OK);
+	cr_assert_eq(d.managed, NS_GATE_NO);
+	cr_assert_eq(d.reason, NS_GATE_R_FRAMEWORK_DISABLED);
+	cr_assert(
+	    strstr(d.why, "kubeflow.org/pytorchjob") != NULL, "%s", d.why);
+	cfg.enabled[NS_GATE_KIND_PYTORCHJOB] = true;
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, world_lookup, NULL, &d, &err),
+	    CU_OK);
+	cr_assert_eq(d.managed, NS_GATE_YES);
+	/* the seed's excluded namespace: not ours, before any lookup */
+	ns_of("test", &ns);
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, world_lookup, NULL, &d, &err),
+	    CU_OK);
+	cr_assert_eq(d.managed, NS_GATE_NO);
+}
+
 /* ---- input helpers: decoded objects and AdmissionReview JSON ----------- */
 
 static json_t *load(const char *text)

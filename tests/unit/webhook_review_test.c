@@ -719,6 +719,67 @@ Test(webhook, managed_jobset_gets_suspend_patch)
 	json_decref(out);
 }
 
+/* The Kubeflow kinds suspend through spec.runPolicy.suspend: added
+ * where absent (with the objects above it), replaced where false; a
+ * disabled framework or an excluded namespace gets nothing. */
+Test(webhook, kubeflow_jobs_suspended_through_run_policy)
+{
+	static const char *const specs[] = {
+	    "{'pytorchReplicaSpecs':{}}",
+	    "{'runPolicy':{'cleanPodPolicy':'None'}}",
+	    "{'runPolicy':{'suspend':false}}",
+	};
+	static const char *const ops[] = {"add", "add", "replace"};
+	char obj[512];
+	size_t i;
+
+	CFG.enabled[NS_GATE_KIND_PYTORCHJOB] = true;
+	for (i = 0; i < 3; i++) {
+		struct rv rv = {"CREATE", "kubeflow.org/v1/PyTorchJob",
+		    "team-a", obj, NULL, false, NULL, NULL};
+		json_t *patch = NULL, *out;
+
+		snprintf(obj, sizeof(obj),
+		    "{'apiVersion':'kubeflow.org/v1','kind':'PyTorchJob',"
+		    "'metadata':{'name':'pt'" QLABEL("main") "},'spec':%s}",
+		    specs[i]);
+		out = mutated(&rv, &patch);
+		cr_assert(json_is_true(json_object_get(
+			      at(out, "spec", "runPolicy"), "suspend")),
+		    "case %zu", i);
+		cr_assert_null(at(out, "spec", "suspend"), "case %zu", i);
+		cr_assert_str_eq(json_string_value(json_object_get(
+				     json_array_get(patch, 0), "op")),
+		    ops[i], "case %zu", i);
+		json_decref(patch);
+		json_decref(out);
+	}
+	{
+		struct rv rv = {"CREATE", "kubeflow.org/v2beta1/MPIJob",
+		    "team-a",
+		    "{'apiVersion':'kubeflow.org/v2beta1','kind':'MPIJob',"
+		    "'metadata':{'name':'m'" QLABEL(
+			"main") "},'spec':{'runPolicy':{'suspend':false}}}",
+		    NULL, false, NULL, NULL};
+
+		/* mpijob not enabled: untouched */
+		expect_allowed_nopatch(WH_MUTATE, &rv);
+		CFG.enabled[NS_GATE_KIND_MPIJOB] = true;
+		json_decref(mutated(&rv, NULL));
+		/* only admission resumes it */
+		rv.op = "UPDATE";
+		rv.old = "{'apiVersion':'kubeflow.org/v2beta1','kind':"
+			 "'MPIJob','metadata':{'name':'m'" QLABEL(
+			     "main") "},'spec':{'runPolicy':{'suspend':true}}}";
+		expect_denied(WH_VALIDATE, &rv, 403, "spec.suspend", true);
+		/* an excluded namespace: nothing */
+		rv.op = "CREATE";
+		rv.old = NULL;
+		rv.ns = "test";
+		expect_allowed_nopatch(WH_MUTATE, &rv);
+	}
+}
+
 Test(webhook, unmanaged_namespace_gets_nothing)
 {
 	struct rv rv = {"CREATE", "batch/v1/Job", "test",

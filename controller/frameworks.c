@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/frameworks.c - the controller's side of the framework
+ * descriptors (reconcile/framework.c, docs/frameworks.md): which job
+ * informer holds which kind, whether its framework is enabled, and the
+ * gate's per-kind switches. The job informers follow the descriptor
+ * table (INF_JOB + i is rec_fw_at(i)); ctl_resources repeats each
+ * descriptor's resource, checked by the unit test of this file's users.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "controller/config.h"
+#include "controller/ctl_int.h"
+#include "reconcile/reconcile.h"
+
+bool ctl_fw_is_job(enum inf_id id)
+{
+	return id >= INF_JOB && id < INF__COUNT;
+}
+
+const char *ctl_fw_kind(enum inf_id id)
+{
+	const struct rec_fw *fw =
+	    ctl_fw_is_job(id) ? rec_fw_at((size_t)(id - INF_JOB)) : NULL;
+
+	return fw != NULL ? fw->kind : "";
+}
+
+enum inf_id ctl_fw_inf(const char *kind)
+{
+	const struct rec_fw *fw;
+	size_t i;
+
+	for (i = 0; kind != NULL && (fw = rec_fw_at(i)) != NULL &&
+		    INF_JOB + i < INF__COUNT;
+	     i++)
+		if (strcmp(fw->kind, kind) == 0)
+			return (enum inf_id)(INF_JOB + i);
+	return INF__COUNT;
+}
+
+bool ctl_fw_enabled(const struct ctl_config *cfg, enum inf_id id)
+{
+	const struct rec_fw *fw =
+	    ctl_fw_is_job(id) ? rec_fw_at((size_t)(id - INF_JOB)) : NULL;
+	size_t i;
+
+	if (fw == NULL)
+		return false;
+	if (id == INF_JOB)
+		return cfg->integrations.job;
+	if (id == INF_JOBSET)
+		return cfg->integrations.jobset;
+	for (i = 0; i < cfg->integrations.nframeworks; i++)
+		if (strcmp(cfg->integrations.frameworks[i], fw->name) == 0)
+			return true;
+	return false;
+}
+
+void ctl_fw_gate_config(const struct ctl_config *cfg, struct ns_gate_config *g)
+{
+	size_t id;
+
+	for (id = INF_JOBSET + 1; id < INF__COUNT; id++) {
+		const struct rec_fw *fw = rec_fw_at(id - INF_JOB);
+		char av[128];
+		enum ns_gate_kind k;
+
+		if (fw == NULL)
+			continue;
+		snprintf(av, sizeof(av), "%s/%s", fw->group, fw->version);
+		k = ns_gate_kind_of(av, fw->kind);
+		if (k != NS_GATE_KIND_OTHER)
+			g->enabled[k] = ctl_fw_enabled(cfg, (enum inf_id)id);
+	}
+}
