@@ -563,7 +563,7 @@ static int find_flavor(que_state *st, struct que_cq *cq, struct que_wl *wl,
 	for (f = 0; f < g->n_flv; f++) {
 		const struct que_flavor *flv = que_flavor_by_id(st, g->flv[f]);
 		struct gmode rep;
-		enum adm_reason flavor_reason;
+		enum adm_reason flavor_reason = ADM_REASON_NONE;
 
 		rc = try_flavor(st, cq, wl, ps, count, flv, idx, n, a, rs, &rep,
 		    &flavor_reason, cur, err);

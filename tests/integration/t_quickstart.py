@@ -445,6 +445,13 @@ def run_case(name, fn, shared):
 def main():
     """The cases sharing one quickstart in turn, then the others (each
     its own quickstart) side by side."""
+    # A user's shell starts the quickstart with Ctrl-C's default action;
+    # this run may have inherited SIGINT and SIGQUIT ignored (started as
+    # a background job of a non-interactive shell), and the quickstart's
+    # shell cannot trap a signal ignored on entry. Handled here, they are
+    # at their default in every program started below.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
     only = os.environ.get("CASE")
     todo = [c for c in CASES if not only or c[0] in only.split(",")]
     results = {}
