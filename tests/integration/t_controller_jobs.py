@@ -196,8 +196,18 @@ def seed001_managed(s):
     st = wait_for(lambda: jobset_state(s, "team", "sleep-job-x5ffx")
                   .get("terminalState"), 30, what="JobSet in team done")
     eq(st, "Completed")
-    wls = s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/team/"
-                     "workloads")["items"]
+    # The controller marks the Workload Finished once it sees the
+    # JobSet's terminal state: a watch event later than the test's read
+    # of that state, so wait for it (CI read it a moment too early).
+
+    def finished_wls():
+        items = s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/team/"
+                           "workloads")["items"]
+        done = [w for w in items
+                if any(c["type"] == "Finished" and c["status"] == "True"
+                       for c in w.get("status", {}).get("conditions", []))]
+        return items if done else None
+    wls = wait_for(finished_wls, 30, what="the Workload Finished")
     eq(len(wls), 1, "exactly one Workload")
     wl = wls[0]
     eq([p["name"] for p in wl["spec"]["podSets"]], ["workers", "driver"])
