@@ -13,11 +13,11 @@ to Pending; Rejected deactivates it. A restart of the controller while
 the check is Pending neither admits it early nor loses it."""
 import os
 import signal
-import urllib.request
 
 from cuetest import CONTROLLER_CONFIG, Controller, case, check, eq, \
     free_port, run_cases, wait_for
 from cuetest.kobj import cond, is_true
+from cuetest.metrics import metric_total
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -31,24 +31,6 @@ CHECK = "manual-check"
 CONFIG = CONTROLLER_CONFIG + """integrations:
   frameworks: ["batch/job"]
 """
-
-
-def metric(port, family, **labels):
-    """The value of family{labels...} (a histogram: its _count)."""
-    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with direct.open("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
-        text = r.read().decode()
-    total = None
-    for line in text.splitlines():
-        if not line.startswith(family + "{"):
-            continue
-        head, value = line.rsplit(" ", 1)
-        got = dict(kv.split("=", 1) for kv in
-                   head.split("{", 1)[1].rstrip("}").split(","))
-        got = {k: v.strip('"') for k, v in got.items()}
-        if all(got.get(k) == v for k, v in labels.items()):
-            total = (total or 0) + float(value)
-    return total
 
 
 def post(s, path, obj):
@@ -238,9 +220,9 @@ def pending_then_ready(s):
     eq(len(adm), 1, "Admitted events: %r" % adm)
     # Metrics: admitted once, the time waited on checks observed once
     # (the reservation alone counts as no admission).
-    eq(metric(port, "kueue_admission_checks_wait_time_seconds_count",
+    eq(metric_total(port, "kueue_admission_checks_wait_time_seconds_count",
               cluster_queue="cq"), 1.0, "admission checks wait time")
-    eq(metric(port, "kueue_admitted_workloads_total", cluster_queue="cq"),
+    eq(metric_total(port, "kueue_admitted_workloads_total", cluster_queue="cq"),
        1.0, "admitted workloads in cq")
     check(adm[0]["message"].startswith(
         "Admitted by ClusterQueue cq, wait time since reservation was "),

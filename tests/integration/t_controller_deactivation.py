@@ -9,17 +9,14 @@ job, and gives its quota back only once the job is no longer active: the
 quota check is made from the watch history of the Jobs (every observed
 state, not only the end), counting a job as running while it is
 unsuspended or still has active pods."""
-import os
 import threading
 import urllib.request
 
 from cuetest import CONTROLLER_CONFIG, Controller, case, check, eq, \
-    free_port, run_cases, wait_for
+    free_port, queues_setup, run_cases, wait_for
 from cuetest.kobj import cond, is_true
 from cuetest.observe import Observer
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-MANIFESTS = os.path.join(ROOT, "manifests")
 NS = "team-a"
 KQ = "/apis/kueue.x-k8s.io/v1beta2"
 JOBS = "/apis/batch/v1/namespaces/%s/jobs" % NS
@@ -32,32 +29,7 @@ CONFIG = CONTROLLER_CONFIG + """integrations:
 
 
 def setup(s, cpu=2):
-    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
-    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
-              "--timeout=30s")
-    for path, obj in (
-            ("/resourceflavors", {"kind": "ResourceFlavor",
-                                  "metadata": {"name": "default-flavor"}}),
-            ("/clusterqueues", {"kind": "ClusterQueue",
-                                "metadata": {"name": "cq"},
-                                "spec": {"namespaceSelector": {},
-                                         "resourceGroups": [{
-                                             "coveredResources": ["cpu"],
-                                             "flavors": [{
-                                                 "name": "default-flavor",
-                                                 "resources": [{
-                                                     "name": "cpu",
-                                                     "nominalQuota": cpu}]
-                                             }]}]}})):
-        obj["apiVersion"] = "kueue.x-k8s.io/v1beta2"
-        code, _, body = s.raw("POST", KQ + path, obj)
-        eq(code, 201, "%s: %r" % (path, body))
-    s.namespace(NS)
-    code, _, body = s.raw("POST", KQ + "/namespaces/%s/localqueues" % NS, {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-        "metadata": {"name": "lq", "namespace": NS},
-        "spec": {"clusterQueue": "cq"}})
-    eq(code, 201, "LocalQueue: %r" % body)
+    queues_setup(s, cpu, ns=NS)
 
 
 def create_job(s, name, runtime_ms=600000, labels=None):

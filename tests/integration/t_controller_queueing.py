@@ -11,10 +11,10 @@ import datetime
 import os
 import threading
 import time
-import urllib.request
 
 from cuetest import (CONTROLLER_CONFIG, Controller, Failure, case, check,
                      eq, free_port, run_cases, wait_for)
+from cuetest.metrics import metric, scrape
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -22,29 +22,6 @@ MANIFESTS = os.path.join(ROOT, "manifests")
 CONFIG = CONTROLLER_CONFIG + """integrations:
   frameworks: ["batch/job"]
 """
-
-
-def scrape(port):
-    """{(name, frozenset(labels)): value} of a /metrics page."""
-    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with direct.open("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
-        text = r.read().decode()
-    out = {}
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        head, value = line.rsplit(" ", 1)
-        name, _, labels = head.partition("{")
-        pairs = frozenset(tuple(kv.split("=", 1)) for kv in
-                          labels.rstrip("}").split(",") if kv)
-        out[(name, pairs)] = float(value)
-    return out
-
-
-def metric(m, family, **labels):
-    want = {(k, '"%s"' % v) for k, v in labels.items()}
-    vals = [v for (n, ls), v in m.items() if n == family and want <= ls]
-    return vals[0] if len(vals) == 1 else None
 
 
 def cluster_queue(name, cpu, strategy="BestEffortFIFO", cohort=None):

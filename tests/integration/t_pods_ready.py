@@ -19,15 +19,13 @@ import os
 import signal
 import threading
 import time
-import urllib.request
 
 from cuetest import CONTROLLER_CONFIG, Controller, case, check, eq, \
-    free_port, run_cases, wait_for
+    free_port, queues_setup, run_cases, wait_for
 from cuetest.kobj import cond, is_true
+from cuetest.metrics import metric_total
 from cuetest.observe import Observer
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-MANIFESTS = os.path.join(ROOT, "manifests")
 NS = "team-a"
 KQ = "/apis/kueue.x-k8s.io/v1beta2"
 JOBS = "/apis/batch/v1/namespaces/%s/jobs" % NS
@@ -58,32 +56,7 @@ def config(timeout="2s", base=2, maxs=4, limit=None, block=False,
 
 def setup(s, cpu, nodes):
     """Queues with `cpu` of quota, and Nodes {name: cpu}."""
-    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
-    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
-              "--timeout=30s")
-    for path, obj in (
-            ("/resourceflavors", {"kind": "ResourceFlavor",
-                                  "metadata": {"name": "default-flavor"}}),
-            ("/clusterqueues", {"kind": "ClusterQueue",
-                                "metadata": {"name": "cq"},
-                                "spec": {"namespaceSelector": {},
-                                         "resourceGroups": [{
-                                             "coveredResources": ["cpu"],
-                                             "flavors": [{
-                                                 "name": "default-flavor",
-                                                 "resources": [{
-                                                     "name": "cpu",
-                                                     "nominalQuota": cpu}]
-                                             }]}]}})):
-        obj["apiVersion"] = "kueue.x-k8s.io/v1beta2"
-        code, _, body = s.raw("POST", KQ + path, obj)
-        eq(code, 201, "%s: %r" % (path, body))
-    s.namespace(NS)
-    code, _, body = s.raw("POST", KQ + "/namespaces/%s/localqueues" % NS, {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-        "metadata": {"name": "lq", "namespace": NS},
-        "spec": {"clusterQueue": "cq"}})
-    eq(code, 201, "LocalQueue: %r" % body)
+    queues_setup(s, cpu, ns=NS)
     for name, ncpu in nodes.items():
         alloc = {"cpu": str(ncpu), "memory": "64Gi", "pods": "110"}
         code, _, body = s.raw("POST", "/api/v1/nodes", {
@@ -159,24 +132,6 @@ def wl_of(s, owner):
         if refs[0].get("name") == owner:
             return w
     return None
-
-
-def metric(port, family, **labels):
-    """The value of family{labels...} (a histogram: its _count)."""
-    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with direct.open("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
-        text = r.read().decode()
-    total = None
-    for line in text.splitlines():
-        if not line.startswith(family + "{"):
-            continue
-        head, value = line.rsplit(" ", 1)
-        got = dict(kv.split("=", 1) for kv in
-                   head.split("{", 1)[1].rstrip("}").split(","))
-        got = {k: v.strip('"') for k, v in got.items()}
-        if all(got.get(k) == v for k, v in labels.items()):
-            total = (total or 0) + float(value)
-    return total
 
 
 @case("job-not-placed-evicted-requeued-deactivated", simulate=SIM)
@@ -255,7 +210,7 @@ def job_not_placed(s):
     # seconds; the loop's resolution).
     for a, e in zip(adm, evs):
         check(0.75 <= e - a <= 4.0, "timeout after %.2fs" % (e - a))
-    eq(metric(port, "kueue_evicted_workloads_total",
+    eq(metric_total(port, "kueue_evicted_workloads_total",
               reason="PodsReadyTimeout", underlying_cause="WaitForStart"),
        2.0, "kueue_evicted_workloads_total")
     hist.stop()
@@ -321,9 +276,9 @@ def block_admission(s):
           % hist.messages("b", "QuotaReserved", "False"))
     for job in ("a", "b"):
         eq(hist.times(job, "Evicted", "True"), [], "%s never evicted" % job)
-    check((metric(port, "kueue_ready_wait_time_seconds_count",
+    check((metric_total(port, "kueue_ready_wait_time_seconds_count",
                   cluster_queue="cq") or 0) >= 2, "ready wait time")
-    check((metric(port, "kueue_admitted_until_ready_wait_time_seconds_count",
+    check((metric_total(port, "kueue_admitted_until_ready_wait_time_seconds_count",
                   cluster_queue="cq") or 0) >= 2, "admitted until ready")
     hist.stop()
     ctl.stop()

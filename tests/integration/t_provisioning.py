@@ -18,11 +18,11 @@ example (written here in the same shape) applies and behaves as
 documented."""
 import os
 import signal
-import urllib.request
 
 from cuetest import CONTROLLER_CONFIG, Controller, case, check, eq, \
     free_port, run_cases, wait_for
 from cuetest.kobj import cond, is_true
+from cuetest.metrics import metric_total
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -155,23 +155,6 @@ def started(s, name, ns=NS):
     return wait_for(ok, 20, what="%s admitted and started" % name)
 
 
-def metric(port, family, **labels):
-    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with direct.open("http://127.0.0.1:%d/metrics" % port, timeout=5) as r:
-        text = r.read().decode()
-    total = None
-    for line in text.splitlines():
-        if not line.startswith(family + "{"):
-            continue
-        head, value = line.rsplit(" ", 1)
-        got = dict(kv.split("=", 1) for kv in
-                   head.split("{", 1)[1].rstrip("}").split(","))
-        got = {k: v.strip('"') for k, v in got.items()}
-        if all(got.get(k) == v for k, v in labels.items()):
-            total = (total or 0) + float(value)
-    return total
-
-
 @case("provisioned-admits-with-consume-annotations", simulate=SIM)
 def provisioned(s):
     setup(s, params={"cueue.dev/sim-provision-ms": "700"})
@@ -245,9 +228,9 @@ def provisioned(s):
               "Pending to Ready with message: Capacity is provisioned"
               % CHECK for e in events(s, name, "AdmissionCheckUpdated")),
           "AdmissionCheckUpdated event")
-    eq(metric(port, "kueue_admission_checks_wait_time_seconds_count",
+    eq(metric_total(port, "kueue_admission_checks_wait_time_seconds_count",
               cluster_queue="cq"), 1.0, "admission checks wait time")
-    eq(metric(port,
+    eq(metric_total(port,
               "kueue_local_queue_admission_checks_wait_time_seconds_count",
               name="lq", namespace=NS), 1.0,
        "admission checks wait time of the LocalQueue")

@@ -13,6 +13,7 @@ python3-kubernetes).
   cases      @case and run_cases()
   kobj       small helpers on Kubernetes objects (conditions, quantities)
   observe    Observer: LIST + WATCH of a collection like an informer
+  metrics    scrape(), metric(), metric_total(): a /metrics page
   crashsoak  scaled-down scheduler-perf runs under SIGKILLs, leader
              changes and API faults (t_crash, t_leader_failover,
              t_fault_soak, make soak)
