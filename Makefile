@@ -25,6 +25,8 @@
 #   make release-bin      the release cueue-controller in build/release/
 #   make bench            benchmarks (never part of make test)
 #   make bench-large      Kueue's large-scale scheduler-perf config
+#   make bench-moonshot   1,000,000 pending Workloads in 10,000
+#                         ClusterQueues on one controller (MOONSHOT_*)
 #   make soak             crash, leader-failover and API-fault soaks
 #                         (ASan build, about 15 minutes, at most 20)
 #   make fuzz             libFuzzer targets, FUZZ_SECONDS each (clang)
@@ -185,7 +187,8 @@ FORMAT_SRC := $(ALL_SRC) $(wildcard */*.h tests/*/*.h)
 # Criterion 2.4 reports a leaking test as passed; every log is scanned.
 SAN_PATTERN := ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|UndefinedBehavior)Sanitizer
 
-.PHONY: all test test-run unit fuzz-replay integration run bench bench-large fuzz \
+.PHONY: all test test-run unit fuzz-replay integration run bench bench-large \
+        bench-moonshot fuzz \
         valgrind lint format format-check install install-dev clean help deps \
         help-check
 
@@ -312,6 +315,10 @@ bench: deps
 bench-large: deps
 	@$(MAKE) --no-print-directory BUILD=release all
 	@BENCH_ONLY=large CUEUE_BIN=$(abspath build/release/bin) tests/bench/run.sh
+
+bench-moonshot: deps
+	@$(MAKE) --no-print-directory BUILD=release all
+	@CUEUE_BIN=$(abspath build/release/bin) /usr/bin/python3 tests/bench/moonshot.py
 
 # Long soaks (tests/soak/): 100+ SIGKILLs of the controller during a
 # scaled-down scheduler-perf run, repeated leader kills and pauses, and

@@ -144,11 +144,45 @@ def bench_inputs(tmp):
     check("topology: unknown field" in err, "TAS refused by name: %r" % err)
 
 
+def moonshot(tmp):
+    """`make bench-moonshot` scaled down to 300 pending Workloads in 20
+    ClusterQueues (cohorts of 10): the run completes, every freed unit of
+    quota is given to exactly one pending Workload (the script fails on
+    more), and summary.json carries every key with a plausible value."""
+    out = os.path.join(tmp, "moon")
+    env = dict(os.environ, CUEUE_BIN=BIN, BENCH_OUT=out,
+               MOONSHOT_PENDING="300", MOONSHOT_CQS="20",
+               MOONSHOT_SAMPLE_S="1", MOONSHOT_TIMEOUT_S="120")
+    with open(os.path.join(LOGS, TEST + ".moonshot.stderr"), "w") as err:
+        p = subprocess.run(["/usr/bin/python3", os.path.join(
+            ROOT, "tests", "bench", "moonshot.py")], env=env, cwd=ROOT,
+            stdout=subprocess.PIPE, stderr=err, text=True, timeout=600)
+    for name in ("controller", "controller-restart", "apiserver"):
+        src = os.path.join(out, "moonshot", name + ".log")
+        if os.path.exists(src):
+            shutil.copy(src, os.path.join(LOGS, "%s.moon-%s.stderr" %
+                                          (TEST, name)))
+    eq(p.returncode, 0, "moonshot exit status (stdout %r)" % p.stdout)
+    with open(os.path.join(out, "moonshot", "summary.json")) as f:
+        sj = json.load(f)
+    eq((sj["pending"], sj["cluster_queues"]), (300, 20), "scale")
+    for key in ("cycle_p50_ms", "cycle_p99_ms", "controller_peak_rss_mib",
+                "apiserver_peak_rss_mib", "restart_to_ready_s",
+                "admissions_per_s"):
+        check(isinstance(sj.get(key), (int, float)) and sj[key] > 0,
+              "summary %s: %r" % (key, sj.get(key)))
+    check(sj["cycle_p50_ms"] <= sj["cycle_p99_ms"], "p50 <= p99: %r" % sj)
+    with open(os.path.join(out, "moonshot", "samples.csv")) as f:
+        rows = [r for r in f if not r.startswith("#")]
+    check(len(rows) >= 1, "samples.csv rows: %d" % len(rows))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="cueue-bench-smoke-")
     failed = 0
     cases = (("sched-smoke", smoke), ("sched-bad-input", bad_input),
-             ("sched-bench-inputs", bench_inputs))
+             ("sched-bench-inputs", bench_inputs),
+             ("moonshot-smoke", moonshot))
     for name, fn in cases:
         start = time.time()
         try:
