@@ -278,6 +278,13 @@ int as_store_remove(
  * *out [owned: cu_free, entries borrowed]. */
 int as_store_snapshot(struct as_server *srv, struct as_kind *k, uint64_t rv,
     struct as_entry **out, size_t *n);
+/* The position in items [borrowed, n sorted by key] of the first key at
+ * or (after) just after (ns, name) [borrowed]: where a list page starts. */
+size_t as_store_seek(const struct as_entry *items, size_t n, const char *ns,
+    const char *name, bool after);
+/* Has k changed after revision rv (an event newer than rv in its ring)?
+ * When not, and rv is not compacted, k->items is the snapshot at rv. */
+bool as_store_changed_since(const struct as_kind *k, uint64_t rv);
 /* Oldest revision a watch or snapshot on k may start from. */
 uint64_t as_store_floor(const struct as_server *srv, const struct as_kind *k);
 void as_store_compact(struct as_server *srv);

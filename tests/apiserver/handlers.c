@@ -1220,7 +1220,14 @@ static void do_list(
 	}
 	if (rvq != NULL && strcmp(rvq, "0") == 0 && !use_snap)
 		limit = 0; /* the watch cache ignores limit for RV=0 */
-	if (use_snap) {
+	if (use_snap && snap_rv <= srv->rv &&
+	    snap_rv >= as_store_floor(srv, k) &&
+	    !as_store_changed_since(k, snap_rv)) {
+		/* Nothing of this kind changed since: the current items are
+		 * the snapshot (a relist's pages cost no copy). */
+		items = k->items;
+		nitems = k->nitems;
+	} else if (use_snap) {
 		size_t n;
 		int rc = snap_rv > srv->rv
 			     ? CU_EGONE
@@ -1276,25 +1283,41 @@ static void do_list(
 	}
 	selectors = labels.nreqs > 0 || fields.nterms > 0;
 	arr = json_array();
-	for (i = 0; i < nitems; i++) {
+	/* Items are sorted by (namespace, name): a page starts by binary
+	 * search after its continue key (or at its namespace), not by a scan
+	 * from the first item, so a relist is linear, not quadratic. */
+	if (start_ns != NULL)
+		i = as_store_seek(items, nitems, start_ns, start_name, true);
+	else if (r->has_ns)
+		i = as_store_seek(items, nitems, r->ns, "", false);
+	else
+		i = 0;
+	for (; i < nitems; i++) {
 		const struct as_entry *e = &items[i];
 		json_t *o;
 
-		if (start_ns != NULL) {
-			int c = strcmp(e->ns, start_ns);
-
-			if (c < 0 ||
-			    (c == 0 && strcmp(e->name, start_name) <= 0))
-				continue;
-		}
-		if (r->has_ns && strcmp(e->ns, r->ns) != 0)
+		if (r->has_ns && strcmp(e->ns, r->ns) != 0) {
+			if (strcmp(e->ns, r->ns) > 0)
+				break; /* past the namespace */
 			continue;
+		}
+		if (limit > 0 && count == limit && !selectors) {
+			/* The rest of the range is remainingItemCount. */
+			has_more = true;
+			if (!r->has_ns)
+				remaining = nitems - i;
+			for (; r->has_ns && i < nitems; i++) {
+				if (strcmp(items[i].ns, r->ns) != 0)
+					break;
+				remaining++;
+			}
+			break;
+		}
 		if (!obj_matches(k, e->obj, &labels, &fields))
 			continue;
 		if (limit > 0 && count == limit) {
-			has_more = true;
-			remaining++;
-			continue;
+			has_more = true; /* no count with selectors, as kube */
+			break;
 		}
 		o = out_object(r, e->obj);
 		if (!(k->flags & AS_CUSTOM) && !wants_table(rq)) {

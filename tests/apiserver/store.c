@@ -230,6 +230,21 @@ static int snap_set(struct as_entry **arr, size_t *n, size_t *cap,
 	return CU_OK;
 }
 
+size_t as_store_seek(const struct as_entry *items, size_t n, const char *ns,
+    const char *name, bool after)
+{
+	long i = find_in(items, n, ns, name);
+
+	if (i < 0)
+		return (size_t)(-i - 1);
+	return (size_t)i + (after ? 1 : 0);
+}
+
+bool as_store_changed_since(const struct as_kind *k, uint64_t rv)
+{
+	return k->ring_len > 0 && ring_at(k, k->ring_len - 1)->rv > rv;
+}
+
 int as_store_snapshot(struct as_server *srv, struct as_kind *k, uint64_t rv,
     struct as_entry **out, size_t *n)
 {
