@@ -12,7 +12,9 @@ A report, never a pass/fail test (not part of make test or make bench).
      created and all admitted: the quota is full;
   3. PENDING more Workloads are created through the API as fast as it
      takes them (WRITERS keep-alive connections), spread evenly over the
-     LocalQueues; every SAMPLE_S the controller's RSS and the admission
+     LocalQueues, named in key order (wl-0000000, ...: cueue-apiserver
+     keeps a kind's objects in one sorted array, and names in order
+     append instead of moving half of it per create); every SAMPLE_S the controller's RSS and the admission
      attempts it timed since the last sample are recorded against the
      number of Workloads created, until every ClusterQueue's status
      counts its pending Workloads (the controller holds them all);
@@ -466,7 +468,7 @@ def main():
 
         def create(i):
             api.must("POST", KQ + "/namespaces/%s/workloads" % NS,
-                     workload("wl-%d" % i, "lq-%d" % (i % CQS)))
+                     workload("wl-%07d" % i, "lq-%d" % (i % CQS)))
             if i % 1000 == 999:
                 with lock:
                     created[0] = max(created[0], i + 1)
