@@ -130,6 +130,35 @@ CU_MUST_CHECK int api_conditions_decode(
 /* Free what cs holds and leave it empty. */
 void api_conditions_dispose(struct api_conditions *cs);
 
+/* Kueue's limit of a condition message (metav1.Condition's 32 KiB). */
+#define API_CONDITION_MESSAGE_MAX (32 * 1024)
+
+/* A condition to set on an object's wire form. */
+struct api_condition_set {
+	const char *type; /* [borrowed] */
+	enum api_cond_status status;
+	const char *reason;  /* [borrowed] NULL: "" */
+	const char *message; /* [borrowed] NULL: "" */
+	bool has_observed_generation;
+	int64_t observed_generation;
+};
+
+/*
+ * apimeta.SetStatusCondition on the wire form, the one writer of a
+ * condition: in status [borrowed, modified], the "conditions" array
+ * (created when missing) gets c [borrowed]. A new condition is appended
+ * with the key order Kueue writes (type, status, observedGeneration,
+ * lastTransitionTime = now [borrowed, RFC 3339], reason, message); an
+ * existing one of its type changes lastTransitionTime only when its
+ * status changes, and takes c's reason, message and observedGeneration
+ * (removed when c has none). A message longer than
+ * API_CONDITION_MESSAGE_MAX is cut as Kueue's TruncateConditionMessage
+ * cuts it (limit - 4 bytes on a UTF-8 boundary, then " ..."). CU_ENOMEM
+ * (status may then be partly changed), CU_EINVAL (no type or status).
+ */
+CU_MUST_CHECK int api_conditions_set_json(json_t *status,
+    const struct api_condition_set *c, const char *now, cu_error *err);
+
 struct api_owner_ref {
 	char *api_version; /* [owned] */
 	char *kind;	   /* [owned] */

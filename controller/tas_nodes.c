@@ -331,27 +331,31 @@ const char *ctl_tas__pinned_host(const struct api_pod *pod)
 static void fail_stray(ctl *c, const struct que_wl *qw,
     const struct api_pod *pod, const char *host, int64_t now)
 {
+	static const struct api_condition_set terminated = {"TerminatedByKueue",
+	    API_COND_TRUE, "UnschedulableOnAssignedNode",
+	    "Pod terminated by Kueue NodeController due to node taint", false,
+	    0};
 	const char *name = pod->meta.name, *uid = pod->meta.uid;
-	json_t *conds, *patch, *x;
+	json_t *status, *conds, *patch, *x;
 	char ts[CU_TIME_RFC3339_LEN];
 	struct ctl_kent *t;
 
 	cu_time_format_rfc3339(now, ts);
-	conds = json_deep_copy(
-	    json_object_get(json_object_get(pod->raw, "status"), "conditions"));
-	if (!json_is_array(conds)) {
-		json_decref(conds);
-		conds = json_array();
+	/* the cached conditions, copied: the patch replaces the list */
+	status = json_object();
+	conds =
+	    json_object_get(json_object_get(pod->raw, "status"), "conditions");
+	if (status != NULL && json_is_array(conds) &&
+	    json_object_set_new(status, "conditions", json_deep_copy(conds)))
+		json_object_clear(status);
+	if (status == NULL ||
+	    api_conditions_set_json(status, &terminated, ts, NULL) != CU_OK ||
+	    json_object_set_new(status, "phase", json_string("Failed")) != 0) {
+		json_decref(status);
+		return;
 	}
-	x = json_pack("{s:s,s:s,s:s,s:s,s:s}", "type", "TerminatedByKueue",
-	    "status", "True", "reason", "UnschedulableOnAssignedNode",
-	    "message",
-	    "Pod terminated by Kueue NodeController due to node taint",
-	    "lastTransitionTime", ts);
-	json_array_append_new(conds, x);
-	patch = json_pack(
-	    "{s:{s:s,s:o}}", "status", "phase", "Failed", "conditions", conds);
-	if (patch == NULL)
+	/* json_pack's o takes status, also when it fails */
+	if ((patch = json_pack("{s:o}", "status", status)) == NULL)
 		return;
 	cu_info("pod %s/%s of workload %s: waits for %s, which its "
 		"assignment no longer has; marked Failed",
