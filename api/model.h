@@ -130,6 +130,35 @@ CU_MUST_CHECK int api_conditions_decode(
 /* Free what cs holds and leave it empty. */
 void api_conditions_dispose(struct api_conditions *cs);
 
+/* Kueue's limit of a condition message (metav1.Condition's 32 KiB). */
+#define API_CONDITION_MESSAGE_MAX (32 * 1024)
+
+/* A condition to set on an object's wire form. */
+struct api_condition_set {
+	const char *type; /* [borrowed] */
+	enum api_cond_status status;
+	const char *reason;  /* [borrowed] NULL: "" */
+	const char *message; /* [borrowed] NULL: "" */
+	bool has_observed_generation;
+	int64_t observed_generation;
+};
+
+/*
+ * apimeta.SetStatusCondition on the wire form, the one writer of a
+ * condition: in status [borrowed, modified], the "conditions" array
+ * (created when missing) gets c [borrowed]. A new condition is appended
+ * with the key order Kueue writes (type, status, observedGeneration,
+ * lastTransitionTime = now [borrowed, RFC 3339], reason, message); an
+ * existing one of its type changes lastTransitionTime only when its
+ * status changes, and takes c's reason, message and observedGeneration
+ * (removed when c has none). A message longer than
+ * API_CONDITION_MESSAGE_MAX is cut as Kueue's TruncateConditionMessage
+ * cuts it (limit - 4 bytes on a UTF-8 boundary, then " ..."). CU_ENOMEM
+ * (status may then be partly changed), CU_EINVAL (no type or status).
+ */
+CU_MUST_CHECK int api_conditions_set_json(json_t *status,
+    const struct api_condition_set *c, const char *now, cu_error *err);
+
 struct api_owner_ref {
 	char *api_version; /* [owned] */
 	char *kind;	   /* [owned] */
@@ -552,6 +581,9 @@ struct api_workload {
 		int32_t accumulated_past_execution_time_seconds;
 		char *cluster_name; /* [owned] */
 		struct api_strlist nominated_cluster_names;
+		/* status.unhealthyNodes[].name: nodes of its topology
+		 * assignment that failed (TAS node failures) */
+		struct api_strlist unhealthy_nodes;
 	} status;
 };
 
@@ -747,6 +779,69 @@ CU_MUST_CHECK int api_topology_request_from_template(const json_t *tpl,
 /* Wire form of t [borrowed] -> *out [owned: json_decref]. CU_ENOMEM. */
 CU_MUST_CHECK int api_topology_request_encode(
     json_t **out, const struct api_topology_request *t, cu_error *err);
+
+/* ---- core/v1 Pod and Node: what the controller reads of them ----------- */
+
+/* A v1 Pod, decoded once: the fields topology-aware scheduling and the
+ * node-failure checks read (metadata with its labels and annotations). */
+struct api_pod {
+	json_t *raw; /* [owned: json_decref] source document */
+	struct api_meta meta;
+	struct {
+		char *node_name; /* [owned] spec.nodeName or NULL */
+		struct api_strmap node_selector;
+		/* spec.schedulingGates[].name, in order */
+		struct api_strlist scheduling_gates;
+		/* per-pod requests as the scheduler counts them (sidecars,
+		 * init containers, overhead), sorted by name */
+		struct api_request *requests; /* [owned] */
+		size_t n_requests;
+	} spec;
+	struct {
+		char *phase;		   /* [owned] or NULL */
+		char *nominated_node_name; /* [owned] or NULL */
+		struct api_conditions conditions;
+	} status;
+};
+
+/* A v1 Node, decoded once: labels (in meta), taints, allocatable,
+ * schedulability and conditions. */
+struct api_node {
+	json_t *raw; /* [owned: json_decref] source document */
+	struct api_meta meta;
+	struct {
+		bool unschedulable;
+		struct api_taint *taints; /* [owned] */
+		size_t n_taints;
+	} spec;
+	struct {
+		struct api_qmap allocatable;
+		struct api_conditions conditions;
+	} status;
+};
+
+/*
+ * Decode a v1 Pod or Node j [borrowed; a reference is kept in out->raw]
+ * into *out, initialised here and left empty on failure (nothing to
+ * dispose). A present kind/apiVersion must be v1 Pod / Node. Conditions
+ * need only type and status (PodCondition, NodeCondition). CU_EPARSE,
+ * CU_EINVAL naming the field, CU_ENOMEM. The _dispose functions free
+ * what x holds and zero it (NULL and zeroed: no-ops).
+ */
+CU_MUST_CHECK int api_pod_decode(
+    struct api_pod *out, const json_t *j, cu_error *err);
+void api_pod_dispose(struct api_pod *x);
+CU_MUST_CHECK int api_node_decode(
+    struct api_node *out, const json_t *j, cu_error *err);
+void api_node_dispose(struct api_node *x);
+
+/* Has the pod Succeeded or Failed? */
+bool api_pod_finished(const struct api_pod *p);
+/* Does the pod carry the scheduling gate `gate` [borrowed]? */
+bool api_pod_gated(const struct api_pod *p, const char *gate);
+/* Is the node Ready: a Ready condition True, or none at all (simulated
+ * Nodes carry no conditions)? */
+bool api_node_ready(const struct api_node *n);
 
 /* ---- codecs ---------------------------------------------------------- */
 

@@ -941,6 +941,40 @@ void apie_strlist(struct api_enc *e, json_t *dst, const char *key,
 	apie_set(e, dst, key, a);
 }
 
+static void dec_name(struct api_dec *d, const json_t *e, void *item, void *ctx)
+{
+	(void)ctx;
+	apid_str(d, e, "name", true, (char **)item);
+}
+
+void apid_name_list(struct api_dec *d, const json_t *o, const char *key,
+    struct api_strlist *out)
+{
+	out->items = apid_each(
+	    d, o, key, false, sizeof(char *), &out->n, dec_name, NULL);
+}
+
+void apie_name_list(struct api_enc *e, json_t *dst, const char *key,
+    const struct api_strlist *l)
+{
+	json_t *a;
+	size_t i;
+
+	if (e->rc != CU_OK || dst == NULL)
+		return;
+	if (l->n == 0 && !keep_empty(dst, key, true))
+		return;
+	a = json_array();
+	for (i = 0; a && i < l->n; i++) {
+		if (json_array_append_new(
+			a, json_pack("{s:s}", "name", l->items[i])) != 0) {
+			json_decref(a);
+			a = NULL;
+		}
+	}
+	apie_set(e, dst, key, a);
+}
+
 void apie_qmap(
     struct api_enc *e, json_t *dst, const char *key, const struct api_qmap *m)
 {

@@ -2,8 +2,9 @@
 /*
  * api/model_conditions.c - status conditions (metav1.Condition and
  * batch/v1's JobCondition) in the model: their codec, the one condition
- * finder (api_conditions_find) and the decoder of any object's conditions
- * alone. See api/model.h.
+ * finder (api_conditions_find), the decoder of any object's conditions
+ * alone and the one writer of a condition into an object's wire form
+ * (api_conditions_set_json). See api/model.h.
  */
 #include <string.h>
 
@@ -121,4 +122,125 @@ void apie_conditions(struct api_enc *e, json_t *dst, const char *key,
 			apie_time(e, o, "lastProbeTime", c->has_last_probe,
 			    c->last_probe_ns, false);
 	}
+}
+
+/* ---- the writer of a condition on the wire ----------------------------- */
+
+/* Kueue's TruncateConditionMessage; a new jansson string, NULL when out
+ * of memory. */
+static json_t *message_string(const char *msg)
+{
+	size_t n = msg ? strlen(msg) : 0;
+	size_t keep;
+	char *buf;
+	json_t *s;
+
+	if (n <= API_CONDITION_MESSAGE_MAX)
+		return json_string(msg ? msg : "");
+	keep = API_CONDITION_MESSAGE_MAX - 4;
+	while (keep > 0 && ((unsigned char)msg[keep] & 0xC0) == 0x80)
+		keep--;
+	buf = cu_malloc(keep + 5);
+	if (buf == NULL)
+		return NULL;
+	memcpy(buf, msg, keep);
+	memcpy(buf + keep, " ...", 5);
+	s = json_string(buf);
+	cu_free(buf);
+	return s;
+}
+
+static int set_str(json_t *o, const char *key, const char *s)
+{
+	return json_object_set_new(o, key, json_string(s ? s : ""));
+}
+
+static json_t *find_wire(json_t *conds, const char *type)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+	{
+		const char *t = api_json_str(c, "type");
+
+		if (t != NULL && strcmp(t, type) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* A new condition c with its message m [consumed], in Kueue's key
+ * order; NULL when out of memory. */
+static json_t *new_wire(const struct api_condition_set *c, const char *st,
+    const char *now, json_t *m)
+{
+	json_t *o = json_pack("{s:s, s:s}", "type", c->type, "status", st);
+
+	if (o == NULL ||
+	    (c->has_observed_generation &&
+		json_object_set_new(o, "observedGeneration",
+		    json_integer(c->observed_generation)) != 0) ||
+	    set_str(o, "lastTransitionTime", now) != 0 ||
+	    set_str(o, "reason", c->reason) != 0) {
+		json_decref(o);
+		json_decref(m);
+		return NULL;
+	}
+	if (json_object_set_new(o, "message", m) != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+int api_conditions_set_json(json_t *status, const struct api_condition_set *c,
+    const char *now, cu_error *err)
+{
+	const char *st = NULL, *cur;
+	json_t *conds, *o, *m;
+	size_t i;
+
+	for (i = 0; cond_status_names[i].name != NULL; i++)
+		if (cond_status_names[i].value == (int)c->status)
+			st = cond_status_names[i].name;
+	if (c->type == NULL || st == NULL || !json_is_object(status))
+		return cu_error_set(err, CU_EINVAL,
+		    "condition %s: a type, a status and a status object are "
+		    "required",
+		    c->type ? c->type : "");
+	conds = json_object_get(status, "conditions");
+	if (!json_is_array(conds) &&
+	    json_object_set_new(status, "conditions", json_array()) != 0)
+		goto nomem;
+	conds = json_object_get(status, "conditions");
+	if ((m = message_string(c->message)) == NULL)
+		goto nomem;
+	if ((o = find_wire(conds, c->type)) == NULL) {
+		o = new_wire(c, st, now, m);
+		if (o == NULL || json_array_append_new(conds, o) != 0)
+			goto nomem;
+		return CU_OK;
+	}
+	cur = api_json_str(o, "status");
+	if ((cur == NULL || strcmp(cur, st) != 0) &&
+	    (set_str(o, "status", st) != 0 ||
+		set_str(o, "lastTransitionTime", now) != 0)) {
+		json_decref(m);
+		goto nomem;
+	}
+	if (json_object_set_new(o, "message", m) != 0 ||
+	    set_str(o, "reason", c->reason) != 0)
+		goto nomem;
+	if (!c->has_observed_generation) {
+		json_object_del(o, "observedGeneration");
+		return CU_OK;
+	}
+	if (json_object_set_new(o, "observedGeneration",
+		json_integer(c->observed_generation)) != 0)
+		goto nomem;
+	return CU_OK;
+nomem:
+	return cu_error_set(
+	    err, CU_ENOMEM, "condition %s: out of memory", c->type);
 }

@@ -113,6 +113,20 @@ void apid_conditions(struct api_dec *d, const json_t *o, const char *key,
 void apid_meta(struct api_dec *d, const json_t *o, struct api_meta *out);
 void apid_tolerations(struct api_dec *d, const json_t *o, const char *key,
     struct api_toleration **out, size_t *n);
+/* The per-pod requests of the PodSpec spec [borrowed] (see
+ * api_pod_requests) into *out [owned: cu_free each name and the array]
+ * and *n; nothing on failure. */
+void apid_pod_requests(
+    struct api_dec *d, const json_t *spec, struct api_request **out, size_t *n);
+/* One v1 Taint (ResourceFlavor nodeTaints, Node spec.taints); an
+ * apid_each element function, ctx unused. */
+void apid_taint(struct api_dec *d, const json_t *e, void *item, void *ctx);
+/* A list of {name} objects (Workload status.unhealthyNodes) as the
+ * names alone, and back. */
+void apid_name_list(struct api_dec *d, const json_t *o, const char *key,
+    struct api_strlist *out);
+void apie_name_list(struct api_enc *e, json_t *dst, const char *key,
+    const struct api_strlist *l);
 /* A present "apiVersion"/"kind" must equal the expected strings. */
 void apid_kind(struct api_dec *d, const json_t *j, const char *api_version,
     const char *kind);

@@ -219,7 +219,7 @@ static void dec_fair_weight(struct api_dec *d, const json_t *spec, bool *has,
 
 /* ---- ResourceFlavor ----------------------------------------------------- */
 
-static void dec_taint(struct api_dec *d, const json_t *e, void *item, void *ctx)
+void apid_taint(struct api_dec *d, const json_t *e, void *item, void *ctx)
 {
 	struct api_taint *t = item;
 	int eff = 0;
@@ -243,7 +243,7 @@ static void resource_flavor_decode_body(
 	spec = apid_section(d, j, "spec", false, &mark);
 	apid_strmap(d, spec, "nodeLabels", &rf->spec.node_labels);
 	rf->spec.node_taints = apid_each(d, spec, "nodeTaints", false,
-	    sizeof(*rf->spec.node_taints), &rf->spec.n_node_taints, dec_taint,
+	    sizeof(*rf->spec.node_taints), &rf->spec.n_node_taints, apid_taint,
 	    NULL);
 	apid_tolerations(d, spec, "tolerations", &rf->spec.tolerations,
 	    &rf->spec.n_tolerations);
@@ -1003,6 +1003,7 @@ static void dec_wl_status(
 	apid_str(d, st, "clusterName", false, &wl->status.cluster_name);
 	apid_strlist(d, st, "nominatedClusterNames", false,
 	    &wl->status.nominated_cluster_names);
+	apid_name_list(d, st, "unhealthyNodes", &wl->status.unhealthy_nodes);
 }
 
 static void workload_decode_body(
@@ -1122,6 +1123,7 @@ static void enc_wl_status(
 	apie_str(e, st, "clusterName", wl->status.cluster_name);
 	apie_strlist(e, st, "nominatedClusterNames",
 	    &wl->status.nominated_cluster_names);
+	apie_name_list(e, st, "unhealthyNodes", &wl->status.unhealthy_nodes);
 }
 
 static void workload_encode_body(
@@ -1138,7 +1140,8 @@ static void workload_encode_body(
 		    wl->status.n_resource_requests ||
 		    wl->status.has_accumulated_past_execution_time_seconds ||
 		    wl->status.cluster_name ||
-		    wl->status.nominated_cluster_names.n),
+		    wl->status.nominated_cluster_names.n ||
+		    wl->status.unhealthy_nodes.n),
 	    wl);
 }
 
@@ -1184,6 +1187,7 @@ static void workload_dispose_body(struct api_workload *wl)
 	cu_free(wl->status.resource_requests);
 	cu_free(wl->status.cluster_name);
 	api_strlist_dispose(&wl->status.nominated_cluster_names);
+	api_strlist_dispose(&wl->status.unhealthy_nodes);
 }
 
 API_MODEL_DEFINE_CODEC(workload, KUEUE_V1B2, "Workload")

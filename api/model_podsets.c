@@ -164,6 +164,20 @@ static void pod_requests(
 		qsort(out->items, out->n, sizeof(*out->items), cmp_request);
 }
 
+void apid_pod_requests(
+    struct api_dec *d, const json_t *spec, struct api_request **out, size_t *n)
+{
+	struct reqs r = {NULL, 0};
+
+	pod_requests(d, spec, &r);
+	if (d->rc != CU_OK) {
+		reqs_dispose(&r);
+		return;
+	}
+	*out = r.items;
+	*n = r.n;
+}
+
 int api_pod_requests(const json_t *pod_template, const char *path,
     struct api_request **out, size_t *n, cu_error *err)
 {

@@ -52,11 +52,12 @@ static void sync_check(json_t *obj, void *payload)
 	const char *name = ctl_jmeta(obj, "name");
 	const struct api_condition *cur;
 	char *msg = NULL, now[CU_TIME_RFC3339_LEN];
-	json_t *conds, *cond, *patch, *old;
+	struct api_condition_set set = {
+	    "Active", API_COND_UNSET, NULL, NULL, true, 0};
+	json_t *status, *patch, *old;
 	struct ctl_pipe_write *w;
 	cu_error err;
 	bool active;
-	size_t i;
 
 	if (name == NULL ||
 	    ctl_pipe_stale(c->pipe, CTL_K3(KIND_AC, "", name), obj))
@@ -77,32 +78,26 @@ static void sync_check(json_t *obj, void *payload)
 		api_admission_check_dispose(&ac);
 		return;
 	}
+	set.status = active ? API_COND_TRUE : API_COND_FALSE;
+	set.reason = active ? "Active" : "BadParametersRef";
+	set.message = active ? "The admission check is active" : msg;
+	set.observed_generation =
+	    ac.meta.has_generation ? ac.meta.generation : 0;
 	cu_time_format_rfc3339(cu_time_now_ns(), now);
-	cond = json_pack("{s:s, s:s, s:s, s:s, s:I, s:s}", "type", "Active",
-	    "status", active ? "True" : "False", "reason",
-	    active ? "Active" : "BadParametersRef", "message",
-	    active ? "The admission check is active" : (msg ? msg : ""),
-	    "observedGeneration",
-	    (json_int_t)(ac.meta.has_generation ? ac.meta.generation : 0),
-	    "lastTransitionTime", now);
-	conds = json_array();
+	/* the cached conditions, copied: the patch replaces the list */
+	status = json_object();
 	old = json_object_get(json_object_get(obj, "status"), "conditions");
-	for (i = 0; conds != NULL && i < json_array_size(old); i++) {
-		const char *t = api_json_str(json_array_get(old, i), "type");
-
-		if (t == NULL || strcmp(t, "Active") != 0)
-			json_array_append(conds, json_array_get(old, i));
-	}
-	if (cond != NULL && conds != NULL)
-		json_array_append_new(conds, cond);
-	else
-		json_decref(cond);
+	if (status != NULL && json_is_array(old) &&
+	    json_object_set_new(status, "conditions", json_deep_copy(old)) != 0)
+		json_object_clear(status);
 	patch =
-	    conds != NULL
-		? json_pack("{s:{s:s}, s:{s:o}}", "metadata", "resourceVersion",
+	    status != NULL &&
+		    api_conditions_set_json(status, &set, now, &err) == CU_OK
+		? json_pack("{s:{s:s}, s:O}", "metadata", "resourceVersion",
 		      ac.meta.resource_version ? ac.meta.resource_version : "",
-		      "status", "conditions", conds)
+		      "status", status)
 		: NULL;
+	json_decref(status);
 	if (patch != NULL) {
 		w = ctl_pipe_queue(c->pipe, CTL_PIPE_QUEUE_STATUS,
 		    CTL_RES(INF_ACHECK), NULL, name, NULL, patch);

@@ -500,27 +500,20 @@ char *ctl_tas_ledger_text(ctl *c, const char *uid, size_t i)
 
 /* Does assignment wire [borrowed] place pods on a node named in the
  * unhealthyNodes list un [borrowed]? true when undecodable. */
-static bool wire_uses_node(const json_t *wire, const json_t *un)
+static bool wire_uses_node(const json_t *wire, const struct api_strlist *un)
 {
 	struct api_topology_assignment a;
 	bool uses = false;
 	size_t d, i, nl;
-	json_t *e;
 	cu_error err;
 
 	if (api_topology_assignment_decode(&a, wire, &err) != CU_OK)
 		return true;
 	nl = a.levels.n;
 	for (d = 0; nl > 0 && d < a.n_domains && !uses; d++)
-		json_array_foreach(un, i, e)
-		{
-			const char *n =
-			    json_string_value(json_object_get(e, "name"));
-
-			if (n != NULL &&
-			    strcmp(n, a.domains[d].values[nl - 1]) == 0)
-				uses = true;
-		}
+		for (i = 0; i < un->n && !uses; i++)
+			uses = strcmp(un->items[i],
+				   a.domains[d].values[nl - 1]) == 0;
 	api_topology_assignment_dispose(&a);
 	return uses;
 }
@@ -547,7 +540,9 @@ static void adopt_replacement(ctl *c, const char *uid, size_t i,
 void ctl_tas_resume_replaced(ctl *c, const char *uid)
 {
 	const struct que_wl *qw = que_workload_get(c->st, uid);
-	json_t *obj, *st, *un, *adm, *psas, *psa, *patch;
+	json_t *obj, *adm, *psas, *psa, *patch;
+	struct api_workload wl;
+	const struct api_strlist *un = &wl.status.unhealthy_nodes;
 	store_decision *sd = NULL;
 	bool changed = false;
 	size_t i, j;
@@ -558,16 +553,18 @@ void ctl_tas_resume_replaced(ctl *c, const char *uid)
 		NULL ||
 	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
 		return;
-	st = json_object_get(obj, "status");
-	un = json_object_get(st, "unhealthyNodes");
-	if (json_array_size(un) == 0)
-		return; /* no replacement under way */
-	if (store_decision_get(c->ledger, uid, &sd, &err) != CU_OK) {
-		if (err.code != CU_ENOTFOUND)
+	if (api_workload_decode(&wl, obj, NULL) != CU_OK)
+		return;
+	if (un->n == 0 ||
+	    store_decision_get(c->ledger, uid, &sd, &err) != CU_OK) {
+		/* no replacement under way, or none recorded */
+		if (un->n != 0 && err.code != CU_ENOTFOUND)
 			cu_warn("ledger: %s", err.msg);
+		api_workload_dispose(&wl);
 		return;
 	}
-	adm = json_deep_copy(json_object_get(st, "admission"));
+	adm = json_deep_copy(
+	    json_object_get(json_object_get(obj, "status"), "admission"));
 	psas = json_object_get(adm, "podSetAssignments");
 	for (i = 0; i < sd->n_podsets; i++) {
 		const char *name = sd->podsets[i].name;
@@ -596,6 +593,7 @@ void ctl_tas_resume_replaced(ctl *c, const char *uid)
 		}
 	}
 	store_decision_free(sd);
+	api_workload_dispose(&wl);
 	if (!changed) {
 		json_decref(adm);
 		return;

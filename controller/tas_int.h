@@ -126,20 +126,19 @@ int ctl_tas__hook_assume(void *ctx, const struct que_wl *wl,
 void ctl_tas__rebuild(ctl *c);
 /* Node or pod capacity changed: pending TAS Workloads are tried again. */
 void ctl_tas__capacity_changed(ctl *c);
-/* Does pod [borrowed] carry the kueue.x-k8s.io/topology gate? */
-bool ctl_tas__has_gate(json_t *pod);
-/* Annotation key of pod [borrowed], or NULL [borrowed from pod]. */
-const char *ctl_tas__pod_ann(json_t *pod, const char *key);
 void ctl_tas__wl_pods_free(struct tas_wl_pods *e);
 /* Free n flavors fl [owned] and their trees. */
 void ctl_tas__flavors_free(struct tas_flavor *fl, size_t n);
 
 /* ---- tas_ungate.c and tas_nodes.c ---------------------------------------- */
 
-/* Has pod [borrowed] Succeeded or Failed? */
-bool ctl_tas__finished(json_t *pod);
-/* The node a pod [borrowed] is bound or pinned to [borrowed], or NULL. */
-const char *ctl_tas__pinned_host(json_t *pod);
+/* Pod ns/name of the TAS pod cache decoded into *out (api_pod_dispose
+ * it): CU_OK, CU_ENOTFOUND, or the decoder's error (logged at debug). */
+int ctl_tas__pod_get(
+    ctl *c, const char *ns, const char *name, struct api_pod *out);
+/* The host an ungated, unbound, unfinished pod [borrowed] waits for (its
+ * nodeSelector's kubernetes.io/hostname) [borrowed from pod], or NULL. */
+const char *ctl_tas__pinned_host(const struct api_pod *pod);
 /* Node failures: the nodes of placed podSets and the stray pods checked. */
 void ctl_tas__check_nodes(ctl *c, int64_t now);
 void ctl_tas__check_strays(ctl *c, int64_t now);

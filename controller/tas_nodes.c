@@ -140,65 +140,69 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 	ctl_tas__capacity_changed(c);
 }
 
+/* The patch that sets the Workload's status.unhealthyNodes to l
+ * [borrowed] [owned: json_decref], NULL when out of memory. */
+static json_t *unhealthy_patch(const struct api_strlist *l)
+{
+	json_t *list = json_array();
+	size_t i;
+
+	for (i = 0; list != NULL && i < l->n; i++)
+		if (json_array_append_new(
+			list, json_pack("{s:s}", "name", l->items[i])) != 0) {
+			json_decref(list);
+			return NULL;
+		}
+	return json_pack("{s:{s:o}}", "status", "unhealthyNodes", list);
+}
+
+/* Failed node `node` of podSet p: tas_node_failed's action carried out
+ * on the Workload as cached. */
 static void mark_unhealthy(ctl *c, const struct que_wl *qw, struct tas_ps *p,
     size_t podset, const char *node, int64_t now)
 {
 	json_t *obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
-	json_t *un =
-	    json_object_get(json_object_get(obj, "status"), "unhealthyNodes");
-	json_t *list, *e, *patch;
-	size_t i;
-	struct api_conditions cs;
-	bool evicted;
+	struct api_workload wl;
+	struct api_strlist l = {NULL, 0};
+	json_t *patch = NULL;
+	char msg[512];
+	cu_error err;
 
 	if (obj == NULL ||
 	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
 		return;
-	evicted = api_conditions_decode(obj, &cs, NULL) == CU_OK &&
-		  api_conditions_true(&cs, REC_COND_EVICTED);
-	api_conditions_dispose(&cs);
-	if (evicted)
-		return; /* evicted already: its release is under way */
-	json_array_foreach(un, i, e)
-	{
-		const char *n = json_string_value(json_object_get(e, "name"));
-
-		if (n != NULL && strcmp(n, node) == 0) {
-			replace_node(c, qw, obj, p, podset, node, now);
-			return;
-		}
+	cu_error_clear(&err);
+	if (api_workload_decode(&wl, obj, &err) != CU_OK) {
+		cu_warn("workload %s/%s: %s", qw->ns, qw->name, err.msg);
+		return;
 	}
-	if (json_array_size(un) > 0) {
-		/* Kueue: a second failed node evicts the Workload */
-		char msg[512];
-		size_t at;
-
-		at = (size_t)snprintf(msg, sizeof(msg),
-		    "Workload eviction triggered due to multiple TAS assigned "
-		    "node failures, including: ");
-		json_array_foreach(un, i, e)
-		{
-			const char *n =
-			    json_string_value(json_object_get(e, "name"));
-
-			if (n != NULL && at < sizeof(msg))
-				at += (size_t)snprintf(
-				    msg + at, sizeof(msg) - at, "%s, ", n);
-		}
-		if (at < sizeof(msg))
-			snprintf(msg + at, sizeof(msg) - at, "%s", node);
+	if (api_conditions_true(&wl.status.conditions, REC_COND_EVICTED)) {
+		/* evicted already: its release is under way */
+		api_workload_dispose(&wl);
+		return;
+	}
+	switch (tas_node_failed(
+	    &wl.status.unhealthy_nodes, node, msg, sizeof(msg))) {
+	case TAS_FAILED_REPLACE:
+		replace_node(c, qw, obj, p, podset, node, now);
+		break;
+	case TAS_FAILED_EVICT:
 		evict_node_failures(c, qw, msg, now);
-		return;
+		break;
+	case TAS_FAILED_RECORD:
+		l.items = (char **)&node;
+		l.n = 1;
+		patch = unhealthy_patch(&l);
+		if (patch == NULL)
+			break;
+		cu_info("workload %s/%s: node %s failed; recorded in "
+			"status.unhealthyNodes",
+		    qw->ns, qw->name, node);
+		ctl_wl_write(
+		    c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+		break;
 	}
-	list = json_is_array(un) ? json_deep_copy(un) : json_array();
-	json_array_append_new(list, json_pack("{s:s}", "name", node));
-	patch = json_pack("{s:{s:o}}", "status", "unhealthyNodes", list);
-	if (patch == NULL)
-		return;
-	cu_info("workload %s/%s: node %s failed; recorded in "
-		"status.unhealthyNodes",
-	    qw->ns, qw->name, node);
-	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+	api_workload_dispose(&wl);
 }
 
 /* Kueue's rules with the configured gates (all at Kueue's defaults
@@ -213,28 +217,6 @@ static struct tas_health_rules health_rules(const ctl *c)
 		r.on_taints = c->cfg->tas_gates.on_node_taints;
 	}
 	return r;
-}
-
-/* Does Node `node` [borrowed] need the Workload's pods or tolerations to
- * be judged: a Ready condition not True (pods), or taints? */
-static bool node_not_ready(const json_t *node)
-{
-	struct api_conditions cs;
-	const struct api_condition *ready;
-	bool not_ready;
-
-	if (api_conditions_decode(node, &cs, NULL) != CU_OK)
-		return true; /* a Ready condition without a status */
-	ready = api_conditions_find(&cs, "Ready");
-	not_ready = ready != NULL && ready->status != API_COND_TRUE;
-	api_conditions_dispose(&cs);
-	return not_ready;
-}
-
-static bool node_has_taints(const json_t *node)
-{
-	return json_array_size(json_object_get(
-		   json_object_get(node, "spec"), "taints")) > 0;
 }
 
 /* Kueue's progressing pods: has Workload ns/wl a pod bound to `node`,
@@ -253,13 +235,14 @@ static bool progressing_on(
 	if (e == NULL || ctl_keys_ordered(&e->names, &v, &n) != CU_OK)
 		return false;
 	for (i = 0; i < n && !found; i++) {
-		json_t *pod = api_informer_get(c->tas.pods, ns, v[i]->k[0]);
-		const char *bound =
-		    api_json_str(json_object_get(pod, "spec"), "nodeName");
+		struct api_pod pod;
 
-		found = pod != NULL && bound != NULL &&
-			strcmp(bound, node) == 0 && !ctl_tas__finished(pod) &&
-			ctl_jmeta(pod, "deletionTimestamp") == NULL;
+		if (ctl_tas__pod_get(c, ns, v[i]->k[0], &pod) != CU_OK)
+			continue;
+		found = pod.spec.node_name != NULL &&
+			strcmp(pod.spec.node_name, node) == 0 &&
+			!api_pod_finished(&pod) && !pod.meta.has_deletion;
+		api_pod_dispose(&pod);
 	}
 	cu_free(v);
 	return found;
@@ -307,34 +290,22 @@ static json_t *podset_tolerations(
 }
 
 /* Kueue's handleHealthyNode: a node of the Workload's unhealthyNodes
- * that is healthy again leaves the list. */
-static void unlist_healthy(
-    ctl *c, const struct que_wl *qw, json_t *obj, const char *node)
+ * that is healthy again leaves the list (tas_node_recovered). */
+static void unlist_healthy(ctl *c, const struct que_wl *qw, json_t *obj,
+    const struct api_workload *wl, const char *node)
 {
-	json_t *un =
-	    json_object_get(json_object_get(obj, "status"), "unhealthyNodes");
-	json_t *list, *e, *patch;
-	bool listed = false;
-	size_t i;
+	struct api_strlist rest;
+	json_t *patch;
+	bool nomem;
 
-	if (json_array_size(un) == 0 ||
+	if (wl->status.unhealthy_nodes.n == 0 ||
 	    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, qw->ns, qw->name), obj))
 		return;
-	list = json_array();
-	json_array_foreach(un, i, e)
-	{
-		const char *n = api_json_str(e, "name");
-
-		if (n != NULL && strcmp(n, node) == 0)
-			listed = true;
-		else
-			json_array_append(list, e);
-	}
-	if (!listed) {
-		json_decref(list);
+	if (!tas_node_recovered(
+		&wl->status.unhealthy_nodes, node, &rest, &nomem))
 		return;
-	}
-	patch = json_pack("{s:{s:o}}", "status", "unhealthyNodes", list);
+	patch = unhealthy_patch(&rest);
+	api_strlist_dispose(&rest);
 	if (patch == NULL)
 		return;
 	cu_info("workload %s/%s: node %s is healthy again; removed from "
@@ -343,20 +314,78 @@ static void unlist_healthy(
 	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
 }
 
-/* The host an ungated, unbound, unfinished pod [borrowed] waits for
- * (its nodeSelector's kubernetes.io/hostname) [borrowed from pod], or
- * NULL. */
-const char *ctl_tas__pinned_host(json_t *pod)
+const char *ctl_tas__pinned_host(const struct api_pod *pod)
 {
-	json_t *spec = json_object_get(pod, "spec");
-	const char *ph = api_json_str(json_object_get(pod, "status"), "phase");
+	const char *ph = pod->status.phase;
 
-	if (api_json_str(spec, "nodeName") != NULL || ctl_tas__has_gate(pod) ||
+	if (pod->spec.node_name != NULL ||
+	    api_pod_gated(pod, TAS_SCHEDULING_GATE) ||
 	    (ph != NULL && strcmp(ph, "Pending") != 0) ||
-	    ctl_jmeta(pod, "deletionTimestamp") != NULL)
+	    pod->meta.has_deletion)
 		return NULL;
-	return api_json_str(
-	    json_object_get(spec, "nodeSelector"), TAS_HOSTNAME_LABEL);
+	return api_strmap_get(&pod->spec.node_selector, TAS_HOSTNAME_LABEL);
+}
+
+/* Pod `pod` [borrowed] waits for `host`, which its podSet's assignment
+ * no longer has: marked Failed with TerminatedByKueue, and the event. */
+static void fail_stray(ctl *c, const struct que_wl *qw,
+    const struct api_pod *pod, const char *host, int64_t now)
+{
+	static const struct api_condition_set terminated = {"TerminatedByKueue",
+	    API_COND_TRUE, "UnschedulableOnAssignedNode",
+	    "Pod terminated by Kueue NodeController due to node taint", false,
+	    0};
+	const char *name = pod->meta.name, *uid = pod->meta.uid;
+	json_t *status, *conds, *patch, *x;
+	char ts[CU_TIME_RFC3339_LEN];
+	struct ctl_kent *t;
+
+	cu_time_format_rfc3339(now, ts);
+	/* the cached conditions, copied: the patch replaces the list */
+	status = json_object();
+	conds =
+	    json_object_get(json_object_get(pod->raw, "status"), "conditions");
+	if (status != NULL && json_is_array(conds) &&
+	    json_object_set_new(status, "conditions", json_deep_copy(conds)))
+		json_object_clear(status);
+	if (status == NULL ||
+	    api_conditions_set_json(status, &terminated, ts, NULL) != CU_OK ||
+	    json_object_set_new(status, "phase", json_string("Failed")) != 0) {
+		json_decref(status);
+		return;
+	}
+	/* json_pack's o takes status, also when it fails */
+	if ((patch = json_pack("{s:o}", "status", status)) == NULL)
+		return;
+	cu_info("pod %s/%s of workload %s: waits for %s, which its "
+		"assignment no longer has; marked Failed",
+	    qw->ns, name, qw->name, host);
+	ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_RESET_START, &ctl_tas__res_pods,
+	    qw->ns, name, NULL, patch);
+	/* Kueue's event on the pod, by the recorder its node controller
+	 * shares with the ResourceFlavor one (the cache's pods carry no
+	 * kind) */
+	x = json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "apiVersion", "v1", "kind",
+	    "Pod", "metadata", "namespace", qw->ns, "name", name, "uid", uid);
+	ctl_emit_as(c, x, "tas-resource-flavor-controller",
+	    "PodTerminatedByKueue",
+	    "Pod terminated by Kueue NodeController due to node taint");
+	json_decref(x);
+	if ((t = ctl_keys_put(&c->tas.terminating, CTL_K1(uid))) != NULL)
+		t->n = now + UNGATE_RETRY_NS;
+}
+
+/* The placed podSet of w named `name` [borrowed] by wl's spec, or NULL. */
+static const struct tas_ps *placed_podset(
+    const struct tas_wl *w, const struct api_workload *wl, const char *name)
+{
+	const struct tas_ps *p = NULL;
+	size_t j;
+
+	for (j = 0; j < w->n && j < wl->spec.n_pod_sets; j++)
+		if (strcmp(wl->spec.pod_sets[j].name, name) == 0)
+			p = &w->ps[j];
+	return p != NULL && p->placed ? p : NULL;
 }
 
 /* Kueue's late pods: a pod of the Workload ungated to a host its podSet's
@@ -369,83 +398,36 @@ static void fail_strays(
 	char *key = cu_asprintf("%s\x1f%s", qw->ns, qw->name);
 	struct tas_wl_pods *e =
 	    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
-	json_t *spec_ps =
-	    json_object_get(json_object_get(obj, "spec"), "podSets");
 	struct ctl_kent **v = NULL;
+	struct api_workload wl;
 	size_t i, n = 0;
 
 	cu_free(key);
-	if (e == NULL || ctl_keys_ordered(&e->names, &v, &n) != CU_OK)
+	if (e == NULL || api_workload_decode(&wl, obj, NULL) != CU_OK)
 		return;
+	if (ctl_keys_ordered(&e->names, &v, &n) != CU_OK)
+		n = 0;
 	for (i = 0; i < n; i++) {
-		json_t *pod = api_informer_get(c->tas.pods, qw->ns, v[i]->k[0]);
-		const char *host = pod ? ctl_tas__pinned_host(pod) : NULL;
-		const char *ps = api_json_str(
-		    json_object_get(json_object_get(pod, "metadata"), "labels"),
-		    LABEL_PODSET);
-		const char *uid = pod ? ctl_jmeta(pod, "uid") : NULL;
-		const struct tas_ps *p = NULL;
+		struct api_pod pod;
+		const char *host, *ps;
+		const struct tas_ps *p;
 		struct ctl_kent *t;
-		json_t *conds, *patch, *x;
-		char ts[CU_TIME_RFC3339_LEN];
-		size_t j, d, nl;
-		bool kept = false;
 
-		if (host == NULL || ps == NULL || uid == NULL)
+		if (ctl_tas__pod_get(c, qw->ns, v[i]->k[0], &pod) != CU_OK)
 			continue;
-		for (j = 0; j < w->n && j < json_array_size(spec_ps); j++) {
-			const char *name =
-			    api_json_str(json_array_get(spec_ps, j), "name");
-
-			if (name != NULL && strcmp(name, ps) == 0)
-				p = &w->ps[j];
-		}
-		if (p == NULL || !p->placed || (nl = p->a.levels.n) == 0 ||
-		    strcmp(p->a.levels.items[nl - 1], TAS_HOSTNAME_LABEL) != 0)
-			continue;
-		for (d = 0; d < p->a.n_domains && !kept; d++)
-			kept =
-			    strcmp(p->a.domains[d].values[nl - 1], host) == 0;
-		t = ctl_keys_get(&c->tas.terminating, CTL_K1(uid));
-		if (kept || (t != NULL && now < t->n))
-			continue;
-		cu_time_format_rfc3339(now, ts);
-		conds = json_deep_copy(json_object_get(
-		    json_object_get(pod, "status"), "conditions"));
-		if (!json_is_array(conds)) {
-			json_decref(conds);
-			conds = json_array();
-		}
-		x = json_pack("{s:s,s:s,s:s,s:s,s:s}", "type",
-		    "TerminatedByKueue", "status", "True", "reason",
-		    "UnschedulableOnAssignedNode", "message",
-		    "Pod terminated by Kueue NodeController due to node taint",
-		    "lastTransitionTime", ts);
-		json_array_append_new(conds, x);
-		patch = json_pack("{s:{s:s,s:o}}", "status", "phase", "Failed",
-		    "conditions", conds);
-		if (patch == NULL)
-			continue;
-		cu_info("pod %s/%s of workload %s: waits for %s, which its "
-			"assignment no longer has; marked Failed",
-		    qw->ns, v[i]->k[0], qw->name, host);
-		ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_RESET_START,
-		    &ctl_tas__res_pods, qw->ns, v[i]->k[0], NULL, patch);
-		/* Kueue's event on the pod, by the recorder its node
-		 * controller shares with the ResourceFlavor one (the
-		 * cache's pods carry no kind) */
-		x = json_pack("{s:s,s:s,s:{s:s,s:s,s:s}}", "apiVersion", "v1",
-		    "kind", "Pod", "metadata", "namespace", qw->ns, "name",
-		    v[i]->k[0], "uid", uid);
-		ctl_emit_as(c, x, "tas-resource-flavor-controller",
-		    "PodTerminatedByKueue",
-		    "Pod terminated by Kueue NodeController due to node taint");
-		json_decref(x);
-		if ((t = ctl_keys_put(&c->tas.terminating, CTL_K1(uid))) !=
-		    NULL)
-			t->n = now + UNGATE_RETRY_NS;
+		host = ctl_tas__pinned_host(&pod);
+		ps = api_strmap_get(&pod.meta.labels, LABEL_PODSET);
+		p = host && ps && pod.meta.uid ? placed_podset(w, &wl, ps)
+					       : NULL;
+		t = p ? ctl_keys_get(&c->tas.terminating, CTL_K1(pod.meta.uid))
+		      : NULL;
+		if (p != NULL && tas_host_stray(&p->a, host) &&
+		    (t == NULL || now >= t->n))
+			fail_stray(c, qw, &pod, host, now);
+		api_pod_dispose(&pod);
 	}
 	cu_free(v);
+	api_workload_dispose(&wl);
 }
 
 static void check_podset_nodes(ctl *c, const struct que_wl *qw,
@@ -454,26 +436,34 @@ static void check_podset_nodes(ctl *c, const struct que_wl *qw,
 	const struct api_topology_assignment *a = &p->a;
 	struct tas_health_rules rules = health_rules(c);
 	json_t *obj = api_informer_get(c->inf[INF_WL], qw->ns, qw->name);
+	struct api_workload wl;
+	bool have_wl = false;
 	json_t *tols = NULL;
 	size_t nl = a->levels.n, d;
 
 	/* Kueue tracks nodes of assignments at the hostname level only. */
 	if (nl == 0 || strcmp(a->levels.items[nl - 1], TAS_HOSTNAME_LABEL) != 0)
 		return;
+	have_wl = obj != NULL && api_workload_decode(&wl, obj, NULL) == CU_OK;
 	for (d = 0; d < a->n_domains; d++) {
 		const char *node = a->domains[d].values[nl - 1];
 		json_t *nobj = api_informer_get(c->tas.nodes, NULL, node);
 		struct tas_node_usage u = {false, NULL};
+		struct api_node n;
+		bool not_ready = false, tainted = false;
 		int64_t when = 0;
 		enum tas_node_health h;
 
-		if (nobj != NULL &&
-		    (node_not_ready(nobj) ||
-			(rules.on_taints && node_has_taints(nobj))))
+		if (nobj != NULL && api_node_decode(&n, nobj, NULL) == CU_OK) {
+			not_ready = !api_node_ready(&n);
+			tainted = n.spec.n_taints > 0;
+			api_node_dispose(&n);
+		} else if (nobj != NULL)
+			not_ready = true; /* a Node we cannot read */
+		if (not_ready || (rules.on_taints && tainted))
 			u.progressing =
 			    progressing_on(c, qw->ns, qw->name, node);
-		if (nobj != NULL && rules.on_taints && node_has_taints(nobj) &&
-		    tols == NULL)
+		if (rules.on_taints && tainted && tols == NULL)
 			tols = podset_tolerations(c, obj, podset, p->flavor);
 		u.tolerations = tols;
 		h = tas_node_health(nobj, &u, &rules, now, &when);
@@ -483,15 +473,19 @@ static void check_podset_nodes(ctl *c, const struct que_wl *qw,
 			if (*due == 0 || now + NODE_RECHECK_NS < *due)
 				*due = now + NODE_RECHECK_NS;
 			json_decref(tols);
+			if (have_wl)
+				api_workload_dispose(&wl);
 			mark_unhealthy(c, qw, p, podset, node, now);
 			return; /* p may have changed */
 		}
 		if (h == TAS_NODE_WAIT && (*due == 0 || when < *due))
 			*due = when;
-		if (obj != NULL)
-			unlist_healthy(c, qw, obj, node);
+		if (have_wl)
+			unlist_healthy(c, qw, obj, &wl, node);
 	}
 	json_decref(tols);
+	if (have_wl)
+		api_workload_dispose(&wl);
 }
 
 void ctl_tas__check_nodes(ctl *c, int64_t now)

@@ -16,37 +16,50 @@
 
 /* ---- trees ------------------------------------------------------------ */
 
-static bool node_matches(const struct tas_flavor *f, json_t *node)
+/* Does node carry every label of f's spec.nodeLabels? */
+static bool node_matches(
+    const struct tas_flavor *f, const struct api_node *node)
 {
-	json_t *labels =
-	    json_object_get(json_object_get(node, "metadata"), "labels");
 	const char *k;
 	json_t *v;
 
 	json_object_foreach(f->labels, k, v)
 	{
-		if (!json_equal(json_object_get(labels, k), v))
+		const char *have = api_strmap_get(&node->meta.labels, k);
+
+		if (have == NULL || !json_is_string(v) ||
+		    strcmp(have, json_string_value(v)) != 0)
 			return false;
 	}
 	return true;
 }
 
-static void node_into(ctl *c, struct tas_flavor *f, json_t *node)
+static void node_into(struct tas_flavor *f, const struct api_node *node)
 {
 	cu_error err;
 
-	(void)c;
 	if (f->tree == NULL)
 		return;
 	if (!node_matches(f, node)) {
-		const char *name = ctl_jmeta(node, "name");
-
-		if (name != NULL)
-			tas_tree_node_remove(f->tree, name);
+		if (node->meta.name != NULL)
+			tas_tree_node_remove(f->tree, node->meta.name);
 		return;
 	}
-	if (tas_node_apply(f->tree, node, &err) != CU_OK)
+	if (tas_node_apply(f->tree, node->raw, &err) != CU_OK)
 		cu_warn("topology %s: node: %s", f->topology, err.msg);
+}
+
+/* Node obj [borrowed] decoded into *out; false (logged) when it cannot
+ * be. */
+static bool node_decode(json_t *obj, struct api_node *out)
+{
+	const char *name = ctl_jmeta(obj, "name");
+	cu_error err;
+
+	if (api_node_decode(out, obj, &err) == CU_OK)
+		return true;
+	cu_warn("topology: node %s: %s", name ? name : "", err.msg);
+	return false;
 }
 
 struct each {
@@ -57,8 +70,12 @@ struct each {
 static void each_node(json_t *obj, void *payload)
 {
 	struct each *e = payload;
+	struct api_node node;
 
-	node_into(e->c, e->f, obj);
+	if (!node_decode(obj, &node))
+		return;
+	node_into(e->f, &node);
+	api_node_dispose(&node);
 }
 
 static void each_pod(json_t *obj, void *payload)
@@ -83,31 +100,28 @@ static void flavor_drop_tree(struct tas_flavor *f)
 /* Build f's tree from the caches (when its Topology is known). */
 static void flavor_build(ctl *c, struct tas_flavor *f)
 {
-	json_t *topo = api_informer_get(c->tas.topo, NULL, f->topology);
-	json_t *levels =
-	    json_object_get(json_object_get(topo, "spec"), "levels");
+	json_t *obj = api_informer_get(c->tas.topo, NULL, f->topology);
+	struct api_topology topo;
 	const char *names[16];
 	struct each e = {c, f};
 	size_t n = 0, i;
-	json_t *lv;
 	cu_error err;
 
 	flavor_drop_tree(f);
-	json_array_foreach(levels, i, lv)
-	{
-		const char *l = api_json_str(lv, "nodeLabel");
-
-		if (l != NULL && n < 16)
-			names[n++] = l;
-	}
-	if (n == 0)
+	if (obj == NULL || api_topology_decode(&topo, obj, NULL) != CU_OK)
 		return;
-	if (tas_tree_new(f->topology, names, n, &f->tree, &err) != CU_OK ||
-	    tas_pods_new(&f->pods, &err) != CU_OK) {
+	for (i = 0; i < topo.spec.levels.n && n < 16; i++)
+		names[n++] = topo.spec.levels.items[i];
+	if (n > 0 &&
+	    (tas_tree_new(f->topology, names, n, &f->tree, &err) != CU_OK ||
+		tas_pods_new(&f->pods, &err) != CU_OK)) {
 		cu_warn("topology %s: %s", f->topology, err.msg);
 		flavor_drop_tree(f);
-		return;
+		n = 0;
 	}
+	api_topology_dispose(&topo);
+	if (n == 0)
+		return;
 	tas_tree_set_mixed_profile(
 	    f->tree, c->cfg == NULL || c->cfg->tas_gates.profile_mixed);
 	api_informer_foreach(c->tas.nodes, each_node, &e);
@@ -156,21 +170,22 @@ void ctl_tas__capacity_changed(ctl *c)
 static void node_event(json_t *obj, bool deleted, void *payload)
 {
 	ctl *c = payload;
-	const char *name = ctl_jmeta(obj, "name");
+	struct api_node node;
 	size_t i;
 
+	if (!node_decode(obj, &node))
+		return;
 	for (i = 0; i < c->tas.nfl; i++) {
 		struct tas_flavor *f = &c->tas.fl[i];
 
 		if (f->tree == NULL)
 			continue;
-		if (deleted) {
-			if (name != NULL)
-				tas_tree_node_remove(f->tree, name);
-		} else {
-			node_into(c, f, obj);
-		}
+		if (!deleted)
+			node_into(f, &node);
+		else if (node.meta.name != NULL)
+			tas_tree_node_remove(f->tree, node.meta.name);
 	}
+	api_node_dispose(&node);
 	c->tas.dirty_nodes = true;
 	ctl_tas__capacity_changed(c);
 }
@@ -191,30 +206,6 @@ static void node_delete(json_t *obj, void *payload)
 	node_event(obj, true, payload);
 }
 
-bool ctl_tas__has_gate(json_t *pod)
-{
-	json_t *g;
-	size_t i;
-
-	json_array_foreach(
-	    json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i,
-	    g)
-	{
-		const char *n = api_json_str(g, "name");
-
-		if (n != NULL && strcmp(n, TAS_SCHEDULING_GATE) == 0)
-			return true;
-	}
-	return false;
-}
-
-const char *ctl_tas__pod_ann(json_t *pod, const char *key)
-{
-	return api_json_str(
-	    json_object_get(json_object_get(pod, "metadata"), "annotations"),
-	    key);
-}
-
 /* The pods of one Workload (by name) in the pod cache. */
 void ctl_tas__wl_pods_free(struct tas_wl_pods *e)
 {
@@ -224,11 +215,11 @@ void ctl_tas__wl_pods_free(struct tas_wl_pods *e)
 }
 
 /* Keep the ungater's index of pod [borrowed] up to date. */
-static void index_pod(ctl *c, json_t *pod, bool deleted)
+static void index_pod(ctl *c, const struct api_pod *pod, bool deleted)
 {
-	const char *wl = ctl_tas__pod_ann(pod, ANN_WORKLOAD);
-	const char *ns = ctl_jmeta(pod, "namespace");
-	const char *name = ctl_jmeta(pod, "name");
+	const char *wl = api_strmap_get(&pod->meta.annotations, ANN_WORKLOAD);
+	const char *ns = pod->meta.namespace_;
+	const char *name = pod->meta.name;
 	struct tas_wl_pods *e;
 	char *key;
 
@@ -261,49 +252,60 @@ static void index_pod(ctl *c, json_t *pod, bool deleted)
 	(void)ctl_keys_put(&e->names, CTL_K1(name));
 }
 
+/* What a TAS pod's event means for the ungater and the node-failure
+ * checks (pod decoded once). */
+static void pod_marks(ctl *c, const struct api_pod *pod, bool deleted)
+{
+	const char *wl = api_strmap_get(&pod->meta.annotations, ANN_WORKLOAD);
+	const char *ns = pod->meta.namespace_ ? pod->meta.namespace_ : "";
+	const char *uid = pod->meta.uid;
+	bool gated = api_pod_gated(pod, TAS_SCHEDULING_GATE);
+	bool finished = api_pod_finished(pod);
+
+	index_pod(c, pod, deleted);
+	/* Kueue's node failure controller looks at a node again when a
+	 * TAS pod bound there ends or goes (TASReplaceNodeOnPodTermination),
+	 * and when an ungated pod waits for its host (a stray one) */
+	if (wl != NULL && pod->spec.node_name != NULL &&
+	    (deleted || finished || pod->meta.has_deletion))
+		c->tas.dirty_nodes = true;
+	if (wl != NULL && !deleted && ctl_tas__pinned_host(pod) != NULL)
+		(void)ctl_keys_put(&c->tas.strays, CTL_K2(ns, wl));
+	if (deleted || finished)
+		ctl_keys_del(&c->tas.terminating, CTL_K1(uid));
+	if (deleted || !gated)
+		ctl_keys_del(&c->tas.ungating, CTL_K1(uid));
+	if (!deleted && wl != NULL && gated)
+		(void)ctl_keys_put(&c->tas.dirty_ungate, CTL_K2(ns, wl));
+}
+
 static void pod_event(json_t *obj, bool deleted, void *payload)
 {
 	ctl *c = payload;
-	const char *uid = ctl_jmeta(obj, "uid");
-	const char *wl = ctl_tas__pod_ann(obj, ANN_WORKLOAD);
+	struct api_pod pod;
 	size_t i;
 	cu_error err;
 
-	if (uid == NULL)
+	if (api_pod_decode(&pod, obj, &err) != CU_OK) {
+		cu_debug("topology: pod: %s", err.msg);
 		return;
+	}
+	if (pod.meta.uid == NULL) {
+		api_pod_dispose(&pod);
+		return;
+	}
 	for (i = 0; i < c->tas.nfl; i++) {
 		struct tas_flavor *f = &c->tas.fl[i];
 
-		if (f->tree != NULL && tas_pods_update(f->pods, f->tree, uid,
-					   deleted ? NULL : obj, &err) != CU_OK)
+		if (f->tree != NULL &&
+		    tas_pods_update(f->pods, f->tree, pod.meta.uid,
+			deleted ? NULL : obj, &err) != CU_OK)
 			cu_warn("topology %s: pod: %s", f->topology, err.msg);
 	}
 	if (deleted || tas_pod_charged_node(obj) == NULL)
 		ctl_tas__capacity_changed(c);
-	index_pod(c, obj, deleted);
-	/* Kueue's node failure controller looks at a node again when a
-	 * TAS pod bound there ends or goes (TASReplaceNodeOnPodTermination),
-	 * and when an ungated pod waits for its host (a stray one) */
-	if (wl != NULL &&
-	    api_json_str(json_object_get(obj, "spec"), "nodeName") != NULL &&
-	    (deleted || ctl_tas__finished(obj) ||
-		ctl_jmeta(obj, "deletionTimestamp") != NULL))
-		c->tas.dirty_nodes = true;
-	if (wl != NULL && !deleted && ctl_tas__pinned_host(obj) != NULL) {
-		const char *ns = ctl_jmeta(obj, "namespace");
-
-		(void)ctl_keys_put(&c->tas.strays, CTL_K2(ns ? ns : "", wl));
-	}
-	if (deleted || ctl_tas__finished(obj))
-		ctl_keys_del(&c->tas.terminating, CTL_K1(uid));
-	if (deleted || !ctl_tas__has_gate(obj))
-		ctl_keys_del(&c->tas.ungating, CTL_K1(uid));
-	if (!deleted && wl != NULL && ctl_tas__has_gate(obj)) {
-		const char *ns = ctl_jmeta(obj, "namespace");
-
-		(void)ctl_keys_put(
-		    &c->tas.dirty_ungate, CTL_K2(ns ? ns : "", wl));
-	}
+	pod_marks(c, &pod, deleted);
+	api_pod_dispose(&pod);
 }
 
 static void pod_add(json_t *obj, void *payload)

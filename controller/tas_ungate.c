@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * controller/tas_ungate.c - the ungater: the pods of a placed podSet
- * lose the kueue.x-k8s.io/topology scheduling gate and get their domain's
- * nodeSelector, in rank order, each write retried if its effect is not
- * seen in the cache; ctl_tas_ungate is the tick's entry point, which also
- * runs the node-failure checks of tas_nodes.c.
+ * controller/tas_ungate.c - the ungater: the pods of a placed podSet,
+ * decoded from the cache (api_pod), are given to tas_ungate_plan, and
+ * the gated ones it places lose the kueue.x-k8s.io/topology scheduling
+ * gate and get their domain's nodeSelector, in its order, each write
+ * retried if its effect is not seen in the cache; ctl_tas_ungate is the
+ * tick's entry point, which also runs the node-failure checks of
+ * tas_nodes.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,149 +17,90 @@
 
 /* ---- the ungater ------------------------------------------------------ */
 
-struct gated {
-	json_t *pod;   /* [borrowed: incref'd] */
-	int64_t index; /* -1: none */
-	const char *created, *name;
-};
-
-struct pods_of {
-	const char *ns, *wl, *podset;
-	struct gated *v;
-	size_t n, cap;
-	const struct api_topology_assignment *a;
-	int64_t *used; /* per domain: pods ungated there */
-	bool nomem;
-};
-
-bool ctl_tas__finished(json_t *pod)
+int ctl_tas__pod_get(
+    ctl *c, const char *ns, const char *name, struct api_pod *out)
 {
-	const char *ph = api_json_str(json_object_get(pod, "status"), "phase");
+	json_t *obj = api_informer_get(c->tas.pods, ns, name);
+	cu_error err;
 
-	return ph != NULL &&
-	       (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0);
+	if (obj == NULL)
+		return CU_ENOTFOUND;
+	if (api_pod_decode(out, obj, &err) != CU_OK) {
+		cu_debug("topology: pod %s/%s: %s", ns, name, err.msg);
+		return err.code;
+	}
+	return CU_OK;
 }
 
-static ssize_t selector_domain(
-    const struct api_topology_assignment *a, json_t *pod)
+/* The live pods of podSet `podset` [borrowed] of Workload ns/wl from the
+ * ungater's index, decoded into *pods [owned: api_pod_dispose each,
+ * cu_free]; their number. */
+static size_t podset_pods(ctl *c, const char *ns, const char *wl,
+    const char *podset, struct api_pod **pods)
 {
-	json_t *sel =
-	    json_object_get(json_object_get(pod, "spec"), "nodeSelector");
-	size_t d, l;
+	char *key = cu_asprintf("%s\x1f%s", ns, wl);
+	struct tas_wl_pods *e =
+	    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
+	struct ctl_kent **v = NULL;
+	size_t k, nv = 0, n = 0;
 
-	for (d = 0; d < a->n_domains; d++) {
-		for (l = 0; l < a->levels.n; l++) {
-			const char *v = api_json_str(sel, a->levels.items[l]);
+	cu_free(key);
+	*pods = NULL;
+	if (e == NULL || ctl_keys_ordered(&e->names, &v, &nv) != CU_OK)
+		return 0;
+	*pods = cu_calloc(nv + 1, sizeof(**pods));
+	for (k = 0; *pods != NULL && k < nv; k++) {
+		struct api_pod *p = &(*pods)[n];
+		const char *pw, *ps;
 
-			if (v == NULL ||
-			    strcmp(v, a->domains[d].values[l]) != 0)
-				break;
+		if (ctl_tas__pod_get(c, ns, v[k]->k[0], p) != CU_OK)
+			continue;
+		pw = api_strmap_get(&p->meta.annotations, ANN_WORKLOAD);
+		ps = api_strmap_get(&p->meta.labels, LABEL_PODSET);
+		if (p->meta.namespace_ == NULL || pw == NULL || ps == NULL ||
+		    strcmp(p->meta.namespace_, ns) != 0 ||
+		    strcmp(pw, wl) != 0 || strcmp(ps, podset) != 0 ||
+		    api_pod_finished(p) || p->meta.has_deletion) {
+			api_pod_dispose(p);
+			continue;
 		}
-		if (l == a->levels.n)
-			return (ssize_t)d;
+		n++;
 	}
-	return -1;
+	cu_free(v);
+	return n;
 }
 
-static void collect_pod(json_t *pod, void *payload)
-{
-	struct pods_of *p = payload;
-	const char *ns = ctl_jmeta(pod, "namespace");
-	const char *wl = ctl_tas__pod_ann(pod, ANN_WORKLOAD);
-	const char *ps = api_json_str(
-	    json_object_get(json_object_get(pod, "metadata"), "labels"),
-	    LABEL_PODSET);
-	const char *idx;
-	struct gated *g;
-
-	if (ns == NULL || wl == NULL || ps == NULL || strcmp(ns, p->ns) != 0 ||
-	    strcmp(wl, p->wl) != 0 || strcmp(ps, p->podset) != 0 ||
-	    ctl_tas__finished(pod) ||
-	    ctl_jmeta(pod, "deletionTimestamp") != NULL)
-		return;
-	if (!ctl_tas__has_gate(pod)) {
-		ssize_t d = selector_domain(p->a, pod);
-
-		if (d >= 0)
-			p->used[d]++;
-		return;
-	}
-	if (cu_grow((void **)&p->v, &p->cap, p->n + 1, sizeof(*p->v))) {
-		p->nomem = true;
-		return;
-	}
-	g = &p->v[p->n++];
-	g->pod = json_incref(pod);
-	idx = api_json_str(
-	    json_object_get(json_object_get(pod, "metadata"), "labels"),
-	    LABEL_INDEX);
-	if (idx == NULL)
-		idx = ctl_tas__pod_ann(pod, LABEL_INDEX);
-	g->index = idx != NULL ? strtoll(idx, NULL, 10) : -1;
-	g->index = tas_pod_rank(p->a, pod, g->index);
-	g->created = ctl_jmeta(pod, "creationTimestamp");
-	g->name = ctl_jmeta(pod, "name");
-}
-
-static int cmp_gated(const void *x, const void *y)
-{
-	const struct gated *a = x, *b = y;
-	int r;
-
-	if (a->index != b->index)
-		return a->index < b->index ? -1 : 1;
-	r = strcmp(a->created ? a->created : "", b->created ? b->created : "");
-	return r != 0 ? r
-		      : strcmp(a->name ? a->name : "", b->name ? b->name : "");
-}
-
-/* The merge patch that ungates pod [borrowed] onto domain d of a. */
+/* The merge patch that ungates pod p [borrowed] onto domain d of a: its
+ * other scheduling gates kept, the domain's nodeSelector added. */
 static json_t *ungate_patch(
-    json_t *pod, const struct api_topology_assignment *a, size_t d)
+    const struct api_pod *p, const struct api_topology_assignment *a, size_t d)
 {
-	json_t *patch = json_object(), *spec = json_object(),
-	       *sel = json_object(), *gates = json_array(), *g;
+	json_t *gates = json_array(), *sel = json_object(), *patch;
 	size_t i;
 
-	if (patch == NULL || spec == NULL || sel == NULL || gates == NULL)
-		goto fail;
-	json_array_foreach(
-	    json_object_get(json_object_get(pod, "spec"), "schedulingGates"), i,
-	    g)
-	{
-		const char *n = api_json_str(g, "name");
+	for (i = 0; gates != NULL && i < p->spec.scheduling_gates.n; i++) {
+		const char *n = p->spec.scheduling_gates.items[i];
 
-		if ((n == NULL || strcmp(n, TAS_SCHEDULING_GATE) != 0) &&
-		    json_array_append(gates, g) != 0)
+		if (strcmp(n, TAS_SCHEDULING_GATE) != 0 &&
+		    json_array_append_new(gates, json_pack("{s:s}", "name", n)))
 			goto fail;
 	}
-	for (i = 0; i < a->levels.n; i++)
+	for (i = 0; sel != NULL && i < a->levels.n; i++)
 		if (json_object_set_new(sel, a->levels.items[i],
 			json_string(a->domains[d].values[i])) != 0)
 			goto fail;
-	if (json_object_set_new(spec, "nodeSelector", sel) != 0) {
-		sel = NULL;
+	if (gates == NULL || sel == NULL)
 		goto fail;
-	}
-	sel = NULL;
-	if (json_object_set_new(spec, "schedulingGates",
-		json_array_size(gates) ? gates : json_null()) != 0) {
-		gates = NULL;
-		goto fail;
-	}
-	if (json_array_size(gates) == 0)
+	if (json_array_size(gates) == 0) {
 		json_decref(gates);
-	gates = NULL;
-	if (json_object_set_new(patch, "spec", spec) != 0) {
-		spec = NULL;
-		goto fail;
+		gates = json_null();
 	}
-	return patch;
+	patch = json_pack("{s:{s:o,s:o}}", "spec", "nodeSelector", sel,
+	    "schedulingGates", gates);
+	return patch; /* json_pack's o consumed both, even on failure */
 fail:
-	json_decref(patch);
-	json_decref(spec);
-	json_decref(sel);
 	json_decref(gates);
+	json_decref(sel);
 	return NULL;
 }
 
@@ -178,66 +121,38 @@ static void ungate_podset(ctl *c, const char *ns, const char *wl,
     const char *podset, const struct api_topology_assignment *a, int64_t now,
     const char *cq, double admitted_s)
 {
-	struct pods_of p;
-	int64_t *used = cu_calloc(a->n_domains + 1, sizeof(*used));
-	size_t i;
+	struct api_pod *pods = NULL;
+	size_t n = podset_pods(c, ns, wl, podset, &pods), i, todo = 0;
+	struct tas_ungate_pod *up = cu_calloc(n + 1, sizeof(*up));
+	cu_error err;
 
-	memset(&p, 0, sizeof(p));
-	p.ns = ns;
-	p.wl = wl;
-	p.podset = podset;
-	p.a = a;
-	p.used = used;
-	if (used == NULL)
-		return;
-	{
-		char *key = cu_asprintf("%s\x1f%s", ns, wl);
-		struct tas_wl_pods *e =
-		    key ? cu_map_get(&c->tas.pods_by_wl, key) : NULL;
-		struct ctl_kent **v = NULL;
-		size_t k, nv = 0;
+	for (i = 0; up != NULL && i < n; i++) {
+		const struct api_pod *p = &pods[i];
 
-		cu_free(key);
-		if (e != NULL &&
-		    ctl_keys_ordered(&e->names, &v, &nv) == CU_OK) {
-			for (k = 0; k < nv; k++) {
-				json_t *pod = api_informer_get(
-				    c->tas.pods, ns, v[k]->k[0]);
-
-				if (pod != NULL)
-					collect_pod(pod, &p);
-			}
-			cu_free(v);
-		}
+		up[i].gated = api_pod_gated(p, TAS_SCHEDULING_GATE);
+		up[i].rank = tas_pod_rank(a, &p->meta, tas_pod_index(&p->meta));
+		up[i].created_ns =
+		    p->meta.has_creation ? p->meta.creation_ns : INT64_MIN;
+		up[i].name = p->meta.name;
+		up[i].selector = &p->spec.node_selector;
+		up[i].payload = &pods[i];
 	}
-	if (p.n > 1)
-		qsort(p.v, p.n, sizeof(*p.v), cmp_gated);
-	for (i = 0; i < p.n && !p.nomem; i++) {
-		const char *uid = ctl_jmeta(p.v[i].pod, "uid");
+	if (up != NULL && tas_ungate_plan(a, up, n, &err) == CU_OK)
+		todo = n;
+	for (i = 0; i < todo && up[i].gated && up[i].domain >= 0; i++) {
+		const struct api_pod *p = up[i].payload;
+		const char *uid = p->meta.uid;
 		struct ctl_kent *e =
 		    uid ? ctl_keys_get(&c->tas.ungating, CTL_K1(uid)) : NULL;
-		ssize_t d = -1;
-		size_t k;
 		json_t *patch;
 
-		if (p.v[i].index >= 0) {
-			d = tas_rank_domain(a, p.v[i].index);
-			if (d >= 0 && used[d] >= a->domains[d].count)
-				d = -1;
-		}
-		for (k = 0; d < 0 && k < a->n_domains; k++)
-			if (used[k] < a->domains[k].count)
-				d = (ssize_t)k;
-		if (d < 0)
-			break; /* more gated pods than the assignment */
-		used[d]++;
 		if (uid == NULL || (e != NULL && now < e->n))
 			continue;
-		patch = ungate_patch(p.v[i].pod, a, (size_t)d);
+		patch = ungate_patch(p, a, (size_t)up[i].domain);
 		if (patch == NULL)
 			continue;
 		ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_START, &ctl_tas__res_pods,
-		    ns, p.v[i].name, NULL, patch);
+		    ns, p->meta.name, NULL, patch);
 		if ((e = ctl_keys_put(&c->tas.ungating, CTL_K1(uid))) != NULL)
 			e->n = now + UNGATE_RETRY_NS;
 		c->tas.ungated++;
@@ -247,10 +162,10 @@ static void ungate_podset(ctl *c, const char *ns, const char *wl,
 			    CTL_LV(TAS_SCHEDULING_GATE, cq, "false"),
 			    admitted_s);
 	}
-	for (i = 0; i < p.n; i++)
-		json_decref(p.v[i].pod);
-	cu_free(p.v);
-	cu_free(used);
+	cu_free(up);
+	for (i = 0; pods != NULL && i < n; i++)
+		api_pod_dispose(&pods[i]);
+	cu_free(pods);
 }
 
 static void ungate_workload(

@@ -212,7 +212,7 @@
 #define REC_REASON_PENDING_EVALUATION "PendingEvaluation"
 
 /* Kueue cuts condition messages to 32 KiB ("... " suffix). */
-#define REC_CONDITION_MESSAGE_MAX (32 * 1024)
+#define REC_CONDITION_MESSAGE_MAX API_CONDITION_MESSAGE_MAX
 
 /* ---- the managed job ------------------------------------------------- */
 

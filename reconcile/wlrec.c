@@ -640,6 +640,32 @@ static int reclaim_counts(const struct rec_wl_view *view,
 	return CU_OK;
 }
 
+/* A Workload holding quota, past its eviction and deactivation steps:
+ * the engine follows its priority and reclaimable pods, then its
+ * admission checks, the PodsReady timeout and maximumExecutionTime. */
+static int holding(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, cu_error *err)
+{
+	int32_t prio = wl->spec.has_priority ? wl->spec.priority : 0;
+	bool done;
+
+	if (view->engine_wl != NULL && view->engine_wl->priority != prio) {
+		if (engine(out, REC_ENGINE_SET_PRIORITY, wl->meta.uid, false,
+			err) != CU_OK)
+			return err->code;
+		out->items[out->n - 1].priority = prio;
+	}
+	if (reclaim_counts(view, wl, out, err) != CU_OK)
+		return err->code;
+	if (checks(view, wl, out, &done, err) != CU_OK)
+		return err->code;
+	if (done)
+		return CU_OK;
+	if (pods_timeout(view, wl, out, &done, err) != CU_OK)
+		return err->code;
+	return done ? CU_OK : max_exec(view, wl, out, err);
+}
+
 int rec_workload_reconcile(const struct rec_wl_view *view,
     const struct api_workload *wl, struct rec_plan *out, cu_error *err)
 {
@@ -728,28 +754,8 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 				     : wl_write(out, wl, REC_WRITE_PATCH, patch,
 					   false, err);
 	}
-	if (que_holds && view->engine_wl != NULL &&
-	    view->engine_wl->priority !=
-		(wl->spec.has_priority ? wl->spec.priority : 0)) {
-		struct rec_item *it;
-
-		if (engine(out, REC_ENGINE_SET_PRIORITY, uid, false, err) !=
-		    CU_OK)
-			return err->code;
-		it = &out->items[out->n - 1];
-		it->priority = wl->spec.has_priority ? wl->spec.priority : 0;
-	}
-	if (que_holds && reclaim_counts(view, wl, out, err) != CU_OK)
-		return err->code;
-	if (que_holds) {
-		if (checks(view, wl, out, &done, err) != CU_OK)
-			return err->code;
-		if (done)
-			return CU_OK;
-		if (pods_timeout(view, wl, out, &done, err) != CU_OK)
-			return err->code;
-		return done ? CU_OK : max_exec(view, wl, out, err);
-	}
+	if (que_holds)
+		return holding(view, wl, out, err);
 	/* The spec changed while pending, or status.reclaimablePods: queue
 	 * it anew. */
 	if (view->queued_generation != gen ||

@@ -305,16 +305,79 @@ int64_t tas_tree_leaf_free(
  * count, as Kueue's ungater assigns ranks. -1 when rank is outside the
  * assignment's pods. */
 ssize_t tas_rank_domain(const struct api_topology_assignment *a, int64_t rank);
-/* The rank of pod [borrowed] (v1 JSON) whose completion index is
- * `index` (-1: none) in a podSet placed as a, as Kueue's ungater ranks
- * a JobSet's pods by its subgroups: with the labels (or annotations)
- * jobset.sigs.k8s.io/job-index J and replicatedjob-replicas R, J times
- * the pods of one Job (a's pods / R) plus the index, so each child
- * Job's pods take consecutive ranks (and a Job the size of a slice is
- * one slice); otherwise the index. -1 when the index is out of its
- * Job's range. */
-int64_t tas_pod_rank(
-    const struct api_topology_assignment *a, const json_t *pod, int64_t index);
+/* The completion index of a pod with metadata m [borrowed]: its
+ * batch.kubernetes.io/job-completion-index label, else the annotation
+ * of that name; -1 when it has neither. */
+int64_t tas_pod_index(const struct api_meta *m);
+/* The rank of the pod with metadata m [borrowed] whose completion index
+ * is `index` (-1: none) in a podSet placed as a, as Kueue's ungater
+ * ranks a JobSet's pods by its subgroups: with the labels (or
+ * annotations) jobset.sigs.k8s.io/job-index J and
+ * replicatedjob-replicas R, J times the pods of one Job (a's pods / R)
+ * plus the index, so each child Job's pods take consecutive ranks (and a
+ * Job the size of a slice is one slice); otherwise the index. -1 when
+ * the index is out of its Job's range. */
+int64_t tas_pod_rank(const struct api_topology_assignment *a,
+    const struct api_meta *m, int64_t index);
+/* The domain of a whose values at every level of a a nodeSelector sel
+ * [borrowed] names, or -1. */
+ssize_t tas_selector_domain(
+    const struct api_topology_assignment *a, const struct api_strmap *sel);
+
+/* One live pod of a placed podSet (not finished, not being deleted), as
+ * the ungater sees it. */
+struct tas_ungate_pod {
+	bool gated;	    /* carries TAS_SCHEDULING_GATE */
+	int64_t rank;	    /* tas_pod_rank of its index, -1: none */
+	int64_t created_ns; /* creationTimestamp (INT64_MIN: none) */
+	const char *name;   /* [borrowed] tie-break */
+	/* [borrowed] its nodeSelector (an ungated pod's domain), or NULL */
+	const struct api_strmap *selector;
+	void *payload;	/* [borrowed] the caller's, carried along */
+	ssize_t domain; /* out: where a gated pod goes, -1: nowhere */
+};
+
+/*
+ * Kueue's ungater for one podSet placed as a [borrowed]: every ungated
+ * pod of pods[n] takes a place in the domain its nodeSelector names;
+ * the gated ones, in order of rank, creation and name, each go to the
+ * domain of their rank while it has room, else to the first domain
+ * with room; once no domain has room the rest stay gated (domain -1).
+ * pods is sorted in place: the gated pods first, in the order their
+ * ungate writes are to be sent. CU_ENOMEM.
+ */
+CU_MUST_CHECK int tas_ungate_plan(const struct api_topology_assignment *a,
+    struct tas_ungate_pod *pods, size_t n, cu_error *err);
+
+/* Is a pod pinned to `host` [borrowed] (its nodeSelector's
+ * kubernetes.io/hostname) a stray of assignment a [borrowed]: a is at
+ * the hostname level and no domain of a is that host (its node was
+ * replaced)? */
+bool tas_host_stray(const struct api_topology_assignment *a, const char *host);
+
+/* What a node of a placed podSet that failed does to its Workload,
+ * given the Workload's status.unhealthyNodes (Kueue's node failure
+ * controller with TASFailedNodeReplacement). */
+enum tas_failed_action {
+	TAS_FAILED_RECORD = 0, /* add it to status.unhealthyNodes */
+	TAS_FAILED_REPLACE,    /* listed already: replace it in its domain */
+	TAS_FAILED_EVICT,      /* another node failed before: evict */
+};
+
+/* The action for failed node `node` [borrowed] of a Workload whose
+ * status.unhealthyNodes is listed [borrowed]; for TAS_FAILED_EVICT the
+ * eviction's message (Kueue's words, the listed nodes then node) into
+ * msg[len], cut to fit. */
+enum tas_failed_action tas_node_failed(
+    const struct api_strlist *listed, const char *node, char *msg, size_t len);
+
+/* Kueue's handleHealthyNode: when node [borrowed] is in listed
+ * [borrowed], the list without it into *out (initialised here;
+ * api_strlist_dispose it) and true; false (out empty) when it is not
+ * listed. CU_ENOMEM leaves out empty and returns false with *nomem. */
+bool tas_node_recovered(const struct api_strlist *listed, const char *node,
+    struct api_strlist *out, bool *nomem);
+
 /* The nodeSelector that pins a pod to domain `d` of a: one entry per
  * level of the assignment (label -> value), merged into *sel (existing
  * keys replaced). CU_ENOMEM, CU_ERANGE (d out of range). */

@@ -396,13 +396,16 @@ Test(tas_slices, jobset_pods_rank_by_job)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char buf[512];
 		json_t *pod;
+		struct api_meta m;
 		int64_t r;
 
 		snprintf(
 		    buf, sizeof(buf), "{\"metadata\":{%s}}", cases[i].meta);
 		pod = json_loads(buf, 0, NULL);
 		cr_assert_not_null(pod, "case %zu", i);
-		r = tas_pod_rank(&a, pod, cases[i].index);
+		cr_assert_eq(api_object_meta_decode(&m, pod, NULL), CU_OK);
+		r = tas_pod_rank(&a, &m, cases[i].index);
+		api_meta_dispose(&m);
 		cr_assert_eq(
 		    r, cases[i].rank, "case %zu: %lld", i, (long long)r);
 		cr_assert_eq(
