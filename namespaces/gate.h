@@ -73,6 +73,9 @@ enum ns_gate_kind {
 	NS_GATE_KIND_PADDLEJOB,
 	NS_GATE_KIND_JAXJOB,
 	NS_GATE_KIND_MPIJOB,
+	/* ray.io RayJob, RayCluster (spec.suspend). */
+	NS_GATE_KIND_RAYJOB,
+	NS_GATE_KIND_RAYCLUSTER,
 	NS_GATE_KIND__COUNT
 };
 

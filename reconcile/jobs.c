@@ -498,6 +498,9 @@ static int start_edit(const struct rec_job *j, const struct api_workload *wl,
 		json_t *tpl;
 
 		tpl = doc_template(to, j, a->name);
+		if (!json_is_object(tpl) &&
+		    rec__fw_template_optional(rec_job_fw(j), to, a->name))
+			continue; /* merged into a throwaway copy, as Kueue */
 		if (!json_is_object(tpl))
 			return cu_error_set(err, CU_EINVAL,
 			    "invalid podset infos: the job has no pod "
