@@ -73,6 +73,8 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_MPIJOB] = {"kubeflow.org", "v2beta1", "mpijobs", true},
     [INF_RAYJOB] = {"ray.io", "v1", "rayjobs", true},
     [INF_RAYCLUSTER] = {"ray.io", "v1", "rayclusters", true},
+    [INF_APPWRAPPER] = {"workload.codeflare.dev", "v1beta2", "appwrappers",
+	true},
 };
 
 const struct api_resource ctl_res_events = {

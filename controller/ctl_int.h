@@ -88,6 +88,7 @@ enum inf_id {
 	INF_MPIJOB,	/* kubeflow.org/mpijob */
 	INF_RAYJOB,	/* ray.io/rayjob */
 	INF_RAYCLUSTER, /* ray.io/raycluster */
+	INF_APPWRAPPER, /* workload.codeflare.dev/appwrapper */
 	INF__COUNT
 };
 

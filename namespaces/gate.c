@@ -52,6 +52,8 @@ static const struct {
     [NS_GATE_KIND_MPIJOB] = {"kubeflow.org", "MPIJob", "kubeflow.org/mpijob"},
     [NS_GATE_KIND_RAYJOB] = {"ray.io", "RayJob", "ray.io/rayjob"},
     [NS_GATE_KIND_RAYCLUSTER] = {"ray.io", "RayCluster", "ray.io/raycluster"},
+    [NS_GATE_KIND_APPWRAPPER] = {"workload.codeflare.dev", "AppWrapper",
+	"workload.codeflare.dev/appwrapper"},
 };
 
 static bool is_other(enum ns_gate_kind k)

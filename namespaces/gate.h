@@ -76,6 +76,8 @@ enum ns_gate_kind {
 	/* ray.io RayJob, RayCluster (spec.suspend). */
 	NS_GATE_KIND_RAYJOB,
 	NS_GATE_KIND_RAYCLUSTER,
+	/* workload.codeflare.dev AppWrapper (spec.suspend). */
+	NS_GATE_KIND_APPWRAPPER,
 	NS_GATE_KIND__COUNT
 };
 

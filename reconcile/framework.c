@@ -70,6 +70,11 @@ static const struct rec_fw table[] = {
     {"ray.io/raycluster", "ray.io", "v1", "RayCluster", "rayclusters",
 	REC_FW_SHAPE_OPS, spec_suspend, NULL, NULL, NULL, NULL, NULL,
 	spec_managed_by, "ray.io/kuberay-operator", NULL, &rec__fw_ray_ops},
+    {"workload.codeflare.dev/appwrapper", "workload.codeflare.dev", "v1beta2",
+	"AppWrapper", "appwrappers", REC_FW_SHAPE_OPS, spec_suspend, NULL, NULL,
+	NULL, NULL, NULL, spec_managed_by,
+	"workload.codeflare.dev/appwrapper-controller", NULL,
+	&rec__fw_appwrapper_ops},
 };
 
 #define N_TABLE (sizeof(table) / sizeof(table[0]))

@@ -260,4 +260,6 @@ const struct rec_fw_ops rec__fw_ray_ops = {
     ray_finished,
     ray_active,
     ray_pods_ready,
+    NULL,
+    NULL,
 };

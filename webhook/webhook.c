@@ -34,6 +34,8 @@ const struct wh_route wh_routes[] = {
     {"/validate-ray-io-v1-rayjob", WH_VALIDATE},
     {"/mutate-ray-io-v1-raycluster", WH_MUTATE},
     {"/validate-ray-io-v1-raycluster", WH_VALIDATE},
+    {"/mutate-workload-codeflare-dev-v1beta2-appwrapper", WH_MUTATE},
+    {"/validate-workload-codeflare-dev-v1beta2-appwrapper", WH_VALIDATE},
     {"/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_MUTATE},
     {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_VALIDATE},
     {"/validate-kueue-x-k8s-io-v1beta2-localqueue", WH_VALIDATE},

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """cueue-controller with the suspend-based CRD frameworks of
-docs/frameworks.md (RayJob, RayCluster), with cueue-apiserver --simulate
-ray,jobs standing in for KubeRay and the Job controller.
+docs/frameworks.md (RayJob, RayCluster, AppWrapper), with
+cueue-apiserver --simulate ray,jobs standing in for KubeRay and the Job
+controller, and --simulate appwrappers,kubeflow for the AppWrapper
+controller and the training operator.
 
 Each object (our equivalent of Kueue's sample, tests/data/frameworks) is
 queued (one Workload, pod sets head + worker groups (+ submitter)),
@@ -10,9 +12,9 @@ pods: at no observed instant do the running pods ask more cpu than the
 quota), started with the flavor's node labels in its head and worker
 templates (and so on its Ray pods), suspended with its templates
 restored when preempted, admitted again and finished. The children a
-managed parent creates (a RayJob's RayCluster and submitter Job) get no
-Workload and no write from the controller; neither does anything in a
-namespace the gate excludes."""
+managed parent creates (a RayJob's RayCluster and submitter Job, an
+AppWrapper's components) get no Workload and no write from the
+controller; neither does anything in a namespace the gate excludes."""
 import json
 import time
 
@@ -27,7 +29,8 @@ CONFIG = CONTROLLER_CONFIG + """managedJobsNamespaceSelector:
     operator: NotIn
     values: [kube-system, kueue-system, outside]
 integrations:
-  frameworks: ["batch/job", "ray.io/rayjob", "ray.io/raycluster"]
+  frameworks: ["batch/job", "ray.io/rayjob", "ray.io/raycluster",
+               "workload.codeflare.dev/appwrapper", "kubeflow.org/pytorchjob"]
 """
 
 QUEUES = """
@@ -237,6 +240,94 @@ def rayjob_webhook(s):
     wait_for(lambda: rayjob_done(s.get_json(RAY % "team" +
                                             "rayjobs/hooked")), 40,
              what="admitted and run")
+    ctl.stop()
+
+
+AW = "/apis/workload.codeflare.dev/v1beta2/namespaces/%s/appwrappers"
+KF = "/apis/kubeflow.org/v1/namespaces/%s/pytorchjobs"
+
+
+def appwrapper(name, runtime_ms, priority=None):
+    """Kueue's AppWrapper sample wrapping a PyTorchJob (Master + Worker,
+    1 cpu each), created suspended. The wrapped PyTorchJob carries a
+    queue name too: only the parent rule keeps it from being managed."""
+    aw = sample("appwrapper-pytorchjob.yaml", name, suspend=True,
+                priority=priority)
+    tmpl = aw["spec"]["components"][0]["template"]
+    tmpl["metadata"]["name"] = name + "-job"
+    tmpl["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "lq"}
+    tmpl["metadata"]["annotations"] = {
+        "cueue.dev/sim-runtime-ms": str(runtime_ms)}
+    return aw
+
+
+def aw_phase(s, name):
+    return s.get_json(AW % "team" + "/" + name).get("status", {}).get(
+        "phase")
+
+
+@case("fw-appwrapper-quota-preempted-finish",
+      simulate="appwrappers,kubeflow")
+def appwrapper_cases(s):
+    """Two AppWrappers of 2 cpu in a 3 cpu queue run one at a time, the
+    admission in podSetInfos (the wrapped templates untouched) and on the
+    pods; a high-priority one preempts a running low one, whose
+    podSetInfos are cleared; all finish; the wrapped PyTorchJobs get no
+    Workload and no write."""
+    setup(s, QUEUES)
+    ctl = Controller(s, config=CONFIG)
+    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
+             what="the controller's informers synced")
+    mark = s.log_mark()
+    pods = PodWatch(s, "team")
+    eq(s.raw("POST", AW % "team", appwrapper("low", 20000, "low"))[0], 201)
+
+    def running(name):
+        aw = s.get_json(AW % "team" + "/" + name)
+        return aw["spec"].get("suspend") is False and aw
+    aw = wait_for(lambda: running("low"), 30, what="low AppWrapper started")
+    comp = aw["spec"]["components"][0]
+    eq([i.get("nodeSelector") for i in comp["podSetInfos"]],
+       [{"pool": "a"}, {"pool": "a"}], "podSetInfos carry the flavor")
+    eq(comp["template"]["spec"]["pytorchReplicaSpecs"]["Master"]
+       ["template"]["spec"].get("nodeSelector"), None,
+       "the wrapped template is not edited")
+    wait_for(lambda: aw_phase(s, "low") == "Running", 30,
+             what="low AppWrapper running")
+    eq(s.raw("POST", AW % "team", appwrapper("high", 800, "high"))[0], 201)
+    eq(s.raw("POST", AW % "team", appwrapper("next", 800))[0], 201)
+
+    def preempted():
+        aw = s.get_json(AW % "team" + "/low")
+        return aw["spec"].get("suspend") is True and aw
+    aw = wait_for(preempted, 30, what="low AppWrapper suspended")
+    eq(aw["spec"]["components"][0].get("podSetInfos"), None,
+       "podSetInfos cleared")
+    try:
+        wait_for(lambda: all(aw_phase(s, n) == "Succeeded"
+                             for n in ("high", "next", "low")), 90,
+                 what="every AppWrapper succeeded")
+    except Exception:
+        print("appwrappers:", json.dumps(s.get_json(AW % "team")))
+        print("workloads:", json.dumps(s.get_json(WLS % "team")))
+        raise
+    peak = pods.done()
+    check(peak <= 3000, "running pods within 3 cpu, saw %dm" % peak)
+    check(peak >= 2000, "an AppWrapper ran (peak %dm)" % peak)
+    check(len(pods.ran) >= 6, "pods ran: %r" % sorted(pods.ran))
+    for n, (labels, sel) in pods.ran.items():
+        eq(sel, {"pool": "a"}, "pod %s ran with the flavor's labels" % n)
+    wls = s.get_json(WLS % "team")["items"]
+    eq(sorted(w["metadata"]["ownerReferences"][0]["kind"] for w in wls),
+       ["AppWrapper"] * 3, "one Workload per AppWrapper, none for the "
+       "wrapped PyTorchJobs")
+    for wl in wls:
+        owner = wl["metadata"]["ownerReferences"][0]["name"]
+        eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
+           [(owner + "-0", 1), (owner + "-1", 1)])
+        check(cond_true(wl, "Finished"), "Workload finished")
+    eq(controller_writes(s, mark, lambda p: "/pytorchjobs" in p), [],
+       "controller writes to the wrapped PyTorchJobs")
     ctl.stop()
 
 

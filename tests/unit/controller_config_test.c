@@ -360,7 +360,8 @@ Test(ctl_config, validation_errors_name_field_and_line)
 		"supported by cueue (supported: batch/job, "
 		"jobset.x-k8s.io/jobset, kubeflow.org/{pytorchjob,tfjob,"
 		"xgboostjob,paddlejob,jaxjob,mpijob}, "
-		"ray.io/{rayjob,raycluster})"},
+		"ray.io/{rayjob,raycluster}, "
+		"workload.codeflare.dev/appwrapper)"},
 	    {"integrations:\n  frameworks: [example.com/thing]\n", CU_EINVAL,
 		"integrations.frameworks[0]: Unsupported value: "
 		"\"example.com/thing\""},

@@ -820,3 +820,21 @@ Test(gate, ray_kinds)
 	    ns_gate_decide(&cfg, &obj, &ns, ray_lookup, NULL, &d, &err), CU_OK);
 	cr_assert_neq(d.managed, NS_GATE_VIA_PARENT, "%s", d.why);
 }
+
+/* AppWrapper: known, spec.suspend, behind its own switch. */
+Test(gate, appwrapper_kind)
+{
+	const char *group = NULL, *kind = NULL;
+	bool rp = true;
+
+	cr_assert_eq(
+	    ns_gate_kind_of("workload.codeflare.dev/v1beta2", "AppWrapper"),
+	    NS_GATE_KIND_APPWRAPPER);
+	cr_assert_eq(ns_gate_kind_of("other.dev/v1beta2", "AppWrapper"),
+	    NS_GATE_KIND_OTHER);
+	cr_assert(
+	    ns_gate_kind_names(NS_GATE_KIND_APPWRAPPER, &group, &kind, &rp));
+	cr_assert_str_eq(group, "workload.codeflare.dev");
+	cr_assert_str_eq(kind, "AppWrapper");
+	cr_assert(!rp);
+}
