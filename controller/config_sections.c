@@ -92,7 +92,9 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 				    "cueue (supported: " CTL_FRAMEWORK_JOB
 				    ", " CTL_FRAMEWORK_JOBSET
 				    ", kubeflow.org/{pytorchjob,tfjob,"
-				    "xgboostjob,paddlejob,jaxjob,mpijob})",
+				    "xgboostjob,paddlejob,jaxjob,mpijob}, "
+				    "ray.io/{rayjob,raycluster}, "
+				    "workload.codeflare.dev/appwrapper)",
 				    p.disp, name);
 			return ctl_config_fail(d, CU_EINVAL, p.look,
 			    "%s: Unsupported value: \"%s\": supported values: "

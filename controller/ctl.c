@@ -71,6 +71,10 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_PADDLEJOB] = {"kubeflow.org", "v1", "paddlejobs", true},
     [INF_JAXJOB] = {"kubeflow.org", "v1", "jaxjobs", true},
     [INF_MPIJOB] = {"kubeflow.org", "v2beta1", "mpijobs", true},
+    [INF_RAYJOB] = {"ray.io", "v1", "rayjobs", true},
+    [INF_RAYCLUSTER] = {"ray.io", "v1", "rayclusters", true},
+    [INF_APPWRAPPER] = {"workload.codeflare.dev", "v1beta2", "appwrappers",
+	true},
 };
 
 const struct api_resource ctl_res_events = {

@@ -86,6 +86,9 @@ enum inf_id {
 	INF_PADDLEJOB,	/* kubeflow.org/paddlejob */
 	INF_JAXJOB,	/* kubeflow.org/jaxjob */
 	INF_MPIJOB,	/* kubeflow.org/mpijob */
+	INF_RAYJOB,	/* ray.io/rayjob */
+	INF_RAYCLUSTER, /* ray.io/raycluster */
+	INF_APPWRAPPER, /* workload.codeflare.dev/appwrapper */
 	INF__COUNT
 };
 

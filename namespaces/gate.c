@@ -50,6 +50,10 @@ static const struct {
 	"kubeflow.org/paddlejob"},
     [NS_GATE_KIND_JAXJOB] = {"kubeflow.org", "JAXJob", "kubeflow.org/jaxjob"},
     [NS_GATE_KIND_MPIJOB] = {"kubeflow.org", "MPIJob", "kubeflow.org/mpijob"},
+    [NS_GATE_KIND_RAYJOB] = {"ray.io", "RayJob", "ray.io/rayjob"},
+    [NS_GATE_KIND_RAYCLUSTER] = {"ray.io", "RayCluster", "ray.io/raycluster"},
+    [NS_GATE_KIND_APPWRAPPER] = {"workload.codeflare.dev", "AppWrapper",
+	"workload.codeflare.dev/appwrapper"},
 };
 
 static bool is_other(enum ns_gate_kind k)
@@ -129,7 +133,8 @@ bool ns_gate_kind_names(enum ns_gate_kind k, const char **group,
 	if (kind != NULL)
 		*kind = n;
 	if (run_policy != NULL)
-		*run_policy = is_other(k); /* every other kind is Kubeflow's */
+		*run_policy =
+		    is_other(k) && strcmp(others[k].group, "kubeflow.org") == 0;
 	return *n != '\0';
 }
 

@@ -73,6 +73,11 @@ enum ns_gate_kind {
 	NS_GATE_KIND_PADDLEJOB,
 	NS_GATE_KIND_JAXJOB,
 	NS_GATE_KIND_MPIJOB,
+	/* ray.io RayJob, RayCluster (spec.suspend). */
+	NS_GATE_KIND_RAYJOB,
+	NS_GATE_KIND_RAYCLUSTER,
+	/* workload.codeflare.dev AppWrapper (spec.suspend). */
+	NS_GATE_KIND_APPWRAPPER,
 	NS_GATE_KIND__COUNT
 };
 

@@ -35,18 +35,19 @@ static const char *const launcher_worker[] = {"Launcher", "Worker", NULL};
 	{                                                                      \
 		fwname, "kubeflow.org", "v1", k, pl, REC_FW_SHAPE_REPLICA_MAP, \
 		    run_policy_suspend, field, order, "Succeeded", "Failed",   \
-		    "Running", run_policy_managed_by, KF_OPERATOR, KF_INDEX    \
+		    "Running", run_policy_managed_by, KF_OPERATOR, KF_INDEX,   \
+		    NULL                                                       \
 	}
 
 static const struct rec_fw table[] = {
     {"batch/job", "batch", "v1", "Job", "jobs", REC_FW_SHAPE_BATCH,
 	spec_suspend, NULL, NULL, "Complete", "Failed", NULL, spec_managed_by,
 	"kubernetes.io/job-controller",
-	"batch.kubernetes.io/job-completion-index"},
+	"batch.kubernetes.io/job-completion-index", NULL},
     {"jobset.x-k8s.io/jobset", "jobset.x-k8s.io", "v1alpha2", "JobSet",
 	"jobsets", REC_FW_SHAPE_JOBSET, spec_suspend, NULL, NULL, "Completed",
 	"Failed", NULL, spec_managed_by, "jobset.sigs.k8s.io/jobset-controller",
-	"batch.kubernetes.io/job-completion-index"},
+	"batch.kubernetes.io/job-completion-index", NULL},
     KUBEFLOW("kubeflow.org/pytorchjob", "PyTorchJob", "pytorchjobs",
 	"pytorchReplicaSpecs", master_worker),
     KUBEFLOW(
@@ -60,7 +61,20 @@ static const struct rec_fw table[] = {
     {"kubeflow.org/mpijob", "kubeflow.org", "v2beta1", "MPIJob", "mpijobs",
 	REC_FW_SHAPE_REPLICA_MAP, run_policy_suspend, "mpiReplicaSpecs",
 	launcher_worker, "Succeeded", "Failed", "Running",
-	run_policy_managed_by, "kubeflow.org/mpi-operator", KF_INDEX},
+	run_policy_managed_by, "kubeflow.org/mpi-operator", KF_INDEX, NULL},
+    /* Ray (reconcile/fw_ray.c): replicas_field names the cluster spec
+     * under spec (NULL: spec itself). */
+    {"ray.io/rayjob", "ray.io", "v1", "RayJob", "rayjobs", REC_FW_SHAPE_OPS,
+	spec_suspend, "rayClusterSpec", NULL, NULL, NULL, NULL, spec_managed_by,
+	"ray.io/kuberay-operator", NULL, &rec__fw_ray_ops},
+    {"ray.io/raycluster", "ray.io", "v1", "RayCluster", "rayclusters",
+	REC_FW_SHAPE_OPS, spec_suspend, NULL, NULL, NULL, NULL, NULL,
+	spec_managed_by, "ray.io/kuberay-operator", NULL, &rec__fw_ray_ops},
+    {"workload.codeflare.dev/appwrapper", "workload.codeflare.dev", "v1beta2",
+	"AppWrapper", "appwrappers", REC_FW_SHAPE_OPS, spec_suspend, NULL, NULL,
+	NULL, NULL, NULL, spec_managed_by,
+	"workload.codeflare.dev/appwrapper-controller", NULL,
+	&rec__fw_appwrapper_ops},
 };
 
 #define N_TABLE (sizeof(table) / sizeof(table[0]))
@@ -160,6 +174,8 @@ size_t rec__fw_n_podsets(const struct rec_fw *fw, const json_t *doc)
 		while (replica_type(fw, doc, n) != NULL)
 			n++;
 		return n;
+	case REC_FW_SHAPE_OPS:
+		return fw->ops->n_podsets(fw, doc);
 	}
 	return 0;
 }
@@ -192,8 +208,17 @@ json_t *rec__fw_template(
 				    json_object_get(replica_map(fw, doc), type),
 				    "template");
 		return NULL;
+	case REC_FW_SHAPE_OPS:
+		return fw->ops->template_of(fw, doc, name);
 	}
 	return NULL;
+}
+
+bool rec__fw_template_optional(
+    const struct rec_fw *fw, const json_t *doc, const char *name)
+{
+	return fw->ops != NULL && fw->ops->template_optional != NULL &&
+	       fw->ops->template_optional(fw, doc, name);
 }
 
 /* The object holding the last key of path in doc, created when `make`
@@ -276,6 +301,8 @@ bool rec__doc_finished(const struct rec_fw *fw, const json_t *doc,
 	const json_t *hit = ok ? ok : bad;
 	const char *m;
 
+	if (fw->ops != NULL)
+		return fw->ops->finished(fw, doc, success, message);
 	if (hit == NULL)
 		return false;
 	m = api_json_str(hit, "message");
@@ -293,7 +320,8 @@ bool rec__doc_active(const struct rec_fw *fw, const json_t *doc)
 	       *r;
 	const char *k;
 
-	(void)fw;
+	if (fw->ops != NULL)
+		return fw->ops->active(fw, doc);
 	json_object_foreach(rs, k, r)
 	{
 		json_t *a = json_object_get(r, "active");
@@ -306,6 +334,8 @@ bool rec__doc_active(const struct rec_fw *fw, const json_t *doc)
 
 bool rec__doc_pods_ready(const struct rec_fw *fw, const json_t *doc)
 {
+	if (fw->ops != NULL)
+		return fw->ops->pods_ready(fw, doc);
 	return true_condition(doc, fw->cond_ready) != NULL;
 }
 
@@ -316,6 +346,8 @@ int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,
 	const char *type;
 	int rc = CU_OK;
 
+	if (fw->ops != NULL)
+		return fw->ops->podsets(fw, doc, out, err);
 	memset(out, 0, sizeof(*out));
 	if (fw->shape != REC_FW_SHAPE_REPLICA_MAP)
 		return cu_error_set(

@@ -494,10 +494,19 @@ static int start_edit(const struct rec_job *j, const struct api_workload *wl,
 		const struct api_podset_assignment *a =
 		    &wl->status.admission.pod_set_assignments[i];
 		const struct api_podset *ps = wl_podset(wl, a->name, i);
+		const struct rec_fw_ops *ops = rec_job_fw(j)->ops;
 		struct info in = {NULL, NULL, NULL, NULL};
-		json_t *tpl;
+		json_t *tpl, *aside = NULL;
 
-		tpl = doc_template(to, j, a->name);
+		/* a kind that keeps the admission beside its templates gets
+		 * it merged into an empty template first */
+		if (ops != NULL && ops->set_info != NULL &&
+		    (aside = json_object()) == NULL)
+			return rec__nomem(err, "pod set info");
+		tpl = aside ? aside : doc_template(to, j, a->name);
+		if (!json_is_object(tpl) &&
+		    rec__fw_template_optional(rec_job_fw(j), to, a->name))
+			continue; /* merged into a throwaway copy, as Kueue */
 		if (!json_is_object(tpl))
 			return cu_error_set(err, CU_EINVAL,
 			    "invalid podset infos: the job has no pod "
@@ -510,6 +519,10 @@ static int start_edit(const struct rec_job *j, const struct api_workload *wl,
 			rc = merge_check_updates(wl, a->name, tpl, err);
 		if (rc == CU_OK && a->topology_assignment != NULL)
 			rc = add_tas_gate(tpl, err);
+		if (rc == CU_OK && aside != NULL)
+			rc = ops->set_info(
+			    rec_job_fw(j), to, a->name, aside, err);
+		json_decref(aside);
 		info_dispose(&in);
 		if (rc != CU_OK)
 			return rc;
@@ -715,8 +728,12 @@ int rec_job_stop_patch(const struct rec_job *j, const struct api_workload *wl,
 	if (rc == CU_OK && j->kind != REC_JOB_BATCH) {
 		/* Kueue's generic stop: Suspend + RestorePodSetsInfo. */
 		*step = REC_STOP_SUSPEND;
-		rc = rec__fw_set_suspend(rec_job_fw(j), to, true, err);
-		if (rc == CU_OK)
+		const struct rec_fw *fw = rec_job_fw(j);
+
+		rc = rec__fw_set_suspend(fw, to, true, err);
+		if (rc == CU_OK && fw->ops != NULL && fw->ops->clear_info)
+			rc = fw->ops->clear_info(fw, to, err);
+		else if (rc == CU_OK)
 			rc = restore_all(j, wl, to, err);
 	} else if (rc == CU_OK) {
 		rc = job_stop_edit(j, wl, to, step, err);

@@ -101,4 +101,44 @@ bool rec__doc_pods_ready(const struct rec_fw *fw, const json_t *doc);
 CU_MUST_CHECK int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,
     struct api_podsets *out, cu_error *err);
 
+/* The readers of a REC_FW_SHAPE_OPS descriptor, one set per shape
+ * (reconcile/fw_ray.c, ...), with the contracts of the rec__fw_* and
+ * rec__doc_* functions above that call them. template_optional: pod set
+ * `name` may have no template in the object (Kueue then merges into a
+ * template it throws away, as for a RayJob's default submitter), so
+ * start skips it instead of failing; NULL means never. set_info and
+ * clear_info (NULL: the templates are edited): a kind that keeps the
+ * admission beside its templates (AppWrapper's podSetInfos) gets pod set
+ * `name`'s info as a template-shaped object tpl [borrowed] (metadata
+ * labels and annotations, spec nodeSelector, tolerations and
+ * schedulingGates) written into doc [edited], and on stop every such
+ * info removed instead of the templates being restored. CU_EINVAL,
+ * CU_ENOMEM. */
+struct rec_fw_ops {
+	size_t (*n_podsets)(const struct rec_fw *fw, const json_t *doc);
+	json_t *(*template_of)(
+	    const struct rec_fw *fw, const json_t *doc, const char *name);
+	bool (*template_optional)(
+	    const struct rec_fw *fw, const json_t *doc, const char *name);
+	int (*podsets)(const struct rec_fw *fw, const json_t *doc,
+	    struct api_podsets *out, cu_error *err);
+	bool (*finished)(const struct rec_fw *fw, const json_t *doc,
+	    bool *success, const char **message);
+	bool (*active)(const struct rec_fw *fw, const json_t *doc);
+	bool (*pods_ready)(const struct rec_fw *fw, const json_t *doc);
+	int (*set_info)(const struct rec_fw *fw, json_t *doc, const char *name,
+	    const json_t *tpl, cu_error *err);
+	int (*clear_info)(const struct rec_fw *fw, json_t *doc, cu_error *err);
+};
+
+/* Pod set `name` of j's kind may lack a template in the object
+ * (rec_fw_ops.template_optional). doc [borrowed]. */
+bool rec__fw_template_optional(
+    const struct rec_fw *fw, const json_t *doc, const char *name);
+
+/* Ray (ray.io/v1 RayJob, RayCluster, RayService; reconcile/fw_ray.c). */
+extern const struct rec_fw_ops rec__fw_ray_ops;
+/* AppWrapper (workload.codeflare.dev/v1beta2; reconcile/fw_appwrapper.c). */
+extern const struct rec_fw_ops rec__fw_appwrapper_ops;
+
 #endif /* CU_RECONCILE_REC_INT_H */

@@ -229,7 +229,11 @@ enum rec_fw_shape {
 	REC_FW_SHAPE_BATCH = 1,	  /* batch/v1 Job */
 	REC_FW_SHAPE_JOBSET,	  /* spec.replicatedJobs[] */
 	REC_FW_SHAPE_REPLICA_MAP, /* spec.<x>ReplicaSpecs.<Type> (Kubeflow) */
+	REC_FW_SHAPE_OPS,	  /* read by rec_fw.ops (reconcile/fw_*.c) */
 };
+
+/* The readers of a REC_FW_SHAPE_OPS descriptor (reconcile/rec_int.h). */
+struct rec_fw_ops;
 
 /* One framework Kueue integrates, as data. Every string [static]. */
 struct rec_fw {
@@ -251,6 +255,8 @@ struct rec_fw {
 	const char *const *managed_by;
 	const char *own_controller;
 	const char *pod_index_label; /* TAS pod index label */
+	/* REC_FW_SHAPE_OPS: the shape's readers [static]; else NULL. */
+	const struct rec_fw_ops *ops;
 };
 
 /* The descriptor of integrations.frameworks name `name` [borrowed], or

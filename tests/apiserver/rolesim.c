@@ -182,6 +182,12 @@ enum as_fw_run as_fw_run_pods(struct as_server *srv, const struct as_fw_ctl *c,
 		json_object_del(deadlines, key);
 		as_fw_stop_all(srv, obj, ok, c->user);
 		out = ok ? AS_FW_SUCCEEDED : AS_FW_FAILED;
+	} else {
+		/* An earlier wake-up (one object of the same name, deleted
+		 * and created again) may have been the one kept: ask again. */
+		as_fw_wake(c, as_jstr(obj, "metadata.namespace"),
+		    as_jstr(obj, "metadata.name"),
+		    json_integer_value(json_object_get(deadlines, key)));
 	}
 done:
 	json_decref(have);

@@ -173,8 +173,9 @@ static void merge_into(json_t *pt, json_t *info)
 /* The object component i describes, podSetInfos applied [owned]. */
 static json_t *component_object(json_t *aw, json_t *comp)
 {
-	json_t *wrapper =
-	    json_pack("{s:O}", "template", json_object_get(comp, "template"));
+	/* a copy: the merge below must not edit the stored AppWrapper */
+	json_t *wrapper = json_pack("{s:o}", "template",
+	    json_deep_copy(json_object_get(comp, "template")));
 	json_t *paths = json_array(), *ps, *info, *obj, *md;
 	size_t j;
 

@@ -350,16 +350,18 @@ Test(ctl_config, validation_errors_name_field_and_line)
 	    {"integrations:\n  frameworks: [batch/job, pod]\n", CU_EUNSUPPORTED,
 		"line 4: integrations.frameworks[1]: framework \"pod\" is not "
 		"supported by cueue"},
-	    {"integrations:\n  frameworks:\n  - ray.io/rayjob\n",
+	    {"integrations:\n  frameworks:\n  - ray.io/rayservice\n",
 		CU_EUNSUPPORTED,
 		"line 5: integrations.frameworks[0]: framework "
-		"\"ray.io/rayjob\" is not supported by cueue"},
+		"\"ray.io/rayservice\" is not supported by cueue"},
 	    {"integrations:\n  frameworks: [kubeflow.org/mpijob, pod]\n",
 		CU_EUNSUPPORTED,
 		"integrations.frameworks[1]: framework \"pod\" is not "
 		"supported by cueue (supported: batch/job, "
 		"jobset.x-k8s.io/jobset, kubeflow.org/{pytorchjob,tfjob,"
-		"xgboostjob,paddlejob,jaxjob,mpijob})"},
+		"xgboostjob,paddlejob,jaxjob,mpijob}, "
+		"ray.io/{rayjob,raycluster}, "
+		"workload.codeflare.dev/appwrapper)"},
 	    {"integrations:\n  frameworks: [example.com/thing]\n", CU_EINVAL,
 		"integrations.frameworks[0]: Unsupported value: "
 		"\"example.com/thing\""},

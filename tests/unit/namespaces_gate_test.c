@@ -757,3 +757,84 @@ Test(gate, seed_001_write_count)
 	cr_assert_eq(writes[0], 0);
 	cr_assert_eq(writes[1], 0);
 }
+
+/* A managed RayJob "rj" in namespace default, for ray_kinds. */
+static int ray_lookup(const struct ns_gate_owner *ref, const char *nsname,
+    struct ns_gate_object *out, void *payload, cu_error *err)
+{
+	(void)nsname;
+	(void)payload;
+	(void)err;
+	if (strcmp(ref->name, "rj") != 0)
+		return CU_ENOTFOUND;
+	memset(out, 0, sizeof(*out));
+	out->kind = NS_GATE_KIND_RAYJOB;
+	out->name = "rj";
+	out->uid = "rj-uid";
+	out->queue_name = "main";
+	return CU_OK;
+}
+
+/* The Ray kinds: known, suspended through spec.suspend, and a RayCluster
+ * a managed RayJob controls is managed through its parent, never alone;
+ * with the RayJob framework off the RayCluster is its own. */
+Test(gate, ray_kinds)
+{
+	struct ns_gate_config cfg = cfgs[SEED];
+	struct ns_gate_object obj;
+	struct ns_gate_namespace ns;
+	struct ns_gate_decision d;
+	const char *group = NULL, *kind = NULL;
+	bool rp = true;
+	cu_error err;
+
+	cr_assert_eq(
+	    ns_gate_kind_of("ray.io/v1", "RayJob"), NS_GATE_KIND_RAYJOB);
+	cr_assert_eq(ns_gate_kind_of("ray.io/v1", "RayCluster"),
+	    NS_GATE_KIND_RAYCLUSTER);
+	cr_assert_eq(ns_gate_kind_of("ray.io/v1", "Job"), NS_GATE_KIND_OTHER);
+	cr_assert(
+	    ns_gate_kind_names(NS_GATE_KIND_RAYCLUSTER, &group, &kind, &rp));
+	cr_assert_str_eq(group, "ray.io");
+	cr_assert_str_eq(kind, "RayCluster");
+	cr_assert(!rp);
+
+	memset(&obj, 0, sizeof(obj));
+	obj.kind = NS_GATE_KIND_RAYCLUSTER;
+	obj.name = "rj-abcde";
+	obj.queue_name = "main";
+	obj.has_owner = true;
+	obj.owner.api_version = "ray.io/v1";
+	obj.owner.kind = "RayJob";
+	obj.owner.name = "rj";
+	obj.owner.uid = "rj-uid";
+	ns_of("default", &ns);
+	cfg.enabled[NS_GATE_KIND_RAYJOB] = true;
+	cfg.enabled[NS_GATE_KIND_RAYCLUSTER] = true;
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, ray_lookup, NULL, &d, &err), CU_OK);
+	cr_assert_eq(d.managed, NS_GATE_VIA_PARENT, "%s", d.why);
+	cr_assert_eq(d.top_kind, NS_GATE_KIND_RAYJOB);
+	cfg.enabled[NS_GATE_KIND_RAYJOB] = false;
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, ray_lookup, NULL, &d, &err), CU_OK);
+	cr_assert_neq(d.managed, NS_GATE_VIA_PARENT, "%s", d.why);
+}
+
+/* AppWrapper: known, spec.suspend, behind its own switch. */
+Test(gate, appwrapper_kind)
+{
+	const char *group = NULL, *kind = NULL;
+	bool rp = true;
+
+	cr_assert_eq(
+	    ns_gate_kind_of("workload.codeflare.dev/v1beta2", "AppWrapper"),
+	    NS_GATE_KIND_APPWRAPPER);
+	cr_assert_eq(ns_gate_kind_of("other.dev/v1beta2", "AppWrapper"),
+	    NS_GATE_KIND_OTHER);
+	cr_assert(
+	    ns_gate_kind_names(NS_GATE_KIND_APPWRAPPER, &group, &kind, &rp));
+	cr_assert_str_eq(group, "workload.codeflare.dev");
+	cr_assert_str_eq(kind, "AppWrapper");
+	cr_assert(!rp);
+}

@@ -53,6 +53,10 @@ static const struct by_row by_rows[] = {
     {"kubeflow.org/paddlejob", "kubeflow.org", "PaddleJob", "v1", "paddlejobs"},
     {"kubeflow.org/jaxjob", "kubeflow.org", "JAXJob", "v1", "jaxjobs"},
     {"kubeflow.org/mpijob", "kubeflow.org", "MPIJob", "v2beta1", "mpijobs"},
+    {"ray.io/rayjob", "ray.io", "RayJob", "v1", "rayjobs"},
+    {"ray.io/raycluster", "ray.io", "RayCluster", "v1", "rayclusters"},
+    {"workload.codeflare.dev/appwrapper", "workload.codeflare.dev",
+	"AppWrapper", "v1beta2", "appwrappers"},
 };
 
 static void lookup_row(const struct by_row *r)

@@ -1877,3 +1877,40 @@ Test(webhook, quote_escapes_and_shortens)
 	    "spec.clusterQueue: Invalid value: \"a\\\"b\\u0001xxx", true);
 	expect_denied(WH_VALIDATE, &rv, 403, "xxx...\": a lowercase", true);
 }
+
+/* The Ray kinds suspend through spec.suspend (not runPolicy); a
+ * RayCluster a managed RayJob controls passes untouched. */
+Test(webhook, ray_kinds_suspended_through_spec_suspend)
+{
+	struct rv rv = {"CREATE", "ray.io/v1/RayJob", "team-a",
+	    "{'apiVersion':'ray.io/v1','kind':'RayJob','metadata':{'name':"
+	    "'rj'" QLABEL("main") "},'spec':{'entrypoint':'x'}}",
+	    NULL, false, NULL, NULL};
+	json_t *patch = NULL, *out;
+
+	/* the framework is off: untouched */
+	expect_allowed_nopatch(WH_MUTATE, &rv);
+	CFG.enabled[NS_GATE_KIND_RAYJOB] = true;
+	CFG.enabled[NS_GATE_KIND_RAYCLUSTER] = true;
+	out = mutated(&rv, &patch);
+	cr_assert(json_is_true(at(out, "spec", "suspend")));
+	cr_assert_null(at(out, "spec", "runPolicy"));
+	json_decref(patch);
+	json_decref(out);
+	/* only admission resumes it */
+	rv.op = "UPDATE";
+	rv.obj = "{'apiVersion':'ray.io/v1','kind':'RayJob','metadata':{"
+		 "'name':'rj'" QLABEL("main") "},'spec':{'suspend':false}}";
+	rv.old = "{'apiVersion':'ray.io/v1','kind':'RayJob','metadata':{"
+		 "'name':'rj'" QLABEL("main") "},'spec':{'suspend':true}}";
+	expect_denied(WH_VALIDATE, &rv, 403, "spec.suspend", true);
+	/* a standalone RayCluster is suspended on create too */
+	rv.op = "CREATE";
+	rv.old = NULL;
+	rv.gvk = "ray.io/v1/RayCluster";
+	rv.obj = "{'apiVersion':'ray.io/v1','kind':'RayCluster','metadata':{"
+		 "'name':'rc'" QLABEL("main") "},'spec':{'suspend':false}}";
+	out = mutated(&rv, NULL);
+	cr_assert(json_is_true(at(out, "spec", "suspend")));
+	json_decref(out);
+}

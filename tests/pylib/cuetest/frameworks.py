@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cuetest.frameworks - shared pieces of the framework tests
+(t_fw_*.py, docs/frameworks.md) run against cueue-apiserver --simulate.
+
+  setup(s, queues)    CRDs, namespaces team and outside, the queues
+  sample(name, ...)   a tests/data/frameworks sample as a dict, queued to
+                      LocalQueue lq in namespace team
+  cond_true(obj, t)   a status condition of type t is True
+  PodWatch(s, ns)     the pods of a namespace followed by LIST + WATCH:
+                      the peak cpu of running pods at any observed
+                      instant, and each pod's node selector when it ran
+  controller_writes(s, mark, pred)
+                      the controller's writes after mark whose path
+                      pred accepts
+  webhooks(s)         the shipped webhook configurations installed,
+                      pointed at a fresh port and CA
+"""
+import base64
+import os
+import threading
+
+import yaml
+
+from .checks import eq
+from .env import ROOT
+from .observe import Observer
+from .procs import free_port, mint_certs
+
+
+def cond_true(obj, typ):
+    return any(c.get("type") == typ and c.get("status") == "True"
+               for c in obj.get("status", {}).get("conditions", []))
+
+
+def setup(s, queues):
+    s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.namespace("team")
+    s.namespace("outside")
+    s.kubectl("apply", "-f", s.file("queues.yaml", queues))
+
+
+def sample(file, name, ns="team", queue="lq", suspend=None,
+           runtime_ms=None, priority=None):
+    """tests/data/frameworks/<file> renamed to name in ns, queued to
+    queue (None: no queue-name label); suspend sets spec.suspend;
+    runtime_ms the object's cueue.dev/sim-runtime-ms; priority its
+    kueue.x-k8s.io/priority-class label."""
+    with open(os.path.join(ROOT, "tests", "data", "frameworks",
+                           file)) as f:
+        obj = yaml.safe_load(f)
+    md = obj["metadata"]
+    md["name"], md["namespace"] = name, ns
+    labels = md.setdefault("labels", {})
+    labels.pop("kueue.x-k8s.io/queue-name", None)
+    if queue is not None:
+        labels["kueue.x-k8s.io/queue-name"] = queue
+    if priority is not None:
+        labels["kueue.x-k8s.io/priority-class"] = priority
+    if runtime_ms is not None:
+        md.setdefault("annotations", {})["cueue.dev/sim-runtime-ms"] = \
+            str(runtime_ms)
+    if suspend is not None:
+        obj["spec"]["suspend"] = suspend
+    return obj
+
+
+def cpu_milli(q):
+    q = str(q)
+    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
+
+
+def pod_cpu(p):
+    return sum(cpu_milli(c.get("resources", {}).get("requests", {})
+                         .get("cpu", "0"))
+               for c in p["spec"]["containers"])
+
+
+class PodWatch:
+    """Pods of namespace ns followed by an Observer: peak is the most
+    cpu the Running pods asked at any instant of the watch history,
+    ran maps each pod that was ever Running to its labels and node
+    selector then."""
+
+    def __init__(self, s, ns):
+        self.running, self.ran, self.peak = {}, {}, 0
+        self.lock = threading.Lock()
+        self.obs = Observer(s, "/api/v1/namespaces/%s/pods" % ns,
+                            on_change=self._change)
+
+    def _change(self, name, old, new, rv, relisting):
+        with self.lock:
+            if new is not None and new.get("status", {}).get(
+                    "phase") == "Running":
+                self.running[name] = pod_cpu(new)
+                self.ran.setdefault(name, (
+                    new["metadata"].get("labels", {}),
+                    new["spec"].get("nodeSelector")))
+            else:
+                self.running.pop(name, None)
+            self.peak = max(self.peak, sum(self.running.values()))
+
+    def done(self):
+        self.obs.stop()
+        return self.peak
+
+
+def controller_writes(s, mark, pred):
+    return [(e["verb"], e["path"]) for e in s.access_log(mark)
+            if e["userAgent"].startswith("cueue-controller/")
+            and e["verb"] in ("POST", "PUT", "PATCH", "DELETE")
+            and pred(e["path"])]
+
+
+def webhooks(s):
+    """Install the shipped webhook configurations for a fresh port and
+    CA; returns the controller config lines that serve them."""
+    d = os.path.join(s.dir, "webhook-certs")
+    os.mkdir(d)
+    mint_certs(d, "DNS:cueue-webhook-service.cueue-system.svc")
+    os.rename(os.path.join(d, "srv.crt"), os.path.join(d, "tls.crt"))
+    os.rename(os.path.join(d, "srv.key"), os.path.join(d, "tls.key"))
+    with open(os.path.join(d, "ca.crt"), "rb") as f:
+        ca = base64.b64encode(f.read()).decode()
+    port = free_port()
+    with open(os.path.join(ROOT, "manifests", "webhooks",
+                           "webhooks.yaml")) as f:
+        docs = list(yaml.safe_load_all(f))
+    for doc in docs:
+        for w in doc["webhooks"]:
+            w["clientConfig"]["service"]["port"] = port
+            w["clientConfig"]["caBundle"] = ca
+        code, _, body = s.raw("POST", "/apis/admissionregistration.k8s.io/"
+                              "v1/%ss" % doc["kind"].lower(), doc)
+        eq(code, 201, "%s: %r" % (doc["kind"], body))
+    s.namespace("cueue-system")
+    return ("namespace: cueue-system\nwebhook:\n  port: %d\n"
+            "  host: 127.0.0.1\n  certDir: %s\n" % (port, d))
