@@ -691,6 +691,23 @@ static void answered(ctl *c, const struct ctl_pipe_write *w,
 	}
 }
 
+/* A job's Workload create the API refused (not a conflict: our cache
+ * was behind): said on the job, a Warning (Kueue's ErrWorkloadCompose)
+ * with the API's message, once per series of refusals (the pipeline
+ * retries it with back-off). */
+static void create_refused(
+    ctl *c, const struct ctl_pipe_write *w, const struct api_response *resp)
+{
+	json_t *job = ctl_owner_obj(c, w);
+
+	if (job == NULL || resp->err == CU_ECONFLICT ||
+	    resp->err == CU_EEXIST ||
+	    ctl_pipe_refusals(c->pipe, (const char *const *)w->expect) > 1)
+		return;
+	ctl_emit(c, job, REC_EVENT_WARNING, "ErrWorkloadCompose",
+	    resp->message[0] ? resp->message : resp->reason);
+}
+
 void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
     const struct api_response *resp, void *payload)
 {
@@ -727,6 +744,8 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 	} else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND) {
 		cu_warn("write %s: %d %s %s", resp->path, resp->code,
 		    resp->reason, resp->message);
+		if (w->kind == CTL_PIPE_WL_CREATE && w->res == CTL_RES(INF_WL))
+			create_refused(c, w, resp);
 	}
 	if (w->kind == CTL_PIPE_WL_CREATE && resp->err == CU_OK)
 		ctl_wm_created(c, resp->body);

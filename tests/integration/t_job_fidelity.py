@@ -40,6 +40,11 @@ cueue-apiserver simulating the Job controller.
   elastic-scale-up-waits      the same on 4 cpu: the new slice of 5
       waits, the job keeps running on its slice of 3; with a fifth cpu
       the swap completes
+  refused-workload-reported-once  a Workload the API server refuses
+      (job-min-parallelism above the count, no webhook): one Warning
+      ErrWorkloadCompose on the Job with the API's message, no
+      CreatedWorkload, the create retried with back-off (at most 4
+      attempts in ~8 s)
   requeue-order-after-preemption  low-a, low-b running, low-c, low-d
       waiting; a high-priority Job preempts low-a and low-b and
       finishes: low-a and low-b run again before low-c and low-d (Kueue
@@ -608,6 +613,34 @@ def elastic_scale_up_waits(s):
     check(reserved and max(reserved) <= 5000,
           "cq never reserves beyond its quota: %r" % reserved)
     h.check(5000, patched=("up-2",))
+    ctl.stop()
+
+
+@case("refused-workload-reported-once", simulate="jobs")
+def refused_workload(s):
+    setup(s, 4)
+    ctl = Controller(s, config=CONFIG)
+    mark = s.log_mark()
+    # No webhook here: a job-min-parallelism the webhook would deny makes
+    # a Workload the API server refuses (minCount above count).
+    create(s, job("bad-1", parallelism=5,
+                  annotations={"kueue.x-k8s.io/job-min-parallelism": "50"}))
+    ev = wait_for(lambda: events_about(s, "bad-1", "ErrWorkloadCompose"), 20,
+                  what="the refusal reported on bad-1")
+    time.sleep(7)
+    ev = events_about(s, "bad-1", "ErrWorkloadCompose")
+    eq([(e["type"], (e.get("series") or {}).get("count") or
+         e.get("count") or 1) for e in ev], [("Warning", 1)],
+       "one Warning, once")
+    check("minCount" in ev[0]["message"] or "Invalid" in ev[0]["message"],
+          "the API's message: %r" % ev[0]["message"])
+    eq(events_about(s, "bad-1", "CreatedWorkload"), [],
+       "no CreatedWorkload for a Workload never created")
+    eq(wls_of(s, "bad-1"), [], "no Workload")
+    posts = s.requests(mark, verb="POST", prefix=WLS)
+    # Back-off: 2 s, 4 s, 8 s ... between attempts, not a hot loop.
+    check(1 <= len(posts) <= 4, "%d creates in ~8 s" % len(posts))
+    check(get_job(s, "bad-1")["spec"].get("suspend"), "bad-1 suspended")
     ctl.stop()
 
 
