@@ -691,17 +691,22 @@ static void answered(ctl *c, const struct ctl_pipe_write *w,
 	}
 }
 
-/* A job's Workload create the API refused (not a conflict: our cache
- * was behind): said on the job, a Warning (Kueue's ErrWorkloadCompose)
+/* A job's Workload create the API refused for good (400, 422, or 403
+ * Forbidden): said on the job, a Warning (Kueue's ErrWorkloadCompose)
  * with the API's message, once per series of refusals (the pipeline
  * retries it with back-off). */
 static void create_refused(
     ctl *c, const struct ctl_pipe_write *w, const struct api_response *resp)
 {
 	json_t *job = ctl_owner_obj(c, w);
+	/* Only a refusal the job's spec causes (invalid, or denied by an
+	 * admission policy): a transient failure is retried silently, as
+	 * Kueue's requeue does. */
+	bool lasting = resp->code == 400 || resp->code == 422 ||
+		       (resp->code == 403 && resp->reason != NULL &&
+			   strcmp(resp->reason, "Forbidden") == 0);
 
-	if (job == NULL || resp->err == CU_ECONFLICT ||
-	    resp->err == CU_EEXIST ||
+	if (job == NULL || !lasting ||
 	    ctl_pipe_refusals(c->pipe, (const char *const *)w->expect) > 1)
 		return;
 	ctl_emit(c, job, REC_EVENT_WARNING, "ErrWorkloadCompose",
