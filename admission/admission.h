@@ -123,6 +123,11 @@ struct adm_decision {
 	/* ADM_ADMIT */
 	struct adm_podset_assignment *podsets; /* owned by the result */
 	size_t n_podsets;
+	/* ADM_ADMIT of a workload slice: the uid [borrowed] of the slice it
+	 * replaces (que_replaced_slice), whose usage was counted as freed
+	 * for this admission and released (que_workload_replaced); NULL when
+	 * none. */
+	const char *replaced_uid;
 	/* ADM_PREEMPT: the victims newly chosen in this cycle */
 	struct adm_victim *victims; /* owned by the result */
 	size_t n_victims;

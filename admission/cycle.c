@@ -285,7 +285,42 @@ static bool partially_admissible(const struct que_wl *wl)
 	return false;
 }
 
+/* Kueue's workload slices: the slice e's workload replaces, its usage
+ * taken out (and kept out of preemption) while e is assigned or checked;
+ * slice_back puts it back. NULL when e replaces nothing. */
+static struct que_wl *slice_free(que_state *st, const struct entry *e)
+{
+	struct que_wl *old = que_replaced_slice(st, e->wl);
+
+	if (old != NULL) {
+		que_wl_remove_usage(old);
+		old->replaced = true;
+	}
+	return old;
+}
+
+static void slice_back(struct que_wl *old)
+{
+	if (old != NULL) {
+		old->replaced = false;
+		que_wl_add_usage(old);
+	}
+}
+
+static int nominate_slice(
+    que_state *st, struct entry *e, struct adm_result *out, cu_error *err);
+
 static int nominate(
+    que_state *st, struct entry *e, struct adm_result *out, cu_error *err)
+{
+	struct que_wl *old = slice_free(st, e);
+	int rc = nominate_slice(st, e, out, err);
+
+	slice_back(old);
+	return rc;
+}
+
+static int nominate_slice(
     que_state *st, struct entry *e, struct adm_result *out, cu_error *err)
 {
 	int rc;
@@ -611,9 +646,10 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
     struct adm_result *out, struct que_wl ***victims, size_t *n_victims,
     size_t *cap_victims)
 {
-	struct que_wl *wl = e->wl;
+	struct que_wl *wl = e->wl, *old;
 	struct adm_decision d;
 	size_t i;
+	bool fits;
 	int rc;
 
 	if (e->a.mode == ADM_MODE_NOFIT) {
@@ -663,7 +699,10 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 			return CU_OK;
 		}
 	}
-	if (!still_fits(e, *victims, *n_victims)) {
+	old = slice_free(st, e);
+	fits = still_fits(e, *victims, *n_victims);
+	slice_back(old);
+	if (!fits) {
 		if (e->a.mode != ADM_MODE_FIT)
 			skipped(out, e->cq);
 		rc = pending(out, wl, ADM_REASON_WAITING_FOR_QUOTA,
@@ -685,6 +724,10 @@ static int process(que_state *st, struct entry *e, int64_t now_ns,
 			return CU_OK;
 		}
 		que_admit_counts(st, wl, e->a.frs, e->a.counts, now_ns);
+		if (old != NULL) {
+			que_workload_replaced(st, old);
+			d.replaced_uid = old->uid;
+		}
 		out->v[out->n++] = d;
 		out->admitted++;
 		e->done = true;

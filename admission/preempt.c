@@ -51,6 +51,8 @@ bool adm_uses_any(const struct que_wl *wl, const uint32_t *need, size_t n)
 	uint32_t i, j;
 	size_t k;
 
+	if (wl->replaced)
+		return false; /* a replaced slice holds nothing to preempt */
 	for (i = 0; i < wl->n_podsets; i++)
 		for (j = 0; j < wl->podsets[i].n_req; j++)
 			for (k = 0; k < n; k++)

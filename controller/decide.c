@@ -691,6 +691,28 @@ static void answered(ctl *c, const struct ctl_pipe_write *w,
 	}
 }
 
+/* A job's Workload create the API refused for good (400, 422, or 403
+ * Forbidden): said on the job, a Warning (Kueue's ErrWorkloadCompose)
+ * with the API's message, once per series of refusals (the pipeline
+ * retries it with back-off). */
+static void create_refused(
+    ctl *c, const struct ctl_pipe_write *w, const struct api_response *resp)
+{
+	json_t *job = ctl_owner_obj(c, w);
+	/* Only a refusal the job's spec causes (invalid, or denied by an
+	 * admission policy): a transient failure is retried silently, as
+	 * Kueue's requeue does. */
+	bool lasting = resp->code == 400 || resp->code == 422 ||
+		       (resp->code == 403 && resp->reason != NULL &&
+			   strcmp(resp->reason, "Forbidden") == 0);
+
+	if (job == NULL || !lasting ||
+	    ctl_pipe_refusals(c->pipe, (const char *const *)w->expect) > 1)
+		return;
+	ctl_emit(c, job, REC_EVENT_WARNING, "ErrWorkloadCompose",
+	    resp->message[0] ? resp->message : resp->reason);
+}
+
 void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
     const struct api_response *resp, void *payload)
 {
@@ -727,6 +749,8 @@ void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
 	} else if (resp->err != CU_OK && resp->err != CU_ENOTFOUND) {
 		cu_warn("write %s: %d %s %s", resp->path, resp->code,
 		    resp->reason, resp->message);
+		if (w->kind == CTL_PIPE_WL_CREATE && w->res == CTL_RES(INF_WL))
+			create_refused(c, w, resp);
 	}
 	if (w->kind == CTL_PIPE_WL_CREATE && resp->err == CU_OK)
 		ctl_wm_created(c, resp->body);

@@ -423,6 +423,13 @@ bool ctl_pipe_awaits(const ctl_pipe *p, const char *const *key)
 	       ctl_keys_get(&p->expect, key) != NULL;
 }
 
+unsigned ctl_pipe_refusals(const ctl_pipe *p, const char *const *key)
+{
+	const struct ctl_kent *r = ctl_keys_get(&p->refused, key);
+
+	return r != NULL ? (unsigned)r->n : 0;
+}
+
 /* ---- retries -------------------------------------------------------- */
 
 bool ctl_pipe_retrying(const ctl_pipe *p, const char *const *key)

@@ -209,6 +209,9 @@ void ctl_pipe_gone_past_expect(
 
 /* A write to key is in flight or its result not yet in the cache. */
 bool ctl_pipe_awaits(const ctl_pipe *p, const char *const *key);
+/* How many writes to key [borrowed] were refused in a row (the back-off's
+ * count; 0 after a success or never). */
+unsigned ctl_pipe_refusals(const ctl_pipe *p, const char *const *key);
 
 /* ---- retries -------------------------------------------------------- */
 

@@ -571,6 +571,110 @@ static void job_dispose(const struct rec_job *j, struct job_dec *d)
 		api_meta_dispose(&d->meta);
 }
 
+/* An elastic job's Workload slices (ElasticJobsViaWorkloadSlices): the
+ * Workloads it controls as cached, decoded (wls[0..n)), the ones its
+ * reconciler looks at (pick), the name of a new slice (slice_name,
+ * with the job's generation, as Kueue names slices) and whether a write
+ * of ours to one of them has not reached the cache yet (awaited). */
+struct slices {
+	struct api_workload *wls;
+	const struct api_workload **ptrs;
+	size_t n;
+	struct rec_slices pick;
+	char *slice_name;
+	bool awaited;
+};
+
+static void slices_dispose(struct slices *sl)
+{
+	size_t i;
+
+	for (i = 0; i < sl->n; i++)
+		api_workload_dispose(&sl->wls[i]);
+	cu_free(sl->wls);
+	cu_free(sl->ptrs);
+	cu_free(sl->slice_name);
+	memset(sl, 0, sizeof(*sl));
+}
+
+/* false: out of memory or the name cannot be derived (logged). */
+static bool slices_gather(ctl *c, const char *ns, const char *name,
+    const struct rec_job *j, struct slices *sl)
+{
+	const struct api_meta *m = rec_job_meta(j);
+	struct owned o = {rec_job_fw(j)->kind, name, ns, json_array()};
+	size_t i, k = json_array_size(o.found);
+	json_t *wl;
+	cu_error err;
+
+	memset(sl, 0, sizeof(*sl));
+	if (o.found == NULL ||
+	    api_workload_name(rec_job_fw(j)->kind, rec_job_fw(j)->group, name,
+		m->uid, m->has_generation ? m->generation : -1,
+		API_WORKLOAD_NAME_MAX, &sl->slice_name, &err) != CU_OK) {
+		json_decref(o.found);
+		return false;
+	}
+	api_informer_foreach(c->inf[INF_WL], find_owned, &o);
+	k = json_array_size(o.found);
+	sl->wls = cu_calloc(k + 1, sizeof(*sl->wls));
+	sl->ptrs = cu_calloc(k + 1, sizeof(*sl->ptrs));
+	if (sl->wls == NULL || sl->ptrs == NULL) {
+		json_decref(o.found);
+		slices_dispose(sl);
+		return false;
+	}
+	json_array_foreach(o.found, i, wl)
+	{
+		const char *wn = ctl_jmeta(wl, "name");
+
+		if (wn != NULL &&
+		    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, wn), wl))
+			sl->awaited = true;
+		if (api_workload_decode(&sl->wls[sl->n], wl, &err) != CU_OK)
+			continue;
+		sl->ptrs[sl->n] = &sl->wls[sl->n];
+		sl->n++;
+	}
+	json_decref(o.found);
+	rec_slices_pick(sl->ptrs, sl->n, &sl->pick);
+	if (ctl_pipe_awaits(c->pipe, CTL_K3(CTL_KIND_WL, ns, sl->slice_name)) &&
+	    (sl->pick.wl == NULL ||
+		strcmp(sl->pick.wl->meta.name, sl->slice_name) != 0))
+		sl->awaited = true;
+	return true;
+}
+
+/* The name [owned] of the job's Workload: its prebuilt one when it names
+ * one (*prebuilt; adopted, never created), an elastic job's slice (sl
+ * gathered, *sliced), else the one Kueue names after it. NULL: out of
+ * memory or no name. */
+static char *job_wl_name(ctl *c, const char *ns, const char *name,
+    const struct rec_job *j, const char **prebuilt, struct slices *sl,
+    bool *sliced)
+{
+	char *wlname = NULL;
+	cu_error err;
+
+	*sliced = false;
+	*prebuilt = rec_prebuilt_workload_name(rec_job_meta(j));
+	if (*prebuilt != NULL)
+		return cu_strdup(*prebuilt);
+	if (c->cfg->job_gates.elastic_jobs &&
+	    rec_elastic_job(rec_job_meta(j))) {
+		if (!slices_gather(c, ns, name, j, sl))
+			return NULL;
+		*sliced = true;
+		return cu_strdup(sl->pick.wl != NULL ? sl->pick.wl->meta.name
+						     : sl->slice_name);
+	}
+	if (api_workload_name(rec_job_fw(j)->kind, rec_job_fw(j)->group, name,
+		rec_job_meta(j)->uid, -1, API_WORKLOAD_NAME_MAX, &wlname,
+		&err) != CU_OK)
+		return NULL;
+	return wlname;
+}
+
 /* The job reconciler for one job of any framework: gather the inputs
  * (the gate first: a job that is not ours is neither decoded nor written
  * to, docs/architecture.md lesson 1), rec_job_reconcile, carry out its plan. */
@@ -587,7 +691,8 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	struct rec_job_in in;
 	struct rec_plan plan;
 	struct plan_ctx x;
-	bool have_wl = false;
+	struct slices sl;
+	bool have_wl = false, sliced = false;
 	json_t *obj;
 	char *wlname = NULL;
 	const char *prebuilt;
@@ -610,18 +715,11 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 		return; /* rec_job_reconcile would plan nothing */
 	if (!job_decode(id, obj, ns, name, &j, &jd))
 		return;
-	/* The job's Workload: its prebuilt one when it names one (adopted,
-	 * never created), else the one Kueue names after it. */
-	prebuilt = rec_prebuilt_workload_name(rec_job_meta(&j));
-	if (prebuilt != NULL) {
-		wlname = cu_strdup(prebuilt);
-		if (wlname == NULL)
-			goto out;
-	} else if (api_workload_name(rec_job_fw(&j)->kind,
-		       rec_job_fw(&j)->group, name, rec_job_meta(&j)->uid, -1,
-		       API_WORKLOAD_NAME_MAX, &wlname, &err) != CU_OK)
+	if ((wlname = job_wl_name(c, ns, name, &j, &prebuilt, &sl, &sliced)) ==
+	    NULL)
 		goto out;
 	job_workload(c, ns, wlname, &wl, &have_wl, &v.wl_awaited);
+	v.wl_awaited |= sliced && sl.awaited;
 	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,
 	    ctl_lookup_pc_default,
 	    api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
@@ -667,6 +765,8 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	in.wl_name = wlname;
 	in.prebuilt = prebuilt != NULL;
 	in.wl = have_wl ? &wl : NULL;
+	in.slice_name = sliced ? sl.slice_name : NULL;
+	in.old_slice = sliced ? sl.pick.old : NULL;
 	rec_plan_init(&plan);
 	if (rec_job_reconcile(&v, &in, now, &plan, &err) != CU_OK)
 		cu_warn("%s %s/%s: %s", key[0], ns, name, err.msg);
@@ -681,6 +781,8 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 out:
 	if (have_wl)
 		api_workload_dispose(&wl);
+	if (sliced)
+		slices_dispose(&sl);
 	job_dispose(&j, &jd);
 	cu_free(wlname);
 }

@@ -165,6 +165,15 @@ static int wh_local_queue(const char *ns, const char *name, bool *exists,
 	return CU_OK;
 }
 
+static bool wh_default_wpc(void *payload)
+{
+	ctl *c = payload;
+
+	return c->inf[INF_WPC] != NULL &&
+	       api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
+		   NULL;
+}
+
 static int wh_workload(const struct wh_job_ref *job,
     struct wh_workload_state *out, void *payload, cu_error *err)
 {
@@ -287,6 +296,7 @@ int ctl_start_webhook(ctl *c, cu_error *err)
 	c->srv.wh.owner_lookup = ctl_gate_lookup;
 	c->srv.wh.local_queue_exists = wh_local_queue;
 	c->srv.wh.workload_state = wh_workload;
+	c->srv.wh.default_wpc_exists = wh_default_wpc;
 	c->srv.wh.own_username = c->opts.own_username;
 	c->srv.wh.no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;
 	c->srv.wh.no_elastic_jobs = !c->cfg->job_gates.elastic_jobs;

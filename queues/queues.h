@@ -276,6 +276,10 @@ struct que_workload_spec {
 	bool namespace_eligible;
 	const struct que_podset_spec *podsets; /* [borrowed] 1..18 */
 	size_t n_podsets;
+	/* [borrowed] Kueue's workload slice (ElasticJobsViaWorkloadSlices):
+	 * the name, in ns, of the slice this one replaces; NULL or "" when
+	 * none. Its usage counts as freed when this one is admitted. */
+	const char *replaces;
 };
 
 /* ---- model (read-only outside queues/) ------------------------------- */
@@ -496,6 +500,10 @@ struct que_wl {
 	/* Back from que_recheck_parked without a cause: the cycle admits or
 	 * preempts for it, but reports no new pending status. */
 	bool quiet;
+	/* A workload slice replaced by another's admission
+	 * (que_workload_replaced): it holds no usage any more, though it
+	 * stays ADMITTED until it is removed. */
+	bool replaced;
 	uint32_t pending_hash; /* last reported pending status, 0 = none */
 	uint32_t scratch;      /* per-cycle marks of admission/, 0 between */
 	size_t heap_idx;       /* in the CQ heap or the backoff heap */
@@ -504,6 +512,7 @@ struct que_wl {
 	struct que_cq *cq;	    /* [borrowed] NULL when not routable */
 	uint32_t n_podsets;
 	struct que_podset *podsets;
+	const char *replaces; /* que_workload_spec.replaces, "" when none */
 };
 
 /* ---- lifecycle ------------------------------------------------------ */
@@ -676,6 +685,13 @@ CU_MUST_CHECK int que_workload_set_namespace_eligible(
     que_state *st, const char *uid, bool eligible, cu_error *err);
 /* [borrowed; valid until the workload is removed]; NULL if unknown. */
 struct que_wl *que_workload_get(que_state *st, const char *uid);
+/* The slice wl replaces (wl->replaces): ADMITTED in wl's ClusterQueue,
+ * in wl's namespace and not replaced already; NULL when there is none. */
+struct que_wl *que_replaced_slice(que_state *st, const struct que_wl *wl);
+/* old's quota is taken over by the slice that replaces it (Kueue's
+ * workload slice replacement): its usage is released at once and never
+ * counted again; it stays ADMITTED until que_workload_remove. */
+void que_workload_replaced(que_state *st, struct que_wl *old);
 size_t que_workload_count(const que_state *st);
 /* BLOCKED workloads: a circular list through ->next [borrowed; valid
  * until the next state change]; NULL when none. */

@@ -158,6 +158,8 @@ void que_wl_add_usage(struct que_wl *wl)
 {
 	uint32_t i, j;
 
+	if (wl->replaced)
+		return; /* its usage went with que_workload_replaced */
 	for (i = 0; i < wl->n_podsets; i++)
 		for (j = 0; j < wl->podsets[i].n_req; j++)
 			if (wl->podsets[i].req[j].total > 0 &&
@@ -171,6 +173,8 @@ void que_wl_remove_usage(struct que_wl *wl)
 {
 	uint32_t i, j;
 
+	if (wl->replaced)
+		return; /* its usage went with que_workload_replaced */
 	for (i = 0; i < wl->n_podsets; i++)
 		for (j = 0; j < wl->podsets[i].n_req; j++)
 			if (wl->podsets[i].req[j].total > 0 &&
@@ -603,6 +607,8 @@ static int check_all(que_state *st, bool limits, cu_error *err)
 		for (k = 0; k < cq->admitted.n; k++, wl = wl->next) {
 			uint32_t p, r;
 
+			if (wl->replaced)
+				continue; /* holds nothing any more */
 			for (p = 0; p < wl->n_podsets; p++)
 				for (r = 0; r < wl->podsets[p].n_req; r++)
 					if (wl->podsets[p].req[r].total > 0 &&

@@ -228,7 +228,7 @@ static size_t wl_arrays_size(const struct que_workload_spec *sp)
 static size_t wl_strings_size(const struct que_workload_spec *sp)
 {
 	size_t s = slen(sp->uid) + slen(sp->ns) + slen(sp->name) +
-		   slen(sp->queue_name);
+		   slen(sp->queue_name) + slen(sp->replaces);
 	size_t i, j, t;
 
 	for (i = 0; i < sp->n_podsets; i++) {
@@ -354,6 +354,7 @@ static int fill(que_state *st, struct que_wl *wl, struct bump *b,
 	wl->ns = put(b, sp->ns);
 	wl->name = put(b, sp->name);
 	wl->queue_name = put(b, sp->queue_name);
+	wl->replaces = put(b, sp->replaces);
 	wl->priority = sp->priority;
 	wl->created_ns = sp->created_ns;
 	wl->queue_ts = sp->created_ns;
@@ -481,6 +482,34 @@ int que_workload_add(
 out_nomem:
 	return cu_error_set(
 	    err, CU_ENOMEM, "workload %s: out of memory", spec->uid);
+}
+
+struct que_wl *que_replaced_slice(que_state *st, const struct que_wl *wl)
+{
+	struct que_wl *o;
+	size_t k;
+
+	(void)st;
+	if (wl->replaces == NULL || *wl->replaces == '\0' || wl->cq == NULL)
+		return NULL;
+	o = wl->cq->admitted.head;
+	for (k = 0; k < wl->cq->admitted.n; k++, o = o->next)
+		if (o->where == QUE_WL_ADMITTED && !o->replaced &&
+		    strcmp(o->ns, wl->ns) == 0 &&
+		    strcmp(o->name, wl->replaces) == 0)
+			return o;
+	return NULL;
+}
+
+void que_workload_replaced(que_state *st, struct que_wl *old)
+{
+	(void)st;
+	if (old->replaced ||
+	    (old->where != QUE_WL_ADMITTED && old->where != QUE_WL_EVICTING))
+		return;
+	que_wl_remove_usage(old);
+	old->replaced = true;
+	que_capacity_freed(old->cq);
 }
 
 static void release_quota(struct que_wl *wl)

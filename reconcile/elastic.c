@@ -101,11 +101,31 @@ static json_t *podsets_with(const struct api_workload *wl,
 	return arr;
 }
 
-int rec_elastic_scale_down_patch(const struct rec_job *j,
-    const struct api_workload *wl, json_t **patch, cu_error *err)
+int rec_elastic_change_of(const struct rec_job *j,
+    const struct api_workload *wl, enum rec_elastic_change *out, cu_error *err)
 {
 	struct api_podsets ps = {NULL, 0};
 	struct rec_elastic_count *jc = NULL, *wc = NULL;
+	int rc;
+
+	*out = REC_ELASTIC_INCOMPATIBLE;
+	if ((rc = rec_job_podsets(j, &ps, err)) != CU_OK)
+		return rc;
+	if ((rc = counts(&ps, wl, &jc, &wc, err)) == CU_OK)
+		*out = rec_elastic_compare(jc, ps.n, wc, wl->spec.n_pod_sets);
+	cu_free(jc);
+	cu_free(wc);
+	api_podsets_dispose(&ps);
+	return rc;
+}
+
+int rec_elastic_counts_patch(const struct rec_job *j,
+    const struct api_workload *wl, bool down_only, json_t **patch,
+    cu_error *err)
+{
+	struct api_podsets ps = {NULL, 0};
+	struct rec_elastic_count *jc = NULL, *wc = NULL;
+	enum rec_elastic_change ch;
 	json_t *arr;
 	int rc;
 
@@ -118,8 +138,9 @@ int rec_elastic_scale_down_patch(const struct rec_job *j,
 		api_podsets_dispose(&ps);
 		return rc;
 	}
-	if (rec_elastic_compare(jc, ps.n, wc, wl->spec.n_pod_sets) ==
-	    REC_ELASTIC_DOWN) {
+	ch = rec_elastic_compare(jc, ps.n, wc, wl->spec.n_pod_sets);
+	if (ch == REC_ELASTIC_DOWN ||
+	    (!down_only && (ch == REC_ELASTIC_UP || ch == REC_ELASTIC_MIXED))) {
 		arr = podsets_with(wl, jc, ps.n);
 		*patch = arr == NULL
 			     ? NULL
@@ -133,6 +154,12 @@ int rec_elastic_scale_down_patch(const struct rec_job *j,
 	cu_free(wc);
 	api_podsets_dispose(&ps);
 	return rc;
+}
+
+int rec_elastic_scale_down_patch(const struct rec_job *j,
+    const struct api_workload *wl, json_t **patch, cu_error *err)
+{
+	return rec_elastic_counts_patch(j, wl, true, patch, err);
 }
 
 int rec_elastic_slice_annotations(
@@ -160,7 +187,9 @@ int rec_elastic_slice_annotations(
 		if (key == NULL)
 			return rec__nomem(err, "workload slice");
 	}
-	if (json_object_set_new(ann, REC_ELASTIC_JOB, json_string("true")) ||
+	if ((name != NULL && json_is_object(meta) &&
+		json_object_set_new(meta, "name", json_string(name))) ||
+	    json_object_set_new(ann, REC_ELASTIC_JOB, json_string("true")) ||
 	    json_object_set_new(ann, REC_WORKLOAD_SLICE_NAME,
 		json_string(origin ? origin : "")) ||
 	    (key != NULL &&

@@ -431,7 +431,7 @@ static int reclaimable(const struct rec_job_in *in,
  * LocalQueue defaulting: a managed job without a queue name goes to the
  * LocalQueue "default" of its namespace when there is one. *w NULL: it
  * cannot be built (a WARN was planned). */
-static int build_workload(const struct rec_job_view *view,
+int rec__job_build_workload(const struct rec_job_view *view,
     const struct rec_job_in *in, struct rec_plan *p, json_t **w, cu_error *err)
 {
 	struct rec_wl_build_opts bo;
@@ -485,7 +485,7 @@ static int create_workload(const struct rec_job_view *view,
 		return err->code;
 	if (wrote || rec_job_is_active(in->job))
 		return CU_OK; /* create the Workload once it is stopped */
-	if (build_workload(view, in, p, &w, err) != CU_OK || w == NULL)
+	if (rec__job_build_workload(view, in, p, &w, err) != CU_OK || w == NULL)
 		return err->code;
 	/* Kueue's CreatedWorkload, once the create succeeded (a refused
 	 * create retried says nothing). */
@@ -519,7 +519,7 @@ static int update_to_match(const struct rec_job_view *view,
 	json_t *w = NULL, *spec, *old_spec, *v, *body;
 	const char *key;
 
-	if (build_workload(view, in, p, &w, err) != CU_OK || w == NULL)
+	if (rec__job_build_workload(view, in, p, &w, err) != CU_OK || w == NULL)
 		return err->code;
 	spec = json_incref(json_object_get(w, "spec"));
 	json_decref(w);
@@ -1038,6 +1038,11 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	/* 6. no Workload yet: keep the job suspended and create one */
 	if (wl == NULL)
 		return create_workload(view, in, out, err);
+	/* 6b. an elastic job's workload slices (reconcile/slices.c) */
+	if (rec__slices_step(view, in, wl, now_ns, out, &wrote, err) != CU_OK)
+		return err->code;
+	if (wrote)
+		return CU_OK;
 	holds = rec_workload_holds_quota(wl);
 	admitted = holds && api_conditions_true(
 				&wl->status.conditions, REC_COND_ADMITTED);

@@ -140,5 +140,20 @@ bool rec__fw_template_optional(
 extern const struct rec_fw_ops rec__fw_ray_ops;
 /* AppWrapper (workload.codeflare.dev/v1beta2; reconcile/fw_appwrapper.c). */
 extern const struct rec_fw_ops rec__fw_appwrapper_ops;
+/* The Workload the job in->job should have now (reconcile/jobrec.c):
+ * *w [owned] NULL when it cannot be built (a WARN was planned into p). */
+CU_MUST_CHECK int rec__job_build_workload(const struct rec_job_view *view,
+    const struct rec_job_in *in, struct rec_plan *p, json_t **w, cu_error *err);
+/* Step 6b of rec_job_reconcile (reconcile/slices.c), an elastic job's
+ * workload slices (in->slice_name set), wl [borrowed] the job's newest
+ * slice: with in->old_slice, the old slice is finished as replaced once
+ * wl holds quota (STATUS, WorkloadSliceReplaced), or as OutOfSync when
+ * it lost its own quota, else the pending wl follows the job's counts
+ * (PATCH); with one admitted slice the job scaled up gets a new slice
+ * in->slice_name replacing it (CREATE + "CreatedWorkload"). *done: the
+ * plan is complete (the job keeps running meanwhile). */
+CU_MUST_CHECK int rec__slices_step(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl, int64_t now_ns,
+    struct rec_plan *p, bool *done, cu_error *err);
 
 #endif /* CU_RECONCILE_REC_INT_H */

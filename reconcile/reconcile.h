@@ -434,6 +434,15 @@ enum rec_elastic_change rec_elastic_compare(const struct rec_elastic_count *job,
  */
 CU_MUST_CHECK int rec_elastic_scale_down_patch(const struct rec_job *j,
     const struct api_workload *wl, json_t **patch, cu_error *err);
+/* rec_elastic_scale_down_patch for any count change unless down_only (a
+ * pending slice follows the job both ways). */
+CU_MUST_CHECK int rec_elastic_counts_patch(const struct rec_job *j,
+    const struct api_workload *wl, bool down_only, json_t **patch,
+    cu_error *err);
+/* How the job's pod-set counts compare with wl's into *out. CU_ENOMEM,
+ * or the job's pod sets error. */
+CU_MUST_CHECK int rec_elastic_change_of(const struct rec_job *j,
+    const struct api_workload *wl, enum rec_elastic_change *out, cu_error *err);
 
 /*
  * The annotations of a Workload slice (Kueue's prepareWorkloadSlice) set
@@ -441,10 +450,45 @@ CU_MUST_CHECK int rec_elastic_scale_down_patch(const struct rec_job *j,
  * elastic-job "true"; workload-slice-name the origin's name (name itself
  * for the first slice, old == NULL); with old [borrowed] the slice it
  * replaces, workload-slice-replacement-for "<ns>/<old name>" and old's
- * origin name. CU_ENOMEM.
+ * origin name. metadata.name becomes name (a slice is named with the
+ * job's generation). CU_ENOMEM.
  */
 CU_MUST_CHECK int rec_elastic_slice_annotations(const struct api_workload *old,
     const char *name, json_t *wl, cu_error *err);
+
+/* ---- 1b''. workload slices of elastic jobs (reconcile/slices.c) ------ */
+
+/* Kueue's finish reason of a slice replaced by a larger one. */
+#define REC_FINISHED_SLICE_REPLACED "WorkloadSliceReplaced"
+
+/* The name [borrowed from wl] of the slice wl replaces: its
+ * workload-slice-replacement-for annotation "<ns>/<name>" when ns is
+ * wl's own; NULL otherwise. */
+const char *rec_slice_replaces(const struct api_workload *wl);
+
+/* The slices of one job that its reconciler looks at, chosen among the
+ * Workloads it controls. */
+struct rec_slices {
+	/* The job's Workload for rec_job_in.wl [borrowed]: a finished slice
+	 * still holding cueue's finalizer (to lose it) if any, else the
+	 * newest unfinished slice; NULL when there is none. */
+	const struct api_workload *wl;
+	/* The unfinished slice before wl [borrowed] (two slices: wl
+	 * replaces it); NULL otherwise. */
+	const struct api_workload *old;
+};
+
+/* Kueue's FindNotFinishedWorkloads order (creation time, then the
+ * replaced slice first) over wls[0..n) [borrowed] into *out. */
+void rec_slices_pick(
+    const struct api_workload *const *wls, size_t n, struct rec_slices *out);
+
+/* old's status patch [owned] finishing it as replaced by by (reason
+ * WorkloadSliceReplaced, Kueue's message naming by's UID and job UID);
+ * NULL when old is finished already. CU_ENOMEM. */
+CU_MUST_CHECK int rec_slice_replaced_patch(const struct api_workload *old,
+    const struct api_workload *by, int64_t now_ns, json_t **patch,
+    cu_error *err);
 
 /* ---- 1b. a job's ownership of its Workload (reconcile/prebuilt.c) ----- */
 
@@ -1495,6 +1539,12 @@ struct rec_job_in {
 	 * as cached; owned[0..n_owned). */
 	const struct api_workload *const *owned;
 	size_t n_owned;
+	/* An elastic job (ElasticJobsViaWorkloadSlices): the name [borrowed]
+	 * of a new slice (with the job's generation), and old_slice
+	 * [borrowed] the older of two unfinished slices while wl replaces
+	 * it (rec_slices_pick). slice_name NULL: not sliced. */
+	const char *slice_name;
+	const struct api_workload *old_slice;
 };
 
 /*

@@ -739,6 +739,7 @@ int rec_sync_workload_dra(que_state *st, const struct api_workload *wl,
 		spec.namespace_eligible = ns_eligible;
 		spec.podsets = ps;
 		spec.n_podsets = n;
+		spec.replaces = rec_slice_replaces(wl);
 		rc = que_workload_add(st, &spec, err);
 	}
 	for (i = 0; i < n; i++)

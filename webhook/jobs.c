@@ -140,33 +140,60 @@ static int suspend_of(const json_t *obj, const char *field, bool rp,
 
 /* ---- mutating CREATE ------------------------------------------------- */
 
-/* Label kueue.x-k8s.io/queue-name=default, creating what is missing. */
-static int patch_queue_label(struct wh_ctx *c, const json_t *obj, cu_error *err)
+#define WPC_LABEL "kueue.x-k8s.io/priority-class"
+
+/* The labels keys[0..n) = "default" (Kueue's default LocalQueue and
+ * WorkloadPriorityClass), creating what is missing. */
+static int patch_default_labels(struct wh_ctx *c, const json_t *obj,
+    const char *const *keys, size_t n, cu_error *err)
 {
 	const json_t *meta = json_object_get(obj, "metadata"), *labels;
-	char *key, *path;
-	int rc;
+	json_t *all = json_object();
+	size_t i;
+	int rc = CU_OK;
 
+	for (i = 0; all != NULL && i < n; i++)
+		if (json_object_set_new(all, keys[i], json_string("default"))) {
+			json_decref(all);
+			all = NULL;
+		}
+	if (all == NULL)
+		return cu_error_set(err, CU_ENOMEM, "webhook patch: label");
 	if (!json_is_object(meta))
 		return wh__patch_add(c->out, "add", "/metadata",
-		    json_pack("{s:{s:s}}", "labels", NS_GATE_LABEL_QUEUE_NAME,
-			WH_DEFAULT_LOCAL_QUEUE),
-		    err);
+		    json_pack("{s:o}", "labels", all), err);
 	labels = json_object_get(meta, "labels");
 	if (!json_is_object(labels))
-		return wh__patch_add(c->out, "add", "/metadata/labels",
-		    json_pack("{s:s}", NS_GATE_LABEL_QUEUE_NAME,
-			WH_DEFAULT_LOCAL_QUEUE),
-		    err);
-	key = api_json_pointer_escape(NS_GATE_LABEL_QUEUE_NAME);
-	path = key != NULL ? cu_asprintf("/metadata/labels/%s", key) : NULL;
-	cu_free(key);
-	if (path == NULL)
-		return cu_error_set(err, CU_ENOMEM, "webhook patch: label");
-	rc = wh__patch_add(
-	    c->out, "add", path, json_string(WH_DEFAULT_LOCAL_QUEUE), err);
-	cu_free(path);
+		return wh__patch_add(
+		    c->out, "add", "/metadata/labels", all, err);
+	json_decref(all);
+	for (i = 0; rc == CU_OK && i < n; i++) {
+		char *key = api_json_pointer_escape(keys[i]);
+		char *path = key != NULL
+				 ? cu_asprintf("/metadata/labels/%s", key)
+				 : NULL;
+
+		cu_free(key);
+		if (path == NULL)
+			return cu_error_set(
+			    err, CU_ENOMEM, "webhook patch: label");
+		rc = wh__patch_add(
+		    c->out, "add", path, json_string("default"), err);
+		cu_free(path);
+	}
 	return rc;
+}
+
+/* A job without a priority-class label while the WorkloadPriorityClass
+ * "default" exists. */
+static bool wants_default_wpc(const struct wh_ctx *c, const json_t *obj)
+{
+	const char *l = json_string_value(json_object_get(
+	    json_object_get(json_object_get(obj, "metadata"), "labels"),
+	    WPC_LABEL));
+
+	return (l == NULL || *l == '\0') && c->opt->default_wpc_exists &&
+	       c->opt->default_wpc_exists(c->opt->payload);
 }
 
 /* spec.suspend = true, with "add" when absent and "replace" when false. */
@@ -244,8 +271,18 @@ static int mutate_create(struct wh_ctx *c, cu_error *err)
 	if ((rc = suspend_of(
 		 obj, "", run_policy(c->req), &present, &value, err)) != CU_OK)
 		return rc;
-	if (inject && (rc = patch_queue_label(c, obj, err)) != CU_OK)
-		return rc;
+	{
+		const char *keys[2];
+		size_t n = 0;
+
+		if (inject)
+			keys[n++] = NS_GATE_LABEL_QUEUE_NAME;
+		if (wants_default_wpc(c, obj))
+			keys[n++] = WPC_LABEL;
+		if (n > 0 &&
+		    (rc = patch_default_labels(c, obj, keys, n, err)) != CU_OK)
+			return rc;
+	}
 	return patch_suspend(c, obj, present, value, err);
 }
 

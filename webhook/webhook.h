@@ -227,6 +227,11 @@ struct wh_options {
 	 * [borrowed]). NULL: never (no default LocalQueue injection). */
 	int (*local_queue_exists)(const char *namespace_, const char *name,
 	    bool *exists, void *payload, cu_error *err);
+	/* The WorkloadPriorityClass "default" exists (Kueue's
+	 * WorkloadPriorityClassDefaulting: a managed standalone job without a
+	 * kueue.x-k8s.io/priority-class label gets it on CREATE). NULL:
+	 * never. */
+	bool (*default_wpc_exists)(void *payload);
 	/* The state of the Workload of job [borrowed]. NULL: no Workload
 	 * (not reserved, not admitted). */
 	int (*workload_state)(const struct wh_job_ref *job,

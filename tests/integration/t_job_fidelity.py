@@ -25,9 +25,26 @@ cueue-apiserver simulating the Job controller.
       (kueue.x-k8s.io/elastic-job: "true", parallelism 3, completions
       100) running; scaled down to 1 it keeps running on the same
       Workload (first slice annotations, counts 1, admission kept) and
-      the freed quota admits a waiting Job at once; scaled up again it
-      never runs beyond what its Workloads hold, and the Workloads never
-      hold more than the quota
+      the freed quota admits a waiting Job at once; scaled up again
+      beyond the free quota its replacement slice waits while it keeps
+      running on the old one, and the Workloads never hold more than
+      the quota
+  elastic-scale-up            sample-scalable-job scaled 3 -> 5 on a
+      5-cpu queue: a new slice (named with the job's generation,
+      replacement-for the old one) is admitted with the old slice's
+      usage replaced, the old slice is finished WorkloadSliceReplaced
+      with Kueue's message, one active Workload of 5, the Job never
+      suspended; neither the Workloads (a replaced slice counting
+      nothing once its replacement holds quota) nor the ClusterQueue's
+      reservation ever exceed 5 cpu
+  elastic-scale-up-waits      the same on 4 cpu: the new slice of 5
+      waits, the job keeps running on its slice of 3; with a fifth cpu
+      the swap completes
+  refused-workload-reported-once  a Workload the API server refuses
+      (job-min-parallelism above the count, no webhook): one Warning
+      ErrWorkloadCompose on the Job with the API's message, no
+      CreatedWorkload, the create retried with back-off (at most 4
+      attempts in ~8 s)
   requeue-order-after-preemption  low-a, low-b running, low-c, low-d
       waiting; a high-priority Job preempts low-a and low-b and
       finishes: low-a and low-b run again before low-c and low-d (Kueue
@@ -125,6 +142,20 @@ def wl_usage(wl):
     return total
 
 
+def replaced_slices(wls):
+    """Names of the Workload slices whose replacement slice holds quota:
+    Kueue admits the replacement with the old slice's usage replaced
+    (not added), and the old one is finished right after; until then
+    it holds nothing more."""
+    out = set()
+    for w in wls.values():
+        ann = w["metadata"].get("annotations") or {}
+        r = ann.get("kueue.x-k8s.io/workload-slice-replacement-for", "")
+        if r.startswith(NS + "/") and wl_usage(w) > 0:
+            out.add(r[len(NS) + 1:])
+    return out
+
+
 def wl_admitted_count(wl):
     """Pods the Workload's admission allows (0 without quota)."""
     if not is_true(wl, "QuotaReserved") or is_true(wl, "Finished"):
@@ -189,14 +220,17 @@ class History:
         checked always)."""
         prev_reserved = set()
         for rv, jobs, wls in self.replay():
-            used = sum(wl_usage(w) for w in wls.values())
+            gone = replaced_slices(wls)
+            used = sum(wl_usage(w) for n, w in wls.items() if n not in gone)
             check(used <= quota_milli, "rv %d: Workloads hold %dm > %dm" %
                   (rv, used, quota_milli))
             reserved = {n for n, w in wls.items() if wl_usage(w) > 0}
             newly = reserved - prev_reserved
             prev_reserved = reserved
             by_job = {}
-            for w in wls.values():
+            for n, w in wls.items():
+                if n in gone:
+                    continue
                 by_job[owner(w)] = by_job.get(owner(w), 0) + \
                     wl_admitted_count(w)
             for n, j in jobs.items():
@@ -435,15 +469,178 @@ def elastic_scale_down(s):
     check(not [e for e in events_about(s, "el-1", "Stopped")],
           "no Stopped event on el-1")
     wait_for(lambda: cq_reserved(s) == 3000, 10, what="cq reserves 1 + 2")
-    # Scaled up beyond the free quota: never beyond what is held.
+    # Scaled up beyond the free quota: a replacement slice for 3 waits
+    # (3 replacing 1 next to other's 2 is 5 > 4) and el-1 keeps running
+    # on its old slice, never beyond what is held.
     code, _, body = s.raw("PATCH", JOBS + "/el-1",
                           {"spec": {"parallelism": 3}}, MERGE)
     eq(code, 200, "scale up: %r" % body)
-    wait_for(lambda: not running(s, "el-1") or
-             sum(wl_admitted_count(x) for x in wls_of(s, "el-1")) >= 3,
-             20, what="el-1 stopped or admitted for 3")
+    new = wait_for(lambda: [x for x in wls_of(s, "el-1")
+                            if x["metadata"]["uid"] != uid and
+                            cond(x, "QuotaReserved")], 20,
+                   what="el-1's replacement slice pending")[0]
+    eq((new["spec"]["podSets"][0]["count"],
+        is_true(new, "QuotaReserved")), (3, False), "the new slice waits")
+    check(running(s, "el-1"), "el-1 keeps running on its old slice")
+    check(is_true([x for x in wls_of(s, "el-1")
+                   if x["metadata"]["uid"] == uid][0], "QuotaReserved"),
+          "the old slice keeps its quota")
     h.stop()
     h.check(4000, patched=("el-1",))
+    ctl.stop()
+
+
+def cq_observer(s, seen):
+    """Observe ClusterQueue cq's status.flavorsReservation cpu into seen
+    (one entry per observed change)."""
+    def f(name, old, new, rv, relisting):
+        if new is not None and name == "cq":
+            seen.append(sum(
+                milli(r.get("total", "0"))
+                for fl in (new.get("status") or {}).get(
+                    "flavorsReservation", [])
+                for r in fl.get("resources", []) if r["name"] == "cpu"))
+    return Observer(s, "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", f)
+
+
+def scale_up_to_5(s, name):
+    """Kueue's sample-scalable-job (elastic, parallelism 3) running, then
+    scaled to 5; its first slice."""
+    create(s, elastic_job(name, 3))
+    wait_for(lambda: running(s, name), 20, what="%s running" % name)
+    w = wls_of(s, name)
+    eq(len(w), 1, "one Workload")
+    code, _, body = s.raw("PATCH", JOBS + "/" + name,
+                          {"spec": {"parallelism": 5}}, MERGE)
+    eq(code, 200, "scale up: %r" % body)
+    return w[0]
+
+
+def active(s, name):
+    return [x for x in wls_of(s, name) if not is_true(x, "Finished")]
+
+
+@case("elastic-scale-up", simulate="jobs")
+def elastic_scale_up(s):
+    setup(s, 5)
+    h = History(s)
+    reserved = []
+    cqo = cq_observer(s, reserved)
+    ctl = Controller(s, config=CONFIG)
+    old = scale_up_to_5(s, "up-1")
+    oname = old["metadata"]["name"]
+    # 5 replacing 3 fits the 5 cpu (3 + 5 would not): one active
+    # Workload of count 5, the old slice finished as replaced.
+    new = wait_for(lambda: [x for x in active(s, "up-1")
+                            if is_true(x, "QuotaReserved") and
+                            x["spec"]["podSets"][0]["count"] == 5 and
+                            len(active(s, "up-1")) == 1], 30,
+                   what="up-1 on one slice of 5")[0]
+    check(new["metadata"]["name"] != oname and
+          new["metadata"]["name"].startswith("job-up-1-"),
+          "a new slice, named with the job's generation: %s"
+          % new["metadata"]["name"])
+    ann = new["metadata"].get("annotations") or {}
+    eq((ann.get("kueue.x-k8s.io/workload-slice-replacement-for"),
+        ann.get("kueue.x-k8s.io/workload-slice-name"),
+        ann.get("kueue.x-k8s.io/elastic-job")),
+       (NS + "/" + oname, oname, "true"), "replacement slice annotations")
+    o = [x for x in wls_of(s, "up-1") if x["metadata"]["name"] == oname]
+    fin = cond(o[0], "Finished") if o else None
+    check(fin is not None, "old slice kept, finished")
+    eq((fin["status"], fin["reason"]), ("True", "WorkloadSliceReplaced"),
+       "old slice finished as replaced")
+    eq(fin["message"], "Replaced to accommodate a workload (UID: %s, "
+       "JobUID: %s) due to workload slice aggregation"
+       % (new["metadata"]["uid"], get_job(s, "up-1")["metadata"]["uid"]),
+       "Kueue's message")
+    j = get_job(s, "up-1")
+    eq((j["spec"].get("suspend"), j["spec"]["parallelism"]), (False, 5),
+       "up-1 runs at 5")
+    wait_for(lambda: cq_reserved(s) == 5000, 10, what="cq reserves 5")
+    h.stop()
+    cqo.stop()
+    for rv, jobs, wls in h.replay():
+        jb = jobs.get("up-1")
+        if jb is not None and jb.get("status", {}).get("startTime"):
+            check(not jb["spec"].get("suspend"),
+                  "rv %d: up-1 suspended during the swap" % rv)
+        check(len([w for w in wls.values() if owner(w) == "up-1"]) <= 2,
+              "rv %d: at most two slices" % rv)
+    check(reserved and max(reserved) <= 5000,
+          "cq never reserves beyond 5 cpu: %r" % reserved)
+    h.check(5000, patched=("up-1",))
+    ctl.stop()
+
+
+@case("elastic-scale-up-waits", simulate="jobs")
+def elastic_scale_up_waits(s):
+    setup(s, 4)
+    h = History(s)
+    reserved = []
+    cqo = cq_observer(s, reserved)
+    ctl = Controller(s, config=CONFIG)
+    old = scale_up_to_5(s, "up-2")
+    # 5 > 4: the new slice waits, the job keeps running at 3 on the old
+    # slice (Kueue gates the new pods; never suspended).
+    new = wait_for(lambda: [x for x in active(s, "up-2")
+                            if x["metadata"]["uid"] != old["metadata"][
+                                "uid"] and cond(x, "QuotaReserved")], 20,
+                   what="up-2's new slice pending")[0]
+    eq((new["spec"]["podSets"][0]["count"],
+        cond(new, "QuotaReserved")["status"]), (5, "False"),
+       "new slice of 5 pending")
+    time.sleep(2)
+    eq(sorted((x["spec"]["podSets"][0]["count"],
+               is_true(x, "QuotaReserved")) for x in active(s, "up-2")),
+       [(3, True), (5, False)], "two slices: old admitted, new waiting")
+    check(running(s, "up-2"), "up-2 keeps running on its old slice")
+    check(not events_about(s, "up-2", "Stopped"), "never stopped")
+    # More quota: the new slice is admitted, the old one retired.
+    code, _, body = s.raw(
+        "PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq",
+        {"spec": {"resourceGroups": [{
+            "coveredResources": ["cpu"], "flavors": [{
+                "name": "default-flavor", "resources": [{
+                    "name": "cpu", "nominalQuota": 5}]}]}]}}, MERGE)
+    eq(code, 200, "quota 5: %r" % body)
+    wait_for(lambda: [x["spec"]["podSets"][0]["count"]
+                      for x in active(s, "up-2")
+                      if is_true(x, "QuotaReserved")] == [5] and
+             len(active(s, "up-2")) == 1, 30, what="up-2 on one slice of 5")
+    h.stop()
+    cqo.stop()
+    check(reserved and max(reserved) <= 5000,
+          "cq never reserves beyond its quota: %r" % reserved)
+    h.check(5000, patched=("up-2",))
+    ctl.stop()
+
+
+@case("refused-workload-reported-once", simulate="jobs")
+def refused_workload(s):
+    setup(s, 4)
+    ctl = Controller(s, config=CONFIG)
+    mark = s.log_mark()
+    # No webhook here: a job-min-parallelism the webhook would deny makes
+    # a Workload the API server refuses (minCount above count).
+    create(s, job("bad-1", parallelism=5,
+                  annotations={"kueue.x-k8s.io/job-min-parallelism": "50"}))
+    ev = wait_for(lambda: events_about(s, "bad-1", "ErrWorkloadCompose"), 20,
+                  what="the refusal reported on bad-1")
+    time.sleep(7)
+    ev = events_about(s, "bad-1", "ErrWorkloadCompose")
+    eq([(e["type"], (e.get("series") or {}).get("count") or
+         e.get("count") or 1) for e in ev], [("Warning", 1)],
+       "one Warning, once")
+    check("minCount" in ev[0]["message"] or "Invalid" in ev[0]["message"],
+          "the API's message: %r" % ev[0]["message"])
+    eq(events_about(s, "bad-1", "CreatedWorkload"), [],
+       "no CreatedWorkload for a Workload never created")
+    eq(wls_of(s, "bad-1"), [], "no Workload")
+    posts = s.requests(mark, verb="POST", prefix=WLS)
+    # Back-off: 2 s, 4 s, 8 s ... between attempts, not a hot loop.
+    check(1 <= len(posts) <= 4, "%d creates in ~8 s" % len(posts))
+    check(get_job(s, "bad-1")["spec"].get("suspend"), "bad-1 suspended")
     ctl.stop()
 
 

@@ -747,3 +747,88 @@ Test(admission_cycle, gang_is_admitted_whole_or_not_at_all)
 	cr_assert_eq(d->podsets[1].count, 3);
 	cr_assert_eq(d->podsets[1].uses[0].usage, CPU(3));
 }
+
+/* A workload slice (Kueue's ElasticJobsViaWorkloadSlices) named nm in
+ * ns "ns", replacing the slice named `replaces`, asking milli cpu. */
+static void wl_slice(const char *uid, const char *replaces, int64_t milli)
+{
+	struct que_request r = {"cpu", milli};
+	struct que_podset_spec ps = {0};
+	struct que_workload_spec w = {0};
+	cu_error err;
+
+	ps.name = "main";
+	ps.count = 1;
+	ps.requests = &r;
+	ps.n_requests = 1;
+	w.uid = uid;
+	w.ns = "ns";
+	w.name = uid;
+	w.queue_name = "a";
+	w.created_ns = clock_ns++;
+	w.namespace_eligible = true;
+	w.podsets = &ps;
+	w.n_podsets = 1;
+	w.replaces = replaces;
+	cr_assert_eq(que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+}
+
+static int64_t cq_usage(const char *name)
+{
+	struct que_cq *c = que_cq_get(st, name);
+	int64_t u = 0;
+	size_t i;
+
+	for (i = 0; i < c->node.ncells; i++)
+		u += c->node.cells[i].usage;
+	return u;
+}
+
+Test(admission_cycle, slice_admitted_with_the_old_slice_usage_replaced)
+{
+	const struct adm_decision *d;
+
+	flavor("default");
+	cq_simple("a", NULL, CPU(5), NOLIM, NOLIM);
+	wl("old", "a", 0, CPU(3));
+	cycle();
+	expect_admitted("old", "default");
+	/* 5 cpu on top of 3 held would need 8: replacing the old slice
+	 * it needs 5, which fits; the old slice's usage is released. */
+	wl_slice("new", "old", CPU(5));
+	cycle();
+	expect_admitted("new", "default");
+	d = find("new");
+	cr_assert_str_eq(d->replaced_uid, "old");
+	cr_assert_eq(cq_usage("a"), CPU(5));
+	cr_assert(que_workload_get(st, "old")->replaced);
+	/* The old slice finished: nothing released twice. */
+	finish("old");
+	cr_assert_eq(cq_usage("a"), CPU(5));
+	finish("new");
+	cr_assert_eq(cq_usage("a"), 0);
+}
+
+Test(admission_cycle, slice_waits_when_the_replaced_usage_is_not_enough)
+{
+	const struct adm_decision *d;
+
+	flavor("default");
+	cq_simple("a", NULL, CPU(4), NOLIM, NOLIM);
+	wl("old", "a", 0, CPU(3));
+	cycle();
+	expect_admitted("old", "default");
+	wl_slice("new", "old", CPU(5));
+	cycle();
+	d = find("new");
+	cr_assert_not_null(d);
+	cr_assert_eq(d->kind, ADM_PENDING);
+	/* The old slice keeps its quota and is nobody's victim. */
+	cr_assert_eq(cq_usage("a"), CPU(3));
+	cr_assert_not(que_workload_get(st, "old")->replaced);
+	/* A slice naming no admitted slice is an ordinary workload. */
+	finish("new");
+	wl_slice("other", "nope", CPU(2));
+	cycle();
+	cr_assert_eq(find("other")->kind, ADM_PENDING);
+}

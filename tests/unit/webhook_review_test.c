@@ -1914,3 +1914,54 @@ Test(webhook, ray_kinds_suspended_through_spec_suspend)
 	cr_assert(json_is_true(at(out, "spec", "suspend")));
 	json_decref(out);
 }
+
+static bool wpc_default_yes(void *payload)
+{
+	(void)payload;
+	return true;
+}
+
+/* Kueue's WorkloadPriorityClassDefaulting: a job without a priority-class
+ * label gets kueue.x-k8s.io/priority-class=default while the
+ * WorkloadPriorityClass "default" exists; a label already there stays. */
+Test(webhook, default_workload_priority_class_labels_the_job)
+{
+	struct rv rv = {"CREATE", "batch/v1/Job", "team-a",
+	    "{" JOB_META("") ",'spec':{}}", NULL, false, NULL, NULL};
+	json_t *patch = NULL, *out;
+
+	OPT.default_wpc_exists = wpc_default_yes;
+	out = mutated(&rv, &patch);
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(at(out, "metadata", "labels"),
+		"kueue.x-k8s.io/priority-class")),
+	    "default");
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(
+		at(out, "metadata", "labels"), "kueue.x-k8s.io/queue-name")),
+	    "default");
+	json_decref(patch);
+	json_decref(out);
+	/* existing labels */
+	rv.obj = "{" JOB_META(",'labels':{'app':'x'}") ",'spec':{}}";
+	out = mutated(&rv, &patch);
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(at(out, "metadata", "labels"),
+		"kueue.x-k8s.io/priority-class")),
+	    "default");
+	cr_assert_str_eq(json_string_value(json_object_get(
+			     at(out, "metadata", "labels"), "app")),
+	    "x");
+	json_decref(patch);
+	json_decref(out);
+	/* its own class kept */
+	rv.obj = "{" JOB_META(
+	    ",'labels':{'kueue.x-k8s.io/priority-class':'high'}") ",'spec':{}}";
+	out = mutated(&rv, &patch);
+	cr_assert_str_eq(
+	    json_string_value(json_object_get(at(out, "metadata", "labels"),
+		"kueue.x-k8s.io/priority-class")),
+	    "high");
+	json_decref(patch);
+	json_decref(out);
+}
