@@ -72,9 +72,10 @@ const struct ctl_compat ctl_compat_table[] = {
 	CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "clientConnection", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "integrations.frameworks", P, CTL_COMPAT_WARN_NEVER,
-	"batch/job, jobset.x-k8s.io/jobset and kubeflow.org/{pytorchjob,"
-	"tfjob,xgboostjob,paddlejob,jaxjob,mpijob} (others are refused at "
-	"load; docs/frameworks.md)"},
+	"batch/job, jobset.x-k8s.io/jobset, kubeflow.org/{pytorchjob,"
+	"tfjob,xgboostjob,paddlejob,jaxjob,mpijob} and pod (plain Pods and "
+	"a Deployment's Pods one by one; others are refused at load; "
+	"docs/frameworks.md)"},
     {"Configuration", "integrations.externalFrameworks", N,
 	CTL_COMPAT_WARN_NEVER, "refused at load"},
     {"Configuration", "integrations.podOptions", N, CTL_COMPAT_WARN_IF_SET,

@@ -71,6 +71,7 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_PADDLEJOB] = {"kubeflow.org", "v1", "paddlejobs", true},
     [INF_JAXJOB] = {"kubeflow.org", "v1", "jaxjobs", true},
     [INF_MPIJOB] = {"kubeflow.org", "v2beta1", "mpijobs", true},
+    [INF_POD] = {"", "v1", "pods", true},
 };
 
 const struct api_resource ctl_res_events = {

@@ -86,6 +86,7 @@ enum inf_id {
 	INF_PADDLEJOB,	/* kubeflow.org/paddlejob */
 	INF_JAXJOB,	/* kubeflow.org/jaxjob */
 	INF_MPIJOB,	/* kubeflow.org/mpijob */
+	INF_POD,	/* pod (plain Pods, reconcile/fw_pod.c) */
 	INF__COUNT
 };
 

@@ -32,6 +32,8 @@ struct plan_ctx {
  * inferred from the body. */
 static enum ctl_pipe_kind plan_write_kind(const struct rec_item *it)
 {
+	if (it->target == REC_TARGET_JOB && it->op == REC_WRITE_DELETE)
+		return CTL_PIPE_WL_DELETE; /* a Pod stopped (the verb) */
 	if (it->target == REC_TARGET_JOB) {
 		switch (it->job) {
 		case REC_JOB_START:

@@ -50,6 +50,7 @@ static const struct {
 	"kubeflow.org/paddlejob"},
     [NS_GATE_KIND_JAXJOB] = {"kubeflow.org", "JAXJob", "kubeflow.org/jaxjob"},
     [NS_GATE_KIND_MPIJOB] = {"kubeflow.org", "MPIJob", "kubeflow.org/mpijob"},
+    [NS_GATE_KIND_POD] = {"", "Pod", "pod"},
 };
 
 static bool is_other(enum ns_gate_kind k)
@@ -87,6 +88,9 @@ static bool group_is(const char *api_version, const char *group)
 {
 	const char *slash = strchr(api_version, '/');
 	size_t n = strlen(group);
+
+	if (n == 0) /* the core group: "v1" */
+		return slash == NULL && api_version[0] != '\0';
 	return slash != NULL && (size_t)(slash - api_version) == n &&
 	       memcmp(api_version, group, n) == 0;
 }
@@ -129,7 +133,7 @@ bool ns_gate_kind_names(enum ns_gate_kind k, const char **group,
 	if (kind != NULL)
 		*kind = n;
 	if (run_policy != NULL)
-		*run_policy = is_other(k); /* every other kind is Kubeflow's */
+		*run_policy = is_other(k) && k != NS_GATE_KIND_POD;
 	return *n != '\0';
 }
 

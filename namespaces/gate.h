@@ -66,13 +66,14 @@ enum ns_gate_kind {
 	NS_GATE_KIND_JOBSET,	/* jobset.x-k8s.io/<any version> JobSet */
 	/* The other frameworks cueue knows (docs/frameworks.md), one value
 	 * each, in this order: kubeflow.org PyTorchJob, TFJob, XGBoostJob,
-	 * PaddleJob, JAXJob, MPIJob. */
+	 * PaddleJob, JAXJob, MPIJob; then the core v1 Pod. */
 	NS_GATE_KIND_PYTORCHJOB,
 	NS_GATE_KIND_TFJOB,
 	NS_GATE_KIND_XGBOOSTJOB,
 	NS_GATE_KIND_PADDLEJOB,
 	NS_GATE_KIND_JAXJOB,
 	NS_GATE_KIND_MPIJOB,
+	NS_GATE_KIND_POD, /* core v1 Pod (framework "pod") */
 	NS_GATE_KIND__COUNT
 };
 

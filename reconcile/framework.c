@@ -61,6 +61,8 @@ static const struct rec_fw table[] = {
 	REC_FW_SHAPE_REPLICA_MAP, run_policy_suspend, "mpiReplicaSpecs",
 	launcher_worker, "Succeeded", "Failed", "Running",
 	run_policy_managed_by, "kubeflow.org/mpi-operator", KF_INDEX},
+    {"pod", "", "v1", "Pod", "pods", REC_FW_SHAPE_POD, NULL, NULL, NULL, NULL,
+	NULL, "Ready", NULL, NULL, NULL},
 };
 
 #define N_TABLE (sizeof(table) / sizeof(table[0]))
@@ -152,6 +154,7 @@ size_t rec__fw_n_podsets(const struct rec_fw *fw, const json_t *doc)
 
 	switch (fw->shape) {
 	case REC_FW_SHAPE_BATCH:
+	case REC_FW_SHAPE_POD:
 		return 1;
 	case REC_FW_SHAPE_JOBSET:
 		return json_array_size(json_object_get(
@@ -174,6 +177,8 @@ json_t *rec__fw_template(
 	switch (fw->shape) {
 	case REC_FW_SHAPE_BATCH:
 		return json_object_get(spec, "template");
+	case REC_FW_SHAPE_POD: /* the pod is its own template */
+		return (json_t *)doc;
 	case REC_FW_SHAPE_JOBSET:
 		rjs = json_object_get(spec, "replicatedJobs");
 		json_array_foreach(rjs, i, rj)
@@ -222,9 +227,12 @@ static const json_t *path_get(const json_t *doc, const char *const *path)
 int rec__fw_set_suspend(
     const struct rec_fw *fw, json_t *doc, bool suspend, cu_error *err)
 {
-	json_t *p = path_parent(doc, fw->suspend, true);
+	json_t *p;
 	size_t n = 0;
 
+	if (fw->shape == REC_FW_SHAPE_POD)
+		return rec__pod_set_gate(doc, suspend, err);
+	p = path_parent(doc, fw->suspend, true);
 	while (fw->suspend[n + 1] != NULL)
 		n++;
 	if (p == NULL ||
@@ -237,6 +245,8 @@ int rec__fw_set_suspend(
 
 bool rec__doc_suspended(const struct rec_fw *fw, const json_t *doc)
 {
+	if (fw->shape == REC_FW_SHAPE_POD)
+		return rec__pod_gated(doc);
 	return json_is_true(path_get(doc, fw->suspend));
 }
 
@@ -276,6 +286,8 @@ bool rec__doc_finished(const struct rec_fw *fw, const json_t *doc,
 	const json_t *hit = ok ? ok : bad;
 	const char *m;
 
+	if (fw->shape == REC_FW_SHAPE_POD)
+		return rec__pod_finished(doc, success, message);
 	if (hit == NULL)
 		return false;
 	m = api_json_str(hit, "message");
@@ -293,7 +305,8 @@ bool rec__doc_active(const struct rec_fw *fw, const json_t *doc)
 	       *r;
 	const char *k;
 
-	(void)fw;
+	if (fw->shape == REC_FW_SHAPE_POD)
+		return rec__pod_active(doc);
 	json_object_foreach(rs, k, r)
 	{
 		json_t *a = json_object_get(r, "active");
@@ -317,6 +330,8 @@ int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,
 	int rc = CU_OK;
 
 	memset(out, 0, sizeof(*out));
+	if (fw->shape == REC_FW_SHAPE_POD)
+		return rec__pod_podsets(doc, out, err);
 	if (fw->shape != REC_FW_SHAPE_REPLICA_MAP)
 		return cu_error_set(
 		    err, CU_EINVAL, "%s: not read as a document", fw->kind);

@@ -181,6 +181,25 @@ static int job_gone(
 	return CU_OK;
 }
 
+/* A Pod cannot be suspended: one that got past its gate is deleted (its
+ * owner, if any, makes a new one, gated again), with Kueue's Stopped. */
+static int stop_pod(const struct rec_job_in *in, const char *stopped_msg,
+    struct rec_plan *p, bool *wrote, cu_error *err)
+{
+	struct rec_item *it;
+
+	if (!rec__pod_stop_deletes(in->job->doc))
+		return CU_OK;
+	*wrote = true;
+	if (add_write(p, REC_TARGET_JOB, REC_WRITE_DELETE, in->ns, in->name,
+		NULL, REC_EXPECT_NONE, false, &it, err) != CU_OK)
+		return err->code;
+	it->job = REC_JOB_SUSPEND;
+	it->done_reason = "Stopped";
+	it->text = cu_strdup(stopped_msg ? stopped_msg : "");
+	return it->text == NULL ? rec__nomem(err, "job reconciler") : CU_OK;
+}
+
 /* The job's next stop write, if any; `stopped_msg` is the "Stopped"
  * event's message for the suspend step, sent once that write lands. *wrote: a
  * write was planned. A stop patch that cannot be computed sets *failed (and
@@ -196,6 +215,8 @@ static int stop(const struct rec_job_in *in, const struct api_workload *wl,
 
 	*wrote = false;
 	*failed = false;
+	if (rec_job_fw(in->job)->shape == REC_FW_SHAPE_POD)
+		return stop_pod(in, stopped_msg, p, wrote, err);
 	if (rec_job_stop_patch(in->job, wl, &step, &patch, &serr) != CU_OK) {
 		*failed = true;
 		return CU_OK;

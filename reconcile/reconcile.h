@@ -123,6 +123,10 @@
 #define REC_LABEL_LOCAL_QUEUE "kueue.x-k8s.io/local-queue-name"
 #define REC_LABEL_CLUSTER_QUEUE "kueue.x-k8s.io/cluster-queue-name"
 #define REC_ANNOTATION_STOPPING "kueue.x-k8s.io/stopping"
+/* The scheduling gate that holds a managed Pod back until admission, and
+ * the one pod set of a plain Pod (reconcile/fw_pod.c). */
+#define REC_POD_ADMISSION_GATE "kueue.x-k8s.io/admission"
+#define REC_POD_PODSET "main"
 #define REC_ANNOTATION_COMPLETIONS_EQ_PARALLELISM                              \
 	"kueue.x-k8s.io/job-completions-equal-parallelism"
 #define REC_ANNOTATION_PROVREQ_PREFIX "provreq.kueue.x-k8s.io/"
@@ -229,6 +233,7 @@ enum rec_fw_shape {
 	REC_FW_SHAPE_BATCH = 1,	  /* batch/v1 Job */
 	REC_FW_SHAPE_JOBSET,	  /* spec.replicatedJobs[] */
 	REC_FW_SHAPE_REPLICA_MAP, /* spec.<x>ReplicaSpecs.<Type> (Kubeflow) */
+	REC_FW_SHAPE_POD,	  /* a plain Pod, held by a scheduling gate */
 };
 
 /* One framework Kueue integrates, as data. Every string [static]. */

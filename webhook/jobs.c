@@ -24,7 +24,11 @@ static enum ns_gate_kind request_kind(const struct wh_request *req)
 {
 	char gv[256];
 
-	snprintf(gv, sizeof(gv), "%s/%s", req->kind.group, req->kind.version);
+	if (req->kind.group[0] != '\0')
+		snprintf(gv, sizeof(gv), "%s/%s", req->kind.group,
+		    req->kind.version);
+	else
+		snprintf(gv, sizeof(gv), "%s", req->kind.version);
 	return ns_gate_kind_of(gv, req->kind.kind);
 }
 
@@ -241,6 +245,11 @@ static int mutate_create(struct wh_ctx *c, cu_error *err)
 	/* Not ours: untouched, even when malformed. */
 	if (d.managed != NS_GATE_YES)
 		return CU_OK;
+	if (wh__is_pod(c->req)) {
+		if (inject && (rc = patch_queue_label(c, obj, err)) != CU_OK)
+			return rc;
+		return wh__pod_gate(c, obj, err);
+	}
 	if ((rc = suspend_of(
 		 obj, "", run_policy(c->req), &present, &value, err)) != CU_OK)
 		return rc;

@@ -30,6 +30,8 @@ const struct wh_route wh_routes[] = {
     {"/validate-kubeflow-org-v1-jaxjob", WH_VALIDATE},
     {"/mutate-kubeflow-org-v2beta1-mpijob", WH_MUTATE},
     {"/validate-kubeflow-org-v2beta1-mpijob", WH_VALIDATE},
+    {"/mutate--v1-pod", WH_MUTATE},
+    {"/validate--v1-pod", WH_VALIDATE},
     {"/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_MUTATE},
     {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_VALIDATE},
     {"/validate-kueue-x-k8s-io-v1beta2-localqueue", WH_VALIDATE},
@@ -603,7 +605,11 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 	char gv[256];
 	bool job;
 
-	snprintf(gv, sizeof(gv), "%s/%s", req->kind.group, req->kind.version);
+	if (req->kind.group[0] != '\0')
+		snprintf(gv, sizeof(gv), "%s/%s", req->kind.group,
+		    req->kind.version);
+	else
+		snprintf(gv, sizeof(gv), "%s", req->kind.version);
 	job = ns_gate_kind_of(gv, req->kind.kind) != NS_GATE_KIND_OTHER;
 	bool kueue = is(req->kind.group, "kueue.x-k8s.io");
 	char q[WH_QUOTE_MAX];

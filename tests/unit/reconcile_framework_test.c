@@ -53,6 +53,7 @@ static const struct by_row by_rows[] = {
     {"kubeflow.org/paddlejob", "kubeflow.org", "PaddleJob", "v1", "paddlejobs"},
     {"kubeflow.org/jaxjob", "kubeflow.org", "JAXJob", "v1", "jaxjobs"},
     {"kubeflow.org/mpijob", "kubeflow.org", "MPIJob", "v2beta1", "mpijobs"},
+    {"pod", "", "Pod", "v1", "pods"},
 };
 
 static void lookup_row(const struct by_row *r)
