@@ -112,7 +112,7 @@ static int warn_job(struct rec_plan *p, const struct rec_job_in *in,
  * in order, guarded by its resourceVersion. *out NULL when it has none
  * (or no resourceVersion to guard the patch with).
  */
-static int drop_finalizer_patch(
+int rec__wl_drop_finalizer_patch(
     const struct api_workload *wl, json_t **out, cu_error *err)
 {
 	const struct api_strlist *fin = &wl->meta.finalizers;
@@ -148,7 +148,7 @@ static int drop_finalizer(struct rec_plan *p, const struct rec_job_in *in,
 {
 	json_t *fp;
 
-	if (drop_finalizer_patch(wl, &fp, err) != CU_OK)
+	if (rec__wl_drop_finalizer_patch(wl, &fp, err) != CU_OK)
 		return err->code;
 	return fp == NULL ? CU_OK : wl_write(p, in, REC_WRITE_PATCH, fp, err);
 }
@@ -165,7 +165,7 @@ static int job_gone(
 		const struct api_workload *wl = in->owned[i];
 		json_t *fp;
 
-		if (drop_finalizer_patch(wl, &fp, err) != CU_OK)
+		if (rec__wl_drop_finalizer_patch(wl, &fp, err) != CU_OK)
 			return err->code;
 		if (fp != NULL &&
 		    add_write(p, REC_TARGET_WORKLOAD, REC_WRITE_PATCH, in->ns,

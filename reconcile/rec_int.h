@@ -101,6 +101,12 @@ bool rec__doc_pods_ready(const struct rec_fw *fw, const json_t *doc);
 CU_MUST_CHECK int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,
     struct api_podsets *out, cu_error *err);
 
+/* Merge patch dropping cueue's finalizer from wl [borrowed], other
+ * finalizers kept in order, guarded by its resourceVersion; *out NULL
+ * when it has none (reconcile/jobrec.c). CU_ENOMEM. */
+CU_MUST_CHECK int rec__wl_drop_finalizer_patch(
+    const struct api_workload *wl, json_t **out, cu_error *err);
+
 /* ---- the pod shape (reconcile/fw_pod.c) ------------------------------ */
 
 /* A Pod document doc [borrowed]: it carries the admission scheduling

@@ -9,7 +9,11 @@ Each Pod is created gated, queued (one Workload `pod-<name>-<hash>`, pod
 set `main`), admitted within the ClusterQueue's quota (sampled from the
 Pods: at no observed instant do the Running Pods ask more cpu than the
 quota), ungated with the flavor's node selector, and finished; a
-preempted Pod is deleted (a Pod cannot be suspended). In a namespace the
+preempted Pod is deleted (a Pod cannot be suspended). A pod group is one
+Workload, all or nothing: short of its total count it waits (no
+Workload, every Pod gated); a group the quota cannot hold never has a
+Pod ungated; an admitted group ungates a replacement for a failed Pod.
+In a namespace the
 gate excludes, neither a plain Pod nor a Deployment's Pods are gated or
 written to by the controller (seed 001 generalised)."""
 import os
@@ -18,7 +22,7 @@ import time
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
                      run_cases, wait_for)
 from cuetest.env import ROOT
-from cuetest.frameworks import (PodSampler, deployment, gated,
+from cuetest.frameworks import (PodSampler, deployment, gated, group_pod,
                                 install_webhooks, plain_pod)
 
 SELECTOR = """managedJobsNamespaceSelector:
@@ -165,6 +169,81 @@ def pod_preempted(s):
     peak = sampler.done()
     check(peak <= 2000, "running pods within 2 cpu, saw %dm" % peak)
     eq(sampler.selectors.get("high"), {"pool": "a"}, "high node selector")
+    ctl.stop()
+
+
+def wl_named(s, ns, name):
+    code, _, wl = s.raw("GET", WLS % ns + "/" + name)
+    return wl if code == 200 else None
+
+
+@case("fw-pod-group-all-or-nothing", simulate="pods")
+def pod_group(s):
+    """Group g1 (3 Pods of 500m) waits with 2 of its 3 Pods: no Workload,
+    both gated. With the third it is one Workload (one pod set of 3),
+    admitted, every Pod ungated with the flavor's node selector, run and
+    finished. Group big (3 Pods of 1 cpu, 3 cpu > the quota of 2) gets a
+    Workload that is never admitted and no Pod of it ever runs."""
+    ctl = start(s, CONFIG + setup(s))
+    sampler = PodSampler(s, "team")
+    for i in range(3):
+        create(s, "team", group_pod("team", "big-%d" % i, "big", 3,
+                                    cpu="1", runtime_ms=500))
+    for i in range(2):
+        create(s, "team", group_pod("team", "g1-%d" % i, "g1", 3,
+                                    cpu="500m", runtime_ms=1500))
+    wait_for(lambda: wl_named(s, "team", "big"), 20,
+             what="Workload of the complete group big")
+    time.sleep(2)
+    eq(wl_named(s, "team", "g1"), None, "no Workload for 2 of 3 Pods")
+    for i in range(2):
+        check(gated(s.get_json(PODS % "team" + "/g1-%d" % i)),
+              "g1-%d still gated" % i)
+    create(s, "team", group_pod("team", "g1-2", "g1", 3, cpu="500m",
+                                runtime_ms=1500))
+    wait_for(lambda: all(phase(s, "team", "g1-%d" % i) == "Succeeded"
+                         for i in range(3)), 40, what="group g1 ran")
+    wl = wait_for(lambda: (lambda w: w if w and cond_true(w, "Finished")
+                           else None)(wl_named(s, "team", "g1")), 20,
+                  what="g1's Workload finished")
+    eq([(p["count"]) for p in wl["spec"]["podSets"]], [3], "one role")
+    eq(sorted(r["name"] for r in wl["metadata"]["ownerReferences"]),
+       ["g1-0", "g1-1", "g1-2"], "owned by its Pods")
+    for i in range(3):
+        eq(sampler.selectors.get("g1-%d" % i), {"pool": "a"},
+           "g1-%d node selector" % i)
+    big = wl_named(s, "team", "big")
+    check(not cond_true(big, "QuotaReserved"), "big never admitted")
+    for i in range(3):
+        check(gated(s.get_json(PODS % "team" + "/big-%d" % i)),
+              "big-%d still gated" % i)
+        check("big-%d" % i not in sampler.selectors, "big-%d never ran" % i)
+    peak = sampler.done()
+    check(peak <= 2000, "running pods within 2 cpu, saw %dm" % peak)
+    ctl.stop()
+
+
+@case("fw-pod-group-replacement", simulate="pods")
+def pod_group_replacement(s):
+    """A Pod of an admitted group fails; its replacement (a new Pod of the
+    same group) is ungated without a new admission and the group's
+    Workload finishes once two Pods succeeded."""
+    ctl = start(s, CONFIG + setup(s))
+    create(s, "team", group_pod("team", "r-0", "r", 2, runtime_ms=3000))
+    create(s, "team", group_pod("team", "r-1", "r", 2, runtime_ms=300,
+                                fail=True))
+    wait_for(lambda: phase(s, "team", "r-1") == "Failed", 30,
+             what="r-1 failed")
+    check(not cond_true(wl_named(s, "team", "r"), "Finished"),
+          "a failed Pod waits for its replacement")
+    create(s, "team", group_pod("team", "r-2", "r", 2, runtime_ms=300))
+    wait_for(lambda: phase(s, "team", "r-2") == "Succeeded", 30,
+             what="the replacement ran")
+    wl = wait_for(lambda: (lambda w: w if w and cond_true(w, "Finished")
+                           else None)(wl_named(s, "team", "r")), 30,
+                  what="r's Workload finished")
+    check(any(c["type"] == "Finished" and c["reason"] == "Succeeded"
+              for c in wl["status"]["conditions"]), "succeeded")
     ctl.stop()
 
 

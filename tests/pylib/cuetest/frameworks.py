@@ -64,6 +64,19 @@ def plain_pod(ns, name, cpu="1", runtime_ms=1000, queue="lq", labels=None):
             "spec": pod_spec(cpu)}
 
 
+def group_pod(ns, name, group, total, cpu="1", runtime_ms=1000,
+               queue="lq", fail=False):
+    """A Pod of pod group `group` (kueue.x-k8s.io/pod-group-name) of
+    `total` Pods (pod-group-total-count)."""
+    p = plain_pod(ns, name, cpu, runtime_ms, queue,
+                  {"kueue.x-k8s.io/pod-group-name": group})
+    p["metadata"]["annotations"][
+        "kueue.x-k8s.io/pod-group-total-count"] = str(total)
+    if fail:
+        p["metadata"]["annotations"]["cueue.dev/sim-fail"] = "true"
+    return p
+
+
 def deployment(ns, name, replicas, cpu="1", queue="lq"):
     """A Deployment of `replicas` long-running Pods; queue goes on the
     Deployment and its pod template (None: neither)."""
