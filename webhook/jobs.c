@@ -105,6 +105,22 @@ static int decide(struct wh_ctx *c, const json_t *obj,
 	return gate(c, gobj, ns, d, err);
 }
 
+int wh__gate_as(struct wh_ctx *c, const json_t *obj, enum ns_gate_kind kind,
+    struct ns_gate_object *gobj, struct ns_gate_decision *d, cu_error *err)
+{
+	struct ns_gate_namespace ns;
+	int rc;
+
+	if ((rc = namespace_view(c, namespace_of(c->req, obj), &ns, err)) !=
+	    CU_OK)
+		return rc;
+	rc = ns_gate_object_from_json(gobj, obj, err);
+	if (rc != CU_OK)
+		return rc == CU_ENOMEM ? rc : CU_EPARSE;
+	gobj->kind = kind;
+	return gate(c, gobj, &ns, d, err);
+}
+
 /* The spec.suspend member (spec.runPolicy.suspend when rp): *present,
  * *value; CU_EPARSE when spec, runPolicy or suspend has the wrong type. */
 static int suspend_of(const json_t *obj, const char *field, bool rp,

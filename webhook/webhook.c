@@ -31,6 +31,7 @@ const struct wh_route wh_routes[] = {
     {"/mutate-kubeflow-org-v2beta1-mpijob", WH_MUTATE},
     {"/validate-kubeflow-org-v2beta1-mpijob", WH_VALIDATE},
     {"/mutate--v1-pod", WH_MUTATE},
+    {"/mutate-apps-v1-deployment", WH_MUTATE},
     {"/validate--v1-pod", WH_VALIDATE},
     {"/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_MUTATE},
     {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_VALIDATE},
@@ -612,6 +613,8 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 		snprintf(gv, sizeof(gv), "%s", req->kind.version);
 	job = ns_gate_kind_of(gv, req->kind.kind) != NS_GATE_KIND_OTHER;
 	bool kueue = is(req->kind.group, "kueue.x-k8s.io");
+	bool deploy =
+	    is(req->kind.group, "apps") && is(req->kind.kind, "Deployment");
 	char q[WH_QUOTE_MAX];
 	int rc;
 
@@ -623,7 +626,7 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 	if ((req->sub_resource[0] != '\0' &&
 		!(kueue && is(req->kind.kind, "Workload") &&
 		    is(req->sub_resource, "status"))) ||
-	    (!job && !kueue))
+	    (!job && !kueue && !deploy))
 		return CU_OK;
 	if (req->dry_run && c->mode == WH_MUTATE)
 		return CU_OK;
@@ -639,6 +642,8 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 		return rc;
 	if (job)
 		return wh__jobs(c, err);
+	if (deploy)
+		return wh__deployment(c, err);
 	return wh__kueue(c, req->kind.kind, err);
 }
 

@@ -32,7 +32,7 @@ SELECTOR = """managedJobsNamespaceSelector:
     values: [kube-system, kueue-system, outside]
 """
 CONFIG = CONTROLLER_CONFIG + SELECTOR + """integrations:
-  frameworks: ["batch/job", "pod"]
+  frameworks: ["batch/job", "pod", "deployment"]
 """
 
 QUEUES = """
@@ -249,11 +249,16 @@ def pod_group_replacement(s):
 
 @case("fw-deployment-pods-within-quota", simulate="pods,deployments")
 def deployment_quota(s):
-    """A Deployment of three 1-cpu Pods on a 2-cpu queue: its Pods are
-    managed one by one (a Workload each); two run, the third stays gated."""
+    """A Deployment of three 1-cpu Pods on a 2-cpu queue, labelled with
+    its queue only on itself: the deployment webhook copies the label to
+    its pod template, and its Pods are managed one by one (a Workload
+    each); two run, the third stays gated."""
     ctl = start(s, CONFIG + setup(s))
     sampler = PodSampler(s, "team")
-    create(s, "team", deployment("team", "web", 3), DEPLOY)
+    d = create(s, "team", deployment("team", "web", 3, on_template=False),
+               DEPLOY)
+    eq(d["spec"]["template"]["metadata"]["labels"].get(
+        "kueue.x-k8s.io/queue-name"), "lq", "queue name on the template")
 
     def settled():
         pods = s.get_json(PODS % "team")["items"]

@@ -830,6 +830,37 @@ Test(webhook, managed_pod_gets_admission_gate)
 	expect_allowed_nopatch(WH_MUTATE, &rv);
 }
 
+/* A Deployment whose Pods cueue manages gets its queue-name (and
+ * priority-class) label on its pod template; without the deployment
+ * framework, or in an excluded namespace, nothing. */
+Test(webhook, deployment_queue_label_to_template)
+{
+	struct rv rv = {"CREATE", "apps/v1/Deployment", "team-a",
+	    "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':"
+	    "'web','labels':{'kueue.x-k8s.io/queue-name':'main',"
+	    "'kueue.x-k8s.io/priority-class':'high'}},'spec':{'template':{"
+	    "'metadata':{'labels':{'app':'web'}},'spec':{}}}}",
+	    NULL, false, NULL, NULL};
+	const json_t *labels;
+	json_t *out;
+
+	expect_allowed_nopatch(WH_MUTATE, &rv); /* not enabled */
+	OPT.deployment = true;
+	expect_allowed_nopatch(WH_MUTATE, &rv); /* pod not enabled */
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	out = mutated(&rv, NULL);
+	labels = at(at(out, "spec", "template"), "metadata", "labels");
+	cr_assert_str_eq(
+	    api_json_str(labels, "kueue.x-k8s.io/queue-name"), "main");
+	cr_assert_str_eq(
+	    api_json_str(labels, "kueue.x-k8s.io/priority-class"), "high");
+	cr_assert_str_eq(api_json_str(labels, "app"), "web");
+	json_decref(out);
+	rv.ns = "test";
+	expect_allowed_nopatch(WH_MUTATE, &rv);
+	OPT.deployment = false;
+}
+
 Test(webhook, unmanaged_namespace_gets_nothing)
 {
 	struct rv rv = {"CREATE", "batch/v1/Job", "test",

@@ -77,11 +77,12 @@ def group_pod(ns, name, group, total, cpu="1", runtime_ms=1000,
     return p
 
 
-def deployment(ns, name, replicas, cpu="1", queue="lq"):
+def deployment(ns, name, replicas, cpu="1", queue="lq", on_template=True):
     """A Deployment of `replicas` long-running Pods; queue goes on the
-    Deployment and its pod template (None: neither)."""
+    Deployment (None: nowhere) and, when on_template, its pod template
+    (else the deployment webhook is to copy it there)."""
     lab = {QUEUE_LABEL: queue} if queue is not None else {}
-    tl = dict(lab, app=name)
+    tl = dict(lab if on_template else {}, app=name)
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": name, "namespace": ns, "labels": lab},
             "spec": {"replicas": replicas,
