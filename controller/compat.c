@@ -74,8 +74,9 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "integrations.frameworks", P, CTL_COMPAT_WARN_NEVER,
 	"batch/job, jobset.x-k8s.io/jobset, kubeflow.org/{pytorchjob,"
 	"tfjob,xgboostjob,paddlejob,jaxjob,mpijob}, "
-	"ray.io/{rayjob,raycluster} and workload.codeflare.dev/appwrapper "
-	"(others are refused at load; docs/frameworks.md)"},
+	"ray.io/{rayjob,raycluster}, workload.codeflare.dev/appwrapper, "
+	"pod (plain Pods and pod groups) and deployment (its Pods one by "
+	"one); others are refused at load; docs/frameworks.md"},
     {"Configuration", "integrations.externalFrameworks", N,
 	CTL_COMPAT_WARN_NEVER, "refused at load"},
     {"Configuration", "integrations.podOptions", N, CTL_COMPAT_WARN_IF_SET,

@@ -38,6 +38,7 @@
 /* Job frameworks cueue can manage (integrations.frameworks). */
 #define CTL_FRAMEWORK_JOB "batch/job"
 #define CTL_FRAMEWORK_JOBSET "jobset.x-k8s.io/jobset"
+#define CTL_FRAMEWORK_DEPLOYMENT "deployment"
 
 /* One resources.transformations entry (strategy defaulted to Retain). */
 struct ctl_config_transform {
@@ -228,8 +229,9 @@ struct ctl_config {
 		char **
 		    frameworks; /* [owned] in file order (duplicates refused) */
 		size_t nframeworks;
-		bool job;		   /* batch/job enabled */
-		bool jobset;		   /* jobset.x-k8s.io/jobset enabled */
+		bool job;	 /* batch/job enabled */
+		bool jobset;	 /* jobset.x-k8s.io/jobset enabled */
+		bool deployment; /* deployment enabled (its Pods via pod) */
 		char **label_keys_to_copy; /* [owned] */
 		size_t nlabel_keys_to_copy;
 	} integrations;

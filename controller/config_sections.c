@@ -77,6 +77,10 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 			c->integrations.jobset = true;
 		} else if (rec_fw_by_name(name) != NULL) {
 			/* a framework descriptor (docs/frameworks.md) */
+		} else if (strcmp(name, CTL_FRAMEWORK_DEPLOYMENT) == 0) {
+			/* its Pods, through "pod"; its webhook labels the
+			 * pod template (webhook/pods.c) */
+			c->integrations.deployment = true;
 		} else {
 			bool kueue = false;
 
@@ -94,7 +98,8 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 				    ", kubeflow.org/{pytorchjob,tfjob,"
 				    "xgboostjob,paddlejob,jaxjob,mpijob}, "
 				    "ray.io/{rayjob,raycluster}, "
-				    "workload.codeflare.dev/appwrapper)",
+				    "workload.codeflare.dev/appwrapper, pod, "
+				    "deployment)",
 				    p.disp, name);
 			return ctl_config_fail(d, CU_EINVAL, p.look,
 			    "%s: Unsupported value: \"%s\": supported values: "
@@ -106,6 +111,19 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 		    &c->integrations.nframeworks, name);
 		if (rc != CU_OK)
 			return rc;
+	}
+	if (c->integrations.deployment) {
+		bool pod = false;
+
+		for (k = 0; k < c->integrations.nframeworks; k++)
+			pod |=
+			    strcmp(c->integrations.frameworks[k], "pod") == 0;
+		if (!pod)
+			return ctl_config_fail(d, CU_EINVAL,
+			    "integrations.frameworks",
+			    "integrations.frameworks: Invalid value: "
+			    "\"" CTL_FRAMEWORK_DEPLOYMENT "\": requires the "
+			    "\"pod\" framework");
 	}
 	if (ext != NULL && json_array_size(ext) > 0)
 		return ctl_config_fail(d, CU_EUNSUPPORTED,

@@ -75,6 +75,7 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_RAYCLUSTER] = {"ray.io", "v1", "rayclusters", true},
     [INF_APPWRAPPER] = {"workload.codeflare.dev", "v1beta2", "appwrappers",
 	true},
+    [INF_POD] = {"", "v1", "pods", true},
 };
 
 const struct api_resource ctl_res_events = {
@@ -179,6 +180,12 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 			const char *name =
 			    json_string_value(json_object_get(r, "name"));
 
+			/* A pod group's Workload is owned by its Pods, none
+			 * of them its controller, and named after it. */
+			if (kind != NULL && strcmp(kind, "Pod") == 0 &&
+			    !json_is_true(json_object_get(r, "controller")) &&
+			    wlname != NULL)
+				mark_job(c, CTL_KIND_POD_GROUP, ns, wlname);
 			if (!json_is_true(json_object_get(r, "controller")) ||
 			    kind == NULL || name == NULL)
 				continue;
@@ -193,8 +200,16 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 		ctl_provreq_mark(c, id, obj);
 		return;
 	} else if (ctl_fw_is_job(id)) {
-		mark_job(c, ctl_fw_kind(id), ctl_jmeta(obj, "namespace"),
-		    ctl_jmeta(obj, "name"));
+		const char *group =
+		    id == INF_POD ? ctl_pod_group_of(obj) : NULL;
+
+		if (group != NULL)
+			mark_job(c, CTL_KIND_POD_GROUP,
+			    ctl_jmeta(obj, "namespace"), group);
+		else
+			mark_job(c, ctl_fw_kind(id),
+			    ctl_jmeta(obj, "namespace"),
+			    ctl_jmeta(obj, "name"));
 		return;
 	} else {
 		if (id == INF_NS)

@@ -89,6 +89,7 @@ enum inf_id {
 	INF_RAYJOB,	/* ray.io/rayjob */
 	INF_RAYCLUSTER, /* ray.io/raycluster */
 	INF_APPWRAPPER, /* workload.codeflare.dev/appwrapper */
+	INF_POD,	/* pod (plain Pods, reconcile/fw_pod.c) */
 	INF__COUNT
 };
 
@@ -109,6 +110,14 @@ bool ctl_fw_enabled(const struct ctl_config *cfg, enum inf_id id);
 
 /* The gate's per-kind switches (ns_gate_config.enabled) from cfg. */
 void ctl_fw_gate_config(const struct ctl_config *cfg, struct ns_gate_config *g);
+
+/* The kueue.x-k8s.io/pod-group-name label of Pod obj [borrowed from obj],
+ * or NULL (controller/reconcilers.c). */
+const char *ctl_pod_group_of(json_t *obj);
+
+/* The pod-group reconciler for key {CTL_KIND_POD_GROUP, ns, group}
+ * (controller/reconcilers.c). Event-loop thread only. */
+void ctl_reconcile_pod_group(ctl *c, const char *const *key, int64_t now);
 
 /* The resource of each informer (ctl.c), and of Events. */
 extern const struct api_resource ctl_resources[INF__COUNT];

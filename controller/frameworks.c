@@ -69,7 +69,11 @@ void ctl_fw_gate_config(const struct ctl_config *cfg, struct ns_gate_config *g)
 
 		if (fw == NULL)
 			continue;
-		snprintf(av, sizeof(av), "%s/%s", fw->group, fw->version);
+		if (fw->group[0] != '\0')
+			snprintf(
+			    av, sizeof(av), "%s/%s", fw->group, fw->version);
+		else
+			snprintf(av, sizeof(av), "%s", fw->version);
 		k = ns_gate_kind_of(av, fw->kind);
 		if (k != NS_GATE_KIND_OTHER)
 			g->enabled[k] = ctl_fw_enabled(cfg, (enum inf_id)id);

@@ -27,6 +27,8 @@
 #define CTL_KIND_WL "Workload"
 #define CTL_KIND_JOB "Job"
 #define CTL_KIND_JOBSET "JobSet"
+/* A pod group's key: {CTL_KIND_POD_GROUP, ns, pod-group-name}. */
+#define CTL_KIND_POD_GROUP "PodGroup"
 #define CTL_KIND_CQ "ClusterQueue"
 #define CTL_KIND_LQ "LocalQueue"
 #define CTL_KIND_RF "ResourceFlavor"

@@ -8,6 +8,7 @@
  * expectations and the events sent on success), events, log lines and
  * engine actions, in the plan's order.
  */
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +33,8 @@ struct plan_ctx {
  * inferred from the body. */
 static enum ctl_pipe_kind plan_write_kind(const struct rec_item *it)
 {
+	if (it->target == REC_TARGET_JOB && it->op == REC_WRITE_DELETE)
+		return CTL_PIPE_WL_DELETE; /* a Pod stopped (the verb) */
 	if (it->target == REC_TARGET_JOB) {
 		switch (it->job) {
 		case REC_JOB_START:
@@ -698,6 +701,10 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	const char *prebuilt;
 	cu_error err;
 
+	if (strcmp(key[0], CTL_KIND_POD_GROUP) == 0) {
+		ctl_reconcile_pod_group(c, key, now);
+		return;
+	}
 	if (inf == NULL)
 		return;
 	obj = api_informer_get(inf, ns, name);
@@ -713,6 +720,8 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	job_view_init(c, &v, &keys);
 	if (!job_gate(c, obj, ns, &v.queue_name))
 		return; /* rec_job_reconcile would plan nothing */
+	if (id == INF_POD && ctl_pod_group_of(obj) != NULL)
+		return; /* its group's (ctl_reconcile_pod_group) */
 	if (!job_decode(id, obj, ns, name, &j, &jd))
 		return;
 	if ((wlname = job_wl_name(c, ns, name, &j, &prebuilt, &sl, &sliced)) ==
@@ -785,4 +794,132 @@ out:
 		slices_dispose(&sl);
 	job_dispose(&j, &jd);
 	cu_free(wlname);
+}
+
+/* ---- pod groups ------------------------------------------------------- */
+
+const char *ctl_pod_group_of(json_t *obj)
+{
+	const char *g = json_string_value(json_object_get(
+	    json_object_get(json_object_get(obj, "metadata"), "labels"),
+	    REC_POD_GROUP_LABEL));
+
+	return g != NULL && g[0] != '\0' ? g : NULL;
+}
+
+struct group_pods {
+	const char *ns, *group;
+	json_t *found; /* array of borrowed Pods */
+};
+
+static void find_group_pod(json_t *pod, void *payload)
+{
+	struct group_pods *g = payload;
+	const char *ns = ctl_jmeta(pod, "namespace");
+	const char *group = ctl_pod_group_of(pod);
+
+	if (ns != NULL && group != NULL && strcmp(ns, g->ns) == 0 &&
+	    strcmp(group, g->group) == 0)
+		json_array_append(g->found, pod);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	const char *x = ctl_jmeta(*(json_t *const *)a, "name");
+	const char *y = ctl_jmeta(*(json_t *const *)b, "name");
+
+	return strcmp(x ? x : "", y ? y : "");
+}
+
+/* kueue.x-k8s.io/pod-group-total-count of pod, or 0 when not a positive
+ * integer. */
+static int32_t group_total(json_t *pod)
+{
+	const char *s = json_string_value(json_object_get(
+	    json_object_get(json_object_get(pod, "metadata"), "annotations"),
+	    REC_POD_GROUP_TOTAL));
+	char *end;
+	long v;
+
+	if (s == NULL || *s < '0' || *s > '9')
+		return 0;
+	v = strtol(s, &end, 10);
+	return *end == '\0' && v > 0 && v <= INT32_MAX ? (int32_t)v : 0;
+}
+
+/* A Workload cueue made for a pod group: Pods own it, none controls it. */
+static bool group_workload(const struct api_workload *wl)
+{
+	size_t i;
+
+	if (api_meta_controller(&wl->meta) != NULL)
+		return false;
+	for (i = 0; i < wl->meta.n_owner_refs; i++)
+		if (wl->meta.owner_refs[i].kind != NULL &&
+		    strcmp(wl->meta.owner_refs[i].kind, "Pod") == 0)
+			return true;
+	return false;
+}
+
+void ctl_reconcile_pod_group(ctl *c, const char *const *key, int64_t now)
+{
+	const char *ns = key[1], *name = key[2];
+	struct group_pods g = {ns, name, json_array()};
+	const json_t **pods = NULL;
+	struct api_workload wl;
+	struct api_strlist keys;
+	struct rec_job_view v;
+	struct rec_pod_group_in in;
+	struct rec_plan plan;
+	struct plan_ctx x;
+	bool have_wl = false;
+	size_t i, n;
+	cu_error err;
+
+	if (c->inf[INF_POD] == NULL || g.found == NULL)
+		goto out;
+	api_informer_foreach(c->inf[INF_POD], find_group_pod, &g);
+	n = json_array_size(g.found);
+	pods = cu_calloc(n + 1, sizeof(*pods));
+	if (pods == NULL)
+		goto out;
+	for (i = 0; i < n; i++)
+		pods[i] = json_array_get(g.found, i);
+	qsort(pods, n, sizeof(*pods), by_name);
+	job_view_init(c, &v, &keys);
+	/* The gate first, on the group's Pods (they share a namespace). */
+	if (n > 0 && !job_gate(c, (json_t *)pods[0], ns, &v.queue_name))
+		goto out;
+	job_workload(c, ns, name, &wl, &have_wl, &v.wl_awaited);
+	if (n == 0 && (!have_wl || !group_workload(&wl)))
+		goto out;
+	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,
+	    ctl_lookup_pc_default,
+	    api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
+		NULL,
+	    c};
+
+	v.priority = &lk;
+	memset(&in, 0, sizeof(in));
+	in.ns = ns;
+	in.name = name;
+	in.pods = pods;
+	in.n_pods = n;
+	in.total = n > 0 ? group_total((json_t *)pods[0]) : 0;
+	in.wl = have_wl ? &wl : NULL;
+	rec_plan_init(&plan);
+	if (rec_pod_group_reconcile(&v, &in, now, &plan, &err) != CU_OK)
+		cu_warn("pod group %s/%s: %s", ns, name, err.msg);
+	memset(&x, 0, sizeof(x));
+	x.inf = INF_POD;
+	x.job_key = key;
+	x.job_obj = n > 0 ? (json_t *)pods[0] : NULL;
+	x.wl = have_wl ? &wl : NULL;
+	x.now = now;
+	apply_plan(c, &x, &plan);
+out:
+	if (have_wl)
+		api_workload_dispose(&wl);
+	cu_free(pods);
+	json_decref(g.found);
 }

@@ -54,6 +54,7 @@ static const struct {
     [NS_GATE_KIND_RAYCLUSTER] = {"ray.io", "RayCluster", "ray.io/raycluster"},
     [NS_GATE_KIND_APPWRAPPER] = {"workload.codeflare.dev", "AppWrapper",
 	"workload.codeflare.dev/appwrapper"},
+    [NS_GATE_KIND_POD] = {"", "Pod", "pod"},
 };
 
 static bool is_other(enum ns_gate_kind k)
@@ -91,6 +92,9 @@ static bool group_is(const char *api_version, const char *group)
 {
 	const char *slash = strchr(api_version, '/');
 	size_t n = strlen(group);
+
+	if (n == 0) /* the core group: "v1" */
+		return slash == NULL && api_version[0] != '\0';
 	return slash != NULL && (size_t)(slash - api_version) == n &&
 	       memcmp(api_version, group, n) == 0;
 }

@@ -66,7 +66,7 @@ enum ns_gate_kind {
 	NS_GATE_KIND_JOBSET,	/* jobset.x-k8s.io/<any version> JobSet */
 	/* The other frameworks cueue knows (docs/frameworks.md), one value
 	 * each, in this order: kubeflow.org PyTorchJob, TFJob, XGBoostJob,
-	 * PaddleJob, JAXJob, MPIJob. */
+	 * PaddleJob, JAXJob, MPIJob; then the core v1 Pod. */
 	NS_GATE_KIND_PYTORCHJOB,
 	NS_GATE_KIND_TFJOB,
 	NS_GATE_KIND_XGBOOSTJOB,
@@ -78,6 +78,7 @@ enum ns_gate_kind {
 	NS_GATE_KIND_RAYCLUSTER,
 	/* workload.codeflare.dev AppWrapper (spec.suspend). */
 	NS_GATE_KIND_APPWRAPPER,
+	NS_GATE_KIND_POD, /* core v1 Pod (framework "pod") */
 	NS_GATE_KIND__COUNT
 };
 

@@ -75,6 +75,8 @@ static const struct rec_fw table[] = {
 	NULL, NULL, NULL, spec_managed_by,
 	"workload.codeflare.dev/appwrapper-controller", NULL,
 	&rec__fw_appwrapper_ops},
+    {"pod", "", "v1", "Pod", "pods", REC_FW_SHAPE_POD, NULL, NULL, NULL, NULL,
+	NULL, "Ready", NULL, NULL, NULL, NULL},
 };
 
 #define N_TABLE (sizeof(table) / sizeof(table[0]))
@@ -166,6 +168,7 @@ size_t rec__fw_n_podsets(const struct rec_fw *fw, const json_t *doc)
 
 	switch (fw->shape) {
 	case REC_FW_SHAPE_BATCH:
+	case REC_FW_SHAPE_POD:
 		return 1;
 	case REC_FW_SHAPE_JOBSET:
 		return json_array_size(json_object_get(
@@ -190,6 +193,8 @@ json_t *rec__fw_template(
 	switch (fw->shape) {
 	case REC_FW_SHAPE_BATCH:
 		return json_object_get(spec, "template");
+	case REC_FW_SHAPE_POD: /* the pod is its own template */
+		return (json_t *)doc;
 	case REC_FW_SHAPE_JOBSET:
 		rjs = json_object_get(spec, "replicatedJobs");
 		json_array_foreach(rjs, i, rj)
@@ -247,9 +252,12 @@ static const json_t *path_get(const json_t *doc, const char *const *path)
 int rec__fw_set_suspend(
     const struct rec_fw *fw, json_t *doc, bool suspend, cu_error *err)
 {
-	json_t *p = path_parent(doc, fw->suspend, true);
+	json_t *p;
 	size_t n = 0;
 
+	if (fw->shape == REC_FW_SHAPE_POD)
+		return rec__pod_set_gate(doc, suspend, err);
+	p = path_parent(doc, fw->suspend, true);
 	while (fw->suspend[n + 1] != NULL)
 		n++;
 	if (p == NULL ||
@@ -262,6 +270,8 @@ int rec__fw_set_suspend(
 
 bool rec__doc_suspended(const struct rec_fw *fw, const json_t *doc)
 {
+	if (fw->shape == REC_FW_SHAPE_POD)
+		return rec__pod_gated(doc);
 	return json_is_true(path_get(doc, fw->suspend));
 }
 
@@ -303,6 +313,8 @@ bool rec__doc_finished(const struct rec_fw *fw, const json_t *doc,
 
 	if (fw->ops != NULL)
 		return fw->ops->finished(fw, doc, success, message);
+	if (fw->shape == REC_FW_SHAPE_POD)
+		return rec__pod_finished(doc, success, message);
 	if (hit == NULL)
 		return false;
 	m = api_json_str(hit, "message");
@@ -322,6 +334,8 @@ bool rec__doc_active(const struct rec_fw *fw, const json_t *doc)
 
 	if (fw->ops != NULL)
 		return fw->ops->active(fw, doc);
+	if (fw->shape == REC_FW_SHAPE_POD)
+		return rec__pod_active(doc);
 	json_object_foreach(rs, k, r)
 	{
 		json_t *a = json_object_get(r, "active");
@@ -349,6 +363,8 @@ int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,
 	if (fw->ops != NULL)
 		return fw->ops->podsets(fw, doc, out, err);
 	memset(out, 0, sizeof(*out));
+	if (fw->shape == REC_FW_SHAPE_POD)
+		return rec__pod_podsets(doc, out, err);
 	if (fw->shape != REC_FW_SHAPE_REPLICA_MAP)
 		return cu_error_set(
 		    err, CU_EINVAL, "%s: not read as a document", fw->kind);

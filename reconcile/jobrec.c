@@ -112,7 +112,7 @@ static int warn_job(struct rec_plan *p, const struct rec_job_in *in,
  * in order, guarded by its resourceVersion. *out NULL when it has none
  * (or no resourceVersion to guard the patch with).
  */
-static int drop_finalizer_patch(
+int rec__wl_drop_finalizer_patch(
     const struct api_workload *wl, json_t **out, cu_error *err)
 {
 	const struct api_strlist *fin = &wl->meta.finalizers;
@@ -148,7 +148,7 @@ static int drop_finalizer(struct rec_plan *p, const struct rec_job_in *in,
 {
 	json_t *fp;
 
-	if (drop_finalizer_patch(wl, &fp, err) != CU_OK)
+	if (rec__wl_drop_finalizer_patch(wl, &fp, err) != CU_OK)
 		return err->code;
 	return fp == NULL ? CU_OK : wl_write(p, in, REC_WRITE_PATCH, fp, err);
 }
@@ -165,7 +165,7 @@ static int job_gone(
 		const struct api_workload *wl = in->owned[i];
 		json_t *fp;
 
-		if (drop_finalizer_patch(wl, &fp, err) != CU_OK)
+		if (rec__wl_drop_finalizer_patch(wl, &fp, err) != CU_OK)
 			return err->code;
 		if (fp != NULL &&
 		    add_write(p, REC_TARGET_WORKLOAD, REC_WRITE_PATCH, in->ns,
@@ -179,6 +179,25 @@ static int job_gone(
 			return err->code;
 	}
 	return CU_OK;
+}
+
+/* A Pod cannot be suspended: one that got past its gate is deleted (its
+ * owner, if any, makes a new one, gated again), with Kueue's Stopped. */
+static int stop_pod(const struct rec_job_in *in, const char *stopped_msg,
+    struct rec_plan *p, bool *wrote, cu_error *err)
+{
+	struct rec_item *it;
+
+	if (!rec__pod_stop_deletes(in->job->doc))
+		return CU_OK;
+	*wrote = true;
+	if (add_write(p, REC_TARGET_JOB, REC_WRITE_DELETE, in->ns, in->name,
+		NULL, REC_EXPECT_NONE, false, &it, err) != CU_OK)
+		return err->code;
+	it->job = REC_JOB_SUSPEND;
+	it->done_reason = "Stopped";
+	it->text = cu_strdup(stopped_msg ? stopped_msg : "");
+	return it->text == NULL ? rec__nomem(err, "job reconciler") : CU_OK;
 }
 
 /* The job's next stop write, if any; `stopped_msg` is the "Stopped"
@@ -196,6 +215,8 @@ static int stop(const struct rec_job_in *in, const struct api_workload *wl,
 
 	*wrote = false;
 	*failed = false;
+	if (rec_job_fw(in->job)->shape == REC_FW_SHAPE_POD)
+		return stop_pod(in, stopped_msg, p, wrote, err);
 	if (rec_job_stop_patch(in->job, wl, &step, &patch, &serr) != CU_OK) {
 		*failed = true;
 		return CU_OK;

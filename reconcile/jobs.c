@@ -724,6 +724,8 @@ int rec_job_stop_patch(const struct rec_job *j, const struct api_workload *wl,
 	*step = REC_STOP_DONE;
 	if (j->kind != REC_JOB_BATCH && rec_job_is_suspended(j))
 		return CU_OK;
+	if (rec_job_fw(j)->shape == REC_FW_SHAPE_POD)
+		return CU_OK; /* deleted, not patched (jobrec.c) */
 	rc = job_docs(j, &from, &to, err);
 	if (rc == CU_OK && j->kind != REC_JOB_BATCH) {
 		/* Kueue's generic stop: Suspend + RestorePodSetsInfo. */

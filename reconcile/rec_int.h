@@ -155,5 +155,27 @@ CU_MUST_CHECK int rec__job_build_workload(const struct rec_job_view *view,
 CU_MUST_CHECK int rec__slices_step(const struct rec_job_view *view,
     const struct rec_job_in *in, const struct api_workload *wl, int64_t now_ns,
     struct rec_plan *p, bool *done, cu_error *err);
+/* Merge patch dropping cueue's finalizer from wl [borrowed], other
+ * finalizers kept in order, guarded by its resourceVersion; *out NULL
+ * when it has none (reconcile/jobrec.c). CU_ENOMEM. */
+CU_MUST_CHECK int rec__wl_drop_finalizer_patch(
+    const struct api_workload *wl, json_t **out, cu_error *err);
+
+/* ---- the pod shape (reconcile/fw_pod.c) ------------------------------ */
+
+/* A Pod document doc [borrowed]: it carries the admission scheduling
+ * gate; the gate added or removed [doc edited; CU_ENOMEM]; its phase is
+ * terminal (*success, *message [borrowed or static]); it got past its
+ * gate and is not terminal; stopping it means deleting it (active and not
+ * already being deleted); its one pod set `main` of count 1, the pod's
+ * labels, annotations and spec without the gate (*out initialised here;
+ * api_podsets_dispose it). */
+bool rec__pod_gated(const json_t *doc);
+CU_MUST_CHECK int rec__pod_set_gate(json_t *doc, bool gated, cu_error *err);
+bool rec__pod_finished(const json_t *doc, bool *success, const char **message);
+bool rec__pod_active(const json_t *doc);
+bool rec__pod_stop_deletes(const json_t *doc);
+CU_MUST_CHECK int rec__pod_podsets(
+    const json_t *doc, struct api_podsets *out, cu_error *err);
 
 #endif /* CU_RECONCILE_REC_INT_H */

@@ -123,6 +123,10 @@
 #define REC_LABEL_LOCAL_QUEUE "kueue.x-k8s.io/local-queue-name"
 #define REC_LABEL_CLUSTER_QUEUE "kueue.x-k8s.io/cluster-queue-name"
 #define REC_ANNOTATION_STOPPING "kueue.x-k8s.io/stopping"
+/* The scheduling gate that holds a managed Pod back until admission, and
+ * the one pod set of a plain Pod (reconcile/fw_pod.c). */
+#define REC_POD_ADMISSION_GATE "kueue.x-k8s.io/admission"
+#define REC_POD_PODSET "main"
 #define REC_ANNOTATION_COMPLETIONS_EQ_PARALLELISM                              \
 	"kueue.x-k8s.io/job-completions-equal-parallelism"
 #define REC_ANNOTATION_PROVREQ_PREFIX "provreq.kueue.x-k8s.io/"
@@ -230,6 +234,7 @@ enum rec_fw_shape {
 	REC_FW_SHAPE_JOBSET,	  /* spec.replicatedJobs[] */
 	REC_FW_SHAPE_REPLICA_MAP, /* spec.<x>ReplicaSpecs.<Type> (Kubeflow) */
 	REC_FW_SHAPE_OPS,	  /* read by rec_fw.ops (reconcile/fw_*.c) */
+	REC_FW_SHAPE_POD,	  /* a plain Pod, held by a scheduling gate */
 };
 
 /* The readers of a REC_FW_SHAPE_OPS descriptor (reconcile/rec_int.h). */
@@ -1546,6 +1551,44 @@ struct rec_job_in {
 	const char *slice_name;
 	const struct api_workload *old_slice;
 };
+
+/* A pod group (reconcile/fw_podgroup.c): the Pods in ns labelled
+ * kueue.x-k8s.io/pod-group-name `name`, and its Workload (named `name`). */
+#define REC_POD_GROUP_LABEL "kueue.x-k8s.io/pod-group-name"
+#define REC_POD_GROUP_TOTAL "kueue.x-k8s.io/pod-group-total-count"
+
+struct rec_pod_group_in {
+	const char *ns, *name;
+	const json_t *const *pods; /* [borrowed] pods[0..n_pods), by name */
+	size_t n_pods;
+	/* kueue.x-k8s.io/pod-group-total-count of the group's Pods (<= 0:
+	 * missing or invalid; the group waits). */
+	int32_t total;
+	/* The Workload `name` as cached and decoded, NULL when absent. */
+	const struct api_workload *wl;
+};
+
+/*
+ * Kueue's pod-group reconciler as cueue does it. Appends to *out, the
+ * first that applies deciding: not managed or wl_awaited: nothing; no
+ * Pod left: the Workload loses its finalizer and is deleted; a finished
+ * Workload loses its finalizer; the group finished (total Pods
+ * Succeeded; or none running and a Failed Pod annotated
+ * kueue.x-k8s.io/retriable-in-group "false"; other Failed Pods wait for
+ * their replacements): the Workload is finished
+ * (Succeeded / Failed); no Workload: created once the group has `total`
+ * live (not Failed) Pods, with one pod set per role named by the first 8
+ * hex digits of the SHA-1 of the role's shape, owned by every live Pod;
+ * admitted: every gated Pod is ungated with its role's assignment merged
+ * in (a patch per Pod); else every Pod past its gate is deleted, and an
+ * evicted Workload with none left releases its quota. CU_EINVAL (missing
+ * input), CU_ENOMEM. view as rec_job_reconcile's (managed, wl_awaited,
+ * queue_name, admitted_flavors, local_queue_exists, priority,
+ * label_keys_to_copy are read).
+ */
+CU_MUST_CHECK int rec_pod_group_reconcile(const struct rec_job_view *view,
+    const struct rec_pod_group_in *in, int64_t now_ns, struct rec_plan *out,
+    cu_error *err);
 
 /*
  * The Job/JobSet reconciler (Kueue's jobframework reconciler as cueue

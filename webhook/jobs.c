@@ -24,7 +24,11 @@ static enum ns_gate_kind request_kind(const struct wh_request *req)
 {
 	char gv[256];
 
-	snprintf(gv, sizeof(gv), "%s/%s", req->kind.group, req->kind.version);
+	if (req->kind.group[0] != '\0')
+		snprintf(gv, sizeof(gv), "%s/%s", req->kind.group,
+		    req->kind.version);
+	else
+		snprintf(gv, sizeof(gv), "%s", req->kind.version);
 	return ns_gate_kind_of(gv, req->kind.kind);
 }
 
@@ -99,6 +103,22 @@ static int decide(struct wh_ctx *c, const json_t *obj,
 		return rc == CU_ENOMEM ? rc : CU_EPARSE;
 	gobj->kind = request_kind(c->req);
 	return gate(c, gobj, ns, d, err);
+}
+
+int wh__gate_as(struct wh_ctx *c, const json_t *obj, enum ns_gate_kind kind,
+    struct ns_gate_object *gobj, struct ns_gate_decision *d, cu_error *err)
+{
+	struct ns_gate_namespace ns;
+	int rc;
+
+	if ((rc = namespace_view(c, namespace_of(c->req, obj), &ns, err)) !=
+	    CU_OK)
+		return rc;
+	rc = ns_gate_object_from_json(gobj, obj, err);
+	if (rc != CU_OK)
+		return rc == CU_ENOMEM ? rc : CU_EPARSE;
+	gobj->kind = kind;
+	return gate(c, gobj, &ns, d, err);
 }
 
 /* The spec.suspend member (spec.runPolicy.suspend when rp): *present,
@@ -268,6 +288,14 @@ static int mutate_create(struct wh_ctx *c, cu_error *err)
 	/* Not ours: untouched, even when malformed. */
 	if (d.managed != NS_GATE_YES)
 		return CU_OK;
+	if (wh__is_pod(c->req)) {
+		const char *qkey[1] = {NS_GATE_LABEL_QUEUE_NAME};
+
+		if (inject &&
+		    (rc = patch_default_labels(c, obj, qkey, 1, err)) != CU_OK)
+			return rc;
+		return wh__pod_gate(c, obj, err);
+	}
 	if ((rc = suspend_of(
 		 obj, "", run_policy(c->req), &present, &value, err)) != CU_OK)
 		return rc;

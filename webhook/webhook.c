@@ -36,6 +36,9 @@ const struct wh_route wh_routes[] = {
     {"/validate-ray-io-v1-raycluster", WH_VALIDATE},
     {"/mutate-workload-codeflare-dev-v1beta2-appwrapper", WH_MUTATE},
     {"/validate-workload-codeflare-dev-v1beta2-appwrapper", WH_VALIDATE},
+    {"/mutate--v1-pod", WH_MUTATE},
+    {"/mutate-apps-v1-deployment", WH_MUTATE},
+    {"/validate--v1-pod", WH_VALIDATE},
     {"/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_MUTATE},
     {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_VALIDATE},
     {"/validate-kueue-x-k8s-io-v1beta2-localqueue", WH_VALIDATE},
@@ -609,9 +612,15 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 	char gv[256];
 	bool job;
 
-	snprintf(gv, sizeof(gv), "%s/%s", req->kind.group, req->kind.version);
+	if (req->kind.group[0] != '\0')
+		snprintf(gv, sizeof(gv), "%s/%s", req->kind.group,
+		    req->kind.version);
+	else
+		snprintf(gv, sizeof(gv), "%s", req->kind.version);
 	job = ns_gate_kind_of(gv, req->kind.kind) != NS_GATE_KIND_OTHER;
 	bool kueue = is(req->kind.group, "kueue.x-k8s.io");
+	bool deploy =
+	    is(req->kind.group, "apps") && is(req->kind.kind, "Deployment");
 	char q[WH_QUOTE_MAX];
 	int rc;
 
@@ -623,7 +632,7 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 	if ((req->sub_resource[0] != '\0' &&
 		!(kueue && is(req->kind.kind, "Workload") &&
 		    is(req->sub_resource, "status"))) ||
-	    (!job && !kueue))
+	    (!job && !kueue && !deploy))
 		return CU_OK;
 	if (req->dry_run && c->mode == WH_MUTATE)
 		return CU_OK;
@@ -639,6 +648,8 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 		return rc;
 	if (job)
 		return wh__jobs(c, err);
+	if (deploy)
+		return wh__deployment(c, err);
 	return wh__kueue(c, req->kind.kind, err);
 }
 

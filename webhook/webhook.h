@@ -250,6 +250,9 @@ struct wh_options {
 	bool no_admission_gated_by;
 	/* Kueue's ElasticJobsViaWorkloadSlices switched off. */
 	bool no_elastic_jobs;
+	/* The deployment framework is enabled: a Deployment cueue manages
+	 * gets its queue-name label copied to its pod template. */
+	bool deployment;
 	void *payload;
 };
 

@@ -2,7 +2,8 @@
 /*
  * webhook/webhook_int.h - internals shared by the admission-webhook
  * files (webhook.c: the AdmissionReview codec and dispatch;
- * jobs.c: Job/JobSet; kueue.c: the Kueue kinds; podset.c: a Workload
+ * jobs.c: Job/JobSet and the other job kinds; pods.c: the Pod gate;
+ * kueue.c: the Kueue kinds; podset.c: a Workload
  * podSet's pod template). Never
  * included from another folder.
  *
@@ -58,6 +59,21 @@ int wh__podset_template(
 
 /* Job and JobSet (jobs.c). */
 int wh__jobs(struct wh_ctx *c, cu_error *err);
+
+/* Pods (pods.c): is the request about a core v1 Pod; add the
+ * kueue.x-k8s.io/admission scheduling gate to obj [borrowed] (unless it
+ * has it) as a patch of c->out. CU_EPARSE for a malformed spec. */
+bool wh__is_pod(const struct wh_request *req);
+/* The gate's decision on obj [borrowed] as an object of kind `kind`
+ * (jobs.c; the namespace from the request): *gobj borrows from obj. */
+int wh__gate_as(struct wh_ctx *c, const json_t *obj, enum ns_gate_kind kind,
+    struct ns_gate_object *gobj, struct ns_gate_decision *d, cu_error *err);
+/* The Deployment webhook (pods.c): mutating CREATE of a Deployment whose
+ * Pods cueue manages (framework deployment, the gate on them as Pods)
+ * copies its queue-name and priority-class labels to the pod template,
+ * as Kueue's does; anything else passes untouched. */
+int wh__deployment(struct wh_ctx *c, cu_error *err);
+int wh__pod_gate(struct wh_ctx *c, const json_t *obj, cu_error *err);
 
 /* The Kueue kinds (kueue.c): kind is request.kind.kind. CU_OK
  * with nothing done for a kind it does not know. */

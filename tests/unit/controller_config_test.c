@@ -347,21 +347,27 @@ Test(ctl_config, validation_errors_name_field_and_line)
 	    {"managedJobsNamespaceSelector:\n  matchLabels:\n"
 	     "    \"bad key!\": x\n",
 		CU_EINVAL, "managedJobsNamespaceSelector.matchLabels"},
-	    {"integrations:\n  frameworks: [batch/job, pod]\n", CU_EUNSUPPORTED,
-		"line 4: integrations.frameworks[1]: framework \"pod\" is not "
-		"supported by cueue"},
+	    {"integrations:\n  frameworks: [batch/job, statefulset]\n",
+		CU_EUNSUPPORTED,
+		"line 4: integrations.frameworks[1]: framework \"statefulset\" "
+		"is not supported by cueue"},
+	    {"integrations:\n  frameworks: [batch/job, deployment]\n",
+		CU_EINVAL,
+		"integrations.frameworks: Invalid value: \"deployment\": "
+		"requires the \"pod\" framework"},
 	    {"integrations:\n  frameworks:\n  - ray.io/rayservice\n",
 		CU_EUNSUPPORTED,
 		"line 5: integrations.frameworks[0]: framework "
 		"\"ray.io/rayservice\" is not supported by cueue"},
-	    {"integrations:\n  frameworks: [kubeflow.org/mpijob, pod]\n",
+	    {"integrations:\n  frameworks: [kubeflow.org/mpijob, "
+	     "statefulset]\n",
 		CU_EUNSUPPORTED,
-		"integrations.frameworks[1]: framework \"pod\" is not "
+		"integrations.frameworks[1]: framework \"statefulset\" is not "
 		"supported by cueue (supported: batch/job, "
 		"jobset.x-k8s.io/jobset, kubeflow.org/{pytorchjob,tfjob,"
 		"xgboostjob,paddlejob,jaxjob,mpijob}, "
 		"ray.io/{rayjob,raycluster}, "
-		"workload.codeflare.dev/appwrapper)"},
+		"workload.codeflare.dev/appwrapper, pod, deployment)"},
 	    {"integrations:\n  frameworks: [example.com/thing]\n", CU_EINVAL,
 		"integrations.frameworks[0]: Unsupported value: "
 		"\"example.com/thing\""},

@@ -559,6 +559,61 @@ Test(gate, kubeflow_kinds)
 	cr_assert_eq(d.managed, NS_GATE_NO);
 }
 
+/* The core v1 Pod (framework "pod"): its own kind in the core group only,
+ * not a runPolicy kind; a Pod owned by a Job is the Job's (never managed
+ * alone), one in an excluded namespace is never ours. */
+Test(gate, pod_kind)
+{
+	struct ns_gate_config cfg = cfgs[SEED];
+	struct ns_gate_object obj;
+	struct ns_gate_namespace ns;
+	struct ns_gate_decision d;
+	const char *group = NULL, *kind = NULL;
+	bool rp = true;
+	cu_error err;
+
+	cr_assert_eq(ns_gate_kind_of("v1", "Pod"), NS_GATE_KIND_POD);
+	cr_assert_eq(ns_gate_kind_of("apps/v1", "Pod"), NS_GATE_KIND_OTHER);
+	cr_assert_eq(ns_gate_kind_of("", "Pod"), NS_GATE_KIND_OTHER);
+	cr_assert_eq(ns_gate_kind_of("v1", "Namespace"), NS_GATE_KIND_OTHER);
+	cr_assert(ns_gate_kind_names(NS_GATE_KIND_POD, &group, &kind, &rp));
+	cr_assert_str_eq(group, "");
+	cr_assert_str_eq(kind, "Pod");
+	cr_assert(!rp);
+
+	memset(&obj, 0, sizeof(obj));
+	obj.kind = NS_GATE_KIND_POD;
+	obj.name = "p";
+	obj.queue_name = "main";
+	ns_of("default", &ns);
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, world_lookup, NULL, &d, &err),
+	    CU_OK);
+	cr_assert_eq(d.reason, NS_GATE_R_FRAMEWORK_DISABLED);
+	cr_assert(strstr(d.why, "framework pod ") != NULL, "%s", d.why);
+	cfg.enabled[NS_GATE_KIND_POD] = true;
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, world_lookup, NULL, &d, &err),
+	    CU_OK);
+	cr_assert_eq(d.managed, NS_GATE_YES);
+	/* a ReplicaSet (a Deployment's) owner ends the walk: standalone */
+	obj.has_owner = true;
+	obj.owner.api_version = "apps/v1";
+	obj.owner.kind = "ReplicaSet";
+	obj.owner.name = "web-abc";
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, world_lookup, NULL, &d, &err),
+	    CU_OK);
+	cr_assert_eq(d.managed, NS_GATE_YES);
+	/* the seed's excluded namespace: not ours, before any lookup */
+	ns_of("test", &ns);
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, world_lookup, NULL, &d, &err),
+	    CU_OK);
+	cr_assert_eq(d.managed, NS_GATE_NO);
+	cr_assert_eq(d.reason, NS_GATE_R_NAMESPACE_NOT_SELECTED);
+}
+
 /* ---- input helpers: decoded objects and AdmissionReview JSON ----------- */
 
 static json_t *load(const char *text)

@@ -57,6 +57,7 @@ static const struct by_row by_rows[] = {
     {"ray.io/raycluster", "ray.io", "RayCluster", "v1", "rayclusters"},
     {"workload.codeflare.dev/appwrapper", "workload.codeflare.dev",
 	"AppWrapper", "v1beta2", "appwrappers"},
+    {"pod", "", "Pod", "v1", "pods"},
 };
 
 static void lookup_row(const struct by_row *r)

@@ -780,6 +780,87 @@ Test(webhook, kubeflow_jobs_suspended_through_run_policy)
 	}
 }
 
+/* A managed Pod is created with the kueue.x-k8s.io/admission scheduling
+ * gate (added to the gates it has, once), never a spec.suspend; a
+ * disabled framework or an excluded namespace gets nothing. */
+Test(webhook, managed_pod_gets_admission_gate)
+{
+	static const char *const specs[] = {
+	    "{'containers':[]}",
+	    "{'schedulingGates':[{'name':'x.io/g'}],'containers':[]}",
+	};
+	static const size_t want[] = {1, 2};
+	char obj[512];
+	size_t i;
+	struct rv rv = {
+	    "CREATE", "v1/Pod", "team-a", obj, NULL, false, NULL, NULL};
+
+	snprintf(obj, sizeof(obj),
+	    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p'" QLABEL(
+		"main") "},'spec':%s}",
+	    specs[0]);
+	expect_allowed_nopatch(WH_MUTATE, &rv); /* pod not enabled */
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	for (i = 0; i < 2; i++) {
+		json_t *out;
+		const json_t *gates;
+
+		snprintf(obj, sizeof(obj),
+		    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'"
+		    "p'" QLABEL("main") "},'spec':%s}",
+		    specs[i]);
+		out = mutated(&rv, NULL);
+		gates = at(out, "spec", "schedulingGates");
+		cr_assert_eq(json_array_size(gates), want[i], "case %zu", i);
+		cr_assert_str_eq(
+		    json_string_value(json_object_get(
+			json_array_get(gates, want[i] - 1), "name")),
+		    "kueue.x-k8s.io/admission", "case %zu", i);
+		cr_assert_null(at(out, "spec", "suspend"), "case %zu", i);
+		json_decref(out);
+	}
+	/* already gated: nothing to add */
+	snprintf(obj, sizeof(obj),
+	    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p'" QLABEL(
+		"main") "},'spec':{'schedulingGates':[{'name':"
+			"'kueue.x-k8s.io/admission'}],'containers':[]}}");
+	expect_allowed_nopatch(WH_MUTATE, &rv);
+	/* an excluded namespace: nothing */
+	rv.ns = "test";
+	expect_allowed_nopatch(WH_MUTATE, &rv);
+}
+
+/* A Deployment whose Pods cueue manages gets its queue-name (and
+ * priority-class) label on its pod template; without the deployment
+ * framework, or in an excluded namespace, nothing. */
+Test(webhook, deployment_queue_label_to_template)
+{
+	struct rv rv = {"CREATE", "apps/v1/Deployment", "team-a",
+	    "{'apiVersion':'apps/v1','kind':'Deployment','metadata':{'name':"
+	    "'web','labels':{'kueue.x-k8s.io/queue-name':'main',"
+	    "'kueue.x-k8s.io/priority-class':'high'}},'spec':{'template':{"
+	    "'metadata':{'labels':{'app':'web'}},'spec':{}}}}",
+	    NULL, false, NULL, NULL};
+	const json_t *labels;
+	json_t *out;
+
+	expect_allowed_nopatch(WH_MUTATE, &rv); /* not enabled */
+	OPT.deployment = true;
+	expect_allowed_nopatch(WH_MUTATE, &rv); /* pod not enabled */
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	out = mutated(&rv, NULL);
+	labels = at(at(out, "spec", "template"), "metadata", "labels");
+	cr_assert_str_eq(
+	    api_json_str(labels, "kueue.x-k8s.io/queue-name"), "main");
+	cr_assert_str_eq(
+	    api_json_str(labels, "kueue.x-k8s.io/priority-class"), "high");
+	cr_assert_str_eq(api_json_str(labels, "app"), "web");
+	json_decref(out);
+	rv.ns = "test";
+	expect_allowed_nopatch(WH_MUTATE, &rv);
+	OPT.deployment = false;
+}
+
 Test(webhook, unmanaged_namespace_gets_nothing)
 {
 	struct rv rv = {"CREATE", "batch/v1/Job", "test",

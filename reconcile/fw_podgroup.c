@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * reconcile/fw_podgroup.c - pod groups as a pure function
+ * (rec_pod_group_reconcile, docs/frameworks.md section 2): the Pods that
+ * share a kueue.x-k8s.io/pod-group-name label are one Workload, named
+ * after the group, owned by every Pod, with one pod set per role (Pods
+ * of the same shape) counted from the Pods. All or nothing: the Workload
+ * is created only once the group has as many Pods as its
+ * kueue.x-k8s.io/pod-group-total-count, and no Pod loses its admission
+ * gate before the Workload is admitted; then every gated Pod of the
+ * group, replacement Pods included, is ungated with its role's flavor.
+ * Evicted, the group's running Pods are deleted. Contract in
+ * reconcile/reconcile.h.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "reconcile/rec_int.h"
+
+/* ---- roles ------------------------------------------------------------ */
+
+/* The spec members that make two Pods of a group the same role (Kueue's
+ * role hash reads the same kind of fields). */
+static const char *const role_fields[] = {"initContainers", "containers",
+    "nodeSelector", "affinity", "tolerations", "runtimeClassName", "priority",
+    "topologySpreadConstraints", "overhead", "resourceClaims", NULL};
+
+/* The role of pod: the first 8 hex digits of the SHA-1 of its shape. */
+static int role_of(const json_t *pod, char out[9], cu_error *err)
+{
+	const json_t *spec = json_object_get(pod, "spec");
+	json_t *shape = json_object(), *c, *ctr;
+	char hex[API_SHA1_HEX_LEN], *text = NULL;
+	size_t i, k;
+	int rc;
+
+	if (shape == NULL)
+		return rec__nomem(err, "pod role");
+	for (i = 0; role_fields[i] != NULL; i++) {
+		json_t *v = json_object_get(spec, role_fields[i]);
+
+		if (v == NULL)
+			continue;
+		v = json_deep_copy(v);
+		if (v == NULL ||
+		    json_object_set_new(shape, role_fields[i], v) != 0) {
+			json_decref(shape);
+			return rec__nomem(err, "pod role");
+		}
+	}
+	/* What cueue injects on admission is not the Pod's shape. */
+	json_object_del(shape, "nodeSelector");
+	json_object_del(shape, "tolerations");
+	/* Nor are a container's image-independent runtime defaults. */
+	json_array_foreach(json_object_get(shape, "containers"), k, ctr)
+	{
+		c = ctr;
+		json_object_del(c, "terminationMessagePath");
+		json_object_del(c, "terminationMessagePolicy");
+		json_object_del(c, "imagePullPolicy");
+	}
+	text = json_dumps(shape, JSON_SORT_KEYS | JSON_COMPACT);
+	json_decref(shape);
+	if (text == NULL)
+		return rec__nomem(err, "pod role");
+	rc = api_sha1_hex(text, hex, err);
+	cu_free(text);
+	if (rc != CU_OK)
+		return rc;
+	memcpy(out, hex, 8);
+	out[8] = '\0';
+	return CU_OK;
+}
+
+static const char *phase(const json_t *pod)
+{
+	const char *p = api_json_str(json_object_get(pod, "status"), "phase");
+
+	return p != NULL ? p : "";
+}
+
+static bool failed(const json_t *pod)
+{
+	return strcmp(phase(pod), "Failed") == 0;
+}
+
+/* ---- plan items ------------------------------------------------------- */
+
+/* Append a write; body [owned: taken even on failure]. */
+static int add(struct rec_plan *p, enum rec_target target, enum rec_write_op op,
+    const char *ns, const char *name, json_t *body, enum rec_expect expect,
+    bool for_job, cu_error *err)
+{
+	struct rec_item *it;
+
+	if (rec_plan_push(p, &it, err) != CU_OK) {
+		json_decref(body);
+		return err->code;
+	}
+	it->kind = REC_ITEM_WRITE;
+	it->target = target;
+	it->op = op;
+	it->body = body;
+	it->expect = expect;
+	it->for_job = for_job;
+	it->job = REC_JOB_START;
+	it->ns = cu_strdup(ns);
+	it->name = cu_strdup(name);
+	if (it->ns == NULL || it->name == NULL)
+		return rec__nomem(err, "pod group");
+	return CU_OK;
+}
+
+/* A warning line "start pod ns/name of group g: msg". */
+static int warn(struct rec_plan *p, const struct rec_pod_group_in *in,
+    const char *pod, const char *msg, cu_error *err)
+{
+	struct rec_item *it;
+
+	if (rec_plan_push(p, &it, err) != CU_OK)
+		return err->code;
+	it->kind = REC_ITEM_WARN;
+	it->text = cu_asprintf("start pod %s/%s of group %s: %s", in->ns,
+	    pod ? pod : "", in->name, msg);
+	return it->text == NULL ? rec__nomem(err, "pod group") : CU_OK;
+}
+
+static int wl_write(struct rec_plan *p, const struct rec_pod_group_in *in,
+    enum rec_write_op op, json_t *body, cu_error *err)
+{
+	return add(p, REC_TARGET_WORKLOAD, op, in->ns, in->name, body,
+	    REC_EXPECT_RV, true, err);
+}
+
+/* A view of one Pod as a job of the pod shape; meta decoded into *m
+ * (api_meta_dispose it when CU_OK). */
+static int pod_job(const struct rec_fw *fw, const json_t *pod,
+    struct api_meta *m, struct rec_job *j, cu_error *err)
+{
+	int rc = api_meta_decode(m, json_object_get(pod, "metadata"), err);
+
+	memset(j, 0, sizeof(*j));
+	j->kind = REC_JOB_DOC;
+	j->fw = fw;
+	j->doc = pod;
+	j->meta = m;
+	return rc;
+}
+
+/* ---- the Workload of a group ------------------------------------------ */
+
+/* Pod i counts towards the group: not Failed (a failed Pod waits for its
+ * replacement). */
+static size_t live_pods(const struct rec_pod_group_in *in)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < in->n_pods; i++)
+		n += !failed(in->pods[i]);
+	return n;
+}
+
+/* The pod set of role `role` [copied]: the one rec_wl_build made for its
+ * first Pod, renamed and counted. */
+static int role_podset(const struct rec_job_view *view, const json_t *pod,
+    const char *role, int32_t count, json_t **out, cu_error *err)
+{
+	struct rec_wl_build_opts bo;
+	struct api_meta m;
+	struct rec_job j;
+	json_t *w = NULL, *ps;
+	int rc;
+
+	*out = NULL;
+	if ((rc = pod_job(rec_fw_by_name("pod"), pod, &m, &j, err)) != CU_OK)
+		return rc;
+	memset(&bo, 0, sizeof(bo));
+	bo.lookup = view->priority;
+	bo.label_keys_to_copy = view->label_keys_to_copy;
+	rc = rec_wl_build(&j, &bo, &w, err);
+	api_meta_dispose(&m);
+	if (rc != CU_OK)
+		return rc;
+	ps = json_array_get(
+	    json_object_get(json_object_get(w, "spec"), "podSets"), 0);
+	*out = ps != NULL ? json_deep_copy(ps) : NULL;
+	json_decref(w);
+	if (*out == NULL ||
+	    json_object_set_new(*out, "name", json_string(role)) != 0 ||
+	    json_object_set_new(*out, "count", json_integer(count)) != 0)
+		return rec__nomem(err, "pod group pod set");
+	return CU_OK;
+}
+
+/* The group's Workload: built for its first live Pod (queue, priority,
+ * copied labels), named after the group, owned by every Pod, one pod set
+ * per role in the order the roles first appear. */
+static int build(const struct rec_job_view *view,
+    const struct rec_pod_group_in *in, json_t **out, cu_error *err)
+{
+	struct rec_wl_build_opts bo;
+	struct api_meta m;
+	struct rec_job j;
+	json_t *w = NULL, *sets = json_array(), *refs = json_array(), *md;
+	char(*roles)[9] = cu_calloc(in->n_pods + 1, sizeof(*roles));
+	const json_t *first = NULL;
+	size_t i, k;
+	int rc = CU_OK;
+
+	*out = NULL;
+	if (sets == NULL || refs == NULL || roles == NULL) {
+		rc = rec__nomem(err, "pod group");
+		goto out;
+	}
+	for (i = 0; i < in->n_pods && rc == CU_OK; i++) {
+		const json_t *pmd = json_object_get(in->pods[i], "metadata");
+
+		if (failed(in->pods[i]))
+			continue;
+		if (first == NULL)
+			first = in->pods[i];
+		rc = role_of(in->pods[i], roles[i], err);
+		if (rc == CU_OK && json_array_append_new(refs,
+				       json_pack("{s:s, s:s, s:s?, s:s?, s:b}",
+					   "apiVersion", "v1", "kind", "Pod",
+					   "name", api_json_str(pmd, "name"),
+					   "uid", api_json_str(pmd, "uid"),
+					   "blockOwnerDeletion", 1)) != 0)
+			rc = rec__nomem(err, "pod group owners");
+	}
+	for (i = 0; i < in->n_pods && rc == CU_OK; i++) {
+		int32_t count = 0;
+		json_t *ps;
+		bool seen = false;
+
+		if (failed(in->pods[i]))
+			continue;
+		for (k = 0; k < i && !seen; k++)
+			seen = !failed(in->pods[k]) &&
+			       strcmp(roles[k], roles[i]) == 0;
+		if (seen)
+			continue;
+		for (k = i; k < in->n_pods; k++)
+			count += !failed(in->pods[k]) &&
+				 strcmp(roles[k], roles[i]) == 0;
+		rc = role_podset(view, in->pods[i], roles[i], count, &ps, err);
+		if (rc == CU_OK && json_array_append_new(sets, ps) != 0)
+			rc = rec__nomem(err, "pod group pod sets");
+	}
+	if (rc != CU_OK || first == NULL)
+		goto out;
+	if ((rc = pod_job(rec_fw_by_name("pod"), first, &m, &j, err)) != CU_OK)
+		goto out;
+	memset(&bo, 0, sizeof(bo));
+	bo.lookup = view->priority;
+	bo.label_keys_to_copy = view->label_keys_to_copy;
+	rc = rec_wl_build(&j, &bo, &w, err);
+	api_meta_dispose(&m);
+	if (rc != CU_OK)
+		goto out;
+	md = json_object_get(w, "metadata");
+	if (json_object_set_new(md, "name", json_string(in->name)) != 0 ||
+	    json_object_set(md, "ownerReferences", refs) != 0 ||
+	    json_object_set(json_object_get(w, "spec"), "podSets", sets) != 0)
+		rc = rec__nomem(err, "pod group");
+	if (rc == CU_OK && view->queue_name == NULL &&
+	    view->local_queue_exists(in->ns, "default", view->payload) &&
+	    json_object_set_new(json_object_get(w, "spec"), "queueName",
+		json_string("default")) != 0)
+		rc = rec__nomem(err, "pod group");
+out:
+	if (rc == CU_OK)
+		*out = w;
+	else
+		json_decref(w);
+	json_decref(sets);
+	json_decref(refs);
+	cu_free(roles);
+	return rc;
+}
+
+/* ---- start and stop --------------------------------------------------- */
+
+/* Ungate every gated Pod of an admitted group with its role's
+ * assignment (the Workload seen with that one assignment). */
+static int start(const struct rec_job_view *view,
+    const struct rec_pod_group_in *in, struct rec_plan *p, cu_error *err)
+{
+	const struct api_workload *wl = in->wl;
+	struct api_resource_flavor *fl = NULL;
+	size_t nfl = 0, i, a;
+	cu_error serr;
+	int rc = CU_OK;
+
+	if (view->admitted_flavors(wl, &fl, &nfl, view->payload, &serr) !=
+	    CU_OK)
+		return CU_OK; /* flavors not cached yet: later */
+	for (i = 0; i < in->n_pods && rc == CU_OK; i++) {
+		struct api_workload one = *wl;
+		struct api_meta m;
+		struct rec_job j;
+		json_t *patch = NULL;
+		char role[9];
+
+		if (!rec__pod_gated(in->pods[i]) ||
+		    role_of(in->pods[i], role, err) != CU_OK)
+			continue;
+		for (a = 0; a < wl->status.admission.n_pod_set_assignments; a++)
+			if (wl->status.admission.pod_set_assignments[a].name &&
+			    strcmp(wl->status.admission.pod_set_assignments[a]
+				       .name,
+				role) == 0)
+				break;
+		if (a == wl->status.admission.n_pod_set_assignments)
+			continue; /* a role the Workload does not have */
+		one.status.admission.pod_set_assignments =
+		    &wl->status.admission.pod_set_assignments[a];
+		one.status.admission.n_pod_set_assignments = 1;
+		if ((rc = pod_job(rec_fw_by_name("pod"), in->pods[i], &m, &j,
+			 err)) != CU_OK)
+			break;
+		if (rec_job_start_patch(&j, &one, fl, nfl, &patch, &serr) !=
+		    CU_OK)
+			rc = warn(p, in, m.name, serr.msg, err);
+		else if (patch != NULL)
+			rc = add(p, REC_TARGET_JOB, REC_WRITE_PATCH, in->ns,
+			    m.name, patch, REC_EXPECT_NONE, false, err);
+		api_meta_dispose(&m);
+	}
+	for (i = 0; i < nfl; i++)
+		api_resource_flavor_dispose(&fl[i]);
+	cu_free(fl);
+	return rc;
+}
+
+/* Delete every Pod of the group that got past its gate; *wrote. */
+static int stop(const struct rec_pod_group_in *in, struct rec_plan *p,
+    bool *wrote, cu_error *err)
+{
+	size_t i;
+
+	*wrote = false;
+	for (i = 0; i < in->n_pods; i++) {
+		const char *name = api_json_str(
+		    json_object_get(in->pods[i], "metadata"), "name");
+
+		if (name == NULL || !rec__pod_stop_deletes(in->pods[i]))
+			continue;
+		*wrote = true;
+		if (add(p, REC_TARGET_JOB, REC_WRITE_DELETE, in->ns, name, NULL,
+			REC_EXPECT_NONE, false, err) != CU_OK)
+			return err->code;
+	}
+	return CU_OK;
+}
+
+static bool any_active(const struct rec_pod_group_in *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->n_pods; i++)
+		if (rec__pod_active(in->pods[i]))
+			return true;
+	return false;
+}
+
+/* A Failed Pod that its group may not replace
+ * (kueue.x-k8s.io/retriable-in-group: "false"). */
+static bool final_failure(const json_t *pod)
+{
+	const char *v = api_json_str(
+	    json_object_get(json_object_get(pod, "metadata"), "annotations"),
+	    "kueue.x-k8s.io/retriable-in-group");
+
+	return failed(pod) && v != NULL && strcmp(v, "false") == 0;
+}
+
+/* The group's end: as many Pods Succeeded as its total count; or, with
+ * none running, a Failed Pod the group may not replace. Other Failed
+ * Pods wait for their replacements. */
+static bool group_finished(const struct rec_pod_group_in *in, bool *ok)
+{
+	size_t i, done = 0;
+	bool final = false;
+
+	for (i = 0; i < in->n_pods; i++) {
+		done += strcmp(phase(in->pods[i]), "Succeeded") == 0;
+		final = final || final_failure(in->pods[i]);
+	}
+	*ok = in->total > 0 && done >= (size_t)in->total;
+	return *ok || (final && !any_active(in));
+}
+
+/* ---- the reconciler --------------------------------------------------- */
+
+static int gone(
+    const struct rec_pod_group_in *in, struct rec_plan *p, cu_error *err)
+{
+	json_t *fp = NULL;
+
+	if (rec__wl_drop_finalizer_patch(in->wl, &fp, err) != CU_OK)
+		return err->code;
+	if (fp != NULL &&
+	    add(p, REC_TARGET_WORKLOAD, REC_WRITE_PATCH, in->ns, in->name, fp,
+		REC_EXPECT_NONE, false, err) != CU_OK)
+		return err->code;
+	if (in->wl->meta.has_deletion)
+		return CU_OK;
+	return add(p, REC_TARGET_WORKLOAD, REC_WRITE_DELETE, in->ns, in->name,
+	    NULL, REC_EXPECT_NONE, false, err);
+}
+
+int rec_pod_group_reconcile(const struct rec_job_view *view,
+    const struct rec_pod_group_in *in, int64_t now_ns, struct rec_plan *out,
+    cu_error *err)
+{
+	const struct api_workload *wl;
+	json_t *patch = NULL, *w = NULL;
+	bool ok = false, wrote, holds, admitted, evicted;
+	cu_error serr;
+
+	if (view == NULL || in == NULL || out == NULL || in->ns == NULL ||
+	    in->name == NULL || view->admitted_flavors == NULL ||
+	    view->local_queue_exists == NULL)
+		return cu_error_set(
+		    err, CU_EINVAL, "pod group reconciler: missing input");
+	if (!view->managed || view->wl_awaited)
+		return CU_OK;
+	wl = in->wl;
+	if (in->n_pods == 0)
+		return wl != NULL ? gone(in, out, err) : CU_OK;
+	if (wl != NULL &&
+	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED)) {
+		if (rec__wl_drop_finalizer_patch(wl, &patch, err) != CU_OK)
+			return err->code;
+		return patch == NULL
+			   ? CU_OK
+			   : wl_write(out, in, REC_WRITE_PATCH, patch, err);
+	}
+	if (group_finished(in, &ok)) {
+		if (wl != NULL &&
+		    rec_wl_status_finish(wl,
+			ok ? REC_FINISHED_SUCCEEDED : REC_FINISHED_FAILED,
+			ok ? "Pods succeeded" : "Pods failed", now_ns, &patch,
+			&serr) == CU_OK &&
+		    patch != NULL)
+			return wl_write(out, in, REC_WRITE_STATUS, patch, err);
+		return CU_OK;
+	}
+	if (wl == NULL) {
+		/* All or nothing: a group short of its total count waits. */
+		if (in->total <= 0 || live_pods(in) < (size_t)in->total)
+			return CU_OK;
+		if (build(view, in, &w, &serr) != CU_OK || w == NULL)
+			return rec__plan_compose_error(out, &serr, err);
+		return wl_write(out, in, REC_WRITE_CREATE, w, err);
+	}
+	holds = rec_workload_holds_quota(wl);
+	admitted = holds && api_conditions_true(
+				&wl->status.conditions, REC_COND_ADMITTED);
+	evicted = api_conditions_true(&wl->status.conditions, REC_COND_EVICTED);
+	if (admitted && !evicted)
+		return start(view, in, out, err);
+	if (stop(in, out, &wrote, err) != CU_OK)
+		return err->code;
+	if (!wrote && evicted && holds && !any_active(in) &&
+	    rec_wl_status_release(wl, now_ns, &patch, &serr) == CU_OK &&
+	    patch != NULL)
+		return wl_write(out, in, REC_WRITE_STATUS, patch, err);
+	return CU_OK;
+}

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * tests/unit/reconcile_fw_podgroup_test.c - pod groups
+ * (rec_pod_group_reconcile, reconcile/fw_podgroup.c), table-driven over
+ * the group's Pods and its Workload:
+ *
+ *   waiting:   short of the total count (Failed Pods not counted), or
+ *              without a valid total: nothing, no Workload
+ *   creating:  one Workload named after the group, owned by every live
+ *              Pod (none its controller), one pod set per role counted
+ *   admitted:  one ungating patch per gated Pod, none for the others
+ *   stopped:   not admitted or evicted, Pods past their gate deleted; an
+ *              evicted Workload with no Pod running releases its quota
+ *   finished:  total Pods Succeeded, or a Failed Pod not retriable in the
+ *              group: the Workload is finished; another Failed Pod waits
+ *   gone:      no Pod left: finalizer dropped, Workload deleted
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/json.h"
+#include "reconcile/reconcile.h"
+
+static json_t *parse(const char *text)
+{
+	json_error_t jerr;
+	json_t *j = json_loads(text, 0, &jerr);
+
+	cr_assert_not_null(j, "test JSON: %s at line %d col %d", jerr.text,
+	    jerr.line, jerr.column);
+	return j;
+}
+
+/* Pod `name` asking `cpu`, gated or not, in phase `phase`, with extra
+ * annotations `ann` (members ending with a comma, or ""). */
+static json_t *pod(const char *name, const char *cpu, bool gated,
+    const char *phase, const char *ann)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf),
+	    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+	    "\"%s\",\"namespace\":\"ns\",\"uid\":\"u-%s\","
+	    "\"resourceVersion\":\"7\",\"labels\":{"
+	    "\"kueue.x-k8s.io/queue-name\":\"lq\","
+	    "\"kueue.x-k8s.io/pod-group-name\":\"g\"},\"annotations\":{%s"
+	    "\"kueue.x-k8s.io/pod-group-total-count\":\"2\"}},\"spec\":{%s"
+	    "\"containers\":[{\"name\":\"c\",\"image\":\"i\",\"resources\":{"
+	    "\"requests\":{\"cpu\":\"%s\"}}}]},\"status\":{\"phase\":\"%s\"}}",
+	    name, name, ann,
+	    gated ? "\"schedulingGates\":[{\"name\":"
+		    "\"kueue.x-k8s.io/admission\"}],"
+		  : "",
+	    cpu, phase);
+	return parse(buf);
+}
+
+/* The admitted flavor: ResourceFlavor f with node label pool=f. */
+static int flavors(const struct api_workload *wl,
+    struct api_resource_flavor **out, size_t *n, void *payload, cu_error *err)
+{
+	json_t *j = parse("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+			  "\"kind\":\"ResourceFlavor\",\"metadata\":{"
+			  "\"name\":\"f\"},\"spec\":{\"nodeLabels\":{"
+			  "\"pool\":\"f\"}}}");
+	int rc;
+
+	(void)wl;
+	(void)payload;
+	*out = cu_calloc(1, sizeof(**out));
+	cr_assert_not_null(*out);
+	rc = api_resource_flavor_decode(*out, j, err);
+	json_decref(j);
+	*n = 1;
+	return rc;
+}
+
+static bool no_lq(const char *ns, const char *name, void *payload)
+{
+	(void)ns;
+	(void)name;
+	(void)payload;
+	return false;
+}
+
+struct run {
+	json_t *pods[4];
+	size_t n;
+	struct rec_plan plan;
+};
+
+static void reconcile(
+    struct run *r, int32_t total, const struct api_workload *wl)
+{
+	struct rec_job_view v;
+	struct rec_pod_group_in in;
+	cu_error err;
+
+	memset(&v, 0, sizeof(v));
+	v.managed = true;
+	v.queue_name = "lq";
+	v.admitted_flavors = flavors;
+	v.local_queue_exists = no_lq;
+	memset(&in, 0, sizeof(in));
+	in.ns = "ns";
+	in.name = "g";
+	in.pods = (const json_t *const *)r->pods;
+	in.n_pods = r->n;
+	in.total = total;
+	in.wl = wl;
+	rec_plan_init(&r->plan);
+	cr_assert_eq(rec_pod_group_reconcile(&v, &in, 0, &r->plan, &err), CU_OK,
+	    "%s", err.msg);
+}
+
+static void run_dispose(struct run *r)
+{
+	size_t i;
+
+	rec_plan_free(&r->plan);
+	for (i = 0; i < r->n; i++)
+		json_decref(r->pods[i]);
+}
+
+/* "<target><op>:<name>" of each write, comma-separated: W/J for
+ * Workload/job, C/P/S/D for create/patch/status/delete. */
+static void writes(const struct rec_plan *p, char *out, size_t cap)
+{
+	size_t i, used = 0;
+
+	out[0] = '\0';
+	for (i = 0; i < p->n; i++) {
+		const struct rec_item *it = &p->items[i];
+		char op = it->op == REC_WRITE_CREATE   ? 'C'
+			  : it->op == REC_WRITE_STATUS ? 'S'
+			  : it->op == REC_WRITE_DELETE ? 'D'
+						       : 'P';
+
+		if (it->kind != REC_ITEM_WRITE)
+			continue;
+		used += (size_t)snprintf(out + used, cap - used, "%s%c%c:%s",
+		    used ? "," : "",
+		    it->target == REC_TARGET_WORKLOAD ? 'W' : 'J', op,
+		    it->name);
+	}
+}
+
+/* The Workload of create item it [borrowed], decoded, with status
+ * `status` (JSON). */
+static void workload_from(
+    const struct rec_item *it, const char *status, struct api_workload *wl)
+{
+	json_t *w = json_deep_copy(it->body);
+	cu_error err;
+
+	json_object_set_new(
+	    json_object_get(w, "metadata"), "uid", json_string("wl-uid"));
+	json_object_set_new(json_object_get(w, "metadata"), "resourceVersion",
+	    json_string("9"));
+	json_object_set_new(w, "status", parse(status));
+	cr_assert_eq(api_workload_decode(wl, w, &err), CU_OK, "%s", err.msg);
+	json_decref(w);
+}
+
+Test(pod_group, waits_until_complete)
+{
+	struct run r;
+	char got[512];
+
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "1", true, "Pending", "");
+	r.pods[r.n++] = pod("b", "1", false, "Failed", "");
+	reconcile(&r, 2, NULL);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "", "one live Pod of two");
+	rec_plan_free(&r.plan);
+	reconcile(&r, 0, NULL);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "", "no total count");
+	run_dispose(&r);
+}
+
+Test(pod_group, one_workload_per_group_with_roles)
+{
+	struct run r;
+	const json_t *w, *sets, *refs;
+	char got[512];
+
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "1", true, "Pending", "");
+	r.pods[r.n++] = pod("b", "500m", true, "Pending", "");
+	r.pods[r.n++] = pod("c", "1", true, "Pending", "");
+	reconcile(&r, 3, NULL);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WC:g");
+	w = r.plan.items[0].body;
+	sets = json_object_get(json_object_get(w, "spec"), "podSets");
+	cr_assert_eq(json_array_size(sets), 2);
+	cr_assert_eq(json_integer_value(
+			 json_object_get(json_array_get(sets, 0), "count")),
+	    2);
+	cr_assert_eq(json_integer_value(
+			 json_object_get(json_array_get(sets, 1), "count")),
+	    1);
+	cr_assert_eq(strlen(api_json_str(json_array_get(sets, 0), "name")), 8);
+	cr_assert_str_neq(api_json_str(json_array_get(sets, 0), "name"),
+	    api_json_str(json_array_get(sets, 1), "name"));
+	refs =
+	    json_object_get(json_object_get(w, "metadata"), "ownerReferences");
+	cr_assert_eq(json_array_size(refs), 3);
+	cr_assert_null(json_object_get(json_array_get(refs, 0), "controller"));
+	cr_assert_str_eq(api_json_str(json_array_get(refs, 2), "name"), "c");
+	cr_assert_str_eq(
+	    api_json_str(json_object_get(w, "spec"), "queueName"), "lq");
+	run_dispose(&r);
+}
+
+#define ADMITTED_PRE                                                           \
+	"{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{"     \
+	"\"name\":\""
+#define ADMITTED(extra)                                                        \
+	"\",\"flavors\":{\"cpu\":\"f\"},\"resourceUsage\":{"                   \
+	"\"cpu\":\"2\"},\"count\":2}]},\"conditions\":[{\"type\":"             \
+	"\"QuotaReserved\",\"status\":\"True\",\"reason\":\"A\","              \
+	"\"message\":\"m\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"},"  \
+	"{\"type\":\"Admitted\",\"status\":\"True\",\"reason\":\"A\","         \
+	"\"message\":\"m\",\"lastTransitionTime\":"                            \
+	"\"2026-01-01T00:00:00Z\"}" extra "]}"
+
+#define EVICTED                                                                \
+	",{\"type\":\"Evicted\",\"status\":\"True\",\"reason\":\"Preempted\"," \
+	"\"message\":\"p\",\"lastTransitionTime\":\"2026-01-01T00:00:01Z\"}"
+
+/* The group a (gated), b (as `b_gated`, phase b_phase) with a Workload
+ * in status ADMITTED_PRE <the role's name> tail. */
+static void two_pods_with(struct run *r, bool b_gated, const char *b_phase,
+    const char *tail, struct api_workload *wl)
+{
+	struct run c;
+	char status[2048];
+
+	memset(r, 0, sizeof(*r));
+	r->pods[r->n++] = pod("a", "1", true, "Pending", "");
+	r->pods[r->n++] = pod("b", "1", b_gated, b_phase, "");
+	/* the role's name from the Workload the group gets */
+	memset(&c, 0, sizeof(c));
+	c.pods[c.n++] = pod("a", "1", true, "Pending", "");
+	c.pods[c.n++] = pod("b", "1", true, "Pending", "");
+	reconcile(&c, 2, NULL);
+	snprintf(status, sizeof(status), "%s%s%s", ADMITTED_PRE,
+	    api_json_str(json_array_get(
+			     json_object_get(
+				 json_object_get(c.plan.items[0].body, "spec"),
+				 "podSets"),
+			     0),
+		"name"),
+	    tail);
+	workload_from(&c.plan.items[0], status, wl);
+	run_dispose(&c);
+}
+
+Test(pod_group, admitted_ungates_each_gated_pod)
+{
+	struct run r;
+	struct api_workload wl;
+	char got[512];
+
+	two_pods_with(&r, false, "Running", ADMITTED(""), &wl);
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JP:a", "b is past its gate already: %s", got);
+	rec_plan_free(&r.plan);
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+
+	two_pods_with(&r, true, "Pending", ADMITTED(""), &wl);
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JP:a,JP:b");
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+}
+
+Test(pod_group, evicted_deletes_then_releases)
+{
+	struct run r;
+	struct api_workload wl;
+	char got[512];
+
+	two_pods_with(&r, false, "Running", ADMITTED(EVICTED), &wl);
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JD:b");
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+
+	two_pods_with(&r, true, "Pending", ADMITTED(EVICTED), &wl);
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WS:g", "quota released");
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+}
+
+Test(pod_group, finished_and_replacements)
+{
+	struct run r;
+	struct api_workload wl;
+	char got[512];
+
+	two_pods_with(&r, false, "Failed", ADMITTED(""), &wl);
+	json_object_set_new(json_object_get(r.pods[0], "status"), "phase",
+	    json_string("Succeeded"));
+	json_object_del(json_object_get(r.pods[0], "spec"), "schedulingGates");
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "", "a Failed Pod waits for its replacement");
+	rec_plan_free(&r.plan);
+	json_object_set_new(json_object_get(r.pods[1], "metadata"),
+	    "annotations",
+	    json_pack("{s:s}", "kueue.x-k8s.io/retriable-in-group", "false"));
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WS:g", "not retriable: finished");
+	rec_plan_free(&r.plan);
+	json_object_set_new(json_object_get(r.pods[1], "status"), "phase",
+	    json_string("Succeeded"));
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WS:g", "all succeeded");
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+}
+
+Test(pod_group, gone_group_deletes_workload)
+{
+	struct run r;
+	struct api_workload wl;
+	char got[512];
+	size_t i;
+
+	two_pods_with(&r, true, "Pending", ADMITTED(""), &wl);
+	for (i = 0; i < r.n; i++)
+		json_decref(r.pods[i]);
+	r.n = 0;
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WP:g,WD:g");
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+}
