@@ -107,7 +107,9 @@ const struct ctl_compat ctl_compat_table[] = {
 	"the metric gates MetricsForCohorts, MetricForWorkloadCreationLatency, "
 	"UnadmittedWorkloadsObservability (its reasons, "
 	"TopologyPlacementFailed "
-	"included), CustomMetricLabels, QuotaCheckStrategy, the DRA gates "
+	"included), CustomMetricLabels, QuotaCheckStrategy, the job gates "
+	"WorkloadPriorityClassDefaulting and FinishOrphanedWorkloads, the DRA "
+	"gates "
 	"KueueDRAIntegration, KueueDRAIntegrationExtendedResource, "
 	"KueueDRARejectWorkloadsWhenDRADisabled (with Kueue's dependency "
 	"check), TASProfileMixed, and the TAS node failure gates "
@@ -332,6 +334,7 @@ bool ctl_compat_gate_honoured(const char *name)
 	    "CustomMetricLabels",
 	    "DisableWaitForPodsReady",
 	    "ElasticJobsViaWorkloadSlices",
+	    "FinishOrphanedWorkloads",
 	    "KueueDRAIntegration",
 	    "KueueDRAIntegrationExtendedResource",
 	    "KueueDRARejectWorkloadsWhenDRADisabled",
@@ -347,6 +350,7 @@ bool ctl_compat_gate_honoured(const char *name)
 	    "TASReplaceNodeOnPodTermination",
 	    "UnadmittedWorkloadsObservability",
 	    "VisibilityOnDemand",
+	    "WorkloadPriorityClassDefaulting",
 	};
 	size_t i;
 

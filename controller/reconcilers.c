@@ -418,7 +418,7 @@ static void job_view_init(
 
 /* The job is gone: its Workloads go too (rec_job_reconcile, step 0). */
 static void job_deleted(
-    ctl *c, enum inf_id inf, const char *ns, const char *name)
+    ctl *c, enum inf_id inf, const char *ns, const char *name, int64_t now)
 {
 	struct owned o = {ctl_fw_kind(inf), name, ns, json_array()};
 	struct api_workload *wls = NULL;
@@ -443,6 +443,12 @@ static void job_deleted(
 	}
 	json_array_foreach(o.found, i, wl)
 	{
+		/* Our own write to it has not reached the cache yet. */
+		const char *wn = ctl_jmeta(wl, "name");
+
+		if (c->cfg->job_gates.finish_orphaned && wn != NULL &&
+		    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, wn), wl))
+			continue;
 		if (api_workload_decode(&wls[n], wl, &err) != CU_OK) {
 			cu_warn("workload %s/%s: %s", ns, ctl_jmeta(wl, "name"),
 			    err.msg);
@@ -461,7 +467,11 @@ static void job_deleted(
 	in.owned = owned;
 	in.n_owned = n;
 	rec_plan_init(&plan);
-	if (rec_job_reconcile(&v, &in, 0, &plan, &err) != CU_OK)
+	/* FinishOrphanedWorkloads: finished and kept; else deleted (the
+	 * garbage collector's part, which the local server lacks). */
+	if ((c->cfg->job_gates.finish_orphaned
+		    ? rec_job_gone_finish(&in, now, &plan, &err)
+		    : rec_job_reconcile(&v, &in, 0, &plan, &err)) != CU_OK)
 		cu_warn("job %s/%s gone: %s", ns, name, err.msg);
 	memset(&x, 0, sizeof(x));
 	x.inf = inf;
@@ -599,7 +609,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	if (obj == NULL) {
 		ctl_pr_done(c, key);
 		(void)ctl_pr_ready_since(c, key, false, now);
-		job_deleted(c, id, ns, name);
+		job_deleted(c, id, ns, name, now);
 		return;
 	}
 	if (ctl_pipe_stale(c->pipe, key, obj) ||
@@ -624,8 +634,9 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	job_workload(c, ns, wlname, &wl, &have_wl, &v.wl_awaited);
 	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,
 	    ctl_lookup_pc_default,
-	    api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
-		NULL,
+	    c->cfg->job_gates.wpc_defaulting &&
+		api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
+		    NULL,
 	    c};
 
 	v.priority = &lk;
