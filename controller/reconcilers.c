@@ -402,7 +402,8 @@ static bool view_lq_exists(const char *ns, const char *name, void *payload)
 }
 
 /* keys [caller's, outlives the view]: the labelKeysToCopy view of the
- * configuration (its strings borrowed from c->cfg). */
+ * configuration (its strings borrowed from c->cfg), with the keys of
+ * Workload-sourced custom metric labels. */
 static void job_view_init(
     ctl *c, struct rec_job_view *v, struct api_strlist *keys)
 {
@@ -410,8 +411,12 @@ static void job_view_init(
 	v->managed = true;
 	v->admitted_flavors = view_flavors;
 	v->local_queue_exists = view_lq_exists;
-	keys->items = c->cfg->integrations.label_keys_to_copy;
-	keys->n = c->cfg->integrations.nlabel_keys_to_copy;
+	keys->items = c->copy_keys != NULL
+			  ? c->copy_keys
+			  : c->cfg->integrations.label_keys_to_copy;
+	keys->n = c->copy_keys != NULL
+		      ? c->ncopy_keys
+		      : c->cfg->integrations.nlabel_keys_to_copy;
 	v->label_keys_to_copy = keys;
 	v->payload = c;
 }
