@@ -271,6 +271,41 @@ static bool view_eligible(const char *ns, const char *queue, void *payload)
 	return ctl_eligible(payload, ns, queue);
 }
 
+/*
+ * FinishOrphanedWorkloads for a Workload that lost its owner references
+ * (a job deleted with orphan propagation: the garbage collector strips
+ * them before the job goes) but keeps the job-uid label: finished
+ * (OwnerNotFound) and let go of, as a gone job's own Workloads. true when
+ * writes were planned for it.
+ */
+static bool orphaned(ctl *c, const struct api_workload *wl, int64_t now)
+{
+	const struct api_workload *owned[1] = {wl};
+	struct rec_job_in in;
+	struct rec_plan plan;
+	struct plan_ctx x;
+	cu_error err;
+	bool wrote;
+
+	if (!c->cfg->job_gates.finish_orphaned || !ctl_may_write(c) ||
+	    wl->meta.n_owner_refs > 0 ||
+	    api_strmap_get(&wl->meta.labels, REC_LABEL_JOB_UID) == NULL)
+		return false;
+	memset(&in, 0, sizeof(in));
+	in.ns = wl->meta.namespace_;
+	in.owned = owned;
+	in.n_owned = 1;
+	rec_plan_init(&plan);
+	if (rec_job_gone_finish(&in, now, &plan, &err) != CU_OK)
+		cu_warn("workload %s/%s: %s", wl->meta.namespace_,
+		    wl->meta.name, err.msg);
+	wrote = plan.n > 0;
+	memset(&x, 0, sizeof(x));
+	x.now = now;
+	apply_plan(c, &x, &plan);
+	return wrote;
+}
+
 void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 {
 	const char *ns = key[0], *name = key[1];
@@ -325,6 +360,10 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 			    ctl_acheck_cq(c, wl.status.admission.cluster_queue,
 				wl.status.n_admission_checks > 0, &cq)))
 			v.cq_checks = &cq.spec;
+	}
+	if (have && orphaned(c, &wl, now)) {
+		api_workload_dispose(&wl);
+		return; /* its writes bring it back */
 	}
 	v.pods_ready = &c->pr.cfg;
 	v.now_ns = now;

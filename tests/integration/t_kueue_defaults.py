@@ -13,6 +13,9 @@ against cueue-apiserver simulating the Job controller.
       "The workload's owner no longer exists"), its finalizer dropped,
       its quota given back, and kept; objectRetentionPolicies then
       deletes it after afterFinished
+  orphan-no-owner         a Workload that lost its owner references
+      (the garbage collector's orphan propagation) but keeps the job-uid
+      label is finished (OwnerNotFound) and let go of too
   orphan-gate-off         with the gate set to false, the Workload of a
       deleted Job is deleted (the garbage collector's part, done by
       cueue since the local server has none)"""
@@ -154,6 +157,33 @@ def orphan_finished(s):
     check(wl_of(s, "a") is not None, "kept before afterFinished")
     wait_for(lambda: wl_of(s, "a") is None, 30,
              what="retention deletes it after afterFinished")
+    ctl.stop()
+
+
+@case("orphan-no-owner", simulate="jobs")
+def orphan_no_owner(s):
+    ctl = orphan_setup(s, None)
+    create(s, job("a"))
+    create(s, job("b"))
+    wait_for(lambda: running(s, "a"), 20, what="a running")
+    wl = wl_of(s, "a")
+    path = WLS + "/" + wl["metadata"]["name"]
+    # What the garbage collector does before deleting an owner with
+    # propagationPolicy=Orphan, then the job goes.
+    code, _, body = s.raw("PATCH", path,
+                          {"metadata": {"ownerReferences": None}},
+                          {"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "drop ownerReferences: %r" % body)
+    code, _, body = s.raw("DELETE", JOBS + "/a")
+    check(code in (200, 202), "delete a: %r" % body)
+
+    def finished():
+        code, _, w = s.raw("GET", path)
+        return w if code == 200 and is_true(w, "Finished") and \
+            not w["metadata"].get("finalizers") else None
+    w = wait_for(finished, 20, what="the orphan Finished, no finalizer")
+    eq(cond(w, "Finished")["reason"], "OwnerNotFound", "reason")
+    wait_for(lambda: running(s, "b"), 20, what="b runs on the freed quota")
     ctl.stop()
 
 
