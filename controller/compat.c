@@ -41,8 +41,11 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "metrics.customLabels", P, CTL_COMPAT_WARN_NEVER,
 	"with CustomMetricLabels (alpha, off by default as in Kueue): "
 	"ClusterQueue, Cohort and LocalQueue labels on Kueue's metrics as in "
-	"Kueue; Workload-sourced labels (sourceKind Workload) are not added "
-	"yet"},
+	"Kueue; Workload-sourced labels split kueue_admitted_active_workloads "
+	"as Kueue's docs say (label keys copied from the job onto the "
+	"Workload; an annotation is read from the job); Kueue's code also "
+	"puts them on kueue_pending_workloads and four LocalQueue families, "
+	"which cueue does not yet"},
     {"Configuration", "health.healthProbeBindAddress", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Configuration", "health.readinessEndpointName", S, CTL_COMPAT_WARN_NEVER,
@@ -109,7 +112,9 @@ const struct ctl_compat ctl_compat_table[] = {
 	"the metric gates MetricsForCohorts, MetricForWorkloadCreationLatency, "
 	"UnadmittedWorkloadsObservability (its reasons, "
 	"TopologyPlacementFailed "
-	"included), CustomMetricLabels, QuotaCheckStrategy, the DRA gates "
+	"included), CustomMetricLabels, QuotaCheckStrategy, the job gates "
+	"WorkloadPriorityClassDefaulting and FinishOrphanedWorkloads, the DRA "
+	"gates "
 	"KueueDRAIntegration, KueueDRAIntegrationExtendedResource, "
 	"KueueDRARejectWorkloadsWhenDRADisabled (with Kueue's dependency "
 	"check), TASProfileMixed, and the TAS node failure gates "
@@ -334,6 +339,7 @@ bool ctl_compat_gate_honoured(const char *name)
 	    "CustomMetricLabels",
 	    "DisableWaitForPodsReady",
 	    "ElasticJobsViaWorkloadSlices",
+	    "FinishOrphanedWorkloads",
 	    "KueueDRAIntegration",
 	    "KueueDRAIntegrationExtendedResource",
 	    "KueueDRARejectWorkloadsWhenDRADisabled",
@@ -349,6 +355,7 @@ bool ctl_compat_gate_honoured(const char *name)
 	    "TASReplaceNodeOnPodTermination",
 	    "UnadmittedWorkloadsObservability",
 	    "VisibilityOnDemand",
+	    "WorkloadPriorityClassDefaulting",
 	};
 	size_t i;
 

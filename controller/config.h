@@ -255,11 +255,17 @@ struct ctl_config {
 
 	/* Kueue's job-level gates (featureGates), on unless set:
 	 * AdmissionGatedBy (the kueue.x-k8s.io/admission-gated-by
-	 * annotation holds admission) and ElasticJobsViaWorkloadSlices
-	 * (kueue.x-k8s.io/elastic-job: scaled through Workload slices). */
+	 * annotation holds admission), ElasticJobsViaWorkloadSlices
+	 * (kueue.x-k8s.io/elastic-job: scaled through Workload slices),
+	 * WorkloadPriorityClassDefaulting (a job without the priority-class
+	 * label gets the WorkloadPriorityClass "default" when it exists) and
+	 * FinishOrphanedWorkloads (the Workload of a job that is gone is
+	 * marked Finished and kept, not deleted). */
 	struct {
 		bool admission_gated_by;
 		bool elastic_jobs;
+		bool wpc_defaulting;
+		bool finish_orphaned;
 	} job_gates;
 
 	/* resources: what the quota model counts of each request

@@ -649,6 +649,10 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 	    ctl_config_get_bool(v, "AdmissionGatedBy", true);
 	c->job_gates.elastic_jobs =
 	    ctl_config_get_bool(v, "ElasticJobsViaWorkloadSlices", true);
+	c->job_gates.wpc_defaulting =
+	    ctl_config_get_bool(v, "WorkloadPriorityClassDefaulting", true);
+	c->job_gates.finish_orphaned =
+	    ctl_config_get_bool(v, "FinishOrphanedWorkloads", true);
 	v = ctl_config_jget(root, "managedJobsNamespaceSelector");
 	if (v != NULL) {
 		STEP(ctl_config_decode_selector(d, &c->managed_jobs_ns_selector,

@@ -1059,6 +1059,7 @@ void ctl_free(ctl *c)
 	ctl_httpd_free(c->srv.metrics_srv);
 	ctl_health_free(c->srv.health);
 	ctl_metrics_free(c->metrics);
+	cu_free(c->copy_keys);
 	rec_events_free(c->events);
 	ctl_keys_dispose(&c->dirty_wl);
 	ctl_keys_dispose(&c->dirty_jobs);

@@ -323,6 +323,12 @@ struct ctl {
 	que_state *st;
 	store *ledger;
 	ctl_metrics *metrics;
+	/* labelKeysToCopy plus the label keys of Workload-sourced custom
+	 * metric labels (Kueue copies them onto the Workloads it creates):
+	 * [owned: cu_free] array of strings borrowed from cfg; NULL: just
+	 * labelKeysToCopy (ctl_metrics_labels_setup). */
+	char **copy_keys;
+	size_t ncopy_keys;
 	ctl_leader *leader; /* NULL with leader election off */
 	rec_events *events; /* event recorder (dedup, spam filter) */
 	ctl_pipe *pipe;	    /* every write; the ledger transaction */
@@ -677,6 +683,11 @@ void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj);
 /* metrics.customLabels (with CustomMetricLabels on) into c->metrics,
  * resolved from the caches. CU_ENOMEM. */
 int ctl_metrics_labels_setup(ctl *c, cu_error *err);
+/* kueue_admitted_active_workloads of cq split by the Workload-sourced
+ * custom labels (its series replaced by one per value tuple of its
+ * admitted Workloads). false when no such label is configured: the
+ * caller sets the plain series. */
+bool ctl_metrics_labels_admitted(ctl *c, const struct que_cq *cq);
 
 /* ---- dra.c ---------------------------------------------------------- */
 

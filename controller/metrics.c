@@ -119,6 +119,7 @@ struct ctl_metrics {
 	size_t ncustom;
 	ctl_metric_resolve_fn resolve;
 	void *rpayload;
+	const char *const *wlv; /* [borrowed] during ctl_metric_set_wl */
 };
 
 /* ---- text-format helpers --------------------------------------------- */
@@ -573,6 +574,8 @@ static bool family_takes(const struct family *f, enum ctl_metric_object k)
 	case CTL_MOBJ_LOCAL_QUEUE:
 		return lq && label_index(f, "name") >= 0 &&
 		       label_index(f, "namespace") >= 0;
+	case CTL_MOBJ_WORKLOAD:
+		return strcmp(n, "kueue_admitted_active_workloads") == 0;
 	}
 	return false;
 }
@@ -597,11 +600,12 @@ static int copy_custom(struct custom *d, const struct ctl_metric_custom *c)
 }
 
 /* Append the custom labels that apply to f to its names (Kueue's order:
- * ClusterQueue, Cohort, LocalQueue, each in configuration order). */
+ * ClusterQueue, Cohort, LocalQueue, Workload, each in configuration
+ * order). */
 static int family_extend(ctl_metrics *m, struct family *f)
 {
-	static const enum ctl_metric_object order[] = {
-	    CTL_MOBJ_CLUSTER_QUEUE, CTL_MOBJ_COHORT, CTL_MOBJ_LOCAL_QUEUE};
+	static const enum ctl_metric_object order[] = {CTL_MOBJ_CLUSTER_QUEUE,
+	    CTL_MOBJ_COHORT, CTL_MOBJ_LOCAL_QUEUE, CTL_MOBJ_WORKLOAD};
 	size_t idx[MAX_LABELS], n = 0, len = 0, i, k;
 	char **names, *str;
 
@@ -677,23 +681,30 @@ static const char *custom_value(const ctl_metrics *m, const struct family *f,
 {
 	const char *v = NULL, *ns = NULL, *name = NULL;
 	long a = -1, b = -1;
-	size_t k;
+	size_t k, j = 0;
 
-	if (c->kind == CTL_MOBJ_CLUSTER_QUEUE) {
-		a = label_index(f, "cluster_queue");
-		if (a < 0)
-			a = label_index(f, "preempting_cluster_queue");
-	} else if (c->kind == CTL_MOBJ_COHORT) {
-		a = label_index(f, "cohort");
+	if (c->kind == CTL_MOBJ_WORKLOAD) {
+		/* The caller's values, in configuration order. */
+		for (k = 0; &m->custom[k] != c; k++)
+			j += m->custom[k].kind == CTL_MOBJ_WORKLOAD;
+		v = m->wlv != NULL ? m->wlv[j] : NULL;
 	} else {
-		a = label_index(f, "name");
-		b = label_index(f, "namespace");
-		ns = b >= 0 ? lv[b] : NULL;
+		if (c->kind == CTL_MOBJ_CLUSTER_QUEUE) {
+			a = label_index(f, "cluster_queue");
+			if (a < 0)
+				a = label_index(f, "preempting_cluster_queue");
+		} else if (c->kind == CTL_MOBJ_COHORT) {
+			a = label_index(f, "cohort");
+		} else {
+			a = label_index(f, "name");
+			b = label_index(f, "namespace");
+			ns = b >= 0 ? lv[b] : NULL;
+		}
+		name = a >= 0 ? lv[a] : NULL;
+		if (name != NULL && m->resolve != NULL)
+			v = m->resolve(m->rpayload, c->kind, ns, name, c->key,
+			    c->annotation);
 	}
-	name = a >= 0 ? lv[a] : NULL;
-	if (name != NULL && m->resolve != NULL)
-		v = m->resolve(
-		    m->rpayload, c->kind, ns, name, c->key, c->annotation);
 	if (v == NULL)
 		v = "";
 	if (c->ntracked == 0)
@@ -780,6 +791,33 @@ int ctl_metric_set(ctl_metrics *m, enum ctl_metric_id id, const char *const *lv,
 		s->gauge = v;
 		return CU_OK;
 	}
+}
+
+size_t ctl_metrics_workload_labels(const ctl_metrics *m, enum ctl_metric_id id)
+{
+	const struct family *f;
+	size_t i, n = 0;
+
+	if (m == NULL || (unsigned)id >= CTL_M__COUNT)
+		return 0;
+	f = &m->fam[id];
+	for (i = f->nbase; i < f->nlabels; i++)
+		n +=
+		    m->custom[f->extra[i - f->nbase]].kind == CTL_MOBJ_WORKLOAD;
+	return n;
+}
+
+int ctl_metric_set_wl(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, const char *const *wlv, double v)
+{
+	int rc;
+
+	if (m == NULL)
+		return CU_EINVAL;
+	m->wlv = wlv;
+	rc = ctl_metric_set(m, id, lv, nlv, v);
+	m->wlv = NULL;
+	return rc;
 }
 
 int ctl_metric_gauge_add(ctl_metrics *m, enum ctl_metric_id id,

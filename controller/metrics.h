@@ -90,6 +90,10 @@ enum ctl_metric_object {
 	CTL_MOBJ_CLUSTER_QUEUE = 0,
 	CTL_MOBJ_COHORT,
 	CTL_MOBJ_LOCAL_QUEUE,
+	/* The Workloads counted in a series: only on
+	 * kueue_admitted_active_workloads, values given by the caller
+	 * (ctl_metric_set_wl), never resolved. */
+	CTL_MOBJ_WORKLOAD,
 };
 
 /* One custom label: rendered as custom_<name>; all [borrowed]. */
@@ -122,6 +126,17 @@ typedef const char *(*ctl_metric_resolve_fn)(void *payload,
 CU_MUST_CHECK int ctl_metrics_set_custom(ctl_metrics *m,
     const struct ctl_metric_custom *c, size_t n, ctl_metric_resolve_fn resolve,
     void *payload, cu_error *err);
+
+/* How many Workload-sourced custom labels family id carries. */
+size_t ctl_metrics_workload_labels(const ctl_metrics *m, enum ctl_metric_id id);
+
+/*
+ * ctl_metric_set for a family with Workload-sourced custom labels: wlv
+ * [borrowed] holds their values (configuration order, as read from the
+ * Workloads; trackedValues applied here), NULL: all "".
+ */
+int ctl_metric_set_wl(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, const char *const *wlv, double v);
 
 /* Free the registry and every series. NULL is a no-op. */
 void ctl_metrics_free(ctl_metrics *m);

@@ -5,7 +5,9 @@
  * hands the configured labels to the metrics registry and answers its
  * questions ("the label or annotation K of ClusterQueue X") from the
  * informer caches, so every update of a ClusterQueue, Cohort or
- * LocalQueue metric carries the object's current value.
+ * LocalQueue metric carries the object's current value; and splits
+ * kueue_admitted_active_workloads by the Workload-sourced labels (the
+ * admitted Workloads of a ClusterQueue counted per value).
  */
 #include <string.h>
 
@@ -30,6 +32,26 @@ static const char *resolve(void *payload, enum ctl_metric_object kind,
 		key));
 }
 
+/* c->copy_keys: labelKeysToCopy and the label keys of the Workload-sourced
+ * labels (an annotation source is read from the job instead). */
+static int copy_keys_setup(ctl *c, cu_error *err)
+{
+	const struct ctl_config *cfg = c->cfg;
+	size_t i, n = cfg->integrations.nlabel_keys_to_copy;
+
+	c->copy_keys = cu_calloc(n + cfg->metrics.ncustom + 1, sizeof(char *));
+	if (c->copy_keys == NULL)
+		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		c->copy_keys[i] = cfg->integrations.label_keys_to_copy[i];
+	for (i = 0; i < cfg->metrics.ncustom; i++)
+		if (cfg->metrics.custom[i].kind == CTL_CUSTOM_WORKLOAD &&
+		    !cfg->metrics.custom[i].annotation)
+			c->copy_keys[n++] = cfg->metrics.custom[i].key;
+	c->ncopy_keys = n;
+	return CU_OK;
+}
+
 int ctl_metrics_labels_setup(ctl *c, cu_error *err)
 {
 	const struct ctl_config *cfg = c->cfg;
@@ -46,13 +68,12 @@ int ctl_metrics_labels_setup(ctl *c, cu_error *err)
 		const struct ctl_config_custom_label *l =
 		    &cfg->metrics.custom[i];
 
-		if (l->kind == CTL_CUSTOM_WORKLOAD)
-			continue; /* not added yet (compatibility table) */
 		mc[n].name = l->name;
-		mc[n].kind = l->kind == CTL_CUSTOM_COHORT ? CTL_MOBJ_COHORT
-			     : l->kind == CTL_CUSTOM_LOCAL_QUEUE
-				 ? CTL_MOBJ_LOCAL_QUEUE
-				 : CTL_MOBJ_CLUSTER_QUEUE;
+		mc[n].kind =
+		    l->kind == CTL_CUSTOM_COHORT	? CTL_MOBJ_COHORT
+		    : l->kind == CTL_CUSTOM_LOCAL_QUEUE ? CTL_MOBJ_LOCAL_QUEUE
+		    : l->kind == CTL_CUSTOM_WORKLOAD	? CTL_MOBJ_WORKLOAD
+						     : CTL_MOBJ_CLUSTER_QUEUE;
 		mc[n].key = l->key;
 		mc[n].annotation = l->annotation;
 		mc[n].tracked = (const char *const *)l->tracked;
@@ -61,5 +82,107 @@ int ctl_metrics_labels_setup(ctl *c, cu_error *err)
 	}
 	rc = ctl_metrics_set_custom(c->metrics, mc, n, resolve, c, err);
 	cu_free(mc);
-	return rc;
+	return rc == CU_OK ? copy_keys_setup(c, err) : rc;
+}
+
+/* ---- Workload-sourced labels ------------------------------------------ */
+
+#define WL_MAX 2		     /* Workload-sourced labels (Kueue's cap) */
+#define TUPLES ((12 + 1) * (12 + 1)) /* tracked values + untracked, squared */
+#define UNTRACKED "kueue.x-k8s.io/_UNTRACKED_VALUE_"
+
+struct tuple {
+	const char *v[WL_MAX];
+	double n;
+};
+
+static const char *meta_value(
+    json_t *obj, const struct ctl_config_custom_label *l)
+{
+	return json_string_value(
+	    json_object_get(json_object_get(json_object_get(obj, "metadata"),
+				l->annotation ? "annotations" : "labels"),
+		l->key));
+}
+
+/* Label or annotation l of Workload wl [borrowed]: the Workload's own,
+ * else its job's (Kueue copies these keys from the job onto the Workload
+ * it creates; cueue reads them from the job). Tracked values applied. */
+static const char *wl_value(
+    ctl *c, json_t *wl, const struct ctl_config_custom_label *l)
+{
+	const char *v = meta_value(wl, l);
+	json_t *refs =
+	    json_object_get(json_object_get(wl, "metadata"), "ownerReferences");
+	json_t *r;
+	size_t i, k;
+
+	json_array_foreach(refs, i, r)
+	{
+		const char *kind =
+		    json_string_value(json_object_get(r, "kind"));
+		const char *name =
+		    json_string_value(json_object_get(r, "name"));
+		enum inf_id id = kind != NULL ? ctl_fw_inf(kind) : INF__COUNT;
+		json_t *job;
+
+		if (v != NULL || id == INF__COUNT || name == NULL ||
+		    !json_is_true(json_object_get(r, "controller")) ||
+		    c->inf[id] == NULL)
+			continue;
+		job = api_informer_get(
+		    c->inf[id], ctl_jmeta(wl, "namespace"), name);
+		if (job != NULL)
+			v = meta_value(job, l);
+	}
+	if (v == NULL)
+		v = "";
+	for (k = 0; k < l->ntracked; k++)
+		if (strcmp(l->tracked[k], v) == 0)
+			return l->tracked[k];
+	return UNTRACKED;
+}
+
+bool ctl_metrics_labels_admitted(ctl *c, const struct que_cq *cq)
+{
+	const struct ctl_config_custom_label *ls[WL_MAX];
+	struct tuple t[TUPLES];
+	const struct que_wl *wl;
+	size_t nl = 0, nt = 0, i, k, j;
+
+	if (c->metrics == NULL || ctl_metrics_workload_labels(c->metrics,
+				      CTL_M_ADMITTED_ACTIVE_WORKLOADS) == 0)
+		return false;
+	for (i = 0; i < c->cfg->metrics.ncustom && nl < WL_MAX; i++)
+		if (c->cfg->metrics.custom[i].kind == CTL_CUSTOM_WORKLOAD)
+			ls[nl++] = &c->cfg->metrics.custom[i];
+	wl = cq->admitted.head;
+	for (i = 0; i < cq->admitted.n; i++, wl = wl->next) {
+		json_t *obj =
+		    api_informer_get(c->inf[INF_WL], wl->ns, wl->name);
+		const char *v[WL_MAX] = {UNTRACKED, UNTRACKED};
+
+		for (k = 0; obj != NULL && k < nl; k++)
+			v[k] = wl_value(c, obj, ls[k]);
+		/* Values are the configured strings or UNTRACKED: compared
+		 * by address. */
+		for (j = 0; j < nt; j++)
+			if (t[j].v[0] == v[0] && t[j].v[1] == v[1])
+				break;
+		if (j == nt && nt < TUPLES) {
+			t[nt].v[0] = v[0];
+			t[nt].v[1] = v[1];
+			t[nt++].n = 0;
+		}
+		if (j < nt)
+			t[j].n++;
+	}
+	/* The ClusterQueue's series are exactly the values counted now. */
+	(void)ctl_metrics_remove_match(c->metrics,
+	    CTL_M_ADMITTED_ACTIVE_WORKLOADS, CTL_LV("cluster_queue"),
+	    CTL_LV(cq->name));
+	for (j = 0; j < nt; j++)
+		ctl_metric_set_wl(c->metrics, CTL_M_ADMITTED_ACTIVE_WORKLOADS,
+		    CTL_LV(cq->name), (const char *const *)t[j].v, t[j].n);
+	return true;
 }

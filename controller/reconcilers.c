@@ -274,6 +274,41 @@ static bool view_eligible(const char *ns, const char *queue, void *payload)
 	return ctl_eligible(payload, ns, queue);
 }
 
+/*
+ * FinishOrphanedWorkloads for a Workload that lost its owner references
+ * (a job deleted with orphan propagation: the garbage collector strips
+ * them before the job goes) but keeps the job-uid label: finished
+ * (OwnerNotFound) and let go of, as a gone job's own Workloads. true when
+ * writes were planned for it.
+ */
+static bool orphaned(ctl *c, const struct api_workload *wl, int64_t now)
+{
+	const struct api_workload *owned[1] = {wl};
+	struct rec_job_in in;
+	struct rec_plan plan;
+	struct plan_ctx x;
+	cu_error err;
+	bool wrote;
+
+	if (!c->cfg->job_gates.finish_orphaned || !ctl_may_write(c) ||
+	    wl->meta.n_owner_refs > 0 ||
+	    api_strmap_get(&wl->meta.labels, REC_LABEL_JOB_UID) == NULL)
+		return false;
+	memset(&in, 0, sizeof(in));
+	in.ns = wl->meta.namespace_;
+	in.owned = owned;
+	in.n_owned = 1;
+	rec_plan_init(&plan);
+	if (rec_job_gone_finish(&in, now, &plan, &err) != CU_OK)
+		cu_warn("workload %s/%s: %s", wl->meta.namespace_,
+		    wl->meta.name, err.msg);
+	wrote = plan.n > 0;
+	memset(&x, 0, sizeof(x));
+	x.now = now;
+	apply_plan(c, &x, &plan);
+	return wrote;
+}
+
 void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 {
 	const char *ns = key[0], *name = key[1];
@@ -328,6 +363,10 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 			    ctl_acheck_cq(c, wl.status.admission.cluster_queue,
 				wl.status.n_admission_checks > 0, &cq)))
 			v.cq_checks = &cq.spec;
+	}
+	if (have && orphaned(c, &wl, now)) {
+		api_workload_dispose(&wl);
+		return; /* its writes bring it back */
 	}
 	v.pods_ready = &c->pr.cfg;
 	v.now_ns = now;
@@ -405,7 +444,8 @@ static bool view_lq_exists(const char *ns, const char *name, void *payload)
 }
 
 /* keys [caller's, outlives the view]: the labelKeysToCopy view of the
- * configuration (its strings borrowed from c->cfg). */
+ * configuration (its strings borrowed from c->cfg), with the keys of
+ * Workload-sourced custom metric labels. */
 static void job_view_init(
     ctl *c, struct rec_job_view *v, struct api_strlist *keys)
 {
@@ -413,15 +453,19 @@ static void job_view_init(
 	v->managed = true;
 	v->admitted_flavors = view_flavors;
 	v->local_queue_exists = view_lq_exists;
-	keys->items = c->cfg->integrations.label_keys_to_copy;
-	keys->n = c->cfg->integrations.nlabel_keys_to_copy;
+	keys->items = c->copy_keys != NULL
+			  ? c->copy_keys
+			  : c->cfg->integrations.label_keys_to_copy;
+	keys->n = c->copy_keys != NULL
+		      ? c->ncopy_keys
+		      : c->cfg->integrations.nlabel_keys_to_copy;
 	v->label_keys_to_copy = keys;
 	v->payload = c;
 }
 
 /* The job is gone: its Workloads go too (rec_job_reconcile, step 0). */
 static void job_deleted(
-    ctl *c, enum inf_id inf, const char *ns, const char *name)
+    ctl *c, enum inf_id inf, const char *ns, const char *name, int64_t now)
 {
 	struct owned o = {ctl_fw_kind(inf), name, ns, json_array()};
 	struct api_workload *wls = NULL;
@@ -446,6 +490,12 @@ static void job_deleted(
 	}
 	json_array_foreach(o.found, i, wl)
 	{
+		/* Our own write to it has not reached the cache yet. */
+		const char *wn = ctl_jmeta(wl, "name");
+
+		if (c->cfg->job_gates.finish_orphaned && wn != NULL &&
+		    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, wn), wl))
+			continue;
 		if (api_workload_decode(&wls[n], wl, &err) != CU_OK) {
 			cu_warn("workload %s/%s: %s", ns, ctl_jmeta(wl, "name"),
 			    err.msg);
@@ -464,7 +514,11 @@ static void job_deleted(
 	in.owned = owned;
 	in.n_owned = n;
 	rec_plan_init(&plan);
-	if (rec_job_reconcile(&v, &in, 0, &plan, &err) != CU_OK)
+	/* FinishOrphanedWorkloads: finished and kept; else deleted (the
+	 * garbage collector's part, which the local server lacks). */
+	if ((c->cfg->job_gates.finish_orphaned
+		    ? rec_job_gone_finish(&in, now, &plan, &err)
+		    : rec_job_reconcile(&v, &in, 0, &plan, &err)) != CU_OK)
 		cu_warn("job %s/%s gone: %s", ns, name, err.msg);
 	memset(&x, 0, sizeof(x));
 	x.inf = inf;
@@ -711,7 +765,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	if (obj == NULL) {
 		ctl_pr_done(c, key);
 		(void)ctl_pr_ready_since(c, key, false, now);
-		job_deleted(c, id, ns, name);
+		job_deleted(c, id, ns, name, now);
 		return;
 	}
 	if (ctl_pipe_stale(c->pipe, key, obj) ||
@@ -731,8 +785,9 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	v.wl_awaited |= sliced && sl.awaited;
 	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,
 	    ctl_lookup_pc_default,
-	    api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
-		NULL,
+	    c->cfg->job_gates.wpc_defaulting &&
+		api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
+		    NULL,
 	    c};
 
 	v.priority = &lk;

@@ -681,9 +681,10 @@ static void write_cq_status(ctl *c)
 			    CTL_LV(cq->name, "inadmissible"),
 			    (double)(cq->inadmissible.n + cq->n_backoff) +
 				(cq->active ? 0.0 : (double)cq->n_heap));
-			ctl_metric_set(c->metrics,
-			    CTL_M_ADMITTED_ACTIVE_WORKLOADS, CTL_LV(cq->name),
-			    (double)cq->admitted.n);
+			if (!ctl_metrics_labels_admitted(c, cq))
+				ctl_metric_set(c->metrics,
+				    CTL_M_ADMITTED_ACTIVE_WORKLOADS,
+				    CTL_LV(cq->name), (double)cq->admitted.n);
 			if (c->cfg->metrics.scheduling_hashes) {
 				size_t act, in;
 				cu_error e;

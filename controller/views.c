@@ -169,7 +169,8 @@ static bool wh_default_wpc(void *payload)
 {
 	ctl *c = payload;
 
-	return c->inf[INF_WPC] != NULL &&
+	/* WorkloadPriorityClassDefaulting off: no label either. */
+	return c->cfg->job_gates.wpc_defaulting && c->inf[INF_WPC] != NULL &&
 	       api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
 		   NULL;
 }

@@ -211,6 +211,8 @@
 #define REC_FINISHED_FAILED "Failed"
 #define REC_FINISHED_FAILED_TO_START "FailedToStart"
 #define REC_FINISHED_OUT_OF_SYNC "OutOfSync"
+#define REC_FINISHED_OWNER_NOT_FOUND "OwnerNotFound"
+#define REC_MSG_OWNER_NOT_FOUND "The workload's owner no longer exists"
 
 /* QuotaReserved=False reason once an evicted Workload released quota. */
 #define REC_REASON_PENDING_EVALUATION "PendingEvaluation"
@@ -1677,6 +1679,18 @@ CU_MUST_CHECK int rec_pod_group_reconcile(const struct rec_job_view *view,
 CU_MUST_CHECK int rec_job_reconcile(const struct rec_job_view *view,
     const struct rec_job_in *in, int64_t now_ns, struct rec_plan *out,
     cu_error *err);
+
+/*
+ * FinishOrphanedWorkloads (reconcile/orphan.c): in->job is gone; each of
+ * in->owned[0..n_owned) [borrowed] not yet Finished nor being deleted
+ * gets Finished=True (REC_FINISHED_OWNER_NOT_FOUND,
+ * REC_MSG_OWNER_NOT_FOUND) at now_ns; one Finished or being deleted
+ * loses cueue's finalizer. Nothing is deleted: objectRetentionPolicies
+ * does that. Writes expect REC_EXPECT_RV (not for_job); the controller
+ * calls it again when a Workload changes. CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_job_gone_finish(const struct rec_job_in *in,
+    int64_t now_ns, struct rec_plan *p, cu_error *err);
 
 /* ---- the Workload reconciler -------------------------------------------- */
 

@@ -3,8 +3,11 @@
 the CustomMetricLabels gate on, a ClusterQueue label and a LocalQueue
 annotation become custom_<name> labels on Kueue's ClusterQueue and
 LocalQueue metrics (a value trackedValues does not list is
-kueue.x-k8s.io/_UNTRACKED_VALUE_); with the gate off (Kueue's default)
-the configuration loads and no label is added."""
+kueue.x-k8s.io/_UNTRACKED_VALUE_); a Workload-sourced label (a job
+label, trackedValues required) splits kueue_admitted_active_workloads
+by value as in Kueue's "break down workloads by type" example; with the
+gate off (Kueue's default) the configuration loads and no label is
+added."""
 import os
 import urllib.request
 
@@ -74,9 +77,36 @@ spec:
 """
 
 
-def config(port, gate):
+WL_LABELS = """  - name: workload_type
+    sourceKind: Workload
+    sourceLabelKey: company.com/workload-type
+    trackedValues: [inference, training]
+"""
+
+TYPED_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: %s
+  namespace: default
+  labels: {kueue.x-k8s.io/queue-name: lq, company.com/workload-type: %s}
+  annotations: {cueue.dev/sim-runtime-ms: "600000"}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+        resources: {requests: {cpu: "1"}}
+"""
+
+
+def config(port, gate, extra=""):
     cfg = CONTROLLER_CONFIG.replace(
-        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n' % port + LABELS)
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"\n' % port + LABELS +
+        extra)
     if gate:
         cfg += "featureGates:\n  CustomMetricLabels: true\n"
     return cfg
@@ -119,6 +149,48 @@ def custom_labels(s):
           '"kueue.x-k8s.io/_UNTRACKED_VALUE_",' in text, text)
     check('kueue_admission_attempts_total{result="success",'
           'replica_role="standalone"}' in text, "no custom labels there")
+    ctl.stop()
+
+
+@case("workload-labels-split-admitted-active", simulate="jobs")
+def workload_labels(s):
+    s.kubectl("apply", "-f", os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "manifests",
+        "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+    s.kubectl("apply", "-f", "-", input=SETUP)
+    port = free_port()
+    ctl = Controller(s, config=config(port, True, WL_LABELS))
+    for name, kind in (("i1", "inference"), ("i2", "inference"),
+                       ("t1", "training"), ("x1", "batch")):
+        s.kubectl("apply", "-f", "-", input=TYPED_JOB % (name, kind))
+    head = 'kueue_admitted_active_workloads{cluster_queue="cq",' \
+        'custom_team="ml",custom_workload_type='
+    want = [head + '"inference",replica_role="standalone"} 2',
+            head + '"training",replica_role="standalone"} 1',
+            head + '"kueue.x-k8s.io/_UNTRACKED_VALUE_",'
+            'replica_role="standalone"} 1']
+
+    def split():
+        t = scrape(port)
+        return t if all(w in t for w in want) else None
+    text = wait_for(split, 30, what="kueue_admitted_active_workloads split "
+                    "by workload type")
+    check(text.count("kueue_admitted_active_workloads{") == 3,
+          "one series per value: %s" % "\n".join(
+              l for l in text.splitlines()
+              if l.startswith("kueue_admitted_active_workloads{")))
+    check('kueue_pending_workloads{cluster_queue="cq",status="active",'
+          'custom_team="ml",replica_role="standalone"}' in text,
+          "other families keep only the ClusterQueue labels")
+    # Kueue copies the source label from the job onto its Workload.
+    wls = s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/default/"
+                     "workloads")["items"]
+    typed = sorted(w["metadata"].get("labels", {}).get(
+        "company.com/workload-type", "") for w in wls)
+    check(typed == ["batch", "inference", "inference", "training"],
+          "the Workloads carry the job's label: %r" % typed)
     ctl.stop()
 
 

@@ -77,6 +77,11 @@ USED_BY_TIMING = {
     # (t_retention): this scenario configures no retention.
     ("batch", "jobs", "delete"): "retention: the job of a deactivated "
         "Workload",
+    # Workloads are deleted by retention (afterFinished) or, with
+    # FinishOrphanedWorkloads off, when their job is gone (t_retention,
+    # t_kueue_defaults); a replaced Workload only on some runs here.
+    ("kueue.x-k8s.io", "workloads", "delete"): "retention, or a gone "
+        "job's Workloads with FinishOrphanedWorkloads off",
     ("jobset.x-k8s.io", "jobsets", "delete"): "retention: the JobSet of a "
         "deactivated Workload",
     # Topology-aware scheduling (t_tas): only once a ResourceFlavor names
@@ -303,12 +308,17 @@ def scenario(s, port, cert_dir):
             for c in w.get("status", {}).get("conditions", []))
         for w in s.get_json(WLS)["items"]), 30,
         what="low Job queued again under a new Workload and admitted")
-    # The job deleted: its Workload goes (finalizer dropped, deleted).
+    # The job deleted: its Workload is finished (FinishOrphanedWorkloads:
+    # OwnerNotFound) and loses its finalizer.
     code, _, body = s.raw("DELETE", JOBS + "/low")
     check(code in (200, 202), "delete Job: %r" % body)
-    wait_for(lambda: not [w for w in s.get_json(WLS)["items"]
-                          if w["metadata"]["ownerReferences"][0]["name"] ==
-                          "low"], 20, what="the deleted Job's Workload gone")
+    wait_for(lambda: all(
+        any(c["type"] == "Finished" and c["status"] == "True"
+            for c in w.get("status", {}).get("conditions", [])) and
+        not w["metadata"].get("finalizers")
+        for w in s.get_json(WLS)["items"]
+        if w["metadata"]["ownerReferences"][0]["name"] == "low"), 20,
+        what="the deleted Job's Workload finished, no finalizer")
     # Queue status and events were written.
     wait_for(lambda: s.get_json(KQ + "/clusterqueues/cq").get(
         "status", {}).get("admittedWorkloads") == 0, 15,

@@ -105,3 +105,51 @@ Test(ctl_metrics_labels, families_get_their_kinds)
 	cr_assert_eq(ctl_metrics_remove_label(m, "cluster_queue", "cq-a"), 1);
 	ctl_metrics_free(m);
 }
+
+/* Workload-sourced labels go on kueue_admitted_active_workloads only,
+ * after the ClusterQueue ones, with the caller's values (tracked values
+ * applied, "" and unlisted ones untracked). */
+Test(ctl_metrics_labels, workload_labels_split_admitted_active)
+{
+	static const char *const kinds[] = {"inference", "training"};
+	const struct ctl_metric_custom cl[] = {
+	    {"team", CTL_MOBJ_CLUSTER_QUEUE, "team", false, NULL, 0},
+	    {"wtype", CTL_MOBJ_WORKLOAD, "company.com/type", false, kinds, 2},
+	};
+	const char *const inf[] = {"inference"};
+	const char *const other[] = {"batch"};
+	ctl_metrics *m;
+	cu_error err;
+	char *text;
+
+	cr_assert_eq(ctl_metrics_new(&m, NULL, &err), CU_OK);
+	cr_assert_eq(
+	    ctl_metrics_set_custom(m, cl, 2, resolve, NULL, &err), CU_OK);
+	cr_expect_eq(
+	    ctl_metrics_workload_labels(m, CTL_M_ADMITTED_ACTIVE_WORKLOADS), 1);
+	cr_expect_eq(
+	    ctl_metrics_workload_labels(m, CTL_M_PENDING_WORKLOADS), 0);
+	cr_assert_eq(ctl_metric_set_wl(m, CTL_M_ADMITTED_ACTIVE_WORKLOADS,
+			 CTL_LV("cq-a"), inf, 2),
+	    CU_OK);
+	cr_assert_eq(ctl_metric_set_wl(m, CTL_M_ADMITTED_ACTIVE_WORKLOADS,
+			 CTL_LV("cq-a"), other, 1),
+	    CU_OK);
+	cr_assert_eq(ctl_metric_set(m, CTL_M_PENDING_WORKLOADS,
+			 CTL_LV("cq-a", "active"), 0),
+	    CU_OK);
+	text = render(m);
+	cr_expect_not_null(strstr(text,
+	    "kueue_admitted_active_workloads{cluster_queue=\"cq-a\","
+	    "custom_team=\"red\",custom_wtype=\"inference\","
+	    "replica_role=\"standalone\"} 2\n"));
+	cr_expect_not_null(strstr(text,
+	    "kueue_admitted_active_workloads{cluster_queue=\"cq-a\","
+	    "custom_team=\"red\",custom_wtype=\"kueue.x-k8s.io/"
+	    "_UNTRACKED_VALUE_\",replica_role=\"standalone\"} 1\n"));
+	cr_expect_not_null(strstr(text,
+	    "kueue_pending_workloads{cluster_queue=\"cq-a\",status=\"active\","
+	    "custom_team=\"red\",replica_role=\"standalone\"} 0\n"));
+	cu_free(text);
+	ctl_metrics_free(m);
+}
