@@ -86,9 +86,10 @@ const struct ctl_compat ctl_compat_table[] = {
 	"ClusterQueue status.pendingWorkloadsStatus is never written; the "
 	"visibility API serves pending Workloads)"},
     {"Configuration", "multiKueue", P, CTL_COMPAT_WARN_NEVER,
-	"origin, gcInterval, workerLostTimeout and dispatcherName (AllAtOnce; "
-	"Incremental is read and dispatches as AllAtOnce); batch/Job is "
-	"dispatched (docs/multikueue.md), externalFrameworks and "
+	"origin, gcInterval, workerLostTimeout, dispatcherName (AllAtOnce, "
+	"Incremental with incrementalDispatcherConfig.stepSize; external "
+	"dispatchers dispatch as AllAtOnce); batch/Job and JobSet are "
+	"dispatched (docs/multikueue.md); externalFrameworks and "
 	"clusterProfile are not acted on"},
     {"Configuration", "fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "admissionFairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
@@ -138,7 +139,7 @@ const struct ctl_compat ctl_compat_table[] = {
     {"ClusterQueue", "spec.admissionChecksStrategy", P, CTL_COMPAT_WARN_NEVER,
 	"checks (per flavor) gate Admitted, their podSetUpdates are applied; "
 	"the ProvisioningRequest and MultiKueue controllers are built in "
-	"(MultiKueue: batch/Job; docs/multikueue.md)"},
+	"(MultiKueue: batch/Job and JobSet; docs/multikueue.md)"},
     {"ClusterQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionScope", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Cohort", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},

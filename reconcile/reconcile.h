@@ -2076,7 +2076,8 @@ void rec_written_plan_dispose(struct rec_written_plan *p);
  *    least one of its clusters is Active (SomeActiveClusters when not
  *    all are; NoUsableClusters, BadConfig otherwise);
  *  - a Workload holding quota is copied to every reachable worker of the
- *    check's config (AllAtOnce); the first copy admitted on a worker
+ *    check's config (AllAtOnce; or Incremental: stepSize more workers in
+ *    name order per round); the first copy admitted on a worker
  *    wins (a copy whose worker is named by status.clusterName or already
  *    has the job first: a restarted manager keeps its choice), the
  *    others are removed, the check goes Ready naming the
