@@ -10,9 +10,10 @@
  *    (AllAtOnce), with the origin label; status.nominatedClusterNames
  *    names them;
  *  - once a copy is admitted on a worker, the copies elsewhere are
- *    removed, the job is created there (Kueue's prebuilt Workload label,
- *    managedBy cleared: the worker's controllers run it), the check goes
- *    Ready naming the worker (status.clusterName) and, once the
+ *    removed, the choice is written (status.clusterName, the check
+ *    Ready) and, once the cache shows it, the job is created there (Kueue's
+ * prebuilt Workload label, managedBy cleared: the worker's controllers run it),
+ * the check goes Ready naming the worker (status.clusterName) and, once the
  *    manager's job runs (unsuspended, left alone by its own controller
  *    through spec.managedBy), the worker's job status is copied to it;
  *  - a copy that finished finishes the manager's Workload (with the job
@@ -390,6 +391,14 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 		json_t *rj =
 		    remote_job_of(win, kind, x->ns, x->name, jname, &rres);
 
+		/* The choice is written (status.clusterName) and seen in the
+		 * cache before the job is created on the winner: a manager
+		 * restarted in between finds its choice, never a second
+		 * one. */
+		if (p->cluster_name != NULL) {
+			status_write(c, x->wl, check, p, NULL, 0);
+			break;
+		}
 		if (rj == NULL) {
 			json_t *body = rec_mk_remote_job(
 			    x->fw, x->job, x->name, c->cfg->mk.origin);
