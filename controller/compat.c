@@ -90,8 +90,12 @@ const struct ctl_compat ctl_compat_table[] = {
 	"v1beta1 only; accepted and dropped as Kueue does at HEAD (its "
 	"ClusterQueue status.pendingWorkloadsStatus is never written; the "
 	"visibility API serves pending Workloads)"},
-    {"Configuration", "multiKueue", N, CTL_COMPAT_WARN_IF_SET,
-	"no MultiKueue: Workloads run in this cluster"},
+    {"Configuration", "multiKueue", P, CTL_COMPAT_WARN_NEVER,
+	"origin, gcInterval, workerLostTimeout, dispatcherName (AllAtOnce, "
+	"Incremental with incrementalDispatcherConfig.stepSize; external "
+	"dispatchers dispatch as AllAtOnce); batch/Job and JobSet are "
+	"dispatched (docs/multikueue.md); externalFrameworks and "
+	"clusterProfile are not acted on"},
     {"Configuration", "fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "admissionFairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "resources.excludeResourcePrefixes", S,
@@ -141,8 +145,8 @@ const struct ctl_compat ctl_compat_table[] = {
     {"ClusterQueue", "spec.stopPolicy", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionChecksStrategy", P, CTL_COMPAT_WARN_NEVER,
 	"checks (per flavor) gate Admitted, their podSetUpdates are applied; "
-	"the ProvisioningRequest controller is built in, other check "
-	"controllers (MultiKueue) must run outside cueue"},
+	"the ProvisioningRequest and MultiKueue controllers are built in "
+	"(MultiKueue: batch/Job and JobSet; docs/multikueue.md)"},
     {"ClusterQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionScope", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Cohort", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
@@ -172,9 +176,9 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Job", "kueue.x-k8s.io/admission-gated-by", S, CTL_COMPAT_WARN_NEVER, ""},
     /* Kueue's metric families cueue does not export (pkg/metrics). */
     {"Metric", "multikueue_workloads_dispatched_total", N,
-	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
+	CTL_COMPAT_WARN_TABLE_ONLY, "MultiKueue dispatches, not counted yet"},
     {"Metric", "multikueue_workloads_admitted_total", N,
-	CTL_COMPAT_WARN_TABLE_ONLY, "no MultiKueue"},
+	CTL_COMPAT_WARN_TABLE_ONLY, "MultiKueue dispatches, not counted yet"},
 };
 
 const size_t ctl_compat_count =

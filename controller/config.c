@@ -384,6 +384,7 @@ void ctl_config_dispose(struct ctl_config *c)
 	    c->admission_fair_sharing.nweights);
 	cu_free(c->admission_fair_sharing.weights);
 	ctl_config_dispose_resources(c);
+	ctl_config_dispose_mk(c);
 	ctl_config_dispose_dra(c);
 	ctl_config_dispose_labels(c);
 	free_strv(c->warnings, c->nwarnings);

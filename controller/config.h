@@ -304,6 +304,17 @@ struct ctl_config {
 		int64_t after_deactivated_ns;
 	} retention;
 
+	/* multiKueue (controller/mk*.c, controller/config_mk.c), with
+	 * Kueue's defaults: origin "multikueue", gcInterval 1m,
+	 * workerLostTimeout 15m, the AllAtOnce dispatcher. */
+	struct {
+		char *origin;		/* [owned] the origin label's value */
+		int64_t gc_interval_ns; /* 0: no garbage collection */
+		int64_t worker_lost_ns; /* workerLostTimeout */
+		bool incremental;	/* dispatcherName Incremental */
+		int step_size; /* incrementalDispatcherConfig.stepSize (3) */
+	} mk;
+
 	/* Fields Kueue accepts that cueue reads but does not act on, one
 	 * message each ("line 12: multiKueue: accepted but ignored by
 	 * cueue"). [owned] */

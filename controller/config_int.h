@@ -177,6 +177,10 @@ json_t *ctl_config_dra_json(const struct ctl_config *c);
 
 /* objectRetentionPolicies: load (negative durations refused) and print
  * (json null when unset, NULL when out of memory). */
+/* config_mk.c: the multiKueue section (Kueue's defaults when absent). */
+int ctl_config_load_mk(const struct ctl_config_dec *d, const json_t *root);
+void ctl_config_dispose_mk(struct ctl_config *c);
+
 int ctl_config_load_retention(
     const struct ctl_config_dec *d, const json_t *root);
 json_t *ctl_config_retention_json(const struct ctl_config *c);

@@ -678,6 +678,7 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 	STEP(ctl_config_load_labels(d, root));
 	STEP(ctl_config_load_resources(d, root));
 	STEP(ctl_config_load_retention(d, root));
+	STEP(ctl_config_load_mk(d, root));
 	STEP(ctl_config_warn_ignored(d, root));
 	return first;
 }

@@ -113,6 +113,8 @@ static api_informer *expect_informer(const char *const *key, void *payload)
 		return c->inf[INF_PODTEMPLATE];
 	if (strcmp(key[0], "AdmissionCheck") == 0)
 		return c->inf[INF_ACHECK];
+	if (strcmp(key[0], "MultiKueueCluster") == 0)
+		return ctl_mk_informer(c);
 	enum inf_id id = ctl_fw_inf(key[0]);
 
 	return c->inf[id == INF__COUNT ? INF_JOBSET : id];
@@ -461,6 +463,7 @@ static void turn(ctl *c)
 			ctl_reconcile_workload(
 			    c, (const char *const *)v[i]->k, now);
 			ctl_provreq_workload(c, (const char *const *)v[i]->k);
+			ctl_mk_workload(c, (const char *const *)v[i]->k);
 			ctl_retention_workload(
 			    c, (const char *const *)v[i]->k, now);
 		}
@@ -494,6 +497,7 @@ static void turn(ctl *c)
 		ctl_tas_before_cycle(c, now);
 		ctl_run_cycle(c, now);
 	}
+	ctl_mk_turn(c, now);
 	if (ctl_may_write(c) && c->rep.pending_scan) {
 		c->rep.pending_scan = false;
 		ctl_report_pending(c, now);
@@ -965,6 +969,8 @@ int ctl_start(ctl *c, cu_error *err)
 		if (rc != CU_OK)
 			return rc;
 	}
+	if ((rc = ctl_mk_start(c, err)) != CU_OK)
+		return rc;
 	if (c->srv.probe_srv != NULL &&
 	    (rc = ctl_httpd_start(c->srv.probe_srv, err)) != CU_OK)
 		return rc;
@@ -1038,6 +1044,7 @@ void ctl_free(ctl *c)
 	 * metrics server go. */
 	ctl_mauth_free(c->srv.mauth);
 	ctl_vauth_free(c->srv.vauth);
+	ctl_mk_dispose(c); /* its workers' clients, its informers */
 	for (i = 0; i < INF__COUNT; i++)
 		api_informer_free(c->inf[i]);
 	/* Its informers before the client. */

@@ -358,6 +358,7 @@ struct ctl {
 	struct ctl_afs afs;
 	struct ctl_tas tas;
 	struct ctl_dra *dra; /* owned (dra.c) */
+	struct ctl_mk *mk;   /* owned (mk.c; controller/mk_int.h) */
 
 	bool stopping;
 	void (*stop_done)(void *payload);
@@ -677,6 +678,26 @@ void ctl_provreq_create_failed(
 /* A request or template obj [borrowed] changed: its owner Workload is
  * marked dirty. */
 void ctl_provreq_mark(ctl *c, enum inf_id id, json_t *obj);
+
+/* ---- mk.c, mk_wl.c: MultiKueue (controller/mk_int.h) ------------------ */
+
+struct ctl_mk;
+/* Start the MultiKueueCluster and MultiKueueConfig informers and the
+ * state (c->mk); dispose (safe when not started; before the client is
+ * freed). CU_ENOMEM and the informers' errors. */
+int ctl_mk_start(ctl *c, cu_error *err);
+void ctl_mk_dispose(ctl *c);
+/* The MultiKueueCluster informer (the pipeline's expectation hook), or
+ * NULL. */
+api_informer *ctl_mk_informer(ctl *c);
+/* One turn: connections to the workers, the clusters' and the checks'
+ * Active conditions, the orphan collection when due, the marked
+ * Workloads (writers only for writes). */
+void ctl_mk_turn(ctl *c, int64_t now);
+/* The Workloads marked dirty, decided and carried out (mk_wl.c). */
+void ctl_mk_workloads(ctl *c, int64_t now);
+/* Workload key {ns, name} [borrowed] changed on the manager. */
+void ctl_mk_workload(ctl *c, const char *const *key);
 
 /* ---- metrics_labels.c ------------------------------------------------ */
 

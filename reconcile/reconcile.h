@@ -2179,4 +2179,144 @@ void rec_cycle_written(
     const struct rec_written_in *in, struct rec_written_plan *out);
 void rec_written_plan_dispose(struct rec_written_plan *p);
 
+/* ---- MultiKueue (reconcile/mk.c) --------------------------------------
+ *
+ * The pure decisions of the MultiKueue admission check controller
+ * (controllerName kueue.x-k8s.io/multikueue; process side controller/mk.c
+ * and controller/mk_wl.c), as Kueue's admissionchecks/multikueue:
+ *
+ *  - an AdmissionCheck is Active while its MultiKueueConfig exists and at
+ *    least one of its clusters is Active (SomeActiveClusters when not
+ *    all are; NoUsableClusters, BadConfig otherwise);
+ *  - a Workload holding quota is copied to every reachable worker of the
+ *    check's config (AllAtOnce; or Incremental: stepSize more workers in
+ *    name order per round); the first copy admitted on a worker
+ *    wins (a copy whose worker is named by status.clusterName or already
+ *    has the job first: a restarted manager keeps its choice), the
+ *    others are removed, the check goes Ready naming the
+ *    worker (status.clusterName); a finished copy finishes the manager's
+ *    Workload; a Workload finished or without quota has its copies
+ *    removed; a winner lost for workerLostTimeout sends the check to
+ *    Retry (the Workload is requeued).
+ */
+#define REC_MK_CONTROLLER "kueue.x-k8s.io/multikueue"
+#define REC_MK_ORIGIN_LABEL "kueue.x-k8s.io/multikueue-origin"
+#define REC_MK_MAX_CLUSTERS 20
+
+/* What the manager knows of one cluster a MultiKueueConfig names. */
+enum rec_mk_cluster_state {
+	REC_MK_CLUSTER_MISSING,	 /* no MultiKueueCluster of that name */
+	REC_MK_CLUSTER_INACTIVE, /* its Active condition is not True */
+	REC_MK_CLUSTER_ACTIVE,
+};
+
+/* The Active condition of a MultiKueue AdmissionCheck: config_err
+ * [borrowed] NULL when its MultiKueueConfig was loaded (else why not:
+ * BadConfig), the config's clusters [borrowed] with their states. Returns
+ * the status; *reason [static], *message [owned: cu_free; NULL on
+ * CU_ENOMEM]. */
+bool rec_mk_check_active(const char *config_err, const char *const *clusters,
+    const enum rec_mk_cluster_state *states, size_t n, const char **reason,
+    char **message);
+
+/* One worker's copy of a manager Workload. */
+struct rec_mk_remote {
+	const char *cluster; /* [borrowed] the MultiKueueCluster */
+	bool reachable;	     /* connected, its caches synced */
+	const json_t *wl;    /* [borrowed] the copy, NULL: none */
+	bool has_job;	     /* the job was created there already */
+};
+
+struct rec_mk_in {
+	const json_t *local; /* [borrowed] the manager's Workload */
+	const char *check;   /* [borrowed] the MultiKueue check's name */
+	/* The owner job's managedBy is kueue.x-k8s.io/multikueue (Kueue's
+	 * MultiKueueBatchJobWithManagedBy): else the check is Rejected. */
+	bool job_managed;
+	const char *job_managed_by;	     /* [borrowed; may be NULL] for the
+					      * message */
+	const struct rec_mk_remote *remotes; /* [borrowed] config order */
+	size_t n;			     /* <= REC_MK_MAX_CLUSTERS */
+	int64_t now_ns;
+	int64_t lost_since_ns; /* when the winner was first seen lost; 0 */
+	int64_t worker_lost_ns;
+	/* The Incremental dispatcher: rounds of step_size more workers (in
+	 * name order) every round_ns while none admitted the copy;
+	 * round_start_ns: the current round's start, 0 none. */
+	bool incremental;
+	int step_size;
+	int64_t round_start_ns, round_ns;
+};
+
+enum rec_mk_step {
+	REC_MK_IDLE,	   /* nothing to do */
+	REC_MK_REMOVE_ALL, /* finished or no quota: remove[] every copy */
+	REC_MK_FINISH,	   /* copy `remote` finished: finish the Workload */
+	REC_MK_REJECT,	   /* the job is not managed by MultiKueue */
+	REC_MK_LOST_WAIT,  /* the winner is unreachable: wait (wake_ns) */
+	REC_MK_RETRY,	   /* the reservation is gone: check to Retry */
+	REC_MK_WINNER,	   /* copy `remote` admitted: keep it, remove[] the
+			    * others, sync its job, check Ready */
+	REC_MK_DISPATCH,   /* create[] the missing copies */
+};
+
+struct rec_mk_plan {
+	enum rec_mk_step step;
+	int remote; /* FINISH, WINNER: the index in in->remotes; else -1 */
+	bool create[REC_MK_MAX_CLUSTERS];
+	bool remove[REC_MK_MAX_CLUSTERS];
+	/* The check's new state [static] and message [owned: cu_free], NULL:
+	 * unchanged; the Workload's new status.clusterName [borrowed from
+	 * in] or NULL. */
+	const char *state;
+	char *message;
+	const char *cluster_name;
+	/* REMOVE_ALL of a Workload that lost its quota (evicted, requeued):
+	 * status.clusterName and nominatedClusterNames are cleared. */
+	bool clear_cluster;
+	/* FINISH: the reason and message of the copy's Finished condition
+	 * [borrowed from in]. */
+	const char *finish_reason, *finish_message;
+	int64_t wake_ns; /* look again then (LOST_WAIT, a round); 0: no */
+	/* DISPATCH: the workers nominated [borrowed from in], in order;
+	 * new_round: an Incremental round starts now. */
+	const char *nominate[REC_MK_MAX_CLUSTERS];
+	size_t n_nominate;
+	bool new_round;
+};
+
+/* The decision for one manager Workload; *out initialised here
+ * (rec_mk_plan_dispose). */
+void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out);
+void rec_mk_plan_dispose(struct rec_mk_plan *p);
+
+/* The status merge patch of the manager's Workload local [borrowed] that
+ * carries out plan p for check [borrowed] at now (RFC 3339): the check's
+ * state, message and lastTransitionTime, status.clusterName,
+ * nominatedClusterNames (DISPATCH: nominated [borrowed], n), Finished
+ * (FINISH). *patch [owned: json_decref] with metadata.resourceVersion,
+ * NULL when nothing changes. CU_ENOMEM. */
+CU_MUST_CHECK int rec_mk_status_patch(const json_t *local, const char *check,
+    const struct rec_mk_plan *p, const char *const *nominated, size_t n,
+    const char *now, json_t **patch, cu_error *err);
+
+/* The copy of the manager's Workload local [borrowed] created on a
+ * worker: name, namespace, labels (but kueue.x-k8s.io/job-uid) with the
+ * origin label = origin [borrowed], annotations, spec. [owned:
+ * json_decref] or NULL (out of memory). */
+json_t *rec_mk_remote_workload(const json_t *local, const char *origin);
+
+/* The copy of the manager's job doc [borrowed] of framework fw created on
+ * the worker: name, namespace, labels with Kueue's prebuilt Workload
+ * label = wl_name and the origin label, annotations, spec without
+ * managedBy (the worker's own controller runs it); a batch/v1 Job loses
+ * spec.selector and its template's controller labels. [owned] or NULL. */
+json_t *rec_mk_remote_job(const struct rec_fw *fw, const json_t *doc,
+    const char *wl_name, const char *origin);
+
+/* The status merge patch that makes the manager's job doc [borrowed]
+ * show the worker's job remote's [borrowed] status: [owned] or NULL when
+ * equal (or out of memory). */
+json_t *rec_mk_job_status_patch(const json_t *doc, const json_t *remote);
+
 #endif /* CU_RECONCILE_RECONCILE_H */

@@ -18,7 +18,8 @@
 
 static const char *const KINDS[] = {"ClusterQueue", "LocalQueue", "Workload",
     "Cohort", "ResourceFlavor", "WorkloadPriorityClass", "Topology",
-    "AdmissionCheck", "ProvisioningRequestConfig", NULL};
+    "AdmissionCheck", "ProvisioningRequestConfig", "MultiKueueCluster",
+    "MultiKueueConfig", NULL};
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -781,6 +782,67 @@ static int ac_up(json_t *spec, cu_error *err)
 	return CU_OK;
 }
 
+/* ---- MultiKueueCluster ------------------------------------------------- */
+
+/* v1beta1 keeps the kubeconfig at spec.kubeConfig, v1beta2 under
+ * spec.clusterSource.kubeConfig (beside clusterProfileRef, which v1beta1
+ * carries only so that nothing is lost). Up: a kubeConfig with a
+ * location moves under clusterSource, as does clusterProfileRef; down:
+ * both move back. MultiKueueConfig is the same in both versions. */
+static int mkc_up(json_t *spec, cu_error *err)
+{
+	json_t *kc, *loc, *prof, *src;
+	int rc;
+
+	if (spec == NULL)
+		return CU_OK;
+	if ((rc = typed(spec, "kubeConfig", "spec", JSON_OBJECT, &kc, err)) !=
+		CU_OK ||
+	    (rc = typed(spec, "clusterProfileRef", "spec", JSON_OBJECT, &prof,
+		 err)) != CU_OK)
+		return rc;
+	if (kc != NULL && (rc = typed(kc, "location", "spec.kubeConfig",
+			       JSON_STRING, &loc, err)) != CU_OK)
+		return rc;
+	src = json_object();
+	if (src == NULL)
+		return nomem(err);
+	if (kc != NULL && loc != NULL && json_string_length(loc) > 0)
+		json_object_set(src, "kubeConfig", kc);
+	if (prof != NULL)
+		json_object_set(src, "clusterProfileRef", prof);
+	json_object_del(spec, "kubeConfig");
+	json_object_del(spec, "clusterProfileRef");
+	if (json_object_set_new(spec, "clusterSource", src) != 0)
+		return nomem(err);
+	return CU_OK;
+}
+
+static int mkc_down(json_t *spec, cu_error *err)
+{
+	json_t *src, *kc, *prof;
+	int rc;
+
+	if (spec == NULL)
+		return CU_OK;
+	if ((rc = typed(spec, "clusterSource", "spec", JSON_OBJECT, &src,
+		 err)) != CU_OK)
+		return rc;
+	if (src == NULL)
+		return CU_OK;
+	if ((rc = typed(src, "kubeConfig", "spec.clusterSource", JSON_OBJECT,
+		 &kc, err)) != CU_OK ||
+	    (rc = typed(src, "clusterProfileRef", "spec.clusterSource",
+		 JSON_OBJECT, &prof, err)) != CU_OK)
+		return rc;
+	if ((kc != NULL && json_object_set(spec, "kubeConfig", kc) != 0) ||
+	    (prof != NULL &&
+		json_object_set(spec, "clusterProfileRef", prof) != 0))
+		return nomem(err);
+	json_object_del(spec, "clusterSource");
+	return CU_OK;
+}
+
 /* ---- one object -------------------------------------------------------- */
 
 static bool known_kind(const char *k)
@@ -864,6 +926,8 @@ int wh_convert_object(
 			rc = fair_sharing_up(status, err);
 		else if (strcmp(kind, "AdmissionCheck") == 0)
 			rc = ac_up(spec, err);
+		else if (strcmp(kind, "MultiKueueCluster") == 0)
+			rc = mkc_up(spec, err);
 	} else if (from == 2 && to == 1) {
 		if (strcmp(kind, "ClusterQueue") == 0)
 			rc = cq_down(obj, spec, err);
@@ -871,6 +935,8 @@ int wh_convert_object(
 			rc = lq_down(status, err);
 		else if (strcmp(kind, "Workload") == 0)
 			rc = wl_down(obj, spec, status, err);
+		else if (strcmp(kind, "MultiKueueCluster") == 0)
+			rc = mkc_down(spec, err);
 	}
 	if (rc == CU_OK &&
 	    json_object_set_new(obj, "apiVersion", json_string(desired)) != 0)

@@ -363,7 +363,8 @@ CU_MUST_CHECK int wh_job_partial_admission(
  * The CRD conversion webhook of the Kueue kinds cueue serves
  * (ClusterQueue, LocalQueue, Workload, Cohort, ResourceFlavor,
  * WorkloadPriorityClass, Topology, AdmissionCheck,
- * ProvisioningRequestConfig) between kueue.x-k8s.io/v1beta1 and v1beta2,
+ * ProvisioningRequestConfig, MultiKueueCluster, MultiKueueConfig) between
+ * kueue.x-k8s.io/v1beta1 and v1beta2,
  * with the semantics of Kueue's apis/kueue/v1beta1 conversion functions:
  *
  *   ClusterQueue  spec.cohort <-> spec.cohortName; v1beta1
@@ -389,6 +390,9 @@ CU_MUST_CHECK int wh_job_partial_admission(
  *                 order; v1beta2-only status.preemptionGates dropped;
  *   AdmissionCheck  v1beta1's deprecated spec.retryDelayMinutes dropped
  *                 going up (no v1beta2 field, no annotation, as Kueue's);
+ *   MultiKueueCluster  spec.kubeConfig (when it has a location) and
+ *                 spec.clusterProfileRef <-> spec.clusterSource.{kubeConfig,
+ *                 clusterProfileRef};
  *   all kinds     the fairSharing status' admissionFairSharingStatus of
  *                 ClusterQueues and Cohorts dropped going up (v1beta2 has
  *                 none there); everything else, metadata included, as is.

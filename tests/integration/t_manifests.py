@@ -124,10 +124,12 @@ def schema_fields(node, path, out):
             schema_fields(node[sub], path, out)
 
 
-# Kueue's short names (config/components/crd/bases), MultiKueue's aside.
+# Kueue's short names (config/components/crd/bases); MultiKueue's kinds
+# have none.
 SHORT_NAMES = {
     "admissionchecks": ["ac"], "clusterqueues": ["cq"], "cohorts": ["co"],
     "localqueues": ["queue", "queues", "lq"],
+    "multikueueclusters": None, "multikueueconfigs": None,
     "provisioningrequestconfigs": ["prc"],
     "resourceflavors": ["flavor", "flavors", "rf"], "topologies": ["topo"],
     "workloadpriorityclasses": ["wpc"],

@@ -109,6 +109,13 @@ USED_BY_PROVISIONING = {
     ("", "podtemplates", "patch"),
 }
 
+# The MultiKueue controller's writes on the manager (t_multikueue.py),
+# and its reads of the worker kubeconfig Secrets.
+USED_BY_MULTIKUEUE = {
+    ("kueue.x-k8s.io", "multikueueclusters/status", "patch"),
+    ("", "secrets", "get"),
+}
+
 QUEUES = """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -429,7 +436,7 @@ def check_crd_rules(rules):
     verbs resourceNames restricts: rewriting another CRD's conversion
     webhook would hand its objects to whoever serves it."""
     want = shipped_conversion_crds()
-    check(len(want) == 9, "the nine Kueue CRDs convert: %r" % want)
+    check(len(want) == 11, "the eleven Kueue CRDs convert: %r" % want)
     for _, r in rules:
         if "customresourcedefinitions" not in r["resources"]:
             continue
@@ -553,7 +560,8 @@ def rbac(s):
                     k = (g, res, v)
                     if k not in used and k not in ALLOWED_UNUSED and \
                             k not in USED_BY_TIMING and \
-                            k not in USED_BY_PROVISIONING:
+                            k not in USED_BY_PROVISIONING and \
+                            k not in USED_BY_MULTIKUEUE:
                         unused.append("%s %s/%s%s" % (
                             v, g or "core", res,
                             " in " + rns if rns else ""))

@@ -41,7 +41,8 @@ Test(ctl_compat, each_ignored_field_warns_once_naming_it)
 	    {"pprofBindAddress: :8082\n",
 		"pprofBindAddress: partly supported by cueue: accepted, "
 		"meaningless here"},
-	    {"multiKueue:\n  gcInterval: 1m\n", "multiKueue: not acted on"},
+	    {"multiKueue:\n  dispatcherName: example.com/mine\n",
+		"multiKueue.dispatcherName: an external dispatcher"},
 	};
 	size_t i;
 
@@ -83,6 +84,9 @@ Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
 		    "objectRetentionPolicies:\n  workloads:\n"
 		    "    afterFinished: 0s\n"
 		    "pprofBindAddress: \"\"\n"
+		    "multiKueue:\n  gcInterval: 30s\n  origin: mgr\n"
+		    "  dispatcherName: kueue.x-k8s.io/"
+		    "multikueue-dispatcher-incremental\n"
 		    "controller:\n  groupKindConcurrency: {Job.batch: 5}\n"
 		    "  cacheSyncTimeout: 30000000000\n",
 		&err),
@@ -94,6 +98,10 @@ Test(ctl_compat, fields_cueue_acts_on_do_not_warn)
 	cr_assert_not(c.retention.has_after_deactivated);
 	cr_assert_str_eq(c.health.readiness_endpoint, "ready");
 	cr_assert_str_eq(c.health.liveness_endpoint, "alive");
+	cr_assert_eq(c.mk.gc_interval_ns, 30 * CU_NS_PER_S);
+	cr_assert_eq(c.mk.worker_lost_ns, 15 * 60 * CU_NS_PER_S, "default");
+	cr_assert_str_eq(c.mk.origin, "mgr");
+	cr_assert(c.mk.incremental);
 	ctl_config_dispose(&c);
 }
 

@@ -125,6 +125,17 @@ Test(convert, provisioningrequestconfig_both_ways)
 	both_ways("provisioningrequestconfig");
 }
 
+/* MultiKueueCluster: spec.kubeConfig <-> spec.clusterSource.kubeConfig. */
+Test(convert, multikueuecluster_both_ways)
+{
+	both_ways("multikueuecluster");
+}
+
+Test(convert, multikueueconfig_both_ways)
+{
+	both_ways("multikueueconfig");
+}
+
 /* AdmissionCheck's deprecated retryDelayMinutes: dropped going up (Kueue
  * keeps no annotation), so it does not come back; a wrong type is an
  * error naming it. */

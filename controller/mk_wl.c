@@ -1,0 +1,655 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller/mk_wl.c - the MultiKueue admission check controller, its
+ * Workload side (see mk_int.h): for each manager Workload with a
+ * MultiKueue check, the copies on the check's workers and the owner job
+ * are gathered from the caches, reconcile/mk.c decides, and this file
+ * carries the plan out:
+ *
+ *  - copies of the Workload are created on the reachable workers
+ *    (AllAtOnce), with the origin label; status.nominatedClusterNames
+ *    names them;
+ *  - once a copy is admitted on a worker, the copies elsewhere are
+ *    removed, the choice is written (status.clusterName, the check
+ *    Ready) and, once the cache shows it, the job is created there (Kueue's
+ * prebuilt Workload label, managedBy cleared: the worker's controllers run it),
+ * the check goes Ready naming the worker (status.clusterName) and, once the
+ *    manager's job runs (unsuspended, left alone by its own controller
+ *    through spec.managedBy), the worker's job status is copied to it;
+ *  - a copy that finished finishes the manager's Workload (with the job
+ *    status copied first); a Workload finished, without quota or gone
+ *    has its copies and their jobs removed;
+ *  - a winner unreachable for workerLostTimeout sends the check to Retry
+ *    (the Workload controller requeues the Workload);
+ *  - every gcInterval, copies on connected workers whose manager
+ *    Workload is gone are removed (orphans).
+ *
+ * Writes to the workers go through each worker's own client, one in
+ * flight per object and verb (mk->inflight); writes to the manager go
+ * through the pipeline with expectations, as every other write.
+ */
+#include <string.h>
+
+#include "api/json.h"
+#include "controller/mk_int.h"
+
+static const struct api_resource res_wl = {
+    "kueue.x-k8s.io", "v1beta2", "workloads", true};
+static const struct api_resource res_jobs = {"batch", "v1", "jobs", true};
+static const struct api_resource res_jobsets = {
+    "jobset.x-k8s.io", "v1alpha2", "jobsets", true};
+
+/* ---- writes to a worker ----------------------------------------------- */
+
+struct rw {
+	struct ctl_mk *mk;
+	char *cluster, *what, *key, *ns, *wl; /* [owned] */
+};
+
+static void rw_free(struct rw *r)
+{
+	cu_free(r->cluster);
+	cu_free(r->what);
+	cu_free(r->key);
+	cu_free(r->ns);
+	cu_free(r->wl);
+	cu_free(r);
+}
+
+static void rw_done(const struct api_response *resp, void *payload)
+{
+	struct rw *r = payload;
+
+	(void)ctl_keys_del(
+	    &r->mk->inflight, CTL_K3(r->cluster, r->what, r->key));
+	if (!resp->canceled) {
+		if (resp->err != CU_OK && resp->code != 404 &&
+		    resp->code != 409)
+			cu_warn("multikueue: cluster %s: %s %s: %s", r->cluster,
+			    r->what, r->key,
+			    resp->message[0] ? resp->message : resp->reason);
+		ctl_mk__mark(r->mk, r->ns, r->wl);
+	}
+	rw_free(r);
+}
+
+enum rw_verb { RW_CREATE, RW_DELETE, RW_PATCH };
+
+/* One write to worker w of res ns/name (body [borrowed; may be NULL]),
+ * unless the same (what) is in flight; wl [borrowed]: the manager
+ * Workload to look at again on the answer. */
+static void remote_send(struct ctl_mk *mk, struct mk_worker *w,
+    enum rw_verb verb, const char *what, const struct api_resource *res,
+    const char *ns, const char *name, const char *wl, json_t *body)
+{
+	struct rw *r;
+	char *key = cu_asprintf("%s/%s", ns, name);
+	cu_error err;
+	int rc;
+
+	if (key == NULL || w->cl == NULL ||
+	    ctl_keys_get(&mk->inflight, CTL_K3(w->name, what, key)) != NULL) {
+		cu_free(key);
+		return;
+	}
+	r = cu_calloc(1, sizeof(*r));
+	if (r == NULL) {
+		cu_free(key);
+		return;
+	}
+	r->mk = mk;
+	r->key = key;
+	r->cluster = cu_strdup(w->name);
+	r->what = cu_strdup(what);
+	r->ns = cu_strdup(ns);
+	r->wl = cu_strdup(wl);
+	if (r->cluster == NULL || r->what == NULL || r->ns == NULL ||
+	    r->wl == NULL ||
+	    ctl_keys_put(&mk->inflight, CTL_K3(w->name, what, key)) == NULL) {
+		rw_free(r);
+		return;
+	}
+	cu_error_clear(&err);
+	switch (verb) {
+	case RW_CREATE:
+		rc = api_create(NULL, w->cl, res, ns, body, rw_done, r, &err);
+		break;
+	case RW_DELETE:
+		rc = api_delete(
+		    NULL, w->cl, res, ns, name, body, rw_done, r, &err);
+		break;
+	default:
+		rc = api_merge_patch(
+		    NULL, w->cl, res, ns, name, body, false, rw_done, r, &err);
+		break;
+	}
+	if (rc != CU_OK) {
+		cu_warn("multikueue: cluster %s: %s %s/%s: %s", w->name, what,
+		    ns, name, err.msg);
+		(void)ctl_keys_del(&mk->inflight, CTL_K3(w->name, what, key));
+		rw_free(r);
+	}
+}
+
+static bool deleting(json_t *obj)
+{
+	return json_object_get(json_object_get(obj, "metadata"),
+		   "deletionTimestamp") != NULL;
+}
+
+struct find_job {
+	const char *ns, *wl;
+	json_t *found; /* [borrowed] */
+};
+
+static void find_job(json_t *obj, void *payload)
+{
+	struct find_job *f = payload;
+	const char *ns = ctl_jmeta(obj, "namespace");
+	const char *l = api_json_str(
+	    json_object_get(json_object_get(obj, "metadata"), "labels"),
+	    REC_PREBUILT_WORKLOAD);
+
+	if (ns != NULL && l != NULL && strcmp(ns, f->ns) == 0 &&
+	    strcmp(l, f->wl) == 0)
+		f->found = obj;
+}
+
+/* The informer of w holding jobs of kind [borrowed; NULL: Job]. */
+static api_informer *jobs_of(struct mk_worker *w, const char *kind)
+{
+	return kind != NULL && strcmp(kind, "JobSet") == 0 ? w->jobset : w->job;
+}
+
+/* The job of kind [NULL: any] on w whose prebuilt Workload is ns/wl
+ * [borrowed], or NULL; *res its resource. */
+static json_t *remote_job_of(struct mk_worker *w, const char *kind,
+    const char *ns, const char *wl, const char *job_name,
+    const struct api_resource **res)
+{
+	struct find_job f = {ns, wl, NULL};
+	api_informer *inf = jobs_of(w, kind);
+
+	*res = kind != NULL && strcmp(kind, "JobSet") == 0 ? &res_jobsets
+							   : &res_jobs;
+	if (inf == NULL)
+		return NULL;
+	if (job_name != NULL && kind != NULL)
+		return api_informer_get(inf, ns, job_name);
+	api_informer_foreach(inf, find_job, &f);
+	if (f.found == NULL && kind == NULL && w->jobset != NULL) {
+		*res = &res_jobsets;
+		api_informer_foreach(w->jobset, find_job, &f);
+	}
+	return f.found;
+}
+
+/* Remove the copy of ns/wl and its job of kind (NULL, or job_name NULL:
+ * found by its label) from w. */
+static void remove_remote(struct ctl_mk *mk, struct mk_worker *w,
+    const char *kind, const char *ns, const char *wl, const char *job_name)
+{
+	const struct api_resource *res;
+	json_t *job = remote_job_of(w, kind, ns, wl, job_name, &res);
+	json_t *copy = w->wl ? api_informer_get(w->wl, ns, wl) : NULL;
+	json_t *opts;
+
+	if (job != NULL && !deleting(job)) {
+		opts = json_pack("{s:s}", "propagationPolicy", "Background");
+		remote_send(mk, w, RW_DELETE, "delete-job", res, ns,
+		    ctl_jmeta(job, "name"), wl, opts);
+		json_decref(opts);
+	}
+	if (copy == NULL)
+		return;
+	/* Its worker's finalizer would keep it (Kueue removes it too). */
+	if (json_array_size(json_object_get(
+		json_object_get(copy, "metadata"), "finalizers")) > 0) {
+		json_t *p = json_pack("{s:{s:n}}", "metadata", "finalizers");
+
+		remote_send(
+		    mk, w, RW_PATCH, "unfinalize-wl", &res_wl, ns, wl, wl, p);
+		json_decref(p);
+	}
+	if (!deleting(copy))
+		remote_send(
+		    mk, w, RW_DELETE, "delete-wl", &res_wl, ns, wl, wl, NULL);
+}
+
+static void remove_everywhere(struct ctl_mk *mk, const char *ns, const char *wl)
+{
+	size_t i;
+
+	for (i = 0; i < mk->nw; i++)
+		if (mk->w[i]->connected)
+			remove_remote(mk, mk->w[i], NULL, ns, wl, NULL);
+}
+
+/* ---- the manager's side ----------------------------------------------- */
+
+/* The owner job of wl [borrowed]: its cache entry [borrowed], descriptor
+ * and informer, or NULL. */
+static json_t *owner_job(
+    ctl *c, json_t *wl, const struct rec_fw **fw, enum inf_id *id)
+{
+	json_t *refs =
+	    json_object_get(json_object_get(wl, "metadata"), "ownerReferences");
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(refs, i, r)
+	{
+		const char *kind = api_json_str(r, "kind");
+		const char *name = api_json_str(r, "name");
+
+		if (!json_is_true(json_object_get(r, "controller")) ||
+		    kind == NULL || name == NULL)
+			continue;
+		*id = ctl_fw_inf(kind);
+		if (*id == INF__COUNT || c->inf[*id] == NULL)
+			return NULL;
+		*fw = rec_fw_at(*id - INF_JOB);
+		return api_informer_get(
+		    c->inf[*id], ctl_jmeta(wl, "namespace"), name);
+	}
+	return NULL;
+}
+
+static const char *managed_by(const struct rec_fw *fw, json_t *doc)
+{
+	json_t *v = doc;
+	size_t i;
+
+	for (i = 0; fw->managed_by != NULL && fw->managed_by[i] != NULL; i++)
+		v = json_object_get(v, fw->managed_by[i]);
+	return fw->managed_by != NULL ? json_string_value(v) : NULL;
+}
+
+static bool suspended(const struct rec_fw *fw, json_t *doc)
+{
+	json_t *v = doc;
+	size_t i;
+
+	for (i = 0; fw->suspend != NULL && fw->suspend[i] != NULL; i++)
+		v = json_object_get(v, fw->suspend[i]);
+	return json_is_true(v);
+}
+
+/* The worker's job status onto the manager's job (not while it is
+ * suspended: Kueue waits for the start). */
+static void copy_job_status(ctl *c, enum inf_id id, const struct rec_fw *fw,
+    json_t *job, json_t *remote)
+{
+	const char *ns = ctl_jmeta(job, "namespace"),
+		   *name = ctl_jmeta(job, "name");
+	const char *kind = ctl_fw_kind(id);
+	struct ctl_pipe_write *pw;
+	json_t *patch;
+
+	if (remote == NULL || suspended(fw, job) ||
+	    ctl_pipe_stale(c->pipe, CTL_K3(kind, ns, name), job))
+		return;
+	patch = rec_mk_job_status_patch(job, remote);
+	if (patch == NULL)
+		return;
+	pw = ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_RESET_START, CTL_RES(id), ns,
+	    name, NULL, patch);
+	if (pw != NULL)
+		ctl_pipe_expect(c->pipe, pw, CTL_K3(kind, ns, name), true);
+}
+
+static void status_write(ctl *c, json_t *wl, const char *check,
+    const struct rec_mk_plan *p, const char *const *nominated, size_t n)
+{
+	const char *ns = ctl_jmeta(wl, "namespace"),
+		   *name = ctl_jmeta(wl, "name");
+	char now[CU_TIME_RFC3339_LEN];
+	json_t *patch = NULL;
+	cu_error err;
+
+	cu_time_format_rfc3339(cu_time_now_ns(), now);
+	cu_error_clear(&err);
+	if (rec_mk_status_patch(
+		wl, check, p, nominated, n, now, &patch, &err) != CU_OK) {
+		cu_warn("workload %s/%s: %s", ns, name, err.msg);
+		return;
+	}
+	if (patch == NULL)
+		return;
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, ns, name, patch, NULL);
+	if (p->message != NULL &&
+	    (p->step == REC_MK_WINNER || p->step == REC_MK_RETRY))
+		ctl_emit(c, wl, REC_EVENT_NORMAL, "MultiKueue", p->message);
+}
+
+/* The MultiKueue check of wl [borrowed] and its config, or NULL. */
+static const char *mk_check(struct ctl_mk *mk, json_t *wl, const char **cfg)
+{
+	json_t *checks =
+	    json_object_get(json_object_get(wl, "status"), "admissionChecks");
+	json_t *chk;
+	size_t i;
+
+	json_array_foreach(checks, i, chk)
+	{
+		const char *n = api_json_str(chk, "name");
+
+		if (n != NULL && (*cfg = ctl_mk__check_config(mk, n)) != NULL)
+			return n;
+	}
+	return NULL;
+}
+
+struct wl_ctx {
+	json_t *wl, *job;
+	const struct rec_fw *fw;
+	enum inf_id id;
+	const char *ns, *name;
+	struct mk_worker *workers[REC_MK_MAX_CLUSTERS];
+	struct rec_mk_remote remotes[REC_MK_MAX_CLUSTERS];
+	size_t n;
+};
+
+/* Look at the lost and dispatching Workloads again at wall time at_ns. */
+static void wake_at(struct ctl_mk *mk, int64_t now, int64_t at_ns)
+{
+	int64_t mono_due = cu_time_mono_ns() + (at_ns - now);
+
+	if (mk->wake_ns == 0 || mono_due < mk->wake_ns)
+		mk->wake_ns = mono_due;
+}
+
+static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
+    const struct rec_mk_plan *p, int64_t now)
+{
+	ctl *c = mk->c;
+	const char *jname = ctl_jmeta(x->job, "name");
+	const char *kind = ctl_fw_kind(x->id);
+	const struct api_resource *rres;
+	struct mk_worker *win = p->remote >= 0 ? x->workers[p->remote] : NULL;
+	size_t i;
+
+	for (i = 0; i < x->n; i++)
+		if (p->remove[i])
+			remove_remote(
+			    mk, x->workers[i], kind, x->ns, x->name, jname);
+	if (p->step != REC_MK_LOST_WAIT)
+		(void)ctl_keys_del(&mk->lost, CTL_K2(x->ns, x->name));
+	if (p->step != REC_MK_DISPATCH)
+		(void)ctl_keys_del(&mk->rounds, CTL_K2(x->ns, x->name));
+	switch (p->step) {
+	case REC_MK_REMOVE_ALL:
+		if (p->clear_cluster)
+			status_write(c, x->wl, check, p, NULL, 0);
+		break;
+	case REC_MK_FINISH:
+		copy_job_status(c, x->id, x->fw, x->job,
+		    remote_job_of(win, kind, x->ns, x->name, jname, &rres));
+		status_write(c, x->wl, check, p, NULL, 0);
+		break;
+	case REC_MK_WINNER: {
+		json_t *rj =
+		    remote_job_of(win, kind, x->ns, x->name, jname, &rres);
+
+		/* The choice is written (status.clusterName) and seen in the
+		 * cache before the job is created on the winner: a manager
+		 * restarted in between finds its choice, never a second
+		 * one. */
+		if (p->cluster_name != NULL) {
+			status_write(c, x->wl, check, p, NULL, 0);
+			break;
+		}
+		if (rj == NULL) {
+			json_t *body = rec_mk_remote_job(
+			    x->fw, x->job, x->name, c->cfg->mk.origin);
+
+			if (body != NULL)
+				remote_send(mk, win, RW_CREATE, "create-job",
+				    CTL_RES(x->id), x->ns, jname, x->name,
+				    body);
+			json_decref(body);
+		} else {
+			copy_job_status(c, x->id, x->fw, x->job, rj);
+		}
+		status_write(c, x->wl, check, p, NULL, 0);
+		break;
+	}
+	case REC_MK_DISPATCH:
+		if (p->new_round) {
+			struct ctl_kent *e =
+			    ctl_keys_put(&mk->rounds, CTL_K2(x->ns, x->name));
+
+			if (e != NULL)
+				e->n = now;
+		}
+		if (p->wake_ns != 0)
+			wake_at(mk, now, p->wake_ns);
+		for (i = 0; i < x->n; i++) {
+			json_t *body;
+
+			if (!p->create[i])
+				continue;
+			body = rec_mk_remote_workload(x->wl, c->cfg->mk.origin);
+			if (body != NULL)
+				remote_send(mk, x->workers[i], RW_CREATE,
+				    "create-wl", &res_wl, x->ns, x->name,
+				    x->name, body);
+			json_decref(body);
+		}
+		status_write(c, x->wl, check, p, p->nominate, p->n_nominate);
+		break;
+	case REC_MK_LOST_WAIT: {
+		struct ctl_kent *e =
+		    ctl_keys_put(&mk->lost, CTL_K2(x->ns, x->name));
+
+		if (e != NULL && e->n == 0)
+			e->n = now;
+		wake_at(mk, now, p->wake_ns);
+		break;
+	}
+	case REC_MK_RETRY:
+	case REC_MK_REJECT:
+		status_write(c, x->wl, check, p, NULL, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+static void workload(
+    struct ctl_mk *mk, const char *ns, const char *name, int64_t now)
+{
+	ctl *c = mk->c;
+	struct wl_ctx x;
+	struct rec_mk_in in;
+	struct rec_mk_plan plan;
+	struct ctl_kent *lost, *round;
+	const struct api_resource *rres;
+	const char *check, *cfg = NULL;
+	json_t *clusters, *cl;
+	size_t i;
+
+	memset(&x, 0, sizeof(x));
+	x.ns = ns;
+	x.name = name;
+	x.wl = api_informer_get(c->inf[INF_WL], ns, name);
+	if (x.wl == NULL || deleting(x.wl)) {
+		remove_everywhere(mk, ns, name);
+		(void)ctl_keys_del(&mk->lost, CTL_K2(ns, name));
+		(void)ctl_keys_del(&mk->rounds, CTL_K2(ns, name));
+		return;
+	}
+	if (ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, name), x.wl) ||
+	    ctl_pipe_awaits(c->pipe, CTL_K3(CTL_KIND_WL, ns, name)))
+		return;
+	check = mk_check(mk, x.wl, &cfg);
+	if (check == NULL || !ctl_mk__config_clusters(mk, cfg, &clusters))
+		return;
+	x.job = owner_job(c, x.wl, &x.fw, &x.id);
+	if (x.job == NULL || x.fw == NULL)
+		return;
+	json_array_foreach(clusters, i, cl)
+	{
+		struct mk_worker *w = ctl_mk__worker(mk, json_string_value(cl));
+
+		if (w == NULL || x.n == REC_MK_MAX_CLUSTERS)
+			continue;
+		x.workers[x.n] = w;
+		x.remotes[x.n].cluster = w->name;
+		x.remotes[x.n].reachable = w->connected;
+		x.remotes[x.n].wl =
+		    w->connected ? api_informer_get(w->wl, ns, name) : NULL;
+		x.remotes[x.n].has_job =
+		    w->connected &&
+		    remote_job_of(w, ctl_fw_kind(x.id), ns, name,
+			ctl_jmeta(x.job, "name"), &rres) != NULL;
+		x.n++;
+	}
+	memset(&in, 0, sizeof(in));
+	in.local = x.wl;
+	in.check = check;
+	in.job_managed_by = managed_by(x.fw, x.job);
+	in.job_managed = in.job_managed_by != NULL &&
+			 strcmp(in.job_managed_by, REC_MK_CONTROLLER) == 0;
+	in.remotes = x.remotes;
+	in.n = x.n;
+	in.now_ns = now;
+	lost = ctl_keys_get(&mk->lost, CTL_K2(ns, name));
+	in.lost_since_ns = lost ? lost->n : 0;
+	in.worker_lost_ns = c->cfg->mk.worker_lost_ns;
+	in.incremental = c->cfg->mk.incremental;
+	in.step_size = c->cfg->mk.step_size;
+	in.round_ns = mk->round_ns;
+	round = ctl_keys_get(&mk->rounds, CTL_K2(ns, name));
+	in.round_start_ns = round ? round->n : 0;
+	rec_mk_decide(&in, &plan);
+	carry_out(mk, &x, check, &plan, now);
+	rec_mk_plan_dispose(&plan);
+}
+
+/* ---- entry points ----------------------------------------------------- */
+
+static void mark_if_checked(json_t *obj, void *payload)
+{
+	struct ctl_mk *mk = payload;
+
+	if (json_array_size(json_object_get(
+		json_object_get(obj, "status"), "admissionChecks")) > 0)
+		ctl_mk__mark(
+		    mk, ctl_jmeta(obj, "namespace"), ctl_jmeta(obj, "name"));
+}
+
+void ctl_mk__mark_all(struct ctl_mk *mk)
+{
+	mk->all_wl = true;
+}
+
+static void mark_lost(struct ctl_mk *mk)
+{
+	struct ctl_kent **v;
+	size_t i, n;
+
+	if (ctl_keys_ordered(&mk->lost, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++)
+			ctl_mk__mark(mk, v[i]->k[0], v[i]->k[1]);
+		cu_free(v);
+	}
+	if (ctl_keys_ordered(&mk->rounds, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++)
+			ctl_mk__mark(mk, v[i]->k[0], v[i]->k[1]);
+		cu_free(v);
+	}
+}
+
+void ctl_mk_workloads(ctl *c, int64_t now)
+{
+	struct ctl_mk *mk = c->mk;
+	struct ctl_kent **v;
+	ctl_keys batch;
+	size_t i, n;
+
+	if (mk == NULL || !ctl_may_write(c) || c->inf[INF_ACHECK] == NULL)
+		return;
+	if (mk->all_wl) {
+		mk->all_wl = false;
+		api_informer_foreach(c->inf[INF_WL], mark_if_checked, mk);
+	}
+	if (mk->wake_ns != 0 && cu_time_mono_ns() >= mk->wake_ns) {
+		mk->wake_ns = 0;
+		mark_lost(mk);
+	}
+	ctl_keys_init(&batch, 2);
+	ctl_keys_move(&batch, &mk->dirty);
+	if (ctl_keys_ordered(&batch, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++)
+			workload(mk, v[i]->k[0], v[i]->k[1], now);
+		cu_free(v);
+	}
+	ctl_keys_dispose(&batch);
+}
+
+void ctl_mk_workload(ctl *c, const char *const *key)
+{
+	if (c->mk != NULL && c->mk->nw > 0)
+		ctl_mk__mark(c->mk, key[0], key[1]);
+}
+
+/* ---- orphans ---------------------------------------------------------- */
+
+struct gc {
+	struct ctl_mk *mk;
+	struct mk_worker *w;
+};
+
+static void gc_wl(json_t *obj, void *payload)
+{
+	struct gc *g = payload;
+	const char *ns = ctl_jmeta(obj, "namespace"),
+		   *name = ctl_jmeta(obj, "name");
+
+	if (ns != NULL && name != NULL &&
+	    api_informer_get(g->mk->c->inf[INF_WL], ns, name) == NULL) {
+		cu_info("multikueue: cluster %s: orphan workload %s/%s "
+			"collected",
+		    g->w->name, ns, name);
+		remove_remote(g->mk, g->w, NULL, ns, name, NULL);
+	}
+}
+
+static void gc_job(json_t *obj, void *payload)
+{
+	struct gc *g = payload;
+	const char *ns = ctl_jmeta(obj, "namespace");
+	const char *wl = api_json_str(
+	    json_object_get(json_object_get(obj, "metadata"), "labels"),
+	    REC_PREBUILT_WORKLOAD);
+
+	if (ns != NULL && wl != NULL && !deleting(obj) &&
+	    api_informer_get(g->mk->c->inf[INF_WL], ns, wl) == NULL)
+		remove_remote(g->mk, g->w, api_json_str(obj, "kind"), ns, wl,
+		    ctl_jmeta(obj, "name"));
+}
+
+void ctl_mk__gc(struct ctl_mk *mk)
+{
+	struct gc g = {mk, NULL};
+	size_t i;
+
+	for (i = 0; i < mk->nw; i++) {
+		g.w = mk->w[i];
+		if (!g.w->connected)
+			continue;
+		api_informer_foreach(g.w->wl, gc_wl, &g);
+		api_informer_foreach(g.w->job, gc_job, &g);
+		if (g.w->jobset != NULL)
+			api_informer_foreach(g.w->jobset, gc_job, &g);
+	}
+}
+
+void ctl_mk__forget_worker(struct ctl_mk *mk, struct mk_worker *w)
+{
+	/* Its writes in flight are cancelled with its client; their
+	 * bookkeeping (mk->inflight) is keyed by name, not by w. */
+	(void)mk;
+	(void)w;
+}

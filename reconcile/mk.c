@@ -1,0 +1,613 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * reconcile/mk.c - the MultiKueue admission check, pure: the
+ * AdmissionCheck's Active verdict from its config and clusters, the
+ * dispatch decision for one manager Workload given its copies on the
+ * workers (see "MultiKueue" in reconcile.h), the status patch that
+ * carries it out, and the copies of the Workload and of its job created
+ * on a worker. No I/O: controller/mk.c and controller/mk_wl.c gather the
+ * inputs and send the writes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/json.h"
+#include "reconcile/rec_int.h"
+#include "reconcile/reconcile.h"
+
+/* ---- the AdmissionCheck ---------------------------------------------- */
+
+/* "[a b c]" of the names whose state is st (Go's %v of a slice). */
+static char *names_with(const char *const *names,
+    const enum rec_mk_cluster_state *states, size_t n,
+    enum rec_mk_cluster_state st, size_t *count)
+{
+	char *out = cu_strdup("["), *next;
+	size_t i;
+
+	*count = 0;
+	for (i = 0; out != NULL && i < n; i++) {
+		if (states[i] != st)
+			continue;
+		next =
+		    cu_asprintf("%s%s%s", out, *count > 0 ? " " : "", names[i]);
+		cu_free(out);
+		out = next;
+		(*count)++;
+	}
+	if (out != NULL) {
+		next = cu_asprintf("%s]", out);
+		cu_free(out);
+		out = next;
+	}
+	return out;
+}
+
+bool rec_mk_check_active(const char *config_err, const char *const *clusters,
+    const enum rec_mk_cluster_state *states, size_t n, const char **reason,
+    char **message)
+{
+	char *missing = NULL, *inactive = NULL;
+	size_t nm = 0, ni = 0;
+	bool active = true;
+
+	*reason = "Active";
+	*message = NULL;
+	if (config_err != NULL) {
+		*reason = "BadConfig";
+		*message = cu_asprintf(
+		    "Cannot load the AdmissionChecks parameters: %s",
+		    config_err);
+		return false;
+	}
+	missing = names_with(clusters, states, n, REC_MK_CLUSTER_MISSING, &nm);
+	inactive =
+	    names_with(clusters, states, n, REC_MK_CLUSTER_INACTIVE, &ni);
+	if (nm + ni == 0) {
+		*message = cu_strdup("The admission check is active");
+	} else {
+		if (nm + ni < n) {
+			*reason = "SomeActiveClusters";
+		} else {
+			*reason = "NoUsableClusters";
+			active = false;
+		}
+		if (missing != NULL && inactive != NULL)
+			*message = cu_asprintf("%s%s%s%s%s",
+			    nm ? "Missing clusters: " : "", nm ? missing : "",
+			    nm && ni ? ", " : "",
+			    ni ? "Inactive clusters: " : "",
+			    ni ? inactive : "");
+	}
+	cu_free(missing);
+	cu_free(inactive);
+	return active;
+}
+
+/* ---- the dispatch decision -------------------------------------------- */
+
+static const json_t *cond_of(const json_t *obj, const char *type)
+{
+	const json_t *conds =
+	    json_object_get(json_object_get(obj, "status"), "conditions");
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+	{
+		const char *t = api_json_str(c, "type");
+
+		if (t != NULL && strcmp(t, type) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+static bool cond_true(const json_t *obj, const char *type)
+{
+	const json_t *c = cond_of(obj, type);
+	const char *st = c ? api_json_str(c, "status") : NULL;
+
+	return st != NULL && strcmp(st, "True") == 0;
+}
+
+static const json_t *check_of(const json_t *wl, const char *name)
+{
+	const json_t *checks =
+	    json_object_get(json_object_get(wl, "status"), "admissionChecks");
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(checks, i, c)
+	{
+		const char *n = api_json_str(c, "name");
+
+		if (n != NULL && strcmp(n, name) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* The copy whose condition type is True since the earliest time (Kueue's
+ * bestMatchByCondition; RFC 3339 strings of one format compare as
+ * times), ties to the config order; -1 when none. */
+static int best_by(const struct rec_mk_in *in, const char *type)
+{
+	const char *best_t = NULL;
+	int best = -1;
+	size_t i;
+
+	for (i = 0; i < in->n; i++) {
+		const json_t *c;
+		const char *t;
+
+		if (in->remotes[i].wl == NULL ||
+		    !cond_true(in->remotes[i].wl, type))
+			continue;
+		c = cond_of(in->remotes[i].wl, type);
+		t = api_json_str(c, "lastTransitionTime");
+		if (best < 0 ||
+		    (t != NULL && best_t != NULL && strcmp(t, best_t) < 0)) {
+			best = (int)i;
+			best_t = t;
+		}
+	}
+	return best;
+}
+
+/* The admitted copy on the worker named cname [may be NULL], else the
+ * first admitted copy whose worker has the job; -1 when none. */
+static int committed(const struct rec_mk_in *in, const char *cname)
+{
+	size_t i;
+
+	for (i = 0; cname != NULL && i < in->n; i++)
+		if (in->remotes[i].wl != NULL &&
+		    strcmp(in->remotes[i].cluster, cname) == 0 &&
+		    cond_true(in->remotes[i].wl, REC_COND_ADMITTED))
+			return (int)i;
+	for (i = 0; i < in->n; i++)
+		if (in->remotes[i].wl != NULL && in->remotes[i].has_job &&
+		    cond_true(in->remotes[i].wl, REC_COND_ADMITTED))
+			return (int)i;
+	return -1;
+}
+
+static bool holds_quota(const json_t *wl)
+{
+	return cond_true(wl, REC_COND_QUOTA_RESERVED) &&
+	       json_object_get(json_object_get(wl, "status"), "admission") !=
+		   NULL;
+}
+
+static void remove_all_but(
+    const struct rec_mk_in *in, struct rec_mk_plan *out, int keep)
+{
+	size_t i;
+
+	for (i = 0; i < in->n; i++)
+		out->remove[i] = (int)i != keep && in->remotes[i].wl != NULL &&
+				 in->remotes[i].reachable;
+}
+
+static bool listed(const json_t *arr, const char *name)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(arr, i, v)
+	{
+		const char *s = json_string_value(v);
+
+		if (s != NULL && strcmp(s, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Kueue's Incremental dispatcher: the workers nominated so far stay; a
+ * round that ran out (or none yet) adds the next step_size workers not
+ * nominated, in name order. */
+static void incremental(const struct rec_mk_in *in, struct rec_mk_plan *out)
+{
+	const json_t *cur = json_object_get(
+	    json_object_get(in->local, "status"), "nominatedClusterNames");
+	const char *rest[REC_MK_MAX_CLUSTERS];
+	size_t i, nrest = 0, step;
+
+	for (i = 0; i < in->n; i++) {
+		if (listed(cur, in->remotes[i].cluster))
+			out->nominate[out->n_nominate++] =
+			    in->remotes[i].cluster;
+		else
+			rest[nrest++] = in->remotes[i].cluster;
+	}
+	if (nrest == 0)
+		return;
+	if (in->round_start_ns != 0 &&
+	    in->now_ns - in->round_start_ns <= in->round_ns) {
+		out->wake_ns = in->round_start_ns + in->round_ns + 1;
+		return;
+	}
+	qsort(rest, nrest, sizeof(*rest), cmp_name);
+	step = in->step_size > 0 ? (size_t)in->step_size : 3;
+	for (i = 0; i < nrest && i < step; i++)
+		out->nominate[out->n_nominate++] = rest[i];
+	out->new_round = true;
+	if (nrest > step)
+		out->wake_ns = in->now_ns + in->round_ns + 1;
+}
+
+/* The check is Ready but no copy is admitted any more: wait for a lost
+ * winner up to workerLostTimeout, else Retry. */
+static void reservation_gone(
+    const struct rec_mk_in *in, const char *cname, struct rec_mk_plan *out)
+{
+	size_t i;
+	bool reachable = false;
+
+	for (i = 0; cname != NULL && i < in->n; i++)
+		if (strcmp(in->remotes[i].cluster, cname) == 0)
+			reachable = in->remotes[i].reachable;
+	if (!reachable) {
+		int64_t since =
+		    in->lost_since_ns ? in->lost_since_ns : in->now_ns;
+
+		if (in->now_ns - since < in->worker_lost_ns) {
+			out->step = REC_MK_LOST_WAIT;
+			out->wake_ns = since + in->worker_lost_ns;
+			return;
+		}
+		out->step = REC_MK_RETRY;
+		out->state = "Retry";
+		out->message = cu_strdup("Reserving remote lost");
+		return;
+	}
+	out->step = REC_MK_RETRY;
+	out->state = "Retry";
+	out->message =
+	    cu_strdup("Reserving remote no longer exists or is not admitted");
+}
+
+void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out)
+{
+	const json_t *acs = check_of(in->local, in->check);
+	const char *state = acs ? api_json_str(acs, "state") : NULL;
+	const char *cname =
+	    api_json_str(json_object_get(in->local, "status"), "clusterName");
+	bool ready = state != NULL && strcmp(state, "Ready") == 0;
+	int w;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->remote = -1;
+	if (acs == NULL || in->n > REC_MK_MAX_CLUSTERS)
+		return;
+	/* 1. finished, or no quota: every copy goes. */
+	if (cond_true(in->local, REC_COND_FINISHED) ||
+	    !holds_quota(in->local)) {
+		const json_t *st = json_object_get(in->local, "status");
+
+		out->step = REC_MK_REMOVE_ALL;
+		remove_all_but(in, out, -1);
+		out->clear_cluster =
+		    !cond_true(in->local, REC_COND_FINISHED) &&
+		    (cname != NULL ||
+			json_object_get(st, "nominatedClusterNames") != NULL);
+		return;
+	}
+	/* The owner must be handed to MultiKueue (spec.managedBy). */
+	if (!in->job_managed) {
+		if (state != NULL && strcmp(state, "Rejected") == 0)
+			return;
+		out->step = REC_MK_REJECT;
+		out->state = "Rejected";
+		out->message = cu_asprintf("The owner is not managed by Kueue: "
+					   "Expecting spec.managedBy to be "
+					   "\"%s\" not \"%s\"",
+		    REC_MK_CONTROLLER,
+		    in->job_managed_by ? in->job_managed_by : "");
+		return;
+	}
+	/* 2. a finished copy finishes the Workload. */
+	if ((w = best_by(in, REC_COND_FINISHED)) >= 0) {
+		const json_t *c = cond_of(in->remotes[w].wl, REC_COND_FINISHED);
+
+		out->step = REC_MK_FINISH;
+		out->remote = w;
+		out->finish_reason = api_json_str(c, "reason");
+		out->finish_message = api_json_str(c, "message");
+		return;
+	}
+	/* 3. the admitted copy wins: the one already announced
+	 * (status.clusterName) or already given the job, so that a
+	 * restarted manager never changes its mind (two copies admitted in
+	 * the same second would otherwise tie), else the earliest. */
+	w = committed(in, cname);
+	if (w < 0)
+		w = best_by(in, REC_COND_ADMITTED);
+	if (w < 0 && ready) {
+		reservation_gone(in, cname, out);
+		return;
+	}
+	if (w >= 0) {
+		out->step = REC_MK_WINNER;
+		out->remote = w;
+		remove_all_but(in, out, w);
+		if (state == NULL || (strcmp(state, "Retry") != 0 &&
+					 strcmp(state, "Rejected") != 0)) {
+			out->state = "Ready";
+			out->message = cu_asprintf(
+			    "The workload got reservation on \"%s\"",
+			    in->remotes[w].cluster);
+			if (cname == NULL ||
+			    strcmp(cname, in->remotes[w].cluster) != 0)
+				out->cluster_name = in->remotes[w].cluster;
+		}
+		return;
+	}
+	/* 4. dispatch: nominate every reachable worker (AllAtOnce), while
+	 * the check is Pending and the Workload not evicted. */
+	if (state == NULL || strcmp(state, "Pending") != 0 ||
+	    cond_true(in->local, REC_COND_EVICTED))
+		return;
+	out->step = REC_MK_DISPATCH;
+	if (in->incremental) {
+		incremental(in, out);
+	} else {
+		for (i = 0; i < in->n; i++)
+			if (in->remotes[i].reachable)
+				out->nominate[out->n_nominate++] =
+				    in->remotes[i].cluster;
+	}
+	for (i = 0; i < in->n; i++) {
+		bool nominated = false;
+		size_t k;
+
+		for (k = 0; k < out->n_nominate && !nominated; k++)
+			nominated = strcmp(out->nominate[k],
+					in->remotes[i].cluster) == 0;
+		out->create[i] = nominated && in->remotes[i].reachable &&
+				 in->remotes[i].wl == NULL;
+		out->remove[i] = !nominated && in->remotes[i].reachable &&
+				 in->remotes[i].wl != NULL;
+	}
+}
+
+void rec_mk_plan_dispose(struct rec_mk_plan *p)
+{
+	if (p == NULL)
+		return;
+	cu_free(p->message);
+	p->message = NULL;
+}
+
+/* ---- the manager's Workload status ------------------------------------ */
+
+static int set_check(
+    json_t *st, const char *check, const struct rec_mk_plan *p, const char *now)
+{
+	json_t *checks = json_object_get(st, "admissionChecks"), *c;
+	size_t i;
+
+	json_array_foreach(checks, i, c)
+	{
+		const char *n = api_json_str(c, "name");
+		const char *old = api_json_str(c, "state");
+		const char *msg = api_json_str(c, "message");
+
+		if (n == NULL || strcmp(n, check) != 0)
+			continue;
+		if (old != NULL && strcmp(old, p->state) == 0 && msg != NULL &&
+		    p->message != NULL && strcmp(msg, p->message) == 0)
+			return CU_OK;
+		if (json_object_set_new(c, "state", json_string(p->state)) ||
+		    json_object_set_new(c, "message",
+			json_string(p->message ? p->message : "")) ||
+		    json_object_set_new(
+			c, "lastTransitionTime", json_string(now)))
+			return CU_ENOMEM;
+	}
+	return CU_OK;
+}
+
+static int set_finished(
+    json_t *st, const struct rec_mk_plan *p, const char *now, long long gen)
+{
+	json_t *conds = api_json_obj_child(st, "conditions"), *c, *nc;
+	size_t i;
+
+	if (!json_is_array(conds)) {
+		conds = json_array();
+		if (conds == NULL ||
+		    json_object_set_new(st, "conditions", conds) != 0)
+			return CU_ENOMEM;
+	}
+	json_array_foreach(conds, i, c)
+	{
+		const char *t = api_json_str(c, "type");
+
+		if (t != NULL && strcmp(t, REC_COND_FINISHED) == 0) {
+			json_array_remove(conds, i);
+			break;
+		}
+	}
+	nc = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "type",
+	    REC_COND_FINISHED, "status", "True", "reason",
+	    p->finish_reason ? p->finish_reason : "Succeeded", "message",
+	    p->finish_message ? p->finish_message : "", "lastTransitionTime",
+	    now, "observedGeneration", (json_int_t)gen);
+	if (nc == NULL || json_array_append_new(conds, nc) != 0)
+		return CU_ENOMEM;
+	return CU_OK;
+}
+
+int rec_mk_status_patch(const json_t *local, const char *check,
+    const struct rec_mk_plan *p, const char *const *nominated, size_t n,
+    const char *now, json_t **patch, cu_error *err)
+{
+	json_t *to = json_deep_copy(local), *st;
+	long long gen = (long long)json_integer_value(
+	    json_object_get(json_object_get(local, "metadata"), "generation"));
+	int rc = CU_OK;
+	size_t i;
+
+	*patch = NULL;
+	st = to != NULL ? api_json_obj_child(to, "status") : NULL;
+	if (st == NULL)
+		goto nomem;
+	if (p->state != NULL && set_check(st, check, p, now) != CU_OK)
+		goto nomem;
+	if (p->cluster_name != NULL) {
+		if (json_object_set_new(
+			st, "clusterName", json_string(p->cluster_name)) != 0)
+			goto nomem;
+		json_object_del(st, "nominatedClusterNames");
+	}
+	if (p->clear_cluster) {
+		json_object_del(st, "clusterName");
+		json_object_del(st, "nominatedClusterNames");
+	}
+	if (p->step == REC_MK_DISPATCH) {
+		json_t *a = json_array();
+
+		for (i = 0; a != NULL && i < n; i++)
+			json_array_append_new(a, json_string(nominated[i]));
+		if (a == NULL ||
+		    json_object_set_new(
+			st, "nominatedClusterNames", n ? a : json_null()) != 0)
+			goto nomem;
+		if (n == 0) {
+			json_decref(a);
+			json_object_del(st, "nominatedClusterNames");
+		}
+	}
+	if (p->step == REC_MK_FINISH && set_finished(st, p, now, gen) != CU_OK)
+		goto nomem;
+	rc = rec__strict_patch(local, to, patch, err);
+	json_decref(to);
+	return rc;
+nomem:
+	json_decref(to);
+	return rec__nomem(err, "workload status");
+}
+
+/* ---- the copies on a worker ------------------------------------------- */
+
+/* name, namespace, labels (less drop [may be NULL]) with the extra
+ * labels, annotations of obj [borrowed] as a new metadata. */
+static json_t *clone_meta(const json_t *obj, const char *drop, const char *k1,
+    const char *v1, const char *k2, const char *v2)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	json_t *out = json_object(), *labels, *ann;
+
+	if (out == NULL)
+		return NULL;
+	json_object_set(out, "name", json_object_get(md, "name"));
+	json_object_set(out, "namespace", json_object_get(md, "namespace"));
+	labels = json_deep_copy(json_object_get(md, "labels"));
+	if (!json_is_object(labels)) {
+		json_decref(labels);
+		labels = json_object();
+	}
+	if (labels == NULL) {
+		json_decref(out);
+		return NULL;
+	}
+	if (drop != NULL)
+		json_object_del(labels, drop);
+	if (k1 != NULL)
+		json_object_set_new(labels, k1, json_string(v1));
+	if (k2 != NULL)
+		json_object_set_new(labels, k2, json_string(v2));
+	json_object_set_new(out, "labels", labels);
+	ann = json_object_get(md, "annotations");
+	if (json_is_object(ann) && json_object_size(ann) > 0)
+		json_object_set(out, "annotations", ann);
+	return out;
+}
+
+json_t *rec_mk_remote_workload(const json_t *local, const char *origin)
+{
+	json_t *md = clone_meta(
+	    local, REC_LABEL_JOB_UID, REC_MK_ORIGIN_LABEL, origin, NULL, NULL);
+	json_t *spec = json_deep_copy(json_object_get(local, "spec"));
+
+	if (md == NULL || spec == NULL) {
+		json_decref(md);
+		json_decref(spec);
+		return NULL;
+	}
+	return json_pack("{s:s, s:s, s:o, s:o}", "apiVersion",
+	    "kueue.x-k8s.io/v1beta2", "kind", "Workload", "metadata", md,
+	    "spec", spec);
+}
+
+/* The labels the Job controller puts on a Job's pod template. */
+static const char *const job_template_labels[] = {"controller-uid",
+    "batch.kubernetes.io/controller-uid", "job-name",
+    "batch.kubernetes.io/job-name", NULL};
+
+json_t *rec_mk_remote_job(const struct rec_fw *fw, const json_t *doc,
+    const char *wl_name, const char *origin)
+{
+	json_t *md = clone_meta(doc, NULL, REC_PREBUILT_WORKLOAD, wl_name,
+	    REC_MK_ORIGIN_LABEL, origin);
+	json_t *spec = json_deep_copy(json_object_get(doc, "spec"));
+	char *av = fw->group[0] ? cu_asprintf("%s/%s", fw->group, fw->version)
+				: cu_strdup(fw->version);
+	json_t *out;
+	size_t i;
+
+	if (md == NULL || !json_is_object(spec) || av == NULL) {
+		json_decref(md);
+		json_decref(spec);
+		cu_free(av);
+		return NULL;
+	}
+	json_object_del(spec, "managedBy");
+	if (strcmp(fw->kind, "Job") == 0 && strcmp(fw->group, "batch") == 0) {
+		json_t *tl = json_object_get(
+		    json_object_get(
+			json_object_get(spec, "template"), "metadata"),
+		    "labels");
+
+		json_object_del(spec, "selector");
+		for (i = 0; tl != NULL && job_template_labels[i] != NULL; i++)
+			json_object_del(tl, job_template_labels[i]);
+	}
+	out = json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", av, "kind",
+	    fw->kind, "metadata", md, "spec", spec);
+	cu_free(av);
+	return out;
+}
+
+json_t *rec_mk_job_status_patch(const json_t *doc, const json_t *remote)
+{
+	const json_t *rs = json_object_get(remote, "status");
+	const json_t *ls = json_object_get(doc, "status");
+	json_t *st;
+	const char *k;
+	json_t *v;
+
+	if (rs == NULL || json_equal(rs, ls))
+		return NULL;
+	/* A merge patch: the worker's fields, and null for those the
+	 * manager's copy has and the worker's has not. */
+	st = json_deep_copy(rs);
+	if (st == NULL)
+		return NULL;
+	json_object_foreach((json_t *)ls, k, v)
+	{
+		if (json_object_get(rs, k) == NULL)
+			json_object_set_new(st, k, json_null());
+	}
+	return json_pack("{s:o}", "status", st);
+}

@@ -1,0 +1,490 @@
+# SPDX-License-Identifier: Apache-2.0
+"""MultiKueue with three clusters: three cueue-apiserver processes (each on
+a free port of its own), a cueue-controller on each; the first is the
+manager, whose worker kubeconfigs are Secrets in the controller's
+namespace, the other two are workers running Jobs with the Job simulator.
+
+A Job sent to the manager (spec.managedBy kueue.x-k8s.io/multikueue) has
+its Workload copied to the workers, is admitted on exactly one of them
+(a worker without room never admits it while the other has room), runs
+there, and the manager's Job shows the worker's status and completion;
+the copies go once it finished. The MultiKueueCluster shows Active, the
+AdmissionCheck too; a worker whose API server is gone goes Active=False;
+orphaned copies are collected every gcInterval."""
+import base64
+import os
+import signal
+import threading
+
+from cuetest import CONTROLLER_CONFIG, Controller, Server, case, check, eq, \
+    wait_for
+from cuetest.kobj import cond, is_true
+from cuetest.observe import Observer
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+MANIFESTS = os.path.join(ROOT, "manifests")
+DATA = os.path.join(ROOT, "tests", "integration", "data")
+KQ = "/apis/kueue.x-k8s.io/v1beta2"
+NS = "default"
+CTL_NS = "cueue-system"
+CHECK = "sample-multikueue"
+MK = "kueue.x-k8s.io/multikueue"
+ORIGIN = "kueue.x-k8s.io/multikueue-origin"
+W1, W2 = "multikueue-test-worker1", "multikueue-test-worker2"
+
+MANAGER_CONFIG = CONTROLLER_CONFIG + """namespace: %s
+integrations:
+  frameworks: ["batch/job", "jobset.x-k8s.io/jobset"]
+multiKueue:
+  gcInterval: 2s
+  workerLostTimeout: 5s
+""" % CTL_NS
+
+WORKER_CONFIG = CONTROLLER_CONFIG + """integrations:
+  frameworks: ["batch/job", "jobset.x-k8s.io/jobset"]
+"""
+JOBSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets" % NS
+
+
+def crds(s):
+    s.kubectl("apply", "-f", os.path.join(MANIFESTS, "crds"))
+    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
+              "--timeout=30s")
+
+
+def worker_queues(w, cpu):
+    """The worker's own flavor, ClusterQueue (cpu CPUs, no checks) and
+    the LocalQueue of the manager's name in NS."""
+    w.kubectl("apply", "-f", "-", input="""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cluster-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu", "memory"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: %s}
+      - {name: memory, nominalQuota: 36Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: user-queue, namespace: %s}
+spec: {clusterQueue: cluster-queue}
+""" % (cpu, NS))
+
+
+def secret(s, name, worker):
+    with open(worker.kubeconfig, "rb") as f:
+        kc = base64.b64encode(f.read()).decode()
+    code, _, body = s.raw(
+        "POST", "/api/v1/namespaces/%s/secrets" % CTL_NS, {
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": name, "namespace": CTL_NS},
+            "data": {"kubeconfig": kc}})
+    eq(code, 201, "secret %s: %r" % (name, body))
+
+
+def add_worker2(s):
+    s.kubectl("apply", "-f", "-", input="""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: %s}
+spec:
+  clusterSource:
+    kubeConfig: {locationType: Secret, location: worker2-secret}
+""" % W2)
+    code, _, body = s.raw(
+        "PATCH", KQ + "/multikueueconfigs/multikueue-test",
+        {"spec": {"clusters": [W1, W2]}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "config with both workers: %r" % body)
+
+
+class Clusters:
+    """The manager (the case's server) and two workers, each with its
+    controller; worker CPU quotas cpu1 and cpu2."""
+
+    def __init__(self, s, cpu1, cpu2, simulate="jobs", config=None,
+                 env=None):
+        self.m = s
+        self.w = [Server(simulate=simulate), Server(simulate=simulate)]
+        self.ctls = []
+        for w, cpu in zip(self.w, (cpu1, cpu2)):
+            crds(w)
+            worker_queues(w, cpu)
+            self.ctls.append(Controller(w, config=WORKER_CONFIG))
+        crds(s)
+        s.namespace(CTL_NS)
+        secret(s, "worker1-secret", self.w[0])
+        secret(s, "worker2-secret", self.w[1])
+        s.kubectl("apply", "-f", os.path.join(DATA,
+                                              "multikueue-setup.yaml"))
+        add_worker2(s)
+        self.mctl = Controller(s, config=config or MANAGER_CONFIG, env=env)
+        self.dead = []
+        self.history = [[], [], []]
+        self.obs = {}
+        for i, srv in enumerate([s] + self.w):
+            self.obs[i] = [
+                Observer(srv, KQ + "/namespaces/%s/workloads" % NS,
+                         on_change=self._recorder(i)),
+                Observer(srv, "/apis/batch/v1/namespaces/%s/jobs" % NS,
+                         on_change=self._recorder(i))]
+
+    def _recorder(self, i):
+        lock = threading.Lock()
+
+        def rec(name, old, new, rv, relisting):
+            with lock:
+                self.history[i].append((name, new))
+        return rec
+
+    def kill_worker(self, i):
+        """SIGKILL worker i's API server (index into self.w) mid-run;
+        its controller is stopped after."""
+        for o in self.obs.pop(i + 1):
+            o.stop()
+        w = self.w[i]
+        w.proc.send_signal(signal.SIGKILL)
+        w.proc.wait()
+        self.dead.append(i)
+
+    def stop(self):
+        for obs in self.obs.values():
+            for o in obs:
+                o.stop()
+        self.mctl.stop()
+        for i, c in enumerate(self.ctls):
+            c.stop(signal.SIGKILL if i in self.dead else signal.SIGTERM)
+        for i, w in enumerate(self.w):
+            if i in self.dead:
+                w.errf.close()
+            else:
+                w.stop()
+
+
+def job(name, cpu="2", runtime_ms=1500, managed=True):
+    spec = {"parallelism": 1, "completions": 1, "suspend": True,
+            "template": {"spec": {
+                "containers": [{"name": "c", "image": "busybox",
+                                "resources": {"requests": {"cpu": cpu}}}],
+                "restartPolicy": "Never"}}}
+    if managed:
+        spec["managedBy"] = MK
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": NS,
+                         "labels": {"kueue.x-k8s.io/queue-name":
+                                    "user-queue"},
+                         "annotations": {"cueue.dev/sim-runtime-ms":
+                                         str(runtime_ms)}},
+            "spec": spec}
+
+
+def jobset(name, runtime_ms=1500):
+    """A JobSet of two replicatedJobs (1 and 2 CPUs) for MultiKueue."""
+    def rj(rname, cpu):
+        return {"name": rname, "replicas": 1, "template": {"spec": {
+            "template": {"metadata": {"annotations": {
+                "cueue.dev/sim-runtime-ms": str(runtime_ms)}}, "spec": {
+                "containers": [{"name": "c", "image": "busybox",
+                                "resources": {"requests": {"cpu": cpu}}}],
+                "restartPolicy": "Never"}}}}}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+            "metadata": {"name": name, "namespace": NS,
+                         "labels": {"kueue.x-k8s.io/queue-name":
+                                    "user-queue"}},
+            "spec": {"suspend": True, "managedBy": MK, "replicatedJobs": [
+                rj("workers", "1"), rj("driver", "2")]}}
+
+
+def wl_of(srv, job_name):
+    for w in srv.get_json(KQ + "/namespaces/%s/workloads" % NS)["items"]:
+        refs = w["metadata"].get("ownerReferences") or [{}]
+        if refs[0].get("name") == job_name:
+            return w
+    return None
+
+
+def check_of(w):
+    for c in (w or {}).get("status", {}).get("admissionChecks") or []:
+        if c["name"] == CHECK:
+            return c
+    return {}
+
+
+def active(srv, path):
+    return is_true(srv.get_json(path), "Active")
+
+
+@case("multikueue-dispatch-one-worker")
+def dispatch(s):
+    """Worker 1 has 1 CPU, worker 2 has 9: the 2-CPU Job is admitted on
+    worker 2 only, runs there, and the manager's Job completes."""
+    k = Clusters(s, "1", "9")
+    try:
+        wait_for(lambda: active(s, KQ + "/multikueueclusters/" + W1) and
+                 active(s, KQ + "/multikueueclusters/" + W2), 30,
+                 what="both MultiKueueClusters Active")
+        mkc = s.get_json(KQ + "/multikueueclusters/" + W1)
+        eq(cond(mkc, "Active")["reason"], "Active", "cluster reason")
+        wait_for(lambda: active(s, KQ + "/admissionchecks/" + CHECK), 20,
+                 what="the AdmissionCheck Active")
+        p = s.kubectl("get", "multikueuecluster", W1)
+        check("CONNECTED" in p.stdout and "True" in p.stdout,
+              "printer columns: %s" % p.stdout)
+        code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/%s/jobs"
+                              % NS, job("a"))
+        eq(code, 201, "create job: %r" % body)
+        w = wait_for(lambda: (lambda w: w if check_of(w).get("state") ==
+                              "Ready" else None)(wl_of(s, "a")), 40,
+                     what="the check Ready")
+        name = w["metadata"]["name"]
+        eq(check_of(w)["message"],
+           'The workload got reservation on "%s"' % W2, "check message")
+        eq(w["status"].get("clusterName"), W2, "status.clusterName")
+        # The manager's Job completes with the worker's status.
+        j = wait_for(lambda: (lambda j: j if is_true(j, "Complete") else
+                              None)(s.get_json(
+                                  "/apis/batch/v1/namespaces/%s/jobs/a"
+                                  % NS)), 40,
+                     what="the manager's Job Complete")
+        eq(j["status"].get("succeeded"), 1, "succeeded copied back")
+        wait_for(lambda: is_true(wl_of(s, "a"), "Finished"), 30,
+                 what="the manager's Workload Finished")
+        # The copies go once it finished.
+        wait_for(lambda: not k.w[1].get_json(
+            KQ + "/namespaces/%s/workloads" % NS)["items"], 30,
+            what="worker 2's copy removed")
+        wait_for(lambda: not k.w[1].get_json(
+            "/apis/batch/v1/namespaces/%s/jobs" % NS)["items"], 30,
+            what="worker 2's job removed")
+        # From the watch histories: worker 1 never admitted it, never
+        # ran a job; worker 2 ran exactly one; the manager never ran
+        # the job itself (its simulator leaves managedBy alone: no pods
+        # counted before the copy back).
+        w1_admitted = [n for n, o in k.history[1] if o and
+                       is_true(o, "QuotaReserved")]
+        eq(w1_admitted, [], "worker 1 never reserved quota")
+        w1_jobs = [n for n, o in k.history[1] if o and
+                   o.get("kind", "Job") == "Job" and "spec" in o and
+                   "template" in o["spec"]]
+        eq(w1_jobs, [], "no job on worker 1")
+        w2_jobs = {n for n, o in k.history[2] if o and "template" in
+                   o.get("spec", {})}
+        eq(w2_jobs, {"a"}, "the job ran on worker 2")
+        remote = [o for n, o in k.history[2] if o and n == name]
+        check(remote and remote[0]["metadata"]["labels"].get(ORIGIN) ==
+              "multikueue", "the copy carries the origin label")
+    finally:
+        k.stop()
+
+
+@case("multikueue-orphans-collected")
+def orphans(s):
+    """A copy with this manager's origin whose manager Workload does not
+    exist is collected within gcInterval; one of another origin is not."""
+    k = Clusters(s, "9", "9")
+    try:
+        wait_for(lambda: active(s, KQ + "/multikueueclusters/" + W2), 30,
+                 what="worker 2 Active")
+        for name, origin in (("orphan", "multikueue"), ("other", "else")):
+            code, _, body = k.w[1].raw(
+                "POST", KQ + "/namespaces/%s/workloads" % NS, {
+                    "apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "Workload",
+                    "metadata": {"name": name, "namespace": NS,
+                                 "labels": {ORIGIN: origin}},
+                    "spec": {"queueName": "nowhere", "podSets": [{
+                        "name": "main", "count": 1, "template": {"spec": {
+                            "containers": [{"name": "c", "image": "x"}],
+                            "restartPolicy": "Never"}}}]}})
+            eq(code, 201, "%s: %r" % (name, body))
+
+        def names():
+            return {w["metadata"]["name"] for w in k.w[1].get_json(
+                KQ + "/namespaces/%s/workloads" % NS)["items"]}
+        wait_for(lambda: "orphan" not in names(), 30,
+                 what="the orphan collected")
+        eq(names(), {"other"}, "another origin's copy left alone")
+    finally:
+        k.stop()
+
+
+@case("multikueue-worker-lost-requeued")
+def worker_lost(s):
+    """The winning worker's API server is killed while the job runs
+    there: its MultiKueueCluster goes Active=False with the connection
+    error, the check stays Active (SomeActiveClusters), and after
+    workerLostTimeout the Workload is requeued and lands on the other
+    worker, where the job completes. No job ever ran on two workers at
+    once (from the watch histories)."""
+    k = Clusters(s, "9", "9")
+    try:
+        wait_for(lambda: active(s, KQ + "/multikueueclusters/" + W1) and
+                 active(s, KQ + "/multikueueclusters/" + W2), 30,
+                 what="both MultiKueueClusters Active")
+        code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/%s/jobs"
+                              % NS, job("b", runtime_ms=8000))
+        eq(code, 201, "create job: %r" % body)
+        w = wait_for(lambda: (lambda w: w if check_of(w).get("state") ==
+                              "Ready" else None)(wl_of(s, "b")), 40,
+                     what="the check Ready")
+        first = w["status"]["clusterName"]
+        lost, other = (0, W2) if first == W1 else (1, W1)
+        # The job runs on the winner only.
+        wait_for(lambda: any(o and n == "b" and "template" in
+                             o.get("spec", {}) for n, o in
+                             k.history[lost + 1]), 20,
+                 what="the job on %s" % first)
+        check(not any(o and n == "b" and "template" in o.get("spec", {})
+                      for n, o in k.history[2 - lost]),
+              "no job on the other worker while the winner runs it")
+        k.kill_worker(lost)
+        wait_for(lambda: not active(s, KQ + "/multikueueclusters/" +
+                                    first), 60,
+                 what="%s Active=False" % first)
+        c = cond(s.get_json(KQ + "/multikueueclusters/" + first), "Active")
+        eq(c["reason"], "ClientConnectionFailed", "reason")
+        check(c["message"], "the connection error as message")
+        ac = wait_for(lambda: (lambda c: c if c and c.get("reason") ==
+                               "SomeActiveClusters" else None)(cond(
+            s.get_json(KQ + "/admissionchecks/" + CHECK), "Active")),
+            30, what="the check SomeActiveClusters")
+        eq(ac["status"], "True", "still Active")
+        # Requeued after workerLostTimeout, dispatched to the other.
+        w = wait_for(lambda: (lambda w: w if check_of(w).get("state") ==
+                              "Ready" and w["status"].get(
+                                  "clusterName") == other else None)(
+            wl_of(s, "b")), 60, what="the Workload Ready on %s" % other)
+        wait_for(lambda: is_true(s.get_json(
+            "/apis/batch/v1/namespaces/%s/jobs/b" % NS), "Complete"), 60,
+            what="the manager's Job Complete")
+        check(any(c.get("type") == "Evicted" for c in cond_history(
+            k.history[0], w["metadata"]["name"])),
+            "the manager's Workload was evicted (requeued) on the way")
+    finally:
+        k.stop()
+
+
+@case("multikueue-jobset")
+def jobset_case(s):
+    """A JobSet is dispatched likewise: admitted on exactly one worker,
+    run there by its JobSet controller, and the manager's JobSet shows
+    the worker's status until it completes."""
+    k = Clusters(s, "2", "9", simulate="jobs,jobsets")
+    try:
+        wait_for(lambda: active(s, KQ + "/admissionchecks/" + CHECK) and
+                 active(s, KQ + "/multikueueclusters/" + W2), 40,
+                 what="the check and worker 2 Active")
+        code, _, body = s.raw("POST", JOBSETS, jobset("js"))
+        eq(code, 201, "create jobset: %r" % body)
+        w = wait_for(lambda: (lambda w: w if check_of(w).get("state") ==
+                              "Ready" else None)(wl_of(s, "js")), 40,
+                     what="the check Ready")
+        eq(w["status"].get("clusterName"), W2, "status.clusterName")
+        js = wait_for(lambda: (lambda j: j if (j.get("status") or {}).get(
+            "terminalState") == "Completed" else None)(
+            s.get_json(JOBSETS + "/js")), 60,
+            what="the manager's JobSet Completed")
+        check(js["spec"].get("managedBy") == MK, "still MultiKueue's")
+        wait_for(lambda: is_true(wl_of(s, "js"), "Finished"), 30,
+                 what="the manager's Workload Finished")
+        # The JobSet's child Jobs show in the Job watch histories.
+        check(not any(o and "template" in o.get("spec", {})
+                      for n, o in k.history[1]), "no job on worker 1")
+        check(any(o and "template" in o.get("spec", {})
+                  for n, o in k.history[2]), "its jobs ran on worker 2")
+    finally:
+        k.stop()
+
+
+@case("multikueue-manager-killed-mid-dispatch")
+def manager_killed(s):
+    """The manager's controller is SIGKILLed while Workloads are being
+    copied to the workers and started again: every Job still runs on
+    exactly one worker (from the workers' watch histories) and
+    completes on the manager."""
+    k = Clusters(s, "9", "9")
+    try:
+        wait_for(lambda: active(s, KQ + "/admissionchecks/" + CHECK), 40,
+                 what="the check Active")
+        names = ["k%d" % i for i in range(4)]
+        for n in names:
+            code, _, body = s.raw(
+                "POST", "/apis/batch/v1/namespaces/%s/jobs" % NS,
+                job(n, cpu="1", runtime_ms=2500))
+            eq(code, 201, "create %s: %r" % (n, body))
+        wait_for(lambda: any(o for _, o in k.history[1] + k.history[2]),
+                 30, what="a first copy on a worker")
+        k.mctl.stop(signal.SIGKILL)
+        k.mctl = Controller(s, config=MANAGER_CONFIG)
+        for n in names:
+            wait_for(lambda n=n: is_true(s.get_json(
+                "/apis/batch/v1/namespaces/%s/jobs/%s" % (NS, n)),
+                "Complete"), 90, what="%s Complete" % n)
+        for n in names:
+            ran = [i for i in (1, 2) if any(
+                o and m == n and "template" in o.get("spec", {})
+                for m, o in k.history[i])]
+            eq(len(ran), 1, "%s ran on exactly one worker: %r" % (n, ran))
+    finally:
+        k.stop()
+
+
+@case("multikueue-incremental-dispatcher")
+def incremental(s):
+    """dispatcherName Incremental with stepSize 1: the first round
+    nominates worker 1 alone (name order); worker 1 has no room, so the
+    next round (shortened here) adds worker 2, which admits it."""
+    cfg = MANAGER_CONFIG.replace("  workerLostTimeout: 5s\n", """\
+  workerLostTimeout: 5s
+  dispatcherName: kueue.x-k8s.io/multikueue-dispatcher-incremental
+  incrementalDispatcherConfig:
+    stepSize: 1
+""")
+    k = Clusters(s, "1", "9", config=cfg, env={"CUEUE_MK_ROUND_MS": "4000"})
+    try:
+        wait_for(lambda: active(s, KQ + "/admissionchecks/" + CHECK) and
+                 active(s, KQ + "/multikueueclusters/" + W2), 40,
+                 what="the check and worker 2 Active")
+        code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/%s/jobs"
+                              % NS, job("inc"))
+        eq(code, 201, "create job: %r" % body)
+        w = wait_for(lambda: (lambda w: w if (w or {}).get(
+            "status", {}).get("nominatedClusterNames") else None)(
+            wl_of(s, "inc")), 30, what="the first round")
+        eq(w["status"]["nominatedClusterNames"], [W1], "round 1")
+        wait_for(lambda: any(o for _, o in k.history[1]), 20,
+                 what="the copy on worker 1")
+        check(not any(o for _, o in k.history[2]),
+              "nothing on worker 2 in round 1")
+        w = wait_for(lambda: (lambda w: w if check_of(w).get("state") ==
+                              "Ready" else None)(wl_of(s, "inc")), 60,
+                     what="the check Ready")
+        eq(w["status"].get("clusterName"), W2, "admitted on worker 2")
+        wait_for(lambda: is_true(s.get_json(
+            "/apis/batch/v1/namespaces/%s/jobs/inc" % NS), "Complete"), 60,
+            what="the manager's Job Complete")
+    finally:
+        k.stop()
+
+
+def cond_history(hist, name):
+    """Every condition ever seen on object name in a watch history."""
+    out = []
+    for n, o in hist:
+        if n == name and o:
+            out.extend((o.get("status") or {}).get("conditions") or [])
+    return out
+
+
+if __name__ == "__main__":
+    from cuetest import run_cases
+    run_cases()
