@@ -58,7 +58,7 @@
 #                         without the dependency check
 #   make unit             every tests/unit/*_test.c (Criterion)
 #   make fuzz-replay      every fuzz target over its saved corpus
-#   make integration      tests/integration/run.sh, INT_JOBS=2 files at a
+#   make integration      tests/integration/run.sh, INT_JOBS=3 files at a
 #                         time (longest first); ONLY=t_faith_b runs the
 #                         files whose name contains it, CASE=F-B3 the
 #                         named cases of a case file

@@ -47,6 +47,8 @@ static const struct inject_target {
     {&CRDS, "topologies.kueue.x-k8s.io", true},
     {&CRDS, "admissionchecks.kueue.x-k8s.io", true},
     {&CRDS, "provisioningrequestconfigs.kueue.x-k8s.io", true},
+    {&CRDS, "multikueueclusters.kueue.x-k8s.io", true},
+    {&CRDS, "multikueueconfigs.kueue.x-k8s.io", true},
 };
 #define NTARGETS (sizeof(TARGETS) / sizeof(TARGETS[0]))
 

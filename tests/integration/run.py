@@ -14,7 +14,7 @@ each other: they share build/release.
 Environment: CUEUE_BIN (programs), CUEUE_LOGS (log directory),
 SAN_PATTERN (regex of sanitizer reports), ONLY (substring filter; a
 comma-separated list matches any),
-INT_JOBS (tests at a time, default 2; 1 runs them one after another)."""
+INT_JOBS (tests at a time, default 3; 1 runs them one after another)."""
 import glob
 import os
 import re
@@ -125,7 +125,7 @@ def main():
     os.environ.update(CUEUE_BIN=binv, CUEUE_LOGS=logs,
                       PYTHONPATH=pylib + (":" + pp if pp else ""))
     only = os.environ.get("ONLY", "")
-    jobs = max(1, int(os.environ.get("INT_JOBS", "2") or "2"))
+    jobs = max(1, int(os.environ.get("INT_JOBS", "3") or "3"))
     pattern = os.environ.get("SAN_PATTERN", "")
     times_path = os.path.join(logs, "int-times.txt")
     times = load_times(os.path.join(HERE, "times.txt"))

@@ -170,7 +170,7 @@ def install(s):
             if not cc.get("caBundle"):
                 return False
         return b"BEGIN CERTIFICATE" in base64.b64decode(cc["caBundle"])
-    wait_for(injected, 30, what="caBundle injected into the nine CRDs")
+    wait_for(injected, 30, what="caBundle injected into the eleven CRDs")
     # Serving: the webhook server picks the minted pair up on its
     # reload period.
     probe = {"apiVersion": "kueue.x-k8s.io/v1beta1",

@@ -140,7 +140,12 @@ def rayjob_quota(s):
     check(len(ray_pods) >= 4, "head and worker pods ran: %r" % ray_pods)
     for n, sel in ray_pods.items():
         eq(sel, {"pool": "a"}, "pod %s ran with the flavor's labels" % n)
-    wls = s.get_json(WLS % "team")["items"]
+    # Finished is written once the controller sees the RayJob's terminal
+    # state, a watch event after the one this test just read.
+    wls = wait_for(lambda: (lambda items: items if len(items) == 2 and all(
+        cond_true(w, "Finished") for w in items) else None)(
+            s.get_json(WLS % "team")["items"]), 30,
+        what="both RayJobs' Workloads Finished")
     eq(len(wls), 2, "one Workload per RayJob, none for the children")
     for wl in wls:
         eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],

@@ -562,6 +562,10 @@ def alternations(s):
         sum(t.count("announcing the recorded decision") for t in texts)))
     for c in reps.values():
         if c.alive():
+            # A replica started by the last round may not have set up
+            # its signal handling yet: SIGTERM then ends it as an error.
+            wait_for(lambda: not c.alive() or " running" in log_text(c),
+                     30, what="the last replica started")
             c.stop()
 
 

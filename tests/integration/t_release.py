@@ -490,7 +490,7 @@ def runs(s):
                if d["kind"] == "CustomResourceDefinition" and
                (d["spec"].get("conversion") or {}).get("strategy") ==
                "Webhook"]
-    eq(len(convert), 9, "the nine Kueue CRDs convert")
+    eq(len(convert), 11, "the eleven Kueue CRDs convert")
     crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
     for name in convert:
         wait_for(lambda: s.get_json(crd_path + name)["spec"]["conversion"]
