@@ -11,38 +11,6 @@
 #include "reconcile/rec_int.h"
 #include "reconcile/reconcile.h"
 
-/* Merge patch dropping cueue's finalizer from wl (other finalizers kept
- * in order), guarded by its resourceVersion; *out NULL when it has none. */
-static int unfinalize_patch(
-    const struct api_workload *wl, json_t **out, cu_error *err)
-{
-	const struct api_strlist *fin = &wl->meta.finalizers;
-	json_t *keep;
-	bool found = false;
-	size_t i;
-
-	*out = NULL;
-	keep = json_array();
-	if (keep == NULL)
-		return rec__nomem(err, "orphaned workload");
-	for (i = 0; i < fin->n; i++) {
-		if (strcmp(fin->items[i], REC_FINALIZER_RESOURCE_IN_USE) == 0)
-			found = true;
-		else if (json_array_append_new(
-			     keep, json_string(fin->items[i])) != 0) {
-			json_decref(keep);
-			return rec__nomem(err, "orphaned workload");
-		}
-	}
-	if (!found || wl->meta.resource_version == NULL) {
-		json_decref(keep);
-		return CU_OK;
-	}
-	*out = json_pack("{s:{s:o, s:s}}", "metadata", "finalizers", keep,
-	    "resourceVersion", wl->meta.resource_version);
-	return *out == NULL ? rec__nomem(err, "orphaned workload") : CU_OK;
-}
-
 static int push_write(struct rec_plan *p, enum rec_write_op op, const char *ns,
     const char *name, json_t *body, cu_error *err)
 {
@@ -86,7 +54,7 @@ int rec_job_gone_finish(const struct rec_job_in *in, int64_t now_ns,
 				rc = push_write(p, REC_WRITE_STATUS, in->ns,
 				    wl->meta.name, patch, err);
 		} else {
-			rc = unfinalize_patch(wl, &patch, err);
+			rc = rec__wl_drop_finalizer_patch(wl, &patch, err);
 			if (rc == CU_OK && patch != NULL)
 				rc = push_write(p, REC_WRITE_PATCH, in->ns,
 				    wl->meta.name, patch, err);
