@@ -128,6 +128,11 @@ static int report_blocked(que_state *st, struct adm_result *out)
 			snprintf(msg, sizeof(msg), "LocalQueue %s is inactive",
 			    wl->queue_name);
 			r = ADM_REASON_SUSPENDED;
+		} else if (que_cq_terminating(st, wl->lq->cq_name)) {
+			/* Kueue's terminating ClusterQueue is inactive. */
+			snprintf(msg, sizeof(msg),
+			    "ClusterQueue %s is inactive", wl->lq->cq_name);
+			r = ADM_REASON_SUSPENDED;
 		} else {
 			snprintf(msg, sizeof(msg),
 			    "ClusterQueue %s doesn't exist", wl->lq->cq_name);

@@ -111,8 +111,8 @@ void ctl_acheck_sync_cq(ctl *c, const struct api_cluster_queue *cq)
 				    ina)
 			      : NULL;
 
-		msg = cu_asprintf("Can't admit new workloads: %s%s%s.",
-		    a ? a : "", a && b ? ", " : "", b ? b : "");
+		msg = cu_asprintf(
+		    "%s%s%s", a ? a : "", a && b ? ", " : "", b ? b : "");
 		cu_free(a);
 		cu_free(b);
 		if (msg == NULL)

@@ -300,6 +300,7 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 	json_t *st = json_deep_copy(json_object_get(cached, "status"));
 	uint32_t fr, nfr = que_fr_count(c->st);
 	struct flv_usage byflv;
+	char *msg;
 
 	if (!json_is_object(st)) {
 		json_decref(st);
@@ -329,29 +330,12 @@ static json_t *cq_status(ctl *c, struct que_cq *cq, json_t *cached)
 	    cq->n_heap + cq->inadmissible.n + cq->n_backoff, cq->admitted.n,
 	    cq->admitted.n);
 	set_fair_sharing(c, st, &cq->node);
-	if (!cq->exists) {
-		/* Being deleted, held by its resource-in-use finalizer while
-		 * Workloads hold quota in it (feed.c): Kueue's Terminating. */
-		set_active(st, false, "Terminating",
-		    "Can't admit new workloads; clusterQueue is terminating");
-	} else if (cq->refused != NULL) {
-		char *m = cu_asprintf(
-		    "Can't admit new workloads: its spec was refused: %s",
-		    cq->refused);
-
-		set_active(st, false, cq->inactive_reason,
-		    m ? m : "Can't admit new workloads");
-		cu_free(m);
-	} else if (!cq->active && cq->checks_reason != NULL &&
-		   cq->checks_message != NULL &&
-		   strcmp(cq->inactive_reason, cq->checks_reason) == 0) {
-		set_active(st, false, cq->inactive_reason, cq->checks_message);
-	} else {
-		set_active(st, cq->active,
-		    cq->active ? "Ready" : cq->inactive_reason,
-		    cq->active ? "Can admit new workloads"
-			       : "Can't admit new workloads");
-	}
+	/* Being deleted, held by its resource-in-use finalizer while
+	 * Workloads hold quota in it (feed.c): Kueue's Terminating. */
+	msg = que_cq_active_message(c->st, cq);
+	set_active(st, cq->active, cq->inactive_reason,
+	    msg ? msg : "Can't admit new workloads");
+	cu_free(msg);
 	return st;
 }
 

@@ -33,29 +33,61 @@ int ctl_gate_lookup(const struct ns_gate_owner *ref, const char *ns,
 	return ns_gate_object_from_json(out, obj, err);
 }
 
-/* Priority lookups over the class caches (api_resolve_priority). */
-static int class_value(api_informer *inf, const char *name, int32_t *value)
+/* Priority lookups over the class caches (api_resolve_priority). The
+ * value is decoded, never cast: one outside int32 is an error naming the
+ * class, not a wrapped priority. */
+static int wpc_value(json_t *o, int32_t *value, cu_error *err)
+{
+	struct api_workload_priority_class w;
+	int rc = api_workload_priority_class_decode(&w, o, err);
+
+	if (rc == CU_OK) {
+		*value = w.value;
+		api_workload_priority_class_dispose(&w);
+	}
+	return rc;
+}
+
+static int pc_value(json_t *o, int32_t *value, cu_error *err)
+{
+	struct api_priority_class pc;
+	int rc = api_priority_class_decode(&pc, o, err);
+
+	if (rc == CU_OK) {
+		*value = pc.value;
+		api_priority_class_dispose(&pc);
+	}
+	return rc;
+}
+
+static int class_value(api_informer *inf, const char *kind,
+    int (*decode)(json_t *, int32_t *, cu_error *), const char *name,
+    int32_t *value, cu_error *err)
 {
 	json_t *o = api_informer_get(inf, NULL, name);
+	cu_error local;
 
 	if (o == NULL)
 		return CU_ENOTFOUND;
-	*value = (int32_t)json_integer_value(json_object_get(o, "value"));
+	cu_error_clear(&local);
+	if (decode(o, value, &local) != CU_OK)
+		return cu_error_set(
+		    err, local.code, "%s \"%s\": %s", kind, name, local.msg);
 	return CU_OK;
 }
 
 int ctl_lookup_wpc(
     const char *name, int32_t *value, void *payload, cu_error *err)
 {
-	(void)err;
-	return class_value(((ctl *)payload)->inf[INF_WPC], name, value);
+	return class_value(((ctl *)payload)->inf[INF_WPC],
+	    "WorkloadPriorityClass", wpc_value, name, value, err);
 }
 
 int ctl_lookup_pc(
     const char *name, int32_t *value, void *payload, cu_error *err)
 {
-	(void)err;
-	return class_value(((ctl *)payload)->inf[INF_PC], name, value);
+	return class_value(((ctl *)payload)->inf[INF_PC], "PriorityClass",
+	    pc_value, name, value, err);
 }
 
 struct global_default {
@@ -66,9 +98,12 @@ struct global_default {
 static void find_global_default(json_t *pc, void *payload)
 {
 	struct global_default *g = payload;
-	int32_t v = (int32_t)json_integer_value(json_object_get(pc, "value"));
+	int32_t v;
+	cu_error err;
 
-	if (!json_is_true(json_object_get(pc, "globalDefault")))
+	cu_error_clear(&err);
+	if (!json_is_true(json_object_get(pc, "globalDefault")) ||
+	    pc_value(pc, &v, &err) != CU_OK)
 		return;
 	if (g->name == NULL || v < g->value) {
 		g->name = ctl_jmeta(pc, "name");

@@ -760,6 +760,13 @@ struct que_cq *que_cq_get(que_state *st, const char *name)
 	return cq && cq->exists ? cq : NULL;
 }
 
+bool que_cq_terminating(que_state *st, const char *name)
+{
+	struct que_cq *cq = que_cq_map_get(&st->cq_map, name);
+
+	return cq != NULL && !cq->exists && cq->admitted.n > 0;
+}
+
 size_t que_cq_count(const que_state *st)
 {
 	return st->n_cqs;

@@ -352,8 +352,8 @@ struct que_cq {
 	char *refused;
 	/* admission checks (que_cq_set_checks): Kueue's Active reason
 	 * (AdmissionCheckNotFound, AdmissionCheckInactive) [static] and
-	 * message [owned] while a check it names is missing or not Active;
-	 * NULL: none. */
+	 * the cause for its message [owned] while a check it names is missing
+	 * or not Active; NULL: none. */
 	const char *checks_reason;
 	char *checks_message;
 	struct que_group *groups; /* owned */
@@ -553,13 +553,20 @@ CU_MUST_CHECK int que_cq_delete(que_state *st, const char *name, cu_error *err);
 CU_MUST_CHECK int que_cq_refuse(
     que_state *st, const char *name, const char *why, cu_error *err);
 /* The ClusterQueue name [borrowed] names admission checks that are
- * missing or not Active: it is inactive with reason [static] and message
- * [borrowed; copied] (Kueue's "Can't admit new workloads: references
- * missing AdmissionCheck(s): a,b."); reason NULL: its checks are fine.
+ * missing or not Active: it is inactive with reason [static] and cause
+ * [borrowed; copied] (the part of Kueue's message about its checks,
+ * "references missing AdmissionCheck(s): a,b", que_cq_active_message
+ * adds it to the others); reason NULL: its checks are fine.
  * Unchanged values are a no-op; a ClusterQueue not known yet is not
  * created (CU_ENOTFOUND). CU_ENOMEM. */
 CU_MUST_CHECK int que_cq_set_checks(que_state *st, const char *name,
     const char *reason, const char *message, cu_error *err);
+/* Kueue's message for the Active condition of cq [borrowed] as of the
+ * last rebuild: "Can admit new workloads", terminating, or "Can't admit
+ * new workloads: " and every cause in Kueue's order (is stopped, missing
+ * flavors, the checks' cause), joined by ", ", ending in ".". Returns a
+ * new string [owned: cu_free], NULL when out of memory. */
+char *que_cq_active_message(const que_state *st, const struct que_cq *cq);
 CU_MUST_CHECK int que_cohort_delete(
     que_state *st, const char *name, cu_error *err);
 CU_MUST_CHECK int que_lq_delete(
@@ -612,6 +619,9 @@ struct que_cq *que_cq_get(que_state *st, const char *name);
 struct que_cohort *que_cohort_get(que_state *st, const char *name);
 struct que_flavor *que_flavor_get(que_state *st, const char *name);
 struct que_lq *que_lq_get(que_state *st, const char *ns, const char *name);
+/* Whether ClusterQueue name [borrowed] is deleted but still holds quota
+ * (its resource-in-use finalizer keeps it: Kueue's terminating). */
+bool que_cq_terminating(que_state *st, const char *name);
 /* Every CQ slot (including absent ones), for iteration. */
 size_t que_cq_count(const que_state *st);
 struct que_cq *que_cq_at(que_state *st, size_t i);

@@ -379,10 +379,7 @@ static void cq_set_activity(const struct que_state *st, struct que_cq *cq)
 		cq->inactive_reason = "Stopped";
 		return;
 	}
-	if (cq->checks_reason != NULL) {
-		cq->inactive_reason = cq->checks_reason;
-		return;
-	}
+	/* Kueue's order: a missing flavor before the checks. */
 	cq->inactive_reason = NULL;
 	for (g = 0; g < cq->n_groups && !cq->inactive_reason; g++)
 		for (f = 0; f < cq->groups[g].n_flv; f++)
@@ -390,12 +387,73 @@ static void cq_set_activity(const struct que_state *st, struct que_cq *cq)
 				cq->inactive_reason = "FlavorNotFound";
 				break;
 			}
+	if (!cq->inactive_reason && cq->checks_reason != NULL)
+		cq->inactive_reason = cq->checks_reason;
 	if (!cq->inactive_reason && cq->node.parent &&
 	    cq->node.parent->in_cycle)
 		cq->inactive_reason = "Unknown";
 	cq->active = !cq->inactive_reason;
 	if (cq->active)
 		cq->inactive_reason = "Ready";
+}
+
+/* ", " between the causes after the first. */
+static int add_cause(cu_buf *b, size_t *n, const char *text)
+{
+	return cu_buf_addf(b, "%s%s", (*n)++ ? ", " : ": ", text);
+}
+
+/* "references missing ResourceFlavor(s): a,b" in the order the resource
+ * groups name them, as Kueue lists them. */
+static int add_missing_flavors(
+    const que_state *st, const struct que_cq *cq, cu_buf *b, size_t *n)
+{
+	size_t g, f, k = 0;
+	int rc = CU_OK;
+
+	for (g = 0; g < cq->n_groups && rc == CU_OK; g++)
+		for (f = 0; f < cq->groups[g].n_flv && rc == CU_OK; f++) {
+			const struct que_flavor *fl =
+			    st->flavors[cq->groups[g].flv[f]];
+
+			if (fl->exists)
+				continue;
+			rc = k++ == 0 ? add_cause(b, n,
+					    "references missing "
+					    "ResourceFlavor(s): ")
+				      : cu_buf_adds(b, ",");
+			if (rc == CU_OK)
+				rc = cu_buf_adds(b, fl->name);
+		}
+	return rc;
+}
+
+char *que_cq_active_message(const que_state *st, const struct que_cq *cq)
+{
+	cu_buf b;
+	size_t n = 0;
+	int rc;
+
+	if (!cq->exists)
+		return cu_strdup("Can't admit new workloads; clusterQueue is "
+				 "terminating");
+	if (cq->refused != NULL)
+		return cu_asprintf("Can't admit new workloads: its spec was "
+				   "refused: %s",
+		    cq->refused);
+	if (cq->active)
+		return cu_strdup("Can admit new workloads");
+	cu_buf_init(&b, 32768); /* Kueue truncates condition messages there */
+	rc = cu_buf_adds(&b, "Can't admit new workloads");
+	if (rc == CU_OK && cq->stop != QUE_STOP_NONE)
+		rc = add_cause(&b, &n, "is stopped");
+	if (rc == CU_OK)
+		rc = add_missing_flavors(st, cq, &b, &n);
+	if (rc == CU_OK && cq->checks_reason != NULL && cq->checks_message)
+		rc = add_cause(&b, &n, cq->checks_message);
+	if (rc == CU_OK)
+		rc = cu_buf_adds(&b, ".");
+	return rc == CU_OK ? cu_buf_detach(&b, NULL) : NULL;
 }
 
 int que_rebuild_trees(struct que_state *st, cu_error *err)

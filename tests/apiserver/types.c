@@ -761,7 +761,17 @@ static void check_number(
 	json_t *b;
 	double d = num(v);
 	char *vs = go_value(v), *bs;
+	const char *fmt = json_string_value(json_object_get(schema, "format"));
 
+	/* kube-openapi checks the value against its format's range: an int32
+	 * field never takes 2147483648. */
+	if (fmt != NULL && strcmp(fmt, "int32") == 0 &&
+	    (!json_is_integer(v) || json_integer_value(v) > INT32_MAX ||
+		json_integer_value(v) < INT32_MIN))
+		add_cause(errs, path,
+		    "Invalid value: %s: Checked value must be of type integer "
+		    "with format int32 in %s",
+		    vs, path);
 	if ((b = json_object_get(schema, "multipleOf")) != NULL &&
 	    json_is_number(b) && num(b) > 0) {
 		double q = d / num(b);

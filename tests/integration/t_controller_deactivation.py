@@ -213,6 +213,9 @@ def drain_case(s, qpath, reason, message, restarted):
              what="a and b running")
     set_stop(s, qpath, "Hold")
     wait_for(lambda: queue_stopped(s, qpath), 15, what="queue held")
+    eq(cond(s.get_json(qpath), "Active").get("message"),
+       "Can't admit new workloads: is stopped." if "/clusterqueues/" in
+       qpath else "LocalQueue is stopped", "Kueue's message")
     create_job(s, "c")
     wait_for(lambda: "inactive" in (cond(wl_of(s, "c"), "QuotaReserved")
                                     or {}).get("message", ""), 15,

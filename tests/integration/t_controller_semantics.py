@@ -310,13 +310,22 @@ def in_use_finalizers(s):
     code, _, body = s.raw("DELETE", rf)
     check(code in (200, 202), "DELETE flavor: %r" % body)
     create_job(s, "b")
-    wait_wl(s, "b", lambda w: (cond(w, "QuotaReserved") or {}).get(
+    w = wait_wl(s, "b", lambda w: (cond(w, "QuotaReserved") or {}).get(
         "status") == "False", "b pending: cq admits nothing new")
+    qr = cond(w, "QuotaReserved")
+    eq((qr["reason"], qr["message"]), ("Suspended",
+       "ClusterQueue cq is inactive"), "Kueue's words for a terminating cq")
     # A finalizer pass after the deletions: a new ClusterQueue gets its
     # finalizer; cq and the flavor still have theirs.
-    post(s, KQ + "/clusterqueues", cq_obj("later", 1))
+    post(s, KQ + "/clusterqueues", cq_obj("later", 1, flavor="nope"))
     wait_for(lambda: FIN in finalizers(s, KQ + "/clusterqueues/later"), 15,
              what="finalizer on a later ClusterQueue")
+    c = wait_for(lambda: (lambda c: c if c and c.get("reason") ==
+                          "FlavorNotFound" else None)(cond(s.get_json(
+        KQ + "/clusterqueues/later"), "Active")), 15,
+        what="later inactive: its flavor is missing")
+    eq(c["message"], "Can't admit new workloads: references missing "
+       "ResourceFlavor(s): nope.", "Kueue's message")
     check(FIN in (finalizers(s, cq) or []),
           "cq kept while a holds quota in it")
     wait_for(lambda: (cond(s.get_json(cq), "Active") or {}).get("reason")

@@ -3,7 +3,8 @@
 (docs/apiserver.md §4.8): `kubectl apply` of invalid Kueue objects (a
 Workload with count -1, 100 podSets, minCount above count, a repeated
 podSet name; a ClusterQueue whose flavors do not cover its resources; a
-ResourceFlavor toleration without key that is not Exists)
+ResourceFlavor toleration without key that is not Exists; a
+WorkloadPriorityClass value outside int32)
 and of a test CRD with one of each keyword and CEL rules gets kube's
 error text, every error of an object listed; a transition rule is
 checked on update only. With the real kubectl."""
@@ -52,6 +53,15 @@ def kueue_objects(s):
     has(out, 'The Workload "wl-neg" is invalid',
         "spec.podSets[0].count: Invalid value: -1: spec.podSets[0].count "
         "in body should be greater than or equal to 0")
+    # An int32 field refuses what does not fit (the value never wraps).
+    out = apply(s, {"apiVersion": "kueue.x-k8s.io/v1beta2",
+                    "kind": "WorkloadPriorityClass",
+                    "metadata": {"name": "huge"}, "value": 2147483648})
+    has(out, 'The WorkloadPriorityClass "huge" is invalid',
+        "value: Invalid value: 2147483648")
+    apply(s, {"apiVersion": "kueue.x-k8s.io/v1beta2",
+              "kind": "WorkloadPriorityClass", "metadata": {"name": "max"},
+              "value": 2147483647}, ok=True)
     out = apply(s, workload("wl-many", [podset("p%d" % i, 1)
                                         for i in range(100)]))
     has(out, "spec.podSets: Too many: 100: must have at most 18 items")

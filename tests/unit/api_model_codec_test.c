@@ -565,6 +565,18 @@ static void expect_error(const char *golden, decode_fn fn, const char *path,
 	json_decref(j);
 }
 
+/* A class value outside int32 is refused, never wrapped (2147483648 is
+ * not -2147483648). */
+Test(model_errors, priority_class_values_outside_int32_are_refused)
+{
+	expect_error("workloadpriorityclass.json",
+	    decode_only_workload_priority_class, "value", "2147483648",
+	    CU_ERANGE, "value: Invalid value: 2147483648");
+	expect_error("workloadpriorityclass.json",
+	    decode_only_workload_priority_class, "value", "-2147483649",
+	    CU_ERANGE, "value: Invalid value: -2147483649");
+}
+
 Test(model_errors, cluster_queue_bad_quantity_names_full_path)
 {
 	expect_error("clusterqueue.json", decode_only_cluster_queue,
