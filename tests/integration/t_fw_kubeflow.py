@@ -11,17 +11,13 @@ finished, and, preempted, suspended with its templates restored. A job
 whose namespace the gate excludes is never written to.
 With the shipped webhook configurations, a PyTorchJob created unsuspended
 is stored with spec.runPolicy.suspend true, then admitted and run."""
-import base64
 import json
-import os
-import threading
 import time
 
-import yaml
-
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     free_port, mint_certs, run_cases, wait_for)
-from cuetest.env import ROOT
+                     run_cases, wait_for)
+from cuetest.frameworks import cond_true, setup, webhooks
+from cuetest.pods import PodSampler
 
 CONFIG = CONTROLLER_CONFIG + """managedJobsNamespaceSelector:
   matchExpressions:
@@ -93,53 +89,9 @@ def mpijob(ns, name):
                 "Worker": {"replicas": 2, "template": template("1", 800)}}}}
 
 
-def cond_true(obj, typ):
-    return any(c["type"] == typ and c["status"] == "True"
-               for c in obj.get("status", {}).get("conditions", []))
-
-
-def setup(s, queues=QUEUES):
-    s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
-    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
-              "--timeout=30s")
-    s.namespace("team")
-    s.namespace("outside")
-    s.kubectl("apply", "-f", s.file("queues.yaml", queues))
-
-
-def cpu_milli(q):
-    return int(q[:-1]) if q.endswith("m") else int(q) * 1000
-
-
-class PodSampler:
-    """The most cpu the running pods of a namespace asked at once."""
-
-    def __init__(self, s, ns):
-        self.s, self.ns, self.peak = s, ns, 0
-        self.stop = threading.Event()
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-
-    def run(self):
-        while not self.stop.is_set():
-            items = self.s.get_json("/api/v1/namespaces/%s/pods"
-                                    % self.ns)["items"]
-            used = sum(cpu_milli(c["resources"]["requests"]["cpu"])
-                       for p in items
-                       if p.get("status", {}).get("phase") == "Running"
-                       for c in p["spec"]["containers"])
-            self.peak = max(self.peak, used)
-            time.sleep(0.05)
-
-    def done(self):
-        self.stop.set()
-        self.t.join()
-        return self.peak
-
-
 @case("fw-pytorchjob-quota-start-finish", simulate="kubeflow")
 def pytorch_quota(s):
-    setup(s)
+    setup(s, QUEUES)
     ctl = Controller(s, config=CONFIG)
     sampler = PodSampler(s, "team")
     for i in range(3):
@@ -177,7 +129,7 @@ def pytorch_quota(s):
 
 @case("fw-mpijob-and-excluded-namespace", simulate="kubeflow,mpijobs")
 def mpijob_and_outside(s):
-    setup(s)
+    setup(s, QUEUES)
     ctl = Controller(s, config=CONFIG)
     wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
              what="the controller's informers synced")
@@ -272,35 +224,9 @@ def pytorch_preempted(s):
     ctl.stop()
 
 
-def webhooks(s):
-    """The shipped webhook configurations pointed at a fresh port and CA;
-    returns the config lines that serve them."""
-    d = os.path.join(s.dir, "webhook-certs")
-    os.mkdir(d)
-    mint_certs(d, "DNS:cueue-webhook-service.cueue-system.svc")
-    os.rename(os.path.join(d, "srv.crt"), os.path.join(d, "tls.crt"))
-    os.rename(os.path.join(d, "srv.key"), os.path.join(d, "tls.key"))
-    with open(os.path.join(d, "ca.crt"), "rb") as f:
-        ca = base64.b64encode(f.read()).decode()
-    port = free_port()
-    with open(os.path.join(ROOT, "manifests", "webhooks",
-                           "webhooks.yaml")) as f:
-        docs = list(yaml.safe_load_all(f))
-    for doc in docs:
-        for w in doc["webhooks"]:
-            w["clientConfig"]["service"]["port"] = port
-            w["clientConfig"]["caBundle"] = ca
-        code, _, body = s.raw("POST", "/apis/admissionregistration.k8s.io/"
-                              "v1/%ss" % doc["kind"].lower(), doc)
-        eq(code, 201, "%s: %r" % (doc["kind"], body))
-    s.namespace("cueue-system")
-    return ("namespace: cueue-system\nwebhook:\n  port: %d\n"
-            "  host: 127.0.0.1\n  certDir: %s\n" % (port, d))
-
-
 @case("fw-pytorchjob-webhook-suspends-on-create", simulate="kubeflow")
 def pytorch_webhook(s):
-    setup(s)
+    setup(s, QUEUES)
     ctl = Controller(s, config=CONFIG + webhooks(s))
     wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
              what="the controller's informers synced")

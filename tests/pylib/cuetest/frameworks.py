@@ -15,16 +15,15 @@
   webhooks(s)         the shipped webhook configurations installed,
                       pointed at a fresh port and CA
 """
-import base64
 import os
 import threading
 
 import yaml
 
-from .checks import eq
 from .env import ROOT
 from .observe import Observer
-from .procs import free_port, mint_certs
+from .pods import cpu_milli
+from .webhooks import install_webhooks as webhooks  # noqa: F401
 
 
 def cond_true(obj, typ):
@@ -64,11 +63,6 @@ def sample(file, name, ns="team", queue="lq", suspend=None,
     if suspend is not None:
         obj["spec"]["suspend"] = suspend
     return obj
-
-
-def cpu_milli(q):
-    q = str(q)
-    return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
 
 
 def pod_cpu(p):
@@ -111,29 +105,3 @@ def controller_writes(s, mark, pred):
             if e["userAgent"].startswith("cueue-controller/")
             and e["verb"] in ("POST", "PUT", "PATCH", "DELETE")
             and pred(e["path"])]
-
-
-def webhooks(s):
-    """Install the shipped webhook configurations for a fresh port and
-    CA; returns the controller config lines that serve them."""
-    d = os.path.join(s.dir, "webhook-certs")
-    os.mkdir(d)
-    mint_certs(d, "DNS:cueue-webhook-service.cueue-system.svc")
-    os.rename(os.path.join(d, "srv.crt"), os.path.join(d, "tls.crt"))
-    os.rename(os.path.join(d, "srv.key"), os.path.join(d, "tls.key"))
-    with open(os.path.join(d, "ca.crt"), "rb") as f:
-        ca = base64.b64encode(f.read()).decode()
-    port = free_port()
-    with open(os.path.join(ROOT, "manifests", "webhooks",
-                           "webhooks.yaml")) as f:
-        docs = list(yaml.safe_load_all(f))
-    for doc in docs:
-        for w in doc["webhooks"]:
-            w["clientConfig"]["service"]["port"] = port
-            w["clientConfig"]["caBundle"] = ca
-        code, _, body = s.raw("POST", "/apis/admissionregistration.k8s.io/"
-                              "v1/%ss" % doc["kind"].lower(), doc)
-        eq(code, 201, "%s: %r" % (doc["kind"], body))
-    s.namespace("cueue-system")
-    return ("namespace: cueue-system\nwebhook:\n  port: %d\n"
-            "  host: 127.0.0.1\n  certDir: %s\n" % (port, d))

@@ -3,46 +3,13 @@
 webhook configurations pointed at a test controller, a plain Pod, a
 Deployment, and a sampler of the cpu the running Pods of a namespace ask
 for at once."""
-import base64
-import os
 import threading
 import time
 
-import yaml
-
-from .checks import eq
-from .env import ROOT
-from .procs import free_port, mint_certs
+from .webhooks import install_webhooks  # noqa: F401 (t_fw_pods)
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
-
-
-def install_webhooks(s):
-    """manifests/webhooks with a fresh port and CA registered on server s;
-    returns the Configuration lines that make the controller serve them
-    (namespace cueue-system, created here)."""
-    d = os.path.join(s.dir, "webhook-certs")
-    os.mkdir(d)
-    mint_certs(d, "DNS:cueue-webhook-service.cueue-system.svc")
-    os.rename(os.path.join(d, "srv.crt"), os.path.join(d, "tls.crt"))
-    os.rename(os.path.join(d, "srv.key"), os.path.join(d, "tls.key"))
-    with open(os.path.join(d, "ca.crt"), "rb") as f:
-        ca = base64.b64encode(f.read()).decode()
-    port = free_port()
-    with open(os.path.join(ROOT, "manifests", "webhooks",
-                           "webhooks.yaml")) as f:
-        docs = list(yaml.safe_load_all(f))
-    for doc in docs:
-        for w in doc["webhooks"]:
-            w["clientConfig"]["service"]["port"] = port
-            w["clientConfig"]["caBundle"] = ca
-        code, _, body = s.raw("POST", "/apis/admissionregistration.k8s.io/"
-                              "v1/%ss" % doc["kind"].lower(), doc)
-        eq(code, 201, "%s: %r" % (doc["kind"], body))
-    s.namespace("cueue-system")
-    return ("namespace: cueue-system\nwebhook:\n  port: %d\n"
-            "  host: 127.0.0.1\n  certDir: %s\n" % (port, d))
 
 
 def pod_spec(cpu, restart="Never"):
@@ -97,6 +64,7 @@ def gated(pod):
 
 
 def cpu_milli(q):
+    q = str(q)
     return int(q[:-1]) if q.endswith("m") else int(float(q) * 1000)
 
 
