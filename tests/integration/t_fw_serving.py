@@ -180,8 +180,10 @@ def lws_groups(s):
     """Kueue's LeaderWorkerSet sample (2 groups of a 100m leader and two
     200m workers) with a 2-cpu quota: one Workload per group (pod sets
     leader 1, worker 2), both admitted and ungated with the flavor's node
-    selector; scaled to 5 groups (2.5 cpu), four run and the fifth waits
-    gated; scaled down to 3, it is gone and the quota holds."""
+    selector; scaled to 5 groups (2.5 cpu), four run and one waits with
+    every Pod gated; scaled down to 3, two groups go; a high-priority Pod preempts a
+    group, restored once it finished; scaled to 0, every group's Workload
+    goes. The quota holds throughout."""
     ctl = begin(s)
     watch = PodWatch(s, "team")
     lws = create(s, LWS % "team", leaderworkerset("team", "nginx", 2))
@@ -202,12 +204,16 @@ def lws_groups(s):
            [("leader", 1), ("worker", 2)], "pod sets of %s" % g)
         check(cond_true(wl, "Admitted"), "%s admitted" % g)
     eq(scale(s, LWS % "team", "nginx", 5)[0], 200, "scale to 5")
-    wait_for(lambda: len(pods_of(s, "team", "nginx-4")) == 3 and
+    wait_for(lambda: len(pods_of(s, "team", "nginx-")) == 15 and
              len(running(s, "team", "nginx-")) == 12, 60,
              what="four groups running, the fifth created")
     time.sleep(1)
-    check(all(gated(p) for p in pods_of(s, "team", "nginx-4")),
-          "the fifth group waits gated")
+    waiting = {p["metadata"]["labels"][GROUP]
+               for p in pods_of(s, "team", "nginx-") if gated(p)}
+    eq(len(waiting), 1, "one group waits: %r" % waiting)
+    check(all(gated(p) for p in pods_of(s, "team", "nginx-")
+              if p["metadata"]["labels"][GROUP] in waiting),
+          "every Pod of the waiting group gated (all or nothing)")
     eq(len(running(s, "team", "nginx-")), 12, "four groups running")
     eq(scale(s, LWS % "team", "nginx", 3)[0], 200, "scale to 3")
     wait_for(lambda: not pods_of(s, "team", "nginx-4") and
@@ -216,6 +222,25 @@ def lws_groups(s):
     wait_for(lambda: len([w for w in s.get_json(WLS % "team")["items"]
                           if not w["metadata"].get("deletionTimestamp")])
              == 3, 30, what="a Workload per remaining group")
+    wait_for(lambda: len(running(s, "team", "nginx-")) == 9, 30,
+             what="three groups running")
+    # A high-priority 1-cpu Pod preempts one group: its Pods go, come
+    # back gated and run again once the preemptor finished.
+    create(s, PODS % "team", plain_pod(
+        "team", "urgent", cpu="1", runtime_ms=2000,
+        labels={"kueue.x-k8s.io/priority-class": "high"}))
+    wait_for(lambda: running(s, "team", "urgent"), 40,
+             what="the high-priority Pod running")
+    check(len(running(s, "team", "nginx-")) <= 6, "a group was stopped")
+    wait_for(lambda: not running(s, "team", "urgent") and
+             len(running(s, "team", "nginx-")) == 9, 60,
+             what="the preempted group restored")
+    # Scaled to zero, every group goes, and its Workload with it.
+    eq(scale(s, LWS % "team", "nginx", 0)[0], 200, "scale to 0")
+    wait_for(lambda: not pods_of(s, "team", "nginx-") and not [
+        w for w in s.get_json(WLS % "team")["items"]
+        if w["metadata"]["name"].startswith("leaderworkerset-")], 40,
+             what="no group and no group Workload left")
     peak = watch.done()
     check(peak <= 2000, "running pods within 2 cpu, saw %dm" % peak)
     ctl.stop()
