@@ -1588,8 +1588,11 @@ struct rec_pod_group_in {
  * kueue.x-k8s.io/retriable-in-group "false"; other Failed Pods wait for
  * their replacements): the Workload is finished
  * (Succeeded / Failed); no Workload: created once the group has `total`
- * live (not Failed) Pods, with one pod set per role named by the first 8
- * hex digits of the SHA-1 of the role's shape, owned by every live Pod;
+ * live (not Failed) Pods (with REC_POD_GROUP_FAST "true" on a Pod, at the
+ * first, its first pod set counting the Pods still to come), with one
+ * pod set per role named by the Pod's REC_POD_ROLE_HASH annotation (at
+ * most 8 characters) or else the first 8 hex digits of the SHA-1 of the
+ * role's shape, owned by every live Pod;
  * admitted: every gated Pod is ungated with its role's assignment merged
  * in (a patch per Pod); else every Pod past its gate is deleted, and an
  * evicted Workload with none left releases its quota. CU_EINVAL (missing
