@@ -78,8 +78,13 @@ const struct ctl_compat ctl_compat_table[] = {
 	"batch/job, jobset.x-k8s.io/jobset, kubeflow.org/{pytorchjob,"
 	"tfjob,xgboostjob,paddlejob,jaxjob,mpijob}, "
 	"ray.io/{rayjob,raycluster}, workload.codeflare.dev/appwrapper, "
-	"pod (plain Pods and pod groups) and deployment (its Pods one by "
-	"one); others are refused at load; docs/frameworks.md"},
+	"pod (plain Pods and pod groups), deployment (its Pods one by "
+	"one), statefulset (its Pods one pod group; scaled only to and from "
+	"zero, as Kueue; the group's Workload is owned by its Pods, not the "
+	"StatefulSet, and a preempted group is queued as a new Workload) and "
+	"leaderworkerset.x-k8s.io/leaderworkerset (a pod group per replica, "
+	"pod sets leader and worker, same Workload ownership); others are "
+	"refused at load; docs/frameworks.md"},
     {"Configuration", "integrations.externalFrameworks", N,
 	CTL_COMPAT_WARN_NEVER, "refused at load"},
     {"Configuration", "integrations.podOptions", N, CTL_COMPAT_WARN_IF_SET,

@@ -232,6 +232,9 @@ struct ctl_config {
 		bool job;	 /* batch/job enabled */
 		bool jobset;	 /* jobset.x-k8s.io/jobset enabled */
 		bool deployment; /* deployment enabled (its Pods via pod) */
+		/* statefulset, leaderworkerset.x-k8s.io/leaderworkerset
+		 * enabled (their Pods via pod, as pod groups) */
+		bool statefulset, leaderworkerset;
 		char **label_keys_to_copy; /* [owned] */
 		size_t nlabel_keys_to_copy;
 	} integrations;

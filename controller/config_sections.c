@@ -76,7 +76,14 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 		} else if (strcmp(name, CTL_FRAMEWORK_JOBSET) == 0) {
 			c->integrations.jobset = true;
 		} else if (rec_fw_by_name(name) != NULL) {
-			/* a framework descriptor (docs/frameworks.md) */
+			/* a framework descriptor (docs/frameworks.md); the
+			 * serving ones' Pods are pod groups (requires pod) */
+			c->integrations.statefulset |=
+			    strcmp(name, "statefulset") == 0;
+			c->integrations.leaderworkerset |=
+			    strcmp(name,
+				"leaderworkerset.x-k8s.io/leaderworkerset") ==
+			    0;
 		} else if (strcmp(name, CTL_FRAMEWORK_DEPLOYMENT) == 0) {
 			/* its Pods, through "pod"; its webhook labels the
 			 * pod template (webhook/pods.c) */
@@ -99,7 +106,8 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 				    "xgboostjob,paddlejob,jaxjob,mpijob}, "
 				    "ray.io/{rayjob,raycluster}, "
 				    "workload.codeflare.dev/appwrapper, pod, "
-				    "deployment)",
+				    "deployment, statefulset, "
+				    "leaderworkerset.x-k8s.io/leaderworkerset)",
 				    p.disp, name);
 			return ctl_config_fail(d, CU_EINVAL, p.look,
 			    "%s: Unsupported value: \"%s\": supported values: "
@@ -112,7 +120,8 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 		if (rc != CU_OK)
 			return rc;
 	}
-	if (c->integrations.deployment) {
+	if (c->integrations.deployment || c->integrations.statefulset ||
+	    c->integrations.leaderworkerset) {
 		bool pod = false;
 
 		for (k = 0; k < c->integrations.nframeworks; k++)
@@ -121,9 +130,13 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 		if (!pod)
 			return ctl_config_fail(d, CU_EINVAL,
 			    "integrations.frameworks",
-			    "integrations.frameworks: Invalid value: "
-			    "\"" CTL_FRAMEWORK_DEPLOYMENT "\": requires the "
-			    "\"pod\" framework");
+			    "integrations.frameworks: Invalid value: \"%s\": "
+			    "requires the \"pod\" framework",
+			    c->integrations.deployment
+				? CTL_FRAMEWORK_DEPLOYMENT
+			    : c->integrations.statefulset
+				? "statefulset"
+				: "leaderworkerset.x-k8s.io/leaderworkerset");
 	}
 	if (ext != NULL && json_array_size(ext) > 0)
 		return ctl_config_fail(d, CU_EUNSUPPORTED,

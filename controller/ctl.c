@@ -76,6 +76,8 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_APPWRAPPER] = {"workload.codeflare.dev", "v1beta2", "appwrappers",
 	true},
     [INF_POD] = {"", "v1", "pods", true},
+    [INF_STATEFULSET] = {"apps", "v1", "statefulsets", true},
+    [INF_LWS] = {"leaderworkerset.x-k8s.io", "v1", "leaderworkersets", true},
 };
 
 const struct api_resource ctl_res_events = {

@@ -78,18 +78,20 @@ enum inf_id {
 	/* The jobs, one informer per framework descriptor, in the order of
 	 * the descriptor table (rec_fw_at(id - INF_JOB)); each only with
 	 * its framework enabled (controller/frameworks.c). */
-	INF_JOB,	/* batch/job */
-	INF_JOBSET,	/* jobset.x-k8s.io/jobset */
-	INF_PYTORCHJOB, /* kubeflow.org/pytorchjob */
-	INF_TFJOB,	/* kubeflow.org/tfjob */
-	INF_XGBOOSTJOB, /* kubeflow.org/xgboostjob */
-	INF_PADDLEJOB,	/* kubeflow.org/paddlejob */
-	INF_JAXJOB,	/* kubeflow.org/jaxjob */
-	INF_MPIJOB,	/* kubeflow.org/mpijob */
-	INF_RAYJOB,	/* ray.io/rayjob */
-	INF_RAYCLUSTER, /* ray.io/raycluster */
-	INF_APPWRAPPER, /* workload.codeflare.dev/appwrapper */
-	INF_POD,	/* pod (plain Pods, reconcile/fw_pod.c) */
+	INF_JOB,	 /* batch/job */
+	INF_JOBSET,	 /* jobset.x-k8s.io/jobset */
+	INF_PYTORCHJOB,	 /* kubeflow.org/pytorchjob */
+	INF_TFJOB,	 /* kubeflow.org/tfjob */
+	INF_XGBOOSTJOB,	 /* kubeflow.org/xgboostjob */
+	INF_PADDLEJOB,	 /* kubeflow.org/paddlejob */
+	INF_JAXJOB,	 /* kubeflow.org/jaxjob */
+	INF_MPIJOB,	 /* kubeflow.org/mpijob */
+	INF_RAYJOB,	 /* ray.io/rayjob */
+	INF_RAYCLUSTER,	 /* ray.io/raycluster */
+	INF_APPWRAPPER,	 /* workload.codeflare.dev/appwrapper */
+	INF_POD,	 /* pod (plain Pods, reconcile/fw_pod.c) */
+	INF_STATEFULSET, /* statefulset (never watched: rec_fw_pods_only) */
+	INF_LWS,	 /* leaderworkerset.x-k8s.io (never watched) */
 	INF__COUNT
 };
 

@@ -46,8 +46,8 @@ bool ctl_fw_enabled(const struct ctl_config *cfg, enum inf_id id)
 	    ctl_fw_is_job(id) ? rec_fw_at((size_t)(id - INF_JOB)) : NULL;
 	size_t i;
 
-	if (fw == NULL)
-		return false;
+	if (fw == NULL || rec_fw_pods_only(fw))
+		return false; /* their Pods are reconciled as pod groups */
 	if (id == INF_JOB)
 		return cfg->integrations.job;
 	if (id == INF_JOBSET)

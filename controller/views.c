@@ -337,6 +337,8 @@ int ctl_start_webhook(ctl *c, cu_error *err)
 	c->srv.wh.no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;
 	c->srv.wh.no_elastic_jobs = !c->cfg->job_gates.elastic_jobs;
 	c->srv.wh.deployment = c->cfg->integrations.deployment;
+	c->srv.wh.statefulset = c->cfg->integrations.statefulset;
+	c->srv.wh.leaderworkerset = c->cfg->integrations.leaderworkerset;
 	c->srv.wh.payload = c;
 	listen = cu_asprintf("%s:%d",
 	    c->cfg->webhook.host ? c->cfg->webhook.host : "",

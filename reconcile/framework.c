@@ -77,6 +77,15 @@ static const struct rec_fw table[] = {
 	&rec__fw_appwrapper_ops},
     {"pod", "", "v1", "Pod", "pods", REC_FW_SHAPE_POD, NULL, NULL, NULL, NULL,
 	NULL, "Ready", NULL, NULL, NULL, NULL},
+    /* Serving (reconcile/fw_serving.c): never written to, never watched
+     * (rec_fw_pods_only); their Pods are queued as pod groups. */
+    {"statefulset", "apps", "v1", "StatefulSet", "statefulsets",
+	REC_FW_SHAPE_OPS, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+	"apps.kubernetes.io/pod-index", &rec__fw_serving_ops},
+    {"leaderworkerset.x-k8s.io/leaderworkerset", "leaderworkerset.x-k8s.io",
+	"v1", "LeaderWorkerSet", "leaderworkersets", REC_FW_SHAPE_OPS, NULL,
+	NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+	"leaderworkerset.sigs.k8s.io/worker-index", &rec__fw_serving_ops},
 };
 
 #define N_TABLE (sizeof(table) / sizeof(table[0]))
@@ -257,6 +266,9 @@ int rec__fw_set_suspend(
 
 	if (fw->shape == REC_FW_SHAPE_POD)
 		return rec__pod_set_gate(doc, suspend, err);
+	if (fw->suspend == NULL)
+		return cu_error_set(
+		    err, CU_EINVAL, "%s: cannot be suspended", fw->kind);
 	p = path_parent(doc, fw->suspend, true);
 	while (fw->suspend[n + 1] != NULL)
 		n++;
@@ -272,6 +284,8 @@ bool rec__doc_suspended(const struct rec_fw *fw, const json_t *doc)
 {
 	if (fw->shape == REC_FW_SHAPE_POD)
 		return rec__pod_gated(doc);
+	if (fw->suspend == NULL)
+		return false;
 	return json_is_true(path_get(doc, fw->suspend));
 }
 

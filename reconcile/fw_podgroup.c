@@ -25,15 +25,32 @@ static const char *const role_fields[] = {"initContainers", "containers",
     "nodeSelector", "affinity", "tolerations", "runtimeClassName", "priority",
     "topologySpreadConstraints", "overhead", "resourceClaims", NULL};
 
-/* The role of pod: the first 8 hex digits of the SHA-1 of its shape. */
+static const char *annotation(const json_t *pod, const char *key)
+{
+	return api_json_str(
+	    json_object_get(json_object_get(pod, "metadata"), "annotations"),
+	    key);
+}
+
+/* The role of pod: its kueue.x-k8s.io/role-hash annotation when it has
+ * one of at most 8 characters (the serving webhooks name the roles of a
+ * StatefulSet's or LeaderWorkerSet's Pods after their Workload's pod
+ * sets: main, leader, worker), else the first 8 hex digits of the SHA-1
+ * of its shape. */
 static int role_of(const json_t *pod, char out[9], cu_error *err)
 {
 	const json_t *spec = json_object_get(pod, "spec");
-	json_t *shape = json_object(), *c, *ctr;
+	const char *named = annotation(pod, REC_POD_ROLE_HASH);
+	json_t *shape, *c, *ctr;
 	char hex[API_SHA1_HEX_LEN], *text = NULL;
 	size_t i, k;
 	int rc;
 
+	if (named != NULL && named[0] != '\0' && strlen(named) <= 8) {
+		memcpy(out, named, strlen(named) + 1);
+		return CU_OK;
+	}
+	shape = json_object();
 	if (shape == NULL)
 		return rec__nomem(err, "pod role");
 	for (i = 0; role_fields[i] != NULL; i++) {
@@ -160,6 +177,45 @@ static size_t live_pods(const struct rec_pod_group_in *in)
 	return n;
 }
 
+/* kueue.x-k8s.io/pod-group-fast-admission: "true" on a Pod of the
+ * group: its Workload is made from the first Pod, not the whole group
+ * (a StatefulSet creating its Pods one by one). */
+static bool fast_admission(const struct rec_pod_group_in *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->n_pods; i++) {
+		const char *v = annotation(in->pods[i], REC_POD_GROUP_FAST);
+
+		if (v != NULL && strcmp(v, "true") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* With fast admission, the pods the group does not have yet count in
+ * its first pod set, so the Workload asks for the whole group. */
+static int fill_to_total(
+    const struct rec_pod_group_in *in, json_t *sets, cu_error *err)
+{
+	json_int_t sum = 0;
+	json_t *ps;
+	size_t i;
+
+	if (!fast_admission(in) || json_array_size(sets) == 0)
+		return CU_OK;
+	json_array_foreach(sets, i, ps) sum +=
+	    json_integer_value(json_object_get(ps, "count"));
+	if (sum >= in->total)
+		return CU_OK;
+	ps = json_array_get(sets, 0);
+	if (json_object_set_new(ps, "count",
+		json_integer(json_integer_value(json_object_get(ps, "count")) +
+			     in->total - sum)) != 0)
+		return rec__nomem(err, "pod group pod set");
+	return CU_OK;
+}
+
 /* The pod set of role `role` [copied]: the one rec_wl_build made for its
  * first Pod, renamed and counted. */
 static int role_podset(const struct rec_job_view *view, const json_t *pod,
@@ -247,6 +303,8 @@ static int build(const struct rec_job_view *view,
 		if (rc == CU_OK && json_array_append_new(sets, ps) != 0)
 			rc = rec__nomem(err, "pod group pod sets");
 	}
+	if (rc == CU_OK)
+		rc = fill_to_total(in, sets, err);
 	if (rc != CU_OK || first == NULL)
 		goto out;
 	if ((rc = pod_job(rec_fw_by_name("pod"), first, &m, &j, err)) != CU_OK)
@@ -448,8 +506,10 @@ int rec_pod_group_reconcile(const struct rec_job_view *view,
 		return CU_OK;
 	}
 	if (wl == NULL) {
-		/* All or nothing: a group short of its total count waits. */
-		if (in->total <= 0 || live_pods(in) < (size_t)in->total)
+		/* All or nothing: a group short of its total count waits
+		 * (with fast admission, for its first Pod only). */
+		if (in->total <= 0 || live_pods(in) == 0 ||
+		    (live_pods(in) < (size_t)in->total && !fast_admission(in)))
 			return CU_OK;
 		if (build(view, in, &w, &serr) != CU_OK || w == NULL)
 			return rec__plan_compose_error(out, &serr, err);

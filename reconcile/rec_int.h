@@ -140,6 +140,8 @@ bool rec__fw_template_optional(
 extern const struct rec_fw_ops rec__fw_ray_ops;
 /* AppWrapper (workload.codeflare.dev/v1beta2; reconcile/fw_appwrapper.c). */
 extern const struct rec_fw_ops rec__fw_appwrapper_ops;
+/* StatefulSet and LeaderWorkerSet (reconcile/fw_serving.c). */
+extern const struct rec_fw_ops rec__fw_serving_ops;
 /* The Workload the job in->job should have now (reconcile/jobrec.c):
  * *w [owned] NULL when it cannot be built (a WARN was planned into p). */
 CU_MUST_CHECK int rec__job_build_workload(const struct rec_job_view *view,

@@ -277,6 +277,11 @@ const struct rec_fw *rec_fw_by_kind(const char *group, const char *kind);
 /* The table, for iteration: descriptor i, NULL past the end. */
 const struct rec_fw *rec_fw_at(size_t i);
 
+/* A descriptor [borrowed] of a kind cueue never writes to nor watches
+ * (StatefulSet, LeaderWorkerSet: reconcile/fw_serving.c): its Pods are
+ * queued as pod groups, labelled by the serving webhooks. */
+bool rec_fw_pods_only(const struct rec_fw *fw);
+
 /* A borrowed view of one managed job: the members named by kind are
  * set (REC_JOB_DOC: fw, doc and meta). */
 struct rec_job {
@@ -1558,6 +1563,10 @@ struct rec_job_in {
  * kueue.x-k8s.io/pod-group-name `name`, and its Workload (named `name`). */
 #define REC_POD_GROUP_LABEL "kueue.x-k8s.io/pod-group-name"
 #define REC_POD_GROUP_TOTAL "kueue.x-k8s.io/pod-group-total-count"
+/* A group's Workload made from its first Pod ("true"), and a Pod's role
+ * (its pod set's name) when set by a serving webhook. */
+#define REC_POD_GROUP_FAST "kueue.x-k8s.io/pod-group-fast-admission"
+#define REC_POD_ROLE_HASH "kueue.x-k8s.io/role-hash"
 
 struct rec_pod_group_in {
 	const char *ns, *name;
@@ -1579,8 +1588,11 @@ struct rec_pod_group_in {
  * kueue.x-k8s.io/retriable-in-group "false"; other Failed Pods wait for
  * their replacements): the Workload is finished
  * (Succeeded / Failed); no Workload: created once the group has `total`
- * live (not Failed) Pods, with one pod set per role named by the first 8
- * hex digits of the SHA-1 of the role's shape, owned by every live Pod;
+ * live (not Failed) Pods (with REC_POD_GROUP_FAST "true" on a Pod, at the
+ * first, its first pod set counting the Pods still to come), with one
+ * pod set per role named by the Pod's REC_POD_ROLE_HASH annotation (at
+ * most 8 characters) or else the first 8 hex digits of the SHA-1 of the
+ * role's shape, owned by every live Pod;
  * admitted: every gated Pod is ungated with its role's assignment merged
  * in (a patch per Pod); else every Pod past its gate is deleted, and an
  * evicted Workload with none left releases its quota. CU_EINVAL (missing

@@ -48,6 +48,10 @@ const struct wh_route wh_routes[] = {
     {"/validate-kueue-x-k8s-io-v1beta2-workload", WH_VALIDATE},
     {"/validate-kueue-x-k8s-io-v1beta2-workloadpriorityclass", WH_VALIDATE},
     {"/validate-kueue-x-k8s-io-v1beta2-cohort", WH_VALIDATE},
+    {"/mutate-apps-v1-statefulset", WH_MUTATE},
+    {"/validate-apps-v1-statefulset", WH_VALIDATE},
+    {"/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset", WH_MUTATE},
+    {"/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset", WH_VALIDATE},
     {NULL, WH_MUTATE},
 };
 
@@ -621,6 +625,7 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 	bool kueue = is(req->kind.group, "kueue.x-k8s.io");
 	bool deploy =
 	    is(req->kind.group, "apps") && is(req->kind.kind, "Deployment");
+	bool serving = wh__is_serving(req);
 	char q[WH_QUOTE_MAX];
 	int rc;
 
@@ -632,7 +637,7 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 	if ((req->sub_resource[0] != '\0' &&
 		!(kueue && is(req->kind.kind, "Workload") &&
 		    is(req->sub_resource, "status"))) ||
-	    (!job && !kueue && !deploy))
+	    (!job && !kueue && !deploy && !serving))
 		return CU_OK;
 	if (req->dry_run && c->mode == WH_MUTATE)
 		return CU_OK;
@@ -650,6 +655,8 @@ static int dispatch(struct wh_ctx *c, cu_error *err)
 		return wh__jobs(c, err);
 	if (deploy)
 		return wh__deployment(c, err);
+	if (serving)
+		return wh__serving(c, err);
 	return wh__kueue(c, req->kind.kind, err);
 }
 

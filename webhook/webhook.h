@@ -253,6 +253,9 @@ struct wh_options {
 	/* The deployment framework is enabled: a Deployment cueue manages
 	 * gets its queue-name label copied to its pod template. */
 	bool deployment;
+	/* The statefulset and leaderworkerset.x-k8s.io/leaderworkerset
+	 * frameworks are enabled (webhook/serving.c). */
+	bool statefulset, leaderworkerset;
 	void *payload;
 };
 

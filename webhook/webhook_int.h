@@ -75,6 +75,15 @@ int wh__gate_as(struct wh_ctx *c, const json_t *obj, enum ns_gate_kind kind,
 int wh__deployment(struct wh_ctx *c, cu_error *err);
 int wh__pod_gate(struct wh_ctx *c, const json_t *obj, cu_error *err);
 
+/* The serving frameworks (serving.c): is the request about a StatefulSet
+ * or a LeaderWorkerSet; their mutating and validating webhooks (options
+ * statefulset, leaderworkerset); and the pod webhook's step for a Pod of
+ * a managed LeaderWorkerSet (the pod-group-name label of its group, as
+ * a patch of c->out; obj [borrowed]). */
+bool wh__is_serving(const struct wh_request *req);
+int wh__serving(struct wh_ctx *c, cu_error *err);
+int wh__pod_serving(struct wh_ctx *c, const json_t *obj, cu_error *err);
+
 /* The Kueue kinds (kueue.c): kind is request.kind.kind. CU_OK
  * with nothing done for a kind it does not know. */
 int wh__kueue(struct wh_ctx *c, const char *kind, cu_error *err);

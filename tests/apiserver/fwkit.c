@@ -394,8 +394,39 @@ static bool owned_by(json_t *obj, const char *uid)
 	return false;
 }
 
-/* Delete, in every kind, what the owners in fw.gone own (background
- * propagation: dependents go once their owner is gone). */
+/* Does an owner other than those in gone, named by obj's
+ * ownerReferences, still exist (same uid)? The garbage collector leaves
+ * an object while any of its owners is alive (a pod group's Workload,
+ * owned by every Pod of the group, outlives the first Pod deleted). */
+static bool other_owner_alive(
+    struct as_server *srv, json_t *obj, json_t *gone, const char *ns)
+{
+	json_t *o, *cur;
+	size_t i;
+
+	json_array_foreach(as_jget(obj, "metadata.ownerReferences"), i, o)
+	{
+		const char *uid = as_jstr(o, "uid"), *name = as_jstr(o, "name");
+		struct as_kind *k;
+
+		if (uid == NULL || name == NULL ||
+		    json_object_get(gone, uid) != NULL)
+			continue;
+		k = as_kind_by_gvk(
+		    srv, as_jstr(o, "apiVersion"), as_jstr(o, "kind"));
+		if (k == NULL)
+			continue;
+		cur =
+		    as_store_get(k, (k->flags & AS_NAMESPACED) ? ns : "", name);
+		if (cur != NULL && as_jstr(cur, "metadata.uid") != NULL &&
+		    strcmp(as_jstr(cur, "metadata.uid"), uid) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Delete, in every kind, what the owners in fw.gone own once none of
+ * its owners is left (background propagation). */
 static void collect(struct as_server *srv)
 {
 	json_t *gone = fw.gone, *victims = json_array(), *v;
@@ -422,7 +453,9 @@ static void collect(struct as_server *srv)
 				continue;
 			json_object_foreach(gone, uid, v)
 			{
-				if (owned_by(it, uid)) {
+				if (owned_by(it, uid) &&
+				    !other_owner_alive(
+					srv, it, gone, k->items[i].ns)) {
 					json_array_append_new(victims,
 					    json_pack("{s:I, s:O}", "k",
 						(json_int_t)(intptr_t)k, "o",

@@ -16,60 +16,17 @@ Pod ungated; an admitted group ungates a replacement for a failed Pod.
 In a namespace the
 gate excludes, neither a plain Pod nor a Deployment's Pods are gated or
 written to by the controller (seed 001 generalised)."""
-import os
 import time
 
-from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     run_cases, wait_for)
-from cuetest.env import ROOT
+from cuetest import CONTROLLER_CONFIG, case, check, eq, run_cases, wait_for
+from cuetest.frameworks import create as fw_create
+from cuetest.frameworks import SELECTOR, queues, start
+from cuetest.frameworks import setup as fw_setup
 from cuetest.pods import (PodSampler, deployment, gated, group_pod,
                                 install_webhooks, plain_pod)
 
-SELECTOR = """managedJobsNamespaceSelector:
-  matchExpressions:
-  - key: kubernetes.io/metadata.name
-    operator: NotIn
-    values: [kube-system, kueue-system, outside]
-"""
 CONFIG = CONTROLLER_CONFIG + SELECTOR + """integrations:
   frameworks: ["batch/job", "pod", "deployment"]
-"""
-
-QUEUES = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: pool-a}
-spec:
-  nodeLabels: {pool: a}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  preemption:
-    withinClusterQueue: LowerPriority
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: pool-a
-      resources:
-      - {name: cpu, nominalQuota: 2}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: team}
-spec: {clusterQueue: cq}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: high}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: low}
-value: 10
 """
 
 PODS = "/api/v1/namespaces/%s/pods"
@@ -78,32 +35,12 @@ WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads"
 
 
 def setup(s):
-    s.kubectl("apply", "-f", os.path.join(ROOT, "manifests", "crds"))
-    s.kubectl("wait", "--for=condition=Established", "crd", "--all",
-              "--timeout=30s")
-    s.namespace("team")
-    s.namespace("outside")
-    s.kubectl("apply", "-f", s.file("queues.yaml", QUEUES))
-    hooks = install_webhooks(s)
-    return hooks
-
-
-def start(s, config):
-    ctl = Controller(s, config=config)
-    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
-             what="the controller's informers synced")
-    return ctl
+    fw_setup(s, queues(2))
+    return install_webhooks(s)
 
 
 def create(s, ns, obj, path=PODS):
-    """POST, retried while the webhook server is still starting."""
-    body = None
-    for _ in range(50):
-        code, _, body = s.raw("POST", path % ns, obj)
-        if code == 201:
-            return body
-        time.sleep(1)
-    raise AssertionError("create %s: %r" % (obj["metadata"]["name"], body))
+    return fw_create(s, path % ns, obj)
 
 
 def cond_true(obj, typ):

@@ -348,9 +348,15 @@ Test(ctl_config, validation_errors_name_field_and_line)
 	     "    \"bad key!\": x\n",
 		CU_EINVAL, "managedJobsNamespaceSelector.matchLabels"},
 	    {"integrations:\n  frameworks: [batch/job, statefulset]\n",
-		CU_EUNSUPPORTED,
-		"line 4: integrations.frameworks[1]: framework \"statefulset\" "
-		"is not supported by cueue"},
+		CU_EINVAL,
+		"integrations.frameworks: Invalid value: \"statefulset\": "
+		"requires the \"pod\" framework"},
+	    {"integrations:\n  frameworks: [leaderworkerset.x-k8s.io/"
+	     "leaderworkerset]\n",
+		CU_EINVAL,
+		"integrations.frameworks: Invalid value: "
+		"\"leaderworkerset.x-k8s"
+		".io/leaderworkerset\": requires the \"pod\" framework"},
 	    {"integrations:\n  frameworks: [batch/job, deployment]\n",
 		CU_EINVAL,
 		"integrations.frameworks: Invalid value: \"deployment\": "
@@ -360,14 +366,16 @@ Test(ctl_config, validation_errors_name_field_and_line)
 		"line 5: integrations.frameworks[0]: framework "
 		"\"ray.io/rayservice\" is not supported by cueue"},
 	    {"integrations:\n  frameworks: [kubeflow.org/mpijob, "
-	     "statefulset]\n",
+	     "ray.io/rayservice]\n",
 		CU_EUNSUPPORTED,
-		"integrations.frameworks[1]: framework \"statefulset\" is not "
-		"supported by cueue (supported: batch/job, "
+		"integrations.frameworks[1]: framework \"ray.io/rayservice\" "
+		"is "
+		"not supported by cueue (supported: batch/job, "
 		"jobset.x-k8s.io/jobset, kubeflow.org/{pytorchjob,tfjob,"
 		"xgboostjob,paddlejob,jaxjob,mpijob}, "
 		"ray.io/{rayjob,raycluster}, "
-		"workload.codeflare.dev/appwrapper, pod, deployment)"},
+		"workload.codeflare.dev/appwrapper, pod, deployment, "
+		"statefulset, leaderworkerset.x-k8s.io/leaderworkerset)"},
 	    {"integrations:\n  frameworks: [example.com/thing]\n", CU_EINVAL,
 		"integrations.frameworks[0]: Unsupported value: "
 		"\"example.com/thing\""},

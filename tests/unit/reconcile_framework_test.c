@@ -16,6 +16,12 @@
  *   start/stop:  start unsuspends and merges the flavor into every
  *                replica template; a count mismatch is refused; stop
  *                suspends and restores the templates from the Workload
+ *   serving:     statefulset and leaderworkerset are pods-only rows (never
+ *                watched nor written); one group's pod sets read from the
+ *                parent (main of replicas; leader 1 and worker size-1, or
+ *                main of size), bad counts and missing templates refused
+ *                naming the field; never suspended nor finished, active
+ *                while status.replicas > 0, ready at spec.replicas ready
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -58,6 +64,9 @@ static const struct by_row by_rows[] = {
     {"workload.codeflare.dev/appwrapper", "workload.codeflare.dev",
 	"AppWrapper", "v1beta2", "appwrappers"},
     {"pod", "", "Pod", "v1", "pods"},
+    {"statefulset", "apps", "StatefulSet", "v1", "statefulsets"},
+    {"leaderworkerset.x-k8s.io/leaderworkerset", "leaderworkerset.x-k8s.io",
+	"LeaderWorkerSet", "v1", "leaderworkersets"},
 };
 
 static void lookup_row(const struct by_row *r)
@@ -484,4 +493,148 @@ Test(framework, stop_of_suspended_is_nothing)
 	cr_assert_eq(step, REC_STOP_DONE);
 	api_workload_dispose(&wl);
 	docjob_dispose(&d);
+}
+
+/* ---- serving: StatefulSet, LeaderWorkerSet (reconcile/fw_serving.c) ---- */
+
+/* A serving parent: metadata, then rest (spec, status). */
+static void serving_load(struct docjob *d, const char *fw, const char *rest)
+{
+	char text[4096];
+
+	snprintf(text, sizeof(text), "{" META ",%s}", rest);
+	docjob_load(d, fw, text);
+}
+
+#define STS "statefulset"
+#define LWS "leaderworkerset.x-k8s.io/leaderworkerset"
+
+Test(framework, serving_rows_are_pods_only)
+{
+	const struct rec_fw *sts = rec_fw_by_kind("apps", "StatefulSet");
+	const struct rec_fw *lws =
+	    rec_fw_by_kind("leaderworkerset.x-k8s.io", "LeaderWorkerSet");
+
+	cr_assert_not_null(sts);
+	cr_assert_not_null(lws);
+	cr_assert_eq(rec_fw_by_name(STS), sts);
+	cr_assert_eq(rec_fw_by_name(LWS), lws);
+	cr_assert(rec_fw_pods_only(sts));
+	cr_assert(rec_fw_pods_only(lws));
+	cr_assert_not(rec_fw_pods_only(rec_fw_by_name("pod")));
+	cr_assert_not(rec_fw_pods_only(rec_fw_by_name("batch/job")));
+	cr_assert_not(rec_fw_pods_only(NULL));
+	cr_assert_null(rec_fw_by_kind("apps", "Deployment"));
+	cr_assert_str_eq(sts->pod_index_label, "apps.kubernetes.io/pod-index");
+}
+
+struct sps_row {
+	const char *fw, *rest;
+	const char *want; /* "name:count:cpu-milli,..." or "!<field>" */
+};
+
+static const struct sps_row sps_rows[] = {
+    {STS, "\"spec\":{\"replicas\":3,\"template\":" TPL("500m") "}",
+	"main:3:500"},
+    {STS, "\"spec\":{\"template\":" TPL("1") "}", "main:1:1000"},
+    {STS, "\"spec\":{\"replicas\":0,\"template\":" TPL("1") "}", "main:0:1000"},
+    {LWS,
+	"\"spec\":{\"replicas\":2,\"leaderWorkerTemplate\":{\"size\":3,"
+	"\"leaderTemplate\":" TPL("100m") ",\"workerTemplate\":" TPL(
+	    "200m") "}}",
+	"leader:1:100,worker:2:200"},
+    {LWS,
+	"\"spec\":{\"leaderWorkerTemplate\":{\"size\":4,"
+	"\"workerTemplate\":" TPL("250m") "}}",
+	"main:4:250"},
+    {LWS,
+	"\"spec\":{\"leaderWorkerTemplate\":{\"workerTemplate\":" TPL("1") "}}",
+	"main:1:1000"},
+    {STS, "\"spec\":{\"replicas\":-1,\"template\":" TPL("1") "}",
+	"!spec.replicas: Invalid value: -1"},
+    {LWS,
+	"\"spec\":{\"leaderWorkerTemplate\":{\"size\":0,"
+	"\"leaderTemplate\":" TPL("1") ",\"workerTemplate\":" TPL("1") "}}",
+	"!spec.leaderWorkerTemplate.size: Invalid value: -1"},
+    {STS, "\"spec\":{\"replicas\":2}", "!spec.template"},
+    {LWS, "\"spec\":{\"leaderWorkerTemplate\":{\"size\":2}}",
+	"!spec.leaderWorkerTemplate.workerTemplate"},
+};
+
+static void serving_podsets_row(const struct sps_row *r)
+{
+	struct docjob d;
+	struct api_podsets ps;
+	char got[512] = "";
+	size_t used = 0, i;
+	cu_error err;
+	int rc;
+
+	serving_load(&d, r->fw, r->rest);
+	rc = rec_job_podsets(&d.view, &ps, &err);
+	if (r->want[0] == '!') {
+		cr_assert_eq(rc, CU_EINVAL, "%s", r->rest);
+		cr_assert(strstr(err.msg, r->want + 1) != NULL, "%s", err.msg);
+		docjob_dispose(&d);
+		return;
+	}
+	cr_assert_eq(rc, CU_OK, "%s", err.msg);
+	for (i = 0; i < ps.n; i++)
+		used += (size_t)snprintf(got + used, sizeof(got) - used,
+		    "%s%s:%d:%lld", i ? "," : "", ps.items[i].name,
+		    (int)ps.items[i].count,
+		    (long long)ps.items[i].requests[0].milli);
+	cr_assert_str_eq(got, r->want, "%s", r->rest);
+	api_podsets_dispose(&ps);
+	docjob_dispose(&d);
+}
+
+Test(framework, serving_podsets)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sps_rows) / sizeof(sps_rows[0]); i++)
+		serving_podsets_row(&sps_rows[i]);
+}
+
+struct sst_row {
+	const char *fw, *rest;
+	bool active, ready;
+};
+
+static const struct sst_row sst_rows[] = {
+    {STS,
+	"\"spec\":{\"replicas\":2},\"status\":{\"replicas\":2,"
+	"\"readyReplicas\":2}",
+	true, true},
+    {STS,
+	"\"spec\":{\"replicas\":2},\"status\":{\"replicas\":2,"
+	"\"readyReplicas\":1}",
+	true, false},
+    {STS, "\"spec\":{\"replicas\":0},\"status\":{\"replicas\":0}", false,
+	false},
+    {LWS, "\"spec\":{},\"status\":{\"replicas\":1,\"readyReplicas\":1}", true,
+	true},
+    {LWS, "\"spec\":{\"replicas\":3}", false, false},
+};
+
+Test(framework, serving_state)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sst_rows) / sizeof(sst_rows[0]); i++) {
+		const struct sst_row *r = &sst_rows[i];
+		struct docjob d;
+		bool ok = true;
+		const char *msg = NULL;
+
+		serving_load(&d, r->fw, r->rest);
+		cr_assert_not(rec_job_is_suspended(&d.view), "%s", r->rest);
+		cr_assert_not(rec_job_finished(&d.view, &ok, &msg));
+		cr_assert_eq(
+		    rec_job_is_active(&d.view), r->active, "%s", r->rest);
+		cr_assert_eq(rec_job_pods_ready(&d.view, NULL, NULL), r->ready,
+		    "%s", r->rest);
+		docjob_dispose(&d);
+	}
 }

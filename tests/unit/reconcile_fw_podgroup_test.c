@@ -350,3 +350,67 @@ Test(pod_group, gone_group_deletes_workload)
 	api_workload_dispose(&wl);
 	run_dispose(&r);
 }
+
+/* A serving webhook's role-hash annotation names the Pod's pod set (a
+ * LeaderWorkerSet group: leader and worker; a StatefulSet: main). */
+Test(pod_group, role_hash_names_pod_sets)
+{
+	struct run r;
+	const json_t *sets;
+	char got[512];
+
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "100m", true, "Pending",
+	    "\"kueue.x-k8s.io/role-hash\":\"leader\",");
+	r.pods[r.n++] = pod("b", "200m", true, "Pending",
+	    "\"kueue.x-k8s.io/role-hash\":\"worker\",");
+	r.pods[r.n++] = pod("c", "200m", true, "Pending",
+	    "\"kueue.x-k8s.io/role-hash\":\"worker\",");
+	reconcile(&r, 3, NULL);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WC:g");
+	sets = json_object_get(
+	    json_object_get(r.plan.items[0].body, "spec"), "podSets");
+	cr_assert_eq(json_array_size(sets), 2);
+	cr_assert_str_eq(
+	    api_json_str(json_array_get(sets, 0), "name"), "leader");
+	cr_assert_str_eq(
+	    api_json_str(json_array_get(sets, 1), "name"), "worker");
+	cr_assert_eq(json_integer_value(
+			 json_object_get(json_array_get(sets, 1), "count")),
+	    2);
+	run_dispose(&r);
+}
+
+/* Fast admission (a StatefulSet's Pods come one by one): the Workload is
+ * made at the first Pod, asking for the whole group; without it the same
+ * Pod waits. */
+Test(pod_group, fast_admission_at_first_pod)
+{
+	struct run r;
+	const json_t *ps;
+	char got[512];
+
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "500m", true, "Pending",
+	    "\"kueue.x-k8s.io/pod-group-fast-admission\":\"true\","
+	    "\"kueue.x-k8s.io/role-hash\":\"main\",");
+	reconcile(&r, 3, NULL);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WC:g");
+	ps = json_array_get(
+	    json_object_get(
+		json_object_get(r.plan.items[0].body, "spec"), "podSets"),
+	    0);
+	cr_assert_str_eq(api_json_str(ps, "name"), "main");
+	cr_assert_eq(json_integer_value(json_object_get(ps, "count")), 3);
+	run_dispose(&r);
+
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "500m", true, "Pending",
+	    "\"kueue.x-k8s.io/pod-group-fast-admission\":\"false\",");
+	reconcile(&r, 3, NULL);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "", "no fast admission: one Pod of three waits");
+	run_dispose(&r);
+}

@@ -2046,3 +2046,173 @@ Test(webhook, default_workload_priority_class_labels_the_job)
 	json_decref(patch);
 	json_decref(out);
 }
+
+/* ---- serving: StatefulSet, LeaderWorkerSet (webhook/serving.c) ---------- */
+
+#define STS_OBJ(prio, replicas)                                                \
+	"{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{'name':"     \
+	"'web','labels':{'kueue.x-k8s.io/queue-name':'main'" prio "}},"        \
+	"'spec':{'replicas':" replicas ",'template':{'metadata':{'labels':{"   \
+	"'app':'web'}},'spec':{}}}}"
+
+/* A managed StatefulSet's pod template becomes one pod group's: queue
+ * name, group name, total count, fast admission, role main; without a
+ * priority-class label none is written (not even null); disabled, or in
+ * an excluded namespace: nothing. */
+Test(webhook, statefulset_template_is_a_pod_group)
+{
+	struct rv rv = {"CREATE", "apps/v1/StatefulSet", "team-a",
+	    STS_OBJ("", "3"), NULL, false, NULL, NULL};
+	const json_t *md, *labels, *ann;
+	json_t *out;
+
+	expect_allowed_nopatch(WH_MUTATE, &rv); /* not enabled */
+	OPT.statefulset = true;
+	expect_allowed_nopatch(WH_MUTATE, &rv); /* pod not enabled */
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	out = mutated(&rv, NULL);
+	md = json_object_get(at(out, "spec", "template"), "metadata");
+	labels = json_object_get(md, "labels");
+	ann = json_object_get(md, "annotations");
+	cr_assert_str_eq(
+	    api_json_str(labels, "kueue.x-k8s.io/queue-name"), "main");
+	cr_assert_null(
+	    json_object_get(labels, "kueue.x-k8s.io/priority-class"));
+	cr_assert_eq(
+	    strncmp(api_json_str(labels, "kueue.x-k8s.io/pod-group-name"),
+		"statefulset-web-", 16),
+	    0);
+	cr_assert_str_eq(api_json_str(labels, "app"), "web");
+	cr_assert_str_eq(
+	    api_json_str(ann, "kueue.x-k8s.io/pod-group-total-count"), "3");
+	cr_assert_str_eq(
+	    api_json_str(ann, "kueue.x-k8s.io/pod-group-fast-admission"),
+	    "true");
+	cr_assert_str_eq(api_json_str(ann, "kueue.x-k8s.io/role-hash"), "main");
+	json_decref(out);
+	rv.obj = STS_OBJ(",'kueue.x-k8s.io/priority-class':'high'", "2");
+	out = mutated(&rv, NULL);
+	cr_assert_str_eq(
+	    api_json_str(at(at(out, "spec", "template"), "metadata", "labels"),
+		"kueue.x-k8s.io/priority-class"),
+	    "high");
+	json_decref(out);
+	rv.ns = "test";
+	expect_allowed_nopatch(WH_MUTATE, &rv);
+}
+
+/* As Kueue: a managed StatefulSet scales only to and from zero, and not
+ * up from zero while Pods remain; its queue name is fixed. */
+Test(webhook, statefulset_scales_to_and_from_zero_only)
+{
+	struct rv rv = {"UPDATE", "apps/v1/StatefulSet", "team-a",
+	    STS_OBJ("", "3"), STS_OBJ("", "2"), false, NULL, NULL};
+
+	OPT.statefulset = true;
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "spec.replicas: Invalid value: 3: field is immutable", false);
+	rv.obj = STS_OBJ("", "0");
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	rv.old = STS_OBJ("", "0");
+	rv.obj = STS_OBJ("", "2");
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	rv.obj = "{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{"
+		 "'name':'web','labels':{'kueue.x-k8s.io/queue-name':'main'}},"
+		 "'spec':{'replicas':2,'template':{}},'status':{'replicas':1}}";
+	expect_denied(WH_VALIDATE, &rv, 403, "scaling down is still", true);
+	rv.obj = "{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{"
+		 "'name':'web','labels':{'kueue.x-k8s.io/queue-name':'other'}},"
+		 "'spec':{'replicas':0,'template':{}}}";
+	expect_denied(WH_VALIDATE, &rv, 403, "field is immutable", true);
+	rv.ns = "test"; /* not ours: anything goes */
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+}
+
+#define LWS_OBJ(leader, policy)                                                \
+	"{'apiVersion':'leaderworkerset.x-k8s.io/v1','kind':"                  \
+	"'LeaderWorkerSet','metadata':{'name':'nginx','labels':{"              \
+	"'kueue.x-k8s.io/queue-name':'main'}},'spec':{'replicas':2," policy    \
+	"'leaderWorkerTemplate':{'size':3," leader "'workerTemplate':{"        \
+	"'spec':{}}}}}"
+
+/* A managed LeaderWorkerSet's templates carry the queue name, the
+ * group's size and each one's role (leader, worker; main without a
+ * leader template); LeaderReady is refused, as in Kueue. */
+Test(webhook, leaderworkerset_templates_and_startup_policy)
+{
+	struct rv rv = {"CREATE", "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
+	    "team-a", LWS_OBJ("'leaderTemplate':{'spec':{}},", ""), NULL, false,
+	    NULL, NULL};
+	const json_t *lwt;
+	json_t *out;
+
+	expect_allowed_nopatch(WH_MUTATE, &rv);
+	OPT.leaderworkerset = true;
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	out = mutated(&rv, NULL);
+	lwt = at(out, "spec", "leaderWorkerTemplate");
+	cr_assert_str_eq(api_json_str(at(json_object_get(lwt, "leaderTemplate"),
+					  "metadata", "annotations"),
+			     "kueue.x-k8s.io/role-hash"),
+	    "leader");
+	cr_assert_str_eq(api_json_str(at(json_object_get(lwt, "workerTemplate"),
+					  "metadata", "annotations"),
+			     "kueue.x-k8s.io/role-hash"),
+	    "worker");
+	cr_assert_str_eq(api_json_str(at(json_object_get(lwt, "workerTemplate"),
+					  "metadata", "annotations"),
+			     "kueue.x-k8s.io/pod-group-total-count"),
+	    "3");
+	cr_assert_str_eq(api_json_str(at(json_object_get(lwt, "workerTemplate"),
+					  "metadata", "labels"),
+			     "kueue.x-k8s.io/queue-name"),
+	    "main");
+	json_decref(out);
+	rv.obj = LWS_OBJ("", "");
+	out = mutated(&rv, NULL);
+	lwt = at(out, "spec", "leaderWorkerTemplate");
+	cr_assert_str_eq(api_json_str(at(json_object_get(lwt, "workerTemplate"),
+					  "metadata", "annotations"),
+			     "kueue.x-k8s.io/role-hash"),
+	    "main");
+	json_decref(out);
+	rv.obj = LWS_OBJ("", "'startupPolicy':'LeaderReady',");
+	expect_denied(WH_VALIDATE, &rv, 403, "spec.startupPolicy", true);
+	rv.obj = LWS_OBJ("", "'startupPolicy':'LeaderCreated',");
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+}
+
+/* A Pod of a managed LeaderWorkerSet is gated and put in its group's pod
+ * group, one per group index. */
+Test(webhook, leaderworkerset_pod_joins_its_group)
+{
+	struct rv rv = {"CREATE", "v1/Pod", "team-a",
+	    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'nginx-1-2',"
+	    "'labels':{'kueue.x-k8s.io/queue-name':'main',"
+	    "'leaderworkerset.sigs.k8s.io/name':'nginx',"
+	    "'leaderworkerset.sigs.k8s.io/group-index':'1'},'annotations':{"
+	    "'kueue.x-k8s.io/pod-suspending-parent':'leaderworkerset'}},"
+	    "'spec':{'containers':[]}}",
+	    NULL, false, NULL, NULL};
+	json_t *out;
+	const char *g;
+
+	OPT.leaderworkerset = true;
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	out = mutated(&rv, NULL);
+	g = api_json_str(
+	    at(out, "metadata", "labels"), "kueue.x-k8s.io/pod-group-name");
+	cr_assert_not_null(g);
+	cr_assert_eq(strncmp(g, "leaderworkerset-nginx-1-", 24), 0, "%s", g);
+	cr_assert_str_eq(
+	    api_json_str(
+		json_array_get(at(out, "spec", "schedulingGates"), 0), "name"),
+	    "kueue.x-k8s.io/admission");
+	json_decref(out);
+	OPT.leaderworkerset = false;
+	out = mutated(&rv, NULL); /* gated, in no group */
+	cr_assert_null(json_object_get(
+	    at(out, "metadata", "labels"), "kueue.x-k8s.io/pod-group-name"));
+	json_decref(out);
+}

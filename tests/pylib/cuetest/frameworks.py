@@ -14,15 +14,24 @@
                       pred accepts
   webhooks(s)         the shipped webhook configurations installed,
                       pointed at a fresh port and CA
+  queues(cpu, lq)     ResourceFlavor pool-a (node label pool: a), a
+                      ClusterQueue cq of `cpu` preempting lower priority,
+                      LocalQueue lq in team, priority classes high, low
+  start(s, config)    a Controller, once its informers synced
+  create(s, path, o)  POST o to path, retried while the webhook server
+                      starts
 """
 import os
 import threading
+import time
 
 import yaml
 
+from .checks import wait_for
 from .env import ROOT
 from .observe import Observer
 from .pods import cpu_milli
+from .procs import Controller
 from .webhooks import install_webhooks as webhooks  # noqa: F401
 
 
@@ -105,3 +114,69 @@ def controller_writes(s, mark, pred):
             if e["userAgent"].startswith("cueue-controller/")
             and e["verb"] in ("POST", "PUT", "PATCH", "DELETE")
             and pred(e["path"])]
+
+
+# Every namespace but kube-system, kueue-system and outside is managed.
+SELECTOR = """managedJobsNamespaceSelector:
+  matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values: [kube-system, kueue-system, outside]
+"""
+
+
+def queues(cpu, lq="lq"):
+    return """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: pool-a}
+spec:
+  nodeLabels: {pool: a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption:
+    withinClusterQueue: LowerPriority
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: pool-a
+      resources:
+      - {name: cpu, nominalQuota: %s}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: %s, namespace: team}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 10
+""" % (cpu, lq)
+
+
+def start(s, config):
+    ctl = Controller(s, config=config)
+    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
+             what="the controller's informers synced")
+    return ctl
+
+
+def create(s, path, obj):
+    """POST, retried while the webhook server is still starting."""
+    body = None
+    for _ in range(50):
+        code, _, body = s.raw("POST", path, obj)
+        if code == 201:
+            return body
+        time.sleep(1)
+    raise AssertionError("create %s: %r" % (obj["metadata"]["name"], body))

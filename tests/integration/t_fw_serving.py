@@ -1,0 +1,280 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cueue-controller with the serving frameworks (docs/frameworks.md):
+StatefulSet and LeaderWorkerSet, with cueue-apiserver --simulate
+pods,statefulsets,leaderworkersets standing in for their controllers and
+the kubelet, and the shipped webhooks (manifests/webhooks) labelling
+their pod templates and gating their Pods.
+
+A StatefulSet labelled with its queue only on itself is one pod group:
+the StatefulSet webhook writes the queue name, the group's name (Kueue's
+Workload name for the StatefulSet), its total count (replicas) and fast
+admission into the pod template; its Pods, created one by one
+(OrderedReady), are one Workload (pod set `main` of `replicas`),
+admitted within quota and ungated with the flavor's node selector;
+preempted, its Pods are deleted and come back gated, queued again and
+restored once the quota is free; it scales only to and from zero (as
+Kueue: other resizes are refused), and scaled to zero its Workload goes.
+A LeaderWorkerSet like Kueue's serving sample is one Workload per group
+(pod sets leader and worker); scaling it up queues the new group, which
+waits gated while the quota is full, and scaling down frees its quota.
+The quota check reads the Pods' watch history: at no observed instant do
+the Running Pods ask more cpu than the ClusterQueue's quota. In a
+namespace the gate excludes, neither kind's Pods are gated and the
+controller writes nothing there (seed 001 generalised)."""
+import time
+
+from cuetest import CONTROLLER_CONFIG, case, check, eq, run_cases, wait_for
+from cuetest.frameworks import (SELECTOR, PodWatch, cond_true,
+                                controller_writes, create, queues, sample,
+                                setup, start, webhooks)
+from cuetest.pods import gated, plain_pod
+
+CONFIG = CONTROLLER_CONFIG + SELECTOR + """integrations:
+  frameworks: ["batch/job", "pod", "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset"]
+"""
+
+PODS = "/api/v1/namespaces/%s/pods"
+STS = "/apis/apps/v1/namespaces/%s/statefulsets"
+LWS = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/%s/leaderworkersets"
+WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads"
+QUEUE = "kueue.x-k8s.io/queue-name"
+GROUP = "kueue.x-k8s.io/pod-group-name"
+MERGE = {"Content-Type": "application/merge-patch+json"}
+
+
+def begin(s, config=CONFIG):
+    """Queues of 2 cpu, the shipped webhooks, a controller."""
+    setup(s, queues(2))
+    return start(s, config + webhooks(s))
+
+
+def statefulset(ns, name, replicas, cpu="500m", prio=None, parallel=False):
+    """tests/data/frameworks/statefulset.yaml (Kueue's serving sample's
+    shape), its queue on itself only, `replicas` Pods asking `cpu`."""
+    o = sample("statefulset.yaml", name, ns, priority=prio)
+    spec = o["spec"]
+    spec["replicas"] = replicas
+    spec["serviceName"] = name
+    spec["selector"] = {"matchLabels": {"app": name}}
+    spec["template"]["metadata"]["labels"] = {"app": name}
+    spec["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": cpu}}
+    if not parallel:
+        del spec["podManagementPolicy"]
+    return o
+
+
+def leaderworkerset(ns, name, replicas):
+    """tests/data/frameworks/leaderworkerset.yaml, as Kueue's serving
+    sample: groups of a 100m leader and two 200m workers."""
+    o = sample("leaderworkerset.yaml", name, ns)
+    o["spec"]["replicas"] = replicas
+    return o
+
+
+def pods_of(s, ns, prefix):
+    return [p for p in s.get_json(PODS % ns)["items"]
+            if p["metadata"]["name"].startswith(prefix)]
+
+
+def running(s, ns, prefix):
+    return [p for p in pods_of(s, ns, prefix)
+            if p["status"].get("phase") == "Running"
+            and not p["metadata"].get("deletionTimestamp")]
+
+
+def wl_named(s, ns, name):
+    code, _, wl = s.raw("GET", WLS % ns + "/" + name)
+    return wl if code == 200 else None
+
+
+def scale(s, path, name, replicas):
+    return s.raw("PATCH", path + "/" + name,
+                 {"spec": {"replicas": replicas}}, headers=MERGE)
+
+
+@case("fw-sts-queued-preempted-restored",
+      simulate="pods,statefulsets")
+def sts_preempted(s):
+    ctl = begin(s)
+    watch = PodWatch(s, "team")
+    sts = create(s, STS % "team", statefulset("team", "web", 3, prio="low"))
+    tm = sts["spec"]["template"]["metadata"]
+    eq(tm["labels"].get(QUEUE), "lq", "queue name on the template")
+    group = tm["labels"].get(GROUP, "")
+    check(group.startswith("statefulset-web-"), "group name %r" % group)
+    eq(tm["annotations"].get("kueue.x-k8s.io/pod-group-total-count"), "3",
+       "total count")
+    wait_for(lambda: len(running(s, "team", "web-")) == 3, 60,
+             what="the StatefulSet's three Pods running (one by one)")
+    wl = wl_named(s, "team", group)
+    eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
+       [("main", 3)], "one Workload, pod set main of 3")
+    check(cond_true(wl, "Admitted"), "admitted")
+    for p in running(s, "team", "web-"):
+        eq(p["spec"].get("nodeSelector"), {"pool": "a"},
+           "%s node selector" % p["metadata"]["name"])
+    # A high-priority 2-cpu Pod preempts the group: its Pods go, come
+    # back gated, and wait until the quota is free again.
+    create(s, PODS % "team", plain_pod(
+        "team", "urgent", cpu="2", runtime_ms=3000,
+        labels={"kueue.x-k8s.io/priority-class": "high"}))
+    wait_for(lambda: any(p["metadata"]["name"] == "urgent"
+                         for p in running(s, "team", "urgent")), 40,
+             what="the high-priority Pod running")
+    check(not running(s, "team", "web-"), "the group was stopped")
+    check(all(gated(p) for p in pods_of(s, "team", "web-")),
+          "the group's Pods came back gated")
+    wait_for(lambda: len(running(s, "team", "web-")) == 3, 60,
+             what="the StatefulSet restored after the preemptor finished")
+    wl = wait_for(lambda: (lambda w: w if cond_true(w, "Admitted")
+                           else None)(wl_named(s, "team", group)), 20,
+                  what="the group's Workload admitted again")
+    eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
+       [("main", 3)], "pod set after the restore")
+    peak = watch.done()
+    check(peak <= 2000, "running pods within 2 cpu, saw %dm" % peak)
+    check(peak >= 1500, "the group ran (peak %dm)" % peak)
+    ctl.stop()
+
+
+@case("fw-sts-scale", simulate="pods,statefulsets")
+def sts_scale(s):
+    """Scaled to zero, a StatefulSet's Workload goes; scaled up from zero
+    it is queued anew; any other resize is refused (as Kueue)."""
+    ctl = begin(s)
+    watch = PodWatch(s, "team")
+    sts = create(s, STS % "team", statefulset("team", "db", 2, cpu="1",
+                                         parallel=True))
+    group = sts["spec"]["template"]["metadata"]["labels"][GROUP]
+    wait_for(lambda: len(running(s, "team", "db-")) == 2, 60,
+             what="two Pods running")
+    code, _, body = scale(s, STS % "team", "db", 3)
+    eq(code, 403, "resize 2 -> 3 refused: %r" % body)
+    check("spec.replicas" in body.get("message", ""), body)
+    eq(scale(s, STS % "team", "db", 0)[0], 200, "scale to zero")
+    wait_for(lambda: not pods_of(s, "team", "db-"), 40,
+             what="the Pods gone")
+    wait_for(lambda: wl_named(s, "team", group) is None, 30,
+             what="the Workload gone with its Pods")
+
+    def scaled_up():
+        code, _, body = scale(s, STS % "team", "db", 1)
+        return code == 200 or (code == 403 and "still in progress"
+                               in body.get("message", "") and None)
+    wait_for(scaled_up, 30, what="scale up from zero accepted")
+    wait_for(lambda: len(running(s, "team", "db-")) == 1, 60,
+             what="one Pod running again")
+    wl = wait_for(lambda: wl_named(s, "team", group), 20,
+                  what="a new Workload for the group")
+    eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
+       [("main", 1)], "pod set main of 1")
+    peak = watch.done()
+    check(peak <= 2000, "running pods within 2 cpu, saw %dm" % peak)
+    ctl.stop()
+
+
+@case("fw-lws-groups-scale", simulate="pods,leaderworkersets")
+def lws_groups(s):
+    """Kueue's LeaderWorkerSet sample (2 groups of a 100m leader and two
+    200m workers) with a 2-cpu quota: one Workload per group (pod sets
+    leader 1, worker 2), both admitted and ungated with the flavor's node
+    selector; scaled to 5 groups (2.5 cpu), four run and one waits with
+    every Pod gated; scaled down to 3, two groups go; a high-priority Pod preempts a
+    group, restored once it finished; scaled to 0, every group's Workload
+    goes. The quota holds throughout."""
+    ctl = begin(s)
+    watch = PodWatch(s, "team")
+    lws = create(s, LWS % "team", leaderworkerset("team", "nginx", 2))
+    lwt = lws["spec"]["leaderWorkerTemplate"]
+    eq(lwt["workerTemplate"]["metadata"]["labels"].get(QUEUE),
+       "lq", "queue name on the worker template")
+    wait_for(lambda: len(running(s, "team", "nginx-")) == 6, 60,
+             what="two groups of three Pods running")
+    for p in running(s, "team", "nginx-"):
+        eq(p["spec"].get("nodeSelector"), {"pool": "a"},
+           "%s node selector" % p["metadata"]["name"])
+    groups = {p["metadata"]["labels"][GROUP]
+              for p in pods_of(s, "team", "nginx-")}
+    eq(len(groups), 2, "a group per replica: %r" % groups)
+    for g in groups:
+        wl = wl_named(s, "team", g)
+        eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
+           [("leader", 1), ("worker", 2)], "pod sets of %s" % g)
+        check(cond_true(wl, "Admitted"), "%s admitted" % g)
+    eq(scale(s, LWS % "team", "nginx", 5)[0], 200, "scale to 5")
+    wait_for(lambda: len(pods_of(s, "team", "nginx-")) == 15 and
+             len(running(s, "team", "nginx-")) == 12, 60,
+             what="four groups running, the fifth created")
+    time.sleep(1)
+    waiting = {p["metadata"]["labels"][GROUP]
+               for p in pods_of(s, "team", "nginx-") if gated(p)}
+    eq(len(waiting), 1, "one group waits: %r" % waiting)
+    check(all(gated(p) for p in pods_of(s, "team", "nginx-")
+              if p["metadata"]["labels"][GROUP] in waiting),
+          "every Pod of the waiting group gated (all or nothing)")
+    eq(len(running(s, "team", "nginx-")), 12, "four groups running")
+    eq(scale(s, LWS % "team", "nginx", 3)[0], 200, "scale to 3")
+    wait_for(lambda: not pods_of(s, "team", "nginx-4") and
+             not pods_of(s, "team", "nginx-3"), 40,
+             what="groups 3 and 4 gone")
+    wait_for(lambda: len([w for w in s.get_json(WLS % "team")["items"]
+                          if not w["metadata"].get("deletionTimestamp")])
+             == 3, 30, what="a Workload per remaining group")
+    wait_for(lambda: len(running(s, "team", "nginx-")) == 9, 30,
+             what="three groups running")
+    # A high-priority 1-cpu Pod preempts one group: its Pods go, come
+    # back gated and run again once the preemptor finished.
+    create(s, PODS % "team", plain_pod(
+        "team", "urgent", cpu="1", runtime_ms=2000,
+        labels={"kueue.x-k8s.io/priority-class": "high"}))
+    wait_for(lambda: running(s, "team", "urgent"), 40,
+             what="the high-priority Pod running")
+    check(len(running(s, "team", "nginx-")) <= 6, "a group was stopped")
+    wait_for(lambda: not running(s, "team", "urgent") and
+             len(running(s, "team", "nginx-")) == 9, 60,
+             what="the preempted group restored")
+    # Scaled to zero, every group goes, and its Workload with it.
+    eq(scale(s, LWS % "team", "nginx", 0)[0], 200, "scale to 0")
+    wait_for(lambda: not pods_of(s, "team", "nginx-") and not [
+        w for w in s.get_json(WLS % "team")["items"]
+        if w["metadata"]["name"].startswith("leaderworkerset-")], 40,
+             what="no group and no group Workload left")
+    peak = watch.done()
+    check(peak <= 2000, "running pods within 2 cpu, saw %dm" % peak)
+    ctl.stop()
+
+
+@case("fw-serving-excluded-namespace-untouched",
+      simulate="pods,statefulsets,leaderworkersets")
+def excluded(s):
+    """Seed 001 generalised: with manageJobsWithoutQueueName, a
+    StatefulSet's and a LeaderWorkerSet's Pods in a namespace the
+    selector excludes are never gated, their templates never labelled,
+    and the controller writes nothing there."""
+    ctl = begin(s, CONFIG.replace(
+        "integrations:", "manageJobsWithoutQueueName: true\n"
+        "integrations:"))
+    mark = s.log_mark()
+    sts = create(s, STS % "outside", statefulset("outside", "web", 2))
+    check(GROUP not in sts["spec"]["template"]["metadata"]["labels"],
+          "StatefulSet template untouched")
+    lws = create(s, LWS % "outside", leaderworkerset("outside", "nginx", 1))
+    check("metadata" not in lws["spec"]["leaderWorkerTemplate"][
+        "workerTemplate"], "LeaderWorkerSet template untouched")
+    wait_for(lambda: len(running(s, "outside", "web-")) == 2 and
+             len(running(s, "outside", "nginx-")) == 3, 60,
+             what="both run on their own")
+    for p in pods_of(s, "outside", ""):
+        check(not gated(p), "%s ungated" % p["metadata"]["name"])
+        check(GROUP not in p["metadata"].get("labels", {}),
+              "%s in no group" % p["metadata"]["name"])
+    eq(controller_writes(s, mark, lambda p: "/namespaces/outside/" in p),
+       [], "controller writes in namespace outside")
+    eq(s.get_json(WLS % "outside")["items"], [], "no Workload in outside")
+    ctl.stop()
+
+
+if __name__ == "__main__":
+    run_cases()

@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * webhook/serving.c - the serving frameworks' webhooks (docs/frameworks.md
+ * section 5): StatefulSet (framework statefulset) and LeaderWorkerSet
+ * (leaderworkerset.x-k8s.io/leaderworkerset). Neither object is ever
+ * suspended: their Pods are queued as pod groups. The mutating webhook of
+ * a managed object (the gate decides on it as on its Pods, the namespace
+ * first) writes into its pod templates what makes its Pods one group:
+ * the queue-name (and priority-class) label, the
+ * kueue.x-k8s.io/pod-suspending-parent annotation, the group's total
+ * count, the role-hash naming the Pod's pod set (main; leader, worker)
+ * and, for a StatefulSet, the pod-group-name label (Kueue's Workload name
+ * for the StatefulSet) and fast admission (its Pods come one by one).
+ * A LeaderWorkerSet's Pods get their group's name, one per group index,
+ * from the pod webhook (wh__pod_serving). The validating webhook keeps
+ * the queue name fixed and, as Kueue, lets a managed StatefulSet scale
+ * only to and from zero; a managed LeaderWorkerSet may not use the
+ * LeaderReady startup policy.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "webhook/webhook_int.h"
+#include "api/patch.h"
+
+#define K "kueue.x-k8s.io/"
+#define GROUP_LABEL K "pod-group-name"
+#define GROUP_TOTAL K "pod-group-total-count"
+#define GROUP_FAST K "pod-group-fast-admission"
+#define ROLE K "role-hash"
+#define LWS_NAME "leaderworkerset.sigs.k8s.io/name"
+#define LWS_GROUP "leaderworkerset.sigs.k8s.io/group-index"
+#define QUEUE_PATH "metadata.labels[" NS_GATE_LABEL_QUEUE_NAME "]"
+
+static bool is(const char *a, const char *b)
+{
+	return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+static bool is_sts(const struct wh_request *req)
+{
+	return is(req->kind.group, "apps") && is(req->kind.kind, "StatefulSet");
+}
+
+static const char *label_of(const json_t *obj, const char *key)
+{
+	return api_json_str(
+	    json_object_get(json_object_get(obj, "metadata"), "labels"), key);
+}
+
+static json_int_t int_at(const json_t *o, const char *a, const char *b,
+    const char *c, json_int_t dflt)
+{
+	const json_t *v = json_object_get(o, a);
+
+	if (b != NULL)
+		v = json_object_get(v, b);
+	if (c != NULL)
+		v = json_object_get(v, c);
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+/* Kueue's Workload name for an owner of kind/group named name, without
+ * its uid [owned: cu_free], or NULL (err set). */
+static char *group_name(
+    const char *kind, const char *group, const char *name, cu_error *err)
+{
+	char *out = NULL;
+
+	if (api_workload_name(kind, group, name, "", -1, API_WORKLOAD_NAME_MAX,
+		&out, err) != CU_OK)
+		return NULL;
+	return out;
+}
+
+/* Merge labels and annotations [both borrowed] into the metadata of the
+ * pod template tpl [borrowed] at JSON pointer `at`, as one "add" of the
+ * whole metadata (nothing when it already has them). */
+static int template_meta(struct wh_ctx *c, const char *at, const json_t *tpl,
+    const json_t *labels, const json_t *annots, cu_error *err)
+{
+	const json_t *md = json_object_get(tpl, "metadata");
+	json_t *nm = json_is_object(md) ? json_deep_copy(md) : json_object();
+	json_t *l, *a;
+	char *path;
+	int rc;
+
+	if (nm == NULL)
+		return cu_error_set(err, CU_ENOMEM, "webhook patch: template");
+	l = api_json_obj_child(nm, "labels");
+	a = api_json_obj_child(nm, "annotations");
+	if (l == NULL || a == NULL ||
+	    json_object_update(l, (json_t *)labels) != 0 ||
+	    json_object_update(a, (json_t *)annots) != 0) {
+		json_decref(nm);
+		return cu_error_set(err, CU_ENOMEM, "webhook patch: template");
+	}
+	if (json_object_size(a) == 0)
+		json_object_del(nm, "annotations");
+	if (json_is_object(md) && json_equal(nm, md)) {
+		json_decref(nm);
+		return CU_OK;
+	}
+	path = cu_asprintf("%s/metadata", at);
+	if (path == NULL) {
+		json_decref(nm);
+		return cu_error_set(err, CU_ENOMEM, "webhook patch: template");
+	}
+	rc = wh__patch_add(c->out, "add", path, nm, err);
+	cu_free(path);
+	return rc;
+}
+
+/* The labels every managed template gets [owned], or NULL. */
+static json_t *queue_labels(const json_t *obj, const char *queue)
+{
+	const char *prio = label_of(obj, API_LABEL_PRIORITY_CLASS);
+
+	return json_pack("{s:s, s:s*}", NS_GATE_LABEL_QUEUE_NAME, queue,
+	    API_LABEL_PRIORITY_CLASS, prio);
+}
+
+static int mutate_sts(
+    struct wh_ctx *c, const json_t *obj, const char *queue, cu_error *err)
+{
+	const json_t *tpl =
+	    json_object_get(json_object_get(obj, "spec"), "template");
+	const char *name =
+	    api_json_str(json_object_get(obj, "metadata"), "name");
+	char total[32], *gname;
+	json_t *labels, *annots;
+	int rc;
+
+	if (!json_is_object(tpl))
+		return cu_error_set(err, CU_EPARSE,
+		    "spec.template: Invalid type: expected object");
+	if (name == NULL || name[0] == '\0')
+		return CU_OK; /* generateName: named on a later update */
+	if ((gname = group_name("StatefulSet", "apps", name, err)) == NULL)
+		return err->code;
+	snprintf(total, sizeof(total), "%lld",
+	    (long long)int_at(obj, "spec", "replicas", NULL, 1));
+	labels = queue_labels(obj, queue);
+	if (labels != NULL)
+		json_object_set_new(labels, GROUP_LABEL, json_string(gname));
+	annots = json_pack("{s:s, s:s, s:s, s:s, s:s}",
+	    K "pod-suspending-parent", "statefulset", GROUP_TOTAL, total,
+	    GROUP_FAST, "true", K "pod-group-serving", "true", ROLE, "main");
+	cu_free(gname);
+	rc = labels == NULL || annots == NULL
+		 ? cu_error_set(err, CU_ENOMEM, "webhook patch: template")
+		 : template_meta(c, "/spec/template", tpl, labels, annots, err);
+	json_decref(labels);
+	json_decref(annots);
+	return rc;
+}
+
+static int mutate_lws(
+    struct wh_ctx *c, const json_t *obj, const char *queue, cu_error *err)
+{
+	const json_t *lwt = json_object_get(
+	    json_object_get(obj, "spec"), "leaderWorkerTemplate");
+	const json_t *leader = json_object_get(lwt, "leaderTemplate");
+	const json_t *worker = json_object_get(lwt, "workerTemplate");
+	const bool has_leader = json_is_object(leader);
+	char total[32];
+	json_t *labels = queue_labels(obj, queue), *annots;
+	int rc = CU_OK;
+
+	if (!json_is_object(worker)) {
+		json_decref(labels);
+		return cu_error_set(err, CU_EPARSE,
+		    "spec.leaderWorkerTemplate.workerTemplate: Required value");
+	}
+	snprintf(total, sizeof(total), "%lld",
+	    (long long)int_at(lwt, "size", NULL, NULL, 1));
+	annots = json_pack("{s:s, s:s, s:s}", K "pod-suspending-parent",
+	    "leaderworkerset", GROUP_TOTAL, total, K "pod-group-serving",
+	    "true");
+	if (labels == NULL || annots == NULL)
+		rc = cu_error_set(err, CU_ENOMEM, "webhook patch: template");
+	if (rc == CU_OK && has_leader) {
+		json_object_set_new(annots, ROLE, json_string("leader"));
+		rc = template_meta(c,
+		    "/spec/leaderWorkerTemplate/leaderTemplate", leader, labels,
+		    annots, err);
+	}
+	if (rc == CU_OK) {
+		json_object_set_new(
+		    annots, ROLE, json_string(has_leader ? "worker" : "main"));
+		rc = template_meta(c,
+		    "/spec/leaderWorkerTemplate/workerTemplate", worker, labels,
+		    annots, err);
+	}
+	json_decref(labels);
+	json_decref(annots);
+	return rc;
+}
+
+/* The gate on obj [borrowed] as on its Pods: *queue the queue name of a
+ * managed object [borrowed from obj], NULL when not managed. */
+static int managed(
+    struct wh_ctx *c, const json_t *obj, const char **queue, cu_error *err)
+{
+	struct ns_gate_object gobj;
+	struct ns_gate_decision d;
+	int rc;
+
+	*queue = NULL;
+	if (obj == NULL)
+		return CU_OK;
+	if ((rc = wh__gate_as(c, obj, NS_GATE_KIND_POD, &gobj, &d, err)) !=
+	    CU_OK)
+		return rc;
+	if (d.managed == NS_GATE_YES && gobj.queue_name != NULL &&
+	    gobj.queue_name[0] != '\0')
+		*queue = gobj.queue_name;
+	return CU_OK;
+}
+
+static int validate_sts(const json_t *obj, const json_t *old, cu_error *err)
+{
+	json_int_t nr = int_at(obj, "spec", "replicas", NULL, 1);
+	json_int_t or = int_at(old, "spec", "replicas", NULL, 1);
+
+	if (nr != 0 && or != 0 && nr != or)
+		return cu_error_set(err, CU_EDENIED,
+		    "spec.replicas: Invalid value: %lld: field is immutable",
+		    (long long)nr);
+	if (or == 0 && nr > 0 && int_at(obj, "status", "replicas", NULL, 0) > 0)
+		return cu_error_set(err, CU_EDENIED,
+		    "spec.replicas: Forbidden: scaling down is still in "
+		    "progress");
+	return CU_OK;
+}
+
+static int validate(struct wh_ctx *c, const json_t *obj, cu_error *err)
+{
+	const json_t *old = c->req->old_object;
+	const char *q = label_of(obj, NS_GATE_LABEL_QUEUE_NAME), *oq, *sp;
+	const char *now = NULL, *before = NULL;
+	char quoted[WH_QUOTE_MAX];
+	int rc;
+
+	if ((rc = managed(c, obj, &now, err)) != CU_OK ||
+	    (rc = managed(c, old, &before, err)) != CU_OK)
+		return rc;
+	if (now == NULL && before == NULL)
+		return CU_OK;
+	if (q != NULL &&
+	    (rc = wh__check_dns1123_subdomain(q, QUEUE_PATH, err)) != CU_OK)
+		return rc;
+	sp = api_json_str(json_object_get(obj, "spec"), "startupPolicy");
+	if (!is_sts(c->req) && q != NULL && is(sp, "LeaderReady"))
+		return cu_error_set(err, CU_EDENIED,
+		    "spec.startupPolicy: Invalid value: \"LeaderReady\": only "
+		    "the LeaderCreated startup policy is allowed when using "
+		    "the " NS_GATE_LABEL_QUEUE_NAME " label or annotation");
+	if (c->req->operation != WH_OP_UPDATE || old == NULL)
+		return CU_OK;
+	oq = label_of(old, NS_GATE_LABEL_QUEUE_NAME);
+	if (!is(q ? q : "", oq ? oq : ""))
+		return cu_error_set(err, CU_EDENIED,
+		    QUEUE_PATH ": Invalid value: %s: field is immutable",
+		    wh__quote(quoted, q ? q : ""));
+	return is_sts(c->req) ? validate_sts(obj, old, err) : CU_OK;
+}
+
+int wh__serving(struct wh_ctx *c, cu_error *err)
+{
+	const json_t *obj = c->req->object;
+	const bool sts = is_sts(c->req);
+	const char *queue = NULL;
+	int rc;
+
+	if (sts ? !c->opt->statefulset : !c->opt->leaderworkerset)
+		return CU_OK;
+	if (c->mode == WH_VALIDATE)
+		return validate(c, obj, err);
+	if ((rc = managed(c, obj, &queue, err)) != CU_OK || queue == NULL)
+		return rc;
+	return sts ? mutate_sts(c, obj, queue, err)
+		   : mutate_lws(c, obj, queue, err);
+}
+
+bool wh__is_serving(const struct wh_request *req)
+{
+	return is_sts(req) ||
+	       (is(req->kind.group, "leaderworkerset.x-k8s.io") &&
+		   is(req->kind.kind, "LeaderWorkerSet"));
+}
+
+int wh__pod_serving(struct wh_ctx *c, const json_t *obj, cu_error *err)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *parent = api_json_str(
+	    json_object_get(md, "annotations"), K "pod-suspending-parent");
+	const char *name = label_of(obj, LWS_NAME);
+	const char *gi = label_of(obj, LWS_GROUP);
+	char *owner, *gname = NULL, *key, *path;
+	int rc;
+
+	if (!c->opt->leaderworkerset || !is(parent, "leaderworkerset") ||
+	    name == NULL || gi == NULL || label_of(obj, GROUP_LABEL) != NULL)
+		return CU_OK;
+	if ((owner = cu_asprintf("%s-%s", name, gi)) == NULL)
+		return cu_error_set(err, CU_ENOMEM, "webhook patch: pod group");
+	gname = group_name(
+	    "LeaderWorkerSet", "leaderworkerset.x-k8s.io", owner, err);
+	cu_free(owner);
+	if (gname == NULL)
+		return err->code;
+	key = api_json_pointer_escape(GROUP_LABEL);
+	path = key != NULL ? cu_asprintf("/metadata/labels/%s", key) : NULL;
+	cu_free(key);
+	if (path == NULL) {
+		cu_free(gname);
+		cu_free(path);
+		return cu_error_set(err, CU_ENOMEM, "webhook patch: pod group");
+	}
+	rc = wh__patch_add(c->out, "add", path, json_string(gname), err);
+	cu_free(gname);
+	cu_free(path);
+	return rc;
+}
