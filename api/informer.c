@@ -564,6 +564,8 @@ static int pend_add(api_informer *inf, json_t *it)
 		return CU_ENOMEM;
 	memcpy(p->key, ns, lns);
 	memcpy(p->key + lns, name, lname);
+	/* as upsert would: the text is then the cached text as it is */
+	json_object_del(json_object_get(it, "metadata"), "managedFields");
 	if (api_json_dumps(it, JSON_COMPACT, 0, &p->text, &p->len) != CU_OK) {
 		cu_free(p->key);
 		return CU_ENOMEM;

@@ -780,7 +780,7 @@ static long json_live;
 
 static void *live_malloc(size_t n)
 {
-	void *p = malloc(n);
+	void *p = cu_malloc(n);
 
 	json_live += p != NULL;
 	return p;
@@ -789,7 +789,7 @@ static void *live_malloc(size_t n)
 static void live_free(void *p)
 {
 	json_live -= p != NULL;
-	free(p);
+	cu_free(p);
 }
 
 struct live_seen {
@@ -840,7 +840,7 @@ Test(api_informer, compact_list_keeps_no_tree_per_item, .init = fx_setup,
 	one = json_loads(text, 0, NULL);
 	per_tree = json_live - per_tree;
 	json_decref(one);
-	free(text);
+	live_free(text);
 	cr_assert_gt(per_tree, 5);
 	cr_assert_lt(l.live - base, (1024 + 500 + 500) * per_tree,
 	    "%ld live jansson allocations at the last add (%ld a tree, "
