@@ -484,10 +484,26 @@ def main():
         samples = []
         stop = threading.Event()
 
+        def scrape():
+            """The histogram, or None when the scrape failed (a busy
+            controller may cut a /metrics answer of many MB): the
+            sample then has RSS only."""
+            try:
+                return histogram(ctl.metrics)
+            except (OSError, http.client.HTTPException):
+                return None
+
         def sampler():
-            prev = histogram(ctl.metrics)
+            prev = scrape()
             while not stop.wait(SAMPLE_S):
-                cur = histogram(ctl.metrics)
+                cur = scrape()
+                if cur is None or prev is None:
+                    samples.append((created[0],
+                                    proc_kib(ctl.pid(), "VmRSS") / 1024.0,
+                                    None,
+                                    proc_kib(srv.pid, "VmRSS") / 1024.0))
+                    prev = cur
+                    continue
                 dc = cur[2] - prev[2]
                 mean = (cur[1] - prev[1]) / dc * 1000.0 if dc > 0 else None
                 samples.append((created[0],
