@@ -73,6 +73,17 @@ struct entry {
 	bool seen; /* relist mark */
 };
 
+/* One item of a list in progress, kept as compact JSON text until the
+ * last page: the items of every page held as jansson trees until then
+ * cost several times what the cache itself holds (a relist of 20,000
+ * Workloads doubled the controller's RSS), and in compact mode the text
+ * becomes the cached text as it is. */
+struct pend {
+	char *text; /* [owned] compact JSON of the item, or NULL once taken */
+	size_t len;
+	char *key; /* [owned] namespace ("" if none), NUL, name, NUL */
+};
+
 struct owner_link {
 	struct owners *o; /* [borrowed from the owner index] */
 	size_t pos;	  /* index in o->v */
@@ -117,7 +128,8 @@ struct api_informer {
 	bool absent; /* the last LIST answered 404: not served */
 
 	/* list in progress */
-	json_t *pending;   /* owned array of items of the pages so far */
+	struct pend *pend; /* [owned] the items of the pages so far */
+	size_t npend, cap_pend;
 	char *cont;	   /* owned continue token or NULL */
 	bool list_with_rv; /* first page asked for resourceVersion=rv */
 	char *item_kind;   /* owned; from the list's kind */
@@ -200,16 +212,23 @@ static inline json_t *entry_obj(const api_informer *cinf, struct entry *e)
 /* Make obj [borrowed] the content of e: a reference, or in compact mode
  * its text (the parsed object stays in the pool for this turn). raw
  * [borrowed; may be NULL], raw_len: compact JSON text of exactly obj (a
- * watch event's lean "object"), kept as it is instead of writing obj
- * out again. */
+ * watch event's lean "object", a list item's text), kept as it is
+ * instead of writing obj out again. take: NULL, or where raw's owner
+ * keeps it [owned: cu_free] when the text may be taken instead of
+ * copied (*take is then set to NULL). */
 static void entry_set(api_informer *inf, struct entry *e, json_t *obj,
-    const char *raw, size_t raw_len)
+    const char *raw, size_t raw_len, char **take)
 {
 	char *text = NULL;
 	size_t len = 0;
 
-	if (inf->compact && raw != NULL &&
-	    (text = cu_strndup(raw, raw_len)) != NULL)
+	if (inf->compact && raw != NULL && take != NULL && *take == raw) {
+		text = *take;
+		*take = NULL;
+	} else if (inf->compact && raw != NULL) {
+		text = cu_strndup(raw, raw_len);
+	}
+	if (text != NULL)
 		len = raw_len;
 	if (inf->compact && (text != NULL || api_json_dumps(obj, JSON_COMPACT,
 						 0, &text, &len) == CU_OK)) {
@@ -338,10 +357,10 @@ static void owners_link(api_informer *inf, struct entry *e)
 	}
 }
 
-/* Insert obj [reference taken] under ns/name [copied], raw as for
- * entry_set. NULL on ENOMEM. */
+/* Insert obj [reference taken] under ns/name [copied], raw and take as
+ * for entry_set. NULL on ENOMEM. */
 static struct entry *cache_insert(api_informer *inf, const char *const *k,
-    json_t *obj, const char *raw, size_t raw_len)
+    json_t *obj, const char *raw, size_t raw_len, char **take)
 {
 	size_t lns = strlen(k[0]) + 1, lname = strlen(k[1]) + 1;
 	struct entry *e = cu_calloc(1, sizeof(*e) + lns + lname);
@@ -358,21 +377,21 @@ static struct entry *cache_insert(api_informer *inf, const char *const *k,
 		cu_free(e);
 		return NULL;
 	}
-	entry_set(inf, e, obj, raw, raw_len);
+	entry_set(inf, e, obj, raw, raw_len, take);
 	owners_link(inf, e);
 	return e;
 }
 
-/* Swap the object of e (raw as for entry_set); returns the old one
- * [owned by the caller]. */
+/* Swap the object of e (raw and take as for entry_set); returns the old
+ * one [owned by the caller]. */
 static json_t *cache_replace(api_informer *inf, struct entry *e, json_t *obj,
-    const char *raw, size_t raw_len)
+    const char *raw, size_t raw_len, char **take)
 {
 	json_t *old = json_incref(entry_obj(inf, e));
 
 	owners_unlink(inf, e);
 	entry_clear(e);
-	entry_set(inf, e, obj, raw, raw_len);
+	entry_set(inf, e, obj, raw, raw_len, take);
 	owners_link(inf, e);
 	return old;
 }
@@ -405,15 +424,16 @@ static void set_rv(api_informer *inf, const char *rv)
 	inf->rv = d;
 }
 
-/* Add or update obj [borrowed] (invariant 4); raw as for entry_set.
+/* Add or update obj [borrowed] (invariant 4); raw and take as for
+ * entry_set.
  * Its metadata.managedFields are gone, as controller-runtime's cache
  * strips them: nothing here reads them, and for an object written by
  * several managers (a Workload: the job controller, the scheduler, status
  * writers) they outweigh the rest. Watch lines and list pages come here
  * lean (api_json_loadb_lean); the delete catches a key spelled with
  * escapes, which the lean text keeps (raw is then not obj's text). */
-static void upsert(
-    api_informer *inf, json_t *obj, const char *raw, size_t raw_len)
+static void upsert(api_informer *inf, json_t *obj, const char *raw,
+    size_t raw_len, char **take)
 {
 	const char *k[2];
 	struct entry *e;
@@ -426,7 +446,7 @@ static void upsert(
 		return;
 	e = cache_find(inf, k);
 	if (e == NULL) {
-		e = cache_insert(inf, k, obj, raw, raw_len);
+		e = cache_insert(inf, k, obj, raw, raw_len, take);
 		if (e != NULL && inf->h.on_add != NULL && entry_obj(inf, e))
 			inf->h.on_add(entry_obj(inf, e), inf->payload);
 		return;
@@ -438,7 +458,7 @@ static void upsert(
 		inf->stats.skipped++;
 		return;
 	}
-	old = cache_replace(inf, e, obj, raw, raw_len);
+	old = cache_replace(inf, e, obj, raw, raw_len, take);
 	if (inf->h.on_update != NULL && entry_obj(inf, e) != NULL)
 		inf->h.on_update(old, entry_obj(inf, e), inf->payload);
 	json_decref(old);
@@ -501,32 +521,84 @@ static double next_backoff(api_informer *inf)
 
 /* ---- LIST -------------------------------------------------------------- */
 
+static void pend_clear(api_informer *inf)
+{
+	size_t i;
+
+	for (i = 0; i < inf->npend; i++) {
+		cu_free(inf->pend[i].text);
+		cu_free(inf->pend[i].key);
+	}
+	cu_free(inf->pend);
+	inf->pend = NULL;
+	inf->npend = inf->cap_pend = 0;
+}
+
 static void list_reset(api_informer *inf)
 {
-	json_decref(inf->pending);
-	inf->pending = NULL;
+	pend_clear(inf);
 	cu_free(inf->cont);
 	inf->cont = NULL;
 }
 
-/* The list is complete: make the cache equal to it (invariant 4). */
-static void apply_list(api_informer *inf, const char *list_rv)
+/* Keep list item it [borrowed] as text until the list is complete; an
+ * item without a name is never cached and not kept. CU_ENOMEM. */
+static int pend_add(api_informer *inf, json_t *it)
+{
+	const char *ns = meta_str(it, "namespace"),
+		   *name = meta_str(it, "name");
+	size_t lns, lname;
+	struct pend *p;
+
+	if (name == NULL)
+		return CU_OK;
+	if (ns == NULL)
+		ns = "";
+	if (cu_grow((void **)&inf->pend, &inf->cap_pend, inf->npend + 1,
+		sizeof(*inf->pend)) != CU_OK)
+		return CU_ENOMEM;
+	p = &inf->pend[inf->npend];
+	lns = strlen(ns) + 1;
+	lname = strlen(name) + 1;
+	if ((p->key = cu_malloc(lns + lname)) == NULL)
+		return CU_ENOMEM;
+	memcpy(p->key, ns, lns);
+	memcpy(p->key + lns, name, lname);
+	/* as upsert would: the text is then the cached text as it is */
+	json_object_del(json_object_get(it, "metadata"), "managedFields");
+	if (api_json_dumps(it, JSON_COMPACT, 0, &p->text, &p->len) != CU_OK) {
+		cu_free(p->key);
+		return CU_ENOMEM;
+	}
+	inf->npend++;
+	return CU_OK;
+}
+
+static void pend_key(const struct pend *p, const char *k[2])
+{
+	k[0] = p->key;
+	k[1] = p->key + strlen(p->key) + 1;
+}
+
+/* The list is complete: make the cache equal to it (invariant 4), one
+ * item parsed at a time. False when an item could not be parsed again
+ * (out of memory): the cache may then miss its change, and the caller
+ * lists again. */
+static bool apply_list(api_informer *inf, const char *list_rv)
 {
 	struct entry **gone = NULL, *e;
 	size_t ngone = 0, cap = 0, i;
 	cu_map_iter iter = CU_MAP_ITER_INIT;
-	json_t *it;
+	bool ok = true;
 
 	pool_clear(inf);
 	while (inf_cache_next(&inf->cache, &iter, &e))
 		e->seen = false;
-	json_array_foreach(inf->pending, i, it)
-	{
+	for (i = 0; i < inf->npend; i++) {
 		const char *k[2];
 
-		if (key_of(
-			k, meta_str(it, "namespace"), meta_str(it, "name")) &&
-		    (e = cache_find(inf, k)) != NULL)
+		pend_key(&inf->pend[i], k);
+		if ((e = cache_find(inf, k)) != NULL)
 			e->seen = true;
 	}
 	iter = CU_MAP_ITER_INIT;
@@ -539,8 +611,19 @@ static void apply_list(api_informer *inf, const char *list_rv)
 		gone[ngone++] = e;
 	}
 	set_rv(inf, list_rv);
-	for (i = 0; i < json_array_size(inf->pending); i++)
-		upsert(inf, json_array_get(inf->pending, i), NULL, 0);
+	for (i = 0; i < inf->npend; i++) {
+		struct pend *p = &inf->pend[i];
+		json_t *obj;
+
+		if (api_json_loadb(&obj, p->text, p->len, 0, NULL) != CU_OK) {
+			ok = false;
+			continue;
+		}
+		upsert(inf, obj, p->text, p->len, &p->text);
+		json_decref(obj);
+		cu_free(p->text); /* unless the cache took it */
+		p->text = NULL;
+	}
 	for (i = 0; i < ngone; i++) {
 		json_t *old = cache_remove(inf, gone[i]);
 
@@ -550,6 +633,11 @@ static void apply_list(api_informer *inf, const char *list_rv)
 	}
 	cu_free(gone);
 	list_reset(inf);
+	if (!ok)
+		cu_warn("informer %s: list: out of memory applying it; "
+			"listing again",
+		    inf->plural);
+	return ok;
 }
 
 /* ---- a resourceVersion ahead of the server's (etcd restored) --------- */
@@ -676,7 +764,13 @@ static void on_list(const struct api_response *resp, void *payload)
 				json_object_set_new(it, "apiVersion",
 				    json_string(inf->item_api_version));
 		}
-		json_array_append(inf->pending, it);
+		if (pend_add(inf, it) != CU_OK) {
+			cu_warn(
+			    "informer %s: list: out of memory", inf->plural);
+			list_reset(inf);
+			schedule(inf, NEXT_LIST, next_backoff(inf));
+			return;
+		}
 	}
 	md = json_object_get(resp->body, "metadata");
 	cont = json_string_value(json_object_get(md, "continue"));
@@ -692,8 +786,11 @@ static void on_list(const struct api_response *resp, void *payload)
 		start_list(inf);
 		return;
 	}
-	apply_list(
-	    inf, json_string_value(json_object_get(md, "resourceVersion")));
+	if (!apply_list(inf,
+		json_string_value(json_object_get(md, "resourceVersion")))) {
+		schedule(inf, NEXT_LIST, next_backoff(inf));
+		return;
+	}
 	if (!inf->synced) {
 		inf->synced = true;
 		if (inf->h.on_synced != NULL)
@@ -711,8 +808,7 @@ static void start_list(api_informer *inf)
 	inf->state = ST_LISTING;
 	if (inf->cont == NULL) {
 		/* a new list: relists start at the last RV (client-go) */
-		json_decref(inf->pending);
-		inf->pending = json_array();
+		pend_clear(inf);
 		inf->list_with_rv = inf->rv[0] != '\0';
 		if (inf->synced)
 			inf->stats.relists++;
@@ -731,7 +827,7 @@ static void start_list(api_informer *inf)
 	else
 		path = NULL;
 	cu_free(tok);
-	if (path == NULL || inf->pending == NULL) {
+	if (path == NULL) {
 		list_reset(inf);
 		schedule(inf, NEXT_LIST, next_backoff(inf));
 		cu_free(path);
@@ -812,7 +908,7 @@ static void on_watch_line(const char *line, size_t len, void *payload)
 		set_rv(inf, meta_str(obj, "resourceVersion"));
 		upsert(inf, obj,
 		    lean.span_len > 0 ? lean.text + lean.span_off : NULL,
-		    lean.span_len);
+		    lean.span_len, NULL);
 	} else if (strcmp(type, "DELETED") == 0) {
 		inf->stats.events++;
 		inf->watch_events++;

@@ -60,9 +60,18 @@ int api_json_dumps(
 	if (d.rc == CU_OK && jrc != 0)
 		d.rc = CU_EINVAL;
 	if (d.rc == CU_OK) {
+		size_t n = d.b.len, cap = d.b.cap;
+		char *small;
+
 		*out = cu_buf_detach(&d.b, len);
 		if (*out == NULL)
 			d.rc = CU_ENOMEM;
+		/* The buffer doubled as it grew: give the rest back, as the
+		 * text may be kept (an informer's compact cache holds one per
+		 * object). A failed shrink keeps the larger block. */
+		else if (cap > n + 1 &&
+			 (small = cu_realloc(*out, n + 1)) != NULL)
+			*out = small;
 	}
 	cu_buf_dispose(&d.b);
 	return d.rc;

@@ -16,12 +16,8 @@ static const void *map_key(const ctl_keys *s, const char *const *key)
 
 static void kent_free(struct ctl_kent *e)
 {
-	unsigned i;
-
 	if (e == NULL)
 		return;
-	for (i = 0; i < 3; i++)
-		cu_free(e->k[i]);
 	cu_free(e->s[0]);
 	cu_free(e->s[1]);
 	cu_free(e);
@@ -55,18 +51,28 @@ struct ctl_kent *ctl_keys_get(const ctl_keys *s, const char *const *key)
 	return cu_map_get(&s->map, map_key(s, key));
 }
 
+/* One allocation per entry: the struct, then the key's parts, which
+ * k[] points at (the controller keeps several entries per Workload, and
+ * an allocation per part cost more than the strings). */
 struct ctl_kent *ctl_keys_put(ctl_keys *s, const char *const *key)
 {
 	struct ctl_kent *e = ctl_keys_get(s, key);
+	size_t len[3] = {0, 0, 0}, total = 0;
 	unsigned i;
+	char *p;
 
 	if (e != NULL)
 		return e;
-	if ((e = cu_calloc(1, sizeof(*e))) == NULL)
-		goto nomem;
 	for (i = 0; i < s->nparts; i++)
-		if ((e->k[i] = cu_strdup(key[i] ? key[i] : "")) == NULL)
-			goto nomem;
+		total += (len[i] = strlen(key[i] ? key[i] : "") + 1);
+	if ((e = cu_calloc(1, sizeof(*e) + total)) == NULL)
+		goto nomem;
+	p = (char *)(e + 1);
+	for (i = 0; i < s->nparts; i++) {
+		memcpy(p, key[i] ? key[i] : "", len[i]);
+		e->k[i] = p;
+		p += len[i];
+	}
 	if (cu_map_put(&s->map, map_key(s, (const char *const *)e->k), e,
 		NULL) != CU_OK)
 		goto nomem;

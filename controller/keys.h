@@ -41,7 +41,8 @@
 
 /* One entry. k, s [owned by the ctl_keys]; the caller sets n and s. */
 struct ctl_kent {
-	char *k[3];   /* the key's parts (nparts of them; the rest NULL) */
+	char *k[3];   /* the key's parts (nparts of them; the rest NULL), in
+		       * the entry's own allocation: never freed alone */
 	uint64_t seq; /* when the key was added (insertion order) */
 	int64_t n;    /* a number (ms, ns, a generation...), 0 when new */
 	char *s[2];   /* strings [owned: cu_free, or ctl_keys_set_str] */

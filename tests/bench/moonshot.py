@@ -36,7 +36,11 @@ time against Workloads created).
 Environment: CUEUE_BIN (default build/release/bin), MOONSHOT_PENDING
 (1000000), MOONSHOT_CQS (10000), MOONSHOT_COHORT (10), MOONSHOT_WRITERS
 (4), MOONSHOT_SAMPLE_S (5), MOONSHOT_TIMEOUT_S (3600 per phase),
-BENCH_OUT (build/bench).
+BENCH_OUT (build/bench), MOONSHOT_WRAP (a command the controller runs
+under, split on blanks, e.g. "heaptrack -o /tmp/ctl": a profile of each
+controller run, the restart's included; CPU, RSS and SIGTERM go to the
+cueue-controller process under it), MOONSHOT_WRAP_RESTART (the same for
+the restarted controller only).
 """
 import datetime
 import http.client
@@ -64,6 +68,8 @@ COHORT = int(os.environ.get("MOONSHOT_COHORT", "10"))
 WRITERS = int(os.environ.get("MOONSHOT_WRITERS", "4"))
 SAMPLE_S = float(os.environ.get("MOONSHOT_SAMPLE_S", "5"))
 TIMEOUT_S = float(os.environ.get("MOONSHOT_TIMEOUT_S", "3600"))
+WRAP = os.environ.get("MOONSHOT_WRAP", "").split()
+WRAP_RESTART = os.environ.get("MOONSHOT_WRAP_RESTART", "").split() or WRAP
 KQ = "/apis/kueue.x-k8s.io/v1beta2"
 NS = "moon"
 FAMILY = "kueue_admission_attempt_duration_seconds"
@@ -213,7 +219,7 @@ def quantile(q, b0, b1):
 
 
 class Controller:
-    def __init__(self, tmp, kubeconfig, name):
+    def __init__(self, tmp, kubeconfig, name, wrap):
         self.probe, self.metrics = free_port(), free_port()
         cfg = os.path.join(tmp, "controller.yaml")
         with open(cfg, "w") as f:
@@ -226,14 +232,37 @@ class Controller:
                     "featureGates:\n  VisibilityOnDemand: false\n"
                     "clientConnection:\n  qps: 1000000\n  burst: 1000000\n"
                     % (self.probe, self.metrics))
+        self.cfg = cfg
+        self.wrap = wrap
         self.log = open(os.path.join(OUT, name + ".log"), "w")
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(
-            [os.path.join(BIN, "cueue-controller"), "--config", cfg,
+            wrap + [os.path.join(BIN, "cueue-controller"), "--config", cfg,
              "--kubeconfig", kubeconfig, "--store",
              os.path.join(tmp, "ledger.db"), "--metrics-secure=false",
              "--log-level", "info"],
             stdout=self.log, stderr=subprocess.STDOUT)
+
+    def pid(self):
+        """The cueue-controller process: the child itself, or the
+        one under MOONSHOT_WRAP (found once; its pid then kept)."""
+        if not self.wrap:
+            return self.proc.pid
+        if getattr(self, "_pid", None):
+            return self._pid
+        for d in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/comm" % d) as f:
+                    comm = f.read().strip()
+                with open("/proc/%s/cmdline" % d, "rb") as f:
+                    argv = f.read().split(b"\0")
+            except (OSError, ValueError):
+                continue
+            if comm == "cueue-controlle" and \
+                    self.cfg.encode() in argv:
+                self._pid = int(d)
+                return self._pid
+        return self.proc.pid
 
     def ready(self):
         try:
@@ -258,7 +287,10 @@ class Controller:
         return time.monotonic() - self.t0
 
     def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
+        try:
+            os.kill(self.pid(), signal.SIGTERM)
+        except OSError:
+            pass
         try:
             self.proc.wait(120)
         except subprocess.TimeoutExpired:
@@ -310,10 +342,10 @@ def wait_quiet(ctl, what):
     it holds every Workload it was sent (its watch is drained)."""
     t0 = time.monotonic()
     end = t0 + TIMEOUT_S
-    prev, said = cpu_s(ctl.proc.pid), t0
+    prev, said = cpu_s(ctl.pid()), t0
     while time.monotonic() < end:
         time.sleep(5)
-        cur = cpu_s(ctl.proc.pid)
+        cur = cpu_s(ctl.pid())
         if cur - prev < 0.25:
             return time.monotonic() - t0 - 5
         prev = cur
@@ -437,7 +469,7 @@ def main():
         setup(api)
         log("%d ClusterQueues, %d LocalQueues in %.1f s" %
             (CQS, CQS, time.monotonic() - t))
-        ctl = Controller(tmp, kc, "controller")
+        ctl = Controller(tmp, kc, "controller", WRAP)
         ctl.wait_ready()
         bodies = [workload("run-%d" % i, "lq-%d" % i) for i in range(CQS)]
         t = time.monotonic()
@@ -452,14 +484,30 @@ def main():
         samples = []
         stop = threading.Event()
 
+        def scrape():
+            """The histogram, or None when the scrape failed (a busy
+            controller may cut a /metrics answer of many MB): the
+            sample then has RSS only."""
+            try:
+                return histogram(ctl.metrics)
+            except (OSError, http.client.HTTPException):
+                return None
+
         def sampler():
-            prev = histogram(ctl.metrics)
+            prev = scrape()
             while not stop.wait(SAMPLE_S):
-                cur = histogram(ctl.metrics)
+                cur = scrape()
+                if cur is None or prev is None:
+                    samples.append((created[0],
+                                    proc_kib(ctl.pid(), "VmRSS") / 1024.0,
+                                    None,
+                                    proc_kib(srv.pid, "VmRSS") / 1024.0))
+                    prev = cur
+                    continue
                 dc = cur[2] - prev[2]
                 mean = (cur[1] - prev[1]) / dc * 1000.0 if dc > 0 else None
                 samples.append((created[0],
-                                proc_kib(ctl.proc.pid, "VmRSS") / 1024.0,
+                                proc_kib(ctl.pid(), "VmRSS") / 1024.0,
                                 mean, proc_kib(srv.pid, "VmRSS") / 1024.0))
                 prev = cur
         smp = threading.Thread(target=sampler, daemon=True)
@@ -502,13 +550,13 @@ def main():
         if extra:
             raise SystemExit("moonshot: %d admissions beyond the freed "
                              "quota" % extra)
-        peak = proc_kib(ctl.proc.pid, "VmHWM") / 1024.0
+        peak = proc_kib(ctl.pid(), "VmHWM") / 1024.0
         ctl.stop()
 
-        ctl = Controller(tmp, kc, "controller-restart")
+        ctl = Controller(tmp, kc, "controller-restart", WRAP_RESTART)
         restart = ctl.wait_ready()
         log("restart to Ready %.1f s" % restart)
-        restart_rss = proc_kib(ctl.proc.pid, "VmRSS") / 1024.0
+        restart_rss = proc_kib(ctl.pid(), "VmRSS") / 1024.0
         ctl.stop()
         ctl = None
         summary = {

@@ -775,6 +775,81 @@ Test(api_informer, compact_watch_objects_are_lean_copies, .init = fx_setup,
 	api_informer_free(inf);
 }
 
+/* jansson's allocations still live, counted (json_set_alloc_funcs). */
+static long json_live;
+
+static void *live_malloc(size_t n)
+{
+	void *p = cu_malloc(n);
+
+	json_live += p != NULL;
+	return p;
+}
+
+static void live_free(void *p)
+{
+	json_live -= p != NULL;
+	cu_free(p);
+}
+
+struct live_seen {
+	int adds, want;
+	long live; /* json_live at the want-th add */
+};
+
+static void h_add_live(json_t *obj, void *payload)
+{
+	struct live_seen *l = payload;
+
+	(void)obj;
+	if (++l->adds == l->want)
+		l->live = json_live;
+}
+
+/* A compact informer's list holds its items as text until the last page,
+ * not as trees: when the last item is delivered, the jansson objects
+ * still live are those of the parse pool (1,024 objects), one page (500)
+ * and the last page's answer, not one tree per listed object (which is
+ * what doubled the controller's RSS after a restart). */
+Test(api_informer, compact_list_keeps_no_tree_per_item, .init = fx_setup,
+    .fini = fx_teardown, .timeout = 60)
+{
+	static const struct api_informer_handlers h = {
+	    h_add_live, NULL, NULL, NULL};
+	const int n = 4000;
+	struct live_seen l = {0, n, 0};
+	api_informer *inf;
+	json_t *one;
+	char *text;
+	long base, per_tree;
+	cu_error err;
+
+	seed_configmaps(n, "t");
+	json_set_alloc_funcs(live_malloc, live_free);
+	base = json_live;
+	cr_assert_eq(api_informer_new(
+			 &inf, fx_cl, &CM, "default", NULL, NULL, &h, &l, &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(api_informer_compact(inf), CU_OK);
+	cr_assert(synced_flag(inf));
+	cr_assert_eq(l.adds, n);
+	/* what one cached object costs as a tree */
+	text = json_dumps(api_informer_get(inf, "default", "t0001"), 0);
+	cr_assert_not_null(text);
+	per_tree = json_live;
+	one = json_loads(text, 0, NULL);
+	per_tree = json_live - per_tree;
+	json_decref(one);
+	live_free(text);
+	cr_assert_gt(per_tree, 5);
+	cr_assert_lt(l.live - base, (1024 + 500 + 500) * per_tree,
+	    "%ld live jansson allocations at the last add (%ld a tree, "
+	    "%d objects listed)",
+	    l.live - base, per_tree, n);
+	api_informer_free(inf);
+	json_set_alloc_funcs(malloc, free);
+}
+
 Test(api_informer, compact_only_before_objects_are_cached, .init = fx_setup,
     .fini = fx_teardown)
 {

@@ -10,6 +10,7 @@
  * the same trees as a whole parse does, with fewer allocations.
  */
 #include <criterion/criterion.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,4 +299,26 @@ Test(api_json_lean, out_of_memory_is_told_apart)
 		json_decref(j);
 	}
 	json_set_alloc_funcs(malloc, free);
+}
+
+/* api_json_dumps' text is kept by the informers' compact caches (one per
+ * cached object): it takes what it holds, not the doubled capacity of the
+ * buffer it was written into (1,100 bytes in a 2,048-byte block). */
+Test(api_json_dumps, the_text_is_no_larger_than_it_needs)
+{
+	char pad[1101], *text;
+	json_t *v;
+	size_t len;
+
+	memset(pad, '.', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	v = json_pack("{s:s}", "k", pad);
+	cr_assert_not_null(v);
+	cr_assert_eq(api_json_dumps(v, JSON_COMPACT, 0, &text, &len), CU_OK);
+	cr_assert_eq(len, strlen("{\"k\":\"\"}") + 1100);
+	cr_assert_str_eq(text + len - 2, "\"}");
+	cr_assert_lt(malloc_usable_size(text), len + 1 + 64, "%zu for %zu",
+	    malloc_usable_size(text), len);
+	cu_free(text);
+	json_decref(v);
 }

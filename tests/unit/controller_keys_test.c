@@ -89,3 +89,34 @@ Test(keys, move_empties_the_source)
 	ctl_keys_dispose(&a);
 	ctl_keys_dispose(&b);
 }
+
+/* The controller keeps several entries per Workload: an entry is one
+ * allocation with its key's parts (plus the map's own growth), not one
+ * per part. */
+Test(keys, an_entry_is_one_allocation)
+{
+	ctl_keys s;
+	struct ctl_kent *e;
+	uint64_t before;
+	char name[32];
+	int i;
+
+	ctl_keys_init(&s, 3);
+	before = cu_mem_calls();
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "wl-%d", i);
+		cr_assert_not_null(
+		    ctl_keys_put(&s, CTL_K3(CTL_KIND_WL, "ns", name)));
+	}
+	cr_assert_lt(cu_mem_calls() - before, 1100, "%llu allocations",
+	    (unsigned long long)(cu_mem_calls() - before));
+	e = ctl_keys_put(&s, CTL_K3(CTL_KIND_JOB, "", "j"));
+	cr_assert_str_eq(e->k[0], CTL_KIND_JOB);
+	cr_assert_str_eq(e->k[1], "");
+	cr_assert_str_eq(e->k[2], "j");
+	cr_assert_not_null(ctl_keys_get(&s, CTL_K3(CTL_KIND_JOB, "", "j")));
+	cr_assert_str_eq(
+	    ctl_keys_get(&s, CTL_K3(CTL_KIND_WL, "ns", "wl-999"))->k[2],
+	    "wl-999");
+	ctl_keys_dispose(&s);
+}
