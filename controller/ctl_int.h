@@ -450,6 +450,28 @@ int ctl_decode_cached(
  * [consumed; may be NULL] of its QuotaReserved event. */
 void ctl_queue_admit(
     ctl *c, const struct que_wl *qw, json_t *patch, char *note);
+/* The ledger's record of uid [borrowed] (REC_LEDGER_NONE: none, or the
+ * ledger failed: logged). */
+enum rec_ledger_state ctl_ledger_state(ctl *c, const char *uid);
+/* What an admission write is about [all borrowed]. */
+struct ctl_admission {
+	const struct que_wl *qw;       /* the engine's; the cycle's: set */
+	const struct adm_decision *d;  /* the cycle's decision, recorded */
+	const struct api_workload *wl; /* as cached, or NULL */
+	const char *ns, *name;	       /* the Workload written */
+};
+/*
+ * The one writer of admission writes: p [its patch and note taken], a
+ * plan of rec_admission_write (ANNOUNCE or DEFER; other steps are not
+ * writes and are left to the caller). When p->record the decision a->d
+ * goes in the ledger first (lesson 3; a failed record withdraws it and
+ * nothing is written); the cycle's writes are queued as CTL_PIPE_ADMIT
+ * (in flight until answered, settled by rec_cycle_answer), the Workload
+ * controller's (checks synced, Admitted once Ready) as status writes
+ * awaited in the cache, with Kueue's Admitted event and metrics.
+ */
+void ctl_admission_write(ctl *c, const struct ctl_admission *a,
+    struct rec_admit_plan *p, int64_t now);
 /* The pipeline's settle hook (see pipeline.h). */
 void ctl_settle(const struct ctl_pipe_write *w, enum ctl_pipe_outcome outcome,
     const struct api_response *resp, void *payload);

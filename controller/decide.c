@@ -54,6 +54,36 @@ void ctl_ledger_release(ctl *c, const char *uid, int64_t now)
 	(void)now;
 }
 
+enum rec_ledger_state ctl_ledger_state(ctl *c, const char *uid)
+{
+	store_decision *sd = NULL;
+	enum rec_ledger_state st = REC_LEDGER_NONE;
+	cu_error err;
+
+	if (uid == NULL || c->ledger == NULL)
+		return REC_LEDGER_NONE;
+	if (store_decision_get(c->ledger, uid, &sd, &err) != CU_OK) {
+		if (err.code != CU_ENOTFOUND)
+			cu_warn("ledger: %s", err.msg);
+		return REC_LEDGER_NONE;
+	}
+	switch (sd->state) {
+	case STORE_RESERVED:
+		st = REC_LEDGER_RESERVED;
+		break;
+	case STORE_ADMITTED:
+		st = REC_LEDGER_ADMITTED;
+		break;
+	case STORE_EVICTING:
+		st = REC_LEDGER_EVICTING;
+		break;
+	default:
+		break;
+	}
+	store_decision_free(sd);
+	return st;
+}
+
 int ctl_decode_cached(
     ctl *c, const char *ns, const char *name, struct api_workload *wl)
 {
@@ -146,6 +176,99 @@ void ctl_queue_admit(ctl *c, const struct que_wl *qw, json_t *patch, char *note)
 	ctl_pipe_set_admission(w, qw->queue_ts, qw->cq ? qw->cq->name : NULL);
 }
 
+/* The admission metrics of a Workload wl [borrowed] its checks admit
+ * (Kueue's admitted counters and the admission-check wait times). */
+static void checks_admitted_metrics(
+    ctl *c, const struct api_workload *wl, int64_t now)
+{
+	const char *cq = wl->status.admission.cluster_queue;
+	const struct api_condition *qr = api_conditions_find(
+	    &wl->status.conditions, REC_COND_QUOTA_RESERVED);
+	const char *ns = wl->meta.namespace_, *lq = wl->spec.queue_name;
+	struct ctl_wm_labels l;
+	json_t *cached;
+	double wait;
+
+	if (c->metrics == NULL || cq == NULL)
+		return;
+	ctl_wm_labels(c, &l, wl, cq);
+	ctl_wm_admitted(c, &l, cu_ns_to_secs(now - ctl_wm_queued_ns(wl)));
+	if (qr == NULL || !qr->has_last_transition)
+		return;
+	wait = cu_ns_to_secs(now - qr->last_transition_ns);
+	ctl_metric_observe(c->metrics, CTL_M_ADMISSION_CHECKS_WAIT_TIME_SECONDS,
+	    CTL_LV(cq, l.pc), wait);
+	/* Its LocalQueue's, when that queue's metrics are reported. */
+	if (ns == NULL || lq == NULL || c->inf[INF_LQ] == NULL)
+		return;
+	cached = api_informer_get(c->inf[INF_LQ], ns, lq);
+	if (cached != NULL && ctl_lq_reported(c, cached))
+		ctl_metric_observe(c->metrics,
+		    CTL_M_LOCAL_QUEUE_ADMISSION_CHECKS_WAIT_TIME_SECONDS,
+		    CTL_LV(lq, ns, ctl_wm_priority_class(wl)), wait);
+}
+
+void ctl_admission_write(ctl *c, const struct ctl_admission *a,
+    struct rec_admit_plan *p, int64_t now)
+{
+	struct ctl_pipe_write *w;
+	cu_error err = {0};
+
+	if (p->step != REC_ADMIT_ANNOUNCE && p->step != REC_ADMIT_DEFER)
+		return;
+	/* Lesson 3: the ledger first; a decision it cannot hold is not
+	 * announced but withdrawn. */
+	if (p->record) {
+		if (a->qw == NULL || a->d == NULL ||
+		    record_admission(c, a->qw, a->d, now, &err) != CU_OK) {
+			if (p->step == REC_ADMIT_ANNOUNCE && a->qw != NULL)
+				cu_warn("admit %s/%s: %s", a->qw->ns,
+				    a->qw->name, err.msg);
+			if (a->qw != NULL)
+				ctl_withdraw(c, a->qw->uid, now);
+			return;
+		}
+		ctl_pr_track(c, a->qw->uid, true);
+	}
+	if (p->step == REC_ADMIT_DEFER) {
+		if (a->qw != NULL) {
+			(void)ctl_keys_put(
+			    &c->dec.in_flight, CTL_K1(a->qw->uid));
+			(void)ctl_keys_put(
+			    &c->dec.deferred, CTL_K1(a->qw->uid));
+		}
+		return;
+	}
+	if (p->patch == NULL)
+		return;
+	switch (p->write) {
+	case REC_ADMIT_WRITE_RESERVE:
+	case REC_ADMIT_WRITE_RESERVE_ADMIT:
+		if (a->qw == NULL)
+			return;
+		ctl_queue_admit(c, a->qw, p->patch, p->note);
+		p->patch = NULL;
+		p->note = NULL;
+		return;
+	case REC_ADMIT_WRITE_CHECKS_SYNC:
+	case REC_ADMIT_WRITE_CHECKS_ADMIT:
+		w = ctl_wl_write(
+		    c, CTL_PIPE_WL_STATUS, a->ns, a->name, p->patch, NULL);
+		p->patch = NULL;
+		if (p->write != REC_ADMIT_WRITE_CHECKS_ADMIT)
+			return;
+		if (w != NULL && p->note != NULL) {
+			ctl_pipe_set_event(w, "Admitted", p->note);
+			p->note = NULL;
+		}
+		if (a->wl != NULL)
+			checks_admitted_metrics(c, a->wl, now);
+		return;
+	case REC_ADMIT_WRITE_NONE:
+		return;
+	}
+}
+
 /* What the controller knows of Workload qw [borrowed] when it carries a
  * decision about it out. *wl is decoded from the cache (api_workload_dispose
  * it when *decoded) unless our own last write has not reached it, or, for
@@ -171,7 +294,8 @@ static struct rec_cycle_wl cycle_wl(ctl *c, const struct que_wl *qw,
 static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 {
 	struct que_wl *qw = que_workload_get(c->st, d->uid);
-	struct rec_admit_in in = {.d = d};
+	struct rec_admit_in in = {.source = REC_ADMIT_FROM_CYCLE, .d = d};
+	struct ctl_admission a = {.qw = qw, .d = d};
 	struct rec_admit_plan plan;
 	struct adm_decision td;
 	struct adm_podset_assignment *pa = NULL;
@@ -203,8 +327,16 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 	}
 	in.pods_ready = c->pr.cfg.enable;
 	in.queued_ns = qw->queue_ts;
-	rec_cycle_admit(&in, now, &plan);
+	if (qw != NULL) {
+		a.ns = qw->ns;
+		a.name = qw->name;
+	}
+	/* FROM_CYCLE says its failures as WITHDRAW: CU_OK always. */
+	if (rec_admission_write(&in, now, &plan, &err) != CU_OK)
+		plan.step = REC_ADMIT_WITHDRAW;
 	switch (plan.step) {
+	case REC_ADMIT_NONE:
+		break;
 	case REC_ADMIT_BLOCKED:
 		if (que_workload_unadmit(c->st, d->uid, &err) != CU_OK)
 			cu_warn("engine: %s", err.msg);
@@ -215,32 +347,15 @@ static void decide_admit(ctl *c, const struct adm_decision *d, int64_t now)
 			ctl_keys_del(&c->rep.pending_due, CTL_K1(d->uid));
 		break;
 	case REC_ADMIT_DEFER:
-		if (record_admission(c, qw, d, now, &err) != CU_OK) {
-			ctl_withdraw(c, d->uid, now);
-			break;
-		}
-		ctl_pr_track(c, d->uid, true);
-		(void)ctl_keys_put(&c->dec.in_flight, CTL_K1(d->uid));
-		(void)ctl_keys_put(&c->dec.deferred, CTL_K1(d->uid));
+	case REC_ADMIT_ANNOUNCE:
+		a.wl = in.w.wl;
+		ctl_admission_write(c, &a, &plan, now);
 		break;
 	case REC_ADMIT_WITHDRAW:
 		if (plan.warning != NULL)
 			cu_warn(
 			    "admit %s/%s: %s", qw->ns, qw->name, plan.warning);
 		ctl_withdraw(c, d->uid, now);
-		break;
-	case REC_ADMIT_ANNOUNCE:
-		if (record_admission(c, qw, d, now, &err) != CU_OK) {
-			cu_warn("admit %s/%s: %s", qw->ns, qw->name, err.msg);
-			ctl_withdraw(c, d->uid, now);
-			break;
-		}
-		ctl_pr_track(c, d->uid, true);
-		if (plan.patch != NULL) {
-			ctl_queue_admit(c, qw, plan.patch, plan.note);
-			plan.patch = NULL;
-			plan.note = NULL;
-		}
 		break;
 	}
 	rec_admit_plan_dispose(&plan);

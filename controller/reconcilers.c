@@ -72,24 +72,6 @@ static void evict_metric(
 	ctl_pr_evicted_metrics(c, x->wl, cq, it->reason, it->cause, x->now);
 }
 
-/* kueue_local_queue_admission_checks_wait_time_seconds of wl [borrowed]
- * admitted once its checks are Ready, when its LocalQueue's metrics are
- * reported. */
-static void lq_checks_wait(ctl *c, const struct api_workload *wl, double s)
-{
-	const char *ns = wl->meta.namespace_, *lq = wl->spec.queue_name;
-	json_t *cached;
-
-	if (ns == NULL || lq == NULL || c->inf[INF_LQ] == NULL)
-		return;
-	cached = api_informer_get(c->inf[INF_LQ], ns, lq);
-	if (cached == NULL || !ctl_lq_reported(c, cached))
-		return;
-	ctl_metric_observe(c->metrics,
-	    CTL_M_LOCAL_QUEUE_ADMISSION_CHECKS_WAIT_TIME_SECONDS,
-	    CTL_LV(lq, ns, ctl_wm_priority_class(wl)), s);
-}
-
 /* One write of a plan into the pipeline; it->body and it->text move
  * there. Job writes are expected under the job's key; Workload writes
  * under {CTL_KIND_WL, ns, name}, owned by the job when it->for_job. */
@@ -100,6 +82,21 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 	struct ctl_pipe_write *w;
 
 	it->body = NULL;
+	if (it->admission != REC_ADMIT_WRITE_NONE && x->wl != NULL) {
+		/* The Workload reconciler's admission write (its checks
+		 * synced, Admitted once Ready): the one admission writer. */
+		struct rec_admit_plan p = {.step = REC_ADMIT_ANNOUNCE,
+		    .write = it->admission,
+		    .patch = body,
+		    .note = it->text};
+		struct ctl_admission a = {
+		    .wl = x->wl, .ns = it->ns, .name = it->name};
+
+		it->text = NULL;
+		ctl_admission_write(c, &a, &p, x->now);
+		rec_admit_plan_dispose(&p);
+		return;
+	}
 	if (it->eviction && x->wl != NULL) {
 		/* Decided by the Workload reconciler, recorded in the ledger
 		 * (EVICTING) before: settle undoes it if it is not written. */
@@ -116,30 +113,6 @@ static void apply_write(ctl *c, const struct plan_ctx *x, struct rec_item *it)
 	} else if (it->expect == REC_EXPECT_RV) {
 		w = ctl_wl_write(c, kind, it->ns, it->name, body,
 		    it->for_job ? x->job_key : NULL);
-		/* Admitted once its admission checks are Ready. */
-		if (it->done_reason != NULL && x->wl != NULL &&
-		    c->metrics != NULL &&
-		    strcmp(it->done_reason, "Admitted") == 0 &&
-		    x->wl->status.admission.cluster_queue != NULL) {
-			const char *cq = x->wl->status.admission.cluster_queue;
-			const struct api_condition *qr = api_conditions_find(
-			    &x->wl->status.conditions, REC_COND_QUOTA_RESERVED);
-			struct ctl_wm_labels l;
-
-			ctl_wm_labels(c, &l, x->wl, cq);
-			ctl_wm_admitted(c, &l,
-			    cu_ns_to_secs(x->now - ctl_wm_queued_ns(x->wl)));
-			if (qr != NULL && qr->has_last_transition)
-				ctl_metric_observe(c->metrics,
-				    CTL_M_ADMISSION_CHECKS_WAIT_TIME_SECONDS,
-				    CTL_LV(cq, l.pc),
-				    cu_ns_to_secs(
-					x->now - qr->last_transition_ns));
-			if (qr != NULL && qr->has_last_transition)
-				lq_checks_wait(c, x->wl,
-				    cu_ns_to_secs(
-					x->now - qr->last_transition_ns));
-		}
 		if (it->reason != NULL && x->wl != NULL &&
 		    strcmp(it->reason, REC_PODS_READY_STARTED) == 0)
 			ctl_pr_ready_metrics(
@@ -364,6 +337,12 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 				wl.status.n_admission_checks > 0, &cq)))
 			v.cq_checks = &cq.spec;
 	}
+	/* The ledger is read only where the one admission producer needs
+	 * it: a Workload whose checks could admit it. */
+	if (have && (v.cq_checks != NULL || wl.status.n_admission_checks > 0) &&
+	    rec_workload_holds_quota(&wl) &&
+	    !api_conditions_true(&wl.status.conditions, REC_COND_ADMITTED))
+		v.ledger = ctl_ledger_state(c, wl.meta.uid);
 	if (have && orphaned(c, &wl, now)) {
 		api_workload_dispose(&wl);
 		return; /* its writes bring it back */

@@ -176,43 +176,22 @@ void ctl_report_pending(ctl *c, int64_t now)
 	cu_free(due);
 }
 
-/* Set the Active condition in st [borrowed], keeping lastTransitionTime
- * unless the status flips. */
+/* Set the Active condition in st [borrowed] through the one condition
+ * writer (lastTransitionTime kept unless the status flips); out of memory
+ * leaves it as it was or partly set, and is logged. */
 static void set_active(
     json_t *st, bool active, const char *reason, const char *msg)
 {
-	const char *status = active ? "True" : "False";
-	json_t *conds = json_object_get(st, "conditions"), *cond = NULL, *e;
-	const char *old;
-	size_t i;
+	struct api_condition_set cs = {.type = "Active",
+	    .status = active ? API_COND_TRUE : API_COND_FALSE,
+	    .reason = reason ? reason : "Unknown",
+	    .message = msg};
 	char now[CU_TIME_RFC3339_LEN];
+	cu_error err;
 
-	if (!json_is_array(conds)) {
-		conds = json_array();
-		json_object_set_new(st, "conditions", conds);
-	}
-	json_array_foreach(conds, i, e)
-	{
-		const char *t = json_string_value(json_object_get(e, "type"));
-
-		if (t != NULL && strcmp(t, "Active") == 0)
-			cond = e;
-	}
-	if (cond == NULL) {
-		cond = json_object();
-		json_object_set_new(cond, "type", json_string("Active"));
-		json_array_append_new(conds, cond);
-	}
-	old = json_string_value(json_object_get(cond, "status"));
-	if (old == NULL || strcmp(old, status) != 0) {
-		cu_time_format_rfc3339(cu_time_now_ns(), now);
-		json_object_set_new(
-		    cond, "lastTransitionTime", json_string(now));
-	}
-	json_object_set_new(cond, "status", json_string(status));
-	json_object_set_new(
-	    cond, "reason", json_string(reason ? reason : "Unknown"));
-	json_object_set_new(cond, "message", json_string(msg));
+	cu_time_format_rfc3339(cu_time_now_ns(), now);
+	if (api_conditions_set_json(st, &cs, now, &err) != CU_OK)
+		cu_warn("queue status: %s", err.msg);
 }
 
 /* Resource usage grouped by flavor, flavors in the order first seen. */

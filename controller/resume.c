@@ -147,7 +147,8 @@ static bool announce_recorded(
 	int64_t *use = NULL;
 	struct api_workload wl;
 	struct adm_decision d;
-	json_t *patch = NULL;
+	struct rec_admit_in in = {0};
+	struct rec_admit_plan plan = {0};
 	size_t i, n = 0;
 	bool sent = false, has_cq;
 	struct api_cluster_queue cq;
@@ -203,21 +204,35 @@ static bool announce_recorded(
 	d.n_podsets = qw->n_podsets;
 	ctl_pr_track(c, uid, true);
 	has_cq = ctl_acheck_cq(c, d.cluster_queue, false, &cq);
-	rc = rec_wl_status_admit_checks(&wl, &d, c->pr.cfg.enable,
-	    has_cq ? &cq.spec : NULL, now, &patch, &err);
+	/* The one producer of admission writes; recorded already. */
+	in.source = REC_ADMIT_FROM_CYCLE;
+	in.ledger = REC_LEDGER_RESERVED;
+	in.d = &d;
+	in.w.where = qw->where;
+	in.w.wl = &wl;
+	in.pods_ready = c->pr.cfg.enable;
+	in.cq = has_cq ? &cq.spec : NULL;
+	in.queued_ns = qw->queue_ts;
+	rc = rec_admission_write(&in, now, &plan, &err);
 	if (has_cq)
 		api_cluster_queue_dispose(&cq);
-	if (rc != CU_OK)
-		cu_warn("resume %s/%s: %s", qw->ns, qw->name, err.msg);
-	else if (patch != NULL) {
+	if (rc != CU_OK || plan.step != REC_ADMIT_ANNOUNCE)
+		cu_warn("resume %s/%s: %s", qw->ns, qw->name,
+		    plan.warning != NULL ? plan.warning : "not announced");
+	else if (plan.patch != NULL) {
+		struct ctl_admission a = {.qw = qw,
+		    .d = &d,
+		    .wl = &wl,
+		    .ns = qw->ns,
+		    .name = qw->name};
+
 		if (adopt)
 			cu_info("announcing the recorded decision for %s/%s",
 			    qw->ns, qw->name);
 		sent = true;
-		ctl_queue_admit(c, qw, patch,
-		    cu_asprintf("Quota reserved in ClusterQueue %s",
-			d.cluster_queue ? d.cluster_queue : ""));
+		ctl_admission_write(c, &a, &plan, now);
 	}
+	rec_admit_plan_dispose(&plan);
 out_wl:
 	api_workload_dispose(&wl);
 out:

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * reconcile/cycle.c - the scheduling cycle's decisions carried into plans,
- * pure: what the controller does with an admission decision (announce,
- * defer until the cache caught up, hold back for blockAdmission, or
- * withdraw), with each victim of a preemption (evict, postpone, withdraw a
- * never-announced admission), and with the answer to the write announcing
+ * pure: the one producer of admission writes (rec_admission_write: the
+ * cycle's decision announced, deferred until the cache caught up, held
+ * back for blockAdmission or withdrawn; a Workload's admission checks
+ * synced and Admitted once all are Ready), what is done with each victim
+ * of a preemption (evict, postpone, withdraw a never-announced
+ * admission), and with the answer to the write announcing
  * either (which ledger and engine steps keep the two in agreement). See
  * reconcile.h section 5; controller/decide.c gathers the inputs and
  * carries the steps out, the ledger always before the write.
@@ -13,12 +15,12 @@
 
 #include "reconcile/rec_int.h"
 
-void rec_cycle_admit(
+/* FROM_CYCLE: the scheduling cycle's decision in->d. */
+static void from_cycle(
     const struct rec_admit_in *in, int64_t now_ns, struct rec_admit_plan *out)
 {
 	cu_error err;
 
-	memset(out, 0, sizeof(*out));
 	if (in->blocked) {
 		/* blockAdmission: an admitted Workload waits for its pods;
 		 * this one waits for them too, and says so (as Kueue). */
@@ -34,6 +36,7 @@ void rec_cycle_admit(
 		 * once the cache caught up. Withdrawing it would leave the
 		 * Workload at the head of its queue, blocking it. */
 		out->step = REC_ADMIT_DEFER;
+		out->record = in->ledger != REC_LEDGER_RESERVED;
 		return;
 	}
 	if (in->w.wl == NULL) {
@@ -47,9 +50,67 @@ void rec_cycle_admit(
 		return;
 	}
 	out->step = REC_ADMIT_ANNOUNCE;
-	if (out->patch != NULL)
-		out->note = rec_events_note_quota_reserved(
-		    in->d->cluster_queue, now_ns - in->queued_ns);
+	out->record = in->ledger != REC_LEDGER_RESERVED;
+	if (out->patch == NULL)
+		return;
+	out->write = rec_acheck_patch_admitted(out->patch) == 0
+			 ? REC_ADMIT_WRITE_RESERVE
+			 : REC_ADMIT_WRITE_RESERVE_ADMIT;
+	out->note = rec_events_note_quota_reserved(
+	    in->d->cluster_queue, now_ns - in->queued_ns);
+}
+
+/* FROM_CHECKS: the Workload in->w.wl, holding quota, with its checks
+ * synced with its ClusterQueue. */
+static int from_checks(const struct rec_admit_in *in, int64_t now_ns,
+    struct rec_admit_plan *out, cu_error *err)
+{
+	const struct api_workload *wl = in->w.wl;
+	const struct api_condition *qr;
+
+	out->step = REC_ADMIT_NONE;
+	if (wl == NULL)
+		return CU_OK;
+	/* The reservation is in the API (it holds quota): the ledger's
+	 * record of it, RESERVED or ADMITTED, or none for one adopted
+	 * without a record, does not hold the checks back. An eviction the
+	 * ledger recorded does: it is not admitted while it is evicted. */
+	if (in->ledger == REC_LEDGER_EVICTING) {
+		out->why = "its eviction is decided";
+		return CU_OK;
+	}
+	if (rec_wl_status_sync_checks(wl, in->cq, now_ns, &out->patch, err) !=
+	    CU_OK)
+		return err->code;
+	if (out->patch == NULL)
+		return CU_OK;
+	out->step = REC_ADMIT_ANNOUNCE;
+	out->write = REC_ADMIT_WRITE_CHECKS_SYNC;
+	if (api_conditions_true(&wl->status.conditions, REC_COND_ADMITTED) ||
+	    rec_acheck_patch_admitted(out->patch) != 1)
+		return CU_OK;
+	/* Kueue's Admitted event, the wait since the reservation. */
+	out->write = REC_ADMIT_WRITE_CHECKS_ADMIT;
+	qr = api_conditions_find(
+	    &wl->status.conditions, REC_COND_QUOTA_RESERVED);
+	out->note = rec_events_note_admitted(wl->status.admission.cluster_queue,
+	    qr != NULL && qr->has_last_transition
+		? now_ns - qr->last_transition_ns
+		: 0);
+	if (out->note == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "admission write: out of memory");
+	return CU_OK;
+}
+
+int rec_admission_write(const struct rec_admit_in *in, int64_t now_ns,
+    struct rec_admit_plan *out, cu_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (in->source == REC_ADMIT_FROM_CHECKS)
+		return from_checks(in, now_ns, out, err);
+	from_cycle(in, now_ns, out);
+	return CU_OK;
 }
 
 void rec_admit_plan_dispose(struct rec_admit_plan *p)

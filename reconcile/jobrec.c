@@ -963,13 +963,116 @@ static int follow_gates(const struct rec_job_view *view,
 	return CU_OK;
 }
 
+/* Step 4: the finished job finishes its Workload wl [borrowed, or NULL:
+ * nothing to do]; with its pods all run, PodsReady=True is folded into
+ * the same write. Kueue's FinishedWorkload is said on the job once the
+ * Finished condition is written. */
+static int finish_workload(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl, bool success,
+    const char *msg, int64_t now_ns, struct rec_plan *out, cu_error *err)
+{
+	const char *ready_reason = NULL;
+	json_t *patch = NULL;
+	struct rec_item *it;
+	cu_error serr;
+
+	if (wl == NULL)
+		return CU_OK;
+	if (success && view->pods_ready && rec_workload_holds_quota(wl) &&
+	    api_conditions_find(&wl->status.conditions, REC_COND_PODS_READY) !=
+		NULL)
+		(void)rec_pods_ready_condition(wl, true, &ready_reason);
+	if (rec_wl_status_finish_ready(wl,
+		success ? REC_FINISHED_SUCCEEDED : REC_FINISHED_FAILED,
+		msg ? msg : "", ready_reason,
+		view->pods_ready_since_ns > 0 ? view->pods_ready_since_ns
+					      : now_ns,
+		now_ns, &patch, &serr) != CU_OK ||
+	    patch == NULL)
+		return CU_OK;
+	if (wl_write(out, in, REC_WRITE_STATUS, patch, err) != CU_OK)
+		return err->code;
+	it = &out->items[out->n - 1];
+	it->done_reason = "FinishedWorkload";
+	it->text = rec_events_note_finished(in->ns, in->wl_name);
+	if (it->text == NULL)
+		return rec__nomem(err, "job reconciler");
+	if (ready_reason != NULL &&
+	    !api_conditions_true(&wl->status.conditions, REC_COND_PODS_READY))
+		it->reason = ready_reason;
+	return CU_OK;
+}
+
+/* Step 5: a Workload being deleted stops its job (templates restored),
+ * then lets the Workload go; a new one queues the job again. */
+static int workload_deleted(const struct rec_job_in *in,
+    const struct api_workload *wl, struct rec_plan *out, cu_error *err)
+{
+	bool wrote, failed;
+
+	if (stop(in, wl, "The workload is deleted", out, &wrote, &failed,
+		err) != CU_OK)
+		return err->code;
+	if (wrote || failed || rec_job_is_active(in->job))
+		return CU_OK;
+	return drop_finalizer(out, in, wl, err);
+}
+
+/* Steps 7a-7c: the Workload wl [borrowed] follows its job's admission
+ * gates, gives back the quota of pods the job no longer needs and,
+ * holding quota, follows the job's priority-class label. *wrote: a step
+ * planned a write (the reconcile ends there). */
+static int follow_job(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl, bool holds,
+    struct rec_plan *out, bool *wrote, cu_error *err)
+{
+	if (follow_gates(view, in, wl, out, wrote, err) != CU_OK)
+		return err->code;
+	if (*wrote)
+		return CU_OK;
+	if (reclaimable(in, wl, out, wrote, err) != CU_OK)
+		return err->code;
+	if (*wrote || !holds)
+		return CU_OK;
+	return follow_job_labels(view, in, wl, false, true, out, wrote, err);
+}
+
+/* Steps 9 and 10: a Workload not admitted, or evicted, keeps its job
+ * stopped with its original templates; an evicted Workload gives its
+ * quota back once the job's pods are gone; a pending one follows the
+ * job's queue-name (unless it was evicted) and priority-class labels. */
+static int keep_stopped(const struct rec_job_view *view,
+    const struct rec_job_in *in, const struct api_workload *wl, bool holds,
+    bool evicted, int64_t now_ns, struct rec_plan *out, cu_error *err)
+{
+	const struct api_condition *ec =
+	    api_conditions_find(&wl->status.conditions, REC_COND_EVICTED);
+	json_t *patch = NULL;
+	bool wrote, failed;
+	cu_error serr;
+
+	if (stop(in, wl,
+		evicted && ec && ec->message ? ec->message : MSG_NOT_ADMITTED,
+		out, &wrote, &failed, err) != CU_OK)
+		return err->code;
+	if (wrote || failed)
+		return CU_OK;
+	if (evicted && holds && !rec_job_is_active(in->job) &&
+	    rec_wl_status_release(wl, now_ns, &patch, &serr) == CU_OK &&
+	    patch != NULL)
+		return wl_write(out, in, REC_WRITE_STATUS, patch, err);
+	if (!holds)
+		return follow_job_labels(
+		    view, in, wl, !evicted, false, out, &wrote, err);
+	return CU_OK;
+}
+
 int rec_job_reconcile(const struct rec_job_view *view,
     const struct rec_job_in *in, int64_t now_ns, struct rec_plan *out,
     cu_error *err)
 {
 	const struct api_workload *wl;
-	json_t *patch = NULL;
-	bool success = false, wrote, failed, holds, admitted, evicted;
+	bool success = false, wrote, holds, admitted, evicted;
 	bool keep = true;
 	const char *msg = NULL;
 	cu_error serr;
@@ -977,9 +1080,8 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	if (view == NULL || in == NULL || out == NULL || in->ns == NULL ||
 	    in->name == NULL || view->admitted_flavors == NULL ||
 	    view->local_queue_exists == NULL)
-		return cu_error_set(err, CU_EINVAL,
-		    "job reconciler: missing "
-		    "input");
+		return cu_error_set(
+		    err, CU_EINVAL, "job reconciler: missing input");
 	/* 0. the job is gone */
 	if (in->job == NULL)
 		return job_gone(in, out, err);
@@ -1007,55 +1109,12 @@ int rec_job_reconcile(const struct rec_job_view *view,
 	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED))
 		return drop_finalizer(out, in, wl, err);
 	/* 4. finished jobs finish their Workload */
-	if (rec_job_finished(in->job, &success, &msg)) {
-		const char *ready_reason = NULL;
-
-		/* Its pods all ran: PodsReady=True folded in. */
-		if (wl != NULL && success && view->pods_ready &&
-		    rec_workload_holds_quota(wl) &&
-		    api_conditions_find(
-			&wl->status.conditions, REC_COND_PODS_READY) != NULL)
-			(void)rec_pods_ready_condition(wl, true, &ready_reason);
-		if (wl != NULL &&
-		    rec_wl_status_finish_ready(wl,
-			success ? REC_FINISHED_SUCCEEDED : REC_FINISHED_FAILED,
-			msg ? msg : "", ready_reason,
-			view->pods_ready_since_ns > 0
-			    ? view->pods_ready_since_ns
-			    : now_ns,
-			now_ns, &patch, &serr) == CU_OK &&
-		    patch != NULL) {
-			struct rec_item *it;
-
-			if (wl_write(out, in, REC_WRITE_STATUS, patch, err) !=
-			    CU_OK)
-				return err->code;
-			/* Kueue's FinishedWorkload on the job, once the
-			 * Finished condition is written. */
-			it = &out->items[out->n - 1];
-			it->done_reason = "FinishedWorkload";
-			it->text =
-			    rec_events_note_finished(in->ns, in->wl_name);
-			if (it->text == NULL)
-				return rec__nomem(err, "job reconciler");
-			if (ready_reason != NULL &&
-			    !api_conditions_true(
-				&wl->status.conditions, REC_COND_PODS_READY))
-				out->items[out->n - 1].reason = ready_reason;
-			return CU_OK;
-		}
-		return CU_OK;
-	}
-	/* 5. a Workload being deleted: stop the job (templates restored),
-	 * then let the Workload go; a new one queues the job again. */
-	if (wl != NULL && wl->meta.has_deletion) {
-		if (stop(in, wl, "The workload is deleted", out, &wrote,
-			&failed, err) != CU_OK)
-			return err->code;
-		if (wrote || failed || rec_job_is_active(in->job))
-			return CU_OK;
-		return drop_finalizer(out, in, wl, err);
-	}
+	if (rec_job_finished(in->job, &success, &msg))
+		return finish_workload(
+		    view, in, wl, success, msg, now_ns, out, err);
+	/* 5. a Workload being deleted */
+	if (wl != NULL && wl->meta.has_deletion)
+		return workload_deleted(in, wl, out, err);
 	/* 6. no Workload yet: keep the job suspended and create one */
 	if (wl == NULL)
 		return create_workload(view, in, out, err);
@@ -1077,52 +1136,17 @@ int rec_job_reconcile(const struct rec_job_view *view,
 		return wrote ? CU_OK
 			     : replace_workload(view, in, wl, holds, out, err);
 	}
-	/* 7a. the Workload follows the job's admission gates */
-	if (follow_gates(view, in, wl, out, &wrote, err) != CU_OK)
+	/* 7a-7c. the Workload follows its job (gates, reclaimable pods,
+	 * priority) */
+	if (follow_job(view, in, wl, holds, out, &wrote, err) != CU_OK)
 		return err->code;
 	if (wrote)
 		return CU_OK;
-	/* 7b. the pods the job no longer needs give their quota back */
-	if (reclaimable(in, wl, out, &wrote, err) != CU_OK)
-		return err->code;
-	if (wrote)
-		return CU_OK;
-	/* 7c. holding quota, it follows the job's priority-class label */
-	if (holds) {
-		if (follow_job_labels(
-			view, in, wl, false, true, out, &wrote, err) != CU_OK)
-			return err->code;
-		if (wrote)
-			return CU_OK;
-	}
 	/* 8. admitted: start it (once); then its pods' readiness */
 	if (admitted && !evicted)
 		return rec_job_is_suspended(in->job) || !view->pods_ready
 			   ? start(view, in, now_ns, out, err)
 			   : pods_ready(view, in, now_ns, out, err);
-	/* 9. not admitted, or evicted: keep it stopped with its original
-	 * templates; an evicted Workload gives its quota back once the job's
-	 * pods are gone */
-	{
-		const struct api_condition *ec = api_conditions_find(
-		    &wl->status.conditions, REC_COND_EVICTED);
-
-		if (stop(in, wl,
-			evicted && ec && ec->message ? ec->message
-						     : MSG_NOT_ADMITTED,
-			out, &wrote, &failed, err) != CU_OK)
-			return err->code;
-	}
-	if (wrote || failed)
-		return CU_OK;
-	if (evicted && holds && !rec_job_is_active(in->job) &&
-	    rec_wl_status_release(wl, now_ns, &patch, &serr) == CU_OK &&
-	    patch != NULL)
-		return wl_write(out, in, REC_WRITE_STATUS, patch, err);
-	/* 10. pending: the Workload follows the job's queue-name (unless
-	 * it was evicted) and priority-class labels */
-	if (!holds)
-		return follow_job_labels(
-		    view, in, wl, !evicted, false, out, &wrote, err);
-	return CU_OK;
+	/* 9, 10. not admitted, or evicted: kept stopped */
+	return keep_stopped(view, in, wl, holds, evicted, now_ns, out, err);
 }

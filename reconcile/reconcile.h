@@ -1343,6 +1343,29 @@ enum rec_retention_action rec_retention_decide(const struct rec_retention *cfg,
  * sees no controller state but what the view gives it.
  */
 
+/* The ledger's record of a Workload's decision, as the controller read
+ * it (store/store.h's states; reconcile/ does not see the store). */
+enum rec_ledger_state {
+	REC_LEDGER_NONE = 0, /* no record (or not read) */
+	REC_LEDGER_RESERVED, /* recorded, its announcement not answered */
+	REC_LEDGER_ADMITTED, /* announced */
+	REC_LEDGER_EVICTING, /* its eviction decided */
+};
+
+/* What an admission write says (rec_admission_write's ANNOUNCE, section
+ * 5): the one writer's pipe kind, events and metrics follow from it. */
+enum rec_admit_write {
+	REC_ADMIT_WRITE_NONE = 0,
+	/* the cycle's: QuotaReserved; admission checks wait */
+	REC_ADMIT_WRITE_RESERVE,
+	/* the cycle's: QuotaReserved and Admitted */
+	REC_ADMIT_WRITE_RESERVE_ADMIT,
+	/* the Workload controller's: the checks synced, not admitted */
+	REC_ADMIT_WRITE_CHECKS_SYNC,
+	/* the Workload controller's: every check Ready, Admitted=True */
+	REC_ADMIT_WRITE_CHECKS_ADMIT,
+};
+
 enum rec_item_kind {
 	REC_ITEM_WRITE = 1, /* an API write */
 	REC_ITEM_EVENT,	    /* an Event about the reconciled job */
@@ -1434,6 +1457,10 @@ struct rec_item {
 	/* A Workload eviction (Evicted=True) the Workload reconciler
 	 * decided: if it is not written, the engine's EVICTING is undone. */
 	bool eviction;
+	/* An admission write (rec_admission_write's ANNOUNCE, what it
+	 * says): carried out by the controller's one admission writer;
+	 * REC_ADMIT_WRITE_NONE for every other write. */
+	enum rec_admit_write admission;
 	/* An event about the job sent once the write succeeded (not per
 	 * attempt), reason [static] and message `text`; NULL: none. */
 	const char *done_reason;
@@ -1750,6 +1777,10 @@ struct rec_wl_view {
 	/* Kueue's AdmissionGatedBy gate switched off: admission-gated-by
 	 * holds nothing back. */
 	bool no_admission_gated_by;
+	/* The ledger's record of the Workload, read when its admission
+	 * checks could admit it (it holds quota, lists checks and is not
+	 * Admitted); REC_LEDGER_NONE otherwise. */
+	enum rec_ledger_state ledger;
 	/* The QuotaReserved=False reason of a Workload whose gate was
 	 * cleared [static]: "Pending" with UnadmittedWorkloadsObservability
 	 * off; NULL: PendingEvaluation. */
@@ -2009,7 +2040,11 @@ struct rec_cycle_wl {
 };
 
 enum rec_admit_step {
-	/* record in the ledger, then send patch (NULL: nothing to write) */
+	/* nothing to write (the checks unchanged, or the ledger says the
+	 * Workload is not to be announced now: why) */
+	REC_ADMIT_NONE = 0,
+	/* record in the ledger when `record`, then send patch (NULL: nothing
+	 * to write) */
 	REC_ADMIT_ANNOUNCE = 1,
 	/* record in the ledger; announce once the cache caught up (if the
 	 * record fails: withdraw) */
@@ -2020,35 +2055,81 @@ enum rec_admit_step {
 	REC_ADMIT_WITHDRAW,
 };
 
+/* Who asks for an admission write: the one producer decides it for
+ * both. */
+enum rec_admit_source {
+	/* the scheduling cycle admitted d: quota reserved (and Admitted
+	 * when no admission checks wait) */
+	REC_ADMIT_FROM_CYCLE = 0,
+	/* the Workload reconciler: a Workload holding quota whose checks
+	 * are synced with its ClusterQueue (Admitted once all are Ready) */
+	REC_ADMIT_FROM_CHECKS,
+};
+
 struct rec_admit_in {
-	/* [borrowed] an ADM_ADMIT decision, its podSets with their
-	 * topology assignments filled in */
+	enum rec_admit_source source;
+	/* the ledger's record of the Workload: FROM_CHECKS, as read;
+	 * FROM_CYCLE, RESERVED when the decision was recorded already (a
+	 * deferred or restarted announcement), else NONE (a new decision,
+	 * recorded by the plan) */
+	enum rec_ledger_state ledger;
+	/* FROM_CYCLE [borrowed]: an ADM_ADMIT decision, its podSets with
+	 * their topology assignments filled in; FROM_CHECKS: NULL */
 	const struct adm_decision *d;
 	struct rec_cycle_wl w;
 	bool blocked; /* waitForPodsReady's blockAdmission holds admissions */
 	bool pods_ready; /* waitForPodsReady on: PodsReady=False goes with it */
-	/* [borrowed] the spec of d->cluster_queue; NULL: checks left alone */
+	/* [borrowed] the spec of the ClusterQueue (FROM_CYCLE: of
+	 * d->cluster_queue; FROM_CHECKS: the one w.wl is admitted to); NULL:
+	 * checks left alone */
 	const struct api_cluster_queue_spec *cq;
 	int64_t queued_ns; /* creation or last requeue: the note's wait */
 };
 
 struct rec_admit_plan {
 	enum rec_admit_step step;
+	enum rec_admit_write write; /* ANNOUNCE: what the write says */
+	/* ANNOUNCE, DEFER: the decision goes in the ledger (RESERVED)
+	 * before the write is queued (lesson 3); a failed record withdraws
+	 * it */
+	bool record;
 	json_t *patch; /* [owned] ANNOUNCE: the admission status patch */
-	char *note;    /* [owned] ANNOUNCE: the QuotaReserved event's note */
+	/* [owned] ANNOUNCE: the note of the write's event (QuotaReserved,
+	 * or the Workload controller's Admitted) */
+	char *note;
 	const char *reason, *message; /* [static] BLOCKED: pending status */
-	char *warning; /* [owned] WITHDRAW: what failed, or NULL */
+	const char *why; /* [static] NONE: why nothing is written, or NULL */
+	char *warning;	 /* [owned] WITHDRAW: what failed, or NULL */
 };
 
 /*
- * An admission decision carried out (decide_admit): blocked -> BLOCKED;
- * our last write not in the cache yet -> DEFER; not cached -> WITHDRAW;
- * else the admission patch (rec_wl_status_admit_checks) -> ANNOUNCE, or
- * WITHDRAW with its error. in [borrowed]; *out initialised here
- * (rec_admit_plan_dispose). Out of memory leaves a note or warning NULL.
+ * The one producer of admission writes: what is written to admit a
+ * Workload, whoever asks (controller/decide.c's ctl_admission_write
+ * carries every such plan out).
+ *
+ * FROM_CYCLE (decide_admit, and the ledger's deferred or restarted
+ * announcements): blocked -> BLOCKED; our last write not in the cache
+ * yet -> DEFER; not cached -> WITHDRAW; else the admission patch
+ * (rec_wl_status_admit_checks) -> ANNOUNCE (RESERVE or RESERVE_ADMIT),
+ * or WITHDRAW with its error. DEFER and ANNOUNCE are recorded first
+ * unless the ledger holds the decision already (RESERVED).
+ *
+ * FROM_CHECKS (the Workload reconciler, a Workload holding quota): not
+ * cached -> NONE; the ledger records its eviction (EVICTING) -> NONE
+ * with why (a record RESERVED or ADMITTED, or none for a Workload
+ * adopted without one, does not hold it back: the reservation is in the
+ * API already); else the checks
+ * synced with the ClusterQueue (rec_wl_status_sync_checks): no change ->
+ * NONE, else ANNOUNCE, CHECKS_ADMIT when Admitted turns True (the note
+ * is Kueue's Admitted, the wait since QuotaReserved), CHECKS_SYNC
+ * otherwise; never recorded (the reservation was).
+ *
+ * in [borrowed]; *out initialised here (rec_admit_plan_dispose), also on
+ * failure. CU_ENOMEM (FROM_CHECKS; FROM_CYCLE says failures as WITHDRAW
+ * and leaves a note or warning NULL when out of memory).
  */
-void rec_cycle_admit(
-    const struct rec_admit_in *in, int64_t now_ns, struct rec_admit_plan *out);
+CU_MUST_CHECK int rec_admission_write(const struct rec_admit_in *in,
+    int64_t now_ns, struct rec_admit_plan *out, cu_error *err);
 void rec_admit_plan_dispose(struct rec_admit_plan *p);
 
 enum rec_victim_step {

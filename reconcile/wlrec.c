@@ -443,6 +443,48 @@ static int requeue(const struct rec_wl_view *view,
 		   : wl_write(out, wl, REC_WRITE_STATUS, patch, false, err);
 }
 
+/* The checks synced with the ClusterQueue, Admitted once all are Ready:
+ * an admission write, decided by the one producer of those
+ * (rec_admission_write) and marked for the controller's one writer. */
+static int admission(const struct rec_wl_view *view,
+    const struct api_workload *wl, struct rec_plan *out, bool *done,
+    cu_error *err)
+{
+	struct rec_admit_in in = {.source = REC_ADMIT_FROM_CHECKS};
+	struct rec_admit_plan plan;
+	struct rec_item *it;
+
+	in.ledger = view->ledger;
+	in.w.wl = wl;
+	in.cq = view->cq_checks;
+	if (rec_admission_write(&in, view->now_ns, &plan, err) != CU_OK) {
+		rec_admit_plan_dispose(&plan);
+		return err->code;
+	}
+	if (plan.step != REC_ADMIT_ANNOUNCE) {
+		rec_admit_plan_dispose(&plan);
+		return CU_OK;
+	}
+	*done = true;
+	if (wl_write(out, wl, REC_WRITE_STATUS, plan.patch, false, err) !=
+	    CU_OK) {
+		plan.patch = NULL; /* consumed */
+		rec_admit_plan_dispose(&plan);
+		return err->code;
+	}
+	plan.patch = NULL;
+	it = &out->items[out->n - 1];
+	it->admission = plan.write;
+	if (plan.write == REC_ADMIT_WRITE_CHECKS_ADMIT) {
+		/* Kueue's Admitted event, once the write lands. */
+		it->done_reason = "Admitted";
+		it->text = plan.note;
+		plan.note = NULL;
+	}
+	rec_admit_plan_dispose(&plan);
+	return CU_OK;
+}
+
 /* Admission checks of a Workload holding quota: Rejected deactivates,
  * Retry evicts (reason AdmissionCheck), else the list and Admitted are
  * synced with the ClusterQueue (Admitted=True once all are Ready). */
@@ -450,12 +492,10 @@ static int checks(const struct rec_wl_view *view, const struct api_workload *wl,
     struct rec_plan *out, bool *done, cu_error *err)
 {
 	struct rec_eviction ev = {0};
-	const struct api_condition *qr;
 	struct rec_item *it;
 	json_t *patch = NULL;
 	char *msg = NULL, *text;
 	int rc = CU_OK;
-	bool admits;
 
 	*done = false;
 	if (view->cq_checks == NULL && wl->status.n_admission_checks == 0)
@@ -534,32 +574,7 @@ static int checks(const struct rec_wl_view *view, const struct api_workload *wl,
 			    out, wl, REC_WRITE_STATUS, patch, false, err);
 		}
 	}
-	if (rec_wl_status_sync_checks(
-		wl, view->cq_checks, view->now_ns, &patch, err) != CU_OK)
-		return err->code;
-	if (patch == NULL)
-		return CU_OK;
-	*done = true;
-	admits =
-	    !api_conditions_true(&wl->status.conditions, REC_COND_ADMITTED) &&
-	    rec_acheck_patch_admitted(patch) == 1;
-	if (wl_write(out, wl, REC_WRITE_STATUS, patch, false, err) != CU_OK)
-		return err->code;
-	if (!admits)
-		return CU_OK;
-	/* Kueue's Admitted event, once the write lands. */
-	qr = api_conditions_find(
-	    &wl->status.conditions, REC_COND_QUOTA_RESERVED);
-	it = &out->items[out->n - 1];
-	it->done_reason = "Admitted";
-	it->text = rec_events_note_admitted(wl->status.admission.cluster_queue,
-	    qr != NULL && qr->has_last_transition
-		? view->now_ns - qr->last_transition_ns
-		: 0);
-	if (it->text == NULL)
-		return cu_error_set(
-		    err, CU_ENOMEM, "workload reconciler: out of memory");
-	return CU_OK;
+	return admission(view, wl, out, done, err);
 }
 
 /* The pods pod set i of qw should hold: its admission's count less the

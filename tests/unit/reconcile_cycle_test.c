@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tests/unit/reconcile_cycle_test.c - the scheduling cycle's decisions
- * carried into plans (reconcile/cycle.c): what an admission decision
- * becomes (announce, defer, blocked, withdraw), what each preemption victim
+ * carried into plans (reconcile/cycle.c): the one producer of admission
+ * writes, for the cycle's decision (announce, defer, blocked, withdraw;
+ * recorded first) and for a Workload's admission checks (synced,
+ * Admitted once all are Ready, held back by a recorded eviction), what
+ * each preemption victim
  * becomes (evict, already evicted, postpone, withdraw, nothing), and the
  * table of ledger and engine steps for every answer to an admission or
  * eviction write.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "reconcile/reconcile.h"
@@ -89,15 +93,24 @@ struct admit_row {
 	const char *name;
 	bool blocked, stale, cached;
 	enum rec_admit_step step;
+	/* RESERVED: recorded already (a deferred or restarted
+	 * announcement) */
+	enum rec_ledger_state ledger;
 };
 
 static const struct admit_row admit_rows[] = {
     {"blockAdmission holds it, whatever the cache", true, true, true,
-	REC_ADMIT_BLOCKED},
+	REC_ADMIT_BLOCKED, REC_LEDGER_NONE},
     {"our own write not in the cache yet: deferred", false, true, true,
-	REC_ADMIT_DEFER},
-    {"not in the cache: withdrawn", false, false, false, REC_ADMIT_WITHDRAW},
-    {"cached and current: announced", false, false, true, REC_ADMIT_ANNOUNCE},
+	REC_ADMIT_DEFER, REC_LEDGER_NONE},
+    {"not in the cache: withdrawn", false, false, false, REC_ADMIT_WITHDRAW,
+	REC_LEDGER_NONE},
+    {"cached and current: announced", false, false, true, REC_ADMIT_ANNOUNCE,
+	REC_LEDGER_NONE},
+    {"recorded already: announced, not recorded again", false, false, true,
+	REC_ADMIT_ANNOUNCE, REC_LEDGER_RESERVED},
+    {"recorded already, cache behind: deferred, not recorded again", false,
+	true, true, REC_ADMIT_DEFER, REC_LEDGER_RESERVED},
 };
 
 Test(reconcile_cycle, admit_steps_from_a_table)
@@ -117,8 +130,21 @@ Test(reconcile_cycle, admit_steps_from_a_table)
 		in.w.stale = r->stale;
 		in.w.wl = r->cached ? &wl : NULL;
 		in.queued_ns = NOW - 3000000000LL;
-		rec_cycle_admit(&in, NOW, &p);
+		in.ledger = r->ledger;
+		cr_assert_eq(rec_admission_write(&in, NOW, &p, NULL), CU_OK);
 		cr_assert_eq(p.step, r->step, "%s: step %d", r->name, p.step);
+		/* The ledger first: what is (or will be) announced is
+		 * recorded, nothing else is. */
+		cr_assert_eq(p.record,
+		    (r->step == REC_ADMIT_ANNOUNCE ||
+			r->step == REC_ADMIT_DEFER) &&
+			r->ledger != REC_LEDGER_RESERVED,
+		    "%s: record", r->name);
+		cr_assert_eq(p.write,
+		    r->step == REC_ADMIT_ANNOUNCE
+			? REC_ADMIT_WRITE_RESERVE_ADMIT
+			: REC_ADMIT_WRITE_NONE,
+		    "%s: write %d", r->name, p.write);
 		cr_assert_eq(p.patch != NULL, r->step == REC_ADMIT_ANNOUNCE,
 		    "%s: patch", r->name);
 		if (r->step == REC_ADMIT_BLOCKED) {
@@ -155,12 +181,141 @@ Test(reconcile_cycle, admit_a_patch_that_cannot_be_built_is_withdrawn)
 	d.cluster_queue = NULL; /* no ClusterQueue to admit to */
 	in.w.where = QUE_WL_ADMITTED;
 	in.w.wl = &wl;
-	rec_cycle_admit(&in, NOW, &p);
+	cr_assert_eq(rec_admission_write(&in, NOW, &p, NULL), CU_OK);
 	cr_assert_eq(p.step, REC_ADMIT_WITHDRAW);
 	cr_assert_not_null(p.warning);
 	cr_assert_null(p.patch);
 	rec_admit_plan_dispose(&p);
 	api_workload_dispose(&wl);
+}
+
+/* ---- admission writes of a Workload's checks --------------------------- */
+
+/* A Workload holding quota in cq (QuotaReserved at T0, 10 s before NOW)
+ * with check "prov" in state and Admitted as admitted says. */
+static void checks_wl(struct api_workload *wl, const char *state, bool admitted)
+{
+	char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+	    WL_JSON(",\"status\":{\"admission\":{\"clusterQueue\":\"cq\","
+		    "\"podSetAssignments\":[{\"name\":\"main\","
+		    "\"flavors\":{\"cpu\":\"default\"},\"resourceUsage\":"
+		    "{\"cpu\":\"2\"},\"count\":2}]},\"conditions\":["
+		    "{\"type\":\"QuotaReserved\",\"status\":\"True\","
+		    "\"reason\":\"QuotaReserved\",\"message\":\"m\","
+		    "\"lastTransitionTime\":\"2023-11-14T22:13:10Z\"},"
+		    "{\"type\":\"Admitted\",\"status\":\"%s\","
+		    "\"reason\":\"%s\",\"message\":\"%s\","
+		    "\"observedGeneration\":1,"
+		    "\"lastTransitionTime\":\"2023-11-14T22:13:10Z\"}],"
+		    "\"admissionChecks\":[{\"name\":\"prov\",\"state\":"
+		    "\"%s\",\"message\":\"\",\"lastTransitionTime\":"
+		    "\"2023-11-14T22:13:10Z\"}]}"),
+	    admitted ? "True" : "False",
+	    admitted ? "Admitted" : REC_ADMITTED_UNSATISFIED_CHECKS,
+	    admitted ? "The workload is admitted" : REC_MSG_UNSATISFIED_CHECKS,
+	    state);
+	decode(wl, buf);
+}
+
+static void checks_cq(struct api_cluster_queue *cq)
+{
+	json_error_t je;
+	json_t *doc = json_loads(
+	    "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+	    "\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},\"spec\":{"
+	    "\"admissionChecksStrategy\":{\"admissionChecks\":[{\"name\":"
+	    "\"prov\"}]}}}",
+	    0, &je);
+	cu_error err;
+
+	cr_assert_not_null(doc, "%s", je.text);
+	cr_assert_eq(
+	    api_cluster_queue_decode(cq, doc, &err), CU_OK, "%s", err.msg);
+	json_decref(doc);
+}
+
+struct checks_row {
+	const char *name;
+	bool cached;
+	const char *state; /* the check's state */
+	bool admitted;	   /* Admitted=True already */
+	enum rec_ledger_state ledger;
+	enum rec_admit_step step;
+	enum rec_admit_write write;
+};
+
+static const struct checks_row checks_rows[] = {
+    {"not cached: nothing", false, "Ready", false, REC_LEDGER_ADMITTED,
+	REC_ADMIT_NONE, REC_ADMIT_WRITE_NONE},
+    {"every check Ready, announced reservation: Admitted", true, "Ready", false,
+	REC_LEDGER_ADMITTED, REC_ADMIT_ANNOUNCE, REC_ADMIT_WRITE_CHECKS_ADMIT},
+    {"every check Ready, reservation answer pending: Admitted", true, "Ready",
+	false, REC_LEDGER_RESERVED, REC_ADMIT_ANNOUNCE,
+	REC_ADMIT_WRITE_CHECKS_ADMIT},
+    {"every check Ready, adopted without a record: Admitted", true, "Ready",
+	false, REC_LEDGER_NONE, REC_ADMIT_ANNOUNCE,
+	REC_ADMIT_WRITE_CHECKS_ADMIT},
+    {"every check Ready, eviction recorded: held back", true, "Ready", false,
+	REC_LEDGER_EVICTING, REC_ADMIT_NONE, REC_ADMIT_WRITE_NONE},
+    {"a check Pending, nothing changed: nothing", true, "Pending", false,
+	REC_LEDGER_ADMITTED, REC_ADMIT_NONE, REC_ADMIT_WRITE_NONE},
+    {"a check back to Pending while Admitted: synced, not admitted", true,
+	"Pending", true, REC_LEDGER_ADMITTED, REC_ADMIT_ANNOUNCE,
+	REC_ADMIT_WRITE_CHECKS_SYNC},
+    {"Admitted already and Ready: nothing", true, "Ready", true,
+	REC_LEDGER_ADMITTED, REC_ADMIT_NONE, REC_ADMIT_WRITE_NONE},
+};
+
+Test(reconcile_cycle, checks_admission_writes_from_a_table)
+{
+	struct api_cluster_queue cq;
+	size_t i;
+
+	checks_cq(&cq);
+	for (i = 0; i < sizeof(checks_rows) / sizeof(checks_rows[0]); i++) {
+		const struct checks_row *r = &checks_rows[i];
+		struct rec_admit_in in = {.source = REC_ADMIT_FROM_CHECKS};
+		struct rec_admit_plan p;
+		struct api_workload wl;
+		cu_error err;
+
+		checks_wl(&wl, r->state, r->admitted);
+		in.ledger = r->ledger;
+		in.w.where = QUE_WL_ADMITTED;
+		in.w.wl = r->cached ? &wl : NULL;
+		in.cq = &cq.spec;
+		cr_assert_eq(rec_admission_write(&in, NOW, &p, &err), CU_OK,
+		    "%s: %s", r->name, err.msg);
+		cr_expect_eq(p.step, r->step, "%s: step %d", r->name, p.step);
+		cr_expect_eq(
+		    p.write, r->write, "%s: write %d", r->name, p.write);
+		cr_expect_eq(p.patch != NULL, r->step == REC_ADMIT_ANNOUNCE,
+		    "%s: patch", r->name);
+		/* Never recorded: the reservation was. */
+		cr_expect_not(p.record, "%s: record", r->name);
+		if (r->ledger == REC_LEDGER_EVICTING)
+			cr_expect_not_null(p.why, "%s: why", r->name);
+		if (r->write == REC_ADMIT_WRITE_CHECKS_ADMIT) {
+			const json_t *ad = cond(p.patch, "Admitted");
+
+			cr_assert_not_null(ad, "%s: Admitted", r->name);
+			cr_expect_str_eq(
+			    json_string_value(json_object_get(ad, "status")),
+			    "True", "%s", r->name);
+			/* Kueue's Admitted note: the ClusterQueue and the
+			 * wait since the reservation. */
+			cr_assert_not_null(p.note, "%s: note", r->name);
+			cr_expect_not_null(strstr(p.note, "cq"), "%s", p.note);
+			cr_expect_not_null(strstr(p.note, "10s"), "%s", p.note);
+		} else {
+			cr_expect_null(p.note, "%s: note", r->name);
+		}
+		rec_admit_plan_dispose(&p);
+		api_workload_dispose(&wl);
+	}
+	api_cluster_queue_dispose(&cq);
 }
 
 /* ---- preemption victims ------------------------------------------------ */
