@@ -24,7 +24,6 @@
 static const char *const kueue_only_frameworks[] = {
     "kubeflow.org/mpijob",
     "ray.io/rayjob",
-    "ray.io/rayservice",
     "ray.io/raycluster",
     "kubeflow.org/paddlejob",
     "kubeflow.org/pytorchjob",
@@ -33,12 +32,65 @@ static const char *const kueue_only_frameworks[] = {
     "kubeflow.org/jaxjob",
     "trainer.kubeflow.org/trainjob",
     "workload.codeflare.dev/appwrapper",
-    "sparkoperator.k8s.io/sparkapplication",
     "pod",
     "deployment",
     "statefulset",
     "leaderworkerset.x-k8s.io/leaderworkerset",
 };
+
+/* integrations.externalFrameworks: "Kind.version.group" each (Kueue's
+ * schema.ParseKindArg), none the kind of an enabled framework nor
+ * listed twice. */
+static int load_external(const struct ctl_config_dec *d, const json_t *ext)
+{
+	struct ctl_config *c = d->c;
+	struct ctl_config_path p, base = {0};
+	size_t i, k;
+	json_t *v;
+	int rc;
+
+	ctl_config_path_set(&base, "integrations.externalFrameworks");
+	json_array_foreach(ext, i, v)
+	{
+		const char *name = json_string_value(v);
+		const char *dot = name ? strchr(name, '.') : NULL;
+		const char *dot2 = dot ? strchr(dot + 1, '.') : NULL;
+		char kind[128];
+		const struct rec_fw *fw;
+
+		ctl_config_path_index(&p, &base, i);
+		if (dot == NULL || dot == name || dot2 == NULL ||
+		    dot2 == dot + 1 || dot2[1] == '\0' ||
+		    (size_t)(dot - name) >= sizeof(kind))
+			return ctl_config_fail(d, CU_EINVAL, p.look,
+			    "%s: Invalid value: \"%s\": must be format, "
+			    "'Kind.version.group.com'",
+			    p.disp, name ? name : "");
+		snprintf(kind, sizeof(kind), "%.*s", (int)(dot - name), name);
+		fw = rec_fw_by_kind(dot2 + 1, kind);
+		if (fw != NULL &&
+		    (strlen(fw->version) != (size_t)(dot2 - dot - 1) ||
+			strncmp(fw->version, dot + 1,
+			    (size_t)(dot2 - dot - 1)) != 0))
+			fw = NULL;
+		for (k = 0; fw != NULL && k < c->integrations.nframeworks; k++)
+			if (strcmp(c->integrations.frameworks[k], fw->name) ==
+			    0)
+				return ctl_config_fail(d, CU_EINVAL, p.look,
+				    "%s: Duplicate value: \"%s\"", p.disp,
+				    name);
+		for (k = 0; k < c->integrations.nexternal; k++)
+			if (strcmp(c->integrations.external[k], name) == 0)
+				return ctl_config_fail(d, CU_EINVAL, p.look,
+				    "%s: Duplicate value: \"%s\"", p.disp,
+				    name);
+		rc = ctl_config_push_str(d, &c->integrations.external,
+		    &c->integrations.nexternal, name);
+		if (rc != CU_OK)
+			return rc;
+	}
+	return CU_OK;
+}
 
 static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 {
@@ -97,8 +149,10 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 				    ", " CTL_FRAMEWORK_JOBSET
 				    ", kubeflow.org/{pytorchjob,tfjob,"
 				    "xgboostjob,paddlejob,jaxjob,mpijob}, "
-				    "ray.io/{rayjob,raycluster}, "
-				    "workload.codeflare.dev/appwrapper, pod, "
+				    "ray.io/{rayjob,raycluster,rayservice}, "
+				    "workload.codeflare.dev/appwrapper, "
+				    "sparkoperator.k8s.io/sparkapplication, "
+				    "pod, "
 				    "deployment)",
 				    p.disp, name);
 			return ctl_config_fail(d, CU_EINVAL, p.look,
@@ -125,11 +179,8 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 			    "\"" CTL_FRAMEWORK_DEPLOYMENT "\": requires the "
 			    "\"pod\" framework");
 	}
-	if (ext != NULL && json_array_size(ext) > 0)
-		return ctl_config_fail(d, CU_EUNSUPPORTED,
-		    "integrations.externalFrameworks",
-		    "integrations.externalFrameworks: external frameworks are "
-		    "not supported by cueue");
+	if ((rc = load_external(d, ext)) != CU_OK)
+		return rc;
 	ctl_config_path_set(&base, "integrations.labelKeysToCopy");
 	json_array_foreach(keys, i, v)
 	{

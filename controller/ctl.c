@@ -76,6 +76,9 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_APPWRAPPER] = {"workload.codeflare.dev", "v1beta2", "appwrappers",
 	true},
     [INF_POD] = {"", "v1", "pods", true},
+    [INF_RAYSERVICE] = {"ray.io", "v1", "rayservices", true},
+    [INF_SPARKAPP] = {"sparkoperator.k8s.io", "v1beta2", "sparkapplications",
+	true},
 };
 
 const struct api_resource ctl_res_events = {

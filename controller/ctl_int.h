@@ -90,6 +90,8 @@ enum inf_id {
 	INF_RAYCLUSTER, /* ray.io/raycluster */
 	INF_APPWRAPPER, /* workload.codeflare.dev/appwrapper */
 	INF_POD,	/* pod (plain Pods, reconcile/fw_pod.c) */
+	INF_RAYSERVICE, /* ray.io/rayservice */
+	INF_SPARKAPP,	/* sparkoperator.k8s.io/sparkapplication */
 	INF__COUNT
 };
 

@@ -62,6 +62,9 @@ void ctl_fw_gate_config(const struct ctl_config *cfg, struct ns_gate_config *g)
 {
 	size_t id;
 
+	g->external = (const char *const *)cfg->integrations.external;
+	g->n_external = cfg->integrations.nexternal;
+
 	for (id = INF_JOBSET + 1; id < INF__COUNT; id++) {
 		const struct rec_fw *fw = rec_fw_at(id - INF_JOB);
 		char av[128];

@@ -18,6 +18,8 @@ static const char *const spec_suspend[] = {"spec", "suspend", NULL};
 static const char *const run_policy_suspend[] = {
     "spec", "runPolicy", "suspend", NULL};
 static const char *const spec_managed_by[] = {"spec", "managedBy", NULL};
+static const char *const ray_cluster_config_suspend[] = {
+    "spec", "rayClusterConfig", "suspend", NULL};
 static const char *const run_policy_managed_by[] = {
     "spec", "runPolicy", "managedBy", NULL};
 
@@ -77,6 +79,15 @@ static const struct rec_fw table[] = {
 	&rec__fw_appwrapper_ops},
     {"pod", "", "v1", "Pod", "pods", REC_FW_SHAPE_POD, NULL, NULL, NULL, NULL,
 	NULL, "Ready", NULL, NULL, NULL, NULL},
+    /* RayService: its rayClusterConfig is the managed cluster spec. */
+    {"ray.io/rayservice", "ray.io", "v1", "RayService", "rayservices",
+	REC_FW_SHAPE_OPS, ray_cluster_config_suspend, "rayClusterConfig", NULL,
+	NULL, NULL, NULL, spec_managed_by, "ray.io/kuberay-operator", NULL,
+	&rec__fw_ray_ops},
+    /* SparkApplication (reconcile/fw_spark.c): no managedBy. */
+    {"sparkoperator.k8s.io/sparkapplication", "sparkoperator.k8s.io", "v1beta2",
+	"SparkApplication", "sparkapplications", REC_FW_SHAPE_OPS, spec_suspend,
+	NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &rec__fw_spark_ops},
 };
 
 #define N_TABLE (sizeof(table) / sizeof(table[0]))

@@ -439,4 +439,5 @@ const struct rec_fw_ops rec__fw_appwrapper_ops = {
     aw_pods_ready,
     aw_set_info,
     aw_clear_info,
+    NULL,
 };

@@ -112,8 +112,11 @@ CU_MUST_CHECK int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,
  * `name`'s info as a template-shaped object tpl [borrowed] (metadata
  * labels and annotations, spec nodeSelector, tolerations and
  * schedulingGates) written into doc [edited], and on stop every such
- * info removed instead of the templates being restored. CU_EINVAL,
- * CU_ENOMEM. */
+ * info removed instead of the templates being restored. restore_info
+ * (NULL: the templates are restored): a kind whose pod templates are
+ * built from other fields (SparkApplication) gets pod set `name`'s
+ * saved template (the Workload's) to put back into doc [edited] on
+ * stop. CU_EINVAL, CU_ENOMEM. */
 struct rec_fw_ops {
 	size_t (*n_podsets)(const struct rec_fw *fw, const json_t *doc);
 	json_t *(*template_of)(
@@ -129,6 +132,8 @@ struct rec_fw_ops {
 	int (*set_info)(const struct rec_fw *fw, json_t *doc, const char *name,
 	    const json_t *tpl, cu_error *err);
 	int (*clear_info)(const struct rec_fw *fw, json_t *doc, cu_error *err);
+	int (*restore_info)(const struct rec_fw *fw, json_t *doc,
+	    const char *name, const json_t *saved, cu_error *err);
 };
 
 /* Pod set `name` of j's kind may lack a template in the object
@@ -140,6 +145,8 @@ bool rec__fw_template_optional(
 extern const struct rec_fw_ops rec__fw_ray_ops;
 /* AppWrapper (workload.codeflare.dev/v1beta2; reconcile/fw_appwrapper.c). */
 extern const struct rec_fw_ops rec__fw_appwrapper_ops;
+/* SparkApplication (sparkoperator.k8s.io/v1beta2; reconcile/fw_spark.c). */
+extern const struct rec_fw_ops rec__fw_spark_ops;
 /* The Workload the job in->job should have now (reconcile/jobrec.c):
  * *w [owned] NULL when it cannot be built (a WARN was planned into p). */
 CU_MUST_CHECK int rec__job_build_workload(const struct rec_job_view *view,

@@ -3,6 +3,14 @@
 (t_fw_*.py, docs/frameworks.md) run against cueue-apiserver --simulate.
 
   setup(s, queues)    CRDs, namespaces team and outside, the queues
+  QUEUES              ResourceFlavor pool-a (node label pool=a), a 3 cpu
+                      ClusterQueue cq preempting lower priorities,
+                      LocalQueue team/lq, priority classes high and low
+  config(*frameworks) a controller config managing them, the gate
+                      excluding namespace outside
+  start(s, config)    the controller, once its informers synced
+  owned_workloads(s, kind)
+                      the Workloads of namespace team whose owner is a kind
   sample(name, ...)   a tests/data/frameworks sample as a dict, queued to
                       LocalQueue lq in namespace team
   cond_true(obj, t)   a status condition of type t is True
@@ -21,10 +29,73 @@ import threading
 
 import yaml
 
-from .checks import eq
+from .checks import eq, wait_for
 from .env import ROOT
 from .observe import Observer
-from .procs import free_port, mint_certs
+from .procs import CONTROLLER_CONFIG, Controller, free_port, mint_certs
+
+WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads"
+
+QUEUES = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: pool-a}
+spec:
+  nodeLabels: {pool: a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption:
+    withinClusterQueue: LowerPriority
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: pool-a
+      resources:
+      - {name: cpu, nominalQuota: 3}
+      - {name: memory, nominalQuota: 64Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: team}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 10
+"""
+
+
+def config(*frameworks):
+    return CONTROLLER_CONFIG + """managedJobsNamespaceSelector:
+  matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values: [kube-system, kueue-system, outside]
+integrations:
+  frameworks: [%s]
+""" % ", ".join('"%s"' % f for f in frameworks)
+
+
+def start(s, cfg):
+    ctl = Controller(s, config=cfg)
+    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
+             what="the controller's informers synced")
+    return ctl
+
+
+def owned_workloads(s, kind):
+    return [w for w in s.get_json(WLS % "team")["items"]
+            if w["metadata"]["ownerReferences"][0]["kind"] == kind]
 
 
 def cond_true(obj, typ):
