@@ -80,6 +80,7 @@ const struct ctl_compat ctl_compat_table[] = {
 	"ray.io/{rayjob,raycluster,rayservice}, "
 	"workload.codeflare.dev/appwrapper, "
 	"sparkoperator.k8s.io/sparkapplication, "
+	"trainer.kubeflow.org/trainjob, "
 	"pod (plain Pods and pod groups) and deployment (its Pods one by "
 	"one); others are refused at load; docs/frameworks.md"},
     {"Configuration", "integrations.externalFrameworks", S,

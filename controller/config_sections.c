@@ -30,7 +30,6 @@ static const char *const kueue_only_frameworks[] = {
     "kubeflow.org/tfjob",
     "kubeflow.org/xgboostjob",
     "kubeflow.org/jaxjob",
-    "trainer.kubeflow.org/trainjob",
     "workload.codeflare.dev/appwrapper",
     "pod",
     "deployment",
@@ -152,7 +151,7 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 				    "ray.io/{rayjob,raycluster,rayservice}, "
 				    "workload.codeflare.dev/appwrapper, "
 				    "sparkoperator.k8s.io/sparkapplication, "
-				    "pod, "
+				    "trainer.kubeflow.org/trainjob, pod, "
 				    "deployment)",
 				    p.disp, name);
 			return ctl_config_fail(d, CU_EINVAL, p.look,

@@ -58,6 +58,8 @@ static const struct {
     [NS_GATE_KIND_RAYSERVICE] = {"ray.io", "RayService", "ray.io/rayservice"},
     [NS_GATE_KIND_SPARKAPP] = {"sparkoperator.k8s.io", "SparkApplication",
 	"sparkoperator.k8s.io/sparkapplication"},
+    [NS_GATE_KIND_TRAINJOB] = {"trainer.kubeflow.org", "TrainJob",
+	"trainer.kubeflow.org/trainjob"},
 };
 
 static bool is_other(enum ns_gate_kind k)

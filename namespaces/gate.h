@@ -83,6 +83,8 @@ enum ns_gate_kind {
 	NS_GATE_KIND_RAYSERVICE,
 	/* sparkoperator.k8s.io SparkApplication (spec.suspend). */
 	NS_GATE_KIND_SPARKAPP,
+	/* trainer.kubeflow.org TrainJob (spec.suspend). */
+	NS_GATE_KIND_TRAINJOB,
 	NS_GATE_KIND__COUNT
 };
 

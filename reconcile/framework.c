@@ -88,6 +88,12 @@ static const struct rec_fw table[] = {
     {"sparkoperator.k8s.io/sparkapplication", "sparkoperator.k8s.io", "v1beta2",
 	"SparkApplication", "sparkapplications", REC_FW_SHAPE_OPS, spec_suspend,
 	NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &rec__fw_spark_ops},
+    /* TrainJob (reconcile/fw_trainjob.c): through its rendered JobSet. */
+    {"trainer.kubeflow.org/trainjob", "trainer.kubeflow.org", "v1alpha1",
+	"TrainJob", "trainjobs", REC_FW_SHAPE_OPS, spec_suspend, NULL, NULL,
+	NULL, NULL, NULL, spec_managed_by,
+	"trainer.kubeflow.org/trainjob-controller",
+	"batch.kubernetes.io/job-completion-index", &rec__fw_trainjob_ops},
 };
 
 #define N_TABLE (sizeof(table) / sizeof(table[0]))
@@ -292,8 +298,7 @@ const char *rec__doc_managed_by(const struct rec_fw *fw, const json_t *doc)
 			      : NULL;
 }
 
-/* The status True condition of type `type` in doc, or NULL. */
-static const json_t *true_condition(const json_t *doc, const char *type)
+const json_t *rec__doc_true_condition(const json_t *doc, const char *type)
 {
 	json_t *cs = json_object_get(
 		   json_object_get(doc, "status"), "conditions"),
@@ -317,8 +322,8 @@ static const json_t *true_condition(const json_t *doc, const char *type)
 bool rec__doc_finished(const struct rec_fw *fw, const json_t *doc,
     bool *success, const char **message)
 {
-	const json_t *ok = true_condition(doc, fw->cond_success);
-	const json_t *bad = true_condition(doc, fw->cond_failed);
+	const json_t *ok = rec__doc_true_condition(doc, fw->cond_success);
+	const json_t *bad = rec__doc_true_condition(doc, fw->cond_failed);
 	const json_t *hit = ok ? ok : bad;
 	const char *m;
 
@@ -361,7 +366,7 @@ bool rec__doc_pods_ready(const struct rec_fw *fw, const json_t *doc)
 {
 	if (fw->ops != NULL)
 		return fw->ops->pods_ready(fw, doc);
-	return true_condition(doc, fw->cond_ready) != NULL;
+	return rec__doc_true_condition(doc, fw->cond_ready) != NULL;
 }
 
 int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,

@@ -93,6 +93,9 @@ int rec__fw_set_suspend(
  * its pod sets (*out initialised here; CU_EINVAL naming the field,
  * CU_ENOMEM). */
 bool rec__doc_suspended(const struct rec_fw *fw, const json_t *doc);
+/* The status condition of doc [borrowed] of type `type` whose status is
+ * True [borrowed from doc], or NULL. */
+const json_t *rec__doc_true_condition(const json_t *doc, const char *type);
 const char *rec__doc_managed_by(const struct rec_fw *fw, const json_t *doc);
 bool rec__doc_finished(const struct rec_fw *fw, const json_t *doc,
     bool *success, const char **message);
@@ -147,6 +150,8 @@ extern const struct rec_fw_ops rec__fw_ray_ops;
 extern const struct rec_fw_ops rec__fw_appwrapper_ops;
 /* SparkApplication (sparkoperator.k8s.io/v1beta2; reconcile/fw_spark.c). */
 extern const struct rec_fw_ops rec__fw_spark_ops;
+/* TrainJob (trainer.kubeflow.org/v1alpha1; reconcile/fw_trainjob.c). */
+extern const struct rec_fw_ops rec__fw_trainjob_ops;
 /* The Workload the job in->job should have now (reconcile/jobrec.c):
  * *w [owned] NULL when it cannot be built (a WARN was planned into p). */
 CU_MUST_CHECK int rec__job_build_workload(const struct rec_job_view *view,

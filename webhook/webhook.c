@@ -43,6 +43,8 @@ const struct wh_route wh_routes[] = {
     {"/validate-ray-io-v1-rayservice", WH_VALIDATE},
     {"/mutate-sparkoperator-k8s-io-v1beta2-sparkapplication", WH_MUTATE},
     {"/validate-sparkoperator-k8s-io-v1beta2-sparkapplication", WH_VALIDATE},
+    {"/mutate-trainer-kubeflow-org-v1alpha1-trainjob", WH_MUTATE},
+    {"/validate-trainer-kubeflow-org-v1alpha1-trainjob", WH_VALIDATE},
     {"/mutate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_MUTATE},
     {"/validate-kueue-x-k8s-io-v1beta2-clusterqueue", WH_VALIDATE},
     {"/validate-kueue-x-k8s-io-v1beta2-localqueue", WH_VALIDATE},

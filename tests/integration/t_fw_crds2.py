@@ -16,17 +16,22 @@ parent creates (a RayService's RayCluster, a TrainJob's JobSet and its
 Jobs) get no Workload and no write from the controller; neither does
 anything in a namespace the gate excludes."""
 import json
+import os
 import threading
 import time
+
+import yaml
 
 from cuetest import case, check, eq, queued_job, run_cases, wait_for
 from cuetest.frameworks import (QUEUES, WLS, PodWatch, cond_true, config,
                                 controller_writes, owned_workloads, sample,
                                 setup, start, webhooks)
+from cuetest.env import ROOT
 from cuetest.observe import Observer
 
 CONFIG = config("batch/job", "jobset.x-k8s.io/jobset", "ray.io/raycluster",
-                "ray.io/rayservice", "sparkoperator.k8s.io/sparkapplication")
+                "ray.io/rayservice", "sparkoperator.k8s.io/sparkapplication",
+                "trainer.kubeflow.org/trainjob")
 
 
 def started(s, path, suspended):
@@ -215,12 +220,13 @@ def rayservice_cases(s):
 
 
 @case("fw-crds2-webhooks-suspend-on-create",
-      simulate="ray,sparkapplications")
+      simulate="ray,sparkapplications,trainjobs,jobsets")
 def crds2_webhooks(s):
-    """With the shipped webhooks, a RayService and a SparkApplication
-    created unsuspended are stored suspended (rayClusterConfig.suspend,
-    spec.suspend), then admitted and run; the RayService's RayCluster
-    passes the RayCluster webhook untouched."""
+    """With the shipped webhooks, a RayService, a SparkApplication and a
+    TrainJob created unsuspended are stored suspended
+    (rayClusterConfig.suspend, spec.suspend), the first two then admitted
+    and run; the RayService's RayCluster passes the RayCluster webhook
+    untouched."""
     setup(s, QUEUES)
     ctl = start(s, CONFIG + webhooks(s))
     body = None
@@ -244,6 +250,13 @@ def crds2_webhooks(s):
              what="RayService admitted and serving")
     eq(owned_workloads(s, "RayCluster"), [], "no Workload for its "
        "RayCluster")
+    rt, tj = trainer_docs("torch-distributed", 500)
+    eq(s.raw("POST", TRAINER + "clustertrainingruntimes", rt)[0], 201)
+    tj["metadata"]["namespace"] = "team"
+    tj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "lq"
+    code, _, body = s.raw("POST", TRAINER + "namespaces/team/trainjobs", tj)
+    eq(code, 201, "create: %r" % body)
+    eq(body["spec"].get("suspend"), True, "TrainJob stored suspended")
     eq(controller_writes(s, mark, lambda p: "/rayclusters" in p), [],
        "controller writes to the RayCluster")
     ctl.stop()
@@ -354,11 +367,11 @@ def external_frameworks(s):
         return s.get_json(WLS % "team" + "/thing-" + name)
     wait_for(lambda: cond_true(wl("t1"), "Admitted"), 30,
              what="the first Thing's Workload admitted")
-    time.sleep(1)  # the second stays pending: it does not fit
-    w2 = wl("t2")
-    check(not cond_true(w2, "QuotaReserved"), "t2 waits for quota")
-    eq([c.get("status") for c in w2["status"].get("conditions", [])
-        if c["type"] == "QuotaReserved"], ["False"], "t2 pending")
+    # the second stays pending: it does not fit
+    wait_for(lambda: [c["status"] for c in wl("t2").get("status", {}).get(
+        "conditions", []) if c["type"] == "QuotaReserved"] == ["False"], 30,
+        what="t2 pending for quota")
+    check(not cond_true(wl("t1"), "Finished"), "t1 still running")
     # The Thing's controller runs it and finishes its Workload.
     w1 = wl("t1")
     w1["status"]["conditions"].append({
@@ -381,6 +394,112 @@ def external_frameworks(s):
     eq(controller_writes(s, mark, lambda p: "/jobs" in p
                          or "/things" in p), [],
        "controller writes to the Thing or its Job")
+    ctl.stop()
+
+
+# ---- TrainJob ---------------------------------------------------------------
+
+TRAINER = "/apis/trainer.kubeflow.org/v1alpha1/"
+
+
+def trainer_docs(runtime, runtime_ms):
+    """Kueue's TrainJob sample: its ClusterTrainingRuntime (renamed
+    runtime, its Jobs running runtime_ms) and the TrainJob (2 nodes of 1
+    cpu)."""
+    with open(os.path.join(ROOT, "tests", "data", "frameworks",
+                           "trainjob.yaml")) as f:
+        rt, tj = list(yaml.safe_load_all(f))
+    rt["metadata"]["name"] = runtime
+    rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"][
+        "metadata"]["annotations"] = {"cueue.dev/sim-runtime-ms":
+                                      str(runtime_ms)}
+    return rt, tj
+
+
+def trainjob(name, runtime, priority=None):
+    _, tj = trainer_docs(runtime, 0)
+    md = tj["metadata"]
+    md["name"], md["namespace"] = name, "team"
+    md["labels"] = {"kueue.x-k8s.io/queue-name": "lq"}
+    if priority is not None:
+        md["labels"]["kueue.x-k8s.io/priority-class"] = priority
+    tj["spec"]["runtimeRef"]["name"] = runtime
+    tj["spec"]["suspend"] = True
+    return tj
+
+
+def kueue_patch(tj):
+    """The node selector Kueue's runtime patch gives the node job."""
+    for p in tj["spec"].get("runtimePatches", []):
+        if p.get("manager") != "kueue.x-k8s.io/manager":
+            continue
+        for rj in p.get("trainingRuntimeSpec", {}).get("template", {}).get(
+                "spec", {}).get("replicatedJobs", []) or []:
+            if rj["name"] == "node":
+                return rj["template"]["spec"]["template"]["spec"].get(
+                    "nodeSelector")
+    return None
+
+
+def tj_get(s, name):
+    return s.get_json(TRAINER + "namespaces/team/trainjobs/" + name)
+
+
+@case("fw-trainjob-quota-preempted-finish",
+      simulate="trainjobs,jobsets,jobs")
+def trainjob_cases(s):
+    """TrainJobs of 2 cpu (2 nodes) in a 3 cpu queue run one at a time,
+    the flavor in Kueue's runtime patch and so on the pods of the JobSet
+    the trainer renders; a high-priority one preempts the running low
+    one, whose patch is cleared; all complete. The JobSets and their Jobs
+    get no Workload and no write from the controller."""
+    setup(s, QUEUES)
+    for runtime, ms in (("slow", 20000), ("fast", 800)):
+        rt, _ = trainer_docs(runtime, ms)
+        code, _, body = s.raw("POST", TRAINER + "clustertrainingruntimes",
+                              rt)
+        eq(code, 201, "create runtime %s: %r" % (runtime, body))
+    ctl = start(s, CONFIG)
+    mark = s.log_mark()
+    pods = PodWatch(s, "team")
+    tjs = TRAINER + "namespaces/team/trainjobs"
+    eq(s.raw("POST", tjs, trainjob("low", "slow", "low"))[0], 201)
+    tj = wait_for(lambda: started(s, tjs + "/low",
+                                  lambda o: o["spec"].get("suspend")), 30,
+                  what="low TrainJob started")
+    eq(kueue_patch(tj), {"pool": "a"}, "the flavor in Kueue's patch")
+    wait_for(lambda: any(p.get("active", 0) for p in tj_get(s, "low").get(
+        "status", {}).get("jobsStatus", [])), 30,
+        what="low TrainJob running")
+    eq(s.raw("POST", tjs, trainjob("high", "fast", "high"))[0], 201)
+    eq(s.raw("POST", tjs, trainjob("next", "fast"))[0], 201)
+
+    def preempted():
+        tj = tj_get(s, "low")
+        return tj["spec"].get("suspend") is True and tj
+    tj = wait_for(preempted, 30, what="low TrainJob suspended")
+    eq(kueue_patch(tj), None, "Kueue's patch cleared")
+    try:
+        wait_for(lambda: all(cond_true(tj_get(s, n), "Complete")
+                             for n in ("high", "next", "low")), 120,
+                 what="every TrainJob complete")
+    except Exception:
+        print("trainjobs:", json.dumps(s.get_json(tjs)))
+        print("workloads:", json.dumps(s.get_json(WLS % "team")))
+        raise
+    check_pods(pods, 3000, 2000, 6)
+    wls = wait_for(lambda: (lambda ws: ws if len(ws) == 3 and all(
+        cond_true(w, "Finished") for w in ws) else None)(
+            owned_workloads(s, "TrainJob")), 30,
+        what="three Finished Workloads")
+    for wl in wls:
+        eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
+           [("node", 2)])
+    eq(len(s.get_json(WLS % "team")["items"]), 3,
+       "no Workload for the JobSets or Jobs")
+    eq(controller_writes(s, mark, lambda p: "/jobsets" in p
+                         or "/jobs/" in p or p.endswith("/jobs")), [],
+       "controller writes to the JobSets or Jobs")
     ctl.stop()
 
 

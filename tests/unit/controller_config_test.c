@@ -355,11 +355,12 @@ Test(ctl_config, validation_errors_name_field_and_line)
 		CU_EINVAL,
 		"integrations.frameworks: Invalid value: \"deployment\": "
 		"requires the \"pod\" framework"},
-	    {"integrations:\n  frameworks:\n  - "
-	     "trainer.kubeflow.org/trainjob\n",
+	    {"integrations:\n  frameworks:\n  - leaderworkerset.x-k8s.io/"
+	     "leaderworkerset\n",
 		CU_EUNSUPPORTED,
 		"line 5: integrations.frameworks[0]: framework "
-		"\"trainer.kubeflow.org/trainjob\" is not supported by cueue"},
+		"\"leaderworkerset.x-k8s.io/leaderworkerset\" is not supported "
+		"by cueue"},
 	    {"integrations:\n  frameworks: [kubeflow.org/mpijob, "
 	     "statefulset]\n",
 		CU_EUNSUPPORTED,
@@ -369,7 +370,8 @@ Test(ctl_config, validation_errors_name_field_and_line)
 		"xgboostjob,paddlejob,jaxjob,mpijob}, "
 		"ray.io/{rayjob,raycluster,rayservice}, "
 		"workload.codeflare.dev/appwrapper, "
-		"sparkoperator.k8s.io/sparkapplication, pod, deployment)"},
+		"sparkoperator.k8s.io/sparkapplication, "
+		"trainer.kubeflow.org/trainjob, pod, deployment)"},
 	    {"integrations:\n  frameworks: [example.com/thing]\n", CU_EINVAL,
 		"integrations.frameworks[0]: Unsupported value: "
 		"\"example.com/thing\""},

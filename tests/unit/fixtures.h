@@ -154,6 +154,11 @@ void fx_docjob_workload(
     const struct fx_docjob *d, const char *adm, struct api_workload *wl);
 /* doc with the merge patch applied [owned]. */
 json_t *fx_apply(const json_t *doc, const json_t *patch);
+/* The pod sets of the job of framework fw read from text, as
+ * "name:count:cpu-milli:memory-bytes,..." into out [n bytes]; returns
+ * rec_job_podsets' code (out "" unless CU_OK). */
+int fx_docjob_podsets(const char *fw, const char *text, char *out, size_t n);
+
 /* What the descriptor readers say of a job document. */
 struct fx_state {
 	bool suspended, finished, success, active, ready;

@@ -140,3 +140,35 @@ void fx_docjob_check_state(
 	    rec_job_pods_ready(&d.view, NULL, NULL), want->ready, "%s", text);
 	fx_docjob_dispose(&d);
 }
+
+static long long request_of(const struct api_podset_info *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->n_requests; i++)
+		if (strcmp(p->requests[i].name, name) == 0)
+			return (long long)p->requests[i].milli;
+	return 0;
+}
+
+int fx_docjob_podsets(const char *fw, const char *text, char *out, size_t n)
+{
+	struct fx_docjob d;
+	struct api_podsets ps;
+	size_t used = 0, i;
+	cu_error err;
+	int rc;
+
+	out[0] = '\0';
+	fx_docjob_load(&d, fw, text);
+	rc = rec_job_podsets(&d.view, &ps, &err);
+	for (i = 0; rc == CU_OK && i < ps.n && used < n; i++)
+		used += (size_t)snprintf(out + used, n - used,
+		    "%s%s:%d:%lld:%lld", i ? "," : "", ps.items[i].name,
+		    (int)ps.items[i].count, request_of(&ps.items[i], "cpu"),
+		    request_of(&ps.items[i], "memory") / 1000);
+	if (rc == CU_OK)
+		api_podsets_dispose(&ps);
+	fx_docjob_dispose(&d);
+	return rc;
+}

@@ -62,6 +62,8 @@ static const struct by_row by_rows[] = {
     {"ray.io/rayservice", "ray.io", "RayService", "v1", "rayservices"},
     {"sparkoperator.k8s.io/sparkapplication", "sparkoperator.k8s.io",
 	"SparkApplication", "v1beta2", "sparkapplications"},
+    {"trainer.kubeflow.org/trainjob", "trainer.kubeflow.org", "TrainJob",
+	"v1alpha1", "trainjobs"},
 };
 
 static void lookup_row(const struct by_row *r)

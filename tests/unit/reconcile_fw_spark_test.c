@@ -40,41 +40,18 @@ static const struct ps_row ps_rows[] = {
 	"driver:1:1000:0,executor:3:250:0"},
 };
 
-static int64_t request(const struct api_podset_info *p, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < p->n_requests; i++)
-		if (strcmp(p->requests[i].name, name) == 0)
-			return p->requests[i].milli;
-	return 0;
-}
-
 Test(fw_spark, podsets)
 {
-	size_t r, i;
+	size_t r;
 
 	for (r = 0; r < sizeof(ps_rows) / sizeof(ps_rows[0]); r++) {
-		struct fx_docjob d;
-		struct api_podsets ps;
-		char text[2048], got[512] = "";
-		size_t used = 0;
-		cu_error err;
+		char text[2048], got[512];
 
 		snprintf(text, sizeof(text), "{" META ",\"spec\":%s}",
 		    ps_rows[r].spec);
-		fx_docjob_load(&d, FW, text);
-		cr_assert_eq(
-		    rec_job_podsets(&d.view, &ps, &err), CU_OK, "%s", err.msg);
-		for (i = 0; i < ps.n; i++)
-			used += (size_t)snprintf(got + used, sizeof(got) - used,
-			    "%s%s:%d:%lld:%lld", i ? "," : "", ps.items[i].name,
-			    (int)ps.items[i].count,
-			    (long long)request(&ps.items[i], "cpu"),
-			    (long long)request(&ps.items[i], "memory") / 1000);
+		cr_assert_eq(fx_docjob_podsets(FW, text, got, sizeof(got)),
+		    CU_OK, "%s", text);
 		cr_assert_str_eq(got, ps_rows[r].want, "%s", text);
-		api_podsets_dispose(&ps);
-		fx_docjob_dispose(&d);
 	}
 }
 
