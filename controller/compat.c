@@ -77,7 +77,10 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "integrations.frameworks", P, CTL_COMPAT_WARN_NEVER,
 	"batch/job, jobset.x-k8s.io/jobset, kubeflow.org/{pytorchjob,"
 	"tfjob,xgboostjob,paddlejob,jaxjob,mpijob}, "
-	"ray.io/{rayjob,raycluster}, workload.codeflare.dev/appwrapper, "
+	"ray.io/{rayjob,raycluster,rayservice}, "
+	"workload.codeflare.dev/appwrapper, "
+	"sparkoperator.k8s.io/sparkapplication, "
+	"trainer.kubeflow.org/trainjob, "
 	"pod (plain Pods and pod groups), deployment (its Pods one by "
 	"one), statefulset (its Pods one pod group; scaled only to and from "
 	"zero, as Kueue; the group's Workload is owned by its Pods, not the "
@@ -85,8 +88,11 @@ const struct ctl_compat ctl_compat_table[] = {
 	"leaderworkerset.x-k8s.io/leaderworkerset (a pod group per replica, "
 	"pod sets leader and worker, same Workload ownership); others are "
 	"refused at load; docs/frameworks.md"},
-    {"Configuration", "integrations.externalFrameworks", N,
-	CTL_COMPAT_WARN_NEVER, "refused at load"},
+    {"Configuration", "integrations.externalFrameworks", S,
+	CTL_COMPAT_WARN_NEVER,
+	"Kind.version.group each; Workloads owned by those kinds are queued "
+	"and admitted, and their children are never managed alone "
+	"(docs/frameworks.md)"},
     {"Configuration", "integrations.podOptions", N, CTL_COMPAT_WARN_IF_SET,
 	"deprecated; ignored"},
     {"Configuration", "integrations.labelKeysToCopy", S, CTL_COMPAT_WARN_NEVER,

@@ -380,6 +380,7 @@ void ctl_config_dispose(struct ctl_config *c)
 	free_strv(c->integrations.frameworks, c->integrations.nframeworks);
 	free_strv(c->integrations.label_keys_to_copy,
 	    c->integrations.nlabel_keys_to_copy);
+	free_strv(c->integrations.external, c->integrations.nexternal);
 	free_strv(c->admission_fair_sharing.resources,
 	    c->admission_fair_sharing.nweights);
 	cu_free(c->admission_fair_sharing.weights);

@@ -237,6 +237,11 @@ struct ctl_config {
 		bool statefulset, leaderworkerset;
 		char **label_keys_to_copy; /* [owned] */
 		size_t nlabel_keys_to_copy;
+		/* externalFrameworks, "Kind.version.group" each [owned]: the
+		 * kinds whose own controllers manage their Workloads; their
+		 * children are never managed alone. */
+		char **external;
+		size_t nexternal;
 	} integrations;
 
 	/* Kueue's TAS node failure gates (featureGates), at Kueue's

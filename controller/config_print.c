@@ -407,6 +407,13 @@ static int servers_json(json_t *root, const struct ctl_config *c)
 		return -1;
 	in = json_pack("{s:o}", "frameworks",
 	    jstrv(c->integrations.frameworks, c->integrations.nframeworks));
+	if (in != NULL && c->integrations.nexternal > 0 &&
+	    json_object_set_new(in, "externalFrameworks",
+		jstrv(c->integrations.external, c->integrations.nexternal)) !=
+		0) {
+		json_decref(in);
+		in = NULL;
+	}
 	if (in != NULL && c->integrations.nlabel_keys_to_copy > 0 &&
 	    json_object_set_new(in, "labelKeysToCopy",
 		jstrv(c->integrations.label_keys_to_copy,

@@ -21,24 +21,74 @@
 
 /* ---- sections -------------------------------------------------------- */
 
-static const char *const kueue_only_frameworks[] = {
-    "kubeflow.org/mpijob",
-    "ray.io/rayjob",
-    "ray.io/rayservice",
-    "ray.io/raycluster",
-    "kubeflow.org/paddlejob",
-    "kubeflow.org/pytorchjob",
-    "kubeflow.org/tfjob",
-    "kubeflow.org/xgboostjob",
-    "kubeflow.org/jaxjob",
-    "trainer.kubeflow.org/trainjob",
-    "workload.codeflare.dev/appwrapper",
-    "sparkoperator.k8s.io/sparkapplication",
-    "pod",
-    "deployment",
-    "statefulset",
-    "leaderworkerset.x-k8s.io/leaderworkerset",
-};
+/* "a", "b", ... : every framework name cueue takes, for an error. */
+static char *supported_frameworks(void)
+{
+	cu_buf b;
+	size_t i;
+	const struct rec_fw *fw;
+	int rc;
+
+	cu_buf_init(&b, 4096);
+	rc = cu_buf_adds(&b, "\"" CTL_FRAMEWORK_DEPLOYMENT "\"");
+	for (i = 0; rc == CU_OK && (fw = rec_fw_at(i)) != NULL; i++)
+		rc = cu_buf_addf(&b, ", \"%s\"", fw->name);
+	return rc == CU_OK ? cu_buf_detach(&b, NULL) : NULL;
+}
+
+/* integrations.externalFrameworks: "Kind.version.group" each (Kueue's
+ * schema.ParseKindArg), none the kind of an enabled framework nor
+ * listed twice. */
+static int load_external(const struct ctl_config_dec *d, const json_t *ext)
+{
+	struct ctl_config *c = d->c;
+	struct ctl_config_path p, base = {0};
+	size_t i, k;
+	json_t *v;
+	int rc;
+
+	ctl_config_path_set(&base, "integrations.externalFrameworks");
+	json_array_foreach(ext, i, v)
+	{
+		const char *name = json_string_value(v);
+		const char *dot = name ? strchr(name, '.') : NULL;
+		const char *dot2 = dot ? strchr(dot + 1, '.') : NULL;
+		char kind[128];
+		const struct rec_fw *fw;
+
+		ctl_config_path_index(&p, &base, i);
+		if (dot == NULL || dot == name || dot2 == NULL ||
+		    dot2 == dot + 1 || dot2[1] == '\0' ||
+		    (size_t)(dot - name) >= sizeof(kind))
+			return ctl_config_fail(d, CU_EINVAL, p.look,
+			    "%s: Invalid value: \"%s\": must be format, "
+			    "'Kind.version.group.com'",
+			    p.disp, name ? name : "");
+		snprintf(kind, sizeof(kind), "%.*s", (int)(dot - name), name);
+		fw = rec_fw_by_kind(dot2 + 1, kind);
+		if (fw != NULL &&
+		    (strlen(fw->version) != (size_t)(dot2 - dot - 1) ||
+			strncmp(fw->version, dot + 1,
+			    (size_t)(dot2 - dot - 1)) != 0))
+			fw = NULL;
+		for (k = 0; fw != NULL && k < c->integrations.nframeworks; k++)
+			if (strcmp(c->integrations.frameworks[k], fw->name) ==
+			    0)
+				return ctl_config_fail(d, CU_EINVAL, p.look,
+				    "%s: Duplicate value: \"%s\"", p.disp,
+				    name);
+		for (k = 0; k < c->integrations.nexternal; k++)
+			if (strcmp(c->integrations.external[k], name) == 0)
+				return ctl_config_fail(d, CU_EINVAL, p.look,
+				    "%s: Duplicate value: \"%s\"", p.disp,
+				    name);
+		rc = ctl_config_push_str(d, &c->integrations.external,
+		    &c->integrations.nexternal, name);
+		if (rc != CU_OK)
+			return rc;
+	}
+	return CU_OK;
+}
 
 static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 {
@@ -89,31 +139,16 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 			 * pod template (webhook/pods.c) */
 			c->integrations.deployment = true;
 		} else {
-			bool kueue = false;
+			/* Kueue's frameworks all have a descriptor: anything
+			 * else is unknown. */
+			char *all = supported_frameworks();
 
-			for (k = 0; k < sizeof(kueue_only_frameworks) /
-					    sizeof(kueue_only_frameworks[0]);
-			     k++)
-				kueue |=
-				    strcmp(name, kueue_only_frameworks[k]) == 0;
-			if (kueue)
-				return ctl_config_fail(d, CU_EUNSUPPORTED,
-				    p.look,
-				    "%s: framework \"%s\" is not supported by "
-				    "cueue (supported: " CTL_FRAMEWORK_JOB
-				    ", " CTL_FRAMEWORK_JOBSET
-				    ", kubeflow.org/{pytorchjob,tfjob,"
-				    "xgboostjob,paddlejob,jaxjob,mpijob}, "
-				    "ray.io/{rayjob,raycluster}, "
-				    "workload.codeflare.dev/appwrapper, pod, "
-				    "deployment, statefulset, "
-				    "leaderworkerset.x-k8s.io/leaderworkerset)",
-				    p.disp, name);
-			return ctl_config_fail(d, CU_EINVAL, p.look,
+			rc = ctl_config_fail(d, CU_EINVAL, p.look,
 			    "%s: Unsupported value: \"%s\": supported values: "
-			    "\"" CTL_FRAMEWORK_JOB "\", \"" CTL_FRAMEWORK_JOBSET
-			    "\"",
-			    p.disp, name);
+			    "%s",
+			    p.disp, name, all ? all : "(out of memory)");
+			cu_free(all);
+			return rc;
 		}
 		rc = ctl_config_push_str(d, &c->integrations.frameworks,
 		    &c->integrations.nframeworks, name);
@@ -138,11 +173,8 @@ static int load_integrations(const struct ctl_config_dec *d, const json_t *root)
 				? "statefulset"
 				: "leaderworkerset.x-k8s.io/leaderworkerset");
 	}
-	if (ext != NULL && json_array_size(ext) > 0)
-		return ctl_config_fail(d, CU_EUNSUPPORTED,
-		    "integrations.externalFrameworks",
-		    "integrations.externalFrameworks: external frameworks are "
-		    "not supported by cueue");
+	if ((rc = load_external(d, ext)) != CU_OK)
+		return rc;
 	ctl_config_path_set(&base, "integrations.labelKeysToCopy");
 	json_array_foreach(keys, i, v)
 	{

@@ -63,6 +63,10 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_PODTEMPLATE] = {"", "v1", "podtemplates", true},
     [INF_DEVICECLASS] = {"resource.k8s.io", "v1", "deviceclasses", false},
     [INF_RCT] = {"resource.k8s.io", "v1", "resourceclaimtemplates", true},
+    [INF_TRAINRT] = {"trainer.kubeflow.org", "v1alpha1", "trainingruntimes",
+	true},
+    [INF_CTRAINRT] = {"trainer.kubeflow.org", "v1alpha1",
+	"clustertrainingruntimes", false},
     [INF_JOB] = {"batch", "v1", "jobs", true},
     [INF_JOBSET] = {"jobset.x-k8s.io", "v1alpha2", "jobsets", true},
     [INF_PYTORCHJOB] = {"kubeflow.org", "v1", "pytorchjobs", true},
@@ -78,6 +82,10 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_POD] = {"", "v1", "pods", true},
     [INF_STATEFULSET] = {"apps", "v1", "statefulsets", true},
     [INF_LWS] = {"leaderworkerset.x-k8s.io", "v1", "leaderworkersets", true},
+    [INF_RAYSERVICE] = {"ray.io", "v1", "rayservices", true},
+    [INF_SPARKAPP] = {"sparkoperator.k8s.io", "v1beta2", "sparkapplications",
+	true},
+    [INF_TRAINJOB] = {"trainer.kubeflow.org", "v1alpha1", "trainjobs", true},
 };
 
 const struct api_resource ctl_res_events = {
@@ -377,7 +385,7 @@ static bool integration_absent(ctl *c, size_t i)
 
 	if (absent && !c->inf_absent[i] && i != INF_ACHECK && i != INF_PRC &&
 	    i != INF_PROVREQ && i != INF_PODTEMPLATE && i != INF_DEVICECLASS &&
-	    i != INF_RCT)
+	    i != INF_RCT && i != INF_TRAINRT && i != INF_CTRAINRT)
 		cu_warn("%s.%s is not served by the API server: the %s "
 			"integration waits for %s/%s",
 		    r->plural, r->group,
@@ -397,7 +405,8 @@ static bool all_synced(ctl *c)
 		bool optional = ctl_fw_is_job((enum inf_id)i) ||
 				i == INF_ACHECK || i == INF_PRC ||
 				i == INF_PROVREQ || i == INF_PODTEMPLATE ||
-				i == INF_DEVICECLASS || i == INF_RCT;
+				i == INF_DEVICECLASS || i == INF_RCT ||
+				i == INF_TRAINRT || i == INF_CTRAINRT;
 
 		if (c->inf[i] == NULL) {
 			if (!optional)
@@ -952,7 +961,9 @@ int ctl_start(ctl *c, cu_error *err)
 		if ((ctl_fw_is_job((enum inf_id)i) &&
 			!ctl_fw_enabled(c->cfg, (enum inf_id)i)) ||
 		    ((i == INF_DEVICECLASS || i == INF_RCT) &&
-			!c->cfg->dra.enabled))
+			!c->cfg->dra.enabled) ||
+		    ((i == INF_TRAINRT || i == INF_CTRAINRT) &&
+			!ctl_fw_enabled(c->cfg, INF_TRAINJOB)))
 			continue;
 		/* The provisioning controller's objects only. */
 		sel = i == INF_PROVREQ || i == INF_PODTEMPLATE
@@ -971,6 +982,7 @@ int ctl_start(ctl *c, cu_error *err)
 		if (rc != CU_OK)
 			return rc;
 	}
+	rec_fw_set_lookup(ctl_fw_lookup, c);
 	if ((rc = ctl_mk_start(c, err)) != CU_OK)
 		return rc;
 	if (c->srv.probe_srv != NULL &&

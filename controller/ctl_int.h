@@ -75,6 +75,9 @@ enum inf_id {
 	INF_PODTEMPLATE, /* PodTemplates, the same label (optional) */
 	INF_DEVICECLASS, /* resource.k8s.io DeviceClasses (optional; DRA) */
 	INF_RCT,	 /* ResourceClaimTemplates (optional; DRA) */
+	INF_TRAINRT,	 /* trainer.kubeflow.org TrainingRuntimes (optional;
+			  * with the trainjob framework) */
+	INF_CTRAINRT,	 /* ClusterTrainingRuntimes (the same) */
 	/* The jobs, one informer per framework descriptor, in the order of
 	 * the descriptor table (rec_fw_at(id - INF_JOB)); each only with
 	 * its framework enabled (controller/frameworks.c). */
@@ -92,6 +95,9 @@ enum inf_id {
 	INF_POD,	 /* pod (plain Pods, reconcile/fw_pod.c) */
 	INF_STATEFULSET, /* statefulset (never watched: rec_fw_pods_only) */
 	INF_LWS,	 /* leaderworkerset.x-k8s.io (never watched) */
+	INF_RAYSERVICE,	 /* ray.io/rayservice */
+	INF_SPARKAPP,	 /* sparkoperator.k8s.io/sparkapplication */
+	INF_TRAINJOB,	 /* trainer.kubeflow.org/trainjob */
 	INF__COUNT
 };
 
@@ -106,6 +112,11 @@ const char *ctl_fw_kind(enum inf_id id);
 
 /* Is id a job informer? */
 bool ctl_fw_is_job(enum inf_id id);
+
+/* The cached object group/plural ns/name for the descriptors
+ * (rec_fw_lookup_fn; payload the ctl): the training runtimes. */
+const json_t *ctl_fw_lookup(const char *group, const char *plural,
+    const char *ns, const char *name, void *payload);
 
 /* Is the framework of job informer id listed in integrations.frameworks? */
 bool ctl_fw_enabled(const struct ctl_config *cfg, enum inf_id id);

@@ -62,6 +62,9 @@ void ctl_fw_gate_config(const struct ctl_config *cfg, struct ns_gate_config *g)
 {
 	size_t id;
 
+	g->external = (const char *const *)cfg->integrations.external;
+	g->n_external = cfg->integrations.nexternal;
+
 	for (id = INF_JOBSET + 1; id < INF__COUNT; id++) {
 		const struct rec_fw *fw = rec_fw_at(id - INF_JOB);
 		char av[128];
@@ -78,4 +81,21 @@ void ctl_fw_gate_config(const struct ctl_config *cfg, struct ns_gate_config *g)
 		if (k != NS_GATE_KIND_OTHER)
 			g->enabled[k] = ctl_fw_enabled(cfg, (enum inf_id)id);
 	}
+}
+
+const json_t *ctl_fw_lookup(const char *group, const char *plural,
+    const char *ns, const char *name, void *payload)
+{
+	ctl *c = payload;
+	enum inf_id id = INF__COUNT;
+
+	if (strcmp(group, "trainer.kubeflow.org") == 0 &&
+	    strcmp(plural, "trainingruntimes") == 0)
+		id = INF_TRAINRT;
+	else if (strcmp(group, "trainer.kubeflow.org") == 0 &&
+		 strcmp(plural, "clustertrainingruntimes") == 0)
+		id = INF_CTRAINRT;
+	if (id == INF__COUNT || c->inf[id] == NULL)
+		return NULL;
+	return api_informer_get(c->inf[id], ns, name);
 }

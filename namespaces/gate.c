@@ -55,6 +55,11 @@ static const struct {
     [NS_GATE_KIND_APPWRAPPER] = {"workload.codeflare.dev", "AppWrapper",
 	"workload.codeflare.dev/appwrapper"},
     [NS_GATE_KIND_POD] = {"", "Pod", "pod"},
+    [NS_GATE_KIND_RAYSERVICE] = {"ray.io", "RayService", "ray.io/rayservice"},
+    [NS_GATE_KIND_SPARKAPP] = {"sparkoperator.k8s.io", "SparkApplication",
+	"sparkoperator.k8s.io/sparkapplication"},
+    [NS_GATE_KIND_TRAINJOB] = {"trainer.kubeflow.org", "TrainJob",
+	"trainer.kubeflow.org/trainjob"},
 };
 
 static bool is_other(enum ns_gate_kind k)
@@ -115,6 +120,15 @@ enum ns_gate_kind ns_gate_kind_of(const char *api_version, const char *kind)
 		    group_is(api_version, others[k].group))
 			return (enum ns_gate_kind)k;
 	return NS_GATE_KIND_OTHER;
+}
+
+const char *ns_gate_kind_suspend_under(enum ns_gate_kind k)
+{
+	if (k == NS_GATE_KIND_RAYSERVICE)
+		return "rayClusterConfig";
+	if (is_other(k) && strcmp(others[k].group, "kubeflow.org") == 0)
+		return "runPolicy";
+	return NULL;
 }
 
 bool ns_gate_kind_names(enum ns_gate_kind k, const char **group,
@@ -346,6 +360,26 @@ static int owner_gate(const struct ns_gate_config *cfg,
 	return CU_OK;
 }
 
+/* Is ref of a kind cfg lists in externalFrameworks (Kind.version.group)? */
+static bool external_owner(
+    const struct ns_gate_config *cfg, const struct ns_gate_owner *ref)
+{
+	const char *av = str_or_empty(ref->api_version);
+	const char *slash = strchr(av, '/');
+	char want[512];
+	size_t i;
+
+	if (slash == NULL || cfg->n_external == 0)
+		return false;
+	snprintf(want, sizeof(want), "%s.%s.%.*s", str_or_empty(ref->kind),
+	    slash + 1, (int)(slash - av), av);
+	for (i = 0; i < cfg->n_external; i++)
+		if (cfg->external[i] != NULL &&
+		    strcmp(cfg->external[i], want) == 0)
+			return true;
+	return false;
+}
+
 int ns_gate_decide(const struct ns_gate_config *cfg,
     const struct ns_gate_object *obj, const struct ns_gate_namespace *ns,
     ns_gate_lookup lookup, void *payload, struct ns_gate_decision *out,
@@ -381,7 +415,18 @@ int ns_gate_decide(const struct ns_gate_config *cfg,
 	/* 2. namespace, before anything else looks at the object */
 	if (!namespace_gate(cfg, obj, ns, out))
 		return CU_OK;
-	/* 3. children of Jobs/JobSets */
+	/* 3. children of an external framework's object: its controller
+	 * manages them (Kueue's IsOwnerManagedByKueue) */
+	if (obj->has_owner && external_owner(cfg, &obj->owner)) {
+		out->depth = 1;
+		decide(out, NS_GATE_VIA_PARENT, NS_GATE_R_VIA_PARENT,
+		    "%s %s/%s: managed via its %s %s (an external framework); "
+		    "never suspended or resumed directly",
+		    kind, ns->name, name, str_or_empty(obj->owner.kind),
+		    str_or_empty(obj->owner.name));
+		return CU_OK;
+	}
+	/* 3b. children of Jobs/JobSets and the other frameworks */
 	if (obj->has_owner && ns_gate_kind_of(obj->owner.api_version,
 				  obj->owner.kind) != NS_GATE_KIND_OTHER)
 		return owner_gate(cfg, obj, ns, lookup, payload, out, err);

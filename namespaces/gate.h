@@ -79,6 +79,12 @@ enum ns_gate_kind {
 	/* workload.codeflare.dev AppWrapper (spec.suspend). */
 	NS_GATE_KIND_APPWRAPPER,
 	NS_GATE_KIND_POD, /* core v1 Pod (framework "pod") */
+	/* ray.io RayService (spec.rayClusterConfig.suspend). */
+	NS_GATE_KIND_RAYSERVICE,
+	/* sparkoperator.k8s.io SparkApplication (spec.suspend). */
+	NS_GATE_KIND_SPARKAPP,
+	/* trainer.kubeflow.org TrainJob (spec.suspend). */
+	NS_GATE_KIND_TRAINJOB,
 	NS_GATE_KIND__COUNT
 };
 
@@ -171,6 +177,11 @@ struct ns_gate_config {
 	/* cueue's own namespace (config `namespace`), never managed; NULL or
 	 * "" = none besides kube-system. */
 	const char *own_namespace;
+	/* integrations.externalFrameworks, "Kind.version.group" each: an
+	 * object whose controller owner is of one of these kinds is managed
+	 * via that owner (its own controller queues it). */
+	const char *const *external;
+	size_t n_external;
 };
 
 /*
@@ -221,6 +232,11 @@ enum ns_gate_kind ns_gate_kind_of(const char *api_version, const char *kind);
  * NULL. */
 bool ns_gate_kind_names(enum ns_gate_kind k, const char **group,
     const char **kind, bool *run_policy);
+
+/* The object under spec holding k's suspend boolean [static]:
+ * "runPolicy" (Kubeflow), "rayClusterConfig" (RayService), or NULL when
+ * it is spec.suspend itself. */
+const char *ns_gate_kind_suspend_under(enum ns_gate_kind k);
 
 /*
  * Fill *out from decoded metadata m [borrowed; out borrows its strings,

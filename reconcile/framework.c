@@ -18,6 +18,8 @@ static const char *const spec_suspend[] = {"spec", "suspend", NULL};
 static const char *const run_policy_suspend[] = {
     "spec", "runPolicy", "suspend", NULL};
 static const char *const spec_managed_by[] = {"spec", "managedBy", NULL};
+static const char *const ray_cluster_config_suspend[] = {
+    "spec", "rayClusterConfig", "suspend", NULL};
 static const char *const run_policy_managed_by[] = {
     "spec", "runPolicy", "managedBy", NULL};
 
@@ -86,6 +88,21 @@ static const struct rec_fw table[] = {
 	"v1", "LeaderWorkerSet", "leaderworkersets", REC_FW_SHAPE_OPS, NULL,
 	NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 	"leaderworkerset.sigs.k8s.io/worker-index", &rec__fw_serving_ops},
+    /* RayService: its rayClusterConfig is the managed cluster spec. */
+    {"ray.io/rayservice", "ray.io", "v1", "RayService", "rayservices",
+	REC_FW_SHAPE_OPS, ray_cluster_config_suspend, "rayClusterConfig", NULL,
+	NULL, NULL, NULL, spec_managed_by, "ray.io/kuberay-operator", NULL,
+	&rec__fw_ray_ops},
+    /* SparkApplication (reconcile/fw_spark.c): no managedBy. */
+    {"sparkoperator.k8s.io/sparkapplication", "sparkoperator.k8s.io", "v1beta2",
+	"SparkApplication", "sparkapplications", REC_FW_SHAPE_OPS, spec_suspend,
+	NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &rec__fw_spark_ops},
+    /* TrainJob (reconcile/fw_trainjob.c): through its rendered JobSet. */
+    {"trainer.kubeflow.org/trainjob", "trainer.kubeflow.org", "v1alpha1",
+	"TrainJob", "trainjobs", REC_FW_SHAPE_OPS, spec_suspend, NULL, NULL,
+	NULL, NULL, NULL, spec_managed_by,
+	"trainer.kubeflow.org/trainjob-controller",
+	"batch.kubernetes.io/job-completion-index", &rec__fw_trainjob_ops},
 };
 
 #define N_TABLE (sizeof(table) / sizeof(table[0]))
@@ -295,8 +312,7 @@ const char *rec__doc_managed_by(const struct rec_fw *fw, const json_t *doc)
 			      : NULL;
 }
 
-/* The status True condition of type `type` in doc, or NULL. */
-static const json_t *true_condition(const json_t *doc, const char *type)
+const json_t *rec__doc_true_condition(const json_t *doc, const char *type)
 {
 	json_t *cs = json_object_get(
 		   json_object_get(doc, "status"), "conditions"),
@@ -320,8 +336,8 @@ static const json_t *true_condition(const json_t *doc, const char *type)
 bool rec__doc_finished(const struct rec_fw *fw, const json_t *doc,
     bool *success, const char **message)
 {
-	const json_t *ok = true_condition(doc, fw->cond_success);
-	const json_t *bad = true_condition(doc, fw->cond_failed);
+	const json_t *ok = rec__doc_true_condition(doc, fw->cond_success);
+	const json_t *bad = rec__doc_true_condition(doc, fw->cond_failed);
 	const json_t *hit = ok ? ok : bad;
 	const char *m;
 
@@ -364,7 +380,7 @@ bool rec__doc_pods_ready(const struct rec_fw *fw, const json_t *doc)
 {
 	if (fw->ops != NULL)
 		return fw->ops->pods_ready(fw, doc);
-	return true_condition(doc, fw->cond_ready) != NULL;
+	return rec__doc_true_condition(doc, fw->cond_ready) != NULL;
 }
 
 int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,

@@ -376,21 +376,7 @@ static int aw_clear_info(const struct rec_fw *fw, json_t *doc, cu_error *err)
 
 static bool cond_true(const json_t *doc, const char *type)
 {
-	json_t *cs = json_object_get(
-		   json_object_get(doc, "status"), "conditions"),
-	       *c;
-	size_t i;
-
-	json_array_foreach(cs, i, c)
-	{
-		const char *t = api_json_str(c, "type");
-		const char *s = api_json_str(c, "status");
-
-		if (t != NULL && s != NULL && strcmp(t, type) == 0 &&
-		    strcmp(s, "True") == 0)
-			return true;
-	}
-	return false;
+	return rec__doc_true_condition(doc, type) != NULL;
 }
 
 static bool aw_finished(const struct rec_fw *fw, const json_t *doc,
@@ -439,4 +425,5 @@ const struct rec_fw_ops rec__fw_appwrapper_ops = {
     aw_pods_ready,
     aw_set_info,
     aw_clear_info,
+    NULL,
 };

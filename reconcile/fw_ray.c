@@ -262,4 +262,5 @@ const struct rec_fw_ops rec__fw_ray_ops = {
     ray_pods_ready,
     NULL,
     NULL,
+    NULL,
 };

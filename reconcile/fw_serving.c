@@ -150,6 +150,7 @@ const struct rec_fw_ops rec__fw_serving_ops = {
     serving_pods_ready,
     NULL,
     NULL,
+    NULL,
 };
 
 bool rec_fw_pods_only(const struct rec_fw *fw)

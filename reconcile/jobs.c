@@ -647,8 +647,18 @@ static int restore_all(const struct rec_job *j, const struct api_workload *wl,
 		return CU_OK;
 	for (i = 0; i < wl->spec.n_pod_sets; i++) {
 		const struct api_podset *ps = &wl->spec.pod_sets[i];
+		const struct rec_fw_ops *ops = rec_job_fw(j)->ops;
 		json_t *tpl = doc_template(to, j, ps->name ? ps->name : "main");
 
+		if (ops != NULL && ops->restore_info != NULL) {
+			if (ps->template == NULL || ps->name == NULL)
+				continue;
+			rc = ops->restore_info(
+			    rec_job_fw(j), to, ps->name, ps->template, err);
+			if (rc != CU_OK)
+				return rc;
+			continue;
+		}
 		if (!json_is_object(tpl) || ps->template == NULL)
 			continue;
 		rc = restore_template(

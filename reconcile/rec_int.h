@@ -93,6 +93,9 @@ int rec__fw_set_suspend(
  * its pod sets (*out initialised here; CU_EINVAL naming the field,
  * CU_ENOMEM). */
 bool rec__doc_suspended(const struct rec_fw *fw, const json_t *doc);
+/* The status condition of doc [borrowed] of type `type` whose status is
+ * True [borrowed from doc], or NULL. */
+const json_t *rec__doc_true_condition(const json_t *doc, const char *type);
 const char *rec__doc_managed_by(const struct rec_fw *fw, const json_t *doc);
 bool rec__doc_finished(const struct rec_fw *fw, const json_t *doc,
     bool *success, const char **message);
@@ -112,8 +115,11 @@ CU_MUST_CHECK int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,
  * `name`'s info as a template-shaped object tpl [borrowed] (metadata
  * labels and annotations, spec nodeSelector, tolerations and
  * schedulingGates) written into doc [edited], and on stop every such
- * info removed instead of the templates being restored. CU_EINVAL,
- * CU_ENOMEM. */
+ * info removed instead of the templates being restored. restore_info
+ * (NULL: the templates are restored): a kind whose pod templates are
+ * built from other fields (SparkApplication) gets pod set `name`'s
+ * saved template (the Workload's) to put back into doc [edited] on
+ * stop. CU_EINVAL, CU_ENOMEM. */
 struct rec_fw_ops {
 	size_t (*n_podsets)(const struct rec_fw *fw, const json_t *doc);
 	json_t *(*template_of)(
@@ -129,6 +135,8 @@ struct rec_fw_ops {
 	int (*set_info)(const struct rec_fw *fw, json_t *doc, const char *name,
 	    const json_t *tpl, cu_error *err);
 	int (*clear_info)(const struct rec_fw *fw, json_t *doc, cu_error *err);
+	int (*restore_info)(const struct rec_fw *fw, json_t *doc,
+	    const char *name, const json_t *saved, cu_error *err);
 };
 
 /* Pod set `name` of j's kind may lack a template in the object
@@ -142,6 +150,11 @@ extern const struct rec_fw_ops rec__fw_ray_ops;
 extern const struct rec_fw_ops rec__fw_appwrapper_ops;
 /* StatefulSet and LeaderWorkerSet (reconcile/fw_serving.c). */
 extern const struct rec_fw_ops rec__fw_serving_ops;
+
+/* SparkApplication (sparkoperator.k8s.io/v1beta2; reconcile/fw_spark.c). */
+extern const struct rec_fw_ops rec__fw_spark_ops;
+/* TrainJob (trainer.kubeflow.org/v1alpha1; reconcile/fw_trainjob.c). */
+extern const struct rec_fw_ops rec__fw_trainjob_ops;
 /* The Workload the job in->job should have now (reconcile/jobrec.c):
  * *w [owned] NULL when it cannot be built (a WARN was planned into p). */
 CU_MUST_CHECK int rec__job_build_workload(const struct rec_job_view *view,

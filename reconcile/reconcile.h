@@ -282,6 +282,17 @@ const struct rec_fw *rec_fw_at(size_t i);
  * queued as pod groups, labelled by the serving webhooks. */
 bool rec_fw_pods_only(const struct rec_fw *fw);
 
+/* A lookup of the cached object group/plural ns/name (ns NULL for a
+ * cluster-scoped one) [borrowed from the cache, valid during the
+ * reconcile], or NULL. */
+typedef const json_t *(*rec_fw_lookup_fn)(const char *group, const char *plural,
+    const char *ns, const char *name, void *payload);
+
+/* The lookup the descriptors whose pod sets live in another object use
+ * (a TrainJob's training runtime; reconcile/fw_trainjob.c). Set once by
+ * the controller; NULL (the default): none is found. */
+void rec_fw_set_lookup(rec_fw_lookup_fn fn, void *payload);
+
 /* A borrowed view of one managed job: the members named by kind are
  * set (REC_JOB_DOC: fw, doc and meta). */
 struct rec_job {

@@ -32,13 +32,11 @@ static enum ns_gate_kind request_kind(const struct wh_request *req)
 	return ns_gate_kind_of(gv, req->kind.kind);
 }
 
-/* Does the request's kind suspend through spec.runPolicy.suspend? */
-static bool run_policy(const struct wh_request *req)
+/* The object under spec holding the request kind's suspend boolean
+ * (spec.runPolicy, spec.rayClusterConfig), or NULL: spec itself. */
+static const char *suspend_under(const struct wh_request *req)
 {
-	bool rp = false;
-
-	(void)ns_gate_kind_names(request_kind(req), NULL, NULL, &rp);
-	return rp;
+	return ns_gate_kind_suspend_under(request_kind(req));
 }
 
 /* The object's namespace: the request's, else metadata.namespace. */
@@ -123,7 +121,7 @@ int wh__gate_as(struct wh_ctx *c, const json_t *obj, enum ns_gate_kind kind,
 
 /* The spec.suspend member (spec.runPolicy.suspend when rp): *present,
  * *value; CU_EPARSE when spec, runPolicy or suspend has the wrong type. */
-static int suspend_of(const json_t *obj, const char *field, bool rp,
+static int suspend_of(const json_t *obj, const char *field, const char *under,
     bool *present, bool *value, cu_error *err)
 {
 	const json_t *spec = json_object_get(obj, "spec"), *s;
@@ -136,15 +134,14 @@ static int suspend_of(const json_t *obj, const char *field, bool rp,
 		return cu_error_set(err, CU_EPARSE,
 		    "%sspec: Invalid type: expected object, got %s", field,
 		    api_json_type_name(spec, false));
-	if (rp) {
-		spec = json_object_get(spec, "runPolicy");
+	if (under != NULL) {
+		spec = json_object_get(spec, under);
 		if (spec == NULL || json_is_null(spec))
 			return CU_OK;
 		if (!json_is_object(spec))
 			return cu_error_set(err, CU_EPARSE,
-			    "%sspec.runPolicy: Invalid type: expected object, "
-			    "got %s",
-			    field, api_json_type_name(spec, false));
+			    "%sspec.%s: Invalid type: expected object, got %s",
+			    field, under, api_json_type_name(spec, false));
 	}
 	s = json_object_get(spec, "suspend");
 	if (s == NULL || json_is_null(s))
@@ -221,23 +218,26 @@ static int patch_suspend(struct wh_ctx *c, const json_t *obj, bool present,
     bool value, cu_error *err)
 {
 	const json_t *spec = json_object_get(obj, "spec");
+	const char *under = suspend_under(c->req);
 
 	if (value)
 		return CU_OK;
-	if (run_policy(c->req)) {
-		const json_t *rp = json_object_get(spec, "runPolicy");
+	if (under != NULL) {
+		const json_t *rp = json_object_get(spec, under);
+		char path[64];
 
 		if (!json_is_object(spec))
 			return wh__patch_add(c->out, "add", "/spec",
-			    json_pack("{s:{s:b}}", "runPolicy", "suspend", 1),
-			    err);
+			    json_pack("{s:{s:b}}", under, "suspend", 1), err);
+		snprintf(path, sizeof(path), "/spec/%s", under);
 		if (!json_is_object(rp))
 			return wh__patch_add(c->out,
-			    rp != NULL ? "replace" : "add", "/spec/runPolicy",
+			    rp != NULL ? "replace" : "add", path,
 			    json_pack("{s:b}", "suspend", 1), err);
+		snprintf(path, sizeof(path), "/spec/%s/suspend", under);
 		return wh__patch_add(c->out,
 		    json_object_get(rp, "suspend") != NULL ? "replace" : "add",
-		    "/spec/runPolicy/suspend", json_true(), err);
+		    path, json_true(), err);
 	}
 	if (!json_is_object(spec))
 		return wh__patch_add(c->out, "add", "/spec",
@@ -298,8 +298,8 @@ static int mutate_create(struct wh_ctx *c, cu_error *err)
 			return rc;
 		return wh__pod_gate(c, obj, err);
 	}
-	if ((rc = suspend_of(
-		 obj, "", run_policy(c->req), &present, &value, err)) != CU_OK)
+	if ((rc = suspend_of(obj, "", suspend_under(c->req), &present, &value,
+		 err)) != CU_OK)
 		return rc;
 	{
 		const char *keys[2];
@@ -390,10 +390,10 @@ static int validate(struct wh_ctx *c, cu_error *err)
 	/* 3. ours before or after the update, else hands off */
 	if (dnew.managed != NS_GATE_YES && dold.managed != NS_GATE_YES)
 		return CU_OK;
-	if ((rc = suspend_of(obj, "", run_policy(req), &np, &nv, err)) !=
+	if ((rc = suspend_of(obj, "", suspend_under(req), &np, &nv, err)) !=
 		CU_OK ||
-	    (is_update && (rc = suspend_of(old, "oldObject.", run_policy(req),
-			       &op, &ov, err)) != CU_OK))
+	    (is_update && (rc = suspend_of(old, "oldObject.",
+			       suspend_under(req), &op, &ov, err)) != CU_OK))
 		return rc;
 	/* 4. the label names a LocalQueue; admission-gated-by and a Job's
 	 * job-min-parallelism are valid */

@@ -23,7 +23,9 @@
  * requested), which gets the RayJob's runtime annotations. spec.suspend
  * deletes the cluster and the submitter (Suspended).
  * RayService: a RayCluster <service>-raycluster-<5 characters> from
- * spec.rayClusterConfig whose suspend follows rayClusterConfig.suspend;
+ * spec.rayClusterConfig whose suspend follows rayClusterConfig.suspend
+ * (on resume the cluster's spec is the config's again, so templates
+ * edited while suspended reach its pods);
  * condition Ready and serviceStatus Running while it is ready;
  * activeServiceStatus.rayClusterName. Never finishes.
  * Each leaves an object whose spec.managedBy is set to anything but
@@ -422,7 +424,15 @@ static void rs_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 		    as_jget(svc, "spec.rayClusterConfig"), suspend);
 	} else if (json_is_true(as_jget(rc, "spec.suspend")) != suspend) {
 		json_t *u = json_deep_copy(rc);
+		json_t *spec =
+		    json_deep_copy(as_jget(svc, "spec.rayClusterConfig"));
 
+		/* resumed: the cluster takes the config as it is now (the
+		 * templates a queueing controller edited while suspended) */
+		if (!suspend && json_is_object(spec))
+			json_object_set_new(u, "spec", spec);
+		else
+			json_decref(spec);
 		as_jset(u, "spec.suspend", json_boolean(suspend));
 		as_internal_update(srv, rk, u, false, c->user);
 	}

@@ -18,61 +18,15 @@ controller; neither does anything in a namespace the gate excludes."""
 import json
 import time
 
-from cuetest import CONTROLLER_CONFIG, Controller, case, check, eq, run_cases
-from cuetest import wait_for
-from cuetest.frameworks import (PodWatch, cond_true, controller_writes,
-                                sample, setup, webhooks)
+from cuetest import case, check, eq, run_cases, wait_for
+from cuetest.frameworks import (QUEUES, WLS, PodWatch, cond_true, config,
+                                controller_writes, sample, setup, start,
+                                webhooks)
 
-CONFIG = CONTROLLER_CONFIG + """managedJobsNamespaceSelector:
-  matchExpressions:
-  - key: kubernetes.io/metadata.name
-    operator: NotIn
-    values: [kube-system, kueue-system, outside]
-integrations:
-  frameworks: ["batch/job", "ray.io/rayjob", "ray.io/raycluster",
-               "workload.codeflare.dev/appwrapper", "kubeflow.org/pytorchjob"]
-"""
-
-QUEUES = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: pool-a}
-spec:
-  nodeLabels: {pool: a}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  preemption:
-    withinClusterQueue: LowerPriority
-  resourceGroups:
-  - coveredResources: [cpu, memory]
-    flavors:
-    - name: pool-a
-      resources:
-      - {name: cpu, nominalQuota: 3}
-      - {name: memory, nominalQuota: 64Gi}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: team}
-spec: {clusterQueue: cq}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: high}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: low}
-value: 10
-"""
+CONFIG = config("batch/job", "ray.io/rayjob", "ray.io/raycluster",
+                "workload.codeflare.dev/appwrapper", "kubeflow.org/pytorchjob")
 
 RAY = "/apis/ray.io/v1/namespaces/%s/"
-WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads"
 
 
 def rayjob_done(obj):
@@ -106,9 +60,7 @@ def rayjob_quota(s):
     never managed alone; a RayJob in namespace outside runs on its own
     without a write from the controller."""
     setup(s, QUEUES)
-    ctl = Controller(s, config=CONFIG)
-    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
-             what="the controller's informers synced")
+    ctl = start(s, CONFIG)
     mark = s.log_mark()
     pods = PodWatch(s, "team")
     for name in ("rj0", "rj1"):
@@ -170,7 +122,7 @@ def rayjob_preempted(s):
     RayCluster is admitted and becomes ready with pool-a on its pods;
     deleted, it frees the quota and the RayJob runs again to the end."""
     setup(s, QUEUES)
-    ctl = Controller(s, config=CONFIG)
+    ctl = start(s, CONFIG)
     pods = PodWatch(s, "team")
     eq(s.raw("POST", RAY % "team" + "rayjobs", sample(
         "rayjob.yaml", "low", suspend=True, runtime_ms=20000,
@@ -230,9 +182,7 @@ def rayjob_webhook(s):
     by KubeRay, owned by the RayJob) passes the RayCluster webhook
     untouched."""
     setup(s, QUEUES)
-    ctl = Controller(s, config=CONFIG + webhooks(s))
-    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
-             what="the controller's informers synced")
+    ctl = start(s, CONFIG + webhooks(s))
     body = None
     for _ in range(50):  # the webhook server may still be starting
         code, _, body = s.raw("POST", RAY % "team" + "rayjobs",
@@ -280,9 +230,7 @@ def appwrapper_cases(s):
     podSetInfos are cleared; all finish; the wrapped PyTorchJobs get no
     Workload and no write."""
     setup(s, QUEUES)
-    ctl = Controller(s, config=CONFIG)
-    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
-             what="the controller's informers synced")
+    ctl = start(s, CONFIG)
     mark = s.log_mark()
     pods = PodWatch(s, "team")
     eq(s.raw("POST", AW % "team", appwrapper("low", 20000, "low"))[0], 201)

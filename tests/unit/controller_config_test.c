@@ -361,30 +361,23 @@ Test(ctl_config, validation_errors_name_field_and_line)
 		CU_EINVAL,
 		"integrations.frameworks: Invalid value: \"deployment\": "
 		"requires the \"pod\" framework"},
-	    {"integrations:\n  frameworks:\n  - ray.io/rayservice\n",
-		CU_EUNSUPPORTED,
-		"line 5: integrations.frameworks[0]: framework "
-		"\"ray.io/rayservice\" is not supported by cueue"},
-	    {"integrations:\n  frameworks: [kubeflow.org/mpijob, "
-	     "ray.io/rayservice]\n",
-		CU_EUNSUPPORTED,
-		"integrations.frameworks[1]: framework \"ray.io/rayservice\" "
-		"is "
-		"not supported by cueue (supported: batch/job, "
-		"jobset.x-k8s.io/jobset, kubeflow.org/{pytorchjob,tfjob,"
-		"xgboostjob,paddlejob,jaxjob,mpijob}, "
-		"ray.io/{rayjob,raycluster}, "
-		"workload.codeflare.dev/appwrapper, pod, deployment, "
-		"statefulset, leaderworkerset.x-k8s.io/leaderworkerset)"},
 	    {"integrations:\n  frameworks: [example.com/thing]\n", CU_EINVAL,
 		"integrations.frameworks[0]: Unsupported value: "
 		"\"example.com/thing\""},
 	    {"integrations:\n  frameworks: [batch/job, batch/job]\n", CU_EINVAL,
 		"integrations.frameworks[1]: Duplicate value: \"batch/job\""},
-	    {"integrations:\n  externalFrameworks: [Foo.v1.example.com]\n",
-		CU_EUNSUPPORTED,
-		"line 4: integrations.externalFrameworks: external frameworks "
-		"are not supported by cueue"},
+	    {"integrations:\n  externalFrameworks: [Foo.v1]\n", CU_EINVAL,
+		"integrations.externalFrameworks[0]: Invalid value: "
+		"\"Foo.v1\": must be format, 'Kind.version.group.com'"},
+	    {"integrations:\n  externalFrameworks: [.v1.example.com]\n",
+		CU_EINVAL, "integrations.externalFrameworks[0]: Invalid value"},
+	    {"integrations:\n  externalFrameworks: [Job.v1.batch]\n", CU_EINVAL,
+		"integrations.externalFrameworks[0]: Duplicate value: "
+		"\"Job.v1.batch\""},
+	    {"integrations:\n  externalFrameworks: [A.v1.x.io, A.v1.x.io]\n",
+		CU_EINVAL,
+		"integrations.externalFrameworks[1]: Duplicate value: "
+		"\"A.v1.x.io\""},
 	    {"integrations:\n  labelKeysToCopy: [\"-bad\"]\n", CU_EINVAL,
 		"integrations.labelKeysToCopy[0]"},
 	    {"webhook:\n  port: 70000\n", CU_EINVAL,
@@ -464,6 +457,25 @@ Test(ctl_config, valid_edge_values_are_accepted)
 	cr_assert(ns_matches(&c, "kube-system"));
 	/* An empty list takes the default, as in Kueue. */
 	cr_assert_eq(c.integrations.nframeworks, 1);
+	ctl_config_dispose(&c);
+}
+
+/* externalFrameworks: accepted as Kind.version.group, a built-in kind
+ * whose framework is not enabled included (as Kueue). */
+Test(ctl_config, external_frameworks_are_accepted)
+{
+	struct ctl_config c;
+	cu_error err;
+
+	cr_assert_eq(load_str(&c,
+			 HDR "integrations:\n  frameworks: [batch/job]\n"
+			     "  externalFrameworks: [Foo.v1.example.com, "
+			     "RayJob.v1.ray.io]\n",
+			 &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert_eq(c.integrations.nexternal, 2);
+	cr_assert_str_eq(c.integrations.external[0], "Foo.v1.example.com");
+	cr_assert_str_eq(c.integrations.external[1], "RayJob.v1.ray.io");
 	ctl_config_dispose(&c);
 }
 

@@ -15,6 +15,10 @@
  * SQL on a ledger file underneath the store API. For Criterion
  * .init/.fini: fx_tdir_setup, fx_tdir_teardown.
  *
+ * Framework document fixtures (tests/unit/fixtures_docjob.c): a job of
+ * any framework descriptor read as JSON (REC_JOB_DOC) from test text,
+ * its Workload admitted with a given admission, merge patches applied.
+ *
  * The fixtures assert with Criterion (a failed step fails the test).
  * Globals are the fixture's state for the running test: each test runs
  * in its own process.
@@ -28,6 +32,7 @@
 #include <sys/resource.h>
 
 #include "api/client.h"
+#include "reconcile/reconcile.h"
 #include "store/store.h"
 #include "tests/apiserver/apiserver.h"
 #include "tests/apiserver/tls.h"
@@ -113,5 +118,62 @@ int64_t fx_file_size(const char *path);
 /* Lower (or, with RLIM_INFINITY, lift) the soft file size limit; SIGXFSZ
  * ignored, so a write past it fails with EFBIG (as in the controller). */
 void fx_fsize_limit(rlim_t soft);
+
+/* ---- framework documents (fixtures_docjob.c) ----------------------- */
+
+/* ResourceFlavor spot (node label pool=spot, a NoSchedule toleration
+ * spot) and a pod set assignment of n to it for c pods of 1 cpu, as JSON
+ * text. */
+#define FX_SPOT_FLAVOR                                                         \
+	"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"                 \
+	"\"ResourceFlavor\",\"metadata\":{\"name\":\"spot\"},\"spec\":{"       \
+	"\"nodeLabels\":{\"pool\":\"spot\"},\"tolerations\":[{\"key\":"        \
+	"\"spot\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}}"
+#define FX_ASSIGN(n, c)                                                        \
+	"{\"name\":\"" n "\",\"flavors\":{\"cpu\":\"spot\"},"                  \
+	"\"resourceUsage\":{\"cpu\":\"" #c "\"},\"count\":" #c "}"
+
+/* A job document of a framework descriptor and its view. */
+struct fx_docjob {
+	json_t *doc; /* owned */
+	struct api_meta meta;
+	struct rec_job view;
+};
+
+/* JSON text parsed, asserting it is valid [owned]. */
+json_t *fx_parse(const char *text);
+/* d loaded from text as a job of framework fw (rec_fw_by_name). */
+void fx_docjob_load(struct fx_docjob *d, const char *fw, const char *text);
+/* d viewing doc [stolen] as the same framework as like. */
+void fx_docjob_adopt(
+    struct fx_docjob *d, const struct fx_docjob *like, json_t *doc);
+void fx_docjob_dispose(struct fx_docjob *d);
+/* *wl: the Workload rec_wl_build makes of d, status admission `adm`
+ * (JSON text) and Admitted; api_workload_dispose it. */
+void fx_docjob_workload(
+    const struct fx_docjob *d, const char *adm, struct api_workload *wl);
+/* doc with the merge patch applied [owned]. */
+json_t *fx_apply(const json_t *doc, const json_t *patch);
+/* The pod sets of the job of framework fw read from text, as
+ * "name:count:cpu-milli:memory-bytes,..." into out [n bytes]; returns
+ * rec_job_podsets' code (out "" unless CU_OK). */
+int fx_docjob_podsets(const char *fw, const char *text, char *out, size_t n);
+
+/* What the descriptor readers say of a job document. */
+struct fx_state {
+	bool suspended, finished, success, active, ready;
+	const char *message; /* when finished */
+};
+
+/* The job of framework fw read from text reads as want says. */
+void fx_docjob_check_state(
+    const char *fw, const char *text, const struct fx_state *want);
+
+/* The job of framework fw read from text, started on a Workload with
+ * admission adm (JSON text) and the one ResourceFlavor flavor (JSON
+ * text): returns the started document, *stopped the same stopped
+ * (suspended in one step) [both owned]. */
+json_t *fx_docjob_start_stop(const char *fw, const char *text,
+    const char *flavor, const char *adm, json_t **stopped);
 
 #endif

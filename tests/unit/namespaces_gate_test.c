@@ -893,3 +893,60 @@ Test(gate, appwrapper_kind)
 	cr_assert_str_eq(kind, "AppWrapper");
 	cr_assert(!rp);
 }
+
+/* RayService and SparkApplication: known kinds; RayService suspends
+ * through spec.rayClusterConfig, SparkApplication through spec.suspend,
+ * the Kubeflow jobs through spec.runPolicy. */
+Test(gate, rayservice_and_spark_kinds)
+{
+	cr_assert_eq(ns_gate_kind_of("ray.io/v1", "RayService"),
+	    NS_GATE_KIND_RAYSERVICE);
+	cr_assert_eq(
+	    ns_gate_kind_of("sparkoperator.k8s.io/v1beta2", "SparkApplication"),
+	    NS_GATE_KIND_SPARKAPP);
+	cr_assert_str_eq(ns_gate_kind_suspend_under(NS_GATE_KIND_RAYSERVICE),
+	    "rayClusterConfig");
+	cr_assert_null(ns_gate_kind_suspend_under(NS_GATE_KIND_SPARKAPP));
+	cr_assert_null(ns_gate_kind_suspend_under(NS_GATE_KIND_JOB));
+	cr_assert_str_eq(
+	    ns_gate_kind_suspend_under(NS_GATE_KIND_TFJOB), "runPolicy");
+}
+
+/* externalFrameworks: a Job whose controller owner is of an external
+ * kind is managed via it (never alone), whatever its own label says;
+ * the namespace gate still comes first; other owners are not. */
+Test(gate, external_framework_owner)
+{
+	static const char *const ext[] = {"Foo.v1.example.com"};
+	struct ns_gate_config cfg = cfgs[SEED];
+	struct ns_gate_object obj;
+	struct ns_gate_namespace ns;
+	struct ns_gate_decision d;
+	cu_error err;
+
+	cfg.external = ext;
+	cfg.n_external = 1;
+	memset(&obj, 0, sizeof(obj));
+	obj.kind = NS_GATE_KIND_JOB;
+	obj.name = "child";
+	obj.queue_name = "main";
+	obj.has_owner = true;
+	obj.owner.api_version = "example.com/v1";
+	obj.owner.kind = "Foo";
+	obj.owner.name = "foo";
+	obj.owner.uid = "foo-uid";
+	ns_of("default", &ns);
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, NULL, NULL, &d, &err), CU_OK);
+	cr_assert_eq(d.managed, NS_GATE_VIA_PARENT, "%s", d.why);
+	cr_assert(strstr(d.why, "external framework") != NULL, "%s", d.why);
+	obj.owner.api_version = "example.com/v2";
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, NULL, NULL, &d, &err), CU_OK);
+	cr_assert_eq(d.managed, NS_GATE_YES, "%s", d.why);
+	obj.owner.api_version = "example.com/v1";
+	ns_of("test", &ns);
+	cr_assert_eq(
+	    ns_gate_decide(&cfg, &obj, &ns, NULL, NULL, &d, &err), CU_OK);
+	cr_assert_eq(d.managed, NS_GATE_NO, "%s", d.why);
+}

@@ -30,6 +30,7 @@
 #include "api/json.h"
 #include "api/patch.h"
 #include "reconcile/reconcile.h"
+#include "tests/unit/fixtures.h"
 
 static json_t *parse(const char *text)
 {
@@ -67,6 +68,11 @@ static const struct by_row by_rows[] = {
     {"statefulset", "apps", "StatefulSet", "v1", "statefulsets"},
     {"leaderworkerset.x-k8s.io/leaderworkerset", "leaderworkerset.x-k8s.io",
 	"LeaderWorkerSet", "v1", "leaderworkersets"},
+    {"ray.io/rayservice", "ray.io", "RayService", "v1", "rayservices"},
+    {"sparkoperator.k8s.io/sparkapplication", "sparkoperator.k8s.io",
+	"SparkApplication", "v1beta2", "sparkapplications"},
+    {"trainer.kubeflow.org/trainjob", "trainer.kubeflow.org", "TrainJob",
+	"v1alpha1", "trainjobs"},
 };
 
 static void lookup_row(const struct by_row *r)
@@ -300,15 +306,8 @@ Test(framework, state)
 	"\"template\":{\"spec\":{" worker_extra "\"containers\":[{\"name\":"   \
 	"\"c\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}}}"
 
-#define FLAVOR                                                                 \
-	"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"                 \
-	"\"ResourceFlavor\",\"metadata\":{\"name\":\"spot\"},\"spec\":{"       \
-	"\"nodeLabels\":{\"pool\":\"spot\"},\"tolerations\":[{\"key\":"        \
-	"\"spot\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}}"
-
-#define ASSIGN(n, c)                                                           \
-	"{\"name\":\"" n "\",\"flavors\":{\"cpu\":\"spot\"},"                  \
-	"\"resourceUsage\":{\"cpu\":\"" #c "\"},\"count\":" #c "}"
+#define FLAVOR FX_SPOT_FLAVOR
+#define ASSIGN FX_ASSIGN
 
 /* The Workload rec_wl_build makes for d, stored and (adm != NULL)
  * admitted with status.admission adm. */

@@ -21,46 +21,7 @@
 #include <string.h>
 
 #include "api/json.h"
-#include "api/patch.h"
-#include "reconcile/reconcile.h"
-
-static json_t *parse(const char *text)
-{
-	json_error_t jerr;
-	json_t *j = json_loads(text, 0, &jerr);
-
-	cr_assert_not_null(j, "test JSON: %s at line %d col %d: %s", jerr.text,
-	    jerr.line, jerr.column, text);
-	return j;
-}
-
-struct docjob {
-	json_t *doc;
-	struct api_meta meta;
-	struct rec_job view;
-};
-
-static void docjob_load(struct docjob *d, const char *fw, const char *text)
-{
-	cu_error err;
-
-	d->doc = parse(text);
-	cr_assert_eq(api_meta_decode(
-			 &d->meta, json_object_get(d->doc, "metadata"), &err),
-	    CU_OK, "%s", err.msg);
-	memset(&d->view, 0, sizeof(d->view));
-	d->view.kind = REC_JOB_DOC;
-	d->view.fw = rec_fw_by_name(fw);
-	d->view.doc = d->doc;
-	d->view.meta = &d->meta;
-	cr_assert_not_null(d->view.fw, "%s", fw);
-}
-
-static void docjob_dispose(struct docjob *d)
-{
-	api_meta_dispose(&d->meta);
-	json_decref(d->doc);
-}
+#include "tests/unit/fixtures.h"
 
 #define META                                                                   \
 	"\"metadata\":{\"name\":\"r\",\"namespace\":\"ns\",\"uid\":"           \
@@ -111,17 +72,22 @@ static const struct ps_row ps_rows[] = {
 	"{" META ",\"spec\":{\"submissionMode\":\"InteractiveMode\","
 	"\"rayClusterSpec\":" CLUSTER("") "}}",
 	"head:1:1000"},
+    /* RayService: the cluster of spec.rayClusterConfig */
+    {"ray.io/rayservice",
+	"{" META ",\"spec\":{\"rayClusterConfig\":" CLUSTER(
+	    GROUP("w", "\"replicas\":2,", "500m")) "}}",
+	"head:1:1000,w:2:500"},
 };
 
 static void podsets_row(const struct ps_row *r)
 {
-	struct docjob d;
+	struct fx_docjob d;
 	struct api_podsets ps;
 	char got[512] = "";
 	size_t used = 0, i;
 	cu_error err;
 
-	docjob_load(&d, r->fw, r->doc);
+	fx_docjob_load(&d, r->fw, r->doc);
 	cr_assert_eq(rec_job_podsets(&d.view, &ps, &err), CU_OK, "%s", err.msg);
 	for (i = 0; i < ps.n; i++) {
 		cr_assert_geq(ps.items[i].n_requests, 1);
@@ -133,7 +99,7 @@ static void podsets_row(const struct ps_row *r)
 	}
 	cr_assert_str_eq(got, r->want, "%s", r->doc);
 	api_podsets_dispose(&ps);
-	docjob_dispose(&d);
+	fx_docjob_dispose(&d);
 }
 
 Test(fw_ray, podsets)
@@ -146,12 +112,12 @@ Test(fw_ray, podsets)
 
 Test(fw_ray, default_submitter_template)
 {
-	struct docjob d;
+	struct fx_docjob d;
 	struct api_podsets ps;
 	cu_error err;
 	json_t *c;
 
-	docjob_load(&d, "ray.io/rayjob",
+	fx_docjob_load(&d, "ray.io/rayjob",
 	    "{" META ",\"spec\":{\"submissionMode\":\"K8sJobMode\","
 	    "\"rayClusterSpec\":" CLUSTER("") "}}");
 	cr_assert_eq(rec_job_podsets(&d.view, &ps, &err), CU_OK, "%s", err.msg);
@@ -165,16 +131,16 @@ Test(fw_ray, default_submitter_template)
 	cr_assert_str_eq(ps.items[1].requests[0].name, "cpu");
 	cr_assert_str_eq(ps.items[1].requests[1].name, "memory");
 	api_podsets_dispose(&ps);
-	docjob_dispose(&d);
+	fx_docjob_dispose(&d);
 }
 
 Test(fw_ray, negative_replicas_refused)
 {
-	struct docjob d;
+	struct fx_docjob d;
 	struct api_podsets ps;
 	cu_error err;
 
-	docjob_load(&d, "ray.io/rayjob",
+	fx_docjob_load(&d, "ray.io/rayjob",
 	    "{" META ",\"spec\":{\"rayClusterSpec\":" CLUSTER(
 		GROUP("w", "\"replicas\":-2,", "1")) "}}");
 	cr_assert_eq(rec_job_podsets(&d.view, &ps, &err), CU_EINVAL);
@@ -182,67 +148,65 @@ Test(fw_ray, negative_replicas_refused)
 	    strstr(err.msg,
 		"spec.rayClusterSpec.workerGroupSpecs[0].replicas") != NULL,
 	    "%s", err.msg);
-	docjob_dispose(&d);
+	fx_docjob_dispose(&d);
 }
 
 /* ---- state ------------------------------------------------------------- */
 
 struct st_row {
 	const char *fw, *rest; /* after metadata: spec and status */
-	bool suspended, finished, success, active, ready;
-	const char *message;
+	struct fx_state want;
 };
 
 static const struct st_row st_rows[] = {
     {"ray.io/rayjob",
 	"\"spec\":{\"suspend\":true},\"status\":{\"jobDeploymentStatus\":"
 	"\"Suspended\"}",
-	true, false, false, false, false, NULL},
+	{true, false, false, false, false, NULL}},
     {"ray.io/rayjob",
 	"\"spec\":{\"suspend\":false},\"status\":{\"jobDeploymentStatus\":"
 	"\"Running\",\"jobStatus\":\"RUNNING\",\"rayClusterStatus\":{"
 	"\"state\":\"ready\"}}",
-	false, false, false, true, true, NULL},
+	{false, false, false, true, true, NULL}},
     {"ray.io/rayjob",
 	"\"spec\":{},\"status\":{\"jobDeploymentStatus\":\"Complete\","
 	"\"jobStatus\":\"SUCCEEDED\",\"message\":\"done\"}",
-	false, true, true, true, false, "done"},
+	{false, true, true, true, false, "done"}},
     {"ray.io/rayjob",
 	"\"spec\":{},\"status\":{\"jobDeploymentStatus\":\"Failed\","
 	"\"jobStatus\":\"FAILED\",\"message\":\"boom\"}",
-	false, true, false, true, false, "boom"},
+	{false, true, false, true, false, "boom"}},
     {"ray.io/rayjob",
-	"\"spec\":{},\"status\":{\"jobDeploymentStatus\":\"Complete\"}", false,
-	true, false, true, false, ""},
+	"\"spec\":{},\"status\":{\"jobDeploymentStatus\":\"Complete\"}",
+	{false, true, false, true, false, ""}},
     {"ray.io/raycluster",
 	"\"spec\":{\"suspend\":true},\"status\":{\"state\":\"suspended\"}",
-	true, false, false, false, false, NULL},
-    {"ray.io/raycluster", "\"spec\":{},\"status\":{\"state\":\"ready\"}", false,
-	false, false, true, true, NULL},
+	{true, false, false, false, false, NULL}},
+    {"ray.io/raycluster", "\"spec\":{},\"status\":{\"state\":\"ready\"}",
+	{false, false, false, true, true, NULL}},
     {"ray.io/raycluster", "\"spec\":{},\"status\":{\"state\":\"failed\"}",
-	false, false, false, false, false, NULL},
+	{false, false, false, false, false, NULL}},
+    /* RayService: suspended through rayClusterConfig.suspend, never
+     * finished, active and ready while its service is Running */
+    {"ray.io/rayservice",
+	"\"spec\":{\"suspend\":false,\"rayClusterConfig\":{\"suspend\":"
+	"true}},\"status\":{}",
+	{true, false, false, false, false, NULL}},
+    {"ray.io/rayservice",
+	"\"spec\":{\"rayClusterConfig\":{}},\"status\":{\"serviceStatus\":"
+	"\"Running\",\"activeServiceStatus\":{\"rayClusterStatus\":{"
+	"\"state\":\"ready\"}}}",
+	{false, false, false, true, true, NULL}},
+    {"ray.io/rayservice", "\"spec\":{\"rayClusterConfig\":{}},\"status\":{}",
+	{false, false, false, false, false, NULL}},
 };
 
 static void state_row(const struct st_row *r)
 {
-	struct docjob d;
 	char text[2048];
-	bool success = false;
-	const char *msg = NULL;
 
 	snprintf(text, sizeof(text), "{" META ",%s}", r->rest);
-	docjob_load(&d, r->fw, text);
-	cr_assert_eq(rec_job_is_suspended(&d.view), r->suspended, "%s", text);
-	cr_assert_eq(
-	    rec_job_finished(&d.view, &success, &msg), r->finished, "%s", text);
-	if (r->finished) {
-		cr_assert_eq(success, r->success, "%s", text);
-		cr_assert_str_eq(msg, r->message);
-	}
-	cr_assert_eq(rec_job_is_active(&d.view), r->active, "%s", text);
-	cr_assert_eq(
-	    rec_job_pods_ready(&d.view, NULL, NULL), r->ready, "%s", text);
-	docjob_dispose(&d);
+	fx_docjob_check_state(r->fw, text, &r->want);
 }
 
 Test(fw_ray, state)
@@ -262,38 +226,6 @@ Test(fw_ray, state)
 #define ASSIGN(n, c)                                                           \
 	"{\"name\":\"" n "\",\"flavors\":{\"cpu\":\"spot\"},"                  \
 	"\"resourceUsage\":{\"cpu\":\"" #c "\"},\"count\":" #c "}"
-
-static void workload_of(
-    const struct docjob *d, const char *adm, struct api_workload *wl)
-{
-	json_t *w = NULL, *md;
-	char buf[2048];
-	cu_error err;
-
-	cr_assert_eq(
-	    rec_wl_build(&d->view, NULL, &w, &err), CU_OK, "%s", err.msg);
-	md = json_object_get(w, "metadata");
-	json_object_set_new(md, "uid", json_string("wl-uid"));
-	snprintf(buf, sizeof(buf),
-	    "{\"admission\":%s,\"conditions\":[{\"type\":"
-	    "\"Admitted\",\"status\":\"True\",\"reason\":\"A\","
-	    "\"message\":\"m\",\"lastTransitionTime\":"
-	    "\"2026-01-01T00:00:00Z\"}]}",
-	    adm);
-	json_object_set_new(w, "status", parse(buf));
-	cr_assert_eq(api_workload_decode(wl, w, &err), CU_OK, "%s", err.msg);
-	json_decref(w);
-}
-
-static json_t *apply(const json_t *doc, const json_t *patch)
-{
-	json_t *out = NULL;
-	cu_error err;
-
-	cr_assert_eq(api_merge_patch_apply(&out, doc, patch, &err), CU_OK, "%s",
-	    err.msg);
-	return out;
-}
 
 /* The node selector of the head (group < 0) or worker group's template
  * in a RayJob document. */
@@ -315,26 +247,26 @@ static const char *pool_of(const json_t *doc, int group)
 
 Test(fw_ray, rayjob_start_then_stop_restores)
 {
-	struct docjob d, run;
+	struct fx_docjob d, run;
 	struct api_workload wl;
 	struct api_resource_flavor fl;
-	json_t *fj = parse(FLAVOR), *p = NULL, *after, *stopped;
+	json_t *fj = fx_parse(FLAVOR), *p = NULL, *after, *stopped;
 	enum rec_stop_step step;
 	cu_error err;
 
 	cr_assert_eq(api_resource_flavor_decode(&fl, fj, &err), CU_OK);
-	docjob_load(&d, "ray.io/rayjob",
+	fx_docjob_load(&d, "ray.io/rayjob",
 	    "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayJob\"," META
 	    ",\"spec\":{\"suspend\":true,\"submissionMode\":\"K8sJobMode\","
 	    "\"rayClusterSpec\":" CLUSTER(
 		GROUP("W", "\"replicas\":2,", "1")) "}}");
-	workload_of(&d,
+	fx_docjob_workload(&d,
 	    "{\"clusterQueue\":\"cq\",\"podSetAssignments\":[" ASSIGN(
 		"head", 1) "," ASSIGN("w", 2) "," ASSIGN("submitter", 1) "]}",
 	    &wl);
 	cr_assert_eq(rec_job_start_patch(&d.view, &wl, &fl, 1, &p, &err), CU_OK,
 	    "%s", err.msg);
-	after = apply(d.doc, p);
+	after = fx_apply(d.doc, p);
 	json_decref(p);
 	cr_assert(json_is_false(
 	    json_object_get(json_object_get(after, "spec"), "suspend")));
@@ -343,50 +275,44 @@ Test(fw_ray, rayjob_start_then_stop_restores)
 	cr_assert_null(json_object_get(
 	    json_object_get(after, "spec"), "submitterPodTemplate"));
 
-	run.doc = after;
-	cr_assert_eq(api_meta_decode(
-			 &run.meta, json_object_get(after, "metadata"), &err),
-	    CU_OK);
-	run.view = d.view;
-	run.view.doc = after;
-	run.view.meta = &run.meta;
+	fx_docjob_adopt(&run, &d, after);
 	cr_assert_eq(
 	    rec_job_stop_patch(&run.view, &wl, &step, &p, &err), CU_OK);
 	cr_assert_eq(step, REC_STOP_SUSPEND);
-	stopped = apply(after, p);
+	stopped = fx_apply(after, p);
 	json_decref(p);
 	cr_assert(json_is_true(
 	    json_object_get(json_object_get(stopped, "spec"), "suspend")));
 	cr_assert_null(pool_of(stopped, -1));
 	cr_assert_null(pool_of(stopped, 0));
 	json_decref(stopped);
-	docjob_dispose(&run);
+	fx_docjob_dispose(&run);
 	api_workload_dispose(&wl);
 	api_resource_flavor_dispose(&fl);
 	json_decref(fj);
-	docjob_dispose(&d);
+	fx_docjob_dispose(&d);
 }
 
 Test(fw_ray, raycluster_start_merges_every_group)
 {
-	struct docjob d;
+	struct fx_docjob d;
 	struct api_workload wl;
 	struct api_resource_flavor fl;
-	json_t *fj = parse(FLAVOR), *p = NULL, *after, *groups;
+	json_t *fj = fx_parse(FLAVOR), *p = NULL, *after, *groups;
 	cu_error err;
 
 	cr_assert_eq(api_resource_flavor_decode(&fl, fj, &err), CU_OK);
-	docjob_load(&d, "ray.io/raycluster",
+	fx_docjob_load(&d, "ray.io/raycluster",
 	    "{\"apiVersion\":\"ray.io/v1\",\"kind\":\"RayCluster\"," META
 	    ",\"spec\":{\"suspend\":true," HEAD ",\"workerGroupSpecs\":[" GROUP(
 		"a", "", "1") "," GROUP("b", "", "1") "]}}");
-	workload_of(&d,
+	fx_docjob_workload(&d,
 	    "{\"clusterQueue\":\"cq\",\"podSetAssignments\":[" ASSIGN(
 		"head", 1) "," ASSIGN("a", 1) "," ASSIGN("b", 1) "]}",
 	    &wl);
 	cr_assert_eq(rec_job_start_patch(&d.view, &wl, &fl, 1, &p, &err), CU_OK,
 	    "%s", err.msg);
-	after = apply(d.doc, p);
+	after = fx_apply(d.doc, p);
 	json_decref(p);
 	groups =
 	    json_object_get(json_object_get(after, "spec"), "workerGroupSpecs");
@@ -403,5 +329,48 @@ Test(fw_ray, raycluster_start_merges_every_group)
 	api_workload_dispose(&wl);
 	api_resource_flavor_dispose(&fl);
 	json_decref(fj);
-	docjob_dispose(&d);
+	fx_docjob_dispose(&d);
+}
+
+/* The head template's node selector pool in a RayService document. */
+static const char *service_pool(const json_t *doc)
+{
+	json_t *cc =
+	    json_object_get(json_object_get(doc, "spec"), "rayClusterConfig");
+	json_t *t =
+	    json_object_get(json_object_get(cc, "headGroupSpec"), "template");
+
+	return api_json_str(
+	    json_object_get(json_object_get(t, "spec"), "nodeSelector"),
+	    "pool");
+}
+
+static const json_t *service_suspend(const json_t *doc)
+{
+	return json_object_get(
+	    json_object_get(json_object_get(doc, "spec"), "rayClusterConfig"),
+	    "suspend");
+}
+
+Test(fw_ray, rayservice_start_then_stop_through_cluster_config)
+{
+	json_t *stopped, *after = fx_docjob_start_stop("ray.io/rayservice",
+			     "{\"apiVersion\":\"ray.io/v1\",\"kind\":"
+			     "\"RayService\"," META
+			     ",\"spec\":{\"rayClusterConfig\":{\"suspend\":"
+			     "true," HEAD ",\"workerGroupSpecs\":[" GROUP(
+				 "w", "", "1") "]}}}",
+			     FLAVOR,
+			     "{\"clusterQueue\":\"cq\",\"podSetAssignments\":"
+			     "[" ASSIGN("head", 1) "," ASSIGN("w", 1) "]}",
+			     &stopped);
+
+	cr_assert(json_is_false(service_suspend(after)));
+	cr_assert_null(
+	    json_object_get(json_object_get(after, "spec"), "suspend"));
+	cr_assert_str_eq(service_pool(after), "spot");
+	cr_assert(json_is_true(service_suspend(stopped)));
+	cr_assert_null(service_pool(stopped));
+	json_decref(after);
+	json_decref(stopped);
 }

@@ -3,6 +3,14 @@
 (t_fw_*.py, docs/frameworks.md) run against cueue-apiserver --simulate.
 
   setup(s, queues)    CRDs, namespaces team and outside, the queues
+  QUEUES              ResourceFlavor pool-a (node label pool=a), a 3 cpu
+                      ClusterQueue cq preempting lower priorities,
+                      LocalQueue team/lq, priority classes high and low
+  config(*frameworks) a controller config managing them, the gate
+                      excluding namespace outside
+  start(s, config)    the controller, once its informers synced
+  owned_workloads(s, kind)
+                      the Workloads of namespace team whose owner is a kind
   sample(name, ...)   a tests/data/frameworks sample as a dict, queued to
                       LocalQueue lq in namespace team
   cond_true(obj, t)   a status condition of type t is True
@@ -17,7 +25,6 @@
   queues(cpu, lq)     ResourceFlavor pool-a (node label pool: a), a
                       ClusterQueue cq of `cpu` preempting lower priority,
                       LocalQueue lq in team, priority classes high, low
-  start(s, config)    a Controller, once its informers synced
   create(s, path, o)  POST o to path, retried while the webhook server
                       starts
 """
@@ -31,8 +38,71 @@ from .checks import wait_for
 from .env import ROOT
 from .observe import Observer
 from .pods import cpu_milli
-from .procs import Controller
+from .procs import CONTROLLER_CONFIG, Controller
 from .webhooks import install_webhooks as webhooks  # noqa: F401
+
+WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads"
+
+QUEUES = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: pool-a}
+spec:
+  nodeLabels: {pool: a}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  preemption:
+    withinClusterQueue: LowerPriority
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: pool-a
+      resources:
+      - {name: cpu, nominalQuota: 3}
+      - {name: memory, nominalQuota: 64Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: team}
+spec: {clusterQueue: cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: low}
+value: 10
+"""
+
+
+def config(*frameworks):
+    return CONTROLLER_CONFIG + """managedJobsNamespaceSelector:
+  matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values: [kube-system, kueue-system, outside]
+integrations:
+  frameworks: [%s]
+""" % ", ".join('"%s"' % f for f in frameworks)
+
+
+def start(s, cfg):
+    ctl = Controller(s, config=cfg)
+    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
+             what="the controller's informers synced")
+    return ctl
+
+
+def owned_workloads(s, kind):
+    return [w for w in s.get_json(WLS % "team")["items"]
+            if w["metadata"]["ownerReferences"][0]["kind"] == kind]
 
 
 def cond_true(obj, typ):
@@ -162,13 +232,6 @@ kind: WorkloadPriorityClass
 metadata: {name: low}
 value: 10
 """ % (cpu, lq)
-
-
-def start(s, config):
-    ctl = Controller(s, config=config)
-    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
-             what="the controller's informers synced")
-    return ctl
 
 
 def create(s, path, obj):
