@@ -275,27 +275,35 @@ static bool suspended(const struct rec_fw *fw, json_t *doc)
 	return json_is_true(v);
 }
 
-/* The worker's job status onto the manager's job (not while it is
- * suspended: Kueue waits for the start). */
-static void copy_job_status(ctl *c, enum inf_id id, const struct rec_fw *fw,
-    json_t *job, json_t *remote)
+/* Status merge patch [consumed; may be NULL] onto the manager's job
+ * (unless a write of it is not seen back yet). */
+static void job_status_write(ctl *c, enum inf_id id, json_t *job, json_t *patch)
 {
 	const char *ns = ctl_jmeta(job, "namespace"),
 		   *name = ctl_jmeta(job, "name");
 	const char *kind = ctl_fw_kind(id);
 	struct ctl_pipe_write *pw;
-	json_t *patch;
 
-	if (remote == NULL || suspended(fw, job) ||
-	    ctl_pipe_stale(c->pipe, CTL_K3(kind, ns, name), job))
-		return;
-	patch = rec_mk_job_status_patch(job, remote);
 	if (patch == NULL)
 		return;
+	if (ctl_pipe_stale(c->pipe, CTL_K3(kind, ns, name), job)) {
+		json_decref(patch);
+		return;
+	}
 	pw = ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_RESET_START, CTL_RES(id), ns,
 	    name, NULL, patch);
 	if (pw != NULL)
 		ctl_pipe_expect(c->pipe, pw, CTL_K3(kind, ns, name), true);
+}
+
+/* The worker's job status onto the manager's job (not while it is
+ * suspended: Kueue waits for the start). */
+static void copy_job_status(ctl *c, enum inf_id id, const struct rec_fw *fw,
+    json_t *job, json_t *remote)
+{
+	if (remote == NULL || suspended(fw, job))
+		return;
+	job_status_write(c, id, job, rec_mk_job_status_patch(job, remote));
 }
 
 static void status_write(ctl *c, json_t *wl, const char *check,
@@ -348,6 +356,7 @@ struct wl_ctx {
 	struct mk_worker *workers[REC_MK_MAX_CLUSTERS];
 	struct rec_mk_remote remotes[REC_MK_MAX_CLUSTERS];
 	size_t n;
+	bool job_active; /* the job shows running pods */
 };
 
 /* Look at the lost and dispatching Workloads again at wall time at_ns. */
@@ -377,6 +386,8 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 		(void)ctl_keys_del(&mk->lost, CTL_K2(x->ns, x->name));
 	if (p->step != REC_MK_DISPATCH)
 		(void)ctl_keys_del(&mk->rounds, CTL_K2(x->ns, x->name));
+	if (p->step != REC_MK_EVICTED || p->reset_job || !x->job_active)
+		(void)ctl_keys_del(&mk->evicting, CTL_K2(x->ns, x->name));
 	switch (p->step) {
 	case REC_MK_REMOVE_ALL:
 		if (p->clear_cluster)
@@ -447,6 +458,22 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 		wake_at(mk, now, p->wake_ns);
 		break;
 	}
+	case REC_MK_EVICTED:
+		if (p->reset_job) {
+			cu_info("multikueue: workload %s/%s evicted: its "
+				"job's pods on the workers are gone or lost, "
+				"its status cleared",
+			    x->ns, x->name);
+			job_status_write(c, x->id, x->job,
+			    rec_mk_job_inactive_patch(x->job));
+		} else if (x->job_active) {
+			/* The job's stop and the copies' removal are not
+			 * all news for this Workload: look again. */
+			(void)ctl_keys_put(
+			    &mk->evicting, CTL_K2(x->ns, x->name));
+			wake_at(mk, now, now + MK_EVICT_POLL_NS);
+		}
+		break;
 	case REC_MK_RETRY:
 	case REC_MK_REJECT:
 		status_write(c, x->wl, check, p, NULL, 0);
@@ -466,7 +493,7 @@ static void workload(
 	struct ctl_kent *lost, *round;
 	const struct api_resource *rres;
 	const char *check, *cfg = NULL;
-	json_t *clusters, *cl;
+	json_t *clusters, *cl, *inactive;
 	size_t i;
 
 	memset(&x, 0, sizeof(x));
@@ -477,6 +504,7 @@ static void workload(
 		remove_everywhere(mk, ns, name);
 		(void)ctl_keys_del(&mk->lost, CTL_K2(ns, name));
 		(void)ctl_keys_del(&mk->rounds, CTL_K2(ns, name));
+		(void)ctl_keys_del(&mk->evicting, CTL_K2(ns, name));
 		return;
 	}
 	if (ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, name), x.wl) ||
@@ -522,6 +550,10 @@ static void workload(
 	in.round_ns = mk->round_ns;
 	round = ctl_keys_get(&mk->rounds, CTL_K2(ns, name));
 	in.round_start_ns = round ? round->n : 0;
+	in.job_suspended = suspended(x.fw, x.job);
+	inactive = rec_mk_job_inactive_patch(x.job);
+	x.job_active = in.job_active = inactive != NULL;
+	json_decref(inactive);
 	rec_mk_decide(&in, &plan);
 	carry_out(mk, &x, check, &plan, now);
 	rec_mk_plan_dispose(&plan);
@@ -544,6 +576,8 @@ void ctl_mk__mark_all(struct ctl_mk *mk)
 	mk->all_wl = true;
 }
 
+/* The Workloads waiting for a clock (a lost winner, an Incremental
+ * round, an evicted one whose job still shows pods) are looked at again. */
 static void mark_lost(struct ctl_mk *mk)
 {
 	struct ctl_kent **v;
@@ -555,6 +589,11 @@ static void mark_lost(struct ctl_mk *mk)
 		cu_free(v);
 	}
 	if (ctl_keys_ordered(&mk->rounds, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++)
+			ctl_mk__mark(mk, v[i]->k[0], v[i]->k[1]);
+		cu_free(v);
+	}
+	if (ctl_keys_ordered(&mk->evicting, &v, &n) == CU_OK) {
 		for (i = 0; i < n; i++)
 			ctl_mk__mark(mk, v[i]->k[0], v[i]->k[1]);
 		cu_free(v);
