@@ -17,7 +17,8 @@ import signal
 import threading
 
 from cuetest import CONTROLLER_CONFIG, Controller, Failure, Server, case, \
-    check, eq, wait_for
+    check, eq, free_port, wait_for
+from cuetest.metrics import metric, scrape
 from cuetest.kobj import cond, is_true
 from cuetest.observe import Observer
 
@@ -255,8 +256,12 @@ def wait_wl(srv, job_name, pred, timeout, what):
 @case("multikueue-dispatch-one-worker")
 def dispatch(s):
     """Worker 1 has 1 CPU, worker 2 has 9: the 2-CPU Job is admitted on
-    worker 2 only, runs there, and the manager's Job completes."""
-    k = Clusters(s, "1", "9")
+    worker 2 only, runs there, and the manager's Job completes; the
+    manager's multikueue_* metrics count one copy per worker and one
+    admission, on worker 2."""
+    port = free_port()
+    k = Clusters(s, "1", "9", config=MANAGER_CONFIG.replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
     try:
         wait_for(lambda: active(s, KQ + "/multikueueclusters/" + W1) and
                  active(s, KQ + "/multikueueclusters/" + W2), 30,
@@ -277,6 +282,17 @@ def dispatch(s):
         name = w["metadata"]["name"]
         eq(check_of(w)["message"],
            'The workload got reservation on "%s"' % W2, "check message")
+        m = scrape(port)
+        for wk in (W1, W2):
+            eq(metric(m, "multikueue_workloads_dispatched_total",
+                      cluster_queue="cluster-queue", cluster=wk), 1.0,
+               "dispatched to %s" % wk)
+        eq(metric(m, "multikueue_workloads_admitted_total",
+                  cluster_queue="cluster-queue", cluster=W2), 1.0,
+           "admitted on worker 2")
+        eq(metric(m, "multikueue_workloads_admitted_total",
+                  cluster_queue="cluster-queue", cluster=W1), None,
+           "never admitted on worker 1")
         eq(w["status"].get("clusterName"), W2, "status.clusterName")
         # The manager's Job completes with the worker's status.
         j = wait_for(lambda: (lambda j: j if is_true(j, "Complete") else
