@@ -293,6 +293,13 @@ def dispatch(s):
         eq(metric(m, "multikueue_workloads_admitted_total",
                   cluster_queue="cluster-queue", cluster=W1), None,
            "never admitted on worker 1")
+        # The Workload's MultiKueue event names the winner (as Kueue's).
+        wait_for(lambda: any(
+            e.get("reason") == "MultiKueue" and e.get("type") == "Normal"
+            and e.get("regarding", {}).get("name") == name and
+            W2 in e.get("note", "") for e in s.get_json(
+                "/apis/events.k8s.io/v1/namespaces/%s/events" % NS)[
+                    "items"]), 20, what="the MultiKueue event")
         eq(w["status"].get("clusterName"), W2, "status.clusterName")
         # The manager's Job completes with the worker's status.
         j = wait_for(lambda: (lambda j: j if is_true(j, "Complete") else
