@@ -16,7 +16,10 @@
 #   make run              quickstart: a local API server with Job and
 #                         JobSet simulators, the controller, four Jobs
 #                         and a JobSet queued, admitted and finished; a
-#                         banner says how to reach it, Ctrl-C stops it
+#                         banner says how to reach it, Ctrl-C stops it;
+#                         MULTIKUEUE=1: a manager and two workers, each
+#                         with its controller, Jobs dispatched and
+#                         finished on the workers (scripts/mk-quickstart.py)
 #   make image            the controller image (build/image/*.tar)
 #   make image-check      build it and check it (part of make test)
 #   make image-rootfs     only the image's root file system
@@ -306,7 +309,11 @@ integration: $(PROGRAMS)
 
 run: deps
 	@$(MAKE) --no-print-directory all
+ifeq ($(MULTIKUEUE),1)
+	@CUEUE_BIN=$(abspath $(O)/bin) /usr/bin/python3 scripts/mk-quickstart.py
+else
 	@CUEUE_BIN=$(abspath $(O)/bin) scripts/quickstart.sh
+endif
 
 bench: deps
 	@$(MAKE) --no-print-directory BUILD=release all

@@ -185,11 +185,6 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Job", "kueue.x-k8s.io/prebuilt-workload-name", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Job", "kueue.x-k8s.io/admission-gated-by", S, CTL_COMPAT_WARN_NEVER, ""},
-    /* Kueue's metric families cueue does not export (pkg/metrics). */
-    {"Metric", "multikueue_workloads_dispatched_total", N,
-	CTL_COMPAT_WARN_TABLE_ONLY, "MultiKueue dispatches, not counted yet"},
-    {"Metric", "multikueue_workloads_admitted_total", N,
-	CTL_COMPAT_WARN_TABLE_ONLY, "MultiKueue dispatches, not counted yet"},
 };
 
 const size_t ctl_compat_count =

@@ -660,6 +660,7 @@ int ctl_mk_start(ctl *c, cu_error *err)
 	ctl_keys_init(&mk->dirty, 2);
 	ctl_keys_init(&mk->lost, 2);
 	ctl_keys_init(&mk->rounds, 2);
+	ctl_keys_init(&mk->evicting, 2);
 	mk->round_ns = MK_ROUND_NS;
 	if (getenv("CUEUE_MK_ROUND_MS") != NULL)
 		mk->round_ns =
@@ -702,6 +703,7 @@ void ctl_mk_dispose(ctl *c)
 	ctl_keys_dispose(&mk->dirty);
 	ctl_keys_dispose(&mk->lost);
 	ctl_keys_dispose(&mk->rounds);
+	ctl_keys_dispose(&mk->evicting);
 	ctl_keys_dispose(&mk->inflight);
 	ctl_keys_dispose(&mk->ac_sent);
 	cu_free(mk);

@@ -32,6 +32,10 @@
 /* Kueue's Incremental dispatcher round; CUEUE_MK_ROUND_MS shortens it
  * for tests. */
 #define MK_ROUND_NS (5LL * 60LL * 1000000000LL)
+/* An evicted Workload whose job still shows a worker's pods is looked at
+ * again this often (the job's stop on the manager is not a Workload
+ * event). */
+#define MK_EVICT_POLL_NS (1LL * 1000000000LL)
 /* A status write not seen in the cache after this long is sent again. */
 #define MK_RESEND_NS (10LL * 1000000000LL)
 
@@ -65,6 +69,7 @@ struct ctl_mk {
 	ctl_keys dirty;	     /* {ns, name}: manager Workloads to look at */
 	ctl_keys lost;	     /* {ns, name} -> n: its worker lost since (ns) */
 	ctl_keys rounds;     /* {ns, name} -> n: its Incremental round start */
+	ctl_keys evicting;   /* {ns, name}: evicted, its job still active */
 	int64_t round_ns;    /* an Incremental round (Kueue: 5 min) */
 	ctl_keys inflight;   /* {cluster, what, ns/name}: remote writes */
 	ctl_keys ac_sent;    /* {AdmissionCheck} -> s[0] sent, n when */

@@ -44,10 +44,12 @@ static const struct api_resource res_jobsets = {
 struct rw {
 	struct ctl_mk *mk;
 	char *cluster, *what, *key, *ns, *wl; /* [owned] */
+	char *cq; /* [owned] a copy's manager ClusterQueue, or NULL */
 };
 
 static void rw_free(struct rw *r)
 {
+	cu_free(r->cq);
 	cu_free(r->cluster);
 	cu_free(r->what);
 	cu_free(r->key);
@@ -63,6 +65,11 @@ static void rw_done(const struct api_response *resp, void *payload)
 	(void)ctl_keys_del(
 	    &r->mk->inflight, CTL_K3(r->cluster, r->what, r->key));
 	if (!resp->canceled) {
+		/* multikueue_workloads_dispatched_total: a copy created. */
+		if (resp->err == CU_OK && r->cq != NULL)
+			(void)ctl_metric_inc(r->mk->c->metrics,
+			    CTL_M_MK_WORKLOADS_DISPATCHED_TOTAL,
+			    CTL_LV(r->cq, r->cluster));
 		if (resp->err != CU_OK && resp->code != 404 &&
 		    resp->code != 409)
 			cu_warn("multikueue: cluster %s: %s %s: %s", r->cluster,
@@ -77,10 +84,12 @@ enum rw_verb { RW_CREATE, RW_DELETE, RW_PATCH };
 
 /* One write to worker w of res ns/name (body [borrowed; may be NULL]),
  * unless the same (what) is in flight; wl [borrowed]: the manager
- * Workload to look at again on the answer. */
-static void remote_send(struct ctl_mk *mk, struct mk_worker *w,
+ * Workload to look at again on the answer; cq [borrowed; may be NULL]:
+ * a copy of a Workload of that ClusterQueue, counted once created. */
+static void remote_send_cq(struct ctl_mk *mk, struct mk_worker *w,
     enum rw_verb verb, const char *what, const struct api_resource *res,
-    const char *ns, const char *name, const char *wl, json_t *body)
+    const char *ns, const char *name, const char *wl, json_t *body,
+    const char *cq)
 {
 	struct rw *r;
 	char *key = cu_asprintf("%s/%s", ns, name);
@@ -103,6 +112,7 @@ static void remote_send(struct ctl_mk *mk, struct mk_worker *w,
 	r->what = cu_strdup(what);
 	r->ns = cu_strdup(ns);
 	r->wl = cu_strdup(wl);
+	r->cq = cq != NULL ? cu_strdup(cq) : NULL;
 	if (r->cluster == NULL || r->what == NULL || r->ns == NULL ||
 	    r->wl == NULL ||
 	    ctl_keys_put(&mk->inflight, CTL_K3(w->name, what, key)) == NULL) {
@@ -129,6 +139,13 @@ static void remote_send(struct ctl_mk *mk, struct mk_worker *w,
 		(void)ctl_keys_del(&mk->inflight, CTL_K3(w->name, what, key));
 		rw_free(r);
 	}
+}
+
+static void remote_send(struct ctl_mk *mk, struct mk_worker *w,
+    enum rw_verb verb, const char *what, const struct api_resource *res,
+    const char *ns, const char *name, const char *wl, json_t *body)
+{
+	remote_send_cq(mk, w, verb, what, res, ns, name, wl, body, NULL);
 }
 
 static bool deleting(json_t *obj)
@@ -275,31 +292,68 @@ static bool suspended(const struct rec_fw *fw, json_t *doc)
 	return json_is_true(v);
 }
 
-/* The worker's job status onto the manager's job (not while it is
- * suspended: Kueue waits for the start). */
-static void copy_job_status(ctl *c, enum inf_id id, const struct rec_fw *fw,
-    json_t *job, json_t *remote)
+/* Status merge patch [consumed; may be NULL] onto the manager's job
+ * (unless a write of it is not seen back yet). */
+static void job_status_write(ctl *c, enum inf_id id, json_t *job, json_t *patch)
 {
 	const char *ns = ctl_jmeta(job, "namespace"),
 		   *name = ctl_jmeta(job, "name");
 	const char *kind = ctl_fw_kind(id);
 	struct ctl_pipe_write *pw;
-	json_t *patch;
 
-	if (remote == NULL || suspended(fw, job) ||
-	    ctl_pipe_stale(c->pipe, CTL_K3(kind, ns, name), job))
-		return;
-	patch = rec_mk_job_status_patch(job, remote);
 	if (patch == NULL)
 		return;
+	if (ctl_pipe_stale(c->pipe, CTL_K3(kind, ns, name), job)) {
+		json_decref(patch);
+		return;
+	}
 	pw = ctl_pipe_queue(c->pipe, CTL_PIPE_JOB_RESET_START, CTL_RES(id), ns,
 	    name, NULL, patch);
 	if (pw != NULL)
 		ctl_pipe_expect(c->pipe, pw, CTL_K3(kind, ns, name), true);
 }
 
+/* The worker's job status onto the manager's job (not while it is
+ * suspended: Kueue waits for the start). */
+static void copy_job_status(ctl *c, enum inf_id id, const struct rec_fw *fw,
+    json_t *job, json_t *remote)
+{
+	if (remote == NULL || suspended(fw, job))
+		return;
+	job_status_write(c, id, job, rec_mk_job_status_patch(job, remote));
+}
+
+/* The manager ClusterQueue holding wl's quota [borrowed], or NULL. */
+static const char *cq_of(json_t *wl)
+{
+	return api_json_str(
+	    json_object_get(json_object_get(wl, "status"), "admission"),
+	    "clusterQueue");
+}
+
+/* Is check [borrowed] of wl [borrowed] Ready already? */
+static bool check_ready(json_t *wl, const char *check)
+{
+	json_t *checks =
+	    json_object_get(json_object_get(wl, "status"), "admissionChecks");
+	json_t *chk;
+	size_t i;
+
+	json_array_foreach(checks, i, chk)
+	{
+		const char *n = api_json_str(chk, "name");
+		const char *st = api_json_str(chk, "state");
+
+		if (n != NULL && strcmp(n, check) == 0)
+			return st != NULL && strcmp(st, "Ready") == 0;
+	}
+	return false;
+}
+
+/* winner [borrowed; may be NULL]: the worker a Ready check names. */
 static void status_write(ctl *c, json_t *wl, const char *check,
-    const struct rec_mk_plan *p, const char *const *nominated, size_t n)
+    const struct rec_mk_plan *p, const char *const *nominated, size_t n,
+    const char *winner)
 {
 	const char *ns = ctl_jmeta(wl, "namespace"),
 		   *name = ctl_jmeta(wl, "name");
@@ -316,6 +370,12 @@ static void status_write(ctl *c, json_t *wl, const char *check,
 	}
 	if (patch == NULL)
 		return;
+	/* multikueue_workloads_admitted_total: the check goes Ready. */
+	if (p->state != NULL && strcmp(p->state, "Ready") == 0 &&
+	    p->remote >= 0 && !check_ready(wl, check) && cq_of(wl) != NULL)
+		(void)ctl_metric_inc(c->metrics,
+		    CTL_M_MK_WORKLOADS_ADMITTED_TOTAL,
+		    CTL_LV(cq_of(wl), winner));
 	ctl_wl_write(c, CTL_PIPE_WL_STATUS, ns, name, patch, NULL);
 	if (p->message != NULL &&
 	    (p->step == REC_MK_WINNER || p->step == REC_MK_RETRY))
@@ -348,6 +408,7 @@ struct wl_ctx {
 	struct mk_worker *workers[REC_MK_MAX_CLUSTERS];
 	struct rec_mk_remote remotes[REC_MK_MAX_CLUSTERS];
 	size_t n;
+	bool job_active; /* the job shows running pods */
 };
 
 /* Look at the lost and dispatching Workloads again at wall time at_ns. */
@@ -377,15 +438,17 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 		(void)ctl_keys_del(&mk->lost, CTL_K2(x->ns, x->name));
 	if (p->step != REC_MK_DISPATCH)
 		(void)ctl_keys_del(&mk->rounds, CTL_K2(x->ns, x->name));
+	if (p->step != REC_MK_EVICTED || p->reset_job || !x->job_active)
+		(void)ctl_keys_del(&mk->evicting, CTL_K2(x->ns, x->name));
 	switch (p->step) {
 	case REC_MK_REMOVE_ALL:
 		if (p->clear_cluster)
-			status_write(c, x->wl, check, p, NULL, 0);
+			status_write(c, x->wl, check, p, NULL, 0, NULL);
 		break;
 	case REC_MK_FINISH:
 		copy_job_status(c, x->id, x->fw, x->job,
 		    remote_job_of(win, kind, x->ns, x->name, jname, &rres));
-		status_write(c, x->wl, check, p, NULL, 0);
+		status_write(c, x->wl, check, p, NULL, 0, NULL);
 		break;
 	case REC_MK_WINNER: {
 		json_t *rj =
@@ -396,7 +459,7 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 		 * restarted in between finds its choice, never a second
 		 * one. */
 		if (p->cluster_name != NULL) {
-			status_write(c, x->wl, check, p, NULL, 0);
+			status_write(c, x->wl, check, p, NULL, 0, win->name);
 			break;
 		}
 		if (rj == NULL) {
@@ -411,7 +474,7 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 		} else {
 			copy_job_status(c, x->id, x->fw, x->job, rj);
 		}
-		status_write(c, x->wl, check, p, NULL, 0);
+		status_write(c, x->wl, check, p, NULL, 0, win->name);
 		break;
 	}
 	case REC_MK_DISPATCH:
@@ -431,12 +494,13 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 				continue;
 			body = rec_mk_remote_workload(x->wl, c->cfg->mk.origin);
 			if (body != NULL)
-				remote_send(mk, x->workers[i], RW_CREATE,
+				remote_send_cq(mk, x->workers[i], RW_CREATE,
 				    "create-wl", &res_wl, x->ns, x->name,
-				    x->name, body);
+				    x->name, body, cq_of(x->wl));
 			json_decref(body);
 		}
-		status_write(c, x->wl, check, p, p->nominate, p->n_nominate);
+		status_write(
+		    c, x->wl, check, p, p->nominate, p->n_nominate, NULL);
 		break;
 	case REC_MK_LOST_WAIT: {
 		struct ctl_kent *e =
@@ -447,9 +511,25 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 		wake_at(mk, now, p->wake_ns);
 		break;
 	}
+	case REC_MK_EVICTED:
+		if (p->reset_job) {
+			cu_info("multikueue: workload %s/%s evicted: its "
+				"job's pods on the workers are gone or lost, "
+				"its status cleared",
+			    x->ns, x->name);
+			job_status_write(c, x->id, x->job,
+			    rec_mk_job_inactive_patch(x->job));
+		} else if (x->job_active) {
+			/* The job's stop and the copies' removal are not
+			 * all news for this Workload: look again. */
+			(void)ctl_keys_put(
+			    &mk->evicting, CTL_K2(x->ns, x->name));
+			wake_at(mk, now, now + MK_EVICT_POLL_NS);
+		}
+		break;
 	case REC_MK_RETRY:
 	case REC_MK_REJECT:
-		status_write(c, x->wl, check, p, NULL, 0);
+		status_write(c, x->wl, check, p, NULL, 0, NULL);
 		break;
 	default:
 		break;
@@ -466,7 +546,7 @@ static void workload(
 	struct ctl_kent *lost, *round;
 	const struct api_resource *rres;
 	const char *check, *cfg = NULL;
-	json_t *clusters, *cl;
+	json_t *clusters, *cl, *inactive;
 	size_t i;
 
 	memset(&x, 0, sizeof(x));
@@ -477,6 +557,7 @@ static void workload(
 		remove_everywhere(mk, ns, name);
 		(void)ctl_keys_del(&mk->lost, CTL_K2(ns, name));
 		(void)ctl_keys_del(&mk->rounds, CTL_K2(ns, name));
+		(void)ctl_keys_del(&mk->evicting, CTL_K2(ns, name));
 		return;
 	}
 	if (ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, name), x.wl) ||
@@ -522,6 +603,10 @@ static void workload(
 	in.round_ns = mk->round_ns;
 	round = ctl_keys_get(&mk->rounds, CTL_K2(ns, name));
 	in.round_start_ns = round ? round->n : 0;
+	in.job_suspended = suspended(x.fw, x.job);
+	inactive = rec_mk_job_inactive_patch(x.job);
+	x.job_active = in.job_active = inactive != NULL;
+	json_decref(inactive);
 	rec_mk_decide(&in, &plan);
 	carry_out(mk, &x, check, &plan, now);
 	rec_mk_plan_dispose(&plan);
@@ -544,6 +629,8 @@ void ctl_mk__mark_all(struct ctl_mk *mk)
 	mk->all_wl = true;
 }
 
+/* The Workloads waiting for a clock (a lost winner, an Incremental
+ * round, an evicted one whose job still shows pods) are looked at again. */
 static void mark_lost(struct ctl_mk *mk)
 {
 	struct ctl_kent **v;
@@ -555,6 +642,11 @@ static void mark_lost(struct ctl_mk *mk)
 		cu_free(v);
 	}
 	if (ctl_keys_ordered(&mk->rounds, &v, &n) == CU_OK) {
+		for (i = 0; i < n; i++)
+			ctl_mk__mark(mk, v[i]->k[0], v[i]->k[1]);
+		cu_free(v);
+	}
+	if (ctl_keys_ordered(&mk->evicting, &v, &n) == CU_OK) {
 		for (i = 0; i < n; i++)
 			ctl_mk__mark(mk, v[i]->k[0], v[i]->k[1]);
 		cu_free(v);

@@ -325,6 +325,23 @@ void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out)
 		out->finish_message = api_json_str(c, "message");
 		return;
 	}
+	/* 2b. evicted on the manager while holding quota (the check went
+	 * Retry, or a manager-side preemption): the copies go, and the
+	 * manager's job, stopped, must stop showing the worker's pods or the
+	 * quota is never released. A worker that still holds the job is
+	 * waited for (its deletion is seen in its cache); a lost worker
+	 * cannot be, it was given workerLostTimeout already. */
+	if (cond_true(in->local, REC_COND_EVICTED)) {
+		bool held = false;
+
+		out->step = REC_MK_EVICTED;
+		remove_all_but(in, out, -1);
+		for (i = 0; i < in->n; i++)
+			held |=
+			    in->remotes[i].reachable && in->remotes[i].has_job;
+		out->reset_job = in->job_active && in->job_suspended && !held;
+		return;
+	}
 	/* 3. the admitted copy wins: the one already announced
 	 * (status.clusterName) or already given the job, so that a
 	 * restarted manager never changes its mind (two copies admitted in
@@ -353,9 +370,8 @@ void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out)
 		return;
 	}
 	/* 4. dispatch: nominate every reachable worker (AllAtOnce), while
-	 * the check is Pending and the Workload not evicted. */
-	if (state == NULL || strcmp(state, "Pending") != 0 ||
-	    cond_true(in->local, REC_COND_EVICTED))
+	 * the check is Pending (the Workload is not evicted: 2b). */
+	if (state == NULL || strcmp(state, "Pending") != 0)
 		return;
 	out->step = REC_MK_DISPATCH;
 	if (in->incremental) {
@@ -608,6 +624,64 @@ json_t *rec_mk_job_status_patch(const json_t *doc, const json_t *remote)
 	{
 		if (json_object_get(rs, k) == NULL)
 			json_object_set_new(st, k, json_null());
+	}
+	return json_pack("{s:o}", "status", st);
+}
+
+/* Zero the counts named in keys of object o [borrowed] that are
+ * positive; true when some was. */
+static bool zero_counts(json_t *o, const char *const *keys)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; keys[i] != NULL; i++) {
+		json_t *v = json_object_get(o, keys[i]);
+
+		if (json_is_integer(v) && json_integer_value(v) > 0) {
+			json_object_set_new(o, keys[i], json_integer(0));
+			any = true;
+		}
+	}
+	return any;
+}
+
+json_t *rec_mk_job_inactive_patch(const json_t *doc)
+{
+	static const char *const running[] = {"active", "ready", NULL};
+	const json_t *ls = json_object_get(doc, "status");
+	json_t *st = json_object(), *rjs, *r;
+	bool any = false;
+	size_t i;
+
+	if (st == NULL)
+		return NULL;
+	/* A Job: status.active, status.ready. */
+	rjs = json_deep_copy(json_object_get(ls, "replicatedJobsStatus"));
+	json_object_set_new(st, "active", json_null());
+	if (json_integer_value(json_object_get(ls, "active")) > 0)
+		any = true;
+	else
+		json_object_del(st, "active");
+	if (json_integer_value(json_object_get(ls, "ready")) > 0) {
+		json_object_set_new(st, "ready", json_integer(0));
+		any = true;
+	}
+	/* A JobSet: replicatedJobsStatus[].active, .ready (a merge patch
+	 * replaces the array: all of it, counts zeroed). */
+	if (json_is_array(rjs)) {
+		bool some = false;
+
+		json_array_foreach(rjs, i, r) some |=
+		    json_is_object(r) && zero_counts(r, running);
+		if (some &&
+		    json_object_set(st, "replicatedJobsStatus", rjs) == 0)
+			any = true;
+	}
+	json_decref(rjs);
+	if (!any) {
+		json_decref(st);
+		return NULL;
 	}
 	return json_pack("{s:o}", "status", st);
 }

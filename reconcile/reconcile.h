@@ -2301,7 +2301,9 @@ void rec_written_plan_dispose(struct rec_written_plan *p);
  *    worker (status.clusterName); a finished copy finishes the manager's
  *    Workload; a Workload finished or without quota has its copies
  *    removed; a winner lost for workerLostTimeout sends the check to
- *    Retry (the Workload is requeued).
+ *    Retry (the Workload is requeued); a Workload evicted on the manager
+ *    has its copies removed and, once no reachable worker holds its job,
+ *    its job's copied status cleared (the quota can then be released).
  */
 #define REC_MK_CONTROLLER "kueue.x-k8s.io/multikueue"
 #define REC_MK_ORIGIN_LABEL "kueue.x-k8s.io/multikueue-origin"
@@ -2350,6 +2352,10 @@ struct rec_mk_in {
 	bool incremental;
 	int step_size;
 	int64_t round_start_ns, round_ns;
+	/* The manager's job: suspended (its stop after an eviction), and
+	 * showing running pods (status copied from a worker; see
+	 * rec_mk_job_inactive_patch). */
+	bool job_suspended, job_active;
 };
 
 enum rec_mk_step {
@@ -2362,6 +2368,9 @@ enum rec_mk_step {
 	REC_MK_WINNER,	   /* copy `remote` admitted: keep it, remove[] the
 			    * others, sync its job, check Ready */
 	REC_MK_DISPATCH,   /* create[] the missing copies */
+	REC_MK_EVICTED,	   /* evicted on the manager, quota still held:
+			    * remove[] every copy; reset_job once no
+			    * reachable worker holds the job */
 };
 
 struct rec_mk_plan {
@@ -2378,6 +2387,11 @@ struct rec_mk_plan {
 	/* REMOVE_ALL of a Workload that lost its quota (evicted, requeued):
 	 * status.clusterName and nominatedClusterNames are cleared. */
 	bool clear_cluster;
+	/* EVICTED: the manager's job (suspended) still shows the pods a
+	 * worker ran and none is left where the manager can see: its
+	 * status is cleared (rec_mk_job_inactive_patch), so the Workload
+	 * controller releases the quota and requeues it. */
+	bool reset_job;
 	/* FINISH: the reason and message of the copy's Finished condition
 	 * [borrowed from in]. */
 	const char *finish_reason, *finish_message;
@@ -2422,5 +2436,12 @@ json_t *rec_mk_remote_job(const struct rec_fw *fw, const json_t *doc,
  * show the worker's job remote's [borrowed] status: [owned] or NULL when
  * equal (or out of memory). */
 json_t *rec_mk_job_status_patch(const json_t *doc, const json_t *remote);
+
+/* The status merge patch that makes the manager's job doc [borrowed]
+ * show no running pods (a Job's active and ready, a JobSet's
+ * replicatedJobsStatus active and ready): [owned], or NULL when it shows
+ * none (or out of memory). Written once the worker that ran them is gone
+ * or lost: nothing else updates the status of a job MultiKueue manages. */
+json_t *rec_mk_job_inactive_patch(const json_t *doc);
 
 #endif /* CU_RECONCILE_RECONCILE_H */

@@ -32,6 +32,10 @@ KQ = "/apis/kueue.x-k8s.io/v1beta2"
 
 # Kueue families cueue exports that this scenario does not reach, and why.
 NOT_REACHED = {
+    "multikueue_workloads_dispatched_total":
+        "a MultiKueue manager only (t_multikueue)",
+    "multikueue_workloads_admitted_total":
+        "a MultiKueue manager only (t_multikueue)",
     "kueue_admission_checks_wait_time_seconds":
         "no admission checks here (t_admission_checks)",
     "kueue_local_queue_admission_checks_wait_time_seconds":
@@ -211,7 +215,8 @@ def cq_status(s, name):
 def check_families(fams, kueue, compat):
     """Names, types, label names and buckets against Kueue's list."""
     for name, fam in sorted(fams.items()):
-        check(name.startswith(("kueue_", "cueue_", "process_")),
+        check(name.startswith(("kueue_", "multikueue_", "cueue_",
+                               "process_")),
               "family %s: neither Kueue's, cueue's nor process_" % name)
         if name not in kueue:
             check(not name.startswith("kueue_"),

@@ -16,8 +16,9 @@ import os
 import signal
 import threading
 
-from cuetest import CONTROLLER_CONFIG, Controller, Server, case, check, eq, \
-    wait_for
+from cuetest import CONTROLLER_CONFIG, Controller, Failure, Server, case, \
+    check, eq, free_port, wait_for
+from cuetest.metrics import metric, scrape
 from cuetest.kobj import cond, is_true
 from cuetest.observe import Observer
 
@@ -223,11 +224,44 @@ def active(srv, path):
     return is_true(srv.get_json(path), "Active")
 
 
+def wl_summary(w):
+    """What a failed wait shows of a manager Workload: its conditions,
+    the check, clusterName and nominatedClusterNames."""
+    if not w:
+        return "no Workload"
+    st = w.get("status") or {}
+    return "%s rv=%s conditions=%s check=%s clusterName=%s nominated=%s" % (
+        w["metadata"]["name"], w["metadata"].get("resourceVersion"),
+        ["%s=%s(%s)" % (c.get("type"), c.get("status"), c.get("reason"))
+         for c in st.get("conditions") or []],
+        {k: v for k, v in check_of(w).items()
+         if k in ("state", "message", "retryCount")},
+        st.get("clusterName"), st.get("nominatedClusterNames"))
+
+
+def wait_wl(srv, job_name, pred, timeout, what):
+    """Wait until pred(the Workload of job_name) holds; return the
+    Workload. On time-out the failure names the Workload's last state."""
+    seen = [None]
+
+    def poll():
+        seen[0] = wl_of(srv, job_name)
+        return seen[0] if seen[0] and pred(seen[0]) else None
+    try:
+        return wait_for(poll, timeout, what=what)
+    except Failure as e:
+        raise Failure("%s; the Workload: %s" % (e, wl_summary(seen[0])))
+
+
 @case("multikueue-dispatch-one-worker")
 def dispatch(s):
     """Worker 1 has 1 CPU, worker 2 has 9: the 2-CPU Job is admitted on
-    worker 2 only, runs there, and the manager's Job completes."""
-    k = Clusters(s, "1", "9")
+    worker 2 only, runs there, and the manager's Job completes; the
+    manager's multikueue_* metrics count one copy per worker and one
+    admission, on worker 2."""
+    port = free_port()
+    k = Clusters(s, "1", "9", config=MANAGER_CONFIG.replace(
+        'bindAddress: "0"', 'bindAddress: "127.0.0.1:%d"' % port))
     try:
         wait_for(lambda: active(s, KQ + "/multikueueclusters/" + W1) and
                  active(s, KQ + "/multikueueclusters/" + W2), 30,
@@ -248,6 +282,24 @@ def dispatch(s):
         name = w["metadata"]["name"]
         eq(check_of(w)["message"],
            'The workload got reservation on "%s"' % W2, "check message")
+        m = scrape(port)
+        for wk in (W1, W2):
+            eq(metric(m, "multikueue_workloads_dispatched_total",
+                      cluster_queue="cluster-queue", cluster=wk), 1.0,
+               "dispatched to %s" % wk)
+        eq(metric(m, "multikueue_workloads_admitted_total",
+                  cluster_queue="cluster-queue", cluster=W2), 1.0,
+           "admitted on worker 2")
+        eq(metric(m, "multikueue_workloads_admitted_total",
+                  cluster_queue="cluster-queue", cluster=W1), None,
+           "never admitted on worker 1")
+        # The Workload's MultiKueue event names the winner (as Kueue's).
+        wait_for(lambda: any(
+            e.get("reason") == "MultiKueue" and e.get("type") == "Normal"
+            and e.get("regarding", {}).get("name") == name and
+            W2 in e.get("note", "") for e in s.get_json(
+                "/apis/events.k8s.io/v1/namespaces/%s/events" % NS)[
+                    "items"]), 20, what="the MultiKueue event")
         eq(w["status"].get("clusterName"), W2, "status.clusterName")
         # The manager's Job completes with the worker's status.
         j = wait_for(lambda: (lambda j: j if is_true(j, "Complete") else
@@ -346,6 +398,13 @@ def worker_lost(s):
         check(not any(o and n == "b" and "template" in o.get("spec", {})
                       for n, o in k.history[2 - lost]),
               "no job on the other worker while the winner runs it")
+        # The manager's Job shows the worker's running pod before the
+        # worker goes: nothing but MultiKueue may clear it after, or the
+        # evicted Workload never releases its quota.
+        wait_for(lambda: ((s.get_json("/apis/batch/v1/namespaces/%s/jobs/b"
+                                      % NS).get("status") or {}).get(
+                                          "active") or 0) > 0, 20,
+                 what="the manager's Job active (copied back)")
         k.kill_worker(lost)
         wait_for(lambda: not active(s, KQ + "/multikueueclusters/" +
                                     first), 60,
@@ -359,10 +418,9 @@ def worker_lost(s):
             30, what="the check SomeActiveClusters")
         eq(ac["status"], "True", "still Active")
         # Requeued after workerLostTimeout, dispatched to the other.
-        w = wait_for(lambda: (lambda w: w if check_of(w).get("state") ==
-                              "Ready" and w["status"].get(
-                                  "clusterName") == other else None)(
-            wl_of(s, "b")), 60, what="the Workload Ready on %s" % other)
+        w = wait_wl(s, "b", lambda w: check_of(w).get("state") ==
+                    "Ready" and w["status"].get("clusterName") == other,
+                    60, what="the Workload Ready on %s" % other)
         wait_for(lambda: is_true(s.get_json(
             "/apis/batch/v1/namespaces/%s/jobs/b" % NS), "Complete"), 60,
             what="the manager's Job Complete")

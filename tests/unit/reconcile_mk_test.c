@@ -418,3 +418,96 @@ Test(mk_copies, job_status_patch)
 	json_decref(doc);
 	json_decref(rem);
 }
+
+/* Evicted on the manager while holding quota (a lost winner's Retry): the
+ * copies go; the job's copied status is cleared once it is stopped and
+ * no reachable worker holds the job, never before. */
+Test(mk_decide, evicted_clears_the_job_status)
+{
+	static const struct {
+		const char *what;
+		bool reach, has_job, suspended, active, reset;
+	} ev[] = {
+	    {"winner lost, job stopped: cleared", false, false, true, true,
+		true},
+	    {"job not stopped yet: wait", false, false, false, true, false},
+	    {"a reachable worker holds the job: wait", true, true, true, true,
+		false},
+	    {"reachable, job gone: cleared", true, false, true, true, true},
+	    {"nothing shown: nothing to clear", false, false, true, false,
+		false},
+	};
+	size_t r;
+
+	for (r = 0; r < sizeof(ev) / sizeof(ev[0]); r++) {
+		json_t *local = local_wl(true, false, "Pending", "w1");
+		json_t *copy = copy_wl("QuotaReserved,Admitted", "t1");
+		struct rec_mk_remote rem[1] = {{"w1", ev[r].reach,
+		    ev[r].reach ? copy : NULL, ev[r].has_job}};
+		struct rec_mk_in in;
+		struct rec_mk_plan p;
+
+		json_array_append_new(
+		    json_object_get(
+			json_object_get(local, "status"), "conditions"),
+		    json_pack("{s:s, s:s, s:s}", "type", "Evicted", "status",
+			"True", "reason", "AdmissionCheck"));
+		memset(&in, 0, sizeof(in));
+		in.local = local;
+		in.check = "mk";
+		in.job_managed = true;
+		in.remotes = rem;
+		in.n = 1;
+		in.now_ns = 10 * S_NS;
+		in.worker_lost_ns = 5 * S_NS;
+		in.job_suspended = ev[r].suspended;
+		in.job_active = ev[r].active;
+		rec_mk_decide(&in, &p);
+		cr_expect_eq(
+		    p.step, REC_MK_EVICTED, "%s: step %d", ev[r].what, p.step);
+		cr_expect_eq(p.reset_job, ev[r].reset, "%s", ev[r].what);
+		cr_expect_eq(
+		    p.remove[0], ev[r].reach, "%s: remove", ev[r].what);
+		cr_expect_null(
+		    p.state, "%s: the check is left alone", ev[r].what);
+		rec_mk_plan_dispose(&p);
+		json_decref(copy);
+		json_decref(local);
+	}
+}
+
+Test(mk_copies, job_inactive_patch)
+{
+	json_t *job = parse("{\"status\":{\"active\":1,\"ready\":1,"
+			    "\"startTime\":\"t\"}}");
+	json_t *js = parse("{\"status\":{\"replicatedJobsStatus\":["
+			   "{\"name\":\"a\",\"active\":2,\"ready\":1},"
+			   "{\"name\":\"b\",\"succeeded\":1}]}}");
+	json_t *idle = parse("{\"status\":{\"succeeded\":1,\"ready\":0}}");
+	json_t *p = rec_mk_job_inactive_patch(job), *st, *rjs;
+
+	cr_assert_not_null(p);
+	st = json_object_get(p, "status");
+	cr_expect(json_is_null(json_object_get(st, "active")));
+	cr_expect_eq(json_integer_value(json_object_get(st, "ready")), 0);
+	cr_expect_null(json_object_get(st, "startTime"));
+	json_decref(p);
+	p = rec_mk_job_inactive_patch(js);
+	cr_assert_not_null(p);
+	rjs = json_object_get(
+	    json_object_get(p, "status"), "replicatedJobsStatus");
+	cr_assert_eq(json_array_size(rjs), 2);
+	cr_expect_eq(json_integer_value(
+			 json_object_get(json_array_get(rjs, 0), "active")),
+	    0);
+	cr_expect_str_eq(api_json_str(json_array_get(rjs, 0), "name"), "a");
+	cr_expect_eq(json_integer_value(
+			 json_object_get(json_array_get(rjs, 1), "succeeded")),
+	    1);
+	cr_expect_null(json_object_get(json_object_get(p, "status"), "active"));
+	json_decref(p);
+	cr_expect_null(rec_mk_job_inactive_patch(idle));
+	json_decref(job);
+	json_decref(js);
+	json_decref(idle);
+}
