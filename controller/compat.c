@@ -174,6 +174,8 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Job", "kueue.x-k8s.io/prebuilt-workload-name", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Job", "kueue.x-k8s.io/admission-gated-by", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Job", "kueue.x-k8s.io/elastic-job", S, CTL_COMPAT_WARN_NEVER,
+	"slices, and the elastic-job scheduling gate on the Job's pods"},
     /* Kueue's metric families cueue does not export (pkg/metrics). */
     {"Metric", "multikueue_workloads_dispatched_total", N,
 	CTL_COMPAT_WARN_TABLE_ONLY, "MultiKueue dispatches, not counted yet"},
