@@ -159,6 +159,7 @@ static void each_slice(json_t *obj, void *payload)
 	struct api_workload w;
 	cu_error err;
 
+	cu_error_clear(&err);
 	if (api_workload_decode(&w, obj, &err) != CU_OK)
 		return;
 	n = slice_grant(&w);

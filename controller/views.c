@@ -227,6 +227,7 @@ static void owned_state(json_t *obj, void *payload)
 	struct api_workload w;
 	cu_error err;
 
+	cu_error_clear(&err);
 	if (api_workload_decode(&w, obj, &err) != CU_OK)
 		return;
 	wl_state(&w, payload);
