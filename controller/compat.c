@@ -185,6 +185,8 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Job", "kueue.x-k8s.io/prebuilt-workload-name", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Job", "kueue.x-k8s.io/admission-gated-by", S, CTL_COMPAT_WARN_NEVER, ""},
+    {"Job", "kueue.x-k8s.io/elastic-job", S, CTL_COMPAT_WARN_NEVER,
+	"slices, and the elastic-job scheduling gate on the Job's pods"},
 };
 
 const size_t ctl_compat_count =

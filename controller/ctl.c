@@ -173,6 +173,8 @@ static void mark_namespace_jobs(ctl *c, const char *ns)
 
 static void mark(ctl *c, enum inf_id id, json_t *obj)
 {
+	if (id == INF_JOB || id == INF_WL)
+		ctl_egate_mark(c, id, obj);
 	if (id == INF_WL) {
 		const char *ns = ctl_jmeta(obj, "namespace");
 		const char *wlname = ctl_jmeta(obj, "name");
@@ -504,6 +506,8 @@ static void turn(ctl *c)
 		ctl_afs_pass(c, now);
 	if (ctl_may_write(c))
 		ctl_tas_ungate(c, now);
+	if (ctl_may_write(c))
+		ctl_egate_turn(c, now);
 	if (ctl_may_write(c) && c->dirty_cycle) {
 		ctl_tas_before_cycle(c, now);
 		ctl_run_cycle(c, now);
@@ -734,6 +738,7 @@ int ctl_new(ctl **out, struct ev_loop *loop, const struct ctl_config *cfg,
 	    cfg->manage_jobs_without_queue_name;
 	c->gate.ns_selector = &cfg->managed_jobs_ns_selector;
 	c->gate.own_namespace = cfg->namespace;
+	ctl_egate_init(c);
 	if (ctl_feed_init(&c->feed) != CU_OK ||
 	    ctl_decide_init(&c->dec) != CU_OK ||
 	    ctl_report_init(&c->rep) != CU_OK || ctl_pr_init(c) != CU_OK ||
@@ -1065,6 +1070,7 @@ void ctl_free(ctl *c)
 	ctl_certrot_free(c->srv.certrot);
 	c->srv.certrot = NULL;
 	ctl_tas_dispose(c);
+	ctl_egate_dispose(c);
 	ctl_dra_dispose(c);
 	api_client_free(c->ev_client);
 	api_client_free(c->auth_client);

@@ -297,6 +297,14 @@ struct ctl_tas {
 	struct que_tas_hook hook;
 };
 
+/* egate.c: the elastic-job ungater. */
+struct ctl_egate {
+	bool wanted;	    /* an elastic Job was seen, the gate on */
+	api_informer *pods; /* [owned] Job pods, started once wanted */
+	ctl_keys dirty;	    /* {ns, Job name}: its pods or slices changed */
+	ctl_keys sent;	    /* pod uid -> n: when to send again (ns) */
+};
+
 /* tick.c */
 struct ctl_tick {
 	ev_timer w;
@@ -370,6 +378,7 @@ struct ctl {
 	struct ctl_wm wm;
 	struct ctl_afs afs;
 	struct ctl_tas tas;
+	struct ctl_egate egate;
 	struct ctl_dra *dra; /* owned (dra.c) */
 	struct ctl_mk *mk;   /* owned (mk.c; controller/mk_int.h) */
 
@@ -671,6 +680,15 @@ void ctl_acheck_sync_cq(ctl *c, const struct api_cluster_queue *cq);
  * is freed). */
 int ctl_tas_init(ctl *c);
 void ctl_tas_dispose(ctl *c);
+
+/* egate.c: Kueue's ElasticJobUngater. ctl_egate_mark: a Job or Workload
+ * event [obj borrowed] (elastic ones only count); ctl_egate_turn: the
+ * turn's step (starts the pod view when first wanted, removes the
+ * elastic-job gate from the pods the active slice grants). */
+void ctl_egate_init(ctl *c);
+void ctl_egate_dispose(ctl *c);
+void ctl_egate_mark(ctl *c, enum inf_id id, json_t *obj);
+void ctl_egate_turn(ctl *c, int64_t now);
 /* The TAS flavors from the ResourceFlavor cache: the informers start
  * with the first, the hook is set while there is one. */
 void ctl_tas_sync_config(ctl *c);

@@ -210,6 +210,30 @@ static bool wh_default_wpc(void *payload)
 		   NULL;
 }
 
+/* The state w [borrowed] gives the webhook, or'ed into out. */
+static void wl_state(
+    const struct api_workload *w, struct wh_workload_state *out)
+{
+	bool held = rec_workload_holds_quota(w) &&
+		    !api_conditions_true(&w->status.conditions, "Finished");
+
+	out->quota_reserved |= held;
+	out->admitted |=
+	    held && api_conditions_true(&w->status.conditions, "Admitted");
+}
+
+static void owned_state(json_t *obj, void *payload)
+{
+	struct api_workload w;
+	cu_error err;
+
+	cu_error_clear(&err);
+	if (api_workload_decode(&w, obj, &err) != CU_OK)
+		return;
+	wl_state(&w, payload);
+	api_workload_dispose(&w);
+}
+
 static int wh_workload(const struct wh_job_ref *job,
     struct wh_workload_state *out, void *payload, cu_error *err)
 {
@@ -229,14 +253,19 @@ static int wh_workload(const struct wh_job_ref *job,
 		return rc;
 	wl = api_informer_get(c->inf[INF_WL], job->namespace_, wlname);
 	cu_free(wlname);
-	if (wl == NULL)
-		return CU_ENOTFOUND;
+	if (wl == NULL) {
+		/* An elastic job's slices are named with its generation: the
+		 * Workloads it owns. */
+		if (job->uid == NULL || job->uid[0] == '\0' ||
+		    api_informer_foreach_owned(
+			c->inf[INF_WL], job->uid, owned_state, out) == 0)
+			return CU_ENOTFOUND;
+		return CU_OK;
+	}
 	rc = api_workload_decode(&w, wl, err);
 	if (rc != CU_OK)
 		return rc;
-	out->quota_reserved = rec_workload_holds_quota(&w);
-	out->admitted = out->quota_reserved &&
-			api_conditions_true(&w.status.conditions, "Admitted");
+	wl_state(&w, out);
 	api_workload_dispose(&w);
 	return CU_OK;
 }

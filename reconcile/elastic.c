@@ -6,8 +6,9 @@
  * workloadslicing ScaledDown / EnsureWorkloadSlices), the in-place count
  * update of a scale-down (the Workload keeps its admission and its
  * quota shrinks at once), and the annotations of a Workload slice
- * (workload-slice-name, workload-slice-replacement-for). Contract in
- * reconcile/reconcile.h.
+ * (workload-slice-name, workload-slice-replacement-for), and which
+ * gated pods the elastic ungater may release (rec_elastic_ungate).
+ * Contract in reconcile/reconcile.h.
  */
 #include <string.h>
 
@@ -200,4 +201,21 @@ int rec_elastic_slice_annotations(
 	}
 	cu_free(key);
 	return CU_OK;
+}
+
+size_t rec_elastic_ungate(
+    const struct rec_egate_pod *pods, size_t n, int32_t granted, bool *ungate)
+{
+	size_t i, live = 0, todo = 0;
+
+	for (i = 0; i < n; i++) {
+		ungate[i] = false;
+		live += !pods[i].terminated && !pods[i].gated;
+	}
+	for (i = 0; i < n && (int64_t)(live + todo) < (int64_t)granted; i++)
+		if (pods[i].gated && !pods[i].terminated) {
+			ungate[i] = true;
+			todo++;
+		}
+	return todo;
 }

@@ -479,6 +479,28 @@ CU_MUST_CHECK int rec_elastic_change_of(const struct rec_job *j,
 CU_MUST_CHECK int rec_elastic_slice_annotations(const struct api_workload *old,
     const char *name, json_t *wl, cu_error *err);
 
+/* Kueue's scheduling gate on an elastic Job's pods: its webhook adds it
+ * to the pod template, the elastic ungater removes it within the active
+ * slice's granted count. */
+#define REC_ELASTIC_GATE "kueue.x-k8s.io/elastic-job"
+
+/* One pod of an elastic job's pod set, as the elastic ungater sees it. */
+struct rec_egate_pod {
+	bool gated;	 /* carries REC_ELASTIC_GATE */
+	bool terminated; /* succeeded, failed or being deleted */
+};
+
+/*
+ * Kueue's ElasticJobUngater for one pod set: ungate[i] (n entries, set
+ * by the call) is true for the gated live pods to ungate, taken in the
+ * order given, so that the live ungated pods never exceed granted (the
+ * active slice's admitted count; 0 when no slice is admitted).
+ * Terminated pods count for nothing and are never ungated. Returns how
+ * many pods to ungate.
+ */
+size_t rec_elastic_ungate(
+    const struct rec_egate_pod *pods, size_t n, int32_t granted, bool *ungate);
+
 /* ---- 1b''. workload slices of elastic jobs (reconcile/slices.c) ------ */
 
 /* Kueue's finish reason of a slice replaced by a larger one. */

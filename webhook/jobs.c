@@ -313,6 +313,16 @@ static int mutate_create(struct wh_ctx *c, cu_error *err)
 		    (rc = patch_default_labels(c, obj, keys, n, err)) != CU_OK)
 			return rc;
 	}
+	/* An elastic Job's pods wait for the elastic ungater (Kueue's
+	 * workload-slice scheduling gate). */
+	if (gobj.kind == NS_GATE_KIND_JOB && !c->opt->no_elastic_jobs &&
+	    wh__elastic_job(obj) &&
+	    (rc = wh__add_gate(c,
+		 json_object_get(
+		     json_object_get(json_object_get(obj, "spec"), "template"),
+		     "spec"),
+		 "spec.template.spec", WH_ELASTIC_JOB, err)) != CU_OK)
+		return rc;
 	return patch_suspend(c, obj, present, value, err);
 }
 

@@ -6,7 +6,8 @@
  * between 1 and the job's pod count - 1 (parallelism, or completions
  * when fewer) and the job is not elastic; an unsuspended job with the
  * annotation cannot change its parallelism. Failures are aggregated as
- * apimachinery prints them. Pure.
+ * apimachinery prints them; whether a Job is elastic (wh__elastic_job).
+ * Pure.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -109,12 +110,18 @@ static void create_rules(struct perrs *e, const json_t *obj, bool elastic)
 	}
 }
 
+bool wh__elastic_job(const json_t *obj)
+{
+	const char *ev = annotation(obj, WH_ELASTIC_JOB);
+
+	return ev != NULL && strcmp(ev, "true") == 0;
+}
+
 int wh_job_partial_admission(
     const json_t *old_obj, const json_t *obj, bool elastic_gate, cu_error *err)
 {
 	struct perrs e;
-	const char *ev = annotation(obj, "kueue.x-k8s.io/elastic-job");
-	bool elastic = elastic_gate && ev != NULL && strcmp(ev, "true") == 0;
+	bool elastic = elastic_gate && wh__elastic_job(obj);
 	const char *nv = annotation(obj, MIN_PAR);
 	size_t i, o;
 	char m[CU_ERROR_MSG_MAX];

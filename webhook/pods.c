@@ -11,6 +11,7 @@
  * priority-class) label to its pod template, so that its Pods are gated
  * and queued one by one, as Kueue's deployment integration does.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "webhook/webhook_int.h"
@@ -23,33 +24,49 @@ bool wh__is_pod(const struct wh_request *req)
 	return req->kind.group[0] == '\0' && strcmp(req->kind.kind, "Pod") == 0;
 }
 
-int wh__pod_gate(struct wh_ctx *c, const json_t *obj, cu_error *err)
+int wh__add_gate(struct wh_ctx *c, const json_t *spec, const char *field,
+    const char *gate, cu_error *err)
 {
-	const json_t *spec = json_object_get(obj, "spec"), *gates, *g;
+	const json_t *gates, *g;
+	char base[48], path[72];
 	size_t i;
 
 	if (!json_is_object(spec))
 		return cu_error_set(err, CU_EPARSE,
-		    "spec: Invalid type: expected object, got %s",
+		    "%s: Invalid type: expected object, got %s", field,
 		    api_json_type_name(spec, false));
+	/* the JSON pointer of field: "spec.template.spec" is
+	 * /spec/template/spec */
+	for (i = 0; field[i] != '\0' && i + 2 < sizeof(base); i++)
+		base[i + 1] = field[i] == '.' ? '/' : field[i];
+	base[0] = '/';
+	base[i + 1] = '\0';
 	gates = json_object_get(spec, "schedulingGates");
+	snprintf(path, sizeof(path), "%s/schedulingGates%s", base,
+	    gates == NULL || json_is_null(gates) ? "" : "/-");
 	if (gates == NULL || json_is_null(gates))
-		return wh__patch_add(c->out, "add", "/spec/schedulingGates",
-		    json_pack("[{s:s}]", "name", ADMISSION_GATE), err);
+		return wh__patch_add(c->out, "add", path,
+		    json_pack("[{s:s}]", "name", gate), err);
 	if (!json_is_array(gates))
 		return cu_error_set(err, CU_EPARSE,
-		    "spec.schedulingGates: Invalid type: expected array, got "
+		    "%s.schedulingGates: Invalid type: expected array, got "
 		    "%s",
-		    api_json_type_name(gates, false));
+		    field, api_json_type_name(gates, false));
 	json_array_foreach(gates, i, g)
 	{
 		const char *n = api_json_str(g, "name");
 
-		if (n != NULL && strcmp(n, ADMISSION_GATE) == 0)
+		if (n != NULL && strcmp(n, gate) == 0)
 			return CU_OK;
 	}
-	return wh__patch_add(c->out, "add", "/spec/schedulingGates/-",
-	    json_pack("{s:s}", "name", ADMISSION_GATE), err);
+	return wh__patch_add(
+	    c->out, "add", path, json_pack("{s:s}", "name", gate), err);
+}
+
+int wh__pod_gate(struct wh_ctx *c, const json_t *obj, cu_error *err)
+{
+	return wh__add_gate(
+	    c, json_object_get(obj, "spec"), "spec", ADMISSION_GATE, err);
 }
 
 /* labels[key] = value in the pod template of obj, creating what is

@@ -74,6 +74,17 @@ int wh__gate_as(struct wh_ctx *c, const json_t *obj, enum ns_gate_kind kind,
  * as Kueue's does; anything else passes untouched. */
 int wh__deployment(struct wh_ctx *c, cu_error *err);
 int wh__pod_gate(struct wh_ctx *c, const json_t *obj, cu_error *err);
+/* Kueue's elastic-job annotation, and the scheduling gate of the same
+ * name on an elastic Job's pods. */
+#define WH_ELASTIC_JOB "kueue.x-k8s.io/elastic-job"
+/* obj [borrowed] carries kueue.x-k8s.io/elastic-job: "true" (partial.c). */
+bool wh__elastic_job(const json_t *obj);
+/* Scheduling gate `gate` [borrowed] added (once) to the pod spec `spec`
+ * [borrowed] found at the dotted path `field` of the object ("spec" of a
+ * Pod, "spec.template.spec" of a Job): a patch of c->out. CU_EPARSE when
+ * spec or its schedulingGates has the wrong type. */
+int wh__add_gate(struct wh_ctx *c, const json_t *spec, const char *field,
+    const char *gate, cu_error *err);
 
 /* The serving frameworks (serving.c): is the request about a StatefulSet
  * or a LeaderWorkerSet; their mutating and validating webhooks (options

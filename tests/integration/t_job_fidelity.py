@@ -40,6 +40,12 @@ cueue-apiserver simulating the Job controller.
   elastic-scale-up-waits      the same on 4 cpu: the new slice of 5
       waits, the job keeps running on its slice of 3; with a fifth cpu
       the swap completes
+  elastic-scale-up-gated      with the webhook and the scheduler stand-in
+      (8 cpu of Nodes): an elastic Job gets the elastic-job scheduling
+      gate on its pod template, runs 2 pods on a 3-cpu queue, is scaled to
+      5: the 3 new pods stay gated while the new slice waits, so at no
+      observed instant do more than 3 pods run; with 5 cpu of quota the
+      slice is admitted and every pod is ungated and runs
   refused-workload-reported-once  a Workload the API server refuses
       (job-min-parallelism above the count, no webhook): one Warning
       ErrWorkloadCompose on the Job with the API's message, no
@@ -60,6 +66,7 @@ import time
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
                      flavor_and_queue, run_cases, wait_for)
 from cuetest.kobj import cond, is_true, milli
+from cuetest.frameworks import PodWatch, webhooks
 from cuetest.observe import Observer
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -597,13 +604,7 @@ def elastic_scale_up_waits(s):
     check(running(s, "up-2"), "up-2 keeps running on its old slice")
     check(not events_about(s, "up-2", "Stopped"), "never stopped")
     # More quota: the new slice is admitted, the old one retired.
-    code, _, body = s.raw(
-        "PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq",
-        {"spec": {"resourceGroups": [{
-            "coveredResources": ["cpu"], "flavors": [{
-                "name": "default-flavor", "resources": [{
-                    "name": "cpu", "nominalQuota": 5}]}]}]}}, MERGE)
-    eq(code, 200, "quota 5: %r" % body)
+    set_quota(s, 5)
     wait_for(lambda: [x["spec"]["podSets"][0]["count"]
                       for x in active(s, "up-2")
                       if is_true(x, "QuotaReserved")] == [5] and
@@ -613,6 +614,79 @@ def elastic_scale_up_waits(s):
     check(reserved and max(reserved) <= 5000,
           "cq never reserves beyond its quota: %r" % reserved)
     h.check(5000, patched=("up-2",))
+    ctl.stop()
+
+
+def pods_of(s, name):
+    code, _, body = s.raw("GET", "/api/v1/namespaces/%s/pods?labelSelector="
+                          "batch.kubernetes.io/job-name%%3D%s" % (NS, name))
+    eq(code, 200, "pods: %r" % body)
+    return [p for p in body["items"]
+            if not p["metadata"].get("deletionTimestamp") and
+            p.get("status", {}).get("phase") not in ("Succeeded", "Failed")]
+
+
+def gated(p):
+    return [g["name"] for g in p["spec"].get("schedulingGates") or []]
+
+
+def set_quota(s, cpu):
+    code, _, body = s.raw(
+        "PATCH", "/apis/kueue.x-k8s.io/v1beta2/clusterqueues/cq",
+        {"spec": {"resourceGroups": [{
+            "coveredResources": ["cpu"], "flavors": [{
+                "name": "default-flavor", "resources": [{
+                    "name": "cpu", "nominalQuota": cpu}]}]}]}}, MERGE)
+    eq(code, 200, "quota %s: %r" % (cpu, body))
+
+
+@case("elastic-scale-up-gated", simulate="jobs,scheduler")
+def elastic_scale_up_gated(s):
+    setup(s, 3)
+    alloc = {"cpu": "8", "memory": "64Gi", "pods": "110"}
+    code, _, body = s.raw("POST", "/api/v1/nodes", {
+        "apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "spec": {}, "status": {"allocatable": alloc, "capacity": alloc}})
+    eq(code, 201, "Node: %r" % body)
+    pw = PodWatch(s, NS)
+    ctl = Controller(s, config=CONFIG + webhooks(s))
+    wait_for(lambda: "informers synced" in open(ctl.log).read(), 30,
+             what="the controller's informers synced")
+    for _ in range(50):  # the webhook server may still be starting
+        code, _, body = s.raw("POST", JOBS, elastic_job("eg-1", 2))
+        if code == 201:
+            break
+        time.sleep(0.2)
+    eq(code, 201, "create eg-1: %r" % body)
+    eq(gated(body["spec"]["template"]), ["kueue.x-k8s.io/elastic-job"],
+       "the webhook gates an elastic Job's pods")
+    wait_for(lambda: len([p for p in pods_of(s, "eg-1")
+                          if p["status"].get("phase") == "Running"]) == 2,
+             30, what="eg-1's 2 pods running")
+    code, _, body = s.raw("PATCH", JOBS + "/eg-1",
+                          {"spec": {"parallelism": 5}}, MERGE)
+    eq(code, 200, "scale up: %r" % body)
+    wait_for(lambda: [x for x in active(s, "eg-1")
+                      if cond(x, "QuotaReserved") and
+                      not is_true(x, "QuotaReserved")], 20,
+             what="eg-1's new slice pending")
+    wait_for(lambda: len(pods_of(s, "eg-1")) == 5, 20,
+             what="eg-1's 5 pods created")
+    time.sleep(2)
+    pods = pods_of(s, "eg-1")
+    eq(sorted(len(gated(p)) for p in pods), [0, 0, 1, 1, 1],
+       "3 new pods gated while the new slice waits: %r"
+       % [(p["metadata"]["name"], gated(p)) for p in pods])
+    check(pw.peak <= 3000, "at most 3 pods ever ran: peak %d m" % pw.peak)
+    # More quota: the new slice is admitted, every pod runs.
+    set_quota(s, 5)
+    wait_for(lambda: len([p for p in pods_of(s, "eg-1")
+                          if p["status"].get("phase") == "Running" and
+                          not gated(p)]) == 5, 30,
+             what="eg-1's 5 pods ungated and running")
+    eq([x["spec"]["podSets"][0]["count"] for x in active(s, "eg-1")],
+       [5], "one active slice of 5")
+    check(pw.done() <= 5000, "never beyond 5 pods")
     ctl.stop()
 
 

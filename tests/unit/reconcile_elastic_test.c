@@ -5,7 +5,8 @@
  * mixed, other pod sets), the in-place count patch of a scale-down (only
  * for a scale-down, the Workload's other fields kept, under its
  * resourceVersion), the elastic-job opt-in ("true" only) and a slice's
- * annotations (first slice, replacement slice carrying the origin).
+ * annotations (first slice, replacement slice carrying the origin) and
+ * the elastic ungater's table (which gated pods fit the granted count).
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -164,4 +165,45 @@ Test(reconcile_elastic, slice_annotations)
 	json_decref(od);
 	json_decref(first);
 	json_decref(next);
+}
+
+Test(reconcile_elastic, ungate_table)
+{
+	/* g: gated, t: terminated; want: the pods ungated */
+	static const struct {
+		const char *pods;
+		int32_t granted;
+		const char *want;
+	} rows[] = {
+	    {"ggggg", 3, "111--"}, /* first admission: up to the count */
+	    {"uuggg", 2, "-----"}, /* scaled up, new slice waiting */
+	    {"uuggg", 5, "--111"}, /* new slice admitted */
+	    {"uuggg", 4, "--11-"}, /* partial */
+	    {"uuuuu", 3, "-----"}, /* already beyond (scale-down): none */
+	    {"tuggg", 2, "--1--"}, /* a terminated pod counts for nothing */
+	    {"uTggg", 3, "--11-"}, /* nor a terminated gated one */
+	    {"ggg", 0, "---"},	   /* no admitted slice */
+	    {"", 3, ""},	   /* no pods */
+	};
+	size_t i, k;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		size_t n = strlen(rows[i].pods), want = 0;
+		struct rec_egate_pod pods[8];
+		bool ungate[8];
+
+		for (k = 0; k < n; k++) {
+			char ch = rows[i].pods[k];
+
+			pods[k].gated = ch == 'g' || ch == 'T';
+			pods[k].terminated = ch == 't' || ch == 'T';
+			want += rows[i].want[k] == '1';
+		}
+		cr_expect_eq(
+		    rec_elastic_ungate(pods, n, rows[i].granted, ungate), want,
+		    "row %zu count", i);
+		for (k = 0; k < n; k++)
+			cr_expect_eq(ungate[k], rows[i].want[k] == '1',
+			    "row %zu pod %zu", i, k);
+	}
 }

@@ -830,6 +830,58 @@ Test(webhook, managed_pod_gets_admission_gate)
 	expect_allowed_nopatch(WH_MUTATE, &rv);
 }
 
+/* An elastic Job gets Kueue's elastic-job scheduling gate on its pod
+ * template (next to other gates, once); without the annotation, or with
+ * ElasticJobsViaWorkloadSlices off, none. */
+Test(webhook, elastic_job_template_gets_elastic_gate)
+{
+	static const struct {
+		const char *ann, *tpl_spec;
+		bool gate_off;
+		size_t want;
+	} rows[] = {
+	    {"'true'", "{'containers':[]}", false, 1},
+	    {"'true'", "{'schedulingGates':[{'name':'x.io/g'}]}", false, 2},
+	    {"'true'",
+		"{'schedulingGates':[{'name':'kueue.x-k8s.io/elastic-job'}]}",
+		false, 1},
+	    {"'false'", "{'containers':[]}", false, 0},
+	    {"'true'", "{'containers':[]}", true, 0},
+	};
+	char obj[640];
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct rv rv = {"CREATE", "batch/v1/Job", "team-a", obj, NULL,
+		    false, NULL, NULL};
+		json_t *out;
+		const json_t *gates;
+
+		snprintf(obj, sizeof(obj),
+		    "{" JOB_META(
+			QLABEL("main") ",'annotations':{'kueue.x-k8s."
+				       "io/elastic-job':%s}") ",'spec':"
+							      "{'template':{'"
+							      "spec':%s}}}",
+		    rows[i].ann, rows[i].tpl_spec);
+		OPT.no_elastic_jobs = rows[i].gate_off;
+		out = mutated(&rv, NULL);
+		OPT.no_elastic_jobs = false;
+		gates =
+		    at(at(out, "spec", "template"), "spec", "schedulingGates");
+		cr_assert_eq(
+		    json_array_size(gates), rows[i].want, "row %zu", i);
+		if (rows[i].want > 0)
+			cr_assert_str_eq(
+			    json_string_value(json_object_get(
+				json_array_get(gates, rows[i].want - 1),
+				"name")),
+			    "kueue.x-k8s.io/elastic-job", "row %zu", i);
+		cr_assert(json_is_true(at(out, "spec", "suspend")));
+		json_decref(out);
+	}
+}
+
 /* A Deployment whose Pods cueue manages gets its queue-name (and
  * priority-class) label on its pod template; without the deployment
  * framework, or in an excluded namespace, nothing. */
