@@ -23,7 +23,8 @@ from cuetest.frameworks import create as fw_create
 from cuetest.frameworks import SELECTOR, queues, start
 from cuetest.frameworks import setup as fw_setup
 from cuetest.pods import (PodSampler, deployment, gated, group_pod,
-                                install_webhooks, plain_pod)
+                          plain_pod)
+from cuetest.webhooks import install_webhooks
 
 CONFIG = CONTROLLER_CONFIG + SELECTOR + """integrations:
   frameworks: ["batch/job", "pod", "deployment"]

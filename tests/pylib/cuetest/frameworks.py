@@ -43,7 +43,22 @@ from .webhooks import install_webhooks as webhooks  # noqa: F401
 
 WLS = "/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/workloads"
 
-QUEUES = """
+# Every namespace but kube-system, kueue-system and outside is managed.
+SELECTOR = """managedJobsNamespaceSelector:
+  matchExpressions:
+  - key: kubernetes.io/metadata.name
+    operator: NotIn
+    values: [kube-system, kueue-system, outside]
+"""
+
+
+def queues(cpu, lq="lq", memory=None):
+    """The queues, cpu quota `cpu` (and `memory`, covered too when
+    given)."""
+    covered = "[cpu, memory]" if memory else "[cpu]"
+    mem = "\n      - {name: memory, nominalQuota: %s}" % memory \
+        if memory else ""
+    return """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: pool-a}
@@ -58,16 +73,15 @@ spec:
   preemption:
     withinClusterQueue: LowerPriority
   resourceGroups:
-  - coveredResources: [cpu, memory]
+  - coveredResources: %s
     flavors:
     - name: pool-a
       resources:
-      - {name: cpu, nominalQuota: 3}
-      - {name: memory, nominalQuota: 64Gi}
+      - {name: cpu, nominalQuota: %s}%s
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
-metadata: {name: lq, namespace: team}
+metadata: {name: %s, namespace: team}
 spec: {clusterQueue: cq}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -79,16 +93,14 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: WorkloadPriorityClass
 metadata: {name: low}
 value: 10
-"""
+""" % (covered, cpu, mem, lq)
+
+
+QUEUES = queues(3, memory="64Gi")
 
 
 def config(*frameworks):
-    return CONTROLLER_CONFIG + """managedJobsNamespaceSelector:
-  matchExpressions:
-  - key: kubernetes.io/metadata.name
-    operator: NotIn
-    values: [kube-system, kueue-system, outside]
-integrations:
+    return CONTROLLER_CONFIG + SELECTOR + """integrations:
   frameworks: [%s]
 """ % ", ".join('"%s"' % f for f in frameworks)
 
@@ -187,53 +199,6 @@ def controller_writes(s, mark, pred):
 
 
 # Every namespace but kube-system, kueue-system and outside is managed.
-SELECTOR = """managedJobsNamespaceSelector:
-  matchExpressions:
-  - key: kubernetes.io/metadata.name
-    operator: NotIn
-    values: [kube-system, kueue-system, outside]
-"""
-
-
-def queues(cpu, lq="lq"):
-    return """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: pool-a}
-spec:
-  nodeLabels: {pool: a}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  preemption:
-    withinClusterQueue: LowerPriority
-  resourceGroups:
-  - coveredResources: [cpu]
-    flavors:
-    - name: pool-a
-      resources:
-      - {name: cpu, nominalQuota: %s}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: %s, namespace: team}
-spec: {clusterQueue: cq}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: high}
-value: 1000
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: low}
-value: 10
-""" % (cpu, lq)
-
-
 def create(s, path, obj):
     """POST, retried while the webhook server is still starting."""
     body = None

@@ -1,12 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Shared builders of the pod-based framework tests (t_fw_pods.py): the shipped
-webhook configurations pointed at a test controller, a plain Pod, a
-Deployment, and a sampler of the cpu the running Pods of a namespace ask
-for at once."""
+"""Shared builders of the pod-based framework tests (t_fw_pods.py): a plain
+Pod, a pod-group Pod, a Deployment, and a sampler of the cpu the running
+Pods of a namespace ask for at once."""
 import threading
 import time
-
-from .webhooks import install_webhooks  # noqa: F401 (t_fw_pods)
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
