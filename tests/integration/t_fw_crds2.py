@@ -205,9 +205,12 @@ def rayservice_cases(s):
         print("workloads:", json.dumps(s.get_json(WLS % "team")))
         raise
     check_pods(pods, 3000, 3000, 6)
-    wls = owned_workloads(s, "RayService")
-    eq(sorted(w["metadata"]["ownerReferences"][0]["name"] for w in wls),
-       ["svc0", "svc1"], "one Workload per live RayService")
+    # top's Workload goes with top (garbage collection), maybe after
+    # the victim is serving again.
+    wls = wait_for(lambda: (lambda w: w if sorted(
+        x["metadata"]["ownerReferences"][0]["name"] for x in w) ==
+        ["svc0", "svc1"] else None)(owned_workloads(s, "RayService")), 30,
+        what="one Workload per live RayService")
     for wl in wls:
         eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
            [("head", 1), ("small-group", 1)])
