@@ -41,11 +41,13 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "metrics.customLabels", P, CTL_COMPAT_WARN_NEVER,
 	"with CustomMetricLabels (alpha, off by default as in Kueue): "
 	"ClusterQueue, Cohort and LocalQueue labels on Kueue's metrics as in "
-	"Kueue; Workload-sourced labels split kueue_admitted_active_workloads "
-	"as Kueue's docs say (label keys copied from the job onto the "
-	"Workload; an annotation is read from the job); Kueue's code also "
-	"puts them on kueue_pending_workloads and four LocalQueue families, "
-	"which cueue does not yet"},
+	"Kueue; Workload-sourced labels on the families Kueue gives them "
+	"(kueue_admitted_active_workloads, kueue_pending_workloads, "
+	"kueue_local_queue_admitted_active_workloads, "
+	"kueue_local_queue_admitted_workloads_total, "
+	"kueue_local_queue_admission_wait_time_seconds); label keys are "
+	"copied from the job onto the Workload, an annotation missing on the "
+	"Workload is read from its job"},
     {"Configuration", "health.healthProbeBindAddress", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Configuration", "health.readinessEndpointName", S, CTL_COMPAT_WARN_NEVER,

@@ -615,6 +615,10 @@ void ctl_pr_evicted_metrics(ctl *c, const struct api_workload *wl,
 struct ctl_wm_labels {
 	const char *cq, *ns, *lq, *pc;
 	bool lq_on; /* the LocalQueue families apply (ctl_lq_reported) */
+	/* Workload-sourced custom label values (ctl_metrics_labels_wl_values)
+	 * for the LocalQueue families that carry them (has_wlv). */
+	const char *wlv[2];
+	bool has_wlv;
 };
 
 /* spec.priorityClassRef.name of wl [borrowed; may be NULL], or "". */
@@ -762,6 +766,15 @@ int ctl_metrics_labels_setup(ctl *c, cu_error *err);
  * admitted Workloads). false when no such label is configured: the
  * caller sets the plain series. */
 bool ctl_metrics_labels_admitted(ctl *c, const struct que_cq *cq);
+/* The same for kueue_pending_workloads (active and inadmissible) of cq,
+ * and for kueue_local_queue_admitted_active_workloads of LocalQueue ns/name
+ * [borrowed]. */
+bool ctl_metrics_labels_pending(ctl *c, const struct que_cq *cq);
+bool ctl_metrics_labels_lq_admitted(ctl *c, const char *ns, const char *name);
+/* The Workload-sourced label values of the cached Workload wl [borrowed;
+ * may be NULL] into out[2] [borrowed strings, valid while the
+ * configuration is]; false (out untracked) when none is configured. */
+bool ctl_metrics_labels_wl_values(ctl *c, json_t *wl, const char **out);
 
 /* ---- dra.c ---------------------------------------------------------- */
 

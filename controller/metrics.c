@@ -575,7 +575,16 @@ static bool family_takes(const struct family *f, enum ctl_metric_object k)
 		return lq && label_index(f, "name") >= 0 &&
 		       label_index(f, "namespace") >= 0;
 	case CTL_MOBJ_WORKLOAD:
-		return strcmp(n, "kueue_admitted_active_workloads") == 0;
+		return strcmp(n, "kueue_admitted_active_workloads") == 0 ||
+		       strcmp(n, "kueue_pending_workloads") == 0 ||
+		       strcmp(
+			   n, "kueue_local_queue_admitted_active_workloads") ==
+			   0 ||
+		       strcmp(n,
+			   "kueue_local_queue_admitted_workloads_total") == 0 ||
+		       strcmp(n,
+			   "kueue_local_queue_admission_wait_time_seconds") ==
+			   0;
 	}
 	return false;
 }
@@ -807,17 +816,41 @@ size_t ctl_metrics_workload_labels(const ctl_metrics *m, enum ctl_metric_id id)
 	return n;
 }
 
-int ctl_metric_set_wl(ctl_metrics *m, enum ctl_metric_id id,
-    const char *const *lv, size_t nlv, const char *const *wlv, double v)
+/* One update of family id with the Workload-sourced values wlv. */
+enum wl_op { WL_SET, WL_INC, WL_OBSERVE };
+
+static int update_wl(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, const char *const *wlv, enum wl_op op,
+    double v)
 {
 	int rc;
 
 	if (m == NULL)
 		return CU_EINVAL;
 	m->wlv = wlv;
-	rc = ctl_metric_set(m, id, lv, nlv, v);
+	rc = op == WL_SET   ? ctl_metric_set(m, id, lv, nlv, v)
+	     : op == WL_INC ? ctl_metric_inc(m, id, lv, nlv)
+			    : ctl_metric_observe(m, id, lv, nlv, v);
 	m->wlv = NULL;
 	return rc;
+}
+
+int ctl_metric_set_wl(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, const char *const *wlv, double v)
+{
+	return update_wl(m, id, lv, nlv, wlv, WL_SET, v);
+}
+
+int ctl_metric_inc_wl(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, const char *const *wlv)
+{
+	return update_wl(m, id, lv, nlv, wlv, WL_INC, 0);
+}
+
+int ctl_metric_observe_wl(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, const char *const *wlv, double v)
+{
+	return update_wl(m, id, lv, nlv, wlv, WL_OBSERVE, v);
 }
 
 int ctl_metric_gauge_add(ctl_metrics *m, enum ctl_metric_id id,

@@ -90,9 +90,12 @@ enum ctl_metric_object {
 	CTL_MOBJ_CLUSTER_QUEUE = 0,
 	CTL_MOBJ_COHORT,
 	CTL_MOBJ_LOCAL_QUEUE,
-	/* The Workloads counted in a series: only on
-	 * kueue_admitted_active_workloads, values given by the caller
-	 * (ctl_metric_set_wl), never resolved. */
+	/* The Workloads counted in a series: only on the families Kueue
+	 * gives them (kueue_admitted_active_workloads,
+	 * kueue_pending_workloads, kueue_local_queue_admitted_active_workloads,
+	 * kueue_local_queue_admitted_workloads_total and
+	 * kueue_local_queue_admission_wait_time_seconds), values given by
+	 * the caller (ctl_metric_*_wl), never resolved. */
 	CTL_MOBJ_WORKLOAD,
 };
 
@@ -136,6 +139,11 @@ size_t ctl_metrics_workload_labels(const ctl_metrics *m, enum ctl_metric_id id);
  * Workloads; trackedValues applied here), NULL: all "".
  */
 int ctl_metric_set_wl(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, const char *const *wlv, double v);
+/* The same for ctl_metric_inc and ctl_metric_observe. */
+int ctl_metric_inc_wl(ctl_metrics *m, enum ctl_metric_id id,
+    const char *const *lv, size_t nlv, const char *const *wlv);
+int ctl_metric_observe_wl(ctl_metrics *m, enum ctl_metric_id id,
     const char *const *lv, size_t nlv, const char *const *wlv, double v);
 
 /* Free the registry and every series. NULL is a no-op. */

@@ -5,9 +5,13 @@
  * hands the configured labels to the metrics registry and answers its
  * questions ("the label or annotation K of ClusterQueue X") from the
  * informer caches, so every update of a ClusterQueue, Cohort or
- * LocalQueue metric carries the object's current value; and splits
- * kueue_admitted_active_workloads by the Workload-sourced labels (the
- * admitted Workloads of a ClusterQueue counted per value).
+ * LocalQueue metric carries the object's current value; and splits the
+ * families Kueue gives Workload-sourced labels by their values:
+ * kueue_admitted_active_workloads and kueue_pending_workloads (a
+ * ClusterQueue's admitted and pending Workloads counted per value),
+ * kueue_local_queue_admitted_active_workloads (a LocalQueue's), and the
+ * values of one Workload for the LocalQueue admission counter and wait
+ * time (controller/wlmetrics.c).
  */
 #include <string.h>
 
@@ -143,46 +147,168 @@ static const char *wl_value(
 	return UNTRACKED;
 }
 
-bool ctl_metrics_labels_admitted(ctl *c, const struct que_cq *cq)
+/* The Workload-sourced labels, in configuration order (at most WL_MAX). */
+static size_t wl_labels(ctl *c, const struct ctl_config_custom_label **ls)
+{
+	size_t i, nl = 0;
+
+	for (i = 0; i < c->cfg->metrics.ncustom && nl < WL_MAX; i++)
+		if (c->cfg->metrics.custom[i].kind == CTL_CUSTOM_WORKLOAD)
+			ls[nl++] = &c->cfg->metrics.custom[i];
+	return nl;
+}
+
+/* Counts per value tuple of a set of Workloads. */
+struct tally {
+	ctl *c;
+	const struct ctl_config_custom_label *ls[WL_MAX];
+	size_t nl, nt;
+	struct tuple t[TUPLES];
+};
+
+static void tally_init(struct tally *ty, ctl *c)
+{
+	ty->c = c;
+	ty->nt = 0;
+	ty->nl = wl_labels(c, ty->ls);
+}
+
+static void tally_add(struct tally *ty, const struct que_wl *wl)
+{
+	json_t *obj = api_informer_get(ty->c->inf[INF_WL], wl->ns, wl->name);
+	const char *v[WL_MAX] = {UNTRACKED, UNTRACKED};
+	size_t k, j;
+
+	for (k = 0; obj != NULL && k < ty->nl; k++)
+		v[k] = wl_value(ty->c, obj, ty->ls[k]);
+	/* Values are the configured strings or UNTRACKED: compared by
+	 * address. */
+	for (j = 0; j < ty->nt; j++)
+		if (ty->t[j].v[0] == v[0] && ty->t[j].v[1] == v[1])
+			break;
+	if (j == ty->nt && ty->nt < TUPLES) {
+		ty->t[j].v[0] = v[0];
+		ty->t[j].v[1] = v[1];
+		ty->t[ty->nt++].n = 0;
+	}
+	if (j < ty->nt)
+		ty->t[j].n++;
+}
+
+bool ctl_metrics_labels_wl_values(ctl *c, json_t *wl, const char **out)
 {
 	const struct ctl_config_custom_label *ls[WL_MAX];
-	struct tuple t[TUPLES];
+	size_t k, nl;
+
+	out[0] = out[1] = UNTRACKED;
+	if (c->metrics == NULL || c->inf[INF_WL] == NULL ||
+	    ctl_metrics_workload_labels(
+		c->metrics, CTL_M_LOCAL_QUEUE_ADMITTED_WORKLOADS_TOTAL) == 0)
+		return false;
+	nl = wl_labels(c, ls);
+	for (k = 0; wl != NULL && k < nl; k++)
+		out[k] = wl_value(c, wl, ls[k]);
+	return true;
+}
+
+bool ctl_metrics_labels_admitted(ctl *c, const struct que_cq *cq)
+{
+	struct tally ty;
 	const struct que_wl *wl;
-	size_t nl = 0, nt = 0, i, k, j;
+	size_t i, j;
 
 	if (c->metrics == NULL || ctl_metrics_workload_labels(c->metrics,
 				      CTL_M_ADMITTED_ACTIVE_WORKLOADS) == 0)
 		return false;
-	for (i = 0; i < c->cfg->metrics.ncustom && nl < WL_MAX; i++)
-		if (c->cfg->metrics.custom[i].kind == CTL_CUSTOM_WORKLOAD)
-			ls[nl++] = &c->cfg->metrics.custom[i];
+	tally_init(&ty, c);
 	wl = cq->admitted.head;
-	for (i = 0; i < cq->admitted.n; i++, wl = wl->next) {
-		json_t *obj =
-		    api_informer_get(c->inf[INF_WL], wl->ns, wl->name);
-		const char *v[WL_MAX] = {UNTRACKED, UNTRACKED};
-
-		for (k = 0; obj != NULL && k < nl; k++)
-			v[k] = wl_value(c, obj, ls[k]);
-		/* Values are the configured strings or UNTRACKED: compared
-		 * by address. */
-		for (j = 0; j < nt; j++)
-			if (t[j].v[0] == v[0] && t[j].v[1] == v[1])
-				break;
-		if (j == nt && nt < TUPLES) {
-			t[nt].v[0] = v[0];
-			t[nt].v[1] = v[1];
-			t[nt++].n = 0;
-		}
-		if (j < nt)
-			t[j].n++;
-	}
+	for (i = 0; i < cq->admitted.n; i++, wl = wl->next)
+		tally_add(&ty, wl);
 	/* The ClusterQueue's series are exactly the values counted now. */
 	(void)ctl_metrics_remove_match(c->metrics,
 	    CTL_M_ADMITTED_ACTIVE_WORKLOADS, CTL_LV("cluster_queue"),
 	    CTL_LV(cq->name));
-	for (j = 0; j < nt; j++)
+	for (j = 0; j < ty.nt; j++)
 		ctl_metric_set_wl(c->metrics, CTL_M_ADMITTED_ACTIVE_WORKLOADS,
-		    CTL_LV(cq->name), (const char *const *)t[j].v, t[j].n);
+		    CTL_LV(cq->name), (const char *const *)ty.t[j].v,
+		    ty.t[j].n);
+	return true;
+}
+
+struct pending_pass {
+	struct tally active, inadmissible;
+	bool cq_active;
+};
+
+static void pending_visit(const struct que_wl *wl, bool heap, void *payload)
+{
+	struct pending_pass *p = payload;
+
+	tally_add(heap && p->cq_active ? &p->active : &p->inadmissible, wl);
+}
+
+bool ctl_metrics_labels_pending(ctl *c, const struct que_cq *cq)
+{
+	struct pending_pass *p;
+	size_t j;
+
+	if (c->metrics == NULL || ctl_metrics_workload_labels(
+				      c->metrics, CTL_M_PENDING_WORKLOADS) == 0)
+		return false;
+	/* Two tallies of a few KiB each: off the stack. */
+	if ((p = cu_malloc(sizeof(*p))) == NULL)
+		return true;
+	tally_init(&p->active, c);
+	tally_init(&p->inadmissible, c);
+	p->cq_active = cq->active;
+	que_pending_visit(c->st, cq, pending_visit, p);
+	/* Kueue reports the value tuples with Workloads and clears the
+	 * others: the ClusterQueue's series are those counted now. */
+	(void)ctl_metrics_remove_match(c->metrics, CTL_M_PENDING_WORKLOADS,
+	    CTL_LV("cluster_queue"), CTL_LV(cq->name));
+	for (j = 0; j < p->active.nt; j++)
+		ctl_metric_set_wl(c->metrics, CTL_M_PENDING_WORKLOADS,
+		    CTL_LV(cq->name, "active"),
+		    (const char *const *)p->active.t[j].v, p->active.t[j].n);
+	for (j = 0; j < p->inadmissible.nt; j++)
+		ctl_metric_set_wl(c->metrics, CTL_M_PENDING_WORKLOADS,
+		    CTL_LV(cq->name, "inadmissible"),
+		    (const char *const *)p->inadmissible.t[j].v,
+		    p->inadmissible.t[j].n);
+	cu_free(p);
+	return true;
+}
+
+bool ctl_metrics_labels_lq_admitted(ctl *c, const char *ns, const char *name)
+{
+	struct que_lq *lq;
+	struct que_cq *cq;
+	struct tally *ty;
+	const struct que_wl *wl;
+	size_t i, j;
+
+	if (c->metrics == NULL ||
+	    ctl_metrics_workload_labels(
+		c->metrics, CTL_M_LOCAL_QUEUE_ADMITTED_ACTIVE_WORKLOADS) == 0)
+		return false;
+	if ((ty = cu_malloc(sizeof(*ty))) == NULL)
+		return true;
+	tally_init(ty, c);
+	lq = que_lq_get(c->st, ns, name);
+	cq = lq != NULL && lq->cq_name != NULL ? que_cq_get(c->st, lq->cq_name)
+					       : NULL;
+	wl = cq != NULL ? cq->admitted.head : NULL;
+	for (i = 0; cq != NULL && i < cq->admitted.n; i++, wl = wl->next)
+		if (wl->lq == lq)
+			tally_add(ty, wl);
+	(void)ctl_metrics_remove_match(c->metrics,
+	    CTL_M_LOCAL_QUEUE_ADMITTED_ACTIVE_WORKLOADS,
+	    CTL_LV("name", "namespace"), CTL_LV(name, ns));
+	for (j = 0; j < ty->nt; j++)
+		ctl_metric_set_wl(c->metrics,
+		    CTL_M_LOCAL_QUEUE_ADMITTED_ACTIVE_WORKLOADS,
+		    CTL_LV(name, ns), (const char *const *)ty->t[j].v,
+		    ty->t[j].n);
+	cu_free(ty);
 	return true;
 }

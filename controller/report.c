@@ -637,13 +637,19 @@ static void write_cq_status(ctl *c)
 			 * (inadmissible) ones, backoffs included; all of
 			 * them are inadmissible while the ClusterQueue is
 			 * inactive. */
-			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
-			    CTL_LV(cq->name, "active"),
-			    cq->active ? (double)cq->n_heap : 0.0);
-			ctl_metric_set(c->metrics, CTL_M_PENDING_WORKLOADS,
-			    CTL_LV(cq->name, "inadmissible"),
-			    (double)(cq->inadmissible.n + cq->n_backoff) +
-				(cq->active ? 0.0 : (double)cq->n_heap));
+			if (!ctl_metrics_labels_pending(c, cq)) {
+				ctl_metric_set(c->metrics,
+				    CTL_M_PENDING_WORKLOADS,
+				    CTL_LV(cq->name, "active"),
+				    cq->active ? (double)cq->n_heap : 0.0);
+				ctl_metric_set(c->metrics,
+				    CTL_M_PENDING_WORKLOADS,
+				    CTL_LV(cq->name, "inadmissible"),
+				    (double)(cq->inadmissible.n +
+					     cq->n_backoff) +
+					(cq->active ? 0.0
+						    : (double)cq->n_heap));
+			}
 			if (!ctl_metrics_labels_admitted(c, cq))
 				ctl_metric_set(c->metrics,
 				    CTL_M_ADMITTED_ACTIVE_WORKLOADS,
@@ -885,10 +891,12 @@ static void lq_metrics(
 	    CTL_LV(name, ns),
 	    (double)json_integer_value(
 		json_object_get(st, "reservingWorkloads")));
-	ctl_metric_set(c->metrics, CTL_M_LOCAL_QUEUE_ADMITTED_ACTIVE_WORKLOADS,
-	    CTL_LV(name, ns),
-	    (double)json_integer_value(
-		json_object_get(st, "admittedWorkloads")));
+	if (!ctl_metrics_labels_lq_admitted(c, ns, name))
+		ctl_metric_set(c->metrics,
+		    CTL_M_LOCAL_QUEUE_ADMITTED_ACTIVE_WORKLOADS,
+		    CTL_LV(name, ns),
+		    (double)json_integer_value(
+			json_object_get(st, "admittedWorkloads")));
 	lq_resource_metrics(c, cached, name, ns, tally);
 }
 

@@ -53,6 +53,7 @@ void ctl_wm_labels_json(
 		 ? api_informer_get(c->inf[INF_LQ], l->ns, l->lq)
 		 : NULL;
 	l->lq_on = lq != NULL && ctl_lq_reported(c, lq);
+	l->has_wlv = l->lq_on && ctl_metrics_labels_wl_values(c, wl, l->wlv);
 }
 
 void ctl_wm_labels(ctl *c, struct ctl_wm_labels *l,
@@ -68,6 +69,8 @@ void ctl_wm_labels(ctl *c, struct ctl_wm_labels *l,
 		 ? api_informer_get(c->inf[INF_LQ], l->ns, l->lq)
 		 : NULL;
 	l->lq_on = lq != NULL && ctl_lq_reported(c, lq);
+	l->has_wlv =
+	    l->lq_on && ctl_metrics_labels_wl_values(c, wl->raw, l->wlv);
 }
 
 void ctl_wm_quota_reserved(ctl *c, const struct ctl_wm_labels *l, double wait_s)
@@ -110,11 +113,12 @@ void ctl_wm_admitted(ctl *c, const struct ctl_wm_labels *l, double wait_s)
 		    CTL_LV(co->name, l->pc));
 	if (!l->lq_on)
 		return;
-	ctl_metric_inc(c->metrics, CTL_M_LOCAL_QUEUE_ADMITTED_WORKLOADS_TOTAL,
-	    CTL_LV(l->lq, l->ns, l->pc));
-	ctl_metric_observe(c->metrics,
+	ctl_metric_inc_wl(c->metrics,
+	    CTL_M_LOCAL_QUEUE_ADMITTED_WORKLOADS_TOTAL,
+	    CTL_LV(l->lq, l->ns, l->pc), l->has_wlv ? l->wlv : NULL);
+	ctl_metric_observe_wl(c->metrics,
 	    CTL_M_LOCAL_QUEUE_ADMISSION_WAIT_TIME_SECONDS,
-	    CTL_LV(l->lq, l->ns, l->pc), wait_s);
+	    CTL_LV(l->lq, l->ns, l->pc), l->has_wlv ? l->wlv : NULL, wait_s);
 }
 
 int64_t ctl_wm_queued_ns(const struct api_workload *wl)

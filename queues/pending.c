@@ -33,6 +33,22 @@ struct walk {
 	size_t n_rest;
 };
 
+void que_pending_visit(const que_state *st, const struct que_cq *cq,
+    void (*fn)(const struct que_wl *wl, bool heap, void *payload),
+    void *payload)
+{
+	const struct que_wl *p = cq->inadmissible.head;
+	size_t i;
+
+	for (i = 0; i < cq->n_heap; i++)
+		fn(cq->heap[i], true, payload);
+	for (i = 0; i < cq->inadmissible.n; i++, p = p->next)
+		fn(p, false, payload);
+	for (i = 0; i < st->n_backoff; i++)
+		if (st->backoff[i]->cq == cq)
+			fn(st->backoff[i], false, payload);
+}
+
 static bool front_less(const struct walk *w, size_t a, size_t b)
 {
 	return w->before(w->cq->heap[a], w->cq->heap[b]);

@@ -908,6 +908,16 @@ CU_MUST_CHECK int que_pending_lq(que_state *st, const char *ns,
     const char *name, int64_t offset, int64_t limit,
     struct que_pending_item **out, size_t *n, cu_error *err);
 
+/*
+ * Every pending Workload of cq [borrowed], in no order: fn(wl, heap,
+ * payload) with heap true for one in its heap (PENDING), false for one
+ * parked (INADMISSIBLE) or backing off (BACKOFF). O(heap + parked +
+ * state-wide backoffs). fn must not change the state.
+ */
+void que_pending_visit(const que_state *st, const struct que_cq *cq,
+    void (*fn)(const struct que_wl *wl, bool heap, void *payload),
+    void *payload);
+
 /* ---- scheduling equivalence hashes (queues/hashes.c) ------------------ */
 
 /* wl's shape [borrowed]: equal for Workloads asking for the same thing

@@ -5,8 +5,10 @@ annotation become custom_<name> labels on Kueue's ClusterQueue and
 LocalQueue metrics (a value trackedValues does not list is
 kueue.x-k8s.io/_UNTRACKED_VALUE_); a Workload-sourced label (a job
 label, trackedValues required) splits kueue_admitted_active_workloads
-by value as in Kueue's "break down workloads by type" example; with the
-gate off (Kueue's default) the configuration loads and no label is
+by value as in Kueue's "break down workloads by type" example, and, as
+Kueue's pkg/metrics, kueue_pending_workloads and the LocalQueue families
+local_queue_admitted_active_workloads, local_queue_admitted_workloads_total
+and local_queue_admission_wait_time_seconds; with the gate off (Kueue's default) the configuration loads and no label is
 added."""
 import os
 import urllib.request
@@ -152,8 +154,9 @@ def custom_labels(s):
     ctl.stop()
 
 
-@case("workload-labels-split-admitted-active", simulate="jobs")
-def workload_labels(s):
+def typed_four(s):
+    """CRDs and queues, a controller with the Workload-sourced label, and
+    Jobs i1, i2 (inference), t1 (training), x1 (batch): the quota's 4."""
     s.kubectl("apply", "-f", os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "manifests",
         "crds"))
@@ -165,6 +168,12 @@ def workload_labels(s):
     for name, kind in (("i1", "inference"), ("i2", "inference"),
                        ("t1", "training"), ("x1", "batch")):
         s.kubectl("apply", "-f", "-", input=TYPED_JOB % (name, kind))
+    return ctl, port
+
+
+@case("workload-labels-split-admitted-active", simulate="jobs")
+def workload_labels(s):
+    ctl, port = typed_four(s)
     head = 'kueue_admitted_active_workloads{cluster_queue="cq",' \
         'custom_team="ml",custom_workload_type='
     want = [head + '"inference",replica_role="standalone"} 2',
@@ -181,8 +190,8 @@ def workload_labels(s):
           "one series per value: %s" % "\n".join(
               l for l in text.splitlines()
               if l.startswith("kueue_admitted_active_workloads{")))
-    check('kueue_pending_workloads{cluster_queue="cq",status="active",'
-          'custom_team="ml",replica_role="standalone"}' in text,
+    check('kueue_reserving_active_workloads{cluster_queue="cq",'
+          'custom_team="ml",replica_role="standalone"} 4' in text,
           "other families keep only the ClusterQueue labels")
     # Kueue copies the source label from the job onto its Workload.
     wls = s.get_json("/apis/kueue.x-k8s.io/v1beta2/namespaces/default/"
@@ -191,6 +200,63 @@ def workload_labels(s):
         "company.com/workload-type", "") for w in wls)
     check(typed == ["batch", "inference", "inference", "training"],
           "the Workloads carry the job's label: %r" % typed)
+    ctl.stop()
+
+
+def series(text, family, *parts):
+    """The values of family's series whose label text holds every part."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith(family + "{") and all(p in line for p in parts):
+            out.append(float(line.rsplit(" ", 1)[1]))
+    return out
+
+
+@case("workload-labels-on-pending-and-local-queue", simulate="jobs")
+def workload_labels_pending_lq(s):
+    ctl, port = typed_four(s)
+    wait_for(lambda: 'custom_team="ml",replica_role="standalone"} 4' in
+             scrape(port), 30, what="four admitted")
+    # The quota is full: these wait.
+    for name, kind in (("p1", "inference"), ("p2", "training"),
+                       ("p3", "training")):
+        s.kubectl("apply", "-f", "-", input=TYPED_JOB % (name, kind))
+    wt = 'custom_workload_type="%s"'
+    lq = 'name="lq",namespace="default"'
+    want = [
+        ("kueue_pending_workloads", ['cluster_queue="cq"',
+                                     'custom_team="ml"', wt % "inference"],
+         1),
+        ("kueue_pending_workloads", ['cluster_queue="cq"', wt % "training"],
+         2),
+        ("kueue_local_queue_admitted_active_workloads",
+         [lq, 'custom_cost_center="gold"', wt % "inference"], 2),
+        ("kueue_local_queue_admitted_active_workloads",
+         [lq, wt % "training"], 1),
+        ("kueue_local_queue_admitted_active_workloads",
+         [lq, wt % "kueue.x-k8s.io/_UNTRACKED_VALUE_"], 1),
+        ("kueue_local_queue_admitted_workloads_total",
+         [lq, 'priority_class=""', wt % "inference"], 2),
+        ("kueue_local_queue_admission_wait_time_seconds_count",
+         [lq, wt % "training"], 1),
+    ]
+
+    def split():
+        t = scrape(port)
+        return t if all(sum(series(t, f, *p)) == v and series(t, f, *p)
+                        for f, p, v in want) else None
+    text = wait_for(split, 30, what="pending and LocalQueue families split "
+                    "by workload type")
+    pend = [l for l in text.splitlines()
+            if l.startswith("kueue_pending_workloads{")]
+    check(all(wt[:-4] in l for l in pend) and
+          sum(float(l.rsplit(" ", 1)[1]) for l in pend) == 3,
+          "every pending series carries the label, 3 in all: %s" % pend)
+    check(series(text, "kueue_admitted_workloads_total", 'custom_team="ml"')
+          == [4.0] and "custom_workload_type" not in "".join(
+              l for l in text.splitlines()
+              if l.startswith("kueue_admitted_workloads_total{")),
+          "kueue_admitted_workloads_total has no Workload labels in Kueue")
     ctl.stop()
 
 

@@ -106,37 +106,66 @@ Test(ctl_metrics_labels, families_get_their_kinds)
 	ctl_metrics_free(m);
 }
 
-/* Workload-sourced labels go on kueue_admitted_active_workloads only,
- * after the ClusterQueue ones, with the caller's values (tracked values
- * applied, "" and unlisted ones untracked). */
+/* Workload-sourced labels go on Kueue's five families (the ClusterQueue's
+ * admitted active and pending Workloads, the LocalQueue's admitted active
+ * ones, admissions and admission wait time), after the queue's own custom
+ * labels, with the caller's values (tracked values applied, "" and
+ * unlisted ones untracked); on no other family. */
 Test(ctl_metrics_labels, workload_labels_split_admitted_active)
 {
 	static const char *const kinds[] = {"inference", "training"};
 	const struct ctl_metric_custom cl[] = {
 	    {"team", CTL_MOBJ_CLUSTER_QUEUE, "team", false, NULL, 0},
+	    {"cost", CTL_MOBJ_LOCAL_QUEUE, "example.com/cost", true, NULL, 0},
 	    {"wtype", CTL_MOBJ_WORKLOAD, "company.com/type", false, kinds, 2},
 	};
 	const char *const inf[] = {"inference"};
 	const char *const other[] = {"batch"};
+	const char *const tr[] = {"training"};
 	ctl_metrics *m;
 	cu_error err;
 	char *text;
 
 	cr_assert_eq(ctl_metrics_new(&m, NULL, &err), CU_OK);
 	cr_assert_eq(
-	    ctl_metrics_set_custom(m, cl, 2, resolve, NULL, &err), CU_OK);
+	    ctl_metrics_set_custom(m, cl, 3, resolve, NULL, &err), CU_OK);
 	cr_expect_eq(
 	    ctl_metrics_workload_labels(m, CTL_M_ADMITTED_ACTIVE_WORKLOADS), 1);
 	cr_expect_eq(
-	    ctl_metrics_workload_labels(m, CTL_M_PENDING_WORKLOADS), 0);
+	    ctl_metrics_workload_labels(m, CTL_M_PENDING_WORKLOADS), 1);
+	cr_expect_eq(ctl_metrics_workload_labels(
+			 m, CTL_M_LOCAL_QUEUE_ADMITTED_ACTIVE_WORKLOADS),
+	    1);
+	cr_expect_eq(ctl_metrics_workload_labels(
+			 m, CTL_M_LOCAL_QUEUE_ADMITTED_WORKLOADS_TOTAL),
+	    1);
+	cr_expect_eq(ctl_metrics_workload_labels(
+			 m, CTL_M_LOCAL_QUEUE_ADMISSION_WAIT_TIME_SECONDS),
+	    1);
+	cr_expect_eq(
+	    ctl_metrics_workload_labels(m, CTL_M_ADMITTED_WORKLOADS_TOTAL), 0);
+	cr_expect_eq(
+	    ctl_metrics_workload_labels(m, CTL_M_LOCAL_QUEUE_PENDING_WORKLOADS),
+	    0);
 	cr_assert_eq(ctl_metric_set_wl(m, CTL_M_ADMITTED_ACTIVE_WORKLOADS,
 			 CTL_LV("cq-a"), inf, 2),
 	    CU_OK);
 	cr_assert_eq(ctl_metric_set_wl(m, CTL_M_ADMITTED_ACTIVE_WORKLOADS,
 			 CTL_LV("cq-a"), other, 1),
 	    CU_OK);
-	cr_assert_eq(ctl_metric_set(m, CTL_M_PENDING_WORKLOADS,
-			 CTL_LV("cq-a", "active"), 0),
+	cr_assert_eq(ctl_metric_set_wl(m, CTL_M_PENDING_WORKLOADS,
+			 CTL_LV("cq-a", "active"), tr, 3),
+	    CU_OK);
+	cr_assert_eq(
+	    ctl_metric_inc_wl(m, CTL_M_LOCAL_QUEUE_ADMITTED_WORKLOADS_TOTAL,
+		CTL_LV("lq", "ns1", ""), inf),
+	    CU_OK);
+	cr_assert_eq(ctl_metric_observe_wl(m,
+			 CTL_M_LOCAL_QUEUE_ADMISSION_WAIT_TIME_SECONDS,
+			 CTL_LV("lq", "ns1", ""), tr, 0.5),
+	    CU_OK);
+	cr_assert_eq(ctl_metric_set(m, CTL_M_RESERVING_ACTIVE_WORKLOADS,
+			 CTL_LV("cq-a"), 4),
 	    CU_OK);
 	text = render(m);
 	cr_expect_not_null(strstr(text,
@@ -149,7 +178,19 @@ Test(ctl_metrics_labels, workload_labels_split_admitted_active)
 	    "_UNTRACKED_VALUE_\",replica_role=\"standalone\"} 1\n"));
 	cr_expect_not_null(strstr(text,
 	    "kueue_pending_workloads{cluster_queue=\"cq-a\",status=\"active\","
-	    "custom_team=\"red\",replica_role=\"standalone\"} 0\n"));
+	    "custom_team=\"red\",custom_wtype=\"training\","
+	    "replica_role=\"standalone\"} 3\n"));
+	cr_expect_not_null(strstr(text,
+	    "kueue_local_queue_admitted_workloads_total{name=\"lq\","
+	    "namespace=\"ns1\",priority_class=\"\",custom_cost=\"gold\","
+	    "custom_wtype=\"inference\",replica_role=\"standalone\"} 1\n"));
+	cr_expect_not_null(strstr(text,
+	    "kueue_local_queue_admission_wait_time_seconds_count{name=\"lq\","
+	    "namespace=\"ns1\",priority_class=\"\",custom_cost=\"gold\","
+	    "custom_wtype=\"training\",replica_role=\"standalone\"} 1\n"));
+	cr_expect_not_null(strstr(text,
+	    "kueue_reserving_active_workloads{cluster_queue=\"cq-a\","
+	    "custom_team=\"red\",replica_role=\"standalone\"} 4\n"));
 	cu_free(text);
 	ctl_metrics_free(m);
 }

@@ -4,8 +4,8 @@
  * the listing behind Kueue's visibility API: positions in the
  * ClusterQueue and the LocalQueue, offset and limit (with Kueue's
  * bounds), parked and backing-off Workloads merged into the heap's order,
- * priority changes and deletions, unknown queues; and the order of a
- * large random queue against a full sort.
+ * priority changes and deletions, unknown queues; the order of a
+ * large random queue against a full sort; and que_pending_visit.
  *
  * Configuration: ResourceFlavor default; ClusterQueue cq (cpu 10);
  * LocalQueues ns/a and ns/b onto it, ns/orphan onto a missing one.
@@ -185,6 +185,45 @@ Test(queues_pending, parked_and_backoff_merge_in_order)
 	cr_assert_eq(que_workload_get(st, "w3")->where, QUE_WL_BACKOFF);
 	list_cq(0, 1000, w, 4);
 	cr_assert_eq(que_check_invariants(st, &err), CU_OK, "%s", err.msg);
+}
+
+/* que_pending_visit: every pending Workload once, heap ones flagged. */
+struct seen {
+	char names[8][4];
+	bool heap[8];
+	size_t n;
+};
+
+static void saw(const struct que_wl *w, bool heap, void *payload)
+{
+	struct seen *s = payload;
+
+	cr_assert_lt(s->n, 8);
+	snprintf(s->names[s->n], sizeof(s->names[0]), "%s", w->name);
+	s->heap[s->n++] = heap;
+}
+
+Test(queues_pending, visit_counts_heap_parked_and_backoff)
+{
+	struct que_wl **heads;
+	struct seen s = {.n = 0};
+	size_t n, i, inheap = 0;
+	cu_error err;
+
+	four();
+	cr_assert_eq(que_pop_heads(st, 10, &heads, &n, &err), CU_OK);
+	que_requeue(st, heads[0], QUE_RQ_NO_FIT);
+	cr_assert_eq(que_workload_backoff(st, "w3", 1000000, &err), CU_OK);
+	que_pending_visit(st, que_cq_get(st, "cq"), saw, &s);
+	cr_assert_eq(s.n, 4);
+	for (i = 0; i < s.n; i++) {
+		bool parked = strcmp(s.names[i], "w2") == 0 ||
+			      strcmp(s.names[i], "w3") == 0;
+
+		cr_expect_eq(s.heap[i], !parked, "%s", s.names[i]);
+		inheap += s.heap[i];
+	}
+	cr_expect_eq(inheap, 2);
 }
 
 Test(queues_pending, admitted_and_deleted_leave_priority_reorders)
