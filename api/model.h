@@ -127,6 +127,10 @@ bool api_conditions_true(const struct api_conditions *cs, const char *type);
  */
 CU_MUST_CHECK int api_conditions_decode(
     const json_t *obj, struct api_conditions *out, cu_error *err);
+/* As api_conditions_decode, from the status object status [borrowed; may
+ * be NULL: no conditions] itself (a status being written or compared). */
+CU_MUST_CHECK int api_conditions_decode_status(
+    const json_t *status, struct api_conditions *out, cu_error *err);
 /* Free what cs holds and leave it empty. */
 void api_conditions_dispose(struct api_conditions *cs);
 

@@ -100,6 +100,20 @@ int api_conditions_decode(
 	return d.rc;
 }
 
+int api_conditions_decode_status(
+    const json_t *status, struct api_conditions *out, cu_error *err)
+{
+	struct api_dec d;
+
+	memset(out, 0, sizeof(*out));
+	apid_init(&d, err);
+	if (status != NULL)
+		apid_conditions(&d, status, "conditions", true, out);
+	if (d.rc != CU_OK)
+		api_conditions_dispose(out);
+	return d.rc;
+}
+
 void apie_conditions(struct api_enc *e, json_t *dst, const char *key,
     const struct api_conditions *cs, bool job_style)
 {

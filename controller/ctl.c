@@ -423,7 +423,9 @@ static bool all_synced(ctl *c)
 
 #ifdef CUEUE_CHECK_INVARIANTS
 /* Debug, ASan and coverage builds: the engine's structural invariants
- * (queues.h, 1, 2 and 4) after every turn, so every integration test
+ * (queues.h, 1, 2 and 4) and the ledger's agreement with the engine
+ * (ctl_pipe_check_ledger; where this replica writes, once the ledger's
+ * decisions were resumed) after every turn, so every integration test
  * checks them; a violation is a programming error. */
 static void check_invariants(ctl *c)
 {
@@ -432,6 +434,12 @@ static void check_invariants(ctl *c)
 	if (c->st != NULL && que_check_structure(c->st, &err) != CU_OK) {
 		cu_errorf("engine invariant violated: %s", err.msg);
 		cu_assert_fail("que_check_structure", __FILE__, __LINE__);
+	}
+	if (c->st != NULL && c->pipe != NULL && c->resumed &&
+	    ctl_may_write(c) &&
+	    ctl_pipe_check_ledger(c->pipe, c->st, &err) != CU_OK) {
+		cu_errorf("ledger and engine disagree: %s", err.msg);
+		cu_assert_fail("ctl_pipe_check_ledger", __FILE__, __LINE__);
 	}
 }
 #else

@@ -107,6 +107,10 @@ struct ctl_pipe {
 	char ledger_fail[CU_ERROR_MSG_MAX]; /* the last commit's error; "" when
 					       it worked */
 	int64_t commit_ms; /* monotonic ms of the last ledger commit */
+	/* A commit failed once: the turn rolled back may have held a
+	 * release the engine made, so the ledger and the engine are no
+	 * longer promised to agree (ctl_pipe_check_ledger). */
+	bool lost_commit;
 	bool stopping;
 	bool closing;
 };
@@ -331,6 +335,7 @@ static int ledger_commit(ctl_pipe *p, cu_error *err)
 
 		snprintf(
 		    p->ledger_fail, sizeof(p->ledger_fail), "%s", err->msg);
+		p->lost_commit = true;
 		/* SQLite checkpoints only after a commit that succeeds: a
 		 * WAL at its limit (a full disk, a file-size limit) would
 		 * stay full for good. Fold it back and truncate it, so
@@ -345,6 +350,57 @@ static int ledger_commit(ctl_pipe *p, cu_error *err)
 const char *ctl_pipe_ledger_error(const ctl_pipe *p)
 {
 	return p->ledger_fail;
+}
+
+struct agree {
+	que_state *st;
+	cu_error *err;
+	bool disagree;
+};
+
+/* 1 when the engine (payload, a struct agree) does not hold the live
+ * decision d [borrowed] as ledger and engine must agree; 0 else. */
+static int agree_one(const store_decision *d, void *payload)
+{
+	struct agree *x = payload;
+	const struct que_wl *qw = que_workload_get(x->st, d->uid);
+
+	x->disagree = true;
+	if (qw == NULL)
+		cu_error_set(x->err, CU_EINVAL,
+		    "ledger holds a %s decision for workload %s/%s (uid %s) "
+		    "that the engine does not know",
+		    store_state_name(d->state), d->ns, d->name, d->uid);
+	else if (qw->where != QUE_WL_ADMITTED && qw->where != QUE_WL_EVICTING)
+		cu_error_set(x->err, CU_EINVAL,
+		    "ledger holds a %s decision for workload %s/%s (uid %s) "
+		    "that holds no quota in the engine (place %d)",
+		    store_state_name(d->state), d->ns, d->name, d->uid,
+		    (int)qw->where);
+	else if (qw->cq != NULL && strcmp(qw->cq->name, d->cluster_queue) != 0)
+		cu_error_set(x->err, CU_EINVAL,
+		    "workload %s/%s (uid %s): ledger says ClusterQueue %s, "
+		    "the engine %s",
+		    d->ns, d->name, d->uid, d->cluster_queue, qw->cq->name);
+	else
+		x->disagree = false;
+	return x->disagree ? 1 : 0;
+}
+
+int ctl_pipe_check_ledger(ctl_pipe *p, que_state *st, cu_error *err)
+{
+	struct agree x = {st, err, false};
+	cu_error ferr;
+	int rc;
+
+	if (p->o.ledger == NULL || p->lost_commit)
+		return CU_OK;
+	rc = store_decision_foreach_live(p->o.ledger, agree_one, &x, &ferr);
+	if (x.disagree)
+		return CU_EINVAL;
+	if (rc != CU_OK)
+		return cu_error_set(err, rc, "ledger: %s", ferr.msg);
+	return CU_OK;
 }
 
 /* ---- expectations --------------------------------------------------- */

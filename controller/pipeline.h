@@ -31,6 +31,7 @@
 #include "controller/keys.h"
 #include "controller/metrics.h"
 #include "lib/cu.h"
+#include "queues/queues.h"
 #include "store/store.h"
 
 typedef struct ctl_pipe ctl_pipe;
@@ -190,6 +191,20 @@ size_t ctl_pipe_queued(const ctl_pipe *p);
 
 /* The last ledger commit's error, "" when it worked. */
 const char *ctl_pipe_ledger_error(const ctl_pipe *p);
+
+/*
+ * The ledger and the engine st [borrowed] agree: every live decision is
+ * a Workload the engine holds with its quota (ADMITTED or EVICTING) in
+ * the decision's ClusterQueue. Call between turns, once the ledger's
+ * decisions were resumed and only where this replica writes. CU_OK also
+ * once a commit failed (the rolled-back turn may have held releases the
+ * engine made: agreement is no longer promised); else CU_EINVAL naming
+ * the first disagreement, or the ledger's own error. The other way does
+ * not hold: the engine adopts quota reserved before the ledger (a
+ * rebuilt ledger, another writer) without a decision.
+ */
+CU_MUST_CHECK int ctl_pipe_check_ledger(
+    ctl_pipe *p, que_state *st, cu_error *err);
 
 /* ---- expectations --------------------------------------------------- */
 

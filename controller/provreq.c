@@ -151,21 +151,23 @@ static bool busy(
 
 static void delete_pr(ctl *c, json_t *pr, const char *wl_name)
 {
-	const char *ns = ctl_jmeta(pr, "namespace"),
-		   *name = ctl_jmeta(pr, "name");
+	struct api_meta m;
 	struct ctl_pipe_write *w;
 
-	if (ns == NULL || name == NULL ||
-	    json_object_get(
-		json_object_get(pr, "metadata"), "deletionTimestamp") != NULL ||
-	    busy(c, KIND_PR, ns, name, pr))
+	if (api_object_meta_decode(&m, pr, NULL) != CU_OK)
 		return;
+	if (m.namespace_ == NULL || m.name == NULL || m.has_deletion ||
+	    busy(c, KIND_PR, m.namespace_, m.name, pr))
+		goto out;
 	w = ctl_pipe_queue(c->pipe, CTL_PIPE_WL_DELETE, CTL_RES(INF_PROVREQ),
-	    ns, name, NULL, json_object());
+	    m.namespace_, m.name, NULL, json_object());
 	if (w == NULL)
-		return;
-	ctl_pipe_expect(c->pipe, w, CTL_K3(KIND_PR, ns, name), true);
-	ctl_pipe_set_owner(w, CTL_K3(CTL_KIND_WL, ns, wl_name));
+		goto out;
+	ctl_pipe_expect(
+	    c->pipe, w, CTL_K3(KIND_PR, m.namespace_, m.name), true);
+	ctl_pipe_set_owner(w, CTL_K3(CTL_KIND_WL, m.namespace_, wl_name));
+out:
+	api_meta_dispose(&m);
 }
 
 /* One check of the Workload this controller drives. */

@@ -21,23 +21,23 @@ static double milli_to_units(int64_t milli)
 	return (double)milli / 1000.0;
 }
 
-/* The reason of the QuotaReserved condition the API shows for cached
- * [borrowed], or NULL. */
-static const char *shown_reason(const json_t *cached)
+/* Does the API show cached [borrowed; may be NULL] with a QuotaReserved
+ * reason other than want [borrowed; may be NULL]? false when either is
+ * not known. */
+static bool shown_reason_differs(const json_t *cached, const char *want)
 {
-	json_t *cond;
-	size_t i;
+	struct api_conditions cs;
+	const struct api_condition *q;
+	bool differs;
 
-	json_array_foreach(
-	    json_object_get(json_object_get(cached, "status"), "conditions"), i,
-	    cond)
-	{
-		const char *t = api_json_str(cond, "type");
-
-		if (t != NULL && strcmp(t, REC_COND_QUOTA_RESERVED) == 0)
-			return api_json_str(cond, "reason");
-	}
-	return NULL;
+	if (cached == NULL || want == NULL ||
+	    api_conditions_decode(cached, &cs, NULL) != CU_OK)
+		return false;
+	q = api_conditions_find(&cs, REC_COND_QUOTA_RESERVED);
+	differs =
+	    q != NULL && q->reason != NULL && strcmp(q->reason, want) != 0;
+	api_conditions_dispose(&cs);
+	return differs;
 }
 
 /* Kueue's status.resourceRequests of a pending Workload: per podSet, its
@@ -132,12 +132,10 @@ void ctl_report_pending(ctl *c, int64_t now)
 			continue;
 		if (last != NULL &&
 		    now_ms - last->n < c->opts.pending_status_period_ms) {
-			const char *was = shown_reason(
-			    api_informer_get(c->inf[INF_WL], qw->ns, qw->name));
-			const char *want = due[i]->s[0];
-
-			if (was == NULL || want == NULL ||
-			    strcmp(was, want) == 0)
+			if (!shown_reason_differs(
+				api_informer_get(
+				    c->inf[INF_WL], qw->ns, qw->name),
+				due[i]->s[0]))
 				continue;
 		}
 		if (!ctl_pipe_budget_take(
@@ -480,29 +478,23 @@ static void cq_metrics(ctl *c, struct que_cq *cq)
  * is a transition users and tools wait for (kubectl wait, a runner
  * waiting to submit): written at once, outside the report budget. There
  * are as many of them as configuration changes, not as admissions. */
-static const char *active_status(json_t *status)
+static enum api_cond_status active_status(const json_t *status)
 {
-	json_t *cond;
-	size_t i;
+	struct api_conditions cs;
+	const struct api_condition *a;
+	enum api_cond_status st = API_COND_UNSET;
 
-	json_array_foreach(json_object_get(status, "conditions"), i, cond)
-	{
-		const char *t =
-		    json_string_value(json_object_get(cond, "type"));
-
-		if (t != NULL && strcmp(t, "Active") == 0)
-			return json_string_value(
-			    json_object_get(cond, "status"));
-	}
-	return NULL;
+	if (api_conditions_decode_status(status, &cs, NULL) != CU_OK)
+		return API_COND_UNSET;
+	if ((a = api_conditions_find(&cs, "Active")) != NULL)
+		st = a->status;
+	api_conditions_dispose(&cs);
+	return st;
 }
 
 static bool active_changed(json_t *have, json_t *want)
 {
-	const char *a = active_status(have), *b = active_status(want);
-
-	return (a == NULL) != (b == NULL) ||
-	       (a != NULL && b != NULL && strcmp(a, b) != 0);
+	return active_status(have) != active_status(want);
 }
 
 /* Offer a queue status write (patch [consumed]); report_flush writes the
@@ -857,20 +849,12 @@ static void lq_metrics(
 	static const char *const states[] = {"True", "False", "Unknown"};
 	const char *ns = ctl_jmeta(cached, "namespace"),
 		   *name = ctl_jmeta(cached, "name");
-	const char *now = "Unknown";
-	json_t *cond;
+	enum api_cond_status active = active_status(st);
+	const char *now = active == API_COND_TRUE    ? "True"
+			  : active == API_COND_FALSE ? "False"
+						     : "Unknown";
 	size_t i;
 
-	json_array_foreach(json_object_get(st, "conditions"), i, cond)
-	{
-		const char *t =
-		    json_string_value(json_object_get(cond, "type"));
-
-		if (t != NULL && strcmp(t, "Active") == 0 &&
-		    json_string_value(json_object_get(cond, "status")) != NULL)
-			now =
-			    json_string_value(json_object_get(cond, "status"));
-	}
 	if (ns == NULL || name == NULL || !ctl_lq_reported(c, cached))
 		return;
 	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)

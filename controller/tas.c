@@ -572,18 +572,20 @@ void ctl_tas_resume_replaced(ctl *c, const char *uid)
 
 		if (sd->podsets[i].topology == NULL)
 			continue;
-		json_array_foreach(psas, j, psa)
-		{
-			const char *n =
-			    json_string_value(json_object_get(psa, "name"));
+		/* the decoded assignments are the wire array's, in order */
+		for (j = 0; j < wl.status.admission.n_pod_set_assignments;
+		     j++) {
+			const struct api_podset_assignment *pa =
+			    &wl.status.admission.pod_set_assignments[j];
 
-			if (n == NULL || strcmp(n, name) != 0)
+			if (strcmp(pa->name, name) != 0)
 				continue;
-			cur = json_object_get(psa, "topologyAssignment");
+			cur = pa->topology_assignment;
 			rec = json_loads(sd->podsets[i].topology, 0, NULL);
 			if (cur != NULL && rec != NULL &&
 			    !json_equal(cur, rec) && wire_uses_node(cur, un) &&
-			    !wire_uses_node(rec, un)) {
+			    !wire_uses_node(rec, un) &&
+			    (psa = json_array_get(psas, j)) != NULL) {
 				json_object_set(psa, "topologyAssignment", rec);
 				changed = true;
 				adopt_replacement(c, uid, j, qw, rec);

@@ -450,23 +450,27 @@ static void check_podset_nodes(ctl *c, const struct que_wl *qw,
 		json_t *nobj = api_informer_get(c->tas.nodes, NULL, node);
 		struct tas_node_usage u = {false, NULL};
 		struct api_node n;
-		bool not_ready = false, tainted = false;
+		bool have_n = false, not_ready = false, tainted = false;
 		int64_t when = 0;
 		enum tas_node_health h;
 
 		if (nobj != NULL && api_node_decode(&n, nobj, NULL) == CU_OK) {
+			have_n = true;
 			not_ready = !api_node_ready(&n);
 			tainted = n.spec.n_taints > 0;
-			api_node_dispose(&n);
-		} else if (nobj != NULL)
-			not_ready = true; /* a Node we cannot read */
+		} else if (nobj != NULL) {
+			/* a Node we cannot read: not judged until it can be */
+			continue;
+		}
 		if (not_ready || (rules.on_taints && tainted))
 			u.progressing =
 			    progressing_on(c, qw->ns, qw->name, node);
 		if (rules.on_taints && tainted && tols == NULL)
 			tols = podset_tolerations(c, obj, podset, p->flavor);
 		u.tolerations = tols;
-		h = tas_node_health(nobj, &u, &rules, now, &when);
+		h = tas_node_health(have_n ? &n : NULL, &u, &rules, now, &when);
+		if (have_n)
+			api_node_dispose(&n);
 		if (h == TAS_NODE_FAILED) {
 			/* looked at again until handled: the Workload's
 			 * update may reach us before our write is seen */

@@ -45,7 +45,7 @@ static void node_into(struct tas_flavor *f, const struct api_node *node)
 			tas_tree_node_remove(f->tree, node->meta.name);
 		return;
 	}
-	if (tas_node_apply(f->tree, node->raw, &err) != CU_OK)
+	if (tas_node_apply(f->tree, node, &err) != CU_OK)
 		cu_warn("topology %s: node: %s", f->topology, err.msg);
 }
 

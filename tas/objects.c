@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tas/objects.c - v1 Nodes and Pods into a capacity tree: a Node's
- * labels, taints, allocatable and schedulability; and the tracker of the
+ * tas/objects.c - v1 Nodes (decoded once, api_node) and Pods into a
+ * capacity tree: a Node's labels, taints, allocatable and schedulability,
+ * and its health for the node-failure rules; and the tracker of the
  * non-TAS Pods that take capacity on a node: bound there (spec.nodeName)
  * or, until bound, nominated there (status.nominatedNodeName), so that
  * a placement never counts capacity the scheduler already promised.
  */
 #include <string.h>
 
-#include "api/quantity.h"
 #include "tas/tas_int.h"
 
 #define ANN_PREFIX "kueue.x-k8s.io/podset-"
@@ -26,35 +26,31 @@ static const char *str2(const json_t *o, const char *a, const char *b)
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* Ready unless a Ready condition says otherwise (simulated Nodes often
- * carry no conditions; Kueue requires Ready=True). */
-static bool node_ready(const json_t *node)
+/* The wire name of a scheduling taint effect (NoSchedule, NoExecute), or
+ * NULL for the others: only those keep pods off a node. */
+static const char *sched_effect(enum api_taint_effect e)
 {
-	const json_t *cs = path2(node, "status", "conditions"), *c;
-	size_t i;
-
-	json_array_foreach(cs, i, c)
-	{
-		const char *type = str2(c, "type", NULL);
-		const char *st = str2(c, "status", NULL);
-
-		if (type && strcmp(type, "Ready") == 0)
-			return st && strcmp(st, "True") == 0;
+	switch (e) {
+	case API_EFFECT_NO_SCHEDULE:
+		return "NoSchedule";
+	case API_EFFECT_NO_EXECUTE:
+		return "NoExecute";
+	default:
+		return NULL;
 	}
-	return true;
 }
 
 /* Kubernetes' ToleratesTaint: toleration tol [borrowed] matches taint
  * [borrowed] (effect, key, and value unless the operator is Exists). */
-static bool health_tolerates(const json_t *tol, const json_t *taint)
+static bool health_tolerates(const json_t *tol, const struct api_taint *taint)
 {
 	const char *te = str2(tol, "effect", NULL);
 	const char *tk = str2(tol, "key", NULL);
 	const char *op = str2(tol, "operator", NULL);
 	const char *tv = str2(tol, "value", NULL);
-	const char *e = str2(taint, "effect", NULL);
-	const char *k = str2(taint, "key", NULL);
-	const char *v = str2(taint, "value", NULL);
+	const char *e = sched_effect(taint->effect);
+	const char *k = taint->key;
+	const char *v = taint->value;
 
 	if (te != NULL && *te != '\0' && (e == NULL || strcmp(te, e) != 0))
 		return false;
@@ -74,7 +70,7 @@ enum health_taint {
 };
 
 static enum health_taint health_classify(
-    const json_t *tolerations, const json_t *taint)
+    const json_t *tolerations, const struct api_taint *taint)
 {
 	const json_t *t;
 	bool any = false;
@@ -95,52 +91,38 @@ static enum health_taint health_classify(
 /* Kueue's rules for a Ready node's taints: the worst NoSchedule or
  * NoExecute taint for the podSet's tolerations. */
 static enum health_taint health_taints(
-    const json_t *node, const json_t *tolerations)
+    const struct api_node *node, const json_t *tolerations)
 {
-	const json_t *ts = path2(node, "spec", "taints"), *tn;
 	enum health_taint worst = HEALTH_TOLERATED;
 	size_t i;
 
-	json_array_foreach(ts, i, tn)
-	{
-		const char *e = str2(tn, "effect", NULL);
+	for (i = 0; i < node->spec.n_taints; i++) {
 		enum health_taint h;
 
-		if (e == NULL || (strcmp(e, "NoSchedule") != 0 &&
-				     strcmp(e, "NoExecute") != 0))
+		if (sched_effect(node->spec.taints[i].effect) == NULL)
 			continue;
-		h = health_classify(tolerations, tn);
+		h = health_classify(tolerations, &node->spec.taints[i]);
 		if (h > worst)
 			worst = h;
 	}
 	return worst;
 }
 
-enum tas_node_health tas_node_health(const json_t *node,
+enum tas_node_health tas_node_health(const struct api_node *node,
     const struct tas_node_usage *u, const struct tas_health_rules *r,
     int64_t now_ns, int64_t *due_ns)
 {
-	const json_t *cs, *c;
+	const struct api_condition *ready;
 	bool by_delay = r->fixed_delay || !r->on_pod_termination;
-	size_t i;
 
 	if (node == NULL)
 		return TAS_NODE_FAILED;
-	cs = path2(node, "status", "conditions");
-	json_array_foreach(cs, i, c)
-	{
-		const char *type = str2(c, "type", NULL);
-		const char *st = str2(c, "status", NULL);
-		const char *t = str2(c, "lastTransitionTime", NULL);
-		int64_t since = now_ns;
-		cu_error err;
+	ready = api_conditions_find(&node->status.conditions, "Ready");
+	if (ready != NULL && ready->status != API_COND_TRUE) {
+		int64_t since = ready->has_last_transition
+				    ? ready->last_transition_ns
+				    : now_ns;
 
-		if (type == NULL || strcmp(type, "Ready") != 0)
-			continue;
-		if (st != NULL && strcmp(st, "True") == 0)
-			break;
-		if (t == NULL || cu_time_parse(t, &since, &err) != CU_OK)
-			since = now_ns;
 		if (by_delay && now_ns - since >= r->delay_ns)
 			return TAS_NODE_FAILED;
 		if (r->on_pod_termination && !u->progressing)
@@ -170,49 +152,32 @@ enum tas_node_health tas_node_health(const json_t *node,
 /* The most taints of a Node looked at (more are not expected). */
 #define MAX_TAINTS 64
 
-int tas_node_apply(struct tas_tree *t, const json_t *node, cu_error *err)
+int tas_node_apply(
+    struct tas_tree *t, const struct api_node *node, cu_error *err)
 {
-	const char *name = str2(node, "metadata", "name");
-	const json_t *labels = path2(node, "metadata", "labels");
-	const json_t *alloc = path2(node, "status", "allocatable"), *v;
-	const json_t *unsched = path2(node, "spec", "unschedulable");
-	const json_t *taints = path2(node, "spec", "taints");
+	const char *name = node->meta.name;
 	struct tas_amount am[TAS_MAX_RESOURCES];
 	struct tas_taint tt[MAX_TAINTS];
-	struct api_strmap lm = {NULL, 0};
-	const char *key;
 	size_t n = 0, nt = 0, i;
-	int rc = CU_OK;
 
 	if (name == NULL)
 		return cu_error_set(err, CU_EINVAL, "node: no metadata.name");
-	json_object_foreach((json_t *)labels, key, v)
-	{
-		if (json_is_string(v) &&
-		    (rc = api_strmap_set(
-			 &lm, key, json_string_value(v), err)) != CU_OK)
-			goto out;
-	}
-	json_object_foreach((json_t *)alloc, key, v)
-	{
-		int64_t milli;
+	for (i = 0; i < node->status.allocatable.n && n < TAS_MAX_RESOURCES;
+	     i++) {
+		const struct api_qentry *q = &node->status.allocatable.items[i];
 
-		if (!json_is_string(v) || n == TAS_MAX_RESOURCES ||
-		    api_quantity_parse_milli(
-			json_string_value(v), &milli, NULL) != CU_OK)
-			continue;
-		am[n].name = key;
+		am[n].name = q->name;
 		/* pods are counted in pods, everything else in milli */
-		am[n++].value = strcmp(key, "pods") == 0 ? milli / 1000 : milli;
+		am[n++].value = strcmp(q->name, "pods") == 0 ? q->q.milli / 1000
+							     : q->q.milli;
 	}
-	json_array_foreach(taints, i, v)
-	{
-		const char *e = str2(v, "effect", NULL);
+	for (i = 0; i < node->spec.n_taints; i++) {
+		const struct api_taint *v = &node->spec.taints[i];
+		const char *e = sched_effect(v->effect);
 
 		/* only the scheduling ones matter; beyond MAX_TAINTS, the
 		 * node is kept off as if a taint were not tolerated */
-		if (e == NULL || (strcmp(e, "NoSchedule") != 0 &&
-				     strcmp(e, "NoExecute") != 0))
+		if (e == NULL)
 			continue;
 		if (nt == MAX_TAINTS) {
 			tt[0].key = "";
@@ -220,15 +185,12 @@ int tas_node_apply(struct tas_tree *t, const json_t *node, cu_error *err)
 			tt[0].value = "cueue.x-k8s.io/too-many-taints";
 			break;
 		}
-		tt[nt].key = str2(v, "key", NULL);
-		tt[nt].value = str2(v, "value", NULL);
+		tt[nt].key = v->key;
+		tt[nt].value = v->value;
 		tt[nt++].effect = e;
 	}
-	rc = tas_tree_node_put(t, name, &lm, am, n, tt, nt,
-	    !json_is_true(unsched) && node_ready(node), err);
-out:
-	api_strmap_dispose(&lm);
-	return rc;
+	return tas_tree_node_put(t, name, &node->meta.labels, am, n, tt, nt,
+	    !node->spec.unschedulable && api_node_ready(node), err);
 }
 
 const char *tas_pod_charged_node(const json_t *pod)

@@ -386,15 +386,15 @@ CU_MUST_CHECK int tas_domain_selector(const struct api_topology_assignment *a,
 
 /* ---- v1 objects (tas/objects.c) ---------------------------------------- */
 
-/* Add or update the Node `node` [borrowed] (v1 JSON): labels, taints,
- * allocatable (pods in pods, the rest in milli-units) and schedulable =
- * not spec.unschedulable and Ready=True when a Ready condition is
- * present (Kueue needs Ready=True; Nodes without conditions, as
- * simulated ones, count as ready). Its NoSchedule/NoExecute taints keep
- * it from the placements whose filter does not tolerate them. CU_EINVAL
- * (no name), CU_ENOMEM, CU_ERANGE. */
+/* Add or update the Node `node` [borrowed] (decoded once,
+ * api_node_decode): labels, taints, allocatable (pods in pods, the rest
+ * in milli-units) and schedulable = not spec.unschedulable and Ready=True
+ * when a Ready condition is present (Kueue needs Ready=True; Nodes
+ * without conditions, as simulated ones, count as ready). Its
+ * NoSchedule/NoExecute taints keep it from the placements whose filter
+ * does not tolerate them. CU_EINVAL (no name), CU_ENOMEM, CU_ERANGE. */
 CU_MUST_CHECK int tas_node_apply(
-    struct tas_tree *t, const json_t *node, cu_error *err);
+    struct tas_tree *t, const struct api_node *node, cu_error *err);
 
 /* Kueue's NodeFailureDelay: how long a Node stays NotReady before the
  * TAS Workloads assigned to it record it as unhealthy (with the
@@ -428,7 +428,7 @@ struct tas_node_usage {
 };
 
 /*
- * Health of Node `node` [borrowed] (v1 JSON; NULL: deleted) for the
+ * Health of Node `node` [borrowed] (decoded; NULL: deleted) for the
  * podSet u [borrowed] at now_ns, as Kueue's node failure controller
  * judges it with the gates in r [borrowed]:
  *  - deleted: failed;
@@ -447,7 +447,7 @@ struct tas_node_usage {
  *    it healthy. Kubernetes' matching: effect (empty: any), key (empty:
  *    any), operator Exists or Equal (the default: same value).
  */
-enum tas_node_health tas_node_health(const json_t *node,
+enum tas_node_health tas_node_health(const struct api_node *node,
     const struct tas_node_usage *u, const struct tas_health_rules *r,
     int64_t now_ns, int64_t *due_ns);
 

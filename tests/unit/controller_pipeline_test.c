@@ -245,3 +245,118 @@ Test(pipeline, events_are_sent_after_the_turns_decisions)
 	cr_assert_eq(ctl_pipe_queued(p), 0);
 	free_pipe(p);
 }
+
+/* ---- the ledger and the engine agree (checked after every turn) ------ */
+
+static void engine_cq(que_state *st, const char *name)
+{
+	static const char *const cpu[] = {"cpu"};
+	struct que_resource_quota rq = {"cpu", 4000, false, 0, false, 0};
+	struct que_flavor_quotas fq = {"default", &rq, 1};
+	struct que_resource_group g = {cpu, 1, &fq, 1};
+	struct que_cq_spec s = {.name = name, .groups = &g, .n_groups = 1};
+	struct que_lq_spec lq = {"team", name, name, QUE_STOP_NONE};
+	cu_error err;
+
+	cr_assert_eq(que_cq_set(st, &s, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(que_lq_set(st, &lq, &err), CU_OK, "%s", err.msg);
+}
+
+static void engine_wl(que_state *st, const char *uid, const char *queue)
+{
+	struct que_request r = {"cpu", 1000};
+	struct que_podset_spec ps = {
+	    .name = "main", .count = 1, .requests = &r, .n_requests = 1};
+	struct que_workload_spec w = {.uid = uid,
+	    .ns = "team",
+	    .name = uid,
+	    .queue_name = queue,
+	    .namespace_eligible = true,
+	    .podsets = &ps,
+	    .n_podsets = 1};
+	cu_error err;
+
+	cr_assert_eq(que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+}
+
+static void ledger_put(const char *uid, const char *cq)
+{
+	store_resource r = {"cpu", "default", 1000};
+	store_podset ps = {"main", 1, 1, &r, NULL};
+	store_decision sd;
+	cu_error err;
+
+	memset(&sd, 0, sizeof(sd));
+	sd.uid = uid;
+	sd.ns = "team";
+	sd.name = uid;
+	sd.cluster_queue = cq;
+	sd.state = STORE_RESERVED;
+	sd.n_podsets = 1;
+	sd.podsets = &ps;
+	cr_assert_eq(
+	    store_decision_put(ledger, &sd, NULL, &err), CU_OK, "%s", err.msg);
+}
+
+static void engine_admit(que_state *st, const char *uid)
+{
+	const struct que_flavor *f = que_flavor_get(st, "default");
+	struct que_wl **heads;
+	uint32_t fr;
+	size_t i, n;
+	cu_error err;
+
+	cr_assert_not_null(f);
+	fr = que_fr_find(st, f->id, 0);
+	cr_assert_eq(
+	    que_pop_heads(st, 0, &heads, &n, &err), CU_OK, "%s", err.msg);
+	for (i = 0; i < n; i++)
+		if (strcmp(heads[i]->uid, uid) == 0)
+			que_admit(st, heads[i], &fr, 0);
+		else
+			que_requeue(
+			    st, heads[i], QUE_RQ_FAILED_AFTER_NOMINATION);
+}
+
+Test(pipeline, ledger_check_fires_on_a_decision_the_engine_does_not_hold)
+{
+	struct que_flavor_spec f = {.name = "default"};
+	ctl_pipe *p = new_pipe(50);
+	que_state *st = NULL;
+	cu_error err;
+
+	cr_assert_eq(que_state_new(&st, NULL), CU_OK);
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	engine_cq(st, "cq");
+	engine_cq(st, "other");
+	cr_assert_eq(que_rebuild(st, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(ctl_pipe_check_ledger(p, st, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(ctl_pipe_begin(p), CU_OK);
+	ledger_put("uid-1", "cq");
+	/* A decision for a Workload the engine never heard of. */
+	cr_assert_eq(ctl_pipe_check_ledger(p, st, &err), CU_EINVAL);
+	cr_assert(strstr(err.msg, "does not know") != NULL, "%s", err.msg);
+	/* Known, but waiting in its queue: it holds no quota. */
+	engine_wl(st, "uid-1", "cq");
+	cr_assert_eq(ctl_pipe_check_ledger(p, st, &err), CU_EINVAL);
+	cr_assert(strstr(err.msg, "holds no quota") != NULL, "%s", err.msg);
+	engine_admit(st, "uid-1");
+	cr_assert_eq(ctl_pipe_check_ledger(p, st, &err), CU_OK, "%s", err.msg);
+	/* Admitted in one ClusterQueue, recorded in another. */
+	engine_wl(st, "uid-2", "cq");
+	engine_admit(st, "uid-2");
+	ledger_put("uid-2", "other");
+	cr_assert_eq(ctl_pipe_check_ledger(p, st, &err), CU_EINVAL);
+	cr_assert(strstr(err.msg, "ledger says ClusterQueue other, the "
+				  "engine cq") != NULL,
+	    "%s", err.msg);
+	/* The engine adopts quota reserved without a decision: fine. */
+	cr_assert_eq(
+	    store_decision_delete(ledger, "uid-2", &err), CU_OK, "%s", err.msg);
+	engine_wl(st, "uid-3", "cq");
+	engine_admit(st, "uid-3");
+	cr_assert_eq(ctl_pipe_check_ledger(p, st, &err), CU_OK, "%s", err.msg);
+	ctl_pipe_flush(p);
+	que_state_free(st);
+	free_pipe(p);
+}

@@ -480,12 +480,15 @@ Test(tas_filter, node_apply_taints)
 	struct tas_request r = {
 	    TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0, NULL};
 	struct api_topology_assignment a;
+	struct api_node nd;
 	struct tas_tree *t;
 	char msg[256];
 	cu_error err;
 
 	cr_assert_eq(tas_tree_new("default", levels, 2, &t, &err), CU_OK);
-	cr_assert_eq(tas_node_apply(t, n, &err), CU_OK);
+	cr_assert_eq(api_node_decode(&nd, n, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(tas_node_apply(t, &nd, &err), CU_OK);
+	api_node_dispose(&nd);
 	cr_assert_eq(tas_filter_parse(spec, &f, &err), CU_OK);
 	cr_expect_eq(tas_place(t, &r, &a, msg, sizeof(msg), &err), TAS_NOFIT);
 	r.filter = f;

@@ -72,8 +72,16 @@ static void run(const struct row *rows, size_t n, struct tas_health_rules r)
 		    rows[i].tolerations ? parse(rows[i].tolerations) : NULL;
 		struct tas_node_usage u = {rows[i].progressing, tol};
 		int64_t due = -1;
-		enum tas_node_health h =
-		    tas_node_health(nd, &u, &r, T0 + rows[i].at * SEC, &due);
+		struct api_node an;
+		enum tas_node_health h;
+
+		if (nd != NULL)
+			cr_assert_eq(api_node_decode(&an, nd, NULL), CU_OK,
+			    "%s", rows[i].what);
+		h = tas_node_health(
+		    nd ? &an : NULL, &u, &r, T0 + rows[i].at * SEC, &due);
+		if (nd != NULL)
+			api_node_dispose(&an);
 
 		cr_expect_eq(h, rows[i].want, "%s: got %d, want %d",
 		    rows[i].what, (int)h, (int)rows[i].want);

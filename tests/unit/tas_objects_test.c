@@ -49,9 +49,12 @@ static struct tas_tree *tree(void)
 
 static void apply(struct tas_tree *t, json_t *n)
 {
+	struct api_node nd;
 	cu_error err;
 
-	cr_assert_eq(tas_node_apply(t, n, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(api_node_decode(&nd, n, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(tas_node_apply(t, &nd, &err), CU_OK, "%s", err.msg);
+	api_node_dispose(&nd);
 	json_decref(n);
 }
 
@@ -252,8 +255,15 @@ Test(tas_objects, node_health_table)
 		const struct tas_health_rules r = {
 		    TAS_NODE_FAILURE_DELAY_NS, true, false, true};
 		const struct tas_node_usage u = {true, NULL};
-		enum tas_node_health h =
-		    tas_node_health(n, &u, &r, t0 + rows[i].at * s, &due);
+		struct api_node nd;
+		enum tas_node_health h;
+
+		if (n != NULL)
+			cr_assert_eq(api_node_decode(&nd, n, NULL), CU_OK);
+		h = tas_node_health(
+		    n ? &nd : NULL, &u, &r, t0 + rows[i].at * s, &due);
+		if (n != NULL)
+			api_node_dispose(&nd);
 
 		cr_expect_eq(h, rows[i].want, "row %zu: %d", i, (int)h);
 		if (rows[i].want == TAS_NODE_WAIT)
