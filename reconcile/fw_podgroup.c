@@ -9,7 +9,10 @@
  * kueue.x-k8s.io/pod-group-total-count, and no Pod loses its admission
  * gate before the Workload is admitted; then every gated Pod of the
  * group, replacement Pods included, is ungated with its role's flavor.
- * Evicted, the group's running Pods are deleted. Contract in
+ * Pods beyond the total count (or, once the Workload exists, beyond a
+ * role's pod set count) are deleted, as Kueue's excess Pods. Evicted,
+ * the group's running Pods are deleted; a Workload being deleted while
+ * the group has Pods loses its finalizer once none runs. Contract in
  * reconcile/reconcile.h.
  */
 #include <stdio.h>
@@ -449,18 +452,142 @@ static bool group_finished(const struct rec_pod_group_in *in, bool *ok)
 	return *ok || (final && !any_active(in));
 }
 
+/* ---- excess Pods ------------------------------------------------------ */
+
+static const char *meta_str(const json_t *pod, const char *key)
+{
+	const char *v = api_json_str(json_object_get(pod, "metadata"), key);
+
+	return v != NULL ? v : "";
+}
+
+/* Pod counts against its role's limit: not Failed, not being deleted. */
+static bool counted(const json_t *pod)
+{
+	return !failed(pod) && json_object_get(json_object_get(pod, "metadata"),
+				   "deletionTimestamp") == NULL;
+}
+
+/* Of two counted Pods of a role, a is kept before b: past its gate
+ * first, then the older, then by name. */
+static bool kept_before(const json_t *a, const json_t *b)
+{
+	bool ga = rec__pod_gated(a), gb = rec__pod_gated(b);
+	int c;
+
+	if (ga != gb)
+		return !ga;
+	c = strcmp(
+	    meta_str(a, "creationTimestamp"), meta_str(b, "creationTimestamp"));
+	if (c != 0)
+		return c < 0;
+	return strcmp(meta_str(a, "name"), meta_str(b, "name")) < 0;
+}
+
+/* Mark in excess[] the counted Pods of role `role` (NULL: any) beyond
+ * the first `limit` of them; roles[i] is Pod i's role. */
+static void mark_excess(const struct rec_pod_group_in *in, char (*roles)[9],
+    const char *role, int32_t limit, bool *excess)
+{
+	size_t i, k, rank;
+
+	for (i = 0; i < in->n_pods; i++) {
+		if (!counted(in->pods[i]) ||
+		    (role != NULL && strcmp(roles[i], role) != 0))
+			continue;
+		rank = 0;
+		for (k = 0; k < in->n_pods; k++)
+			rank += k != i && counted(in->pods[k]) &&
+				(role == NULL || strcmp(roles[k], role) == 0) &&
+				kept_before(in->pods[k], in->pods[i]);
+		excess[i] = limit < 0 || rank >= (size_t)limit;
+	}
+}
+
+/* Excess Pods (Kueue's): more counted Pods than the group's total count
+ * before its Workload exists, or than a role's pod set count after,
+ * the last of them (gated, then newer) deleted. *kept gets the others
+ * in pods[] [owned by the caller: cu_free(kept->pods)]. */
+static int trim(const struct rec_pod_group_in *in, struct rec_plan *p,
+    struct rec_pod_group_in *kept, cu_error *err)
+{
+	const struct api_workload *wl = in->wl;
+	char(*roles)[9] = cu_calloc(in->n_pods + 1, sizeof(*roles));
+	bool *excess = cu_calloc(in->n_pods + 1, sizeof(*excess));
+	const json_t **pods = cu_calloc(in->n_pods + 1, sizeof(*pods));
+	size_t i;
+	int rc = CU_OK;
+
+	*kept = *in;
+	kept->pods = NULL;
+	if (roles == NULL || excess == NULL || pods == NULL) {
+		rc = rec__nomem(err, "pod group");
+		goto out;
+	}
+	for (i = 0; i < in->n_pods && rc == CU_OK; i++)
+		rc = role_of(in->pods[i], roles[i], err);
+	if (rc != CU_OK)
+		goto out;
+	if (wl == NULL && in->total > 0)
+		mark_excess(in, roles, NULL, in->total, excess);
+	for (i = 0; wl != NULL && i < wl->spec.n_pod_sets; i++)
+		if (wl->spec.pod_sets[i].name != NULL)
+			mark_excess(in, roles, wl->spec.pod_sets[i].name,
+			    wl->spec.pod_sets[i].count, excess);
+	kept->n_pods = 0;
+	for (i = 0; i < in->n_pods && rc == CU_OK; i++) {
+		if (!excess[i])
+			pods[kept->n_pods++] = in->pods[i];
+		else
+			rc = add(p, REC_TARGET_JOB, REC_WRITE_DELETE, in->ns,
+			    meta_str(in->pods[i], "name"), NULL,
+			    REC_EXPECT_NONE, false, err);
+	}
+out:
+	cu_free(roles);
+	cu_free(excess);
+	if (rc == CU_OK)
+		kept->pods = pods;
+	else
+		cu_free(pods);
+	return rc;
+}
+
 /* ---- the reconciler --------------------------------------------------- */
 
-static int gone(
+/* The Workload loses cueue's finalizer (when it has it). */
+static int unfinalize(
     const struct rec_pod_group_in *in, struct rec_plan *p, cu_error *err)
 {
 	json_t *fp = NULL;
 
 	if (rec__wl_drop_finalizer_patch(in->wl, &fp, err) != CU_OK)
 		return err->code;
-	if (fp != NULL &&
-	    add(p, REC_TARGET_WORKLOAD, REC_WRITE_PATCH, in->ns, in->name, fp,
-		REC_EXPECT_NONE, false, err) != CU_OK)
+	return fp == NULL ? CU_OK
+			  : add(p, REC_TARGET_WORKLOAD, REC_WRITE_PATCH, in->ns,
+				in->name, fp, REC_EXPECT_NONE, false, err);
+}
+
+/* The Workload is being deleted while the group has Pods (its Pods
+ * preempted and deleted, and the group's owner, a StatefulSet, made new
+ * ones before the Workload went): the running Pods stop, then the
+ * Workload loses its finalizer, so that it goes and the group's next
+ * reconcile makes a new one. Without this the group waited gated
+ * forever behind a Workload that could never go. */
+static int deleting(
+    const struct rec_pod_group_in *in, struct rec_plan *p, cu_error *err)
+{
+	bool wrote;
+
+	if (stop(in, p, &wrote, err) != CU_OK)
+		return err->code;
+	return wrote || any_active(in) ? CU_OK : unfinalize(in, p, err);
+}
+
+static int gone(
+    const struct rec_pod_group_in *in, struct rec_plan *p, cu_error *err)
+{
+	if (unfinalize(in, p, err) != CU_OK)
 		return err->code;
 	if (in->wl->meta.has_deletion)
 		return CU_OK;
@@ -468,43 +595,16 @@ static int gone(
 	    NULL, REC_EXPECT_NONE, false, err);
 }
 
-int rec_pod_group_reconcile(const struct rec_job_view *view,
+/* A group neither finished nor gone, its excess Pods trimmed. */
+static int step(const struct rec_job_view *view,
     const struct rec_pod_group_in *in, int64_t now_ns, struct rec_plan *out,
     cu_error *err)
 {
-	const struct api_workload *wl;
+	const struct api_workload *wl = in->wl;
 	json_t *patch = NULL, *w = NULL;
-	bool ok = false, wrote, holds, admitted, evicted;
+	bool wrote, holds, admitted, evicted;
 	cu_error serr;
 
-	if (view == NULL || in == NULL || out == NULL || in->ns == NULL ||
-	    in->name == NULL || view->admitted_flavors == NULL ||
-	    view->local_queue_exists == NULL)
-		return cu_error_set(
-		    err, CU_EINVAL, "pod group reconciler: missing input");
-	if (!view->managed || view->wl_awaited)
-		return CU_OK;
-	wl = in->wl;
-	if (in->n_pods == 0)
-		return wl != NULL ? gone(in, out, err) : CU_OK;
-	if (wl != NULL &&
-	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED)) {
-		if (rec__wl_drop_finalizer_patch(wl, &patch, err) != CU_OK)
-			return err->code;
-		return patch == NULL
-			   ? CU_OK
-			   : wl_write(out, in, REC_WRITE_PATCH, patch, err);
-	}
-	if (group_finished(in, &ok)) {
-		if (wl != NULL &&
-		    rec_wl_status_finish(wl,
-			ok ? REC_FINISHED_SUCCEEDED : REC_FINISHED_FAILED,
-			ok ? "Pods succeeded" : "Pods failed", now_ns, &patch,
-			&serr) == CU_OK &&
-		    patch != NULL)
-			return wl_write(out, in, REC_WRITE_STATUS, patch, err);
-		return CU_OK;
-	}
 	if (wl == NULL) {
 		/* All or nothing: a group short of its total count waits
 		 * (with fast admission, for its first Pod only). */
@@ -528,4 +628,52 @@ int rec_pod_group_reconcile(const struct rec_job_view *view,
 	    patch != NULL)
 		return wl_write(out, in, REC_WRITE_STATUS, patch, err);
 	return CU_OK;
+}
+
+int rec_pod_group_reconcile(const struct rec_job_view *view,
+    const struct rec_pod_group_in *in, int64_t now_ns, struct rec_plan *out,
+    cu_error *err)
+{
+	const struct api_workload *wl;
+	struct rec_pod_group_in kept;
+	json_t *patch = NULL;
+	bool ok = false;
+	cu_error serr;
+	int rc;
+
+	if (view == NULL || in == NULL || out == NULL || in->ns == NULL ||
+	    in->name == NULL || view->admitted_flavors == NULL ||
+	    view->local_queue_exists == NULL)
+		return cu_error_set(
+		    err, CU_EINVAL, "pod group reconciler: missing input");
+	if (!view->managed || view->wl_awaited)
+		return CU_OK;
+	wl = in->wl;
+	if (in->n_pods == 0)
+		return wl != NULL ? gone(in, out, err) : CU_OK;
+	if (wl != NULL &&
+	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED)) {
+		if (rec__wl_drop_finalizer_patch(wl, &patch, err) != CU_OK)
+			return err->code;
+		return patch == NULL
+			   ? CU_OK
+			   : wl_write(out, in, REC_WRITE_PATCH, patch, err);
+	}
+	if (wl != NULL && wl->meta.has_deletion)
+		return deleting(in, out, err);
+	if (group_finished(in, &ok)) {
+		if (wl != NULL &&
+		    rec_wl_status_finish(wl,
+			ok ? REC_FINISHED_SUCCEEDED : REC_FINISHED_FAILED,
+			ok ? "Pods succeeded" : "Pods failed", now_ns, &patch,
+			&serr) == CU_OK &&
+		    patch != NULL)
+			return wl_write(out, in, REC_WRITE_STATUS, patch, err);
+		return CU_OK;
+	}
+	if (trim(in, out, &kept, err) != CU_OK)
+		return err->code;
+	rc = step(view, &kept, now_ns, out, err);
+	cu_free((void *)kept.pods);
+	return rc;
 }

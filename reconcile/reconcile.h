@@ -1643,7 +1643,9 @@ struct rec_pod_group_in {
  * Kueue's pod-group reconciler as cueue does it. Appends to *out, the
  * first that applies deciding: not managed or wl_awaited: nothing; no
  * Pod left: the Workload loses its finalizer and is deleted; a finished
- * Workload loses its finalizer; the group finished (total Pods
+ * Workload loses its finalizer; a Workload being deleted: every Pod past
+ * its gate is deleted, then, none running, it loses its finalizer;
+ * the group finished (total Pods
  * Succeeded; or none running and a Failed Pod annotated
  * kueue.x-k8s.io/retriable-in-group "false"; other Failed Pods wait for
  * their replacements): the Workload is finished
@@ -1652,7 +1654,10 @@ struct rec_pod_group_in {
  * first, its first pod set counting the Pods still to come), with one
  * pod set per role named by the Pod's REC_POD_ROLE_HASH annotation (at
  * most 8 characters) or else the first 8 hex digits of the SHA-1 of the
- * role's shape, owned by every live Pod;
+ * role's shape, owned by every live Pod; excess Pods (not Failed, not
+ * being deleted) beyond `total` without a Workload, or beyond a role's
+ * pod set count with one, are deleted (gated, then newer, then by name
+ * the first to go) and the rest reconciled as below;
  * admitted: every gated Pod is ungated with its role's assignment merged
  * in (a patch per Pod); else every Pod past its gate is deleted, and an
  * evicted Workload with none left releases its quota. CU_EINVAL (missing

@@ -12,7 +12,8 @@ quota), ungated with the flavor's node selector, and finished; a
 preempted Pod is deleted (a Pod cannot be suspended). A pod group is one
 Workload, all or nothing: short of its total count it waits (no
 Workload, every Pod gated); a group the quota cannot hold never has a
-Pod ungated; an admitted group ungates a replacement for a failed Pod.
+Pod ungated; an admitted group ungates a replacement for a failed Pod;
+a group's excess Pods (beyond its total count) are deleted, never run.
 In a namespace the
 gate excludes, neither a plain Pod nor a Deployment's Pods are gated or
 written to by the controller (seed 001 generalised)."""
@@ -182,6 +183,30 @@ def pod_group_replacement(s):
                   what="r's Workload finished")
     check(any(c["type"] == "Finished" and c["reason"] == "Succeeded"
               for c in wl["status"]["conditions"]), "succeeded")
+    ctl.stop()
+
+
+@case("fw-pod-group-excess", simulate="pods")
+def pod_group_excess(s):
+    """Excess Pods (as Kueue): group x of total count 2 gets a third Pod;
+    the newest is deleted without ever being ungated, the Workload asks
+    for 2 and the two others run and finish it."""
+    ctl = start(s, CONFIG + setup(s))
+    sampler = PodSampler(s, "team")
+    for i in range(3):
+        create(s, "team", group_pod("team", "x-%d" % i, "x", 2,
+                                    cpu="500m", runtime_ms=1500))
+    wait_for(lambda: phase(s, "team", "x-2") is None, 30,
+             what="the excess Pod x-2 deleted")
+    wait_for(lambda: all(phase(s, "team", "x-%d" % i) == "Succeeded"
+                         for i in range(2)), 40, what="group x ran")
+    wl = wait_for(lambda: (lambda w: w if w and cond_true(w, "Finished")
+                           else None)(wl_named(s, "team", "x")), 20,
+                  what="x's Workload finished")
+    eq([p["count"] for p in wl["spec"]["podSets"]], [2], "pod set of 2")
+    check("x-2" not in sampler.selectors, "x-2 never ran")
+    peak = sampler.done()
+    check(peak <= 2000, "running pods within 2 cpu, saw %dm" % peak)
     ctl.stop()
 
 

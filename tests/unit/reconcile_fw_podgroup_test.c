@@ -14,6 +14,10 @@
  *   finished:  total Pods Succeeded, or a Failed Pod not retriable in the
  *              group: the Workload is finished; another Failed Pod waits
  *   gone:      no Pod left: finalizer dropped, Workload deleted
+ *   excess:    more Pods than the total count (no Workload) or a pod
+ *              set's count: the last of them deleted
+ *   deleting:  a Workload being deleted while the group has Pods: the
+ *              running ones deleted, then the finalizer dropped
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -282,25 +286,30 @@ Test(pod_group, admitted_ungates_each_gated_pod)
 	run_dispose(&r);
 }
 
-Test(pod_group, evicted_deletes_then_releases)
+/* Two Pods (b gated or not, in phase b_phase) and their Workload
+ * admitted with status tail, being deleted when `deleting`: the plan's
+ * writes are `want`. */
+static void two_pods_expect(bool b_gated, const char *b_phase, const char *tail,
+    bool deleting, const char *want)
 {
 	struct run r;
 	struct api_workload wl;
 	char got[512];
 
-	two_pods_with(&r, false, "Running", ADMITTED(EVICTED), &wl);
+	two_pods_with(&r, b_gated, b_phase, tail, &wl);
+	wl.meta.has_deletion = deleting;
 	reconcile(&r, 2, &wl);
 	writes(&r.plan, got, sizeof(got));
-	cr_assert_str_eq(got, "JD:b");
+	cr_assert_str_eq(got, want);
 	api_workload_dispose(&wl);
 	run_dispose(&r);
+}
 
-	two_pods_with(&r, true, "Pending", ADMITTED(EVICTED), &wl);
-	reconcile(&r, 2, &wl);
-	writes(&r.plan, got, sizeof(got));
-	cr_assert_str_eq(got, "WS:g", "quota released");
-	api_workload_dispose(&wl);
-	run_dispose(&r);
+Test(pod_group, evicted_deletes_then_releases)
+{
+	two_pods_expect(false, "Running", ADMITTED(EVICTED), false, "JD:b");
+	/* then, with no Pod running, the quota is released */
+	two_pods_expect(true, "Pending", ADMITTED(EVICTED), false, "WS:g");
 }
 
 Test(pod_group, finished_and_replacements)
@@ -349,6 +358,70 @@ Test(pod_group, gone_group_deletes_workload)
 	cr_assert_str_eq(got, "WP:g,WD:g");
 	api_workload_dispose(&wl);
 	run_dispose(&r);
+}
+
+/* A Workload being deleted while the group has Pods again (a
+ * StatefulSet's Pods deleted on preemption and made anew before the
+ * Workload went): the running Pods stop, then it loses its finalizer;
+ * never ungated by it, never released, never stuck. */
+Test(pod_group, deleted_workload_with_replacements_goes)
+{
+	/* the running Pod stops first */
+	two_pods_expect(false, "Running", ADMITTED(EVICTED), true, "JD:b");
+	/* then the finalizer goes */
+	two_pods_expect(true, "Pending", ADMITTED(EVICTED), true, "WP:g");
+	/* admitted but being deleted: never ungated */
+	two_pods_expect(true, "Pending", ADMITTED(""), true, "WP:g");
+}
+
+/* Excess Pods (Kueue's): before the Workload, more Pods than the total
+ * count: the last (gated, then newer, then by name) deleted and the
+ * Workload made of the others; after, more Pods of a role than its pod
+ * set counts: the excess deleted, Pods past their gate kept, never
+ * ungated. */
+Test(pod_group, excess_pods_deleted)
+{
+	struct run r, c;
+	struct api_workload wl;
+	char got[512];
+
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "1", true, "Pending", "");
+	r.pods[r.n++] = pod("b", "1", true, "Pending", "");
+	r.pods[r.n++] = pod("c", "1", true, "Pending", "");
+	reconcile(&r, 2, NULL);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JD:c,WC:g", "%s", got);
+	cr_assert_eq(json_integer_value(json_object_get(
+			 json_array_get(
+			     json_object_get(
+				 json_object_get(r.plan.items[1].body, "spec"),
+				 "podSets"),
+			     0),
+			 "count")),
+	    2, "the Workload asks for the total count");
+	run_dispose(&r);
+
+	two_pods_with(&r, true, "Pending", ADMITTED(""), &wl);
+	r.pods[r.n++] = pod("c", "1", false, "Running", "");
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JD:b,JP:a", "c is past its gate: %s", got);
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+
+	/* A Failed Pod or one being deleted is not counted. */
+	memset(&c, 0, sizeof(c));
+	c.pods[c.n++] = pod("a", "1", true, "Pending", "");
+	c.pods[c.n++] = pod("b", "1", true, "Failed", "");
+	c.pods[c.n++] = pod("c", "1", true, "Pending", "");
+	json_object_set_new(json_object_get(c.pods[2], "metadata"),
+	    "deletionTimestamp", json_string("2026-01-01T00:00:00Z"));
+	c.pods[c.n++] = pod("d", "1", true, "Pending", "");
+	reconcile(&c, 2, NULL);
+	writes(&c.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WC:g", "%s", got);
+	run_dispose(&c);
 }
 
 /* A serving webhook's role-hash annotation names the Pod's pod set (a
