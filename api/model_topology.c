@@ -83,6 +83,8 @@ void api_topology_request_dispose(struct api_topology_request *t)
 	cu_free(t->preferred);
 	cu_free(t->slice_required);
 	cu_free(t->group_name);
+	cu_free(t->pod_index_label);
+	cu_free(t->subgroup_index_label);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -104,6 +106,11 @@ void apid_topology_request(struct api_dec *d, const json_t *o, bool *has,
 		apid_i32(d, tr, "podSetSliceSize", false, &t->has_slice_size,
 		    &t->slice_size);
 		apid_str(d, tr, "podSetGroupName", false, &t->group_name);
+		apid_str(d, tr, "podIndexLabel", false, &t->pod_index_label);
+		apid_str(d, tr, "subGroupIndexLabel", false,
+		    &t->subgroup_index_label);
+		apid_i32(d, tr, "subGroupCount", false, &t->has_subgroup_count,
+		    &t->subgroup_count);
 	}
 	apid_pop(d, mark);
 }
@@ -122,6 +129,10 @@ void apie_topology_request(struct api_enc *e, json_t *dst, bool has,
 	apie_str(e, o, "podSetSliceRequiredTopology", t->slice_required);
 	apie_i64(e, o, "podSetSliceSize", t->has_slice_size, t->slice_size);
 	apie_str(e, o, "podSetGroupName", t->group_name);
+	apie_str(e, o, "podIndexLabel", t->pod_index_label);
+	apie_str(e, o, "subGroupIndexLabel", t->subgroup_index_label);
+	apie_i64(
+	    e, o, "subGroupCount", t->has_subgroup_count, t->subgroup_count);
 }
 
 int api_topology_request_encode(
@@ -242,6 +253,33 @@ int api_topology_request_from_template(const json_t *tpl,
 nomem:
 	api_topology_request_dispose(out);
 	return cu_error_set(err, CU_ENOMEM, "topologyRequest: out of memory");
+}
+
+int api_podset_index_labels(struct api_podset_info *p, const char *pod_label,
+    const char *sub_label, int32_t sub_count, cu_error *err)
+{
+	struct api_topology_request *t = &p->topology_request;
+
+	if (!p->has_topology_request)
+		memset(t, 0, sizeof(*t));
+	cu_free(t->pod_index_label);
+	cu_free(t->subgroup_index_label);
+	t->pod_index_label = cu_strdup(pod_label);
+	t->subgroup_index_label = sub_label ? cu_strdup(sub_label) : NULL;
+	t->has_subgroup_count = sub_label != NULL;
+	t->subgroup_count = sub_label != NULL ? sub_count : 0;
+	p->has_topology_request = true;
+	if (t->pod_index_label == NULL ||
+	    (sub_label != NULL && t->subgroup_index_label == NULL))
+		return cu_error_set(
+		    err, CU_ENOMEM, "topologyRequest: out of memory");
+	return CU_OK;
+}
+
+bool api_topology_request_places(const struct api_topology_request *t)
+{
+	return t->required != NULL || t->preferred != NULL ||
+	       t->has_unconstrained || t->slice_required != NULL;
 }
 
 /* ---- topologyAssignment ------------------------------------------------- */

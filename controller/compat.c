@@ -176,7 +176,10 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Workload", "spec.podSets[].topologyRequest", P,
 	CTL_COMPAT_WARN_TABLE_ONLY,
 	"built from the podset-*-topology and podset-group-name annotations "
-	"(no podIndexLabel, no multi-layer slice constraints)"},
+	"with the index labels Kueue's frameworks set (podIndexLabel; "
+	"subGroupIndexLabel and subGroupCount for JobSets), except for pod "
+	"groups of several Pods and AppWrapper components; no multi-layer "
+	"slice constraints (docs/tas.md)"},
     {"Workload", "spec.maximumExecutionTimeSeconds", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},

@@ -343,7 +343,10 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 	}
 
 	for (i = 0; i < n; i++)
-		want = want || wl->spec.pod_sets[i].has_topology_request ||
+		want = want ||
+		       (wl->spec.pod_sets[i].has_topology_request &&
+			   api_topology_request_places(
+			       &wl->spec.pod_sets[i].topology_request)) ||
 		       (c->tas.nfl > 0 &&
 			   has_sched(wl->spec.pod_sets[i].template));
 	holds = qw != NULL && rec_workload_holds_quota(wl) &&

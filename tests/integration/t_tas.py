@@ -144,8 +144,12 @@ def requests(s):
     create_job(s, "anywhere", 2,
                {"kueue.x-k8s.io/podset-unconstrained-topology": "true"})
     create_job(s, "plain", 1, {})
-    want = {"rack": {"required": RACK}, "pref": {"preferred": BLOCK},
-            "anywhere": {"unconstrained": True}, "plain": None}
+    # Kueue's Job pod sets carry their pods' index label, with or
+    # without a topology annotation.
+    idx = {"podIndexLabel": "batch.kubernetes.io/job-completion-index"}
+    want = {"rack": dict(idx, required=RACK),
+            "pref": dict(idx, preferred=BLOCK),
+            "anywhere": dict(idx, unconstrained=True), "plain": idx}
     for owner, tr in want.items():
         w = wait_for(lambda: wl_of(s, owner), 15,
                      what="%s's Workload" % owner)
@@ -844,7 +848,9 @@ def sliced(s):
     w = wait_for(lambda: wl_of_ns(s, "sliced8"), 15, what="Workload")
     eq(w["spec"]["podSets"][0]["topologyRequest"],
        {"required": RACK, "podSetSliceRequiredTopology": HOST,
-        "podSetSliceSize": 4}, "topologyRequest with slices")
+        "podSetSliceSize": 4,
+        "podIndexLabel": "batch.kubernetes.io/job-completion-index"},
+       "topologyRequest with slices")
     nodes = placed(s, "sliced8", 8)
     per = {}
     for n in nodes:
@@ -903,9 +909,14 @@ def group(s):
     post(s, JSETS, tas_jobset("grp", [("leader", 1, "2"),
                                       ("workers", 4, "1")], group="g"))
     w = wait_for(lambda: wl_of_ns(s, "grp"), 15, what="Workload")
+    # With Kueue's index labels: pods by completion index, the
+    # replicated Jobs by job-index, subGroupCount their replicas.
     eq([p["topologyRequest"] for p in w["spec"]["podSets"]],
-       [{"required": RACK, "podSetGroupName": "g"}] * 2,
-       "topologyRequests with the group")
+       [{"required": RACK, "podSetGroupName": "g",
+         "podIndexLabel": "batch.kubernetes.io/job-completion-index",
+         "subGroupIndexLabel": "jobset.sigs.k8s.io/job-index",
+         "subGroupCount": 1}] * 2,
+       "topologyRequests with the group and index labels")
     leader = placed(s, "grp-leader-0", 1)
     workers = placed(s, "grp-workers-0", 4)
     eq(sorted(set(rack_of(n) for n in leader + workers)), ["b1-r2"],
