@@ -479,6 +479,13 @@ struct api_topology_request {
 	char *group_name;   /* [owned] podSetGroupName or NULL */
 	/* The labels indexing a pod set's pods and its groups (replicated
 	 * Jobs), as Kueue's job frameworks set them [owned] or NULL. */
+	/* podsetSliceRequiredTopologyConstraints (TASMultiLayerTopology):
+	 * slice layers, outermost first, 1 to 3 [owned] */
+	struct api_slice_layer {
+		char *topology; /* [owned] level */
+		int32_t size;
+	} * layers;
+	size_t n_layers;
 	char *pod_index_label;	    /* podIndexLabel */
 	char *subgroup_index_label; /* subGroupIndexLabel */
 	bool has_subgroup_count;
@@ -787,13 +794,17 @@ CU_MUST_CHECK int api_topology_assignment_decode(
 
 /* Topology request of a pod template [borrowed] from its annotations
  * kueue.x-k8s.io/podset-{required,preferred,unconstrained}-topology,
- * podset-slice-{required-topology,size} and podset-group-name (kept
+ * podset-slice-{required-topology,size}, the multi-layer
+ * podset-slice-required-topology-constraints (a JSON list of 1 to 3
+ * {topology, size}, taking the place of the two slice annotations;
+ * CU_EINVAL when malformed) and podset-group-name (kept
  * with required or preferred only, as Kueue); false when none is set. *out
  * is initialised here. CU_ENOMEM (out left empty). */
 CU_MUST_CHECK int api_topology_request_from_template(const json_t *tpl,
     struct api_topology_request *out, bool *found, cu_error *err);
 /* Does t [borrowed] ask for a placement (required, preferred,
- * unconstrained or a slice), not only carry index labels? */
+ * unconstrained, a slice or slice layers), not only carry index
+ * labels? */
 bool api_topology_request_places(const struct api_topology_request *t);
 /* Wire form of t [borrowed] -> *out [owned: json_decref]. CU_ENOMEM. */
 CU_MUST_CHECK int api_topology_request_encode(

@@ -869,6 +869,45 @@ def sliced(s):
     ctl.stop()
 
 
+@case("slice-layers-one-placed-more-pending", simulate=SIM)
+def slice_layers(s):
+    """Kueue's multi-layer slice annotation (TASMultiLayerTopology): the
+    Workload carries podsetSliceRequiredTopologyConstraints; one layer is
+    placed as podset-slice-required-topology would be (hosts of 4 pods);
+    two layers stay pending, saying cueue places one layer only."""
+    cluster(s)
+    ctl = Controller(s, config=CONFIG)
+    with open(os.path.join(DATA, "tas-job-required.yaml")) as f:
+        job = yaml.safe_load(f)
+    key = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+    for name, layers in (
+            ("layer1", [{"topology": HOST, "size": 4}]),
+            ("layer2", [{"topology": RACK, "size": 8},
+                        {"topology": HOST, "size": 4}])):
+        job["metadata"]["name"] = name
+        job["metadata"]["annotations"] = {
+            "cueue.dev/sim-runtime-ms": "600000"}
+        job["spec"]["parallelism"] = job["spec"]["completions"] = 8
+        tpl = job["spec"]["template"]
+        tpl["metadata"]["annotations"][key] = json.dumps(layers)
+        tpl["spec"]["containers"][0]["resources"]["requests"]["cpu"] = \
+            "500m"
+        post(s, DJOBS, job)
+        w = wait_for(lambda: wl_of_ns(s, name), 15, what="Workload")
+        eq(w["spec"]["podSets"][0]["topologyRequest"].get(
+            "podsetSliceRequiredTopologyConstraints"), layers,
+           "%s: the layers reach the Workload" % name)
+    nodes = placed(s, "layer1", 8)
+    per = {}
+    for n in nodes:
+        per[n] = per.get(n, 0) + 1
+    eq(sorted(per.values()), [4, 4], "two host slices of 4: %r" % per)
+    msg = wait_for(lambda: pending_message(s, "layer2"), 20,
+                   what="layer2 pending")
+    check("2 layers of podset slice constraints" in msg, msg)
+    ctl.stop()
+
+
 def tas_jobset(name, jobs, group=None, replicas=1, extra=None):
     """A JobSet of replicated jobs (name, pods, cpu per pod) of
     `replicas` Jobs, each of one required-rack podSet, all in podSet
