@@ -481,9 +481,32 @@ struct api_topology_request {
 	bool has_slice_size;
 	int32_t slice_size; /* podSetSliceSize */
 	char *group_name;   /* [owned] podSetGroupName or NULL */
+	/* The labels indexing a pod set's pods and its groups (replicated
+	 * Jobs), as Kueue's job frameworks set them [owned] or NULL. */
+	/* podsetSliceRequiredTopologyConstraints (TASMultiLayerTopology):
+	 * slice layers, outermost first, 1 to 3 [owned] */
+	struct api_slice_layer {
+		char *topology; /* [owned] level */
+		int32_t size;
+	} * layers;
+	size_t n_layers;
+	char *pod_index_label;	    /* podIndexLabel */
+	char *subgroup_index_label; /* subGroupIndexLabel */
+	bool has_subgroup_count;
+	int32_t subgroup_count; /* subGroupCount */
 };
 
 void api_topology_request_dispose(struct api_topology_request *t);
+
+/* The label keys Kueue's frameworks index pods by (podIndexLabel) and
+ * JobSet indexes its replicated Jobs by (subGroupIndexLabel). */
+#define API_LABEL_JOB_COMPLETION_INDEX                                         \
+	"batch.kubernetes.io/job-completion-index"
+#define API_LABEL_JOBSET_JOB_INDEX "jobset.sigs.k8s.io/job-index"
+#define API_LABEL_KUBEFLOW_REPLICA_INDEX "training.kubeflow.org/replica-index"
+#define API_LABEL_POD_GROUP_INDEX "kueue.x-k8s.io/pod-group-pod-index"
+#define API_LABEL_STATEFULSET_POD_INDEX "apps.kubernetes.io/pod-index"
+#define API_LABEL_LWS_WORKER_INDEX "leaderworkerset.sigs.k8s.io/worker-index"
 
 struct api_podset {
 	char *name;	  /* [owned] (CRD default "main") */
@@ -775,11 +798,18 @@ CU_MUST_CHECK int api_topology_assignment_decode(
 
 /* Topology request of a pod template [borrowed] from its annotations
  * kueue.x-k8s.io/podset-{required,preferred,unconstrained}-topology,
- * podset-slice-{required-topology,size} and podset-group-name (kept
+ * podset-slice-{required-topology,size}, the multi-layer
+ * podset-slice-required-topology-constraints (a JSON list of 1 to 3
+ * {topology, size}, taking the place of the two slice annotations;
+ * CU_EINVAL when malformed) and podset-group-name (kept
  * with required or preferred only, as Kueue); false when none is set. *out
  * is initialised here. CU_ENOMEM (out left empty). */
 CU_MUST_CHECK int api_topology_request_from_template(const json_t *tpl,
     struct api_topology_request *out, bool *found, cu_error *err);
+/* Does t [borrowed] ask for a placement (required, preferred,
+ * unconstrained, a slice or slice layers), not only carry index
+ * labels? */
+bool api_topology_request_places(const struct api_topology_request *t);
 /* Wire form of t [borrowed] -> *out [owned: json_decref]. CU_ENOMEM. */
 CU_MUST_CHECK int api_topology_request_encode(
     json_t **out, const struct api_topology_request *t, cu_error *err);
@@ -977,6 +1007,17 @@ CU_MUST_CHECK int api_jobset_podsets(
  * item of (api_podsets_dispose). CU_EINVAL, CU_ENOMEM. */
 CU_MUST_CHECK int api_podset_from_template(const json_t *tpl, const char *name,
     int32_t count, const char *path, struct api_podset_info *p, cu_error *err);
+
+/*
+ * Kueue's topology request builder with the framework's index labels:
+ * p's request [borrowed p] gets podIndexLabel pod_label and, when
+ * sub_label is not NULL, subGroupIndexLabel sub_label and subGroupCount
+ * sub_count (labels [borrowed; copied]). A pod set without topology
+ * annotations gets a request holding only these, as in Kueue. CU_ENOMEM.
+ */
+CU_MUST_CHECK int api_podset_index_labels(struct api_podset_info *p,
+    const char *pod_label, const char *sub_label, int32_t sub_count,
+    cu_error *err);
 
 /* ---- names ------------------------------------------------------------ */
 

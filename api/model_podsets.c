@@ -342,6 +342,11 @@ int api_job_podsets(
 	apid_push(&d, "template");
 	if (d.rc == CU_OK)
 		podset_from_template(&d, job->spec.template, true, p);
+	/* Kueue: the Job's pods are indexed by their completion index. */
+	if (d.rc == CU_OK &&
+	    api_podset_index_labels(
+		p, API_LABEL_JOB_COMPLETION_INDEX, NULL, 0, NULL) != CU_OK)
+		apid_nomem(&d);
 	if (d.rc != CU_OK)
 		api_podsets_dispose(out);
 	return d.rc;
@@ -395,6 +400,13 @@ int api_jobset_podsets(
 			apid_fail(&d, CU_EINVAL, "Required value");
 		else
 			podset_from_template(&d, rj->pod_template, false, p);
+		/* Kueue: pods by completion index within their Job, the
+		 * replicated Jobs by job-index, as many as replicas. */
+		if (d.rc == CU_OK &&
+		    api_podset_index_labels(p, API_LABEL_JOB_COMPLETION_INDEX,
+			API_LABEL_JOBSET_JOB_INDEX, (int32_t)replicas,
+			NULL) != CU_OK)
+			apid_nomem(&d);
 		apid_pop(&d, m2);
 	}
 	apid_pop(&d, mark);

@@ -21,6 +21,10 @@
 #define ANN_SLICE_REQUIRED "kueue.x-k8s.io/podset-slice-required-topology"
 #define ANN_SLICE_SIZE "kueue.x-k8s.io/podset-slice-size"
 #define ANN_GROUP "kueue.x-k8s.io/podset-group-name"
+#define ANN_SLICE_LAYERS                                                       \
+	"kueue.x-k8s.io/podset-slice-required-topology-constraints"
+#define LAYERS_KEY "podsetSliceRequiredTopologyConstraints"
+#define LAYERS_MAX 3
 
 /* ---- Topology ----------------------------------------------------------- */
 
@@ -75,6 +79,17 @@ API_MODEL_DEFINE_CODEC(topology, KUEUE_V1B2, "Topology")
 
 /* ---- podSet topologyRequest --------------------------------------------- */
 
+static void layers_dispose(struct api_topology_request *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_layers; i++)
+		cu_free(t->layers[i].topology);
+	cu_free(t->layers);
+	t->layers = NULL;
+	t->n_layers = 0;
+}
+
 void api_topology_request_dispose(struct api_topology_request *t)
 {
 	if (t == NULL)
@@ -83,7 +98,48 @@ void api_topology_request_dispose(struct api_topology_request *t)
 	cu_free(t->preferred);
 	cu_free(t->slice_required);
 	cu_free(t->group_name);
+	cu_free(t->pod_index_label);
+	cu_free(t->subgroup_index_label);
+	layers_dispose(t);
 	memset(t, 0, sizeof(*t));
+}
+
+/* The slice layers of list [borrowed] into t: 1 to 3 objects with a
+ * non-empty topology and a size >= 1; false when malformed (t has none)
+ * or out of memory (*nomem). */
+static bool layers_from(
+    const json_t *list, struct api_topology_request *t, bool *nomem)
+{
+	const json_t *l;
+	size_t i, n = json_array_size(list);
+
+	*nomem = false;
+	if (!json_is_array(list) || n == 0 || n > LAYERS_MAX)
+		return false;
+	t->layers = cu_calloc(n, sizeof(*t->layers));
+	if (t->layers == NULL)
+		return !(*nomem = true);
+	json_array_foreach(list, i, l)
+	{
+		const char *top =
+		    json_string_value(json_object_get(l, "topology"));
+		const json_t *sz = json_object_get(l, "size");
+
+		if (top == NULL || top[0] == '\0' || !json_is_integer(sz) ||
+		    json_integer_value(sz) < 1 ||
+		    json_integer_value(sz) > INT32_MAX)
+			break;
+		t->layers[i].size = (int32_t)json_integer_value(sz);
+		t->n_layers = i + 1;
+		if ((t->layers[i].topology = cu_strdup(top)) == NULL) {
+			*nomem = true;
+			break;
+		}
+	}
+	if (t->n_layers == n && !*nomem)
+		return true;
+	layers_dispose(t);
+	return false;
 }
 
 void apid_topology_request(struct api_dec *d, const json_t *o, bool *has,
@@ -104,6 +160,25 @@ void apid_topology_request(struct api_dec *d, const json_t *o, bool *has,
 		apid_i32(d, tr, "podSetSliceSize", false, &t->has_slice_size,
 		    &t->slice_size);
 		apid_str(d, tr, "podSetGroupName", false, &t->group_name);
+		apid_str(d, tr, "podIndexLabel", false, &t->pod_index_label);
+		apid_str(d, tr, "subGroupIndexLabel", false,
+		    &t->subgroup_index_label);
+		apid_i32(d, tr, "subGroupCount", false, &t->has_subgroup_count,
+		    &t->subgroup_count);
+		if (json_object_get(tr, LAYERS_KEY) != NULL && d->rc == CU_OK) {
+			bool nomem;
+
+			if (!layers_from(
+				json_object_get(tr, LAYERS_KEY), t, &nomem)) {
+				if (nomem)
+					apid_nomem(d);
+				else
+					apid_fail(d, CU_EINVAL,
+					    LAYERS_KEY ": Invalid value: 1 to "
+						       "3 {topology, size >= "
+						       "1}");
+			}
+		}
 	}
 	apid_pop(d, mark);
 }
@@ -122,6 +197,26 @@ void apie_topology_request(struct api_enc *e, json_t *dst, bool has,
 	apie_str(e, o, "podSetSliceRequiredTopology", t->slice_required);
 	apie_i64(e, o, "podSetSliceSize", t->has_slice_size, t->slice_size);
 	apie_str(e, o, "podSetGroupName", t->group_name);
+	apie_str(e, o, "podIndexLabel", t->pod_index_label);
+	apie_str(e, o, "subGroupIndexLabel", t->subgroup_index_label);
+	apie_i64(
+	    e, o, "subGroupCount", t->has_subgroup_count, t->subgroup_count);
+	if (t->n_layers > 0 && e->rc == CU_OK) {
+		json_t *a = json_array();
+		size_t i;
+
+		for (i = 0; a != NULL && i < t->n_layers; i++)
+			if (json_array_append_new(
+				a, json_pack("{s:s, s:i}", "topology",
+				       t->layers[i].topology, "size",
+				       (int)t->layers[i].size)) != 0) {
+				json_decref(a);
+				a = NULL;
+			}
+		if (a == NULL || json_object_set_new(o, LAYERS_KEY, a) != 0)
+			e->rc = cu_error_set(
+			    e->err, CU_ENOMEM, "topologyRequest: no memory");
+	}
 }
 
 int api_topology_request_encode(
@@ -198,6 +293,7 @@ int api_topology_request_from_template(const json_t *tpl,
 	const char *slice = ann(anns, ANN_SLICE_REQUIRED);
 	const char *size = ann(anns, ANN_SLICE_SIZE);
 	const char *group = ann(anns, ANN_GROUP);
+	const char *layers = ann(anns, ANN_SLICE_LAYERS);
 	bool b = false;
 
 	memset(out, 0, sizeof(*out));
@@ -219,10 +315,26 @@ int api_topology_request_from_template(const json_t *tpl,
 			    ANN_UNCONSTRAINED, unc);
 		out->has_unconstrained = true;
 		out->unconstrained = b;
-	} else if (slice == NULL || size == NULL) {
+	} else if ((slice == NULL || size == NULL) && layers == NULL) {
 		return CU_OK;
 	}
-	if (slice != NULL && size != NULL) {
+	if (layers != NULL) {
+		/* Kueue (TASMultiLayerTopology): the layers take the place
+		 * of the two slice annotations. */
+		json_t *list = json_loads(layers, 0, NULL);
+		bool nomem = false, ok = layers_from(list, out, &nomem);
+
+		json_decref(list);
+		if (nomem)
+			goto nomem;
+		if (!ok) {
+			api_topology_request_dispose(out);
+			return cu_error_set(err, CU_EINVAL,
+			    "metadata.annotations[%s]: invalid value: must be "
+			    "a JSON list of 1 to 3 {topology, size >= 1}",
+			    ANN_SLICE_LAYERS);
+		}
+	} else if (slice != NULL && size != NULL) {
 		if (!parse_i32(size, &out->slice_size)) {
 			api_topology_request_dispose(out);
 			return cu_error_set(err, CU_EINVAL,
@@ -242,6 +354,34 @@ int api_topology_request_from_template(const json_t *tpl,
 nomem:
 	api_topology_request_dispose(out);
 	return cu_error_set(err, CU_ENOMEM, "topologyRequest: out of memory");
+}
+
+int api_podset_index_labels(struct api_podset_info *p, const char *pod_label,
+    const char *sub_label, int32_t sub_count, cu_error *err)
+{
+	struct api_topology_request *t = &p->topology_request;
+
+	if (!p->has_topology_request)
+		memset(t, 0, sizeof(*t));
+	cu_free(t->pod_index_label);
+	cu_free(t->subgroup_index_label);
+	t->pod_index_label = cu_strdup(pod_label);
+	t->subgroup_index_label = sub_label ? cu_strdup(sub_label) : NULL;
+	t->has_subgroup_count = sub_label != NULL;
+	t->subgroup_count = sub_label != NULL ? sub_count : 0;
+	p->has_topology_request = true;
+	if (t->pod_index_label == NULL ||
+	    (sub_label != NULL && t->subgroup_index_label == NULL))
+		return cu_error_set(
+		    err, CU_ENOMEM, "topologyRequest: out of memory");
+	return CU_OK;
+}
+
+bool api_topology_request_places(const struct api_topology_request *t)
+{
+	return t->required != NULL || t->preferred != NULL ||
+	       t->has_unconstrained || t->slice_required != NULL ||
+	       t->n_layers > 0;
 }
 
 /* ---- topologyAssignment ------------------------------------------------- */

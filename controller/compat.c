@@ -119,9 +119,11 @@ const struct ctl_compat ctl_compat_table[] = {
 	"devices of ResourceClaimTemplates (Exactly, count) and DRA-backed "
 	"extended resources are charged to the mapping as in Kueue "
 	"(KueueDRAIntegration, ...ExtendedResource); counter sources "
-	"(...PartitionableDevices) and capacity sources (alpha "
-	"...ConsumableCapacity) are not counted: Workloads using them are "
-	"Misconfigured; no ResourceSlice check of CEL selectors"},
+	"(...PartitionableDevices, beta and on in Kueue) and capacity "
+	"sources (alpha ...ConsumableCapacity) are not counted: Workloads "
+	"using them are Misconfigured (Kueue matches ResourceSlice devices "
+	"with the CEL selectors; cueue's controller has no CEL evaluator, "
+	"docs/kueue-gates.md); no ResourceSlice check of CEL selectors"},
     {"Configuration", "resources.quotaCheckStrategy", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,
@@ -176,7 +178,12 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Workload", "spec.podSets[].topologyRequest", P,
 	CTL_COMPAT_WARN_TABLE_ONLY,
 	"built from the podset-*-topology and podset-group-name annotations "
-	"(no podIndexLabel, no multi-layer slice constraints)"},
+	"with the index labels Kueue's frameworks set (podIndexLabel; "
+	"subGroupIndexLabel and subGroupCount for JobSets), except for pod "
+	"groups of several Pods and AppWrapper components; multi-layer slice "
+	"constraints (TASMultiLayerTopology, beta and on in Kueue) are "
+	"written from their annotation, one layer is placed, two or three "
+	"stay pending as not placed yet (docs/tas.md)"},
     {"Workload", "spec.maximumExecutionTimeSeconds", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},

@@ -343,7 +343,10 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 	}
 
 	for (i = 0; i < n; i++)
-		want = want || wl->spec.pod_sets[i].has_topology_request ||
+		want = want ||
+		       (wl->spec.pod_sets[i].has_topology_request &&
+			   api_topology_request_places(
+			       &wl->spec.pod_sets[i].topology_request)) ||
 		       (c->tas.nfl > 0 &&
 			   has_sched(wl->spec.pod_sets[i].template));
 	holds = qw != NULL && rec_workload_holds_quota(wl) &&
@@ -369,6 +372,7 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 		cu_free(p->group);
 		p->level = p->slice_level = p->group = NULL;
 		p->slice_size = 0;
+		p->layers = 0;
 		p->mode = 0;
 		ps_set_filter(p, wl->spec.pod_sets[i].template);
 		if (!wl->spec.pod_sets[i].has_topology_request)
@@ -376,6 +380,12 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 		if (r->slice_required != NULL && r->has_slice_size) {
 			p->slice_level = cu_strdup(r->slice_required);
 			p->slice_size = r->slice_size;
+		} else if (r->n_layers == 1) {
+			/* one layer is the two-level slice request */
+			p->slice_level = cu_strdup(r->layers[0].topology);
+			p->slice_size = r->layers[0].size;
+		} else if (r->n_layers > 1) {
+			p->layers = r->n_layers;
 		}
 		if (r->group_name != NULL)
 			p->group = cu_strdup(r->group_name);
@@ -386,7 +396,7 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 			p->mode = TAS_PREFERRED;
 			p->level = cu_strdup(r->preferred);
 		} else if ((r->has_unconstrained && r->unconstrained) ||
-			   p->slice_level != NULL) {
+			   p->slice_level != NULL || p->layers > 1) {
 			/* Kueue: a slice request alone is unconstrained */
 			p->mode = TAS_UNCONSTRAINED;
 		}

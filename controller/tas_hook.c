@@ -105,6 +105,15 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	cu_error err;
 	int rc;
 
+	if (p != NULL && p->layers > 1) {
+		/* TASMultiLayerTopology: nested slices are not placed yet;
+		 * pending says so rather than placing without them. */
+		snprintf(msg, len,
+		    "%zu layers of podset slice constraints: cueue places one "
+		    "layer of slices only",
+		    p->layers);
+		return TAS_NOFIT;
+	}
 	ctl_tas__filter_of(f, p, &filter);
 	r.mode = mode;
 	r.level = level;

@@ -430,6 +430,11 @@ int rec__doc_podsets(const struct rec_fw *fw, const json_t *doc,
 			rc = api_podset_from_template(
 			    json_object_get(r, "template"), name,
 			    (int32_t)count, path, &out->items[i], err);
+			/* Kueue: Kubeflow's and MPI's replica index. */
+			if (rc == CU_OK)
+				rc = api_podset_index_labels(&out->items[i],
+				    API_LABEL_KUBEFLOW_REPLICA_INDEX, NULL, 0,
+				    err);
 		}
 	}
 	if (rc != CU_OK)

@@ -164,6 +164,9 @@ int rec__pod_podsets(const json_t *doc, struct api_podsets *out, cu_error *err)
 	out->n = 1;
 	rc = api_podset_from_template(
 	    tpl, REC_POD_PODSET, 1, "pod", &out->items[0], err);
+	if (rc == CU_OK) /* Kueue: the pod group index label */
+		rc = api_podset_index_labels(
+		    &out->items[0], API_LABEL_POD_GROUP_INDEX, NULL, 0, err);
 	json_decref(tpl);
 	if (rc != CU_OK)
 		api_podsets_dispose(out);

@@ -63,9 +63,11 @@ static json_t *serving_template(
 }
 
 /* One pod set into out->items[out->n++]; its count read from the field
- * count_of, its template at path. */
+ * count_of, its template at path, its pods indexed by label index (NULL:
+ * none, as Kueue's LeaderWorkerSet leader). */
 static int one(struct api_podsets *out, const json_t *tpl, const char *name,
-    json_int_t count, const char *count_of, const char *path, cu_error *err)
+    json_int_t count, const char *count_of, const char *path, const char *index,
+    cu_error *err)
 {
 	int rc;
 
@@ -81,6 +83,9 @@ static int one(struct api_podsets *out, const json_t *tpl, const char *name,
 	out->n++;
 	rc = api_podset_from_template(
 	    tpl, name, (int32_t)count, path, &out->items[out->n - 1], err);
+	if (rc == CU_OK && index != NULL)
+		rc = api_podset_index_labels(
+		    &out->items[out->n - 1], index, NULL, 0, err);
 	return rc;
 }
 
@@ -98,18 +103,20 @@ static int serving_podsets(const struct rec_fw *fw, const json_t *doc,
 	if (!is_lws(fw))
 		rc = one(out, json_object_get(spec, "template"), REC_POD_PODSET,
 		    int_or(spec, "replicas", 1), "spec.replicas",
-		    "spec.template", err);
+		    "spec.template", API_LABEL_STATEFULSET_POD_INDEX, err);
 	else if (!has_leader(doc))
 		rc = one(out, json_object_get(t, "workerTemplate"),
 		    REC_POD_PODSET, size, "spec.leaderWorkerTemplate.size",
-		    "spec.leaderWorkerTemplate.workerTemplate", err);
+		    "spec.leaderWorkerTemplate.workerTemplate",
+		    API_LABEL_LWS_WORKER_INDEX, err);
 	else if ((rc = one(out, json_object_get(t, "leaderTemplate"), "leader",
 		      1, "spec.leaderWorkerTemplate.size",
-		      "spec.leaderWorkerTemplate.leaderTemplate", err)) ==
+		      "spec.leaderWorkerTemplate.leaderTemplate", NULL, err)) ==
 		 CU_OK)
 		rc = one(out, json_object_get(t, "workerTemplate"), "worker",
 		    size - 1, "spec.leaderWorkerTemplate.size",
-		    "spec.leaderWorkerTemplate.workerTemplate", err);
+		    "spec.leaderWorkerTemplate.workerTemplate",
+		    API_LABEL_LWS_WORKER_INDEX, err);
 	if (rc != CU_OK)
 		api_podsets_dispose(out);
 	return rc;

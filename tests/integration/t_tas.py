@@ -144,8 +144,12 @@ def requests(s):
     create_job(s, "anywhere", 2,
                {"kueue.x-k8s.io/podset-unconstrained-topology": "true"})
     create_job(s, "plain", 1, {})
-    want = {"rack": {"required": RACK}, "pref": {"preferred": BLOCK},
-            "anywhere": {"unconstrained": True}, "plain": None}
+    # Kueue's Job pod sets carry their pods' index label, with or
+    # without a topology annotation.
+    idx = {"podIndexLabel": "batch.kubernetes.io/job-completion-index"}
+    want = {"rack": dict(idx, required=RACK),
+            "pref": dict(idx, preferred=BLOCK),
+            "anywhere": dict(idx, unconstrained=True), "plain": idx}
     for owner, tr in want.items():
         w = wait_for(lambda: wl_of(s, owner), 15,
                      what="%s's Workload" % owner)
@@ -844,7 +848,9 @@ def sliced(s):
     w = wait_for(lambda: wl_of_ns(s, "sliced8"), 15, what="Workload")
     eq(w["spec"]["podSets"][0]["topologyRequest"],
        {"required": RACK, "podSetSliceRequiredTopology": HOST,
-        "podSetSliceSize": 4}, "topologyRequest with slices")
+        "podSetSliceSize": 4,
+        "podIndexLabel": "batch.kubernetes.io/job-completion-index"},
+       "topologyRequest with slices")
     nodes = placed(s, "sliced8", 8)
     per = {}
     for n in nodes:
@@ -860,6 +866,45 @@ def sliced(s):
     msg = wait_for(lambda: pending_message(s, "sliced6"), 20,
                    what="sliced6 pending")
     check("podset slice size 4 does not divide the pod count 6" in msg, msg)
+    ctl.stop()
+
+
+@case("slice-layers-one-placed-more-pending", simulate=SIM)
+def slice_layers(s):
+    """Kueue's multi-layer slice annotation (TASMultiLayerTopology): the
+    Workload carries podsetSliceRequiredTopologyConstraints; one layer is
+    placed as podset-slice-required-topology would be (hosts of 4 pods);
+    two layers stay pending, saying cueue places one layer only."""
+    cluster(s)
+    ctl = Controller(s, config=CONFIG)
+    with open(os.path.join(DATA, "tas-job-required.yaml")) as f:
+        job = yaml.safe_load(f)
+    key = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
+    for name, layers in (
+            ("layer1", [{"topology": HOST, "size": 4}]),
+            ("layer2", [{"topology": RACK, "size": 8},
+                        {"topology": HOST, "size": 4}])):
+        job["metadata"]["name"] = name
+        job["metadata"]["annotations"] = {
+            "cueue.dev/sim-runtime-ms": "600000"}
+        job["spec"]["parallelism"] = job["spec"]["completions"] = 8
+        tpl = job["spec"]["template"]
+        tpl["metadata"]["annotations"][key] = json.dumps(layers)
+        tpl["spec"]["containers"][0]["resources"]["requests"]["cpu"] = \
+            "500m"
+        post(s, DJOBS, job)
+        w = wait_for(lambda: wl_of_ns(s, name), 15, what="Workload")
+        eq(w["spec"]["podSets"][0]["topologyRequest"].get(
+            "podsetSliceRequiredTopologyConstraints"), layers,
+           "%s: the layers reach the Workload" % name)
+    nodes = placed(s, "layer1", 8)
+    per = {}
+    for n in nodes:
+        per[n] = per.get(n, 0) + 1
+    eq(sorted(per.values()), [4, 4], "two host slices of 4: %r" % per)
+    msg = wait_for(lambda: pending_message(s, "layer2"), 20,
+                   what="layer2 pending")
+    check("2 layers of podset slice constraints" in msg, msg)
     ctl.stop()
 
 
@@ -903,9 +948,14 @@ def group(s):
     post(s, JSETS, tas_jobset("grp", [("leader", 1, "2"),
                                       ("workers", 4, "1")], group="g"))
     w = wait_for(lambda: wl_of_ns(s, "grp"), 15, what="Workload")
+    # With Kueue's index labels: pods by completion index, the
+    # replicated Jobs by job-index, subGroupCount their replicas.
     eq([p["topologyRequest"] for p in w["spec"]["podSets"]],
-       [{"required": RACK, "podSetGroupName": "g"}] * 2,
-       "topologyRequests with the group")
+       [{"required": RACK, "podSetGroupName": "g",
+         "podIndexLabel": "batch.kubernetes.io/job-completion-index",
+         "subGroupIndexLabel": "jobset.sigs.k8s.io/job-index",
+         "subGroupCount": 1}] * 2,
+       "topologyRequests with the group and index labels")
     leader = placed(s, "grp-leader-0", 1)
     workers = placed(s, "grp-workers-0", 4)
     eq(sorted(set(rack_of(n) for n in leader + workers)), ["b1-r2"],

@@ -127,6 +127,62 @@ Test(topology, bad_unconstrained_value_is_an_error)
 	json_decref(tpl);
 }
 
+/* TASMultiLayerTopology: the constraints annotation becomes the slice
+ * layers (taking the place of the two-level slice annotations) and
+ * encodes as podsetSliceRequiredTopologyConstraints; a malformed list or
+ * more than 3 layers is an error. */
+Test(topology, slice_layers_from_annotation)
+{
+	json_t *tpl = parse(
+	    "{\"metadata\":{\"annotations\":{"
+	    "\"kueue.x-k8s.io/podset-required-topology\":\"block\","
+	    "\"kueue.x-k8s.io/podset-slice-required-topology\":\"host\","
+	    "\"kueue.x-k8s.io/podset-slice-size\":\"2\","
+	    "\"kueue.x-k8s.io/podset-slice-required-topology-constraints\":"
+	    "\"[{\\\"topology\\\":\\\"rack\\\",\\\"size\\\":8},"
+	    "{\\\"topology\\\":\\\"host\\\",\\\"size\\\":4}]\"}}}");
+	static const char *const bad[] = {"[]", "{}", "[{\"topology\":\"r\"}]",
+	    "[{\"topology\":\"r\",\"size\":0}]",
+	    "[{\"topology\":\"a\",\"size\":1},{\"topology\":\"b\",\"size\":1},"
+	    "{\"topology\":\"c\",\"size\":1},{\"topology\":\"d\",\"size\":1}]",
+	    "not json"};
+	struct api_topology_request r;
+	json_t *out = NULL, *want;
+	bool found;
+	cu_error err;
+	size_t i;
+
+	cr_assert_eq(api_topology_request_from_template(tpl, &r, &found, &err),
+	    CU_OK, "%s", err.msg);
+	cr_assert(found);
+	cr_assert_eq(r.n_layers, 2);
+	cr_assert_str_eq(r.layers[0].topology, "rack");
+	cr_assert_eq(r.layers[1].size, 4);
+	cr_assert_null(r.slice_required);
+	cr_assert(api_topology_request_places(&r));
+	cr_assert_eq(api_topology_request_encode(&out, &r, &err), CU_OK);
+	want = parse("{\"required\":\"block\","
+		     "\"podsetSliceRequiredTopologyConstraints\":"
+		     "[{\"topology\":\"rack\",\"size\":8},"
+		     "{\"topology\":\"host\",\"size\":4}]}");
+	cr_assert(json_equal(out, want));
+	json_decref(want);
+	json_decref(out);
+	api_topology_request_dispose(&r);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_t *b = json_pack("{s:{s:{s:s}}}", "metadata",
+		    "annotations",
+		    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
+		    bad[i]);
+
+		cr_expect_eq(
+		    api_topology_request_from_template(b, &r, &found, &err),
+		    CU_EINVAL, "%s", bad[i]);
+		json_decref(b);
+	}
+	json_decref(tpl);
+}
+
 Test(topology, job_podset_carries_the_request)
 {
 	json_t *j =

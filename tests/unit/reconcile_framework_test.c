@@ -209,6 +209,12 @@ static void podsets_row(const struct ps_row *r)
 		used +=
 		    (size_t)snprintf(got + used, sizeof(got) - used, "%s", one);
 		cr_assert_not_null(ps.items[i].template);
+		/* Kueue: every replica type's pods by replica index. */
+		cr_assert(ps.items[i].has_topology_request);
+		cr_assert_str_eq(ps.items[i].topology_request.pod_index_label,
+		    "training.kubeflow.org/replica-index");
+		cr_assert_null(
+		    ps.items[i].topology_request.subgroup_index_label);
 	}
 	cr_assert_str_eq(got, r->want);
 	api_podsets_dispose(&ps);

@@ -275,7 +275,9 @@ Test(workload_build, job_golden)
 	    "\"value\":\"a\",\"effect\":\"NoSchedule\"}],"
 	    "\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
 	    "\"resources\":{\"requests\":{\"cpu\":\"1\","
-	    "\"memory\":\"1Gi\"}}}]}}}]}}",
+	    "\"memory\":\"1Gi\"}}}]}},"
+	    "\"topologyRequest\":{\"podIndexLabel\":"
+	    "\"batch.kubernetes.io/job-completion-index\"}}]}}",
 	    name);
 	assert_json_text(wl, want);
 	/* The result decodes as a Workload. */
@@ -345,12 +347,18 @@ Test(workload_build, jobset_two_replicated_jobs)
 	    "\"metadata\":{\"annotations\":{\"role\":\"driver\"}},"
 	    "\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"
 	    "\"d\",\"image\":\"img\",\"resources\":{\"requests\":{\"cpu\":"
-	    "\"500m\"}}}]}}},"
+	    "\"500m\"}}}]}},\"topologyRequest\":{\"podIndexLabel\":"
+	    "\"batch.kubernetes.io/job-completion-index\","
+	    "\"subGroupIndexLabel\":\"jobset.sigs.k8s.io/job-index\","
+	    "\"subGroupCount\":1}},"
 	    "{\"name\":\"workers\",\"count\":4,\"template\":{"
 	    "\"metadata\":{\"labels\":{\"role\":\"worker\"}},"
 	    "\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":"
 	    "\"w\",\"image\":\"img\",\"resources\":{\"requests\":{\"cpu\":"
-	    "\"2\",\"nvidia.com/gpu\":\"1\"}}}]}}}]");
+	    "\"2\",\"nvidia.com/gpu\":\"1\"}}}]}},\"topologyRequest\":{"
+	    "\"podIndexLabel\":\"batch.kubernetes.io/job-completion-index\","
+	    "\"subGroupIndexLabel\":\"jobset.sigs.k8s.io/job-index\","
+	    "\"subGroupCount\":2}}]");
 	/* No priority class: priority 0, no ref. */
 	cr_assert_eq(json_integer_value(json_object_get(
 			 json_object_get(wl, "spec"), "priority")),
