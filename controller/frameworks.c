@@ -99,3 +99,33 @@ const json_t *ctl_fw_lookup(const char *group, const char *plural,
 		return NULL;
 	return api_informer_get(c->inf[id], ns, name);
 }
+
+struct runtime_news {
+	ctl *c;
+	bool cluster;
+	const char *ns;
+	const char *name;
+};
+
+static void mark_user(json_t *tj, void *payload)
+{
+	struct runtime_news *r = payload;
+	const char *ns = ctl_jmeta(tj, "namespace");
+	const char *name = ctl_jmeta(tj, "name");
+
+	if (name != NULL &&
+	    rec_trainjob_uses_runtime(tj, r->cluster, r->ns, r->name))
+		(void)ctl_keys_put(&r->c->dirty_jobs,
+		    CTL_K3(ctl_fw_kind(INF_TRAINJOB), ns ? ns : "", name));
+}
+
+void ctl_fw_runtime_mark(ctl *c, enum inf_id id, json_t *obj)
+{
+	struct runtime_news r = {c, id == INF_CTRAINRT,
+	    ctl_jmeta(obj, "namespace"), ctl_jmeta(obj, "name")};
+
+	if ((id != INF_TRAINRT && id != INF_CTRAINRT) || r.name == NULL ||
+	    c->inf[INF_TRAINJOB] == NULL)
+		return;
+	api_informer_foreach(c->inf[INF_TRAINJOB], mark_user, &r);
+}
