@@ -111,6 +111,21 @@ def samples(s):
         check(cond_true(w, "QuotaReserved") or cond_true(w, "Finished"),
               "Workload %s admitted or finished: %r"
               % (w["metadata"]["name"], w.get("status")))
+    # The Spark operator copies the application's labels to its pods:
+    # queue-named, but children of a managed parent, never gated and
+    # never queued on their own (with the pod integration on).
+    spark = [p for p in items(s, "/api/v1" + NS + "pods")
+             if p["metadata"]["name"].startswith("spark-pi-")]
+    check(len(spark) == 3, "driver and 2 executors: %r"
+          % [p["metadata"]["name"] for p in spark])
+    for p in spark:
+        check(p["metadata"]["labels"].get("kueue.x-k8s.io/queue-name") ==
+              "user-queue", "queue-name label on %s" % p["metadata"]["name"])
+        check(not p["spec"].get("schedulingGates"),
+              "%s not gated" % p["metadata"]["name"])
+    check(not [w for w in wls for r in w["metadata"].get(
+        "ownerReferences", []) if r["name"].startswith("spark-pi-")],
+        "no Workload for the Spark pods")
     ctl.stop()
 
 
