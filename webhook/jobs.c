@@ -417,7 +417,8 @@ static int validate(struct wh_ctx *c, cu_error *err)
 		     !c->opt->no_elastic_jobs, err)) != CU_OK) ||
 	    (gnew.kind == NS_GATE_KIND_SPARKAPP &&
 		dnew.managed == NS_GATE_YES &&
-		(rc = wh__spark_validate(obj, err)) != CU_OK) ||
+		(rc = wh__spark_validate(obj, !c->opt->no_elastic_jobs, err)) !=
+		    CU_OK) ||
 	    !is_update)
 		return rc;
 	/* 5. the queue cannot change under a quota reservation */

@@ -7,7 +7,9 @@
  * pod of the application, so that its pods are the ones quota was
  * reserved for) and without dynamic allocation (a queued application has
  * a fixed executor count: Kueue allows spec.dynamicAllocation only for
- * elastic jobs, which it does not offer for SparkApplication). The
+ * elastic jobs, which it does not offer for SparkApplication: the
+ * elastic-job annotation is refused too, with ElasticJobsViaWorkloadSlices
+ * on). The
  * driver and executor pods are never gated nor labelled by a webhook
  * (Kueue's neither): they are the children of a managed parent, which
  * the management gate leaves to their parent (namespaces/gate.h
@@ -18,7 +20,7 @@
 #include "webhook/webhook_int.h"
 #include "api/json.h"
 
-int wh__spark_validate(const json_t *obj, cu_error *err)
+int wh__spark_validate(const json_t *obj, bool elastic_gate, cu_error *err)
 {
 	const json_t *spec = json_object_get(obj, "spec");
 	const json_t *mode = json_object_get(spec, "mode");
@@ -33,6 +35,10 @@ int wh__spark_validate(const json_t *obj, cu_error *err)
 		    "SparkApplication in cluster mode only",
 		    wh__quote(q,
 			json_is_string(mode) ? json_string_value(mode) : ""));
+	if (elastic_gate && wh__elastic_job(obj))
+		return cu_error_set(err, CU_EDENIED,
+		    "metadata.annotations[" WH_ELASTIC_JOB "]: Forbidden: "
+		    "a SparkApplication cannot be an elastic job");
 	if (json_is_true(dyn))
 		return cu_error_set(err, CU_EDENIED,
 		    "spec.dynamicAllocation.enabled: Invalid value: true: a "

@@ -2297,6 +2297,19 @@ Test(webhook, spark_cluster_mode_without_dynamic_allocation)
 	rv.obj = SPARK(QLABEL("main"),
 	    "{'mode':'cluster','dynamicAllocation':{'enabled':false}}");
 	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	/* no elastic SparkApplication (ElasticJobsViaWorkloadSlices on),
+	 * with dynamic allocation or without */
+	rv.obj = "{'apiVersion':'sparkoperator.k8s.io/v1beta2','kind':"
+		 "'SparkApplication','metadata':{'name':'sp','annotations':{"
+		 "'kueue.x-k8s.io/elastic-job':'true'}" QLABEL(
+		     "main") "},"
+			     "'spec':{'mode':'cluster'}}";
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "metadata.annotations[kueue.x-k8s.io/elastic-job]: Forbidden",
+	    true);
+	OPT.no_elastic_jobs = true;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	OPT.no_elastic_jobs = false;
 	/* the same checks on UPDATE */
 	rv.op = "UPDATE";
 	rv.old = SPARK(QLABEL("main"), "{'mode':'cluster'}");
