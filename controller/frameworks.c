@@ -2,10 +2,12 @@
 /*
  * controller/frameworks.c - the controller's side of the framework
  * descriptors (reconcile/framework.c, docs/frameworks.md): which job
- * informer holds which kind, whether its framework is enabled, and the
- * gate's per-kind switches. The job informers follow the descriptor
- * table (INF_JOB + i is rec_fw_at(i)); ctl_resources repeats each
- * descriptor's resource, checked by the unit test of this file's users.
+ * informer holds which kind, whether its framework is enabled, the
+ * gate's per-kind switches, the training runtimes a TrainJob's pod sets
+ * are read from and the TrainJobs a runtime's event concerns. The job
+ * informers follow the descriptor table (INF_JOB + i is rec_fw_at(i));
+ * ctl_resources repeats each descriptor's resource, checked by the unit
+ * test of this file's users.
  */
 #include <stdio.h>
 #include <string.h>
