@@ -213,6 +213,9 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 	} else if (id == INF_PROVREQ || id == INF_PODTEMPLATE) {
 		ctl_provreq_mark(c, id, obj);
 		return;
+	} else if (id == INF_TRAINRT || id == INF_CTRAINRT) {
+		ctl_fw_runtime_mark(c, id, obj);
+		return;
 	} else if (ctl_fw_is_job(id)) {
 		const char *group =
 		    id == INF_POD ? ctl_pod_group_of(obj) : NULL;

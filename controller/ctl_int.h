@@ -118,6 +118,11 @@ bool ctl_fw_is_job(enum inf_id id);
 const json_t *ctl_fw_lookup(const char *group, const char *plural,
     const char *ns, const char *name, void *payload);
 
+/* A TrainingRuntime or ClusterTrainingRuntime (informer id) obj
+ * [borrowed] appeared, changed or went away: every TrainJob that
+ * references it is reconciled again (its pod sets come from it). */
+void ctl_fw_runtime_mark(ctl *c, enum inf_id id, json_t *obj);
+
 /* Is the framework of job informer id listed in integrations.frameworks? */
 bool ctl_fw_enabled(const struct ctl_config *cfg, enum inf_id id);
 

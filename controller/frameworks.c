@@ -2,10 +2,12 @@
 /*
  * controller/frameworks.c - the controller's side of the framework
  * descriptors (reconcile/framework.c, docs/frameworks.md): which job
- * informer holds which kind, whether its framework is enabled, and the
- * gate's per-kind switches. The job informers follow the descriptor
- * table (INF_JOB + i is rec_fw_at(i)); ctl_resources repeats each
- * descriptor's resource, checked by the unit test of this file's users.
+ * informer holds which kind, whether its framework is enabled, the
+ * gate's per-kind switches, the training runtimes a TrainJob's pod sets
+ * are read from and the TrainJobs a runtime's event concerns. The job
+ * informers follow the descriptor table (INF_JOB + i is rec_fw_at(i));
+ * ctl_resources repeats each descriptor's resource, checked by the unit
+ * test of this file's users.
  */
 #include <stdio.h>
 #include <string.h>
@@ -98,4 +100,34 @@ const json_t *ctl_fw_lookup(const char *group, const char *plural,
 	if (id == INF__COUNT || c->inf[id] == NULL)
 		return NULL;
 	return api_informer_get(c->inf[id], ns, name);
+}
+
+struct runtime_news {
+	ctl *c;
+	bool cluster;
+	const char *ns;
+	const char *name;
+};
+
+static void mark_user(json_t *tj, void *payload)
+{
+	struct runtime_news *r = payload;
+	const char *ns = ctl_jmeta(tj, "namespace");
+	const char *name = ctl_jmeta(tj, "name");
+
+	if (name != NULL &&
+	    rec_trainjob_uses_runtime(tj, r->cluster, r->ns, r->name))
+		(void)ctl_keys_put(&r->c->dirty_jobs,
+		    CTL_K3(ctl_fw_kind(INF_TRAINJOB), ns ? ns : "", name));
+}
+
+void ctl_fw_runtime_mark(ctl *c, enum inf_id id, json_t *obj)
+{
+	struct runtime_news r = {c, id == INF_CTRAINRT,
+	    ctl_jmeta(obj, "namespace"), ctl_jmeta(obj, "name")};
+
+	if ((id != INF_TRAINRT && id != INF_CTRAINRT) || r.name == NULL ||
+	    c->inf[INF_TRAINJOB] == NULL)
+		return;
+	api_informer_foreach(c->inf[INF_TRAINJOB], mark_user, &r);
 }

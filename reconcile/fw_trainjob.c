@@ -39,15 +39,37 @@ void rec_fw_set_lookup(rec_fw_lookup_fn fn, void *payload)
 	lookup_payload = payload;
 }
 
+/* Does doc's spec.runtimeRef name a ClusterTrainingRuntime (the default
+ * kind)? */
+static bool cluster_ref(const json_t *ref)
+{
+	const char *kind = api_json_str(ref, "kind");
+
+	return kind == NULL || strcmp(kind, "ClusterTrainingRuntime") == 0;
+}
+
+bool rec_trainjob_uses_runtime(
+    const json_t *doc, bool cluster, const char *ns, const char *name)
+{
+	const json_t *ref =
+	    json_object_get(json_object_get(doc, "spec"), "runtimeRef");
+	const char *want = api_json_str(ref, "name");
+	const char *own =
+	    api_json_str(json_object_get(doc, "metadata"), "namespace");
+
+	if (want == NULL || name == NULL || strcmp(want, name) != 0 ||
+	    cluster_ref(ref) != cluster)
+		return false;
+	return cluster || (ns != NULL && own != NULL && strcmp(ns, own) == 0);
+}
+
 /* The runtime doc's spec.runtimeRef names [borrowed], or NULL. */
 static const json_t *runtime_of(const json_t *doc)
 {
 	const json_t *ref =
 	    json_object_get(json_object_get(doc, "spec"), "runtimeRef");
-	const char *kind = api_json_str(ref, "kind");
 	const char *name = api_json_str(ref, "name");
-	bool cluster =
-	    kind == NULL || strcmp(kind, "ClusterTrainingRuntime") == 0;
+	bool cluster = cluster_ref(ref);
 
 	if (lookup_fn == NULL || name == NULL)
 		return NULL;

@@ -293,6 +293,14 @@ typedef const json_t *(*rec_fw_lookup_fn)(const char *group, const char *plural,
  * the controller; NULL (the default): none is found. */
 void rec_fw_set_lookup(rec_fw_lookup_fn fn, void *payload);
 
+/* Does the TrainJob doc [borrowed] reference the training runtime name
+ * [borrowed]: the ClusterTrainingRuntime name when cluster, else the
+ * TrainingRuntime name of namespace ns [borrowed] (its own namespace)?
+ * The controller looks its TrainJobs at again when such a runtime
+ * appears, changes or goes away (reconcile/fw_trainjob.c). */
+bool rec_trainjob_uses_runtime(
+    const json_t *doc, bool cluster, const char *ns, const char *name);
+
 /* A borrowed view of one managed job: the members named by kind are
  * set (REC_JOB_DOC: fw, doc and meta). */
 struct rec_job {

@@ -3,16 +3,18 @@
 #
 # scripts/quickstart.sh - `make run`: cueue on this machine, no cluster
 # needed. Starts cueue-apiserver (TLS; simulated Job and JobSet
-# controllers, scheduler - once Nodes exist - and cluster-autoscaler
-# ProvisioningRequests), applies
+# controllers, a kubelet for plain Pods, scheduler - once Nodes exist -
+# and cluster-autoscaler ProvisioningRequests), applies
 # cueue's CRDs and a ClusterQueue with 9 CPUs, starts cueue-controller
-# with the default configuration plus the JobSet integration, installs
-# what a cluster install has around it (the webhook and visibility
+# with the default configuration plus the JobSet and pod integrations,
+# installs what a cluster install has around it (the webhook and visibility
 # Services, the admission webhooks, the conversion webhook of the v1beta1
 # CRD versions, the visibility APIServices: each pointed at the
 # controller's loopback port, as cueue-apiserver dials a Service on
-# 127.0.0.1 at its port), submits four Jobs and a JobSet, and shows
-# their Workloads going from pending (with the reason) to admitted to
+# 127.0.0.1 at its port), submits four Jobs, a JobSet and a group of two
+# plain Pods (tests/data/frameworks/pod-group.yaml, as Kueue's pod-group
+# sample: gated by the webhook, one Workload, ungated on admission), and
+# shows their Workloads going from pending (with the reason) to admitted to
 # finished. A banner says how to reach it (KUBECONFIG, the PATH line for
 # `kubectl cueue`, metrics, health, webhook and visibility addresses,
 # commands to try); when every Workload has finished a summary follows
@@ -92,7 +94,7 @@ wait_line() {
 }
 
 "$CUEUE_BIN/cueue-apiserver" --listen 127.0.0.1:0 --kubeconfig-out "$kc" \
-	--tls --simulate jobs,jobsets,scheduler,provisioning >"$dir/apiserver.log" 2>&1 &
+	--tls --simulate jobs,jobsets,pods,scheduler,provisioning >"$dir/apiserver.log" 2>&1 &
 pids="$pids $!"
 i=0
 while [ ! -s "$kc" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
@@ -170,7 +172,9 @@ YAML
 k apply -f "$dir/queues.yaml" >/dev/null
 
 # The default Configuration of manifests/configmap.yaml, run locally:
-# endpoints on loopback, one replica, both integrations, the webhook
+# endpoints on loopback, one replica, the Job, JobSet and pod
+# integrations (pods of kube-system and cueue-system are never managed,
+# as podOptions defaults to), the webhook
 # certificate made above.
 cat >"$dir/config.yaml" <<YAML
 apiVersion: config.kueue.x-k8s.io/v1beta2
@@ -191,7 +195,7 @@ leaderElection:
 internalCertManagement:
   enable: false
 integrations:
-  frameworks: ["batch/job", "jobset.x-k8s.io/jobset"]
+  frameworks: ["batch/job", "jobset.x-k8s.io/jobset", "pod"]
 YAML
 # Local use: plain-HTTP metrics without authentication (on a cluster they
 # are HTTPS with bearer-token authentication and authorization).
@@ -272,12 +276,15 @@ spec:
               image: busybox
               resources: {requests: {cpu: "2", memory: 1Gi}}
 YAML
-total=5
+# A pod group as Kueue's sample writes it: two Pods, one Workload.
+k create -n default -f "$here/tests/data/frameworks/pod-group.yaml" \
+	>/dev/null
+total=6
 
 vis=/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cluster-queue
 banner() {
 	cat <<EOF
-==== cueue quickstart: 4 Jobs and a JobSet share ClusterQueue cluster-queue (9 CPUs)
+==== cueue quickstart: 4 Jobs, a JobSet and a pod group share ClusterQueue cluster-queue (9 CPUs)
   export KUBECONFIG=$kc
   export PATH=$CUEUE_BIN:\$PATH   # for kubectl cueue
   metrics:    http://$metrics/metrics
@@ -286,7 +293,7 @@ banner() {
   visibility: https://127.0.0.1:$visport (APIService v1beta2.visibility.kueue.x-k8s.io)
   try:        kubectl get workloads
               kubectl describe clusterqueue cluster-queue
-              kubectl get jobs,jobsets -o wide
+              kubectl get jobs,jobsets,pods -o wide
   next:       kubectl cueue pending cluster-queue
               kubectl get --raw $vis/pendingworkloads
               kubectl get clusterqueues.v1beta1.kueue.x-k8s.io

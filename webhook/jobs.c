@@ -9,8 +9,9 @@
  * queue-name label is a DNS-1123 subdomain, admission-gated-by is valid
  * (webhook/gatedby.c, with AdmissionGatedBy), cannot change while the
  * Workload holds quota, and spec.suspend cannot go true -> false while
- * the Workload is not admitted. Anything the gate does not call ours
- * passes untouched: no patch, no denial.
+ * the Workload is not admitted (a SparkApplication's own checks:
+ * webhook/spark.c). Anything the gate does not call ours passes
+ * untouched: no patch, no denial.
  */
 #include <stdio.h>
 #include <string.h>
@@ -414,6 +415,10 @@ static int validate(struct wh_ctx *c, cu_error *err)
 	    (gnew.kind == NS_GATE_KIND_JOB &&
 		(rc = wh_job_partial_admission(is_update ? old : NULL, obj,
 		     !c->opt->no_elastic_jobs, err)) != CU_OK) ||
+	    (gnew.kind == NS_GATE_KIND_SPARKAPP &&
+		dnew.managed == NS_GATE_YES &&
+		(rc = wh__spark_validate(obj, !c->opt->no_elastic_jobs, err)) !=
+		    CU_OK) ||
 	    !is_update)
 		return rc;
 	/* 5. the queue cannot change under a quota reservation */

@@ -59,6 +59,11 @@ int wh__podset_template(
 
 /* Job and JobSet (jobs.c). */
 int wh__jobs(struct wh_ctx *c, cu_error *err);
+/* The SparkApplication's own checks (spark.c) on a managed obj
+ * [borrowed]: cluster mode, not elastic (elastic_gate:
+ * ElasticJobsViaWorkloadSlices on), no dynamic allocation. CU_OK or
+ * CU_EDENIED naming the field. */
+int wh__spark_validate(const json_t *obj, bool elastic_gate, cu_error *err);
 
 /* Pods (pods.c): is the request about a core v1 Pod; add the
  * kueue.x-k8s.io/admission scheduling gate to obj [borrowed] (unless it

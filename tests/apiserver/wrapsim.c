@@ -22,7 +22,8 @@
  * SparkApplication: a driver Pod <app>-driver, then spec.executor.instances
  * executor Pods <app>-<id>-exec-<n> once the driver is Ready, built as
  * spark-operator builds them (containers spark-kubernetes-driver /
- * -executor, cores and memory as requests, the role's labels,
+ * -executor, cores and memory as requests, the application's and the
+ * role's labels,
  * annotations, nodeSelector, tolerations and template schedulingGates);
  * spec.suspend deletes them; status.applicationState.state SUBMITTED,
  * RUNNING, COMPLETED / FAILED after the runtime, SUSPENDED;
@@ -516,10 +517,19 @@ static void spark_pod_name(
 static void spark_decorate(
     json_t *obj, const struct as_fw_role *r, int idx, json_t *pod)
 {
-	json_t *l = as_jget(pod, "metadata.labels");
+	json_t *l = as_jget(pod, "metadata.labels"), *v;
+	const char *k;
 	char id[64];
 
 	(void)idx;
+	/* spark-operator gives the driver and executor pods the
+	 * application's labels (the queue-name label among them); the
+	 * role's own labels win. */
+	json_object_foreach(as_jget(obj, "metadata.labels"), k, v)
+	{
+		if (json_object_get(l, k) == NULL)
+			json_object_set(l, k, v);
+	}
 	snprintf(id, sizeof(id), "spark-%.32s",
 	    as_jstr(obj, "metadata.uid") ? as_jstr(obj, "metadata.uid") : "");
 	json_object_set_new(l, "spark-role", json_string(r->name));

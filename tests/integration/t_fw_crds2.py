@@ -506,5 +506,65 @@ def trainjob_cases(s):
     ctl.stop()
 
 
+def tj_workloads(s):
+    return owned_workloads(s, "TrainJob")
+
+
+@case("fw-trainjob-runtime-events-requeue",
+      simulate="trainjobs,jobsets,jobs")
+def trainjob_runtime_events(s):
+    """A TrainJob whose ClusterTrainingRuntime does not exist yet gets no
+    Workload; once the runtime is created it is queued, admitted and
+    completes. A TrainJob reading its node count from a namespaced
+    TrainingRuntime (4 nodes), queued to a LocalQueue that does not exist
+    yet, waits with a Workload of 4 pods that nothing else touches; when
+    the runtime is changed to 2 nodes, the runtime's event alone brings
+    the TrainJob back and its pending Workload follows (2 pods); with its
+    LocalQueue created it runs."""
+    setup(s, QUEUES)
+    ctl = start(s, CONFIG)
+    tjs = TRAINER + "namespaces/team/trainjobs"
+    eq(s.raw("POST", tjs, trainjob("early", "late"))[0], 201)
+    # Reconciled without its runtime: nothing to queue yet.
+    time.sleep(2)
+    eq(tj_workloads(s), [], "no Workload before the runtime exists")
+    rt, _ = trainer_docs("late", 500)
+    eq(s.raw("POST", TRAINER + "clustertrainingruntimes", rt)[0], 201)
+    wait_for(lambda: cond_true(tj_get(s, "early"), "Complete"), 60,
+             what="the TrainJob queued and run once its runtime exists")
+
+    rt, _ = trainer_docs("team-rt", 500)
+    rt["kind"] = "TrainingRuntime"
+    rt["metadata"]["namespace"] = "team"
+    rt["spec"]["mlPolicy"]["numNodes"] = 4
+    rts = TRAINER + "namespaces/team/trainingruntimes"
+    eq(s.raw("POST", rts, rt)[0], 201)
+    tj = trainjob("grow", "team-rt")
+    tj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "later"
+    tj["spec"]["runtimeRef"]["kind"] = "TrainingRuntime"
+    del tj["spec"]["trainer"]["numNodes"]
+    eq(s.raw("POST", tjs, tj)[0], 201)
+
+    def counts():
+        ws = [w for w in tj_workloads(s)
+              if w["metadata"]["ownerReferences"][0]["name"] == "grow"]
+        return [p["count"] for w in ws for p in w["spec"]["podSets"]]
+    wait_for(lambda: counts() == [4], 30, what="a Workload of 4 pods")
+    cur = s.get_json(rts + "/team-rt")
+    cur["spec"]["mlPolicy"]["numNodes"] = 2
+    eq(s.raw("PUT", rts + "/team-rt", cur)[0], 200)
+    wait_for(lambda: counts() == [2], 30,
+             what="the pending Workload follows the runtime (2 pods)")
+    s.kubectl("apply", "-f", s.file("later.yaml", """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: later, namespace: team}
+spec: {clusterQueue: cq}
+"""))
+    wait_for(lambda: cond_true(tj_get(s, "grow"), "Complete"), 60,
+             what="the TrainJob admitted and run")
+    ctl.stop()
+
+
 if __name__ == "__main__":
     run_cases()

@@ -230,9 +230,9 @@ def readme(q):
        "the next three things")
     line = q.read_until(r"^==== done in ")
     m = re.match(r"^==== done in (\d+)s: (\d+) admitted, (\d+) preempted, "
-                 r"(\d+) finished \(of 5 workloads\)$", line)
+                 r"(\d+) finished \(of 6 workloads\)$", line)
     check(m, "summary line %r" % line)
-    eq(m.group(2, 3, 4), ("5", "0", "5"), "admitted, preempted, finished")
+    eq(m.group(2, 3, 4), ("6", "0", "6"), "admitted, preempted, finished")
     q.read_until(r"^Still serving")
     # A Job created unsuspended: the admission webhook suspends it; it
     # waits (20 CPUs on 9), listed by the visibility API and the plugin.
@@ -265,8 +265,8 @@ def readme(q):
     cmds += [c for c in b["try"] + b["next"] if c not in cmds]
     outs = {c: ok(q, c) for c in cmds}
     rows = outs["kubectl get workloads"].splitlines()[1:]
-    eq(len(rows), 6, "workload rows: %r" % rows)
-    eq(sum(1 for r in rows if re.search(r"\sTrue\s+True\s", r)), 5,
+    eq(len(rows), 7, "workload rows: %r" % rows)
+    eq(sum(1 for r in rows if re.search(r"\sTrue\s+True\s", r)), 6,
        "ADMITTED and FINISHED: %r" % rows)
     pend = outs["kubectl cueue pending cluster-queue"]
     check(pend.startswith("POSITION IN CLUSTERQUEUE") and

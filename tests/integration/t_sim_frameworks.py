@@ -17,6 +17,7 @@ import threading
 
 from cuetest import case, check, eq, mint_certs, run_cases, wait_for, write
 from cuetest.env import BIN, ROOT
+from cuetest.samples import DONE, FILES
 
 SAMPLES = os.path.join(ROOT, "tests", "data", "frameworks")
 NS = "/namespaces/default/"
@@ -286,45 +287,6 @@ def serving(s):
 
 
 # ---- batch frameworks ----------------------------------------------------
-
-DONE = [
-    ("kubeflow.org/v1", "pytorchjobs", "pytorch-simple",
-     lambda o: cond_true(o, "Succeeded")),
-    ("kubeflow.org/v1", "tfjobs", "tf-dist-mnist",
-     lambda o: cond_true(o, "Succeeded")),
-    ("kubeflow.org/v1", "xgboostjobs", "xgboost-dist-iris",
-     lambda o: cond_true(o, "Succeeded")),
-    ("kubeflow.org/v1", "paddlejobs", "paddle-simple-cpu",
-     lambda o: cond_true(o, "Succeeded")),
-    ("kubeflow.org/v1", "jaxjobs", "jaxjob-simple",
-     lambda o: cond_true(o, "Succeeded")),
-    ("kubeflow.org/v2beta1", "mpijobs", "pi",
-     lambda o: cond_true(o, "Succeeded")),
-    ("trainer.kubeflow.org/v1alpha1", "trainjobs", "pytorch-mnist",
-     lambda o: cond_true(o, "Complete")),
-    ("ray.io/v1", "rayjobs", "rayjob-sample",
-     lambda o: o["status"].get("jobDeploymentStatus") == "Complete"),
-    ("ray.io/v1", "rayclusters", "raycluster-sample",
-     lambda o: o["status"].get("state") == "ready"),
-    ("ray.io/v1", "rayservices", "rayservice-sample",
-     lambda o: cond_true(o, "Ready")),
-    ("workload.codeflare.dev/v1beta2", "appwrappers", "wrapped-pytorch",
-     lambda o: o["status"].get("phase") == "Succeeded"),
-    ("workload.codeflare.dev/v1beta2", "appwrappers", "wrapped-deployment",
-     lambda o: cond_true(o, "PodsReady")),
-    ("workload.codeflare.dev/v1beta2", "appwrappers", "wrapped-lws",
-     lambda o: cond_true(o, "PodsReady")),
-    ("sparkoperator.k8s.io/v1beta2", "sparkapplications", "spark-pi",
-     lambda o: o["status"].get("applicationState", {}).get("state") ==
-     "COMPLETED"),
-]
-
-FILES = ["pytorchjob.yaml", "tfjob.yaml", "xgboostjob.yaml",
-         "paddlejob.yaml", "jaxjob.yaml", "mpijob.yaml", "trainjob.yaml",
-         "rayjob.yaml", "raycluster.yaml", "rayservice.yaml",
-         "appwrapper-pytorchjob.yaml", "appwrapper-deployment.yaml",
-         "appwrapper-leaderworkerset.yaml", "sparkapplication.yaml"]
-
 
 @case("sim-batch-samples-complete", simulate=BATCH)
 def batch_samples(s):

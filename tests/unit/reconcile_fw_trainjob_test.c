@@ -212,3 +212,31 @@ Test(fw_trainjob, start_writes_kueue_patch_then_stop_clears_it)
 	json_decref(after);
 	json_decref(stopped);
 }
+
+/* Which runtime events are news for a TrainJob: the one its runtimeRef
+ * names, of that kind (ClusterTrainingRuntime unless it says otherwise)
+ * and, for a TrainingRuntime, of its own namespace. */
+Test(fw_trainjob, uses_runtime)
+{
+	json_t *dflt = fx_parse("{" META ",\"spec\":{\"runtimeRef\":{"
+				"\"name\":\"torch\"}}}");
+	json_t *ns = fx_parse("{" META ",\"spec\":{\"runtimeRef\":{"
+			      "\"name\":\"torch\",\"kind\":"
+			      "\"TrainingRuntime\"}}}");
+	json_t *none = fx_parse("{" META ",\"spec\":{}}");
+
+	cr_assert(rec_trainjob_uses_runtime(dflt, true, NULL, "torch"));
+	cr_assert_not(rec_trainjob_uses_runtime(dflt, true, NULL, "jax"));
+	cr_assert_not(rec_trainjob_uses_runtime(dflt, false, "ns", "torch"),
+	    "a TrainingRuntime of the same name is another runtime");
+	cr_assert(rec_trainjob_uses_runtime(ns, false, "ns", "torch"));
+	cr_assert_not(rec_trainjob_uses_runtime(ns, false, "other", "torch"),
+	    "a TrainingRuntime of another namespace");
+	cr_assert_not(rec_trainjob_uses_runtime(ns, true, NULL, "torch"));
+	cr_assert_not(rec_trainjob_uses_runtime(ns, false, NULL, "torch"));
+	cr_assert_not(rec_trainjob_uses_runtime(none, true, NULL, "torch"));
+	cr_assert_not(rec_trainjob_uses_runtime(dflt, true, NULL, NULL));
+	json_decref(dflt);
+	json_decref(ns);
+	json_decref(none);
+}

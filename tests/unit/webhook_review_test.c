@@ -2268,3 +2268,62 @@ Test(webhook, leaderworkerset_pod_joins_its_group)
 	    at(out, "metadata", "labels"), "kueue.x-k8s.io/pod-group-name"));
 	json_decref(out);
 }
+
+/* A queued SparkApplication runs in cluster mode, without dynamic
+ * allocation (webhook/spark.c); one cueue does not queue is not
+ * checked. */
+Test(webhook, spark_cluster_mode_without_dynamic_allocation)
+{
+#define SPARK(labels, spec)                                                    \
+	"{'apiVersion':'sparkoperator.k8s.io/v1beta2','kind':"                 \
+	"'SparkApplication','metadata':{'name':'sp'" labels "},'spec':" spec   \
+	"}"
+	struct rv rv = {"CREATE",
+	    "sparkoperator.k8s.io/v1beta2/SparkApplication", "team-a",
+	    SPARK(QLABEL("main"), "{'mode':'cluster'}"), NULL, false, NULL,
+	    NULL};
+
+	CFG.enabled[NS_GATE_KIND_SPARKAPP] = true;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	rv.obj = SPARK(QLABEL("main"), "{'mode':'client'}");
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "spec.mode: Invalid value: \"client\"", true);
+	rv.obj = SPARK(QLABEL("main"), "{}");
+	expect_denied(WH_VALIDATE, &rv, 403, "spec.mode", true);
+	rv.obj = SPARK(QLABEL("main"),
+	    "{'mode':'cluster','dynamicAllocation':{'enabled':true}}");
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "spec.dynamicAllocation.enabled: Invalid value: true", true);
+	rv.obj = SPARK(QLABEL("main"),
+	    "{'mode':'cluster','dynamicAllocation':{'enabled':false}}");
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	/* no elastic SparkApplication (ElasticJobsViaWorkloadSlices on),
+	 * with dynamic allocation or without */
+	rv.obj = "{'apiVersion':'sparkoperator.k8s.io/v1beta2','kind':"
+		 "'SparkApplication','metadata':{'name':'sp','annotations':{"
+		 "'kueue.x-k8s.io/elastic-job':'true'}" QLABEL(
+		     "main") "},"
+			     "'spec':{'mode':'cluster'}}";
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "metadata.annotations[kueue.x-k8s.io/elastic-job]: Forbidden",
+	    true);
+	OPT.no_elastic_jobs = true;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	OPT.no_elastic_jobs = false;
+	/* the same checks on UPDATE */
+	rv.op = "UPDATE";
+	rv.old = SPARK(QLABEL("main"), "{'mode':'cluster'}");
+	rv.obj = SPARK(QLABEL("main"), "{'mode':'in-cluster-client'}");
+	expect_denied(WH_VALIDATE, &rv, 403, "spec.mode", true);
+	/* not queued: not cueue's to check */
+	rv.op = "CREATE";
+	rv.old = NULL;
+	rv.obj = SPARK("", "{'mode':'client','dynamicAllocation':{"
+			   "'enabled':true}}");
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	/* the framework off: untouched */
+	CFG.enabled[NS_GATE_KIND_SPARKAPP] = false;
+	rv.obj = SPARK(QLABEL("main"), "{'mode':'client'}");
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+#undef SPARK
+}
