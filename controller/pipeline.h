@@ -205,6 +205,9 @@ const char *ctl_pipe_ledger_error(const ctl_pipe *p);
  */
 CU_MUST_CHECK int ctl_pipe_check_ledger(
     ctl_pipe *p, que_state *st, cu_error *err);
+/* Is a ctl_pipe_check_ledger due? It reads every live decision, so after
+ * one the next waits at least 100 ms and 20 times what it took. */
+bool ctl_pipe_check_ledger_due(const ctl_pipe *p);
 
 /* ---- expectations --------------------------------------------------- */
 

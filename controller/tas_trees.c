@@ -81,12 +81,17 @@ static void each_node(json_t *obj, void *payload)
 static void each_pod(json_t *obj, void *payload)
 {
 	struct each *e = payload;
-	const char *uid = ctl_jmeta(obj, "uid");
+	struct api_pod pod;
 	cu_error err;
 
-	if (uid != NULL &&
-	    tas_pods_update(e->f->pods, e->f->tree, uid, obj, &err) != CU_OK)
+	if (api_pod_decode(&pod, obj, &err) != CU_OK) {
+		cu_debug("topology %s: pod: %s", e->f->topology, err.msg);
+		return;
+	}
+	if (pod.meta.uid != NULL && tas_pods_update(e->f->pods, e->f->tree,
+					pod.meta.uid, &pod, &err) != CU_OK)
 		cu_warn("topology %s: pod: %s", e->f->topology, err.msg);
+	api_pod_dispose(&pod);
 }
 
 static void flavor_drop_tree(struct tas_flavor *f)
@@ -299,10 +304,10 @@ static void pod_event(json_t *obj, bool deleted, void *payload)
 
 		if (f->tree != NULL &&
 		    tas_pods_update(f->pods, f->tree, pod.meta.uid,
-			deleted ? NULL : obj, &err) != CU_OK)
+			deleted ? NULL : &pod, &err) != CU_OK)
 			cu_warn("topology %s: pod: %s", f->topology, err.msg);
 	}
-	if (deleted || tas_pod_charged_node(obj) == NULL)
+	if (deleted || tas_pod_charged_node(&pod) == NULL)
 		ctl_tas__capacity_changed(c);
 	pod_marks(c, &pod, deleted);
 	api_pod_dispose(&pod);

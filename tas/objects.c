@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tas/objects.c - v1 Nodes (decoded once, api_node) and Pods into a
- * capacity tree: a Node's labels, taints, allocatable and schedulability,
- * and its health for the node-failure rules; and the tracker of the
- * non-TAS Pods that take capacity on a node: bound there (spec.nodeName)
- * or, until bound, nominated there (status.nominatedNodeName), so that
- * a placement never counts capacity the scheduler already promised.
+ * tas/objects.c - v1 Nodes and Pods (decoded once: api_node, api_pod)
+ * into a capacity tree: a Node's labels, taints, allocatable and
+ * schedulability, and its health for the node-failure rules; and the
+ * tracker of the non-TAS Pods that take capacity on a node: bound there
+ * (spec.nodeName) or, until bound, nominated there
+ * (status.nominatedNodeName), so that a placement never counts capacity
+ * the scheduler already promised.
  */
 #include <string.h>
 
@@ -193,27 +194,24 @@ int tas_node_apply(
 	    !node->spec.unschedulable && api_node_ready(node), err);
 }
 
-const char *tas_pod_charged_node(const json_t *pod)
+const char *tas_pod_charged_node(const struct api_pod *pod)
 {
-	const json_t *anns = path2(pod, "metadata", "annotations");
-	const char *phase = str2(pod, "status", "phase");
-	const char *node = str2(pod, "spec", "nodeName");
-	const char *key;
-	const json_t *v;
+	const char *node = pod->spec.node_name;
+	size_t i;
 
-	json_object_foreach((json_t *)anns, key, v)
-	{
+	for (i = 0; i < pod->meta.annotations.n; i++) {
+		const char *key = pod->meta.annotations.items[i].key;
+
 		/* a TAS pod: its usage is the Workload's assignment */
 		if (strncmp(key, ANN_PREFIX, strlen(ANN_PREFIX)) == 0 &&
 		    (strstr(key, "-topology") != NULL))
 			return NULL;
 	}
-	if (phase &&
-	    (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
+	if (api_pod_finished(pod))
 		return NULL;
 	if (node && *node)
 		return node;
-	node = str2(pod, "status", "nominatedNodeName");
+	node = pod->status.nominated_node_name;
 	return node && *node ? node : NULL;
 }
 
@@ -268,31 +266,29 @@ size_t tas_pods_count(const struct tas_pods *p)
 }
 
 int tas_pods_update(struct tas_pods *p, struct tas_tree *t, const char *uid,
-    const json_t *pod, cu_error *err)
+    const struct api_pod *pod, cu_error *err)
 {
 	struct tas_charge *old = cu_map_get(&p->by_uid, uid), *c = NULL;
 	const char *node = pod ? tas_pod_charged_node(pod) : NULL;
-	struct api_request *reqs = NULL;
 	size_t n = 0, i;
 	int rc;
 
 	if (old != NULL && node != NULL && strcmp(old->node, node) == 0)
 		return CU_OK; /* requests of a placed pod do not change */
 	if (node != NULL) {
-		rc = api_pod_requests(pod, "pod", &reqs, &n, err);
-		if (rc != CU_OK)
-			return rc;
+		n = pod->spec.n_requests;
 		c = cu_calloc(1, sizeof(*c));
 		if (c == NULL || (c->uid = cu_strdup(uid)) == NULL ||
 		    (c->node = cu_strdup(node)) == NULL ||
 		    (c->req = cu_calloc(n ? n : 1, sizeof(*c->req))) == NULL)
 			goto nomem;
 		for (i = 0; i < n; i++) {
-			c->req[i].name = reqs[i].name; /* ownership moves */
-			c->req[i].value = reqs[i].milli;
-			reqs[i].name = NULL;
+			c->req[i].name = cu_strdup(pod->spec.requests[i].name);
+			if (c->req[i].name == NULL)
+				goto nomem;
+			c->req[i].value = pod->spec.requests[i].milli;
+			c->n_req = i + 1;
 		}
-		c->n_req = n;
 		if (cu_map_reserve(&p->by_uid, 1) != CU_OK)
 			goto nomem;
 		rc = tas_tree_node_usage(t, c->node, c->req, c->n_req, 1, err);
@@ -311,17 +307,11 @@ int tas_pods_update(struct tas_pods *p, struct tas_tree *t, const char *uid,
 		rc = cu_map_put(&p->by_uid, c->uid, c, NULL); /* reserved */
 		(void)rc;
 	}
-	for (i = 0; i < n; i++)
-		cu_free(reqs[i].name);
-	cu_free(reqs);
 	return CU_OK;
 nomem:
 	rc = cu_error_set(err, CU_ENOMEM, "pods: out of memory");
 fail:
 	if (c != NULL)
 		charge_free(c);
-	for (i = 0; i < n; i++)
-		cu_free(reqs[i].name);
-	cu_free(reqs);
 	return rc;
 }

@@ -451,13 +451,13 @@ enum tas_node_health tas_node_health(const struct api_node *node,
     const struct tas_node_usage *u, const struct tas_health_rules *r,
     int64_t now_ns, int64_t *due_ns);
 
-/* The node whose capacity Pod `pod` [borrowed] takes [borrowed from
- * pod], or NULL: spec.nodeName when bound, else status.nominatedNodeName
- * (KEP-5278: the scheduler promised it that node; Kueue counts bound
- * pods only); NULL for terminated pods (Succeeded, Failed) and for TAS
- * pods (a kueue.x-k8s.io/podset-*-topology annotation: their usage is
- * their Workload's assignment). */
-const char *tas_pod_charged_node(const json_t *pod);
+/* The node whose capacity Pod `pod` [borrowed; decoded, api_pod_decode]
+ * takes [borrowed from pod], or NULL: spec.nodeName when bound, else
+ * status.nominatedNodeName (KEP-5278: the scheduler promised it that node;
+ * Kueue counts bound pods only); NULL for terminated pods (Succeeded, Failed)
+ * and for TAS pods (a kueue.x-k8s.io/podset-*-topology annotation: their usage
+ * is their Workload's assignment). */
+const char *tas_pod_charged_node(const struct api_pod *pod);
 
 /* Tracker of the charges of non-TAS pods in one tree, by pod uid. */
 struct tas_pods;
@@ -465,12 +465,12 @@ struct tas_pods;
 CU_MUST_CHECK int tas_pods_new(struct tas_pods **out, cu_error *err);
 void tas_pods_free(struct tas_pods *p);
 size_t tas_pods_count(const struct tas_pods *p);
-/* Apply Pod `uid`'s current state (pod [borrowed] v1 JSON, or NULL when
- * deleted): its charge moves to the node tas_pod_charged_node names
- * (released when none, e.g. un-nominated or finished; moved when bound
- * elsewhere than nominated). On failure nothing changed. CU_ENOMEM,
- * CU_ERANGE, CU_EPARSE (bad requests). */
+/* Apply Pod `uid`'s current state (pod [borrowed; decoded, its per-pod
+ * requests included], or NULL when deleted): its charge moves to the node
+ * tas_pod_charged_node names (released when none, e.g. un-nominated or
+ * finished; moved when bound elsewhere than nominated). On failure
+ * nothing changed. CU_ENOMEM, CU_ERANGE. */
 CU_MUST_CHECK int tas_pods_update(struct tas_pods *p, struct tas_tree *t,
-    const char *uid, const json_t *pod, cu_error *err);
+    const char *uid, const struct api_pod *pod, cu_error *err);
 
 #endif /* CU_TAS_TAS_H */

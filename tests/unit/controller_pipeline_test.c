@@ -330,7 +330,9 @@ Test(pipeline, ledger_check_fires_on_a_decision_the_engine_does_not_hold)
 	engine_cq(st, "cq");
 	engine_cq(st, "other");
 	cr_assert_eq(que_rebuild(st, &err), CU_OK, "%s", err.msg);
+	cr_assert(ctl_pipe_check_ledger_due(p));
 	cr_assert_eq(ctl_pipe_check_ledger(p, st, &err), CU_OK, "%s", err.msg);
+	cr_assert(!ctl_pipe_check_ledger_due(p), "paced: not again at once");
 	cr_assert_eq(ctl_pipe_begin(p), CU_OK);
 	ledger_put("uid-1", "cq");
 	/* A decision for a Workload the engine never heard of. */

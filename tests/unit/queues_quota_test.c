@@ -239,6 +239,40 @@ Test(queues, invariant_checker_catches_corrupted_usage)
 	que_cohort_get(st, "co")->node.cells[fr].usage = 0;
 }
 
+/* What the controller checks after every turn (que_check_structure):
+ * invariants 1, 2 and 4. A quota lowered under existing usage breaks 3 on
+ * purpose and passes; usage no Workload accounts for does not. */
+Test(queues, structure_check_allows_a_lowered_quota_not_corruption)
+{
+	struct que_lq_spec lq = {"ns", "q", "a", QUE_STOP_NONE};
+	struct que_flavor_spec f = {.name = "default"};
+	struct que_wl **heads;
+	size_t n;
+	uint32_t fr;
+	cu_error err;
+
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	cr_assert_eq(cq("a", NULL, 1000, false, 0, NULL), CU_OK);
+	cr_assert_eq(que_lq_set(st, &lq, NULL), CU_OK);
+	fr = fr_default_cpu();
+	add_wl("w", 0, 1);
+	cr_assert_eq(que_pop_heads(st, 0, &heads, &n, NULL), CU_OK);
+	cr_assert_eq(n, 1);
+	que_admit(st, heads[0], &fr, 0);
+	cr_assert_eq(que_check_structure(st, &err), CU_OK, "%s", err.msg);
+	cr_assert_eq(cq("a", NULL, 500, false, 0, NULL), CU_OK);
+	cr_assert_eq(que_rebuild(st, NULL), CU_OK);
+	cr_assert_eq(que_check_invariants(st, &err), CU_ERANGE);
+	cr_assert(strstr(err.msg, "exceeds") != NULL, "%s", err.msg);
+	cr_assert_eq(que_check_structure(st, &err), CU_OK, "%s", err.msg);
+	fr = fr_default_cpu();
+	que_cq_get(st, "a")->node.cells[fr].usage += 7;
+	cr_assert_eq(que_check_structure(st, &err), CU_EINVAL);
+	cr_assert(strstr(err.msg, "clusterQueue a") != NULL, "%s", err.msg);
+	que_cq_get(st, "a")->node.cells[fr].usage -= 7;
+	cr_assert_eq(que_check_structure(st, &err), CU_OK, "%s", err.msg);
+}
+
 /* A failed eviction write: the victim holds its quota as ADMITTED again
  * (a later cycle may choose it anew) and parked workloads get a look. */
 Test(queues, unevict_returns_a_victim_to_admitted_and_wakes_the_queue)

@@ -112,13 +112,19 @@ Test(tas_objects, charged_node_table)
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		json_t *p = parse(cases[i].pod);
-		const char *got = tas_pod_charged_node(p);
+		struct api_pod pd;
+		const char *got;
+
+		cr_assert_eq(
+		    api_pod_decode(&pd, p, NULL), CU_OK, "case %zu", i);
+		got = tas_pod_charged_node(&pd);
 
 		if (cases[i].want)
 			cr_assert_str_eq(
 			    got ? got : "(null)", cases[i].want, "case %zu", i);
 		else
 			cr_assert_null(got, "case %zu", i);
+		api_pod_dispose(&pd);
 		json_decref(p);
 	}
 }
@@ -139,10 +145,13 @@ static json_t *pod(const char *node, const char *nominated)
 static void update(
     struct tas_pods *ps, struct tas_tree *t, const char *uid, json_t *p)
 {
+	struct api_pod pd;
 	cu_error err;
 
+	cr_assert_eq(api_pod_decode(&pd, p, &err), CU_OK, "%s", err.msg);
 	cr_assert_eq(
-	    tas_pods_update(ps, t, uid, p, &err), CU_OK, "%s", err.msg);
+	    tas_pods_update(ps, t, uid, &pd, &err), CU_OK, "%s", err.msg);
+	api_pod_dispose(&pd);
 	json_decref(p);
 }
 
@@ -196,7 +205,7 @@ Test(tas_objects, nominated_pod_keeps_capacity_out)
 	apply(bound_only, node_json("r2-n2", "r2", "1", "", ""));
 	cr_assert_eq(tas_pods_new(&ps, &err), CU_OK);
 	cr_assert_eq(tas_pods_new(&ps_bound, &err), CU_OK);
-	cr_assert_eq(tas_pods_update(ps, t, "u", nominated, &err), CU_OK);
+	update(ps, t, "u", nominated);
 	/* bound-only accounting: the nominated pod is not charged */
 	cr_assert_eq(
 	    tas_place(bound_only, &r, &b, msg, sizeof(msg), &err), CU_OK);
@@ -207,7 +216,6 @@ Test(tas_objects, nominated_pod_keeps_capacity_out)
 	cr_assert_str_eq(a.domains[1].values[0], "r2-n2");
 	api_topology_assignment_dispose(&a);
 	api_topology_assignment_dispose(&b);
-	json_decref(nominated);
 	tas_pods_free(ps);
 	tas_pods_free(ps_bound);
 	tas_tree_free(t);
