@@ -318,6 +318,8 @@ endif
 bench: deps
 	@$(MAKE) --no-print-directory BUILD=release all
 	@CUEUE_BIN=$(abspath build/release/bin) tests/bench/run.sh
+	@echo "== MultiKueue: 1 manager, 3 workers, 3,000 Jobs"
+	@CUEUE_BIN=$(abspath build/release/bin) /usr/bin/python3 tests/bench/mk_bench.py
 
 bench-large: deps
 	@$(MAKE) --no-print-directory BUILD=release all

@@ -221,6 +221,10 @@ static void worker_connect(struct mk_worker *w, const char *kc)
 	}
 	o.qps = MK_CLIENT_QPS;
 	o.burst = MK_CLIENT_BURST;
+	/* A worker's API server tells the manager's requests from its own
+	 * controller's (same kubeconfig, often). */
+	cu_free((void *)o.user_agent);
+	o.user_agent = cu_strdup(MK_USER_AGENT);
 	o.lean_bodies = true;
 	rc = api_client_new(&w->cl, c->loop, &o, &err);
 	api_client_opts_dispose(&o);
@@ -603,6 +607,14 @@ static void on_timer(struct ev_loop *loop, ev_timer *t, int revents)
 	 * clocks (reconnects, lost workers, the collection). */
 }
 
+void ctl_mk__soon(struct ctl_mk *mk)
+{
+	if (ev_is_active(&mk->soon))
+		return;
+	ev_timer_set(&mk->soon, 0.0, 0.0);
+	ev_timer_start(mk->c->loop, &mk->soon);
+}
+
 static void sync_clusters(struct ctl_mk *mk)
 {
 	size_t i, k;
@@ -657,10 +669,12 @@ int ctl_mk_start(ctl *c, cu_error *err)
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
 	c->mk = mk;
 	mk->c = c;
+	ev_timer_init(&mk->soon, on_timer, 0.0, 0.0);
 	ctl_keys_init(&mk->dirty, 2);
 	ctl_keys_init(&mk->lost, 2);
 	ctl_keys_init(&mk->rounds, 2);
 	ctl_keys_init(&mk->evicting, 2);
+	ctl_keys_init(&mk->finishing, 2);
 	mk->round_ns = MK_ROUND_NS;
 	if (getenv("CUEUE_MK_ROUND_MS") != NULL)
 		mk->round_ns =
@@ -695,6 +709,7 @@ void ctl_mk_dispose(ctl *c)
 		return;
 	if (mk->timer_on)
 		ev_timer_stop(c->loop, &mk->timer);
+	ev_timer_stop(c->loop, &mk->soon);
 	for (i = 0; i < mk->nw; i++)
 		worker_free(mk->w[i]);
 	cu_free(mk->w);
@@ -704,6 +719,7 @@ void ctl_mk_dispose(ctl *c)
 	ctl_keys_dispose(&mk->lost);
 	ctl_keys_dispose(&mk->rounds);
 	ctl_keys_dispose(&mk->evicting);
+	ctl_keys_dispose(&mk->finishing);
 	ctl_keys_dispose(&mk->inflight);
 	ctl_keys_dispose(&mk->ac_sent);
 	cu_free(mk);

@@ -9,9 +9,10 @@
  *            the kubeconfig in a Secret or a file, the clusters' and the
  *            AdmissionChecks' Active conditions, rebuilds with back-off;
  *   mk_wl.c  the manager's Workloads: the dispatch decision of
- *            reconcile/mk.c carried out (copies created and removed on
- *            the workers, the check's state, the job's status copied
- *            back), orphans collected every gcInterval.
+ *            reconcile/mk.c carried out (the choice of a worker recorded
+ *            in the ledger before it is announced, copies created and
+ *            removed on the workers, the check's state, the job's status
+ *            copied back), orphans collected every gcInterval.
  *
  * The controller's other files use only the ctl_mk_* entry points of
  * controller/ctl_int.h. Names shared between the two files carry the
@@ -25,6 +26,9 @@
 /* A worker client's own budget (each worker has its own limiter). */
 #define MK_CLIENT_QPS 20.0
 #define MK_CLIENT_BURST 40
+/* Its User-Agent. */
+#define MK_USER_AGENT "cueue-controller/" CUEUE_VERSION " multikueue"
+
 /* A kubeconfig that cannot be loaded is tried again after this long,
  * doubling up to MK_BACKOFF_MAX_NS. */
 #define MK_BACKOFF_MIN_NS (1LL * 1000000000LL)
@@ -36,6 +40,9 @@
  * again this often (the job's stop on the manager is not a Workload
  * event). */
 #define MK_EVICT_POLL_NS (1LL * 1000000000LL)
+/* A finished copy whose job status is not yet on the manager's job is
+ * looked at again this often (the manager's job is not watched here). */
+#define MK_FINISH_POLL_NS (200LL * 1000000LL)
 /* A status write not seen in the cache after this long is sent again. */
 #define MK_RESEND_NS (10LL * 1000000000LL)
 
@@ -70,6 +77,7 @@ struct ctl_mk {
 	ctl_keys lost;	     /* {ns, name} -> n: its worker lost since (ns) */
 	ctl_keys rounds;     /* {ns, name} -> n: its Incremental round start */
 	ctl_keys evicting;   /* {ns, name}: evicted, its job still active */
+	ctl_keys finishing;  /* {ns, name}: finished, its job not synced */
 	int64_t round_ns;    /* an Incremental round (Kueue: 5 min) */
 	ctl_keys inflight;   /* {cluster, what, ns/name}: remote writes */
 	ctl_keys ac_sent;    /* {AdmissionCheck} -> s[0] sent, n when */
@@ -79,6 +87,7 @@ struct ctl_mk {
 	int64_t wake_ns;     /* monotonic; 0: none */
 	ev_timer timer;
 	bool timer_on;
+	ev_timer soon; /* one more turn at once (a choice recorded) */
 };
 
 /* mk.c: the worker of that name [borrowed], or NULL. */
@@ -92,10 +101,13 @@ const char *ctl_mk__check_config(struct ctl_mk *mk, const char *check);
 /* A remote Workload or Job changed: its manager Workload is marked. */
 void ctl_mk__mark(struct ctl_mk *mk, const char *ns, const char *name);
 
+/* Another turn at once (the Workloads marked are looked at then). */
+void ctl_mk__soon(struct ctl_mk *mk);
+
 /* mk_wl.c: every manager Workload with a MultiKueue check is marked. */
 void ctl_mk__mark_all(struct ctl_mk *mk);
 /* Collect the copies on connected workers whose manager Workload is
- * gone (writers). */
+ * gone (writers), and the ledger's choices for Workloads gone. */
 void ctl_mk__gc(struct ctl_mk *mk);
 /* Worker w [borrowed] is being freed: nothing refers to it after. */
 void ctl_mk__forget_worker(struct ctl_mk *mk, struct mk_worker *w);

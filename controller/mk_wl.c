@@ -404,7 +404,7 @@ struct wl_ctx {
 	json_t *wl, *job;
 	const struct rec_fw *fw;
 	enum inf_id id;
-	const char *ns, *name;
+	const char *ns, *name, *uid;
 	struct mk_worker *workers[REC_MK_MAX_CLUSTERS];
 	struct rec_mk_remote remotes[REC_MK_MAX_CLUSTERS];
 	size_t n;
@@ -420,6 +420,90 @@ static void wake_at(struct ctl_mk *mk, int64_t now, int64_t at_ns)
 		mk->wake_ns = mono_due;
 }
 
+/* ---- the ledger's choices -------------------------------------------- */
+
+/* The worker the ledger recorded for uid [borrowed; may be NULL]:
+ * [owned: cu_free], or NULL. */
+static char *recorded_choice(ctl *c, const char *uid)
+{
+	char *cluster = NULL;
+	cu_error err;
+
+	if (c->ledger == NULL || uid == NULL)
+		return NULL;
+	cu_error_clear(&err);
+	if (store_dispatch_get(c->ledger, uid, &cluster, &err) != CU_OK &&
+	    err.code != CU_ENOTFOUND)
+		cu_warn("ledger: %s", err.msg);
+	return cluster;
+}
+
+/* Record worker cluster [borrowed] as x's choice in the turn's ledger
+ * transaction. The choice is announced by a later turn that reads it
+ * back: committed then, since every turn's flush commits (a failed
+ * commit rolls it back and the choice is made again). */
+static void record_choice(
+    struct ctl_mk *mk, struct wl_ctx *x, const char *cluster, int64_t now)
+{
+	ctl *c = mk->c;
+	cu_error err;
+
+	if (c->ledger == NULL || x->uid == NULL ||
+	    ctl_pipe_begin(c->pipe) != CU_OK)
+		return;
+	cu_error_clear(&err);
+	if (store_dispatch_put(c->ledger, x->uid, x->ns, x->name, cluster, now,
+		&err) != CU_OK) {
+		cu_warn("ledger: %s", err.msg);
+		return;
+	}
+	cu_debug("multikueue: workload %s/%s: %s chosen (recorded)", x->ns,
+	    x->name, cluster);
+	ctl_mk__mark(mk, x->ns, x->name);
+	/* A ledger that cannot commit is not spun on: the clock's turn. */
+	if (ctl_pipe_ledger_error(c->pipe)[0] == '\0')
+		ctl_mk__soon(mk);
+}
+
+static void forget_choice(ctl *c, const char *uid)
+{
+	cu_error err;
+
+	if (c->ledger == NULL || uid == NULL ||
+	    ctl_pipe_begin(c->pipe) != CU_OK)
+		return;
+	cu_error_clear(&err);
+	if (store_dispatch_delete(c->ledger, uid, &err) != CU_OK &&
+	    err.code != CU_ENOTFOUND)
+		cu_warn("ledger: %s", err.msg);
+}
+
+/* A copy on win [borrowed] finished: the worker job's final status onto
+ * the manager's job first (rec_mk_finish_waits), then the Workload
+ * Finished. */
+static void finish(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
+    const struct rec_mk_plan *p, struct mk_worker *win, int64_t now)
+{
+	const struct api_resource *rres;
+	json_t *rj = remote_job_of(win, ctl_fw_kind(x->id), x->ns, x->name,
+	    ctl_jmeta(x->job, "name"), &rres);
+	bool held = suspended(x->fw, x->job);
+	json_t *patch = rj != NULL ? rec_mk_job_status_patch(x->job, rj) : NULL;
+
+	if (rj != NULL && rec_mk_finish_waits(x->wl, held, patch)) {
+		if (!held)
+			job_status_write(mk->c, x->id, x->job, patch);
+		else
+			json_decref(patch);
+		(void)ctl_keys_put(&mk->finishing, CTL_K2(x->ns, x->name));
+		wake_at(mk, now, now + MK_FINISH_POLL_NS);
+		return;
+	}
+	json_decref(patch);
+	(void)ctl_keys_del(&mk->finishing, CTL_K2(x->ns, x->name));
+	status_write(mk->c, x->wl, check, p, NULL, 0, NULL);
+}
+
 static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
     const struct rec_mk_plan *p, int64_t now)
 {
@@ -430,6 +514,10 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 	struct mk_worker *win = p->remote >= 0 ? x->workers[p->remote] : NULL;
 	size_t i;
 
+	if (p->record != NULL)
+		record_choice(mk, x, p->record, now);
+	else if (p->forget)
+		forget_choice(c, x->uid);
 	for (i = 0; i < x->n; i++)
 		if (p->remove[i])
 			remove_remote(
@@ -440,15 +528,15 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 		(void)ctl_keys_del(&mk->rounds, CTL_K2(x->ns, x->name));
 	if (p->step != REC_MK_EVICTED || p->reset_job || !x->job_active)
 		(void)ctl_keys_del(&mk->evicting, CTL_K2(x->ns, x->name));
+	if (p->step != REC_MK_FINISH)
+		(void)ctl_keys_del(&mk->finishing, CTL_K2(x->ns, x->name));
 	switch (p->step) {
 	case REC_MK_REMOVE_ALL:
 		if (p->clear_cluster)
 			status_write(c, x->wl, check, p, NULL, 0, NULL);
 		break;
 	case REC_MK_FINISH:
-		copy_job_status(c, x->id, x->fw, x->job,
-		    remote_job_of(win, kind, x->ns, x->name, jname, &rres));
-		status_write(c, x->wl, check, p, NULL, 0, NULL);
+		finish(mk, x, check, p, win, now);
 		break;
 	case REC_MK_WINNER: {
 		json_t *rj =
@@ -549,6 +637,8 @@ static void workload(
 	json_t *clusters, *cl, *inactive;
 	size_t i;
 
+	char *recorded;
+
 	memset(&x, 0, sizeof(x));
 	x.ns = ns;
 	x.name = name;
@@ -558,6 +648,7 @@ static void workload(
 		(void)ctl_keys_del(&mk->lost, CTL_K2(ns, name));
 		(void)ctl_keys_del(&mk->rounds, CTL_K2(ns, name));
 		(void)ctl_keys_del(&mk->evicting, CTL_K2(ns, name));
+		(void)ctl_keys_del(&mk->finishing, CTL_K2(ns, name));
 		return;
 	}
 	if (ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, name), x.wl) ||
@@ -607,9 +698,12 @@ static void workload(
 	inactive = rec_mk_job_inactive_patch(x.job);
 	x.job_active = in.job_active = inactive != NULL;
 	json_decref(inactive);
+	x.uid = ctl_jmeta(x.wl, "uid");
+	in.recorded = recorded = recorded_choice(c, x.uid);
 	rec_mk_decide(&in, &plan);
 	carry_out(mk, &x, check, &plan, now);
 	rec_mk_plan_dispose(&plan);
+	cu_free(recorded);
 }
 
 /* ---- entry points ----------------------------------------------------- */
@@ -629,28 +723,27 @@ void ctl_mk__mark_all(struct ctl_mk *mk)
 	mk->all_wl = true;
 }
 
-/* The Workloads waiting for a clock (a lost winner, an Incremental
- * round, an evicted one whose job still shows pods) are looked at again. */
-static void mark_lost(struct ctl_mk *mk)
+static void mark_set(struct ctl_mk *mk, ctl_keys *set)
 {
 	struct ctl_kent **v;
 	size_t i, n;
 
-	if (ctl_keys_ordered(&mk->lost, &v, &n) == CU_OK) {
-		for (i = 0; i < n; i++)
-			ctl_mk__mark(mk, v[i]->k[0], v[i]->k[1]);
-		cu_free(v);
-	}
-	if (ctl_keys_ordered(&mk->rounds, &v, &n) == CU_OK) {
-		for (i = 0; i < n; i++)
-			ctl_mk__mark(mk, v[i]->k[0], v[i]->k[1]);
-		cu_free(v);
-	}
-	if (ctl_keys_ordered(&mk->evicting, &v, &n) == CU_OK) {
-		for (i = 0; i < n; i++)
-			ctl_mk__mark(mk, v[i]->k[0], v[i]->k[1]);
-		cu_free(v);
-	}
+	if (ctl_keys_ordered(set, &v, &n) != CU_OK)
+		return;
+	for (i = 0; i < n; i++)
+		ctl_mk__mark(mk, v[i]->k[0], v[i]->k[1]);
+	cu_free(v);
+}
+
+/* The Workloads waiting for a clock (a lost winner, an Incremental
+ * round, an evicted one whose job still shows pods, a finished one whose
+ * job does not yet show the worker's status) are looked at again. */
+static void mark_lost(struct ctl_mk *mk)
+{
+	mark_set(mk, &mk->lost);
+	mark_set(mk, &mk->rounds);
+	mark_set(mk, &mk->evicting);
+	mark_set(mk, &mk->finishing);
 }
 
 void ctl_mk_workloads(ctl *c, int64_t now)
@@ -678,6 +771,11 @@ void ctl_mk_workloads(ctl *c, int64_t now)
 		cu_free(v);
 	}
 	ctl_keys_dispose(&batch);
+	/* A Workload waiting for its job that was skipped (its own write
+	 * not yet seen back) armed no clock: look again soon. */
+	if (mk->wake_ns == 0 && (ctl_keys_count(&mk->finishing) > 0 ||
+				    ctl_keys_count(&mk->evicting) > 0))
+		wake_at(mk, now, now + MK_FINISH_POLL_NS);
 }
 
 void ctl_mk_workload(ctl *c, const char *const *key)
@@ -722,11 +820,63 @@ static void gc_job(json_t *obj, void *payload)
 		    ctl_jmeta(obj, "name"));
 }
 
+struct gone {
+	ctl *c;
+	char **uids; /* [owned] */
+	size_t n, cap;
+};
+
+static int gone_choice(const char *uid, const char *ns, const char *name,
+    const char *cluster, int64_t decided_ns, void *payload)
+{
+	struct gone *g = payload;
+	json_t *wl = api_informer_get(g->c->inf[INF_WL], ns, name);
+	const char *cur = wl != NULL ? ctl_jmeta(wl, "uid") : NULL;
+	char **more;
+
+	(void)cluster;
+	(void)decided_ns;
+	if (cur != NULL && strcmp(cur, uid) == 0)
+		return 0;
+	if (g->n == g->cap) {
+		more = cu_realloc(g->uids, (g->cap * 2 + 8) * sizeof(*more));
+		if (more == NULL)
+			return 0;
+		g->uids = more;
+		g->cap = g->cap * 2 + 8;
+	}
+	if ((g->uids[g->n] = cu_strdup(uid)) != NULL)
+		g->n++;
+	return 0;
+}
+
+/* The ledger's choices for Workloads no longer in the cache go (one
+ * deleted while the manager was down, or gone before its choice was
+ * forgotten). */
+static void gc_choices(ctl *c)
+{
+	struct gone g = {c, NULL, 0, 0};
+	cu_error err;
+	size_t i;
+
+	if (c->ledger == NULL)
+		return;
+	cu_error_clear(&err);
+	if (store_dispatch_foreach(c->ledger, gone_choice, &g, &err) != CU_OK)
+		cu_warn("ledger: %s", err.msg);
+	for (i = 0; i < g.n; i++) {
+		forget_choice(c, g.uids[i]);
+		cu_free(g.uids[i]);
+	}
+	cu_free(g.uids);
+}
+
 void ctl_mk__gc(struct ctl_mk *mk)
 {
 	struct gc g = {mk, NULL};
 	size_t i;
 
+	gc_choices(mk->c);
 	for (i = 0; i < mk->nw; i++) {
 		g.w = mk->w[i];
 		if (!g.w->connected)

@@ -156,17 +156,23 @@ static int best_by(const struct rec_mk_in *in, const char *type)
 	return best;
 }
 
-/* The admitted copy on the worker named cname [may be NULL], else the
- * first admitted copy whose worker has the job; -1 when none. */
-static int committed(const struct rec_mk_in *in, const char *cname)
+/* The index of the worker named name [may be NULL], or -1. */
+static int worker_at(const struct rec_mk_in *in, const char *name)
 {
 	size_t i;
 
-	for (i = 0; cname != NULL && i < in->n; i++)
-		if (in->remotes[i].wl != NULL &&
-		    strcmp(in->remotes[i].cluster, cname) == 0 &&
-		    cond_true(in->remotes[i].wl, REC_COND_ADMITTED))
+	for (i = 0; name != NULL && i < in->n; i++)
+		if (strcmp(in->remotes[i].cluster, name) == 0)
 			return (int)i;
+	return -1;
+}
+
+/* The first admitted copy whose worker has the job (a choice made
+ * before the ledger recorded choices); -1 when none. */
+static int committed(const struct rec_mk_in *in)
+{
+	size_t i;
+
 	for (i = 0; i < in->n; i++)
 		if (in->remotes[i].wl != NULL && in->remotes[i].has_job &&
 		    cond_true(in->remotes[i].wl, REC_COND_ADMITTED))
@@ -244,8 +250,9 @@ static void incremental(const struct rec_mk_in *in, struct rec_mk_plan *out)
 		out->wake_ns = in->now_ns + in->round_ns + 1;
 }
 
-/* The check is Ready but no copy is admitted any more: wait for a lost
- * winner up to workerLostTimeout, else Retry. */
+/* The chosen worker cname (the check Ready, or the ledger's record) has
+ * no admitted copy any more: wait for a lost winner up to
+ * workerLostTimeout, else Retry. */
 static void reservation_gone(
     const struct rec_mk_in *in, const char *cname, struct rec_mk_plan *out)
 {
@@ -275,6 +282,42 @@ static void reservation_gone(
 	    cu_strdup("Reserving remote no longer exists or is not admitted");
 }
 
+/* The choice already made: status.clusterName cname [may be NULL], else
+ * the ledger's. Its admitted copy wins (*w); a chosen worker that is
+ * unreachable (or no longer configured) is waited for, then the check
+ * goes Retry; a reachable one whose copy is gone or not admitted sends
+ * an announced check to Retry, while an unannounced record is forgotten
+ * and the choice made again. True when out is decided here. */
+static bool chosen(const struct rec_mk_in *in, const char *cname,
+    const char *state, struct rec_mk_plan *out, int *w)
+{
+	const char *name = cname != NULL ? cname : in->recorded;
+	int i = worker_at(in, name);
+
+	*w = -1;
+	if (name == NULL)
+		return false;
+	if (i >= 0 && in->remotes[i].wl != NULL &&
+	    cond_true(in->remotes[i].wl, REC_COND_ADMITTED)) {
+		*w = i;
+		return false;
+	}
+	if (cname == NULL && i >= 0 && in->remotes[i].reachable) {
+		out->forget = true;
+		return false;
+	}
+	/* Retry or Rejected already: the Workload controller acts. */
+	if (state != NULL &&
+	    (strcmp(state, "Retry") == 0 || strcmp(state, "Rejected") == 0))
+		return true;
+	/* The other workers' copies are of no use while it stands. */
+	remove_all_but(in, out, i);
+	reservation_gone(in, name, out);
+	return true;
+}
+
+static void dispatch(const struct rec_mk_in *in, struct rec_mk_plan *out);
+
 void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out)
 {
 	const json_t *acs = check_of(in->local, in->check);
@@ -295,6 +338,7 @@ void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out)
 		const json_t *st = json_object_get(in->local, "status");
 
 		out->step = REC_MK_REMOVE_ALL;
+		out->forget = in->recorded != NULL;
 		remove_all_but(in, out, -1);
 		out->clear_cluster =
 		    !cond_true(in->local, REC_COND_FINISHED) &&
@@ -335,6 +379,7 @@ void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out)
 		bool held = false;
 
 		out->step = REC_MK_EVICTED;
+		out->forget = in->recorded != NULL;
 		remove_all_but(in, out, -1);
 		for (i = 0; i < in->n; i++)
 			held |=
@@ -342,15 +387,26 @@ void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out)
 		out->reset_job = in->job_active && in->job_suspended && !held;
 		return;
 	}
-	/* 3. the admitted copy wins: the one already announced
-	 * (status.clusterName) or already given the job, so that a
-	 * restarted manager never changes its mind (two copies admitted in
-	 * the same second would otherwise tie), else the earliest. */
-	w = committed(in, cname);
+	/* 3. a choice made (announced in status.clusterName, or recorded in
+	 * the ledger) is kept: never another worker while it stands. */
+	if (chosen(in, cname, state, out, &w))
+		return;
+	/* 4. else the admitted copy whose worker already has the job (a
+	 * choice from before the ledger), else the earliest admitted, is
+	 * recorded first and announced once the record is committed. */
+	if (w < 0)
+		w = committed(in);
 	if (w < 0)
 		w = best_by(in, REC_COND_ADMITTED);
 	if (w < 0 && ready) {
 		reservation_gone(in, cname, out);
+		return;
+	}
+	if (w >= 0 && worker_at(in, in->recorded) != w &&
+	    (cname == NULL || strcmp(cname, in->remotes[w].cluster) != 0)) {
+		out->step = REC_MK_RECORD;
+		out->remote = w;
+		out->record = in->remotes[w].cluster;
 		return;
 	}
 	if (w >= 0) {
@@ -369,10 +425,18 @@ void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out)
 		}
 		return;
 	}
-	/* 4. dispatch: nominate every reachable worker (AllAtOnce), while
+	/* 5. dispatch: nominate every reachable worker (AllAtOnce), while
 	 * the check is Pending (the Workload is not evicted: 2b). */
-	if (state == NULL || strcmp(state, "Pending") != 0)
-		return;
+	if (state != NULL && strcmp(state, "Pending") == 0)
+		dispatch(in, out);
+}
+
+/* Step 5 of rec_mk_decide: the workers nominated, the copies to create
+ * and to remove. */
+static void dispatch(const struct rec_mk_in *in, struct rec_mk_plan *out)
+{
+	size_t i;
+
 	out->step = REC_MK_DISPATCH;
 	if (in->incremental) {
 		incremental(in, out);
@@ -394,6 +458,14 @@ void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out)
 		out->remove[i] = !nominated && in->remotes[i].reachable &&
 				 in->remotes[i].wl != NULL;
 	}
+}
+
+bool rec_mk_finish_waits(
+    const json_t *local, bool job_suspended, const json_t *status_patch)
+{
+	if (cond_true(local, REC_COND_EVICTED))
+		return false;
+	return job_suspended || status_patch != NULL;
 }
 
 void rec_mk_plan_dispose(struct rec_mk_plan *p)

@@ -2391,6 +2391,11 @@ struct rec_mk_in {
 	 * showing running pods (status copied from a worker; see
 	 * rec_mk_job_inactive_patch). */
 	bool job_suspended, job_active;
+	/* The worker the manager's ledger recorded as this Workload's
+	 * choice [borrowed; NULL: none]: kept like status.clusterName (an
+	 * announced choice), so a manager restarted between the record and
+	 * the status write resumes it instead of choosing again. */
+	const char *recorded;
 };
 
 enum rec_mk_step {
@@ -2406,6 +2411,9 @@ enum rec_mk_step {
 	REC_MK_EVICTED,	   /* evicted on the manager, quota still held:
 			    * remove[] every copy; reset_job once no
 			    * reachable worker holds the job */
+	REC_MK_RECORD,	   /* copy `remote` admitted, no choice yet: record
+			    * `record` in the ledger; the choice is announced
+			    * (WINNER) once the record is committed */
 };
 
 struct rec_mk_plan {
@@ -2436,6 +2444,12 @@ struct rec_mk_plan {
 	const char *nominate[REC_MK_MAX_CLUSTERS];
 	size_t n_nominate;
 	bool new_round;
+	/* RECORD: the worker to record as the choice [borrowed from in];
+	 * forget: the ledger's choice (in->recorded) is void (the Workload
+	 * finished, lost its quota, was evicted, or the unannounced choice's
+	 * copy is gone from a reachable worker): delete it. */
+	const char *record;
+	bool forget;
 };
 
 /* The decision for one manager Workload; *out initialised here
@@ -2471,6 +2485,16 @@ json_t *rec_mk_remote_job(const struct rec_fw *fw, const json_t *doc,
  * show the worker's job remote's [borrowed] status: [owned] or NULL when
  * equal (or out of memory). */
 json_t *rec_mk_job_status_patch(const json_t *doc, const json_t *remote);
+
+/* FINISH: is the Finished write of the manager's Workload local
+ * [borrowed] held back? Unless it is evicted, its job must first be
+ * running (job_suspended false: its unsuspend may come after a
+ * short job already finished on the worker) and show the worker job's
+ * status (status_patch [borrowed; may be NULL], from
+ * rec_mk_job_status_patch, NULL: nothing to copy): once finished, the
+ * copies go and the final status could never be copied back. */
+bool rec_mk_finish_waits(
+    const json_t *local, bool job_suspended, const json_t *status_patch);
 
 /* The status merge patch that makes the manager's job doc [borrowed]
  * show no running pods (a Job's active and ready, a JobSet's

@@ -33,6 +33,9 @@
  *       wire form, JSON text) when it was placed by topology-aware
  *       scheduling, NULL otherwise; a restart announces and adopts it
  *       without placing again.
+ *   v5  mk_dispatch: the MultiKueue manager's choice of a worker for a
+ *       Workload (its UID, the MultiKueueCluster's name), recorded before
+ *       the Workload's status announces it (store_dispatch_put).
  *
  * Migration state diagram:
  *
@@ -110,6 +113,15 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
 
     /* v3 -> v4 */
     "ALTER TABLE podset ADD COLUMN topology TEXT;",
+
+    /* v4 -> v5 */
+    "CREATE TABLE mk_dispatch("
+    " uid TEXT PRIMARY KEY NOT NULL CHECK (uid != ''),"
+    " namespace TEXT NOT NULL,"
+    " name TEXT NOT NULL,"
+    " cluster TEXT NOT NULL CHECK (cluster != ''),"
+    " decided_ns INTEGER NOT NULL"
+    ") STRICT;",
 };
 
 _Static_assert(STORE_APP_ID == 1668631623, "application_id literal in v1");

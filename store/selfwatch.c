@@ -101,6 +101,15 @@ static int copy_one(const store_decision *d, void *payload)
 	return rc;
 }
 
+static int copy_dispatch(const char *uid, const char *ns, const char *name,
+    const char *cluster, int64_t decided_ns, void *payload)
+{
+	struct copy *c = payload;
+
+	return store_dispatch_put(
+	    c->to, uid, ns, name, cluster, decided_ns, c->err);
+}
+
 /* Remove path+suffix; a missing file is not an error. */
 static void unlink_suffix(const char *path, const char *suffix)
 {
@@ -111,7 +120,8 @@ static void unlink_suffix(const char *path, const char *suffix)
 	cu_free(p);
 }
 
-/* Write the live decisions of s into a new ledger at tmp. */
+/* Write the live decisions and dispatch choices of s into a new ledger
+ * at tmp. */
 static int write_copy(store *s, const char *tmp, size_t *copied, cu_error *err)
 {
 	struct copy c = {NULL, 0, err};
@@ -128,6 +138,8 @@ static int write_copy(store *s, const char *tmp, size_t *copied, cu_error *err)
 	rc = store_begin(n, err);
 	if (rc == CU_OK)
 		rc = store_decision_foreach_live(s, copy_one, &c, err);
+	if (rc == CU_OK)
+		rc = store_dispatch_foreach(s, copy_dispatch, &c, err);
 	if (rc == CU_OK)
 		rc = store_commit(n, err);
 	store_close(n); /* checkpoints: the file is whole, its WAL gone */

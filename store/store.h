@@ -64,7 +64,7 @@
 #include "lib/cu.h"
 
 /* Schema version this binary writes (PRAGMA user_version). */
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 typedef struct store store; /* opaque */
 
@@ -326,6 +326,36 @@ typedef int (*store_recon_cb)(
 CU_MUST_CHECK int store_reconcile(store *s, const store_api_view *views,
     size_t n, store_recon_cb cb, void *payload, cu_error *err);
 
+/* ---- MultiKueue dispatch choices (dispatch.c) ------------------------ */
+
+/*
+ * The MultiKueue manager's choice of a worker cluster for a Workload,
+ * recorded (and committed) before the Workload's status announces it, so
+ * that a restarted manager resumes the choice instead of making another
+ * (docs/multikueue.md). One per Workload UID; put replaces. Writes need a
+ * transaction, as the decisions'. Strings [borrowed].
+ */
+CU_MUST_CHECK int store_dispatch_put(store *s, const char *uid, const char *ns,
+    const char *name, const char *cluster, int64_t now_ns, cu_error *err);
+
+/* The recorded cluster of uid: *cluster [owned: cu_free]; NULL and
+ * CU_ENOTFOUND when none. */
+CU_MUST_CHECK int store_dispatch_get(
+    store *s, const char *uid, char **cluster, cu_error *err);
+
+/* Forget the choice of uid (a Workload finished, requeued or gone).
+ * CU_ENOTFOUND when none. */
+CU_MUST_CHECK int store_dispatch_delete(
+    store *s, const char *uid, cu_error *err);
+
+typedef int (*store_dispatch_cb)(const char *uid, const char *ns,
+    const char *name, const char *cluster, int64_t decided_ns, void *payload);
+
+/* cb for every recorded choice, by UID. Strings [valid until cb
+ * returns]. Callback rules as for store_decision_foreach_live. */
+CU_MUST_CHECK int store_dispatch_foreach(
+    store *s, store_dispatch_cb cb, void *payload, cu_error *err);
+
 /* ---- the ledger watches itself (selfwatch.c) ------------------------ */
 
 /* What store_file_check found at the ledger's path. */
@@ -347,12 +377,12 @@ CU_MUST_CHECK int store_file_check(
 
 /*
  * Continue on a new file at the ledger's path, holding the live
- * decisions of the file open now (read from it: an unlinked file stays
- * readable while open) with their states and times, in sequence order:
- * after the file was deleted or replaced while running (docs/ledger.md).
- * A replacement is moved aside to "<path>.replaced-<unix seconds>" (kept,
- * never deleted). Outside a transaction (CU_EINVAL). *copied (may be
- * NULL) is how many decisions were carried over. On failure before the
+ * decisions (and the dispatch choices) of the file open now (read from it: an
+ * unlinked file stays readable while open) with their states and times, in
+ * sequence order: after the file was deleted or replaced while running
+ * (docs/ledger.md). A replacement is moved aside to "<path>.replaced-<unix
+ * seconds>" (kept, never deleted). Outside a transaction (CU_EINVAL). *copied
+ * (may be NULL) is how many decisions were carried over. On failure before the
  * switch the store goes on with the file it had; a failure after it (the
  * new file cannot be opened) leaves the store unusable: CU_EIO, the
  * controller stops.

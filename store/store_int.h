@@ -2,9 +2,9 @@
 /*
  * store/store_int.h - PRIVATE to store/: the store struct, the table of
  * prepared statements and the helpers shared by store.c (lifecycle,
- * transactions, error mapping), migrate.c (schema) and ledger.c
- * (decisions, usage, reconciliation). Nothing outside store/ includes it;
- * the public interface is store/store.h.
+ * transactions, error mapping), migrate.c (schema), ledger.c
+ * (decisions, usage, reconciliation) and dispatch.c (MultiKueue choices).
+ * Nothing outside store/ includes it; the public interface is store/store.h.
  */
 #ifndef CU_STORE_STORE_INT_H
 #define CU_STORE_STORE_INT_H
@@ -77,7 +77,13 @@
 		 " FROM usage)"                                                \
 		 " GROUP BY cq, flavor, resource"                              \
 		 " HAVING SUM(want) != SUM(have)"                              \
-		 " ORDER BY cq, flavor, resource LIMIT 1")
+		 " ORDER BY cq, flavor, resource LIMIT 1")                     \
+	X(MK_PUT, "INSERT OR REPLACE INTO mk_dispatch(uid, namespace, name,"   \
+		  " cluster, decided_ns) VALUES (?1, ?2, ?3, ?4, ?5)")         \
+	X(MK_GET, "SELECT cluster FROM mk_dispatch WHERE uid = ?1")            \
+	X(MK_DELETE, "DELETE FROM mk_dispatch WHERE uid = ?1")                 \
+	X(MK_LIST, "SELECT uid, namespace, name, cluster, decided_ns"          \
+		   " FROM mk_dispatch ORDER BY uid")
 
 enum store_stmt_id {
 #define STORE_X_ID(id, sql) STORE_STMT_##id,

@@ -8,7 +8,7 @@ the summary in Kueue's keys (JSON and YAML alike), the CSVs and PNGs, an
 input error naming the field and line, and that `make bench`'s inputs
 (Kueue's shapes in tests/bench/configs/) parse (--check). The runner's own stderr and
 the logs of the programs it started are scanned for sanitizer reports by
-run.sh."""
+run.sh. The MultiKueue benchmark runs scaled down to 30 Jobs."""
 import csv
 import json
 import os
@@ -177,12 +177,43 @@ def moonshot(tmp):
     check(len(rows) >= 1, "samples.csv rows: %d" % len(rows))
 
 
+def multikueue(tmp):
+    """`make bench`'s MultiKueue run (tests/bench/mk_bench.py) scaled
+    down to 30 Jobs: every Job Complete on exactly one worker, none on two
+    at once, and multikueue.json carries every figure."""
+    out = os.path.join(tmp, "mk")
+    env = dict(os.environ, CUEUE_BIN=BIN, BENCH_OUT=out,
+               BENCH_MK_JOBS="30", BENCH_MK_TIMEOUT_S="300")
+    env.pop("CUEUE_LOGS", None)
+    env.pop("CUEUE_TEST_NAME", None)
+    with open(os.path.join(LOGS, TEST + ".mk.stderr"), "w") as err:
+        p = subprocess.run(["/usr/bin/python3", os.path.join(
+            ROOT, "tests", "bench", "mk_bench.py")], env=env, cwd=ROOT,
+            stdout=subprocess.PIPE, stderr=err, text=True, timeout=600)
+    logs = os.path.join(out, "mk-logs")
+    for name in os.listdir(logs) if os.path.isdir(logs) else ():
+        shutil.copy(os.path.join(logs, name),
+                    os.path.join(LOGS, "%s.mk-%s" % (TEST, name)))
+    eq(p.returncode, 0, "mk_bench exit status (stdout %r)" % p.stdout)
+    with open(os.path.join(out, "multikueue.json")) as f:
+        sj = json.load(f)
+    eq((sj["jobs"], sj["workers"], sum(sj["jobs_per_worker"])), (30, 3, 30),
+       "scale")
+    eq(sj["two_at_once"], [], "jobs on two workers at once")
+    for key in ("dispatch_per_s", "manager_writes_per_job",
+                "manager_writes_to_workers_per_job"):
+        check(isinstance(sj.get(key), (int, float)) and sj[key] > 0,
+              "summary %s: %r" % (key, sj.get(key)))
+    a = sj["create_to_worker_admitted_ms"]
+    check(0 < a["p50"] <= a["p99"], "admission p50 <= p99: %r" % a)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="cueue-bench-smoke-")
     failed = 0
     cases = (("sched-smoke", smoke), ("sched-bad-input", bad_input),
              ("sched-bench-inputs", bench_inputs),
-             ("moonshot-smoke", moonshot))
+             ("moonshot-smoke", moonshot), ("multikueue-smoke", multikueue))
     for name, fn in cases:
         start = time.time()
         try:

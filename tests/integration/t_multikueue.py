@@ -15,6 +15,7 @@ import base64
 import os
 import signal
 import threading
+import time
 
 from cuetest import CONTROLLER_CONFIG, Controller, Failure, Server, case, \
     check, eq, free_port, wait_for
@@ -92,45 +93,67 @@ def secret(s, name, worker):
     eq(code, 201, "secret %s: %r" % (name, body))
 
 
-def add_worker2(s):
-    s.kubectl("apply", "-f", "-", input="""
+def worker_name(i):
+    """The MultiKueueCluster of worker i (0-based)."""
+    return "multikueue-test-worker%d" % (i + 1)
+
+
+def add_workers(s, n):
+    """Workers 2..n (multikueue-setup.yaml has the first): their
+    MultiKueueClusters, and all n in the MultiKueueConfig."""
+    for i in range(1, n):
+        s.kubectl("apply", "-f", "-", input="""
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: MultiKueueCluster
 metadata: {name: %s}
 spec:
   clusterSource:
-    kubeConfig: {locationType: Secret, location: worker2-secret}
-""" % W2)
+    kubeConfig: {locationType: Secret, location: worker%d-secret}
+""" % (worker_name(i), i + 1))
     code, _, body = s.raw(
         "PATCH", KQ + "/multikueueconfigs/multikueue-test",
-        {"spec": {"clusters": [W1, W2]}},
+        {"spec": {"clusters": [worker_name(i) for i in range(n)]}},
         headers={"Content-Type": "application/merge-patch+json"})
-    eq(code, 200, "config with both workers: %r" % body)
+    eq(code, 200, "config with all workers: %r" % body)
 
 
 class Clusters:
-    """The manager (the case's server) and two workers, each with its
-    controller; worker CPU quotas cpu1 and cpu2."""
+    """The manager (the case's server) and one worker per CPU quota in
+    cpus (two in the tests), each with its controller (ctl_args: more
+    arguments for every controller). The manager's ClusterQueue is the
+    one of multikueue-setup.yaml (9 CPUs) unless manager_cpu says."""
 
-    def __init__(self, s, cpu1, cpu2, simulate="jobs", config=None,
-                 env=None):
+    def __init__(self, s, *cpus, simulate="jobs", config=None, env=None,
+                 ctl_args=(), manager_cpu=None):
         self.m = s
-        self.w = [Server(simulate=simulate), Server(simulate=simulate)]
+        self.cfg, self.env, self.args = config or MANAGER_CONFIG, env, \
+            ctl_args
+        # The manager's ledger, kept across its restarts.
+        self.store = os.path.join(s.dir, "manager-ledger.db")
+        self.w = [Server(simulate=simulate) for _ in cpus]
         self.ctls = []
-        for w, cpu in zip(self.w, (cpu1, cpu2)):
+        for w, cpu in zip(self.w, cpus):
             crds(w)
             worker_queues(w, cpu)
-            self.ctls.append(Controller(w, config=WORKER_CONFIG))
+            self.ctls.append(Controller(w, config=WORKER_CONFIG,
+                                        args=ctl_args))
         crds(s)
         s.namespace(CTL_NS)
-        secret(s, "worker1-secret", self.w[0])
-        secret(s, "worker2-secret", self.w[1])
-        s.kubectl("apply", "-f", os.path.join(DATA,
-                                              "multikueue-setup.yaml"))
-        add_worker2(s)
-        self.mctl = Controller(s, config=config or MANAGER_CONFIG, env=env)
+        for i, w in enumerate(self.w):
+            secret(s, "worker%d-secret" % (i + 1), w)
+        with open(os.path.join(DATA, "multikueue-setup.yaml")) as f:
+            setup = f.read()
+        if manager_cpu is not None:
+            setup = setup.replace("nominalQuota: 9", "nominalQuota: %s" %
+                                  manager_cpu)
+        s.kubectl("apply", "-f", "-", input=setup)
+        add_workers(s, len(self.w))
+        self.mctl = self.start_manager()
         self.dead = []
-        self.history = [[], [], []]
+        self.history = [[] for _ in range(len(self.w) + 1)]
+        # (monotonic time, server index, name, object or None) of every
+        # change seen, in the order seen.
+        self.timeline = []
         self.obs = {}
         for i, srv in enumerate([s] + self.w):
             self.obs[i] = [
@@ -145,7 +168,18 @@ class Clusters:
         def rec(name, old, new, rv, relisting):
             with lock:
                 self.history[i].append((name, new))
+                self.timeline.append((time.monotonic(), i, name, new))
         return rec
+
+    def start_manager(self):
+        return Controller(self.m, config=self.cfg, store=self.store,
+                          env=self.env, args=self.args)
+
+    def restart_manager(self):
+        """SIGKILL the manager's controller and start it again on the
+        same ledger."""
+        self.mctl.stop(signal.SIGKILL)
+        self.mctl = self.start_manager()
 
     def kill_worker(self, i):
         """SIGKILL worker i's API server (index into self.w) mid-run;
@@ -251,6 +285,16 @@ def wait_wl(srv, job_name, pred, timeout, what):
         return wait_for(poll, timeout, what=what)
     except Failure as e:
         raise Failure("%s; the Workload: %s" % (e, wl_summary(seen[0])))
+
+
+def start_job(s, body):
+    """Once both workers are Active, create Job body on the manager."""
+    wait_for(lambda: active(s, KQ + "/multikueueclusters/" + W1) and
+             active(s, KQ + "/multikueueclusters/" + W2), 30,
+             what="both MultiKueueClusters Active")
+    code, _, resp = s.raw("POST", "/apis/batch/v1/namespaces/%s/jobs" % NS,
+                          body)
+    eq(code, 201, "create job: %r" % resp)
 
 
 @case("multikueue-dispatch-one-worker")
@@ -379,12 +423,7 @@ def worker_lost(s):
     once (from the watch histories)."""
     k = Clusters(s, "9", "9")
     try:
-        wait_for(lambda: active(s, KQ + "/multikueueclusters/" + W1) and
-                 active(s, KQ + "/multikueueclusters/" + W2), 30,
-                 what="both MultiKueueClusters Active")
-        code, _, body = s.raw("POST", "/apis/batch/v1/namespaces/%s/jobs"
-                              % NS, job("b", runtime_ms=8000))
-        eq(code, 201, "create job: %r" % body)
+        start_job(s, job("b", runtime_ms=8000))
         w = wait_for(lambda: (lambda w: w if check_of(w).get("state") ==
                               "Ready" else None)(wl_of(s, "b")), 40,
                      what="the check Ready")
@@ -481,8 +520,7 @@ def manager_killed(s):
             eq(code, 201, "create %s: %r" % (n, body))
         wait_for(lambda: any(o for _, o in k.history[1] + k.history[2]),
                  30, what="a first copy on a worker")
-        k.mctl.stop(signal.SIGKILL)
-        k.mctl = Controller(s, config=MANAGER_CONFIG)
+        k.restart_manager()
         for n in names:
             wait_for(lambda n=n: is_true(s.get_json(
                 "/apis/batch/v1/namespaces/%s/jobs/%s" % (NS, n)),
@@ -492,6 +530,69 @@ def manager_killed(s):
                 o and m == n and "template" in o.get("spec", {})
                 for m, o in k.history[i])]
             eq(len(ran), 1, "%s ran on exactly one worker: %r" % (n, ran))
+        check_one_at_a_time(k)
+    finally:
+        k.stop()
+
+
+def copy_of(wl):
+    """A worker's copy of manager Workload wl, as MultiKueue makes it."""
+    labels = {k: v for k, v in (wl["metadata"].get("labels") or {}).items()
+              if k != "kueue.x-k8s.io/job-uid"}
+    labels[ORIGIN] = "multikueue"
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": wl["metadata"]["name"], "namespace": NS,
+                         "labels": labels},
+            "spec": wl["spec"]}
+
+
+@case("multikueue-manager-restart-keeps-its-choice")
+def manager_restart_choice(s):
+    """The manager's controller is SIGKILLed after it chose a worker and
+    the job runs there, leaving what a kill before the removal of the
+    other copy leaves: an admitted copy on the other worker. Restarted,
+    it sees that worker first (the chosen one refuses its lists for a
+    while). It keeps its choice - the other copy goes, the job is never
+    started there - and waits for the chosen worker, where the job
+    completes. Checked from all three watch histories."""
+    cfg = MANAGER_CONFIG.replace("workerLostTimeout: 5s",
+                                 "workerLostTimeout: 120s")
+    k = Clusters(s, "9", "9", config=cfg)
+    try:
+        start_job(s, job("r", runtime_ms=40000))
+        w = wait_wl(s, "r", lambda w: check_of(w).get("state") == "Ready",
+                    40, what="the check Ready")
+        win = 0 if w["status"]["clusterName"] == W1 else 1
+        chosen, other = k.w[win], k.w[1 - win]
+        wait_for(lambda: any(job_running(o) for n, o in k.history[win + 1]
+                             if n == "r"), 30, what="the job running")
+        k.mctl.stop(signal.SIGKILL)
+        code, _, body = other.raw(
+            "POST", KQ + "/namespaces/%s/workloads" % NS, copy_of(w))
+        eq(code, 201, "the leftover copy: %r" % body)
+        wl_path = KQ + "/namespaces/%s/workloads/%s" % (
+            NS, w["metadata"]["name"])
+        wait_for(lambda: is_true(other.get_json(wl_path), "Admitted"), 30,
+                 what="the leftover copy admitted")
+        code, _, body = chosen.raw("POST", "/__test/faults", {"rules": [
+            {"method": "GET", "pathPrefix": p, "code": 503}
+            for p in ("/apis/kueue.x-k8s.io/v1beta2/workloads",
+                      "/apis/batch/v1/jobs")]})
+        eq(code, 200, "faults: %r" % body)
+        k.mctl = k.start_manager()
+        # The restarted manager acted on the other worker: its copy
+        # removed (or, wrongly, the job created there).
+        wait_for(lambda: other.raw("GET", wl_path)[0] == 404 or any(
+            n == "r" for n, o in k.history[2 - win] if o), 60,
+            what="the manager acting on the other worker")
+        code, _, body = chosen.raw("DELETE", "/__test/faults")
+        eq(code, 200, "faults cleared: %r" % body)
+        wait_for(lambda: is_true(s.get_json(
+            "/apis/batch/v1/namespaces/%s/jobs/r" % NS), "Complete"), 90,
+            what="the manager's Job Complete")
+        check_one_at_a_time(k)
+        check(not any(n == "r" and o for n, o in k.history[2 - win]),
+              "no job on the other worker")
     finally:
         k.stop()
 
@@ -532,6 +633,53 @@ def incremental(s):
             what="the manager's Job Complete")
     finally:
         k.stop()
+
+
+def job_running(o):
+    """A Job (not a Workload) that exists, unsuspended and unfinished."""
+    if not o or "template" not in o.get("spec", {}) or \
+            o["spec"].get("suspend"):
+        return False
+    return not any(c.get("type") in ("Complete", "Failed") and
+                   c.get("status") == "True"
+                   for c in (o.get("status") or {}).get("conditions") or [])
+
+
+def two_at_once(k):
+    """The Jobs seen running on two workers at the same time, from the
+    workers' watch histories in time order."""
+    running, bad = {}, set()
+    for _, i, name, o in sorted(list(k.timeline), key=lambda e: e[0]):
+        if i == 0:
+            continue
+        running[(i, name)] = job_running(o)
+        if sum(1 for j in range(1, len(k.history))
+               if running.get((j, name))) > 1:
+            bad.add(name)
+    return sorted(bad)
+
+
+def changed_mind(hist):
+    """Manager Workloads whose status.clusterName went from one worker
+    to another without being cleared (requeued) in between, from the
+    manager's watch history."""
+    last, bad = {}, []
+    for name, o in hist:
+        if not o or "podSets" not in o.get("spec", {}):
+            continue
+        cn = (o.get("status") or {}).get("clusterName")
+        if cn and last.get(name) and cn != last[name]:
+            bad.append((name, last[name], cn))
+        last[name] = cn
+    return bad
+
+
+def check_one_at_a_time(k):
+    """All three watch histories: no Job ran on two workers at once, and
+    the manager never moved a Workload from one worker to another."""
+    eq(two_at_once(k), [], "jobs running on both workers at once")
+    eq(changed_mind(k.history[0]), [],
+       "manager Workloads moved between workers without a requeue")
 
 
 def cond_history(hist, name):

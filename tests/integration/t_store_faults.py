@@ -267,7 +267,8 @@ def old_schema(s):
     db.executescript("ALTER TABLE podset DROP COLUMN topology;"
                      "ALTER TABLE decision DROP COLUMN generation;"
                      "ALTER TABLE decision DROP COLUMN state_ns;"
-                     "DROP TABLE usage; PRAGMA user_version = 1;")
+                     "DROP TABLE usage; DROP TABLE mk_dispatch;"
+                     "PRAGMA user_version = 1;")
     db.close()
     eq(ledger_rows(ledger), (1, {"w1": 1, "w2": 1}), "a v1 ledger")
     c = Ctl(s, ledger)

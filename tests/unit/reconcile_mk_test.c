@@ -144,57 +144,91 @@ struct row {
 	int remote;
 	bool create[2], remove[2];
 	const char *new_state, *message, *cluster_name;
+	/* the ledger's choice (NULL: none); the plan forgets it */
+	const char *recorded;
+	bool forget;
 };
 
 static const struct row rows[] = {
     {"no quota: copies removed", false, false, true, "Pending", NULL,
 	{true, false}, {"", ""}, {"t1", "t1"}, 0, 10, REC_MK_REMOVE_ALL, -1,
-	{false, false}, {true, false}, NULL, NULL, NULL},
+	{false, false}, {true, false}, NULL, NULL, NULL, NULL, false},
     {"finished: copies removed", true, true, true, "Ready", "w1", {true, true},
 	{"Admitted", ""}, {"t1", "t1"}, 0, 10, REC_MK_REMOVE_ALL, -1,
-	{false, false}, {true, true}, NULL, NULL, NULL},
+	{false, false}, {true, true}, NULL, NULL, NULL, NULL, false},
     {"not managed by MultiKueue: rejected", true, false, false, "Pending", NULL,
 	{true, true}, {NULL, NULL}, {NULL, NULL}, 0, 10, REC_MK_REJECT, -1,
 	{false, false}, {false, false}, "Rejected",
 	"The owner is not managed by Kueue: Expecting spec.managedBy to be "
 	"\"kueue.x-k8s.io/multikueue\" not \"\"",
-	NULL},
+	NULL, NULL, false},
     {"dispatch to the reachable workers", true, false, true, "Pending", NULL,
 	{true, false}, {NULL, NULL}, {NULL, NULL}, 0, 10, REC_MK_DISPATCH, -1,
-	{true, false}, {false, false}, NULL, NULL, NULL},
+	{true, false}, {false, false}, NULL, NULL, NULL, NULL, false},
     {"dispatch only where no copy yet", true, false, true, "Pending", NULL,
 	{true, true}, {"QuotaReserved", NULL}, {"t1", NULL}, 0, 10,
-	REC_MK_DISPATCH, -1, {false, true}, {false, false}, NULL, NULL, NULL},
-    {"the admitted copy wins, the other goes", true, false, true, "Pending",
+	REC_MK_DISPATCH, -1, {false, true}, {false, false}, NULL, NULL, NULL,
+	NULL, false},
+    {"the admitted copy is recorded before anything", true, false, true,
+	"Pending", NULL, {true, true}, {"", "QuotaReserved,Admitted"},
+	{"t1", "t2"}, 0, 10, REC_MK_RECORD, 1, {false, false}, {false, false},
+	NULL, NULL, NULL, NULL, false},
+    {"the recorded copy wins, the other goes", true, false, true, "Pending",
 	NULL, {true, true}, {"", "QuotaReserved,Admitted"}, {"t1", "t2"}, 0, 10,
 	REC_MK_WINNER, 1, {false, false}, {true, false}, "Ready",
-	"The workload got reservation on \"w2\"", "w2"},
-    {"the earliest admission wins", true, false, true, "Pending", NULL,
+	"The workload got reservation on \"w2\"", "w2", "w2", false},
+    {"the earliest admission is recorded", true, false, true, "Pending", NULL,
 	{true, true}, {"Admitted", "Admitted"},
-	{"2026-01-01T00:00:09Z", "2026-01-01T00:00:05Z"}, 0, 10, REC_MK_WINNER,
+	{"2026-01-01T00:00:09Z", "2026-01-01T00:00:05Z"}, 0, 10, REC_MK_RECORD,
+	1, {false, false}, {false, false}, NULL, NULL, NULL, NULL, false},
+    {"the recorded choice over an earlier admission", true, false, true,
+	"Pending", NULL, {true, true}, {"Admitted", "Admitted"},
+	{"2026-01-01T00:00:01Z", "2026-01-01T00:00:05Z"}, 0, 10, REC_MK_WINNER,
 	1, {false, false}, {true, false}, "Ready",
-	"The workload got reservation on \"w2\"", "w2"},
+	"The workload got reservation on \"w2\"", "w2", "w2", false},
+    {"recorded worker unreachable: wait, never another", true, false, true,
+	"Pending", NULL, {false, true}, {NULL, "Admitted"}, {NULL, "t1"}, 8, 10,
+	REC_MK_LOST_WAIT, -1, {false, false}, {false, true}, NULL, NULL, NULL,
+	"w1", false},
+    {"recorded worker lost past the timeout: retry", true, false, true,
+	"Pending", NULL, {false, true}, {NULL, "Admitted"}, {NULL, "t1"}, 4, 10,
+	REC_MK_RETRY, -1, {false, false}, {false, true}, "Retry",
+	"Reserving remote lost", NULL, "w1", false},
+    {"announced winner unreachable, another copy admitted: wait", true, false,
+	true, "Ready", "w1", {false, true}, {NULL, "Admitted"}, {NULL, "t1"}, 8,
+	10, REC_MK_LOST_WAIT, -1, {false, false}, {false, true}, NULL, NULL,
+	NULL, NULL, false},
+    {"unannounced record, its copy gone: forgotten, chosen again", true, false,
+	true, "Pending", NULL, {true, true}, {NULL, "Admitted"}, {NULL, "t1"},
+	0, 10, REC_MK_RECORD, 1, {false, false}, {false, false}, NULL, NULL,
+	NULL, "w1", true},
+    {"finished: the recorded choice forgotten", true, true, true, "Ready", "w1",
+	{true, true}, {"Admitted", ""}, {"t1", "t1"}, 0, 10, REC_MK_REMOVE_ALL,
+	-1, {false, false}, {true, true}, NULL, NULL, NULL, "w1", true},
     {"the announced worker keeps it over an earlier admission", true, false,
 	true, "Ready", "w2", {true, true}, {"Admitted", "Admitted"},
 	{"2026-01-01T00:00:01Z", "2026-01-01T00:00:05Z"}, 0, 10, REC_MK_WINNER,
 	1, {false, false}, {true, false}, "Ready",
-	"The workload got reservation on \"w2\"", NULL},
+	"The workload got reservation on \"w2\"", NULL, NULL, false},
     {"a finished copy finishes it", true, false, true, "Ready", "w1",
 	{true, true}, {"Admitted,Finished", NULL}, {"t1", NULL}, 0, 10,
-	REC_MK_FINISH, 0, {false, false}, {false, false}, NULL, NULL, NULL},
+	REC_MK_FINISH, 0, {false, false}, {false, false}, NULL, NULL, NULL,
+	NULL, false},
     {"winner unreachable: wait", true, false, true, "Ready", "w1",
 	{false, true}, {NULL, NULL}, {NULL, NULL}, 8, 10, REC_MK_LOST_WAIT, -1,
-	{false, false}, {false, false}, NULL, NULL, NULL},
+	{false, false}, {false, false}, NULL, NULL, NULL, NULL, false},
     {"winner lost past the timeout: retry", true, false, true, "Ready", "w1",
 	{false, true}, {NULL, NULL}, {NULL, NULL}, 4, 10, REC_MK_RETRY, -1,
-	{false, false}, {false, false}, "Retry", "Reserving remote lost", NULL},
+	{false, false}, {false, false}, "Retry", "Reserving remote lost", NULL,
+	NULL, false},
     {"winner reachable but its copy gone: retry", true, false, true, "Ready",
 	"w1", {true, true}, {NULL, NULL}, {NULL, NULL}, 0, 10, REC_MK_RETRY, -1,
 	{false, false}, {false, false}, "Retry",
-	"Reserving remote no longer exists or is not admitted", NULL},
+	"Reserving remote no longer exists or is not admitted", NULL, NULL,
+	false},
     {"no dispatch while the check is Retry", true, false, true, "Retry", NULL,
 	{true, true}, {NULL, NULL}, {NULL, NULL}, 0, 10, REC_MK_IDLE, -1,
-	{false, false}, {false, false}, NULL, NULL, NULL},
+	{false, false}, {false, false}, NULL, NULL, NULL, NULL, false},
 };
 
 Test(mk_decide, table)
@@ -227,8 +261,15 @@ Test(mk_decide, table)
 		in.now_ns = x->now_s * S_NS;
 		in.lost_since_ns = x->lost_since_s * S_NS;
 		in.worker_lost_ns = 5 * S_NS;
+		in.recorded = x->recorded;
 		rec_mk_decide(&in, &p);
 		cr_expect_eq(p.step, x->step, "%s: step %d", x->what, p.step);
+		cr_expect_eq(p.forget, x->forget, "%s: forget", x->what);
+		if (x->step == REC_MK_RECORD)
+			cr_expect_str_eq(p.record, rem[x->remote].cluster,
+			    "%s: record", x->what);
+		else
+			cr_expect_null(p.record, "%s: record", x->what);
 		cr_expect_eq(p.remote, x->remote, "%s: remote", x->what);
 		for (i = 0; i < 2; i++) {
 			cr_expect_eq(p.create[i], x->create[i],
@@ -510,4 +551,22 @@ Test(mk_copies, job_inactive_patch)
 	json_decref(job);
 	json_decref(js);
 	json_decref(idle);
+}
+
+Test(mk_decide, finish_waits_for_the_job_status)
+{
+	json_t *wl = local_wl(true, false, "Ready", "w1");
+	json_t *patch = json_object();
+
+	cr_expect(rec_mk_finish_waits(wl, true, NULL),
+	    "its job not yet unsuspended: wait");
+	cr_expect(rec_mk_finish_waits(wl, false, patch),
+	    "the worker's status not yet copied: wait");
+	cr_expect(!rec_mk_finish_waits(wl, false, NULL), "synced: finish");
+	json_array_append_new(
+	    json_object_get(json_object_get(wl, "status"), "conditions"),
+	    json_pack("{s:s, s:s}", "type", "Evicted", "status", "True"));
+	cr_expect(!rec_mk_finish_waits(wl, true, patch), "evicted: finish");
+	json_decref(patch);
+	json_decref(wl);
 }

@@ -184,7 +184,8 @@ static void make_v1_ledger(int n)
 	fx_raw_exec(fx_tpath, "ALTER TABLE podset DROP COLUMN topology;"
 			      "ALTER TABLE decision DROP COLUMN generation;"
 			      "ALTER TABLE decision DROP COLUMN state_ns;"
-			      "DROP TABLE usage; PRAGMA user_version = 1;");
+			      "DROP TABLE usage; DROP TABLE mk_dispatch;"
+			      "PRAGMA user_version = 1;");
 	cr_assert_eq(fx_raw_int(fx_tpath, "PRAGMA user_version"), 1);
 }
 

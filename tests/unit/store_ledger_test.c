@@ -127,7 +127,7 @@ Test(store, new_ledger_is_private_wal_and_survives_reopen)
 	    fx_raw_int(fx_tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	cr_assert_eq(fx_raw_int(fx_tpath, "SELECT count(*) FROM sqlite_schema"
 					  " WHERE sql LIKE '%STRICT%'"),
-	    5);
+	    6);
 	s = fx_open_ok(fx_tpath);
 	cr_assert_eq(
 	    store_decision_get(s, "uid-1", &got, &err), CU_OK, "%s", err.msg);

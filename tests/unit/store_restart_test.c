@@ -179,7 +179,7 @@ Test(store_restart, v2_ledger_migrates_with_generation_unknown)
 	s = open_ok();
 	cr_assert_eq(
 	    fx_raw_int(fx_tpath, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
-	cr_assert_eq(STORE_SCHEMA_VERSION, 4);
+	cr_assert_eq(STORE_SCHEMA_VERSION, 5);
 	cr_assert_eq(
 	    store_decision_get(s, "u-res", &got, &err), CU_OK, "%s", err.msg);
 	cr_assert_eq(got->state, STORE_RESERVED);
