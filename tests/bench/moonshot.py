@@ -29,8 +29,10 @@ A report, never a pass/fail test (not part of make test or make bench).
 
 Writes BENCH_OUT/moonshot/summary.json (pending, cluster_queues,
 cycle_p50_ms, cycle_p99_ms, controller_peak_rss_mib,
-apiserver_peak_rss_mib, restart_to_ready_s, admissions_per_s and the
-phase times), samples.csv and, with gnuplot, growth.png (RSS and cycle
+apiserver_peak_rss_mib, restart_to_ready_s, admissions_per_s, the
+phase times, controller_rss_held_mib (once it holds them all) and
+metrics_bytes / metrics_scrape_s (the controller's /metrics answer then:
+its size and the fastest of three scrapes)), samples.csv and, with gnuplot, growth.png (RSS and cycle
 time against Workloads created).
 
 Environment: CUEUE_BIN (default build/release/bin), MOONSHOT_PENDING
@@ -175,6 +177,21 @@ def workload(name, lq):
             '{"restartPolicy":"Never","containers":[{"name":"c","image":'
             '"busybox","resources":{"requests":{"cpu":"1"}}}]}}}]}}' %
             (name, NS, lq)).encode()
+
+
+def metrics_scrape(port, tries=3):
+    """(bytes, seconds) of the controller's /metrics answer: the fastest
+    of tries scrapes, timed from request to last byte read."""
+    best = None
+    for _ in range(tries):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+        t = time.monotonic()
+        c.request("GET", "/metrics")
+        n = len(c.getresponse().read())
+        dt = time.monotonic() - t
+        c.close()
+        best = (n, dt) if best is None or dt < best[1] else best
+    return best
 
 
 def histogram(port):
@@ -533,6 +550,10 @@ def main():
             "created" % t_held)
         stop.set()
         smp.join()
+        held_rss = proc_kib(ctl.pid(), "VmRSS") / 1024.0
+        m_bytes, m_s = metrics_scrape(ctl.metrics)
+        log("RSS %.1f MiB holding them; /metrics %.1f MB in %.2f s" %
+            (held_rss, m_bytes / 1e6, m_s))
 
         # Quota frees: every running Workload finishes at once.
         h0 = histogram(ctl.metrics)
@@ -568,6 +589,7 @@ def main():
                               if h1[2] > h0[2] else None),
             "cycles": h1[2] - h0[2],
             "controller_peak_rss_mib": round(peak, 1),
+            "controller_rss_held_mib": round(held_rss, 1),
             "controller_rss_after_restart_mib": round(restart_rss, 1),
             "apiserver_peak_rss_mib": round(
                 proc_kib(srv.pid, "VmHWM") / 1024.0, 1),
@@ -575,6 +597,8 @@ def main():
             "admissions_per_s": round(CQS / t_free, 1),
             "create_s": round(t_create, 1),
             "held_s": round(t_held, 1),
+            "metrics_bytes": m_bytes,
+            "metrics_scrape_s": round(m_s, 3),
         }
         with open(os.path.join(OUT, "summary.json"), "w") as f:
             json.dump(summary, f, indent=2)
