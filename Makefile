@@ -105,7 +105,7 @@ endif
 # Libraries with a .pc file go through pkg-config (recursive variables, so
 # nothing is evaluated before scripts/install-deps.sh had its chance);
 # libev ships none on Debian and is linked by name.
-PKGS       := libcurl jansson sqlite3 yaml-0.1 libmicrohttpd gnutls openssl
+PKGS       := libcurl jansson sqlite3 yaml-0.1 libmicrohttpd gnutls openssl zlib
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lev -lm
 # GnuTLS (libmicrohttpd's TLS) lets unit tests inspect TLS priorities.

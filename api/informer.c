@@ -38,6 +38,7 @@
 
 #include "api/informer.h"
 #include "api/json.h"
+#include "api/pack_int.h"
 #include "lib/cu.h"
 
 #define INF_MAGIC 0x494e464fu /* "INFO" */
@@ -59,10 +60,10 @@ struct entry {
 	const char *ids[2]; /* {namespace, name}: the cache key */
 	json_t *obj;	    /* owned reference; NULL when kept as text */
 	/* Compact mode (api_informer_compact): the object as compact JSON
-	 * text [owned], and its parsed form [borrowed from the pool] while
-	 * parsed_seq is still in the pool. */
-	char *text;
-	size_t len;
+	 * text [owned] (api/pack_int.h: deflated once the cache is large),
+	 * and its parsed form [borrowed from the pool] while parsed_seq is
+	 * still in the pool. */
+	struct api__text t;
 	json_t *parsed;
 	uint64_t parsed_seq;
 	/* One link per ownerReference with a uid: where e sits in that
@@ -154,10 +155,14 @@ struct api_informer {
 	bool compact;
 	json_t **pool;
 	uint64_t pool_seq, pool_min;
+	api__pack *pack; /* [owned] once PACK_MIN objects were cached */
 };
 
 #define POOL_CAP 1024
 #define POOL_KEEP 128
+/* Texts are packed once the cache holds this many objects: the packer's
+ * streams (about 100 KiB) are not worth it for a handful. */
+#define PACK_MIN 64
 
 static void start_list(api_informer *inf);
 static void start_watch(api_informer *inf);
@@ -198,11 +203,11 @@ static inline json_t *entry_obj(const api_informer *cinf, struct entry *e)
 	api_informer *inf = (api_informer *)cinf; /* the pool changes */
 	json_t *obj;
 
-	if (e->obj != NULL || e->text == NULL)
+	if (e->obj != NULL || e->t.text == NULL)
 		return e->obj;
 	if (e->parsed != NULL && e->parsed_seq >= inf->pool_min)
 		return e->parsed;
-	if (api_json_loadb(&obj, e->text, e->len, 0, NULL) != CU_OK)
+	if ((obj = api__text_parse(inf->pack, &e->t)) == NULL)
 		return NULL;
 	e->parsed_seq = pool_put(inf, obj);
 	e->parsed = obj;
@@ -219,21 +224,9 @@ static inline json_t *entry_obj(const api_informer *cinf, struct entry *e)
 static void entry_set(api_informer *inf, struct entry *e, json_t *obj,
     const char *raw, size_t raw_len, char **take)
 {
-	char *text = NULL;
-	size_t len = 0;
-
-	if (inf->compact && raw != NULL && take != NULL && *take == raw) {
-		text = *take;
-		*take = NULL;
-	} else if (inf->compact && raw != NULL) {
-		text = cu_strndup(raw, raw_len);
-	}
-	if (text != NULL)
-		len = raw_len;
-	if (inf->compact && (text != NULL || api_json_dumps(obj, JSON_COMPACT,
-						 0, &text, &len) == CU_OK)) {
-		e->text = text;
-		e->len = len;
+	if (inf->compact &&
+	    api__text_make(&inf->pack, inf_cache_count(&inf->cache) >= PACK_MIN,
+		obj, raw, raw_len, take, &e->t)) {
 		e->parsed_seq = pool_put(inf, json_incref(obj));
 		e->parsed = obj;
 		return;
@@ -244,9 +237,9 @@ static void entry_set(api_informer *inf, struct entry *e, json_t *obj,
 static void entry_clear(struct entry *e)
 {
 	json_decref(e->obj);
-	cu_free(e->text);
+	cu_free(e->t.text);
 	e->obj = NULL;
-	e->text = NULL;
+	e->t.text = NULL;
 	e->parsed = NULL;
 }
 
@@ -1098,6 +1091,7 @@ void api_informer_free(api_informer *inf)
 	inf_owner_index_dispose(&inf->owners);
 	pool_clear(inf);
 	cu_free(inf->pool);
+	api__pack_free(inf->pack);
 	list_reset(inf);
 	cu_free(inf->group);
 	cu_free(inf->version);

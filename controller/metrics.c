@@ -1007,54 +1007,74 @@ static int cmp_series(const void *a, const void *b)
 	return 0;
 }
 
-/* name{labels,replica_role="..",le=".."} (braces only if any label). */
-static int put_labels(cu_buf *out, const ctl_metrics *m, const struct family *f,
-    const struct series *s, const char *le)
+/* A series' labels as rendered, without the closing brace, into lab:
+ * {labels,replica_role=".." ("" when it has none). Written once per
+ * series, copied into each of its lines (a histogram has a dozen). */
+static int open_labels(cu_buf *lab, const ctl_metrics *m,
+    const struct family *f, const struct series *s)
 {
 	const char *sep = "{";
 	size_t i;
-	int rc;
+	int rc = CU_OK;
 
-	for (i = 0; i < f->nlabels; i++) {
-		if ((rc = cu_buf_addf(out, "%s%s=\"", sep, f->names[i])) !=
-			CU_OK ||
-		    (rc = ctl_prom_escape(out, s->labels[i], true)) != CU_OK ||
-		    (rc = cu_buf_add(out, "\"", 1)) != CU_OK)
+	cu_buf_reset(lab);
+	for (i = 0; i < f->nlabels && rc == CU_OK; i++) {
+		if ((rc = cu_buf_adds(lab, sep)) != CU_OK ||
+		    (rc = cu_buf_adds(lab, f->names[i])) != CU_OK ||
+		    (rc = cu_buf_add(lab, "=\"", 2)) != CU_OK ||
+		    (rc = ctl_prom_escape(lab, s->labels[i], true)) != CU_OK)
 			return rc;
+		rc = cu_buf_add(lab, "\"", 1);
 		sep = ",";
 	}
-	if (f->def->role) {
+	if (rc == CU_OK && f->def->role)
 		rc = cu_buf_addf(
-		    out, "%sreplica_role=\"%s\"", sep, role_names[m->role]);
-		if (rc != CU_OK)
-			return rc;
-		sep = ",";
-	}
-	if (le != NULL) {
-		if ((rc = cu_buf_addf(out, "%sle=\"%s\"", sep, le)) != CU_OK)
-			return rc;
-		sep = ",";
-	}
-	return sep[0] == ',' ? cu_buf_add(out, "}", 1) : CU_OK;
+		    lab, "%sreplica_role=\"%s\"", sep, role_names[m->role]);
+	return rc;
 }
 
-static int render_series(cu_buf *out, const ctl_metrics *m,
+/* name suffix{labels,le=".."} value (braces only if any label). */
+static int put_line(cu_buf *out, const char *name, const char *suffix,
+    const cu_buf *lab, const char *le, const char *value)
+{
+	int rc;
+
+	if ((rc = cu_buf_adds(out, name)) != CU_OK ||
+	    (rc = cu_buf_adds(out, suffix)) != CU_OK ||
+	    (lab->len > 0 &&
+		(rc = cu_buf_add(out, lab->ptr, lab->len)) != CU_OK))
+		return rc;
+	if (le != NULL && ((rc = cu_buf_adds(out,
+				lab->len > 0 ? ",le=\"" : "{le=\"")) != CU_OK ||
+			      (rc = cu_buf_adds(out, le)) != CU_OK ||
+			      (rc = cu_buf_add(out, "\"", 1)) != CU_OK))
+		return rc;
+	if ((lab->len > 0 || le != NULL) &&
+	    (rc = cu_buf_add(out, "}", 1)) != CU_OK)
+		return rc;
+	if ((rc = cu_buf_add(out, " ", 1)) != CU_OK ||
+	    (rc = cu_buf_adds(out, value)) != CU_OK)
+		return rc;
+	return cu_buf_add(out, "\n", 1);
+}
+
+static int render_series(cu_buf *out, cu_buf *lab, const ctl_metrics *m,
     const struct family *f, const struct series *s)
 {
 	const struct metric_def *def = f->def;
-	char num[CTL_PROM_FLOAT_LEN];
+	char num[CTL_PROM_FLOAT_LEN], val[CTL_PROM_FLOAT_LEN];
 	uint64_t cum = 0;
 	size_t i;
 	int rc;
 
+	if ((rc = open_labels(lab, m, f, s)) != CU_OK)
+		return rc;
 	if (def->type == CTL_METRIC_COUNTER || def->type == CTL_METRIC_GAUGE) {
-		if ((rc = cu_buf_adds(out, def->name)) != CU_OK ||
-		    (rc = put_labels(out, m, f, s, NULL)) != CU_OK)
-			return rc;
 		if (def->type == CTL_METRIC_COUNTER)
-			return cu_buf_addf(out, " %" PRIu64 "\n", s->counter);
-		ctl_prom_format_float(s->gauge, num);
-		return cu_buf_addf(out, " %s\n", num);
+			snprintf(val, sizeof(val), "%" PRIu64, s->counter);
+		else
+			ctl_prom_format_float(s->gauge, val);
+		return put_line(out, def->name, "", lab, NULL, val);
 	}
 	for (i = 0; i <= def->nbounds; i++) {
 		cum += s->buckets[i];
@@ -1062,19 +1082,16 @@ static int render_series(cu_buf *out, const ctl_metrics *m,
 			ctl_prom_format_float(def->bounds[i], num);
 		else
 			snprintf(num, sizeof(num), "+Inf");
-		if ((rc = cu_buf_addf(out, "%s_bucket", def->name)) != CU_OK ||
-		    (rc = put_labels(out, m, f, s, num)) != CU_OK ||
-		    (rc = cu_buf_addf(out, " %" PRIu64 "\n", cum)) != CU_OK)
+		snprintf(val, sizeof(val), "%" PRIu64, cum);
+		if ((rc = put_line(out, def->name, "_bucket", lab, num, val)) !=
+		    CU_OK)
 			return rc;
 	}
 	ctl_prom_format_float(s->gauge, num);
-	if ((rc = cu_buf_addf(out, "%s_sum", def->name)) != CU_OK ||
-	    (rc = put_labels(out, m, f, s, NULL)) != CU_OK ||
-	    (rc = cu_buf_addf(out, " %s\n", num)) != CU_OK ||
-	    (rc = cu_buf_addf(out, "%s_count", def->name)) != CU_OK ||
-	    (rc = put_labels(out, m, f, s, NULL)) != CU_OK)
+	snprintf(val, sizeof(val), "%" PRIu64, s->counter);
+	if ((rc = put_line(out, def->name, "_sum", lab, NULL, num)) != CU_OK)
 		return rc;
-	return cu_buf_addf(out, " %" PRIu64 "\n", s->counter);
+	return put_line(out, def->name, "_count", lab, NULL, val);
 }
 
 static const char *type_name(enum ctl_metric_type t)
@@ -1084,7 +1101,7 @@ static const char *type_name(enum ctl_metric_type t)
 				       : "histogram";
 }
 
-static int render_family(cu_buf *out, const ctl_metrics *m,
+static int render_family(cu_buf *out, cu_buf *lab, const ctl_metrics *m,
     const struct family *f, struct series **scratch)
 {
 	cu_map_iter it = CU_MAP_ITER_INIT;
@@ -1101,7 +1118,7 @@ static int render_family(cu_buf *out, const ctl_metrics *m,
 		 type_name(f->def->type))) != CU_OK)
 		return rc;
 	for (i = 0; i < n; i++)
-		if ((rc = render_series(out, m, f, scratch[i])) != CU_OK)
+		if ((rc = render_series(out, lab, m, f, scratch[i])) != CU_OK)
 			return rc;
 	return CU_OK;
 }
@@ -1111,6 +1128,7 @@ int ctl_metrics_render(ctl_metrics *m, cu_buf *out, cu_error *err)
 	struct series **scratch;
 	size_t most = 0, i;
 	int rc = CU_OK;
+	cu_buf lab;
 
 	CU_ASSERT(m != NULL && m->magic == METRICS_MAGIC);
 	for (i = 0; i < CTL_M__COUNT; i++)
@@ -1119,12 +1137,14 @@ int ctl_metrics_render(ctl_metrics *m, cu_buf *out, cu_error *err)
 	scratch = cu_malloc((most > 0 ? most : 1) * sizeof(*scratch));
 	if (scratch == NULL)
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
+	cu_buf_init(&lab, SIZE_MAX / 2);
 	for (i = 0; i < CTL_M__COUNT && rc == CU_OK; i++) {
 		const struct family *f = &m->fam[m->order[i]];
 
 		if (series_map_count(&f->series) > 0)
-			rc = render_family(out, m, f, scratch);
+			rc = render_family(out, &lab, m, f, scratch);
 	}
+	cu_buf_dispose(&lab);
 	cu_free(scratch);
 	if (rc != CU_OK)
 		return cu_error_set(

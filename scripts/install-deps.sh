@@ -20,7 +20,7 @@ libsqlite3-dev sqlite3 libcriterion-dev libjansson-dev libyaml-dev
 libmicrohttpd-dev libssl-dev openssl curl jq python3 python3-kubernetes
 python3-yaml python3-jsonpatch python3-prometheus-client gnuplot-nox
 procps psmisc iproute2 ca-certificates umoci skopeo protobuf-c-compiler
-libprotobuf-c-dev libgnutls28-dev"
+libprotobuf-c-dev libgnutls28-dev zlib1g-dev"
 # libgnutls28-dev: the controller reads a client's certificate chain
 # from libmicrohttpd's GnuTLS session (the visibility server).
 # protobuf-c-compiler and libprotobuf-c-dev: cueue-apiserver's protobuf
@@ -30,7 +30,7 @@ libprotobuf-c-dev libgnutls28-dev"
 # make test checks the image (make image-check).
 BUILD_PKGS="build-essential pkg-config make gcc libev-dev libcurl4-openssl-dev
 libsqlite3-dev libjansson-dev libyaml-dev libmicrohttpd-dev libssl-dev
-libgnutls28-dev ca-certificates"
+libgnutls28-dev zlib1g-dev ca-certificates"
 if [ "${1:-}" = "--build" ]; then
 	PKGS=$BUILD_PKGS
 fi

@@ -29,8 +29,10 @@ A report, never a pass/fail test (not part of make test or make bench).
 
 Writes BENCH_OUT/moonshot/summary.json (pending, cluster_queues,
 cycle_p50_ms, cycle_p99_ms, controller_peak_rss_mib,
-apiserver_peak_rss_mib, restart_to_ready_s, admissions_per_s and the
-phase times), samples.csv and, with gnuplot, growth.png (RSS and cycle
+apiserver_peak_rss_mib, restart_to_ready_s, admissions_per_s, the
+phase times, controller_rss_held_mib (once it holds them all) and
+metrics_bytes / metrics_scrape_s (the controller's /metrics answer then:
+its size and the fastest of three scrapes)), samples.csv and, with gnuplot, growth.png (RSS and cycle
 time against Workloads created).
 
 Environment: CUEUE_BIN (default build/release/bin), MOONSHOT_PENDING
@@ -177,13 +179,43 @@ def workload(name, lq):
             (name, NS, lq)).encode()
 
 
-def histogram(port):
+def metrics_scrape(port, tries=3):
+    """(bytes, seconds) of the controller's /metrics answer: the fastest
+    of tries scrapes, timed from request to last byte read; (None, None)
+    when every one failed (a busy controller may cut an answer of many
+    MB: a report, not a test, so the run goes on)."""
+    best = (None, None)
+    for _ in range(tries):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+        try:
+            t = time.monotonic()
+            c.request("GET", "/metrics")
+            n = len(c.getresponse().read())
+            dt = time.monotonic() - t
+        except (OSError, http.client.HTTPException) as e:
+            log("  /metrics scrape failed: %s" % type(e).__name__)
+            continue
+        finally:
+            c.close()
+        best = (n, dt) if best[1] is None or dt < best[1] else best
+    return best
+
+
+def histogram(port, tries=1):
     """{le: cumulative count} summed over results, and (sum, count), of
-    the admission attempt histogram on the controller's /metrics."""
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    c.request("GET", "/metrics")
-    text = c.getresponse().read().decode()
-    c.close()
+    the admission attempt histogram on the controller's /metrics (asked
+    up to tries times when the answer is cut)."""
+    for i in range(tries):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        try:
+            c.request("GET", "/metrics")
+            text = c.getresponse().read().decode()
+            break
+        except (OSError, http.client.HTTPException):
+            if i + 1 == tries:
+                raise
+        finally:
+            c.close()
     buckets, total, count = {}, 0.0, 0.0
     for line in text.splitlines():
         if not line.startswith(FAMILY):
@@ -533,9 +565,14 @@ def main():
             "created" % t_held)
         stop.set()
         smp.join()
+        held_rss = proc_kib(ctl.pid(), "VmRSS") / 1024.0
+        m_bytes, m_s = metrics_scrape(ctl.metrics)
+        log("RSS %.1f MiB holding them; /metrics %s" %
+            (held_rss, "%.1f MB in %.2f s" % (m_bytes / 1e6, m_s)
+             if m_s is not None else "not scraped whole"))
 
         # Quota frees: every running Workload finishes at once.
-        h0 = histogram(ctl.metrics)
+        h0 = histogram(ctl.metrics, tries=10)
         t_wall = time.time()
         t = time.monotonic()
         parallel(CQS, lambda i: finish(api, "run-%d" % i))
@@ -543,7 +580,7 @@ def main():
         got = wait_admitted(ctl, 2 * CQS, "the next Workloads admitted")
         t_free = max(got[CQS:]) - t_wall
         wait_quiet(ctl, "admitting them")
-        h1 = histogram(ctl.metrics)
+        h1 = histogram(ctl.metrics, tries=10)
         extra = len(admissions(ctl)) - 2 * CQS
         log("%d finished (written in %.1f s); %d admitted %.1f s after "
             "the first finish" % (CQS, t_marked, CQS, t_free))
@@ -568,6 +605,7 @@ def main():
                               if h1[2] > h0[2] else None),
             "cycles": h1[2] - h0[2],
             "controller_peak_rss_mib": round(peak, 1),
+            "controller_rss_held_mib": round(held_rss, 1),
             "controller_rss_after_restart_mib": round(restart_rss, 1),
             "apiserver_peak_rss_mib": round(
                 proc_kib(srv.pid, "VmHWM") / 1024.0, 1),
@@ -575,6 +613,8 @@ def main():
             "admissions_per_s": round(CQS / t_free, 1),
             "create_s": round(t_create, 1),
             "held_s": round(t_held, 1),
+            "metrics_bytes": m_bytes,
+            "metrics_scrape_s": round(m_s, 3) if m_s is not None else None,
         }
         with open(os.path.join(OUT, "summary.json"), "w") as f:
             json.dump(summary, f, indent=2)

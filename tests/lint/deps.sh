@@ -34,7 +34,8 @@ libs() {
 	case $1 in
 	lib) echo "" ;;
 	# OpenSSL in api/ only for the SHA-1 of Kueue's Workload names.
-	api) echo "jansson.h yaml.h curl/ ev.h openssl/evp.h" ;;
+	# zlib in api/ only for the packed texts of informer caches.
+	api) echo "jansson.h yaml.h curl/ ev.h openssl/evp.h zlib.h" ;;
 	namespaces | queues | tas | admission) echo "jansson.h" ;;
 	webhook | reconcile) echo "jansson.h" ;;
 	store) echo "sqlite3.h" ;;
@@ -45,7 +46,7 @@ libs() {
 }
 
 # Third-party headers: anything in <> that is not libc or POSIX.
-THIRD='^(jansson|yaml|curl/|ev\.h|openssl/|sqlite3|microhttpd|criterion)'
+THIRD='^(jansson|yaml|curl/|ev\.h|openssl/|sqlite3|microhttpd|criterion|zlib)'
 
 MODULES=${MODULES:-"lib api namespaces queues tas admission webhook store reconcile controller cli"}
 fail=0
