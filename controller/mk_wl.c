@@ -490,7 +490,7 @@ static void finish(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 	bool held = suspended(x->fw, x->job);
 	json_t *patch = rj != NULL ? rec_mk_job_status_patch(x->job, rj) : NULL;
 
-	if (rj != NULL && rec_mk_finish_waits(x->wl, held, patch)) {
+	if (rj != NULL && rec_mk_finish_waits(x->wl, x->fw, rj, held, patch)) {
 		if (!held)
 			job_status_write(mk->c, x->id, x->job, patch);
 		else

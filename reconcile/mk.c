@@ -460,11 +460,14 @@ static void dispatch(const struct rec_mk_in *in, struct rec_mk_plan *out)
 	}
 }
 
-bool rec_mk_finish_waits(
-    const json_t *local, bool job_suspended, const json_t *status_patch)
+bool rec_mk_finish_waits(const json_t *local, const struct rec_fw *fw,
+    const json_t *remote, bool job_suspended, const json_t *status_patch)
 {
 	if (cond_true(local, REC_COND_EVICTED))
 		return false;
+	if (remote != NULL && fw != NULL &&
+	    !rec__doc_finished(fw, remote, NULL, NULL))
+		return true;
 	return job_suspended || status_patch != NULL;
 }
 

@@ -2487,14 +2487,18 @@ json_t *rec_mk_remote_job(const struct rec_fw *fw, const json_t *doc,
 json_t *rec_mk_job_status_patch(const json_t *doc, const json_t *remote);
 
 /* FINISH: is the Finished write of the manager's Workload local
- * [borrowed] held back? Unless it is evicted, its job must first be
- * running (job_suspended false: its unsuspend may come after a
- * short job already finished on the worker) and show the worker job's
- * status (status_patch [borrowed; may be NULL], from
- * rec_mk_job_status_patch, NULL: nothing to copy): once finished, the
- * copies go and the final status could never be copied back. */
-bool rec_mk_finish_waits(
-    const json_t *local, bool job_suspended, const json_t *status_patch);
+ * [borrowed] held back? Unless it is evicted, the worker's job remote
+ * [borrowed; NULL: none seen, nothing to wait for] of framework fw
+ * [static] must be seen finished (the worker's Workload and job come
+ * by two watches: its Workload may show Finished before its job's last
+ * status), the manager's job must be running (job_suspended false: its
+ * unsuspend may come after a short job already finished on the worker)
+ * and show the worker job's status (status_patch [borrowed; may be
+ * NULL], from rec_mk_job_status_patch, NULL: nothing to copy): once
+ * finished, the copies go and the final status could never be copied
+ * back. */
+bool rec_mk_finish_waits(const json_t *local, const struct rec_fw *fw,
+    const json_t *remote, bool job_suspended, const json_t *status_patch);
 
 /* The status merge patch that makes the manager's job doc [borrowed]
  * show no running pods (a Job's active and ready, a JobSet's

@@ -558,15 +558,32 @@ Test(mk_decide, finish_waits_for_the_job_status)
 	json_t *wl = local_wl(true, false, "Ready", "w1");
 	json_t *patch = json_object();
 
-	cr_expect(rec_mk_finish_waits(wl, true, NULL),
+	const struct rec_fw *fw = rec_fw_by_name("batch/job");
+	json_t *done = json_pack("{s:{s:[{s:s, s:s}]}}", "status", "conditions",
+	    "type", "Complete", "status", "True");
+	json_t *running = json_pack("{s:{s:i}}", "status", "active", 1);
+
+	cr_assert_not_null(fw);
+	cr_expect(rec_mk_finish_waits(wl, fw, done, true, NULL),
 	    "its job not yet unsuspended: wait");
-	cr_expect(rec_mk_finish_waits(wl, false, patch),
+	cr_expect(rec_mk_finish_waits(wl, fw, done, false, patch),
 	    "the worker's status not yet copied: wait");
-	cr_expect(!rec_mk_finish_waits(wl, false, NULL), "synced: finish");
+	cr_expect(
+	    !rec_mk_finish_waits(wl, fw, done, false, NULL), "synced: finish");
+	/* The worker's Workload is seen Finished before its job's last
+	 * status (two watches): the manager's job equals the worker's
+	 * running one, yet the final status is still to come. */
+	cr_expect(rec_mk_finish_waits(wl, fw, running, false, NULL),
+	    "the worker's job not yet seen finished: wait");
+	cr_expect(!rec_mk_finish_waits(wl, fw, NULL, false, NULL),
+	    "no worker job to wait for: finish");
 	json_array_append_new(
 	    json_object_get(json_object_get(wl, "status"), "conditions"),
 	    json_pack("{s:s, s:s}", "type", "Evicted", "status", "True"));
-	cr_expect(!rec_mk_finish_waits(wl, true, patch), "evicted: finish");
+	cr_expect(!rec_mk_finish_waits(wl, fw, running, true, patch),
+	    "evicted: finish");
+	json_decref(running);
+	json_decref(done);
 	json_decref(patch);
 	json_decref(wl);
 }
