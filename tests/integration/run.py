@@ -32,7 +32,8 @@ MAKE_USERS = {"t_install.py", "t_release.py"}
 CROWD_SHY = {"t_controller_resilience.py", "t_controller_queueing.py",
              "t_etcd_restore.py", "t_pods_ready.py", "t_config_churn.py",
              "t_fair_sharing.py", "t_admission_fair_sharing.py",
-             "t_controller_jobs.py", "t_fw_crds2.py"}
+             "t_controller_jobs.py", "t_fw_crds2.py",
+             "t_kueue_defaults.py"}
 TIMEOUT_S = 600
 
 
