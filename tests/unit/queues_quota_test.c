@@ -239,22 +239,29 @@ Test(queues, invariant_checker_catches_corrupted_usage)
 	que_cohort_get(st, "co")->node.cells[fr].usage = 0;
 }
 
+/* ClusterQueue a (1 cpu of flavor default) behind LocalQueue ns/q: the
+ * flavor-resource of default/cpu. */
+static uint32_t one_cq_a(void)
+{
+	struct que_lq_spec lq = {"ns", "q", "a", QUE_STOP_NONE};
+	struct que_flavor_spec f = {.name = "default"};
+
+	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
+	cr_assert_eq(cq("a", NULL, 1000, false, 0, NULL), CU_OK);
+	cr_assert_eq(que_lq_set(st, &lq, NULL), CU_OK);
+	return fr_default_cpu();
+}
+
 /* What the controller checks after every turn (que_check_structure):
  * invariants 1, 2 and 4. A quota lowered under existing usage breaks 3 on
  * purpose and passes; usage no Workload accounts for does not. */
 Test(queues, structure_check_allows_a_lowered_quota_not_corruption)
 {
-	struct que_lq_spec lq = {"ns", "q", "a", QUE_STOP_NONE};
-	struct que_flavor_spec f = {.name = "default"};
 	struct que_wl **heads;
 	size_t n;
-	uint32_t fr;
+	uint32_t fr = one_cq_a();
 	cu_error err;
 
-	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
-	cr_assert_eq(cq("a", NULL, 1000, false, 0, NULL), CU_OK);
-	cr_assert_eq(que_lq_set(st, &lq, NULL), CU_OK);
-	fr = fr_default_cpu();
 	add_wl("w", 0, 1);
 	cr_assert_eq(que_pop_heads(st, 0, &heads, &n, NULL), CU_OK);
 	cr_assert_eq(n, 1);
@@ -277,17 +284,11 @@ Test(queues, structure_check_allows_a_lowered_quota_not_corruption)
  * (a later cycle may choose it anew) and parked workloads get a look. */
 Test(queues, unevict_returns_a_victim_to_admitted_and_wakes_the_queue)
 {
-	struct que_lq_spec lq = {"ns", "q", "a", QUE_STOP_NONE};
-	struct que_flavor_spec f = {.name = "default"};
 	struct que_wl **heads;
 	size_t n;
-	uint32_t fr;
+	uint32_t fr = one_cq_a();
 	cu_error err;
 
-	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
-	cr_assert_eq(cq("a", NULL, 1000, false, 0, NULL), CU_OK);
-	cr_assert_eq(que_lq_set(st, &lq, NULL), CU_OK);
-	fr = fr_default_cpu();
 	add_wl("v", 0, 1);
 	add_wl("p", 0, 2);
 	cr_assert_eq(que_pop_heads(st, 0, &heads, &n, NULL), CU_OK);

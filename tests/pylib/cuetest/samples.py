@@ -9,19 +9,18 @@
 """
 from .frameworks import cond_true
 
+
+def succeeded(o):
+    return cond_true(o, "Succeeded")
+
+
 DONE = [
-    ("kubeflow.org/v1", "pytorchjobs", "pytorch-simple",
-     lambda o: cond_true(o, "Succeeded")),
-    ("kubeflow.org/v1", "tfjobs", "tf-dist-mnist",
-     lambda o: cond_true(o, "Succeeded")),
-    ("kubeflow.org/v1", "xgboostjobs", "xgboost-dist-iris",
-     lambda o: cond_true(o, "Succeeded")),
-    ("kubeflow.org/v1", "paddlejobs", "paddle-simple-cpu",
-     lambda o: cond_true(o, "Succeeded")),
-    ("kubeflow.org/v1", "jaxjobs", "jaxjob-simple",
-     lambda o: cond_true(o, "Succeeded")),
-    ("kubeflow.org/v2beta1", "mpijobs", "pi",
-     lambda o: cond_true(o, "Succeeded")),
+    ("kubeflow.org/v1", "pytorchjobs", "pytorch-simple", succeeded),
+    ("kubeflow.org/v1", "tfjobs", "tf-dist-mnist", succeeded),
+    ("kubeflow.org/v1", "xgboostjobs", "xgboost-dist-iris", succeeded),
+    ("kubeflow.org/v1", "paddlejobs", "paddle-simple-cpu", succeeded),
+    ("kubeflow.org/v1", "jaxjobs", "jaxjob-simple", succeeded),
+    ("kubeflow.org/v2beta1", "mpijobs", "pi", succeeded),
     ("trainer.kubeflow.org/v1alpha1", "trainjobs", "pytorch-mnist",
      lambda o: cond_true(o, "Complete")),
     ("ray.io/v1", "rayjobs", "rayjob-sample",
