@@ -373,6 +373,7 @@ static void finalizer_sync(ctl *c, enum inf_id id, json_t *obj, bool in_use)
 	}
 	w = ctl_pipe_queue(
 	    c->pipe, CTL_PIPE_WL_PATCH, CTL_RES(id), NULL, name, NULL, patch);
+	ctl_pipe_set_budget(c->pipe, w, CTL_PIPE_BUDGET_FINALIZERS);
 	if (w != NULL)
 		ctl_pipe_expect(c->pipe, w, key, true);
 }

@@ -103,6 +103,8 @@ struct ctl_pipe {
 	 * the back-off. */
 	ctl_keys refused;
 	struct bucket budgets[CTL_PIPE_BUDGET__COUNT];
+	/* Writes of each budget queued or in flight (ctl_pipe_set_budget). */
+	size_t outstanding[CTL_PIPE_BUDGET__COUNT];
 	bool txn;
 	char ledger_fail[CU_ERROR_MSG_MAX]; /* the last commit's error; "" when
 					       it worked */
@@ -266,6 +268,7 @@ struct ctl_pipe_write *ctl_pipe_queue(ctl_pipe *p, enum ctl_pipe_kind kind,
 	w->name = cu_strdup(name);
 	w->uid = uid ? cu_strdup(uid) : NULL;
 	w->patch = patch;
+	w->budget = -1;
 	return w;
 }
 
@@ -534,6 +537,33 @@ void ctl_pipe_retry_due(ctl_pipe *p, int64_t now_ms)
 
 /* ---- budgets -------------------------------------------------------- */
 
+bool ctl_pipe_budget_room(const ctl_pipe *p, enum ctl_pipe_budget b)
+{
+	return p->outstanding[b] < CTL_PIPE_BUDGET_OUTSTANDING;
+}
+
+size_t ctl_pipe_budget_outstanding(const ctl_pipe *p, enum ctl_pipe_budget b)
+{
+	return p->outstanding[b];
+}
+
+void ctl_pipe_set_budget(
+    ctl_pipe *p, struct ctl_pipe_write *w, enum ctl_pipe_budget b)
+{
+	if (w == NULL || w->budget >= 0)
+		return;
+	w->budget = (int)b;
+	p->outstanding[b]++;
+}
+
+/* w [borrowed] is answered, failed or dropped: its budget has room. */
+static void budget_release(ctl_pipe *p, struct ctl_pipe_write *w)
+{
+	if (w->budget >= 0 && p->outstanding[w->budget] > 0)
+		p->outstanding[w->budget]--;
+	w->budget = -1;
+}
+
 bool ctl_pipe_budget_take(
     ctl_pipe *p, enum ctl_pipe_budget which, int64_t now_ms)
 {
@@ -542,6 +572,8 @@ bool ctl_pipe_budget_take(
 			  ? b->rate * CTL_REPORT_BACKLOG_SHARE
 			  : b->rate;
 
+	if (!ctl_pipe_budget_room(p, which))
+		return false;
 	if (b->at_ms > 0 && now_ms > b->at_ms)
 		b->tokens += rate * cu_ms_to_secs(now_ms - b->at_ms);
 	if (b->tokens > b->burst)
@@ -621,6 +653,7 @@ static void on_write_done(const struct api_response *resp, void *payload)
 	p->in_flight--;
 	if (f->main)
 		p->main_in_flight--;
+	budget_release(p, &f->w);
 	if (p->closing || resp->canceled)
 		goto out;
 	if (f->w.expect[0] != NULL)
@@ -710,11 +743,15 @@ static void send_one(ctl_pipe *p, struct ctl_pipe_write *w)
 	const char *rv;
 	cu_error err;
 
-	if (w->patch == NULL)
+	if (w->patch == NULL) {
+		budget_release(p, w);
 		return;
+	}
 	f = cu_calloc(1, sizeof(*f));
-	if (f == NULL)
+	if (f == NULL) {
+		budget_release(p, w);
 		return;
+	}
 	f->p = p;
 	rv = json_string_value(json_object_get(
 	    json_object_get(w->patch, "metadata"), "resourceVersion"));
@@ -725,8 +762,10 @@ static void send_one(ctl_pipe *p, struct ctl_pipe_write *w)
 	w->cq = NULL;
 	memset(w->expect, 0, sizeof(w->expect));
 	memset(w->owner, 0, sizeof(w->owner));
+	w->budget = -1;
 	if (send_write(p, &f->w, w->patch, f, &err) != CU_OK) {
 		cu_warn("write %s: %s", f->w.name, err.msg);
+		budget_release(p, &f->w);
 		p->o.hooks.settle(
 		    &f->w, CTL_PIPE_SEND_FAILED, NULL, p->o.hooks.payload);
 		if (f->w.expect[0] != NULL)

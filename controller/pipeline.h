@@ -89,6 +89,10 @@ struct ctl_pipe_write {
 	 * the admission metrics on success. */
 	int64_t created_ns;
 	char *cq;
+	/* The status-report budget (enum ctl_pipe_budget) the write counts
+	 * against until it is answered or dropped (ctl_pipe_set_budget);
+	 * -1: none. */
+	int budget;
 };
 
 /* Why settle is called. */
@@ -249,8 +253,28 @@ enum ctl_pipe_budget {
 	CTL_PIPE_BUDGET__COUNT
 };
 
-/* Take one token from budget b at now_ms (wall clock); false when empty.
- * Refills slower while the main client is backlogged. */
+/* The writes of one budget that may be queued or in flight at once. */
+#define CTL_PIPE_BUDGET_OUTSTANDING 16
+
+/* Take one token from budget b at now_ms (wall clock); false when empty,
+ * or when the budget has no room (ctl_pipe_budget_room). Refills slower
+ * while the main client is backlogged. */
 bool ctl_pipe_budget_take(ctl_pipe *p, enum ctl_pipe_budget b, int64_t now_ms);
+
+/* Does budget b have room for another write: fewer than
+ * CTL_PIPE_BUDGET_OUTSTANDING of its writes queued or in flight? Reports
+ * share the main client's one queue with admissions, so however many
+ * ClusterQueues want a status written at once (an urgent Active change
+ * of ten thousand of them at start), at most that many such writes are
+ * ever ahead of an admission. */
+bool ctl_pipe_budget_room(const ctl_pipe *p, enum ctl_pipe_budget b);
+
+/* Write w [borrowed; may be NULL] counts against budget b until it is
+ * answered, fails to be sent or is dropped unsent. */
+void ctl_pipe_set_budget(
+    ctl_pipe *p, struct ctl_pipe_write *w, enum ctl_pipe_budget b);
+
+/* Writes of budget b queued or in flight. */
+size_t ctl_pipe_budget_outstanding(const ctl_pipe *p, enum ctl_pipe_budget b);
 
 #endif /* CU_CONTROLLER_PIPELINE_H */

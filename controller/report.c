@@ -156,6 +156,8 @@ void ctl_report_pending(ctl *c, int64_t now)
 			struct ctl_pipe_write *w = ctl_wl_write(c,
 			    CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
 
+			ctl_pipe_set_budget(
+			    c->pipe, w, CTL_PIPE_BUDGET_PENDING);
 			ctl_pipe_set_event(w,
 			    pending_event_reason(due[i]->s[0]),
 			    cu_strdup(due[i]->s[1] ? due[i]->s[1] : ""));
@@ -574,19 +576,25 @@ static void report_flush(ctl *c, int64_t now_ms)
 	for (i = 0; i < c->rep.noffers; i++) {
 		struct offer *o = &c->rep.offers[i];
 
-		if (o->urgent || ctl_pipe_budget_take(c->pipe,
-				     CTL_PIPE_BUDGET_QUEUE_STATUS, now_ms)) {
+		/* An urgent report needs no token, but room like any
+		 * other: the writes it waits behind are admissions'. */
+		if ((o->urgent && ctl_pipe_budget_room(
+				      c->pipe, CTL_PIPE_BUDGET_QUEUE_STATUS)) ||
+		    ctl_pipe_budget_take(
+			c->pipe, CTL_PIPE_BUDGET_QUEUE_STATUS, now_ms)) {
 			const char *const *key =
 			    CTL_K3(o->kind, o->ns ? o->ns : "", o->name);
 			struct ctl_kent *e =
 			    ctl_keys_put(&c->rep.reported_at, key);
+			struct ctl_pipe_write *w =
+			    ctl_pipe_queue(c->pipe, CTL_PIPE_QUEUE_STATUS,
+				o->res, o->ns, o->name, NULL, o->patch);
 
 			if (e != NULL)
 				e->n = now_ms;
-			ctl_pipe_expect(c->pipe,
-			    ctl_pipe_queue(c->pipe, CTL_PIPE_QUEUE_STATUS,
-				o->res, o->ns, o->name, NULL, o->patch),
-			    key, true);
+			ctl_pipe_set_budget(
+			    c->pipe, w, CTL_PIPE_BUDGET_QUEUE_STATUS);
+			ctl_pipe_expect(c->pipe, w, key, true);
 		} else {
 			json_decref(o->patch);
 		}

@@ -4,8 +4,8 @@
  * server: ctl_pipe_queue returns the entry it queued (and the setters
  * fill it), expectations make an object stale while its write is in
  * flight (not for admissions), the status-report budgets (burst, refill,
- * independence), and the turn's ledger transaction committed by a flush
- * that sends nothing.
+ * independence, the writes each may have outstanding), and the turn's
+ * ledger transaction committed by a flush that sends nothing.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -156,6 +156,86 @@ Test(pipeline, report_budgets)
 	cr_assert(ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_QUEUE_STATUS, 2000));
 	cr_assert_not(
 	    ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_QUEUE_STATUS, 2000));
+	free_pipe(p);
+}
+
+static size_t nfailed;
+
+static void count_failed(const struct ctl_pipe_write *w,
+    enum ctl_pipe_outcome outcome, const struct api_response *resp,
+    void *payload)
+{
+	(void)w;
+	(void)resp;
+	(void)payload;
+	cr_assert_eq(outcome, CTL_PIPE_SEND_FAILED);
+	nfailed++;
+}
+
+/* Ten thousand ClusterQueues all wanting their Active condition written
+ * at once (urgent: no token needed) put at most
+ * CTL_PIPE_BUDGET_OUTSTANDING status writes into the one queue that
+ * admissions share, never all of them (the moonshot at 10,000
+ * ClusterQueues queued 30,000 writes ahead of its first admission). A
+ * write answered or failed makes room again; tokens do not. */
+Test(pipeline, report_writes_outstanding_are_bounded)
+{
+	struct ctl_pipe_opts o;
+	ctl_pipe *p = NULL;
+	struct ctl_pipe_write *w;
+	size_t queued = 0;
+	cu_error err;
+	int i;
+
+	cr_assert_eq(
+	    store_open(&ledger, ":memory:", &err), CU_OK, "%s", err.msg);
+	memset(&o, 0, sizeof(o));
+	o.ledger = ledger;
+	o.qps = 1000000;
+	o.hooks.settle = count_failed;
+	o.hooks.mark = no_mark;
+	o.hooks.informer = no_informer;
+	o.hooks.drained = no_drained;
+	cr_assert_eq(ctl_pipe_new(&p, &o, &err), CU_OK, "%s", err.msg);
+	nfailed = 0;
+	for (i = 0; i < 10000; i++) {
+		char name[32];
+
+		if (!ctl_pipe_budget_room(p, CTL_PIPE_BUDGET_QUEUE_STATUS))
+			continue;
+		snprintf(name, sizeof(name), "cq-%d", i);
+		w = ctl_pipe_queue(p, CTL_PIPE_QUEUE_STATUS, NULL, NULL, name,
+		    NULL, json_object());
+		ctl_pipe_set_budget(p, w, CTL_PIPE_BUDGET_QUEUE_STATUS);
+		queued++;
+	}
+	cr_assert_eq(queued, CTL_PIPE_BUDGET_OUTSTANDING);
+	cr_assert_eq(
+	    ctl_pipe_budget_outstanding(p, CTL_PIPE_BUDGET_QUEUE_STATUS),
+	    CTL_PIPE_BUDGET_OUTSTANDING);
+	/* Tokens are left (a burst of 10 never taken), room is not. */
+	cr_assert_not(
+	    ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_QUEUE_STATUS, 1000));
+	/* The other budgets are not held by it. */
+	cr_assert(ctl_pipe_budget_room(p, CTL_PIPE_BUDGET_PENDING));
+	cr_assert(ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_PENDING, 1000));
+	/* An admission behind them, then the turn's flush: sending fails
+	 * here (no resource), and each failure gives its room back. */
+	cr_assert_not_null(ctl_pipe_queue(
+	    p, CTL_PIPE_ADMIT, NULL, "team", "wl-1", "uid-1", json_object()));
+	ctl_pipe_flush(p);
+	cr_assert_eq(nfailed, CTL_PIPE_BUDGET_OUTSTANDING + 1);
+	cr_assert_eq(
+	    ctl_pipe_budget_outstanding(p, CTL_PIPE_BUDGET_QUEUE_STATUS), 0);
+	cr_assert(ctl_pipe_budget_room(p, CTL_PIPE_BUDGET_QUEUE_STATUS));
+	cr_assert(ctl_pipe_budget_take(p, CTL_PIPE_BUDGET_QUEUE_STATUS, 1000));
+	/* A write of no budget counts against none. */
+	w = ctl_pipe_queue(
+	    p, CTL_PIPE_QUEUE_STATUS, NULL, NULL, "cq-x", NULL, json_object());
+	cr_assert_eq(w->budget, -1);
+	ctl_pipe_flush(p);
+	cr_assert_eq(
+	    ctl_pipe_budget_outstanding(p, CTL_PIPE_BUDGET_QUEUE_STATUS), 0);
 	free_pipe(p);
 }
 
