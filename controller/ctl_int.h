@@ -168,9 +168,6 @@ struct ctl_feed {
 	ctl_keys cq_names, rf_names, cohort_names, lq_names;
 	struct cq_sel *sels;
 	size_t nsels, capsels;
-	/* {ns, name} -> s[0]: the uid of the Workload the engine holds */
-	ctl_keys wl_uid;
-	ctl_keys wl_gen; /* uid -> n: metadata.generation it was added at */
 	/* {ns, name} -> n: ns at which the Workload is reconciled again
 	 * (maximumExecutionTimeSeconds), and the timer of the earliest. */
 	ctl_keys wake;

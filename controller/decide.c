@@ -132,12 +132,7 @@ static int record_admission(ctl *c, const struct que_wl *qw,
 	sd.cluster_queue = d->cluster_queue;
 	sd.state = STORE_RESERVED;
 	sd.decided_ns = now;
-	{
-		struct ctl_kent *g =
-		    ctl_keys_get(&c->feed.wl_gen, CTL_K1(qw->uid));
-
-		sd.generation = g != NULL ? g->n : 0;
-	}
+	sd.generation = qw->generation;
 	sd.n_podsets = d->n_podsets;
 	sd.podsets = ps;
 	rc = ctl_pipe_begin(c->pipe);

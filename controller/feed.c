@@ -547,10 +547,8 @@ void ctl_forget_workload(ctl *c, const char *const *key, const char *uid)
 		cu_warn("engine: %s", err.msg);
 	ctl_ledger_release(c, uid, 0);
 	ctl_pr_track(c, uid, false);
-	ctl_keys_del(&c->feed.wl_gen, CTL_K1(uid));
 	ctl_keys_del(&c->rep.pending_at, CTL_K1(uid));
 	ctl_keys_del(&c->rep.pending_due, CTL_K1(uid));
-	ctl_keys_del(&c->feed.wl_uid, key);
 	ctl_keys_del(&c->feed.wake, key);
 	ctl_tas_forget(c, uid);
 	c->dirty_cycle = true;
@@ -573,7 +571,6 @@ static void say_invalid(ctl *c, const char *const *key)
 void ctl_add_workload(
     ctl *c, const char *const *key, const struct api_workload *wl)
 {
-	struct ctl_kent *e;
 	cu_error err;
 	int rc = ctl_dra_sync_workload(c, wl,
 	    ctl_eligible(c, wl->meta.namespace_, wl->spec.queue_name), &err);
@@ -588,11 +585,12 @@ void ctl_add_workload(
 		cu_warn("workload %s/%s: %s", key[0], key[1], err.msg);
 	cu_debug("workload %s/%s queued (%s)", key[0], key[1],
 	    rec_workload_holds_quota(wl) ? "adopted" : "pending");
-	if ((e = ctl_keys_put(&c->feed.wl_uid, key)) != NULL &&
-	    ctl_keys_set_str(e, 0, wl->meta.uid) != CU_OK)
-		ctl_keys_del(&c->feed.wl_uid, key);
-	if ((e = ctl_keys_put(&c->feed.wl_gen, CTL_K1(wl->meta.uid))) != NULL)
-		e->n = wl->meta.has_generation ? wl->meta.generation : 0;
+	/* The engine holds it (also on CU_ENOTFOUND: added, not adopted);
+	 * its record keeps the generation, and the name it is found by. */
+	if (que_workload_set_generation(c->st, wl->meta.uid,
+		wl->meta.has_generation ? wl->meta.generation : 0,
+		&err) != CU_OK)
+		cu_debug("workload %s/%s: %s", key[0], key[1], err.msg);
 	ctl_tas_workload(c, wl);
 	c->dirty_cycle = true;
 }
@@ -605,8 +603,6 @@ int ctl_feed_init(struct ctl_feed *f)
 	ctl_keys_init(&f->rf_names, 1);
 	ctl_keys_init(&f->cohort_names, 1);
 	ctl_keys_init(&f->lq_names, 2);
-	ctl_keys_init(&f->wl_uid, 2);
-	ctl_keys_init(&f->wl_gen, 1);
 	ctl_keys_init(&f->wake, 2);
 	return CU_OK;
 }
@@ -617,8 +613,6 @@ void ctl_feed_dispose(struct ctl_feed *f)
 	ctl_keys_dispose(&f->rf_names);
 	ctl_keys_dispose(&f->cohort_names);
 	ctl_keys_dispose(&f->lq_names);
-	ctl_keys_dispose(&f->wl_uid);
-	ctl_keys_dispose(&f->wl_gen);
 	ctl_keys_dispose(&f->wake);
 	sels_clear(f);
 	if (f->warned.kind == CU_MAP_PARTS) {

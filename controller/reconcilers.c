@@ -294,6 +294,7 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
 	bool have = false, has_cq = false;
 	struct api_cluster_queue cq;
+	char *engine_uid = NULL;
 
 	obj = api_informer_get(c->inf[INF_WL], ns, name);
 	if (obj != NULL) {
@@ -307,15 +308,20 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 	}
 	memset(&v, 0, sizeof(v));
 	{
-		struct ctl_kent *e = ctl_keys_get(&c->feed.wl_uid, key);
+		/* A copy: the plan may forget (free) the record it is in. */
+		const struct que_wl *e =
+		    que_workload_by_name(c->st, key[0], key[1]);
 
-		v.engine_uid = e != NULL ? e->s[0] : NULL;
+		if (e != NULL && (engine_uid = cu_strdup(e->uid)) == NULL) {
+			if (have)
+				api_workload_dispose(&wl);
+			return; /* out of memory: the next event retries */
+		}
+		v.engine_uid = engine_uid;
 	}
 	v.eligible = view_eligible;
 	v.payload = c;
 	if (have) {
-		struct ctl_kent *g;
-
 		v.in_flight = ctl_keys_get(&c->dec.in_flight,
 				  CTL_K1(wl.meta.uid)) != NULL;
 		qw = que_workload_get(c->st, wl.meta.uid);
@@ -323,8 +329,7 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 		v.queued = qw != NULL;
 		v.where = qw != NULL ? qw->where : QUE_WL_BLOCKED;
 		v.namespace_eligible = qw != NULL && qw->namespace_eligible;
-		g = ctl_keys_get(&c->feed.wl_gen, CTL_K1(wl.meta.uid));
-		v.queued_generation = g != NULL ? g->n : 0;
+		v.queued_generation = qw != NULL ? qw->generation : 0;
 		if (qw != NULL && qw->lq != NULL)
 			v.lq_stop = qw->lq->stop;
 		if (qw != NULL && qw->cq != NULL)
@@ -345,6 +350,9 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 		v.ledger = ctl_ledger_state(c, wl.meta.uid);
 	if (have && orphaned(c, &wl, now)) {
 		api_workload_dispose(&wl);
+		if (has_cq)
+			api_cluster_queue_dispose(&cq);
+		cu_free(engine_uid);
 		return; /* its writes bring it back */
 	}
 	v.pods_ready = &c->pr.cfg;
@@ -377,6 +385,7 @@ void ctl_reconcile_workload(ctl *c, const char *const *key, int64_t now)
 		api_workload_dispose(&wl);
 	if (has_cq)
 		api_cluster_queue_dispose(&cq);
+	cu_free(engine_uid);
 }
 
 /* Workloads in ns whose controller owner is kind/name. */

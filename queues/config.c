@@ -30,6 +30,7 @@ int que_state_new(que_state **out, cu_error *err)
 	que_cohort_map_init_str(&st->cohort_map);
 	que_lq_map_init_parts(&st->lq_map, 2);
 	que_wl_map_init_str(&st->wl_index);
+	que_wl_name_map_init_parts(&st->wl_by_name, 2);
 	*out = st;
 	return CU_OK;
 }
@@ -56,6 +57,7 @@ void que_state_free(que_state *st)
 	while (que_wl_map_next(&st->wl_index, &it, &wl))
 		cu_free(wl);
 	que_wl_map_dispose(&st->wl_index);
+	que_wl_name_map_dispose(&st->wl_by_name);
 	que_resources_free(st);
 	for (i = 0; i < st->n_res; i++)
 		cu_free(st->res_names[i]);

@@ -489,6 +489,12 @@ struct que_podset {
 /* A Workload. One allocation holds the struct, its strings and arrays. */
 struct que_wl {
 	const char *uid, *ns, *name, *queue_name; /* in the same block */
+	/* {ns, name}: the key of the name index (que_workload_by_name) */
+	const char *name_key[2];
+	/* metadata.generation the Workload was added at, as the caller
+	 * said (que_workload_set_generation; 0 until then): the model
+	 * does not read it, the controller's reconciler and ledger do. */
+	int64_t generation;
 	int32_t priority;
 	int64_t created_ns;
 	int64_t queue_ts;    /* creation, or eviction time after a requeue */
@@ -695,6 +701,15 @@ CU_MUST_CHECK int que_workload_set_namespace_eligible(
     que_state *st, const char *uid, bool eligible, cu_error *err);
 /* [borrowed; valid until the workload is removed]; NULL if unknown. */
 struct que_wl *que_workload_get(que_state *st, const char *uid);
+/* The workload added last under ns/name [borrowed, both] (a Workload
+ * recreated under its name may be added before the old one is removed);
+ * [borrowed; valid until it is removed]; NULL if none. */
+struct que_wl *que_workload_by_name(
+    que_state *st, const char *ns, const char *name);
+/* Record the metadata.generation uid was added at (see struct que_wl).
+ * CU_ENOTFOUND. */
+CU_MUST_CHECK int que_workload_set_generation(
+    que_state *st, const char *uid, int64_t generation, cu_error *err);
 /* The slice wl replaces (wl->replaces): ADMITTED in wl's ClusterQueue,
  * in wl's namespace and not replaced already; NULL when there is none. */
 struct que_wl *que_replaced_slice(que_state *st, const struct que_wl *wl);

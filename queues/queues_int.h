@@ -14,6 +14,8 @@
  * long as the state (configuration objects are never removed, invariant
  * 5) or until que_workload_remove takes them out. */
 CU_MAP_TYPED(que_wl_map, const char *, struct que_wl); /* uid */
+/* {ns, name} (the workload's name_key) */
+CU_MAP_TYPED(que_wl_name_map, const char *const *, struct que_wl);
 CU_MAP_TYPED(que_flavor_map, const char *, struct que_flavor);
 CU_MAP_TYPED(que_cq_map, const char *, struct que_cq);
 CU_MAP_TYPED(que_cohort_map, const char *, struct que_cohort);
@@ -47,6 +49,9 @@ struct que_state {
 	size_t n_lqs, cap_lqs;
 
 	que_wl_map wl_index; /* uid -> workload [owned by the state] */
+	/* {ns, name} -> the workload added last under it [borrowed from
+	 * wl_index] */
+	que_wl_name_map wl_by_name;
 
 	struct que_wlist blocked; /* BLOCKED workloads */
 	struct que_wl **backoff;  /* owned; min-heap on requeue_at */

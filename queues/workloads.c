@@ -32,6 +32,36 @@ struct que_wl *que_workload_get(que_state *st, const char *uid)
 	return que_wl_map_get(&st->wl_index, uid);
 }
 
+struct que_wl *que_workload_by_name(
+    que_state *st, const char *ns, const char *name)
+{
+	const char *key[2] = {ns, name};
+
+	return que_wl_name_map_get(&st->wl_by_name, key);
+}
+
+/* *out is workload uid [borrowed]; CU_ENOTFOUND when there is none. */
+static int known(
+    que_state *st, const char *uid, struct que_wl **out, cu_error *err)
+{
+	*out = que_workload_get(st, uid);
+	if (*out == NULL)
+		return cu_error_set(
+		    err, CU_ENOTFOUND, "workload %s not found", uid);
+	return CU_OK;
+}
+
+int que_workload_set_generation(
+    que_state *st, const char *uid, int64_t generation, cu_error *err)
+{
+	struct que_wl *wl;
+
+	if (known(st, uid, &wl, err) != CU_OK)
+		return CU_ENOTFOUND;
+	wl->generation = generation;
+	return CU_OK;
+}
+
 size_t que_workload_count(const que_state *st)
 {
 	return que_wl_map_count(&st->wl_index);
@@ -459,6 +489,7 @@ int que_workload_add(
 	arrays = wl_arrays_size(spec);
 	strings = wl_strings_size(spec);
 	if (que_wl_map_reserve(&st->wl_index, 1) ||
+	    que_wl_name_map_reserve(&st->wl_by_name, 1) ||
 	    cu_grow((void **)&st->backoff, &st->cap_backoff,
 		que_wl_map_count(&st->wl_index) + 1, sizeof(*st->backoff)))
 		goto out_nomem;
@@ -476,6 +507,11 @@ int que_workload_add(
 	    b.a == (char *)wl + arrays && b.s == (char *)wl + arrays + strings);
 	/* infallible: reserved above, and the uid is new */
 	CU_ASSERT(que_wl_map_put(&st->wl_index, wl->uid, wl) == CU_OK);
+	wl->name_key[0] = wl->ns;
+	wl->name_key[1] = wl->name;
+	/* infallible too (reserved); replaces an older one of that name */
+	CU_ASSERT(
+	    que_wl_name_map_put(&st->wl_by_name, wl->name_key, wl) == CU_OK);
 	que_wl_set_counts(wl, NULL);
 	place(st, wl);
 	return CU_OK;
@@ -537,6 +573,8 @@ int que_workload_remove(que_state *st, const char *uid, cu_error *err)
 		release_quota(wl);
 	set_cq(wl, NULL);
 	que_wl_map_del(&st->wl_index, wl->uid);
+	if (que_workload_by_name(st, wl->ns, wl->name) == wl)
+		que_wl_name_map_del(&st->wl_by_name, wl->name_key);
 	cu_free(wl);
 	return CU_OK;
 }
@@ -544,12 +582,11 @@ int que_workload_remove(que_state *st, const char *uid, cu_error *err)
 static int holding(que_state *st, const char *uid, bool evicting_ok,
     struct que_wl **out, cu_error *err)
 {
-	struct que_wl *wl = que_workload_get(st, uid);
+	struct que_wl *wl;
 
-	*out = wl;
-	if (!wl)
-		return cu_error_set(
-		    err, CU_ENOTFOUND, "workload %s not found", uid);
+	if (known(st, uid, out, err) != CU_OK)
+		return CU_ENOTFOUND;
+	wl = *out;
 	if (wl->where != QUE_WL_ADMITTED &&
 	    !(evicting_ok && wl->where == QUE_WL_EVICTING))
 		return cu_error_set(
@@ -609,11 +646,10 @@ int que_workload_unevict(que_state *st, const char *uid, cu_error *err)
 int que_workload_backoff(
     que_state *st, const char *uid, int64_t requeue_at_ns, cu_error *err)
 {
-	struct que_wl *wl = que_workload_get(st, uid);
+	struct que_wl *wl;
 
-	if (!wl)
-		return cu_error_set(
-		    err, CU_ENOTFOUND, "workload %s not found", uid);
+	if (known(st, uid, &wl, err) != CU_OK)
+		return CU_ENOTFOUND;
 	if (wl->where == QUE_WL_ADMITTED || wl->where == QUE_WL_EVICTING ||
 	    wl->where == QUE_WL_HEAD)
 		return cu_error_set(

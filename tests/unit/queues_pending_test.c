@@ -5,7 +5,8 @@
  * ClusterQueue and the LocalQueue, offset and limit (with Kueue's
  * bounds), parked and backing-off Workloads merged into the heap's order,
  * priority changes and deletions, unknown queues; the order of a
- * large random queue against a full sort; and que_pending_visit.
+ * large random queue against a full sort; que_pending_visit; and the
+ * Workload record found by name, with its generation.
  *
  * Configuration: ResourceFlavor default; ClusterQueue cq (cpu 10);
  * LocalQueues ns/a and ns/b onto it, ns/orphan onto a missing one.
@@ -47,16 +48,16 @@ static void teardown(void)
 
 TestSuite(queues_pending, .init = setup, .fini = teardown);
 
-/* A pending Workload uid (also its name) in ns/queue asking for cpu. */
-static void wl(const char *uid, const char *queue, int32_t prio,
-    int64_t created, int64_t cpu)
+/* A pending Workload uid named name in ns/queue asking for cpu. */
+static void wl_named(const char *uid, const char *name, const char *queue,
+    int32_t prio, int64_t created, int64_t cpu)
 {
 	struct que_request r = {"cpu", cpu};
 	struct que_podset_spec ps = {
 	    .name = "main", .count = 1, .requests = &r, .n_requests = 1};
 	struct que_workload_spec w = {.uid = uid,
 	    .ns = "ns",
-	    .name = uid,
+	    .name = name,
 	    .queue_name = queue,
 	    .priority = prio,
 	    .created_ns = created,
@@ -66,6 +67,13 @@ static void wl(const char *uid, const char *queue, int32_t prio,
 	cu_error err;
 
 	cr_assert_eq(que_workload_add(st, &w, &err), CU_OK, "%s", err.msg);
+}
+
+/* A pending Workload uid (also its name) in ns/queue asking for cpu. */
+static void wl(const char *uid, const char *queue, int32_t prio,
+    int64_t created, int64_t cpu)
+{
+	wl_named(uid, uid, queue, prio, created, cpu);
 }
 
 /* w2 (prio 5, b), w4 (prio 5, a), w1 (a), w3 (a): the queue order. */
@@ -363,4 +371,34 @@ Test(queues_pending, random_queue_matches_a_full_sort)
 		}
 	}
 	cu_free(it);
+}
+
+/* The per-Workload record is the one a pending Workload costs: it is
+ * found by its name as by its uid (the controller kept a map of its own
+ * for that), and keeps the generation it was added at. A Workload
+ * recreated under its name may be added before the old one goes: the
+ * name finds the newer, and the older going does not lose it. */
+Test(queues_pending, record_found_by_name_keeps_its_generation)
+{
+	struct que_wl *w;
+	cu_error err;
+
+	wl_named("uid-1", "job-a", "a", 0, 1, 1000);
+	w = que_workload_by_name(st, "ns", "job-a");
+	cr_assert_not_null(w);
+	cr_assert_str_eq(w->uid, "uid-1");
+	cr_assert_eq(w->generation, 0);
+	cr_assert_eq(que_workload_set_generation(st, "uid-1", 3, &err), CU_OK);
+	cr_assert_eq(que_workload_by_name(st, "ns", "job-a")->generation, 3);
+	cr_assert_eq(
+	    que_workload_set_generation(st, "nope", 3, &err), CU_ENOTFOUND);
+	cr_assert_null(que_workload_by_name(st, "ns", "job-b"));
+	cr_assert_null(que_workload_by_name(st, "other", "job-a"));
+	/* Recreated: the newer one is found, the older going keeps it. */
+	wl_named("uid-2", "job-a", "a", 0, 2, 1000);
+	cr_assert_str_eq(que_workload_by_name(st, "ns", "job-a")->uid, "uid-2");
+	cr_assert_eq(que_workload_remove(st, "uid-1", &err), CU_OK);
+	cr_assert_str_eq(que_workload_by_name(st, "ns", "job-a")->uid, "uid-2");
+	cr_assert_eq(que_workload_remove(st, "uid-2", &err), CU_OK);
+	cr_assert_null(que_workload_by_name(st, "ns", "job-a"));
 }
