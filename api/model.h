@@ -133,6 +133,12 @@ CU_MUST_CHECK int api_conditions_decode_status(
     const json_t *status, struct api_conditions *out, cu_error *err);
 /* Free what cs holds and leave it empty. */
 void api_conditions_dispose(struct api_conditions *cs);
+/* cs [borrowed] written as status [borrowed, changed]'s "conditions"
+ * (metav1.Condition, or with job_style a Job's or Pod's with
+ * lastProbeTime; none: not written, an existing array emptied), e.g.
+ * to start a status patch from the decoded list. CU_ENOMEM. */
+CU_MUST_CHECK int api_conditions_encode_status(json_t *status,
+    const struct api_conditions *cs, bool job_style, cu_error *err);
 
 /* Kueue's limit of a condition message (metav1.Condition's 32 KiB). */
 #define API_CONDITION_MESSAGE_MAX (32 * 1024)
@@ -868,6 +874,33 @@ void api_pod_dispose(struct api_pod *x);
 CU_MUST_CHECK int api_node_decode(
     struct api_node *out, const json_t *j, cu_error *err);
 void api_node_dispose(struct api_node *x);
+
+/* Tolerations t [borrowed] (n of them) in the wire form: *out a JSON
+ * array [owned: json_decref; empty when n is 0]. CU_ENOMEM. */
+CU_MUST_CHECK int api_tolerations_encode(
+    const struct api_toleration *t, size_t n, json_t **out, cu_error *err);
+
+/* What decides which nodes a pod template's pods may use: its
+ * tolerations, nodeSelector and required node affinity. */
+struct api_pod_sched {
+	struct api_toleration *tolerations; /* [owned] */
+	size_t n_tolerations;
+	struct api_strmap node_selector;
+	/* spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring-
+	 * Execution as it came (a NodeSelector, not modelled further)
+	 * [owned: json_decref] or NULL */
+	json_t *required_node_affinity;
+};
+
+/* Decode those fields of the PodTemplateSpec tpl [borrowed] (a Workload
+ * podSet's template) into *out, initialised here, empty on failure.
+ * CU_EPARSE/CU_EINVAL naming the field ("spec.tolerations[0].operator:
+ * ..."), CU_ENOMEM. */
+CU_MUST_CHECK int api_pod_sched_decode(
+    struct api_pod_sched *out, const json_t *tpl, cu_error *err);
+/* Does s [borrowed] constrain the nodes at all? */
+bool api_pod_sched_any(const struct api_pod_sched *s);
+void api_pod_sched_dispose(struct api_pod_sched *s);
 
 /* Has the pod Succeeded or Failed? */
 bool api_pod_finished(const struct api_pod *p);

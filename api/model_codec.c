@@ -749,7 +749,7 @@ void apid_kind(struct api_dec *d, const json_t *j, const char *api_version,
 		    json_string_value(v), api_version);
 		apid_pop(d, mark);
 	}
-	v = apid_field(d, j, "kind", JSON_STRING, false);
+	v = kind != NULL ? apid_field(d, j, "kind", JSON_STRING, false) : NULL;
 	if (v && strcmp(json_string_value(v), kind) != 0) {
 		mark = apid_push(d, "kind");
 		apid_fail(d, CU_EINVAL,
@@ -757,6 +757,17 @@ void apid_kind(struct api_dec *d, const json_t *j, const char *api_version,
 		    json_string_value(v), kind);
 		apid_pop(d, mark);
 	}
+}
+
+int apid_begin(struct api_dec *d, const json_t *j, const char *api_version,
+    const char *kind, const char *what, cu_error *err)
+{
+	apid_init(d, err);
+	if (!json_is_object(j))
+		return apid_fail(d, CU_EPARSE,
+		    "Invalid type: a %s must be a JSON object", what);
+	apid_kind(d, j, api_version, kind);
+	return d->rc;
 }
 
 /* ---- encoding ----------------------------------------------------------- */

@@ -138,6 +138,15 @@ void apie_conditions(struct api_enc *e, json_t *dst, const char *key,
 	}
 }
 
+int api_conditions_encode_status(json_t *status,
+    const struct api_conditions *cs, bool job_style, cu_error *err)
+{
+	struct api_enc e = {CU_OK, err};
+
+	apie_conditions(&e, status, "conditions", cs, job_style);
+	return e.rc;
+}
+
 /* ---- the writer of a condition on the wire ----------------------------- */
 
 /* Kueue's TruncateConditionMessage; a new jansson string, NULL when out

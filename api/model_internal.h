@@ -127,7 +127,8 @@ void apid_name_list(struct api_dec *d, const json_t *o, const char *key,
     struct api_strlist *out);
 void apie_name_list(struct api_enc *e, json_t *dst, const char *key,
     const struct api_strlist *l);
-/* A present "apiVersion"/"kind" must equal the expected strings. */
+/* A present "apiVersion"/"kind" must equal the expected strings (kind
+ * NULL: not checked). */
 void apid_kind(struct api_dec *d, const json_t *j, const char *api_version,
     const char *kind);
 
@@ -192,23 +193,27 @@ void apie_flavor_usages(struct api_enc *e, json_t *dst, const char *key,
 extern const struct api_enum_name api_stop_policy_names[];
 
 /*
- * Defines api_K_decode/encode/dispose from three static functions the
- * including file provides: K_decode_body(d, j, out),
- * K_encode_body(e, dst, in) and K_dispose_body(x).
+ * Start decoding the top-level object j [borrowed] into d: d initialised
+ * with err; j must be a JSON object ("Invalid type: a <what> must be a
+ * JSON object") whose apiVersion and kind, when present, match (kind
+ * NULL: apiVersion only, the body checks the kind). Returns d->rc.
  */
-#define API_MODEL_DEFINE_CODEC(K, APIVERSION, KIND)                            \
+int apid_begin(struct api_dec *d, const json_t *j, const char *api_version,
+    const char *kind, const char *what, cu_error *err);
+
+/*
+ * Defines api_K_decode from the static K_decode_body(d, j, out) the
+ * including file provides and api_K_dispose: *out zeroed, apid_begin,
+ * the body, a reference to j kept in out->raw; on failure out disposed.
+ */
+#define API_MODEL_DEFINE_DECODE(K, APIVERSION, KIND, WHAT)                     \
 	int api_##K##_decode(                                                  \
 	    struct api_##K *out, const json_t *j, cu_error *err)               \
 	{                                                                      \
 		struct api_dec d;                                              \
                                                                                \
-		apid_init(&d, err);                                            \
 		memset(out, 0, sizeof(*out));                                  \
-		if (!json_is_object(j))                                        \
-			return apid_fail(&d, CU_EPARSE,                        \
-			    "Invalid type: a " KIND " must be a JSON object"); \
-		apid_kind(&d, j, APIVERSION, KIND);                            \
-		if (d.rc == CU_OK)                                             \
+		if (apid_begin(&d, j, APIVERSION, KIND, WHAT, err) == CU_OK)   \
 			K##_decode_body(&d, j, out);                           \
 		if (d.rc != CU_OK) {                                           \
 			api_##K##_dispose(out);                                \
@@ -216,7 +221,15 @@ extern const struct api_enum_name api_stop_policy_names[];
 		}                                                              \
 		out->raw = json_incref((json_t *)j);                           \
 		return CU_OK;                                                  \
-	}                                                                      \
+	}
+
+/*
+ * Defines api_K_decode/encode/dispose from three static functions the
+ * including file provides: K_decode_body(d, j, out),
+ * K_encode_body(e, dst, in) and K_dispose_body(x).
+ */
+#define API_MODEL_DEFINE_CODEC(K, APIVERSION, KIND)                            \
+	API_MODEL_DEFINE_DECODE(K, APIVERSION, KIND, KIND)                     \
 	int api_##K##_encode(                                                  \
 	    json_t **out, const struct api_##K *in, cu_error *err)             \
 	{                                                                      \

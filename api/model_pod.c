@@ -120,29 +120,76 @@ bool api_node_ready(const struct api_node *n)
 	return r == NULL || r->status == API_COND_TRUE;
 }
 
+int api_tolerations_encode(
+    const struct api_toleration *t, size_t n, json_t **out, cu_error *err)
+{
+	struct api_enc e = {CU_OK, err};
+	json_t *dst = json_object();
+
+	*out = NULL;
+	if (dst == NULL)
+		return cu_error_set(
+		    err, CU_ENOMEM, "tolerations: out of memory");
+	apie_tolerations(&e, dst, "tolerations", t, n);
+	if (e.rc == CU_OK) {
+		*out = json_object_get(dst, "tolerations");
+		*out = *out != NULL ? json_incref(*out) : json_array();
+		if (*out == NULL)
+			e.rc = cu_error_set(
+			    err, CU_ENOMEM, "tolerations: out of memory");
+	}
+	json_decref(dst);
+	return e.rc;
+}
+
+/* ---- a pod template's scheduling constraints ---------------------------- */
+
+int api_pod_sched_decode(
+    struct api_pod_sched *out, const json_t *tpl, cu_error *err)
+{
+	struct api_dec d;
+	const json_t *spec, *aff, *na;
+	size_t m1, m2, m3;
+
+	apid_init(&d, err);
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(tpl))
+		return apid_fail(&d, CU_EPARSE,
+		    "Invalid type: a pod template must be a JSON object");
+	spec = apid_section(&d, tpl, "spec", false, &m1);
+	apid_tolerations(
+	    &d, spec, "tolerations", &out->tolerations, &out->n_tolerations);
+	apid_strmap(&d, spec, "nodeSelector", &out->node_selector);
+	aff = apid_section(&d, spec, "affinity", false, &m2);
+	na = apid_section(&d, aff, "nodeAffinity", false, &m3);
+	out->required_node_affinity =
+	    apid_json(&d, na, "requiredDuringSchedulingIgnoredDuringExecution",
+		JSON_OBJECT, false);
+	apid_pop(&d, m3);
+	apid_pop(&d, m2);
+	apid_pop(&d, m1);
+	if (d.rc != CU_OK)
+		api_pod_sched_dispose(out);
+	return d.rc;
+}
+
+bool api_pod_sched_any(const struct api_pod_sched *s)
+{
+	return s->n_tolerations > 0 || s->node_selector.n > 0 ||
+	       s->required_node_affinity != NULL;
+}
+
+void api_pod_sched_dispose(struct api_pod_sched *s)
+{
+	if (s == NULL)
+		return;
+	api_tolerations_dispose(s->tolerations, s->n_tolerations);
+	api_strmap_dispose(&s->node_selector);
+	json_decref(s->required_node_affinity);
+	memset(s, 0, sizeof(*s));
+}
+
 /* ---- the decoders ------------------------------------------------------- */
 
-#define DEFINE_DECODE(K, KIND)                                                 \
-	int api_##K##_decode(                                                  \
-	    struct api_##K *out, const json_t *j, cu_error *err)               \
-	{                                                                      \
-		struct api_dec d;                                              \
-                                                                               \
-		apid_init(&d, err);                                            \
-		memset(out, 0, sizeof(*out));                                  \
-		if (!json_is_object(j))                                        \
-			return apid_fail(&d, CU_EPARSE,                        \
-			    "Invalid type: a " KIND " must be a JSON object"); \
-		apid_kind(&d, j, "v1", KIND);                                  \
-		if (d.rc == CU_OK)                                             \
-			K##_decode_body(&d, j, out);                           \
-		if (d.rc != CU_OK) {                                           \
-			api_##K##_dispose(out);                                \
-			return d.rc;                                           \
-		}                                                              \
-		out->raw = json_incref((json_t *)j);                           \
-		return CU_OK;                                                  \
-	}
-
-DEFINE_DECODE(pod, "Pod")
-DEFINE_DECODE(node, "Node")
+API_MODEL_DEFINE_DECODE(pod, "v1", "Pod", "Pod")
+API_MODEL_DEFINE_DECODE(node, "v1", "Node", "Node")

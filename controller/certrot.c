@@ -14,6 +14,7 @@
 
 #include "api/informer.h"
 #include "api/json.h"
+#include "api/wire.h"
 #include "controller/certrot.h"
 #include "controller/certs.h"
 
@@ -286,18 +287,6 @@ static void on_config_put(const struct api_response *resp, void *payload)
 	inject_next(r);
 }
 
-/* Set clientConfig.caBundle when it is not `bundle`; true when set. */
-static bool set_bundle(json_t *cc, const char *bundle)
-{
-	const char *have = json_string_value(json_object_get(cc, "caBundle"));
-
-	if (!json_is_object(cc) || bundle == NULL ||
-	    (have != NULL && strcmp(have, bundle) == 0))
-		return false;
-	json_object_set_new(cc, "caBundle", json_string(bundle));
-	return true;
-}
-
 /* Set caBundle on every webhook of the configuration, or on the CRD's
  * conversion webhook; PUT when changed. */
 static void on_config_get(const struct api_response *resp, void *payload)
@@ -306,9 +295,8 @@ static void on_config_get(const struct api_response *resp, void *payload)
 	const struct inject_target *t = &TARGETS[r->step];
 	const struct api_resource *res = t->res;
 	char *bundle;
-	json_t *hooks, *w, *obj;
-	size_t i;
-	bool changed = false;
+	json_t *obj;
+	bool changed;
 	cu_error err;
 
 	if (resp->canceled) {
@@ -333,23 +321,9 @@ static void on_config_get(const struct api_response *resp, void *payload)
 	}
 	bundle = bundle_of(r);
 	obj = json_deep_copy(resp->body);
-	if (t->crd) {
-		json_t *conv =
-		    json_object_get(json_object_get(obj, "spec"), "conversion");
-		const char *strategy = api_json_str(conv, "strategy");
-
-		if (strategy != NULL && strcmp(strategy, "Webhook") == 0)
-			changed = set_bundle(
-			    json_object_get(json_object_get(conv, "webhook"),
-				"clientConfig"),
-			    bundle);
-	}
-	hooks = t->crd ? NULL : json_object_get(obj, "webhooks");
-	json_array_foreach(hooks, i, w)
-	{
-		if (set_bundle(json_object_get(w, "clientConfig"), bundle))
-			changed = true;
-	}
+	/* The object is written back whole (PUT): edited on the wire. */
+	changed = t->crd ? api_crd_set_ca_bundle(obj, bundle)
+			 : api_webhook_configuration_set_ca_bundle(obj, bundle);
 	cu_free(bundle);
 	if (changed && api_update(&r->req, r->client, res, obj, false,
 			   on_config_put, r, &err) == CU_OK) {
@@ -390,32 +364,28 @@ static bool holds_ca(const char *have, const char *ca)
  * the new pair is in place. */
 static bool stale(const ctl_certrot *r, size_t i, json_t *obj)
 {
-	json_t *hooks, *w;
+	struct api_webhook_configuration wc;
+	struct api_crd crd;
 	size_t k;
 	bool bad = false;
 
 	if (r->ca == NULL)
 		return false;
 	if (TARGETS[i].crd) {
-		json_t *conv =
-		    json_object_get(json_object_get(obj, "spec"), "conversion");
-		const char *strategy = api_json_str(conv, "strategy");
-		const char *have = api_json_str(
-		    json_object_get(
-			json_object_get(conv, "webhook"), "clientConfig"),
-		    "caBundle");
-
-		bad = strategy != NULL && strcmp(strategy, "Webhook") == 0 &&
-		      !holds_ca(have, r->ca);
+		if (api_crd_decode(&crd, obj, NULL) != CU_OK)
+			return false;
+		bad = crd.conversion_strategy != NULL &&
+		      strcmp(crd.conversion_strategy, "Webhook") == 0 &&
+		      !holds_ca(crd.ca_bundle, r->ca);
+		api_crd_dispose(&crd);
+		return bad;
 	}
-	hooks = TARGETS[i].crd ? NULL : json_object_get(obj, "webhooks");
-	json_array_foreach(hooks, k, w)
-	{
-		if (!holds_ca(api_json_str(json_object_get(w, "clientConfig"),
-				  "caBundle"),
-			r->ca))
+	if (api_webhook_configuration_decode(&wc, obj, NULL) != CU_OK)
+		return false;
+	for (k = 0; k < wc.n_webhooks; k++)
+		if (!holds_ca(wc.webhooks[k].ca_bundle, r->ca))
 			bad = true;
-	}
+	api_webhook_configuration_dispose(&wc);
 	return bad;
 }
 
@@ -552,7 +522,7 @@ static void on_secret_written(const struct api_response *resp, void *payload)
 
 /* A new set into the Secret: replaced (guarded by its resourceVersion)
  * when it exists, else created. */
-static void rotate(ctl_certrot *r, const json_t *existing)
+static void rotate(ctl_certrot *r, const struct api_secret *existing)
 {
 	const char *const dns[] = {r->dns[0], r->dns[1]};
 	struct ctl_certs_request q;
@@ -582,12 +552,9 @@ static void rotate(ctl_certrot *r, const json_t *existing)
 	cu_free(crt);
 	cu_free(key);
 	if (obj != NULL && existing != NULL) {
-		json_t *em = json_object_get(existing, "metadata");
-		json_t *md = json_object_get(obj, "metadata");
-		const char *rv = api_json_str(em, "resourceVersion");
-		const char *type = api_json_str(existing, "type");
-		static const char *const keep[] = {"labels", "annotations"};
-		size_t i;
+		json_t *md = api_json_obj_child(obj, "metadata");
+		const char *rv = existing->meta.resource_version;
+		const char *type = existing->type;
 
 		if (rv != NULL)
 			json_object_set_new(
@@ -597,10 +564,12 @@ static void rotate(ctl_certrot *r, const json_t *existing)
 		 * annotations stay. */
 		if (type != NULL && type[0] != '\0')
 			json_object_set_new(obj, "type", json_string(type));
-		for (i = 0; i < 2; i++)
-			if (json_is_object(json_object_get(em, keep[i])))
-				json_object_set(
-				    md, keep[i], json_object_get(em, keep[i]));
+		if (existing->meta.labels.n > 0)
+			json_object_set_new(md, "labels",
+			    api_strmap_encode(&existing->meta.labels));
+		if (existing->meta.annotations.n > 0)
+			json_object_set_new(md, "annotations",
+			    api_strmap_encode(&existing->meta.annotations));
 	}
 	/* The set is served only once stored: r keeps it from here. */
 	cu_free(r->ca);
@@ -630,10 +599,9 @@ static void rotate(ctl_certrot *r, const json_t *existing)
 
 /* One Secret data field, base64-decoded [owned: cu_free]; NULL when
  * absent or not base64. */
-static char *secret_field(const json_t *secret, const char *key)
+static char *secret_field(const struct api_secret *secret, const char *key)
 {
-	const char *v = json_string_value(
-	    json_object_get(json_object_get(secret, "data"), key));
+	const char *v = api_strmap_get(&secret->data, key);
 	char *out;
 	size_t n;
 
@@ -646,6 +614,7 @@ static void on_secret(const struct api_response *resp, void *payload)
 {
 	ctl_certrot *r = payload;
 	const char *const dns[] = {r->dns[0], r->dns[1]};
+	struct api_secret sec;
 	char *ca, *crt, *key;
 	bool valid = false;
 	cu_error err;
@@ -668,9 +637,15 @@ static void on_secret(const struct api_response *resp, void *payload)
 		pass_done(r);
 		return;
 	}
-	ca = secret_field(resp->body, "ca.crt");
-	crt = secret_field(resp->body, "tls.crt");
-	key = secret_field(resp->body, "tls.key");
+	if (api_secret_decode(&sec, resp->body, &err) != CU_OK) {
+		cu_warn("webhook certificate Secret: %s", err.msg);
+		r->failed = true;
+		pass_done(r);
+		return;
+	}
+	ca = secret_field(&sec, "ca.crt");
+	crt = secret_field(&sec, "tls.crt");
+	key = secret_field(&sec, "tls.key");
 	if (ca && crt && key &&
 	    ctl_certs_check(ca, crt, key, dns, 2, 0,
 		CTL_CERTROT_RENEW_BEFORE_NS, &valid, &err) == CU_OK &&
@@ -680,7 +655,8 @@ static void on_secret(const struct api_response *resp, void *payload)
 	if (valid)
 		use_set(r, ca, crt, key);
 	else
-		rotate(r, resp->body);
+		rotate(r, &sec);
+	api_secret_dispose(&sec);
 	cu_free(ca);
 	cu_free(crt);
 	cu_free(key);

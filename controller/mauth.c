@@ -21,13 +21,15 @@
 #define ACCESSREVIEWS "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 #define KEY_LEN 65 /* SHA-256 in hex, NUL */
 
-/* One cached review: a token's (value: the TokenReview's status.user, or
- * NULL when not authenticated) or an access decision's (allowed). */
+/* One cached review: a token's (value: the TokenReview's status.user,
+ * none when not authenticated) or an access decision's (allowed, and the
+ * reason of the answer). */
 struct entry {
 	char key[KEY_LEN];
 	cu_ns_t expires, added;
-	json_t *user; /* owned; authentication cache only */
-	bool yes;     /* authenticated / allowed */
+	struct api_user_info user; /* authentication cache only */
+	char *reason;		   /* [owned] authorization cache only */
+	bool yes;		   /* authenticated / allowed */
 };
 
 struct cache {
@@ -52,8 +54,9 @@ struct waiter {
 	ctl_http_gate_call *call; /* borrowed until answered */
 	api_req *req;		  /* in flight, or NULL */
 	char tkey[KEY_LEN];
-	json_t *attrs;	   /* owned: the review's request attributes */
-	json_t *user;	   /* owned: the reviewed user */
+	json_t *attrs;		   /* owned: the review's request attributes */
+	struct api_user_info user; /* the reviewed user; has_user */
+	bool has_user;
 	bool id_failed;	   /* the connection's identity did not verify */
 	struct peer *peer; /* borrowed; NULL: no slot for the address */
 	bool reviewing;	   /* counted in flight */
@@ -99,14 +102,17 @@ static struct entry *cache_find(struct cache *c, const char *key, cu_ns_t now)
 
 static void cache_drop(struct cache *c, size_t i)
 {
-	json_decref(c->e[i].user);
+	api_user_info_dispose(&c->e[i].user);
+	cu_free(c->e[i].reason);
 	c->e[i] = c->e[--c->n];
 }
 
-/* Put (key, yes, user [borrowed; referenced]) for ttl. Best effort: a
- * failed allocation only means no caching. */
-static void cache_put(struct cache *c, const char *key, bool yes, json_t *user,
-    cu_ns_t ttl, cu_ns_t now)
+/* Put (key, yes, user [borrowed; copied; may be NULL], reason [borrowed;
+ * copied; may be NULL]) for ttl. Best effort: a failed allocation only
+ * means no caching. */
+static void cache_put(struct cache *c, const char *key, bool yes,
+    const struct api_user_info *user, const char *reason, cu_ns_t ttl,
+    cu_ns_t now)
 {
 	size_t i, oldest = 0;
 	struct entry *e = NULL;
@@ -134,7 +140,10 @@ static void cache_put(struct cache *c, const char *key, bool yes, json_t *user,
 	e->added = now;
 	e->expires = now + ttl;
 	e->yes = yes;
-	e->user = user != NULL ? json_incref(user) : NULL;
+	if ((user != NULL &&
+		api_user_info_copy(&e->user, user, NULL) != CU_OK) ||
+	    (reason != NULL && (e->reason = cu_strdup(reason)) == NULL))
+		cache_drop(c, c->n - 1);
 }
 
 static void cache_free(struct cache *c)
@@ -155,49 +164,52 @@ static json_t *status_doc(int code, const char *reason, const char *message)
 	    "message", message, "reason", reason, "code", code);
 }
 
-static bool json_array_contains(const json_t *a, const char *v)
+static bool in_groups(const struct api_user_info *u, const char *v)
 {
 	size_t i;
-	json_t *x;
 
-	json_array_foreach((json_t *)a, i, x)
-	{
-		if (json_is_string(x) && strcmp(json_string_value(x), v) == 0)
+	for (i = 0; i < u->groups.n; i++)
+		if (strcmp(u->groups.items[i], v) == 0)
 			return true;
-	}
 	return false;
 }
 
 /* k8s.io/apiserver's AuthenticatedGroupAdder: an authenticated user is in
- * system:authenticated (user [borrowed; changed]). */
-static void add_authenticated(json_t *user)
+ * system:authenticated (u [changed]). */
+static void add_authenticated(struct api_user_info *u)
 {
-	json_t *g = json_object_get(user, "groups");
-	const char *name = api_json_str(user, "username");
+	struct api_strlist *g = &u->groups;
+	char **items, *s;
 
-	if (name != NULL && strcmp(name, CTL_MAUTH_ANONYMOUS) == 0)
+	if (u->username != NULL &&
+	    strcmp(u->username, CTL_MAUTH_ANONYMOUS) == 0)
 		return;
-	if (!json_is_array(g)) {
-		g = json_array();
-		if (g == NULL || json_object_set_new(user, "groups", g) != 0)
-			return;
+	u->has_groups = true;
+	if (in_groups(u, "system:authenticated") ||
+	    in_groups(u, "system:unauthenticated"))
+		return;
+	s = cu_strdup("system:authenticated");
+	items = s != NULL ? cu_realloc(g->items, (g->n + 1) * sizeof(*items))
+			  : NULL;
+	if (items == NULL) {
+		cu_free(s);
+		return;
 	}
-	if (!json_array_contains(g, "system:authenticated") &&
-	    !json_array_contains(g, "system:unauthenticated"))
-		json_array_append_new(g, json_string("system:authenticated"));
+	g->items = items;
+	g->items[g->n++] = s;
 }
 
-json_t *ctl_mauth_forbidden(
-    const json_t *attrs, const char *user, const char *reason)
+/* ctl_mauth_forbidden's Status for the decoded attributes a. */
+static json_t *forbidden_status(
+    const struct api_access_attributes *a, const char *user, const char *reason)
 {
-	json_t *ra = json_object_get(attrs, "resourceAttributes");
-	json_t *nra = json_object_get(attrs, "nonResourceAttributes");
-	const char *verb = api_json_str(ra != NULL ? ra : nra, "verb");
-	const char *group = api_json_str(ra, "group");
-	const char *res = api_json_str(ra, "resource");
-	const char *sub = api_json_str(ra, "subresource");
-	const char *ns = api_json_str(ra, "namespace");
-	const char *name = api_json_str(ra, "name");
+	const bool ra = a->resource;
+	const char *verb = ra ? a->verb : a->nr_verb;
+	const char *group = a->group;
+	const char *res = a->resource_name;
+	const char *sub = a->subresource;
+	const char *ns = a->namespace_;
+	const char *name = a->name;
 	char *what = NULL, *msg = NULL;
 	json_t *st;
 
@@ -205,10 +217,9 @@ json_t *ctl_mauth_forbidden(
 	group = group ? group : "";
 	res = res ? res : "";
 	name = name ? name : "";
-	if (ra == NULL)
+	if (!ra)
 		what = cu_asprintf("User \"%s\" cannot %s path \"%s\"", user,
-		    verb,
-		    api_json_str(nra, "path") ? api_json_str(nra, "path") : "");
+		    verb, a->path ? a->path : "");
 	else
 		what = cu_asprintf("User \"%s\" cannot %s resource "
 				   "\"%s%s%s\" in API group \"%s\" %s%s%s",
@@ -220,7 +231,7 @@ json_t *ctl_mauth_forbidden(
 	if (what == NULL)
 		return NULL;
 	/* apierrors.NewForbidden(group resource, name, err). */
-	if (ra == NULL || res[0] == '\0')
+	if (!ra || res[0] == '\0')
 		msg = cu_asprintf("forbidden: %s%s%s", what,
 		    reason && reason[0] ? ": " : "", reason ? reason : "");
 	else
@@ -247,18 +258,37 @@ json_t *ctl_mauth_forbidden(
 	return st;
 }
 
+json_t *ctl_mauth_forbidden(
+    const json_t *attrs, const char *user, const char *reason)
+{
+	struct api_access_attributes a;
+	json_t *st;
+
+	/* Attributes that do not decode name no resource. */
+	if (api_access_attributes_decode(&a, attrs, NULL) != CU_OK)
+		memset(&a, 0, sizeof(a));
+	st = forbidden_status(&a, user, reason);
+	api_access_attributes_dispose(&a);
+	return st;
+}
+
 /* k8s.io/apiserver's AlwaysAllowPaths: /healthz, /readyz, /livez. */
 static bool always_allowed(const json_t *attrs)
 {
 	static const char *const paths[] = {"/healthz", "/readyz", "/livez"};
-	const char *p = api_json_str(
-	    json_object_get(attrs, "nonResourceAttributes"), "path");
+	struct api_access_attributes a;
+	const char *p;
 	size_t i;
+	bool yes = false;
 
+	if (api_access_attributes_decode(&a, attrs, NULL) != CU_OK)
+		return false;
+	p = a.path;
 	for (i = 0; p != NULL && i < sizeof(paths) / sizeof(paths[0]); i++)
 		if (strcmp(p, paths[i]) == 0)
-			return true;
-	return false;
+			yes = true;
+	api_access_attributes_dispose(&a);
+	return yes;
 }
 
 /* ---- limits ------------------------------------------------------------ */
@@ -362,7 +392,7 @@ static void failed_once(struct waiter *w)
 static void waiter_free(struct waiter *w)
 {
 	json_decref(w->attrs);
-	json_decref(w->user);
+	api_user_info_dispose(&w->user);
 	cu_free(w);
 }
 
@@ -396,7 +426,7 @@ static void finish(struct waiter *w, int status, const char *text)
 
 static const char *user_name(const struct waiter *w)
 {
-	const char *n = api_json_str(w->user, "username");
+	const char *n = w->has_user ? w->user.username : NULL;
 
 	return n != NULL ? n : "";
 }
@@ -488,19 +518,24 @@ static void decided(struct waiter *w, bool allowed, const char *reason)
 		deny(w, 403, reason);
 }
 
-int ctl_mauth_access_answer(
-    const json_t *body, bool *allowed, const char **reason)
+int ctl_mauth_access_answer(const json_t *body, bool *allowed, char **reason)
 {
-	json_t *st = json_object_get(body, "status");
-	const char *r;
+	struct api_subject_access_review sar;
 
 	*allowed = false;
 	*reason = NULL;
-	if (!json_is_object(st))
+	if (api_subject_access_review_decode(&sar, body, NULL) != CU_OK)
 		return CU_EINVAL;
-	*allowed = json_is_true(json_object_get(st, "allowed"));
-	r = api_json_str(st, "reason");
-	*reason = r != NULL && r[0] != '\0' ? r : NULL;
+	if (!sar.has_status) {
+		api_subject_access_review_dispose(&sar);
+		return CU_EINVAL;
+	}
+	*allowed = sar.status.allowed;
+	if (sar.status.reason != NULL && sar.status.reason[0] != '\0') {
+		*reason = sar.status.reason;
+		sar.status.reason = NULL;
+	}
+	api_subject_access_review_dispose(&sar);
 	return CU_OK;
 }
 
@@ -508,8 +543,7 @@ static void on_access_review(const struct api_response *resp, void *payload)
 {
 	struct waiter *w = payload;
 	char key[KEY_LEN];
-	const char *reason;
-	json_t *rj;
+	char *reason;
 	bool allowed;
 
 	w->req = NULL;
@@ -528,34 +562,27 @@ static void on_access_review(const struct api_response *resp, void *payload)
 	}
 	snprintf(key, sizeof(key), "%s", w->tkey);
 	/* The reason goes along (k8s.io/apiserver's Forbidden message ends
-	 * with it), kept as the entry's "user" value. */
-	rj = reason != NULL ? json_string(reason) : NULL;
-	cache_put(&w->m->authz, key, allowed, rj,
+	 * with it). */
+	cache_put(&w->m->authz, key, allowed, NULL, reason,
 	    allowed ? w->m->o.allow_ttl_ns : w->m->o.deny_ttl_ns,
 	    cu_time_mono_ns());
-	json_decref(rj);
 	if (!allowed)
 		cu_debug("%s: access denied for user %s: %s", w->m->o.name,
 		    user_name(w), reason ? reason : "");
 	decided(w, allowed, reason);
+	cu_free(reason);
 }
 
 /* The review's spec for w's user and request [owned], or NULL. */
 static json_t *access_spec(const struct waiter *w)
 {
 	json_t *spec = json_pack("{ss}", "user", user_name(w));
-	const char *keys[] = {"groups", "uid", "extra"};
-	size_t i;
 
-	if (spec != NULL && json_object_update(spec, w->attrs) != 0) {
+	if (spec != NULL &&
+	    (json_object_update(spec, w->attrs) != 0 ||
+		api_user_info_encode_spec(spec, &w->user, NULL) != CU_OK)) {
 		json_decref(spec);
 		return NULL;
-	}
-	for (i = 0; spec != NULL && i < sizeof(keys) / sizeof(keys[0]); i++) {
-		json_t *v = json_object_get(w->user, keys[i]);
-
-		if (v != NULL && !json_is_null(v))
-			json_object_set(spec, keys[i], v);
 	}
 	return spec;
 }
@@ -568,10 +595,8 @@ static void authorize(struct waiter *w)
 	char *text = NULL;
 	cu_error err;
 
-	if (m->o.apiserver &&
-	    (json_array_contains(
-		 json_object_get(w->user, "groups"), "system:masters") ||
-		always_allowed(w->attrs))) {
+	if (m->o.apiserver && (in_groups(&w->user, "system:masters") ||
+				  always_allowed(w->attrs))) {
 		/* k8s.io/apiserver's delegated authorizer: the super-user
 		 * group and the health paths are always allowed, without a
 		 * review. */
@@ -591,7 +616,7 @@ static void authorize(struct waiter *w)
 	if ((e = cache_find(&m->authz, w->tkey, cu_time_mono_ns())) != NULL) {
 		m->stats.cache_hits++;
 		json_decref(spec);
-		decided(w, e->yes, json_string_value(e->user));
+		decided(w, e->yes, e->reason);
 		return;
 	}
 	if (!may_review(w, false)) {
@@ -619,54 +644,51 @@ static void authorize(struct waiter *w)
 /* ---- TokenReview ----------------------------------------------------------
  */
 
-static void authenticated(struct waiter *w, bool yes, json_t *user)
+/* user [borrowed; copied; NULL: not authenticated]. */
+static void authenticated(struct waiter *w, const struct api_user_info *user)
 {
-	if (!yes || !json_is_object(user)) {
+	if (user == NULL) {
 		unauthorized(w);
 		return;
 	}
-	w->user = json_deep_copy(user);
-	if (w->user == NULL) {
+	if (api_user_info_copy(&w->user, user, NULL) != CU_OK) {
 		deny(w, 500, NULL);
 		return;
 	}
+	w->has_user = true;
 	if (w->m->o.apiserver)
-		add_authenticated(w->user);
+		add_authenticated(&w->user);
 	authorize(w);
 }
 
 int ctl_mauth_token_answer(
-    const json_t *body, bool *authenticated, json_t **user)
+    const json_t *body, bool *authenticated, struct api_user_info *user)
 {
-	json_t *st = json_object_get(body, "status"), *u, *g, *x;
-	const char *name;
-	size_t i;
+	struct api_token_review tr;
 
 	*authenticated = false;
-	*user = NULL;
-	if (!json_is_object(st))
+	memset(user, 0, sizeof(*user));
+	if (api_token_review_decode(&tr, body, NULL) != CU_OK)
 		return CU_EINVAL;
-	u = json_object_get(st, "user");
-	name = api_json_str(u, "username");
-	g = json_object_get(u, "groups");
-	if (!json_is_true(json_object_get(st, "authenticated")) ||
-	    !json_is_object(u) || name == NULL || name[0] == '\0' ||
-	    (g != NULL && !json_is_null(g) && !json_is_array(g)))
-		return CU_OK;
-	json_array_foreach(g, i, x)
-	{
-		if (!json_is_string(x))
-			return CU_OK;
+	if (!tr.has_status) {
+		api_token_review_dispose(&tr);
+		return CU_EINVAL;
 	}
-	*authenticated = true;
-	*user = u;
+	if (tr.status.authenticated && tr.status.has_user &&
+	    tr.status.user.username != NULL &&
+	    tr.status.user.username[0] != '\0') {
+		*authenticated = true;
+		*user = tr.status.user;
+		memset(&tr.status.user, 0, sizeof(tr.status.user));
+	}
+	api_token_review_dispose(&tr);
 	return CU_OK;
 }
 
 static void on_token_review(const struct api_response *resp, void *payload)
 {
 	struct waiter *w = payload;
-	json_t *user;
+	struct api_user_info user;
 	bool yes;
 
 	w->req = NULL;
@@ -690,14 +712,30 @@ static void on_token_review(const struct api_response *resp, void *payload)
 		return;
 	}
 	if (yes)
-		cache_put(&w->m->authn, w->tkey, true, user,
+		cache_put(&w->m->authn, w->tkey, true, &user, NULL,
 		    w->m->o.authn_ttl_ns, cu_time_mono_ns());
 	else {
 		failed_once(w);
-		cache_put(&w->m->refused, w->tkey, false, NULL,
+		cache_put(&w->m->refused, w->tkey, false, NULL, NULL,
 		    w->m->o.refused_ttl_ns, cu_time_mono_ns());
 	}
-	authenticated(w, yes, user);
+	authenticated(w, yes ? &user : NULL);
+	api_user_info_dispose(&user);
+}
+
+/* system:anonymous in system:unauthenticated into *u [zeroed]. */
+static int anonymous(struct api_user_info *u)
+{
+	u->username = cu_strdup(CTL_MAUTH_ANONYMOUS);
+	u->groups.items = cu_calloc(1, sizeof(*u->groups.items));
+	if (u->groups.items != NULL &&
+	    (u->groups.items[0] = cu_strdup("system:unauthenticated")) != NULL)
+		u->groups.n = 1;
+	u->has_groups = true;
+	if (u->username != NULL && u->groups.n == 1)
+		return CU_OK;
+	api_user_info_dispose(u);
+	return CU_ENOMEM;
 }
 
 /* The token of an "Authorization: Bearer <token>" header [borrowed from
@@ -791,10 +829,15 @@ static void gate(
 	 * unless an authenticator failed. */
 	switch (m->o.identify != NULL ? m->o.identify(req, &user, m->o.payload)
 				      : CTL_MAUTH_WHO_NONE) {
-	case CTL_MAUTH_WHO_USER:
-		authenticated(w, true, user);
+	case CTL_MAUTH_WHO_USER: {
+		struct api_user_info u;
+		bool ok = api_user_info_decode(&u, user, NULL) == CU_OK;
+
 		json_decref(user);
+		authenticated(w, ok ? &u : NULL);
+		api_user_info_dispose(&u);
 		return;
+	}
 	case CTL_MAUTH_WHO_ERROR:
 		w->id_failed = true;
 		break;
@@ -806,20 +849,19 @@ static void gate(
 			unauthorized(w);
 			return;
 		}
-		user = json_pack("{s:s, s:[s]}", "username",
-		    CTL_MAUTH_ANONYMOUS, "groups", "system:unauthenticated");
-		w->user = user;
-		if (user == NULL)
+		if (anonymous(&w->user) != CU_OK) {
 			deny(w, 500, NULL);
-		else
-			authorize(w);
+			return;
+		}
+		w->has_user = true;
+		authorize(w);
 		return;
 	}
 	digest_hex(token, strlen(token), w->tkey);
 	if ((e = cache_find(&m->authn, w->tkey, now)) != NULL ||
 	    (e = cache_find(&m->refused, w->tkey, now)) != NULL) {
 		m->stats.cache_hits++;
-		authenticated(w, e->yes, e->user);
+		authenticated(w, e->yes ? &e->user : NULL);
 		return;
 	}
 	send_token_review(w, token);

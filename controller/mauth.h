@@ -55,6 +55,7 @@
 #include <jansson.h>
 
 #include "api/client.h"
+#include "api/wire.h"
 #include "controller/httpd.h"
 #include "lib/cu.h"
 
@@ -127,23 +128,25 @@ json_t *ctl_mauth_forbidden(
     const json_t *attrs, const char *user, const char *reason);
 
 /*
- * The answer of a TokenReview, body [borrowed]: CU_OK with *authenticated
- * and *user [borrowed from body], the reviewed user - an object with a
- * non-empty string username and, when present, groups a list of strings
- * (anything else is not authenticated, *user NULL); CU_EINVAL when the
- * body has no status object (a failed review).
+ * The answer of a TokenReview, body [borrowed], decoded
+ * (api_token_review_decode): CU_OK with *authenticated and *user
+ * [api_user_info_dispose it; empty when not authenticated], the reviewed
+ * user with a non-empty username; CU_EINVAL when the body has no status
+ * object or does not decode (a failed review, as a Go client's decoding
+ * error).
  */
 CU_MUST_CHECK int ctl_mauth_token_answer(
-    const json_t *body, bool *authenticated, json_t **user);
+    const json_t *body, bool *authenticated, struct api_user_info *user);
 
 /*
- * The answer of a SubjectAccessReview, body [borrowed]: CU_OK with
- * *allowed (status.allowed true; false otherwise, denied or not) and
- * *reason [borrowed from body; NULL when none or empty]; CU_EINVAL when
- * the body has no status object.
+ * The answer of a SubjectAccessReview, body [borrowed], decoded
+ * (api_subject_access_review_decode): CU_OK with *allowed (status.allowed
+ * true; false otherwise, denied or not) and *reason [owned: cu_free; NULL
+ * when none or empty]; CU_EINVAL when the body has no status object or
+ * does not decode.
  */
 CU_MUST_CHECK int ctl_mauth_access_answer(
-    const json_t *body, bool *allowed, const char **reason);
+    const json_t *body, bool *allowed, char **reason);
 
 /* Gate every request of srv [borrowed; freed after m] through m
  * (ctl_httpd_set_gate; before ctl_httpd_start). */

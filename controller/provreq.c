@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "api/json.h"
+#include "api/wire.h"
 #include "controller/ctl_int.h"
 
 #define KIND_PR "ProvisioningRequest"
@@ -54,7 +55,7 @@ static void sync_check(json_t *obj, void *payload)
 	char *msg = NULL, now[CU_TIME_RFC3339_LEN];
 	struct api_condition_set set = {
 	    "Active", API_COND_UNSET, NULL, NULL, true, 0};
-	json_t *status, *patch, *old;
+	json_t *status, *patch;
 	struct ctl_pipe_write *w;
 	cu_error err;
 	bool active;
@@ -86,9 +87,8 @@ static void sync_check(json_t *obj, void *payload)
 	cu_time_format_rfc3339(cu_time_now_ns(), now);
 	/* the cached conditions, copied: the patch replaces the list */
 	status = json_object();
-	old = json_object_get(json_object_get(obj, "status"), "conditions");
-	if (status != NULL && json_is_array(old) &&
-	    json_object_set_new(status, "conditions", json_deep_copy(old)) != 0)
+	if (status != NULL && api_conditions_encode_status(status,
+				  &ac.status.conditions, false, NULL) != CU_OK)
 		json_object_clear(status);
 	patch =
 	    status != NULL &&
@@ -230,53 +230,62 @@ static json_t *active_pr(
 	return best;
 }
 
+/* The PodTemplate's owner references with the controller one replaced
+ * by the request's [owned], or NULL when pr already controls it (or out
+ * of memory). */
+static json_t *handed_over(
+    const struct api_meta *pt, const json_t *pr, const char *uid)
+{
+	json_t *nrefs = json_array();
+	size_t k;
+
+	for (k = 0; nrefs != NULL && k < pt->n_owner_refs; k++) {
+		const struct api_owner_ref *r = &pt->owner_refs[k];
+
+		if (!(r->has_controller && r->controller))
+			json_array_append_new(nrefs, api_owner_ref_encode(r));
+		else if (r->uid != NULL && strcmp(r->uid, uid) == 0) {
+			json_decref(nrefs);
+			return NULL;
+		}
+	}
+	if (nrefs != NULL)
+		json_array_append_new(
+		    nrefs, rec_provreq_owner(pr, "autoscaling.x-k8s.io/v1",
+			       "ProvisioningRequest"));
+	return nrefs;
+}
+
 /* Templates of cached request pr [borrowed] still controlled by the
  * Workload: handed over to the request. */
 static void adopt_templates(ctl *c, json_t *pr)
 {
-	const char *ns = ctl_jmeta(pr, "namespace");
-	json_t *ps, *pt, *refs, *r, *nrefs, *patch;
+	struct api_provreq dpr;
+	struct api_meta m;
+	json_t *pt, *nrefs, *patch;
 	struct ctl_pipe_write *w;
-	const char *uid = ctl_jmeta(pr, "uid");
-	size_t i, k;
-	bool ok;
+	const char *ns, *uid;
+	size_t i;
 
-	if (c->inf[INF_PODTEMPLATE] == NULL || uid == NULL || ns == NULL)
+	if (c->inf[INF_PODTEMPLATE] == NULL ||
+	    api_provreq_decode(&dpr, pr, NULL) != CU_OK)
 		return;
-	json_array_foreach(
-	    json_object_get(json_object_get(pr, "spec"), "podSets"), i, ps)
-	{
-		const char *name =
-		    api_json_str(json_object_get(ps, "podTemplateRef"), "name");
+	ns = dpr.meta.namespace_;
+	uid = dpr.meta.uid;
+	for (i = 0; uid != NULL && ns != NULL && i < dpr.spec.n_podsets; i++) {
+		const char *name = dpr.spec.podsets[i].template_name;
 
-		if (name == NULL)
-			continue;
 		pt = api_informer_get(c->inf[INF_PODTEMPLATE], ns, name);
-		if (pt == NULL || busy(c, KIND_PT, ns, name, pt))
+		if (pt == NULL || busy(c, KIND_PT, ns, name, pt) ||
+		    api_object_meta_decode(&m, pt, NULL) != CU_OK)
 			continue;
-		refs = json_object_get(
-		    json_object_get(pt, "metadata"), "ownerReferences");
-		ok = false;
-		nrefs = json_array();
-		json_array_foreach(refs, k, r)
-		{
-			const char *ru = api_json_str(r, "uid");
-
-			if (!json_is_true(json_object_get(r, "controller")))
-				json_array_append(nrefs, r);
-			else if (ru != NULL && strcmp(ru, uid) == 0)
-				ok = true;
-		}
-		if (ok || nrefs == NULL) {
-			json_decref(nrefs);
-			continue;
-		}
-		json_array_append_new(
-		    nrefs, rec_provreq_owner(pr, "autoscaling.x-k8s.io/v1",
-			       "ProvisioningRequest"));
-		patch = json_pack("{s:{s:o, s:s?}}", "metadata",
-		    "ownerReferences", nrefs, "resourceVersion",
-		    ctl_jmeta(pt, "resourceVersion"));
+		nrefs = handed_over(&m, pr, uid);
+		patch = nrefs != NULL
+			    ? json_pack("{s:{s:o, s:s?}}", "metadata",
+				  "ownerReferences", nrefs, "resourceVersion",
+				  m.resource_version)
+			    : NULL;
+		api_meta_dispose(&m);
 		w = patch ? ctl_pipe_queue(c->pipe, CTL_PIPE_WL_PATCH,
 				CTL_RES(INF_PODTEMPLATE), ns, name, NULL, patch)
 			  : NULL;
@@ -284,6 +293,7 @@ static void adopt_templates(ctl *c, json_t *pr)
 			ctl_pipe_expect(
 			    c->pipe, w, CTL_K3(KIND_PT, ns, name), true);
 	}
+	api_provreq_dispose(&dpr);
 }
 
 /* Create the request pr [consumed] and its templates [consumed]. */

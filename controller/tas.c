@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "api/json.h"
+#include "api/wire.h"
 #include "controller/tas_int.h"
 
 const struct api_resource ctl_tas__res_topo = {
@@ -262,32 +263,32 @@ static void adopt(ctl *c, struct tas_wl *w, size_t i, const struct que_wl *qw,
 
 /* The scheduling fields of a pod template [borrowed] that decide which
  * nodes its pods may use (tolerations, nodeSelector, required node
- * affinity), copied [owned], or NULL when it has none. */
+ * affinity), in the wire form tas/filter.c parses [owned], or NULL when
+ * it has none (or they do not decode). */
 static json_t *sched_of(const json_t *template)
 {
-	json_t *spec = json_object_get(template, "spec");
-	json_t *tols = json_object_get(spec, "tolerations");
-	json_t *sel = json_object_get(spec, "nodeSelector");
-	json_t *req = json_object_get(
-	    json_object_get(json_object_get(spec, "affinity"), "nodeAffinity"),
-	    "requiredDuringSchedulingIgnoredDuringExecution");
-	json_t *o;
+	struct api_pod_sched ps;
+	json_t *o = NULL, *tols = NULL;
+	bool bad = false;
 
-	if (json_array_size(tols) == 0 && json_object_size(sel) == 0 &&
-	    req == NULL)
+	if (api_pod_sched_decode(&ps, template, NULL) != CU_OK)
 		return NULL;
-	o = json_object();
-	if (o == NULL)
-		return NULL;
-	if ((json_array_size(tols) > 0 && json_object_set_new(o, "tolerations",
-					      json_deep_copy(tols)) != 0) ||
-	    (json_object_size(sel) > 0 && json_object_set_new(o, "nodeSelector",
-					      json_deep_copy(sel)) != 0) ||
-	    (req != NULL &&
-		json_object_set_new(o, "affinity",
-		    json_pack("{s:{s:o}}", "nodeAffinity",
-			"requiredDuringSchedulingIgnoredDuringExecution",
-			json_deep_copy(req))) != 0)) {
+	if (api_pod_sched_any(&ps))
+		o = json_object();
+	if (o != NULL && ps.n_tolerations > 0)
+		bad = api_tolerations_encode(ps.tolerations, ps.n_tolerations,
+			  &tols, NULL) != CU_OK ||
+		      json_object_set_new(o, "tolerations", tols) != 0;
+	if (o != NULL && !bad && ps.node_selector.n > 0)
+		bad = json_object_set_new(o, "nodeSelector",
+			  api_strmap_encode(&ps.node_selector)) != 0;
+	if (o != NULL && !bad && ps.required_node_affinity != NULL)
+		bad = json_object_set_new(o, "affinity",
+			  json_pack("{s:{s:o}}", "nodeAffinity",
+			      "requiredDuringSchedulingIgnoredDuringExecution",
+			      json_deep_copy(ps.required_node_affinity))) != 0;
+	api_pod_sched_dispose(&ps);
+	if (bad) {
 		json_decref(o);
 		return NULL;
 	}
@@ -316,14 +317,14 @@ static void ps_set_filter(struct tas_ps *p, const json_t *template)
 
 static bool has_sched(const json_t *template)
 {
-	json_t *spec = json_object_get(template, "spec");
+	struct api_pod_sched ps;
+	bool any;
 
-	return json_array_size(json_object_get(spec, "tolerations")) > 0 ||
-	       json_object_size(json_object_get(spec, "nodeSelector")) > 0 ||
-	       json_object_get(
-		   json_object_get(
-		       json_object_get(spec, "affinity"), "nodeAffinity"),
-		   "requiredDuringSchedulingIgnoredDuringExecution") != NULL;
+	if (api_pod_sched_decode(&ps, template, NULL) != CU_OK)
+		return false;
+	any = api_pod_sched_any(&ps);
+	api_pod_sched_dispose(&ps);
+	return any;
 }
 
 void ctl_tas_workload(ctl *c, const struct api_workload *wl)

@@ -252,27 +252,43 @@ static bool progressing_on(
  * the admission checks' podSetUpdates make them: its template's, its
  * flavor's (spec.tolerations), and the updates' for its name. A new
  * array [owned: json_decref], NULL when out of memory. */
-static json_t *podset_tolerations(
-    ctl *c, json_t *obj, size_t i, const char *flavor)
+static void extend_tols(json_t *out, const struct api_toleration *t, size_t n)
+{
+	json_t *a = NULL;
+
+	if (n > 0 && api_tolerations_encode(t, n, &a, NULL) == CU_OK)
+		json_array_extend(out, a);
+	json_decref(a);
+}
+
+static json_t *podset_tolerations(ctl *c, json_t *obj,
+    const struct api_workload *wl, size_t i, const char *flavor)
 {
 	json_t *out = json_array();
-	json_t *ps = json_array_get(
-	    json_object_get(json_object_get(obj, "spec"), "podSets"), i);
-	const char *name = api_json_str(ps, "name");
+	const struct api_podset *ps = wl != NULL && i < wl->spec.n_pod_sets
+					  ? &wl->spec.pod_sets[i]
+					  : NULL;
+	const char *name = ps != NULL ? ps->name : NULL;
 	json_t *rf = c->inf[INF_RF] != NULL && flavor != NULL
 			 ? api_informer_get(c->inf[INF_RF], NULL, flavor)
 			 : NULL;
+	struct api_resource_flavor drf;
+	struct api_pod_sched sched;
 	json_t *ac, *u;
 	size_t j, k;
 
 	if (out == NULL)
 		return NULL;
-	json_array_extend(
-	    out, json_object_get(
-		     json_object_get(json_object_get(ps, "template"), "spec"),
-		     "tolerations"));
-	json_array_extend(
-	    out, json_object_get(json_object_get(rf, "spec"), "tolerations"));
+	if (ps != NULL &&
+	    api_pod_sched_decode(&sched, ps->template, NULL) == CU_OK) {
+		extend_tols(out, sched.tolerations, sched.n_tolerations);
+		api_pod_sched_dispose(&sched);
+	}
+	if (rf != NULL && api_resource_flavor_decode(&drf, rf, NULL) == CU_OK) {
+		extend_tols(out, drf.spec.tolerations, drf.spec.n_tolerations);
+		api_resource_flavor_dispose(&drf);
+	}
+	/* podSetUpdates are not in the model (api_admission_check_state) */
 	json_array_foreach(
 	    json_object_get(json_object_get(obj, "status"), "admissionChecks"),
 	    j, ac)
@@ -336,17 +352,15 @@ static void fail_stray(ctl *c, const struct que_wl *qw,
 	    "Pod terminated by Kueue NodeController due to node taint", false,
 	    0};
 	const char *name = pod->meta.name, *uid = pod->meta.uid;
-	json_t *status, *conds, *patch, *x;
+	json_t *status, *patch, *x;
 	char ts[CU_TIME_RFC3339_LEN];
 	struct ctl_kent *t;
 
 	cu_time_format_rfc3339(now, ts);
 	/* the cached conditions, copied: the patch replaces the list */
 	status = json_object();
-	conds =
-	    json_object_get(json_object_get(pod->raw, "status"), "conditions");
-	if (status != NULL && json_is_array(conds) &&
-	    json_object_set_new(status, "conditions", json_deep_copy(conds)))
+	if (status != NULL && api_conditions_encode_status(status,
+				  &pod->status.conditions, true, NULL) != CU_OK)
 		json_object_clear(status);
 	if (status == NULL ||
 	    api_conditions_set_json(status, &terminated, ts, NULL) != CU_OK ||
@@ -466,7 +480,8 @@ static void check_podset_nodes(ctl *c, const struct que_wl *qw,
 			u.progressing =
 			    progressing_on(c, qw->ns, qw->name, node);
 		if (rules.on_taints && tainted && tols == NULL)
-			tols = podset_tolerations(c, obj, podset, p->flavor);
+			tols = podset_tolerations(
+			    c, obj, have_wl ? &wl : NULL, podset, p->flavor);
 		u.tolerations = tols;
 		h = tas_node_health(have_n ? &n : NULL, &u, &rules, now, &when);
 		if (have_n)

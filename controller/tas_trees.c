@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api/json.h"
+#include "api/wire.h"
 #include "controller/tas_int.h"
 
 /* ---- trees ------------------------------------------------------------ */
@@ -385,33 +386,51 @@ struct cfg_scan {
 	bool nomem;
 };
 
+/* f's labels and tolerations from the decoded flavor rf, in the wire
+ * form the node filter parses; false when out of memory. */
+static bool flavor_wire(
+    struct tas_flavor *f, const struct api_resource_flavor *rf)
+{
+	json_t *tols;
+
+	if (rf->spec.node_labels.n > 0 &&
+	    (f->labels = api_strmap_encode(&rf->spec.node_labels)) == NULL)
+		return false;
+	if (rf->spec.n_tolerations == 0)
+		return true;
+	if (api_tolerations_encode(rf->spec.tolerations, rf->spec.n_tolerations,
+		&tols, NULL) != CU_OK)
+		return false;
+	/* json_pack's o takes tols, also when it fails */
+	f->tols = json_pack("{s:o}", "tolerations", tols);
+	return f->tols != NULL;
+}
+
 static void scan_rf(json_t *obj, void *payload)
 {
 	struct cfg_scan *s = payload;
-	json_t *spec = json_object_get(obj, "spec");
-	const char *topo = api_json_str(spec, "topologyName");
-	const char *name = ctl_jmeta(obj, "name");
+	struct api_resource_flavor rf;
 	struct tas_flavor *f;
 	cu_error err;
 
-	if (topo == NULL || name == NULL || s->nomem)
+	if (s->nomem || api_resource_flavor_decode(&rf, obj, NULL) != CU_OK)
 		return;
+	if (rf.spec.topology_name == NULL || rf.meta.name == NULL) {
+		api_resource_flavor_dispose(&rf);
+		return;
+	}
 	if (cu_grow((void **)&s->fl, &s->cap, s->n + 1, sizeof(*s->fl))) {
 		s->nomem = true;
+		api_resource_flavor_dispose(&rf);
 		return;
 	}
 	f = &s->fl[s->n];
 	memset(f, 0, sizeof(*f));
-	f->name = cu_strdup(name);
-	f->topology = cu_strdup(topo);
-	f->labels = json_deep_copy(json_object_get(spec, "nodeLabels"));
-	if (json_array_size(json_object_get(spec, "tolerations")) > 0)
-		f->tols = json_pack("{s:o}", "tolerations",
-		    json_deep_copy(json_object_get(spec, "tolerations")));
-	if (f->name == NULL || f->topology == NULL ||
-	    (json_array_size(json_object_get(spec, "tolerations")) > 0 &&
-		f->tols == NULL) ||
+	f->name = cu_strdup(rf.meta.name);
+	f->topology = cu_strdup(rf.spec.topology_name);
+	if (f->name == NULL || f->topology == NULL || !flavor_wire(f, &rf) ||
 	    tas_filter_parse(f->tols, &f->tols_f, &err) != CU_OK) {
+		api_resource_flavor_dispose(&rf);
 		cu_free(f->name);
 		cu_free(f->topology);
 		json_decref(f->labels);
@@ -420,6 +439,7 @@ static void scan_rf(json_t *obj, void *payload)
 		return;
 	}
 	s->n++;
+	api_resource_flavor_dispose(&rf);
 }
 
 static int cmp_flavor(const void *a, const void *b)
@@ -464,25 +484,24 @@ void ctl_tas__flavors_free(struct tas_flavor *fl, size_t n)
 static void scan_cq(json_t *obj, void *payload)
 {
 	ctl *c = payload;
-	const char *name = ctl_jmeta(obj, "name");
-	json_t *g, *f;
+	struct api_cluster_queue cq;
+	const struct api_resource_groups *rg;
 	size_t i, k, n = 0;
 	bool all = true;
 
-	json_array_foreach(
-	    json_object_get(json_object_get(obj, "spec"), "resourceGroups"), i,
-	    g)
-	{
-		json_array_foreach(json_object_get(g, "flavors"), k, f)
-		{
+	if (api_cluster_queue_decode(&cq, obj, NULL) != CU_OK)
+		return;
+	rg = &cq.spec.resource_groups;
+	for (i = 0; i < rg->n; i++)
+		for (k = 0; k < rg->items[i].n_flavors; k++) {
 			n++;
-			if (ctl_tas__flavor_find(c, api_json_str(f, "name")) ==
-			    NULL)
+			if (ctl_tas__flavor_find(
+				c, rg->items[i].flavors[k].name) == NULL)
 				all = false;
 		}
-	}
-	if (name != NULL && n > 0 && all)
-		(void)ctl_keys_put(&c->tas.tas_only, CTL_K1(name));
+	if (cq.meta.name != NULL && n > 0 && all)
+		(void)ctl_keys_put(&c->tas.tas_only, CTL_K1(cq.meta.name));
+	api_cluster_queue_dispose(&cq);
 }
 
 void ctl_tas_sync_config(ctl *c)

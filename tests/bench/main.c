@@ -7,6 +7,7 @@
  *   cueue-bench engine [fair]               admission engine at scale
  *   cueue-bench store [DIR [SECONDS]]       ledger commits per second
  *   cueue-bench tas [slices]                topology placement decisions/s
+ *   cueue-bench typed [N]                   typed reads beside raw walks
  *   cueue-bench watch [FILE...]             watch-event decode cost
  *   cueue-bench sched --generator FILE ...   Kueue's scheduler-perf test
  *
@@ -24,6 +25,7 @@ int bench_codec_main(int argc, char **argv);
 int bench_sched_main(int argc, char **argv);
 int bench_tas_main(int argc, char **argv);
 int bench_watch_main(int argc, char **argv);
+int bench_typed_main(int argc, char **argv);
 
 static void usage(FILE *f)
 {
@@ -32,6 +34,7 @@ static void usage(FILE *f)
 		   "       cueue-bench engine [fair]\n"
 		   "       cueue-bench store [DIR [SECONDS]]\n"
 		   "       cueue-bench tas [slices]\n"
+		   "       cueue-bench typed [N]\n"
 		   "       cueue-bench watch [EVENTS.ndjson...]\n"
 		   "       cueue-bench sched --generator FILE [...] (see "
 		   "sched --help)\n");
@@ -55,6 +58,8 @@ int main(int argc, char **argv)
 		return bench_tas_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "watch") == 0)
 		return bench_watch_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "typed") == 0)
+		return bench_typed_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "store") == 0)
 		return bench_store_main(argc - 1, argv + 1);
 	usage(stderr);

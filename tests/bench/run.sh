@@ -63,6 +63,9 @@ echo "== codec: Workload JSON -> typed model -> JSON"
 "$CUEUE_BIN/cueue-bench" codec tests/data/golden/workload.json \
 	| tee "$out/codec.txt"
 
+echo "== typed vs raw: reads through api/ types beside JSON walks"
+"$CUEUE_BIN/cueue-bench" typed | tee "$out/typed.txt"
+
 echo "== watch events: decoded whole vs. lean (managedFields dropped first)"
 "$CUEUE_BIN/cueue-bench" watch | tee "$out/watch.txt"
 

@@ -29,33 +29,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void token_review(const json_t *body)
 {
-	json_t *user = (json_t *)1, *g, *x;
+	struct api_user_info user;
 	bool yes = true;
-	const char *name;
 	size_t i;
 	int rc = ctl_mauth_token_answer(body, &yes, &user);
 
-	if (rc != CU_OK && (rc != CU_EINVAL || yes || user != NULL))
+	if (rc != CU_OK && (rc != CU_EINVAL || yes || user.username != NULL))
 		abort();
 	if (!yes) {
-		if (user != NULL)
+		if (user.username != NULL || user.groups.n != 0)
 			abort();
 		return;
 	}
-	name = json_string_value(json_object_get(user, "username"));
-	if (name == NULL || name[0] == '\0')
+	if (user.username == NULL || user.username[0] == '\0')
 		abort();
-	g = json_object_get(user, "groups");
-	json_array_foreach(g, i, x)
-	{
-		if (!json_is_string(x))
+	for (i = 0; i < user.groups.n; i++)
+		if (user.groups.items[i] == NULL)
 			abort();
-	}
+	api_user_info_dispose(&user);
 }
 
 static void access_review(const json_t *body)
 {
-	const char *reason = "x";
+	char *reason = (char *)"x";
 	bool allowed = true;
 	int rc = ctl_mauth_access_answer(body, &allowed, &reason);
 
@@ -63,6 +59,7 @@ static void access_review(const json_t *body)
 		abort();
 	if (reason != NULL && reason[0] == '\0')
 		abort();
+	cu_free(reason);
 }
 
 static void forbidden(const json_t *attrs)
