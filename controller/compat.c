@@ -175,15 +175,15 @@ const struct ctl_compat ctl_compat_table[] = {
 	"or eviction, the Mixed profile (TASProfileMixed); no balanced "
 	"placement, no LeastFreeCapacity profile (docs/tas.md)"},
     {"Workload", "spec.podSets[].minCount", S, CTL_COMPAT_WARN_NEVER, ""},
-    {"Workload", "spec.podSets[].topologyRequest", P,
+    {"Workload", "spec.podSets[].topologyRequest", S,
 	CTL_COMPAT_WARN_TABLE_ONLY,
 	"built from the podset-*-topology and podset-group-name annotations "
 	"with the index labels Kueue's frameworks set (podIndexLabel; "
-	"subGroupIndexLabel and subGroupCount for JobSets), except for pod "
-	"groups of several Pods and AppWrapper components; multi-layer slice "
-	"constraints (TASMultiLayerTopology, beta and on in Kueue) are "
-	"written from their annotation, one layer is placed, two or three "
-	"stay pending as not placed yet (docs/tas.md)"},
+	"subGroupIndexLabel and subGroupCount for JobSets), pod groups and "
+	"AppWrapper components (its tas-* pod set annotations) included; "
+	"multi-layer slice constraints (TASMultiLayerTopology, beta and on in "
+	"Kueue) are written from their annotation and placed, one to three "
+	"layers (docs/tas.md)"},
     {"Workload", "spec.maximumExecutionTimeSeconds", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Workload", "spec.active", S, CTL_COMPAT_WARN_NEVER, ""},

@@ -85,6 +85,12 @@ static void ps_reqs_free(struct tas_ps *p)
 	p->n_req = 0;
 }
 
+static void ps_inner_free(struct tas_ps *p)
+{
+	while (p->n_inner > 0)
+		cu_free((char *)p->inner[--p->n_inner].level);
+}
+
 static void wl_free(ctl *c, struct tas_wl *w)
 {
 	size_t i;
@@ -94,6 +100,7 @@ static void wl_free(ctl *c, struct tas_wl *w)
 		ps_reqs_free(&w->ps[i]);
 		cu_free(w->ps[i].level);
 		cu_free(w->ps[i].slice_level);
+		ps_inner_free(&w->ps[i]);
 		cu_free(w->ps[i].group);
 		tas_filter_free(w->ps[i].filter);
 		json_decref(w->ps[i].sched);
@@ -373,7 +380,7 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 		cu_free(p->group);
 		p->level = p->slice_level = p->group = NULL;
 		p->slice_size = 0;
-		p->layers = 0;
+		ps_inner_free(p);
 		p->mode = 0;
 		ps_set_filter(p, wl->spec.pod_sets[i].template);
 		if (!wl->spec.pod_sets[i].has_topology_request)
@@ -381,12 +388,18 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 		if (r->slice_required != NULL && r->has_slice_size) {
 			p->slice_level = cu_strdup(r->slice_required);
 			p->slice_size = r->slice_size;
-		} else if (r->n_layers == 1) {
-			/* one layer is the two-level slice request */
+		} else if (r->n_layers >= 1) {
+			/* the first layer is the slice request, the others
+			 * its inner layers (TASMultiLayerTopology) */
 			p->slice_level = cu_strdup(r->layers[0].topology);
 			p->slice_size = r->layers[0].size;
-		} else if (r->n_layers > 1) {
-			p->layers = r->n_layers;
+			for (; p->n_inner + 1 < r->n_layers && p->n_inner < 2;
+			     p->n_inner++) {
+				p->inner[p->n_inner].level = cu_strdup(
+				    r->layers[p->n_inner + 1].topology);
+				p->inner[p->n_inner].size =
+				    r->layers[p->n_inner + 1].size;
+			}
 		}
 		if (r->group_name != NULL)
 			p->group = cu_strdup(r->group_name);
@@ -397,7 +410,7 @@ void ctl_tas_workload(ctl *c, const struct api_workload *wl)
 			p->mode = TAS_PREFERRED;
 			p->level = cu_strdup(r->preferred);
 		} else if ((r->has_unconstrained && r->unconstrained) ||
-			   p->slice_level != NULL || p->layers > 1) {
+			   p->slice_level != NULL) {
 			/* Kueue: a slice request alone is unconstrained */
 			p->mode = TAS_UNCONSTRAINED;
 		}

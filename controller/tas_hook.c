@@ -105,15 +105,6 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	cu_error err;
 	int rc;
 
-	if (p != NULL && p->layers > 1) {
-		/* TASMultiLayerTopology: nested slices are not placed yet;
-		 * pending says so rather than placing without them. */
-		snprintf(msg, len,
-		    "%zu layers of podset slice constraints: cueue places one "
-		    "layer of slices only",
-		    p->layers);
-		return TAS_NOFIT;
-	}
 	ctl_tas__filter_of(f, p, &filter);
 	r.mode = mode;
 	r.level = level;
@@ -123,6 +114,8 @@ static int place(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	r.slice_level = p != NULL ? p->slice_level : NULL;
 	r.slice_size = p != NULL ? p->slice_size : 0;
 	r.filter = &filter;
+	r.inner = p != NULL ? p->inner : NULL;
+	r.n_inner = p != NULL ? p->n_inner : 0;
 	rc = tas_place(f->tree, &r, out, msg, len, &err);
 	return placed(f, rc, &err, msg, len);
 }
@@ -179,6 +172,8 @@ static int place_group(ctl *c, struct tas_flavor *f, const struct que_wl *wl,
 	w.n_per_pod = ctl_tas__per_pod(c, wl, wi, rw, TAS_MAX_RESOURCES);
 	w.slice_level = NULL;
 	w.slice_size = 0;
+	w.inner = NULL;
+	w.n_inner = 0;
 	ctl_tas__filter_of(
 	    f, tw != NULL && wi < tw->n ? &tw->ps[wi] : NULL, &fw);
 	w.filter = &fw;

@@ -58,9 +58,10 @@ struct tas_ps {
 	char *level;	    /* [owned] */
 	char *slice_level;  /* [owned] podSetSliceRequiredTopology or NULL */
 	int32_t slice_size;
-	/* slice layers (podsetSliceRequiredTopologyConstraints) when more
-	 * than one: not placed yet (one layer is slice_level/slice_size) */
-	size_t layers;
+	/* the slice layers (podsetSliceRequiredTopologyConstraints) after
+	 * the first, which is slice_level/slice_size: levels [owned] */
+	struct tas_slice_layer inner[2];
+	size_t n_inner;
 	char *group; /* [owned] podSetGroupName or NULL */
 	/* the pod template's tolerations, nodeSelector and required node
 	 * affinity: sched [owned] (a copy of those fields), filter [owned,

@@ -78,7 +78,8 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 	struct tas_flavor *f = ctl_tas__flavor_find(c, p->flavor);
 	struct tas_filter filter;
 	struct tas_request r = {p->mode ? p->mode : TAS_UNCONSTRAINED, p->level,
-	    1, p->req, p->n_req, p->slice_level, p->slice_size, &filter};
+	    1, p->req, p->n_req, p->slice_level, p->slice_size, &filter,
+	    p->inner, p->n_inner};
 	struct api_topology_assignment na;
 	json_t *adm, *psas, *wire = NULL, *patch;
 	char msg[512], nbuf[256];

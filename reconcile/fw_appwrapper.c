@@ -26,10 +26,22 @@
 
 #define AW_MAX_PODSETS 64
 
-/* One pod set of a component: where its template is, how many pods. */
+/* AppWrapper's per-pod-set annotations naming the labels its pods are
+ * indexed by, for the topology request (as Kueue reads them). */
+#define AW_TAS_POD_INDEX "workload.codeflare.dev.appwrapper/tas-pod-index-label"
+#define AW_TAS_SUB_INDEX                                                       \
+	"workload.codeflare.dev.appwrapper/tas-sub-group-index-label"
+#define AW_TAS_SUB_COUNT "workload.codeflare.dev.appwrapper/tas-sub-group-count"
+
+/* One pod set of a component: where its template is, how many pods,
+ * the index labels of its topology request (AppWrapper's annotations,
+ * or what its webhook infers for the kind). */
 struct aw_ps {
 	char path[160]; /* relative to {"template": <component template>} */
 	int64_t count;
+	const char *pod_label; /* [borrowed: doc or static] NULL: none */
+	const char *sub_label; /* [borrowed: doc or static] NULL: none */
+	int64_t sub_count;
 };
 
 static json_t *components(const json_t *doc)
@@ -52,7 +64,22 @@ static size_t add(struct aw_ps *out, size_t n, int64_t count, const char *path)
 		return n;
 	snprintf(out[n].path, sizeof(out[n].path), "%s", path);
 	out[n].count = count;
+	out[n].pod_label = out[n].sub_label = NULL;
+	out[n].sub_count = 0;
 	return n + 1;
+}
+
+/* The last pod set added (n > 0) gets the index labels AppWrapper's
+ * webhook infers for its kind. */
+static size_t indexed(struct aw_ps *out, size_t n, const char *pod_label,
+    const char *sub_label, int64_t sub_count)
+{
+	if (n > 0) {
+		out[n - 1].pod_label = pod_label;
+		out[n - 1].sub_label = sub_label;
+		out[n - 1].sub_count = sub_count;
+	}
+	return n;
 }
 
 /* The Kubeflow replica maps and the order their types are listed in. */
@@ -79,6 +106,10 @@ static size_t implied_kubeflow(const json_t *spec, struct aw_ps *out)
 			    "template.spec.%s.%s.template", kf_maps[i],
 			    kf_order[j]);
 			n = add(out, n, int_or(r, "replicas", 1), key);
+			/* AppWrapper infers the index for PyTorchJob */
+			if (i == 0)
+				n = indexed(out, n,
+				    API_LABEL_KUBEFLOW_REPLICA_INDEX, NULL, 0);
 		}
 	}
 	return n;
@@ -95,8 +126,10 @@ static size_t implied(const json_t *t, struct aw_ps *out)
 	if (kind == NULL)
 		return 0;
 	if (strcmp(kind, "Job") == 0)
-		return add(out, 0, int_or(spec, "parallelism", 1),
-		    "template.spec.template");
+		return indexed(out,
+		    add(out, 0, int_or(spec, "parallelism", 1),
+			"template.spec.template"),
+		    API_LABEL_JOB_COMPLETION_INDEX, NULL, 0);
 	if (strcmp(kind, "Deployment") == 0 ||
 	    strcmp(kind, "StatefulSet") == 0 || strcmp(kind, "ReplicaSet") == 0)
 		return add(out, 0, int_or(spec, "replicas", 1),
@@ -114,10 +147,14 @@ static size_t implied(const json_t *t, struct aw_ps *out)
 			    "template.spec.replicatedJobs[%zu].template.spec."
 			    "template",
 			    i);
-			n = add(out, n,
-			    int_or(v, "replicas", 1) *
-				int_or(js, "parallelism", 1),
-			    path);
+			n = indexed(out,
+			    add(out, n,
+				int_or(v, "replicas", 1) *
+				    int_or(js, "parallelism", 1),
+				path),
+			    API_LABEL_JOB_COMPLETION_INDEX,
+			    API_LABEL_JOBSET_JOB_INDEX,
+			    int_or(v, "replicas", 1));
 		}
 		return n;
 	}
@@ -163,8 +200,21 @@ static size_t comp_podsets(const json_t *c, struct aw_ps *out)
 	json_array_foreach(ps, i, p)
 	{
 		const char *path = api_json_str(p, "path");
+		json_t *ann = json_object_get(p, "annotations");
+		const char *cnt = api_json_str(ann, AW_TAS_SUB_COUNT);
+		char *end = NULL;
+		long long sc = cnt != NULL ? strtoll(cnt, &end, 10) : 0;
 
 		n = add(out, n, int_or(p, "replicas", 1), path ? path : "");
+		/* a malformed count is ignored, as Kueue does (and the
+		 * sub group with it: the request has no count alone) */
+		if (cnt == NULL || end == cnt || *end != '\0' || sc < 0 ||
+		    sc > INT32_MAX)
+			n = indexed(out, n, api_json_str(ann, AW_TAS_POD_INDEX),
+			    NULL, 0);
+		else
+			n = indexed(out, n, api_json_str(ann, AW_TAS_POD_INDEX),
+			    api_json_str(ann, AW_TAS_SUB_INDEX), sc);
 	}
 	return n;
 }
@@ -306,6 +356,12 @@ static int aw_podsets(const struct rec_fw *fw, const json_t *doc,
 		else
 			rc = api_podset_from_template(t, name,
 			    (int32_t)ps[pj].count, path, &out->items[k], err);
+		/* Kueue: the pod set's index labels in its topology request
+		 * (AppWrapper's tas-* annotations) */
+		if (rc == CU_OK && ps[pj].pod_label != NULL)
+			rc = api_podset_index_labels(&out->items[k],
+			    ps[pj].pod_label, ps[pj].sub_label,
+			    (int32_t)ps[pj].sub_count, err);
 	}
 	if (rc != CU_OK)
 		api_podsets_dispose(out);

@@ -18,7 +18,11 @@
  *      workers' domains greedily;
  *   3. descent: down to the slice level the children of all chosen
  *      domains are taken together, in whole slices; below it each
- *      domain's pods (and leader) go to its own children, pod by pod.
+ *      domain's pods (and leader) go to its own children, pod by pod,
+ *      or in slices of an inner layer (TASMultiLayerTopology: below the
+ *      outermost slice level a child counts towards its parent only in
+ *      whole slices of its level's inner size, Kueue's
+ *      sliceSizeAtLevel).
  *
  * Every domain of the chosen ones gets `take` (workers' pods) and
  * `take_leader`; the leaves give the two assignments.
@@ -30,6 +34,9 @@
 #include "tas/tas_int.h"
 
 #define NCOLS (TAS_MAX_RESOURCES * 4)
+/* Levels a request with inner slice layers may have (a Topology has at
+ * most 16). */
+#define MAX_LEVELS 16
 
 struct gen {
 	struct tas_tree *t;
@@ -38,6 +45,12 @@ struct gen {
 	int64_t count, size, lc;	 /* workers, slice size, leaders */
 	size_t rl, sl;			 /* requested and slice levels */
 	bool required, unconstrained;
+	/* inner slice layers (r->inner): the slice size that each level
+	 * below the outermost slice level is filled in, down to the
+	 * innermost layer's level (0: none, pods one by one), as Kueue's
+	 * sliceSizeAtLevel */
+	int64_t at_size[MAX_LEVELS];
+	size_t search; /* the level find_level looks at (messages) */
 	/* replacement: only leaves under `within` (when set), never
 	 * `skip` (the failed node's) */
 	const struct tas_domain *within, *skip;
@@ -63,6 +76,18 @@ static int dl_push(struct dl *d, struct tas_domain *x)
 	}
 	d->v[d->n++] = x;
 	return CU_OK;
+}
+
+static int level_of(const struct tas_tree *t, const char *label, size_t *at)
+{
+	size_t l;
+
+	for (l = 0; label != NULL && l < t->n_levels; l++)
+		if (strcmp(t->levels[l], label) == 0) {
+			*at = l;
+			return 1;
+		}
+	return 0;
 }
 
 /* ---- 1. counts -------------------------------------------------------- */
@@ -104,8 +129,18 @@ static void leaf_counts(struct gen *g, struct tas_domain *d)
 	d->fit_wl = tas__fit_in(tmp, nw, g->cw, g->w);
 }
 
+/* What a child of a domain of level l gives it of its `pods`: with an
+ * inner slice layer at the child's level, whole inner slices only. */
+static int64_t inner_round(const struct gen *g, size_t l, int64_t pods)
+{
+	int64_t s = l + 1 < MAX_LEVELS ? g->at_size[l + 1] : 0;
+
+	return s > 1 ? pods / s * s : pods;
+}
+
 /* Bottom-up, as Kueue's fillInCounts: a parent's capacity beside the
- * leader loses the least any leader-capable child loses. */
+ * leader loses the least any leader-capable child loses; with inner
+ * slice layers a child counts in whole slices of its level's size. */
 static void fill(struct gen *g)
 {
 	struct tas_tree *t = g->t;
@@ -127,14 +162,16 @@ static void fill(struct gen *g)
 				d->fit = d->leader = 0;
 				for (c = 0; c < d->n_children; c++) {
 					struct tas_domain *k = d->children[c];
+					int64_t kf = inner_round(g, l, k->fit),
+						kw = inner_round(
+						    g, l, k->fit_wl);
 
-					d->fit += k->fit;
+					d->fit += kf;
 					d->slices += k->slices;
 					if (g->lc == 0 || k->leader > 0) {
 						contrib = true;
-						if (k->fit - k->fit_wl < dpod)
-							dpod =
-							    k->fit - k->fit_wl;
+						if (kf - kw < dpod)
+							dpod = kf - kw;
 						if (k->slices - k->slices_wl <
 						    dsl)
 							dsl = k->slices -
@@ -246,10 +283,62 @@ static void prioritize(struct gen *g, struct tas_domain **ds, size_t n,
 
 /* ---- 2. the fitting level --------------------------------------------- */
 
+/* The slices of `size` that domain d of level l holds at level target
+ * (its descendants there, each by its own pods). */
+static int64_t slices_below(
+    const struct tas_domain *d, size_t l, size_t target, int64_t size)
+{
+	int64_t n = 0;
+	size_t c;
+
+	if (l >= target)
+		return d->fit / size;
+	for (c = 0; c < d->n_children; c++)
+		n += slices_below(d->children[c], l + 1, target, size);
+	return n;
+}
+
+/* Kueue's message for slice layers: per layer, the slices that fit in
+ * the domain of the searched level that holds the most outer slices
+ * (the first by value path among equals). */
+static int no_fit_layers(struct gen *g)
+{
+	const struct tas_level *lv = &g->t->per_level[g->search];
+	const struct tas_domain *b = NULL;
+	size_t i, at, k;
+	int n;
+
+	n = snprintf(
+	    g->msg, g->len, "topology \"%s\" doesn't allow to fit", g->t->name);
+	for (i = 0; i < lv->n; i++) {
+		const struct tas_domain *d = lv->items[i];
+
+		if (b == NULL || d->slices > b->slices ||
+		    (d->slices == b->slices && strcmp(d->key, b->key) < 0))
+			b = d;
+	}
+	for (k = 0; b != NULL && k <= g->w->n_inner; k++) {
+		const char *lvl =
+		    k == 0 ? g->w->slice_level : g->w->inner[k - 1].level;
+		int64_t size =
+		    k == 0 ? g->w->slice_size : g->w->inner[k - 1].size;
+
+		if (n < 0 || (size_t)n >= g->len || !level_of(g->t, lvl, &at))
+			break;
+		n += snprintf(g->msg + n, g->len - (size_t)n,
+		    "; %lld/%lld slice(s) fit on level %s",
+		    (long long)slices_below(b, g->search, at, size),
+		    (long long)(g->count / size), lvl);
+	}
+	return TAS_NOFIT;
+}
+
 static int no_fit(struct gen *g, int64_t fit, int64_t need)
 {
 	const char *unit = g->size == 1 ? "pod" : "slice";
 
+	if (g->w->n_inner > 0)
+		return no_fit_layers(g);
 	if (fit <= 0)
 		snprintf(g->msg, g->len,
 		    "topology \"%s\" doesn't allow to fit any of %lld %s(s)",
@@ -285,6 +374,7 @@ static int find_level(struct gen *g, size_t level, size_t *at, struct dl *res)
 	size_t i;
 	int rc = CU_OK;
 
+	g->search = level;
 	if (lv->n == 0) {
 		snprintf(g->msg, g->len, "no topology domains at level: %s",
 		    g->t->levels[level]);
@@ -440,21 +530,31 @@ static int descend_all(struct gen *g, struct dl *cur)
 	return rc;
 }
 
-/* Each of cur's domains gives its pods and leader to its own children,
- * pod by pod (at and below the slice level). */
-static int descend_each(struct gen *g, struct dl *cur)
+/* Each of cur's domains (of level `at`) gives its pods and leader to
+ * its own children (at and below the slice level): pod by pod, or in
+ * whole slices of an inner layer's size, as Kueue: the children sorted
+ * first (their slice counts are those of the outermost layer: none
+ * below it), then counted in the inner slices. */
+static int descend_each(struct gen *g, struct dl *cur, size_t at)
 {
 	struct dl s = {NULL, 0, 0}, next = {NULL, 0, 0};
-	size_t i;
+	int64_t size = at + 1 < MAX_LEVELS ? g->at_size[at + 1] : 0;
+	size_t i, k;
 	int rc = CU_OK;
 
+	if (size < 1)
+		size = 1;
 	for (i = 0; i < cur->n && rc == CU_OK; i++) {
 		struct tas_domain *d = cur->v[i];
 
 		rc = sorted(d->children, d->n_children, cmp_plain, &s);
+		for (k = 0; rc == CU_OK && size > 1 && k < s.n; k++) {
+			s.v[k]->slices = s.v[k]->fit / size;
+			s.v[k]->slices_wl = s.v[k]->fit_wl / size;
+		}
 		if (rc == CU_OK)
-			rc = take(g, s.v, s.n, d->take, d->take_leader, 1,
-			    false, &next);
+			rc = take(g, s.v, s.n, d->take, d->take_leader, size,
+			    size > 1, &next);
 		cu_free(s.v);
 		s.v = NULL;
 	}
@@ -463,22 +563,59 @@ static int descend_each(struct gen *g, struct dl *cur)
 	return rc;
 }
 
-static int level_of(const struct tas_tree *t, const char *label, size_t *at)
+/* Kueue's buildSliceSizeAtLevel: each inner layer strictly below the
+ * one before, its size dividing the one before; the levels from below
+ * the one before down to its own are filled in its size. */
+static int inner_layers(struct gen *g, const struct tas_request *r)
 {
-	size_t l;
+	struct tas_tree *t = g->t;
+	int64_t prev = g->size;
+	size_t prev_l = g->sl, i, at, l;
 
-	for (l = 0; label != NULL && l < t->n_levels; l++)
-		if (strcmp(t->levels[l], label) == 0) {
-			*at = l;
-			return 1;
+	for (i = 0; i < r->n_inner; i++) {
+		const struct tas_slice_layer *y = &r->inner[i];
+
+		if (!level_of(t, y->level, &at)) {
+			snprintf(g->msg, g->len,
+			    "no requested topology level for additional slice "
+			    "layer: %s",
+			    y->level ? y->level : "");
+			return TAS_NOFIT;
 		}
-	return 0;
+		if (at <= prev_l) {
+			snprintf(g->msg, g->len,
+			    "additional slice layer topology %s must be at a "
+			    "lower level than %s",
+			    y->level, t->levels[prev_l]);
+			return TAS_NOFIT;
+		}
+		if (y->size < 1 || prev % y->size != 0) {
+			snprintf(g->msg, g->len,
+			    "additional slice layer size %d must evenly "
+			    "divide parent layer size %lld",
+			    y->size, (long long)prev);
+			return TAS_NOFIT;
+		}
+		if (at >= MAX_LEVELS) {
+			snprintf(g->msg, g->len,
+			    "slice layers in a topology of more than %d "
+			    "levels",
+			    MAX_LEVELS);
+			return TAS_NOFIT;
+		}
+		for (l = prev_l + 1; l <= at; l++)
+			g->at_size[l] = y->size;
+		prev = y->size;
+		prev_l = at;
+	}
+	return CU_OK;
 }
 
 static int setup(struct gen *g, const struct tas_request *r)
 {
 	struct tas_tree *t = g->t;
 	size_t i;
+	int rc;
 
 	g->size = 1;
 	g->sl = t->n_levels - 1;
@@ -514,6 +651,8 @@ static int setup(struct gen *g, const struct tas_request *r)
 		    t->levels[g->sl], t->levels[g->rl]);
 		return TAS_NOFIT;
 	}
+	if ((rc = inner_layers(g, r)) != CU_OK)
+		return rc;
 	if (g->count % g->size != 0) {
 		snprintf(g->msg, g->len,
 		    "podset slice size %lld does not divide the pod count "
@@ -560,6 +699,7 @@ static int place_in(struct tas_tree *t, const struct tas_request *r,
 	if (msg_len > 0)
 		msg[0] = '\0';
 	if (r->count < 1 || r->n_per_pod > NCOLS ||
+	    (r->n_inner > 0 && (r->slice_level == NULL || r->inner == NULL)) ||
 	    (leader != NULL &&
 		(leader->count != 1 || leader->n_per_pod > NCOLS ||
 		    r->slice_level != NULL || leader_out == NULL)))
@@ -590,7 +730,7 @@ static int place_in(struct tas_tree *t, const struct tas_request *r,
 	for (; rc == CU_OK && at < g.sl && at + 1 < t->n_levels; at++)
 		rc = descend_all(&g, &cur);
 	for (; rc == CU_OK && at + 1 < t->n_levels; at++)
-		rc = descend_each(&g, &cur);
+		rc = descend_each(&g, &cur, at);
 	if (rc == CU_ENOMEM)
 		rc = cu_error_set(err, CU_ENOMEM, "topology: out of memory");
 	for (i = 0; rc == CU_OK && leader != NULL && i < cur.n; i++)
@@ -646,7 +786,7 @@ int tas__replace_sliced(struct tas_tree *t,
 	struct tas_request q = *r;
 	struct tas_domain *within = NULL, *failed = tas__assigned_leaf(t, a, f);
 	int32_t need = a->domains[f].count;
-	size_t sl, rl = 0, i, j;
+	size_t sl, rl = 0, i, j, k;
 	int rc;
 
 	memset(add, 0, sizeof(*add));
@@ -657,7 +797,29 @@ int tas__replace_sliced(struct tas_tree *t,
 		    msg_len, err); /* setup says why */
 	q.count = need;
 	if (need % r->slice_size != 0) {
-		/* the incomplete slice's domain */
+		/* the incomplete slice's domain: of the innermost layer
+		 * whose slices the pods break, as Kueue */
+		struct tas_slice_layer broken = {r->slice_level, r->slice_size};
+
+		q.slice_level = NULL;
+		q.slice_size = 0;
+		q.inner = NULL;
+		q.n_inner = 0;
+		for (k = r->n_inner; k-- > 0;)
+			if (r->inner[k].size > 0 &&
+			    need % r->inner[k].size != 0) {
+				broken = r->inner[k];
+				break;
+			}
+		/* placed in slices of the innermost layer they make whole */
+		for (k = r->n_inner; k-- > 0 && q.slice_level == NULL;)
+			if (r->inner[k].size > 0 &&
+			    need % r->inner[k].size == 0) {
+				q.slice_level = r->inner[k].level;
+				q.slice_size = r->inner[k].size;
+			}
+		if (!level_of(t, broken.level, &sl) || broken.size < 1)
+			sl = t->n_levels - 1;
 		for (i = 0; i < a->n_domains && within == NULL; i++) {
 			struct tas_domain *d =
 			    i == f ? NULL
@@ -670,11 +832,9 @@ int tas__replace_sliced(struct tas_tree *t,
 				if (j != f &&
 				    up_to(tas__assigned_leaf(t, a, j), sl) == d)
 					used += a->domains[j].count;
-			if ((used + need) % r->slice_size == 0)
+			if ((used + need) % broken.size == 0)
 				within = d;
 		}
-		q.slice_level = NULL;
-		q.slice_size = 0;
 	} else if (r->mode == TAS_REQUIRED && level_of(t, r->level, &rl)) {
 		for (i = 0; i < a->n_domains && within == NULL; i++)
 			if (i != f)

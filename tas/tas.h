@@ -34,7 +34,10 @@
  * domain's slices: its pods / slice size at the slice level, summed
  * above), then in pods within each slice domain; a group's leader is
  * counted per domain as "fits" (0/1) with the workers' capacity that is
- * left beside it.
+ * left beside it. Inner slice layers (TASMultiLayerTopology) count a
+ * domain below the outermost slice level towards its parent in whole
+ * slices of its layer's size, and the descent below that level hands
+ * each domain's pods to its children in those slices.
  * Usage charged to a node (tas_tree_node_usage) is what the caller
  * counts as taken there: pods bound to it and pods nominated to it
  * (status.nominatedNodeName), which Kueue leaves out.
@@ -225,6 +228,13 @@ CU_MUST_CHECK int tas_filter_parse(
 /* Free a filter of tas_filter_parse (NULL: nothing). */
 void tas_filter_free(struct tas_filter *f);
 
+/* One slice layer: slices of `size` pods, each inside one domain of
+ * node label `level` [borrowed]. */
+struct tas_slice_layer {
+	const char *level;
+	int32_t size;
+};
+
 struct tas_request {
 	enum tas_mode mode;
 	/* [borrowed] node label; for unconstrained: ignored (the lowest
@@ -241,6 +251,14 @@ struct tas_request {
 	int32_t slice_size;
 	/* [borrowed] NULL: every node without a scheduling taint */
 	const struct tas_filter *filter;
+	/* Inner slice layers (TASMultiLayerTopology: the
+	 * podsetSliceRequiredTopologyConstraints after the first, which is
+	 * slice_level/slice_size) [borrowed], 0 to 2: each slice of a layer
+	 * is made of whole slices of the next one, inside one domain of
+	 * that layer's level (strictly below the level before; its size
+	 * divides the size before). Needs slice_level. */
+	const struct tas_slice_layer *inner;
+	size_t n_inner;
 };
 
 /* Place a podSet. CU_OK: *out [owned: api_topology_assignment_dispose]

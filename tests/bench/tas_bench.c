@@ -95,7 +95,8 @@ int bench_tas_main(int argc, char **argv)
 		    1 + rand() % 16, cpu, 1, NULL, 0,
 		    !filtered ? NULL
 		    : i % 2   ? &fsel
-			      : &ftol};
+			      : &ftol,
+		    NULL, 0};
 
 		if (slices) {
 			q.count = 2 * (1 + q.count / 2 % 8);

@@ -45,7 +45,7 @@ static int index_of(const struct que_wl *wl)
 static struct tas_request request_of(const struct que_wl *wl, int32_t count)
 {
 	struct tas_request r = {(enum tas_mode)(1 + index_of(wl) % 3), "rack",
-	    count, one_cpu, 1, NULL, 0, NULL};
+	    count, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 
 	return r;
 }

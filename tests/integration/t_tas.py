@@ -869,12 +869,13 @@ def sliced(s):
     ctl.stop()
 
 
-@case("slice-layers-one-placed-more-pending", simulate=SIM)
+@case("slice-layers-one-and-two-placed", simulate=SIM)
 def slice_layers(s):
     """Kueue's multi-layer slice annotation (TASMultiLayerTopology): the
     Workload carries podsetSliceRequiredTopologyConstraints; one layer is
     placed as podset-slice-required-topology would be (hosts of 4 pods);
-    two layers stay pending, saying cueue places one layer only."""
+    two layers (a rack slice of 8 made of host slices of 4) are placed
+    too, in one rack."""
     cluster(s)
     ctl = Controller(s, config=CONFIG)
     with open(os.path.join(DATA, "tas-job-required.yaml")) as f:
@@ -902,9 +903,52 @@ def slice_layers(s):
     for n in nodes:
         per[n] = per.get(n, 0) + 1
     eq(sorted(per.values()), [4, 4], "two host slices of 4: %r" % per)
-    msg = wait_for(lambda: pending_message(s, "layer2"), 20,
-                   what="layer2 pending")
-    check("2 layers of podset slice constraints" in msg, msg)
+    nodes = placed(s, "layer2", 8)
+    per = {}
+    for n in nodes:
+        per[n] = per.get(n, 0) + 1
+    eq(sorted(per.values()), [4, 4], "two host slices of 4: %r" % per)
+    eq(len(set(rack_of(n) for n in nodes)), 1, "one rack slice: %r" % per)
+    ctl.stop()
+
+
+@case("slice-layers-two-placed-as-kueue", simulate=SIM)
+def slice_layers_kueue(s):
+    """Kueue's own two-layer example on the 16 hosts: block required,
+    rack slices of 4 made of host slices of 2, 8 pods of 500m. Pods of
+    another scheduler leave b1 (the best fit block) with room for 1 and
+    4 pods on two hosts of b1-r1 and 3 and 4 on two hosts of b1-r2: a
+    host's pods count only in whole host slices, so b1-r1's rack slice
+    is all on n2 and b1-r2's is one host slice on each host, as Kueue
+    assigns it (with one layer n1 of b1-r1 would get a pod)."""
+    cluster(s)
+    for node, cpu in (("b1-r1-n1", "1500m"), ("b1-r1-n3", "2"),
+                      ("b1-r1-n4", "2"), ("b1-r2-n1", "500m"),
+                      ("b1-r2-n3", "2"), ("b1-r2-n4", "2")):
+        nominate(s, "nom-" + node, node, cpu)
+    ctl = Controller(s, config=CONFIG)
+    with open(os.path.join(DATA, "tas-job-required.yaml")) as f:
+        job = yaml.safe_load(f)
+    layers = [{"topology": RACK, "size": 4}, {"topology": HOST, "size": 2}]
+    job["metadata"]["name"] = "kueue8"
+    job["metadata"]["annotations"] = {"cueue.dev/sim-runtime-ms": "600000"}
+    job["spec"]["parallelism"] = job["spec"]["completions"] = 8
+    tpl = job["spec"]["template"]
+    tpl["metadata"]["annotations"] = {
+        "kueue.x-k8s.io/podset-required-topology": BLOCK,
+        "kueue.x-k8s.io/podset-slice-required-topology-constraints":
+            json.dumps(layers)}
+    tpl["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "500m"
+    post(s, DJOBS, job)
+    ta = wait_for(lambda: assignment(s, "kueue8"), 20,
+                  what="kueue8 admitted")
+    eq(ta.get("levels"), [HOST], "assignment levels: %r" % ta)
+    nodes = placed(s, "kueue8", 8)
+    per = {}
+    for n in nodes:
+        per[n] = per.get(n, 0) + 1
+    eq(per, {"b1-r1-n2": 4, "b1-r2-n1": 2, "b1-r2-n2": 2},
+       "Kueue's assignment: %r" % ta)
     ctl.stop()
 
 

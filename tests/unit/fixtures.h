@@ -19,6 +19,10 @@
  * any framework descriptor read as JSON (REC_JOB_DOC) from test text,
  * its Workload admitted with a given admission, merge patches applied.
  *
+ * Topology placement fixtures (tests/unit/fixtures_tas.c): an
+ * assignment rendered as "host:count,...", a placement's outcome checked
+ * against a table row.
+ *
  * The fixtures assert with Criterion (a failed step fails the test).
  * Globals are the fixture's state for the running test: each test runs
  * in its own process.
@@ -175,5 +179,16 @@ void fx_docjob_check_state(
  * (suspended in one step) [both owned]. */
 json_t *fx_docjob_start_stop(const char *fw, const char *text,
     const char *flavor, const char *adm, json_t **stopped);
+
+/* ---- topology placement (fixtures_tas.c) --------------------------- */
+
+/* a [borrowed] as "host:count,..." (each domain's lowest value) into
+ * buf [len bytes]. */
+void fx_tas_render(
+    const struct api_topology_assignment *a, char *buf, size_t len);
+/* A placement's outcome: rc is want_rc; on CU_OK a [borrowed] renders
+ * as want, otherwise msg is want and a is empty. name: the row. */
+void fx_tas_expect(const char *name, int rc, int want_rc, const char *msg,
+    const struct api_topology_assignment *a, const char *want);
 
 #endif

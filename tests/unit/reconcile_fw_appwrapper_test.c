@@ -83,6 +83,16 @@ static void docjob_dispose(struct docjob *d)
 	"\"replicas\":3,\"template\":" TPL(                                    \
 	    "2") "},\"Master\":{\"template\":" TPL("1") "}}}}}"
 
+/* A Job of 2 pods; a JobSet of 2 Jobs of 3 pods. */
+#define AW_JOB2                                                                \
+	AW("{\"template\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","      \
+	   "\"spec\":{\"parallelism\":2,\"template\":" TPL("1") "}}}")
+#define AW_JOBSET                                                              \
+	AW("{\"template\":{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\","       \
+	   "\"kind\":\"JobSet\",\"spec\":{\"replicatedJobs\":[{"               \
+	   "\"name\":\"a\",\"replicas\":2,\"template\":{\"spec\":{"            \
+	   "\"parallelism\":3,\"template\":" TPL("1") "}}}]}}}")
+
 struct ps_row {
 	const char *doc, *want; /* "name:count:cpu-milli,..." */
 };
@@ -96,14 +106,8 @@ static const struct ps_row ps_rows[] = {
 	"],\"template\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
 	"\"spec\":{\"parallelism\":9,\"template\":" TPL("1") "}}}"),
 	"aw-0:4:1000"},
-    {AW("{\"template\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
-	"\"spec\":{\"parallelism\":2,\"template\":" TPL("1") "}}}"),
-	"aw-0:2:1000"},
-    {AW("{\"template\":{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\","
-	"\"kind\":\"JobSet\",\"spec\":{\"replicatedJobs\":[{\"name\":\"a\","
-	"\"replicas\":2,\"template\":{\"spec\":{\"parallelism\":3,"
-	"\"template\":" TPL("1") "}}}]}}}"),
-	"aw-0:6:1000"},
+    {AW_JOB2, "aw-0:2:1000"},
+    {AW_JOBSET, "aw-0:6:1000"},
     {AW("{\"template\":{\"apiVersion\":\"ray.io/v1\",\"kind\":"
 	"\"RayCluster\",\"spec\":{\"headGroupSpec\":{\"template\":" TPL(
 	    "1") "},\"workerGroupSpecs\":[{\"groupName\":\"w\",\"replicas\":"
@@ -117,7 +121,12 @@ static const struct ps_row ps_rows[] = {
     {AW(""), ""},
 };
 
-static void podsets_row(const struct ps_row *r)
+/* Pod set i of ps [borrowed] rendered into buf [len bytes]. */
+typedef int (*ps_fmt)(
+    const struct api_podset_info *p, size_t i, char *buf, size_t len);
+
+/* The pod sets of the AppWrapper doc, each rendered by fmt, are want. */
+static void check_podsets(const char *doc, const char *want, ps_fmt fmt)
 {
 	struct docjob d;
 	struct api_podsets ps;
@@ -125,17 +134,27 @@ static void podsets_row(const struct ps_row *r)
 	size_t used = 0, i;
 	cu_error err;
 
-	docjob_load(&d, r->doc);
-	cr_assert_eq(rec_job_podsets(&d.view, &ps, &err), CU_OK, "%s: %s",
-	    err.msg, r->doc);
-	for (i = 0; i < ps.n; i++)
-		used += (size_t)snprintf(got + used, sizeof(got) - used,
-		    "%s%s:%d:%lld", i ? "," : "", ps.items[i].name,
-		    (int)ps.items[i].count,
-		    (long long)ps.items[i].requests[0].milli);
-	cr_assert_str_eq(got, r->want, "%s", r->doc);
+	docjob_load(&d, doc);
+	cr_assert_eq(
+	    rec_job_podsets(&d.view, &ps, &err), CU_OK, "%s: %s", err.msg, doc);
+	for (i = 0; i < ps.n && used < sizeof(got); i++)
+		used += (size_t)fmt(
+		    &ps.items[i], i, got + used, sizeof(got) - used);
+	cr_assert_str_eq(got, want, "%s", doc);
 	api_podsets_dispose(&ps);
 	docjob_dispose(&d);
+}
+
+static int name_count_cpu(
+    const struct api_podset_info *p, size_t i, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s%s:%d:%lld", i ? "," : "", p->name,
+	    (int)p->count, (long long)p->requests[0].milli);
+}
+
+static void podsets_row(const struct ps_row *r)
+{
+	check_podsets(r->doc, r->want, name_count_cpu);
 }
 
 Test(fw_appwrapper, podsets)
@@ -306,4 +325,64 @@ Test(fw_appwrapper, start_sets_podsetinfos_stop_clears_them)
 	api_resource_flavor_dispose(&fl);
 	json_decref(fj);
 	docjob_dispose(&d);
+}
+
+/* Kueue's topology request of each pod set: the index labels of the
+ * component's podSets[].annotations (tas-pod-index-label,
+ * tas-sub-group-index-label, tas-sub-group-count), or the ones
+ * AppWrapper's webhook infers for a Job, a JobSet's replicated Jobs and
+ * a PyTorchJob; none for the other kinds. */
+struct idx_row {
+	const char *doc;
+	const char *want; /* "pod|sub|count,..." ("-": no request) */
+};
+
+/* A Deployment component listing its pod set with the tas-*
+ * annotations, the sub-group count `count`. */
+#define AW_TAS "workload.codeflare.dev.appwrapper/tas-"
+#define ANNOTATED(count)                                                       \
+	AW("{\"podSets\":[{\"path\":\"template.spec.template\","               \
+	   "\"replicas\":4,\"annotations\":{\"" AW_TAS                         \
+	   "pod-index-label\":\"p\",\"" AW_TAS                                 \
+	   "sub-group-index-label\":\"s\",\"" AW_TAS                           \
+	   "sub-group-count\":\"" count "\"}}],\"template\":{"                 \
+	   "\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\","               \
+	   "\"spec\":{\"template\":" TPL("1") "}}}")
+
+static const struct idx_row idx_rows[] = {
+    {AW_JOB2, "batch.kubernetes.io/job-completion-index||0"},
+    {AW_JOBSET, "batch.kubernetes.io/job-completion-index|jobset.sigs.k8s.io/"
+		"job-index|2"},
+    {AW(PYTORCH), "training.kubeflow.org/replica-index||0,"
+		  "training.kubeflow.org/replica-index||0"},
+    {AW(DEPLOY(2)), "-"},
+    {ANNOTATED("3"), "p|s|3"},
+    /* a malformed count is ignored, with its sub group */
+    {ANNOTATED("x"), "p||0"},
+    /* explicit podSets without the annotations: none */
+    {AW("{\"podSets\":[{\"path\":\"template.spec.template\",\"replicas\":4}"
+	"],\"template\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+	"\"spec\":{\"parallelism\":9,\"template\":" TPL("1") "}}}"),
+	"-"},
+};
+
+static int index_labels(
+    const struct api_podset_info *p, size_t i, char *buf, size_t len)
+{
+	const struct api_topology_request *t = &p->topology_request;
+
+	if (!p->has_topology_request)
+		return snprintf(buf, len, "%s-", i ? "," : "");
+	return snprintf(buf, len, "%s%s|%s|%d", i ? "," : "",
+	    t->pod_index_label ? t->pod_index_label : "",
+	    t->subgroup_index_label ? t->subgroup_index_label : "",
+	    (int)t->subgroup_count);
+}
+
+Test(fw_appwrapper, topology_request_index_labels)
+{
+	size_t r;
+
+	for (r = 0; r < sizeof(idx_rows) / sizeof(idx_rows[0]); r++)
+		check_podsets(idx_rows[r].doc, idx_rows[r].want, index_labels);
 }

@@ -487,3 +487,29 @@ Test(pod_group, fast_admission_at_first_pod)
 	cr_assert_str_eq(got, "", "no fast admission: one Pod of three waits");
 	run_dispose(&r);
 }
+
+/* Kueue's constructPodSet for each role of a group: the topology
+ * request carries podIndexLabel kueue.x-k8s.io/pod-group-pod-index,
+ * also without topology annotations. */
+Test(pod_group, role_pod_sets_carry_the_pod_index_label)
+{
+	struct run r;
+	const json_t *sets;
+	size_t i;
+
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "1", true, "Pending", "");
+	r.pods[r.n++] = pod("b", "500m", true, "Pending", "");
+	reconcile(&r, 2, NULL);
+	cr_assert_eq(r.plan.n, 1);
+	sets = json_object_get(
+	    json_object_get(r.plan.items[0].body, "spec"), "podSets");
+	cr_assert_eq(json_array_size(sets), 2);
+	for (i = 0; i < 2; i++)
+		cr_assert_str_eq(
+		    api_json_str(json_object_get(json_array_get(sets, i),
+				     "topologyRequest"),
+			"podIndexLabel"),
+		    "kueue.x-k8s.io/pod-group-pod-index");
+	run_dispose(&r);
+}

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tas/tas.h"
+#include "tests/unit/fixtures.h"
 
 #define RACK "cloud.provider.com/topology-rack"
 
@@ -274,18 +275,6 @@ static struct tas_tree *fixture(bool host_lowest)
 	return t;
 }
 
-/* The assignment as "value:count,..." (lowest level values). */
-static void show(const struct api_topology_assignment *a, char *buf, size_t n)
-{
-	size_t i, at = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < a->n_domains && at < n; i++)
-		at += (size_t)snprintf(buf + at, n - at, "%s%s:%d",
-		    i ? "," : "", a->domains[i].values[a->levels.n - 1],
-		    a->domains[i].count);
-}
-
 struct place_case {
 	const char *name;
 	bool host_lowest;
@@ -348,8 +337,8 @@ Test(tas_filter, placement_table)
 		struct tas_tree *t = fixture(c->host_lowest);
 		json_t *spec = parse(c->spec), *fl = NULL;
 		struct tas_filter *f = NULL, *ff = NULL, comb;
-		struct tas_request r = {
-		    c->mode, RACK, c->count, one_cpu, 1, NULL, 0, &comb};
+		struct tas_request r = {c->mode, RACK, c->count, one_cpu, 1,
+		    NULL, 0, &comb, NULL, 0};
 		struct api_topology_assignment a;
 		char msg[256], got[256];
 		cu_error err;
@@ -368,7 +357,7 @@ Test(tas_filter, placement_table)
 		}
 		rc = tas_place(t, &r, &a, msg, sizeof(msg), &err);
 		if (rc == CU_OK) {
-			show(&a, got, sizeof(got));
+			fx_tas_render(&a, got, sizeof(got));
 			cr_expect_str_eq(got, c->want, "case %s", c->name);
 			api_topology_assignment_dispose(&a);
 		} else {
@@ -392,9 +381,9 @@ Test(tas_filter, rack_leaf_tas_usage_counts_against_selected_nodes)
 	json_t *spec = parse("{\"nodeSelector\":{\"gpu\":\"a100\"}}");
 	struct tas_filter *f = NULL;
 	struct tas_request plain = {
-	    TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL, 0, NULL};
+	    TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct tas_request sel = {
-	    TAS_REQUIRED, RACK, 1, one_cpu, 1, NULL, 0, NULL};
+	    TAS_REQUIRED, RACK, 1, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct api_topology_assignment a, b;
 	char msg[256];
 	cu_error err;
@@ -425,9 +414,9 @@ Test(tas_filter, node_changes_are_followed)
 	json_t *spec = parse("{\"nodeSelector\":{\"gpu\":\"a100\"}}");
 	struct tas_filter *f = NULL;
 	struct tas_request plain = {
-	    TAS_UNCONSTRAINED, NULL, 1, one_cpu, 1, NULL, 0, NULL};
+	    TAS_UNCONSTRAINED, NULL, 1, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct tas_request sel = {
-	    TAS_UNCONSTRAINED, NULL, 4, one_cpu, 1, NULL, 0, NULL};
+	    TAS_UNCONSTRAINED, NULL, 4, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct api_topology_assignment a;
 	char msg[256];
 	cu_error err;
@@ -478,7 +467,7 @@ Test(tas_filter, node_apply_taints)
 			     "\"operator\":\"Equal\",\"value\":\"true\"}]}");
 	struct tas_filter *f = NULL;
 	struct tas_request r = {
-	    TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0, NULL};
+	    TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct api_topology_assignment a;
 	struct api_node nd;
 	struct tas_tree *t;
@@ -510,7 +499,7 @@ Test(tas_filter, replacement_follows_the_filter)
 	json_t *spec = parse(TOL);
 	struct tas_filter *f = NULL;
 	struct tas_request r = {
-	    TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL, 0, NULL};
+	    TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct api_topology_assignment a, b;
 	char msg[256], got[64];
 	cu_error err;
@@ -518,7 +507,7 @@ Test(tas_filter, replacement_follows_the_filter)
 	cr_assert_eq(tas_filter_parse(spec, &f, &err), CU_OK);
 	r.filter = f;
 	cr_assert_eq(tas_place(t, &r, &a, msg, sizeof(msg), &err), CU_OK);
-	show(&a, got, sizeof(got));
+	fx_tas_render(&a, got, sizeof(got));
 	cr_assert_str_eq(got, "h1:2");
 	cr_assert_eq(
 	    tas_tree_assignment_usage(t, &a, one_cpu, 1, 1, &err), CU_OK);
@@ -528,7 +517,7 @@ Test(tas_filter, replacement_follows_the_filter)
 	r.filter = f;
 	cr_assert_eq(tas_replace(t, &a, "h1", &r, &b, msg, sizeof(msg), &err),
 	    CU_OK, "%s", msg);
-	show(&b, got, sizeof(got));
+	fx_tas_render(&b, got, sizeof(got));
 	cr_expect_str_eq(got, "h2:2");
 	api_topology_assignment_dispose(&b);
 	api_topology_assignment_dispose(&a);

@@ -187,7 +187,8 @@ Test(tas_objects, tracker_moves_charges)
 Test(tas_objects, nominated_pod_keeps_capacity_out)
 {
 	struct tas_amount cpu[] = {{"cpu", 1000}};
-	struct tas_request r = {TAS_REQUIRED, RACK, 2, cpu, 1, NULL, 0, NULL};
+	struct tas_request r = {
+	    TAS_REQUIRED, RACK, 2, cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct api_topology_assignment a, b;
 	struct tas_tree *t = tree(), *bound_only = tree();
 	struct tas_pods *ps, *ps_bound;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tas/tas.h"
+#include "tests/unit/fixtures.h"
 
 #define BLOCK "cloud.provider.com/topology-block"
 #define RACK "cloud.provider.com/topology-rack"
@@ -169,18 +170,6 @@ static const struct place_case cases[] = {
 	"no requested topology level: zone"},
 };
 
-static void render(
-    const struct api_topology_assignment *a, char *buf, size_t len)
-{
-	size_t i, at = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < a->n_domains && at < len; i++)
-		at += (size_t)snprintf(buf + at, len - at, "%s%s:%d",
-		    i ? "," : "", a->domains[i].values[a->levels.n - 1],
-		    a->domains[i].count);
-}
-
 Test(tas_place, table)
 {
 	size_t i;
@@ -188,24 +177,19 @@ Test(tas_place, table)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct place_case *c = &cases[i];
 		struct tas_tree *t = fixture();
-		struct tas_request r = {
-		    c->mode, c->level, c->count, one_cpu, 1, NULL, 0, NULL};
+		struct tas_request r = {c->mode, c->level, c->count, one_cpu, 1,
+		    NULL, 0, NULL, NULL, 0};
 		struct api_topology_assignment a;
-		char msg[256], got[512];
+		char msg[256];
 		cu_error err;
 		int rc;
 
 		c->setup(t);
 		rc = tas_place(t, &r, &a, msg, sizeof(msg), &err);
-		cr_assert_eq(rc, c->rc, "%s: rc %d (%s)", c->name, rc, msg);
+		fx_tas_expect(c->name, rc, c->rc, msg, &a, c->want);
 		if (rc == CU_OK) {
-			render(&a, got, sizeof(got));
-			cr_assert_str_eq(got, c->want, "%s", c->name);
 			cr_assert_eq(a.levels.n, 1, "%s", c->name);
 			cr_assert_str_eq(a.levels.items[0], TAS_HOSTNAME_LABEL);
-		} else {
-			cr_assert_str_eq(msg, c->want, "%s", c->name);
-			cr_assert_eq(a.n_domains, 0);
 		}
 		api_topology_assignment_dispose(&a);
 		tas_tree_free(t);
@@ -218,7 +202,7 @@ Test(tas_place, admitted_assignments_take_capacity)
 {
 	struct tas_tree *t = fixture();
 	struct tas_request r = {
-	    TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0, NULL};
+	    TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct api_topology_assignment a, b, c;
 	char msg[256], got[512];
 	cu_error err;
@@ -228,12 +212,12 @@ Test(tas_place, admitted_assignments_take_capacity)
 	    tas_tree_assignment_usage(t, &a, one_cpu, 1, 1, &err), CU_OK);
 	cr_assert_eq(tas_tree_leaf_free(t, "b1-r1-n1", "cpu"), 0);
 	cr_assert_eq(tas_place(t, &r, &b, msg, sizeof(msg), &err), CU_OK);
-	render(&b, got, sizeof(got));
+	fx_tas_render(&b, got, sizeof(got));
 	cr_assert_str_eq(got, "b1-r2-n1:1,b1-r2-n2:1,b1-r2-n3:1,b1-r2-n4:1");
 	cr_assert_eq(
 	    tas_tree_assignment_usage(t, &a, one_cpu, 1, -1, &err), CU_OK);
 	cr_assert_eq(tas_place(t, &r, &c, msg, sizeof(msg), &err), CU_OK);
-	render(&c, got, sizeof(got));
+	fx_tas_render(&c, got, sizeof(got));
 	cr_assert_str_eq(got, "b1-r1-n1:1,b1-r1-n2:1,b1-r1-n3:1,b1-r1-n4:1");
 	api_topology_assignment_dispose(&a);
 	api_topology_assignment_dispose(&b);
@@ -279,7 +263,7 @@ Test(tas_place, non_host_lowest_level_lists_all_levels)
 	struct api_strmap labels = {NULL, 0};
 	struct tas_amount alloc[] = {{"cpu", 3000}};
 	struct tas_request r = {
-	    TAS_REQUIRED, BLOCK, 2, one_cpu, 1, NULL, 0, NULL};
+	    TAS_REQUIRED, BLOCK, 2, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct api_topology_assignment a;
 	char msg[128];
 	cu_error err;
@@ -299,7 +283,7 @@ Test(tas_place, non_host_lowest_level_lists_all_levels)
 	{
 		struct tas_amount gpu[] = {{"nvidia.com/gpu", 1}};
 		struct tas_request g = {
-		    TAS_UNCONSTRAINED, NULL, 1, gpu, 1, NULL, 0, NULL};
+		    TAS_UNCONSTRAINED, NULL, 1, gpu, 1, NULL, 0, NULL, NULL, 0};
 		struct api_topology_assignment none;
 
 		cr_assert_eq(
@@ -318,7 +302,7 @@ Test(tas_place, ranks_map_to_domains_and_selectors)
 {
 	struct tas_tree *t = fixture();
 	struct tas_request r = {
-	    TAS_PREFERRED, RACK, 5, one_cpu, 1, NULL, 0, NULL};
+	    TAS_PREFERRED, RACK, 5, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct api_topology_assignment a;
 	struct api_strmap sel = {NULL, 0};
 	char msg[128];
@@ -398,7 +382,7 @@ Test(tas_place, replace_failed_node_table)
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct tas_tree *t = fixture();
 		struct tas_request r = {
-		    TAS_REQUIRED, RACK, 3, one_cpu, 1, NULL, 0, NULL};
+		    TAS_REQUIRED, RACK, 3, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 		struct api_topology_assignment a, b;
 		char msg[256], got[512];
 		cu_error err;
@@ -406,7 +390,7 @@ Test(tas_place, replace_failed_node_table)
 
 		cr_assert_eq(
 		    tas_place(t, &r, &a, msg, sizeof(msg), &err), CU_OK);
-		render(&a, got, sizeof(got));
+		fx_tas_render(&a, got, sizeof(got));
 		cr_assert_str_eq(got, "b1-r1-n1:1,b1-r1-n2:1,b1-r1-n3:1");
 		cr_assert_eq(
 		    tas_tree_assignment_usage(t, &a, one_cpu, 1, 1, &err),
@@ -417,7 +401,7 @@ Test(tas_place, replace_failed_node_table)
 		cr_assert_eq(
 		    rc, rows[i].rc, "%s: rc %d (%s)", rows[i].name, rc, msg);
 		if (rc == CU_OK) {
-			render(&b, got, sizeof(got));
+			fx_tas_render(&b, got, sizeof(got));
 			cr_assert_str_eq(got, rows[i].want, "%s", rows[i].name);
 			cr_assert_eq(b.levels.n, 1);
 		} else if (rc == TAS_NOFIT) {
@@ -485,14 +469,14 @@ Test(tas_place, mixed_profile_spreads_least_free_first)
 		struct tas_request r = {mcases[i].mode,
 		    mcases[i].mode == TAS_UNCONSTRAINED ? NULL
 							: TAS_HOSTNAME_LABEL,
-		    mcases[i].count, one_cpu, 1, NULL, 0, NULL};
+		    mcases[i].count, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 		struct api_topology_assignment a;
 		char msg[256], got[256];
 		cu_error err;
 
 		cr_assert_eq(tas_place(t, &r, &a, msg, sizeof(msg), &err),
 		    CU_OK, "case %zu: %s", i, msg);
-		render(&a, got, sizeof(got));
+		fx_tas_render(&a, got, sizeof(got));
 		cr_assert_str_eq(got, mcases[i].want, "case %zu (mixed %d)", i,
 		    mcases[i].mixed);
 		api_topology_assignment_dispose(&a);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tas/tas.h"
+#include "tests/unit/fixtures.h"
 
 #define BLOCK "cloud.provider.com/topology-block"
 #define RACK "cloud.provider.com/topology-rack"
@@ -96,18 +97,6 @@ static void r1_all_halves(struct tas_tree *t)
 	}
 }
 
-static void render(
-    const struct api_topology_assignment *a, char *buf, size_t len)
-{
-	size_t i, at = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < a->n_domains && at < len; i++)
-		at += (size_t)snprintf(buf + at, len - at, "%s%s:%d",
-		    i ? "," : "", a->domains[i].values[a->levels.n - 1],
-		    a->domains[i].count);
-}
-
 struct slice_case {
 	const char *name;
 	void (*setup)(struct tas_tree *);
@@ -172,23 +161,18 @@ Test(tas_slices, table)
 		const struct slice_case *c = &slice_cases[i];
 		struct tas_tree *t = fixture();
 		struct tas_request r = {c->mode, c->level, c->count, one_cpu, 1,
-		    c->slice_level, c->slice_size, NULL};
+		    c->slice_level, c->slice_size, NULL, NULL, 0};
 		struct api_topology_assignment a;
-		char msg[256], got[512];
+		char msg[256];
 		cu_error err;
 		int rc;
 
 		c->setup(t);
 		rc = tas_place(t, &r, &a, msg, sizeof(msg), &err);
-		cr_assert_eq(rc, c->rc, "%s: rc %d (%s)", c->name, rc, msg);
+		fx_tas_expect(c->name, rc, c->rc, msg, &a, c->want);
 		if (rc == CU_OK) {
-			render(&a, got, sizeof(got));
-			cr_assert_str_eq(got, c->want, "%s", c->name);
 			cr_assert_eq(a.levels.n, 1, "%s", c->name);
 			cr_assert_str_eq(a.levels.items[0], HOST);
-		} else {
-			cr_assert_str_eq(msg, c->want, "%s", c->name);
-			cr_assert_eq(a.n_domains, 0);
 		}
 		api_topology_assignment_dispose(&a);
 		tas_tree_free(t);
@@ -239,10 +223,10 @@ Test(tas_slices, groups)
 	for (i = 0; i < sizeof(group_cases) / sizeof(group_cases[0]); i++) {
 		const struct group_case *c = &group_cases[i];
 		struct tas_tree *t = fixture();
-		struct tas_request w = {
-		    c->mode, c->level, c->workers, one_cpu, 1, NULL, 0, NULL};
-		struct tas_request l = {
-		    c->mode, c->level, 1, c->leader_req, 1, NULL, 0, NULL};
+		struct tas_request w = {c->mode, c->level, c->workers, one_cpu,
+		    1, NULL, 0, NULL, NULL, 0};
+		struct tas_request l = {c->mode, c->level, 1, c->leader_req, 1,
+		    NULL, 0, NULL, NULL, 0};
 		struct api_topology_assignment a, b;
 		char msg[256], got[512];
 		cu_error err;
@@ -252,9 +236,9 @@ Test(tas_slices, groups)
 		rc = tas_place_group(t, &w, &l, &a, &b, msg, sizeof(msg), &err);
 		cr_assert_eq(rc, c->rc, "%s: rc %d (%s)", c->name, rc, msg);
 		if (rc == CU_OK) {
-			render(&a, got, sizeof(got));
+			fx_tas_render(&a, got, sizeof(got));
 			cr_assert_str_eq(got, c->want, "%s", c->name);
-			render(&b, got, sizeof(got));
+			fx_tas_render(&b, got, sizeof(got));
 			cr_assert_str_eq(got, c->want_leader, "%s", c->name);
 		} else {
 			cr_assert_str_eq(msg, c->want, "%s", c->name);
@@ -270,9 +254,9 @@ Test(tas_slices, bad_group_requests)
 {
 	struct tas_tree *t = fixture();
 	struct tas_request w = {
-	    TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0, NULL};
+	    TAS_REQUIRED, RACK, 4, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct tas_request l = {
-	    TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL, 0, NULL};
+	    TAS_REQUIRED, RACK, 2, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 	struct api_topology_assignment a, b;
 	char msg[256];
 	cu_error err;
@@ -295,7 +279,7 @@ Test(tas_slices, charged_slices_take_capacity)
 {
 	struct tas_tree *t = fixture();
 	struct tas_request r = {
-	    TAS_REQUIRED, RACK, 8, one_cpu, 1, HOST, 2, NULL};
+	    TAS_REQUIRED, RACK, 8, one_cpu, 1, HOST, 2, NULL, NULL, 0};
 	struct api_topology_assignment a, b;
 	char msg[256], got[512];
 	cu_error err;
@@ -304,7 +288,7 @@ Test(tas_slices, charged_slices_take_capacity)
 	cr_assert_eq(
 	    tas_tree_assignment_usage(t, &a, one_cpu, 1, 1, &err), CU_OK);
 	cr_assert_eq(tas_place(t, &r, &b, msg, sizeof(msg), &err), CU_OK);
-	render(&b, got, sizeof(got));
+	fx_tas_render(&b, got, sizeof(got));
 	cr_assert_str_eq(got, "b1-r2-n1:2,b1-r2-n2:2,b1-r2-n3:2,b1-r2-n4:2");
 	api_topology_assignment_dispose(&a);
 	api_topology_assignment_dispose(&b);
@@ -325,7 +309,7 @@ Test(tas_slices, one_pod_slices_are_plain_placement)
 		struct tas_tree *t = fixture();
 		enum tas_mode mode = (enum tas_mode)(1 + round % 2);
 		struct tas_request r = {mode, levels[round % 3 % 2],
-		    1 + round % 13, one_cpu, 1, NULL, 0, NULL};
+		    1 + round % 13, one_cpu, 1, NULL, 0, NULL, NULL, 0};
 		struct tas_request s = r;
 		struct api_topology_assignment a, b;
 		char m1[256], m2[256], g1[512], g2[512];
@@ -347,8 +331,8 @@ Test(tas_slices, one_pod_slices_are_plain_placement)
 		rc1 = tas_place(t, &r, &a, m1, sizeof(m1), &err);
 		rc2 = tas_place(t, &s, &b, m2, sizeof(m2), &err);
 		cr_assert_eq(rc1, rc2, "round %d: %s / %s", round, m1, m2);
-		render(&a, g1, sizeof(g1));
-		render(&b, g2, sizeof(g2));
+		fx_tas_render(&a, g1, sizeof(g1));
+		fx_tas_render(&b, g2, sizeof(g2));
 		cr_assert_str_eq(g1, g2, "round %d", round);
 		if (rc1 != CU_OK)
 			cr_assert_str_eq(m1, m2, "round %d", round);
@@ -476,7 +460,7 @@ Test(tas_slices, replace_failed_node)
 		const struct replace_case *c = &replace_cases[i];
 		struct tas_tree *t = fixture();
 		struct tas_request r = {c->mode, c->level, c->count, one_cpu, 1,
-		    c->slice_level, c->slice_size, NULL};
+		    c->slice_level, c->slice_size, NULL, NULL, 0};
 		struct api_topology_assignment a, b;
 		char msg[256], got[512];
 		cu_error err;
@@ -488,14 +472,14 @@ Test(tas_slices, replace_failed_node)
 		    tas_tree_assignment_usage(t, &a, one_cpu, 1, 1, &err),
 		    CU_OK);
 		c->setup(t);
-		render(&a, got, sizeof(got));
+		fx_tas_render(&a, got, sizeof(got));
 		cr_assert(strstr(got, c->failed) != NULL, "%s: placed %s",
 		    c->name, got);
 		rc = tas_replace(
 		    t, &a, c->failed, &r, &b, msg, sizeof(msg), &err);
 		cr_assert_eq(rc, c->rc, "%s: rc %d (%s)", c->name, rc, msg);
 		if (rc == CU_OK) {
-			render(&b, got, sizeof(got));
+			fx_tas_render(&b, got, sizeof(got));
 			cr_assert_str_eq(got, c->want, "%s", c->name);
 		} else {
 			cr_assert_str_eq(msg, c->want, "%s", c->name);
