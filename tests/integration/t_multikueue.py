@@ -470,6 +470,35 @@ def worker_lost(s):
         k.stop()
 
 
+@case("multikueue-started-when-answers-come-after-events")
+def answers_after_events(s):
+    """The manager's API server answers every Workload patch 1.5 s after
+    carrying it out, so the watch events of the check-Ready and Admitted
+    writes reach the controller before their answers: the job reconcile
+    those events ask for finds a write in flight to the Workload and
+    skips the Job. The answers must bring the Job back: it is started
+    (unsuspended), runs on the worker and completes on the manager (the
+    88 manager Jobs of the 1,000-Job bench were never unsuspended)."""
+    k = Clusters(s, "9", "9")
+    try:
+        code, _, body = s.raw("POST", "/__test/faults", {"rules": [
+            {"method": "PATCH", "pathPrefix": KQ + "/namespaces/%s/workloads/"
+             % NS, "answerDelayMs": 1500}]})
+        eq(code, 200, "faults: %r" % body)
+        start_job(s, job("late", runtime_ms=1500))
+        wait_wl(s, "late", lambda w: is_true(w, "Admitted") and
+                check_of(w).get("state") == "Ready", 60,
+                what="Admitted with the check Ready")
+        wait_for(lambda: s.get_json("/apis/batch/v1/namespaces/%s/jobs/late"
+                                    % NS)["spec"].get("suspend") is False,
+                 30, what="the manager's Job unsuspended")
+        wait_for(lambda: is_true(s.get_json(
+            "/apis/batch/v1/namespaces/%s/jobs/late" % NS), "Complete"), 60,
+            what="the manager's Job Complete")
+    finally:
+        k.stop()
+
+
 @case("multikueue-finish-bounded-by-worker-lost-timeout")
 def finish_bounded(s):
     """The winner's copy of the Workload is Finished on the worker while
