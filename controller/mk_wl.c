@@ -495,8 +495,7 @@ static void finish(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 	int64_t waited = since != NULL && since->n != 0 ? now - since->n : 0;
 	int64_t limit = mk->c->cfg->mk.worker_lost_ns;
 
-	if (rj != NULL &&
-	    rec_mk_finish_waits(x->wl, x->fw, rj, held, patch, waited, limit)) {
+	if (rec_mk_finish_waits(x->wl, x->fw, rj, held, patch, waited, limit)) {
 		if (!held)
 			job_status_write(mk->c, x->id, x->job, patch);
 		else
@@ -510,7 +509,7 @@ static void finish(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 			: now + MK_FINISH_POLL_NS);
 		return;
 	}
-	if (rj != NULL && waited >= limit &&
+	if (waited >= limit &&
 	    rec_mk_finish_waits(x->wl, x->fw, rj, held, patch, 0, 1)) {
 		/* Given up: the last status seen is copied as the Workload
 		 * finishes (Kueue copies the worker job's status once, then

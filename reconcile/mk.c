@@ -466,8 +466,8 @@ bool rec_mk_finish_waits(const json_t *local, const struct rec_fw *fw,
 {
 	if (cond_true(local, REC_COND_EVICTED) || waited_ns >= limit_ns)
 		return false;
-	if (remote != NULL && fw != NULL &&
-	    !rec__doc_finished(fw, remote, NULL, NULL))
+	if (fw != NULL &&
+	    (remote == NULL || !rec__doc_finished(fw, remote, NULL, NULL)))
 		return true;
 	return job_suspended || status_patch != NULL;
 }
