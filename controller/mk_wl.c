@@ -479,8 +479,9 @@ static void forget_choice(ctl *c, const char *uid)
 }
 
 /* A copy on win [borrowed] finished: the worker job's final status onto
- * the manager's job first (rec_mk_finish_waits), then the Workload
- * Finished. */
+ * the manager's job first (rec_mk_finish_waits, for up to
+ * workerLostTimeout from the first time it held the write back), then
+ * the Workload Finished. */
 static void finish(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
     const struct rec_mk_plan *p, struct mk_worker *win, int64_t now)
 {
@@ -489,15 +490,40 @@ static void finish(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 	    ctl_jmeta(x->job, "name"), &rres);
 	bool held = suspended(x->fw, x->job);
 	json_t *patch = rj != NULL ? rec_mk_job_status_patch(x->job, rj) : NULL;
+	struct ctl_kent *since =
+	    ctl_keys_get(&mk->finishing, CTL_K2(x->ns, x->name));
+	int64_t waited = since != NULL && since->n != 0 ? now - since->n : 0;
+	int64_t limit = mk->c->cfg->mk.worker_lost_ns;
 
-	if (rj != NULL && rec_mk_finish_waits(x->wl, x->fw, rj, held, patch)) {
+	if (rec_mk_finish_waits(x->wl, x->fw, rj, held, patch, waited, limit)) {
 		if (!held)
 			job_status_write(mk->c, x->id, x->job, patch);
 		else
 			json_decref(patch);
-		(void)ctl_keys_put(&mk->finishing, CTL_K2(x->ns, x->name));
-		wake_at(mk, now, now + MK_FINISH_POLL_NS);
+		since = ctl_keys_put(&mk->finishing, CTL_K2(x->ns, x->name));
+		if (since != NULL && since->n == 0)
+			since->n = now;
+		wake_at(mk, now,
+		    since != NULL && since->n + limit < now + MK_FINISH_POLL_NS
+			? since->n + limit
+			: now + MK_FINISH_POLL_NS);
 		return;
+	}
+	if (waited >= limit &&
+	    rec_mk_finish_waits(x->wl, x->fw, rj, held, patch, 0, 1)) {
+		/* Given up: the last status seen is copied as the Workload
+		 * finishes (Kueue copies the worker job's status once, then
+		 * finishes). */
+		cu_warn(
+		    "multikueue: workload %s/%s: the job on %s was not seen "
+		    "finished, or the manager's job never showed its "
+		    "status, within workerLostTimeout; the Workload is "
+		    "finished as its copy there",
+		    x->ns, x->name, win->name);
+		if (!held) {
+			job_status_write(mk->c, x->id, x->job, patch);
+			patch = NULL;
+		}
 	}
 	json_decref(patch);
 	(void)ctl_keys_del(&mk->finishing, CTL_K2(x->ns, x->name));

@@ -97,7 +97,11 @@ struct ctl_pipe {
 	 * we wrote and must not be acted on (it would undo or repeat the
 	 * write). */
 	ctl_keys expect;
-	ctl_keys busy;	   /* object key: a write to it is in flight */
+	ctl_keys busy; /* object key: a write to it is in flight */
+	/* object key of a write in flight -> the object skipped while it
+	 * is (ctl_pipe_await_answer): s[0] its kind, s[1] its name, in the
+	 * key's namespace */
+	ctl_keys waiters;
 	ctl_keys retry_at; /* object key -> n: ms a failed write is retried */
 	/* object key -> n: refusals in a row of writes to the object, for
 	 * the back-off. */
@@ -198,6 +202,7 @@ int ctl_pipe_new(
 	p->o = *opts;
 	ctl_keys_init(&p->expect, 3);
 	ctl_keys_init(&p->busy, 3);
+	ctl_keys_init(&p->waiters, 3);
 	ctl_keys_init(&p->retry_at, 3);
 	ctl_keys_init(&p->refused, 3);
 	rate = opts->qps / CTL_REPORT_QPS_DIVISOR;
@@ -240,6 +245,7 @@ void ctl_pipe_free(ctl_pipe *p)
 		store_rollback(p->o.ledger);
 	ctl_keys_dispose(&p->expect);
 	ctl_keys_dispose(&p->busy);
+	ctl_keys_dispose(&p->waiters);
 	ctl_keys_dispose(&p->retry_at);
 	ctl_keys_dispose(&p->refused);
 	cu_free(p);
@@ -502,6 +508,33 @@ bool ctl_pipe_awaits(const ctl_pipe *p, const char *const *key)
 	       ctl_keys_get(&p->expect, key) != NULL;
 }
 
+void ctl_pipe_await_answer(
+    ctl_pipe *p, const char *const *key, const char *kind, const char *name)
+{
+	struct ctl_kent *e;
+
+	if (key == NULL || kind == NULL || name == NULL ||
+	    ctl_keys_get(&p->busy, key) == NULL)
+		return;
+	if ((e = ctl_keys_put(&p->waiters, key)) == NULL)
+		return;
+	if (ctl_keys_set_str(e, 0, kind) != CU_OK ||
+	    ctl_keys_set_str(e, 1, name) != CU_OK)
+		ctl_keys_del(&p->waiters, key);
+}
+
+/* The write to key is done (answered, or not sent): the object that
+ * waited for it (ctl_pipe_await_answer) is looked at again. */
+static void wake_waiter(ctl_pipe *p, const char *const *key)
+{
+	struct ctl_kent *e = ctl_keys_get(&p->waiters, key);
+
+	if (e == NULL)
+		return;
+	p->o.hooks.mark(CTL_K3(e->s[0], key[1], e->s[1]), p->o.hooks.payload);
+	ctl_keys_del(&p->waiters, key);
+}
+
 unsigned ctl_pipe_refusals(const ctl_pipe *p, const char *const *key)
 {
 	const struct ctl_kent *r = ctl_keys_get(&p->refused, key);
@@ -606,6 +639,7 @@ static void answer_expect(
 	ctl_keys_del(&p->busy, key);
 	if (resp->err == CU_OK && rv != NULL)
 		expect_set(p, key, rv);
+	wake_waiter(p, key);
 	/* A conflict: our cache was behind. Wait for a newer object rather
 	 * than retrying against the same old one. */
 	if (resp->err == CU_ECONFLICT && f->sent_rv > 0) {
@@ -768,8 +802,10 @@ static void send_one(ctl_pipe *p, struct ctl_pipe_write *w)
 		budget_release(p, &f->w);
 		p->o.hooks.settle(
 		    &f->w, CTL_PIPE_SEND_FAILED, NULL, p->o.hooks.payload);
-		if (f->w.expect[0] != NULL)
+		if (f->w.expect[0] != NULL) {
 			ctl_keys_del(&p->busy, key_of(f->w.expect));
+			wake_waiter(p, key_of(f->w.expect));
+		}
 		inflight_free(f);
 		return;
 	}

@@ -231,6 +231,17 @@ void ctl_pipe_gone_past_expect(
 
 /* A write to key is in flight or its result not yet in the cache. */
 bool ctl_pipe_awaits(const ctl_pipe *p, const char *const *key);
+/*
+ * The object {kind, key's namespace, name} [all borrowed; copied] was
+ * not reconciled because a write to key is in flight (ctl_pipe_stale or
+ * ctl_pipe_awaits said so): that write's answer, or its failure to be
+ * sent, marks it again (hooks.mark), as it marks the write's own key and
+ * owner. Its watch event may have come, and been skipped, before the
+ * answer: without this nothing would look at the object again. One such
+ * object per key (the last); nothing when no write to key is in flight.
+ */
+void ctl_pipe_await_answer(
+    ctl_pipe *p, const char *const *key, const char *kind, const char *name);
 /* How many writes to key [borrowed] were refused in a row (the back-off's
  * count; 0 after a success or never). */
 unsigned ctl_pipe_refusals(const ctl_pipe *p, const char *const *key);

@@ -546,10 +546,15 @@ static bool job_gate(ctl *c, json_t *obj, const char *ns, const char **queue)
 
 /* The job's Workload ns/wlname as cached, decoded into *wl (*have), or
  * *awaited: our own last write to it has not reached the cache (stale,
- * or busy/expected while absent: our create is not there yet). */
-static void job_workload(ctl *c, const char *ns, const char *wlname,
+ * or busy/expected while absent: our create is not there yet). The job
+ * (key [borrowed]) skipped while a write to the Workload is in flight is
+ * looked at again when it is answered: its watch event may have come
+ * first, and been skipped. */
+static void job_workload(ctl *c, const char *const *key, const char *wlname,
     struct api_workload *wl, bool *have, bool *awaited)
 {
+	const char *ns = key[1];
+
 	json_t *wlobj = api_informer_get(c->inf[INF_WL], ns, wlname);
 	const char *const *ek = CTL_K3(CTL_KIND_WL, ns, wlname);
 	cu_error err = {0}; /* an out parameter; cppcheck's CTU flags it */
@@ -566,6 +571,8 @@ static void job_workload(ctl *c, const char *ns, const char *wlname,
 		ctl_pipe_gone_past_expect(c->pipe, c->inf[INF_WL], ek);
 		*awaited = ctl_pipe_awaits(c->pipe, ek);
 	}
+	if (*awaited)
+		ctl_pipe_await_answer(c->pipe, ek, key[0], key[2]);
 }
 
 /* A job of informer id as cached (obj [borrowed]) decoded into *j: the
@@ -674,8 +681,11 @@ static bool slices_gather(ctl *c, const char *ns, const char *name,
 		const char *wn = ctl_jmeta(wl, "name");
 
 		if (wn != NULL &&
-		    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, wn), wl))
+		    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, wn), wl)) {
 			sl->awaited = true;
+			ctl_pipe_await_answer(
+			    c->pipe, CTL_K3(CTL_KIND_WL, ns, wn), o.kind, name);
+		}
 		if (api_workload_decode(&sl->wls[sl->n], wl, &err) != CU_OK)
 			continue;
 		sl->ptrs[sl->n] = &sl->wls[sl->n];
@@ -685,8 +695,11 @@ static bool slices_gather(ctl *c, const char *ns, const char *name,
 	rec_slices_pick(sl->ptrs, sl->n, &sl->pick);
 	if (ctl_pipe_awaits(c->pipe, CTL_K3(CTL_KIND_WL, ns, sl->slice_name)) &&
 	    (sl->pick.wl == NULL ||
-		strcmp(sl->pick.wl->meta.name, sl->slice_name) != 0))
+		strcmp(sl->pick.wl->meta.name, sl->slice_name) != 0)) {
 		sl->awaited = true;
+		ctl_pipe_await_answer(c->pipe,
+		    CTL_K3(CTL_KIND_WL, ns, sl->slice_name), o.kind, name);
+	}
 	return true;
 }
 
@@ -769,7 +782,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	if ((wlname = job_wl_name(c, ns, name, &j, &prebuilt, &sl, &sliced)) ==
 	    NULL)
 		goto out;
-	job_workload(c, ns, wlname, &wl, &have_wl, &v.wl_awaited);
+	job_workload(c, key, wlname, &wl, &have_wl, &v.wl_awaited);
 	v.wl_awaited |= sliced && sl.awaited;
 	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,
 	    ctl_lookup_pc_default,
@@ -933,7 +946,7 @@ void ctl_reconcile_pod_group(ctl *c, const char *const *key, int64_t now)
 	/* The gate first, on the group's Pods (they share a namespace). */
 	if (n > 0 && !job_gate(c, (json_t *)pods[0], ns, &v.queue_name))
 		goto out;
-	job_workload(c, ns, name, &wl, &have_wl, &v.wl_awaited);
+	job_workload(c, key, name, &wl, &have_wl, &v.wl_awaited);
 	if (n == 0 && (!have_wl || !group_workload(&wl)))
 		goto out;
 	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,

@@ -461,12 +461,13 @@ static void dispatch(const struct rec_mk_in *in, struct rec_mk_plan *out)
 }
 
 bool rec_mk_finish_waits(const json_t *local, const struct rec_fw *fw,
-    const json_t *remote, bool job_suspended, const json_t *status_patch)
+    const json_t *remote, bool job_suspended, const json_t *status_patch,
+    int64_t waited_ns, int64_t limit_ns)
 {
-	if (cond_true(local, REC_COND_EVICTED))
+	if (cond_true(local, REC_COND_EVICTED) || waited_ns >= limit_ns)
 		return false;
-	if (remote != NULL && fw != NULL &&
-	    !rec__doc_finished(fw, remote, NULL, NULL))
+	if (fw != NULL &&
+	    (remote == NULL || !rec__doc_finished(fw, remote, NULL, NULL)))
 		return true;
 	return job_suspended || status_patch != NULL;
 }

@@ -2488,17 +2488,25 @@ json_t *rec_mk_job_status_patch(const json_t *doc, const json_t *remote);
 
 /* FINISH: is the Finished write of the manager's Workload local
  * [borrowed] held back? Unless it is evicted, the worker's job remote
- * [borrowed; NULL: none seen, nothing to wait for] of framework fw
+ * [borrowed; NULL: not seen yet, waited for too] of framework fw
  * [static] must be seen finished (the worker's Workload and job come
  * by two watches: its Workload may show Finished before its job's last
- * status), the manager's job must be running (job_suspended false: its
- * unsuspend may come after a short job already finished on the worker)
- * and show the worker job's status (status_patch [borrowed; may be
- * NULL], from rec_mk_job_status_patch, NULL: nothing to copy): once
- * finished, the copies go and the final status could never be copied
- * back. */
+ * status, or before its job at all: under load a watch lags by
+ * seconds, and the job ran meanwhile), the manager's job must be running
+ * (job_suspended false: its unsuspend may come after a short job already
+ * finished on the worker) and show the worker job's status (status_patch
+ * [borrowed; may be NULL], from rec_mk_job_status_patch, NULL: nothing to
+ * copy): once finished, the copies go and the final status could never be
+ * copied back. The wait is bounded: once waited_ns (since the manager first
+ * held the write back) reaches limit_ns (workerLostTimeout), it is
+ * written anyway, with what was copied (Kueue never waits: it copies the
+ * worker job's status once and finishes), or a worker Workload finished
+ * while its job never finishes (finished on the worker by hand or by its
+ * own controller, the job left running) would hold the manager's
+ * Workload, and its quota, for ever. */
 bool rec_mk_finish_waits(const json_t *local, const struct rec_fw *fw,
-    const json_t *remote, bool job_suspended, const json_t *status_patch);
+    const json_t *remote, bool job_suspended, const json_t *status_patch,
+    int64_t waited_ns, int64_t limit_ns);
 
 /* The status merge patch that makes the manager's job doc [borrowed]
  * show no running pods (a Job's active and ready, a JobSet's

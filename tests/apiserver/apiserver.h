@@ -125,6 +125,8 @@ struct as_fault {
 	int remaining;	    /* requests still to fault; < 0 = unlimited */
 	double probability; /* 0..1 (1 = always) */
 	int latency_ms;	    /* added before answering */
+	/* the request is carried out, its answer sent this much later */
+	int answer_delay_ms;
 };
 
 /* The front-proxy client certificate's CN (kube's usual name). */

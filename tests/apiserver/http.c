@@ -29,7 +29,10 @@ struct as_req {
 	bool delayed_once; /* latency already added */
 	bool suspended;
 	ev_timer delay;
-	struct as_admit *admit;	    /* owned; admission state (webhooks.c) */
+	struct as_admit *admit; /* owned; admission state (webhooks.c) */
+	/* owned: an answer held back after the request was carried out
+	 * (a fault's answerDelayMs): sent when the delay ends */
+	struct as_resp *held;
 	struct as_req *next, *prev; /* list of suspended requests */
 };
 
@@ -373,6 +376,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 
 	user = authenticate(srv, conn);
 	req.user = user ? user : "system:anonymous";
+	if (rq->held != NULL) {
+		resp = *rq->held;
+		cu_free(rq->held);
+		rq->held = NULL;
+		goto send;
+	}
 	fault = strncmp(rq->url, "/__test/", 8) == 0
 		    ? NULL
 		    : as_fault_match(srv, rq->method, rq->url);
@@ -430,7 +439,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 			suspend_for(rq, resp.delay_ms > 0 ? resp.delay_ms : 50);
 			return MHD_YES;
 		}
+		/* Carried out (its watch events go now), answered later. */
+		if (fault != NULL && fault->answer_delay_ms > 0 &&
+		    resp.watch == NULL &&
+		    (rq->held = cu_malloc(sizeof(*rq->held))) != NULL) {
+			*rq->held = resp;
+			suspend_for(rq, fault->answer_delay_ms);
+			return MHD_YES;
+		}
 	}
+send:
 	ret = send_resp(rq, &resp, &code);
 	if (code >= 200 && code < 300 && is_write(rq->method) &&
 	    strncmp(rq->url, "/__test/", 8) != 0)
@@ -482,6 +500,12 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 			suspended_reqs = rq->next;
 		if (rq->next)
 			rq->next->prev = rq->prev;
+	}
+	if (rq->held != NULL) {
+		json_decref(rq->held->body);
+		cu_free(rq->held->raw);
+		cu_free(rq->held->warning);
+		cu_free(rq->held);
 	}
 	as_admit_free(rq->admit);
 	cu_free(rq->method);

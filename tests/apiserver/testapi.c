@@ -10,7 +10,10 @@
  *   POST   /__test/compact         compact history up to the current rv
  *   POST   /__test/faults          {"rules":[{method,pathPrefix,code,
  *                                   retryAfter,plain,count,probability,
- *                                   latencyMs}]} replaces the rules
+ *                                   latencyMs,answerDelayMs}]}
+ *                                   replaces the rules (answerDelayMs:
+ *                                   the request is carried out, its
+ *                                   answer sent that much later)
  *   DELETE /__test/faults          clear the rules
  *   POST   /__test/drop-watches    close every open watch now
  *   GET    /__test/writes          {"<user>": successful writes}
@@ -149,6 +152,8 @@ static void set_faults(
 		f->probability = json_is_number(v) ? json_number_value(v) : 1.0;
 		f->latency_ms =
 		    (int)json_integer_value(json_object_get(r, "latencyMs"));
+		f->answer_delay_ms = (int)json_integer_value(
+		    json_object_get(r, "answerDelayMs"));
 		srv->nfaults++;
 	}
 	ok(resp, NULL);

@@ -27,7 +27,10 @@ servers' access logs:
     API server by kind, and its writes to the workers (their access
     logs, User-Agent "... multikueue"), per Job.
 Sanity (the run fails on any): every Job Complete on the manager, each
-ran on exactly one worker, none on two workers at once.
+ran on exactly one worker, none on two workers at once. A run that
+times out names the manager Jobs not Complete, counted by state (the
+Job suspended or running, its Workload's conditions, the check's
+state).
 
 Environment: CUEUE_BIN (the programs; make bench: the release build),
 BENCH_OUT (default build/bench), BENCH_MK_JOBS (3000), BENCH_MK_WORKERS
@@ -135,6 +138,28 @@ def done(s, k):
     return complete, left
 
 
+def stuck(s):
+    """The manager Jobs not Complete, counted by (the Job suspended?, its
+    Workload's True conditions, the check's state), with a few names of
+    each: what a run that timed out left behind."""
+    wls = {owner(w): w for w in s.get_json(
+        KQ + "/namespaces/%s/workloads" % NS)["items"]}
+    by = collections.defaultdict(list)
+    for j in s.get_json("/apis/batch/v1/namespaces/%s/jobs" % NS)["items"]:
+        if is_true(j, "Complete"):
+            continue
+        name = j["metadata"]["name"]
+        w = wls.get(name) or {}
+        conds = ",".join(sorted(
+            c["type"] for c in (w.get("status") or {}).get("conditions")
+            or [] if c.get("status") == "True")) or "-"
+        key = ("suspended" if j["spec"].get("suspend") else "running",
+               conds, check_of(w).get("state", "-"))
+        by[key].append(name)
+    return {"%s; Workload %s; check %s" % k: "%d (%s)" % (
+        len(v), " ".join(sorted(v)[:3])) for k, v in sorted(by.items())}
+
+
 def run(s):
     k = Clusters(s, *[str(QUOTA)] * WORKERS, config=CONFIG,
                  ctl_args=("--zap-log-level", "info"), manager_cpu=QUOTA)
@@ -171,7 +196,8 @@ def run(s):
                 break
             if time.monotonic() - t0 > TIMEOUT_S:
                 raise cuetest.Failure("timeout: %d/%d Complete, %d copies "
-                                      "left" % (complete, N, left))
+                                      "left; not Complete: %s" % (
+                                          complete, N, left, stuck(s)))
             time.sleep(2)
         t_end = time.monotonic()
         ready, admit, ran_on = times(k, created)

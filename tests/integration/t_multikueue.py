@@ -470,6 +470,87 @@ def worker_lost(s):
         k.stop()
 
 
+@case("multikueue-started-when-answers-come-after-events")
+def answers_after_events(s):
+    """The manager's API server answers every Workload patch 1.5 s after
+    carrying it out, so the watch events of the check-Ready and Admitted
+    writes reach the controller before their answers: the job reconcile
+    those events ask for finds a write in flight to the Workload and
+    skips the Job. The answers must bring the Job back: it is started
+    (unsuspended), runs on the worker and completes on the manager (the
+    88 manager Jobs of the 1,000-Job bench were never unsuspended)."""
+    k = Clusters(s, "9", "9")
+    try:
+        code, _, body = s.raw("POST", "/__test/faults", {"rules": [
+            {"method": "PATCH", "pathPrefix": KQ + "/namespaces/%s/workloads/"
+             % NS, "answerDelayMs": 1500}]})
+        eq(code, 200, "faults: %r" % body)
+        start_job(s, job("late", runtime_ms=1500))
+        wait_wl(s, "late", lambda w: is_true(w, "Admitted") and
+                check_of(w).get("state") == "Ready", 60,
+                what="Admitted with the check Ready")
+        wait_for(lambda: s.get_json("/apis/batch/v1/namespaces/%s/jobs/late"
+                                    % NS)["spec"].get("suspend") is False,
+                 30, what="the manager's Job unsuspended")
+        wait_for(lambda: is_true(s.get_json(
+            "/apis/batch/v1/namespaces/%s/jobs/late" % NS), "Complete"), 60,
+            what="the manager's Job Complete")
+    finally:
+        k.stop()
+
+
+@case("multikueue-finish-bounded-by-worker-lost-timeout")
+def finish_bounded(s):
+    """The winner's copy of the Workload is Finished on the worker while
+    its job runs on there (finished by hand): the manager waits for the
+    worker's job to be seen finished, but no longer than
+    workerLostTimeout (5 s here); then its Workload is Finished as its
+    copy (reason and message), the manager's Job keeps the worker job's
+    last status, and the copies go."""
+    k = Clusters(s, "9", "9")
+    try:
+        start_job(s, job("f", runtime_ms=120000))
+        w = wait_wl(s, "f", lambda w: check_of(w).get("state") == "Ready",
+                    40, what="the check Ready")
+        win = 0 if w["status"]["clusterName"] == W1 else 1
+        worker = k.w[win]
+        wait_for(lambda: any(job_running(o) for n, o in k.history[win + 1]
+                             if n == "f"), 30, what="the job running")
+        path = KQ + "/namespaces/%s/workloads/%s" % (
+            NS, w["metadata"]["name"])
+        copy = worker.get_json(path)
+        conds = [c for c in copy["status"].get("conditions") or []
+                 if c.get("type") != "Finished"]
+        conds.append({"type": "Finished", "status": "True",
+                      "reason": "FinishedByHand",
+                      "message": "finished on the worker, job left running",
+                      "lastTransitionTime": time.strftime(
+                          "%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        t0 = time.monotonic()
+        code, _, body = worker.raw(
+            "PATCH", path + "/status", {"status": {"conditions": conds}},
+            headers={"Content-Type": "application/merge-patch+json"})
+        eq(code, 200, "the copy Finished on the worker: %r" % body)
+        done = wait_wl(s, "f", lambda w: is_true(w, "Finished"), 60,
+                       what="the manager's Workload Finished")
+        check(time.monotonic() - t0 >= 5.0,
+              "finished only after workerLostTimeout (waited %.1f s)" %
+              (time.monotonic() - t0))
+        c = cond(done, "Finished")
+        eq((c["reason"], c["message"]),
+           ("FinishedByHand", "finished on the worker, job left running"),
+           "the copy's reason and message")
+        j = s.get_json("/apis/batch/v1/namespaces/%s/jobs/f" % NS)
+        check(not is_true(j, "Complete"), "the manager's Job not Complete")
+        eq((j.get("status") or {}).get("active"), 1,
+           "the worker job's last status on the manager's Job")
+        wait_for(lambda: not worker.get_json(
+            "/apis/batch/v1/namespaces/%s/jobs" % NS)["items"], 30,
+            what="the worker's job removed")
+    finally:
+        k.stop()
+
+
 @case("multikueue-jobset")
 def jobset_case(s):
     """A JobSet is dispatched likewise: admitted on exactly one worker,

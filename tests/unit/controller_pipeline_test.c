@@ -8,6 +8,7 @@
  * ledger transaction committed by a flush that sends nothing.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "controller/pipeline.h"
@@ -46,7 +47,11 @@ static void no_drained(void *payload)
 
 static store *ledger;
 
-static ctl_pipe *new_pipe(double qps)
+/* A pipeline on a new in-memory ledger, with these two hooks. */
+static ctl_pipe *new_pipe_hooked(double qps,
+    void (*settle)(const struct ctl_pipe_write *, enum ctl_pipe_outcome,
+	const struct api_response *, void *),
+    void (*mark)(const char *const *, void *))
 {
 	struct ctl_pipe_opts o;
 	ctl_pipe *p = NULL;
@@ -57,12 +62,17 @@ static ctl_pipe *new_pipe(double qps)
 	memset(&o, 0, sizeof(o));
 	o.ledger = ledger;
 	o.qps = qps;
-	o.hooks.settle = no_settle;
-	o.hooks.mark = no_mark;
+	o.hooks.settle = settle;
+	o.hooks.mark = mark;
 	o.hooks.informer = no_informer;
 	o.hooks.drained = no_drained;
 	cr_assert_eq(ctl_pipe_new(&p, &o, &err), CU_OK, "%s", err.msg);
 	return p;
+}
+
+static ctl_pipe *new_pipe(double qps)
+{
+	return new_pipe_hooked(qps, no_settle, no_mark);
 }
 
 static void free_pipe(ctl_pipe *p)
@@ -323,6 +333,64 @@ Test(pipeline, events_are_sent_after_the_turns_decisions)
 	for (size_t i = 0; i < 4; i++)
 		cr_assert_eq(sent_order[i], want[i], "write %zu", i);
 	cr_assert_eq(ctl_pipe_queued(p), 0);
+	free_pipe(p);
+}
+
+static char marked[4][3][32];
+static size_t nmarked;
+
+static void record_mark(const char *const *key, void *payload)
+{
+	(void)payload;
+	cr_assert_lt(nmarked, 4);
+	for (size_t i = 0; i < 3; i++)
+		snprintf(marked[nmarked][i], sizeof(marked[nmarked][i]), "%s",
+		    key[i]);
+	nmarked++;
+}
+
+static void ignore_settle(const struct ctl_pipe_write *w,
+    enum ctl_pipe_outcome outcome, const struct api_response *resp,
+    void *payload)
+{
+	(void)w;
+	(void)outcome;
+	(void)resp;
+	(void)payload;
+}
+
+/* A job reconciler that skipped its job because a write to the job's
+ * Workload was in flight (a write of another reconciler: no owner) is
+ * brought back by that write's end. Else, when the Workload's watch
+ * event came (and marked the job, skipped again) before the write's
+ * answer, nothing looked at the job again: MultiKueue manager Jobs were
+ * never started after the check-Ready and Admitted writes. Here the
+ * write's send fails (no client): an end like an answer. */
+Test(pipeline, a_job_skipped_for_a_write_in_flight_is_marked_at_its_end)
+{
+	ctl_pipe *p = new_pipe_hooked(50, ignore_settle, record_mark);
+	struct ctl_pipe_write *w;
+
+	nmarked = 0;
+	w = ctl_pipe_queue(
+	    p, CTL_PIPE_WL_STATUS, NULL, "team", "x", NULL, json_object());
+	ctl_pipe_expect(p, w, X, true);
+	ctl_pipe_await_answer(p, X, CTL_KIND_JOB, "job-x");
+	/* Nothing in flight to y: nothing to wait for. */
+	ctl_pipe_await_answer(p, Y, CTL_KIND_JOB, "job-y");
+	cr_assert_eq(nmarked, 0);
+	ctl_pipe_flush(p);
+	cr_assert_not(ctl_pipe_awaits(p, X));
+	cr_assert_eq(nmarked, 1, "the skipped job is looked at again");
+	cr_assert_str_eq(marked[0][0], CTL_KIND_JOB);
+	cr_assert_str_eq(marked[0][1], "team");
+	cr_assert_str_eq(marked[0][2], "job-x");
+	/* Once: the next write's end does not mark it again. */
+	w = ctl_pipe_queue(
+	    p, CTL_PIPE_WL_STATUS, NULL, "team", "x", NULL, json_object());
+	ctl_pipe_expect(p, w, X, true);
+	ctl_pipe_flush(p);
+	cr_assert_eq(nmarked, 1);
 	free_pipe(p);
 }
 
