@@ -85,11 +85,14 @@ const struct ctl_compat ctl_compat_table[] = {
 	"trainer.kubeflow.org/trainjob, "
 	"pod (plain Pods and pod groups), deployment (its Pods one by "
 	"one), statefulset (its Pods one pod group; scaled only to and from "
-	"zero, as Kueue; the group's Workload is owned by its Pods, not the "
-	"StatefulSet, and a preempted group is queued as a new Workload) and "
-	"leaderworkerset.x-k8s.io/leaderworkerset (a pod group per replica, "
-	"pod sets leader and worker, same Workload ownership); others are "
-	"refused at load; docs/frameworks.md"},
+	"zero, as Kueue; the group's Workload is Kueue's, "
+	"statefulset-<name>-<hash of name and uid>, owned by the "
+	"StatefulSet, kept across preemption and on hold at zero replicas) "
+	"and leaderworkerset.x-k8s.io/leaderworkerset (a pod group per "
+	"replica, pod sets leader and worker; its Workloads are owned by the "
+	"group's Pods, not the LeaderWorkerSet, and a preempted group is "
+	"queued as a new Workload); others are refused at load; "
+	"docs/frameworks.md"},
     {"Configuration", "integrations.externalFrameworks", S,
 	CTL_COMPAT_WARN_NEVER,
 	"Kind.version.group each; Workloads owned by those kinds are queued "

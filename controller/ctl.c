@@ -194,9 +194,12 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 			const char *name =
 			    json_string_value(json_object_get(r, "name"));
 
-			/* A pod group's Workload is owned by its Pods, none
-			 * of them its controller, and named after it. */
-			if (kind != NULL && strcmp(kind, "Pod") == 0 &&
+			/* A pod group's Workload is owned by its Pods (or
+			 * its StatefulSet), none of them its controller, and
+			 * named after it. */
+			if (kind != NULL &&
+			    (strcmp(kind, "Pod") == 0 ||
+				strcmp(kind, "StatefulSet") == 0) &&
 			    !json_is_true(json_object_get(r, "controller")) &&
 			    wlname != NULL)
 				mark_job(c, CTL_KIND_POD_GROUP, ns, wlname);
@@ -976,7 +979,7 @@ int ctl_start(ctl *c, cu_error *err)
 		c->slots[i].c = c;
 		c->slots[i].id = (enum inf_id)i;
 		if ((ctl_fw_is_job((enum inf_id)i) &&
-			!ctl_fw_enabled(c->cfg, (enum inf_id)i)) ||
+			!ctl_fw_watched(c->cfg, (enum inf_id)i)) ||
 		    ((i == INF_DEVICECLASS || i == INF_RCT) &&
 			!c->cfg->dra.enabled) ||
 		    ((i == INF_TRAINRT || i == INF_CTRAINRT) &&

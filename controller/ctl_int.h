@@ -126,6 +126,22 @@ void ctl_fw_runtime_mark(ctl *c, enum inf_id id, json_t *obj);
 /* Is the framework of job informer id listed in integrations.frameworks? */
 bool ctl_fw_enabled(const struct ctl_config *cfg, enum inf_id id);
 
+/* Is job informer id's cache kept? ctl_fw_enabled, and the StatefulSets
+ * of a configured statefulset framework (pods-only: read for their pod
+ * groups, never reconciled as jobs). */
+bool ctl_fw_watched(const struct ctl_config *cfg, enum inf_id id);
+
+/* The cached apps/v1 StatefulSet [borrowed] that owns the pod group of
+ * pods[0..n) [borrowed] (a Pod's controller) or its Workload wl
+ * [borrowed, may be NULL], or NULL; *awaited when a Pod names one that
+ * is not cached yet (its event reconciles the group later). */
+const json_t *ctl_fw_sts_parent(ctl *c, const json_t *const *pods, size_t n,
+    const struct api_workload *wl, bool *awaited);
+
+/* A StatefulSet event (key {"StatefulSet", ns, name}): its pod group (the
+ * Workload name Kueue gives it) is reconciled. Event-loop thread only. */
+void ctl_fw_sts_reconcile(ctl *c, const char *const *key, int64_t now);
+
 /* The gate's per-kind switches (ns_gate_config.enabled) from cfg. */
 void ctl_fw_gate_config(const struct ctl_config *cfg, struct ns_gate_config *g);
 

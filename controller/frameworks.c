@@ -60,6 +60,82 @@ bool ctl_fw_enabled(const struct ctl_config *cfg, enum inf_id id)
 	return false;
 }
 
+bool ctl_fw_watched(const struct ctl_config *cfg, enum inf_id id)
+{
+	size_t i;
+
+	if (id != INF_STATEFULSET)
+		return ctl_fw_enabled(cfg, id);
+	for (i = 0; i < cfg->integrations.nframeworks; i++)
+		if (strcmp(cfg->integrations.frameworks[i], "statefulset") == 0)
+			return true;
+	return false;
+}
+
+/* The StatefulSet named by an ownerReference r [borrowed] if it is one
+ * and cached with r's uid; *named when r names one at all. */
+static const json_t *sts_of(
+    ctl *c, const char *ns, const struct api_owner_ref *r, bool *named)
+{
+	const json_t *sts;
+	const char *uid;
+
+	*named = r != NULL && r->kind != NULL && r->api_version != NULL &&
+		 r->name != NULL && strcmp(r->kind, "StatefulSet") == 0 &&
+		 strcmp(r->api_version, "apps/v1") == 0;
+	if (!*named || c->inf[INF_STATEFULSET] == NULL)
+		return NULL;
+	sts = api_informer_get(c->inf[INF_STATEFULSET], ns, r->name);
+	uid = ctl_jmeta((json_t *)sts, "uid");
+	return sts != NULL && uid != NULL && r->uid != NULL &&
+		       strcmp(uid, r->uid) == 0
+		   ? sts
+		   : NULL;
+}
+
+const json_t *ctl_fw_sts_parent(ctl *c, const json_t *const *pods, size_t n,
+    const struct api_workload *wl, bool *awaited)
+{
+	const json_t *sts = NULL;
+	struct api_meta m;
+	bool named = false;
+	cu_error err;
+	size_t i;
+
+	*awaited = false;
+	for (i = 0; wl != NULL && sts == NULL && i < wl->meta.n_owner_refs; i++)
+		sts = sts_of(
+		    c, wl->meta.namespace_, &wl->meta.owner_refs[i], &named);
+	if (sts != NULL || n == 0)
+		return sts;
+	if (api_meta_decode(&m, json_object_get(pods[0], "metadata"), &err) !=
+	    CU_OK)
+		return NULL;
+	sts = sts_of(c, m.namespace_, api_meta_controller(&m), &named);
+	*awaited = sts == NULL && named && c->inf[INF_STATEFULSET] != NULL;
+	api_meta_dispose(&m);
+	return sts;
+}
+
+void ctl_fw_sts_reconcile(ctl *c, const char *const *key, int64_t now)
+{
+	json_t *sts =
+	    c->inf[INF_STATEFULSET] != NULL
+		? api_informer_get(c->inf[INF_STATEFULSET], key[1], key[2])
+		: NULL;
+	const char *uid = ctl_jmeta(sts, "uid");
+	char *group = NULL;
+	cu_error err;
+
+	if (uid == NULL ||
+	    api_workload_name("StatefulSet", "apps", key[2], uid, -1,
+		API_WORKLOAD_NAME_MAX, &group, &err) != CU_OK)
+		return;
+	ctl_reconcile_pod_group(
+	    c, (const char *const[]){CTL_KIND_POD_GROUP, key[1], group}, now);
+	cu_free(group);
+}
+
 void ctl_fw_gate_config(const struct ctl_config *cfg, struct ns_gate_config *g)
 {
 	size_t id;

@@ -212,6 +212,18 @@ static void apply_engine(
 	}
 }
 
+/* The object an event item is about: the one it names in the job's
+ * informer (NULL when not cached), else the reconciled job. */
+static json_t *event_about(
+    ctl *c, const struct plan_ctx *x, const struct rec_item *it)
+{
+	if (it->name == NULL)
+		return x->job_obj;
+	return c->inf[x->inf] != NULL
+		   ? api_informer_get(c->inf[x->inf], it->ns, it->name)
+		   : NULL;
+}
+
 /* Carry out plan [consumed: freed here] in order: writes into the write
  * queue (sent after the ledger commit), events, log lines, engine
  * actions. */
@@ -227,7 +239,8 @@ static void apply_plan(ctl *c, const struct plan_ctx *x, struct rec_plan *plan)
 			apply_write(c, x, it);
 			break;
 		case REC_ITEM_EVENT:
-			ctl_emit(c, x->job_obj, it->type, it->reason, it->text);
+			ctl_emit(c, event_about(c, x, it), it->type, it->reason,
+			    it->text);
 			break;
 		case REC_ITEM_WARN:
 			cu_warn("%s", it->text);
@@ -760,6 +773,10 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 		ctl_reconcile_pod_group(c, key, now);
 		return;
 	}
+	if (id == INF_STATEFULSET) { /* pods-only: its pod group */
+		ctl_fw_sts_reconcile(c, key, now);
+		return;
+	}
 	if (inf == NULL)
 		return;
 	obj = api_informer_get(inf, ns, name);
@@ -903,13 +920,16 @@ static int32_t group_total(json_t *pod)
 	return *end == '\0' && v > 0 && v <= INT32_MAX ? (int32_t)v : 0;
 }
 
-/* A Workload cueue made for a pod group: Pods own it, none controls it. */
+/* A Workload cueue made for a pod group: Pods (or its StatefulSet) own
+ * it, none controls it. */
 static bool group_workload(const struct api_workload *wl)
 {
 	size_t i;
 
 	if (api_meta_controller(&wl->meta) != NULL)
 		return false;
+	if (rec_pod_group_parent_owned(wl))
+		return true;
 	for (i = 0; i < wl->meta.n_owner_refs; i++)
 		if (wl->meta.owner_refs[i].kind != NULL &&
 		    strcmp(wl->meta.owner_refs[i].kind, "Pod") == 0)
@@ -928,7 +948,7 @@ void ctl_reconcile_pod_group(ctl *c, const char *const *key, int64_t now)
 	struct rec_pod_group_in in;
 	struct rec_plan plan;
 	struct plan_ctx x;
-	bool have_wl = false;
+	bool have_wl = false, parent_awaited = false;
 	size_t i, n;
 	cu_error err;
 
@@ -963,6 +983,9 @@ void ctl_reconcile_pod_group(ctl *c, const char *const *key, int64_t now)
 	in.n_pods = n;
 	in.total = n > 0 ? group_total((json_t *)pods[0]) : 0;
 	in.wl = have_wl ? &wl : NULL;
+	in.parent = ctl_fw_sts_parent(c, pods, n, in.wl, &parent_awaited);
+	if (parent_awaited)
+		goto out;
 	rec_plan_init(&plan);
 	if (rec_pod_group_reconcile(&v, &in, now, &plan, &err) != CU_OK)
 		cu_warn("pod group %s/%s: %s", ns, name, err.msg);

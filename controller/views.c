@@ -220,6 +220,26 @@ static void wl_state(
 	out->quota_reserved |= held;
 	out->admitted |=
 	    held && api_conditions_true(&w->status.conditions, "Admitted");
+	out->on_hold |= rec_workload_on_hold(w);
+}
+
+static int wh_workload_named(const char *ns, const char *name,
+    struct wh_workload_state *out, void *payload, cu_error *err)
+{
+	ctl *c = payload;
+	json_t *wl = api_informer_get(c->inf[INF_WL], ns, name);
+	struct api_workload w;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (wl == NULL)
+		return CU_ENOTFOUND;
+	rc = api_workload_decode(&w, wl, err);
+	if (rc != CU_OK)
+		return rc;
+	wl_state(&w, out);
+	api_workload_dispose(&w);
+	return CU_OK;
 }
 
 static void owned_state(json_t *obj, void *payload)
@@ -240,33 +260,25 @@ static int wh_workload(const struct wh_job_ref *job,
 	ctl *c = payload;
 	const char *group = "", *kind = "";
 	char *wlname = NULL;
-	json_t *wl;
-	struct api_workload w;
 	int rc;
 
-	out->quota_reserved = out->admitted = false;
+	memset(out, 0, sizeof(*out));
 	if (!ns_gate_kind_names(job->kind, &group, &kind, NULL))
 		return CU_ENOTFOUND;
 	rc = api_workload_name(kind, group, job->name, job->uid, -1,
 	    API_WORKLOAD_NAME_MAX, &wlname, err);
 	if (rc != CU_OK)
 		return rc;
-	wl = api_informer_get(c->inf[INF_WL], job->namespace_, wlname);
+	rc = wh_workload_named(job->namespace_, wlname, out, payload, err);
 	cu_free(wlname);
-	if (wl == NULL) {
-		/* An elastic job's slices are named with its generation: the
-		 * Workloads it owns. */
-		if (job->uid == NULL || job->uid[0] == '\0' ||
-		    api_informer_foreach_owned(
-			c->inf[INF_WL], job->uid, owned_state, out) == 0)
-			return CU_ENOTFOUND;
-		return CU_OK;
-	}
-	rc = api_workload_decode(&w, wl, err);
-	if (rc != CU_OK)
+	if (rc != CU_ENOTFOUND)
 		return rc;
-	wl_state(&w, out);
-	api_workload_dispose(&w);
+	/* An elastic job's slices are named with its generation: the
+	 * Workloads it owns. */
+	if (job->uid == NULL || job->uid[0] == '\0' ||
+	    api_informer_foreach_owned(
+		c->inf[INF_WL], job->uid, owned_state, out) == 0)
+		return CU_ENOTFOUND;
 	return CU_OK;
 }
 
@@ -361,6 +373,7 @@ int ctl_start_webhook(ctl *c, cu_error *err)
 	c->srv.wh.owner_lookup = ctl_gate_lookup;
 	c->srv.wh.local_queue_exists = wh_local_queue;
 	c->srv.wh.workload_state = wh_workload;
+	c->srv.wh.workload_named = wh_workload_named;
 	c->srv.wh.default_wpc_exists = wh_default_wpc;
 	c->srv.wh.own_username = c->opts.own_username;
 	c->srv.wh.no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;

@@ -504,6 +504,26 @@ static void mark_excess(const struct rec_pod_group_in *in, char (*roles)[9],
 	}
 }
 
+/* Kueue's Normal ExcessPodDeleted event about the excess Pod ns/name
+ * (the event item names the Pod it is about). */
+static int excess_event(
+    struct rec_plan *p, const char *ns, const char *name, cu_error *err)
+{
+	struct rec_item *it;
+
+	if (rec_plan_push(p, &it, err) != CU_OK)
+		return err->code;
+	it->kind = REC_ITEM_EVENT;
+	it->type = REC_EVENT_NORMAL;
+	it->reason = REC_REASON_EXCESS_POD_DELETED;
+	it->text = cu_strdup("Excess pod deleted");
+	it->ns = cu_strdup(ns);
+	it->name = cu_strdup(name);
+	if (it->text == NULL || it->ns == NULL || it->name == NULL)
+		return rec__nomem(err, "pod group");
+	return CU_OK;
+}
+
 /* Excess Pods (Kueue's): more counted Pods than the group's total count
  * before its Workload exists, or than a role's pod set count after,
  * the last of them (gated, then newer) deleted. *kept gets the others
@@ -538,10 +558,11 @@ static int trim(const struct rec_pod_group_in *in, struct rec_plan *p,
 	for (i = 0; i < in->n_pods && rc == CU_OK; i++) {
 		if (!excess[i])
 			pods[kept->n_pods++] = in->pods[i];
-		else
-			rc = add(p, REC_TARGET_JOB, REC_WRITE_DELETE, in->ns,
-			    meta_str(in->pods[i], "name"), NULL,
-			    REC_EXPECT_NONE, false, err);
+		else if ((rc = add(p, REC_TARGET_JOB, REC_WRITE_DELETE, in->ns,
+			      meta_str(in->pods[i], "name"), NULL,
+			      REC_EXPECT_NONE, false, err)) == CU_OK)
+			rc = excess_event(
+			    p, in->ns, meta_str(in->pods[i], "name"), err);
 	}
 out:
 	cu_free(roles);
@@ -595,6 +616,113 @@ static int gone(
 	    NULL, REC_EXPECT_NONE, false, err);
 }
 
+/* ---- a parent StatefulSet (Kueue's statefulset integration) ---------- */
+
+#define STS_GVK "apps/v1, Kind=StatefulSet"
+
+bool rec_pod_group_parent_owned(const struct api_workload *wl)
+{
+	size_t i;
+
+	for (i = 0; wl != NULL && i < wl->meta.n_owner_refs; i++) {
+		const struct api_owner_ref *r = &wl->meta.owner_refs[i];
+
+		if (r->kind != NULL && strcmp(r->kind, "StatefulSet") == 0 &&
+		    r->api_version != NULL &&
+		    strcmp(r->api_version, "apps/v1") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* The Workload w [borrowed] owned by the StatefulSet sts [borrowed]
+ * instead of by its Pods, as Kueue's statefulset reconciler makes it. */
+static int own_by_parent(const json_t *sts, json_t *w)
+{
+	json_t *md = json_object_get(w, "metadata");
+	const char *name = meta_str(sts, "name"), *uid = meta_str(sts, "uid");
+	json_t *l = api_json_obj_child(md, "labels");
+	json_t *a = api_json_obj_child(md, "annotations");
+
+	if (l == NULL || a == NULL ||
+	    json_object_set_new(md, "ownerReferences",
+		json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "apps/v1",
+		    "kind", "StatefulSet", "name", name, "uid", uid)) != 0 ||
+	    json_object_set_new(l, REC_LABEL_JOB_UID, json_string(uid)) != 0 ||
+	    json_object_set_new(
+		a, "kueue.x-k8s.io/job-owner-gvk", json_string(STS_GVK)) != 0 ||
+	    json_object_set_new(
+		a, "kueue.x-k8s.io/job-owner-name", json_string(name)) != 0)
+		return CU_ENOMEM;
+	return CU_OK;
+}
+
+static json_int_t parent_replicas(const json_t *sts)
+{
+	const json_t *v =
+	    json_object_get(json_object_get(sts, "spec"), "replicas");
+
+	return json_is_integer(v) ? json_integer_value(v) : 1;
+}
+
+static int32_t podset_total(const struct api_workload *wl)
+{
+	int32_t n = 0;
+	size_t i;
+
+	for (i = 0; i < wl->spec.n_pod_sets; i++)
+		n += wl->spec.pod_sets[i].count;
+	return n;
+}
+
+/* A parent-owned Workload, neither finished nor being deleted: *done
+ * when this decided (Kueue's statefulset reconciler: on hold at zero
+ * replicas, the hold cleared on scale-up; never deleted for want of
+ * Pods while the StatefulSet exists). */
+static int parent_step(const struct rec_pod_group_in *in, int64_t now_ns,
+    struct rec_plan *out, bool *done, cu_error *err)
+{
+	const struct api_workload *wl = in->wl;
+	json_int_t replicas = parent_replicas(in->parent);
+	json_t *patch = NULL;
+	cu_error serr;
+
+	*done = true;
+	if (replicas == 0) {
+		if (rec_wl_status_hold(wl, true,
+			"StatefulSet scaled to zero; workload on hold", now_ns,
+			&patch, &serr) != CU_OK)
+			return rec__plan_compose_error(out, &serr, err);
+		return patch == NULL
+			   ? CU_OK
+			   : wl_write(out, in, REC_WRITE_STATUS, patch, err);
+	}
+	if (rec_workload_on_hold(wl)) {
+		/* Scaled up to another size than before: made anew. */
+		if (replicas != podset_total(wl))
+			return gone(in, out, err);
+		if (rec_wl_status_hold(wl, false,
+			"Workload no longer on hold; waiting for quota "
+			"reservation",
+			now_ns, &patch, &serr) != CU_OK)
+			return rec__plan_compose_error(out, &serr, err);
+		return patch == NULL
+			   ? CU_OK
+			   : wl_write(out, in, REC_WRITE_STATUS, patch, err);
+	}
+	if (in->n_pods > 0) {
+		*done = false;
+		return CU_OK;
+	}
+	/* No Pod (preempted, the StatefulSet recreates them gated): the
+	 * same Workload gives its quota back and is queued again. */
+	if (api_conditions_true(&wl->status.conditions, REC_COND_EVICTED) &&
+	    rec_wl_status_release(wl, now_ns, &patch, &serr) == CU_OK &&
+	    patch != NULL)
+		return wl_write(out, in, REC_WRITE_STATUS, patch, err);
+	return CU_OK;
+}
+
 /* A group neither finished nor gone, its excess Pods trimmed. */
 static int step(const struct rec_job_view *view,
     const struct rec_pod_group_in *in, int64_t now_ns, struct rec_plan *out,
@@ -613,6 +741,11 @@ static int step(const struct rec_job_view *view,
 			return CU_OK;
 		if (build(view, in, &w, &serr) != CU_OK || w == NULL)
 			return rec__plan_compose_error(out, &serr, err);
+		if (in->parent != NULL &&
+		    own_by_parent(in->parent, w) != CU_OK) {
+			json_decref(w);
+			return rec__nomem(err, "pod group owner");
+		}
 		return wl_write(out, in, REC_WRITE_CREATE, w, err);
 	}
 	holds = rec_workload_holds_quota(wl);
@@ -649,6 +782,19 @@ int rec_pod_group_reconcile(const struct rec_job_view *view,
 	if (!view->managed || view->wl_awaited)
 		return CU_OK;
 	wl = in->wl;
+	if (wl != NULL && in->parent != NULL &&
+	    rec_pod_group_parent_owned(wl) && !wl->meta.has_deletion &&
+	    !api_conditions_true(&wl->status.conditions, REC_COND_FINISHED)) {
+		bool done;
+
+		if ((rc = parent_step(in, now_ns, out, &done, err)) != CU_OK ||
+		    done)
+			return rc;
+	}
+	/* Kueue makes a StatefulSet's Workload only while it has replicas. */
+	if (wl == NULL && in->parent != NULL &&
+	    parent_replicas(in->parent) == 0)
+		return CU_OK;
 	if (in->n_pods == 0)
 		return wl != NULL ? gone(in, out, err) : CU_OK;
 	if (wl != NULL &&

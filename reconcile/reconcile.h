@@ -216,6 +216,9 @@
 
 /* QuotaReserved=False reason once an evicted Workload released quota. */
 #define REC_REASON_PENDING_EVALUATION "PendingEvaluation"
+#define REC_REASON_ON_HOLD "OnHold"
+/* Kueue's event on a deleted excess Pod of a pod group. */
+#define REC_REASON_EXCESS_POD_DELETED "ExcessPodDeleted"
 
 /* Kueue cuts condition messages to 32 KiB ("... " suffix). */
 #define REC_CONDITION_MESSAGE_MAX API_CONDITION_MESSAGE_MAX
@@ -778,6 +781,23 @@ CU_MUST_CHECK int rec_wl_status_deactivation_target(
 CU_MUST_CHECK int rec_wl_status_requeued(const struct api_workload *wl,
     const char *reason, const char *message, int64_t now_ns, json_t **patch,
     cu_error *err);
+
+/*
+ * Kueue's OnHold (a StatefulSet scaled to zero keeps its Workload): is
+ * wl's QuotaReserved False with reason REC_REASON_ON_HOLD?
+ */
+bool rec_workload_on_hold(const struct api_workload *wl);
+
+/*
+ * hold: a Workload that holds quota and is not finished gets
+ * QuotaReserved=False (REC_REASON_ON_HOLD, message [borrowed]), its
+ * admission cleared, Admitted=False: the quota is given back and the
+ * Workload is not queued again. !hold: a Workload on hold gets
+ * QuotaReserved=False (PendingEvaluation, message) and is queued again.
+ * NULL when nothing would change.
+ */
+CU_MUST_CHECK int rec_wl_status_hold(const struct api_workload *wl, bool hold,
+    const char *message, int64_t now_ns, json_t **patch, cu_error *err);
 
 /*
  * Once the backoff of a PodsReadyTimeout eviction is over (Requeued=False
@@ -1506,7 +1526,9 @@ struct rec_item {
 	 * attempt), reason [static] and message `text`; NULL: none. */
 	const char *done_reason;
 	/* REC_ITEM_EVENT: type (REC_EVENT_NORMAL/_WARNING) and reason
-	 * [static], message `text`; an eviction WRITE: reason is the
+	 * [static], message `text`, about the reconciled job, or, with ns
+	 * and name set, about that object of the job's kind (a pod group's
+	 * excess Pod); an eviction WRITE: reason is the
 	 * Evicted reason [static] (metrics), `cause` its underlying cause
 	 * [static] or NULL; a PodsReady WRITE: the condition's reason
 	 * [static] */
@@ -1645,6 +1667,10 @@ struct rec_pod_group_in {
 	int32_t total;
 	/* The Workload `name` as cached and decoded, NULL when absent. */
 	const struct api_workload *wl;
+	/* The group's parent apps/v1 StatefulSet as cached [borrowed], NULL
+	 * when the group has none (or it is gone): its Workload is owned by
+	 * it, kept while it exists, on hold while it has zero replicas. */
+	const json_t *parent;
 };
 
 /*
@@ -1672,10 +1698,25 @@ struct rec_pod_group_in {
  * input), CU_ENOMEM. view as rec_job_reconcile's (managed, wl_awaited,
  * queue_name, admitted_flavors, local_queue_exists, priority,
  * label_keys_to_copy are read).
+ *
+ * A group with a parent StatefulSet (in->parent) is Kueue's: its
+ * Workload is made owned by the StatefulSet (not by its Pods; the
+ * kueue.x-k8s.io/job-uid label and job-owner-gvk/-name annotations), and,
+ * so owned, it is never deleted because the group has no Pod (preempted,
+ * its Pods come back gated and the same Workload is queued again); the
+ * StatefulSet at zero replicas puts it on hold (rec_wl_status_hold,
+ * "StatefulSet scaled to zero; workload on hold") and scaled up again
+ * clears the hold, or, when the new replica count is not the Workload's
+ * pod set count, deletes it so that the group's next reconcile makes it
+ * anew. rec_pod_group_parent_owned tells such a Workload.
  */
 CU_MUST_CHECK int rec_pod_group_reconcile(const struct rec_job_view *view,
     const struct rec_pod_group_in *in, int64_t now_ns, struct rec_plan *out,
     cu_error *err);
+
+/* Is wl a pod group's Workload owned by its parent StatefulSet (an
+ * ownerReference of kind StatefulSet, apiVersion apps/v1)? */
+bool rec_pod_group_parent_owned(const struct api_workload *wl);
 
 /*
  * The Job/JobSet reconciler (Kueue's jobframework reconciler as cueue

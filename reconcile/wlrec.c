@@ -711,6 +711,12 @@ int rec_workload_reconcile(const struct rec_wl_view *view,
 		return view->queued
 			   ? engine(out, REC_ENGINE_FORGET, uid, false, err)
 			   : CU_OK;
+	/* On hold (a StatefulSet scaled to zero): not queued, its quota
+	 * given back, until its owner clears the hold. */
+	if (rec_workload_on_hold(wl) && !rec_workload_holds_quota(wl))
+		return view->queued
+			   ? engine(out, REC_ENGINE_FORGET, uid, false, err)
+			   : CU_OK;
 	inactive = rec_workload_inactive(wl);
 	api_holds = rec_workload_holds_quota(wl);
 	/* Held by its admission gates (reconcile/gates.c). */

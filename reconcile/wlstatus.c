@@ -666,6 +666,38 @@ int rec_wl_status_requeued(const struct api_workload *wl, const char *reason,
 	    patch, err);
 }
 
+bool rec_workload_on_hold(const struct api_workload *wl)
+{
+	const struct api_condition *c = api_conditions_find(
+	    &wl->status.conditions, REC_COND_QUOTA_RESERVED);
+
+	return c != NULL && c->status == API_COND_FALSE && c->reason != NULL &&
+	       strcmp(c->reason, REC_REASON_ON_HOLD) == 0;
+}
+
+int rec_wl_status_hold(const struct api_workload *wl, bool hold,
+    const char *message, int64_t now_ns, json_t **patch, cu_error *err)
+{
+	json_t *from, *to;
+	struct st s;
+	int rc;
+
+	*patch = NULL;
+	if (hold ? !rec_workload_holds_quota(wl) ||
+		       api_conditions_true(
+			   &wl->status.conditions, REC_COND_FINISHED)
+		 : !rec_workload_on_hold(wl))
+		return CU_OK;
+	rc = status_begin(wl, now_ns, &from, &to, &s, err);
+	if (rc != CU_OK)
+		return rc;
+	return status_end(from, to,
+	    unset_reservation(&s,
+		hold ? REC_REASON_ON_HOLD : REC_REASON_PENDING_EVALUATION,
+		message),
+	    patch, err);
+}
+
 int rec_wl_status_backoff_finished(const struct api_workload *wl,
     int64_t now_ns, json_t **patch, cu_error *err)
 {

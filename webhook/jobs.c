@@ -385,7 +385,7 @@ static int validate(struct wh_ctx *c, cu_error *err)
 	struct ns_gate_namespace ns;
 	struct ns_gate_object gnew, gold;
 	struct ns_gate_decision dnew, dold;
-	struct wl_query wq = {false, {false, false}};
+	struct wl_query wq = {false, {false, false, false}};
 	bool np, nv, op = false, ov = false,
 		     is_update = old != NULL && req->operation == WH_OP_UPDATE;
 	char q[WH_QUOTE_MAX];

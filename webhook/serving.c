@@ -9,13 +9,15 @@
  * the queue-name (and priority-class) label, the
  * kueue.x-k8s.io/pod-suspending-parent annotation, the group's total
  * count, the role-hash naming the Pod's pod set (main; leader, worker)
- * and, for a StatefulSet, the pod-group-name label (Kueue's Workload name
- * for the StatefulSet) and fast admission (its Pods come one by one).
- * A LeaderWorkerSet's Pods get their group's name, one per group index,
- * from the pod webhook (wh__pod_serving). The validating webhook keeps
- * the queue name fixed and, as Kueue, lets a managed StatefulSet scale
- * only to and from zero; a managed LeaderWorkerSet may not use the
- * LeaderReady startup policy.
+ * and, for a StatefulSet, fast admission (its Pods come one by one).
+ * The Pods get their group's name from the pod webhook
+ * (wh__pod_serving): a StatefulSet's, Kueue's Workload name for it
+ * (statefulset-<name>-<hash of name and uid>, the uid read from the
+ * Pod's controller reference: the StatefulSet's own admission comes
+ * before its uid exists); a LeaderWorkerSet's, one per group index. The
+ * validating webhook keeps the queue name fixed and, as Kueue, lets a managed
+ * StatefulSet scale only to and from zero; a managed LeaderWorkerSet may not
+ * use the LeaderReady startup policy.
  */
 #include <stdio.h>
 #include <string.h>
@@ -125,28 +127,19 @@ static int mutate_sts(
 {
 	const json_t *tpl =
 	    json_object_get(json_object_get(obj, "spec"), "template");
-	const char *name =
-	    api_json_str(json_object_get(obj, "metadata"), "name");
-	char total[32], *gname;
+	char total[32];
 	json_t *labels, *annots;
 	int rc;
 
 	if (!json_is_object(tpl))
 		return cu_error_set(err, CU_EPARSE,
 		    "spec.template: Invalid type: expected object");
-	if (name == NULL || name[0] == '\0')
-		return CU_OK; /* generateName: named on a later update */
-	if ((gname = group_name("StatefulSet", "apps", name, err)) == NULL)
-		return err->code;
 	snprintf(total, sizeof(total), "%lld",
 	    (long long)int_at(obj, "spec", "replicas", NULL, 1));
 	labels = queue_labels(obj, queue);
-	if (labels != NULL)
-		json_object_set_new(labels, GROUP_LABEL, json_string(gname));
 	annots = json_pack("{s:s, s:s, s:s, s:s, s:s}",
 	    K "pod-suspending-parent", "statefulset", GROUP_TOTAL, total,
 	    GROUP_FAST, "true", K "pod-group-serving", "true", ROLE, "main");
-	cu_free(gname);
 	rc = labels == NULL || annots == NULL
 		 ? cu_error_set(err, CU_ENOMEM, "webhook patch: template")
 		 : template_meta(c, "/spec/template", tpl, labels, annots, err);
@@ -218,7 +211,38 @@ static int managed(
 	return CU_OK;
 }
 
-static int validate_sts(const json_t *obj, const json_t *old, cu_error *err)
+/* Scaled up from zero: the Workload of the previous scale-down must be
+ * gone or on hold (Kueue keeps it on hold and clears the hold). */
+static int sts_workload_settled(
+    struct wh_ctx *c, const json_t *old, cu_error *err)
+{
+	const json_t *md = json_object_get(old, "metadata");
+	const char *name = api_json_str(md, "name");
+	const char *uid = api_json_str(md, "uid");
+	struct wh_workload_state st;
+	char *wl = NULL;
+	int rc;
+
+	if (c->opt->workload_named == NULL || name == NULL)
+		return CU_OK;
+	if (api_workload_name("StatefulSet", "apps", name, uid ? uid : "", -1,
+		API_WORKLOAD_NAME_MAX, &wl, err) != CU_OK)
+		return err->code;
+	rc = c->opt->workload_named(
+	    c->req->namespace_, wl, &st, c->opt->payload, err);
+	cu_free(wl);
+	if (rc == CU_ENOTFOUND)
+		return CU_OK;
+	if (rc != CU_OK)
+		return rc;
+	return st.on_hold ? CU_OK
+			  : cu_error_set(err, CU_EDENIED,
+				"spec.replicas: Forbidden: workload from "
+				"previous scale-down is still being deleted");
+}
+
+static int validate_sts(
+    struct wh_ctx *c, const json_t *obj, const json_t *old, cu_error *err)
 {
 	json_int_t nr = int_at(obj, "spec", "replicas", NULL, 1);
 	json_int_t or = int_at(old, "spec", "replicas", NULL, 1);
@@ -231,6 +255,8 @@ static int validate_sts(const json_t *obj, const json_t *old, cu_error *err)
 		return cu_error_set(err, CU_EDENIED,
 		    "spec.replicas: Forbidden: scaling down is still in "
 		    "progress");
+	if (or == 0 && nr > 0)
+		return sts_workload_settled(c, old, err);
 	return CU_OK;
 }
 
@@ -263,7 +289,7 @@ static int validate(struct wh_ctx *c, const json_t *obj, cu_error *err)
 		return cu_error_set(err, CU_EDENIED,
 		    QUEUE_PATH ": Invalid value: %s: field is immutable",
 		    wh__quote(quoted, q ? q : ""));
-	return is_sts(c->req) ? validate_sts(obj, old, err) : CU_OK;
+	return is_sts(c->req) ? validate_sts(c, obj, old, err) : CU_OK;
 }
 
 int wh__serving(struct wh_ctx *c, cu_error *err)
@@ -290,6 +316,47 @@ bool wh__is_serving(const struct wh_request *req)
 		   is(req->kind.kind, "LeaderWorkerSet"));
 }
 
+/* The controller ownerReference of the Pod whose metadata is md
+ * [borrowed], if it is an apps/v1 StatefulSet, else NULL. */
+static const json_t *sts_owner(const json_t *md)
+{
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(md, "ownerReferences"), i, r)
+	{
+		if (json_is_true(json_object_get(r, "controller")) &&
+		    is(api_json_str(r, "kind"), "StatefulSet") &&
+		    is(api_json_str(r, "apiVersion"), "apps/v1"))
+			return r;
+	}
+	return NULL;
+}
+
+/* A StatefulSet's Pod's group: Kueue's Workload name for its owner,
+ * uid included (the StatefulSet's own webhook cannot know the uid: it
+ * is given after admission) [owned: cu_free], or NULL (err set). A Pod
+ * without its owner's uid gets the name without it (Kueue's legacy
+ * name). */
+static char *sts_group(const json_t *md, cu_error *err)
+{
+	const json_t *r = sts_owner(md);
+	const char *uid = r != NULL ? api_json_str(r, "uid") : NULL;
+	char *out = NULL;
+
+	if (r == NULL || api_json_str(r, "name") == NULL) {
+		cu_error_set(err, CU_EPARSE,
+		    "metadata.ownerReferences: Required value: the Pod's "
+		    "StatefulSet");
+		return NULL;
+	}
+	if (api_workload_name("StatefulSet", "apps", api_json_str(r, "name"),
+		uid != NULL ? uid : "", -1, API_WORKLOAD_NAME_MAX, &out,
+		err) != CU_OK)
+		return NULL;
+	return out;
+}
+
 int wh__pod_serving(struct wh_ctx *c, const json_t *obj, cu_error *err)
 {
 	const json_t *md = json_object_get(obj, "metadata");
@@ -300,16 +367,25 @@ int wh__pod_serving(struct wh_ctx *c, const json_t *obj, cu_error *err)
 	char *owner, *gname = NULL, *key, *path;
 	int rc;
 
-	if (!c->opt->leaderworkerset || !is(parent, "leaderworkerset") ||
-	    name == NULL || gi == NULL || label_of(obj, GROUP_LABEL) != NULL)
+	if (label_of(obj, GROUP_LABEL) != NULL)
 		return CU_OK;
-	if ((owner = cu_asprintf("%s-%s", name, gi)) == NULL)
-		return cu_error_set(err, CU_ENOMEM, "webhook patch: pod group");
-	gname = group_name(
-	    "LeaderWorkerSet", "leaderworkerset.x-k8s.io", owner, err);
-	cu_free(owner);
-	if (gname == NULL)
-		return err->code;
+	if (c->opt->statefulset && is(parent, "statefulset") &&
+	    sts_owner(md) != NULL) {
+		if ((gname = sts_group(md, err)) == NULL)
+			return err->code;
+	} else if (!c->opt->leaderworkerset || !is(parent, "leaderworkerset") ||
+		   name == NULL || gi == NULL) {
+		return CU_OK;
+	} else {
+		if ((owner = cu_asprintf("%s-%s", name, gi)) == NULL)
+			return cu_error_set(
+			    err, CU_ENOMEM, "webhook patch: pod group");
+		gname = group_name(
+		    "LeaderWorkerSet", "leaderworkerset.x-k8s.io", owner, err);
+		cu_free(owner);
+		if (gname == NULL)
+			return err->code;
+	}
 	key = api_json_pointer_escape(GROUP_LABEL);
 	path = key != NULL ? cu_asprintf("/metadata/labels/%s", key) : NULL;
 	cu_free(key);

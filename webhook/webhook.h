@@ -200,6 +200,7 @@ struct wh_job_ref {
 struct wh_workload_state {
 	bool quota_reserved; /* QuotaReserved=True */
 	bool admitted;	     /* Admitted=True */
+	bool on_hold;	     /* QuotaReserved=False, reason OnHold */
 };
 
 /*
@@ -235,6 +236,11 @@ struct wh_options {
 	/* The state of the Workload of job [borrowed]. NULL: no Workload
 	 * (not reserved, not admitted). */
 	int (*workload_state)(const struct wh_job_ref *job,
+	    struct wh_workload_state *out, void *payload, cu_error *err);
+	/* The state of the Workload namespace_/name [borrowed] (a
+	 * StatefulSet's, webhook/serving.c); CU_ENOTFOUND when the caches
+	 * have none. NULL: never any. */
+	int (*workload_named)(const char *namespace_, const char *name,
 	    struct wh_workload_state *out, void *payload, cu_error *err);
 	/* userInfo.username of cueue itself (its service account,
 	 * "system:serviceaccount:<ns>:<name>"); its own unsuspend writes are

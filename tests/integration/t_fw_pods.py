@@ -189,8 +189,9 @@ def pod_group_replacement(s):
 @case("fw-pod-group-excess", simulate="pods")
 def pod_group_excess(s):
     """Excess Pods (as Kueue): group x of total count 2 gets a third Pod;
-    the newest is deleted without ever being ungated, the Workload asks
-    for 2 and the two others run and finish it."""
+    the newest is deleted without ever being ungated (a Normal
+    ExcessPodDeleted event about it, as Kueue's), the Workload asks for 2
+    and the two others run and finish it."""
     ctl = start(s, CONFIG + setup(s))
     sampler = PodSampler(s, "team")
     for i in range(3):
@@ -198,6 +199,15 @@ def pod_group_excess(s):
                                     cpu="500m", runtime_ms=1500))
     wait_for(lambda: phase(s, "team", "x-2") is None, 30,
              what="the excess Pod x-2 deleted")
+
+    def excess_events():
+        return [e for e in s.get_json(
+                    "/apis/events.k8s.io/v1/namespaces/team/events")["items"]
+                if e.get("reason") == "ExcessPodDeleted"]
+    ev = wait_for(excess_events, 20, what="Kueue's ExcessPodDeleted event")
+    eq([(e["type"], e["note"], e["regarding"]["kind"], e["regarding"]["name"])
+        for e in ev], [("Normal", "Excess pod deleted", "Pod", "x-2")],
+       "one event about the deleted Pod")
     wait_for(lambda: all(phase(s, "team", "x-%d" % i) == "Succeeded"
                          for i in range(2)), 40, what="group x ran")
     wl = wait_for(lambda: (lambda w: w if w and cond_true(w, "Finished")

@@ -6,14 +6,16 @@ the kubelet, and the shipped webhooks (manifests/webhooks) labelling
 their pod templates and gating their Pods.
 
 A StatefulSet labelled with its queue only on itself is one pod group:
-the StatefulSet webhook writes the queue name, the group's name (Kueue's
-Workload name for the StatefulSet), its total count (replicas) and fast
-admission into the pod template; its Pods, created one by one
-(OrderedReady), are one Workload (pod set `main` of `replicas`),
-admitted within quota and ungated with the flavor's node selector;
-preempted, its Pods are deleted and come back gated, queued again and
-restored once the quota is free; it scales only to and from zero (as
-Kueue: other resizes are refused), and scaled to zero its Workload goes.
+the StatefulSet webhook writes the queue name, its total count
+(replicas) and fast admission into the pod template, and the pod
+webhook the group's name (Kueue's Workload name for the StatefulSet and
+its uid) on each Pod; its Pods, created one by one
+(OrderedReady), are one Workload (pod set `main` of `replicas`) owned by
+the StatefulSet, admitted within quota and ungated with the flavor's
+node selector; preempted, its Pods are deleted and come back gated, and
+the same Workload is queued again and restored once the quota is free;
+it scales only to and from zero (as Kueue: other resizes are refused),
+and scaled to zero its Workload is kept on hold, quota given back.
 A LeaderWorkerSet like Kueue's serving sample is one Workload per group
 (pod sets leader and worker); scaling it up queues the new group, which
 waits gated while the quota is full, and scaling down frees its quota.
@@ -94,24 +96,58 @@ def scale(s, path, name, replicas):
                  {"spec": {"replicas": replicas}}, headers=MERGE)
 
 
+def sts_group(s, ns, sts, prefix):
+    """The group of the StatefulSet's Pods (the pod webhook names it
+    from the Pod's controller reference): Kueue's Workload name,
+    statefulset-<name>-<hash of name and uid>, the same on every Pod."""
+    groups = {p["metadata"]["labels"].get(GROUP)
+              for p in pods_of(s, ns, prefix)}
+    eq(len(groups), 1, "one group: %r" % groups)
+    group = groups.pop() or ""
+    check(group.startswith("statefulset-%s-" % sts["metadata"]["name"]),
+          "group name %r" % group)
+    return group
+
+
+def owned_by(wl, sts):
+    """wl is owned by the StatefulSet sts (not by its Pods), as Kueue's
+    statefulset reconciler makes it."""
+    eq([(r["kind"], r["name"], r["uid"])
+        for r in wl["metadata"].get("ownerReferences", [])],
+       [("StatefulSet", sts["metadata"]["name"], sts["metadata"]["uid"])],
+       "the Workload's owner")
+
+
+def reason(wl, cond):
+    return next((c.get("reason") for c in wl["status"].get("conditions", [])
+                 if c["type"] == cond), None)
+
+
 @case("fw-sts-queued-preempted-restored",
       simulate="pods,statefulsets")
 def sts_preempted(s):
+    """Kueue's statefulset integration: the group's Workload is owned by
+    the StatefulSet and named after it and its uid; preempted, its Pods
+    are deleted and come back gated, and the SAME Workload (same uid) is
+    queued again and restored once the quota is free."""
     ctl = begin(s)
     watch = PodWatch(s, "team")
     sts = create(s, STS % "team", statefulset("team", "web", 3, prio="low"))
     tm = sts["spec"]["template"]["metadata"]
     eq(tm["labels"].get(QUEUE), "lq", "queue name on the template")
-    group = tm["labels"].get(GROUP, "")
-    check(group.startswith("statefulset-web-"), "group name %r" % group)
+    check(GROUP not in tm["labels"],
+          "no group name on the template (it needs the uid)")
     eq(tm["annotations"].get("kueue.x-k8s.io/pod-group-total-count"), "3",
        "total count")
     wait_for(lambda: len(running(s, "team", "web-")) == 3, 60,
              what="the StatefulSet's three Pods running (one by one)")
+    group = sts_group(s, "team", sts, "web-")
     wl = wl_named(s, "team", group)
     eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
        [("main", 3)], "one Workload, pod set main of 3")
     check(cond_true(wl, "Admitted"), "admitted")
+    owned_by(wl, sts)
+    uid = wl["metadata"]["uid"]
     for p in running(s, "team", "web-"):
         eq(p["spec"].get("nodeSelector"), {"pool": "a"},
            "%s node selector" % p["metadata"]["name"])
@@ -131,6 +167,8 @@ def sts_preempted(s):
     wl = wait_for(lambda: (lambda w: w if cond_true(w, "Admitted")
                            else None)(wl_named(s, "team", group)), 20,
                   what="the group's Workload admitted again")
+    eq(wl["metadata"]["uid"], uid,
+       "the same Workload re-admitted (Kueue keeps it across preemption)")
     eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
        [("main", 3)], "pod set after the restore")
     peak = watch.done()
@@ -141,35 +179,55 @@ def sts_preempted(s):
 
 @case("fw-sts-scale", simulate="pods,statefulsets")
 def sts_scale(s):
-    """Scaled to zero, a StatefulSet's Workload goes; scaled up from zero
-    it is queued anew; any other resize is refused (as Kueue)."""
+    """Scaled to zero, a StatefulSet's Workload is kept on hold (Kueue:
+    QuotaReserved=False, reason OnHold, its quota given back and not
+    queued); scaled up from zero the hold is cleared and the same Workload
+    admitted again; any other resize is refused (as Kueue)."""
     ctl = begin(s)
     watch = PodWatch(s, "team")
     sts = create(s, STS % "team", statefulset("team", "db", 2, cpu="1",
                                          parallel=True))
-    group = sts["spec"]["template"]["metadata"]["labels"][GROUP]
     wait_for(lambda: len(running(s, "team", "db-")) == 2, 60,
              what="two Pods running")
+    group = sts_group(s, "team", sts, "db-")
+    uid = wl_named(s, "team", group)["metadata"]["uid"]
     code, _, body = scale(s, STS % "team", "db", 3)
     eq(code, 403, "resize 2 -> 3 refused: %r" % body)
     check("spec.replicas" in body.get("message", ""), body)
     eq(scale(s, STS % "team", "db", 0)[0], 200, "scale to zero")
     wait_for(lambda: not pods_of(s, "team", "db-"), 40,
              what="the Pods gone")
-    wait_for(lambda: wl_named(s, "team", group) is None, 30,
-             what="the Workload gone with its Pods")
+    wl = wait_for(lambda: (lambda w: w if w and reason(w, "QuotaReserved")
+                           == "OnHold" else None)(
+                               wl_named(s, "team", group)), 30,
+                  what="the Workload on hold")
+    eq(wl["metadata"]["uid"], uid, "the same Workload, kept")
+    check(not cond_true(wl, "QuotaReserved") and
+          not wl["status"].get("admission"), "its quota given back")
+    owned_by(wl, sts)
+    # The freed quota admits another 2-cpu workload meanwhile.
+    create(s, PODS % "team", plain_pod("team", "other", cpu="2",
+                                       runtime_ms=1500))
+    wait_for(lambda: running(s, "team", "other"), 40,
+             what="another Pod running in the freed quota")
 
     def scaled_up():
-        code, _, body = scale(s, STS % "team", "db", 1)
-        return code == 200 or (code == 403 and "still in progress"
-                               in body.get("message", "") and None)
+        # Refused (as Kueue) while Pods remain or while the controller's
+        # cache has not seen the hold yet.
+        code, _, body = scale(s, STS % "team", "db", 2)
+        msg = body.get("message", "")
+        return code == 200 or (code == 403 and (
+            "still in progress" in msg or "still being deleted" in msg)
+            and None)
     wait_for(scaled_up, 30, what="scale up from zero accepted")
-    wait_for(lambda: len(running(s, "team", "db-")) == 1, 60,
-             what="one Pod running again")
-    wl = wait_for(lambda: wl_named(s, "team", group), 20,
-                  what="a new Workload for the group")
+    wait_for(lambda: len(running(s, "team", "db-")) == 2, 60,
+             what="two Pods running again")
+    wl = wait_for(lambda: (lambda w: w if cond_true(w, "Admitted")
+                           else None)(wl_named(s, "team", group)), 20,
+                  what="the Workload admitted again")
+    eq(wl["metadata"]["uid"], uid, "the same Workload, its hold cleared")
     eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
-       [("main", 1)], "pod set main of 1")
+       [("main", 2)], "pod set main of 2")
     peak = watch.done()
     check(peak <= 2000, "running pods within 2 cpu, saw %dm" % peak)
     ctl.stop()

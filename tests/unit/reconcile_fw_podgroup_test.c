@@ -18,6 +18,10 @@
  *              set's count: the last of them deleted
  *   deleting:  a Workload being deleted while the group has Pods: the
  *              running ones deleted, then the finalizer dropped
+ *   parent:    a StatefulSet's group: its Workload owned by the
+ *              StatefulSet, kept without Pods (released when evicted),
+ *              on hold at zero replicas, the hold cleared on scale-up
+ *              (made anew at another size)
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -88,6 +92,9 @@ static bool no_lq(const char *ns, const char *name, void *payload)
 	return false;
 }
 
+/* The group's parent StatefulSet for reconcile(), NULL: none. */
+static const json_t *parent;
+
 struct run {
 	json_t *pods[4];
 	size_t n;
@@ -113,6 +120,7 @@ static void reconcile(
 	in.n_pods = r->n;
 	in.total = total;
 	in.wl = wl;
+	in.parent = parent;
 	rec_plan_init(&r->plan);
 	cr_assert_eq(rec_pod_group_reconcile(&v, &in, 0, &r->plan, &err), CU_OK,
 	    "%s", err.msg);
@@ -392,10 +400,16 @@ Test(pod_group, excess_pods_deleted)
 	reconcile(&r, 2, NULL);
 	writes(&r.plan, got, sizeof(got));
 	cr_assert_str_eq(got, "JD:c,WC:g", "%s", got);
+	/* Kueue's event about the deleted Pod, after its delete. */
+	cr_assert_eq(r.plan.items[1].kind, REC_ITEM_EVENT);
+	cr_assert_str_eq(r.plan.items[1].reason, "ExcessPodDeleted");
+	cr_assert_str_eq(r.plan.items[1].type, REC_EVENT_NORMAL);
+	cr_assert_str_eq(r.plan.items[1].text, "Excess pod deleted");
+	cr_assert_str_eq(r.plan.items[1].name, "c");
 	cr_assert_eq(json_integer_value(json_object_get(
 			 json_array_get(
 			     json_object_get(
-				 json_object_get(r.plan.items[1].body, "spec"),
+				 json_object_get(r.plan.items[2].body, "spec"),
 				 "podSets"),
 			     0),
 			 "count")),
@@ -512,4 +526,157 @@ Test(pod_group, role_pod_sets_carry_the_pod_index_label)
 			"podIndexLabel"),
 		    "kueue.x-k8s.io/pod-group-pod-index");
 	run_dispose(&r);
+}
+
+/* ---- a parent StatefulSet ------------------------------------------- */
+
+static json_t *sts(int replicas)
+{
+	return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:i}}", "apiVersion",
+	    "apps/v1", "kind", "StatefulSet", "metadata", "name", "web",
+	    "namespace", "ns", "uid", "sts-uid", "spec", "replicas", replicas);
+}
+
+/* The plan's only write is `want`, its body mentions `has` (or NULL). */
+static void expect(struct run *r, const char *want, const char *has)
+{
+	char got[512], *body;
+
+	writes(&r->plan, got, sizeof(got));
+	cr_assert_str_eq(got, want);
+	if (has == NULL)
+		return;
+	body = json_dumps(r->plan.items[0].body, JSON_COMPACT);
+	cr_assert(
+	    body != NULL && strstr(body, has) != NULL, "%s in %s", has, body);
+	cu_free(body);
+}
+
+Test(pod_group, parent_owns_its_workload)
+{
+	json_t *p = sts(2), *want;
+	const json_t *md;
+	struct run r;
+
+	parent = p;
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "1", true, "Pending", "");
+	r.pods[r.n++] = pod("b", "1", true, "Pending", "");
+	reconcile(&r, 2, NULL);
+	expect(&r, "WC:g", NULL);
+	md = json_object_get(r.plan.items[0].body, "metadata");
+	want = json_pack("[{s:s, s:s, s:s, s:s}]", "apiVersion", "apps/v1",
+	    "kind", "StatefulSet", "name", "web", "uid", "sts-uid");
+	cr_assert(json_equal(json_object_get(md, "ownerReferences"), want));
+	json_decref(want);
+	cr_assert_str_eq(api_json_str(json_object_get(md, "labels"),
+			     "kueue.x-k8s.io/job-uid"),
+	    "sts-uid");
+	cr_assert_str_eq(api_json_str(json_object_get(md, "annotations"),
+			     "kueue.x-k8s.io/job-owner-gvk"),
+	    "apps/v1, Kind=StatefulSet");
+	run_dispose(&r);
+	/* No Workload made at zero replicas. */
+	json_decref(p);
+	parent = p = sts(0);
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "1", true, "Pending", "");
+	reconcile(&r, 2, NULL);
+	expect(&r, "", NULL);
+	run_dispose(&r);
+	parent = NULL;
+	json_decref(p);
+}
+
+/* The group's Workload (owned by the StatefulSet of `replicas`) with
+ * status tail and n Pods (gated, Pending). */
+static void parent_group(
+    struct run *r, int replicas, const char *tail, size_t n, json_t **p)
+{
+	struct api_workload wl;
+	size_t i;
+
+	json_t *made = sts(2);
+
+	parent = made; /* the Workload made while it had replicas */
+	two_pods_with(r, true, "Pending", tail, &wl);
+	json_decref(made);
+	*p = sts(replicas);
+	parent = *p;
+	for (i = n; i < r->n; i++)
+		json_decref(r->pods[i]);
+	r->n = n;
+	reconcile(r, 2, &wl);
+	api_workload_dispose(&wl);
+}
+
+Test(pod_group, parent_owned_workload_kept_without_pods)
+{
+	struct run r;
+	json_t *p;
+
+	/* Preempted, its Pods deleted: the same Workload gives its quota
+	 * back (to be queued again), never deleted. */
+	parent_group(&r, 2, ADMITTED(EVICTED), 0, &p);
+	expect(&r, "WS:g", "PendingEvaluation");
+	run_dispose(&r);
+	json_decref(p);
+	/* Admitted, Pods not made yet: kept as it is. */
+	parent_group(&r, 2, ADMITTED(""), 0, &p);
+	expect(&r, "", NULL);
+	run_dispose(&r);
+	json_decref(p);
+	parent = NULL;
+}
+
+Test(pod_group, parent_scaled_to_zero_holds)
+{
+	struct run r;
+	json_t *p;
+
+	parent_group(&r, 0, ADMITTED(""), 2, &p);
+	expect(&r, "WS:g", "\"reason\":\"OnHold\"");
+	expect(&r, "WS:g", "StatefulSet scaled to zero; workload on hold");
+	run_dispose(&r);
+	json_decref(p);
+	parent = NULL;
+}
+
+Test(pod_group, parent_scaled_up_clears_hold)
+{
+	struct api_workload wl;
+	struct run r;
+	json_t *p;
+
+	/* The group's Workload as made, on hold. */
+	p = sts(2);
+	parent = p;
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "1", true, "Pending", "");
+	r.pods[r.n++] = pod("b", "1", true, "Pending", "");
+	reconcile(&r, 2, NULL);
+	workload_from(&r.plan.items[0],
+	    "{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":"
+	    "\"False\",\"reason\":\"OnHold\",\"message\":\"m\","
+	    "\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}]}",
+	    &wl);
+	run_dispose(&r);
+	/* Replicas as the pod set: the hold cleared, the same Workload. */
+	cr_assert(rec_workload_on_hold(&wl));
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "1", true, "Pending", "");
+	reconcile(&r, 2, &wl);
+	expect(&r, "WS:g", "PendingEvaluation");
+	run_dispose(&r);
+	/* Another size: made anew. */
+	json_decref(p);
+	parent = p = sts(1);
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = pod("a", "1", true, "Pending", "");
+	reconcile(&r, 2, &wl);
+	expect(&r, "WP:g,WD:g", NULL);
+	run_dispose(&r);
+	api_workload_dispose(&wl);
+	json_decref(p);
+	parent = NULL;
 }

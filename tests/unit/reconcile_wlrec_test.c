@@ -13,6 +13,9 @@
  *   admission write in flight:   in_flight
  *   inactive or being deleted:   finished_queued_forgotten,
  *                                inactive_not_queued, deleting_queued
+ *   on hold (OnHold):            on_hold_not_queued,
+ *                                on_hold_pending_forgotten,
+ *                                on_hold_released_forgotten
  *   not queued yet:              not_queued_added
  *   API holds, engine does not:  api_holds_engine_pending_readded
  *   both hold:                   both_hold_admitted, both_hold_evicting
@@ -81,6 +84,8 @@ enum wl_state {
 	W_HOLDS_RECLAIM,
 	/* pending, 3 pods, reclaimablePods main=2 */
 	W_PENDING_RECLAIM,
+	/* QuotaReserved=False (OnHold): a StatefulSet scaled to zero */
+	W_ON_HOLD,
 };
 
 struct row {
@@ -129,6 +134,21 @@ static const struct row rows[] = {
 	.want = ""},
     {.name = "finished_queued_forgotten",
 	.wl = W_FINISHED,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_ADMITTED,
+	.want = "forget u1"},
+    /* On hold (Kueue's, a StatefulSet at zero replicas): never queued,
+     * dropped by the engine (quota given back), never marked Evicted. */
+    {.name = "on_hold_not_queued", .wl = W_ON_HOLD, .want = ""},
+    {.name = "on_hold_pending_forgotten",
+	.wl = W_ON_HOLD,
+	.engine_uid = "u1",
+	.queued = true,
+	.where = QUE_WL_PENDING,
+	.want = "forget u1"},
+    {.name = "on_hold_released_forgotten",
+	.wl = W_ON_HOLD,
 	.engine_uid = "u1",
 	.queued = true,
 	.where = QUE_WL_ADMITTED,
@@ -490,6 +510,12 @@ static void wl_of(const struct row *r, struct api_workload *wl)
 		break;
 	case W_DELETING:
 		json_object_set_new(md, "deletionTimestamp", json_string(T0));
+		break;
+	case W_ON_HOLD:
+		json_object_set_new(st, "conditions",
+		    parse("[{\"type\":\"QuotaReserved\",\"status\":"
+			  "\"False\",\"reason\":\"OnHold\",\"message\":"
+			  "\"m\",\"lastTransitionTime\":\"" T0 "\"}]"));
 		break;
 	case W_INACTIVE_HOLDS:
 	case W_INACTIVE_EVICTED:

@@ -2108,7 +2108,7 @@ Test(webhook, default_workload_priority_class_labels_the_job)
 	"'app':'web'}},'spec':{}}}}"
 
 /* A managed StatefulSet's pod template becomes one pod group's: queue
- * name, group name, total count, fast admission, role main; without a
+ * name, total count, fast admission, role main (no group name); without a
  * priority-class label none is written (not even null); disabled, or in
  * an excluded namespace: nothing. */
 Test(webhook, statefulset_template_is_a_pod_group)
@@ -2130,10 +2130,9 @@ Test(webhook, statefulset_template_is_a_pod_group)
 	    api_json_str(labels, "kueue.x-k8s.io/queue-name"), "main");
 	cr_assert_null(
 	    json_object_get(labels, "kueue.x-k8s.io/priority-class"));
-	cr_assert_eq(
-	    strncmp(api_json_str(labels, "kueue.x-k8s.io/pod-group-name"),
-		"statefulset-web-", 16),
-	    0);
+	/* The group's name needs the uid: the pod webhook writes it. */
+	cr_assert_null(
+	    json_object_get(labels, "kueue.x-k8s.io/pod-group-name"));
 	cr_assert_str_eq(api_json_str(labels, "app"), "web");
 	cr_assert_str_eq(
 	    api_json_str(ann, "kueue.x-k8s.io/pod-group-total-count"), "3");
@@ -2179,6 +2178,53 @@ Test(webhook, statefulset_scales_to_and_from_zero_only)
 	expect_denied(WH_VALIDATE, &rv, 403, "field is immutable", true);
 	rv.ns = "test"; /* not ours: anything goes */
 	expect_allowed_nopatch(WH_VALIDATE, &rv);
+}
+
+/* The StatefulSet's Workload as the caches have it: none, on hold, or
+ * still there without the hold. */
+static int STS_WL; /* 0 none, 1 on hold, 2 not on hold */
+static char STS_WL_NAME[128];
+
+static int sts_wl(const char *ns, const char *name,
+    struct wh_workload_state *out, void *payload, cu_error *err)
+{
+	(void)payload;
+	(void)err;
+	cr_assert_str_eq(ns, "team-a");
+	snprintf(STS_WL_NAME, sizeof(STS_WL_NAME), "%s", name);
+	memset(out, 0, sizeof(*out));
+	out->on_hold = STS_WL == 1;
+	return STS_WL == 0 ? CU_ENOTFOUND : CU_OK;
+}
+
+/* As Kueue: scaled up from zero while the Workload of the scale-down is
+ * still there without its hold (being deleted): refused; gone or on
+ * hold: allowed. The Workload is looked up under Kueue's name for the
+ * StatefulSet and its uid. */
+Test(webhook, statefulset_scale_up_waits_for_previous_workload)
+{
+	struct rv rv = {"UPDATE", "apps/v1/StatefulSet", "team-a",
+	    STS_OBJ("", "2"),
+	    "{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{"
+	    "'name':'web','uid':'u-7','labels':{"
+	    "'kueue.x-k8s.io/queue-name':'main'}},'spec':{'replicas':0,"
+	    "'template':{}}}",
+	    false, NULL, NULL};
+
+	OPT.statefulset = true;
+	OPT.workload_named = sts_wl;
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	STS_WL = 0;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	cr_assert_eq(
+	    strncmp(STS_WL_NAME, "statefulset-web-", 16), 0, "%s", STS_WL_NAME);
+	STS_WL = 1;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	STS_WL = 2;
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "spec.replicas: Forbidden: workload from previous scale-down is "
+	    "still being deleted",
+	    false);
 }
 
 #define LWS_OBJ(leader, policy)                                                \
@@ -2267,6 +2313,47 @@ Test(webhook, leaderworkerset_pod_joins_its_group)
 	cr_assert_null(json_object_get(
 	    at(out, "metadata", "labels"), "kueue.x-k8s.io/pod-group-name"));
 	json_decref(out);
+}
+
+/* A StatefulSet's Pod joins Kueue's group for it: the Workload name of
+ * the StatefulSet and its uid (from the Pod's controller reference), so
+ * a StatefulSet made anew under the same name is another group. */
+Test(webhook, statefulset_pod_group_named_with_owner_uid)
+{
+#define STS_POD(uid)                                                           \
+	"{'apiVersion':'v1','kind':'Pod','metadata':{'name':'web-0',"          \
+	"'labels':{'kueue.x-k8s.io/queue-name':'main'},'annotations':{"        \
+	"'kueue.x-k8s.io/pod-suspending-parent':'statefulset'},"               \
+	"'ownerReferences':[{'apiVersion':'apps/v1','kind':'StatefulSet',"     \
+	"'name':'web','uid':'" uid "','controller':true}]},"                   \
+	"'spec':{'containers':[]}}"
+	struct rv rv = {"CREATE", "v1/Pod", "team-a", STS_POD("u-1"), NULL,
+	    false, NULL, NULL};
+	json_t *out, *out2;
+	const char *g, *g2;
+
+	OPT.statefulset = true;
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	out = mutated(&rv, NULL);
+	g = api_json_str(
+	    at(out, "metadata", "labels"), "kueue.x-k8s.io/pod-group-name");
+	cr_assert_not_null(g);
+	cr_assert_eq(strncmp(g, "statefulset-web-", 16), 0, "%s", g);
+	cr_assert_eq(strlen(g), 21, "%s: the name, a 5-character hash", g);
+	rv.obj = STS_POD("u-2");
+	out2 = mutated(&rv, NULL);
+	g2 = api_json_str(
+	    at(out2, "metadata", "labels"), "kueue.x-k8s.io/pod-group-name");
+	cr_assert_not_null(g2);
+	cr_assert_str_neq(g, g2, "another uid, another group");
+	json_decref(out);
+	json_decref(out2);
+	OPT.statefulset = false;
+	out = mutated(&rv, NULL); /* gated, in no group */
+	cr_assert_null(json_object_get(
+	    at(out, "metadata", "labels"), "kueue.x-k8s.io/pod-group-name"));
+	json_decref(out);
+#undef STS_POD
 }
 
 /* A queued SparkApplication runs in cluster mode, without dynamic
