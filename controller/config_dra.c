@@ -9,8 +9,8 @@
  * names, 1-8 device classes each, sources of one kind with their gate, a
  * class in two mappings only through distinct counters, a counter
  * source's name, driver and deviceSelector required, its CEL parsed by
- * cel/), then printed back
- * for --check-config. controller/dra.c acts on them.
+ * cel/), then printed back for --check-config. controller/dra.c acts
+ * on them.
  */
 #include <stdio.h>
 #include <string.h>
