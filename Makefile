@@ -146,7 +146,7 @@ ALL_CFLAGS  = $(STD) $(WARN) $(CFLAGS_$(BUILD)) $(PKG_CFLAGS) -I. \
               -DCUEUE_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS_$(BUILD)) $(EXTRA_LDFLAGS)
 
-MODULES  := lib api namespaces queues tas admission webhook store reconcile controller cli
+MODULES  := lib api cel namespaces queues tas admission webhook store reconcile controller cli
 LIB_SRC  := $(filter-out controller/main.c cli/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJ  := $(LIB_SRC:%.c=$(O)/%.o)
 LIBCUEUE := $(O)/libcueue.a

@@ -119,14 +119,17 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "resources.transformations", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Configuration", "resources.deviceClassMappings", P, CTL_COMPAT_WARN_NEVER,
-	"devices of ResourceClaimTemplates (Exactly, count) and DRA-backed "
-	"extended resources are charged to the mapping as in Kueue "
-	"(KueueDRAIntegration, ...ExtendedResource); counter sources "
-	"(...PartitionableDevices, beta and on in Kueue) and capacity "
-	"sources (alpha ...ConsumableCapacity) are not counted: Workloads "
-	"using them are Misconfigured (Kueue matches ResourceSlice devices "
-	"with the CEL selectors; cueue's controller has no CEL evaluator, "
-	"docs/kueue-gates.md); no ResourceSlice check of CEL selectors"},
+	"devices of ResourceClaimTemplates (Exactly, count) and "
+	"DRA-backed extended resources are charged to the mapping as in "
+	"Kueue (KueueDRAIntegration, ...ExtendedResource); counter "
+	"sources (...PartitionableDevices) charge, as Kueue, the "
+	"largest value of the counter among the ResourceSlice devices "
+	"the CEL selectors match, times the request's count (cueue's "
+	"CEL subset, docs/kueue-gates.md: a selector outside it leaves "
+	"the Workload Misconfigured naming the construct); capacity "
+	"sources (alpha ...ConsumableCapacity) are not counted: "
+	"Workloads using them are Misconfigured; the CEL selectors of "
+	"classes without sources are not checked against ResourceSlices"},
     {"Configuration", "resources.quotaCheckStrategy", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,

@@ -7,8 +7,10 @@
  * resources.deviceClassMappings loaded and validated as Kueue's
  * configuration validation does (at most 16 mappings, qualified unique
  * names, 1-8 device classes each, sources of one kind with their gate, a
- * class in two mappings only through distinct counters), then printed back
- * for --check-config. controller/dra.c acts on them.
+ * class in two mappings only through distinct counters, a counter
+ * source's name, driver and deviceSelector required, its CEL parsed by
+ * cel/), then printed back for --check-config. controller/dra.c acts
+ * on them.
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <jansson.h>
 
 #include "api/labelselector.h"
+#include "cel/cel.h"
 #include "controller/config_int.h"
 
 #define MAX_MAPPINGS 16
@@ -75,6 +78,47 @@ static bool counter_names_disjoint(const json_t *a, const json_t *b)
 	return json_array_size(a) > 0 && json_array_size(b) > 0;
 }
 
+/* A counter source's name, driver and deviceSelector, checked as Kueue
+ * does at load (the selector compiled: here, parsed by cueue's subset). */
+static int check_counter(const struct ctl_config_dec *d,
+    const struct ctl_config_path *sp, const json_t *cn)
+{
+	struct ctl_config_path p, sel, ds, dc;
+	const char *name = json_string_value(json_object_get(cn, "name"));
+	const char *drv = json_string_value(json_object_get(cn, "driver"));
+	const char *x = json_string_value(json_object_get(
+	    json_object_get(json_object_get(cn, "deviceSelector"), "cel"),
+	    "expression"));
+	struct cel_expr *cel;
+	char *err = NULL;
+	int rc = CU_OK;
+
+	ctl_config_path_child(&p, sp, "counter", false);
+	if (name == NULL || name[0] == '\0') {
+		ctl_config_path_child(&sel, &p, "name", false);
+		rc = ctl_config_fail(
+		    d, CU_EINVAL, sel.look, "%s: Required value", sel.disp);
+	}
+	if (drv == NULL || drv[0] == '\0') {
+		ctl_config_path_child(&sel, &p, "driver", false);
+		rc = ctl_config_fail(
+		    d, CU_EINVAL, sel.look, "%s: Required value", sel.disp);
+	}
+	ctl_config_path_child(&ds, &p, "deviceSelector", false);
+	ctl_config_path_child(&dc, &ds, "cel", false);
+	ctl_config_path_child(&sel, &dc, "expression", false);
+	if (x == NULL || x[0] == '\0')
+		return ctl_config_fail(
+		    d, CU_EINVAL, sel.look, "%s: Required value", sel.disp);
+	if ((cel = cel_parse(x, &err)) == NULL)
+		rc = ctl_config_fail(d, CU_EINVAL, sel.look,
+		    "%s: Invalid value: \"%s\": CEL compilation failed: %s",
+		    sel.disp, x, err ? err : "");
+	cu_free(err);
+	cel_free(cel);
+	return rc;
+}
+
 static int load_sources(const struct ctl_config_dec *d,
     const struct ctl_config_path *mp, const json_t *src,
     struct ctl_config_dcm *m)
@@ -110,6 +154,9 @@ static int load_sources(const struct ctl_config_dec *d,
 			    "KueueDRAIntegrationConsumableCapacity to be "
 			    "enabled",
 			    p.disp);
+		if (counter && check_counter(d, &p,
+				   ctl_config_jget(s, "counter")) != CU_OK)
+			rc = CU_EINVAL;
 		m->counter_sources |= counter;
 		m->capacity_sources |= capacity;
 	}

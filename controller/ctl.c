@@ -63,6 +63,7 @@ const struct api_resource ctl_resources[INF__COUNT] = {
     [INF_PODTEMPLATE] = {"", "v1", "podtemplates", true},
     [INF_DEVICECLASS] = {"resource.k8s.io", "v1", "deviceclasses", false},
     [INF_RCT] = {"resource.k8s.io", "v1", "resourceclaimtemplates", true},
+    [INF_RSLICE] = {"resource.k8s.io", "v1", "resourceslices", false},
     [INF_TRAINRT] = {"trainer.kubeflow.org", "v1alpha1", "trainingruntimes",
 	true},
     [INF_CTRAINRT] = {"trainer.kubeflow.org", "v1alpha1",
@@ -210,7 +211,7 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 				mark_job(
 				    c, ctl_fw_kind(ctl_fw_inf(kind)), ns, name);
 		}
-	} else if (id == INF_DEVICECLASS || id == INF_RCT) {
+	} else if (id == INF_DEVICECLASS || id == INF_RCT || id == INF_RSLICE) {
 		ctl_dra_mark(c);
 		return;
 	} else if (id == INF_PROVREQ || id == INF_PODTEMPLATE) {
@@ -393,7 +394,8 @@ static bool integration_absent(ctl *c, size_t i)
 
 	if (absent && !c->inf_absent[i] && i != INF_ACHECK && i != INF_PRC &&
 	    i != INF_PROVREQ && i != INF_PODTEMPLATE && i != INF_DEVICECLASS &&
-	    i != INF_RCT && i != INF_TRAINRT && i != INF_CTRAINRT)
+	    i != INF_RCT && i != INF_RSLICE && i != INF_TRAINRT &&
+	    i != INF_CTRAINRT)
 		cu_warn("%s.%s is not served by the API server: the %s "
 			"integration waits for %s/%s",
 		    r->plural, r->group,
@@ -410,11 +412,11 @@ static bool all_synced(ctl *c)
 	size_t i;
 
 	for (i = 0; i < INF__COUNT; i++) {
-		bool optional = ctl_fw_is_job((enum inf_id)i) ||
-				i == INF_ACHECK || i == INF_PRC ||
-				i == INF_PROVREQ || i == INF_PODTEMPLATE ||
-				i == INF_DEVICECLASS || i == INF_RCT ||
-				i == INF_TRAINRT || i == INF_CTRAINRT;
+		bool optional =
+		    ctl_fw_is_job((enum inf_id)i) || i == INF_ACHECK ||
+		    i == INF_PRC || i == INF_PROVREQ || i == INF_PODTEMPLATE ||
+		    i == INF_DEVICECLASS || i == INF_RCT || i == INF_RSLICE ||
+		    i == INF_TRAINRT || i == INF_CTRAINRT;
 
 		if (c->inf[i] == NULL) {
 			if (!optional)
@@ -982,6 +984,9 @@ int ctl_start(ctl *c, cu_error *err)
 			!ctl_fw_watched(c->cfg, (enum inf_id)i)) ||
 		    ((i == INF_DEVICECLASS || i == INF_RCT) &&
 			!c->cfg->dra.enabled) ||
+		    (i == INF_RSLICE &&
+			(!c->cfg->dra.enabled || !c->cfg->dra.partitionable ||
+			    !ctl_dra_counted(c->cfg))) ||
 		    ((i == INF_TRAINRT || i == INF_CTRAINRT) &&
 			!ctl_fw_enabled(c->cfg, INF_TRAINJOB)))
 			continue;

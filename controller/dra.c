@@ -8,7 +8,10 @@
  * DeviceClass and ResourceClaimTemplate caches). A Workload that cannot be
  * counted is not queued: it shows QuotaReserved=False, reason
  * Misconfigured, with Kueue's message and a Warning event, and is looked at
- * again when a DeviceClass or ResourceClaimTemplate changes.
+ * again when a DeviceClass, ResourceClaimTemplate or ResourceSlice changes.
+ * Mappings with counter sources (KueueDRAIntegrationPartitionableDevices)
+ * charge counters of the ResourceSlice devices their CEL selectors match
+ * (cel/).
  */
 #include <string.h>
 
@@ -16,9 +19,50 @@
 
 struct ctl_dra {
 	struct rec_dra_config cfg;
-	struct rec_dra_mapping *maps; /* owned; strings borrowed from cfg */
-	ctl_keys waiting;	      /* {ns, name} refused, to look at again */
+	struct rec_dra_mapping *maps;	  /* owned; strings borrowed from cfg */
+	struct rec_dra_counter *counters; /* owned; strings borrowed */
+	ctl_keys waiting; /* {ns, name} refused, to look at again */
 };
+
+/* The counter sources of the mappings (sources[].counter), in order;
+ * the strings stay in the configuration's JSON. */
+static int load_counters(struct ctl_dra *d, const struct ctl_config *cfg)
+{
+	size_t i, k, n = 0, at = 0;
+	json_t *s;
+
+	for (i = 0; i < cfg->dra.nmappings; i++)
+		n += json_array_size(cfg->dra.mappings[i].sources);
+	d->counters = cu_calloc(n + 1, sizeof(*d->counters));
+	if (d->counters == NULL)
+		return CU_ENOMEM;
+	for (i = 0; i < cfg->dra.nmappings; i++) {
+		d->maps[i].counters = &d->counters[at];
+		json_array_foreach(cfg->dra.mappings[i].sources, k, s)
+		{
+			json_t *cn = json_object_get(s, "counter");
+
+			if (cn == NULL)
+				continue;
+			d->counters[at].name =
+			    json_string_value(json_object_get(cn, "name"));
+			d->counters[at].driver =
+			    json_string_value(json_object_get(cn, "driver"));
+			d->counters[at].selector =
+			    json_string_value(json_object_get(
+				json_object_get(
+				    json_object_get(cn, "deviceSelector"),
+				    "cel"),
+				"expression"));
+			if (d->counters[at].name == NULL ||
+			    d->counters[at].driver == NULL)
+				continue;
+			at++;
+			d->maps[i].n_counters++;
+		}
+	}
+	return CU_OK;
+}
 
 int ctl_dra_init(ctl *c)
 {
@@ -42,6 +86,11 @@ int ctl_dra_init(ctl *c)
 		d->maps[i].by_device_count =
 		    !m->counter_sources && !m->capacity_sources;
 	}
+	if (cfg->dra.partitionable && load_counters(d, cfg) != CU_OK) {
+		cu_free(d->maps);
+		cu_free(d);
+		return CU_ENOMEM;
+	}
 	d->cfg.enabled = cfg->dra.enabled;
 	d->cfg.extended = cfg->dra.extended;
 	d->cfg.reject_disabled = cfg->dra.reject_disabled;
@@ -57,6 +106,7 @@ void ctl_dra_dispose(ctl *c)
 	if (c->dra == NULL)
 		return;
 	ctl_keys_dispose(&c->dra->waiting);
+	cu_free(c->dra->counters);
 	cu_free(c->dra->maps);
 	cu_free(c->dra);
 	c->dra = NULL;
@@ -69,6 +119,24 @@ static json_t *claim_template(void *payload, const char *ns, const char *name)
 	return c->inf[INF_RCT] != NULL
 		   ? api_informer_get(c->inf[INF_RCT], ns, name)
 		   : NULL;
+}
+
+static json_t *device_class(void *payload, const char *name)
+{
+	ctl *c = payload;
+
+	return c->inf[INF_DEVICECLASS] != NULL
+		   ? api_informer_get(c->inf[INF_DEVICECLASS], NULL, name)
+		   : NULL;
+}
+
+static void slices(
+    void *payload, void (*visit)(json_t *slice, void *arg), void *arg)
+{
+	ctl *c = payload;
+
+	if (c->inf[INF_RSLICE] != NULL)
+		api_informer_foreach(c->inf[INF_RSLICE], visit, arg);
 }
 
 struct ext_find {
@@ -134,7 +202,8 @@ static void show_refusal(
 int ctl_dra_sync_workload(
     ctl *c, const struct api_workload *wl, bool eligible, cu_error *err)
 {
-	struct rec_dra_lookup lk = {claim_template, extended_class, c};
+	struct rec_dra_lookup lk = {
+	    claim_template, extended_class, device_class, slices, c};
 	char *refused = NULL;
 	bool retry = false;
 	int rc;
@@ -166,4 +235,14 @@ void ctl_dra_mark(ctl *c)
 	for (i = 0; i < n; i++)
 		(void)ctl_keys_put(&c->dirty_wl, (const char *const *)v[i]->k);
 	cu_free(v);
+}
+
+bool ctl_dra_counted(const struct ctl_config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->dra.nmappings; i++)
+		if (cfg->dra.mappings[i].counter_sources)
+			return true;
+	return false;
 }

@@ -7,7 +7,10 @@
  * its count, default 1; admin access counts 0) and charged to the quota
  * resource resources.deviceClassMappings maps the class to; and extended
  * resources a DeviceClass backs (spec.extendedResourceName), charged to the
- * class's mapping name when it has one. A Workload this cannot count (a
+ * class's mapping name when it has one; and, for a class mapped with
+ * counter sources (KueueDRAIntegrationPartitionableDevices), the largest
+ * counter its matching ResourceSlice devices consume (CEL selectors
+ * through cel/), times the count. A Workload this cannot count (a
  * direct ResourceClaim, firstAvailable, allocationMode All, a class with no
  * mapping, a missing template, DRA off with rejection on) is refused with
  * Kueue's message; the controller shows it as QuotaReserved=False,
@@ -17,6 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/quantity.h"
+#include "cel/cel.h"
 #include "reconcile/reconcile.h"
 
 #define CLAIM_PATH "spec.podSets[%zu].template.spec.resourceClaims[%zu]"
@@ -87,11 +92,367 @@ static int refuse(
 	return out->refused != NULL ? CU_OK : nomem(err);
 }
 
-/* Devices of one claim template spec (json spec.spec) into p. */
-static int count_template(const struct rec_dra_config *cfg, const json_t *spec,
-    size_t i, size_t j, const char *tname, const char *podset,
+/* ---- counter sources (KueueDRAIntegrationPartitionableDevices) -------- */
+
+#define REQ_PATH CLAIM_PATH ".devices.requests[%zu]"
+
+/* The CEL selectors of one request: the source's deviceSelector, the
+ * DeviceClass's and the request's own, parsed [owned: cel_free each]. */
+struct selectors {
+	struct cel_expr *v[32];
+	size_t n;
+};
+
+static void selectors_dispose(struct selectors *s)
+{
+	while (s->n > 0)
+		cel_free(s->v[--s->n]);
+}
+
+/* Parse the cel.expression of each entry of sel (a DeviceSelector list)
+ * into s; a message [owned: cu_free] when one is outside the subset. */
+static char *selectors_add(struct selectors *s, const json_t *sel)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(sel, i, x)
+	{
+		const char *src = json_string_value(
+		    json_object_get(json_object_get(x, "cel"), "expression"));
+		char *err = NULL;
+
+		if (src == NULL)
+			continue;
+		if (s->n >= sizeof(s->v) / sizeof(s->v[0]))
+			return cu_strdup("too many selectors");
+		if ((s->v[s->n] = cel_parse(src, &err)) == NULL)
+			return err;
+		s->n++;
+	}
+	return NULL;
+}
+
+/* The CEL view of a ResourceSlice device: driver, attributes and
+ * capacity by domain (a name without one is the driver's), attribute
+ * values plain (version as its string), capacities quantities. */
+static json_t *device_view(const char *driver, const json_t *dev)
+{
+	json_t *v = json_pack(
+	    "{s:s, s:{}, s:{}}", "driver", driver, "attributes", "capacity");
+	const char *key;
+	json_t *x;
+	int pass;
+
+	if (v == NULL)
+		return NULL;
+	for (pass = 0; pass < 2; pass++) {
+		const char *field = pass == 0 ? "attributes" : "capacity";
+		json_t *out = json_object_get(v, field);
+
+		json_object_foreach(json_object_get(dev, field), key, x)
+		{
+			const char *slash = strrchr(key, '/');
+			char *dom = slash
+					? cu_strndup(key, (size_t)(slash - key))
+					: cu_strdup(driver);
+			json_t *m, *val = NULL;
+			int64_t milli;
+			cu_error qe;
+
+			if (dom == NULL)
+				goto fail;
+			if ((m = json_object_get(out, dom)) == NULL)
+				json_object_set_new(
+				    out, dom, m = json_object());
+			cu_free(dom);
+			if (pass == 1) {
+				const char *q = json_string_value(
+				    json_object_get(x, "value"));
+
+				if (q != NULL && api_quantity_parse_milli(
+						     q, &milli, &qe) == CU_OK)
+					val = cel_quantity(milli);
+			} else if ((val = json_object_get(x, "string")) ||
+				   (val = json_object_get(x, "int")) ||
+				   (val = json_object_get(x, "bool")) ||
+				   (val = json_object_get(x, "version")))
+				json_incref(val);
+			if (m != NULL && val != NULL)
+				json_object_set_new(
+				    m, slash ? slash + 1 : key, val);
+			else
+				json_decref(val);
+		}
+	}
+	return v;
+fail:
+	json_decref(v);
+	return NULL;
+}
+
+/* Pools of one driver: the newest generation of each, complete or not. */
+struct pool {
+	const char *name;
+	json_int_t gen, want, have;
+};
+
+struct match {
+	const struct rec_dra_counter *src;
+	const struct selectors *sel;
+	struct pool *pools;
+	size_t n_pools, cap_pools;
+	int phase;	       /* 0: gather pools, 1: match devices */
+	int64_t matched, best; /* best: largest counter (milli), -1 none */
+	char *err;	       /* [owned] an evaluation error */
+};
+
+static struct pool *pool_of(struct match *m, const json_t *spec)
+{
+	const json_t *pl = json_object_get(spec, "pool");
+	const char *name = json_string_value(json_object_get(pl, "name"));
+	size_t i;
+
+	for (i = 0; name != NULL && i < m->n_pools; i++)
+		if (strcmp(m->pools[i].name, name) == 0)
+			return &m->pools[i];
+	return NULL;
+}
+
+static void gather(json_t *slice, struct match *m)
+{
+	json_t *spec = json_object_get(slice, "spec");
+	const json_t *pl = json_object_get(spec, "pool");
+	json_int_t gen = json_integer_value(json_object_get(pl, "generation"));
+	json_int_t want =
+	    json_integer_value(json_object_get(pl, "resourceSliceCount"));
+	struct pool *p = pool_of(m, spec);
+
+	if (p == NULL) {
+		const char *name =
+		    json_string_value(json_object_get(pl, "name"));
+
+		if (name == NULL)
+			return;
+		if (m->n_pools == m->cap_pools) {
+			size_t nc = m->cap_pools ? 2 * m->cap_pools : 8;
+			struct pool *np =
+			    cu_realloc(m->pools, nc * sizeof(*np));
+
+			if (np == NULL)
+				return;
+			m->pools = np;
+			m->cap_pools = nc;
+		}
+		p = &m->pools[m->n_pools++];
+		*p = (struct pool){name, gen, want, 1};
+	} else if (gen > p->gen)
+		*p = (struct pool){p->name, gen, want, 1};
+	else if (gen == p->gen)
+		p->have++;
+}
+
+/* Every selector true on the device view v; an error is kept. */
+static bool selected(struct match *m, json_t *v)
+{
+	struct cel_var var = {"device", v};
+	struct cel_env env = {&var, 1, NULL};
+	size_t i;
+
+	for (i = 0; i < m->sel->n; i++) {
+		char *err = NULL;
+		json_t *r = cel_eval(m->sel->v[i], &env, &err);
+		bool yes = json_is_true(r);
+
+		json_decref(r);
+		if (err != NULL) {
+			if (m->err == NULL)
+				m->err = err;
+			else
+				cu_free(err);
+			return false;
+		}
+		if (!yes)
+			return false;
+	}
+	return true;
+}
+
+static void consider(const json_t *dev, struct match *m)
+{
+	json_t *cs;
+	size_t i;
+
+	m->matched++;
+	json_array_foreach(json_object_get(dev, "consumesCounters"), i, cs)
+	{
+		const char *q = json_string_value(json_object_get(
+		    json_object_get(
+			json_object_get(cs, "counters"), m->src->name),
+		    "value"));
+		int64_t milli;
+		cu_error qe;
+
+		if (q == NULL ||
+		    api_quantity_parse_milli(q, &milli, &qe) != CU_OK)
+			continue;
+		if (milli < 0)
+			milli = 0; /* Kueue clamps a negative value */
+		if (milli > m->best)
+			m->best = milli;
+	}
+}
+
+static void visit_slice(json_t *slice, void *arg)
+{
+	struct match *m = arg;
+	json_t *spec = json_object_get(slice, "spec"), *dev;
+	const char *driver = json_string_value(json_object_get(spec, "driver"));
+	struct pool *p;
+	size_t i;
+
+	if (driver == NULL || strcmp(driver, m->src->driver) != 0)
+		return;
+	if (m->phase == 0) {
+		gather(slice, m);
+		return;
+	}
+	p = pool_of(m, spec);
+	if (p == NULL || p->have != p->want ||
+	    json_integer_value(json_object_get(
+		json_object_get(spec, "pool"), "generation")) != p->gen)
+		return;
+	json_array_foreach(json_object_get(spec, "devices"), i, dev)
+	{
+		json_t *v = device_view(driver, dev);
+
+		if (v != NULL && selected(m, v))
+			consider(dev, m);
+		json_decref(v);
+	}
+}
+
+/* Kueue's charge of one request of count n on counter source src: the
+ * largest value of the counter among the devices of the driver's
+ * complete pools that every selector matches, times n; refused (to be
+ * retried) while fewer than n devices match or none consumes the
+ * counter. */
+static int counter_charge(const struct rec_dra_lookup *lk,
+    const struct rec_dra_mapping *map, const struct rec_dra_counter *src,
+    struct selectors *sel, int64_t n, size_t i, size_t j, size_t k,
     struct rec_dra_podset *p, size_t cap, struct rec_dra_result *out,
     cu_error *err)
+{
+	struct match m = {src, sel, NULL, 0, 0, 0, 0, -1, NULL};
+	char *perr = NULL;
+	size_t base = sel->n;
+	int rc = CU_OK;
+
+	if (src->selector != NULL) {
+		json_t *one = json_pack(
+		    "[{s:{s:s}}]", "cel", "expression", src->selector);
+
+		perr = one ? selectors_add(sel, one) : cu_strdup("no memory");
+		json_decref(one);
+	}
+	if (perr != NULL) {
+		rc = refuse(out, false, err,
+		    REQ_PATH ": Invalid value: \"%s\": deviceSelector CEL "
+			     "compilation failed: %s",
+		    i, j, k, src->selector, perr);
+		goto out;
+	}
+	if (lk->slices != NULL) {
+		lk->slices(lk->payload, visit_slice, &m);
+		m.phase = 1;
+		lk->slices(lk->payload, visit_slice, &m);
+	}
+	if (m.err != NULL)
+		rc = refuse(out, true, err,
+		    REQ_PATH ": Internal error: CEL evaluation error: %s", i, j,
+		    k, m.err);
+	else if (m.matched < n)
+		rc = refuse(out, true, err,
+		    REQ_PATH ": Internal error: insufficient matching devices "
+			     "for counter driver: %lld device(s) match but "
+			     "%lld requested",
+		    i, j, k, (long long)m.matched, (long long)n);
+	else if (m.best < 0)
+		rc = refuse(out, true, err,
+		    REQ_PATH ": Internal error: matched devices have no "
+			     "consumesCounters entry for counter \"%s\"",
+		    i, j, k, src->name);
+	else {
+		/* Kueue charges the integer value (rounded up), saturating */
+		int64_t units = m.best / 1000 + (m.best % 1000 != 0), milli;
+
+		if (__builtin_mul_overflow(units, n, &units) ||
+		    __builtin_mul_overflow(units, (int64_t)1000, &milli))
+			milli = INT64_MAX;
+		if (add_to(p, cap, map->name, milli) != CU_OK)
+			rc = refuse(out, false, err,
+			    CLAIM_PATH ": Too many: device classes", i, j);
+	}
+out:
+	while (sel->n > base)
+		cel_free(sel->v[--sel->n]);
+	cu_free(perr);
+	cu_free(m.err);
+	cu_free(m.pools);
+	return rc;
+}
+
+/* A request of a DeviceClass mapped with counter sources: each source
+ * charges the mapping's quota resource. */
+static int count_counters(const struct rec_dra_lookup *lk,
+    const struct rec_dra_mapping *map, const char *cls, const json_t *ex,
+    int64_t n, size_t i, size_t j, size_t k, struct rec_dra_podset *p,
+    size_t cap, struct rec_dra_result *out, cu_error *err)
+{
+	struct selectors sel = {{NULL}, 0};
+	json_t *dc = lk->device_class != NULL
+			 ? lk->device_class(lk->payload, cls)
+			 : NULL;
+	char *perr;
+	size_t s;
+	int rc = CU_OK;
+
+	if (dc == NULL)
+		return refuse(out, true, err,
+		    REQ_PATH ": Internal error: failed to get DeviceClass %s: "
+			     "deviceclasses.resource.k8s.io \"%s\" not found",
+		    i, j, k, cls, cls);
+	if ((perr = selectors_add(&sel,
+		 json_object_get(json_object_get(dc, "spec"), "selectors"))) !=
+	    NULL) {
+		rc = refuse(out, false, err,
+		    REQ_PATH ": Invalid value: null: DeviceClass %s has "
+			     "invalid CEL selector: %s",
+		    i, j, k, cls, perr);
+		goto out;
+	}
+	if ((perr = selectors_add(&sel, json_object_get(ex, "selectors"))) !=
+	    NULL) {
+		rc = refuse(out, false, err,
+		    REQ_PATH ".exactly.selectors: Invalid value: null: CEL "
+			     "compilation failed: %s",
+		    i, j, k, perr);
+		goto out;
+	}
+	for (s = 0; s < map->n_counters && out->refused == NULL; s++)
+		rc = counter_charge(lk, map, &map->counters[s], &sel, n, i, j,
+		    k, p, cap, out, err);
+out:
+	cu_free(perr);
+	selectors_dispose(&sel);
+	return rc;
+}
+
+/* Devices of one claim template spec (json spec.spec) into p. */
+static int count_template(const struct rec_dra_config *cfg,
+    const struct rec_dra_lookup *lk, const json_t *spec, size_t i, size_t j,
+    const char *tname, const char *podset, struct rec_dra_podset *p, size_t cap,
+    struct rec_dra_result *out, cu_error *err)
 {
 	json_t *reqs =
 	    json_object_get(json_object_get(spec, "devices"), "requests");
@@ -149,16 +510,24 @@ static int count_template(const struct rec_dra_config *cfg, const json_t *spec,
 				       "\"DeviceClass %s is not mapped in DRA "
 				       "configuration for podset %s\"",
 			    i, j, cls, podset);
+		if (n < 0)
+			n = 0;
+		if (m->n_counters > 0) {
+			int rc = count_counters(
+			    lk, m, cls, ex, n, i, j, k, p, cap, out, err);
+
+			if (rc != CU_OK || out->refused != NULL)
+				return rc;
+			continue;
+		}
 		if (!m->by_device_count)
 			return refuse(out, false, err,
 			    CLAIM_PATH
 			    ".resourceClaimTemplateName: Invalid "
 			    "value: \"%s\": DeviceClass %s is mapped "
-			    "with counter or capacity sources, which "
+			    "with capacity sources, which "
 			    "cueue does not count yet",
 			    i, j, tname, cls);
-		if (n < 0)
-			n = 0;
 		if (add_to(p, cap, m->name,
 			n > INT64_MAX / 1000 ? INT64_MAX : n * 1000) != CU_OK)
 			return refuse(out, false, err,
@@ -286,7 +655,7 @@ int rec_dra_evaluate(const struct rec_dra_config *cfg,
 				    "resourceclaimtemplates.resource."
 				    "k8s.io \"%s\" not found",
 				    i, j, tname, psname, tname);
-			rc2 = count_template(cfg,
+			rc2 = count_template(cfg, lk,
 			    json_object_get(json_object_get(t, "spec"), "spec"),
 			    i, j, tname, psname, p, cap, out, err);
 			if (rc2 != CU_OK || out->refused != NULL)

@@ -1277,13 +1277,26 @@ CU_MUST_CHECK int rec_sync_workload(que_state *st,
 
 /* ---- dynamic resource allocation (reconcile/dra.c) -------------------- */
 
+/* A mapping's counter source (KueueDRAIntegrationPartitionableDevices)
+ * [all borrowed]: the counter name in devices' consumesCounters, the
+ * driver of the ResourceSlices, the CEL deviceSelector (NULL: any). */
+struct rec_dra_counter {
+	const char *name;
+	const char *driver;
+	const char *selector;
+};
+
 /* One resources.deviceClassMappings entry [all borrowed]. */
 struct rec_dra_mapping {
 	const char *name; /* the quota resource */
 	const char *const *classes;
 	size_t n_classes;
-	/* false: counter or capacity sources (not counted by cueue yet) */
+	/* false: counter or capacity sources */
 	bool by_device_count;
+	/* counter sources (charged by counters when n_counters > 0);
+	 * capacity sources are not counted by cueue yet */
+	const struct rec_dra_counter *counters;
+	size_t n_counters;
 };
 
 /* Kueue's DRA gates and mappings [borrowed]. */
@@ -1303,6 +1316,12 @@ struct rec_dra_lookup {
 	/* [borrowed] the DeviceClass whose spec.extendedResourceName is name
 	 * (the newest when several), or NULL */
 	const char *(*extended_class)(void *payload, const char *name);
+	/* [borrowed] the DeviceClass name, or NULL */
+	json_t *(*device_class)(void *payload, const char *name);
+	/* each cached resource.k8s.io/v1 ResourceSlice [borrowed] to
+	 * visit(slice, arg); NULL: none cached */
+	void (*slices)(
+	    void *payload, void (*visit)(json_t *slice, void *arg), void *arg);
 	void *payload;
 };
 

@@ -47,7 +47,7 @@ echo "  refs: no references outside the repository"
 
 # ---- the map of the house: docs/architecture.md section 2.3 -------------
 map=docs/architecture.md
-modules="lib api namespaces queues admission tas webhook store reconcile controller cli"
+modules="lib api cel namespaces queues admission tas webhook store reconcile controller cli"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for m in $modules; do

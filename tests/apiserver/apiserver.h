@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cel/cel.h"
 #include "lib/cu.h"
 #include "namespaces/selector.h"
 
@@ -235,18 +236,11 @@ int as_re_translate(const char *pat, cu_buf *out);
  * 0 no, -1 pattern outside the subset (compiled patterns are cached). */
 int as_re_match(const char *pattern, const char *s);
 
-/* CEL subset for x-kubernetes-validations rules (cel.c). */
-struct as_cel;
-/* Parse a rule [owned: as_cel_free]; NULL with *err [owned: cu_free] on
- * a syntax error or a construct outside the subset. */
-struct as_cel *as_cel_parse(const char *src, char **err);
-void as_cel_free(struct as_cel *cel);
-/* Does the rule reference oldSelf (a transition rule)? */
-bool as_cel_uses_old(const struct as_cel *cel);
-/* Evaluate with self and oldSelf (NULL: unset) [borrowed]: the value
- * [owned: json_decref], or NULL with *err [owned: cu_free]. */
+/* A CEL rule (cel/cel.h) evaluated with self and oldSelf (NULL: unset)
+ * [borrowed] and matches() through as_re_match: the value [owned:
+ * json_decref], or NULL with *err [owned: cu_free] (types.c). */
 json_t *as_cel_eval(
-    const struct as_cel *cel, json_t *self, json_t *old, char **err);
+    const struct cel_expr *cel, json_t *self, json_t *old, char **err);
 /* strfmt check kube-apiserver runs for a CRD `format`: 1 valid, 0 not,
  * -1 a format not checked. */
 int as_format_ok(const char *format, const char *s);

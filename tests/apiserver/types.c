@@ -1222,6 +1222,15 @@ static void rule_cause(json_t *errs, json_t *schema, json_t *rule,
 	cu_free(full);
 }
 
+json_t *as_cel_eval(
+    const struct cel_expr *cel, json_t *self, json_t *old, char **err)
+{
+	struct cel_var vars[] = {{"self", self}, {"oldSelf", old}};
+	struct cel_env env = {vars, 2, as_re_match};
+
+	return cel_eval(cel, &env, err);
+}
+
 static void eval_rules(
     json_t *errs, json_t *schema, json_t *v, json_t *old, const char *path)
 {
@@ -1233,20 +1242,20 @@ static void eval_rules(
 	{
 		const char *src =
 		    json_string_value(json_object_get(rule, "rule"));
-		struct as_cel *cel;
+		struct cel_expr *cel;
 		char *err = NULL;
 		json_t *r;
 
 		if (src == NULL)
 			continue;
-		cel = as_cel_parse(src, &err);
+		cel = cel_parse(src, &err);
 		if (cel == NULL) {
 			/* Outside the subset: not evaluated. */
 			cu_free(err);
 			continue;
 		}
-		if (as_cel_uses_old(cel) && old == NULL) {
-			as_cel_free(cel);
+		if (cel_uses_old(cel) && old == NULL) {
+			cel_free(cel);
 			continue; /* a transition rule runs on updates only */
 		}
 		r = as_cel_eval(cel, v, old, &err);
@@ -1279,12 +1288,11 @@ static void eval_rules(
 			    json_string_value(json_object_get(rule, "message"));
 			const char *mx = json_string_value(
 			    json_object_get(rule, "messageExpression"));
-			struct as_cel *mc = NULL;
+			struct cel_expr *mc = NULL;
 			json_t *mv = NULL;
 			char *d = NULL, *merr = NULL;
 
-			if (mx != NULL &&
-			    (mc = as_cel_parse(mx, &merr)) != NULL)
+			if (mx != NULL && (mc = cel_parse(mx, &merr)) != NULL)
 				mv = as_cel_eval(mc, v, old, &merr);
 			cu_free(merr);
 			if (json_is_string(mv) && json_string_length(mv) > 0)
@@ -1296,11 +1304,11 @@ static void eval_rules(
 			rule_cause(errs, schema, rule, path, d ? d : "");
 			cu_free(d);
 			json_decref(mv);
-			as_cel_free(mc);
+			cel_free(mc);
 		}
 		json_decref(r);
 		cu_free(err);
-		as_cel_free(cel);
+		cel_free(cel);
 	}
 }
 

@@ -8,7 +8,9 @@ resources.deviceClassMappings, so 8 GPUs of quota admit 8 of 10 such Jobs
 with no mapping, a direct ResourceClaim and a missing template are
 refused with Kueue's messages (QuotaReserved=False, Misconfigured), the
 last one admitted once its template appears; an extended resource a
-DeviceClass backs is charged to the class's mapping."""
+DeviceClass backs is charged to the class's mapping; a class mapped with a
+counter source (KueueDRAIntegrationPartitionableDevices) charges the
+counter its ResourceSlice partitions consume, matched by CEL selectors."""
 import os
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
@@ -202,6 +204,156 @@ spec: {extendedResourceName: example.com/accel}
     psa = by_job(s, "accel")["status"]["admission"]["podSetAssignments"][0]
     eq(psa["resourceUsage"], {"cpu": "1", "example.com/gpu": "3"},
        "resourceUsage")
+    ctl.stop()
+
+
+MIG_CONFIG = """resources:
+  deviceClassMappings:
+  - name: example.com/gpu-memory
+    deviceClassNames: [mig.example.com]
+    sources:
+    - counter:
+        name: memory
+        driver: gpu.example.com
+        deviceSelector:
+          cel:
+            expression: device.attributes['gpu.example.com'].productName == 'GPU-80'
+"""
+
+MIG_OBJECTS = """apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: mig-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu", "example.com/gpu-memory"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - {name: cpu, nominalQuota: 40}
+      - {name: example.com/gpu-memory, nominalQuota: 40Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {namespace: default, name: mig-user-queue}
+spec: {clusterQueue: mig-queue}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: mig.example.com}
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == 'gpu.example.com'
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {namespace: default, name: mig-1g}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: part
+        exactly:
+          deviceClassName: mig.example.com
+          selectors:
+          - cel:
+              expression: device.attributes['gpu.example.com'].profile == '1g.10gb'
+"""
+
+
+def mig_slices():
+    """One GPU of 80Gi as a pool of two slices: the shared counter set,
+    and the devices that consume it (the whole GPU and seven 1g.10gb
+    partitions); a second pool of one slice out of two (incomplete) whose
+    partition consumes 99Gi and must not be looked at."""
+    def dev(name, profile, mem):
+        return {"name": name,
+                "attributes": {"productName": {"string": "GPU-80"},
+                               "profile": {"string": profile}},
+                "capacity": {"memory": {"value": mem}},
+                "consumesCounters": [{"counterSet": "gpu-0-counters",
+                                      "counters": {"memory":
+                                                   {"value": mem}}}]}
+
+    def rs(name, pool, count, node, **spec):
+        spec.update({"driver": "gpu.example.com", "nodeName": node,
+                     "pool": {"name": pool, "generation": 1,
+                              "resourceSliceCount": count}})
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": name}, "spec": spec}
+    parts = [dev("gpu-0", "full", "80Gi")] + [
+        dev("gpu-0-1g-%d" % i, "1g.10gb", "10Gi") for i in range(7)]
+    return [rs("node-a-counters", "node-a", 2, "node-a", sharedCounters=[
+                {"name": "gpu-0-counters",
+                 "counters": {"memory": {"value": "80Gi"}}}]),
+            rs("node-a-devices", "node-a", 2, "node-a", devices=parts),
+            rs("node-b-devices", "node-b", 2, "node-b",
+               devices=[dev("b-1g", "1g.10gb", "99Gi")])]
+
+
+def qty(q):
+    """A quantity's value (integers and binary suffixes: what is printed
+    here; Kueue prints a counter charge in the counter's format, 10Gi,
+    cueue in decimal for a resource not named like memory)."""
+    for i, suf in enumerate(("Ki", "Mi", "Gi", "Ti"), 1):
+        if q.endswith(suf):
+            return int(q[:-2]) * 1024 ** i
+    return int(q)
+
+
+@case("counter-sources-charge-partitions", simulate="jobs")
+def counters(s):
+    """Five Jobs of one 1g.10gb partition each, 40Gi of
+    example.com/gpu-memory quota: each is charged the 10Gi of GPU memory
+    its partition consumes from the counter set, four are admitted and the
+    fifth waits for quota; the ClusterQueue reserves 40Gi. Before the
+    ResourceSlices exist the Workloads are Misconfigured (too few matching
+    devices) and are counted once they appear."""
+    setup(s)
+    s.kubectl("apply", "-f", "-", input=MIG_OBJECTS)
+    ctl = Controller(s, config=CONTROLLER_CONFIG + MIG_CONFIG)
+    for i in range(5):
+        job = job_with("mig-%d" % i, [{"name": "part",
+                                       "resourceClaimTemplateName":
+                                       "mig-1g"}])
+        job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = \
+            "mig-user-queue"
+        post_job(s, job)
+    c = wait_for(lambda: condition_of(s, "mig-0"), 30, what="mig-0")
+    eq((c["status"], c["reason"]), ("False", "Misconfigured"))
+    check("insufficient matching devices for counter driver: 0 device(s) "
+          "match but 1 requested" in c["message"], c["message"])
+    for obj in mig_slices():
+        code, _, body = s.raw("POST", "/apis/resource.k8s.io/v1/"
+                              "resourceslices", obj)
+        eq(code, 201, "create ResourceSlice: %r" % body)
+
+    def settled():
+        cs = [condition_of(s, "mig-%d" % i) for i in range(5)]
+        if any(c is None or c["reason"] == "Misconfigured" for c in cs):
+            return None
+        return cs
+    cs = wait_for(settled, 45, what="five Workloads counted")
+    admitted = [i for i in range(5) if cs[i]["status"] == "True"]
+    eq(len(admitted), 4, "admitted: %r" % cs)
+    for i in admitted:
+        psa = by_job(s, "mig-%d" % i)["status"]["admission"][
+            "podSetAssignments"][0]
+        use = psa["resourceUsage"]
+        eq(sorted(use), ["cpu", "example.com/gpu-memory"], "resources")
+        eq(qty(use["example.com/gpu-memory"]), 10 * 1024 ** 3, "charged")
+    pending = [cs[i] for i in range(5) if i not in admitted]
+    eq(pending[0]["reason"], "WaitingForQuota")
+    check(pending[0]["message"].startswith(
+        "couldn't assign flavors to pod set main: insufficient unused "
+        "quota for example.com/gpu-memory in flavor default-flavor, "),
+        pending[0]["message"])
+    cq = s.get_json("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/mig-queue")
+    used = {r["name"]: r["total"]
+            for f in cq["status"]["flavorsReservation"]
+            for r in f["resources"]}
+    eq(qty(used.get("example.com/gpu-memory")), 40 * 1024 ** 3, "reserved")
     ctl.stop()
 
 

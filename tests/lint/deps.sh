@@ -16,13 +16,14 @@ deps() {
 	case $1 in
 	lib) echo "" ;;
 	api) echo "lib" ;;
+	cel) echo "api lib" ;;
 	namespaces) echo "api lib" ;;
 	queues) echo "lib" ;;
 	tas) echo "api lib" ;;
 	admission) echo "queues namespaces lib" ;;
 	webhook) echo "namespaces api lib" ;;
 	store) echo "lib" ;;
-	reconcile) echo "admission queues namespaces api lib" ;;
+	reconcile) echo "admission queues namespaces cel api lib" ;;
 	controller) echo "*" ;;
 	cli) echo "api lib" ;;
 	*) return 1 ;;
@@ -37,7 +38,7 @@ libs() {
 	# zlib in api/ only for the packed texts of informer caches.
 	api) echo "jansson.h yaml.h curl/ ev.h openssl/evp.h zlib.h" ;;
 	namespaces | queues | tas | admission) echo "jansson.h" ;;
-	webhook | reconcile) echo "jansson.h" ;;
+	cel | webhook | reconcile) echo "jansson.h" ;;
 	store) echo "sqlite3.h" ;;
 	controller) echo "*" ;;
 	# the kubectl plugin: the api/ client on its own libev loop
@@ -48,7 +49,7 @@ libs() {
 # Third-party headers: anything in <> that is not libc or POSIX.
 THIRD='^(jansson|yaml|curl/|ev\.h|openssl/|sqlite3|microhttpd|criterion|zlib)'
 
-MODULES=${MODULES:-"lib api namespaces queues tas admission webhook store reconcile controller cli"}
+MODULES=${MODULES:-"lib api cel namespaces queues tas admission webhook store reconcile controller cli"}
 fail=0
 for m in $MODULES; do
 	allowed=$(deps "$m") || {

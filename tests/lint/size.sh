@@ -13,7 +13,7 @@ set -u
 MAX_FILE=1200
 MAX_FUNC=120
 allow=tests/lint/size-allow.txt
-MODULES="lib api namespaces queues admission tas webhook store reconcile controller cli"
+MODULES="lib api cel namespaces queues admission tas webhook store reconcile controller cli"
 fail=0
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT

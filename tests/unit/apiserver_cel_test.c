@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * tests/unit/apiserver_cel_test.c - tests/apiserver/cel.c: each CEL
- * construct of the subset (literals, self/oldSelf, selection, indexing,
- * has, size, in, the macros, comparisons, arithmetic, logical operators
- * with error absorption, ternary, string functions), every rule of
- * Kueue's CRDs parsed (tests/unit/data/kueue_cel_rules.txt), a sample of
- * them evaluated both ways, and x-kubernetes-validations reported by the
- * schema validation as kube-apiserver words it.
+ * tests/unit/apiserver_cel_test.c - the cel/ module as the local API
+ * server uses it for validation rules: each CEL construct of the subset
+ * (literals, self/oldSelf, selection, indexing, has, size, in, the macros,
+ * comparisons, arithmetic, logical operators with error absorption, ternary,
+ * string functions), every rule of Kueue's CRDs parsed
+ * (tests/unit/data/kueue_cel_rules.txt), a sample of them evaluated both ways,
+ * and x-kubernetes-validations reported by the schema validation as
+ * kube-apiserver words it.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -77,7 +78,7 @@ static const struct ccase cases[] = {
 static char *run(const char *rule, const char *self, const char *old)
 {
 	char *err = NULL, *out;
-	struct as_cel *cel = as_cel_parse(rule, &err);
+	struct cel_expr *cel = cel_parse(rule, &err);
 	json_t *s, *o = NULL, *r;
 
 	if (cel == NULL) {
@@ -98,7 +99,7 @@ static char *run(const char *rule, const char *self, const char *old)
 	json_decref(s);
 	json_decref(o);
 	cu_free(err);
-	as_cel_free(cel);
+	cel_free(cel);
 	return out;
 }
 
@@ -130,26 +131,26 @@ Test(cel, syntax_errors)
 	size_t i;
 	cu_buf chain;
 	char *err = NULL;
-	struct as_cel *cel;
+	struct cel_expr *cel;
 
 	/* A long left-deep chain is refused, not evaluated recursively. */
 	cu_buf_init(&chain, 1 << 20);
 	cr_assert_eq(cu_buf_add(&chain, "1", 1), CU_OK);
 	for (i = 0; i < 5000; i++)
 		cr_assert_eq(cu_buf_add(&chain, "+1", 2), CU_OK);
-	cel = as_cel_parse(chain.ptr, &err);
+	cel = cel_parse(chain.ptr, &err);
 	cr_expect_null(cel);
 	cr_expect(err != NULL && strstr(err, "too long") != NULL);
-	as_cel_free(cel);
+	cel_free(cel);
 	cu_free(err);
 	cu_buf_dispose(&chain);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err = NULL;
-		cel = as_cel_parse(bad[i], &err);
+		cel = cel_parse(bad[i], &err);
 
 		cr_expect_null(cel, "%s parsed", bad[i]);
 		cr_expect_not_null(err, "%s: no message", bad[i]);
-		as_cel_free(cel);
+		cel_free(cel);
 		cu_free(err);
 	}
 }
@@ -164,15 +165,15 @@ Test(cel, kueue_rules_parse)
 	cr_assert_not_null(f, "tests/unit/data/kueue_cel_rules.txt");
 	while (fgets(line, sizeof(line), f) != NULL) {
 		char *rule = strrchr(line, '\t'), *err = NULL;
-		struct as_cel *cel;
+		struct cel_expr *cel;
 
 		if (line[0] == '#' || rule == NULL)
 			continue;
 		rule++;
 		rule[strcspn(rule, "\n")] = '\0';
-		cel = as_cel_parse(rule, &err);
+		cel = cel_parse(rule, &err);
 		cr_expect_not_null(cel, "%s: %s", rule, err ? err : "");
-		as_cel_free(cel);
+		cel_free(cel);
 		cu_free(err);
 		n++;
 	}

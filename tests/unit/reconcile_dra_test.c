@@ -16,8 +16,8 @@ static const char *const gpu_classes[] = {
     "gpu.example.com", "accel.example.com"};
 static const char *const cnt_classes[] = {"part.example.com"};
 static const struct rec_dra_mapping maps[] = {
-    {"example.com/gpu", gpu_classes, 2, true},
-    {"gpu.memory", cnt_classes, 1, false},
+    {"example.com/gpu", gpu_classes, 2, true, NULL, 0},
+    {"gpu.memory", cnt_classes, 1, false, NULL, 0},
 };
 
 /* Templates by name (namespace "ns"), as JSON spec.spec. */
@@ -109,9 +109,9 @@ static const struct row rows[] = {
 	"fpga.example.com is not mapped in DRA configuration for podset "
 	"main\"",
 	false, true},
-    {"counter sources not counted yet: refused", true, true,
+    {"capacity sources not counted yet: refused", true, true,
 	"[{\"name\":\"c\",\"resourceClaimTemplateName\":\"counter\"}]",
-	{{"cpu", 1000}}, -1, NULL, "counter or capacity sources", false, true},
+	{{"cpu", 1000}}, -1, NULL, "mapped with capacity sources", false, true},
     {"a missing template: refused until it exists", true, true,
 	"[{\"name\":\"c\",\"resourceClaimTemplateName\":\"nope\"}]",
 	{{"cpu", 1000}}, -1, NULL,
@@ -144,7 +144,8 @@ static const struct row rows[] = {
 static void check_row(const struct row *r)
 {
 	struct rec_dra_config cfg = {r->enabled, true, r->reject, maps, 2};
-	struct rec_dra_lookup lk = {claim_template, extended_class, NULL};
+	struct rec_dra_lookup lk = {
+	    claim_template, extended_class, NULL, NULL, NULL};
 	char wlj[2048];
 	json_t *j;
 	struct api_workload wl;
