@@ -96,12 +96,27 @@ class Quickstart:
         try:
             rc = self.proc.wait(60)
         except subprocess.TimeoutExpired:
+            why = self.stuck()
             self.killpg()
-            raise Failure("quickstart did not stop")
+            raise Failure("quickstart did not stop; %s" % why)
         eq(rc, want_rc, "exit status")
         check(self.dir is not None, "no directory seen in the banner")
         check(not os.path.exists(self.dir), "%s left behind" % self.dir)
         eq(leftovers(self.dir), [], "processes left")
+
+    def stuck(self):
+        """What still runs (and each log's last lines) when the script
+        does not stop: which of its processes holds it up."""
+        left = leftovers(self.dir) if self.dir else []
+        tails = []
+        for name in ("apiserver", "controller"):
+            try:
+                with open(os.path.join(self.dir or "", name + ".log")) as f:
+                    tails.append("%s.log ends:\n%s" % (
+                        name, "".join(f.readlines()[-8:])))
+            except OSError:
+                pass
+        return "still running: %r\n%s" % (left, "\n".join(tails))
 
     def killpg(self):
         try:

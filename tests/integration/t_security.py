@@ -116,6 +116,13 @@ USED_BY_MULTIKUEUE = {
     ("", "secrets", "get"),
 }
 
+# The ResourceSlice informer starts only when a deviceClassMapping has
+# counter sources (t_dra.py); the shipped configuration maps none.
+USED_BY_DRA = {
+    ("resource.k8s.io", "resourceslices", "list"),
+    ("resource.k8s.io", "resourceslices", "watch"),
+}
+
 QUEUES = """
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -561,7 +568,8 @@ def rbac(s):
                     if k not in used and k not in ALLOWED_UNUSED and \
                             k not in USED_BY_TIMING and \
                             k not in USED_BY_PROVISIONING and \
-                            k not in USED_BY_MULTIKUEUE:
+                            k not in USED_BY_MULTIKUEUE and \
+                            k not in USED_BY_DRA:
                         unused.append("%s %s/%s%s" % (
                             v, g or "core", res,
                             " in " + rns if rns else ""))
