@@ -9,9 +9,10 @@
  * counted is not queued: it shows QuotaReserved=False, reason
  * Misconfigured, with Kueue's message and a Warning event, and is looked at
  * again when a DeviceClass, ResourceClaimTemplate or ResourceSlice changes.
- * Mappings with counter sources (KueueDRAIntegrationPartitionableDevices)
- * charge counters of the ResourceSlice devices their CEL selectors match
- * (cel/).
+ * The CEL selectors of every request are checked against the
+ * ResourceSlice devices (cel/), and mappings with counter sources
+ * (KueueDRAIntegrationPartitionableDevices) charge counters of the
+ * devices they match.
  */
 #include <string.h>
 
@@ -235,14 +236,4 @@ void ctl_dra_mark(ctl *c)
 	for (i = 0; i < n; i++)
 		(void)ctl_keys_put(&c->dirty_wl, (const char *const *)v[i]->k);
 	cu_free(v);
-}
-
-bool ctl_dra_counted(const struct ctl_config *cfg)
-{
-	size_t i;
-
-	for (i = 0; i < cfg->dra.nmappings; i++)
-		if (cfg->dra.mappings[i].counter_sources)
-			return true;
-	return false;
 }
