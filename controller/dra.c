@@ -22,8 +22,26 @@ struct ctl_dra {
 	struct rec_dra_config cfg;
 	struct rec_dra_mapping *maps;	  /* owned; strings borrowed from cfg */
 	struct rec_dra_counter *counters; /* owned; strings borrowed */
-	ctl_keys waiting; /* {ns, name} refused, to look at again */
+	ctl_keys waiting;    /* {ns, name} refused, to look at again */
+	const char **binary; /* owned array; names borrowed from cfg */
 };
+
+/* Kueue prints the quota resources of counter and capacity mappings in
+ * binary suffixes (10Gi): registered with the admission printer. */
+static int register_binary(struct ctl_dra *d, const struct ctl_config *cfg)
+{
+	size_t i, n = 0;
+
+	d->binary = cu_calloc(cfg->dra.nmappings + 1, sizeof(*d->binary));
+	if (d->binary == NULL)
+		return CU_ENOMEM;
+	for (i = 0; cfg->dra.enabled && i < cfg->dra.nmappings; i++)
+		if (cfg->dra.mappings[i].counter_sources ||
+		    cfg->dra.mappings[i].capacity_sources)
+			d->binary[n++] = cfg->dra.mappings[i].name;
+	adm_binary_resources_set(d->binary, n);
+	return CU_OK;
+}
 
 /* The counter sources of the mappings (sources[].counter), in order;
  * the strings stay in the configuration's JSON. */
@@ -87,7 +105,10 @@ int ctl_dra_init(ctl *c)
 		d->maps[i].by_device_count =
 		    !m->counter_sources && !m->capacity_sources;
 	}
-	if (cfg->dra.partitionable && load_counters(d, cfg) != CU_OK) {
+	if ((cfg->dra.partitionable && load_counters(d, cfg) != CU_OK) ||
+	    register_binary(d, cfg) != CU_OK) {
+		cu_free(d->binary);
+		cu_free(d->counters);
 		cu_free(d->maps);
 		cu_free(d);
 		return CU_ENOMEM;
@@ -107,6 +128,8 @@ void ctl_dra_dispose(ctl *c)
 	if (c->dra == NULL)
 		return;
 	ctl_keys_dispose(&c->dra->waiting);
+	adm_binary_resources_set(NULL, 0);
+	cu_free(c->dra->binary);
 	cu_free(c->dra->counters);
 	cu_free(c->dra->maps);
 	cu_free(c->dra);

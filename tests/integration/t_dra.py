@@ -301,22 +301,13 @@ def post_slices(s):
         eq(code, 201, "create ResourceSlice: %r" % body)
 
 
-def qty(q):
-    """A quantity's value (integers and binary suffixes: what is printed
-    here; Kueue prints a counter charge in the counter's format, 10Gi,
-    cueue in decimal for a resource not named like memory)."""
-    for i, suf in enumerate(("Ki", "Mi", "Gi", "Ti"), 1):
-        if q.endswith(suf):
-            return int(q[:-2]) * 1024 ** i
-    return int(q)
-
-
 @case("counter-sources-charge-partitions", simulate="jobs")
 def counters(s):
     """Five Jobs of one 1g.10gb partition each, 40Gi of
     example.com/gpu-memory quota: each is charged the 10Gi of GPU memory
     its partition consumes from the counter set, four are admitted and the
-    fifth waits for quota; the ClusterQueue reserves 40Gi. Before the
+    fifth waits for quota; the ClusterQueue reserves 40Gi (printed in
+    binary suffixes, as Kueue prints a counter mapping's resource). Before the
     ResourceSlices exist the Workloads are Misconfigured (too few matching
     devices) and are counted once they appear."""
     setup(s)
@@ -349,18 +340,17 @@ def counters(s):
             "podSetAssignments"][0]
         use = psa["resourceUsage"]
         eq(sorted(use), ["cpu", "example.com/gpu-memory"], "resources")
-        eq(qty(use["example.com/gpu-memory"]), 10 * 1024 ** 3, "charged")
+        eq(use["example.com/gpu-memory"], "10Gi", "charged")
     pending = [cs[i] for i in range(5) if i not in admitted]
     eq(pending[0]["reason"], "WaitingForQuota")
-    check(pending[0]["message"].startswith(
-        "couldn't assign flavors to pod set main: insufficient unused "
-        "quota for example.com/gpu-memory in flavor default-flavor, "),
-        pending[0]["message"])
+    eq(pending[0]["message"], "couldn't assign flavors to pod set main: "
+       "insufficient unused quota for example.com/gpu-memory in flavor "
+       "default-flavor, 10Gi more needed")
     cq = s.get_json("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/mig-queue")
     used = {r["name"]: r["total"]
             for f in cq["status"]["flavorsReservation"]
             for r in f["resources"]}
-    eq(qty(used.get("example.com/gpu-memory")), 40 * 1024 ** 3, "reserved")
+    eq(used.get("example.com/gpu-memory"), "40Gi", "reserved")
     ctl.stop()
 
 
