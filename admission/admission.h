@@ -78,13 +78,23 @@ const char *adm_preempt_reason_string(enum adm_preempt_reason r);
 
 /*
  * Print a milli-unit quantity the way Kubernetes prints a canonical
- * Quantity: "500m", "1", "1500m", "2k"; memory-like resources ("memory",
- * "ephemeral-storage", "hugepages-*") in binary suffixes ("1Gi") when the
- * value is a whole multiple of 1024. snprintf contract; returns the length
- * needed. resource [borrowed].
+ * Quantity, as Kueue's resource formatter: "500m", "1", "1500m", "2k";
+ * memory-like resources ("memory", "ephemeral-storage", "hugepages-*")
+ * and those of adm_binary_resources_set in binary suffixes ("1Gi") when
+ * the value is a whole multiple of 1024. snprintf contract; returns the
+ * length needed. resource [borrowed].
  */
 size_t adm_format_quantity(
     const char *resource, int64_t milli, char *buf, size_t n);
+
+/*
+ * The resources adm_format_quantity prints in binary suffixes besides the
+ * memory-like ones, as Kueue's resource formatter registers them: the
+ * quota resources of DRA mappings with counter or capacity sources. names
+ * [borrowed: valid until the next call]; NULL, 0: none. Set once at start,
+ * before any formatting.
+ */
+void adm_binary_resources_set(const char *const *names, size_t n);
 
 /*
  * Kueue's path of a ClusterQueue in preemption messages: "/<root

@@ -49,11 +49,28 @@ const char *adm_preempt_reason_string(enum adm_preempt_reason r)
 	return "Unknown";
 }
 
-static bool memory_like(const char *res)
+/* [borrowed] adm_binary_resources_set's names */
+static const char *const *binary_names;
+static size_t n_binary_names;
+
+void adm_binary_resources_set(const char *const *names, size_t n)
 {
-	return strcmp(res, "memory") == 0 ||
-	       strcmp(res, "ephemeral-storage") == 0 ||
-	       strncmp(res, "hugepages-", 10) == 0;
+	binary_names = names;
+	n_binary_names = names != NULL ? n : 0;
+}
+
+static bool binary_formatted(const char *res)
+{
+	size_t i;
+
+	if (strcmp(res, "memory") == 0 ||
+	    strcmp(res, "ephemeral-storage") == 0 ||
+	    strncmp(res, "hugepages-", 10) == 0)
+		return true;
+	for (i = 0; i < n_binary_names; i++)
+		if (strcmp(binary_names[i], res) == 0)
+			return true;
+	return false;
 }
 
 size_t adm_format_quantity(
@@ -71,7 +88,9 @@ size_t adm_format_quantity(
 		return len < 0 ? 0 : (size_t)len;
 	}
 	v = milli / 1000;
-	if (memory_like(resource) && v % 1024 == 0) {
+	/* Kueue prints a binary quantity, then parses the text back: one
+	 * without a binary suffix (not a multiple of 1024) is decimal */
+	if (binary_formatted(resource) && v % 1024 == 0) {
 		while (e < 6 && v % 1024 == 0) {
 			v /= 1024;
 			e++;

@@ -128,8 +128,10 @@ const struct ctl_compat ctl_compat_table[] = {
 	"CEL subset, docs/kueue-gates.md: a selector outside it leaves "
 	"the Workload Misconfigured naming the construct); capacity "
 	"sources (alpha ...ConsumableCapacity) are not counted: "
-	"Workloads using them are Misconfigured; the CEL selectors of "
-	"classes without sources are not checked against ResourceSlices"},
+	"Workloads using them are Misconfigured; every request's CEL "
+	"selectors are checked against the ResourceSlice devices as "
+	"Kueue (fewer matching devices than requested: Misconfigured "
+	"with Kueue's message)"},
     {"Configuration", "resources.quotaCheckStrategy", S, CTL_COMPAT_WARN_NEVER,
 	""},
     {"Configuration", "featureGates", P, CTL_COMPAT_WARN_NEVER,

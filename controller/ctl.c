@@ -982,11 +982,11 @@ int ctl_start(ctl *c, cu_error *err)
 		c->slots[i].id = (enum inf_id)i;
 		if ((ctl_fw_is_job((enum inf_id)i) &&
 			!ctl_fw_watched(c->cfg, (enum inf_id)i)) ||
-		    ((i == INF_DEVICECLASS || i == INF_RCT) &&
+		    /* ResourceSlices too: any claim's CEL selectors are
+		     * checked against the cluster's devices, as Kueue. */
+		    ((i == INF_DEVICECLASS || i == INF_RCT ||
+			 i == INF_RSLICE) &&
 			!c->cfg->dra.enabled) ||
-		    (i == INF_RSLICE &&
-			(!c->cfg->dra.enabled || !c->cfg->dra.partitionable ||
-			    !ctl_dra_counted(c->cfg))) ||
 		    ((i == INF_TRAINRT || i == INF_CTRAINRT) &&
 			!ctl_fw_enabled(c->cfg, INF_TRAINJOB)))
 			continue;

@@ -76,7 +76,7 @@ enum inf_id {
 	INF_DEVICECLASS, /* resource.k8s.io DeviceClasses (optional; DRA) */
 	INF_RCT,	 /* ResourceClaimTemplates (optional; DRA) */
 	INF_RSLICE,	 /* resource.k8s.io/v1 ResourceSlices (optional; DRA
-			  * counter sources) */
+			  * CEL selectors, counter sources) */
 	INF_TRAINRT,	 /* trainer.kubeflow.org TrainingRuntimes (optional;
 			  * with the trainjob framework) */
 	INF_CTRAINRT,	 /* ClusterTrainingRuntimes (the same) */
@@ -810,9 +810,6 @@ int ctl_dra_sync_workload(
 /* A DeviceClass or ResourceClaimTemplate changed: the refused Workloads
  * are reconciled again. */
 void ctl_dra_mark(ctl *c);
-/* Does a deviceClassMapping have counter sources (ResourceSlices are
- * watched only then)? */
-bool ctl_dra_counted(const struct ctl_config *cfg);
 
 /* ---- retention.c -------------------------------------------------- */
 

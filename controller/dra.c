@@ -9,9 +9,10 @@
  * counted is not queued: it shows QuotaReserved=False, reason
  * Misconfigured, with Kueue's message and a Warning event, and is looked at
  * again when a DeviceClass, ResourceClaimTemplate or ResourceSlice changes.
- * Mappings with counter sources (KueueDRAIntegrationPartitionableDevices)
- * charge counters of the ResourceSlice devices their CEL selectors match
- * (cel/).
+ * The CEL selectors of every request are checked against the
+ * ResourceSlice devices (cel/), and mappings with counter sources
+ * (KueueDRAIntegrationPartitionableDevices) charge counters of the
+ * devices they match.
  */
 #include <string.h>
 
@@ -21,8 +22,26 @@ struct ctl_dra {
 	struct rec_dra_config cfg;
 	struct rec_dra_mapping *maps;	  /* owned; strings borrowed from cfg */
 	struct rec_dra_counter *counters; /* owned; strings borrowed */
-	ctl_keys waiting; /* {ns, name} refused, to look at again */
+	ctl_keys waiting;    /* {ns, name} refused, to look at again */
+	const char **binary; /* owned array; names borrowed from cfg */
 };
+
+/* Kueue prints the quota resources of counter and capacity mappings in
+ * binary suffixes (10Gi): registered with the admission printer. */
+static int register_binary(struct ctl_dra *d, const struct ctl_config *cfg)
+{
+	size_t i, n = 0;
+
+	d->binary = cu_calloc(cfg->dra.nmappings + 1, sizeof(*d->binary));
+	if (d->binary == NULL)
+		return CU_ENOMEM;
+	for (i = 0; cfg->dra.enabled && i < cfg->dra.nmappings; i++)
+		if (cfg->dra.mappings[i].counter_sources ||
+		    cfg->dra.mappings[i].capacity_sources)
+			d->binary[n++] = cfg->dra.mappings[i].name;
+	adm_binary_resources_set(d->binary, n);
+	return CU_OK;
+}
 
 /* The counter sources of the mappings (sources[].counter), in order;
  * the strings stay in the configuration's JSON. */
@@ -86,7 +105,10 @@ int ctl_dra_init(ctl *c)
 		d->maps[i].by_device_count =
 		    !m->counter_sources && !m->capacity_sources;
 	}
-	if (cfg->dra.partitionable && load_counters(d, cfg) != CU_OK) {
+	if ((cfg->dra.partitionable && load_counters(d, cfg) != CU_OK) ||
+	    register_binary(d, cfg) != CU_OK) {
+		cu_free(d->binary);
+		cu_free(d->counters);
 		cu_free(d->maps);
 		cu_free(d);
 		return CU_ENOMEM;
@@ -106,6 +128,8 @@ void ctl_dra_dispose(ctl *c)
 	if (c->dra == NULL)
 		return;
 	ctl_keys_dispose(&c->dra->waiting);
+	adm_binary_resources_set(NULL, 0);
+	cu_free(c->dra->binary);
 	cu_free(c->dra->counters);
 	cu_free(c->dra->maps);
 	cu_free(c->dra);
@@ -235,14 +259,4 @@ void ctl_dra_mark(ctl *c)
 	for (i = 0; i < n; i++)
 		(void)ctl_keys_put(&c->dirty_wl, (const char *const *)v[i]->k);
 	cu_free(v);
-}
-
-bool ctl_dra_counted(const struct ctl_config *cfg)
-{
-	size_t i;
-
-	for (i = 0; i < cfg->dra.nmappings; i++)
-		if (cfg->dra.mappings[i].counter_sources)
-			return true;
-	return false;
 }

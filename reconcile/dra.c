@@ -10,7 +10,9 @@
  * class's mapping name when it has one; and, for a class mapped with
  * counter sources (KueueDRAIntegrationPartitionableDevices), the largest
  * counter its matching ResourceSlice devices consume (CEL selectors
- * through cel/), times the count. A Workload this cannot count (a
+ * through cel/), times the count. Every request's CEL selectors are
+ * checked against the ResourceSlice devices first, as Kueue: fewer
+ * matching devices than its count refuse. A Workload this cannot count (a
  * direct ResourceClaim, firstAvailable, allocationMode All, a class with no
  * mapping, a missing template, DRA off with rejection on) is refused with
  * Kueue's message; the controller shows it as QuotaReserved=False,
@@ -197,9 +199,21 @@ struct pool {
 	json_int_t gen, want, have;
 };
 
+/* One walk over the cached ResourceSlice devices: those of the listed
+ * drivers (none listed: every driver), of complete pools only when
+ * complete (the newest generation), that every selector matches, each
+ * given to hit in turn. */
 struct match {
-	const struct rec_dra_counter *src;
+	const char *const *drivers;
+	size_t n_drivers;
+	bool complete;
 	const struct selectors *sel;
+	void (*hit)(const json_t *dev, size_t idx, struct match *m);
+	const char *counter;  /* counter sources: the counter's name */
+	unsigned char *taken; /* CEL check: devices earlier requests took */
+	size_t n_taken, idx;  /* idx: the running device index */
+	int64_t need;	      /* stop after a match reaching this many */
+	bool nomem;	      /* an allocation failed */
 	struct pool *pools;
 	size_t n_pools, cap_pools;
 	int phase;	       /* 0: gather pools, 1: match devices */
@@ -278,17 +292,18 @@ static bool selected(struct match *m, json_t *v)
 	return true;
 }
 
-static void consider(const json_t *dev, struct match *m)
+static void consider(const json_t *dev, size_t idx, struct match *m)
 {
 	json_t *cs;
 	size_t i;
 
+	(void)idx;
 	m->matched++;
 	json_array_foreach(json_object_get(dev, "consumesCounters"), i, cs)
 	{
 		const char *q = json_string_value(json_object_get(
 		    json_object_get(
-			json_object_get(cs, "counters"), m->src->name),
+			json_object_get(cs, "counters"), m->counter),
 		    "value"));
 		int64_t milli;
 		cu_error qe;
@@ -303,6 +318,16 @@ static void consider(const json_t *dev, struct match *m)
 	}
 }
 
+static bool driver_listed(const struct match *m, const char *driver)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_drivers; i++)
+		if (strcmp(m->drivers[i], driver) == 0)
+			return true;
+	return m->n_drivers == 0;
+}
+
 static void visit_slice(json_t *slice, void *arg)
 {
 	struct match *m = arg;
@@ -311,25 +336,46 @@ static void visit_slice(json_t *slice, void *arg)
 	struct pool *p;
 	size_t i;
 
-	if (driver == NULL || strcmp(driver, m->src->driver) != 0)
+	if (driver == NULL || !driver_listed(m, driver))
 		return;
 	if (m->phase == 0) {
 		gather(slice, m);
 		return;
 	}
 	p = pool_of(m, spec);
-	if (p == NULL || p->have != p->want ||
-	    json_integer_value(json_object_get(
-		json_object_get(spec, "pool"), "generation")) != p->gen)
+	if (m->complete &&
+	    (p == NULL || p->have != p->want ||
+		json_integer_value(json_object_get(
+		    json_object_get(spec, "pool"), "generation")) != p->gen))
 		return;
 	json_array_foreach(json_object_get(spec, "devices"), i, dev)
 	{
-		json_t *v = device_view(driver, dev);
+		size_t idx = m->idx++;
+		json_t *v;
 
+		if (m->err != NULL ||
+		    (m->taken != NULL && idx < m->n_taken && m->taken[idx]))
+			continue;
+		if (m->matched > 0 && m->matched >= m->need)
+			continue;
+		v = device_view(driver, dev);
 		if (v != NULL && selected(m, v))
-			consider(dev, m);
+			m->hit(dev, idx, m);
 		json_decref(v);
 	}
+}
+
+/* Walk the devices once (complete pools: gather them first). */
+static void walk(const struct rec_dra_lookup *lk, struct match *m)
+{
+	if (lk->slices == NULL)
+		return;
+	m->phase = m->complete ? 0 : 1;
+	if (m->complete)
+		lk->slices(lk->payload, visit_slice, m);
+	m->phase = 1;
+	m->idx = 0;
+	lk->slices(lk->payload, visit_slice, m);
 }
 
 /* Kueue's charge of one request of count n on counter source src: the
@@ -343,7 +389,14 @@ static int counter_charge(const struct rec_dra_lookup *lk,
     struct rec_dra_podset *p, size_t cap, struct rec_dra_result *out,
     cu_error *err)
 {
-	struct match m = {src, sel, NULL, 0, 0, 0, 0, -1, NULL};
+	struct match m = {.drivers = &src->driver,
+	    .n_drivers = 1,
+	    .complete = true,
+	    .sel = sel,
+	    .hit = consider,
+	    .counter = src->name,
+	    .need = INT64_MAX,
+	    .best = -1};
 	char *perr = NULL;
 	size_t base = sel->n;
 	int rc = CU_OK;
@@ -362,11 +415,7 @@ static int counter_charge(const struct rec_dra_lookup *lk,
 		    i, j, k, src->selector, perr);
 		goto out;
 	}
-	if (lk->slices != NULL) {
-		lk->slices(lk->payload, visit_slice, &m);
-		m.phase = 1;
-		lk->slices(lk->payload, visit_slice, &m);
-	}
+	walk(lk, &m);
 	if (m.err != NULL)
 		rc = refuse(out, true, err,
 		    REQ_PATH ": Internal error: CEL evaluation error: %s", i, j,
@@ -448,11 +497,245 @@ out:
 	return rc;
 }
 
-/* Devices of one claim template spec (json spec.spec) into p. */
+/* ---- CEL selectors against the cluster's devices --------------------- */
+
+/* Kueue's field errors of one claim template, joined as its aggregate
+ * shows them: one alone, several as [a, b]. */
+struct errs {
+	char buf[CU_ERROR_MSG_MAX];
+	size_t n;
+	bool internal;
+};
+
+static void errs_add(struct errs *e, bool internal, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void errs_add(struct errs *e, bool internal, const char *fmt, ...)
+{
+	size_t len = strlen(e->buf);
+	va_list ap;
+
+	if (e->n > 0 && len + 2 < sizeof(e->buf))
+		len +=
+		    (size_t)snprintf(e->buf + len, sizeof(e->buf) - len, ", ");
+	va_start(ap, fmt);
+	if (len < sizeof(e->buf))
+		vsnprintf(e->buf + len, sizeof(e->buf) - len, fmt, ap);
+	va_end(ap);
+	e->n++;
+	e->internal |= internal;
+}
+
+static void take(const json_t *dev, size_t idx, struct match *m)
+{
+	(void)dev;
+	if (idx >= m->n_taken) {
+		size_t nc = idx * 2 + 16;
+		unsigned char *nt = cu_realloc(m->taken, nc);
+
+		if (nt == NULL) {
+			m->nomem = true;
+			return;
+		}
+		memset(nt + m->n_taken, 0, nc - m->n_taken);
+		m->taken = nt;
+		m->n_taken = nc;
+	}
+	m->taken[idx] = 1;
+	m->matched++;
+}
+
+static bool has_cel(const json_t *ex)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(json_object_get(ex, "selectors"), i, x)
+	{
+		if (json_object_get(x, "cel") != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* The drivers Kueue lists slices of for a claim's CEL requests: none
+ * (every slice) as soon as one request's class has no counter source,
+ * else its counter sources' drivers. */
+static size_t cel_drivers(const struct rec_dra_config *cfg, const json_t *reqs,
+    const char **drv, size_t cap)
+{
+	json_t *r;
+	size_t k, n = 0, s, d;
+
+	json_array_foreach(reqs, k, r)
+	{
+		const json_t *ex = json_object_get(r, "exactly");
+		const char *cls =
+		    json_string_value(json_object_get(ex, "deviceClassName"));
+		const struct rec_dra_mapping *m =
+		    cls != NULL ? mapping_of(cfg, cls) : NULL;
+
+		if (!has_cel(ex))
+			continue;
+		if (m == NULL || m->n_counters == 0)
+			return 0;
+		for (s = 0; s < m->n_counters; s++) {
+			for (d = 0; d < n; d++)
+				if (strcmp(drv[d], m->counters[s].driver) == 0)
+					break;
+			if (d == n && n < cap)
+				drv[n++] = m->counters[s].driver;
+		}
+	}
+	return n;
+}
+
+/* Kueue's check of the CEL selectors of every request of one claim
+ * template (spec: its spec.spec) against the cluster's devices: the
+ * DeviceClass's selectors, then the request's; a device one request
+ * matched is not matched again; fewer matches than the request's count
+ * refuse the Workload (to be retried), as do a DeviceClass missing or
+ * failing and a selector failing on a device. */
+static int cel_check(const struct rec_dra_config *cfg,
+    const struct rec_dra_lookup *lk, const json_t *spec, size_t i, size_t j,
+    const char *tname, struct rec_dra_result *out, cu_error *err)
+{
+	const char *drv[16];
+	struct errs e = {{0}, 0, false};
+	json_t *reqs =
+	    json_object_get(json_object_get(spec, "devices"), "requests");
+	struct match m = {.drivers = drv, .hit = take, .best = -1};
+	json_t *r;
+	size_t k;
+	int rc = CU_OK;
+
+	m.n_drivers = cel_drivers(cfg, reqs, drv, sizeof(drv) / sizeof(*drv));
+	json_array_foreach(reqs, k, r)
+	{
+		const json_t *ex = json_object_get(r, "exactly");
+		const char *cls =
+		    json_string_value(json_object_get(ex, "deviceClassName"));
+		json_t *cnt = json_object_get(ex, "count"), *dc = NULL;
+		int64_t n = json_is_integer(cnt) ? json_integer_value(cnt) : 1;
+		struct selectors sel = {{NULL}, 0};
+		size_t base;
+		char *perr = NULL;
+
+		if (!has_cel(ex))
+			continue;
+		if (n < 0)
+			n = 0;
+		if (cls == NULL)
+			cls = "";
+		if (cls[0] != '\0') {
+			dc = lk->device_class != NULL
+				 ? lk->device_class(lk->payload, cls)
+				 : NULL;
+			if (dc == NULL) {
+				errs_add(&e, true,
+				    REQ_PATH ": Internal error: "
+					     "ResourceClaimTemplate %s: failed "
+					     "to get DeviceClass %s: "
+					     "deviceclasses.resource.k8s.io "
+					     "\"%s\" not found",
+				    i, j, k, tname, cls, cls);
+				continue;
+			}
+			perr = selectors_add(
+			    &sel, json_object_get(json_object_get(dc, "spec"),
+				      "selectors"));
+		}
+		if (perr != NULL) {
+			errs_add(&e, false,
+			    REQ_PATH ": Invalid value: null: "
+				     "ResourceClaimTemplate %s: DeviceClass "
+				     "%s has invalid CEL selector: %s",
+			    i, j, k, tname, cls, perr);
+			goto next;
+		}
+		base = sel.n;
+		if ((perr = selectors_add(
+			 &sel, json_object_get(ex, "selectors"))) != NULL ||
+		    sel.n == base)
+			goto next; /* the first pass refused it already */
+		m.sel = &sel;
+		m.need = n;
+		m.matched = 0;
+		walk(lk, &m);
+		if (m.err != NULL)
+			errs_add(&e, true,
+			    REQ_PATH ".exactly.selectors: Invalid value: null: "
+				     "ResourceClaimTemplate %s: CEL evaluation "
+				     "failed for DeviceClass %s: %s",
+			    i, j, k, tname, cls, m.err);
+		else if (m.matched < n)
+			errs_add(&e, true,
+			    REQ_PATH ".exactly.selectors: Internal error: "
+				     "ResourceClaimTemplate %s: insufficient "
+				     "matching devices for CEL selector in "
+				     "DeviceClass %s: %lld device(s) match "
+				     "in the cluster but %lld requested",
+			    i, j, k, tname, cls, (long long)m.matched,
+			    (long long)n);
+		cu_free(m.err);
+		m.err = NULL;
+	next:
+		cu_free(perr);
+		selectors_dispose(&sel);
+	}
+	if (m.nomem)
+		rc = nomem(err);
+	else if (e.n == 1)
+		rc = refuse(out, e.internal, err, "%s", e.buf);
+	else if (e.n > 1)
+		rc = refuse(out, e.internal, err, "[%s]", e.buf);
+	cu_free(m.taken);
+	cu_free(m.pools);
+	return rc;
+}
+
+/* The request selectors that do not compile, refused as Kueue. */
+static int check_compiles(const json_t *ex, size_t i, size_t j, size_t k,
+    const char *tname, struct rec_dra_result *out, cu_error *err)
+{
+	json_t *x;
+	size_t s;
+
+	json_array_foreach(json_object_get(ex, "selectors"), s, x)
+	{
+		struct selectors one = {{NULL}, 0};
+		json_t *arr = json_pack("[O]", x);
+		char *perr = arr ? selectors_add(&one, arr) : NULL;
+		int rc = CU_OK;
+
+		json_decref(arr);
+		selectors_dispose(&one);
+		if (arr == NULL)
+			return nomem(err);
+		if (perr != NULL)
+			rc = refuse(out, false, err,
+			    REQ_PATH ".exactly.selectors: Invalid value: null: "
+				     "ResourceClaimTemplate %s: "
+				     "devices.requests[%zu].exactly.selectors"
+				     "[%zu].cel.expression: Invalid value: "
+				     "\"%s\": CEL compilation failed: %s",
+			    i, j, k, tname, k, s,
+			    json_string_value(json_object_get(
+				json_object_get(x, "cel"), "expression")),
+			    perr);
+		cu_free(perr);
+		if (rc != CU_OK || out->refused != NULL)
+			return rc;
+	}
+	return CU_OK;
+}
+
+/* Devices of one claim template spec (json spec.spec) into p: checked
+ * first (charge false), then charged. */
 static int count_template(const struct rec_dra_config *cfg,
     const struct rec_dra_lookup *lk, const json_t *spec, size_t i, size_t j,
     const char *tname, const char *podset, struct rec_dra_podset *p, size_t cap,
-    struct rec_dra_result *out, cu_error *err)
+    bool charge, struct rec_dra_result *out, cu_error *err)
 {
 	json_t *reqs =
 	    json_object_get(json_object_get(spec, "devices"), "requests");
@@ -484,6 +767,12 @@ static int count_template(const struct rec_dra_config *cfg,
 			    "null: ResourceClaimTemplate %s: Exactly "
 			    "must be set if FirstAvailable is nil",
 			    i, j, k, tname);
+		if (!charge) {
+			int rc = check_compiles(ex, i, j, k, tname, out, err);
+
+			if (rc != CU_OK || out->refused != NULL)
+				return rc;
+		}
 		if (json_is_true(json_object_get(ex, "adminAccess")))
 			continue;
 		if (mode != NULL && strcmp(mode, "All") == 0)
@@ -501,7 +790,7 @@ static int count_template(const struct rec_dra_config *cfg,
 				       "ResourceClaimTemplate %s: unsupported "
 				       "allocation mode: %s",
 			    i, j, k, mode, tname, mode);
-		if (cls == NULL || cls[0] == '\0')
+		if (!charge || cls == NULL || cls[0] == '\0')
 			continue;
 		m = mapping_of(cfg, cls);
 		if (m == NULL)
@@ -655,9 +944,15 @@ int rec_dra_evaluate(const struct rec_dra_config *cfg,
 				    "resourceclaimtemplates.resource."
 				    "k8s.io \"%s\" not found",
 				    i, j, tname, psname, tname);
-			rc2 = count_template(cfg, lk,
-			    json_object_get(json_object_get(t, "spec"), "spec"),
-			    i, j, tname, psname, p, cap, out, err);
+			t = json_object_get(json_object_get(t, "spec"), "spec");
+			rc2 = count_template(cfg, lk, t, i, j, tname, psname, p,
+			    cap, false, out, err);
+			if (rc2 == CU_OK && out->refused == NULL)
+				rc2 = cel_check(
+				    cfg, lk, t, i, j, tname, out, err);
+			if (rc2 == CU_OK && out->refused == NULL)
+				rc2 = count_template(cfg, lk, t, i, j, tname,
+				    psname, p, cap, true, out, err);
 			if (rc2 != CU_OK || out->refused != NULL)
 				return rc2;
 		}

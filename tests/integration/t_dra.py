@@ -10,7 +10,9 @@ refused with Kueue's messages (QuotaReserved=False, Misconfigured), the
 last one admitted once its template appears; an extended resource a
 DeviceClass backs is charged to the class's mapping; a class mapped with a
 counter source (KueueDRAIntegrationPartitionableDevices) charges the
-counter its ResourceSlice partitions consume, matched by CEL selectors."""
+counter its ResourceSlice partitions consume, matched by CEL selectors;
+every request's CEL selectors are checked against the ResourceSlice
+devices, as Kueue (too few matching devices: refused)."""
 import os
 
 from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
@@ -292,14 +294,11 @@ def mig_slices():
                devices=[dev("b-1g", "1g.10gb", "99Gi")])]
 
 
-def qty(q):
-    """A quantity's value (integers and binary suffixes: what is printed
-    here; Kueue prints a counter charge in the counter's format, 10Gi,
-    cueue in decimal for a resource not named like memory)."""
-    for i, suf in enumerate(("Ki", "Mi", "Gi", "Ti"), 1):
-        if q.endswith(suf):
-            return int(q[:-2]) * 1024 ** i
-    return int(q)
+def post_slices(s):
+    for obj in mig_slices():
+        code, _, body = s.raw("POST", "/apis/resource.k8s.io/v1/"
+                              "resourceslices", obj)
+        eq(code, 201, "create ResourceSlice: %r" % body)
 
 
 @case("counter-sources-charge-partitions", simulate="jobs")
@@ -307,7 +306,8 @@ def counters(s):
     """Five Jobs of one 1g.10gb partition each, 40Gi of
     example.com/gpu-memory quota: each is charged the 10Gi of GPU memory
     its partition consumes from the counter set, four are admitted and the
-    fifth waits for quota; the ClusterQueue reserves 40Gi. Before the
+    fifth waits for quota; the ClusterQueue reserves 40Gi (printed in
+    binary suffixes, as Kueue prints a counter mapping's resource). Before the
     ResourceSlices exist the Workloads are Misconfigured (too few matching
     devices) and are counted once they appear."""
     setup(s)
@@ -322,12 +322,10 @@ def counters(s):
         post_job(s, job)
     c = wait_for(lambda: condition_of(s, "mig-0"), 30, what="mig-0")
     eq((c["status"], c["reason"]), ("False", "Misconfigured"))
-    check("insufficient matching devices for counter driver: 0 device(s) "
-          "match but 1 requested" in c["message"], c["message"])
-    for obj in mig_slices():
-        code, _, body = s.raw("POST", "/apis/resource.k8s.io/v1/"
-                              "resourceslices", obj)
-        eq(code, 201, "create ResourceSlice: %r" % body)
+    check("insufficient matching devices for CEL selector in DeviceClass "
+          "mig.example.com: 0 device(s) match in the cluster but 1 "
+          "requested" in c["message"], c["message"])
+    post_slices(s)
 
     def settled():
         cs = [condition_of(s, "mig-%d" % i) for i in range(5)]
@@ -342,18 +340,63 @@ def counters(s):
             "podSetAssignments"][0]
         use = psa["resourceUsage"]
         eq(sorted(use), ["cpu", "example.com/gpu-memory"], "resources")
-        eq(qty(use["example.com/gpu-memory"]), 10 * 1024 ** 3, "charged")
+        eq(use["example.com/gpu-memory"], "10Gi", "charged")
     pending = [cs[i] for i in range(5) if i not in admitted]
     eq(pending[0]["reason"], "WaitingForQuota")
-    check(pending[0]["message"].startswith(
-        "couldn't assign flavors to pod set main: insufficient unused "
-        "quota for example.com/gpu-memory in flavor default-flavor, "),
-        pending[0]["message"])
+    eq(pending[0]["message"], "couldn't assign flavors to pod set main: "
+       "insufficient unused quota for example.com/gpu-memory in flavor "
+       "default-flavor, 10Gi more needed")
     cq = s.get_json("/apis/kueue.x-k8s.io/v1beta2/clusterqueues/mig-queue")
     used = {r["name"]: r["total"]
             for f in cq["status"]["flavorsReservation"]
             for r in f["resources"]}
-    eq(qty(used.get("example.com/gpu-memory")), 40 * 1024 ** 3, "reserved")
+    eq(used.get("example.com/gpu-memory"), "40Gi", "reserved")
+    ctl.stop()
+
+
+
+@case("cel-selectors-checked-against-devices", simulate="jobs")
+def cel_selectors(s):
+    """A class mapped by device count (no sources): the request's CEL
+    selector is checked against the cluster's ResourceSlice devices, as
+    Kueue. Two whole GPUs asked where one exists: Misconfigured with
+    Kueue's message, never admitted; one asked: admitted and charged."""
+    setup(s)
+    ctl = Controller(s, config=CONTROLLER_CONFIG + MAPPED)
+    post_slices(s)
+    for name, count in (("two-full", 2), ("one-full", 1)):
+        s.kubectl("apply", "-f", "-", input="""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {namespace: default, name: %s}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.example.com
+          count: %d
+          selectors:
+          - cel:
+              expression: device.attributes['gpu.example.com'].profile == 'full'
+""" % (name, count))
+        post_job(s, job_with(name, [{"name": "gpu",
+                                     "resourceClaimTemplateName": name}]))
+    c = wait_for(lambda: condition_of(s, "one-full", "True"), 30,
+                 what="one-full admitted")
+    psa = by_job(s, "one-full")["status"]["admission"]["podSetAssignments"][0]
+    eq(psa["resourceUsage"], {"cpu": "1", "example.com/gpu": "1"},
+       "resourceUsage")
+    c = wait_for(lambda: condition_of(s, "two-full"), 30, what="two-full")
+    eq((c["status"], c["reason"]), ("False", "Misconfigured"))
+    eq(c["message"], "spec.podSets[0].template.spec.resourceClaims[0]."
+       "devices.requests[0].exactly.selectors: Internal error: "
+       "ResourceClaimTemplate two-full: insufficient matching devices for "
+       "CEL selector in DeviceClass gpu.example.com: 1 device(s) match in "
+       "the cluster but 2 requested")
+    check("admission" not in by_job(s, "two-full").get("status", {}),
+          "two-full not admitted")
     ctl.stop()
 
 

@@ -7,7 +7,10 @@
  * source's, the DeviceClass's and its own CEL selectors match, times its
  * count; incomplete pools and older generations are not looked at; too
  * few devices or none consuming the counter refuse (to be retried);
- * selectors outside the CEL subset refuse for good.
+ * selectors outside the CEL subset refuse for good. And Kueue's check of
+ * every request's CEL selectors against the cluster's devices, classes
+ * counted by device too: fewer matching devices than requested refuse,
+ * a device one request matched is not matched again.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -18,12 +21,14 @@
 #define GI (1024LL * 1024 * 1024)
 
 static const char *const classes[] = {"mig.example.com"};
+static const char *const whole[] = {"gpu.example.com"};
 static const struct rec_dra_counter counters[] = {
     {"memory", "gpu.example.com",
 	"device.attributes['gpu.example.com'].productName == 'GPU-80'"},
 };
 static const struct rec_dra_mapping maps[] = {
     {"gpu.memory", classes, 1, false, counters, 1},
+    {"gpu", whole, 1, true, NULL, 0},
 };
 
 /* A template of count devices of profile prof, or with selector sel. */
@@ -59,7 +64,10 @@ static json_t *claim_template(void *payload, const char *ns, const char *name)
 static json_t *device_class(void *payload, const char *name)
 {
 	(void)payload;
-	return strcmp(name, "mig.example.com") == 0 ? the_class : NULL;
+	return strcmp(name, "mig.example.com") == 0 ||
+		       strcmp(name, "gpu.example.com") == 0
+		   ? the_class
+		   : NULL;
 }
 
 static void slices(
@@ -129,7 +137,7 @@ static void run(struct rec_dra_result *out)
 	    "\"u\"},\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":1,"
 	    "\"template\":{\"spec\":{\"resourceClaims\":[{\"name\":\"c\","
 	    "\"resourceClaimTemplateName\":\"t\"}],\"containers\":[]}}}]}}";
-	struct rec_dra_config cfg = {true, true, true, maps, 1};
+	struct rec_dra_config cfg = {true, true, true, maps, 2};
 	struct rec_dra_lookup lk = {
 	    claim_template, NULL, device_class, slices, NULL};
 	json_t *j = json_loads(wlj, 0, NULL);
@@ -143,17 +151,22 @@ static void run(struct rec_dra_result *out)
 	json_decref(j);
 }
 
-static void expect_charge(int64_t milli)
+static void expect_charge_to(const char *resource, int64_t milli)
 {
 	struct rec_dra_result out;
 
 	run(&out);
 	cr_assert_null(out.refused, "refused: %s", out.refused);
 	cr_assert_eq(out.podsets[0].n_add, 1);
-	cr_expect_str_eq(out.podsets[0].add[0].resource, "gpu.memory");
+	cr_expect_str_eq(out.podsets[0].add[0].resource, resource);
 	cr_expect_eq(out.podsets[0].add[0].per_pod, milli, "%lld",
 	    (long long)out.podsets[0].add[0].per_pod);
 	rec_dra_result_dispose(&out);
+}
+
+static void expect_charge(int64_t milli)
+{
+	expect_charge_to("gpu.memory", milli);
 }
 
 static void expect_refusal(const char *part, bool retry)
@@ -198,7 +211,11 @@ Test(dra_counters, no_slices_refused_to_be_retried)
 	json_decref(the_slices);
 	the_slices = json_array();
 	the_template = tmpl("1g.10gb", 1, NULL);
-	expect_refusal("0 device(s) match but 1 requested", true);
+	/* Kueue's check against the cluster's devices refuses first */
+	expect_refusal("insufficient matching devices for CEL selector in "
+		       "DeviceClass mig.example.com: 0 device(s) match in the "
+		       "cluster but 1 requested",
+	    true);
 }
 
 Test(dra_counters, a_missing_device_class_refused_to_be_retried)
@@ -219,4 +236,59 @@ Test(dra_counters, an_unknown_function_refused_naming_it)
 {
 	the_template = tmpl(NULL, 1, "semver('1.0.0') == device.driver");
 	expect_refusal("semver", true);
+}
+
+/* Whole devices of class gpu.example.com (mapped by device count): one
+ * request per entry of counts, each of profile prof. */
+static json_t *whole_tmpl(const char *prof, int c0, int c1)
+{
+	char sel[160];
+	json_t *reqs = json_array();
+	int k, c[2] = {c0, c1};
+
+	snprintf(sel, sizeof(sel),
+	    "device.attributes['gpu.example.com'].profile == '%s'", prof);
+	for (k = 0; k < 2; k++)
+		if (c[k] > 0)
+			json_array_append_new(reqs,
+			    json_pack("{s:s, s:{s:s, s:i, s:[{s:{s:s}}]}}",
+				"name", k ? "b" : "a", "exactly",
+				"deviceClassName", "gpu.example.com", "count",
+				c[k], "selectors", "cel", "expression", sel));
+	return json_pack(
+	    "{s:{s:{s:{s:o}}}}", "spec", "spec", "devices", "requests", reqs);
+}
+
+Test(dra_counters, whole_devices_too_few_matching_refused_as_kueue)
+{
+	/* one 3g partition in the cluster, two asked */
+	the_template = whole_tmpl("3g.40gb", 2, 0);
+	expect_refusal(
+	    "spec.podSets[0].template.spec.resourceClaims[0].devices."
+	    "requests[0].exactly.selectors: Internal error: "
+	    "ResourceClaimTemplate t: insufficient matching devices for CEL "
+	    "selector in DeviceClass gpu.example.com: 1 device(s) match in "
+	    "the cluster but 2 requested",
+	    true);
+}
+
+Test(dra_counters, whole_devices_enough_matching_charged_by_count)
+{
+	the_template = whole_tmpl("3g.40gb", 1, 0);
+	expect_charge_to("gpu", 1000);
+	json_decref(the_template);
+	/* every slice counts here, complete pool or not: five 1g devices */
+	the_template = whole_tmpl("1g.10gb", 5, 0);
+	expect_charge_to("gpu", 5000);
+}
+
+Test(dra_counters, a_device_matched_by_one_request_is_not_matched_again)
+{
+	the_template = whole_tmpl("3g.40gb", 1, 1);
+	expect_refusal("requests[1].exactly.selectors: Internal error: "
+		       "ResourceClaimTemplate t: insufficient matching "
+		       "devices for CEL selector in DeviceClass "
+		       "gpu.example.com: 0 device(s) match in the cluster but "
+		       "1 requested",
+	    true);
 }
