@@ -116,8 +116,9 @@ USED_BY_MULTIKUEUE = {
     ("", "secrets", "get"),
 }
 
-# The ResourceSlice informer starts only when a deviceClassMapping has
-# counter sources (t_dra.py); the shipped configuration maps none.
+# The ResourceSlice informer starts with KueueDRAIntegration (on by
+# default); a run whose controller stops before its first list does not
+# use them (t_dra.py always does).
 USED_BY_DRA = {
     ("resource.k8s.io", "resourceslices", "list"),
     ("resource.k8s.io", "resourceslices", "watch"),
