@@ -43,6 +43,16 @@ VIS = ("/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/"
        "cluster-queue/pendingworkloads")
 
 
+def default_signals():
+    """The script starts with every stop signal at its default, as under
+    a terminal: a shell started with a signal ignored (under nohup, or
+    as a background job of a script) cannot trap it, so the cases that
+    send it would test the runner instead of the script."""
+    for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM,
+                signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 class Quickstart:
     """The script with its stdout on a pipe read line by line."""
 
@@ -56,7 +66,8 @@ class Quickstart:
         # killed with everything it started.
         self.proc = subprocess.Popen(
             ["sh", SCRIPT], stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
-            stderr=open(self.errlog, "w"), env=env, start_new_session=True)
+            stderr=open(self.errlog, "w"), env=env, start_new_session=True,
+            preexec_fn=default_signals)
         self.lines = []
         self.dir = None
         self.b = None
