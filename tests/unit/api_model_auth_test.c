@@ -11,19 +11,12 @@
 #include <string.h>
 
 #include "api/wire.h"
-
-static json_t *parse(const char *s)
-{
-	json_t *j = json_loads(s, 0, NULL);
-
-	cr_assert_not_null(j, "%s", s);
-	return j;
-}
+#include "tests/unit/fixtures.h"
 
 Test(api_model_auth, token_review_user)
 {
 	struct api_token_review tr;
-	json_t *j = parse(
+	json_t *j = fx_parse(
 	    "{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":"
 	    "\"TokenReview\",\"status\":{\"authenticated\":true,\"user\":{"
 	    "\"username\":\"alice\",\"uid\":\"42\",\"groups\":[\"g1\","
@@ -48,7 +41,7 @@ Test(api_model_auth, token_review_user)
 Test(api_model_auth, token_review_not_authenticated_empty_user)
 {
 	struct api_token_review tr;
-	json_t *j = parse("{\"status\":{\"user\":{},\"error\":\"bad\"}}");
+	json_t *j = fx_parse("{\"status\":{\"user\":{},\"error\":\"bad\"}}");
 	cu_error err;
 
 	cr_assert_eq(
@@ -58,18 +51,6 @@ Test(api_model_auth, token_review_not_authenticated_empty_user)
 	cr_assert_null(tr.status.user.username);
 	cr_assert_str_eq(tr.status.error, "bad");
 	api_token_review_dispose(&tr);
-	json_decref(j);
-}
-
-static void refused(
-    int (*dec)(const json_t *, cu_error *), const char *doc, const char *msg)
-{
-	json_t *j = parse(doc);
-	cu_error err;
-
-	cu_error_clear(&err);
-	cr_assert_neq(dec(j, &err), CU_OK, "%s decoded", doc);
-	cr_assert_str_eq(err.msg, msg, "%s", doc);
 	json_decref(j);
 }
 
@@ -111,28 +92,28 @@ static int dec_attrs(const json_t *j, cu_error *err)
 
 Test(api_model_auth, wrong_types_name_the_field)
 {
-	refused(dec_tr, "{\"status\":{\"authenticated\":\"yes\"}}",
+	fx_refused(dec_tr, "{\"status\":{\"authenticated\":\"yes\"}}",
 	    "status.authenticated: Invalid type: expected boolean, got "
 	    "string");
-	refused(dec_tr,
+	fx_refused(dec_tr,
 	    "{\"status\":{\"authenticated\":true,\"user\":{\"username\":"
 	    "\"u\",\"groups\":[\"a\",7]}}}",
 	    "status.user.groups[1]: Invalid type: expected string, got "
 	    "integer");
-	refused(dec_tr,
+	fx_refused(dec_tr,
 	    "{\"status\":{\"user\":{\"username\":\"u\",\"extra\":{\"k\":"
 	    "\"v\"}}}}",
 	    "status.user.extra.k: Invalid type: expected array, got string");
-	refused(dec_tr, "{\"status\":{\"user\":[]}}",
+	fx_refused(dec_tr, "{\"status\":{\"user\":[]}}",
 	    "status.user: Invalid type: expected object, got array");
-	refused(dec_tr, "{\"kind\":\"Pod\",\"status\":{}}",
+	fx_refused(dec_tr, "{\"kind\":\"Pod\",\"status\":{}}",
 	    "kind: Invalid value: \"Pod\": expected \"TokenReview\"");
-	refused(dec_sar, "{\"status\":{\"allowed\":1}}",
+	fx_refused(dec_sar, "{\"status\":{\"allowed\":1}}",
 	    "status.allowed: Invalid type: expected boolean, got integer");
-	refused(dec_sar, "{\"status\":{\"allowed\":false,\"reason\":[]}}",
+	fx_refused(dec_sar, "{\"status\":{\"allowed\":false,\"reason\":[]}}",
 	    "status.reason: Invalid type: expected string, got array");
-	refused(dec_user, "{\"groups\":[]}", "username: Required value");
-	refused(dec_attrs, "{\"resourceAttributes\":{\"verb\":3}}",
+	fx_refused(dec_user, "{\"groups\":[]}", "username: Required value");
+	fx_refused(dec_attrs, "{\"resourceAttributes\":{\"verb\":3}}",
 	    "resourceAttributes.verb: Invalid type: expected string, got "
 	    "integer");
 }
@@ -140,10 +121,10 @@ Test(api_model_auth, wrong_types_name_the_field)
 Test(api_model_auth, access_review_decision)
 {
 	struct api_subject_access_review sar;
-	json_t *j = parse("{\"apiVersion\":\"authorization.k8s.io/v1\","
-			  "\"kind\":\"SubjectAccessReview\",\"status\":{"
-			  "\"allowed\":false,\"denied\":true,\"reason\":"
-			  "\"no\",\"evaluationError\":\"e\"}}");
+	json_t *j = fx_parse("{\"apiVersion\":\"authorization.k8s.io/v1\","
+			     "\"kind\":\"SubjectAccessReview\",\"status\":{"
+			     "\"allowed\":false,\"denied\":true,\"reason\":"
+			     "\"no\",\"evaluationError\":\"e\"}}");
 	cu_error err;
 
 	cr_assert_eq(api_subject_access_review_decode(&sar, j, &err), CU_OK,
@@ -155,7 +136,7 @@ Test(api_model_auth, access_review_decision)
 	cr_assert_str_eq(sar.status.evaluation_error, "e");
 	api_subject_access_review_dispose(&sar);
 	json_decref(j);
-	j = parse("{}");
+	j = fx_parse("{}");
 	cr_assert_eq(api_subject_access_review_decode(&sar, j, &err), CU_OK);
 	cr_assert(!sar.has_status);
 	api_subject_access_review_dispose(&sar);
@@ -166,10 +147,10 @@ Test(api_model_auth, attributes_and_spec)
 {
 	struct api_access_attributes a;
 	struct api_user_info u, c;
-	json_t *j = parse("{\"resourceAttributes\":{\"verb\":\"get\","
-			  "\"group\":\"g\",\"resource\":\"r\","
-			  "\"subresource\":\"s\",\"namespace\":\"ns\","
-			  "\"name\":\"n\"}}");
+	json_t *j = fx_parse("{\"resourceAttributes\":{\"verb\":\"get\","
+			     "\"group\":\"g\",\"resource\":\"r\","
+			     "\"subresource\":\"s\",\"namespace\":\"ns\","
+			     "\"name\":\"n\"}}");
 	json_t *spec, *want;
 	cu_error err;
 
@@ -182,15 +163,15 @@ Test(api_model_auth, attributes_and_spec)
 	api_access_attributes_dispose(&a);
 	json_decref(j);
 
-	j = parse("{\"username\":\"bob\",\"uid\":\"7\",\"groups\":[\"g\"],"
-		  "\"extra\":{\"x\":[\"y\"]}}");
+	j = fx_parse("{\"username\":\"bob\",\"uid\":\"7\",\"groups\":[\"g\"],"
+		     "\"extra\":{\"x\":[\"y\"]}}");
 	cr_assert_eq(api_user_info_decode(&u, j, &err), CU_OK, "%s", err.msg);
 	cr_assert_eq(api_user_info_copy(&c, &u, &err), CU_OK);
 	api_user_info_dispose(&u);
 	spec = json_object();
 	cr_assert_eq(api_user_info_encode_spec(spec, &c, &err), CU_OK);
-	want = parse("{\"user\":\"bob\",\"uid\":\"7\",\"groups\":[\"g\"],"
-		     "\"extra\":{\"x\":[\"y\"]}}");
+	want = fx_parse("{\"user\":\"bob\",\"uid\":\"7\",\"groups\":[\"g\"],"
+			"\"extra\":{\"x\":[\"y\"]}}");
 	cr_assert(json_equal(spec, want));
 	api_user_info_dispose(&c);
 	json_decref(spec);

@@ -12,14 +12,7 @@
 #include <string.h>
 
 #include "api/wire.h"
-
-static json_t *parse(const char *s)
-{
-	json_t *j = json_loads(s, 0, NULL);
-
-	cr_assert_not_null(j, "%s", s);
-	return j;
-}
+#include "tests/unit/fixtures.h"
 
 #define PR                                                                     \
 	"{\"apiVersion\":\"autoscaling.x-k8s.io/v1\",\"kind\":"                \
@@ -36,7 +29,7 @@ static json_t *parse(const char *s)
 Test(api_model_wire, provreq_decodes)
 {
 	struct api_provreq pr;
-	json_t *j = parse(PR);
+	json_t *j = fx_parse(PR);
 	cu_error err;
 
 	cr_assert_eq(api_provreq_decode(&pr, j, &err), CU_OK, "%s", err.msg);
@@ -49,19 +42,6 @@ Test(api_model_wire, provreq_decodes)
 	cr_assert(api_conditions_true(&pr.status.conditions, "Provisioned"));
 	cr_assert_str_eq(api_strmap_get(&pr.status.class_details, "k"), "v");
 	api_provreq_dispose(&pr);
-	json_decref(j);
-}
-
-typedef int (*decode_fn)(const json_t *, cu_error *);
-
-static void refused(decode_fn dec, const char *doc, const char *msg)
-{
-	json_t *j = parse(doc);
-	cu_error err;
-
-	cu_error_clear(&err);
-	cr_assert_neq(dec(j, &err), CU_OK, "%s decoded", doc);
-	cr_assert_str_eq(err.msg, msg, "%s", doc);
 	json_decref(j);
 }
 
@@ -81,32 +61,32 @@ DEC(crd)
 
 Test(api_model_wire, bad_fields_named)
 {
-	refused(dec_provreq, "{\"spec\":{\"provisioningClassName\":\"c\"}}",
+	fx_refused(dec_provreq, "{\"spec\":{\"provisioningClassName\":\"c\"}}",
 	    "spec.podSets: Required value");
-	refused(dec_provreq,
+	fx_refused(dec_provreq,
 	    "{\"spec\":{\"provisioningClassName\":\"c\",\"podSets\":[{"
 	    "\"podTemplateRef\":{},\"count\":1}]}}",
 	    "spec.podSets[0].podTemplateRef.name: Required value");
-	refused(dec_provreq,
+	fx_refused(dec_provreq,
 	    "{\"spec\":{\"provisioningClassName\":\"c\",\"podSets\":[{"
 	    "\"podTemplateRef\":{\"name\":\"t\"},\"count\":\"1\"}]}}",
 	    "spec.podSets[0].count: Invalid type: expected integer, got "
 	    "string");
-	refused(dec_provreq, "{\"kind\":\"Job\",\"spec\":{}}",
+	fx_refused(dec_provreq, "{\"kind\":\"Job\",\"spec\":{}}",
 	    "kind: Invalid value: \"Job\": expected \"ProvisioningRequest\"");
-	refused(dec_secret, "{\"data\":{\"tls.key\":7}}",
+	fx_refused(dec_secret, "{\"data\":{\"tls.key\":7}}",
 	    "data.tls.key: Invalid type: expected string, got integer");
-	refused(dec_webhook_configuration,
+	fx_refused(dec_webhook_configuration,
 	    "{\"webhooks\":[{\"name\":\"a\",\"clientConfig\":{\"caBundle\":"
 	    "1}}]}",
 	    "webhooks[0].clientConfig.caBundle: Invalid type: expected "
 	    "string, got integer");
-	refused(dec_webhook_configuration, "{\"webhooks\":[{}]}",
+	fx_refused(dec_webhook_configuration, "{\"webhooks\":[{}]}",
 	    "webhooks[0].name: Required value");
-	refused(dec_webhook_configuration, "{\"kind\":\"Secret\"}",
+	fx_refused(dec_webhook_configuration, "{\"kind\":\"Secret\"}",
 	    "kind: Invalid value: \"Secret\": expected a webhook "
 	    "configuration");
-	refused(dec_crd, "{\"spec\":{\"conversion\":{\"strategy\":5}}}",
+	fx_refused(dec_crd, "{\"spec\":{\"conversion\":{\"strategy\":5}}}",
 	    "spec.conversion.strategy: Invalid type: expected string, got "
 	    "integer");
 }
@@ -116,9 +96,10 @@ Test(api_model_wire, secret_and_bundles)
 	struct api_secret sec;
 	struct api_webhook_configuration wc;
 	struct api_crd crd;
-	json_t *j = parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
-			  "\"metadata\":{\"resourceVersion\":\"9\"},\"type\":"
-			  "\"Opaque\",\"data\":{\"ca.crt\":\"QQ==\"}}");
+	json_t *j =
+	    fx_parse("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+		     "\"metadata\":{\"resourceVersion\":\"9\"},\"type\":"
+		     "\"Opaque\",\"data\":{\"ca.crt\":\"QQ==\"}}");
 	cu_error err;
 
 	cr_assert_eq(api_secret_decode(&sec, j, &err), CU_OK, "%s", err.msg);
@@ -128,9 +109,10 @@ Test(api_model_wire, secret_and_bundles)
 	api_secret_dispose(&sec);
 	json_decref(j);
 
-	j = parse("{\"kind\":\"ValidatingWebhookConfiguration\",\"webhooks\":"
-		  "[{\"name\":\"a\",\"clientConfig\":{\"caBundle\":\"QQ==\"}},"
-		  "{\"name\":\"b\",\"clientConfig\":{}},{\"name\":\"c\"}]}");
+	j = fx_parse(
+	    "{\"kind\":\"ValidatingWebhookConfiguration\",\"webhooks\":"
+	    "[{\"name\":\"a\",\"clientConfig\":{\"caBundle\":\"QQ==\"}},"
+	    "{\"name\":\"b\",\"clientConfig\":{}},{\"name\":\"c\"}]}");
 	cr_assert_eq(api_webhook_configuration_decode(&wc, j, &err), CU_OK,
 	    "%s", err.msg);
 	cr_assert_eq(wc.n_webhooks, 3);
@@ -146,8 +128,8 @@ Test(api_model_wire, secret_and_bundles)
 	api_webhook_configuration_dispose(&wc);
 	json_decref(j);
 
-	j = parse("{\"spec\":{\"conversion\":{\"strategy\":\"None\","
-		  "\"webhook\":{\"clientConfig\":{}}}}}");
+	j = fx_parse("{\"spec\":{\"conversion\":{\"strategy\":\"None\","
+		     "\"webhook\":{\"clientConfig\":{}}}}}");
 	cr_assert(!api_crd_set_ca_bundle(j, "Qg=="), "strategy None");
 	json_object_set_new(
 	    json_object_get(json_object_get(j, "spec"), "conversion"),
@@ -168,13 +150,14 @@ Test(api_model_wire, owner_ref_and_strmap_on_the_wire)
 	struct api_strmap m = {kv, 1};
 	json_t *o = api_owner_ref_encode(&r), *want;
 
-	want = parse("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\","
+	want =
+	    fx_parse("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p\","
 		     "\"uid\":\"u\",\"controller\":true}");
 	cr_assert(json_equal(o, want));
 	json_decref(o);
 	json_decref(want);
 	o = api_strmap_encode(&m);
-	want = parse("{\"a\":\"1\"}");
+	want = fx_parse("{\"a\":\"1\"}");
 	cr_assert(json_equal(o, want));
 	json_decref(o);
 	json_decref(want);
@@ -184,11 +167,11 @@ Test(api_model_wire, tolerations_and_conditions_back_on_the_wire)
 {
 	struct api_resource_flavor rf;
 	struct api_pod pod;
-	json_t *j = parse("{\"kind\":\"ResourceFlavor\",\"metadata\":{"
-			  "\"name\":\"f\"},\"spec\":{\"tolerations\":[{"
-			  "\"key\":\"k\",\"operator\":\"Exists\",\"effect\":"
-			  "\"NoSchedule\"},{\"key\":\"a\",\"value\":\"b\","
-			  "\"tolerationSeconds\":5}]}}");
+	json_t *j = fx_parse("{\"kind\":\"ResourceFlavor\",\"metadata\":{"
+			     "\"name\":\"f\"},\"spec\":{\"tolerations\":[{"
+			     "\"key\":\"k\",\"operator\":\"Exists\",\"effect\":"
+			     "\"NoSchedule\"},{\"key\":\"a\",\"value\":\"b\","
+			     "\"tolerationSeconds\":5}]}}");
 	json_t *out = NULL, *st;
 	cu_error err;
 
@@ -206,10 +189,10 @@ Test(api_model_wire, tolerations_and_conditions_back_on_the_wire)
 	api_resource_flavor_dispose(&rf);
 	json_decref(j);
 
-	j = parse("{\"kind\":\"Pod\",\"status\":{\"conditions\":[{\"type\":"
-		  "\"Ready\",\"status\":\"False\",\"lastProbeTime\":"
-		  "\"2026-01-01T00:00:01Z\",\"lastTransitionTime\":"
-		  "\"2026-01-01T00:00:00Z\",\"reason\":\"r\"}]}}");
+	j = fx_parse("{\"kind\":\"Pod\",\"status\":{\"conditions\":[{\"type\":"
+		     "\"Ready\",\"status\":\"False\",\"lastProbeTime\":"
+		     "\"2026-01-01T00:00:01Z\",\"lastTransitionTime\":"
+		     "\"2026-01-01T00:00:00Z\",\"reason\":\"r\"}]}}");
 	cr_assert_eq(api_pod_decode(&pod, j, &err), CU_OK, "%s", err.msg);
 	st = json_object();
 	cr_assert_eq(api_conditions_encode_status(
@@ -231,11 +214,12 @@ Test(api_model_wire, tolerations_and_conditions_back_on_the_wire)
 Test(api_model_wire, pod_template_scheduling)
 {
 	struct api_pod_sched ps;
-	json_t *j = parse("{\"spec\":{\"tolerations\":[{\"key\":\"k\","
-			  "\"operator\":\"Exists\"}],\"nodeSelector\":{"
-			  "\"pool\":\"a\"},\"affinity\":{\"nodeAffinity\":{"
-			  "\"requiredDuringSchedulingIgnoredDuringExecution\":"
-			  "{\"nodeSelectorTerms\":[]}}}}}");
+	json_t *j =
+	    fx_parse("{\"spec\":{\"tolerations\":[{\"key\":\"k\","
+		     "\"operator\":\"Exists\"}],\"nodeSelector\":{"
+		     "\"pool\":\"a\"},\"affinity\":{\"nodeAffinity\":{"
+		     "\"requiredDuringSchedulingIgnoredDuringExecution\":"
+		     "{\"nodeSelectorTerms\":[]}}}}}");
 	cu_error err;
 
 	cr_assert_eq(api_pod_sched_decode(&ps, j, &err), CU_OK, "%s", err.msg);
@@ -245,17 +229,17 @@ Test(api_model_wire, pod_template_scheduling)
 	cr_assert_not_null(ps.required_node_affinity);
 	api_pod_sched_dispose(&ps);
 	json_decref(j);
-	j = parse("{\"spec\":{\"containers\":[]}}");
+	j = fx_parse("{\"spec\":{\"containers\":[]}}");
 	cr_assert_eq(api_pod_sched_decode(&ps, j, &err), CU_OK);
 	cr_assert(!api_pod_sched_any(&ps));
 	api_pod_sched_dispose(&ps);
 	json_decref(j);
-	j = parse("{\"spec\":{\"nodeSelector\":{\"pool\":1}}}");
+	j = fx_parse("{\"spec\":{\"nodeSelector\":{\"pool\":1}}}");
 	cr_assert_neq(api_pod_sched_decode(&ps, j, &err), CU_OK);
 	cr_assert_str_eq(err.msg, "spec.nodeSelector.pool: Invalid type: "
 				  "expected string, got integer");
 	json_decref(j);
-	j = parse("{\"spec\":{\"tolerations\":{}}}");
+	j = fx_parse("{\"spec\":{\"tolerations\":{}}}");
 	cr_assert_neq(api_pod_sched_decode(&ps, j, &err), CU_OK);
 	cr_assert_str_eq(err.msg,
 	    "spec.tolerations: Invalid type: expected array, got object");

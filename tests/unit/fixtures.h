@@ -146,6 +146,10 @@ struct fx_docjob {
 
 /* JSON text parsed, asserting it is valid [owned]. */
 json_t *fx_parse(const char *text);
+/* A decoder of a JSON document (api/wire.h's, wrapped). */
+typedef int (*fx_decode_fn)(const json_t *, cu_error *);
+/* dec refuses the JSON text doc with exactly the message msg. */
+void fx_refused(fx_decode_fn dec, const char *doc, const char *msg);
 /* d loaded from text as a job of framework fw (rec_fw_by_name). */
 void fx_docjob_load(struct fx_docjob *d, const char *fw, const char *text);
 /* d viewing doc [stolen] as the same framework as like. */

@@ -3,7 +3,7 @@
  * tests/unit/fixtures_docjob.c - framework document fixtures (see
  * fixtures.h): a job of any descriptor read as JSON, its admitted
  * Workload, and merge patches applied, for the reconcile framework
- * tests.
+ * tests; JSON text parsed, and decoders checked to refuse it.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -20,6 +20,17 @@ json_t *fx_parse(const char *text)
 	cr_assert_not_null(j, "test JSON: %s at line %d col %d: %s", jerr.text,
 	    jerr.line, jerr.column, text);
 	return j;
+}
+
+void fx_refused(fx_decode_fn dec, const char *doc, const char *msg)
+{
+	json_t *j = fx_parse(doc);
+	cu_error err;
+
+	cu_error_clear(&err);
+	cr_assert_neq(dec(j, &err), CU_OK, "%s decoded", doc);
+	cr_assert_str_eq(err.msg, msg, "%s", doc);
+	json_decref(j);
 }
 
 void fx_docjob_load(struct fx_docjob *d, const char *fw, const char *text)
