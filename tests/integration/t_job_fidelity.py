@@ -63,8 +63,8 @@ import os
 import threading
 import time
 
-from cuetest import (CONTROLLER_CONFIG, Controller, case, check, eq,
-                     flavor_and_queue, run_cases, wait_for)
+from cuetest import (CONTROLLER_CONFIG, Controller, Failure, case, check,
+                     eq, flavor_and_queue, run_cases, wait_for)
 from cuetest.kobj import cond, is_true, milli
 from cuetest.frameworks import PodWatch, webhooks
 from cuetest.observe import Observer
@@ -257,6 +257,28 @@ def events_about(s, name, reason=None):
             (reason is None or e["reason"] == reason)]
 
 
+def settled(f, want, what):
+    """f() once it equals want, or its last value after 10 s: events are
+    posted after the write they tell of is answered, so a status seen
+    first does not mean its event is in yet."""
+    got = [None]
+
+    def done():
+        got[0] = f()
+        return got[0] == want
+    try:
+        wait_for(done, 10, what=what)
+    except Failure:
+        pass
+    return got[0]
+
+
+def event_messages(s, name, reason, want):
+    return settled(lambda: [e["message"]
+                            for e in events_about(s, name, reason)],
+                   want, "%s events about %s" % (reason, name))
+
+
 def wls_of(s, job_name):
     return [w for w in s.get_json(WLS)["items"] if owner(w) == job_name]
 
@@ -398,9 +420,10 @@ def admission_gated_by(s):
     eq(w["metadata"]["annotations"].get(GATE),
        "a.example.com/one,b.example.com/two", "the Workload's gates")
     wname = w["metadata"]["name"]
-    eq([e["message"] for e in events_about(s, wname, "AdmissionGated")],
-       ["Workload admission is gated by: a.example.com/one,"
-        "b.example.com/two"], "AdmissionGated event")
+    want = ["Workload admission is gated by: a.example.com/one,"
+            "b.example.com/two"]
+    eq(event_messages(s, wname, "AdmissionGated", want), want,
+       "AdmissionGated event")
     check(get_job(s, "g-1")["spec"].get("suspend"), "g-1 suspended")
     # One gate removed: the Workload follows, still gated.
     code, _, body = s.raw("PATCH", JOBS + "/g-1", {"metadata": {
@@ -419,15 +442,16 @@ def admission_gated_by(s):
     w = wls_of(s, "g-1")[0]
     check(GATE not in (w["metadata"].get("annotations") or {}),
           "the Workload's annotation is gone")
-    eq([e["message"] for e in events_about(s, wname,
-                                            "AdmissionGateCleared")],
-       ["Admission gate cleared, workload is now admissible"])
+    want = ["Admission gate cleared, workload is now admissible"]
+    eq(event_messages(s, wname, "AdmissionGateCleared", want), want,
+       "AdmissionGateCleared event")
     # Two updates of the Workload's gates: one event series, as Kueue's
     # recorder keys a series without the message (the first one kept).
-    upd = events_about(s, "g-1", "UpdatedWorkload")
-    eq([(e["message"], (e.get("series") or {}).get("count") or
-         e.get("count")) for e in upd],
-       [('Updated workload AdmissionGatedBy to "b.example.com/two"', 2)])
+    want = [('Updated workload AdmissionGatedBy to "b.example.com/two"', 2)]
+    eq(settled(lambda: [(e["message"], (e.get("series") or {}).get("count")
+                         or e.get("count"))
+                        for e in events_about(s, "g-1", "UpdatedWorkload")],
+               want, "UpdatedWorkload series"), want)
     h.stop()
     for rv, jobs, wls in h.replay():
         for n, wl in wls.items():
