@@ -550,6 +550,17 @@ enum api_check_state {
 	API_CHECK_REJECTED,
 };
 
+/* A pod set modification an admission check asks for (Kueue's
+ * PodSetUpdate): applied to the pod set's template when the job starts. */
+struct api_podset_update {
+	char *name; /* [owned] required: the pod set */
+	struct api_strmap labels;
+	struct api_strmap annotations;
+	struct api_strmap node_selector;
+	struct api_toleration *tolerations; /* [owned] at most 8 */
+	size_t n_tolerations;
+};
+
 struct api_admission_check_state {
 	char *name;		    /* [owned] required */
 	enum api_check_state state; /* required */
@@ -560,7 +571,14 @@ struct api_admission_check_state {
 	int32_t retry_count;
 	bool has_requeue_after_seconds;
 	int32_t requeue_after_seconds;
+	struct api_podset_update *pod_set_updates; /* [owned] at most 18 */
+	size_t n_pod_set_updates;
 };
+
+/* Free what u / c own and zero it; NULL does nothing
+ * (api/model_workload.c). */
+void api_podset_update_dispose(struct api_podset_update *u);
+void api_admission_check_state_dispose(struct api_admission_check_state *c);
 
 struct api_reclaimable_pod {
 	char *name; /* [owned] required */

@@ -176,6 +176,11 @@ void apie_conditions(struct api_enc *e, json_t *dst, const char *key,
 void apie_meta(struct api_enc *e, json_t *dst, const struct api_meta *m);
 void apie_tolerations(struct api_enc *e, json_t *dst, const char *key,
     const struct api_toleration *t, size_t n);
+/* The status object of dst [borrowed from dst], written only when any
+ * (the model has a status) or the source has one, so that a spec-only
+ * object does not grow an empty status; NULL when not written
+ * (api/model_kueue.c). */
+json_t *apie_status(struct api_enc *e, json_t *dst, bool any);
 
 /* Dispose helpers for shared pieces (api_conditions_dispose: model.h). */
 void api_tolerations_dispose(struct api_toleration *t, size_t n);
