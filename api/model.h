@@ -579,6 +579,9 @@ struct api_admission_check_state {
  * (api/model_workload.c). */
 void api_podset_update_dispose(struct api_podset_update *u);
 void api_admission_check_state_dispose(struct api_admission_check_state *c);
+/* Kueue's name of state s ("Pending", "Ready", "Retry", "Rejected";
+ * "" for API_CHECK_UNSET) [static]. */
+const char *api_check_state_name(enum api_check_state s);
 
 struct api_reclaimable_pod {
 	char *name; /* [owned] required */

@@ -34,6 +34,16 @@ static const struct api_enum_name check_state_names[] = {
     {NULL, 0},
 };
 
+const char *api_check_state_name(enum api_check_state s)
+{
+	size_t i;
+
+	for (i = 0; check_state_names[i].name != NULL; i++)
+		if (check_state_names[i].value == (int)s)
+			return check_state_names[i].name;
+	return "";
+}
+
 #define API_MAX_PODSETS 18
 #define API_MAX_TOLERATIONS 8
 

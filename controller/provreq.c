@@ -177,6 +177,10 @@ struct pcheck {
 	struct rec_prc prc; /* decoded from prc_obj */
 	bool needed;
 	json_t *pr; /* [borrowed] active or last request, or NULL */
+	bool has_dpr;
+	struct api_provreq dpr; /* pr decoded when has_dpr */
+	/* [borrowed] its state in the Workload being reconciled */
+	struct api_admission_check_state *check;
 };
 
 /* The check's config when the check is ours; false when it is not. */
@@ -336,8 +340,8 @@ static void create(ctl *c, json_t *wl, json_t *pr, json_t *templates)
 }
 
 /* A new request for check pc of wl when it needs one. */
-static void maybe_create(ctl *c, json_t *wl, const struct api_workload *dwl,
-    const json_t *check, const struct pcheck *pc)
+static void maybe_create(
+    ctl *c, json_t *wl, const struct api_workload *dwl, const struct pcheck *pc)
 {
 	const char *ns = ctl_jmeta(wl, "namespace"),
 		   *wname = ctl_jmeta(wl, "name");
@@ -349,7 +353,9 @@ static void maybe_create(ctl *c, json_t *wl, const struct api_workload *dwl,
 	cu_error err;
 
 	if (pc->prc_obj == NULL || !pc->needed ||
-	    !rec_provreq_wants_new(check, wl, pc->pr, &attempt))
+	    (pc->pr != NULL && !pc->has_dpr) ||
+	    !rec_provreq_wants_new(
+		pc->check, dwl, pc->has_dpr ? &pc->dpr : NULL, &attempt))
 		return;
 	name = rec_provreq_name(wname, pc->name, attempt);
 	if (name == NULL ||
@@ -363,8 +369,8 @@ static void maybe_create(ctl *c, json_t *wl, const struct api_workload *dwl,
 	cu_error_clear(&err);
 	if (ctl_admitted_flavors(c, dwl, &fl, &nfl, &err) != CU_OK)
 		nfl = 0; /* the templates without the flavors' labels */
-	if (rec_provreq_new(wl, pc->name, &pc->prc, attempt, fl, nfl, &pr, &pts,
-		&err) != CU_OK)
+	if (rec_provreq_new(dwl, pc->name, &pc->prc, attempt, fl, nfl, &pr,
+		&pts, &err) != CU_OK)
 		cu_warn(
 		    "provisioning request for %s/%s: %s", ns, wname, err.msg);
 	else
@@ -374,16 +380,73 @@ static void maybe_create(ctl *c, json_t *wl, const struct api_workload *dwl,
 	cu_free(fl);
 }
 
-static void reconcile(ctl *c, json_t *wl, const struct api_workload *dwl)
+/* The check states' announcements: Kueue's AdmissionCheckUpdated event
+ * for a check whose state moved from before. */
+static void announce(ctl *c, json_t *wl,
+    const struct api_admission_check_state *chk, enum api_check_state before)
 {
-	const char *ns = ctl_jmeta(wl, "namespace"),
-		   *wname = ctl_jmeta(wl, "name");
+	char *m;
+
+	if (chk->state == before)
+		return;
+	m = rec_provreq_update_message(chk->name, api_check_state_name(before),
+	    api_check_state_name(chk->state), chk->message);
+	if (m != NULL)
+		ctl_emit(c, wl, REC_EVENT_NORMAL, "AdmissionCheckUpdated", m);
+	cu_free(m);
+}
+
+/* The states of our checks in dwl [changed in place] synced with their
+ * requests; true when one changed. pcs[0..*n) are filled. */
+static bool sync_states(ctl *c, json_t *wl, struct api_workload *dwl,
+    const struct owned_prs *o, struct pcheck *pcs, size_t *n)
+{
+	const char *ns = dwl->meta.namespace_, *wname = dwl->meta.name;
+	int64_t now_ns = cu_time_now_ns();
+	bool changed = false;
+	cu_error err;
+	size_t i;
+
+	/* lastTransitionTime is written in whole seconds */
+	now_ns -= now_ns % 1000000000LL;
+	for (i = 0; i < dwl->status.n_admission_checks; i++) {
+		struct api_admission_check_state *chk =
+		    &dwl->status.admission_checks[i];
+		enum api_check_state before = chk->state;
+		struct pcheck *pc = &pcs[*n];
+
+		if (chk->name == NULL || !our_check(c, chk->name, pc))
+			continue;
+		(*n)++;
+		pc->check = chk;
+		if (pc->prc_obj != NULL && rec_provreq_needed(dwl, &pc->prc,
+					       &pc->needed, &err) != CU_OK) {
+			cu_warn("workload %s/%s: %s", ns, wname, err.msg);
+			pc->prc_obj = NULL;
+		}
+		pc->pr = active_pr(o, wname, pc);
+		pc->has_dpr = pc->pr != NULL && api_provreq_decode(&pc->dpr,
+						    pc->pr, NULL) == CU_OK;
+		if (pc->pr != NULL && !pc->has_dpr)
+			continue; /* not a request we can read: left alone */
+		if (rec_provreq_sync_state(chk, dwl,
+			pc->prc_obj ? &pc->prc : NULL, pc->needed,
+			pc->has_dpr ? &pc->dpr : NULL, now_ns)) {
+			changed = true;
+			announce(c, wl, chk, before);
+		}
+	}
+	return changed;
+}
+
+static void reconcile(ctl *c, json_t *wl, struct api_workload *dwl)
+{
+	const char *ns = dwl->meta.namespace_, *wname = dwl->meta.name;
 	struct owned_prs o = {0};
-	json_t *checks, *from_checks, *chk, *patch;
+	json_t *from = NULL, *patch;
 	struct pcheck *pcs = NULL;
-	char now[CU_TIME_RFC3339_LEN];
 	size_t i, k, n = 0;
-	bool changed = false, keep;
+	bool keep;
 	cu_error err;
 
 	api_informer_foreach_owned(
@@ -399,52 +462,13 @@ static void reconcile(ctl *c, json_t *wl, const struct api_workload *dwl)
 		cu_free(o.v);
 		return;
 	}
-	from_checks =
-	    json_object_get(json_object_get(wl, "status"), "admissionChecks");
-	checks = json_deep_copy(from_checks);
-	pcs = cu_calloc(json_array_size(checks) + 1, sizeof(*pcs));
-	if (checks == NULL || pcs == NULL)
+	cu_error_clear(&err);
+	pcs = cu_calloc(dwl->status.n_admission_checks + 1, sizeof(*pcs));
+	if (pcs == NULL || api_workload_encode(&from, dwl, &err) != CU_OK)
 		goto out;
-	cu_time_format_rfc3339(cu_time_now_ns(), now);
-	json_array_foreach(checks, i, chk)
-	{
-		const char *cn = api_json_str(chk, "name");
-		const char *before = api_json_str(chk, "state");
-		char *from = cu_strdup(before ? before : "");
-		struct pcheck *pc = &pcs[n];
-
-		if (cn == NULL || from == NULL || !our_check(c, cn, pc)) {
-			cu_free(from);
-			continue;
-		}
-		n++;
-		if (pc->prc_obj != NULL && rec_provreq_needed(wl, &pc->prc,
-					       &pc->needed, &err) != CU_OK) {
-			cu_warn("workload %s/%s: %s", ns, wname, err.msg);
-			pc->prc_obj = NULL;
-		}
-		pc->pr = active_pr(&o, wname, pc);
-		if (rec_provreq_sync_state(chk, wl,
-			pc->prc_obj ? &pc->prc : NULL, pc->needed, pc->pr,
-			now)) {
-			const char *to = api_json_str(chk, "state");
-
-			changed = true;
-			if (to != NULL && strcmp(from, to) != 0) {
-				char *m = rec_provreq_update_message(
-				    cn, from, to, api_json_str(chk, "message"));
-
-				if (m != NULL)
-					ctl_emit(c, wl, REC_EVENT_NORMAL,
-					    "AdmissionCheckUpdated", m);
-				cu_free(m);
-			}
-		}
-		cu_free(from);
-	}
-	if (changed) {
+	if (sync_states(c, wl, dwl, &o, pcs, &n)) {
 		patch = NULL;
-		if (rec_provreq_status_patch(wl, checks, &patch, &err) != CU_OK)
+		if (rec_provreq_status_patch(from, dwl, &patch, &err) != CU_OK)
 			cu_warn("workload %s/%s: %s", ns, wname, err.msg);
 		else if (patch != NULL)
 			ctl_wl_write(
@@ -459,24 +483,16 @@ static void reconcile(ctl *c, json_t *wl, const struct api_workload *dwl)
 			delete_pr(c, o.v[i], wname);
 	}
 	for (k = 0; k < n; k++) {
-		json_t *entry = NULL;
-
-		json_array_foreach(checks, i, chk)
-		{
-			const char *cn = api_json_str(chk, "name");
-
-			if (cn != NULL && strcmp(cn, pcs[k].name) == 0)
-				entry = chk;
-		}
-		if (entry == NULL)
-			continue;
-		maybe_create(c, wl, dwl, entry, &pcs[k]);
+		maybe_create(c, wl, dwl, &pcs[k]);
 		if (pcs[k].pr != NULL)
 			adopt_templates(c, pcs[k].pr);
 	}
 out:
+	for (k = 0; pcs != NULL && k < n; k++)
+		if (pcs[k].has_dpr)
+			api_provreq_dispose(&pcs[k].dpr);
 	cu_free(pcs);
-	json_decref(checks);
+	json_decref(from);
 	cu_free(o.v);
 }
 
@@ -514,15 +530,50 @@ void ctl_provreq_workload(ctl *c, const char *const *key)
 	json_decref(wl);
 }
 
+/* handleError: message msg [borrowed] on the checks of Workload wl
+ * [borrowed] the failed request name was for; the status patch
+ * [owned: json_decref] or NULL (none, or out of memory). */
+static json_t *failed_patch(json_t *wl, const char *name, const char *msg)
+{
+	struct api_workload dwl;
+	json_t *from = NULL, *patch = NULL;
+	bool found = false;
+	cu_error err;
+	size_t i;
+
+	cu_error_clear(&err);
+	if (api_workload_decode(&dwl, wl, &err) != CU_OK)
+		return NULL;
+	if (api_workload_encode(&from, &dwl, &err) != CU_OK)
+		goto out;
+	for (i = 0; i < dwl.status.n_admission_checks; i++) {
+		struct api_admission_check_state *chk =
+		    &dwl.status.admission_checks[i];
+		char *m;
+
+		if (chk->name == NULL ||
+		    rec_provreq_attempt(name, dwl.meta.name, chk->name) < 0 ||
+		    (m = cu_strdup(msg)) == NULL)
+			continue;
+		cu_free(chk->message);
+		chk->message = m;
+		found = true;
+	}
+	if (found &&
+	    rec_provreq_status_patch(from, &dwl, &patch, &err) != CU_OK)
+		patch = NULL;
+out:
+	json_decref(from);
+	api_workload_dispose(&dwl);
+	return patch;
+}
+
 void ctl_provreq_create_failed(
     ctl *c, const struct ctl_pipe_write *w, const struct api_response *resp)
 {
 	const char *ns = w->owner[1], *wname = w->owner[2];
-	json_t *wl, *checks, *chk, *patch = NULL;
+	json_t *wl, *patch;
 	char *msg;
-	size_t i;
-	bool found = false;
-	cu_error err;
 
 	/* AlreadyExists: an earlier attempt of ours raced this one; the
 	 * cache will show it (Kueue reports nothing either). */
@@ -536,26 +587,10 @@ void ctl_provreq_create_failed(
 	if (msg == NULL)
 		return;
 	ctl_emit(c, wl, REC_EVENT_WARNING, "FailedCreate", msg);
-	/* handleError: the message on the check the request was for */
-	checks = json_deep_copy(
-	    json_object_get(json_object_get(wl, "status"), "admissionChecks"));
-	json_array_foreach(checks, i, chk)
-	{
-		const char *cn = api_json_str(chk, "name");
-
-		if (cn != NULL &&
-		    rec_provreq_attempt(w->name, wname, cn) >= 0) {
-			json_object_set_new(chk, "message", json_string(msg));
-			found = true;
-		}
-	}
-	cu_error_clear(&err);
-	if (found && ctl_may_write(c) &&
+	if (ctl_may_write(c) &&
 	    !ctl_pipe_awaits(c->pipe, CTL_K3(CTL_KIND_WL, ns, wname)) &&
-	    rec_provreq_status_patch(wl, checks, &patch, &err) == CU_OK &&
-	    patch != NULL)
+	    (patch = failed_patch(wl, w->name, msg)) != NULL)
 		ctl_wl_write(c, CTL_PIPE_WL_STATUS, ns, wname, patch, NULL);
-	json_decref(checks);
 	cu_free(msg);
 }
 

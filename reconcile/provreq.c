@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/wire.h"
 #include "reconcile/rec_int.h"
 
 /* ---- ProvisioningRequestConfig --------------------------------------- */
@@ -290,65 +291,55 @@ static bool pod_uses(const json_t *t, const json_t *managed)
 	return false;
 }
 
-static int32_t ps_count(const json_t *ps)
+static int32_t ps_count(const struct api_podset *ps)
 {
-	const json_t *c = json_object_get(ps, "count");
-
-	return json_is_integer(c) ? (int32_t)json_integer_value(c) : 1;
+	return ps->has_count ? ps->count : 1;
 }
 
-static const json_t *assignment(const json_t *wl, const char *name)
+static const struct api_podset_assignment *assignment(
+    const struct api_workload *wl, const char *name)
 {
-	const json_t *a,
-	    *psas = json_object_get(
-		json_object_get(json_object_get(wl, "status"), "admission"),
-		"podSetAssignments");
 	size_t i;
 
-	json_array_foreach(psas, i, a)
-	{
-		const char *n = api_json_str(a, "name");
+	for (i = 0; i < wl->status.admission.n_pod_set_assignments; i++) {
+		const struct api_podset_assignment *a =
+		    &wl->status.admission.pod_set_assignments[i];
 
-		if (n != NULL && strcmp(n, name) == 0)
+		if (a->name != NULL && strcmp(a->name, name) == 0)
 			return a;
 	}
 	return NULL;
 }
 
-static const char *ps_name(const json_t *ps)
+static const char *ps_name(const struct api_podset *ps)
 {
-	const char *n = api_json_str(ps, "name");
-
-	return n != NULL ? n : "main";
+	return ps->name != NULL ? ps->name : "main";
 }
 
 /* Does pod set ps count for the check: pods, and one of managed used
  * (none: all)? */
-static bool ps_required(const json_t *ps, const struct rec_prc *prc)
+static bool ps_required(const struct api_podset *ps, const struct rec_prc *prc)
 {
-	return ps_count(ps) > 0 &&
-	       (json_array_size(prc->managed) == 0 ||
-		   pod_uses(json_object_get(ps, "template"), prc->managed));
+	return ps_count(ps) > 0 && (json_array_size(prc->managed) == 0 ||
+				       pod_uses(ps->template, prc->managed));
 }
 
-static int32_t assigned_count(const json_t *psa, const json_t *ps)
+static int32_t assigned_count(
+    const struct api_podset_assignment *psa, const struct api_podset *ps)
 {
-	const json_t *c = json_object_get(psa, "count");
-
-	return json_is_integer(c) ? (int32_t)json_integer_value(c)
-				  : ps_count(ps);
+	return psa->has_count ? psa->count : ps_count(ps);
 }
 
-int rec_provreq_needed(
-    const json_t *wl, const struct rec_prc *prc, bool *needed, cu_error *err)
+int rec_provreq_needed(const struct api_workload *wl, const struct rec_prc *prc,
+    bool *needed, cu_error *err)
 {
-	const json_t *ps, *psa;
+	const struct api_podset_assignment *psa;
 	size_t i;
 
 	*needed = false;
-	json_array_foreach(
-	    json_object_get(json_object_get(wl, "spec"), "podSets"), i, ps)
-	{
+	for (i = 0; i < wl->spec.n_pod_sets; i++) {
+		const struct api_podset *ps = &wl->spec.pod_sets[i];
+
 		if (!ps_required(ps, prc))
 			continue;
 		psa = assignment(wl, ps_name(ps));
@@ -393,11 +384,12 @@ static bool same_field(const json_t *a, const json_t *b, const char *k)
 	return (x == NULL && y == NULL) || (x && y && json_equal(x, y));
 }
 
-static bool can_merge(
-    const json_t *p1, const json_t *p2, enum rec_prc_merge policy)
+/* The pod templates stay JSON in the model (api_podset.template): what
+ * is compared here is the template itself. */
+static bool can_merge(const struct api_podset *p1, const struct api_podset *p2,
+    enum rec_prc_merge policy)
 {
-	const json_t *t1 = json_object_get(p1, "template"),
-		     *t2 = json_object_get(p2, "template");
+	const json_t *t1 = p1->template, *t2 = p2->template;
 	const json_t *s1 = json_object_get(t1, "spec"),
 		     *s2 = json_object_get(t2, "spec");
 	static const char *const same[] = {"resources", "nodeSelector",
@@ -405,7 +397,8 @@ static bool can_merge(
 	size_t i;
 
 	if (policy == REC_PRC_MERGE_TEMPLATES)
-		return same_field(p1, p2, "template");
+		return (t1 == NULL && t2 == NULL) ||
+		       (t1 && t2 && json_equal(t1, t2));
 	if (policy != REC_PRC_MERGE_REQUIREMENTS)
 		return false;
 	if (!same_requests(json_object_get(s1, "containers"),
@@ -419,22 +412,21 @@ static bool can_merge(
 	return true;
 }
 
-int rec_provreq_podsets(const json_t *wl, const struct rec_prc *prc,
-    struct rec_provreq_podset **out, size_t *n, cu_error *err)
+int rec_provreq_podsets(const struct api_workload *wl,
+    const struct rec_prc *prc, struct rec_provreq_podset **out, size_t *n,
+    cu_error *err)
 {
-	const json_t *pss =
-	    json_object_get(json_object_get(wl, "spec"), "podSets");
-	const json_t *ps, *psa;
+	const struct api_podset_assignment *psa;
 	struct rec_provreq_podset *v;
 	size_t i, k;
 
 	*out = NULL;
 	*n = 0;
-	v = cu_calloc(json_array_size(pss) + 1, sizeof(*v));
+	v = cu_calloc(wl->spec.n_pod_sets + 1, sizeof(*v));
 	if (v == NULL)
 		return rec__nomem(err, "provisioning request");
-	json_array_foreach(pss, i, ps)
-	{
+	for (i = 0; i < wl->spec.n_pod_sets; i++) {
+		const struct api_podset *ps = &wl->spec.pod_sets[i];
 		int32_t count;
 		bool merged = false;
 
@@ -451,7 +443,7 @@ int rec_provreq_podsets(const json_t *wl, const struct rec_prc *prc,
 			continue;
 		for (k = 0; k < *n && !merged; k++) {
 			merged = can_merge(
-			    json_array_get(pss, v[k].index), ps, prc->merge);
+			    &wl->spec.pod_sets[v[k].index], ps, prc->merge);
 			if (merged)
 				v[k].count += count;
 		}
@@ -485,29 +477,32 @@ json_t *rec_provreq_owner(
 	    api_json_str(md, "uid"));
 }
 
+static json_t *wl_owner(const struct api_workload *wl)
+{
+	return owner_ref(
+	    "kueue.x-k8s.io/v1beta2", "Workload", wl->meta.name, wl->meta.uid);
+}
+
 /* The flavors' nodeLabels into nodeSelector, their tolerations appended
  * (podset.FromAssignment + Merge), and limits copied to missing requests
  * (UseLimitsAsMissingRequestsInPod). */
-static int template_apply(json_t *tmpl, const json_t *psa,
+static int template_apply(json_t *tmpl, const struct api_podset_assignment *psa,
     const struct api_resource_flavor *flavors, size_t n_flavors, cu_error *err)
 {
-	json_t *spec = api_json_obj_child(tmpl, "spec"), *c, *ns, *tols;
-	const json_t *fl;
-	const char *res;
+	json_t *spec = api_json_obj_child(tmpl, "spec"), *c, *ns, *tols, *add;
 	static const char *const lists[] = {"initContainers", "containers"};
-	size_t i, k;
+	size_t i, k, f;
+	int rc;
 
 	if (spec == NULL)
 		return rec__nomem(err, "pod template");
-	json_object_foreach((json_t *)json_object_get(psa, "flavors"), res, fl)
-	{
+	for (f = 0; psa != NULL && f < psa->flavors.n; f++) {
+		const char *fl = psa->flavors.items[f].value;
 		const struct api_resource_flavor *rf = NULL;
 
 		for (k = 0; k < n_flavors && rf == NULL; k++)
-			if (flavors[k].meta.name != NULL &&
-			    json_is_string(fl) &&
-			    strcmp(flavors[k].meta.name,
-				json_string_value(fl)) == 0)
+			if (flavors[k].meta.name != NULL && fl != NULL &&
+			    strcmp(flavors[k].meta.name, fl) == 0)
 				rf = &flavors[k];
 		if (rf == NULL)
 			continue;
@@ -520,17 +515,18 @@ static int template_apply(json_t *tmpl, const json_t *psa,
 				    json_string(
 					rf->spec.node_labels.items[k].value));
 		}
-		if (rf->raw != NULL &&
-		    json_array_size(json_object_get(
-			json_object_get(rf->raw, "spec"), "tolerations")) > 0) {
+		if (rf->spec.n_tolerations > 0) {
+			rc = api_tolerations_encode(rf->spec.tolerations,
+			    rf->spec.n_tolerations, &add, err);
+			if (rc != CU_OK)
+				return rc;
 			tols = json_object_get(spec, "tolerations");
 			if (!json_is_array(tols)) {
 				tols = json_array();
 				json_object_set_new(spec, "tolerations", tols);
 			}
-			json_array_extend(tols,
-			    json_object_get(json_object_get(rf->raw, "spec"),
-				"tolerations"));
+			json_array_extend(tols, add);
+			json_decref(add);
 		}
 	}
 	for (k = 0; k < 2; k++) {
@@ -555,16 +551,12 @@ static int template_apply(json_t *tmpl, const json_t *psa,
 	return CU_OK;
 }
 
-int rec_provreq_new(const json_t *wl, const char *check,
+int rec_provreq_new(const struct api_workload *wl, const char *check,
     const struct rec_prc *prc, int32_t attempt,
     const struct api_resource_flavor *flavors, size_t n_flavors, json_t **pr,
     json_t **templates, cu_error *err)
 {
-	const json_t *md = json_object_get(wl, "metadata"), *v;
-	const char *ns = api_json_str(md, "namespace"),
-		   *wname = api_json_str(md, "name"), *k;
-	const json_t *pss =
-	    json_object_get(json_object_get(wl, "spec"), "podSets");
+	const char *ns = wl->meta.namespace_, *wname = wl->meta.name;
 	struct rec_provreq_podset *sets = NULL;
 	json_t *params, *psl, *pts, *t;
 	char *name, *ptname;
@@ -588,17 +580,18 @@ int rec_provreq_new(const json_t *wl, const char *check,
 		goto nomem;
 	/* passProvReqParams: the Workload's provreq.kueue.x-k8s.io/
 	 * annotations, prefix dropped. */
-	json_object_foreach((json_t *)json_object_get(md, "annotations"), k, v)
-	{
+	for (i = 0; i < wl->meta.annotations.n; i++) {
+		const char *k = wl->meta.annotations.items[i].key;
 		size_t pl = strlen(REC_ANNOTATION_PROVREQ_PREFIX);
 
 		if (strncmp(k, REC_ANNOTATION_PROVREQ_PREFIX, pl) == 0 &&
-		    json_is_string(v) && k[pl] != '\0' &&
-		    json_object_set(params, k + pl, (json_t *)v) != 0)
+		    k[pl] != '\0' &&
+		    json_object_set_new(params, k + pl,
+			json_string(wl->meta.annotations.items[i].value)) != 0)
 			goto nomem;
 	}
 	for (i = 0; i < n; i++) {
-		const json_t *ps = json_array_get(pss, sets[i].index);
+		const struct api_podset *ps = &wl->spec.pod_sets[sets[i].index];
 
 		ptname = rec_provreq_template_name(name, sets[i].name);
 		t = ptname ? json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}, "
@@ -606,10 +599,8 @@ int rec_provreq_new(const json_t *wl, const char *check,
 				 "apiVersion", "v1", "kind", "PodTemplate",
 				 "metadata", "name", ptname, "namespace", ns,
 				 "labels", REC_LABEL_MANAGED, "true",
-				 "ownerReferences",
-				 rec_provreq_owner(
-				     wl, "kueue.x-k8s.io/v1beta2", "Workload"),
-				 "template", json_object_get(ps, "template"))
+				 "ownerReferences", wl_owner(wl), "template",
+				 ps->template)
 			   : NULL;
 		if (t == NULL) {
 			cu_free(ptname);
@@ -636,9 +627,8 @@ int rec_provreq_new(const json_t *wl, const char *check,
 	    "apiVersion", "autoscaling.x-k8s.io/v1", "kind",
 	    "ProvisioningRequest", "metadata", "name", name, "namespace", ns,
 	    "labels", REC_LABEL_MANAGED, "true", "ownerReferences",
-	    rec_provreq_owner(wl, "kueue.x-k8s.io/v1beta2", "Workload"), "spec",
-	    "provisioningClassName", prc->class_name, "parameters", params,
-	    "podSets", psl);
+	    wl_owner(wl), "spec", "provisioningClassName", prc->class_name,
+	    "parameters", params, "podSets", psl);
 	params = psl = NULL;
 	if (*pr == NULL)
 		goto nomem;
@@ -659,197 +649,171 @@ fail:
 
 /* ---- conditions -> check state ---------------------------------------- */
 
-static const json_t *pr_cond(const json_t *pr, const char *type)
+static bool cond_true(const struct api_provreq *pr, const char *type)
 {
-	const json_t *c;
-	size_t i;
-
-	json_array_foreach(
-	    json_object_get(json_object_get(pr, "status"), "conditions"), i, c)
-	{
-		const char *t = api_json_str(c, "type");
-
-		if (t != NULL && strcmp(t, type) == 0)
-			return c;
-	}
-	return NULL;
+	return api_conditions_true(&pr->status.conditions, type);
 }
 
-bool rec_provreq_cond_true(const json_t *pr, const char *type)
+static const char *cond_msg(const struct api_provreq *pr, const char *type)
 {
-	const char *s = api_json_str(pr_cond(pr, type), "status");
+	const struct api_condition *c =
+	    api_conditions_find(&pr->status.conditions, type);
 
-	return s != NULL && strcmp(s, "True") == 0;
+	return c != NULL && c->message != NULL ? c->message : "";
 }
 
-static const char *cond_msg(const json_t *pr, const char *type)
+/* The check's message set to s [borrowed, copied]; true when it changed
+ * (out of memory: left as it was). */
+static bool set_msg(struct api_admission_check_state *c, const char *s)
 {
-	const char *m = api_json_str(pr_cond(pr, type), "message");
+	char *m;
 
-	return m != NULL ? m : "";
-}
-
-/* Set key of check c to string s (NULL: removed); true when it changed. */
-static bool set_str(json_t *c, const char *key, const char *s)
-{
-	const char *old = api_json_str(c, key);
-
-	if (s == NULL) {
-		if (json_object_get(c, key) == NULL)
-			return false;
-		json_object_del(c, key);
-		return true;
-	}
-	if (old != NULL && strcmp(old, s) == 0)
+	if (c->message != NULL && strcmp(c->message, s) == 0)
 		return false;
-	json_object_set_new(c, key, json_string(s));
+	m = cu_strdup(s);
+	if (m == NULL)
+		return false;
+	cu_free(c->message);
+	c->message = m;
 	return true;
 }
 
 /* The state (SetAdmissionCheckState: a change of state moves
  * lastTransitionTime). */
-static bool set_state(json_t *c, const char *state, const char *now)
+static bool set_state(struct api_admission_check_state *c,
+    enum api_check_state state, int64_t now_ns)
 {
-	if (!set_str(c, "state", state))
+	if (c->state == state)
 		return false;
-	json_object_set_new(c, "lastTransitionTime", json_string(now));
+	c->state = state;
+	c->has_last_transition = true;
+	c->last_transition_ns = now_ns;
 	return true;
 }
 
-static int32_t retry_count(const json_t *c)
+static int32_t retry_count(const struct api_admission_check_state *c)
 {
-	const json_t *v = json_object_get(c, "retryCount");
-
-	return json_is_integer(v) ? (int32_t)json_integer_value(v) : 0;
+	return c->has_retry_count ? c->retry_count : 0;
 }
 
 /* UpdateAdmissionCheckRequeueState: requeueAfterSeconds for the
  * (retryCount + 1)-th retry, base * 2^(n-1) capped at max, whole
  * seconds (Kueue's jitter is below a second). */
-static void set_requeue_after(json_t *c, const struct rec_prc *prc)
+static void set_requeue_after(
+    struct api_admission_check_state *c, const struct rec_prc *prc)
 {
 	int64_t ns = rec_requeue_backoff_ns(
 	    prc->backoff_base_s, prc->backoff_max_s, retry_count(c) + 1);
 
-	json_object_set_new(
-	    c, "requeueAfterSeconds", json_integer(ns / 1000000000LL));
+	c->has_requeue_after_seconds = true;
+	c->requeue_after_seconds = (int32_t)(ns / 1000000000LL);
 }
 
-/* Kueue's podSetUpdates of a Ready check: per pod set of the request,
- * the consume annotations and the nodeSelector values from
- * status.provisioningClassDetails that the config names. */
-static json_t *ps_updates(
-    const json_t *wl, const json_t *pr, const struct rec_prc *prc)
+static void drop_updates(struct api_admission_check_state *c)
 {
-	const json_t *pss =
-	    json_object_get(json_object_get(wl, "spec"), "podSets");
-	const json_t *rps, *ps, *sel, *details;
-	const char *prname =
-	    api_json_str(json_object_get(pr, "metadata"), "name");
-	const char *cls =
-	    api_json_str(json_object_get(pr, "spec"), "provisioningClassName");
-	json_t *out = json_array(), *u, *nsel;
-	size_t i, k, j;
-
-	details = json_object_get(
-	    json_object_get(pr, "status"), "provisioningClassDetails");
-	json_array_foreach(
-	    json_object_get(json_object_get(pr, "spec"), "podSets"), i, rps)
-	{
-		const char *ref = api_json_str(
-		    json_object_get(rps, "podTemplateRef"), "name");
-		const char *name = "";
-
-		json_array_foreach(pss, k, ps)
-		{
-			char *t = rec_provreq_template_name(
-			    prname ? prname : "", ps_name(ps));
-
-			if (t != NULL && ref != NULL && strcmp(t, ref) == 0)
-				name = ps_name(ps);
-			cu_free(t);
-		}
-		u = json_pack("{s:s, s:{s:s, s:s}}", "name", name,
-		    "annotations", REC_PROVREQ_ANN_CONSUME,
-		    prname ? prname : "", REC_PROVREQ_ANN_CLASS,
-		    cls ? cls : "");
-		if (u == NULL || out == NULL) {
-			json_decref(u);
-			json_decref(out);
-			return NULL;
-		}
-		if (prc->node_selector != NULL) {
-			nsel = json_object();
-			json_array_foreach(prc->node_selector, j, sel)
-			{
-				const json_t *v = json_object_get(details,
-				    api_json_str(sel,
-					"valueFromProvisioningClassDetail"));
-
-				if (json_is_string(v))
-					json_object_set(nsel,
-					    api_json_str(sel, "key"),
-					    (json_t *)v);
-			}
-			/* an empty map is left out (omitempty) */
-			if (json_object_size(nsel) > 0)
-				json_object_set_new(u, "nodeSelector", nsel);
-			else
-				json_decref(nsel);
-		}
-		json_array_append_new(out, u);
-	}
-	return out;
-}
-
-static bool admitted(const json_t *wl)
-{
-	const json_t *c;
 	size_t i;
 
-	json_array_foreach(
-	    json_object_get(json_object_get(wl, "status"), "conditions"), i, c)
-	{
-		const char *t = api_json_str(c, "type");
-		const char *s = api_json_str(c, "status");
-
-		if (t != NULL && strcmp(t, "Admitted") == 0)
-			return s != NULL && strcmp(s, "True") == 0;
-	}
-	return false;
+	for (i = 0; i < c->n_pod_set_updates; i++)
+		api_podset_update_dispose(&c->pod_set_updates[i]);
+	cu_free(c->pod_set_updates);
+	c->pod_set_updates = NULL;
+	c->n_pod_set_updates = 0;
 }
 
-static bool active_and_running(const json_t *wl)
+/* The Workload pod set whose template request pr names ref, or "". */
+static const char *update_podset(
+    const struct api_workload *wl, const char *prname, const char *ref)
 {
-	const json_t *a =
-	    json_object_get(json_object_get(wl, "spec"), "active");
-	const json_t *c;
-	size_t i;
+	const char *name = "";
+	size_t k;
 
-	if (json_is_false(a))
+	for (k = 0; ref != NULL && k < wl->spec.n_pod_sets; k++) {
+		const char *ps = wl->spec.pod_sets[k].name;
+		char *t = rec_provreq_template_name(prname, ps ? ps : "");
+
+		if (t != NULL && strcmp(t, ref) == 0)
+			name = ps;
+		cu_free(t);
+	}
+	return name;
+}
+
+/* One podSetUpdate u of request pr: the consume annotations and the
+ * config's nodeSelector values found in provisioningClassDetails. */
+static int fill_update(struct api_podset_update *u, const char *name,
+    const struct api_provreq *pr, const struct rec_prc *prc)
+{
+	const char *prname = pr->meta.name ? pr->meta.name : "";
+	const char *cls = pr->spec.class_name ? pr->spec.class_name : "";
+	const json_t *sel;
+	size_t j;
+
+	u->name = cu_strdup(name);
+	if (u->name == NULL ||
+	    api_strmap_set(&u->annotations, REC_PROVREQ_ANN_CONSUME, prname,
+		NULL) != CU_OK ||
+	    api_strmap_set(&u->annotations, REC_PROVREQ_ANN_CLASS, cls, NULL) !=
+		CU_OK)
+		return CU_ENOMEM;
+	json_array_foreach(prc->node_selector, j, sel)
+	{
+		const char *key = api_json_str(sel, "key");
+		const char *v = api_strmap_get(&pr->status.class_details,
+		    api_json_str(sel, "valueFromProvisioningClassDetail"));
+
+		if (key != NULL && v != NULL &&
+		    api_strmap_set(&u->node_selector, key, v, NULL) != CU_OK)
+			return CU_ENOMEM;
+	}
+	return CU_OK;
+}
+
+/* Kueue's podSetUpdates of a Ready check: one per pod set of the
+ * request. The check's updates are replaced; out of memory: dropped. */
+static void set_updates(struct api_admission_check_state *c,
+    const struct api_workload *wl, const struct api_provreq *pr,
+    const struct rec_prc *prc)
+{
+	struct api_podset_update *u;
+	size_t i, n = pr->spec.n_podsets;
+
+	drop_updates(c);
+	u = cu_calloc(n + 1, sizeof(*u));
+	if (u == NULL)
+		return;
+	c->pod_set_updates = u;
+	c->n_pod_set_updates = n;
+	for (i = 0; i < n; i++) {
+		if (fill_update(&u[i],
+			update_podset(wl, pr->meta.name ? pr->meta.name : "",
+			    pr->spec.podsets[i].template_name),
+			pr, prc) != CU_OK) {
+			drop_updates(c);
+			return;
+		}
+	}
+}
+
+static bool admitted(const struct api_workload *wl)
+{
+	return api_conditions_true(&wl->status.conditions, "Admitted");
+}
+
+static bool active_and_running(const struct api_workload *wl)
+{
+	if (wl->spec.has_active && !wl->spec.active)
 		return false;
-	json_array_foreach(
-	    json_object_get(json_object_get(wl, "status"), "conditions"), i, c)
-	{
-		const char *t = api_json_str(c, "type");
-		const char *s = api_json_str(c, "status");
-
-		if (t != NULL && strcmp(t, "Finished") == 0 && s != NULL &&
-		    strcmp(s, "True") == 0)
-			return false;
-	}
-	return true;
+	return !api_conditions_true(&wl->status.conditions, "Finished");
 }
 
 /* Retry (attempts left) or Rejected for a Failed or BookingExpired
  * request; word: "failure" or "booking expired". */
-static bool retry_or_reject(json_t *c, const json_t *pr, const char *check,
-    const struct rec_prc *prc, const char *wlname, const char *type,
-    const char *word, const char *now)
+static bool retry_or_reject(struct api_admission_check_state *c,
+    const struct api_provreq *pr, const struct rec_prc *prc, const char *wlname,
+    const char *type, const char *word, int64_t now_ns)
 {
-	const char *prname =
-	    api_json_str(json_object_get(pr, "metadata"), "name");
-	int32_t attempt = rec_provreq_attempt(prname, wlname, check);
+	int32_t attempt = rec_provreq_attempt(
+	    pr->meta.name ? pr->meta.name : "", wlname, c->name);
 	bool changed = false;
 	char *m;
 
@@ -858,105 +822,97 @@ static bool retry_or_reject(json_t *c, const json_t *pr, const char *check,
 	if (attempt <= prc->backoff_limit_count) {
 		m = cu_asprintf(
 		    "Retrying after %s: %s", word, cond_msg(pr, type));
-		changed = m != NULL && set_str(c, "message", m);
+		changed = m != NULL && set_msg(c, m);
 		cu_free(m);
 		if (attempt > retry_count(c)) {
 			changed = true;
-			set_state(c, "Retry", now);
+			set_state(c, API_CHECK_RETRY, now_ns);
 			set_requeue_after(c, prc);
 		}
 		return changed;
 	}
-	set_state(c, "Rejected", now);
-	set_str(c, "message", cond_msg(pr, type));
+	set_state(c, API_CHECK_REJECTED, now_ns);
+	set_msg(c, cond_msg(pr, type));
 	return true;
 }
 
-bool rec_provreq_sync_state(json_t *check, const json_t *wl,
-    const struct rec_prc *prc, bool needed, const json_t *pr, const char *now)
+bool rec_provreq_sync_state(struct api_admission_check_state *check,
+    const struct api_workload *wl, const struct rec_prc *prc, bool needed,
+    const struct api_provreq *pr, int64_t now_ns)
 {
-	const char *name = api_json_str(check, "name");
-	const char *wlname =
-	    api_json_str(json_object_get(wl, "metadata"), "name");
+	const char *wlname = wl->meta.name;
 	bool changed = false;
-	json_t *u;
 
-	if (name == NULL || wlname == NULL)
+	if (check->name == NULL || wlname == NULL)
 		return false;
 	if (prc == NULL) {
-		changed |= set_state(check, "Pending", now);
-		changed |= set_str(check, "message", REC_PROVREQ_MSG_INACTIVE);
+		changed |= set_state(check, API_CHECK_PENDING, now_ns);
+		changed |= set_msg(check, REC_PROVREQ_MSG_INACTIVE);
 		return changed;
 	}
 	if (!needed) {
-		if (!set_state(check, "Ready", now))
+		if (!set_state(check, API_CHECK_READY, now_ns))
 			return false;
-		set_str(check, "message", REC_PROVREQ_MSG_NOT_NEEDED);
-		json_object_del(check, "podSetUpdates");
+		set_msg(check, REC_PROVREQ_MSG_NOT_NEEDED);
+		drop_updates(check);
 		return true;
 	}
 	if (pr == NULL)
 		return false;
-	if (rec_provreq_cond_true(pr, "Failed"))
+	if (cond_true(pr, "Failed"))
 		return retry_or_reject(
-		    check, pr, name, prc, wlname, "Failed", "failure", now);
-	if (rec_provreq_cond_true(pr, "CapacityRevoked")) {
+		    check, pr, prc, wlname, "Failed", "failure", now_ns);
+	if (cond_true(pr, "CapacityRevoked")) {
 		if (active_and_running(wl)) {
-			changed |= set_state(check, "Rejected", now);
-			changed |= set_str(
-			    check, "message", cond_msg(pr, "CapacityRevoked"));
+			changed |= set_state(check, API_CHECK_REJECTED, now_ns);
+			changed |=
+			    set_msg(check, cond_msg(pr, "CapacityRevoked"));
 		}
 		return changed;
 	}
-	if (rec_provreq_cond_true(pr, "BookingExpired")) {
+	if (cond_true(pr, "BookingExpired")) {
 		if (admitted(wl))
 			return false;
-		return retry_or_reject(check, pr, name, prc, wlname,
-		    "BookingExpired", "booking expired", now);
+		return retry_or_reject(check, pr, prc, wlname, "BookingExpired",
+		    "booking expired", now_ns);
 	}
-	if (rec_provreq_cond_true(pr, "Provisioned")) {
-		if (!set_state(check, "Ready", now))
+	if (cond_true(pr, "Provisioned")) {
+		if (!set_state(check, API_CHECK_READY, now_ns))
 			return false;
-		u = ps_updates(wl, pr, prc);
-		if (u != NULL)
-			json_object_set_new(check, "podSetUpdates", u);
-		set_str(check, "message", cond_msg(pr, "Provisioned"));
+		set_updates(check, wl, pr, prc);
+		set_msg(check, cond_msg(pr, "Provisioned"));
 		return true;
 	}
-	if (rec_provreq_cond_true(pr, "Accepted")) {
-		if (pr_cond(pr, "Provisioned") != NULL) {
-			changed |= set_str(
-			    check, "message", cond_msg(pr, "Provisioned"));
-			changed |= set_state(check, "Pending", now);
+	if (cond_true(pr, "Accepted")) {
+		if (api_conditions_find(
+			&pr->status.conditions, "Provisioned") != NULL) {
+			changed |= set_msg(check, cond_msg(pr, "Provisioned"));
+			changed |= set_state(check, API_CHECK_PENDING, now_ns);
 		}
 		return changed;
 	}
-	changed |= set_str(check, "message", "");
-	changed |= set_state(check, "Pending", now);
+	changed |= set_msg(check, "");
+	changed |= set_state(check, API_CHECK_PENDING, now_ns);
 	return changed;
 }
 
-bool rec_provreq_wants_new(
-    const json_t *check, const json_t *wl, const json_t *pr, int32_t *attempt)
+bool rec_provreq_wants_new(const struct api_admission_check_state *check,
+    const struct api_workload *wl, const struct api_provreq *pr,
+    int32_t *attempt)
 {
-	const char *name = api_json_str(check, "name");
-	const char *state = api_json_str(check, "state");
-	const char *wlname =
-	    api_json_str(json_object_get(wl, "metadata"), "name");
 	int32_t a;
 
 	*attempt = retry_count(check) + 1;
-	if (state != NULL && strcmp(state, "Ready") == 0)
+	if (check->state == API_CHECK_READY)
 		return false;
 	if (pr == NULL)
 		return true;
-	if ((rec_provreq_cond_true(pr, "Failed") ||
-		(rec_provreq_cond_true(pr, "BookingExpired") &&
-		    !admitted(wl))) &&
-	    state != NULL && strcmp(state, "Pending") == 0) {
-		a = rec_provreq_attempt(
-		    api_json_str(json_object_get(pr, "metadata"), "name"),
-		    wlname ? wlname : "", name ? name : "");
+	if ((cond_true(pr, "Failed") ||
+		(cond_true(pr, "BookingExpired") && !admitted(wl))) &&
+	    check->state == API_CHECK_PENDING) {
+		a = rec_provreq_attempt(pr->meta.name ? pr->meta.name : "",
+		    wl->meta.name ? wl->meta.name : "",
+		    check->name ? check->name : "");
 		*attempt = (a < 0 ? 1 : a) + 1;
 		return true;
 	}
@@ -1043,20 +999,17 @@ int rec_wl_status_check_requeue_at(const struct api_workload *wl,
 	return rc;
 }
 
-int rec_provreq_status_patch(
-    const json_t *wl, const json_t *checks, json_t **patch, cu_error *err)
+int rec_provreq_status_patch(const json_t *from, const struct api_workload *wl,
+    json_t **patch, cu_error *err)
 {
-	json_t *to = json_deep_copy(wl), *st;
+	json_t *to = NULL;
 	int rc;
 
 	*patch = NULL;
-	st = to != NULL ? api_json_obj_child(to, "status") : NULL;
-	if (st == NULL ||
-	    json_object_set(st, "admissionChecks", (json_t *)checks) != 0) {
-		json_decref(to);
-		return rec__nomem(err, "workload status");
-	}
-	rc = rec__strict_patch(wl, to, patch, err);
+	rc = api_workload_encode(&to, wl, err);
+	if (rc != CU_OK)
+		return rc;
+	rc = rec__strict_patch(from, to, patch, err);
 	json_decref(to);
 	return rc;
 }

@@ -2031,11 +2031,11 @@ char *rec_provreq_template_name(const char *pr, const char *podset);
  * when pr is not named after them. */
 int32_t rec_provreq_attempt(const char *pr, const char *wl, const char *check);
 
-/* reqIsNeeded: does the Workload document wl [borrowed] have an assigned
- * pod set with pods that uses prc's managedResources (none: all)?
- * CU_EINVAL when a required pod set has no assignment. */
-CU_MUST_CHECK int rec_provreq_needed(
-    const json_t *wl, const struct rec_prc *prc, bool *needed, cu_error *err);
+/* reqIsNeeded: does Workload wl [borrowed] have an assigned pod set with
+ * pods that uses prc's managedResources (none: all)? CU_EINVAL when a
+ * required pod set has no assignment. */
+CU_MUST_CHECK int rec_provreq_needed(const struct api_workload *wl,
+    const struct rec_prc *prc, bool *needed, cu_error *err);
 
 /* One pod set of a request: spec.podSets[index] of the Workload, name
  * [borrowed from it], count (several merged: their sum). */
@@ -2047,7 +2047,7 @@ struct rec_provreq_podset {
 
 /* The pod sets a request for wl [borrowed] covers (mergePodSets): *out
  * [owned: cu_free], *n. CU_EINVAL (assignments inconsistent), CU_ENOMEM. */
-CU_MUST_CHECK int rec_provreq_podsets(const json_t *wl,
+CU_MUST_CHECK int rec_provreq_podsets(const struct api_workload *wl,
     const struct rec_prc *prc, struct rec_provreq_podset **out, size_t *n,
     cu_error *err);
 
@@ -2067,48 +2067,52 @@ json_t *rec_provreq_owner(
  * and tolerations (flavors [borrowed]) and limits as missing requests).
  * CU_EINVAL, CU_ENOMEM.
  */
-CU_MUST_CHECK int rec_provreq_new(const json_t *wl, const char *check,
-    const struct rec_prc *prc, int32_t attempt,
+CU_MUST_CHECK int rec_provreq_new(const struct api_workload *wl,
+    const char *check, const struct rec_prc *prc, int32_t attempt,
     const struct api_resource_flavor *flavors, size_t n_flavors, json_t **pr,
     json_t **templates, cu_error *err);
 
-/* Is condition type of request pr [borrowed] True? */
-bool rec_provreq_cond_true(const json_t *pr, const char *type);
+struct api_provreq; /* api/wire.h */
 
 /*
- * Kueue's syncCheckStates for one check: the Workload's status entry check
- * [borrowed, changed in place] brought in line with its request pr
- * [borrowed; NULL: none yet]. prc NULL: the check is not active (Pending,
- * REC_PROVREQ_MSG_INACTIVE); !needed: Ready (REC_PROVREQ_MSG_NOT_NEEDED).
- * Failed: Retry with requeueAfterSeconds (backoff for retryCount + 1)
- * while the request's attempt <= backoffLimitCount and it is newer than
+ * Kueue's syncCheckStates for one check: the Workload's admission check
+ * state check [borrowed, changed in place] brought in line with its
+ * request pr [borrowed; NULL: none yet] for Workload wl [borrowed]. prc
+ * NULL: the check is not active (Pending, REC_PROVREQ_MSG_INACTIVE);
+ * !needed: Ready (REC_PROVREQ_MSG_NOT_NEEDED, no podSetUpdates). Failed:
+ * Retry with requeueAfterSeconds (backoff for retryCount + 1) while the
+ * request's attempt <= backoffLimitCount and it is newer than
  * retryCount, else Rejected; BookingExpired likewise while not Admitted;
  * CapacityRevoked: Rejected (active, unfinished Workloads); Provisioned:
  * Ready with podSetUpdates (the consume and class annotations, the
  * config's nodeSelector from provisioningClassDetails); Accepted: the
  * Provisioned condition's message (ETA); none: Pending, message "". A
- * state change sets lastTransitionTime to now [borrowed RFC 3339].
- * True when the entry changed.
+ * state change sets lastTransitionTime to now_ns. True when the state
+ * changed (out of memory: a message or the podSetUpdates stay as they
+ * were or are dropped).
  */
-bool rec_provreq_sync_state(json_t *check, const json_t *wl,
-    const struct rec_prc *prc, bool needed, const json_t *pr, const char *now);
+bool rec_provreq_sync_state(struct api_admission_check_state *check,
+    const struct api_workload *wl, const struct rec_prc *prc, bool needed,
+    const struct api_provreq *pr, int64_t now_ns);
 
 /* Does check [borrowed] (after rec_provreq_sync_state) need a new request
  * given its active or last one pr [borrowed; may be NULL]? None: attempt
  * retryCount + 1; a Failed (or BookingExpired, not Admitted) one while
  * the check is Pending again: its attempt + 1. Never for a Ready check. */
-bool rec_provreq_wants_new(
-    const json_t *check, const json_t *wl, const json_t *pr, int32_t *attempt);
+bool rec_provreq_wants_new(const struct api_admission_check_state *check,
+    const struct api_workload *wl, const struct api_provreq *pr,
+    int32_t *attempt);
 
 /* provReqSyncedWithConfig: pr's class is prc's and it has all of prc's
  * parameters. */
 bool rec_provreq_synced_with(const json_t *pr, const struct rec_prc *prc);
 
-/* The status merge patch of Workload document wl [borrowed] whose
- * status.admissionChecks become checks [borrowed]: *patch [owned:
- * json_decref] with metadata.resourceVersion, NULL when equal. CU_ENOMEM. */
-CU_MUST_CHECK int rec_provreq_status_patch(
-    const json_t *wl, const json_t *checks, json_t **patch, cu_error *err);
+/* The status merge patch from the Workload document from [borrowed: the
+ * encoded Workload before its admission check states changed] to wl
+ * [borrowed] encoded: *patch [owned: json_decref] with
+ * metadata.resourceVersion, NULL when equal. CU_ENOMEM. */
+CU_MUST_CHECK int rec_provreq_status_patch(const json_t *from,
+    const struct api_workload *wl, json_t **patch, cu_error *err);
 
 /* Kueue's AdmissionCheckUpdated event text [owned: cu_free]. */
 char *rec_provreq_update_message(

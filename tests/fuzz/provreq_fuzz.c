@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/wire.h"
 #include "reconcile/reconcile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -22,7 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	json_t *j = json_loadb((const char *)data, size, 0, &je);
 	struct rec_prc prc, dflt;
 	struct rec_provreq_podset *sets = NULL;
-	json_t *pr = NULL, *pts = NULL, *chk;
+	json_t *pr = NULL, *pts = NULL;
+	struct api_admission_check_state chk = {0};
+	struct api_workload wl;
+	struct api_provreq dpr;
+	bool has_pr;
 	size_t n = 0;
 	int32_t attempt;
 	bool needed = false;
@@ -43,25 +48,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		prc = dflt;
 	}
-	if (rec_provreq_needed(j, &prc, &needed, &err) != CU_OK &&
-	    err.msg[0] == '\0')
-		abort();
-	if (rec_provreq_podsets(j, &prc, &sets, &n, &err) == CU_OK)
-		cu_free(sets);
-	if (rec_provreq_new(j, "chk", &prc, 2, NULL, 0, &pr, &pts, &err) ==
-	    CU_OK) {
-		if (pr == NULL || !json_is_array(pts))
+	if (api_workload_decode(&wl, j, NULL) == CU_OK) {
+		if (rec_provreq_needed(&wl, &prc, &needed, &err) != CU_OK &&
+		    err.msg[0] == '\0')
 			abort();
-		json_decref(pr);
-		json_decref(pts);
-	}
-	chk = json_pack("{s:s, s:s, s:s}", "name", "chk", "state", "Pending",
-	    "message", "");
-	if (chk != NULL) {
-		(void)rec_provreq_sync_state(
-		    chk, j, &prc, needed, j, "2026-01-01T00:00:00Z");
-		(void)rec_provreq_wants_new(chk, j, j, &attempt);
-		json_decref(chk);
+		if (rec_provreq_podsets(&wl, &prc, &sets, &n, &err) == CU_OK)
+			cu_free(sets);
+		if (rec_provreq_new(&wl, "chk", &prc, 2, NULL, 0, &pr, &pts,
+			&err) == CU_OK) {
+			if (pr == NULL || !json_is_array(pts))
+				abort();
+			json_decref(pr);
+			json_decref(pts);
+		}
+		has_pr = api_provreq_decode(&dpr, j, NULL) == CU_OK;
+		chk.name = cu_strdup("chk");
+		chk.state = API_CHECK_PENDING;
+		if (chk.name != NULL) {
+			(void)rec_provreq_sync_state(&chk, &wl, &prc, needed,
+			    has_pr ? &dpr : NULL, 1767225600000000000LL);
+			(void)rec_provreq_wants_new(
+			    &chk, &wl, has_pr ? &dpr : NULL, &attempt);
+		}
+		api_admission_check_state_dispose(&chk);
+		if (has_pr)
+			api_provreq_dispose(&dpr);
+		api_workload_dispose(&wl);
 	}
 	(void)rec_provreq_synced_with(j, &prc);
 	name = json_string_value(

@@ -13,9 +13,12 @@
 #include <string.h>
 
 #include "api/json.h"
+#include "api/wire.h"
 #include "reconcile/reconcile.h"
 
-#define NOW "2026-01-01T00:01:40Z"
+/* 2026-01-01T00:00:00Z and 2026-01-01T00:01:40Z */
+#define T0_NS (1767225600LL * 1000000000LL)
+#define NOW_NS (T0_NS + 100LL * 1000000000LL)
 
 static json_t *parse(const char *text)
 {
@@ -56,12 +59,21 @@ static json_t *wl_doc(const char *admitted, const char *active)
 	    "\"containers\":[{\"name\":\"c\",\"resources\":{\"limits\":{"
 	    "\"nvidia.com/gpu\":\"1\"}}}]}}}]},"
 	    "\"status\":{\"conditions\":[{\"type\":\"Admitted\",\"status\":"
-	    "\"%s\"}],\"admission\":{\"clusterQueue\":\"cq\","
+	    "\"%s\",\"reason\":\"R\",\"message\":\"\",\"lastTransitionTime\":"
+	    "\"2026-01-01T00:00:00Z\"}],\"admission\":{\"clusterQueue\":\"cq\","
 	    "\"podSetAssignments\":[{\"name\":\"main\",\"flavors\":{\"cpu\":"
 	    "\"f\"},\"count\":3},{\"name\":\"gpu\",\"flavors\":{"
 	    "\"nvidia.com/gpu\":\"f\"},\"count\":2}]}}}",
 	    active, admitted);
 	return parse(buf);
+}
+
+/* The Workload document decoded, as the decisions take it. */
+static void wl_typed(json_t *doc, struct api_workload *out)
+{
+	cu_error err;
+
+	cr_assert_eq(api_workload_decode(out, doc, &err), CU_OK, "%s", err.msg);
 }
 
 static void decode(json_t *doc, struct rec_prc *out)
@@ -215,8 +227,10 @@ Test(provreq, managed_resources_and_merge)
 	    {",\"podSetMergePolicy\":\"IdenticalPodTemplates\"", 2, "main", 3},
 	};
 	json_t *wl = wl_doc("False", "true");
+	struct api_workload dwl;
 	size_t i;
 
+	wl_typed(wl, &dwl);
 	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		json_t *d = prc_doc(cases[i].extra);
 		struct rec_provreq_podset *v;
@@ -226,17 +240,20 @@ Test(provreq, managed_resources_and_merge)
 		cu_error err;
 
 		decode(d, &p);
-		cr_assert_eq(rec_provreq_podsets(wl, &p, &v, &n, &err), CU_OK);
+		cr_assert_eq(
+		    rec_provreq_podsets(&dwl, &p, &v, &n, &err), CU_OK);
 		cr_assert_eq(n, cases[i].n, "case %zu", i);
 		if (n > 0) {
 			cr_assert_str_eq(v[0].name, cases[i].first);
 			cr_assert_eq(v[0].count, cases[i].count);
 		}
-		cr_assert_eq(rec_provreq_needed(wl, &p, &needed, &err), CU_OK);
+		cr_assert_eq(
+		    rec_provreq_needed(&dwl, &p, &needed, &err), CU_OK);
 		cr_assert_eq(needed, n > 0, "case %zu", i);
 		cu_free(v);
 		json_decref(d);
 	}
+	api_workload_dispose(&dwl);
 	json_decref(wl);
 }
 
@@ -246,6 +263,7 @@ Test(provreq, merge_identical_templates)
 	json_t *d = prc_doc(",\"podSetMergePolicy\":\"IdenticalPodTemplates\"");
 	json_t *pss = json_object_get(json_object_get(wl, "spec"), "podSets");
 	struct rec_provreq_podset *v;
+	struct api_workload dwl;
 	struct rec_prc p;
 	size_t n;
 	cu_error err;
@@ -253,11 +271,13 @@ Test(provreq, merge_identical_templates)
 	/* the same template twice: one merged pod set of 5 */
 	json_object_set(json_array_get(pss, 1), "template",
 	    json_object_get(json_array_get(pss, 0), "template"));
+	wl_typed(wl, &dwl);
 	decode(d, &p);
-	cr_assert_eq(rec_provreq_podsets(wl, &p, &v, &n, &err), CU_OK);
+	cr_assert_eq(rec_provreq_podsets(&dwl, &p, &v, &n, &err), CU_OK);
 	cr_assert_eq(n, 1);
 	cr_assert_eq(v[0].count, 5);
 	cu_free(v);
+	api_workload_dispose(&dwl);
 	json_decref(d);
 	json_decref(wl);
 }
@@ -268,6 +288,7 @@ Test(provreq, new_request_and_templates)
 	json_t *d = prc_doc(",\"parameters\":{\"p\":\"v\"},"
 			    "\"managedResources\":[\"nvidia.com/gpu\"]");
 	json_t *pr, *pts, *pt;
+	struct api_workload dwl;
 	struct rec_prc p;
 	struct api_resource_flavor rf;
 	json_t *rfj = parse("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
@@ -278,10 +299,11 @@ Test(provreq, new_request_and_templates)
 	cu_error err;
 
 	cr_assert_eq(api_resource_flavor_decode(&rf, rfj, &err), CU_OK);
+	wl_typed(wl, &dwl);
 	decode(d, &p);
 	cr_assert_eq(
-	    rec_provreq_new(wl, "prov", &p, 1, &rf, 1, &pr, &pts, &err), CU_OK,
-	    "%s", err.msg);
+	    rec_provreq_new(&dwl, "prov", &p, 1, &rf, 1, &pr, &pts, &err),
+	    CU_OK, "%s", err.msg);
 	cr_assert_str_eq(
 	    api_json_str(json_object_get(pr, "metadata"), "name"), "w-prov-1");
 	cr_assert_str_eq(
@@ -347,6 +369,7 @@ Test(provreq, new_request_and_templates)
 	json_decref(pr);
 	json_decref(pts);
 	api_resource_flavor_dispose(&rf);
+	api_workload_dispose(&dwl);
 	json_decref(rfj);
 	json_decref(d);
 	json_decref(wl);
@@ -364,8 +387,49 @@ static json_t *pr_doc(const char *name, const char *cond)
 	    "\"status\":{\"provisioningClassDetails\":{\"zone\":\"z1\"},"
 	    "\"conditions\":[%s%s%s]}}",
 	    name, name, *cond ? "{\"type\":\"" : "", cond,
-	    *cond ? "\",\"status\":\"True\",\"message\":\"m\"}" : "");
+	    *cond ? "\",\"status\":\"True\",\"reason\":\"R\",\"message\":"
+		    "\"m\",\"lastTransitionTime\":\"2026-01-01T00:00:00Z\"}"
+		  : "");
 	return parse(buf);
+}
+
+/* The typed forms the check-state decisions take. */
+static struct api_provreq *pr_typed(json_t *doc, struct api_provreq *out)
+{
+	cu_error err;
+
+	if (doc == NULL)
+		return NULL;
+	cr_assert_eq(api_provreq_decode(out, doc, &err), CU_OK, "%s", err.msg);
+	return out;
+}
+
+static enum api_check_state state_of(const char *name)
+{
+	int v;
+
+	for (v = API_CHECK_PENDING; v <= API_CHECK_REJECTED; v++)
+		if (strcmp(api_check_state_name((enum api_check_state)v),
+			name) == 0)
+			return (enum api_check_state)v;
+	cr_assert_fail("state %s", name);
+	return API_CHECK_UNSET;
+}
+
+/* Check "prov" in state, message "", lastTransitionTime T0 (retry > 0:
+ * retryCount). */
+static void check_init(
+    struct api_admission_check_state *c, const char *state, int retry)
+{
+	memset(c, 0, sizeof(*c));
+	c->name = cu_strdup("prov");
+	c->message = cu_strdup("");
+	cr_assert(c->name != NULL && c->message != NULL);
+	c->state = state_of(state);
+	c->has_last_transition = true;
+	c->last_transition_ns = T0_NS;
+	c->has_retry_count = retry > 0;
+	c->retry_count = retry;
 }
 
 Test(provreq, conditions_to_check_state)
@@ -424,35 +488,35 @@ Test(provreq, conditions_to_check_state)
 				    "2,\"backoffBaseSeconds\":10}");
 		json_t *pr =
 		    *cases[i].pr ? pr_doc(cases[i].pr, cases[i].cond) : NULL;
-		json_t *chk = json_pack("{s:s, s:s, s:s, s:s}", "name", "prov",
-		    "state", cases[i].state, "message", "",
-		    "lastTransitionTime", "2026-01-01T00:00:00Z");
+		struct api_admission_check_state chk;
+		struct api_workload dwl;
+		struct api_provreq dpr;
 		struct rec_prc p;
 		bool changed;
-		json_t *ras;
 
-		if (cases[i].retry_count > 0)
-			json_object_set_new(chk, "retryCount",
-			    json_integer(cases[i].retry_count));
+		check_init(&chk, cases[i].state, cases[i].retry_count);
+		wl_typed(wl, &dwl);
 		decode(d, &p);
-		changed = rec_provreq_sync_state(
-		    chk, wl, cases[i].prc ? &p : NULL, true, pr, NOW);
+		changed = rec_provreq_sync_state(&chk, &dwl,
+		    cases[i].prc ? &p : NULL, true, pr_typed(pr, &dpr), NOW_NS);
 		cr_assert_eq(changed, cases[i].changed != 0, "case %zu", i);
-		cr_assert_str_eq(
-		    api_json_str(chk, "state"), cases[i].want, "case %zu", i);
+		cr_assert_str_eq(api_check_state_name(chk.state), cases[i].want,
+		    "case %zu", i);
 		if (cases[i].msg != NULL)
-			cr_assert_str_eq(api_json_str(chk, "message"),
-			    cases[i].msg, "case %zu", i);
-		ras = json_object_get(chk, "requeueAfterSeconds");
+			cr_assert_str_eq(
+			    chk.message, cases[i].msg, "case %zu", i);
 		if (cases[i].requeue_after < 0)
-			cr_assert_null(ras, "case %zu", i);
+			cr_assert_not(
+			    chk.has_requeue_after_seconds, "case %zu", i);
 		else
-			cr_assert_eq(json_integer_value(ras),
+			cr_assert_eq(chk.requeue_after_seconds,
 			    cases[i].requeue_after, "case %zu", i);
 		if (strcmp(cases[i].state, cases[i].want) != 0)
-			cr_assert_str_eq(
-			    api_json_str(chk, "lastTransitionTime"), NOW);
-		json_decref(chk);
+			cr_assert_eq(chk.last_transition_ns, NOW_NS);
+		api_admission_check_state_dispose(&chk);
+		if (pr != NULL)
+			api_provreq_dispose(&dpr);
+		api_workload_dispose(&dwl);
 		json_decref(pr);
 		json_decref(d);
 		json_decref(wl);
@@ -466,25 +530,31 @@ Test(provreq, ready_pod_set_updates)
 			    "\"topology.kubernetes.io/zone\",\"valueFromProvi"
 			    "sioningClassDetail\":\"zone\"}]}");
 	json_t *pr = pr_doc("w-prov-1", "Provisioned");
-	json_t *chk = json_pack("{s:s, s:s, s:s}", "name", "prov", "state",
-	    "Pending", "message", "");
-	json_t *u;
+	struct api_admission_check_state chk;
+	const struct api_podset_update *u;
+	struct api_workload dwl;
+	struct api_provreq dpr;
 	struct rec_prc p;
 
+	check_init(&chk, "Pending", 0);
+	wl_typed(wl, &dwl);
 	decode(d, &p);
-	cr_assert(rec_provreq_sync_state(chk, wl, &p, true, pr, NOW));
-	u = json_array_get(json_object_get(chk, "podSetUpdates"), 0);
-	cr_assert_str_eq(api_json_str(u, "name"), "main");
-	cr_assert_str_eq(api_json_str(json_object_get(u, "annotations"),
-			     REC_PROVREQ_ANN_CONSUME),
+	cr_assert(rec_provreq_sync_state(
+	    &chk, &dwl, &p, true, pr_typed(pr, &dpr), NOW_NS));
+	cr_assert_eq(chk.n_pod_set_updates, 1);
+	u = &chk.pod_set_updates[0];
+	cr_assert_str_eq(u->name, "main");
+	cr_assert_str_eq(
+	    api_strmap_get(&u->annotations, REC_PROVREQ_ANN_CONSUME),
 	    "w-prov-1");
-	cr_assert_str_eq(api_json_str(json_object_get(u, "annotations"),
-			     REC_PROVREQ_ANN_CLASS),
-	    "cls");
-	cr_assert_str_eq(api_json_str(json_object_get(u, "nodeSelector"),
-			     "topology.kubernetes.io/zone"),
+	cr_assert_str_eq(
+	    api_strmap_get(&u->annotations, REC_PROVREQ_ANN_CLASS), "cls");
+	cr_assert_str_eq(
+	    api_strmap_get(&u->node_selector, "topology.kubernetes.io/zone"),
 	    "z1");
-	json_decref(chk);
+	api_admission_check_state_dispose(&chk);
+	api_provreq_dispose(&dpr);
+	api_workload_dispose(&dwl);
 	json_decref(pr);
 	json_decref(d);
 	json_decref(wl);
@@ -494,16 +564,19 @@ Test(provreq, not_needed_is_ready)
 {
 	json_t *wl = wl_doc("False", "true");
 	json_t *d = prc_doc("");
-	json_t *chk = json_pack("{s:s, s:s, s:s}", "name", "prov", "state",
-	    "Pending", "message", "");
+	struct api_admission_check_state chk;
+	struct api_workload dwl;
 	struct rec_prc p;
 
+	check_init(&chk, "Pending", 0);
+	wl_typed(wl, &dwl);
 	decode(d, &p);
-	cr_assert(rec_provreq_sync_state(chk, wl, &p, false, NULL, NOW));
-	cr_assert_str_eq(api_json_str(chk, "state"), "Ready");
-	cr_assert_str_eq(
-	    api_json_str(chk, "message"), REC_PROVREQ_MSG_NOT_NEEDED);
-	json_decref(chk);
+	cr_assert(rec_provreq_sync_state(&chk, &dwl, &p, false, NULL, NOW_NS));
+	cr_assert_eq(chk.state, API_CHECK_READY);
+	cr_assert_str_eq(chk.message, REC_PROVREQ_MSG_NOT_NEEDED);
+	cr_assert_eq(chk.n_pod_set_updates, 0);
+	api_admission_check_state_dispose(&chk);
+	api_workload_dispose(&dwl);
 	json_decref(d);
 	json_decref(wl);
 }
@@ -532,16 +605,24 @@ Test(provreq, wants_new_attempt)
 		json_t *wl = wl_doc(cases[i].admitted, "true");
 		json_t *pr =
 		    *cases[i].pr ? pr_doc(cases[i].pr, cases[i].cond) : NULL;
-		json_t *chk = json_pack("{s:s, s:s, s:i}", "name", "prov",
-		    "state", cases[i].state, "retryCount",
-		    (json_int_t)cases[i].retry_count);
+		struct api_admission_check_state chk;
+		struct api_workload dwl;
+		struct api_provreq dpr;
 		int32_t attempt = 0;
 
-		cr_assert_eq(rec_provreq_wants_new(chk, wl, pr, &attempt),
+		check_init(&chk, cases[i].state, cases[i].retry_count);
+		/* retryCount 0 is written out here */
+		chk.has_retry_count = true;
+		wl_typed(wl, &dwl);
+		cr_assert_eq(rec_provreq_wants_new(
+				 &chk, &dwl, pr_typed(pr, &dpr), &attempt),
 		    cases[i].wants != 0, "case %zu", i);
 		if (cases[i].wants)
 			cr_assert_eq(attempt, cases[i].attempt, "case %zu", i);
-		json_decref(chk);
+		api_admission_check_state_dispose(&chk);
+		if (pr != NULL)
+			api_provreq_dispose(&dpr);
+		api_workload_dispose(&dwl);
 		json_decref(pr);
 		json_decref(wl);
 	}
