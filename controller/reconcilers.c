@@ -746,6 +746,29 @@ static char *job_wl_name(ctl *c, const char *ns, const char *name,
 	return wlname;
 }
 
+/* A single Pod: rec_job_reconcile between the two steps of its
+ * finalizer (rec_pod_finalize): a Pod being deleted is only finalized. */
+static void pod_finalize(const json_t *pod, const char *ns,
+    const struct api_workload *wl, int64_t now, const struct rec_job_view *v,
+    const struct rec_job_in *in, struct rec_plan *plan)
+{
+	bool done = false;
+	cu_error err;
+
+	if (rec_pod_finalize(pod, ns, wl, now, true, plan, &done, &err) !=
+	    CU_OK) {
+		cu_warn("pod %s/%s: %s", ns, in->name, err.msg);
+		return;
+	}
+	if (done)
+		return;
+	if (rec_job_reconcile(v, in, now, plan, &err) != CU_OK)
+		cu_warn("pod %s/%s: %s", ns, in->name, err.msg);
+	else if (rec_pod_finalize(pod, ns, wl, now, false, plan, &done, &err) !=
+		 CU_OK)
+		cu_warn("pod %s/%s: %s", ns, in->name, err.msg);
+}
+
 /* The job reconciler for one job of any framework: gather the inputs
  * (the gate first: a job that is not ours is neither decoded nor written
  * to, docs/architecture.md lesson 1), rec_job_reconcile, carry out its plan. */
@@ -850,7 +873,9 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	in.slice_name = sliced ? sl.slice_name : NULL;
 	in.old_slice = sliced ? sl.pick.old : NULL;
 	rec_plan_init(&plan);
-	if (rec_job_reconcile(&v, &in, now, &plan, &err) != CU_OK)
+	if (id == INF_POD && !v.wl_awaited)
+		pod_finalize(obj, ns, in.wl, now, &v, &in, &plan);
+	else if (rec_job_reconcile(&v, &in, now, &plan, &err) != CU_OK)
 		cu_warn("%s %s/%s: %s", key[0], ns, name, err.msg);
 	memset(&x, 0, sizeof(x));
 	x.inf = id;

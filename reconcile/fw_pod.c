@@ -172,3 +172,118 @@ int rec__pod_podsets(const json_t *doc, struct api_podsets *out, cu_error *err)
 		api_podsets_dispose(out);
 	return rc;
 }
+
+/* ---- the pod finalizer (Kueue's kueue.x-k8s.io/managed) -------------- */
+
+static const json_t *pod_meta(const json_t *pod)
+{
+	return json_object_get(pod, "metadata");
+}
+
+bool rec__pod_deleting(const json_t *pod)
+{
+	return json_object_get(pod_meta(pod), "deletionTimestamp") != NULL;
+}
+
+bool rec__pod_has_finalizer(const json_t *pod)
+{
+	const json_t *fin = json_object_get(pod_meta(pod), "finalizers"), *f;
+	size_t i;
+
+	json_array_foreach(fin, i, f)
+	{
+		if (json_is_string(f) &&
+		    strcmp(json_string_value(f), REC_POD_FINALIZER) == 0)
+			return true;
+	}
+	return false;
+}
+
+int rec__pod_unfinalize(
+    const json_t *pod, const char *ns, struct rec_plan *p, cu_error *err)
+{
+	const json_t *md = pod_meta(pod), *f;
+	const char *name = api_json_str(md, "name");
+	const char *rv = api_json_str(md, "resourceVersion");
+	json_t *keep, *body;
+	struct rec_item *it;
+	size_t i;
+
+	if (!rec__pod_has_finalizer(pod) || name == NULL || rv == NULL)
+		return CU_OK;
+	keep = json_array();
+	if (keep == NULL)
+		return rec__nomem(err, "pod finalizer");
+	json_array_foreach(json_object_get(md, "finalizers"), i, f)
+	{
+		if ((!json_is_string(f) ||
+			strcmp(json_string_value(f), REC_POD_FINALIZER) != 0) &&
+		    json_array_append(keep, (json_t *)f) != 0) {
+			json_decref(keep);
+			return rec__nomem(err, "pod finalizer");
+		}
+	}
+	/* Kueue's strict patch: guarded by the resourceVersion read. */
+	body = json_pack("{s:{s:o, s:s}}", "metadata", "finalizers", keep,
+	    "resourceVersion", rv);
+	if (body == NULL)
+		return rec__nomem(err, "pod finalizer");
+	if (rec_plan_push(p, &it, err) != CU_OK) {
+		json_decref(body);
+		return err->code;
+	}
+	it->kind = REC_ITEM_WRITE;
+	it->target = REC_TARGET_JOB;
+	it->op = REC_WRITE_PATCH;
+	it->job = REC_JOB_START;
+	it->body = body;
+	it->expect = REC_EXPECT_NONE;
+	it->ns = cu_strdup(ns);
+	it->name = cu_strdup(name);
+	if (it->ns == NULL || it->name == NULL)
+		return rec__nomem(err, "pod finalizer");
+	return CU_OK;
+}
+
+int rec_pod_finalize(const json_t *pod, const char *ns,
+    const struct api_workload *wl, int64_t now_ns, bool before,
+    struct rec_plan *out, bool *done, cu_error *err)
+{
+	bool wl_finished =
+	    wl != NULL &&
+	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED);
+	int rc;
+
+	if (done != NULL)
+		*done = false;
+	if (pod == NULL || ns == NULL || out == NULL || done == NULL)
+		return cu_error_set(
+		    err, CU_EINVAL, "pod finalizer: missing input");
+	if (before) {
+		struct rec_job_in in;
+
+		if (!rec__pod_deleting(pod))
+			return CU_OK;
+		/* Kueue's Load: a Pod being deleted is finalized, nothing
+		 * else: its Workload finished as orphaned (or let go), then
+		 * the Pod loses its finalizer, once that is seen. */
+		*done = true;
+		if (wl != NULL) {
+			memset(&in, 0, sizeof(in));
+			in.ns = ns;
+			in.owned = &wl;
+			in.n_owned = 1;
+			if ((rc = rec_job_gone_finish(&in, now_ns, out, err)) !=
+			    CU_OK)
+				return rc;
+			if (!wl_finished && !wl->meta.has_deletion)
+				return CU_OK;
+		}
+		return rec__pod_unfinalize(pod, ns, out, err);
+	}
+	/* Kueue's finalizeJob: once the Workload says Finished (its
+	 * result accounted), or the Pod ended without one. */
+	if (wl_finished || (wl == NULL && rec__pod_finished(pod, NULL, NULL)))
+		return rec__pod_unfinalize(pod, ns, out, err);
+	return CU_OK;
+}

@@ -468,13 +468,16 @@ static bool counted(const json_t *pod)
 				   "deletionTimestamp") == NULL;
 }
 
-/* Of two counted Pods of a role, a is kept before b: past its gate
- * first, then the older, then by name. */
+/* Of two counted Pods of a role, a is kept before b: with the pod
+ * finalizer first, then past its gate, then the older, then by name. */
 static bool kept_before(const json_t *a, const json_t *b)
 {
 	bool ga = rec__pod_gated(a), gb = rec__pod_gated(b);
+	bool fa = rec__pod_has_finalizer(a), fb = rec__pod_has_finalizer(b);
 	int c;
 
+	if (fa != fb)
+		return fa;
 	if (ga != gb)
 		return !ga;
 	c = strcmp(
@@ -558,7 +561,9 @@ static int trim(const struct rec_pod_group_in *in, struct rec_plan *p,
 	for (i = 0; i < in->n_pods && rc == CU_OK; i++) {
 		if (!excess[i])
 			pods[kept->n_pods++] = in->pods[i];
-		else if ((rc = add(p, REC_TARGET_JOB, REC_WRITE_DELETE, in->ns,
+		else if ((rc = rec__pod_unfinalize(
+			      in->pods[i], in->ns, p, err)) == CU_OK &&
+			 (rc = add(p, REC_TARGET_JOB, REC_WRITE_DELETE, in->ns,
 			      meta_str(in->pods[i], "name"), NULL,
 			      REC_EXPECT_NONE, false, err)) == CU_OK)
 			rc = excess_event(
@@ -571,6 +576,213 @@ out:
 		kept->pods = pods;
 	else
 		cu_free(pods);
+	return rc;
+}
+
+/* ---- the pod finalizer and the Workload's owners ---------------------- */
+
+/* Every Pod of the group loses the pod finalizer (Kueue's Finalize). */
+static int unfinalize_pods(
+    const struct rec_pod_group_in *in, struct rec_plan *p, cu_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < in->n_pods; i++)
+		if (rec__pod_unfinalize(in->pods[i], in->ns, p, err) != CU_OK)
+			return err->code;
+	return CU_OK;
+}
+
+/* Kueue's inactive Pod: Failed, or being deleted before it was bound. */
+static bool inactive(const json_t *pod)
+{
+	const char *node =
+	    api_json_str(json_object_get(pod, "spec"), "nodeName");
+
+	return failed(pod) ||
+	       (rec__pod_deleting(pod) && (node == NULL || node[0] == '\0'));
+}
+
+/* Before its Workload exists, the group's inactive Pods lose the pod
+ * finalizer (Kueue's: they are not part of the Workload made). */
+static int unfinalize_inactive(
+    const struct rec_pod_group_in *in, struct rec_plan *p, cu_error *err)
+{
+	size_t i;
+
+	for (i = 0; i < in->n_pods; i++)
+		if (inactive(in->pods[i]) &&
+		    rec__pod_unfinalize(in->pods[i], in->ns, p, err) != CU_OK)
+			return err->code;
+	return CU_OK;
+}
+
+/* When pod was last active: its Ready condition's last transition, else
+ * its creation. */
+static const char *last_active(const json_t *pod)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(
+	    json_object_get(json_object_get(pod, "status"), "conditions"), i, c)
+	{
+		const char *t = api_json_str(c, "type");
+		const char *at = api_json_str(c, "lastTransitionTime");
+
+		if (t != NULL && strcmp(t, "Ready") == 0 && at != NULL)
+			return at;
+	}
+	return meta_str(pod, "creationTimestamp");
+}
+
+/* Of two inactive Pods of a role, a is kept before b (Kueue's order):
+ * with the pod finalizer first, then the last active, then the older. */
+static bool inactive_kept_before(const json_t *a, const json_t *b)
+{
+	bool fa = rec__pod_has_finalizer(a), fb = rec__pod_has_finalizer(b);
+	int c;
+
+	if (fa != fb)
+		return fa;
+	c = strcmp(last_active(a), last_active(b));
+	if (c != 0)
+		return c > 0;
+	c = strcmp(
+	    meta_str(a, "creationTimestamp"), meta_str(b, "creationTimestamp"));
+	if (c != 0)
+		return c < 0;
+	return strcmp(meta_str(a, "name"), meta_str(b, "name")) < 0;
+}
+
+static bool owns(const struct api_workload *wl, const json_t *pod)
+{
+	const char *uid = meta_str(pod, "uid");
+	size_t i;
+
+	for (i = 0; i < wl->meta.n_owner_refs; i++)
+		if (wl->meta.owner_refs[i].uid != NULL &&
+		    strcmp(wl->meta.owner_refs[i].uid, uid) == 0)
+			return true;
+	return false;
+}
+
+/* The Workload's owner references, kept ones first, with the kept Pods
+ * (keep[i]) that do not own it yet added: a PATCH guarded by its
+ * resourceVersion, none when every kept Pod owns it. */
+static int add_owners(const struct rec_pod_group_in *in, const bool *keep,
+    struct rec_plan *p, cu_error *err)
+{
+	const struct api_workload *wl = in->wl;
+	json_t *refs = json_array(), *body;
+	size_t i, added = 0;
+
+	if (refs == NULL)
+		return rec__nomem(err, "pod group owners");
+	for (i = 0; i < wl->meta.n_owner_refs; i++) {
+		const struct api_owner_ref *r = &wl->meta.owner_refs[i];
+		json_t *o = json_pack("{s:s?, s:s?, s:s?, s:s?}", "apiVersion",
+		    r->api_version, "kind", r->kind, "name", r->name, "uid",
+		    r->uid);
+
+		if (o != NULL && r->has_controller)
+			json_object_set_new(
+			    o, "controller", json_boolean(r->controller));
+		if (o != NULL && r->has_block_owner_deletion)
+			json_object_set_new(o, "blockOwnerDeletion",
+			    json_boolean(r->block_owner_deletion));
+		if (json_array_append_new(refs, o) != 0) {
+			json_decref(refs);
+			return rec__nomem(err, "pod group owners");
+		}
+	}
+	for (i = 0; i < in->n_pods; i++) {
+		if (!keep[i] || owns(wl, in->pods[i]))
+			continue;
+		added++;
+		if (json_array_append_new(
+			refs, json_pack("{s:s, s:s, s:s, s:s, s:b}",
+				  "apiVersion", "v1", "kind", "Pod", "name",
+				  meta_str(in->pods[i], "name"), "uid",
+				  meta_str(in->pods[i], "uid"),
+				  "blockOwnerDeletion", 1)) != 0) {
+			json_decref(refs);
+			return rec__nomem(err, "pod group owners");
+		}
+	}
+	if (added == 0 || wl->meta.resource_version == NULL) {
+		json_decref(refs);
+		return CU_OK;
+	}
+	body = json_pack("{s:{s:o, s:s}}", "metadata", "ownerReferences", refs,
+	    "resourceVersion", wl->meta.resource_version);
+	if (body == NULL)
+		return rec__nomem(err, "pod group owners");
+	return wl_write(p, in, REC_WRITE_PATCH, body, err);
+}
+
+/* With its Workload, each role (pod set) keeps its active Pods and as
+ * many inactive ones as it still lacks, the best kept
+ * (inactive_kept_before); the other inactive Pods are replaced and lose
+ * the pod finalizer; a kept Pod (a replacement) that does not own the
+ * Workload yet becomes an owner (Kueue's group Workload is owned by
+ * every Pod it counts). A StatefulSet's Workload keeps its one owner. */
+static int replaced_and_owners(
+    const struct rec_pod_group_in *in, struct rec_plan *p, cu_error *err)
+{
+	const struct api_workload *wl = in->wl;
+	char(*roles)[9] = cu_calloc(in->n_pods + 1, sizeof(*roles));
+	bool *keep = cu_calloc(in->n_pods + 1, sizeof(*keep));
+	size_t i, k, s;
+	int rc = CU_OK;
+
+	if (roles == NULL || keep == NULL) {
+		rc = rec__nomem(err, "pod group");
+		goto out;
+	}
+	for (i = 0; i < in->n_pods && rc == CU_OK; i++)
+		rc = role_of(in->pods[i], roles[i], err);
+	for (s = 0; s < wl->spec.n_pod_sets && rc == CU_OK; s++) {
+		const char *role = wl->spec.pod_sets[s].name;
+		long active = 0, idle = 0, spare;
+
+		for (i = 0; role != NULL && i < in->n_pods; i++) {
+			if (strcmp(roles[i], role) != 0)
+				continue;
+			if (inactive(in->pods[i])) {
+				idle++;
+			} else {
+				active++;
+				keep[i] = true;
+			}
+		}
+		/* inactive Pods beyond what the role lacks */
+		spare = idle + active - wl->spec.pod_sets[s].count;
+		if (spare > idle)
+			spare = idle;
+		for (i = 0; role != NULL && i < in->n_pods && rc == CU_OK;
+		     i++) {
+			long rank = 0;
+
+			if (strcmp(roles[i], role) != 0 ||
+			    !inactive(in->pods[i]))
+				continue;
+			for (k = 0; k < in->n_pods; k++)
+				rank += k != i && strcmp(roles[k], role) == 0 &&
+					inactive(in->pods[k]) &&
+					inactive_kept_before(
+					    in->pods[k], in->pods[i]);
+			keep[i] = rank < idle - (spare > 0 ? spare : 0);
+			if (!keep[i])
+				rc = rec__pod_unfinalize(
+				    in->pods[i], in->ns, p, err);
+		}
+	}
+	if (rc == CU_OK && !rec_pod_group_parent_owned(wl))
+		rc = add_owners(in, keep, p, err);
+out:
+	cu_free(roles);
+	cu_free(keep);
 	return rc;
 }
 
@@ -600,7 +812,8 @@ static int deleting(
 {
 	bool wrote;
 
-	if (stop(in, p, &wrote, err) != CU_OK)
+	if (stop(in, p, &wrote, err) != CU_OK ||
+	    unfinalize_pods(in, p, err) != CU_OK) /* Kueue's Stop */
 		return err->code;
 	return wrote || any_active(in) ? CU_OK : unfinalize(in, p, err);
 }
@@ -801,15 +1014,19 @@ int rec_pod_group_reconcile(const struct rec_job_view *view,
 	    api_conditions_true(&wl->status.conditions, REC_COND_FINISHED)) {
 		if (rec__wl_drop_finalizer_patch(wl, &patch, err) != CU_OK)
 			return err->code;
-		return patch == NULL
-			   ? CU_OK
-			   : wl_write(out, in, REC_WRITE_PATCH, patch, err);
+		/* its result accounted: the Pods may go (Kueue's
+		 * finalizeJob) */
+		if (patch != NULL &&
+		    wl_write(out, in, REC_WRITE_PATCH, patch, err) != CU_OK)
+			return err->code;
+		return unfinalize_pods(in, out, err);
 	}
 	if (wl != NULL && wl->meta.has_deletion)
 		return deleting(in, out, err);
 	if (group_finished(in, &ok)) {
-		if (wl != NULL &&
-		    rec_wl_status_finish(wl,
+		if (wl == NULL)
+			return unfinalize_pods(in, out, err);
+		if (rec_wl_status_finish(wl,
 			ok ? REC_FINISHED_SUCCEEDED : REC_FINISHED_FAILED,
 			ok ? "Pods succeeded" : "Pods failed", now_ns, &patch,
 			&serr) == CU_OK &&
@@ -819,7 +1036,10 @@ int rec_pod_group_reconcile(const struct rec_job_view *view,
 	}
 	if (trim(in, out, &kept, err) != CU_OK)
 		return err->code;
-	rc = step(view, &kept, now_ns, out, err);
+	rc = wl == NULL ? unfinalize_inactive(&kept, out, err)
+			: replaced_and_owners(&kept, out, err);
+	if (rc == CU_OK)
+		rc = step(view, &kept, now_ns, out, err);
 	cu_free((void *)kept.pods);
 	return rc;
 }

@@ -192,5 +192,12 @@ bool rec__pod_active(const json_t *doc);
 bool rec__pod_stop_deletes(const json_t *doc);
 CU_MUST_CHECK int rec__pod_podsets(
     const json_t *doc, struct api_podsets *out, cu_error *err);
+/* The Pod pod [borrowed] is being deleted; it has REC_POD_FINALIZER;
+ * a PATCH of the Pod pod of namespace ns removing it, guarded by its
+ * resourceVersion, appended to p (nothing when it has not it). */
+bool rec__pod_deleting(const json_t *pod);
+bool rec__pod_has_finalizer(const json_t *pod);
+CU_MUST_CHECK int rec__pod_unfinalize(
+    const json_t *pod, const char *ns, struct rec_plan *p, cu_error *err);
 
 #endif /* CU_RECONCILE_REC_INT_H */

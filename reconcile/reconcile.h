@@ -127,6 +127,10 @@
  * the one pod set of a plain Pod (reconcile/fw_pod.c). */
 #define REC_POD_ADMISSION_GATE "kueue.x-k8s.io/admission"
 #define REC_POD_PODSET "main"
+/* The finalizer the pod webhook puts on a managed Pod (not on one a
+ * managed parent suspends), so that it stays until its result is
+ * accounted in its Workload (reconcile/fw_pod.c, fw_podgroup.c). */
+#define REC_POD_FINALIZER "kueue.x-k8s.io/managed"
 #define REC_ANNOTATION_COMPLETIONS_EQ_PARALLELISM                              \
 	"kueue.x-k8s.io/job-completions-equal-parallelism"
 #define REC_ANNOTATION_PROVREQ_PREFIX "provreq.kueue.x-k8s.io/"
@@ -1732,6 +1736,25 @@ struct rec_pod_group_in {
 CU_MUST_CHECK int rec_pod_group_reconcile(const struct rec_job_view *view,
     const struct rec_pod_group_in *in, int64_t now_ns, struct rec_plan *out,
     cu_error *err);
+
+/*
+ * Kueue's pod finalizer on a single managed Pod pod [borrowed] of
+ * namespace ns, its Workload wl [borrowed] (NULL: none). Called twice
+ * per reconcile of the Pod: with `before` set ahead of
+ * rec_job_reconcile, then (when *done stayed false) without it after.
+ * Before: a Pod being deleted is only finalized (*done: rec_job_reconcile
+ * must not run): its Workload, neither Finished nor being deleted, is
+ * finished as orphaned (STATUS, REC_FINISHED_OWNER_NOT_FOUND) and the
+ * Pod waits for that to be seen; else the Workload loses cueue's
+ * finalizer (when it has it) and the Pod loses REC_POD_FINALIZER (a
+ * PATCH guarded by its resourceVersion). After: the Pod loses
+ * REC_POD_FINALIZER once its Workload is Finished, or when it has ended
+ * without one. Nothing when the Pod does not have the finalizer.
+ * CU_EINVAL (missing input), CU_ENOMEM.
+ */
+CU_MUST_CHECK int rec_pod_finalize(const json_t *pod, const char *ns,
+    const struct api_workload *wl, int64_t now_ns, bool before,
+    struct rec_plan *out, bool *done, cu_error *err);
 
 /* Is wl a pod group's Workload owned by its parent StatefulSet (an
  * ownerReference of kind StatefulSet, apiVersion apps/v1)? */

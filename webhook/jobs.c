@@ -295,7 +295,8 @@ static int mutate_create(struct wh_ctx *c, cu_error *err)
 		if (inject &&
 		    (rc = patch_default_labels(c, obj, qkey, 1, err)) != CU_OK)
 			return rc;
-		if ((rc = wh__pod_serving(c, obj, err)) != CU_OK)
+		if ((rc = wh__pod_serving(c, obj, err)) != CU_OK ||
+		    (rc = wh__pod_managed(c, obj, err)) != CU_OK)
 			return rc;
 		return wh__pod_gate(c, obj, err);
 	}

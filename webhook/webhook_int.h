@@ -79,6 +79,12 @@ int wh__gate_as(struct wh_ctx *c, const json_t *obj, enum ns_gate_kind kind,
  * as Kueue's does; anything else passes untouched. */
 int wh__deployment(struct wh_ctx *c, cu_error *err);
 int wh__pod_gate(struct wh_ctx *c, const json_t *obj, cu_error *err);
+/* A managed Pod obj [borrowed] gets the label kueue.x-k8s.io/managed:
+ * "true" and, without a kueue.x-k8s.io/pod-suspending-parent
+ * annotation, the finalizer of that name (patches of c->out, read
+ * against the patch so far). CU_EINVAL from a patch that does not apply,
+ * CU_ENOMEM. */
+int wh__pod_managed(struct wh_ctx *c, const json_t *obj, cu_error *err);
 /* Kueue's elastic-job annotation, and the scheduling gate of the same
  * name on an elastic Job's pods. */
 #define WH_ELASTIC_JOB "kueue.x-k8s.io/elastic-job"

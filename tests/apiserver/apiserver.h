@@ -793,7 +793,9 @@ struct as_kind *as_fw_kind(struct as_server *srv, const struct as_fw_ctl *c);
 /* Install CRDs [borrowed array] unless they exist. */
 void as_fw_install_crds(struct as_server *srv, json_t *crds);
 /* Objects of kind k in owner's namespace whose controller reference is
- * owner [borrowed], each increfed, in name order [owned array]. */
+ * owner [borrowed], each increfed, in name order [owned array]; for
+ * Pods, followed by the Pods those Pods control (a Spark driver's
+ * executors). */
 json_t *as_fw_owned(struct as_kind *k, json_t *owner);
 /* Create obj [consumed] through this server's own HTTP front door as c's
  * user, so that admission webhooks see it as they see a controller's

@@ -480,35 +480,66 @@ static void collect(struct as_server *srv)
 
 /* ---- owned objects, deletes, pods -------------------------------------- */
 
+/* The uid of obj's controller reference when its kind is `kind` (NULL:
+ * any), else NULL. */
+static const char *controller_uid(json_t *obj, const char *kind)
+{
+	json_t *o;
+	size_t j;
+
+	json_array_foreach(as_jget(obj, "metadata.ownerReferences"), j, o)
+	{
+		if (json_is_true(json_object_get(o, "controller")))
+			return kind == NULL || (as_jstr(o, "kind") != NULL &&
+						   strcmp(as_jstr(o, "kind"),
+						       kind) == 0)
+				   ? as_jstr(o, "uid")
+				   : NULL;
+	}
+	return NULL;
+}
+
 json_t *as_fw_owned(struct as_kind *k, json_t *owner)
 {
-	json_t *out = json_array();
+	json_t *out = json_array(), *uids = json_object();
 	const char *ns = as_jstr(owner, "metadata.namespace");
 	const char *uid = as_jstr(owner, "metadata.uid");
 	long at;
-	size_t i;
+	size_t i, from;
+	int pass;
 
-	if (k == NULL || out == NULL || ns == NULL || uid == NULL)
+	if (k == NULL || out == NULL || uids == NULL || ns == NULL ||
+	    uid == NULL) {
+		json_decref(uids);
 		return out;
+	}
+	json_object_set_new(uids, uid, json_true());
 	at = as_store_find(k, ns, "");
-	for (i = at >= 0 ? (size_t)at : (size_t)(-at - 1); i < k->nitems; i++) {
-		json_t *o;
-		size_t j;
+	from = at >= 0 ? (size_t)at : (size_t)(-at - 1);
+	/* Pass 1: controlled by owner; pass 2 (Pods): by one of its Pods
+	 * (a Spark driver's executors). */
+	for (pass = 0; pass < (strcmp(k->plural, "pods") == 0 ? 2 : 1);
+	     pass++) {
+		for (i = from; i < k->nitems; i++) {
+			const char *u = controller_uid(
+			    k->items[i].obj, pass == 0 ? NULL : "Pod");
 
-		if (strcmp(k->items[i].ns, ns) != 0)
-			break;
-		json_array_foreach(
-		    as_jget(k->items[i].obj, "metadata.ownerReferences"), j, o)
-		{
-			const char *u = as_jstr(o, "uid");
-
-			if (json_is_true(json_object_get(o, "controller")) &&
-			    u != NULL && strcmp(u, uid) == 0) {
-				json_array_append(out, k->items[i].obj);
+			if (strcmp(k->items[i].ns, ns) != 0)
 				break;
-			}
+			if (u == NULL ||
+			    (pass == 0 ? strcmp(u, uid) != 0
+				       : json_object_get(uids, u) == NULL ||
+					     strcmp(u, uid) == 0))
+				continue;
+			json_array_append(out, k->items[i].obj);
+			if (pass == 0 &&
+			    as_jstr(k->items[i].obj, "metadata.uid") != NULL)
+				json_object_set_new(uids,
+				    as_jstr(k->items[i].obj, "metadata.uid"),
+				    json_true());
 		}
 	}
+	json_decref(uids);
 	return out;
 }
 

@@ -24,7 +24,9 @@
  * spark-operator builds them (containers spark-kubernetes-driver /
  * -executor, cores and memory as requests, the application's and the
  * role's labels,
- * annotations, nodeSelector, tolerations and template schedulingGates);
+ * annotations, nodeSelector, tolerations and template schedulingGates;
+ * the driver controlled by the application, the executors by the driver
+ * Pod, as the driver creates them on a cluster);
  * spec.suspend deletes them; status.applicationState.state SUBMITTED,
  * RUNNING, COMPLETED / FAILED after the runtime, SUSPENDED;
  * driverInfo.podName, executorState, sparkApplicationId.
@@ -514,6 +516,33 @@ static void spark_pod_name(
 		    buf, n, "%s-%.8s-exec-%d", name, uid ? uid : "", idx + 1);
 }
 
+/* The server spark_decorate reads the driver Pod from: set by
+ * spark_reconcile for the one as_fw_run_pods call it makes (the decorate
+ * hook has no server handle). */
+static struct as_server *spark_srv;
+
+/* The Spark driver creates the executors: each is controlled by the
+ * driver Pod (its uid), not by the application, as on a cluster running
+ * the Spark operator. */
+static void spark_owner(json_t *obj, const struct as_fw_role *r, json_t *pod)
+{
+	struct as_kind *pk =
+	    spark_srv ? as_kind_find(spark_srv, "", "v1", "pods") : NULL;
+	char drv[512];
+	json_t *d;
+
+	if (strcmp(r->name, "driver") == 0 || pk == NULL)
+		return;
+	spark_pod_name(
+	    obj, &(struct as_fw_role){"driver", 1, NULL}, 0, drv, sizeof(drv));
+	d = as_store_get(
+	    pk, as_jstr(obj, "metadata.namespace"), drv); /* borrowed */
+	if (d == NULL)
+		return;
+	as_jset(pod, "metadata.ownerReferences",
+	    as_fw_controller_ref(d, "v1", "Pod"));
+}
+
 static void spark_decorate(
     json_t *obj, const struct as_fw_role *r, int idx, json_t *pod)
 {
@@ -541,6 +570,7 @@ static void spark_decorate(
 	json_object_set_new(l,
 	    "sparkoperator.k8s.io/launched-by-spark-operator",
 	    json_string("true"));
+	spark_owner(obj, r, pod);
 }
 
 static bool spark_before(json_t *obj, int r, const struct as_fw_tally *t)
@@ -580,8 +610,10 @@ static void spark_reconcile(struct as_server *srv, const struct as_fw_ctl *c,
 	snprintf(roles[1].name, sizeof(roles[1].name), "executor");
 	roles[1].replicas = as_fw_int(app, "spec.executor.instances", 0);
 	roles[1].tmpl = spark_template(app, "executor");
+	spark_srv = srv;
 	run = as_fw_run_pods(srv, c, &spark_podjob, app, roles, 2,
 	    json_is_true(as_jget(app, "spec.suspend")), &t);
+	spark_srv = NULL;
 	json_decref(roles[0].tmpl);
 	json_decref(roles[1].tmpl);
 	app = as_store_get(k, ns, name);

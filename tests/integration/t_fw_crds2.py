@@ -229,9 +229,14 @@ def crds2_webhooks(s):
     TrainJob created unsuspended are stored suspended
     (rayClusterConfig.suspend, spec.suspend), the first two then admitted
     and run; the RayService's RayCluster passes the RayCluster webhook
-    untouched."""
+    untouched. With the pod integration on, the application's Pods pass
+    the pod webhook untouched, its executors (controlled by the driver
+    Pod, as the Spark operator makes them) included, and the controller
+    never writes to them (as Kueue: children of a managed parent)."""
     setup(s, QUEUES)
-    ctl = start(s, CONFIG + webhooks(s))
+    ctl = start(s, CONFIG.replace('"batch/job"', '"batch/job", "pod"') +
+                webhooks(s))
+    pods_mark = s.log_mark()
     body = None
     for _ in range(50):  # the webhook server may still be starting
         code, _, body = s.raw("POST", SPARK % "team",
@@ -244,6 +249,26 @@ def crds2_webhooks(s):
        "suspended")
     wait_for(lambda: spark_state(s, "hooked") == "COMPLETED", 40,
              what="SparkApplication admitted and run")
+    spark_pods = [p for p in s.get_json("/api/v1/namespaces/team/pods")[
+        "items"] if p["metadata"]["labels"].get("spark-app-name") ==
+        "hooked"]
+    drv = [p for p in spark_pods if p["metadata"]["name"] == "hooked-driver"]
+    eq(len(drv), 1, "the driver Pod")
+    execs = [p for p in spark_pods if p is not drv[0]]
+    eq(len(execs), 2, "two executor Pods")
+    for p in execs:
+        eq([(o["kind"], o["name"], o["uid"], o.get("controller"))
+            for o in p["metadata"]["ownerReferences"]],
+           [("Pod", "hooked-driver", drv[0]["metadata"]["uid"], True)],
+           "%s controlled by the driver Pod" % p["metadata"]["name"])
+    for p in spark_pods:
+        md = p["metadata"]
+        eq((md["labels"].get("kueue.x-k8s.io/managed"),
+            md.get("finalizers"), p["spec"].get("schedulingGates")),
+           (None, None, None), "%s untouched by the pod webhook"
+           % md["name"])
+    eq(controller_writes(s, pods_mark, lambda p: "/pods" in p), [],
+       "controller writes to the application's Pods")
     mark = s.log_mark()
     code, _, body = s.raw("POST", RAY % "team" + "rayservices",
                           rayservice("hooked", suspend=None))

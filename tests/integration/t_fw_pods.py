@@ -55,6 +55,29 @@ def phase(s, ns, name):
     return p.get("status", {}).get("phase") if code == 200 else None
 
 
+MANAGED = "kueue.x-k8s.io/managed"
+
+
+def finalizers(s, ns, name):
+    """The Pod's finalizers, None when it is gone."""
+    code, _, p = s.raw("GET", PODS % ns + "/" + name)
+    return p["metadata"].get("finalizers", []) if code == 200 else None
+
+
+def finished_reason(s, ns, name):
+    wl = wl_named(s, ns, name)
+    for c in (wl or {}).get("status", {}).get("conditions", []):
+        if c["type"] == "Finished" and c["status"] == "True":
+            return c["reason"]
+    return None
+
+
+def delete_pod(s, ns, name):
+    code, _, p = s.raw("DELETE", PODS % ns + "/" + name)
+    eq(code, 200, "DELETE pod %s" % name)
+    return p
+
+
 @case("fw-pod-quota-start-finish", simulate="pods")
 def pods_quota(s):
     ctl = start(s, CONFIG + setup(s))
@@ -62,6 +85,9 @@ def pods_quota(s):
     for i in range(4):
         p = create(s, "team", plain_pod("team", "p%d" % i, runtime_ms=1200))
         check(gated(p), "p%d stored with the admission gate" % i)
+        eq((p["metadata"]["labels"].get(MANAGED),
+            p["metadata"].get("finalizers")), ("true", [MANAGED]),
+           "p%d labelled managed, with Kueue's pod finalizer" % i)
     wait_for(lambda: all(phase(s, "team", "p%d" % i) == "Succeeded"
                          for i in range(4)), 60, what="four Pods succeeded")
     peak = sampler.done()
@@ -83,6 +109,9 @@ def pods_quota(s):
         wait_for(lambda: cond_true(s.get_json(
             WLS % "team" + "/" + wl["metadata"]["name"]), "Finished"), 20,
             what="Workload %s finished" % wl["metadata"]["name"])
+    wait_for(lambda: not any(finalizers(s, "team", "p%d" % i)
+                             for i in range(4)), 20,
+             what="the finished Pods lost their finalizer")
     ctl.stop()
 
 
@@ -176,6 +205,14 @@ def pod_group_replacement(s):
     check(not cond_true(wl_named(s, "team", "r"), "Finished"),
           "a failed Pod waits for its replacement")
     create(s, "team", group_pod("team", "r-2", "r", 2, runtime_ms=300))
+    # As Kueue: the replacement becomes an owner of the group's Workload
+    # and the replaced Failed Pod loses its finalizer (it no longer
+    # counts), while the Workload's other owners stay.
+    wait_for(lambda: "r-2" in [o["name"] for o in wl_named(
+        s, "team", "r")["metadata"]["ownerReferences"]], 30,
+        what="the replacement owns the Workload")
+    wait_for(lambda: finalizers(s, "team", "r-1") == [], 30,
+             what="the replaced Pod r-1 lost its finalizer")
     wait_for(lambda: phase(s, "team", "r-2") == "Succeeded", 30,
              what="the replacement ran")
     wl = wait_for(lambda: (lambda w: w if w and cond_true(w, "Finished")
@@ -183,6 +220,47 @@ def pod_group_replacement(s):
                   what="r's Workload finished")
     check(any(c["type"] == "Finished" and c["reason"] == "Succeeded"
               for c in wl["status"]["conditions"]), "succeeded")
+    ctl.stop()
+
+
+@case("fw-pod-finalizer", simulate="pods")
+def pod_finalizer(s):
+    """Kueue's pod finalizer keeps a Pod until its result is accounted: a
+    running plain Pod deleted by its user stays (being deleted) until its
+    Workload is finished as orphaned (OwnerNotFound), then goes; a
+    Succeeded Pod of group f deleted before the group ends stays and is
+    counted: the group's Workload finishes Succeeded, then every Pod of
+    the group loses the finalizer and the deleted one goes."""
+    ctl = start(s, CONFIG + setup(s))
+    create(s, "team", plain_pod("team", "solo", cpu="500m",
+                                runtime_ms=60000))
+    create(s, "team", group_pod("team", "f-0", "f", 2, cpu="500m",
+                                runtime_ms=300))
+    create(s, "team", group_pod("team", "f-1", "f", 2, cpu="500m",
+                                runtime_ms=2500))
+    wait_for(lambda: phase(s, "team", "solo") == "Running", 30,
+             what="solo running")
+    gone = delete_pod(s, "team", "solo")
+    check(gone["metadata"].get("deletionTimestamp"),
+          "solo kept, being deleted")
+    wait_for(lambda: [w["metadata"]["name"] for w in s.get_json(
+        WLS % "team")["items"] if w["metadata"]["name"].startswith(
+        "pod-solo-") and finished_reason(
+        s, "team", w["metadata"]["name"]) == "OwnerNotFound"], 30,
+        what="solo's Workload finished as orphaned")
+    wait_for(lambda: phase(s, "team", "solo") is None, 30,
+             what="solo gone once finalized")
+    wait_for(lambda: phase(s, "team", "f-0") == "Succeeded", 30,
+             what="f-0 succeeded")
+    delete_pod(s, "team", "f-0")
+    time.sleep(0.5)
+    eq(finalizers(s, "team", "f-0"), [MANAGED],
+       "f-0 kept while its group runs")
+    wait_for(lambda: finished_reason(s, "team", "f") == "Succeeded", 30,
+             what="group f finished Succeeded, f-0 counted")
+    wait_for(lambda: phase(s, "team", "f-0") is None and
+             finalizers(s, "team", "f-1") == [], 30,
+             what="f-0 gone, f-1 finalizer removed")
     ctl.stop()
 
 

@@ -16,6 +16,10 @@
  *               the pod's resourceVersion; a pod already ungated: nothing
  *   stop:       never a patch; the reconciler deletes an evicted running
  *               pod, leaves a gated, terminal or deleting one alone
+ *   finalizer:  Kueue's pod finalizer: a pod being deleted is only
+ *               finalized (its Workload finished as orphaned first, then
+ *               the finalizer dropped); otherwise dropped once the
+ *               Workload is Finished or the pod ended without one
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -384,4 +388,113 @@ Test(fw_pod, evicted_running_pod_is_deleted)
 
 	for (i = 0; i < sizeof(ev_rows) / sizeof(ev_rows[0]); i++)
 		evict_row(i, &ev_rows[i]);
+}
+
+/* ---- the pod finalizer (rec_pod_finalize) ----------------------------- */
+
+#define FINISHED_COND                                                          \
+	",{\"type\":\"Finished\",\"status\":\"True\",\"reason\":"              \
+	"\"Succeeded\",\"message\":\"m\",\"lastTransitionTime\":"              \
+	"\"2026-01-01T00:00:02Z\"}"
+
+struct fin_row {
+	const char *status; /* the pod's status */
+	bool deleting, fin; /* being deleted; has the pod finalizer */
+	int wl;		    /* 0 none, 1 admitted, 2 finished, 3 deleted */
+	bool before;	    /* the step before rec_job_reconcile */
+	const char *want;   /* "<W|J><S|P>" per write */
+	bool done;
+};
+
+static const struct fin_row fin_rows[] = {
+    /* before: only a Pod being deleted is decided here */
+    {"{\"phase\":\"Running\"}", false, true, 1, true, "", false},
+    {"{\"phase\":\"Running\"}", true, true, 1, true, "WS", true},
+    {"{\"phase\":\"Failed\"}", true, true, 2, true, "WP,JP", true},
+    {"{\"phase\":\"Running\"}", true, true, 3, true, "WP,JP", true},
+    {"{\"phase\":\"Running\"}", true, true, 0, true, "JP", true},
+    {"{\"phase\":\"Running\"}", true, false, 0, true, "", true},
+    /* after: the finalizer goes once the result is accounted */
+    {"{\"phase\":\"Succeeded\"}", false, true, 1, false, "", false},
+    {"{\"phase\":\"Succeeded\"}", false, true, 2, false, "JP", false},
+    {"{\"phase\":\"Running\"}", false, true, 2, false, "JP", false},
+    {"{\"phase\":\"Failed\"}", false, true, 0, false, "JP", false},
+    {"{\"phase\":\"Running\"}", false, true, 0, false, "", false},
+    {"{\"phase\":\"Succeeded\"}", false, false, 2, false, "", false},
+};
+
+static const json_t *at_md(const json_t *o, const char *key)
+{
+	return json_object_get(json_object_get(o, "metadata"), key);
+}
+
+static void fin_row(size_t i, const struct fin_row *r)
+{
+	struct podjob d;
+	struct api_workload wl;
+	struct rec_plan plan;
+	char text[2048], got[64];
+	size_t k, used = 0;
+	bool done = !r->done;
+	cu_error err;
+	json_t *md;
+
+	snprintf(text, sizeof(text), POD("", "", "%s"), r->status);
+	pod_load(&d, text);
+	md = json_object_get(d.doc, "metadata");
+	if (r->fin)
+		json_object_set_new(md, "finalizers",
+		    json_pack("[s, s]", "x.io/f", REC_POD_FINALIZER));
+	if (r->deleting)
+		json_object_set_new(md, "deletionTimestamp",
+		    json_string("2026-01-01T00:00:03Z"));
+	if (r->wl > 0) {
+		admitted_workload(&d, &wl, r->wl == 2 ? FINISHED_COND : "");
+		wl.meta.has_deletion = r->wl == 3;
+	}
+	rec_plan_init(&plan);
+	cr_assert_eq(rec_pod_finalize(d.doc, "ns", r->wl > 0 ? &wl : NULL, 0,
+			 r->before, &plan, &done, &err),
+	    CU_OK, "row %zu: %s", i, err.msg);
+	got[0] = '\0';
+	for (k = 0; k < plan.n; k++)
+		used += (size_t)snprintf(got + used, sizeof(got) - used,
+		    "%s%c%c", used ? "," : "",
+		    plan.items[k].target == REC_TARGET_WORKLOAD ? 'W' : 'J',
+		    plan.items[k].op == REC_WRITE_STATUS ? 'S' : 'P');
+	cr_assert_str_eq(got, r->want, "row %zu: %s", i, got);
+	cr_assert_eq(done, r->done, "row %zu", i);
+	for (k = 0; k < plan.n; k++) {
+		const json_t *b = plan.items[k].body;
+
+		if (plan.items[k].target != REC_TARGET_JOB)
+			continue;
+		/* the other finalizer kept, under the pod's version */
+		cr_assert_str_eq(json_string_value(
+				     json_array_get(at_md(b, "finalizers"), 0)),
+		    "x.io/f", "row %zu", i);
+		cr_assert_eq(json_array_size(at_md(b, "finalizers")), 1);
+		cr_assert_str_eq(api_json_str(json_object_get(b, "metadata"),
+				     "resourceVersion"),
+		    "7", "row %zu", i);
+	}
+	if (r->wl == 1 && r->deleting && plan.n > 0) {
+		char *t = json_dumps(plan.items[0].body, 0);
+
+		cr_assert(t != NULL && strstr(t, "\"OwnerNotFound\"") != NULL,
+		    "row %zu: %s", i, t);
+		cu_free(t);
+	}
+	rec_plan_free(&plan);
+	if (r->wl > 0)
+		api_workload_dispose(&wl);
+	pod_dispose(&d);
+}
+
+Test(fw_pod, finalizer)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fin_rows) / sizeof(fin_rows[0]); i++)
+		fin_row(i, &fin_rows[i]);
 }

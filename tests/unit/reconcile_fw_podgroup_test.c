@@ -18,6 +18,11 @@
  *              set's count: the last of them deleted
  *   deleting:  a Workload being deleted while the group has Pods: the
  *              running ones deleted, then the finalizer dropped
+ *   finalizer: Kueue's pod finalizer dropped from every Pod once the
+ *              Workload is Finished (not before), from Failed Pods
+ *              before a Workload exists, from an excess Pod before its
+ *              delete, from a replaced Failed Pod; a replacement Pod
+ *              becomes an owner of the Workload
  *   parent:    a StatefulSet's group: its Workload owned by the
  *              StatefulSet, kept without Pods (released when evicted),
  *              on hold at zero replicas, the hold cleared on scale-up
@@ -420,7 +425,8 @@ Test(pod_group, excess_pods_deleted)
 	r.pods[r.n++] = pod("c", "1", false, "Running", "");
 	reconcile(&r, 2, &wl);
 	writes(&r.plan, got, sizeof(got));
-	cr_assert_str_eq(got, "JD:b,JP:a", "c is past its gate: %s", got);
+	/* c, kept, becomes an owner of the Workload (as Kueue's) */
+	cr_assert_str_eq(got, "JD:b,WP:g,JP:a", "c is past its gate: %s", got);
 	api_workload_dispose(&wl);
 	run_dispose(&r);
 
@@ -679,4 +685,156 @@ Test(pod_group, parent_scaled_up_clears_hold)
 	api_workload_dispose(&wl);
 	json_decref(p);
 	parent = NULL;
+}
+
+/* ---- the pod finalizer and the Workload's owners ---------------------- */
+
+/* pod [borrowed] given Kueue's pod finalizer. */
+static json_t *fin(json_t *pod)
+{
+	json_object_set_new(json_object_get(pod, "metadata"), "finalizers",
+	    json_pack("[s]", REC_POD_FINALIZER));
+	return pod;
+}
+
+#define FINISHED                                                               \
+	",{\"type\":\"Finished\",\"status\":\"True\",\"reason\":"              \
+	"\"Succeeded\",\"message\":\"m\",\"lastTransitionTime\":"              \
+	"\"2026-01-01T00:00:02Z\"}"
+
+/* The pod finalizer goes once the Workload says Finished, not when the
+ * group is seen finished (the Workload is finished first). */
+Test(pod_group, finalizer_dropped_once_workload_finished)
+{
+	struct run r;
+	struct api_workload wl;
+	const json_t *body;
+	char got[512];
+
+	two_pods_with(&r, false, "Succeeded", ADMITTED(""), &wl);
+	fin(r.pods[0]);
+	fin(r.pods[1]);
+	json_object_set_new(json_object_get(r.pods[0], "status"), "phase",
+	    json_string("Succeeded"));
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WS:g", "finished first, Pods kept: %s", got);
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+
+	two_pods_with(&r, false, "Succeeded", ADMITTED(FINISHED), &wl);
+	fin(r.pods[0]);
+	fin(r.pods[1]);
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WP:g,JP:a,JP:b", "%s", got);
+	body = r.plan.items[1].body;
+	cr_assert_eq(json_array_size(json_object_get(
+			 json_object_get(body, "metadata"), "finalizers")),
+	    0);
+	cr_assert_str_eq(
+	    api_json_str(json_object_get(body, "metadata"), "resourceVersion"),
+	    "7", "guarded by the Pod's resourceVersion");
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+
+	/* a Pod without the finalizer: nothing to drop */
+	two_pods_with(&r, false, "Succeeded", ADMITTED(FINISHED), &wl);
+	fin(r.pods[1]);
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "WP:g,JP:b", "%s", got);
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+}
+
+/* Before the Workload exists, a Failed Pod loses the finalizer; an
+ * excess Pod loses it before its delete; other Pods keep it. */
+Test(pod_group, finalizer_of_inactive_and_excess_pods)
+{
+	struct run r;
+	char got[512];
+
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = fin(pod("a", "1", true, "Pending", ""));
+	r.pods[r.n++] = fin(pod("b", "1", true, "Pending", ""));
+	r.pods[r.n++] = fin(pod("c", "1", false, "Failed", ""));
+	reconcile(&r, 2, NULL);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JP:c,WC:g", "%s", got);
+	run_dispose(&r);
+
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = fin(pod("a", "1", true, "Pending", ""));
+	r.pods[r.n++] = fin(pod("b", "1", true, "Pending", ""));
+	r.pods[r.n++] = fin(pod("c", "1", true, "Pending", ""));
+	reconcile(&r, 2, NULL);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JP:c,JD:c,WC:g", "%s", got);
+	run_dispose(&r);
+
+	/* of two excess candidates, the one without the finalizer goes */
+	memset(&r, 0, sizeof(r));
+	r.pods[r.n++] = fin(pod("a", "1", true, "Pending", ""));
+	r.pods[r.n++] = pod("b", "1", true, "Pending", "");
+	r.pods[r.n++] = fin(pod("c", "1", true, "Pending", ""));
+	reconcile(&r, 2, NULL);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JD:b,WC:g", "%s", got);
+	run_dispose(&r);
+}
+
+/* A Failed Pod of an admitted group and its replacement c: c becomes an
+ * owner of the Workload (the others kept) and is ungated; the replaced
+ * Pod loses the finalizer. Without a replacement the Failed Pod keeps
+ * it (it is still counted). */
+Test(pod_group, replacement_owns_workload_replaced_pod_let_go)
+{
+	struct run r;
+	struct api_workload wl;
+	const json_t *refs;
+	char got[512];
+
+	two_pods_with(&r, false, "Failed", ADMITTED(""), &wl);
+	fin(r.pods[1]);
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JP:a", "no replacement yet: %s", got);
+	rec_plan_free(&r.plan);
+
+	r.pods[r.n++] = fin(pod("c", "1", true, "Pending", ""));
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JP:b,WP:g,JP:a,JP:c", "%s", got);
+	refs =
+	    json_object_get(json_object_get(r.plan.items[1].body, "metadata"),
+		"ownerReferences");
+	cr_assert_eq(json_array_size(refs), 3, "a and b kept, c added");
+	cr_assert_str_eq(api_json_str(json_array_get(refs, 2), "name"), "c");
+	cr_assert_str_eq(api_json_str(json_array_get(refs, 2), "uid"), "u-c");
+	cr_assert_str_eq(
+	    api_json_str(json_object_get(r.plan.items[1].body, "metadata"),
+		"resourceVersion"),
+	    "9", "guarded by the Workload's resourceVersion");
+	api_workload_dispose(&wl);
+	run_dispose(&r);
+}
+
+/* A Workload being deleted: its Pods lose the finalizer (Kueue's Stop
+ * for WorkloadDeleted). */
+Test(pod_group, deleted_workload_lets_pods_go)
+{
+	struct run r;
+	struct api_workload wl;
+	char got[512];
+
+	two_pods_with(&r, false, "Running", ADMITTED(""), &wl);
+	fin(r.pods[0]);
+	fin(r.pods[1]);
+	wl.meta.has_deletion = true;
+	reconcile(&r, 2, &wl);
+	writes(&r.plan, got, sizeof(got));
+	cr_assert_str_eq(got, "JD:b,JP:a,JP:b", "%s", got);
+	api_workload_dispose(&wl);
+	run_dispose(&r);
 }

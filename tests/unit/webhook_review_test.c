@@ -781,7 +781,9 @@ Test(webhook, kubeflow_jobs_suspended_through_run_policy)
 }
 
 /* A managed Pod is created with the kueue.x-k8s.io/admission scheduling
- * gate (added to the gates it has, once), never a spec.suspend; a
+ * gate (added to the gates it has, once), never a spec.suspend, and
+ * with Kueue's managed label and pod finalizer (none when a managed
+ * parent suspends it); a
  * disabled framework or an excluded namespace gets nothing. */
 Test(webhook, managed_pod_gets_admission_gate)
 {
@@ -817,14 +819,60 @@ Test(webhook, managed_pod_gets_admission_gate)
 			json_array_get(gates, want[i] - 1), "name")),
 		    "kueue.x-k8s.io/admission", "case %zu", i);
 		cr_assert_null(at(out, "spec", "suspend"), "case %zu", i);
+		/* Kueue's mark of a managed Pod: label and finalizer */
+		cr_assert_str_eq(api_json_str(at(out, "metadata", "labels"),
+				     "kueue.x-k8s.io/managed"),
+		    "true", "case %zu", i);
+		cr_assert_str_eq(api_json_str(at(out, "metadata", "labels"),
+				     "kueue.x-k8s.io/queue-name"),
+		    "main", "case %zu", i);
+		cr_assert_eq(
+		    json_array_size(at(out, "metadata", "finalizers")), 1);
+		cr_assert_str_eq(json_string_value(json_array_get(
+				     at(out, "metadata", "finalizers"), 0)),
+		    "kueue.x-k8s.io/managed", "case %zu", i);
 		json_decref(out);
 	}
-	/* already gated: nothing to add */
+	/* already gated, labelled and finalized: nothing to add */
 	snprintf(obj, sizeof(obj),
-	    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p'" QLABEL(
-		"main") "},'spec':{'schedulingGates':[{'name':"
-			"'kueue.x-k8s.io/admission'}],'containers':[]}}");
+	    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p',"
+	    "'finalizers':['x.io/f','kueue.x-k8s.io/managed'],'labels':{"
+	    "'kueue.x-k8s.io/queue-name':'main','kueue.x-k8s.io/managed':"
+	    "'true'}},'spec':{'schedulingGates':[{'name':"
+	    "'kueue.x-k8s.io/admission'}],'containers':[]}}");
 	expect_allowed_nopatch(WH_MUTATE, &rv);
+	/* another finalizer kept, ours added after it; a wrong managed
+	 * value replaced */
+	snprintf(obj, sizeof(obj),
+	    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p',"
+	    "'finalizers':['x.io/f'],'labels':{"
+	    "'kueue.x-k8s.io/queue-name':'main','kueue.x-k8s.io/managed':"
+	    "'no'}},'spec':{'containers':[]}}");
+	{
+		json_t *out = mutated(&rv, NULL);
+		const json_t *f = at(out, "metadata", "finalizers");
+
+		cr_assert_eq(json_array_size(f), 2);
+		cr_assert_str_eq(json_string_value(json_array_get(f, 1)),
+		    "kueue.x-k8s.io/managed");
+		cr_assert_str_eq(api_json_str(at(out, "metadata", "labels"),
+				     "kueue.x-k8s.io/managed"),
+		    "true");
+		json_decref(out);
+	}
+	/* suspended by a managed parent: gated and no finalizer (Kueue) */
+	snprintf(obj, sizeof(obj),
+	    "{'apiVersion':'v1','kind':'Pod','metadata':{'name':'p',"
+	    "'annotations':{'kueue.x-k8s.io/pod-suspending-parent':"
+	    "'deployment'}" QLABEL("main") "},'spec':{'containers':[]}}");
+	{
+		json_t *out = mutated(&rv, NULL);
+
+		cr_assert_null(at(out, "metadata", "finalizers"));
+		cr_assert_eq(
+		    json_array_size(at(out, "spec", "schedulingGates")), 1);
+		json_decref(out);
+	}
 	/* an excluded namespace: nothing */
 	rv.ns = "test";
 	expect_allowed_nopatch(WH_MUTATE, &rv);
@@ -883,7 +931,8 @@ Test(webhook, elastic_job_template_gets_elastic_gate)
 }
 
 /* A Deployment whose Pods cueue manages gets its queue-name (and
- * priority-class) label on its pod template; without the deployment
+ * priority-class) label, the managed label and Kueue's
+ * pod-suspending-parent annotation on its pod template; without the deployment
  * framework, or in an excluded namespace, nothing. */
 Test(webhook, deployment_queue_label_to_template)
 {
@@ -907,6 +956,14 @@ Test(webhook, deployment_queue_label_to_template)
 	cr_assert_str_eq(
 	    api_json_str(labels, "kueue.x-k8s.io/priority-class"), "high");
 	cr_assert_str_eq(api_json_str(labels, "app"), "web");
+	/* as Kueue's: its Pods are suspended by their parent (no pod
+	 * finalizer) and marked managed */
+	cr_assert_str_eq(
+	    api_json_str(labels, "kueue.x-k8s.io/managed"), "true");
+	cr_assert_str_eq(api_json_str(at(at(out, "spec", "template"),
+					  "metadata", "annotations"),
+			     "kueue.x-k8s.io/pod-suspending-parent"),
+	    "deployment");
 	json_decref(out);
 	rv.ns = "test";
 	expect_allowed_nopatch(WH_MUTATE, &rv);
