@@ -146,7 +146,8 @@ const struct ctl_compat ctl_compat_table[] = {
 	"KueueDRARejectWorkloadsWhenDRADisabled (with Kueue's dependency "
 	"check), TASProfileMixed, and the TAS node failure gates "
 	"TASFailedNodeReplacement, TASReplaceNodeOnPodTermination, "
-	"TASReplaceNodeOnNodeTaints, TASReplaceNodeDueToNotReadyOverFixedTime; "
+	"TASReplaceNodeOnNodeTaints, TASReplaceNodeDueToNotReadyOverFixedTime, "
+	"SkipReassignmentForPodOwnedWorkloads; "
 	"what cueue does with each of Kueue's default-on gates is in "
 	"docs/kueue-gates.md; other known gates set in the file warn, unknown "
 	"ones are refused"},
@@ -377,6 +378,7 @@ bool ctl_compat_gate_honoured(const char *name)
 	    "QuotaCheckStrategy",
 	    "RecomputeAssignmentUponPreemptionTargetsOverlap",
 	    "SchedulingEquivalenceHashing",
+	    "SkipReassignmentForPodOwnedWorkloads",
 	    "TASFailedNodeReplacement",
 	    "TASProfileMixed",
 	    "TASReplaceNodeDueToNotReadyOverFixedTime",

@@ -252,13 +252,17 @@ struct ctl_config {
 	 * node), TASReplaceNodeDueToNotReadyOverFixedTime (off: NotReady for
 	 * NodeFailureDelay fails a node whatever its pods); and
 	 * TASProfileMixed (on: unconstrained podSets are spread over the
-	 * domains with the least free capacity first). */
+	 * domains with the least free capacity first);
+	 * SkipReassignmentForPodOwnedWorkloads (on: a Workload owned by a
+	 * single Pod keeps its assignment when a node fails and is not
+	 * requeued after an eviction). */
 	struct {
 		bool profile_mixed;
 		bool node_replacement;
 		bool on_pod_termination;
 		bool on_node_taints;
 		bool not_ready_fixed_time;
+		bool skip_pod_owned;
 	} tas_gates;
 
 	/* Kueue's job-level gates (featureGates), on unless set:

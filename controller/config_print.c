@@ -347,6 +347,8 @@ static int gates_json(json_t *root, const struct ctl_config *c)
 	    {"TASReplaceNodeOnNodeTaints", c->tas_gates.on_node_taints, true},
 	    {"TASReplaceNodeDueToNotReadyOverFixedTime",
 		c->tas_gates.not_ready_fixed_time, false},
+	    {"SkipReassignmentForPodOwnedWorkloads",
+		c->tas_gates.skip_pod_owned, true},
 	    {"VisibilityOnDemand", c->visibility.enable, true},
 	    {"AdmissionGatedBy", c->job_gates.admission_gated_by, true},
 	    {"ElasticJobsViaWorkloadSlices", c->job_gates.elastic_jobs, true},

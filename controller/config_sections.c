@@ -690,6 +690,8 @@ int ctl_config_load_root(const struct ctl_config_dec *d, const json_t *root)
 	    ctl_config_get_bool(v, "TASReplaceNodeOnNodeTaints", true);
 	c->tas_gates.not_ready_fixed_time = ctl_config_get_bool(
 	    v, "TASReplaceNodeDueToNotReadyOverFixedTime", false);
+	c->tas_gates.skip_pod_owned = ctl_config_get_bool(
+	    v, "SkipReassignmentForPodOwnedWorkloads", true);
 	c->job_gates.admission_gated_by =
 	    ctl_config_get_bool(v, "AdmissionGatedBy", true);
 	c->job_gates.elastic_jobs =

@@ -862,6 +862,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 			: CTL_PR_READY_DEFER_NS;
 	v.no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;
 	v.no_elastic_jobs = !c->cfg->job_gates.elastic_jobs;
+	v.no_skip_pod_owned = !c->cfg->tas_gates.skip_pod_owned;
 	memset(&in, 0, sizeof(in));
 	in.job = &j;
 	in.kind = j.kind;

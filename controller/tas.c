@@ -74,6 +74,7 @@ void ctl_tas__ps_unplace(ctl *c, struct tas_ps *p)
 	p->wire = NULL;
 	cu_free(p->flavor);
 	p->flavor = NULL;
+	api_strlist_dispose(&p->kept);
 }
 
 static void ps_reqs_free(struct tas_ps *p)

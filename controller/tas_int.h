@@ -75,6 +75,10 @@ struct tas_ps {
 	json_t *wire; /* [owned] a in the wire form */
 	struct tas_amount req[TAS_MAX_RESOURCES]; /* names [owned] */
 	size_t n_req;
+	/* failed nodes of the placement kept, not replaced
+	 * (SkipReassignmentForPodOwnedWorkloads), while they stay failed
+	 * [owned]; forgotten with the placement */
+	struct api_strlist kept;
 };
 
 struct tas_wl {

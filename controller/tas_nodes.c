@@ -5,7 +5,9 @@
  * pods on them ended), tainted nodes the podSet does not tolerate, healthy
  * nodes leaving status.unhealthyNodes, a failed node replaced within the
  * domain (recorded in the ledger first) or the Workload evicted
- * (NodeFailures), and stray pods left for a replaced node failed.
+ * (NodeFailures), and stray pods left for a replaced node failed; the
+ * assignment of a Workload owned by a single Pod kept as it is
+ * (SkipReassignmentForPodOwnedWorkloads).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +143,68 @@ static void replace_node(ctl *c, const struct que_wl *qw, json_t *obj,
 	ctl_tas__capacity_changed(c);
 }
 
+/* ---- SkipReassignmentForPodOwnedWorkloads ---------------------------- */
+
+/* Is Workload wl [borrowed] one whose failed nodes are not replaced:
+ * owned by a single Pod, with Kueue's SkipReassignmentForPodOwnedWorkloads
+ * on (its default)? */
+static bool pod_owned(const ctl *c, const struct api_workload *wl)
+{
+	if (c->cfg != NULL && !c->cfg->tas_gates.skip_pod_owned)
+		return false;
+	return rec_wl_owned_by_single_pod(wl);
+}
+
+/* The node failures of podSet p kept (not replaced) while the nodes stay
+ * failed: p->kept, a node added or dropped. */
+static bool kept_add(struct tas_ps *p, const char *node)
+{
+	char **items =
+	    cu_realloc(p->kept.items, (p->kept.n + 1) * sizeof(*p->kept.items));
+
+	if (items == NULL)
+		return false;
+	p->kept.items = items;
+	if ((items[p->kept.n] = cu_strdup(node)) == NULL)
+		return false;
+	p->kept.n++;
+	return true;
+}
+
+static void kept_drop(struct tas_ps *p, const char *node)
+{
+	size_t i;
+
+	for (i = 0; i < p->kept.n; i++)
+		if (strcmp(p->kept.items[i], node) == 0) {
+			cu_free(p->kept.items[i]);
+			p->kept.items[i] = p->kept.items[--p->kept.n];
+			return;
+		}
+}
+
+/* Kueue keeps the assignment of a Workload owned by a single Pod: its
+ * Pod cannot move, and the Workload ends with it (the Pod's owner makes
+ * a new Pod, a new Workload), so a replacement would only charge a node
+ * nobody uses while the Pod's own node looks free. Kueue's scheduler
+ * clears status.unhealthyNodes; the node is remembered so that it is
+ * not recorded again while it stays failed. */
+static void keep_assignment(
+    ctl *c, const struct que_wl *qw, struct tas_ps *p, const char *node)
+{
+	json_t *patch = json_pack("{s:{s:n}}", "status", "unhealthyNodes");
+
+	if (patch == NULL || !kept_add(p, node)) {
+		json_decref(patch);
+		return;
+	}
+	cu_info("workload %s/%s: owned by a single Pod, keeps its "
+		"assignment on unhealthy node %s "
+		"(SkipReassignmentForPodOwnedWorkloads)",
+	    qw->ns, qw->name, node);
+	ctl_wl_write(c, CTL_PIPE_WL_STATUS, qw->ns, qw->name, patch, NULL);
+}
+
 /* The patch that sets the Workload's status.unhealthyNodes to l
  * [borrowed] [owned: json_decref], NULL when out of memory. */
 static json_t *unhealthy_patch(const struct api_strlist *l)
@@ -182,10 +246,18 @@ static void mark_unhealthy(ctl *c, const struct que_wl *qw, struct tas_ps *p,
 		api_workload_dispose(&wl);
 		return;
 	}
-	switch (tas_node_failed(
-	    &wl.status.unhealthy_nodes, node, msg, sizeof(msg))) {
+	switch (pod_owned(c, &wl)
+		    ? tas_node_failed_pod_owned(&wl.status.unhealthy_nodes,
+			  &p->kept, node, msg, sizeof(msg))
+		    : tas_node_failed(
+			  &wl.status.unhealthy_nodes, node, msg, sizeof(msg))) {
 	case TAS_FAILED_REPLACE:
 		replace_node(c, qw, obj, p, podset, node, now);
+		break;
+	case TAS_FAILED_KEEP:
+		keep_assignment(c, qw, p, node);
+		break;
+	case TAS_FAILED_KEPT:
 		break;
 	case TAS_FAILED_EVICT:
 		evict_node_failures(c, qw, msg, now);
@@ -487,6 +559,12 @@ static void check_podset_nodes(ctl *c, const struct que_wl *qw,
 		h = tas_node_health(have_n ? &n : NULL, &u, &rules, now, &when);
 		if (have_n)
 			api_node_dispose(&n);
+		if (h != TAS_NODE_FAILED)
+			kept_drop(p, node); /* a new failure is handled anew */
+		else if (have_wl && pod_owned(c, &wl) &&
+			 tas_node_failed_pod_owned(&wl.status.unhealthy_nodes,
+			     &p->kept, node, NULL, 0) == TAS_FAILED_KEPT)
+			continue; /* kept: nothing to look at again */
 		if (h == TAS_NODE_FAILED) {
 			/* looked at again until handled: the Workload's
 			 * update may reach us before our write is seen */

@@ -58,6 +58,16 @@ static int64_t int_or(const json_t *o, const char *key, int64_t def)
 	return json_is_integer(v) ? json_integer_value(v) : def;
 }
 
+/* The pods AppWrapper infers for a Job's spec s: its parallelism (1 when
+ * unset), no more than its completions when set. */
+static int64_t job_pods(const json_t *s)
+{
+	int64_t p = int_or(s, "parallelism", 1),
+		c = int_or(s, "completions", p);
+
+	return c < p ? c : p;
+}
+
 static size_t add(struct aw_ps *out, size_t n, int64_t count, const char *path)
 {
 	if (n >= AW_MAX_PODSETS)
@@ -127,8 +137,7 @@ static size_t implied(const json_t *t, struct aw_ps *out)
 		return 0;
 	if (strcmp(kind, "Job") == 0)
 		return indexed(out,
-		    add(out, 0, int_or(spec, "parallelism", 1),
-			"template.spec.template"),
+		    add(out, 0, job_pods(spec), "template.spec.template"),
 		    API_LABEL_JOB_COMPLETION_INDEX, NULL, 0);
 	if (strcmp(kind, "Deployment") == 0 ||
 	    strcmp(kind, "StatefulSet") == 0 || strcmp(kind, "ReplicaSet") == 0)
@@ -148,9 +157,7 @@ static size_t implied(const json_t *t, struct aw_ps *out)
 			    "template",
 			    i);
 			n = indexed(out,
-			    add(out, n,
-				int_or(v, "replicas", 1) *
-				    int_or(js, "parallelism", 1),
+			    add(out, n, int_or(v, "replicas", 1) * job_pods(js),
 				path),
 			    API_LABEL_JOB_COMPLETION_INDEX,
 			    API_LABEL_JOBSET_JOB_INDEX,

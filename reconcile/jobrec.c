@@ -1037,6 +1037,23 @@ static int follow_job(const struct rec_job_view *view,
 	return follow_job_labels(view, in, wl, false, true, out, wrote, err);
 }
 
+bool rec_wl_owned_by_single_pod(const struct api_workload *wl)
+{
+	const struct api_owner_ref *r;
+	const char *group;
+
+	if (wl == NULL || wl->meta.n_owner_refs != 1)
+		return false;
+	group = api_strmap_get(
+	    &wl->meta.annotations, "kueue.x-k8s.io/is-group-workload");
+	if (group != NULL && strcmp(group, "true") == 0)
+		return false;
+	r = &wl->meta.owner_refs[0];
+	return r->kind != NULL && strcmp(r->kind, "Pod") == 0 &&
+	       r->api_version != NULL && strcmp(r->api_version, "v1") == 0 &&
+	       r->controller;
+}
+
 /* Steps 9 and 10: a Workload not admitted, or evicted, keeps its job
  * stopped with its original templates; an evicted Workload gives its
  * quota back once the job's pods are gone; a pending one follows the
@@ -1057,8 +1074,12 @@ static int keep_stopped(const struct rec_job_view *view,
 		return err->code;
 	if (wrote || failed)
 		return CU_OK;
+	/* SkipReassignmentForPodOwnedWorkloads: a Pod's own Workload is
+	 * not requeued; it ends with its Pod */
 	if (evicted && holds && !rec_job_is_active(in->job) &&
-	    rec_wl_status_release(wl, now_ns, &patch, &serr) == CU_OK &&
+	    rec_wl_status_release_parked(wl,
+		!view->no_skip_pod_owned && rec_wl_owned_by_single_pod(wl),
+		now_ns, &patch, &serr) == CU_OK &&
 	    patch != NULL)
 		return wl_write(out, in, REC_WRITE_STATUS, patch, err);
 	if (!holds)

@@ -769,6 +769,14 @@ CU_MUST_CHECK int rec_wl_status_evict(const struct api_workload *wl,
 CU_MUST_CHECK int rec_wl_status_release(const struct api_workload *wl,
     int64_t now_ns, json_t **patch, cu_error *err);
 
+/* rec_wl_status_release, with Requeued=False whatever the eviction's
+ * reason when park is set (Kueue's SkipReassignmentForPodOwnedWorkloads
+ * for a Workload owned by a single Pod: it ends with its Pod, whose
+ * owner makes a new one; the Workload reconciler then keeps it out of
+ * scheduling). */
+CU_MUST_CHECK int rec_wl_status_release_parked(const struct api_workload *wl,
+    bool park, int64_t now_ns, json_t **patch, cu_error *err);
+
 /*
  * Kueue's SetDeactivationTarget: DeactivationTarget=True with reason and
  * message [borrowed]; status.accumulatedPastExecutionTimeSeconds is
@@ -1641,8 +1649,20 @@ struct rec_job_view {
 	/* Kueue's ElasticJobsViaWorkloadSlices switched off: an elastic
 	 * job is handled as any other. */
 	bool no_elastic_jobs;
+	/* Kueue's SkipReassignmentForPodOwnedWorkloads switched off: an
+	 * evicted Workload owned by a single Pod is requeued as any other
+	 * (on: Requeued=False, rec_wl_status_release_parked). */
+	bool no_skip_pod_owned;
 	void *payload; /* passed to the callbacks */
 };
+
+/* Kueue's OwnedBySinglePod: is wl [borrowed; NULL: false] owned by
+ * exactly one v1 Pod and not a pod group's (annotation
+ * kueue.x-k8s.io/is-group-workload "true")? cueue's pod groups are owned
+ * by their Pods, none of them the controller, so the one reference must
+ * also be the controller (as the reference of a Pod's own Workload
+ * is). */
+bool rec_wl_owned_by_single_pod(const struct api_workload *wl);
 
 /* The job reconciler's objects [all borrowed, read during the call]. */
 struct rec_job_in {

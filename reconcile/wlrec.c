@@ -373,6 +373,11 @@ static int64_t hold_until(
 		wl, REC_COND_REQUEUED, REC_EVICTED_PODS_READY_TIMEOUT) &&
 	    at == 0)
 		return INT64_MAX; /* until BackoffFinished is written */
+	/* A Workload owned by a single Pod evicted with
+	 * SkipReassignmentForPodOwnedWorkloads: it ends with its Pod */
+	if (cond_false_for(wl, REC_COND_REQUEUED, REC_EVICTED_PREEMPTED) ||
+	    cond_false_for(wl, REC_COND_REQUEUED, REC_EVICTED_NODE_FAILURES))
+		return INT64_MAX;
 	return at;
 }
 

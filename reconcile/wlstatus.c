@@ -557,6 +557,12 @@ int rec_wl_status_evict(const struct api_workload *wl,
 int rec_wl_status_release(const struct api_workload *wl, int64_t now_ns,
     json_t **patch, cu_error *err)
 {
+	return rec_wl_status_release_parked(wl, false, now_ns, patch, err);
+}
+
+int rec_wl_status_release_parked(const struct api_workload *wl, bool park,
+    int64_t now_ns, json_t **patch, cu_error *err)
+{
 	const struct api_condition *ev;
 	json_t *from, *to;
 	struct st s;
@@ -569,7 +575,7 @@ int rec_wl_status_release(const struct api_workload *wl, int64_t now_ns,
 	    !api_conditions_true(
 		&wl->status.conditions, REC_COND_QUOTA_RESERVED))
 		return CU_OK;
-	requeue = ev->reason != NULL &&
+	requeue = !park && ev->reason != NULL &&
 		  (strcmp(ev->reason, REC_EVICTED_PREEMPTED) == 0 ||
 		      strcmp(ev->reason, REC_EVICTED_NODE_FAILURES) == 0);
 	rc = status_begin(wl, now_ns, &from, &to, &s, err);

@@ -380,6 +380,8 @@ enum tas_failed_action {
 	TAS_FAILED_RECORD = 0, /* add it to status.unhealthyNodes */
 	TAS_FAILED_REPLACE,    /* listed already: replace it in its domain */
 	TAS_FAILED_EVICT,      /* another node failed before: evict */
+	TAS_FAILED_KEEP, /* listed: the assignment kept, the list cleared */
+	TAS_FAILED_KEPT, /* kept before and still failed: nothing */
 };
 
 /* The action for failed node `node` [borrowed] of a Workload whose
@@ -388,6 +390,19 @@ enum tas_failed_action {
  * msg[len], cut to fit. */
 enum tas_failed_action tas_node_failed(
     const struct api_strlist *listed, const char *node, char *msg, size_t len);
+
+/* tas_node_failed for a Workload owned by a single Pod with Kueue's
+ * SkipReassignmentForPodOwnedWorkloads (on by default): the Pod cannot
+ * move and the Workload ends with it, so a listed node is not replaced
+ * (TAS_FAILED_KEEP: the assignment stays as it is and unhealthyNodes is
+ * cleared, as Kueue's scheduler clears it); a node whose failure was
+ * kept so, in kept [borrowed], asks for nothing more while it stays
+ * failed (TAS_FAILED_KEPT, also with another node listed since).
+ * Otherwise as tas_node_failed (record, or the eviction for a second
+ * failed node). */
+enum tas_failed_action tas_node_failed_pod_owned(
+    const struct api_strlist *listed, const struct api_strlist *kept,
+    const char *node, char *msg, size_t len);
 
 /* Kueue's handleHealthyNode: when node [borrowed] is in listed
  * [borrowed], the list without it into *out (initialised here;

@@ -200,6 +200,17 @@ enum tas_failed_action tas_node_failed(
 	return TAS_FAILED_EVICT;
 }
 
+enum tas_failed_action tas_node_failed_pod_owned(
+    const struct api_strlist *listed, const struct api_strlist *kept,
+    const char *node, char *msg, size_t len)
+{
+	if (listed_has(listed, node))
+		return TAS_FAILED_KEEP;
+	if (listed_has(kept, node))
+		return TAS_FAILED_KEPT;
+	return tas_node_failed(listed, node, msg, len);
+}
+
 bool tas_node_recovered(const struct api_strlist *listed, const char *node,
     struct api_strlist *out, bool *nomem)
 {

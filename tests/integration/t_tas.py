@@ -20,6 +20,8 @@ examples' shape (tests/integration/data/tas-*.yaml):
     replaced within the assigned domain or evict the Workload, as
     Kueue's node failure controller with its default gates; a
     replacement is recorded in the ledger first and survives a restart;
+    a Workload owned by a single Pod keeps its assignment
+    (SkipReassignmentForPodOwnedWorkloads);
   - a tainted rack is used only by Jobs that tolerate its taint (in
     their pod template or through the flavor's tolerations), and a
     nodeSelector keeps a Job's pods on the hosts that carry the label;
@@ -793,6 +795,48 @@ def replacement_restart(s):
     wait_for(lambda: not unhealthy(s, "rack4"), 20,
              what="%s removed from unhealthyNodes" % healthy)
     eq(assignment(s, "rack4"), new, "assignment kept")
+    ctl.stop()
+
+
+@case("pod-owned-workload-keeps-its-assignment", simulate=SIM)
+def pod_owned(s):
+    """SkipReassignmentForPodOwnedWorkloads (on by default in Kueue): a
+    Workload owned by a single Pod (created as Kueue's test creates it,
+    with the Pod as its owner) whose assigned node is deleted keeps its
+    topologyAssignment (the Pod cannot move, a replacement would charge
+    a node nobody uses); the node is recorded in unhealthyNodes and
+    cleared again, once (node-failures-replaced-or-evicted shows a Job's
+    Workload getting a replacement)."""
+    cluster(s)
+    ctl = Controller(s, config=CONFIG)
+    pod = post(s, DPODS, {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "solo", "namespace": DNS},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    post(s, DWLS, {
+        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+        "metadata": {"name": "solo", "namespace": DNS, "ownerReferences": [{
+            "apiVersion": "v1", "kind": "Pod", "name": "solo",
+            "uid": pod["metadata"]["uid"], "controller": True}]},
+        "spec": {"queueName": "tas-user-queue", "podSets": [{
+            "name": "main", "count": 1, "topologyRequest": {"required": RACK},
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{
+                "name": "c", "image": "i",
+                "resources": {"requests": {"cpu": "1"}}}]}}}]}})
+    original = wait_for(lambda: assignment(s, "solo"), 20,
+                        what="solo admitted")
+    victim = re.findall(r"b\d-r\d-n\d", repr(original))[0]
+    kept = "keeps its assignment on unhealthy node %s" % victim
+    code, _, out = s.raw("DELETE", "/api/v1/nodes/" + victim)
+    check(code in (200, 202), "delete node: %r" % (out,))
+    wait_for(lambda: kept in open(ctl.log).read(), 20,
+             what="the failure of %s handled" % victim)
+    wait_for(lambda: not unhealthy(s, "solo"), 20,
+             what="unhealthyNodes cleared")
+    barrier(s, "later")
+    eq(assignment(s, "solo"), original, "assignment kept")
+    eq(unhealthy(s, "solo"), [], "no unhealthy node")
+    eq(open(ctl.log).read().count(kept), 1, "handled once")
     ctl.stop()
 
 

@@ -4,8 +4,9 @@
  * gates and TASProfileMixed in the Configuration: at Kueue's defaults without
  * featureGates (TASFailedNodeReplacement, TASReplaceNodeOnPodTermination and
  * TASReplaceNodeOnNodeTaints on, TASReplaceNodeDueToNotReadyOverFixedTime
- * off), honoured when set (no "not acted on" warning), and printed back
- * when not at the default so that a converted file keeps them.
+ * off) and SkipReassignmentForPodOwnedWorkloads (on), honoured when set (no
+ * "not acted on" warning), and printed back when not at the default so that a
+ * converted file keeps them.
  */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -50,8 +51,10 @@ Test(ctl_config_tasgates, kueue_defaults_and_not_printed)
 	cr_assert(c.tas_gates.on_pod_termination);
 	cr_assert(c.tas_gates.on_node_taints);
 	cr_assert_not(c.tas_gates.not_ready_fixed_time);
+	cr_assert(c.tas_gates.skip_pod_owned);
 	y = print(&c);
 	cr_assert(strstr(y, "TAS") == NULL, "%s", y);
+	cr_assert(strstr(y, "SkipReassignment") == NULL, "%s", y);
 	cu_free(y);
 	ctl_config_dispose(&c);
 }
@@ -66,16 +69,21 @@ Test(ctl_config_tasgates, honoured_and_printed_back)
 			"  TASFailedNodeReplacement: false\n"
 			"  TASReplaceNodeOnPodTermination: false\n"
 			"  TASReplaceNodeOnNodeTaints: false\n"
-			"  TASReplaceNodeDueToNotReadyOverFixedTime: true\n");
+			"  TASReplaceNodeDueToNotReadyOverFixedTime: true\n"
+			"  SkipReassignmentForPodOwnedWorkloads: false\n");
 	cr_assert_eq(c.nwarnings, 0, "%s", c.nwarnings ? c.warnings[0] : "");
 	cr_assert_not(c.tas_gates.profile_mixed);
 	cr_assert_not(c.tas_gates.node_replacement);
 	cr_assert_not(c.tas_gates.on_pod_termination);
 	cr_assert_not(c.tas_gates.on_node_taints);
 	cr_assert(c.tas_gates.not_ready_fixed_time);
+	cr_assert_not(c.tas_gates.skip_pod_owned);
 	y = print(&c);
 	cr_assert(
 	    strstr(y, "TASReplaceNodeDueToNotReadyOverFixedTime: true") != NULL,
+	    "%s", y);
+	cr_assert(
+	    strstr(y, "SkipReassignmentForPodOwnedWorkloads: false") != NULL,
 	    "%s", y);
 	load_ok(&again, y);
 	cr_assert_not(again.tas_gates.profile_mixed);
@@ -83,6 +91,7 @@ Test(ctl_config_tasgates, honoured_and_printed_back)
 	cr_assert_not(again.tas_gates.on_pod_termination);
 	cr_assert_not(again.tas_gates.on_node_taints);
 	cr_assert(again.tas_gates.not_ready_fixed_time);
+	cr_assert_not(again.tas_gates.skip_pod_owned);
 	cu_free(y);
 	ctl_config_dispose(&c);
 	ctl_config_dispose(&again);

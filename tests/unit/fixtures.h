@@ -160,6 +160,11 @@ void fx_docjob_dispose(struct fx_docjob *d);
  * (JSON text) and Admitted; api_workload_dispose it. */
 void fx_docjob_workload(
     const struct fx_docjob *d, const char *adm, struct api_workload *wl);
+/* rec_job_view callbacks of empty caches: no admitted ResourceFlavor
+ * (admitted_flavors) and no LocalQueue (local_queue_exists). */
+int fx_no_flavors(const struct api_workload *wl,
+    struct api_resource_flavor **out, size_t *n, void *payload, cu_error *err);
+bool fx_no_lq(const char *ns, const char *name, void *payload);
 /* doc with the merge patch applied [owned]. */
 json_t *fx_apply(const json_t *doc, const json_t *patch);
 /* The pod sets of the job of framework fw read from text, as

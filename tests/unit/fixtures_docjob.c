@@ -89,6 +89,25 @@ void fx_docjob_workload(
 	json_decref(w);
 }
 
+int fx_no_flavors(const struct api_workload *wl,
+    struct api_resource_flavor **out, size_t *n, void *payload, cu_error *err)
+{
+	(void)wl;
+	(void)payload;
+	(void)err;
+	*out = NULL;
+	*n = 0;
+	return CU_OK;
+}
+
+bool fx_no_lq(const char *ns, const char *name, void *payload)
+{
+	(void)ns;
+	(void)name;
+	(void)payload;
+	return false;
+}
+
 json_t *fx_apply(const json_t *doc, const json_t *patch)
 {
 	json_t *out = NULL;

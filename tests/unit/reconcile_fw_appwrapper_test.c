@@ -108,6 +108,25 @@ static const struct ps_row ps_rows[] = {
 	"aw-0:4:1000"},
     {AW_JOB2, "aw-0:2:1000"},
     {AW_JOBSET, "aw-0:6:1000"},
+    /* AppWrapper's inference for a Job: min(parallelism, completions),
+     * parallelism 1 when unset; for a JobSet's Job the same, times its
+     * replicas */
+    {AW("{\"template\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+	"\"spec\":{\"parallelism\":4,\"completions\":2,\"template\":" TPL(
+	    "1") "}}}"),
+	"aw-0:2:1000"},
+    {AW("{\"template\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+	"\"spec\":{\"parallelism\":2,\"completions\":5,\"template\":" TPL(
+	    "1") "}}}"),
+	"aw-0:2:1000"},
+    {AW("{\"template\":{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+	"\"spec\":{\"completions\":3,\"template\":" TPL("1") "}}}"),
+	"aw-0:1:1000"},
+    {AW("{\"template\":{\"apiVersion\":\"jobset.x-k8s.io/v1alpha2\","
+	"\"kind\":\"JobSet\",\"spec\":{\"replicatedJobs\":[{"
+	"\"name\":\"a\",\"replicas\":2,\"template\":{\"spec\":{"
+	"\"parallelism\":3,\"completions\":1,\"template\":" TPL("1") "}}}]}}}"),
+	"aw-0:2:1000"},
     {AW("{\"template\":{\"apiVersion\":\"ray.io/v1\",\"kind\":"
 	"\"RayCluster\",\"spec\":{\"headGroupSpec\":{\"template\":" TPL(
 	    "1") "},\"workerGroupSpecs\":[{\"groupName\":\"w\",\"replicas\":"

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "reconcile/reconcile.h"
+#include "tests/unit/fixtures.h"
 
 #define T0 "2026-01-01T00:00:00Z"
 #define S (1000000000LL)
@@ -429,13 +430,16 @@ static const struct wrow wrows[] = {
 	.now_s = 5,
 	.creation = true,
 	.want = "release @created | backoff +10s"},
-    {.name = "released_other_eviction_no_backoff",
+    {.name = "released_preempted_not_requeued_parked",
 	.requeued = "Preempted",
 	.queued = true,
 	.where = QUE_WL_EVICTING,
 	.now_s = 5,
-	/* Kueue's queue order: by creation after a preemption */
-	.want = "release @created"},
+	/* Kueue's queue order: by creation after a preemption; Requeued
+	 * False (a Workload owned by a single Pod, with
+	 * SkipReassignmentForPodOwnedWorkloads) keeps it out of scheduling
+	 * for good, as Kueue's backoffWaitingTimeExpired */
+	.want = "release @created | backoff forever"},
     {.name = "added_backs_off",
 	.requeued = "PodsReadyTimeout",
 	.count = 1,
@@ -743,25 +747,6 @@ static const struct jrow jrows[] = {
 	.want = "status PodsReady=False:WaitForStart:" CAUSE},
 };
 
-static int no_flavors(const struct api_workload *wl,
-    struct api_resource_flavor **out, size_t *n, void *payload, cu_error *err)
-{
-	(void)wl;
-	(void)payload;
-	(void)err;
-	*out = NULL;
-	*n = 0;
-	return CU_OK;
-}
-
-static bool no_lq(const char *ns, const char *name, void *payload)
-{
-	(void)ns;
-	(void)name;
-	(void)payload;
-	return false;
-}
-
 Test(pods_ready, job_reconcile_table)
 {
 	size_t i;
@@ -885,8 +870,8 @@ Test(pods_ready, job_reconcile_table)
 		    api_workload_decode(&wl, wd, &err), CU_OK, "%s", err.msg);
 		show_pods_ready = true;
 		v.managed = true;
-		v.admitted_flavors = no_flavors;
-		v.local_queue_exists = no_lq;
+		v.admitted_flavors = fx_no_flavors;
+		v.local_queue_exists = fx_no_lq;
 		v.pods_ready = !r->off;
 		v.pods_not_ready = r->cause;
 		v.pods_ready_defer_ns = r->defer_s * S;

@@ -154,6 +154,46 @@ Test(tas_ungate, failed_node_table)
 	}
 }
 
+/* SkipReassignmentForPodOwnedWorkloads: a Workload owned by a single Pod
+ * keeps its assignment (the listed node is not replaced), and a node
+ * whose failure was answered so asks for nothing more while it stays
+ * failed; recording and the eviction for a second node are as for any
+ * Workload. */
+Test(tas_ungate, failed_node_pod_owned_table)
+{
+	static const struct {
+		const char *listed[2];
+		size_t n;
+		const char *kept[2];
+		size_t n_kept;
+		const char *node;
+		enum tas_failed_action want;
+	} cases[] = {
+	    {{NULL}, 0, {NULL}, 0, "n1", TAS_FAILED_RECORD},
+	    {{"n1"}, 1, {NULL}, 0, "n1", TAS_FAILED_KEEP},
+	    {{"n2", "n1"}, 2, {NULL}, 0, "n1", TAS_FAILED_KEEP},
+	    {{NULL}, 0, {"n1"}, 1, "n1", TAS_FAILED_KEPT},
+	    /* listed again (another writer): cleared again */
+	    {{"n1"}, 1, {"n1"}, 1, "n1", TAS_FAILED_KEEP},
+	    {{NULL}, 0, {"n1"}, 1, "n2", TAS_FAILED_RECORD},
+	    /* another node recorded since: no eviction for this one */
+	    {{"n2"}, 1, {"n1"}, 1, "n1", TAS_FAILED_KEPT},
+	    {{"n2"}, 1, {NULL}, 0, "n1", TAS_FAILED_EVICT},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct api_strlist l = {(char **)cases[i].listed, cases[i].n};
+		struct api_strlist k = {
+		    (char **)cases[i].kept, cases[i].n_kept};
+		char msg[512] = "";
+
+		cr_expect_eq(tas_node_failed_pod_owned(
+				 &l, &k, cases[i].node, msg, sizeof(msg)),
+		    cases[i].want, "case %zu", i);
+	}
+}
+
 Test(tas_ungate, eviction_message_is_cut_to_fit)
 {
 	const char *names[] = {
