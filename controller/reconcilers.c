@@ -462,6 +462,9 @@ static void job_view_init(
 		      : c->cfg->integrations.nlabel_keys_to_copy;
 	v->label_keys_to_copy = keys;
 	v->payload = c;
+	v->no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;
+	v->no_elastic_jobs = !c->cfg->job_gates.elastic_jobs;
+	v->no_skip_pod_owned = !c->cfg->tas_gates.skip_pod_owned;
 }
 
 /* The job is gone: its Workloads go too (rec_job_reconcile, step 0). */
@@ -860,9 +863,6 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 		    c->pr.cfg.timeout_ns / 2 < CTL_PR_READY_DEFER_NS
 			? c->pr.cfg.timeout_ns / 2
 			: CTL_PR_READY_DEFER_NS;
-	v.no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;
-	v.no_elastic_jobs = !c->cfg->job_gates.elastic_jobs;
-	v.no_skip_pod_owned = !c->cfg->tas_gates.skip_pod_owned;
 	memset(&in, 0, sizeof(in));
 	in.job = &j;
 	in.kind = j.kind;
