@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/json.h"
 #include "controller/ctl_int.h"
 
 /* ---- carrying out a reconciler's plan -------------------------------- */
@@ -749,6 +750,40 @@ static char *job_wl_name(ctl *c, const char *ns, const char *name,
 	return wlname;
 }
 
+/* A single Pod the gate no longer calls ours (its queue-name label
+ * gone, say) that still carries Kueue's managed label and pod finalizer:
+ * being deleted, it loses the finalizer (Kueue finalizes a Pod being
+ * deleted before its namespace and queue-name checks), so that it never
+ * stays Terminating; nothing else is written to it. */
+static void pod_let_go(
+    ctl *c, enum inf_id id, const char *const *key, json_t *obj, int64_t now)
+{
+	const char *m = api_json_str(
+	    json_object_get(json_object_get(obj, "metadata"), "labels"),
+	    REC_LABEL_MANAGED);
+	const char *ns = key[1];
+	struct rec_plan plan;
+	struct plan_ctx x;
+	bool done;
+	cu_error err;
+
+	/* any other job the gate refuses: rec_job_reconcile would plan
+	 * nothing */
+	if (id != INF_POD || ctl_pod_group_of(obj) != NULL || m == NULL ||
+	    strcmp(m, "true") != 0)
+		return;
+	rec_plan_init(&plan);
+	if (rec_pod_finalize(obj, ns, NULL, now, true, &plan, &done, &err) !=
+	    CU_OK)
+		cu_warn("pod %s/%s: %s", ns, key[2], err.msg);
+	memset(&x, 0, sizeof(x));
+	x.inf = INF_POD;
+	x.job_key = key;
+	x.job_obj = obj;
+	x.now = now;
+	apply_plan(c, &x, &plan);
+}
+
 /* A single Pod: rec_job_reconcile between the two steps of its
  * finalizer (rec_pod_finalize): a Pod being deleted is only finalized. */
 static void pod_finalize(const json_t *pod, const char *ns,
@@ -772,6 +807,20 @@ static void pod_finalize(const json_t *pod, const char *ns,
 		cu_warn("pod %s/%s: %s", ns, in->name, err.msg);
 }
 
+/* The job's plan: rec_job_reconcile, with a single Pod's finalizer
+ * steps around it (pod_finalize). */
+static void job_plan(enum inf_id id, const json_t *obj, const char *const *key,
+    int64_t now, const struct rec_job_view *v, const struct rec_job_in *in,
+    struct rec_plan *plan)
+{
+	cu_error err;
+
+	if (id == INF_POD && !v->wl_awaited)
+		pod_finalize(obj, key[1], in->wl, now, v, in, plan);
+	else if (rec_job_reconcile(v, in, now, plan, &err) != CU_OK)
+		cu_warn("%s %s/%s: %s", key[0], key[1], key[2], err.msg);
+}
+
 /* The job reconciler for one job of any framework: gather the inputs
  * (the gate first: a job that is not ours is neither decoded nor written
  * to, docs/architecture.md lesson 1), rec_job_reconcile, carry out its plan. */
@@ -793,7 +842,6 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	json_t *obj;
 	char *wlname = NULL;
 	const char *prebuilt;
-	cu_error err;
 
 	if (strcmp(key[0], CTL_KIND_POD_GROUP) == 0) {
 		ctl_reconcile_pod_group(c, key, now);
@@ -816,8 +864,10 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	    ctl_pipe_retrying(c->pipe, key))
 		return;
 	job_view_init(c, &v, &keys);
-	if (!job_gate(c, obj, ns, &v.queue_name))
-		return; /* rec_job_reconcile would plan nothing */
+	if (!job_gate(c, obj, ns, &v.queue_name)) {
+		pod_let_go(c, id, key, obj, now);
+		return;
+	}
 	if (id == INF_POD && ctl_pod_group_of(obj) != NULL)
 		return; /* its group's (ctl_reconcile_pod_group) */
 	if (!job_decode(id, obj, ns, name, &j, &jd))
@@ -874,10 +924,7 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 	in.slice_name = sliced ? sl.slice_name : NULL;
 	in.old_slice = sliced ? sl.pick.old : NULL;
 	rec_plan_init(&plan);
-	if (id == INF_POD && !v.wl_awaited)
-		pod_finalize(obj, ns, in.wl, now, &v, &in, &plan);
-	else if (rec_job_reconcile(&v, &in, now, &plan, &err) != CU_OK)
-		cu_warn("%s %s/%s: %s", key[0], ns, name, err.msg);
+	job_plan(id, obj, key, now, &v, &in, &plan);
 	memset(&x, 0, sizeof(x));
 	x.inf = id;
 	x.job_key = key;

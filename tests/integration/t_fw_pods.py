@@ -261,6 +261,16 @@ def pod_finalizer(s):
     wait_for(lambda: phase(s, "team", "f-0") is None and
              finalizers(s, "team", "f-1") == [], 30,
              what="f-0 gone, f-1 finalizer removed")
+    # A Pod that is no longer ours (its queue-name label removed) but
+    # carries the managed label and finalizer: deleted, it still goes.
+    create(s, "team", plain_pod("team", "stray", cpu="3"))
+    code, _, body = s.raw("PATCH", PODS % "team" + "/stray", {
+        "metadata": {"labels": {"kueue.x-k8s.io/queue-name": None}}},
+        headers={"Content-Type": "application/merge-patch+json"})
+    eq(code, 200, "unlabel stray: %r" % body)
+    delete_pod(s, "team", "stray")
+    wait_for(lambda: phase(s, "team", "stray") is None, 30,
+             what="stray gone once finalized")
     ctl.stop()
 
 
