@@ -235,20 +235,16 @@ enum rec_acheck_verdict rec_acheck_verdict(
 
 int rec_acheck_patch_admitted(const json_t *patch)
 {
-	json_t *conds = json_object_get(
-		   json_object_get(patch, "status"), "conditions"),
-	       *c;
-	size_t i;
+	struct api_conditions cs;
+	const struct api_condition *c;
+	int rc = -1;
 
-	json_array_foreach(conds, i, c)
-	{
-		const char *t = api_json_str(c, "type");
-
-		if (t != NULL && strcmp(t, REC_COND_ADMITTED) == 0)
-			return strcmp(api_json_str(c, "status")
-					  ? api_json_str(c, "status")
-					  : "",
-				   "True") == 0;
-	}
-	return -1;
+	/* a patch whose conditions do not decode has no Admitted to tell */
+	if (patch == NULL || api_conditions_decode(patch, &cs, NULL) != CU_OK)
+		return -1;
+	c = api_conditions_find(&cs, REC_COND_ADMITTED);
+	if (c != NULL)
+		rc = c->status == API_COND_TRUE;
+	api_conditions_dispose(&cs);
+	return rc;
 }

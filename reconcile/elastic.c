@@ -166,17 +166,15 @@ int rec_elastic_scale_down_patch(const struct rec_job *j,
 int rec_elastic_slice_annotations(
     const struct api_workload *old, const char *name, json_t *wl, cu_error *err)
 {
-	json_t *meta = json_object_get(wl, "metadata"), *ann;
+	json_t *meta, *ann;
 	const char *origin = name;
 	char *key = NULL;
 
-	ann = json_object_get(meta, "annotations");
-	if (ann == NULL) {
-		ann = json_object();
-		if (ann == NULL ||
-		    json_object_set_new(meta, "annotations", ann))
-			return rec__nomem(err, "workload slice");
-	}
+	/* wl is the document being built: written, not read */
+	meta = api_json_obj_child(wl, "metadata");
+	ann = meta != NULL ? api_json_obj_child(meta, "annotations") : NULL;
+	if (ann == NULL)
+		return rec__nomem(err, "workload slice");
 	if (old != NULL) {
 		const char *o = api_strmap_get(
 		    &old->meta.annotations, REC_WORKLOAD_SLICE_NAME);

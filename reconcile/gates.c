@@ -30,18 +30,15 @@ const char *rec_gate_value(const struct api_meta *m)
 int rec_gate_copy(const struct api_meta *job, json_t *wl, cu_error *err)
 {
 	const char *v = rec_gate_value(job);
-	json_t *meta = json_object_get(wl, "metadata"), *ann;
+	json_t *ann;
 
 	if (v == NULL)
 		return CU_OK;
-	ann = json_object_get(meta, "annotations");
-	if (ann == NULL) {
-		ann = json_object();
-		if (ann == NULL ||
-		    json_object_set_new(meta, "annotations", ann))
-			return rec__nomem(err, "admission gate");
-	}
-	if (json_object_set_new(ann, REC_ADMISSION_GATED_BY, json_string(v)))
+	/* wl is the document being built: written, not read */
+	ann = api_json_obj_child(
+	    api_json_obj_child(wl, "metadata"), "annotations");
+	if (ann == NULL ||
+	    json_object_set_new(ann, REC_ADMISSION_GATED_BY, json_string(v)))
 		return rec__nomem(err, "admission gate");
 	return CU_OK;
 }

@@ -33,40 +33,15 @@ int32_t rec_wl_pod_count(const struct api_workload *wl)
 	return n > INT32_MAX ? INT32_MAX : n < 0 ? 0 : (int32_t)n;
 }
 
-/* The condition `type` of pod p with status "True"/"False" [borrowed], or
- * NULL. */
-static const json_t *pod_cond(const json_t *p, const char *type)
-{
-	const json_t *conds =
-	    json_object_get(json_object_get(p, "status"), "conditions");
-	const json_t *c;
-	size_t i;
-
-	json_array_foreach(conds, i, c)
-	{
-		const char *t = json_string_value(json_object_get(c, "type"));
-
-		if (t != NULL && strcmp(t, type) == 0)
-			return c;
-	}
-	return NULL;
-}
-
-static bool cond_is(const json_t *c, const char *status)
-{
-	const char *s = json_string_value(json_object_get(c, "status"));
-
-	return s != NULL && strcmp(s, status) == 0;
-}
-
-static bool pod_ready(const json_t *p)
+static bool pod_ready(const json_t *p, const struct api_conditions *cs)
 {
 	const char *phase = json_string_value(
 	    json_object_get(json_object_get(p, "status"), "phase"));
+	const struct api_condition *c = api_conditions_find(cs, "Ready");
 
 	if (phase != NULL && strcmp(phase, "Succeeded") == 0)
 		return true;
-	return cond_is(pod_cond(p, "Ready"), "True");
+	return c != NULL && c->status == API_COND_TRUE;
 }
 
 char *rec_pods_not_ready_message(const json_t *pods, int32_t expected)
@@ -74,30 +49,38 @@ char *rec_pods_not_ready_message(const json_t *pods, int32_t expected)
 	const json_t *items =
 	    json_is_array(pods) ? pods : json_object_get(pods, "items");
 	const char **msgs;
+	struct api_conditions *cs;
 	size_t i, j, n = json_array_size(items), nmsg = 0, best = 0;
 	size_t best_votes = 0;
 	int64_t ready = 0, want, not_ready;
 	char *out;
 
 	msgs = cu_calloc(n + 1, sizeof(*msgs));
-	if (msgs == NULL)
+	/* each Pod's conditions, held until its message is used */
+	cs = cu_calloc(n + 1, sizeof(*cs));
+	if (msgs == NULL || cs == NULL) {
+		cu_free(msgs);
+		cu_free(cs);
 		return NULL;
+	}
 	for (i = 0; i < n; i++) {
 		const json_t *p = json_array_get(items, i);
-		const json_t *sc;
-		const char *m;
+		const struct api_condition *sc;
 
 		if (json_object_get(json_object_get(p, "metadata"),
 			"deletionTimestamp") != NULL)
 			continue;
-		if (pod_ready(p)) {
+		/* a Pod whose conditions do not decode has none */
+		if (api_conditions_decode(p, &cs[i], NULL) != CU_OK)
+			memset(&cs[i], 0, sizeof(cs[i]));
+		if (pod_ready(p, &cs[i])) {
 			ready++;
 			continue;
 		}
-		sc = pod_cond(p, "PodScheduled");
-		m = json_string_value(json_object_get(sc, "message"));
-		if (sc != NULL && cond_is(sc, "False") && m != NULL && *m)
-			msgs[nmsg++] = m;
+		sc = api_conditions_find(&cs[i], "PodScheduled");
+		if (sc != NULL && sc->status == API_COND_FALSE &&
+		    sc->message != NULL && *sc->message)
+			msgs[nmsg++] = sc->message;
 	}
 	/* The cause most pods share; the first seen on a tie. */
 	for (i = 0; i < nmsg; i++) {
@@ -116,6 +99,9 @@ char *rec_pods_not_ready_message(const json_t *pods, int32_t expected)
 	if (nmsg > 0 && not_ready > 0)
 		out = cu_asprintf("%lld of %lld pods not ready: %s",
 		    (long long)not_ready, (long long)want, msgs[best]);
+	for (i = 0; i < n; i++)
+		api_conditions_dispose(&cs[i]);
+	cu_free(cs);
 	cu_free(msgs);
 	return out;
 }

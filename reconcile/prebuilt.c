@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/wire.h"
 #include "reconcile/rec_int.h"
 
 bool rec__is_label_value(const char *s)
@@ -76,7 +77,7 @@ int rec_wl_adopt_patch(const struct rec_job *j, const struct api_workload *wl,
     json_t **patch, cu_error *err)
 {
 	const struct api_meta *m = rec_job_meta(j);
-	json_t *refs, *old, *r, *labels;
+	json_t *refs, *labels;
 	size_t i;
 
 	*patch = NULL;
@@ -87,14 +88,11 @@ int rec_wl_adopt_patch(const struct rec_job *j, const struct api_workload *wl,
 		return rec__nomem(err, "workload ownerReferences");
 	/* SetControllerReference: the job's reference replaces one to the
 	 * same object; the others stay. */
-	old = json_object_get(
-	    json_object_get(wl->raw, "metadata"), "ownerReferences");
-	json_array_foreach(old, i, r)
-	{
-		const char *uid = json_string_value(json_object_get(r, "uid"));
+	for (i = 0; i < wl->meta.n_owner_refs; i++) {
+		const struct api_owner_ref *r = &wl->meta.owner_refs[i];
 
-		if ((uid == NULL || strcmp(uid, m->uid) != 0) &&
-		    json_array_append(refs, r) != 0)
+		if ((r->uid == NULL || strcmp(r->uid, m->uid) != 0) &&
+		    json_array_append_new(refs, api_owner_ref_encode(r)) != 0)
 			goto nomem;
 	}
 	if (json_array_append_new(refs, rec__owner_ref(j)) != 0)

@@ -50,27 +50,35 @@ struct st {
 	int64_t now_ns;
 };
 
-static json_t *cond_find(json_t *status, const char *type)
+/* The conditions of the status being edited, decoded (they change as
+ * the patch is built, so each question decodes them afresh); cs [owned:
+ * api_conditions_dispose] is empty when they do not decode. */
+static void conds_of(const json_t *status, struct api_conditions *cs)
 {
-	json_t *conds = json_object_get(status, "conditions"), *c;
-	size_t i;
-
-	json_array_foreach(conds, i, c)
-	{
-		const char *t = api_json_str(c, "type");
-
-		if (t != NULL && strcmp(t, type) == 0)
-			return c;
-	}
-	return NULL;
+	if (api_conditions_decode_status(status, cs, NULL) != CU_OK)
+		memset(cs, 0, sizeof(*cs));
 }
 
-static bool cond_is_true(json_t *status, const char *type)
+static bool cond_present(const json_t *status, const char *type)
 {
-	json_t *c = cond_find(status, type);
-	const char *s = c ? api_json_str(c, "status") : NULL;
+	struct api_conditions cs;
+	bool r;
 
-	return s != NULL && strcmp(s, "True") == 0;
+	conds_of(status, &cs);
+	r = api_conditions_find(&cs, type) != NULL;
+	api_conditions_dispose(&cs);
+	return r;
+}
+
+static bool cond_is_true(const json_t *status, const char *type)
+{
+	struct api_conditions cs;
+	bool r;
+
+	conds_of(status, &cs);
+	r = api_conditions_true(&cs, type);
+	api_conditions_dispose(&cs);
+	return r;
 }
 
 /* apimeta.SetStatusCondition (api_conditions_set_json). Returns 0 or -1
@@ -91,16 +99,21 @@ static int cond_set(struct st *s, const struct cond *c)
  * "Previously: <message>". */
 static int cond_reset_active(struct st *s, const char *type, const char *reason)
 {
-	json_t *c = cond_find(s->status, type);
-	const char *st, *prev;
-	char *msg;
+	struct api_conditions cs;
+	const struct api_condition *c;
+	char *msg = NULL;
+	bool active;
 	int rc;
 
-	st = c ? api_json_str(c, "status") : NULL;
-	if (st == NULL || strcmp(st, "True") != 0)
+	conds_of(s->status, &cs);
+	c = api_conditions_find(&cs, type);
+	active = c != NULL && c->status == API_COND_TRUE;
+	if (active)
+		msg =
+		    cu_asprintf("Previously: %s", c->message ? c->message : "");
+	api_conditions_dispose(&cs);
+	if (!active)
 		return 0;
-	prev = api_json_str(c, "message");
-	msg = cu_asprintf("Previously: %s", prev ? prev : "");
 	if (msg == NULL)
 		return -1;
 	rc = cond_set(s, &(struct cond){type, "False", reason, msg, true});
@@ -113,20 +126,31 @@ static int cond_reset_active(struct st *s, const char *type, const char *reason)
  * the admitted seconds to accumulatedPastExecutionTimeSeconds. */
 static int sync_admitted(struct st *s)
 {
-	json_t *qr = cond_find(s->status, REC_COND_QUOTA_RESERVED);
-	json_t *ad = cond_find(s->status, REC_COND_ADMITTED);
-	bool reserved = cond_is_true(s->status, REC_COND_QUOTA_RESERVED);
-	bool was = cond_is_true(s->status, REC_COND_ADMITTED);
-	bool ready = rec__checks_all_ready(s->status);
+	struct api_conditions cs;
+	const struct api_condition *ad;
+	bool reserved, was, has_ltt = false, ready;
+	int64_t t = 0;
 
-	if (qr == NULL && ad == NULL)
+	conds_of(s->status, &cs);
+	ad = api_conditions_find(&cs, REC_COND_ADMITTED);
+	reserved = api_conditions_true(&cs, REC_COND_QUOTA_RESERVED);
+	was = ad != NULL && ad->status == API_COND_TRUE;
+	if (ad != NULL && ad->has_last_transition) {
+		has_ltt = true;
+		t = ad->last_transition_ns;
+	}
+	if (ad == NULL &&
+	    api_conditions_find(&cs, REC_COND_QUOTA_RESERVED) == NULL) {
+		api_conditions_dispose(&cs);
 		return 0;
+	}
+	api_conditions_dispose(&cs);
+	ready = rec__checks_all_ready(s->status);
 	if (was && !(reserved && ready)) {
-		const char *ltt = api_json_str(ad, "lastTransitionTime");
 		json_t *acc;
-		int64_t t, d;
+		int64_t d;
 
-		if (ltt != NULL && cu_time_parse(ltt, &t, NULL) == CU_OK) {
+		if (has_ltt) {
 			d = (s->now_ns - t) / 1000000000LL;
 			acc = json_object_get(
 			    s->status, "accumulatedPastExecutionTimeSeconds");
@@ -454,18 +478,16 @@ static int count_eviction(struct st *s, const char *reason, const char *cause)
 /* apimeta.RemoveStatusCondition */
 static void cond_remove(struct st *s, const char *type)
 {
-	json_t *conds = json_object_get(s->status, "conditions"), *c;
-	size_t i;
+	struct api_conditions cs;
+	const struct api_condition *c;
 
-	json_array_foreach(conds, i, c)
-	{
-		const char *t = api_json_str(c, "type");
-
-		if (t != NULL && strcmp(t, type) == 0) {
-			json_array_remove(conds, i);
-			return;
-		}
-	}
+	conds_of(s->status, &cs);
+	c = api_conditions_find(&cs, type);
+	/* the decoded list keeps the array's order */
+	if (c != NULL)
+		json_array_remove(json_object_get(s->status, "conditions"),
+		    (size_t)(c - cs.items));
+	api_conditions_dispose(&cs);
 }
 
 static int close_preemption_gates(struct st *s)
@@ -587,7 +609,7 @@ int rec_wl_status_release_parked(const struct api_workload *wl, bool park,
 	if (e == 0)
 		e = unset_reservation(
 		    &s, REC_REASON_PENDING_EVALUATION, ev->message);
-	if (e == 0 && cond_find(s.status, REC_COND_PODS_READY) != NULL)
+	if (e == 0 && cond_present(s.status, REC_COND_PODS_READY))
 		e = pods_wait_for_start(&s);
 	return status_end(from, to, e, patch, err);
 }
