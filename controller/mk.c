@@ -36,9 +36,6 @@ static const struct api_resource res_configs = {
 static const struct api_resource res_secrets = {"", "v1", "secrets", true};
 static const struct api_resource res_wl = {
     "kueue.x-k8s.io", "v1beta2", "workloads", true};
-static const struct api_resource res_jobs = {"batch", "v1", "jobs", true};
-static const struct api_resource res_jobsets = {
-    "jobset.x-k8s.io", "v1alpha2", "jobsets", true};
 
 /* ---- informer handlers ------------------------------------------------ */
 
@@ -101,6 +98,17 @@ static void remote_synced(void *payload)
 
 /* ---- lookups ---------------------------------------------------------- */
 
+enum inf_id ctl_mk__row_inf(ctl *c, size_t i)
+{
+	const struct rec_mk_adapter *a = rec_mk_adapter_at(i);
+	const struct rec_fw *fw = a ? rec_fw_by_name(a->fw) : NULL;
+	enum inf_id id = fw ? ctl_fw_inf(fw->kind) : INF__COUNT;
+
+	if (id == INF__COUNT || (id != INF_JOB && c->inf[id] == NULL))
+		return INF__COUNT;
+	return id;
+}
+
 struct mk_worker *ctl_mk__worker(struct ctl_mk *mk, const char *name)
 {
 	size_t i;
@@ -144,10 +152,14 @@ const char *ctl_mk__check_config(struct ctl_mk *mk, const char *check)
 
 static void worker_disconnect(struct mk_worker *w)
 {
+	size_t i;
+
 	api_informer_free(w->wl);
-	api_informer_free(w->job);
-	api_informer_free(w->jobset);
-	w->wl = w->job = w->jobset = NULL;
+	w->wl = NULL;
+	for (i = 0; i < MK_MAX_ADAPTERS; i++) {
+		api_informer_free(w->jobs[i]);
+		w->jobs[i] = NULL;
+	}
 	api_client_free(w->cl);
 	w->cl = NULL;
 	w->connected = false;
@@ -195,7 +207,7 @@ static void worker_connect(struct mk_worker *w, const char *kc)
 	ctl *c = w->mk->c;
 	char path[] = "/tmp/cueue-mk-kubeconfig-XXXXXX", *sel = NULL;
 	struct api_client_opts o;
-	size_t len = strlen(kc);
+	size_t len = strlen(kc), i;
 	cu_error err;
 	int fd, rc;
 
@@ -234,13 +246,15 @@ static void worker_connect(struct mk_worker *w, const char *kc)
 	if (rc == CU_OK)
 		rc = api_informer_new(
 		    &w->wl, w->cl, &res_wl, NULL, sel, NULL, &hw, w, &err);
-	if (rc == CU_OK)
-		rc = api_informer_new(
-		    &w->job, w->cl, &res_jobs, NULL, sel, NULL, &hj, w, &err);
-	/* JobSets: optional, a worker without the CRD runs Jobs only. */
-	if (rc == CU_OK)
-		rc = api_informer_new(&w->jobset, w->cl, &res_jobsets, NULL,
-		    sel, NULL, &hj, w, &err);
+	/* The kinds of the adapters whose framework the manager runs; but
+	 * for Jobs, a worker without a kind's CRD runs the others only. */
+	for (i = 0; rc == CU_OK && i < MK_MAX_ADAPTERS; i++) {
+		enum inf_id id = ctl_mk__row_inf(c, i);
+
+		if (id != INF__COUNT)
+			rc = api_informer_new(&w->jobs[i], w->cl, CTL_RES(id),
+			    NULL, sel, NULL, &hj, w, &err);
+	}
 	cu_free(sel);
 	if (rc != CU_OK) {
 		worker_fail(w, "BadConfig", cu_strdup(err.msg));
@@ -477,6 +491,21 @@ static json_t *with_cond(json_t *obj, json_t *cond)
 	return json_pack("{s:{s:o}}", "status", "conditions", out);
 }
 
+/* Every job informer of w synced (or its CRD absent, but for Jobs). */
+static bool jobs_synced(struct mk_worker *w)
+{
+	size_t i;
+
+	for (i = 0; i < MK_MAX_ADAPTERS; i++) {
+		if (w->jobs[i] == NULL || api_informer_synced(w->jobs[i]))
+			continue;
+		if (ctl_mk__row_inf(w->mk->c, i) == INF_JOB ||
+		    !api_informer_absent(w->jobs[i]))
+			return false;
+	}
+	return true;
+}
+
 static void sync_cluster_status(struct ctl_mk *mk, struct mk_worker *w)
 {
 	json_t *obj = api_informer_get(mk->clusters, NULL, w->name), *patch;
@@ -487,10 +516,7 @@ static void sync_cluster_status(struct ctl_mk *mk, struct mk_worker *w)
 	int64_t now = cu_time_mono_ns();
 
 	w->connected = w->cl != NULL && api_informer_synced(w->wl) &&
-		       api_informer_synced(w->job) &&
-		       (api_informer_synced(w->jobset) ||
-			   api_informer_absent(w->jobset)) &&
-		       unreach == NULL;
+		       jobs_synced(w) && unreach == NULL;
 	if (w->connected != was) {
 		cu_info("multikueue: cluster %s: %s", w->name,
 		    w->connected ? "connected" : "disconnected");

@@ -46,6 +46,10 @@
 /* A status write not seen in the cache after this long is sent again. */
 #define MK_RESEND_NS (10LL * 1000000000LL)
 
+/* Rows of the MultiKueue adapter table (reconcile/mk_adapt.c) a worker
+ * can watch. */
+#define MK_MAX_ADAPTERS 16
+
 struct ctl_mk;
 
 /* One worker cluster (one MultiKueueCluster). */
@@ -55,7 +59,11 @@ struct mk_worker {
 	char *source;	   /* [owned] "Secret/<name>" or "Path/<path>" */
 	char *kubeconfig;  /* [owned] the text the client was built from */
 	api_client *cl;	   /* [owned] NULL while not built */
-	api_informer *wl, *job, *jobset; /* [owned] the copies there */
+	api_informer *wl;  /* [owned] the Workload copies there */
+	/* [owned] the jobs there, one per row of the adapter table
+	 * (rec_mk_adapter_at) whose framework the manager runs; NULL: not
+	 * watched. */
+	api_informer *jobs[MK_MAX_ADAPTERS];
 	api_req *req; /* [borrowed] the Secret GET in flight */
 	/* Why the client could not be built (reason [static], message
 	 * [owned]); NULL while it is built or being built. */
@@ -98,6 +106,10 @@ bool ctl_mk__config_clusters(struct ctl_mk *mk, const char *name, json_t **out);
 /* The MultiKueueConfig named by the cached AdmissionCheck name [borrowed]
  * when it is a MultiKueue check, else NULL [borrowed]. */
 const char *ctl_mk__check_config(struct ctl_mk *mk, const char *check);
+/* The job informer (and its kind) of adapter row i watched on workers,
+ * or INF__COUNT when the manager does not run that framework. */
+enum inf_id ctl_mk__row_inf(ctl *c, size_t i);
+
 /* A remote Workload or Job changed: its manager Workload is marked. */
 void ctl_mk__mark(struct ctl_mk *mk, const char *ns, const char *name);
 

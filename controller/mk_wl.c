@@ -35,9 +35,6 @@
 
 static const struct api_resource res_wl = {
     "kueue.x-k8s.io", "v1beta2", "workloads", true};
-static const struct api_resource res_jobs = {"batch", "v1", "jobs", true};
-static const struct api_resource res_jobsets = {
-    "jobset.x-k8s.io", "v1alpha2", "jobsets", true};
 
 /* ---- writes to a worker ----------------------------------------------- */
 
@@ -172,12 +169,6 @@ static void find_job(json_t *obj, void *payload)
 		f->found = obj;
 }
 
-/* The informer of w holding jobs of kind [borrowed; NULL: Job]. */
-static api_informer *jobs_of(struct mk_worker *w, const char *kind)
-{
-	return kind != NULL && strcmp(kind, "JobSet") == 0 ? w->jobset : w->job;
-}
-
 /* The job of kind [NULL: any] on w whose prebuilt Workload is ns/wl
  * [borrowed], or NULL; *res its resource. */
 static json_t *remote_job_of(struct mk_worker *w, const char *kind,
@@ -185,18 +176,19 @@ static json_t *remote_job_of(struct mk_worker *w, const char *kind,
     const struct api_resource **res)
 {
 	struct find_job f = {ns, wl, NULL};
-	api_informer *inf = jobs_of(w, kind);
+	enum inf_id want = kind != NULL ? ctl_fw_inf(kind) : INF__COUNT;
+	size_t i;
 
-	*res = kind != NULL && strcmp(kind, "JobSet") == 0 ? &res_jobsets
-							   : &res_jobs;
-	if (inf == NULL)
-		return NULL;
-	if (job_name != NULL && kind != NULL)
-		return api_informer_get(inf, ns, job_name);
-	api_informer_foreach(inf, find_job, &f);
-	if (f.found == NULL && kind == NULL && w->jobset != NULL) {
-		*res = &res_jobsets;
-		api_informer_foreach(w->jobset, find_job, &f);
+	*res = CTL_RES(INF_JOB);
+	for (i = 0; i < MK_MAX_ADAPTERS && f.found == NULL; i++) {
+		enum inf_id id = ctl_mk__row_inf(w->mk->c, i);
+
+		if (w->jobs[i] == NULL || (kind != NULL && id != want))
+			continue;
+		*res = CTL_RES(id);
+		if (job_name != NULL && kind != NULL)
+			return api_informer_get(w->jobs[i], ns, job_name);
+		api_informer_foreach(w->jobs[i], find_job, &f);
 	}
 	return f.found;
 }
@@ -320,7 +312,8 @@ static void copy_job_status(ctl *c, enum inf_id id, const struct rec_fw *fw,
 {
 	if (remote == NULL || suspended(fw, job))
 		return;
-	job_status_write(c, id, job, rec_mk_job_status_patch(job, remote));
+	job_status_write(c, id, job,
+	    rec_mk_job_status_patch(rec_mk_adapter_of(fw), job, remote));
 }
 
 /* The manager ClusterQueue holding wl's quota [borrowed], or NULL. */
@@ -403,6 +396,7 @@ static const char *mk_check(struct ctl_mk *mk, json_t *wl, const char **cfg)
 struct wl_ctx {
 	json_t *wl, *job;
 	const struct rec_fw *fw;
+	const struct rec_mk_adapter *adapter; /* NULL: none */
 	enum inf_id id;
 	const char *ns, *name, *uid;
 	struct mk_worker *workers[REC_MK_MAX_CLUSTERS];
@@ -489,7 +483,8 @@ static void finish(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 	json_t *rj = remote_job_of(win, ctl_fw_kind(x->id), x->ns, x->name,
 	    ctl_jmeta(x->job, "name"), &rres);
 	bool held = suspended(x->fw, x->job);
-	json_t *patch = rj != NULL ? rec_mk_job_status_patch(x->job, rj) : NULL;
+	json_t *patch =
+	    rj != NULL ? rec_mk_job_status_patch(x->adapter, x->job, rj) : NULL;
 	struct ctl_kent *since =
 	    ctl_keys_get(&mk->finishing, CTL_K2(x->ns, x->name));
 	int64_t waited = since != NULL && since->n != 0 ? now - since->n : 0;
@@ -632,7 +627,7 @@ static void carry_out(struct ctl_mk *mk, struct wl_ctx *x, const char *check,
 				"its status cleared",
 			    x->ns, x->name);
 			job_status_write(c, x->id, x->job,
-			    rec_mk_job_inactive_patch(x->job));
+			    rec_mk_job_inactive_patch(x->adapter, x->job));
 		} else if (x->job_active) {
 			/* The job's stop and the copies' removal are not
 			 * all news for this Workload: look again. */
@@ -662,8 +657,7 @@ static void workload(
 	const char *check, *cfg = NULL;
 	json_t *clusters, *cl, *inactive;
 	size_t i;
-
-	char *recorded;
+	char *recorded, *no_adapter = NULL;
 
 	memset(&x, 0, sizeof(x));
 	x.ns = ns;
@@ -686,6 +680,7 @@ static void workload(
 	x.job = owner_job(c, x.wl, &x.fw, &x.id);
 	if (x.job == NULL || x.fw == NULL)
 		return;
+	x.adapter = rec_mk_adapter_of(x.fw);
 	json_array_foreach(clusters, i, cl)
 	{
 		struct mk_worker *w = ctl_mk__worker(mk, json_string_value(cl));
@@ -707,6 +702,11 @@ static void workload(
 	in.local = x.wl;
 	in.check = check;
 	in.job_managed_by = managed_by(x.fw, x.job);
+	if (x.adapter != NULL)
+		in.managed_by_field = x.adapter->managed_by_field;
+	else
+		in.no_adapter = no_adapter = cu_asprintf(
+		    "%s/%s, Kind=%s", x.fw->group, x.fw->version, x.fw->kind);
 	in.job_managed = in.job_managed_by != NULL &&
 			 strcmp(in.job_managed_by, REC_MK_CONTROLLER) == 0;
 	in.remotes = x.remotes;
@@ -721,7 +721,7 @@ static void workload(
 	round = ctl_keys_get(&mk->rounds, CTL_K2(ns, name));
 	in.round_start_ns = round ? round->n : 0;
 	in.job_suspended = suspended(x.fw, x.job);
-	inactive = rec_mk_job_inactive_patch(x.job);
+	inactive = rec_mk_job_inactive_patch(x.adapter, x.job);
 	x.job_active = in.job_active = inactive != NULL;
 	json_decref(inactive);
 	x.uid = ctl_jmeta(x.wl, "uid");
@@ -730,6 +730,7 @@ static void workload(
 	carry_out(mk, &x, check, &plan, now);
 	rec_mk_plan_dispose(&plan);
 	cu_free(recorded);
+	cu_free(no_adapter);
 }
 
 /* ---- entry points ----------------------------------------------------- */
@@ -900,7 +901,7 @@ static void gc_choices(ctl *c)
 void ctl_mk__gc(struct ctl_mk *mk)
 {
 	struct gc g = {mk, NULL};
-	size_t i;
+	size_t i, k;
 
 	gc_choices(mk->c);
 	for (i = 0; i < mk->nw; i++) {
@@ -908,9 +909,9 @@ void ctl_mk__gc(struct ctl_mk *mk)
 		if (!g.w->connected)
 			continue;
 		api_informer_foreach(g.w->wl, gc_wl, &g);
-		api_informer_foreach(g.w->job, gc_job, &g);
-		if (g.w->jobset != NULL)
-			api_informer_foreach(g.w->jobset, gc_job, &g);
+		for (k = 0; k < MK_MAX_ADAPTERS; k++)
+			if (g.w->jobs[k] != NULL)
+				api_informer_foreach(g.w->jobs[k], gc_job, &g);
 	}
 }
 

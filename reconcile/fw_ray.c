@@ -241,9 +241,12 @@ static bool ray_finished(const struct rec_fw *fw, const json_t *doc,
 
 static bool ray_active(const struct rec_fw *fw, const json_t *doc)
 {
-	if (is_rayjob(fw))
-		return !str_is(
-		    status_str(doc, "jobDeploymentStatus"), "Suspended");
+	if (is_rayjob(fw)) {
+		const char *ds = status_str(doc, "jobDeploymentStatus");
+
+		/* Suspended, or New (""): no pods, as in Kueue. */
+		return ds != NULL && ds[0] != '\0' && !str_is(ds, "Suspended");
+	}
 	return str_is(cluster_state(fw, doc), "ready");
 }
 

@@ -346,17 +346,26 @@ void rec_mk_decide(const struct rec_mk_in *in, struct rec_mk_plan *out)
 			json_object_get(st, "nominatedClusterNames") != NULL);
 		return;
 	}
-	/* The owner must be handed to MultiKueue (spec.managedBy). */
-	if (!in->job_managed) {
+	/* The owner must have an adapter and be handed to MultiKueue
+	 * (its managedBy). */
+	if (in->no_adapter != NULL || !in->job_managed) {
 		if (state != NULL && strcmp(state, "Rejected") == 0)
 			return;
 		out->step = REC_MK_REJECT;
 		out->state = "Rejected";
-		out->message = cu_asprintf("The owner is not managed by Kueue: "
-					   "Expecting spec.managedBy to be "
-					   "\"%s\" not \"%s\"",
-		    REC_MK_CONTROLLER,
-		    in->job_managed_by ? in->job_managed_by : "");
+		if (in->no_adapter != NULL)
+			out->message = cu_asprintf("No multikueue adapter "
+						   "found for owner kind "
+						   "\"%s\"",
+			    in->no_adapter);
+		else
+			out->message =
+			    cu_asprintf("The owner is not managed by Kueue: "
+					"Expecting %s to be \"%s\" not \"%s\"",
+				in->managed_by_field ? in->managed_by_field
+						     : "spec.managedBy",
+				REC_MK_CONTROLLER,
+				in->job_managed_by ? in->job_managed_by : "");
 		return;
 	}
 	/* 2. a finished copy finishes the Workload. */
@@ -647,25 +656,58 @@ static const char *const job_template_labels[] = {"controller-uid",
     "batch.kubernetes.io/controller-uid", "job-name",
     "batch.kubernetes.io/job-name", NULL};
 
+/* Remove the last key of path [static, NULL-terminated] from doc. */
+static void del_path(json_t *doc, const char *const *path)
+{
+	json_t *o = doc;
+	size_t i;
+
+	for (i = 0; o != NULL && path[i] != NULL && path[i + 1] != NULL; i++)
+		o = json_object_get(o, path[i]);
+	if (json_is_object(o) && path[i] != NULL)
+		json_object_del(o, path[i]);
+}
+
+/* Drop the spec.runtimePatches entries of manager from spec. */
+static void drop_patches(json_t *spec, const char *manager)
+{
+	json_t *ps = json_object_get(spec, "runtimePatches");
+	size_t i = 0;
+
+	while (i < json_array_size(ps)) {
+		const char *m = api_json_str(json_array_get(ps, i), "manager");
+
+		if (m != NULL && strcmp(m, manager) == 0)
+			json_array_remove(ps, i);
+		else
+			i++;
+	}
+	if (json_is_array(ps) && json_array_size(ps) == 0)
+		json_object_del(spec, "runtimePatches");
+}
+
 json_t *rec_mk_remote_job(const struct rec_fw *fw, const json_t *doc,
     const char *wl_name, const char *origin)
 {
-	json_t *md = clone_meta(doc, NULL, REC_PREBUILT_WORKLOAD, wl_name,
-	    REC_MK_ORIGIN_LABEL, origin);
-	json_t *spec = json_deep_copy(json_object_get(doc, "spec"));
-	char *av = fw->group[0] ? cu_asprintf("%s/%s", fw->group, fw->version)
-				: cu_strdup(fw->version);
-	json_t *out;
+	const struct rec_mk_adapter *a = rec_mk_adapter_of(fw);
+	json_t *md, *spec, *out;
+	char *av;
 	size_t i;
 
+	if (a == NULL)
+		return NULL;
+	md = clone_meta(doc, NULL, REC_PREBUILT_WORKLOAD, wl_name,
+	    REC_MK_ORIGIN_LABEL, origin);
+	spec = json_deep_copy(json_object_get(doc, "spec"));
+	av = fw->group[0] ? cu_asprintf("%s/%s", fw->group, fw->version)
+			  : cu_strdup(fw->version);
 	if (md == NULL || !json_is_object(spec) || av == NULL) {
 		json_decref(md);
 		json_decref(spec);
 		cu_free(av);
 		return NULL;
 	}
-	json_object_del(spec, "managedBy");
-	if (strcmp(fw->kind, "Job") == 0 && strcmp(fw->group, "batch") == 0) {
+	if (a->job_cleanup) {
 		json_t *tl = json_object_get(
 		    json_object_get(
 			json_object_get(spec, "template"), "metadata"),
@@ -675,33 +717,61 @@ json_t *rec_mk_remote_job(const struct rec_fw *fw, const json_t *doc,
 		for (i = 0; tl != NULL && job_template_labels[i] != NULL; i++)
 			json_object_del(tl, job_template_labels[i]);
 	}
+	if (a->drop_patch_manager != NULL)
+		drop_patches(spec, a->drop_patch_manager);
 	out = json_pack("{s:s, s:s, s:o, s:o}", "apiVersion", av, "kind",
 	    fw->kind, "metadata", md, "spec", spec);
 	cu_free(av);
+	/* Cleared: the worker's own controller takes the copy over. */
+	if (out != NULL && fw->managed_by != NULL)
+		del_path(out, fw->managed_by);
 	return out;
 }
 
-json_t *rec_mk_job_status_patch(const json_t *doc, const json_t *remote)
+/* The status fields of obj that adapter a copies [owned], or NULL. */
+static json_t *copied_status(const struct rec_mk_adapter *a, const json_t *obj)
 {
-	const json_t *rs = json_object_get(remote, "status");
-	const json_t *ls = json_object_get(doc, "status");
-	json_t *st;
+	const json_t *st = json_object_get(obj, "status");
+	json_t *out;
+	size_t i;
+
+	if (!json_is_object(st))
+		return NULL;
+	if (a == NULL || a->status == NULL)
+		return json_deep_copy(st);
+	out = json_object();
+	for (i = 0; out != NULL && a->status[i] != NULL; i++) {
+		const json_t *v = json_object_get(st, a->status[i]);
+
+		if (v != NULL)
+			json_object_set_new(
+			    out, a->status[i], json_deep_copy(v));
+	}
+	return out;
+}
+
+json_t *rec_mk_job_status_patch(
+    const struct rec_mk_adapter *a, const json_t *doc, const json_t *remote)
+{
+	json_t *rs = copied_status(a, remote);
+	json_t *ls = copied_status(a, doc);
 	const char *k;
 	json_t *v;
 
-	if (rs == NULL || json_equal(rs, ls))
+	if (rs == NULL || json_equal(rs, ls)) {
+		json_decref(rs);
+		json_decref(ls);
 		return NULL;
+	}
 	/* A merge patch: the worker's fields, and null for those the
 	 * manager's copy has and the worker's has not. */
-	st = json_deep_copy(rs);
-	if (st == NULL)
-		return NULL;
-	json_object_foreach((json_t *)ls, k, v)
+	json_object_foreach(ls, k, v)
 	{
 		if (json_object_get(rs, k) == NULL)
-			json_object_set_new(st, k, json_null());
+			json_object_set_new(rs, k, json_null());
 	}
-	return json_pack("{s:o}", "status", st);
+	json_decref(ls);
+	return json_pack("{s:o}", "status", rs);
 }
 
 /* Zero the counts named in keys of object o [borrowed] that are
@@ -711,7 +781,7 @@ static bool zero_counts(json_t *o, const char *const *keys)
 	bool any = false;
 	size_t i;
 
-	for (i = 0; keys[i] != NULL; i++) {
+	for (i = 0; keys != NULL && keys[i] != NULL; i++) {
 		json_t *v = json_object_get(o, keys[i]);
 
 		if (json_is_integer(v) && json_integer_value(v) > 0) {
@@ -722,39 +792,111 @@ static bool zero_counts(json_t *o, const char *const *keys)
 	return any;
 }
 
-json_t *rec_mk_job_inactive_patch(const json_t *doc)
+/* The positive counts of a Job's status ls [borrowed] set to null or
+ * to 0 in st. */
+static bool top_counts(
+    const struct rec_mk_adapter *a, const json_t *ls, json_t *st)
 {
-	static const char *const running[] = {"active", "ready", NULL};
-	const json_t *ls = json_object_get(doc, "status");
-	json_t *st = json_object(), *rjs, *r;
 	bool any = false;
 	size_t i;
 
-	if (st == NULL)
-		return NULL;
-	/* A Job: status.active, status.ready. */
-	rjs = json_deep_copy(json_object_get(ls, "replicatedJobsStatus"));
-	json_object_set_new(st, "active", json_null());
-	if (json_integer_value(json_object_get(ls, "active")) > 0)
-		any = true;
-	else
-		json_object_del(st, "active");
-	if (json_integer_value(json_object_get(ls, "ready")) > 0) {
-		json_object_set_new(st, "ready", json_integer(0));
-		any = true;
-	}
-	/* A JobSet: replicatedJobsStatus[].active, .ready (a merge patch
-	 * replaces the array: all of it, counts zeroed). */
-	if (json_is_array(rjs)) {
-		bool some = false;
-
-		json_array_foreach(rjs, i, r) some |=
-		    json_is_object(r) && zero_counts(r, running);
-		if (some &&
-		    json_object_set(st, "replicatedJobsStatus", rjs) == 0)
+	for (i = 0; a->counts_null != NULL && a->counts_null[i] != NULL; i++)
+		if (json_integer_value(json_object_get(ls, a->counts_null[i])) >
+		    0) {
+			json_object_set_new(st, a->counts_null[i], json_null());
 			any = true;
+		}
+	for (i = 0; a->counts_zero != NULL && a->counts_zero[i] != NULL; i++)
+		if (json_integer_value(json_object_get(ls, a->counts_zero[i])) >
+		    0) {
+			json_object_set_new(
+			    st, a->counts_zero[i], json_integer(0));
+			any = true;
+		}
+	return any;
+}
+
+/* The array or map a->counts_in of ls [borrowed] with its counts zeroed
+ * (a merge patch replaces it whole) set in st. */
+static bool nested_counts(
+    const struct rec_mk_adapter *a, const json_t *ls, json_t *st)
+{
+	json_t *c = json_deep_copy(json_object_get(ls, a->counts_in)), *r;
+	const char *k;
+	bool some = false;
+	size_t i;
+
+	if (a->counts_shape == REC_MK_COUNTS_ARRAY && json_is_array(c)) {
+		json_array_foreach(c, i, r) some |=
+		    json_is_object(r) && zero_counts(r, a->counts_zero);
+	} else if (a->counts_shape == REC_MK_COUNTS_MAP && json_is_object(c)) {
+		json_object_foreach(c, k, r) some |=
+		    json_is_object(r) && zero_counts(r, a->counts_zero);
 	}
-	json_decref(rjs);
+	if (some && json_object_set(st, a->counts_in, c) != 0)
+		some = false;
+	json_decref(c);
+	return some;
+}
+
+/* a->state_field of ls [borrowed] set to a->state_stopped in st. */
+static bool stop_state(
+    const struct rec_mk_adapter *a, const json_t *ls, json_t *st)
+{
+	const char *cur = api_json_str(ls, a->state_field);
+
+	if (a->state_stopped == NULL
+		? cur == NULL
+		: cur != NULL && strcmp(cur, a->state_stopped) == 0)
+		return false;
+	json_object_set_new(st, a->state_field,
+	    a->state_stopped ? json_string(a->state_stopped) : json_null());
+	return true;
+}
+
+/* The condition a->cond_off of ls [borrowed], True, set False in st (the
+ * whole list: a merge patch replaces it). */
+static bool cond_off(
+    const struct rec_mk_adapter *a, const json_t *ls, json_t *st)
+{
+	json_t *cs = json_deep_copy(json_object_get(ls, "conditions")), *c;
+	bool any = false;
+	size_t i;
+
+	json_array_foreach(cs, i, c)
+	{
+		const char *t = api_json_str(c, "type");
+		const char *v = api_json_str(c, "status");
+
+		if (t != NULL && v != NULL && strcmp(t, a->cond_off) == 0 &&
+		    strcmp(v, "True") == 0) {
+			json_object_set_new(c, "status", json_string("False"));
+			any = true;
+		}
+	}
+	if (any && json_object_set(st, "conditions", cs) != 0)
+		any = false;
+	json_decref(cs);
+	return any;
+}
+
+json_t *rec_mk_job_inactive_patch(
+    const struct rec_mk_adapter *a, const json_t *doc)
+{
+	const json_t *ls = json_object_get(doc, "status");
+	json_t *st;
+	bool any = false;
+
+	if (a == NULL || (st = json_object()) == NULL)
+		return NULL;
+	if (a->counts_shape == REC_MK_COUNTS_TOP)
+		any |= top_counts(a, ls, st);
+	else if (a->counts_shape != REC_MK_COUNTS_NONE)
+		any |= nested_counts(a, ls, st);
+	if (a->state_field != NULL)
+		any |= stop_state(a, ls, st);
+	if (a->cond_off != NULL)
+		any |= cond_off(a, ls, st);
 	if (!any) {
 		json_decref(st);
 		return NULL;

@@ -2451,6 +2451,48 @@ void rec_written_plan_dispose(struct rec_written_plan *p);
 #define REC_MK_ORIGIN_LABEL "kueue.x-k8s.io/multikueue-origin"
 #define REC_MK_MAX_CLUSTERS 20
 
+/* One framework's MultiKueue adapter (reconcile/mk_adapt.c): a row per
+ * framework Kueue has an adapter for. */
+enum rec_mk_counts {
+	REC_MK_COUNTS_NONE,  /* no counts (a state or a condition instead) */
+	REC_MK_COUNTS_TOP,   /* directly under status (batch/v1 Job) */
+	REC_MK_COUNTS_ARRAY, /* in each entry of an array under status */
+	REC_MK_COUNTS_MAP,   /* in each value of a map under status */
+};
+
+struct rec_mk_adapter {
+	const char *fw; /* [static] the descriptor's name (rec_fw.name) */
+	/* [static] the field the Rejected message names ("Expecting <it>
+	 * to be ..."), as Kueue's adapter of the kind writes it. */
+	const char *managed_by_field;
+	/* [static] the status fields copied back from the worker's job,
+	 * NULL-terminated; NULL: the whole status (every Kueue adapter). */
+	const char *const *status;
+	/* The copy on the worker: a batch/v1 Job loses spec.selector and
+	 * its template's controller labels; a TrainJob loses the
+	 * spec.runtimePatches entry of this manager [static; NULL: none].
+	 * Every copy loses the descriptor's managedBy. */
+	bool job_cleanup;
+	const char *drop_patch_manager;
+	/* Running pods the status shows (rec_mk_job_inactive_patch): counts
+	 * (counts_in [static] the array or map under status) set to null
+	 * (counts_null) or to 0 (counts_zero); a status string state_field
+	 * set to state_stopped (NULL: removed); a condition cond_off set
+	 * False. */
+	enum rec_mk_counts counts_shape;
+	const char *counts_in;
+	const char *const *counts_null, *const *counts_zero;
+	const char *state_field, *state_stopped;
+	const char *cond_off;
+};
+
+/* The adapter of framework fw [borrowed; may be NULL] [static], or NULL
+ * when Kueue has none for it (the check is then Rejected). */
+const struct rec_mk_adapter *rec_mk_adapter_of(const struct rec_fw *fw);
+
+/* The table, for iteration: row i [static], NULL past the end. */
+const struct rec_mk_adapter *rec_mk_adapter_at(size_t i);
+
 /* What the manager knows of one cluster a MultiKueueConfig names. */
 enum rec_mk_cluster_state {
 	REC_MK_CLUSTER_MISSING,	 /* no MultiKueueCluster of that name */
@@ -2481,8 +2523,15 @@ struct rec_mk_in {
 	/* The owner job's managedBy is kueue.x-k8s.io/multikueue (Kueue's
 	 * MultiKueueBatchJobWithManagedBy): else the check is Rejected. */
 	bool job_managed;
-	const char *job_managed_by;	     /* [borrowed; may be NULL] for the
-					      * message */
+	const char *job_managed_by; /* [borrowed; may be NULL] for the
+				     * message */
+	/* [borrowed; NULL: spec.managedBy] the field the message names
+	 * (rec_mk_adapter.managed_by_field). */
+	const char *managed_by_field;
+	/* [borrowed; NULL: it has one] the owner's "group/version,
+	 * Kind=kind" when its framework has no adapter: the check is
+	 * Rejected (Kueue: no chance to run). */
+	const char *no_adapter;
 	const struct rec_mk_remote *remotes; /* [borrowed] config order */
 	size_t n;			     /* <= REC_MK_MAX_CLUSTERS */
 	int64_t now_ns;
@@ -2581,17 +2630,20 @@ CU_MUST_CHECK int rec_mk_status_patch(const json_t *local, const char *check,
 json_t *rec_mk_remote_workload(const json_t *local, const char *origin);
 
 /* The copy of the manager's job doc [borrowed] of framework fw created on
- * the worker: name, namespace, labels with Kueue's prebuilt Workload
- * label = wl_name and the origin label, annotations, spec without
- * managedBy (the worker's own controller runs it); a batch/v1 Job loses
- * spec.selector and its template's controller labels. [owned] or NULL. */
+ * the worker, as fw's adapter says: name, namespace, labels with Kueue's
+ * prebuilt Workload label = wl_name and the origin label, annotations,
+ * spec without the descriptor's managedBy (the worker's own controller
+ * runs it) and what the adapter drops (rec_mk_adapter). [owned] or NULL
+ * (no adapter, or out of memory). */
 json_t *rec_mk_remote_job(const struct rec_fw *fw, const json_t *doc,
     const char *wl_name, const char *origin);
 
 /* The status merge patch that makes the manager's job doc [borrowed]
- * show the worker's job remote's [borrowed] status: [owned] or NULL when
- * equal (or out of memory). */
-json_t *rec_mk_job_status_patch(const json_t *doc, const json_t *remote);
+ * show the status fields adapter a [static; NULL: all] copies from the
+ * worker's job remote [borrowed]: [owned] or NULL when equal (or out of
+ * memory). */
+json_t *rec_mk_job_status_patch(
+    const struct rec_mk_adapter *a, const json_t *doc, const json_t *remote);
 
 /* FINISH: is the Finished write of the manager's Workload local
  * [borrowed] held back? Unless it is evicted, the worker's job remote
@@ -2616,10 +2668,14 @@ bool rec_mk_finish_waits(const json_t *local, const struct rec_fw *fw,
     int64_t waited_ns, int64_t limit_ns);
 
 /* The status merge patch that makes the manager's job doc [borrowed]
- * show no running pods (a Job's active and ready, a JobSet's
- * replicatedJobsStatus active and ready): [owned], or NULL when it shows
- * none (or out of memory). Written once the worker that ran them is gone
- * or lost: nothing else updates the status of a job MultiKueue manages. */
-json_t *rec_mk_job_inactive_patch(const json_t *doc);
+ * show no running pods, as adapter a [static] says where they show (a
+ * Job's active and ready, a JobSet's replicatedJobsStatus active and
+ * ready, a Kubeflow job's replicaStatuses active, a RayJob's
+ * jobDeploymentStatus, an AppWrapper's QuotaReserved condition...):
+ * [owned], or NULL when it shows none (or a is NULL, or out of memory).
+ * Written once the worker that ran them is gone or lost: nothing else
+ * updates the status of a job MultiKueue manages. */
+json_t *rec_mk_job_inactive_patch(
+    const struct rec_mk_adapter *a, const json_t *doc);
 
 #endif /* CU_RECONCILE_RECONCILE_H */

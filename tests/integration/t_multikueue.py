@@ -20,6 +20,7 @@ import time
 from cuetest import CONTROLLER_CONFIG, Controller, Failure, Server, case, \
     check, eq, free_port, wait_for
 from cuetest.metrics import metric, scrape
+from cuetest.frameworks import sample
 from cuetest.kobj import cond, is_true
 from cuetest.observe import Observer
 
@@ -124,7 +125,7 @@ class Clusters:
     one of multikueue-setup.yaml (9 CPUs) unless manager_cpu says."""
 
     def __init__(self, s, *cpus, simulate="jobs", config=None, env=None,
-                 ctl_args=(), manager_cpu=None):
+                 ctl_args=(), manager_cpu=None, worker_config=None):
         self.m = s
         self.cfg, self.env, self.args = config or MANAGER_CONFIG, env, \
             ctl_args
@@ -135,8 +136,8 @@ class Clusters:
         for w, cpu in zip(self.w, cpus):
             crds(w)
             worker_queues(w, cpu)
-            self.ctls.append(Controller(w, config=WORKER_CONFIG,
-                                        args=ctl_args))
+            self.ctls.append(Controller(
+                w, config=worker_config or WORKER_CONFIG, args=ctl_args))
         crds(s)
         s.namespace(CTL_NS)
         for i, w in enumerate(self.w):
@@ -579,6 +580,86 @@ def jobset_case(s):
                       for n, o in k.history[1]), "no job on worker 1")
         check(any(o and "template" in o.get("spec", {})
                   for n, o in k.history[2]), "its jobs ran on worker 2")
+    finally:
+        k.stop()
+
+
+FW = ["batch/job", "kubeflow.org/pytorchjob", "ray.io/rayjob"]
+FW_LIST = 'frameworks: ["batch/job", "jobset.x-k8s.io/jobset"]'
+FW_NEW = "frameworks: [%s]" % ", ".join('"%s"' % f for f in FW)
+PYTORCHJOBS = "/apis/kubeflow.org/v1/namespaces/%s/pytorchjobs" % NS
+RAYJOBS = "/apis/ray.io/v1/namespaces/%s/rayjobs" % NS
+
+
+def fw_sample(file, name, managed_by, suspend=None):
+    """tests/data/frameworks/<file> as name in NS, queued to user-queue,
+    handed to MultiKueue at its kind's managedBy (a key path), with a
+    short simulated runtime (suspend: spec.suspend, as Kueue's webhook
+    sets it)."""
+    obj = sample(file, name, ns=NS, queue="user-queue", runtime_ms=500,
+                 suspend=suspend)
+    at = obj
+    for k in managed_by[:-1]:
+        at = at.setdefault(k, {})
+    at[managed_by[-1]] = MK
+    return obj
+
+
+@case("multikueue-kubeflow-and-ray", simulate="jobs,kubeflow,ray")
+def kubeflow_and_ray(s):
+    """A PyTorchJob (managedBy at spec.runPolicy) and a RayJob are
+    dispatched through their adapters: each runs on the worker (created
+    there without managedBy, with Kueue's prebuilt Workload label) while
+    the manager's stand-in operators leave them alone, and the manager's
+    objects show the worker's final status; their Workloads finish."""
+    k = Clusters(s, "9", simulate="jobs,kubeflow,ray",
+                 config=MANAGER_CONFIG.replace(FW_LIST, FW_NEW),
+                 worker_config=WORKER_CONFIG.replace(FW_LIST, FW_NEW))
+    w = k.w[0]
+    try:
+        wait_for(lambda: active(s, KQ + "/admissionchecks/" + CHECK) and
+                 active(s, KQ + "/multikueueclusters/" + W1), 40,
+                 what="the check and the worker Active")
+        for path, body in (
+                (PYTORCHJOBS, fw_sample("pytorchjob.yaml", "pt",
+                                        ["spec", "runPolicy",
+                                         "managedBy"])),
+                (RAYJOBS, fw_sample("rayjob.yaml", "rj",
+                                    ["spec", "managedBy"], True))):
+            code, _, resp = s.raw("POST", path, body)
+            eq(code, 201, "create %s: %r" % (body["kind"], resp))
+
+        def done(path, pred):
+            o = s.get_json(path)
+            return o if pred(o.get("status") or {}) else None
+        pt = wait_for(lambda: done(PYTORCHJOBS + "/pt", lambda st: any(
+            c.get("type") == "Succeeded" and c.get("status") == "True"
+            for c in st.get("conditions") or [])), 60,
+            what="the manager's PyTorchJob Succeeded (copied back)")
+        rj = wait_for(lambda: done(RAYJOBS + "/rj", lambda st: st.get(
+            "jobDeploymentStatus") == "Complete"), 60,
+            what="the manager's RayJob Complete (copied back)")
+        eq(pt["spec"]["runPolicy"].get("managedBy"), MK, "still MK's")
+        eq(rj["spec"].get("managedBy"), MK, "still MK's")
+        for name in ("pt", "rj"):
+            wait_wl(s, name, lambda wl: is_true(wl, "Finished"), 30,
+                    "the manager's Workload of %s Finished" % name)
+        # The manager ran nothing: no Pod there, no RayCluster.
+        eq(s.get_json("/api/v1/namespaces/%s/pods" % NS)["items"], [],
+           "pods on the manager")
+        eq(s.get_json("/apis/ray.io/v1/namespaces/%s/rayclusters" %
+                      NS)["items"], [], "rayclusters on the manager")
+        # The worker's copies were created by MultiKueue, and its
+        # operators ran them (their pods and children appeared there).
+        mine = [e for e in w.access_log()
+                if e.get("verb") == "POST" and "multikueue" in
+                (e.get("userAgent") or "") and
+                ("/pytorchjobs" in e.get("path", "") or
+                 "/rayjobs" in e.get("path", ""))]
+        eq(sorted(e["path"].rsplit("/", 1)[1] for e in mine
+                  if e["code"] == 201), ["pytorchjobs", "rayjobs"],
+           "the worker's copies created by the manager: %r" %
+           [(e["path"], e["code"]) for e in mine])
     finally:
         k.stop()
 

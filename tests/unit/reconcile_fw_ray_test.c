@@ -9,7 +9,7 @@
  *              default 500m); a negative count refused naming the field
  *   state:     suspended (spec.suspend); RayJob finished on
  *              jobDeploymentStatus Complete / Failed (success from
- *              jobStatus, message), active unless Suspended, ready from
+ *              jobStatus, message), active unless New or Suspended, ready from
  *              rayClusterStatus.state; RayCluster never finished, active
  *              and ready while status.state is ready
  *   start/stop: start unsuspends and merges the flavor into the head and
@@ -179,6 +179,14 @@ static const struct st_row st_rows[] = {
     {"ray.io/rayjob",
 	"\"spec\":{},\"status\":{\"jobDeploymentStatus\":\"Complete\"}",
 	{false, true, false, true, false, ""}},
+    /* New (no jobDeploymentStatus yet, as a RayJob its operator leaves
+     * alone: spec.managedBy) is not active, as in Kueue */
+    {"ray.io/rayjob", "\"spec\":{\"suspend\":true}",
+	{true, false, false, false, false, NULL}},
+    {"ray.io/rayjob",
+	"\"spec\":{\"suspend\":true},\"status\":{\"jobDeploymentStatus\":"
+	"\"\"}",
+	{true, false, false, false, false, NULL}},
     {"ray.io/raycluster",
 	"\"spec\":{\"suspend\":true},\"status\":{\"state\":\"suspended\"}",
 	{true, false, false, false, false, NULL}},

@@ -448,13 +448,13 @@ Test(mk_copies, job_status_patch)
 {
 	json_t *doc = parse("{\"status\":{\"active\":1,\"ready\":1}}");
 	json_t *rem = parse("{\"status\":{\"succeeded\":1}}");
-	json_t *p = rec_mk_job_status_patch(doc, rem);
+	json_t *p = rec_mk_job_status_patch(NULL, doc, rem);
 	json_t *st = json_object_get(p, "status");
 
 	cr_assert_not_null(p);
 	cr_expect_eq(json_integer_value(json_object_get(st, "succeeded")), 1);
 	cr_expect(json_is_null(json_object_get(st, "active")));
-	cr_expect_null(rec_mk_job_status_patch(rem, rem));
+	cr_expect_null(rec_mk_job_status_patch(NULL, rem, rem));
 	json_decref(p);
 	json_decref(doc);
 	json_decref(rem);
@@ -525,7 +525,11 @@ Test(mk_copies, job_inactive_patch)
 			   "{\"name\":\"a\",\"active\":2,\"ready\":1},"
 			   "{\"name\":\"b\",\"succeeded\":1}]}}");
 	json_t *idle = parse("{\"status\":{\"succeeded\":1,\"ready\":0}}");
-	json_t *p = rec_mk_job_inactive_patch(job), *st, *rjs;
+	const struct rec_mk_adapter *aj =
+	    rec_mk_adapter_of(rec_fw_by_name("batch/job"));
+	const struct rec_mk_adapter *ajs =
+	    rec_mk_adapter_of(rec_fw_by_name("jobset.x-k8s.io/jobset"));
+	json_t *p = rec_mk_job_inactive_patch(aj, job), *st, *rjs;
 
 	cr_assert_not_null(p);
 	st = json_object_get(p, "status");
@@ -533,7 +537,7 @@ Test(mk_copies, job_inactive_patch)
 	cr_expect_eq(json_integer_value(json_object_get(st, "ready")), 0);
 	cr_expect_null(json_object_get(st, "startTime"));
 	json_decref(p);
-	p = rec_mk_job_inactive_patch(js);
+	p = rec_mk_job_inactive_patch(ajs, js);
 	cr_assert_not_null(p);
 	rjs = json_object_get(
 	    json_object_get(p, "status"), "replicatedJobsStatus");
@@ -547,7 +551,7 @@ Test(mk_copies, job_inactive_patch)
 	    1);
 	cr_expect_null(json_object_get(json_object_get(p, "status"), "active"));
 	json_decref(p);
-	cr_expect_null(rec_mk_job_inactive_patch(idle));
+	cr_expect_null(rec_mk_job_inactive_patch(aj, idle));
 	json_decref(job);
 	json_decref(js);
 	json_decref(idle);
@@ -623,4 +627,62 @@ Test(mk_decide, finish_waits_no_longer_than_worker_lost_timeout)
 	json_decref(running);
 	json_decref(patch);
 	json_decref(wl);
+}
+
+/* The owner's framework decides the rejection: no adapter (Kueue: no
+ * chance to run), or its managedBy not handed over, named as the kind's
+ * adapter names it; a managed owner with an adapter is dispatched. */
+Test(mk_decide, rejected_by_the_owners_adapter)
+{
+	static const struct {
+		const char *no_adapter, *field, *by;
+		bool managed;
+		const char *message; /* NULL: not rejected */
+	} rej[] = {
+	    {"sparkoperator.k8s.io/v1beta2, Kind=SparkApplication", NULL, NULL,
+		true,
+		"No multikueue adapter found for owner kind "
+		"\"sparkoperator.k8s.io/v1beta2, Kind=SparkApplication\""},
+	    {NULL, "spec.runPolicy.managedBy", "kubeflow.org/mpi-operator",
+		false,
+		"The owner is not managed by Kueue: Expecting "
+		"spec.runPolicy.managedBy to be \"kueue.x-k8s.io/multikueue\" "
+		"not \"kubeflow.org/mpi-operator\""},
+	    {NULL, "spec.managedBy", NULL, false,
+		"The owner is not managed by Kueue: Expecting spec.managedBy "
+		"to be \"kueue.x-k8s.io/multikueue\" not \"\""},
+	    {NULL, "spec.managedBy", "kueue.x-k8s.io/multikueue", true, NULL},
+	};
+	size_t r;
+
+	for (r = 0; r < sizeof(rej) / sizeof(rej[0]); r++) {
+		json_t *local = local_wl(true, false, "Pending", NULL);
+		struct rec_mk_remote rem[1] = {{"w1", true, NULL, false}};
+		struct rec_mk_in in;
+		struct rec_mk_plan p;
+
+		memset(&in, 0, sizeof(in));
+		in.local = local;
+		in.check = "mk";
+		in.job_managed = rej[r].managed;
+		in.job_managed_by = rej[r].by;
+		in.managed_by_field = rej[r].field;
+		in.no_adapter = rej[r].no_adapter;
+		in.remotes = rem;
+		in.n = 1;
+		in.now_ns = 10 * S_NS;
+		in.worker_lost_ns = 5 * S_NS;
+		rec_mk_decide(&in, &p);
+		if (rej[r].message == NULL) {
+			cr_expect_eq(p.step, REC_MK_DISPATCH, "row %zu", r);
+			cr_expect(p.create[0], "row %zu", r);
+		} else {
+			cr_expect_eq(p.step, REC_MK_REJECT, "row %zu", r);
+			cr_assert_not_null(p.message, "row %zu", r);
+			cr_expect_str_eq(p.message, rej[r].message);
+			cr_expect_str_eq(p.state, "Rejected");
+		}
+		rec_mk_plan_dispose(&p);
+		json_decref(local);
+	}
 }
