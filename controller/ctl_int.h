@@ -237,6 +237,7 @@ struct ctl_report {
 		char *ns, *name;  /* owned */
 		const char *kind; /* [static] CTL_KIND_CQ or CTL_KIND_LQ */
 		json_t *patch;	  /* owned */
+		char *order; /* owned: "cq/name", "lq/ns/name", made once */
 		int64_t last;
 		bool urgent; /* Active changes: outside the budget */
 	} * offers;	     /* queue status writes offered this tick */
@@ -245,7 +246,59 @@ struct ctl_report {
 	/* Cohorts with metrics series after the last pass: one gone from
 	 * the next pass has its series removed. */
 	ctl_keys metric_cohorts;
+	/* report_pass.c: object key (CTL_KIND_CQ or _LQ) -> n the
+	 * fingerprint its written status was built from, s[0] the cached
+	 * resourceVersion; full: this pass builds every queue. */
+	ctl_keys clean;
+	bool full;
+	uint64_t passes;
+	/* The ClusterQueue and LocalQueue informers' resourceVersions at
+	 * the last pass [owned]: the same, and none of their objects
+	 * changed (a clean queue is skipped without reading its object).
+	 * lq_prints: the sum of every ClusterQueue's fingerprint then;
+	 * lq_clean: every LocalQueue was found clean. */
+	char *cq_rv, *lq_rv;
+	uint64_t lq_prints;
+	bool lq_clean;
 };
+
+/* report_pass.c: which queues the status pass builds again. Every
+ * CTL_REPORT_FULL_PASSES-th pass builds all. */
+#define CTL_REPORT_FULL_PASSES 60
+/* The fingerprint of what a status derived from cq [borrowed; NULL: a
+ * queue without one, never clean] reads from the model: never 0 or 1
+ * for a ClusterQueue. */
+uint64_t ctl_report__cq_print(const struct que_cq *cq);
+/* A pass begins: full (or every CTL_REPORT_FULL_PASSES-th) forgets
+ * every clean queue. */
+void ctl_report__pass_begin(struct ctl_report *r, bool full);
+/* key's [borrowed] status was found written at the last pass from print
+ * and cached [borrowed] (the same resourceVersion): nothing to build. */
+bool ctl_report__clean(const struct ctl_report *r, const char *const *key,
+    uint64_t print, json_t *cached);
+/* key is clean as far as the model goes (the same print), whatever its
+ * cached object: for a pass whose informer saw no change
+ * (ctl_report__informer_same). */
+bool ctl_report__clean_print(
+    const struct ctl_report *r, const char *const *key, uint64_t print);
+/* The informer's resourceVersion rv [borrowed] is *seen, the one the
+ * last pass saw (never in a full pass); *seen [owned] becomes rv. */
+bool ctl_report__informer_same(
+    const struct ctl_report *r, char **seen, const char *rv);
+/* Remember key [borrowed; copied] as clean (its status built from print
+ * and cached [borrowed] is the written one) or forget it. */
+void ctl_report__mark(struct ctl_report *r, const char *const *key,
+    uint64_t print, json_t *cached, bool clean);
+/* Offer a queue status write (patch [consumed]) of the object kind,
+ * ns [borrowed; NULL: cluster-scoped], name [borrowed] in res; urgent:
+ * an Active change (room, no token). ctl_report__flush writes the
+ * offers whose last report is oldest while the budget lasts, and drops
+ * the rest. */
+void ctl_report__offer(ctl *c, const struct api_resource *res, const char *ns,
+    const char *name, json_t *patch, const char *kind, bool urgent);
+void ctl_report__flush(ctl *c, int64_t now_ms);
+/* Free what an offer owns but its patch. */
+void ctl_report__offer_dispose(struct offer *o);
 
 /* ctl.c, views.c: the HTTP endpoints and webhook. */
 struct ctl_serve {
@@ -283,10 +336,25 @@ struct ctl_pr {
  * LocalQueue gauge (the kueue_*finished_workloads gauges). */
 struct ctl_wm {
 	ctl_keys finished;
-	/* {ns, name} of the Workloads not admitted -> s[0] their
-	 * ClusterQueue, s[1] "reason\x1funderlying cause\x1fLocalQueue",
-	 * n 1 when counted in the LocalQueue gauge (kueue_*unadmitted_*). */
+	/* The label sets Workloads not admitted are counted under
+	 * (kueue_*unadmitted_*), interned: {ns, ClusterQueue, "F reason
+	 * \x1funderlying cause\x1fLocalQueue"} (F '1' when counted in the
+	 * LocalQueue gauge too) -> n its tag. tags[tag - 1] is its entry
+	 * [borrowed from labels] and how many Workloads hold the tag; a
+	 * free slot (e NULL) keeps the next free slot + 1 in refs. */
+	ctl_keys labels;
+	struct ctl_wm_tag {
+		struct ctl_kent *e;
+		uint32_t refs;
+	} * tags; /* [owned] */
+	size_t n_tags, cap_tags;
+	uint32_t free_tag; /* first free slot + 1; 0: none */
+	/* A Workload's tag lives in its queue-model record (struct que_wl
+	 * tag; released by the model's forget hook when the record goes);
+	 * here only those the model does not hold: {ns, name} -> n the
+	 * tag. */
 	ctl_keys unadmitted;
+	bool hooked;	    /* the forget hook is installed on c->st */
 	int64_t started_ns; /* wall clock at start */
 };
 

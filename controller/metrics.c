@@ -112,6 +112,7 @@ struct custom {
 struct ctl_metrics {
 	uint32_t magic;
 	size_t max_series;
+	size_t max_response; /* ctl_metrics_opts.max_response, resolved */
 	enum ctl_replica_role role;
 	struct family fam[CTL_M__COUNT];
 	size_t order[CTL_M__COUNT]; /* family indexes sorted by name */
@@ -357,6 +358,10 @@ int ctl_metrics_new(
 	if (m == NULL)
 		return cu_error_set(err, CU_ENOMEM, "out of memory");
 	m->magic = METRICS_MAGIC;
+	m->max_response = opts != NULL && opts->max_response > 0 &&
+				  opts->max_response < CTL_HTTPD_MAX_RESPONSE
+			      ? opts->max_response
+			      : CTL_HTTPD_MAX_RESPONSE;
 	m->max_series = opts != NULL && opts->max_series > 0
 			    ? opts->max_series
 			    : CTL_METRICS_DEFAULT_MAX_SERIES;
@@ -1152,32 +1157,7 @@ int ctl_metrics_render(ctl_metrics *m, cu_buf *out, cu_error *err)
 	return CU_OK;
 }
 
-/* ---- /metrics ---------------------------------------------------------- */
-
-static void serve_metrics(const struct ctl_http_request *req,
-    struct ctl_http_response *resp, void *payload)
+size_t ctl_metrics_max_response(const ctl_metrics *m)
 {
-	ctl_metrics *m = payload;
-	cu_error err;
-
-	(void)req;
-	if (ctl_metrics_render(m, &resp->body, &err) != CU_OK) {
-		cu_errorf("metrics: %s", err.msg);
-		cu_buf_reset(&resp->body);
-		resp->status = 500;
-		return;
-	}
-	/* process_* sort after every registry family (cueue_, kueue_). */
-	if (ctl_proc_render(&resp->body) != CU_OK) {
-		cu_errorf("metrics: process metrics: out of memory");
-		cu_buf_reset(&resp->body);
-		resp->status = 500;
-		return;
-	}
-	resp->content_type = CTL_METRICS_CONTENT_TYPE;
-}
-
-int ctl_metrics_mount(ctl_metrics *m, ctl_httpd *srv, cu_error *err)
-{
-	return ctl_httpd_route(srv, "GET", "/metrics", serve_metrics, m, err);
+	return m->max_response;
 }

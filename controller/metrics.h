@@ -73,6 +73,9 @@ enum ctl_replica_role {
 
 struct ctl_metrics_opts {
 	size_t max_series; /* per family; 0 = CTL_METRICS_DEFAULT_MAX_SERIES */
+	/* the largest /metrics answer in bytes; 0 = CTL_HTTPD_MAX_RESPONSE
+	 * (which also bounds it) */
+	size_t max_response;
 };
 
 /*
@@ -230,9 +233,15 @@ enum ctl_metric_type ctl_metric_type_of(enum ctl_metric_id id);
 CU_MUST_CHECK int ctl_metrics_render(
     ctl_metrics *m, cu_buf *out, cu_error *err);
 
+/* The largest /metrics answer of m (ctl_metrics_opts.max_response). */
+size_t ctl_metrics_max_response(const ctl_metrics *m);
+
 /*
- * Serve GET /metrics from srv with Content-Type CTL_METRICS_CONTENT_TYPE.
- * m [borrowed; must outlive srv's serving]. Errors of ctl_httpd_route.
+ * Serve GET /metrics from srv (metrics_serve.c) with Content-Type
+ * CTL_METRICS_CONTENT_TYPE. An exposition over the answer's cap
+ * (ctl_metrics_opts.max_response) is never sent cut short: the answer is a 500
+ * whose text says so (and the log, once a minute). m [borrowed; must outlive
+ * srv's serving]. Errors of ctl_httpd_route.
  */
 CU_MUST_CHECK int ctl_metrics_mount(
     ctl_metrics *m, ctl_httpd *srv, cu_error *err);

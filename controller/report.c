@@ -499,136 +499,81 @@ static bool active_changed(json_t *have, json_t *want)
 	return active_status(have) != active_status(want);
 }
 
-/* Offer a queue status write (patch [consumed]); report_flush writes the
- * offers whose last report is oldest while the budget lasts. */
-static void report_offer(ctl *c, const struct api_resource *res, const char *ns,
-    const char *name, json_t *patch, const char *kind, bool urgent)
+#ifdef CUEUE_CHECK_INVARIANTS
+#define CTL_CHECKS_CLEAN 1
+#else
+#define CTL_CHECKS_CLEAN 0
+#endif
+
+/* A queue the pass skips as clean: in builds that check invariants,
+ * its status built anew (want [consumed]) is the cached one (cached
+ * [borrowed]) - the fingerprint missed nothing. */
+static void check_clean(json_t *want, json_t *cached, const char *const *key)
 {
-	struct offer *o;
-	struct ctl_kent *last;
-
-	if (c->rep.noffers == c->rep.capoffers) {
-		size_t nc = c->rep.capoffers ? c->rep.capoffers * 2 : 64;
-		struct offer *nv = cu_realloc(c->rep.offers, nc * sizeof(*nv));
-
-		if (nv == NULL) {
-			json_decref(patch);
-			return;
-		}
-		c->rep.offers = nv;
-		c->rep.capoffers = nc;
+#ifdef CUEUE_CHECK_INVARIANTS
+	if (!json_equal(want, json_object_get(cached, "status"))) {
+		cu_errorf("status pass: %s %s/%s skipped as clean, but its "
+			  "status changed",
+		    key[0], key[1], key[2]);
+		CU_ASSERT(!"a clean queue's status changed");
 	}
-	o = &c->rep.offers[c->rep.noffers];
-	o->res = res;
-	o->ns = ns ? cu_strdup(ns) : NULL;
-	o->name = cu_strdup(name);
-	o->kind = kind;
-	o->patch = patch;
-	last =
-	    ctl_keys_get(&c->rep.reported_at, CTL_K3(kind, ns ? ns : "", name));
-	o->last = last != NULL ? last->n : 0;
-	o->urgent = urgent;
-	if (o->name == NULL || (ns != NULL && o->ns == NULL)) {
-		cu_free(o->ns);
-		cu_free(o->name);
-		json_decref(patch);
-		return;
-	}
-	c->rep.noffers++;
-}
-
-static const char *kind_tag(const char *kind)
-{
-	if (strcmp(kind, CTL_KIND_CQ) == 0)
-		return "cq";
-	return strcmp(kind, CTL_KIND_COHORT) == 0 ? "co" : "lq";
-}
-
-/* Offers last reported at the same time go in the order of their keys
- * as "cq/name" and "lq/ns/name" strings (as they always did). */
-static int key_cmp(const struct offer *x, const struct offer *y)
-{
-	char a[600], b[600];
-
-	snprintf(a, sizeof(a), "%s/%s%s%s", kind_tag(x->kind),
-	    x->ns ? x->ns : "", x->ns ? "/" : "", x->name);
-	snprintf(b, sizeof(b), "%s/%s%s%s", kind_tag(y->kind),
-	    y->ns ? y->ns : "", y->ns ? "/" : "", y->name);
-	return strcmp(a, b);
-}
-
-static int offer_cmp(const void *a, const void *b)
-{
-	const struct offer *x = a, *y = b;
-
-	if (x->last != y->last)
-		return x->last < y->last ? -1 : 1;
-	return key_cmp(x, y);
-}
-
-static void report_flush(ctl *c, int64_t now_ms)
-{
-	size_t i;
-
-	if (c->rep.noffers == 0)
-		return;
-	qsort(c->rep.offers, c->rep.noffers, sizeof(*c->rep.offers), offer_cmp);
-	for (i = 0; i < c->rep.noffers; i++) {
-		struct offer *o = &c->rep.offers[i];
-
-		/* An urgent report needs no token, but room like any
-		 * other: the writes it waits behind are admissions'. */
-		if ((o->urgent && ctl_pipe_budget_room(
-				      c->pipe, CTL_PIPE_BUDGET_QUEUE_STATUS)) ||
-		    ctl_pipe_budget_take(
-			c->pipe, CTL_PIPE_BUDGET_QUEUE_STATUS, now_ms)) {
-			const char *const *key =
-			    CTL_K3(o->kind, o->ns ? o->ns : "", o->name);
-			struct ctl_kent *e =
-			    ctl_keys_put(&c->rep.reported_at, key);
-			struct ctl_pipe_write *w =
-			    ctl_pipe_queue(c->pipe, CTL_PIPE_QUEUE_STATUS,
-				o->res, o->ns, o->name, NULL, o->patch);
-
-			if (e != NULL)
-				e->n = now_ms;
-			ctl_pipe_set_budget(
-			    c->pipe, w, CTL_PIPE_BUDGET_QUEUE_STATUS);
-			ctl_pipe_expect(c->pipe, w, key, true);
-		} else {
-			json_decref(o->patch);
-		}
-		cu_free(o->ns);
-		cu_free(o->name);
-	}
-	c->rep.noffers = 0;
+#else
+	(void)cached;
+	(void)key;
+#endif
+	json_decref(want);
 }
 
 static void write_cq_status(ctl *c)
 {
 	size_t i, n = que_cq_count(c->st);
+	bool same = ctl_report__informer_same(&c->rep, &c->rep.cq_rv,
+	    api_informer_resource_version(c->inf[INF_CQ]));
 
 	for (i = 0; i < n; i++) {
 		struct que_cq *cq = que_cq_at(c->st, i);
 		json_t *cached, *want, *patch;
+		const char *const *key;
+		uint64_t print;
+		bool busy, written, fast, clean;
 
 		if (cq == NULL)
+			continue;
+		/* Fair sharing's weighted share reads the cohort: always
+		 * built. */
+		print = que_fair_sharing(c->st)->enable
+			    ? 1
+			    : ctl_report__cq_print(cq);
+		key = CTL_K3(CTL_KIND_CQ, "", cq->name);
+		/* No ClusterQueue object changed, nor this one's model:
+		 * not even its object is read. */
+		fast = same && ctl_report__clean_print(&c->rep, key, print);
+		if (fast && !CTL_CHECKS_CLEAN)
 			continue;
 		/* A ClusterQueue the engine no longer has that the cache
 		 * still shows is being deleted: its status says so. */
 		cached = api_informer_get(c->inf[INF_CQ], NULL, cq->name);
 		if (cached == NULL)
 			continue;
+		clean = ctl_report__clean(&c->rep, key, print, cached);
+		CU_ASSERT(!fast || clean);
+		if (clean) {
+			check_clean(cq_status(c, cq, cached), cached, key);
+			continue;
+		}
 		want = cq_status(c, cq, cached);
 		/* One status write per queue at a time: a write waiting out
 		 * a Retry-After must not be overtaken by a newer one. */
-		if (status_busy(c, CTL_K3(CTL_KIND_CQ, "", cq->name), cached) ||
-		    json_equal(want, json_object_get(cached, "status"))) {
+		busy = status_busy(c, key, cached);
+		written = !busy &&
+			  json_equal(want, json_object_get(cached, "status"));
+		ctl_report__mark(&c->rep, key, print, cached, written);
+		if (busy || written) {
 			json_decref(want);
 		} else {
 			patch = json_pack("{s:o}", "status", want);
-			report_offer(c, CTL_RES(INF_CQ), NULL, cq->name, patch,
-			    CTL_KIND_CQ,
+			ctl_report__offer(c, CTL_RES(INF_CQ), NULL, cq->name,
+			    patch, CTL_KIND_CQ,
 			    active_changed(
 				json_object_get(cached, "status"), want));
 		}
@@ -687,6 +632,8 @@ struct lq_tally {
 
 struct lq_pass {
 	ctl *c;
+	ctl_keys walk;	/* names of the ClusterQueues whose tallies are read */
+	size_t dirty;	/* LocalQueues not found clean */
 	ctl_keys index; /* {ns, name} -> n: position in v */
 	struct lq_tally *v;
 	size_t n, cap;
@@ -892,13 +839,65 @@ static void lq_metrics(
 	lq_resource_metrics(c, cached, name, ns, tally);
 }
 
+/* The fingerprint of what a LocalQueue's status reads from the model
+ * (its ClusterQueue's, cached [borrowed] says which; the model's may
+ * differ while a change is applied): 1 when it is never skipped
+ * (admission fair sharing's usage decays with time). */
+static uint64_t lq_print(
+    struct lq_pass *p, json_t *cached, const char *ns, const char *name)
+{
+	ctl *c = p->c;
+	const char *cqname = json_string_value(
+	    json_object_get(json_object_get(cached, "spec"), "clusterQueue"));
+	const struct que_lq *lq =
+	    ns != NULL && name != NULL ? que_lq_get(c->st, ns, name) : NULL;
+	const char *mname = lq != NULL ? lq->cq_name : NULL;
+
+	if (cqname == NULL || c->cfg->admission_fair_sharing.enable ||
+	    (mname != NULL && strcmp(mname, cqname) != 0))
+		return 1;
+	return ctl_report__cq_print(que_cq_get(c->st, cqname));
+}
+
+/* First pass: the ClusterQueues whose Workloads the LocalQueues not
+ * clean count. */
+static void walk_one_lq(json_t *cached, void *payload)
+{
+	struct lq_pass *p = payload;
+	const char *ns = ctl_jmeta(cached, "namespace");
+	const char *name = ctl_jmeta(cached, "name");
+	const char *cqname;
+	const struct que_lq *lq;
+
+	if (ns == NULL || name == NULL ||
+	    ctl_report__clean(&p->c->rep, CTL_K3(CTL_KIND_LQ, ns, name),
+		lq_print(p, cached, ns, name), cached))
+		return;
+	cqname = json_string_value(
+	    json_object_get(json_object_get(cached, "spec"), "clusterQueue"));
+	if (cqname != NULL)
+		(void)ctl_keys_put(&p->walk, CTL_K1(cqname));
+	lq = que_lq_get(p->c->st, ns, name);
+	if (lq != NULL && lq->cq_name != NULL)
+		(void)ctl_keys_put(&p->walk, CTL_K1(lq->cq_name));
+}
+
 static void write_one_lq(json_t *cached, void *payload)
 {
 	struct lq_pass *p = payload;
-	json_t *want = lq_status(p->c, p, cached);
 	const char *ns = ctl_jmeta(cached, "namespace");
 	const char *name = ctl_jmeta(cached, "name");
+	uint64_t print = lq_print(p, cached, ns, name);
+	const char *const *key = CTL_K3(CTL_KIND_LQ, ns ? ns : "", name);
+	json_t *want;
+	bool busy, written;
 
+	if (name != NULL && ctl_report__clean(&p->c->rep, key, print, cached)) {
+		check_clean(lq_status(p->c, p, cached), cached, key);
+		return;
+	}
+	p->dirty++;
+	want = lq_status(p->c, p, cached);
 	if (p->c->metrics != NULL) {
 		struct ctl_kent *pos =
 		    name ? ctl_keys_get(&p->index, CTL_K2(ns ? ns : "", name))
@@ -907,12 +906,17 @@ static void write_one_lq(json_t *cached, void *payload)
 		lq_metrics(p->c, cached, want, pos ? &p->v[pos->n] : NULL);
 	}
 
-	if (ns == NULL || name == NULL ||
-	    status_busy(p->c, CTL_K3(CTL_KIND_LQ, ns, name), cached) ||
-	    json_equal(want, json_object_get(cached, "status")))
+	if (ns == NULL || name == NULL) {
+		json_decref(want);
+		return;
+	}
+	busy = status_busy(p->c, key, cached);
+	written = !busy && json_equal(want, json_object_get(cached, "status"));
+	ctl_report__mark(&p->c->rep, key, print, cached, written);
+	if (busy || written)
 		json_decref(want);
 	else
-		report_offer(p->c, CTL_RES(INF_LQ), ns, name,
+		ctl_report__offer(p->c, CTL_RES(INF_LQ), ns, name,
 		    json_pack("{s:o}", "status", want), CTL_KIND_LQ,
 		    active_changed(json_object_get(cached, "status"), want));
 }
@@ -922,12 +926,31 @@ static void write_lq_status(ctl *c)
 {
 	struct lq_pass p = {.c = c, .nfr = que_fr_count(c->st)};
 	size_t i, n = que_cq_count(c->st);
+	uint64_t prints = 0;
+	bool same = ctl_report__informer_same(&c->rep, &c->rep.lq_rv,
+	    api_informer_resource_version(c->inf[INF_LQ]));
+	bool skip;
 
+	/* Every LocalQueue was clean, and neither their objects nor any
+	 * ClusterQueue changed: none is read. */
+	for (i = 0; i < n; i++)
+		prints += ctl_report__cq_print(que_cq_at(c->st, i));
+	skip = same && c->rep.lq_clean && prints == c->rep.lq_prints;
+	c->rep.lq_prints = prints;
+	if (skip && !CTL_CHECKS_CLEAN)
+		return;
 	ctl_keys_init(&p.index, 2);
+	ctl_keys_init(&p.walk, 1);
+	/* Only the ClusterQueues of LocalQueues not clean are walked (all
+	 * where invariants are checked: the clean ones are built too). */
+	if (!c->rep.full && !CTL_CHECKS_CLEAN)
+		api_informer_foreach(c->inf[INF_LQ], walk_one_lq, &p);
 	for (i = 0; i < n; i++) {
 		struct que_cq *cq = que_cq_at(c->st, i);
 
-		if (cq != NULL)
+		if (cq != NULL &&
+		    (c->rep.full || CTL_CHECKS_CLEAN ||
+			ctl_keys_get(&p.walk, CTL_K1(cq->name)) != NULL))
 			lq_count_cq(&p, cq);
 	}
 	api_informer_foreach(c->inf[INF_LQ], write_one_lq, &p);
@@ -935,6 +958,9 @@ static void write_lq_status(ctl *c)
 		cu_free(p.v[i].usage);
 	cu_free(p.v);
 	ctl_keys_dispose(&p.index);
+	ctl_keys_dispose(&p.walk);
+	c->rep.lq_clean = p.dirty == 0;
+	CU_ASSERT(!skip || p.dirty == 0);
 }
 
 /* Cohort status (only fairSharing), written only where it changed; and
@@ -964,7 +990,7 @@ static void write_one_cohort(json_t *cached, void *payload)
 			  : json_object_size(want) == 0))
 		json_decref(want);
 	else
-		report_offer(c, CTL_RES(INF_COHORT), NULL, name,
+		ctl_report__offer(c, CTL_RES(INF_COHORT), NULL, name,
 		    json_pack("{s:o}", "status", want), CTL_KIND_COHORT, false);
 }
 
@@ -1083,13 +1109,14 @@ static void write_cohort_metrics(ctl *c)
 
 void ctl_report_queues(ctl *c, int64_t now_ms)
 {
+	ctl_report__pass_begin(&c->rep, false);
 	write_cq_status(c);
 	write_lq_status(c);
 	if (c->inf[INF_COHORT] != NULL)
 		api_informer_foreach(c->inf[INF_COHORT], write_one_cohort, c);
 	if (c->metrics != NULL && c->cfg->metrics.cohorts)
 		write_cohort_metrics(c);
-	report_flush(c, now_ms);
+	ctl_report__flush(c, now_ms);
 }
 
 int ctl_report_init(struct ctl_report *r)
@@ -1099,6 +1126,7 @@ int ctl_report_init(struct ctl_report *r)
 	ctl_keys_init(&r->pending_due, 1);
 	ctl_keys_init(&r->reported_at, 3);
 	ctl_keys_init(&r->metric_cohorts, 1);
+	ctl_keys_init(&r->clean, 3);
 	return CU_OK;
 }
 
@@ -1110,9 +1138,11 @@ void ctl_report_dispose(struct ctl_report *r)
 	ctl_keys_dispose(&r->pending_due);
 	ctl_keys_dispose(&r->reported_at);
 	ctl_keys_dispose(&r->metric_cohorts);
+	ctl_keys_dispose(&r->clean);
+	cu_free(r->cq_rv);
+	cu_free(r->lq_rv);
 	for (i = 0; i < r->noffers; i++) {
-		cu_free(r->offers[i].ns);
-		cu_free(r->offers[i].name);
+		ctl_report__offer_dispose(&r->offers[i]);
 		json_decref(r->offers[i].patch);
 	}
 	cu_free(r->offers);

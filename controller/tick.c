@@ -2,8 +2,8 @@
 /*
  * controller/tick.c - the controller's one-second tick: the process's own
  * metrics (API requests, watch restarts, loop lag), retries that came due,
- * pending reasons that came due, the requeue safety net, and the queue
- * status reports.
+ * pending reasons that came due, the queue status reports (of the queues
+ * whose inputs changed, report_pass.c) and the requeue safety net.
  */
 #include <stdio.h>
 #include <string.h>
@@ -166,20 +166,23 @@ static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
 	c->dirty_cycle = true;
 	ctl_pipe_retry_due(c->pipe, cu_time_now_ms());
 	c->rep.pending_scan = true;
-	/* Level-triggered safety net: every CTL_REQUEUE_ALL_TICKS ticks, parked
-	 * (inadmissible) Workloads get another look even if no capacity
-	 * event was seen. A missed wake-up would otherwise leave a Workload
-	 * pending forever on an idle cluster (seen once in 15,000 and under
-	 * API faults; root cause not yet found). The look is quiet: without
-	 * a cause, a Workload that still waits keeps the reason it shows. */
-	if (++c->tick.ticks % CTL_REQUEUE_ALL_TICKS == 0 &&
-	    que_recheck_parked(c->st))
-		c->dirty_cycle = true;
 	if (ctl_may_write(c)) {
 		ctl_afs_pass(c, cu_time_now_ns());
 		ctl_report_queues(c, cu_time_now_ms());
 		ctl_sync_finalizers(c);
 	}
+	/* Level-triggered safety net: every CTL_REQUEUE_ALL_TICKS ticks, parked
+	 * (inadmissible) Workloads get another look even if no capacity
+	 * event was seen. A missed wake-up would otherwise leave a Workload
+	 * pending forever on an idle cluster (seen once in 15,000 and under
+	 * API faults; root cause not yet found). The look is quiet: without
+	 * a cause, a Workload that still waits keeps the reason it shows.
+	 * After the status pass: the cycle parks them again before the
+	 * next one, which then finds their ClusterQueues as they were
+	 * (report_pass.c) instead of building them all twice. */
+	if (++c->tick.ticks % CTL_REQUEUE_ALL_TICKS == 0 &&
+	    que_recheck_parked(c->st))
+		c->dirty_cycle = true;
 }
 
 void ctl_tick_start(ctl *c)

@@ -322,16 +322,17 @@ static void finished_seen(
 
 #define SEP '\x1f'
 
-/* Add d to the unadmitted gauges of entry e; a series at 0 goes. */
-static void unadmitted_add(ctl *c, const struct ctl_kent *e, double d)
+/* Add d to the unadmitted gauges of tag's labels; a series at 0 goes. */
+static void unadmitted_add(ctl *c, uint32_t tag, double d)
 {
+	const struct ctl_kent *e = c->wm.tags[tag - 1].e;
 	char buf[CTL_WM_STATUS_LEN];
 	char *reason = buf, *cause, *lq;
+	const char *ns = e->k[0], *cq = e->k[1];
+	bool lq_on = e->k[2][0] == '1';
 	double v;
 
-	if (c->metrics == NULL)
-		return;
-	snprintf(buf, sizeof(buf), "%s", e->s[1]);
+	snprintf(buf, sizeof(buf), "%s", e->k[2] + 1);
 	cause = strchr(reason, SEP);
 	lq = cause != NULL ? strchr(cause + 1, SEP) : NULL;
 	if (cause == NULL || lq == NULL)
@@ -339,23 +340,75 @@ static void unadmitted_add(ctl *c, const struct ctl_kent *e, double d)
 	*cause++ = '\0';
 	*lq++ = '\0';
 	ctl_metric_gauge_add(c->metrics, CTL_M_UNADMITTED_WORKLOADS,
-	    CTL_LV(e->s[0], reason, cause), d);
+	    CTL_LV(cq, reason, cause), d);
 	if (ctl_metric_value(&v, c->metrics, CTL_M_UNADMITTED_WORKLOADS,
-		CTL_LV(e->s[0], reason, cause)) == CU_OK &&
+		CTL_LV(cq, reason, cause)) == CU_OK &&
 	    v <= 0)
 		(void)ctl_metric_remove(c->metrics, CTL_M_UNADMITTED_WORKLOADS,
-		    CTL_LV(e->s[0], reason, cause));
-	if (!e->n)
+		    CTL_LV(cq, reason, cause));
+	if (!lq_on)
 		return;
 	ctl_metric_gauge_add(c->metrics, CTL_M_LOCAL_QUEUE_UNADMITTED_WORKLOADS,
-	    CTL_LV(lq, e->k[0], e->s[0], reason, cause), d);
+	    CTL_LV(lq, ns, cq, reason, cause), d);
 	if (ctl_metric_value(&v, c->metrics,
 		CTL_M_LOCAL_QUEUE_UNADMITTED_WORKLOADS,
-		CTL_LV(lq, e->k[0], e->s[0], reason, cause)) == CU_OK &&
+		CTL_LV(lq, ns, cq, reason, cause)) == CU_OK &&
 	    v <= 0)
 		(void)ctl_metric_remove(c->metrics,
 		    CTL_M_LOCAL_QUEUE_UNADMITTED_WORKLOADS,
-		    CTL_LV(lq, e->k[0], e->s[0], reason, cause));
+		    CTL_LV(lq, ns, cq, reason, cause));
+}
+
+/* The tag of the labels key [borrowed], taken once more (interned on
+ * first use); 0: out of memory. */
+static uint32_t tag_take(ctl *c, const char *const *key)
+{
+	struct ctl_wm *w = &c->wm;
+	struct ctl_kent *e = ctl_keys_get(&w->labels, key);
+	uint32_t i;
+
+	if (e != NULL) {
+		w->tags[e->n - 1].refs++;
+		return (uint32_t)e->n;
+	}
+	if (w->free_tag == 0 &&
+	    (w->n_tags >= UINT32_MAX - 1 ||
+		cu_grow((void **)&w->tags, &w->cap_tags, w->n_tags + 1,
+		    sizeof(*w->tags)) != CU_OK))
+		return 0;
+	if ((e = ctl_keys_put(&w->labels, key)) == NULL)
+		return 0;
+	if (w->free_tag != 0) {
+		i = w->free_tag - 1;
+		w->free_tag = w->tags[i].refs;
+	} else {
+		i = (uint32_t)w->n_tags++;
+	}
+	w->tags[i].e = e;
+	w->tags[i].refs = 1;
+	e->n = (int64_t)i + 1;
+	return i + 1;
+}
+
+/* One holder of tag fewer: its gauges count one Workload less, and the
+ * labels go with the last holder. */
+static void tag_drop(ctl *c, uint32_t tag)
+{
+	struct ctl_wm_tag *t = &c->wm.tags[tag - 1];
+
+	unadmitted_add(c, tag, -1.0);
+	if (--t->refs > 0)
+		return;
+	ctl_keys_del(&c->wm.labels, (const char *const *)t->e->k);
+	t->e = NULL;
+	t->refs = c->wm.free_tag;
+	c->wm.free_tag = tag;
+}
+
+/* The queue model's forget hook: a record holding a tag went. */
+static void on_forget(uint32_t tag, void *payload)
+{
+	tag_drop(payload, tag);
 }
 
 /* Kueue's unadmitted status of wl [borrowed; NULL: gone] into status
@@ -386,44 +439,78 @@ static bool unadmitted_status(
 	return true;
 }
 
+/* The labels wl [borrowed] is counted under, into status (the third part
+ * of a labels key) and *cq [borrowed]; false: not counted. */
+static bool unadmitted_labels(ctl *c, const char *ns,
+    const struct api_workload *wl, char *status, size_t size, const char **cq)
+{
+	const struct que_lq *lq;
+	json_t *lqobj;
+
+	*cq = "";
+	if (!unadmitted_status(c, wl, status + 1, size - 1))
+		return false;
+	lq = wl->spec.queue_name != NULL
+		 ? que_lq_get(c->st, ns, wl->spec.queue_name)
+		 : NULL;
+	lqobj = lq != NULL && c->inf[INF_LQ] != NULL
+		    ? api_informer_get(c->inf[INF_LQ], ns, wl->spec.queue_name)
+		    : NULL;
+	*cq = lq != NULL ? or_empty(lq->cq_name) : "";
+	status[0] = lqobj != NULL && ctl_lq_reported(c, lqobj) ? '1' : '0';
+	return true;
+}
+
+/* Where a Workload's tag lives: in the queue model's record of this
+ * Workload when there is one (the record's uid is wl's; when wl is gone,
+ * the record of its name), else in the controller's own entry of {ns,
+ * name}; never in both. */
 static void unadmitted_seen(
     ctl *c, const char *const *key, const struct api_workload *wl)
 {
 	char status[CTL_WM_STATUS_LEN];
-	struct ctl_kent *e = ctl_keys_get(&c->wm.unadmitted, key);
-	bool is = unadmitted_status(c, wl, status, sizeof(status));
-	const char *cq = "";
-	bool lq_on = false;
+	const char *cq;
+	struct ctl_kent *e;
+	struct que_wl *r;
+	uint32_t rt, et, cur, nt = 0;
+	bool is;
 
-	if (is) {
-		const struct que_lq *lq =
-		    wl->spec.queue_name != NULL
-			? que_lq_get(c->st, key[0], wl->spec.queue_name)
-			: NULL;
-		json_t *lqobj = lq != NULL && c->inf[INF_LQ] != NULL
-				    ? api_informer_get(c->inf[INF_LQ], key[0],
-					  wl->spec.queue_name)
-				    : NULL;
-
-		cq = lq != NULL ? or_empty(lq->cq_name) : "";
-		lq_on = lqobj != NULL && ctl_lq_reported(c, lqobj);
-	}
-	if (e != NULL && is && strcmp(e->s[0], cq) == 0 &&
-	    strcmp(e->s[1], status) == 0 && (e->n != 0) == lq_on)
+	if (c->metrics == NULL)
 		return;
+	if (!c->wm.hooked) {
+		que_set_forget_hook(c->st, on_forget, c);
+		c->wm.hooked = true;
+	}
+	is = unadmitted_labels(c, key[0], wl, status, sizeof(status), &cq);
+	r = que_workload_by_name(c->st, key[0], key[1]);
+	if (r != NULL && wl != NULL && strcmp(r->uid, wl->meta.uid) != 0)
+		r = NULL; /* an older Workload of that name */
+	e = ctl_keys_get(&c->wm.unadmitted, key);
+	rt = r != NULL ? r->tag : 0;
+	et = e != NULL ? (uint32_t)e->n : 0;
+	cur = r != NULL ? (et == 0 ? rt : 0) : et;
+	if (is && cur != 0 && strcmp(c->wm.tags[cur - 1].e->k[1], cq) == 0 &&
+	    strcmp(c->wm.tags[cur - 1].e->k[2], status) == 0)
+		return; /* counted where it belongs, under these labels */
+	if (is && (nt = tag_take(c, CTL_K3(key[0], cq, status))) != 0)
+		unadmitted_add(c, nt, 1.0);
+	if (rt != 0) {
+		r->tag = 0;
+		tag_drop(c, rt);
+	}
 	if (e != NULL) {
-		unadmitted_add(c, e, -1.0);
 		ctl_keys_del(&c->wm.unadmitted, key);
+		if (et != 0)
+			tag_drop(c, et);
 	}
-	if (!is || (e = ctl_keys_put(&c->wm.unadmitted, key)) == NULL)
+	if (nt == 0)
 		return;
-	if (ctl_keys_set_str(e, 0, cq) != CU_OK ||
-	    ctl_keys_set_str(e, 1, status) != CU_OK) {
-		ctl_keys_del(&c->wm.unadmitted, key);
-		return;
-	}
-	e->n = lq_on;
-	unadmitted_add(c, e, 1.0);
+	if (r != NULL)
+		r->tag = nt;
+	else if ((e = ctl_keys_put(&c->wm.unadmitted, key)) != NULL)
+		e->n = nt;
+	else
+		tag_drop(c, nt); /* out of memory: not counted */
 }
 
 /* ---- created Workloads ---------------------------------------------- */
@@ -495,6 +582,7 @@ int ctl_wm_init(ctl *c)
 {
 	ctl_keys_init(&c->wm.finished, 2);
 	ctl_keys_init(&c->wm.unadmitted, 2);
+	ctl_keys_init(&c->wm.labels, 3);
 	c->wm.started_ns = cu_time_now_ns();
 	return CU_OK;
 }
@@ -503,4 +591,6 @@ void ctl_wm_dispose(ctl *c)
 {
 	ctl_keys_dispose(&c->wm.finished);
 	ctl_keys_dispose(&c->wm.unadmitted);
+	ctl_keys_dispose(&c->wm.labels);
+	cu_free(c->wm.tags);
 }

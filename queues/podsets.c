@@ -35,6 +35,7 @@ void que_wl_sync_pods(struct que_wl *wl)
 {
 	uint32_t i;
 
+	que_cq_touch(wl->cq);
 	if (wl->where == QUE_WL_ADMITTED || wl->where == QUE_WL_EVICTING)
 		return;
 	for (i = 0; i < wl->n_podsets; i++) {
@@ -53,6 +54,7 @@ void que_wl_set_counts(struct que_wl *wl, const int32_t *counts)
 {
 	uint32_t i, j;
 
+	que_cq_touch(wl->cq);
 	for (i = 0; i < wl->n_podsets; i++) {
 		struct que_podset *ps = &wl->podsets[i];
 

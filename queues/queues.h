@@ -378,6 +378,17 @@ struct que_cq {
 	size_t n_heap, cap_heap;
 	struct que_wlist inadmissible;
 	struct que_wlist admitted; /* ADMITTED and EVICTING */
+	/* Goes up whenever the workloads the ClusterQueue holds may have
+	 * changed: one routed to it or away, a backoff begun or ended, a
+	 * workload's usage taken or given back (admission, release,
+	 * eviction), its counts changed; and on every rebuild (quota,
+	 * cohorts, Active). Moves between the heap and the parked list
+	 * alone leave it: they show in n_heap, inadmissible.n and
+	 * parked_mix, a sum of a hash of each parked workload (the same
+	 * ones parked again, the same sum). With all four equal, a status
+	 * or gauge derived from this ClusterQueue alone is what it was. */
+	uint64_t version;
+	uint64_t parked_mix;
 	bool requeue_needed;
 	/* que_recheck_parked: its parked workloads get another look that
 	 * changes nothing they report unless they can go ahead. */
@@ -517,6 +528,11 @@ struct que_wl {
 	struct que_lq *lq;	    /* [borrowed] NULL when missing */
 	struct que_cq *cq;	    /* [borrowed] NULL when not routable */
 	uint32_t n_podsets;
+	/* The caller's number for this record (0 until it sets one): the
+	 * model never reads it; que_workload_remove hands a non-zero tag to
+	 * the state's forget hook (que_set_forget_hook). It lives in what
+	 * was padding. */
+	uint32_t tag;
 	struct que_podset *podsets;
 	const char *replaces; /* que_workload_spec.replaces, "" when none */
 };
@@ -710,6 +726,13 @@ struct que_wl *que_workload_by_name(
  * CU_ENOTFOUND. */
 CU_MUST_CHECK int que_workload_set_generation(
     que_state *st, const char *uid, int64_t generation, cu_error *err);
+/* Called by que_workload_remove with the tag [a copy] of a record that
+ * carries one (struct que_wl tag), before the record is freed, and
+ * payload [borrowed]; never by que_state_free. */
+typedef void (*que_forget_fn)(uint32_t tag, void *payload);
+/* Install fn (NULL: none) with payload [borrowed; must outlive st or
+ * the next call]. */
+void que_set_forget_hook(que_state *st, que_forget_fn fn, void *payload);
 /* The slice wl replaces (wl->replaces): ADMITTED in wl's ClusterQueue,
  * in wl's namespace and not replaced already; NULL when there is none. */
 struct que_wl *que_replaced_slice(que_state *st, const struct que_wl *wl);

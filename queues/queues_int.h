@@ -65,7 +65,27 @@ struct que_state {
 	struct que_resources *resources; /* owned; NULL: none (resources.c) */
 	bool no_recompute_overlap; /* que_recompute_overlap_set(st, false) */
 	const struct que_tas_hook *tas; /* [borrowed] NULL: no TAS flavor */
+	que_forget_fn forget;		/* que_set_forget_hook; NULL: none */
+	void *forget_payload;		/* [borrowed] */
 };
+
+/* What cq [may be NULL] holds changed (struct que_cq version). */
+static inline void que_cq_touch(struct que_cq *cq)
+{
+	if (cq != NULL)
+		cq->version++;
+}
+
+/* A workload's share of its ClusterQueue's parked_mix: its address,
+ * mixed (splitmix64's finaliser), stable while the record lives. */
+static inline uint64_t que_wl_mix(const struct que_wl *wl)
+{
+	uint64_t h = (uint64_t)(uintptr_t)wl + 0x9e3779b97f4a7c15ULL;
+
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
 
 /* Grow an array of elem-sized items to hold at least need items. */
 

@@ -158,6 +158,7 @@ void que_wl_add_usage(struct que_wl *wl)
 {
 	uint32_t i, j;
 
+	que_cq_touch(wl->cq);
 	if (wl->replaced)
 		return; /* its usage went with que_workload_replaced */
 	for (i = 0; i < wl->n_podsets; i++)
@@ -173,6 +174,7 @@ void que_wl_remove_usage(struct que_wl *wl)
 {
 	uint32_t i, j;
 
+	que_cq_touch(wl->cq);
 	if (wl->replaced)
 		return; /* its usage went with que_workload_replaced */
 	for (i = 0; i < wl->n_podsets; i++)
@@ -555,6 +557,7 @@ out_nomem:
 
 int que_rebuild(que_state *st, cu_error *err)
 {
+	size_t i;
 	int rc;
 
 	if (!st->dirty)
@@ -566,6 +569,8 @@ int que_rebuild(que_state *st, cu_error *err)
 	if (rc)
 		return rc;
 	st->dirty = false;
+	for (i = 0; i < st->n_cqs; i++)
+		que_cq_touch(st->cqs[i]);
 	return CU_OK;
 }
 

@@ -23,6 +23,8 @@ void que_wlist_push(struct que_wlist *l, struct que_wl *wl)
 		l->head->prev = wl;
 	}
 	l->n++;
+	if (wl->cq != NULL && l == &wl->cq->inadmissible)
+		wl->cq->parked_mix += que_wl_mix(wl);
 }
 
 void que_wlist_del(struct que_wlist *l, struct que_wl *wl)
@@ -37,6 +39,8 @@ void que_wlist_del(struct que_wlist *l, struct que_wl *wl)
 	}
 	wl->prev = wl->next = NULL;
 	l->n--;
+	if (wl->cq != NULL && l == &wl->cq->inadmissible)
+		wl->cq->parked_mix -= que_wl_mix(wl);
 }
 
 bool que_wl_before(const struct que_wl *a, const struct que_wl *b)
@@ -205,6 +209,7 @@ void que_backoff_push(struct que_state *st, struct que_wl *wl)
 	st->n_backoff++;
 	if (wl->cq)
 		wl->cq->n_backoff++;
+	que_cq_touch(wl->cq);
 	heap_up(st->backoff, st->n_backoff - 1, backoff_less);
 }
 
@@ -215,4 +220,5 @@ void que_backoff_remove(struct que_state *st, struct que_wl *wl)
 	heap_del(st->backoff, &st->n_backoff, wl->heap_idx, backoff_less);
 	if (wl->cq)
 		wl->cq->n_backoff--;
+	que_cq_touch(wl->cq);
 }

@@ -116,9 +116,11 @@ static void set_cq(struct que_wl *wl, struct que_cq *cq)
 {
 	if (wl->cq)
 		wl->cq->n_members--;
+	que_cq_touch(wl->cq);
 	wl->cq = cq;
 	if (cq)
 		cq->n_members++;
+	que_cq_touch(cq);
 }
 
 static void block(que_state *st, struct que_wl *wl)
@@ -575,8 +577,16 @@ int que_workload_remove(que_state *st, const char *uid, cu_error *err)
 	que_wl_map_del(&st->wl_index, wl->uid);
 	if (que_workload_by_name(st, wl->ns, wl->name) == wl)
 		que_wl_name_map_del(&st->wl_by_name, wl->name_key);
+	if (wl->tag != 0 && st->forget != NULL)
+		st->forget(wl->tag, st->forget_payload);
 	cu_free(wl);
 	return CU_OK;
+}
+
+void que_set_forget_hook(que_state *st, que_forget_fn fn, void *payload)
+{
+	st->forget = fn;
+	st->forget_payload = payload;
 }
 
 static int holding(que_state *st, const char *uid, bool evicting_ok,

@@ -32,12 +32,15 @@ cycle_p50_ms, cycle_p99_ms, controller_peak_rss_mib,
 apiserver_peak_rss_mib, restart_to_ready_s, admissions_per_s, the
 phase times, controller_rss_held_mib (once it holds them all) and
 metrics_bytes / metrics_scrape_s (the controller's /metrics answer then:
-its size and the fastest of three scrapes)), samples.csv and, with gnuplot, growth.png (RSS and cycle
+its size and the fastest of three scrapes), controller_idle_mcpu (its CPU
+over IDLE_S once it holds them all, nothing happening: the one-second
+tick) and controller_cpu_s (its CPU until the restart)), samples.csv and, with gnuplot, growth.png (RSS and cycle
 time against Workloads created).
 
 Environment: CUEUE_BIN (default build/release/bin), MOONSHOT_PENDING
 (1000000), MOONSHOT_CQS (10000), MOONSHOT_COHORT (10), MOONSHOT_WRITERS
-(4), MOONSHOT_SAMPLE_S (5), MOONSHOT_TIMEOUT_S (3600 per phase),
+(4), MOONSHOT_SAMPLE_S (5), MOONSHOT_IDLE_S (20), MOONSHOT_TIMEOUT_S
+(3600 per phase),
 BENCH_OUT (build/bench), MOONSHOT_WRAP (a command the controller runs
 under, split on blanks, e.g. "heaptrack -o /tmp/ctl": a profile of each
 controller run, the restart's included; CPU, RSS and SIGTERM go to the
@@ -69,6 +72,7 @@ CQS = int(os.environ.get("MOONSHOT_CQS", "10000"))
 COHORT = int(os.environ.get("MOONSHOT_COHORT", "10"))
 WRITERS = int(os.environ.get("MOONSHOT_WRITERS", "4"))
 SAMPLE_S = float(os.environ.get("MOONSHOT_SAMPLE_S", "5"))
+IDLE_S = float(os.environ.get("MOONSHOT_IDLE_S", "20"))
 TIMEOUT_S = float(os.environ.get("MOONSHOT_TIMEOUT_S", "3600"))
 WRAP = os.environ.get("MOONSHOT_WRAP", "").split()
 WRAP_RESTART = os.environ.get("MOONSHOT_WRAP_RESTART", "").split() or WRAP
@@ -566,6 +570,12 @@ def main():
         stop.set()
         smp.join()
         held_rss = proc_kib(ctl.pid(), "VmRSS") / 1024.0
+        # What holding them costs with nothing happening: the one-second
+        # tick's status pass, the cycles, the safety nets.
+        c0 = cpu_s(ctl.pid())
+        time.sleep(IDLE_S)
+        idle_mcpu = (cpu_s(ctl.pid()) - c0) / IDLE_S * 1000.0
+        log("holding them: %.0f mCPU over %.0f s" % (idle_mcpu, IDLE_S))
         m_bytes, m_s = metrics_scrape(ctl.metrics)
         log("RSS %.1f MiB holding them; /metrics %s" %
             (held_rss, "%.1f MB in %.2f s" % (m_bytes / 1e6, m_s)
@@ -588,6 +598,7 @@ def main():
             raise SystemExit("moonshot: %d admissions beyond the freed "
                              "quota" % extra)
         peak = proc_kib(ctl.pid(), "VmHWM") / 1024.0
+        ctl_cpu = cpu_s(ctl.pid())
         ctl.stop()
 
         ctl = Controller(tmp, kc, "controller-restart", WRAP_RESTART)
@@ -615,6 +626,8 @@ def main():
             "held_s": round(t_held, 1),
             "metrics_bytes": m_bytes,
             "metrics_scrape_s": round(m_s, 3) if m_s is not None else None,
+            "controller_idle_mcpu": round(idle_mcpu, 1),
+            "controller_cpu_s": round(ctl_cpu, 1),
         }
         with open(os.path.join(OUT, "summary.json"), "w") as f:
             json.dump(summary, f, indent=2)

@@ -567,6 +567,77 @@ Test(ctl_metrics, render_over_buffer_cap_reports_too_big)
 	ctl_metrics_free(m);
 }
 
+/* GET /metrics over its cap (injected small here; 64 MiB by default):
+ * a 500 whose text names the cap, never the part of the exposition that
+ * fitted; under the cap, the whole exposition (the same registry). */
+static void scrape(ctl_metrics *m, struct ctl_http_response *r)
+{
+	ctl_httpd *h;
+	struct ctl_httpd_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.name = "metrics";
+	o.listen = "127.0.0.1:0";
+	cr_assert_eq(ctl_httpd_new(&h, NULL, &o, NULL), CU_OK);
+	cr_assert_eq(ctl_metrics_mount(m, h, NULL), CU_OK);
+	cr_assert_eq(
+	    ctl_httpd_dispatch(h, "GET", "/metrics", NULL, NULL, 0, r, NULL),
+	    CU_OK);
+	ctl_httpd_free(h);
+}
+
+static ctl_metrics *capped_registry(size_t max_response)
+{
+	struct ctl_metrics_opts opts = {.max_response = max_response};
+	ctl_metrics *m = NULL;
+	char cq[32];
+	int i;
+
+	cr_assert_eq(ctl_metrics_new(&m, &opts, NULL), CU_OK);
+	for (i = 0; i < 200; i++) {
+		snprintf(cq, sizeof(cq), "cq-%03d", i);
+		cr_assert_eq(ctl_metric_set(m, CTL_M_PENDING_WORKLOADS,
+				 CTL_LV(cq, "active"), (double)i),
+		    CU_OK);
+	}
+	return m;
+}
+
+Test(ctl_metrics, over_cap_scrape_is_a_clear_500_never_a_cut_exposition)
+{
+	ctl_metrics *m = capped_registry(0);
+	struct ctl_http_response r;
+	size_t whole;
+
+	cr_assert_eq(ctl_metrics_max_response(m), CTL_HTTPD_MAX_RESPONSE);
+	scrape(m, &r);
+	cr_assert_eq(r.status, 200);
+	whole = r.body.len;
+	cr_assert_gt(whole, 4096);
+	cr_assert_not_null(strstr(r.body.ptr, "cluster_queue=\"cq-199\""));
+	cu_buf_dispose(&r.body);
+	ctl_metrics_free(m);
+
+	/* The same registry under a cap it does not fit in. */
+	m = capped_registry(4096);
+	cr_assert_eq(ctl_metrics_max_response(m), 4096);
+	cu_log_set_level(CU_LOG_ERROR + 1); /* the refusal is logged */
+	scrape(m, &r);
+	cr_assert_eq(r.status, 500);
+	cr_assert_not_null(r.body.ptr);
+	cr_assert_not_null(
+	    strstr(r.body.ptr, "over its cap of 4096 bytes"), "%s", r.body.ptr);
+	cr_assert_null(strstr(r.body.ptr, "# TYPE"), "no exposition at all");
+	cr_assert_null(strstr(r.body.ptr, "kueue_"));
+	cu_buf_dispose(&r.body);
+	ctl_metrics_free(m);
+
+	/* A cap above the server's is the server's. */
+	m = capped_registry(CTL_HTTPD_MAX_RESPONSE * 2);
+	cr_assert_eq(ctl_metrics_max_response(m), CTL_HTTPD_MAX_RESPONSE);
+	ctl_metrics_free(m);
+}
+
 /* ---- a real parser ------------------------------------------------------ */
 
 /* Every family with a series, label values that need escaping. */

@@ -23,6 +23,9 @@
  * assignment rendered as "host:count,...", a placement's outcome checked
  * against a table row.
  *
+ * Queue model fixtures (tests/unit/fixtures_queues.c): one ClusterQueue
+ * of cpu with its LocalQueues.
+ *
  * The fixtures assert with Criterion (a failed step fails the test).
  * Globals are the fixture's state for the running test: each test runs
  * in its own process.
@@ -36,6 +39,7 @@
 #include <sys/resource.h>
 
 #include "api/client.h"
+#include "queues/queues.h"
 #include "reconcile/reconcile.h"
 #include "store/store.h"
 #include "tests/apiserver/apiserver.h"
@@ -199,5 +203,13 @@ void fx_tas_render(
  * as want, otherwise msg is want and a is empty. name: the row. */
 void fx_tas_expect(const char *name, int rc, int want_rc, const char *msg,
     const struct api_topology_assignment *a, const char *want);
+
+/* ---- queue model (fixtures_queues.c) --------------------------------- */
+
+/* A new state [owned: que_state_free]: ResourceFlavor default,
+ * ClusterQueue cq of cpu_milli cpu with queueing, and the LocalQueues
+ * lqs [borrowed; nlqs of them]. */
+que_state *fx_one_cq(int64_t cpu_milli, enum que_queueing queueing,
+    const struct que_lq_spec *lqs, size_t nlqs);
 
 #endif

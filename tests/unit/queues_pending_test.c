@@ -17,28 +17,19 @@
 #include <string.h>
 
 #include "queues/queues.h"
+#include "tests/unit/fixtures.h"
 
 static que_state *st;
 
 static void setup(void)
 {
-	static const char *const cpu[] = {"cpu"};
-	struct que_flavor_spec f = {.name = "default"};
-	struct que_resource_quota rq = {"cpu", 10000, false, 0, false, 0};
-	struct que_flavor_quotas fq = {"default", &rq, 1};
-	struct que_resource_group g = {cpu, 1, &fq, 1};
-	struct que_cq_spec s = {.name = "cq", .groups = &g, .n_groups = 1};
-	struct que_lq_spec a = {"ns", "a", "cq", QUE_STOP_NONE};
-	struct que_lq_spec b = {"ns", "b", "cq", QUE_STOP_NONE};
-	struct que_lq_spec o = {"ns", "orphan", "nope", QUE_STOP_NONE};
-	cu_error err;
+	static const struct que_lq_spec lqs[] = {
+	    {"ns", "a", "cq", QUE_STOP_NONE},
+	    {"ns", "b", "cq", QUE_STOP_NONE},
+	    {"ns", "orphan", "nope", QUE_STOP_NONE},
+	};
 
-	cr_assert_eq(que_state_new(&st, NULL), CU_OK);
-	cr_assert_eq(que_flavor_set(st, &f, NULL), CU_OK);
-	cr_assert_eq(que_cq_set(st, &s, &err), CU_OK, "%s", err.msg);
-	cr_assert_eq(que_lq_set(st, &a, NULL), CU_OK);
-	cr_assert_eq(que_lq_set(st, &b, NULL), CU_OK);
-	cr_assert_eq(que_lq_set(st, &o, NULL), CU_OK);
+	st = fx_one_cq(10000, QUE_BEST_EFFORT_FIFO, lqs, 3);
 }
 
 static void teardown(void)
@@ -401,4 +392,55 @@ Test(queues_pending, record_found_by_name_keeps_its_generation)
 	cr_assert_str_eq(que_workload_by_name(st, "ns", "job-a")->uid, "uid-2");
 	cr_assert_eq(que_workload_remove(st, "uid-2", &err), CU_OK);
 	cr_assert_null(que_workload_by_name(st, "ns", "job-a"));
+}
+
+/* The caller's tag on a record (the controller's unadmitted-metric
+ * labels): handed to the forget hook when the record goes, so a
+ * Workload re-added after a spec change is not counted twice; a record
+ * without a tag, or a state without a hook, hands nothing; freeing the
+ * state calls nothing. */
+static uint32_t forgot[4];
+static size_t n_forgot;
+
+static void forget(uint32_t tag, void *payload)
+{
+	cr_assert_eq(payload, &n_forgot);
+	if (n_forgot < 4)
+		forgot[n_forgot] = tag;
+	n_forgot++;
+}
+
+Test(queues_pending, removed_record_hands_its_tag_to_the_forget_hook)
+{
+	struct que_wl *w;
+	cu_error err;
+
+	n_forgot = 0;
+	wl_named("uid-1", "job-a", "a", 0, 1, 1000);
+	wl_named("uid-2", "job-b", "a", 0, 2, 1000);
+	wl_named("uid-3", "job-c", "a", 0, 3, 1000);
+	w = que_workload_by_name(st, "ns", "job-a");
+	cr_assert_eq(w->tag, 0, "a new record carries no tag");
+	w->tag = 7;
+	que_workload_by_name(st, "ns", "job-c")->tag = 9;
+	/* No hook yet: nothing to call. */
+	cr_assert_eq(que_workload_remove(st, "uid-3", &err), CU_OK);
+	que_set_forget_hook(st, forget, &n_forgot);
+	cr_assert_eq(que_workload_remove(st, "uid-2", &err), CU_OK);
+	cr_assert_eq(n_forgot, 0, "no tag, no call");
+	/* Re-added (a spec change): the old record's tag is handed back,
+	 * the new record starts without one. */
+	cr_assert_eq(que_workload_remove(st, "uid-1", &err), CU_OK);
+	cr_assert_eq(n_forgot, 1);
+	cr_assert_eq(forgot[0], 7);
+	wl_named("uid-1", "job-a", "a", 0, 1, 1000);
+	cr_assert_eq(que_workload_by_name(st, "ns", "job-a")->tag, 0);
+	que_workload_by_name(st, "ns", "job-a")->tag = 8;
+	que_set_forget_hook(st, NULL, NULL);
+	cr_assert_eq(que_workload_remove(st, "uid-1", &err), CU_OK);
+	cr_assert_eq(n_forgot, 1, "the hook was taken away");
+	wl_named("uid-4", "job-d", "a", 0, 4, 1000);
+	que_workload_by_name(st, "ns", "job-d")->tag = 3;
+	que_set_forget_hook(st, forget, &n_forgot);
+	/* teardown frees the state with uid-4 tagged: never a call. */
 }
