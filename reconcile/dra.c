@@ -594,8 +594,9 @@ static size_t cel_drivers(const struct rec_dra_config *cfg, const json_t *reqs,
  * template (spec: its spec.spec) against the cluster's devices: the
  * DeviceClass's selectors, then the request's; a device one request
  * matched is not matched again; fewer matches than the request's count
- * refuse the Workload (to be retried), as do a DeviceClass missing or
- * failing and a selector failing on a device. */
+ * refuse the Workload (to be retried), as does a DeviceClass missing; a
+ * selector failing on a device refuses it for good (Kueue's
+ * field.Invalid). */
 static int cel_check(const struct rec_dra_config *cfg,
     const struct rec_dra_lookup *lk, const json_t *spec, size_t i, size_t j,
     const char *tname, struct rec_dra_result *out, cu_error *err)
@@ -662,8 +663,10 @@ static int cel_check(const struct rec_dra_config *cfg,
 		m.need = n;
 		m.matched = 0;
 		walk(lk, &m);
+		/* Kueue: an evaluation error is invalid (not retried), a
+		 * shortage internal (retried) */
 		if (m.err != NULL)
-			errs_add(&e, true,
+			errs_add(&e, false,
 			    REQ_PATH ".exactly.selectors: Invalid value: null: "
 				     "ResourceClaimTemplate %s: CEL evaluation "
 				     "failed for DeviceClass %s: %s",

@@ -7,7 +7,8 @@
  * source's, the DeviceClass's and its own CEL selectors match, times its
  * count; incomplete pools and older generations are not looked at; too
  * few devices or none consuming the counter refuse (to be retried);
- * selectors outside the CEL subset refuse for good. And Kueue's check of
+ * selectors outside the CEL subset, or failing on a device, refuse for
+ * good. And Kueue's check of
  * every request's CEL selectors against the cluster's devices, classes
  * counted by device too: fewer matching devices than requested refuse,
  * a device one request matched is not matched again.
@@ -232,10 +233,12 @@ Test(dra_counters, a_selector_outside_the_subset_refused_naming_it)
 	expect_refusal("CEL compilation failed", false);
 }
 
+/* A function outside cueue's subset fails when evaluated; Kueue refuses
+ * such a selector for good too (compiled or evaluated: field.Invalid). */
 Test(dra_counters, an_unknown_function_refused_naming_it)
 {
 	the_template = tmpl(NULL, 1, "semver('1.0.0') == device.driver");
-	expect_refusal("semver", true);
+	expect_refusal("semver", false);
 }
 
 /* Whole devices of class gpu.example.com (mapped by device count): one
@@ -270,6 +273,25 @@ Test(dra_counters, whole_devices_too_few_matching_refused_as_kueue)
 	    "selector in DeviceClass gpu.example.com: 1 device(s) match in "
 	    "the cluster but 2 requested",
 	    true);
+}
+
+/* A selector failing on a device (a missing attribute) is Kueue's
+ * field.Invalid: the Workload is Misconfigured with the evaluation error,
+ * not retried as a shortage of devices is. */
+Test(dra_counters, an_evaluation_error_refused_for_good)
+{
+	the_template = json_pack("{s:{s:{s:{s:[{s:s, s:{s:s, s:i, "
+				 "s:[{s:{s:s}}]}}]}}}}",
+	    "spec", "spec", "devices", "requests", "name", "a", "exactly",
+	    "deviceClassName", "gpu.example.com", "count", 1, "selectors",
+	    "cel", "expression",
+	    "device.attributes['gpu.example.com'].nosuch == 'x'");
+	expect_refusal(
+	    "spec.podSets[0].template.spec.resourceClaims[0].devices."
+	    "requests[0].exactly.selectors: Invalid value: null: "
+	    "ResourceClaimTemplate t: CEL evaluation failed for DeviceClass "
+	    "gpu.example.com: ",
+	    false);
 }
 
 Test(dra_counters, whole_devices_enough_matching_charged_by_count)
