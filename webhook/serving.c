@@ -14,7 +14,9 @@
  * (wh__pod_serving): a StatefulSet's, Kueue's Workload name for it
  * (statefulset-<name>-<hash of name and uid>, the uid read from the
  * Pod's controller reference: the StatefulSet's own admission comes
- * before its uid exists); a LeaderWorkerSet's, one per group index. The
+ * before its uid exists); a LeaderWorkerSet's, Kueue's Workload name of
+ * its group index (with the set's uid, from the Pod's controller
+ * reference or the controller's cache: wh_options.lws_uid). The
  * validating webhook keeps the queue name fixed and, as Kueue, lets a managed
  * StatefulSet scale only to and from zero; a managed LeaderWorkerSet may not
  * use the LeaderReady startup policy.
@@ -32,6 +34,7 @@
 #define ROLE K "role-hash"
 #define LWS_NAME "leaderworkerset.sigs.k8s.io/name"
 #define LWS_GROUP "leaderworkerset.sigs.k8s.io/group-index"
+#define LWS_FRAMEWORK "leaderworkerset.x-k8s.io/leaderworkerset"
 #define QUEUE_PATH "metadata.labels[" NS_GATE_LABEL_QUEUE_NAME "]"
 
 static bool is(const char *a, const char *b)
@@ -60,19 +63,6 @@ static json_int_t int_at(const json_t *o, const char *a, const char *b,
 	if (c != NULL)
 		v = json_object_get(v, c);
 	return json_is_integer(v) ? json_integer_value(v) : dflt;
-}
-
-/* Kueue's Workload name for an owner of kind/group named name, without
- * its uid [owned: cu_free], or NULL (err set). */
-static char *group_name(
-    const char *kind, const char *group, const char *name, cu_error *err)
-{
-	char *out = NULL;
-
-	if (api_workload_name(kind, group, name, "", -1, API_WORKLOAD_NAME_MAX,
-		&out, err) != CU_OK)
-		return NULL;
-	return out;
 }
 
 /* Merge labels and annotations [both borrowed] into the metadata of the
@@ -168,8 +158,7 @@ static int mutate_lws(
 	snprintf(total, sizeof(total), "%lld",
 	    (long long)int_at(lwt, "size", NULL, NULL, 1));
 	annots = json_pack("{s:s, s:s, s:s}", K "pod-suspending-parent",
-	    "leaderworkerset", GROUP_TOTAL, total, K "pod-group-serving",
-	    "true");
+	    LWS_FRAMEWORK, GROUP_TOTAL, total, K "pod-group-serving", "true");
 	if (labels == NULL || annots == NULL)
 		rc = cu_error_set(err, CU_ENOMEM, "webhook patch: template");
 	if (rc == CU_OK && has_leader) {
@@ -357,6 +346,41 @@ static char *sts_group(const json_t *md, cu_error *err)
 	return out;
 }
 
+/* A LeaderWorkerSet's Pod's group: Kueue's Workload name of its group
+ * gi of the set `name`, "<name>-<gi>" hashed with the set's uid, read from
+ * the Pod's controller reference when the set controls it, else from the
+ * controller's cache (a Pod of one of its StatefulSets); a set not cached
+ * yet gives the name without a uid [owned: cu_free], or NULL (err set). */
+static char *lws_group(struct wh_ctx *c, const json_t *md, const char *name,
+    const char *gi, cu_error *err)
+{
+	const json_t *r;
+	const char *uid = NULL;
+	char *owner, *out = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(md, "ownerReferences"), i, r)
+	{
+		if (json_is_true(json_object_get(r, "controller")) &&
+		    is(api_json_str(r, "kind"), "LeaderWorkerSet") &&
+		    is(api_json_str(r, "name"), name))
+			uid = api_json_str(r, "uid");
+	}
+	if (uid == NULL && c->opt->lws_uid != NULL)
+		uid =
+		    c->opt->lws_uid(c->req->namespace_, name, c->opt->payload);
+	if ((owner = cu_asprintf("%s-%s", name, gi)) == NULL) {
+		cu_error_set(err, CU_ENOMEM, "webhook patch: pod group");
+		return NULL;
+	}
+	if (api_workload_name("LeaderWorkerSet", "leaderworkerset.x-k8s.io",
+		owner, uid != NULL ? uid : "", -1, API_WORKLOAD_NAME_MAX, &out,
+		err) != CU_OK)
+		out = NULL;
+	cu_free(owner);
+	return out;
+}
+
 int wh__pod_serving(struct wh_ctx *c, const json_t *obj, cu_error *err)
 {
 	const json_t *md = json_object_get(obj, "metadata");
@@ -364,7 +388,7 @@ int wh__pod_serving(struct wh_ctx *c, const json_t *obj, cu_error *err)
 	    json_object_get(md, "annotations"), K "pod-suspending-parent");
 	const char *name = label_of(obj, LWS_NAME);
 	const char *gi = label_of(obj, LWS_GROUP);
-	char *owner, *gname = NULL, *key, *path;
+	char *gname = NULL, *key, *path;
 	int rc;
 
 	if (label_of(obj, GROUP_LABEL) != NULL)
@@ -373,18 +397,13 @@ int wh__pod_serving(struct wh_ctx *c, const json_t *obj, cu_error *err)
 	    sts_owner(md) != NULL) {
 		if ((gname = sts_group(md, err)) == NULL)
 			return err->code;
-	} else if (!c->opt->leaderworkerset || !is(parent, "leaderworkerset") ||
+	} else if (!c->opt->leaderworkerset ||
+		   !(is(parent, LWS_FRAMEWORK) ||
+		       is(parent, "leaderworkerset")) ||
 		   name == NULL || gi == NULL) {
 		return CU_OK;
-	} else {
-		if ((owner = cu_asprintf("%s-%s", name, gi)) == NULL)
-			return cu_error_set(
-			    err, CU_ENOMEM, "webhook patch: pod group");
-		gname = group_name(
-		    "LeaderWorkerSet", "leaderworkerset.x-k8s.io", owner, err);
-		cu_free(owner);
-		if (gname == NULL)
-			return err->code;
+	} else if ((gname = lws_group(c, md, name, gi, err)) == NULL) {
+		return err->code;
 	}
 	key = api_json_pointer_escape(GROUP_LABEL);
 	path = key != NULL ? cu_asprintf("/metadata/labels/%s", key) : NULL;
