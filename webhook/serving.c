@@ -17,7 +17,8 @@
  * before its uid exists); a LeaderWorkerSet's, Kueue's Workload name of
  * its group index (with the set's uid, from the Pod's controller
  * reference or the controller's cache: wh_options.lws_uid). The
- * validating webhook keeps the queue name fixed and, as Kueue, lets a managed
+ * validating webhook keeps the queue name fixed and, as Kueue, keeps a
+ * managed StatefulSet's pod spec shape (spec_shape) and lets a managed
  * StatefulSet scale only to and from zero; a managed LeaderWorkerSet may not
  * use the LeaderReady startup policy.
  */
@@ -230,11 +231,148 @@ static int sts_workload_settled(
 				"previous scale-down is still being deleted");
 }
 
-static int validate_sts(
-    struct wh_ctx *c, const json_t *obj, const json_t *old, cu_error *err)
+/* ---- Kueue's pod spec shape: immutable while managed ------------------ */
+
+/* Absent, null, an empty object or an empty array: Kueue's semantic
+ * equality holds nil and empty equal. */
+static bool empty(const json_t *v)
+{
+	return v == NULL || json_is_null(v) ||
+	       (json_is_object(v) && json_object_size(v) == 0) ||
+	       (json_is_array(v) && json_array_size(v) == 0);
+}
+
+static bool same(const json_t *a, const json_t *b)
+{
+	return (empty(a) && empty(b)) ||
+	       (a != NULL && b != NULL && json_equal((json_t *)a, (json_t *)b));
+}
+
+/* The errors found, joined as Kueue's aggregate ("[a, b]" for more
+ * than one). */
+struct errs {
+	char msg[2048];
+	size_t len;
+	int n;
+};
+
+/* One "<path>: Invalid value: <new>: field is immutable" into b. */
+static void immutable(struct errs *b, const char *path, const json_t *nv)
+{
+	char *v = nv != NULL ? json_dumps(nv, JSON_COMPACT | JSON_SORT_KEYS |
+						  JSON_ENCODE_ANY)
+			     : NULL;
+	int w = snprintf(b->msg + b->len, sizeof(b->msg) - b->len,
+	    "%s%s: Invalid value: %s: field is immutable", b->n > 0 ? ", " : "",
+	    path, v != NULL ? v : "null");
+
+	if (w > 0)
+		b->len = b->len + (size_t)w < sizeof(b->msg)
+			     ? b->len + (size_t)w
+			     : sizeof(b->msg) - 1;
+	cu_free(v);
+	b->n++;
+}
+
+static int errs_result(const struct errs *b, cu_error *err)
+{
+	if (b->n == 0)
+		return CU_OK;
+	return b->n == 1 ? cu_error_set(err, CU_EDENIED, "%s", b->msg)
+			 : cu_error_set(err, CU_EDENIED, "[%s]", b->msg);
+}
+
+/* Kueue's ContainersShape compared: per container its resource requests
+ * and ports (a different count: the whole list). */
+static void containers_shape(
+    struct errs *b, const char *path, const json_t *nl, const json_t *ol)
+{
+	char p[640];
+	size_t i;
+
+	if (json_array_size(nl) != json_array_size(ol)) {
+		snprintf(p, sizeof(p), "%s", path);
+		immutable(b, p, nl);
+		return;
+	}
+	for (i = 0; i < json_array_size(nl); i++) {
+		const json_t *n = json_array_get(nl, i),
+			     *o = json_array_get(ol, i);
+		const json_t *nr = json_object_get(
+				 json_object_get(n, "resources"), "requests"),
+			     *orq = json_object_get(
+				 json_object_get(o, "resources"), "requests");
+
+		if (!same(nr, orq)) {
+			snprintf(p, sizeof(p), "%s[%zu].resources.requests",
+			    path, i);
+			immutable(b, p, nr);
+		}
+		if (!same(json_object_get(n, "ports"),
+			json_object_get(o, "ports"))) {
+			snprintf(p, sizeof(p), "%s[%zu].ports", path, i);
+			immutable(b, p, json_object_get(n, "ports"));
+		}
+	}
+}
+
+/* Kueue's ValidateImmutablePodGroupPodSpec over pod specs ns and os
+ * [borrowed] at path (e.g. "spec.template.spec"): errors appended to b. */
+static void spec_shape(
+    struct errs *b, const char *path, const json_t *ns, const json_t *os)
+{
+	static const char *const whole[] = {"nodeSelector", "affinity",
+	    "tolerations", "runtimeClassName", "priority",
+	    "topologySpreadConstraints", "overhead", "resourceClaims", NULL};
+	static const char *const lists[] = {
+	    "initContainers", "containers", NULL};
+	char p[512];
+	size_t i;
+
+	for (i = 0; lists[i] != NULL; i++) {
+		snprintf(p, sizeof(p), "%s.%s", path, lists[i]);
+		containers_shape(b, p, json_object_get(ns, lists[i]),
+		    json_object_get(os, lists[i]));
+	}
+	for (i = 0; whole[i] != NULL; i++) {
+		const json_t *n = json_object_get(ns, whole[i]);
+
+		if (same(n, json_object_get(os, whole[i])))
+			continue;
+		snprintf(p, sizeof(p), "%s.%s", path, whole[i]);
+		immutable(b, p, n);
+	}
+	/* Pod-level requests count only when resources is set. */
+	if (!same(json_object_get(json_object_get(ns, "resources"), "requests"),
+		json_object_get(
+		    json_object_get(os, "resources"), "requests"))) {
+		snprintf(p, sizeof(p), "%s.resources", path);
+		immutable(b, p,
+		    json_object_get(
+			json_object_get(ns, "resources"), "requests"));
+	}
+}
+
+static int validate_sts(struct wh_ctx *c, const json_t *obj, const json_t *old,
+    bool managed, cu_error *err)
 {
 	json_int_t nr = int_at(obj, "spec", "replicas", NULL, 1);
 	json_int_t or = int_at(old, "spec", "replicas", NULL, 1);
+	struct errs b = {.len = 0, .n = 0};
+
+	/* Kueue: the pod spec's shape is immutable while managed. */
+	if (managed)
+		spec_shape(&b, "spec.template.spec",
+		    json_object_get(
+			json_object_get(
+			    json_object_get(obj, "spec"), "template"),
+			"spec"),
+		    json_object_get(
+			json_object_get(
+			    json_object_get(old, "spec"), "template"),
+			"spec"));
+	if (b.n > 0)
+		return errs_result(&b, err);
 
 	if (nr != 0 && or != 0 && nr != or)
 		return cu_error_set(err, CU_EDENIED,
@@ -278,7 +416,8 @@ static int validate(struct wh_ctx *c, const json_t *obj, cu_error *err)
 		return cu_error_set(err, CU_EDENIED,
 		    QUEUE_PATH ": Invalid value: %s: field is immutable",
 		    wh__quote(quoted, q ? q : ""));
-	return is_sts(c->req) ? validate_sts(c, obj, old, err) : CU_OK;
+	return is_sts(c->req) ? validate_sts(c, obj, old, now != NULL, err)
+			      : CU_OK;
 }
 
 int wh__serving(struct wh_ctx *c, cu_error *err)

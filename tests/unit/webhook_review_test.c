@@ -2474,3 +2474,42 @@ Test(webhook, spark_cluster_mode_without_dynamic_allocation)
 	expect_allowed_nopatch(WH_VALIDATE, &rv);
 #undef SPARK
 }
+
+#define STS_SPEC(spec)                                                         \
+	"{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{'name':"     \
+	"'web','labels':{'kueue.x-k8s.io/queue-name':'main'}},'spec':{"        \
+	"'replicas':2,'template':{'spec':" spec "}}}"
+
+/* As Kueue's ValidateImmutablePodGroupPodSpec: while managed, the pod
+ * spec's shape (container requests and ports, node selector, affinity,
+ * tolerations, ...) may not change; the image may; nil equals empty. */
+Test(webhook, statefulset_pod_spec_shape_is_immutable)
+{
+	struct rv rv = {"UPDATE", "apps/v1/StatefulSet", "team-a",
+	    STS_SPEC("{'containers':[{'name':'c','image':'b','resources':{"
+		     "'requests':{'cpu':'1'}}}]}"),
+	    STS_SPEC("{'containers':[{'name':'c','image':'a','resources':{"
+		     "'requests':{'cpu':'1'}}}],'tolerations':[]}"),
+	    false, NULL, NULL};
+
+	OPT.statefulset = true;
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	rv.obj = STS_SPEC("{'containers':[{'name':'c','image':'a','resources':{"
+			  "'requests':{'cpu':'2'}}}]}");
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "spec.template.spec.containers[0].resources.requests: Invalid "
+	    "value: {\"cpu\":\"2\"}: field is immutable",
+	    false);
+	rv.obj = STS_SPEC("{'containers':[{'name':'c','image':'a','resources':{"
+			  "'requests':{'cpu':'1'}}},{'name':'d'}],"
+			  "'nodeSelector':{'a':'b'}}");
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "[spec.template.spec.containers: Invalid value: ", true);
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    ", spec.template.spec.nodeSelector: Invalid value: {\"a\":\"b\"}: "
+	    "field is immutable]",
+	    true);
+	OPT.statefulset = false; /* not managed: anything goes */
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+}
