@@ -92,8 +92,8 @@ const struct ctl_compat ctl_compat_table[] = {
 	"and leaderworkerset.x-k8s.io/leaderworkerset (a Workload per "
 	"group index as Kueue's, leaderworkerset-<name>-<index>-<hash>, "
 	"pod sets leader and worker, owned by the LeaderWorkerSet, kept "
-	"across preemption, added and deleted as it scales; its pod "
-	"templates are not yet immutable); others are refused at load; "
+	"across preemption, added and deleted as it scales; template "
+	"shapes and size immutable); others are refused at load; "
 	"docs/frameworks.md"},
     {"Configuration", "integrations.externalFrameworks", S,
 	CTL_COMPAT_WARN_NEVER,

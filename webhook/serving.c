@@ -19,7 +19,8 @@
  * reference or the controller's cache: wh_options.lws_uid). The
  * validating webhook keeps the queue name fixed and, as Kueue, keeps a
  * managed StatefulSet's pod spec shape (spec_shape) and lets a managed
- * StatefulSet scale only to and from zero; a managed LeaderWorkerSet may not
+ * StatefulSet scale only to and from zero; a managed LeaderWorkerSet keeps
+ * its templates' shapes and size and may not
  * use the LeaderReady startup policy.
  */
 #include <stdio.h>
@@ -387,6 +388,37 @@ static int validate_sts(struct wh_ctx *c, const json_t *obj, const json_t *old,
 	return CU_OK;
 }
 
+/* Kueue: while managed, a LeaderWorkerSet's templates keep their pod
+ * spec shape (a leader template added or removed: the whole template)
+ * and its size is immutable (LWSImmutableGroupSize). */
+static int validate_lws(const json_t *obj, const json_t *old, cu_error *err)
+{
+	const json_t *n = json_object_get(
+			 json_object_get(obj, "spec"), "leaderWorkerTemplate"),
+		     *o = json_object_get(
+			 json_object_get(old, "spec"), "leaderWorkerTemplate");
+	const json_t *nl = json_object_get(n, "leaderTemplate"),
+		     *ol = json_object_get(o, "leaderTemplate");
+	struct errs b = {.len = 0, .n = 0};
+	json_int_t ns = int_at(n, "size", NULL, NULL, 1);
+
+	if (empty(nl) != empty(ol))
+		immutable(&b, "spec.leaderWorkerTemplate.leaderTemplate", nl);
+	else if (!empty(nl))
+		spec_shape(&b, "spec.leaderWorkerTemplate.leaderTemplate.spec",
+		    json_object_get(nl, "spec"), json_object_get(ol, "spec"));
+	spec_shape(&b, "spec.leaderWorkerTemplate.workerTemplate.spec",
+	    json_object_get(json_object_get(n, "workerTemplate"), "spec"),
+	    json_object_get(json_object_get(o, "workerTemplate"), "spec"));
+	if (ns != int_at(o, "size", NULL, NULL, 1)) {
+		json_t *jv = json_integer(ns);
+
+		immutable(&b, "spec.leaderWorkerTemplate.size", jv);
+		json_decref(jv);
+	}
+	return errs_result(&b, err);
+}
+
 static int validate(struct wh_ctx *c, const json_t *obj, cu_error *err)
 {
 	const json_t *old = c->req->old_object;
@@ -416,8 +448,9 @@ static int validate(struct wh_ctx *c, const json_t *obj, cu_error *err)
 		return cu_error_set(err, CU_EDENIED,
 		    QUEUE_PATH ": Invalid value: %s: field is immutable",
 		    wh__quote(quoted, q ? q : ""));
-	return is_sts(c->req) ? validate_sts(c, obj, old, now != NULL, err)
-			      : CU_OK;
+	if (is_sts(c->req))
+		return validate_sts(c, obj, old, now != NULL, err);
+	return now != NULL ? validate_lws(obj, old, err) : CU_OK;
 }
 
 int wh__serving(struct wh_ctx *c, cu_error *err)

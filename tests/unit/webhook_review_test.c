@@ -2513,3 +2513,35 @@ Test(webhook, statefulset_pod_spec_shape_is_immutable)
 	OPT.statefulset = false; /* not managed: anything goes */
 	expect_allowed_nopatch(WH_VALIDATE, &rv);
 }
+
+/* As Kueue: while managed, a LeaderWorkerSet's templates keep their pod
+ * spec shape and its size may not change. */
+Test(webhook, leaderworkerset_shape_and_size_immutable)
+{
+	struct rv rv = {"UPDATE", "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
+	    "team-a", LWS_OBJ("'leaderTemplate':{'spec':{}},", ""),
+	    LWS_OBJ("'leaderTemplate':{'spec':{}},", ""), false, NULL, NULL};
+
+	OPT.leaderworkerset = true;
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	rv.obj = LWS_OBJ("", "");
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "spec.leaderWorkerTemplate.leaderTemplate: Invalid value: null: "
+	    "field is immutable",
+	    false);
+	rv.obj =
+	    "{'apiVersion':'leaderworkerset.x-k8s.io/v1','kind':"
+	    "'LeaderWorkerSet','metadata':{'name':'nginx','labels':{"
+	    "'kueue.x-k8s.io/queue-name':'main'}},'spec':{'replicas':2,"
+	    "'leaderWorkerTemplate':{'size':4,'leaderTemplate':{'spec':{}},"
+	    "'workerTemplate':{'spec':{'nodeSelector':{'a':'b'}}}}}}";
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "[spec.leaderWorkerTemplate.workerTemplate.spec.nodeSelector: "
+	    "Invalid value: {\"a\":\"b\"}: field is immutable, "
+	    "spec.leaderWorkerTemplate.size: Invalid value: 4: field is "
+	    "immutable]",
+	    false);
+	OPT.leaderworkerset = false;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+}
