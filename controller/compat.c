@@ -85,13 +85,15 @@ const struct ctl_compat ctl_compat_table[] = {
 	"trainer.kubeflow.org/trainjob, "
 	"pod (plain Pods and pod groups), deployment (its Pods one by "
 	"one), statefulset (its Pods one pod group; scaled only to and from "
-	"zero, as Kueue; the group's Workload is Kueue's, "
+	"zero, its pod spec shape immutable, as Kueue; the group's "
+	"Workload is Kueue's, "
 	"statefulset-<name>-<hash of name and uid>, owned by the "
 	"StatefulSet, kept across preemption and on hold at zero replicas) "
-	"and leaderworkerset.x-k8s.io/leaderworkerset (a pod group per "
-	"replica, pod sets leader and worker; its Workloads are owned by the "
-	"group's Pods, not the LeaderWorkerSet, and a preempted group is "
-	"queued as a new Workload); others are refused at load; "
+	"and leaderworkerset.x-k8s.io/leaderworkerset (a Workload per "
+	"group index as Kueue's, leaderworkerset-<name>-<index>-<hash>, "
+	"pod sets leader and worker, owned by the LeaderWorkerSet, kept "
+	"across preemption, added and deleted as it scales; template "
+	"shapes and size immutable); others are refused at load; "
 	"docs/frameworks.md"},
     {"Configuration", "integrations.externalFrameworks", S,
 	CTL_COMPAT_WARN_NEVER,

@@ -200,10 +200,16 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 			 * named after it. */
 			if (kind != NULL &&
 			    (strcmp(kind, "Pod") == 0 ||
-				strcmp(kind, "StatefulSet") == 0) &&
+				strcmp(kind, "StatefulSet") == 0 ||
+				strcmp(kind, "LeaderWorkerSet") == 0) &&
 			    !json_is_true(json_object_get(r, "controller")) &&
 			    wlname != NULL)
 				mark_job(c, CTL_KIND_POD_GROUP, ns, wlname);
+			/* ... and for its LeaderWorkerSet (a group's
+			 * Workload deleted is made anew). */
+			if (kind != NULL && name != NULL &&
+			    strcmp(kind, "LeaderWorkerSet") == 0)
+				mark_job(c, kind, ns, name);
 			if (!json_is_true(json_object_get(r, "controller")) ||
 			    kind == NULL || name == NULL)
 				continue;
@@ -227,6 +233,12 @@ static void mark(ctl *c, enum inf_id id, json_t *obj)
 		if (group != NULL)
 			mark_job(c, CTL_KIND_POD_GROUP,
 			    ctl_jmeta(obj, "namespace"), group);
+		/* A LeaderWorkerSet's Pod is news for it (Kueue watches
+		 * them): the Workload of a group without Pods may go. */
+		if (group != NULL && c->inf[INF_LWS] != NULL &&
+		    ctl_lws_of_pod(obj) != NULL)
+			mark_job(c, "LeaderWorkerSet",
+			    ctl_jmeta(obj, "namespace"), ctl_lws_of_pod(obj));
 		else
 			mark_job(c, ctl_fw_kind(id),
 			    ctl_jmeta(obj, "namespace"),

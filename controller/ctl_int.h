@@ -96,7 +96,7 @@ enum inf_id {
 	INF_APPWRAPPER,	 /* workload.codeflare.dev/appwrapper */
 	INF_POD,	 /* pod (plain Pods, reconcile/fw_pod.c) */
 	INF_STATEFULSET, /* statefulset (never watched: rec_fw_pods_only) */
-	INF_LWS,	 /* leaderworkerset.x-k8s.io (never watched) */
+	INF_LWS,	 /* leaderworkerset.x-k8s.io (read only: its groups) */
 	INF_RAYSERVICE,	 /* ray.io/rayservice */
 	INF_SPARKAPP,	 /* sparkoperator.k8s.io/sparkapplication */
 	INF_TRAINJOB,	 /* trainer.kubeflow.org/trainjob */
@@ -154,6 +154,22 @@ const char *ctl_pod_group_of(json_t *obj);
 /* The pod-group reconciler for key {CTL_KIND_POD_GROUP, ns, group}
  * (controller/reconcilers.c). Event-loop thread only. */
 void ctl_reconcile_pod_group(ctl *c, const char *const *key, int64_t now);
+
+/* Kueue's leaderworkerset reconciler for key {"LeaderWorkerSet", ns,
+ * name}: the group Workloads of the cached LeaderWorkerSet (or of one
+ * that is gone), rec_lws_reconcile (controller/reconcilers.c). Event-loop
+ * thread only. */
+void ctl_reconcile_lws(ctl *c, const char *const *key, int64_t now);
+
+/* A pod group whose first Pod pod [borrowed] a LeaderWorkerSet made
+ * (its pod-suspending-parent annotation) and whose Workload is not there
+ * (!have_wl) waits for the LeaderWorkerSet's reconciler to make it, as
+ * Kueue's Pods wait for their prebuilt Workload. */
+bool ctl_lws_pod_group_awaited(const json_t *pod, bool have_wl);
+
+/* The leaderworkerset.sigs.k8s.io/name label of Pod obj [borrowed from
+ * obj], or NULL. */
+const char *ctl_lws_of_pod(const json_t *obj);
 
 /* The resource of each informer (ctl.c), and of Events. */
 extern const struct api_resource ctl_resources[INF__COUNT];

@@ -64,10 +64,13 @@ bool ctl_fw_watched(const struct ctl_config *cfg, enum inf_id id)
 {
 	size_t i;
 
-	if (id != INF_STATEFULSET)
+	if (id != INF_STATEFULSET && id != INF_LWS)
 		return ctl_fw_enabled(cfg, id);
 	for (i = 0; i < cfg->integrations.nframeworks; i++)
-		if (strcmp(cfg->integrations.frameworks[i], "statefulset") == 0)
+		if (strcmp(cfg->integrations.frameworks[i],
+			id == INF_LWS
+			    ? "leaderworkerset.x-k8s.io/leaderworkerset"
+			    : "statefulset") == 0)
 			return true;
 	return false;
 }

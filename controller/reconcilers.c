@@ -14,6 +14,7 @@
 
 #include "api/json.h"
 #include "controller/ctl_int.h"
+#include "api/json.h"
 
 /* ---- carrying out a reconciler's plan -------------------------------- */
 
@@ -445,6 +446,18 @@ static bool view_lq_exists(const char *ns, const char *name, void *payload)
 	return api_informer_get(c->inf[INF_LQ], ns, name) != NULL;
 }
 
+/* The priority class lookups over the controller's caches. */
+static struct api_priority_lookup priority_lookup(ctl *c)
+{
+	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,
+	    ctl_lookup_pc_default,
+	    api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
+		NULL,
+	    c};
+
+	return lk;
+}
+
 /* keys [caller's, outlives the view]: the labelKeysToCopy view of the
  * configuration (its strings borrowed from c->cfg), with the keys of
  * Workload-sourced custom metric labels. */
@@ -466,6 +479,19 @@ static void job_view_init(
 	v->no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;
 	v->no_elastic_jobs = !c->cfg->job_gates.elastic_jobs;
 	v->no_skip_pod_owned = !c->cfg->tas_gates.skip_pod_owned;
+}
+
+/* The first n of wls, decoded, and the arrays wls and owned (pointers
+ * to them) freed. */
+static void workloads_dispose(
+    struct api_workload *wls, const struct api_workload **owned, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		api_workload_dispose(&wls[i]);
+	cu_free(wls);
+	cu_free(owned);
 }
 
 /* The job is gone: its Workloads go too (rec_job_reconcile, step 0). */
@@ -529,16 +555,16 @@ static void job_deleted(
 	x.inf = inf;
 	apply_plan(c, &x, &plan);
 out:
-	for (i = 0; i < n; i++)
-		api_workload_dispose(&wls[i]);
-	cu_free(wls);
-	cu_free(owned);
+	workloads_dispose(wls, owned, n);
 	json_decref(o.found);
 }
 
-/* The gate's answer for the cached job obj in ns; queue_name [borrowed
- * from obj]. A gate error reads as not managed (retried later). */
-static bool job_gate(ctl *c, json_t *obj, const char *ns, const char **queue)
+/* The gate's answer for the cached job obj in ns, decided as for an
+ * object of kind `as` (NS_GATE_KIND_OTHER: its own); queue_name
+ * [borrowed from obj]. A gate error reads as not managed (retried
+ * later). */
+static bool job_gate_as(ctl *c, json_t *obj, const char *ns, const char **queue,
+    enum ns_gate_kind as)
 {
 	struct ns_gate_object gobj;
 	struct ns_gate_namespace gns;
@@ -548,6 +574,8 @@ static bool job_gate(ctl *c, json_t *obj, const char *ns, const char **queue)
 
 	if (ns_gate_object_from_json(&gobj, obj, &err) != CU_OK)
 		return false;
+	if (as != NS_GATE_KIND_OTHER)
+		gobj.kind = as;
 	nsobj = api_informer_get(c->inf[INF_NS], NULL, ns);
 	gns.name = ns;
 	gns.found = nsobj != NULL;
@@ -559,6 +587,11 @@ static bool job_gate(ctl *c, json_t *obj, const char *ns, const char **queue)
 		return false;
 	*queue = dec.queue_name;
 	return true;
+}
+
+static bool job_gate(ctl *c, json_t *obj, const char *ns, const char **queue)
+{
+	return job_gate_as(c, obj, ns, queue, NS_GATE_KIND_OTHER);
 }
 
 /* The job's Workload ns/wlname as cached, decoded into *wl (*have), or
@@ -847,8 +880,9 @@ void ctl_reconcile_job(ctl *c, const char *const *key, int64_t now)
 		ctl_reconcile_pod_group(c, key, now);
 		return;
 	}
-	if (id == INF_STATEFULSET) { /* pods-only: its pod group */
-		ctl_fw_sts_reconcile(c, key, now);
+	if (id == INF_STATEFULSET || id == INF_LWS) { /* pods-only */
+		(id == INF_LWS ? ctl_reconcile_lws : ctl_fw_sts_reconcile)(
+		    c, key, now);
 		return;
 	}
 	if (inf == NULL)
@@ -1042,11 +1076,7 @@ void ctl_reconcile_pod_group(ctl *c, const char *const *key, int64_t now)
 	job_workload(c, key, name, &wl, &have_wl, &v.wl_awaited);
 	if (n == 0 && (!have_wl || !group_workload(&wl)))
 		goto out;
-	struct api_priority_lookup lk = {ctl_lookup_wpc, ctl_lookup_pc,
-	    ctl_lookup_pc_default,
-	    api_informer_get(c->inf[INF_WPC], NULL, API_DEFAULT_WPC_NAME) !=
-		NULL,
-	    c};
+	struct api_priority_lookup lk = priority_lookup(c);
 
 	v.priority = &lk;
 	memset(&in, 0, sizeof(in));
@@ -1057,7 +1087,8 @@ void ctl_reconcile_pod_group(ctl *c, const char *const *key, int64_t now)
 	in.total = n > 0 ? group_total((json_t *)pods[0]) : 0;
 	in.wl = have_wl ? &wl : NULL;
 	in.parent = ctl_fw_sts_parent(c, pods, n, in.wl, &parent_awaited);
-	if (parent_awaited)
+	if (parent_awaited || (n > 0 && c->inf[INF_LWS] != NULL &&
+				  ctl_lws_pod_group_awaited(pods[0], have_wl)))
 		goto out;
 	rec_plan_init(&plan);
 	if (rec_pod_group_reconcile(&v, &in, now, &plan, &err) != CU_OK)
@@ -1074,4 +1105,161 @@ out:
 		api_workload_dispose(&wl);
 	cu_free(pods);
 	json_decref(g.found);
+}
+
+/* ---- a LeaderWorkerSet's group Workloads (rec_lws_reconcile) ---------- */
+
+struct lws_owned {
+	const char *ns, *name, *uid; /* uid NULL: any (the set is gone) */
+	json_t *found;		     /* array of borrowed Workloads */
+};
+
+static void find_lws_owned(json_t *wl, void *payload)
+{
+	struct lws_owned *o = payload;
+	const char *ns = ctl_jmeta(wl, "namespace");
+	json_t *r;
+	size_t i;
+
+	if (ns == NULL || strcmp(ns, o->ns) != 0)
+		return;
+	json_array_foreach(
+	    json_object_get(json_object_get(wl, "metadata"), "ownerReferences"),
+	    i, r)
+	{
+		const char *kind =
+		    json_string_value(json_object_get(r, "kind"));
+		const char *name =
+		    json_string_value(json_object_get(r, "name"));
+		const char *uid = json_string_value(json_object_get(r, "uid"));
+
+		if (kind != NULL && strcmp(kind, "LeaderWorkerSet") == 0 &&
+		    name != NULL && strcmp(name, o->name) == 0 &&
+		    (o->uid == NULL ||
+			(uid != NULL && strcmp(uid, o->uid) == 0))) {
+			json_array_append(o->found, wl);
+			return;
+		}
+	}
+}
+
+struct group_count {
+	const char *ns, *group;
+	size_t n;
+};
+
+static void count_group_pod(json_t *pod, void *payload)
+{
+	struct group_count *g = payload;
+	const char *ns = ctl_jmeta(pod, "namespace");
+	const char *group = ctl_pod_group_of(pod);
+
+	g->n += ns != NULL && group != NULL && strcmp(ns, g->ns) == 0 &&
+		strcmp(group, g->group) == 0;
+}
+
+const char *ctl_lws_of_pod(const json_t *obj)
+{
+	return api_json_str(
+	    json_object_get(json_object_get(obj, "metadata"), "labels"),
+	    "leaderworkerset.sigs.k8s.io/name");
+}
+
+bool ctl_lws_pod_group_awaited(const json_t *pod, bool have_wl)
+{
+	const char *p = api_json_str(
+	    json_object_get(json_object_get(pod, "metadata"), "annotations"),
+	    "kueue.x-k8s.io/pod-suspending-parent");
+
+	return !have_wl && p != NULL &&
+	       (strcmp(p, "leaderworkerset.x-k8s.io/leaderworkerset") == 0 ||
+		   strcmp(p, "leaderworkerset") == 0);
+}
+
+void ctl_reconcile_lws(ctl *c, const char *const *key, int64_t now)
+{
+	const char *ns = key[1], *name = key[2];
+	json_t *lws = c->inf[INF_LWS] != NULL
+			  ? api_informer_get(c->inf[INF_LWS], ns, name)
+			  : NULL;
+	struct lws_owned o = {ns, name, ctl_jmeta(lws, "uid"), json_array()};
+	struct api_workload *wls = NULL;
+	const struct api_workload **owned = NULL;
+	size_t *pods = NULL, i, n = 0, m;
+	struct api_strlist keys;
+	struct rec_job_view v;
+	struct rec_lws_in in;
+	struct rec_plan plan;
+	struct plan_ctx x;
+	json_t *wl;
+	cu_error err;
+
+	job_view_init(c, &v, &keys);
+	memset(&in, 0, sizeof(in));
+	/* The gate first: a LeaderWorkerSet that is not ours is not read. */
+	if (o.found == NULL ||
+	    (lws != NULL &&
+		!job_gate_as(c, lws, ns, &v.queue_name, NS_GATE_KIND_POD)))
+		goto out;
+	struct api_priority_lookup lk = priority_lookup(c);
+
+	v.priority = &lk;
+	api_informer_foreach(c->inf[INF_WL], find_lws_owned, &o);
+	m = json_array_size(o.found);
+	wls = cu_calloc(m + 1, sizeof(*wls));
+	owned = cu_calloc(m + 1, sizeof(*owned));
+	pods = cu_calloc(m + 1, sizeof(*pods));
+	if (wls == NULL || owned == NULL || pods == NULL)
+		goto out;
+	json_array_foreach(o.found, i, wl)
+	{
+		const char *wn = ctl_jmeta(wl, "name");
+		struct group_count g = {ns, wn, 0};
+
+		if (wn == NULL ||
+		    ctl_pipe_stale(c->pipe, CTL_K3(CTL_KIND_WL, ns, wn), wl)) {
+			in.awaited = true; /* our write is not cached yet */
+			continue;
+		}
+		if (api_workload_decode(&wls[n], wl, &err) != CU_OK) {
+			cu_warn("workload %s/%s: %s", ns, wn, err.msg);
+			continue;
+		}
+		if (c->inf[INF_POD] != NULL)
+			api_informer_foreach(
+			    c->inf[INF_POD], count_group_pod, &g);
+		pods[n] = g.n;
+		owned[n] = &wls[n];
+		n++;
+	}
+	/* A create of ours not answered yet: it is looked at again then. */
+	for (i = 0;
+	     lws != NULL && !in.awaited && i < (size_t)rec_lws_groups(lws);
+	     i++) {
+		char *wn = NULL;
+
+		if (rec_lws_workload_name(
+			name, o.uid, (json_int_t)i, &wn, &err) != CU_OK)
+			break;
+		ctl_pipe_gone_past_expect(
+		    c->pipe, c->inf[INF_WL], CTL_K3(CTL_KIND_WL, ns, wn));
+		if (api_informer_get(c->inf[INF_WL], ns, wn) == NULL &&
+		    ctl_pipe_awaits(c->pipe, CTL_K3(CTL_KIND_WL, ns, wn))) {
+			ctl_pipe_await_answer(c->pipe,
+			    CTL_K3(CTL_KIND_WL, ns, wn), key[0], key[2]);
+			in.awaited = true;
+		}
+		cu_free(wn);
+	}
+	in = (struct rec_lws_in){ns, name, lws, owned, pods, n, in.awaited};
+	rec_plan_init(&plan);
+	if (rec_lws_reconcile(&v, &in, now, &plan, &err) != CU_OK)
+		cu_warn("leaderworkerset %s/%s: %s", ns, name, err.msg);
+	x = (struct plan_ctx){
+	    .inf = INF_LWS, .job_key = key, .job_obj = lws, .now = now};
+	apply_plan(c, &x, &plan);
+out:
+	workloads_dispose(wls, owned, n);
+	cu_free(pods);
+	json_decref(o.found);
 }

@@ -242,6 +242,16 @@ static int wh_workload_named(const char *ns, const char *name,
 	return CU_OK;
 }
 
+static const char *wh_lws_uid(const char *ns, const char *name, void *payload)
+{
+	ctl *c = payload;
+
+	return c->inf[INF_LWS] != NULL
+		   ? ctl_jmeta(
+			 api_informer_get(c->inf[INF_LWS], ns, name), "uid")
+		   : NULL;
+}
+
 static void owned_state(json_t *obj, void *payload)
 {
 	struct api_workload w;
@@ -374,6 +384,7 @@ int ctl_start_webhook(ctl *c, cu_error *err)
 	c->srv.wh.local_queue_exists = wh_local_queue;
 	c->srv.wh.workload_state = wh_workload;
 	c->srv.wh.workload_named = wh_workload_named;
+	c->srv.wh.lws_uid = wh_lws_uid;
 	c->srv.wh.default_wpc_exists = wh_default_wpc;
 	c->srv.wh.own_username = c->opts.own_username;
 	c->srv.wh.no_admission_gated_by = !c->cfg->job_gates.admission_gated_by;

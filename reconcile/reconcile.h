@@ -1780,6 +1780,68 @@ CU_MUST_CHECK int rec_pod_finalize(const json_t *pod, const char *ns,
  * ownerReference of kind StatefulSet, apiVersion apps/v1)? */
 bool rec_pod_group_parent_owned(const struct api_workload *wl);
 
+/* ---- a LeaderWorkerSet's group Workloads (reconcile/fw_serving.c) ---- */
+
+/* Kueue's annotations on the Workload of a LeaderWorkerSet's group. */
+#define REC_ANNOT_GROUP_WORKLOAD "kueue.x-k8s.io/is-group-workload"
+#define REC_ANNOT_JOB_OWNER_GVK "kueue.x-k8s.io/job-owner-gvk"
+#define REC_ANNOT_JOB_OWNER_NAME "kueue.x-k8s.io/job-owner-name"
+#define REC_ANNOT_COMPONENT_INDEX "kueue.x-k8s.io/component-workload-index"
+#define REC_REASON_CREATED_WORKLOAD "CreatedWorkload"
+
+/* Kueue's name of the Workload of group `index` of LeaderWorkerSet lws
+ * with uid [both borrowed]: api_workload_name of "<lws>-<index>" (kind
+ * LeaderWorkerSet) [owned in *out: cu_free]. */
+CU_MUST_CHECK int rec_lws_workload_name(const char *lws, const char *uid,
+    json_int_t index, char **out, cu_error *err);
+
+/* Is wl owned by a LeaderWorkerSet (named lws [borrowed]; NULL: any)? */
+bool rec_lws_owned(const struct api_workload *wl, const char *lws);
+
+/* How many group Workloads Kueue keeps for the LeaderWorkerSet lws
+ * [borrowed]: spec.replicas (default 1), or status.replicas when larger
+ * during a rolling update with maxSurge > 0 and status.updatedReplicas <
+ * spec.replicas. */
+json_int_t rec_lws_groups(const json_t *lws);
+
+/* The LeaderWorkerSet reconciler's objects [all borrowed]. */
+struct rec_lws_in {
+	const char *ns, *name;
+	/* The LeaderWorkerSet as cached, NULL when it is gone. */
+	const json_t *lws;
+	/* The Workloads it owns (rec_lws_owned, its uid when cached), and
+	 * for each how many Pods of its group (pod-group-name) are cached. */
+	const struct api_workload *const *owned;
+	const size_t *pods;
+	size_t n_owned;
+	/* Our last Workload write for it has not reached the cache: no
+	 * Workload is created (it may be there already). */
+	bool awaited;
+};
+
+/*
+ * Kueue's leaderworkerset reconciler: one Workload per group index
+ * 0..rec_lws_groups-1, named rec_lws_workload_name, pod sets as the
+ * descriptor's (leader 1 + worker size-1, or main of size), the
+ * LeaderWorkerSet's labels and priority, a non-controller owner
+ * reference to it, the job-uid label and the is-group-workload,
+ * job-owner-gvk, job-owner-name and component-workload-index annotations,
+ * created with Kueue's CreatedWorkload event ("Created Workload: ns/name")
+ * on the LeaderWorkerSet. A kept Workload gets the LeaderWorkerSet's queue
+ * name; evicted with no Pod of its group left, it gives its quota back
+ * (rec_wl_status_release) and is queued again: the SAME Workload across
+ * preemption. Workloads of groups beyond the count are deleted, and lose
+ * cueue's finalizer once their group has no Pod; those of a gone
+ * LeaderWorkerSet only lose it (the garbage collector deletes them). The
+ * group's Pods are driven by the pod group reconciler
+ * (rec_pod_group_reconcile) against this Workload. view: managed
+ * (the gate's answer for the LeaderWorkerSet), priority,
+ * label_keys_to_copy are read. Appends to *out.
+ */
+CU_MUST_CHECK int rec_lws_reconcile(const struct rec_job_view *view,
+    const struct rec_lws_in *in, int64_t now_ns, struct rec_plan *out,
+    cu_error *err);
+
 /*
  * The Job/JobSet reconciler (Kueue's jobframework reconciler as cueue
  * does it). Appends to *out [caller's; rec_plan_free] in this order of

@@ -14,9 +14,13 @@
  * (wh__pod_serving): a StatefulSet's, Kueue's Workload name for it
  * (statefulset-<name>-<hash of name and uid>, the uid read from the
  * Pod's controller reference: the StatefulSet's own admission comes
- * before its uid exists); a LeaderWorkerSet's, one per group index. The
- * validating webhook keeps the queue name fixed and, as Kueue, lets a managed
- * StatefulSet scale only to and from zero; a managed LeaderWorkerSet may not
+ * before its uid exists); a LeaderWorkerSet's, Kueue's Workload name of
+ * its group index (with the set's uid, from the Pod's controller
+ * reference or the controller's cache: wh_options.lws_uid). The
+ * validating webhook keeps the queue name fixed and, as Kueue, keeps a
+ * managed StatefulSet's pod spec shape (spec_shape) and lets a managed
+ * StatefulSet scale only to and from zero; a managed LeaderWorkerSet keeps
+ * its templates' shapes and size and may not
  * use the LeaderReady startup policy.
  */
 #include <stdio.h>
@@ -32,6 +36,7 @@
 #define ROLE K "role-hash"
 #define LWS_NAME "leaderworkerset.sigs.k8s.io/name"
 #define LWS_GROUP "leaderworkerset.sigs.k8s.io/group-index"
+#define LWS_FRAMEWORK "leaderworkerset.x-k8s.io/leaderworkerset"
 #define QUEUE_PATH "metadata.labels[" NS_GATE_LABEL_QUEUE_NAME "]"
 
 static bool is(const char *a, const char *b)
@@ -60,19 +65,6 @@ static json_int_t int_at(const json_t *o, const char *a, const char *b,
 	if (c != NULL)
 		v = json_object_get(v, c);
 	return json_is_integer(v) ? json_integer_value(v) : dflt;
-}
-
-/* Kueue's Workload name for an owner of kind/group named name, without
- * its uid [owned: cu_free], or NULL (err set). */
-static char *group_name(
-    const char *kind, const char *group, const char *name, cu_error *err)
-{
-	char *out = NULL;
-
-	if (api_workload_name(kind, group, name, "", -1, API_WORKLOAD_NAME_MAX,
-		&out, err) != CU_OK)
-		return NULL;
-	return out;
 }
 
 /* Merge labels and annotations [both borrowed] into the metadata of the
@@ -168,8 +160,7 @@ static int mutate_lws(
 	snprintf(total, sizeof(total), "%lld",
 	    (long long)int_at(lwt, "size", NULL, NULL, 1));
 	annots = json_pack("{s:s, s:s, s:s}", K "pod-suspending-parent",
-	    "leaderworkerset", GROUP_TOTAL, total, K "pod-group-serving",
-	    "true");
+	    LWS_FRAMEWORK, GROUP_TOTAL, total, K "pod-group-serving", "true");
 	if (labels == NULL || annots == NULL)
 		rc = cu_error_set(err, CU_ENOMEM, "webhook patch: template");
 	if (rc == CU_OK && has_leader) {
@@ -241,11 +232,148 @@ static int sts_workload_settled(
 				"previous scale-down is still being deleted");
 }
 
-static int validate_sts(
-    struct wh_ctx *c, const json_t *obj, const json_t *old, cu_error *err)
+/* ---- Kueue's pod spec shape: immutable while managed ------------------ */
+
+/* Absent, null, an empty object or an empty array: Kueue's semantic
+ * equality holds nil and empty equal. */
+static bool empty(const json_t *v)
+{
+	return v == NULL || json_is_null(v) ||
+	       (json_is_object(v) && json_object_size(v) == 0) ||
+	       (json_is_array(v) && json_array_size(v) == 0);
+}
+
+static bool same(const json_t *a, const json_t *b)
+{
+	return (empty(a) && empty(b)) ||
+	       (a != NULL && b != NULL && json_equal((json_t *)a, (json_t *)b));
+}
+
+/* The errors found, joined as Kueue's aggregate ("[a, b]" for more
+ * than one). */
+struct errs {
+	char msg[2048];
+	size_t len;
+	int n;
+};
+
+/* One "<path>: Invalid value: <new>: field is immutable" into b. */
+static void immutable(struct errs *b, const char *path, const json_t *nv)
+{
+	char *v = nv != NULL ? json_dumps(nv, JSON_COMPACT | JSON_SORT_KEYS |
+						  JSON_ENCODE_ANY)
+			     : NULL;
+	int w = snprintf(b->msg + b->len, sizeof(b->msg) - b->len,
+	    "%s%s: Invalid value: %s: field is immutable", b->n > 0 ? ", " : "",
+	    path, v != NULL ? v : "null");
+
+	if (w > 0)
+		b->len = b->len + (size_t)w < sizeof(b->msg)
+			     ? b->len + (size_t)w
+			     : sizeof(b->msg) - 1;
+	cu_free(v);
+	b->n++;
+}
+
+static int errs_result(const struct errs *b, cu_error *err)
+{
+	if (b->n == 0)
+		return CU_OK;
+	return b->n == 1 ? cu_error_set(err, CU_EDENIED, "%s", b->msg)
+			 : cu_error_set(err, CU_EDENIED, "[%s]", b->msg);
+}
+
+/* Kueue's ContainersShape compared: per container its resource requests
+ * and ports (a different count: the whole list). */
+static void containers_shape(
+    struct errs *b, const char *path, const json_t *nl, const json_t *ol)
+{
+	char p[640];
+	size_t i;
+
+	if (json_array_size(nl) != json_array_size(ol)) {
+		snprintf(p, sizeof(p), "%s", path);
+		immutable(b, p, nl);
+		return;
+	}
+	for (i = 0; i < json_array_size(nl); i++) {
+		const json_t *n = json_array_get(nl, i),
+			     *o = json_array_get(ol, i);
+		const json_t *nr = json_object_get(
+				 json_object_get(n, "resources"), "requests"),
+			     *orq = json_object_get(
+				 json_object_get(o, "resources"), "requests");
+
+		if (!same(nr, orq)) {
+			snprintf(p, sizeof(p), "%s[%zu].resources.requests",
+			    path, i);
+			immutable(b, p, nr);
+		}
+		if (!same(json_object_get(n, "ports"),
+			json_object_get(o, "ports"))) {
+			snprintf(p, sizeof(p), "%s[%zu].ports", path, i);
+			immutable(b, p, json_object_get(n, "ports"));
+		}
+	}
+}
+
+/* Kueue's ValidateImmutablePodGroupPodSpec over pod specs ns and os
+ * [borrowed] at path (e.g. "spec.template.spec"): errors appended to b. */
+static void spec_shape(
+    struct errs *b, const char *path, const json_t *ns, const json_t *os)
+{
+	static const char *const whole[] = {"nodeSelector", "affinity",
+	    "tolerations", "runtimeClassName", "priority",
+	    "topologySpreadConstraints", "overhead", "resourceClaims", NULL};
+	static const char *const lists[] = {
+	    "initContainers", "containers", NULL};
+	char p[512];
+	size_t i;
+
+	for (i = 0; lists[i] != NULL; i++) {
+		snprintf(p, sizeof(p), "%s.%s", path, lists[i]);
+		containers_shape(b, p, json_object_get(ns, lists[i]),
+		    json_object_get(os, lists[i]));
+	}
+	for (i = 0; whole[i] != NULL; i++) {
+		const json_t *n = json_object_get(ns, whole[i]);
+
+		if (same(n, json_object_get(os, whole[i])))
+			continue;
+		snprintf(p, sizeof(p), "%s.%s", path, whole[i]);
+		immutable(b, p, n);
+	}
+	/* Pod-level requests count only when resources is set. */
+	if (!same(json_object_get(json_object_get(ns, "resources"), "requests"),
+		json_object_get(
+		    json_object_get(os, "resources"), "requests"))) {
+		snprintf(p, sizeof(p), "%s.resources", path);
+		immutable(b, p,
+		    json_object_get(
+			json_object_get(ns, "resources"), "requests"));
+	}
+}
+
+static int validate_sts(struct wh_ctx *c, const json_t *obj, const json_t *old,
+    bool managed, cu_error *err)
 {
 	json_int_t nr = int_at(obj, "spec", "replicas", NULL, 1);
 	json_int_t or = int_at(old, "spec", "replicas", NULL, 1);
+	struct errs b = {.len = 0, .n = 0};
+
+	/* Kueue: the pod spec's shape is immutable while managed. */
+	if (managed)
+		spec_shape(&b, "spec.template.spec",
+		    json_object_get(
+			json_object_get(
+			    json_object_get(obj, "spec"), "template"),
+			"spec"),
+		    json_object_get(
+			json_object_get(
+			    json_object_get(old, "spec"), "template"),
+			"spec"));
+	if (b.n > 0)
+		return errs_result(&b, err);
 
 	if (nr != 0 && or != 0 && nr != or)
 		return cu_error_set(err, CU_EDENIED,
@@ -258,6 +386,37 @@ static int validate_sts(
 	if (or == 0 && nr > 0)
 		return sts_workload_settled(c, old, err);
 	return CU_OK;
+}
+
+/* Kueue: while managed, a LeaderWorkerSet's templates keep their pod
+ * spec shape (a leader template added or removed: the whole template)
+ * and its size is immutable (LWSImmutableGroupSize). */
+static int validate_lws(const json_t *obj, const json_t *old, cu_error *err)
+{
+	const json_t *n = json_object_get(
+			 json_object_get(obj, "spec"), "leaderWorkerTemplate"),
+		     *o = json_object_get(
+			 json_object_get(old, "spec"), "leaderWorkerTemplate");
+	const json_t *nl = json_object_get(n, "leaderTemplate"),
+		     *ol = json_object_get(o, "leaderTemplate");
+	struct errs b = {.len = 0, .n = 0};
+	json_int_t ns = int_at(n, "size", NULL, NULL, 1);
+
+	if (empty(nl) != empty(ol))
+		immutable(&b, "spec.leaderWorkerTemplate.leaderTemplate", nl);
+	else if (!empty(nl))
+		spec_shape(&b, "spec.leaderWorkerTemplate.leaderTemplate.spec",
+		    json_object_get(nl, "spec"), json_object_get(ol, "spec"));
+	spec_shape(&b, "spec.leaderWorkerTemplate.workerTemplate.spec",
+	    json_object_get(json_object_get(n, "workerTemplate"), "spec"),
+	    json_object_get(json_object_get(o, "workerTemplate"), "spec"));
+	if (ns != int_at(o, "size", NULL, NULL, 1)) {
+		json_t *jv = json_integer(ns);
+
+		immutable(&b, "spec.leaderWorkerTemplate.size", jv);
+		json_decref(jv);
+	}
+	return errs_result(&b, err);
 }
 
 static int validate(struct wh_ctx *c, const json_t *obj, cu_error *err)
@@ -289,7 +448,9 @@ static int validate(struct wh_ctx *c, const json_t *obj, cu_error *err)
 		return cu_error_set(err, CU_EDENIED,
 		    QUEUE_PATH ": Invalid value: %s: field is immutable",
 		    wh__quote(quoted, q ? q : ""));
-	return is_sts(c->req) ? validate_sts(c, obj, old, err) : CU_OK;
+	if (is_sts(c->req))
+		return validate_sts(c, obj, old, now != NULL, err);
+	return now != NULL ? validate_lws(obj, old, err) : CU_OK;
 }
 
 int wh__serving(struct wh_ctx *c, cu_error *err)
@@ -357,6 +518,41 @@ static char *sts_group(const json_t *md, cu_error *err)
 	return out;
 }
 
+/* A LeaderWorkerSet's Pod's group: Kueue's Workload name of its group
+ * gi of the set `name`, "<name>-<gi>" hashed with the set's uid, read from
+ * the Pod's controller reference when the set controls it, else from the
+ * controller's cache (a Pod of one of its StatefulSets); a set not cached
+ * yet gives the name without a uid [owned: cu_free], or NULL (err set). */
+static char *lws_group(struct wh_ctx *c, const json_t *md, const char *name,
+    const char *gi, cu_error *err)
+{
+	const json_t *r;
+	const char *uid = NULL;
+	char *owner, *out = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(md, "ownerReferences"), i, r)
+	{
+		if (json_is_true(json_object_get(r, "controller")) &&
+		    is(api_json_str(r, "kind"), "LeaderWorkerSet") &&
+		    is(api_json_str(r, "name"), name))
+			uid = api_json_str(r, "uid");
+	}
+	if (uid == NULL && c->opt->lws_uid != NULL)
+		uid =
+		    c->opt->lws_uid(c->req->namespace_, name, c->opt->payload);
+	if ((owner = cu_asprintf("%s-%s", name, gi)) == NULL) {
+		cu_error_set(err, CU_ENOMEM, "webhook patch: pod group");
+		return NULL;
+	}
+	if (api_workload_name("LeaderWorkerSet", "leaderworkerset.x-k8s.io",
+		owner, uid != NULL ? uid : "", -1, API_WORKLOAD_NAME_MAX, &out,
+		err) != CU_OK)
+		out = NULL;
+	cu_free(owner);
+	return out;
+}
+
 int wh__pod_serving(struct wh_ctx *c, const json_t *obj, cu_error *err)
 {
 	const json_t *md = json_object_get(obj, "metadata");
@@ -364,7 +560,7 @@ int wh__pod_serving(struct wh_ctx *c, const json_t *obj, cu_error *err)
 	    json_object_get(md, "annotations"), K "pod-suspending-parent");
 	const char *name = label_of(obj, LWS_NAME);
 	const char *gi = label_of(obj, LWS_GROUP);
-	char *owner, *gname = NULL, *key, *path;
+	char *gname = NULL, *key, *path;
 	int rc;
 
 	if (label_of(obj, GROUP_LABEL) != NULL)
@@ -373,18 +569,13 @@ int wh__pod_serving(struct wh_ctx *c, const json_t *obj, cu_error *err)
 	    sts_owner(md) != NULL) {
 		if ((gname = sts_group(md, err)) == NULL)
 			return err->code;
-	} else if (!c->opt->leaderworkerset || !is(parent, "leaderworkerset") ||
+	} else if (!c->opt->leaderworkerset ||
+		   !(is(parent, LWS_FRAMEWORK) ||
+		       is(parent, "leaderworkerset")) ||
 		   name == NULL || gi == NULL) {
 		return CU_OK;
-	} else {
-		if ((owner = cu_asprintf("%s-%s", name, gi)) == NULL)
-			return cu_error_set(
-			    err, CU_ENOMEM, "webhook patch: pod group");
-		gname = group_name(
-		    "LeaderWorkerSet", "leaderworkerset.x-k8s.io", owner, err);
-		cu_free(owner);
-		if (gname == NULL)
-			return err->code;
+	} else if ((gname = lws_group(c, md, name, gi, err)) == NULL) {
+		return err->code;
 	}
 	key = api_json_pointer_escape(GROUP_LABEL);
 	path = key != NULL ? cu_asprintf("/metadata/labels/%s", key) : NULL;

@@ -242,6 +242,11 @@ struct wh_options {
 	 * have none. NULL: never any. */
 	int (*workload_named)(const char *namespace_, const char *name,
 	    struct wh_workload_state *out, void *payload, cu_error *err);
+	/* The uid of the cached LeaderWorkerSet namespace_/name [borrowed
+	 * from the cache, read at once], NULL when not cached: a LWS Pod's
+	 * group is named with it (webhook/serving.c). NULL: never any. */
+	const char *(*lws_uid)(
+	    const char *namespace_, const char *name, void *payload);
 	/* userInfo.username of cueue itself (its service account,
 	 * "system:serviceaccount:<ns>:<name>"); its own unsuspend writes are
 	 * exempt from the unsuspend rule, since its cache of the Workload may

@@ -17,8 +17,11 @@ the same Workload is queued again and restored once the quota is free;
 it scales only to and from zero (as Kueue: other resizes are refused),
 and scaled to zero its Workload is kept on hold, quota given back.
 A LeaderWorkerSet like Kueue's serving sample is one Workload per group
-(pod sets leader and worker); scaling it up queues the new group, which
-waits gated while the quota is full, and scaling down frees its quota.
+index, made as Kueue's reconciler makes it and owned by the
+LeaderWorkerSet (pod sets leader and worker); scaling it up queues the
+new group, which waits gated while the quota is full, scaling down
+deletes the Workloads beyond the count, a preempted group keeps its
+Workload, and deleting the set removes its Workloads.
 The quota check reads the Pods' watch history: at no observed instant do
 the Running Pods ask more cpu than the ClusterQueue's quota. In a
 namespace the gate excludes, neither kind's Pods are gated and the
@@ -233,14 +236,27 @@ def sts_scale(s):
     ctl.stop()
 
 
+def lws_wls(s, ns, lws):
+    """The LeaderWorkerSet's group Workloads by name (not being deleted)."""
+    return {w["metadata"]["name"]: w for w in s.get_json(WLS % ns)["items"]
+            if not w["metadata"].get("deletionTimestamp") and
+            any(r["kind"] == "LeaderWorkerSet" and
+                r["uid"] == lws["metadata"]["uid"]
+                for r in w["metadata"].get("ownerReferences", []))}
+
+
 @case("fw-lws-groups-scale", simulate="pods,leaderworkersets")
 def lws_groups(s):
     """Kueue's LeaderWorkerSet sample (2 groups of a 100m leader and two
-    200m workers) with a 2-cpu quota: one Workload per group (pod sets
-    leader 1, worker 2), both admitted and ungated with the flavor's node
-    selector; scaled to 5 groups (2.5 cpu), four run and one waits with
-    every Pod gated; scaled down to 3, two groups go; a high-priority Pod preempts a
-    group, restored once it finished; scaled to 0, every group's Workload
+    200m workers) with a 2-cpu quota: one Workload per group index made
+    by the LeaderWorkerSet's reconciler, owned by the LeaderWorkerSet
+    (not its Pods; the component-workload-index annotation), pod sets
+    leader 1 and worker 2, admitted, its Pods ungated with the flavor's
+    node selector; scaled to 5 groups (2.5 cpu), five Workloads, four run
+    and one waits with every Pod gated; scaled down to 3, the Workloads of
+    groups 3 and 4 go; a high-priority Pod preempts a group: its Pods go
+    and come back gated, and the SAME Workload is queued again and
+    re-admitted once it finished; scaled to 0, every group's Workload
     goes. The quota holds throughout."""
     ctl = begin(s)
     watch = PodWatch(s, "team")
@@ -253,18 +269,38 @@ def lws_groups(s):
     for p in running(s, "team", "nginx-"):
         eq(p["spec"].get("nodeSelector"), {"pool": "a"},
            "%s node selector" % p["metadata"]["name"])
-    groups = {p["metadata"]["labels"][GROUP]
-              for p in pods_of(s, "team", "nginx-")}
-    eq(len(groups), 2, "a group per replica: %r" % groups)
-    for g in groups:
-        wl = wl_named(s, "team", g)
+    wls = lws_wls(s, "team", lws)
+    eq(sorted(w["metadata"]["annotations"].get(
+        "kueue.x-k8s.io/component-workload-index") for w in wls.values()),
+       ["0", "1"], "a Workload per group index, owned by the set")
+    for p in pods_of(s, "team", "nginx-"):
+        check(p["metadata"]["labels"][GROUP] in wls,
+              "%s in its group's Workload" % p["metadata"]["name"])
+    def created():
+        # events.k8s.io: the second group's joins the first's series
+        # (client-go's key leaves the note out), as Kueue's would.
+        return sum((e.get("series") or {}).get("count") or e.get("count")
+                   or 1 for e in s.get_json(
+                       "/api/v1/namespaces/team/events")["items"]
+                   if e["involvedObject"]["kind"] == "LeaderWorkerSet" and
+                   e["reason"] == "CreatedWorkload" and
+                   e["message"].startswith(
+                       "Created Workload: team/leaderworkerset-nginx-"))
+    wait_for(lambda: created() == 2, 20,
+             what="Kueue's CreatedWorkload event on the set per group")
+    for name, wl in wls.items():
+        check(name.startswith("leaderworkerset-nginx-"), name)
         eq([(p["name"], p["count"]) for p in wl["spec"]["podSets"]],
-           [("leader", 1), ("worker", 2)], "pod sets of %s" % g)
-        check(cond_true(wl, "Admitted"), "%s admitted" % g)
+           [("leader", 1), ("worker", 2)], "pod sets of %s" % name)
+        check(cond_true(wl, "Admitted"), "%s admitted" % name)
+        eq([r.get("controller", False)
+            for r in wl["metadata"]["ownerReferences"]], [False],
+           "%s: one owner, not its controller" % name)
     eq(scale(s, LWS % "team", "nginx", 5)[0], 200, "scale to 5")
     wait_for(lambda: len(pods_of(s, "team", "nginx-")) == 15 and
              len(running(s, "team", "nginx-")) == 12, 60,
              what="four groups running, the fifth created")
+    eq(len(lws_wls(s, "team", lws)), 5, "a Workload per group")
     time.sleep(1)
     waiting = {p["metadata"]["labels"][GROUP]
                for p in pods_of(s, "team", "nginx-") if gated(p)}
@@ -277,13 +313,17 @@ def lws_groups(s):
     wait_for(lambda: not pods_of(s, "team", "nginx-4") and
              not pods_of(s, "team", "nginx-3"), 40,
              what="groups 3 and 4 gone")
-    wait_for(lambda: len([w for w in s.get_json(WLS % "team")["items"]
-                          if not w["metadata"].get("deletionTimestamp")])
-             == 3, 30, what="a Workload per remaining group")
+    wait_for(lambda: sorted(w["metadata"]["annotations"][
+        "kueue.x-k8s.io/component-workload-index"]
+        for w in lws_wls(s, "team", lws).values()) == ["0", "1", "2"], 30,
+             what="the Workloads of groups 3 and 4 gone")
     wait_for(lambda: len(running(s, "team", "nginx-")) == 9, 30,
              what="three groups running")
+    uids = {n: w["metadata"]["uid"] for n, w in lws_wls(s, "team",
+                                                         lws).items()}
     # A high-priority 1-cpu Pod preempts one group: its Pods go, come
-    # back gated and run again once the preemptor finished.
+    # back gated and run again once the preemptor finished, under the
+    # same Workload.
     create(s, PODS % "team", plain_pod(
         "team", "urgent", cpu="1", runtime_ms=2000,
         labels={"kueue.x-k8s.io/priority-class": "high"}))
@@ -293,12 +333,28 @@ def lws_groups(s):
     wait_for(lambda: not running(s, "team", "urgent") and
              len(running(s, "team", "nginx-")) == 9, 60,
              what="the preempted group restored")
+    wls = wait_for(lambda: (lambda d: d if all(
+        cond_true(w, "Admitted") for w in d.values()) else None)(
+            lws_wls(s, "team", lws)), 20, what="every group admitted")
+    eq({n: w["metadata"]["uid"] for n, w in wls.items()}, uids,
+       "the same Workloads (Kueue keeps a group's across preemption)")
     # Scaled to zero, every group goes, and its Workload with it.
     eq(scale(s, LWS % "team", "nginx", 0)[0], 200, "scale to 0")
     wait_for(lambda: not pods_of(s, "team", "nginx-") and not [
         w for w in s.get_json(WLS % "team")["items"]
         if w["metadata"]["name"].startswith("leaderworkerset-")], 40,
              what="no group and no group Workload left")
+    # Deleted, its groups' Workloads go with it (the garbage collector;
+    # cueue drops its finalizer once the group has no Pod).
+    eq(scale(s, LWS % "team", "nginx", 1)[0], 200, "scale to 1")
+    wait_for(lambda: len(running(s, "team", "nginx-")) == 3 and
+             len(lws_wls(s, "team", lws)) == 1, 40,
+             what="one group running again")
+    eq(s.raw("DELETE", LWS % "team" + "/nginx")[0], 200, "delete the set")
+    wait_for(lambda: not pods_of(s, "team", "nginx-") and not [
+        w for w in s.get_json(WLS % "team")["items"]
+        if w["metadata"]["name"].startswith("leaderworkerset-")], 40,
+             what="its Pods and its group's Workload gone")
     peak = watch.done()
     check(peak <= 2000, "running pods within 2 cpu, saw %dm" % peak)
     ctl.stop()

@@ -2319,6 +2319,11 @@ Test(webhook, leaderworkerset_templates_and_startup_policy)
 					  "metadata", "annotations"),
 			     "kueue.x-k8s.io/pod-group-total-count"),
 	    "3");
+	/* Kueue's value: the framework's name. */
+	cr_assert_str_eq(api_json_str(at(json_object_get(lwt, "workerTemplate"),
+					  "metadata", "annotations"),
+			     "kueue.x-k8s.io/pod-suspending-parent"),
+	    "leaderworkerset.x-k8s.io/leaderworkerset");
 	cr_assert_str_eq(api_json_str(at(json_object_get(lwt, "workerTemplate"),
 					  "metadata", "labels"),
 			     "kueue.x-k8s.io/queue-name"),
@@ -2336,6 +2341,36 @@ Test(webhook, leaderworkerset_templates_and_startup_policy)
 	expect_denied(WH_VALIDATE, &rv, 403, "spec.startupPolicy", true);
 	rv.obj = LWS_OBJ("", "'startupPolicy':'LeaderCreated',");
 	expect_allowed_nopatch(WH_VALIDATE, &rv);
+}
+
+static const char *cached_lws_uid(
+    const char *ns, const char *name, void *payload)
+{
+	(void)payload;
+	return strcmp(ns, "team-a") == 0 && strcmp(name, "nginx") == 0
+		   ? "u-cached"
+		   : NULL;
+}
+
+/* rv's Pod is put in the group Kueue names "nginx-1" with uid ("" when
+ * NULL). */
+static void expect_lws_group(struct rv *rv, const char *uid)
+{
+	char *want = NULL;
+	json_t *out;
+	cu_error err;
+
+	cr_assert_eq(
+	    api_workload_name("LeaderWorkerSet", "leaderworkerset.x-k8s.io",
+		"nginx-1", uid != NULL ? uid : "", -1, API_WORKLOAD_NAME_MAX,
+		&want, &err),
+	    CU_OK);
+	out = mutated(rv, NULL);
+	cr_assert_str_eq(api_json_str(at(out, "metadata", "labels"),
+			     "kueue.x-k8s.io/pod-group-name"),
+	    want);
+	json_decref(out);
+	cu_free(want);
 }
 
 /* A Pod of a managed LeaderWorkerSet is gated and put in its group's pod
@@ -2365,6 +2400,31 @@ Test(webhook, leaderworkerset_pod_joins_its_group)
 		json_array_get(at(out, "spec", "schedulingGates"), 0), "name"),
 	    "kueue.x-k8s.io/admission");
 	json_decref(out);
+	/* Kueue's Workload name of the group: "nginx-1" hashed with the
+	 * set's uid, from the Pod's controller reference or the cache. */
+	expect_lws_group(&rv, NULL);
+	rv.obj = "{'apiVersion':'v1','kind':'Pod','metadata':{'name':"
+		 "'nginx-1-2','labels':{'kueue.x-k8s.io/queue-name':'main',"
+		 "'leaderworkerset.sigs.k8s.io/name':'nginx',"
+		 "'leaderworkerset.sigs.k8s.io/group-index':'1'},"
+		 "'annotations':{'kueue.x-k8s.io/pod-suspending-parent':"
+		 "'leaderworkerset.x-k8s.io/leaderworkerset'},"
+		 "'ownerReferences':[{'apiVersion':'leaderworkerset.x-k8s.io/"
+		 "v1','kind':'LeaderWorkerSet','name':'nginx','uid':'u-1',"
+		 "'controller':true}]},'spec':{'containers':[]}}";
+	expect_lws_group(&rv, "u-1");
+	OPT.lws_uid = cached_lws_uid;
+	expect_lws_group(&rv, "u-1"); /* its own reference first */
+	/* A Pod of one of the set's StatefulSets: the cached set's uid. */
+	rv.obj = "{'apiVersion':'v1','kind':'Pod','metadata':{'name':"
+		 "'nginx-1-2','labels':{'kueue.x-k8s.io/queue-name':'main',"
+		 "'leaderworkerset.sigs.k8s.io/name':'nginx',"
+		 "'leaderworkerset.sigs.k8s.io/group-index':'1'},"
+		 "'annotations':{'kueue.x-k8s.io/pod-suspending-parent':"
+		 "'leaderworkerset.x-k8s.io/leaderworkerset'}},"
+		 "'spec':{'containers':[]}}";
+	expect_lws_group(&rv, "u-cached");
+	OPT.lws_uid = NULL;
 	OPT.leaderworkerset = false;
 	out = mutated(&rv, NULL); /* gated, in no group */
 	cr_assert_null(json_object_get(
@@ -2470,4 +2530,75 @@ Test(webhook, spark_cluster_mode_without_dynamic_allocation)
 	rv.obj = SPARK(QLABEL("main"), "{'mode':'client'}");
 	expect_allowed_nopatch(WH_VALIDATE, &rv);
 #undef SPARK
+}
+
+#define STS_SPEC(spec)                                                         \
+	"{'apiVersion':'apps/v1','kind':'StatefulSet','metadata':{'name':"     \
+	"'web','labels':{'kueue.x-k8s.io/queue-name':'main'}},'spec':{"        \
+	"'replicas':2,'template':{'spec':" spec "}}}"
+
+/* As Kueue's ValidateImmutablePodGroupPodSpec: while managed, the pod
+ * spec's shape (container requests and ports, node selector, affinity,
+ * tolerations, ...) may not change; the image may; nil equals empty. */
+Test(webhook, statefulset_pod_spec_shape_is_immutable)
+{
+	struct rv rv = {"UPDATE", "apps/v1/StatefulSet", "team-a",
+	    STS_SPEC("{'containers':[{'name':'c','image':'b','resources':{"
+		     "'requests':{'cpu':'1'}}}]}"),
+	    STS_SPEC("{'containers':[{'name':'c','image':'a','resources':{"
+		     "'requests':{'cpu':'1'}}}],'tolerations':[]}"),
+	    false, NULL, NULL};
+
+	OPT.statefulset = true;
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	rv.obj = STS_SPEC("{'containers':[{'name':'c','image':'a','resources':{"
+			  "'requests':{'cpu':'2'}}}]}");
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "spec.template.spec.containers[0].resources.requests: Invalid "
+	    "value: {\"cpu\":\"2\"}: field is immutable",
+	    false);
+	rv.obj = STS_SPEC("{'containers':[{'name':'c','image':'a','resources':{"
+			  "'requests':{'cpu':'1'}}},{'name':'d'}],"
+			  "'nodeSelector':{'a':'b'}}");
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "[spec.template.spec.containers: Invalid value: ", true);
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    ", spec.template.spec.nodeSelector: Invalid value: {\"a\":\"b\"}: "
+	    "field is immutable]",
+	    true);
+	OPT.statefulset = false; /* not managed: anything goes */
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+}
+
+/* As Kueue: while managed, a LeaderWorkerSet's templates keep their pod
+ * spec shape and its size may not change. */
+Test(webhook, leaderworkerset_shape_and_size_immutable)
+{
+	struct rv rv = {"UPDATE", "leaderworkerset.x-k8s.io/v1/LeaderWorkerSet",
+	    "team-a", LWS_OBJ("'leaderTemplate':{'spec':{}},", ""),
+	    LWS_OBJ("'leaderTemplate':{'spec':{}},", ""), false, NULL, NULL};
+
+	OPT.leaderworkerset = true;
+	CFG.enabled[NS_GATE_KIND_POD] = true;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
+	rv.obj = LWS_OBJ("", "");
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "spec.leaderWorkerTemplate.leaderTemplate: Invalid value: null: "
+	    "field is immutable",
+	    false);
+	rv.obj =
+	    "{'apiVersion':'leaderworkerset.x-k8s.io/v1','kind':"
+	    "'LeaderWorkerSet','metadata':{'name':'nginx','labels':{"
+	    "'kueue.x-k8s.io/queue-name':'main'}},'spec':{'replicas':2,"
+	    "'leaderWorkerTemplate':{'size':4,'leaderTemplate':{'spec':{}},"
+	    "'workerTemplate':{'spec':{'nodeSelector':{'a':'b'}}}}}}";
+	expect_denied(WH_VALIDATE, &rv, 403,
+	    "[spec.leaderWorkerTemplate.workerTemplate.spec.nodeSelector: "
+	    "Invalid value: {\"a\":\"b\"}: field is immutable, "
+	    "spec.leaderWorkerTemplate.size: Invalid value: 4: field is "
+	    "immutable]",
+	    false);
+	OPT.leaderworkerset = false;
+	expect_allowed_nopatch(WH_VALIDATE, &rv);
 }
