@@ -664,6 +664,26 @@ void ctl_emit(ctl *c, json_t *obj, const char *type, const char *reason,
 void ctl_emit_as(ctl *c, json_t *obj, const char *rc, const char *reason,
     const char *message);
 
+/* ---- plans.c ---------------------------------------------------------- */
+
+/* What the items of a plan refer to [all borrowed]. */
+struct ctl_plan_ctx {
+	enum inf_id inf; /* the job's informer (its resource) */
+	/* the job's object key {"Job" or "JobSet", ns, name}, or NULL */
+	const char *const *job_key;
+	json_t *job_obj; /* the job as cached: events are about it */
+	/* {ns, name} of the reconciled Workload */
+	const char *const *wl_key;
+	const struct api_workload *wl; /* the reconciled Workload, or NULL */
+	int64_t now;
+	int64_t ready_ns; /* the job's pods first seen ready; 0: now */
+};
+/* Carry out plan about x [borrowed]: writes queued in the pipeline,
+ * events, log lines and engine actions, in the plan's order; the plan's
+ * items are freed (rec_plan_free). Event-loop thread only. */
+void ctl_apply_plan(
+    ctl *c, const struct ctl_plan_ctx *x, struct rec_plan *plan);
+
 /* ---- reconcilers.c ---------------------------------------------------- */
 
 /* The Workload reconciler for key {ns, name} [borrowed]: the cached
