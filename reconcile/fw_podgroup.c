@@ -667,6 +667,20 @@ static bool owns(const struct api_workload *wl, const json_t *pod)
 	return false;
 }
 
+/* Is w [borrowed] owned by a parent of its group (a StatefulSet, a
+ * LeaderWorkerSet: any owner that is not a Pod)? Such a Workload keeps
+ * its parent as its one owner: the group's Pods are not added. */
+static bool owned_by_parent(const struct api_workload *w)
+{
+	size_t i;
+
+	for (i = 0; w != NULL && i < w->meta.n_owner_refs; i++)
+		if (w->meta.owner_refs[i].kind != NULL &&
+		    strcmp(w->meta.owner_refs[i].kind, "Pod") != 0)
+			return true;
+	return false;
+}
+
 /* The Workload's owner references, kept ones first, with the kept Pods
  * (keep[i]) that do not own it yet added: a PATCH guarded by its
  * resourceVersion, none when every kept Pod owns it. */
@@ -778,7 +792,7 @@ static int replaced_and_owners(
 				    in->pods[i], in->ns, p, err);
 		}
 	}
-	if (rc == CU_OK && !rec_pod_group_parent_owned(wl))
+	if (rc == CU_OK && !owned_by_parent(wl))
 		rc = add_owners(in, keep, p, err);
 out:
 	cu_free(roles);

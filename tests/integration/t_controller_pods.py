@@ -414,4 +414,4 @@ def all_succeeded_names(s, ns, names):
                for n in names)
 
 
-run_cases()
+run_cases(rbac=True)

@@ -285,4 +285,4 @@ def appwrapper_cases(s):
 
 
 if __name__ == "__main__":
-    run_cases()
+    run_cases(rbac=True)

@@ -592,4 +592,4 @@ spec: {clusterQueue: cq}
 
 
 if __name__ == "__main__":
-    run_cases()
+    run_cases(rbac=True)

@@ -246,4 +246,4 @@ def pytorch_webhook(s):
 
 
 if __name__ == "__main__":
-    run_cases()
+    run_cases(rbac=True)

@@ -372,4 +372,4 @@ def excluded(s):
 
 
 if __name__ == "__main__":
-    run_cases()
+    run_cases(rbac=True)

@@ -130,4 +130,4 @@ def samples(s):
 
 
 if __name__ == "__main__":
-    run_cases()
+    run_cases(rbac=True)

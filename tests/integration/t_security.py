@@ -28,7 +28,6 @@ Webhook TLS refusing versions below 1.2 is tested in
 t_controller_webhooks.py (webhook-server-f-h1-h3-tls-and-reload)."""
 import base64
 import os
-import re
 import shutil
 import signal
 import ssl
@@ -41,6 +40,8 @@ import yaml
 from cuetest import (BIN, LOGS, TEST, Controller, Failure, case, check,
                      eq, free_port, reachable_copy, run_cases, wait_for,
                      _die_with_parent)
+from cuetest.rbac import allowed, controller_calls
+from cuetest.rbac import load_rules as rbac_rules
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 MANIFESTS = os.path.join(ROOT, "manifests")
@@ -115,6 +116,23 @@ USED_BY_MULTIKUEUE = {
     ("kueue.x-k8s.io", "multikueueclusters/status", "patch"),
     ("", "secrets", "get"),
 }
+
+# The frameworks beyond Job and JobSet (manifests/rbac/cluster_role.yaml):
+# this scenario runs Jobs and a JobSet only. The framework suites
+# (t_fw_*.py, t_controller_pods.py: run_cases(rbac=True)) check that every
+# request of theirs is allowed by the shipped rules; their <kind>/finalizers
+# update is never a request (blockOwnerDeletion, as jobs/finalizers).
+FRAMEWORK_GROUPS = {"kubeflow.org", "ray.io", "workload.codeflare.dev",
+                    "sparkoperator.k8s.io", "trainer.kubeflow.org",
+                    "leaderworkerset.x-k8s.io"}
+
+
+def used_by_frameworks(k):
+    group, res, verb = k
+    return group in FRAMEWORK_GROUPS or \
+        (group == "apps" and res.startswith("statefulsets")) or \
+        k == ("", "pods", "delete")
+
 
 # The ResourceSlice informer starts with KueueDRAIntegration (on by
 # default); a run whose controller stops before its first list does not
@@ -346,47 +364,6 @@ def scenario(s, port, cert_dir):
 
 # ---- access log -> RBAC attributes --------------------------------------
 
-def attributes(entry):
-    """(verb, group, resource, subresource, namespace, name) of one
-    request, or
-    ("nonresource", path) for a path outside /api/v1 and /apis/G/V."""
-    path = entry["path"].rstrip("/")
-    segs = path.split("/")[1:]
-    if segs[:2] == ["api", "v1"]:
-        group, rest = "", segs[2:]
-    elif segs[:1] == ["apis"] and len(segs) >= 3:
-        group, rest = segs[1], segs[3:]
-    else:
-        return ("nonresource", path)
-    if not rest:
-        return ("nonresource", path)
-    ns = None
-    if rest[0] == "namespaces" and len(rest) >= 3:
-        ns, rest = rest[1], rest[2:]
-    res = rest[0]
-    name = rest[1] if len(rest) > 1 else None
-    sub = rest[2] if len(rest) > 2 else ""
-    m = entry["verb"]
-    q = entry.get("query", "")
-    if m == "GET":
-        if name is not None:
-            verb = "get"
-        elif re.search(r"(^|&)watch=(1|true)", q):
-            verb = "watch"
-        else:
-            verb = "list"
-        # kube-apiserver's RequestInfo: a list or watch with the field
-        # selector metadata.name=X is a request on X (RBAC resourceNames).
-        sel = re.search(r"(?:^|&)fieldSelector=metadata\.name(?:%3D|=)"
-                        r"([^&,%]+)(?:&|$)", q)
-        if verb in ("list", "watch") and sel:
-            name = sel.group(1)
-    else:
-        verb = {"POST": "create", "PUT": "update", "PATCH": "patch",
-                "DELETE": "delete" if name else "deletecollection"}[m]
-    return (verb, group, res, sub, ns, name)
-
-
 WEBHOOK_CONFIG_KINDS = {
     "MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
     "ValidatingWebhookConfiguration": "validatingwebhookconfigurations"}
@@ -459,18 +436,8 @@ def check_crd_rules(rules):
 
 
 def load_rules():
-    """[(namespace or None, rule)] from the ClusterRole and the Role."""
-    out = []
-    for fname in ("cluster_role.yaml", "role.yaml"):
-        with open(os.path.join(MANIFESTS, "rbac", fname)) as f:
-            doc = yaml.safe_load(f)
-        ns = doc["metadata"].get("namespace") if doc["kind"] == "Role" \
-            else None
-        for r in doc["rules"]:
-            check("*" not in r["verbs"] and "*" not in r["resources"] and
-                  "*" not in r.get("apiGroups", []),
-                  "no wildcards: %r" % r)
-            out.append((ns, r))
+    """The shipped rules (cuetest.rbac), webhook and CRD rules checked."""
+    out = rbac_rules()
     check_webhook_config_rules(out)
     check_crd_rules(out)
     return out
@@ -511,15 +478,6 @@ def rbac_webhook_names(s):
         raise Failure("the RBAC check accepted %r" % r)
 
 
-def allowed(rules, a):
-    verb, group, res, sub, ns, name = a
-    full = res + ("/" + sub if sub else "")
-    return [(rns, r) for rns, r in rules
-            if (rns is None or rns == ns) and group in r["apiGroups"] and
-            full in r["resources"] and verb in r["verbs"] and
-            ("resourceNames" not in r or name in r["resourceNames"])]
-
-
 @case("rbac-least-privilege-and-no-secrets-in-logs", simulate="jobs,jobsets")
 def rbac(s):
     port = install(s)
@@ -543,11 +501,7 @@ def rbac(s):
     secrets.append(s.get_json(SECRET))
     ctl.stop()
     logs.append(ctl.log)
-    calls = {}
-    for e in s.access_log(mark):
-        if e["userAgent"].startswith("cueue-controller/"):
-            a = attributes(e)
-            calls.setdefault(a, e["path"])
+    calls = controller_calls(s, mark)
     check(calls, "the controller's requests are in the access log")
     check(any(a[:3] == ("create", "events.k8s.io", "events")
               for a in calls),
@@ -570,7 +524,8 @@ def rbac(s):
                             k not in USED_BY_TIMING and \
                             k not in USED_BY_PROVISIONING and \
                             k not in USED_BY_MULTIKUEUE and \
-                            k not in USED_BY_DRA:
+                            k not in USED_BY_DRA and \
+                            not used_by_frameworks(k):
                         unused.append("%s %s/%s%s" % (
                             v, g or "core", res,
                             " in " + rns if rns else ""))

@@ -8,6 +8,7 @@ import time
 import traceback
 
 from .procs import Server, kubectl_available
+from .rbac import check_controller_allowed
 
 _cases = []
 
@@ -29,11 +30,13 @@ def case(name, **opts):
     return deco
 
 
-def run_cases():
+def run_cases(rbac=False):
     """Run every registered case, each against its own server. Prints
     "N passed, N failed[, N skipped]" and exits non-zero on any failure. CASE=F-B3
     (or a comma-separated list) runs only those cases and their variants
-    (F-B1 also runs F-B1/kubectl-1.27)."""
+    (F-B1 also runs F-B1/kubectl-1.27). rbac: after each case, every
+    request the controller sent is allowed by manifests/rbac
+    (cuetest.rbac)."""
     only = os.environ.get("CASE")
     passed = failed = skipped = 0
     for name, fn, opts in _cases:
@@ -58,6 +61,8 @@ def run_cases():
                          args=opts.get("args", ()),
                          simulate=opts.get("simulate"))
             fn(srv)
+            if rbac:
+                check_controller_allowed(srv)
             srv.stop()
             passed += 1
             print("  ok   %s (%.1fs)" % (name, time.time() - start),
