@@ -454,12 +454,17 @@ def rotation_under_load(s):
         i = 0
         while not stop.is_set():
             i += 1
+            why = None
             try:
-                code = s.raw("POST", "/apis/batch/v1/namespaces/team/jobs",
-                             job("team", "load-%d" % i), timeout=10)[0]
+                code, _, body = s.raw(
+                    "POST", "/apis/batch/v1/namespaces/team/jobs",
+                    job("team", "load-%d" % i), timeout=10)
+                if code != 201:
+                    why = body.get("message") if isinstance(body, dict) \
+                        else body
             except OSError as e:
                 code = str(e)
-            results.append((time.time(), code))
+            results.append((time.time(), code, why))
             time.sleep(0.05)
     secret = "/api/v1/namespaces/cueue-system/secrets/" \
         "cueue-webhook-server-cert"
@@ -486,12 +491,15 @@ def rotation_under_load(s):
         stop.set()
         t.join(15)
     s.faults([])
-    ok = [i for i, (_, c) in enumerate(results) if c == 201]
+    ok = [i for i, (_, c, _) in enumerate(results) if c == 201]
     check(ok, "no creation succeeded: %r" % results[-5:])
     check(results[ok[0]][0] < rotated_at,
           "creations succeeded before the rotation")
     after = results[ok[0]:]
-    bad = [(round(ts, 2), c) for ts, c in after if c != 201]
+    # Each refusal with the API server's message (a webhook call that
+    # failed TLS, or one that timed out, say which).
+    bad = [(round(ts - rotated_at, 2), c, why) for ts, c, why in after
+           if c != 201]
     check(not bad, "creations refused during the rotation: %r of %d"
           % (bad[:5], len(after)))
     ctl.stop()
