@@ -83,7 +83,9 @@ const struct ctl_compat ctl_compat_table[] = {
 	"workload.codeflare.dev/appwrapper, "
 	"sparkoperator.k8s.io/sparkapplication, "
 	"trainer.kubeflow.org/trainjob, "
-	"pod (plain Pods and pod groups), deployment (its Pods one by "
+	"pod (plain Pods and pod groups, with Kueue's pod finalizer; "
+	"replacement Pods own the group's Workload), deployment (its Pods "
+	"one by "
 	"one), statefulset (its Pods one pod group; scaled only to and from "
 	"zero, its pod spec shape immutable, as Kueue; the group's "
 	"Workload is Kueue's, "
@@ -111,8 +113,13 @@ const struct ctl_compat ctl_compat_table[] = {
     {"Configuration", "multiKueue", P, CTL_COMPAT_WARN_NEVER,
 	"origin, gcInterval, workerLostTimeout, dispatcherName (AllAtOnce, "
 	"Incremental with incrementalDispatcherConfig.stepSize; external "
-	"dispatchers dispatch as AllAtOnce); batch/Job and JobSet are "
-	"dispatched (docs/multikueue.md); externalFrameworks and "
+	"dispatchers dispatch as AllAtOnce); batch/Job, JobSet, the "
+	"Kubeflow jobs, MPIJob, RayJob, RayCluster, RayService, AppWrapper "
+	"and TrainJob are dispatched through Kueue's adapters "
+	"(docs/multikueue.md); Pods, pod groups (StatefulSet, "
+	"LeaderWorkerSet) and SparkApplication are not (their check is "
+	"Rejected: no adapter), nor RayCluster elastic replica sync and "
+	"RayService serveConfigV2 forwarding; externalFrameworks and "
 	"clusterProfile are not acted on"},
     {"Configuration", "fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Configuration", "admissionFairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
@@ -172,7 +179,8 @@ const struct ctl_compat ctl_compat_table[] = {
     {"ClusterQueue", "spec.admissionChecksStrategy", P, CTL_COMPAT_WARN_NEVER,
 	"checks (per flavor) gate Admitted, their podSetUpdates are applied; "
 	"the ProvisioningRequest and MultiKueue controllers are built in "
-	"(MultiKueue: batch/Job and JobSet; docs/multikueue.md)"},
+	"(MultiKueue: every framework with a Kueue adapter but Pods, "
+	"StatefulSet and LeaderWorkerSet; docs/multikueue.md)"},
     {"ClusterQueue", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
     {"ClusterQueue", "spec.admissionScope", S, CTL_COMPAT_WARN_NEVER, ""},
     {"Cohort", "spec.fairSharing", S, CTL_COMPAT_WARN_NEVER, ""},
