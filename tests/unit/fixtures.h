@@ -169,6 +169,11 @@ void fx_docjob_workload(
 int fx_no_flavors(const struct api_workload *wl,
     struct api_resource_flavor **out, size_t *n, void *payload, cu_error *err);
 bool fx_no_lq(const char *ns, const char *name, void *payload);
+/* *v a managed view of empty caches (fx_no_flavors, fx_no_lq) and *in
+ * the input of rec_job_reconcile for the Pod job [borrowed] "ns/p" whose
+ * Workload is wl [borrowed]. */
+void fx_pod_reconcile_in(struct rec_job_view *v, struct rec_job_in *in,
+    const struct rec_job *job, const struct api_workload *wl);
 /* doc with the merge patch applied [owned]. */
 json_t *fx_apply(const json_t *doc, const json_t *patch);
 /* The pod sets of the job of framework fw read from text, as

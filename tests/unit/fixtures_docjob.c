@@ -108,6 +108,22 @@ bool fx_no_lq(const char *ns, const char *name, void *payload)
 	return false;
 }
 
+void fx_pod_reconcile_in(struct rec_job_view *v, struct rec_job_in *in,
+    const struct rec_job *job, const struct api_workload *wl)
+{
+	memset(v, 0, sizeof(*v));
+	v->managed = true;
+	v->admitted_flavors = fx_no_flavors;
+	v->local_queue_exists = fx_no_lq;
+	memset(in, 0, sizeof(*in));
+	in->job = job;
+	in->kind = REC_JOB_DOC;
+	in->ns = "ns";
+	in->name = "p";
+	in->wl_name = wl->meta.name;
+	in->wl = wl;
+}
+
 json_t *fx_apply(const json_t *doc, const json_t *patch)
 {
 	json_t *out = NULL;

@@ -86,14 +86,6 @@ static void workload(struct api_workload *wl, int i, const char *q,
 	json_decref(j);
 }
 
-static bool no_lq(const char *ns, const char *name, void *payload)
-{
-	(void)ns;
-	(void)name;
-	(void)payload;
-	return false;
-}
-
 static void run(const json_t *set, const struct api_workload *const *owned,
     const size_t *pods, size_t n, bool managed, bool awaited,
     struct rec_plan *plan)
@@ -105,7 +97,7 @@ static void run(const json_t *set, const struct api_workload *const *owned,
 	memset(&v, 0, sizeof(v));
 	v.managed = managed;
 	v.queue_name = "lq";
-	v.local_queue_exists = no_lq;
+	v.local_queue_exists = fx_no_lq;
 	memset(&in, 0, sizeof(in));
 	in.ns = "ns";
 	in.name = "srv";

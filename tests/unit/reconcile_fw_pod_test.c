@@ -28,6 +28,7 @@
 #include "api/json.h"
 #include "api/patch.h"
 #include "reconcile/reconcile.h"
+#include "tests/unit/fixtures.h"
 
 static json_t *parse(const char *text)
 {
@@ -295,25 +296,6 @@ Test(fw_pod, start_ungates_and_merges)
 
 /* ---- the reconciler stops a pod by deleting it ------------------------ */
 
-static int no_flavors(const struct api_workload *wl,
-    struct api_resource_flavor **out, size_t *n, void *payload, cu_error *err)
-{
-	(void)wl;
-	(void)payload;
-	(void)err;
-	*out = NULL;
-	*n = 0;
-	return CU_OK;
-}
-
-static bool no_lq(const char *ns, const char *name, void *payload)
-{
-	(void)ns;
-	(void)name;
-	(void)payload;
-	return false;
-}
-
 struct evict_row {
 	const char *pod;
 	bool deletes;
@@ -348,17 +330,7 @@ static void evict_row(size_t i, const struct evict_row *r)
 
 	pod_load(&d, r->pod);
 	admitted_workload(&d, &wl, EVICTED);
-	memset(&v, 0, sizeof(v));
-	v.managed = true;
-	v.admitted_flavors = no_flavors;
-	v.local_queue_exists = no_lq;
-	memset(&in, 0, sizeof(in));
-	in.job = &d.view;
-	in.kind = REC_JOB_DOC;
-	in.ns = "ns";
-	in.name = "p";
-	in.wl_name = wl.meta.name;
-	in.wl = &wl;
+	fx_pod_reconcile_in(&v, &in, &d.view, &wl);
 	rec_plan_init(&plan);
 	cr_assert_eq(rec_job_reconcile(&v, &in, 0, &plan, &err), CU_OK,
 	    "row %zu: %s", i, err.msg);

@@ -34,6 +34,7 @@
 
 #include "api/json.h"
 #include "reconcile/reconcile.h"
+#include "tests/unit/fixtures.h"
 
 static json_t *parse(const char *text)
 {
@@ -89,14 +90,6 @@ static int flavors(const struct api_workload *wl,
 	return rc;
 }
 
-static bool no_lq(const char *ns, const char *name, void *payload)
-{
-	(void)ns;
-	(void)name;
-	(void)payload;
-	return false;
-}
-
 /* The group's parent StatefulSet for reconcile(), NULL: none. */
 static const json_t *parent;
 
@@ -117,7 +110,7 @@ static void reconcile(
 	v.managed = true;
 	v.queue_name = "lq";
 	v.admitted_flavors = flavors;
-	v.local_queue_exists = no_lq;
+	v.local_queue_exists = fx_no_lq;
 	memset(&in, 0, sizeof(in));
 	in.ns = "ns";
 	in.name = "g";

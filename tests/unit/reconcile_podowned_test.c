@@ -197,18 +197,8 @@ Test(podowned, release_table)
 		fx_docjob_load(&d, "pod", GATED_POD);
 		evicted_workload(
 		    &d, release_rows[i].reason, release_rows[i].group, &wl);
-		memset(&v, 0, sizeof(v));
-		v.managed = true;
-		v.admitted_flavors = fx_no_flavors;
-		v.local_queue_exists = fx_no_lq;
+		fx_pod_reconcile_in(&v, &in, &d.view, &wl);
 		v.no_skip_pod_owned = release_rows[i].gate_off;
-		memset(&in, 0, sizeof(in));
-		in.job = &d.view;
-		in.kind = REC_JOB_DOC;
-		in.ns = "ns";
-		in.name = "p";
-		in.wl_name = wl.meta.name;
-		in.wl = &wl;
 		rec_plan_init(&plan);
 		cr_assert_eq(rec_job_reconcile(&v, &in, 0, &plan, &err), CU_OK,
 		    "%s: %s", name, err.msg);
